@@ -1,0 +1,35 @@
+#pragma once
+// Semantic analysis over all files of a project at once: declarations and scopes across files,
+// type resolution, constant evaluation, expression typing, call checking, assignability,
+// configuration and direct-address checks. Annotates the AST in place (Expr::type,
+// NameExpr::symbol, TypeSpec::resolved) and returns the model later phases compile from.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "takt/compiler/ast.h"
+#include "takt/compiler/diagnostics.h"
+
+namespace takt::compiler {
+
+enum class AddressMode : std::uint8_t { Word, Byte }; // runtime.toml [build] address_mode
+
+struct AnalysisOptions {
+    AddressMode addressMode = AddressMode::Word;
+};
+
+class SemanticModel; // sema/model.h (defined by the semantic-analysis implementation)
+
+struct AnalysisResult {
+    std::shared_ptr<SemanticModel> model; // never null, even with errors
+};
+
+[[nodiscard]] AnalysisResult analyze(std::vector<ast::CompilationUnit>& units, const SourceManager& sm,
+                                     DiagnosticSink& diags, const AnalysisOptions& options = {});
+
+// A stable, sorted, human-readable listing of every declared symbol with its type
+// ("PROGRAM Main", "Main.counter : INT", "TYPE Mode : (Idle, Run)"). Used by tests to prove
+// that formatting does not change a program's meaning.
+[[nodiscard]] std::string dumpSymbols(const SemanticModel& model);
+
+} // namespace takt::compiler

@@ -1,0 +1,40 @@
+#include "takt/compiler/ast.h"
+
+namespace takt::compiler::ast {
+
+std::string QualifiedName::text() const {
+    std::string out;
+    for (const Identifier& part : parts) {
+        if (!out.empty()) {
+            out += '.';
+        }
+        out += part.name;
+    }
+    return out;
+}
+
+std::string Address::text() const {
+    std::string out = "%";
+    out += area == AddressArea::Input ? 'I' : area == AddressArea::Output ? 'Q' : 'M';
+    switch (size) {
+    case AddressSize::Bit: out += 'X'; break;
+    case AddressSize::Byte: out += 'B'; break;
+    case AddressSize::Word: out += 'W'; break;
+    case AddressSize::DWord: out += 'D'; break;
+    case AddressSize::LWord: out += 'L'; break;
+    case AddressSize::None: break;
+    }
+    if (wildcard) {
+        out += '*';
+        return out;
+    }
+    for (std::size_t i = 0; i < indices.size(); ++i) {
+        if (i > 0) {
+            out += '.';
+        }
+        out += std::to_string(indices[i]);
+    }
+    return out;
+}
+
+} // namespace takt::compiler::ast

@@ -1,0 +1,176 @@
+#include "takt/compiler/diagnostics.h"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace takt::compiler {
+
+namespace {
+
+constexpr std::array<DiagInfo, static_cast<std::size_t>(DiagCode::Count_)> kInfos = {{
+#define TAKT_DIAG(id, code, sev, text) {code, Severity::sev, text},
+#include "takt/compiler/diagnostic_codes.def"
+#undef TAKT_DIAG
+}};
+
+std::uint64_t locationKey(const Span& span, Severity severity) {
+    return (static_cast<std::uint64_t>(span.file) << 34) ^ (static_cast<std::uint64_t>(span.begin) << 2) ^
+           static_cast<std::uint64_t>(severity);
+}
+
+} // namespace
+
+const DiagInfo& diagInfo(DiagCode code) { return kInfos[static_cast<std::size_t>(code)]; }
+
+std::string_view severityName(Severity s) {
+    switch (s) {
+    case Severity::Error:
+        return "error";
+    case Severity::Warning:
+        return "warning";
+    case Severity::Note:
+        return "note";
+    }
+    return "error";
+}
+
+bool diagCodeFromString(std::string_view text, DiagCode& out) {
+    for (std::size_t i = 0; i < kInfos.size(); ++i) {
+        if (kInfos[i].code == text) {
+            out = static_cast<DiagCode>(i);
+            return true;
+        }
+    }
+    return false;
+}
+
+Diagnostic* DiagnosticSink::report(DiagCode code, Span span, std::string message) {
+    const DiagInfo& info = diagInfo(code);
+    if (capped_) {
+        return nullptr;
+    }
+    std::uint64_t key = locationKey(span, info.severity);
+    if (std::find(seen_.begin(), seen_.end(), key) != seen_.end()) {
+        return nullptr;
+    }
+    if (info.severity == Severity::Error && errors_ >= errorLimit_) {
+        capped_ = true;
+        ++errors_;
+        diags_.push_back(Diagnostic{DiagCode::TooManyErrors, Severity::Error, span,
+                                    fmt::format("too many errors ({}); stopping here", errorLimit_), {}});
+        return nullptr;
+    }
+    seen_.push_back(key);
+    if (info.severity == Severity::Error) {
+        ++errors_;
+    } else if (info.severity == Severity::Warning) {
+        ++warnings_;
+    }
+    diags_.push_back(Diagnostic{code, info.severity, span, std::move(message), {}});
+    return &diags_.back();
+}
+
+void DiagnosticSink::sort() {
+    std::stable_sort(diags_.begin(), diags_.end(), [](const Diagnostic& a, const Diagnostic& b) {
+        // The cap marker stays last: it describes everything before it.
+        bool aCap = a.code == DiagCode::TooManyErrors;
+        bool bCap = b.code == DiagCode::TooManyErrors;
+        if (aCap != bCap) {
+            return bCap;
+        }
+        if (a.span.file != b.span.file) {
+            return a.span.file < b.span.file;
+        }
+        if (a.span.begin != b.span.begin) {
+            return a.span.begin < b.span.begin;
+        }
+        return a.code < b.code;
+    });
+}
+
+std::string renderHuman(const std::vector<Diagnostic>& diags, const SourceManager& sm) {
+    std::string out;
+    for (const Diagnostic& d : diags) {
+        if (d.span.valid()) {
+            LineCol lc = sm.lineCol(d.span);
+            out += fmt::format("{}:{}:{}: ", sm.file(d.span.file).path(), lc.line, lc.column);
+        }
+        out += fmt::format("{}[{}]: {}\n", severityName(d.severity), diagInfo(d.code).code, d.message);
+        for (const RelatedLocation& r : d.related) {
+            if (r.span.valid()) {
+                LineCol lc = sm.lineCol(r.span);
+                out += fmt::format("{}:{}:{}: ", sm.file(r.span.file).path(), lc.line, lc.column);
+            }
+            out += fmt::format("note: {}\n", r.message);
+        }
+    }
+    return out;
+}
+
+namespace {
+
+template <typename Writer>
+void writeLocation(Writer& w, const Span& span, const SourceManager& sm) {
+    if (!span.valid()) {
+        w.Key("path");
+        w.Null();
+        return;
+    }
+    LineCol b = sm.lineCol(span);
+    LineCol e = sm.endLineCol(span);
+    w.Key("path");
+    w.String(sm.file(span.file).path().c_str());
+    w.Key("line");
+    w.Uint(b.line);
+    w.Key("column");
+    w.Uint(b.column);
+    w.Key("end_line");
+    w.Uint(e.line);
+    w.Key("end_column");
+    w.Uint(e.column);
+}
+
+} // namespace
+
+std::string renderJson(const std::vector<Diagnostic>& diags, const SourceManager& sm) {
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    w.StartArray();
+    for (const Diagnostic& d : diags) {
+        w.StartObject();
+        writeLocation(w, d.span, sm);
+        w.Key("severity");
+        w.String(severityName(d.severity).data());
+        w.Key("code");
+        w.String(diagInfo(d.code).code.data(), static_cast<rapidjson::SizeType>(diagInfo(d.code).code.size()));
+        w.Key("message");
+        w.String(d.message.c_str(), static_cast<rapidjson::SizeType>(d.message.size()));
+        w.Key("related");
+        w.StartArray();
+        for (const RelatedLocation& r : d.related) {
+            w.StartObject();
+            writeLocation(w, r.span, sm);
+            w.Key("message");
+            w.String(r.message.c_str(), static_cast<rapidjson::SizeType>(r.message.size()));
+            w.EndObject();
+        }
+        w.EndArray();
+        w.EndObject();
+    }
+    w.EndArray();
+    return buf.GetString();
+}
+
+std::string renderCodeList() {
+    std::string out;
+    for (const DiagInfo& info : kInfos) {
+        out += fmt::format("{}  {:<7}  {}\n", info.code, severityName(info.severity), info.explanation);
+    }
+    return out;
+}
+
+} // namespace takt::compiler

@@ -1,0 +1,5 @@
+#include "takt/engine/layer.h"
+
+namespace takt::engine {
+const char* layerName() noexcept { return "takt_engine"; }
+} // namespace takt::engine

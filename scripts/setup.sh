@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs takt's build and test dependencies from Debian packages. Idempotent: quiet and fast
+# when everything is already there; installs only what is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config git
+  clang clang-format clang-tidy libclang-rt-14-dev
+  libasio-dev rapidjson-dev libtomlplusplus-dev libcli11-dev libfmt-dev libspdlog-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libmodbus-dev libmosquitto-dev libgpiod-dev libssl-dev libsystemd-dev
+  python3 valgrind
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "setup: installing ${missing[*]}" >&2
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
