@@ -1,12 +1,20 @@
-// The takt command line. Subcommands are registered here; each lives in its own file.
-#include <CLI/CLI.hpp>
+// The takt command line: parses arguments and dispatches to one cmd_<name>.cpp per subcommand.
+#include <cstdio>
 
-#include "takt/bytecode/version.h"
+#include "commands.h"
 
 int main(int argc, char** argv) {
     CLI::App app{"takt - IEC 61131-3 Structured Text soft-PLC runtime"};
     app.require_subcommand(1);
+    int exitCode = takt::cli::kExitOk;
     app.add_subcommand("version", "Print the version")->callback([] { std::puts("takt 0.1.0"); });
-    CLI11_PARSE(app, argc, argv);
-    return 0;
+    takt::cli::registerCheck(app, exitCode);
+    takt::cli::registerFmt(app, exitCode);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        int rc = app.exit(e);
+        return rc == 0 ? 0 : takt::cli::kExitInvalidProject;
+    }
+    return exitCode;
 }

@@ -1,0 +1,20 @@
+#pragma once
+// One registration function per subcommand; each lives in its own cmd_<name>.cpp.
+#include <CLI/CLI.hpp>
+
+namespace takt::cli {
+
+// Exit codes (CONFIG.md, truST-compatible).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFormatNeeded = 1; // `takt fmt --check`: some file is not canonical
+inline constexpr int kExitInvalidProject = 10;
+inline constexpr int kExitBuildFailure = 11;
+inline constexpr int kExitTestFailure = 12;
+inline constexpr int kExitTimeout = 13;
+inline constexpr int kExitInternal = 20;
+
+// Each register function adds its subcommand; the callback stores its exit code in `exitCode`.
+void registerCheck(CLI::App& app, int& exitCode);
+void registerFmt(CLI::App& app, int& exitCode);
+
+} // namespace takt::cli
