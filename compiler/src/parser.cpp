@@ -35,15 +35,11 @@ bool Parser::accept(TokenKind k) {
     return true;
 }
 
-namespace {
-
-std::string describeKind(TokenKind k) {
+std::string Parser::describeKind(TokenKind k) {
     std::string_view s = tokenSpelling(k);
     bool punctuationOrKeyword = isKeyword(k) || k >= TokenKind::Assign;
     return punctuationOrKeyword ? fmt::format("'{}'", s) : std::string(s);
 }
-
-} // namespace
 
 std::string Parser::foundText() const {
     const Token& t = tok();
