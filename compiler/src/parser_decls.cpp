@@ -55,7 +55,7 @@ ast::DeclPtr Parser::parseDeclaration() {
     case TokenKind::VarConfig:
     case TokenKind::VarAccess: {
         auto g = makeNode<ast::GlobalVarsDecl>(span());
-        g->block = parseVarBlock(kConfigurationSections, "at the top level");
+        g->block = parseVarBlock();
         g->span = g->block.span;
         return g;
     }
@@ -118,8 +118,7 @@ void Parser::parsePouBody(ast::PouDecl& pou, TokenKind endKind) {
     while (!atEnd() && !at(endKind)) {
         std::size_t before = pos_;
         if (isVarSectionKeyword(kind()) && !sawStatements) {
-            bool program = pou.pouKind == ast::PouKind::Program || pou.pouKind == ast::PouKind::TestProgram;
-            pou.varBlocks.push_back(parseVarBlock(program ? kProgramSections : kPouSections, pouKeyword(pou.pouKind)));
+            pou.varBlocks.push_back(parseVarBlock());
         } else if (at(TokenKind::Method)) {
             if (pou.pouKind == ast::PouKind::Method) {
                 break; // END_METHOD is missing: this is the next method of the enclosing POU
@@ -170,7 +169,7 @@ modifiersDone:
     openBlock(TokenKind::EndMethod);
     if (prototype) {
         while (isVarSectionKeyword(kind())) {
-            m->varBlocks.push_back(parseVarBlock(kPouSections, "METHOD"));
+            m->varBlocks.push_back(parseVarBlock());
         }
     } else {
         parsePouBody(*m, TokenKind::EndMethod);
@@ -264,45 +263,25 @@ ast::DeclPtr Parser::parseUsing() {
 
 // --- variables --------------------------------------------------------------------------------
 
-ast::VarBlock Parser::parseVarBlock(std::uint32_t allowed, std::string_view where) {
+ast::VarBlock Parser::parseVarBlock() {
     std::uint32_t begin = startOffset();
     Span open = span();
     std::string_view keyword = text();
     ast::VarBlock block;
     block.section = sectionOf(advance().kind);
-    if ((allowed & sectionBit(block.section)) == 0) {
-        report(DiagCode::InvalidDeclSection, open, fmt::format("{} is not allowed in {}", keyword, where));
-    }
-    // CONSTANT fits plain, global and external variables; retention only variables that live
-    // across cycles (not VAR_TEMP, VAR_IN_OUT references or externals declared elsewhere).
-    bool constantOk = block.section == ast::VarSection::Var || block.section == ast::VarSection::Global ||
-                      block.section == ast::VarSection::External;
-    bool retainOk = block.section == ast::VarSection::Var || block.section == ast::VarSection::Global ||
-                    block.section == ast::VarSection::Input || block.section == ast::VarSection::Output;
     for (;;) {
-        TokenKind k = kind();
-        if (k != TokenKind::Constant && k != TokenKind::Retain && k != TokenKind::Persistent &&
-            k != TokenKind::NonRetain) {
-            break;
-        }
-        Span qualifier = span();
-        bool ok = k == TokenKind::Constant ? constantOk : retainOk;
-        if (k == TokenKind::Constant) {
+        if (accept(TokenKind::Constant)) {
             block.constant = true;
-        } else if (k == TokenKind::NonRetain) {
-            ok = ok && !block.retain;
+        } else if (accept(TokenKind::Retain)) {
+            block.retain = true;
+        } else if (accept(TokenKind::Persistent)) {
+            block.retain = true;
+            block.persistent = true;
+        } else if (accept(TokenKind::NonRetain)) {
             block.nonRetain = true;
         } else {
-            ok = ok && !block.nonRetain;
-            block.retain = true;
-            block.persistent = block.persistent || k == TokenKind::Persistent;
+            break;
         }
-        if (!ok) {
-            report(DiagCode::InvalidQualifier, qualifier,
-                   fmt::format("{} is not allowed on {}{}", text(), keyword,
-                               block.retain && block.nonRetain ? " together with RETAIN/NON_RETAIN" : ""));
-        }
-        advance();
     }
     openBlock(TokenKind::EndVar);
     while (!atEnd() && !at(TokenKind::EndVar)) {

@@ -107,9 +107,7 @@ public:
     ast::ProgramInstanceDecl parseProgramInstance();
     ast::DeclPtr parseNamespace();
     ast::DeclPtr parseUsing();
-    // Parses one VAR… END_VAR section. `allowed` is a mask of sections (sectionBit) this place
-    // accepts; another section is E0015, a qualifier the section cannot carry is E0016.
-    ast::VarBlock parseVarBlock(std::uint32_t allowed, std::string_view where);
+    ast::VarBlock parseVarBlock();
     void parseVarDecl(std::vector<ast::VarDecl>& out);
     void parseAccessDecl(ast::VarBlock& block);
     void parseConfigDecl(ast::VarBlock& block);
@@ -178,18 +176,6 @@ public:
 private:
     std::size_t& depth_;
 };
-
-constexpr std::uint32_t sectionBit(ast::VarSection s) {
-    return 1u << static_cast<unsigned>(s);
-}
-// FUNCTION, METHOD and FUNCTION_BLOCK variables; programs may also hold VAR_GLOBAL and VAR_ACCESS.
-inline constexpr std::uint32_t kPouSections =
-    sectionBit(ast::VarSection::Var) | sectionBit(ast::VarSection::Temp) | sectionBit(ast::VarSection::Input) |
-    sectionBit(ast::VarSection::Output) | sectionBit(ast::VarSection::InOut) | sectionBit(ast::VarSection::External);
-inline constexpr std::uint32_t kProgramSections =
-    kPouSections | sectionBit(ast::VarSection::Global) | sectionBit(ast::VarSection::Access);
-inline constexpr std::uint32_t kConfigurationSections =
-    sectionBit(ast::VarSection::Global) | sectionBit(ast::VarSection::Access) | sectionBit(ast::VarSection::Config);
 
 template <typename T> std::unique_ptr<T> makeNode(Span s) {
     return std::make_unique<T>(s);

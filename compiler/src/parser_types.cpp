@@ -240,7 +240,7 @@ ast::DeclPtr Parser::parseConfiguration() {
     while (!atEnd() && !at(TokenKind::EndConfiguration)) {
         std::size_t before = pos_;
         if (isVarSectionKeyword(kind())) {
-            cfg->varBlocks.push_back(parseVarBlock(kConfigurationSections, "a CONFIGURATION"));
+            cfg->varBlocks.push_back(parseVarBlock());
         } else if (at(TokenKind::Resource)) {
             std::uint32_t resBegin = startOffset();
             Span resOpen = span();
@@ -301,7 +301,7 @@ void Parser::parseResourceItems(ast::ResourceDecl& res, bool /*inConfiguration*/
     while (!atEnd() && !at(TokenKind::EndResource)) {
         std::size_t before = pos_;
         if (isVarSectionKeyword(kind())) {
-            res.varBlocks.push_back(parseVarBlock(sectionBit(ast::VarSection::Global), "a RESOURCE"));
+            res.varBlocks.push_back(parseVarBlock());
         } else if (at(TokenKind::Task)) {
             res.tasks.push_back(parseTask());
         } else if (at(TokenKind::Program)) {

@@ -123,29 +123,6 @@ TEST(ParserRecovery, ErrorsInsideDeclarationsResynchronise) {
     EXPECT_EQ(a.varBlocks[0].vars.back().names[0].name, "d");
 }
 
-TEST(ParserRecovery, SectionsAndQualifiersOutOfPlace) {
-    auto p = parseText("FUNCTION F : INT\n"
-                       "VAR_GLOBAL g : INT; END_VAR\n"         // E0015
-                       "VAR_TEMP RETAIN t : INT; END_VAR\n"    // E0016
-                       "VAR_INPUT CONSTANT i : INT; END_VAR\n" // E0016
-                       "END_FUNCTION\n"
-                       "PROGRAM P\n"
-                       "VAR_GLOBAL g : INT; END_VAR\n"
-                       "VAR RETAIN NON_RETAIN r : INT; END_VAR\n" // E0016
-                       "VAR_CONFIG a AT %IX0.0 : BOOL; END_VAR\n" // E0015
-                       "END_PROGRAM\n"
-                       "CONFIGURATION C\n"
-                       "VAR_INPUT x : INT; END_VAR\n"                                          // E0015
-                       "RESOURCE R ON P VAR_CONFIG a AT %IX0.0 : BOOL; END_VAR END_RESOURCE\n" // E0015
-                       "END_CONFIGURATION\n");
-    EXPECT_EQ(p->codes(), (std::vector<std::string>{"2:1 E0015", "3:10 E0016", "4:11 E0016", "8:12 E0016", "9:1 E0015",
-                                                    "12:1 E0015", "13:17 E0015"}))
-        << p->messages();
-    EXPECT_NE(p->messages().find("VAR_GLOBAL is not allowed in FUNCTION"), std::string::npos) << p->messages();
-    // The sections are still parsed and kept.
-    EXPECT_EQ(static_cast<const ast::PouDecl&>(*p->unit.decls[0]).varBlocks.size(), 3u);
-}
-
 std::string repeat(std::string_view s, std::size_t n) {
     std::string out;
     out.reserve(s.size() * n);
