@@ -290,6 +290,8 @@ END_PROGRAM
 TEST(SemaDecl, StandardLibraryNamesAreReserved) {
     test::Analysis a("FUNCTION_BLOCK TON\nEND_FUNCTION_BLOCK\nFUNCTION MAX : INT\nEND_FUNCTION\n");
     EXPECT_EQ(a.at("E0114"), (Where{"main.st:1:16", "main.st:3:10"})) << a.rendered();
+    test::Analysis vars("PROGRAM Main\nVAR\n    len : INT;\n    ton : BOOL;\nEND_VAR\nEND_PROGRAM\n");
+    EXPECT_EQ(vars.at("E0114"), (Where{"main.st:3:5", "main.st:4:5"})) << vars.rendered();
     test::Analysis ok("PROGRAM Main\nVAR t : TON; c : CTU; END_VAR\nEND_PROGRAM\n");
     EXPECT_EQ(ok.errors(), 0u) << ok.rendered();
     EXPECT_EQ(stripAlias(ok.type("Main.t"))->kind(), TypeKind::FunctionBlock);
@@ -393,6 +395,11 @@ TEST(SemaDecl, AddressSizeMustMatchType) {
 END_VAR
 )");
     EXPECT_EQ(a.at("E0602"), (Where{"main.st:7:13", "main.st:8:13", "main.st:9:13"})) << a.rendered();
+}
+
+TEST(SemaDecl, MalformedAddresses) {
+    test::Analysis a("VAR_GLOBAL\n    a AT %IX0 : BOOL;\n    b AT %IB1.2 : BYTE;\nEND_VAR\n");
+    EXPECT_EQ(a.at("E0601"), (Where{"main.st:2:10", "main.st:3:10"})) << a.rendered();
 }
 
 TEST(SemaDecl, OverlapsDependOnAddressMode) {
