@@ -81,7 +81,9 @@ double asReal(const ConstValue& v) {
     return static_cast<double>(asInt128(v));
 }
 
-bool isIntegral(const ConstValue& v) { return v.kind == ConstValue::Kind::Int || v.kind == ConstValue::Kind::Enum; }
+bool isIntegral(const ConstValue& v) {
+    return v.kind == ConstValue::Kind::Int || v.kind == ConstValue::Kind::Enum;
+}
 
 class Evaluator {
 public:
@@ -358,21 +360,24 @@ private:
         if (op == ast::BinaryOp::And || op == ast::BinaryOp::Or || op == ast::BinaryOp::Xor) {
             if (lhs->kind == ConstValue::Kind::Bool && rhs->kind == ConstValue::Kind::Bool) {
                 ConstValue v = *lhs;
-                v.i = op == ast::BinaryOp::And ? (lhs->i & rhs->i) : op == ast::BinaryOp::Or ? (lhs->i | rhs->i)
-                                                                                               : (lhs->i ^ rhs->i);
+                v.i = op == ast::BinaryOp::And  ? (lhs->i & rhs->i)
+                      : op == ast::BinaryOp::Or ? (lhs->i | rhs->i)
+                                                : (lhs->i ^ rhs->i);
                 return v;
             }
             if (lhs->kind == ConstValue::Kind::Int && rhs->kind == ConstValue::Kind::Int) {
                 const Type* t = commonType(types, lhs->type, rhs->type);
                 const Int128 a = asInt128(*lhs);
                 const Int128 c = asInt128(*rhs);
-                return makeInt(op == ast::BinaryOp::And ? (a & c) : op == ast::BinaryOp::Or ? (a | c) : (a ^ c),
+                return makeInt(op == ast::BinaryOp::And  ? (a & c)
+                               : op == ast::BinaryOp::Or ? (a | c)
+                                                         : (a ^ c),
                                t != nullptr ? t : lhs->type);
             }
             return notConstant(b.span, "operator not defined for these constants");
         }
-        const bool real = lhs->kind == ConstValue::Kind::Real || rhs->kind == ConstValue::Kind::Real ||
-                          op == ast::BinaryOp::Pow;
+        const bool real =
+            lhs->kind == ConstValue::Kind::Real || rhs->kind == ConstValue::Kind::Real || op == ast::BinaryOp::Pow;
         if (!(isIntegral(*lhs) || lhs->kind == ConstValue::Kind::Real) ||
             !(isIntegral(*rhs) || rhs->kind == ConstValue::Kind::Real)) {
             return notConstant(b.span, "operator not defined for these constants");

@@ -45,8 +45,7 @@ std::string qualifiedName(const Symbol* s) {
 namespace {
 
 TypeKind pouTypeKind(ast::PouKind k) {
-    return (k == ast::PouKind::Program || k == ast::PouKind::TestProgram) ? TypeKind::Program
-                                                                           : TypeKind::FunctionBlock;
+    return (k == ast::PouKind::Program || k == ast::PouKind::TestProgram) ? TypeKind::Program : TypeKind::FunctionBlock;
 }
 
 class Collector {
@@ -268,7 +267,8 @@ void declare(Context& cx) {
         }
     }
     for (Symbol* p : state.pouOrder) {
-        if (p->type != nullptr && (p->type->kind() == TypeKind::FunctionBlock || p->type->kind() == TypeKind::Program)) {
+        if (p->type != nullptr &&
+            (p->type->kind() == TypeKind::FunctionBlock || p->type->kind() == TypeKind::Program)) {
             completePouLayout(cx, p, p->span);
         }
     }

@@ -152,7 +152,8 @@ struct Occupied {
     Span span;
 };
 
-std::optional<Occupied> occupied(const ast::Address& a, const Type* type, AddressMode mode, const Symbol* s, Span span) {
+std::optional<Occupied> occupied(const ast::Address& a, const Type* type, AddressMode mode, const Symbol* s,
+                                 Span span) {
     if (a.wildcard || a.indices.empty()) {
         return std::nullopt;
     }
@@ -226,7 +227,8 @@ void checkExternals(Context& cx) {
                 }
             }
             if (global == nullptr) {
-                cx.error(DiagCode::ExternalWithoutGlobal, s->span, "VAR_EXTERNAL '" + s->name + "' names no VAR_GLOBAL");
+                cx.error(DiagCode::ExternalWithoutGlobal, s->span,
+                         "VAR_EXTERNAL '" + s->name + "' names no VAR_GLOBAL");
                 continue;
             }
             s->target = global;
@@ -321,7 +323,8 @@ void declareConfigurations(Context& cx) {
                     const Symbol* task = scope->findLocal(inst.task->name);
                     if (task == nullptr || task->kind != SymbolKind::Task) {
                         cx.error(DiagCode::UnknownTask, inst.task->span,
-                                 "program instance '" + s->name + "' is bound to unknown TASK '" + inst.task->name + "'");
+                                 "program instance '" + s->name + "' is bound to unknown TASK '" + inst.task->name +
+                                     "'");
                     } else {
                         s->taskSymbol = task;
                     }
@@ -346,7 +349,8 @@ void resolveConfigPaths(Context& cx) {
                 auto* target = const_cast<Symbol*>(path.back());
                 if (!target->address || !target->address->wildcard) {
                     cx.error(DiagCode::ConfigNotWildcard, cd.path->span,
-                             "VAR_CONFIG gives an address to '" + target->name + "', which is not declared AT %I*/%Q*/%M*");
+                             "VAR_CONFIG gives an address to '" + target->name +
+                                 "', which is not declared AT %I*/%Q*/%M*");
                     continue;
                 }
                 if (!cd.address) {
@@ -354,7 +358,8 @@ void resolveConfigPaths(Context& cx) {
                 }
                 if (cd.address->wildcard) {
                     cx.error(DiagCode::WildcardNotAllowed, cd.address->span,
-                             "VAR_CONFIG must give '" + target->name + "' a complete address, not " + cd.address->text());
+                             "VAR_CONFIG must give '" + target->name + "' a complete address, not " +
+                                 cd.address->text());
                     continue;
                 }
                 if (cd.address->area != target->address->area) {

@@ -45,13 +45,10 @@ bool sectionAllowed(ast::VarSection s, SectionPlace p) {
     case SectionPlace::FunctionBlock:
         return s == VS::Var || s == VS::Temp || s == VS::Input || s == VS::Output || s == VS::InOut ||
                s == VS::External;
-    case SectionPlace::Program:
-        return s != VS::Config;
+    case SectionPlace::Program: return s != VS::Config;
     case SectionPlace::TopLevel:
-    case SectionPlace::Configuration:
-        return s == VS::Global || s == VS::Config || s == VS::Access;
-    case SectionPlace::Resource:
-        return s == VS::Global || s == VS::Access;
+    case SectionPlace::Configuration: return s == VS::Global || s == VS::Config || s == VS::Access;
+    case SectionPlace::Resource: return s == VS::Global || s == VS::Access;
     }
     return false;
 }
@@ -120,17 +117,18 @@ void checkSection(Context& cx, const ast::VarBlock& block, SectionPlace place) {
         return;
     }
     const ast::VarSection s = block.section;
-    if (block.constant && !(s == ast::VarSection::Var || s == ast::VarSection::Global ||
-                            s == ast::VarSection::External)) {
-        cx.error(DiagCode::InvalidQualifier, block.span,
-                 std::string("CONSTANT is not allowed on ") + sectionName(s));
+    if (block.constant &&
+        !(s == ast::VarSection::Var || s == ast::VarSection::Global || s == ast::VarSection::External)) {
+        cx.error(DiagCode::InvalidQualifier, block.span, std::string("CONSTANT is not allowed on ") + sectionName(s));
     }
-    const bool retainable = s == ast::VarSection::Var || s == ast::VarSection::Global ||
-                            s == ast::VarSection::Input || s == ast::VarSection::Output;
+    const bool retainable = s == ast::VarSection::Var || s == ast::VarSection::Global || s == ast::VarSection::Input ||
+                            s == ast::VarSection::Output;
     if ((block.retain || block.nonRetain) &&
         (!retainable || place == SectionPlace::Function || place == SectionPlace::Method)) {
         cx.error(DiagCode::InvalidQualifier, block.span,
-                 std::string(block.nonRetain ? "NON_RETAIN" : block.persistent ? "PERSISTENT" : "RETAIN") +
+                 std::string(block.nonRetain    ? "NON_RETAIN"
+                             : block.persistent ? "PERSISTENT"
+                                                : "RETAIN") +
                      " is not allowed on " + sectionName(s) + " in " + placeName(place));
     }
 }
@@ -173,8 +171,9 @@ void declareVarBlock(Context& cx, ast::VarBlock& block, Scope* scope, const Symb
             if (block.section == ast::VarSection::Global) {
                 cx.model.globals.push_back(s);
             }
-            if (params != nullptr && (block.section == ast::VarSection::Input || block.section == ast::VarSection::Output ||
-                                      block.section == ast::VarSection::InOut)) {
+            if (params != nullptr &&
+                (block.section == ast::VarSection::Input || block.section == ast::VarSection::Output ||
+                 block.section == ast::VarSection::InOut)) {
                 params->push_back(s);
             }
             if (vd.address && !isStdlibSymbol(s)) {
@@ -350,9 +349,10 @@ void checkObjectOrientation(Context& cx) {
                                      "' of INTERFACE '" + proto->owner->name + "'");
                     }
                 } else if (!sameSignature(impl, proto)) {
-                    if (Diagnostic* d = cx.error(DiagCode::MethodSignatureMismatch, impl->span,
-                                                 "method '" + impl->name + "' differs from its declaration in INTERFACE '" +
-                                                     proto->owner->name + "'")) {
+                    if (Diagnostic* d =
+                            cx.error(DiagCode::MethodSignatureMismatch, impl->span,
+                                     "method '" + impl->name + "' differs from its declaration in INTERFACE '" +
+                                         proto->owner->name + "'")) {
                         d->related.push_back({proto->span, "interface method"});
                     }
                 }

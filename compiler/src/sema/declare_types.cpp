@@ -16,7 +16,9 @@ std::uint32_t alignUp(std::uint64_t value, std::uint32_t align) {
     return static_cast<std::uint32_t>(std::min<std::uint64_t>((value + a - 1) / a * a, kMaxObjectSize));
 }
 
-const Type* errorType(Context& cx) { return cx.model.types.get(TypeKind::Error); }
+const Type* errorType(Context& cx) {
+    return cx.model.types.get(TypeKind::Error);
+}
 
 const Symbol* instanceSymbol(const Type* t) {
     t = stripAlias(t);
@@ -163,7 +165,8 @@ public:
                     continue;
                 }
                 offset = alignUp(offset, t->align);
-                st->fields.push_back(Field{name.name, t, static_cast<std::uint32_t>(offset), field.init.get(), name.span});
+                st->fields.push_back(
+                    Field{name.name, t, static_cast<std::uint32_t>(offset), field.init.get(), name.span});
                 offset += t->size;
                 align = std::max(align, t->align);
             }
@@ -202,7 +205,8 @@ private:
         }
         case SymbolKind::Interface: return sym->type;
         case SymbolKind::Pou:
-            if (sym->type != nullptr && sym->pouKind != ast::PouKind::Function && sym->pouKind != ast::PouKind::Method) {
+            if (sym->type != nullptr && sym->pouKind != ast::PouKind::Function &&
+                sym->pouKind != ast::PouKind::Method) {
                 return sym->type;
             }
             break;
@@ -283,8 +287,8 @@ private:
                           " has its upper bound below its lower bound");
             return errorType(cx_);
         }
-        auto t = std::make_unique<SubrangeType>(base->name() + " (" + std::to_string(*lo) + ".." + std::to_string(*hi) + ")",
-                                                base, *lo, *hi);
+        auto t = std::make_unique<SubrangeType>(
+            base->name() + " (" + std::to_string(*lo) + ".." + std::to_string(*hi) + ")", base, *lo, *hi);
         t->size = base->size;
         t->align = base->align;
         return cx_.model.types.add(std::move(t));
@@ -337,7 +341,8 @@ const Type* completeTypeSymbol(Context& cx, Symbol* symbol) {
     if (spec == nullptr) {
         symbol->type = cx.model.types.get(TypeKind::Error);
     } else if (spec->kind == ast::TypeSpecKind::Struct) {
-        r.structure(static_cast<ast::StructTypeSpec&>(*spec), static_cast<StructType*>(const_cast<Type*>(symbol->type)));
+        r.structure(static_cast<ast::StructTypeSpec&>(*spec),
+                    static_cast<StructType*>(const_cast<Type*>(symbol->type)));
         spec->resolved = symbol->type;
     } else if (spec->kind == ast::TypeSpecKind::Enum) {
         r.enumeration(static_cast<ast::EnumTypeSpec&>(*spec), static_cast<EnumType*>(const_cast<Type*>(symbol->type)),
@@ -388,8 +393,7 @@ void completePouLayout(Context& cx, Symbol* pou, Span use) {
         return;
     }
     if (it->second.layout == Progress::Running || it->second.members == Progress::Running) {
-        cx.error(DiagCode::RecursiveInstance, use,
-                 "FUNCTION_BLOCK '" + pou->name + "' contains an instance of itself");
+        cx.error(DiagCode::RecursiveInstance, use, "FUNCTION_BLOCK '" + pou->name + "' contains an instance of itself");
         return;
     }
     it->second.layout = Progress::Running;
@@ -421,7 +425,10 @@ void completePouLayout(Context& cx, Symbol* pou, Span use) {
             size = s->type->size;
             a = s->type->align;
             break;
-        case ast::VarSection::InOut: size = 8; a = 8; break;
+        case ast::VarSection::InOut:
+            size = 8;
+            a = 8;
+            break;
         default: continue;
         }
         offset = alignUp(offset, a) + size;

@@ -20,27 +20,47 @@ struct ElementaryInfo {
 
 // Sizes are the VM's storage sizes (ARCHITECTURE.md, "Data model of the VM").
 constexpr ElementaryInfo kElementary[] = {
-    {TypeKind::Bool, "BOOL", 1},    {TypeKind::SInt, "SINT", 1},    {TypeKind::Int, "INT", 2},
-    {TypeKind::DInt, "DINT", 4},    {TypeKind::LInt, "LINT", 8},    {TypeKind::USInt, "USINT", 1},
-    {TypeKind::UInt, "UINT", 2},    {TypeKind::UDInt, "UDINT", 4},  {TypeKind::ULInt, "ULINT", 8},
-    {TypeKind::Byte, "BYTE", 1},    {TypeKind::Word, "WORD", 2},    {TypeKind::DWord, "DWORD", 4},
-    {TypeKind::LWord, "LWORD", 8},  {TypeKind::Real, "REAL", 4},    {TypeKind::LReal, "LREAL", 8},
-    {TypeKind::Time, "TIME", 8},    {TypeKind::LTime, "LTIME", 8},  {TypeKind::Date, "DATE", 8},
-    {TypeKind::LDate, "LDATE", 8},  {TypeKind::Tod, "TOD", 8},      {TypeKind::LTod, "LTOD", 8},
-    {TypeKind::Dt, "DT", 8},        {TypeKind::Ldt, "LDT", 8},      {TypeKind::Char, "CHAR", 1},
-    {TypeKind::WChar, "WCHAR", 2},  {TypeKind::IntLiteral, "ANY_INT", 0},
-    {TypeKind::RealLiteral, "ANY_REAL", 0}, {TypeKind::Null, "NULL", 0}, {TypeKind::Void, "VOID", 0},
+    {TypeKind::Bool, "BOOL", 1},
+    {TypeKind::SInt, "SINT", 1},
+    {TypeKind::Int, "INT", 2},
+    {TypeKind::DInt, "DINT", 4},
+    {TypeKind::LInt, "LINT", 8},
+    {TypeKind::USInt, "USINT", 1},
+    {TypeKind::UInt, "UINT", 2},
+    {TypeKind::UDInt, "UDINT", 4},
+    {TypeKind::ULInt, "ULINT", 8},
+    {TypeKind::Byte, "BYTE", 1},
+    {TypeKind::Word, "WORD", 2},
+    {TypeKind::DWord, "DWORD", 4},
+    {TypeKind::LWord, "LWORD", 8},
+    {TypeKind::Real, "REAL", 4},
+    {TypeKind::LReal, "LREAL", 8},
+    {TypeKind::Time, "TIME", 8},
+    {TypeKind::LTime, "LTIME", 8},
+    {TypeKind::Date, "DATE", 8},
+    {TypeKind::LDate, "LDATE", 8},
+    {TypeKind::Tod, "TOD", 8},
+    {TypeKind::LTod, "LTOD", 8},
+    {TypeKind::Dt, "DT", 8},
+    {TypeKind::Ldt, "LDT", 8},
+    {TypeKind::Char, "CHAR", 1},
+    {TypeKind::WChar, "WCHAR", 2},
+    {TypeKind::IntLiteral, "ANY_INT", 0},
+    {TypeKind::RealLiteral, "ANY_REAL", 0},
+    {TypeKind::Null, "NULL", 0},
+    {TypeKind::Void, "VOID", 0},
     {TypeKind::Error, "<error>", 0},
 };
 
 // Long spellings accepted as type names.
 constexpr std::pair<const char*, TypeKind> kSpellings[] = {
-    {"TIME_OF_DAY", TypeKind::Tod},       {"DATE_AND_TIME", TypeKind::Dt},
-    {"LTIME_OF_DAY", TypeKind::LTod},     {"LDATE_AND_TIME", TypeKind::Ldt},
+    {"TIME_OF_DAY", TypeKind::Tod},
+    {"DATE_AND_TIME", TypeKind::Dt},
+    {"LTIME_OF_DAY", TypeKind::LTod},
+    {"LDATE_AND_TIME", TypeKind::Ldt},
 };
 
 constexpr std::uint32_t kDefaultStringLength = 80;
-
 
 // The type with aliases and subranges removed (a subrange behaves as its base in relations).
 const Type* core(const Type* t) {
@@ -57,10 +77,18 @@ bool kindIn(const Type* t, TypeKind lo, TypeKind hi) {
 
 int rank(TypeKind k) {
     switch (k) {
-    case TypeKind::SInt: case TypeKind::USInt: case TypeKind::Byte: return 0;
-    case TypeKind::Int: case TypeKind::UInt: case TypeKind::Word: return 1;
-    case TypeKind::DInt: case TypeKind::UDInt: case TypeKind::DWord: return 2;
-    case TypeKind::LInt: case TypeKind::ULInt: case TypeKind::LWord: return 3;
+    case TypeKind::SInt:
+    case TypeKind::USInt:
+    case TypeKind::Byte: return 0;
+    case TypeKind::Int:
+    case TypeKind::UInt:
+    case TypeKind::Word: return 1;
+    case TypeKind::DInt:
+    case TypeKind::UDInt:
+    case TypeKind::DWord: return 2;
+    case TypeKind::LInt:
+    case TypeKind::ULInt:
+    case TypeKind::LWord: return 3;
     default: return -1;
     }
 }
@@ -91,8 +119,8 @@ bool derivesFrom(const Symbol* fb, const Symbol* base) {
 }
 
 const Symbol* pouSymbol(const Type* t) {
-    if (t == nullptr || (t->kind() != TypeKind::FunctionBlock && t->kind() != TypeKind::Program &&
-                         t->kind() != TypeKind::Interface)) {
+    if (t == nullptr ||
+        (t->kind() != TypeKind::FunctionBlock && t->kind() != TypeKind::Program && t->kind() != TypeKind::Interface)) {
         return nullptr;
     }
     return static_cast<const PouType*>(t)->symbol;
@@ -126,8 +154,12 @@ const Type* stripAlias(const Type* t) {
     return t;
 }
 
-bool isSignedInt(const Type* t) { return kindIn(core(t), TypeKind::SInt, TypeKind::LInt); }
-bool isUnsignedInt(const Type* t) { return kindIn(core(t), TypeKind::USInt, TypeKind::ULInt); }
+bool isSignedInt(const Type* t) {
+    return kindIn(core(t), TypeKind::SInt, TypeKind::LInt);
+}
+bool isUnsignedInt(const Type* t) {
+    return kindIn(core(t), TypeKind::USInt, TypeKind::ULInt);
+}
 bool isInteger(const Type* t) {
     const Type* c = core(t);
     return kindIn(c, TypeKind::SInt, TypeKind::ULInt) || (c != nullptr && c->kind() == TypeKind::IntLiteral);
@@ -140,11 +172,21 @@ bool isReal(const Type* t) {
     const Type* c = core(t);
     return kindIn(c, TypeKind::Real, TypeKind::LReal) || (c != nullptr && c->kind() == TypeKind::RealLiteral);
 }
-bool isNumeric(const Type* t) { return isInteger(t) || isReal(t); }
-bool isTimeLike(const Type* t) { return kindIn(core(t), TypeKind::Time, TypeKind::LTime); }
-bool isDateLike(const Type* t) { return kindIn(core(t), TypeKind::Date, TypeKind::Ldt); }
-bool isString(const Type* t) { return kindIn(core(t), TypeKind::String, TypeKind::WString); }
-bool isElementary(const Type* t) { return kindIn(stripAlias(t), TypeKind::Bool, TypeKind::WString); }
+bool isNumeric(const Type* t) {
+    return isInteger(t) || isReal(t);
+}
+bool isTimeLike(const Type* t) {
+    return kindIn(core(t), TypeKind::Time, TypeKind::LTime);
+}
+bool isDateLike(const Type* t) {
+    return kindIn(core(t), TypeKind::Date, TypeKind::Ldt);
+}
+bool isString(const Type* t) {
+    return kindIn(core(t), TypeKind::String, TypeKind::WString);
+}
+bool isElementary(const Type* t) {
+    return kindIn(stripAlias(t), TypeKind::Bool, TypeKind::WString);
+}
 
 std::uint32_t bitWidth(const Type* t) {
     const Type* c = core(t);
@@ -188,7 +230,9 @@ TypeTable::TypeTable() : interned_(std::make_unique<TypeInterning>()) {
 
 TypeTable::~TypeTable() = default;
 
-const Type* TypeTable::get(TypeKind kind) const { return byKind_.at(static_cast<std::size_t>(kind)); }
+const Type* TypeTable::get(TypeKind kind) const {
+    return byKind_.at(static_cast<std::size_t>(kind));
+}
 
 const Type* TypeTable::elementary(std::string_view name) const {
     const std::string upper = upperName(name);
@@ -347,8 +391,7 @@ bool implicitlyConvertible(const Type* fromType, const Type* toType) {
                tt->kind() == TypeKind::FunctionBlock && derivesFrom(fs, ts);
     }
     case TypeKind::FunctionBlock:
-    case TypeKind::Interface:
-        return tk == TypeKind::Interface && implementsInterface(pouSymbol(from), pouSymbol(to));
+    case TypeKind::Interface: return tk == TypeKind::Interface && implementsInterface(pouSymbol(from), pouSymbol(to));
     default: return false;
     }
 }
@@ -403,7 +446,7 @@ const Type* commonType(const TypeTable& types, const Type* aType, const Type* bT
         return a;
     }
     // Mixed families (INT + UINT -> DINT, DINT + REAL -> LREAL): the smallest type both widen to.
-    constexpr TypeKind kCandidates[] = {TypeKind::SInt, TypeKind::Int,  TypeKind::DInt,  TypeKind::LInt,
+    constexpr TypeKind kCandidates[] = {TypeKind::SInt, TypeKind::Int,   TypeKind::DInt,  TypeKind::LInt,
                                         TypeKind::Real, TypeKind::LReal, TypeKind::LTime, TypeKind::LDate,
                                         TypeKind::LTod, TypeKind::Ldt};
     for (TypeKind k : kCandidates) {
