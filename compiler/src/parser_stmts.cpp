@@ -142,7 +142,9 @@ ast::StmtPtr Parser::parseStatement() {
     if (isEndKeyword(k) || k == TokenKind::Else || k == TokenKind::Elsif || k == TokenKind::Until ||
         k == TokenKind::Then || k == TokenKind::Do || k == TokenKind::Of) {
         errorUnexpected("here: no open block expects it");
-        advance();
+        if (isEndKeyword(advance().kind)) {
+            accept(TokenKind::Semicolon);
+        }
         return nullptr;
     }
     ast::ExprPtr target = parseExpression();
