@@ -312,7 +312,7 @@ RESOURCE Res ON PLC
     PROGRAM P1 WITH Nope : Main;
     PROGRAM P2 WITH T1 : Fb;
     PROGRAM P3 WITH T1 : Missing;
-    PROGRAM P4 WITH T4 : Main;
+    PROGRAM P4 WITH T4 : Main (nope := trigger);
 END_RESOURCE
 END_CONFIGURATION
 )");
@@ -320,6 +320,7 @@ END_CONFIGURATION
     EXPECT_EQ(a.at("E0606"), Where{"main.st:12:21"}) << a.rendered();
     EXPECT_EQ(a.at("E0609"), Where{"main.st:13:26"}) << a.rendered();
     EXPECT_EQ(a.at("E0103"), Where{"main.st:14:26"}) << a.rendered();
+    EXPECT_EQ(a.at("E0302"), Where{"main.st:15:32"}) << a.rendered();
     const Symbol* t4 = a.symbol("Cfg.Res.T4");
     ASSERT_NE(t4, nullptr);
     EXPECT_EQ(t4->taskSingle, a.symbol("Cfg.trigger"));
@@ -328,6 +329,7 @@ END_CONFIGURATION
 TEST(SemaDecl, VarConfigResolvesWildcards) {
     test::Analysis a(R"(PROGRAM Main
 VAR
+    other AT %IX* : BOOL;
     sensor AT %IX* : BOOL;
     valve AT %Q* : BOOL;
     plain AT %IX0.0 : BOOL;
@@ -344,16 +346,18 @@ VAR_CONFIG
     Res.P.valve AT %QX1.0 : BOOL;
     Res.P.plain AT %IX1.0 : BOOL;
     Res.P.nothing AT %IX1.1 : BOOL;
+    Res.P.other AT %IX5.0 : INT;
 END_VAR
 END_CONFIGURATION
 )");
-    EXPECT_EQ(a.at("E0608"), Where{"main.st:17:5"}) << a.rendered();
-    EXPECT_EQ(a.at("E0604"), Where{"main.st:18:11"}) << a.rendered();
-    EXPECT_EQ(a.at("E0603"), Where{"main.st:6:13"}) << a.rendered();
+    EXPECT_EQ(a.at("E0608"), Where{"main.st:18:5"}) << a.rendered();
+    EXPECT_EQ(a.at("E0604"), Where{"main.st:19:11"}) << a.rendered();
+    EXPECT_EQ(a.at("E0603"), Where{"main.st:7:13"}) << a.rendered();
+    EXPECT_EQ(a.at("E0201"), Where{"main.st:20:29"}) << a.rendered();
     const Symbol* sensor = a.symbol("Main.sensor");
     ASSERT_TRUE(sensor->resolvedAddress.has_value());
     EXPECT_EQ(sensor->resolvedAddress->text(), "%IX4.2");
-    ASSERT_EQ(a.model().configBindings.size(), 2u);
+    ASSERT_EQ(a.model().configBindings.size(), 3u);
     EXPECT_EQ(a.model().configBindings[0].path.back(), sensor);
 }
 
