@@ -233,6 +233,30 @@ END_FUNCTION
     EXPECT_EQ(a.at("E0610"), Where{"main.st:13:10"}) << a.rendered();
 }
 
+TEST(SemaDecl, QualifiersPerSection) {
+    test::Analysis a(R"(FUNCTION F : INT
+VAR_INPUT CONSTANT
+    a : INT := 1;
+END_VAR
+VAR RETAIN
+    b : INT;
+END_VAR
+END_FUNCTION
+PROGRAM Main
+VAR RETAIN
+    kept : INT;
+END_VAR
+END_PROGRAM
+)");
+    EXPECT_EQ(a.at("E0016"), (Where{"main.st:2:1", "main.st:5:1"})) << a.rendered();
+    EXPECT_TRUE(a.symbol("Main.kept")->retain);
+}
+
+TEST(SemaDecl, InterfaceCycles) {
+    test::Analysis a("INTERFACE I1 EXTENDS I2\nEND_INTERFACE\nINTERFACE I2 EXTENDS I1\nEND_INTERFACE\n");
+    EXPECT_EQ(a.at("E0705"), Where{"main.st:1:22"}) << a.rendered();
+}
+
 TEST(SemaDecl, InheritanceErrors) {
     test::Analysis a(R"(INTERFACE I
     METHOD Go : BOOL
