@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "sema/context.h"
 #include "sema_test_support.h"
 
 namespace takt::compiler {
@@ -36,6 +37,23 @@ TEST(SemaDecl, BenchmarkProgramsHaveNoErrors) {
         EXPECT_FALSE(a.model().programInstances.empty()) << entry.path();
     }
     EXPECT_GT(files, 0);
+}
+
+TEST(SemaDecl, StandardLibraryPreludeIsCleanAndComplete) {
+    SourceFile prelude(0, "<stdlib>", std::string(sema::standardFbSource()));
+    DiagnosticSink diags;
+    const ast::CompilationUnit unit = parseSource(prelude, diags);
+    EXPECT_EQ(diags.errorCount(), 0u) << renderHuman(diags.diagnostics(), SourceManager());
+    test::Analysis empty("");
+    EXPECT_EQ(empty.diags.diagnostics().size(), 0u) << empty.rendered();
+    for (const char* fb : {"TON", "TOF", "TP", "R_TRIG", "F_TRIG", "CTU", "CTD", "CTUD", "SR", "RS"}) {
+        const Symbol* s = empty.symbol(fb);
+        ASSERT_NE(s, nullptr) << fb;
+        EXPECT_EQ(s->span.file, kStdlibFile) << fb;
+        EXPECT_GT(s->type->size, 0u) << fb;
+    }
+    EXPECT_EQ(empty.symbol("MAX")->kind, SymbolKind::StandardFunction);
+    EXPECT_EQ(dumpSymbols(empty.model()), "");
 }
 
 TEST(SemaDecl, DeclarationsOfEveryKindAreCollected) {
