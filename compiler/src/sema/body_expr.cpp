@@ -624,18 +624,18 @@ BodyChecker::Target BodyChecker::analyzeTarget(const ast::Expr& e) const {
     }
 }
 
-void BodyChecker::checkWritable(const ast::Expr& e) {
+bool BodyChecker::checkWritable(const ast::Expr& e) {
     if (isError(e.type)) {
-        return;
+        return true;
     }
     const Target t = analyzeTarget(e);
     if (!t.isVariable) {
         cx_.error(DiagCode::NotAssignable, e.span, "'" + text(e.span) + "' is not a variable and cannot be written");
-        return;
+        return false;
     }
     if (t.isResult) {
         pc_.resultAssigned = true;
-        return;
+        return true;
     }
     if (t.root != nullptr) {
         if (t.directName) {
@@ -643,7 +643,7 @@ void BodyChecker::checkWritable(const ast::Expr& e) {
                 if (v == t.root) {
                     cx_.error(DiagCode::ForVariableAssigned, e.span,
                               "FOR control variable '" + t.root->name + "' is written inside its loop");
-                    return;
+                    return false;
                 }
             }
         }
@@ -651,17 +651,17 @@ void BodyChecker::checkWritable(const ast::Expr& e) {
             cx_.error(t.root->section == ast::VarSection::External ? DiagCode::AssignToLoopVarExternal
                                                                    : DiagCode::AssignToConstant,
                       e.span, "'" + t.root->name + "' is a CONSTANT and cannot be written");
-            return;
+            return false;
         }
         if (t.root->readOnly) {
             cx_.error(DiagCode::AssignToConstant, e.span, "'" + t.root->name + "' is READ_ONLY and cannot be written");
-            return;
+            return false;
         }
         if (t.root->section == ast::VarSection::Input && pc_.pou != nullptr && t.root->owner == pc_.pou) {
             cx_.error(DiagCode::AssignToInput, e.span,
                       "'" + t.root->name + "' is a VAR_INPUT of '" + pc_.pou->name +
                           "' and cannot be written inside it");
-            return;
+            return false;
         }
     }
     if (t.outsideOutput != nullptr) {
@@ -669,6 +669,7 @@ void BodyChecker::checkWritable(const ast::Expr& e) {
                   "'" + t.outsideOutput->name +
                       "' is a VAR_OUTPUT and cannot be written from outside its FUNCTION_BLOCK");
     }
+    return t.outsideOutput == nullptr;
 }
 
 } // namespace takt::compiler::sema

@@ -238,6 +238,7 @@ const Type* BodyChecker::checkName(ast::NameExpr& e, const Type* expected) {
         return errorType();
     }
     e.symbol = sym;
+    used_.insert(sym);
     if (pc_.initIndex && sym->kind == SymbolKind::Variable && pc_.pou != nullptr && sym->owner == pc_.pou &&
         sym->declIndex >= *pc_.initIndex && sym->section != ast::VarSection::External) {
         cx_.error(DiagCode::InitializerOrder, e.span,
@@ -305,6 +306,7 @@ const Type* BodyChecker::checkMember(ast::MemberExpr& e) {
             return errorType();
         }
         e.symbol = m;
+        used_.insert(m);
         if (m->kind != SymbolKind::Variable) {
             cx_.error(DiagCode::UnknownMember, e.member.span,
                       "'" + name + "' of '" + t->name() + "' is not a variable" +

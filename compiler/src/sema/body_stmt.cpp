@@ -52,6 +52,15 @@ void BodyChecker::checkCondition(ast::Expr& e, const char* what) {
         cx_.error(DiagCode::ConditionNotBool, e.span,
                   std::string("the ") + what + " condition '" + text(e.span) + "' has type " + typeName(t) +
                       ", not BOOL");
+        return;
+    }
+    if (!isError(t)) {
+        std::optional<ConstValue> v = evaluateConstant(cx_, e, pc_.scope, false);
+        if (v && v->kind == ConstValue::Kind::Bool) {
+            cx_.diags.report(DiagCode::ConstantCondition, e.span,
+                             std::string("the ") + what + " condition '" + text(e.span) + "' is always " +
+                                 (v->i != 0 ? "TRUE" : "FALSE"));
+        }
     }
 }
 
@@ -61,8 +70,9 @@ void BodyChecker::checkStmt(ast::Stmt& s) {
         auto& a = static_cast<ast::AssignStmt&>(s);
         const Type* t = checkExpr(*a.target);
         checkExpr(*a.value, t);
-        checkWritable(*a.target);
-        convert(*a.value, t);
+        if (checkWritable(*a.target)) {
+            convert(*a.value, t);
+        }
         return;
     }
     case ast::StmtKind::Expr: {
