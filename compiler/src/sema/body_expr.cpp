@@ -195,6 +195,13 @@ const Type* BodyChecker::checkLiteral(ast::LiteralExpr& e) {
         return types.get(e.literalKind == ast::LiteralKind::Int ? K::IntLiteral : K::RealLiteral);
     case ast::LiteralKind::String:
     case ast::LiteralKind::WString:
+        if (e.typePrefix) {
+            // CHAR#'a', WCHAR#"b", STRING#'text'
+            const Type* t = types.elementary(e.typePrefix->name);
+            if (t != nullptr && (t->kind() == K::Char || t->kind() == K::WChar)) {
+                return t;
+            }
+        }
         return types.string(e.literalKind == ast::LiteralKind::WString,
                             static_cast<std::uint32_t>(std::max<std::size_t>(e.stringValue.size(), 1)));
     case ast::LiteralKind::Time: return types.get(longForm ? K::LTime : K::Time);

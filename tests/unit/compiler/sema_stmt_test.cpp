@@ -39,6 +39,20 @@ END_PROGRAM
               "E0402@11:5 E0403@22:5 E0401@23:5 E0401@24:5 E0402@26:5");
 }
 
+TEST(SemaStmt, ExternalConstantsAreReadOnly) {
+    EXPECT_EQ(diagsOf(R"(VAR_GLOBAL CONSTANT
+    kMax : INT := 10;
+END_VAR
+PROGRAM Main
+VAR_EXTERNAL CONSTANT
+    kMax : INT;
+END_VAR
+    kMax := 11;
+END_PROGRAM
+)"),
+              "E0413@8:5");
+}
+
 TEST(SemaStmt, ConditionsMustBeBool) {
     EXPECT_EQ(diagsOf(R"(PROGRAM Main
 VAR
