@@ -22,6 +22,13 @@ template <typename T> T& mut(const T& node) {
     return const_cast<T&>(node);
 }
 
+// (e) -> e: the parser keeps parentheses for spans and formatting.
+[[nodiscard]] const ast::Expr* stripParen(const ast::Expr* e);
+// THIS / SUPER, also written THIS^ / SUPER^ (CODESYS): the instance itself.
+[[nodiscard]] bool isSelfExpr(const ast::Expr* e);
+// The type with aliases and subranges removed (the type operators see).
+[[nodiscard]] const Type* baseType(const Type* t);
+
 class BodyChecker {
 public:
     explicit BodyChecker(Context& cx);

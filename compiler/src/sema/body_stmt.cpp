@@ -8,13 +8,6 @@ namespace takt::compiler::sema {
 
 namespace {
 
-const ast::Expr* stripParen(const ast::Expr* e) {
-    while (e != nullptr && e->kind == ast::ExprKind::Paren) {
-        e = static_cast<const ast::ParenExpr*>(e)->inner.get();
-    }
-    return e;
-}
-
 struct LabelRange {
     std::int64_t lower;
     std::int64_t upper;
