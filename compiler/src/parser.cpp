@@ -8,8 +8,18 @@
 
 namespace takt::compiler {
 
+namespace {
+
+// The parser relies on a final EndOfFile token; a hand-made empty LexResult gets this one.
+const std::vector<Token>& nonEmpty(const std::vector<Token>& tokens) {
+    static const std::vector<Token> kOnlyEnd{Token{}};
+    return tokens.empty() || tokens.back().kind != TokenKind::EndOfFile ? kOnlyEnd : tokens;
+}
+
+} // namespace
+
 Parser::Parser(const SourceFile& file, const LexResult& lexed, DiagnosticSink& diags)
-    : file_(file), src_(file.text()), tokens_(lexed.tokens), diags_(diags) {}
+    : file_(file), src_(file.text()), tokens_(nonEmpty(lexed.tokens)), diags_(diags) {}
 
 ast::CompilationUnit Parser::parseUnit() {
     ast::CompilationUnit unit;
@@ -35,15 +45,11 @@ bool Parser::accept(TokenKind k) {
     return true;
 }
 
-namespace {
-
-std::string describeKind(TokenKind k) {
+std::string Parser::describeKind(TokenKind k) {
     std::string_view s = tokenSpelling(k);
     bool punctuationOrKeyword = isKeyword(k) || k >= TokenKind::Assign;
     return punctuationOrKeyword ? fmt::format("'{}'", s) : std::string(s);
 }
-
-} // namespace
 
 std::string Parser::foundText() const {
     const Token& t = tok();

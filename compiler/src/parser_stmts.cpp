@@ -134,7 +134,9 @@ ast::StmtPtr Parser::parseStatement() {
                            : k == TokenKind::Continue ? ast::StmtKind::Continue
                                                       : ast::StmtKind::Return;
         auto s = std::make_unique<ast::SimpleStmt>(sk, spanFrom(begin));
-        expectSemicolon(fmt::format("after {}", tokenSpelling(k)));
+        expectSemicolon(k == TokenKind::Exit       ? "after EXIT"
+                        : k == TokenKind::Continue ? "after CONTINUE"
+                                                   : "after RETURN");
         return s;
     }
     default: break;

@@ -229,6 +229,15 @@ TEST(ParserRobustness, MutatedAndRandomInputs) {
     }
 }
 
+TEST(ParserRobustness, EmptyTokenStreamGivesAnEmptyUnit) {
+    SourceManager sm;
+    FileId id = sm.add("empty.st", "PROGRAM p END_PROGRAM");
+    DiagnosticSink diags;
+    ast::CompilationUnit unit = parse(sm.file(id), LexResult{}, diags);
+    EXPECT_TRUE(unit.decls.empty());
+    EXPECT_EQ(unit.file, id);
+}
+
 std::vector<std::filesystem::path> benchPrograms() {
     std::vector<std::filesystem::path> out;
     for (const char* dir : {TAKT_SOURCE_DIR "/bench/programs", "/work/shared/bench-programs"}) {
