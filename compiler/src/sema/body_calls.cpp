@@ -186,8 +186,12 @@ const Type* BodyChecker::checkCall(ast::CallExpr& e, const Type* expected, bool 
         break;
     case SymbolKind::Variable: {
         used_.insert(callee);
-        const Type* st = callee->type != nullptr ? stripAlias(callee->type) : nullptr;
-        if (st != nullptr && st->kind() == TypeKind::FunctionBlock) {
+        if (isError(callee->type)) {
+            typeArguments(e); // its declaration is already reported
+            return errorType();
+        }
+        const Type* st = stripAlias(callee->type);
+        if (st->kind() == TypeKind::FunctionBlock) {
             const Symbol* fb = static_cast<const PouType*>(st)->symbol;
             e.target = fb;
             checkPouCall(e, *fb, calleeName);
@@ -195,11 +199,9 @@ const Type* BodyChecker::checkCall(ast::CallExpr& e, const Type* expected, bool 
             result = cx_.model.types.get(TypeKind::Void);
             break;
         }
-        cx_.error(st != nullptr && st->kind() == TypeKind::Interface ? DiagCode::InterfaceInstance
-                                                                     : DiagCode::NotCallable,
-                  ce.span,
+        cx_.error(st->kind() == TypeKind::Interface ? DiagCode::InterfaceInstance : DiagCode::NotCallable, ce.span,
                   "'" + calleeName + "' of type " + typeName(callee->type) + " cannot be called" +
-                      (st != nullptr && st->kind() == TypeKind::Interface ? "; call one of its methods" : ""));
+                      (st->kind() == TypeKind::Interface ? "; call one of its methods" : ""));
         typeArguments(e);
         return errorType();
     }
