@@ -226,9 +226,13 @@ void BodyChecker::checkFor(ast::ForStmt& s) {
     if (!isError(vt)) {
         const ast::Expr* v = stripParen(s.variable.get());
         const Symbol* sym = v->kind == ast::ExprKind::Name ? static_cast<const ast::NameExpr*>(v)->symbol : nullptr;
-        const bool local = sym != nullptr && sym->kind == SymbolKind::Variable && pc_.pou != nullptr &&
-                           sym->owner == pc_.pou && sym->section != ast::VarSection::External &&
-                           sym->section != ast::VarSection::Global;
+        // Local: declared by this POU, or (in a METHOD) by its FUNCTION_BLOCK or one of its bases.
+        bool ownMember = sym != nullptr && pc_.pou != nullptr && sym->owner == pc_.pou;
+        for (const Symbol* fb = pc_.fb; fb != nullptr && sym != nullptr && !ownMember; fb = fb->base) {
+            ownMember = sym->owner == fb;
+        }
+        const bool local = ownMember && sym->kind == SymbolKind::Variable &&
+                           sym->section != ast::VarSection::External && sym->section != ast::VarSection::Global;
         if (!local || !isInteger(stripAlias(vt))) {
             cx_.error(DiagCode::ForVariableInvalid, s.variable->span,
                       "the FOR control variable '" + text(s.variable->span) +

@@ -142,6 +142,23 @@ END_PROGRAM
               "E0409@13:9 E0409@16:9 E0406@19:25 E0410@23:9 E0504@25:19");
 }
 
+TEST(SemaStmt, MethodsLoopOverTheirFbMembers) {
+    Analysis a(R"(FUNCTION_BLOCK Fb
+VAR
+    i : INT;
+    total : INT;
+END_VAR
+METHOD Sum : INT
+    FOR i := 1 TO 3 DO
+        total := total + i;
+    END_FOR;
+    Sum := total;
+END_METHOD
+END_FUNCTION_BLOCK
+)");
+    EXPECT_EQ(diagList(a), "") << a.rendered();
+}
+
 // W0002 is reported once per statement list, at the first unreachable statement.
 TEST(SemaStmt, ExitContinueAndUnreachableCode) {
     EXPECT_EQ(diagsOf(R"(PROGRAM Main
