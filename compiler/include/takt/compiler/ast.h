@@ -177,7 +177,9 @@ struct EnumLiteralExpr final : Expr {
 struct NameExpr final : Expr {
     explicit NameExpr(Span s) : Expr(ExprKind::Name, s) {}
     Identifier name;
-    const Symbol* symbol = nullptr; // set by semantic analysis
+    // Set by semantic analysis: the variable, enum value, POU or namespace named; inside a
+    // FUNCTION/METHOD its own name denotes the result variable and `symbol` is the POU itself.
+    const Symbol* symbol = nullptr;
 };
 
 struct MemberExpr final : Expr {
