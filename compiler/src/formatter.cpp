@@ -37,12 +37,16 @@ std::string triviaText(std::string_view text, TriviaKind kind) {
         }
         return std::string(text);
     }
+    // Every '\r' that ends a line goes, not just one per line: "\r\r\n" would otherwise
+    // become "\r\n" and change again on the next run.
     out.reserve(text.size());
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        if (text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
-            continue;
+    for (char c : text) {
+        if (c == '\n') {
+            while (!out.empty() && out.back() == '\r') {
+                out.pop_back();
+            }
         }
-        out.push_back(text[i]);
+        out.push_back(c);
     }
     return out;
 }

@@ -1,0 +1,223 @@
+// The formatter: golden files (tests/fmt/*.input.st -> *.expected.st), idempotency and
+// comment preservation over every .st file in the repository, and refusal of broken files.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "takt/compiler/formatter.h"
+#include "takt/compiler/lexer.h"
+
+namespace takt::compiler {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string readFile(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+FormatResult format(const std::string& text, DiagnosticSink& diags) {
+    SourceFile file(0, "test.st", text);
+    return formatSource(file, diags);
+}
+
+std::string formatOk(const std::string& text) {
+    DiagnosticSink diags;
+    FormatResult r = format(text, diags);
+    EXPECT_TRUE(r.ok) << "refused:\n" << text;
+    EXPECT_FALSE(diags.hasErrors());
+    return r.text;
+}
+
+// Every .st file the formatter must accept: the repository's tests and examples, and the
+// shared benchmark programs when that folder exists on this machine.
+std::vector<fs::path> corpusFiles() {
+    std::vector<fs::path> files;
+    std::vector<fs::path> roots = {fs::path(TAKT_SOURCE_DIR) / "tests", fs::path(TAKT_SOURCE_DIR) / "examples",
+                                   fs::path("/work/shared/bench-programs")};
+    for (const fs::path& root : roots) {
+        std::error_code ec;
+        if (!fs::is_directory(root, ec)) {
+            continue;
+        }
+        for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+             it.increment(ec)) {
+            if (it->is_regular_file() && it->path().extension() == ".st") {
+                files.push_back(it->path());
+            }
+        }
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+bool lexesCleanly(const std::string& text) {
+    SourceFile file(0, "probe.st", text);
+    DiagnosticSink diags;
+    (void)lex(file, diags);
+    return !diags.hasErrors();
+}
+
+// Comment and pragma texts, normalised the way the formatter writes them back (LF line
+// endings; a line comment loses trailing blanks, which are trailing whitespace of its line).
+std::vector<std::string> commentTexts(const std::string& text) {
+    SourceFile file(0, "probe.st", text);
+    DiagnosticSink diags;
+    LexResult lexed = lex(file, diags);
+    std::vector<std::string> out;
+    for (const Trivia& t : lexed.trivia) {
+        std::string s(text.substr(t.begin, t.end - t.begin));
+        s.erase(std::remove(s.begin(), s.end(), '\r'), s.end());
+        if (t.kind == TriviaKind::LineComment) {
+            s.erase(s.find_last_not_of(" \t") + 1);
+        }
+        out.push_back(s);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+TEST(FormatterGolden, EveryInputFormatsToItsExpectedFile) {
+    fs::path dir = fs::path(TAKT_SOURCE_DIR) / "tests" / "fmt";
+    std::size_t pairs = 0;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+        std::string name = entry.path().filename().string();
+        const std::string suffix = ".input.st";
+        if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+            continue;
+        }
+        fs::path expectedPath = dir / (name.substr(0, name.size() - suffix.size()) + ".expected.st");
+        ASSERT_TRUE(fs::exists(expectedPath)) << expectedPath;
+        std::string expected = readFile(expectedPath);
+        std::string actual = formatOk(readFile(entry.path()));
+        EXPECT_EQ(actual, expected) << "for " << name;
+        // The expected file is canonical itself: formatting it changes nothing.
+        DiagnosticSink diags;
+        FormatResult again = format(expected, diags);
+        EXPECT_TRUE(again.ok);
+        EXPECT_FALSE(again.changed) << expectedPath;
+        ++pairs;
+    }
+    EXPECT_GE(pairs, 10u);
+}
+
+TEST(FormatterCorpus, FormattingIsIdempotentOnEveryStFile) {
+    std::size_t checked = 0;
+    for (const fs::path& path : corpusFiles()) {
+        std::string text = readFile(path);
+        if (!lexesCleanly(text)) {
+            continue; // deliberately broken inputs (lexer tests) are covered by the refusal tests
+        }
+        std::string once = formatOk(text);
+        std::string twice = formatOk(once);
+        EXPECT_EQ(once, twice) << path;
+        ++checked;
+    }
+    EXPECT_GT(checked, 0u);
+}
+
+TEST(FormatterCorpus, EveryCommentIsKept) {
+    for (const fs::path& path : corpusFiles()) {
+        std::string text = readFile(path);
+        if (!lexesCleanly(text)) {
+            continue;
+        }
+        EXPECT_EQ(commentTexts(formatOk(text)), commentTexts(text)) << path;
+    }
+}
+
+TEST(FormatterComments, AllPlacementsKeepTheirText) {
+    std::string src = "(* a *) PROGRAM P // b\nVAR x : INT; (* c\n   d *) END_VAR\n{pragma}\n"
+                      "x := /* e */ 1; // f\r\n(* g (* nested *) *)\nEND_PROGRAM // h";
+    EXPECT_EQ(commentTexts(formatOk(src)), commentTexts(src));
+}
+
+TEST(FormatterComments, MultiLineBlockCommentInnerTextIsVerbatim) {
+    std::string src = "PROGRAM P\nx := 1;\n      (* first\n  second   \n\tthird *)\nEND_PROGRAM\n";
+    std::string out = formatOk(src);
+    EXPECT_NE(out.find("    (* first\n  second   \n\tthird *)\n"), std::string::npos) << out;
+}
+
+TEST(FormatterLayout, SplitsStatementsAndDeclarationsOntoTheirOwnLines) {
+    EXPECT_EQ(formatOk("PROGRAM P VAR a : INT; b : INT; END_VAR a := 1; b := 2; END_PROGRAM"),
+              "PROGRAM P\n    VAR\n        a : INT;\n        b : INT;\n    END_VAR\n    a := 1;\n    b := 2;\n"
+              "END_PROGRAM\n");
+}
+
+TEST(FormatterLayout, KeepsAtMostOneBlankLineAndEndsWithOneNewline) {
+    EXPECT_EQ(formatOk("\n\n\nx := 1;\n\n\n\n\ny := 2;   \n\n\n"), "x := 1;\n\ny := 2;\n");
+}
+
+TEST(FormatterLayout, EmptyAndWhitespaceOnlyFilesStayEmpty) {
+    EXPECT_EQ(formatOk(""), "");
+    EXPECT_EQ(formatOk(" \r\n\t\n"), "");
+}
+
+TEST(FormatterLayout, CrLfBecomesLf) {
+    std::string out = formatOk("PROGRAM P\r\nx := 1;\r\nEND_PROGRAM\r\n");
+    EXPECT_EQ(out.find('\r'), std::string::npos);
+    EXPECT_EQ(out, "PROGRAM P\n    x := 1;\nEND_PROGRAM\n");
+}
+
+TEST(FormatterLayout, StringsAndLiteralsAreNotChanged) {
+    EXPECT_EQ(formatOk("s := 'MiXeD  case $N';\nw := \"wide  Text\";\nn := 16#ff;\nr := 1.5e3;\nt := t#1H2m;"),
+              "s := 'MiXeD  case $N';\nw := \"wide  Text\";\nn := 16#ff;\nr := 1.5e3;\nt := T#1H2m;\n");
+}
+
+TEST(FormatterLayout, IdentifiersKeepTheirSpellingButTypeNamesAreUpperCased) {
+    EXPECT_EQ(formatOk("myVar : lreal := MyOther; fieldX.date := sint#3;"),
+              "myVar : LREAL := MyOther;\nfieldX.DATE := SINT#3;\n");
+}
+
+// Removing the author's spaces must never merge tokens: `( *` is not a comment opener,
+// `1 . 5` is not a REAL and `%IX1 . 2` is not one address.
+TEST(FormatterLayout, NeverGluesTokensIntoDifferentOnes) {
+    for (const std::string src : {"x := ( * y);", "x := a[1 . 5];", "x := %IX1 . 2;", "x := a / / b;", "x := a . . b;",
+                                  "x := T#1s . 5;", "x := ( / y);"}) {
+        DiagnosticSink diags;
+        FormatResult r = format(src, diags);
+        ASSERT_TRUE(r.ok) << src;
+        EXPECT_TRUE(commentTexts(r.text).empty()) << r.text;
+        SourceFile in(0, "a", src);
+        SourceFile out(0, "b", r.text);
+        DiagnosticSink d1;
+        DiagnosticSink d2;
+        EXPECT_EQ(lex(in, d1).tokens.size(), lex(out, d2).tokens.size()) << r.text;
+        EXPECT_EQ(formatOk(r.text), r.text);
+    }
+}
+
+TEST(FormatterLayout, ChangedFlagReportsWhetherTheTextDiffers) {
+    DiagnosticSink diags;
+    EXPECT_FALSE(format("x := 1;\n", diags).changed);
+    EXPECT_TRUE(format("x:=1;\n", diags).changed);
+}
+
+TEST(FormatterRefusal, LexicalErrorsYieldDiagnosticsAndNoText) {
+    struct Case {
+        const char* src;
+        DiagCode code;
+    };
+    for (const Case& c : {Case{"x := 'open;\n", DiagCode::UnterminatedString},
+                          Case{"(* never closed\nx := 1;", DiagCode::UnterminatedComment},
+                          Case{"x := 1 ? 2;", DiagCode::InvalidCharacter}, Case{"x := 12ab;", DiagCode::InvalidNumber},
+                          Case{"{pragma", DiagCode::UnterminatedPragma}}) {
+        DiagnosticSink diags;
+        FormatResult r = format(c.src, diags);
+        EXPECT_FALSE(r.ok) << c.src;
+        EXPECT_TRUE(r.text.empty());
+        ASSERT_TRUE(diags.hasErrors()) << c.src;
+        EXPECT_EQ(diags.diagnostics().front().code, c.code) << c.src;
+    }
+}
+
+} // namespace
+} // namespace takt::compiler
