@@ -6,6 +6,7 @@
 
 #include "formatter_rules.h"
 #include "takt/compiler/lexer.h"
+#include "takt/compiler/parser.h"
 
 namespace takt::compiler {
 
@@ -384,6 +385,12 @@ FormatResult formatSource(const SourceFile& file, DiagnosticSink& diags) {
     FormatResult result;
     std::size_t errorsBefore = diags.errorCount();
     LexResult lexed = lex(file, diags);
+    if (diags.errorCount() > errorsBefore) {
+        return result;
+    }
+    // Only files that parse are rewritten: the layout follows block structure, and a file with
+    // a syntax error is one whose structure the author has not finished saying.
+    (void)parse(file, lexed, diags);
     if (diags.errorCount() > errorsBefore) {
         return result;
     }

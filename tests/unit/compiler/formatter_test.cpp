@@ -1,6 +1,7 @@
 // The formatter: golden files (tests/fmt/*.input.st -> *.expected.st), idempotency and
 // comment preservation over every .st file in the repository, and refusal of broken files.
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -9,8 +10,11 @@
 
 #include <gtest/gtest.h>
 
+#include "formatter_rules.h"
+#include "takt/compiler/ast_dump.h"
 #include "takt/compiler/formatter.h"
 #include "takt/compiler/lexer.h"
+#include "takt/compiler/parser.h"
 
 namespace takt::compiler {
 namespace {
@@ -30,10 +34,11 @@ FormatResult format(const std::string& text, DiagnosticSink& diags) {
 }
 
 std::string formatOk(const std::string& text) {
+    SourceManager sm;
+    FileId id = sm.add("test.st", text);
     DiagnosticSink diags;
-    FormatResult r = format(text, diags);
-    EXPECT_TRUE(r.ok) << "refused:\n" << text;
-    EXPECT_FALSE(diags.hasErrors());
+    FormatResult r = formatSource(sm.file(id), diags);
+    EXPECT_TRUE(r.ok) << renderHuman(diags.diagnostics(), sm) << "in:\n" << text;
     return r.text;
 }
 
@@ -134,6 +139,36 @@ TEST(FormatterCorpus, EveryCommentIsKept) {
     }
 }
 
+// The syntax tree (without positions) of a file, upper-cased: names are case-insensitive and
+// the formatter upper-cases keywords and elementary type names, nothing else.
+std::string treeOf(const std::string& text) {
+    SourceManager sm;
+    FileId id = sm.add("tree.st", text);
+    DiagnosticSink diags;
+    ast::CompilationUnit unit = parseSource(sm.file(id), diags);
+    EXPECT_FALSE(diags.hasErrors()) << renderHuman(diags.diagnostics(), sm);
+    std::string dump = dumpAst(unit, sm);
+    for (char& c : dump) {
+        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+    return dump;
+}
+
+TEST(FormatterCorpus, FormattingNeverChangesTheSyntaxTree) {
+    std::size_t checked = 0;
+    for (const fs::path& path : corpusFiles()) {
+        std::string text = readFile(path);
+        if (!lexesCleanly(text)) {
+            continue;
+        }
+        std::string before = treeOf(text);
+        EXPECT_FALSE(before.empty()) << path;
+        EXPECT_EQ(treeOf(formatOk(text)), before) << path;
+        ++checked;
+    }
+    EXPECT_GT(checked, 0u);
+}
+
 TEST(FormatterComments, AllPlacementsKeepTheirText) {
     std::string src = "(* a *) PROGRAM P // b\nVAR x : INT; (* c\n   d *) END_VAR\n{pragma}\n"
                       "x := /* e */ 1; // f\r\n(* g (* nested *) *)\nEND_PROGRAM // h";
@@ -153,7 +188,8 @@ TEST(FormatterLayout, SplitsStatementsAndDeclarationsOntoTheirOwnLines) {
 }
 
 TEST(FormatterLayout, KeepsAtMostOneBlankLineAndEndsWithOneNewline) {
-    EXPECT_EQ(formatOk("\n\n\nx := 1;\n\n\n\n\ny := 2;   \n\n\n"), "x := 1;\n\ny := 2;\n");
+    EXPECT_EQ(formatOk("\n\n\nPROGRAM P\nx := 1;\n\n\n\n\ny := 2;   \nEND_PROGRAM\n\n\n"),
+              "PROGRAM P\n    x := 1;\n\n    y := 2;\nEND_PROGRAM\n");
 }
 
 TEST(FormatterLayout, EmptyAndWhitespaceOnlyFilesStayEmpty) {
@@ -168,37 +204,63 @@ TEST(FormatterLayout, CrLfBecomesLf) {
 }
 
 TEST(FormatterLayout, StringsAndLiteralsAreNotChanged) {
-    EXPECT_EQ(formatOk("s := 'MiXeD  case $N';\nw := \"wide  Text\";\nn := 16#ff;\nr := 1.5e3;\nt := t#1H2m;"),
-              "s := 'MiXeD  case $N';\nw := \"wide  Text\";\nn := 16#ff;\nr := 1.5e3;\nt := T#1H2m;\n");
+    EXPECT_EQ(formatOk("PROGRAM P s := 'MiXeD  case $N'; w := \"wide  Text\"; n := 16#ff; r := 1.5e3; t := t#1H2m;"
+                       " END_PROGRAM"),
+              "PROGRAM P\n    s := 'MiXeD  case $N';\n    w := \"wide  Text\";\n    n := 16#ff;\n    r := 1.5e3;\n"
+              "    t := T#1H2m;\nEND_PROGRAM\n");
 }
 
 TEST(FormatterLayout, IdentifiersKeepTheirSpellingButTypeNamesAreUpperCased) {
-    EXPECT_EQ(formatOk("myVar : lreal := MyOther; fieldX.date := sint#3;"),
-              "myVar : LREAL := MyOther;\nfieldX.DATE := SINT#3;\n");
+    EXPECT_EQ(formatOk("PROGRAM P VAR myVar : lreal := MyOther; END_VAR fieldX.date := sint#3; END_PROGRAM"),
+              "PROGRAM P\n    VAR\n        myVar : LREAL := MyOther;\n    END_VAR\n    fieldX.DATE := SINT#3;\n"
+              "END_PROGRAM\n");
 }
 
-// Removing the author's spaces must never merge tokens: `( *` is not a comment opener,
-// `1 . 5` is not a REAL and `%IX1 . 2` is not one address.
+// Removing the author's spaces must never merge tokens: `1 . 5` is not a REAL and `%IW1 . 2`
+// is not one address.
 TEST(FormatterLayout, NeverGluesTokensIntoDifferentOnes) {
-    for (const std::string src : {"x := ( * y);", "x := a[1 . 5];", "x := %IX1 . 2;", "x := a / / b;", "x := a . . b;",
-                                  "x := T#1s . 5;", "x := ( / y);"}) {
-        DiagnosticSink diags;
-        FormatResult r = format(src, diags);
-        ASSERT_TRUE(r.ok) << src;
-        EXPECT_TRUE(commentTexts(r.text).empty()) << r.text;
+    for (const std::string stmt : {"x := a[1 . 5];", "x := %IW1 . 2;", "x := T#1s . 5;"}) {
+        std::string src = "PROGRAM P\n" + stmt + "\nEND_PROGRAM\n";
+        std::string out = formatOk(src);
         SourceFile in(0, "a", src);
-        SourceFile out(0, "b", r.text);
+        SourceFile formatted(0, "b", out);
         DiagnosticSink d1;
         DiagnosticSink d2;
-        EXPECT_EQ(lex(in, d1).tokens.size(), lex(out, d2).tokens.size()) << r.text;
-        EXPECT_EQ(formatOk(r.text), r.text);
+        EXPECT_EQ(lex(in, d1).tokens.size(), lex(formatted, d2).tokens.size()) << out;
+        EXPECT_EQ(formatOk(out), out);
     }
+}
+
+// The glue check itself, on sequences the parser would reject but the lexer merges.
+TEST(FormatterRules, GlueCheckRejectsSequencesThatLexDifferently) {
+    using fmtrules::lexesAs;
+    EXPECT_TRUE(lexesAs("a[1]", {1, 2, 3, 4}));
+    EXPECT_TRUE(lexesAs("1..5", {1, 3, 4}));
+    EXPECT_FALSE(lexesAs("(*", {1, 2}));     // opens a comment
+    EXPECT_FALSE(lexesAs("//", {1, 2}));     // opens a line comment
+    EXPECT_FALSE(lexesAs("/*", {1, 2}));     // opens a C comment
+    EXPECT_FALSE(lexesAs("1.5", {1, 2, 3})); // one REAL
+    EXPECT_FALSE(lexesAs("..", {1, 2}));     // one DotDot
+    EXPECT_FALSE(lexesAs(":=", {1, 2}));     // one Assign
+    EXPECT_FALSE(lexesAs("INT#", {3, 4}));   // one typed prefix
 }
 
 TEST(FormatterLayout, ChangedFlagReportsWhetherTheTextDiffers) {
     DiagnosticSink diags;
-    EXPECT_FALSE(format("x := 1;\n", diags).changed);
-    EXPECT_TRUE(format("x:=1;\n", diags).changed);
+    EXPECT_FALSE(format("PROGRAM P\n    x := 1;\nEND_PROGRAM\n", diags).changed);
+    EXPECT_TRUE(format("PROGRAM P\n    x:=1;\nEND_PROGRAM\n", diags).changed);
+    EXPECT_FALSE(diags.hasErrors());
+}
+
+TEST(FormatterRefusal, SyntaxErrorsYieldDiagnosticsAndNoText) {
+    for (const char* src : {"PROGRAM P\nx := ;\nEND_PROGRAM\n", "PROGRAM P\nIF x THEN\ny := 1;\nEND_PROGRAM\n",
+                            "x := 1;\n", "FUNCTION_BLOCK Fb\nVAR\nx INT;\nEND_VAR\nEND_FUNCTION_BLOCK\n"}) {
+        DiagnosticSink diags;
+        FormatResult r = format(src, diags);
+        EXPECT_FALSE(r.ok) << src;
+        EXPECT_TRUE(r.text.empty());
+        EXPECT_TRUE(diags.hasErrors()) << src;
+    }
 }
 
 TEST(FormatterRefusal, LexicalErrorsYieldDiagnosticsAndNoText) {
