@@ -172,7 +172,9 @@ private:
         } else if (mustNewline_ || (t.lineStart && breakAllowed(prevKind_, k, prevUnary_, postfix))) {
             newline(blank, continuationIndent(k == TokenKind::RParen || k == TokenKind::RBracket));
         } else if (lineHasContent_) {
-            bool space = afterComment_ || spaceBetween(prevKind_, k, ctx);
+            bool closing = k == TokenKind::Semicolon || k == TokenKind::Comma || k == TokenKind::RParen ||
+                           k == TokenKind::RBracket;
+            bool space = (afterComment_ && !closing) || spaceBetween(prevKind_, k, ctx);
             if (!space && !runBegins_.empty() && !glueSafe(word)) {
                 space = true;
             }

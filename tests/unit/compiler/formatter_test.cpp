@@ -169,6 +169,43 @@ TEST(FormatterCorpus, FormattingNeverChangesTheSyntaxTree) {
     EXPECT_GT(checked, 0u);
 }
 
+std::vector<fs::path> goldenInputs() {
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(fs::path(TAKT_SOURCE_DIR) / "tests" / "fmt")) {
+        if (entry.path().string().find(".input.st") != std::string::npos) {
+            files.push_back(entry.path());
+        }
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+// Comments and line breaks in every possible place: before each token of every golden input,
+// insert a block comment, a line comment or a line break. Each variant must format to a fixed
+// point with the same comments and the same syntax tree.
+TEST(FormatterInjection, CommentsAndLineBreaksAnywhereAreStable) {
+    const std::vector<std::string> inserts = {" (* c *) ", " // c\n", "\n", "\n\n(* own *)\n"};
+    std::size_t variants = 0;
+    for (const fs::path& path : goldenInputs()) {
+        std::string text = readFile(path);
+        SourceFile file(0, "in.st", text);
+        DiagnosticSink diags;
+        LexResult lexed = lex(file, diags);
+        std::string tree = treeOf(text);
+        for (const Token& tok : lexed.tokens) {
+            for (const std::string& insert : inserts) {
+                std::string variant = text.substr(0, tok.begin) + insert + text.substr(tok.begin);
+                std::string once = formatOk(variant);
+                ASSERT_EQ(formatOk(once), once) << path << " with '" << insert << "' at " << tok.begin;
+                ASSERT_EQ(commentTexts(once), commentTexts(variant)) << path << " at " << tok.begin;
+                ASSERT_EQ(treeOf(once), tree) << path << " at " << tok.begin;
+                ++variants;
+            }
+        }
+    }
+    EXPECT_GT(variants, 1000u);
+}
+
 TEST(FormatterComments, AllPlacementsKeepTheirText) {
     std::string src = "(* a *) PROGRAM P // b\nVAR x : INT; (* c\n   d *) END_VAR\n{pragma}\n"
                       "x := /* e */ 1; // f\r\n(* g (* nested *) *)\nEND_PROGRAM // h";
