@@ -18,12 +18,19 @@
 
 namespace takt::compiler::sema {
 
+struct DeclState; // declare.h: state of the declaration phase
+
 struct Context {
     SemanticModel& model;
     DiagnosticSink& diags;
     const SourceManager& sources;
     const AnalysisOptions& options;
     std::vector<ast::CompilationUnit>& units;
+
+    // Constants being evaluated (cycle guard for `A : INT := B; B : INT := A`).
+    std::vector<const Symbol*> evaluating = {};
+    // Declaration-phase state; null once declare() has returned.
+    DeclState* decl = nullptr;
 
     Diagnostic* error(DiagCode code, Span span, std::string message) {
         return diags.report(code, span, std::move(message));
@@ -44,6 +51,17 @@ struct ConstValue {
 // and comparison operators, *_TO_* conversions, ABS/MIN/MAX on constants). With `report`,
 // a non-constant expression is E0501 and division by zero E0502.
 std::optional<ConstValue> evaluateConstant(Context& cx, const ast::Expr& expr, const Scope* scope, bool report);
+
+// Converts a constant to `type` with the rules of the *_TO_* functions (integers wrap to the
+// target width, REAL -> integer rounds half to even); null when no conversion exists.
+std::optional<ConstValue> convertConstant(Context& cx, const ConstValue& value, const Type* type);
+// A constant's integer value (Int, Bool, Enum and Time kinds), as a 64-bit two's-complement pattern.
+std::optional<std::int64_t> constantAsInt(const ConstValue& value);
+
+// ---- declarations (declare side) --------------------------------------------------------------
+// Collects every declaration of cx.units and the standard library into the model's scopes,
+// resolves types, checks OO relations, globals/externals, configuration and direct addresses.
+void declare(Context& cx);
 
 // Resolves a type specification in a scope (sets spec.resolved); unknown names report E0102.
 const Type* resolveType(Context& cx, ast::TypeSpec& spec, Scope* scope);

@@ -11,6 +11,17 @@
 
 namespace takt::compiler {
 
+// The standard FB prelude is parsed from text that is not a project file; its spans use this id.
+inline constexpr FileId kStdlibFile = 0xFFFFFFFEu;
+
+// A VAR_CONFIG entry that resolved a wildcard (`res.inst.fb.x AT %IX1.0`): the per-instance
+// address of a variable declared `AT %I*`.
+struct ConfigBinding {
+    std::vector<const Symbol*> path; // program instance (or program/global), FB instances…, the variable
+    ast::Address address;
+    const ast::ConfigDecl* decl = nullptr;
+};
+
 class SemanticModel {
 public:
     SemanticModel() : global(std::make_unique<Scope>(nullptr, nullptr)) {}
@@ -34,6 +45,13 @@ public:
     std::vector<const Symbol*> tasks;
     std::vector<const Symbol*> programInstances;
     std::vector<const Symbol*> accessPaths;
+    std::vector<const Symbol*> enumValues;     // every EnumValue symbol (bare enum names resolve through it)
+    std::vector<const Symbol*> typeDecls;      // TYPE declarations (user types first, then the standard library's)
+    std::vector<ConfigBinding> configBindings; // VAR_CONFIG entries, in source order
+
+    // The parsed standard FB prelude (standardFbSource()); symbols point into it.
+    std::unique_ptr<SourceFile> stdlibFile;
+    ast::CompilationUnit stdlibUnit;
 
 private:
     std::vector<std::unique_ptr<Symbol>> symbols_;

@@ -46,6 +46,8 @@ struct Symbol {
     const ast::VarDecl* varDecl = nullptr;
     const ast::Expr* init = nullptr;
     std::uint32_t declIndex = 0; // order within its POU (initialiser order rule)
+    const Scope* declScope = nullptr; // the scope the symbol is declared in (initialisers are evaluated there)
+    const Symbol* target = nullptr;   // VAR_EXTERNAL: its VAR_GLOBAL; VAR_ACCESS: the variable the path names
 
     // POUs, interfaces, methods
     ast::PouKind pouKind = ast::PouKind::Program;
@@ -66,6 +68,10 @@ struct Symbol {
     const ast::TaskDecl* task = nullptr;
     const ast::ProgramInstanceDecl* instance = nullptr;
     const Symbol* taskSymbol = nullptr;
+    std::int64_t taskInterval = 0;          // TASK INTERVAL in nanoseconds (0: none, event task)
+    std::int64_t taskPriority = 0;          // TASK PRIORITY (lower runs first)
+    const Symbol* taskSingle = nullptr;     // TASK SINGLE: the BOOL variable whose rising edge triggers it
+    std::vector<const Symbol*> accessPath;  // VAR_ACCESS: the symbols along the path (instance, …, variable)
     const ast::AccessDecl* access = nullptr;
     bool readOnly = false;
 

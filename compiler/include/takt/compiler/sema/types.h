@@ -13,6 +13,7 @@
 namespace takt::compiler {
 
 struct Symbol;
+struct TypeInterning; // types.cpp
 
 // Elementary kinds first, in IEC widening order within each family.
 enum class TypeKind : std::uint8_t {
@@ -150,6 +151,9 @@ struct AliasType final : Type {
 class TypeTable {
 public:
     TypeTable();
+    ~TypeTable();
+    TypeTable(const TypeTable&) = delete;
+    TypeTable& operator=(const TypeTable&) = delete;
     // Elementary types by kind (Bool..WChar, IntLiteral, RealLiteral, Null, Void, Error).
     [[nodiscard]] const Type* get(TypeKind kind) const;
     // Case-insensitive elementary type name lookup ("INT", "TIME_OF_DAY", "STRING"), else null.
@@ -168,6 +172,7 @@ public:
 private:
     std::vector<std::unique_ptr<Type>> owned_;
     std::vector<const Type*> byKind_;
+    std::unique_ptr<TypeInterning> interned_;
 };
 
 // IEC implicit conversion: true when a value of `from` may be assigned to `to` without an
