@@ -15,6 +15,7 @@
 #include "takt/compiler/formatter.h"
 #include "takt/compiler/lexer.h"
 #include "takt/compiler/parser.h"
+#include "takt/compiler/sema.h"
 
 namespace takt::compiler {
 namespace {
@@ -164,6 +165,42 @@ TEST(FormatterCorpus, FormattingNeverChangesTheSyntaxTree) {
         std::string before = treeOf(text);
         EXPECT_FALSE(before.empty()) << path;
         EXPECT_EQ(treeOf(formatOk(text)), before) << path;
+        ++checked;
+    }
+    EXPECT_GT(checked, 0u);
+}
+
+// What semantic analysis makes of a file: its symbol listing plus the codes and messages of
+// its diagnostics (positions move when a file is formatted; nothing else may change).
+std::string meaningOf(const std::string& text) {
+    SourceManager sm;
+    FileId id = sm.add("meaning.st", text);
+    DiagnosticSink diags;
+    std::vector<ast::CompilationUnit> units;
+    units.push_back(parseSource(sm.file(id), diags));
+    AnalysisResult analysis = analyze(units, sm, diags);
+    std::vector<std::string> lines;
+    for (const Diagnostic& d : diags.diagnostics()) {
+        lines.push_back(std::string(diagInfo(d.code).code) + " " + d.message);
+    }
+    std::sort(lines.begin(), lines.end());
+    std::string out = dumpSymbols(*analysis.model);
+    for (const std::string& line : lines) {
+        out += "\n" + line;
+    }
+    return out;
+}
+
+TEST(FormatterCorpus, FormattingKeepsSymbolsAndDiagnostics) {
+    std::size_t checked = 0;
+    for (const fs::path& path : corpusFiles()) {
+        std::string text = readFile(path);
+        if (!lexesCleanly(text)) {
+            continue;
+        }
+        std::string before = meaningOf(text);
+        EXPECT_FALSE(before.empty()) << path;
+        EXPECT_EQ(meaningOf(formatOk(text)), before) << path;
         ++checked;
     }
     EXPECT_GT(checked, 0u);
