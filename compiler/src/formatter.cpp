@@ -99,6 +99,19 @@ private:
         return stmtIndent_ + kIndentWidth * d;
     }
 
+    // An own-line comment between statements is indented like the body it sits in (so one
+    // before END_IF or an IF's ELSE stays with the statements above it), except that a comment
+    // just before a CASE label or a CASE's ELSE is indented like that label.
+    int commentLevel(std::size_t nextToken) const {
+        int n = static_cast<int>(stack_.size());
+        TokenKind k = toks_[nextToken].kind;
+        if (n > 0 && stack_.back().caseBranch &&
+            (k == TokenKind::Else || (!isLineLeader(k) && findLabelColon(nextToken) != kNone))) {
+            return n - 1;
+        }
+        return n;
+    }
+
     // Ends the current line (keeping one blank line when asked) and indents the next one.
     void newline(bool blank, int indent) {
         if (!out_.empty()) {
@@ -118,8 +131,7 @@ private:
         bool ownLine = !anyItem_ || newlinesBetween(prevEnd_, tv.begin) > 0;
         std::string body = triviaText(src_.substr(tv.begin, tv.end - tv.begin), tv.kind);
         if (ownLine) {
-            int indent =
-                statementLevel(nextToken) ? static_cast<int>(stack_.size()) * kIndentWidth : continuationIndent(false);
+            int indent = statementLevel(nextToken) ? commentLevel(nextToken) * kIndentWidth : continuationIndent(false);
             newline(anyItem_ && newlinesBetween(prevEnd_, tv.begin) > 1, indent);
             // Whatever follows an own-line comment starts a line of its own, so the comment
             // is still on its own line when the output is formatted again.
