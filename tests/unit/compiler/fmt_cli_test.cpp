@@ -1,0 +1,132 @@
+// `takt fmt` end to end: runs the built binary on temporary files and checks exit codes,
+// in-place rewriting and that files with errors are left untouched.
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kUnformatted = "program P\nvar x:int; end_var\nx:=x+1;\nend_program\n";
+constexpr const char* kFormatted = "PROGRAM P\n    VAR\n        x : INT;\n    END_VAR\n    x := x + 1;\nEND_PROGRAM\n";
+constexpr const char* kBroken = "PROGRAM P\nx := 'never closed;\nEND_PROGRAM\n";
+
+struct CliRun {
+    int exitCode = -1;
+    std::string out; // stdout and stderr together
+};
+
+class FmtCli : public ::testing::Test {
+protected:
+    void SetUp() override {
+        std::random_device rd;
+        dir_ = fs::temp_directory_path() / ("takt-fmt-test-" + std::to_string(rd()));
+        fs::create_directories(dir_);
+    }
+    void TearDown() override {
+        std::error_code ec;
+        fs::remove_all(dir_, ec);
+    }
+
+    fs::path write(const std::string& name, const std::string& text) {
+        fs::path p = dir_ / name;
+        std::ofstream(p, std::ios::binary) << text;
+        return p;
+    }
+    static std::string read(const fs::path& p) {
+        std::ifstream in(p, std::ios::binary);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    }
+    static CliRun takt(const std::string& args) {
+        CliRun run;
+        std::string cmd = std::string("'") + TAKT_BINARY + "' fmt " + args + " 2>&1";
+        FILE* pipe = ::popen(cmd.c_str(), "r");
+        if (pipe == nullptr) {
+            return run;
+        }
+        char buf[4096];
+        std::size_t n = 0;
+        while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) {
+            run.out.append(buf, n);
+        }
+        int status = ::pclose(pipe);
+        run.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        return run;
+    }
+    static std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
+
+    fs::path dir_;
+};
+
+TEST_F(FmtCli, CheckExitsZeroWhenEveryFileIsCanonical) {
+    fs::path a = write("a.st", kFormatted);
+    CliRun r = takt("--check " + q(a));
+    EXPECT_EQ(r.exitCode, 0) << r.out;
+    EXPECT_EQ(r.out.find("a.st"), std::string::npos) << r.out;
+}
+
+TEST_F(FmtCli, CheckListsFilesThatWouldChangeExitsOneAndWritesNothing) {
+    fs::path a = write("a.st", kFormatted);
+    fs::path b = write("b.st", kUnformatted);
+    CliRun r = takt("--check " + q(a) + " " + q(b));
+    EXPECT_EQ(r.exitCode, 1) << r.out;
+    EXPECT_NE(r.out.find("b.st"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("a.st"), std::string::npos) << r.out;
+    EXPECT_EQ(read(b), kUnformatted);
+}
+
+TEST_F(FmtCli, RewritesFilesInPlaceAndNamesThem) {
+    fs::path a = write("a.st", kUnformatted);
+    fs::path b = write("b.st", kFormatted);
+    fs::permissions(a, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+    CliRun r = takt(q(a) + " " + q(b));
+    EXPECT_EQ(r.exitCode, 0) << r.out;
+    EXPECT_EQ(read(a), kFormatted);
+    EXPECT_EQ(read(b), kFormatted);
+    EXPECT_NE(r.out.find("a.st"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("b.st"), std::string::npos) << r.out;
+    // Atomic replacement keeps the mode and leaves no temporary file behind.
+    EXPECT_EQ(fs::status(a).permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+    std::size_t entries = std::distance(fs::directory_iterator(dir_), fs::directory_iterator());
+    EXPECT_EQ(entries, 2u);
+    EXPECT_EQ(takt("--check " + q(a)).exitCode, 0);
+}
+
+TEST_F(FmtCli, FileWithErrorsIsReportedAndLeftUnchanged) {
+    fs::path bad = write("bad.st", kBroken);
+    fs::path good = write("good.st", kUnformatted);
+    CliRun r = takt(q(bad) + " " + q(good));
+    EXPECT_EQ(r.exitCode, 11) << r.out;
+    EXPECT_NE(r.out.find("bad.st:2:6: error[E0003]"), std::string::npos) << r.out;
+    EXPECT_EQ(read(bad), kBroken);
+    EXPECT_EQ(read(good), kFormatted); // the other files are still formatted
+
+    CliRun check = takt("--check " + q(bad));
+    EXPECT_EQ(check.exitCode, 11) << check.out;
+    EXPECT_EQ(read(bad), kBroken);
+}
+
+TEST_F(FmtCli, MissingFileIsAnInvalidProject) {
+    CliRun r = takt(q(dir_ / "nope.st"));
+    EXPECT_EQ(r.exitCode, 10) << r.out;
+    EXPECT_NE(r.out.find("nope.st"), std::string::npos) << r.out;
+}
+
+TEST_F(FmtCli, NoFileArgumentIsAUsageError) {
+    CliRun r = takt("");
+    EXPECT_NE(r.exitCode, 0) << r.out;
+}
+
+} // namespace
