@@ -215,6 +215,10 @@ struct CallExpr final : Expr {
     ExprPtr callee;
     std::vector<Argument> args;
     const Symbol* target = nullptr; // resolved POU/method/standard function
+    // Standard functions: the chosen overload (index into the signature table, -1 otherwise)
+    // and the type bound to its generic parameter T (null when the signature has none).
+    std::int32_t stdOverload = -1;
+    const Type* genericType = nullptr;
 };
 
 enum class UnaryOp : std::uint8_t { Neg, Plus, Not };

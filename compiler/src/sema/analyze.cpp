@@ -1,0 +1,16 @@
+// analyze(): builds the semantic model of a whole project (all files at once) in two phases,
+// declarations then bodies. The model is returned even with errors so tools can still query it.
+#include "sema/context.h"
+
+namespace takt::compiler {
+
+AnalysisResult analyze(std::vector<ast::CompilationUnit>& units, const SourceManager& sm, DiagnosticSink& diags,
+                       const AnalysisOptions& options) {
+    auto model = std::make_shared<SemanticModel>();
+    sema::Context cx{*model, diags, sm, options, units};
+    sema::declare(cx);
+    sema::checkBodies(cx);
+    return AnalysisResult{std::move(model)};
+}
+
+} // namespace takt::compiler

@@ -1,0 +1,123 @@
+#pragma once
+// Checking of POU bodies and initialisers (checkBodies): name resolution inside bodies,
+// expression typing, calls, statements, assignability. One BodyChecker walks the whole
+// project; `pc_` describes the POU being checked.
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "sema/context.h"
+#include "takt/compiler/ast.h"
+
+namespace takt::compiler::sema {
+
+// Semantic analysis annotates the tree in place (Expr::type, NameExpr::symbol). The symbols
+// hold const pointers into the units, which Context::units owns non-const, so writing through
+// them is well-defined.
+template <typename T> T& mut(const T& node) {
+    return const_cast<T&>(node);
+}
+
+class BodyChecker {
+public:
+    explicit BodyChecker(Context& cx);
+
+    void checkPou(const Symbol& pou);
+    // A VAR_GLOBAL initialiser, in the scope of its configuration (or the global scope).
+    void checkGlobalInit(const Symbol& var);
+    // TYPE … := init and STRUCT field initialisers, everywhere in the project.
+    void checkTypeInits();
+
+private:
+    struct PouContext {
+        const Symbol* pou = nullptr; // the POU or METHOD being checked (null for globals/types)
+        const Symbol* fb = nullptr;  // the FUNCTION_BLOCK whose members are in scope (THIS/SUPER)
+        const Scope* scope = nullptr;
+        bool resultAssigned = false;
+        int loopDepth = 0;
+        std::vector<const Symbol*> forVariables;
+        std::optional<std::uint32_t> initIndex; // checking the initialiser of the variable with this declIndex
+    };
+
+    // What a target expression denotes (analyzeTarget).
+    struct Target {
+        bool isVariable = false;
+        bool isResult = false;                 // the FUNCTION/METHOD result variable
+        const Symbol* root = nullptr;          // the variable at the start of the access path
+        bool directName = false;               // the target is the bare name of `root`
+        const Symbol* outsideOutput = nullptr; // an FB output written from outside the FB
+    };
+
+    // ---- names (body_names.cpp) ----
+    void buildEnumIndex();
+    void indexEnum(const Type* t);
+    void indexScope(const Scope* scope, int depth);
+    // Resolution without diagnostics: locals, POU members, base FBs, then lookup().
+    [[nodiscard]] Symbol* findName(std::string_view name) const;
+    [[nodiscard]] const Symbol* findMember(const Symbol* owner, std::string_view name) const;
+    const Symbol* enumValueSymbol(const EnumType* type, std::size_t index);
+    [[nodiscard]] bool isResultName(std::string_view name) const;
+    [[nodiscard]] const Scope* namespaceOf(const ast::Expr& e) const;
+    const Type* checkName(ast::NameExpr& e, const Type* expected);
+    const Type* checkEnumLiteral(ast::EnumLiteralExpr& e);
+    const Type* checkMember(ast::MemberExpr& e);
+    const Type* symbolValueType(const Symbol* sym, const ast::Expr& e, std::string_view name);
+
+    // ---- expressions (body_expr.cpp) ----
+    const Type* checkExpr(ast::Expr& e, const Type* expected = nullptr);
+    const Type* checkExprInner(ast::Expr& e, const Type* expected);
+    const Type* checkLiteral(ast::LiteralExpr& e);
+    const Type* checkUnary(ast::UnaryExpr& e, const Type* expected);
+    const Type* checkBinary(ast::BinaryExpr& e, const Type* expected);
+    const Type* checkIndex(ast::IndexExpr& e);
+    const Type* checkBitAccess(ast::BitAccessExpr& e);
+    const Type* arithmeticType(ast::BinaryOp op, const Type* a, const Type* b);
+    const Type* comparisonType(ast::BinaryOp op, const Type* a, const Type* b, const ast::BinaryExpr& e);
+    // Implicit conversion of an already typed expression to `target` (E0201, E0202, E0504,
+    // E0210, W0011).
+    void convert(ast::Expr& e, const Type* target);
+    bool checkConstantRange(const ast::Expr& e, const Type* target);
+    Target analyzeTarget(const ast::Expr& e) const;
+    // Checks that a typed expression may be written (E0403, E0401, E0413, E0402, E0410).
+    void checkWritable(const ast::Expr& e);
+
+    // ---- calls (body_calls.cpp) ----
+    const Type* checkCall(ast::CallExpr& e, const Type* expected, bool statement);
+    const Type* checkPouCall(ast::CallExpr& e, const Symbol& callee, const std::string& calleeName);
+    const Type* checkStandardCall(ast::CallExpr& e, const Symbol& fn, const Type* expected);
+    void checkInOutArgument(ast::Expr& value, const Symbol& param, const std::string& calleeName);
+    void checkOutputArgument(ast::Expr* value, const Symbol& param);
+    void typeArguments(ast::CallExpr& e);
+    [[nodiscard]] bool inTestPou() const;
+
+    // ---- statements (body_stmt.cpp) ----
+    void checkStmts(ast::StmtList& list);
+    void checkStmt(ast::Stmt& s);
+    void checkCondition(ast::Expr& e, const char* what);
+    void checkCase(ast::CaseStmt& s);
+    void checkFor(ast::ForStmt& s);
+
+    // ---- initialisers (body_init.cpp) ----
+    void checkInit(ast::Expr& init, const Type* target);
+    std::uint64_t checkArrayInit(ast::ArrayInitExpr& init, const Type* element, std::size_t dimsLeft);
+    void checkStructInit(ast::StructInitExpr& init, const Type* target);
+
+    // ---- utilities ----
+    [[nodiscard]] std::string text(const Span& span) const;
+    [[nodiscard]] std::string typeName(const Type* t) const { return t == nullptr ? "?" : t->name(); }
+    [[nodiscard]] const Type* errorType() const { return cx_.model.types.get(TypeKind::Error); }
+    [[nodiscard]] static bool isError(const Type* t) {
+        return t == nullptr || stripAlias(t) == nullptr || stripAlias(t)->kind() == TypeKind::Error;
+    }
+
+    Context& cx_;
+    PouContext pc_;
+    // Upper-cased enum value name -> every enumeration that declares it (bare values, E0106).
+    std::unordered_map<std::string, std::vector<std::pair<const EnumType*, std::size_t>>> enumValues_;
+    std::map<std::pair<const EnumType*, std::size_t>, const Symbol*> enumSymbols_;
+};
+
+} // namespace takt::compiler::sema

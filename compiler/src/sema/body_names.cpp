@@ -1,0 +1,340 @@
+// Name resolution inside bodies: locals -> POU members -> base FBs -> globals (VAR_EXTERNAL or
+// top-level) -> enum values (bare when unambiguous, E0106 otherwise); member access on
+// structs, FB instances, programs and namespaces.
+#include <algorithm>
+
+#include "sema/body.h"
+#include "takt/compiler/names.h"
+
+namespace takt::compiler::sema {
+
+namespace {
+
+const ast::Expr* stripParen(const ast::Expr* e) {
+    while (e != nullptr && e->kind == ast::ExprKind::Paren) {
+        e = static_cast<const ast::ParenExpr*>(e)->inner.get();
+    }
+    return e;
+}
+
+// THIS / SUPER (also written THIS^ / SUPER^): access from inside the FB itself.
+bool isSelf(const ast::Expr* e) {
+    e = stripParen(e);
+    if (e != nullptr && e->kind == ast::ExprKind::Deref) {
+        e = stripParen(static_cast<const ast::DerefExpr*>(e)->reference.get());
+    }
+    return e != nullptr && (e->kind == ast::ExprKind::This || e->kind == ast::ExprKind::Super);
+}
+
+} // namespace
+
+BodyChecker::BodyChecker(Context& cx) : cx_(cx) {
+    buildEnumIndex();
+}
+
+std::string BodyChecker::text(const Span& span) const {
+    if (!span.valid() || span.file >= cx_.sources.size()) {
+        return "";
+    }
+    return std::string(cx_.sources.text(span));
+}
+
+// ---- enum index ---------------------------------------------------------------------------
+
+void BodyChecker::indexEnum(const Type* t) {
+    t = stripAlias(t);
+    if (t == nullptr || t->kind() != TypeKind::Enum) {
+        return;
+    }
+    const auto* e = static_cast<const EnumType*>(t);
+    for (std::size_t i = 0; i < e->values.size(); ++i) {
+        auto& list = enumValues_[upperName(e->values[i].name)];
+        if (std::find(list.begin(), list.end(), std::pair{e, i}) == list.end()) {
+            list.emplace_back(e, i);
+        }
+    }
+}
+
+void BodyChecker::indexScope(const Scope* scope, int depth) {
+    if (scope == nullptr || depth > 32) {
+        return;
+    }
+    for (const Symbol* s : scope->symbols()) {
+        if (s->kind == SymbolKind::Type || s->kind == SymbolKind::Variable) {
+            indexEnum(s->type);
+        } else if (s->kind == SymbolKind::Namespace) {
+            indexScope(s->scope, depth + 1);
+        }
+    }
+}
+
+void BodyChecker::buildEnumIndex() {
+    indexScope(cx_.model.global.get(), 0);
+    for (const Symbol* pou : cx_.model.pous) {
+        indexScope(pou->scope, 31); // inline enumerations of local variables; no recursion
+    }
+    for (const Symbol* g : cx_.model.globals) {
+        indexEnum(g->type);
+    }
+}
+
+const Symbol* BodyChecker::enumValueSymbol(const EnumType* type, std::size_t index) {
+    auto key = std::pair{type, index};
+    if (auto it = enumSymbols_.find(key); it != enumSymbols_.end()) {
+        return it->second;
+    }
+    const EnumValue& v = type->values[index];
+    const Symbol* found = nullptr;
+    if (type->symbol != nullptr && type->symbol->scope != nullptr) {
+        found = type->symbol->scope->findLocal(v.name);
+    }
+    if (found == nullptr || found->kind != SymbolKind::EnumValue || stripAlias(found->type) != type) {
+        Symbol* s = cx_.model.newSymbol();
+        s->kind = SymbolKind::EnumValue;
+        s->name = v.name;
+        s->span = v.span;
+        s->type = type;
+        s->enumValue = v.value;
+        s->owner = type->symbol;
+        found = s;
+    }
+    enumSymbols_.emplace(key, found);
+    return found;
+}
+
+// ---- lookup ------------------------------------------------------------------------------
+
+const Symbol* BodyChecker::findMember(const Symbol* owner, std::string_view name) const {
+    int guard = 0;
+    for (const Symbol* s = owner; s != nullptr && guard < 64; s = s->base, ++guard) {
+        if (s->scope != nullptr) {
+            if (const Symbol* m = s->scope->findLocal(name)) {
+                return m;
+            }
+        }
+        if (s->kind == SymbolKind::Interface) {
+            for (const Symbol* i : s->interfaces) {
+                if (i != s) {
+                    if (const Symbol* m = findMember(i, name)) {
+                        return m;
+                    }
+                }
+            }
+        }
+    }
+    return nullptr;
+}
+
+bool BodyChecker::isResultName(std::string_view name) const {
+    const Symbol* p = pc_.pou;
+    if (p == nullptr || (p->pouKind != ast::PouKind::Function && p->pouKind != ast::PouKind::Method) ||
+        !sameName(p->name, name) || p->type == nullptr || stripAlias(p->type)->kind() == TypeKind::Void) {
+        return false;
+    }
+    const Symbol* local = p->scope != nullptr ? p->scope->findLocal(name) : nullptr;
+    return local == nullptr || local->kind != SymbolKind::Variable;
+}
+
+Symbol* BodyChecker::findName(std::string_view name) const {
+    const Scope* s = pc_.scope;
+    int guard = 0;
+    while (s != nullptr && s->owner() != nullptr && s->owner()->kind == SymbolKind::Pou && guard++ < 64) {
+        if (Symbol* found = s->findLocal(name)) {
+            return found;
+        }
+        for (const Symbol* b = s->owner()->base; b != nullptr && guard++ < 64; b = b->base) {
+            if (b->scope != nullptr) {
+                if (Symbol* found = b->scope->findLocal(name)) {
+                    return found;
+                }
+            }
+        }
+        s = s->parent();
+    }
+    // A METHOD whose scope does not chain to its FB still sees the FB's members.
+    if (pc_.fb != nullptr) {
+        if (const Symbol* m = findMember(pc_.fb, name)) {
+            return const_cast<Symbol*>(m);
+        }
+    }
+    return pc_.scope != nullptr ? lookup(cx_, pc_.scope, name) : lookup(cx_, cx_.model.global.get(), name);
+}
+
+const Scope* BodyChecker::namespaceOf(const ast::Expr& e) const {
+    if (e.kind == ast::ExprKind::Name) {
+        const auto& n = static_cast<const ast::NameExpr&>(e);
+        const Symbol* s = findName(n.name.name);
+        return s != nullptr && s->kind == SymbolKind::Namespace ? s->scope : nullptr;
+    }
+    if (e.kind == ast::ExprKind::Member) {
+        const auto& m = static_cast<const ast::MemberExpr&>(e);
+        if (const Scope* outer = namespaceOf(*m.object)) {
+            const Symbol* s = outer->findLocal(m.member.name);
+            return s != nullptr && s->kind == SymbolKind::Namespace ? s->scope : nullptr;
+        }
+    }
+    return nullptr;
+}
+
+// ---- names as values ---------------------------------------------------------------------
+
+const Type* BodyChecker::symbolValueType(const Symbol* sym, const ast::Expr& e, std::string_view name) {
+    switch (sym->kind) {
+    case SymbolKind::Variable:
+    case SymbolKind::EnumValue:
+    case SymbolKind::AccessPath:
+    case SymbolKind::ProgramInstance: return sym->type != nullptr ? sym->type : errorType();
+    case SymbolKind::Pou:
+        if (sym->pouKind == ast::PouKind::Program && sym->type != nullptr &&
+            stripAlias(sym->type)->kind() == TypeKind::Program) {
+            return sym->type; // Main.x reads a program's variable
+        }
+        cx_.error(DiagCode::NameIsNotValue, e.span,
+                  "'" + std::string(name) + "' is a POU, not a value" +
+                      (sym->pouKind == ast::PouKind::Function ? "; call it with ()" : ""));
+        return errorType();
+    default:
+        cx_.error(DiagCode::NameIsNotValue, e.span, "'" + std::string(name) + "' is not a value");
+        return errorType();
+    }
+}
+
+const Type* BodyChecker::checkName(ast::NameExpr& e, const Type* expected) {
+    const std::string& name = e.name.name;
+    if (isResultName(name)) {
+        e.symbol = pc_.pou;
+        return pc_.pou->type;
+    }
+    Symbol* sym = findName(name);
+    if (sym == nullptr || sym->kind == SymbolKind::EnumValue) {
+        auto it = enumValues_.find(upperName(name));
+        if (it != enumValues_.end() && !it->second.empty()) {
+            const auto& cands = it->second;
+            const Type* want = expected != nullptr ? stripAlias(expected) : nullptr;
+            const std::pair<const EnumType*, std::size_t>* pick = nullptr;
+            for (const auto& c : cands) {
+                if (c.first == want) {
+                    pick = &c;
+                }
+            }
+            if (pick == nullptr && sym != nullptr) {
+                for (const auto& c : cands) {
+                    if (c.first == stripAlias(sym->type)) {
+                        pick = &c;
+                    }
+                }
+            }
+            if (pick == nullptr && cands.size() == 1) {
+                pick = &cands.front();
+            }
+            if (pick == nullptr) {
+                std::string list;
+                for (const auto& c : cands) {
+                    list += (list.empty() ? "" : ", ") + c.first->name() + "#" + name;
+                }
+                cx_.error(DiagCode::AmbiguousEnumValue, e.span,
+                          "'" + name + "' is a value of several enumerations; write one of " + list);
+                return errorType();
+            }
+            e.symbol = enumValueSymbol(pick->first, pick->second);
+            return pick->first;
+        }
+    }
+    if (sym == nullptr) {
+        cx_.error(DiagCode::UnknownIdentifier, e.span, "unknown identifier '" + name + "'");
+        return errorType();
+    }
+    e.symbol = sym;
+    if (pc_.initIndex && sym->kind == SymbolKind::Variable && pc_.pou != nullptr && sym->owner == pc_.pou &&
+        sym->declIndex >= *pc_.initIndex && sym->section != ast::VarSection::External) {
+        cx_.error(DiagCode::InitializerOrder, e.span,
+                  "the initialiser uses '" + name + "', which is declared at or after the variable it initialises");
+    }
+    return symbolValueType(sym, e, name);
+}
+
+const Type* BodyChecker::checkEnumLiteral(ast::EnumLiteralExpr& e) {
+    const Symbol* t = findName(e.typeName.name);
+    if (t == nullptr) {
+        cx_.error(DiagCode::UnknownType, e.typeName.span, "unknown enumeration type '" + e.typeName.name + "'");
+        return errorType();
+    }
+    const Type* st = stripAlias(t->type);
+    if (t->kind != SymbolKind::Type || st == nullptr || st->kind() != TypeKind::Enum) {
+        cx_.error(DiagCode::NameIsNotType, e.typeName.span, "'" + e.typeName.name + "' is not an enumeration type");
+        return errorType();
+    }
+    const auto* et = static_cast<const EnumType*>(st);
+    for (std::size_t i = 0; i < et->values.size(); ++i) {
+        if (sameName(et->values[i].name, e.value.name)) {
+            return t->type;
+        }
+    }
+    cx_.error(DiagCode::UnknownMember, e.value.span,
+              "enumeration '" + e.typeName.name + "' has no value '" + e.value.name + "'");
+    return errorType();
+}
+
+const Type* BodyChecker::checkMember(ast::MemberExpr& e) {
+    const std::string& name = e.member.name;
+    if (const Scope* ns = namespaceOf(*e.object)) {
+        e.object->type = errorType(); // a namespace has no value; its members do
+        Symbol* sym = ns->findLocal(name);
+        if (sym == nullptr) {
+            cx_.error(DiagCode::UnknownIdentifier, e.member.span,
+                      "namespace '" + text(e.object->span) + "' has no '" + name + "'");
+            return errorType();
+        }
+        e.symbol = sym;
+        return symbolValueType(sym, e, name);
+    }
+    const Type* objType = checkExpr(*e.object);
+    if (isError(objType)) {
+        return errorType();
+    }
+    const Type* t = stripAlias(objType);
+    switch (t->kind()) {
+    case TypeKind::Struct: {
+        const Field* f = static_cast<const StructType*>(t)->field(name);
+        if (f == nullptr) {
+            cx_.error(DiagCode::UnknownMember, e.member.span, "'" + t->name() + "' has no field '" + name + "'");
+            return errorType();
+        }
+        return f->type;
+    }
+    case TypeKind::FunctionBlock:
+    case TypeKind::Program:
+    case TypeKind::Interface: {
+        const Symbol* owner = static_cast<const PouType*>(t)->symbol;
+        const Symbol* m = findMember(owner, name);
+        if (m == nullptr) {
+            cx_.error(DiagCode::UnknownMember, e.member.span, "'" + t->name() + "' has no member '" + name + "'");
+            return errorType();
+        }
+        e.symbol = m;
+        if (m->kind != SymbolKind::Variable) {
+            cx_.error(DiagCode::UnknownMember, e.member.span,
+                      "'" + name + "' of '" + t->name() + "' is not a variable" +
+                          (m->kind == SymbolKind::Pou ? "; call the method with ()" : ""));
+            return errorType();
+        }
+        const bool visible = isSelf(e.object.get()) || m->section == ast::VarSection::Input ||
+                             m->section == ast::VarSection::Output ||
+                             (t->kind() == TypeKind::Program && m->section != ast::VarSection::Temp);
+        if (!visible) {
+            cx_.error(DiagCode::UnknownMember, e.member.span,
+                      "'" + name + "' is internal to '" + t->name() +
+                          "'; only VAR_INPUT and VAR_OUTPUT are accessible from outside");
+            return errorType();
+        }
+        return m->type != nullptr ? m->type : errorType();
+    }
+    default:
+        cx_.error(DiagCode::NotAStruct, e.member.span,
+                  "'" + text(e.object->span) + "' of type " + t->name() + " has no member '" + name + "'" +
+                      (t->kind() == TypeKind::Ref ? "; dereference it with ^ first" : ""));
+        return errorType();
+    }
+}
+
+} // namespace takt::compiler::sema

@@ -1,0 +1,500 @@
+// The standard function blocks (LANGUAGE.md "Standard FBs"): their interfaces as ST, parsed as
+// an extra unit named "<stdlib>" so that instances, member access and calls are checked like
+// any user FB. The bodies are empty here: the VM implements them natively with the pinned
+// semantics written in the comments (LANGUAGE.md, "Pinned semantics").
+#include "sema/context.h"
+
+namespace takt::compiler::sema {
+
+namespace {
+
+constexpr std::string_view kStandardFbs = R"ST(
+(* On-delay: on the cycle where IN rises, ET = 0 and the start time is now; then ET = MIN(now - start, PT) and Q = (ET >= PT); IN FALSE resets Q and ET. *)
+FUNCTION_BLOCK TON
+VAR_INPUT
+    IN : BOOL;
+    PT : TIME;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    ET : TIME;
+END_VAR
+VAR
+    StartTime : TIME;
+    Running : BOOL;
+    PrevIn : BOOL;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* On-delay: on the cycle where IN rises, ET = 0 and the start time is now; then ET = MIN(now - start, PT) and Q = (ET >= PT); IN FALSE resets Q and ET. LTIME variant. *)
+FUNCTION_BLOCK LTON
+VAR_INPUT
+    IN : BOOL;
+    PT : LTIME;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    ET : LTIME;
+END_VAR
+VAR
+    StartTime : LTIME;
+    Running : BOOL;
+    PrevIn : BOOL;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Off-delay: IN TRUE gives Q TRUE and ET 0. On the falling edge of IN the start time is now; then ET = MIN(now - start, PT) and Q = (ET < PT); ET stays PT until IN rises again. *)
+FUNCTION_BLOCK TOF
+VAR_INPUT
+    IN : BOOL;
+    PT : TIME;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    ET : TIME;
+END_VAR
+VAR
+    StartTime : TIME;
+    Running : BOOL;
+    PrevIn : BOOL;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Off-delay: IN TRUE gives Q TRUE and ET 0. On the falling edge of IN the start time is now; then ET = MIN(now - start, PT) and Q = (ET < PT); ET stays PT until IN rises again. LTIME variant. *)
+FUNCTION_BLOCK LTOF
+VAR_INPUT
+    IN : BOOL;
+    PT : LTIME;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    ET : LTIME;
+END_VAR
+VAR
+    StartTime : LTIME;
+    Running : BOOL;
+    PrevIn : BOOL;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Pulse: a rising IN while not pulsing starts a pulse (Q TRUE, ET 0, start = now); rising edges during a pulse are ignored; at ET >= PT, Q is FALSE and ET = PT while IN stays TRUE, ET = 0 once IN is FALSE. *)
+FUNCTION_BLOCK TP
+VAR_INPUT
+    IN : BOOL;
+    PT : TIME;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    ET : TIME;
+END_VAR
+VAR
+    StartTime : TIME;
+    Running : BOOL;
+    PrevIn : BOOL;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Pulse: a rising IN while not pulsing starts a pulse (Q TRUE, ET 0, start = now); rising edges during a pulse are ignored; at ET >= PT, Q is FALSE and ET = PT while IN stays TRUE, ET = 0 once IN is FALSE. LTIME variant. *)
+FUNCTION_BLOCK LTP
+VAR_INPUT
+    IN : BOOL;
+    PT : LTIME;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    ET : LTIME;
+END_VAR
+VAR
+    StartTime : LTIME;
+    Running : BOOL;
+    PrevIn : BOOL;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Rising edge: Q = CLK AND NOT M; M := CLK. M starts FALSE. *)
+FUNCTION_BLOCK R_TRIG
+VAR_INPUT
+    CLK : BOOL;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+END_VAR
+VAR
+    M : BOOL;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Falling edge: Q = NOT CLK AND NOT M; M := NOT CLK. M starts FALSE, so Q is TRUE on the
+   first call with CLK FALSE. *)
+FUNCTION_BLOCK F_TRIG
+VAR_INPUT
+    CLK : BOOL;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+END_VAR
+VAR
+    M : BOOL;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Up counter: R resets CV to 0 and takes precedence; otherwise a rising CU increments CV
+   (not beyond the type's maximum); Q = (CV >= PV). *)
+FUNCTION_BLOCK CTU
+VAR_INPUT
+    CU : BOOL;
+    R : BOOL;
+    PV : INT;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    CV : INT;
+END_VAR
+VAR
+    CU_T : R_TRIG;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Down counter: LD loads CV := PV and takes precedence; otherwise a rising CD decrements CV
+   (not below the type's minimum); Q = (CV <= 0). *)
+FUNCTION_BLOCK CTD
+VAR_INPUT
+    CD : BOOL;
+    LD : BOOL;
+    PV : INT;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    CV : INT;
+END_VAR
+VAR
+    CD_T : R_TRIG;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Up/down counter: R (CV := 0) takes precedence over LD (CV := PV), both over counting;
+   a rising CU increments, a rising CD decrements; QU = (CV >= PV), QD = (CV <= 0). *)
+FUNCTION_BLOCK CTUD
+VAR_INPUT
+    CU : BOOL;
+    CD : BOOL;
+    R : BOOL;
+    LD : BOOL;
+    PV : INT;
+END_VAR
+VAR_OUTPUT
+    QU : BOOL;
+    QD : BOOL;
+    CV : INT;
+END_VAR
+VAR
+    CU_T : R_TRIG;
+    CD_T : R_TRIG;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Up counter: R resets CV to 0 and takes precedence; otherwise a rising CU increments CV
+   (not beyond the type's maximum); Q = (CV >= PV). *)
+FUNCTION_BLOCK CTU_INT
+VAR_INPUT
+    CU : BOOL;
+    R : BOOL;
+    PV : INT;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    CV : INT;
+END_VAR
+VAR
+    CU_T : R_TRIG;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Down counter: LD loads CV := PV and takes precedence; otherwise a rising CD decrements CV
+   (not below the type's minimum); Q = (CV <= 0). *)
+FUNCTION_BLOCK CTD_INT
+VAR_INPUT
+    CD : BOOL;
+    LD : BOOL;
+    PV : INT;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    CV : INT;
+END_VAR
+VAR
+    CD_T : R_TRIG;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Up/down counter: R (CV := 0) takes precedence over LD (CV := PV), both over counting;
+   a rising CU increments, a rising CD decrements; QU = (CV >= PV), QD = (CV <= 0). *)
+FUNCTION_BLOCK CTUD_INT
+VAR_INPUT
+    CU : BOOL;
+    CD : BOOL;
+    R : BOOL;
+    LD : BOOL;
+    PV : INT;
+END_VAR
+VAR_OUTPUT
+    QU : BOOL;
+    QD : BOOL;
+    CV : INT;
+END_VAR
+VAR
+    CU_T : R_TRIG;
+    CD_T : R_TRIG;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Up counter: R resets CV to 0 and takes precedence; otherwise a rising CU increments CV
+   (not beyond the type's maximum); Q = (CV >= PV). *)
+FUNCTION_BLOCK CTU_DINT
+VAR_INPUT
+    CU : BOOL;
+    R : BOOL;
+    PV : DINT;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    CV : DINT;
+END_VAR
+VAR
+    CU_T : R_TRIG;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Down counter: LD loads CV := PV and takes precedence; otherwise a rising CD decrements CV
+   (not below the type's minimum); Q = (CV <= 0). *)
+FUNCTION_BLOCK CTD_DINT
+VAR_INPUT
+    CD : BOOL;
+    LD : BOOL;
+    PV : DINT;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    CV : DINT;
+END_VAR
+VAR
+    CD_T : R_TRIG;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Up/down counter: R (CV := 0) takes precedence over LD (CV := PV), both over counting;
+   a rising CU increments, a rising CD decrements; QU = (CV >= PV), QD = (CV <= 0). *)
+FUNCTION_BLOCK CTUD_DINT
+VAR_INPUT
+    CU : BOOL;
+    CD : BOOL;
+    R : BOOL;
+    LD : BOOL;
+    PV : DINT;
+END_VAR
+VAR_OUTPUT
+    QU : BOOL;
+    QD : BOOL;
+    CV : DINT;
+END_VAR
+VAR
+    CU_T : R_TRIG;
+    CD_T : R_TRIG;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Up counter: R resets CV to 0 and takes precedence; otherwise a rising CU increments CV
+   (not beyond the type's maximum); Q = (CV >= PV). *)
+FUNCTION_BLOCK CTU_LINT
+VAR_INPUT
+    CU : BOOL;
+    R : BOOL;
+    PV : LINT;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    CV : LINT;
+END_VAR
+VAR
+    CU_T : R_TRIG;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Down counter: LD loads CV := PV and takes precedence; otherwise a rising CD decrements CV
+   (not below the type's minimum); Q = (CV <= 0). *)
+FUNCTION_BLOCK CTD_LINT
+VAR_INPUT
+    CD : BOOL;
+    LD : BOOL;
+    PV : LINT;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    CV : LINT;
+END_VAR
+VAR
+    CD_T : R_TRIG;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Up/down counter: R (CV := 0) takes precedence over LD (CV := PV), both over counting;
+   a rising CU increments, a rising CD decrements; QU = (CV >= PV), QD = (CV <= 0). *)
+FUNCTION_BLOCK CTUD_LINT
+VAR_INPUT
+    CU : BOOL;
+    CD : BOOL;
+    R : BOOL;
+    LD : BOOL;
+    PV : LINT;
+END_VAR
+VAR_OUTPUT
+    QU : BOOL;
+    QD : BOOL;
+    CV : LINT;
+END_VAR
+VAR
+    CU_T : R_TRIG;
+    CD_T : R_TRIG;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Up counter: R resets CV to 0 and takes precedence; otherwise a rising CU increments CV
+   (not beyond the type's maximum); Q = (CV >= PV). *)
+FUNCTION_BLOCK CTU_UDINT
+VAR_INPUT
+    CU : BOOL;
+    R : BOOL;
+    PV : UDINT;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    CV : UDINT;
+END_VAR
+VAR
+    CU_T : R_TRIG;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Down counter: LD loads CV := PV and takes precedence; otherwise a rising CD decrements CV
+   (not below the type's minimum); Q = (CV <= 0). *)
+FUNCTION_BLOCK CTD_UDINT
+VAR_INPUT
+    CD : BOOL;
+    LD : BOOL;
+    PV : UDINT;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    CV : UDINT;
+END_VAR
+VAR
+    CD_T : R_TRIG;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Up/down counter: R (CV := 0) takes precedence over LD (CV := PV), both over counting;
+   a rising CU increments, a rising CD decrements; QU = (CV >= PV), QD = (CV <= 0). *)
+FUNCTION_BLOCK CTUD_UDINT
+VAR_INPUT
+    CU : BOOL;
+    CD : BOOL;
+    R : BOOL;
+    LD : BOOL;
+    PV : UDINT;
+END_VAR
+VAR_OUTPUT
+    QU : BOOL;
+    QD : BOOL;
+    CV : UDINT;
+END_VAR
+VAR
+    CU_T : R_TRIG;
+    CD_T : R_TRIG;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Up counter: R resets CV to 0 and takes precedence; otherwise a rising CU increments CV
+   (not beyond the type's maximum); Q = (CV >= PV). *)
+FUNCTION_BLOCK CTU_ULINT
+VAR_INPUT
+    CU : BOOL;
+    R : BOOL;
+    PV : ULINT;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    CV : ULINT;
+END_VAR
+VAR
+    CU_T : R_TRIG;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Down counter: LD loads CV := PV and takes precedence; otherwise a rising CD decrements CV
+   (not below the type's minimum); Q = (CV <= 0). *)
+FUNCTION_BLOCK CTD_ULINT
+VAR_INPUT
+    CD : BOOL;
+    LD : BOOL;
+    PV : ULINT;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    CV : ULINT;
+END_VAR
+VAR
+    CD_T : R_TRIG;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Up/down counter: R (CV := 0) takes precedence over LD (CV := PV), both over counting;
+   a rising CU increments, a rising CD decrements; QU = (CV >= PV), QD = (CV <= 0). *)
+FUNCTION_BLOCK CTUD_ULINT
+VAR_INPUT
+    CU : BOOL;
+    CD : BOOL;
+    R : BOOL;
+    LD : BOOL;
+    PV : ULINT;
+END_VAR
+VAR_OUTPUT
+    QU : BOOL;
+    QD : BOOL;
+    CV : ULINT;
+END_VAR
+VAR
+    CU_T : R_TRIG;
+    CD_T : R_TRIG;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Set-dominant bistable: Q1 := S1 OR (NOT R AND Q1). *)
+FUNCTION_BLOCK SR
+VAR_INPUT
+    S1 : BOOL;
+    R : BOOL;
+END_VAR
+VAR_OUTPUT
+    Q1 : BOOL;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Reset-dominant bistable: Q1 := NOT R1 AND (S OR Q1). *)
+FUNCTION_BLOCK RS
+VAR_INPUT
+    S : BOOL;
+    R1 : BOOL;
+END_VAR
+VAR_OUTPUT
+    Q1 : BOOL;
+END_VAR
+END_FUNCTION_BLOCK
+)ST";
+
+} // namespace
+
+std::string_view standardFbSource() {
+    return kStandardFbs;
+}
+
+} // namespace takt::compiler::sema
