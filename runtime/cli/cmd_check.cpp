@@ -1,15 +1,129 @@
-// Placeholder registration until `takt check` lands; the command reports that it is unavailable.
+// `takt check [--project DIR | FILE…] [--json]`: the whole front end without writing anything.
+// Human output (diagnostics and a summary line) goes to stderr; --json prints one document on
+// stdout in the shape `takt build --ci` also uses (CONFIG.md).
 #include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include "commands.h"
+#include "takt/compiler/project.h"
 
 namespace takt::cli {
 
+namespace {
+
+struct CheckOptions {
+    std::string project;
+    std::vector<std::string> files;
+    bool json = false;
+};
+
+std::string plural(std::size_t n, std::string_view word) {
+    return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+}
+
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void writeString(JsonWriter& w, std::string_view s) {
+    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void writeConfigErrors(JsonWriter& w, const std::vector<compiler::ConfigError>& errors) {
+    w.StartArray();
+    for (const compiler::ConfigError& e : errors) {
+        w.StartObject();
+        w.Key("path");
+        writeString(w, e.path);
+        w.Key("line");
+        w.Uint(e.line);
+        w.Key("column");
+        w.Uint(e.column);
+        w.Key("key");
+        writeString(w, e.key);
+        w.Key("message");
+        writeString(w, e.message);
+        w.EndObject();
+    }
+    w.EndArray();
+}
+
+std::string renderJsonReport(const compiler::Project& project) {
+    rapidjson::StringBuffer buf;
+    JsonWriter w(buf);
+    w.StartObject();
+    w.Key("version");
+    w.Int(1);
+    w.Key("command");
+    w.String("check");
+    w.Key("status");
+    w.String(project.ok() ? "ok" : "error");
+    w.Key("project");
+    writeString(w, project.directory.string());
+    w.Key("source_count");
+    w.Uint64(project.sourcePaths.size());
+    w.Key("sources");
+    w.StartArray();
+    for (const std::string& path : project.sourcePaths) {
+        writeString(w, path);
+    }
+    w.EndArray();
+    w.Key("diagnostics");
+    std::string diags = compiler::renderJson(project.diagnostics, *project.sources);
+    w.RawValue(diags.data(), diags.size(), rapidjson::kArrayType);
+    if (!project.valid()) {
+        // Configuration problems are not ST diagnostics: they have no code and no span.
+        w.Key("project_errors");
+        writeConfigErrors(w, project.configErrors);
+    }
+    w.EndObject();
+    return std::string(buf.GetString(), buf.GetSize());
+}
+
+int runCheck(const CheckOptions& options) {
+    compiler::ProjectInput input;
+    input.directory = options.project;
+    for (const std::string& f : options.files) {
+        input.files.emplace_back(f);
+    }
+    compiler::Project project = compiler::checkProject(input);
+
+    if (options.json) {
+        std::string doc = renderJsonReport(project);
+        doc += '\n';
+        std::fwrite(doc.data(), 1, doc.size(), stdout);
+    } else if (!project.valid()) {
+        for (const compiler::ConfigError& e : project.configErrors) {
+            std::fprintf(stderr, "%s\n", compiler::renderConfigError(e).c_str());
+        }
+        std::fprintf(stderr, "takt check: invalid project '%s'\n", project.directory.c_str());
+    } else {
+        std::string text = compiler::renderHuman(project.diagnostics, *project.sources);
+        text += fmt::format("{}, {} ({} checked)\n", plural(project.errorCount, "error"),
+                            plural(project.warningCount, "warning"), plural(project.sourcePaths.size(), "file"));
+        std::fwrite(text.data(), 1, text.size(), stderr);
+    }
+    if (!project.valid()) {
+        return kExitInvalidProject;
+    }
+    return project.errorCount > 0 ? kExitBuildFailure : kExitOk;
+}
+
+} // namespace
+
 void registerCheck(CLI::App& app, int& exitCode) {
-    app.add_subcommand("check", "(not available yet)")->callback([&exitCode] {
-        std::fputs("takt check: not available in this build\n", stderr);
-        exitCode = kExitInternal;
-    });
+    auto options = std::make_shared<CheckOptions>();
+    CLI::App* cmd = app.add_subcommand("check", "Check ST sources and report diagnostics; writes nothing");
+    CLI::Option* project =
+        cmd->add_option("--project", options->project, "Project directory (default: the current directory)");
+    CLI::Option* files = cmd->add_option("files", options->files, "Check these .st/.pou files instead of a project");
+    project->excludes(files);
+    cmd->add_flag("--json", options->json, "Print one JSON document on stdout");
+    cmd->callback([options, &exitCode] { exitCode = runCheck(*options); });
 }
 
 } // namespace takt::cli

@@ -16,5 +16,6 @@ inline constexpr int kExitInternal = 20;
 // Each register function adds its subcommand; the callback stores its exit code in `exitCode`.
 void registerCheck(CLI::App& app, int& exitCode);
 void registerFmt(CLI::App& app, int& exitCode);
+void registerExplain(CLI::App& app, int& exitCode);
 
 } // namespace takt::cli

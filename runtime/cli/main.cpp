@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
         app.add_subcommand("version", "Print the version")->callback([] { std::puts("takt 0.1.0"); });
         takt::cli::registerCheck(app, exitCode);
         takt::cli::registerFmt(app, exitCode);
+        takt::cli::registerExplain(app, exitCode);
         try {
             app.parse(argc, argv);
         } catch (const CLI::ParseError& e) {

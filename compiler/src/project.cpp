@@ -1,0 +1,335 @@
+#include "takt/compiler/project.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "takt/compiler/parser.h"
+
+namespace takt::compiler {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Spans are 32-bit byte offsets; anything near that size is not a hand-written ST file anyway.
+constexpr std::size_t kMaxSourceBytes = std::size_t{256} << 20;
+
+// Reads a whole file; on failure returns false and sets `error` to the OS reason.
+bool readFile(const fs::path& path, std::string& text, std::string& error) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        error = std::strerror(errno);
+        return false;
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        error = std::strerror(errno);
+        ::close(fd);
+        return false;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        error = std::strerror(EISDIR);
+        ::close(fd);
+        return false;
+    }
+    text.clear();
+    char buf[65536];
+    for (;;) {
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            error = std::strerror(errno);
+            ::close(fd);
+            return false;
+        }
+        if (n == 0) {
+            break;
+        }
+        text.append(buf, static_cast<std::size_t>(n));
+        if (text.size() > kMaxSourceBytes) {
+            error = fmt::format("file is larger than {} MiB", kMaxSourceBytes >> 20);
+            ::close(fd);
+            return false;
+        }
+    }
+    ::close(fd);
+    return true;
+}
+
+fs::path normalDirectory(const fs::path& dir) {
+    std::error_code ec;
+    fs::path abs = fs::absolute(dir.empty() ? fs::path(".") : dir, ec);
+    if (ec) {
+        abs = dir;
+    }
+    abs = abs.lexically_normal();
+    if (!abs.has_filename() && abs.has_parent_path() && abs != abs.root_path()) {
+        abs = abs.parent_path(); // "/a/b/" -> "/a/b" so relative paths do not start with "."
+    }
+    return abs;
+}
+
+// Relative to the project directory when inside it, else the path as the user wrote it.
+std::string displayPath(const fs::path& file, const fs::path& projectDir) {
+    std::error_code ec;
+    fs::path abs = fs::absolute(file, ec);
+    if (!ec) {
+        fs::path rel = abs.lexically_normal().lexically_relative(projectDir);
+        if (!rel.empty() && *rel.begin() != ".." && rel != ".") {
+            return rel.generic_string();
+        }
+    }
+    return file.generic_string();
+}
+
+bool hasSourceExtension(const fs::path& p) {
+    std::string ext = p.extension().string();
+    for (char& c : ext) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return ext == ".st" || ext == ".pou";
+}
+
+std::string_view tomlTypeName(toml::node_type t) {
+    switch (t) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a float";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::date:
+    case toml::node_type::time:
+    case toml::node_type::date_time: return "a date/time";
+    case toml::node_type::none: break;
+    }
+    return "nothing";
+}
+
+ConfigError errorAt(const std::string& path, const toml::source_region& where, std::string key, std::string message) {
+    return ConfigError{path, static_cast<std::uint32_t>(where.begin.line),
+                       static_cast<std::uint32_t>(where.begin.column), std::move(key), std::move(message)};
+}
+
+// Reads one string-valued enumeration key; `choices` are the accepted spellings in order.
+template <typename Enum, std::size_t N>
+void readChoice(const toml::node& node, const std::string& path, const std::string& key,
+                const std::pair<std::string_view, Enum> (&choices)[N], Enum& out, std::vector<ConfigError>& errors) {
+    const auto* str = node.as_string();
+    std::string expected;
+    for (std::size_t i = 0; i < N; ++i) {
+        expected += fmt::format("{}\"{}\"", i == 0 ? "" : i + 1 == N ? " or " : ", ", choices[i].first);
+    }
+    if (str == nullptr) {
+        errors.push_back(errorAt(path, node.source(), key,
+                                 fmt::format("expected a string ({}), found {}", expected, tomlTypeName(node.type()))));
+        return;
+    }
+    for (const auto& [spelling, value] : choices) {
+        if (str->get() == spelling) {
+            out = value;
+            return;
+        }
+    }
+    errors.push_back(
+        errorAt(path, node.source(), key, fmt::format("unknown value \"{}\" (expected {})", str->get(), expected)));
+}
+
+void compile(Project& project, const std::vector<bool>& readable, DiagnosticSink& sink) {
+    SourceManager& sm = *project.sources;
+    project.units.reserve(sm.size());
+    for (FileId id = 0; id < sm.size(); ++id) {
+        if (!readable[id]) {
+            continue;
+        }
+        project.units.push_back(parseSource(sm.file(id), sink));
+    }
+    AnalysisOptions options;
+    options.addressMode = project.build.addressMode;
+    project.model = analyze(project.units, sm, sink, options).model;
+    sink.sort();
+    project.diagnostics = sink.diagnostics();
+    project.errorCount = sink.errorCount();
+    project.warningCount = sink.warningCount();
+}
+
+void readProjectConfig(Project& project) {
+    fs::path toml = project.directory / "runtime.toml";
+    std::error_code ec;
+    if (!fs::exists(toml, ec)) {
+        return; // runtime.toml is required to run, not to check
+    }
+    std::string text;
+    std::string error;
+    if (!readFile(toml, text, error)) {
+        project.configErrors.push_back(ConfigError{"runtime.toml", 0, 0, {}, fmt::format("cannot read: {}", error)});
+        return;
+    }
+    std::vector<ConfigError> errors = readBuildOptions(text, "runtime.toml", project.build);
+    project.configErrors.insert(project.configErrors.end(), errors.begin(), errors.end());
+}
+
+} // namespace
+
+std::string renderConfigError(const ConfigError& e) {
+    std::string out = e.path;
+    if (e.line > 0) {
+        out += fmt::format(":{}:{}", e.line, e.column);
+    }
+    out += ": error: ";
+    if (!e.key.empty()) {
+        out += e.key;
+        out += ": ";
+    }
+    out += e.message;
+    return out;
+}
+
+std::vector<ConfigError> readBuildOptions(std::string_view tomlText, const std::string& displayPath,
+                                          BuildOptions& out) {
+    std::vector<ConfigError> errors;
+    toml::table root;
+    // The packaged toml++ is built with exceptions; this is the one place its parse errors surface.
+    try {
+        root = toml::parse(tomlText, displayPath);
+    } catch (const toml::parse_error& e) {
+        errors.push_back(errorAt(displayPath, e.source(), {}, std::string(e.description())));
+        return errors;
+    }
+    const toml::node* build = root.get("build");
+    if (build == nullptr) {
+        return errors;
+    }
+    const toml::table* table = build->as_table();
+    if (table == nullptr) {
+        errors.push_back(errorAt(displayPath, build->source(), "build",
+                                 fmt::format("expected a table, found {}", tomlTypeName(build->type()))));
+        return errors;
+    }
+    static constexpr std::pair<std::string_view, OverflowMode> kOverflow[] = {{"wrap", OverflowMode::Wrap},
+                                                                              {"trap", OverflowMode::Trap}};
+    static constexpr std::pair<std::string_view, AddressMode> kAddress[] = {{"word", AddressMode::Word},
+                                                                            {"byte", AddressMode::Byte}};
+    for (const auto& [key, node] : *table) {
+        std::string path = fmt::format("build.{}", key.str());
+        if (key.str() == "overflow") {
+            readChoice(node, displayPath, path, kOverflow, out.overflow, errors);
+        } else if (key.str() == "address_mode") {
+            readChoice(node, displayPath, path, kAddress, out.addressMode, errors);
+        } else {
+            errors.push_back(errorAt(displayPath, key.source(), path,
+                                     fmt::format("unknown key \"{}\" (known: overflow, address_mode)", key.str())));
+        }
+    }
+    // toml++ iterates tables in key order; report in file order like every other diagnostic.
+    std::stable_sort(errors.begin(), errors.end(), [](const ConfigError& a, const ConfigError& b) {
+        return a.line != b.line ? a.line < b.line : a.column < b.column;
+    });
+    return errors;
+}
+
+std::vector<fs::path> discoverSources(const fs::path& dir) {
+    std::vector<std::pair<std::string, fs::path>> found;
+    std::error_code ec;
+    fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        const fs::path& p = it->path();
+        if (p.filename().string().starts_with('.')) {
+            if (it->is_directory(ec)) {
+                it.disable_recursion_pending(); // editor and VCS folders are not sources
+            }
+            continue;
+        }
+        if (it->is_regular_file(ec) && hasSourceExtension(p)) {
+            found.emplace_back(p.lexically_relative(dir).generic_string(), p);
+        }
+    }
+    std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<fs::path> out;
+    out.reserve(found.size());
+    for (auto& f : found) {
+        out.push_back(std::move(f.second));
+    }
+    return out;
+}
+
+Project checkProject(const ProjectInput& input) {
+    Project project;
+    project.directory = normalDirectory(input.directory);
+    std::error_code ec;
+    bool explicitFiles = !input.files.empty();
+    if (!explicitFiles) {
+        if (!fs::is_directory(project.directory, ec)) {
+            bool exists = fs::exists(project.directory, ec);
+            project.configErrors.push_back(
+                ConfigError{input.directory.empty() ? project.directory.string() : input.directory.generic_string(),
+                            0,
+                            0,
+                            {},
+                            exists ? "the project path is not a directory" : "the project directory does not exist"});
+            return project;
+        }
+    }
+    if (!explicitFiles || input.readConfig) {
+        readProjectConfig(project);
+        if (!project.valid()) {
+            return project;
+        }
+    }
+
+    std::vector<fs::path> files = explicitFiles ? input.files : discoverSources(project.directory / "src");
+    DiagnosticSink sink;
+    std::vector<bool> readable;
+    readable.reserve(files.size());
+    for (const fs::path& file : files) {
+        std::string shown = displayPath(file, project.directory);
+        std::string text;
+        std::string error;
+        bool ok = readFile(file, text, error);
+        FileId id = project.sources->add(shown, ok ? std::move(text) : std::string());
+        project.sourcePaths.push_back(shown);
+        readable.push_back(ok);
+        if (!ok) {
+            (void)sink.report(DiagCode::FileReadError, Span{id, 0, 0},
+                              fmt::format("cannot read '{}': {}", shown, error));
+        }
+    }
+    if (files.empty()) {
+        (void)sink.report(DiagCode::EmptyProject, Span{},
+                          fmt::format("no source files (*.st, *.pou) found under '{}'",
+                                      displayPath(project.directory / "src", project.directory) + "/"));
+    }
+    compile(project, readable, sink);
+    return project;
+}
+
+Project checkSources(std::vector<SourceText> sources, const BuildOptions& build) {
+    Project project;
+    project.directory = ".";
+    project.build = build;
+    DiagnosticSink sink;
+    std::vector<bool> readable(sources.size(), true);
+    for (SourceText& s : sources) {
+        project.sourcePaths.push_back(s.path);
+        (void)project.sources->add(std::move(s.path), std::move(s.text));
+    }
+    if (sources.empty()) {
+        (void)sink.report(DiagCode::EmptyProject, Span{}, "no source files were given");
+    }
+    compile(project, readable, sink);
+    return project;
+}
+
+} // namespace takt::compiler
