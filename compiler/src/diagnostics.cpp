@@ -24,16 +24,15 @@ std::uint64_t locationKey(const Span& span, Severity severity) {
 
 } // namespace
 
-const DiagInfo& diagInfo(DiagCode code) { return kInfos[static_cast<std::size_t>(code)]; }
+const DiagInfo& diagInfo(DiagCode code) {
+    return kInfos[static_cast<std::size_t>(code)];
+}
 
 std::string_view severityName(Severity s) {
     switch (s) {
-    case Severity::Error:
-        return "error";
-    case Severity::Warning:
-        return "warning";
-    case Severity::Note:
-        return "note";
+    case Severity::Error: return "error";
+    case Severity::Warning: return "warning";
+    case Severity::Note: return "note";
     }
     return "error";
 }
@@ -60,8 +59,11 @@ Diagnostic* DiagnosticSink::report(DiagCode code, Span span, std::string message
     if (info.severity == Severity::Error && errors_ >= errorLimit_) {
         capped_ = true;
         ++errors_;
-        diags_.push_back(Diagnostic{DiagCode::TooManyErrors, Severity::Error, span,
-                                    fmt::format("too many errors ({}); stopping here", errorLimit_), {}});
+        diags_.push_back(Diagnostic{DiagCode::TooManyErrors,
+                                    Severity::Error,
+                                    span,
+                                    fmt::format("too many errors ({}); stopping here", errorLimit_),
+                                    {}});
         return nullptr;
     }
     seen_.push_back(key);
@@ -113,8 +115,7 @@ std::string renderHuman(const std::vector<Diagnostic>& diags, const SourceManage
 
 namespace {
 
-template <typename Writer>
-void writeLocation(Writer& w, const Span& span, const SourceManager& sm) {
+template <typename Writer> void writeLocation(Writer& w, const Span& span, const SourceManager& sm) {
     if (!span.valid()) {
         w.Key("path");
         w.Null();

@@ -28,9 +28,15 @@ const std::unordered_map<std::string_view, TokenKind>& keywordTable() {
     return table;
 }
 
-bool isIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool isIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isIdentStart(char c) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+}
+bool isIdentChar(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+bool isDigit(char c) {
+    return c >= '0' && c <= '9';
+}
 
 bool equalsUpper(std::string_view word, std::string_view upper) {
     if (word.size() != upper.size()) {
@@ -47,22 +53,14 @@ bool equalsUpper(std::string_view word, std::string_view upper) {
 // Which date/time literal a prefix before '#' introduces, if any.
 TokenKind timePrefixKind(std::string_view prefix) {
     static constexpr std::pair<std::string_view, TokenKind> kPrefixes[] = {
-        {"T", TokenKind::TimeLiteral},
-        {"TIME", TokenKind::TimeLiteral},
-        {"LT", TokenKind::TimeLiteral},
-        {"LTIME", TokenKind::TimeLiteral},
-        {"D", TokenKind::DateLiteral},
-        {"DATE", TokenKind::DateLiteral},
-        {"LD", TokenKind::DateLiteral},
-        {"LDATE", TokenKind::DateLiteral},
-        {"TOD", TokenKind::TodLiteral},
-        {"TIME_OF_DAY", TokenKind::TodLiteral},
-        {"LTOD", TokenKind::TodLiteral},
-        {"LTIME_OF_DAY", TokenKind::TodLiteral},
-        {"DT", TokenKind::DtLiteral},
-        {"DATE_AND_TIME", TokenKind::DtLiteral},
-        {"LDT", TokenKind::DtLiteral},
-        {"LDATE_AND_TIME", TokenKind::DtLiteral},
+        {"T", TokenKind::TimeLiteral},   {"TIME", TokenKind::TimeLiteral},
+        {"LT", TokenKind::TimeLiteral},  {"LTIME", TokenKind::TimeLiteral},
+        {"D", TokenKind::DateLiteral},   {"DATE", TokenKind::DateLiteral},
+        {"LD", TokenKind::DateLiteral},  {"LDATE", TokenKind::DateLiteral},
+        {"TOD", TokenKind::TodLiteral},  {"TIME_OF_DAY", TokenKind::TodLiteral},
+        {"LTOD", TokenKind::TodLiteral}, {"LTIME_OF_DAY", TokenKind::TodLiteral},
+        {"DT", TokenKind::DtLiteral},    {"DATE_AND_TIME", TokenKind::DtLiteral},
+        {"LDT", TokenKind::DtLiteral},   {"LDATE_AND_TIME", TokenKind::DtLiteral},
     };
     for (const auto& [p, kind] : kPrefixes) {
         if (equalsUpper(prefix, p)) {
@@ -95,9 +93,7 @@ public:
     }
 
 private:
-    char peek(std::uint32_t ahead = 0) const {
-        return pos_ + ahead < src_.size() ? src_[pos_ + ahead] : '\0';
-    }
+    char peek(std::uint32_t ahead = 0) const { return pos_ + ahead < src_.size() ? src_[pos_ + ahead] : '\0'; }
 
     void error(DiagCode code, std::uint32_t begin, std::uint32_t end, std::string message) {
         diags_.report(code, Span{file_.id(), begin, end}, std::move(message));
@@ -187,10 +183,8 @@ private:
         }
         switch (c) {
         case '\'':
-        case '"':
-            return string(begin, c);
-        case '%':
-            return directAddress(begin);
+        case '"': return string(begin, c);
+        case '%': return directAddress(begin);
         case ':':
             ++pos_;
             if (peek() == '=') {
@@ -237,8 +231,7 @@ private:
                 return make(TokenKind::DotDot, begin);
             }
             return make(TokenKind::Dot, begin);
-        default:
-            break;
+        default: break;
         }
         TokenKind single = TokenKind::Error;
         switch (c) {
@@ -305,8 +298,7 @@ private:
         while (pos_ < src_.size()) {
             char c = src_[pos_];
             bool dashInDate = c == '-' && kind != TokenKind::TimeLiteral;
-            if (isIdentChar(c) || c == ':' || dashInDate ||
-                (c == '.' && isDigit(peek(1)))) {
+            if (isIdentChar(c) || c == ':' || dashInDate || (c == '.' && isDigit(peek(1)))) {
                 ++pos_;
             } else {
                 break;
@@ -411,9 +403,13 @@ private:
 
 } // namespace
 
-std::string_view tokenSpelling(TokenKind kind) { return kSpellings[static_cast<std::size_t>(kind)]; }
+std::string_view tokenSpelling(TokenKind kind) {
+    return kSpellings[static_cast<std::size_t>(kind)];
+}
 
-bool isKeyword(TokenKind kind) { return kind >= TokenKind::Program && kind < TokenKind::Count_; }
+bool isKeyword(TokenKind kind) {
+    return kind >= TokenKind::Program && kind < TokenKind::Count_;
+}
 
 bool keywordKind(std::string_view word, TokenKind& out) {
     if (word.size() > kMaxKeywordLength) {
@@ -432,6 +428,8 @@ bool keywordKind(std::string_view word, TokenKind& out) {
     return true;
 }
 
-LexResult lex(const SourceFile& file, DiagnosticSink& diags) { return Lexer(file, diags).run(); }
+LexResult lex(const SourceFile& file, DiagnosticSink& diags) {
+    return Lexer(file, diags).run();
+}
 
 } // namespace takt::compiler

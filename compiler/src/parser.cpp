@@ -35,15 +35,11 @@ bool Parser::accept(TokenKind k) {
     return true;
 }
 
-namespace {
-
-std::string describeKind(TokenKind k) {
+std::string Parser::describeKind(TokenKind k) {
     std::string_view s = tokenSpelling(k);
     bool punctuationOrKeyword = isKeyword(k) || k >= TokenKind::Assign;
     return punctuationOrKeyword ? fmt::format("'{}'", s) : std::string(s);
 }
-
-} // namespace
 
 std::string Parser::foundText() const {
     const Token& t = tok();
@@ -69,7 +65,10 @@ void Parser::errorExpected(std::string_view expected, std::string_view context) 
     }
     std::string msg = context.empty() ? fmt::format("expected {} but found {}", expected, foundText())
                                       : fmt::format("expected {} {} but found {}", expected, context, foundText());
-    report(DiagCode::ExpectedToken, span(), std::move(msg));
+    // When the found token starts a new line, the omission (typically a ';') belongs to the end
+    // of the previous line: point there, where the author has to type.
+    Span where = tok().lineStart && pos_ > 0 ? Span{file_.id(), prevEnd_, prevEnd_} : span();
+    report(DiagCode::ExpectedToken, where, std::move(msg));
 }
 
 void Parser::errorUnexpected(std::string_view context) {

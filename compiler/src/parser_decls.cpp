@@ -85,7 +85,7 @@ std::unique_ptr<ast::PouDecl> Parser::parsePou(ast::PouKind pouKind, TokenKind e
         advance();
     }
 modifiersDone:
-    pou->name = expectIdentifier(fmt::format("after {}", pouKeyword(pouKind)));
+    pou->name = expectIdentifierLazy([&] { return fmt::format("after {}", pouKeyword(pouKind)); });
     if (accept(TokenKind::Colon)) {
         pou->returnType = parseTypeSpec();
     }
@@ -360,7 +360,7 @@ void Parser::parseVarDecl(std::vector<ast::VarDecl>& out) {
     if (accept(TokenKind::At)) {
         d.address = parseAtAddress();
     }
-    if (!expect(TokenKind::Colon, fmt::format("after '{}'", d.names.back().name))) {
+    if (!expectLazy(TokenKind::Colon, [&] { return fmt::format("after '{}'", d.names.back().name); })) {
         syncVar(*this);
         return;
     }
@@ -383,7 +383,7 @@ void Parser::parseAccessDecl(ast::VarBlock& block) {
     std::uint32_t begin = startOffset();
     ast::AccessDecl d;
     d.name = expectIdentifier("in VAR_ACCESS");
-    if (!expect(TokenKind::Colon, fmt::format("after access name '{}'", d.name.name))) {
+    if (!expectLazy(TokenKind::Colon, [&] { return fmt::format("after access name '{}'", d.name.name); })) {
         syncVar(*this);
         return;
     }

@@ -440,7 +440,7 @@ ast::ExprPtr Parser::parseTypedLiteral() {
     if (!isElementaryTypeName(prefix)) {
         auto en = makeNode<ast::EnumLiteralExpr>(Span{});
         en->typeName = std::move(typeName);
-        en->value = expectIdentifier(fmt::format("after '{}#'", prefix));
+        en->value = expectIdentifierLazy([&] { return fmt::format("after '{}#'", prefix); });
         en->span = spanFrom(begin);
         return en;
     }
@@ -580,7 +580,8 @@ ast::ExprPtr Parser::parseStructInit() {
         for (;;) {
             ast::FieldInit f;
             f.field = expectIdentifier("in the structure initialiser");
-            if (expect(TokenKind::Assign, fmt::format("after '{}' in the structure initialiser", f.field.name))) {
+            if (expectLazy(TokenKind::Assign,
+                           [&] { return fmt::format("after '{}' in the structure initialiser", f.field.name); })) {
                 f.value = parseInitializer();
             } else {
                 f.value = makeNode<ast::ErrorExpr>(span());

@@ -44,9 +44,25 @@ public:
     bool accept(TokenKind k);
     // Consumes `k` or reports E0010 ("expected X but found Y") without consuming.
     bool expect(TokenKind k, std::string_view context);
+    // Same, building the context text only when the token is missing (no allocation on the
+    // common path).
+    template <typename MakeContext> bool expectLazy(TokenKind k, MakeContext&& context) {
+        if (accept(k)) {
+            return true;
+        }
+        errorExpected(describeKind(k), context());
+        return false;
+    }
+    [[nodiscard]] static std::string describeKind(TokenKind k); // "';'", "identifier"
     ast::Identifier identifier(const Token& t) const;
     // Consumes an identifier or reports E0010 and returns an empty name with the found span.
     ast::Identifier expectIdentifier(std::string_view context);
+    template <typename MakeContext> ast::Identifier expectIdentifierLazy(MakeContext&& context) {
+        if (at(TokenKind::Identifier)) {
+            return identifier(advance());
+        }
+        return expectIdentifier(context());
+    }
     ast::QualifiedName qualifiedName(std::string_view context);
 
     void errorExpected(std::string_view expected, std::string_view context);

@@ -134,7 +134,9 @@ ast::StmtPtr Parser::parseStatement() {
                            : k == TokenKind::Continue ? ast::StmtKind::Continue
                                                       : ast::StmtKind::Return;
         auto s = std::make_unique<ast::SimpleStmt>(sk, spanFrom(begin));
-        expectSemicolon(fmt::format("after {}", tokenSpelling(k)));
+        expectSemicolon(k == TokenKind::Exit       ? "after EXIT"
+                        : k == TokenKind::Continue ? "after CONTINUE"
+                                                   : "after RETURN");
         return s;
     }
     default: break;
@@ -142,7 +144,9 @@ ast::StmtPtr Parser::parseStatement() {
     if (isEndKeyword(k) || k == TokenKind::Else || k == TokenKind::Elsif || k == TokenKind::Until ||
         k == TokenKind::Then || k == TokenKind::Do || k == TokenKind::Of) {
         errorUnexpected("here: no open block expects it");
-        advance();
+        if (isEndKeyword(advance().kind)) {
+            accept(TokenKind::Semicolon);
+        }
         return nullptr;
     }
     ast::ExprPtr target = parseExpression();

@@ -184,7 +184,7 @@ void Parser::parseTypeBlock(std::vector<ast::DeclPtr>& out) {
             if (accept(TokenKind::Extends)) { // CODESYS: TYPE B EXTENDS A : STRUCT … END_STRUCT
                 extends = qualifiedName("after EXTENDS");
             }
-            if (!expect(TokenKind::Colon, fmt::format("after type name '{}'", td->name.name))) {
+            if (!expectLazy(TokenKind::Colon, [&] { return fmt::format("after type name '{}'", td->name.name); })) {
                 syncStatement();
                 continue;
             }
@@ -324,10 +324,11 @@ ast::TaskDecl Parser::parseTask() {
     advance(); // TASK
     ast::TaskDecl task;
     task.name = expectIdentifier("after TASK");
-    if (expect(TokenKind::LParen, fmt::format("after TASK '{}'", task.name.name)) && !accept(TokenKind::RParen)) {
+    if (expectLazy(TokenKind::LParen, [&] { return fmt::format("after TASK '{}'", task.name.name); }) &&
+        !accept(TokenKind::RParen)) {
         do {
             ast::Identifier setting = expectIdentifier("in the TASK settings");
-            if (!expect(TokenKind::Assign, fmt::format("after '{}'", setting.name))) {
+            if (!expectLazy(TokenKind::Assign, [&] { return fmt::format("after '{}'", setting.name); })) {
                 break;
             }
             ast::ExprPtr value = parseExpression();
@@ -362,7 +363,7 @@ ast::ProgramInstanceDecl Parser::parseProgramInstance() {
     if (accept(TokenKind::With)) {
         p.task = expectIdentifier("after WITH");
     }
-    if (expect(TokenKind::Colon, fmt::format("after program instance '{}'", p.name.name))) {
+    if (expectLazy(TokenKind::Colon, [&] { return fmt::format("after program instance '{}'", p.name.name); })) {
         p.type = qualifiedName("as the program type");
         if (at(TokenKind::LParen)) {
             parseArguments(p.args);
