@@ -109,7 +109,10 @@ struct EnumTypeSpec final : TypeSpec {
 struct VarDecl;
 // STRUCT … END_STRUCT (optionally STRUCT EXTENDS Base)
 struct StructTypeSpec final : TypeSpec {
-    explicit StructTypeSpec(Span s) : TypeSpec(TypeSpecKind::Struct, s) {}
+    // Out of line: VarDecl is incomplete here, and clang instantiates the member's destructor
+    // in an inline constructor.
+    explicit StructTypeSpec(Span s);
+    ~StructTypeSpec() override;
     std::optional<QualifiedName> extends;
     std::vector<VarDecl> fields;
 };

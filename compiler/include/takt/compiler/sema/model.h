@@ -1,0 +1,43 @@
+#pragma once
+// The result of semantic analysis: every symbol and type of the project, owned in one place.
+// Later phases (code generation, the harness, the agent's symbol queries) read it; nothing
+// mutates it after analyze() returns.
+#include <memory>
+#include <vector>
+
+#include "takt/compiler/sema.h"
+#include "takt/compiler/sema/symbols.h"
+#include "takt/compiler/sema/types.h"
+
+namespace takt::compiler {
+
+class SemanticModel {
+public:
+    SemanticModel() : global(std::make_unique<Scope>(nullptr, nullptr)) {}
+
+    TypeTable types;
+    std::unique_ptr<Scope> global; // root: namespaces, POUs, types, globals, standard functions/FBs
+
+    Symbol* newSymbol() {
+        symbols_.push_back(std::make_unique<Symbol>());
+        return symbols_.back().get();
+    }
+    Scope* newScope(Scope* parent, const Symbol* owner) {
+        scopes_.push_back(std::make_unique<Scope>(parent, owner));
+        return scopes_.back().get();
+    }
+
+    // Convenience lists in source order (all files, file order as given to analyze()).
+    std::vector<const Symbol*> pous;           // every PROGRAM/FUNCTION/FUNCTION_BLOCK/METHOD/TEST_* (incl. standard FBs last)
+    std::vector<const Symbol*> globals;        // VAR_GLOBAL variables (configuration, resource and top-level)
+    std::vector<const Symbol*> configurations; // CONFIGURATION symbols
+    std::vector<const Symbol*> tasks;
+    std::vector<const Symbol*> programInstances;
+    std::vector<const Symbol*> accessPaths;
+
+private:
+    std::vector<std::unique_ptr<Symbol>> symbols_;
+    std::vector<std::unique_ptr<Scope>> scopes_;
+};
+
+} // namespace takt::compiler

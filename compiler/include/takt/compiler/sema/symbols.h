@@ -1,0 +1,99 @@
+#pragma once
+// Symbols and scopes. One Scope per namespace (the global scope is the root), POU, method,
+// struct-free FB body, configuration and resource. Lookup is case-insensitive (names.h).
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "takt/compiler/ast.h"
+#include "takt/compiler/sema/types.h"
+
+namespace takt::compiler {
+
+enum class SymbolKind : std::uint8_t {
+    Variable,         // any VAR* entry, struct-free; see `section`
+    Pou,              // PROGRAM / FUNCTION / FUNCTION_BLOCK / METHOD / TEST_* (see `pouKind`)
+    Interface,
+    Type,             // a TYPE declaration (enum/struct/alias/subrange/array/ref)
+    EnumValue,        // a value of an enumeration
+    Namespace,
+    StandardFunction, // ADD, MAX, INT_TO_REAL, ASSERT_EQUAL… (signature in stdlib tables)
+    Configuration,
+    Resource,
+    Task,
+    ProgramInstance,  // PROGRAM p WITH t : Main inside a RESOURCE
+    AccessPath,       // a VAR_ACCESS name
+};
+
+class Scope;
+
+struct Symbol {
+    SymbolKind kind = SymbolKind::Variable;
+    std::string name; // as declared
+    Span span;        // the declaring identifier
+    const Type* type = nullptr; // variable type; FUNCTION/METHOD result; enum value's enum; instance type
+    const Symbol* owner = nullptr; // enclosing POU / namespace / resource / configuration (null at root)
+
+    // Variables
+    ast::VarSection section = ast::VarSection::Var;
+    bool constant = false;
+    bool retain = false;
+    std::optional<ast::Address> address; // AT %…; wildcard resolved through VAR_CONFIG in `resolvedAddress`
+    std::optional<ast::Address> resolvedAddress;
+    const ast::VarDecl* varDecl = nullptr;
+    const ast::Expr* init = nullptr;
+    std::uint32_t declIndex = 0; // order within its POU (initialiser order rule)
+
+    // POUs, interfaces, methods
+    ast::PouKind pouKind = ast::PouKind::Program;
+    const ast::PouDecl* pou = nullptr;
+    const ast::InterfaceDecl* interfaceDecl = nullptr;
+    const Symbol* base = nullptr;               // EXTENDS (FB) 
+    std::vector<const Symbol*> interfaces;      // IMPLEMENTS / interface EXTENDS
+    std::vector<const Symbol*> params;          // VAR_INPUT / VAR_OUTPUT / VAR_IN_OUT in declaration order
+    Scope* scope = nullptr;                     // members / locals / namespace contents
+
+    // Enum values
+    std::int64_t enumValue = 0;
+
+    // Types
+    const ast::TypeDecl* typeDecl = nullptr;
+
+    // Tasks, program instances, access paths
+    const ast::TaskDecl* task = nullptr;
+    const ast::ProgramInstanceDecl* instance = nullptr;
+    const Symbol* taskSymbol = nullptr;
+    const ast::AccessDecl* access = nullptr;
+    bool readOnly = false;
+
+    // Standard functions: index into the standard library's signature table
+    std::uint32_t stdIndex = 0;
+};
+
+class Scope {
+public:
+    explicit Scope(Scope* parent, const Symbol* owner) : parent_(parent), owner_(owner) {}
+
+    // Adds a symbol; returns the existing one (and does not add) when the name is taken here.
+    const Symbol* declare(Symbol* symbol);
+    // This scope only.
+    [[nodiscard]] Symbol* findLocal(std::string_view name) const;
+    // This scope, then the parents.
+    [[nodiscard]] Symbol* find(std::string_view name) const;
+
+    [[nodiscard]] Scope* parent() const { return parent_; }
+    [[nodiscard]] const Symbol* owner() const { return owner_; }
+    [[nodiscard]] const std::vector<Symbol*>& symbols() const { return ordered_; } // declaration order
+    std::vector<Scope*> usings; // USING namespaces, searched after this scope's own names
+
+private:
+    Scope* parent_;
+    const Symbol* owner_;
+    std::unordered_map<std::string, Symbol*> byName_; // upper-cased
+    std::vector<Symbol*> ordered_;
+};
+
+} // namespace takt::compiler

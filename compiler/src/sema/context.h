@@ -1,0 +1,66 @@
+#pragma once
+// Private interface between the phases of semantic analysis.
+//   analyze()  (analyze.cpp)        : builds the model, then runs the phases in order
+//   declare    (declare*.cpp)       : collect declarations of all files into scopes, resolve types,
+//                                     evaluate constants, FB/interface relations, globals/externals,
+//                                     configuration, VAR_CONFIG/VAR_ACCESS, direct addresses
+//   checkBodies(body_*.cpp)         : initialisers, every POU body: expressions, calls, statements
+//   stdlib     (stdlib*.cpp)        : standard functions (signature table) and standard FBs (ST prelude)
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "takt/compiler/diagnostics.h"
+#include "takt/compiler/sema.h"
+#include "takt/compiler/sema/model.h"
+
+namespace takt::compiler::sema {
+
+struct Context {
+    SemanticModel& model;
+    DiagnosticSink& diags;
+    const SourceManager& sources;
+    const AnalysisOptions& options;
+    std::vector<ast::CompilationUnit>& units;
+
+    Diagnostic* error(DiagCode code, Span span, std::string message) {
+        return diags.report(code, span, std::move(message));
+    }
+};
+
+// ---- constants (declare side) -----------------------------------------------------------------
+struct ConstValue {
+    enum class Kind : std::uint8_t { Int, Real, Bool, Time, String, Enum } kind = Kind::Int;
+    std::int64_t i = 0;   // Int (also ULINT values above INT64_MAX stored as bit pattern with isUnsigned), Bool, Time nanos, Enum value
+    bool isUnsigned = false;
+    double r = 0.0;
+    std::string s;
+    const Type* type = nullptr; // the value's type (IntLiteral/RealLiteral for untyped literals)
+};
+
+// Evaluates a constant expression (literals, CONSTANT variables, enum values, arithmetic, bit
+// and comparison operators, *_TO_* conversions, ABS/MIN/MAX on constants). With `report`,
+// a non-constant expression is E0501 and division by zero E0502.
+std::optional<ConstValue> evaluateConstant(Context& cx, const ast::Expr& expr, const Scope* scope, bool report);
+
+// Resolves a type specification in a scope (sets spec.resolved); unknown names report E0102.
+const Type* resolveType(Context& cx, ast::TypeSpec& spec, Scope* scope);
+
+// Looks a (case-insensitive) name up: scope chain, USING namespaces, then the global scope.
+Symbol* lookup(const Context& cx, const Scope* scope, std::string_view name);
+
+// ---- standard library (stdlib side) -----------------------------------------------------------
+// ST source declaring the interfaces of the standard FBs (TON, TOF, TP, LTON…, R_TRIG, F_TRIG,
+// CTU/CTD/CTUD and typed variants, SR, RS). Parsed as an extra unit named "<stdlib>"; their
+// bodies are provided natively by the VM.
+std::string_view standardFbSource();
+// Declares a StandardFunction symbol for every standard function into the global scope.
+void declareStandardFunctions(Context& cx);
+
+// ---- bodies (checkBodies side) ----------------------------------------------------------------
+// Types every expression, checks calls, statements, assignability and initialisers.
+void checkBodies(Context& cx);
+
+} // namespace takt::compiler::sema
