@@ -2,6 +2,9 @@
 
 namespace takt::compiler::ast {
 
+StructTypeSpec::StructTypeSpec(Span s) : TypeSpec(TypeSpecKind::Struct, s) {}
+StructTypeSpec::~StructTypeSpec() = default;
+
 std::string QualifiedName::text() const {
     std::string out;
     for (const Identifier& part : parts) {

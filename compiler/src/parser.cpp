@@ -70,7 +70,7 @@ void Parser::report(DiagCode code, Span where, std::string message) {
 
 void Parser::errorExpected(std::string_view expected, std::string_view context) {
     // The lexer already reported an invalid token at this location; do not pile on.
-    if (kind() == TokenKind::Error) {
+    if (kind() == TokenKind::Error || (pos_ > 0 && tokens_[pos_ - 1].kind == TokenKind::Error)) {
         return;
     }
     std::string msg = context.empty() ? fmt::format("expected {} but found {}", expected, foundText())

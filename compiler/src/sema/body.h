@@ -4,6 +4,7 @@
 // project; `pc_` describes the POU being checked.
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -21,6 +22,13 @@ template <typename T> T& mut(const T& node) {
     return const_cast<T&>(node);
 }
 
+// (e) -> e: the parser keeps parentheses for spans and formatting.
+[[nodiscard]] const ast::Expr* stripParen(const ast::Expr* e);
+// THIS / SUPER, also written THIS^ / SUPER^ (CODESYS): the instance itself.
+[[nodiscard]] bool isSelfExpr(const ast::Expr* e);
+// The type with aliases and subranges removed (the type operators see).
+[[nodiscard]] const Type* baseType(const Type* t);
+
 class BodyChecker {
 public:
     explicit BodyChecker(Context& cx);
@@ -30,6 +38,9 @@ public:
     void checkGlobalInit(const Symbol& var);
     // TYPE … := init and STRUCT field initialisers, everywhere in the project.
     void checkTypeInits();
+    // After every body: E0115 for call cycles, W0001 for locals nobody reads or writes.
+    void reportRecursion();
+    void reportUnused();
 
 private:
     struct PouContext {
@@ -80,8 +91,9 @@ private:
     void convert(ast::Expr& e, const Type* target);
     bool checkConstantRange(const ast::Expr& e, const Type* target);
     Target analyzeTarget(const ast::Expr& e) const;
-    // Checks that a typed expression may be written (E0403, E0401, E0413, E0402, E0410).
-    void checkWritable(const ast::Expr& e);
+    // Checks that a typed expression may be written (E0403, E0401, E0413, E0402, E0410);
+    // false after reporting.
+    bool checkWritable(const ast::Expr& e);
 
     // ---- calls (body_calls.cpp) ----
     const Type* checkCall(ast::CallExpr& e, const Type* expected, bool statement);
@@ -100,6 +112,8 @@ private:
     void checkFor(ast::ForStmt& s);
 
     // ---- initialisers (body_init.cpp) ----
+    void markTypeUses(const ast::TypeSpec* spec);
+    void markExprUses(const ast::Expr* e);
     void checkInit(ast::Expr& init, const Type* target);
     std::uint64_t checkArrayInit(ast::ArrayInitExpr& init, const Type* element, std::size_t dimsLeft);
     void checkStructInit(ast::StructInitExpr& init, const Type* target);
@@ -112,8 +126,16 @@ private:
         return t == nullptr || stripAlias(t) == nullptr || stripAlias(t)->kind() == TypeKind::Error;
     }
 
+    struct CallEdge {
+        const Symbol* caller;
+        const Symbol* callee;
+        Span span;
+    };
+
     Context& cx_;
     PouContext pc_;
+    std::vector<CallEdge> calls_;  // FUNCTION/METHOD/PROGRAM calls, for recursion
+    std::set<const Symbol*> used_; // variables some body or initialiser names
     // Upper-cased enum value name -> every enumeration that declares it (bare values, E0106).
     std::unordered_map<std::string, std::vector<std::pair<const EnumType*, std::size_t>>> enumValues_;
     std::map<std::pair<const EnumType*, std::size_t>, const Symbol*> enumSymbols_;

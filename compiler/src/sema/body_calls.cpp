@@ -1,5 +1,8 @@
 // Calls: FUNCTIONs, FB instances, METHODs (also through interfaces), PROGRAMs and standard
 // functions; positional, formal (:=) and output (=>) arguments.
+#include <map>
+#include <set>
+
 #include "sema/body.h"
 #include "sema/stdlib.h"
 #include "takt/compiler/names.h"
@@ -176,11 +179,19 @@ const Type* BodyChecker::checkCall(ast::CallExpr& e, const Type* expected, bool 
             }
             fbInstance = true; // a program call has no value either
         }
+        if (pc_.pou != nullptr) {
+            calls_.push_back(CallEdge{pc_.pou, callee, ce.span});
+        }
         result = checkPouCall(e, *callee, calleeName);
         break;
     case SymbolKind::Variable: {
-        const Type* st = callee->type != nullptr ? stripAlias(callee->type) : nullptr;
-        if (st != nullptr && st->kind() == TypeKind::FunctionBlock) {
+        used_.insert(callee);
+        if (isError(callee->type)) {
+            typeArguments(e); // its declaration is already reported
+            return errorType();
+        }
+        const Type* st = stripAlias(callee->type);
+        if (st->kind() == TypeKind::FunctionBlock) {
             const Symbol* fb = static_cast<const PouType*>(st)->symbol;
             e.target = fb;
             checkPouCall(e, *fb, calleeName);
@@ -188,11 +199,9 @@ const Type* BodyChecker::checkCall(ast::CallExpr& e, const Type* expected, bool 
             result = cx_.model.types.get(TypeKind::Void);
             break;
         }
-        cx_.error(st != nullptr && st->kind() == TypeKind::Interface ? DiagCode::InterfaceInstance
-                                                                     : DiagCode::NotCallable,
-                  ce.span,
+        cx_.error(st->kind() == TypeKind::Interface ? DiagCode::InterfaceInstance : DiagCode::NotCallable, ce.span,
                   "'" + calleeName + "' of type " + typeName(callee->type) + " cannot be called" +
-                      (st != nullptr && st->kind() == TypeKind::Interface ? "; call one of its methods" : ""));
+                      (st->kind() == TypeKind::Interface ? "; call one of its methods" : ""));
         typeArguments(e);
         return errorType();
     }
@@ -419,6 +428,46 @@ const Type* BodyChecker::checkStandardCall(ast::CallExpr& e, const Symbol& fn, c
         }
     }
     return r.result;
+}
+
+} // namespace takt::compiler::sema
+
+namespace takt::compiler::sema {
+
+void BodyChecker::reportRecursion() {
+    std::map<const Symbol*, std::vector<const Symbol*>> graph;
+    for (const CallEdge& c : calls_) {
+        graph[c.caller].push_back(c.callee);
+    }
+    // Does `from` reach `to` through calls?
+    auto reaches = [&graph](const Symbol* from, const Symbol* to) {
+        std::vector<const Symbol*> stack{from};
+        std::set<const Symbol*> seen;
+        while (!stack.empty()) {
+            const Symbol* s = stack.back();
+            stack.pop_back();
+            if (s == to) {
+                return true;
+            }
+            if (!seen.insert(s).second) {
+                continue;
+            }
+            if (auto it = graph.find(s); it != graph.end()) {
+                stack.insert(stack.end(), it->second.begin(), it->second.end());
+            }
+        }
+        return false;
+    };
+    for (const CallEdge& c : calls_) {
+        if (c.callee == c.caller) {
+            cx_.error(DiagCode::RecursiveCall, c.span,
+                      "'" + c.caller->name + "' calls itself; IEC 61131-3 does not allow recursion");
+        } else if (reaches(c.callee, c.caller)) {
+            cx_.error(DiagCode::RecursiveCall, c.span,
+                      "'" + c.caller->name + "' calls '" + c.callee->name + "', which calls '" + c.caller->name +
+                          "' again; IEC 61131-3 does not allow recursion");
+        }
+    }
 }
 
 } // namespace takt::compiler::sema

@@ -17,22 +17,6 @@ bool isLit(const Type* t) {
     return t->kind() == K::IntLiteral || t->kind() == K::RealLiteral;
 }
 
-const Type* baseOf(const Type* t) {
-    t = stripAlias(t);
-    if (t != nullptr && t->kind() == K::Subrange) {
-        return stripAlias(static_cast<const SubrangeType*>(t)->base);
-    }
-    return t;
-}
-
-bool literalFits(const Type* literal, const Type* target) {
-    const Type* t = baseOf(target);
-    if (literal->kind() == K::RealLiteral) {
-        return isReal(t);
-    }
-    return isInteger(t) || (isBitString(t) && t->kind() != K::Bool) || isReal(t);
-}
-
 const char* opText(ast::BinaryOp op) {
     switch (op) {
     case ast::BinaryOp::Or: return "OR";
@@ -70,21 +54,6 @@ std::optional<IntRange> intRange(const Type* t) {
         return IntRange{half, half - 1};
     }
     return IntRange{0, w == 64 ? std::numeric_limits<std::uint64_t>::max() : (std::uint64_t{1} << w) - 1};
-}
-
-const ast::Expr* stripParen(const ast::Expr* e) {
-    while (e != nullptr && e->kind == ast::ExprKind::Paren) {
-        e = static_cast<const ast::ParenExpr*>(e)->inner.get();
-    }
-    return e;
-}
-
-bool isSelfExpr(const ast::Expr* e) {
-    e = stripParen(e);
-    if (e != nullptr && e->kind == ast::ExprKind::Deref) {
-        e = stripParen(static_cast<const ast::DerefExpr*>(e)->reference.get());
-    }
-    return e != nullptr && (e->kind == ast::ExprKind::This || e->kind == ast::ExprKind::Super);
 }
 
 } // namespace
@@ -195,6 +164,13 @@ const Type* BodyChecker::checkLiteral(ast::LiteralExpr& e) {
         return types.get(e.literalKind == ast::LiteralKind::Int ? K::IntLiteral : K::RealLiteral);
     case ast::LiteralKind::String:
     case ast::LiteralKind::WString:
+        if (e.typePrefix) {
+            // CHAR#'a', WCHAR#"b", STRING#'text'
+            const Type* t = types.elementary(e.typePrefix->name);
+            if (t != nullptr && (t->kind() == K::Char || t->kind() == K::WChar)) {
+                return t;
+            }
+        }
         return types.string(e.literalKind == ast::LiteralKind::WString,
                             static_cast<std::uint32_t>(std::max<std::size_t>(e.stringValue.size(), 1)));
     case ast::LiteralKind::Time: return types.get(longForm ? K::LTime : K::Time);
@@ -211,7 +187,7 @@ const Type* BodyChecker::checkUnary(ast::UnaryExpr& e, const Type* expected) {
     if (isError(t)) {
         return errorType();
     }
-    const Type* b = baseOf(t);
+    const Type* b = baseType(t);
     if (e.op == ast::UnaryOp::Not) {
         if (isBitString(b) || b->kind() == K::IntLiteral) {
             return t;
@@ -231,18 +207,18 @@ const Type* BodyChecker::checkUnary(ast::UnaryExpr& e, const Type* expected) {
 // The result of + - * / MOD ** on the operand types, or null.
 const Type* BodyChecker::arithmeticType(ast::BinaryOp op, const Type* a, const Type* b) {
     auto& types = cx_.model.types;
-    const Type* sa = baseOf(a);
-    const Type* sb = baseOf(b);
+    const Type* sa = baseType(a);
+    const Type* sb = baseType(b);
     auto numericCommon = [&]() -> const Type* {
         if (isLit(sa) && isLit(sb)) {
             return types.get(sa->kind() == K::RealLiteral || sb->kind() == K::RealLiteral ? K::RealLiteral
                                                                                           : K::IntLiteral);
         }
         if (isLit(sa)) {
-            return literalFits(sa, sb) ? b : nullptr;
+            return literalAdopts(sa, sb) ? b : nullptr;
         }
         if (isLit(sb)) {
-            return literalFits(sb, sa) ? a : nullptr;
+            return literalAdopts(sb, sa) ? a : nullptr;
         }
         return unifyTypes(types, a, b);
     };
@@ -330,8 +306,8 @@ const Type* BodyChecker::arithmeticType(ast::BinaryOp op, const Type* a, const T
 // The common operand type of a comparison, or null when the operands cannot be compared.
 const Type* BodyChecker::comparisonType(ast::BinaryOp op, const Type* a, const Type* b, const ast::BinaryExpr& e) {
     auto& types = cx_.model.types;
-    const Type* sa = baseOf(a);
-    const Type* sb = baseOf(b);
+    const Type* sa = baseType(a);
+    const Type* sb = baseType(b);
     const bool equality = op == ast::BinaryOp::Eq || op == ast::BinaryOp::Ne;
     if (sa->kind() == K::Enum || sb->kind() == K::Enum) {
         return sa == sb ? a : nullptr; // enums compare by value within one enumeration only
@@ -353,13 +329,13 @@ const Type* BodyChecker::comparisonType(ast::BinaryOp op, const Type* a, const T
     if (isLit(sa) && isLit(sb)) {
         common = a;
     } else if (isLit(sa)) {
-        common = literalFits(sa, sb) ? b : nullptr;
+        common = literalAdopts(sa, sb) ? b : nullptr;
     } else if (isLit(sb)) {
-        common = literalFits(sb, sa) ? a : nullptr;
+        common = literalAdopts(sb, sa) ? a : nullptr;
     } else {
         common = unifyTypes(types, a, b);
     }
-    if (common != nullptr && equality && (isReal(baseOf(common)))) {
+    if (common != nullptr && equality && (isReal(baseType(common)))) {
         cx_.diags.report(DiagCode::RealEquality, e.span,
                          std::string("comparing REAL values with '") + opText(op) +
                              "' is fragile; compare the difference with a tolerance");
@@ -395,7 +371,7 @@ const Type* BodyChecker::checkIndex(ast::IndexExpr& e) {
     std::vector<std::optional<ConstValue>> constants;
     for (auto& idx : e.indices) {
         const Type* it = checkExpr(*idx);
-        if (!isError(it) && !isInteger(baseOf(it))) {
+        if (!isError(it) && !isInteger(baseType(it))) {
             cx_.error(DiagCode::IndexNotInteger, idx->span,
                       "array index '" + text(idx->span) + "' has type " + typeName(it) + ", not an integer type");
         }
@@ -437,7 +413,7 @@ const Type* BodyChecker::checkBitAccess(ast::BitAccessExpr& e) {
     if (isError(t)) {
         return cx_.model.types.get(K::Bool);
     }
-    const Type* b = baseOf(t);
+    const Type* b = baseType(t);
     if (!isBitString(b) || b->kind() == K::Bool) {
         cx_.error(DiagCode::BitAccessInvalid, e.span,
                   "partial bit access on '" + text(e.object->span) + "' of type " + typeName(t) +
@@ -454,7 +430,7 @@ const Type* BodyChecker::checkBitAccess(ast::BitAccessExpr& e) {
 
 bool BodyChecker::checkConstantRange(const ast::Expr& e, const Type* target) {
     const Type* st = stripAlias(target);
-    const Type* b = baseOf(target);
+    const Type* b = baseType(target);
     std::optional<ConstValue> v = evaluateConstant(cx_, e, pc_.scope, false);
     if (!v) {
         return true;
@@ -507,7 +483,7 @@ void BodyChecker::convert(ast::Expr& e, const Type* target) {
         return; // reported as E0310 where the call was typed
     }
     if (isLit(sf)) {
-        if (!literalFits(sf, target)) {
+        if (!literalAdopts(sf, target)) {
             cx_.error(DiagCode::TypeMismatch, e.span,
                       std::string(sf->kind() == K::RealLiteral ? "a real" : "an integer") + " constant '" +
                           text(e.span) + "' cannot be used as " + typeName(target));
@@ -542,8 +518,8 @@ void BodyChecker::convert(ast::Expr& e, const Type* target) {
         }
         return;
     }
-    const Type* bf = baseOf(from);
-    const Type* bt = baseOf(target);
+    const Type* bf = baseType(from);
+    const Type* bt = baseType(target);
     std::string conversion;
     if ((isElementary(bf)) && isElementary(bt)) {
         conversion = std::string(elementaryKindName(bf->kind())) + "_TO_" + std::string(elementaryKindName(bt->kind()));
@@ -624,18 +600,18 @@ BodyChecker::Target BodyChecker::analyzeTarget(const ast::Expr& e) const {
     }
 }
 
-void BodyChecker::checkWritable(const ast::Expr& e) {
+bool BodyChecker::checkWritable(const ast::Expr& e) {
     if (isError(e.type)) {
-        return;
+        return true;
     }
     const Target t = analyzeTarget(e);
     if (!t.isVariable) {
         cx_.error(DiagCode::NotAssignable, e.span, "'" + text(e.span) + "' is not a variable and cannot be written");
-        return;
+        return false;
     }
     if (t.isResult) {
         pc_.resultAssigned = true;
-        return;
+        return true;
     }
     if (t.root != nullptr) {
         if (t.directName) {
@@ -643,7 +619,7 @@ void BodyChecker::checkWritable(const ast::Expr& e) {
                 if (v == t.root) {
                     cx_.error(DiagCode::ForVariableAssigned, e.span,
                               "FOR control variable '" + t.root->name + "' is written inside its loop");
-                    return;
+                    return false;
                 }
             }
         }
@@ -651,17 +627,17 @@ void BodyChecker::checkWritable(const ast::Expr& e) {
             cx_.error(t.root->section == ast::VarSection::External ? DiagCode::AssignToLoopVarExternal
                                                                    : DiagCode::AssignToConstant,
                       e.span, "'" + t.root->name + "' is a CONSTANT and cannot be written");
-            return;
+            return false;
         }
         if (t.root->readOnly) {
             cx_.error(DiagCode::AssignToConstant, e.span, "'" + t.root->name + "' is READ_ONLY and cannot be written");
-            return;
+            return false;
         }
         if (t.root->section == ast::VarSection::Input && pc_.pou != nullptr && t.root->owner == pc_.pou) {
             cx_.error(DiagCode::AssignToInput, e.span,
                       "'" + t.root->name + "' is a VAR_INPUT of '" + pc_.pou->name +
                           "' and cannot be written inside it");
-            return;
+            return false;
         }
     }
     if (t.outsideOutput != nullptr) {
@@ -669,6 +645,7 @@ void BodyChecker::checkWritable(const ast::Expr& e) {
                   "'" + t.outsideOutput->name +
                       "' is a VAR_OUTPUT and cannot be written from outside its FUNCTION_BLOCK");
     }
+    return t.outsideOutput == nullptr;
 }
 
 } // namespace takt::compiler::sema

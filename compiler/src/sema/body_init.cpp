@@ -50,6 +50,13 @@ void BodyChecker::checkPou(const Symbol& pou) {
         pc_.initIndex.reset();
     }
 
+    // Names in array bounds and STRING lengths are uses too (declarations evaluate them).
+    for (const ast::VarBlock& block : pou.pou->varBlocks) {
+        for (const ast::VarDecl& vd : block.vars) {
+            markTypeUses(vd.type.get());
+        }
+    }
+
     checkStmts(mut(pou.pou->body));
 
     const bool hasResult = pou.type != nullptr && stripAlias(pou.type)->kind() != TypeKind::Void &&
@@ -59,6 +66,57 @@ void BodyChecker::checkPou(const Symbol& pou) {
         cx_.diags.report(DiagCode::FunctionResultUnset, pou.pou->name.span,
                          std::string(pou.pouKind == ast::PouKind::Function ? "FUNCTION '" : "METHOD '") + pou.name +
                              "' never assigns its result; it always returns the default value");
+    }
+}
+
+void BodyChecker::markExprUses(const ast::Expr* e) {
+    if (e == nullptr) {
+        return;
+    }
+    switch (e->kind) {
+    case ast::ExprKind::Name:
+        if (const Symbol* s = findName(static_cast<const ast::NameExpr*>(e)->name.name)) {
+            used_.insert(s);
+        }
+        return;
+    case ast::ExprKind::Paren: markExprUses(static_cast<const ast::ParenExpr*>(e)->inner.get()); return;
+    case ast::ExprKind::Unary: markExprUses(static_cast<const ast::UnaryExpr*>(e)->operand.get()); return;
+    case ast::ExprKind::Binary:
+        markExprUses(static_cast<const ast::BinaryExpr*>(e)->lhs.get());
+        markExprUses(static_cast<const ast::BinaryExpr*>(e)->rhs.get());
+        return;
+    case ast::ExprKind::Call:
+        for (const auto& a : static_cast<const ast::CallExpr*>(e)->args) {
+            markExprUses(a.value.get());
+        }
+        return;
+    default: return;
+    }
+}
+
+void BodyChecker::markTypeUses(const ast::TypeSpec* spec) {
+    if (spec == nullptr) {
+        return;
+    }
+    switch (spec->kind) {
+    case ast::TypeSpecKind::String: markExprUses(static_cast<const ast::StringTypeSpec*>(spec)->length.get()); return;
+    case ast::TypeSpecKind::Array: {
+        const auto* a = static_cast<const ast::ArrayTypeSpec*>(spec);
+        for (const ast::Range& r : a->dimensions) {
+            markExprUses(r.lower.get());
+            markExprUses(r.upper.get());
+        }
+        markTypeUses(a->element.get());
+        return;
+    }
+    case ast::TypeSpecKind::Subrange: {
+        const auto* r = static_cast<const ast::SubrangeTypeSpec*>(spec);
+        markExprUses(r->range.lower.get());
+        markExprUses(r->range.upper.get());
+        return;
+    }
+    case ast::TypeSpecKind::Ref: markTypeUses(static_cast<const ast::RefTypeSpec*>(spec)->target.get()); return;
+    default: return;
     }
 }
 
@@ -232,6 +290,32 @@ void checkBodies(Context& cx) {
     checker.checkTypeInits();
     for (const Symbol* pou : cx.model.pous) {
         checker.checkPou(*pou);
+    }
+    checker.reportRecursion();
+    checker.reportUnused();
+}
+
+void BodyChecker::reportUnused() {
+    // Paths of VAR_ACCESS and VAR_CONFIG use variables from outside any body.
+    for (const Symbol* a : cx_.model.accessPaths) {
+        used_.insert(a->accessPath.begin(), a->accessPath.end());
+        used_.insert(a->target);
+    }
+    for (const ConfigBinding& b : cx_.model.configBindings) {
+        used_.insert(b.path.begin(), b.path.end());
+    }
+    for (const Symbol* pou : cx_.model.pous) {
+        if (pou->scope == nullptr || pou->span.file == kStdlibFile || pou->pou == nullptr || pou->pou->prototypeOnly) {
+            continue;
+        }
+        for (const Symbol* v : pou->scope->symbols()) {
+            if (v->kind == SymbolKind::Variable &&
+                (v->section == ast::VarSection::Var || v->section == ast::VarSection::Temp) && !v->address &&
+                used_.count(v) == 0) {
+                cx_.diags.report(DiagCode::UnusedVariable, v->span,
+                                 "local variable '" + v->name + "' of '" + pou->name + "' is never used");
+            }
+        }
     }
 }
 

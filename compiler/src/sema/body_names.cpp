@@ -8,8 +8,6 @@
 
 namespace takt::compiler::sema {
 
-namespace {
-
 const ast::Expr* stripParen(const ast::Expr* e) {
     while (e != nullptr && e->kind == ast::ExprKind::Paren) {
         e = static_cast<const ast::ParenExpr*>(e)->inner.get();
@@ -17,8 +15,7 @@ const ast::Expr* stripParen(const ast::Expr* e) {
     return e;
 }
 
-// THIS / SUPER (also written THIS^ / SUPER^): access from inside the FB itself.
-bool isSelf(const ast::Expr* e) {
+bool isSelfExpr(const ast::Expr* e) {
     e = stripParen(e);
     if (e != nullptr && e->kind == ast::ExprKind::Deref) {
         e = stripParen(static_cast<const ast::DerefExpr*>(e)->reference.get());
@@ -26,7 +23,13 @@ bool isSelf(const ast::Expr* e) {
     return e != nullptr && (e->kind == ast::ExprKind::This || e->kind == ast::ExprKind::Super);
 }
 
-} // namespace
+const Type* baseType(const Type* t) {
+    t = stripAlias(t);
+    if (t != nullptr && t->kind() == TypeKind::Subrange) {
+        return stripAlias(static_cast<const SubrangeType*>(t)->base);
+    }
+    return t;
+}
 
 BodyChecker::BodyChecker(Context& cx) : cx_(cx) {
     buildEnumIndex();
@@ -238,6 +241,7 @@ const Type* BodyChecker::checkName(ast::NameExpr& e, const Type* expected) {
         return errorType();
     }
     e.symbol = sym;
+    used_.insert(sym);
     if (pc_.initIndex && sym->kind == SymbolKind::Variable && pc_.pou != nullptr && sym->owner == pc_.pou &&
         sym->declIndex >= *pc_.initIndex && sym->section != ast::VarSection::External) {
         cx_.error(DiagCode::InitializerOrder, e.span,
@@ -305,13 +309,14 @@ const Type* BodyChecker::checkMember(ast::MemberExpr& e) {
             return errorType();
         }
         e.symbol = m;
+        used_.insert(m);
         if (m->kind != SymbolKind::Variable) {
             cx_.error(DiagCode::UnknownMember, e.member.span,
                       "'" + name + "' of '" + t->name() + "' is not a variable" +
                           (m->kind == SymbolKind::Pou ? "; call the method with ()" : ""));
             return errorType();
         }
-        const bool visible = isSelf(e.object.get()) || m->section == ast::VarSection::Input ||
+        const bool visible = isSelfExpr(e.object.get()) || m->section == ast::VarSection::Input ||
                              m->section == ast::VarSection::Output ||
                              (t->kind() == TypeKind::Program && m->section != ast::VarSection::Temp);
         if (!visible) {

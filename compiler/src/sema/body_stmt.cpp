@@ -8,13 +8,6 @@ namespace takt::compiler::sema {
 
 namespace {
 
-const ast::Expr* stripParen(const ast::Expr* e) {
-    while (e != nullptr && e->kind == ast::ExprKind::Paren) {
-        e = static_cast<const ast::ParenExpr*>(e)->inner.get();
-    }
-    return e;
-}
-
 struct LabelRange {
     std::int64_t lower;
     std::int64_t upper;
@@ -52,6 +45,15 @@ void BodyChecker::checkCondition(ast::Expr& e, const char* what) {
         cx_.error(DiagCode::ConditionNotBool, e.span,
                   std::string("the ") + what + " condition '" + text(e.span) + "' has type " + typeName(t) +
                       ", not BOOL");
+        return;
+    }
+    if (!isError(t)) {
+        std::optional<ConstValue> v = evaluateConstant(cx_, e, pc_.scope, false);
+        if (v && v->kind == ConstValue::Kind::Bool) {
+            cx_.diags.report(DiagCode::ConstantCondition, e.span,
+                             std::string("the ") + what + " condition '" + text(e.span) + "' is always " +
+                                 (v->i != 0 ? "TRUE" : "FALSE"));
+        }
     }
 }
 
@@ -61,8 +63,9 @@ void BodyChecker::checkStmt(ast::Stmt& s) {
         auto& a = static_cast<ast::AssignStmt&>(s);
         const Type* t = checkExpr(*a.target);
         checkExpr(*a.value, t);
-        checkWritable(*a.target);
-        convert(*a.value, t);
+        if (checkWritable(*a.target)) {
+            convert(*a.value, t);
+        }
         return;
     }
     case ast::StmtKind::Expr: {
@@ -223,9 +226,13 @@ void BodyChecker::checkFor(ast::ForStmt& s) {
     if (!isError(vt)) {
         const ast::Expr* v = stripParen(s.variable.get());
         const Symbol* sym = v->kind == ast::ExprKind::Name ? static_cast<const ast::NameExpr*>(v)->symbol : nullptr;
-        const bool local = sym != nullptr && sym->kind == SymbolKind::Variable && pc_.pou != nullptr &&
-                           sym->owner == pc_.pou && sym->section != ast::VarSection::External &&
-                           sym->section != ast::VarSection::Global;
+        // Local: declared by this POU, or (in a METHOD) by its FUNCTION_BLOCK or one of its bases.
+        bool ownMember = sym != nullptr && pc_.pou != nullptr && sym->owner == pc_.pou;
+        for (const Symbol* fb = pc_.fb; fb != nullptr && sym != nullptr && !ownMember; fb = fb->base) {
+            ownMember = sym->owner == fb;
+        }
+        const bool local = ownMember && sym->kind == SymbolKind::Variable &&
+                           sym->section != ast::VarSection::External && sym->section != ast::VarSection::Global;
         if (!local || !isInteger(stripAlias(vt))) {
             cx_.error(DiagCode::ForVariableInvalid, s.variable->span,
                       "the FOR control variable '" + text(s.variable->span) +

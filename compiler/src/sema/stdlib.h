@@ -149,6 +149,9 @@ struct StdFunction {
 // "MAX(IN1 : ANY_ELEMENTARY, IN2 : ANY_ELEMENTARY, …) : ANY_ELEMENTARY"
 [[nodiscard]] std::string describeSignature(const StdSignature& sig);
 
+// An untyped literal (IntLiteral/RealLiteral) adopts `target` when the target's family can
+// hold it: integers become any integer, bit string (not BOOL) or real; reals become reals.
+[[nodiscard]] bool literalAdopts(const Type* literal, const Type* target);
 // The type two values meet in: identical types, the longer of two strings, commonType(), or
 // the one the other converts to implicitly; null when they have none.
 [[nodiscard]] const Type* unifyTypes(TypeTable& types, const Type* a, const Type* b);

@@ -111,6 +111,104 @@ VAR
 END_VAR
 END_FUNCTION_BLOCK
 
+(* The IEC 61131-3 Ed.3 spellings of the timers; identical to TON/TOF/TP and LTON/LTOF/LTP. *)
+FUNCTION_BLOCK TON_TIME
+VAR_INPUT
+    IN : BOOL;
+    PT : TIME;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    ET : TIME;
+END_VAR
+VAR
+    StartTime : TIME;
+    Running : BOOL;
+    PrevIn : BOOL;
+END_VAR
+END_FUNCTION_BLOCK
+
+FUNCTION_BLOCK TOF_TIME
+VAR_INPUT
+    IN : BOOL;
+    PT : TIME;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    ET : TIME;
+END_VAR
+VAR
+    StartTime : TIME;
+    Running : BOOL;
+    PrevIn : BOOL;
+END_VAR
+END_FUNCTION_BLOCK
+
+FUNCTION_BLOCK TP_TIME
+VAR_INPUT
+    IN : BOOL;
+    PT : TIME;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    ET : TIME;
+END_VAR
+VAR
+    StartTime : TIME;
+    Running : BOOL;
+    PrevIn : BOOL;
+END_VAR
+END_FUNCTION_BLOCK
+
+FUNCTION_BLOCK TON_LTIME
+VAR_INPUT
+    IN : BOOL;
+    PT : LTIME;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    ET : LTIME;
+END_VAR
+VAR
+    StartTime : LTIME;
+    Running : BOOL;
+    PrevIn : BOOL;
+END_VAR
+END_FUNCTION_BLOCK
+
+FUNCTION_BLOCK TOF_LTIME
+VAR_INPUT
+    IN : BOOL;
+    PT : LTIME;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    ET : LTIME;
+END_VAR
+VAR
+    StartTime : LTIME;
+    Running : BOOL;
+    PrevIn : BOOL;
+END_VAR
+END_FUNCTION_BLOCK
+
+FUNCTION_BLOCK TP_LTIME
+VAR_INPUT
+    IN : BOOL;
+    PT : LTIME;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    ET : LTIME;
+END_VAR
+VAR
+    StartTime : LTIME;
+    Running : BOOL;
+    PrevIn : BOOL;
+END_VAR
+END_FUNCTION_BLOCK
+
+
 (* Rising edge: Q = CLK AND NOT M; M := CLK. M starts FALSE. *)
 FUNCTION_BLOCK R_TRIG
 VAR_INPUT

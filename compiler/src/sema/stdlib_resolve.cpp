@@ -19,22 +19,20 @@ bool isLiteralType(const Type* t) {
     return t->kind() == K::IntLiteral || t->kind() == K::RealLiteral;
 }
 
-const Type* base(const Type* t) {
-    t = stripAlias(t);
-    if (t != nullptr && t->kind() == K::Subrange) {
-        return stripAlias(static_cast<const SubrangeType*>(t)->base);
-    }
-    return t;
-}
+} // namespace
 
-// An untyped literal adopts `target` when the target's family can hold it.
-bool literalFits(const Type* literal, const Type* target) {
-    const Type* t = base(target);
+bool literalAdopts(const Type* literal, const Type* target) {
+    const Type* t = stripAlias(target);
+    if (t != nullptr && t->kind() == K::Subrange) {
+        t = stripAlias(static_cast<const SubrangeType*>(t)->base);
+    }
     if (literal->kind() == K::RealLiteral) {
         return isReal(t);
     }
     return isInteger(t) || (isBitString(t) && t->kind() != K::Bool) || isReal(t);
 }
+
+namespace {
 
 std::string_view parameterPrefix(const std::string& name, unsigned& number) {
     std::size_t digits = name.size();
@@ -157,7 +155,7 @@ Attempt tryOverload(TypeTable& types, const StdSignature& sig, std::uint32_t ind
         // Only untyped literals: take the context's type when it can hold them, else the
         // widest-use default (DINT for integers, LREAL for reals).
         const StdParam& p = sig.params.front().generic ? sig.params.front() : sig.params.back();
-        if (expected != nullptr && literalFits(literal, expected) && inFamily(expected, p.family, p.exact)) {
+        if (expected != nullptr && literalAdopts(literal, expected) && inFamily(expected, p.family, p.exact)) {
             bound = expected;
         } else if (literal->kind() == K::IntLiteral && p.family == F::AnyReal) {
             bound = types.get(K::LReal);
@@ -187,7 +185,7 @@ Attempt tryOverload(TypeTable& types, const StdSignature& sig, std::uint32_t ind
             if (bound == nullptr || !inFamily(bound, p.family, p.exact)) {
                 return a;
             }
-            if (isLiteralType(st) ? !literalFits(st, bound) : !implicitlyConvertible(t, bound)) {
+            if (isLiteralType(st) ? !literalAdopts(st, bound) : !implicitlyConvertible(t, bound)) {
                 return a;
             }
             r.paramTypes[i] = bound;
@@ -198,7 +196,7 @@ Attempt tryOverload(TypeTable& types, const StdSignature& sig, std::uint32_t ind
             if (want == nullptr) {
                 return a;
             }
-            if (isLiteralType(st) ? !literalFits(st, want) : !implicitlyConvertible(t, want)) {
+            if (isLiteralType(st) ? !literalAdopts(st, want) : !implicitlyConvertible(t, want)) {
                 return a;
             }
             r.paramTypes[i] = want;
@@ -285,7 +283,10 @@ std::string_view familyName(TypeFamily family, TypeKind exact) {
 }
 
 bool inFamily(const Type* t, TypeFamily family, TypeKind exact) {
-    const Type* b = base(t);
+    const Type* b = stripAlias(t);
+    if (b != nullptr && b->kind() == K::Subrange) {
+        b = stripAlias(static_cast<const SubrangeType*>(b)->base);
+    }
     if (b == nullptr) {
         return false;
     }

@@ -1,5 +1,7 @@
 #include "takt/engine/layer.h"
 
 namespace takt::engine {
-const char* layerName() noexcept { return "takt_engine"; }
+const char* layerName() noexcept {
+    return "takt_engine";
+}
 } // namespace takt::engine

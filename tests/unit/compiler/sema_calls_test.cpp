@@ -262,5 +262,39 @@ END_TEST_PROGRAM
               "E0710@5:5");
 }
 
+TEST(SemaCalls, NamespacesAndStandardBlocks) {
+    Analysis a(R"(NAMESPACE Lib
+FUNCTION Twice : DINT
+VAR_INPUT
+    x : DINT;
+END_VAR
+    Twice := x * 2;
+END_FUNCTION
+END_NAMESPACE
+PROGRAM Main
+VAR
+    d : DINT;
+    u : ULINT;
+    c : CTU_DINT;
+    cu : CTUD_ULINT;
+    edge : R_TRIG;
+    latch : SR;
+    ch : CHAR := 'a';
+END_VAR
+    d := Lib.Twice(21);
+    c(CU := edge.Q, R := FALSE, PV := 100000);
+    d := c.CV;
+    cu(CU := TRUE, CD := FALSE, R := FALSE, LD := FALSE, PV := 5);
+    u := cu.CV;
+    edge(CLK := cu.QU);
+    latch(S1 := c.Q, R := FALSE);
+    ch := CHAR#'b';
+END_PROGRAM
+)");
+    EXPECT_EQ(diagList(a), "") << a.rendered();
+    EXPECT_EQ(assignedType(a, "Main", 0), "DINT");
+    EXPECT_EQ(assignedType(a, "Main", 4), "ULINT");
+}
+
 } // namespace
 } // namespace takt::compiler::test

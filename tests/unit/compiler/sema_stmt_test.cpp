@@ -39,6 +39,20 @@ END_PROGRAM
               "E0402@11:5 E0403@22:5 E0401@23:5 E0401@24:5 E0402@26:5");
 }
 
+TEST(SemaStmt, ExternalConstantsAreReadOnly) {
+    EXPECT_EQ(diagsOf(R"(VAR_GLOBAL CONSTANT
+    kMax : INT := 10;
+END_VAR
+PROGRAM Main
+VAR_EXTERNAL CONSTANT
+    kMax : INT;
+END_VAR
+    kMax := 11;
+END_PROGRAM
+)"),
+              "E0413@8:5");
+}
+
 TEST(SemaStmt, ConditionsMustBeBool) {
     EXPECT_EQ(diagsOf(R"(PROGRAM Main
 VAR
@@ -128,6 +142,23 @@ END_PROGRAM
               "E0409@13:9 E0409@16:9 E0406@19:25 E0410@23:9 E0504@25:19");
 }
 
+TEST(SemaStmt, MethodsLoopOverTheirFbMembers) {
+    Analysis a(R"(FUNCTION_BLOCK Fb
+VAR
+    i : INT;
+    total : INT;
+END_VAR
+METHOD Sum : INT
+    FOR i := 1 TO 3 DO
+        total := total + i;
+    END_FOR;
+    Sum := total;
+END_METHOD
+END_FUNCTION_BLOCK
+)");
+    EXPECT_EQ(diagList(a), "") << a.rendered();
+}
+
 // W0002 is reported once per statement list, at the first unreachable statement.
 TEST(SemaStmt, ExitContinueAndUnreachableCode) {
     EXPECT_EQ(diagsOf(R"(PROGRAM Main
@@ -206,6 +237,7 @@ VAR
     t : TON := (PT := T#1s);
 END_VAR
     b := c + d + e + arr[1] + fill[1] + many[1] + p.x + q.x + wrong + scalar.x;
+    t();
 END_PROGRAM
 )"),
               "E0507@10:16 E0506@14:35 E0105@16:27 E0505@17:20 E0505@18:23");
@@ -219,9 +251,81 @@ VAR
     name : STRING[3] := 'abcd';
 END_VAR
     s := s + 1;
+    name := 'ab';
 END_PROGRAM
 )"),
               "E0210@1:30 E0504@4:17 W0011@5:25");
+}
+
+TEST(SemaStmt, RecursionIsRejected) {
+    EXPECT_EQ(diagsOf(R"(FUNCTION Factorial : DINT
+VAR_INPUT
+    n : DINT;
+END_VAR
+    IF n <= 1 THEN
+        Factorial := 1;
+    ELSE
+        Factorial := n * Factorial(n - 1);
+    END_IF;
+END_FUNCTION
+FUNCTION Ping : INT
+    Ping := Pong();
+END_FUNCTION
+FUNCTION Pong : INT
+    Pong := Ping();
+END_FUNCTION
+)"),
+              "E0115@8:26 E0115@12:13 E0115@15:13");
+}
+
+TEST(SemaStmt, ConstantConditionsWarn) {
+    EXPECT_EQ(diagsOf(R"(PROGRAM Main
+VAR CONSTANT
+    kDebug : BOOL := FALSE;
+END_VAR
+VAR
+    i : INT;
+END_VAR
+    IF TRUE THEN
+        i := 1;
+    END_IF;
+    WHILE 1 > 2 DO
+        i := 2;
+    END_WHILE;
+    IF kDebug OR i > 3 THEN
+        i := 3;
+    ELSIF kDebug THEN
+        i := 4;
+    END_IF;
+END_PROGRAM
+)"),
+              "W0005@8:8 W0005@11:11 W0005@16:11");
+}
+
+TEST(SemaStmt, UnusedLocalsWarn) {
+    EXPECT_EQ(diagsOf(R"(FUNCTION_BLOCK Fb
+VAR_INPUT
+    unusedInput : INT;
+END_VAR
+VAR
+    kept : INT;
+    spare : INT;
+END_VAR
+    kept := kept + 1;
+END_FUNCTION_BLOCK
+PROGRAM Main
+VAR
+    fb1 : Fb;
+    spare : BOOL;
+    lamp AT %QX0.0 : BOOL;
+END_VAR
+VAR_TEMP
+    scratch : REAL;
+END_VAR
+    fb1();
+END_PROGRAM
+)"),
+              "W0001@7:5 W0001@14:5 W0001@18:5");
 }
 
 } // namespace

@@ -109,7 +109,10 @@ struct EnumTypeSpec final : TypeSpec {
 struct VarDecl;
 // STRUCT … END_STRUCT (optionally STRUCT EXTENDS Base)
 struct StructTypeSpec final : TypeSpec {
-    explicit StructTypeSpec(Span s) : TypeSpec(TypeSpecKind::Struct, s) {}
+    // Out of line: VarDecl is incomplete here, and clang instantiates the member's destructor
+    // in an inline constructor.
+    explicit StructTypeSpec(Span s);
+    ~StructTypeSpec() override;
     std::optional<QualifiedName> extends;
     std::vector<VarDecl> fields;
 };
@@ -174,7 +177,9 @@ struct EnumLiteralExpr final : Expr {
 struct NameExpr final : Expr {
     explicit NameExpr(Span s) : Expr(ExprKind::Name, s) {}
     Identifier name;
-    const Symbol* symbol = nullptr; // set by semantic analysis
+    // Set by semantic analysis: the variable, enum value, POU or namespace named; inside a
+    // FUNCTION/METHOD its own name denotes the result variable and `symbol` is the POU itself.
+    const Symbol* symbol = nullptr;
 };
 
 struct MemberExpr final : Expr {
