@@ -304,6 +304,19 @@ END_PROGRAM
     EXPECT_NE(messageOf(a, "E0202").find("use DINT_TO_INT"), std::string::npos) << messageOf(a, "E0202");
 }
 
+TEST(SemaExpr, RealEqualityWarns) {
+    EXPECT_EQ(diagsOf(R"(PROGRAM Main
+VAR
+    r : REAL;
+    b : BOOL;
+END_VAR
+    b := r = 0.1;
+    b := r < 0.1;
+END_PROGRAM
+)"),
+              "W0006@6:10");
+}
+
 TEST(SemaExpr, UntypedConstantsAreRangeChecked) {
     EXPECT_EQ(diagsOf(R"(TYPE Percent : INT (0..100); END_TYPE
 PROGRAM Main
