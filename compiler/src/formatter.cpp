@@ -368,6 +368,14 @@ private:
     bool anyToken_ = false;
 };
 
+} // namespace
+
+namespace fmtrules {
+
+std::string layoutTokens(std::string_view src, const LexResult& lexed) {
+    return Layout(src, lexed).run();
+}
+
 // Tokens and comments of the output must be those of the input (up to canonical spelling and
 // comment normalisation). Checked on every run so that a layout bug can never corrupt a file.
 bool sameContent(std::string_view in, const LexResult& a, std::string_view out, const LexResult& b) {
@@ -393,7 +401,7 @@ bool sameContent(std::string_view in, const LexResult& a, std::string_view out, 
     return true;
 }
 
-} // namespace
+} // namespace fmtrules
 
 FormatResult formatSource(const SourceFile& file, DiagnosticSink& diags) {
     FormatResult result;
@@ -408,7 +416,7 @@ FormatResult formatSource(const SourceFile& file, DiagnosticSink& diags) {
     if (diags.errorCount() > errorsBefore) {
         return result;
     }
-    std::string text = Layout(file.text(), lexed).run();
+    std::string text = layoutTokens(file.text(), lexed);
 
     SourceFile check(file.id(), file.path(), text);
     DiagnosticSink checkDiags;
