@@ -100,6 +100,12 @@ int runFmt(const FmtOptions& opts) {
     bool needsFormat = false;
     for (const std::string& path : opts.files) {
         std::string error;
+        struct stat st {};
+        if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+            fmt::print(stderr, "takt fmt: '{}' is not a regular file\n", path);
+            missing = true;
+            continue;
+        }
         compiler::FileId id = sources.load(path, error);
         if (id == compiler::kNoFile) {
             fmt::print(stderr, "takt fmt: cannot read '{}': {}\n", path, error);

@@ -124,6 +124,13 @@ TEST_F(FmtCli, MissingFileIsAnInvalidProject) {
     EXPECT_NE(r.out.find("nope.st"), std::string::npos) << r.out;
 }
 
+TEST_F(FmtCli, DirectoryArgumentIsAnInvalidProject) {
+    fs::create_directories(dir_ / "src");
+    CliRun r = takt(q(dir_ / "src"));
+    EXPECT_EQ(r.exitCode, 10) << r.out;
+    EXPECT_NE(r.out.find("src"), std::string::npos) << r.out;
+}
+
 TEST_F(FmtCli, NoFileArgumentIsAUsageError) {
     CliRun r = takt("");
     EXPECT_NE(r.exitCode, 0) << r.out;
