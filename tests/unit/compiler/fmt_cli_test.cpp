@@ -104,6 +104,16 @@ TEST_F(FmtCli, RewritesFilesInPlaceAndNamesThem) {
     EXPECT_EQ(takt("--check " + q(a)).exitCode, 0);
 }
 
+TEST_F(FmtCli, SymbolicLinkKeepsPointingAtTheRewrittenFile) {
+    fs::path target = write("target.st", kUnformatted);
+    fs::path link = dir_ / "link.st";
+    fs::create_symlink(target, link);
+    CliRun r = takt(q(link));
+    EXPECT_EQ(r.exitCode, 0) << r.out;
+    EXPECT_TRUE(fs::is_symlink(link));
+    EXPECT_EQ(read(target), kFormatted);
+}
+
 TEST_F(FmtCli, FileWithErrorsIsReportedAndLeftUnchanged) {
     fs::path bad = write("bad.st", kBroken);
     fs::path good = write("good.st", kUnformatted);
