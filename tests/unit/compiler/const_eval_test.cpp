@@ -123,6 +123,14 @@ TEST(ConstEval, BoundsLengthsAndSubrangesUseConstants) {
     EXPECT_EQ(pct->upper, 100);
 }
 
+TEST(ConstEval, ExternalConstantsInBounds) {
+    test::Analysis a({{"g.st", "VAR_GLOBAL CONSTANT\n  SIZE : INT := 8;\nEND_VAR\n"},
+                      {"main.st", "PROGRAM Main\nVAR_EXTERNAL CONSTANT\n  SIZE : INT;\nEND_VAR\n"
+                                  "VAR\n  buf : ARRAY [1..SIZE] OF BYTE;\nEND_VAR\nEND_PROGRAM\n"}});
+    ASSERT_EQ(a.errors(), 0u) << a.rendered();
+    EXPECT_EQ(stripAlias(a.type("Main.buf"))->size, 8u);
+}
+
 TEST(ConstEval, InvalidStringLengthAndBounds) {
     test::Analysis a("PROGRAM Main\nVAR\n  s : STRING[0];\n  a : ARRAY [5..1] OF INT;\nEND_VAR\nEND_PROGRAM\n");
     EXPECT_EQ(a.at("E0214"), std::vector<std::string>{"main.st:3:14"}) << a.rendered();

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "sema/context.h"
 #include "sema_test_support.h"
 
 namespace takt::compiler {
@@ -36,6 +37,23 @@ TEST(SemaDecl, BenchmarkProgramsHaveNoErrors) {
         EXPECT_FALSE(a.model().programInstances.empty()) << entry.path();
     }
     EXPECT_GT(files, 0);
+}
+
+TEST(SemaDecl, StandardLibraryPreludeIsCleanAndComplete) {
+    SourceFile prelude(0, "<stdlib>", std::string(sema::standardFbSource()));
+    DiagnosticSink diags;
+    const ast::CompilationUnit unit = parseSource(prelude, diags);
+    EXPECT_EQ(diags.errorCount(), 0u) << renderHuman(diags.diagnostics(), SourceManager());
+    test::Analysis empty("");
+    EXPECT_EQ(empty.diags.diagnostics().size(), 0u) << empty.rendered();
+    for (const char* fb : {"TON", "TOF", "TP", "R_TRIG", "F_TRIG", "CTU", "CTD", "CTUD", "SR", "RS"}) {
+        const Symbol* s = empty.symbol(fb);
+        ASSERT_NE(s, nullptr) << fb;
+        EXPECT_EQ(s->span.file, kStdlibFile) << fb;
+        EXPECT_GT(s->type->size, 0u) << fb;
+    }
+    EXPECT_EQ(empty.symbol("MAX")->kind, SymbolKind::StandardFunction);
+    EXPECT_EQ(dumpSymbols(empty.model()), "");
 }
 
 TEST(SemaDecl, DeclarationsOfEveryKindAreCollected) {
@@ -233,6 +251,30 @@ END_FUNCTION
     EXPECT_EQ(a.at("E0610"), Where{"main.st:13:10"}) << a.rendered();
 }
 
+TEST(SemaDecl, QualifiersPerSection) {
+    test::Analysis a(R"(FUNCTION F : INT
+VAR_INPUT CONSTANT
+    a : INT := 1;
+END_VAR
+VAR RETAIN
+    b : INT;
+END_VAR
+END_FUNCTION
+PROGRAM Main
+VAR RETAIN
+    kept : INT;
+END_VAR
+END_PROGRAM
+)");
+    EXPECT_EQ(a.at("E0016"), (Where{"main.st:2:1", "main.st:5:1"})) << a.rendered();
+    EXPECT_TRUE(a.symbol("Main.kept")->retain);
+}
+
+TEST(SemaDecl, InterfaceCycles) {
+    test::Analysis a("INTERFACE I1 EXTENDS I2\nEND_INTERFACE\nINTERFACE I2 EXTENDS I1\nEND_INTERFACE\n");
+    EXPECT_EQ(a.at("E0705"), Where{"main.st:1:22"}) << a.rendered();
+}
+
 TEST(SemaDecl, InheritanceErrors) {
     test::Analysis a(R"(INTERFACE I
     METHOD Go : BOOL
@@ -290,6 +332,8 @@ END_PROGRAM
 TEST(SemaDecl, StandardLibraryNamesAreReserved) {
     test::Analysis a("FUNCTION_BLOCK TON\nEND_FUNCTION_BLOCK\nFUNCTION MAX : INT\nEND_FUNCTION\n");
     EXPECT_EQ(a.at("E0114"), (Where{"main.st:1:16", "main.st:3:10"})) << a.rendered();
+    test::Analysis vars("PROGRAM Main\nVAR\n    len : INT;\n    ton : BOOL;\nEND_VAR\nEND_PROGRAM\n");
+    EXPECT_EQ(vars.at("E0114"), (Where{"main.st:3:5", "main.st:4:5"})) << vars.rendered();
     test::Analysis ok("PROGRAM Main\nVAR t : TON; c : CTU; END_VAR\nEND_PROGRAM\n");
     EXPECT_EQ(ok.errors(), 0u) << ok.rendered();
     EXPECT_EQ(stripAlias(ok.type("Main.t"))->kind(), TypeKind::FunctionBlock);
@@ -310,7 +354,7 @@ RESOURCE Res ON PLC
     PROGRAM P1 WITH Nope : Main;
     PROGRAM P2 WITH T1 : Fb;
     PROGRAM P3 WITH T1 : Missing;
-    PROGRAM P4 WITH T4 : Main;
+    PROGRAM P4 WITH T4 : Main (nope := trigger);
 END_RESOURCE
 END_CONFIGURATION
 )");
@@ -318,6 +362,7 @@ END_CONFIGURATION
     EXPECT_EQ(a.at("E0606"), Where{"main.st:12:21"}) << a.rendered();
     EXPECT_EQ(a.at("E0609"), Where{"main.st:13:26"}) << a.rendered();
     EXPECT_EQ(a.at("E0103"), Where{"main.st:14:26"}) << a.rendered();
+    EXPECT_EQ(a.at("E0302"), Where{"main.st:15:32"}) << a.rendered();
     const Symbol* t4 = a.symbol("Cfg.Res.T4");
     ASSERT_NE(t4, nullptr);
     EXPECT_EQ(t4->taskSingle, a.symbol("Cfg.trigger"));
@@ -326,6 +371,7 @@ END_CONFIGURATION
 TEST(SemaDecl, VarConfigResolvesWildcards) {
     test::Analysis a(R"(PROGRAM Main
 VAR
+    other AT %IX* : BOOL;
     sensor AT %IX* : BOOL;
     valve AT %Q* : BOOL;
     plain AT %IX0.0 : BOOL;
@@ -342,16 +388,18 @@ VAR_CONFIG
     Res.P.valve AT %QX1.0 : BOOL;
     Res.P.plain AT %IX1.0 : BOOL;
     Res.P.nothing AT %IX1.1 : BOOL;
+    Res.P.other AT %IX5.0 : INT;
 END_VAR
 END_CONFIGURATION
 )");
-    EXPECT_EQ(a.at("E0608"), Where{"main.st:17:5"}) << a.rendered();
-    EXPECT_EQ(a.at("E0604"), Where{"main.st:18:11"}) << a.rendered();
-    EXPECT_EQ(a.at("E0603"), Where{"main.st:6:13"}) << a.rendered();
+    EXPECT_EQ(a.at("E0608"), Where{"main.st:18:5"}) << a.rendered();
+    EXPECT_EQ(a.at("E0604"), Where{"main.st:19:11"}) << a.rendered();
+    EXPECT_EQ(a.at("E0603"), Where{"main.st:7:13"}) << a.rendered();
+    EXPECT_EQ(a.at("E0201"), Where{"main.st:20:29"}) << a.rendered();
     const Symbol* sensor = a.symbol("Main.sensor");
     ASSERT_TRUE(sensor->resolvedAddress.has_value());
     EXPECT_EQ(sensor->resolvedAddress->text(), "%IX4.2");
-    ASSERT_EQ(a.model().configBindings.size(), 2u);
+    ASSERT_EQ(a.model().configBindings.size(), 3u);
     EXPECT_EQ(a.model().configBindings[0].path.back(), sensor);
 }
 
@@ -393,6 +441,11 @@ TEST(SemaDecl, AddressSizeMustMatchType) {
 END_VAR
 )");
     EXPECT_EQ(a.at("E0602"), (Where{"main.st:7:13", "main.st:8:13", "main.st:9:13"})) << a.rendered();
+}
+
+TEST(SemaDecl, MalformedAddresses) {
+    test::Analysis a("VAR_GLOBAL\n    a AT %IX0 : BOOL;\n    b AT %IB1.2 : BYTE;\nEND_VAR\n");
+    EXPECT_EQ(a.at("E0601"), (Where{"main.st:2:10", "main.st:3:10"})) << a.rendered();
 }
 
 TEST(SemaDecl, OverlapsDependOnAddressMode) {
