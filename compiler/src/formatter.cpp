@@ -405,15 +405,21 @@ bool sameContent(std::string_view in, const LexResult& a, std::string_view out, 
 
 FormatResult formatSource(const SourceFile& file, DiagnosticSink& diags) {
     FormatResult result;
-    std::size_t errorsBefore = diags.errorCount();
-    LexResult lexed = lex(file, diags);
-    if (diags.errorCount() > errorsBefore) {
-        return result;
-    }
+    // A sink of our own decides whether the file is sound: the caller's may already be at its
+    // error limit, where it would swallow new errors and let a broken file through.
+    DiagnosticSink own;
+    LexResult lexed = lex(file, own);
     // Only files that parse are rewritten: the layout follows block structure, and a file with
     // a syntax error is one whose structure the author has not finished saying.
-    (void)parse(file, lexed, diags);
-    if (diags.errorCount() > errorsBefore) {
+    if (!own.hasErrors()) {
+        (void)parse(file, lexed, own);
+    }
+    for (const Diagnostic& d : own.diagnostics()) {
+        if (Diagnostic* copy = diags.report(d.code, d.span, d.message)) {
+            copy->related = d.related;
+        }
+    }
+    if (own.hasErrors()) {
         return result;
     }
     std::string text = layoutTokens(file.text(), lexed);

@@ -337,6 +337,14 @@ TEST(FormatterRefusal, SyntaxErrorsYieldDiagnosticsAndNoText) {
     }
 }
 
+TEST(FormatterRefusal, RefusesEvenWhenTheCallersSinkIsFull) {
+    DiagnosticSink full(1);
+    (void)full.report(DiagCode::UnknownType, Span{7, 0, 1}, "unknown type 'X'");
+    FormatResult r = format("PROGRAM P\nx := ;\nEND_PROGRAM\n", full);
+    EXPECT_FALSE(r.ok);
+    EXPECT_TRUE(r.text.empty());
+}
+
 TEST(FormatterRefusal, LexicalErrorsYieldDiagnosticsAndNoText) {
     struct Case {
         const char* src;
