@@ -221,7 +221,8 @@ std::vector<fs::path> goldenInputs() {
 // insert a block comment, a line comment or a line break. Each variant must format to a fixed
 // point with the same comments and the same syntax tree.
 TEST(FormatterInjection, CommentsAndLineBreaksAnywhereAreStable) {
-    const std::vector<std::string> inserts = {" (* c *) ", " // c\n", "\n", "\n\n(* own *)\n"};
+    const std::vector<std::string> inserts = {" (* c *) ",          " // c\n", "\n", "\n\n(* own *)\n",
+                                              "(* two\n  lines *)", "{p}"};
     std::size_t variants = 0;
     for (const fs::path& path : goldenInputs()) {
         std::string text = readFile(path);
