@@ -368,6 +368,14 @@ private:
     bool anyToken_ = false;
 };
 
+} // namespace
+
+namespace fmtrules {
+
+std::string layoutTokens(std::string_view src, const LexResult& lexed) {
+    return Layout(src, lexed).run();
+}
+
 // Tokens and comments of the output must be those of the input (up to canonical spelling and
 // comment normalisation). Checked on every run so that a layout bug can never corrupt a file.
 bool sameContent(std::string_view in, const LexResult& a, std::string_view out, const LexResult& b) {
@@ -393,22 +401,28 @@ bool sameContent(std::string_view in, const LexResult& a, std::string_view out, 
     return true;
 }
 
-} // namespace
+} // namespace fmtrules
 
 FormatResult formatSource(const SourceFile& file, DiagnosticSink& diags) {
     FormatResult result;
-    std::size_t errorsBefore = diags.errorCount();
-    LexResult lexed = lex(file, diags);
-    if (diags.errorCount() > errorsBefore) {
-        return result;
-    }
+    // A sink of our own decides whether the file is sound: the caller's may already be at its
+    // error limit, where it would swallow new errors and let a broken file through.
+    DiagnosticSink own;
+    LexResult lexed = lex(file, own);
     // Only files that parse are rewritten: the layout follows block structure, and a file with
     // a syntax error is one whose structure the author has not finished saying.
-    (void)parse(file, lexed, diags);
-    if (diags.errorCount() > errorsBefore) {
+    if (!own.hasErrors()) {
+        (void)parse(file, lexed, own);
+    }
+    for (const Diagnostic& d : own.diagnostics()) {
+        if (Diagnostic* copy = diags.report(d.code, d.span, d.message)) {
+            copy->related = d.related;
+        }
+    }
+    if (own.hasErrors()) {
         return result;
     }
-    std::string text = Layout(file.text(), lexed).run();
+    std::string text = layoutTokens(file.text(), lexed);
 
     SourceFile check(file.id(), file.path(), text);
     DiagnosticSink checkDiags;

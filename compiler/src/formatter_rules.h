@@ -52,4 +52,12 @@ struct SpaceContext {
 // writing them without a space cannot merge them or open a comment.
 [[nodiscard]] bool lexesAs(std::string_view glued, const std::vector<std::size_t>& ends);
 
+// The layout pass alone, without the syntax check formatSource adds first; the fuzz target uses
+// it to test layout on every lexically valid input, not only on programs that parse.
+[[nodiscard]] std::string layoutTokens(std::string_view src, const LexResult& lexed);
+
+// True when the tokens and comments of `out` are those of `in` up to canonical spelling and
+// comment normalisation (formatSource refuses rather than write anything else).
+[[nodiscard]] bool sameContent(std::string_view in, const LexResult& a, std::string_view out, const LexResult& b);
+
 } // namespace takt::compiler::fmtrules

@@ -3,6 +3,7 @@
 // interrupted run never leaves a half-written source; a file with errors is never touched.
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -54,7 +55,14 @@ bool writeAll(int fd, const std::string& text) {
 // Replaces `path` by `text` so that readers see either the old or the new file, never a
 // mix: write a sibling temporary, flush it to disk, rename it over the original, then flush
 // the directory entry. Keeps the original file's permission bits.
-bool replaceFile(const std::string& path, const std::string& text, std::string& error) {
+bool replaceFile(const std::string& givenPath, const std::string& text, std::string& error) {
+    // Replace the file a symbolic link points to, not the link itself.
+    std::unique_ptr<char, decltype(&std::free)> real(::realpath(givenPath.c_str(), nullptr), &std::free);
+    if (!real) {
+        error = std::strerror(errno);
+        return false;
+    }
+    std::string path = real.get();
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
         error = std::strerror(errno);
@@ -100,6 +108,12 @@ int runFmt(const FmtOptions& opts) {
     bool needsFormat = false;
     for (const std::string& path : opts.files) {
         std::string error;
+        struct stat st {};
+        if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+            fmt::print(stderr, "takt fmt: '{}' is not a regular file\n", path);
+            missing = true;
+            continue;
+        }
         compiler::FileId id = sources.load(path, error);
         if (id == compiler::kNoFile) {
             fmt::print(stderr, "takt fmt: cannot read '{}': {}\n", path, error);

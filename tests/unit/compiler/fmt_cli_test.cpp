@@ -104,6 +104,16 @@ TEST_F(FmtCli, RewritesFilesInPlaceAndNamesThem) {
     EXPECT_EQ(takt("--check " + q(a)).exitCode, 0);
 }
 
+TEST_F(FmtCli, SymbolicLinkKeepsPointingAtTheRewrittenFile) {
+    fs::path target = write("target.st", kUnformatted);
+    fs::path link = dir_ / "link.st";
+    fs::create_symlink(target, link);
+    CliRun r = takt(q(link));
+    EXPECT_EQ(r.exitCode, 0) << r.out;
+    EXPECT_TRUE(fs::is_symlink(link));
+    EXPECT_EQ(read(target), kFormatted);
+}
+
 TEST_F(FmtCli, FileWithErrorsIsReportedAndLeftUnchanged) {
     fs::path bad = write("bad.st", kBroken);
     fs::path good = write("good.st", kUnformatted);
@@ -122,6 +132,13 @@ TEST_F(FmtCli, MissingFileIsAnInvalidProject) {
     CliRun r = takt(q(dir_ / "nope.st"));
     EXPECT_EQ(r.exitCode, 10) << r.out;
     EXPECT_NE(r.out.find("nope.st"), std::string::npos) << r.out;
+}
+
+TEST_F(FmtCli, DirectoryArgumentIsAnInvalidProject) {
+    fs::create_directories(dir_ / "src");
+    CliRun r = takt(q(dir_ / "src"));
+    EXPECT_EQ(r.exitCode, 10) << r.out;
+    EXPECT_NE(r.out.find("src"), std::string::npos) << r.out;
 }
 
 TEST_F(FmtCli, NoFileArgumentIsAUsageError) {

@@ -221,7 +221,8 @@ std::vector<fs::path> goldenInputs() {
 // insert a block comment, a line comment or a line break. Each variant must format to a fixed
 // point with the same comments and the same syntax tree.
 TEST(FormatterInjection, CommentsAndLineBreaksAnywhereAreStable) {
-    const std::vector<std::string> inserts = {" (* c *) ", " // c\n", "\n", "\n\n(* own *)\n"};
+    const std::vector<std::string> inserts = {" (* c *) ",          " // c\n", "\n", "\n\n(* own *)\n",
+                                              "(* two\n  lines *)", "{p}"};
     std::size_t variants = 0;
     for (const fs::path& path : goldenInputs()) {
         std::string text = readFile(path);
@@ -335,6 +336,14 @@ TEST(FormatterRefusal, SyntaxErrorsYieldDiagnosticsAndNoText) {
         EXPECT_TRUE(r.text.empty());
         EXPECT_TRUE(diags.hasErrors()) << src;
     }
+}
+
+TEST(FormatterRefusal, RefusesEvenWhenTheCallersSinkIsFull) {
+    DiagnosticSink full(1);
+    (void)full.report(DiagCode::UnknownType, Span{7, 0, 1}, "unknown type 'X'");
+    FormatResult r = format("PROGRAM P\nx := ;\nEND_PROGRAM\n", full);
+    EXPECT_FALSE(r.ok);
+    EXPECT_TRUE(r.text.empty());
 }
 
 TEST(FormatterRefusal, LexicalErrorsYieldDiagnosticsAndNoText) {
