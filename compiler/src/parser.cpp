@@ -8,8 +8,18 @@
 
 namespace takt::compiler {
 
+namespace {
+
+// The parser relies on a final EndOfFile token; a hand-made empty LexResult gets this one.
+const std::vector<Token>& nonEmpty(const std::vector<Token>& tokens) {
+    static const std::vector<Token> kOnlyEnd{Token{}};
+    return tokens.empty() || tokens.back().kind != TokenKind::EndOfFile ? kOnlyEnd : tokens;
+}
+
+} // namespace
+
 Parser::Parser(const SourceFile& file, const LexResult& lexed, DiagnosticSink& diags)
-    : file_(file), src_(file.text()), tokens_(lexed.tokens), diags_(diags) {}
+    : file_(file), src_(file.text()), tokens_(nonEmpty(lexed.tokens)), diags_(diags) {}
 
 ast::CompilationUnit Parser::parseUnit() {
     ast::CompilationUnit unit;
@@ -60,7 +70,7 @@ void Parser::report(DiagCode code, Span where, std::string message) {
 
 void Parser::errorExpected(std::string_view expected, std::string_view context) {
     // The lexer already reported an invalid token at this location; do not pile on.
-    if (kind() == TokenKind::Error) {
+    if (kind() == TokenKind::Error || (pos_ > 0 && tokens_[pos_ - 1].kind == TokenKind::Error)) {
         return;
     }
     std::string msg = context.empty() ? fmt::format("expected {} but found {}", expected, foundText())

@@ -438,6 +438,24 @@ ast::ExprPtr Parser::parseTypedLiteral() {
     prefix.remove_suffix(1); // the '#'
     ast::Identifier typeName{std::string(prefix), Span{file_.id(), prefixTok.begin, prefixTok.end - 1}};
     if (!isElementaryTypeName(prefix)) {
+        TokenKind next = kind();
+        bool valueLike = next == TokenKind::IntLiteral || next == TokenKind::RealLiteral ||
+                         next == TokenKind::StringLiteral || next == TokenKind::WStringLiteral ||
+                         next == TokenKind::Minus || next == TokenKind::Plus || next == TokenKind::True ||
+                         next == TokenKind::False;
+        if (valueLike) {
+            // `INTEGER#5`: a value where an enum literal would have a name — a misspelt type.
+            if (next == TokenKind::Minus || next == TokenKind::Plus) {
+                advance();
+            }
+            if (at(TokenKind::IntLiteral) || at(TokenKind::RealLiteral) || at(TokenKind::StringLiteral) ||
+                at(TokenKind::WStringLiteral) || at(TokenKind::True) || at(TokenKind::False)) {
+                advance();
+            }
+            report(DiagCode::InvalidTypedLiteral, spanFrom(begin),
+                   fmt::format("'{}' in '{}' names no elementary type", prefix, src_.substr(begin, prevEnd_ - begin)));
+            return makeNode<ast::ErrorExpr>(spanFrom(begin));
+        }
         auto en = makeNode<ast::EnumLiteralExpr>(Span{});
         en->typeName = std::move(typeName);
         en->value = expectIdentifierLazy([&] { return fmt::format("after '{}#'", prefix); });

@@ -123,6 +123,20 @@ TEST(ParserRecovery, ErrorsInsideDeclarationsResynchronise) {
     EXPECT_EQ(a.varBlocks[0].vars.back().names[0].name, "d");
 }
 
+TEST(ParserRecovery, NoSyntaxErrorPilesOnALexicalError) {
+    // The unterminated string swallows the ';': only E0003 is reported, not a missing ';' too.
+    auto p = parseText("PROGRAM P\n    path := 'C:\\logs$';\n    count := count + 1;\nEND_PROGRAM\n");
+    EXPECT_EQ(p->codes(), (std::vector<std::string>{"2:13 E0003"})) << p->messages();
+    EXPECT_EQ(static_cast<const ast::PouDecl&>(*p->unit.decls[0]).body.size(), 2u);
+}
+
+TEST(ParserRecovery, AValueAfterAnUnknownTypePrefixIsE0008) {
+    auto p = parseText("PROGRAM P\n    count := INTEGER#5;\n    x := Foo#-1.5 + 1;\n    m := Mode#Run;\nEND_PROGRAM\n");
+    EXPECT_EQ(p->codes(), (std::vector<std::string>{"2:14 E0008", "3:10 E0008"})) << p->messages();
+    EXPECT_NE(p->messages().find("'INTEGER' in 'INTEGER#5' names no elementary type"), std::string::npos)
+        << p->messages();
+}
+
 std::string repeat(std::string_view s, std::size_t n) {
     std::string out;
     out.reserve(s.size() * n);
@@ -227,6 +241,15 @@ TEST(ParserRobustness, MutatedAndRandomInputs) {
         auto p = parseText(text);
         (void)p->dump();
     }
+}
+
+TEST(ParserRobustness, EmptyTokenStreamGivesAnEmptyUnit) {
+    SourceManager sm;
+    FileId id = sm.add("empty.st", "PROGRAM p END_PROGRAM");
+    DiagnosticSink diags;
+    ast::CompilationUnit unit = parse(sm.file(id), LexResult{}, diags);
+    EXPECT_TRUE(unit.decls.empty());
+    EXPECT_EQ(unit.file, id);
 }
 
 std::vector<std::filesystem::path> benchPrograms() {
