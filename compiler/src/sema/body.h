@@ -54,7 +54,6 @@ private:
     // ---- names (body_names.cpp) ----
     void buildEnumIndex();
     void indexEnum(const Type* t);
-    void indexScope(const Scope* scope, int depth);
     // Resolution without diagnostics: locals, POU members, base FBs, then lookup().
     [[nodiscard]] Symbol* findName(std::string_view name) const;
     [[nodiscard]] const Symbol* findMember(const Symbol* owner, std::string_view name) const;

@@ -67,37 +67,28 @@ void BodyChecker::checkGlobalInit(const Symbol& var) {
         return;
     }
     pc_ = PouContext{};
-    pc_.scope = var.owner != nullptr && var.owner->scope != nullptr ? var.owner->scope : cx_.model.global.get();
+    pc_.scope = var.declScope != nullptr ? var.declScope : cx_.model.global.get();
     checkInit(mut(*var.init), var.type);
 }
 
 void BodyChecker::checkTypeInits() {
-    std::vector<const Scope*> pending{cx_.model.global.get()};
     std::set<const Type*> structsDone;
-    while (!pending.empty()) {
-        const Scope* scope = pending.back();
-        pending.pop_back();
-        for (const Symbol* s : scope->symbols()) {
-            if (s->kind == SymbolKind::Namespace && s->scope != nullptr) {
-                pending.push_back(s->scope);
-                continue;
-            }
-            if (s->kind != SymbolKind::Type || s->type == nullptr) {
-                continue;
-            }
-            pc_ = PouContext{};
-            pc_.scope = scope;
-            if (s->typeDecl != nullptr && s->typeDecl->init) {
-                checkInit(*mut(*s->typeDecl).init, s->type);
-            }
-            const Type* t = stripAlias(s->type);
-            if (t->kind() == TypeKind::Struct && structsDone.insert(t).second) {
-                const auto* st = static_cast<const StructType*>(t);
-                std::set<const ast::Expr*> done;
-                for (const Field& f : st->fields) {
-                    if (f.init != nullptr && done.insert(f.init).second) {
-                        checkInit(mut(*f.init), f.type);
-                    }
+    for (const Symbol* s : cx_.model.typeDecls) {
+        if (s->type == nullptr) {
+            continue;
+        }
+        pc_ = PouContext{};
+        pc_.scope = s->declScope != nullptr ? s->declScope : cx_.model.global.get();
+        if (s->typeDecl != nullptr && s->typeDecl->init) {
+            checkInit(*mut(*s->typeDecl).init, s->type);
+        }
+        const Type* t = stripAlias(s->type);
+        if (t->kind() == TypeKind::Struct && structsDone.insert(t).second) {
+            const auto* st = static_cast<const StructType*>(t);
+            std::set<const ast::Expr*> done;
+            for (const Field& f : st->fields) {
+                if (f.init != nullptr && done.insert(f.init).second) {
+                    checkInit(mut(*f.init), f.type);
                 }
             }
         }

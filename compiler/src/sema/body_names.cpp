@@ -55,26 +55,19 @@ void BodyChecker::indexEnum(const Type* t) {
     }
 }
 
-void BodyChecker::indexScope(const Scope* scope, int depth) {
-    if (scope == nullptr || depth > 32) {
-        return;
-    }
-    for (const Symbol* s : scope->symbols()) {
-        if (s->kind == SymbolKind::Type || s->kind == SymbolKind::Variable) {
-            indexEnum(s->type);
-        } else if (s->kind == SymbolKind::Namespace) {
-            indexScope(s->scope, depth + 1);
-        }
-    }
-}
-
 void BodyChecker::buildEnumIndex() {
-    indexScope(cx_.model.global.get(), 0);
-    for (const Symbol* pou : cx_.model.pous) {
-        indexScope(pou->scope, 31); // inline enumerations of local variables; no recursion
-    }
-    for (const Symbol* g : cx_.model.globals) {
-        indexEnum(g->type);
+    for (const Symbol* v : cx_.model.enumValues) {
+        const Type* t = stripAlias(v->type);
+        if (t == nullptr || t->kind() != TypeKind::Enum) {
+            continue;
+        }
+        const auto* e = static_cast<const EnumType*>(t);
+        indexEnum(e);
+        for (std::size_t i = 0; i < e->values.size(); ++i) {
+            if (sameName(e->values[i].name, v->name)) {
+                enumSymbols_.emplace(std::pair{e, i}, v);
+            }
+        }
     }
 }
 

@@ -210,8 +210,17 @@ private:
         if (sym->kind != SymbolKind::Variable || !sym->constant) {
             return notConstant(span, "'" + std::string(text) + "' is not a constant");
         }
-        if (sym->section == ast::VarSection::External && sym->target != nullptr) {
-            sym = sym->target;
+        if (sym->section == ast::VarSection::External) {
+            // During declaration the external is not linked yet (array bounds come first).
+            const Symbol* global = sym->target;
+            for (auto it = cx_.model.globals.begin(); global == nullptr && it != cx_.model.globals.end(); ++it) {
+                if (sameName((*it)->name, sym->name)) {
+                    global = *it;
+                }
+            }
+            if (global != nullptr) {
+                sym = global;
+            }
         }
         if (sym->init == nullptr) {
             return notConstant(span, "constant '" + std::string(text) + "' has no initial value");

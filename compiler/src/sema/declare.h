@@ -82,7 +82,8 @@ void completePouLayout(Context& cx, Symbol* pou, Span use);
 // Resolves a variable's type now if it was deferred.
 const Type* ensureVarType(Context& cx, Symbol* variable);
 // Resolves a qualified name (`Lib.Motor`) to a symbol; E0109 for an unknown namespace when `report`.
-Symbol* lookupQualified(Context& cx, const ast::QualifiedName& name, const Scope* scope, bool report);
+Symbol* lookupQualified(Context& cx, const ast::QualifiedName& name, const Scope* scope, bool report,
+                        bool* reported = nullptr);
 
 // ---- declare_pou.cpp ------------------------------------------------------------------------
 // Declares the variables of one block into `scope` (in order), resolving their types.

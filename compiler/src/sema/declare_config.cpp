@@ -329,6 +329,22 @@ void declareConfigurations(Context& cx) {
                         s->taskSymbol = task;
                     }
                 }
+                if (type != nullptr && isProgram(type)) {
+                    completePouMembers(cx, const_cast<Symbol*>(type));
+                    for (const ast::Argument& arg : inst.args) {
+                        if (!arg.name) {
+                            continue;
+                        }
+                        const auto& params = type->params;
+                        const bool known = std::any_of(params.begin(), params.end(), [&](const Symbol* p) {
+                            return sameName(p->name, arg.name->name);
+                        });
+                        if (!known) {
+                            cx.error(DiagCode::UnknownParameter, arg.name->span,
+                                     "PROGRAM '" + type->name + "' has no parameter '" + arg.name->name + "'");
+                        }
+                    }
+                }
                 if (declareSymbol(cx, scope, s)) {
                     model.programInstances.push_back(s);
                 }
@@ -347,14 +363,24 @@ void resolveConfigPaths(Context& cx) {
                     continue;
                 }
                 auto* target = const_cast<Symbol*>(path.back());
+                if (cd.type != nullptr) {
+                    const Type* declared = resolveType(cx, *cd.type, pb.scope);
+                    if (target->type != nullptr && stripAlias(declared) != stripAlias(target->type) &&
+                        stripAlias(declared)->kind() != TypeKind::Error &&
+                        stripAlias(target->type)->kind() != TypeKind::Error) {
+                        cx.error(DiagCode::TypeMismatch, cd.type->span,
+                                 "VAR_CONFIG declares '" + target->name + "' as " + declared->name() + " but it is " +
+                                     target->type->name());
+                    }
+                }
+                if (!cd.address) {
+                    continue; // only an initial value for the instance variable
+                }
                 if (!target->address || !target->address->wildcard) {
                     cx.error(DiagCode::ConfigNotWildcard, cd.path->span,
                              "VAR_CONFIG gives an address to '" + target->name +
                                  "', which is not declared AT %I*/%Q*/%M*");
                     continue;
-                }
-                if (!cd.address) {
-                    continue; // only an initial value
                 }
                 if (cd.address->wildcard) {
                     cx.error(DiagCode::WildcardNotAllowed, cd.address->span,

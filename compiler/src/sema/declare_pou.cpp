@@ -161,6 +161,16 @@ void declareVarBlock(Context& cx, ast::VarBlock& block, Scope* scope, const Symb
             s->init = vd.init.get();
             s->declIndex = index++;
             s->declScope = scope;
+            // A variable may not take the name of a standard function or FB (calls would be
+            // ambiguous); it is still declared so that its uses resolve.
+            if (scope != cx.model.global.get() && !isStdlibSymbol(s)) {
+                const Symbol* std = cx.model.global->findLocal(name.name);
+                if (isStdlibSymbol(std)) {
+                    cx.error(DiagCode::ReservedName, name.span,
+                             "variable '" + name.name + "' has the name of a standard " +
+                                 (std->kind == SymbolKind::StandardFunction ? "function" : "function block"));
+                }
+            }
             if (!declareSymbol(cx, scope, s)) {
                 continue;
             }

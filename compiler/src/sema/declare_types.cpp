@@ -97,7 +97,9 @@ public:
     void enumeration(ast::EnumTypeSpec& spec, EnumType* et, Scope* values, const Symbol* owner) {
         if (spec.base != nullptr) {
             const Type* base = resolve(*spec.base, false);
-            if (isInteger(base) && stripAlias(base)->kind() != TypeKind::Subrange) {
+            // Any integer or bit-string type except BOOL (CODESYS allows BYTE..LWORD bases too).
+            const bool integral = isInteger(base) || (isBitString(base) && stripAlias(base)->kind() != TypeKind::Bool);
+            if (integral && stripAlias(base)->kind() != TypeKind::Subrange) {
                 et->base = base;
             } else if (stripAlias(base)->kind() != TypeKind::Error) {
                 cx_.error(DiagCode::InvalidEnumBase, spec.base->span,
@@ -186,9 +188,12 @@ private:
                 return e;
             }
         }
-        Symbol* sym = lookupQualified(cx_, spec.name, scope_, true);
+        bool reported = false;
+        Symbol* sym = lookupQualified(cx_, spec.name, scope_, true, &reported);
         if (sym == nullptr) {
-            cx_.error(DiagCode::UnknownType, spec.span, "unknown type '" + spec.name.text() + "'");
+            if (!reported) {
+                cx_.error(DiagCode::UnknownType, spec.span, "unknown type '" + spec.name.text() + "'");
+            }
             return errorType(cx_);
         }
         switch (sym->kind) {
@@ -305,7 +310,7 @@ const Type* resolveType(Context& cx, ast::TypeSpec& spec, Scope* scope) {
     return r.resolve(spec, false);
 }
 
-Symbol* lookupQualified(Context& cx, const ast::QualifiedName& name, const Scope* scope, bool report) {
+Symbol* lookupQualified(Context& cx, const ast::QualifiedName& name, const Scope* scope, bool report, bool* reported) {
     if (name.parts.empty()) {
         return nullptr;
     }
@@ -313,8 +318,16 @@ Symbol* lookupQualified(Context& cx, const ast::QualifiedName& name, const Scope
     for (std::size_t i = 1; i < name.parts.size(); ++i) {
         if (sym == nullptr || sym->kind != SymbolKind::Namespace) {
             if (report) {
+                std::string prefix;
+                for (std::size_t k = 0; k < i; ++k) {
+                    prefix += (k > 0 ? "." : "") + name.parts[k].name;
+                }
                 cx.error(DiagCode::UnknownNamespace, name.parts[i - 1].span,
-                         "'" + name.parts[i - 1].name + "' is not a namespace");
+                         (sym == nullptr ? "unknown namespace '" : "'") + prefix +
+                             (sym == nullptr ? "'" : "' is not a namespace"));
+                if (reported != nullptr) {
+                    *reported = true;
+                }
             }
             return nullptr;
         }

@@ -93,10 +93,11 @@ TEST(ConstEval, EnumValuesAndConstantChains) {
 }
 
 TEST(ConstEval, NonConstantsAndDivisionByZeroAreReported) {
-    test::Analysis a("PROGRAM Main\nVAR\n  v : INT := 3;\nEND_VAR\nVAR CONSTANT\n  c : INT := 1;\nEND_VAR\n"
-                     "VAR\n  arr : ARRAY [1..v] OF INT;\n  z : ARRAY [0..10 / (c - 1)] OF INT;\nEND_VAR\nEND_PROGRAM\n");
+    test::Analysis a(
+        "PROGRAM Main\nVAR\n  v : INT := 3;\nEND_VAR\nVAR CONSTANT\n  c : INT := 1;\nEND_VAR\n"
+        "VAR\n  arr : ARRAY [1..v] OF INT;\n  z : ARRAY [0..10 / (c - 1)] OF INT;\nEND_VAR\nEND_PROGRAM\n");
     EXPECT_EQ(a.at("E0501"), std::vector<std::string>{"main.st:9:19"}) << a.rendered();
-    EXPECT_EQ(a.at("E0502"), std::vector<std::string>{"main.st:10:19"}) << a.rendered();
+    EXPECT_EQ(a.at("E0502"), std::vector<std::string>{"main.st:10:17"}) << a.rendered();
 }
 
 TEST(ConstEval, CyclicConstantsTerminate) {
@@ -106,9 +107,9 @@ TEST(ConstEval, CyclicConstantsTerminate) {
 }
 
 TEST(ConstEval, BoundsLengthsAndSubrangesUseConstants) {
-    test::Analysis a("VAR_GLOBAL CONSTANT\n  LEN : INT := 4;\nEND_VAR\n"
-                     "TYPE Pct : INT (0..LEN * 25); END_TYPE\n"
-                     "PROGRAM Main\nVAR\n  arr : ARRAY [1..LEN, 0..LEN - 1] OF DINT;\n  s : STRING[LEN * 2];\n"
+    test::Analysis a("VAR_GLOBAL CONSTANT\n  NLEN : INT := 4;\nEND_VAR\n"
+                     "TYPE Pct : INT (0..NLEN * 25); END_TYPE\n"
+                     "PROGRAM Main\nVAR\n  arr : ARRAY [1..NLEN, 0..NLEN - 1] OF DINT;\n  s : STRING[NLEN * 2];\n"
                      "  p : Pct;\nEND_VAR\nEND_PROGRAM\n");
     ASSERT_EQ(a.errors(), 0u) << a.rendered();
     const auto* arr = static_cast<const ArrayType*>(stripAlias(a.type("Main.arr")));
@@ -122,10 +123,18 @@ TEST(ConstEval, BoundsLengthsAndSubrangesUseConstants) {
     EXPECT_EQ(pct->upper, 100);
 }
 
+TEST(ConstEval, ExternalConstantsInBounds) {
+    test::Analysis a({{"g.st", "VAR_GLOBAL CONSTANT\n  SIZE : INT := 8;\nEND_VAR\n"},
+                      {"main.st", "PROGRAM Main\nVAR_EXTERNAL CONSTANT\n  SIZE : INT;\nEND_VAR\n"
+                                  "VAR\n  buf : ARRAY [1..SIZE] OF BYTE;\nEND_VAR\nEND_PROGRAM\n"}});
+    ASSERT_EQ(a.errors(), 0u) << a.rendered();
+    EXPECT_EQ(stripAlias(a.type("Main.buf"))->size, 8u);
+}
+
 TEST(ConstEval, InvalidStringLengthAndBounds) {
     test::Analysis a("PROGRAM Main\nVAR\n  s : STRING[0];\n  a : ARRAY [5..1] OF INT;\nEND_VAR\nEND_PROGRAM\n");
     EXPECT_EQ(a.at("E0214"), std::vector<std::string>{"main.st:3:14"}) << a.rendered();
-    EXPECT_EQ(a.at("E0503"), std::vector<std::string>{"main.st:4:15"}) << a.rendered();
+    EXPECT_EQ(a.at("E0503"), std::vector<std::string>{"main.st:4:14"}) << a.rendered();
 }
 
 } // namespace

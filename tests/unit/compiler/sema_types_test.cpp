@@ -16,9 +16,9 @@ using K = TypeKind;
 TEST(SemaTypes, ElementarySizesMatchTheVmDataModel) {
     TypeTable t;
     const std::pair<K, std::uint32_t> expected[] = {
-        {K::Bool, 1},  {K::SInt, 1},  {K::USInt, 1}, {K::Byte, 1},  {K::Char, 1},  {K::Int, 2},   {K::UInt, 2},
-        {K::Word, 2},  {K::WChar, 2}, {K::DInt, 4},  {K::UDInt, 4}, {K::DWord, 4}, {K::Real, 4},  {K::LInt, 8},
-        {K::ULInt, 8}, {K::LWord, 8}, {K::LReal, 8}, {K::Time, 8},  {K::LTime, 8}, {K::Date, 8},  {K::LDate, 8},
+        {K::Bool, 1},  {K::SInt, 1},  {K::USInt, 1}, {K::Byte, 1},  {K::Char, 1},  {K::Int, 2},  {K::UInt, 2},
+        {K::Word, 2},  {K::WChar, 2}, {K::DInt, 4},  {K::UDInt, 4}, {K::DWord, 4}, {K::Real, 4}, {K::LInt, 8},
+        {K::ULInt, 8}, {K::LWord, 8}, {K::LReal, 8}, {K::Time, 8},  {K::LTime, 8}, {K::Date, 8}, {K::LDate, 8},
         {K::Tod, 8},   {K::LTod, 8},  {K::Dt, 8},    {K::Ldt, 8},
     };
     for (const auto& [kind, size] : expected) {
