@@ -181,7 +181,7 @@ void setLineCounters(benchmark::State& state, std::size_t linesPerIteration) {
         static_cast<double>(linesPerIteration) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
-void BM_Lex(benchmark::State& state) {
+void BM_FrontendLex(benchmark::State& state) {
     const GeneratedProject& p = project();
     SourceManager sm;
     std::vector<FileId> ids;
@@ -198,7 +198,7 @@ void BM_Lex(benchmark::State& state) {
     setLineCounters(state, p.lines);
 }
 
-void BM_LexParse(benchmark::State& state) {
+void BM_FrontendLexParse(benchmark::State& state) {
     const GeneratedProject& p = project();
     SourceManager sm;
     std::vector<FileId> ids;
@@ -217,7 +217,7 @@ void BM_LexParse(benchmark::State& state) {
 }
 
 // What `takt check` does for a project: lex, parse and analyse every file together.
-void BM_Check(benchmark::State& state) {
+void BM_FrontendCheck(benchmark::State& state) {
     if (!verifyClean(state)) {
         return;
     }
@@ -232,8 +232,8 @@ void BM_Check(benchmark::State& state) {
     setLineCounters(state, p.lines);
 }
 
-BENCHMARK(BM_Lex)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_LexParse)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Check)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FrontendLex)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FrontendLexParse)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FrontendCheck)->Unit(benchmark::kMillisecond);
 
 } // namespace

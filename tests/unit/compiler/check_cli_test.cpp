@@ -82,6 +82,32 @@ TEST(CheckCli, CleanProjectExitsZero) {
     EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
+TEST(CheckCli, WarningsDoNotFail) {
+    // A CASE over an enumeration that forgets a value and has no ELSE: W0007, not an error.
+    TempDir dir;
+    dir.write("src/main.st", "TYPE Phase : (Idle, Run, Stop); END_TYPE\n"
+                             "PROGRAM Main\n"
+                             "VAR p : Phase; n : INT; END_VAR\n"
+                             "CASE p OF\n"
+                             "    Idle: n := 0;\n"
+                             "    Run: n := 1;\n"
+                             "END_CASE;\n"
+                             "END_PROGRAM\n");
+    RunResult r = runTakt("check", dir.path());
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.err.find("warning[W0007]"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("0 errors, 1 warning "), std::string::npos) << r.err;
+
+    RunResult j = runTakt("check --json", dir.path());
+    EXPECT_EQ(j.exitCode, 0);
+    rapidjson::Document doc;
+    doc.Parse(j.out.c_str());
+    ASSERT_FALSE(doc.HasParseError()) << j.out;
+    EXPECT_STREQ(doc["status"].GetString(), "ok");
+    ASSERT_EQ(doc["diagnostics"].Size(), 1u);
+    EXPECT_STREQ(doc["diagnostics"][0]["severity"].GetString(), "warning");
+}
+
 TEST(CheckCli, DefaultProjectIsTheCurrentDirectory) {
     TempDir dir;
     dir.write("src/main.st", kMain);

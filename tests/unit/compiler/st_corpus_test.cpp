@@ -218,7 +218,9 @@ TEST_P(StCorpus, Check) {
     }
 }
 
-std::string caseName(const ::testing::TestParamInfo<CorpusCase>& param) { return param.param.name; }
+std::string caseName(const ::testing::TestParamInfo<CorpusCase>& param) {
+    return param.param.name;
+}
 
 INSTANTIATE_TEST_SUITE_P(St, StCorpus, ::testing::ValuesIn(discoverCases()), caseName);
 
