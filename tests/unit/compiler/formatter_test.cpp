@@ -14,6 +14,7 @@
 #include "takt/compiler/ast_dump.h"
 #include "takt/compiler/formatter.h"
 #include "takt/compiler/lexer.h"
+#include "takt/compiler/names.h"
 #include "takt/compiler/parser.h"
 #include "takt/compiler/sema.h"
 
@@ -43,6 +44,13 @@ std::string formatOk(const std::string& text) {
     return r.text;
 }
 
+bool parsesCleanly(const std::string& text) {
+    SourceFile file(0, "probe.st", text);
+    DiagnosticSink diags;
+    (void)parseSource(file, diags);
+    return !diags.hasErrors();
+}
+
 // Every .st file the formatter must accept: the repository's tests and examples, and the
 // shared benchmark programs when that folder exists on this machine.
 std::vector<fs::path> corpusFiles() {
@@ -56,7 +64,9 @@ std::vector<fs::path> corpusFiles() {
         }
         for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
              it.increment(ec)) {
-            if (it->is_regular_file() && it->path().extension() == ".st") {
+            // Files with syntax errors (the invalid corpus, fuzz reproducers) are refused by
+            // design; every file that parses must format, idempotently.
+            if (it->is_regular_file() && it->path().extension() == ".st" && parsesCleanly(readFile(it->path()))) {
                 files.push_back(it->path());
             }
         }
@@ -188,7 +198,9 @@ std::string meaningOf(const std::string& text) {
     for (const std::string& line : lines) {
         out += "\n" + line;
     }
-    return out;
+    // ST names are case-insensitive and the formatter upper-cases elementary type names even
+    // where they are used as names (`Time := …`), so meaning is compared without case.
+    return upperName(out);
 }
 
 TEST(FormatterCorpus, FormattingKeepsSymbolsAndDiagnostics) {
