@@ -274,6 +274,7 @@ void declare(Context& cx) {
     }
     checkObjectOrientation(cx);
     checkExternals(cx);
+    checkShadowing(cx);
     declareConfigurations(cx);
     resolveConfigPaths(cx);
     checkAddresses(cx);

@@ -98,6 +98,7 @@ void checkObjectOrientation(Context& cx);
 
 // ---- declare_config.cpp ---------------------------------------------------------------------
 void checkExternals(Context& cx);
+void checkShadowing(Context& cx); // W0008
 void declareConfigurations(Context& cx);
 void resolveConfigPaths(Context& cx);
 void checkAddresses(Context& cx);

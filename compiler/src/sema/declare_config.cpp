@@ -245,6 +245,27 @@ void checkExternals(Context& cx) {
     }
 }
 
+void checkShadowing(Context& cx) {
+    for (Symbol* pou : cx.decl->pouOrder) {
+        if (isStdlibSymbol(pou)) {
+            continue;
+        }
+        for (Symbol* s : pou->scope->symbols()) {
+            if (s->kind != SymbolKind::Variable || s->section == ast::VarSection::External ||
+                s->section == ast::VarSection::Global) {
+                continue;
+            }
+            const Symbol* outer = lookup(cx, pou->declScope, s->name);
+            if (outer != nullptr && outer->kind == SymbolKind::Variable && outer->section == ast::VarSection::Global) {
+                if (Diagnostic* d = cx.error(DiagCode::ShadowedName, s->span,
+                                             "local '" + s->name + "' hides the global variable of the same name")) {
+                    d->related.push_back({outer->span, "the global '" + outer->name + "' is declared here"});
+                }
+            }
+        }
+    }
+}
+
 void declareConfigurations(Context& cx) {
     SemanticModel& model = cx.model;
     for (PendingConfig& pc : cx.decl->configurations) {

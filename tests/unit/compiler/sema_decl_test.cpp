@@ -154,6 +154,17 @@ TEST(SemaDecl, ExternalInSecondFileMatchesGlobalInFirst) {
     EXPECT_EQ(bad.at("E0107"), Where{"main.st:4:5"}) << bad.rendered();
 }
 
+TEST(SemaDecl, LocalHidingAGlobalIsAWarning) {
+    test::Analysis a("VAR_GLOBAL\n    speed : REAL;\nEND_VAR\nPROGRAM Main\nVAR\n    speed : REAL;\nEND_VAR\n"
+                     "VAR_EXTERNAL\nEND_VAR\nEND_PROGRAM\n");
+    EXPECT_EQ(a.at("W0008"), Where{"main.st:6:5"}) << a.rendered();
+    EXPECT_EQ(a.errors(), 0u) << a.rendered();
+    test::Analysis ext(
+        "VAR_GLOBAL\n    speed : REAL;\nEND_VAR\nPROGRAM Main\nVAR_EXTERNAL\n    speed : REAL;\nEND_VAR\n"
+        "END_PROGRAM\n");
+    EXPECT_TRUE(ext.at("W0008").empty()) << ext.rendered();
+}
+
 TEST(SemaDecl, NamespacesMergeAcrossFiles) {
     test::Analysis a({{"a.st", "NAMESPACE Plant.Line\nTYPE Speed : REAL; END_TYPE\nEND_NAMESPACE\n"},
                       {"b.st", "NAMESPACE Plant\nNAMESPACE Line\nFUNCTION_BLOCK Conveyor\nVAR v : Speed; END_VAR\n"
