@@ -133,8 +133,10 @@ void BodyChecker::checkStmt(ast::Stmt& s) {
             cx_.error(DiagCode::ContinueOutsideLoop, s.span, "CONTINUE is only allowed inside FOR, WHILE or REPEAT");
         }
         return;
-    case ast::StmtKind::Return:
-    case ast::StmtKind::Empty: return;
+    case ast::StmtKind::Empty:
+        cx_.diags.report(DiagCode::EmptyStatement, s.span, "a stray ';' makes an empty statement");
+        return;
+    case ast::StmtKind::Return: return;
     }
 }
 

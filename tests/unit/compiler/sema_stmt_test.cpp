@@ -182,6 +182,18 @@ END_PROGRAM
               "E0404@5:5 W0002@6:5 W0002@10:13 E0405@14:5");
 }
 
+TEST(SemaStmt, StraySemicolonsWarn) {
+    EXPECT_EQ(diagsOf(R"(PROGRAM Main
+VAR
+    i : INT;
+END_VAR
+    i := i + 1;;
+    ;
+END_PROGRAM
+)"),
+              "W0003@5:16 W0003@6:5");
+}
+
 TEST(SemaStmt, ExpressionStatementsMustBeCalls) {
     Analysis a(R"(PROGRAM Main
 VAR
