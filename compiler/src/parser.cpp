@@ -312,6 +312,17 @@ void Parser::parseDeclarations(std::vector<ast::DeclPtr>& out, TokenKind termina
 }
 
 ast::CompilationUnit parse(const SourceFile& file, const LexResult& tokens, DiagnosticSink& diags) {
+    // Pragmas are tolerated but mean nothing to takt; each one is reported once, so an engineer
+    // porting CODESYS code knows that an {attribute …} has no effect here.
+    for (const Trivia& t : tokens.trivia) {
+        std::string_view text = file.text().substr(t.begin, t.end - t.begin);
+        if (t.kind == TriviaKind::Pragma && text.back() == '}') { // an unclosed one is E0007 already
+            constexpr std::size_t kShown = 60;
+            diags.report(DiagCode::PragmaIgnored, Span{file.id(), t.begin, t.end},
+                         "pragma '" + std::string(text.substr(0, kShown)) + (text.size() > kShown ? "…" : "") +
+                             "' has no effect in takt");
+        }
+    }
     Parser parser(file, tokens, diags);
     return parser.parseUnit();
 }

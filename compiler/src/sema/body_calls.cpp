@@ -199,6 +199,17 @@ const Type* BodyChecker::checkCall(ast::CallExpr& e, const Type* expected, bool 
             result = cx_.model.types.get(TypeKind::Void);
             break;
         }
+        // A local named like a standard function (`limit : INT`) does not hide the function:
+        // call syntax on a variable that is no FB instance can only mean the function.
+        if (Symbol* stdFn = cx_.model.global->findLocal(calleeName);
+            ce.kind == ast::ExprKind::Name && stdFn != nullptr && stdFn->kind == SymbolKind::StandardFunction) {
+            auto& n = static_cast<ast::NameExpr&>(ce);
+            n.symbol = stdFn;
+            n.type = stdFn->type;
+            e.target = stdFn;
+            result = checkStandardCall(e, *stdFn, expected);
+            break;
+        }
         cx_.error(st->kind() == TypeKind::Interface ? DiagCode::InterfaceInstance : DiagCode::NotCallable, ce.span,
                   "'" + calleeName + "' of type " + typeName(callee->type) + " cannot be called" +
                       (st->kind() == TypeKind::Interface ? "; call one of its methods" : ""));

@@ -40,7 +40,8 @@ struct Context {
 // ---- constants (declare side) -----------------------------------------------------------------
 struct ConstValue {
     enum class Kind : std::uint8_t { Int, Real, Bool, Time, String, Enum } kind = Kind::Int;
-    std::int64_t i = 0;   // Int (also ULINT values above INT64_MAX stored as bit pattern with isUnsigned), Bool, Time nanos, Enum value
+    std::int64_t i = 0; // Int (also ULINT values above INT64_MAX stored as bit pattern with isUnsigned), Bool, Time
+                        // nanos, Enum value
     bool isUnsigned = false;
     double r = 0.0;
     std::string s;

@@ -394,7 +394,7 @@ struct SimpleStmt final : Stmt { // EXIT, CONTINUE, RETURN, and the empty statem
 enum class VarSection : std::uint8_t { Var, Temp, Input, Output, InOut, Global, External, Access, Config };
 
 struct VarDecl {
-    std::vector<Identifier> names; // a, b, c : INT;
+    std::vector<Identifier> names;  // a, b, c : INT;
     std::optional<Address> address; // AT %IX0.0
     TypeSpecPtr type;
     ExprPtr init; // null: default initial value
@@ -404,7 +404,7 @@ struct VarDecl {
 // VAR_ACCESS:  name : path : type READ_WRITE|READ_ONLY;
 struct AccessDecl {
     Identifier name;
-    ExprPtr path; // resource.program.var chain (Name/Member/Index)
+    ExprPtr path;                   // resource.program.var chain (Name/Member/Index)
     std::optional<Address> address; // VAR_ACCESS may also name a direct address
     TypeSpecPtr type;
     bool readOnly = true; // READ_ONLY unless READ_WRITE (IEC default)
@@ -426,9 +426,9 @@ struct VarBlock {
     bool retain = false;     // RETAIN or PERSISTENT
     bool persistent = false; // written PERSISTENT (= RETAIN in takt)
     bool nonRetain = false;
-    std::vector<VarDecl> vars;       // all sections except Access/Config
-    std::vector<AccessDecl> access;  // VAR_ACCESS
-    std::vector<ConfigDecl> config;  // VAR_CONFIG
+    std::vector<VarDecl> vars;      // all sections except Access/Config
+    std::vector<AccessDecl> access; // VAR_ACCESS
+    std::vector<ConfigDecl> config; // VAR_CONFIG
     Span span;
 };
 
@@ -461,7 +461,7 @@ struct PouDecl final : Decl {
     std::vector<VarBlock> varBlocks;
     StmtList body;
     std::vector<std::unique_ptr<PouDecl>> methods; // FUNCTION_BLOCK (and PROGRAM) methods
-    bool prototypeOnly = false; // a METHOD inside an INTERFACE: no body
+    bool prototypeOnly = false;                    // a METHOD inside an INTERFACE: no body
 };
 
 struct InterfaceDecl final : Decl {

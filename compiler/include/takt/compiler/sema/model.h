@@ -39,8 +39,8 @@ public:
     }
 
     // Convenience lists in source order (all files, file order as given to analyze()).
-    std::vector<const Symbol*> pous;           // every PROGRAM/FUNCTION/FUNCTION_BLOCK/METHOD/TEST_* (incl. standard FBs last)
-    std::vector<const Symbol*> globals;        // VAR_GLOBAL variables (configuration, resource and top-level)
+    std::vector<const Symbol*> pous;    // every PROGRAM/FUNCTION/FUNCTION_BLOCK/METHOD/TEST_* (incl. standard FBs last)
+    std::vector<const Symbol*> globals; // VAR_GLOBAL variables (configuration, resource and top-level)
     std::vector<const Symbol*> configurations; // CONFIGURATION symbols
     std::vector<const Symbol*> tasks;
     std::vector<const Symbol*> programInstances;

@@ -14,27 +14,27 @@
 namespace takt::compiler {
 
 enum class SymbolKind : std::uint8_t {
-    Variable,         // any VAR* entry, struct-free; see `section`
-    Pou,              // PROGRAM / FUNCTION / FUNCTION_BLOCK / METHOD / TEST_* (see `pouKind`)
+    Variable, // any VAR* entry, struct-free; see `section`
+    Pou,      // PROGRAM / FUNCTION / FUNCTION_BLOCK / METHOD / TEST_* (see `pouKind`)
     Interface,
-    Type,             // a TYPE declaration (enum/struct/alias/subrange/array/ref)
-    EnumValue,        // a value of an enumeration
+    Type,      // a TYPE declaration (enum/struct/alias/subrange/array/ref)
+    EnumValue, // a value of an enumeration
     Namespace,
     StandardFunction, // ADD, MAX, INT_TO_REAL, ASSERT_EQUAL… (signature in stdlib tables)
     Configuration,
     Resource,
     Task,
-    ProgramInstance,  // PROGRAM p WITH t : Main inside a RESOURCE
-    AccessPath,       // a VAR_ACCESS name
+    ProgramInstance, // PROGRAM p WITH t : Main inside a RESOURCE
+    AccessPath,      // a VAR_ACCESS name
 };
 
 class Scope;
 
 struct Symbol {
     SymbolKind kind = SymbolKind::Variable;
-    std::string name; // as declared
-    Span span;        // the declaring identifier
-    const Type* type = nullptr; // variable type; FUNCTION/METHOD result; enum value's enum; instance type
+    std::string name;              // as declared
+    Span span;                     // the declaring identifier
+    const Type* type = nullptr;    // variable type; FUNCTION/METHOD result; enum value's enum; instance type
     const Symbol* owner = nullptr; // enclosing POU / namespace / resource / configuration (null at root)
 
     // Variables
@@ -45,7 +45,7 @@ struct Symbol {
     std::optional<ast::Address> resolvedAddress;
     const ast::VarDecl* varDecl = nullptr;
     const ast::Expr* init = nullptr;
-    std::uint32_t declIndex = 0; // order within its POU (initialiser order rule)
+    std::uint32_t declIndex = 0;      // order within its POU (initialiser order rule)
     const Scope* declScope = nullptr; // the scope the symbol is declared in (initialisers are evaluated there)
     const Symbol* target = nullptr;   // VAR_EXTERNAL: its VAR_GLOBAL; VAR_ACCESS: the variable the path names
 
@@ -53,10 +53,10 @@ struct Symbol {
     ast::PouKind pouKind = ast::PouKind::Program;
     const ast::PouDecl* pou = nullptr;
     const ast::InterfaceDecl* interfaceDecl = nullptr;
-    const Symbol* base = nullptr;               // EXTENDS (FB) 
-    std::vector<const Symbol*> interfaces;      // IMPLEMENTS / interface EXTENDS
-    std::vector<const Symbol*> params;          // VAR_INPUT / VAR_OUTPUT / VAR_IN_OUT in declaration order
-    Scope* scope = nullptr;                     // members / locals / namespace contents
+    const Symbol* base = nullptr;          // EXTENDS (FB)
+    std::vector<const Symbol*> interfaces; // IMPLEMENTS / interface EXTENDS
+    std::vector<const Symbol*> params;     // VAR_INPUT / VAR_OUTPUT / VAR_IN_OUT in declaration order
+    Scope* scope = nullptr;                // members / locals / namespace contents
 
     // Enum values
     std::int64_t enumValue = 0;
@@ -68,10 +68,10 @@ struct Symbol {
     const ast::TaskDecl* task = nullptr;
     const ast::ProgramInstanceDecl* instance = nullptr;
     const Symbol* taskSymbol = nullptr;
-    std::int64_t taskInterval = 0;          // TASK INTERVAL in nanoseconds (0: none, event task)
-    std::int64_t taskPriority = 0;          // TASK PRIORITY (lower runs first)
-    const Symbol* taskSingle = nullptr;     // TASK SINGLE: the BOOL variable whose rising edge triggers it
-    std::vector<const Symbol*> accessPath;  // VAR_ACCESS: the symbols along the path (instance, …, variable)
+    std::int64_t taskInterval = 0;         // TASK INTERVAL in nanoseconds (0: none, event task)
+    std::int64_t taskPriority = 0;         // TASK PRIORITY (lower runs first)
+    const Symbol* taskSingle = nullptr;    // TASK SINGLE: the BOOL variable whose rising edge triggers it
+    std::vector<const Symbol*> accessPath; // VAR_ACCESS: the symbols along the path (instance, …, variable)
     const ast::AccessDecl* access = nullptr;
     bool readOnly = false;
 

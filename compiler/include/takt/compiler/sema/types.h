@@ -18,27 +18,46 @@ struct TypeInterning; // types.cpp
 // Elementary kinds first, in IEC widening order within each family.
 enum class TypeKind : std::uint8_t {
     Bool,
-    SInt, Int, DInt, LInt,
-    USInt, UInt, UDInt, ULInt,
-    Byte, Word, DWord, LWord,
-    Real, LReal,
-    Time, LTime, Date, LDate, Tod, LTod, Dt, Ldt,
-    Char, WChar,
-    String, WString,   // StringType (with length)
-    Enum,              // EnumType
-    Subrange,          // SubrangeType
-    Array,             // ArrayType
-    Struct,            // StructType
-    Ref,               // RefType
-    FunctionBlock,     // PouType: an FB instance (also the type of PROGRAM instances)
-    Program,           // PouType
-    Interface,         // PouType: a variable holding an interface reference
-    Alias,             // AliasType: a named alias of another type (resolve with stripAlias)
-    IntLiteral,        // an untyped integer literal: fits any integer/bit type that holds its value
-    RealLiteral,       // an untyped real literal: REAL or LREAL
-    Null,              // the type of NULL: assignable to any REF_TO and interface
-    Void,              // a FUNCTION without result
-    Error,             // after an error: compatible with everything, so one mistake gives one diagnostic
+    SInt,
+    Int,
+    DInt,
+    LInt,
+    USInt,
+    UInt,
+    UDInt,
+    ULInt,
+    Byte,
+    Word,
+    DWord,
+    LWord,
+    Real,
+    LReal,
+    Time,
+    LTime,
+    Date,
+    LDate,
+    Tod,
+    LTod,
+    Dt,
+    Ldt,
+    Char,
+    WChar,
+    String,
+    WString,       // StringType (with length)
+    Enum,          // EnumType
+    Subrange,      // SubrangeType
+    Array,         // ArrayType
+    Struct,        // StructType
+    Ref,           // RefType
+    FunctionBlock, // PouType: an FB instance (also the type of PROGRAM instances)
+    Program,       // PouType
+    Interface,     // PouType: a variable holding an interface reference
+    Alias,         // AliasType: a named alias of another type (resolve with stripAlias)
+    IntLiteral,    // an untyped integer literal: fits any integer/bit type that holds its value
+    RealLiteral,   // an untyped real literal: REAL or LREAL
+    Null,          // the type of NULL: assignable to any REF_TO and interface
+    Void,          // a FUNCTION without result
+    Error,         // after an error: compatible with everything, so one mistake gives one diagnostic
 };
 
 class Type {
@@ -162,8 +181,7 @@ public:
     [[nodiscard]] const ArrayType* array(const Type* element, std::vector<ArrayDim> dims);
     [[nodiscard]] const RefType* ref(const Type* target);
     // User types: the table takes ownership and returns the stored pointer.
-    template <typename T>
-    T* add(std::unique_ptr<T> type) {
+    template <typename T> T* add(std::unique_ptr<T> type) {
         T* raw = type.get();
         owned_.push_back(std::move(type));
         return raw;
