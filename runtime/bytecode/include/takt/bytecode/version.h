@@ -1,9 +1,10 @@
 #pragma once
 // takt_bytecode: the program.stbc container format shared by compiler and VM.
-// Not implemented yet: only the format version lives here until the bytecode issue lands.
 #include <cstdint>
 
 namespace takt::bytecode {
-inline constexpr std::uint32_t kFormatVersion = 0; // 0 = no format defined yet
+// The program.stbc format version (container.h). Bump it on any change to the byte layout or to
+// the meaning of an instruction; the loader rejects files of any other version.
+inline constexpr std::uint32_t kFormatVersion = 1;
 const char* layerName() noexcept;
 } // namespace takt::bytecode

@@ -1,0 +1,104 @@
+#pragma once
+// takt_vm: the scan-cycle interpreter. One Vm runs one verified Module over a data image the
+// caller owns (module.h: [constants | globals + program instances | call stack]). A run never
+// allocates and never throws; faults come back as a Trap with the code offset, which the
+// Module's debug map turns into POU, line and column.
+//
+// Typical use by the engine, once per cycle and program instance:
+//   vm.setCycleTime(nowNs);                   // fixed for the whole cycle (timers, TIME())
+//   Trap t = vm.runPou(inst.pou, inst.offset);  // one PROGRAM body
+//   if (t != Trap::None) { const TrapInfo& info = vm.lastTrap(); … }
+#include "takt/bytecode/module.h"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+namespace takt::vm {
+
+// Every run-time fault, with its static message. Append only (numbers may be stored in logs
+// and TRAP instructions carry them).
+#define TAKT_VM_TRAPS(X)                                                                                               \
+    X(None, "no fault")                                                                                                \
+    X(DivByZero, "integer division or MOD by zero")                                                                    \
+    X(Overflow, "integer overflow")                                                                                    \
+    X(ArrayBounds, "array index out of bounds")                                                                        \
+    X(NullReference, "dereference of a NULL reference")                                                                \
+    X(InvalidReference, "reference outside the data image")                                                            \
+    X(ForStepZero, "FOR loop step is zero")                                                                            \
+    X(Aborted, "run aborted (watchdog)")                                                                               \
+    X(BudgetExceeded, "instruction budget exceeded (endless loop?)")                                                   \
+    X(StackOverflow, "call stack overflow")                                                                            \
+    X(InvalidOpcode, "invalid opcode")                                                                                 \
+    X(InvalidCall, "invalid call target")                                                                              \
+    X(InvalidArgument, "invalid argument to a standard function")
+
+enum class Trap : std::uint8_t {
+#define TAKT_VM_TRAP_ENUM(name, msg) name,
+    TAKT_VM_TRAPS(TAKT_VM_TRAP_ENUM)
+#undef TAKT_VM_TRAP_ENUM
+};
+
+[[nodiscard]] std::string_view trapName(Trap trap) noexcept;
+[[nodiscard]] std::string_view trapMessage(Trap trap) noexcept;
+
+struct TrapInfo {
+    Trap code = Trap::None;
+    std::uint32_t codeOffset = bytecode::kNone; // word index of the faulting instruction in Module::code
+    std::uint32_t pou = bytecode::kNone;        // POU whose code contains codeOffset
+    std::uint32_t depth = 0;                    // call depth at the fault (0 = the entry POU)
+};
+
+// Maximum nesting of calls in one run (FB, FUNCTION, METHOD); deeper gives StackOverflow.
+inline constexpr std::uint32_t kMaxCallDepth = 256;
+
+class Vm {
+public:
+    // `module` must have passed the verifier and outlive the Vm. `image` must hold at least
+    // requiredImageSize(module) bytes; the caller initialises it (resetImage() does a cold start copy).
+    Vm(const bytecode::Module& module, std::span<std::uint8_t> image);
+    ~Vm();
+    Vm(const Vm&) = delete;
+    Vm& operator=(const Vm&) = delete;
+
+    [[nodiscard]] static std::size_t requiredImageSize(const bytecode::Module& module) noexcept;
+
+    // Copies Module::initImage over constants + globals and clears the stack region.
+    void resetImage() noexcept;
+    // Runs Module::initCode (if any) with this = 0 and the frame at the stack base.
+    [[nodiscard]] Trap runInit() noexcept;
+    // Runs one POU with an instance (a PROGRAM body: instanceOffset = ProgramInstance::offset).
+    [[nodiscard]] Trap runPou(std::uint32_t pou, std::uint32_t instanceOffset) noexcept;
+
+    // Cycle start time in ns (virtual or CLOCK_MONOTONIC), read by timers and TIME().
+    void setCycleTime(std::int64_t nowNs) noexcept { nowNs_ = nowNs; }
+    [[nodiscard]] std::int64_t cycleTime() const noexcept { return nowNs_; }
+
+    // Watchdog. The budget counts back-edges and calls per run (0 = unlimited): a run that
+    // exceeds it stops with BudgetExceeded. The abort flag (may be set from another thread)
+    // is polled at the same points and stops the run with Aborted; the Vm never clears it.
+    void setBudget(std::uint64_t ticks) noexcept { budget_ = ticks; }
+    void setAbortFlag(const std::atomic<bool>* flag) noexcept { abort_ = flag; }
+
+    [[nodiscard]] const TrapInfo& lastTrap() const noexcept { return trap_; }
+    [[nodiscard]] std::span<std::uint8_t> image() const noexcept { return image_; }
+    [[nodiscard]] const bytecode::Module& module() const noexcept { return *module_; }
+
+    // Implementation detail shared with the natives (natives.h); not for the engine.
+    struct Resolved;
+
+private:
+    Trap run(std::uint32_t entry, std::uint32_t thisOffset, std::uint32_t frameOffset) noexcept;
+
+    const bytecode::Module* module_;
+    std::span<std::uint8_t> image_;
+    std::unique_ptr<Resolved> resolved_;
+    std::int64_t nowNs_ = 0;
+    std::uint64_t budget_ = 0;
+    const std::atomic<bool>* abort_ = nullptr;
+    TrapInfo trap_;
+};
+
+} // namespace takt::vm

@@ -1,0 +1,870 @@
+// The interpreter loop: one source, two dispatch modes. Every handler is both a `case` label
+// and a label whose address sits in the computed-goto table, so execute<false> threads
+// through `goto *table[op]` (GCC/Clang) and execute<true> loops over a portable `switch`.
+//
+// Operands are decoded in place from the code words (opcodes.h) through an instruction
+// pointer; data operands resolve to base[tag] + offset with the bases held in locals.
+// The verifier has checked opcodes, static operand ranges and jump targets, so handlers check
+// only what the language demands: division by zero, INT_MIN / -1, array bounds, references,
+// the watchdog on back-edges and calls. (The computed-goto build does not even range-check
+// opcodes; the switch build reports InvalidOpcode.) Integer arithmetic wraps through unsigned types (no UB); nothing
+// allocates or throws.
+#include "vm_internal.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace takt::vm {
+
+namespace {
+
+using bytecode::kOffsetBits;
+using bytecode::Opcode;
+
+const std::atomic<bool> kNeverAbort{false};
+
+// REAL -> integer: round to nearest, ties to even (the default FP environment); NaN gives 0
+// and out-of-range values saturate so the cast below is always defined.
+template <typename I, typename F> I roundToInt(F x) noexcept {
+    if (std::isnan(x)) {
+        return 0;
+    }
+    const F r = std::nearbyint(x);
+    if (r >= static_cast<F>(std::numeric_limits<I>::max())) {
+        return std::numeric_limits<I>::max();
+    }
+    if (r <= static_cast<F>(std::numeric_limits<I>::min())) {
+        return std::numeric_limits<I>::min();
+    }
+    return static_cast<I>(r);
+}
+
+template <typename I, typename F> I truncToInt(F x) noexcept {
+    return roundToInt<I>(std::trunc(x));
+}
+
+template <typename F> F mathFn(std::uint32_t fn, F x) noexcept {
+    switch (static_cast<bytecode::MathFn>(fn)) {
+    case bytecode::MathFn::Ln: return std::log(x);
+    case bytecode::MathFn::Log: return std::log10(x);
+    case bytecode::MathFn::Exp: return std::exp(x);
+    case bytecode::MathFn::Sin: return std::sin(x);
+    case bytecode::MathFn::Cos: return std::cos(x);
+    case bytecode::MathFn::Tan: return std::tan(x);
+    case bytecode::MathFn::Asin: return std::asin(x);
+    case bytecode::MathFn::Acos: return std::acos(x);
+    case bytecode::MathFn::Atan: return std::atan(x);
+    }
+    return std::numeric_limits<F>::quiet_NaN();
+}
+
+template <typename T> T minOf(T a, T b) noexcept {
+    return b < a ? b : a;
+}
+template <typename T> T maxOf(T a, T b) noexcept {
+    return a < b ? b : a;
+}
+
+std::uint32_t rotl8(std::uint32_t v, std::uint32_t n) noexcept {
+    v &= 0xFFu;
+    n &= 7u;
+    return ((v << n) | (v >> ((8u - n) & 7u))) & 0xFFu;
+}
+std::uint32_t rotr8(std::uint32_t v, std::uint32_t n) noexcept {
+    return rotl8(v, (8u - (n & 7u)) & 7u);
+}
+std::uint32_t rotl16(std::uint32_t v, std::uint32_t n) noexcept {
+    v &= 0xFFFFu;
+    n &= 15u;
+    return ((v << n) | (v >> ((16u - n) & 15u))) & 0xFFFFu;
+}
+std::uint32_t rotr16(std::uint32_t v, std::uint32_t n) noexcept {
+    return rotl16(v, (16u - (n & 15u)) & 15u);
+}
+
+// Three-way comparison of NUL-terminated code-unit strings that may run to the image end.
+template <typename C>
+std::int32_t compareStrings(const std::uint8_t* a, const std::uint8_t* b, const std::uint8_t* end) noexcept {
+    for (;;) {
+        const C ca = a + sizeof(C) <= end ? load<C>(a) : C{0};
+        const C cb = b + sizeof(C) <= end ? load<C>(b) : C{0};
+        if (ca != cb) {
+            return ca < cb ? -1 : 1;
+        }
+        if (ca == 0) {
+            return 0;
+        }
+        a += sizeof(C);
+        b += sizeof(C);
+    }
+}
+
+// Copies a NUL-terminated string of at most `cap` code units; false if dst cannot hold cap + 1.
+template <typename C>
+bool moveString(std::uint8_t* dst, const std::uint8_t* src, std::uint32_t cap, const std::uint8_t* end) noexcept {
+    if (dst + (static_cast<std::size_t>(cap) + 1) * sizeof(C) > end) {
+        return false;
+    }
+    std::size_t n = 0;
+    while (n < cap && src + (n + 1) * sizeof(C) <= end && load<C>(src + n * sizeof(C)) != 0) {
+        ++n;
+    }
+    std::memmove(dst, src, n * sizeof(C));
+    store<C>(dst + n * sizeof(C), C{0});
+    return true;
+}
+
+} // namespace
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TAKT_HAS_COMPUTED_GOTO 1
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
+#pragma GCC diagnostic ignored "-Wunused-label"
+#else
+#define TAKT_HAS_COMPUTED_GOTO 0
+#endif
+
+template <bool kSwitch>
+Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, std::uint32_t frameOffset) noexcept {
+    const std::uint32_t* const code = rs.module->code.data();
+    const bytecode::PouEntry* const pous = rs.module->pous.data();
+    const std::uint32_t pouCount = static_cast<std::uint32_t>(rs.module->pous.size());
+    std::uint8_t* const image = rs.image;
+    const std::uint8_t* const imageEnd = rs.image + rs.imageSize;
+    const std::uint64_t imageSize = rs.imageSize;
+    const std::uint64_t constSize = rs.module->constSize;
+    const std::atomic<bool>& abortFlag = rs.abort != nullptr ? *rs.abort : kNeverAbort;
+    const NativeContext nctx{rs.image, rs.imageSize, rs.module->constSize, rs.nowNs};
+    Vm::Resolved& res = *rs.resolved;
+
+    const std::uint32_t* ip = code + entry;
+    std::uint32_t thisO = thisOffset;
+    std::uint32_t frameO = frameOffset;
+    std::uint32_t depth = 0;
+    std::uint64_t ticks = rs.budget != 0 ? rs.budget : std::numeric_limits<std::uint64_t>::max();
+    // base[tag] - (tag << 30) as integers, so an operand word resolves with one add and no mask
+    // (unsigned wrap-around is defined; the sum is the real address).
+    const auto adjusted = [image](std::uint32_t off, std::uintptr_t tag) {
+        return reinterpret_cast<std::uintptr_t>(image) + off - (tag << kOffsetBits);
+    };
+    std::uintptr_t base[4] = {adjusted(0, 0), adjusted(thisO, 1), adjusted(frameO, 2), adjusted(0, 3)};
+    Trap trap = Trap::None;
+
+#define W(k) ip[1 + (k)]
+#define A(k) reinterpret_cast<std::uint8_t*>(base[W(k) >> kOffsetBits] + W(k))
+#define IMM32(k) static_cast<std::int32_t>(W(k))
+#define IMM64(k)                                                                                                       \
+    static_cast<std::int64_t>(static_cast<std::uint64_t>(W(k)) | (static_cast<std::uint64_t>(W((k) + 1)) << 32))
+#define LEN(op) bytecode::instructionLength(Opcode::op)
+#define FAULT(t)                                                                                                       \
+    do {                                                                                                               \
+        trap = (t);                                                                                                    \
+        goto fault;                                                                                                    \
+    } while (0)
+#define WATCHDOG()                                                                                                     \
+    do {                                                                                                               \
+        if (--ticks == 0) [[unlikely]]                                                                                 \
+            FAULT(Trap::BudgetExceeded);                                                                               \
+        if (abortFlag.load(std::memory_order_relaxed)) [[unlikely]]                                                    \
+            FAULT(Trap::Aborted);                                                                                      \
+    } while (0)
+
+#if TAKT_HAS_COMPUTED_GOTO
+    static void* const kLabels[] = {
+#define TAKT_OP(name, format, doc) &&L_##name,
+#include "takt/bytecode/opcodes.def"
+#undef TAKT_OP
+        &&L_invalid};
+#define CASE(name)                                                                                                     \
+    case Opcode::name:                                                                                                 \
+        L_##name:
+#define DISPATCH()                                                                                                     \
+    do {                                                                                                               \
+        if constexpr (kSwitch) {                                                                                       \
+            goto dispatch_switch;                                                                                      \
+        } else {                                                                                                       \
+            goto* kLabels[*ip]; /* verified code: every opcode is in range */                                          \
+        }                                                                                                              \
+    } while (0)
+#else
+#define CASE(name) case Opcode::name:
+#define DISPATCH() goto dispatch_switch
+#endif
+#define NEXT(op)                                                                                                       \
+    do {                                                                                                               \
+        ip += LEN(op);                                                                                                 \
+        DISPATCH();                                                                                                    \
+    } while (0)
+#define JUMP(target)                                                                                                   \
+    do {                                                                                                               \
+        const std::uint32_t* const t_ = code + (target);                                                               \
+        if (t_ <= ip) {                                                                                                \
+            WATCHDOG();                                                                                                \
+        }                                                                                                              \
+        ip = t_;                                                                                                       \
+        DISPATCH();                                                                                                    \
+    } while (0)
+#define ENTER(newPc, newThis, newFrame, frameSize, retPc)                                                              \
+    do {                                                                                                               \
+        const std::uint64_t nf_ = (newFrame);                                                                          \
+        if (depth >= kMaxCallDepth || nf_ + (frameSize) > imageSize) [[unlikely]]                                      \
+            FAULT(Trap::StackOverflow);                                                                                \
+        WATCHDOG();                                                                                                    \
+        res.calls[depth++] = CallRecord{(retPc), thisO, frameO};                                                       \
+        thisO = (newThis);                                                                                             \
+        frameO = static_cast<std::uint32_t>(nf_);                                                                      \
+        base[1] = adjusted(thisO, 1);                                                                                  \
+        base[2] = adjusted(frameO, 2);                                                                                 \
+        ip = code + (newPc);                                                                                           \
+        DISPATCH();                                                                                                    \
+    } while (0)
+
+#define BIN(name, T, expr)                                                                                             \
+    CASE(name) {                                                                                                       \
+        const T a = load<T>(A(1));                                                                                     \
+        const T b = load<T>(A(2));                                                                                     \
+        store<T>(A(0), static_cast<T>(expr));                                                                          \
+        NEXT(name);                                                                                                    \
+    }
+#define UN(name, TS, TD, expr)                                                                                         \
+    CASE(name) {                                                                                                       \
+        const TS a = load<TS>(A(1));                                                                                   \
+        store<TD>(A(0), static_cast<TD>(expr));                                                                        \
+        NEXT(name);                                                                                                    \
+    }
+#define CMP(name, T, op)                                                                                               \
+    CASE(name) {                                                                                                       \
+        const T a = load<T>(A(1));                                                                                     \
+        const T b = load<T>(A(2));                                                                                     \
+        store<std::uint8_t>(A(0), (a op b) ? 1 : 0);                                                                   \
+        NEXT(name);                                                                                                    \
+    }
+#define JCMP(name, T, op)                                                                                              \
+    CASE(name) {                                                                                                       \
+        if (load<T>(A(0)) op load<T>(A(1))) {                                                                          \
+            JUMP(W(2));                                                                                                \
+        }                                                                                                              \
+        NEXT(name);                                                                                                    \
+    }
+#define JCMPI(name, op)                                                                                                \
+    CASE(name) {                                                                                                       \
+        if (load<std::int32_t>(A(0)) op IMM32(1)) {                                                                    \
+            JUMP(W(2));                                                                                                \
+        }                                                                                                              \
+        NEXT(name);                                                                                                    \
+    }
+#define BIN_T(name, T, builtin)                                                                                        \
+    CASE(name) {                                                                                                       \
+        T r;                                                                                                           \
+        if (builtin(load<T>(A(1)), load<T>(A(2)), &r)) [[unlikely]]                                                    \
+            FAULT(Trap::Overflow);                                                                                     \
+        store<T>(A(0), r);                                                                                             \
+        NEXT(name);                                                                                                    \
+    }
+#define LDI(name, T)                                                                                                   \
+    CASE(name) {                                                                                                       \
+        const std::uint32_t p_ = load<std::uint32_t>(A(1));                                                            \
+        const std::uint64_t at_ = static_cast<std::uint64_t>(p_) + W(2);                                               \
+        if (p_ == 0) [[unlikely]]                                                                                      \
+            FAULT(Trap::NullReference);                                                                                \
+        if (at_ + sizeof(T) > imageSize) [[unlikely]]                                                                  \
+            FAULT(Trap::InvalidReference);                                                                             \
+        store<T>(A(0), load<T>(image + at_));                                                                          \
+        NEXT(name);                                                                                                    \
+    }
+#define STI(name, T)                                                                                                   \
+    CASE(name) {                                                                                                       \
+        const std::uint32_t p_ = load<std::uint32_t>(A(0));                                                            \
+        const std::uint64_t at_ = static_cast<std::uint64_t>(p_) + W(1);                                               \
+        if (p_ == 0) [[unlikely]]                                                                                      \
+            FAULT(Trap::NullReference);                                                                                \
+        if (at_ < constSize || at_ + sizeof(T) > imageSize) [[unlikely]]                                               \
+            FAULT(Trap::InvalidReference);                                                                             \
+        store<T>(image + at_, load<T>(A(2)));                                                                          \
+        NEXT(name);                                                                                                    \
+    }
+
+    using I32 = std::int32_t;
+    using U32 = std::uint32_t;
+    using I64 = std::int64_t;
+    using U64 = std::uint64_t;
+    using F32 = float;
+    using F64 = double;
+
+    DISPATCH();
+dispatch_switch:
+    switch (static_cast<Opcode>(*ip)) {
+        // --- control ---
+        CASE(NOP) NEXT(NOP);
+        CASE(RET) {
+            if (depth == 0) {
+                return Trap::None;
+            }
+            const CallRecord& r = res.calls[--depth];
+            ip = code + r.returnPc;
+            thisO = r.thisOffset;
+            frameO = r.frameOffset;
+            base[1] = adjusted(thisO, 1);
+            base[2] = adjusted(frameO, 2);
+            DISPATCH();
+        }
+        CASE(JMP) JUMP(W(0));
+        CASE(JMP_T) {
+            if (*A(0) != 0) {
+                JUMP(W(1));
+            }
+            NEXT(JMP_T);
+        }
+        CASE(JMP_F) {
+            if (*A(0) == 0) {
+                JUMP(W(1));
+            }
+            NEXT(JMP_F);
+        }
+        JCMP(JEQ_I32, I32, ==)
+        JCMP(JNE_I32, I32, !=)
+        JCMP(JLT_I32, I32, <)
+        JCMP(JLE_I32, I32, <=)
+        JCMP(JGT_I32, I32, >)
+        JCMP(JGE_I32, I32, >=)
+        JCMP(JEQ_I64, I64, ==)
+        JCMP(JNE_I64, I64, !=)
+        JCMP(JLT_I64, I64, <)
+        JCMP(JLE_I64, I64, <=)
+        JCMP(JGT_I64, I64, >)
+        JCMP(JGE_I64, I64, >=)
+        JCMPI(JLT_I32_IMM, <)
+        JCMPI(JLE_I32_IMM, <=)
+        JCMPI(JGT_I32_IMM, >)
+        JCMPI(JGE_I32_IMM, >=)
+        JCMPI(JEQ_I32_IMM, ==)
+        JCMPI(JNE_I32_IMM, !=)
+        CASE(CHK_STEP_I32) {
+            if (load<I32>(A(0)) == 0) [[unlikely]]
+                FAULT(Trap::ForStepZero);
+            NEXT(CHK_STEP_I32);
+        }
+        CASE(CHK_STEP_I64) {
+            if (load<I64>(A(0)) == 0) [[unlikely]]
+                FAULT(Trap::ForStepZero);
+            NEXT(CHK_STEP_I64);
+        }
+        CASE(CHKR_I32) {
+            const I32 v = load<I32>(A(0));
+            if (v < IMM32(1) || v > IMM32(2)) [[unlikely]]
+                FAULT(Trap::Overflow);
+            NEXT(CHKR_I32);
+        }
+        CASE(CHKR_U32) {
+            const U32 v = load<U32>(A(0));
+            if (v < W(1) || v > W(2)) [[unlikely]]
+                FAULT(Trap::Overflow);
+            NEXT(CHKR_U32);
+        }
+        CASE(CHKR_I64) {
+            const I64 v = load<I64>(A(0));
+            if (v < IMM64(1) || v > IMM64(3)) [[unlikely]]
+                FAULT(Trap::Overflow);
+            NEXT(CHKR_I64);
+        }
+        CASE(TRAP) {
+            const U32 t = W(0);
+            FAULT(t > 0 && t <= static_cast<U32>(Trap::InvalidArgument) ? static_cast<Trap>(t) : Trap::InvalidOpcode);
+        }
+
+        // --- moves ---
+        CASE(MOV_8) {
+            *A(0) = *A(1);
+            NEXT(MOV_8);
+        }
+        CASE(MOV_16) {
+            store<std::uint16_t>(A(0), load<std::uint16_t>(A(1)));
+            NEXT(MOV_16);
+        }
+        CASE(MOV_32) {
+            store<U32>(A(0), load<U32>(A(1)));
+            NEXT(MOV_32);
+        }
+        CASE(MOV_64) {
+            store<U64>(A(0), load<U64>(A(1)));
+            NEXT(MOV_64);
+        }
+        CASE(MOVI_8) {
+            *A(0) = static_cast<std::uint8_t>(W(1));
+            NEXT(MOVI_8);
+        }
+        CASE(MOVI_16) {
+            store<std::uint16_t>(A(0), static_cast<std::uint16_t>(W(1)));
+            NEXT(MOVI_16);
+        }
+        CASE(MOVI_32) {
+            store<U32>(A(0), W(1));
+            NEXT(MOVI_32);
+        }
+        CASE(MOVI_64) {
+            store<I64>(A(0), IMM64(1));
+            NEXT(MOVI_64);
+        }
+        CASE(COPY) {
+            std::memmove(A(0), A(1), W(2));
+            NEXT(COPY);
+        }
+        CASE(ZERO) {
+            std::memset(A(0), 0, W(1));
+            NEXT(ZERO);
+        }
+        CASE(ADDR) {
+            store<U32>(A(0), static_cast<U32>(A(1) - image));
+            NEXT(ADDR);
+        }
+        UN(SX_8_32, std::int8_t, I32, a)
+        UN(ZX_8_32, std::uint8_t, U32, a)
+        UN(SX_16_32, std::int16_t, I32, a)
+        UN(ZX_16_32, std::uint16_t, U32, a)
+        UN(SX_32_64, I32, I64, a)
+        UN(ZX_32_64, U32, U64, a)
+        UN(TO_BOOL_32, U32, std::uint8_t, a != 0 ? 1 : 0)
+        UN(TO_BOOL_64, U64, std::uint8_t, a != 0 ? 1 : 0)
+
+        // --- integer arithmetic ---
+        BIN(ADD_I32, U32, a + b)
+        BIN(SUB_I32, U32, a - b)
+        BIN(MUL_I32, U32, a * b)
+        CASE(DIV_I32) {
+            const I32 a = load<I32>(A(1));
+            const I32 b = load<I32>(A(2));
+            if (b == 0) [[unlikely]]
+                FAULT(Trap::DivByZero);
+            if (a == std::numeric_limits<I32>::min() && b == -1) [[unlikely]]
+                FAULT(Trap::Overflow);
+            store<I32>(A(0), a / b);
+            NEXT(DIV_I32);
+        }
+        CASE(MOD_I32) {
+            const I32 a = load<I32>(A(1));
+            const I32 b = load<I32>(A(2));
+            if (b == 0) [[unlikely]]
+                FAULT(Trap::DivByZero);
+            store<I32>(A(0), b == -1 ? 0 : a % b);
+            NEXT(MOD_I32);
+        }
+        CASE(DIV_U32) {
+            const U32 b = load<U32>(A(2));
+            if (b == 0) [[unlikely]]
+                FAULT(Trap::DivByZero);
+            store<U32>(A(0), load<U32>(A(1)) / b);
+            NEXT(DIV_U32);
+        }
+        CASE(MOD_U32) {
+            const U32 b = load<U32>(A(2));
+            if (b == 0) [[unlikely]]
+                FAULT(Trap::DivByZero);
+            store<U32>(A(0), load<U32>(A(1)) % b);
+            NEXT(MOD_U32);
+        }
+        UN(NEG_I32, U32, U32, 0u - a)
+        UN(ABS_I32, I32, U32, a < 0 ? 0u - static_cast<U32>(a) : static_cast<U32>(a))
+        CASE(ADD_I32_IMM) {
+            store<U32>(A(0), load<U32>(A(1)) + W(2));
+            NEXT(ADD_I32_IMM);
+        }
+        CASE(MUL_I32_IMM) {
+            store<U32>(A(0), load<U32>(A(1)) * W(2));
+            NEXT(MUL_I32_IMM);
+        }
+        BIN(ADD_I64, U64, a + b)
+        BIN(SUB_I64, U64, a - b)
+        BIN(MUL_I64, U64, a * b)
+        CASE(DIV_I64) {
+            const I64 a = load<I64>(A(1));
+            const I64 b = load<I64>(A(2));
+            if (b == 0) [[unlikely]]
+                FAULT(Trap::DivByZero);
+            if (a == std::numeric_limits<I64>::min() && b == -1) [[unlikely]]
+                FAULT(Trap::Overflow);
+            store<I64>(A(0), a / b);
+            NEXT(DIV_I64);
+        }
+        CASE(MOD_I64) {
+            const I64 a = load<I64>(A(1));
+            const I64 b = load<I64>(A(2));
+            if (b == 0) [[unlikely]]
+                FAULT(Trap::DivByZero);
+            store<I64>(A(0), b == -1 ? 0 : a % b);
+            NEXT(MOD_I64);
+        }
+        CASE(DIV_U64) {
+            const U64 b = load<U64>(A(2));
+            if (b == 0) [[unlikely]]
+                FAULT(Trap::DivByZero);
+            store<U64>(A(0), load<U64>(A(1)) / b);
+            NEXT(DIV_U64);
+        }
+        CASE(MOD_U64) {
+            const U64 b = load<U64>(A(2));
+            if (b == 0) [[unlikely]]
+                FAULT(Trap::DivByZero);
+            store<U64>(A(0), load<U64>(A(1)) % b);
+            NEXT(MOD_U64);
+        }
+        UN(NEG_I64, U64, U64, 0u - a)
+        UN(ABS_I64, I64, U64, a < 0 ? U64{0} - static_cast<U64>(a) : static_cast<U64>(a))
+        CASE(ADD_I64_IMM) {
+            store<U64>(A(0), load<U64>(A(1)) + static_cast<U64>(IMM64(2)));
+            NEXT(ADD_I64_IMM);
+        }
+        BIN_T(ADD_I32_T, I32, __builtin_add_overflow)
+        BIN_T(SUB_I32_T, I32, __builtin_sub_overflow)
+        BIN_T(MUL_I32_T, I32, __builtin_mul_overflow)
+        BIN_T(ADD_U32_T, U32, __builtin_add_overflow)
+        BIN_T(SUB_U32_T, U32, __builtin_sub_overflow)
+        BIN_T(MUL_U32_T, U32, __builtin_mul_overflow)
+        BIN_T(ADD_I64_T, I64, __builtin_add_overflow)
+        BIN_T(SUB_I64_T, I64, __builtin_sub_overflow)
+        BIN_T(MUL_I64_T, I64, __builtin_mul_overflow)
+        BIN_T(ADD_U64_T, U64, __builtin_add_overflow)
+        BIN_T(SUB_U64_T, U64, __builtin_sub_overflow)
+        BIN_T(MUL_U64_T, U64, __builtin_mul_overflow)
+        CASE(NEG_I32_T) {
+            const I32 a = load<I32>(A(1));
+            if (a == std::numeric_limits<I32>::min()) [[unlikely]]
+                FAULT(Trap::Overflow);
+            store<I32>(A(0), -a);
+            NEXT(NEG_I32_T);
+        }
+        CASE(NEG_I64_T) {
+            const I64 a = load<I64>(A(1));
+            if (a == std::numeric_limits<I64>::min()) [[unlikely]]
+                FAULT(Trap::Overflow);
+            store<I64>(A(0), -a);
+            NEXT(NEG_I64_T);
+        }
+
+        // --- floating point ---
+        BIN(ADD_F32, F32, a + b)
+        BIN(SUB_F32, F32, a - b)
+        BIN(MUL_F32, F32, a * b)
+        BIN(DIV_F32, F32, a / b)
+        UN(NEG_F32, F32, F32, -a)
+        UN(ABS_F32, F32, F32, std::fabs(a))
+        BIN(ADD_F64, F64, a + b)
+        BIN(SUB_F64, F64, a - b)
+        BIN(MUL_F64, F64, a * b)
+        BIN(DIV_F64, F64, a / b)
+        UN(NEG_F64, F64, F64, -a)
+        UN(ABS_F64, F64, F64, std::fabs(a))
+        UN(SQRT_F32, F32, F32, std::sqrt(a))
+        UN(SQRT_F64, F64, F64, std::sqrt(a))
+        CASE(MATH_F32) {
+            store<F32>(A(0), mathFn<F32>(W(2), load<F32>(A(1))));
+            NEXT(MATH_F32);
+        }
+        CASE(MATH_F64) {
+            store<F64>(A(0), mathFn<F64>(W(2), load<F64>(A(1))));
+            NEXT(MATH_F64);
+        }
+        BIN(ATAN2_F32, F32, std::atan2(a, b))
+        BIN(ATAN2_F64, F64, std::atan2(a, b))
+        BIN(EXPT_F32, F32, std::pow(a, b))
+        BIN(EXPT_F64, F64, std::pow(a, b))
+
+        // --- comparisons ---
+        CMP(EQ_I32, I32, ==)
+        CMP(NE_I32, I32, !=)
+        CMP(LT_I32, I32, <)
+        CMP(LE_I32, I32, <=)
+        CMP(GT_I32, I32, >)
+        CMP(GE_I32, I32, >=)
+        CMP(LT_U32, U32, <)
+        CMP(LE_U32, U32, <=)
+        CMP(GT_U32, U32, >)
+        CMP(GE_U32, U32, >=)
+        CMP(EQ_I64, I64, ==)
+        CMP(NE_I64, I64, !=)
+        CMP(LT_I64, I64, <)
+        CMP(LE_I64, I64, <=)
+        CMP(GT_I64, I64, >)
+        CMP(GE_I64, I64, >=)
+        CMP(LT_U64, U64, <)
+        CMP(LE_U64, U64, <=)
+        CMP(GT_U64, U64, >)
+        CMP(GE_U64, U64, >=)
+        CMP(EQ_F32, F32, ==)
+        CMP(NE_F32, F32, !=)
+        CMP(LT_F32, F32, <)
+        CMP(LE_F32, F32, <=)
+        CMP(GT_F32, F32, >)
+        CMP(GE_F32, F32, >=)
+        CMP(EQ_F64, F64, ==)
+        CMP(NE_F64, F64, !=)
+        CMP(LT_F64, F64, <)
+        CMP(LE_F64, F64, <=)
+        CMP(GT_F64, F64, >)
+        CMP(GE_F64, F64, >=)
+        BIN(MIN_I32, I32, minOf(a, b))
+        BIN(MAX_I32, I32, maxOf(a, b))
+        BIN(MIN_U32, U32, minOf(a, b))
+        BIN(MAX_U32, U32, maxOf(a, b))
+        BIN(MIN_I64, I64, minOf(a, b))
+        BIN(MAX_I64, I64, maxOf(a, b))
+        BIN(MIN_U64, U64, minOf(a, b))
+        BIN(MAX_U64, U64, maxOf(a, b))
+        BIN(MIN_F32, F32, minOf(a, b))
+        BIN(MAX_F32, F32, maxOf(a, b))
+        BIN(MIN_F64, F64, minOf(a, b))
+        BIN(MAX_F64, F64, maxOf(a, b))
+
+        // --- BOOL and bit strings ---
+        BIN(AND_B, std::uint8_t, (a != 0 && b != 0) ? 1 : 0)
+        BIN(OR_B, std::uint8_t, (a != 0 || b != 0) ? 1 : 0)
+        BIN(XOR_B, std::uint8_t, ((a != 0) != (b != 0)) ? 1 : 0)
+        UN(NOT_B, std::uint8_t, std::uint8_t, a != 0 ? 0 : 1)
+        BIN(AND_32, U32, a & b)
+        BIN(OR_32, U32, a | b)
+        BIN(XOR_32, U32, a ^ b)
+        UN(NOT_32, U32, U32, ~a)
+        BIN(AND_64, U64, a & b)
+        BIN(OR_64, U64, a | b)
+        BIN(XOR_64, U64, a ^ b)
+        UN(NOT_64, U64, U64, ~a)
+        BIN(SHL_32, U32, b >= 32 ? 0u : a << b)
+        BIN(SHR_32, U32, b >= 32 ? 0u : a >> b)
+        CASE(SHL_64) {
+            const U64 a = load<U64>(A(1));
+            const U32 b = load<U32>(A(2));
+            store<U64>(A(0), b >= 64 ? U64{0} : a << b);
+            NEXT(SHL_64);
+        }
+        CASE(SHR_64) {
+            const U64 a = load<U64>(A(1));
+            const U32 b = load<U32>(A(2));
+            store<U64>(A(0), b >= 64 ? U64{0} : a >> b);
+            NEXT(SHR_64);
+        }
+        BIN(ROL_8, U32, rotl8(a, b))
+        BIN(ROR_8, U32, rotr8(a, b))
+        BIN(ROL_16, U32, rotl16(a, b))
+        BIN(ROR_16, U32, rotr16(a, b))
+        BIN(ROL_32, U32, std::rotl(a, static_cast<int>(b & 31u)))
+        BIN(ROR_32, U32, std::rotr(a, static_cast<int>(b & 31u)))
+        CASE(ROL_64) {
+            store<U64>(A(0), std::rotl(load<U64>(A(1)), static_cast<int>(load<U32>(A(2)) & 63u)));
+            NEXT(ROL_64);
+        }
+        CASE(ROR_64) {
+            store<U64>(A(0), std::rotr(load<U64>(A(1)), static_cast<int>(load<U32>(A(2)) & 63u)));
+            NEXT(ROR_64);
+        }
+
+        // --- conversions ---
+        UN(I32_TO_F32, I32, F32, a)
+        UN(I32_TO_F64, I32, F64, a)
+        UN(U32_TO_F32, U32, F32, a)
+        UN(U32_TO_F64, U32, F64, a)
+        UN(I64_TO_F32, I64, F32, a)
+        UN(I64_TO_F64, I64, F64, a)
+        UN(U64_TO_F32, U64, F32, a)
+        UN(U64_TO_F64, U64, F64, a)
+        UN(F32_TO_F64, F32, F64, a)
+        UN(F64_TO_F32, F64, F32, a)
+        UN(F32_TO_I32, F32, I32, roundToInt<I32>(a))
+        UN(F64_TO_I32, F64, I32, roundToInt<I32>(a))
+        UN(F32_TO_I64, F32, I64, roundToInt<I64>(a))
+        UN(F64_TO_I64, F64, I64, roundToInt<I64>(a))
+        UN(F64_TO_U64, F64, U64, roundToInt<U64>(a))
+        UN(TRUNC_F32_I32, F32, I32, truncToInt<I32>(a))
+        UN(TRUNC_F64_I32, F64, I32, truncToInt<I32>(a))
+        UN(TRUNC_F32_I64, F32, I64, truncToInt<I64>(a))
+        UN(TRUNC_F64_I64, F64, I64, truncToInt<I64>(a))
+
+        // --- arrays and references ---
+        CASE(IDX) {
+            const std::int64_t rel = static_cast<std::int64_t>(load<I32>(A(2))) - IMM32(3);
+            if (static_cast<U64>(rel) >= W(5)) [[unlikely]]
+                FAULT(Trap::ArrayBounds);
+            store<U32>(A(0), static_cast<U32>(A(1) - image) + static_cast<U32>(rel) * W(4));
+            NEXT(IDX);
+        }
+        CASE(IDXP) {
+            const U32 p = load<U32>(A(1));
+            if (p == 0) [[unlikely]]
+                FAULT(Trap::NullReference);
+            const std::int64_t rel = static_cast<std::int64_t>(load<I32>(A(2))) - IMM32(3);
+            if (static_cast<U64>(rel) >= W(5)) [[unlikely]]
+                FAULT(Trap::ArrayBounds);
+            store<U32>(A(0), p + static_cast<U32>(rel) * W(4));
+            NEXT(IDXP);
+        }
+        LDI(LDI_8, std::uint8_t)
+        LDI(LDI_16, std::uint16_t)
+        LDI(LDI_32, U32)
+        LDI(LDI_64, U64)
+        STI(STI_8, std::uint8_t)
+        STI(STI_16, std::uint16_t)
+        STI(STI_32, U32)
+        STI(STI_64, U64)
+        CASE(LDI_N) {
+            const U32 p = load<U32>(A(1));
+            if (p == 0) [[unlikely]]
+                FAULT(Trap::NullReference);
+            if (static_cast<U64>(p) + W(2) > imageSize) [[unlikely]]
+                FAULT(Trap::InvalidReference);
+            std::memmove(A(0), image + p, W(2));
+            NEXT(LDI_N);
+        }
+        CASE(STI_N) {
+            const U32 p = load<U32>(A(0));
+            if (p == 0) [[unlikely]]
+                FAULT(Trap::NullReference);
+            if (p < constSize || static_cast<U64>(p) + W(2) > imageSize) [[unlikely]]
+                FAULT(Trap::InvalidReference);
+            std::memmove(image + p, A(1), W(2));
+            NEXT(STI_N);
+        }
+        CASE(CHK_REF) {
+            if (load<U32>(A(0)) == 0) [[unlikely]]
+                FAULT(Trap::NullReference);
+            NEXT(CHK_REF);
+        }
+
+        // --- strings ---
+        CASE(SMOV) {
+            if (!moveString<std::uint8_t>(A(0), A(1), W(2), imageEnd)) [[unlikely]]
+                FAULT(Trap::InvalidReference);
+            NEXT(SMOV);
+        }
+        CASE(SCMP) {
+            store<I32>(A(0), compareStrings<std::uint8_t>(A(1), A(2), imageEnd));
+            NEXT(SCMP);
+        }
+        CASE(WSMOV) {
+            if (!moveString<std::uint16_t>(A(0), A(1), W(2), imageEnd)) [[unlikely]]
+                FAULT(Trap::InvalidReference);
+            NEXT(WSMOV);
+        }
+        CASE(WSCMP) {
+            store<I32>(A(0), compareStrings<std::uint16_t>(A(1), A(2), imageEnd));
+            NEXT(WSCMP);
+        }
+
+        // --- calls ---
+        CASE(CALL_FN) {
+            const bytecode::PouEntry& pou = pous[W(0)];
+            if (pou.code == bytecode::kNone) [[unlikely]]
+                FAULT(Trap::InvalidCall);
+            ENTER(pou.code, thisO, static_cast<std::uint64_t>(frameO) + W(1), pou.frameSize,
+                  static_cast<std::uint32_t>(ip - code) + LEN(CALL_FN));
+        }
+        CASE(CALL_FB) {
+            const std::uint32_t p = W(0);
+            const bytecode::PouEntry& pou = pous[p];
+            const U32 inst = static_cast<U32>(A(1) - image);
+            if (pou.native != bytecode::kNone) {
+                const FbLayout& layout = res.fbLayouts[p];
+                if (layout.fn == nullptr) [[unlikely]]
+                    FAULT(Trap::InvalidCall);
+                layout.fn(nctx, image + inst, layout);
+                NEXT(CALL_FB);
+            }
+            ENTER(pou.code, inst, static_cast<std::uint64_t>(frameO) + W(2), pou.frameSize,
+                  static_cast<std::uint32_t>(ip - code) + LEN(CALL_FB));
+        }
+        CASE(CALL_FB_IND) {
+            const std::uint32_t p = W(0);
+            const bytecode::PouEntry& pou = pous[p];
+            const U32 inst = load<U32>(A(1));
+            if (inst == 0) [[unlikely]]
+                FAULT(Trap::NullReference);
+            if (static_cast<U64>(inst) + res.instanceSize[p] > imageSize || inst < constSize) [[unlikely]]
+                FAULT(Trap::InvalidReference);
+            if (pou.native != bytecode::kNone) {
+                const FbLayout& layout = res.fbLayouts[p];
+                if (layout.fn == nullptr) [[unlikely]]
+                    FAULT(Trap::InvalidCall);
+                layout.fn(nctx, image + inst, layout);
+                NEXT(CALL_FB_IND);
+            }
+            ENTER(pou.code, inst, static_cast<std::uint64_t>(frameO) + W(2), pou.frameSize,
+                  static_cast<std::uint32_t>(ip - code) + LEN(CALL_FB_IND));
+        }
+        CASE(CALL_IFACE) {
+            const U32 inst = load<U32>(A(0));
+            if (inst == 0) [[unlikely]]
+                FAULT(Trap::NullReference);
+            if (static_cast<U64>(inst) + 4 > imageSize) [[unlikely]]
+                FAULT(Trap::InvalidReference);
+            const U64 slot = static_cast<U64>(load<U32>(image + inst)) + 4ull * W(1);
+            if (slot + 4 > imageSize) [[unlikely]]
+                FAULT(Trap::InvalidCall);
+            const U32 p = load<U32>(image + slot);
+            if (p >= pouCount || pous[p].code == bytecode::kNone ||
+                static_cast<U64>(inst) + res.instanceSize[p] > imageSize) [[unlikely]]
+                FAULT(Trap::InvalidCall);
+            ENTER(pous[p].code, inst, static_cast<std::uint64_t>(frameO) + W(2), pous[p].frameSize,
+                  static_cast<std::uint32_t>(ip - code) + LEN(CALL_IFACE));
+        }
+        CASE(CALL_NATIVE) {
+            const NativeFn fn = nativeFn(static_cast<bytecode::Native>(W(0)));
+            if (fn == nullptr) [[unlikely]]
+                FAULT(Trap::InvalidCall);
+            const Trap t = fn(nctx, A(1));
+            if (t != Trap::None) [[unlikely]]
+                FAULT(t);
+            NEXT(CALL_NATIVE);
+        }
+    default: goto invalid;
+    }
+
+invalid:
+#if TAKT_HAS_COMPUTED_GOTO
+L_invalid:
+#endif
+    trap = Trap::InvalidOpcode;
+fault:
+    rs.trap->code = trap;
+    const auto pc = static_cast<std::uint32_t>(ip - code);
+    rs.trap->codeOffset = pc;
+    rs.trap->depth = depth;
+    rs.trap->pou = bytecode::kNone;
+    for (std::uint32_t i = 0; i < pouCount; ++i) {
+        if (pous[i].code != bytecode::kNone && pc >= pous[i].code && pc < pous[i].codeEnd) {
+            rs.trap->pou = i;
+            break;
+        }
+    }
+    return trap;
+
+#undef W
+#undef A
+#undef IMM32
+#undef IMM64
+#undef LEN
+#undef FAULT
+#undef WATCHDOG
+#undef CASE
+#undef DISPATCH
+#undef NEXT
+#undef JUMP
+#undef ENTER
+#undef BIN
+#undef UN
+#undef CMP
+#undef JCMP
+#undef JCMPI
+#undef BIN_T
+#undef LDI
+#undef STI
+}
+
+#if TAKT_HAS_COMPUTED_GOTO
+#pragma GCC diagnostic pop
+#endif
+
+template Trap execute<false>(const RunState&, std::uint32_t, std::uint32_t, std::uint32_t) noexcept;
+template Trap execute<true>(const RunState&, std::uint32_t, std::uint32_t, std::uint32_t) noexcept;
+
+} // namespace takt::vm

@@ -1,0 +1,344 @@
+// Standard functions implemented in C++ (natives.def, kind Fn): strings with 1-based positions
+// and truncation to the destination's capacity, BCD, integer EXPT and text conversions.
+// Argument blocks are 8-byte slots (opcodes.def, CALL_NATIVE); every image access is checked.
+#include "vm_internal.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <string_view>
+
+namespace takt::vm {
+
+namespace {
+
+using bytecode::Native;
+
+std::int64_t intArg(const std::uint8_t* args, int slot) noexcept {
+    return load<std::int64_t>(args + 8 * slot);
+}
+double realArg(const std::uint8_t* args, int slot) noexcept {
+    return load<double>(args + 8 * slot);
+}
+void setInt(std::uint8_t* args, std::int64_t v) noexcept {
+    store<std::int64_t>(args, v);
+}
+
+// A STRING argument: bytes up to the NUL (or the image end), never past it.
+bool stringArg(const NativeContext& ctx, const std::uint8_t* args, int slot, std::string_view& out) noexcept {
+    const std::uint32_t off = load<std::uint32_t>(args + 8 * slot);
+    if (off == 0) {
+        return false;
+    }
+    if (off >= ctx.imageSize) {
+        return false;
+    }
+    const auto* p = reinterpret_cast<const char*>(ctx.image + off);
+    const std::size_t max = ctx.imageSize - off;
+    const void* nul = std::memchr(p, 0, max);
+    out = std::string_view(p, nul != nullptr ? static_cast<std::size_t>(static_cast<const char*>(nul) - p) : max);
+    return true;
+}
+
+// Writes the concatenation of up to three pieces to the result slot, truncated to its capacity.
+Trap setString(const NativeContext& ctx, std::uint8_t* args, std::string_view a, std::string_view b = {},
+               std::string_view c = {}) noexcept {
+    const std::uint32_t off = load<std::uint32_t>(args);
+    const std::uint32_t cap = load<std::uint32_t>(args + 4);
+    if (off == 0) {
+        return Trap::NullReference;
+    }
+    if (off < ctx.constSize || static_cast<std::uint64_t>(off) + cap + 1 > ctx.imageSize) {
+        return Trap::InvalidReference;
+    }
+    char* dst = reinterpret_cast<char*>(ctx.image + off);
+    std::size_t n = 0;
+    for (std::string_view piece : {a, b, c}) {
+        const std::size_t take = std::min<std::size_t>(piece.size(), cap - n);
+        if (take == 0) {
+            continue; // an empty piece may have a null data() pointer, which memmove must not see
+        }
+        std::memmove(dst + n, piece.data(), take);
+        n += take;
+    }
+    dst[n] = '\0';
+    return Trap::None;
+}
+
+// Clamps an integer argument to [lo, hi].
+std::size_t clampPos(std::int64_t v, std::size_t lo, std::size_t hi) noexcept {
+    if (v < static_cast<std::int64_t>(lo)) {
+        return lo;
+    }
+    if (static_cast<std::uint64_t>(v) > hi) {
+        return hi;
+    }
+    return static_cast<std::size_t>(v);
+}
+
+#define TAKT_STRING_ARG(name, slot)                                                                                    \
+    std::string_view name;                                                                                             \
+    if (!stringArg(ctx, args, slot, name))                                                                             \
+        return Trap::NullReference;
+
+Trap len(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    TAKT_STRING_ARG(s, 1)
+    setInt(args, static_cast<std::int64_t>(s.size()));
+    return Trap::None;
+}
+
+Trap left(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    TAKT_STRING_ARG(s, 1)
+    return setString(ctx, args, s.substr(0, clampPos(intArg(args, 2), 0, s.size())));
+}
+
+Trap right(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    TAKT_STRING_ARG(s, 1)
+    const std::size_t n = clampPos(intArg(args, 2), 0, s.size());
+    return setString(ctx, args, s.substr(s.size() - n));
+}
+
+// MID(IN, L, P): L characters from position P; a P outside 1..LEN gives ''.
+Trap mid(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    TAKT_STRING_ARG(s, 1)
+    const std::int64_t p = intArg(args, 3);
+    if (p < 1 || static_cast<std::uint64_t>(p) > s.size()) {
+        return setString(ctx, args, {});
+    }
+    const std::size_t from = static_cast<std::size_t>(p - 1);
+    return setString(ctx, args, s.substr(from, clampPos(intArg(args, 2), 0, s.size() - from)));
+}
+
+Trap concat(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    TAKT_STRING_ARG(a, 1)
+    TAKT_STRING_ARG(b, 2)
+    return setString(ctx, args, a, b);
+}
+
+// INSERT(IN1, IN2, P): IN2 after the P-th character of IN1 (P clamped to 0..LEN(IN1)).
+Trap insert(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    TAKT_STRING_ARG(a, 1)
+    TAKT_STRING_ARG(b, 2)
+    const std::size_t p = clampPos(intArg(args, 3), 0, a.size());
+    return setString(ctx, args, a.substr(0, p), b, a.substr(p));
+}
+
+// DELETE(IN, L, P): removes L characters from position P; a P outside 1..LEN leaves IN.
+Trap del(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    TAKT_STRING_ARG(s, 1)
+    const std::int64_t p = intArg(args, 3);
+    if (p < 1 || static_cast<std::uint64_t>(p) > s.size()) {
+        return setString(ctx, args, s);
+    }
+    const std::size_t from = static_cast<std::size_t>(p - 1);
+    const std::size_t n = clampPos(intArg(args, 2), 0, s.size() - from);
+    return setString(ctx, args, s.substr(0, from), s.substr(from + n));
+}
+
+// REPLACE(IN1, IN2, L, P): L characters of IN1 from position P replaced by IN2 (P clamped to
+// 1..LEN(IN1)+1).
+Trap replace(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    TAKT_STRING_ARG(a, 1)
+    TAKT_STRING_ARG(b, 2)
+    const std::size_t from = clampPos(intArg(args, 4), 1, a.size() + 1) - 1;
+    const std::size_t n = clampPos(intArg(args, 3), 0, a.size() - from);
+    return setString(ctx, args, a.substr(0, from), b, a.substr(from + n));
+}
+
+Trap find(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    TAKT_STRING_ARG(a, 1)
+    TAKT_STRING_ARG(b, 2)
+    const std::size_t at = b.empty() ? std::string_view::npos : a.find(b);
+    setInt(args, at == std::string_view::npos ? 0 : static_cast<std::int64_t>(at + 1));
+    return Trap::None;
+}
+
+Trap toBcd(const NativeContext&, std::uint8_t* args) noexcept {
+    auto v = static_cast<std::uint64_t>(intArg(args, 1));
+    std::uint64_t out = 0;
+    for (unsigned shift = 0; v != 0 && shift < 64; shift += 4) {
+        out |= (v % 10) << shift;
+        v /= 10;
+    }
+    setInt(args, static_cast<std::int64_t>(out));
+    return Trap::None;
+}
+
+Trap fromBcd(const NativeContext&, std::uint8_t* args) noexcept {
+    auto v = static_cast<std::uint64_t>(intArg(args, 1));
+    std::uint64_t out = 0;
+    std::uint64_t scale = 1;
+    for (; v != 0; v >>= 4) {
+        const std::uint64_t digit = v & 0xF;
+        if (digit > 9) {
+            return Trap::InvalidArgument;
+        }
+        out += digit * scale;
+        scale *= 10;
+    }
+    setInt(args, static_cast<std::int64_t>(out));
+    return Trap::None;
+}
+
+// Integer power by squaring, wrapping like the other integer operators.
+Trap exptInt(const NativeContext&, std::uint8_t* args) noexcept {
+    const std::int64_t base = intArg(args, 1);
+    std::int64_t exp = intArg(args, 2);
+    if (exp < 0) {
+        if (base == 0) {
+            return Trap::DivByZero;
+        }
+        setInt(args, base == 1 ? 1 : base == -1 ? ((-exp) % 2 == 0 ? 1 : -1) : 0);
+        return Trap::None;
+    }
+    std::uint64_t result = 1;
+    auto b = static_cast<std::uint64_t>(base);
+    while (exp > 0) {
+        if ((exp & 1) != 0) {
+            result *= b;
+        }
+        b *= b;
+        exp >>= 1;
+    }
+    setInt(args, static_cast<std::int64_t>(result));
+    return Trap::None;
+}
+
+Trap intToString(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, intArg(args, 1));
+    return setString(ctx, args, std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
+}
+
+Trap uintToString(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, static_cast<std::uint64_t>(intArg(args, 1)));
+    return setString(ctx, args, std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
+}
+
+Trap realToString(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, realArg(args, 1));
+    return setString(ctx, args, std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
+}
+
+Trap boolToString(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    return setString(ctx, args, (intArg(args, 1) & 0xFF) != 0 ? "TRUE" : "FALSE");
+}
+
+// T#1d2h3m4s5ms6us7ns with the zero parts left out; T#0s for zero.
+Trap timeToString(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    const std::int64_t t = intArg(args, 1);
+    std::uint64_t v = t < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(t) : static_cast<std::uint64_t>(t);
+    char buf[96];
+    char* p = buf;
+    *p++ = 'T';
+    *p++ = '#';
+    if (t < 0) {
+        *p++ = '-';
+    }
+    struct Unit {
+        std::uint64_t ns;
+        const char* suffix;
+    };
+    constexpr Unit kUnits[] = {{86'400'000'000'000ull, "d"},
+                               {3'600'000'000'000ull, "h"},
+                               {60'000'000'000ull, "m"},
+                               {1'000'000'000ull, "s"},
+                               {1'000'000ull, "ms"},
+                               {1'000ull, "us"},
+                               {1ull, "ns"}};
+    if (v == 0) {
+        *p++ = '0';
+        *p++ = 's';
+    }
+    for (const Unit& u : kUnits) {
+        const std::uint64_t n = v / u.ns;
+        v %= u.ns;
+        if (n != 0) {
+            p = std::to_chars(p, buf + sizeof buf, n).ptr;
+            for (const char* s = u.suffix; *s != '\0'; ++s) {
+                *p++ = *s;
+            }
+        }
+    }
+    return setString(ctx, args, std::string_view(buf, static_cast<std::size_t>(p - buf)));
+}
+
+// Decimal with optional sign, or 16#/8#/2# prefixed; underscores allowed; invalid text gives 0.
+Trap stringToInt(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    TAKT_STRING_ARG(s, 1)
+    char buf[80];
+    std::size_t n = 0;
+    for (char c : s) {
+        if (c != '_' && c != ' ' && n < sizeof buf) {
+            buf[n++] = c;
+        }
+    }
+    std::string_view t(buf, n);
+    bool negative = false;
+    if (!t.empty() && (t.front() == '-' || t.front() == '+')) {
+        negative = t.front() == '-';
+        t.remove_prefix(1);
+    }
+    int radix = 10;
+    if (const std::size_t hash = t.find('#'); hash != std::string_view::npos) {
+        if (t.substr(0, hash) == "16") {
+            radix = 16;
+        } else if (t.substr(0, hash) == "8") {
+            radix = 8;
+        } else if (t.substr(0, hash) == "2") {
+            radix = 2;
+        }
+        t.remove_prefix(hash + 1);
+    }
+    std::uint64_t v = 0;
+    const auto r = std::from_chars(t.data(), t.data() + t.size(), v, radix);
+    if (r.ec != std::errc{} || r.ptr != t.data() + t.size()) {
+        v = 0;
+    }
+    setInt(args, static_cast<std::int64_t>(negative ? std::uint64_t{0} - v : v));
+    return Trap::None;
+}
+
+Trap stringToReal(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    TAKT_STRING_ARG(s, 1)
+    double v = 0.0;
+    const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (r.ec != std::errc{}) {
+        v = 0.0;
+    }
+    store<double>(args, v);
+    return Trap::None;
+}
+
+#undef TAKT_STRING_ARG
+
+} // namespace
+
+NativeFn nativeFn(Native n) noexcept {
+    switch (n) {
+    case Native::Len: return len;
+    case Native::Left: return left;
+    case Native::Right: return right;
+    case Native::Mid: return mid;
+    case Native::Concat: return concat;
+    case Native::Insert: return insert;
+    case Native::Delete: return del;
+    case Native::Replace: return replace;
+    case Native::Find: return find;
+    case Native::ToBcd: return toBcd;
+    case Native::FromBcd: return fromBcd;
+    case Native::ExptInt: return exptInt;
+    case Native::IntToString: return intToString;
+    case Native::UintToString: return uintToString;
+    case Native::RealToString: return realToString;
+    case Native::BoolToString: return boolToString;
+    case Native::TimeToString: return timeToString;
+    case Native::StringToInt: return stringToInt;
+    case Native::StringToReal: return stringToReal;
+    default: return nullptr;
+    }
+}
+
+} // namespace takt::vm

@@ -1,0 +1,171 @@
+// Vm: what is resolved once at load (native FB layouts, instance sizes) and the entry points
+// the engine calls each cycle. The loop itself is interpreter.cpp.
+#include "vm_internal.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <string_view>
+
+namespace takt::vm {
+
+namespace {
+
+constexpr std::array<std::string_view, 13> kTrapNames = {
+#define TAKT_VM_TRAP_NAME(name, msg) #name,
+    TAKT_VM_TRAPS(TAKT_VM_TRAP_NAME)
+#undef TAKT_VM_TRAP_NAME
+};
+constexpr std::array<std::string_view, 13> kTrapMessages = {
+#define TAKT_VM_TRAP_MSG(name, msg) msg,
+    TAKT_VM_TRAPS(TAKT_VM_TRAP_MSG)
+#undef TAKT_VM_TRAP_MSG
+};
+
+bool sameName(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::toupper(static_cast<unsigned char>(x)) == std::toupper(static_cast<unsigned char>(y));
+           });
+}
+
+bool isSignedKind(bytecode::ValueKind k) {
+    using K = bytecode::ValueKind;
+    switch (k) {
+    case K::SInt:
+    case K::Int:
+    case K::DInt:
+    case K::LInt:
+    case K::Time:
+    case K::LTime:
+    case K::Date:
+    case K::LDate:
+    case K::Tod:
+    case K::LTod:
+    case K::Dt:
+    case K::Ldt: return true;
+    default: return false;
+    }
+}
+
+// Finds a member by a dotted path ("CU_T.M") in a type, adding up the offsets.
+FbField findField(const bytecode::Module& module, std::uint32_t type, std::string_view path) {
+    std::uint32_t offset = 0;
+    while (type < module.types.size()) {
+        const std::size_t dot = path.find('.');
+        const std::string_view head = path.substr(0, dot);
+        const bytecode::TypeDesc& desc = module.types[type];
+        const auto it = std::find_if(desc.fields.begin(), desc.fields.end(),
+                                     [&](const bytecode::FieldDesc& f) { return sameName(f.name, head); });
+        if (it == desc.fields.end() || it->type >= module.types.size()) {
+            return {};
+        }
+        offset += it->offset;
+        if (dot == std::string_view::npos) {
+            const bytecode::TypeDesc& ft = module.types[it->type];
+            const std::uint32_t size = ft.size;
+            if (size != 1 && size != 2 && size != 4 && size != 8) {
+                return {};
+            }
+            return FbField{offset, static_cast<std::uint8_t>(size), isSignedKind(ft.kind)};
+        }
+        type = it->type;
+        path = path.substr(dot + 1);
+    }
+    return {};
+}
+
+struct RoleName {
+    FbRole role;
+    std::string_view path;
+};
+
+constexpr std::array<RoleName, kRoleCount> kRoleNames = {{
+    {kIn, "IN"},           {kPt, "PT"},         {kQ, "Q"},        {kEt, "ET"},      {kStartTime, "StartTime"},
+    {kRunning, "Running"}, {kPrevIn, "PrevIn"}, {kClk, "CLK"},    {kM, "M"},        {kCu, "CU"},
+    {kCd, "CD"},           {kR, "R"},           {kLd, "LD"},      {kPv, "PV"},      {kQu, "QU"},
+    {kQd, "QD"},           {kCv, "CV"},         {kCuM, "CU_T.M"}, {kCdM, "CD_T.M"}, {kS1, "S1"},
+    {kR1, "R1"},           {kS, "S"},           {kQ1, "Q1"},
+}};
+
+} // namespace
+
+std::string_view trapName(Trap trap) noexcept {
+    const auto i = static_cast<std::size_t>(trap);
+    return i < kTrapNames.size() ? kTrapNames[i] : std::string_view("Unknown");
+}
+
+std::string_view trapMessage(Trap trap) noexcept {
+    const auto i = static_cast<std::size_t>(trap);
+    return i < kTrapMessages.size() ? kTrapMessages[i] : std::string_view("unknown fault");
+}
+
+FbLayout resolveFbLayout(const bytecode::Module& module, const bytecode::PouEntry& pou) {
+    FbLayout layout;
+    layout.fn = pou.native < bytecode::kNativeCount ? nativeFb(static_cast<bytecode::Native>(pou.native)) : nullptr;
+    for (const RoleName& rn : kRoleNames) {
+        layout.fields[rn.role] = findField(module, pou.instanceType, rn.path);
+    }
+    return layout;
+}
+
+void resolveModule(const bytecode::Module& module, Vm::Resolved& out) {
+    const std::size_t n = module.pous.size();
+    out.fbLayouts.assign(n, FbLayout{});
+    out.instanceSize.assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+        const bytecode::PouEntry& pou = module.pous[i];
+        if (pou.instanceType < module.types.size()) {
+            out.instanceSize[i] = module.types[pou.instanceType].size;
+        }
+        if (pou.native != bytecode::kNone) {
+            out.fbLayouts[i] = resolveFbLayout(module, pou);
+        }
+    }
+}
+
+Vm::Vm(const bytecode::Module& module, std::span<std::uint8_t> image)
+    : module_(&module), image_(image), resolved_(std::make_unique<Resolved>()) {
+    resolveModule(module, *resolved_);
+}
+
+Vm::~Vm() = default;
+
+std::size_t Vm::requiredImageSize(const bytecode::Module& module) noexcept {
+    return static_cast<std::size_t>(module.constSize) + module.globalSize + module.stackSize;
+}
+
+void Vm::resetImage() noexcept {
+    const std::size_t n = std::min(module_->initImage.size(), image_.size());
+    std::copy_n(module_->initImage.begin(), n, image_.begin());
+    std::fill(image_.begin() + static_cast<std::ptrdiff_t>(n), image_.end(), std::uint8_t{0});
+}
+
+Trap Vm::run(std::uint32_t entry, std::uint32_t thisOffset, std::uint32_t frameOffset) noexcept {
+    trap_ = TrapInfo{};
+    const RunState rs{module_, resolved_.get(), image_.data(), static_cast<std::uint32_t>(image_.size()),
+                      nowNs_,  budget_,         abort_,        &trap_};
+    return execute<kDefaultSwitch>(rs, entry, thisOffset, frameOffset);
+}
+
+Trap Vm::runInit() noexcept {
+    if (module_->initCode == bytecode::kNone) {
+        trap_ = TrapInfo{};
+        return Trap::None;
+    }
+    return run(module_->initCode, 0, module_->constSize + module_->globalSize);
+}
+
+Trap Vm::runPou(std::uint32_t pou, std::uint32_t instanceOffset) noexcept {
+    const std::uint32_t stackBase = module_->constSize + module_->globalSize;
+    if (pou >= module_->pous.size() || module_->pous[pou].code == bytecode::kNone) {
+        trap_ = TrapInfo{Trap::InvalidCall, bytecode::kNone, pou, 0};
+        return Trap::InvalidCall;
+    }
+    if (static_cast<std::uint64_t>(stackBase) + module_->pous[pou].frameSize > image_.size()) {
+        trap_ = TrapInfo{Trap::StackOverflow, module_->pous[pou].code, pou, 0};
+        return Trap::StackOverflow;
+    }
+    return run(module_->pous[pou].code, instanceOffset, stackBase);
+}
+
+} // namespace takt::vm

@@ -1,0 +1,146 @@
+#pragma once
+// Private to takt_vm (and its tests): the state resolved once at load, the native table and
+// the unaligned little-endian image accessors the interpreter and natives share.
+#include "takt/bytecode/opcodes.h"
+#include "takt/vm/vm.h"
+
+#include <array>
+#include <cstring>
+#include <vector>
+
+namespace takt::vm {
+
+template <typename T> inline T load(const std::uint8_t* p) noexcept {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return v;
+}
+template <typename T> inline void store(std::uint8_t* p, T v) noexcept {
+    std::memcpy(p, &v, sizeof(T));
+}
+
+// One member of a native FB instance: where it is and how wide (0 = absent).
+struct FbField {
+    std::uint32_t offset = 0;
+    std::uint8_t size = 0;
+    bool isSigned = false;
+};
+
+// Member roles of the standard FBs; each native uses the subset it needs.
+enum FbRole : std::uint8_t {
+    kIn,
+    kPt,
+    kQ,
+    kEt,
+    kStartTime,
+    kRunning,
+    kPrevIn,
+    kClk,
+    kM,
+    kCu,
+    kCd,
+    kR,
+    kLd,
+    kPv,
+    kQu,
+    kQd,
+    kCv,
+    kCuM,
+    kCdM,
+    kS1,
+    kR1,
+    kS,
+    kQ1,
+    kRoleCount
+};
+
+struct FbLayout;
+struct NativeContext;
+using NativeFb = void (*)(const NativeContext& ctx, std::uint8_t* instance, const FbLayout& layout) noexcept;
+
+struct FbLayout {
+    NativeFb fn = nullptr; // null: not a native FB
+    std::array<FbField, kRoleCount> fields{};
+};
+
+inline std::int64_t readInt(const std::uint8_t* base, const FbField& f) noexcept {
+    switch (f.size) {
+    case 1: return f.isSigned ? load<std::int8_t>(base + f.offset) : load<std::uint8_t>(base + f.offset);
+    case 2: return f.isSigned ? load<std::int16_t>(base + f.offset) : load<std::uint16_t>(base + f.offset);
+    case 4: return f.isSigned ? load<std::int32_t>(base + f.offset) : load<std::uint32_t>(base + f.offset);
+    case 8: return load<std::int64_t>(base + f.offset);
+    default: return 0;
+    }
+}
+inline void writeInt(std::uint8_t* base, const FbField& f, std::int64_t v) noexcept {
+    switch (f.size) {
+    case 1: store<std::uint8_t>(base + f.offset, static_cast<std::uint8_t>(v)); break;
+    case 2: store<std::uint16_t>(base + f.offset, static_cast<std::uint16_t>(v)); break;
+    case 4: store<std::uint32_t>(base + f.offset, static_cast<std::uint32_t>(v)); break;
+    case 8: store<std::int64_t>(base + f.offset, v); break;
+    default: break;
+    }
+}
+inline bool readBool(const std::uint8_t* base, const FbField& f) noexcept {
+    return f.size != 0 && base[f.offset] != 0;
+}
+inline void writeBool(std::uint8_t* base, const FbField& f, bool v) noexcept {
+    if (f.size != 0) {
+        base[f.offset] = v ? 1 : 0;
+    }
+}
+
+// What a native sees of the running VM.
+struct NativeContext {
+    std::uint8_t* image;
+    std::uint32_t imageSize;
+    std::uint32_t constSize; // stores below this are refused
+    std::int64_t nowNs;
+};
+
+using NativeFn = Trap (*)(const NativeContext& ctx, std::uint8_t* args) noexcept;
+
+// Indexed by bytecode::Native; null where the native is of the other kind.
+NativeFb nativeFb(bytecode::Native n) noexcept;
+NativeFn nativeFn(bytecode::Native n) noexcept;
+
+struct CallRecord {
+    std::uint32_t returnPc;
+    std::uint32_t thisOffset;
+    std::uint32_t frameOffset;
+};
+
+struct Vm::Resolved {
+    std::vector<FbLayout> fbLayouts;             // one per POU (meaningful where PouEntry::native is an FB)
+    std::vector<std::uint32_t> instanceSize;     // one per POU: size of the instance type (0 if none)
+    std::array<CallRecord, kMaxCallDepth> calls; // no allocation during a run
+};
+
+// Fills the per-POU tables (what the Vm constructor does once at load).
+void resolveModule(const bytecode::Module& module, Vm::Resolved& out);
+
+// Builds the FB layout of a native POU from its instance type (names as sema declares them).
+FbLayout resolveFbLayout(const bytecode::Module& module, const bytecode::PouEntry& pou);
+
+// The interpreter loop (interpreter.cpp). kSwitch selects the portable switch dispatch; the
+// library uses computed goto unless built with TAKT_VM_SWITCH. Tests run both.
+struct RunState {
+    const bytecode::Module* module;
+    Vm::Resolved* resolved;
+    std::uint8_t* image;
+    std::uint32_t imageSize;
+    std::int64_t nowNs;
+    std::uint64_t budget; // 0 = unlimited
+    const std::atomic<bool>* abort;
+    TrapInfo* trap;
+};
+template <bool kSwitch>
+Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, std::uint32_t frameOffset) noexcept;
+
+#if defined(TAKT_VM_SWITCH) || !(defined(__GNUC__) || defined(__clang__))
+inline constexpr bool kDefaultSwitch = true;
+#else
+inline constexpr bool kDefaultSwitch = false;
+#endif
+
+} // namespace takt::vm

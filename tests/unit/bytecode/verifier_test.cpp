@@ -1,0 +1,257 @@
+// The verifier accepts well-formed code and rejects each kind of bad operand, jump, index and
+// table entry with its own reason.
+#include <gtest/gtest.h>
+
+#include "bytecode_test_util.h"
+#include "takt/bytecode/verifier.h"
+
+namespace takt::bytecode {
+namespace {
+
+using test::fp;
+using test::g;
+using test::Layout;
+using test::self;
+using test::validModule;
+
+void expectRejected(const Module& m, VerifyError code, std::string_view fragment) {
+    VerifyResult r = verify(m);
+    EXPECT_EQ(r.code, code) << r.message;
+    EXPECT_NE(r.message.find(fragment), std::string::npos) << r.message;
+}
+
+TEST(Verifier, AcceptsTheValidModule) {
+    VerifyResult r = verify(validModule());
+    EXPECT_TRUE(r.ok()) << r.message;
+}
+
+// Every instruction of opcodes.def, with operands made up from its format alone, verifies: the
+// checks are generated from the same table the instruction set is defined in.
+TEST(Verifier, EveryOpcodeWithInRangeOperandsIsAccepted) {
+    for (std::uint32_t op = 0; op < kOpcodeCount; ++op) {
+        Module m = validModule();
+        auto entry = static_cast<std::uint32_t>(m.code.size());
+        const OpcodeInfo& info = kOpcodeInfo[op];
+        m.code.push_back(op);
+        for (std::uint8_t k = 0; k < info.operandCount; ++k) {
+            switch (info.operands[k].kind) {
+            case OperandKind::Dest:
+            case OperandKind::Source: m.code.push_back(fp(0)); break;
+            case OperandKind::Imm32: m.code.push_back(0); break;
+            case OperandKind::Imm64: m.code.insert(m.code.end(), {0, 0}); break;
+            case OperandKind::Jump: m.code.push_back(entry + info.length); break;
+            case OperandKind::Pou: m.code.push_back(2); break;
+            case OperandKind::Native: m.code.push_back(static_cast<std::uint32_t>(Native::Mid)); break;
+            case OperandKind::Count: m.code.push_back(4); break;
+            }
+        }
+        m.code.push_back(static_cast<std::uint32_t>(Opcode::RET));
+        m.pous.push_back({"T", PouKind::Function, entry, static_cast<std::uint32_t>(m.code.size()), 64, kNone, kNone});
+        VerifyResult r = verify(m);
+        EXPECT_TRUE(r.ok()) << info.name << ": " << r.message;
+    }
+}
+
+TEST(Verifier, RejectsUnknownOpcode) {
+    Layout l;
+    Module m = validModule(&l);
+    m.code[l.mainRet] = kOpcodeCount;
+    expectRejected(m, VerifyError::UnknownOpcode, "unknown opcode");
+}
+
+TEST(Verifier, RejectsInstructionRunningPastItsPou) {
+    Layout l;
+    Module m = validModule(&l);
+    m.pous[0].codeEnd = l.mainRet - 1; // cuts CALL_NATIVE's operand
+    expectRejected(m, VerifyError::TruncatedInstr, "CALL_NATIVE runs past the end");
+}
+
+TEST(Verifier, RejectsFallingOffThePou) {
+    Layout l;
+    Module m = validModule(&l);
+    m.code[l.mainRet] = static_cast<std::uint32_t>(Opcode::NOP);
+    expectRejected(m, VerifyError::FallsThrough, "ends with NOP");
+}
+
+TEST(Verifier, RejectsJumpIntoAnInstruction) {
+    Layout l;
+    Module m = validModule(&l);
+    m.code[l.jmpF + 2] = l.add + 1;
+    expectRejected(m, VerifyError::JumpTarget, "jump target");
+}
+
+TEST(Verifier, RejectsJumpIntoAnotherPou) {
+    Layout l;
+    Module m = validModule(&l);
+    m.code[l.jmpF + 2] = l.fnAdd;
+    expectRejected(m, VerifyError::JumpTarget, "is not an instruction of 'Main'");
+}
+
+TEST(Verifier, RejectsAbsoluteOperandOutsideTheGlobals) {
+    Layout l;
+    Module m = validModule(&l);
+    m.code[l.add + 1] = g(38); // 4 bytes at 38 > 40
+    expectRejected(m, VerifyError::OperandRange, "outside constants + globals");
+}
+
+TEST(Verifier, RejectsWriteIntoConstants) {
+    Layout l;
+    Module m = validModule(&l);
+    m.code[l.add + 1] = g(4);
+    expectRejected(m, VerifyError::ConstantWrite, "read-only constants");
+    m.code[l.add + 1] = g(8);
+    m.code[l.add + 2] = g(4); // reading a constant is fine
+    EXPECT_TRUE(verify(m).ok()) << verify(m).message;
+}
+
+TEST(Verifier, RejectsInstanceOperandOutsideTheInstance) {
+    Layout l;
+    Module m = validModule(&l);
+    m.code[l.movi + 1] = self(13); // Main's instance is 16 bytes
+    expectRejected(m, VerifyError::OperandRange, "outside the instance (16 bytes)");
+}
+
+TEST(Verifier, RejectsFrameOperandOutsideTheFrame) {
+    Layout l;
+    Module m = validModule(&l);
+    m.code[l.fnAdd + 3] = fp(9); // Add's frame is 12 bytes
+    expectRejected(m, VerifyError::OperandRange, "outside the frame (12 bytes)");
+}
+
+TEST(Verifier, RejectsReservedAddressTag) {
+    Layout l;
+    Module m = validModule(&l);
+    m.code[l.fnAdd + 2] = address(3, 0);
+    expectRejected(m, VerifyError::OperandTag, "reserved tag");
+}
+
+TEST(Verifier, RejectsInstanceOperandInAFunction) {
+    Layout l;
+    Module m = validModule(&l);
+    m.code[l.fnAdd + 2] = self(0);
+    expectRejected(m, VerifyError::OperandTag, "without an instance");
+}
+
+TEST(Verifier, RejectsPouIndexOutOfRange) {
+    Layout l;
+    Module m = validModule(&l);
+    m.code[l.callFn + 1] = 3;
+    expectRejected(m, VerifyError::PouIndex, "POU index 3 out of range");
+}
+
+TEST(Verifier, RejectsFbCallOfAPouWithoutInstance) {
+    Layout l;
+    Module m = validModule(&l);
+    m.code[l.callFb + 1] = 1; // Add is a FUNCTION
+    expectRejected(m, VerifyError::PouIndex, "'Add' has no instance");
+}
+
+TEST(Verifier, RejectsFbInstanceNotFittingItsSpace) {
+    Layout l;
+    Module m = validModule(&l);
+    m.code[l.callFb + 2] = self(12); // Fb is 8 bytes: [12, 20) leaves Main's 16
+    expectRejected(m, VerifyError::OperandRange, "outside the instance");
+}
+
+TEST(Verifier, RejectsNativeIndexOutOfRangeOrOfTheWrongKind) {
+    Layout l;
+    Module m = validModule(&l);
+    m.code[l.native + 1] = kNativeCount;
+    expectRejected(m, VerifyError::NativeIndex, "not a native function");
+    m.code[l.native + 1] = static_cast<std::uint32_t>(Native::Ton);
+    expectRejected(m, VerifyError::NativeIndex, "not a native function");
+}
+
+TEST(Verifier, RejectsNativeArgumentBlockOutsideTheFrame) {
+    Layout l;
+    Module m = validModule(&l);
+    EXPECT_EQ(nativeSlotCount(static_cast<std::uint32_t>(Native::Mid)), 4u); // result + IN, L, P
+    EXPECT_EQ(nativeSlotCount(static_cast<std::uint32_t>(Native::IntToString)), 2u);
+    m.code[l.native + 1] = static_cast<std::uint32_t>(Native::Replace); // 5 slots = 40 bytes
+    m.code[l.native + 2] = fp(16);                                      // [16, 56) > 48
+    expectRejected(m, VerifyError::OperandRange, "outside the frame");
+}
+
+TEST(Verifier, RejectsMathSelectorOutOfRange) {
+    Module m = validModule();
+    m.pous[1].frameSize = 16;
+    auto at = test::emit(m, Opcode::MATH_F64, {fp(0), fp(8), kMathFnCount});
+    test::emit(m, Opcode::RET, {});
+    m.pous.push_back({"M", PouKind::Function, at, static_cast<std::uint32_t>(m.code.size()), 16, kNone, kNone});
+    expectRejected(m, VerifyError::Immediate, "math function selector");
+}
+
+TEST(Verifier, RejectsBadTypeReferences) {
+    Module m = validModule();
+    m.types[3].fields[0].type = 99;
+    expectRejected(m, VerifyError::TypeTable, "field 'count' has type 99");
+    m = validModule();
+    m.types[3].fields[2].offset = 12; // Fb (8 bytes) at 12 leaves Main (16)
+    expectRejected(m, VerifyError::TypeTable, "leaves the type");
+    m = validModule();
+    m.pous[0].instanceType = 42;
+    expectRejected(m, VerifyError::PouTable, "instance type 42");
+    m = validModule();
+    m.variables[0].type = 7;
+    expectRejected(m, VerifyError::VariableTable, "'counter': type 7");
+}
+
+TEST(Verifier, RejectsFrameLargerThanTheStack) {
+    Module m = validModule();
+    m.pous[1].frameSize = m.stackSize + 1;
+    expectRejected(m, VerifyError::PouTable, "does not fit the stack");
+}
+
+TEST(Verifier, RejectsPouCodeRangeOutsideTheCode) {
+    Module m = validModule();
+    m.pous[2].codeEnd = static_cast<std::uint32_t>(m.code.size()) + 1;
+    expectRejected(m, VerifyError::PouTable, "outside the code");
+}
+
+TEST(Verifier, RejectsImageSizeMismatch) {
+    Module m = validModule();
+    m.initImage.pop_back();
+    expectRejected(m, VerifyError::ImageLayout, "initial image");
+}
+
+TEST(Verifier, RejectsProgramInstanceOutsideTheGlobals) {
+    Module m = validModule();
+    m.programs[0].offset = 30; // 16 bytes from 30 > 40
+    expectRejected(m, VerifyError::ProgramInstance, "outside the globals");
+    m = validModule();
+    m.programs[0].task = 5;
+    expectRejected(m, VerifyError::ProgramInstance, "task 5 out of range");
+}
+
+TEST(Verifier, RejectsTablesPointingOutsideTheImage) {
+    Module m = validModule();
+    m.io[0].imageOffset = 40;
+    expectRejected(m, VerifyError::IoTable, "%IX0.0");
+    m = validModule();
+    m.access[0].offset = 38;
+    expectRejected(m, VerifyError::AccessTable, "'COUNT'");
+    m = validModule();
+    m.tasks[0].singleOffset = 2;
+    expectRejected(m, VerifyError::TaskTable, "SINGLE input");
+}
+
+TEST(Verifier, RejectsUnsortedDebugMap) {
+    Module m = validModule();
+    std::swap(m.debug[0], m.debug[1]);
+    expectRejected(m, VerifyError::DebugTable, "out of order");
+    m = validModule();
+    m.debug[2].file = 1;
+    expectRejected(m, VerifyError::DebugTable, "outside the code or the file list");
+}
+
+TEST(Verifier, RejectsInitCodeThatIsNotAFunctionEntry) {
+    Layout l;
+    Module m = validModule(&l);
+    m.initCode = l.add;
+    expectRejected(m, VerifyError::InitCode, "initCode");
+    m.initCode = m.pous[1].code; // Add: no instance, frame on the stack
+    EXPECT_TRUE(verify(m).ok()) << verify(m).message;
+}
+
+} // namespace
+} // namespace takt::bytecode

@@ -1,0 +1,402 @@
+// The standard FBs cycle by cycle on a virtual clock (edge cycles included) and the native
+// standard functions, through CALL_FB / CALL_NATIVE as compiled code calls them.
+#include "vm_test_util.h"
+
+#include <utility>
+
+namespace takt::vm::test {
+namespace {
+
+using bytecode::Native;
+using bytecode::ValueKind;
+
+constexpr std::int64_t kMs = 1'000'000;
+
+struct Field {
+    const char* name;
+    ValueKind kind;
+    std::uint32_t size;
+    std::uint32_t offset;
+};
+
+// A program whose body calls one native FB instance at this+64.
+class FbHarness {
+public:
+    FbHarness(Native native, std::initializer_list<Field> fields) {
+        bytecode::TypeDesc fb;
+        fb.kind = ValueKind::FunctionBlock;
+        fb.size = 64;
+        for (const Field& f : fields) {
+            bytecode::TypeDesc t;
+            t.kind = f.kind;
+            t.size = f.size;
+            if (f.kind == ValueKind::FunctionBlock) { // nested R_TRIG edge memory: M at 0
+                t.fields.push_back({"M", addType(ValueKind::Bool, 1), 0});
+            }
+            const auto ti = static_cast<std::uint32_t>(p.module.types.size());
+            p.module.types.push_back(t);
+            fb.fields.push_back({f.name, ti, f.offset});
+            offsets_.emplace_back(f.name, f.offset);
+        }
+        const auto fbType = static_cast<std::uint32_t>(p.module.types.size());
+        p.module.types.push_back(fb);
+        bytecode::PouEntry pou;
+        pou.kind = bytecode::PouKind::Native;
+        pou.instanceType = fbType;
+        pou.native = static_cast<std::uint32_t>(native);
+        p.module.pous.push_back(pou);
+        Asm a;
+        a.op(Opcode::CALL_FB, {1, self(64), 0});
+        a.op(Opcode::RET);
+        p.setMain(a);
+    }
+
+    [[nodiscard]] std::uint32_t at(std::string_view name) const {
+        for (const auto& [n, off] : offsets_) {
+            if (n == name) {
+                return 64 + off;
+            }
+        }
+        ADD_FAILURE() << "no field " << name;
+        return 0;
+    }
+    void setBool(std::string_view name, bool v) { p.set<std::uint8_t>(at(name), v ? 1 : 0); }
+    [[nodiscard]] bool getBool(std::string_view name) const { return p.get<std::uint8_t>(at(name)) != 0; }
+    template <typename T> void setInt(std::string_view name, T v) { p.set<T>(at(name), v); }
+    template <typename T> [[nodiscard]] T getInt(std::string_view name) const { return p.get<T>(at(name)); }
+
+    void cycle(std::int64_t nowMs, bool useSwitch) {
+        p.nowNs = nowMs * kMs;
+        ASSERT_EQ(p.run(useSwitch), Trap::None);
+    }
+
+    TestProgram p;
+
+private:
+    std::uint32_t addType(ValueKind kind, std::uint32_t size) {
+        bytecode::TypeDesc t;
+        t.kind = kind;
+        t.size = size;
+        p.module.types.push_back(t);
+        return static_cast<std::uint32_t>(p.module.types.size() - 1);
+    }
+    std::vector<std::pair<std::string, std::uint32_t>> offsets_;
+};
+
+FbHarness timer(Native n) {
+    return FbHarness(n, {{"IN", ValueKind::Bool, 1, 0},
+                         {"PT", ValueKind::Time, 8, 8},
+                         {"Q", ValueKind::Bool, 1, 16},
+                         {"ET", ValueKind::Time, 8, 24},
+                         {"StartTime", ValueKind::Time, 8, 32},
+                         {"Running", ValueKind::Bool, 1, 40},
+                         {"PrevIn", ValueKind::Bool, 1, 41}});
+}
+
+class NativeFbTest : public DispatchTest {};
+
+struct TimerStep {
+    std::int64_t nowMs;
+    bool in;
+    bool q;
+    std::int64_t etMs;
+};
+
+void runTimer(FbHarness& h, std::initializer_list<TimerStep> steps, bool useSwitch) {
+    for (const TimerStep& s : steps) {
+        h.setBool("IN", s.in);
+        h.cycle(s.nowMs, useSwitch);
+        EXPECT_EQ(h.getBool("Q"), s.q) << "t=" << s.nowMs;
+        EXPECT_EQ(h.getInt<std::int64_t>("ET"), s.etMs * kMs) << "t=" << s.nowMs;
+    }
+}
+
+TEST_P(NativeFbTest, TonFollowsThePinnedSemantics) {
+    FbHarness h = timer(Native::Ton);
+    h.setInt<std::int64_t>("PT", 100 * kMs);
+    runTimer(h,
+             {{0, false, false, 0},
+              {10, true, false, 0}, // rising cycle: ET = 0, start = now
+              {60, true, false, 50},
+              {109, true, false, 99},
+              {110, true, true, 100},
+              {500, true, true, 100},
+              {510, false, false, 0},
+              {520, true, false, 0}},
+             useSwitch());
+}
+
+TEST_P(NativeFbTest, TonWithZeroPresetIsOnAtTheRisingCycle) {
+    FbHarness h = timer(Native::Ton);
+    runTimer(h, {{0, true, true, 0}}, useSwitch());
+}
+
+TEST_P(NativeFbTest, TofFollowsThePinnedSemantics) {
+    FbHarness h = timer(Native::Tof);
+    h.setInt<std::int64_t>("PT", 100 * kMs);
+    runTimer(h,
+             {{0, false, false, 0},
+              {5, true, true, 0},
+              {10, false, true, 0}, // falling edge: start = now
+              {60, false, true, 50},
+              {110, false, false, 100},
+              {300, false, false, 100}, // ET stays PT
+              {310, true, true, 0}},
+             useSwitch());
+}
+
+TEST_P(NativeFbTest, TpFollowsThePinnedSemantics) {
+    FbHarness h = timer(Native::Tp);
+    h.setInt<std::int64_t>("PT", 100 * kMs);
+    runTimer(h,
+             {{0, true, true, 0},
+              {50, false, true, 50},
+              {60, true, true, 60}, // rising edge during the pulse is ignored
+              {100, true, false, 100},
+              {150, true, false, 100}, // ET = PT while IN stays TRUE
+              {160, false, false, 0},
+              {170, true, true, 0}},
+             useSwitch());
+}
+
+TEST_P(NativeFbTest, EdgeDetectors) {
+    FbHarness r(Native::RTrig,
+                {{"CLK", ValueKind::Bool, 1, 0}, {"Q", ValueKind::Bool, 1, 1}, {"M", ValueKind::Bool, 1, 2}});
+    const std::pair<bool, bool> rising[] = {{false, false}, {true, true}, {true, false}, {false, false}, {true, true}};
+    for (const auto& [clk, q] : rising) {
+        r.setBool("CLK", clk);
+        r.cycle(0, useSwitch());
+        EXPECT_EQ(r.getBool("Q"), q);
+    }
+    FbHarness f(Native::FTrig,
+                {{"CLK", ValueKind::Bool, 1, 0}, {"Q", ValueKind::Bool, 1, 1}, {"M", ValueKind::Bool, 1, 2}});
+    const std::pair<bool, bool> falling[] = {{false, true}, {false, false}, {true, false}, {false, true}};
+    for (const auto& [clk, q] : falling) {
+        f.setBool("CLK", clk);
+        f.cycle(0, useSwitch());
+        EXPECT_EQ(f.getBool("Q"), q);
+    }
+}
+
+FbHarness counter(Native n, ValueKind cvKind, std::uint32_t cvSize) {
+    return FbHarness(n, {{"CU", ValueKind::Bool, 1, 0},
+                         {"CD", ValueKind::Bool, 1, 1},
+                         {"R", ValueKind::Bool, 1, 2},
+                         {"LD", ValueKind::Bool, 1, 3},
+                         {"Q", ValueKind::Bool, 1, 4},
+                         {"QU", ValueKind::Bool, 1, 5},
+                         {"QD", ValueKind::Bool, 1, 6},
+                         {"PV", cvKind, cvSize, 8},
+                         {"CV", cvKind, cvSize, 16},
+                         {"CU_T", ValueKind::FunctionBlock, 1, 24},
+                         {"CD_T", ValueKind::FunctionBlock, 1, 25}});
+}
+
+TEST_P(NativeFbTest, CtuCountsRisingEdgesAndResetTakesPrecedence) {
+    FbHarness h = counter(Native::Ctu, ValueKind::Int, 2);
+    h.setInt<std::int16_t>("PV", 2);
+    const struct {
+        bool cu, r;
+        std::int16_t cv;
+        bool q;
+    } steps[] = {{true, false, 1, false}, {true, false, 1, false}, {false, false, 1, false},
+                 {true, false, 2, true},  {false, true, 0, false}, {true, true, 0, false}};
+    for (const auto& s : steps) {
+        h.setBool("CU", s.cu);
+        h.setBool("R", s.r);
+        h.cycle(0, useSwitch());
+        EXPECT_EQ(h.getInt<std::int16_t>("CV"), s.cv);
+        EXPECT_EQ(h.getBool("Q"), s.q);
+    }
+    h.setBool("R", false);
+    h.setBool("CU", false);
+    h.setInt<std::int16_t>("CV", 32767);
+    h.cycle(0, useSwitch());
+    h.setBool("CU", true);
+    h.cycle(0, useSwitch());
+    EXPECT_EQ(h.getInt<std::int16_t>("CV"), 32767); // not beyond the type's maximum
+}
+
+TEST_P(NativeFbTest, CtdLoadsAndCountsDownToTheTypeMinimum) {
+    FbHarness h = counter(Native::Ctd, ValueKind::UDInt, 4);
+    h.setInt<std::uint32_t>("PV", 1);
+    h.setBool("LD", true);
+    h.cycle(0, useSwitch());
+    EXPECT_EQ(h.getInt<std::uint32_t>("CV"), 1u);
+    EXPECT_FALSE(h.getBool("Q"));
+    h.setBool("LD", false);
+    for (int i = 0; i < 2; ++i) {
+        h.setBool("CD", true);
+        h.cycle(0, useSwitch());
+        h.setBool("CD", false);
+        h.cycle(0, useSwitch());
+    }
+    EXPECT_EQ(h.getInt<std::uint32_t>("CV"), 0u); // UDINT stops at 0
+    EXPECT_TRUE(h.getBool("Q"));
+}
+
+TEST_P(NativeFbTest, CtudPrecedenceAndSimultaneousEdges) {
+    FbHarness h = counter(Native::Ctud, ValueKind::DInt, 4);
+    h.setInt<std::int32_t>("PV", 1);
+    h.setBool("CU", true);
+    h.cycle(0, useSwitch());
+    EXPECT_EQ(h.getInt<std::int32_t>("CV"), 1);
+    EXPECT_TRUE(h.getBool("QU"));
+    h.setBool("CU", false);
+    h.cycle(0, useSwitch());
+    h.setBool("CU", true);
+    h.setBool("CD", true);
+    h.cycle(0, useSwitch());
+    EXPECT_EQ(h.getInt<std::int32_t>("CV"), 1); // both edges cancel
+    h.setBool("R", true);
+    h.setBool("LD", true);
+    h.cycle(0, useSwitch());
+    EXPECT_EQ(h.getInt<std::int32_t>("CV"), 0); // R over LD
+    EXPECT_TRUE(h.getBool("QD"));
+    h.setBool("R", false);
+    h.cycle(0, useSwitch());
+    EXPECT_EQ(h.getInt<std::int32_t>("CV"), 1); // LD: CV := PV
+}
+
+TEST_P(NativeFbTest, Bistables) {
+    FbHarness sr(Native::Sr,
+                 {{"S1", ValueKind::Bool, 1, 0}, {"R", ValueKind::Bool, 1, 1}, {"Q1", ValueKind::Bool, 1, 2}});
+    sr.setBool("S1", true);
+    sr.setBool("R", true);
+    sr.cycle(0, useSwitch());
+    EXPECT_TRUE(sr.getBool("Q1")); // set dominant
+    sr.setBool("S1", false);
+    sr.setBool("R", false);
+    sr.cycle(0, useSwitch());
+    EXPECT_TRUE(sr.getBool("Q1"));
+    FbHarness rs(Native::Rs,
+                 {{"S", ValueKind::Bool, 1, 0}, {"R1", ValueKind::Bool, 1, 1}, {"Q1", ValueKind::Bool, 1, 2}});
+    rs.setBool("S", true);
+    rs.setBool("R1", true);
+    rs.cycle(0, useSwitch());
+    EXPECT_FALSE(rs.getBool("Q1")); // reset dominant
+    rs.setBool("R1", false);
+    rs.cycle(0, useSwitch());
+    EXPECT_TRUE(rs.getBool("Q1"));
+}
+
+TAKT_VM_BOTH_DISPATCH_MODES(NativeFbTest);
+
+// --- native functions: argument block in the frame (8-byte slots) -------------------------
+class NativeFnTest : public ::testing::Test {
+protected:
+    static constexpr std::uint32_t kFrame = kConst + kGlobals;
+    static constexpr std::uint32_t kResult = 200; // this-relative string result, capacity 10
+    static constexpr std::uint32_t kCap = 10;
+
+    TestProgram p;
+    std::uint32_t nextString_ = 0;
+
+    void stringSlot(int slot, const std::string& s) {
+        p.setString(nextString_, s);
+        p.setAbs<std::uint32_t>(kFrame + 8 * slot, kInst + nextString_);
+        p.setAbs<std::uint32_t>(kFrame + 8 * slot + 4, 80);
+        nextString_ += 64;
+    }
+    void intSlot(int slot, std::int64_t v) { p.setAbs<std::int64_t>(kFrame + 8 * slot, v); }
+    Trap call(Native n) {
+        p.setAbs<std::uint32_t>(kFrame, kInst + kResult);
+        p.setAbs<std::uint32_t>(kFrame + 4, kCap);
+        Asm a;
+        a.op(Opcode::CALL_NATIVE, {static_cast<std::uint32_t>(n), fr(0)});
+        a.op(Opcode::RET);
+        p.setMain(a);
+        return p.run(false);
+    }
+    std::string text(Native n) {
+        EXPECT_EQ(call(n), Trap::None);
+        return p.getString(kResult);
+    }
+    std::int64_t number(Native n) {
+        EXPECT_EQ(call(n), Trap::None);
+        std::int64_t v;
+        std::memcpy(&v, p.image.data() + kFrame, 8);
+        return v;
+    }
+    void reset() {
+        p = TestProgram{};
+        nextString_ = 0;
+    }
+};
+
+TEST_F(NativeFnTest, StringFunctionsUseOneBasedPositionsAndTruncate) {
+    stringSlot(1, "hello");
+    EXPECT_EQ(number(Native::Len), 5);
+    reset();
+    stringSlot(1, "hello");
+    intSlot(2, 2);
+    EXPECT_EQ(text(Native::Left), "he");
+    EXPECT_EQ(text(Native::Right), "lo");
+    reset();
+    stringSlot(1, "hello");
+    intSlot(2, 2);
+    intSlot(3, 2);
+    EXPECT_EQ(text(Native::Mid), "el");
+    reset();
+    stringSlot(1, "abcdefgh");
+    stringSlot(2, "ijklmn");
+    EXPECT_EQ(text(Native::Concat), "abcdefghij"); // truncated to the capacity (10)
+    reset();
+    stringSlot(1, "abc");
+    stringSlot(2, "XY");
+    intSlot(3, 1);
+    EXPECT_EQ(text(Native::Insert), "aXYbc");
+    reset();
+    stringSlot(1, "abcdef");
+    intSlot(2, 2);
+    intSlot(3, 3);
+    EXPECT_EQ(text(Native::Delete), "abef");
+    reset();
+    stringSlot(1, "abcdef");
+    stringSlot(2, "XY");
+    intSlot(3, 3);
+    intSlot(4, 2);
+    EXPECT_EQ(text(Native::Replace), "aXYef");
+    reset();
+    stringSlot(1, "abcabc");
+    stringSlot(2, "ca");
+    EXPECT_EQ(number(Native::Find), 3);
+    reset();
+    stringSlot(1, "abc");
+    stringSlot(2, "x");
+    EXPECT_EQ(number(Native::Find), 0);
+}
+
+TEST_F(NativeFnTest, NullStringArgumentTraps) {
+    p.setAbs<std::uint32_t>(kFrame + 8, 0);
+    EXPECT_EQ(call(Native::Len), Trap::NullReference);
+}
+
+TEST_F(NativeFnTest, BcdExptAndTextConversions) {
+    intSlot(1, 1234);
+    EXPECT_EQ(number(Native::ToBcd), 0x1234);
+    intSlot(1, 0x1234);
+    EXPECT_EQ(number(Native::FromBcd), 1234);
+    intSlot(1, 0x1A);
+    EXPECT_EQ(call(Native::FromBcd), Trap::InvalidArgument);
+    intSlot(1, 2);
+    intSlot(2, 10);
+    EXPECT_EQ(number(Native::ExptInt), 1024);
+    intSlot(2, -1);
+    EXPECT_EQ(number(Native::ExptInt), 0);
+    intSlot(1, -42);
+    EXPECT_EQ(text(Native::IntToString), "-42");
+    intSlot(1, 1500 * kMs);
+    EXPECT_EQ(text(Native::TimeToString), "T#1s500ms");
+    intSlot(1, 1);
+    EXPECT_EQ(text(Native::BoolToString), "TRUE");
+    reset();
+    stringSlot(1, "16#FF");
+    EXPECT_EQ(number(Native::StringToInt), 255);
+    reset();
+    stringSlot(1, "-1_000");
+    EXPECT_EQ(number(Native::StringToInt), -1000);
+}
+
+} // namespace
+} // namespace takt::vm::test
