@@ -5,6 +5,21 @@ namespace takt::compiler::ast {
 StructTypeSpec::StructTypeSpec(Span s) : TypeSpec(TypeSpecKind::Struct, s) {}
 StructTypeSpec::~StructTypeSpec() = default;
 
+const char* sectionKeyword(VarSection s) {
+    switch (s) {
+    case VarSection::Var: return "VAR";
+    case VarSection::Temp: return "VAR_TEMP";
+    case VarSection::Input: return "VAR_INPUT";
+    case VarSection::Output: return "VAR_OUTPUT";
+    case VarSection::InOut: return "VAR_IN_OUT";
+    case VarSection::Global: return "VAR_GLOBAL";
+    case VarSection::External: return "VAR_EXTERNAL";
+    case VarSection::Access: return "VAR_ACCESS";
+    case VarSection::Config: return "VAR_CONFIG";
+    }
+    return "VAR";
+}
+
 std::string QualifiedName::text() const {
     std::string out;
     for (const Identifier& part : parts) {

@@ -29,21 +29,6 @@ std::string_view binaryName(BinaryOp op) {
     return "?";
 }
 
-std::string_view sectionName(VarSection s) {
-    switch (s) {
-    case VarSection::Var: return "VAR";
-    case VarSection::Temp: return "VAR_TEMP";
-    case VarSection::Input: return "VAR_INPUT";
-    case VarSection::Output: return "VAR_OUTPUT";
-    case VarSection::InOut: return "VAR_IN_OUT";
-    case VarSection::Global: return "VAR_GLOBAL";
-    case VarSection::External: return "VAR_EXTERNAL";
-    case VarSection::Access: return "VAR_ACCESS";
-    case VarSection::Config: return "VAR_CONFIG";
-    }
-    return "VAR?";
-}
-
 std::string_view pouName(PouKind k) {
     switch (k) {
     case PouKind::Program: return "PROGRAM";
@@ -388,7 +373,7 @@ public:
     }
 
     void varBlock(const VarBlock& b) {
-        open(sectionName(b.section), b.span);
+        open(sectionKeyword(b.section), b.span);
         out_ += b.constant ? " CONSTANT" : "";
         out_ += b.retain && !b.persistent ? " RETAIN" : "";
         out_ += b.persistent ? " PERSISTENT" : "";

@@ -15,15 +15,6 @@ bool isFbKind(ast::PouKind k) {
     return k == ast::PouKind::FunctionBlock || k == ast::PouKind::TestFunctionBlock;
 }
 
-const char* sectionName(ast::VarSection s) {
-    switch (s) {
-    case ast::VarSection::Input: return "VAR_INPUT";
-    case ast::VarSection::Output: return "VAR_OUTPUT";
-    case ast::VarSection::InOut: return "VAR_IN_OUT";
-    default: return "VAR";
-    }
-}
-
 } // namespace
 
 bool BodyChecker::inTestPou() const {
@@ -324,8 +315,9 @@ const Type* BodyChecker::checkPouCall(ast::CallExpr& e, const Symbol& callee, co
             }
             if (a.output != (p->section == ast::VarSection::Output)) {
                 cx_.error(DiagCode::OutputWithAssign, a.span,
-                          std::string("'") + p->name + "' is a " + sectionName(p->section) + " of '" + calleeName +
-                              "'; connect it with " + (p->section == ast::VarSection::Output ? "=>" : ":="));
+                          std::string("'") + p->name + "' is a " + ast::sectionKeyword(p->section) + " of '" +
+                              calleeName + "'; connect it with " +
+                              (p->section == ast::VarSection::Output ? "=>" : ":="));
                 if (a.value) {
                     checkExpr(*a.value);
                 }

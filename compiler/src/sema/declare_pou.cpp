@@ -9,21 +9,6 @@ namespace takt::compiler::sema {
 
 namespace {
 
-const char* sectionName(ast::VarSection s) {
-    switch (s) {
-    case ast::VarSection::Var: return "VAR";
-    case ast::VarSection::Temp: return "VAR_TEMP";
-    case ast::VarSection::Input: return "VAR_INPUT";
-    case ast::VarSection::Output: return "VAR_OUTPUT";
-    case ast::VarSection::InOut: return "VAR_IN_OUT";
-    case ast::VarSection::Global: return "VAR_GLOBAL";
-    case ast::VarSection::External: return "VAR_EXTERNAL";
-    case ast::VarSection::Access: return "VAR_ACCESS";
-    case ast::VarSection::Config: return "VAR_CONFIG";
-    }
-    return "VAR";
-}
-
 const char* placeName(SectionPlace p) {
     switch (p) {
     case SectionPlace::Function: return "a FUNCTION";
@@ -113,13 +98,14 @@ void interfaceMethods(const Symbol* iface, std::vector<const Symbol*>& out, int 
 void checkSection(Context& cx, const ast::VarBlock& block, SectionPlace place) {
     if (!sectionAllowed(block.section, place)) {
         cx.error(DiagCode::InvalidDeclSection, block.span,
-                 std::string(sectionName(block.section)) + " is not allowed in " + placeName(place));
+                 std::string(ast::sectionKeyword(block.section)) + " is not allowed in " + placeName(place));
         return;
     }
     const ast::VarSection s = block.section;
     if (block.constant &&
         !(s == ast::VarSection::Var || s == ast::VarSection::Global || s == ast::VarSection::External)) {
-        cx.error(DiagCode::InvalidQualifier, block.span, std::string("CONSTANT is not allowed on ") + sectionName(s));
+        cx.error(DiagCode::InvalidQualifier, block.span,
+                 std::string("CONSTANT is not allowed on ") + ast::sectionKeyword(s));
     }
     const bool retainable = s == ast::VarSection::Var || s == ast::VarSection::Global || s == ast::VarSection::Input ||
                             s == ast::VarSection::Output;
@@ -129,7 +115,7 @@ void checkSection(Context& cx, const ast::VarBlock& block, SectionPlace place) {
                  std::string(block.nonRetain    ? "NON_RETAIN"
                              : block.persistent ? "PERSISTENT"
                                                 : "RETAIN") +
-                     " is not allowed on " + sectionName(s) + " in " + placeName(place));
+                     " is not allowed on " + ast::sectionKeyword(s) + " in " + placeName(place));
     }
 }
 

@@ -21,21 +21,6 @@ const char* pouKindName(ast::PouKind k) {
     return "POU";
 }
 
-const char* sectionName(ast::VarSection s) {
-    switch (s) {
-    case ast::VarSection::Var: return "VAR";
-    case ast::VarSection::Temp: return "VAR_TEMP";
-    case ast::VarSection::Input: return "VAR_INPUT";
-    case ast::VarSection::Output: return "VAR_OUTPUT";
-    case ast::VarSection::InOut: return "VAR_IN_OUT";
-    case ast::VarSection::Global: return "VAR_GLOBAL";
-    case ast::VarSection::External: return "VAR_EXTERNAL";
-    case ast::VarSection::Access: return "VAR_ACCESS";
-    case ast::VarSection::Config: return "VAR_CONFIG";
-    }
-    return "VAR";
-}
-
 std::string typeName(const Type* t) {
     return t == nullptr ? std::string("?") : t->name();
 }
@@ -61,7 +46,7 @@ std::string describeType(const Type* t) {
 }
 
 std::string variableLine(const Symbol* s) {
-    std::string line = sema::qualifiedName(s) + " : " + typeName(s->type) + " (" + sectionName(s->section);
+    std::string line = sema::qualifiedName(s) + " : " + typeName(s->type) + " (" + ast::sectionKeyword(s->section);
     if (s->constant) {
         line += ", CONSTANT";
     }

@@ -392,6 +392,8 @@ struct SimpleStmt final : Stmt { // EXIT, CONTINUE, RETURN, and the empty statem
 // Declarations
 
 enum class VarSection : std::uint8_t { Var, Temp, Input, Output, InOut, Global, External, Access, Config };
+// The keyword that opens a section: "VAR_INPUT", "VAR_GLOBAL"…
+[[nodiscard]] const char* sectionKeyword(VarSection s);
 
 struct VarDecl {
     std::vector<Identifier> names;  // a, b, c : INT;
