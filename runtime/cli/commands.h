@@ -17,5 +17,9 @@ inline constexpr int kExitInternal = 20;
 void registerCheck(CLI::App& app, int& exitCode);
 void registerFmt(CLI::App& app, int& exitCode);
 void registerExplain(CLI::App& app, int& exitCode);
+void registerHarness(CLI::App& app, int& exitCode);
+void registerTest(CLI::App& app, int& exitCode);
+void registerBuild(CLI::App& app, int& exitCode);
+void registerDisasm(CLI::App& app, int& exitCode);
 
 } // namespace takt::cli

@@ -15,6 +15,10 @@ int main(int argc, char** argv) {
         takt::cli::registerCheck(app, exitCode);
         takt::cli::registerFmt(app, exitCode);
         takt::cli::registerExplain(app, exitCode);
+        takt::cli::registerHarness(app, exitCode);
+        takt::cli::registerTest(app, exitCode);
+        takt::cli::registerBuild(app, exitCode);
+        takt::cli::registerDisasm(app, exitCode);
         try {
             app.parse(argc, argv);
         } catch (const CLI::ParseError& e) {

@@ -615,7 +615,7 @@ std::string writeFileAtomically(const std::filesystem::path& path, std::span<con
         return "cannot create a temporary file in " + dir.string() + ": " + std::strerror(errno);
     }
     std::string tmp(name.data());
-    auto abandon = [&](std::string message) {
+    auto abandon = [&](const std::string& message) {
         ::close(fd);
         ::unlink(tmp.c_str());
         return message + ": " + std::strerror(errno);

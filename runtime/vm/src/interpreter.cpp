@@ -155,7 +155,7 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
     Trap trap = Trap::None;
 
 #define W(k) ip[1 + (k)]
-#define A(k) reinterpret_cast<std::uint8_t*>(base[W(k) >> kOffsetBits] + W(k))
+#define A(k) (reinterpret_cast<std::uint8_t*>(base[W(k) >> kOffsetBits] + W(k)))
 #define IMM32(k) static_cast<std::int32_t>(W(k))
 #define IMM64(k)                                                                                                       \
     static_cast<std::int64_t>(static_cast<std::uint64_t>(W(k)) | (static_cast<std::uint64_t>(W((k) + 1)) << 32))

@@ -111,7 +111,7 @@ struct PouEntry {
     std::uint32_t code = kNone; // entry offset in Module::code (kNone for natives)
     std::uint32_t codeEnd = kNone;
     std::uint32_t frameSize = 0;        // FUNCTION/METHOD frame incl. parameters, locals, temporaries
-    std::uint32_t instanceType = kNone; // FB/PROGRAM: type describing the instance layout
+    std::uint32_t instanceType = kNone; // FB/PROGRAM: its instance layout; METHOD: its FB's (bounds `this`)
     std::uint32_t native = kNone;       // standard FB/function implemented in C++ (index in the VM's native table)
 };
 

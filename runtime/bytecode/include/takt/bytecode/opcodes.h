@@ -37,11 +37,17 @@ enum class Opcode : std::uint32_t {
 #undef TAKT_OP
 };
 
-inline constexpr std::uint32_t kOpcodeCount = 0
-#define TAKT_OP(name, format, doc) +1
+namespace detail {
+// Counting enumerators: one per list entry, so the sentinel is the count.
+enum OpcodeCounter : std::uint32_t {
+#define TAKT_OP(name, format, doc) kCount##name,
 #include "takt/bytecode/opcodes.def"
 #undef TAKT_OP
-    ;
+    kOpcodeCounterEnd
+};
+} // namespace detail
+
+inline constexpr std::uint32_t kOpcodeCount = detail::kOpcodeCounterEnd;
 
 enum class Native : std::uint32_t {
 #define TAKT_NATIVE(name, kind, doc) name,
@@ -51,11 +57,16 @@ enum class Native : std::uint32_t {
 
 enum class NativeKind : std::uint8_t { Fb, Fn };
 
-inline constexpr std::uint32_t kNativeCount = 0
-#define TAKT_NATIVE(name, kind, doc) +1
+namespace detail {
+enum NativeCounter : std::uint32_t {
+#define TAKT_NATIVE(name, kind, doc) kCount##name,
 #include "takt/bytecode/natives.def"
 #undef TAKT_NATIVE
-    ;
+    kNativeCounterEnd
+};
+} // namespace detail
+
+inline constexpr std::uint32_t kNativeCount = detail::kNativeCounterEnd;
 
 // Selector of MATH_F32 / MATH_F64 (the i operand).
 enum class MathFn : std::uint32_t { Ln, Log, Exp, Sin, Cos, Tan, Asin, Acos, Atan };

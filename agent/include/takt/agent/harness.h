@@ -1,0 +1,88 @@
+#pragma once
+// The deterministic harness (`takt harness`, seed 001, PROTOCOLS.md): NDJSON requests on one
+// line each, one response line each, a virtual clock, and the engine underneath. The same
+// object serves the agent API's harness.* methods through handle().
+#include <cstdint>
+#include <functional>
+#include <istream>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <rapidjson/document.h>
+
+#include "takt/bytecode/module.h"
+#include "takt/compiler/project.h"
+#include "takt/engine/engine.h"
+
+namespace takt::agent {
+
+inline constexpr std::size_t kMaxLineBytes = 1u << 20; // PROTOCOLS.md limits
+inline constexpr int kMaxJsonDepth = 64;
+
+// The result of compiling in-memory sources into a runnable Module.
+struct CompileOutcome {
+    enum class Status : std::uint8_t { Ok, CompileError, Failure } status = Status::Failure;
+    std::shared_ptr<const bytecode::Module> module;
+    std::string hash;            // program hash (hex SHA-256), may be empty
+    std::string diagnosticsJson; // CompileError: JSON array in the compile_error shape
+    std::string message;         // Failure: why
+    compiler::AddressMode addressMode = compiler::AddressMode::Word;
+};
+
+using CompileFn = std::function<CompileOutcome(const std::vector<compiler::SourceText>&)>;
+using RunnerFactory = std::function<std::unique_ptr<engine::CodeRunner>()>;
+
+struct HarnessDeps {
+    CompileFn compile;
+    RunnerFactory makeRunner;
+};
+
+// The project's compiler and the VM.
+[[nodiscard]] HarnessDeps defaultHarnessDeps();
+
+// Error kinds (seed 001).
+enum class ErrorKind : std::uint8_t {
+    InvalidRequest,
+    InvalidArgument,
+    NotLoaded,
+    CompileError,
+    RuntimeError,
+    RuntimeCycleError,
+    RunUntilTimeout
+};
+[[nodiscard]] std::string_view errorKindName(ErrorKind kind);
+
+// A command's outcome: data on success, or an error with kind, message and data.
+struct HarnessResult {
+    bool ok = true;
+    ErrorKind kind = ErrorKind::InvalidRequest;
+    std::string message;
+    rapidjson::Document payload; // data (success) or error data (null when none)
+};
+
+class Harness {
+public:
+    explicit Harness(HarnessDeps deps);
+    ~Harness();
+    Harness(const Harness&) = delete;
+    Harness& operator=(const Harness&) = delete;
+
+    // Executes one command given as a parsed request object ({"cmd":…, params…}).
+    [[nodiscard]] HarnessResult handle(const rapidjson::Value& request);
+    // One NDJSON line in, one response line out (without the newline).
+    [[nodiscard]] std::string handleLine(std::string_view line);
+    // Serves until end of input. Lines longer than kMaxLineBytes get invalid_request and the
+    // rest of the line is skipped.
+    void serve(std::istream& in, std::ostream& out);
+
+    [[nodiscard]] static std::string render(const HarnessResult& result);
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+} // namespace takt::agent

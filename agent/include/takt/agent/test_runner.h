@@ -1,0 +1,46 @@
+#pragma once
+// `takt test`: builds the project and runs every TEST_PROGRAM (CONFIG.md). Each test runs
+// once on a freshly cold-started image; a runtime fault fails it with the fault's position.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace takt::agent {
+
+struct TestOptions {
+    std::filesystem::path project; // empty: current directory
+    std::string filter;            // substring of the test name (case-insensitive); empty: all
+    bool listOnly = false;
+    double timeoutS = 0; // whole run; 0 = none
+};
+
+struct TestCase {
+    std::string name;
+    std::string kind;   // "TEST_PROGRAM" / "TEST_FUNCTION_BLOCK"
+    std::string status; // "passed" / "failed" / "error" / "listed"
+    std::string file;
+    std::uint32_t line = 0;
+    std::string message;
+    double durationMs = 0;
+};
+
+struct TestReport {
+    std::string project;
+    std::vector<TestCase> tests;
+    std::uint32_t passed = 0, failed = 0, errors = 0;
+    double durationMs = 0;
+    bool buildFailed = false; // the project did not compile; buildMessage says why
+    bool timedOut = false;
+    std::string buildMessage;
+};
+
+[[nodiscard]] TestReport runTests(const TestOptions& options);
+
+// CONFIG.md JSON; a human summary; JUnit XML; TAP 13.
+[[nodiscard]] std::string renderTestJson(const TestReport& report);
+[[nodiscard]] std::string renderTestHuman(const TestReport& report);
+[[nodiscard]] std::string renderTestJunit(const TestReport& report);
+[[nodiscard]] std::string renderTestTap(const TestReport& report);
+
+} // namespace takt::agent

@@ -1,0 +1,702 @@
+// The harness commands (seed 001; data shapes in PROTOCOLS.md).
+#include "takt/agent/harness.h"
+
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "harness_support.h"
+#include "takt/engine/values.h"
+
+namespace takt::agent {
+namespace {
+
+using bytecode::IoArea;
+using rapidjson::Value;
+
+HarnessResult success() {
+    HarnessResult r;
+    r.payload.SetObject();
+    return r;
+}
+
+HarnessResult failure(ErrorKind kind, std::string message) {
+    HarnessResult r;
+    r.ok = false;
+    r.kind = kind;
+    r.message = std::move(message);
+    r.payload.SetNull();
+    return r;
+}
+
+const Value* param(const Value& req, const char* name) {
+    auto it = req.FindMember(name);
+    return it == req.MemberEnd() || it->value.IsNull() ? nullptr : &it->value;
+}
+
+bool stringParam(const Value& req, const char* name, std::string& out, HarnessResult& err) {
+    const Value* v = param(req, name);
+    if (v == nullptr || !v->IsString()) {
+        err = failure(ErrorKind::InvalidArgument, fmt::format("parameter '{}' must be a string", name));
+        return false;
+    }
+    out.assign(v->GetString(), v->GetStringLength());
+    return true;
+}
+
+// Non-negative milliseconds as nanoseconds (fractions allowed); absent gives `fallback`.
+bool msParam(const Value& req, const char* name, std::int64_t fallback, std::int64_t& outNs, HarnessResult& err) {
+    const Value* v = param(req, name);
+    if (v == nullptr) {
+        outNs = fallback;
+        return true;
+    }
+    if (!v->IsNumber() || v->GetDouble() < 0 || v->GetDouble() > 9.2e12) {
+        err = failure(ErrorKind::InvalidArgument, fmt::format("parameter '{}' must be a non-negative number", name));
+        return false;
+    }
+    outNs = v->IsInt64() ? v->GetInt64() * 1'000'000 : std::llround(v->GetDouble() * 1e6);
+    return true;
+}
+
+bool countParam(const Value& req, const char* name, std::uint64_t fallback, std::uint64_t& out, HarnessResult& err) {
+    const Value* v = param(req, name);
+    if (v == nullptr) {
+        out = fallback;
+        return true;
+    }
+    if (!v->IsUint64()) {
+        err = failure(ErrorKind::InvalidArgument, fmt::format("parameter '{}' must be a non-negative integer", name));
+        return false;
+    }
+    out = v->GetUint64();
+    return true;
+}
+
+} // namespace
+
+std::string_view errorKindName(ErrorKind kind) {
+    switch (kind) {
+    case ErrorKind::InvalidRequest: return "invalid_request";
+    case ErrorKind::InvalidArgument: return "invalid_argument";
+    case ErrorKind::NotLoaded: return "not_loaded";
+    case ErrorKind::CompileError: return "compile_error";
+    case ErrorKind::RuntimeError: return "runtime_error";
+    case ErrorKind::RuntimeCycleError: return "runtime_cycle_error";
+    case ErrorKind::RunUntilTimeout: return "run_until_timeout";
+    }
+    return "invalid_request";
+}
+
+struct Harness::State {
+    HarnessDeps deps;
+    engine::VirtualClock clock;
+    std::unique_ptr<engine::Engine> engine;
+    compiler::AddressMode addressMode = compiler::AddressMode::Word;
+    std::vector<std::uint8_t> scratch; // decode target for values before they are committed
+
+    [[nodiscard]] const bytecode::Module& module() const { return engine->program().module(); }
+
+    bool resolve(const std::string& name, engine::VarRef& ref, HarnessResult& err) const {
+        std::string why;
+        if (!engine::resolvePath(module(), name, ref, why)) {
+            err = failure(ErrorKind::InvalidArgument, why);
+            return false;
+        }
+        return true;
+    }
+
+    // Validates every watch name before any work is done.
+    bool watchRefs(const Value& req, std::vector<std::pair<std::string, engine::VarRef>>& out, HarnessResult& err) {
+        const Value* w = param(req, "watch");
+        if (w == nullptr) {
+            return true;
+        }
+        if (!w->IsArray()) {
+            err = failure(ErrorKind::InvalidArgument, "parameter 'watch' must be an array of names");
+            return false;
+        }
+        for (const Value& n : w->GetArray()) {
+            if (!n.IsString()) {
+                err = failure(ErrorKind::InvalidArgument, "parameter 'watch' must be an array of names");
+                return false;
+            }
+            engine::VarRef ref;
+            if (!resolve(n.GetString(), ref, err)) {
+                return false;
+            }
+            out.emplace_back(n.GetString(), ref);
+        }
+        return true;
+    }
+
+    void encode(const engine::VarRef& ref, Value& out, engine::JsonAllocator& a) const {
+        engine::encodeValue(module(), ref.type, engine->program().image() + ref.offset, out, a);
+    }
+
+    HarnessResult progress(const std::vector<std::pair<std::string, engine::VarRef>>& watch) const {
+        HarnessResult r = success();
+        auto& a = r.payload.GetAllocator();
+        r.payload.AddMember("cycle", Value().SetUint64(engine->cycleCount()), a);
+        r.payload.AddMember("time_nanos", Value().SetInt64(clock.now()), a);
+        Value obj(rapidjson::kObjectType);
+        for (const auto& [name, ref] : watch) {
+            Value v;
+            encode(ref, v, a);
+            obj.AddMember(Value(name.c_str(), a), v, a);
+        }
+        r.payload.AddMember("watch", obj, a);
+        return r;
+    }
+
+    HarnessResult cycleFault(const engine::FaultReport& f) const {
+        HarnessResult r = failure(ErrorKind::RuntimeCycleError,
+                                  fmt::format("runtime fault in cycle {}: {}", engine->cycleCount(), f.message));
+        r.payload.SetObject();
+        auto& a = r.payload.GetAllocator();
+        r.payload.AddMember("cycle", Value().SetUint64(engine->cycleCount()), a);
+        Value e(rapidjson::kObjectType);
+        e.AddMember("message", Value(f.message.c_str(), a), a);
+        e.AddMember("pou", Value(f.pou.c_str(), a), a);
+        e.AddMember("path", Value(f.path.c_str(), a), a);
+        e.AddMember("line", f.line, a);
+        e.AddMember("column", f.column, a);
+        Value errors(rapidjson::kArrayType);
+        errors.PushBack(e, a);
+        r.payload.AddMember("errors", errors, a);
+        return r;
+    }
+
+    bool sources(const Value& req, std::vector<compiler::SourceText>& out, HarnessResult& err) const {
+        if (const Value* s = param(req, "source"); s != nullptr) {
+            if (!s->IsString()) {
+                err = failure(ErrorKind::InvalidArgument, "parameter 'source' must be a string");
+                return false;
+            }
+            out.push_back({"source.st", s->GetString()});
+            return true;
+        }
+        const Value* list = param(req, "sources");
+        if (list == nullptr || !list->IsArray() || list->Empty()) {
+            err = failure(ErrorKind::InvalidArgument, "expected 'source' (string) or 'sources' (non-empty array)");
+            return false;
+        }
+        for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
+            if (!(*list)[i].IsString()) {
+                err = failure(ErrorKind::InvalidArgument, "every entry of 'sources' must be a string");
+                return false;
+            }
+            out.push_back({fmt::format("source{}.st", i), (*list)[i].GetString()});
+        }
+        return true;
+    }
+
+    bool compile(const Value& req, CompileOutcome& outcome, HarnessResult& err) const {
+        std::vector<compiler::SourceText> texts;
+        if (!sources(req, texts, err)) {
+            return false;
+        }
+        outcome = deps.compile(texts);
+        if (outcome.status == CompileOutcome::Status::CompileError) {
+            err = failure(ErrorKind::CompileError, "compilation failed");
+            err.payload.SetObject();
+            rapidjson::Document diags(&err.payload.GetAllocator());
+            diags.Parse(outcome.diagnosticsJson.c_str());
+            Value arr(rapidjson::kArrayType);
+            if (!diags.HasParseError() && diags.IsArray()) {
+                arr.CopyFrom(diags, err.payload.GetAllocator());
+            }
+            if (!arr.Empty()) {
+                err.message = fmt::format("compilation failed: {}", arr[0]["message"].GetString());
+            }
+            err.payload.AddMember("diagnostics", arr, err.payload.GetAllocator());
+            return false;
+        }
+        if (outcome.status != CompileOutcome::Status::Ok || outcome.module == nullptr) {
+            err = failure(ErrorKind::RuntimeError, outcome.message.empty() ? "compilation failed" : outcome.message);
+            return false;
+        }
+        return true;
+    }
+
+    void programNames(HarnessResult& r) const {
+        auto& a = r.payload.GetAllocator();
+        Value list(rapidjson::kArrayType);
+        for (const bytecode::ProgramInstance& p : module().programs) {
+            if (module().pous[p.pou].kind == bytecode::PouKind::TestProgram) {
+                continue;
+            }
+            list.PushBack(Value(p.name.c_str(), a), a);
+        }
+        r.payload.AddMember("programs", list, a);
+    }
+
+    bool decodeInto(const engine::VarRef& ref, const Value& v, HarnessResult& err) {
+        const bytecode::Module& m = module();
+        const std::uint32_t size = ref.type < m.types.size() ? m.types[ref.type].size : 0;
+        scratch.assign(static_cast<std::size_t>(size) + 8, 0);
+        std::memcpy(scratch.data(), engine->program().image() + ref.offset, size);
+        std::string why;
+        if (!engine::decodeValue(m, ref.type, v, scratch.data(), why)) {
+            err = failure(ErrorKind::InvalidArgument, why);
+            return false;
+        }
+        std::memcpy(engine->program().image() + ref.offset, scratch.data(), size);
+        return true;
+    }
+
+    HarnessResult load(const Value& req);
+    HarnessResult reload(const Value& req);
+    HarnessResult cycle(const Value& req);
+    HarnessResult runUntil(const Value& req);
+    HarnessResult setInput(const Value& req, bool access);
+    HarnessResult getOutput(const Value& req, bool access);
+    HarnessResult bindDirect(const Value& req);
+    HarnessResult setDirectInput(const Value& req);
+    HarnessResult getDirectOutput(const Value& req);
+    HarnessResult restart(const Value& req);
+    const bytecode::AccessEntry* accessEntry(const std::string& name, HarnessResult& err) const;
+};
+
+HarnessResult Harness::State::load(const Value& req) {
+    HarnessResult err;
+    CompileOutcome outcome;
+    if (!compile(req, outcome, err)) {
+        return err;
+    }
+    std::unique_ptr<engine::CodeRunner> runner = deps.makeRunner ? deps.makeRunner() : nullptr;
+    if (runner == nullptr) {
+        return failure(ErrorKind::RuntimeError, "no bytecode interpreter is available in this build");
+    }
+    // A fresh harness: a new engine and virtual time 0.
+    engine.reset();
+    clock.set(0);
+    addressMode = outcome.addressMode;
+    auto next = std::make_unique<engine::Engine>(std::move(runner), clock);
+    engine::FaultReport fault;
+    if (!next->load(std::make_unique<engine::LoadedProgram>(outcome.module, outcome.hash), fault)) {
+        return failure(ErrorKind::RuntimeError, fmt::format("initialisation failed: {}", fault.message));
+    }
+    engine = std::move(next);
+    if (!engine->runCycle(fault)) {
+        HarnessResult r = cycleFault(fault);
+        engine.reset();
+        return r;
+    }
+    HarnessResult r = progress({});
+    r.payload.RemoveMember("watch");
+    programNames(r);
+    return r;
+}
+
+HarnessResult Harness::State::reload(const Value& req) {
+    bool warm = false;
+    if (const Value* mode = param(req, "mode"); mode != nullptr) {
+        if (!mode->IsString() ||
+            (std::strcmp(mode->GetString(), "warm") != 0 && std::strcmp(mode->GetString(), "online") != 0)) {
+            return failure(ErrorKind::InvalidArgument, "parameter 'mode' must be \"warm\" or \"online\"");
+        }
+        warm = std::strcmp(mode->GetString(), "warm") == 0;
+    }
+    HarnessResult err;
+    CompileOutcome outcome;
+    if (!compile(req, outcome, err)) {
+        return err; // the old program stays loaded
+    }
+    engine::FaultReport fault;
+    if (!engine->prepareChange(std::make_unique<engine::LoadedProgram>(outcome.module, outcome.hash), warm, fault)) {
+        return failure(ErrorKind::RuntimeError, fmt::format("online change rejected: {}", fault.message));
+    }
+    const engine::TransferReport rep = engine->applyChange();
+    HarnessResult r = progress({});
+    r.payload.RemoveMember("watch");
+    programNames(r);
+    auto& a = r.payload.GetAllocator();
+    r.payload.AddMember("kept", rep.kept, a);
+    r.payload.AddMember("initialised", rep.initialised, a);
+    r.payload.AddMember("dropped", rep.dropped, a);
+    r.payload.AddMember("retyped", rep.retyped, a);
+    Value paths(rapidjson::kArrayType);
+    for (const std::string& p : rep.retypedPaths) {
+        paths.PushBack(Value(p.c_str(), a), a);
+    }
+    r.payload.AddMember("retyped_paths", paths, a);
+    r.payload.AddMember("old_hash", Value(rep.oldHash.c_str(), a), a);
+    r.payload.AddMember("new_hash", Value(rep.newHash.c_str(), a), a);
+    return r;
+}
+
+HarnessResult Harness::State::cycle(const Value& req) {
+    HarnessResult err;
+    std::uint64_t count = 1;
+    std::int64_t dt = 0;
+    std::vector<std::pair<std::string, engine::VarRef>> watch;
+    if (!countParam(req, "count", 1, count, err) || !msParam(req, "dt_ms", 0, dt, err) || !watchRefs(req, watch, err)) {
+        return err;
+    }
+    engine::FaultReport fault;
+    for (std::uint64_t i = 0; i < count; ++i) {
+        clock.advance(dt);
+        if (!engine->runCycle(fault)) {
+            return cycleFault(fault);
+        }
+    }
+    return progress(watch);
+}
+
+HarnessResult Harness::State::runUntil(const Value& req) {
+    HarnessResult err;
+    std::string name;
+    std::uint64_t maxCycles = 0;
+    std::int64_t dt = 0;
+    std::vector<std::pair<std::string, engine::VarRef>> watch;
+    engine::VarRef ref;
+    const Value* equals = param(req, "equals");
+    if (!stringParam(req, "name", name, err) || !countParam(req, "max_cycles", 1000, maxCycles, err) ||
+        !msParam(req, "dt_ms", 0, dt, err) || !watchRefs(req, watch, err) || !resolve(name, ref, err)) {
+        return err;
+    }
+    if (equals == nullptr) {
+        return failure(ErrorKind::InvalidArgument, "parameter 'equals' is required");
+    }
+    // The expected value, normalised through the variable's type so the comparison is typed.
+    const bytecode::Module& m = module();
+    std::vector<std::uint8_t> expectedBytes(m.types[ref.type].size + 8, 0);
+    std::string why;
+    if (!engine::decodeValue(m, ref.type, *equals, expectedBytes.data(), why)) {
+        return failure(ErrorKind::InvalidArgument, why);
+    }
+    rapidjson::Document scratchDoc;
+    Value expected;
+    engine::encodeValue(m, ref.type, expectedBytes.data(), expected, scratchDoc.GetAllocator());
+    engine::FaultReport fault;
+    for (std::uint64_t i = 1; i <= maxCycles; ++i) {
+        clock.advance(dt);
+        if (!engine->runCycle(fault)) {
+            return cycleFault(fault);
+        }
+        Value actual;
+        encode(ref, actual, scratchDoc.GetAllocator());
+        if (actual == expected) {
+            HarnessResult r = progress(watch);
+            r.payload.AddMember("cycles_run", Value().SetUint64(i), r.payload.GetAllocator());
+            return r;
+        }
+    }
+    HarnessResult r =
+        failure(ErrorKind::RunUntilTimeout,
+                fmt::format("run_until exceeded {} cycles before '{}' matched the expected value", maxCycles, name));
+    r.payload.SetObject();
+    auto& a = r.payload.GetAllocator();
+    r.payload.AddMember("name", Value(name.c_str(), a), a);
+    r.payload.AddMember("max_cycles", Value().SetUint64(maxCycles), a);
+    r.payload.AddMember("expected", Value(*equals, a), a);
+    return r;
+}
+
+const bytecode::AccessEntry* Harness::State::accessEntry(const std::string& name, HarnessResult& err) const {
+    for (const bytecode::AccessEntry& e : module().access) {
+        if (e.name.size() == name.size() && std::equal(e.name.begin(), e.name.end(), name.begin(), [](char x, char y) {
+                return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+            })) {
+            return &e;
+        }
+    }
+    err = failure(ErrorKind::InvalidArgument, fmt::format("unknown VAR_ACCESS name '{}'", name));
+    return nullptr;
+}
+
+HarnessResult Harness::State::setInput(const Value& req, bool access) {
+    HarnessResult err;
+    std::string name;
+    if (!stringParam(req, "name", name, err)) {
+        return err;
+    }
+    const Value* value = param(req, "value");
+    if (value == nullptr) {
+        return failure(ErrorKind::InvalidArgument, "parameter 'value' is required");
+    }
+    engine::VarRef ref;
+    if (access) {
+        const bytecode::AccessEntry* e = accessEntry(name, err);
+        if (e == nullptr) {
+            return err;
+        }
+        if (e->readOnly) {
+            return failure(ErrorKind::InvalidArgument, fmt::format("VAR_ACCESS '{}' is READ_ONLY", e->name));
+        }
+        ref = engine::VarRef{e->offset, e->type, false};
+    } else {
+        if (!resolve(name, ref, err)) {
+            return err;
+        }
+        if (ref.constant) {
+            return failure(ErrorKind::InvalidArgument, fmt::format("'{}' is a CONSTANT and cannot be written", name));
+        }
+    }
+    if (!decodeInto(ref, *value, err)) {
+        return err;
+    }
+    return success();
+}
+
+HarnessResult Harness::State::getOutput(const Value& req, bool access) {
+    HarnessResult err;
+    std::string name;
+    if (!stringParam(req, "name", name, err)) {
+        return err;
+    }
+    engine::VarRef ref;
+    if (access) {
+        const bytecode::AccessEntry* e = accessEntry(name, err);
+        if (e == nullptr) {
+            return err;
+        }
+        ref = engine::VarRef{e->offset, e->type, e->readOnly};
+    } else if (!resolve(name, ref, err)) {
+        return err;
+    }
+    HarnessResult r = success();
+    auto& a = r.payload.GetAllocator();
+    r.payload.AddMember("name", Value(name.c_str(), a), a);
+    Value v;
+    encode(ref, v, a);
+    r.payload.AddMember("value", v, a);
+    return r;
+}
+
+HarnessResult Harness::State::bindDirect(const Value& req) {
+    HarnessResult err;
+    std::string name;
+    std::string address;
+    engine::VarRef ref;
+    if (!stringParam(req, "name", name, err) || !stringParam(req, "address", address, err) ||
+        !resolve(name, ref, err)) {
+        return err;
+    }
+    detail::DirectAddress addr;
+    std::string why;
+    if (!detail::parseDirectAddress(address, addressMode, addr, why)) {
+        return failure(ErrorKind::InvalidArgument, why);
+    }
+    const bytecode::TypeDesc& t = module().types[ref.type];
+    const bool isBool = t.kind == bytecode::ValueKind::Bool;
+    if ((addr.size == 0) != isBool || (!isBool && t.size != addr.size)) {
+        return failure(ErrorKind::InvalidArgument,
+                       fmt::format("'{}' ({}) does not match the size of address '{}'", name, t.name, address));
+    }
+    engine->addBinding(engine::DirectBinding{addr.area, addr.byteOffset, addr.bit, addr.size, ref.offset});
+    return success();
+}
+
+HarnessResult Harness::State::setDirectInput(const Value& req) {
+    HarnessResult err;
+    std::string address;
+    if (!stringParam(req, "address", address, err)) {
+        return err;
+    }
+    const Value* value = param(req, "value");
+    if (value == nullptr) {
+        return failure(ErrorKind::InvalidArgument, "parameter 'value' is required");
+    }
+    detail::DirectAddress addr;
+    std::string why;
+    if (!detail::parseDirectAddress(address, addressMode, addr, why)) {
+        return failure(ErrorKind::InvalidArgument, why);
+    }
+    if (addr.area != IoArea::Input) {
+        return failure(ErrorKind::InvalidArgument, fmt::format("'{}' is not an input address (%I…)", address));
+    }
+    std::uint8_t buf[8] = {};
+    if (!engine::decodeElementary(detail::addressKind(addr), addr.size, 0, *value, buf, why)) {
+        return failure(ErrorKind::InvalidArgument, why);
+    }
+    engine->ensureArea(IoArea::Input,
+                       static_cast<std::size_t>(addr.byteOffset) + std::max<std::uint32_t>(addr.size, 1));
+    std::vector<std::uint8_t>& in = engine->area(IoArea::Input);
+    if (addr.size == 0) {
+        const auto mask = static_cast<std::uint8_t>(1u << addr.bit);
+        in[addr.byteOffset] =
+            static_cast<std::uint8_t>(buf[0] != 0 ? (in[addr.byteOffset] | mask) : (in[addr.byteOffset] & ~mask));
+    } else {
+        std::memcpy(in.data() + addr.byteOffset, buf, addr.size);
+    }
+    return success();
+}
+
+HarnessResult Harness::State::getDirectOutput(const Value& req) {
+    HarnessResult err;
+    std::string address;
+    if (!stringParam(req, "address", address, err)) {
+        return err;
+    }
+    detail::DirectAddress addr;
+    std::string why;
+    if (!detail::parseDirectAddress(address, addressMode, addr, why)) {
+        return failure(ErrorKind::InvalidArgument, why);
+    }
+    engine->ensureArea(addr.area, static_cast<std::size_t>(addr.byteOffset) + std::max<std::uint32_t>(addr.size, 1));
+    const std::vector<std::uint8_t>& area = engine->area(addr.area);
+    std::uint8_t buf[8] = {};
+    if (addr.size == 0) {
+        buf[0] = static_cast<std::uint8_t>((area[addr.byteOffset] >> addr.bit) & 1u);
+    } else {
+        std::memcpy(buf, area.data() + addr.byteOffset, addr.size);
+    }
+    HarnessResult r = success();
+    auto& a = r.payload.GetAllocator();
+    r.payload.AddMember("address", Value(address.c_str(), a), a);
+    Value v;
+    engine::encodeElementary(detail::addressKind(addr), buf, v, a);
+    r.payload.AddMember("value", v, a);
+    return r;
+}
+
+HarnessResult Harness::State::restart(const Value& req) {
+    HarnessResult err;
+    std::string mode;
+    if (!stringParam(req, "mode", mode, err)) {
+        return err;
+    }
+    if (mode != "cold" && mode != "warm") {
+        return failure(ErrorKind::InvalidArgument, "parameter 'mode' must be \"cold\" or \"warm\"");
+    }
+    engine::FaultReport fault;
+    if (!engine->restart(mode == "cold" ? engine::RestartMode::Cold : engine::RestartMode::Warm, fault)) {
+        engine.reset();
+        return failure(ErrorKind::RuntimeError, fmt::format("restart failed: {}", fault.message));
+    }
+    HarnessResult r = success();
+    r.payload.AddMember("mode", Value(mode.c_str(), r.payload.GetAllocator()), r.payload.GetAllocator());
+    return r;
+}
+
+Harness::Harness(HarnessDeps deps) : state_(std::make_unique<State>()) {
+    state_->deps = std::move(deps);
+}
+
+Harness::~Harness() = default;
+
+HarnessResult Harness::handle(const Value& req) {
+    if (!req.IsObject()) {
+        return failure(ErrorKind::InvalidRequest, "request must be a JSON object");
+    }
+    const Value* cmdValue = param(req, "cmd");
+    if (cmdValue == nullptr || !cmdValue->IsString()) {
+        return failure(ErrorKind::InvalidRequest, "request needs a string 'cmd'");
+    }
+    const std::string_view cmd(cmdValue->GetString(), cmdValue->GetStringLength());
+    State& s = *state_;
+    if (cmd == "load") {
+        return s.load(req);
+    }
+    static const char* const kKnown[] = {
+        "reload",     "cycle",       "set_input",        "get_output",        "set_access",
+        "get_access", "bind_direct", "set_direct_input", "get_direct_output", "advance_time",
+        "run_until",  "restart",     "snapshot"};
+    bool known = false;
+    for (const char* k : kKnown) {
+        known = known || cmd == k;
+    }
+    if (!known) {
+        return failure(ErrorKind::InvalidRequest, fmt::format("unknown cmd '{}'", cmd));
+    }
+    if (cmd == "advance_time") {
+        HarnessResult err;
+        std::int64_t ns = 0;
+        if (param(req, "duration_ms") == nullptr) {
+            return failure(ErrorKind::InvalidArgument, "parameter 'duration_ms' is required");
+        }
+        if (!msParam(req, "duration_ms", 0, ns, err)) {
+            return err;
+        }
+        s.clock.advance(ns);
+        return success();
+    }
+    if (s.engine == nullptr) {
+        return failure(ErrorKind::NotLoaded, "no program is loaded; send 'load' first");
+    }
+    if (cmd == "reload") {
+        return s.reload(req);
+    }
+    if (cmd == "cycle") {
+        return s.cycle(req);
+    }
+    if (cmd == "run_until") {
+        return s.runUntil(req);
+    }
+    if (cmd == "set_input" || cmd == "set_access") {
+        return s.setInput(req, cmd == "set_access");
+    }
+    if (cmd == "get_output" || cmd == "get_access") {
+        return s.getOutput(req, cmd == "get_access");
+    }
+    if (cmd == "bind_direct") {
+        return s.bindDirect(req);
+    }
+    if (cmd == "set_direct_input") {
+        return s.setDirectInput(req);
+    }
+    if (cmd == "get_direct_output") {
+        return s.getDirectOutput(req);
+    }
+    if (cmd == "restart") {
+        return s.restart(req);
+    }
+    // snapshot
+    HarnessResult err;
+    std::vector<std::pair<std::string, engine::VarRef>> watch;
+    if (!s.watchRefs(req, watch, err)) {
+        return err;
+    }
+    return s.progress(watch);
+}
+
+std::string Harness::render(const HarnessResult& r) {
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    w.StartObject();
+    w.Key("ok");
+    w.Bool(r.ok);
+    if (r.ok) {
+        w.Key("data");
+        r.payload.Accept(w);
+    } else {
+        w.Key("error");
+        w.StartObject();
+        w.Key("kind");
+        const std::string_view kind = errorKindName(r.kind);
+        w.String(kind.data(), static_cast<rapidjson::SizeType>(kind.size()));
+        w.Key("message");
+        w.String(r.message.c_str(), static_cast<rapidjson::SizeType>(r.message.size()));
+        w.Key("data");
+        r.payload.Accept(w);
+        w.EndObject();
+    }
+    w.EndObject();
+    return {buf.GetString(), buf.GetSize()};
+}
+
+std::string Harness::handleLine(std::string_view line) {
+    if (line.size() > kMaxLineBytes) {
+        return render(failure(ErrorKind::InvalidRequest, "request line exceeds 1 MiB"));
+    }
+    if (detail::jsonDepth(line, kMaxJsonDepth) > kMaxJsonDepth) {
+        return render(failure(ErrorKind::InvalidRequest, "request nesting exceeds 64 levels"));
+    }
+    rapidjson::Document doc;
+    doc.Parse(line.data(), line.size());
+    if (doc.HasParseError()) {
+        return render(
+            failure(ErrorKind::InvalidRequest, fmt::format("invalid JSON at offset {}: {}", doc.GetErrorOffset(),
+                                                           rapidjson::GetParseError_En(doc.GetParseError()))));
+    }
+    return render(handle(doc));
+}
+
+} // namespace takt::agent

@@ -1,0 +1,33 @@
+#pragma once
+// Private pieces of the harness: direct-address parsing and the request parameter readers.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <rapidjson/document.h>
+
+#include "takt/bytecode/module.h"
+#include "takt/compiler/sema.h"
+
+namespace takt::agent::detail {
+
+// A parsed direct address ("%IX0.1", "%QW2", "%MD0").
+struct DirectAddress {
+    bytecode::IoArea area = bytecode::IoArea::Input;
+    char sizeLetter = 'X';        // X B W D L
+    std::uint32_t byteOffset = 0; // address mode applied
+    std::uint8_t bit = 0;
+    std::uint32_t size = 0; // bytes; 0 for a bit
+};
+
+// False with `error` for anything but a complete, fully specified address.
+[[nodiscard]] bool parseDirectAddress(std::string_view text, compiler::AddressMode mode, DirectAddress& out,
+                                      std::string& error);
+
+// The elementary kind a direct address reads as (BOOL, BYTE, WORD, DWORD, LWORD).
+[[nodiscard]] bytecode::ValueKind addressKind(const DirectAddress& a);
+
+// Maximum nesting of arrays/objects in a JSON text (strings skipped); stops counting at `cap`+1.
+[[nodiscard]] int jsonDepth(std::string_view text, int cap);
+
+} // namespace takt::agent::detail

@@ -1,0 +1,148 @@
+// `takt test`: compile the project, then run each TEST_PROGRAM instance once on a cold image.
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+
+#include "takt/agent/test_runner.h"
+#include "takt/bytecode/verifier.h"
+#include "takt/compiler/codegen.h"
+#include "takt/compiler/diagnostics.h"
+#include "takt/compiler/project.h"
+#include "takt/engine/vm_runner.h"
+
+namespace takt::agent {
+namespace {
+
+constexpr std::uint64_t kTestBudget = 100'000'000; // watchdog ticks per test run
+
+std::string lower(std::string s) {
+    for (char& c : s) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return s;
+}
+
+// Source position of a POU: the first debug entry inside its code.
+void position(const bytecode::Module& m, const bytecode::PouEntry& pou, std::string& file, std::uint32_t& line) {
+    for (const bytecode::DebugEntry& d : m.debug) {
+        if (d.codeOffset >= pou.code && d.codeOffset < pou.codeEnd) {
+            file = d.file < m.files.size() ? m.files[d.file] : std::string();
+            line = d.line;
+            return;
+        }
+    }
+}
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+} // namespace
+
+TestReport runTests(const TestOptions& options) {
+    const auto start = std::chrono::steady_clock::now();
+    TestReport report;
+    compiler::ProjectInput input;
+    input.directory = options.project;
+    compiler::Project project = compiler::checkProject(input);
+    report.project = project.directory.string();
+    if (!project.valid()) {
+        report.buildFailed = true;
+        for (const compiler::ConfigError& e : project.configErrors) {
+            report.buildMessage += compiler::renderConfigError(e) + "\n";
+        }
+        return report;
+    }
+    if (!project.ok()) {
+        report.buildFailed = true;
+        report.buildMessage = compiler::renderHuman(project.diagnostics, *project.sources);
+        return report;
+    }
+    auto module = std::make_shared<bytecode::Module>();
+    compiler::CodegenOptions cg;
+    cg.overflowTrap = project.build.overflow == compiler::OverflowMode::Trap;
+    cg.addressMode = project.build.addressMode;
+    compiler::DiagnosticSink sink;
+    if (!compiler::generate(*project.model, project.units, *project.sources, cg, *module, sink)) {
+        report.buildFailed = true;
+        report.buildMessage = compiler::renderHuman(sink.diagnostics(), *project.sources);
+        return report;
+    }
+    if (const bytecode::VerifyResult v = bytecode::verify(*module); !v.ok()) {
+        report.buildFailed = true;
+        report.buildMessage = "bytecode verification failed: " + v.message;
+        return report;
+    }
+    const std::shared_ptr<const bytecode::Module> shared = module;
+    const std::string filter = lower(options.filter);
+    const auto selected = [&](const std::string& name) {
+        return filter.empty() || lower(name).find(filter) != std::string::npos;
+    };
+    for (const bytecode::ProgramInstance& inst : shared->programs) {
+        const bytecode::PouEntry& pou = shared->pous[inst.pou];
+        if (pou.kind != bytecode::PouKind::TestProgram || !selected(pou.name)) {
+            continue;
+        }
+        TestCase tc;
+        tc.name = pou.name;
+        tc.kind = "TEST_PROGRAM";
+        position(*shared, pou, tc.file, tc.line);
+        if (options.listOnly) {
+            tc.status = "listed";
+            report.tests.push_back(std::move(tc));
+            continue;
+        }
+        if (options.timeoutS > 0 && msSince(start) > options.timeoutS * 1000.0) {
+            report.timedOut = true;
+            tc.status = "error";
+            tc.message = "not run: the --timeout budget was used up";
+            ++report.errors;
+            report.tests.push_back(std::move(tc));
+            continue;
+        }
+        const auto t0 = std::chrono::steady_clock::now();
+        engine::LoadedProgram program(shared, "");
+        engine::VmRunner runner(kTestBudget);
+        runner.attach(program);
+        engine::Fault fault;
+        bool ok = shared->initCode == bytecode::kNone || runner.runInit(program, fault);
+        ok = ok && runner.runProgram(program, inst, 0, fault);
+        tc.durationMs = msSince(t0);
+        if (ok) {
+            tc.status = "passed";
+            ++report.passed;
+        } else {
+            const engine::FaultReport f = program.describe(fault);
+            tc.status = "failed";
+            tc.message = f.message;
+            if (!f.path.empty()) {
+                tc.file = f.path;
+                tc.line = f.line;
+                tc.message += " (" + f.path + ":" + std::to_string(f.line) + ":" + std::to_string(f.column) + ")";
+            }
+            ++report.failed;
+        }
+        report.tests.push_back(std::move(tc));
+    }
+    for (const bytecode::PouEntry& pou : shared->pous) {
+        if (pou.kind != bytecode::PouKind::TestFunctionBlock || !selected(pou.name)) {
+            continue;
+        }
+        TestCase tc;
+        tc.name = pou.name;
+        tc.kind = "TEST_FUNCTION_BLOCK";
+        position(*shared, pou, tc.file, tc.line);
+        if (options.listOnly) {
+            tc.status = "listed";
+        } else {
+            tc.status = "error";
+            tc.message = "TEST_FUNCTION_BLOCK has no instance to run";
+            ++report.errors;
+        }
+        report.tests.push_back(std::move(tc));
+    }
+    report.durationMs = msSince(start);
+    return report;
+}
+
+} // namespace takt::agent

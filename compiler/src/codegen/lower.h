@@ -1,0 +1,114 @@
+#pragma once
+// Lowering of one POU body (or the init code) to instructions over the data image.
+#include <optional>
+#include <vector>
+
+#include "codegen/codegen_internal.h"
+#include "takt/bytecode/opcodes.h"
+
+namespace takt::compiler::codegen {
+
+namespace bc = bytecode;
+
+// How a value is computed: narrow integers widen to 32 bits (ARCHITECTURE.md).
+enum class Calc : std::uint8_t { Bool, I32, U32, I64, U64, F32, F64, Str, WStr, Agg };
+
+[[nodiscard]] Calc calcOf(const Type* type);
+[[nodiscard]] std::uint32_t calcWidth(Calc c); // bytes of the computation form
+// Bytes a scalar occupies in the image (a reference uses the low 4 of its 8-byte slot).
+[[nodiscard]] std::uint32_t storeWidth(const Type* type);
+// Whether an expression may fold to a compile-time constant (literals, enum values, CONSTANTs).
+[[nodiscard]] bool isConstantCandidate(const ast::Expr& e);
+// The instruction of an arithmetic/logic operator or comparison in a computation form.
+[[nodiscard]] bc::Opcode arithOpcode(ast::BinaryOp op, Calc c, bool trap);
+[[nodiscard]] bc::Opcode compareOpcode(ast::BinaryOp op, Calc c);
+
+// An operand word plus whether it addresses the globals region (patched once constants are laid out).
+struct Operand {
+    std::uint32_t word = 0;
+    bool global = false;
+};
+
+// A storage location. Direct: the operand addresses it. Indirect: `ptr` addresses a 4-byte image
+// offset to which `extra` is added (VAR_IN_OUT, REF^, array elements with run-time indices).
+struct Loc {
+    bool indirect = false;
+    Operand at;
+    std::uint32_t extra = 0;
+    const Type* type = nullptr;
+};
+
+// A computed value: an operand in the computation form of `calc`.
+struct Value {
+    Operand at;
+    Calc calc = Calc::I32;
+    const Type* type = nullptr;
+};
+
+class Lowerer {
+public:
+    Lowerer(Generator& g, const Symbol* pou) : g_(g), pou_(pou), out_(g.out()) {}
+
+    // A FUNCTION/METHOD/FB/PROGRAM body; fills the POU entry's code range and frame size.
+    void lowerPou();
+    // Deferred initialisers run once at cold start (this = 0: members addressed absolutely).
+    void lowerInits(const std::vector<DeferredInit>& inits);
+
+private:
+    friend class StmtLowerer;
+    // ---- emission ----
+    std::uint32_t here() const { return static_cast<std::uint32_t>(out_.code.size()); }
+    void emit(bc::Opcode op, std::initializer_list<Operand> operands);
+    void emitJump(bc::Opcode op, std::initializer_list<Operand> operands, std::vector<std::uint32_t>& patches);
+    void patch(const std::vector<std::uint32_t>& patches, std::uint32_t target);
+    void debugAt(Span span);
+    static Operand imm(std::uint32_t v) { return {v, false}; }
+
+    // ---- storage ----
+    Operand frameSlot(std::uint32_t size, std::uint32_t align);
+    Operand constant64(std::uint64_t bits);
+    Loc locate(const ast::Expr& e);
+    Loc locateSymbol(const Symbol* s, Span span);
+    Operand pointerOf(const Loc& l); // a 4-byte slot holding the image offset of the location
+    Operand addressOf(const Loc& l); // direct operand of the location (copies nothing for Direct)
+
+    // ---- expressions ----
+    Value eval(const ast::Expr& e, const Type* want, std::optional<Operand> dest = std::nullopt);
+    Value load(const Loc& l, Calc calc);
+    Value convert(Value v, const Type* to, std::optional<Operand> dest = std::nullopt);
+    Value narrow(Value v, const Type* to);
+    Value binary(const ast::BinaryExpr& e, const Type* want, std::optional<Operand> dest);
+    Value call(const ast::CallExpr& e, const Type* want, std::optional<Operand> dest);
+    Value standardCall(const ast::CallExpr& e, const Type* want, std::optional<Operand> dest);
+    std::optional<Value> constantValue(const ast::Expr& e, const Type* want, std::optional<Operand> dest);
+    void store(const Loc& dst, const Value& v);
+    void assign(const Loc& dst, const ast::Expr& value);
+    // Jumps to the patch list when `e` evaluates to `when`.
+    void condJump(const ast::Expr& e, bool when, std::vector<std::uint32_t>& patches);
+
+    // ---- statements ----
+    void lowerBody(const ast::StmtList& body);
+    void lowerStmt(const ast::Stmt& s);
+    void lowerFor(const ast::ForStmt& s);
+    void lowerCase(const ast::CaseStmt& s);
+    void prologue();
+
+    Generator& g_;
+    const Symbol* pou_;
+    bc::Module& out_;
+    bool function_ = false;                                  // FUNCTION/METHOD: locals in the frame
+    std::optional<std::uint32_t> thisAbsolute_;              // init code: members of this instance
+    std::unordered_map<const Symbol*, std::uint32_t> frame_; // frame offsets of FUNCTION/METHOD/TEMP variables
+    std::uint32_t frameTop_ = 0;
+    std::uint32_t frameMax_ = 0;
+    struct LoopLabels {
+        std::vector<std::uint32_t> exits;
+        std::vector<std::uint32_t> continues;
+    };
+    std::vector<LoopLabels*> loops_;
+    std::vector<std::uint32_t> returns_;
+    Span span_{};
+    const Scope* scope_ = nullptr; // where names of constant expressions resolve
+};
+
+} // namespace takt::compiler::codegen

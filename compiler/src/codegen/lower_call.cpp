@@ -1,0 +1,529 @@
+// Calls: FUNCTIONs (arguments written in place into the callee's frame; the callee
+// re-initialises its locals), FB instances (inputs kept when omitted), METHODs, standard FBs
+// (natives) and the standard functions (opcodes where one exists, natives for strings).
+#include "codegen/lower.h"
+#include "sema/stdlib.h"
+#include "takt/compiler/names.h"
+
+namespace takt::compiler::codegen {
+
+using bc::Opcode;
+
+namespace {
+
+// The parameter each argument binds to (formal by name, positional in order); -1 when none.
+std::vector<int> bindArguments(const ast::CallExpr& e, const std::vector<const Symbol*>& params) {
+    std::vector<int> binding(e.args.size(), -1);
+    int positional = 0;
+    for (std::size_t i = 0; i < e.args.size(); ++i) {
+        const ast::Argument& a = e.args[i];
+        if (a.name) {
+            for (std::size_t p = 0; p < params.size(); ++p) {
+                if (sameName(params[p]->name, a.name->name)) {
+                    binding[i] = static_cast<int>(p);
+                }
+            }
+        } else if (positional < static_cast<int>(params.size())) {
+            binding[i] = positional++;
+        }
+    }
+    return binding;
+}
+
+} // namespace
+
+const Generator::FrameLayout& Generator::frameLayout(const Symbol* pou) {
+    if (auto it = frames.find(pou); it != frames.end()) {
+        return it->second;
+    }
+    FrameLayout f;
+    const bool callable = pou->pouKind == ast::PouKind::Function || pou->pouKind == ast::PouKind::Method;
+    std::uint32_t offset = 0;
+    auto place = [&](const Symbol* s, std::uint32_t size, std::uint32_t align) {
+        offset = alignUp(offset, align);
+        f.offsets.emplace(s, offset);
+        offset += size;
+    };
+    const Type* result = stripAlias(pou->type);
+    if (callable && result != nullptr && result->kind() != TypeKind::Void && result->size > 0) {
+        place(pou, result->size, result->align);
+    }
+    std::vector<const Symbol*> vars;
+    if (pou->scope != nullptr) {
+        for (const Symbol* s : pou->scope->symbols()) {
+            if (s->kind == SymbolKind::Variable && s->type != nullptr) {
+                vars.push_back(s);
+            }
+        }
+    }
+    auto inSection = [&](std::initializer_list<ast::VarSection> sections) {
+        for (const Symbol* s : vars) {
+            for (ast::VarSection sec : sections) {
+                if (s->section == sec) {
+                    place(s, s->section == ast::VarSection::InOut ? 8 : s->type->size,
+                          s->section == ast::VarSection::InOut ? 8 : s->type->align);
+                }
+            }
+        }
+    };
+    if (callable) {
+        inSection({ast::VarSection::Output, ast::VarSection::Var, ast::VarSection::Temp});
+        f.reinitEnd = offset;
+        inSection({ast::VarSection::Input, ast::VarSection::InOut});
+    } else {
+        inSection({ast::VarSection::Temp});
+        f.reinitEnd = offset;
+    }
+    f.size = alignUp(offset, 8);
+    // The initial frame, kept in the constants: the callee copies [0, reinitEnd) on entry and
+    // a caller copies the default of an input it omits.
+    std::vector<std::uint8_t> bytes(f.size, 0);
+    std::vector<std::uint8_t>* saved = image;
+    std::vector<DeferredInit> savedInits;
+    savedInits.swap(deferredInits);
+    image = &bytes;
+    for (const auto& [s, at] : f.offsets) {
+        if (s != pou && s->section != ast::VarSection::InOut) {
+            writeInitial(s->type, s->init, at, InitContext{s->declScope, nullptr, 0});
+        }
+    }
+    image = saved;
+    f.inits.swap(deferredInits);
+    deferredInits.swap(savedInits);
+    if (f.size > 0) {
+        f.templ = poolAlloc(f.size, 8);
+        std::copy(bytes.begin(), bytes.end(), pool.begin() + (f.templ - 8));
+    }
+    return frames.emplace(pou, std::move(f)).first->second;
+}
+
+Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Operand> dest) {
+    const Symbol* target = e.target;
+    if (target != nullptr && target->kind == SymbolKind::StandardFunction) {
+        return standardCall(e, want, dest);
+    }
+    span_ = e.span;
+    // FB instance call: the callee names an instance.
+    const Type* calleeType = e.callee->type != nullptr ? stripAlias(e.callee->type) : nullptr;
+    const Symbol* fb = calleeType != nullptr ? instancePou(calleeType) : nullptr;
+    if (target == nullptr && fb == nullptr) {
+        g_.error(e.span, "call target could not be compiled");
+        return Value{constant64(0), calcOf(want), want};
+    }
+    if (fb != nullptr &&
+        (target == nullptr || target->pouKind == ast::PouKind::FunctionBlock ||
+         target->pouKind == ast::PouKind::Program || target->kind != SymbolKind::Pou || target == fb)) {
+        const Loc inst = locate(*e.callee);
+        const auto& slots = g_.members(fb);
+        auto member = [&](const Symbol* m) {
+            Loc l = inst;
+            l.type = m->type;
+            const MemberSlot& slot = slots.at(m);
+            if (l.indirect) {
+                l.extra += slot.offset;
+            } else {
+                l.at.word += slot.offset;
+            }
+            return std::pair<Loc, bool>{l, slot.byReference};
+        };
+        const std::vector<int> binding = bindArguments(e, fb->params);
+        for (std::size_t i = 0; i < e.args.size(); ++i) {
+            const ast::Argument& a = e.args[i];
+            if (binding[i] < 0 || a.output || a.value == nullptr) {
+                continue;
+            }
+            const Symbol* p = fb->params[static_cast<std::size_t>(binding[i])];
+            const std::uint32_t mark = frameTop_;
+            auto [l, byRef] = member(p);
+            if (byRef) {
+                const Operand ptr = pointerOf(locate(*a.value));
+                l.type = g_.model().types.get(TypeKind::UDInt);
+                store(l, Value{ptr, Calc::U32, l.type});
+            } else if (p->section == ast::VarSection::Input) {
+                assign(l, *a.value);
+            }
+            frameTop_ = std::max(mark, frameTop_);
+        }
+        const std::uint32_t c = alignUp(frameTop_, 8);
+        debugAt(e.span);
+        const std::uint32_t p = g_.pouIndex(fb);
+        if (inst.indirect) {
+            emit(Opcode::CALL_FB_IND, {imm(p), pointerOf(inst), imm(alignUp(frameTop_, 8))});
+        } else {
+            emit(Opcode::CALL_FB, {imm(p), inst.at, imm(c)});
+        }
+        for (std::size_t i = 0; i < e.args.size(); ++i) {
+            const ast::Argument& a = e.args[i];
+            if (binding[i] < 0 || !a.output || a.value == nullptr) {
+                continue;
+            }
+            const Symbol* p2 = fb->params[static_cast<std::size_t>(binding[i])];
+            const Loc src = member(p2).first;
+            Value v = load(src, calcOf(src.type));
+            if (a.negated) {
+                const Operand d = frameSlot(4, 4);
+                emit(Opcode::NOT_B, {d, v.at});
+                v.at = d;
+            }
+            const Loc dst = locate(*a.value);
+            store(dst, convert(v, dst.type));
+        }
+        return Value{constant64(0), Calc::Bool, want};
+    }
+    // FUNCTION or METHOD: arguments go straight into the callee's frame.
+    const bool method = target->pouKind == ast::PouKind::Method;
+    std::optional<Loc> instance;
+    if (method) {
+        if (e.callee->kind == ast::ExprKind::Member) {
+            const auto& m = static_cast<const ast::MemberExpr&>(*e.callee);
+            if (m.object->kind == ast::ExprKind::Super) {
+                instance = Loc{false, {bc::address(bc::kTagThis, 0), false}, 0, nullptr};
+            } else {
+                const Type* ot = stripAlias(m.object->type);
+                if (ot != nullptr && ot->kind() == TypeKind::Interface) {
+                    g_.error(e.span, "calling METHOD '" + target->name + "' through an interface is not supported yet");
+                    return Value{constant64(0), calcOf(want), want};
+                }
+                instance = locate(*m.object);
+            }
+        } else {
+            instance = Loc{false, {bc::address(bc::kTagThis, 0), false}, 0, nullptr};
+        }
+    }
+    const Generator::FrameLayout& layout = g_.frameLayout(target);
+    const std::vector<int> binding = bindArguments(e, target->params);
+    std::vector<Value> values(e.args.size());
+    for (std::size_t i = 0; i < e.args.size(); ++i) {
+        const ast::Argument& a = e.args[i];
+        if (binding[i] < 0 || a.output || a.value == nullptr) {
+            continue;
+        }
+        const Symbol* p = target->params[static_cast<std::size_t>(binding[i])];
+        if (p->section == ast::VarSection::InOut) {
+            values[i] = Value{pointerOf(locate(*a.value)), Calc::U32, nullptr};
+        } else {
+            values[i] = eval(*a.value, p->type);
+        }
+    }
+    Operand instPtr{};
+    if (instance && instance->indirect) {
+        instPtr = pointerOf(*instance);
+    }
+    const std::uint32_t c = alignUp(frameTop_, 8);
+    auto slot = [&](const Symbol* s) { return Operand{bc::address(bc::kTagFrame, c + layout.offsets.at(s)), false}; };
+    std::vector<bool> given(target->params.size(), false);
+    for (std::size_t i = 0; i < e.args.size(); ++i) {
+        if (binding[i] < 0 || e.args[i].output || e.args[i].value == nullptr) {
+            continue;
+        }
+        const Symbol* p = target->params[static_cast<std::size_t>(binding[i])];
+        given[static_cast<std::size_t>(binding[i])] = true;
+        if (p->section == ast::VarSection::InOut) {
+            emit(Opcode::MOV_32, {slot(p), values[i].at});
+        } else {
+            store(Loc{false, slot(p), 0, p->type}, values[i]);
+        }
+    }
+    for (std::size_t k = 0; k < target->params.size(); ++k) {
+        const Symbol* p = target->params[k];
+        if (!given[k] && p->section == ast::VarSection::Input) {
+            emit(Opcode::COPY,
+                 {slot(p), Operand{bc::address(bc::kTagAbsolute, layout.templ + layout.offsets.at(p)), false},
+                  imm(p->type->size)});
+        }
+    }
+    frameTop_ = c + layout.size;
+    frameMax_ = std::max(frameMax_, frameTop_);
+    debugAt(e.span);
+    const std::uint32_t p = g_.pouIndex(target);
+    if (!method) {
+        emit(Opcode::CALL_FN, {imm(p), imm(c)});
+    } else if (instance->indirect) {
+        emit(Opcode::CALL_FB_IND, {imm(p), instPtr, imm(c)});
+    } else {
+        emit(Opcode::CALL_FB, {imm(p), instance->at, imm(c)});
+    }
+    for (std::size_t i = 0; i < e.args.size(); ++i) {
+        const ast::Argument& a = e.args[i];
+        if (binding[i] < 0 || !a.output || a.value == nullptr) {
+            continue;
+        }
+        const Symbol* p2 = target->params[static_cast<std::size_t>(binding[i])];
+        const Loc dst = locate(*a.value);
+        store(dst, convert(load(Loc{false, slot(p2), 0, p2->type}, calcOf(p2->type)), dst.type));
+    }
+    const Type* result = stripAlias(target->type);
+    if (result == nullptr || result->kind() == TypeKind::Void || layout.offsets.count(target) == 0) {
+        return Value{constant64(0), Calc::Bool, want};
+    }
+    const Value r = load(Loc{false, slot(target), 0, target->type}, calcOf(target->type));
+    return want != nullptr ? convert(r, want, dest) : r;
+}
+
+Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optional<Operand> dest) {
+    using sema::StdOp;
+    const auto& sigs = sema::standardSignatures();
+    if (e.stdOverload < 0 || static_cast<std::size_t>(e.stdOverload) >= sigs.size()) {
+        g_.error(e.span, "standard function call could not be compiled");
+        return Value{constant64(0), calcOf(want), want};
+    }
+    const sema::StdSignature& sig = sigs[static_cast<std::size_t>(e.stdOverload)];
+    span_ = e.span;
+    std::vector<const ast::Expr*> args;
+    for (const ast::Argument& a : e.args) {
+        if (!a.output && a.value != nullptr) {
+            args.push_back(a.value.get());
+        }
+    }
+    const Type* rt = e.type;
+    const Type* t = e.genericType != nullptr ? e.genericType : rt;
+    auto finish = [&](Value v) { return want != nullptr ? convert(v, want, dest) : v; };
+    auto unary = [&](Opcode o32, Opcode o64, const Type* type) {
+        const Value a = eval(*args[0], type);
+        const Calc c = calcOf(type);
+        const Operand d = frameSlot(8, 8);
+        emit(calcWidth(c) == 8 ? o64 : o32, {d, a.at});
+        return finish(Value{d, c, type});
+    };
+    auto math = [&](bc::MathFn fn) {
+        const Value a = eval(*args[0], t);
+        const Calc c = calcOf(t);
+        const Operand d = frameSlot(8, 8);
+        emit(c == Calc::F32 ? Opcode::MATH_F32 : Opcode::MATH_F64, {d, a.at, imm(static_cast<std::uint32_t>(fn))});
+        return finish(Value{d, c, t});
+    };
+    // Extensible MIN/MAX and friends fold left to right.
+    auto fold = [&](auto pick) {
+        Value acc = eval(*args[0], t);
+        const Calc c = calcOf(t);
+        for (std::size_t i = 1; i < args.size(); ++i) {
+            const Value b = eval(*args[i], t);
+            const Operand d = frameSlot(8, 8);
+            emit(pick(c), {d, acc.at, b.at});
+            acc = Value{d, c, t};
+        }
+        return finish(acc);
+    };
+    auto minOp = [](Calc c) {
+        switch (c) {
+        case Calc::I32: return Opcode::MIN_I32;
+        case Calc::U32: return Opcode::MIN_U32;
+        case Calc::I64: return Opcode::MIN_I64;
+        case Calc::U64: return Opcode::MIN_U64;
+        case Calc::F32: return Opcode::MIN_F32;
+        default: return Opcode::MIN_F64;
+        }
+    };
+    auto maxOp = [](Calc c) {
+        switch (c) {
+        case Calc::I32: return Opcode::MAX_I32;
+        case Calc::U32: return Opcode::MAX_U32;
+        case Calc::I64: return Opcode::MAX_I64;
+        case Calc::U64: return Opcode::MAX_U64;
+        case Calc::F32: return Opcode::MAX_F32;
+        default: return Opcode::MAX_F64;
+        }
+    };
+    switch (sig.op) {
+    case StdOp::Convert: {
+        const Type* from = args[0]->type;
+        if (calcOf(from) == Calc::Str || calcOf(rt) == Calc::Str) {
+            break;
+        }
+        Value v = eval(*args[0], stripAlias(from)->kind() == TypeKind::IntLiteral ? rt : from);
+        // A conversion to a full-width type writes straight into the destination.
+        const bool direct = dest && stripAlias(rt)->size >= 4 && calcOf(rt) == calcOf(want);
+        v = narrow(convert(v, rt, direct ? dest : std::nullopt), rt);
+        return finish(v);
+    }
+    case StdOp::Trunc: {
+        const Value a = eval(*args[0], args[0]->type);
+        const Calc c = calcOf(rt);
+        const Operand d = frameSlot(8, 8);
+        const bool wideOut = calcWidth(c) == 8;
+        const Opcode op = a.calc == Calc::F32 ? (wideOut ? Opcode::TRUNC_F32_I64 : Opcode::TRUNC_F32_I32)
+                                              : (wideOut ? Opcode::TRUNC_F64_I64 : Opcode::TRUNC_F64_I32);
+        emit(op, {d, a.at});
+        return finish(narrow(Value{d, c, rt}, rt));
+    }
+    case StdOp::Abs: {
+        const Calc c = calcOf(t);
+        if (c == Calc::U32 || c == Calc::U64) {
+            return finish(eval(*args[0], t));
+        }
+        return c == Calc::F32 || c == Calc::F64 ? unary(Opcode::ABS_F32, Opcode::ABS_F64, t)
+                                                : unary(Opcode::ABS_I32, Opcode::ABS_I64, t);
+    }
+    case StdOp::Sqrt: return unary(Opcode::SQRT_F32, Opcode::SQRT_F64, t);
+    case StdOp::Ln: return math(bc::MathFn::Ln);
+    case StdOp::Log: return math(bc::MathFn::Log);
+    case StdOp::Exp: return math(bc::MathFn::Exp);
+    case StdOp::Sin: return math(bc::MathFn::Sin);
+    case StdOp::Cos: return math(bc::MathFn::Cos);
+    case StdOp::Tan: return math(bc::MathFn::Tan);
+    case StdOp::Asin: return math(bc::MathFn::Asin);
+    case StdOp::Acos: return math(bc::MathFn::Acos);
+    case StdOp::Atan: return math(bc::MathFn::Atan);
+    case StdOp::Min: return fold(minOp);
+    case StdOp::Max: return fold(maxOp);
+    case StdOp::Limit: {
+        // LIMIT(MN, IN, MX) = MIN(MAX(IN, MN), MX)
+        const Calc c = calcOf(t);
+        const Value mn = eval(*args[0], t);
+        const Value in = eval(*args[1], t);
+        const Value mx = eval(*args[2], t);
+        const Operand d = frameSlot(8, 8);
+        emit(maxOp(c), {d, in.at, mn.at});
+        emit(minOp(c), {d, d, mx.at});
+        return finish(Value{d, c, t});
+    }
+    case StdOp::Move: return eval(*args[0], want != nullptr ? want : t, dest);
+    case StdOp::Sel: {
+        const Calc c = calcOf(t);
+        const Operand d = frameSlot(std::max<std::uint32_t>(stripAlias(t)->size, 8), 8);
+        const Loc out{false, d, 0, t};
+        std::vector<std::uint32_t> toOne;
+        std::vector<std::uint32_t> end;
+        condJump(*args[0], true, toOne);
+        assign(out, *args[1]);
+        emitJump(Opcode::JMP, {}, end);
+        patch(toOne, here());
+        assign(out, *args[2]);
+        patch(end, here());
+        return finish(load(out, c));
+    }
+    case StdOp::Add:
+    case StdOp::Sub:
+    case StdOp::Mul:
+    case StdOp::Div:
+    case StdOp::Mod:
+    case StdOp::And:
+    case StdOp::Or:
+    case StdOp::Xor: {
+        if (isTimeLike(t) || isDateLike(t) || args.size() < 2) {
+            break;
+        }
+        static const ast::BinaryOp kOp[] = {ast::BinaryOp::Add, ast::BinaryOp::Sub, ast::BinaryOp::Mul,
+                                            ast::BinaryOp::Div, ast::BinaryOp::Mod};
+        ast::BinaryOp op = ast::BinaryOp::Add;
+        switch (sig.op) {
+        case StdOp::And: op = ast::BinaryOp::And; break;
+        case StdOp::Or: op = ast::BinaryOp::Or; break;
+        case StdOp::Xor: op = ast::BinaryOp::Xor; break;
+        default: op = kOp[static_cast<int>(sig.op) - static_cast<int>(StdOp::Add)]; break;
+        }
+        const Opcode o = arithOpcode(op, calcOf(t), g_.options().overflowTrap);
+        return fold([o](Calc) { return o; });
+    }
+    case StdOp::Not: {
+        const Calc c = calcOf(t);
+        const Value a = eval(*args[0], t);
+        const Operand d = frameSlot(8, 8);
+        if (c == Calc::Bool) {
+            emit(Opcode::NOT_B, {d, a.at});
+        } else {
+            emit(calcWidth(c) == 8 ? Opcode::NOT_64 : Opcode::NOT_32, {d, a.at});
+            if (stripAlias(t)->size < 4) {
+                emit(Opcode::AND_32, {d, d, constant64((1ull << (8 * stripAlias(t)->size)) - 1)});
+            }
+        }
+        return finish(Value{d, c, t});
+    }
+    case StdOp::Shl:
+    case StdOp::Shr:
+    case StdOp::Rol:
+    case StdOp::Ror: {
+        const Calc c = calcOf(t);
+        const std::uint32_t bits = stripAlias(t)->size * 8;
+        const Value a = eval(*args[0], t);
+        const Value n = eval(*args[1], g_.model().types.get(TypeKind::UDInt));
+        const Operand d = frameSlot(8, 8);
+        const bool wide = calcWidth(c) == 8;
+        Opcode op = Opcode::NOP;
+        if (sig.op == StdOp::Shl || sig.op == StdOp::Shr) {
+            op = sig.op == StdOp::Shl ? (wide ? Opcode::SHL_64 : Opcode::SHL_32)
+                                      : (wide ? Opcode::SHR_64 : Opcode::SHR_32);
+        } else {
+            const bool left = sig.op == StdOp::Rol;
+            op = bits == 8    ? (left ? Opcode::ROL_8 : Opcode::ROR_8)
+                 : bits == 16 ? (left ? Opcode::ROL_16 : Opcode::ROR_16)
+                 : bits == 32 ? (left ? Opcode::ROL_32 : Opcode::ROR_32)
+                              : (left ? Opcode::ROL_64 : Opcode::ROR_64);
+        }
+        emit(op, {d, a.at, n.at});
+        if (sig.op == StdOp::Shl && bits < 32) { // keep the narrow value's bits only
+            emit(Opcode::AND_32, {d, d, constant64((1ull << bits) - 1)});
+        }
+        return finish(Value{d, c, t});
+    }
+    case StdOp::Gt:
+    case StdOp::Ge:
+    case StdOp::Eq:
+    case StdOp::Le:
+    case StdOp::Lt:
+    case StdOp::Ne: {
+        // Extensible comparisons chain: GT(a, b, c) = a > b AND b > c.
+        static const ast::BinaryOp kRel[] = {ast::BinaryOp::Gt, ast::BinaryOp::Ge, ast::BinaryOp::Eq,
+                                             ast::BinaryOp::Le, ast::BinaryOp::Lt, ast::BinaryOp::Ne};
+        const ast::BinaryOp rel = kRel[static_cast<int>(sig.op) - static_cast<int>(StdOp::Gt)];
+        const Calc c = calcOf(t);
+        if (c == Calc::Str || c == Calc::WStr || c == Calc::Agg || c == Calc::Bool) {
+            break;
+        }
+        const Operand d = frameSlot(4, 4);
+        Value prev = eval(*args[0], t);
+        for (std::size_t i = 1; i < args.size(); ++i) {
+            const Value next = eval(*args[i], t);
+            const Operand r = i == 1 ? d : frameSlot(4, 4);
+            emit(compareOpcode(rel, c), {r, prev.at, next.at});
+            if (i > 1) {
+                emit(Opcode::AND_B, {d, d, r});
+            }
+            prev = next;
+        }
+        return finish(Value{d, Calc::Bool, g_.model().types.get(TypeKind::Bool)});
+    }
+    case StdOp::Mux: {
+        // MUX(K, IN0, IN1, …): a compare chain on K; K out of range traps like an index.
+        const Calc c = calcOf(t);
+        const Operand d = frameSlot(std::max<std::uint32_t>(stripAlias(t)->size, 8), 8);
+        const Loc out{false, d, 0, t};
+        const Value k = eval(*args[0], g_.model().types.get(TypeKind::DInt));
+        std::vector<std::uint32_t> end;
+        for (std::size_t i = 1; i < args.size(); ++i) {
+            std::vector<std::uint32_t> next;
+            emitJump(Opcode::JNE_I32_IMM, {k.at, imm(static_cast<std::uint32_t>(i - 1))}, next);
+            assign(out, *args[i]);
+            emitJump(Opcode::JMP, {}, end);
+            patch(next, here());
+        }
+        debugAt(e.span);
+        emit(Opcode::TRAP, {imm(3)}); // ArrayBounds (vm.h)
+        patch(end, here());
+        return finish(load(out, c));
+    }
+    case StdOp::AddTime:
+    case StdOp::SubTime:
+    case StdOp::AddTodTime:
+    case StdOp::AddDtTime:
+    case StdOp::SubTodTime:
+    case StdOp::SubDtTime:
+    case StdOp::SubDateDate:
+    case StdOp::SubTodTod:
+    case StdOp::SubDtDt: {
+        // Times and dates are int64 nanoseconds: these are 64-bit additions and subtractions.
+        const bool add = sig.op == StdOp::AddTime || sig.op == StdOp::AddTodTime || sig.op == StdOp::AddDtTime;
+        const Type* lint = g_.model().types.get(TypeKind::LInt);
+        const Value a = eval(*args[0], lint);
+        const Value b = eval(*args[1], lint);
+        const Operand d = frameSlot(8, 8);
+        emit(add ? Opcode::ADD_I64 : Opcode::SUB_I64, {d, a.at, b.at});
+        return finish(Value{d, Calc::I64, rt});
+    }
+    default: break;
+    }
+    g_.error(e.span, "standard function '" + sig.name + "' is not supported by the code generator yet");
+    return Value{constant64(0), calcOf(want), want};
+}
+
+} // namespace takt::compiler::codegen

@@ -1,0 +1,514 @@
+// Operators, constants and conversions.
+#include <cmath>
+#include <cstring>
+
+#include "codegen/lower.h"
+#include "takt/compiler/names.h"
+
+namespace takt::compiler::codegen {
+
+using bc::Opcode;
+
+bool isConstantCandidate(const ast::Expr& e) {
+    switch (e.kind) {
+    case ast::ExprKind::Literal:
+    case ast::ExprKind::EnumLiteral: return true;
+    case ast::ExprKind::Paren: return isConstantCandidate(*static_cast<const ast::ParenExpr&>(e).inner);
+    case ast::ExprKind::Unary: return isConstantCandidate(*static_cast<const ast::UnaryExpr&>(e).operand);
+    case ast::ExprKind::Name: {
+        const Symbol* s = static_cast<const ast::NameExpr&>(e).symbol;
+        return s != nullptr && (s->kind == SymbolKind::EnumValue || (s->kind == SymbolKind::Variable && s->constant));
+    }
+    case ast::ExprKind::Binary: {
+        const auto& b = static_cast<const ast::BinaryExpr&>(e);
+        return isConstantCandidate(*b.lhs) && isConstantCandidate(*b.rhs);
+    }
+    default: return false;
+    }
+}
+
+// The 64-bit pattern of a constant in the computation form of `calc`.
+static std::optional<std::uint64_t> constantBits(const sema::ConstValue& v, Calc calc) {
+    using K = sema::ConstValue::Kind;
+    if (v.kind == K::String) {
+        return std::nullopt;
+    }
+    const bool real = v.kind == K::Real;
+    switch (calc) {
+    case Calc::F32: {
+        const float f = real ? static_cast<float>(v.r) : static_cast<float>(v.i);
+        std::uint32_t b = 0;
+        std::memcpy(&b, &f, 4);
+        return b;
+    }
+    case Calc::F64: {
+        const double d = real           ? v.r
+                         : v.isUnsigned ? static_cast<double>(static_cast<std::uint64_t>(v.i))
+                                        : static_cast<double>(v.i);
+        std::uint64_t b = 0;
+        std::memcpy(&b, &d, 8);
+        return b;
+    }
+    case Calc::Bool: return static_cast<std::uint64_t>(v.i != 0 ? 1 : 0);
+    case Calc::Str:
+    case Calc::WStr:
+    case Calc::Agg: return std::nullopt;
+    default:
+        if (real) {
+            return static_cast<std::uint64_t>(static_cast<std::int64_t>(std::nearbyint(v.r)));
+        }
+        return static_cast<std::uint64_t>(v.i);
+    }
+}
+
+std::optional<Value> Lowerer::constantValue(const ast::Expr& e, const Type* want, std::optional<Operand> dest) {
+    if (!isConstantCandidate(e)) {
+        return std::nullopt;
+    }
+    auto v = g_.constant(e, scope_);
+    if (!v) {
+        return std::nullopt;
+    }
+    const Type* t = e.type;
+    const Type* st = stripAlias(t);
+    if (st == nullptr || st->kind() == TypeKind::IntLiteral || st->kind() == TypeKind::RealLiteral) {
+        t = want != nullptr ? want : t;
+    }
+    const Calc calc = calcOf(t);
+    if (v->kind == sema::ConstValue::Kind::String && (calc == Calc::Str || calc == Calc::WStr)) {
+        const auto* strType = static_cast<const StringType*>(stripAlias(t)->kind() == TypeKind::String ||
+                                                                     stripAlias(t)->kind() == TypeKind::WString
+                                                                 ? stripAlias(t)
+                                                                 : stripAlias(e.type));
+        std::string key = (calc == Calc::Str ? "S" : "W") + v->s;
+        auto it = g_.poolStrings.find(key);
+        if (it == g_.poolStrings.end()) {
+            const std::uint32_t units = static_cast<std::uint32_t>(v->s.size());
+            const StringType* full = g_.stringType(calc == Calc::WStr, std::max<std::uint32_t>(units, 1));
+            const std::uint32_t at = g_.poolAlloc(full->size, full->align);
+            std::vector<std::uint8_t>* saved = g_.image;
+            std::vector<std::uint8_t> bytes(full->size, 0);
+            g_.image = &bytes;
+            g_.writeConstant(full, *v, 0);
+            g_.image = saved;
+            std::copy(bytes.begin(), bytes.end(), g_.pool.begin() + (at - 8));
+            it = g_.poolStrings.emplace(key, at).first;
+        }
+        (void)strType;
+        return Value{{bc::address(bc::kTagAbsolute, it->second), false}, calc, t};
+    }
+    auto bits = constantBits(*v, calc);
+    if (!bits) {
+        return std::nullopt;
+    }
+    if (calcWidth(calc) == 4 || calc == Calc::Bool) {
+        *bits &= 0xFFFFFFFFull;
+        if (calc == Calc::I32 && (*bits & 0x80000000ull) != 0) {
+            *bits |= 0xFFFFFFFF00000000ull;
+        }
+    }
+    const Operand c = constant64(*bits);
+    if (dest) {
+        const std::uint32_t w = calcWidth(calc);
+        if (w == 8) {
+            emit(Opcode::MOVI_64,
+                 {*dest, imm(static_cast<std::uint32_t>(*bits)), imm(static_cast<std::uint32_t>(*bits >> 32))});
+        } else {
+            emit(w == 1 ? Opcode::MOVI_8 : Opcode::MOVI_32, {*dest, imm(static_cast<std::uint32_t>(*bits))});
+        }
+        return Value{*dest, calc, t};
+    }
+    return Value{c, calc, t};
+}
+
+Value Lowerer::convert(Value v, const Type* to, std::optional<Operand> dest) {
+    const Calc c = calcOf(to);
+    const Calc f = v.calc;
+    if (c == f || c == Calc::Agg || f == Calc::Agg || c == Calc::Str || c == Calc::WStr) {
+        if (dest && calcWidth(c) != 0 && !(dest->word == v.at.word && dest->global == v.at.global)) {
+            const std::uint32_t w = calcWidth(c);
+            emit(w == 1 ? Opcode::MOV_8 : w == 4 ? Opcode::MOV_32 : Opcode::MOV_64, {*dest, v.at});
+            v.at = *dest;
+        }
+        v.type = to;
+        return v;
+    }
+    const Operand d = dest ? *dest : frameSlot(std::max<std::uint32_t>(calcWidth(c), 4), 8);
+    auto op = [&](Opcode o) {
+        emit(o, {d, v.at});
+        return Value{d, c, to};
+    };
+    const bool fromSigned = f == Calc::I32 || f == Calc::I64;
+    switch (c) {
+    case Calc::Bool:
+        if (f == Calc::F32 || f == Calc::F64) {
+            break;
+        }
+        return op(calcWidth(f) == 8 ? Opcode::TO_BOOL_64 : Opcode::TO_BOOL_32);
+    case Calc::I32:
+    case Calc::U32:
+        switch (f) {
+        case Calc::Bool: return op(Opcode::ZX_8_32);
+        case Calc::I32:
+        case Calc::U32: return Value{v.at, c, to};
+        case Calc::I64:
+        case Calc::U64: return op(Opcode::MOV_32);
+        case Calc::F32: return op(Opcode::F32_TO_I32);
+        case Calc::F64: return op(c == Calc::U32 ? Opcode::F64_TO_I64 : Opcode::F64_TO_I32);
+        default: break;
+        }
+        break;
+    case Calc::I64:
+    case Calc::U64:
+        switch (f) {
+        case Calc::Bool: {
+            emit(Opcode::ZX_8_32, {d, v.at});
+            emit(Opcode::ZX_32_64, {d, d});
+            return Value{d, c, to};
+        }
+        case Calc::I32: return op(Opcode::SX_32_64);
+        case Calc::U32: return op(Opcode::ZX_32_64);
+        case Calc::I64:
+        case Calc::U64: return Value{v.at, c, to};
+        case Calc::F32: return op(Opcode::F32_TO_I64);
+        case Calc::F64: return op(c == Calc::U64 ? Opcode::F64_TO_U64 : Opcode::F64_TO_I64);
+        default: break;
+        }
+        break;
+    case Calc::F32:
+        switch (f) {
+        case Calc::I32: return op(Opcode::I32_TO_F32);
+        case Calc::U32: return op(Opcode::U32_TO_F32);
+        case Calc::I64: return op(Opcode::I64_TO_F32);
+        case Calc::U64: return op(Opcode::U64_TO_F32);
+        case Calc::F64: return op(Opcode::F64_TO_F32);
+        default: break;
+        }
+        break;
+    case Calc::F64:
+        switch (f) {
+        case Calc::I32: return op(Opcode::I32_TO_F64);
+        case Calc::U32: return op(Opcode::U32_TO_F64);
+        case Calc::I64: return op(Opcode::I64_TO_F64);
+        case Calc::U64: return op(Opcode::U64_TO_F64);
+        case Calc::F32: return op(Opcode::F32_TO_F64);
+        default: break;
+        }
+        break;
+    default: break;
+    }
+    (void)fromSigned;
+    g_.error(span_, "no conversion from '" + (v.type != nullptr ? stripAlias(v.type)->name() : std::string("?")) +
+                        "' to '" + stripAlias(to)->name() + "'");
+    return Value{d, c, to};
+}
+
+// Truncates a 32-bit computation to a narrow type and widens it back (explicit conversions
+// to SINT, BYTE… inside an expression must see the truncated value).
+Value Lowerer::narrow(Value v, const Type* to) {
+    const std::uint32_t w = stripAlias(to)->size;
+    if (calcWidth(v.calc) != 4 || w >= 4 || v.calc == Calc::Bool) {
+        return v;
+    }
+    const Operand d = frameSlot(4, 4);
+    const bool sign = v.calc == Calc::I32;
+    emit(w == 1 ? (sign ? Opcode::SX_8_32 : Opcode::ZX_8_32) : (sign ? Opcode::SX_16_32 : Opcode::ZX_16_32), {d, v.at});
+    return Value{d, v.calc, to};
+}
+
+Value Lowerer::eval(const ast::Expr& e, const Type* want, std::optional<Operand> dest) {
+    const Type* type = e.type;
+    const Type* st = stripAlias(type);
+    if (st == nullptr || st->kind() == TypeKind::IntLiteral || st->kind() == TypeKind::RealLiteral ||
+        st->kind() == TypeKind::Null) {
+        type = want != nullptr ? want : type;
+    }
+    // A destination only helps when the expression computes in the wanted form.
+    if (dest && calcOf(type) != calcOf(want)) {
+        dest.reset();
+    }
+    if (auto c = constantValue(e, want, dest)) {
+        return c->calc == calcOf(want) || want == nullptr ? *c : convert(*c, want, dest);
+    }
+    Value v;
+    switch (e.kind) {
+    case ast::ExprKind::Paren: return eval(*static_cast<const ast::ParenExpr&>(e).inner, want, dest);
+    case ast::ExprKind::Literal: {
+        const auto& lit = static_cast<const ast::LiteralExpr&>(e);
+        if (lit.literalKind == ast::LiteralKind::Null) {
+            v = Value{constant64(0), Calc::U32, type};
+            break;
+        }
+        g_.error(e.span, "literal cannot be compiled here");
+        return Value{constant64(0), calcOf(want), want};
+    }
+    case ast::ExprKind::Name:
+    case ast::ExprKind::Member:
+    case ast::ExprKind::Index:
+    case ast::ExprKind::Deref:
+    case ast::ExprKind::This: {
+        const Loc l = locate(e);
+        v = load(l, calcOf(l.type));
+        break;
+    }
+    case ast::ExprKind::BitAccess: {
+        const auto& b = static_cast<const ast::BitAccessExpr&>(e);
+        const Value w = eval(*b.object, b.object->type);
+        const bool wide = calcWidth(w.calc) == 8;
+        const Operand d = frameSlot(wide ? 8 : 4, 8);
+        emit(wide ? Opcode::SHR_64 : Opcode::SHR_32, {d, w.at, constant64(b.bit)});
+        emit(wide ? Opcode::AND_64 : Opcode::AND_32, {d, d, constant64(1)});
+        v = Value{d, Calc::Bool, g_.model().types.get(TypeKind::Bool)};
+        break;
+    }
+    case ast::ExprKind::Unary: {
+        const auto& u = static_cast<const ast::UnaryExpr&>(e);
+        const Calc c = calcOf(type);
+        const Value a = eval(*u.operand, type);
+        if (u.op == ast::UnaryOp::Plus) {
+            v = a;
+            break;
+        }
+        const Operand d = dest ? *dest : frameSlot(std::max<std::uint32_t>(calcWidth(c), 4), 8);
+        if (u.op == ast::UnaryOp::Neg) {
+            const bool trap = g_.options().overflowTrap;
+            const Opcode op = c == Calc::F32      ? Opcode::NEG_F32
+                              : c == Calc::F64    ? Opcode::NEG_F64
+                              : calcWidth(c) == 8 ? (trap ? Opcode::NEG_I64_T : Opcode::NEG_I64)
+                                                  : (trap ? Opcode::NEG_I32_T : Opcode::NEG_I32);
+            emit(op, {d, a.at});
+        } else if (c == Calc::Bool) {
+            emit(Opcode::NOT_B, {d, a.at});
+        } else {
+            emit(calcWidth(c) == 8 ? Opcode::NOT_64 : Opcode::NOT_32, {d, a.at});
+            const std::uint32_t w = stripAlias(type)->size;
+            if (w < 4) {
+                emit(Opcode::AND_32, {d, d, constant64((1ull << (8 * w)) - 1)});
+            }
+        }
+        v = Value{d, c, type};
+        break;
+    }
+    case ast::ExprKind::Binary: v = binary(static_cast<const ast::BinaryExpr&>(e), type, dest); break;
+    case ast::ExprKind::Call: v = call(static_cast<const ast::CallExpr&>(e), type, dest); break;
+    case ast::ExprKind::Ref: {
+        const Loc l = locate(*static_cast<const ast::RefExpr&>(e).operand);
+        v = Value{pointerOf(l), Calc::U32, type};
+        break;
+    }
+    default:
+        g_.error(e.span, "this expression is not supported by the code generator yet");
+        return Value{constant64(0), calcOf(want), want};
+    }
+    if (want == nullptr) {
+        return v;
+    }
+    return convert(v, want, dest);
+}
+
+Opcode compareOpcode(ast::BinaryOp binOp, Calc cc) {
+    using B = ast::BinaryOp;
+    static const Opcode kOps[6][6] = {
+        // Eq, Ne, Lt, Le, Gt, Ge for I32, U32, I64, U64, F32, F64
+        {Opcode::EQ_I32, Opcode::NE_I32, Opcode::LT_I32, Opcode::LE_I32, Opcode::GT_I32, Opcode::GE_I32},
+        {Opcode::EQ_I32, Opcode::NE_I32, Opcode::LT_U32, Opcode::LE_U32, Opcode::GT_U32, Opcode::GE_U32},
+        {Opcode::EQ_I64, Opcode::NE_I64, Opcode::LT_I64, Opcode::LE_I64, Opcode::GT_I64, Opcode::GE_I64},
+        {Opcode::EQ_I64, Opcode::NE_I64, Opcode::LT_U64, Opcode::LE_U64, Opcode::GT_U64, Opcode::GE_U64},
+        {Opcode::EQ_F32, Opcode::NE_F32, Opcode::LT_F32, Opcode::LE_F32, Opcode::GT_F32, Opcode::GE_F32},
+        {Opcode::EQ_F64, Opcode::NE_F64, Opcode::LT_F64, Opcode::LE_F64, Opcode::GT_F64, Opcode::GE_F64},
+    };
+    const int row = cc == Calc::I32   ? 0
+                    : cc == Calc::U32 ? 1
+                    : cc == Calc::I64 ? 2
+                    : cc == Calc::U64 ? 3
+                    : cc == Calc::F32 ? 4
+                                      : 5;
+    return kOps[row][static_cast<int>(binOp) - static_cast<int>(B::Eq)];
+}
+
+Opcode arithOpcode(ast::BinaryOp binOp, Calc c, bool trap) {
+    using B = ast::BinaryOp;
+    const bool wide = calcWidth(c) == 8;
+    const bool sign = c == Calc::I32 || c == Calc::I64;
+    Opcode op = Opcode::NOP;
+    switch (binOp) {
+    case B::And: op = c == Calc::Bool ? Opcode::AND_B : wide ? Opcode::AND_64 : Opcode::AND_32; break;
+    case B::Or: op = c == Calc::Bool ? Opcode::OR_B : wide ? Opcode::OR_64 : Opcode::OR_32; break;
+    case B::Xor: op = c == Calc::Bool ? Opcode::XOR_B : wide ? Opcode::XOR_64 : Opcode::XOR_32; break;
+    case B::Add:
+        op = c == Calc::F32   ? Opcode::ADD_F32
+             : c == Calc::F64 ? Opcode::ADD_F64
+             : wide           ? (trap ? (sign ? Opcode::ADD_I64_T : Opcode::ADD_U64_T) : Opcode::ADD_I64)
+                              : (trap ? (sign ? Opcode::ADD_I32_T : Opcode::ADD_U32_T) : Opcode::ADD_I32);
+        break;
+    case B::Sub:
+        op = c == Calc::F32   ? Opcode::SUB_F32
+             : c == Calc::F64 ? Opcode::SUB_F64
+             : wide           ? (trap ? (sign ? Opcode::SUB_I64_T : Opcode::SUB_U64_T) : Opcode::SUB_I64)
+                              : (trap ? (sign ? Opcode::SUB_I32_T : Opcode::SUB_U32_T) : Opcode::SUB_I32);
+        break;
+    case B::Mul:
+        op = c == Calc::F32   ? Opcode::MUL_F32
+             : c == Calc::F64 ? Opcode::MUL_F64
+             : wide           ? (trap ? (sign ? Opcode::MUL_I64_T : Opcode::MUL_U64_T) : Opcode::MUL_I64)
+                              : (trap ? (sign ? Opcode::MUL_I32_T : Opcode::MUL_U32_T) : Opcode::MUL_I32);
+        break;
+    case B::Div:
+        op = c == Calc::F32   ? Opcode::DIV_F32
+             : c == Calc::F64 ? Opcode::DIV_F64
+             : wide           ? (sign ? Opcode::DIV_I64 : Opcode::DIV_U64)
+                              : (sign ? Opcode::DIV_I32 : Opcode::DIV_U32);
+        break;
+    case B::Mod:
+        op = wide ? (sign ? Opcode::MOD_I64 : Opcode::MOD_U64) : (sign ? Opcode::MOD_I32 : Opcode::MOD_U32);
+        break;
+    default: break;
+    }
+    return op;
+}
+
+Value Lowerer::binary(const ast::BinaryExpr& e, const Type* type, std::optional<Operand> dest) {
+    using B = ast::BinaryOp;
+    const bool compare = e.op >= B::Eq && e.op <= B::Ge;
+    const Type* operandType = type;
+    if (compare || (stripAlias(e.lhs->type) != nullptr && stripAlias(e.rhs->type) != nullptr &&
+                    (isTimeLike(e.lhs->type) || isTimeLike(e.rhs->type) || isDateLike(e.lhs->type)))) {
+        operandType = commonType(g_.model().types, e.lhs->type, e.rhs->type);
+        if (operandType == nullptr || stripAlias(operandType)->kind() == TypeKind::IntLiteral) {
+            operandType = g_.model().types.get(TypeKind::DInt);
+        } else if (stripAlias(operandType)->kind() == TypeKind::RealLiteral) {
+            operandType = g_.model().types.get(TypeKind::LReal);
+        }
+    }
+    if (!compare && e.op != B::Pow && (isTimeLike(type) || isDateLike(type))) {
+        operandType = type; // TIME arithmetic: nanoseconds in 64 bits
+    }
+    const Type* rhsType = operandType;
+    if (e.op == B::Pow) {
+        operandType = isReal(type) ? type : g_.model().types.get(TypeKind::LInt);
+        rhsType = operandType;
+    }
+    if ((e.op == B::Mul || e.op == B::Div) && isTimeLike(type) && !isTimeLike(e.rhs->type)) {
+        rhsType = g_.model().types.get(TypeKind::LInt); // TIME * ANY_INT
+        if (isReal(e.rhs->type)) {
+            g_.error(e.span, "TIME multiplied or divided by a REAL is not supported yet");
+        }
+    }
+    const Calc c = calcOf(operandType);
+    const Value a = eval(*e.lhs, operandType);
+    // Immediate forms for the common `x + 1`, `x * 31`.
+    const bool trap = g_.options().overflowTrap;
+    if (!trap && (e.op == B::Add || e.op == B::Sub || e.op == B::Mul) && (c == Calc::I32 || c == Calc::U32) &&
+        isConstantCandidate(*e.rhs)) {
+        if (auto k = g_.constant(*e.rhs, scope_); k && k->kind == sema::ConstValue::Kind::Int) {
+            const Operand d = dest ? *dest : frameSlot(4, 4);
+            const auto n = static_cast<std::uint32_t>(e.op == B::Sub ? -k->i : k->i);
+            emit(e.op == B::Mul ? Opcode::MUL_I32_IMM : Opcode::ADD_I32_IMM, {d, a.at, imm(n)});
+            return Value{d, c, type};
+        }
+    }
+    const Value b = eval(*e.rhs, rhsType);
+    if (compare) {
+        const Operand d = dest && calcOf(type) == Calc::Bool ? *dest : frameSlot(4, 4);
+        Operand x = a.at;
+        Operand y = b.at;
+        Calc cc = c;
+        if (c == Calc::Str || c == Calc::WStr) {
+            const Operand r = frameSlot(4, 4);
+            emit(c == Calc::Str ? Opcode::SCMP : Opcode::WSCMP, {r, a.at, b.at});
+            x = r;
+            y = constant64(0);
+            cc = Calc::I32;
+        } else if (c == Calc::Bool) {
+            const Operand xa = frameSlot(4, 4);
+            const Operand yb = frameSlot(4, 4);
+            emit(Opcode::ZX_8_32, {xa, a.at});
+            emit(Opcode::ZX_8_32, {yb, b.at});
+            x = xa;
+            y = yb;
+            cc = Calc::U32;
+        }
+        emit(compareOpcode(e.op, cc), {d, x, y});
+        return Value{d, Calc::Bool, g_.model().types.get(TypeKind::Bool)};
+    }
+    const std::uint32_t w = std::max<std::uint32_t>(calcWidth(c), 4);
+    const Operand d = dest ? *dest : frameSlot(w, 8);
+    Opcode op = arithOpcode(e.op, c, trap);
+    switch (e.op) {
+    case B::Pow:
+        if (c == Calc::F32 || c == Calc::F64) {
+            op = c == Calc::F32 ? Opcode::EXPT_F32 : Opcode::EXPT_F64;
+        } else {
+            const Operand block = frameSlot(24, 8);
+            emit(Opcode::MOV_64, {Operand{block.word + 8, false}, a.at});
+            emit(Opcode::MOV_64, {Operand{block.word + 16, false}, b.at});
+            debugAt(e.span);
+            emit(Opcode::CALL_NATIVE, {imm(static_cast<std::uint32_t>(bc::Native::ExptInt)), block});
+            return Value{block, Calc::I64, operandType};
+        }
+        break;
+    default: break;
+    }
+    debugAt(e.span);
+    emit(op, {d, a.at, b.at});
+    return Value{d, c, operandType};
+}
+
+void Lowerer::condJump(const ast::Expr& e, bool when, std::vector<std::uint32_t>& patches) {
+    using B = ast::BinaryOp;
+    if (e.kind == ast::ExprKind::Paren) {
+        condJump(*static_cast<const ast::ParenExpr&>(e).inner, when, patches);
+        return;
+    }
+    if (e.kind == ast::ExprKind::Unary && static_cast<const ast::UnaryExpr&>(e).op == ast::UnaryOp::Not) {
+        condJump(*static_cast<const ast::UnaryExpr&>(e).operand, !when, patches);
+        return;
+    }
+    if (isConstantCandidate(e)) {
+        if (auto k = g_.constant(e, scope_)) {
+            if ((k->i != 0) == when) {
+                emitJump(Opcode::JMP, {}, patches);
+            }
+            return;
+        }
+    }
+    if (e.kind == ast::ExprKind::Binary) {
+        const auto& b = static_cast<const ast::BinaryExpr&>(e);
+        if (b.op >= B::Eq && b.op <= B::Ge) {
+            const Type* ct = commonType(g_.model().types, b.lhs->type, b.rhs->type);
+            if (ct == nullptr || stripAlias(ct)->kind() == TypeKind::IntLiteral) {
+                ct = g_.model().types.get(TypeKind::DInt);
+            }
+            const Calc c = calcOf(ct);
+            if (c == Calc::I32 || c == Calc::I64) {
+                // Fused compare-and-branch; the negated condition when jumping on FALSE.
+                int rel = static_cast<int>(b.op) - static_cast<int>(B::Eq); // Eq Ne Lt Le Gt Ge
+                if (!when) {
+                    static const int kNot[6] = {1, 0, 5, 4, 3, 2};
+                    rel = kNot[rel];
+                }
+                const Value x = eval(*b.lhs, ct);
+                if (c == Calc::I32 && isConstantCandidate(*b.rhs)) {
+                    if (auto k = g_.constant(*b.rhs, scope_);
+                        k && k->kind != sema::ConstValue::Kind::Real && k->kind != sema::ConstValue::Kind::String) {
+                        static const Opcode kImm[6] = {Opcode::JEQ_I32_IMM, Opcode::JNE_I32_IMM, Opcode::JLT_I32_IMM,
+                                                       Opcode::JLE_I32_IMM, Opcode::JGT_I32_IMM, Opcode::JGE_I32_IMM};
+                        emitJump(kImm[rel], {x.at, imm(static_cast<std::uint32_t>(k->i))}, patches);
+                        return;
+                    }
+                }
+                const Value y = eval(*b.rhs, ct);
+                static const Opcode k32[6] = {Opcode::JEQ_I32, Opcode::JNE_I32, Opcode::JLT_I32,
+                                              Opcode::JLE_I32, Opcode::JGT_I32, Opcode::JGE_I32};
+                static const Opcode k64[6] = {Opcode::JEQ_I64, Opcode::JNE_I64, Opcode::JLT_I64,
+                                              Opcode::JLE_I64, Opcode::JGT_I64, Opcode::JGE_I64};
+                emitJump(c == Calc::I32 ? k32[rel] : k64[rel], {x.at, y.at}, patches);
+                return;
+            }
+        }
+    }
+    const Value v = eval(e, g_.model().types.get(TypeKind::Bool));
+    emitJump(when ? Opcode::JMP_T : Opcode::JMP_F, {v.at}, patches);
+}
+
+} // namespace takt::compiler::codegen

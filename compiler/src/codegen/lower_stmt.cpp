@@ -1,0 +1,370 @@
+// Statements and POU bodies.
+#include "codegen/lower.h"
+#include "takt/compiler/names.h"
+
+namespace takt::compiler::codegen {
+
+using bc::Opcode;
+
+std::uint32_t Generator::poolAlloc(std::uint32_t size, std::uint32_t align) {
+    std::uint32_t at = alignUp(8 + static_cast<std::uint32_t>(pool.size()), std::max<std::uint32_t>(align, 1));
+    pool.resize(at - 8 + size, 0);
+    return at;
+}
+
+void Generator::layoutConstants() {
+    out_.constSize = 8; // provisional: the constants grow while the code is generated (finish())
+}
+
+void Generator::generateCode() {
+    for (const Symbol* p : model_.pous) {
+        if (p->span.file == kStdlibFile || p->pou == nullptr || p->pou->prototypeOnly) {
+            continue;
+        }
+        Lowerer(*this, p).lowerPou();
+    }
+    if (!deferredInits.empty()) {
+        std::vector<DeferredInit> inits;
+        inits.swap(deferredInits);
+        Lowerer(*this, nullptr).lowerInits(inits);
+    }
+}
+
+void Lowerer::prologue() {
+    const Generator::FrameLayout& layout = g_.frameLayout(pou_);
+    for (const auto& [s, at] : layout.offsets) {
+        frame_.emplace(s, at);
+    }
+    frameTop_ = layout.size;
+    frameMax_ = layout.size;
+    if (layout.reinitEnd > 0) { // FUNCTION locals and VAR_TEMP are re-initialised on every call
+        emit(Opcode::COPY, {Operand{bc::address(bc::kTagFrame, 0), false},
+                            Operand{bc::address(bc::kTagAbsolute, layout.templ), false}, imm(layout.reinitEnd)});
+    }
+    for (const DeferredInit& d : layout.inits) {
+        scope_ = d.cx.scope;
+        span_ = d.init->span;
+        debugAt(d.init->span);
+        assign(Loc{false, {bc::address(bc::kTagFrame, d.at), false}, 0, d.type}, *d.init);
+        frameTop_ = layout.size;
+    }
+}
+
+void Lowerer::lowerPou() {
+    const std::uint32_t index = g_.pouIndex(pou_);
+    function_ = pou_->pouKind == ast::PouKind::Function || pou_->pouKind == ast::PouKind::Method;
+    scope_ = pou_->scope;
+    const std::uint32_t entry = here();
+    prologue();
+    lowerBody(pou_->pou->body);
+    patch(returns_, here());
+    emit(Opcode::RET, {});
+    out_.pous[index].code = entry;
+    out_.pous[index].codeEnd = here();
+    out_.pous[index].frameSize = alignUp(frameMax_, 8);
+}
+
+void Lowerer::lowerInits(const std::vector<DeferredInit>& inits) {
+    const std::uint32_t entry = here();
+    for (const DeferredInit& d : inits) {
+        pou_ = d.cx.pou;
+        thisAbsolute_ = d.cx.pou != nullptr ? std::optional<std::uint32_t>(d.cx.instanceBase) : std::nullopt;
+        scope_ = d.cx.scope;
+        span_ = d.init->span;
+        frameTop_ = 0;
+        frame_.clear();
+        debugAt(d.init->span);
+        assign(Loc{false, {bc::address(bc::kTagAbsolute, d.at), true}, 0, d.type}, *d.init);
+    }
+    emit(Opcode::RET, {});
+    out_.initCode = entry;
+    // The verifier wants the init code to be a function-like POU of its own.
+    bc::PouEntry init;
+    init.name = "$init";
+    init.kind = bc::PouKind::Function;
+    init.code = entry;
+    init.codeEnd = here();
+    init.frameSize = alignUp(frameMax_, 8);
+    out_.pous.push_back(std::move(init));
+}
+
+void Lowerer::lowerBody(const ast::StmtList& body) {
+    for (const ast::StmtPtr& s : body) {
+        const std::uint32_t mark = frameTop_;
+        lowerStmt(*s);
+        frameTop_ = mark; // temporaries live for one statement
+    }
+}
+
+void Lowerer::lowerStmt(const ast::Stmt& s) {
+    span_ = s.span;
+    debugAt(s.span);
+    switch (s.kind) {
+    case ast::StmtKind::Assign: {
+        const auto& a = static_cast<const ast::AssignStmt&>(s);
+        if (a.target->kind == ast::ExprKind::BitAccess) {
+            // w.n := b  ->  w := (w AND NOT mask) OR (b << n)
+            const auto& b = static_cast<const ast::BitAccessExpr&>(*a.target);
+            const Loc w = locate(*b.object);
+            const Calc c = calcOf(w.type);
+            const bool wide = calcWidth(c) == 8;
+            const Value cur = load(w, c);
+            const Value bit = eval(*a.value, g_.model().types.get(TypeKind::Bool));
+            const Operand t = frameSlot(8, 8);
+            const Operand m = frameSlot(8, 8);
+            emit(wide ? Opcode::AND_64 : Opcode::AND_32, {m, cur.at, constant64(~(1ull << b.bit))});
+            emit(Opcode::ZX_8_32, {t, bit.at});
+            if (wide) {
+                emit(Opcode::ZX_32_64, {t, t});
+            }
+            emit(wide ? Opcode::SHL_64 : Opcode::SHL_32, {t, t, constant64(b.bit)});
+            emit(wide ? Opcode::OR_64 : Opcode::OR_32, {m, m, t});
+            store(w, Value{m, c, w.type});
+            return;
+        }
+        assign(locate(*a.target), *a.value);
+        return;
+    }
+    case ast::StmtKind::Expr: {
+        const auto& x = static_cast<const ast::ExprStmt&>(s);
+        if (x.expr->kind == ast::ExprKind::Call) {
+            (void)call(static_cast<const ast::CallExpr&>(*x.expr), nullptr, std::nullopt);
+        }
+        return;
+    }
+    case ast::StmtKind::If: {
+        const auto& i = static_cast<const ast::IfStmt&>(s);
+        std::vector<std::uint32_t> end;
+        for (const ast::CondBlock& b : i.branches) {
+            std::vector<std::uint32_t> next;
+            span_ = b.condition->span;
+            condJump(*b.condition, false, next);
+            lowerBody(b.body);
+            if (&b != &i.branches.back() || i.hasElse) { // the last branch falls through
+                emitJump(Opcode::JMP, {}, end);
+            }
+            patch(next, here());
+        }
+        if (i.hasElse) {
+            lowerBody(i.elseBody);
+        }
+        patch(end, here());
+        return;
+    }
+    case ast::StmtKind::Case: lowerCase(static_cast<const ast::CaseStmt&>(s)); return;
+    case ast::StmtKind::For: lowerFor(static_cast<const ast::ForStmt&>(s)); return;
+    case ast::StmtKind::While: {
+        const auto& w = static_cast<const ast::WhileStmt&>(s);
+        LoopLabels labels;
+        const std::uint32_t top = here();
+        condJump(*w.condition, false, labels.exits);
+        loops_.push_back(&labels);
+        lowerBody(w.body);
+        loops_.pop_back();
+        patch(labels.continues, top);
+        emit(Opcode::JMP, {imm(top)});
+        patch(labels.exits, here());
+        return;
+    }
+    case ast::StmtKind::Repeat: {
+        const auto& r = static_cast<const ast::RepeatStmt&>(s);
+        LoopLabels labels;
+        const std::uint32_t top = here();
+        loops_.push_back(&labels);
+        lowerBody(r.body);
+        loops_.pop_back();
+        patch(labels.continues, here());
+        std::vector<std::uint32_t> again;
+        condJump(*r.condition, false, again);
+        patch(again, top);
+        patch(labels.exits, here());
+        return;
+    }
+    case ast::StmtKind::Exit:
+        if (!loops_.empty()) {
+            emitJump(Opcode::JMP, {}, loops_.back()->exits);
+        }
+        return;
+    case ast::StmtKind::Continue:
+        if (!loops_.empty()) {
+            emitJump(Opcode::JMP, {}, loops_.back()->continues);
+        }
+        return;
+    case ast::StmtKind::Return: emitJump(Opcode::JMP, {}, returns_); return;
+    case ast::StmtKind::Empty: return;
+    }
+}
+
+void Lowerer::lowerCase(const ast::CaseStmt& s) {
+    const Type* selType = s.selector->type;
+    Calc c = calcOf(selType);
+    if (c != Calc::I64 && c != Calc::U64) {
+        selType = g_.model().types.get(calcOf(selType) == Calc::U32 ? TypeKind::UDInt : TypeKind::DInt);
+    }
+    c = calcOf(selType);
+    // The selector is evaluated once, into a slot of its own.
+    const Operand sel = frameSlot(8, 8);
+    (void)eval(*s.selector, selType, sel);
+    const std::uint32_t mark = frameTop_;
+    std::vector<std::uint32_t> end;
+    for (const ast::CaseBranch& b : s.branches) {
+        std::vector<std::uint32_t> hit;
+        for (const ast::CaseLabel& l : b.labels) {
+            auto lo = g_.constant(*l.lower, scope_);
+            auto hi = l.upper != nullptr ? g_.constant(*l.upper, scope_) : lo;
+            if (!lo || !hi) {
+                g_.error(l.span, "CASE label is not a constant");
+                continue;
+            }
+            if (c == Calc::I32 && l.upper == nullptr) {
+                emitJump(Opcode::JEQ_I32_IMM, {sel, imm(static_cast<std::uint32_t>(lo->i))}, hit);
+            } else if (c == Calc::I32) {
+                std::vector<std::uint32_t> miss;
+                emitJump(Opcode::JLT_I32_IMM, {sel, imm(static_cast<std::uint32_t>(lo->i))}, miss);
+                emitJump(Opcode::JLE_I32_IMM, {sel, imm(static_cast<std::uint32_t>(hi->i))}, hit);
+                patch(miss, here());
+            } else {
+                const Operand t = frameSlot(4, 4);
+                const Operand t2 = frameSlot(4, 4);
+                const bool u = c == Calc::U32 || c == Calc::U64;
+                const bool w = calcWidth(c) == 8;
+                emit(w ? (u ? Opcode::GE_U64 : Opcode::GE_I64) : Opcode::GE_U32,
+                     {t, sel, constant64(static_cast<std::uint64_t>(lo->i))});
+                emit(w ? (u ? Opcode::LE_U64 : Opcode::LE_I64) : Opcode::LE_U32,
+                     {t2, sel, constant64(static_cast<std::uint64_t>(hi->i))});
+                emit(Opcode::AND_B, {t, t, t2});
+                emitJump(Opcode::JMP_T, {t}, hit);
+                frameTop_ = mark;
+            }
+        }
+        std::vector<std::uint32_t> skip;
+        emitJump(Opcode::JMP, {}, skip);
+        patch(hit, here());
+        lowerBody(b.body);
+        emitJump(Opcode::JMP, {}, end);
+        patch(skip, here());
+    }
+    if (s.hasElse) {
+        lowerBody(s.elseBody);
+    }
+    patch(end, here());
+}
+
+// FOR: bounds and step evaluated once; the counter is tested against the bound before it is
+// stepped, so a loop up to the type's maximum ends without overflowing.
+void Lowerer::lowerFor(const ast::ForStmt& s) {
+    const Loc var = locate(*s.variable);
+    const Type* vt = stripAlias(var.type);
+    const Calc c = calcOf(vt);
+    const bool wide = calcWidth(c) == 8;
+    if (c != Calc::I32 && c != Calc::I64) {
+        g_.error(s.span, "FOR over unsigned or non-integer control variables is not supported yet");
+        return;
+    }
+    // A narrow or indirect control variable is counted in a 32-bit slot and stored each iteration.
+    const bool shadow = var.indirect || storeWidth(vt) != calcWidth(c);
+    const Operand ctr = shadow ? frameSlot(8, 8) : var.at;
+    (void)eval(*s.from, vt, ctr);
+    std::optional<std::int64_t> toConst;
+    if (auto k = s.to ? g_.constant(*s.to, scope_) : std::nullopt; k && !wide && isConstantCandidate(*s.to)) {
+        toConst = k->i;
+    }
+    Operand to{};
+    if (!toConst) {
+        to = frameSlot(8, 8);
+        (void)eval(*s.to, vt, to);
+    }
+    bool stepKnown = true;
+    std::int64_t stepValue = 1;
+    Operand step{};
+    if (s.step != nullptr) {
+        stepKnown = false;
+        if (isConstantCandidate(*s.step)) {
+            if (auto k = g_.constant(*s.step, scope_)) {
+                stepKnown = true;
+                stepValue = k->i;
+            }
+        }
+        if (!stepKnown) {
+            step = frameSlot(8, 8);
+            (void)eval(*s.step, vt, step);
+            debugAt(s.step->span);
+            emit(wide ? Opcode::CHK_STEP_I64 : Opcode::CHK_STEP_I32, {step});
+        }
+    }
+    const std::uint32_t mark = frameTop_;
+    // Exit test: `ctr > to` (or `<` for a negative step).
+    auto exitIf = [&](bool pastOrAt, std::vector<std::uint32_t>& out, bool down) {
+        // pastOrAt: jump when ctr is at or past the bound (before stepping), else when past it.
+        int rel = down ? (pastOrAt ? 3 : 2) : (pastOrAt ? 5 : 4); // 2 Lt, 3 Le, 4 Gt, 5 Ge
+        static const Opcode kImm[6] = {Opcode::JEQ_I32_IMM, Opcode::JNE_I32_IMM, Opcode::JLT_I32_IMM,
+                                       Opcode::JLE_I32_IMM, Opcode::JGT_I32_IMM, Opcode::JGE_I32_IMM};
+        static const Opcode k32[6] = {Opcode::JEQ_I32, Opcode::JNE_I32, Opcode::JLT_I32,
+                                      Opcode::JLE_I32, Opcode::JGT_I32, Opcode::JGE_I32};
+        static const Opcode k64[6] = {Opcode::JEQ_I64, Opcode::JNE_I64, Opcode::JLT_I64,
+                                      Opcode::JLE_I64, Opcode::JGT_I64, Opcode::JGE_I64};
+        if (toConst) {
+            emitJump(kImm[rel], {ctr, imm(static_cast<std::uint32_t>(*toConst))}, out);
+        } else {
+            emitJump(wide ? k64[rel] : k32[rel], {ctr, to}, out);
+        }
+    };
+    LoopLabels labels;
+    std::vector<std::uint32_t> downEntry;
+    if (!stepKnown) {
+        emitJump(wide ? Opcode::JLT_I64 : Opcode::JLT_I32_IMM,
+                 wide ? std::initializer_list<Operand>{step, constant64(0)}
+                      : std::initializer_list<Operand>{step, imm(0)},
+                 downEntry);
+    }
+    const bool down = stepKnown && stepValue < 0;
+    exitIf(false, labels.exits, down);
+    std::vector<std::uint32_t> bodyEntry;
+    if (!stepKnown) {
+        emitJump(Opcode::JMP, {}, bodyEntry);
+        patch(downEntry, here());
+        exitIf(false, labels.exits, true);
+    }
+    patch(bodyEntry, here());
+    const std::uint32_t top = here();
+    if (shadow) {
+        store(var, Value{ctr, c, vt});
+    }
+    loops_.push_back(&labels);
+    lowerBody(s.body);
+    loops_.pop_back();
+    frameTop_ = mark;
+    patch(labels.continues, here());
+    if (shadow) { // the body may not change the counter, but a load keeps the value consistent
+        const Value cur = load(var, c);
+        if (cur.at.word != ctr.word) {
+            emit(wide ? Opcode::MOV_64 : Opcode::MOV_32, {ctr, cur.at});
+        }
+    }
+    if (stepKnown) {
+        exitIf(true, labels.exits, down);
+        if (wide) {
+            emit(Opcode::ADD_I64_IMM, {ctr, ctr, imm(static_cast<std::uint32_t>(stepValue)),
+                                       imm(static_cast<std::uint32_t>(static_cast<std::uint64_t>(stepValue) >> 32))});
+        } else {
+            emit(Opcode::ADD_I32_IMM, {ctr, ctr, imm(static_cast<std::uint32_t>(stepValue))});
+        }
+    } else {
+        std::vector<std::uint32_t> negative;
+        std::vector<std::uint32_t> stepIt;
+        emitJump(wide ? Opcode::JLT_I64 : Opcode::JLT_I32_IMM,
+                 wide ? std::initializer_list<Operand>{step, constant64(0)}
+                      : std::initializer_list<Operand>{step, imm(0)},
+                 negative);
+        exitIf(true, labels.exits, false);
+        emitJump(Opcode::JMP, {}, stepIt);
+        patch(negative, here());
+        exitIf(true, labels.exits, true);
+        patch(stepIt, here());
+        emit(wide ? Opcode::ADD_I64 : Opcode::ADD_I32, {ctr, ctr, step});
+    }
+    emit(Opcode::JMP, {imm(top)});
+    patch(labels.exits, here());
+}
+
+} // namespace takt::compiler::codegen

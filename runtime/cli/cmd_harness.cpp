@@ -1,0 +1,19 @@
+// `takt harness`: the deterministic NDJSON harness on stdin/stdout (seed 001, PROTOCOLS.md).
+#include <iostream>
+
+#include "commands.h"
+#include "takt/agent/harness.h"
+
+namespace takt::cli {
+
+void registerHarness(CLI::App& app, int& exitCode) {
+    CLI::App* cmd = app.add_subcommand("harness", "Deterministic NDJSON harness on stdin/stdout");
+    cmd->callback([&exitCode] {
+        std::ios::sync_with_stdio(false);
+        agent::Harness harness(agent::defaultHarnessDeps());
+        harness.serve(std::cin, std::cout);
+        exitCode = kExitOk;
+    });
+}
+
+} // namespace takt::cli

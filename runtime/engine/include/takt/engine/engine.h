@@ -1,0 +1,106 @@
+#pragma once
+// The cycle executor: one loaded program, its process image (%I/%Q/%M), task scheduling on an
+// injectable clock, cold/warm restart and online change (ARCHITECTURE.md).
+//
+// A cycle: read the clock once; copy %I (and bound inputs) into the data image; run the tasks
+// that are due in priority order (lower number first, ties in declaration order), each task's
+// programs in declaration order; then every program bound to no task; copy outputs to %Q/%M.
+// A fault aborts the rest of the cycle; writes already done stay.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "takt/engine/program.h"
+#include "takt/engine/transfer.h"
+
+namespace takt::engine {
+
+class Clock {
+public:
+    virtual ~Clock() = default;
+    [[nodiscard]] virtual std::int64_t nowNs() = 0;
+};
+
+// Time moves only when told to (the harness; ARCHITECTURE.md "Determinism").
+class VirtualClock final : public Clock {
+public:
+    [[nodiscard]] std::int64_t nowNs() override { return now_; }
+    [[nodiscard]] std::int64_t now() const { return now_; }
+    void advance(std::int64_t ns) { now_ += ns; }
+    void set(std::int64_t ns) { now_ = ns; }
+
+private:
+    std::int64_t now_ = 0;
+};
+
+enum class RestartMode : std::uint8_t { Cold, Warm };
+
+// A binding between a data-image variable and the process image, added at run time
+// (harness bind_direct) in addition to the Module's own located variables.
+struct DirectBinding {
+    bytecode::IoArea area = bytecode::IoArea::Input;
+    std::uint32_t byteOffset = 0;
+    std::uint8_t bit = 0;
+    std::uint32_t size = 0; // 0: one bit
+    std::uint32_t imageOffset = 0;
+};
+
+class Engine {
+public:
+    Engine(std::unique_ptr<CodeRunner> runner, Clock& clock);
+
+    // Takes ownership of a program and cold-starts it (initial image + init code). Runs no cycle.
+    // On an init fault the engine keeps no program and returns false with `report`.
+    bool load(std::unique_ptr<LoadedProgram> program, FaultReport& report);
+    [[nodiscard]] bool loaded() const { return program_ != nullptr; }
+    [[nodiscard]] LoadedProgram& program() { return *program_; }
+    [[nodiscard]] const LoadedProgram& program() const { return *program_; }
+
+    // Runs one cycle. False when a program faulted; `report` then names it.
+    bool runCycle(FaultReport& report);
+    [[nodiscard]] std::uint64_t cycleCount() const { return cycles_; }
+    [[nodiscard]] std::int64_t lastCycleTime() const { return lastNow_; }
+
+    // Cold: everything re-initialised. Warm: RETAIN variables keep their values. Task state
+    // (interval phase, SINGLE edges) starts afresh; the process image is kept.
+    bool restart(RestartMode mode, FaultReport& report);
+
+    // Online change, step 1 (off the cycle): cold-initialise `next` and compute the plan from
+    // the current program. `warm` restricts the plan to RETAIN variables (warm-restart
+    // semantics). On failure the current program is untouched.
+    bool prepareChange(std::unique_ptr<LoadedProgram> next, bool warm, FaultReport& report);
+    // Step 2 (at a cycle boundary): memcpy runs, swap. Returns the report of the change.
+    TransferReport applyChange();
+
+    // Process image areas (bytes). Sized from the Module's IO bindings; grown on demand off the
+    // cycle (harness addresses beyond the program's own).
+    [[nodiscard]] std::vector<std::uint8_t>& area(bytecode::IoArea a);
+    void ensureArea(bytecode::IoArea a, std::size_t bytes);
+    void addBinding(const DirectBinding& b);
+    void clearBindings() { extraBindings_.clear(); }
+
+private:
+    void resetTaskState();
+    void sizeProcessImage();
+    void copyIn();
+    void copyOut();
+    bool coldInit(LoadedProgram& p, FaultReport& report);
+
+    std::unique_ptr<CodeRunner> runner_;
+    Clock& clock_;
+    std::unique_ptr<LoadedProgram> program_;
+    std::unique_ptr<LoadedProgram> pending_;
+    TransferPlan pendingPlan_;
+    std::uint64_t cycles_ = 0;
+    std::int64_t lastNow_ = 0;
+    std::vector<std::uint8_t> inputs_, outputs_, memory_;
+    std::vector<DirectBinding> extraBindings_;
+    // Per task: last start time (cyclic) / previous SINGLE value (event); order by priority.
+    std::vector<std::int64_t> taskLastRun_;
+    std::vector<std::uint8_t> taskLastSingle_;
+    std::vector<std::uint32_t> taskOrder_;
+    std::vector<bool> taskDue_;
+};
+
+} // namespace takt::engine

@@ -1,0 +1,71 @@
+#pragma once
+// A program as the engine holds it: the verified Module plus the one data image it runs on.
+// The image (constants + globals + call stack) is allocated once at load; nothing in a cycle
+// allocates. The code that executes POU bodies is behind CodeRunner so the engine's
+// scheduling, restart and online-change logic does not depend on how instructions run.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "takt/bytecode/module.h"
+
+namespace takt::engine {
+
+// A runtime fault as the runner reports it; the engine maps codeOffset through the debug map.
+struct Fault {
+    std::string message;
+    std::uint32_t pou = bytecode::kNone;        // index into Module::pous
+    std::uint32_t codeOffset = bytecode::kNone; // faulting instruction (debug map key)
+};
+
+// A fault with its source position, as reported to users (PROTOCOLS.md runtime_cycle_error).
+struct FaultReport {
+    std::string message;
+    std::string pou;
+    std::string path; // source file
+    std::uint32_t line = 0;
+    std::uint32_t column = 0;
+};
+
+class LoadedProgram {
+public:
+    // `hash` is the program hash (hex SHA-256 of the container) when known.
+    LoadedProgram(std::shared_ptr<const bytecode::Module> module, std::string hash);
+
+    [[nodiscard]] const bytecode::Module& module() const { return *module_; }
+    [[nodiscard]] const std::shared_ptr<const bytecode::Module>& modulePtr() const { return module_; }
+    [[nodiscard]] const std::string& hash() const { return hash_; }
+    [[nodiscard]] std::uint8_t* image() { return image_.data(); }
+    [[nodiscard]] const std::uint8_t* image() const { return image_.data(); }
+    [[nodiscard]] std::size_t imageSize() const { return image_.size(); }
+
+    // Copies the initial image over constants and globals and clears the stack (cold start;
+    // the init code is run by the engine through its runner).
+    void resetToInitialImage();
+
+    // Source position of a fault through the debug map.
+    [[nodiscard]] FaultReport describe(const Fault& fault) const;
+
+private:
+    std::shared_ptr<const bytecode::Module> module_;
+    std::string hash_;
+    std::vector<std::uint8_t> image_;
+};
+
+// Executes bytecode on a LoadedProgram's image. The VM implements it; tests use scripted
+// runners. `nowNs` is the cycle timestamp (one per cycle; TIME()/timers read it).
+class CodeRunner {
+public:
+    virtual ~CodeRunner() = default;
+    // Called off the cycle when `program` becomes the one that runs (load, online change), so
+    // per-program set-up never happens inside a cycle.
+    virtual void attach(LoadedProgram& program) { (void)program; }
+    // Runs Module::initCode (if any) after the initial image was copied.
+    virtual bool runInit(LoadedProgram& program, Fault& fault) = 0;
+    // Runs one PROGRAM body on its instance data.
+    virtual bool runProgram(LoadedProgram& program, const bytecode::ProgramInstance& instance, std::int64_t nowNs,
+                            Fault& fault) = 0;
+};
+
+} // namespace takt::engine

@@ -1,0 +1,46 @@
+#pragma once
+// Variable access by path (LANGUAGE.md "names") and the typed JSON value codec shared by the
+// harness, the agent API and the control endpoint (PROTOCOLS.md "Typed values").
+//
+// Paths: case-insensitive; a bare name is a global first, then a variable of the first program
+// instance; `P1.x`, `fb.q`, `arr[2]`, `s.field`, `m[1, 2]` descend through the TypeDesc fields
+// and array bounds into one (offset, type) in the data image.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <rapidjson/document.h>
+
+#include "takt/bytecode/module.h"
+
+namespace takt::engine {
+
+struct VarRef {
+    std::uint32_t offset = 0; // in the data image
+    std::uint32_t type = bytecode::kNone;
+    bool constant = false; // CONSTANT variables refuse writes
+};
+
+// Resolves `path`; on failure returns false with a message naming the offending segment.
+[[nodiscard]] bool resolvePath(const bytecode::Module& module, std::string_view path, VarRef& out, std::string& error);
+
+// The IEC name of an elementary kind ("INT", "TOD"); "" for composite kinds.
+[[nodiscard]] std::string_view elementaryName(bytecode::ValueKind kind);
+
+using JsonAllocator = rapidjson::MemoryPoolAllocator<rapidjson::CrtAllocator>;
+
+// Writes the typed JSON of the value at `data` (which has type `type`) into `out`.
+void encodeValue(const bytecode::Module& module, std::uint32_t type, const std::uint8_t* data, rapidjson::Value& out,
+                 JsonAllocator& alloc);
+// The same for an elementary kind without a TypeDesc (direct addresses: BOOL, BYTE, …).
+void encodeElementary(bytecode::ValueKind kind, const std::uint8_t* data, rapidjson::Value& out, JsonAllocator& alloc);
+
+// Parses a typed JSON value into the storage of `type` at `data`. Range-checked: a value that
+// does not fit, has the wrong shape or the wrong kind of type is an error and `data` may be
+// partly written only for composites (callers decode into scratch first when that matters).
+[[nodiscard]] bool decodeValue(const bytecode::Module& module, std::uint32_t type, const rapidjson::Value& in,
+                               std::uint8_t* data, std::string& error);
+[[nodiscard]] bool decodeElementary(bytecode::ValueKind kind, std::uint32_t size, std::uint32_t stringLength,
+                                    const rapidjson::Value& in, std::uint8_t* data, std::string& error);
+
+} // namespace takt::engine

@@ -1,0 +1,256 @@
+#include "takt/engine/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <numeric>
+
+namespace takt::engine {
+namespace {
+
+using bytecode::IoArea;
+using bytecode::kNone;
+
+constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::min();
+
+void copyToImage(const std::vector<std::uint8_t>& area, std::uint32_t byteOffset, std::uint8_t bit, std::uint32_t size,
+                 std::uint8_t* image) {
+    if (size == 0) {
+        *image = static_cast<std::uint8_t>((area[byteOffset] >> bit) & 1u);
+    } else {
+        std::memcpy(image, area.data() + byteOffset, size);
+    }
+}
+
+void copyFromImage(std::vector<std::uint8_t>& area, std::uint32_t byteOffset, std::uint8_t bit, std::uint32_t size,
+                   const std::uint8_t* image) {
+    if (size == 0) {
+        const auto mask = static_cast<std::uint8_t>(1u << bit);
+        area[byteOffset] =
+            static_cast<std::uint8_t>(*image != 0 ? (area[byteOffset] | mask) : (area[byteOffset] & ~mask));
+    } else {
+        std::memcpy(area.data() + byteOffset, image, size);
+    }
+}
+
+} // namespace
+
+Engine::Engine(std::unique_ptr<CodeRunner> runner, Clock& clock) : runner_(std::move(runner)), clock_(clock) {}
+
+std::vector<std::uint8_t>& Engine::area(IoArea a) {
+    switch (a) {
+    case IoArea::Input: return inputs_;
+    case IoArea::Output: return outputs_;
+    default: return memory_;
+    }
+}
+
+void Engine::ensureArea(IoArea a, std::size_t bytes) {
+    std::vector<std::uint8_t>& v = area(a);
+    if (v.size() < bytes) {
+        v.resize(bytes, 0);
+    }
+}
+
+void Engine::addBinding(const DirectBinding& b) {
+    ensureArea(b.area, static_cast<std::size_t>(b.byteOffset) + std::max<std::uint32_t>(b.size, 1));
+    extraBindings_.push_back(b);
+}
+
+void Engine::sizeProcessImage() {
+    for (const bytecode::IoBinding& b : program_->module().io) {
+        ensureArea(b.area, static_cast<std::size_t>(b.byteOffset) + std::max<std::uint32_t>(b.size, 1));
+    }
+}
+
+void Engine::resetTaskState() {
+    const auto& tasks = program_->module().tasks;
+    taskOrder_.resize(tasks.size());
+    std::iota(taskOrder_.begin(), taskOrder_.end(), 0u);
+    std::stable_sort(taskOrder_.begin(), taskOrder_.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return tasks[a].priority < tasks[b].priority; });
+    taskLastRun_.assign(tasks.size(), kNever);
+    taskLastSingle_.assign(tasks.size(), 0);
+    taskDue_.assign(tasks.size(), false);
+}
+
+bool Engine::coldInit(LoadedProgram& p, FaultReport& report) {
+    p.resetToInitialImage();
+    Fault fault;
+    if (p.module().initCode != kNone && !runner_->runInit(p, fault)) {
+        report = p.describe(fault);
+        return false;
+    }
+    return true;
+}
+
+bool Engine::load(std::unique_ptr<LoadedProgram> program, FaultReport& report) {
+    program_ = std::move(program);
+    pending_.reset();
+    cycles_ = 0;
+    extraBindings_.clear();
+    sizeProcessImage();
+    resetTaskState();
+    runner_->attach(*program_);
+    if (!coldInit(*program_, report)) {
+        program_.reset();
+        return false;
+    }
+    return true;
+}
+
+void Engine::copyIn() {
+    const bytecode::Module& m = program_->module();
+    std::uint8_t* image = program_->image();
+    for (const bytecode::IoBinding& b : m.io) {
+        if (b.area != IoArea::Output) {
+            copyToImage(area(b.area), b.byteOffset, b.bit, b.size, image + b.imageOffset);
+        }
+    }
+    for (const DirectBinding& b : extraBindings_) {
+        if (b.area == IoArea::Input) {
+            copyToImage(inputs_, b.byteOffset, b.bit, b.size, image + b.imageOffset);
+        }
+    }
+}
+
+void Engine::copyOut() {
+    const bytecode::Module& m = program_->module();
+    const std::uint8_t* image = program_->image();
+    for (const bytecode::IoBinding& b : m.io) {
+        if (b.area != IoArea::Input) {
+            copyFromImage(area(b.area), b.byteOffset, b.bit, b.size, image + b.imageOffset);
+        }
+    }
+    for (const DirectBinding& b : extraBindings_) {
+        if (b.area != IoArea::Input) {
+            copyFromImage(area(b.area), b.byteOffset, b.bit, b.size, image + b.imageOffset);
+        }
+    }
+}
+
+bool Engine::runCycle(FaultReport& report) {
+    const std::int64_t now = clock_.nowNs();
+    lastNow_ = now;
+    ++cycles_;
+    copyIn();
+    const bytecode::Module& m = program_->module();
+    // Which tasks are due is decided once, at the start of the cycle.
+    for (std::size_t t = 0; t < m.tasks.size(); ++t) {
+        const bytecode::TaskEntry& task = m.tasks[t];
+        bool due = false;
+        if (task.singleOffset != kNone) {
+            const std::uint8_t v = program_->image()[task.singleOffset] != 0 ? 1 : 0;
+            due = v != 0 && taskLastSingle_[t] == 0;
+            taskLastSingle_[t] = v;
+        } else if (task.intervalNs > 0) {
+            if (taskLastRun_[t] == kNever) {
+                due = true;
+                taskLastRun_[t] = now;
+            } else if (now - taskLastRun_[t] >= task.intervalNs) {
+                due = true;
+                // Keep the phase: the next release is a whole number of intervals later.
+                taskLastRun_[t] += ((now - taskLastRun_[t]) / task.intervalNs) * task.intervalNs;
+            }
+        } else {
+            due = true;
+        }
+        taskDue_[t] = due;
+    }
+    Fault fault;
+    const auto runOne = [&](const bytecode::ProgramInstance& inst) {
+        if (runner_->runProgram(*program_, inst, now, fault)) {
+            return true;
+        }
+        report = program_->describe(fault);
+        if (report.pou.empty() && inst.pou < m.pous.size()) {
+            report.pou = m.pous[inst.pou].name;
+        }
+        return false;
+    };
+    bool ok = true;
+    for (std::uint32_t t : taskOrder_) {
+        if (!taskDue_[t]) {
+            continue;
+        }
+        for (const bytecode::ProgramInstance& inst : m.programs) {
+            if (inst.task == t && !runOne(inst)) {
+                ok = false;
+                break;
+            }
+        }
+        if (!ok) {
+            break;
+        }
+    }
+    if (ok) {
+        for (const bytecode::ProgramInstance& inst : m.programs) {
+            // TEST_PROGRAM instances are run by `takt test`, never by the scan cycle.
+            if (inst.pou < m.pous.size() && m.pous[inst.pou].kind == bytecode::PouKind::TestProgram) {
+                continue;
+            }
+            if ((inst.task == kNone || inst.task >= m.tasks.size()) && !runOne(inst)) {
+                ok = false;
+                break;
+            }
+        }
+    }
+    copyOut();
+    return ok;
+}
+
+bool Engine::restart(RestartMode mode, FaultReport& report) {
+    if (mode == RestartMode::Cold) {
+        resetTaskState();
+        return coldInit(*program_, report);
+    }
+    const bytecode::Module& m = program_->module();
+    const TransferPlan plan = computeTransferPlan(m, m, true);
+    const std::vector<std::uint8_t> saved(program_->image(), program_->image() + program_->imageSize());
+    resetTaskState();
+    if (!coldInit(*program_, report)) {
+        return false;
+    }
+    applyTransferPlan(plan, saved.data(), program_->image());
+    return true;
+}
+
+bool Engine::prepareChange(std::unique_ptr<LoadedProgram> next, bool warm, FaultReport& report) {
+    pending_.reset();
+    if (!coldInit(*next, report)) {
+        return false;
+    }
+    TransferPlan plan = computeTransferPlan(program_->module(), next->module(), warm);
+    for (const TransferCopy& c : plan.copies) {
+        if (static_cast<std::size_t>(c.from) + c.size > program_->imageSize() ||
+            static_cast<std::size_t>(c.to) + c.size > next->imageSize()) {
+            report = FaultReport{};
+            report.message = "transfer plan addresses data outside the program image";
+            return false;
+        }
+    }
+    plan.report.oldHash = program_->hash();
+    plan.report.newHash = next->hash();
+    pendingPlan_ = std::move(plan);
+    pending_ = std::move(next);
+    return true;
+}
+
+TransferReport Engine::applyChange() {
+    const auto t0 = std::chrono::steady_clock::now();
+    applyTransferPlan(pendingPlan_, program_->image(), pending_->image());
+    const std::size_t oldTasks = program_->module().tasks.size();
+    program_ = std::move(pending_);
+    runner_->attach(*program_);
+    if (program_->module().tasks.size() != oldTasks) {
+        resetTaskState();
+    }
+    sizeProcessImage();
+    TransferReport r = std::move(pendingPlan_.report);
+    r.pauseNs = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    pendingPlan_ = TransferPlan{};
+    return r;
+}
+
+} // namespace takt::engine

@@ -1,0 +1,211 @@
+// Variable paths -> (offset, type). Resolution goes through Module::variables for the roots and
+// through TypeDesc fields / bounds below them, so array elements and struct members need no
+// table entries of their own.
+#include <cctype>
+#include <charconv>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "takt/engine/values.h"
+
+namespace takt::engine {
+namespace {
+
+using bytecode::Module;
+using bytecode::TypeDesc;
+using bytecode::ValueKind;
+
+bool equalsIgnoreCase(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) {
+        return false;
+    }
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+struct Segment {
+    std::string_view name;             // empty for an index segment
+    std::vector<std::int64_t> indices; // for an index segment
+};
+
+bool isIdentChar(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) {
+        s.remove_prefix(1);
+    }
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) {
+        s.remove_suffix(1);
+    }
+    return s;
+}
+
+bool parsePath(std::string_view path, std::vector<Segment>& out, std::string& error) {
+    std::size_t i = 0;
+    bool expectName = true;
+    while (i < path.size()) {
+        if (expectName) {
+            std::size_t start = i;
+            while (i < path.size() && isIdentChar(path[i])) {
+                ++i;
+            }
+            if (i == start) {
+                error = fmt::format("malformed path '{}': expected a name at position {}", path, start + 1);
+                return false;
+            }
+            out.push_back(Segment{path.substr(start, i - start), {}});
+            expectName = false;
+            continue;
+        }
+        if (path[i] == '.') {
+            ++i;
+            expectName = true;
+            continue;
+        }
+        if (path[i] == '[') {
+            std::size_t close = path.find(']', i);
+            if (close == std::string_view::npos) {
+                error = fmt::format("malformed path '{}': missing ']'", path);
+                return false;
+            }
+            Segment seg;
+            std::string_view list = path.substr(i + 1, close - i - 1);
+            while (true) {
+                std::size_t comma = list.find(',');
+                std::string_view item = trim(list.substr(0, comma));
+                std::int64_t v = 0;
+                auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+                if (item.empty() || ec != std::errc{} || p != item.data() + item.size()) {
+                    error = fmt::format("malformed path '{}': index '{}' is not an integer", path, item);
+                    return false;
+                }
+                seg.indices.push_back(v);
+                if (comma == std::string_view::npos) {
+                    break;
+                }
+                list.remove_prefix(comma + 1);
+            }
+            out.push_back(std::move(seg));
+            i = close + 1;
+            continue;
+        }
+        error = fmt::format("malformed path '{}': unexpected '{}'", path, path[i]);
+        return false;
+    }
+    if (expectName) {
+        error = fmt::format("malformed path '{}'", path);
+        return false;
+    }
+    return true;
+}
+
+const bytecode::FieldDesc* findField(const TypeDesc& t, std::string_view name) {
+    for (const bytecode::FieldDesc& f : t.fields) {
+        if (equalsIgnoreCase(f.name, name)) {
+            return &f;
+        }
+    }
+    return nullptr;
+}
+
+bool resolveRoot(const Module& m, std::string_view name, VarRef& out) {
+    for (const bytecode::VarEntry& v : m.variables) {
+        if (v.path.find('.') == std::string::npos && equalsIgnoreCase(v.path, name)) {
+            out = VarRef{v.offset, v.type, v.constant};
+            return true;
+        }
+    }
+    for (const bytecode::ProgramInstance& p : m.programs) {
+        if (equalsIgnoreCase(p.name, name) && p.pou < m.pous.size()) {
+            out = VarRef{p.offset, m.pous[p.pou].instanceType, false};
+            return true;
+        }
+    }
+    for (const bytecode::ProgramInstance& p : m.programs) {
+        if (p.pou >= m.pous.size() || m.pous[p.pou].kind == bytecode::PouKind::TestProgram) {
+            continue; // the first real program instance
+        }
+        if (p.pou < m.pous.size() && m.pous[p.pou].instanceType < m.types.size()) {
+            if (const bytecode::FieldDesc* f = findField(m.types[m.pous[p.pou].instanceType], name)) {
+                out = VarRef{p.offset + f->offset, f->type, false};
+                // CONSTANT members are marked in the variable table.
+                for (const bytecode::VarEntry& v : m.variables) {
+                    if (v.offset == out.offset && v.type == out.type && v.constant) {
+                        out.constant = true;
+                    }
+                }
+                return true;
+            }
+        }
+        break;
+    }
+    return false;
+}
+
+} // namespace
+
+bool resolvePath(const Module& m, std::string_view path, VarRef& out, std::string& error) {
+    std::vector<Segment> segs;
+    if (!parsePath(trim(path), segs, error)) {
+        return false;
+    }
+    VarRef cur;
+    if (!resolveRoot(m, segs.front().name, cur)) {
+        error = fmt::format("unknown variable '{}'", segs.front().name);
+        return false;
+    }
+    for (std::size_t s = 1; s < segs.size(); ++s) {
+        if (cur.type >= m.types.size()) {
+            error = fmt::format("'{}': variable has no type information", path);
+            return false;
+        }
+        const TypeDesc& t = m.types[cur.type];
+        const Segment& seg = segs[s];
+        if (!seg.name.empty()) {
+            const bool composite =
+                t.kind == ValueKind::Struct || t.kind == ValueKind::FunctionBlock || t.kind == ValueKind::Program;
+            const bytecode::FieldDesc* f = composite ? findField(t, seg.name) : nullptr;
+            if (f == nullptr) {
+                error = fmt::format("'{}': {} has no member '{}'", path, t.name, seg.name);
+                return false;
+            }
+            cur.offset += f->offset;
+            cur.type = f->type;
+            continue;
+        }
+        if (t.kind != ValueKind::Array || t.element >= m.types.size()) {
+            error = fmt::format("'{}': {} is not an array", path, t.name);
+            return false;
+        }
+        const std::size_t dims = t.bounds.size() / 2;
+        if (seg.indices.size() != dims) {
+            error =
+                fmt::format("'{}': {} has {} dimension(s), {} index(es) given", path, t.name, dims, seg.indices.size());
+            return false;
+        }
+        std::uint64_t linear = 0;
+        for (std::size_t d = 0; d < dims; ++d) {
+            const std::int64_t lo = t.bounds[2 * d];
+            const std::int64_t hi = t.bounds[2 * d + 1];
+            const std::int64_t idx = seg.indices[d];
+            if (idx < lo || idx > hi) {
+                error = fmt::format("'{}': index {} out of bounds {}..{}", path, idx, lo, hi);
+                return false;
+            }
+            linear = linear * static_cast<std::uint64_t>(hi - lo + 1) + static_cast<std::uint64_t>(idx - lo);
+        }
+        cur.offset += static_cast<std::uint32_t>(linear * m.types[t.element].size);
+        cur.type = t.element;
+    }
+    out = cur;
+    return true;
+}
+
+} // namespace takt::engine

@@ -1,0 +1,289 @@
+// Compiled ST run in the VM: the back end's code computes what the language says. Each test
+// compiles a program, runs cycles on a virtual clock and reads variables through the
+// module's variable table.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "takt/bytecode/verifier.h"
+#include "takt/compiler/codegen.h"
+#include "takt/compiler/names.h"
+#include "takt/compiler/parser.h"
+#include "takt/compiler/sema.h"
+#include "takt/compiler/sema/model.h"
+#include "takt/vm/vm.h"
+
+namespace takt::compiler {
+namespace {
+
+class Runner {
+public:
+    explicit Runner(const std::string& text, CodegenOptions options = {}) {
+        const FileId id = sm_.add("main.st", text);
+        units_.push_back(parseSource(sm_.file(id), diags_));
+        auto analysis = analyze(units_, sm_, diags_);
+        model_ = analysis.model;
+        if (!diags_.hasErrors()) {
+            ok = generate(*model_, units_, sm_, options, module_, diags_);
+        }
+        if (ok) {
+            const auto v = bytecode::verify(module_);
+            verifyMessage = v.message;
+            ok = v.ok();
+        }
+        if (ok) {
+            image_.resize(vm::Vm::requiredImageSize(module_));
+            vm_ = std::make_unique<vm::Vm>(module_, image_);
+            vm_->resetImage();
+            initTrap = vm_->runInit();
+        }
+    }
+
+    [[nodiscard]] std::string errors() const { return renderHuman(diags_.diagnostics(), sm_) + verifyMessage; }
+
+    // One cycle: every program instance in order; dtMs of virtual time per cycle.
+    vm::Trap cycle(std::int64_t dtMs = 1) {
+        vm_->setCycleTime(now_);
+        now_ += dtMs * 1'000'000;
+        for (const auto& p : module_.programs) {
+            if (module_.pous[p.pou].kind != bytecode::PouKind::Program) {
+                continue;
+            }
+            const vm::Trap t = vm_->runPou(p.pou, p.offset);
+            if (t != vm::Trap::None) {
+                return t;
+            }
+        }
+        return vm::Trap::None;
+    }
+
+    template <typename T> T get(std::string_view path) const {
+        for (const auto& v : module_.variables) {
+            if (sameName(v.path, path)) {
+                T out{};
+                std::memcpy(&out, image_.data() + v.offset, sizeof(T));
+                return out;
+            }
+        }
+        ADD_FAILURE() << "no variable " << path;
+        return T{};
+    }
+
+    bool ok = false;
+    vm::Trap initTrap = vm::Trap::None;
+    std::string verifyMessage;
+    const bytecode::Module& module() const { return module_; }
+
+private:
+    SourceManager sm_;
+    DiagnosticSink diags_;
+    std::vector<ast::CompilationUnit> units_;
+    std::shared_ptr<SemanticModel> model_;
+    bytecode::Module module_;
+    std::vector<std::uint8_t> image_;
+    std::unique_ptr<vm::Vm> vm_;
+    std::int64_t now_ = 0;
+};
+
+TEST(CodegenExec, IntegerArithmeticLoopsAndBranches) {
+    Runner r(R"(
+PROGRAM Main
+  VAR
+    i : DINT; sum : DINT; evens : INT; n : SINT := 120; w : UINT := 16#FFFF;
+    q : DINT; m : DINT; down : DINT; lastI : INT; wh : DINT; rp : DINT;
+  END_VAR
+  sum := 0;
+  FOR i := 1 TO 10 DO
+    sum := sum + i;
+    IF i MOD 2 = 0 THEN evens := evens + 1; END_IF;
+  END_FOR;
+  n := n + 10;            (* SINT wraps: 130 -> -126 *)
+  w := w + 1;             (* UINT wraps to 0 *)
+  q := -7 / 2;
+  m := -7 MOD 3;
+  down := 0;
+  FOR i := 10 TO 1 BY -3 DO down := down * 10 + i; END_FOR;
+  FOR lastI := 32760 TO 32767 DO END_FOR;   (* ends at the type's maximum *)
+  wh := 0;
+  WHILE wh < 100 DO wh := wh + 7; IF wh > 50 THEN EXIT; END_IF; END_WHILE;
+  rp := 0;
+  REPEAT rp := rp + 1; UNTIL rp >= 5 END_REPEAT;
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    EXPECT_EQ(r.get<std::int32_t>("Main.sum"), 55);
+    EXPECT_EQ(r.get<std::int16_t>("Main.evens"), 5);
+    EXPECT_EQ(r.get<std::int8_t>("Main.n"), -126);
+    EXPECT_EQ(r.get<std::uint16_t>("Main.w"), 0);
+    EXPECT_EQ(r.get<std::int32_t>("Main.q"), -3);
+    EXPECT_EQ(r.get<std::int32_t>("Main.m"), -1);
+    EXPECT_EQ(r.get<std::int32_t>("Main.down"), 10741);
+    EXPECT_EQ(r.get<std::int16_t>("Main.lastI"), 32767);
+    EXPECT_EQ(r.get<std::int32_t>("Main.wh"), 56);
+    EXPECT_EQ(r.get<std::int32_t>("Main.rp"), 5);
+}
+
+TEST(CodegenExec, FunctionsFbsAndCase) {
+    Runner r(R"(
+FUNCTION Scale : REAL
+  VAR_INPUT x : REAL; k : REAL := 2.0; END_VAR
+  VAR tmp : REAL := 1.0; END_VAR
+  tmp := tmp + x;        (* locals re-initialised on every call *)
+  Scale := tmp * k;
+END_FUNCTION
+FUNCTION_BLOCK Counter
+  VAR_INPUT step : INT := 1; END_VAR
+  VAR_OUTPUT value : INT; END_VAR
+  value := value + step;
+END_FUNCTION_BLOCK
+PROGRAM Main
+  VAR
+    a : REAL; b : REAL; c : Counter; v : INT; k : INT; out : INT;
+    t : TON; done : BOOL; cycles : INT;
+  END_VAR
+  a := Scale(x := 3.0);
+  b := Scale(x := 1.0, k := 10.0);
+  c(step := 5);
+  c();                    (* the input keeps 5 *)
+  c(value => v);
+  FOR k := 1 TO 3 DO
+    CASE k OF
+      1: out := out + 1;
+      2, 3: out := out + 10;
+    ELSE
+      out := 1000;
+    END_CASE;
+  END_FOR;
+  cycles := cycles + 1;
+  t(IN := TRUE, PT := T#5ms, Q => done);
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    EXPECT_FLOAT_EQ(r.get<float>("Main.a"), 8.0f);
+    EXPECT_FLOAT_EQ(r.get<float>("Main.b"), 20.0f);
+    EXPECT_EQ(r.get<std::int16_t>("Main.v"), 15);
+    EXPECT_EQ(r.get<std::int16_t>("Main.out"), 21);
+    EXPECT_FALSE(r.get<bool>("Main.done"));
+    for (int i = 0; i < 6; ++i) {
+        ASSERT_EQ(r.cycle(), vm::Trap::None);
+    }
+    EXPECT_TRUE(r.get<bool>("Main.done"));
+}
+
+TEST(CodegenExec, ArraysStructsBitsAndTraps) {
+    Runner r(R"(
+TYPE Pt : STRUCT x : INT; y : DINT; END_STRUCT; END_TYPE
+PROGRAM Main
+  VAR
+    a : ARRAY [-2..2] OF DINT; m : ARRAY [1..2, 0..2] OF INT; p : Pt; ps : ARRAY [1..3] OF Pt;
+    i : INT; s : DINT; w : WORD; bit : BOOL; idx : INT := 7; bad : DINT; init : INT := 4; after : INT := init + 1;
+  END_VAR
+  FOR i := -2 TO 2 DO a[i] := i * i; END_FOR;
+  m[2, 1] := 42;
+  p.x := 3; p.y := p.x * 2;
+  ps[2].y := 9;
+  s := a[-2] + a[2] + m[2, 1] + p.y + ps[2].y;
+  w := 0;
+  w.3 := TRUE;
+  bit := w.3;
+  bad := a[idx];
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.initTrap, vm::Trap::None);
+    EXPECT_EQ(r.get<std::int16_t>("Main.after"), 5);
+    EXPECT_EQ(r.cycle(), vm::Trap::ArrayBounds);
+    EXPECT_EQ(r.get<std::int32_t>("Main.s"), 4 + 4 + 42 + 6 + 9);
+    EXPECT_EQ(r.get<std::uint16_t>("Main.w"), 8);
+    EXPECT_TRUE(r.get<bool>("Main.bit"));
+}
+
+TEST(CodegenExec, StandardFunctions) {
+    Runner r(R"(
+PROGRAM Main
+  VAR
+    mx : DINT; lim : INT; v_mux : INT; v_sel : REAL; v_add : DINT; v_gt : BOOL; v_gt2 : BOOL;
+    r1 : INT; r2 : INT; r3 : INT; tr : DINT; v_shl : BYTE; v_rol : BYTE; sq : LREAL; ab : INT;
+    tm : TIME; q : BOOL;
+  END_VAR
+  mx := MAX(3, 9, -2, 7);
+  lim := LIMIT(0, 150, 100);
+  v_mux := MUX(2, 10, 20, 30);
+  v_sel := SEL(TRUE, 1.5, 2.5);
+  v_add := ADD(1, 2, 3, 4);
+  v_gt := GT(5, 3, 1);
+  v_gt2 := GT(5, 3, 4);
+  r1 := REAL_TO_INT(2.5);
+  r2 := REAL_TO_INT(3.5);
+  r3 := REAL_TO_INT(-2.5);
+  tr := TRUNC(-2.7);
+  v_shl := SHL(BYTE#16#81, 1);
+  v_rol := ROL(BYTE#16#81, 1);
+  sq := SQRT(16.0);
+  ab := ABS(-5);
+  tm := T#1s + T#500ms;
+  q := tm > T#1s;
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    EXPECT_EQ(r.get<std::int32_t>("Main.mx"), 9);
+    EXPECT_EQ(r.get<std::int16_t>("Main.lim"), 100);
+    EXPECT_EQ(r.get<std::int16_t>("Main.v_mux"), 30);
+    EXPECT_FLOAT_EQ(r.get<float>("Main.v_sel"), 2.5f);
+    EXPECT_EQ(r.get<std::int32_t>("Main.v_add"), 10);
+    EXPECT_TRUE(r.get<bool>("Main.v_gt"));
+    EXPECT_FALSE(r.get<bool>("Main.v_gt2"));
+    EXPECT_EQ(r.get<std::int16_t>("Main.r1"), 2);
+    EXPECT_EQ(r.get<std::int16_t>("Main.r2"), 4);
+    EXPECT_EQ(r.get<std::int16_t>("Main.r3"), -2);
+    EXPECT_EQ(r.get<std::int32_t>("Main.tr"), -2);
+    EXPECT_EQ(r.get<std::uint8_t>("Main.v_shl"), 0x02);
+    EXPECT_EQ(r.get<std::uint8_t>("Main.v_rol"), 0x03);
+    EXPECT_DOUBLE_EQ(r.get<double>("Main.sq"), 4.0);
+    EXPECT_EQ(r.get<std::int16_t>("Main.ab"), 5);
+    EXPECT_EQ(r.get<std::int64_t>("Main.tm"), 1'500'000'000);
+    EXPECT_TRUE(r.get<bool>("Main.q"));
+}
+
+std::string readFile(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// The benchmark programs compile, verify, run and their `check` variable evolves.
+class BenchProgram : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(BenchProgram, CompilesAndCheckEvolves) {
+    const std::string text = readFile(std::string("/work/shared/bench-programs/") + GetParam() + ".st");
+    if (text.empty()) {
+        GTEST_SKIP() << "bench program not available";
+    }
+    Runner r(text);
+    ASSERT_TRUE(r.ok) << r.errors();
+    std::string checkPath;
+    for (const auto& v : r.module().variables) {
+        if (v.path.size() > 6 && sameName(v.path.substr(v.path.size() - 6), ".check")) {
+            checkPath = v.path;
+        }
+    }
+    ASSERT_FALSE(checkPath.empty());
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    const double first = r.get<double>(checkPath);
+    for (int i = 0; i < 5; ++i) {
+        ASSERT_EQ(r.cycle(), vm::Trap::None);
+    }
+    EXPECT_NE(r.get<double>(checkPath), first);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, BenchProgram,
+                         ::testing::Values("int_arith", "fb_calls", "real_math", "timers_edges", "array_struct"));
+
+} // namespace
+} // namespace takt::compiler

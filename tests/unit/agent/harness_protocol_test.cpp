@@ -1,0 +1,273 @@
+// Replays the seed 001 examples (tests/protocol/seed001_replay.json) through the harness: once
+// in-process over a hand-built plant module, once through the real `takt harness` binary with
+// the compiled ST plant. Plus the protocol's robustness rules (bad lines, limits).
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "../engine/module_builder.h"
+#include "takt/agent/harness.h"
+
+namespace takt::agent {
+namespace {
+
+using bytecode::ValueKind;
+using testing::peek;
+using testing::poke;
+
+std::string readFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::string toJson(const rapidjson::Value& v) {
+    rapidjson::StringBuffer b;
+    rapidjson::Writer<rapidjson::StringBuffer> w(b);
+    v.Accept(w);
+    return b.GetString();
+}
+
+// Every member of `expected` is in `actual` with an equal value (objects recursively).
+bool subset(const rapidjson::Value& expected, const rapidjson::Value& actual) {
+    if (expected.IsObject()) {
+        if (!actual.IsObject()) {
+            return false;
+        }
+        for (auto it = expected.MemberBegin(); it != expected.MemberEnd(); ++it) {
+            auto found = actual.FindMember(it->name);
+            if (found == actual.MemberEnd() || !subset(it->value, found->value)) {
+                return false;
+            }
+        }
+        return true;
+    }
+    return expected == actual;
+}
+
+struct Step {
+    std::string note;
+    std::string request;
+    std::string expect;
+};
+
+std::vector<Step> loadSteps() {
+    rapidjson::Document d;
+    d.Parse(readFile(std::string(TAKT_SOURCE_DIR) + "/tests/protocol/seed001_replay.json").c_str());
+    std::vector<Step> steps;
+    if (d.HasParseError() || !d.IsObject()) {
+        return steps;
+    }
+    for (const auto& s : d["steps"].GetArray()) {
+        steps.push_back({s["note"].GetString(), s["request"].GetString(), toJson(s["expect"])});
+    }
+    return steps;
+}
+
+void checkResponses(const std::vector<Step>& steps, const std::vector<std::string>& responses) {
+    ASSERT_EQ(responses.size(), steps.size());
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        rapidjson::Document exp;
+        rapidjson::Document act;
+        exp.Parse(steps[i].expect.c_str());
+        act.Parse(responses[i].c_str());
+        ASSERT_FALSE(act.HasParseError()) << responses[i];
+        EXPECT_TRUE(subset(exp, act)) << "step " << i << " (" << steps[i].note << "): " << steps[i].request
+                                      << "\n  expected ⊆ " << steps[i].expect << "\n  got " << responses[i];
+    }
+}
+
+// The plant of the replay file as a hand-built module: Main with a TON-like timer in C++.
+struct Plant {
+    testing::ModuleBuilder b;
+    std::uint32_t pou = 0;
+    std::uint32_t fStart = 0, fRun = 0, fFault = 0, fQ = 0, fEt = 0, fSpeed = 0, fT0 = 0, fPrev = 0;
+    Plant() {
+        const std::uint32_t tBool = b.elementary(ValueKind::Bool, "BOOL", 1);
+        const std::uint32_t tTime = b.elementary(ValueKind::Time, "TIME", 8);
+        const std::uint32_t tInt = b.elementary(ValueKind::Int, "INT", 2);
+        const std::uint32_t prog = b.composite(ValueKind::Program, "Main",
+                                               {{"start_pb", tBool},
+                                                {"motor_run", tBool},
+                                                {"fault", tBool},
+                                                {"q", tBool},
+                                                {"et", tTime},
+                                                {"speed", tInt},
+                                                {"t0", tTime},
+                                                {"prev", tBool}});
+        pou = b.program("Main", prog);
+        const auto& f = b.m.types[prog].fields;
+        const std::uint32_t base = b.m.programs[0].offset;
+        fStart = base + f[0].offset;
+        fRun = base + f[1].offset;
+        fFault = base + f[2].offset;
+        fQ = base + f[3].offset;
+        fEt = base + f[4].offset;
+        fSpeed = base + f[5].offset;
+        fT0 = base + f[6].offset;
+        fPrev = base + f[7].offset;
+        b.m.access.push_back({"RemoteSpeed", "Main.speed", tInt, fSpeed, false});
+        b.m.access.push_back({"Status", "Main.speed", tInt, fSpeed, true});
+    }
+};
+
+HarnessDeps fakeDeps() {
+    auto plant = std::make_shared<Plant>();
+    HarnessDeps deps;
+    deps.compile = [plant](const std::vector<compiler::SourceText>& sources) {
+        CompileOutcome out;
+        if (sources.front().text.find("SYNTAX ERROR") != std::string::npos) {
+            out.status = CompileOutcome::Status::CompileError;
+            out.diagnosticsJson = R"([{"path":"source.st","line":1,"column":1,"end_line":1,"end_column":7,)"
+                                  R"("severity":"error","code":"E0001","message":"unexpected 'SYNTAX'"}])";
+            return out;
+        }
+        out.status = CompileOutcome::Status::Ok;
+        out.module = plant->b.build();
+        out.hash = "plant";
+        return out;
+    };
+    deps.makeRunner = [plant] {
+        auto r = std::make_unique<testing::ScriptedRunner>();
+        const Plant& p = *plant;
+        r->bodies[p.pou] = [&p](std::uint8_t* img, std::uint32_t, std::int64_t now, engine::Fault&) {
+            const bool in = img[p.fStart] != 0;
+            img[p.fRun] = static_cast<std::uint8_t>(in && img[p.fFault] == 0);
+            constexpr std::int64_t kPt = 100'000'000;
+            std::int64_t et = 0;
+            if (in) {
+                if (img[p.fPrev] == 0) {
+                    poke<std::int64_t>(img, p.fT0, now);
+                }
+                et = std::min(now - peek<std::int64_t>(img, p.fT0), kPt);
+            }
+            img[p.fPrev] = static_cast<std::uint8_t>(in);
+            poke<std::int64_t>(img, p.fEt, et);
+            img[p.fQ] = static_cast<std::uint8_t>(in && et >= kPt);
+            return true;
+        };
+        return std::unique_ptr<engine::CodeRunner>(std::move(r));
+    };
+    return deps;
+}
+
+TEST(HarnessReplay, SeedExamplesInProcess) {
+    const std::vector<Step> steps = loadSteps();
+    ASSERT_GE(steps.size(), 20u);
+    Harness h(fakeDeps());
+    std::vector<std::string> responses;
+    for (const Step& s : steps) {
+        responses.push_back(h.handleLine(s.request));
+    }
+    checkResponses(steps, responses);
+}
+
+TEST(HarnessReplay, SeedExamplesThroughBinary) {
+    const std::vector<Step> steps = loadSteps();
+    ASSERT_FALSE(steps.empty());
+    const std::string dir = ::testing::TempDir();
+    const std::string in = dir + "/harness_replay_in.ndjson";
+    const std::string out = dir + "/harness_replay_out.ndjson";
+    {
+        std::ofstream f(in, std::ios::binary);
+        for (const Step& s : steps) {
+            f << s.request << '\n';
+        }
+    }
+    const std::string cmd = std::string(TAKT_BINARY) + " harness < " + in + " > " + out;
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    std::ifstream f(out);
+    std::vector<std::string> responses;
+    for (std::string line; std::getline(f, line);) {
+        responses.push_back(line);
+    }
+    checkResponses(steps, responses);
+}
+
+TEST(HarnessProtocol, ErrorKindsAndShapes) {
+    Harness h(fakeDeps());
+    EXPECT_NE(h.handleLine(R"({"cmd":"snapshot"})").find(R"("kind":"not_loaded")"), std::string::npos);
+    const std::string ce = h.handleLine(R"({"cmd":"load","source":"SYNTAX ERROR"})");
+    EXPECT_NE(ce.find(R"("kind":"compile_error")"), std::string::npos) << ce;
+    EXPECT_NE(ce.find(R"("diagnostics":[{"path":"source.st","line":1)"), std::string::npos) << ce;
+    EXPECT_NE(h.handleLine(R"({"cmd":"load"})").find(R"("kind":"invalid_argument")"), std::string::npos);
+    ASSERT_NE(h.handleLine(R"({"cmd":"load","source":"x"})").find(R"("ok":true)"), std::string::npos);
+    // A reload that does not compile leaves the program loaded.
+    EXPECT_NE(h.handleLine(R"({"cmd":"reload","source":"SYNTAX ERROR"})").find("compile_error"), std::string::npos);
+    EXPECT_NE(h.handleLine(R"({"cmd":"snapshot","watch":["q"]})").find(R"("ok":true)"), std::string::npos);
+    // READ_ONLY access refuses writes; values that do not fit are refused.
+    EXPECT_NE(
+        h.handleLine(R"({"cmd":"set_access","name":"Status","value":{"type":"INT","value":1}})").find("READ_ONLY"),
+        std::string::npos);
+    EXPECT_NE(h.handleLine(R"({"cmd":"set_input","name":"speed","value":{"type":"INT","value":40000}})")
+                  .find("invalid_argument"),
+              std::string::npos);
+    EXPECT_NE(h.handleLine(R"({"cmd":"set_input","name":"speed","value":{"type":"BOOL","value":true}})")
+                  .find("invalid_argument"),
+              std::string::npos);
+    EXPECT_NE(h.handleLine(R"({"cmd":"bind_direct","name":"speed","address":"%IX0.0"})").find("invalid_argument"),
+              std::string::npos);
+    EXPECT_NE(h.handleLine(R"({"cmd":"bind_direct","name":"speed","address":"%IW3"})").find(R"("ok":true)"),
+              std::string::npos);
+    EXPECT_NE(h.handleLine(R"({"cmd":"set_direct_input","address":"%IW3","value":{"type":"WORD","value":513}})")
+                  .find(R"("ok":true)"),
+              std::string::npos);
+    ASSERT_NE(h.handleLine(R"({"cmd":"cycle"})").find(R"("ok":true)"), std::string::npos);
+    EXPECT_NE(h.handleLine(R"({"cmd":"get_output","name":"SPEED"})").find(R"({"type":"INT","value":513})"),
+              std::string::npos);
+    EXPECT_NE(h.handleLine(R"({"cmd":"restart","mode":"hot"})").find("invalid_argument"), std::string::npos);
+    EXPECT_NE(h.handleLine(R"({"cmd":"advance_time"})").find("invalid_argument"), std::string::npos);
+}
+
+TEST(HarnessProtocol, BadLinesDoNotStopTheServer) {
+    Harness h(fakeDeps());
+    std::string deep(100, '[');
+    deep += std::string(100, ']');
+    std::string huge = R"({"cmd":"snapshot","pad":")" + std::string(kMaxLineBytes + 10, 'x') + "\"}";
+    std::istringstream in("not json\n" + deep + "\n" + huge +
+                          "\n{\"cmd\":\"warp\"}\n\n{\"cmd\":\"advance_time\",\"duration_ms\":1}");
+    std::ostringstream out;
+    h.serve(in, out);
+    std::vector<std::string> lines;
+    std::istringstream res(out.str());
+    for (std::string l; std::getline(res, l);) {
+        lines.push_back(l);
+    }
+    ASSERT_EQ(lines.size(), 5u) << out.str().substr(0, 500);
+    for (int i = 0; i < 4; ++i) {
+        EXPECT_NE(lines[i].find(R"("kind":"invalid_request")"), std::string::npos) << lines[i];
+    }
+    EXPECT_NE(lines[1].find("64"), std::string::npos);
+    EXPECT_NE(lines[2].find("1 MiB"), std::string::npos);
+    EXPECT_EQ(lines[4], R"({"ok":true,"data":{}})");
+}
+
+TEST(HarnessProtocol, CycleFaultReportsPosition) {
+    HarnessDeps deps = fakeDeps();
+    deps.makeRunner = [] {
+        auto r = std::make_unique<testing::ScriptedRunner>();
+        r->bodies[0] = [](std::uint8_t*, std::uint32_t, std::int64_t, engine::Fault& f) {
+            f.message = "integer division or MOD by zero";
+            f.pou = 0;
+            return false;
+        };
+        return std::unique_ptr<engine::CodeRunner>(std::move(r));
+    };
+    Harness h(deps);
+    const std::string r = h.handleLine(R"({"cmd":"load","source":"x"})");
+    EXPECT_NE(r.find(R"("kind":"runtime_cycle_error")"), std::string::npos) << r;
+    EXPECT_NE(r.find(R"("errors":[{"message":"integer division or MOD by zero","pou":"Main")"), std::string::npos) << r;
+    EXPECT_NE(h.handleLine(R"({"cmd":"cycle"})").find("not_loaded"), std::string::npos);
+}
+
+} // namespace
+} // namespace takt::agent

@@ -1,0 +1,141 @@
+// Back end: golden disassembly of representative constructs. The listings pin the shape of
+// the generated code (direct memory-to-memory instructions, immediates, fused
+// compare-and-branch, arguments written into the callee's frame), not just its effect.
+#include "codegen_test_support.h"
+
+namespace takt::compiler::test {
+namespace {
+
+TEST(CodegenDisasm, ArithmeticLoopAndBranches) {
+    Compiled c(R"(
+PROGRAM Main
+  VAR i : DINT; x : DINT := 1; acc : DINT; n : INT; r : LREAL; END_VAR
+  x := x + 1;
+  acc := (acc + x * 3 + i) MOD 1000003;
+  n := n + 1;
+  FOR i := 1 TO 1000 DO
+    IF x > 32760 THEN acc := acc + 1; ELSIF (x MOD 3) = 0 THEN acc := 0; END_IF;
+  END_FOR;
+  r := DINT_TO_LREAL(acc);
+END_PROGRAM
+)");
+    ASSERT_TRUE(c.ok) << c.rendered();
+    ASSERT_TRUE(c.verified.ok()) << c.verified.message;
+    EXPECT_EQ(c.code("Main"), R"(  0000  ADD_I32_IMM  this+4 <Main.x>, this+4 <Main.x>, 1
+  0004  MUL_I32_IMM  fp+0, this+4 <Main.x>, 3
+  0008  ADD_I32      fp+8, this+8 <Main.acc>, fp+0
+  000c  ADD_I32      fp+16, fp+8, this+0 <Main.i>
+  0010  MOD_I32      this+8 <Main.acc>, fp+16, g:0x8
+  0014  SX_16_32     fp+0, this+12 <Main.n>
+  0017  ADD_I32_IMM  fp+4, fp+0, 1
+  001b  MOV_16       this+12 <Main.n>, fp+4
+  001e  MOVI_32      this+0 <Main.i>, 1
+  0021  JGT_I32_IMM  this+0 <Main.i>, 1000, L0044
+L0025:
+  0025  JLE_I32_IMM  this+4 <Main.x>, 32760, L002f
+  0029  ADD_I32_IMM  this+8 <Main.acc>, this+8 <Main.acc>, 1
+  002d  JMP          L003a
+L002f:
+  002f  MOD_I32      fp+0, this+4 <Main.x>, g:0x18
+  0033  JNE_I32_IMM  fp+0, 0, L003a
+  0037  MOVI_32      this+8 <Main.acc>, 0
+L003a:
+  003a  JGE_I32_IMM  this+0 <Main.i>, 1000, L0044
+  003e  ADD_I32_IMM  this+0 <Main.i>, this+0 <Main.i>, 1
+  0042  JMP          L0025
+L0044:
+  0044  I32_TO_F64   this+16 <Main.r>, this+8 <Main.acc>
+  0047  RET
+)");
+}
+
+TEST(CodegenDisasm, FunctionFbCallAndArrayStore) {
+    Compiled c(R"(
+FUNCTION Twice : DINT
+  VAR_INPUT a : DINT; END_VAR
+  Twice := a * 2;
+END_FUNCTION
+FUNCTION_BLOCK Acc
+  VAR_INPUT inc : DINT; END_VAR
+  VAR_OUTPUT total : DINT; END_VAR
+  total := total + inc;
+END_FUNCTION_BLOCK
+PROGRAM Main
+  VAR acc : Acc; t : DINT; r : LREAL; arr : ARRAY [1..5] OF INT; k : DINT; END_VAR
+  t := Twice(t + 1);
+  acc(inc := t, total => k);
+  arr[k] := 3;
+END_PROGRAM
+)");
+    ASSERT_TRUE(c.ok) << c.rendered();
+    ASSERT_TRUE(c.verified.ok()) << c.verified.message;
+    // Result at fp+0 of the callee frame, the input after it; the caller writes the argument
+    // at its frame offset 8 + 4 and calls with the callee frame at 8.
+    EXPECT_EQ(c.code("Twice"), R"(  0000  COPY         fp+0, g:0x8, 4
+  0004  MUL_I32_IMM  fp+0, fp+4, 2
+  0008  RET
+)");
+    EXPECT_EQ(c.code("Acc"), R"(  0009  ADD_I32      this+4 <total>, this+4 <total>, this+0 <inc>
+  000d  RET
+)");
+    EXPECT_EQ(c.code("Main"), R"(  000e  ADD_I32_IMM  fp+0, this+8 <Main.t>, 1
+  0012  MOV_32       fp+12, fp+0
+  0015  CALL_FN      Twice, 8
+  0018  MOV_32       this+8 <Main.t>, fp+8
+  001b  MOV_32       this+0 <Main.acc.inc>, this+8 <Main.t>
+  001e  CALL_FB      Acc, this+0 <Main.acc.inc>, 0
+  0022  MOV_32       this+36 <Main.k>, this+4 <Main.acc.total>
+  0025  IDX          fp+0, this+24 <Main.arr>, this+36 <Main.k>, 1, 2, 5
+  002c  STI_16       fp+0, 0, g:0x18
+  0030  RET
+)");
+}
+
+TEST(CodegenDisasm, OverflowTrapModeUsesCheckedInstructions) {
+    CodegenOptions trap;
+    trap.overflowTrap = true;
+    Compiled c(R"(
+PROGRAM Main
+  VAR x : DINT; n : SINT; END_VAR
+  x := x + 1;
+  n := n + 1;
+END_PROGRAM
+)",
+               trap);
+    ASSERT_TRUE(c.ok) << c.rendered();
+    EXPECT_TRUE(c.module.overflowTrap);
+    const std::string code = c.code("Main");
+    EXPECT_NE(code.find("ADD_I32_T"), std::string::npos) << code;
+    EXPECT_NE(code.find("CHKR_I32"), std::string::npos) << code;
+    EXPECT_EQ(code.find("ADD_I32_IMM"), std::string::npos) << code;
+}
+
+TEST(CodegenDisasm, DebugMapCoversStatementsAndTrappingInstructions) {
+    Compiled c(R"(PROGRAM Main
+  VAR a : DINT; b : DINT; END_VAR
+  a := 1;
+  b := 10 / a;
+END_PROGRAM
+)");
+    ASSERT_TRUE(c.ok) << c.rendered();
+    std::vector<std::uint32_t> lines;
+    for (const auto& d : c.module.debug) {
+        lines.push_back(d.line);
+    }
+    ASSERT_GE(lines.size(), 2u);
+    EXPECT_EQ(lines.front(), 3u);
+    EXPECT_EQ(lines.back(), 4u);
+    // The division (which traps on zero) has an entry of its own at line 4.
+    const std::string code = c.code("Main");
+    const std::size_t div = code.find("DIV_I32");
+    ASSERT_NE(div, std::string::npos);
+    const auto offset = static_cast<std::uint32_t>(std::stoul(code.substr(div - 6, 4), nullptr, 16));
+    bool found = false;
+    for (const auto& d : c.module.debug) {
+        found = found || (d.codeOffset == offset && d.line == 4);
+    }
+    EXPECT_TRUE(found) << code;
+}
+
+} // namespace
+} // namespace takt::compiler::test
