@@ -1,0 +1,106 @@
+#pragma once
+// The driver API: how field I/O meets the process image (CONFIG.md "io.toml", ARCHITECTURE.md
+// "Threads").
+//
+// The scan thread owns three byte areas, %I, %Q and %M. Each driver owns explicit byte ranges
+// of them (so two drivers never write the same bytes) and exchanges with the scan thread
+// through double buffers: readInputs()/writeOutputs() copy between the scan thread's image and
+// the driver's own buffers and never block, never allocate, never throw. A networked driver
+// talks to its peer on its own thread and only swaps buffers under a short lock (or a seqlock).
+//
+// Life cycle, all calls from one control thread except where marked:
+//   create (registry) -> init (parse params, allocate) -> start (threads, sockets)
+//   -> [scan thread: readInputs / writeOutputs every cycle]
+//   -> stop (join threads; idempotent).
+// applySafeState() may be called from any thread (the watchdog calls it while the scan thread
+// may be stuck inside the VM), so it must be thread-safe against writeOutputs().
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <toml++/toml.h>
+
+namespace takt::io {
+
+enum class Area : std::uint8_t { Input, Output, Memory }; // %I, %Q, %M
+
+// A byte range of one area; what a driver owns, or what a safe-state entry touches.
+struct ByteRange {
+    Area area = Area::Input;
+    std::uint32_t first = 0; // byte offset in the area (address mode already applied)
+    std::uint32_t count = 0; // bytes
+};
+
+enum class Health : std::uint8_t { Ok, Degraded, Faulted };
+[[nodiscard]] std::string_view healthName(Health h) noexcept; // "ok" | "degraded" | "faulted"
+
+struct HealthStatus {
+    Health health = Health::Ok;
+    std::string reason; // empty when ok
+};
+
+// Where a driver's params came from, so every error names file, line and key.
+struct ParamSource {
+    std::string file;     // io.toml or the board file
+    std::string keyPrefix; // e.g. "io.params" or "io.drivers[1].params"
+};
+
+// One configured driver instance: its registry name and raw params table.
+struct DriverSpec {
+    std::string name; // "loopback", "simulated", "modbus-tcp", "modbus-server", "mqtt", "gpio"
+    toml::table params;
+    ParamSource source;
+    std::uint32_t line = 0; // where the driver entry starts
+    std::uint32_t column = 0;
+};
+
+// Per-cycle view of the scan thread's process image.
+struct ImageView {
+    std::span<std::uint8_t> inputs;        // %I
+    std::span<std::uint8_t> outputs;       // %Q
+    std::span<std::uint8_t> memory;        // %M
+    std::int64_t cycleStartNs = 0;         // CLOCK_MONOTONIC (or the virtual clock)
+    std::int64_t cycleIntervalNs = 0;      // nominal base period
+};
+
+class Driver {
+public:
+    virtual ~Driver() = default;
+
+    [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+
+    // Parses and checks params (every error names the key: "io.params.plant: unknown plant
+    // 'x'"), sizes buffers, and reports the byte ranges it owns. Nothing is opened yet.
+    // False with `error` filled on bad params.
+    virtual bool init(const DriverSpec& spec, std::string& error) = 0;
+    [[nodiscard]] virtual std::vector<ByteRange> ownedRanges() const = 0;
+
+    // Opens devices/sockets and starts the driver's thread if it has one. A peer that is not
+    // reachable yet is not an error: health goes to degraded and the driver retries.
+    virtual bool start(std::string& error) = 0;
+
+    // Scan thread, at cycle start: copy the freshest inputs into the owned input/memory bytes.
+    virtual void readInputs(ImageView image) noexcept = 0;
+    // Scan thread, at cycle end: take this cycle's outputs from the owned output/memory bytes.
+    virtual void writeOutputs(ImageView image) noexcept = 0;
+
+    // Any thread. Drive every owned output to `safeOutputs` (the whole %Q area with io.toml's
+    // [[io.safe_state]] applied, zeros elsewhere) and latch: writeOutputs() is ignored until
+    // releaseSafeState(). A driver with its own per-driver safe state applies that on top.
+    virtual void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept = 0;
+    virtual void releaseSafeState() noexcept = 0;
+
+    // Any thread.
+    [[nodiscard]] virtual HealthStatus health() const = 0;
+
+    virtual void stop() noexcept = 0;
+};
+
+// The registry: every driver name CONFIG.md lists. Unknown name -> nullptr.
+[[nodiscard]] std::unique_ptr<Driver> createDriver(std::string_view name);
+[[nodiscard]] std::vector<std::string_view> driverNames();
+
+} // namespace takt::io

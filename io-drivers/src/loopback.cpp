@@ -1,0 +1,91 @@
+// The loopback driver: the outputs of cycle n are the inputs of cycle n+1, byte for byte
+// (%QB k -> %IB k). Params: `bytes` (owned bytes of %I and %Q from 0, default 64, 1..65536).
+// It is the reference implementation of the driver API and what the watchdog and fault tests
+// observe safe state through: a latched safe state is what the next inputs read.
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "registry.h"
+
+namespace takt::io {
+namespace {
+
+constexpr std::int64_t kDefaultBytes = 64;
+constexpr std::int64_t kMaxBytes = 65536;
+
+class Loopback final : public Driver {
+public:
+    std::string_view name() const noexcept override { return "loopback"; }
+
+    bool init(const DriverSpec& spec, std::string& error) override {
+        std::int64_t bytes = kDefaultBytes;
+        for (const auto& [key, node] : spec.params) {
+            if (key.str() != "bytes") {
+                error = fmt::format("{}.{}: unknown parameter of the loopback driver (known: bytes)",
+                                    spec.source.keyPrefix, key.str());
+                return false;
+            }
+            const auto v = node.value<std::int64_t>();
+            if (!node.is_integer() || !v || *v < 1 || *v > kMaxBytes) {
+                error = fmt::format("{}.bytes: expected an integer 1..{}", spec.source.keyPrefix, kMaxBytes);
+                return false;
+            }
+            bytes = *v;
+        }
+        wire_.assign(static_cast<std::size_t>(bytes), 0);
+        return true;
+    }
+
+    std::vector<ByteRange> ownedRanges() const override {
+        const auto n = static_cast<std::uint32_t>(wire_.size());
+        return {{Area::Input, 0, n}, {Area::Output, 0, n}};
+    }
+
+    bool start(std::string& /*error*/) override { return true; }
+
+    void readInputs(ImageView image) noexcept override {
+        const std::lock_guard lock(mutex_);
+        std::memcpy(image.inputs.data(), wire_.data(), std::min(wire_.size(), image.inputs.size()));
+    }
+
+    void writeOutputs(ImageView image) noexcept override {
+        const std::lock_guard lock(mutex_);
+        if (!safe_) {
+            std::memcpy(wire_.data(), image.outputs.data(), std::min(wire_.size(), image.outputs.size()));
+        }
+    }
+
+    void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept override {
+        const std::lock_guard lock(mutex_);
+        safe_ = true;
+        std::fill(wire_.begin(), wire_.end(), 0);
+        std::memcpy(wire_.data(), safeOutputs.data(), std::min(wire_.size(), safeOutputs.size()));
+    }
+
+    void releaseSafeState() noexcept override {
+        const std::lock_guard lock(mutex_);
+        safe_ = false;
+    }
+
+    HealthStatus health() const override { return {}; }
+
+    void stop() noexcept override {}
+
+private:
+    // The lock is held only for a memcpy of at most kMaxBytes; the watchdog is the only other
+    // thread that takes it.
+    mutable std::mutex mutex_;
+    std::vector<std::uint8_t> wire_;
+    bool safe_ = false;
+};
+
+} // namespace
+
+std::unique_ptr<Driver> detail::makeLoopback() {
+    return std::make_unique<Loopback>();
+}
+
+} // namespace takt::io

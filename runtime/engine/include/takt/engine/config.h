@@ -1,0 +1,90 @@
+#pragma once
+// runtime.toml as the runtime uses it (CONFIG.md "runtime.toml"). The loader reports every
+// problem with file, line, column and key path; unknown keys are errors, keys truST defines but
+// takt does not implement are warnings, and nothing is defaulted silently for a typo.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace takt::engine {
+
+// One finding of a config loader (runtime.toml, io.toml, a board file).
+struct ConfigDiagnostic {
+    enum class Severity : std::uint8_t { Error, Warning };
+    Severity severity = Severity::Error;
+    std::string file;
+    std::uint32_t line = 0; // 1-based; 0 when the problem is the file itself
+    std::uint32_t column = 0;
+    std::string key; // dotted key path, e.g. "runtime.watchdog.timeout_ms"
+    std::string message;
+};
+
+// "file:line:col: error: key: message" — the one human rendering of a ConfigDiagnostic.
+[[nodiscard]] std::string formatDiagnostic(const ConfigDiagnostic& d);
+
+enum class FaultAction : std::uint8_t { Halt, SafeHalt, Restart };
+
+struct ControlToken {
+    std::string role; // viewer | operator | engineer | admin
+    std::string token;
+    std::string tokenFile;
+};
+
+struct RuntimeConfig {
+    std::filesystem::path file; // the runtime.toml read
+    std::int64_t bundleVersion = 1;
+
+    std::string resourceName = "takt";
+    std::uint32_t cycleIntervalMs = 10;
+
+    bool overflowTrap = false;      // [build] overflow = "trap"
+    bool byteAddressing = false;    // [build] address_mode = "byte"
+
+    struct Control {
+        std::string endpoint;       // empty: no control endpoint
+        std::string authToken;      // truST single admin token
+        std::vector<ControlToken> tokens;
+        std::string tlsCert, tlsKey, tlsClientCa;
+    } control;
+
+    struct Log {
+        std::string level = "info"; // trace | debug | info | warn | error | off
+    } log;
+
+    struct Retain {
+        bool enabled = false;       // mode = "file"
+        std::filesystem::path path = ".takt/retain"; // slots path.a / path.b (relative to the project)
+        std::uint32_t saveIntervalMs = 1000;
+    } retain;
+
+    struct Watchdog {
+        bool enabled = true;
+        std::uint32_t timeoutMs = 50;
+        FaultAction action = FaultAction::SafeHalt;
+    } watchdog;
+
+    struct Fault {
+        FaultAction policy = FaultAction::SafeHalt;
+    } fault;
+
+    struct Realtime {
+        bool fifo = false;          // scheduler = "fifo"
+        int priority = 0;           // 1..99 with fifo
+        std::vector<int> cpuAffinity;
+        bool lockMemory = false;
+    } realtime;
+};
+
+struct RuntimeConfigResult {
+    std::optional<RuntimeConfig> config; // empty when any error was found
+    std::vector<ConfigDiagnostic> diagnostics;
+};
+
+// Reads and checks runtime.toml. Never throws.
+[[nodiscard]] RuntimeConfigResult loadRuntimeConfig(const std::filesystem::path& file);
+// The same from text (tests, fuzzing); `file` is only used in diagnostics.
+[[nodiscard]] RuntimeConfigResult parseRuntimeConfig(std::string_view text, const std::string& file);
+
+} // namespace takt::engine
