@@ -9,6 +9,7 @@
 #include "takt/compiler/diagnostics.h"
 #include "takt/compiler/project.h"
 #include "takt/engine/vm_runner.h"
+#include "test_assertion.h"
 
 namespace takt::agent {
 namespace {
@@ -112,15 +113,18 @@ TestReport runTests(const TestOptions& options) {
             tc.status = "passed";
             ++report.passed;
         } else {
+            // A failed assertion fails the test; any other fault (division by zero, bounds,
+            // budget) is an error of the test itself.
             const engine::FaultReport f = program.describe(fault);
-            tc.status = "failed";
-            tc.message = f.message;
+            const bool assertion = fault.assertion.failed;
+            tc.status = assertion ? "failed" : "error";
+            tc.message = assertion ? describeAssertion(program, fault.assertion) : f.message;
             if (!f.path.empty()) {
                 tc.file = f.path;
                 tc.line = f.line;
                 tc.message += " (" + f.path + ":" + std::to_string(f.line) + ":" + std::to_string(f.column) + ")";
             }
-            ++report.failed;
+            ++(assertion ? report.failed : report.errors);
         }
         report.tests.push_back(std::move(tc));
     }
