@@ -26,14 +26,14 @@ struct TrustSection {
 };
 
 const TrustSection kTrustSections[] = {
-    {"runtime.web", "the web UI", {"enabled", "listen", "auth", "tls"}},
+    {"runtime.web", "web UI", {"enabled", "listen", "auth", "tls"}},
     {"runtime.tls",
-     "TLS for the web UI and mesh (the control endpoint uses [runtime.control.tls])",
+     "TLS settings for a web UI or mesh (the control endpoint has [runtime.control.tls])",
      {"mode", "cert_path", "key_path", "ca_path", "require_remote"}},
     {"runtime.deploy", "signed deployment", {"require_signed", "keyring_path"}},
     {"runtime.discovery", "mDNS discovery", {"enabled", "service_name", "advertise", "interfaces", "host_group"}},
     {"runtime.mesh",
-     "the runtime mesh",
+     "runtime mesh",
      {"enabled", "role", "listen", "connect", "tls", "auth_token", "publish", "subscribe.*", "zenohd_version",
       "plugin_versions.*"}},
     {"runtime.cloud",
@@ -41,12 +41,12 @@ const TrustSection kTrustSections[] = {
      {"profile", "wan.allow_write[].action", "wan.allow_write[].target", "links.transports[].source",
       "links.transports[].target", "links.transports[].transport"}},
     {"runtime.observability",
-     "the historian and Prometheus metrics",
+     "historian or Prometheus metrics",
      {"enabled", "sample_interval_ms", "mode", "include", "history_path", "max_entries", "prometheus_enabled",
       "prometheus_path", "alerts[].name", "alerts[].variable", "alerts[].above", "alerts[].below",
       "alerts[].debounce_samples", "alerts[].hook"}},
     {"runtime.opcua",
-     "the OPC UA server",
+     "OPC UA server",
      {"enabled", "listen", "endpoint_path", "namespace_uri", "publish_interval_ms", "max_nodes", "expose",
       "security_policy", "security_mode", "allow_anonymous", "username", "password"}},
 };
