@@ -21,5 +21,6 @@ void registerHarness(CLI::App& app, int& exitCode);
 void registerTest(CLI::App& app, int& exitCode);
 void registerBuild(CLI::App& app, int& exitCode);
 void registerDisasm(CLI::App& app, int& exitCode);
+void registerValidate(CLI::App& app, int& exitCode); // validate + boards
 
 } // namespace takt::cli

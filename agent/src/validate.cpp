@@ -1,0 +1,331 @@
+// The checks behind `takt validate` (validate.h). Nothing here starts a driver or opens a
+// device: drivers only parse their params in init() and report the bytes they would own.
+#include "takt/agent/validate.h"
+
+#include <algorithm>
+#include <exception>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "takt/bytecode/container.h"
+#include "takt/bytecode/verifier.h"
+#include "takt/io/board.h"
+#include "takt/io/driver.h"
+#include "takt/io/io_config.h"
+
+namespace takt::agent {
+
+namespace {
+
+namespace fs = std::filesystem;
+using engine::ConfigDiagnostic;
+using Severity = ConfigDiagnostic::Severity;
+
+ConfigDiagnostic diag(Severity severity, std::string file, std::uint32_t line, std::uint32_t column, std::string key,
+                      std::string message) {
+    ConfigDiagnostic d;
+    d.severity = severity;
+    d.file = std::move(file);
+    d.line = line;
+    d.column = column;
+    d.key = std::move(key);
+    d.message = std::move(message);
+    return d;
+}
+
+void append(std::vector<ConfigDiagnostic>& to, std::vector<ConfigDiagnostic>&& from) {
+    to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+}
+
+std::string_view areaLetter(io::Area a) {
+    switch (a) {
+    case io::Area::Input: return "I";
+    case io::Area::Output: return "Q";
+    case io::Area::Memory: return "M";
+    }
+    return "?";
+}
+
+struct Owned {
+    io::ByteRange range;
+    std::string owner; // "io.drivers[0] (loopback)"
+};
+
+bool intersects(const io::ByteRange& a, const io::ByteRange& b) {
+    return a.area == b.area && a.count != 0 && b.count != 0 &&
+           std::uint64_t{a.first} < std::uint64_t{b.first} + b.count &&
+           std::uint64_t{b.first} < std::uint64_t{a.first} + a.count;
+}
+
+bool covered(const std::vector<Owned>& owned, const io::ByteRange& r) {
+    return std::any_of(owned.begin(), owned.end(), [&](const Owned& o) {
+        return o.range.area == r.area && o.range.first <= r.first &&
+               std::uint64_t{r.first} + std::max<std::uint32_t>(r.count, 1) <=
+                   std::uint64_t{o.range.first} + o.range.count;
+    });
+}
+
+// init() on each registered driver, then the owned ranges: no two drivers may own a byte, and
+// every safe-state entry should land in some driver's outputs. Returns the owned ranges when
+// every driver could be checked.
+std::optional<std::vector<Owned>> checkDrivers(const io::IoConfig& config, ValidateReport& report) {
+    std::vector<Owned> owned;
+    bool complete = true;
+    for (const io::DriverSpec& spec : config.drivers) {
+        const std::string file = spec.source.file.empty() ? config.file.string() : spec.source.file;
+        const std::string prefix = spec.source.keyPrefix;
+        // "io.params" belongs to "io.driver"; "io.drivers[1].params" to "io.drivers[1]".
+        const std::string entry = prefix == "io.params"         ? std::string("io.driver")
+                                  : prefix.ends_with(".params") ? prefix.substr(0, prefix.size() - 7)
+                                                                : prefix;
+        std::unique_ptr<io::Driver> driver = io::createDriver(spec.name);
+        if (!driver) {
+            complete = false;
+            report.uncheckedDrivers.push_back(spec.name);
+            report.diagnostics.push_back(diag(Severity::Warning, file, spec.line, spec.column, entry,
+                                              fmt::format("driver \"{}\" is not built into this takt yet; its "
+                                                          "params were not checked",
+                                                          spec.name)));
+            continue;
+        }
+        std::string error;
+        if (!driver->init(spec, error)) {
+            complete = false;
+            // Drivers name the key first ("io.params.plant: unknown plant"); keep it as the key.
+            std::string key = prefix;
+            std::string message = error;
+            if (const auto colon = error.find(": "); error.starts_with(prefix) && colon != std::string::npos) {
+                key = error.substr(0, colon);
+                message = error.substr(colon + 2);
+            }
+            report.diagnostics.push_back(diag(Severity::Error, file, spec.line, spec.column, key, message));
+            driver->stop();
+            continue;
+        }
+        const std::string who = fmt::format("{} ({})", entry, spec.name);
+        for (const io::ByteRange& r : driver->ownedRanges()) {
+            for (const Owned& o : owned) {
+                if (intersects(o.range, r)) {
+                    report.diagnostics.push_back(
+                        diag(Severity::Error, file, spec.line, spec.column, entry,
+                             fmt::format("owns %{}B{}..{} which {} also owns; two drivers never share image bytes",
+                                         areaLetter(r.area), r.first, r.first + r.count - 1, o.owner)));
+                }
+            }
+            owned.push_back({r, who});
+        }
+        driver->stop();
+    }
+    if (!complete) {
+        return std::nullopt;
+    }
+    for (const io::SafeValue& v : config.safeState) {
+        if (!covered(owned, v.range)) {
+            report.diagnostics.push_back(
+                diag(Severity::Warning, config.file.string(), 0, 0, "io.safe_state",
+                     fmt::format("no driver owns {}; its safe value drives nothing", v.address)));
+        }
+    }
+    return owned;
+}
+
+void checkProgram(const fs::path& path, const std::optional<engine::RuntimeConfig>& runtime,
+                  const std::optional<std::vector<Owned>>& owned, ValidateReport& report) {
+    bytecode::LoadResult loaded = bytecode::readProgramFile(path);
+    if (!loaded.ok()) {
+        report.diagnostics.push_back(diag(Severity::Error, path.string(), 0, 0, {}, loaded.error));
+        return;
+    }
+    bytecode::VerifyResult verified = bytecode::verify(loaded.module);
+    if (!verified.ok()) {
+        report.diagnostics.push_back(
+            diag(Severity::Error, path.string(), 0, 0, {}, "fails verification: " + verified.message));
+        return;
+    }
+    report.program = path;
+    report.programHash = bytecode::hashHex(loaded.hash);
+    if (runtime && runtime->overflowTrap != loaded.module.overflowTrap) {
+        report.diagnostics.push_back(
+            diag(Severity::Warning, path.string(), 0, 0, "build.overflow",
+                 fmt::format("program.stbc was built with overflow = \"{}\" but runtime.toml "
+                             "says \"{}\"; run `takt build`",
+                             loaded.module.overflowTrap ? "trap" : "wrap", runtime->overflowTrap ? "trap" : "wrap")));
+    }
+    if (!owned) {
+        return;
+    }
+    for (const bytecode::IoBinding& b : loaded.module.io) {
+        if (b.area == bytecode::IoArea::Memory) {
+            continue; // %M is the runtime's own memory, no driver needed
+        }
+        const io::ByteRange r{b.area == bytecode::IoArea::Input ? io::Area::Input : io::Area::Output, b.byteOffset,
+                              std::max<std::uint32_t>(b.size, 1)};
+        if (!covered(*owned, r)) {
+            report.diagnostics.push_back(diag(Severity::Warning, path.string(), 0, 0, b.path,
+                                              fmt::format("{} is not wired: no configured driver owns it", b.address)));
+        }
+    }
+}
+
+void validate(const ValidateRequest& request, ValidateReport& report) {
+    std::error_code ec;
+    const fs::path dir = request.project.empty() ? fs::path(".") : request.project;
+    const bool boardOnly = request.project.empty() && !request.board.empty() && !fs::exists(dir / "runtime.toml", ec);
+    if (boardOnly) {
+        io::BoardResult b = io::loadBoard(request.board);
+        append(report.diagnostics, std::move(b.diagnostics));
+        report.board = request.board;
+        if (b.board) {
+            report.board = b.board->name;
+            report.ioSource = "board " + b.board->name;
+            for (const io::DriverSpec& s : b.board->io.drivers) {
+                report.ioDrivers.push_back(s.name);
+            }
+            (void)checkDrivers(b.board->io, report);
+        }
+        return;
+    }
+    fs::path absolute = fs::absolute(dir, ec).lexically_normal();
+    if (!absolute.has_filename() && absolute.has_parent_path() && absolute != absolute.root_path()) {
+        absolute = absolute.parent_path(); // "/a/b/" -> "/a/b"
+    }
+    report.project = absolute;
+    if (!fs::is_directory(dir, ec)) {
+        report.diagnostics.push_back(diag(Severity::Error, dir.string(), 0, 0, {}, "not a project directory"));
+        return;
+    }
+    const fs::path runtimeFile = dir / "runtime.toml";
+    std::optional<engine::RuntimeConfig> runtime;
+    if (!fs::exists(runtimeFile, ec)) {
+        report.diagnostics.push_back(
+            diag(Severity::Error, runtimeFile.string(), 0, 0, {}, "missing runtime.toml (required to run)"));
+    } else {
+        engine::RuntimeConfigResult r = engine::loadRuntimeConfig(runtimeFile);
+        append(report.diagnostics, std::move(r.diagnostics));
+        runtime = std::move(r.config);
+        if (runtime) {
+            report.resource = runtime->resourceName;
+            if (!runtime->control.endpoint.empty()) {
+                report.controlEndpoint = runtime->control.endpoint;
+            }
+        }
+    }
+    const bool byteAddressing = runtime && runtime->byteAddressing;
+    io::IoSelection sel = io::selectIoConfig(dir, request.board, byteAddressing);
+    report.ioSource = sel.origin;
+    append(report.diagnostics, std::move(sel.io.diagnostics));
+    if (sel.board) {
+        report.board = sel.board->name;
+    } else if (!request.board.empty()) {
+        // The project has its own io.toml; the board file is still checked as asked.
+        io::BoardResult b = io::loadBoard(request.board, byteAddressing);
+        append(report.diagnostics, std::move(b.diagnostics));
+        report.board = b.board ? b.board->name : request.board;
+        if (b.board) {
+            (void)checkDrivers(b.board->io, report);
+        }
+    }
+    std::optional<std::vector<Owned>> owned;
+    if (sel.io.config) {
+        for (const io::DriverSpec& s : sel.io.config->drivers) {
+            report.ioDrivers.push_back(s.name);
+        }
+        owned = checkDrivers(*sel.io.config, report);
+    }
+    const fs::path program = dir / "program.stbc";
+    if (fs::exists(program, ec)) {
+        checkProgram(program, runtime, owned, report);
+    }
+}
+
+void writeString(rapidjson::Writer<rapidjson::StringBuffer>& w, std::string_view s) {
+    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void writeOptional(rapidjson::Writer<rapidjson::StringBuffer>& w, const std::optional<std::string>& s) {
+    if (s) {
+        writeString(w, *s);
+    } else {
+        w.Null();
+    }
+}
+
+} // namespace
+
+bool ValidateReport::ok() const {
+    return std::none_of(diagnostics.begin(), diagnostics.end(),
+                        [](const ConfigDiagnostic& d) { return d.severity == Severity::Error; });
+}
+
+ValidateReport validateProject(const ValidateRequest& request) {
+    ValidateReport report;
+    try {
+        validate(request, report);
+    } catch (const std::exception& e) {
+        // Filesystem or allocation failures: an answer naming them beats a crash.
+        report.diagnostics.push_back(diag(Severity::Error, {}, 0, 0, {}, fmt::format("internal error: {}", e.what())));
+    }
+    return report;
+}
+
+std::string renderValidateJson(const ValidateReport& report) {
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    w.StartObject();
+    w.Key("version");
+    w.Int(1);
+    w.Key("command");
+    w.String("validate");
+    w.Key("status");
+    w.String(report.ok() ? "ok" : "error");
+    w.Key("project");
+    writeOptional(w, report.project ? std::optional<std::string>(report.project->string()) : std::nullopt);
+    w.Key("resource");
+    writeOptional(w, report.resource);
+    w.Key("control_endpoint");
+    writeOptional(w, report.controlEndpoint);
+    w.Key("io_driver");
+    writeOptional(w, report.ioDrivers.empty() ? std::nullopt : std::optional<std::string>(report.ioDrivers.front()));
+    w.Key("io_drivers");
+    w.StartArray();
+    for (const std::string& d : report.ioDrivers) {
+        writeString(w, d);
+    }
+    w.EndArray();
+    w.Key("io_source");
+    writeOptional(w, report.ioSource.empty() ? std::nullopt : std::optional<std::string>(report.ioSource));
+    w.Key("board");
+    writeOptional(w, report.board);
+    w.Key("program");
+    writeOptional(w, report.program ? std::optional<std::string>(report.program->string()) : std::nullopt);
+    if (report.program) {
+        w.Key("program_hash");
+        writeString(w, report.programHash);
+    }
+    w.Key("diagnostics");
+    w.StartArray();
+    for (const ConfigDiagnostic& d : report.diagnostics) {
+        w.StartObject();
+        w.Key("severity");
+        w.String(d.severity == Severity::Error ? "error" : "warning");
+        w.Key("file");
+        writeString(w, d.file);
+        w.Key("line");
+        w.Uint(d.line);
+        w.Key("column");
+        w.Uint(d.column);
+        w.Key("key");
+        writeString(w, d.key);
+        w.Key("message");
+        writeString(w, d.message);
+        w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+    return std::string(buf.GetString(), buf.GetSize());
+}
+
+} // namespace takt::agent

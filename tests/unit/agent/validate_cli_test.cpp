@@ -1,0 +1,252 @@
+// `takt validate` and `takt boards` as a user runs them: the real binary on projects written to
+// a temp directory; exit codes and the --ci document.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include "../compiler/temp_dir.h"
+
+namespace {
+
+using takt::test::TempDir;
+
+struct RunResult {
+    int exitCode = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string shellQuote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) {
+        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    }
+    return q + "'";
+}
+
+RunResult runTakt(const std::string& args, const std::filesystem::path& cwd) {
+    TempDir scratch;
+    const std::filesystem::path errFile = scratch.path() / "stderr";
+    const std::string cmd = "cd " + shellQuote(cwd.string()) + " && " + shellQuote(TAKT_BINARY) + " " + args + " 2>" +
+                            shellQuote(errFile.string());
+    RunResult r;
+    FILE* pipe = ::popen(cmd.c_str(), "r");
+    if (pipe == nullptr) {
+        return r;
+    }
+    char buf[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) {
+        r.out.append(buf, n);
+    }
+    const int status = ::pclose(pipe);
+    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream in(errFile);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    r.err = ss.str();
+    return r;
+}
+
+rapidjson::Document json(const RunResult& r) {
+    rapidjson::Document doc;
+    doc.Parse(r.out.c_str());
+    EXPECT_FALSE(doc.HasParseError()) << r.out << r.err;
+    EXPECT_TRUE(doc.IsObject()) << r.out;
+    return doc;
+}
+
+bool hasDiagnostic(const rapidjson::Document& doc, const char* severity, const std::string& key,
+                   const std::string& text) {
+    for (const auto& d : doc["diagnostics"].GetArray()) {
+        if (std::string(d["severity"].GetString()) == severity && std::string(d["key"].GetString()) == key &&
+            std::string(d["message"].GetString()).find(text) != std::string::npos) {
+            return true;
+        }
+    }
+    return false;
+}
+
+constexpr const char* kRuntime = "[bundle]\nversion = 1\n[resource]\nname = \"cell\"\ncycle_interval_ms = 10\n"
+                                 "[runtime.control]\nendpoint = \"unix:///tmp/takt-validate-test.sock\"\n";
+constexpr const char* kIo = "[io]\ndriver = \"loopback\"\n[io.params]\nbytes = 4\n"
+                            "[[io.safe_state]]\naddress = \"%QX0.0\"\nvalue = \"FALSE\"\n";
+constexpr const char* kMain = "PROGRAM Main\nVAR\n  start AT %IX0.0 : BOOL;\n  motor AT %QX0.0 : BOOL;\nEND_VAR\n"
+                              "motor := start;\nEND_PROGRAM\n";
+
+// A project with runtime.toml, io.toml and src/, built with `takt build`.
+void writeProject(const TempDir& dir, const std::string& io = kIo, const std::string& main = kMain) {
+    dir.write("runtime.toml", kRuntime);
+    if (!io.empty()) {
+        dir.write("io.toml", io);
+    }
+    dir.write("src/main.st", main);
+    const RunResult built = runTakt("build --ci", dir.path());
+    ASSERT_EQ(built.exitCode, 0) << built.out << built.err;
+}
+
+TEST(ValidateCli, GoodProjectIsOk) {
+    TempDir dir;
+    writeProject(dir);
+    const RunResult r = runTakt("validate --ci", dir.path());
+    EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+    rapidjson::Document doc = json(r);
+    EXPECT_EQ(doc["version"].GetInt(), 1);
+    EXPECT_STREQ(doc["command"].GetString(), "validate");
+    EXPECT_STREQ(doc["status"].GetString(), "ok");
+    EXPECT_STREQ(doc["resource"].GetString(), "cell");
+    EXPECT_STREQ(doc["control_endpoint"].GetString(), "unix:///tmp/takt-validate-test.sock");
+    EXPECT_STREQ(doc["io_driver"].GetString(), "loopback");
+    ASSERT_EQ(doc["io_drivers"].Size(), 1U);
+    EXPECT_STREQ(doc["io_source"].GetString(), "io.toml");
+    EXPECT_TRUE(doc["program"].IsString());
+    EXPECT_EQ(std::string(doc["program_hash"].GetString()).size(), 64U);
+    EXPECT_EQ(doc["diagnostics"].Size(), 0U) << r.out;
+    EXPECT_EQ(std::filesystem::path(doc["project"].GetString()), std::filesystem::canonical(dir.path()));
+}
+
+TEST(ValidateCli, HumanOutputSaysOk) {
+    TempDir dir;
+    writeProject(dir);
+    const RunResult r = runTakt("validate --project " + shellQuote(dir.path().string()), "/");
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("takt validate: ok"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("loopback"), std::string::npos) << r.out;
+}
+
+TEST(ValidateCli, UnknownRuntimeKeyIsExit10WithPosition) {
+    TempDir dir;
+    writeProject(dir);
+    dir.write("runtime.toml", std::string(kRuntime) + "[runtime.watchdog]\ntimeout = 5\n");
+    const RunResult r = runTakt("validate --ci", dir.path());
+    EXPECT_EQ(r.exitCode, 10) << r.out;
+    rapidjson::Document doc = json(r);
+    EXPECT_STREQ(doc["status"].GetString(), "error");
+    EXPECT_TRUE(doc["resource"].IsNull());
+    ASSERT_TRUE(hasDiagnostic(doc, "error", "runtime.watchdog.timeout", "unknown key")) << r.out;
+    for (const auto& d : doc["diagnostics"].GetArray()) {
+        EXPECT_EQ(d["line"].GetUint(), 9U);
+    }
+    const RunResult human = runTakt("validate", dir.path());
+    EXPECT_EQ(human.exitCode, 10);
+    EXPECT_NE(human.err.find("runtime.toml:9:1: error: runtime.watchdog.timeout: unknown key"), std::string::npos)
+        << human.err;
+}
+
+TEST(ValidateCli, DriverParamsAreCheckedByTheDriver) {
+    TempDir dir;
+    writeProject(dir, "[io]\ndriver = \"loopback\"\n[io.params]\nbytes = 0\n");
+    const RunResult r = runTakt("validate --ci", dir.path());
+    EXPECT_EQ(r.exitCode, 10) << r.out;
+    rapidjson::Document doc = json(r);
+    EXPECT_TRUE(hasDiagnostic(doc, "error", "io.params.bytes", "1..65536")) << r.out;
+}
+
+TEST(ValidateCli, OverlappingDriversAreRejected) {
+    TempDir dir;
+    writeProject(dir, "[io]\ndrivers = [{ name = \"loopback\" }, { name = \"loopback\" }]\n");
+    const RunResult r = runTakt("validate --ci", dir.path());
+    EXPECT_EQ(r.exitCode, 10) << r.out;
+    rapidjson::Document doc = json(r);
+    EXPECT_TRUE(hasDiagnostic(doc, "error", "io.drivers[1]", "also owns")) << r.out;
+    EXPECT_EQ(doc["io_drivers"].Size(), 2U);
+}
+
+TEST(ValidateCli, UnwiredAddressAndUndrivenSafeStateWarn) {
+    TempDir dir;
+    writeProject(dir,
+                 "[io]\ndriver = \"loopback\"\n[io.params]\nbytes = 2\n"
+                 "[[io.safe_state]]\naddress = \"%QX7.0\"\nvalue = \"TRUE\"\n",
+                 "PROGRAM Main\nVAR\n  far AT %IX5.0 : BOOL;\nEND_VAR\nEND_PROGRAM\n");
+    const RunResult r = runTakt("validate --ci", dir.path());
+    EXPECT_EQ(r.exitCode, 0) << r.out;
+    rapidjson::Document doc = json(r);
+    EXPECT_STREQ(doc["status"].GetString(), "ok");
+    EXPECT_TRUE(hasDiagnostic(doc, "warning", "io.safe_state", "%QX7.0")) << r.out;
+    EXPECT_TRUE(hasDiagnostic(doc, "warning", "Main.far", "%IX5.0")) << r.out;
+}
+
+TEST(ValidateCli, CorruptProgramIsExit10) {
+    TempDir dir;
+    writeProject(dir);
+    dir.write("program.stbc", "STBC but not really");
+    const RunResult r = runTakt("validate --ci", dir.path());
+    EXPECT_EQ(r.exitCode, 10) << r.out;
+    rapidjson::Document doc = json(r);
+    EXPECT_TRUE(doc["program"].IsNull());
+    ASSERT_GE(doc["diagnostics"].Size(), 1U);
+}
+
+TEST(ValidateCli, MissingRuntimeTomlIsExit10) {
+    TempDir dir;
+    dir.write("io.toml", kIo);
+    const RunResult r = runTakt("validate --ci", dir.path());
+    EXPECT_EQ(r.exitCode, 10) << r.out;
+    rapidjson::Document doc = json(r);
+    EXPECT_TRUE(hasDiagnostic(doc, "error", "", "missing runtime.toml")) << r.out;
+}
+
+TEST(ValidateCli, BoardSuppliesTheIoWhenTheProjectHasNone) {
+    TempDir dir;
+    writeProject(dir, "");
+    const RunResult r = runTakt("validate --ci --board raspberry-pi-4", dir.path());
+    EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+    rapidjson::Document doc = json(r);
+    EXPECT_STREQ(doc["io_source"].GetString(), "board raspberry-pi-4");
+    EXPECT_STREQ(doc["board"].GetString(), "raspberry-pi-4");
+    EXPECT_STREQ(doc["io_driver"].GetString(), "gpio");
+}
+
+TEST(ValidateCli, UnknownBoardIsExit10) {
+    TempDir dir;
+    writeProject(dir, "");
+    const RunResult r = runTakt("validate --ci --board amiga-500", dir.path());
+    EXPECT_EQ(r.exitCode, 10) << r.out;
+    rapidjson::Document doc = json(r);
+    EXPECT_TRUE(hasDiagnostic(doc, "error", "", "no board \"amiga-500\"")) << r.out;
+}
+
+TEST(ValidateCli, BoardAloneOutsideAProject) {
+    TempDir dir;
+    const RunResult r = runTakt("validate --ci --board x86-ipc-modbus", dir.path());
+    EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+    rapidjson::Document doc = json(r);
+    EXPECT_TRUE(doc["project"].IsNull());
+    EXPECT_EQ(doc["io_drivers"].Size(), 2U);
+    // A broken board file given by path is reported with its line.
+    dir.write("bad.toml",
+              "name = \"bad\"\ndescription = \"x\"\narch = \"x86_64\"\n[io]\ndriver = \"gpio\"\nchip = 1\n");
+    const RunResult bad = runTakt("validate --ci --board ./bad.toml", dir.path());
+    EXPECT_EQ(bad.exitCode, 10) << bad.out;
+    rapidjson::Document badDoc = json(bad);
+    EXPECT_TRUE(hasDiagnostic(badDoc, "error", "io.chip", "unknown key")) << bad.out;
+}
+
+TEST(ValidateCli, DemoProjectValidates) {
+    const RunResult r =
+        runTakt("validate --ci --project " + shellQuote(std::string(TAKT_SOURCE_DIR) + "/examples/demo"), "/");
+    EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+    rapidjson::Document doc = json(r);
+    EXPECT_STREQ(doc["resource"].GetString(), "filling_line");
+    EXPECT_STREQ(doc["io_driver"].GetString(), "simulated");
+    for (const auto& d : doc["diagnostics"].GetArray()) {
+        EXPECT_STREQ(d["severity"].GetString(), "warning") << r.out;
+    }
+}
+
+TEST(BoardsCli, ListsEveryBoard) {
+    const RunResult r = runTakt("boards", "/");
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    for (const char* name : {"host-sim", "raspberry-pi-4", "raspberry-pi-5", "beaglebone-black", "x86-ipc-modbus"}) {
+        EXPECT_NE(r.out.find(name), std::string::npos) << name << "\n" << r.out;
+    }
+    EXPECT_EQ(r.out.find("invalid"), std::string::npos) << r.out;
+}
+
+} // namespace
