@@ -8,6 +8,7 @@ namespace {
 // The built-in drivers, in the order `takt validate` and docs list them.
 constexpr std::array kDrivers{
     detail::RegisteredDriver{"loopback", &detail::makeLoopback},
+    detail::RegisteredDriver{"simulated", &detail::makeSimulated},
 };
 
 } // namespace

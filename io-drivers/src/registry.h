@@ -15,6 +15,7 @@ struct RegisteredDriver {
 
 // One line per driver in registry.cpp; a driver's source file defines its make* function.
 std::unique_ptr<Driver> makeLoopback();
-// makeSimulated(), makeModbusTcp(), … are added with their drivers.
+std::unique_ptr<Driver> makeSimulated();
+// makeModbusTcp(), … are added with their drivers.
 
 } // namespace takt::io::detail

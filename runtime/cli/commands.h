@@ -22,5 +22,6 @@ void registerTest(CLI::App& app, int& exitCode);
 void registerBuild(CLI::App& app, int& exitCode);
 void registerDisasm(CLI::App& app, int& exitCode);
 void registerValidate(CLI::App& app, int& exitCode); // validate + boards
+void registerRetainStress(CLI::App& app, int& exitCode); // hidden: retain crash-safety tests
 
 } // namespace takt::cli

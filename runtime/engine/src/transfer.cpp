@@ -30,17 +30,6 @@ bool ancestorIn(const std::string& path, const std::unordered_set<std::string>& 
     return false;
 }
 
-std::string signatureOf(const Module& m, std::uint32_t type) {
-    if (type >= m.types.size()) {
-        return {};
-    }
-    const bytecode::TypeDesc& t = m.types[type];
-    if (!t.signature.empty()) {
-        return t.signature;
-    }
-    return t.name + "/" + std::to_string(t.size); // modules without signatures: name and size
-}
-
 // Entries sorted by lower-case path so that a parent precedes its members.
 std::vector<std::pair<std::string, const VarEntry*>> sortedEntries(const Module& m) {
     std::vector<std::pair<std::string, const VarEntry*>> out;
@@ -59,6 +48,17 @@ bool hasMembers(const std::vector<std::pair<std::string, const VarEntry*>>& sort
 }
 
 } // namespace
+
+std::string typeSignature(const Module& m, std::uint32_t type) {
+    if (type >= m.types.size()) {
+        return {};
+    }
+    const bytecode::TypeDesc& t = m.types[type];
+    if (!t.signature.empty()) {
+        return t.signature;
+    }
+    return t.name + "/" + std::to_string(t.size); // modules without signatures: name and size
+}
 
 TransferPlan computeTransferPlan(const Module& from, const Module& to, bool retainOnly) {
     TransferPlan plan;
@@ -86,7 +86,7 @@ TransferPlan computeTransferPlan(const Module& from, const Module& to, bool reta
             continue;
         }
         const VarEntry* o = it->second;
-        const bool sameType = signatureOf(from, o->type) == signatureOf(to, e->type) && o->size == e->size;
+        const bool sameType = typeSignature(from, o->type) == typeSignature(to, e->type) && o->size == e->size;
         if (!sameType) {
             ++plan.report.retyped;
             plan.report.retypedPaths.push_back(e->path);

@@ -36,6 +36,10 @@ struct TransferPlan {
     TransferReport report;
 };
 
+// What "same type" means for the matching: the type's signature, or "name/size" for modules
+// without signatures. Retain slot files store it per variable.
+[[nodiscard]] std::string typeSignature(const bytecode::Module& module, std::uint32_t type);
+
 // `retainOnly`: only RETAIN variables are carried over (warm-restart semantics on reload).
 [[nodiscard]] TransferPlan computeTransferPlan(const bytecode::Module& from, const bytecode::Module& to,
                                                bool retainOnly = false);
