@@ -4,21 +4,22 @@
 #include <algorithm>
 
 #include "codegen/codegen_internal.h"
+#include "takt/bytecode/address.h"
 #include "takt/compiler/names.h"
 
 namespace takt::compiler {
 
 std::uint32_t addressByteOffset(const ast::Address& address, AddressMode mode) {
     const std::uint32_t index = address.indices.empty() ? 0 : address.indices[0];
-    if (mode == AddressMode::Byte) {
-        return index;
-    }
+    std::uint32_t width = 1; // bit and byte addresses name the byte directly
     switch (address.size) {
-    case ast::AddressSize::Word: return index * 2;
-    case ast::AddressSize::DWord: return index * 4;
-    case ast::AddressSize::LWord: return index * 8;
-    default: return index; // bit and byte addresses name the byte directly
+    case ast::AddressSize::Word: width = 2; break;
+    case ast::AddressSize::DWord: width = 4; break;
+    case ast::AddressSize::LWord: width = 8; break;
+    default: break;
     }
+    // The one address-mode rule shared with io.toml and the drivers (takt/bytecode/address.h).
+    return static_cast<std::uint32_t>(bytecode::addressByteOffset(index, width, mode == AddressMode::Byte));
 }
 
 } // namespace takt::compiler

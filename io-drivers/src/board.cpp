@@ -1,0 +1,213 @@
+// Board files (board.h): name, description, arch, install notes, recommended real-time
+// settings and the board's default [io] section, read with the same checks as io.toml.
+#include "takt/io/board.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <exception>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "io_config_internal.h"
+#include "takt/engine/config_reader.h"
+
+#ifndef TAKT_BOARDS_DIR
+#define TAKT_BOARDS_DIR "boards"
+#endif
+
+namespace takt::io {
+
+namespace {
+
+using engine::ConfigDiagnostic;
+using engine::diagnosticAt;
+using engine::TableReader;
+using Severity = ConfigDiagnostic::Severity;
+
+bool validBoardName(std::string_view name) {
+    return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    });
+}
+
+void readInstall(TableReader& r, Board& board) {
+    if (const toml::array* packages = r.array("packages")) {
+        for (std::size_t i = 0; i < packages->size(); ++i) {
+            const toml::node& n = *packages->get(i);
+            if (const auto* s = n.as_string()) {
+                board.installPackages.push_back(s->get());
+            } else {
+                r.diagnostics().push_back(diagnosticAt(Severity::Error, r.file(), n.source(),
+                                                       engine::indexedPath(r.keyPath("packages"), i),
+                                                       "expected a package name (a string)"));
+            }
+        }
+    }
+    board.installNotes = r.string("notes").value_or("");
+    r.finish();
+}
+
+BoardResult parseBoardDocument(std::string_view text, const std::string& file, bool byteAddressing) {
+    BoardResult result;
+    std::optional<toml::table> doc = engine::parseTomlText(text, file, result.diagnostics);
+    if (!doc) {
+        return result;
+    }
+    Board board;
+    board.file = file;
+    TableReader root(*doc, "", file, result.diagnostics);
+    if (auto name = root.string("name", true)) {
+        board.name = *name;
+        if (!validBoardName(*name)) {
+            root.error("name", "a board name uses a-z, 0-9, '-' and '_' only");
+        }
+        const std::filesystem::path path(file);
+        if (path.extension() == ".toml" && path.stem().string() != *name) {
+            root.error("name", fmt::format("\"{}\" differs from the file name {}; `--board {}` would not find it",
+                                           *name, path.filename().string(), *name));
+        }
+    }
+    board.description = root.string("description", true).value_or("");
+    if (auto arch = root.choice<std::string_view>(
+            "arch", {{"x86_64", "x86_64"}, {"aarch64", "aarch64"}, {"armv7l", "armv7l"}, {"any", "any"}}, true)) {
+        board.arch = *arch;
+    }
+    if (const toml::table* install = root.table("install")) {
+        TableReader r(*install, "install", file, result.diagnostics);
+        readInstall(r, board);
+    }
+    if (const toml::table* runtime = root.table("runtime")) {
+        TableReader r(*runtime, "runtime", file, result.diagnostics);
+        if (const toml::table* rt = r.table("realtime")) {
+            TableReader rr(*rt, "runtime.realtime", file, result.diagnostics);
+            board.realtime.emplace();
+            engine::readRealtime(rr, *board.realtime);
+        }
+        r.finish();
+    }
+    std::optional<IoConfig> io;
+    if (root.table("io", true) != nullptr) {
+        io = detail::readIoSection(*(*doc)["io"].as_table(), "io", file, byteAddressing, result.diagnostics);
+    }
+    root.finish();
+    detail::sortDiagnostics(result.diagnostics);
+    if (io && !detail::hasErrors(result.diagnostics)) {
+        board.io = std::move(*io);
+        result.board = std::move(board);
+    }
+    return result;
+}
+
+} // namespace
+
+std::filesystem::path boardsDirectory() {
+    if (const char* env = std::getenv("TAKT_BOARDS_DIR"); env != nullptr && *env != '\0') {
+        return env;
+    }
+    return TAKT_BOARDS_DIR;
+}
+
+BoardResult parseBoard(std::string_view text, const std::string& file, bool byteAddressing) {
+    try {
+        return parseBoardDocument(text, file, byteAddressing);
+    } catch (const std::exception& e) {
+        BoardResult result;
+        result.diagnostics.push_back(
+            diagnosticAt(Severity::Error, file, {}, {}, fmt::format("internal error: {}", e.what())));
+        return result;
+    }
+}
+
+BoardResult loadBoard(std::string_view nameOrPath, bool byteAddressing) {
+    BoardResult result;
+    std::filesystem::path path;
+    if (nameOrPath.find('/') != std::string_view::npos || nameOrPath.ends_with(".toml")) {
+        path = std::string(nameOrPath);
+    } else if (validBoardName(nameOrPath)) {
+        path = boardsDirectory() / (std::string(nameOrPath) + ".toml");
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(path, ec)) {
+            std::string known;
+            for (const BoardSummary& b : listBoards()) {
+                known += known.empty() ? "" : ", ";
+                known += b.name;
+            }
+            result.diagnostics.push_back(
+                diagnosticAt(Severity::Error, path.string(), {}, {},
+                             fmt::format("no board \"{}\" in {} (known: {})", nameOrPath, boardsDirectory().string(),
+                                         known.empty() ? "none" : known)));
+            return result;
+        }
+    } else {
+        result.diagnostics.push_back(diagnosticAt(Severity::Error, std::string(nameOrPath), {}, {},
+                                                  "not a board name (a-z, 0-9, '-', '_') or a path to a .toml file"));
+        return result;
+    }
+    std::string text;
+    if (!engine::readConfigFile(path, text, result.diagnostics)) {
+        return result;
+    }
+    result = parseBoard(text, path.string(), byteAddressing);
+    if (result.board) {
+        result.board->file = path;
+        result.board->io.file = path;
+    }
+    return result;
+}
+
+std::vector<BoardSummary> listBoards(const std::filesystem::path& dir) {
+    std::vector<BoardSummary> boards;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::filesystem::path& p = it->path();
+        if (p.extension() != ".toml") {
+            continue;
+        }
+        BoardSummary s;
+        s.file = p;
+        s.name = p.stem().string();
+        std::vector<ConfigDiagnostic> ignored;
+        std::string text;
+        if (engine::readConfigFile(p, text, ignored)) {
+            BoardResult r = parseBoard(text, p.string(), false);
+            s.valid = r.board.has_value();
+            // The summary shows what the file says even when another part of it is wrong.
+            if (auto doc = engine::parseTomlText(text, p.string(), ignored)) {
+                s.description = (*doc)["description"].value_or(std::string());
+                s.arch = (*doc)["arch"].value_or(std::string());
+            }
+        }
+        boards.push_back(std::move(s));
+    }
+    std::sort(boards.begin(), boards.end(),
+              [](const BoardSummary& a, const BoardSummary& b) { return a.name < b.name; });
+    return boards;
+}
+
+IoSelection selectIoConfig(const std::filesystem::path& projectDir, std::string_view board, bool byteAddressing) {
+    IoSelection sel;
+    std::error_code ec;
+    const std::filesystem::path projectIo = projectDir / "io.toml";
+    if (std::filesystem::exists(projectIo, ec)) {
+        sel.origin = "io.toml";
+        sel.io = loadIoConfig(projectIo, byteAddressing);
+        return sel;
+    }
+    if (board.empty() && std::filesystem::exists(std::filesystem::path(kSystemIoConfig), ec)) {
+        sel.origin = std::string(kSystemIoConfig);
+        sel.io = loadIoConfig(std::filesystem::path(kSystemIoConfig), byteAddressing);
+        return sel;
+    }
+    const std::string_view name = board.empty() ? kDefaultBoard : board;
+    BoardResult b = loadBoard(name, byteAddressing);
+    sel.origin = fmt::format("board {}", name);
+    sel.io.diagnostics = std::move(b.diagnostics);
+    if (b.board) {
+        sel.io.config = std::move(b.board->io); // moved: a copy would drop the params' source positions
+        sel.board = std::move(b.board);
+    }
+    return sel;
+}
+
+} // namespace takt::io

@@ -1,0 +1,111 @@
+#pragma once
+// Reading checked TOML configuration (runtime.toml, io.toml, board files, driver params) with
+// one diagnostic style: every finding names file, line, column and the dotted key path. A
+// TableReader walks one table: each accessor marks its key as known and reports a wrong type
+// or range; finish() reports every key nobody asked for as unknown. Never throws.
+#include <cstdint>
+#include <filesystem>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "takt/engine/config.h"
+
+namespace takt::engine {
+
+// A diagnostic at a toml++ source position (line/column 0 when the node has none, e.g. a
+// table created implicitly by a dotted header).
+[[nodiscard]] ConfigDiagnostic diagnosticAt(ConfigDiagnostic::Severity severity, const std::string& file,
+                                            const toml::source_region& where, std::string key, std::string message);
+
+// "a string", "an integer", … for messages.
+[[nodiscard]] std::string_view tomlTypeName(toml::node_type type) noexcept;
+
+// Parses TOML text; on a syntax error appends one diagnostic with toml++'s line/column and
+// returns nothing.
+[[nodiscard]] std::optional<toml::table> parseTomlText(std::string_view text, const std::string& file,
+                                                       std::vector<ConfigDiagnostic>& out);
+
+// Reads a whole configuration file (bounded size); on failure appends a diagnostic naming the
+// file and the OS reason.
+[[nodiscard]] bool readConfigFile(const std::filesystem::path& path, std::string& text,
+                                  std::vector<ConfigDiagnostic>& out);
+
+class TableReader {
+public:
+    // `path` is the dotted key path of `table` ("" for the document root).
+    TableReader(const toml::table& table, std::string path, std::string file, std::vector<ConfigDiagnostic>& out);
+
+    // Each accessor marks `key` as known. Absent: nullopt/nullptr (an error first when
+    // `required`). Present with the wrong type or out of range: an error and nullopt.
+    std::optional<std::string> string(std::string_view key, bool required = false);
+    std::optional<bool> boolean(std::string_view key, bool required = false);
+    std::optional<std::int64_t> integer(std::string_view key, std::int64_t min, std::int64_t max,
+                                        bool required = false);
+    std::optional<double> number(std::string_view key, double min, double max, bool required = false);
+    const toml::table* table(std::string_view key, bool required = false);
+    const toml::array* array(std::string_view key, bool required = false);
+    const toml::node* node(std::string_view key); // any type
+
+    // A string that must be one of `choices` (compared exactly); the error lists them.
+    template <typename E>
+    std::optional<E> choice(std::string_view key, std::initializer_list<std::pair<std::string_view, E>> choices,
+                            bool required = false) {
+        std::optional<std::string> s = string(key, required);
+        if (!s) {
+            return std::nullopt;
+        }
+        std::string known;
+        for (const auto& [name, value] : choices) {
+            if (name == *s) {
+                return value;
+            }
+            known += known.empty() ? "" : ", ";
+            known += name;
+        }
+        error(key, "unknown value \"" + *s + "\" (expected one of: " + known + ")");
+        return std::nullopt;
+    }
+
+    // Keys accepted without being read (checked elsewhere, or deliberately ignored).
+    void accept(std::string_view key);
+
+    // Reports every key not marked by an accessor or accept() as unknown; `known` lists the
+    // accepted keys in the message. Call once, after all accessors.
+    void finish();
+
+    void error(std::string_view key, std::string message);
+    void warning(std::string_view key, std::string message);
+
+    [[nodiscard]] std::string keyPath(std::string_view key) const;
+    [[nodiscard]] const std::string& path() const noexcept { return path_; }
+    [[nodiscard]] const std::string& file() const noexcept { return file_; }
+    [[nodiscard]] const toml::table& raw() const noexcept { return table_; }
+    [[nodiscard]] std::vector<ConfigDiagnostic>& diagnostics() noexcept { return out_; }
+    // The source position of `key` (its key text), or of the table when the key is absent.
+    [[nodiscard]] toml::source_region where(std::string_view key) const;
+
+private:
+    const toml::node* lookup(std::string_view key, bool required, std::string_view expected);
+    void typeError(std::string_view key, const toml::node& node, std::string_view expected);
+
+    const toml::table& table_;
+    std::string path_;
+    std::string file_;
+    std::vector<ConfigDiagnostic>& out_;
+    std::vector<std::string> known_;
+};
+
+// [runtime.realtime] (runtime.toml and board files share it).
+void readRealtime(TableReader& reader, RuntimeConfig::Realtime& out);
+
+// The path of element `index` of array `key` for diagnostics: "io.drivers[1]".
+[[nodiscard]] std::string indexedPath(const std::string& arrayPath, std::size_t index);
+
+} // namespace takt::engine

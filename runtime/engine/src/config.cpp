@@ -1,0 +1,424 @@
+// runtime.toml (CONFIG.md "runtime.toml"): the takt keys are read and checked; the keys truST
+// defines that takt does not implement yet are accepted with a "not supported yet" warning so a
+// truST project folder starts unchanged; anything else is an unknown key and an error.
+#include <algorithm>
+#include <exception>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "takt/engine/config.h"
+#include "takt/engine/config_reader.h"
+
+namespace takt::engine {
+
+namespace {
+
+using Severity = ConfigDiagnostic::Severity;
+
+// The truST sections takt accepts but ignores, with every key truST defines in them (its
+// runtime.toml schema), so a typo inside them is still an error. "[]" marks an array of
+// tables, "*" a table with free-form keys.
+struct TrustSection {
+    std::string_view path;
+    std::string_view what; // what takt does not do yet
+    std::initializer_list<std::string_view> keys;
+};
+
+const TrustSection kTrustSections[] = {
+    {"runtime.web", "the web UI", {"enabled", "listen", "auth", "tls"}},
+    {"runtime.tls",
+     "TLS for the web UI and mesh (the control endpoint uses [runtime.control.tls])",
+     {"mode", "cert_path", "key_path", "ca_path", "require_remote"}},
+    {"runtime.deploy", "signed deployment", {"require_signed", "keyring_path"}},
+    {"runtime.discovery", "mDNS discovery", {"enabled", "service_name", "advertise", "interfaces", "host_group"}},
+    {"runtime.mesh",
+     "the runtime mesh",
+     {"enabled", "role", "listen", "connect", "tls", "auth_token", "publish", "subscribe.*", "zenohd_version",
+      "plugin_versions.*"}},
+    {"runtime.cloud",
+     "cloud links",
+     {"profile", "wan.allow_write[].action", "wan.allow_write[].target", "links.transports[].source",
+      "links.transports[].target", "links.transports[].transport"}},
+    {"runtime.observability",
+     "the historian and Prometheus metrics",
+     {"enabled", "sample_interval_ms", "mode", "include", "history_path", "max_entries", "prometheus_enabled",
+      "prometheus_path", "alerts[].name", "alerts[].variable", "alerts[].above", "alerts[].below",
+      "alerts[].debounce_samples", "alerts[].hook"}},
+    {"runtime.opcua",
+     "the OPC UA server",
+     {"enabled", "listen", "endpoint_path", "namespace_uri", "publish_interval_ms", "max_nodes", "expose",
+      "security_policy", "security_mode", "allow_anonymous", "username", "password"}},
+};
+
+// Checks the keys of an ignored truST table against its schema patterns. `prefix` is the
+// pattern path of `table` relative to the section ("" or "wan.allow_write[]").
+void checkTrustKeys(const toml::table& table, const std::string& path, const std::string& prefix,
+                    const TrustSection& section, const std::string& file, std::vector<ConfigDiagnostic>& out) {
+    for (const auto& [key, value] : table) {
+        const std::string pattern = prefix.empty() ? std::string(key.str()) : prefix + "." + std::string(key.str());
+        const std::string keyPath = path + "." + std::string(key.str());
+        bool leaf = false;
+        bool inner = false;
+        for (std::string_view k : section.keys) {
+            if (k == pattern || k == pattern + ".*") {
+                leaf = true;
+            } else if (k.starts_with(pattern + ".") || k.starts_with(pattern + "[].")) {
+                inner = true;
+            }
+        }
+        if (leaf) {
+            continue;
+        }
+        if (!inner) {
+            out.push_back(diagnosticAt(Severity::Error, file, key.source(), keyPath,
+                                       fmt::format("unknown key in [{}]", section.path)));
+            continue;
+        }
+        if (const auto* t = value.as_table()) {
+            checkTrustKeys(*t, keyPath, pattern, section, file, out);
+        } else if (const auto* a = value.as_array()) {
+            for (std::size_t i = 0; i < a->size(); ++i) {
+                if (const auto* et = a->get(i)->as_table()) {
+                    checkTrustKeys(*et, indexedPath(keyPath, i), pattern + "[]", section, file, out);
+                }
+            }
+        }
+    }
+}
+
+// A truST section is worth a warning only when it asks for something: `enabled = false` (or
+// TLS `mode = "disabled"`, deploy without `require_signed`) is what takt does anyway.
+bool asksForSomething(const toml::table& t, std::string_view path) {
+    if (auto e = t["enabled"].value<bool>(); e && !*e) {
+        return false;
+    }
+    if (path == "runtime.tls") {
+        return t["mode"].value_or(std::string_view("disabled")) != "disabled";
+    }
+    if (path == "runtime.deploy") {
+        return t["require_signed"].value_or(false);
+    }
+    if (path == "runtime.mesh" || path == "runtime.observability" || path == "runtime.opcua") {
+        return t["enabled"].value_or(false); // off unless enabled in truST
+    }
+    return true;
+}
+
+void readTrustSection(TableReader& parent, std::string_view key, const TrustSection& section) {
+    const toml::table* t = parent.table(key);
+    if (t == nullptr) {
+        return;
+    }
+    checkTrustKeys(*t, std::string(section.path), "", section, parent.file(), parent.diagnostics());
+    if (asksForSomething(*t, section.path)) {
+        parent.warning(key, fmt::format("not supported yet: takt has no {}; the section is ignored", section.what));
+    }
+}
+
+void readResource(TableReader& r, RuntimeConfig& c) {
+    if (auto name = r.string("name")) {
+        if (name->empty()) {
+            r.error("name", "must not be empty");
+        } else {
+            c.resourceName = *name;
+        }
+    }
+    if (auto ms = r.integer("cycle_interval_ms", 1, 3'600'000)) {
+        c.cycleIntervalMs = static_cast<std::uint32_t>(*ms);
+    }
+    // truST's task overrides; takt takes tasks from the program's CONFIGURATION.
+    if (const toml::array* tasks = r.array("tasks")) {
+        for (std::size_t i = 0; i < tasks->size(); ++i) {
+            const toml::node& n = *tasks->get(i);
+            const std::string path = indexedPath(r.keyPath("tasks"), i);
+            const auto* t = n.as_table();
+            if (t == nullptr) {
+                r.diagnostics().push_back(
+                    diagnosticAt(Severity::Error, r.file(), n.source(), path,
+                                 fmt::format("expected a table, found {}", tomlTypeName(n.type()))));
+                continue;
+            }
+            TableReader task(*t, path, r.file(), r.diagnostics());
+            for (std::string_view k : {"name", "interval_ms", "priority", "programs", "single"}) {
+                task.accept(k);
+            }
+            task.finish();
+        }
+        r.warning("tasks", "not supported yet: takt takes its tasks from the program's CONFIGURATION; "
+                           "[[resource.tasks]] is ignored");
+    }
+    r.finish();
+}
+
+void readBuild(TableReader& r, RuntimeConfig& c) {
+    if (auto trap = r.choice<bool>("overflow", {{"wrap", false}, {"trap", true}})) {
+        c.overflowTrap = *trap;
+    }
+    if (auto byte = r.choice<bool>("address_mode", {{"word", false}, {"byte", true}})) {
+        c.byteAddressing = *byte;
+    }
+    r.finish();
+}
+
+bool isLoopbackHost(std::string_view host) {
+    return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]";
+}
+
+void readControlTokens(TableReader& r, RuntimeConfig::Control& c) {
+    const toml::array* tokens = r.array("tokens");
+    if (tokens == nullptr) {
+        return;
+    }
+    for (std::size_t i = 0; i < tokens->size(); ++i) {
+        const toml::node& n = *tokens->get(i);
+        const std::string path = indexedPath(r.keyPath("tokens"), i);
+        const auto* t = n.as_table();
+        if (t == nullptr) {
+            r.diagnostics().push_back(diagnosticAt(Severity::Error, r.file(), n.source(), path,
+                                                   fmt::format("expected a table, found {}", tomlTypeName(n.type()))));
+            continue;
+        }
+        TableReader tr(*t, path, r.file(), r.diagnostics());
+        ControlToken token;
+        if (auto role = tr.choice<std::string_view>(
+                "role", {{"viewer", "viewer"}, {"operator", "operator"}, {"engineer", "engineer"}, {"admin", "admin"}},
+                true)) {
+            token.role = *role;
+        }
+        token.token = tr.string("token").value_or("");
+        token.tokenFile = tr.string("token_file").value_or("");
+        if (token.token.empty() == token.tokenFile.empty()) {
+            tr.error("", "give exactly one of token or token_file (non-empty)");
+        }
+        tr.finish();
+        c.tokens.push_back(std::move(token));
+    }
+}
+
+void readControl(TableReader& r, RuntimeConfig::Control& c) {
+    if (auto endpoint = r.string("endpoint")) {
+        c.endpoint = *endpoint;
+    }
+    if (auto token = r.string("auth_token")) {
+        if (token->empty()) {
+            r.error("auth_token", "must not be empty (remove the key for no token)");
+        }
+        c.authToken = *token;
+    }
+    readControlTokens(r, c);
+    if (const toml::table* tls = r.table("tls")) {
+        TableReader tr(*tls, r.keyPath("tls"), r.file(), r.diagnostics());
+        c.tlsCert = tr.string("cert").value_or("");
+        c.tlsKey = tr.string("key").value_or("");
+        c.tlsClientCa = tr.string("client_ca").value_or("");
+        tr.finish();
+    }
+    // truST's debug switches: takt has no separate debug mode, so only "debug" is worth a word.
+    if (auto mode = r.choice<std::string_view>("mode", {{"production", "production"}, {"debug", "debug"}})) {
+        if (*mode == "debug") {
+            r.warning("mode", "not supported yet: takt has no debug control mode; running as \"production\"");
+        }
+    }
+    if (auto debug = r.boolean("debug_enabled"); debug && *debug) {
+        r.warning("debug_enabled", "not supported yet: takt has no debug control mode; ignored");
+    }
+    r.finish();
+
+    if (c.endpoint.empty()) {
+        if (r.raw().get("endpoint") != nullptr) {
+            r.error("endpoint", "must not be empty (remove [runtime.control] for no control endpoint)");
+        }
+        return;
+    }
+    const std::size_t sep = c.endpoint.find("://");
+    const std::string scheme = sep == std::string::npos ? std::string() : c.endpoint.substr(0, sep);
+    const std::string rest = sep == std::string::npos ? std::string() : c.endpoint.substr(sep + 3);
+    if (scheme == "unix") {
+        if (rest.empty()) {
+            r.error("endpoint", "unix:// needs a socket path, e.g. unix:///run/takt/takt.sock");
+        }
+        return;
+    }
+    if (scheme != "tcp" && scheme != "tls") {
+        r.error("endpoint", fmt::format("\"{}\" is not an endpoint (expected unix:///path, tcp://host:port or "
+                                        "tls://host:port)",
+                                        c.endpoint));
+        return;
+    }
+    const std::size_t colon = rest.rfind(':');
+    const std::string host = colon == std::string::npos ? rest : rest.substr(0, colon);
+    const std::string port = colon == std::string::npos ? std::string() : rest.substr(colon + 1);
+    const bool portOk = !port.empty() && port.size() <= 5 &&
+                        std::all_of(port.begin(), port.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) &&
+                        std::stoi(port) <= 65535;
+    if (host.empty() || !portOk) {
+        r.error("endpoint", fmt::format("\"{}\" needs host:port, e.g. {}://127.0.0.1:9001", c.endpoint, scheme));
+        return;
+    }
+    // A network endpoint without a token would let anyone who can reach it write outputs.
+    if (c.authToken.empty() && c.tokens.empty()) {
+        r.error("endpoint", fmt::format("a {} endpoint needs runtime.control.auth_token or "
+                                        "[[runtime.control.tokens]]",
+                                        scheme));
+    }
+    if (scheme == "tls" && (c.tlsCert.empty() || c.tlsKey.empty())) {
+        r.error("endpoint", "a tls endpoint needs [runtime.control.tls] cert and key");
+    }
+    if (scheme == "tcp" && !isLoopbackHost(host)) {
+        r.warning("endpoint", "tcp:// to a non-loopback address sends tokens in clear text; prefer tls://");
+    }
+}
+
+void readRuntime(TableReader& r, RuntimeConfig& c) {
+    if (const toml::table* t = r.table("control")) {
+        TableReader tr(*t, r.keyPath("control"), r.file(), r.diagnostics());
+        readControl(tr, c.control);
+    }
+    if (const toml::table* t = r.table("log")) {
+        TableReader tr(*t, r.keyPath("log"), r.file(), r.diagnostics());
+        if (auto level = tr.choice<std::string_view>("level", {{"trace", "trace"},
+                                                               {"debug", "debug"},
+                                                               {"info", "info"},
+                                                               {"warn", "warn"},
+                                                               {"warning", "warn"},
+                                                               {"error", "error"},
+                                                               {"off", "off"}})) {
+            c.log.level = *level;
+        }
+        tr.finish();
+    }
+    if (const toml::table* t = r.table("retain")) {
+        TableReader tr(*t, r.keyPath("retain"), r.file(), r.diagnostics());
+        if (auto on = tr.choice<bool>("mode", {{"file", true}, {"none", false}})) {
+            c.retain.enabled = *on;
+        }
+        if (auto path = tr.string("path")) {
+            if (path->empty()) {
+                tr.error("path", "must not be empty");
+            } else {
+                c.retain.path = *path;
+            }
+        }
+        if (auto ms = tr.integer("save_interval_ms", 1, 86'400'000)) {
+            c.retain.saveIntervalMs = static_cast<std::uint32_t>(*ms);
+        }
+        tr.finish();
+    }
+    const std::initializer_list<std::pair<std::string_view, FaultAction>> actions = {
+        {"halt", FaultAction::Halt}, {"safe_halt", FaultAction::SafeHalt}, {"restart", FaultAction::Restart}};
+    if (const toml::table* t = r.table("watchdog")) {
+        TableReader tr(*t, r.keyPath("watchdog"), r.file(), r.diagnostics());
+        if (auto on = tr.boolean("enabled")) {
+            c.watchdog.enabled = *on;
+        }
+        if (auto ms = tr.integer("timeout_ms", 1, 3'600'000)) {
+            c.watchdog.timeoutMs = static_cast<std::uint32_t>(*ms);
+        }
+        if (auto a = tr.choice<FaultAction>("action", actions)) {
+            c.watchdog.action = *a;
+        }
+        tr.finish();
+    }
+    if (const toml::table* t = r.table("fault")) {
+        TableReader tr(*t, r.keyPath("fault"), r.file(), r.diagnostics());
+        if (auto a = tr.choice<FaultAction>("policy", actions)) {
+            c.fault.policy = *a;
+        }
+        tr.finish();
+    }
+    if (const toml::table* t = r.table("realtime")) {
+        TableReader tr(*t, r.keyPath("realtime"), r.file(), r.diagnostics());
+        readRealtime(tr, c.realtime);
+    }
+    for (const TrustSection& s : kTrustSections) {
+        readTrustSection(r, s.path.substr(std::string_view("runtime.").size()), s);
+    }
+    if (r.string("execution_backend")) {
+        r.warning("execution_backend", "not supported yet: takt has one execution backend (its bytecode VM); ignored");
+    }
+    r.finish();
+}
+
+RuntimeConfigResult parseDocument(std::string_view text, const std::string& file) {
+    RuntimeConfigResult result;
+    std::optional<toml::table> doc = parseTomlText(text, file, result.diagnostics);
+    if (!doc) {
+        return result;
+    }
+    RuntimeConfig c;
+    c.file = file;
+    TableReader root(*doc, "", file, result.diagnostics);
+    if (const toml::table* t = root.table("bundle")) {
+        TableReader tr(*t, "bundle", file, result.diagnostics);
+        if (auto v = tr.integer("version", 1, 1)) {
+            c.bundleVersion = *v;
+        }
+        tr.finish();
+    }
+    if (const toml::table* t = root.table("resource")) {
+        TableReader tr(*t, "resource", file, result.diagnostics);
+        readResource(tr, c);
+    }
+    if (const toml::table* t = root.table("build")) {
+        TableReader tr(*t, "build", file, result.diagnostics);
+        readBuild(tr, c);
+    }
+    if (const toml::table* t = root.table("runtime")) {
+        TableReader tr(*t, "runtime", file, result.diagnostics);
+        readRuntime(tr, c);
+    }
+    root.finish();
+    // Diagnostics in file order, like every other takt diagnostic.
+    std::stable_sort(result.diagnostics.begin(), result.diagnostics.end(),
+                     [](const ConfigDiagnostic& a, const ConfigDiagnostic& b) {
+                         return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+                     });
+    const bool failed = std::any_of(result.diagnostics.begin(), result.diagnostics.end(),
+                                    [](const ConfigDiagnostic& d) { return d.severity == Severity::Error; });
+    if (!failed) {
+        result.config = std::move(c);
+    }
+    return result;
+}
+
+} // namespace
+
+std::string formatDiagnostic(const ConfigDiagnostic& d) {
+    std::string where = d.file.empty() ? std::string("<config>") : d.file;
+    if (d.line != 0) {
+        where += fmt::format(":{}:{}", d.line, d.column);
+    }
+    const char* severity = d.severity == Severity::Error ? "error" : "warning";
+    if (d.key.empty()) {
+        return fmt::format("{}: {}: {}", where, severity, d.message);
+    }
+    return fmt::format("{}: {}: {}: {}", where, severity, d.key, d.message);
+}
+
+RuntimeConfigResult parseRuntimeConfig(std::string_view text, const std::string& file) {
+    try {
+        return parseDocument(text, file);
+    } catch (const std::exception& e) {
+        // Only allocation failure can get here; report it instead of terminating.
+        RuntimeConfigResult result;
+        result.diagnostics.push_back(
+            diagnosticAt(Severity::Error, file, {}, {}, fmt::format("internal error: {}", e.what())));
+        return result;
+    }
+}
+
+RuntimeConfigResult loadRuntimeConfig(const std::filesystem::path& file) {
+    RuntimeConfigResult result;
+    std::string text;
+    if (!readConfigFile(file, text, result.diagnostics)) {
+        return result;
+    }
+    result = parseRuntimeConfig(text, file.string());
+    if (result.config) {
+        result.config->file = file;
+    }
+    return result;
+}
+
+} // namespace takt::engine
