@@ -22,5 +22,6 @@ void registerTest(CLI::App& app, int& exitCode);
 void registerBuild(CLI::App& app, int& exitCode);
 void registerDisasm(CLI::App& app, int& exitCode);
 void registerRun(CLI::App& app, int& exitCode);
+void registerBench(CLI::App& app, int& exitCode);
 
 } // namespace takt::cli

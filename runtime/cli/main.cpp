@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
         takt::cli::registerBuild(app, exitCode);
         takt::cli::registerDisasm(app, exitCode);
         takt::cli::registerRun(app, exitCode);
+        takt::cli::registerBench(app, exitCode);
         try {
             app.parse(argc, argv);
         } catch (const CLI::ParseError& e) {
