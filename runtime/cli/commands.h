@@ -23,5 +23,7 @@ void registerBuild(CLI::App& app, int& exitCode);
 void registerDisasm(CLI::App& app, int& exitCode);
 void registerValidate(CLI::App& app, int& exitCode); // validate + boards
 void registerRetainStress(CLI::App& app, int& exitCode); // hidden: retain crash-safety tests
+void registerRun(CLI::App& app, int& exitCode);
+void registerBench(CLI::App& app, int& exitCode);
 
 } // namespace takt::cli

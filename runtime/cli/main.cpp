@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
         takt::cli::registerDisasm(app, exitCode);
         takt::cli::registerValidate(app, exitCode);
         takt::cli::registerRetainStress(app, exitCode);
+        takt::cli::registerRun(app, exitCode);
+        takt::cli::registerBench(app, exitCode);
         try {
             app.parse(argc, argv);
         } catch (const CLI::ParseError& e) {

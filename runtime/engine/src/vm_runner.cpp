@@ -33,7 +33,15 @@ VmRunner::~VmRunner() = default;
 void VmRunner::attach(LoadedProgram& program) {
     vm_ = std::make_unique<vm::Vm>(program.module(), std::span<std::uint8_t>(program.image(), program.imageSize()));
     vm_->setBudget(budget_);
+    vm_->setAbortFlag(abort_);
     attached_ = &program;
+}
+
+void VmRunner::setAbortFlag(const std::atomic<bool>* flag) {
+    abort_ = flag;
+    if (vm_ != nullptr) {
+        vm_->setAbortFlag(flag);
+    }
 }
 
 vm::Vm& VmRunner::vmFor(LoadedProgram& program) {
@@ -50,6 +58,7 @@ bool VmRunner::runInit(LoadedProgram& program, Fault& fault) {
     // Online change prepares the next program while the current one stays attached.
     vm::Vm machine(program.module(), std::span<std::uint8_t>(program.image(), program.imageSize()));
     machine.setBudget(budget_);
+    machine.setAbortFlag(abort_);
     return report(machine, machine.runInit(), fault);
 }
 

@@ -61,6 +61,10 @@ public:
     bool runCycle(FaultReport& report);
     [[nodiscard]] std::uint64_t cycleCount() const { return cycles_; }
     [[nodiscard]] std::int64_t lastCycleTime() const { return lastNow_; }
+    // Whether task `t` (Module::tasks index) was due in the last cycle (overrun accounting).
+    [[nodiscard]] bool taskRanLastCycle(std::size_t t) const { return t < taskDue_.size() && taskDue_[t]; }
+    // Forwarded to the runner (CodeRunner::setAbortFlag); off the cycle.
+    void setAbortFlag(const std::atomic<bool>* flag) { runner_->setAbortFlag(flag); }
 
     // Cold: everything re-initialised. Warm: RETAIN variables keep their values. Task state
     // (interval phase, SINGLE edges) starts afresh; the process image is kept.

@@ -3,6 +3,7 @@
 // The image (constants + globals + call stack) is allocated once at load; nothing in a cycle
 // allocates. The code that executes POU bodies is behind CodeRunner so the engine's
 // scheduling, restart and online-change logic does not depend on how instructions run.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -72,6 +73,9 @@ public:
     // Called off the cycle when `program` becomes the one that runs (load, online change), so
     // per-program set-up never happens inside a cycle.
     virtual void attach(LoadedProgram& program) { (void)program; }
+    // The watchdog's abort flag (set from another thread): a runner that can stop a run early
+    // polls it and returns a fault. Set off the cycle; nullptr clears it.
+    virtual void setAbortFlag(const std::atomic<bool>* flag) { (void)flag; }
     // Runs Module::initCode (if any) after the initial image was copied.
     virtual bool runInit(LoadedProgram& program, Fault& fault) = 0;
     // Runs one PROGRAM body on its instance data.

@@ -21,11 +21,13 @@ public:
     bool runProgram(LoadedProgram& program, const bytecode::ProgramInstance& instance, std::int64_t nowNs,
                     Fault& fault) override;
     void attach(LoadedProgram& program) override;
+    void setAbortFlag(const std::atomic<bool>* flag) override;
 
 private:
     vm::Vm& vmFor(LoadedProgram& program);
 
     std::uint64_t budget_;
+    const std::atomic<bool>* abort_ = nullptr;
     std::unique_ptr<vm::Vm> vm_;
     const LoadedProgram* attached_ = nullptr;
 };

@@ -1,0 +1,73 @@
+#pragma once
+// The configured drivers as one process I/O for the scan loop (engine::ProcessIo): created from
+// an IoConfig through the registry, checked so that no two drivers own the same bytes, started
+// and stopped together, and fanned out to every cycle. Safe state is the whole %Q image with
+// io.toml's [[io.safe_state]] applied (safeOutputImage), handed to every driver.
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "takt/engine/process_io.h"
+#include "takt/io/driver.h"
+#include "takt/io/io_config.h"
+
+namespace takt::io {
+
+struct DriverHealthReport {
+    std::string name;
+    HealthStatus status;
+};
+
+class DriverSet final : public engine::ProcessIo {
+public:
+    DriverSet() = default;
+    ~DriverSet() override;
+    DriverSet(const DriverSet&) = delete;
+    DriverSet& operator=(const DriverSet&) = delete;
+
+    // Creates and initialises every driver of `config`, checks ownership and builds the safe
+    // image for at least `programOutputBytes` of %Q. False with `error` naming the file and
+    // driver; nothing is started then.
+    bool configure(const IoConfig& config, std::size_t programOutputBytes, std::string& error);
+    // The same for drivers made by the caller (tests); `specs[i]` is what `drivers[i]` is
+    // initialised with.
+    bool configure(std::vector<std::unique_ptr<Driver>> drivers, const std::vector<DriverSpec>& specs,
+                   const IoConfig& config, std::size_t programOutputBytes, std::string& error);
+
+    // Starts every driver in order; on a failure stops those already started.
+    bool start(std::string& error);
+    void stop() noexcept;
+
+    [[nodiscard]] std::size_t driverCount() const { return drivers_.size(); }
+    [[nodiscard]] Driver& driver(std::size_t i) { return *drivers_[i]; }
+    [[nodiscard]] const std::vector<std::uint8_t>& safeImage() const { return safe_; }
+
+    // Asks every driver for its health (off the cycle, e.g. 4 times a second) and caches the
+    // summary the scan thread publishes.
+    [[nodiscard]] std::vector<DriverHealthReport> refreshHealth();
+
+    // engine::ProcessIo
+    [[nodiscard]] std::size_t inputBytes() const noexcept override { return bytes_[0]; }
+    [[nodiscard]] std::size_t outputBytes() const noexcept override { return bytes_[1]; }
+    [[nodiscard]] std::size_t memoryBytes() const noexcept override { return bytes_[2]; }
+    void readInputs(const engine::ProcessImageView& image) noexcept override;
+    void writeOutputs(const engine::ProcessImageView& image) noexcept override;
+    void applySafeState() noexcept override;
+    void releaseSafeState() noexcept override;
+    [[nodiscard]] engine::IoHealthSummary healthSummary() const noexcept override;
+
+private:
+    std::vector<std::unique_ptr<Driver>> drivers_;
+    std::vector<std::string> labels_; // "io.drivers[1] 'loopback'" for errors
+    std::vector<bool> started_;
+    std::size_t bytes_[3] = {0, 0, 0};
+    std::vector<std::uint8_t> safe_;
+    std::atomic<std::uint8_t> worst_{0};
+    std::atomic<std::uint16_t> degraded_{0}, faulted_{0};
+};
+
+// "%IB0..%IB63" for a byte range.
+[[nodiscard]] std::string describeRange(const ByteRange& r);
+
+} // namespace takt::io

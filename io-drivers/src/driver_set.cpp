@@ -1,0 +1,198 @@
+#include "takt/io/driver_set.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace takt::io {
+namespace {
+
+char areaLetter(Area a) {
+    switch (a) {
+    case Area::Input: return 'I';
+    case Area::Output: return 'Q';
+    case Area::Memory: return 'M';
+    }
+    return 'I';
+}
+
+std::size_t areaIndex(Area a) {
+    return static_cast<std::size_t>(a);
+}
+
+ImageView toDriverView(const engine::ProcessImageView& v) {
+    return ImageView{v.inputs, v.outputs, v.memory, v.cycleStartNs, v.cycleIntervalNs};
+}
+
+std::string driverLabel(const IoConfig& config, const DriverSpec& spec, std::size_t index) {
+    const std::string prefix =
+        spec.source.keyPrefix.empty() ? fmt::format("io.drivers[{}]", index) : spec.source.keyPrefix;
+    const std::string file = spec.source.file.empty() ? config.file.string() : spec.source.file;
+    if (spec.line > 0) {
+        return fmt::format("{}:{}:{}: driver '{}' ({})", file, spec.line, spec.column, spec.name, prefix);
+    }
+    return fmt::format("{}: driver '{}' ({})", file, spec.name, prefix);
+}
+
+} // namespace
+
+std::string describeRange(const ByteRange& r) {
+    const char a = areaLetter(r.area);
+    if (r.count <= 1) {
+        return fmt::format("%{}B{}", a, r.first);
+    }
+    return fmt::format("%{}B{}..%{}B{}", a, r.first, a, r.first + r.count - 1);
+}
+
+DriverSet::~DriverSet() {
+    stop();
+}
+
+bool DriverSet::configure(const IoConfig& config, std::size_t programOutputBytes, std::string& error) {
+    std::vector<std::unique_ptr<Driver>> drivers;
+    for (std::size_t i = 0; i < config.drivers.size(); ++i) {
+        const DriverSpec& spec = config.drivers[i];
+        std::unique_ptr<Driver> d = createDriver(spec.name);
+        if (d == nullptr) {
+            std::string known;
+            for (const std::string_view n : driverNames()) {
+                known += (known.empty() ? "" : ", ") + std::string(n);
+            }
+            error = fmt::format("{}: unknown driver (known: {})", driverLabel(config, spec, i), known);
+            return false;
+        }
+        drivers.push_back(std::move(d));
+    }
+    return configure(std::move(drivers), config.drivers, config, programOutputBytes, error);
+}
+
+bool DriverSet::configure(std::vector<std::unique_ptr<Driver>> drivers, const std::vector<DriverSpec>& specs,
+                          const IoConfig& config, std::size_t programOutputBytes, std::string& error) {
+    stop();
+    drivers_.clear();
+    labels_.clear();
+    std::fill(std::begin(bytes_), std::end(bytes_), 0);
+    struct Owned {
+        ByteRange range;
+        std::size_t driver;
+    };
+    std::vector<Owned> owned;
+    std::vector<std::string> labels;
+    for (std::size_t i = 0; i < drivers.size(); ++i) {
+        labels.push_back(driverLabel(config, specs[i], i));
+        std::string why;
+        if (!drivers[i]->init(specs[i], why)) {
+            error = fmt::format("{}: {}", labels[i], why);
+            return false;
+        }
+        for (const ByteRange& r : drivers[i]->ownedRanges()) {
+            if (r.count == 0) {
+                continue;
+            }
+            for (const Owned& o : owned) {
+                const bool overlap = o.range.area == r.area && r.first < o.range.first + o.range.count &&
+                                     o.range.first < r.first + r.count;
+                if (overlap) {
+                    const ByteRange common{r.area, std::max(r.first, o.range.first),
+                                           std::min(r.first + r.count, o.range.first + o.range.count) -
+                                               std::max(r.first, o.range.first)};
+                    error = fmt::format("{} and {} both own {}: each byte of the process image belongs to one "
+                                        "driver (change the drivers' address ranges)",
+                                        labels[o.driver], labels[i], describeRange(common));
+                    return false;
+                }
+            }
+            owned.push_back({r, i});
+            const std::size_t a = areaIndex(r.area);
+            bytes_[a] = std::max<std::size_t>(bytes_[a], static_cast<std::size_t>(r.first) + r.count);
+        }
+    }
+    // The safe image covers every output the program or a driver knows, and every safe-state entry.
+    std::size_t outBytes = std::max(bytes_[1], programOutputBytes);
+    for (const SafeValue& v : config.safeState) {
+        if (v.range.area == Area::Output) {
+            outBytes = std::max<std::size_t>(outBytes, static_cast<std::size_t>(v.range.first) + v.range.count);
+        }
+    }
+    bytes_[1] = outBytes;
+    safe_ = safeOutputImage(config, outBytes);
+    drivers_ = std::move(drivers);
+    labels_ = std::move(labels);
+    started_.assign(drivers_.size(), false);
+    return true;
+}
+
+bool DriverSet::start(std::string& error) {
+    for (std::size_t i = 0; i < drivers_.size(); ++i) {
+        std::string why;
+        if (!drivers_[i]->start(why)) {
+            error = fmt::format("{}: cannot start: {}", labels_[i], why);
+            stop();
+            return false;
+        }
+        started_[i] = true;
+    }
+    (void)refreshHealth();
+    return true;
+}
+
+void DriverSet::stop() noexcept {
+    // Reverse order: a driver started later may depend on an earlier one's resources.
+    for (std::size_t i = drivers_.size(); i-- > 0;) {
+        if (started_[i]) {
+            drivers_[i]->stop();
+            started_[i] = false;
+        }
+    }
+}
+
+std::vector<DriverHealthReport> DriverSet::refreshHealth() {
+    std::vector<DriverHealthReport> out;
+    std::uint8_t worst = 0;
+    std::uint16_t degraded = 0;
+    std::uint16_t faulted = 0;
+    for (const auto& d : drivers_) {
+        DriverHealthReport r{std::string(d->name()), d->health()};
+        worst = std::max(worst, static_cast<std::uint8_t>(r.status.health));
+        degraded = static_cast<std::uint16_t>(degraded + (r.status.health == Health::Degraded ? 1 : 0));
+        faulted = static_cast<std::uint16_t>(faulted + (r.status.health == Health::Faulted ? 1 : 0));
+        out.push_back(std::move(r));
+    }
+    worst_.store(worst, std::memory_order_relaxed);
+    degraded_.store(degraded, std::memory_order_relaxed);
+    faulted_.store(faulted, std::memory_order_relaxed);
+    return out;
+}
+
+void DriverSet::readInputs(const engine::ProcessImageView& image) noexcept {
+    const ImageView v = toDriverView(image);
+    for (const auto& d : drivers_) {
+        d->readInputs(v);
+    }
+}
+
+void DriverSet::writeOutputs(const engine::ProcessImageView& image) noexcept {
+    const ImageView v = toDriverView(image);
+    for (const auto& d : drivers_) {
+        d->writeOutputs(v);
+    }
+}
+
+void DriverSet::applySafeState() noexcept {
+    for (const auto& d : drivers_) {
+        d->applySafeState(safe_);
+    }
+}
+
+void DriverSet::releaseSafeState() noexcept {
+    for (const auto& d : drivers_) {
+        d->releaseSafeState();
+    }
+}
+
+engine::IoHealthSummary DriverSet::healthSummary() const noexcept {
+    return engine::IoHealthSummary{worst_.load(std::memory_order_relaxed), degraded_.load(std::memory_order_relaxed),
+                                   faulted_.load(std::memory_order_relaxed)};
+}
+
+} // namespace takt::io

@@ -1,0 +1,314 @@
+// `takt run [--project DIR] [--board NAME] [--for 10s] [--restart warm|cold]`
+// (CONFIG.md): the runtime. Loads runtime.toml and io.toml, compiles src/ (or
+// loads program.stbc), starts the drivers and the scan loop, and shows a live
+// status line on a terminal (plain log lines otherwise). SIGTERM / SIGINT end
+// the run at a cycle boundary: safe state, last retain save, exit 0. Started by
+// systemd (NOTIFY_SOCKET), it reports READY=1 and pings WATCHDOG=1 while the
+// scan makes progress.
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "run_support.h"
+#include "systemd_notify.h"
+#include "takt/engine/config.h"
+#include "takt/engine/scan_loop.h"
+#include "takt/engine/vm_runner.h"
+#include "takt/io/board.h"
+#include "takt/io/driver_set.h"
+#include "takt/io/io_config.h"
+
+namespace takt::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunOptions {
+    std::string project;
+    std::string board;
+    std::string duration;
+    std::string restart = "warm";
+};
+
+constexpr std::int64_t kStatusPeriodNs = 250'000'000; // 4 Hz
+constexpr std::int64_t kLogPeriodNs = 1'000'000'000;  // plain log: one status line a second
+
+// The retain writer (A/B slots) plugs in here; until it exists a configured
+// retain is reported and the run goes on without one.
+std::unique_ptr<engine::RetainSink> makeRetainSink(const engine::RuntimeConfig& config, const fs::path& project,
+                                                   std::shared_ptr<spdlog::logger>& log) {
+    (void)project;
+    if (config.retain.enabled) {
+        log->warn("runtime.retain: retain slots are not available in this build; "
+                  "RETAIN variables are not saved");
+    }
+    return nullptr;
+}
+
+std::shared_ptr<spdlog::logger> makeLogger(const std::string& level) {
+    auto logger = std::make_shared<spdlog::logger>("takt", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+    logger->set_level(spdlog::level::from_str(level));
+    logger->flush_on(spdlog::level::trace);
+    return logger;
+}
+
+std::string healthText(const std::vector<io::DriverHealthReport>& health) {
+    if (health.empty()) {
+        return "no drivers";
+    }
+    std::string out;
+    for (const auto& h : health) {
+        out += fmt::format("{}{}={}", out.empty() ? "" : ",", h.name, io::healthName(h.status.health));
+        if (!h.status.reason.empty()) {
+            out += fmt::format("({})", h.status.reason);
+        }
+    }
+    return out;
+}
+
+std::string statusText(const engine::ScanLoop& loop, const std::vector<io::DriverHealthReport>& health) {
+    const engine::ScanSnapshot s = loop.snapshot();
+    const engine::HistogramSummary exec = loop.execTime().summary();
+    const engine::HistogramSummary late = loop.lateness().summary();
+    return fmt::format("{} cycles={} exec p50={} p99={} lateness p99={} "
+                       "overruns={} faults={} io {} %I={} %Q={}",
+                       engine::scanStateName(s.state), s.cycles, formatNs(exec.p50), formatNs(exec.p99),
+                       formatNs(late.p99), s.overruns, s.faults, healthText(health),
+                       hexBytes(std::span(s.inputs.data(), s.inputBytes)),
+                       hexBytes(std::span(s.outputs.data(), s.outputBytes)));
+}
+
+std::string faultText(const engine::FaultRecord& f) {
+    std::string where;
+    if (!f.report.path.empty()) {
+        where = fmt::format(" at {}:{}:{}", f.report.path, f.report.line, f.report.column);
+    }
+    if (!f.report.pou.empty()) {
+        where += fmt::format(" in {}", f.report.pou);
+    }
+    const char* outcome =
+        f.action == engine::FaultAction::Restart ? "program cold-restarted" : "program halted, outputs in safe state";
+    return fmt::format("{} fault in cycle {}: {}{}; action {}: {}", f.kind, f.cycle, f.report.message, where,
+                       engine::faultActionName(f.action), outcome);
+}
+
+bool loadConfigs(const fs::path& dir, const RunOptions& options, engine::RuntimeConfig& runtime, io::IoConfig& io,
+                 spdlog::logger& log) {
+    const engine::RuntimeConfigResult rc = engine::loadRuntimeConfig(dir / "runtime.toml");
+    for (const engine::ConfigDiagnostic& d : rc.diagnostics) {
+        std::fprintf(stderr, "%s\n", engine::formatDiagnostic(d).c_str());
+    }
+    if (!rc.config) {
+        return false;
+    }
+    runtime = *rc.config;
+    io::IoSelection selection = io::selectIoConfig(dir, options.board, runtime.byteAddressing);
+    for (const engine::ConfigDiagnostic& d : selection.io.diagnostics) {
+        std::fprintf(stderr, "%s\n", engine::formatDiagnostic(d).c_str());
+    }
+    if (!selection.io.config) {
+        return false;
+    }
+    log.info("I/O from {}", selection.origin);
+    io = std::move(*selection.io.config);
+    return true;
+}
+
+// Logs the events recorded since the last call (the ring keeps the newest kEventCapacity). A
+// fault is logged with its details when it is the latest one (older details were replaced).
+void logEvents(const engine::ScanLoop& loop, std::uint64_t& seen, spdlog::logger& log) {
+    const std::uint64_t total = loop.eventCount();
+    if (total == seen) {
+        return;
+    }
+    const std::vector<engine::ScanEvent> events = loop.events();
+    const std::optional<engine::FaultRecord> latest = loop.lastFault();
+    const std::uint64_t fresh = total - seen;
+    if (fresh > events.size()) {
+        log.warn("{} scan events not shown (more than {} since the last status)", fresh - events.size(), events.size());
+    }
+    const std::size_t first = fresh >= events.size() ? 0 : events.size() - static_cast<std::size_t>(fresh);
+    for (std::size_t i = first; i < events.size(); ++i) {
+        const engine::ScanEvent& e = events[i];
+        switch (e.kind) {
+        case engine::ScanEventKind::CycleOverrun:
+            log.warn("cycle_overrun: cycle {} took {}, {} release(s) skipped", e.cycle, formatNs(e.valueNs), e.missed);
+            break;
+        case engine::ScanEventKind::RuntimeFault:
+        case engine::ScanEventKind::WatchdogTimeout:
+            if (latest && latest->cycle == e.cycle) {
+                log.error("{}", faultText(*latest));
+            } else {
+                log.error("{} fault in cycle {}",
+                          e.kind == engine::ScanEventKind::WatchdogTimeout ? "watchdog" : "runtime", e.cycle);
+            }
+            break;
+        case engine::ScanEventKind::Restart:
+            log.info("program cold-restarted after the fault in cycle {}", e.cycle);
+            break;
+        case engine::ScanEventKind::Halt:
+            log.warn("program halted after the fault in cycle {}; outputs stay in safe state", e.cycle);
+            break;
+        }
+    }
+    seen = total;
+}
+
+int runMain(const RunOptions& options) {
+    auto log = makeLogger("info");
+    std::error_code ec;
+    const fs::path dir = fs::absolute(options.project.empty() ? fs::current_path(ec) : fs::path(options.project), ec);
+    std::optional<std::int64_t> forNs;
+    if (!options.duration.empty()) {
+        forNs = parseDurationNs(options.duration);
+        if (!forNs) {
+            std::fprintf(stderr,
+                         "takt run: --for '%s': expected a duration such as 10s, "
+                         "500ms or 2m\n",
+                         options.duration.c_str());
+            return kExitInvalidProject;
+        }
+    }
+    engine::RuntimeConfig runtime;
+    io::IoConfig ioConfig;
+    if (!loadConfigs(dir, options, runtime, ioConfig, *log)) {
+        return kExitInvalidProject;
+    }
+    log->set_level(spdlog::level::from_str(runtime.log.level));
+
+    RunnableProgram program;
+    std::string error;
+    int exitCode = kExitOk;
+    if (!loadRunnableProgram(dir, program, error, exitCode)) {
+        std::fputs(error.c_str(), stderr);
+        if (!error.empty() && error.back() != '\n') {
+            std::fputc('\n', stderr);
+        }
+        return exitCode;
+    }
+    engine::CycleClock clock;
+    engine::Engine engine(std::make_unique<engine::VmRunner>(0), clock);
+    engine::FaultReport initFault;
+    if (!engine.load(std::make_unique<engine::LoadedProgram>(program.module, program.hash), initFault)) {
+        std::fprintf(stderr, "takt run: the program faulted while initialising: %s (%s:%u:%u)\n",
+                     initFault.message.c_str(), initFault.path.c_str(), initFault.line, initFault.column);
+        return kExitInternal;
+    }
+    std::unique_ptr<engine::RetainSink> retain = makeRetainSink(runtime, dir, log);
+    if (options.restart == "warm" && retain != nullptr) {
+        std::string message;
+        if (!retain->restore(engine.program(), message)) {
+            log->warn("warm start: {}; starting cold", message);
+        }
+    }
+
+    io::DriverSet drivers;
+    if (!drivers.configure(ioConfig, engine.area(bytecode::IoArea::Output).size(), error)) {
+        std::fprintf(stderr, "takt run: %s\n", error.c_str());
+        return kExitInvalidProject;
+    }
+
+    // Signals are taken by this thread only (sigtimedwait); every thread started
+    // below inherits the mask, so a SIGTERM never interrupts the scan thread.
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+    if (!drivers.start(error)) {
+        std::fprintf(stderr, "takt run: %s\n", error.c_str());
+        return kExitInvalidProject;
+    }
+    engine::ScanLoop loop(engine, clock, drivers, engine::ScanOptions::fromConfig(runtime));
+    loop.setRetainSink(retain.get());
+    if (!loop.start(error)) {
+        drivers.stop();
+        std::fprintf(stderr, "takt run: %s\n", error.c_str());
+        return kExitInternal;
+    }
+    for (const std::string& w : loop.warnings()) {
+        log->warn("realtime: {}", w);
+    }
+    log->info("running {} (program {:.16}) from {}: cycle {} ms, watchdog {}, "
+              "fault policy {}, {} driver(s)",
+              runtime.resourceName, program.hash, program.origin, runtime.cycleIntervalMs,
+              runtime.watchdog.enabled ? fmt::format("{} ms -> {}", runtime.watchdog.timeoutMs,
+                                                     engine::faultActionName(runtime.watchdog.action))
+                                       : std::string("off"),
+              engine::faultActionName(runtime.fault.policy), drivers.driverCount());
+
+    SystemdNotifier systemd;
+    systemd.ready(fmt::format("takt running {}", runtime.resourceName));
+
+    const bool tty = isatty(STDOUT_FILENO) == 1;
+    const std::int64_t started = engine::monotonicNs();
+    std::int64_t nextLog = started + kLogPeriodNs;
+    std::uint64_t eventsSeen = 0;
+    std::uint64_t lastCycles = 0;
+    std::string stopReason = "--for elapsed";
+    for (;;) {
+        const timespec wait{0, kStatusPeriodNs};
+        const int sig = sigtimedwait(&signals, nullptr, &wait);
+        if (sig == SIGINT || sig == SIGTERM) {
+            stopReason = sig == SIGINT ? "SIGINT" : "SIGTERM";
+            break;
+        }
+        const std::vector<io::DriverHealthReport> health = drivers.refreshHealth();
+        const engine::ScanSnapshot s = loop.snapshot();
+        // Liveness for systemd: the scan made progress, or it is halted on purpose
+        // (faults are reported, not hidden behind a restart loop of the whole
+        // service).
+        if (s.cycles != lastCycles || s.state == engine::ScanState::Halted) {
+            systemd.watchdogPing();
+        }
+        lastCycles = s.cycles;
+        logEvents(loop, eventsSeen, *log);
+        const std::int64_t now = engine::monotonicNs();
+        if (tty) {
+            const std::string line = statusText(loop, health);
+            std::fprintf(stdout, "\r\033[K%s", line.c_str());
+            std::fflush(stdout);
+        } else if (now >= nextLog) {
+            nextLog = now + kLogPeriodNs;
+            log->info("{}", statusText(loop, health));
+        }
+        if (forNs && now - started >= *forNs) {
+            break;
+        }
+    }
+    systemd.stopping();
+    loop.stop(); // safe state latched, last retain save
+    drivers.stop();
+    const std::vector<io::DriverHealthReport> health = drivers.refreshHealth();
+    if (tty) {
+        std::fputs("\n", stdout);
+    }
+    logEvents(loop, eventsSeen, *log);
+    log->info("stopped ({}): outputs in safe state; {}", stopReason, statusText(loop, health));
+    return kExitOk;
+}
+
+} // namespace
+
+void registerRun(CLI::App& app, int& exitCode) {
+    auto options = std::make_shared<RunOptions>();
+    CLI::App* cmd = app.add_subcommand("run", "Run the project on the real-time scan loop");
+    cmd->add_option("--project", options->project, "Project directory (default: the current directory)");
+    cmd->add_option("--board", options->board, "Board whose io is used when the project has no io.toml");
+    cmd->add_option("--for", options->duration, "Stop after this long (10s, 500ms, 2m); default: until SIGTERM");
+    cmd->add_option("--restart", options->restart, "warm (restore RETAIN variables) or cold")
+        ->check(CLI::IsMember({"warm", "cold"}));
+    cmd->callback([options, &exitCode] { exitCode = runMain(*options); });
+}
+
+} // namespace takt::cli

@@ -1,0 +1,142 @@
+#include "run_support.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "takt/bytecode/container.h"
+#include "takt/bytecode/verifier.h"
+#include "takt/compiler/codegen.h"
+#include "takt/compiler/project.h"
+
+namespace takt::cli {
+
+namespace fs = std::filesystem;
+
+bool loadRunnableProgram(const fs::path& project, RunnableProgram& out, std::string& error, int& exitCode) {
+    std::error_code ec;
+    const fs::path dir = project.empty() ? fs::current_path(ec) : project;
+    if (!fs::is_directory(dir, ec)) {
+        error = fmt::format("{}: not a project directory", dir.string());
+        exitCode = 10;
+        return false;
+    }
+    if (fs::is_directory(dir / "src", ec)) {
+        compiler::ProjectInput input;
+        input.directory = dir;
+        compiler::Project p = compiler::checkProject(input);
+        if (!p.valid()) {
+            for (const compiler::ConfigError& e : p.configErrors) {
+                error += compiler::renderConfigError(e) + "\n";
+            }
+            exitCode = 10;
+            return false;
+        }
+        if (!p.ok()) {
+            error = compiler::renderHuman(p.diagnostics, *p.sources);
+            exitCode = 11;
+            return false;
+        }
+        auto module = std::make_shared<bytecode::Module>();
+        compiler::CodegenOptions cg;
+        cg.overflowTrap = p.build.overflow == compiler::OverflowMode::Trap;
+        cg.addressMode = p.build.addressMode;
+        compiler::DiagnosticSink sink;
+        if (!compiler::generate(*p.model, p.units, *p.sources, cg, *module, sink) || sink.hasErrors()) {
+            error = compiler::renderHuman(sink.diagnostics(), *p.sources);
+            exitCode = 11;
+            return false;
+        }
+        if (const bytecode::VerifyResult v = bytecode::verify(*module); !v.ok()) {
+            error = "internal error: the generated program fails verification: " + v.message;
+            exitCode = 20;
+            return false;
+        }
+        // The hash is the one program.stbc of these sources would have.
+        const std::vector<std::uint8_t> bytes = bytecode::serialize(*module);
+        bytecode::LoadResult again = bytecode::deserialize(bytes);
+        out.hash = again.ok() ? bytecode::hashHex(again.hash) : std::string();
+        out.module = std::move(module);
+        out.origin = fmt::format("{} ({} sources)", (dir / "src").string(), p.sourcePaths.size());
+        return true;
+    }
+    const fs::path stbc = dir / "program.stbc";
+    bytecode::LoadResult loaded = bytecode::readProgramFile(stbc);
+    if (!loaded.ok()) {
+        error = fmt::format("{}: {} (and no src/ to compile)", stbc.string(), loaded.error);
+        exitCode = 10;
+        return false;
+    }
+    if (const bytecode::VerifyResult v = bytecode::verify(loaded.module); !v.ok()) {
+        error = fmt::format("{}: rejected by the verifier: {}", stbc.string(), v.message);
+        exitCode = 10;
+        return false;
+    }
+    out.hash = bytecode::hashHex(loaded.hash);
+    out.module = std::make_shared<const bytecode::Module>(std::move(loaded.module));
+    out.origin = stbc.string();
+    return true;
+}
+
+std::optional<std::int64_t> parseDurationNs(const std::string& text) {
+    std::size_t i = 0;
+    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) != 0 || text[i] == '.')) {
+        ++i;
+    }
+    if (i == 0) {
+        return std::nullopt;
+    }
+    char* end = nullptr;
+    const std::string number = text.substr(0, i);
+    const double v = std::strtod(number.c_str(), &end);
+    if (end != number.c_str() + number.size() || !std::isfinite(v) || v < 0) {
+        return std::nullopt;
+    }
+    const std::string unit = text.substr(i);
+    double scale = 0;
+    if (unit.empty() || unit == "s") {
+        scale = 1e9;
+    } else if (unit == "ms") {
+        scale = 1e6;
+    } else if (unit == "us") {
+        scale = 1e3;
+    } else if (unit == "m" || unit == "min") {
+        scale = 60e9;
+    } else if (unit == "h") {
+        scale = 3600e9;
+    } else {
+        return std::nullopt;
+    }
+    const double ns = v * scale;
+    if (ns > 9.2e18) {
+        return std::nullopt;
+    }
+    return static_cast<std::int64_t>(ns);
+}
+
+std::string formatNs(std::int64_t ns) {
+    const double v = static_cast<double>(ns);
+    if (ns < 1000) {
+        return fmt::format("{}ns", ns);
+    }
+    if (ns < 1'000'000) {
+        return fmt::format("{:.1f}us", v / 1e3);
+    }
+    if (ns < 1'000'000'000) {
+        return fmt::format("{:.2f}ms", v / 1e6);
+    }
+    return fmt::format("{:.2f}s", v / 1e9);
+}
+
+std::string hexBytes(std::span<const std::uint8_t> bytes) {
+    std::string out;
+    for (const std::uint8_t b : bytes) {
+        out += fmt::format("{:02x}", b);
+    }
+    return out;
+}
+
+} // namespace takt::cli

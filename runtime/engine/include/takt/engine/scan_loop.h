@@ -1,0 +1,204 @@
+#pragma once
+// The real-time scan loop of `takt run` (ARCHITECTURE.md "Threads"): a scan thread released at
+// absolute deadlines on CLOCK_MONOTONIC, a watchdog thread above it, statistics kept in
+// fixed-size histograms, a seqlocked snapshot for every other thread, and the fault policy.
+//
+// A cycle: wake at the release time; read inputs from ProcessIo into the Engine's process
+// image; run the due tasks (Engine::runCycle, whose clock returns this cycle's release time);
+// write outputs; record statistics; publish the snapshot. Nothing in a cycle allocates, locks a
+// mutex, or touches disk or network.
+//
+// Overrun policy: a cycle that ends after the next release time is an overrun. The releases it
+// missed are skipped, never run back to back to catch up, and the next release is the first one
+// still in the future on the original grid (start + k * period), so the phase of every task is
+// kept. Each overrun counts once overall (with the number of releases skipped) and once for each
+// task that ran in it and whose own deadline (its interval, at least the base period) passed;
+// it is recorded as a `cycle_overrun` event in a fixed-size ring.
+//
+// Faults: a runtime fault (division by zero, bounds, ...) applies `fault.policy`; a watchdog
+// timeout applies `watchdog.action`. The watchdog applies safe state itself the moment the
+// timeout passes, so outputs are safe even if the VM never returns; it then sets the VM abort
+// flag. halt and safe_halt both latch the safe state and stop running the program (takt does
+// not leave outputs where a faulted program put them); the scan thread keeps reading inputs so
+// the status stays live. restart latches the safe state, cold-restarts the program
+// (Engine::restart), releases the safe state and goes on at the next release.
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "takt/engine/config.h"
+#include "takt/engine/engine.h"
+#include "takt/engine/histogram.h"
+#include "takt/engine/process_io.h"
+#include "takt/engine/seqlock.h"
+
+namespace takt::engine {
+
+// CLOCK_MONOTONIC in ns.
+[[nodiscard]] std::int64_t monotonicNs() noexcept;
+
+// The Engine's clock in the live runtime: the scan loop sets it to the cycle's release time on
+// the absolute CLOCK_MONOTONIC grid (start + k * period), so TIME() and timers read one value
+// for the whole cycle and task intervals fall due exactly; how late the thread actually woke is
+// measured separately (start lateness).
+class CycleClock final : public Clock {
+public:
+    [[nodiscard]] std::int64_t nowNs() override { return now_; }
+    void set(std::int64_t ns) { now_ = ns; }
+
+private:
+    std::int64_t now_ = 0;
+};
+
+// Where retained values go (runtime.toml [runtime.retain]). save() is called with a copy of the
+// data image taken at a cycle boundary, on a low-priority thread every save interval, and on the
+// stopping thread after the last cycle; it must not keep the span. restore() is called once
+// before the first cycle of a warm start, after the cold initialisation, to put the RETAIN
+// variables back; false with `message` when nothing usable was found (the start stays cold).
+class RetainSink {
+public:
+    virtual ~RetainSink() = default;
+    virtual void save(const LoadedProgram& program, std::span<const std::uint8_t> image) noexcept = 0;
+    virtual bool restore(LoadedProgram& program, std::string& message) = 0;
+};
+
+struct ScanOptions {
+    std::int64_t periodNs = 10'000'000;
+    RuntimeConfig::Watchdog watchdog;
+    FaultAction faultPolicy = FaultAction::SafeHalt;
+    RuntimeConfig::Realtime realtime;
+    std::int64_t retainIntervalNs = 1'000'000'000;
+
+    [[nodiscard]] static ScanOptions fromConfig(const RuntimeConfig& config);
+};
+
+enum class ScanState : std::uint8_t { Stopped, Running, Halted };
+[[nodiscard]] const char* scanStateName(ScanState s) noexcept;
+[[nodiscard]] const char* faultActionName(FaultAction a) noexcept;
+
+enum class ScanEventKind : std::uint8_t { CycleOverrun, RuntimeFault, WatchdogTimeout, Restart, Halt };
+[[nodiscard]] const char* scanEventName(ScanEventKind k) noexcept; // "cycle_overrun", ...
+
+struct ScanEvent {
+    ScanEventKind kind = ScanEventKind::CycleOverrun;
+    std::uint64_t cycle = 0;
+    std::int64_t timeNs = 0;  // CLOCK_MONOTONIC
+    std::int64_t valueNs = 0; // cycle_overrun: execution time
+    std::uint32_t missed = 0; // cycle_overrun: releases skipped
+};
+
+inline constexpr std::size_t kSnapshotIoBytes = 32;
+
+// What other threads see after every cycle (seqlocked copy).
+struct ScanSnapshot {
+    std::uint64_t cycles = 0;
+    std::uint64_t overruns = 0;
+    std::uint64_t missedReleases = 0;
+    std::uint64_t faults = 0;
+    std::uint64_t watchdogTrips = 0;
+    std::uint64_t restarts = 0;
+    std::int64_t lastStartNs = 0;
+    std::int64_t lastExecNs = 0;
+    std::int64_t lastLatenessNs = 0;
+    ScanState state = ScanState::Stopped;
+    IoHealthSummary io;
+    std::uint32_t inputBytes = 0; // valid bytes in `inputs` / `outputs`
+    std::uint32_t outputBytes = 0;
+    std::array<std::uint8_t, kSnapshotIoBytes> inputs{};
+    std::array<std::uint8_t, kSnapshotIoBytes> outputs{};
+};
+
+struct FaultRecord {
+    std::string kind; // "runtime" | "watchdog"
+    FaultReport report;
+    FaultAction action = FaultAction::SafeHalt;
+    std::uint64_t cycle = 0;
+};
+
+class ScanLoop {
+public:
+    static constexpr std::size_t kEventCapacity = 64;
+
+    ScanLoop(Engine& engine, CycleClock& clock, ProcessIo& io, const ScanOptions& options);
+    ~ScanLoop();
+    ScanLoop(const ScanLoop&) = delete;
+    ScanLoop& operator=(const ScanLoop&) = delete;
+
+    // Sizes the process image, wires the abort flag, starts the scan and watchdog threads.
+    // Realtime settings that are not permitted degrade with a warning (warnings()).
+    bool start(std::string& error);
+    // Ends the scan at the next cycle boundary, joins the threads, latches the safe state and
+    // hands a last snapshot to the retain sink. Idempotent.
+    void stop();
+
+    void setRetainSink(RetainSink* sink) { retainSink_ = sink; } // before start()
+
+    [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
+    [[nodiscard]] ScanSnapshot snapshot() const noexcept { return snapshot_.load(); }
+    [[nodiscard]] const LatencyHistogram& execTime() const noexcept { return exec_; }
+    [[nodiscard]] const LatencyHistogram& lateness() const noexcept { return lateness_; }
+    [[nodiscard]] std::vector<std::uint64_t> taskOverruns() const;
+    [[nodiscard]] std::vector<ScanEvent> events() const; // oldest first, at most kEventCapacity
+    [[nodiscard]] std::uint64_t eventCount() const noexcept { return eventCount_.load(std::memory_order_acquire); }
+    [[nodiscard]] std::optional<FaultRecord> lastFault() const;
+    [[nodiscard]] const ScanOptions& options() const { return options_; }
+
+private:
+    void scanMain();
+    void watchdogMain();
+    void retainMain();
+    void runOneCycle(std::int64_t release);
+    void idleCycle(std::int64_t release);
+    void accountOverrun(std::int64_t release, std::int64_t end, std::int64_t& next);
+    void handleFault(bool watchdog, const FaultReport& report);
+    void pushEvent(const ScanEvent& e) noexcept;
+    void publish() noexcept;
+    void maybeHandRetain(std::int64_t now) noexcept;
+    [[nodiscard]] ProcessImageView view() noexcept;
+
+    Engine& engine_;
+    CycleClock& clock_;
+    ProcessIo& io_;
+    ScanOptions options_;
+    RetainSink* retainSink_ = nullptr;
+    std::vector<std::string> warnings_;
+
+    std::thread scanThread_, watchdogThread_, retainThread_;
+    std::atomic<bool> stopRequested_{false};
+    std::atomic<bool> running_{false};
+    std::atomic<bool> scanExited_{false};
+    std::atomic<bool> stopAbort_{false};
+    std::atomic<int> setupDone_{0};
+    std::atomic<bool> abort_{false};         // the VM's abort flag
+    std::atomic<std::int64_t> busySince_{0}; // heartbeat: start of the cycle in progress, 0 when idle
+    std::atomic<std::uint64_t> trippedCycle_{0};
+    std::atomic<std::uint64_t> watchdogTrips_{0};
+
+    // Scan-thread state (published through snapshot_).
+    ScanSnapshot current_;
+    FaultReport faultScratch_;
+    std::int64_t nextRetainNs_ = 0;
+    std::unique_ptr<std::atomic<std::uint64_t>[]> taskOverruns_;
+    std::size_t taskCount_ = 0;
+
+    LatencyHistogram exec_, lateness_;
+    Seqlock<ScanSnapshot> snapshot_;
+    std::array<Seqlock<ScanEvent>, kEventCapacity> events_;
+    std::atomic<std::uint64_t> eventCount_{0};
+
+    mutable std::mutex faultMutex_; // taken only on the fault path and by readers
+    std::optional<FaultRecord> lastFault_;
+
+    // Retain hand-over: 0 idle, 1 a copy is waiting, 2 stop.
+    std::atomic<int> retainState_{0};
+    std::vector<std::uint8_t> retainBuffer_;
+};
+
+} // namespace takt::engine

@@ -1,0 +1,446 @@
+#include "takt/engine/scan_loop.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include <fmt/format.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+
+namespace takt::engine {
+namespace {
+
+constexpr std::int64_t kNsPerMs = 1'000'000;
+constexpr std::int64_t kNsPerS = 1'000'000'000;
+
+timespec toTimespec(std::int64_t ns) {
+    timespec ts{};
+    ts.tv_sec = static_cast<time_t>(ns / kNsPerS);
+    ts.tv_nsec = static_cast<long>(ns % kNsPerS);
+    return ts;
+}
+
+void sleepUntil(std::int64_t ns) noexcept {
+    const timespec ts = toTimespec(ns);
+    // EINTR: a signal woke us early; sleep again for the rest.
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+    }
+}
+
+// Applies the scheduler and affinity settings to the calling thread; what the system refuses
+// becomes a warning and the thread runs on as it is.
+void applyRealtime(const RuntimeConfig::Realtime& rt, int priorityBoost, const char* who,
+                   std::vector<std::string>& warnings) {
+    if (rt.fifo) {
+        const int lo = sched_get_priority_min(SCHED_FIFO);
+        const int hi = sched_get_priority_max(SCHED_FIFO);
+        sched_param param{};
+        param.sched_priority = std::clamp(rt.priority + priorityBoost, lo, hi);
+        if (const int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param); rc != 0) {
+            warnings.push_back(fmt::format("{} thread: SCHED_FIFO priority {} not permitted ({}); running with the "
+                                           "normal scheduler (grant CAP_SYS_NICE or LimitRTPRIO= in the unit)",
+                                           who, param.sched_priority, std::strerror(rc)));
+        }
+    }
+    if (!rt.cpuAffinity.empty()) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        for (const int cpu : rt.cpuAffinity) {
+            if (cpu >= 0 && cpu < CPU_SETSIZE) {
+                CPU_SET(cpu, &set);
+            }
+        }
+        if (const int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set); rc != 0) {
+            warnings.push_back(fmt::format("{} thread: CPU affinity {} not applied ({}); running on any CPU", who,
+                                           fmt::join(rt.cpuAffinity, ","), std::strerror(rc)));
+        }
+    }
+}
+
+} // namespace
+
+std::int64_t monotonicNs() noexcept {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * kNsPerS + ts.tv_nsec;
+}
+
+ScanOptions ScanOptions::fromConfig(const RuntimeConfig& config) {
+    ScanOptions o;
+    o.periodNs = static_cast<std::int64_t>(std::max<std::uint32_t>(config.cycleIntervalMs, 1)) * kNsPerMs;
+    o.watchdog = config.watchdog;
+    o.faultPolicy = config.fault.policy;
+    o.realtime = config.realtime;
+    o.retainIntervalNs = static_cast<std::int64_t>(std::max<std::uint32_t>(config.retain.saveIntervalMs, 1)) * kNsPerMs;
+    return o;
+}
+
+const char* scanStateName(ScanState s) noexcept {
+    switch (s) {
+    case ScanState::Stopped: return "stopped";
+    case ScanState::Running: return "running";
+    case ScanState::Halted: return "halted";
+    }
+    return "stopped";
+}
+
+const char* faultActionName(FaultAction a) noexcept {
+    switch (a) {
+    case FaultAction::Halt: return "halt";
+    case FaultAction::SafeHalt: return "safe_halt";
+    case FaultAction::Restart: return "restart";
+    }
+    return "halt";
+}
+
+const char* scanEventName(ScanEventKind k) noexcept {
+    switch (k) {
+    case ScanEventKind::CycleOverrun: return "cycle_overrun";
+    case ScanEventKind::RuntimeFault: return "runtime_fault";
+    case ScanEventKind::WatchdogTimeout: return "watchdog_timeout";
+    case ScanEventKind::Restart: return "restart";
+    case ScanEventKind::Halt: return "halt";
+    }
+    return "cycle_overrun";
+}
+
+ScanLoop::ScanLoop(Engine& engine, CycleClock& clock, ProcessIo& io, const ScanOptions& options)
+    : engine_(engine), clock_(clock), io_(io), options_(options) {}
+
+ScanLoop::~ScanLoop() {
+    stop();
+}
+
+ProcessImageView ScanLoop::view() noexcept {
+    ProcessImageView v;
+    v.inputs = engine_.area(bytecode::IoArea::Input);
+    v.outputs = engine_.area(bytecode::IoArea::Output);
+    v.memory = engine_.area(bytecode::IoArea::Memory);
+    v.cycleStartNs = clock_.nowNs();
+    v.cycleIntervalNs = options_.periodNs;
+    return v;
+}
+
+bool ScanLoop::start(std::string& error) {
+    if (running_.load()) {
+        error = "the scan loop is already running";
+        return false;
+    }
+    if (!engine_.loaded()) {
+        error = "no program loaded";
+        return false;
+    }
+    if (options_.periodNs <= 0) {
+        error = "the cycle interval must be positive";
+        return false;
+    }
+    // Everything the cycle touches is sized here, off the cycle.
+    engine_.ensureArea(bytecode::IoArea::Input, io_.inputBytes());
+    engine_.ensureArea(bytecode::IoArea::Output, io_.outputBytes());
+    engine_.ensureArea(bytecode::IoArea::Memory, io_.memoryBytes());
+    engine_.setAbortFlag(&abort_);
+    taskCount_ = engine_.program().module().tasks.size();
+    taskOverruns_ = std::make_unique<std::atomic<std::uint64_t>[]>(std::max<std::size_t>(taskCount_, 1));
+    retainBuffer_.assign(engine_.program().imageSize(), 0);
+    current_ = ScanSnapshot{};
+    current_.state = ScanState::Running;
+    if (options_.realtime.lockMemory && mlockall(MCL_CURRENT | MCL_FUTURE) != 0) {
+        warnings_.push_back(fmt::format("lock_memory: mlockall not permitted ({}); memory may be paged out "
+                                        "(raise LimitMEMLOCK= or grant CAP_IPC_LOCK)",
+                                        std::strerror(errno)));
+    }
+    stopRequested_ = false;
+    scanExited_ = false;
+    setupDone_ = 0;
+    running_ = true;
+    scanThread_ = std::thread([this] { scanMain(); });
+    setupDone_.wait(0);
+    if (options_.watchdog.enabled && options_.watchdog.timeoutMs > 0) {
+        watchdogThread_ = std::thread([this] { watchdogMain(); });
+        setupDone_.wait(1);
+    }
+    if (retainSink_ != nullptr) {
+        retainThread_ = std::thread([this] { retainMain(); });
+    }
+    return true;
+}
+
+void ScanLoop::stop() {
+    if (!running_.exchange(false)) {
+        return;
+    }
+    stopRequested_ = true;
+    // A program stuck in a loop with the watchdog off would never reach the cycle boundary:
+    // after two periods and a second, the run in progress is aborted through the VM.
+    const std::int64_t giveUp = monotonicNs() + 2 * options_.periodNs + 1'000'000'000;
+    while (!scanExited_.load() && monotonicNs() < giveUp) {
+        sleepUntil(monotonicNs() + kNsPerMs);
+    }
+    if (!scanExited_.load()) {
+        stopAbort_ = true;
+        abort_.store(true, std::memory_order_release);
+    }
+    if (scanThread_.joinable()) {
+        scanThread_.join();
+    }
+    if (watchdogThread_.joinable()) {
+        watchdogThread_.join();
+    }
+    retainState_.store(2);
+    retainState_.notify_one();
+    if (retainThread_.joinable()) {
+        retainThread_.join();
+    }
+    retainState_.store(0);
+    abort_.store(false);
+    stopAbort_ = false;
+    io_.applySafeState();
+    // One last read shows what the field sees now that the safe state is latched.
+    io_.readInputs(view());
+    current_.state = ScanState::Stopped;
+    publish();
+    if (retainSink_ != nullptr) {
+        retainSink_->save(engine_.program(),
+                          std::span<const std::uint8_t>(engine_.program().image(), engine_.program().imageSize()));
+    }
+    engine_.setAbortFlag(nullptr);
+}
+
+void ScanLoop::scanMain() {
+    // The default 50 us timer slack of SCHED_OTHER threads would add itself to every release.
+    (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    {
+        std::vector<std::string> w;
+        applyRealtime(options_.realtime, 0, "scan", w);
+        warnings_.insert(warnings_.end(), w.begin(), w.end());
+    }
+    setupDone_.store(1);
+    setupDone_.notify_all();
+    const std::int64_t period = options_.periodNs;
+    std::int64_t next = monotonicNs() + period;
+    nextRetainNs_ = next + options_.retainIntervalNs;
+    while (!stopRequested_.load(std::memory_order_relaxed)) {
+        sleepUntil(next);
+        if (stopRequested_.load(std::memory_order_relaxed)) {
+            break;
+        }
+        const std::int64_t release = next;
+        if (current_.state == ScanState::Running) {
+            runOneCycle(release);
+        } else {
+            idleCycle(release);
+        }
+        next += period;
+        const std::int64_t end = monotonicNs();
+        if (end > next) {
+            accountOverrun(release, end, next);
+        }
+    }
+    scanExited_.store(true);
+}
+
+void ScanLoop::runOneCycle(std::int64_t release) {
+    const std::int64_t start = monotonicNs();
+    busySince_.store(start, std::memory_order_release);
+    // The cycle's time is its release on the grid, not the (late) wake-up: task intervals that
+    // are multiples of the base period then fall due exactly, whatever the jitter.
+    clock_.set(release);
+    const ProcessImageView image = view();
+    io_.readInputs(image);
+    const bool ok = engine_.runCycle(faultScratch_);
+    const bool tripped = abort_.load(std::memory_order_acquire);
+    if (ok && !tripped) {
+        io_.writeOutputs(image);
+    }
+    const std::int64_t end = monotonicNs();
+    busySince_.store(0, std::memory_order_release);
+    exec_.record(end - start);
+    lateness_.record(start - release);
+    current_.cycles = engine_.cycleCount();
+    current_.lastStartNs = start;
+    current_.lastExecNs = end - start;
+    current_.lastLatenessNs = start - release;
+    if (tripped && stopAbort_.load()) {
+        return; // aborted by stop(), not a fault
+    }
+    if (!ok || tripped) {
+        handleFault(tripped, faultScratch_);
+    }
+    maybeHandRetain(end);
+    publish();
+}
+
+void ScanLoop::idleCycle(std::int64_t release) {
+    // Halted: the program does not run, the safe state stays latched, inputs are still read so
+    // the status shows what the field sees.
+    const std::int64_t start = monotonicNs();
+    clock_.set(release);
+    io_.readInputs(view());
+    current_.lastStartNs = start;
+    current_.lastLatenessNs = start - release;
+    current_.lastExecNs = 0;
+    publish();
+}
+
+void ScanLoop::accountOverrun(std::int64_t release, std::int64_t end, std::int64_t& next) {
+    const std::int64_t period = options_.periodNs;
+    const auto missed = static_cast<std::uint32_t>((end - next) / period + 1);
+    next += static_cast<std::int64_t>(missed) * period;
+    if (current_.state != ScanState::Running && current_.lastExecNs == 0) {
+        return; // a halted loop that was descheduled skips releases without counting them
+    }
+    ++current_.overruns;
+    current_.missedReleases += missed;
+    const bytecode::Module& m = engine_.program().module();
+    const std::int64_t exec = end - current_.lastStartNs;
+    for (std::size_t t = 0; t < taskCount_ && t < m.tasks.size(); ++t) {
+        const std::int64_t deadline = std::max(m.tasks[t].intervalNs, period);
+        if (engine_.taskRanLastCycle(t) && end - release > deadline) {
+            taskOverruns_[t].store(taskOverruns_[t].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        }
+    }
+    pushEvent(ScanEvent{ScanEventKind::CycleOverrun, current_.cycles, end, exec, missed});
+    publish();
+}
+
+void ScanLoop::handleFault(bool watchdog, const FaultReport& report) {
+    // The fault path may allocate (the report's strings); it is not part of a regular cycle.
+    const FaultAction action = watchdog ? options_.watchdog.action : options_.faultPolicy;
+    io_.applySafeState();
+    ++current_.faults;
+    const std::int64_t now = monotonicNs();
+    pushEvent(ScanEvent{watchdog ? ScanEventKind::WatchdogTimeout : ScanEventKind::RuntimeFault, current_.cycles, now,
+                        current_.lastExecNs, 0});
+    {
+        const std::lock_guard lock(faultMutex_);
+        FaultRecord rec;
+        rec.kind = watchdog ? "watchdog" : "runtime";
+        rec.report = report;
+        if (watchdog) {
+            rec.report.message = fmt::format("watchdog: cycle exceeded timeout_ms = {} ({})",
+                                             options_.watchdog.timeoutMs, report.message);
+        }
+        rec.action = action;
+        rec.cycle = current_.cycles;
+        lastFault_ = std::move(rec);
+    }
+    abort_.store(false, std::memory_order_release);
+    if (action == FaultAction::Restart) {
+        FaultReport initFault;
+        if (engine_.restart(RestartMode::Cold, initFault)) {
+            ++current_.restarts;
+            pushEvent(ScanEvent{ScanEventKind::Restart, current_.cycles, now, 0, 0});
+            io_.releaseSafeState();
+            return;
+        }
+        const std::lock_guard lock(faultMutex_);
+        lastFault_->report.message += "; cold restart failed: " + initFault.message;
+    }
+    current_.state = ScanState::Halted;
+    pushEvent(ScanEvent{ScanEventKind::Halt, current_.cycles, now, 0, 0});
+}
+
+void ScanLoop::watchdogMain() {
+    {
+        std::vector<std::string> w;
+        applyRealtime(options_.realtime, 1, "watchdog", w);
+        warnings_.insert(warnings_.end(), w.begin(), w.end());
+    }
+    setupDone_.store(2);
+    setupDone_.notify_all();
+    const std::int64_t timeout = static_cast<std::int64_t>(options_.watchdog.timeoutMs) * kNsPerMs;
+    // Poll often enough that a trip lands within a fifth of the timeout (1..10 ms).
+    const std::int64_t poll = std::clamp<std::int64_t>(timeout / 5, kNsPerMs, 10 * kNsPerMs);
+    std::int64_t next = monotonicNs();
+    while (!stopRequested_.load(std::memory_order_relaxed)) {
+        next += poll;
+        sleepUntil(next);
+        const std::int64_t busy = busySince_.load(std::memory_order_acquire);
+        const std::int64_t now = monotonicNs();
+        if (busy == 0 || now - busy <= timeout) {
+            continue;
+        }
+        if (trippedCycle_.exchange(static_cast<std::uint64_t>(busy)) == static_cast<std::uint64_t>(busy)) {
+            continue; // this cycle was already handled
+        }
+        // Outputs first: safe even if the VM never returns.
+        io_.applySafeState();
+        abort_.store(true, std::memory_order_release);
+        watchdogTrips_.fetch_add(1);
+        next = std::max(next, monotonicNs());
+    }
+}
+
+void ScanLoop::maybeHandRetain(std::int64_t now) noexcept {
+    if (retainSink_ == nullptr || now < nextRetainNs_) {
+        return;
+    }
+    nextRetainNs_ = now + options_.retainIntervalNs;
+    const LoadedProgram& p = engine_.program();
+    if (retainState_.load(std::memory_order_acquire) != 0 || p.imageSize() != retainBuffer_.size()) {
+        return; // the writer is still busy with the last copy (or the image changed size): next time
+    }
+    std::memcpy(retainBuffer_.data(), p.image(), retainBuffer_.size());
+    retainState_.store(1, std::memory_order_release);
+    retainState_.notify_one();
+}
+
+void ScanLoop::retainMain() {
+    for (;;) {
+        retainState_.wait(0);
+        const int s = retainState_.load(std::memory_order_acquire);
+        if (s == 2) {
+            return;
+        }
+        retainSink_->save(engine_.program(), retainBuffer_);
+        int expected = 1;
+        retainState_.compare_exchange_strong(expected, 0);
+    }
+}
+
+void ScanLoop::pushEvent(const ScanEvent& e) noexcept {
+    const std::uint64_t n = eventCount_.load(std::memory_order_relaxed);
+    events_[n % kEventCapacity].store(e);
+    eventCount_.store(n + 1, std::memory_order_release);
+}
+
+void ScanLoop::publish() noexcept {
+    current_.watchdogTrips = watchdogTrips_.load(std::memory_order_relaxed);
+    current_.io = io_.healthSummary();
+    const auto& in = engine_.area(bytecode::IoArea::Input);
+    const auto& out = engine_.area(bytecode::IoArea::Output);
+    current_.inputBytes = static_cast<std::uint32_t>(std::min(in.size(), kSnapshotIoBytes));
+    current_.outputBytes = static_cast<std::uint32_t>(std::min(out.size(), kSnapshotIoBytes));
+    std::memcpy(current_.inputs.data(), in.data(), current_.inputBytes);
+    std::memcpy(current_.outputs.data(), out.data(), current_.outputBytes);
+    snapshot_.store(current_);
+}
+
+std::vector<std::uint64_t> ScanLoop::taskOverruns() const {
+    std::vector<std::uint64_t> out(taskCount_);
+    for (std::size_t t = 0; t < taskCount_; ++t) {
+        out[t] = taskOverruns_[t].load(std::memory_order_relaxed);
+    }
+    return out;
+}
+
+std::vector<ScanEvent> ScanLoop::events() const {
+    const std::uint64_t n = eventCount_.load(std::memory_order_acquire);
+    const std::uint64_t first = n > kEventCapacity ? n - kEventCapacity : 0;
+    std::vector<ScanEvent> out;
+    for (std::uint64_t i = first; i < n; ++i) {
+        out.push_back(events_[i % kEventCapacity].load());
+    }
+    return out;
+}
+
+std::optional<FaultRecord> ScanLoop::lastFault() const {
+    const std::lock_guard lock(faultMutex_);
+    return lastFault_;
+}
+
+} // namespace takt::engine

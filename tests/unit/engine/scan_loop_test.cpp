@@ -1,0 +1,388 @@
+// The scan loop with a scripted program and a loopback-like process I/O: exchange, overruns,
+// watchdog, fault policies, retain hand-over.
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "scan_test_support.h"
+
+namespace takt::engine {
+namespace {
+
+using testing::AbortableRunner;
+using testing::ByteProgram;
+using testing::FakeIo;
+using testing::waitFor;
+
+constexpr std::int64_t kMs = 1'000'000;
+
+struct Rig {
+    explicit Rig(ScanOptions o, std::int64_t taskIntervalNs = 0) : options(o), prog(taskIntervalNs) {
+        auto r = std::make_unique<AbortableRunner>();
+        runner = r.get();
+        engine = std::make_unique<Engine>(std::move(r), clock);
+    }
+    bool load() {
+        FaultReport f;
+        return engine->load(std::make_unique<LoadedProgram>(prog.b.build(), ""), f);
+    }
+    std::uint32_t inOff() const { return prog.in; }
+    std::uint32_t outOff() const { return prog.out; }
+
+    ScanOptions options;
+    ByteProgram prog;
+    CycleClock clock;
+    AbortableRunner* runner = nullptr;
+    std::unique_ptr<Engine> engine;
+    FakeIo io;
+};
+
+ScanOptions options(std::int64_t periodMs, std::uint32_t watchdogMs = 0) {
+    ScanOptions o;
+    o.periodNs = periodMs * kMs;
+    o.watchdog.enabled = watchdogMs > 0;
+    o.watchdog.timeoutMs = watchdogMs;
+    return o;
+}
+
+TEST(ScanLoop, ExchangesIoEveryCycleThroughTheProcessImage) {
+    Rig rig(options(2));
+    const std::uint32_t in = rig.inOff();
+    const std::uint32_t out = rig.outOff();
+    rig.runner->body = [in, out](std::uint8_t* image, const std::atomic<bool>*, Fault&) {
+        image[out] = static_cast<std::uint8_t>(image[in] + 1);
+        return true;
+    };
+    ASSERT_TRUE(rig.load());
+    ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+    std::string error;
+    ASSERT_TRUE(loop.start(error)) << error;
+    ASSERT_TRUE(waitFor([&] { return loop.snapshot().cycles >= 20; }));
+    loop.stop();
+    const ScanSnapshot s = loop.snapshot();
+    // Loopback: each cycle added one to what the previous cycle wrote, so the last output is
+    // the number of cycles.
+    EXPECT_EQ(s.outputs[0], static_cast<std::uint8_t>(s.cycles));
+    // One read per cycle and one after the stop, which shows the latched safe state.
+    EXPECT_EQ(rig.io.reads.load(), static_cast<int>(s.cycles) + 1);
+    EXPECT_EQ(rig.io.writes.load(), static_cast<int>(s.cycles));
+    EXPECT_EQ(s.inputs[0], FakeIo::kSafe);
+    EXPECT_EQ(s.state, ScanState::Stopped);
+    EXPECT_EQ(loop.execTime().count(), s.cycles);
+    EXPECT_EQ(loop.lateness().count(), s.cycles);
+    EXPECT_EQ(rig.io.safeCalls.load(), 1);
+    EXPECT_EQ(rig.io.wire(0), FakeIo::kSafe);
+}
+
+TEST(ScanLoop, TimeReadsTheReleaseTimeOnTheMonotonicGrid) {
+    Rig rig(options(5));
+    std::vector<std::int64_t> seen;
+    seen.reserve(64);
+    CycleClock* clock = &rig.clock;
+    rig.runner->body = [&seen, clock](std::uint8_t*, const std::atomic<bool>*, Fault&) {
+        if (seen.size() < 64) {
+            seen.push_back(clock->nowNs());
+        }
+        return true;
+    };
+    ASSERT_TRUE(rig.load());
+    const std::int64_t before = monotonicNs();
+    ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+    std::string error;
+    ASSERT_TRUE(loop.start(error));
+    ASSERT_TRUE(waitFor([&] { return loop.snapshot().cycles >= 5; }));
+    loop.stop();
+    ASSERT_GE(seen.size(), 5u);
+    EXPECT_GT(seen[0], before);
+    for (std::size_t i = 1; i < seen.size(); ++i) {
+        // Releases are one period apart at least (absolute deadlines; a late wake only delays).
+        EXPECT_EQ((seen[i] - seen[i - 1]) % (5 * kMs), 0);
+        EXPECT_GE(seen[i] - seen[i - 1], 5 * kMs);
+    }
+}
+
+TEST(ScanLoop, NoOverrunAtAGenerousPeriod) {
+    Rig rig(options(50));
+    ASSERT_TRUE(rig.load());
+    ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+    std::string error;
+    ASSERT_TRUE(loop.start(error));
+    ASSERT_TRUE(waitFor([&] { return loop.snapshot().cycles >= 4; }));
+    loop.stop();
+    EXPECT_EQ(loop.snapshot().overruns, 0u);
+    EXPECT_TRUE(loop.events().empty());
+}
+
+TEST(ScanLoop, OverrunIsCountedRecordedAndRephased) {
+    Rig rig(options(10), 10 * kMs);
+    std::atomic<int> calls{0};
+    rig.runner->body = [&calls](std::uint8_t*, const std::atomic<bool>*, Fault&) {
+        if (calls.fetch_add(1) == 2) {
+            // Three and a half periods: the releases at +10, +20 and +30 ms pass while running.
+            std::this_thread::sleep_for(std::chrono::milliseconds(35));
+        }
+        return true;
+    };
+    ASSERT_TRUE(rig.load());
+    ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+    std::string error;
+    ASSERT_TRUE(loop.start(error));
+    ASSERT_TRUE(waitFor([&] { return loop.snapshot().cycles >= 6; }));
+    loop.stop();
+    const ScanSnapshot s = loop.snapshot();
+    EXPECT_GE(s.overruns, 1u);
+    EXPECT_GE(s.missedReleases, 3u);
+    const std::vector<ScanEvent> ev = loop.events();
+    ASSERT_FALSE(ev.empty());
+    const auto overrun = std::find_if(
+        ev.begin(), ev.end(), [](const ScanEvent& e) { return e.kind == ScanEventKind::CycleOverrun && e.cycle == 3; });
+    ASSERT_NE(overrun, ev.end());
+    EXPECT_GE(overrun->missed, 3u);
+    EXPECT_GE(overrun->valueNs, 35 * kMs);
+    EXPECT_STREQ(scanEventName(overrun->kind), "cycle_overrun");
+    ASSERT_EQ(loop.taskOverruns().size(), 1u);
+    EXPECT_GE(loop.taskOverruns()[0], 1u);
+    // Re-phased, not caught up: no burst of cycles after the long one.
+    EXPECT_EQ(s.cycles, static_cast<std::uint64_t>(calls.load()));
+}
+
+TEST(ScanLoop, WatchdogAbortsAnEndlessLoopAndLatchesSafeState) {
+    ScanOptions o = options(5, 30);
+    o.watchdog.action = FaultAction::SafeHalt;
+    Rig rig(o);
+    const std::uint32_t out = rig.outOff();
+    std::atomic<int> calls{0};
+    rig.runner->body = [&calls, out](std::uint8_t* image, const std::atomic<bool>* abort, Fault& f) {
+        image[out] = 0x11;
+        if (calls.fetch_add(1) < 3) {
+            return true;
+        }
+        while (abort == nullptr || !abort->load()) { // WHILE TRUE DO END_WHILE, with the VM's check
+        }
+        f.message = "run aborted (watchdog)";
+        return false;
+    };
+    ASSERT_TRUE(rig.load());
+    ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+    std::string error;
+    ASSERT_TRUE(loop.start(error));
+    ASSERT_TRUE(waitFor([&] { return loop.snapshot().state == ScanState::Halted; }));
+    EXPECT_EQ(rig.io.wire(0), FakeIo::kSafe);
+    const ScanSnapshot s = loop.snapshot();
+    EXPECT_EQ(s.watchdogTrips, 1u);
+    EXPECT_EQ(s.faults, 1u);
+    // Halted: inputs are still read; the latched safe value is what the field shows.
+    ASSERT_TRUE(waitFor([&] { return loop.snapshot().inputs[0] == FakeIo::kSafe; }));
+    const auto fault = loop.lastFault();
+    ASSERT_TRUE(fault.has_value());
+    EXPECT_EQ(fault->kind, "watchdog");
+    EXPECT_NE(fault->report.message.find("timeout_ms = 30"), std::string::npos) << fault->report.message;
+    EXPECT_EQ(fault->action, FaultAction::SafeHalt);
+    EXPECT_EQ(calls.load(), 4); // the program is not run again
+    loop.stop();
+}
+
+TEST(ScanLoop, WatchdogAppliesSafeStateWhileTheProgramStillDoesNotReturn) {
+    Rig rig(options(5, 20));
+    std::atomic<bool> release{false};
+    std::atomic<int> calls{0};
+    rig.runner->body = [&](std::uint8_t*, const std::atomic<bool>*, Fault& f) {
+        if (calls.fetch_add(1) == 1) {
+            while (!release.load()) { // ignores the abort flag (a stuck native call)
+            }
+            f.message = "stuck";
+            return false;
+        }
+        return true;
+    };
+    ASSERT_TRUE(rig.load());
+    ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+    std::string error;
+    ASSERT_TRUE(loop.start(error));
+    const bool safeWhileStuck = waitFor([&] { return rig.io.safeCalls.load() >= 1; });
+    EXPECT_TRUE(safeWhileStuck);
+    EXPECT_FALSE(release.load());
+    EXPECT_EQ(rig.io.wire(0), FakeIo::kSafe);
+    EXPECT_EQ(calls.load(), 2); // still inside the second run
+    release = true;
+    ASSERT_TRUE(waitFor([&] { return loop.snapshot().state == ScanState::Halted; }));
+    loop.stop();
+}
+
+TEST(ScanLoop, RuntimeFaultWithSafeHaltStopsTheProgram) {
+    ScanOptions o = options(2);
+    o.faultPolicy = FaultAction::SafeHalt;
+    Rig rig(o);
+    std::atomic<int> calls{0};
+    rig.runner->body = [&calls](std::uint8_t*, const std::atomic<bool>*, Fault& f) {
+        if (calls.fetch_add(1) == 3) {
+            f.message = "division by zero";
+            return false;
+        }
+        return true;
+    };
+    ASSERT_TRUE(rig.load());
+    ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+    std::string error;
+    ASSERT_TRUE(loop.start(error));
+    ASSERT_TRUE(waitFor([&] { return loop.snapshot().state == ScanState::Halted; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(calls.load(), 4);
+    EXPECT_EQ(rig.io.wire(0), FakeIo::kSafe);
+    EXPECT_EQ(rig.io.releases.load(), 0);
+    const auto fault = loop.lastFault();
+    ASSERT_TRUE(fault.has_value());
+    EXPECT_EQ(fault->kind, "runtime");
+    EXPECT_EQ(fault->report.message, "division by zero");
+    loop.stop();
+}
+
+TEST(ScanLoop, RuntimeFaultWithHaltAlsoAppliesSafeState) {
+    ScanOptions o = options(2);
+    o.faultPolicy = FaultAction::Halt;
+    Rig rig(o);
+    rig.runner->body = [](std::uint8_t*, const std::atomic<bool>*, Fault& f) {
+        f.message = "array index out of bounds";
+        return false;
+    };
+    ASSERT_TRUE(rig.load());
+    ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+    std::string error;
+    ASSERT_TRUE(loop.start(error));
+    ASSERT_TRUE(waitFor([&] { return loop.snapshot().state == ScanState::Halted; }));
+    EXPECT_EQ(rig.io.wire(0), FakeIo::kSafe);
+    EXPECT_EQ(rig.io.safeCalls.load(), 1);
+    loop.stop();
+}
+
+TEST(ScanLoop, RuntimeFaultWithRestartColdRestartsAndRuns) {
+    ScanOptions o = options(2);
+    o.faultPolicy = FaultAction::Restart;
+    Rig rig(o);
+    const std::uint32_t out = rig.outOff();
+    std::atomic<int> calls{0};
+    std::atomic<int> highest{0};
+    // A counter in the data image; the third cycle after every (re)start faults.
+    rig.runner->body = [&, out](std::uint8_t* image, const std::atomic<bool>*, Fault& f) {
+        calls.fetch_add(1);
+        image[out] = static_cast<std::uint8_t>(image[out] + 1);
+        highest.store(std::max<int>(highest.load(), image[out]));
+        if (image[out] == 3) {
+            f.message = "integer division or MOD by zero";
+            return false;
+        }
+        return true;
+    };
+    ASSERT_TRUE(rig.load());
+    ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+    std::string error;
+    ASSERT_TRUE(loop.start(error));
+    ASSERT_TRUE(waitFor([&] { return calls.load() >= 10; }));
+    EXPECT_EQ(loop.snapshot().state, ScanState::Running);
+    loop.stop();
+    const ScanSnapshot s = loop.snapshot();
+    EXPECT_GE(s.restarts, 3u);
+    EXPECT_EQ(s.faults, s.restarts);
+    EXPECT_EQ(highest.load(), 3); // every restart was cold: the counter started from 0 again
+    EXPECT_EQ(rig.io.releases.load(), static_cast<int>(s.restarts)); // safe state held only through each restart
+    const auto ev = loop.events();
+    EXPECT_TRUE(std::any_of(ev.begin(), ev.end(), [](const ScanEvent& e) { return e.kind == ScanEventKind::Restart; }));
+}
+
+TEST(ScanLoop, WatchdogRestartActionRestartsTheProgram) {
+    ScanOptions o = options(5, 20);
+    o.watchdog.action = FaultAction::Restart;
+    Rig rig(o);
+    std::atomic<int> calls{0};
+    rig.runner->body = [&calls](std::uint8_t*, const std::atomic<bool>* abort, Fault& f) {
+        if (calls.fetch_add(1) == 1) {
+            while (!abort->load()) {
+            }
+            f.message = "run aborted (watchdog)";
+            return false;
+        }
+        return true;
+    };
+    ASSERT_TRUE(rig.load());
+    ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+    std::string error;
+    ASSERT_TRUE(loop.start(error));
+    ASSERT_TRUE(waitFor([&] { return calls.load() >= 6; }));
+    const ScanSnapshot s = loop.snapshot();
+    loop.stop();
+    EXPECT_EQ(s.watchdogTrips, 1u);
+    EXPECT_EQ(s.restarts, 1u);
+    EXPECT_EQ(s.state, ScanState::Running);
+}
+
+class CountingSink final : public RetainSink {
+public:
+    void save(const LoadedProgram& /*program*/, std::span<const std::uint8_t> image) noexcept override {
+        saves.fetch_add(1);
+        lastByte.store(image.empty() ? 0 : image[offset]);
+    }
+    bool restore(LoadedProgram& /*program*/, std::string& /*message*/) override { return false; }
+    std::uint32_t offset = 0;
+    std::atomic<int> saves{0};
+    std::atomic<int> lastByte{-1};
+};
+
+TEST(ScanLoop, RetainSinkGetsSnapshotsAtTheIntervalAndOnStop) {
+    ScanOptions o = options(2);
+    o.retainIntervalNs = 10 * kMs;
+    Rig rig(o);
+    const std::uint32_t out = rig.outOff();
+    rig.runner->body = [out](std::uint8_t* image, const std::atomic<bool>*, Fault&) {
+        image[out] = static_cast<std::uint8_t>(image[out] + 1);
+        return true;
+    };
+    ASSERT_TRUE(rig.load());
+    CountingSink sink;
+    sink.offset = out;
+    ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+    loop.setRetainSink(&sink);
+    std::string error;
+    ASSERT_TRUE(loop.start(error));
+    ASSERT_TRUE(waitFor([&] { return sink.saves.load() >= 2; }));
+    loop.stop();
+    const int saves = sink.saves.load();
+    EXPECT_GE(saves, 3);
+    // The last save is the image after the last cycle.
+    EXPECT_EQ(sink.lastByte.load(), static_cast<int>(static_cast<std::uint8_t>(loop.snapshot().cycles)));
+}
+
+TEST(ScanLoop, StopEndsAStuckProgramWithTheWatchdogOff) {
+    Rig rig(options(5));
+    std::atomic<int> calls{0};
+    rig.runner->body = [&calls](std::uint8_t*, const std::atomic<bool>* abort, Fault& f) {
+        if (calls.fetch_add(1) == 1) {
+            while (!abort->load()) {
+            }
+            f.message = "run aborted (watchdog)";
+            return false;
+        }
+        return true;
+    };
+    ASSERT_TRUE(rig.load());
+    ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+    std::string error;
+    ASSERT_TRUE(loop.start(error));
+    ASSERT_TRUE(waitFor([&] { return calls.load() >= 2; }));
+    loop.stop();
+    EXPECT_EQ(loop.snapshot().state, ScanState::Stopped);
+    EXPECT_EQ(loop.snapshot().faults, 0u); // a stop, not a fault
+    EXPECT_FALSE(loop.lastFault().has_value());
+    EXPECT_EQ(rig.io.wire(0), FakeIo::kSafe);
+}
+
+TEST(ScanLoop, StartRefusesWithoutAProgram) {
+    Rig rig(options(2));
+    ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+    std::string error;
+    EXPECT_FALSE(loop.start(error));
+    EXPECT_EQ(error, "no program loaded");
+}
+
+} // namespace
+} // namespace takt::engine

@@ -1,0 +1,116 @@
+#pragma once
+// A process I/O double for scan-loop tests: behaves like the loopback driver (outputs of a cycle
+// are the next cycle's inputs) and counts what the scan loop asked of it.
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "module_builder.h"
+#include "takt/engine/process_io.h"
+#include "takt/engine/scan_loop.h"
+
+namespace takt::testing {
+
+class FakeIo final : public engine::ProcessIo {
+public:
+    static constexpr std::size_t kBytes = 8;
+    static constexpr std::uint8_t kSafe = 0x5A;
+
+    std::size_t inputBytes() const noexcept override { return kBytes; }
+    std::size_t outputBytes() const noexcept override { return kBytes; }
+    std::size_t memoryBytes() const noexcept override { return 0; }
+
+    void readInputs(const engine::ProcessImageView& image) noexcept override {
+        const std::lock_guard lock(mutex_);
+        std::memcpy(image.inputs.data(), wire_.data(), std::min(image.inputs.size(), kBytes));
+        reads.fetch_add(1);
+    }
+    void writeOutputs(const engine::ProcessImageView& image) noexcept override {
+        const std::lock_guard lock(mutex_);
+        if (!safe_) {
+            std::memcpy(wire_.data(), image.outputs.data(), std::min(image.outputs.size(), kBytes));
+        }
+        writes.fetch_add(1);
+    }
+    void applySafeState() noexcept override {
+        const std::lock_guard lock(mutex_);
+        safe_ = true;
+        wire_.fill(kSafe);
+        safeCalls.fetch_add(1);
+    }
+    void releaseSafeState() noexcept override {
+        const std::lock_guard lock(mutex_);
+        safe_ = false;
+        releases.fetch_add(1);
+    }
+    engine::IoHealthSummary healthSummary() const noexcept override { return {}; }
+
+    std::uint8_t wire(std::size_t i) const {
+        const std::lock_guard lock(mutex_);
+        return wire_[i];
+    }
+
+    std::atomic<int> reads{0}, writes{0}, safeCalls{0}, releases{0};
+
+private:
+    mutable std::mutex mutex_;
+    std::array<std::uint8_t, kBytes> wire_{};
+    bool safe_ = false;
+};
+
+// A ScriptedRunner that also honours the abort flag the scan loop hands it.
+class AbortableRunner final : public engine::CodeRunner {
+public:
+    using Body = std::function<bool(std::uint8_t* image, const std::atomic<bool>* abort, engine::Fault&)>;
+    Body body;
+    std::function<void()> onInit;
+
+    void setAbortFlag(const std::atomic<bool>* flag) override { abort = flag; }
+    bool runInit(engine::LoadedProgram& /*p*/, engine::Fault& /*f*/) override {
+        if (onInit) {
+            onInit();
+        }
+        return true;
+    }
+    bool runProgram(engine::LoadedProgram& p, const bytecode::ProgramInstance& /*inst*/, std::int64_t /*now*/,
+                    engine::Fault& f) override {
+        return !body || body(p.image(), abort, f);
+    }
+    const std::atomic<bool>* abort = nullptr;
+};
+
+// A program with BYTE `in` at %IB0 and BYTE `out` at %QB0, one instance on no task.
+struct ByteProgram {
+    ModuleBuilder b;
+    std::uint32_t tByte = b.elementary(ValueKind::Byte, "BYTE", 1);
+    std::uint32_t in = b.global("in", tByte);
+    std::uint32_t out = b.global("out", tByte);
+    std::uint32_t prog = b.composite(ValueKind::Program, "Prog", {{"x", tByte}});
+
+    // With `taskIntervalNs` > 0 the instance runs on a cyclic task "T" of that interval.
+    explicit ByteProgram(std::int64_t taskIntervalNs = 0) {
+        const std::uint32_t task = taskIntervalNs > 0 ? b.task("T", taskIntervalNs, 0) : bytecode::kNone;
+        b.program("P", prog, task);
+        b.m.io.push_back(bytecode::IoBinding{bytecode::IoArea::Input, 0, 0, 1, in, tByte, "%IB0", "in"});
+        b.m.io.push_back(bytecode::IoBinding{bytecode::IoArea::Output, 0, 0, 1, out, tByte, "%QB0", "out"});
+    }
+};
+
+// Polls `pred` every millisecond for up to `seconds`; true once it holds.
+inline bool waitFor(const std::function<bool()>& pred, double seconds = 10.0) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (pred()) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return pred();
+}
+
+} // namespace takt::testing

@@ -1,0 +1,181 @@
+// DriverSet: drivers created from an IoConfig, ownership checked, cycles fanned
+// out, safe state and health summarised.
+#include <gtest/gtest.h>
+
+#include "takt/io/driver_set.h"
+
+namespace takt::io {
+namespace {
+
+DriverSpec loopbackSpec(std::int64_t bytes, const std::string& prefix) {
+    DriverSpec s;
+    s.name = "loopback";
+    s.params.insert("bytes", bytes);
+    s.source = ParamSource{"io.toml", prefix};
+    return s;
+}
+
+// A driver that owns one range of each given area and records what it was
+// asked.
+class Probe final : public Driver {
+public:
+    Probe(std::vector<ByteRange> ranges, Health h = Health::Ok, bool failStart = false)
+        : ranges_(std::move(ranges)), health_(h), failStart_(failStart) {}
+    std::string_view name() const noexcept override { return "probe"; }
+    bool init(const DriverSpec& /*spec*/, std::string& /*error*/) override { return true; }
+    std::vector<ByteRange> ownedRanges() const override { return ranges_; }
+    bool start(std::string& error) override {
+        if (failStart_) {
+            error = "peer refused";
+            return false;
+        }
+        started = true;
+        return true;
+    }
+    void readInputs(ImageView image) noexcept override {
+        ++reads;
+        for (const ByteRange& r : ranges_) {
+            if (r.area == Area::Input) {
+                image.inputs[r.first] = marker;
+            }
+        }
+    }
+    void writeOutputs(ImageView image) noexcept override {
+        ++writes;
+        lastOutput = image.outputs.empty() ? 0 : image.outputs[0];
+    }
+    void applySafeState(std::span<const std::uint8_t> safe) noexcept override {
+        safeSeen.assign(safe.begin(), safe.end());
+    }
+    void releaseSafeState() noexcept override { ++releases; }
+    HealthStatus health() const override { return {health_, health_ == Health::Ok ? "" : "peer gone"}; }
+    void stop() noexcept override { stopped = started; }
+
+    std::vector<ByteRange> ranges_;
+    Health health_;
+    bool failStart_;
+    bool started = false, stopped = false;
+    int reads = 0, writes = 0, releases = 0;
+    std::uint8_t marker = 0;
+    std::uint8_t lastOutput = 0;
+    std::vector<std::uint8_t> safeSeen;
+};
+
+TEST(DriverSet, OverlappingRangesAreRejectedNamingBothDriversAndTheBytes) {
+    IoConfig config;
+    config.file = "io.toml";
+    config.drivers = {loopbackSpec(8, "io.drivers[0].params"), loopbackSpec(2, "io.drivers[1].params")};
+    DriverSet set;
+    std::string error;
+    EXPECT_FALSE(set.configure(config, 0, error));
+    EXPECT_NE(error.find("io.drivers[0].params"), std::string::npos) << error;
+    EXPECT_NE(error.find("io.drivers[1].params"), std::string::npos) << error;
+    EXPECT_NE(error.find("both own %IB0..%IB1"), std::string::npos) << error;
+}
+
+TEST(DriverSet, UnknownDriverNameIsAnError) {
+    IoConfig config;
+    config.file = "io.toml";
+    DriverSpec s;
+    s.name = "teleport";
+    s.source = ParamSource{"io.toml", "io.params"};
+    s.line = 2;
+    s.column = 1;
+    config.drivers = {s};
+    DriverSet set;
+    std::string error;
+    EXPECT_FALSE(set.configure(config, 0, error));
+    EXPECT_NE(error.find("io.toml:2:1: driver 'teleport'"), std::string::npos) << error;
+    EXPECT_NE(error.find("unknown driver (known: loopback"), std::string::npos) << error;
+}
+
+TEST(DriverSet, BadParamsNameTheDriver) {
+    IoConfig config;
+    config.file = "io.toml";
+    config.drivers = {loopbackSpec(0, "io.params")};
+    DriverSet set;
+    std::string error;
+    EXPECT_FALSE(set.configure(config, 0, error));
+    EXPECT_NE(error.find("io.params.bytes"), std::string::npos) << error;
+}
+
+TEST(DriverSet, FansOutSizesTheImageAndHandsEveryDriverTheSafeImage) {
+    auto a = std::make_unique<Probe>(std::vector<ByteRange>{{Area::Input, 0, 2}, {Area::Output, 0, 2}});
+    auto b = std::make_unique<Probe>(std::vector<ByteRange>{{Area::Input, 4, 4}, {Area::Memory, 0, 16}});
+    Probe* pa = a.get();
+    Probe* pb = b.get();
+    pa->marker = 0xA1;
+    pb->marker = 0xB2;
+    std::vector<std::unique_ptr<Driver>> drivers;
+    drivers.push_back(std::move(a));
+    drivers.push_back(std::move(b));
+    IoConfig config;
+    config.file = "io.toml";
+    SafeValue v;
+    v.address = "%QX1.0";
+    v.range = {Area::Output, 1, 1};
+    v.isBit = true;
+    v.bit = 0;
+    v.value = 1;
+    config.safeState = {v};
+    DriverSet set;
+    std::string error;
+    ASSERT_TRUE(set.configure(std::move(drivers), {DriverSpec{}, DriverSpec{}}, config, 6, error)) << error;
+    EXPECT_EQ(set.inputBytes(), 8u);
+    EXPECT_EQ(set.outputBytes(), 6u); // the program's 6 bytes of %Q
+    EXPECT_EQ(set.memoryBytes(), 16u);
+    ASSERT_TRUE(set.start(error)) << error;
+    std::vector<std::uint8_t> in(8), out(6, 0x33), mem(16);
+    engine::ProcessImageView view{in, out, mem, 0, 1'000'000};
+    set.readInputs(view);
+    set.writeOutputs(view);
+    EXPECT_EQ(in[0], 0xA1);
+    EXPECT_EQ(in[4], 0xB2);
+    EXPECT_EQ(pa->lastOutput, 0x33);
+    EXPECT_EQ(pb->writes, 1);
+    set.applySafeState();
+    const std::vector<std::uint8_t> expected{0, 1, 0, 0, 0, 0};
+    EXPECT_EQ(pa->safeSeen, expected);
+    EXPECT_EQ(pb->safeSeen, expected);
+    set.releaseSafeState();
+    EXPECT_EQ(pa->releases + pb->releases, 2);
+    set.stop();
+    EXPECT_TRUE(pa->stopped);
+    EXPECT_TRUE(pb->stopped);
+}
+
+TEST(DriverSet, HealthSummaryIsTheWorstAfterARefresh) {
+    std::vector<std::unique_ptr<Driver>> drivers;
+    drivers.push_back(std::make_unique<Probe>(std::vector<ByteRange>{{Area::Input, 0, 1}}));
+    drivers.push_back(std::make_unique<Probe>(std::vector<ByteRange>{{Area::Input, 1, 1}}, Health::Degraded));
+    IoConfig config;
+    DriverSet set;
+    std::string error;
+    ASSERT_TRUE(set.configure(std::move(drivers), {DriverSpec{}, DriverSpec{}}, config, 0, error));
+    const auto health = set.refreshHealth();
+    ASSERT_EQ(health.size(), 2u);
+    EXPECT_EQ(health[1].status.reason, "peer gone");
+    const engine::IoHealthSummary s = set.healthSummary();
+    EXPECT_EQ(s.worst, static_cast<std::uint8_t>(Health::Degraded));
+    EXPECT_EQ(s.degraded, 1);
+    EXPECT_EQ(s.faulted, 0);
+}
+
+TEST(DriverSet, AFailedStartStopsTheDriversAlreadyStarted) {
+    auto a = std::make_unique<Probe>(std::vector<ByteRange>{{Area::Input, 0, 1}});
+    Probe* pa = a.get();
+    std::vector<std::unique_ptr<Driver>> drivers;
+    drivers.push_back(std::move(a));
+    drivers.push_back(std::make_unique<Probe>(std::vector<ByteRange>{{Area::Input, 1, 1}}, Health::Ok, true));
+    IoConfig config;
+    config.file = "io.toml";
+    DriverSet set;
+    std::string error;
+    ASSERT_TRUE(set.configure(std::move(drivers), {DriverSpec{}, DriverSpec{}}, config, 0, error));
+    EXPECT_FALSE(set.start(error));
+    EXPECT_NE(error.find("cannot start: peer refused"), std::string::npos) << error;
+    EXPECT_TRUE(pa->stopped);
+}
+
+} // namespace
+} // namespace takt::io

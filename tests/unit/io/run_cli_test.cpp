@@ -1,0 +1,305 @@
+// `takt run` end to end: the real binary on small projects with the loopback
+// driver. The loopback driver turns the latched safe outputs into the next
+// inputs, so the %I bytes in the run's status lines are what the field sees
+// after a fault or a stop.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "../compiler/temp_dir.h"
+
+extern char** environ;
+
+namespace takt::io {
+namespace {
+
+using takt::test::TempDir;
+
+// %QX0.1 safe TRUE -> %QB0 = 02 with everything else 0; 4 loopback bytes.
+constexpr const char* kIoToml = R"([io]
+driver = "loopback"
+
+[io.params]
+bytes = 4
+
+[[io.safe_state]]
+address = "%QX0.1"
+value = "TRUE"
+)";
+constexpr const char* kSafeInputs = "%I=02000000";
+
+std::string runtimeToml(const std::string& policy, const std::string& watchdogAction, int timeoutMs = 50) {
+    return "[bundle]\nversion = 1\n\n[resource]\nname = "
+           "\"cell\"\ncycle_interval_ms = 5\n\n"
+           "[runtime.watchdog]\nenabled = true\ntimeout_ms = " +
+           std::to_string(timeoutMs) + "\naction = \"" + watchdogAction + "\"\n\n[runtime.fault]\npolicy = \"" +
+           policy + "\"\n";
+}
+
+// A program that writes FF to %QB0 every cycle and does `body` once n
+// passes 10.
+std::string program(const std::string& body) {
+    return "PROGRAM Main\nVAR\n    out AT %QB0 : BYTE;\n    n : DINT;\n    d : "
+           "DINT;\n    x : DINT;\n"
+           "    a : ARRAY[0..3] OF DINT;\nEND_VAR\nout := 16#FF;\nn := n + "
+           "1;\nIF n > 10 THEN\n" +
+           body + "\nEND_IF;\nEND_PROGRAM\n";
+}
+
+struct RunResult {
+    int exitCode = -1;
+    std::string output;
+};
+
+std::string readAll(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+pid_t spawnTakt(const std::vector<std::string>& args, const std::filesystem::path& log,
+                const std::vector<std::string>& extraEnv = {}) {
+    std::vector<std::string> argv{TAKT_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> cargv;
+    for (std::string& a : argv) {
+        cargv.push_back(a.data());
+    }
+    cargv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    std::vector<std::string> env = extraEnv;
+    for (char** e = environ; *e != nullptr; ++e) {
+        env.emplace_back(*e);
+    }
+    std::vector<char*> cenv;
+    for (std::string& e : env) {
+        cenv.push_back(e.data());
+    }
+    cenv.push_back(nullptr);
+    pid_t pid = -1;
+    const int rc = posix_spawn(&pid, TAKT_BINARY, &fa, nullptr, cargv.data(), cenv.data());
+    posix_spawn_file_actions_destroy(&fa);
+    return rc == 0 ? pid : -1;
+}
+
+// Waits up to `seconds` for the child; kills it (and fails) if it does not end.
+int waitExit(pid_t pid, double seconds) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    for (;;) {
+        int status = 0;
+        const pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) {
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        }
+        if (std::chrono::steady_clock::now() > deadline) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            return -1;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+}
+
+RunResult runTakt(const TempDir& dir, const std::vector<std::string>& args, double timeoutS = 30) {
+    const std::filesystem::path log = dir.path() / "run.log";
+    const pid_t pid = spawnTakt(args, log);
+    RunResult r;
+    if (pid > 0) {
+        r.exitCode = waitExit(pid, timeoutS);
+    }
+    r.output = readAll(log);
+    return r;
+}
+
+// The last status line (the one printed after the stop).
+std::string lastLine(const std::string& out, const std::string& marker) {
+    const std::size_t at = out.rfind(marker);
+    if (at == std::string::npos) {
+        return {};
+    }
+    return out.substr(at, out.find('\n', at) - at);
+}
+
+void writeProject(const TempDir& dir, const std::string& runtime, const std::string& source) {
+    dir.write("runtime.toml", runtime);
+    dir.write("io.toml", kIoToml);
+    dir.write("src/main.st", source);
+}
+
+TEST(TaktRun, WatchdogCatchesAnEndlessLoopAndTheLoopbackSeesSafeValues) {
+    TempDir dir;
+    writeProject(dir, runtimeToml("safe_halt", "safe_halt"), program("WHILE TRUE DO\nEND_WHILE;"));
+    const RunResult r = runTakt(dir, {"run", "--project", dir.path().string(), "--for", "1500ms"});
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("watchdog fault in cycle 11"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("timeout_ms = 50"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("src/main.st"), std::string::npos) << r.output; // where it was stuck
+    const std::string last = lastLine(r.output, "stopped (");
+    EXPECT_NE(last.find("cycles=11 "), std::string::npos) << last;
+    EXPECT_NE(last.find("faults=1 "), std::string::npos) << last;
+    EXPECT_NE(last.find(kSafeInputs), std::string::npos) << last;
+}
+
+TEST(TaktRun, WatchdogRestartActionRestartsTheProgramCold) {
+    TempDir dir;
+    writeProject(dir, runtimeToml("safe_halt", "restart"), program("WHILE TRUE DO\nEND_WHILE;"));
+    const RunResult r = runTakt(dir, {"run", "--project", dir.path().string(), "--for", "1500ms"});
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("watchdog fault in cycle 11"), std::string::npos) << r.output;
+    // Cold restart: n starts from 0 again, so the loop is entered again 11 cycles
+    // later.
+    EXPECT_NE(r.output.find("watchdog fault in cycle 22"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("program cold-restarted"), std::string::npos) << r.output;
+}
+
+TEST(TaktRun, DivisionByZeroWithSafeHaltLatchesSafeState) {
+    TempDir dir;
+    writeProject(dir, runtimeToml("safe_halt", "safe_halt"), program("d := 0;\nx := 10 / d;"));
+    const RunResult r = runTakt(dir, {"run", "--project", dir.path().string(), "--for", "1s"});
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("runtime fault in cycle 11: integer division or MOD by zero"), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("action safe_halt"), std::string::npos) << r.output;
+    const std::string last = lastLine(r.output, "stopped (");
+    EXPECT_NE(last.find("cycles=11 "), std::string::npos) << last;
+    EXPECT_NE(last.find("faults=1 "), std::string::npos) << last;
+    EXPECT_NE(last.find(kSafeInputs), std::string::npos) << last;
+}
+
+TEST(TaktRun, OutOfBoundsWithHaltAlsoAppliesSafeState) {
+    TempDir dir;
+    writeProject(dir, runtimeToml("halt", "safe_halt"), program("d := 7;\nx := a[d];"));
+    const RunResult r = runTakt(dir, {"run", "--project", dir.path().string(), "--for", "1s"});
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("runtime fault in cycle 11: array index out of bounds"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("action halt:"), std::string::npos) << r.output;
+    const std::string last = lastLine(r.output, "stopped (");
+    EXPECT_NE(last.find("cycles=11 "), std::string::npos) << last;
+    EXPECT_NE(last.find("faults=1 "), std::string::npos) << last;
+    EXPECT_NE(last.find(kSafeInputs), std::string::npos) << last;
+}
+
+TEST(TaktRun, RuntimeFaultWithRestartKeepsRunning) {
+    TempDir dir;
+    writeProject(dir, runtimeToml("restart", "safe_halt"), program("d := 0;\nx := 10 / d;"));
+    const RunResult r = runTakt(dir, {"run", "--project", dir.path().string(), "--for", "1s"});
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("runtime fault in cycle 11"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("runtime fault in cycle 22"), std::string::npos) << r.output;
+    const std::string last = lastLine(r.output, "stopped (");
+    EXPECT_NE(last.find("stopped cycles="), std::string::npos) << last;
+}
+
+TEST(TaktRun, ForEndsTheRunWithExitZeroAndSafeOutputs) {
+    TempDir dir;
+    writeProject(dir, runtimeToml("safe_halt", "safe_halt"), program("x := 1;"));
+    const RunResult r = runTakt(dir, {"run", "--project", dir.path().string(), "--for", "600ms"});
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const std::string last = lastLine(r.output, "stopped (--for elapsed)");
+    ASSERT_FALSE(last.empty()) << r.output;
+    EXPECT_EQ(last.find("halted"), std::string::npos) << last;
+    EXPECT_NE(last.find(kSafeInputs), std::string::npos) << last;
+    EXPECT_EQ(r.output.find("fault in cycle"), std::string::npos) << r.output;
+}
+
+TEST(TaktRun, SigtermStopsWithSafeStateAndExitZero) {
+    TempDir dir;
+    writeProject(dir, runtimeToml("safe_halt", "safe_halt"), program("x := 1;"));
+    const std::filesystem::path log = dir.path() / "run.log";
+    const pid_t pid = spawnTakt({"run", "--project", dir.path().string()}, log);
+    ASSERT_GT(pid, 0);
+    // Wait until the scan runs and the loopback shows the program's output (FF)
+    // as input.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (readAll(log).find("%I=ff000000") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_NE(readAll(log).find("%I=ff000000"), std::string::npos) << readAll(log);
+    kill(pid, SIGTERM);
+    EXPECT_EQ(waitExit(pid, 20), 0);
+    const std::string out = readAll(log);
+    const std::string last = lastLine(out, "stopped (SIGTERM)");
+    ASSERT_FALSE(last.empty()) << out;
+    EXPECT_NE(last.find(kSafeInputs), std::string::npos) << last;
+}
+
+TEST(TaktRun, BadDurationAndMissingRuntimeTomlAreInvalidProject) {
+    TempDir dir;
+    writeProject(dir, runtimeToml("safe_halt", "safe_halt"), program("x := 1;"));
+    EXPECT_EQ(runTakt(dir, {"run", "--project", dir.path().string(), "--for", "ten"}).exitCode, 10);
+    TempDir empty;
+    empty.write("src/main.st", program("x := 1;"));
+    const RunResult r = runTakt(empty, {"run", "--project", empty.path().string(), "--for", "100ms"});
+    EXPECT_EQ(r.exitCode, 10) << r.output;
+    EXPECT_NE(r.output.find("runtime.toml"), std::string::npos) << r.output;
+}
+
+TEST(TaktRun, OverlappingDriversAreRejectedNamingBoth) {
+    TempDir dir;
+    dir.write("runtime.toml", runtimeToml("safe_halt", "safe_halt"));
+    dir.write("io.toml", "[io]\ndrivers = [ { name = \"loopback\", params = { bytes = 8 } },\n"
+                         "            { name = \"loopback\", params = { bytes = 2 } } ]\n");
+    dir.write("src/main.st", program("x := 1;"));
+    const RunResult r = runTakt(dir, {"run", "--project", dir.path().string(), "--for", "100ms"});
+    EXPECT_EQ(r.exitCode, 10) << r.output;
+    EXPECT_NE(r.output.find("both own %IB0..%IB1"), std::string::npos) << r.output;
+}
+
+TEST(TaktRun, NotifiesSystemdReadyWatchdogAndStopping) {
+    TempDir dir;
+    writeProject(dir, runtimeToml("safe_halt", "safe_halt"), program("x := 1;"));
+    const std::filesystem::path sockPath = dir.path() / "notify.sock";
+    const int sock = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(sock, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    ASSERT_LT(sockPath.string().size(), sizeof(addr.sun_path));
+    std::strncpy(addr.sun_path, sockPath.c_str(), sizeof(addr.sun_path) - 1);
+    ASSERT_EQ(::bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    const timeval tv{0, 100'000};
+    ::setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    const pid_t pid = spawnTakt({"run", "--project", dir.path().string()}, dir.path() / "run.log",
+                                {"NOTIFY_SOCKET=" + sockPath.string(), "WATCHDOG_USEC=400000"});
+    ASSERT_GT(pid, 0);
+    std::string messages;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < deadline &&
+           (messages.find("READY=1") == std::string::npos || messages.find("WATCHDOG=1") == std::string::npos)) {
+        char buf[512];
+        const ssize_t n = ::recv(sock, buf, sizeof buf, 0);
+        if (n > 0) {
+            messages.append(buf, static_cast<std::size_t>(n)).push_back('\n');
+        }
+    }
+    kill(pid, SIGTERM);
+    EXPECT_EQ(waitExit(pid, 20), 0);
+    char buf[512];
+    for (ssize_t n = 0; (n = ::recv(sock, buf, sizeof buf, 0)) > 0;) {
+        messages.append(buf, static_cast<std::size_t>(n)).push_back('\n');
+    }
+    ::close(sock);
+    EXPECT_NE(messages.find("READY=1"), std::string::npos) << messages;
+    EXPECT_NE(messages.find("WATCHDOG=1"), std::string::npos) << messages;
+    EXPECT_NE(messages.find("STOPPING=1"), std::string::npos) << messages;
+}
+
+} // namespace
+} // namespace takt::io

@@ -1,0 +1,48 @@
+// docs/takt.service is a unit systemd accepts: `systemd-analyze verify` on a copy whose
+// ExecStart points at the takt binary just built (verify checks that the command exists).
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "../compiler/temp_dir.h"
+
+namespace takt::io {
+namespace {
+
+TEST(SystemdUnit, ExampleUnitPassesSystemdAnalyzeVerify) {
+    if (std::system("command -v systemd-analyze >/dev/null 2>&1") != 0) {
+        GTEST_SKIP() << "systemd-analyze is not installed";
+    }
+    std::ifstream in(std::string(TAKT_SOURCE_DIR) + "/docs/takt.service");
+    ASSERT_TRUE(in.good());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string unit = ss.str();
+    EXPECT_NE(unit.find("Type=notify"), std::string::npos);
+    EXPECT_NE(unit.find("WatchdogSec="), std::string::npos);
+    const std::string exec = "/usr/local/bin/takt";
+    const std::size_t at = unit.find(exec);
+    ASSERT_NE(at, std::string::npos);
+    unit.replace(at, exec.size(), TAKT_BINARY);
+    takt::test::TempDir dir;
+    const auto path = dir.write("takt.service", unit);
+    const std::string cmd = "systemd-analyze verify " + path.string() + " 2>&1";
+    FILE* pipe = ::popen(cmd.c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    std::string out;
+    char buf[512];
+    while (std::fgets(buf, sizeof buf, pipe) != nullptr) {
+        out += buf;
+    }
+    const int status = ::pclose(pipe);
+    EXPECT_EQ(status, 0) << out;
+    // A broken unit is reported, so the check above can fail.
+    const auto bad = dir.write("bad.service", "[Service]\nType=notify\nExecStart=relative/path\n");
+    EXPECT_NE(std::system(("systemd-analyze verify " + bad.string() + " >/dev/null 2>&1").c_str()), 0);
+}
+
+} // namespace
+} // namespace takt::io
