@@ -15,6 +15,9 @@ struct RegisteredDriver {
 
 // One line per driver in registry.cpp; a driver's source file defines its make* function.
 std::unique_ptr<Driver> makeLoopback();
-// makeSimulated(), makeModbusTcp(), … are added with their drivers.
+std::unique_ptr<Driver> makeModbusTcp();
+std::unique_ptr<Driver> makeModbusServer();
+std::unique_ptr<Driver> makeMqtt();
+std::unique_ptr<Driver> makeGpio();
 
 } // namespace takt::io::detail
