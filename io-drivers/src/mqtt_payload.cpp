@@ -60,8 +60,9 @@ bool decodePayload(std::string_view payload, const ValueType& type, std::uint8_t
     }
     rapidjson::Document doc;
     // Iterative parsing: no recursion, so nesting depth cannot exhaust the stack. RapidJSON
-    // itself refuses anything but whitespace after the value.
-    doc.Parse<rapidjson::kParseIterativeFlag>(payload.data(), payload.size());
+    // itself refuses anything but whitespace after the value. Full precision: a REAL/LREAL
+    // arrives as the nearest value, not one a few ulps off.
+    doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag>(payload.data(), payload.size());
     if (doc.HasParseError()) {
         error = fmt::format("not JSON: {} at offset {}", rapidjson::GetParseError_En(doc.GetParseError()),
                             doc.GetErrorOffset());
