@@ -9,18 +9,19 @@ namespace {
 constexpr std::array kDrivers{
     detail::RegisteredDriver{"loopback", &detail::makeLoopback},
     detail::RegisteredDriver{"simulated", &detail::makeSimulated},
+    detail::RegisteredDriver{"modbus-tcp", &detail::makeModbusTcp},
+    detail::RegisteredDriver{"modbus-server", &detail::makeModbusServer},
+    detail::RegisteredDriver{"mqtt", &detail::makeMqtt},
+    detail::RegisteredDriver{"gpio", &detail::makeGpio},
 };
 
 } // namespace
 
 std::string_view healthName(Health h) noexcept {
     switch (h) {
-    case Health::Ok:
-        return "ok";
-    case Health::Degraded:
-        return "degraded";
-    case Health::Faulted:
-        return "faulted";
+    case Health::Ok: return "ok";
+    case Health::Degraded: return "degraded";
+    case Health::Faulted: return "faulted";
     }
     return "faulted";
 }

@@ -17,5 +17,9 @@ struct RegisteredDriver {
 std::unique_ptr<Driver> makeLoopback();
 std::unique_ptr<Driver> makeSimulated();
 // makeModbusTcp(), … are added with their drivers.
+std::unique_ptr<Driver> makeModbusTcp();
+std::unique_ptr<Driver> makeModbusServer();
+std::unique_ptr<Driver> makeMqtt();
+std::unique_ptr<Driver> makeGpio();
 
 } // namespace takt::io::detail

@@ -44,7 +44,7 @@ struct HealthStatus {
 
 // Where a driver's params came from, so every error names file, line and key.
 struct ParamSource {
-    std::string file;     // io.toml or the board file
+    std::string file;      // io.toml or the board file
     std::string keyPrefix; // e.g. "io.params" or "io.drivers[1].params"
 };
 
@@ -55,15 +55,18 @@ struct DriverSpec {
     ParamSource source;
     std::uint32_t line = 0; // where the driver entry starts
     std::uint32_t column = 0;
+    // runtime.toml [build] address_mode = "byte": %IW1 is byte 1, not byte 2 (drivers that take
+    // direct addresses in their params resolve them with it).
+    bool byteAddressing = false;
 };
 
 // Per-cycle view of the scan thread's process image.
 struct ImageView {
-    std::span<std::uint8_t> inputs;        // %I
-    std::span<std::uint8_t> outputs;       // %Q
-    std::span<std::uint8_t> memory;        // %M
-    std::int64_t cycleStartNs = 0;         // CLOCK_MONOTONIC (or the virtual clock)
-    std::int64_t cycleIntervalNs = 0;      // nominal base period
+    std::span<std::uint8_t> inputs;   // %I
+    std::span<std::uint8_t> outputs;  // %Q
+    std::span<std::uint8_t> memory;   // %M
+    std::int64_t cycleStartNs = 0;    // CLOCK_MONOTONIC (or the virtual clock)
+    std::int64_t cycleIntervalNs = 0; // nominal base period
 };
 
 class Driver {

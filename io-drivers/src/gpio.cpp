@@ -1,0 +1,265 @@
+#include "gpio.h"
+
+#include <fmt/format.h>
+
+#include "registry.h"
+
+namespace takt::io::detail {
+
+GpioDriver::GpioDriver(GpioChipOpener opener, bool ownThread) : opener_(std::move(opener)), ownThread_(ownThread) {}
+
+GpioDriver::~GpioDriver() {
+    stop();
+}
+
+namespace {
+
+// Reads the `line` and `address` shared by inputs and outputs; checks duplicates.
+bool readLine(ParamReader& r, bool byteAddressing, Area area, ImageAddress& address, unsigned& line) {
+    const auto text = r.string("address", true);
+    const auto l = r.integer("line", 0, 65535);
+    if (r.ok() && !l) {
+        r.fail("line", "missing (required)");
+    }
+    if (!r.ok()) {
+        return false;
+    }
+    std::string why;
+    if (!parseImageAddress(*text, byteAddressing, address, why)) {
+        return r.fail("address", why);
+    }
+    if (!address.isBit() || address.area != area) {
+        return r.fail("address", fmt::format("expected a {}X bit address, got '{}'", areaName(area), *text));
+    }
+    line = static_cast<unsigned>(*l);
+    return true;
+}
+
+} // namespace
+
+bool GpioDriver::init(const DriverSpec& spec, std::string& error) {
+    ParamReader p(spec.params, spec.source.keyPrefix, error);
+    static constexpr std::string_view kKnown[] = {"chip", "poll_ms", "on_error", "inputs", "outputs"};
+    if (!p.onlyKeys(kKnown, "the gpio driver")) {
+        return false;
+    }
+    chipName_ = p.string("chip").value_or("gpiochip0");
+    pollNs_ = p.integer("poll_ms", 1, 1000).value_or(1) * 1'000'000;
+    if (!parseOnError(p, onError_)) {
+        return false;
+    }
+    std::vector<unsigned> lines;
+    std::vector<BitExtent> bits;
+    const auto claim = [&](ParamReader& r, unsigned line, const ImageAddress& a) {
+        for (unsigned l : lines) {
+            if (l == line) {
+                return r.fail("line", fmt::format("line {} is used twice", line));
+            }
+        }
+        const BitExtent e{a.area, a.bitPosition(), a.bitPosition() + 1};
+        if (findOverlap(bits, e) >= 0) {
+            return r.fail("address", "address is used twice");
+        }
+        lines.push_back(line);
+        bits.push_back(e);
+        return true;
+    };
+    if (const toml::array* list = p.tableArray("inputs"); list != nullptr) {
+        for (std::size_t i = 0; i < list->size(); ++i) {
+            std::string sub;
+            ParamReader r(*(*list)[i].as_table(), elementPrefix(p, "inputs", i), sub);
+            static constexpr std::string_view kIn[] = {"address", "line", "invert", "debounce_ms"};
+            Input in;
+            if (r.onlyKeys(kIn, "a gpio input") && readLine(r, spec.byteAddressing, Area::Input, in.address, in.line) &&
+                claim(r, in.line, in.address)) {
+                in.invert = r.boolean("invert").value_or(false);
+                in.debounceNs = r.integer("debounce_ms", 0, 60000).value_or(0) * 1'000'000;
+            }
+            if (!r.ok()) {
+                return p.adopt(sub);
+            }
+            inputs_.push_back(in);
+        }
+    }
+    if (const toml::array* list = p.tableArray("outputs"); list != nullptr) {
+        for (std::size_t i = 0; i < list->size(); ++i) {
+            std::string sub;
+            ParamReader r(*(*list)[i].as_table(), elementPrefix(p, "outputs", i), sub);
+            static constexpr std::string_view kOut[] = {"address", "line", "invert", "initial"};
+            Output out;
+            if (r.onlyKeys(kOut, "a gpio output") &&
+                readLine(r, spec.byteAddressing, Area::Output, out.address, out.line) &&
+                claim(r, out.line, out.address)) {
+                out.invert = r.boolean("invert").value_or(false);
+                out.initial = r.boolean("initial").value_or(false);
+            }
+            if (!r.ok()) {
+                return p.adopt(sub);
+            }
+            outputs_.push_back(out);
+        }
+    }
+    if (!p.ok()) {
+        return false;
+    }
+    inShared_.assign(inputs_.size(), 0);
+    outShared_.assign(outputs_.size(), 0);
+    want_.assign(outputs_.size(), 0);
+    for (std::size_t i = 0; i < outputs_.size(); ++i) {
+        outShared_[i] = outputs_[i].initial ? 1 : 0;
+    }
+    return true;
+}
+
+std::vector<ByteRange> GpioDriver::ownedRanges() const {
+    std::vector<BitExtent> e;
+    for (const Input& in : inputs_) {
+        e.push_back({in.address.area, in.address.bitPosition(), in.address.bitPosition() + 1});
+    }
+    for (const Output& out : outputs_) {
+        e.push_back({out.address.area, out.address.bitPosition(), out.address.bitPosition() + 1});
+    }
+    return byteRanges(e);
+}
+
+bool GpioDriver::start(std::string& error) {
+    std::string why;
+    chip_ = opener_(chipName_, why);
+    if (chip_ == nullptr) {
+        error = fmt::format("gpio: {}", why);
+        return false;
+    }
+    for (const Input& in : inputs_) {
+        if (!chip_->requestInput(in.line, why)) {
+            error = fmt::format("gpio {}: {}", chipName_, why);
+            chip_.reset();
+            return false;
+        }
+    }
+    for (Output& out : outputs_) {
+        if (!chip_->requestOutput(out.line, out.initial != out.invert, why)) {
+            error = fmt::format("gpio {}: {}", chipName_, why);
+            chip_.reset();
+            return false;
+        }
+        out.driven = out.initial;
+    }
+    poll(monotonicNs()); // inputs are valid before the first cycle
+    if (ownThread_) {
+        stopping_ = false;
+        thread_ = std::thread([this] {
+            std::unique_lock lock(mutex_);
+            while (!stopping_) {
+                lock.unlock();
+                poll(monotonicNs());
+                lock.lock();
+                wake_.wait_for(lock, std::chrono::nanoseconds(pollNs_));
+            }
+        });
+    }
+    return true;
+}
+
+void GpioDriver::poll(std::int64_t nowNs) {
+    std::string why;
+    bool failed = false;
+    for (Input& in : inputs_) {
+        bool level = false;
+        if (!chip_->get(in.line, level, why)) {
+            failed = true;
+            continue;
+        }
+        const bool logical = level != in.invert;
+        if (!in.sampled) {
+            in.sampled = true;
+            in.stable = in.candidate = logical;
+            in.since = nowNs;
+        } else if (logical != in.candidate) {
+            in.candidate = logical;
+            in.since = nowNs;
+        }
+        if (in.candidate != in.stable && nowNs - in.since >= in.debounceNs) {
+            in.stable = in.candidate;
+        }
+    }
+    {
+        const std::lock_guard lock(mutex_);
+        for (std::size_t i = 0; i < inputs_.size(); ++i) {
+            inShared_[i] = inputs_[i].stable ? 1 : 0;
+        }
+        want_ = outShared_; // same size: no allocation
+    }
+    for (std::size_t i = 0; i < outputs_.size(); ++i) {
+        const bool want = want_[i] != 0;
+        Output& out = outputs_[i];
+        if (want != out.driven) {
+            if (chip_->set(out.line, want != out.invert, why)) {
+                out.driven = want;
+            } else {
+                failed = true;
+            }
+        }
+    }
+    if (failed) {
+        fail(why);
+    } else {
+        health_.set(Health::Ok, {});
+    }
+}
+
+void GpioDriver::fail(const std::string& why) {
+    if (onError_ == OnError::Fault) {
+        health_.set(Health::Faulted, why);
+    } else if (onError_ == OnError::Warn) {
+        health_.set(Health::Degraded, why);
+    }
+}
+
+void GpioDriver::readInputs(ImageView image) noexcept {
+    const std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < inputs_.size(); ++i) {
+        setBit(areaSpan(image, inputs_[i].address.area), inputs_[i].address.bitPosition(), inShared_[i] != 0);
+    }
+}
+
+void GpioDriver::writeOutputs(ImageView image) noexcept {
+    const std::lock_guard lock(mutex_);
+    if (safeLatched_) {
+        return;
+    }
+    for (std::size_t i = 0; i < outputs_.size(); ++i) {
+        outShared_[i] = getBit(areaSpan(image, outputs_[i].address.area), outputs_[i].address.bitPosition()) ? 1 : 0;
+    }
+}
+
+void GpioDriver::applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept {
+    const std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < outputs_.size(); ++i) {
+        outShared_[i] = getBit(safeOutputs, outputs_[i].address.bitPosition()) ? 1 : 0;
+    }
+    safeLatched_ = true;
+    wake_.notify_all(); // the driver thread drives the lines now, even if the scan is stuck
+}
+
+void GpioDriver::releaseSafeState() noexcept {
+    const std::lock_guard lock(mutex_);
+    safeLatched_ = false;
+}
+
+void GpioDriver::stop() noexcept {
+    {
+        const std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) {
+        thread_.join();
+    }
+    chip_.reset();
+}
+
+std::unique_ptr<Driver> makeGpio() {
+    return std::make_unique<GpioDriver>();
+}
+
+} // namespace takt::io::detail

@@ -1,0 +1,237 @@
+// The mqtt driver against a real mosquitto broker the test starts on a free loopback port,
+// observed and driven by a libmosquitto client of the test's own.
+#include <mosquitto.h>
+
+#include <mutex>
+
+#include "io_test_support.h"
+#include "mqtt_payload.h"
+
+namespace takt::io::test {
+namespace {
+
+constexpr const char* kBroker = "/usr/sbin/mosquitto";
+
+class Broker {
+public:
+    explicit Broker(const TempDir& dir) : port_(freePort()) {
+        config_ = dir.write("mosquitto.conf", fmt::format("listener {} 127.0.0.1\nallow_anonymous true\n"
+                                                          "persistence false\nlog_dest none\n",
+                                                          port_));
+    }
+    bool start() {
+        child_ = std::make_unique<Child>(std::vector<std::string>{kBroker, "-c", config_.string()});
+        return eventually([&] { return listening(port_); });
+    }
+    void kill() { child_.reset(); }
+    [[nodiscard]] std::uint16_t port() const { return port_; }
+
+private:
+    std::uint16_t port_;
+    std::filesystem::path config_;
+    std::unique_ptr<Child> child_;
+};
+
+// The test's own MQTT client: records every message, publishes on request.
+class Peer {
+public:
+    explicit Peer(std::uint16_t port) {
+        mosquitto_lib_init();
+        m_ = mosquitto_new(nullptr, true, this);
+        mosquitto_message_callback_set(m_, [](mosquitto*, void* self, const mosquitto_message* msg) {
+            auto* p = static_cast<Peer*>(self);
+            const std::lock_guard lock(p->mutex_);
+            p->messages_.emplace_back(msg->topic, std::string(static_cast<const char*>(msg->payload),
+                                                              static_cast<std::size_t>(std::max(msg->payloadlen, 0))));
+        });
+        mosquitto_connect_callback_set(m_, [](mosquitto* m, void*, int rc) {
+            if (rc == 0) {
+                mosquitto_subscribe(m, nullptr, "line1/#", 1);
+            }
+        });
+        mosquitto_reconnect_delay_set(m_, 1, 1, false);
+        mosquitto_connect_async(m_, "127.0.0.1", port, 30);
+        mosquitto_loop_start(m_);
+    }
+    Peer(const Peer&) = delete;
+    Peer& operator=(const Peer&) = delete;
+    ~Peer() {
+        mosquitto_disconnect(m_);
+        mosquitto_loop_stop(m_, false);
+        mosquitto_destroy(m_);
+    }
+    void publish(const std::string& topic, const std::string& payload, bool retain = false) {
+        mosquitto_publish(m_, nullptr, topic.c_str(), static_cast<int>(payload.size()), payload.data(), 1, retain);
+    }
+    bool received(const std::string& topic, const std::string& payload) {
+        const std::lock_guard lock(mutex_);
+        return std::find(messages_.begin(), messages_.end(), std::pair{topic, payload}) != messages_.end();
+    }
+    std::string last(const std::string& topic) {
+        const std::lock_guard lock(mutex_);
+        for (auto it = messages_.rbegin(); it != messages_.rend(); ++it) {
+            if (it->first == topic) {
+                return it->second;
+            }
+        }
+        return "";
+    }
+
+private:
+    mosquitto* m_ = nullptr;
+    std::mutex mutex_;
+    std::vector<std::pair<std::string, std::string>> messages_;
+};
+
+std::string params(std::uint16_t port, std::string_view extra = "") {
+    return fmt::format("broker = '127.0.0.1:{}'\nclient_id = 'takt-test'\nstatus_topic = 'line1/status'\n"
+                       "reconnect_ms = 100\nreconnect_max_ms = 1000\non_error = 'warn'\n"
+                       "topic_in = 'line1/image/in'\ntopic_out = 'line1/image/out'\nin_bytes = 4\nout_bytes = 4\n"
+                       "publish = [{{address = '%QW4', type = 'INT', topic = 'line1/out/speed'}},"
+                       "{{address = '%QX10.1', type = 'BOOL', topic = 'line1/out/run', retain = true}}]\n"
+                       "subscribe = [{{topic = 'line1/in/setpoint', address = '%IW4', type = 'INT'}},"
+                       "{{topic = 'line1/in/enable', address = '%IX12.0', type = 'BOOL'}},"
+                       "{{topic = 'line1/in/ratio', address = '%ID4', type = 'REAL'}}]\n{}",
+                       port, extra);
+}
+
+TEST(MqttParams, ErrorsNameTheKey) {
+    EXPECT_EQ(initError("mqtt", "qos = 3"), "io.params.qos: expected an integer 0..2");
+    EXPECT_EQ(initError("mqtt", "publish = [{address = '%QW0', type = 'STRING', topic = 'a'}]"),
+              "io.params.publish[0].type: 'STRING' is not an elementary type a direct address can hold");
+    EXPECT_EQ(initError("mqtt", "publish = [{address = '%QD0', type = 'INT', topic = 'a'}]"),
+              "io.params.publish[0].address: '%QD0' does not hold a INT (INT needs a %W word)");
+    EXPECT_EQ(initError("mqtt", "subscribe = [{address = '%QW0', type = 'INT', topic = 'a'}]"),
+              "io.params.subscribe[0].address: subscribed values go to %I or %M");
+    EXPECT_EQ(initError("mqtt", "subscribe = [{address = '%IW0', type = 'INT', topic = 'a', retain = true}]"),
+              "io.params.subscribe[0].retain: unknown parameter of an mqtt subscribe entry (known: address, type, "
+              "topic)");
+    EXPECT_EQ(initError("mqtt", "tls = {ca = '/nonexistent/ca.pem'}"),
+              "io.params.tls.ca: '/nonexistent/ca.pem' is not a readable file");
+    EXPECT_EQ(initError("mqtt", "tls = {ca = '/etc/hostname', cert = '/etc/hostname'}"),
+              "io.params.tls.key: `cert` and `key` go together");
+    EXPECT_EQ(initError("mqtt", "password = 'x'"), "io.params.password: needs `username`");
+    EXPECT_EQ(
+        initError("mqtt", "topic_in = 'a'\nin_bytes = 8\nsubscribe = [{address = '%IW2', type = 'INT', topic = 'b'}]"),
+        "io.params.subscribe[0].address: overlaps topic_in's bytes or another entry");
+}
+
+TEST(MqttPayload, TypedAndBareValues) {
+    detail::ValueType t;
+    ASSERT_TRUE(detail::parseValueType("int", t));
+    std::uint8_t out[8] = {};
+    std::string error;
+    ASSERT_TRUE(detail::decodePayload(R"({"type":"INT","value":-300})", t, out, error)) << error;
+    std::int16_t v = 0;
+    std::memcpy(&v, out, 2);
+    EXPECT_EQ(v, -300);
+    ASSERT_TRUE(detail::decodePayload(" 42 ", t, out, error)) << error;
+    std::memcpy(&v, out, 2);
+    EXPECT_EQ(v, 42);
+    EXPECT_EQ(detail::encodePayload(t, out), R"({"type":"INT","value":42})");
+    EXPECT_FALSE(detail::decodePayload("40000", t, out, error));
+    EXPECT_EQ(error, "value 40000 does not fit INT");
+    EXPECT_FALSE(detail::decodePayload(R"({"type":"BOOL","value":true})", t, out, error));
+    EXPECT_FALSE(detail::decodePayload("42 43", t, out, error));
+    EXPECT_FALSE(detail::decodePayload("", t, out, error));
+    EXPECT_FALSE(detail::decodePayload(std::string(100000, '['), t, out, error));
+    std::memcpy(&v, out, 2);
+    EXPECT_EQ(v, 42); // failures leave the value alone
+    ASSERT_TRUE(detail::parseValueType("TIME", t));
+    ASSERT_TRUE(detail::decodePayload(R"({"type":"TIME","nanos":5000000})", t, out, error)) << error;
+    EXPECT_EQ(detail::encodePayload(t, out), R"({"type":"TIME","nanos":5000000})");
+}
+
+TEST(Mqtt, TypedValuesRoundTripThroughABroker) {
+    if (!std::filesystem::exists(kBroker)) {
+        GTEST_SKIP() << "mosquitto is not installed (scripts/setup.sh installs it)";
+    }
+    TempDir dir;
+    Broker broker(dir);
+    ASSERT_TRUE(broker.start());
+    Peer peer(broker.port());
+    auto d = makeDriver("mqtt", params(broker.port()));
+    std::string error;
+    ASSERT_TRUE(d->start(error)) << error;
+    Image img;
+    ASSERT_TRUE(
+        eventually([&] { return d->health().health == Health::Ok && peer.received("line1/status", "online"); }));
+
+    Image::setWord(img.outputs, 8, 42);   // %QW4
+    Image::setBit(img.outputs, 81, true); // %QX10.1
+    img.outputs[0] = 0xAB;
+    EXPECT_TRUE(eventually(
+        [&] {
+            return peer.received("line1/out/speed", R"({"type":"INT","value":42})") &&
+                   peer.received("line1/out/run", R"({"type":"BOOL","value":true})") &&
+                   peer.last("line1/image/out") == std::string("\xAB\0\0\0", 4);
+        },
+        [&] { cycle(*d, img); }));
+
+    peer.publish("line1/in/setpoint", R"({"type":"INT","value":-7})");
+    peer.publish("line1/in/enable", "true");
+    peer.publish("line1/in/ratio", "0.5");
+    peer.publish("line1/image/in", "\x01\x02");
+    EXPECT_TRUE(eventually(
+        [&] {
+            float r = 0;
+            std::memcpy(&r, img.inputs.data() + 16, 4);
+            return img.word(img.inputs, 8) == static_cast<std::uint16_t>(-7) && Image::bit(img.inputs, 96) &&
+                   r == 0.5F && img.inputs[0] == 1 && img.inputs[1] == 2;
+        },
+        [&] { cycle(*d, img); }));
+
+    // A bad payload changes nothing and says why.
+    peer.publish("line1/in/setpoint", R"({"type":"INT","value":70000})");
+    EXPECT_TRUE(eventually([&] { return d->health().reason.find("does not fit INT") != std::string::npos; },
+                           [&] { cycle(*d, img); }));
+    EXPECT_EQ(img.word(img.inputs, 8), static_cast<std::uint16_t>(-7));
+    EXPECT_EQ(d->health().health, Health::Degraded);
+
+    // Only changes are published.
+    Image::setWord(img.outputs, 8, 43);
+    EXPECT_TRUE(eventually([&] { return peer.last("line1/out/speed") == R"({"type":"INT","value":43})"; },
+                           [&] { cycle(*d, img); }));
+    d->stop();
+    EXPECT_TRUE(eventually([&] { return peer.last("line1/status") == "offline"; }));
+}
+
+TEST(Mqtt, ReconnectsAfterTheBrokerRestartsAndMarksInputsBadMeanwhile) {
+    if (!std::filesystem::exists(kBroker)) {
+        GTEST_SKIP() << "mosquitto is not installed (scripts/setup.sh installs it)";
+    }
+    TempDir dir;
+    Broker broker(dir);
+    ASSERT_TRUE(broker.start());
+    auto d = makeDriver("mqtt", params(broker.port(), "comm_loss_timeout_ms = 200"));
+    std::string error;
+    ASSERT_TRUE(d->start(error)) << error;
+    Image img;
+    {
+        Peer peer(broker.port());
+        ASSERT_TRUE(eventually([&] { return d->health().health == Health::Ok; }));
+        peer.publish("line1/in/setpoint", "5", true); // retained: reaches the driver whenever it subscribes
+        EXPECT_TRUE(eventually([&] { return img.word(img.inputs, 8) == 5; }, [&] { cycle(*d, img); }));
+    }
+    broker.kill();
+    EXPECT_TRUE(eventually([&] { return d->health().reason.find("inputs bad") != std::string::npos; },
+                           [&] { cycle(*d, img); }));
+    EXPECT_EQ(d->health().health, Health::Degraded);
+    cycle(*d, img); // the inputs are zeroed before the health says so
+    EXPECT_EQ(img.word(img.inputs, 8), 0);
+
+    ASSERT_TRUE(broker.start());
+    Peer peer(broker.port());
+    ASSERT_TRUE(eventually([&] { return d->health().health == Health::Ok; }, [&] { cycle(*d, img); }));
+    Image::setWord(img.outputs, 8, 99);
+    peer.publish("line1/in/setpoint", "6", true);
+    EXPECT_TRUE(eventually(
+        [&] {
+            return peer.received("line1/out/speed", R"({"type":"INT","value":99})") && img.word(img.inputs, 8) == 6;
+        },
+        [&] { cycle(*d, img); }));
+    d->stop();
+}
+
+} // namespace
+} // namespace takt::io::test
