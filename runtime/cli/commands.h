@@ -21,5 +21,6 @@ void registerHarness(CLI::App& app, int& exitCode);
 void registerTest(CLI::App& app, int& exitCode);
 void registerBuild(CLI::App& app, int& exitCode);
 void registerDisasm(CLI::App& app, int& exitCode);
+void registerAgent(CLI::App& app, int& exitCode);
 
 } // namespace takt::cli

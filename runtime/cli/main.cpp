@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
         takt::cli::registerTest(app, exitCode);
         takt::cli::registerBuild(app, exitCode);
         takt::cli::registerDisasm(app, exitCode);
+        takt::cli::registerAgent(app, exitCode);
         try {
             app.parse(argc, argv);
         } catch (const CLI::ParseError& e) {
