@@ -228,9 +228,7 @@ TEST_P(Confinement, WritesAreAtomicAndKeepTheMode) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Resolvers, Confinement, ::testing::Values(false, true),
-                         [](const ::testing::TestParamInfo<bool>& info) {
-                             return info.param ? "ComponentWalk" : "Openat2";
-                         });
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "ComponentWalk" : "Openat2"; });
 
 } // namespace
 } // namespace takt::agent
