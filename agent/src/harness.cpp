@@ -6,11 +6,11 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
-#include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include "harness_support.h"
+#include "rpc_json.h"
 #include "takt/engine/values.h"
 
 namespace takt::agent {
@@ -196,11 +196,7 @@ struct Harness::State {
         return true;
     }
 
-    bool compile(const Value& req, CompileOutcome& outcome, HarnessResult& err) const {
-        std::vector<compiler::SourceText> texts;
-        if (!sources(req, texts, err)) {
-            return false;
-        }
+    bool compile(const std::vector<compiler::SourceText>& texts, CompileOutcome& outcome, HarnessResult& err) const {
         outcome = deps.compile(texts);
         if (outcome.status == CompileOutcome::Status::CompileError) {
             err = failure(ErrorKind::CompileError, "compilation failed");
@@ -250,8 +246,8 @@ struct Harness::State {
         return true;
     }
 
-    HarnessResult load(const Value& req);
-    HarnessResult reload(const Value& req);
+    HarnessResult load(const std::vector<compiler::SourceText>& texts);
+    HarnessResult reload(const std::vector<compiler::SourceText>& texts, bool warm);
     HarnessResult cycle(const Value& req);
     HarnessResult runUntil(const Value& req);
     HarnessResult setInput(const Value& req, bool access);
@@ -263,10 +259,10 @@ struct Harness::State {
     const bytecode::AccessEntry* accessEntry(const std::string& name, HarnessResult& err) const;
 };
 
-HarnessResult Harness::State::load(const Value& req) {
+HarnessResult Harness::State::load(const std::vector<compiler::SourceText>& texts) {
     HarnessResult err;
     CompileOutcome outcome;
-    if (!compile(req, outcome, err)) {
+    if (!compile(texts, outcome, err)) {
         return err;
     }
     std::unique_ptr<engine::CodeRunner> runner = deps.makeRunner ? deps.makeRunner() : nullptr;
@@ -294,18 +290,10 @@ HarnessResult Harness::State::load(const Value& req) {
     return r;
 }
 
-HarnessResult Harness::State::reload(const Value& req) {
-    bool warm = false;
-    if (const Value* mode = param(req, "mode"); mode != nullptr) {
-        if (!mode->IsString() ||
-            (std::strcmp(mode->GetString(), "warm") != 0 && std::strcmp(mode->GetString(), "online") != 0)) {
-            return failure(ErrorKind::InvalidArgument, "parameter 'mode' must be \"warm\" or \"online\"");
-        }
-        warm = std::strcmp(mode->GetString(), "warm") == 0;
-    }
+HarnessResult Harness::State::reload(const std::vector<compiler::SourceText>& texts, bool warm) {
     HarnessResult err;
     CompileOutcome outcome;
-    if (!compile(req, outcome, err)) {
+    if (!compile(texts, outcome, err)) {
         return err; // the old program stays loaded
     }
     engine::FaultReport fault;
@@ -590,10 +578,33 @@ HarnessResult Harness::handle(const Value& req) {
     if (cmdValue == nullptr || !cmdValue->IsString()) {
         return failure(ErrorKind::InvalidRequest, "request needs a string 'cmd'");
     }
-    const std::string_view cmd(cmdValue->GetString(), cmdValue->GetStringLength());
+    return handle(std::string_view(cmdValue->GetString(), cmdValue->GetStringLength()), req);
+}
+
+HarnessResult Harness::load(const std::vector<compiler::SourceText>& sources) {
+    return state_->load(sources);
+}
+
+HarnessResult Harness::reload(const std::vector<compiler::SourceText>& sources, bool warm) {
+    if (state_->engine == nullptr) {
+        return failure(ErrorKind::NotLoaded, "no program is loaded; send 'load' first");
+    }
+    return state_->reload(sources, warm);
+}
+
+bool Harness::loaded() const {
+    return state_->engine != nullptr;
+}
+
+HarnessResult Harness::handle(std::string_view cmd, const Value& req) {
     State& s = *state_;
     if (cmd == "load") {
-        return s.load(req);
+        HarnessResult err;
+        std::vector<compiler::SourceText> texts;
+        if (!s.sources(req, texts, err)) {
+            return err;
+        }
+        return s.load(texts);
     }
     static const char* const kKnown[] = {
         "reload",     "cycle",       "set_input",        "get_output",        "set_access",
@@ -622,7 +633,20 @@ HarnessResult Harness::handle(const Value& req) {
         return failure(ErrorKind::NotLoaded, "no program is loaded; send 'load' first");
     }
     if (cmd == "reload") {
-        return s.reload(req);
+        bool warm = false;
+        if (const Value* mode = param(req, "mode"); mode != nullptr) {
+            if (!mode->IsString() ||
+                (std::strcmp(mode->GetString(), "warm") != 0 && std::strcmp(mode->GetString(), "online") != 0)) {
+                return failure(ErrorKind::InvalidArgument, "parameter 'mode' must be \"warm\" or \"online\"");
+            }
+            warm = std::strcmp(mode->GetString(), "warm") == 0;
+        }
+        HarnessResult err;
+        std::vector<compiler::SourceText> texts;
+        if (!s.sources(req, texts, err)) {
+            return err;
+        }
+        return s.reload(texts, warm);
     }
     if (cmd == "cycle") {
         return s.cycle(req);
@@ -686,16 +710,13 @@ std::string Harness::handleLine(std::string_view line) {
     if (line.size() > kMaxLineBytes) {
         return render(failure(ErrorKind::InvalidRequest, "request line exceeds 1 MiB"));
     }
-    if (detail::jsonDepth(line, kMaxJsonDepth) > kMaxJsonDepth) {
-        return render(failure(ErrorKind::InvalidRequest, "request nesting exceeds 64 levels"));
+    // The agent API's bounded parser: iterative, UTF-8 checked, depth capped while parsing.
+    rpc::ParsedLine parsed;
+    rpc::parseLine(line, kMaxJsonDepth, parsed);
+    if (parsed.status != rpc::ParsedLine::Status::Ok) {
+        return render(failure(ErrorKind::InvalidRequest, parsed.error));
     }
-    rapidjson::Document doc;
-    doc.Parse(line.data(), line.size());
-    if (doc.HasParseError()) {
-        return render(
-            failure(ErrorKind::InvalidRequest, fmt::format("invalid JSON at offset {}: {}", doc.GetErrorOffset(),
-                                                           rapidjson::GetParseError_En(doc.GetParseError()))));
-    }
+    const rapidjson::Document& doc = parsed.doc;
     return render(handle(doc));
 }
 

@@ -71,34 +71,4 @@ bytecode::ValueKind addressKind(const DirectAddress& a) {
     }
 }
 
-int jsonDepth(std::string_view text, int cap) {
-    int depth = 0;
-    int maxDepth = 0;
-    bool inString = false;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (inString) {
-            if (c == '\\') {
-                ++i;
-            } else if (c == '"') {
-                inString = false;
-            }
-            continue;
-        }
-        if (c == '"') {
-            inString = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > maxDepth) {
-                maxDepth = depth;
-                if (maxDepth > cap) {
-                    return maxDepth;
-                }
-            }
-        } else if (c == ']' || c == '}') {
-            --depth;
-        }
-    }
-    return maxDepth;
-}
-
 } // namespace takt::agent::detail

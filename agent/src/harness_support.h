@@ -1,5 +1,5 @@
 #pragma once
-// Private pieces of the harness: direct-address parsing and the request parameter readers.
+// Private pieces of the harness: direct-address parsing.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -26,8 +26,5 @@ struct DirectAddress {
 
 // The elementary kind a direct address reads as (BOOL, BYTE, WORD, DWORD, LWORD).
 [[nodiscard]] bytecode::ValueKind addressKind(const DirectAddress& a);
-
-// Maximum nesting of arrays/objects in a JSON text (strings skipped); stops counting at `cap`+1.
-[[nodiscard]] int jsonDepth(std::string_view text, int cap);
 
 } // namespace takt::agent::detail

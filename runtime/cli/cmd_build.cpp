@@ -3,18 +3,12 @@
 // never sees a half-written file). --ci prints one JSON document on stdout (CONFIG.md).
 #include <cstdio>
 #include <memory>
-#include <optional>
 #include <string>
-#include <vector>
 
 #include <fmt/format.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "commands.h"
-#include "takt/bytecode/container.h"
-#include "takt/bytecode/verifier.h"
-#include "takt/compiler/codegen.h"
+#include "takt/agent/project_build.h"
 #include "takt/compiler/project.h"
 
 namespace takt::cli {
@@ -26,122 +20,13 @@ struct BuildOptions {
     bool ci = false;
 };
 
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void writeString(JsonWriter& w, std::string_view s) {
-    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-struct BuildOutcome {
-    int exitCode = kExitOk;
-    std::vector<compiler::Diagnostic> diagnostics;
-    std::optional<std::string> program; // path written
-    std::string failure;                // a build failure that is not an ST diagnostic
-    std::size_t bytes = 0;
-    std::string hash;
-};
-
-BuildOutcome build(compiler::Project& project) {
-    BuildOutcome out;
-    out.diagnostics = project.diagnostics;
-    if (!project.valid()) {
-        out.exitCode = kExitInvalidProject;
-        return out;
-    }
-    if (project.errorCount > 0) {
-        out.exitCode = kExitBuildFailure;
-        return out;
-    }
-    compiler::CodegenOptions options;
-    options.overflowTrap = project.build.overflow == compiler::OverflowMode::Trap;
-    options.addressMode = project.build.addressMode;
-    bytecode::Module module;
-    compiler::DiagnosticSink sink;
-    bool generated = compiler::generate(*project.model, project.units, *project.sources, options, module, sink);
-    sink.sort();
-    out.diagnostics.insert(out.diagnostics.end(), sink.diagnostics().begin(), sink.diagnostics().end());
-    if (!generated || sink.hasErrors()) {
-        out.exitCode = kExitBuildFailure;
-        return out;
-    }
-    // The runtime refuses what the verifier rejects, so such a file is never written.
-    bytecode::VerifyResult verified = bytecode::verify(module);
-    if (!verified.ok()) {
-        out.failure = "internal error: the generated program fails verification: " + verified.message;
-        out.exitCode = kExitInternal;
-        return out;
-    }
-    std::vector<std::uint8_t> bytes = bytecode::serialize(module);
-    std::filesystem::path path = project.directory / "program.stbc";
-    std::string error = bytecode::writeFileAtomically(path, bytes);
-    if (!error.empty()) {
-        out.failure = error;
-        out.exitCode = kExitBuildFailure;
-        return out;
-    }
-    bytecode::LoadResult check = bytecode::deserialize(bytes);
-    out.hash = check.ok() ? bytecode::hashHex(check.hash) : std::string();
-    out.bytes = bytes.size();
-    out.program = path.string();
-    return out;
-}
-
-std::string renderJson(const compiler::Project& project, const BuildOutcome& outcome) {
-    rapidjson::StringBuffer buf;
-    JsonWriter w(buf);
-    w.StartObject();
-    w.Key("version");
-    w.Int(1);
-    w.Key("command");
-    w.String("build");
-    w.Key("status");
-    w.String(outcome.exitCode == kExitOk ? "ok" : "error");
-    w.Key("project");
-    writeString(w, project.directory.string());
-    w.Key("program");
-    if (outcome.program) {
-        writeString(w, *outcome.program);
-    } else {
-        w.Null();
-    }
-    w.Key("source_count");
-    w.Uint64(project.sourcePaths.size());
-    w.Key("sources");
-    w.StartArray();
-    for (const std::string& path : project.sourcePaths) {
-        writeString(w, path);
-    }
-    w.EndArray();
-    w.Key("diagnostics");
-    std::string diags = compiler::renderJson(outcome.diagnostics, *project.sources);
-    w.RawValue(diags.data(), diags.size(), rapidjson::kArrayType);
-    if (outcome.program) {
-        w.Key("program_hash");
-        writeString(w, outcome.hash);
-    }
-    if (!outcome.failure.empty()) {
-        w.Key("error");
-        writeString(w, outcome.failure);
-    }
-    if (!project.valid()) {
-        w.Key("project_errors");
-        w.StartArray();
-        for (const compiler::ConfigError& e : project.configErrors) {
-            writeString(w, compiler::renderConfigError(e));
-        }
-        w.EndArray();
-    }
-    w.EndObject();
-    return std::string(buf.GetString(), buf.GetSize());
-}
-
 int runBuild(const BuildOptions& options) {
     compiler::ProjectInput input;
     input.directory = options.project;
     compiler::Project project = compiler::checkProject(input);
-    BuildOutcome outcome = build(project);
+    agent::BuildOutcome outcome = agent::buildProject(project);
     if (options.ci) {
-        std::string doc = renderJson(project, outcome) + "\n";
+        std::string doc = agent::renderBuildJson(project, outcome) + "\n";
         std::fwrite(doc.data(), 1, doc.size(), stdout);
         return outcome.exitCode;
     }

@@ -7,10 +7,9 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include "commands.h"
+#include "takt/agent/project_build.h"
 #include "takt/compiler/project.h"
 
 namespace takt::cli {
@@ -27,63 +26,6 @@ std::string plural(std::size_t n, std::string_view word) {
     return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
 
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void writeString(JsonWriter& w, std::string_view s) {
-    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-void writeConfigErrors(JsonWriter& w, const std::vector<compiler::ConfigError>& errors) {
-    w.StartArray();
-    for (const compiler::ConfigError& e : errors) {
-        w.StartObject();
-        w.Key("path");
-        writeString(w, e.path);
-        w.Key("line");
-        w.Uint(e.line);
-        w.Key("column");
-        w.Uint(e.column);
-        w.Key("key");
-        writeString(w, e.key);
-        w.Key("message");
-        writeString(w, e.message);
-        w.EndObject();
-    }
-    w.EndArray();
-}
-
-std::string renderJsonReport(const compiler::Project& project) {
-    rapidjson::StringBuffer buf;
-    JsonWriter w(buf);
-    w.StartObject();
-    w.Key("version");
-    w.Int(1);
-    w.Key("command");
-    w.String("check");
-    w.Key("status");
-    w.String(project.ok() ? "ok" : "error");
-    w.Key("project");
-    writeString(w, project.directory.string());
-    w.Key("source_count");
-    w.Uint64(project.sourcePaths.size());
-    w.Key("sources");
-    w.StartArray();
-    for (const std::string& path : project.sourcePaths) {
-        writeString(w, path);
-    }
-    w.EndArray();
-    w.Key("diagnostics");
-    std::string diags = compiler::renderJson(project.diagnostics, *project.sources);
-    w.RawValue(diags.data(), diags.size(), rapidjson::kArrayType);
-    if (!project.valid()) {
-        // Configuration problems are not ST diagnostics: they have no code and no span.
-        w.Key("project_errors");
-        writeConfigErrors(w, project.configErrors);
-    }
-    w.EndObject();
-    return std::string(buf.GetString(), buf.GetSize());
-}
-
 int runCheck(const CheckOptions& options) {
     compiler::ProjectInput input;
     input.directory = options.project;
@@ -93,7 +35,7 @@ int runCheck(const CheckOptions& options) {
     compiler::Project project = compiler::checkProject(input);
 
     if (options.json) {
-        std::string doc = renderJsonReport(project);
+        std::string doc = agent::renderCheckJson(project);
         doc += '\n';
         std::fwrite(doc.data(), 1, doc.size(), stdout);
     } else if (!project.valid()) {

@@ -25,5 +25,6 @@ void registerValidate(CLI::App& app, int& exitCode); // validate + boards
 void registerRetainStress(CLI::App& app, int& exitCode); // hidden: retain crash-safety tests
 void registerRun(CLI::App& app, int& exitCode);
 void registerBench(CLI::App& app, int& exitCode);
+void registerAgent(CLI::App& app, int& exitCode);
 
 } // namespace takt::cli

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
         takt::cli::registerRetainStress(app, exitCode);
         takt::cli::registerRun(app, exitCode);
         takt::cli::registerBench(app, exitCode);
+        takt::cli::registerAgent(app, exitCode);
         try {
             app.parse(argc, argv);
         } catch (const CLI::ParseError& e) {

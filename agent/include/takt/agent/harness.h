@@ -72,6 +72,14 @@ public:
 
     // Executes one command given as a parsed request object ({"cmd":…, params…}).
     [[nodiscard]] HarnessResult handle(const rapidjson::Value& request);
+    // Executes one command with its parameters in `params` (other members are ignored): the
+    // per-command entry the agent API's harness.* methods share with the NDJSON protocol.
+    [[nodiscard]] HarnessResult handle(std::string_view cmd, const rapidjson::Value& params);
+    // load / reload from sources already read (the agent API reads them from the workspace).
+    // reload: an online change (warm: warm-restart semantics); not_loaded without a program.
+    [[nodiscard]] HarnessResult load(const std::vector<compiler::SourceText>& sources);
+    [[nodiscard]] HarnessResult reload(const std::vector<compiler::SourceText>& sources, bool warm);
+    [[nodiscard]] bool loaded() const;
     // One NDJSON line in, one response line out (without the newline).
     [[nodiscard]] std::string handleLine(std::string_view line);
     // Serves until end of input. Lines longer than kMaxLineBytes get invalid_request and the

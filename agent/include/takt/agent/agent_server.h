@@ -1,0 +1,68 @@
+#pragma once
+// `takt agent serve` (seed 000, PROTOCOLS.md): JSON-RPC 2.0 over stdio, one request per line,
+// one response per line, confined to a workspace root. handleLine() is the whole dispatcher
+// (the fuzz target drives it directly); serve() adds the framing on file descriptors.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace takt::agent {
+
+// What `takt validate --ci` printed for a project directory, and its exit code.
+struct ValidateReport {
+    bool available = false; // false: this build has no validate command; `message` says so
+    int exitCode = 0;
+    std::string json; // the --ci document
+    std::string message;
+};
+using ValidateFn = std::function<ValidateReport(const std::filesystem::path& projectDir)>;
+
+struct AgentOptions {
+    std::filesystem::path workspace; // empty: the current directory
+    // runtime.validate: the CLI's `takt validate --ci` path. Unset: runtime.validate fails with
+    // -32002 naming what is missing.
+    ValidateFn validate;
+    // Largest harness.cycle count / run_until max_cycles one request may ask for (0: no limit).
+    std::uint64_t maxCyclesPerRequest = 0;
+    // Resolve paths by the component walk even where openat2 works (tests of the fallback).
+    bool forceComponentWalk = false;
+};
+
+// The takt version the server reports (agent.ready, agent.describe, agent.ping).
+[[nodiscard]] std::string_view taktVersion();
+
+// `takt validate --ci --project DIR` run as a child process of the running takt binary.
+[[nodiscard]] ValidateReport validateWithSelf(const std::filesystem::path& projectDir);
+
+class AgentServer {
+public:
+    explicit AgentServer(AgentOptions options);
+    ~AgentServer();
+    AgentServer(const AgentServer&) = delete;
+    AgentServer& operator=(const AgentServer&) = delete;
+
+    // False when the workspace root could not be opened; error() says why.
+    [[nodiscard]] bool ok() const;
+    [[nodiscard]] const std::string& error() const;
+
+    // The agent.ready notification (without the newline).
+    [[nodiscard]] std::string readyLine() const;
+    // One request line in; the response line (without the newline), or nothing for a
+    // notification or a blank line.
+    [[nodiscard]] std::optional<std::string> handleLine(std::string_view line);
+    // The response to a line longer than the 1 MiB cap.
+    [[nodiscard]] std::string oversizeLine() const;
+    // Writes agent.ready, then serves until end of input or a closed output. Returns 0, or 1
+    // when writing failed.
+    int serve(int inFd, int outFd);
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+} // namespace takt::agent

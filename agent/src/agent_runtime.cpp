@@ -1,0 +1,298 @@
+// runtime.build / validate / test / reload / compile_reload: the CLI's payloads (shared
+// renderers), plus bytecode.reload to a running runtime's control endpoint.
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "agent_methods.h"
+#include "control_client.h"
+#include "takt/agent/project_build.h"
+#include "takt/agent/test_runner.h"
+
+extern char** environ; // NOLINT(readability-redundant-declaration): POSIX declares it nowhere else
+
+namespace takt::agent {
+
+ValidateReport validateWithSelf(const std::filesystem::path& projectDir) {
+    ValidateReport report;
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) {
+        report.message = fmt::format("cannot run takt validate: {}", std::strerror(errno));
+        return report;
+    }
+    posix_spawn_file_actions_t actions;
+    ::posix_spawn_file_actions_init(&actions);
+    ::posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    ::posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    ::posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    const std::string project = projectDir.string();
+    std::string exe = "/proc/self/exe";
+    std::string a0 = "takt", a1 = "validate", a2 = "--project", a3 = "--ci";
+    char* argv[] = {a0.data(), a1.data(), a2.data(), const_cast<char*>(project.c_str()), a3.data(), nullptr};
+    pid_t pid = 0;
+    const int rc = ::posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv, environ);
+    ::posix_spawn_file_actions_destroy(&actions);
+    ::close(out[1]);
+    if (rc != 0) {
+        ::close(out[0]);
+        report.message = fmt::format("cannot run takt validate: {}", std::strerror(rc));
+        return report;
+    }
+    std::string text;
+    char buf[65536];
+    for (;;) {
+        const ssize_t n = ::read(out[0], buf, sizeof buf);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            break;
+        }
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(out[0]);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    report.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    rapidjson::Document doc;
+    doc.Parse(text.c_str());
+    if (doc.HasParseError() || !doc.IsObject()) {
+        report.message = "this takt has no `validate --ci` command yet";
+        return report;
+    }
+    report.available = true;
+    report.json = rpc::toJson(doc);
+    return report;
+}
+
+namespace detail {
+
+namespace {
+
+using rapidjson::Value;
+using rpc::JsonWriter;
+
+constexpr std::size_t kMaxProgramBytes = std::size_t{256} << 20;
+
+struct ControlTarget {
+    std::string endpoint;
+    std::string token;
+};
+
+// The endpoint and token: explicit params first, else [runtime.control] of runtime.toml.
+ControlTarget controlTarget(Context& ctx, const ProjectSelection& sel, const Value& params) {
+    ControlTarget t{stringParam(params, "endpoint"), stringParam(params, "token")};
+    if (!t.endpoint.empty() && !t.token.empty()) {
+        return t;
+    }
+    std::string text;
+    if (!ctx.workspace.readFile(joinRel(sel.rel, "runtime.toml"), std::size_t{1} << 20, text).ok()) {
+        return t;
+    }
+    try {
+        const toml::table table = toml::parse(std::string_view(text), std::string_view("runtime.toml"));
+        if (t.endpoint.empty()) {
+            t.endpoint = table["runtime"]["control"]["endpoint"].value_or(std::string());
+        }
+        if (t.token.empty()) {
+            t.token = table["runtime"]["control"]["auth_token"].value_or(std::string());
+        }
+    } catch (const toml::parse_error&) {
+        // An unparsable runtime.toml has no endpoint; the caller reports that.
+    }
+    return t;
+}
+
+struct BuildStep {
+    compiler::Project project;
+    BuildOutcome outcome;
+    std::string json;
+};
+
+void build(const ProjectSelection& sel, BuildStep& step) {
+    step.project = checkSelection(sel);
+    step.outcome = buildProject(step.project);
+    step.json = renderBuildJson(step.project, step.outcome);
+}
+
+// Reads program.stbc back from disk (what the runtime will load) and sends it.
+ControlReply reload(Context& ctx, const ProjectSelection& sel, const ControlTarget& target) {
+    std::string bytes;
+    if (const Workspace::Result r = ctx.workspace.readFile(joinRel(sel.rel, "program.stbc"), kMaxProgramBytes, bytes);
+        !r.ok()) {
+        ControlReply failedRead;
+        failedRead.message = r.message;
+        return failedRead;
+    }
+    return sendReload(target.endpoint, target.token,
+                      std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+}
+
+std::string noEndpointMessage() {
+    return "no control endpoint: pass 'endpoint' or set [runtime.control] endpoint in runtime.toml";
+}
+
+} // namespace
+
+Outcome runtimeBuild(Context& ctx, const Value& params) {
+    ProjectSelection sel;
+    if (rpc::Error e; !selectProject(ctx, params, sel, e)) {
+        return failed(std::move(e));
+    }
+    BuildStep step;
+    build(sel, step);
+    return success(step.json);
+}
+
+Outcome runtimeValidate(Context& ctx, const Value& params) {
+    ProjectSelection sel;
+    if (rpc::Error e; !selectProject(ctx, params, sel, e)) {
+        return failed(std::move(e));
+    }
+    if (!ctx.options.validate) {
+        return failed(rpc::kCommandFailed, "runtime.validate is not available: this server has no validate command");
+    }
+    const ValidateReport report = ctx.options.validate(sel.dir);
+    if (!report.available) {
+        return failed(rpc::kCommandFailed, "runtime.validate is not available: " + report.message);
+    }
+    return success(report.json);
+}
+
+Outcome runtimeTest(Context& ctx, const Value& params) {
+    ProjectSelection sel;
+    if (rpc::Error e; !selectProject(ctx, params, sel, e)) {
+        return failed(std::move(e));
+    }
+    TestOptions options;
+    options.project = sel.dir;
+    options.filter = stringParam(params, "filter");
+    options.listOnly = boolParam(params, "list", false);
+    if (const Value* t = member(params, "timeout_seconds"); t != nullptr) {
+        options.timeoutS = t->GetDouble();
+    }
+    const TestReport report = runTests(options);
+    if (report.buildFailed) {
+        return failed(rpc::Error{rpc::kCommandFailed, "the project does not build:\n" + report.buildMessage,
+                                 R"({"exit_code":11})"});
+    }
+    return success(renderTestJson(report));
+}
+
+Outcome runtimeReload(Context& ctx, const Value& params) {
+    ProjectSelection sel;
+    if (rpc::Error e; !selectProject(ctx, params, sel, e)) {
+        return failed(std::move(e));
+    }
+    BuildStep step;
+    build(sel, step);
+    if (step.outcome.exitCode != kBuildOk) {
+        return failed(rpc::Error{rpc::kCommandFailed, "build failed; nothing was sent to the runtime",
+                                 R"({"build":)" + step.json + "}"});
+    }
+    const ControlTarget target = controlTarget(ctx, sel, params);
+    if (target.endpoint.empty()) {
+        return failed(rpc::Error{rpc::kCommandFailed, noEndpointMessage(), R"({"build":)" + step.json + "}"});
+    }
+    const ControlReply reply = reload(ctx, sel, target);
+    rapidjson::StringBuffer buf;
+    JsonWriter w(buf);
+    w.StartObject();
+    w.Key("build");
+    w.RawValue(step.json.data(), step.json.size(), rapidjson::kObjectType);
+    w.Key("endpoint");
+    rpc::writeString(w, target.endpoint);
+    if (!reply.ok) {
+        w.Key("reload");
+        if (reply.json.empty()) {
+            w.Null();
+        } else {
+            w.RawValue(reply.json.data(), reply.json.size(), rapidjson::kObjectType);
+        }
+        w.EndObject();
+        return failed(rpc::Error{rpc::kCommandFailed, "bytecode.reload failed: " + reply.message,
+                                 std::string(buf.GetString(), buf.GetSize())});
+    }
+    w.Key("reload");
+    w.RawValue(reply.json.data(), reply.json.size(), rapidjson::kObjectType);
+    w.EndObject();
+    return success({buf.GetString(), buf.GetSize()});
+}
+
+Outcome runtimeCompileReload(Context& ctx, const Value& params) {
+    ProjectSelection sel;
+    if (rpc::Error e; !selectProject(ctx, params, sel, e)) {
+        return failed(std::move(e));
+    }
+    BuildStep step;
+    step.project = checkSelection(sel);
+    std::size_t errors = 0;
+    std::size_t warnings = 0;
+    const std::string issues = issuesJson(step.project, {}, errors, warnings);
+    std::string status;
+    std::string message;
+    ControlReply reply;
+    if (!step.project.valid() || errors > 0) {
+        status = "blocked";
+        message = step.project.valid() ? fmt::format("diagnostics have {} error(s); nothing was built", errors)
+                                       : "the project configuration is invalid; nothing was built";
+        if (!step.project.valid()) {
+            step.outcome = buildProject(step.project);
+            step.json = renderBuildJson(step.project, step.outcome);
+        }
+    } else {
+        step.outcome = buildProject(step.project);
+        step.json = renderBuildJson(step.project, step.outcome);
+        const ControlTarget target = controlTarget(ctx, sel, params);
+        if (step.outcome.exitCode != kBuildOk) {
+            status = "build_failed";
+            message = step.outcome.failure.empty() ? "build failed" : step.outcome.failure;
+        } else if (target.endpoint.empty()) {
+            status = "no_endpoint";
+            message = "program.stbc built; " + noEndpointMessage();
+        } else {
+            reply = reload(ctx, sel, target);
+            status = reply.ok ? "reloaded" : reply.reached ? "reload_failed" : "unreachable";
+            message = reply.ok ? fmt::format("program reloaded on {}", target.endpoint) : reply.message;
+        }
+    }
+    rapidjson::StringBuffer buf;
+    JsonWriter w(buf);
+    w.StartObject();
+    w.Key("target");
+    rpc::writeString(w, joinRel(sel.rel, sel.sourcesRoot));
+    w.Key("dirty");
+    w.Bool(false);
+    w.Key("errors");
+    w.Uint64(errors);
+    w.Key("warnings");
+    w.Uint64(warnings);
+    w.Key("issues");
+    w.RawValue(issues.data(), issues.size(), rapidjson::kArrayType);
+    w.Key("runtimeStatus");
+    rpc::writeString(w, status);
+    w.Key("runtimeMessage");
+    rpc::writeString(w, message);
+    if (!step.json.empty()) {
+        w.Key("build");
+        w.RawValue(step.json.data(), step.json.size(), rapidjson::kObjectType);
+    }
+    if (reply.reached && !reply.json.empty()) {
+        w.Key("reload");
+        w.RawValue(reply.json.data(), reply.json.size(), rapidjson::kObjectType);
+    }
+    w.EndObject();
+    return success({buf.GetString(), buf.GetSize()});
+}
+
+} // namespace detail
+
+} // namespace takt::agent

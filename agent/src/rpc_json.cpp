@@ -1,0 +1,210 @@
+// Bounded parsing of untrusted request lines. RapidJSON's iterative parser keeps the C++ stack
+// flat; the handler below refuses depth beyond the cap before the document grows, and keeps
+// numbers as written so a numeric id can be echoed byte for byte.
+#include "rpc_json.h"
+
+#include <cstring>
+
+#include <fmt/format.h>
+#include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+
+namespace takt::agent::rpc {
+
+namespace {
+
+constexpr unsigned kFlags =
+    rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag | rapidjson::kParseNumbersAsStringsFlag;
+
+// Forwards SAX events to a Document, counting depth and turning the raw number text back
+// into typed numbers (full precision).
+class BoundedHandler {
+public:
+    BoundedHandler(rapidjson::Document& doc, int maxDepth, std::string& rawId)
+        : doc_(doc), maxDepth_(maxDepth), rawId_(rawId) {}
+
+    bool Null() {
+        idKey_ = false;
+        return doc_.Null();
+    }
+    bool Bool(bool b) {
+        idKey_ = false;
+        return doc_.Bool(b);
+    }
+    bool Int(int i) {
+        idKey_ = false;
+        return doc_.Int(i);
+    }
+    bool Uint(unsigned u) {
+        idKey_ = false;
+        return doc_.Uint(u);
+    }
+    bool Int64(std::int64_t i) {
+        idKey_ = false;
+        return doc_.Int64(i);
+    }
+    bool Uint64(std::uint64_t u) {
+        idKey_ = false;
+        return doc_.Uint64(u);
+    }
+    bool Double(double d) {
+        idKey_ = false;
+        return doc_.Double(d);
+    }
+    bool RawNumber(const char* str, rapidjson::SizeType len, bool) {
+        if (depth_ == 1 && idKey_) {
+            rawId_.assign(str, len);
+        }
+        idKey_ = false;
+        // Re-read the number as a typed value; the text is a valid JSON number already.
+        rapidjson::Reader reader;
+        rapidjson::MemoryStream ms(str, len);
+        Typed typed(doc_);
+        return !reader.Parse<rapidjson::kParseFullPrecisionFlag>(ms, typed).IsError() && typed.done;
+    }
+    bool String(const char* str, rapidjson::SizeType len, bool copy) {
+        idKey_ = false;
+        return doc_.String(str, len, copy);
+    }
+    bool StartObject() { return enter() && doc_.StartObject(); }
+    bool Key(const char* str, rapidjson::SizeType len, bool copy) {
+        idKey_ = depth_ == 1 && len == 2 && std::memcmp(str, "id", 2) == 0;
+        return doc_.Key(str, len, copy);
+    }
+    bool EndObject(rapidjson::SizeType n) {
+        --depth_;
+        return doc_.EndObject(n);
+    }
+    bool StartArray() { return enter() && doc_.StartArray(); }
+    bool EndArray(rapidjson::SizeType n) {
+        --depth_;
+        return doc_.EndArray(n);
+    }
+
+    [[nodiscard]] bool tooDeep() const { return tooDeep_; }
+
+private:
+    struct Typed : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Typed> {
+        explicit Typed(rapidjson::Document& d) : doc(d) {}
+        bool Int(int i) { return done = doc.Int(i); }
+        bool Uint(unsigned u) { return done = doc.Uint(u); }
+        bool Int64(std::int64_t i) { return done = doc.Int64(i); }
+        bool Uint64(std::uint64_t u) { return done = doc.Uint64(u); }
+        bool Double(double d) { return done = doc.Double(d); }
+        bool Default() { return false; }
+        rapidjson::Document& doc;
+        bool done = false;
+    };
+
+    bool enter() {
+        idKey_ = false;
+        if (++depth_ > maxDepth_) {
+            tooDeep_ = true;
+            return false;
+        }
+        return true;
+    }
+
+    rapidjson::Document& doc_;
+    int maxDepth_;
+    std::string& rawId_;
+    int depth_ = 0;
+    bool idKey_ = false;
+    bool tooDeep_ = false;
+};
+
+} // namespace
+
+Error invalidParam(std::string_view member, std::string message) {
+    rapidjson::StringBuffer buf;
+    JsonWriter w(buf);
+    w.StartObject();
+    w.Key("param");
+    writeString(w, member);
+    w.EndObject();
+    return Error{kInvalidParams, std::move(message), std::string(buf.GetString(), buf.GetSize())};
+}
+
+void parseLine(std::string_view text, int maxDepth, ParsedLine& out) {
+    out.status = ParsedLine::Status::Ok;
+    out.rawNumericId.clear();
+    BoundedHandler handler(out.doc, maxDepth, out.rawNumericId);
+    rapidjson::Reader reader;
+    auto generate = [&](rapidjson::Document& doc) {
+        (void)doc;
+        rapidjson::MemoryStream ms(text.data(), text.size());
+        const rapidjson::ParseResult r = reader.Parse<kFlags>(ms, handler);
+        if (r.IsError()) {
+            if (handler.tooDeep()) {
+                out.status = ParsedLine::Status::TooDeep;
+                out.error = fmt::format("request nesting exceeds {} levels (at offset {})", maxDepth, r.Offset());
+            } else {
+                out.status = ParsedLine::Status::ParseError;
+                out.error =
+                    fmt::format("invalid JSON at offset {}: {}", r.Offset(), rapidjson::GetParseError_En(r.Code()));
+            }
+            return false;
+        }
+        return true;
+    };
+    out.doc.Populate(generate);
+    if (out.status != ParsedLine::Status::Ok) {
+        out.doc.SetNull();
+    }
+}
+
+void writeString(JsonWriter& w, std::string_view s) {
+    w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+std::string toJson(const rapidjson::Value& v) {
+    rapidjson::StringBuffer buf;
+    JsonWriter w(buf);
+    v.Accept(w);
+    return {buf.GetString(), buf.GetSize()};
+}
+
+bool isUtf8(std::string_view s) {
+    std::size_t i = 0;
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    while (i < s.size()) {
+        const unsigned c = p[i];
+        std::size_t n = 0;
+        std::uint32_t cp = 0;
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        if ((c & 0xE0) == 0xC0) {
+            n = 1;
+            cp = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            n = 2;
+            cp = c & 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            n = 3;
+            cp = c & 0x07;
+        } else {
+            return false;
+        }
+        if (i + n >= s.size()) {
+            return false;
+        }
+        for (std::size_t k = 1; k <= n; ++k) {
+            if ((p[i + k] & 0xC0) != 0x80) {
+                return false;
+            }
+            cp = (cp << 6) | (p[i + k] & 0x3F);
+        }
+        // Overlong forms, surrogates and values beyond U+10FFFF are not UTF-8.
+        if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10FFFF ||
+            (cp >= 0xD800 && cp <= 0xDFFF)) {
+            return false;
+        }
+        i += n + 1;
+    }
+    return true;
+}
+
+} // namespace takt::agent::rpc
