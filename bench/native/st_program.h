@@ -1,0 +1,106 @@
+#pragma once
+// One benchmark program compiled from ST to bytecode and run scan by scan on the engine's VM
+// runner with a virtual clock (1 ms per scan, the programs' task interval), as the engine runs a
+// program instance. Shared by the side-by-side benchmark and the twin correctness test.
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "takt/bytecode/verifier.h"
+#include "takt/compiler/codegen.h"
+#include "takt/compiler/diagnostics.h"
+#include "takt/compiler/parser.h"
+#include "takt/compiler/sema.h"
+#include "takt/engine/program.h"
+#include "takt/engine/values.h"
+#include "takt/engine/vm_runner.h"
+
+namespace takt::bench {
+
+class StProgram {
+public:
+    static constexpr std::int64_t kScanNs = 1'000'000;
+
+    // Compiles `path` (one .st file with a CONFIGURATION naming one program instance); on
+    // failure returns false with the diagnostics in `error`.
+    bool load(const std::string& path, std::string& error) {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) {
+            error = "cannot read " + path;
+            return false;
+        }
+        std::stringstream text;
+        text << in.rdbuf();
+        compiler::SourceManager sm;
+        compiler::DiagnosticSink diags;
+        std::vector<compiler::ast::CompilationUnit> units;
+        units.push_back(compiler::parseSource(sm.file(sm.add(path, text.str())), diags));
+        const compiler::AnalysisResult analysis = compiler::analyze(units, sm, diags);
+        auto module = std::make_shared<bytecode::Module>();
+        if (diags.hasErrors() ||
+            !compiler::generate(*analysis.model, units, sm, compiler::CodegenOptions{}, *module, diags)) {
+            error = compiler::renderHuman(diags.diagnostics(), sm);
+            return false;
+        }
+        if (const bytecode::VerifyResult v = bytecode::verify(*module); !v.ok()) {
+            error = "bytecode verification failed: " + v.message;
+            return false;
+        }
+        instance_ = nullptr;
+        for (const bytecode::ProgramInstance& p : module->programs) {
+            if (module->pous[p.pou].kind == bytecode::PouKind::Program) {
+                instance_ = &p;
+                break;
+            }
+        }
+        if (instance_ == nullptr) {
+            error = path + ": no program instance";
+            return false;
+        }
+        program_ = std::make_unique<engine::LoadedProgram>(module, "");
+        runner_ = std::make_unique<engine::VmRunner>(0);
+        runner_->attach(*program_);
+        now_ = 0;
+        engine::Fault fault;
+        if (module->initCode != bytecode::kNone && !runner_->runInit(*program_, fault)) {
+            error = path + ": init failed: " + fault.message;
+            return false;
+        }
+        return true;
+    }
+
+    // One scan at the next virtual timestamp (0, 1 ms, 2 ms, ...).
+    bool scan() noexcept {
+        const bool ok = runner_->runProgram(*program_, *instance_, now_, fault_);
+        now_ += kScanNs;
+        return ok;
+    }
+
+    [[nodiscard]] const std::string& faultMessage() const { return fault_.message; }
+
+    // The LREAL at `path` (engine path syntax); false if it does not resolve to an LREAL.
+    bool readLreal(std::string_view path, double& out) const {
+        engine::VarRef ref;
+        std::string error;
+        const bytecode::Module& m = program_->module();
+        if (!engine::resolvePath(m, path, ref, error) || ref.type >= m.types.size() ||
+            m.types[ref.type].kind != bytecode::ValueKind::LReal) {
+            return false;
+        }
+        std::memcpy(&out, program_->image() + ref.offset, sizeof out);
+        return true;
+    }
+
+private:
+    std::unique_ptr<engine::LoadedProgram> program_;
+    std::unique_ptr<engine::VmRunner> runner_;
+    const bytecode::ProgramInstance* instance_ = nullptr;
+    engine::Fault fault_;
+    std::int64_t now_ = 0;
+};
+
+} // namespace takt::bench
