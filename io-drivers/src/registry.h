@@ -16,7 +16,6 @@ struct RegisteredDriver {
 // One line per driver in registry.cpp; a driver's source file defines its make* function.
 std::unique_ptr<Driver> makeLoopback();
 std::unique_ptr<Driver> makeSimulated();
-// makeModbusTcp(), … are added with their drivers.
 std::unique_ptr<Driver> makeModbusTcp();
 std::unique_ptr<Driver> makeModbusServer();
 std::unique_ptr<Driver> makeMqtt();
