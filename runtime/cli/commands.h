@@ -21,7 +21,7 @@ void registerHarness(CLI::App& app, int& exitCode);
 void registerTest(CLI::App& app, int& exitCode);
 void registerBuild(CLI::App& app, int& exitCode);
 void registerDisasm(CLI::App& app, int& exitCode);
-void registerValidate(CLI::App& app, int& exitCode); // validate + boards
+void registerValidate(CLI::App& app, int& exitCode);     // validate + boards
 void registerRetainStress(CLI::App& app, int& exitCode); // hidden: retain crash-safety tests
 void registerRun(CLI::App& app, int& exitCode);
 void registerBench(CLI::App& app, int& exitCode);

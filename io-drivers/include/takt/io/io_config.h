@@ -15,9 +15,9 @@ namespace takt::io {
 
 // One [[io.safe_state]] entry, resolved against the address mode.
 struct SafeValue {
-    std::string address;   // "%QX0.0" as written
-    ByteRange range;       // the bytes it writes (count 1 for a bit)
-    std::uint8_t bit = 0;  // for %QX
+    std::string address;  // "%QX0.0" as written
+    ByteRange range;      // the bytes it writes (count 1 for a bit)
+    std::uint8_t bit = 0; // for %QX
     bool isBit = false;
     std::uint64_t value = 0; // little-endian bytes of the typed value
 };

@@ -39,12 +39,12 @@ struct RuntimeConfig {
     std::string resourceName = "takt";
     std::uint32_t cycleIntervalMs = 10;
 
-    bool overflowTrap = false;      // [build] overflow = "trap"
-    bool byteAddressing = false;    // [build] address_mode = "byte"
+    bool overflowTrap = false;   // [build] overflow = "trap"
+    bool byteAddressing = false; // [build] address_mode = "byte"
 
     struct Control {
-        std::string endpoint;       // empty: no control endpoint
-        std::string authToken;      // truST single admin token
+        std::string endpoint;  // empty: no control endpoint
+        std::string authToken; // truST single admin token
         std::vector<ControlToken> tokens;
         std::string tlsCert, tlsKey, tlsClientCa;
     } control;
@@ -54,7 +54,7 @@ struct RuntimeConfig {
     } log;
 
     struct Retain {
-        bool enabled = false;       // mode = "file"
+        bool enabled = false;                        // mode = "file"
         std::filesystem::path path = ".takt/retain"; // slots path.a / path.b (relative to the project)
         std::uint32_t saveIntervalMs = 1000;
     } retain;
@@ -70,8 +70,8 @@ struct RuntimeConfig {
     } fault;
 
     struct Realtime {
-        bool fifo = false;          // scheduler = "fifo"
-        int priority = 0;           // 1..99 with fifo
+        bool fifo = false; // scheduler = "fifo"
+        int priority = 0;  // 1..99 with fifo
         std::vector<int> cpuAffinity;
         bool lockMemory = false;
     } realtime;
