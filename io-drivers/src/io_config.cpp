@@ -408,6 +408,10 @@ std::optional<IoConfig> readIoSection(toml::table& ioTable, const std::string& p
         io.error("", "set io.driver (and [io.params]) or io.drivers = [{name, params}]");
     }
     readSafeState(io, byteAddressing, config.safeState);
+    // Drivers resolve their own %I/%Q/%M params in the project's address mode.
+    for (DriverSpec& spec : config.drivers) {
+        spec.byteAddressing = byteAddressing;
+    }
     io.finish();
     for (std::size_t i = before; i < out.size(); ++i) {
         if (out[i].severity == Severity::Error) {

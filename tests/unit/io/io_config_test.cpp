@@ -51,6 +51,18 @@ TEST(IoConfig, SingleDriverForm) {
     EXPECT_EQ(d.params["cycle_ms"].node()->source().begin.line, 6U);
 }
 
+TEST(IoConfig, DriversInheritTheProjectAddressMode) {
+    const std::string text = "[io]\ndrivers = [ { name = \"loopback\" }, { name = \"gpio\" } ]\n";
+    for (const bool byteMode : {false, true}) {
+        IoConfigResult r = parse(text, byteMode);
+        ASSERT_TRUE(r.config) << dump(r.diagnostics);
+        ASSERT_EQ(r.config->drivers.size(), 2U);
+        for (const DriverSpec& d : r.config->drivers) {
+            EXPECT_EQ(d.byteAddressing, byteMode) << d.name;
+        }
+    }
+}
+
 TEST(IoConfig, ListForm) {
     IoConfigResult r = parse(R"([io]
 drivers = [
