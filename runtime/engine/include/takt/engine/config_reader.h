@@ -76,8 +76,8 @@ public:
     // Keys accepted without being read (checked elsewhere, or deliberately ignored).
     void accept(std::string_view key);
 
-    // Reports every key not marked by an accessor or accept() as unknown; `known` lists the
-    // accepted keys in the message. Call once, after all accessors.
+    // Reports every key not marked by an accessor or accept() as unknown, listing the known
+    // ones in the message. Call once, after all accessors.
     void finish();
 
     void error(std::string_view key, std::string message);
@@ -102,7 +102,8 @@ private:
     std::vector<std::string> known_;
 };
 
-// [runtime.realtime] (runtime.toml and board files share it).
+// [runtime.realtime] (runtime.toml and board files share it). scheduler = "fifo" without a
+// priority means priority 80 (CONFIG.md); a priority without fifo is an error.
 void readRealtime(TableReader& reader, RuntimeConfig::Realtime& out);
 
 // The path of element `index` of array `key` for diagnostics: "io.drivers[1]".
