@@ -18,7 +18,7 @@ using testing::waitFor;
 constexpr std::int64_t kMs = 1'000'000;
 
 struct Rig {
-    explicit Rig(ScanOptions o, std::int64_t taskIntervalNs = 0) : options(o), prog(taskIntervalNs) {
+    explicit Rig(const ScanOptions& o, std::int64_t taskIntervalNs = 0) : options(o), prog(taskIntervalNs) {
         auto r = std::make_unique<AbortableRunner>();
         runner = r.get();
         engine = std::make_unique<Engine>(std::move(r), clock);
