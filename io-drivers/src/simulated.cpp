@@ -71,6 +71,9 @@ public:
     bool start(std::string& /*error*/) override { return true; }
 
     void readInputs(ImageView image) noexcept override {
+        if (!plant_) {
+            return; // init() failed or was never called: no plant, no inputs
+        }
         {
             const std::lock_guard lock(mutex_);
             std::memcpy(seen_.data(), wire_.data(), wire_.size());
