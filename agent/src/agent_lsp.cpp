@@ -70,8 +70,9 @@ Outcome lspDiagnostics(Context& ctx, const Value& params) {
         return failed(std::move(e));
     }
     std::string only;
-    if (const Value* path = member(params, "path"); path != nullptr) {
-        const std::string rel = joinRel(sel.rel, path->GetString());
+    if (member(params, "path") != nullptr) {
+        const std::string pathParam = stringParam(params, "path");
+        const std::string rel = joinRel(sel.rel, pathParam);
         std::string text;
         if (const Value* content = member(params, "content"); content != nullptr) {
             if (const Workspace::Result r = Workspace::checkSyntax(rel); !r.ok()) {
@@ -81,7 +82,7 @@ Outcome lspDiagnostics(Context& ctx, const Value& params) {
         } else if (const Workspace::Result r = ctx.workspace.readFile(rel, kMaxFileBytes, text); !r.ok()) {
             return failed(workspaceError(r, "path"));
         }
-        only = normalRel(path->GetString());
+        only = normalRel(pathParam);
         bool replaced = false;
         for (compiler::SourceText& s : sel.sources) {
             if (s.path == only) {

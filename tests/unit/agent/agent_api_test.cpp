@@ -2,6 +2,7 @@
 // (tests/protocol/seed000_replay.json), the JSON-RPC conformance table, and the line caps.
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,6 +21,24 @@ namespace takt::agent {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A member path, or a null value when any step is missing (operator[] on a missing member is
+// undefined behaviour in RapidJSON release builds).
+const rapidjson::Value& at(const rapidjson::Value& v, std::initializer_list<const char*> path) {
+    static const rapidjson::Value kNull;
+    const rapidjson::Value* cur = &v;
+    for (const char* key : path) {
+        if (!cur->IsObject()) {
+            return kNull;
+        }
+        const auto it = cur->FindMember(key);
+        if (it == cur->MemberEnd()) {
+            return kNull;
+        }
+        cur = &it->value;
+    }
+    return *cur;
+}
 
 std::string readFile(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -75,7 +94,7 @@ protected:
     void SetUp() override {
         spec_.Parse(readFile(fs::path(TAKT_SOURCE_DIR) / "tests/protocol/seed000_replay.json").c_str());
         ASSERT_FALSE(spec_.HasParseError());
-        for (auto it = spec_["fixture"].MemberBegin(); it != spec_["fixture"].MemberEnd(); ++it) {
+        for (auto it = at(spec_, {"fixture"}).MemberBegin(); it != at(spec_, {"fixture"}).MemberEnd(); ++it) {
             dir_.write(it->name.GetString(), it->value.GetString());
         }
     }
@@ -88,25 +107,26 @@ TEST_F(Replay, SeedExamplesThroughBinary) {
     ASSERT_TRUE(agent.running());
     std::string ready;
     ASSERT_TRUE(agent.readLine(ready));
-    EXPECT_TRUE(subset(spec_["ready"], parse(ready))) << ready;
+    EXPECT_TRUE(subset(at(spec_, {"ready"}), parse(ready))) << ready;
     std::size_t seedSteps = 0;
-    for (const auto& step : spec_["steps"].GetArray()) {
-        const std::string request = step["request"].GetString();
+    for (const auto& step : at(spec_, {"steps"}).GetArray()) {
+        const std::string request = at(step, {"request"}).GetString();
         const std::string response = agent.call(request);
-        const rapidjson::Document actual = parse(response);
-        ASSERT_FALSE(actual.HasParseError()) << request << "\n -> " << response;
-        const bool exact = step.HasMember("exact") && step["exact"].GetBool();
-        EXPECT_TRUE(exact ? step["expect"] == actual : subset(step["expect"], actual))
-            << step["note"].GetString() << ": " << request << "\n  expected " << toJson(step["expect"])
+        const rapidjson::Document parsed = parse(response);
+        const rapidjson::Value& actual = parsed;
+        ASSERT_FALSE(parsed.HasParseError()) << request << "\n -> " << response;
+        const bool exact = step.HasMember("exact") && at(step, {"exact"}).GetBool();
+        EXPECT_TRUE(exact ? at(step, {"expect"}) == actual : subset(at(step, {"expect"}), actual))
+            << at(step, {"note"}).GetString() << ": " << request << "\n  expected " << toJson(at(step, {"expect"}))
             << "\n  got      " << response;
-        seedSteps += std::string(step["note"].GetString()).starts_with("seed") ? 1 : 0;
-        if (actual.HasMember("id") && actual["id"] == 9) {
+        seedSteps += std::string(at(step, {"note"}).GetString()).starts_with("seed") ? 1 : 0;
+        if (at(actual, {"id"}).IsInt() && at(actual, {"id"}).GetInt() == 9) {
             // runtime.validate: the `takt validate --ci` document, or -32002 while this build
             // has no validate command.
             if (actual.HasMember("result")) {
-                EXPECT_STREQ(actual["result"]["command"].GetString(), "validate") << response;
+                EXPECT_STREQ(at(actual, {"result", "command"}).GetString(), "validate") << response;
             } else {
-                EXPECT_EQ(actual["error"]["code"].GetInt(), -32002) << response;
+                EXPECT_EQ(at(actual, {"error", "code"}).GetInt(), -32002) << response;
                 EXPECT_NE(response.find("not available"), std::string::npos) << response;
             }
         }
@@ -115,7 +135,8 @@ TEST_F(Replay, SeedExamplesThroughBinary) {
     EXPECT_EQ(agent.finish(), 0);
     // lsp.format never writes; runtime.build wrote program.stbc.
     EXPECT_TRUE(fs::exists(dir_.path() / "runtime-a/program.stbc"));
-    EXPECT_EQ(readFile(dir_.path() / "runtime-a/src/main.st"), spec_["fixture"]["runtime-a/src/main.st"].GetString());
+    EXPECT_EQ(readFile(dir_.path() / "runtime-a/src/main.st"),
+              at(spec_, {"fixture", "runtime-a/src/main.st"}).GetString());
 }
 
 TEST_F(Replay, HundredMebibyteLineIsRejectedAndTheNextServed) {
@@ -129,13 +150,13 @@ TEST_F(Replay, HundredMebibyteLineIsRejectedAndTheNextServed) {
     ASSERT_TRUE(agent.send("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"agent.ping\"}\n"));
     ASSERT_TRUE(agent.readLine(line));
     const rapidjson::Document rejected = parse(line);
-    EXPECT_EQ(rejected["error"]["code"].GetInt(), -32600) << line;
-    EXPECT_TRUE(rejected["id"].IsNull());
+    EXPECT_EQ(at(rejected, {"error", "code"}).GetInt(), -32600) << line;
+    EXPECT_TRUE(at(rejected, {"id"}).IsNull());
     EXPECT_NE(line.find("1 MiB"), std::string::npos);
     ASSERT_TRUE(agent.readLine(line));
     const rapidjson::Document pong = parse(line);
-    EXPECT_EQ(pong["id"].GetInt(), 2) << line;
-    EXPECT_TRUE(pong["result"]["ok"].GetBool());
+    EXPECT_EQ(at(pong, {"id"}).GetInt(), 2) << line;
+    EXPECT_TRUE(at(pong, {"result", "ok"}).GetBool());
     EXPECT_EQ(agent.finish(), 0);
 }
 
@@ -158,7 +179,7 @@ protected:
     }
     int code(const std::string& line) {
         const rapidjson::Document d = call(line);
-        return d.IsObject() && d.HasMember("error") ? d["error"]["code"].GetInt() : 0;
+        return d.IsObject() && d.HasMember("error") ? at(d, {"error", "code"}).GetInt() : 0;
     }
     test::TempDir dir_;
     AgentServer server_;
@@ -223,14 +244,14 @@ TEST_F(Conformance, ErrorCodeTable) {
 
 TEST_F(Conformance, InvalidParamsNameTheMember) {
     rapidjson::Document d = call(R"({"jsonrpc":"2.0","id":1,"method":"workspace.read","params":{"path":5}})");
-    EXPECT_STREQ(d["error"]["data"]["param"].GetString(), "path");
-    EXPECT_NE(std::string(d["error"]["message"].GetString()).find("'path' must be a string"), std::string::npos);
+    EXPECT_STREQ(at(d, {"error", "data", "param"}).GetString(), "path");
+    EXPECT_NE(std::string(at(d, {"error", "message"}).GetString()).find("'path' must be a string"), std::string::npos);
     d = call(R"({"jsonrpc":"2.0","id":1,"method":"harness.load","params":{"inline_sources":[{"text":1}]}})");
-    EXPECT_STREQ(d["error"]["data"]["param"].GetString(), "inline_sources[0].text");
+    EXPECT_STREQ(at(d, {"error", "data", "param"}).GetString(), "inline_sources[0].text");
     d = call(R"({"jsonrpc":"2.0","id":1,"method":"workspace.write","params":{"text":"x"}})");
-    EXPECT_STREQ(d["error"]["data"]["param"].GetString(), "path");
+    EXPECT_STREQ(at(d, {"error", "data", "param"}).GetString(), "path");
     d = call(R"({"jsonrpc":"2.0","id":1,"method":"harness.cycle","params":{"cout":1}})");
-    EXPECT_STREQ(d["error"]["data"]["param"].GetString(), "cout");
+    EXPECT_STREQ(at(d, {"error", "data", "param"}).GetString(), "cout");
 }
 
 TEST_F(Conformance, IdsAreEchoedVerbatim) {
@@ -271,8 +292,8 @@ TEST_F(Conformance, NotificationsGetNoResponseButRun) {
     EXPECT_EQ(readFile(dir_.path() / "n.txt"), "hi");
     // An invalid envelope without an id is still answered (id null), as JSON-RPC 2.0 says.
     const rapidjson::Document d = call(R"({"method":"agent.ping"})");
-    EXPECT_EQ(d["error"]["code"].GetInt(), -32600);
-    EXPECT_TRUE(d["id"].IsNull());
+    EXPECT_EQ(at(d, {"error", "code"}).GetInt(), -32600);
+    EXPECT_TRUE(at(d, {"id"}).IsNull());
     EXPECT_FALSE(server_.handleLine("").has_value());
     EXPECT_FALSE(server_.handleLine("  \r").has_value());
 }
@@ -286,8 +307,8 @@ TEST_F(Conformance, DepthIsCappedAndTheServerGoesOn) {
     // params is level 2, "p" opens level 3: 62 more arrays reach exactly 64.
     EXPECT_EQ(code(nested(62)), -32602); // accepted by the parser; "p" is not a ping param
     const rapidjson::Document deep = call(nested(63));
-    EXPECT_EQ(deep["error"]["code"].GetInt(), -32600);
-    EXPECT_NE(std::string(deep["error"]["message"].GetString()).find("64"), std::string::npos);
+    EXPECT_EQ(at(deep, {"error", "code"}).GetInt(), -32600);
+    EXPECT_NE(std::string(at(deep, {"error", "message"}).GetString()).find("64"), std::string::npos);
     EXPECT_EQ(code(std::string(500000, '[')), -32600);
     EXPECT_EQ(code(std::string(500000, '{')), -32700); // '{' must be followed by a key
     EXPECT_EQ(code(R"({"jsonrpc":"2.0","id":1,"method":"agent.ping"})"), 0);
@@ -307,12 +328,12 @@ TEST_F(Conformance, OversizeLineInProcess) {
 
 TEST_F(Conformance, DescribePingSchema) {
     rapidjson::Document d = call(R"({"jsonrpc":"2.0","id":1,"method":"agent.describe","params":{}})");
-    const auto& r = d["result"];
-    EXPECT_STREQ(r["transport"].GetString(), "stdio");
-    EXPECT_EQ(fs::path(r["workspace_root"].GetString()), fs::canonical(dir_.path()));
-    EXPECT_STREQ(r["version"].GetString(), std::string(taktVersion()).c_str());
+    const auto& r = at(d, {"result"});
+    EXPECT_STREQ(at(r, {"transport"}).GetString(), "stdio");
+    EXPECT_EQ(fs::path(at(r, {"workspace_root"}).GetString()), fs::canonical(dir_.path()));
+    EXPECT_STREQ(at(r, {"version"}).GetString(), std::string(taktVersion()).c_str());
     std::vector<std::string> methods;
-    for (const auto& m : r["methods"].GetArray()) {
+    for (const auto& m : at(r, {"methods"}).GetArray()) {
         methods.emplace_back(m.GetString());
     }
     for (const char* m : {"agent.describe",       "workspace.read",    "workspace.write",   "workspace.project_info",
@@ -323,21 +344,21 @@ TEST_F(Conformance, DescribePingSchema) {
         EXPECT_NE(std::find(methods.begin(), methods.end(), m), methods.end()) << m;
     }
     EXPECT_EQ(methods.size(), 20u);
-    ASSERT_EQ(r["notifications"].Size(), 1u);
-    EXPECT_STREQ(r["notifications"][0].GetString(), "agent.ready");
+    ASSERT_EQ(at(r, {"notifications"}).Size(), 1u);
+    EXPECT_STREQ(at(r, {"notifications"})[0].GetString(), "agent.ready");
     d = call(R"({"jsonrpc":"2.0","id":2,"method":"agent.ping"})");
-    EXPECT_TRUE(d["result"]["ok"].GetBool());
-    EXPECT_TRUE(d["result"]["uptime_s"].IsNumber());
+    EXPECT_TRUE(at(d, {"result", "ok"}).GetBool());
+    EXPECT_TRUE(at(d, {"result", "uptime_s"}).IsNumber());
     // Every method has a schema; harness.cycle's names its params.
     for (const std::string& m : methods) {
         d = call(R"({"jsonrpc":"2.0","id":3,"method":"agent.schema","params":{"method":")" + m + "\"}}");
         ASSERT_TRUE(d.HasMember("result")) << m;
-        EXPECT_TRUE(d["result"]["params"]["type"] == "object") << m;
-        EXPECT_TRUE(d["result"]["result"].IsObject()) << m;
+        EXPECT_TRUE(at(d, {"result", "params", "type"}) == "object") << m;
+        EXPECT_TRUE(at(d, {"result", "result"}).IsObject()) << m;
     }
     d = call(R"({"jsonrpc":"2.0","id":3,"method":"agent.schema","params":{"method":"harness.cycle"}})");
     for (const char* p : {"count", "dt_ms", "watch"}) {
-        EXPECT_TRUE(d["result"]["params"]["properties"].HasMember(p)) << p;
+        EXPECT_TRUE(at(d, {"result", "params", "properties"}).HasMember(p)) << p;
     }
 }
 
@@ -347,20 +368,20 @@ TEST_F(Conformance, HarnessThroughTheSharedCore) {
     ASSERT_TRUE(load.HasMember("result")) << toJson(load);
     const rapidjson::Document c =
         call(R"({"jsonrpc":"2.0","id":2,"method":"harness.cycle","params":{"count":4,"watch":["x"]}})");
-    EXPECT_EQ(c["result"]["watch"]["x"]["value"].GetInt(), 5) << toJson(c);
+    EXPECT_EQ(at(c, {"result", "watch", "x", "value"}).GetInt(), 5) << toJson(c);
     // A compile error is -32002 with the harness's diagnostics as data; the old program stays.
     const rapidjson::Document bad =
         call(R"({"jsonrpc":"2.0","id":3,"method":"harness.reload","params":{"inline_sources":[{"text":"PROGRAM"}]}})");
-    EXPECT_EQ(bad["error"]["code"].GetInt(), -32002);
-    EXPECT_STREQ(bad["error"]["data"]["kind"].GetString(), "compile_error");
-    EXPECT_TRUE(bad["error"]["data"]["diagnostics"].IsArray());
+    EXPECT_EQ(at(bad, {"error", "code"}).GetInt(), -32002);
+    EXPECT_STREQ(at(bad, {"error", "data", "kind"}).GetString(), "compile_error");
+    EXPECT_TRUE(at(bad, {"error", "data", "diagnostics"}).IsArray());
     EXPECT_EQ(code(R"({"jsonrpc":"2.0","id":4,"method":"harness.get_output","params":{"name":"nope"}})"), -32602);
     EXPECT_EQ(code(R"({"jsonrpc":"2.0","id":5,"method":"harness.set_input","params":{"name":"x","value":)"
                    R"({"type":"INT","value":70000}}})"),
               -32602);
     const rapidjson::Document reload =
         call(R"({"jsonrpc":"2.0","id":6,"method":"harness.reload","params":{"files":["src/main.st"]}})");
-    EXPECT_EQ(reload["result"]["kept"].GetUint(), 1u) << toJson(reload);
+    EXPECT_EQ(at(reload, {"result", "kept"}).GetUint(), 1u) << toJson(reload);
 }
 
 } // namespace
