@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "codegen/codegen_internal.h"
+#include "sema/stdlib.h"
 #include "takt/bytecode/opcodes.h"
 
 namespace takt::compiler::codegen {
@@ -78,6 +79,11 @@ private:
     Value convert(Value v, const Type* to, std::optional<Operand> dest = std::nullopt);
     Value narrow(Value v, const Type* to);
     Value binary(const ast::BinaryExpr& e, const Type* want, std::optional<Operand> dest);
+    // d (BOOL) := a rel b, both already in computation form c (strings and BOOL included).
+    Value compareInto(ast::BinaryOp rel, const Value& a, const Value& b, Calc c, Operand d);
+    // ASSERT_* of TEST_PROGRAM / TEST_FUNCTION_BLOCK: the check and a failing ASSERT_FAIL.
+    Value assertion(const ast::CallExpr& e, const sema::StdSignature& sig, const std::vector<const ast::Expr*>& args,
+                    const Type* t);
     Value call(const ast::CallExpr& e, const Type* want, std::optional<Operand> dest);
     Value standardCall(const ast::CallExpr& e, const Type* want, std::optional<Operand> dest);
     std::optional<Value> constantValue(const ast::Expr& e, const Type* want, std::optional<Operand> dest);

@@ -325,6 +325,15 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
         }
     };
     switch (sig.op) {
+    case StdOp::AssertTrue:
+    case StdOp::AssertFalse:
+    case StdOp::AssertEqual:
+    case StdOp::AssertNotEqual:
+    case StdOp::AssertGreater:
+    case StdOp::AssertLess:
+    case StdOp::AssertGreaterOrEqual:
+    case StdOp::AssertLessOrEqual:
+    case StdOp::AssertNear: return assertion(e, sig, args, t);
     case StdOp::Convert: {
         const Type* from = args[0]->type;
         if (calcOf(from) == Calc::Str || calcOf(rt) == Calc::Str) {

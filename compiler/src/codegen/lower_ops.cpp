@@ -367,6 +367,31 @@ Opcode arithOpcode(ast::BinaryOp binOp, Calc c, bool trap) {
     return op;
 }
 
+Value Lowerer::compareInto(ast::BinaryOp rel, const Value& a, const Value& b, Calc c, Operand d) {
+    Operand x = a.at;
+    Operand y = b.at;
+    Calc cc = c;
+    if (c == Calc::Str || c == Calc::WStr) {
+        // Strings compare through a three-way result against 0.
+        const Operand r = frameSlot(4, 4);
+        emit(c == Calc::Str ? Opcode::SCMP : Opcode::WSCMP, {r, a.at, b.at});
+        x = r;
+        y = constant64(0);
+        cc = Calc::I32;
+    } else if (c == Calc::Bool) {
+        // BOOL is one byte; the compare instructions read 32 bits.
+        const Operand xa = frameSlot(4, 4);
+        const Operand yb = frameSlot(4, 4);
+        emit(Opcode::ZX_8_32, {xa, a.at});
+        emit(Opcode::ZX_8_32, {yb, b.at});
+        x = xa;
+        y = yb;
+        cc = Calc::U32;
+    }
+    emit(compareOpcode(rel, cc), {d, x, y});
+    return Value{d, Calc::Bool, g_.model().types.get(TypeKind::Bool)};
+}
+
 Value Lowerer::binary(const ast::BinaryExpr& e, const Type* type, std::optional<Operand> dest) {
     using B = ast::BinaryOp;
     const bool compare = e.op >= B::Eq && e.op <= B::Ge;
@@ -410,26 +435,7 @@ Value Lowerer::binary(const ast::BinaryExpr& e, const Type* type, std::optional<
     const Value b = eval(*e.rhs, rhsType);
     if (compare) {
         const Operand d = dest && calcOf(type) == Calc::Bool ? *dest : frameSlot(4, 4);
-        Operand x = a.at;
-        Operand y = b.at;
-        Calc cc = c;
-        if (c == Calc::Str || c == Calc::WStr) {
-            const Operand r = frameSlot(4, 4);
-            emit(c == Calc::Str ? Opcode::SCMP : Opcode::WSCMP, {r, a.at, b.at});
-            x = r;
-            y = constant64(0);
-            cc = Calc::I32;
-        } else if (c == Calc::Bool) {
-            const Operand xa = frameSlot(4, 4);
-            const Operand yb = frameSlot(4, 4);
-            emit(Opcode::ZX_8_32, {xa, a.at});
-            emit(Opcode::ZX_8_32, {yb, b.at});
-            x = xa;
-            y = yb;
-            cc = Calc::U32;
-        }
-        emit(compareOpcode(e.op, cc), {d, x, y});
-        return Value{d, Calc::Bool, g_.model().types.get(TypeKind::Bool)};
+        return compareInto(e.op, a, b, c, d);
     }
     const std::uint32_t w = std::max<std::uint32_t>(calcWidth(c), 4);
     const Operand d = dest ? *dest : frameSlot(w, 8);

@@ -16,6 +16,11 @@ bool report(const vm::Vm& machine, vm::Trap trap, Fault& fault) {
     fault.message = std::string(vm::trapMessage(trap));
     fault.pou = info.pou;
     fault.codeOffset = info.codeOffset;
+    fault.assertion = AssertionDetail{};
+    if (trap == vm::Trap::AssertionFailed) {
+        fault.assertion =
+            AssertionDetail{true, info.assertA, info.assertB, info.assertMessage, info.assertFormat, info.assertKind};
+    }
     return false;
 }
 

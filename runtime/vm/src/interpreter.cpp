@@ -375,6 +375,15 @@ dispatch_switch:
             const U32 t = W(0);
             FAULT(t > 0 && t <= static_cast<U32>(Trap::InvalidArgument) ? static_cast<Trap>(t) : Trap::InvalidOpcode);
         }
+        CASE(ASSERT_FAIL) {
+            // The values stay in the frame after the run ends; the test runner reads them there.
+            rs.trap->assertA = static_cast<U32>(A(0) - image);
+            rs.trap->assertB = static_cast<U32>(A(1) - image);
+            rs.trap->assertMessage = static_cast<U32>(A(2) - image);
+            rs.trap->assertFormat = W(3);
+            rs.trap->assertKind = W(4);
+            FAULT(Trap::AssertionFailed);
+        }
 
         // --- moves ---
         CASE(MOV_8) {

@@ -11,16 +11,16 @@ namespace takt::vm {
 
 namespace {
 
-constexpr std::array<std::string_view, 13> kTrapNames = {
+constexpr auto kTrapNames = std::to_array<std::string_view>({
 #define TAKT_VM_TRAP_NAME(name, msg) #name,
     TAKT_VM_TRAPS(TAKT_VM_TRAP_NAME)
 #undef TAKT_VM_TRAP_NAME
-};
-constexpr std::array<std::string_view, 13> kTrapMessages = {
+});
+constexpr auto kTrapMessages = std::to_array<std::string_view>({
 #define TAKT_VM_TRAP_MSG(name, msg) msg,
     TAKT_VM_TRAPS(TAKT_VM_TRAP_MSG)
 #undef TAKT_VM_TRAP_MSG
-};
+});
 
 bool sameName(std::string_view a, std::string_view b) {
     return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {

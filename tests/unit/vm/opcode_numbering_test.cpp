@@ -11,7 +11,7 @@
 namespace takt::bytecode {
 namespace {
 
-constexpr std::array<std::string_view, 212> kGoldenOpcodes = {
+constexpr std::array<std::string_view, 213> kGoldenOpcodes = {
     "NOP",           "RET",         "JMP",          "JMP_T",        "JMP_F",         "JEQ_I32",       "JNE_I32",
     "JLT_I32",       "JLE_I32",     "JGT_I32",      "JGE_I32",      "JEQ_I64",       "JNE_I64",       "JLT_I64",
     "JLE_I64",       "JGT_I64",     "JGE_I64",      "JLT_I32_IMM",  "JLE_I32_IMM",   "JGT_I32_IMM",   "JGE_I32_IMM",
@@ -42,7 +42,7 @@ constexpr std::array<std::string_view, 212> kGoldenOpcodes = {
     "TRUNC_F64_I64", "IDX",         "IDXP",         "LDI_8",        "LDI_16",        "LDI_32",        "LDI_64",
     "STI_8",         "STI_16",      "STI_32",       "STI_64",       "LDI_N",         "STI_N",         "CHK_REF",
     "SMOV",          "SCMP",        "WSMOV",        "WSCMP",        "CALL_FN",       "CALL_FB",       "CALL_FB_IND",
-    "CALL_IFACE",    "CALL_NATIVE",
+    "CALL_IFACE",    "CALL_NATIVE", "ASSERT_FAIL",
 };
 
 constexpr std::array<std::string_view, 29> kGoldenNatives = {

@@ -68,6 +68,24 @@ enum NativeCounter : std::uint32_t {
 
 inline constexpr std::uint32_t kNativeCount = detail::kNativeCounterEnd;
 
+// How `takt test` renders the operands of ASSERT_FAIL (i1): the computation form of the values.
+enum class AssertFormat : std::uint32_t { None, Bool, I32, U32, I64, U64, F32, F64, Str, WStr, Time };
+// Which assertion failed (ASSERT_FAIL i2).
+enum class AssertKind : std::uint32_t {
+    True,
+    False,
+    Equal,
+    NotEqual,
+    Greater,
+    Less,
+    GreaterOrEqual,
+    LessOrEqual,
+    Near
+};
+inline constexpr std::uint32_t kAssertFormatCount = 11;
+inline constexpr std::uint32_t kAssertKindCount = 9;
+inline constexpr std::uint32_t kAssertWideMessage = 0x100;
+
 // Selector of MATH_F32 / MATH_F64 (the i operand).
 enum class MathFn : std::uint32_t { Ln, Log, Exp, Sin, Cos, Tan, Asin, Acos, Atan };
 inline constexpr std::uint32_t kMathFnCount = 9;

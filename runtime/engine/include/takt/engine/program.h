@@ -13,8 +13,19 @@
 namespace takt::engine {
 
 // A runtime fault as the runner reports it; the engine maps codeOffset through the debug map.
+// A failed ASSERT_*: image offsets of the compared values and the message (vm.h TrapInfo).
+struct AssertionDetail {
+    bool failed = false;
+    std::uint32_t a = 0;
+    std::uint32_t b = 0;
+    std::uint32_t message = 0;
+    std::uint32_t format = 0; // bytecode::AssertFormat
+    std::uint32_t kind = 0;   // bytecode::AssertKind | kAssertWideMessage
+};
+
 struct Fault {
     std::string message;
+    AssertionDetail assertion;
     std::uint32_t pou = bytecode::kNone;        // index into Module::pous
     std::uint32_t codeOffset = bytecode::kNone; // faulting instruction (debug map key)
 };

@@ -33,7 +33,8 @@ namespace takt::vm {
     X(StackOverflow, "call stack overflow")                                                                            \
     X(InvalidOpcode, "invalid opcode")                                                                                 \
     X(InvalidCall, "invalid call target")                                                                              \
-    X(InvalidArgument, "invalid argument to a standard function")
+    X(InvalidArgument, "invalid argument to a standard function")                                                      \
+    X(AssertionFailed, "assertion failed")
 
 enum class Trap : std::uint8_t {
 #define TAKT_VM_TRAP_ENUM(name, msg) name,
@@ -49,6 +50,12 @@ struct TrapInfo {
     std::uint32_t codeOffset = bytecode::kNone; // word index of the faulting instruction in Module::code
     std::uint32_t pou = bytecode::kNone;        // POU whose code contains codeOffset
     std::uint32_t depth = 0;                    // call depth at the fault (0 = the entry POU)
+    // AssertionFailed: image offsets of the compared values and how to read them (opcodes.h).
+    std::uint32_t assertA = 0;
+    std::uint32_t assertB = 0;
+    std::uint32_t assertMessage = 0;
+    std::uint32_t assertFormat = 0;
+    std::uint32_t assertKind = 0;
 };
 
 // Maximum nesting of calls in one run (FB, FUNCTION, METHOD); deeper gives StackOverflow.
