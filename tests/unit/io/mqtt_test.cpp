@@ -233,5 +233,38 @@ TEST(Mqtt, ReconnectsAfterTheBrokerRestartsAndMarksInputsBadMeanwhile) {
     d->stop();
 }
 
+// TLS with a CA the test makes itself: the driver verifies the broker's certificate.
+TEST(Mqtt, ConnectsOverTls) {
+    if (!std::filesystem::exists(kBroker) || !std::filesystem::exists("/usr/bin/openssl")) {
+        GTEST_SKIP() << "mosquitto or openssl is not installed";
+    }
+    TempDir dir;
+    const std::string d = dir.path().string();
+    // Run as root, mosquitto would switch to its own user before loading the key; `user root`
+    // keeps it (and is ignored when the test does not run as root).
+    const std::string make = fmt::format(
+        "cd {0} && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=takt-test-ca -keyout ca.key -out ca.pem "
+        ">/dev/null 2>&1 && openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server.key -out server.csr "
+        ">/dev/null 2>&1 && printf 'subjectAltName=IP:127.0.0.1\\n' > ext.cnf && openssl x509 -req -in server.csr "
+        "-CA ca.pem -CAkey ca.key -CAcreateserial -days 1 -extfile ext.cnf -out server.pem >/dev/null 2>&1",
+        d);
+    ASSERT_EQ(std::system(make.c_str()), 0);
+    const std::uint16_t port = freePort();
+    const auto conf =
+        dir.write("tls.conf", fmt::format("user root\nlistener {} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+                                          "log_dest none\ncafile {}/ca.pem\ncertfile {}/server.pem\n"
+                                          "keyfile {}/server.key\n",
+                                          port, d, d, d));
+    Child broker({kBroker, "-c", conf.string()});
+    ASSERT_TRUE(eventually([&] { return listening(port); }));
+    auto drv = makeDriver("mqtt", fmt::format("broker = '127.0.0.1:{}'\ntls = {{ca = '{}/ca.pem'}}\n"
+                                              "publish = [{{address = '%QW0', type = 'INT', topic = 'line1/x'}}]",
+                                              port, d));
+    std::string error;
+    ASSERT_TRUE(drv->start(error)) << error;
+    EXPECT_TRUE(eventually([&] { return drv->health().health == Health::Ok; }));
+    drv->stop();
+}
+
 } // namespace
 } // namespace takt::io::test
