@@ -228,7 +228,7 @@ struct Harness::State {
         auto& a = r.payload.GetAllocator();
         Value list(rapidjson::kArrayType);
         for (const bytecode::ProgramInstance& p : module().programs) {
-            if (module().pous[p.pou].kind == bytecode::PouKind::TestProgram) {
+            if (bytecode::isTestPou(module().pous[p.pou].kind)) {
                 continue;
             }
             list.PushBack(Value(p.name.c_str(), a), a);

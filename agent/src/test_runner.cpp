@@ -81,12 +81,13 @@ TestReport runTests(const TestOptions& options) {
     };
     for (const bytecode::ProgramInstance& inst : shared->programs) {
         const bytecode::PouEntry& pou = shared->pous[inst.pou];
-        if (pou.kind != bytecode::PouKind::TestProgram || !selected(pou.name)) {
+        if (!bytecode::isTestPou(pou.kind) || !selected(pou.name)) {
             continue;
         }
+        // A TEST_FUNCTION_BLOCK runs like a TEST_PROGRAM: its body once on a fresh instance.
         TestCase tc;
         tc.name = pou.name;
-        tc.kind = "TEST_PROGRAM";
+        tc.kind = pou.kind == bytecode::PouKind::TestProgram ? "TEST_PROGRAM" : "TEST_FUNCTION_BLOCK";
         position(*shared, pou, tc.file, tc.line);
         if (options.listOnly) {
             tc.status = "listed";
@@ -125,23 +126,6 @@ TestReport runTests(const TestOptions& options) {
                 tc.message += " (" + f.path + ":" + std::to_string(f.line) + ":" + std::to_string(f.column) + ")";
             }
             ++(assertion ? report.failed : report.errors);
-        }
-        report.tests.push_back(std::move(tc));
-    }
-    for (const bytecode::PouEntry& pou : shared->pous) {
-        if (pou.kind != bytecode::PouKind::TestFunctionBlock || !selected(pou.name)) {
-            continue;
-        }
-        TestCase tc;
-        tc.name = pou.name;
-        tc.kind = "TEST_FUNCTION_BLOCK";
-        position(*shared, pou, tc.file, tc.line);
-        if (options.listOnly) {
-            tc.status = "listed";
-        } else {
-            tc.status = "error";
-            tc.message = "TEST_FUNCTION_BLOCK has no instance to run";
-            ++report.errors;
         }
         report.tests.push_back(std::move(tc));
     }

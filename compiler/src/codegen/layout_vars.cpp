@@ -163,8 +163,9 @@ void Generator::layoutPrograms() {
     }
     for (const Symbol* pou : model_.pous) {
         const bool program = pou->pouKind == ast::PouKind::Program && model_.configurations.empty();
-        // Test programs always get an implicit instance: `takt test` runs them, the scan cycle does not.
-        if ((program || pou->pouKind == ast::PouKind::TestProgram) && pou->span.file != kStdlibFile) {
+        // Tests always get an implicit instance: `takt test` runs them, the scan cycle does not.
+        const bool test = pou->pouKind == ast::PouKind::TestProgram || pou->pouKind == ast::PouKind::TestFunctionBlock;
+        if ((program || test) && pou->span.file != kStdlibFile) {
             addInstance(pou, pou, false);
         }
     }

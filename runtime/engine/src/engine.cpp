@@ -186,8 +186,8 @@ bool Engine::runCycle(FaultReport& report) {
     }
     if (ok) {
         for (const bytecode::ProgramInstance& inst : m.programs) {
-            // TEST_PROGRAM instances are run by `takt test`, never by the scan cycle.
-            if (inst.pou < m.pous.size() && m.pous[inst.pou].kind == bytecode::PouKind::TestProgram) {
+            // Test instances are run by `takt test`, never by the scan cycle.
+            if (inst.pou < m.pous.size() && bytecode::isTestPou(m.pous[inst.pou].kind)) {
                 continue;
             }
             if ((inst.task == kNone || inst.task >= m.tasks.size()) && !runOne(inst)) {

@@ -129,7 +129,7 @@ bool resolveRoot(const Module& m, std::string_view name, VarRef& out) {
         }
     }
     for (const bytecode::ProgramInstance& p : m.programs) {
-        if (p.pou >= m.pous.size() || m.pous[p.pou].kind == bytecode::PouKind::TestProgram) {
+        if (p.pou >= m.pous.size() || bytecode::isTestPou(m.pous[p.pou].kind)) {
             continue; // the first real program instance
         }
         if (p.pou < m.pous.size() && m.pous[p.pou].instanceType < m.types.size()) {

@@ -149,6 +149,25 @@ TEST_PROGRAM TimeFails
 VAR t : TIME := T#2s; END_VAR
 ASSERT_LESS_OR_EQUAL(t, T#1s);
 END_TEST_PROGRAM
+
+FUNCTION_BLOCK Latch
+VAR_INPUT set : BOOL; END_VAR
+VAR_OUTPUT q : BOOL; END_VAR
+IF set THEN q := TRUE; END_IF
+END_FUNCTION_BLOCK
+
+TEST_FUNCTION_BLOCK LatchHolds
+VAR l : Latch; END_VAR
+l(set := TRUE);
+l(set := FALSE);
+ASSERT_TRUE(l.q);
+END_TEST_FUNCTION_BLOCK
+
+TEST_FUNCTION_BLOCK LatchFails
+VAR l : Latch; END_VAR
+l(set := FALSE);
+ASSERT_TRUE(l.q, 'never set');
+END_TEST_FUNCTION_BLOCK
 )";
 
 TEST(TaktTest, AssertionsReportValuesMessagesAndPositions) {
@@ -158,12 +177,14 @@ TEST(TaktTest, AssertionsReportValuesMessagesAndPositions) {
     rapidjson::Document d;
     d.Parse(r.out.c_str());
     ASSERT_FALSE(d.HasParseError()) << r.out;
-    EXPECT_EQ(d["summary"]["passed"].GetUint(), 1u) << r.out;
-    EXPECT_EQ(d["summary"]["failed"].GetUint(), 6u) << r.out;
+    EXPECT_EQ(d["summary"]["passed"].GetUint(), 2u) << r.out;
+    EXPECT_EQ(d["summary"]["failed"].GetUint(), 7u) << r.out;
     EXPECT_EQ(d["summary"]["errors"].GetUint(), 0u) << r.out;
     std::map<std::string, std::pair<std::string, unsigned>> got;
+    std::map<std::string, std::string> kinds;
     for (const auto& t : d["tests"].GetArray()) {
         got[t["name"].GetString()] = {t["message"].GetString(), t["line"].GetUint()};
+        kinds[t["name"].GetString()] = t["kind"].GetString();
     }
     const auto expectFailure = [&](const char* name, const std::string& text, unsigned line) {
         ASSERT_EQ(got.count(name), 1u) << name;
@@ -178,6 +199,10 @@ TEST(TaktTest, AssertionsReportValuesMessagesAndPositions) {
     expectFailure("NearFails", "ASSERT_NEAR failed: expected 2, actual 2.5, outside the allowed delta (", 41);
     expectFailure("GreaterFails", "ASSERT_GREATER failed: -7 is not greater than 0 (", 46);
     expectFailure("TimeFails", "ASSERT_LESS_OR_EQUAL failed: T#2000ms is greater than T#1000ms (", 51);
+    // TEST_FUNCTION_BLOCKs run once on a fresh instance, like TEST_PROGRAMs.
+    EXPECT_EQ(kinds["LatchHolds"], "TEST_FUNCTION_BLOCK");
+    EXPECT_EQ(got["LatchHolds"].first, "");
+    expectFailure("LatchFails", "ASSERT_TRUE failed: never set (", 70);
 }
 
 TEST(TaktTest, FilterAndList) {

@@ -105,6 +105,11 @@ struct VarEntry {
 
 enum class PouKind : std::uint8_t { Program, Function, FunctionBlock, Method, TestProgram, TestFunctionBlock, Native };
 
+// TEST_PROGRAM and TEST_FUNCTION_BLOCK instances run under `takt test` only, never in a scan.
+[[nodiscard]] constexpr bool isTestPou(PouKind k) noexcept {
+    return k == PouKind::TestProgram || k == PouKind::TestFunctionBlock;
+}
+
 struct PouEntry {
     std::string name; // qualified: "Lib.Motor", "Motor.Start" for methods
     PouKind kind = PouKind::Program;
