@@ -2,8 +2,9 @@
 # The side-by-side program benchmark (bench/programs/*.st): builds takt_bench and
 # takt_scan_runner (-O2, RelWithDebInfo), runs BM_St / BM_Native / BM_Lua with repetitions and
 # prints the median ns per scan with the ratios takt/native and lua/native per program and
-# their geometric means; then counts instructions per scan of each program under callgrind
-# (the difference between two scan counts, so compile and start-up cost drop out).
+# their geometric means; then LuaJIT's interpreter (luajit -joff) on the same Lua when installed;
+# then instructions per scan of each program under callgrind (the difference between two scan
+# counts, so compile and start-up cost drop out).
 # Environment: TAKT_BUILD_DIR (default build/), REPS (default 5), FILTER (program regex).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,7 +27,7 @@ ninja -C "$build" -j2 takt_bench takt_scan_runner
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-"$build/takt_bench" --benchmark_filter="^BM_(St|Native|Lua)/($filter)\$" \
+"$build/bench/takt_bench" --benchmark_filter="^BM_(St|Native|Lua)/($filter)\$" \
   --benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true \
   --benchmark_out="$out/programs.json" --benchmark_out_format=json >/dev/null
 
@@ -54,10 +55,26 @@ gm = {k: math.exp(sum(v) / len(v)) for k, v in logs.items() if v}
 print(f"{'geomean':<50}{gm['takt']:>12.2f}x{gm['lua']:>11.2f}x")
 PY
 
+if command -v luajit >/dev/null; then
+  echo
+  echo "luajit -joff (LuaJIT's interpreter), median of $reps runs of 200 scans, ns/scan"
+  for f in "$root"/bench/lua/*.lua; do
+    p=$(basename "$f" .lua)
+    [[ $p =~ ^($filter)$ ]] || continue
+    luajit -joff -e "dofile('$f'); for n = 0, 49 do scan(n * 1000000) end
+      local t = {}
+      for r = 1, $reps do
+        local t0 = os.clock(); for n = 1, 200 do scan((n + 50) * 1000000) end
+        t[r] = (os.clock() - t0) / 200 * 1e9
+      end
+      table.sort(t); print(string.format('%-14s%12.1f', '$p', t[math.floor(($reps + 1) / 2)]))"
+  done
+fi
+
 echo
 echo "callgrind: instructions per scan ((I(110 scans) - I(10 scans)) / 100)"
 instr() { # mode program scans -> total instructions
-  valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" "$build/takt_scan_runner" "$1" \
+  valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" "$build/bench/takt_scan_runner" "$1" \
     "$root/bench/programs/$2.st" "$3" >/dev/null 2>&1
   sed -n 's/^summary: //p' "$out/cg.out"
 }

@@ -50,7 +50,7 @@ TEST_P(BenchProgramTwin, CheckEqualsNativeTwinScanByScan) {
 
 INSTANTIATE_TEST_SUITE_P(Programs, BenchProgramTwin,
                          ::testing::Values("int_arith", "real_math", "fb_calls", "timers_edges", "array_struct"),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& param) { return param.param; });
 
 } // namespace
 } // namespace takt::bench
