@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# The main job. Until the runtime lands this checks the demo project with the ST front end.
+# The main job: builds takt (installing what it needs) and runs the demo bottle-filling line on
+# the simulated plant. With no arguments it runs for 60 s; pass your own, e.g. `--for 10m`, or
+# run `build/takt run --project examples/demo` to run until Ctrl-C.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/build.sh" >/dev/null
-exec "${TAKT_BUILD_DIR:-$root/build}/takt" check --project "$root/examples/demo" "$@"
+args=("$@")
+[ ${#args[@]} -eq 0 ] && args=(--for 60s)
+exec "${TAKT_BUILD_DIR:-$root/build}/takt" run --project "$root/examples/demo" "${args[@]}"

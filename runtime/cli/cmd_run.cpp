@@ -20,6 +20,7 @@
 #include "run_support.h"
 #include "systemd_notify.h"
 #include "takt/engine/config.h"
+#include "takt/engine/retain.h"
 #include "takt/engine/scan_loop.h"
 #include "takt/engine/vm_runner.h"
 #include "takt/io/board.h"
@@ -41,16 +42,86 @@ struct RunOptions {
 constexpr std::int64_t kStatusPeriodNs = 250'000'000; // 4 Hz
 constexpr std::int64_t kLogPeriodNs = 1'000'000'000;  // plain log: one status line a second
 
-// The retain writer (A/B slots) plugs in here; until it exists a configured
-// retain is reported and the run goes on without one.
-std::unique_ptr<engine::RetainSink> makeRetainSink(const engine::RuntimeConfig& config, const fs::path& project,
-                                                   std::shared_ptr<spdlog::logger>& log) {
-    (void)project;
-    if (config.retain.enabled) {
-        log->warn("runtime.retain: retain slots are not available in this build; "
-                  "RETAIN variables are not saved");
+// RETAIN variables in A/B slot files (retain.h). The scan loop hands this sink a copy of the
+// data image on its low-priority retain thread every save_interval_ms and once on stop; the
+// sink extracts the RETAIN bytes and writes a slot only when they changed since the last save.
+class SlotRetainSink final : public engine::RetainSink {
+public:
+    SlotRetainSink(const fs::path& path, const bytecode::Module& module, std::shared_ptr<spdlog::logger> log)
+        : store_(path), layout_(module), payload_(layout_.payloadSize()), log_(std::move(log)) {
+        loaded_ = store_.load();
+        for (const std::string& r : loaded_.rejected) {
+            log_->warn("runtime.retain: ignoring {}", r);
+        }
     }
-    return nullptr;
+
+    void save(const engine::LoadedProgram& program, std::span<const std::uint8_t> image) noexcept override {
+        (void)program;
+        if (layout_.empty()) {
+            return;
+        }
+        try {
+            layout_.capture(image.data(), payload_);
+            if (saved_ && payload_ == lastSaved_) {
+                return;
+            }
+            std::string error;
+            if (!store_.save(layout_, payload_, error)) {
+                // Reported once per distinct error: a full disk must not flood the log every second.
+                if (error != lastError_) {
+                    log_->error("runtime.retain: save failed, the previous image is kept: {}", error);
+                    lastError_ = error;
+                }
+                return;
+            }
+            lastError_.clear();
+            lastSaved_ = payload_;
+            saved_ = true;
+        } catch (const std::exception& e) {
+            log_->error("runtime.retain: save failed: {}", e.what());
+        }
+    }
+
+    bool restore(engine::LoadedProgram& program, std::string& message) override {
+        if (!loaded_.found) {
+            message = fmt::format("no valid retain image at {}.a/.b", store_.path().string());
+            return false;
+        }
+        const engine::RetainApplyReport r = engine::applyRetainImage(loaded_.image, program);
+        log_->info("warm start: {} RETAIN variables restored from {} (sequence {})", r.restored,
+                   store_.slotPath(loaded_.slot).string(), loaded_.image.sequence);
+        for (const std::string& d : r.dropped) {
+            log_->warn("warm start: retained '{}' is not in this program (or changed type); dropped", d);
+        }
+        return true;
+    }
+
+private:
+    engine::RetainStore store_;
+    engine::RetainLayout layout_;
+    engine::RetainLoadResult loaded_;
+    std::vector<std::uint8_t> payload_;
+    std::vector<std::uint8_t> lastSaved_;
+    bool saved_ = false;
+    std::string lastError_;
+    std::shared_ptr<spdlog::logger> log_;
+};
+
+std::unique_ptr<engine::RetainSink> makeRetainSink(const engine::RuntimeConfig& config, const fs::path& project,
+                                                   const bytecode::Module& module,
+                                                   const std::shared_ptr<spdlog::logger>& log) {
+    if (!config.retain.enabled) {
+        return nullptr;
+    }
+    const fs::path path = config.retain.path.is_absolute() ? config.retain.path : project / config.retain.path;
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    if (ec) {
+        log->error("runtime.retain.path: cannot create {}: {}; RETAIN variables are not saved",
+                   path.parent_path().string(), ec.message());
+        return nullptr;
+    }
+    return std::make_unique<SlotRetainSink>(path, module, log);
 }
 
 std::shared_ptr<spdlog::logger> makeLogger(const std::string& level) {
@@ -203,7 +274,7 @@ int runMain(const RunOptions& options) {
                      initFault.message.c_str(), initFault.path.c_str(), initFault.line, initFault.column);
         return kExitInternal;
     }
-    std::unique_ptr<engine::RetainSink> retain = makeRetainSink(runtime, dir, log);
+    std::unique_ptr<engine::RetainSink> retain = makeRetainSink(runtime, dir, engine.program().module(), log);
     if (options.restart == "warm" && retain != nullptr) {
         std::string message;
         if (!retain->restore(engine.program(), message)) {
