@@ -139,7 +139,7 @@ rpc::Error workspaceError(const Workspace::Result& r, std::string_view memberNam
 }
 
 const Value* member(const Value& params, const char* name) {
-    const auto it = params.FindMember(name);
+    auto it = params.FindMember(name);
     return it == params.MemberEnd() ? nullptr : &it->value;
 }
 
