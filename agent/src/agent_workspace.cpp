@@ -145,7 +145,7 @@ const Value* member(const Value& params, const char* name) {
 
 std::string stringParam(const Value& params, const char* name, std::string fallback) {
     const Value* v = member(params, name);
-    return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : fallback;
+    return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::move(fallback);
 }
 
 bool boolParam(const Value& params, const char* name, bool fallback) {
