@@ -20,7 +20,7 @@ std::string normalRel(const std::string& path) {
 }
 
 void addFile(Value& entry, const std::filesystem::path& dir, rapidjson::Document::AllocatorType& a) {
-    const auto p = entry.FindMember("path");
+    auto p = entry.FindMember("path");
     Value file;
     if (p != entry.MemberEnd() && p->value.IsString()) {
         const std::string abs = (dir / p->value.GetString()).lexically_normal().string();
@@ -42,12 +42,12 @@ std::string issuesJson(const compiler::Project& project, const std::string& only
     auto& a = doc.GetAllocator();
     if (doc.IsArray()) {
         for (Value& d : doc.GetArray()) {
-            const auto p = d.FindMember("path");
+            auto p = d.FindMember("path");
             if (!onlyPath.empty() && (p == d.MemberEnd() || !p->value.IsString() || onlyPath != p->value.GetString())) {
                 continue;
             }
             addFile(d, project.directory, a);
-            if (const auto r = d.FindMember("related"); r != d.MemberEnd() && r->value.IsArray()) {
+            if (auto r = d.FindMember("related"); r != d.MemberEnd() && r->value.IsArray()) {
                 for (Value& rel : r->value.GetArray()) {
                     addFile(rel, project.directory, a);
                 }

@@ -182,7 +182,7 @@ std::string typeList(const Value& t) {
 
 // Validates `v` against `schema`; `where` names the member for the error.
 bool check(const Value& schema, const Value& v, const std::string& where, rpc::Error& error) {
-    if (const auto t = schema.FindMember("type"); t != schema.MemberEnd()) {
+    if (auto t = schema.FindMember("type"); t != schema.MemberEnd()) {
         bool ok = false;
         if (t->value.IsString()) {
             ok = hasType(v, t->value.GetString());
@@ -199,7 +199,7 @@ bool check(const Value& schema, const Value& v, const std::string& where, rpc::E
             return false;
         }
     }
-    if (const auto e = schema.FindMember("enum"); e != schema.MemberEnd()) {
+    if (auto e = schema.FindMember("enum"); e != schema.MemberEnd()) {
         const auto& list = e->value.GetArray();
         if (std::find(list.begin(), list.end(), v) == list.end()) {
             std::string choices;
@@ -210,7 +210,7 @@ bool check(const Value& schema, const Value& v, const std::string& where, rpc::E
             return false;
         }
     }
-    if (const auto m = schema.FindMember("minimum"); m != schema.MemberEnd() && v.IsNumber()) {
+    if (auto m = schema.FindMember("minimum"); m != schema.MemberEnd() && v.IsNumber()) {
         if (v.GetDouble() < m->value.GetDouble()) {
             error = rpc::invalidParam(
                 where, fmt::format("invalid params: '{}' must be at least {}", where, m->value.GetInt64()));
@@ -218,7 +218,7 @@ bool check(const Value& schema, const Value& v, const std::string& where, rpc::E
         }
     }
     if (v.IsArray()) {
-        if (const auto items = schema.FindMember("items"); items != schema.MemberEnd()) {
+        if (auto items = schema.FindMember("items"); items != schema.MemberEnd()) {
             for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
                 if (!check(items->value, v[i], fmt::format("{}[{}]", where, i), error)) {
                     return false;
@@ -229,8 +229,8 @@ bool check(const Value& schema, const Value& v, const std::string& where, rpc::E
     if (!v.IsObject()) {
         return true;
     }
-    const auto props = schema.FindMember("properties");
-    if (const auto req = schema.FindMember("required"); req != schema.MemberEnd()) {
+    auto props = schema.FindMember("properties");
+    if (auto req = schema.FindMember("required"); req != schema.MemberEnd()) {
         for (const Value& name : req->value.GetArray()) {
             if (!v.HasMember(name.GetString())) {
                 const std::string member = where.empty() ? name.GetString() : where + "." + name.GetString();
@@ -242,12 +242,12 @@ bool check(const Value& schema, const Value& v, const std::string& where, rpc::E
     if (props == schema.MemberEnd()) {
         return true;
     }
-    const auto extra = schema.FindMember("additionalProperties");
+    auto extra = schema.FindMember("additionalProperties");
     const bool closed = extra != schema.MemberEnd() && extra->value.IsFalse();
     for (auto it = v.MemberBegin(); it != v.MemberEnd(); ++it) {
         const std::string name(it->name.GetString(), it->name.GetStringLength());
         const std::string member = where.empty() ? name : where + "." + name;
-        const auto p = props->value.FindMember(it->name);
+        auto p = props->value.FindMember(it->name);
         if (p == props->value.MemberEnd()) {
             if (closed) {
                 std::string known;

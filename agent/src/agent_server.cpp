@@ -185,7 +185,7 @@ std::optional<std::string> AgentServer::handleLine(std::string_view line) {
     }
     Id id;
     bool notification = true;
-    if (const auto it = doc.FindMember("id"); it != doc.MemberEnd()) {
+    if (auto it = doc.FindMember("id"); it != doc.MemberEnd()) {
         notification = false;
         const Value& v = it->value;
         if (v.IsString()) {
@@ -198,18 +198,18 @@ std::optional<std::string> AgentServer::handleLine(std::string_view line) {
             return errorResponse(Id{}, invalidRequest("'id' must be a string, a number or null"));
         }
     }
-    const auto version = doc.FindMember("jsonrpc");
+    auto version = doc.FindMember("jsonrpc");
     if (version == doc.MemberEnd() || !version->value.IsString() || version->value != "2.0") {
         return errorResponse(id, invalidRequest("'jsonrpc' must be \"2.0\""));
     }
-    const auto methodIt = doc.FindMember("method");
+    auto methodIt = doc.FindMember("method");
     if (methodIt == doc.MemberEnd() || !methodIt->value.IsString()) {
         return errorResponse(id, invalidRequest("'method' must be a string"));
     }
     const std::string_view name(methodIt->value.GetString(), methodIt->value.GetStringLength());
     static const Value kNoParams(rapidjson::kObjectType);
     const Value* params = &kNoParams;
-    if (const auto it = doc.FindMember("params"); it != doc.MemberEnd()) {
+    if (auto it = doc.FindMember("params"); it != doc.MemberEnd()) {
         if (it->value.IsArray()) {
             const rpc::Error e = rpc::invalidParam("params", "invalid params: takt methods take named params "
                                                              "(an object), not an array");

@@ -139,13 +139,13 @@ rpc::Error workspaceError(const Workspace::Result& r, std::string_view memberNam
 }
 
 const Value* member(const Value& params, const char* name) {
-    const auto it = params.FindMember(name);
+    auto it = params.FindMember(name);
     return it == params.MemberEnd() ? nullptr : &it->value;
 }
 
 std::string stringParam(const Value& params, const char* name, std::string fallback) {
     const Value* v = member(params, name);
-    return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : fallback;
+    return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::move(fallback);
 }
 
 bool boolParam(const Value& params, const char* name, bool fallback) {

@@ -139,7 +139,7 @@ bool readReply(const Socket& s, int id, std::string& buffer, rpc::ParsedLine& re
             buffer.erase(0, nl + 1);
             rpc::parseLine(line, kMaxJsonDepth, reply);
             if (reply.status == rpc::ParsedLine::Status::Ok && reply.doc.IsObject()) {
-                const auto it = reply.doc.FindMember("id");
+                auto it = reply.doc.FindMember("id");
                 if (it != reply.doc.MemberEnd() && it->value.IsInt() && it->value.GetInt() == id) {
                     return true;
                 }
@@ -206,7 +206,7 @@ ControlReply sendReload(const std::string& endpoint, const std::string& token, s
             reply.message = fmt::format("no reply to auth.login from {}", endpoint);
             return reply;
         }
-        if (const auto e = parsed.doc.FindMember("error"); e != parsed.doc.MemberEnd()) {
+        if (auto e = parsed.doc.FindMember("error"); e != parsed.doc.MemberEnd()) {
             reply.reached = true;
             reply.json = rpc::toJson(e->value);
             reply.message = "auth.login refused";
@@ -220,16 +220,16 @@ ControlReply sendReload(const std::string& endpoint, const std::string& token, s
         return reply;
     }
     reply.reached = true;
-    if (const auto r = parsed.doc.FindMember("result"); r != parsed.doc.MemberEnd()) {
+    if (auto r = parsed.doc.FindMember("result"); r != parsed.doc.MemberEnd()) {
         reply.ok = true;
         reply.json = rpc::toJson(r->value);
         return reply;
     }
-    const auto e = parsed.doc.FindMember("error");
+    auto e = parsed.doc.FindMember("error");
     reply.json = e != parsed.doc.MemberEnd() ? rpc::toJson(e->value) : std::string("null");
     reply.message = "reload refused";
     if (e != parsed.doc.MemberEnd() && e->value.IsObject()) {
-        const auto m = e->value.FindMember("message");
+        auto m = e->value.FindMember("message");
         if (m != e->value.MemberEnd() && m->value.IsString()) {
             reply.message = m->value.GetString();
         }

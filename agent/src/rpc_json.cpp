@@ -17,6 +17,8 @@ namespace {
 constexpr unsigned kFlags =
     rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag | rapidjson::kParseNumbersAsStringsFlag;
 
+// RapidJSON's SAX handler interface dictates the method names below.
+// NOLINTBEGIN(readability-identifier-naming)
 // Forwards SAX events to a Document, counting depth and turning the raw number text back
 // into typed numbers (full precision).
 class BoundedHandler {
@@ -113,6 +115,7 @@ private:
     bool idKey_ = false;
     bool tooDeep_ = false;
 };
+// NOLINTEND(readability-identifier-naming)
 
 } // namespace
 

@@ -35,7 +35,7 @@ const rapidjson::Value& at(const rapidjson::Value& v, std::initializer_list<cons
         if (!cur->IsObject()) {
             return kNull;
         }
-        const auto it = cur->FindMember(key);
+        auto it = cur->FindMember(key);
         if (it == cur->MemberEnd()) {
             return kNull;
         }
