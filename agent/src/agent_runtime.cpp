@@ -3,11 +3,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
@@ -15,63 +10,9 @@
 #include "control_client.h"
 #include "takt/agent/project_build.h"
 #include "takt/agent/test_runner.h"
-
-extern char** environ; // NOLINT(readability-redundant-declaration): POSIX declares it nowhere else
+#include "takt/agent/validate.h"
 
 namespace takt::agent {
-
-ValidateReport validateWithSelf(const std::filesystem::path& projectDir) {
-    ValidateReport report;
-    int out[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) {
-        report.message = fmt::format("cannot run takt validate: {}", std::strerror(errno));
-        return report;
-    }
-    posix_spawn_file_actions_t actions;
-    ::posix_spawn_file_actions_init(&actions);
-    ::posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    ::posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-    ::posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    const std::string project = projectDir.string();
-    std::string exe = "/proc/self/exe";
-    std::string a0 = "takt", a1 = "validate", a2 = "--project", a3 = "--ci";
-    char* argv[] = {a0.data(), a1.data(), a2.data(), const_cast<char*>(project.c_str()), a3.data(), nullptr};
-    pid_t pid = 0;
-    const int rc = ::posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv, environ);
-    ::posix_spawn_file_actions_destroy(&actions);
-    ::close(out[1]);
-    if (rc != 0) {
-        ::close(out[0]);
-        report.message = fmt::format("cannot run takt validate: {}", std::strerror(rc));
-        return report;
-    }
-    std::string text;
-    char buf[65536];
-    for (;;) {
-        const ssize_t n = ::read(out[0], buf, sizeof buf);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            break;
-        }
-        text.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(out[0]);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    report.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-    rapidjson::Document doc;
-    doc.Parse(text.c_str());
-    if (doc.HasParseError() || !doc.IsObject()) {
-        report.message = "this takt has no `validate --ci` command yet";
-        return report;
-    }
-    report.available = true;
-    report.json = rpc::toJson(doc);
-    return report;
-}
 
 namespace detail {
 
@@ -157,14 +98,10 @@ Outcome runtimeValidate(Context& ctx, const Value& params) {
     if (rpc::Error e; !selectProject(ctx, params, sel, e)) {
         return failed(std::move(e));
     }
-    if (!ctx.options.validate) {
-        return failed(rpc::kCommandFailed, "runtime.validate is not available: this server has no validate command");
-    }
-    const ValidateReport report = ctx.options.validate(sel.dir);
-    if (!report.available) {
-        return failed(rpc::kCommandFailed, "runtime.validate is not available: " + report.message);
-    }
-    return success(report.json);
+    // The same library call and document as `takt validate --ci`.
+    ValidateRequest request;
+    request.project = sel.dir;
+    return success(renderValidateJson(validateProject(request)));
 }
 
 Outcome runtimeTest(Context& ctx, const Value& params) {

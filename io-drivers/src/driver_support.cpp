@@ -6,59 +6,32 @@
 
 #include <fmt/format.h>
 
+#include "takt/bytecode/address.h"
+
 namespace takt::io::detail {
 
+namespace {
+// Addresses past 16 MiB of one area are refused: no driver image is that large.
+constexpr std::uint64_t kMaxImageByte = 0xFFFFFFU;
+} // namespace
+
 bool parseImageAddress(std::string_view text, bool byteAddressing, ImageAddress& out, std::string& why) {
-    const auto fail = [&] {
-        why = fmt::format("'{}' is not a direct address (expected e.g. %IX0.0, %QW2, %MD4)", text);
+    // One parser and one address-mode rule for every layer (takt/bytecode/address.h).
+    bytecode::DirectAddress a;
+    if (!bytecode::parseDirectAddress(text, a, why)) {
         return false;
-    };
-    if (text.size() < 3 || text[0] != '%') {
-        return fail();
     }
-    switch (std::toupper(static_cast<unsigned char>(text[1]))) {
-    case 'I': out.area = Area::Input; break;
-    case 'Q': out.area = Area::Output; break;
-    case 'M': out.area = Area::Memory; break;
-    default: return fail();
+    const std::uint64_t offset = a.byteOffset(byteAddressing);
+    if (offset > kMaxImageByte) {
+        why = fmt::format("'{}' lies beyond the largest process image ({} bytes)", text, kMaxImageByte + 1);
+        return false;
     }
-    std::size_t i = 2;
-    char letter = 'X';
-    if (std::isalpha(static_cast<unsigned char>(text[i])) != 0) {
-        letter = static_cast<char>(std::toupper(static_cast<unsigned char>(text[i])));
-        ++i;
-    }
-    if (letter != 'X' && letter != 'B' && letter != 'W' && letter != 'D' && letter != 'L') {
-        return fail();
-    }
-    const char* end = text.data() + text.size();
-    std::uint64_t index = 0;
-    auto [p, ec] = std::from_chars(text.data() + i, end, index);
-    if (ec != std::errc{} || p == text.data() + i || index > 0xFFFFFFU) {
-        return fail();
-    }
-    out.sizeLetter = letter;
-    out.bit = 0;
-    if (letter == 'X') {
-        std::uint32_t bit = 0;
-        if (p == end || *p != '.') {
-            return fail();
-        }
-        auto [q, ec2] = std::from_chars(p + 1, end, bit);
-        if (ec2 != std::errc{} || q != end || q == p + 1 || bit > 7) {
-            return fail();
-        }
-        out.byteOffset = static_cast<std::uint32_t>(index);
-        out.bit = static_cast<std::uint8_t>(bit);
-        out.size = 0;
-        return true;
-    }
-    if (p != end) {
-        return fail();
-    }
-    const std::uint32_t size = letter == 'B' ? 1 : letter == 'W' ? 2 : letter == 'D' ? 4 : 8;
-    out.size = size;
-    out.byteOffset = static_cast<std::uint32_t>(byteAddressing ? index : index * size);
+    static constexpr char kLetters[] = {'X', 'B', 'W', 'D', 'L'};
+    out.area = static_cast<Area>(a.area); // the same order: Input, Output, Memory
+    out.sizeLetter = kLetters[static_cast<int>(a.width)];
+    out.byteOffset = static_cast<std::uint32_t>(offset);
+    out.bit = a.bit;
+    out.size = a.isBit() ? 0 : a.bytes();
     return true;
 }
 

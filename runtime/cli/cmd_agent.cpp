@@ -23,7 +23,6 @@ void registerAgent(CLI::App& app, int& exitCode) {
     serve->callback([workspace, &exitCode] {
         agent::AgentOptions options;
         options.workspace = *workspace;
-        options.validate = agent::validateWithSelf;
         agent::AgentServer server(options);
         if (!server.ok()) {
             std::fprintf(stderr, "takt agent serve: %s\n", server.error().c_str());

@@ -4,7 +4,6 @@
 // (the fuzz target drives it directly); serve() adds the framing on file descriptors.
 #include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,20 +11,8 @@
 
 namespace takt::agent {
 
-// What `takt validate --ci` printed for a project directory, and its exit code.
-struct ValidateReport {
-    bool available = false; // false: this build has no validate command; `message` says so
-    int exitCode = 0;
-    std::string json; // the --ci document
-    std::string message;
-};
-using ValidateFn = std::function<ValidateReport(const std::filesystem::path& projectDir)>;
-
 struct AgentOptions {
     std::filesystem::path workspace; // empty: the current directory
-    // runtime.validate: the CLI's `takt validate --ci` path. Unset: runtime.validate fails with
-    // -32002 naming what is missing.
-    ValidateFn validate;
     // Largest harness.cycle count / run_until max_cycles one request may ask for (0: no limit).
     std::uint64_t maxCyclesPerRequest = 0;
     // Resolve paths by the component walk even where openat2 works (tests of the fallback).
@@ -34,9 +21,6 @@ struct AgentOptions {
 
 // The takt version the server reports (agent.ready, agent.describe, agent.ping).
 [[nodiscard]] std::string_view taktVersion();
-
-// `takt validate --ci --project DIR` run as a child process of the running takt binary.
-[[nodiscard]] ValidateReport validateWithSelf(const std::filesystem::path& projectDir);
 
 class AgentServer {
 public:
