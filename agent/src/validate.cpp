@@ -108,7 +108,8 @@ std::optional<std::vector<Owned>> checkDrivers(const io::IoConfig& config, Valid
         const std::string who = fmt::format("{} ({})", entry, spec.name);
         for (const io::ByteRange& r : driver->ownedRanges()) {
             for (const Owned& o : owned) {
-                if (intersects(o.range, r)) {
+                // One driver may list several lines in one byte (gpio); only other drivers clash.
+                if (o.owner != who && intersects(o.range, r)) {
                     report.diagnostics.push_back(
                         diag(Severity::Error, file, spec.line, spec.column, entry,
                              fmt::format("owns %{}B{}..{} which {} also owns; two drivers never share image bytes",

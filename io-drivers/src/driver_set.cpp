@@ -90,6 +90,9 @@ bool DriverSet::configure(std::vector<std::unique_ptr<Driver>> drivers, const st
                 continue;
             }
             for (const Owned& o : owned) {
+                if (o.driver == i) {
+                    continue; // one driver may list adjacent or shared bytes (gpio lines of one byte)
+                }
                 const bool overlap = o.range.area == r.area && r.first < o.range.first + o.range.count &&
                                      o.range.first < r.first + r.count;
                 if (overlap) {

@@ -415,8 +415,13 @@ void ScanLoop::publish() noexcept {
     const auto& out = engine_.area(bytecode::IoArea::Output);
     current_.inputBytes = static_cast<std::uint32_t>(std::min(in.size(), kSnapshotIoBytes));
     current_.outputBytes = static_cast<std::uint32_t>(std::min(out.size(), kSnapshotIoBytes));
-    std::memcpy(current_.inputs.data(), in.data(), current_.inputBytes);
-    std::memcpy(current_.outputs.data(), out.data(), current_.outputBytes);
+    // An empty area has no storage (data() may be null, which memcpy must not see).
+    if (current_.inputBytes != 0) {
+        std::memcpy(current_.inputs.data(), in.data(), current_.inputBytes);
+    }
+    if (current_.outputBytes != 0) {
+        std::memcpy(current_.outputs.data(), out.data(), current_.outputBytes);
+    }
     snapshot_.store(current_);
 }
 

@@ -8,39 +8,10 @@
 
 #include "scan_test_support.h"
 
-namespace {
-std::atomic<bool> gCounting{false};
-std::atomic<std::size_t> gAllocations{0};
+#include "../counting_new.h"
 
-void* countedAlloc(std::size_t n) {
-    if (gCounting.load(std::memory_order_relaxed)) {
-        gAllocations.fetch_add(1, std::memory_order_relaxed);
-    }
-    if (void* p = std::malloc(n == 0 ? 1 : n)) {
-        return p;
-    }
-    throw std::bad_alloc();
-}
-} // namespace
-
-void* operator new(std::size_t n) {
-    return countedAlloc(n);
-}
-void* operator new[](std::size_t n) {
-    return countedAlloc(n);
-}
-void operator delete(void* p) noexcept {
-    std::free(p);
-}
-void operator delete[](void* p) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-    std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-    std::free(p);
-}
+using takt::test::gAllocations;
+using takt::test::gCounting;
 
 namespace takt::engine {
 namespace {

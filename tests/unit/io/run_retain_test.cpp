@@ -1,6 +1,7 @@
 // `takt run` with [runtime.retain]: the real binary saves RETAIN variables into A/B slots,
 // a warm start (the default) continues from them, a cold start does not. The test reads the
 // newest slot back with the retain store, as the next start-up would.
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -64,7 +65,11 @@ std::int32_t retained(const fs::path& project, const std::string& name) {
     EXPECT_TRUE(r.found);
     EXPECT_TRUE(r.rejected.empty());
     for (const bytecode::VarEntry& v : r.image.layout.variables) {
-        if (v.path == "MAIN." + name && v.offset + 4 <= r.image.payload.size()) {
+        std::string path = v.path;
+        for (char& c : path) {
+            c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        }
+        if (path == "MAIN." + name && v.offset + 4 <= r.image.payload.size()) {
             std::int32_t value = 0;
             std::memcpy(&value, r.image.payload.data() + v.offset, 4);
             return value;
