@@ -10,6 +10,8 @@
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
+#include "takt/engine/json_number.h"
+
 namespace takt::agent::rpc {
 
 namespace {
@@ -59,11 +61,8 @@ public:
             rawId_.assign(str, len);
         }
         idKey_ = false;
-        // Re-read the number as a typed value; the text is a valid JSON number already.
-        rapidjson::Reader reader;
-        rapidjson::MemoryStream ms(str, len);
-        Typed typed(doc_);
-        return !reader.Parse<rapidjson::kParseFullPrecisionFlag>(ms, typed).IsError() && typed.done;
+        // The text is a valid JSON number already: store it exactly (json_number.h).
+        return engine::emitJsonNumber(doc_, str, len);
     }
     bool String(const char* str, rapidjson::SizeType len, bool copy) {
         idKey_ = false;
@@ -87,18 +86,6 @@ public:
     [[nodiscard]] bool tooDeep() const { return tooDeep_; }
 
 private:
-    struct Typed : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Typed> {
-        explicit Typed(rapidjson::Document& d) : doc(d) {}
-        bool Int(int i) { return done = doc.Int(i); }
-        bool Uint(unsigned u) { return done = doc.Uint(u); }
-        bool Int64(std::int64_t i) { return done = doc.Int64(i); }
-        bool Uint64(std::uint64_t u) { return done = doc.Uint64(u); }
-        bool Double(double d) { return done = doc.Double(d); }
-        bool Default() { return false; }
-        rapidjson::Document& doc;
-        bool done = false;
-    };
-
     bool enter() {
         idKey_ = false;
         if (++depth_ > maxDepth_) {

@@ -9,6 +9,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "takt/engine/json_number.h"
 #include "takt/engine/values.h"
 
 namespace takt::io::detail {
@@ -60,12 +61,10 @@ bool decodePayload(std::string_view payload, const ValueType& type, std::uint8_t
     }
     rapidjson::Document doc;
     // Iterative parsing: no recursion, so nesting depth cannot exhaust the stack. RapidJSON
-    // itself refuses anything but whitespace after the value. Full precision: a REAL/LREAL
-    // arrives as the nearest value, not one a few ulps off.
-    doc.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag>(payload.data(), payload.size());
-    if (doc.HasParseError()) {
-        error = fmt::format("not JSON: {} at offset {}", rapidjson::GetParseError_En(doc.GetParseError()),
-                            doc.GetErrorOffset());
+    // itself refuses anything but whitespace after the value. Exact numbers: a REAL/LREAL
+    // arrives as the nearest value, not one a few ulps off (json_number.h).
+    if (const rapidjson::ParseResult r = engine::parseJsonExact(doc, payload); r.IsError()) {
+        error = fmt::format("not JSON: {} at offset {}", rapidjson::GetParseError_En(r.Code()), r.Offset());
         return false;
     }
     std::array<std::uint8_t, 8> scratch{};
