@@ -54,12 +54,6 @@ struct Owned {
     std::string owner; // "io.drivers[0] (loopback)"
 };
 
-bool intersects(const io::ByteRange& a, const io::ByteRange& b) {
-    return a.area == b.area && a.count != 0 && b.count != 0 &&
-           std::uint64_t{a.first} < std::uint64_t{b.first} + b.count &&
-           std::uint64_t{b.first} < std::uint64_t{a.first} + a.count;
-}
-
 bool covered(const std::vector<Owned>& owned, const io::ByteRange& r) {
     return std::any_of(owned.begin(), owned.end(), [&](const Owned& o) {
         return o.range.area == r.area && o.range.first <= r.first &&
@@ -109,7 +103,7 @@ std::optional<std::vector<Owned>> checkDrivers(const io::IoConfig& config, Valid
         for (const io::ByteRange& r : driver->ownedRanges()) {
             for (const Owned& o : owned) {
                 // One driver may list several lines in one byte (gpio); only other drivers clash.
-                if (o.owner != who && intersects(o.range, r)) {
+                if (o.owner != who && io::rangesOverlap(o.range, r)) {
                     report.diagnostics.push_back(
                         diag(Severity::Error, file, spec.line, spec.column, entry,
                              fmt::format("owns %{}B{}..{} which {} also owns; two drivers never share image bytes",

@@ -93,9 +93,7 @@ bool DriverSet::configure(std::vector<std::unique_ptr<Driver>> drivers, const st
                 if (o.driver == i) {
                     continue; // one driver may list adjacent or shared bytes (gpio lines of one byte)
                 }
-                const bool overlap = o.range.area == r.area && r.first < o.range.first + o.range.count &&
-                                     o.range.first < r.first + r.count;
-                if (overlap) {
+                if (rangesOverlap(o.range, r)) {
                     const ByteRange common{r.area, std::max(r.first, o.range.first),
                                            std::min(r.first + r.count, o.range.first + o.range.count) -
                                                std::max(r.first, o.range.first)};

@@ -34,6 +34,14 @@ struct ByteRange {
     std::uint32_t count = 0; // bytes
 };
 
+// Whether two ranges share a byte (same area, both non-empty); the one ownership test that
+// `takt validate` and the running DriverSet apply.
+[[nodiscard]] constexpr bool rangesOverlap(const ByteRange& a, const ByteRange& b) noexcept {
+    return a.area == b.area && a.count != 0 && b.count != 0 &&
+           std::uint64_t{a.first} < std::uint64_t{b.first} + b.count &&
+           std::uint64_t{b.first} < std::uint64_t{a.first} + a.count;
+}
+
 enum class Health : std::uint8_t { Ok, Degraded, Faulted };
 [[nodiscard]] std::string_view healthName(Health h) noexcept; // "ok" | "degraded" | "faulted"
 
