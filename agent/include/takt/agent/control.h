@@ -1,0 +1,105 @@
+#pragma once
+// The control endpoint of a running runtime (PROTOCOLS.md "Control endpoint"): JSON-RPC 2.0, one
+// message per line, over a Unix socket, loopback TCP or TLS, served by Asio on one low-priority
+// thread. The server owns everything about connections — framing and size/depth caps, sessions,
+// auth.login and roles, back-off, connection cap, idle timeout, rate limit, the audit log, event
+// subscriptions — and hands authorised method calls to a ControlTarget, which owns what the
+// methods mean (the live runtime: control_runtime.h).
+//
+// Threads: every ControlTarget call, every reply callback and every event comes on the server's
+// thread, so a target needs no locking of its own; it talks to the scan thread only through the
+// scan loop's command queue and snapshots.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <rapidjson/document.h>
+
+namespace takt::agent {
+
+// PROTOCOLS.md roles, in order: a method needs at least its role.
+enum class Role : std::uint8_t { Viewer, Operator, Engineer, Admin };
+[[nodiscard]] const char* roleName(Role r) noexcept;
+
+// Control-endpoint error codes beyond seed 000's (PROTOCOLS.md).
+inline constexpr int kRateLimited = -32005;
+inline constexpr int kUnauthorized = -32010;
+inline constexpr int kForbidden = -32011;
+
+// The answer to one call: `ok` with `json` the result value, or an error (code, message and
+// optional data as raw JSON text).
+struct ControlAnswer {
+    bool ok = false;
+    std::string json;
+    int code = 0;
+    std::string message;
+    std::string data;
+
+    [[nodiscard]] static ControlAnswer result(std::string json);
+    [[nodiscard]] static ControlAnswer error(int code, std::string message, std::string data = {});
+};
+
+using ControlReplyFn = std::function<void(ControlAnswer)>;
+
+// What the methods act on. `call` may answer at once or later (a command applied at the next
+// cycle boundary); either way `reply` is invoked exactly once, on the server thread.
+class ControlTarget {
+public:
+    virtual ~ControlTarget() = default;
+    // Methods this target serves with the role each needs (the server rejects the rest with
+    // -32601 and checks roles before calling).
+    struct Method {
+        std::string name;
+        Role role = Role::Viewer;
+    };
+    [[nodiscard]] virtual std::vector<Method> methods() const = 0;
+    virtual void call(const std::string& method, const rapidjson::Value& params, ControlReplyFn reply) = 0;
+    // Called on the server thread about every millisecond: completes pending calls, and returns
+    // events ({"type", "ts", ...} objects as JSON text, in order) for events.subscribe sessions.
+    virtual void poll(std::vector<std::string>& events) = 0;
+};
+
+struct ControlToken {
+    Role role = Role::Viewer;
+    std::string secret; // the token bytes (read from token_file, or the truST auth_token)
+};
+
+struct ControlOptions {
+    std::string endpoint; // unix:///path | tcp://host:port | tls://host:port
+    std::vector<ControlToken> tokens;
+    std::string tlsCert, tlsKey, tlsClientCa; // PEM files (tls:// only); client_ca: require client certificates
+    std::string auditLog;                     // file appended to, one line per request; empty: none
+    std::uint32_t maxConnections = 8;
+    std::uint32_t idleTimeoutMs = 30'000;
+    std::uint32_t maxRequestsPerSecond = 200;
+    std::string version; // reported by agent.ping / agent.describe
+};
+
+// Reads a token file: at least 16 bytes after trimming one trailing newline, mode 0600 or
+// stricter, not a placeholder. False with `error` naming the file and the reason.
+bool readTokenFile(const std::string& path, std::string& token, std::string& error);
+
+class ControlServer {
+public:
+    ControlServer(ControlOptions options, ControlTarget& target);
+    ~ControlServer(); // stops
+    ControlServer(const ControlServer&) = delete;
+    ControlServer& operator=(const ControlServer&) = delete;
+
+    // Checks the options (a non-loopback endpoint needs TLS and a token; TCP and TLS need
+    // tokens), binds, and starts the server thread at low priority. False with `error` when the
+    // endpoint cannot be served; nothing is left listening then.
+    bool start(std::string& error);
+    void stop();
+
+    // The bound endpoint (tcp://127.0.0.1:PORT with the real port when 0 was asked for).
+    [[nodiscard]] std::string boundEndpoint() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace takt::agent
