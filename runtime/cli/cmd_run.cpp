@@ -55,15 +55,25 @@ public:
         }
     }
 
-    void save(const engine::LoadedProgram& program, std::span<const std::uint8_t> image) noexcept override {
-        (void)program;
-        if (layout_.empty()) {
-            return;
-        }
+    engine::RetainSaveResult save(const bytecode::Module& module,
+                                  std::span<const std::uint8_t> image) noexcept override {
         try {
+            // After an online change the RETAIN variables (and their offsets) are the new
+            // program's. The layout is rebuilt from the module every save (about once a second,
+            // on the retain thread) rather than cached by module address, which a freed and
+            // reallocated module could reuse.
+            engine::RetainLayout layout(module);
+            if (layout.hash() != layout_.hash() || layout.payloadSize() != layout_.payloadSize()) {
+                layout_ = std::move(layout);
+                payload_.assign(layout_.payloadSize(), 0);
+                saved_ = false;
+            }
+            if (layout_.empty()) {
+                return engine::RetainSaveResult::Unchanged;
+            }
             layout_.capture(image.data(), payload_);
             if (saved_ && payload_ == lastSaved_) {
-                return;
+                return engine::RetainSaveResult::Unchanged;
             }
             std::string error;
             if (!store_.save(layout_, payload_, error)) {
@@ -72,13 +82,15 @@ public:
                     log_->error("runtime.retain: save failed, the previous image is kept: {}", error);
                     lastError_ = error;
                 }
-                return;
+                return engine::RetainSaveResult::Failed;
             }
             lastError_.clear();
             lastSaved_ = payload_;
             saved_ = true;
+            return engine::RetainSaveResult::Saved;
         } catch (const std::exception& e) {
             log_->error("runtime.retain: save failed: {}", e.what());
+            return engine::RetainSaveResult::Failed;
         }
     }
 
@@ -224,10 +236,17 @@ void logEvents(const engine::ScanLoop& loop, std::uint64_t& seen, spdlog::logger
             }
             break;
         case engine::ScanEventKind::Restart:
-            log.info("program cold-restarted after the fault in cycle {}", e.cycle);
+            log.info("program restarted at cycle {}", e.cycle);
             break;
         case engine::ScanEventKind::Halt:
             log.warn("program halted after the fault in cycle {}; outputs stay in safe state", e.cycle);
+            break;
+        case engine::ScanEventKind::Paused: log.info("paused at cycle {}; outputs hold", e.cycle); break;
+        case engine::ScanEventKind::Resumed: log.info("resumed at cycle {}", e.cycle); break;
+        case engine::ScanEventKind::Stopped: log.info("stopped at cycle {}; outputs in safe state", e.cycle); break;
+        case engine::ScanEventKind::Started: log.info("started at cycle {}", e.cycle); break;
+        case engine::ScanEventKind::ReloadApplied:
+            log.info("online change applied at cycle {}; swap took {}", e.cycle, formatNs(e.valueNs));
             break;
         }
     }

@@ -8,6 +8,12 @@
 #include <cstdlib>
 #include <new>
 
+// GCC sees operator new's malloc inlined into a caller and then free() in this operator delete,
+// and calls the pair mismatched; here they are the matching implementation of both.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
 namespace takt::test {
 inline std::atomic<bool> gCounting{false};
 inline std::atomic<std::size_t> gAllocations{0};

@@ -1,5 +1,7 @@
 #include "takt/engine/engine.h"
 
+#include "takt/engine/scan_command.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -73,6 +75,8 @@ void Engine::resetTaskState() {
     taskLastRun_.assign(tasks.size(), kNever);
     taskLastSingle_.assign(tasks.size(), 0);
     taskDue_.assign(tasks.size(), false);
+    taskStart_.assign(tasks.size(), 0);
+    taskEnd_.assign(tasks.size(), 0);
 }
 
 bool Engine::coldInit(LoadedProgram& p, FaultReport& report) {
@@ -134,7 +138,11 @@ bool Engine::runCycle(FaultReport& report) {
     const std::int64_t now = clock_.nowNs();
     lastNow_ = now;
     ++cycles_;
+    if (forces_ != nullptr) {
+        applyForces(*forces_, ImageArea::Input, inputs_.data(), inputs_.size());
+    }
     copyIn();
+    applyDataForces();
     const bytecode::Module& m = program_->module();
     // Which tasks are due is decided once, at the start of the cycle.
     for (std::size_t t = 0; t < m.tasks.size(); ++t) {
@@ -174,11 +182,17 @@ bool Engine::runCycle(FaultReport& report) {
         if (!taskDue_[t]) {
             continue;
         }
+        if (timer_ != nullptr) {
+            taskStart_[t] = timer_();
+        }
         for (const bytecode::ProgramInstance& inst : m.programs) {
             if (inst.task == t && !runOne(inst)) {
                 ok = false;
                 break;
             }
+        }
+        if (timer_ != nullptr) {
+            taskEnd_[t] = timer_();
         }
         if (!ok) {
             break;
@@ -196,8 +210,19 @@ bool Engine::runCycle(FaultReport& report) {
             }
         }
     }
+    applyDataForces();
     copyOut();
+    if (forces_ != nullptr) {
+        applyForces(*forces_, ImageArea::Output, outputs_.data(), outputs_.size());
+        applyForces(*forces_, ImageArea::Memory, memory_.data(), memory_.size());
+    }
     return ok;
+}
+
+void Engine::applyDataForces() noexcept {
+    if (forces_ != nullptr) {
+        applyForces(*forces_, ImageArea::Data, program_->image(), program_->imageSize());
+    }
 }
 
 bool Engine::restart(RestartMode mode, FaultReport& report) {
@@ -232,15 +257,19 @@ bool Engine::prepareChange(std::unique_ptr<LoadedProgram> next, bool warm, Fault
     }
     plan.report.oldHash = program_->hash();
     plan.report.newHash = next->hash();
+    runner_->prepare(*next);
     pendingPlan_ = std::move(plan);
     pending_ = std::move(next);
     return true;
 }
 
-TransferReport Engine::applyChange() {
+TransferReport Engine::applyChange(std::unique_ptr<LoadedProgram>* retired) {
     const auto t0 = std::chrono::steady_clock::now();
     applyTransferPlan(pendingPlan_, program_->image(), pending_->image());
     const std::size_t oldTasks = program_->module().tasks.size();
+    if (retired != nullptr) {
+        *retired = std::move(program_);
+    }
     program_ = std::move(pending_);
     runner_->attach(*program_);
     if (program_->module().tasks.size() != oldTasks) {

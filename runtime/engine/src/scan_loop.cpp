@@ -84,6 +84,7 @@ const char* scanStateName(ScanState s) noexcept {
     case ScanState::Stopped: return "stopped";
     case ScanState::Running: return "running";
     case ScanState::Halted: return "halted";
+    case ScanState::Paused: return "paused";
     }
     return "stopped";
 }
@@ -104,6 +105,11 @@ const char* scanEventName(ScanEventKind k) noexcept {
     case ScanEventKind::WatchdogTimeout: return "watchdog_timeout";
     case ScanEventKind::Restart: return "restart";
     case ScanEventKind::Halt: return "halt";
+    case ScanEventKind::Paused: return "paused";
+    case ScanEventKind::Resumed: return "resumed";
+    case ScanEventKind::Stopped: return "stopped";
+    case ScanEventKind::Started: return "started";
+    case ScanEventKind::ReloadApplied: return "reload_applied";
     }
     return "cycle_overrun";
 }
@@ -143,9 +149,15 @@ bool ScanLoop::start(std::string& error) {
     engine_.ensureArea(bytecode::IoArea::Output, io_.outputBytes());
     engine_.ensureArea(bytecode::IoArea::Memory, io_.memoryBytes());
     engine_.setAbortFlag(&abort_);
-    taskCount_ = engine_.program().module().tasks.size();
-    taskOverruns_ = std::make_unique<std::atomic<std::uint64_t>[]>(std::max<std::size_t>(taskCount_, 1));
+    engine_.setTaskTimer(&monotonicNs);
+    taskCount_.store(std::min(engine_.program().module().tasks.size(), kMaxTaskStats));
+    taskOverruns_ = std::make_unique<std::atomic<std::uint64_t>[]>(kMaxTaskStats);
+    taskExec_ = std::make_unique<LatencyHistogram[]>(kMaxTaskStats);
+    taskLate_ = std::make_unique<LatencyHistogram[]>(kMaxTaskStats);
     retainBuffer_.assign(engine_.program().imageSize(), 0);
+    retainModule_ = &engine_.program().module();
+    restartCount_ = 0;
+    stepsLeft_ = 0;
     current_ = ScanSnapshot{};
     current_.state = ScanState::Running;
     if (options_.realtime.lockMemory && mlockall(MCL_CURRENT | MCL_FUTURE) != 0) {
@@ -204,10 +216,12 @@ void ScanLoop::stop() {
     current_.state = ScanState::Stopped;
     publish();
     if (retainSink_ != nullptr) {
-        retainSink_->save(engine_.program(),
-                          std::span<const std::uint8_t>(engine_.program().image(), engine_.program().imageSize()));
+        countRetain(retainSink_->save(engine_.program().module(), std::span<const std::uint8_t>(
+                                                                       engine_.program().image(),
+                                                                       engine_.program().imageSize())));
     }
     engine_.setAbortFlag(nullptr);
+    engine_.setTaskTimer(nullptr);
 }
 
 void ScanLoop::scanMain() {
@@ -229,10 +243,17 @@ void ScanLoop::scanMain() {
             break;
         }
         const std::int64_t release = next;
+        const std::int64_t start = monotonicNs();
+        busySince_.store(start, std::memory_order_release);
+        // The cycle's time is its release on the grid, not the (late) wake-up: task intervals
+        // that are multiples of the base period then fall due exactly, whatever the jitter.
+        clock_.set(release);
+        io_.readInputs(view());
+        applyCommands();
         if (current_.state == ScanState::Running) {
-            runOneCycle(release);
+            runOneCycle(release, start);
         } else {
-            idleCycle(release);
+            idleCycle(release, start);
         }
         next += period;
         const std::int64_t end = monotonicNs();
@@ -243,14 +264,9 @@ void ScanLoop::scanMain() {
     scanExited_.store(true);
 }
 
-void ScanLoop::runOneCycle(std::int64_t release) {
-    const std::int64_t start = monotonicNs();
-    busySince_.store(start, std::memory_order_release);
-    // The cycle's time is its release on the grid, not the (late) wake-up: task intervals that
-    // are multiples of the base period then fall due exactly, whatever the jitter.
-    clock_.set(release);
+void ScanLoop::runOneCycle(std::int64_t release, std::int64_t start) {
+    // The view is taken after the commands: an online change may have grown an area.
     const ProcessImageView image = view();
-    io_.readInputs(image);
     const bool ok = engine_.runCycle(faultScratch_);
     const bool tripped = abort_.load(std::memory_order_acquire);
     if (ok && !tripped) {
@@ -267,19 +283,31 @@ void ScanLoop::runOneCycle(std::int64_t release) {
     if (tripped && stopAbort_.load()) {
         return; // aborted by stop(), not a fault
     }
+    recordTaskStats(release);
     if (!ok || tripped) {
         handleFault(tripped, faultScratch_);
+    } else if (stepsLeft_ > 0 && --stepsLeft_ == 0) {
+        setState(ScanState::Paused, ScanEventKind::Paused);
     }
     maybeHandRetain(end);
     publish();
 }
 
-void ScanLoop::idleCycle(std::int64_t release) {
-    // Halted: the program does not run, the safe state stays latched, inputs are still read so
-    // the status shows what the field sees.
-    const std::int64_t start = monotonicNs();
-    clock_.set(release);
-    io_.readInputs(view());
+void ScanLoop::recordTaskStats(std::int64_t release) noexcept {
+    const std::size_t tasks = taskCount_.load(std::memory_order_relaxed);
+    for (std::size_t t = 0; t < tasks; ++t) {
+        if (engine_.taskRanLastCycle(t)) {
+            taskExec_[t].record(engine_.taskEndNs(t) - engine_.taskStartNs(t));
+            taskLate_[t].record(engine_.taskStartNs(t) - release);
+        }
+    }
+}
+
+void ScanLoop::idleCycle(std::int64_t release, std::int64_t start) {
+    // Not running (halted, stopped or paused): the program does not run and the outputs stay
+    // where they are (the safe state when halted or stopped); inputs are still read so the
+    // status shows what the field sees, and commands are still applied.
+    busySince_.store(0, std::memory_order_release);
     current_.lastStartNs = start;
     current_.lastLatenessNs = start - release;
     current_.lastExecNs = 0;
@@ -297,7 +325,8 @@ void ScanLoop::accountOverrun(std::int64_t release, std::int64_t end, std::int64
     current_.missedReleases += missed;
     const bytecode::Module& m = engine_.program().module();
     const std::int64_t exec = end - current_.lastStartNs;
-    for (std::size_t t = 0; t < taskCount_ && t < m.tasks.size(); ++t) {
+    const std::size_t tasks = std::min(taskCount_.load(std::memory_order_relaxed), m.tasks.size());
+    for (std::size_t t = 0; t < tasks; ++t) {
         const std::int64_t deadline = std::max(m.tasks[t].intervalNs, period);
         if (engine_.taskRanLastCycle(t) && end - release > deadline) {
             taskOverruns_[t].store(taskOverruns_[t].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -329,7 +358,12 @@ void ScanLoop::handleFault(bool watchdog, const FaultReport& report) {
         lastFault_ = std::move(rec);
     }
     abort_.store(false, std::memory_order_release);
-    if (action == FaultAction::Restart) {
+    stepsLeft_ = 0;
+    if (action == FaultAction::Restart && !restartAllowed(now)) {
+        const std::lock_guard lock(faultMutex_);
+        lastFault_->report.message += fmt::format("; not restarted: {} restarts within {} s already",
+                                                  options_.restartLimit, options_.restartWindowNs / kNsPerS);
+    } else if (action == FaultAction::Restart) {
         FaultReport initFault;
         if (engine_.restart(RestartMode::Cold, initFault)) {
             ++current_.restarts;
@@ -391,15 +425,45 @@ void ScanLoop::maybeHandRetain(std::int64_t now) noexcept {
 
 void ScanLoop::retainMain() {
     for (;;) {
-        retainState_.wait(0);
-        const int s = retainState_.load(std::memory_order_acquire);
+        int s = retainState_.load(std::memory_order_acquire);
+        while (s == 0 || s == 3) {
+            retainState_.wait(s);
+            s = retainState_.load(std::memory_order_acquire);
+        }
         if (s == 2) {
             return;
         }
-        retainSink_->save(engine_.program(), retainBuffer_);
+        // State 1: the buffer and module are ours until we set 0 again.
+        countRetain(retainSink_->save(*retainModule_, retainBuffer_));
         int expected = 1;
         retainState_.compare_exchange_strong(expected, 0);
     }
+}
+
+void ScanLoop::countRetain(RetainSaveResult r) noexcept {
+    if (r == RetainSaveResult::Saved) {
+        retainSaves_.fetch_add(1, std::memory_order_relaxed);
+    } else if (r == RetainSaveResult::Failed) {
+        retainFailures_.fetch_add(1, std::memory_order_relaxed);
+    }
+}
+
+bool ScanLoop::restartAllowed(std::int64_t now) noexcept {
+    // The limit counts restarts inside a sliding window: the oldest of the last `limit` restarts
+    // must be older than the window for one more to be allowed.
+    const std::size_t limit = std::min<std::size_t>(options_.restartLimit, recentRestarts_.size());
+    if (limit == 0) {
+        return false;
+    }
+    if (restartCount_ >= limit) {
+        const std::int64_t oldest = recentRestarts_[(restartCount_ - limit) % recentRestarts_.size()];
+        if (now - oldest < options_.restartWindowNs) {
+            return false;
+        }
+    }
+    recentRestarts_[restartCount_ % recentRestarts_.size()] = now;
+    ++restartCount_;
+    return true;
 }
 
 void ScanLoop::pushEvent(const ScanEvent& e) noexcept {
@@ -426,11 +490,20 @@ void ScanLoop::publish() noexcept {
 }
 
 std::vector<std::uint64_t> ScanLoop::taskOverruns() const {
-    std::vector<std::uint64_t> out(taskCount_);
-    for (std::size_t t = 0; t < taskCount_; ++t) {
+    const std::size_t n = taskCount_.load(std::memory_order_relaxed);
+    std::vector<std::uint64_t> out(n);
+    for (std::size_t t = 0; t < n; ++t) {
         out[t] = taskOverruns_[t].load(std::memory_order_relaxed);
     }
     return out;
+}
+
+const LatencyHistogram* ScanLoop::taskExecTime(std::size_t t) const noexcept {
+    return t < kMaxTaskStats && taskExec_ != nullptr ? &taskExec_[t] : nullptr;
+}
+
+const LatencyHistogram* ScanLoop::taskLateness(std::size_t t) const noexcept {
+    return t < kMaxTaskStats && taskLate_ != nullptr ? &taskLate_[t] : nullptr;
 }
 
 std::vector<ScanEvent> ScanLoop::events() const {

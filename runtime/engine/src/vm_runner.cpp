@@ -31,10 +31,26 @@ VmRunner::VmRunner(std::uint64_t budget) : budget_(budget) {}
 VmRunner::~VmRunner() = default;
 
 void VmRunner::attach(LoadedProgram& program) {
-    vm_ = std::make_unique<vm::Vm>(program.module(), std::span<std::uint8_t>(program.image(), program.imageSize()));
-    vm_->setBudget(budget_);
-    vm_->setAbortFlag(abort_);
+    if (prepared_ == &program && next_ != nullptr) {
+        // Online change: the machine was built off the cycle; the old one is kept in next_ so
+        // it is not freed on the scan thread.
+        vm_.swap(next_);
+        prepared_ = nullptr;
+        vm_->setAbortFlag(abort_);
+    } else {
+        vm_ = std::make_unique<vm::Vm>(program.module(),
+                                       std::span<std::uint8_t>(program.image(), program.imageSize()));
+        vm_->setBudget(budget_);
+        vm_->setAbortFlag(abort_);
+    }
     attached_ = &program;
+}
+
+void VmRunner::prepare(LoadedProgram& program) {
+    next_ = std::make_unique<vm::Vm>(program.module(), std::span<std::uint8_t>(program.image(), program.imageSize()));
+    next_->setBudget(budget_);
+    next_->setAbortFlag(abort_);
+    prepared_ = &program;
 }
 
 void VmRunner::setAbortFlag(const std::atomic<bool>* flag) {

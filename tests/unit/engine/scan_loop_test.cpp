@@ -319,9 +319,10 @@ TEST(ScanLoop, WatchdogRestartActionRestartsTheProgram) {
 
 class CountingSink final : public RetainSink {
 public:
-    void save(const LoadedProgram& /*program*/, std::span<const std::uint8_t> image) noexcept override {
+    RetainSaveResult save(const bytecode::Module& /*module*/, std::span<const std::uint8_t> image) noexcept override {
         saves.fetch_add(1);
         lastByte.store(image.empty() ? 0 : image[offset]);
+        return RetainSaveResult::Saved;
     }
     bool restore(LoadedProgram& /*program*/, std::string& /*message*/) override { return false; }
     std::uint32_t offset = 0;

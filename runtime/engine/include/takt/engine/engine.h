@@ -38,6 +38,8 @@ enum class RestartMode : std::uint8_t { Cold, Warm };
 
 // A binding between a data-image variable and the process image, added at run time
 // (harness bind_direct) in addition to the Module's own located variables.
+struct ForceTable; // scan_command.h
+
 struct DirectBinding {
     bytecode::IoArea area = bytecode::IoArea::Input;
     std::uint32_t byteOffset = 0;
@@ -66,16 +68,35 @@ public:
     // Forwarded to the runner (CodeRunner::setAbortFlag); off the cycle.
     void setAbortFlag(const std::atomic<bool>* flag) { runner_->setAbortFlag(flag); }
 
+    // Forced values applied by every cycle (scan_command.h ForceTable); nullptr for none. The
+    // table must outlive its use; the scan loop swaps it at a cycle boundary.
+    void setForces(const ForceTable* forces) { forces_ = forces; }
+    [[nodiscard]] const ForceTable* forces() const { return forces_; }
+
+    // Per-task execution timestamps (runtime.stats): with a timer set, every cycle records when
+    // each due task started and ended. The live runtime passes CLOCK_MONOTONIC; the harness
+    // leaves it unset so virtual-time runs stay free of real clock reads.
+    using Timer = std::int64_t (*)() noexcept;
+    void setTaskTimer(Timer timer) { timer_ = timer; }
+    [[nodiscard]] std::int64_t taskStartNs(std::size_t t) const { return taskStart_[t]; }
+    [[nodiscard]] std::int64_t taskEndNs(std::size_t t) const { return taskEnd_[t]; }
+
     // Cold: everything re-initialised. Warm: RETAIN variables keep their values. Task state
     // (interval phase, SINGLE edges) starts afresh; the process image is kept.
     bool restart(RestartMode mode, FaultReport& report);
 
-    // Online change, step 1 (off the cycle): cold-initialise `next` and compute the plan from
-    // the current program. `warm` restricts the plan to RETAIN variables (warm-restart
-    // semantics). On failure the current program is untouched.
+    // Online change, step 1 (off the cycle): cold-initialise `next`, compute the plan from the
+    // current program and let the runner prepare for it. `warm` restricts the plan to RETAIN
+    // variables (warm-restart semantics). On failure the current program is untouched. In the
+    // live runtime this runs on the control thread while the scan thread runs cycles: it only
+    // reads the current program's module (immutable) and writes state the cycle does not touch.
     bool prepareChange(std::unique_ptr<LoadedProgram> next, bool warm, FaultReport& report);
-    // Step 2 (at a cycle boundary): memcpy runs, swap. Returns the report of the change.
-    TransferReport applyChange();
+    [[nodiscard]] bool changePending() const { return pending_ != nullptr; }
+    [[nodiscard]] const LoadedProgram* pendingProgram() const { return pending_.get(); }
+    // Step 2 (at a cycle boundary): memcpy runs, swap. Returns the report of the change. With
+    // `retired`, the replaced program is handed back instead of being freed here (the scan
+    // thread must not free memory in a cycle).
+    TransferReport applyChange(std::unique_ptr<LoadedProgram>* retired = nullptr);
 
     // Process image areas (bytes). Sized from the Module's IO bindings; grown on demand off the
     // cycle (harness addresses beyond the program's own).
@@ -89,6 +110,7 @@ private:
     void sizeProcessImage();
     void copyIn();
     void copyOut();
+    void applyDataForces() noexcept;
     bool coldInit(LoadedProgram& p, FaultReport& report);
 
     std::unique_ptr<CodeRunner> runner_;
@@ -105,6 +127,9 @@ private:
     std::vector<std::uint8_t> taskLastSingle_;
     std::vector<std::uint32_t> taskOrder_;
     std::vector<bool> taskDue_;
+    std::vector<std::int64_t> taskStart_, taskEnd_;
+    const ForceTable* forces_ = nullptr;
+    Timer timer_ = nullptr;
 };
 
 } // namespace takt::engine

@@ -73,6 +73,9 @@ public:
     // Called off the cycle when `program` becomes the one that runs (load, online change), so
     // per-program set-up never happens inside a cycle.
     virtual void attach(LoadedProgram& program) { (void)program; }
+    // Called off the cycle before `program` will be attached by an online change, so the
+    // runner can build what attach() needs there and the swap itself stays short.
+    virtual void prepare(LoadedProgram& program) { (void)program; }
     // The watchdog's abort flag (set from another thread): a runner that can stop a run early
     // polls it and returns a fault. Set off the cycle; nullptr clears it.
     virtual void setAbortFlag(const std::atomic<bool>* flag) { (void)flag; }

@@ -21,7 +21,14 @@
 // flag. halt and safe_halt both latch the safe state and stop running the program (takt does
 // not leave outputs where a faulted program put them); the scan thread keeps reading inputs so
 // the status stays live. restart latches the safe state, cold-restarts the program
-// (Engine::restart), releases the safe state and goes on at the next release.
+// (Engine::restart), releases the safe state and goes on at the next release — at most
+// `restartLimit` times within `restartWindowNs`; a program that keeps faulting after that is
+// halted instead of being restarted forever.
+//
+// Control (ARCHITECTURE.md "Threads"): one control thread submits ScanCommands through a
+// lock-free SPSC queue; the scan thread applies every queued command at the next cycle boundary
+// (after the inputs are read, before the program runs), also while paused, stopped or halted, and
+// counts it done. The scan thread never waits for the control side and takes no lock it can hold.
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -37,7 +44,9 @@
 #include "takt/engine/engine.h"
 #include "takt/engine/histogram.h"
 #include "takt/engine/process_io.h"
+#include "takt/engine/scan_command.h"
 #include "takt/engine/seqlock.h"
+#include "takt/engine/spsc_queue.h"
 
 namespace takt::engine {
 
@@ -58,14 +67,17 @@ private:
 };
 
 // Where retained values go (runtime.toml [runtime.retain]). save() is called with a copy of the
-// data image taken at a cycle boundary, on a low-priority thread every save interval, and on the
-// stopping thread after the last cycle; it must not keep the span. restore() is called once
-// before the first cycle of a warm start, after the cold initialisation, to put the RETAIN
-// variables back; false with `message` when nothing usable was found (the start stays cold).
+// data image taken at a cycle boundary and the module that image belongs to (it changes with an
+// online change), on a low-priority thread every save interval, and on the stopping thread after
+// the last cycle; it must not keep the span. restore() is called once before the first cycle of
+// a warm start, after the cold initialisation, to put the RETAIN variables back; false with
+// `message` when nothing usable was found (the start stays cold).
+enum class RetainSaveResult : std::uint8_t { Unchanged, Saved, Failed };
+
 class RetainSink {
 public:
     virtual ~RetainSink() = default;
-    virtual void save(const LoadedProgram& program, std::span<const std::uint8_t> image) noexcept = 0;
+    virtual RetainSaveResult save(const bytecode::Module& module, std::span<const std::uint8_t> image) noexcept = 0;
     virtual bool restore(LoadedProgram& program, std::string& message) = 0;
 };
 
@@ -75,15 +87,30 @@ struct ScanOptions {
     FaultAction faultPolicy = FaultAction::SafeHalt;
     RuntimeConfig::Realtime realtime;
     std::int64_t retainIntervalNs = 1'000'000'000;
+    std::uint32_t restartLimit = 5; // fault restarts allowed within restartWindowNs
+    std::int64_t restartWindowNs = 60'000'000'000;
 
     [[nodiscard]] static ScanOptions fromConfig(const RuntimeConfig& config);
 };
 
-enum class ScanState : std::uint8_t { Stopped, Running, Halted };
+// Halted: after a fault (the control endpoint calls it "faulted"); Stopped: by runtime.stop or
+// before/after the loop runs; Paused: by runtime.pause (outputs hold, no safe state).
+enum class ScanState : std::uint8_t { Stopped, Running, Halted, Paused };
 [[nodiscard]] const char* scanStateName(ScanState s) noexcept;
 [[nodiscard]] const char* faultActionName(FaultAction a) noexcept;
 
-enum class ScanEventKind : std::uint8_t { CycleOverrun, RuntimeFault, WatchdogTimeout, Restart, Halt };
+enum class ScanEventKind : std::uint8_t {
+    CycleOverrun,
+    RuntimeFault,
+    WatchdogTimeout,
+    Restart, // the program was restarted (fault policy, or runtime.restart)
+    Halt,    // halted after a fault
+    Paused,
+    Resumed,
+    Stopped, // runtime.stop
+    Started, // runtime.start
+    ReloadApplied,
+};
 [[nodiscard]] const char* scanEventName(ScanEventKind k) noexcept; // "cycle_overrun", ...
 
 struct ScanEvent {
@@ -104,6 +131,8 @@ struct ScanSnapshot {
     std::uint64_t faults = 0;
     std::uint64_t watchdogTrips = 0;
     std::uint64_t restarts = 0;
+    std::uint64_t reloads = 0;
+    std::uint64_t commandsDone = 0;
     std::int64_t lastStartNs = 0;
     std::int64_t lastExecNs = 0;
     std::int64_t lastLatenessNs = 0;
@@ -125,6 +154,8 @@ struct FaultRecord {
 class ScanLoop {
 public:
     static constexpr std::size_t kEventCapacity = 64;
+    static constexpr std::size_t kCommandCapacity = 64;
+    static constexpr std::size_t kMaxTaskStats = 16; // tasks beyond are in the overall figures only
 
     ScanLoop(Engine& engine, CycleClock& clock, ProcessIo& io, const ScanOptions& options);
     ~ScanLoop();
@@ -145,6 +176,24 @@ public:
     [[nodiscard]] const LatencyHistogram& execTime() const noexcept { return exec_; }
     [[nodiscard]] const LatencyHistogram& lateness() const noexcept { return lateness_; }
     [[nodiscard]] std::vector<std::uint64_t> taskOverruns() const;
+    // Per task (Module::tasks index < kMaxTaskStats, else nullptr): execution time of the task's
+    // programs and start lateness against the cycle's release.
+    [[nodiscard]] const LatencyHistogram* taskExecTime(std::size_t t) const noexcept;
+    [[nodiscard]] const LatencyHistogram* taskLateness(std::size_t t) const noexcept;
+    [[nodiscard]] std::uint64_t retainSaves() const noexcept { return retainSaves_.load(std::memory_order_relaxed); }
+    [[nodiscard]] std::uint64_t retainFailures() const noexcept {
+        return retainFailures_.load(std::memory_order_relaxed);
+    }
+
+    // Control thread only (the queue's single producer). False when the queue is full. The
+    // command counts as done once commandsDone() reaches the value commandsSubmitted() had
+    // right after this call; its result block is complete then.
+    bool submit(const ScanCommand& command) noexcept;
+    [[nodiscard]] std::uint64_t commandsSubmitted() const noexcept { return submitted_; }
+    [[nodiscard]] std::uint64_t commandsDone() const noexcept { return commandsDone_.load(std::memory_order_acquire); }
+    [[nodiscard]] std::size_t queueDepth() const noexcept { return commands_.size(); }
+    // Whether the scan thread is cycling (commands will be applied).
+    [[nodiscard]] bool running() const noexcept { return running_.load(std::memory_order_acquire); }
     [[nodiscard]] std::vector<ScanEvent> events() const; // oldest first, at most kEventCapacity
     [[nodiscard]] std::uint64_t eventCount() const noexcept { return eventCount_.load(std::memory_order_acquire); }
     [[nodiscard]] std::optional<FaultRecord> lastFault() const;
@@ -154,8 +203,15 @@ private:
     void scanMain();
     void watchdogMain();
     void retainMain();
-    void runOneCycle(std::int64_t release);
-    void idleCycle(std::int64_t release);
+    void runOneCycle(std::int64_t release, std::int64_t start);
+    void idleCycle(std::int64_t release, std::int64_t start);
+    void applyCommands() noexcept;
+    void applyCommand(const ScanCommand& c) noexcept;
+    void applyReload(const ScanCommand& c) noexcept;
+    void setState(ScanState state, ScanEventKind event) noexcept;
+    void recordTaskStats(std::int64_t release) noexcept;
+    bool restartAllowed(std::int64_t now) noexcept;
+    void countRetain(RetainSaveResult r) noexcept;
     void accountOverrun(std::int64_t release, std::int64_t end, std::int64_t& next);
     void handleFault(bool watchdog, const FaultReport& report);
     void pushEvent(const ScanEvent& e) noexcept;
@@ -186,9 +242,19 @@ private:
     FaultReport faultScratch_;
     std::int64_t nextRetainNs_ = 0;
     std::unique_ptr<std::atomic<std::uint64_t>[]> taskOverruns_;
-    std::size_t taskCount_ = 0;
+    std::atomic<std::size_t> taskCount_{0}; // tasks with statistics (<= kMaxTaskStats)
+    std::uint32_t stepsLeft_ = 0;                    // Step: cycles still to run before pausing
+    std::array<std::int64_t, 8> recentRestarts_{}; // ring of fault-restart times (restart limit)
+    std::size_t restartCount_ = 0;
+
+    // Control hand-off.
+    SpscQueue<ScanCommand, kCommandCapacity> commands_;
+    std::uint64_t submitted_ = 0; // control thread only
+    std::atomic<std::uint64_t> commandsDone_{0};
 
     LatencyHistogram exec_, lateness_;
+    std::unique_ptr<LatencyHistogram[]> taskExec_, taskLate_;
+    std::atomic<std::uint64_t> retainSaves_{0}, retainFailures_{0};
     Seqlock<ScanSnapshot> snapshot_;
     std::array<Seqlock<ScanEvent>, kEventCapacity> events_;
     std::atomic<std::uint64_t> eventCount_{0};
@@ -196,9 +262,11 @@ private:
     mutable std::mutex faultMutex_; // taken only on the fault path and by readers
     std::optional<FaultRecord> lastFault_;
 
-    // Retain hand-over: 0 idle, 1 a copy is waiting, 2 stop.
+    // Retain hand-over: 0 idle, 1 a copy is waiting (or being written), 2 stop, 3 the scan thread
+    // is swapping the buffer and module for an online change (the writer keeps out).
     std::atomic<int> retainState_{0};
     std::vector<std::uint8_t> retainBuffer_;
+    const bytecode::Module* retainModule_ = nullptr; // the module retainBuffer_'s image belongs to
 };
 
 } // namespace takt::engine

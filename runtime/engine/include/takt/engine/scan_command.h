@@ -1,0 +1,90 @@
+#pragma once
+// Commands the control thread hands to the scan thread (ARCHITECTURE.md "Threads"). A command is
+// a small trivially copyable record that travels through the SpscQueue; everything it points to
+// (ranges, bytes, a force table, a result block) is owned by the submitter, built off the scan
+// thread, and must stay alive until the scan loop reports the command done. The scan thread
+// applies commands at the cycle boundary — after the inputs are read, before the program runs —
+// and never allocates, locks or frees for them: what it replaces (a force table, the previous
+// program) goes back to the submitter in the result block to be freed there.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "takt/engine/engine.h"
+#include "takt/engine/transfer.h"
+
+namespace takt::engine {
+
+enum class ImageArea : std::uint8_t { Data, Input, Output, Memory };
+
+// Bytes of the data image or of a process image area; `isBit` addresses one bit (%IX0.3), whose
+// value travels as one byte 0/1.
+struct ImageRange {
+    ImageArea area = ImageArea::Data;
+    bool isBit = false;
+    std::uint8_t bit = 0;
+    std::uint32_t offset = 0;
+    std::uint32_t size = 0; // bytes; 1 for a bit
+
+    [[nodiscard]] std::uint32_t valueBytes() const noexcept { return isBit ? 1u : size; }
+};
+
+// Forced values: written over the image every cycle — %I after the inputs are read, data-image
+// variables after the inputs are copied in and again before the outputs are copied out, %Q/%M
+// after the outputs are copied out — so neither the field nor the program can change them.
+// Immutable once handed to the scan thread; the control side builds a new one for every change.
+struct ForceEntry {
+    ImageRange range;
+    std::uint32_t value = 0; // offset of the forced bytes in ForceTable::values
+};
+
+struct ForceTable {
+    std::vector<ForceEntry> entries;
+    std::vector<std::uint8_t> values;
+};
+
+// Writes the forced values of `area` into `base` (`size` bytes); entries outside are skipped.
+void applyForces(const ForceTable& table, ImageArea area, std::uint8_t* base, std::size_t size) noexcept;
+// Copies one range between an image and packed value bytes (a bit as one byte 0/1).
+void readRange(const ImageRange& r, const std::uint8_t* base, std::uint8_t* out) noexcept;
+void writeRange(const ImageRange& r, const std::uint8_t* in, std::uint8_t* base) noexcept;
+
+enum class ScanCommandKind : std::uint8_t {
+    Pause,     // stop running the program; outputs hold their values
+    Resume,    // run again after Pause (or a finished Step)
+    Step,      // while paused: run `count` cycles, then pause again
+    Stop,      // stop running the program and latch the safe state
+    Start,     // after Stop: release the safe state and run again
+    Restart,   // warm or cold restart of the program (also clears a fault halt)
+    Read,      // copy `ranges` into `readBytes` (packed in order)
+    Write,     // copy `writeBytes` (packed in order) into `ranges`
+    SetForces, // replace the force table with `forces` (nullptr: none)
+    Reload,    // apply the change prepared with Engine::prepareChange, and `forces`
+};
+
+// Filled by the scan thread before the command counts as done; read by the submitter after.
+struct CommandResult {
+    bool ok = false;
+    const char* refusal = nullptr; // static text when !ok
+    std::uint64_t cycle = 0;       // the cycle count when it was applied
+    TransferReport change;         // Reload
+    std::unique_ptr<LoadedProgram> retired; // Reload: the replaced program, freed by the submitter
+    const ForceTable* retiredForces = nullptr; // SetForces / Reload: the replaced table
+};
+
+struct ScanCommand {
+    ScanCommandKind kind = ScanCommandKind::Pause;
+    RestartMode mode = RestartMode::Warm; // Restart
+    std::uint32_t count = 0;              // Step
+    const ImageRange* ranges = nullptr;   // Read / Write
+    std::uint32_t rangeCount = 0;
+    const std::uint8_t* writeBytes = nullptr;
+    std::uint8_t* readBytes = nullptr;
+    const ForceTable* forces = nullptr; // SetForces / Reload
+    // Reload: a buffer already sized for the new data image, swapped with the retain hand-off
+    // buffer (so the old one comes back in it, to be freed by the submitter).
+    std::vector<std::uint8_t>* retainBuffer = nullptr;
+    CommandResult* result = nullptr;
+};
+
+} // namespace takt::engine

@@ -1,0 +1,189 @@
+// The control side of the scan loop: commands submitted through the SPSC queue and applied by
+// the scan thread at the cycle boundary (scan_loop.h, scan_command.h).
+#include <algorithm>
+#include <utility>
+
+#include "takt/engine/scan_loop.h"
+
+namespace takt::engine {
+
+bool ScanLoop::submit(const ScanCommand& command) noexcept {
+    if (!commands_.push(command)) {
+        return false;
+    }
+    ++submitted_;
+    return true;
+}
+
+void ScanLoop::setState(ScanState state, ScanEventKind event) noexcept {
+    current_.state = state;
+    pushEvent(ScanEvent{event, current_.cycles, monotonicNs(), 0, 0});
+}
+
+void ScanLoop::applyCommands() noexcept {
+    while (const ScanCommand* c = commands_.front()) {
+        // An online change waits while the retain writer is busy with a copy of the old image
+        // (state 1): the buffer and module it reads are swapped with the program. The writer
+        // takes a few milliseconds, so the change lands a cycle or two later; commands behind it
+        // wait too, so they still apply in the order they were sent.
+        if (c->kind == ScanCommandKind::Reload && retainSink_ != nullptr) {
+            int idle = 0;
+            if (!retainState_.compare_exchange_strong(idle, 3, std::memory_order_acq_rel)) {
+                return;
+            }
+        }
+        applyCommand(*c);
+        commands_.pop();
+        current_.commandsDone = commandsDone_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    }
+}
+
+namespace {
+
+const char* checkRange(const ImageRange& r, std::size_t size) noexcept {
+    if (static_cast<std::size_t>(r.offset) + (r.isBit ? 1u : r.size) > size || (r.isBit && r.bit > 7)) {
+        return "the address is outside the image";
+    }
+    return nullptr;
+}
+
+} // namespace
+
+void ScanLoop::applyCommand(const ScanCommand& c) noexcept {
+    CommandResult& r = *c.result;
+    r.ok = true;
+    r.refusal = nullptr;
+    const ScanState state = current_.state;
+    const auto refuse = [&r](const char* why) {
+        r.ok = false;
+        r.refusal = why;
+    };
+    switch (c.kind) {
+    case ScanCommandKind::Pause:
+        if (state == ScanState::Running) {
+            stepsLeft_ = 0;
+            setState(ScanState::Paused, ScanEventKind::Paused);
+        } else if (state != ScanState::Paused) {
+            refuse(state == ScanState::Halted ? "the program is halted after a fault" : "the program is stopped");
+        }
+        break;
+    case ScanCommandKind::Resume:
+        if (state == ScanState::Paused) {
+            stepsLeft_ = 0;
+            setState(ScanState::Running, ScanEventKind::Resumed);
+        } else if (state == ScanState::Running) {
+            stepsLeft_ = 0; // a step in progress becomes a plain run
+        } else {
+            refuse(state == ScanState::Halted ? "the program is halted after a fault: runtime.restart starts it again"
+                                              : "the program is stopped: runtime.start runs it again");
+        }
+        break;
+    case ScanCommandKind::Step:
+        if (state != ScanState::Paused || c.count == 0) {
+            refuse(c.count == 0 ? "count must be at least 1" : "runtime.step needs a paused program (runtime.pause)");
+        } else {
+            stepsLeft_ = c.count;
+            current_.state = ScanState::Running;
+        }
+        break;
+    case ScanCommandKind::Stop:
+        if (state != ScanState::Stopped) {
+            stepsLeft_ = 0;
+            io_.applySafeState();
+            setState(ScanState::Stopped, ScanEventKind::Stopped);
+        }
+        break;
+    case ScanCommandKind::Start:
+        if (state == ScanState::Halted) {
+            refuse("the program is halted after a fault: runtime.restart starts it again");
+        } else if (state != ScanState::Running) {
+            if (state == ScanState::Stopped) {
+                io_.releaseSafeState();
+            }
+            stepsLeft_ = 0;
+            setState(ScanState::Running, ScanEventKind::Started);
+        }
+        break;
+    case ScanCommandKind::Restart:
+        // A restart runs the init code; a warm one also saves and restores the RETAIN values.
+        // It is a rare operator action, not part of a regular cycle.
+        if (!engine_.restart(c.mode, faultScratch_)) {
+            refuse("the program faulted while initialising");
+            io_.applySafeState();
+            current_.state = ScanState::Halted;
+            pushEvent(ScanEvent{ScanEventKind::Halt, current_.cycles, monotonicNs(), 0, 0});
+            break;
+        }
+        if (state == ScanState::Halted || state == ScanState::Stopped) {
+            io_.releaseSafeState();
+        }
+        stepsLeft_ = 0;
+        ++current_.restarts;
+        setState(ScanState::Running, ScanEventKind::Restart);
+        break;
+    case ScanCommandKind::Read:
+    case ScanCommandKind::Write: {
+        std::uint32_t at = 0;
+        for (std::uint32_t i = 0; i < c.rangeCount; ++i) {
+            const ImageRange& range = c.ranges[i];
+            std::uint8_t* base = nullptr;
+            std::size_t size = 0;
+            if (range.area == ImageArea::Data) {
+                base = engine_.program().image();
+                size = engine_.program().imageSize();
+            } else {
+                auto& area = engine_.area(range.area == ImageArea::Input    ? bytecode::IoArea::Input
+                                          : range.area == ImageArea::Output ? bytecode::IoArea::Output
+                                                                            : bytecode::IoArea::Memory);
+                base = area.data();
+                size = area.size();
+            }
+            if (const char* why = checkRange(range, size)) {
+                refuse(why);
+                break;
+            }
+            if (c.kind == ScanCommandKind::Read) {
+                readRange(range, base, c.readBytes + at);
+            } else {
+                writeRange(range, c.writeBytes + at, base);
+            }
+            at += range.valueBytes();
+        }
+        break;
+    }
+    case ScanCommandKind::SetForces:
+        r.retiredForces = engine_.forces();
+        engine_.setForces(c.forces);
+        break;
+    case ScanCommandKind::Reload: applyReload(c); break;
+    }
+    r.cycle = current_.cycles;
+}
+
+void ScanLoop::applyReload(const ScanCommand& c) noexcept {
+    CommandResult& r = *c.result;
+    if (!engine_.changePending()) {
+        r.ok = false;
+        r.refusal = "no prepared change";
+        if (retainSink_ != nullptr) {
+            retainState_.store(0, std::memory_order_release);
+        }
+        return;
+    }
+    r.change = engine_.applyChange(&r.retired);
+    r.retiredForces = engine_.forces();
+    engine_.setForces(c.forces);
+    taskCount_.store(std::min(engine_.program().module().tasks.size(), kMaxTaskStats), std::memory_order_relaxed);
+    if (c.retainBuffer != nullptr) {
+        std::swap(retainBuffer_, *c.retainBuffer);
+    }
+    retainModule_ = &engine_.program().module();
+    if (retainSink_ != nullptr) {
+        retainState_.store(0, std::memory_order_release);
+        retainState_.notify_one();
+    }
+    ++current_.reloads;
+    pushEvent(ScanEvent{ScanEventKind::ReloadApplied, current_.cycles, monotonicNs(), r.change.pauseNs, 0});
+}
+
+} // namespace takt::engine
