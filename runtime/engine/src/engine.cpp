@@ -263,6 +263,11 @@ bool Engine::prepareChange(std::unique_ptr<LoadedProgram> next, bool warm, Fault
     return true;
 }
 
+void Engine::cancelChange() {
+    pending_.reset();
+    pendingPlan_ = TransferPlan{};
+}
+
 TransferReport Engine::applyChange(std::unique_ptr<LoadedProgram>* retired) {
     const auto t0 = std::chrono::steady_clock::now();
     applyTransferPlan(pendingPlan_, program_->image(), pending_->image());

@@ -92,6 +92,8 @@ public:
     // reads the current program's module (immutable) and writes state the cycle does not touch.
     bool prepareChange(std::unique_ptr<LoadedProgram> next, bool warm, FaultReport& report);
     [[nodiscard]] bool changePending() const { return pending_ != nullptr; }
+    // Drops a prepared change that will not be applied (off the cycle, before it was handed over).
+    void cancelChange();
     [[nodiscard]] const LoadedProgram* pendingProgram() const { return pending_.get(); }
     // Step 2 (at a cycle boundary): memcpy runs, swap. Returns the report of the change. With
     // `retired`, the replaced program is handed back instead of being freed here (the scan
