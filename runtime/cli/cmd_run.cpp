@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@
 #include "commands.h"
 #include "run_support.h"
 #include "systemd_notify.h"
+#include "takt/agent/control.h"
+#include "takt/agent/agent_server.h"
+#include "takt/agent/control_runtime.h"
 #include "takt/engine/config.h"
 #include "takt/engine/retain.h"
 #include "takt/engine/scan_loop.h"
@@ -184,6 +188,70 @@ std::string faultText(const engine::FaultRecord& f) {
                        engine::faultActionName(f.action), outcome);
 }
 
+// The drivers' health as the control endpoint reports it: refreshed by the main loop four times a
+// second, read by the control thread.
+class HealthCache {
+public:
+    void update(const std::vector<io::DriverHealthReport>& health) {
+        std::vector<agent::DriverHealthView> views;
+        for (const io::DriverHealthReport& h : health) {
+            views.push_back({h.name, std::string(io::healthName(h.status.health)), h.status.reason});
+        }
+        const std::lock_guard lock(mutex_);
+        views_ = std::move(views);
+    }
+    std::vector<agent::DriverHealthView> get() const {
+        const std::lock_guard lock(mutex_);
+        return views_;
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::vector<agent::DriverHealthView> views_;
+};
+
+agent::Role roleOf(const std::string& name) {
+    if (name == "viewer") {
+        return agent::Role::Viewer;
+    }
+    if (name == "operator") {
+        return agent::Role::Operator;
+    }
+    return name == "engineer" ? agent::Role::Engineer : agent::Role::Admin;
+}
+
+// [runtime.control] as the server takes it: tokens read from their files, the audit log under
+// the project's .takt/. False with `error` when a token file is unusable.
+bool controlOptions(const engine::RuntimeConfig& config, const fs::path& project, agent::ControlOptions& out,
+                    std::string& error) {
+    const engine::RuntimeConfig::Control& c = config.control;
+    out.endpoint = c.endpoint;
+    out.tlsCert = c.tlsCert;
+    out.tlsKey = c.tlsKey;
+    out.tlsClientCa = c.tlsClientCa;
+    out.version = std::string(agent::taktVersion());
+    if (!c.authToken.empty()) {
+        out.tokens.push_back({agent::Role::Admin, c.authToken});
+    }
+    for (const engine::ControlToken& t : c.tokens) {
+        agent::ControlToken token{roleOf(t.role), t.token};
+        if (!t.tokenFile.empty()) {
+            const fs::path file = fs::path(t.tokenFile).is_absolute() ? fs::path(t.tokenFile) : project / t.tokenFile;
+            if (!agent::readTokenFile(file.string(), token.secret, error)) {
+                return false;
+            }
+        }
+        out.tokens.push_back(std::move(token));
+    }
+    std::error_code ec;
+    fs::create_directories(project / ".takt", ec);
+    out.auditLog = (project / ".takt" / "audit.log").string();
+    if (c.endpoint.starts_with("unix://")) {
+        fs::create_directories(fs::path(c.endpoint.substr(7)).parent_path(), ec);
+    }
+    return true;
+}
+
 bool loadConfigs(const fs::path& dir, const RunOptions& options, engine::RuntimeConfig& runtime, io::IoConfig& io,
                  spdlog::logger& log) {
     const engine::RuntimeConfigResult rc = engine::loadRuntimeConfig(dir / "runtime.toml");
@@ -329,6 +397,29 @@ int runMain(const RunOptions& options) {
     for (const std::string& w : loop.warnings()) {
         log->warn("realtime: {}", w);
     }
+    // The control endpoint: its own low-priority thread; it reaches the scan thread only
+    // through the loop's command queue and snapshots.
+    HealthCache healthCache;
+    healthCache.update(drivers.refreshHealth());
+    std::unique_ptr<agent::RuntimeControl> control;
+    std::unique_ptr<agent::ControlServer> server;
+    if (!runtime.control.endpoint.empty()) {
+        agent::ControlOptions copts;
+        agent::RuntimeControlOptions ropts;
+        ropts.byteAddressing = runtime.byteAddressing;
+        ropts.driverHealth = [&healthCache] { return healthCache.get(); };
+        control = std::make_unique<agent::RuntimeControl>(loop, engine, ropts);
+        if (controlOptions(runtime, dir, copts, error)) {
+            server = std::make_unique<agent::ControlServer>(copts, *control);
+        }
+        if (server == nullptr || !server->start(error)) {
+            loop.stop();
+            drivers.stop();
+            std::fprintf(stderr, "takt run: runtime.control: %s\n", error.c_str());
+            return kExitInvalidProject;
+        }
+        log->info("control endpoint {}", server->boundEndpoint());
+    }
     log->info("running {} (program {:.16}) from {}: cycle {} ms, watchdog {}, "
               "fault policy {}, {} driver(s)",
               runtime.resourceName, program.hash, program.origin, runtime.cycleIntervalMs,
@@ -354,6 +445,7 @@ int runMain(const RunOptions& options) {
             break;
         }
         const std::vector<io::DriverHealthReport> health = drivers.refreshHealth();
+        healthCache.update(health);
         const engine::ScanSnapshot s = loop.snapshot();
         // Liveness for systemd: the scan made progress, or it is halted on purpose
         // (faults are reported, not hidden behind a restart loop of the whole
@@ -377,6 +469,9 @@ int runMain(const RunOptions& options) {
         }
     }
     systemd.stopping();
+    if (server != nullptr) {
+        server->stop(); // no command arrives after this
+    }
     loop.stop(); // safe state latched, last retain save
     drivers.stop();
     const std::vector<io::DriverHealthReport> health = drivers.refreshHealth();

@@ -1,0 +1,102 @@
+#pragma once
+// The control endpoint's methods on the live runtime (PROTOCOLS.md "Control endpoint"): a
+// ControlTarget over the scan loop. Everything here runs on the control server's thread; it
+// reaches the scan thread only through ScanLoop::submit (commands applied at the next cycle
+// boundary) and the loop's seqlocked snapshot, histograms and event ring, so no request can make
+// the scan thread wait.
+//
+// A method that needs the scan thread (run control, var/io access, forces, bytecode.reload)
+// prepares everything off the cycle — paths resolved, values decoded and range-checked, a new
+// program decoded, verified, initialised and its transfer plan computed — submits one command
+// and answers when the loop reports it done. What the scan thread hands back (the replaced
+// program, force table, retain buffer) is freed here.
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "takt/agent/control.h"
+#include "takt/engine/scan_loop.h"
+
+namespace takt::agent {
+
+struct DriverHealthView {
+    std::string name;
+    std::string health; // ok | degraded | faulted
+    std::string reason;
+};
+
+struct RuntimeControlOptions {
+    bool byteAddressing = false;       // [build] address_mode = "byte": how %QW3 maps to bytes
+    std::int64_t commandTimeoutMs = 5000; // a command the loop has not applied by then is an error
+    // The drivers' latest health (the runtime refreshes it off the cycle); may be empty.
+    std::function<std::vector<DriverHealthView>()> driverHealth;
+};
+
+class RuntimeControl final : public ControlTarget {
+public:
+    RuntimeControl(engine::ScanLoop& loop, engine::Engine& engine, RuntimeControlOptions options);
+    ~RuntimeControl() override;
+    RuntimeControl(const RuntimeControl&) = delete;
+    RuntimeControl& operator=(const RuntimeControl&) = delete;
+
+    [[nodiscard]] std::vector<Method> methods() const override;
+    void call(const std::string& method, const rapidjson::Value& params, ControlReplyFn reply) override;
+    void poll(std::vector<std::string>& events) override;
+
+    // For the run's log line and tests: the hash of the program now running.
+    [[nodiscard]] const std::string& programHash() const { return hash_; }
+
+    struct Pending; // a submitted command waiting for the scan loop
+    struct Forced;  // one forced variable or address
+
+private:
+    void status(ControlReplyFn& reply);
+    void stats(ControlReplyFn& reply);
+    void runControl(const std::string& method, const rapidjson::Value& params, ControlReplyFn& reply);
+    void varRead(const rapidjson::Value& params, ControlReplyFn& reply);
+    void varWrite(const rapidjson::Value& params, ControlReplyFn& reply);
+    void ioRead(const rapidjson::Value& params, ControlReplyFn& reply);
+    void ioWrite(const rapidjson::Value& params, ControlReplyFn& reply);
+    void force(const std::string& method, const rapidjson::Value& params, ControlReplyFn& reply);
+    void listForced(ControlReplyFn& reply);
+    void reload(const rapidjson::Value& params, ControlReplyFn& reply);
+
+    // Submits `pending->command` (its result block and buffers already set); the reply comes
+    // from poll() once the loop has applied it. False (and an error reply) when it cannot be
+    // submitted.
+    bool submit(std::unique_ptr<Pending> pending, ControlReplyFn& reply);
+    void complete(Pending& p);
+    // A force table for the current forces against `module` (data-image entries re-resolved
+    // by path); paths that no longer resolve are listed in `lost`.
+    [[nodiscard]] std::unique_ptr<engine::ForceTable> buildForces(const bytecode::Module& module,
+                                                                  std::vector<std::string>* lost) const;
+    void emit(std::vector<std::string>& events, const std::string& type, const std::string& fields);
+    void translateScanEvents(std::vector<std::string>& events);
+
+    engine::ScanLoop& loop_;
+    engine::Engine& engine_;
+    RuntimeControlOptions options_;
+    std::int64_t startedNs_ = 0;
+    std::shared_ptr<const bytecode::Module> module_; // the program the next command applies to
+    std::string hash_;
+    std::deque<std::unique_ptr<Pending>> pending_;
+    std::vector<Forced> forced_;
+    std::unique_ptr<const engine::ForceTable> forces_; // the table the scan thread uses
+    bool reloadInFlight_ = false;
+    std::map<std::string, ControlAnswer> idempotent_; // idempotency_key -> first answer
+    std::deque<std::string> idempotentOrder_;
+    // Event translation state.
+    std::uint64_t eventsSeen_ = 0;
+    std::uint64_t retainSavesSeen_ = 0, retainFailuresSeen_ = 0;
+    std::string healthSeen_;
+    bool healthPolled_ = false;
+    std::int64_t nextHealthNs_ = 0;
+    bool startedSent_ = false;
+    std::vector<std::string> localEvents_; // produced by calls (reload_rejected), sent by poll
+};
+
+} // namespace takt::agent

@@ -1,0 +1,364 @@
+// var.* and io.* on the live runtime: paths and addresses are resolved and values decoded and
+// range-checked here, off the cycle; the scan thread only copies bytes at the cycle boundary.
+#include <fmt/format.h>
+
+#include "control_runtime_internal.h"
+#include "takt/bytecode/address.h"
+#include "takt/engine/values.h"
+
+namespace takt::agent {
+
+namespace {
+
+bytecode::ValueKind widthKind(bytecode::AddressWidth w) {
+    switch (w) {
+    case bytecode::AddressWidth::Byte: return bytecode::ValueKind::Byte;
+    case bytecode::AddressWidth::Word: return bytecode::ValueKind::Word;
+    case bytecode::AddressWidth::DWord: return bytecode::ValueKind::DWord;
+    case bytecode::AddressWidth::LWord: return bytecode::ValueKind::LWord;
+    case bytecode::AddressWidth::Bit: break;
+    }
+    return bytecode::ValueKind::Bool;
+}
+
+engine::ImageArea imageArea(bytecode::IoArea a) {
+    switch (a) {
+    case bytecode::IoArea::Input: return engine::ImageArea::Input;
+    case bytecode::IoArea::Output: return engine::ImageArea::Output;
+    default: return engine::ImageArea::Memory;
+    }
+}
+
+// The names a read lists: `names` (array of strings) or one `name`; for io, `addresses`/`address`.
+bool nameList(const rapidjson::Value& params, const char* plural, const char* singular, std::vector<std::string>& out,
+              ControlAnswer& error) {
+    if (const rapidjson::Value* list = ctl::member(params, plural)) {
+        if (!list->IsArray() || list->Empty() || list->Size() > 1024) {
+            error = ctl::badParam(plural, "expected an array of 1 to 1024 strings");
+            return false;
+        }
+        for (const rapidjson::Value& v : list->GetArray()) {
+            if (!v.IsString()) {
+                error = ctl::badParam(plural, "expected an array of strings");
+                return false;
+            }
+            out.emplace_back(v.GetString(), v.GetStringLength());
+        }
+        return true;
+    }
+    if (const rapidjson::Value* one = ctl::member(params, singular); one != nullptr && one->IsString()) {
+        out.emplace_back(one->GetString(), one->GetStringLength());
+        return true;
+    }
+    error = ctl::badParam(plural, fmt::format("missing: give \"{}\" (array) or \"{}\" (string)", plural, singular));
+    return false;
+}
+
+struct Target {
+    std::string name;
+    engine::ImageRange range;
+    std::uint32_t type = bytecode::kNone; // a variable's type; kNone for an address
+    bytecode::ValueKind kind = bytecode::ValueKind::Bool; // an address's value kind
+    bool readOnly = false;
+};
+
+bool resolveVar(const bytecode::Module& m, const std::string& name, Target& t, ControlAnswer& error,
+                const char* member) {
+    engine::VarRef ref;
+    std::string why;
+    if (!engine::resolvePath(m, name, ref, why)) {
+        error = ctl::badParam(member, why);
+        return false;
+    }
+    t.name = name;
+    t.type = ref.type;
+    t.readOnly = ref.constant;
+    t.range = engine::ImageRange{engine::ImageArea::Data, false, 0, ref.offset, m.types[ref.type].size};
+    return true;
+}
+
+bool resolveAddress(const std::string& text, bool byteAddressing, Target& t, ControlAnswer& error, const char* member) {
+    bytecode::DirectAddress a;
+    std::string why;
+    if (!bytecode::parseDirectAddress(text, a, why)) {
+        error = ctl::badParam(member, why);
+        return false;
+    }
+    const std::uint64_t offset = a.byteOffset(byteAddressing);
+    if (offset + a.bytes() > 0xFFFF'FFFFu) {
+        error = ctl::badParam(member, fmt::format("'{}' is outside the process image", text));
+        return false;
+    }
+    t.name = bytecode::formatDirectAddress(a);
+    t.kind = widthKind(a.width);
+    t.range = engine::ImageRange{imageArea(a.area), a.isBit(), a.bit, static_cast<std::uint32_t>(offset), a.bytes()};
+    return true;
+}
+
+// Decodes params.value for `t` into `out` (t.range.valueBytes() bytes).
+bool decodeFor(const bytecode::Module& m, const Target& t, const rapidjson::Value& params,
+               std::vector<std::uint8_t>& out, ControlAnswer& error) {
+    const rapidjson::Value* value = ctl::member(params, "value");
+    if (value == nullptr) {
+        error = ctl::badParam("value", "missing: a typed value such as {\"type\":\"INT\",\"value\":3}");
+        return false;
+    }
+    out.assign(t.range.valueBytes(), 0);
+    std::string why;
+    const bool ok = t.type != bytecode::kNone
+                        ? engine::decodeValue(m, t.type, *value, out.data(), why)
+                        : engine::decodeElementary(t.kind, t.range.isBit ? 0 : t.range.size, 0, *value, out.data(), why);
+    if (!ok) {
+        error = ctl::badParam("value", why);
+        return false;
+    }
+    return true;
+}
+
+std::string encodeFor(const bytecode::Module& m, const Target& t, const std::uint8_t* data) {
+    rapidjson::Document doc;
+    rapidjson::Value v;
+    if (t.type != bytecode::kNone) {
+        engine::encodeValue(m, t.type, data, v, doc.GetAllocator());
+    } else {
+        engine::encodeElementary(t.kind, data, v, doc.GetAllocator());
+    }
+    return ctl::jsonText(v);
+}
+
+} // namespace
+
+void RuntimeControl::varRead(const rapidjson::Value& params, ControlReplyFn& reply) {
+    std::vector<std::string> names;
+    ControlAnswer error;
+    if (!nameList(params, "names", "name", names, error)) {
+        reply(std::move(error));
+        return;
+    }
+    auto targets = std::make_shared<std::vector<Target>>(names.size());
+    auto p = std::make_unique<Pending>();
+    std::size_t bytes = 0;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (!resolveVar(*module_, names[i], (*targets)[i], error, "names")) {
+            reply(std::move(error));
+            return;
+        }
+        p->ranges.push_back((*targets)[i].range);
+        bytes += (*targets)[i].range.valueBytes();
+    }
+    p->bytes.assign(bytes, 0);
+    p->command.kind = engine::ScanCommandKind::Read;
+    p->command.readBytes = p->bytes.data();
+    p->module = module_;
+    p->finish = [targets](Pending& done) {
+        std::string values;
+        std::size_t at = 0;
+        for (const Target& t : *targets) {
+            values += fmt::format("{}{}:{}", values.empty() ? "" : ",", ctl::quoted(t.name),
+                                  encodeFor(*done.module, t, done.bytes.data() + at));
+            at += t.range.valueBytes();
+        }
+        return ControlAnswer::result(fmt::format("{{\"cycle\":{},\"values\":{{{}}}}}", done.result.cycle, values));
+    };
+    submit(std::move(p), reply);
+}
+
+void RuntimeControl::ioRead(const rapidjson::Value& params, ControlReplyFn& reply) {
+    std::vector<std::string> names;
+    ControlAnswer error;
+    if (!nameList(params, "addresses", "address", names, error)) {
+        reply(std::move(error));
+        return;
+    }
+    auto targets = std::make_shared<std::vector<Target>>(names.size());
+    auto p = std::make_unique<Pending>();
+    std::size_t bytes = 0;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (!resolveAddress(names[i], options_.byteAddressing, (*targets)[i], error, "addresses")) {
+            reply(std::move(error));
+            return;
+        }
+        p->ranges.push_back((*targets)[i].range);
+        bytes += (*targets)[i].range.valueBytes();
+    }
+    p->bytes.assign(bytes, 0);
+    p->command.kind = engine::ScanCommandKind::Read;
+    p->command.readBytes = p->bytes.data();
+    p->module = module_;
+    p->finish = [targets](Pending& done) {
+        std::string values;
+        std::size_t at = 0;
+        for (const Target& t : *targets) {
+            values += fmt::format("{}{}:{}", values.empty() ? "" : ",", ctl::quoted(t.name),
+                                  encodeFor(*done.module, t, done.bytes.data() + at));
+            at += t.range.valueBytes();
+        }
+        return ControlAnswer::result(fmt::format("{{\"cycle\":{},\"values\":{{{}}}}}", done.result.cycle, values));
+    };
+    submit(std::move(p), reply);
+}
+
+namespace {
+
+// One write (var.write / io.write): target resolved, value decoded, then a Write command.
+bool prepareWrite(const bytecode::Module& m, const Target& t, const rapidjson::Value& params,
+                  RuntimeControl::Pending& p, ControlAnswer& error) {
+    if (t.readOnly) {
+        error = ctl::badParam("name", fmt::format("'{}' is a constant and cannot be written", t.name));
+        return false;
+    }
+    if (!decodeFor(m, t, params, p.bytes, error)) {
+        return false;
+    }
+    p.ranges.push_back(t.range);
+    p.command.kind = engine::ScanCommandKind::Write;
+    p.command.writeBytes = p.bytes.data();
+    return true;
+}
+
+} // namespace
+
+void RuntimeControl::varWrite(const rapidjson::Value& params, ControlReplyFn& reply) {
+    const rapidjson::Value* name = ctl::member(params, "name");
+    ControlAnswer error;
+    Target t;
+    auto p = std::make_unique<Pending>();
+    if (name == nullptr || !name->IsString()) {
+        reply(ctl::badParam("name", "missing: the variable's path"));
+        return;
+    }
+    if (!resolveVar(*module_, name->GetString(), t, error, "name") || !prepareWrite(*module_, t, params, *p, error)) {
+        reply(std::move(error));
+        return;
+    }
+    p->finish = [n = t.name](Pending& done) {
+        return ControlAnswer::result(fmt::format("{{\"name\":{},\"cycle\":{}}}", ctl::quoted(n), done.result.cycle));
+    };
+    submit(std::move(p), reply);
+}
+
+void RuntimeControl::ioWrite(const rapidjson::Value& params, ControlReplyFn& reply) {
+    const rapidjson::Value* address = ctl::member(params, "address");
+    ControlAnswer error;
+    Target t;
+    auto p = std::make_unique<Pending>();
+    if (address == nullptr || !address->IsString()) {
+        reply(ctl::badParam("address", "missing: a direct address such as %QX0.1"));
+        return;
+    }
+    if (!resolveAddress(address->GetString(), options_.byteAddressing, t, error, "address") ||
+        !prepareWrite(*module_, t, params, *p, error)) {
+        reply(std::move(error));
+        return;
+    }
+    p->finish = [n = t.name](Pending& done) {
+        return ControlAnswer::result(fmt::format("{{\"address\":{},\"cycle\":{}}}", ctl::quoted(n), done.result.cycle));
+    };
+    submit(std::move(p), reply);
+}
+
+std::unique_ptr<engine::ForceTable> RuntimeControl::buildForces(const bytecode::Module& module,
+                                                                std::vector<std::string>* lost) const {
+    auto table = std::make_unique<engine::ForceTable>();
+    for (const Forced& f : forced_) {
+        engine::ImageRange range = f.range;
+        if (!f.address) {
+            // Re-resolved by path: after an online change the variable may have moved, changed
+            // type (the forced bytes would be meaningless) or gone.
+            engine::VarRef ref;
+            std::string why;
+            if (!engine::resolvePath(module, f.name, ref, why) || engine::typeSignature(module, ref.type) != f.signature) {
+                if (lost != nullptr) {
+                    lost->push_back(f.name);
+                }
+                continue;
+            }
+            range.offset = ref.offset;
+        }
+        table->entries.push_back(engine::ForceEntry{range, static_cast<std::uint32_t>(table->values.size())});
+        table->values.insert(table->values.end(), f.value.begin(), f.value.end());
+    }
+    return table;
+}
+
+void RuntimeControl::force(const std::string& method, const rapidjson::Value& params, ControlReplyFn& reply) {
+    const bool io = method.starts_with("io.");
+    const bool add = method.ends_with(".force");
+    const char* key = io ? "address" : "name";
+    const rapidjson::Value* name = ctl::member(params, key);
+    if (name == nullptr || !name->IsString()) {
+        reply(ctl::badParam(key, io ? "missing: a direct address such as %IX0.1" : "missing: the variable's path"));
+        return;
+    }
+    if (reloadInFlight_) {
+        reply(ControlAnswer::error(rpc::kCommandFailed, "a reload is in progress; retry when it is answered"));
+        return;
+    }
+    ControlAnswer error;
+    Target t;
+    const bool resolved = io ? resolveAddress(name->GetString(), options_.byteAddressing, t, error, key)
+                             : resolveVar(*module_, name->GetString(), t, error, key);
+    if (!resolved) {
+        reply(std::move(error));
+        return;
+    }
+    std::vector<Forced> next = forced_;
+    const auto same = [&](const Forced& f) {
+        return f.address == io && (io ? f.name == t.name : f.range.offset == t.range.offset && f.type == t.type);
+    };
+    std::erase_if(next, same);
+    if (add) {
+        Forced f;
+        f.name = t.name;
+        f.address = io;
+        f.range = t.range;
+        f.type = t.type;
+        if (!io) {
+            f.signature = engine::typeSignature(*module_, t.type);
+        }
+        if (!decodeFor(*module_, t, params, f.value, error)) {
+            reply(std::move(error));
+            return;
+        }
+        next.push_back(std::move(f));
+    } else if (next.size() == forced_.size()) {
+        reply(ctl::badParam(key, fmt::format("'{}' is not forced", t.name)));
+        return;
+    }
+    // The list changes now, so the next request sees it; the table reaches the scan thread with
+    // the command (if the command cannot be submitted, the list is put back).
+    std::swap(forced_, next);
+    auto p = std::make_unique<Pending>();
+    p->forces = buildForces(*module_, nullptr);
+    p->command.kind = engine::ScanCommandKind::SetForces;
+    p->command.forces = p->forces.get();
+    p->finish = [n = t.name, add, this](Pending& done) {
+        return ControlAnswer::result(fmt::format("{{\"name\":{},\"forced\":{},\"count\":{},\"cycle\":{}}}",
+                                                 ctl::quoted(n), add ? "true" : "false", forced_.size(),
+                                                 done.result.cycle));
+    };
+    if (!submit(std::move(p), reply)) {
+        std::swap(forced_, next);
+    }
+}
+
+void RuntimeControl::listForced(ControlReplyFn& reply) {
+    std::string list;
+    for (const Forced& f : forced_) {
+        Target t;
+        t.range = f.range;
+        t.type = f.address ? bytecode::kNone : f.type;
+        if (f.address) {
+            t.kind = f.range.isBit                 ? bytecode::ValueKind::Bool
+                     : f.range.size == 1           ? bytecode::ValueKind::Byte
+                     : f.range.size == 2           ? bytecode::ValueKind::Word
+                     : f.range.size == 4           ? bytecode::ValueKind::DWord
+                                                   : bytecode::ValueKind::LWord;
+        }
+        list += fmt::format("{}{{\"name\":{},\"kind\":\"{}\",\"value\":{}}}", list.empty() ? "" : ",",
+                            ctl::quoted(f.name), f.address ? "io" : "var", encodeFor(*module_, t, f.value.data()));
+    }
+    reply(ControlAnswer::result("{\"forced\":[" + list + "]}"));
+}
+
+} // namespace takt::agent

@@ -1,0 +1,160 @@
+// bytecode.reload on the live runtime (ARCHITECTURE.md "Online change"): decode, verify,
+// initialise and plan the new program here, on the control thread, while the old one keeps
+// running; the scan thread only executes the plan and swaps pointers at a cycle boundary. Any
+// failure before the hand-over leaves the running program bit-identical.
+#include <algorithm>
+#include <chrono>
+
+#include <openssl/evp.h>
+
+#include <fmt/format.h>
+
+#include "control_runtime_internal.h"
+#include "takt/bytecode/container.h"
+#include "takt/bytecode/verifier.h"
+#include "takt/engine/values.h"
+
+namespace takt::agent {
+
+namespace {
+
+constexpr std::size_t kIdempotencyKeys = 32;
+constexpr std::size_t kMaxKeyBytes = 128;
+
+// Standard base64 with padding (what `takt reload` and base64(1) produce). EVP_DecodeBlock
+// rejects characters outside the alphabet but counts padding as zero bytes, so those are
+// trimmed by hand.
+bool decodeBase64(std::string_view text, std::vector<std::uint8_t>& out) {
+    if (text.empty() || text.size() % 4 != 0) {
+        return false;
+    }
+    out.assign(text.size() / 4 * 3, 0);
+    const int n = EVP_DecodeBlock(out.data(), reinterpret_cast<const unsigned char*>(text.data()),
+                                  static_cast<int>(text.size()));
+    if (n < 0) {
+        return false;
+    }
+    std::size_t size = static_cast<std::size_t>(n);
+    size -= text.ends_with("==") ? 2 : text.ends_with("=") ? 1 : 0;
+    out.resize(size);
+    return true;
+}
+
+std::string stringArray(const std::vector<std::string>& items) {
+    std::string out = "[";
+    for (const std::string& s : items) {
+        out += (out.size() > 1 ? "," : "") + ctl::quoted(s);
+    }
+    return out + "]";
+}
+
+} // namespace
+
+void RuntimeControl::reload(const rapidjson::Value& params, ControlReplyFn& reply) {
+    const rapidjson::Value* bytes = ctl::member(params, "bytes");
+    if (bytes == nullptr || !bytes->IsString()) {
+        reply(ctl::badParam("bytes", "missing: program.stbc as a base64 string"));
+        return;
+    }
+    std::string key;
+    if (const rapidjson::Value* k = ctl::member(params, "idempotency_key")) {
+        if (!k->IsString() || k->GetStringLength() == 0 || k->GetStringLength() > kMaxKeyBytes) {
+            reply(ctl::badParam("idempotency_key", "expected a string of 1 to 128 bytes"));
+            return;
+        }
+        key = k->GetString();
+        if (const auto it = idempotent_.find(key); it != idempotent_.end()) {
+            reply(it->second); // the same request again: the first answer, nothing applied twice
+            return;
+        }
+    }
+    if (reloadInFlight_) {
+        reply(ControlAnswer::error(rpc::kCommandFailed, "a reload is already in progress; retry when it is answered"));
+        return;
+    }
+    const auto reject = [&](const std::string& why) {
+        localEvents_.push_back(fmt::format("{{\"type\":\"reload_rejected\",\"ts\":{},\"reason\":{},\"program_hash\":{}}}",
+                                           std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               std::chrono::system_clock::now().time_since_epoch())
+                                               .count(),
+                                           ctl::quoted(why), ctl::quoted(hash_)));
+        reply(ControlAnswer::error(rpc::kCommandFailed, "reload rejected: " + why,
+                                   fmt::format("{{\"program_hash\":{}}}", ctl::quoted(hash_))));
+    };
+    std::vector<std::uint8_t> stbc;
+    if (!decodeBase64(std::string_view(bytes->GetString(), bytes->GetStringLength()), stbc)) {
+        reply(ctl::badParam("bytes", "not valid base64"));
+        return;
+    }
+    bytecode::LoadResult loaded = bytecode::deserialize(stbc);
+    if (!loaded.ok()) {
+        reject("program.stbc: " + loaded.error);
+        return;
+    }
+    if (const bytecode::VerifyResult v = bytecode::verify(loaded.module); !v.ok()) {
+        reject("program.stbc rejected by the verifier: " + v.message);
+        return;
+    }
+    const std::string hash = bytecode::hashHex(loaded.hash);
+    auto module = std::make_shared<const bytecode::Module>(std::move(loaded.module));
+    engine::FaultReport fault;
+    if (!engine_.prepareChange(std::make_unique<engine::LoadedProgram>(module, hash), false, fault)) {
+        reject(fmt::format("the new program faulted while initialising: {}{}", fault.message,
+                           fault.path.empty() ? "" : fmt::format(" ({}:{}:{})", fault.path, fault.line, fault.column)));
+        return;
+    }
+    auto p = std::make_unique<Pending>();
+    p->forces = buildForces(*module, &p->forcesLost);
+    p->retainBuffer.assign(engine_.pendingProgram()->imageSize(), 0);
+    p->command.kind = engine::ScanCommandKind::Reload;
+    p->command.forces = p->forces.get();
+    p->command.retainBuffer = &p->retainBuffer;
+    p->module = module;
+    p->hash = hash;
+    p->idempotencyKey = key;
+    p->finish = [this](Pending& done) {
+        const engine::TransferReport& r = done.result.change;
+        // The forced variables now live where the new program put them (or are gone).
+        std::erase_if(forced_, [&](const Forced& f) {
+            return std::find(done.forcesLost.begin(), done.forcesLost.end(), f.name) != done.forcesLost.end();
+        });
+        for (Forced& f : forced_) {
+            engine::VarRef ref;
+            std::string why;
+            if (!f.address && engine::resolvePath(*done.module, f.name, ref, why)) {
+                f.range.offset = ref.offset;
+                f.type = ref.type;
+            }
+        }
+        ControlAnswer answer = ControlAnswer::result(fmt::format(
+            "{{\"old_hash\":{},\"new_hash\":{},\"kept\":{},\"initialised\":{},\"dropped\":{},\"retyped\":{},"
+            "\"retyped_paths\":{},\"forces_dropped\":{},\"swap_pause_us\":{:.3f},\"cycle\":{}}}",
+            ctl::quoted(r.oldHash), ctl::quoted(r.newHash), r.kept, r.initialised, r.dropped, r.retyped,
+            stringArray(r.retypedPaths), stringArray(done.forcesLost), static_cast<double>(r.pauseNs) / 1000.0,
+            done.result.cycle));
+        if (!done.idempotencyKey.empty()) {
+            if (idempotentOrder_.size() == kIdempotencyKeys) {
+                idempotent_.erase(idempotentOrder_.front());
+                idempotentOrder_.pop_front();
+            }
+            idempotent_.emplace(done.idempotencyKey, answer);
+            idempotentOrder_.push_back(done.idempotencyKey);
+        }
+        return answer;
+    };
+    const std::shared_ptr<const bytecode::Module> oldModule = module_;
+    const std::string oldHash = hash_;
+    // Requests after this one are resolved against the new program: the queue applies them after
+    // the swap.
+    module_ = module;
+    hash_ = hash;
+    reloadInFlight_ = true;
+    if (!submit(std::move(p), reply)) {
+        engine_.cancelChange();
+        module_ = oldModule;
+        hash_ = oldHash;
+        reloadInFlight_ = false;
+    }
+}
+
+} // namespace takt::agent

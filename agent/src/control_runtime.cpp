@@ -1,0 +1,362 @@
+// The control endpoint's methods on the live runtime: dispatch, status and statistics, run
+// control, and the completion of commands the scan loop applied (control_runtime.h).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "control_runtime_internal.h"
+
+namespace takt::agent {
+
+namespace ctl {
+
+ControlAnswer badParam(std::string_view member, const std::string& message) {
+    const rpc::Error e = rpc::invalidParam(member, std::string(member) + ": " + message);
+    return ControlAnswer::error(e.code, e.message, e.data);
+}
+
+const rapidjson::Value* member(const rapidjson::Value& params, const char* name) {
+    if (!params.IsObject()) {
+        return nullptr;
+    }
+    const auto it = params.FindMember(name);
+    return it == params.MemberEnd() ? nullptr : &it->value;
+}
+
+std::string jsonText(const rapidjson::Value& v) {
+    return rpc::toJson(v);
+}
+
+std::string quoted(std::string_view s) {
+    rapidjson::StringBuffer buf;
+    rpc::JsonWriter w(buf);
+    rpc::writeString(w, s);
+    return std::string(buf.GetString(), buf.GetSize());
+}
+
+} // namespace ctl
+
+namespace {
+
+std::int64_t wallMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+const char* stateName(const engine::ScanLoop& loop, engine::ScanState s) {
+    if (!loop.running()) {
+        return loop.snapshot().cycles == 0 ? "booting" : "stopped";
+    }
+    switch (s) {
+    case engine::ScanState::Running: return "running";
+    case engine::ScanState::Paused: return "paused";
+    case engine::ScanState::Stopped: return "stopped";
+    case engine::ScanState::Halted: return "faulted";
+    }
+    return "stopped";
+}
+
+std::string histogramJson(const engine::HistogramSummary& h, bool withMin) {
+    const auto us = [](std::int64_t ns) { return static_cast<double>(ns) / 1000.0; };
+    std::string out = "{";
+    if (withMin) {
+        out += fmt::format("\"min_us\":{:.3f},\"avg_us\":{:.3f},", us(h.min), us(h.mean));
+    }
+    out += fmt::format("\"p50_us\":{:.3f},\"p99_us\":{:.3f},\"max_us\":{:.3f}}}", us(h.p50), us(h.p99), us(h.max));
+    return out;
+}
+
+std::uint64_t residentBytes() {
+    std::FILE* f = std::fopen("/proc/self/statm", "r");
+    if (f == nullptr) {
+        return 0;
+    }
+    unsigned long size = 0;
+    unsigned long resident = 0;
+    const int n = std::fscanf(f, "%lu %lu", &size, &resident);
+    std::fclose(f);
+    return n == 2 ? static_cast<std::uint64_t>(resident) * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+
+} // namespace
+
+RuntimeControl::RuntimeControl(engine::ScanLoop& loop, engine::Engine& engine, RuntimeControlOptions options)
+    : loop_(loop), engine_(engine), options_(std::move(options)), startedNs_(engine::monotonicNs()),
+      module_(engine.program().modulePtr()), hash_(engine.program().hash()) {}
+
+RuntimeControl::~RuntimeControl() = default;
+
+std::vector<ControlTarget::Method> RuntimeControl::methods() const {
+    return {
+        {"runtime.status", Role::Viewer},   {"runtime.stats", Role::Viewer},    {"runtime.pause", Role::Operator},
+        {"runtime.resume", Role::Operator}, {"runtime.step", Role::Operator},   {"runtime.stop", Role::Operator},
+        {"runtime.start", Role::Operator},  {"runtime.restart", Role::Operator}, {"var.read", Role::Viewer},
+        {"var.write", Role::Engineer},      {"var.force", Role::Engineer},      {"var.unforce", Role::Engineer},
+        {"var.forced", Role::Viewer},       {"io.read", Role::Viewer},          {"io.write", Role::Engineer},
+        {"io.force", Role::Engineer},       {"io.unforce", Role::Engineer},     {"bytecode.reload", Role::Engineer},
+    };
+}
+
+void RuntimeControl::call(const std::string& method, const rapidjson::Value& params, ControlReplyFn reply) {
+    if (method == "runtime.status") {
+        status(reply);
+    } else if (method == "runtime.stats") {
+        stats(reply);
+    } else if (method.starts_with("runtime.")) {
+        runControl(method, params, reply);
+    } else if (method == "var.read") {
+        varRead(params, reply);
+    } else if (method == "var.write") {
+        varWrite(params, reply);
+    } else if (method == "var.forced") {
+        listForced(reply);
+    } else if (method == "io.read") {
+        ioRead(params, reply);
+    } else if (method == "io.write") {
+        ioWrite(params, reply);
+    } else if (method == "var.force" || method == "var.unforce" || method == "io.force" || method == "io.unforce") {
+        force(method, params, reply);
+    } else if (method == "bytecode.reload") {
+        reload(params, reply);
+    } else {
+        reply(ControlAnswer::error(rpc::kMethodNotFound, fmt::format("method '{}' not found", method)));
+    }
+}
+
+void RuntimeControl::status(ControlReplyFn& reply) {
+    const engine::ScanSnapshot s = loop_.snapshot();
+    std::string fault = "null";
+    if (const std::optional<engine::FaultRecord> f = loop_.lastFault(); f && s.state == engine::ScanState::Halted) {
+        fault = fmt::format("{{\"kind\":{},\"message\":{},\"pou\":{},\"path\":{},\"line\":{},\"column\":{},"
+                            "\"cycle\":{},\"action\":{}}}",
+                            ctl::quoted(f->kind), ctl::quoted(f->report.message), ctl::quoted(f->report.pou),
+                            ctl::quoted(f->report.path), f->report.line, f->report.column, f->cycle,
+                            ctl::quoted(engine::faultActionName(f->action)));
+    }
+    std::string drivers = "[";
+    if (options_.driverHealth) {
+        for (const DriverHealthView& d : options_.driverHealth()) {
+            drivers += fmt::format("{}{{\"name\":{},\"health\":{},\"reason\":{}}}", drivers.size() > 1 ? "," : "",
+                                   ctl::quoted(d.name), ctl::quoted(d.health), ctl::quoted(d.reason));
+        }
+    }
+    drivers += "]";
+    reply(ControlAnswer::result(fmt::format(
+        "{{\"state\":\"{}\",\"fault\":{},\"program_hash\":{},\"uptime_ms\":{},\"cycles\":{},\"faults\":{},"
+        "\"restarts\":{},\"reloads\":{},\"forced\":{},\"drivers\":{}}}",
+        stateName(loop_, s.state), fault, ctl::quoted(hash_), (engine::monotonicNs() - startedNs_) / 1'000'000,
+        s.cycles, s.faults, s.restarts, s.reloads, forced_.size(), drivers)));
+}
+
+void RuntimeControl::stats(ControlReplyFn& reply) {
+    const engine::ScanSnapshot s = loop_.snapshot();
+    const bytecode::Module& m = *module_;
+    const std::vector<std::uint64_t> overruns = loop_.taskOverruns();
+    std::string tasks = "[";
+    for (std::size_t t = 0; t < m.tasks.size(); ++t) {
+        const engine::LatencyHistogram* exec = loop_.taskExecTime(t);
+        const engine::LatencyHistogram* late = loop_.taskLateness(t);
+        if (exec == nullptr || late == nullptr) {
+            break; // beyond kMaxTaskStats: in the overall figures only
+        }
+        tasks += fmt::format("{}{{\"name\":{},\"interval_ms\":{:.3f},\"priority\":{},\"cycles\":{},\"exec\":{},"
+                             "\"lateness\":{},\"overruns\":{}}}",
+                             t == 0 ? "" : ",", ctl::quoted(m.tasks[t].name),
+                             static_cast<double>(m.tasks[t].intervalNs) / 1e6, m.tasks[t].priority, exec->count(),
+                             histogramJson(exec->summary(), true), histogramJson(late->summary(), false),
+                             t < overruns.size() ? overruns[t] : 0);
+    }
+    tasks += "]";
+    reply(ControlAnswer::result(fmt::format(
+        "{{\"cycles\":{},\"period_ms\":{:.3f},\"exec\":{},\"lateness\":{},\"overruns\":{},\"missed_releases\":{},"
+        "\"faults\":{},\"watchdog_trips\":{},\"tasks\":{},\"rss_bytes\":{},\"queue_depth\":{},"
+        "\"retain_saves\":{},\"retain_failures\":{}}}",
+        s.cycles, static_cast<double>(loop_.options().periodNs) / 1e6, histogramJson(loop_.execTime().summary(), true),
+        histogramJson(loop_.lateness().summary(), false), s.overruns, s.missedReleases, s.faults, s.watchdogTrips,
+        tasks, residentBytes(), loop_.queueDepth(), loop_.retainSaves(), loop_.retainFailures())));
+}
+
+void RuntimeControl::runControl(const std::string& method, const rapidjson::Value& params, ControlReplyFn& reply) {
+    auto p = std::make_unique<Pending>();
+    engine::ScanCommand& c = p->command;
+    if (method == "runtime.pause") {
+        c.kind = engine::ScanCommandKind::Pause;
+    } else if (method == "runtime.resume") {
+        c.kind = engine::ScanCommandKind::Resume;
+    } else if (method == "runtime.stop") {
+        c.kind = engine::ScanCommandKind::Stop;
+    } else if (method == "runtime.start") {
+        c.kind = engine::ScanCommandKind::Start;
+    } else if (method == "runtime.step") {
+        c.kind = engine::ScanCommandKind::Step;
+        c.count = 1;
+        if (const rapidjson::Value* n = ctl::member(params, "count")) {
+            if (!n->IsUint() || n->GetUint() == 0 || n->GetUint() > 1'000'000) {
+                reply(ctl::badParam("count", "expected an integer from 1 to 1000000"));
+                return;
+            }
+            c.count = n->GetUint();
+        }
+    } else if (method == "runtime.restart") {
+        c.kind = engine::ScanCommandKind::Restart;
+        const rapidjson::Value* mode = ctl::member(params, "mode");
+        const std::string text = mode != nullptr && mode->IsString() ? mode->GetString() : "";
+        if (mode != nullptr && text != "warm" && text != "cold") {
+            reply(ctl::badParam("mode", "expected \"warm\" or \"cold\""));
+            return;
+        }
+        c.mode = text == "cold" ? engine::RestartMode::Cold : engine::RestartMode::Warm;
+    } else {
+        reply(ControlAnswer::error(rpc::kMethodNotFound, fmt::format("method '{}' not found", method)));
+        return;
+    }
+    p->finish = [this](Pending& done) {
+        return ControlAnswer::result(fmt::format("{{\"state\":\"{}\",\"cycle\":{}}}",
+                                                 stateName(loop_, loop_.snapshot().state), done.result.cycle));
+    };
+    submit(std::move(p), reply);
+}
+
+bool RuntimeControl::submit(std::unique_ptr<Pending> p, ControlReplyFn& reply) {
+    if (!loop_.running()) {
+        reply(ControlAnswer::error(rpc::kCommandFailed, "the runtime is not cycling; the command cannot be applied"));
+        return false;
+    }
+    p->command.result = &p->result;
+    if (!p->ranges.empty()) {
+        p->command.ranges = p->ranges.data();
+        p->command.rangeCount = static_cast<std::uint32_t>(p->ranges.size());
+    }
+    if (!loop_.submit(p->command)) {
+        reply(ControlAnswer::error(kRateLimited, "the runtime's command queue is full; retry shortly",
+                                   "{\"retry_after_ms\":10}"));
+        return false;
+    }
+    p->ticket = loop_.commandsSubmitted();
+    p->deadlineNs = engine::monotonicNs() + options_.commandTimeoutMs * 1'000'000;
+    p->reply = std::move(reply);
+    pending_.push_back(std::move(p));
+    return true;
+}
+
+void RuntimeControl::complete(Pending& p) {
+    ControlAnswer answer;
+    if (!p.result.ok) {
+        answer = ControlAnswer::error(rpc::kCommandFailed, p.result.refusal != nullptr ? p.result.refusal : "refused");
+    } else {
+        answer = p.finish ? p.finish(p) : ControlAnswer::result("{}");
+    }
+    if (p.command.kind == engine::ScanCommandKind::Reload) {
+        reloadInFlight_ = false;
+    }
+    // What the scan thread handed back is freed here, off the cycle.
+    p.result.retired.reset();
+    if (p.forces != nullptr || p.command.kind == engine::ScanCommandKind::SetForces) {
+        forces_ = std::move(p.forces);
+    }
+    if (!p.replied) {
+        p.replied = true;
+        p.reply(std::move(answer));
+    }
+}
+
+void RuntimeControl::poll(std::vector<std::string>& events) {
+    const std::uint64_t done = loop_.commandsDone();
+    while (!pending_.empty() && pending_.front()->ticket <= done) {
+        complete(*pending_.front());
+        pending_.pop_front();
+    }
+    // A command the loop has not applied in time is answered now; its buffers stay alive until
+    // the loop reports it done (above), since the scan thread may still read them.
+    const std::int64_t now = engine::monotonicNs();
+    for (const std::unique_ptr<Pending>& p : pending_) {
+        if (!p->replied && now > p->deadlineNs) {
+            p->replied = true;
+            p->reply(ControlAnswer::error(rpc::kCommandFailed,
+                                          fmt::format("the scan loop did not apply the command within {} ms",
+                                                      options_.commandTimeoutMs)));
+        }
+    }
+    translateScanEvents(events);
+}
+
+void RuntimeControl::emit(std::vector<std::string>& events, const std::string& type, const std::string& fields) {
+    events.push_back(fmt::format("{{\"type\":\"{}\",\"ts\":{}{}{}}}", type, wallMs(), fields.empty() ? "" : ",",
+                                 fields));
+}
+
+void RuntimeControl::translateScanEvents(std::vector<std::string>& events) {
+    if (!startedSent_ && loop_.running()) {
+        startedSent_ = true;
+        emit(events, "runtime_started", fmt::format("\"reason\":\"boot\",\"program_hash\":{}", ctl::quoted(hash_)));
+    }
+    for (std::string& e : localEvents_) {
+        events.push_back(std::move(e));
+    }
+    localEvents_.clear();
+    const std::uint64_t total = loop_.eventCount();
+    if (total != eventsSeen_) {
+        const std::vector<engine::ScanEvent> ring = loop_.events();
+        const std::uint64_t fresh = std::min<std::uint64_t>(total - eventsSeen_, ring.size());
+        for (std::size_t i = ring.size() - static_cast<std::size_t>(fresh); i < ring.size(); ++i) {
+            const engine::ScanEvent& e = ring[i];
+            const std::string cycle = fmt::format("\"cycle\":{}", e.cycle);
+            switch (e.kind) {
+            case engine::ScanEventKind::CycleOverrun:
+                emit(events, "cycle_overrun",
+                     fmt::format("{},\"exec_us\":{:.3f},\"missed\":{}", cycle, static_cast<double>(e.valueNs) / 1000.0,
+                                 e.missed));
+                break;
+            case engine::ScanEventKind::RuntimeFault:
+            case engine::ScanEventKind::WatchdogTimeout: {
+                const std::optional<engine::FaultRecord> f = loop_.lastFault();
+                emit(events, "fault",
+                     fmt::format("{},\"kind\":\"{}\",\"message\":{}", cycle,
+                                 e.kind == engine::ScanEventKind::WatchdogTimeout ? "watchdog" : "runtime",
+                                 ctl::quoted(f && f->cycle == e.cycle ? f->report.message : std::string())));
+                break;
+            }
+            case engine::ScanEventKind::Restart: emit(events, "runtime_started", cycle + ",\"reason\":\"restart\""); break;
+            case engine::ScanEventKind::Halt: emit(events, "runtime_stopped", cycle + ",\"reason\":\"fault\""); break;
+            case engine::ScanEventKind::Paused: emit(events, "paused", cycle); break;
+            case engine::ScanEventKind::Resumed: emit(events, "resumed", cycle); break;
+            case engine::ScanEventKind::Stopped: emit(events, "runtime_stopped", cycle + ",\"reason\":\"stop\""); break;
+            case engine::ScanEventKind::Started: emit(events, "runtime_started", cycle + ",\"reason\":\"start\""); break;
+            case engine::ScanEventKind::ReloadApplied:
+                emit(events, "reload_applied",
+                     fmt::format("{},\"swap_pause_us\":{:.3f}", cycle, static_cast<double>(e.valueNs) / 1000.0));
+                break;
+            }
+        }
+        eventsSeen_ = total;
+    }
+    if (const std::uint64_t saves = loop_.retainSaves(); saves != retainSavesSeen_) {
+        emit(events, "retain_saved", fmt::format("\"saves\":{}", saves));
+        retainSavesSeen_ = saves;
+    }
+    if (const std::uint64_t failures = loop_.retainFailures(); failures != retainFailuresSeen_) {
+        emit(events, "retain_failed", fmt::format("\"failures\":{}", failures));
+        retainFailuresSeen_ = failures;
+    }
+    // Driver health changes are found by comparing a rendering ten times a second; the first
+    // one is the baseline (the boot event already says the runtime is up).
+    if (options_.driverHealth && engine::monotonicNs() >= nextHealthNs_) {
+        nextHealthNs_ = engine::monotonicNs() + 100'000'000;
+        std::string health;
+        for (const DriverHealthView& d : options_.driverHealth()) {
+            health += fmt::format("{}{{\"name\":{},\"health\":{},\"reason\":{}}}", health.empty() ? "" : ",",
+                                  ctl::quoted(d.name), ctl::quoted(d.health), ctl::quoted(d.reason));
+        }
+        if (healthPolled_ && health != healthSeen_) {
+            emit(events, "driver_health", "\"drivers\":[" + health + "]");
+        }
+        healthSeen_ = std::move(health);
+        healthPolled_ = true;
+    }
+}
+
+} // namespace takt::agent
