@@ -1,5 +1,6 @@
-// The control-endpoint client of runtime.reload: JSON-RPC 2.0, one message per line.
-#include "control_client.h"
+// The control-endpoint client: JSON-RPC 2.0, one message per line, over a Unix socket, TCP, or
+// TLS through OpenSSL (blocking socket with send/receive timeouts; poll() for waiting).
+#include "takt/agent/control_client.h"
 
 #include <cerrno>
 #include <cstring>
@@ -10,9 +11,16 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 
+#include "control_auth.h"
+#include "control_client.h"
 #include "rpc_json.h"
 #include "takt/agent/harness.h"
 
@@ -22,23 +30,21 @@
 #pragma clang diagnostic ignored "-Wambiguous-reversed-operator"
 #endif
 
-namespace takt::agent::detail {
+namespace takt::agent {
 
 namespace {
 
-constexpr std::size_t kMaxReplyBytes = std::size_t{16} << 20;
+constexpr std::size_t kMaxReplyBytes = std::size_t{64} << 20;
 
-struct Socket {
-    int fd = -1;
-    Socket() = default;
-    Socket(const Socket&) = delete;
-    Socket& operator=(const Socket&) = delete;
-    ~Socket() {
-        if (fd >= 0) {
-            ::close(fd);
-        }
+std::string sslError(std::string_view what) {
+    const unsigned long e = ::ERR_get_error();
+    char buf[256] = "unknown TLS error";
+    if (e != 0) {
+        ::ERR_error_string_n(e, buf, sizeof buf);
     }
-};
+    ::ERR_clear_error();
+    return fmt::format("{}: {}", what, buf);
+}
 
 bool waitFor(int fd, short events, int timeoutMs) {
     pollfd p{fd, events, 0};
@@ -51,123 +57,69 @@ bool waitFor(int fd, short events, int timeoutMs) {
     }
 }
 
-bool connectEndpoint(const std::string& endpoint, Socket& s, std::string& error, int timeoutMs) {
-    if (endpoint.starts_with("unix://")) {
-        const std::string path = endpoint.substr(7);
+void setTimeouts(int fd, int timeoutMs) {
+    timeval tv{timeoutMs / 1000, static_cast<suseconds_t>((timeoutMs % 1000) * 1000)};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+// A connected socket (blocking, with timeouts) or an error.
+int connectSocket(const detail::Endpoint& ep, const std::string& text, int timeoutMs, std::string& error) {
+    if (ep.kind == detail::Endpoint::Kind::Unix) {
         sockaddr_un addr{};
         addr.sun_family = AF_UNIX;
-        if (path.empty() || path.size() >= sizeof addr.sun_path) {
-            error = fmt::format("invalid unix socket path in '{}'", endpoint);
-            return false;
+        std::memcpy(addr.sun_path, ep.path.c_str(), ep.path.size() + 1);
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+            error = fmt::format("cannot connect to {}: {}", text, std::strerror(errno));
+            if (fd >= 0) {
+                ::close(fd);
+            }
+            return -1;
         }
-        std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-        s.fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (s.fd < 0 || ::connect(s.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-            error = fmt::format("cannot connect to {}: {}", endpoint, std::strerror(errno));
-            return false;
-        }
-        return true;
+        setTimeouts(fd, timeoutMs);
+        return fd;
     }
-    if (!endpoint.starts_with("tcp://")) {
-        error = endpoint.starts_with("tls://")
-                    ? fmt::format("'{}': TLS control endpoints are not supported by the agent client yet", endpoint)
-                    : fmt::format("'{}' is not a control endpoint (unix://PATH or tcp://HOST:PORT)", endpoint);
-        return false;
-    }
-    const std::string hostPort = endpoint.substr(6);
-    const std::size_t colon = hostPort.rfind(':');
-    if (colon == std::string::npos || colon == 0) {
-        error = fmt::format("'{}' needs tcp://HOST:PORT", endpoint);
-        return false;
-    }
-    std::string host = hostPort.substr(0, colon);
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-        host = host.substr(1, host.size() - 2);
-    }
-    const std::string port = hostPort.substr(colon + 1);
     addrinfo hints{};
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* list = nullptr;
-    if (const int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &list); rc != 0) {
-        error = fmt::format("cannot resolve '{}': {}", endpoint, ::gai_strerror(rc));
-        return false;
+    const std::string port = std::to_string(ep.port);
+    if (const int rc = ::getaddrinfo(ep.host.c_str(), port.c_str(), &hints, &list); rc != 0) {
+        error = fmt::format("cannot resolve '{}': {}", text, ::gai_strerror(rc));
+        return -1;
     }
-    error = fmt::format("cannot connect to {}", endpoint);
+    error = fmt::format("cannot connect to {}", text);
     for (addrinfo* ai = list; ai != nullptr; ai = ai->ai_next) {
-        s.fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
-        if (s.fd < 0) {
+        const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+        if (fd < 0) {
             continue;
         }
-        int rc = ::connect(s.fd, ai->ai_addr, ai->ai_addrlen);
-        if (rc != 0 && errno == EINPROGRESS && waitFor(s.fd, POLLOUT, timeoutMs)) {
-            int soErr = 0;
-            socklen_t len = sizeof soErr;
-            ::getsockopt(s.fd, SOL_SOCKET, SO_ERROR, &soErr, &len);
-            rc = soErr == 0 ? 0 : -1;
-            errno = soErr;
+        int rc = ::connect(fd, ai->ai_addr, ai->ai_addrlen);
+        if (rc != 0 && errno == EINPROGRESS) {
+            if (waitFor(fd, POLLOUT, timeoutMs)) {
+                int soErr = 0;
+                socklen_t len = sizeof soErr;
+                ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &soErr, &len);
+                rc = soErr == 0 ? 0 : -1;
+                errno = soErr;
+            } else {
+                errno = ETIMEDOUT;
+            }
         }
         if (rc == 0) {
             ::freeaddrinfo(list);
-            return true;
+            ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+            setTimeouts(fd, timeoutMs);
+            return fd;
         }
-        error = fmt::format("cannot connect to {}: {}", endpoint, std::strerror(errno));
-        ::close(s.fd);
-        s.fd = -1;
+        error = fmt::format("cannot connect to {}: {}", text, std::strerror(errno));
+        ::close(fd);
     }
     ::freeaddrinfo(list);
-    return false;
+    return -1;
 }
 
-bool sendLine(const Socket& s, const std::string& line, int timeoutMs) {
-    std::size_t done = 0;
-    while (done < line.size()) {
-        const ssize_t n = ::send(s.fd, line.data() + done, line.size() - done, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            if ((errno == EAGAIN || errno == EWOULDBLOCK) && waitFor(s.fd, POLLOUT, timeoutMs)) {
-                continue;
-            }
-            return false;
-        }
-        done += static_cast<std::size_t>(n);
-    }
-    return true;
-}
-
-// Reads lines until the reply with `id` arrives (notifications are skipped).
-bool readReply(const Socket& s, int id, std::string& buffer, rpc::ParsedLine& reply, int timeoutMs) {
-    for (;;) {
-        const std::size_t nl = buffer.find('\n');
-        if (nl != std::string::npos) {
-            const std::string line = buffer.substr(0, nl);
-            buffer.erase(0, nl + 1);
-            rpc::parseLine(line, kMaxJsonDepth, reply);
-            if (reply.status == rpc::ParsedLine::Status::Ok && reply.doc.IsObject()) {
-                auto it = reply.doc.FindMember("id");
-                if (it != reply.doc.MemberEnd() && it->value.IsInt() && it->value.GetInt() == id) {
-                    return true;
-                }
-            }
-            continue;
-        }
-        if (buffer.size() > kMaxReplyBytes || !waitFor(s.fd, POLLIN, timeoutMs)) {
-            return false;
-        }
-        char chunk[65536];
-        const ssize_t n = ::recv(s.fd, chunk, sizeof chunk, 0);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
-            continue;
-        }
-        if (n <= 0) {
-            return false;
-        }
-        buffer.append(chunk, static_cast<std::size_t>(n));
-    }
-}
-
-std::string request(int id, const char* method, const char* key, const std::string& value) {
+std::string request(int id, std::string_view method, std::string_view params) {
     rapidjson::StringBuffer buf;
     rpc::JsonWriter w(buf);
     w.StartObject();
@@ -176,17 +128,255 @@ std::string request(int id, const char* method, const char* key, const std::stri
     w.Key("id");
     w.Int(id);
     w.Key("method");
-    w.String(method);
-    w.Key("params");
-    w.StartObject();
-    w.Key(key);
-    rpc::writeString(w, value);
-    w.EndObject();
+    rpc::writeString(w, method);
+    if (!params.empty()) {
+        w.Key("params");
+        w.RawValue(params.data(), params.size(), rapidjson::kObjectType);
+    }
     w.EndObject();
     return std::string(buf.GetString(), buf.GetSize()) + "\n";
 }
 
 } // namespace
+
+struct ControlClient::Impl {
+    ControlClientOptions options;
+    detail::Endpoint endpoint;
+    int fd = -1;
+    SSL_CTX* ctx = nullptr;
+    SSL* ssl = nullptr;
+    std::string buffer;
+    int nextId = 1;
+    rpc::ParsedLine parsed;
+
+    ~Impl() {
+        if (ssl != nullptr) {
+            ::SSL_free(ssl);
+        }
+        if (ctx != nullptr) {
+            ::SSL_CTX_free(ctx);
+        }
+        if (fd >= 0) {
+            ::close(fd);
+        }
+    }
+
+    bool startTls(std::string& error) {
+        ctx = ::SSL_CTX_new(::TLS_client_method());
+        if (ctx == nullptr) {
+            error = sslError("TLS");
+            return false;
+        }
+        ::SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+        ::SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+        const bool caOk = options.caFile.empty()
+                              ? ::SSL_CTX_set_default_verify_paths(ctx) == 1
+                              : ::SSL_CTX_load_verify_locations(ctx, options.caFile.c_str(), nullptr) == 1;
+        if (!caOk) {
+            error = sslError(fmt::format("CA file '{}'", options.caFile));
+            return false;
+        }
+        if (!options.certFile.empty() || !options.keyFile.empty()) {
+            if (::SSL_CTX_use_certificate_chain_file(ctx, options.certFile.c_str()) != 1) {
+                error = sslError(fmt::format("client certificate '{}'", options.certFile));
+                return false;
+            }
+            const std::string& key = options.keyFile.empty() ? options.certFile : options.keyFile;
+            if (::SSL_CTX_use_PrivateKey_file(ctx, key.c_str(), SSL_FILETYPE_PEM) != 1) {
+                error = sslError(fmt::format("client key '{}'", key));
+                return false;
+            }
+        }
+        ssl = ::SSL_new(ctx);
+        if (ssl == nullptr || ::SSL_set_fd(ssl, fd) != 1) {
+            error = sslError("TLS");
+            return false;
+        }
+        // The certificate must name the host: an IP address as an IP SAN, else a DNS name.
+        in6_addr probe{};
+        const bool isIp = ::inet_pton(AF_INET, endpoint.host.c_str(), &probe) == 1 ||
+                          ::inet_pton(AF_INET6, endpoint.host.c_str(), &probe) == 1;
+        X509_VERIFY_PARAM* param = ::SSL_get0_param(ssl);
+        if (isIp) {
+            ::X509_VERIFY_PARAM_set1_ip_asc(param, endpoint.host.c_str());
+        } else {
+            ::SSL_set_tlsext_host_name(ssl, endpoint.host.c_str());
+            ::SSL_set1_host(ssl, endpoint.host.c_str());
+        }
+        if (::SSL_connect(ssl) != 1) {
+            const long verify = ::SSL_get_verify_result(ssl);
+            error = verify != X509_V_OK ? fmt::format("TLS handshake with {}: server certificate not accepted: {}",
+                                                      options.endpoint, ::X509_verify_cert_error_string(verify))
+                                        : sslError(fmt::format("TLS handshake with {}", options.endpoint));
+            return false;
+        }
+        return true;
+    }
+
+    bool sendAll(std::string_view text) {
+        std::size_t done = 0;
+        while (done < text.size()) {
+            if (ssl != nullptr) {
+                const int n = ::SSL_write(ssl, text.data() + done, static_cast<int>(text.size() - done));
+                if (n <= 0) {
+                    return false;
+                }
+                done += static_cast<std::size_t>(n);
+                continue;
+            }
+            const ssize_t n = ::send(fd, text.data() + done, text.size() - done, MSG_NOSIGNAL);
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n <= 0) {
+                return false;
+            }
+            done += static_cast<std::size_t>(n);
+        }
+        return true;
+    }
+
+    bool readLine(std::string& line, int timeoutMs) {
+        for (;;) {
+            if (const std::size_t nl = buffer.find('\n'); nl != std::string::npos) {
+                line = buffer.substr(0, nl);
+                buffer.erase(0, nl + 1);
+                return true;
+            }
+            if (fd < 0 || buffer.size() > kMaxReplyBytes) {
+                return false;
+            }
+            const bool buffered = ssl != nullptr && ::SSL_pending(ssl) > 0;
+            if (!buffered && !waitFor(fd, POLLIN, timeoutMs)) {
+                return false;
+            }
+            char chunk[65536];
+            ssize_t n = 0;
+            if (ssl != nullptr) {
+                const int r = ::SSL_read(ssl, chunk, sizeof chunk);
+                n = r > 0 ? r : -1;
+            } else {
+                n = ::recv(fd, chunk, sizeof chunk, 0);
+                if (n < 0 && errno == EINTR) {
+                    continue;
+                }
+            }
+            if (n <= 0) {
+                return false;
+            }
+            buffer.append(chunk, static_cast<std::size_t>(n));
+        }
+    }
+
+    ControlReply roundTrip(std::string_view method, std::string_view params) {
+        ControlReply reply;
+        const int id = nextId++;
+        if (!sendAll(request(id, method, params))) {
+            reply.message = fmt::format("cannot send '{}' to {}", method, options.endpoint);
+            return reply;
+        }
+        std::string line;
+        for (;;) {
+            if (!readLine(line, options.timeoutMs)) {
+                reply.message = fmt::format("no reply to '{}' from {}", method, options.endpoint);
+                return reply;
+            }
+            rpc::parseLine(line, kMaxJsonDepth, parsed);
+            if (parsed.status != rpc::ParsedLine::Status::Ok || !parsed.doc.IsObject()) {
+                continue;
+            }
+            auto it = parsed.doc.FindMember("id");
+            if (it == parsed.doc.MemberEnd()) {
+                continue; // a notification
+            }
+            if (it->value.IsNull()) {
+                break; // an error about the connection itself (e.g. too many connections)
+            }
+            if (it->value.IsInt() && it->value.GetInt() == id) {
+                break;
+            }
+        }
+        reply.reached = true;
+        if (auto r = parsed.doc.FindMember("result"); r != parsed.doc.MemberEnd()) {
+            reply.ok = true;
+            reply.json = rpc::toJson(r->value);
+            return reply;
+        }
+        auto e = parsed.doc.FindMember("error");
+        reply.json = e != parsed.doc.MemberEnd() ? rpc::toJson(e->value) : std::string("null");
+        reply.message = fmt::format("'{}' failed", method);
+        if (e != parsed.doc.MemberEnd() && e->value.IsObject()) {
+            if (auto m = e->value.FindMember("message"); m != e->value.MemberEnd() && m->value.IsString()) {
+                reply.message = m->value.GetString();
+            }
+            if (auto c = e->value.FindMember("code"); c != e->value.MemberEnd() && c->value.IsInt()) {
+                reply.code = c->value.GetInt();
+            }
+        }
+        return reply;
+    }
+};
+
+ControlClient::ControlClient(ControlClientOptions options) : impl_(std::make_unique<Impl>()) {
+    impl_->options = std::move(options);
+}
+
+ControlClient::~ControlClient() = default;
+
+ControlReply ControlClient::connect() {
+    ControlReply reply;
+    Impl& s = *impl_;
+    if (!detail::parseEndpoint(s.options.endpoint, s.endpoint, reply.message)) {
+        return reply;
+    }
+    s.fd = connectSocket(s.endpoint, s.options.endpoint, s.options.timeoutMs, reply.message);
+    if (s.fd < 0) {
+        return reply;
+    }
+    if (s.endpoint.kind == detail::Endpoint::Kind::Tls && !s.startTls(reply.message)) {
+        return reply;
+    }
+    if (s.options.token.empty()) {
+        reply.reached = true;
+        reply.ok = true;
+        return reply;
+    }
+    rapidjson::StringBuffer buf;
+    rpc::JsonWriter w(buf);
+    w.StartObject();
+    w.Key("token");
+    rpc::writeString(w, s.options.token);
+    w.EndObject();
+    reply = s.roundTrip("auth.login", std::string_view(buf.GetString(), buf.GetSize()));
+    if (reply.reached && !reply.ok) {
+        reply.message = "auth.login refused: " + reply.message;
+    }
+    return reply;
+}
+
+ControlReply ControlClient::call(std::string_view method, std::string_view paramsJson) {
+    if (impl_->fd < 0) {
+        ControlReply r;
+        r.message = "not connected";
+        return r;
+    }
+    return impl_->roundTrip(method, paramsJson);
+}
+
+bool ControlClient::readLine(std::string& line, int timeoutMs) {
+    return impl_->readLine(line, timeoutMs);
+}
+
+ControlReply controlCall(const ControlClientOptions& options, std::string_view method, std::string_view paramsJson) {
+    ControlClient client(options);
+    ControlReply r = client.connect();
+    if (!r.reached || !r.ok) {
+        return r;
+    }
+    return client.call(method, paramsJson);
+}
+
+namespace detail {
 
 std::string base64(std::span<const std::uint8_t> bytes) {
     std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
@@ -196,51 +386,29 @@ std::string base64(std::span<const std::uint8_t> bytes) {
     return out;
 }
 
-ControlReply sendReload(const std::string& endpoint, const std::string& token, std::span<const std::uint8_t> program,
-                        int timeoutMs) {
-    ControlReply reply;
-    Socket s;
-    if (!connectEndpoint(endpoint, s, reply.message, timeoutMs)) {
-        return reply;
-    }
-    std::string buffer;
-    rpc::ParsedLine parsed;
-    int id = 1;
-    if (!token.empty()) {
-        if (!sendLine(s, request(id, "auth.login", "token", token), timeoutMs) ||
-            !readReply(s, id, buffer, parsed, timeoutMs)) {
-            reply.message = fmt::format("no reply to auth.login from {}", endpoint);
-            return reply;
-        }
-        if (auto e = parsed.doc.FindMember("error"); e != parsed.doc.MemberEnd()) {
-            reply.reached = true;
-            reply.json = rpc::toJson(e->value);
-            reply.message = "auth.login refused";
-            return reply;
-        }
-        ++id;
-    }
-    if (!sendLine(s, request(id, "bytecode.reload", "bytes", base64(program)), timeoutMs) ||
-        !readReply(s, id, buffer, parsed, timeoutMs)) {
-        reply.message = fmt::format("no reply to bytecode.reload from {}", endpoint);
-        return reply;
-    }
-    reply.reached = true;
-    if (auto r = parsed.doc.FindMember("result"); r != parsed.doc.MemberEnd()) {
-        reply.ok = true;
-        reply.json = rpc::toJson(r->value);
-        return reply;
-    }
-    auto e = parsed.doc.FindMember("error");
-    reply.json = e != parsed.doc.MemberEnd() ? rpc::toJson(e->value) : std::string("null");
-    reply.message = "reload refused";
-    if (e != parsed.doc.MemberEnd() && e->value.IsObject()) {
-        auto m = e->value.FindMember("message");
-        if (m != e->value.MemberEnd() && m->value.IsString()) {
-            reply.message = m->value.GetString();
-        }
-    }
-    return reply;
+} // namespace detail
+
+std::string bytecodeReloadParams(std::span<const std::uint8_t> program) {
+    rapidjson::StringBuffer buf;
+    rpc::JsonWriter w(buf);
+    w.StartObject();
+    w.Key("bytes");
+    rpc::writeString(w, detail::base64(program));
+    w.EndObject();
+    return {buf.GetString(), buf.GetSize()};
 }
 
-} // namespace takt::agent::detail
+namespace detail {
+
+ControlReply sendReload(const std::string& endpoint, const std::string& token, std::span<const std::uint8_t> program,
+                        int timeoutMs) {
+    ControlClientOptions options;
+    options.endpoint = endpoint;
+    options.token = token;
+    options.timeoutMs = timeoutMs;
+    return controlCall(options, "bytecode.reload", bytecodeReloadParams(program));
+}
+
+} // namespace detail
+
+} // namespace takt::agent

@@ -1,19 +1,13 @@
 #pragma once
-// A minimal client of a running runtime's control endpoint (PROTOCOLS.md): connect (unix:// or
-// tcp://), optional auth.login, one request, its reply. Used by runtime.reload and
-// runtime.compile_reload to send bytecode.reload.
+// bytecode.reload through the control client (takt/agent/control_client.h), for runtime.reload
+// and runtime.compile_reload of the agent API and for `takt reload`.
 #include <cstdint>
 #include <span>
 #include <string>
 
-namespace takt::agent::detail {
+#include "takt/agent/control_client.h"
 
-struct ControlReply {
-    bool reached = false; // connected and got a reply
-    bool ok = false;      // the reply has a result
-    std::string json;     // the result object, or the error object
-    std::string message;  // why not reached, or the error message
-};
+namespace takt::agent::detail {
 
 // Sends bytecode.reload {bytes: base64} and waits for its reply (timeout in ms per step).
 [[nodiscard]] ControlReply sendReload(const std::string& endpoint, const std::string& token,

@@ -1,0 +1,537 @@
+// The socket-free part of a control session: framing, envelope, auth, limits and dispatch.
+#include "control_session.h"
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <exception>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "takt/agent/harness.h"
+
+// RapidJSON 1.1 declares its member-iterator == and != as members taking an iterator of another
+// constness; C++20 reversed candidates make FindMember() != MemberEnd() ambiguous for clang.
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wambiguous-reversed-operator"
+#endif
+
+namespace takt::agent::detail {
+
+namespace {
+
+using rapidjson::Value;
+
+// Params of each known method, for agent.schema (the runtime's methods are PROTOCOLS.md's).
+struct MethodDoc {
+    std::string_view name;
+    std::string_view params;
+};
+constexpr MethodDoc kMethodDocs[] = {
+    {"auth.login", "{token: string} -> {role}"},
+    {"agent.ping", "{} -> {ok, version, uptime_s}"},
+    {"agent.describe", "{} -> {transport, version, methods[], notifications[]}"},
+    {"agent.schema", "{method?: string} -> {method, role, params} (all methods without 'method')"},
+    {"events.subscribe", "{types?: string[]} (absent: all types) -> {subscribed[]}; then 'event' notifications"},
+    {"runtime.status", "{} -> {state, fault, program_hash, uptime_ms, cycles, drivers}"},
+    {"runtime.stats", "{} -> per task and overall cycle/exec/jitter figures"},
+    {"runtime.pause", "{}"},
+    {"runtime.resume", "{}"},
+    {"runtime.step", "{count?: integer}"},
+    {"runtime.stop", "{} (applies the safe state)"},
+    {"runtime.start", "{}"},
+    {"runtime.restart", "{mode: \"warm\" | \"cold\"}"},
+    {"var.read", "{names: string[]} -> typed values"},
+    {"var.write", "{name: string, value: typed value}"},
+    {"var.force", "{name: string, value: typed value}"},
+    {"var.unforce", "{name: string}"},
+    {"var.forced", "{} -> forced variables"},
+    {"io.read", "{address: string}"},
+    {"io.write", "{address: string, value: typed value}"},
+    {"io.force", "{address: string, value: typed value}"},
+    {"io.unforce", "{address: string}"},
+    {"bytecode.reload", "{bytes: base64 of program.stbc, idempotency_key?: string}"},
+};
+
+std::string_view methodDoc(std::string_view name) {
+    for (const MethodDoc& d : kMethodDocs) {
+        if (d.name == name) {
+            return d.params;
+        }
+    }
+    return "see the runtime's documentation";
+}
+
+// The method name as it may appear in the audit log: printable ASCII, at most 64 bytes.
+std::string auditName(std::string_view method) {
+    std::string out;
+    for (const char c : method.substr(0, 64)) {
+        const auto u = static_cast<unsigned char>(c);
+        out.push_back(u > 0x20 && u < 0x7f ? c : '?');
+    }
+    if (method.size() > 64) {
+        out += "...";
+    }
+    return out.empty() ? std::string("-") : out;
+}
+
+std::string jsonString(std::string_view s) {
+    rapidjson::StringBuffer buf;
+    rpc::JsonWriter w(buf);
+    rpc::writeString(w, s);
+    return {buf.GetString(), buf.GetSize()};
+}
+
+// Raw JSON from the target goes into one line: a newline can only be whitespace there.
+std::string oneLine(std::string text) {
+    for (char& c : text) {
+        if (c == '\n' || c == '\r') {
+            c = ' ';
+        }
+    }
+    return text;
+}
+
+std::string retryData(std::int64_t ms) {
+    return fmt::format(R"({{"retry_after_ms":{}}})", ms);
+}
+
+} // namespace
+
+int eventTypeIndex(std::string_view name) noexcept {
+    for (std::size_t i = 0; i < std::size(kEventTypes); ++i) {
+        if (kEventTypes[i] == name) {
+            return static_cast<int>(i);
+        }
+    }
+    return -1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ControlService
+
+ControlService::ControlService(ControlOptions options, ControlTarget& target, std::string transport)
+    : options_(std::move(options)), target_(target), transport_(std::move(transport)), tokens_(options_.tokens) {
+    loadMethods();
+}
+
+ControlService::~ControlService() {
+    if (auditFd_ >= 0) {
+        ::close(auditFd_);
+    }
+}
+
+bool ControlService::openAudit(std::string& error) {
+    if (options_.auditLog.empty()) {
+        return true;
+    }
+    auditFd_ = ::open(options_.auditLog.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+    if (auditFd_ < 0) {
+        error = fmt::format("audit log '{}': {}", options_.auditLog, std::strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+void ControlService::loadMethods() {
+    methods_.clear();
+    methods_.push_back({"auth.login", std::nullopt, true});
+    methods_.push_back({"agent.ping", std::nullopt, true});
+    methods_.push_back({"agent.describe", std::nullopt, true});
+    methods_.push_back({"agent.schema", std::nullopt, true});
+    methods_.push_back({"events.subscribe", Role::Viewer, true});
+    for (ControlTarget::Method& m : target_.methods()) {
+        if (findMethod(m.name) == nullptr) {
+            methods_.push_back({std::move(m.name), m.role, false});
+        }
+    }
+}
+
+const ControlService::MethodEntry* ControlService::findMethod(std::string_view name) const {
+    for (const MethodEntry& m : methods_) {
+        if (m.name == name) {
+            return &m;
+        }
+    }
+    return nullptr;
+}
+
+void ControlService::audit(std::string_view peer, std::optional<Role> role, std::string_view method, int code) {
+    if (auditFd_ < 0) {
+        return;
+    }
+    const auto now = std::chrono::system_clock::now();
+    const std::time_t secs = std::chrono::system_clock::to_time_t(now);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+    std::tm tm{};
+    ::gmtime_r(&secs, &tm);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+    const std::string line =
+        fmt::format("{}.{:03}Z peer={} role={} method={} {}\n", stamp, ms, peer, role ? roleName(*role) : "none",
+                    auditName(method), code == 0 ? std::string("ok") : fmt::format("error={}", code));
+    // One write per line: O_APPEND keeps lines whole even when several processes share the file.
+    (void)!::write(auditFd_, line.data(), line.size());
+}
+
+bool ControlService::eventLine(const std::string& event, int& type, std::string& line) {
+    rpc::parseLine(event, kMaxJsonDepth, eventParse_);
+    if (eventParse_.status != rpc::ParsedLine::Status::Ok || !eventParse_.doc.IsObject()) {
+        return false;
+    }
+    auto it = eventParse_.doc.FindMember("type");
+    if (it == eventParse_.doc.MemberEnd() || !it->value.IsString()) {
+        return false;
+    }
+    type = eventTypeIndex(std::string_view(it->value.GetString(), it->value.GetStringLength()));
+    if (type < 0) {
+        return false;
+    }
+    line = R"({"jsonrpc":"2.0","method":"event","params":)" + rpc::toJson(eventParse_.doc) + "}";
+    return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ControlSession
+
+ControlSession::ControlSession(ControlService& service, PeerInfo peer, SessionSink& sink)
+    : service_(service), peer_(std::move(peer)), sink_(sink), limiter_(service.options().maxRequestsPerSecond),
+      self_(std::make_shared<ControlSession*>(this)) {
+    if (peer_.trustedUnix && !service_.loginRequired()) {
+        role_ = Role::Admin;
+    }
+}
+
+ControlSession::~ControlSession() {
+    *self_ = nullptr;
+}
+
+void ControlSession::feed(std::string_view bytes) {
+    while (!bytes.empty()) {
+        const std::size_t nl = bytes.find('\n');
+        const std::string_view part = bytes.substr(0, nl);
+        if (!skipping_) {
+            if (line_.size() + part.size() > kMaxLineBytes) {
+                skipping_ = true;
+                line_.clear();
+                line_.shrink_to_fit();
+                service_.audit(peer_.label, role_, "-", rpc::kInvalidRequest);
+                sendError(Id{}, rpc::kInvalidRequest,
+                          fmt::format("request line exceeds {} bytes (1 MiB); it is skipped up to its newline",
+                                      kMaxLineBytes));
+            } else {
+                line_.append(part);
+            }
+        }
+        if (nl == std::string_view::npos) {
+            return;
+        }
+        bytes.remove_prefix(nl + 1);
+        if (!skipping_) {
+            std::string line = std::move(line_);
+            line_.clear();
+            handleLine(line);
+        }
+        skipping_ = false;
+    }
+}
+
+void ControlSession::finish() {
+    if (!skipping_ && !line_.empty()) {
+        std::string line = std::move(line_);
+        line_.clear();
+        handleLine(line);
+    }
+}
+
+void ControlSession::sendError(const Id& id, int code, std::string message) {
+    reply(id, ControlAnswer::error(code, std::move(message)));
+}
+
+void ControlSession::reply(const Id& id, const ControlAnswer& answer) {
+    std::string idText;
+    switch (id.kind) {
+    case Id::Kind::Null: idText = "null"; break;
+    case Id::Kind::String: idText = jsonString(id.text); break;
+    case Id::Kind::Number: idText = id.text; break;
+    }
+    std::string line = R"({"jsonrpc":"2.0","id":)" + idText;
+    if (answer.ok) {
+        line += ",\"result\":";
+        line += answer.json.empty() ? std::string("null") : oneLine(answer.json);
+    } else {
+        line += fmt::format(R"(,"error":{{"code":{},"message":{})", answer.code, jsonString(answer.message));
+        if (!answer.data.empty()) {
+            line += ",\"data\":" + oneLine(answer.data);
+        }
+        line += "}";
+    }
+    line += "}";
+    sink_.sendLine(std::move(line));
+}
+
+void ControlSession::finishRequest(const Id& id, bool notification, std::string_view method,
+                                   const ControlAnswer& answer) {
+    service_.audit(peer_.label, role_, method, answer.ok ? 0 : answer.code);
+    if (!notification) {
+        reply(id, answer);
+    }
+}
+
+void ControlSession::handleLine(std::string_view line) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) {
+        line.remove_suffix(1);
+    }
+    if (line.find_first_not_of(" \t") == std::string_view::npos) {
+        return;
+    }
+    if (line.size() > kMaxLineBytes) {
+        service_.audit(peer_.label, role_, "-", rpc::kInvalidRequest);
+        sendError(Id{}, rpc::kInvalidRequest, fmt::format("request line exceeds {} bytes (1 MiB)", kMaxLineBytes));
+        return;
+    }
+    rpc::parseLine(line, kMaxJsonDepth, parsed_);
+    const Clock::time_point now = Clock::now();
+    if (parsed_.status != rpc::ParsedLine::Status::Ok) {
+        const bool deep = parsed_.status == rpc::ParsedLine::Status::TooDeep;
+        const int code = deep ? rpc::kInvalidRequest : rpc::kParseError;
+        service_.audit(peer_.label, role_, "-", code);
+        sendError(Id{}, code, deep ? parsed_.error : "Parse error: " + parsed_.error);
+        return;
+    }
+    const rapidjson::Document& doc = parsed_.doc;
+    if (doc.IsArray()) {
+        service_.audit(peer_.label, role_, "-", rpc::kInvalidRequest);
+        sendError(Id{}, rpc::kInvalidRequest, "batch requests are not supported; send one request per line");
+        return;
+    }
+    if (!doc.IsObject()) {
+        service_.audit(peer_.label, role_, "-", rpc::kInvalidRequest);
+        sendError(Id{}, rpc::kInvalidRequest, "a request must be a JSON object");
+        return;
+    }
+    Id id;
+    bool notification = true;
+    if (auto it = doc.FindMember("id"); it != doc.MemberEnd()) {
+        notification = false;
+        if (it->value.IsString()) {
+            id.kind = Id::Kind::String;
+            id.text.assign(it->value.GetString(), it->value.GetStringLength());
+        } else if (it->value.IsNumber()) {
+            id.kind = Id::Kind::Number;
+            id.text = parsed_.rawNumericId;
+        } else if (!it->value.IsNull()) {
+            service_.audit(peer_.label, role_, "-", rpc::kInvalidRequest);
+            sendError(Id{}, rpc::kInvalidRequest, "'id' must be a string, a number or null");
+            return;
+        }
+    }
+    auto version = doc.FindMember("jsonrpc");
+    auto methodIt = doc.FindMember("method");
+    std::string_view method = "-";
+    ControlAnswer invalid;
+    if (version == doc.MemberEnd() || !version->value.IsString() || version->value != "2.0") {
+        invalid = ControlAnswer::error(rpc::kInvalidRequest, "'jsonrpc' must be \"2.0\"");
+    } else if (methodIt == doc.MemberEnd() || !methodIt->value.IsString()) {
+        invalid = ControlAnswer::error(rpc::kInvalidRequest, "'method' must be a string");
+    } else {
+        method = std::string_view(methodIt->value.GetString(), methodIt->value.GetStringLength());
+    }
+    if (invalid.code != 0) {
+        finishRequest(id, false, method, invalid);
+        return;
+    }
+    // Every request, valid or not, takes from the connection's budget.
+    if (const std::int64_t wait = limiter_.take(now); wait > 0) {
+        finishRequest(
+            id, notification, method,
+            ControlAnswer::error(kRateLimited,
+                                 fmt::format("rate limited: more than {} requests a second on this connection",
+                                             service_.options().maxRequestsPerSecond),
+                                 retryData(wait)));
+        return;
+    }
+    static const Value kNoParams(rapidjson::kObjectType);
+    const Value* params = &kNoParams;
+    if (auto it = doc.FindMember("params"); it != doc.MemberEnd()) {
+        if (!it->value.IsObject()) {
+            finishRequest(id, notification, method,
+                          ControlAnswer::error(rpc::kInvalidParams, "'params' must be an object (named params)",
+                                               R"({"param":"params"})"));
+            return;
+        }
+        params = &it->value;
+    }
+    const ControlService::MethodEntry* entry = service_.findMethod(method);
+    if (entry == nullptr) {
+        finishRequest(id, notification, method,
+                      ControlAnswer::error(rpc::kMethodNotFound, fmt::format("Method '{}' is not available.", method)));
+        return;
+    }
+    if (entry->role) {
+        if (!role_) {
+            finishRequest(id, notification, method,
+                          ControlAnswer::error(
+                              kUnauthorized, fmt::format("unauthorized: log in with auth.login before '{}'", method)));
+            return;
+        }
+        if (*role_ < *entry->role) {
+            finishRequest(
+                id, notification, method,
+                ControlAnswer::error(kForbidden, fmt::format("forbidden: '{}' needs role {} (this session "
+                                                             "is {})",
+                                                             method, roleName(*entry->role), roleName(*role_))));
+            return;
+        }
+    }
+    if (!service_.loginRequired()) {
+        proven_ = true;
+    }
+    if (entry->builtin) {
+        finishRequest(id, notification, method, builtin(method, *params));
+        return;
+    }
+    // The target may answer now or later; `reply` runs exactly once, on the server thread.
+    ++pending_;
+    auto self = std::weak_ptr<ControlSession*>(self_);
+    auto done = std::make_shared<bool>(false);
+    auto answer = [self, done, id, notification, name = std::string(method)](ControlAnswer a) {
+        if (*done) {
+            return;
+        }
+        *done = true;
+        auto alive = self.lock();
+        if (!alive || *alive == nullptr) {
+            return;
+        }
+        ControlSession& s = **alive;
+        --s.pending_;
+        s.finishRequest(id, notification, name, a);
+    };
+    try {
+        service_.target().call(std::string(method), *params, answer);
+    } catch (const std::exception& e) {
+        answer(ControlAnswer::error(rpc::kInternalError, fmt::format("internal error in '{}': {}", method, e.what())));
+    }
+}
+
+ControlAnswer ControlSession::builtin(std::string_view method, const Value& params) {
+    if (method == "auth.login") {
+        return login(params);
+    }
+    if (method == "agent.ping") {
+        const double up = std::chrono::duration<double>(Clock::now() - service_.started_).count();
+        return ControlAnswer::result(
+            fmt::format(R"({{"ok":true,"version":{},"uptime_s":{:.3f}}})", jsonString(service_.options().version), up));
+    }
+    if (method == "agent.describe") {
+        return describe();
+    }
+    if (method == "agent.schema") {
+        return schema(params);
+    }
+    return subscribe(params);
+}
+
+ControlAnswer ControlSession::login(const Value& params) {
+    auto it = params.FindMember("token");
+    if (it == params.MemberEnd() || !it->value.IsString()) {
+        return ControlAnswer::error(rpc::kInvalidParams, "invalid params: 'token' (a string) is required",
+                                    R"({"param":"token"})");
+    }
+    if (!service_.loginRequired()) {
+        // No tokens configured: only trusted Unix peers get here, and they are admin already.
+        return ControlAnswer::result(fmt::format(R"({{"role":"{}"}})", roleName(role_.value_or(Role::Admin))));
+    }
+    const Clock::time_point now = Clock::now();
+    if (const std::int64_t wait = service_.backoff_.retryAfterMs(peer_.key, now); wait > 0) {
+        return ControlAnswer::error(
+            kRateLimited, fmt::format("too many failed logins from this peer; retry in {} ms", wait), retryData(wait));
+    }
+    const std::optional<Role> role =
+        service_.tokens_.match(std::string_view(it->value.GetString(), it->value.GetStringLength()));
+    if (!role) {
+        service_.backoff_.failed(peer_.key, now);
+        role_.reset();
+        proven_ = false;
+        return ControlAnswer::error(kUnauthorized, "unauthorized: auth.login: invalid token");
+    }
+    service_.backoff_.succeeded(peer_.key);
+    role_ = role;
+    proven_ = true;
+    return ControlAnswer::result(fmt::format(R"({{"role":"{}"}})", roleName(*role)));
+}
+
+ControlAnswer ControlSession::subscribe(const Value& params) {
+    std::uint32_t mask = 0;
+    auto it = params.FindMember("types");
+    if (it == params.MemberEnd()) {
+        mask = (1U << std::size(kEventTypes)) - 1;
+    } else if (!it->value.IsArray()) {
+        return ControlAnswer::error(rpc::kInvalidParams, "invalid params: 'types' must be an array of event names",
+                                    R"({"param":"types"})");
+    } else {
+        for (rapidjson::SizeType i = 0; i < it->value.Size(); ++i) {
+            const Value& v = it->value[i];
+            const int type = v.IsString() ? eventTypeIndex(std::string_view(v.GetString(), v.GetStringLength())) : -1;
+            if (type < 0) {
+                return ControlAnswer::error(
+                    rpc::kInvalidParams,
+                    fmt::format("invalid params: types[{}] is not an event type ({})", i,
+                                v.IsString() ? jsonString(std::string_view(v.GetString(), v.GetStringLength()))
+                                             : std::string("not a string")),
+                    fmt::format(R"({{"param":"types[{}]"}})", i));
+            }
+            mask |= 1U << type;
+        }
+    }
+    subscriptions_ = mask;
+    std::string out = R"({"subscribed":[)";
+    bool first = true;
+    for (std::size_t i = 0; i < std::size(kEventTypes); ++i) {
+        if ((mask & (1U << i)) != 0) {
+            out += first ? "\"" : ",\"";
+            out += kEventTypes[i];
+            out += "\"";
+            first = false;
+        }
+    }
+    return ControlAnswer::result(out + "]}");
+}
+
+ControlAnswer ControlSession::describe() const {
+    std::string out = fmt::format(R"({{"transport":"{}","version":{},"methods":[)", service_.transport_,
+                                  jsonString(service_.options().version));
+    for (std::size_t i = 0; i < service_.methods_.size(); ++i) {
+        out += (i == 0 ? "" : ",") + jsonString(service_.methods_[i].name);
+    }
+    return ControlAnswer::result(out + R"(],"notifications":["event"]})");
+}
+
+ControlAnswer ControlSession::schema(const Value& params) const {
+    const auto entryJson = [](const ControlService::MethodEntry& m) {
+        return fmt::format(R"({{"method":{},"role":{},"params":{}}})", jsonString(m.name),
+                           m.role ? jsonString(roleName(*m.role)) : std::string("null"), jsonString(methodDoc(m.name)));
+    };
+    auto it = params.FindMember("method");
+    if (it == params.MemberEnd()) {
+        std::string out = R"({"methods":[)";
+        for (std::size_t i = 0; i < service_.methods_.size(); ++i) {
+            out += (i == 0 ? "" : ",") + entryJson(service_.methods_[i]);
+        }
+        return ControlAnswer::result(out + "]}");
+    }
+    const ControlService::MethodEntry* m =
+        it->value.IsString() ? service_.findMethod(std::string_view(it->value.GetString(), it->value.GetStringLength()))
+                             : nullptr;
+    if (m == nullptr) {
+        return ControlAnswer::error(rpc::kInvalidParams, "invalid params: 'method' names no method of this endpoint",
+                                    R"({"param":"method"})");
+    }
+    return ControlAnswer::result(entryJson(*m));
+}
+
+} // namespace takt::agent::detail

@@ -1,0 +1,152 @@
+#pragma once
+// One control-endpoint session without its socket: line framing with the 1 MiB cap and resync,
+// the JSON-RPC envelope, auth.login and roles, the rate limit, the server's own methods, event
+// subscriptions and the hand-off to the ControlTarget. The Asio server (control_server.cpp) feeds
+// it the bytes a connection receives and writes out the lines it produces; the fuzz target drives
+// it the same way without any socket.
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "control_auth.h"
+#include "rpc_json.h"
+#include "takt/agent/control.h"
+
+namespace takt::agent::detail {
+
+// PROTOCOLS.md event types, in the order of the subscription bit mask.
+inline constexpr std::string_view kEventTypes[] = {
+    "runtime_started", "runtime_stopped", "paused",        "resumed",      "cycle_overrun", "fault",
+    "reload_applied",  "reload_rejected", "driver_health", "retain_saved", "retain_failed"};
+[[nodiscard]] int eventTypeIndex(std::string_view name) noexcept;
+
+// What the sessions of one endpoint share: options, tokens, back-off, the method table, the
+// audit log.
+class ControlService {
+public:
+    ControlService(ControlOptions options, ControlTarget& target, std::string transport);
+    ~ControlService();
+    ControlService(const ControlService&) = delete;
+    ControlService& operator=(const ControlService&) = delete;
+
+    // Opens the audit log (when configured). False with `error` naming the file.
+    bool openAudit(std::string& error);
+    // Re-reads target.methods(); called once before serving.
+    void loadMethods();
+
+    [[nodiscard]] bool loginRequired() const { return !tokens_.empty(); }
+    [[nodiscard]] const ControlOptions& options() const { return options_; }
+    [[nodiscard]] ControlTarget& target() { return target_; }
+
+    // One audit line: ISO time, peer, role, method, ok or the error code. Never params or tokens.
+    void audit(std::string_view peer, std::optional<Role> role, std::string_view method, int code);
+
+    // Polls the target; each event becomes a notification line for the sessions subscribed to
+    // its type (`deliver(typeIndex, line)`).
+    template <class Deliver> void pollEvents(Deliver&& deliver) {
+        events_.clear();
+        target_.poll(events_);
+        for (const std::string& e : events_) {
+            int type = -1;
+            std::string line;
+            if (eventLine(e, type, line)) {
+                deliver(type, line);
+            }
+        }
+    }
+
+private:
+    friend class ControlSession;
+    struct MethodEntry {
+        std::string name;
+        std::optional<Role> role; // nothing: allowed before login
+        bool builtin = false;
+    };
+    [[nodiscard]] const MethodEntry* findMethod(std::string_view name) const;
+    bool eventLine(const std::string& event, int& type, std::string& line);
+
+    ControlOptions options_;
+    ControlTarget& target_;
+    std::string transport_;
+    TokenSet tokens_;
+    LoginBackoff backoff_;
+    std::vector<MethodEntry> methods_;
+    std::vector<std::string> events_;
+    rpc::ParsedLine eventParse_;
+    int auditFd_ = -1;
+    Clock::time_point started_ = Clock::now();
+};
+
+struct PeerInfo {
+    std::string label;        // for the audit log: "tcp:127.0.0.1:50122", "unix:uid=1000,pid=42"
+    std::string key;          // for the back-off: "ip:127.0.0.1", "uid:1000"
+    bool trustedUnix = false; // a Unix peer of an endpoint without tokens: admin
+};
+
+// Where a session's output goes.
+class SessionSink {
+public:
+    virtual ~SessionSink() = default;
+    SessionSink() = default;
+    SessionSink(const SessionSink&) = delete;
+    SessionSink& operator=(const SessionSink&) = delete;
+    // One JSON line, without its newline.
+    virtual void sendLine(std::string line) = 0;
+};
+
+class ControlSession {
+public:
+    ControlSession(ControlService& service, PeerInfo peer, SessionSink& sink);
+    ~ControlSession();
+    ControlSession(const ControlSession&) = delete;
+    ControlSession& operator=(const ControlSession&) = delete;
+
+    // Bytes received: complete lines are handled in order; a line longer than kMaxLineBytes gets
+    // one -32600 as soon as it crosses the cap and is skipped up to its newline (never buffered).
+    void feed(std::string_view bytes);
+    // End of input: a last line without newline is handled.
+    void finish();
+    // One complete line (without its newline).
+    void handleLine(std::string_view line);
+
+    // Logged in, or (without tokens) has made a request: not evicted for a newcomer.
+    [[nodiscard]] bool proven() const { return proven_; }
+    // Calls the target has not answered yet.
+    [[nodiscard]] std::uint32_t pending() const { return pending_; }
+    [[nodiscard]] bool subscribed(int type) const { return type >= 0 && (subscriptions_ & (1U << type)) != 0; }
+    [[nodiscard]] const PeerInfo& peer() const { return peer_; }
+
+private:
+    struct Id {
+        enum class Kind : std::uint8_t { Null, String, Number } kind = Kind::Null;
+        std::string text;
+    };
+    void reply(const Id& id, const ControlAnswer& answer);
+    void finishRequest(const Id& id, bool notification, std::string_view method, const ControlAnswer& answer);
+    ControlAnswer builtin(std::string_view method, const rapidjson::Value& params);
+    ControlAnswer login(const rapidjson::Value& params);
+    ControlAnswer subscribe(const rapidjson::Value& params);
+    ControlAnswer describe() const;
+    ControlAnswer schema(const rapidjson::Value& params) const;
+    void sendError(const Id& id, int code, std::string message);
+
+    ControlService& service_;
+    PeerInfo peer_;
+    SessionSink& sink_;
+    std::optional<Role> role_;
+    bool proven_ = false;
+    std::uint32_t pending_ = 0;
+    std::uint32_t subscriptions_ = 0;
+    RateLimiter limiter_;
+    std::string line_;
+    bool skipping_ = false;
+    rpc::ParsedLine parsed_;
+    // Replies that arrive after the session is gone are dropped: callbacks hold a weak reference.
+    std::shared_ptr<ControlSession*> self_;
+};
+
+} // namespace takt::agent::detail
