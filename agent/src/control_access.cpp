@@ -57,7 +57,7 @@ bool nameList(const rapidjson::Value& params, const char* plural, const char* si
 struct Target {
     std::string name;
     engine::ImageRange range;
-    std::uint32_t type = bytecode::kNone; // a variable's type; kNone for an address
+    std::uint32_t type = bytecode::kNone;                 // a variable's type; kNone for an address
     bytecode::ValueKind kind = bytecode::ValueKind::Bool; // an address's value kind
     bool readOnly = false;
 };
@@ -105,9 +105,9 @@ bool decodeFor(const bytecode::Module& m, const Target& t, const rapidjson::Valu
     }
     out.assign(t.range.valueBytes(), 0);
     std::string why;
-    const bool ok = t.type != bytecode::kNone
-                        ? engine::decodeValue(m, t.type, *value, out.data(), why)
-                        : engine::decodeElementary(t.kind, t.range.isBit ? 0 : t.range.size, 0, *value, out.data(), why);
+    const bool ok = t.type != bytecode::kNone ? engine::decodeValue(m, t.type, *value, out.data(), why)
+                                              : engine::decodeElementary(t.kind, t.range.isBit ? 0 : t.range.size, 0,
+                                                                         *value, out.data(), why);
     if (!ok) {
         error = ctl::badParam("value", why);
         return false;
@@ -267,7 +267,8 @@ std::unique_ptr<engine::ForceTable> RuntimeControl::buildForces(const bytecode::
             // type (the forced bytes would be meaningless) or gone.
             engine::VarRef ref;
             std::string why;
-            if (!engine::resolvePath(module, f.name, ref, why) || engine::typeSignature(module, ref.type) != f.signature) {
+            if (!engine::resolvePath(module, f.name, ref, why) ||
+                engine::typeSignature(module, ref.type) != f.signature) {
                 if (lost != nullptr) {
                     lost->push_back(f.name);
                 }
@@ -349,11 +350,11 @@ void RuntimeControl::listForced(ControlReplyFn& reply) {
         t.range = f.range;
         t.type = f.address ? bytecode::kNone : f.type;
         if (f.address) {
-            t.kind = f.range.isBit                 ? bytecode::ValueKind::Bool
-                     : f.range.size == 1           ? bytecode::ValueKind::Byte
-                     : f.range.size == 2           ? bytecode::ValueKind::Word
-                     : f.range.size == 4           ? bytecode::ValueKind::DWord
-                                                   : bytecode::ValueKind::LWord;
+            t.kind = f.range.isBit       ? bytecode::ValueKind::Bool
+                     : f.range.size == 1 ? bytecode::ValueKind::Byte
+                     : f.range.size == 2 ? bytecode::ValueKind::Word
+                     : f.range.size == 4 ? bytecode::ValueKind::DWord
+                                         : bytecode::ValueKind::LWord;
         }
         list += fmt::format("{}{{\"name\":{},\"kind\":\"{}\",\"value\":{}}}", list.empty() ? "" : ",",
                             ctl::quoted(f.name), f.address ? "io" : "var", encodeFor(*module_, t, f.value.data()));

@@ -29,8 +29,8 @@ bool decodeBase64(std::string_view text, std::vector<std::uint8_t>& out) {
         return false;
     }
     out.assign(text.size() / 4 * 3, 0);
-    const int n = EVP_DecodeBlock(out.data(), reinterpret_cast<const unsigned char*>(text.data()),
-                                  static_cast<int>(text.size()));
+    const int n =
+        EVP_DecodeBlock(out.data(), reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
     if (n < 0) {
         return false;
     }
@@ -73,11 +73,11 @@ void RuntimeControl::reload(const rapidjson::Value& params, ControlReplyFn& repl
         return;
     }
     const auto reject = [&](const std::string& why) {
-        localEvents_.push_back(fmt::format("{{\"type\":\"reload_rejected\",\"ts\":{},\"reason\":{},\"program_hash\":{}}}",
-                                           std::chrono::duration_cast<std::chrono::milliseconds>(
-                                               std::chrono::system_clock::now().time_since_epoch())
-                                               .count(),
-                                           ctl::quoted(why), ctl::quoted(hash_)));
+        localEvents_.push_back(fmt::format(
+            "{{\"type\":\"reload_rejected\",\"ts\":{},\"reason\":{},\"program_hash\":{}}}",
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count(),
+            ctl::quoted(why), ctl::quoted(hash_)));
         reply(ControlAnswer::error(rpc::kCommandFailed, "reload rejected: " + why,
                                    fmt::format("{{\"program_hash\":{}}}", ctl::quoted(hash_))));
     };

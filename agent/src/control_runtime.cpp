@@ -42,8 +42,7 @@ std::string quoted(std::string_view s) {
 namespace {
 
 std::int64_t wallMs() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
 }
 
@@ -92,12 +91,12 @@ RuntimeControl::~RuntimeControl() = default;
 
 std::vector<ControlTarget::Method> RuntimeControl::methods() const {
     return {
-        {"runtime.status", Role::Viewer},   {"runtime.stats", Role::Viewer},    {"runtime.pause", Role::Operator},
-        {"runtime.resume", Role::Operator}, {"runtime.step", Role::Operator},   {"runtime.stop", Role::Operator},
+        {"runtime.status", Role::Viewer},   {"runtime.stats", Role::Viewer},     {"runtime.pause", Role::Operator},
+        {"runtime.resume", Role::Operator}, {"runtime.step", Role::Operator},    {"runtime.stop", Role::Operator},
         {"runtime.start", Role::Operator},  {"runtime.restart", Role::Operator}, {"var.read", Role::Viewer},
-        {"var.write", Role::Engineer},      {"var.force", Role::Engineer},      {"var.unforce", Role::Engineer},
-        {"var.forced", Role::Viewer},       {"io.read", Role::Viewer},          {"io.write", Role::Engineer},
-        {"io.force", Role::Engineer},       {"io.unforce", Role::Engineer},     {"bytecode.reload", Role::Engineer},
+        {"var.write", Role::Engineer},      {"var.force", Role::Engineer},       {"var.unforce", Role::Engineer},
+        {"var.forced", Role::Viewer},       {"io.read", Role::Viewer},           {"io.write", Role::Engineer},
+        {"io.force", Role::Engineer},       {"io.unforce", Role::Engineer},      {"bytecode.reload", Role::Engineer},
     };
 }
 
@@ -276,17 +275,17 @@ void RuntimeControl::poll(std::vector<std::string>& events) {
     for (const std::unique_ptr<Pending>& p : pending_) {
         if (!p->replied && now > p->deadlineNs) {
             p->replied = true;
-            p->reply(ControlAnswer::error(rpc::kCommandFailed,
-                                          fmt::format("the scan loop did not apply the command within {} ms",
-                                                      options_.commandTimeoutMs)));
+            p->reply(ControlAnswer::error(
+                rpc::kCommandFailed,
+                fmt::format("the scan loop did not apply the command within {} ms", options_.commandTimeoutMs)));
         }
     }
     translateScanEvents(events);
 }
 
 void RuntimeControl::emit(std::vector<std::string>& events, const std::string& type, const std::string& fields) {
-    events.push_back(fmt::format("{{\"type\":\"{}\",\"ts\":{}{}{}}}", type, wallMs(), fields.empty() ? "" : ",",
-                                 fields));
+    events.push_back(
+        fmt::format("{{\"type\":\"{}\",\"ts\":{}{}{}}}", type, wallMs(), fields.empty() ? "" : ",", fields));
 }
 
 void RuntimeControl::translateScanEvents(std::vector<std::string>& events) {
@@ -320,12 +319,16 @@ void RuntimeControl::translateScanEvents(std::vector<std::string>& events) {
                                  ctl::quoted(f && f->cycle == e.cycle ? f->report.message : std::string())));
                 break;
             }
-            case engine::ScanEventKind::Restart: emit(events, "runtime_started", cycle + ",\"reason\":\"restart\""); break;
+            case engine::ScanEventKind::Restart:
+                emit(events, "runtime_started", cycle + ",\"reason\":\"restart\"");
+                break;
             case engine::ScanEventKind::Halt: emit(events, "runtime_stopped", cycle + ",\"reason\":\"fault\""); break;
             case engine::ScanEventKind::Paused: emit(events, "paused", cycle); break;
             case engine::ScanEventKind::Resumed: emit(events, "resumed", cycle); break;
             case engine::ScanEventKind::Stopped: emit(events, "runtime_stopped", cycle + ",\"reason\":\"stop\""); break;
-            case engine::ScanEventKind::Started: emit(events, "runtime_started", cycle + ",\"reason\":\"start\""); break;
+            case engine::ScanEventKind::Started:
+                emit(events, "runtime_started", cycle + ",\"reason\":\"start\"");
+                break;
             case engine::ScanEventKind::ReloadApplied:
                 emit(events, "reload_applied",
                      fmt::format("{},\"swap_pause_us\":{:.3f}", cycle, static_cast<double>(e.valueNs) / 1000.0));

@@ -16,9 +16,9 @@ struct RuntimeControl::Pending {
     engine::ScanCommand command;
     engine::CommandResult result;
     std::vector<engine::ImageRange> ranges;
-    std::vector<std::uint8_t> bytes;                 // Read destination / Write source
+    std::vector<std::uint8_t> bytes;                  // Read destination / Write source
     std::unique_ptr<const engine::ForceTable> forces; // SetForces / Reload: the table handed over
-    std::vector<std::uint8_t> retainBuffer;          // Reload
+    std::vector<std::uint8_t> retainBuffer;           // Reload
     std::uint64_t ticket = 0;
     std::int64_t deadlineNs = 0;
     bool replied = false;
@@ -34,7 +34,7 @@ struct RuntimeControl::Pending {
 };
 
 struct RuntimeControl::Forced {
-    std::string name;    // the path or canonical address as listed by var.forced
+    std::string name;     // the path or canonical address as listed by var.forced
     bool address = false; // io.force (fixed process-image range) or var.force (a path)
     engine::ImageRange range;
     std::uint32_t type = bytecode::kNone; // var.force: type id in the module it was resolved in

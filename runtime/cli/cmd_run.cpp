@@ -20,8 +20,8 @@
 #include "commands.h"
 #include "run_support.h"
 #include "systemd_notify.h"
-#include "takt/agent/control.h"
 #include "takt/agent/agent_server.h"
+#include "takt/agent/control.h"
 #include "takt/agent/control_runtime.h"
 #include "takt/engine/config.h"
 #include "takt/engine/retain.h"
@@ -303,9 +303,7 @@ void logEvents(const engine::ScanLoop& loop, std::uint64_t& seen, spdlog::logger
                           e.kind == engine::ScanEventKind::WatchdogTimeout ? "watchdog" : "runtime", e.cycle);
             }
             break;
-        case engine::ScanEventKind::Restart:
-            log.info("program restarted at cycle {}", e.cycle);
-            break;
+        case engine::ScanEventKind::Restart: log.info("program restarted at cycle {}", e.cycle); break;
         case engine::ScanEventKind::Halt:
             log.warn("program halted after the fault in cycle {}; outputs stay in safe state", e.cycle);
             break;

@@ -138,9 +138,6 @@ bool Engine::runCycle(FaultReport& report) {
     const std::int64_t now = clock_.nowNs();
     lastNow_ = now;
     ++cycles_;
-    if (forces_ != nullptr) {
-        applyForces(*forces_, ImageArea::Input, inputs_.data(), inputs_.size());
-    }
     copyIn();
     applyDataForces();
     const bytecode::Module& m = program_->module();
@@ -217,6 +214,12 @@ bool Engine::runCycle(FaultReport& report) {
         applyForces(*forces_, ImageArea::Memory, memory_.data(), memory_.size());
     }
     return ok;
+}
+
+void Engine::applyInputForces() noexcept {
+    if (forces_ != nullptr) {
+        applyForces(*forces_, ImageArea::Input, inputs_.data(), inputs_.size());
+    }
 }
 
 void Engine::applyDataForces() noexcept {

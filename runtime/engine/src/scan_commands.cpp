@@ -20,7 +20,8 @@ void ScanLoop::setState(ScanState state, ScanEventKind event) noexcept {
     pushEvent(ScanEvent{event, current_.cycles, monotonicNs(), 0, 0});
 }
 
-void ScanLoop::applyCommands() noexcept {
+bool ScanLoop::applyCommands() noexcept {
+    bool forcesChanged = false;
     while (const ScanCommand* c = commands_.front()) {
         // An online change waits while the retain writer is busy with a copy of the old image
         // (state 1): the buffer and module it reads are swapped with the program. The writer
@@ -29,13 +30,15 @@ void ScanLoop::applyCommands() noexcept {
         if (c->kind == ScanCommandKind::Reload && retainSink_ != nullptr) {
             int idle = 0;
             if (!retainState_.compare_exchange_strong(idle, 3, std::memory_order_acq_rel)) {
-                return;
+                return forcesChanged;
             }
         }
+        forcesChanged = forcesChanged || c->kind == ScanCommandKind::SetForces || c->kind == ScanCommandKind::Reload;
         applyCommand(*c);
         commands_.pop();
         current_.commandsDone = commandsDone_.fetch_add(1, std::memory_order_acq_rel) + 1;
     }
+    return forcesChanged;
 }
 
 namespace {

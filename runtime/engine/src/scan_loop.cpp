@@ -160,6 +160,7 @@ bool ScanLoop::start(std::string& error) {
     stepsLeft_ = 0;
     current_ = ScanSnapshot{};
     current_.state = ScanState::Running;
+    publish(); // readers see "running" from now on, not the default of an empty snapshot
     if (options_.realtime.lockMemory && mlockall(MCL_CURRENT | MCL_FUTURE) != 0) {
         warnings_.push_back(fmt::format("lock_memory: mlockall not permitted ({}); memory may be paged out "
                                         "(raise LimitMEMLOCK= or grant CAP_IPC_LOCK)",
@@ -216,9 +217,9 @@ void ScanLoop::stop() {
     current_.state = ScanState::Stopped;
     publish();
     if (retainSink_ != nullptr) {
-        countRetain(retainSink_->save(engine_.program().module(), std::span<const std::uint8_t>(
-                                                                       engine_.program().image(),
-                                                                       engine_.program().imageSize())));
+        countRetain(
+            retainSink_->save(engine_.program().module(),
+                              std::span<const std::uint8_t>(engine_.program().image(), engine_.program().imageSize())));
     }
     engine_.setAbortFlag(nullptr);
     engine_.setTaskTimer(nullptr);
@@ -249,7 +250,12 @@ void ScanLoop::scanMain() {
         // that are multiples of the base period then fall due exactly, whatever the jitter.
         clock_.set(release);
         io_.readInputs(view());
-        applyCommands();
+        // Forced inputs replace what the field sent before anything reads the inputs (io.read
+        // in a command included); a command that changed the forces applies its table at once.
+        engine_.applyInputForces();
+        if (applyCommands()) {
+            engine_.applyInputForces();
+        }
         if (current_.state == ScanState::Running) {
             runOneCycle(release, start);
         } else {

@@ -38,8 +38,7 @@ void VmRunner::attach(LoadedProgram& program) {
         prepared_ = nullptr;
         vm_->setAbortFlag(abort_);
     } else {
-        vm_ = std::make_unique<vm::Vm>(program.module(),
-                                       std::span<std::uint8_t>(program.image(), program.imageSize()));
+        vm_ = std::make_unique<vm::Vm>(program.module(), std::span<std::uint8_t>(program.image(), program.imageSize()));
         vm_->setBudget(budget_);
         vm_->setAbortFlag(abort_);
     }

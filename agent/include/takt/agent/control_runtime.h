@@ -30,7 +30,7 @@ struct DriverHealthView {
 };
 
 struct RuntimeControlOptions {
-    bool byteAddressing = false;       // [build] address_mode = "byte": how %QW3 maps to bytes
+    bool byteAddressing = false;          // [build] address_mode = "byte": how %QW3 maps to bytes
     std::int64_t commandTimeoutMs = 5000; // a command the loop has not applied by then is an error
     // The drivers' latest health (the runtime refreshes it off the cycle); may be empty.
     std::function<std::vector<DriverHealthView>()> driverHealth;

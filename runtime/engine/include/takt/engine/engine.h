@@ -72,6 +72,9 @@ public:
     // table must outlive its use; the scan loop swaps it at a cycle boundary.
     void setForces(const ForceTable* forces) { forces_ = forces; }
     [[nodiscard]] const ForceTable* forces() const { return forces_; }
+    // Writes the forced %I values over the input area. The scan loop calls it right after the
+    // drivers filled the inputs; runCycle applies the data-image and output forces itself.
+    void applyInputForces() noexcept;
 
     // Per-task execution timestamps (runtime.stats): with a timer set, every cycle records when
     // each due task started and ended. The live runtime passes CLOCK_MONOTONIC; the harness

@@ -205,7 +205,7 @@ private:
     void retainMain();
     void runOneCycle(std::int64_t release, std::int64_t start);
     void idleCycle(std::int64_t release, std::int64_t start);
-    void applyCommands() noexcept;
+    bool applyCommands() noexcept; // true when the force table changed
     void applyCommand(const ScanCommand& c) noexcept;
     void applyReload(const ScanCommand& c) noexcept;
     void setState(ScanState state, ScanEventKind event) noexcept;
@@ -242,8 +242,8 @@ private:
     FaultReport faultScratch_;
     std::int64_t nextRetainNs_ = 0;
     std::unique_ptr<std::atomic<std::uint64_t>[]> taskOverruns_;
-    std::atomic<std::size_t> taskCount_{0}; // tasks with statistics (<= kMaxTaskStats)
-    std::uint32_t stepsLeft_ = 0;                    // Step: cycles still to run before pausing
+    std::atomic<std::size_t> taskCount_{0};        // tasks with statistics (<= kMaxTaskStats)
+    std::uint32_t stepsLeft_ = 0;                  // Step: cycles still to run before pausing
     std::array<std::int64_t, 8> recentRestarts_{}; // ring of fault-restart times (restart limit)
     std::size_t restartCount_ = 0;
 

@@ -1,0 +1,290 @@
+// The control endpoint's methods on a live scan loop (RuntimeControl), called directly: a real
+// compiled ST program on the VM, a real ScanLoop at 2 ms, a loopback process I/O. Every answer
+// comes from poll() after the scan thread applied the command at a cycle boundary.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include "../engine/scan_test_support.h"
+#include "control_client.h"
+#include "rpc_json.h"
+#include "takt/agent/control_runtime.h"
+#include "takt/bytecode/container.h"
+#include "takt/bytecode/verifier.h"
+#include "takt/compiler/codegen.h"
+#include "takt/compiler/diagnostics.h"
+#include "takt/compiler/parser.h"
+#include "takt/compiler/sema.h"
+#include "takt/engine/vm_runner.h"
+
+namespace takt::agent {
+namespace {
+
+constexpr std::int64_t kMs = 1'000'000;
+
+// Counts every cycle in a RETAIN variable, mirrors %IX0.0 to a variable, and writes %QB1.
+const char* const kV1 = R"(
+PROGRAM Main
+VAR RETAIN cnt : DINT; END_VAR
+VAR
+  limit : INT := 5;
+  seen AT %IX0.0 : BOOL;
+  mirror : BOOL;
+  out AT %QB1 : BYTE;
+  v1only : INT;
+END_VAR
+cnt := cnt + 1;
+mirror := seen;
+out := 16#11;
+v1only := 1;
+END_PROGRAM
+)";
+
+// The same counter and I/O; v1only is gone, v2only is new, limit changed type.
+const char* const kV2 = R"(
+PROGRAM Main
+VAR RETAIN cnt : DINT; END_VAR
+VAR
+  limit : DINT := 9;
+  seen AT %IX0.0 : BOOL;
+  mirror : BOOL;
+  out AT %QB1 : BYTE;
+  v2only : INT := 42;
+END_VAR
+cnt := cnt + 1;
+mirror := seen;
+out := 16#22;
+END_PROGRAM
+)";
+
+std::shared_ptr<bytecode::Module> compile(const char* text) {
+    compiler::SourceManager sm;
+    compiler::DiagnosticSink diags;
+    std::vector<compiler::ast::CompilationUnit> units;
+    units.push_back(compiler::parseSource(sm.file(sm.add("main.st", text)), diags));
+    const compiler::AnalysisResult analysis = compiler::analyze(units, sm, diags);
+    auto module = std::make_shared<bytecode::Module>();
+    const bool ok = !diags.hasErrors() &&
+                    compiler::generate(*analysis.model, units, sm, compiler::CodegenOptions{}, *module, diags);
+    EXPECT_TRUE(ok) << compiler::renderHuman(diags.diagnostics(), sm);
+    EXPECT_TRUE(bytecode::verify(*module).ok());
+    return module;
+}
+
+std::string stbcBase64(const char* text) {
+    const std::vector<std::uint8_t> bytes = bytecode::serialize(*compile(text));
+    return detail::base64(bytes);
+}
+
+struct Live {
+    Live() {
+        engine = std::make_unique<engine::Engine>(std::make_unique<engine::VmRunner>(0), clock);
+        const std::vector<std::uint8_t> bytes = bytecode::serialize(*compile(kV1));
+        bytecode::LoadResult r = bytecode::deserialize(bytes);
+        engine::FaultReport f;
+        EXPECT_TRUE(
+            engine->load(std::make_unique<engine::LoadedProgram>(
+                             std::make_shared<const bytecode::Module>(std::move(r.module)), bytecode::hashHex(r.hash)),
+                         f));
+        engine::ScanOptions o;
+        o.periodNs = 2 * kMs;
+        o.watchdog.enabled = false;
+        loop = std::make_unique<engine::ScanLoop>(*engine, clock, io, o);
+        std::string error;
+        EXPECT_TRUE(loop->start(error)) << error;
+        control = std::make_unique<RuntimeControl>(*loop, *engine, RuntimeControlOptions{});
+    }
+    ~Live() { loop->stop(); }
+
+    // Calls a method and polls until it is answered (params as JSON text).
+    ControlAnswer call(const std::string& method, const std::string& params = "{}") {
+        rapidjson::Document doc;
+        doc.Parse(params.c_str());
+        std::optional<ControlAnswer> answer;
+        control->call(method, doc, [&answer](ControlAnswer a) { answer = std::move(a); });
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        std::vector<std::string> ev;
+        while (!answer && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::microseconds(500));
+            control->poll(ev);
+        }
+        events.insert(events.end(), ev.begin(), ev.end());
+        EXPECT_TRUE(answer.has_value()) << method << " was not answered";
+        return answer.value_or(ControlAnswer::error(0, "no answer"));
+    }
+
+    rapidjson::Document result(const std::string& method, const std::string& params = "{}") {
+        const ControlAnswer a = call(method, params);
+        EXPECT_TRUE(a.ok) << method << ": " << a.code << " " << a.message;
+        rapidjson::Document d;
+        d.Parse(a.json.c_str());
+        return d;
+    }
+
+    std::int64_t readInt(const std::string& name) {
+        rapidjson::Document d = result("var.read", "{\"names\":[\"" + name + "\"]}");
+        return d["values"][name.c_str()]["value"].GetInt64();
+    }
+
+    engine::CycleClock clock;
+    takt::testing::FakeIo io;
+    std::unique_ptr<engine::Engine> engine;
+    std::unique_ptr<engine::ScanLoop> loop;
+    std::unique_ptr<RuntimeControl> control;
+    std::vector<std::string> events;
+};
+
+TEST(ControlRuntime, StatusReportsTheRunningProgram) {
+    Live live;
+    rapidjson::Document s = live.result("runtime.status");
+    EXPECT_STREQ(s["state"].GetString(), "running");
+    EXPECT_EQ(std::string(s["program_hash"].GetString()), live.control->programHash());
+    EXPECT_EQ(live.control->programHash().size(), 64u);
+    EXPECT_TRUE(s["fault"].IsNull());
+}
+
+TEST(ControlRuntime, VarReadSeesTheCounterAtTheCycleBoundary) {
+    Live live;
+    rapidjson::Document d = live.result("var.read", R"({"names":["cnt","Main.limit"]})");
+    // Read at a boundary before the cycle runs: cnt equals the cycles already run.
+    EXPECT_EQ(d["values"]["cnt"]["value"].GetInt64(), d["cycle"].GetInt64());
+    EXPECT_STREQ(d["values"]["cnt"]["type"].GetString(), "DINT");
+    EXPECT_EQ(d["values"]["Main.limit"]["value"].GetInt(), 5);
+}
+
+TEST(ControlRuntime, VarWriteIsAppliedAndBadValuesChangeNothing) {
+    Live live;
+    EXPECT_TRUE(live.call("var.write", R"({"name":"limit","value":{"type":"INT","value":1234}})").ok);
+    EXPECT_EQ(live.readInt("limit"), 1234);
+    const ControlAnswer tooBig = live.call("var.write", R"({"name":"limit","value":{"type":"INT","value":70000}})");
+    EXPECT_FALSE(tooBig.ok);
+    EXPECT_EQ(tooBig.code, -32602);
+    const ControlAnswer unknown = live.call("var.write", R"({"name":"nosuch","value":{"type":"INT","value":1}})");
+    EXPECT_EQ(unknown.code, -32602);
+    EXPECT_EQ(live.readInt("limit"), 1234);
+}
+
+TEST(ControlRuntime, ForcedVariableWinsOverTheProgramUntilUnforced) {
+    Live live;
+    ASSERT_TRUE(live.call("var.force", R"({"name":"cnt","value":{"type":"DINT","value":-7}})").ok);
+    EXPECT_EQ(live.readInt("cnt"), -7);
+    EXPECT_EQ(live.readInt("cnt"), -7); // still, cycles later
+    rapidjson::Document f = live.result("var.forced");
+    ASSERT_EQ(f["forced"].Size(), 1u);
+    EXPECT_STREQ(f["forced"][0]["name"].GetString(), "cnt");
+    ASSERT_TRUE(live.call("var.unforce", R"({"name":"cnt"})").ok);
+    // The program counts on from the forced value.
+    EXPECT_GT(live.readInt("cnt"), -7);
+    EXPECT_EQ(live.call("var.unforce", R"({"name":"cnt"})").code, -32602);
+}
+
+TEST(ControlRuntime, IoForceOfAnInputReachesTheProgram) {
+    Live live;
+    ASSERT_TRUE(live.call("io.force", R"({"address":"%IX0.0","value":{"type":"BOOL","value":true}})").ok);
+    rapidjson::Document d = live.result("var.read", R"({"names":["mirror"]})");
+    // Applied before the program ran in the cycle that answered; read one boundary later.
+    d = live.result("var.read", R"({"names":["mirror"]})");
+    EXPECT_TRUE(d["values"]["mirror"]["value"].GetBool());
+    rapidjson::Document q = live.result("io.read", R"({"addresses":["%QB1","%IX0.0"]})");
+    EXPECT_EQ(q["values"]["%QB1"]["value"].GetInt(), 0x11);
+    EXPECT_TRUE(q["values"]["%IX0.0"]["value"].GetBool());
+    EXPECT_EQ(live.call("io.read", R"({"addresses":["%QZ1"]})").code, -32602);
+}
+
+TEST(ControlRuntime, PauseStepResumeRunExactlyTheCyclesAsked) {
+    Live live;
+    ASSERT_TRUE(live.call("runtime.pause").ok);
+    const std::int64_t before = live.readInt("cnt");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(live.readInt("cnt"), before);
+    ASSERT_TRUE(live.call("runtime.step", R"({"count":3})").ok);
+    ASSERT_TRUE(takt::testing::waitFor([&] { return live.readInt("cnt") == before + 3; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(live.readInt("cnt"), before + 3);
+    EXPECT_STREQ(live.result("runtime.status")["state"].GetString(), "paused");
+    ASSERT_TRUE(live.call("runtime.resume").ok);
+    ASSERT_TRUE(takt::testing::waitFor([&] { return live.readInt("cnt") > before + 5; }));
+    EXPECT_EQ(live.call("runtime.step", R"({"count":0})").code, -32602);
+}
+
+TEST(ControlRuntime, StopLatchesTheSafeStateAndStartReleasesIt) {
+    Live live;
+    ASSERT_TRUE(live.call("runtime.stop").ok);
+    EXPECT_EQ(live.io.wire(1), takt::testing::FakeIo::kSafe);
+    EXPECT_STREQ(live.result("runtime.status")["state"].GetString(), "stopped");
+    ASSERT_TRUE(live.call("runtime.start").ok);
+    ASSERT_TRUE(takt::testing::waitFor([&] { return live.io.wire(1) == 0x11; }));
+}
+
+TEST(ControlRuntime, ReloadKeepsStateAndReportsTheTransfer) {
+    Live live;
+    const std::string oldHash = live.control->programHash();
+    const ControlAnswer a = live.call("bytecode.reload", "{\"bytes\":\"" + stbcBase64(kV2) + "\"}");
+    ASSERT_TRUE(a.ok) << a.message;
+    rapidjson::Document r;
+    r.Parse(a.json.c_str());
+    EXPECT_EQ(std::string(r["old_hash"].GetString()), oldHash);
+    EXPECT_EQ(std::string(r["new_hash"].GetString()), live.control->programHash());
+    EXPECT_NE(oldHash, live.control->programHash());
+    EXPECT_EQ(r["retyped"].GetUint(), 1u); // limit: INT -> DINT
+    EXPECT_GE(r["dropped"].GetUint(), 1u); // v1only
+    EXPECT_GE(r["initialised"].GetUint(), 1u);
+    EXPECT_GE(r["swap_pause_us"].GetDouble(), 0.0);
+    // The RETAIN counter went on across the swap: one per cycle, none lost or doubled.
+    rapidjson::Document d = live.result("var.read", R"({"names":["cnt","v2only","limit"]})");
+    EXPECT_EQ(d["values"]["cnt"]["value"].GetInt64(), d["cycle"].GetInt64());
+    EXPECT_EQ(d["values"]["v2only"]["value"].GetInt(), 42);
+    EXPECT_EQ(d["values"]["limit"]["value"].GetInt(), 9);
+    ASSERT_TRUE(takt::testing::waitFor([&] { return live.io.wire(1) == 0x22; }));
+}
+
+TEST(ControlRuntime, InvalidReloadsLeaveTheProgramRunning) {
+    Live live;
+    const std::string hash = live.control->programHash();
+    EXPECT_EQ(live.call("bytecode.reload", R"({"bytes":"not base64!"})").code, -32602);
+    std::vector<std::uint8_t> bytes = bytecode::serialize(*compile(kV2));
+    bytes[bytes.size() / 2] ^= 0x40; // a flipped bit: CRC mismatch
+    const ControlAnswer crc = live.call("bytecode.reload", "{\"bytes\":\"" + detail::base64(bytes) + "\"}");
+    EXPECT_EQ(crc.code, -32002);
+    std::vector<std::uint8_t> future = bytecode::serialize(*compile(kV2));
+    future[4] = 0x7F; // the format version field
+    EXPECT_EQ(live.call("bytecode.reload", "{\"bytes\":\"" + detail::base64(future) + "\"}").code, -32002);
+    EXPECT_EQ(live.control->programHash(), hash);
+    EXPECT_EQ(live.result("runtime.status")["reloads"].GetUint(), 0u);
+    const std::int64_t c = live.readInt("cnt");
+    ASSERT_TRUE(takt::testing::waitFor([&] { return live.readInt("cnt") > c; }));
+    std::vector<std::string> ev;
+    live.control->poll(ev);
+    live.events.insert(live.events.end(), ev.begin(), ev.end());
+    const auto rejected = std::count_if(live.events.begin(), live.events.end(), [](const std::string& e) {
+        return e.find("reload_rejected") != std::string::npos;
+    });
+    EXPECT_EQ(rejected, 2);
+}
+
+TEST(ControlRuntime, IdempotencyKeyAppliesAReloadOnce) {
+    Live live;
+    const std::string params = "{\"bytes\":\"" + stbcBase64(kV2) + "\",\"idempotency_key\":\"deploy-17\"}";
+    const ControlAnswer first = live.call("bytecode.reload", params);
+    ASSERT_TRUE(first.ok) << first.message;
+    const ControlAnswer again = live.call("bytecode.reload", params);
+    ASSERT_TRUE(again.ok);
+    EXPECT_EQ(again.json, first.json);
+    EXPECT_EQ(live.result("runtime.status")["reloads"].GetUint(), 1u);
+}
+
+TEST(ControlRuntime, StatsReportPerTaskAndOverallFigures) {
+    Live live;
+    ASSERT_TRUE(takt::testing::waitFor([&] { return live.loop->snapshot().cycles > 10; }));
+    rapidjson::Document s = live.result("runtime.stats");
+    EXPECT_GT(s["cycles"].GetUint64(), 10u);
+    EXPECT_TRUE(s["exec"].HasMember("p99_us"));
+    EXPECT_TRUE(s["lateness"].HasMember("max_us"));
+    EXPECT_GT(s["rss_bytes"].GetUint64(), 0u);
+    EXPECT_TRUE(s["tasks"].IsArray());
+}
+
+} // namespace
+} // namespace takt::agent
