@@ -270,6 +270,14 @@ bool loadConfigs(const fs::path& dir, const RunOptions& options, engine::Runtime
         return false;
     }
     log.info("I/O from {}", selection.origin);
+    if (selection.board && io::applyBoardRealtime(*selection.board, runtime)) {
+        const engine::RuntimeConfig::Realtime& rt = runtime.realtime;
+        log.info("realtime from board {} (runtime.toml has no [runtime.realtime]): scheduler {}{}, cpu_affinity [{}], "
+                 "lock_memory {}",
+                 selection.board->name, rt.fifo ? "fifo" : "other",
+                 rt.fifo ? fmt::format(" priority {}", rt.priority) : "", fmt::join(rt.cpuAffinity, ","),
+                 rt.lockMemory);
+    }
     io = std::move(*selection.io.config);
     return true;
 }

@@ -328,6 +328,7 @@ void readRuntime(TableReader& r, RuntimeConfig& c) {
         tr.finish();
     }
     if (const toml::table* t = r.table("realtime")) {
+        c.realtimeGiven = true;
         TableReader tr(*t, r.keyPath("realtime"), r.file(), r.diagnostics());
         readRealtime(tr, c.realtime);
     }
