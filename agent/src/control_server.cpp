@@ -291,7 +291,8 @@ bool ControlServer::Impl::prepare(std::string& error) {
             return false;
         }
         if (tls->use_private_key_file(options.tlsKey, asio::ssl::context::pem, ec); ec) {
-            error = fmt::format("TLS key '{}': {}", options.tlsKey, ec.message());
+            error = fmt::format("TLS key '{}': {} (it must be the key of certificate '{}')", options.tlsKey,
+                                ec.message(), options.tlsCert);
             return false;
         }
         if (::SSL_CTX_check_private_key(tls->native_handle()) != 1) {
