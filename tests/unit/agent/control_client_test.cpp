@@ -37,13 +37,17 @@ public:
         const std::string script =
             "set -e; cd '" + d +
             "'; "
-            "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=takt-test-ca; "
-            "openssl req -x509 -newkey rsa:2048 -nodes -keyout other.key -out other.pem -days 2 -subj /CN=other; "
+            "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key -out ca.pem "
+            "-days 2 -subj /CN=takt-test-ca; "
+            "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout other.key -out "
+            "other.pem -days 2 -subj /CN=other; "
             "printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > san.ext; "
-            "openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=127.0.0.1; "
+            "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout server.key -out server.csr "
+            "-subj /CN=127.0.0.1; "
             "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 "
             "-extfile san.ext; "
-            "openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj /CN=takt-client; "
+            "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout client.key -out client.csr "
+            "-subj /CN=takt-client; "
             "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem -days 2";
         const std::string command = "sh -c \"" + script + "\" >/dev/null 2>&1";
         ok_ = std::system(command.c_str()) == 0;
