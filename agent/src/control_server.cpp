@@ -11,6 +11,7 @@
 #include <array>
 #include <chrono>
 #include <deque>
+#include <exception>
 #include <list>
 #include <optional>
 #include <thread>
@@ -536,7 +537,13 @@ ControlServer::ControlServer(ControlOptions options, ControlTarget& target)
     : impl_(std::make_unique<Impl>(std::move(options), target)) {}
 
 ControlServer::~ControlServer() {
-    stop();
+    // stop() only throws when a thread cannot be joined or memory runs out; a destructor cannot
+    // report either, and terminating the runtime over it would be worse.
+    try {
+        stop();
+    } catch (const std::exception&) {
+        return;
+    }
 }
 
 bool ControlServer::start(std::string& error) {

@@ -158,7 +158,7 @@ TEST(ControlTls, BadCertificateFilesAreRefusedAtStart) {
 TEST(ControlTokenFile, AcceptsOnlyPrivateRandomLookingTokens) {
     test::TempDir dir;
     const auto tokenFile = [&](const char* name, const std::string& text, mode_t mode) {
-        const std::string p = dir.write(name, text).string();
+        std::string p = dir.write(name, text).string();
         ::chmod(p.c_str(), mode);
         return p;
     };
