@@ -234,6 +234,37 @@ TEST(ControlServerLoad, ThousandIdleConnectionsDoNotLockOutALegitimateClient) {
     EXPECT_EQ(target.calls(), (std::vector<std::string>{"runtime.status"}));
 }
 
+TEST(ControlServerLoad, AHundredMebibyteLineIsSkippedWhileAnotherClientIsServed) {
+    ControlOptions o;
+    o.endpoint = "tcp://127.0.0.1:0";
+    o.tokens = {{Role::Viewer, kToken}};
+    test::RecordingTarget target;
+    ControlServer server(o, target);
+    std::string error;
+    ASSERT_TRUE(server.start(error)) << error;
+    LineClient flood(server.boundEndpoint());
+    ASSERT_TRUE(flood.connected());
+    const std::string chunk(std::size_t{1} << 20, 'a');
+    ASSERT_TRUE(flood.send("{\"x\":\""));
+    for (int i = 0; i < 50; ++i) {
+        ASSERT_TRUE(flood.send(chunk));
+    }
+    // Half-way through the long line, another client is served normally.
+    ControlClientOptions c;
+    c.endpoint = server.boundEndpoint();
+    c.token = kToken;
+    EXPECT_TRUE(controlCall(c, "runtime.status", "").ok);
+    for (int i = 0; i < 50; ++i) {
+        ASSERT_TRUE(flood.send(chunk));
+    }
+    ASSERT_TRUE(flood.send("\"}\n" + request(7, "agent.ping") + "\n"));
+    EXPECT_EQ(test::errorCode(flood.line()), -32600);
+    const auto ping = parseJson(flood.line());
+    ASSERT_TRUE(ping.IsObject());
+    EXPECT_EQ(ping["id"].GetInt(), 7);
+    EXPECT_EQ(target.calls(), (std::vector<std::string>{"runtime.status"}));
+}
+
 // `takt ctl` and `takt reload` (the real binary) against a server in this process.
 std::string run(const std::string& args, int& exitCode) {
     const std::string command = std::string(TAKT_BINARY) + " " + args + " 2>&1";
