@@ -156,6 +156,8 @@ bool ScanLoop::start(std::string& error) {
     taskLate_ = std::make_unique<LatencyHistogram[]>(kMaxTaskStats);
     retainBuffer_.assign(engine_.program().imageSize(), 0);
     retainModule_ = &engine_.program().module();
+    // The ring holds one time per allowed restart, sized here off the cycle.
+    recentRestarts_.assign(std::min(options_.restartLimit, ScanOptions::kMaxRestartLimit), 0);
     restartCount_ = 0;
     stepsLeft_ = 0;
     current_ = ScanSnapshot{};
@@ -216,9 +218,9 @@ void ScanLoop::stop() {
     current_.state = ScanState::Stopped;
     publish();
     if (retainSink_ != nullptr) {
-        countRetain(retainSink_->save(engine_.program().module(), std::span<const std::uint8_t>(
-                                                                       engine_.program().image(),
-                                                                       engine_.program().imageSize())));
+        countRetain(
+            retainSink_->save(engine_.program().module(),
+                              std::span<const std::uint8_t>(engine_.program().image(), engine_.program().imageSize())));
     }
     engine_.setAbortFlag(nullptr);
     engine_.setTaskTimer(nullptr);
@@ -362,7 +364,7 @@ void ScanLoop::handleFault(bool watchdog, const FaultReport& report) {
     if (action == FaultAction::Restart && !restartAllowed(now)) {
         const std::lock_guard lock(faultMutex_);
         lastFault_->report.message += fmt::format("; not restarted: {} restarts within {} s already",
-                                                  options_.restartLimit, options_.restartWindowNs / kNsPerS);
+                                                  recentRestarts_.size(), options_.restartWindowNs / kNsPerS);
     } else if (action == FaultAction::Restart) {
         FaultReport initFault;
         if (engine_.restart(RestartMode::Cold, initFault)) {
