@@ -360,6 +360,8 @@ void ScanLoop::handleFault(bool watchdog, const FaultReport& report) {
         lastFault_ = std::move(rec);
     }
     abort_.store(false, std::memory_order_release);
+    // A fault ends a step: after a restart the program is paused again, not left running.
+    const bool stepping = stepsLeft_ > 0;
     stepsLeft_ = 0;
     if (action == FaultAction::Restart && !restartAllowed(now)) {
         const std::lock_guard lock(faultMutex_);
@@ -371,6 +373,9 @@ void ScanLoop::handleFault(bool watchdog, const FaultReport& report) {
             ++current_.restarts;
             pushEvent(ScanEvent{ScanEventKind::Restart, current_.cycles, now, 0, 0});
             io_.releaseSafeState();
+            if (stepping) {
+                setState(ScanState::Paused, ScanEventKind::Paused);
+            }
             return;
         }
         const std::lock_guard lock(faultMutex_);

@@ -205,6 +205,38 @@ TEST(ScanCommand, StepRunsExactlyNCyclesThenPausesAgain) {
     rig.loop->stop();
 }
 
+TEST(ScanCommand, AStepThatFaultsUnderTheRestartPolicyEndsPausedNotRunning) {
+    ScanOptions o = options(2);
+    o.faultPolicy = FaultAction::Restart;
+    Rig rig(o);
+    std::atomic<bool> faultNext{false};
+    std::atomic<int> runs{0};
+    rig.runner->body = [&](std::uint8_t*, const std::atomic<bool>*, Fault& f) {
+        runs.fetch_add(1);
+        if (faultNext.exchange(false)) {
+            f.message = "division by zero";
+            return false;
+        }
+        return true;
+    };
+    ASSERT_TRUE(rig.load());
+    ASSERT_TRUE(rig.startLoop());
+    ASSERT_TRUE(rig.run(ScanCommandKind::Pause).ok);
+    const int before = runs.load();
+    faultNext = true;
+    CommandResult r;
+    ScanCommand step;
+    step.kind = ScanCommandKind::Step;
+    step.count = 5;
+    ASSERT_TRUE(rig.run(step, r));
+    ASSERT_TRUE(r.ok);
+    ASSERT_TRUE(waitFor([&] { return rig.snap().restarts == 1u; }));
+    ASSERT_TRUE(rig.boundaries(10));
+    EXPECT_EQ(rig.snap().state, ScanState::Paused);
+    EXPECT_EQ(runs.load(), before + 1); // the faulted cycle ended the step
+    rig.loop->stop();
+}
+
 TEST(ScanCommand, StopAppliesTheSafeStateAndStartReleasesIt) {
     Rig rig(options(2));
     std::atomic<int> runs{0};
