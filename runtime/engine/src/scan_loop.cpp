@@ -156,6 +156,8 @@ bool ScanLoop::start(std::string& error) {
     taskLate_ = std::make_unique<LatencyHistogram[]>(kMaxTaskStats);
     retainBuffer_.assign(engine_.program().imageSize(), 0);
     retainModule_ = &engine_.program().module();
+    // The ring holds one time per allowed restart, sized here off the cycle.
+    recentRestarts_.assign(std::min(options_.restartLimit, ScanOptions::kMaxRestartLimit), 0);
     restartCount_ = 0;
     stepsLeft_ = 0;
     current_ = ScanSnapshot{};
@@ -364,17 +366,22 @@ void ScanLoop::handleFault(bool watchdog, const FaultReport& report) {
         lastFault_ = std::move(rec);
     }
     abort_.store(false, std::memory_order_release);
+    // A fault ends a step: after a restart the program is paused again, not left running.
+    const bool stepping = stepsLeft_ > 0;
     stepsLeft_ = 0;
     if (action == FaultAction::Restart && !restartAllowed(now)) {
         const std::lock_guard lock(faultMutex_);
         lastFault_->report.message += fmt::format("; not restarted: {} restarts within {} s already",
-                                                  options_.restartLimit, options_.restartWindowNs / kNsPerS);
+                                                  recentRestarts_.size(), options_.restartWindowNs / kNsPerS);
     } else if (action == FaultAction::Restart) {
         FaultReport initFault;
         if (engine_.restart(RestartMode::Cold, initFault)) {
             ++current_.restarts;
             pushEvent(ScanEvent{ScanEventKind::Restart, current_.cycles, now, 0, 0});
             io_.releaseSafeState();
+            if (stepping) {
+                setState(ScanState::Paused, ScanEventKind::Paused);
+            }
             return;
         }
         const std::lock_guard lock(faultMutex_);
