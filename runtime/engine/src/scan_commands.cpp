@@ -107,7 +107,8 @@ void ScanLoop::applyCommand(const ScanCommand& c) noexcept {
         }
         break;
     case ScanCommandKind::Start:
-        if (state == ScanState::Halted) {
+        if (state == ScanState::Halted || faultLatched_) {
+            // Stopping a halted program does not clear its fault: only a restart re-initialises it.
             refuse("the program is halted after a fault: runtime.restart starts it again");
         } else if (state != ScanState::Running) {
             if (state == ScanState::Stopped) {
@@ -124,6 +125,7 @@ void ScanLoop::applyCommand(const ScanCommand& c) noexcept {
             refuse("the program faulted while initialising");
             io_.applySafeState();
             current_.state = ScanState::Halted;
+            faultLatched_ = true;
             pushEvent(ScanEvent{ScanEventKind::Halt, current_.cycles, monotonicNs(), 0, 0});
             break;
         }
@@ -131,6 +133,7 @@ void ScanLoop::applyCommand(const ScanCommand& c) noexcept {
             io_.releaseSafeState();
         }
         stepsLeft_ = 0;
+        faultLatched_ = false;
         ++current_.restarts;
         setState(ScanState::Running, ScanEventKind::Restart);
         break;

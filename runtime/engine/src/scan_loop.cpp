@@ -159,6 +159,7 @@ bool ScanLoop::start(std::string& error) {
     // The ring holds one time per allowed restart, sized here off the cycle.
     recentRestarts_.assign(std::min(options_.restartLimit, ScanOptions::kMaxRestartLimit), 0);
     restartCount_ = 0;
+    faultLatched_ = false;
     stepsLeft_ = 0;
     current_ = ScanSnapshot{};
     current_.state = ScanState::Running;
@@ -291,7 +292,9 @@ void ScanLoop::runOneCycle(std::int64_t release, std::int64_t start) {
     if (tripped && stopAbort_.load()) {
         return; // aborted by stop(), not a fault
     }
-    recordTaskStats(release);
+    if (ok && !tripped) {
+        recordTaskStats(release); // in a faulted cycle some due tasks never ran: no timings then
+    }
     if (!ok || tripped) {
         handleFault(tripped, faultScratch_);
     } else if (stepsLeft_ > 0 && --stepsLeft_ == 0) {
@@ -388,6 +391,7 @@ void ScanLoop::handleFault(bool watchdog, const FaultReport& report) {
         lastFault_->report.message += "; cold restart failed: " + initFault.message;
     }
     current_.state = ScanState::Halted;
+    faultLatched_ = true;
     pushEvent(ScanEvent{ScanEventKind::Halt, current_.cycles, now, 0, 0});
 }
 

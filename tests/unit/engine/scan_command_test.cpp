@@ -307,6 +307,13 @@ TEST(ScanCommand, StartPauseResumeAreRefusedOnAHaltedProgramRestartRunsItAgain) 
     EXPECT_EQ(rig.snap().state, ScanState::Halted);
     EXPECT_EQ(rig.io.releases.load(), 0);
     EXPECT_EQ(runs.load(), 1);
+    // Stopping a halted program does not clear the fault: Start stays refused.
+    EXPECT_TRUE(rig.run(ScanCommandKind::Stop).ok);
+    EXPECT_EQ(rig.snap().state, ScanState::Stopped);
+    const CommandResult afterStop = rig.run(ScanCommandKind::Start);
+    EXPECT_FALSE(afterStop.ok);
+    EXPECT_EQ(rig.io.releases.load(), 0);
+    EXPECT_EQ(runs.load(), 1);
 
     faulty = false;
     CommandResult r;

@@ -246,6 +246,7 @@ private:
     std::int64_t nextRetainNs_ = 0;
     std::unique_ptr<std::atomic<std::uint64_t>[]> taskOverruns_;
     std::atomic<std::size_t> taskCount_{0};    // tasks with statistics (<= kMaxTaskStats)
+    bool faultLatched_ = false;                // halted by a fault and not restarted since (survives a Stop)
     std::uint32_t stepsLeft_ = 0;              // Step: cycles still to run before pausing
     std::vector<std::int64_t> recentRestarts_; // ring of fault-restart times, restartLimit long (start())
     std::size_t restartCount_ = 0;
