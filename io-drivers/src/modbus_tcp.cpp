@@ -292,6 +292,29 @@ private:
             backoff.reset();
             waitUntil(monotonicNs() + pollMs_ * 1'000'000);
         }
+        // The runtime latches the safe state right before it stops the drivers (SIGTERM, --for,
+        // a halt): the stop can win the race against the poll that was woken to write it, so
+        // the safe values go out here rather than leaving the peer with the program's outputs.
+        if (connected) {
+            writeLatchedSafeState();
+        }
+    }
+
+    void writeLatchedSafeState() {
+        {
+            const std::lock_guard lock(mutex_);
+            if (!safeLatched_) {
+                return;
+            }
+            outPoll_.bits = outShared_.bits; // the safe values (applySafeState)
+            outPoll_.regs = outShared_.regs;
+        }
+        std::string failure;
+        for (std::size_t i = 0; i < out_.maps.size(); ++i) {
+            if (!transfer(out_.maps[i], out_.offsets[i], outPoll_, true, failure)) {
+                return; // the peer is gone: nothing more to do on the way out
+            }
+        }
     }
 
     bool stopRequested() {

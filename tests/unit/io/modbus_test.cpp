@@ -174,6 +174,32 @@ TEST(ModbusTcp, ApplySafeStateWritesSafeValuesAndIgnoresTheProgram) {
 
 // A server that answers every request with bytes from a list of bad replies, one per
 // connection: the client must survive all of them and report the errors.
+// What `takt run` does on SIGTERM: applySafeState and stop at once. The stop must not win the
+// race against the write: the peer ends with the safe values, not the program's last outputs.
+TEST(ModbusTcp, StopRightAfterApplySafeStateLeavesThePeerSafe) {
+    const std::uint16_t port = freePort();
+    PeerServer peer(port);
+    peer.start();
+    for (int round = 0; round < 5; ++round) {
+        auto d = makeDriver("modbus-tcp",
+                            fmt::format("address = '127.0.0.1:{}'\npoll_ms = 5\n"
+                                        "outputs = [{{area = 'coils', start = 0, count = 2, address = '%QX0.0'}}]",
+                                        port));
+        std::string error;
+        ASSERT_TRUE(d->start(error)) << error;
+        Image img;
+        Image::setBit(img.outputs, 0, true);
+        ASSERT_TRUE(eventually([&] { return peer.coil(0) == 1 && peer.coil(1) == 0; }, [&] { cycle(*d, img); }));
+        std::vector<std::uint8_t> safe(4, 0);
+        safe[0] = 0b10; // %QX0.0 FALSE, %QX0.1 TRUE
+        d->applySafeState(safe);
+        d->stop();
+        // stop() joined the driver thread: whatever it wrote has been answered.
+        EXPECT_EQ(peer.coil(0), 0) << "round " << round;
+        EXPECT_EQ(peer.coil(1), 1) << "round " << round;
+    }
+}
+
 TEST(ModbusTcp, MalformedAndShortResponsesNeverCrash) {
     const int listenFd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
