@@ -212,5 +212,53 @@ TEST(RunMqtt, TypedValuesRoundTripThroughAProgram) {
     EXPECT_TRUE(eventually([&] { return peer.last("line1/status") == "offline"; })) << peer.last("line1/status");
 }
 
+// Broker killed while takt runs: degraded with "inputs bad", the program sees 0; broker back:
+// health ok again and values flow both ways.
+TEST(RunMqtt, BrokerLossDegradesWithInputsBadAndRecovers) {
+    if (!std::filesystem::exists(kBroker)) {
+        GTEST_SKIP() << "mosquitto is not installed (scripts/setup.sh installs it)";
+    }
+    TempDir dir;
+    Broker broker(dir);
+    ASSERT_TRUE(broker.start());
+    writeProject(dir,
+                 fmt::format("[io]\ndriver = \"mqtt\"\n\n[io.params]\nbroker = \"127.0.0.1:{}\"\n"
+                             "client_id = \"takt-e2e\"\nqos = 1\nstatus_topic = \"line1/status\"\n"
+                             "reconnect_ms = 100\nreconnect_max_ms = 1000\non_error = \"warn\"\n"
+                             "comm_loss_timeout_ms = 300\n"
+                             "subscribe = [{{ topic = \"line1/in/setpoint\", address = \"%IW0\", type = \"INT\" }}]\n"
+                             "publish = [{{ address = \"%QW0\", type = \"INT\", topic = \"line1/out/speed\" }}]\n",
+                             broker.port()),
+                 "PROGRAM Main\nVAR\n    setpoint AT %IW0 : INT;\n    speed AT %QW0 : INT;\nEND_VAR\n"
+                 "speed := setpoint * 2 + 1;\nEND_PROGRAM\n");
+    TaktProcess takt(runArgs(dir), dir.path() / "run.log");
+    ASSERT_TRUE(takt.started());
+    {
+        Peer peer(broker.port());
+        // Retained: reaches takt whenever its subscription takes effect.
+        peer.publish("line1/in/setpoint", R"({"type":"INT","value":40})", true);
+        ASSERT_FALSE(takt.waitForLine({"running", "mqtt=ok", "%I=2800", "%Q=5100"}).empty()) << takt.log();
+    }
+    std::size_t mark = takt.log().size();
+    broker.kill();
+    // Inputs bad: setpoint reads 0, so speed = 1.
+    EXPECT_FALSE(
+        takt.waitForLine({"running", "mqtt=degraded(broker unreachable", "inputs bad", "%I=0000", "%Q=0100"}, mark)
+            .empty())
+        << takt.log().substr(mark);
+
+    mark = takt.log().size();
+    ASSERT_TRUE(broker.start()); // no persistence: the retained setpoint is gone with the old broker
+    Peer peer(broker.port());
+    EXPECT_FALSE(takt.waitForLine({"running", "mqtt=ok"}, mark).empty()) << takt.log().substr(mark);
+    EXPECT_TRUE(takt.waitFor([&] {
+        peer.publish("line1/in/setpoint", R"({"type":"INT","value":7})", true);
+        return jsonValue(peer.last("line1/out/speed"), "INT") == 15;
+    })) << peer.last("line1/out/speed")
+        << "\n"
+        << takt.log().substr(mark);
+    EXPECT_EQ(takt.stop(), 0) << takt.log();
+}
+
 } // namespace
 } // namespace takt::io::test
