@@ -69,7 +69,7 @@ struct Sample {
 class LatencyProbe final : public engine::ProcessIo {
 public:
     LatencyProbe(engine::ProcessIo& inner, std::uint32_t every, std::size_t capacity, std::int64_t lossNs)
-        : inner_(inner), every_(std::max<std::uint32_t>(1, every)), lossNs_(lossNs) {
+        : inner_(inner), every_(std::max<std::uint32_t>(1, every)), lossNs_(lossNs), capacity_(capacity) {
         samples_.reserve(capacity);
     }
 
@@ -100,7 +100,7 @@ public:
     }
 
     void writeOutputs(const engine::ProcessImageView& image) noexcept override {
-        if (!pending_ && cycle_ - lastDone_ >= every_ && samples_.size() < samples_.capacity()) {
+        if (!pending_ && cycle_ - lastDone_ >= every_ && samples_.size() < capacity_) {
             seq_ = static_cast<std::uint16_t>(seq_ % 0x7FFF + 1); // never 0: the safe and start value
             pending_ = true;
             sentCycle_ = cycle_;
@@ -127,6 +127,7 @@ private:
     engine::ProcessIo& inner_;
     std::uint32_t every_;
     std::int64_t lossNs_;
+    std::size_t capacity_;
     std::uint64_t cycle_ = 0, sentCycle_ = 0, lastDone_ = 0;
     std::int64_t sentNs_ = 0;
     std::uint16_t seq_ = 0;
