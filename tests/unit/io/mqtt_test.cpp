@@ -120,6 +120,33 @@ TEST(Mqtt, TypedValuesRoundTripThroughABroker) {
     EXPECT_TRUE(eventually([&] { return peer.last("line1/status") == "offline"; }));
 }
 
+// What `takt run` does on SIGTERM: applySafeState and stop at once. The safe values are
+// published before the disconnect, not lost to the stop.
+TEST(Mqtt, StopRightAfterApplySafeStatePublishesTheSafeValues) {
+    if (!std::filesystem::exists(kBroker)) {
+        GTEST_SKIP() << "mosquitto is not installed (scripts/setup.sh installs it)";
+    }
+    TempDir dir;
+    Broker broker(dir);
+    ASSERT_TRUE(broker.start());
+    Peer peer(broker.port());
+    for (int round = 0; round < 3; ++round) {
+        auto d = makeDriver("mqtt", params(broker.port()));
+        std::string error;
+        ASSERT_TRUE(d->start(error)) << error;
+        Image img;
+        Image::setWord(img.outputs, 8, static_cast<std::uint16_t>(100 + round)); // %QW4
+        const std::string running = fmt::format(R"({{"type":"INT","value":{}}})", 100 + round);
+        ASSERT_TRUE(eventually([&] { return peer.last("line1/out/speed") == running; }, [&] { cycle(*d, img); }));
+        std::vector<std::uint8_t> safe(16, 0);
+        safe[8] = 5; // %QW4 = 5
+        d->applySafeState(safe);
+        d->stop();
+        EXPECT_TRUE(eventually([&] { return peer.last("line1/out/speed") == R"({"type":"INT","value":5})"; }))
+            << "round " << round << ": " << peer.last("line1/out/speed");
+    }
+}
+
 TEST(Mqtt, ReconnectsAfterTheBrokerRestartsAndMarksInputsBadMeanwhile) {
     if (!std::filesystem::exists(kBroker)) {
         GTEST_SKIP() << "mosquitto is not installed (scripts/setup.sh installs it)";

@@ -210,6 +210,12 @@ TEST(RunMqtt, TypedValuesRoundTripThroughAProgram) {
     EXPECT_EQ(jsonValue(peer.last("line1/out/speed"), "INT"), 2001);
     EXPECT_EQ(takt.stop(), 0) << takt.log();
     EXPECT_TRUE(eventually([&] { return peer.last("line1/status") == "offline"; })) << peer.last("line1/status");
+    // The stop latched the safe state (zeros) and it was published before the disconnect.
+    EXPECT_TRUE(eventually([&] {
+        return jsonValue(peer.last("line1/out/speed"), "INT") == 0 &&
+               jsonValue(peer.last("line1/out/scaled"), "REAL") == 0.0;
+    })) << peer.last("line1/out/speed")
+        << " " << peer.last("line1/out/scaled");
 }
 
 // Broker killed while takt runs: degraded with "inputs bad", the program sees 0; broker back:
