@@ -6,6 +6,8 @@
 
 #include "io_test_support.h"
 #include "modbus_peer.h"
+#include "takt/io/driver_set.h"
+#include "takt/io/io_config.h"
 
 namespace takt::io::test {
 namespace {
@@ -135,6 +137,52 @@ TEST(ModbusTcp, CommunicationLossAndRecovery) {
     EXPECT_EQ(history.front(), 0); // the safe state reached the peer first
     EXPECT_EQ(history.back(), 1);  // then the program's output again
     d->stop();
+    peer.stop();
+}
+
+// io.toml's [[io.safe_state]] is what a comm loss sends, not zeros: the alarm lamp of
+// boards/x86-ipc-modbus.toml must come ON when the peer returns, before the program's OFF.
+TEST(ModbusTcp, CommunicationLossSendsTheConfiguredSafeStateFirst) {
+    const std::uint16_t port = freePort();
+    PeerServer peer(port);
+    peer.start();
+    const auto parsed =
+        parseIoConfig(fmt::format("[io]\ndriver = 'modbus-tcp'\n[io.params]\naddress = '127.0.0.1:{}'\npoll_ms = 5\n"
+                                  "timeout_ms = 100\non_error = 'warn'\ncomm_loss_timeout_ms = 200\nreconnect_ms = 20\n"
+                                  "reconnect_max_ms = 100\n"
+                                  "outputs = [{{area = 'coils', start = 0, count = 1, address = '%QX0.0'}}]\n"
+                                  "[[io.safe_state]]\naddress = '%QX0.0'\nvalue = 'TRUE'\n",
+                                  port),
+                      "io.toml", false);
+    ASSERT_TRUE(parsed.config.has_value()) << (parsed.diagnostics.empty() ? "" : parsed.diagnostics[0].message);
+    DriverSet set;
+    std::string error;
+    ASSERT_TRUE(set.configure(*parsed.config, 1, error)) << error;
+    ASSERT_TRUE(set.start(error)) << error;
+    std::vector<std::uint8_t> in(set.inputBytes()), out(set.outputBytes(), 0), mem(set.memoryBytes());
+    const engine::ProcessImageView view{in, out, mem, 0, 1'000'000};
+    const auto scan = [&] {
+        set.readInputs(view);
+        set.writeOutputs(view); // the program keeps %QX0.0 FALSE throughout
+    };
+    peer.setCoil(0, 1);
+    ASSERT_TRUE(eventually([&] { return peer.coil(0) == 0; }, scan)); // the program's FALSE arrived
+
+    peer.stop();
+    ASSERT_TRUE(eventually(
+        [&] { return set.driver(0).health().reason.find("communication lost") != std::string::npos; }, scan));
+    peer.clearHistory();
+    peer.start();
+    ASSERT_TRUE(eventually(
+        [&] {
+            const auto h = peer.coil0History();
+            return h.size() >= 2 && h.back() == 0 && set.driver(0).health().health == Health::Ok;
+        },
+        scan));
+    const auto history = peer.coil0History();
+    EXPECT_EQ(history.front(), 1); // the configured safe value reached the peer first, not 0
+    EXPECT_EQ(history.back(), 0);  // then the program's output again
+    set.stop();
     peer.stop();
 }
 
