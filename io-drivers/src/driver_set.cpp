@@ -117,6 +117,9 @@ bool DriverSet::configure(std::vector<std::unique_ptr<Driver>> drivers, const st
     }
     bytes_[1] = outBytes;
     safe_ = safeOutputImage(config, outBytes);
+    for (const auto& d : drivers) {
+        d->setSafeImage(safe_); // before start: a comm loss applies io.toml's safe state, not zeros
+    }
     drivers_ = std::move(drivers);
     labels_ = std::move(labels);
     started_.assign(drivers_.size(), false);

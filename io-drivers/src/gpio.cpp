@@ -255,6 +255,17 @@ void GpioDriver::stop() noexcept {
     if (thread_.joinable()) {
         thread_.join();
     }
+    // The runtime latches the safe state right before it stops the drivers (SIGTERM, --for, a
+    // halt): the stop can win the race against the poll that was woken to drive it, and a
+    // released line keeps its level, so drive the safe levels here before letting go.
+    bool latched = false;
+    {
+        const std::lock_guard lock(mutex_);
+        latched = safeLatched_;
+    }
+    if (chip_ != nullptr && latched) {
+        poll(monotonicNs());
+    }
     chip_.reset();
 }
 

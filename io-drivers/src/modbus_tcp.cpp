@@ -17,10 +17,10 @@
 // exponential back-off. Health follows on_error (driver_support.h). Once nothing has succeeded
 // for comm_loss_timeout_ms, the inputs are marked bad: the driver's input bytes read as zero
 // every cycle, health says "inputs bad" (degraded, or faulted under on_error = fault), and the
-// driver's safe state is applied: the outputs sent to the peer become the safe values (zeros,
-// or io.toml's safe state once the runtime has called applySafeState) and stay so until the
-// first complete poll after reconnecting has written them; from the poll after that the
-// program's outputs flow again and health returns to ok.
+// driver's safe state is applied: the outputs sent to the peer become io.toml's
+// [[io.safe_state]] values (handed over by setSafeImage before start; zeros where no entry
+// says otherwise) and stay so until the first complete poll after reconnecting has written
+// them; from the poll after that the program's outputs flow again and health returns to ok.
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -224,19 +224,16 @@ public:
         haveOutputs_ = true;
     }
 
+    // The values a comm loss sends (checkCommLoss), known from the start rather than only once
+    // the runtime latched the safe state.
+    void setSafeImage(std::span<const std::uint8_t> safeOutputs) override {
+        const std::lock_guard lock(mutex_);
+        takeSafeValues(safeOutputs);
+    }
+
     void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept override {
         const std::lock_guard lock(mutex_);
-        const ImageView view{{}, std::span(const_cast<std::uint8_t*>(safeOutputs.data()), safeOutputs.size()), {}};
-        outSafe_.zero();
-        for (std::size_t i = 0; i < out_.maps.size(); ++i) {
-            const ModbusMap& m = out_.maps[i];
-            const std::span<std::uint8_t> area = areaSpan(view, m.address.area); // %M maps stay zero
-            if (isBitTable(m.table)) {
-                imageToBits(m, area, std::span(outSafe_.bits).subspan(out_.offsets[i], m.count));
-            } else {
-                imageToRegs(m, area, std::span(outSafe_.regs).subspan(out_.offsets[i], m.count));
-            }
-        }
+        takeSafeValues(safeOutputs);
         outShared_ = outSafe_;
         safeLatched_ = true;
         haveOutputs_ = true;
@@ -267,6 +264,22 @@ public:
     }
 
 private:
+    // The output maps' values in `safeOutputs` (the whole %Q image) into outSafe_; maps from %M
+    // stay zero. Under mutex_; sizes are fixed at init, so nothing allocates.
+    void takeSafeValues(std::span<const std::uint8_t> safeOutputs) noexcept {
+        const ImageView view{{}, std::span(const_cast<std::uint8_t*>(safeOutputs.data()), safeOutputs.size()), {}};
+        outSafe_.zero();
+        for (std::size_t i = 0; i < out_.maps.size(); ++i) {
+            const ModbusMap& m = out_.maps[i];
+            const std::span<std::uint8_t> area = areaSpan(view, m.address.area);
+            if (isBitTable(m.table)) {
+                imageToBits(m, area, std::span(outSafe_.bits).subspan(out_.offsets[i], m.count));
+            } else {
+                imageToRegs(m, area, std::span(outSafe_.regs).subspan(out_.offsets[i], m.count));
+            }
+        }
+    }
+
     // Driver thread -------------------------------------------------------------------------
     void run() {
         Backoff backoff{std::chrono::milliseconds(reconnectMs_), std::chrono::milliseconds(reconnectMaxMs_)};
@@ -291,6 +304,29 @@ private:
             }
             backoff.reset();
             waitUntil(monotonicNs() + pollMs_ * 1'000'000);
+        }
+        // The runtime latches the safe state right before it stops the drivers (SIGTERM, --for,
+        // a halt): the stop can win the race against the poll that was woken to write it, so
+        // the safe values go out here rather than leaving the peer with the program's outputs.
+        if (connected) {
+            writeLatchedSafeState();
+        }
+    }
+
+    void writeLatchedSafeState() {
+        {
+            const std::lock_guard lock(mutex_);
+            if (!safeLatched_) {
+                return;
+            }
+            outPoll_.bits = outShared_.bits; // the safe values (applySafeState)
+            outPoll_.regs = outShared_.regs;
+        }
+        std::string failure;
+        for (std::size_t i = 0; i < out_.maps.size(); ++i) {
+            if (!transfer(out_.maps[i], out_.offsets[i], outPoll_, true, failure)) {
+                return; // the peer is gone: nothing more to do on the way out
+            }
         }
     }
 

@@ -447,35 +447,47 @@ private:
         while (!stopping_) {
             wake_.wait_for(lock, std::chrono::milliseconds(50));
             if (stopping_) {
-                return;
+                break;
             }
             checkCommLoss(lock);
             if (!connected_ || !haveOutputs_) {
                 continue;
             }
-            const bool all = republish_;
-            republish_ = false;
-            outNow_ = outShared_; // same sizes: no allocation
-            imageOutNow_ = imageOut_;
-            lock.unlock();
-            for (std::size_t i = 0; i < publish_.size(); ++i) {
-                std::uint8_t* now = outNow_.data() + i * 8;
-                std::uint8_t* sent = outSent_.data() + i * 8;
-                if (all || !sentOnce_ || std::memcmp(now, sent, 8) != 0) {
-                    const std::string payload = encodePayload(publish_[i].type, now);
-                    mosquitto_publish(mosq_, nullptr, publish_[i].topic.c_str(), static_cast<int>(payload.size()),
-                                      payload.data(), qos_, publish_[i].retain);
-                    std::memcpy(sent, now, 8);
-                }
-            }
-            if (!topicOut_.empty() && (all || !sentOnce_ || imageOutNow_ != imageOutSent_)) {
-                mosquitto_publish(mosq_, nullptr, topicOut_.c_str(), static_cast<int>(imageOutNow_.size()),
-                                  imageOutNow_.data(), qos_, false);
-                imageOutSent_ = imageOutNow_;
-            }
-            sentOnce_ = true;
-            lock.lock();
+            publishChanges(lock);
         }
+        // The runtime latches the safe state right before it stops the drivers (SIGTERM, --for,
+        // a halt): the stop can win the race against the pass that was woken to publish it, so
+        // the safe values go out here rather than leaving subscribers with the program's values.
+        if (safeLatched_ && connected_ && haveOutputs_) {
+            publishChanges(lock);
+        }
+    }
+
+    // Publishes what changed since the last pass (everything after a reconnect). Called and
+    // returns with `lock` held; releases it while publishing.
+    void publishChanges(std::unique_lock<std::mutex>& lock) {
+        const bool all = republish_;
+        republish_ = false;
+        outNow_ = outShared_; // same sizes: no allocation
+        imageOutNow_ = imageOut_;
+        lock.unlock();
+        for (std::size_t i = 0; i < publish_.size(); ++i) {
+            std::uint8_t* now = outNow_.data() + i * 8;
+            std::uint8_t* sent = outSent_.data() + i * 8;
+            if (all || !sentOnce_ || std::memcmp(now, sent, 8) != 0) {
+                const std::string payload = encodePayload(publish_[i].type, now);
+                mosquitto_publish(mosq_, nullptr, publish_[i].topic.c_str(), static_cast<int>(payload.size()),
+                                  payload.data(), qos_, publish_[i].retain);
+                std::memcpy(sent, now, 8);
+            }
+        }
+        if (!topicOut_.empty() && (all || !sentOnce_ || imageOutNow_ != imageOutSent_)) {
+            mosquitto_publish(mosq_, nullptr, topicOut_.c_str(), static_cast<int>(imageOutNow_.size()),
+                              imageOutNow_.data(), qos_, false);
+            imageOutSent_ = imageOutNow_;
+        }
+        sentOnce_ = true;
+        lock.lock();
     }
 
     void checkCommLoss(std::unique_lock<std::mutex>& lock) {

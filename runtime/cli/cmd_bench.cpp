@@ -3,22 +3,17 @@
 // start lateness (release jitter) and execution time in the loop's histograms, then writes JSON
 // (summary + non-empty buckets) and an SVG histogram next to it. Without --project the program
 // is a small counter so the figures show the loop itself.
-#include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <fmt/format.h>
-#include <rapidjson/prettywriter.h>
-#include <rapidjson/stringbuffer.h>
-#include <unistd.h>
 
+#include "bench_report.h"
 #include "commands.h"
 #include "run_support.h"
-#include "takt/bytecode/container.h"
 #include "takt/engine/scan_loop.h"
 #include "takt/engine/vm_runner.h"
 
@@ -51,89 +46,6 @@ public:
     engine::IoHealthSummary healthSummary() const noexcept override { return {}; }
 };
 
-constexpr const char* kCounterProgram = "PROGRAM Main\nVAR\n    n : DINT;\n    acc : LREAL;\nEND_VAR\n"
-                                        "n := n + 1;\nacc := acc * 0.5 + DINT_TO_LREAL(n);\nEND_PROGRAM\n";
-
-void writeSummary(rapidjson::PrettyWriter<rapidjson::StringBuffer>& w, const engine::LatencyHistogram& h) {
-    const engine::HistogramSummary s = h.summary();
-    w.StartObject();
-    w.Key("count");
-    w.Uint64(s.count);
-    w.Key("min_ns");
-    w.Int64(s.min);
-    w.Key("p50_ns");
-    w.Int64(s.p50);
-    w.Key("p99_ns");
-    w.Int64(s.p99);
-    w.Key("p999_ns");
-    w.Int64(s.p999);
-    w.Key("max_ns");
-    w.Int64(s.max);
-    w.Key("mean_ns");
-    w.Int64(s.mean);
-    w.Key("buckets");
-    w.StartArray();
-    for (const engine::HistogramBucket& b : h.buckets()) {
-        w.StartArray();
-        w.Int64(b.low);
-        w.Int64(b.high);
-        w.Uint64(b.count);
-        w.EndArray();
-    }
-    w.EndArray();
-    w.EndObject();
-}
-
-// One panel: bars over a log10 time axis, heights log10(count + 1), percentile markers.
-std::string svgPanel(const engine::LatencyHistogram& h, const std::string& title, double x0, double y0) {
-    constexpr double kW = 560;
-    constexpr double kH = 300;
-    const std::vector<engine::HistogramBucket> buckets = h.buckets();
-    const engine::HistogramSummary s = h.summary();
-    std::string out = fmt::format("<g transform=\"translate({},{})\">", x0, y0);
-    out += fmt::format(R"(<text x="{}" y="-12" font-size="15" text-anchor="middle">{}</text>)", kW / 2, title);
-    out += fmt::format(R"(<rect x="0" y="0" width="{}" height="{}" fill="none" stroke="#444"/>)", kW, kH);
-    if (buckets.empty()) {
-        return out + "</g>";
-    }
-    const double lo = std::floor(std::log10(std::max<double>(1.0, double(buckets.front().low))));
-    const double hi = std::ceil(std::log10(double(buckets.back().high)));
-    const double span = std::max(1.0, hi - lo);
-    std::uint64_t peak = 1;
-    for (const auto& b : buckets) {
-        peak = std::max(peak, b.count);
-    }
-    const double top = std::log10(double(peak) + 1);
-    const auto xOf = [&](double ns) { return (std::log10(std::max(1.0, ns)) - lo) / span * kW; };
-    for (const auto& b : buckets) {
-        const double x = xOf(double(b.low));
-        const double w = std::max(1.0, xOf(double(b.high)) - x);
-        const double bh = std::log10(double(b.count) + 1) / top * (kH - 10);
-        out += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#3a7bd5"/>)", x, kH - bh,
-                           w, bh);
-    }
-    for (double d = lo; d <= hi; d += 1) {
-        const double x = (d - lo) / span * kW;
-        out += fmt::format(R"(<line x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}" stroke="#444"/>)", x, kH, kH + 5);
-        out += fmt::format(R"(<text x="{:.1f}" y="{}" font-size="11" text-anchor="middle">{}</text>)", x, kH + 18,
-                           formatNs(static_cast<std::int64_t>(std::pow(10.0, d))));
-    }
-    const std::pair<const char*, std::int64_t> marks[] = {
-        {"p50", s.p50}, {"p99", s.p99}, {"p99.9", s.p999}, {"max", s.max}};
-    int row = 0;
-    for (const auto& [name, v] : marks) {
-        const double x = xOf(double(v));
-        out += fmt::format(
-            R"(<line x1="{0:.1f}" y1="0" x2="{0:.1f}" y2="{1}" stroke="#d5533a" stroke-dasharray="4,3"/>)", x, kH);
-        out += fmt::format(R"(<text x="{:.1f}" y="{}" font-size="11" fill="#d5533a">{} {}</text>)", x + 3,
-                           14 + 13 * row++, name, formatNs(v));
-    }
-    out += fmt::format(
-        R"(<text x="{}" y="{}" font-size="11" text-anchor="middle">time (log scale); bar height: log10(count+1); n = {}</text>)",
-        kW / 2, kH + 34, s.count);
-    return out + "</g>";
-}
-
 int runJitter(const JitterOptions& o) {
     const auto period = parseDurationNs(o.period);
     const auto duration = parseDurationNs(o.duration);
@@ -141,22 +53,10 @@ int runJitter(const JitterOptions& o) {
         std::fprintf(stderr, "takt bench jitter: --period and --duration take durations such as 1ms, 10s\n");
         return kExitInvalidProject;
     }
-    fs::path projectDir = o.project;
-    fs::path scratch;
-    std::error_code ec;
-    if (projectDir.empty()) {
-        scratch = fs::temp_directory_path(ec) / fmt::format("takt-bench-{}", getpid());
-        fs::create_directories(scratch / "src", ec);
-        std::ofstream(scratch / "src" / "main.st") << kCounterProgram;
-        projectDir = scratch;
-    }
     RunnableProgram program;
     std::string error;
     int exitCode = kExitOk;
-    const bool loaded = loadRunnableProgram(projectDir, program, error, exitCode);
-    if (!scratch.empty()) {
-        fs::remove_all(scratch, ec);
-    }
+    const bool loaded = loadBenchProgram(o.project, program, error, exitCode);
     if (!loaded) {
         std::fputs(error.c_str(), stderr);
         return exitCode;
@@ -189,7 +89,7 @@ int runJitter(const JitterOptions& o) {
     const engine::ScanSnapshot snap = loop.snapshot();
 
     rapidjson::StringBuffer buf;
-    rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
+    JsonWriter w(buf);
     w.StartObject();
     w.Key("version");
     w.Int(1);
@@ -223,9 +123,9 @@ int runJitter(const JitterOptions& o) {
     w.Key("missed_releases");
     w.Uint64(snap.missedReleases);
     w.Key("start_lateness");
-    writeSummary(w, loop.lateness());
+    writeHistogramJson(w, loop.lateness());
     w.Key("execution_time");
-    writeSummary(w, loop.execTime());
+    writeHistogramJson(w, loop.execTime());
     w.EndObject();
 
     const fs::path json = o.output.empty() ? fs::path(fmt::format("jitter-{}.json", o.period)) : fs::path(o.output);
@@ -233,20 +133,11 @@ int runJitter(const JitterOptions& o) {
     svg.replace_extension(".svg");
     std::string doc(buf.GetString(), buf.GetSize());
     doc += "\n";
-    std::string svgDoc =
-        R"(<svg xmlns="http://www.w3.org/2000/svg" width="1280" height="420" font-family="sans-serif">)";
-    svgDoc += fmt::format(
-        R"(<text x="640" y="22" font-size="17" text-anchor="middle">takt scan loop, period {}, {} cycles, {} overruns</text>)",
-        o.period, snap.cycles, snap.overruns);
-    svgDoc += svgPanel(loop.lateness(), "start lateness (release jitter)", 50, 60);
-    svgDoc += svgPanel(loop.execTime(), "execution time", 680, 60);
-    svgDoc += "</svg>\n";
-    const std::string e1 =
-        bytecode::writeFileAtomically(json, std::span(reinterpret_cast<const std::uint8_t*>(doc.data()), doc.size()));
-    const std::string e2 = bytecode::writeFileAtomically(
-        svg, std::span(reinterpret_cast<const std::uint8_t*>(svgDoc.data()), svgDoc.size()));
-    if (!e1.empty() || !e2.empty()) {
-        std::fprintf(stderr, "takt bench jitter: %s%s\n", e1.c_str(), e2.c_str());
+    const std::string svgDoc = histogramSvg(
+        fmt::format("takt scan loop, period {}, {} cycles, {} overruns", o.period, snap.cycles, snap.overruns),
+        {{&loop.lateness(), "start lateness (release jitter)"}, {&loop.execTime(), "execution time"}});
+    if (const std::string e = writeReportFiles(json, doc, svg, svgDoc); !e.empty()) {
+        std::fprintf(stderr, "takt bench jitter: %s\n", e.c_str());
         return kExitInternal;
     }
     const engine::HistogramSummary late = loop.lateness().summary();
@@ -277,6 +168,7 @@ void registerBench(CLI::App& app, int& exitCode) {
     jitter->add_option("--cpu", o->cpus, "Pin the scan thread to these CPUs");
     jitter->add_flag("--lock-memory", o->lockMemory, "mlockall");
     jitter->callback([o, &exitCode] { exitCode = runJitter(*o); });
+    registerBenchIoLatency(*bench, exitCode);
 }
 
 } // namespace takt::cli

@@ -48,13 +48,18 @@ public:
         safeSeen.assign(safe.begin(), safe.end());
     }
     void releaseSafeState() noexcept override { ++releases; }
+    void setSafeImage(std::span<const std::uint8_t> safe) override {
+        safeImageBeforeStart = !started;
+        safeImage.assign(safe.begin(), safe.end());
+    }
     HealthStatus health() const override { return {health_, health_ == Health::Ok ? "" : "peer gone"}; }
     void stop() noexcept override { stopped = started; }
 
     std::vector<ByteRange> ranges_;
     Health health_;
     bool failStart_;
-    bool started = false, stopped = false;
+    bool started = false, stopped = false, safeImageBeforeStart = false;
+    std::vector<std::uint8_t> safeImage;
     int reads = 0, writes = 0, releases = 0;
     std::uint8_t marker = 0;
     std::uint8_t lastOutput = 0;
@@ -124,6 +129,11 @@ TEST(DriverSet, FansOutSizesTheImageAndHandsEveryDriverTheSafeImage) {
     EXPECT_EQ(set.inputBytes(), 8u);
     EXPECT_EQ(set.outputBytes(), 6u); // the program's 6 bytes of %Q
     EXPECT_EQ(set.memoryBytes(), 16u);
+    // Handed over up front, for a driver's own comm-loss path.
+    const std::vector<std::uint8_t> safe{0, 1, 0, 0, 0, 0};
+    EXPECT_EQ(pa->safeImage, safe);
+    EXPECT_EQ(pb->safeImage, safe);
+    EXPECT_TRUE(pa->safeImageBeforeStart);
     ASSERT_TRUE(set.start(error)) << error;
     std::vector<std::uint8_t> in(8), out(6, 0x33), mem(16);
     engine::ProcessImageView view{in, out, mem, 0, 1'000'000};

@@ -245,5 +245,29 @@ TEST(Gpio, OwnThreadPollsTheChip) {
     d.stop();
 }
 
+// What `takt run` does on SIGTERM: applySafeState and stop at once. The lines end at the safe
+// levels even when the stop wins the race against the driver thread's poll.
+TEST(Gpio, StopRightAfterApplySafeStateLeavesTheLinesSafe) {
+    auto lines = std::make_shared<FakeLines>();
+    for (int round = 0; round < 5; ++round) {
+        GpioDriver d([&](const std::string&, std::string&) { return std::make_unique<FakeChip>(lines); }, true);
+        std::string error;
+        ASSERT_TRUE(d.init(spec("gpio", "poll_ms = 50\noutputs = [{address = '%QX0.0', line = 5}]"), error)) << error;
+        ASSERT_TRUE(d.start(error)) << error;
+        Image img;
+        img.outputs[0] = 1;
+        d.writeOutputs(img.view());
+        ASSERT_TRUE(eventually([&] {
+            const std::lock_guard lock(lines->mutex);
+            return lines->level[5];
+        }));
+        const std::vector<std::uint8_t> safe{0};
+        d.applySafeState(safe);
+        d.stop();
+        const std::lock_guard lock(lines->mutex);
+        EXPECT_FALSE(lines->level[5]) << "round " << round;
+    }
+}
+
 } // namespace
 } // namespace takt::io::test

@@ -4,123 +4,13 @@
 #include <modbus.h>
 #include <poll.h>
 
-#include <atomic>
-#include <mutex>
-
 #include "io_test_support.h"
+#include "modbus_peer.h"
+#include "takt/io/driver_set.h"
+#include "takt/io/io_config.h"
 
 namespace takt::io::test {
 namespace {
-
-// A Modbus TCP server on its own thread (libmodbus), stoppable and restartable on one port.
-// It records every value written to coil 0, so a test can see what a client sent and when.
-class PeerServer {
-public:
-    explicit PeerServer(std::uint16_t port) : port_(port) { mapping_ = modbus_mapping_new(4096, 0, 512, 512); }
-    PeerServer(const PeerServer&) = delete;
-    PeerServer& operator=(const PeerServer&) = delete;
-    ~PeerServer() {
-        stop();
-        modbus_mapping_free(mapping_);
-    }
-
-    void start() {
-        stopping_ = false;
-        ctx_ = modbus_new_tcp("127.0.0.1", port_);
-        listenFd_ = modbus_tcp_listen(ctx_, 4);
-        ASSERT_GE(listenFd_, 0) << modbus_strerror(errno);
-        thread_ = std::thread([this] { run(); });
-    }
-
-    // Closes the listener and every connection: the peer is gone.
-    void stop() {
-        stopping_ = true;
-        if (thread_.joinable()) {
-            thread_.join();
-        }
-        if (ctx_ != nullptr) {
-            ::close(listenFd_);
-            modbus_set_socket(ctx_, -1);
-            modbus_free(ctx_);
-            ctx_ = nullptr;
-        }
-    }
-
-    void setRegister(int i, std::uint16_t v) {
-        const std::lock_guard lock(mutex_);
-        mapping_->tab_registers[i] = v;
-    }
-    std::uint8_t coil(int i) {
-        const std::lock_guard lock(mutex_);
-        return mapping_->tab_bits[i];
-    }
-    void setCoil(int i, std::uint8_t v) {
-        const std::lock_guard lock(mutex_);
-        mapping_->tab_bits[i] = v;
-    }
-    std::vector<std::uint8_t> coil0History() {
-        const std::lock_guard lock(mutex_);
-        return coil0_;
-    }
-    void clearHistory() {
-        const std::lock_guard lock(mutex_);
-        coil0_.clear();
-    }
-
-private:
-    void run() {
-        std::vector<int> clients;
-        std::uint8_t query[MODBUS_TCP_MAX_ADU_LENGTH];
-        while (!stopping_) {
-            std::vector<pollfd> fds{{listenFd_, POLLIN, 0}};
-            for (int c : clients) {
-                fds.push_back({c, POLLIN, 0});
-            }
-            if (::poll(fds.data(), fds.size(), 20) <= 0) {
-                continue;
-            }
-            for (std::size_t i = 1; i < fds.size(); ++i) {
-                if (fds[i].revents == 0) {
-                    continue;
-                }
-                modbus_set_socket(ctx_, fds[i].fd);
-                const int len = modbus_receive(ctx_, query);
-                if (len > 0) {
-                    const std::lock_guard lock(mutex_);
-                    const int fc = query[7];
-                    modbus_reply(ctx_, query, len, mapping_);
-                    if (fc == 0x0F || fc == 0x05) {
-                        const int addr = (query[8] << 8) | query[9];
-                        if (addr == 0) {
-                            coil0_.push_back(mapping_->tab_bits[0]);
-                        }
-                    }
-                } else if (len < 0) {
-                    ::close(fds[i].fd);
-                    clients.erase(std::find(clients.begin(), clients.end(), fds[i].fd));
-                }
-            }
-            if ((fds[0].revents & POLLIN) != 0) {
-                const int c = ::accept(listenFd_, nullptr, nullptr);
-                if (c >= 0) {
-                    clients.push_back(c);
-                }
-            }
-        }
-        for (int c : clients) {
-            ::close(c);
-        }
-    }
-
-    std::uint16_t port_;
-    modbus_t* ctx_ = nullptr;
-    modbus_mapping_t* mapping_ = nullptr;
-    int listenFd_ = -1;
-    std::atomic<bool> stopping_ = false;
-    std::thread thread_;
-    std::mutex mutex_;
-    std::vector<std::uint8_t> coil0_;
-};
 
 TEST(ModbusTcpParams, ErrorsNameTheKey) {
     EXPECT_EQ(initError("modbus-tcp", ""), "io.params.address: missing (required)");
@@ -250,6 +140,52 @@ TEST(ModbusTcp, CommunicationLossAndRecovery) {
     peer.stop();
 }
 
+// io.toml's [[io.safe_state]] is what a comm loss sends, not zeros: the alarm lamp of
+// boards/x86-ipc-modbus.toml must come ON when the peer returns, before the program's OFF.
+TEST(ModbusTcp, CommunicationLossSendsTheConfiguredSafeStateFirst) {
+    const std::uint16_t port = freePort();
+    PeerServer peer(port);
+    peer.start();
+    const auto parsed =
+        parseIoConfig(fmt::format("[io]\ndriver = 'modbus-tcp'\n[io.params]\naddress = '127.0.0.1:{}'\npoll_ms = 5\n"
+                                  "timeout_ms = 100\non_error = 'warn'\ncomm_loss_timeout_ms = 200\nreconnect_ms = 20\n"
+                                  "reconnect_max_ms = 100\n"
+                                  "outputs = [{{area = 'coils', start = 0, count = 1, address = '%QX0.0'}}]\n"
+                                  "[[io.safe_state]]\naddress = '%QX0.0'\nvalue = 'TRUE'\n",
+                                  port),
+                      "io.toml", false);
+    ASSERT_TRUE(parsed.config.has_value()) << (parsed.diagnostics.empty() ? "" : parsed.diagnostics[0].message);
+    DriverSet set;
+    std::string error;
+    ASSERT_TRUE(set.configure(*parsed.config, 1, error)) << error;
+    ASSERT_TRUE(set.start(error)) << error;
+    std::vector<std::uint8_t> in(set.inputBytes()), out(set.outputBytes(), 0), mem(set.memoryBytes());
+    const engine::ProcessImageView view{in, out, mem, 0, 1'000'000};
+    const auto scan = [&] {
+        set.readInputs(view);
+        set.writeOutputs(view); // the program keeps %QX0.0 FALSE throughout
+    };
+    peer.setCoil(0, 1);
+    ASSERT_TRUE(eventually([&] { return peer.coil(0) == 0; }, scan)); // the program's FALSE arrived
+
+    peer.stop();
+    ASSERT_TRUE(eventually(
+        [&] { return set.driver(0).health().reason.find("communication lost") != std::string::npos; }, scan));
+    peer.clearHistory();
+    peer.start();
+    ASSERT_TRUE(eventually(
+        [&] {
+            const auto h = peer.coil0History();
+            return h.size() >= 2 && h.back() == 0 && set.driver(0).health().health == Health::Ok;
+        },
+        scan));
+    const auto history = peer.coil0History();
+    EXPECT_EQ(history.front(), 1); // the configured safe value reached the peer first, not 0
+    EXPECT_EQ(history.back(), 0);  // then the program's output again
+    set.stop();
+    peer.stop();
+}
+
 TEST(ModbusTcp, FaultPolicyReportsFaulted) {
     const std::uint16_t port = freePort(); // nobody listens
     auto d = makeDriver("modbus-tcp", fmt::format("address = '127.0.0.1:{}'\non_error = 'fault'\nreconnect_ms = 10\n"
@@ -286,6 +222,32 @@ TEST(ModbusTcp, ApplySafeStateWritesSafeValuesAndIgnoresTheProgram) {
 
 // A server that answers every request with bytes from a list of bad replies, one per
 // connection: the client must survive all of them and report the errors.
+// What `takt run` does on SIGTERM: applySafeState and stop at once. The stop must not win the
+// race against the write: the peer ends with the safe values, not the program's last outputs.
+TEST(ModbusTcp, StopRightAfterApplySafeStateLeavesThePeerSafe) {
+    const std::uint16_t port = freePort();
+    PeerServer peer(port);
+    peer.start();
+    for (int round = 0; round < 5; ++round) {
+        auto d = makeDriver("modbus-tcp",
+                            fmt::format("address = '127.0.0.1:{}'\npoll_ms = 5\n"
+                                        "outputs = [{{area = 'coils', start = 0, count = 2, address = '%QX0.0'}}]",
+                                        port));
+        std::string error;
+        ASSERT_TRUE(d->start(error)) << error;
+        Image img;
+        Image::setBit(img.outputs, 0, true);
+        ASSERT_TRUE(eventually([&] { return peer.coil(0) == 1 && peer.coil(1) == 0; }, [&] { cycle(*d, img); }));
+        std::vector<std::uint8_t> safe(4, 0);
+        safe[0] = 0b10; // %QX0.0 FALSE, %QX0.1 TRUE
+        d->applySafeState(safe);
+        d->stop();
+        // stop() joined the driver thread: whatever it wrote has been answered.
+        EXPECT_EQ(peer.coil(0), 0) << "round " << round;
+        EXPECT_EQ(peer.coil(1), 1) << "round " << round;
+    }
+}
+
 TEST(ModbusTcp, MalformedAndShortResponsesNeverCrash) {
     const int listenFd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};

@@ -104,6 +104,12 @@ public:
     virtual void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept = 0;
     virtual void releaseSafeState() noexcept = 0;
 
+    // Control thread, after init() and before start(): the same safe image applySafeState()
+    // gets, handed over up front so a driver that loses its peer on its own (comm loss after
+    // comm_loss_timeout_ms) drives the configured safe values, not zeros. A driver copies what
+    // it needs; the default ignores it (drivers without a comm-loss path).
+    virtual void setSafeImage(std::span<const std::uint8_t> safeOutputs) { (void)safeOutputs; }
+
     // Any thread.
     [[nodiscard]] virtual HealthStatus health() const = 0;
 
