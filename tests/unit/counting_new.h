@@ -8,6 +8,12 @@
 #include <cstdlib>
 #include <new>
 
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 inlines these replacements into their callers, then pairs the malloc inside operator
+// new with the free inside operator delete and reports a mismatch that is not one.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
 namespace takt::test {
 inline std::atomic<bool> gCounting{false};
 inline std::atomic<std::size_t> gAllocations{0};
