@@ -230,6 +230,11 @@ Value Lowerer::eval(const ast::Expr& e, const Type* want, std::optional<Operand>
     if (auto c = constantValue(e, want, dest)) {
         return c->calc == calcOf(want) || want == nullptr ? *c : convert(*c, want, dest);
     }
+    if (want != nullptr && stripAlias(want)->kind() == TypeKind::Interface && instancePou(e.type) != nullptr) {
+        // An FB instance given where an INTERFACE is expected: the interface value is the
+        // instance's image offset (the instance carries its dispatch table).
+        return convert(Value{pointerOf(locate(e)), Calc::U32, want}, want, dest);
+    }
     Value v;
     switch (e.kind) {
     case ast::ExprKind::Paren: return eval(*static_cast<const ast::ParenExpr&>(e).inner, want, dest);
