@@ -533,6 +533,9 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
     }
     default: break;
     }
+    if (auto v = nativeStandardCall(e, sig, args, want, dest)) {
+        return *v;
+    }
     g_.error(e.span, "standard function '" + sig.name + "' is not supported by the code generator yet");
     return Value{constant64(0), calcOf(want), want};
 }

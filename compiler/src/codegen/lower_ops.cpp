@@ -419,10 +419,13 @@ Value Lowerer::binary(const ast::BinaryExpr& e, const Type* type, std::optional<
         rhsType = operandType;
     }
     if ((e.op == B::Mul || e.op == B::Div) && isTimeLike(type) && !isTimeLike(e.rhs->type)) {
-        rhsType = g_.model().types.get(TypeKind::LInt); // TIME * ANY_INT
         if (isReal(e.rhs->type)) {
-            g_.error(e.span, "TIME multiplied or divided by a REAL is not supported yet");
+            return timeByReal(e.op, *e.lhs, *e.rhs, type, dest);
         }
+        rhsType = g_.model().types.get(TypeKind::LInt); // TIME * ANY_INT
+    }
+    if (e.op == B::Mul && isTimeLike(type) && isReal(e.lhs->type)) {
+        return timeByReal(e.op, *e.rhs, *e.lhs, type, dest); // REAL * TIME
     }
     const Calc c = calcOf(operandType);
     const Value a = eval(*e.lhs, operandType);
