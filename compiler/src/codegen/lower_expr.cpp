@@ -315,6 +315,11 @@ Loc Lowerer::locate(const ast::Expr& e) {
         }
         return Loc{true, ptr, 0, arr->element};
     }
+    case ast::ExprKind::DirectAddress: {
+        const auto& d = static_cast<const ast::DirectAddressExpr&>(e);
+        return Loc{
+            false, {bc::address(bc::kTagAbsolute, g_.directAddressCell(d.address, e.type, e.span)), true}, 0, e.type};
+    }
     case ast::ExprKind::Deref: {
         const auto& d = static_cast<const ast::DerefExpr&>(e);
         const Value r = eval(*d.reference, d.reference->type);

@@ -251,6 +251,7 @@ Value Lowerer::eval(const ast::Expr& e, const Type* want, std::optional<Operand>
     case ast::ExprKind::Member:
     case ast::ExprKind::Index:
     case ast::ExprKind::Deref:
+    case ast::ExprKind::DirectAddress:
     case ast::ExprKind::This: {
         const Loc l = locate(e);
         v = load(l, calcOf(l.type));
