@@ -115,7 +115,7 @@ INTERFACE ICount
   END_METHOD
 END_INTERFACE
 FUNCTION_BLOCK Up IMPLEMENTS ICount
-  VAR n : INT; END_VAR
+  VAR_OUTPUT n : INT; END_VAR
   METHOD Bump : INT
     n := n + 1; Bump := n;
   END_METHOD
@@ -133,20 +133,21 @@ FUNCTION Local : INT
   Local := c.Bump();
 END_FUNCTION
 PROGRAM Main
-  VAR ups : ARRAY [0..2] OF Up; c : ICount; last : INT; loc : INT; k : INT; END_VAR
+  VAR ups : ARRAY [0..2] OF Up; c : ICount; last : INT; loc : INT; k : INT; n1 : INT; END_VAR
   FOR k := 0 TO 2 DO
     c := ups[k];
     last := c.Bump() + last;
   END_FOR;
   c := ups[1];
   c.Bump();
+  n1 := ups[1].n;
   loc := Local();
 END_PROGRAM
 )");
     ASSERT_TRUE(r.ok) << r.errors();
     ASSERT_EQ(r.cycle(), vm::Trap::None);
     EXPECT_EQ(r.get<std::int16_t>("Main.last"), 3);
-    EXPECT_EQ(r.get<std::int16_t>("Main.ups[1].n"), 2);
+    EXPECT_EQ(r.get<std::int16_t>("Main.n1"), 2);
     EXPECT_EQ(r.get<std::int16_t>("Main.loc"), -2);
 }
 
