@@ -103,7 +103,8 @@ private:
     void callNative(bc::Native n, Operand block, Span span);
     std::optional<Value> toText(const ast::Expr& arg, const Type* to, Span span);   // <x>_TO_(W)STRING
     std::optional<Value> fromText(const ast::Expr& arg, const Type* to, Span span); // (W)STRING_TO_<x>
-    Value changeStringWidth(const Value& v, const Type* to, Span span);             // STRING <-> WSTRING
+    Value dateToDate(const ast::Expr& arg, const Type* to);             // DT_TO_DATE, DT_TO_TOD, LDT_TO_DT …
+    Value changeStringWidth(const Value& v, const Type* to, Span span); // STRING <-> WSTRING
     // TIME * REAL, TIME / REAL (and MUL_TIME/DIV_TIME with a REAL factor).
     Value timeByReal(ast::BinaryOp op, const ast::Expr& time, const ast::Expr& factor, const Type* type,
                      std::optional<Operand> dest);

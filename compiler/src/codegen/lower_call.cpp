@@ -338,8 +338,9 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
     case StdOp::AssertNear: return assertion(e, sig, args, t);
     case StdOp::Convert: {
         const Type* from = args[0]->type;
-        if (calcOf(from) == Calc::Str || calcOf(rt) == Calc::Str) {
-            break;
+        if (calcOf(from) == Calc::Str || calcOf(rt) == Calc::Str || calcOf(from) == Calc::WStr ||
+            calcOf(rt) == Calc::WStr || (isDateLike(from) && isDateLike(rt))) {
+            break; // nativeStandardCall: text conversions, DT_TO_DATE / DT_TO_TOD
         }
         Value v = eval(*args[0], stripAlias(from)->kind() == TypeKind::IntLiteral ? rt : from);
         // A conversion to a full-width type writes straight into the destination.

@@ -130,7 +130,12 @@ Value Lowerer::convert(Value v, const Type* to, std::optional<Operand> dest) {
             emit(w == 1 ? Opcode::MOV_8 : w == 4 ? Opcode::MOV_32 : Opcode::MOV_64, {*dest, v.at});
             v.at = *dest;
         }
-        v.type = to;
+        // A string keeps its own type (capacity): moving it reads no more than it holds.
+        const bool sameStringKind = (c == Calc::Str || c == Calc::WStr) && v.type != nullptr &&
+                                    stripAlias(v.type)->kind() == stripAlias(to)->kind();
+        if (!sameStringKind) {
+            v.type = to;
+        }
         return v;
     }
     const Operand d = dest ? *dest : frameSlot(std::max<std::uint32_t>(calcWidth(c), 4), 8);

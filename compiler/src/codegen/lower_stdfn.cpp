@@ -84,6 +84,30 @@ Value Lowerer::timeByReal(ast::BinaryOp op, const ast::Expr& time, const ast::Ex
     return Value{d, Calc::I64, type};
 }
 
+Value Lowerer::dateToDate(const ast::Expr& arg, const Type* to) {
+    // DT (nanoseconds since 1970-01-01) to DATE keeps the midnight, to TOD the time of day;
+    // between a type and its L-variant the value is the same.
+    const Type* lint = g_.model().types.get(TypeKind::LInt);
+    const Value v = eval(arg, lint);
+    const TypeKind fk = stripAlias(arg.type)->kind();
+    const TypeKind tk = stripAlias(to)->kind();
+    const bool fromDt = fk == TypeKind::Dt || fk == TypeKind::Ldt;
+    const bool toDate = tk == TypeKind::Date || tk == TypeKind::LDate;
+    const bool toTod = tk == TypeKind::Tod || tk == TypeKind::LTod;
+    if (!fromDt || (!toDate && !toTod)) {
+        return Value{v.at, Calc::I64, to};
+    }
+    constexpr std::uint64_t kDayNs = 86'400'000'000'000ull;
+    const Operand tod = frameSlot(8, 8);
+    emit(Opcode::MOD_I64, {tod, v.at, constant64(kDayNs)});
+    if (toTod) {
+        return Value{tod, Calc::I64, to};
+    }
+    const Operand day = frameSlot(8, 8);
+    emit(Opcode::SUB_I64, {day, v.at, tod});
+    return Value{day, Calc::I64, to};
+}
+
 std::optional<Value> Lowerer::toText(const ast::Expr& arg, const Type* to, Span span) {
     const Type* from = stripAlias(arg.type);
     if (stripAlias(to)->kind() == TypeKind::WString) { // the STRING text, widened
@@ -218,6 +242,9 @@ std::optional<Value> Lowerer::nativeStandardCall(const ast::CallExpr& e, const s
     case StdOp::Convert: {
         const Type* from = stripAlias(args[0]->type);
         const Type* to = stripAlias(rt);
+        if (isDateLike(from) && isDateLike(to)) {
+            return finish(dateToDate(*args[0], rt));
+        }
         if (isString(from) && isString(to)) { // STRING_TO_WSTRING, WSTRING_TO_STRING
             const Value v = eval(*args[0], args[0]->type);
             return finish(from->kind() == to->kind() ? v : changeStringWidth(v, rt, e.span));

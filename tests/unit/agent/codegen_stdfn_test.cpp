@@ -47,13 +47,74 @@ END_PROGRAM
     EXPECT_EQ(r.get<std::int16_t>("Main.none"), 0);
     EXPECT_EQ(str(r, "Main.l"), "Hello");
     EXPECT_EQ(str(r, "Main.rt"), "World");
-    EXPECT_EQ(str(r, "Main.m"), "llo");
+    EXPECT_EQ(str(r, "Main.m"), "Wor"); // MID(IN, L, P): 3 characters from position 7
     EXPECT_EQ(str(r, "Main.c"), "abcd");
     EXPECT_EQ(str(r, "Main.c3"), "abc");
     EXPECT_EQ(str(r, "Main.ins"), "abcdef");
-    EXPECT_EQ(str(r, "Main.del"), "adef");
+    EXPECT_EQ(str(r, "Main.del"), "abef"); // DELETE(IN, L, P): 2 characters from position 3
     EXPECT_EQ(str(r, "Main.rep"), "aXYef");
     EXPECT_EQ(str(r, "Main.shortS"), "Hell");
+}
+
+std::u16string wstr(const StRunner& r, std::string_view path) {
+    const auto units = r.get<std::array<char16_t, 32>>(path);
+    std::u16string out;
+    for (char16_t c : units) {
+        if (c == 0) {
+            break;
+        }
+        out.push_back(c);
+    }
+    return out;
+}
+
+TEST(CodegenStdFn, WideStringFunctionsAndConversions) {
+    StRunner r(R"(
+PROGRAM Main
+  VAR
+    w : WSTRING := "Grüße"; n : INT; p : INT; l : WSTRING[31]; c : WSTRING[31]; rep : WSTRING[31];
+    num : WSTRING[31]; back : DINT; narrowS : STRING[31]; wideS : WSTRING[31];
+  END_VAR
+  n := LEN(w);
+  p := FIND(w, "ß");
+  l := LEFT(w, 3);
+  c := CONCAT(w, "!", "x");
+  rep := REPLACE(w, "ss", 1, 4);
+  num := DINT_TO_WSTRING(-1234);
+  back := WSTRING_TO_DINT(num) * 2;
+  narrowS := WSTRING_TO_STRING(w);
+  wideS := STRING_TO_WSTRING('abc');
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    EXPECT_EQ(r.get<std::int16_t>("Main.n"), 5);
+    EXPECT_EQ(r.get<std::int16_t>("Main.p"), 4);
+    EXPECT_EQ(wstr(r, "Main.l"), u"Grü");
+    EXPECT_EQ(wstr(r, "Main.c"), u"Grüße!x");
+    EXPECT_EQ(wstr(r, "Main.rep"), u"Grüsse");
+    EXPECT_EQ(wstr(r, "Main.num"), u"-1234");
+    EXPECT_EQ(r.get<std::int32_t>("Main.back"), -2468);
+    EXPECT_EQ(str(r, "Main.narrowS"), "Gr\xfc\xdf"
+                                      "e");
+    EXPECT_EQ(wstr(r, "Main.wideS"), u"abc");
+}
+
+TEST(CodegenStdFn, DateAndTimeOfDayFromDateAndTime) {
+    StRunner r(R"(
+PROGRAM Main
+  VAR stamp : DT := DT#2024-01-15-12:30:00; d : DATE; t : TOD; back : DT; END_VAR
+  d := DT_TO_DATE(stamp);
+  t := DT_TO_TOD(stamp);
+  back := CONCAT_DATE_TOD(d, t);
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    constexpr std::int64_t kS = 1'000'000'000;
+    EXPECT_EQ(r.get<std::int64_t>("Main.d"), 19737LL * 86400 * kS);
+    EXPECT_EQ(r.get<std::int64_t>("Main.t"), (12LL * 3600 + 30 * 60) * kS);
+    EXPECT_EQ(r.get<std::int64_t>("Main.back"), r.get<std::int64_t>("Main.stamp"));
 }
 
 TEST(CodegenStdFn, TextConversions) {
@@ -89,7 +150,7 @@ TEST(CodegenStdFn, BcdExptAtan2) {
     StRunner r(R"(
 PROGRAM Main
   VAR
-    w : WORD; back : INT; bb : BYTE; ub : USINT; e1 : DINT; e2 : INT; e3 : LREAL; at : LREAL;
+    w : WORD; back : INT; bb : BYTE; ub : USINT; e1 : DINT; e2 : INT; e3 : LREAL; ang : LREAL;
     bad : WORD := 16#12A4; badOut : INT; neg : INT := -5; negOut : WORD; trapBad : BOOL; trapNeg : BOOL;
   END_VAR
   w := INT_TO_BCD(1234);
@@ -99,7 +160,7 @@ PROGRAM Main
   e1 := EXPT(2, 10);
   e2 := EXPT(INT#3, INT#3);
   e3 := EXPT(2.0, 0.5);
-  at := ATAN2(1.0, 1.0);
+  ang := ATAN2(1.0, 1.0);
   IF trapBad THEN badOut := BCD_TO_INT(bad); END_IF;
   IF trapNeg THEN negOut := INT_TO_BCD(neg); END_IF;
 END_PROGRAM
@@ -113,7 +174,7 @@ END_PROGRAM
     EXPECT_EQ(r.get<std::int32_t>("Main.e1"), 1024);
     EXPECT_EQ(r.get<std::int16_t>("Main.e2"), 27);
     EXPECT_NEAR(r.get<double>("Main.e3"), 1.41421356, 1e-6);
-    EXPECT_NEAR(r.get<double>("Main.at"), 0.78539816, 1e-6);
+    EXPECT_NEAR(r.get<double>("Main.ang"), 0.78539816, 1e-6);
     r.set<bool>("Main.trapBad", true);
     EXPECT_EQ(r.cycle(), vm::Trap::InvalidArgument); // an invalid BCD digit (16#A) is a run-time fault
     r.set<bool>("Main.trapBad", false);
