@@ -25,8 +25,8 @@ PROGRAM Main
   b := %IX0.1;
   %QX1.2 := NOT %IX0.1;
   w := %IW2;
-  %QW4 := w + 1;
-  %MD1 := %MD1 + 1;
+  %QW4 := UINT_TO_WORD(WORD_TO_UINT(w) + 1);
+  %MD1 := UDINT_TO_DWORD(DWORD_TO_UDINT(%MD1) + 1);
   IF %IX0.1 AND %IB3 > 7 THEN n := n + 1; END_IF;
 END_PROGRAM
 )");
@@ -84,7 +84,7 @@ CONFIGURATION Cell
   RESOURCE Cpu ON PLC
     TASK Fast (INTERVAL := T#1ms, PRIORITY := 1);
     PROGRAM p1 WITH Fast : Scale (in1 := src, out1 => dst, flag => %QX0.3);
-    PROGRAM p2 WITH Fast : Scale (in1 := %IW1, k := 3, out1 => other);
+    PROGRAM p2 WITH Fast : Scale (in1 := WORD_TO_INT(%IW1), k := 3, out1 => other);
     PROGRAM p3 : Scale;
   END_RESOURCE
 END_CONFIGURATION
@@ -124,7 +124,8 @@ CONFIGURATION Cell
 END_CONFIGURATION
 )");
     EXPECT_FALSE(r.ok);
-    EXPECT_NE(r.errors().find("E0"), std::string::npos) << r.errors();
+    EXPECT_NE(r.errors().find("E0201"), std::string::npos) << r.errors(); // STRING given to an INT input
+    EXPECT_NE(r.errors().find("E0309"), std::string::npos) << r.errors(); // an output connected with :=
 }
 
 } // namespace
