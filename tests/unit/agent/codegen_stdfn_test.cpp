@@ -25,7 +25,13 @@ PROGRAM Main
     s : STRING := 'Hello World'; n : INT; p : INT; none : INT;
     l : STRING[31]; rt : STRING[31]; m : STRING[31]; c : STRING[31]; c3 : STRING[31];
     ins : STRING[31]; del : STRING[31]; rep : STRING[31]; shortS : STRING[4];
+    gt1 : BOOL; gt2 : BOOL; eq1 : BOOL; ge1 : BOOL; ne1 : BOOL;
   END_VAR
+  gt1 := GT('b', 'a');
+  gt2 := GT('c', 'b', 'b');
+  eq1 := EQ(s, 'Hello World');
+  ge1 := GE(TRUE, FALSE);
+  ne1 := NE("x", "y");
   n := LEN(s);
   p := FIND(s, 'World');
   none := FIND(s, 'xyz');
@@ -54,6 +60,11 @@ END_PROGRAM
     EXPECT_EQ(str(r, "Main.del"), "abef"); // DELETE(IN, L, P): 2 characters from position 3
     EXPECT_EQ(str(r, "Main.rep"), "aXYef");
     EXPECT_EQ(str(r, "Main.shortS"), "Hell");
+    EXPECT_TRUE(r.get<bool>("Main.gt1"));
+    EXPECT_FALSE(r.get<bool>("Main.gt2")); // 'b' > 'b' is false
+    EXPECT_TRUE(r.get<bool>("Main.eq1"));
+    EXPECT_TRUE(r.get<bool>("Main.ge1"));
+    EXPECT_TRUE(r.get<bool>("Main.ne1"));
 }
 
 std::u16string wstr(const StRunner& r, std::string_view path) {
