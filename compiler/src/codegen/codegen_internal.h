@@ -100,11 +100,36 @@ public:
         std::uint32_t size = 0;          // parameters and locals
         std::uint32_t templ = 0;         // image offset of the initial frame bytes in the constants
         std::vector<DeferredInit> inits; // non-constant initialisers of locals (frame-relative `at`)
+        // METHODs keep their parameters ahead of their locals (so every implementation of an
+        // INTERFACE method agrees with the prototype on where the arguments go); their locals
+        // [localsBegin, localsEnd) are re-initialised on entry too.
+        std::uint32_t localsBegin = 0;
+        std::uint32_t localsEnd = 0;
     };
     const FrameLayout& frameLayout(const Symbol* pou);
     std::unordered_map<const Symbol*, FrameLayout> frames;
     void error(Span span, std::string message);
     bool failed = false;
+
+    // ---- lower_iface.cpp ----
+    // The dispatch slot of an INTERFACE method prototype: one numbering over every interface of
+    // the program, so one table per FB type serves all the interfaces it implements.
+    std::uint32_t interfaceSlot(const Symbol* prototype);
+    // Image offset (in the constants) of the dispatch table of FB type `fb`: u32 POU indices of
+    // its implementations by slot, kNone where it has none.
+    std::uint32_t dispatchTable(const Symbol* fb);
+    // The FB at the root of `fb`'s EXTENDS chain carries the table offset when it reserves a
+    // header; 0 when instances of `fb` have no header.
+    static std::uint32_t dispatchHeaderOf(const Symbol* fb);
+
+    // ---- lower_direct.cpp ----
+    // Image offset (globals region, provisional like every global) of the cell that stands for
+    // a direct address used in a statement; registers its I/O binding on first use.
+    std::uint32_t directAddressCell(const ast::Address& address, const Type* type, Span span);
+
+    // ---- lower_progargs.cpp ----
+    // Gives every program instance with arguments its entry POU (after the bodies are lowered).
+    void lowerProgramArguments();
 
     // ---- lower*.cpp ----
     void generateCode();
@@ -133,6 +158,10 @@ private:
     AnalysisOptions analysisOptions_; // for sema's constant evaluator
     std::unordered_map<const Symbol*, std::uint32_t> pous_;
     std::unordered_map<const Symbol*, std::unordered_map<const Symbol*, MemberSlot>> members_;
+    std::unordered_map<const Symbol*, std::uint32_t> interfaceSlots_; // prototype -> slot
+    bool interfaceSlotsNumbered_ = false;
+    std::unordered_map<const Symbol*, std::uint32_t> dispatchTables_; // FB -> image offset
+    std::unordered_map<std::string, std::uint32_t> directCells_;      // "%IX0.1" -> image offset
 };
 
 [[nodiscard]] inline std::uint32_t alignUp(std::uint32_t v, std::uint32_t a) {

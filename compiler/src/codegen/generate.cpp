@@ -50,6 +50,7 @@ bool codegen::Generator::run() {
         writeInitial(programPous[i]->type, nullptr, out_.programs[i].offset, InitContext{});
     }
     generateCode();
+    lowerProgramArguments();
     finish(globals);
     checkSizes(out_, diags_, failed);
     return !failed;

@@ -204,6 +204,9 @@ void Generator::writeInitial(const Type* type, const ast::Expr* init, std::uint3
             const InitContext inner = memberInit == m->init ? InitContext{m->declScope, pou, at} : cx;
             writeInitial(m->type, memberInit, at + slots.at(m).offset, inner);
         }
+        if (dispatchHeaderOf(pou) > 0) { // where CALL_IFACE finds this type's methods
+            putInt(img, at, 4, dispatchTable(pou));
+        }
         return;
     }
     case TypeKind::Enum:

@@ -119,7 +119,7 @@ const std::unordered_map<const Symbol*, MemberSlot>& Generator::members(const Sy
         return it->second;
     }
     std::unordered_map<const Symbol*, MemberSlot> slots;
-    std::uint32_t offset = 0;
+    std::uint32_t offset = pou->dispatchHeader;
     if (pou->base != nullptr) {
         slots = members(pou->base);
         offset = pou->base->type != nullptr ? pou->base->type->size : 0;

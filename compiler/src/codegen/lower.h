@@ -46,12 +46,17 @@ struct Value {
     const Type* type = nullptr;
 };
 
+// The parameter each call argument binds to (formal by name, positional in order); -1 when none.
+[[nodiscard]] std::vector<int> bindArguments(const ast::CallExpr& e, const std::vector<const Symbol*>& params);
+
 class Lowerer {
 public:
     Lowerer(Generator& g, const Symbol* pou) : g_(g), pou_(pou), out_(g.out()) {}
 
     // A FUNCTION/METHOD/FB/PROGRAM body; fills the POU entry's code range and frame size.
     void lowerPou();
+    // The entry POU `index` of a program instance with arguments: inputs, CALL_FB `body`, outputs.
+    void lowerProgramEntry(const Symbol& instance, std::uint32_t body, std::uint32_t index);
     // Deferred initialisers run once at cold start (this = 0: members addressed absolutely).
     void lowerInits(const std::vector<DeferredInit>& inits);
 
@@ -85,6 +90,24 @@ private:
     Value assertion(const ast::CallExpr& e, const sema::StdSignature& sig, const std::vector<const ast::Expr*>& args,
                     const Type* t);
     Value call(const ast::CallExpr& e, const Type* want, std::optional<Operand> dest);
+    // A METHOD called through an INTERFACE value (`object`): CALL_IFACE on its dispatch slot.
+    Value interfaceCall(const ast::CallExpr& e, const ast::Expr& object, const Type* want, std::optional<Operand> dest);
+    // ---- lower_stdfn.cpp: standard functions through natives ----
+    std::optional<Value> nativeStandardCall(const ast::CallExpr& e, const sema::StdSignature& sig,
+                                            const std::vector<const ast::Expr*>& args, const Type* want,
+                                            std::optional<Operand> dest);
+    Operand nativeBlock(std::uint32_t args); // result slot + one 8-byte slot per argument
+    void nativeIntArg(Operand block, std::uint32_t k, const ast::Expr& arg);
+    void nativeStringArg(Operand block, std::uint32_t k, const ast::Expr& arg, const Type* as = nullptr);
+    Value nativeStringResult(Operand block, const Type* type); // a temporary the native writes
+    void callNative(bc::Native n, Operand block, Span span);
+    std::optional<Value> toText(const ast::Expr& arg, const Type* to, Span span);   // <x>_TO_(W)STRING
+    std::optional<Value> fromText(const ast::Expr& arg, const Type* to, Span span); // (W)STRING_TO_<x>
+    Value dateToDate(const ast::Expr& arg, const Type* to);             // DT_TO_DATE, DT_TO_TOD, LDT_TO_DT …
+    Value changeStringWidth(const Value& v, const Type* to, Span span); // STRING <-> WSTRING
+    // TIME * REAL, TIME / REAL (and MUL_TIME/DIV_TIME with a REAL factor).
+    Value timeByReal(ast::BinaryOp op, const ast::Expr& time, const ast::Expr& factor, const Type* type,
+                     std::optional<Operand> dest);
     Value standardCall(const ast::CallExpr& e, const Type* want, std::optional<Operand> dest);
     std::optional<Value> constantValue(const ast::Expr& e, const Type* want, std::optional<Operand> dest);
     void store(const Loc& dst, const Value& v);

@@ -9,8 +9,6 @@ namespace takt::compiler::codegen {
 
 using bc::Opcode;
 
-namespace {
-
 // The parameter each argument binds to (formal by name, positional in order); -1 when none.
 std::vector<int> bindArguments(const ast::CallExpr& e, const std::vector<const Symbol*>& params) {
     std::vector<int> binding(e.args.size(), -1);
@@ -29,8 +27,6 @@ std::vector<int> bindArguments(const ast::CallExpr& e, const std::vector<const S
     }
     return binding;
 }
-
-} // namespace
 
 const Generator::FrameLayout& Generator::frameLayout(const Symbol* pou) {
     if (auto it = frames.find(pou); it != frames.end()) {
@@ -66,7 +62,14 @@ const Generator::FrameLayout& Generator::frameLayout(const Symbol* pou) {
             }
         }
     };
-    if (callable) {
+    if (pou->pouKind == ast::PouKind::Method) {
+        inSection({ast::VarSection::Output});
+        f.reinitEnd = offset;
+        inSection({ast::VarSection::Input, ast::VarSection::InOut});
+        f.localsBegin = offset;
+        inSection({ast::VarSection::Var, ast::VarSection::Temp});
+        f.localsEnd = offset;
+    } else if (callable) {
         inSection({ast::VarSection::Output, ast::VarSection::Var, ast::VarSection::Temp});
         f.reinitEnd = offset;
         inSection({ast::VarSection::Input, ast::VarSection::InOut});
@@ -181,8 +184,7 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
             } else {
                 const Type* ot = stripAlias(m.object->type);
                 if (ot != nullptr && ot->kind() == TypeKind::Interface) {
-                    g_.error(e.span, "calling METHOD '" + target->name + "' through an interface is not supported yet");
-                    return Value{constant64(0), calcOf(want), want};
+                    return interfaceCall(e, *m.object, want, dest);
                 }
                 instance = locate(*m.object);
             }
@@ -336,8 +338,9 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
     case StdOp::AssertNear: return assertion(e, sig, args, t);
     case StdOp::Convert: {
         const Type* from = args[0]->type;
-        if (calcOf(from) == Calc::Str || calcOf(rt) == Calc::Str) {
-            break;
+        if (calcOf(from) == Calc::Str || calcOf(rt) == Calc::Str || calcOf(from) == Calc::WStr ||
+            calcOf(rt) == Calc::WStr || (isDateLike(from) && isDateLike(rt))) {
+            break; // nativeStandardCall: text conversions, DT_TO_DATE / DT_TO_TOD
         }
         Value v = eval(*args[0], stripAlias(from)->kind() == TypeKind::IntLiteral ? rt : from);
         // A conversion to a full-width type writes straight into the destination.
@@ -530,6 +533,9 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
         return finish(Value{d, Calc::I64, rt});
     }
     default: break;
+    }
+    if (auto v = nativeStandardCall(e, sig, args, want, dest)) {
+        return *v;
     }
     g_.error(e.span, "standard function '" + sig.name + "' is not supported by the code generator yet");
     return Value{constant64(0), calcOf(want), want};

@@ -315,6 +315,11 @@ Loc Lowerer::locate(const ast::Expr& e) {
         }
         return Loc{true, ptr, 0, arr->element};
     }
+    case ast::ExprKind::DirectAddress: {
+        const auto& d = static_cast<const ast::DirectAddressExpr&>(e);
+        return Loc{
+            false, {bc::address(bc::kTagAbsolute, g_.directAddressCell(d.address, e.type, e.span)), true}, 0, e.type};
+    }
     case ast::ExprKind::Deref: {
         const auto& d = static_cast<const ast::DerefExpr&>(e);
         const Value r = eval(*d.reference, d.reference->type);
@@ -365,7 +370,12 @@ void Lowerer::store(const Loc& dst, const Value& v) {
     const Type* t = stripAlias(dst.type);
     const Calc calc = calcOf(t);
     if (calc == Calc::Str || calc == Calc::WStr) {
-        const auto cap = static_cast<const StringType*>(t)->length;
+        auto cap = static_cast<const StringType*>(t)->length;
+        // A shorter source is copied whole with its own capacity: the move never reads past it.
+        if (const Type* st = v.type != nullptr ? stripAlias(v.type) : nullptr;
+            st != nullptr && st->kind() == t->kind()) {
+            cap = std::min(cap, static_cast<const StringType*>(st)->length);
+        }
         const Opcode mov = calc == Calc::Str ? Opcode::SMOV : Opcode::WSMOV;
         if (!dst.indirect) {
             emit(mov, {dst.at, v.at, imm(cap)});

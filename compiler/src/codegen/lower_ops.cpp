@@ -130,7 +130,12 @@ Value Lowerer::convert(Value v, const Type* to, std::optional<Operand> dest) {
             emit(w == 1 ? Opcode::MOV_8 : w == 4 ? Opcode::MOV_32 : Opcode::MOV_64, {*dest, v.at});
             v.at = *dest;
         }
-        v.type = to;
+        // A string keeps its own type (capacity): moving it reads no more than it holds.
+        const bool sameStringKind = (c == Calc::Str || c == Calc::WStr) && v.type != nullptr &&
+                                    stripAlias(v.type)->kind() == stripAlias(to)->kind();
+        if (!sameStringKind) {
+            v.type = to;
+        }
         return v;
     }
     const Operand d = dest ? *dest : frameSlot(std::max<std::uint32_t>(calcWidth(c), 4), 8);
@@ -230,6 +235,11 @@ Value Lowerer::eval(const ast::Expr& e, const Type* want, std::optional<Operand>
     if (auto c = constantValue(e, want, dest)) {
         return c->calc == calcOf(want) || want == nullptr ? *c : convert(*c, want, dest);
     }
+    if (want != nullptr && stripAlias(want)->kind() == TypeKind::Interface && instancePou(e.type) != nullptr) {
+        // An FB instance given where an INTERFACE is expected: the interface value is the
+        // instance's image offset (the instance carries its dispatch table).
+        return convert(Value{pointerOf(locate(e)), Calc::U32, want}, want, dest);
+    }
     Value v;
     switch (e.kind) {
     case ast::ExprKind::Paren: return eval(*static_cast<const ast::ParenExpr&>(e).inner, want, dest);
@@ -246,6 +256,7 @@ Value Lowerer::eval(const ast::Expr& e, const Type* want, std::optional<Operand>
     case ast::ExprKind::Member:
     case ast::ExprKind::Index:
     case ast::ExprKind::Deref:
+    case ast::ExprKind::DirectAddress:
     case ast::ExprKind::This: {
         const Loc l = locate(e);
         v = load(l, calcOf(l.type));
@@ -414,10 +425,13 @@ Value Lowerer::binary(const ast::BinaryExpr& e, const Type* type, std::optional<
         rhsType = operandType;
     }
     if ((e.op == B::Mul || e.op == B::Div) && isTimeLike(type) && !isTimeLike(e.rhs->type)) {
-        rhsType = g_.model().types.get(TypeKind::LInt); // TIME * ANY_INT
         if (isReal(e.rhs->type)) {
-            g_.error(e.span, "TIME multiplied or divided by a REAL is not supported yet");
+            return timeByReal(e.op, *e.lhs, *e.rhs, type, dest);
         }
+        rhsType = g_.model().types.get(TypeKind::LInt); // TIME * ANY_INT
+    }
+    if (e.op == B::Mul && isTimeLike(type) && isReal(e.lhs->type)) {
+        return timeByReal(e.op, *e.rhs, *e.lhs, type, dest); // REAL * TIME
     }
     const Calc c = calcOf(operandType);
     const Value a = eval(*e.lhs, operandType);

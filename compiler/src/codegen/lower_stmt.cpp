@@ -41,6 +41,11 @@ void Lowerer::prologue() {
         emit(Opcode::COPY, {Operand{bc::address(bc::kTagFrame, 0), false},
                             Operand{bc::address(bc::kTagAbsolute, layout.templ), false}, imm(layout.reinitEnd)});
     }
+    if (layout.localsEnd > layout.localsBegin) { // METHOD locals (after the parameters)
+        emit(Opcode::COPY, {Operand{bc::address(bc::kTagFrame, layout.localsBegin), false},
+                            Operand{bc::address(bc::kTagAbsolute, layout.templ + layout.localsBegin), false},
+                            imm(layout.localsEnd - layout.localsBegin)});
+    }
     for (const DeferredInit& d : layout.inits) {
         scope_ = d.cx.scope;
         span_ = d.init->span;

@@ -36,6 +36,9 @@ public:
     void checkPou(const Symbol& pou);
     // A VAR_GLOBAL initialiser, in the scope of its configuration (or the global scope).
     void checkGlobalInit(const Symbol& var);
+    // The arguments of `PROGRAM p WITH t : Main (in1 := %IX0.0, out1 => %QX0.0)`, in the scope of
+    // the resource: inputs convert to the parameter type, outputs go to writable variables.
+    void checkProgramArguments(const Symbol& instance);
     // TYPE … := init and STRUCT field initialisers, everywhere in the project.
     void checkTypeInits();
     // After every body: E0115 for call cycles, W0001 for locals nobody reads or writes.

@@ -129,6 +129,46 @@ void BodyChecker::checkGlobalInit(const Symbol& var) {
     checkInit(mut(*var.init), var.type);
 }
 
+void BodyChecker::checkProgramArguments(const Symbol& instance) {
+    const Type* t = instance.type != nullptr ? stripAlias(instance.type) : nullptr;
+    if (instance.instance == nullptr || t == nullptr || t->kind() != TypeKind::Program) {
+        return;
+    }
+    const Symbol* program = static_cast<const PouType*>(t)->symbol;
+    pc_ = PouContext{};
+    pc_.scope = instance.declScope != nullptr ? instance.declScope : cx_.model.global.get();
+    for (ast::Argument& a : mut(*instance.instance).args) {
+        const Symbol* p = nullptr;
+        for (const Symbol* q : program->params) {
+            if (a.name && sameName(q->name, a.name->name)) {
+                p = q;
+            }
+        }
+        if (p == nullptr || !a.value) {
+            if (!a.name && a.value) {
+                cx_.error(DiagCode::MixedArguments, a.span,
+                          "the arguments of program instance '" + instance.name + "' must be formal (name := value)");
+            }
+            continue; // an unknown name is reported with the declaration
+        }
+        if (a.output != (p->section == ast::VarSection::Output)) {
+            cx_.error(DiagCode::OutputWithAssign, a.span,
+                      std::string("'") + p->name + "' is a " + ast::sectionKeyword(p->section) + " of '" +
+                          program->name + "'; connect it with " +
+                          (p->section == ast::VarSection::Output ? "=>" : ":="));
+            continue;
+        }
+        if (p->section == ast::VarSection::Output) {
+            checkOutputArgument(a.value.get(), *p);
+        } else if (p->section == ast::VarSection::InOut) {
+            checkInOutArgument(*a.value, *p, program->name);
+        } else {
+            checkExpr(*a.value, p->type);
+            convert(*a.value, p->type);
+        }
+    }
+}
+
 void BodyChecker::checkTypeInits() {
     std::set<const Type*> structsDone;
     for (const Symbol* s : cx_.model.typeDecls) {
@@ -288,6 +328,9 @@ void checkBodies(Context& cx) {
         checker.checkGlobalInit(*g);
     }
     checker.checkTypeInits();
+    for (const Symbol* inst : cx.model.programInstances) {
+        checker.checkProgramArguments(*inst);
+    }
     for (const Symbol* pou : cx.model.pous) {
         checker.checkPou(*pou);
     }

@@ -247,6 +247,7 @@ void declare(Context& cx) {
     }
     resolveUsings(cx);
     resolveInheritance(cx);
+    reserveDispatchHeaders(cx);
 
     for (Symbol* t : state.typeOrder) {
         completeTypeSymbol(cx, t);

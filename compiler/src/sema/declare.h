@@ -95,6 +95,8 @@ enum class SectionPlace : std::uint8_t { Function, Method, FunctionBlock, Progra
 void checkSection(Context& cx, const ast::VarBlock& block, SectionPlace place);
 void resolveInheritance(Context& cx);
 void checkObjectOrientation(Context& cx);
+// Sets Symbol::dispatchHeader on the roots of FB hierarchies that implement an INTERFACE.
+void reserveDispatchHeaders(Context& cx);
 
 // ---- declare_config.cpp ---------------------------------------------------------------------
 void checkExternals(Context& cx);

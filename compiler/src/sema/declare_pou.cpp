@@ -311,6 +311,22 @@ void resolveInheritance(Context& cx) {
     }
 }
 
+// An FB reached through an INTERFACE carries the offset of its dispatch table in its first 4
+// bytes; the header belongs to the root of its EXTENDS chain so that a derived instance and
+// its base part agree on where every member lives.
+void reserveDispatchHeaders(Context& cx) {
+    for (Symbol* pou : cx.decl->pouOrder) {
+        if (pou->interfaces.empty() || !isFunctionBlock(pou)) {
+            continue;
+        }
+        Symbol* root = pou;
+        for (int depth = 0; root->base != nullptr && depth < 1000; ++depth) {
+            root = const_cast<Symbol*>(root->base);
+        }
+        root->dispatchHeader = 4;
+    }
+}
+
 void checkObjectOrientation(Context& cx) {
     for (Symbol* pou : cx.decl->pouOrder) {
         if (isStdlibSymbol(pou) || !isFunctionBlock(pou)) {

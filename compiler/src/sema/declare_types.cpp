@@ -411,8 +411,8 @@ void completePouLayout(Context& cx, Symbol* pou, Span use) {
     }
     it->second.layout = Progress::Running;
     completePouMembers(cx, pou);
-    std::uint64_t offset = 0;
-    std::uint32_t align = 1;
+    std::uint64_t offset = pou->dispatchHeader;
+    std::uint32_t align = pou->dispatchHeader > 0 ? 4 : 1;
     if (pou->base != nullptr) {
         completePouLayout(cx, const_cast<Symbol*>(pou->base), use);
         if (pou->base->type != nullptr) {

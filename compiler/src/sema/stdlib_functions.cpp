@@ -255,6 +255,8 @@ void addNumericAndBits(TableBuilder& b) {
         b.add(sig(name, op, {gen("IN", F::AnyReal)}, StdResult::Generic));
     }
     b.add(sig("ATAN2", StdOp::Atan2, {gen("Y", F::AnyReal), gen("X", F::AnyReal)}, StdResult::Generic));
+    // EXPT on integers (IN2 an integer too) computes in 64 bits and wraps like `**`.
+    b.add(sig("EXPT", StdOp::Expt, {gen("IN1", F::AnyInt), fam("IN2", F::AnyInt)}, StdResult::Generic));
     b.add(sig("EXPT", StdOp::Expt, {gen("IN1", F::AnyReal), fam("IN2", F::AnyNum)}, StdResult::Generic));
 
     // Arithmetic: ANY_NUM (ADD/MUL extensible), then the TIME/date overloads IEC allows.

@@ -24,45 +24,55 @@ void setInt(std::uint8_t* args, std::int64_t v) noexcept {
     store<std::int64_t>(args, v);
 }
 
-// A STRING argument: bytes up to the NUL (or the image end), never past it.
-bool stringArg(const NativeContext& ctx, const std::uint8_t* args, int slot, std::string_view& out) noexcept {
+// A STRING (C = char) or WSTRING (C = char16_t) argument: code units up to the terminating 0
+// (or the image end), never past it. WSTRING data is 2-aligned in the image (the back end lays
+// it out so); a misaligned offset is refused rather than read.
+template <typename C>
+bool stringArg(const NativeContext& ctx, const std::uint8_t* args, int slot, std::basic_string_view<C>& out) noexcept {
     const std::uint32_t off = load<std::uint32_t>(args + 8 * slot);
-    if (off == 0) {
+    if (off == 0 || off >= ctx.imageSize || off % alignof(C) != 0) {
         return false;
     }
-    if (off >= ctx.imageSize) {
-        return false;
+    const auto* p = reinterpret_cast<const C*>(ctx.image + off);
+    const std::size_t max = (ctx.imageSize - off) / sizeof(C);
+    std::size_t n = 0;
+    while (n < max && p[n] != C{0}) {
+        ++n;
     }
-    const auto* p = reinterpret_cast<const char*>(ctx.image + off);
-    const std::size_t max = ctx.imageSize - off;
-    const void* nul = std::memchr(p, 0, max);
-    out = std::string_view(p, nul != nullptr ? static_cast<std::size_t>(static_cast<const char*>(nul) - p) : max);
+    out = std::basic_string_view<C>(p, n);
     return true;
 }
 
-// Writes the concatenation of up to three pieces to the result slot, truncated to its capacity.
-Trap setString(const NativeContext& ctx, std::uint8_t* args, std::string_view a, std::string_view b = {},
-               std::string_view c = {}) noexcept {
+// Writes the concatenation of up to three pieces to the result slot, truncated to its capacity
+// (in code units).
+template <typename C>
+Trap setString(const NativeContext& ctx, std::uint8_t* args, std::basic_string_view<C> a,
+               std::basic_string_view<C> b = {}, std::basic_string_view<C> c = {}) noexcept {
     const std::uint32_t off = load<std::uint32_t>(args);
     const std::uint32_t cap = load<std::uint32_t>(args + 4);
     if (off == 0) {
         return Trap::NullReference;
     }
-    if (off < ctx.constSize || static_cast<std::uint64_t>(off) + cap + 1 > ctx.imageSize) {
+    if (off < ctx.constSize || off % alignof(C) != 0 ||
+        static_cast<std::uint64_t>(off) + (std::uint64_t{cap} + 1) * sizeof(C) > ctx.imageSize) {
         return Trap::InvalidReference;
     }
-    char* dst = reinterpret_cast<char*>(ctx.image + off);
+    auto* dst = reinterpret_cast<C*>(ctx.image + off);
     std::size_t n = 0;
-    for (std::string_view piece : {a, b, c}) {
+    for (std::basic_string_view<C> piece : {a, b, c}) {
         const std::size_t take = std::min<std::size_t>(piece.size(), cap - n);
         if (take == 0) {
             continue; // an empty piece may have a null data() pointer, which memmove must not see
         }
-        std::memmove(dst + n, piece.data(), take);
+        std::memmove(dst + n, piece.data(), take * sizeof(C));
         n += take;
     }
-    dst[n] = '\0';
+    dst[n] = C{0};
     return Trap::None;
+}
+
+Trap setString(const NativeContext& ctx, std::uint8_t* args, std::string_view a) noexcept {
+    return setString<char>(ctx, args, a);
 }
 
 // Clamps an integer argument to [lo, hi].
@@ -77,79 +87,122 @@ std::size_t clampPos(std::int64_t v, std::size_t lo, std::size_t hi) noexcept {
 }
 
 #define TAKT_STRING_ARG(name, slot)                                                                                    \
-    std::string_view name;                                                                                             \
-    if (!stringArg(ctx, args, slot, name))                                                                             \
+    std::basic_string_view<C> name;                                                                                    \
+    if (!stringArg<C>(ctx, args, slot, name))                                                                          \
         return Trap::NullReference;
 
-Trap len(const NativeContext& ctx, std::uint8_t* args) noexcept {
+template <typename C> Trap len(const NativeContext& ctx, std::uint8_t* args) noexcept {
     TAKT_STRING_ARG(s, 1)
     setInt(args, static_cast<std::int64_t>(s.size()));
     return Trap::None;
 }
 
-Trap left(const NativeContext& ctx, std::uint8_t* args) noexcept {
+template <typename C> Trap left(const NativeContext& ctx, std::uint8_t* args) noexcept {
     TAKT_STRING_ARG(s, 1)
-    return setString(ctx, args, s.substr(0, clampPos(intArg(args, 2), 0, s.size())));
+    return setString<C>(ctx, args, s.substr(0, clampPos(intArg(args, 2), 0, s.size())));
 }
 
-Trap right(const NativeContext& ctx, std::uint8_t* args) noexcept {
+template <typename C> Trap right(const NativeContext& ctx, std::uint8_t* args) noexcept {
     TAKT_STRING_ARG(s, 1)
     const std::size_t n = clampPos(intArg(args, 2), 0, s.size());
-    return setString(ctx, args, s.substr(s.size() - n));
+    return setString<C>(ctx, args, s.substr(s.size() - n));
 }
 
 // MID(IN, L, P): L characters from position P; a P outside 1..LEN gives ''.
-Trap mid(const NativeContext& ctx, std::uint8_t* args) noexcept {
+template <typename C> Trap mid(const NativeContext& ctx, std::uint8_t* args) noexcept {
     TAKT_STRING_ARG(s, 1)
     const std::int64_t p = intArg(args, 3);
     if (p < 1 || static_cast<std::uint64_t>(p) > s.size()) {
-        return setString(ctx, args, {});
+        return setString<C>(ctx, args, {});
     }
     const std::size_t from = static_cast<std::size_t>(p - 1);
-    return setString(ctx, args, s.substr(from, clampPos(intArg(args, 2), 0, s.size() - from)));
+    return setString<C>(ctx, args, s.substr(from, clampPos(intArg(args, 2), 0, s.size() - from)));
 }
 
-Trap concat(const NativeContext& ctx, std::uint8_t* args) noexcept {
+template <typename C> Trap concat(const NativeContext& ctx, std::uint8_t* args) noexcept {
     TAKT_STRING_ARG(a, 1)
     TAKT_STRING_ARG(b, 2)
-    return setString(ctx, args, a, b);
+    return setString<C>(ctx, args, a, b);
 }
 
 // INSERT(IN1, IN2, P): IN2 after the P-th character of IN1 (P clamped to 0..LEN(IN1)).
-Trap insert(const NativeContext& ctx, std::uint8_t* args) noexcept {
+template <typename C> Trap insert(const NativeContext& ctx, std::uint8_t* args) noexcept {
     TAKT_STRING_ARG(a, 1)
     TAKT_STRING_ARG(b, 2)
     const std::size_t p = clampPos(intArg(args, 3), 0, a.size());
-    return setString(ctx, args, a.substr(0, p), b, a.substr(p));
+    return setString<C>(ctx, args, a.substr(0, p), b, a.substr(p));
 }
 
 // DELETE(IN, L, P): removes L characters from position P; a P outside 1..LEN leaves IN.
-Trap del(const NativeContext& ctx, std::uint8_t* args) noexcept {
+template <typename C> Trap del(const NativeContext& ctx, std::uint8_t* args) noexcept {
     TAKT_STRING_ARG(s, 1)
     const std::int64_t p = intArg(args, 3);
     if (p < 1 || static_cast<std::uint64_t>(p) > s.size()) {
-        return setString(ctx, args, s);
+        return setString<C>(ctx, args, s);
     }
     const std::size_t from = static_cast<std::size_t>(p - 1);
     const std::size_t n = clampPos(intArg(args, 2), 0, s.size() - from);
-    return setString(ctx, args, s.substr(0, from), s.substr(from + n));
+    return setString<C>(ctx, args, s.substr(0, from), s.substr(from + n));
 }
 
 // REPLACE(IN1, IN2, L, P): L characters of IN1 from position P replaced by IN2 (P clamped to
 // 1..LEN(IN1)+1).
-Trap replace(const NativeContext& ctx, std::uint8_t* args) noexcept {
+template <typename C> Trap replace(const NativeContext& ctx, std::uint8_t* args) noexcept {
     TAKT_STRING_ARG(a, 1)
     TAKT_STRING_ARG(b, 2)
     const std::size_t from = clampPos(intArg(args, 4), 1, a.size() + 1) - 1;
     const std::size_t n = clampPos(intArg(args, 3), 0, a.size() - from);
-    return setString(ctx, args, a.substr(0, from), b, a.substr(from + n));
+    return setString<C>(ctx, args, a.substr(0, from), b, a.substr(from + n));
 }
 
-Trap find(const NativeContext& ctx, std::uint8_t* args) noexcept {
+template <typename C> Trap find(const NativeContext& ctx, std::uint8_t* args) noexcept {
     TAKT_STRING_ARG(a, 1)
     TAKT_STRING_ARG(b, 2)
-    const std::size_t at = b.empty() ? std::string_view::npos : a.find(b);
-    setInt(args, at == std::string_view::npos ? 0 : static_cast<std::int64_t>(at + 1));
+    const std::size_t at = b.empty() ? std::basic_string_view<C>::npos : a.find(b);
+    setInt(args, at == std::basic_string_view<C>::npos ? 0 : static_cast<std::int64_t>(at + 1));
+    return Trap::None;
+}
+
+// STRING <-> WSTRING: Latin-1 bytes widen to the same code units; a code unit above 16#FF
+// becomes '?' in a STRING.
+Trap stringToWstring(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    using C = char;
+    TAKT_STRING_ARG(s, 1)
+    const std::uint32_t off = load<std::uint32_t>(args);
+    const std::uint32_t cap = load<std::uint32_t>(args + 4);
+    if (off == 0) {
+        return Trap::NullReference;
+    }
+    if (off < ctx.constSize || off % 2 != 0 ||
+        static_cast<std::uint64_t>(off) + (std::uint64_t{cap} + 1) * 2 > ctx.imageSize) {
+        return Trap::InvalidReference;
+    }
+    auto* dst = reinterpret_cast<char16_t*>(ctx.image + off);
+    const std::size_t n = std::min<std::size_t>(s.size(), cap);
+    for (std::size_t i = 0; i < n; ++i) {
+        dst[i] = static_cast<char16_t>(static_cast<unsigned char>(s[i]));
+    }
+    dst[n] = u'\0';
+    return Trap::None;
+}
+
+Trap wstringToString(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    using C = char16_t;
+    TAKT_STRING_ARG(s, 1)
+    const std::uint32_t off = load<std::uint32_t>(args);
+    const std::uint32_t cap = load<std::uint32_t>(args + 4);
+    if (off == 0) {
+        return Trap::NullReference;
+    }
+    if (off < ctx.constSize || static_cast<std::uint64_t>(off) + cap + 1 > ctx.imageSize) {
+        return Trap::InvalidReference;
+    }
+    auto* dst = reinterpret_cast<char*>(ctx.image + off);
+    const std::size_t n = std::min<std::size_t>(s.size(), cap);
+    for (std::size_t i = 0; i < n; ++i) {
+        dst[i] = s[i] <= 0xFF ? static_cast<char>(s[i]) : '?';
+    }
+    dst[n] = '\0';
     return Trap::None;
 }
 
@@ -267,6 +320,7 @@ Trap timeToString(const NativeContext& ctx, std::uint8_t* args) noexcept {
 
 // Decimal with optional sign, or 16#/8#/2# prefixed; underscores allowed; invalid text gives 0.
 Trap stringToInt(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    using C = char;
     TAKT_STRING_ARG(s, 1)
     char buf[80];
     std::size_t n = 0;
@@ -302,6 +356,7 @@ Trap stringToInt(const NativeContext& ctx, std::uint8_t* args) noexcept {
 }
 
 Trap stringToReal(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    using C = char;
     TAKT_STRING_ARG(s, 1)
     double v = 0.0;
     const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -318,15 +373,26 @@ Trap stringToReal(const NativeContext& ctx, std::uint8_t* args) noexcept {
 
 NativeFn nativeFn(Native n) noexcept {
     switch (n) {
-    case Native::Len: return len;
-    case Native::Left: return left;
-    case Native::Right: return right;
-    case Native::Mid: return mid;
-    case Native::Concat: return concat;
-    case Native::Insert: return insert;
-    case Native::Delete: return del;
-    case Native::Replace: return replace;
-    case Native::Find: return find;
+    case Native::Len: return len<char>;
+    case Native::Left: return left<char>;
+    case Native::Right: return right<char>;
+    case Native::Mid: return mid<char>;
+    case Native::Concat: return concat<char>;
+    case Native::Insert: return insert<char>;
+    case Native::Delete: return del<char>;
+    case Native::Replace: return replace<char>;
+    case Native::Find: return find<char>;
+    case Native::WLen: return len<char16_t>;
+    case Native::WLeft: return left<char16_t>;
+    case Native::WRight: return right<char16_t>;
+    case Native::WMid: return mid<char16_t>;
+    case Native::WConcat: return concat<char16_t>;
+    case Native::WInsert: return insert<char16_t>;
+    case Native::WDelete: return del<char16_t>;
+    case Native::WReplace: return replace<char16_t>;
+    case Native::WFind: return find<char16_t>;
+    case Native::StringToWstring: return stringToWstring;
+    case Native::WstringToString: return wstringToString;
     case Native::ToBcd: return toBcd;
     case Native::FromBcd: return fromBcd;
     case Native::ExptInt: return exptInt;

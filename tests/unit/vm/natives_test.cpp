@@ -367,6 +367,74 @@ TEST_F(NativeFnTest, StringFunctionsUseOneBasedPositionsAndTruncate) {
     EXPECT_EQ(number(Native::Find), 0);
 }
 
+// WSTRING: 2-byte code units with a 0 terminator; capacities and positions count code units.
+class NativeWideFnTest : public NativeFnTest {
+protected:
+    void wideSlot(int slot, const std::u16string& s) {
+        std::memcpy(p.image.data() + kInst + nextString_, s.c_str(), 2 * (s.size() + 1));
+        p.setAbs<std::uint32_t>(kFrame + 8 * slot, kInst + nextString_);
+        p.setAbs<std::uint32_t>(kFrame + 8 * slot + 4, 30);
+        nextString_ += 64;
+    }
+    std::u16string wide(Native n) {
+        EXPECT_EQ(call(n), Trap::None);
+        std::u16string out;
+        for (std::uint32_t at = kInst + kResult;; at += 2) {
+            char16_t c;
+            std::memcpy(&c, p.image.data() + at, 2);
+            if (c == 0) {
+                return out;
+            }
+            out.push_back(c);
+        }
+    }
+};
+
+TEST_F(NativeWideFnTest, WideStringFunctionsCountCodeUnits) {
+    wideSlot(1, u"h\u00e9llo\u4e16");
+    EXPECT_EQ(number(Native::WLen), 6);
+    intSlot(2, 2);
+    EXPECT_EQ(wide(Native::WLeft), u"h\u00e9");
+    EXPECT_EQ(wide(Native::WRight), u"o\u4e16");
+    intSlot(3, 2);
+    EXPECT_EQ(wide(Native::WMid), u"\u00e9l");
+    reset();
+    wideSlot(1, u"abcdefgh");
+    wideSlot(2, u"\u4e16jklmn");
+    EXPECT_EQ(wide(Native::WConcat), u"abcdefgh\u4e16j"); // truncated to the capacity (10)
+    reset();
+    wideSlot(1, u"abc");
+    wideSlot(2, u"XY");
+    intSlot(3, 1);
+    EXPECT_EQ(wide(Native::WInsert), u"aXYbc");
+    reset();
+    wideSlot(1, u"abcdef");
+    intSlot(2, 2);
+    intSlot(3, 3);
+    EXPECT_EQ(wide(Native::WDelete), u"abef");
+    reset();
+    wideSlot(1, u"abcdef");
+    wideSlot(2, u"XY");
+    intSlot(3, 3);
+    intSlot(4, 2);
+    EXPECT_EQ(wide(Native::WReplace), u"aXYef");
+    reset();
+    wideSlot(1, u"ab\u4e16ab\u4e16");
+    wideSlot(2, u"\u4e16a");
+    EXPECT_EQ(number(Native::WFind), 3);
+}
+
+TEST_F(NativeWideFnTest, StringWidthConversions) {
+    stringSlot(1, "caf\xe9");
+    EXPECT_EQ(wide(Native::StringToWstring), u"caf\u00e9");
+    reset();
+    wideSlot(1, u"a\u00e9\u4e16");
+    EXPECT_EQ(text(Native::WstringToString), "a\xe9?");
+    reset();
+    p.setAbs<std::uint32_t>(kFrame + 8, kInst + 1); // a WSTRING never starts at an odd offset
+    EXPECT_EQ(call(Native::WLen), Trap::NullReference);
+}
+
 TEST_F(NativeFnTest, NullStringArgumentTraps) {
     p.setAbs<std::uint32_t>(kFrame + 8, 0);
     EXPECT_EQ(call(Native::Len), Trap::NullReference);

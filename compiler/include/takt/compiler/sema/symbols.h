@@ -57,6 +57,10 @@ struct Symbol {
     std::vector<const Symbol*> interfaces; // IMPLEMENTS / interface EXTENDS
     std::vector<const Symbol*> params;     // VAR_INPUT / VAR_OUTPUT / VAR_IN_OUT in declaration order
     Scope* scope = nullptr;                // members / locals / namespace contents
+    // FB at the root of an EXTENDS hierarchy in which some FB implements an INTERFACE: bytes
+    // reserved at the start of every instance for the image offset of its dispatch table
+    // (CALL_IFACE reads it). 0 for every other POU.
+    std::uint32_t dispatchHeader = 0;
 
     // Enum values
     std::int64_t enumValue = 0;

@@ -1,0 +1,363 @@
+// Standard functions that go through natives or need more than one instruction: the string
+// functions, text conversions, BCD, EXPT, ATAN2, MUL_TIME/DIV_TIME (also by a REAL) and
+// CONCAT_DATE_TOD. Native argument blocks follow opcodes.def (CALL_NATIVE): 8-byte slots,
+// slot 0 the result, integers as int64, reals as double, strings as image offset + capacity.
+#include "codegen/lower.h"
+#include "sema/stdlib.h"
+
+namespace takt::compiler::codegen {
+
+using bc::Opcode;
+
+namespace {
+
+// Trap codes (vm.h Trap) raised by TRAP instructions the back end emits here.
+constexpr std::uint32_t kTrapDivByZero = 1;
+constexpr std::uint32_t kTrapInvalidArgument = 12;
+
+Operand slotOf(Operand block, std::uint32_t k) {
+    return Operand{block.word + 8 * k, block.global};
+}
+
+} // namespace
+
+Operand Lowerer::nativeBlock(std::uint32_t args) {
+    return frameSlot(8 * (args + 1), 8);
+}
+
+void Lowerer::nativeIntArg(Operand block, std::uint32_t k, const ast::Expr& arg) {
+    const Type* t = stripAlias(arg.type);
+    const bool unsignedArg = calcOf(t) == Calc::U32 || calcOf(t) == Calc::U64 || calcOf(t) == Calc::Bool;
+    const Type* wide = g_.model().types.get(unsignedArg ? TypeKind::ULInt : TypeKind::LInt);
+    const Value v = eval(arg, wide, slotOf(block, k));
+    if (v.at.word != slotOf(block, k).word || v.at.global) {
+        emit(Opcode::MOV_64, {slotOf(block, k), v.at});
+    }
+}
+
+void Lowerer::nativeStringArg(Operand block, std::uint32_t k, const ast::Expr& arg, const Type* as) {
+    const Value v = eval(arg, as != nullptr && isString(as) ? as : arg.type);
+    emit(Opcode::ADDR, {slotOf(block, k), v.at});
+}
+
+Value Lowerer::nativeStringResult(Operand block, const Type* type) {
+    const auto* st = static_cast<const StringType*>(stripAlias(type));
+    const Operand out = frameSlot(st->size, 8);
+    emit(Opcode::ADDR, {block, out});
+    emit(Opcode::MOVI_32, {Operand{block.word + 4, false}, imm(st->length)});
+    return Value{out, st->kind() == TypeKind::WString ? Calc::WStr : Calc::Str, type};
+}
+
+Value Lowerer::changeStringWidth(const Value& v, const Type* to, Span span) {
+    const bool toWide = stripAlias(to)->kind() == TypeKind::WString;
+    const Operand block = nativeBlock(1);
+    emit(Opcode::ADDR, {slotOf(block, 1), v.at});
+    const Value r = nativeStringResult(block, to);
+    callNative(toWide ? bc::Native::StringToWstring : bc::Native::WstringToString, block, span);
+    return r;
+}
+
+void Lowerer::callNative(bc::Native n, Operand block, Span span) {
+    debugAt(span);
+    emit(Opcode::CALL_NATIVE, {imm(static_cast<std::uint32_t>(n)), block});
+}
+
+Value Lowerer::timeByReal(ast::BinaryOp op, const ast::Expr& time, const ast::Expr& factor, const Type* type,
+                          std::optional<Operand> dest) {
+    // ns as LREAL, scaled, rounded half to even back to int64 (exact up to 2^53 ns, ~104 days).
+    const Type* lreal = g_.model().types.get(TypeKind::LReal);
+    const Value a = eval(time, lreal);
+    const Value b = eval(factor, lreal);
+    if (op == ast::BinaryOp::Div) { // like DIV_TIME by 0: a run-time fault, not an infinite time
+        std::vector<std::uint32_t> ok;
+        const Operand zero = frameSlot(4, 4);
+        emit(Opcode::EQ_F64, {zero, b.at, constant64(0)});
+        emitJump(Opcode::JMP_F, {zero}, ok);
+        debugAt(span_);
+        emit(Opcode::TRAP, {imm(kTrapDivByZero)});
+        patch(ok, here());
+    }
+    const Operand r = frameSlot(8, 8);
+    emit(op == ast::BinaryOp::Mul ? Opcode::MUL_F64 : Opcode::DIV_F64, {r, a.at, b.at});
+    const Operand d = dest ? *dest : frameSlot(8, 8);
+    emit(Opcode::F64_TO_I64, {d, r});
+    return Value{d, Calc::I64, type};
+}
+
+Value Lowerer::dateToDate(const ast::Expr& arg, const Type* to) {
+    // DT (nanoseconds since 1970-01-01) to DATE keeps the midnight, to TOD the time of day;
+    // between a type and its L-variant the value is the same.
+    const Type* lint = g_.model().types.get(TypeKind::LInt);
+    const Value v = eval(arg, lint);
+    const TypeKind fk = stripAlias(arg.type)->kind();
+    const TypeKind tk = stripAlias(to)->kind();
+    const bool fromDt = fk == TypeKind::Dt || fk == TypeKind::Ldt;
+    const bool toDate = tk == TypeKind::Date || tk == TypeKind::LDate;
+    const bool toTod = tk == TypeKind::Tod || tk == TypeKind::LTod;
+    if (!fromDt || (!toDate && !toTod)) {
+        return Value{v.at, Calc::I64, to};
+    }
+    constexpr std::uint64_t kDayNs = 86'400'000'000'000ull;
+    const Operand tod = frameSlot(8, 8);
+    emit(Opcode::MOD_I64, {tod, v.at, constant64(kDayNs)});
+    if (toTod) {
+        return Value{tod, Calc::I64, to};
+    }
+    const Operand day = frameSlot(8, 8);
+    emit(Opcode::SUB_I64, {day, v.at, tod});
+    return Value{day, Calc::I64, to};
+}
+
+std::optional<Value> Lowerer::toText(const ast::Expr& arg, const Type* to, Span span) {
+    const Type* from = stripAlias(arg.type);
+    if (stripAlias(to)->kind() == TypeKind::WString) { // the STRING text, widened
+        const StringType* text = g_.stringType(false, static_cast<const StringType*>(stripAlias(to))->length);
+        auto v = toText(arg, text, span);
+        return v ? std::optional<Value>(changeStringWidth(*v, to, span)) : std::nullopt;
+    }
+    bc::Native n = bc::Native::IntToString;
+    switch (calcOf(from)) {
+    case Calc::Bool: n = bc::Native::BoolToString; break;
+    case Calc::F32:
+    case Calc::F64: n = bc::Native::RealToString; break;
+    case Calc::U32:
+    case Calc::U64: n = bc::Native::UintToString; break;
+    case Calc::I64: n = isTimeLike(from) ? bc::Native::TimeToString : bc::Native::IntToString; break;
+    case Calc::I32: break;
+    default: return std::nullopt;
+    }
+    if (isDateLike(from)) {
+        return std::nullopt;
+    }
+    const Operand block = nativeBlock(1);
+    const Value r = nativeStringResult(block, to);
+    if (n == bc::Native::RealToString) {
+        const Value v = eval(arg, g_.model().types.get(TypeKind::LReal));
+        emit(Opcode::MOV_64, {slotOf(block, 1), v.at});
+    } else {
+        nativeIntArg(block, 1, arg);
+    }
+    callNative(n, block, span);
+    return r;
+}
+
+std::optional<Value> Lowerer::fromText(const ast::Expr& arg, const Type* to, Span span) {
+    const Type* from = stripAlias(arg.type);
+    const Type* target = stripAlias(to);
+    if (calcOf(target) == Calc::Agg || isDateLike(target) || isTimeLike(target)) {
+        return std::nullopt;
+    }
+    const Type* lint = g_.model().types.get(TypeKind::LInt);
+    const Operand block = nativeBlock(1);
+    if (from->kind() == TypeKind::WString) {
+        const Value text = changeStringWidth(eval(arg, arg.type),
+                                             g_.stringType(false, static_cast<const StringType*>(from)->length), span);
+        emit(Opcode::ADDR, {slotOf(block, 1), text.at});
+    } else {
+        nativeStringArg(block, 1, arg);
+    }
+    if (isReal(target)) {
+        callNative(bc::Native::StringToReal, block, span);
+        return convert(Value{block, Calc::F64, g_.model().types.get(TypeKind::LReal)}, to);
+    }
+    callNative(bc::Native::StringToInt, block, span);
+    if (calcOf(target) == Calc::Bool) {
+        const Operand d = frameSlot(4, 4);
+        emit(Opcode::TO_BOOL_64, {d, block});
+        return Value{d, Calc::Bool, to};
+    }
+    return narrow(convert(Value{block, Calc::I64, lint}, to), to);
+}
+
+std::optional<Value> Lowerer::nativeStandardCall(const ast::CallExpr& e, const sema::StdSignature& sig,
+                                                 const std::vector<const ast::Expr*>& args, const Type* want,
+                                                 std::optional<Operand> dest) {
+    using sema::StdOp;
+    const Type* rt = e.type;
+    const Type* t = e.genericType != nullptr ? e.genericType : rt;
+    auto finish = [&](Value v) { return want != nullptr ? convert(v, want, dest) : v; };
+    const Type* lint = g_.model().types.get(TypeKind::LInt);
+    const bool wide = [&] {
+        for (const ast::Expr* a : args) {
+            if (a->type != nullptr && stripAlias(a->type)->kind() == TypeKind::WString) {
+                return true;
+            }
+        }
+        return rt != nullptr && stripAlias(rt)->kind() == TypeKind::WString;
+    }();
+    switch (sig.op) {
+    case StdOp::Len:
+    case StdOp::Find: {
+        const Operand block = nativeBlock(static_cast<std::uint32_t>(args.size()));
+        for (std::uint32_t k = 0; k < args.size(); ++k) {
+            nativeStringArg(block, k + 1, *args[k], t);
+        }
+        const bool len = sig.op == StdOp::Len;
+        callNative(wide ? (len ? bc::Native::WLen : bc::Native::WFind) : (len ? bc::Native::Len : bc::Native::Find),
+                   block, e.span);
+        return finish(convert(Value{block, Calc::I64, lint}, rt));
+    }
+    case StdOp::Left:
+    case StdOp::Right:
+    case StdOp::Mid:
+    case StdOp::Concat:
+    case StdOp::Insert:
+    case StdOp::Delete:
+    case StdOp::Replace: {
+        // CONCAT is extensible: fold left to right through temporaries of the result's length.
+        if (sig.op == StdOp::Concat) {
+            Value acc{};
+            for (std::size_t i = 1; i < args.size(); ++i) {
+                const Operand block = nativeBlock(2);
+                if (i == 1) {
+                    nativeStringArg(block, 1, *args[0], t);
+                } else {
+                    emit(Opcode::ADDR, {slotOf(block, 1), acc.at});
+                }
+                nativeStringArg(block, 2, *args[i], t);
+                acc = nativeStringResult(block, rt);
+                callNative(wide ? bc::Native::WConcat : bc::Native::Concat, block, e.span);
+            }
+            return finish(acc);
+        }
+        const Operand block = nativeBlock(static_cast<std::uint32_t>(args.size()));
+        for (std::uint32_t k = 0; k < args.size(); ++k) {
+            if (isString(args[k]->type)) {
+                nativeStringArg(block, k + 1, *args[k], t);
+            } else {
+                nativeIntArg(block, k + 1, *args[k]);
+            }
+        }
+        const Value r = nativeStringResult(block, rt);
+        static const bc::Native kNative[] = {bc::Native::Left,   bc::Native::Right,  bc::Native::Mid,
+                                             bc::Native::Concat, bc::Native::Insert, bc::Native::Delete,
+                                             bc::Native::Replace};
+        static const bc::Native kWide[] = {bc::Native::WLeft,   bc::Native::WRight,  bc::Native::WMid,
+                                           bc::Native::WConcat, bc::Native::WInsert, bc::Native::WDelete,
+                                           bc::Native::WReplace};
+        const auto which = static_cast<std::size_t>(static_cast<int>(sig.op) - static_cast<int>(StdOp::Left));
+        callNative(wide ? kWide[which] : kNative[which], block, e.span);
+        return finish(r);
+    }
+    case StdOp::Convert: {
+        const Type* from = stripAlias(args[0]->type);
+        const Type* to = stripAlias(rt);
+        if (isDateLike(from) && isDateLike(to)) {
+            return finish(dateToDate(*args[0], rt));
+        }
+        if (isString(from) && isString(to)) { // STRING_TO_WSTRING, WSTRING_TO_STRING
+            const Value v = eval(*args[0], args[0]->type);
+            return finish(from->kind() == to->kind() ? v : changeStringWidth(v, rt, e.span));
+        }
+        if (isString(to)) {
+            auto v = toText(*args[0], rt, e.span);
+            if (!v) {
+                break;
+            }
+            return finish(*v);
+        }
+        if (isString(from)) {
+            auto v = fromText(*args[0], rt, e.span);
+            if (!v) {
+                break;
+            }
+            return finish(*v);
+        }
+        break;
+    }
+    case StdOp::ToBcd:
+    case StdOp::FromBcd: {
+        const Operand block = nativeBlock(1);
+        nativeIntArg(block, 1, *args[0]);
+        const Calc fromCalc = calcOf(args[0]->type);
+        if (sig.op == StdOp::ToBcd && (fromCalc == Calc::I32 || fromCalc == Calc::I64)) {
+            // A negative value has no BCD form: InvalidArgument, like an invalid BCD digit.
+            std::vector<std::uint32_t> ok;
+            emitJump(Opcode::JGE_I64, {slotOf(block, 1), constant64(0)}, ok);
+            debugAt(e.span);
+            emit(Opcode::TRAP, {imm(kTrapInvalidArgument)});
+            patch(ok, here());
+        }
+        callNative(sig.op == StdOp::ToBcd ? bc::Native::ToBcd : bc::Native::FromBcd, block, e.span);
+        // The result keeps the digits that fit its width (TO_BCD of 12345 to a WORD gives 16#2345).
+        const Value r = convert(Value{block, Calc::U64, g_.model().types.get(TypeKind::ULInt)}, rt);
+        return finish(narrow(r, rt));
+    }
+    case StdOp::Expt: {
+        const Calc c = calcOf(t);
+        if (c == Calc::F32 || c == Calc::F64) {
+            const Value a = eval(*args[0], t);
+            const Value b = eval(*args[1], t);
+            const Operand d = frameSlot(8, 8);
+            emit(c == Calc::F32 ? Opcode::EXPT_F32 : Opcode::EXPT_F64, {d, a.at, b.at});
+            return finish(Value{d, c, t});
+        }
+        const Operand block = nativeBlock(2);
+        emit(Opcode::MOV_64, {slotOf(block, 1), eval(*args[0], lint).at});
+        emit(Opcode::MOV_64, {slotOf(block, 2), eval(*args[1], lint).at});
+        callNative(bc::Native::ExptInt, block, e.span);
+        return finish(narrow(convert(Value{block, Calc::I64, lint}, t), t));
+    }
+    case StdOp::Atan2: {
+        const Calc c = calcOf(t);
+        const Value y = eval(*args[0], t);
+        const Value x = eval(*args[1], t);
+        const Operand d = frameSlot(8, 8);
+        emit(c == Calc::F32 ? Opcode::ATAN2_F32 : Opcode::ATAN2_F64, {d, y.at, x.at});
+        return finish(Value{d, c, t});
+    }
+    case StdOp::MulTime:
+    case StdOp::DivTime: {
+        const ast::BinaryOp op = sig.op == StdOp::MulTime ? ast::BinaryOp::Mul : ast::BinaryOp::Div;
+        if (isReal(args[1]->type)) {
+            return finish(timeByReal(op, *args[0], *args[1], rt, std::nullopt));
+        }
+        const Value a = eval(*args[0], lint);
+        const Value b = eval(*args[1], lint);
+        const Operand d = frameSlot(8, 8);
+        debugAt(e.span);
+        emit(arithOpcode(op, Calc::I64, g_.options().overflowTrap), {d, a.at, b.at});
+        return finish(Value{d, Calc::I64, rt});
+    }
+    case StdOp::Gt:
+    case StdOp::Ge:
+    case StdOp::Eq:
+    case StdOp::Le:
+    case StdOp::Lt:
+    case StdOp::Ne: {
+        // GT, EQ … on STRING, WSTRING and BOOL (numbers take the instruction path): chained
+        // like the numeric forms, GT(a, b, c) = a > b AND b > c.
+        static const ast::BinaryOp kRel[] = {ast::BinaryOp::Gt, ast::BinaryOp::Ge, ast::BinaryOp::Eq,
+                                             ast::BinaryOp::Le, ast::BinaryOp::Lt, ast::BinaryOp::Ne};
+        const ast::BinaryOp rel = kRel[static_cast<int>(sig.op) - static_cast<int>(StdOp::Gt)];
+        const Calc c = calcOf(t);
+        if (c != Calc::Str && c != Calc::WStr && c != Calc::Bool) {
+            break;
+        }
+        const Operand d = frameSlot(4, 4);
+        Value prev = eval(*args[0], t);
+        for (std::size_t i = 1; i < args.size(); ++i) {
+            const Value next = eval(*args[i], t);
+            const Operand r = i == 1 ? d : frameSlot(4, 4);
+            compareInto(rel, prev, next, c, r);
+            if (i > 1) {
+                emit(Opcode::AND_B, {d, d, r});
+            }
+            prev = next;
+        }
+        return finish(Value{d, Calc::Bool, g_.model().types.get(TypeKind::Bool)});
+    }
+    case StdOp::ConcatDateTod: {
+        // DATE is nanoseconds since 1970-01-01 at midnight, TOD nanoseconds since midnight.
+        const Value a = eval(*args[0], lint);
+        const Value b = eval(*args[1], lint);
+        const Operand d = frameSlot(8, 8);
+        emit(Opcode::ADD_I64, {d, a.at, b.at});
+        return finish(Value{d, Calc::I64, rt});
+    }
+    default: break;
+    }
+    return std::nullopt;
+}
+
+} // namespace takt::compiler::codegen

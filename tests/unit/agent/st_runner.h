@@ -1,0 +1,125 @@
+#pragma once
+// Compiles one ST source, runs its program instances cycle by cycle on a virtual clock and reads
+// variables through the module's variable table (the language tests of the back end).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "takt/bytecode/verifier.h"
+#include "takt/compiler/codegen.h"
+#include "takt/compiler/names.h"
+#include "takt/compiler/parser.h"
+#include "takt/compiler/sema.h"
+#include "takt/compiler/sema/model.h"
+#include "takt/vm/vm.h"
+
+namespace takt::compiler::testing {
+
+class StRunner {
+public:
+    explicit StRunner(const std::string& text, CodegenOptions options = {}) {
+        const FileId id = sm_.add("main.st", text);
+        units_.push_back(parseSource(sm_.file(id), diags_));
+        auto analysis = analyze(units_, sm_, diags_);
+        model_ = analysis.model;
+        if (!diags_.hasErrors()) {
+            ok = generate(*model_, units_, sm_, options, module_, diags_);
+        }
+        if (ok) {
+            const auto v = bytecode::verify(module_);
+            verifyMessage = v.message;
+            ok = v.ok();
+        }
+        if (ok) {
+            image_.resize(vm::Vm::requiredImageSize(module_));
+            vm_ = std::make_unique<vm::Vm>(module_, image_);
+            vm_->resetImage();
+            initTrap = vm_->runInit();
+        }
+    }
+
+    [[nodiscard]] std::string errors() const { return renderHuman(diags_.diagnostics(), sm_) + verifyMessage; }
+
+    // One cycle: every program instance in order; dtMs of virtual time per cycle.
+    vm::Trap cycle(std::int64_t dtMs = 1) {
+        vm_->setCycleTime(now_);
+        now_ += dtMs * 1'000'000;
+        for (const auto& p : module_.programs) {
+            if (module_.pous[p.pou].kind != bytecode::PouKind::Program) {
+                continue;
+            }
+            const vm::Trap t = vm_->runPou(p.pou, p.offset);
+            if (t != vm::Trap::None) {
+                return t;
+            }
+        }
+        return vm::Trap::None;
+    }
+
+    template <typename T> T get(std::string_view path) const {
+        for (const auto& v : module_.variables) {
+            if (sameName(v.path, path)) {
+                T out{};
+                std::memcpy(&out, image_.data() + v.offset, sizeof(T));
+                return out;
+            }
+        }
+        ADD_FAILURE() << "no variable " << path;
+        return T{};
+    }
+
+    template <typename T> void set(std::string_view path, T value) {
+        for (const auto& v : module_.variables) {
+            if (sameName(v.path, path)) {
+                std::memcpy(image_.data() + v.offset, &value, sizeof(T));
+                return;
+            }
+        }
+        ADD_FAILURE() << "no variable " << path;
+    }
+
+    // The data image cell the engine copies a process image address to/from ("%IX0.1").
+    template <typename T> T io(std::string_view address) const {
+        for (const auto& b : module_.io) {
+            if (sameName(b.address, address)) {
+                T out{};
+                std::memcpy(&out, image_.data() + b.imageOffset, sizeof(T));
+                return out;
+            }
+        }
+        ADD_FAILURE() << "no I/O binding " << address;
+        return T{};
+    }
+    template <typename T> void setIo(std::string_view address, T value) {
+        for (const auto& b : module_.io) {
+            if (sameName(b.address, address)) {
+                std::memcpy(image_.data() + b.imageOffset, &value, sizeof(T));
+                return;
+            }
+        }
+        ADD_FAILURE() << "no I/O binding " << address;
+    }
+
+    [[nodiscard]] const vm::TrapInfo& lastTrap() const { return vm_->lastTrap(); }
+
+    bool ok = false;
+    vm::Trap initTrap = vm::Trap::None;
+    std::string verifyMessage;
+    const bytecode::Module& module() const { return module_; }
+
+private:
+    SourceManager sm_;
+    DiagnosticSink diags_;
+    std::vector<ast::CompilationUnit> units_;
+    std::shared_ptr<SemanticModel> model_;
+    bytecode::Module module_;
+    std::vector<std::uint8_t> image_;
+    std::unique_ptr<vm::Vm> vm_;
+    std::int64_t now_ = 0;
+};
+
+} // namespace takt::compiler::testing
