@@ -112,6 +112,8 @@ private:
         std::vector<std::uint32_t> continues;
     };
     std::vector<LoopLabels*> loops_;
+    // FOR control variables whose 32-bit counter slot the body reads in their place.
+    std::vector<std::pair<const Symbol*, Operand>> pinned_;
     std::vector<std::uint32_t> returns_;
     Span span_{};
     const Scope* scope_ = nullptr; // where names of constant expressions resolve

@@ -1,4 +1,5 @@
 // Operators, constants and conversions.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -243,6 +244,14 @@ Value Lowerer::eval(const ast::Expr& e, const Type* want, std::optional<Operand>
         return Value{constant64(0), calcOf(want), want};
     }
     case ast::ExprKind::Name:
+        if (const Symbol* sym = static_cast<const ast::NameExpr&>(e).symbol; sym != nullptr && !pinned_.empty()) {
+            if (auto it = std::find_if(pinned_.rbegin(), pinned_.rend(), [&](const auto& p) { return p.first == sym; });
+                it != pinned_.rend()) {
+                v = Value{it->second, Calc::I32, type};
+                break;
+            }
+        }
+        [[fallthrough]];
     case ast::ExprKind::Member:
     case ast::ExprKind::Index:
     case ast::ExprKind::Deref:

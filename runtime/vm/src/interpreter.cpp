@@ -825,6 +825,40 @@ dispatch_switch:
                 FAULT(t);
             NEXT(CALL_NATIVE);
         }
+
+        // --- fused FOR back-edge ---
+        CASE(LOOP_I32_IMM) {
+            const I32 v = load<I32>(A(0));
+            if (v < IMM32(1)) {
+                store<U32>(A(0), static_cast<U32>(v) + W(2));
+                JUMP(W(3));
+            }
+            NEXT(LOOP_I32_IMM);
+        }
+        CASE(LOOP_DN_I32_IMM) {
+            const I32 v = load<I32>(A(0));
+            if (v > IMM32(1)) {
+                store<U32>(A(0), static_cast<U32>(v) + W(2));
+                JUMP(W(3));
+            }
+            NEXT(LOOP_DN_I32_IMM);
+        }
+        CASE(LOOP_I32) {
+            const I32 v = load<I32>(A(0));
+            if (v < load<I32>(A(1))) {
+                store<U32>(A(0), static_cast<U32>(v) + W(2));
+                JUMP(W(3));
+            }
+            NEXT(LOOP_I32);
+        }
+        CASE(LOOP_DN_I32) {
+            const I32 v = load<I32>(A(0));
+            if (v > load<I32>(A(1))) {
+                store<U32>(A(0), static_cast<U32>(v) + W(2));
+                JUMP(W(3));
+            }
+            NEXT(LOOP_DN_I32);
+        }
     default: goto invalid;
     }
 

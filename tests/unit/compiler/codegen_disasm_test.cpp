@@ -30,7 +30,7 @@ END_PROGRAM
   0017  ADD_I32_IMM  fp+4, fp+0, 1
   001b  MOV_16       this+12 <Main.n>, fp+4
   001e  MOVI_32      this+0 <Main.i>, 1
-  0021  JGT_I32_IMM  this+0 <Main.i>, 1000, L0044
+  0021  JGT_I32_IMM  this+0 <Main.i>, 1000, L003f
 L0025:
   0025  JLE_I32_IMM  this+4 <Main.x>, 32760, L002f
   0029  ADD_I32_IMM  this+8 <Main.acc>, this+8 <Main.acc>, 1
@@ -40,12 +40,10 @@ L002f:
   0033  JNE_I32_IMM  fp+0, 0, L003a
   0037  MOVI_32      this+8 <Main.acc>, 0
 L003a:
-  003a  JGE_I32_IMM  this+0 <Main.i>, 1000, L0044
-  003e  ADD_I32_IMM  this+0 <Main.i>, this+0 <Main.i>, 1
-  0042  JMP          L0025
-L0044:
-  0044  I32_TO_F64   this+16 <Main.r>, this+8 <Main.acc>
-  0047  RET
+  003a  LOOP_I32_IMM this+0 <Main.i>, 1000, 1, L0025
+L003f:
+  003f  I32_TO_F64   this+16 <Main.r>, this+8 <Main.acc>
+  0042  RET
 )");
 }
 
