@@ -69,6 +69,8 @@ private:
     Operand frameSlot(std::uint32_t size, std::uint32_t align);
     Operand constant64(std::uint64_t bits);
     Loc locate(const ast::Expr& e);
+    // The value of an integer subscript known at compile time.
+    std::optional<std::int64_t> constantIndex(const ast::Expr& e);
     Loc locateSymbol(const Symbol* s, Span span);
     Operand pointerOf(const Loc& l); // a 4-byte slot holding the image offset of the location
     Operand addressOf(const Loc& l); // direct operand of the location (copies nothing for Direct)
