@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "codegen/lower.h"
 #include "takt/compiler/names.h"
@@ -439,6 +440,26 @@ Value Lowerer::binary(const ast::BinaryExpr& e, const Type* type, std::optional<
             const auto n = static_cast<std::uint32_t>(e.op == B::Sub ? -k->i : k->i);
             emit(e.op == B::Mul ? Opcode::MUL_I32_IMM : Opcode::ADD_I32_IMM, {d, a.at, imm(n)});
             return Value{d, c, type};
+        }
+    }
+    // Division by a constant: a multiply by its reciprocal, with no zero or -1 check left.
+    if ((e.op == B::Div || e.op == B::Mod) && (c == Calc::I32 || c == Calc::U32) && isConstantCandidate(*e.rhs)) {
+        if (auto k = g_.constant(*e.rhs, scope_); k && k->kind == sema::ConstValue::Kind::Int) {
+            const bool isSigned = c == Calc::I32;
+            const std::int64_t lo = isSigned ? std::numeric_limits<std::int32_t>::min() : 0;
+            const std::int64_t hi =
+                isSigned ? std::numeric_limits<std::int32_t>::max() : std::numeric_limits<std::uint32_t>::max();
+            const auto word = static_cast<std::uint32_t>(k->i);
+            const std::uint32_t mag = isSigned ? bc::divisorMagnitude(static_cast<std::int32_t>(word)) : word;
+            if (k->i >= lo && k->i <= hi && mag != 0 && (e.op == B::Mod || mag >= 2)) {
+                const Operand d = dest ? *dest : frameSlot(4, 4);
+                const std::uint64_t r = bc::divisorReciprocal(mag);
+                const Opcode op = e.op == B::Div ? (isSigned ? Opcode::DIV_I32_IMM : Opcode::DIV_U32_IMM)
+                                                 : (isSigned ? Opcode::MOD_I32_IMM : Opcode::MOD_U32_IMM);
+                emit(op, {d, a.at, imm(word), imm(static_cast<std::uint32_t>(r)),
+                          imm(static_cast<std::uint32_t>(r >> 32))});
+                return Value{d, c, operandType};
+            }
         }
     }
     const Value b = eval(*e.rhs, rhsType);

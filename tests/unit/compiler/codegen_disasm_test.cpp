@@ -25,25 +25,25 @@ END_PROGRAM
   0004  MUL_I32_IMM  fp+0, this+4 <Main.x>, 3
   0008  ADD_I32      fp+8, this+8 <Main.acc>, fp+0
   000c  ADD_I32      fp+16, fp+8, this+0 <Main.i>
-  0010  MOD_I32      this+8 <Main.acc>, fp+16, g:0x8
-  0014  SX_16_32     fp+0, this+12 <Main.n>
-  0017  ADD_I32_IMM  fp+4, fp+0, 1
-  001b  MOV_16       this+12 <Main.n>, fp+4
-  001e  MOVI_32      this+0 <Main.i>, 1
-  0021  JGT_I32_IMM  this+0 <Main.i>, 1000, L003f
-L0025:
-  0025  JLE_I32_IMM  this+4 <Main.x>, 32760, L002f
-  0029  ADD_I32_IMM  this+8 <Main.acc>, this+8 <Main.acc>, 1
-  002d  JMP          L003a
-L002f:
-  002f  MOD_I32      fp+0, this+4 <Main.x>, g:0x18
-  0033  JNE_I32_IMM  fp+0, 0, L003a
-  0037  MOVI_32      this+8 <Main.acc>, 0
-L003a:
-  003a  LOOP_I32_IMM this+0 <Main.i>, 1000, 1, L0025
-L003f:
-  003f  I32_TO_F64   this+16 <Main.r>, this+8 <Main.acc>
-  0042  RET
+  0010  MOD_I32_IMM  this+8 <Main.acc>, fp+16, 1000003, 18446688733644
+  0016  SX_16_32     fp+0, this+12 <Main.n>
+  0019  ADD_I32_IMM  fp+4, fp+0, 1
+  001d  MOV_16       this+12 <Main.n>, fp+4
+  0020  MOVI_32      this+0 <Main.i>, 1
+  0023  JGT_I32_IMM  this+0 <Main.i>, 1000, L0043
+L0027:
+  0027  JLE_I32_IMM  this+4 <Main.x>, 32760, L0031
+  002b  ADD_I32_IMM  this+8 <Main.acc>, this+8 <Main.acc>, 1
+  002f  JMP          L003e
+L0031:
+  0031  MOD_I32_IMM  fp+0, this+4 <Main.x>, 3, 6148914691236517206
+  0037  JNE_I32_IMM  fp+0, 0, L003e
+  003b  MOVI_32      this+8 <Main.acc>, 0
+L003e:
+  003e  LOOP_I32_IMM this+0 <Main.i>, 1000, 1, L0027
+L0043:
+  0043  I32_TO_F64   this+16 <Main.r>, this+8 <Main.acc>
+  0046  RET
 )");
 }
 

@@ -1,5 +1,6 @@
 // The fused instructions the back end emits for hot paths, in both dispatch modes: FOR
-// back-edges (test, step and jump in one dispatch).
+// back-edges (test, step and jump in one dispatch), division by a constant through its
+// reciprocal, REAL compare-and-branch.
 #include "vm_test_util.h"
 
 #include <limits>
@@ -69,6 +70,48 @@ TEST_P(FusedOpsTest, LoopBackEdgeCountsAgainstTheBudget) {
     const LoopRun r = runLoop(useSwitch(), Opcode::LOOP_I32_IMM, 0, 1000000, 1, 100);
     EXPECT_EQ(r.trap, Trap::BudgetExceeded);
     EXPECT_LT(r.counter, 1000);
+}
+
+// d := a op i through the reciprocal, compared with C++'s / and % (truncating, sign of a).
+std::int32_t divImm(bool useSwitch, Opcode op, std::int32_t a, std::int32_t divisor) {
+    TestProgram p;
+    Asm as;
+    const bool isSigned = op == Opcode::DIV_I32_IMM || op == Opcode::MOD_I32_IMM;
+    const std::uint64_t r = bytecode::divisorReciprocal(isSigned ? bytecode::divisorMagnitude(divisor)
+                                                                 : static_cast<std::uint32_t>(divisor));
+    as.op(op, {self(0), self(8), imm(divisor), Asm::lo(static_cast<std::int64_t>(r)),
+               Asm::hi(static_cast<std::int64_t>(r))});
+    as.op(Opcode::RET);
+    p.setMain(as);
+    p.set<std::int32_t>(8, a);
+    EXPECT_EQ(p.run(useSwitch), Trap::None);
+    return p.get<std::int32_t>(0);
+}
+
+TEST_P(FusedOpsTest, DivisionByAConstantMatchesTheDivideInstruction) {
+    constexpr std::int32_t kMin = std::numeric_limits<std::int32_t>::min();
+    constexpr std::int32_t kMax = std::numeric_limits<std::int32_t>::max();
+    const std::int32_t values[] = {0,       1,         -1,         2,    -2,       3,     7,
+                                   -7,      255,       256,        -256, 65520,    65521, 1000002,
+                                   1000003, 123456789, -123456789, kMax, kMax - 1, kMin,  kMin + 1};
+    const std::int32_t divisors[] = {1, -1, 2, -2, 3, -3, 7, 10, 256, -256, 65521, 1000003, 0x40000000, kMax, kMin};
+    for (const std::int32_t d : divisors) {
+        for (const std::int32_t a : values) {
+            const std::int32_t mod = d == -1 ? 0 : a % d;
+            EXPECT_EQ(divImm(useSwitch(), Opcode::MOD_I32_IMM, a, d), mod) << a << " MOD " << d;
+            if (d != 1 && d != -1) {
+                EXPECT_EQ(divImm(useSwitch(), Opcode::DIV_I32_IMM, a, d), a / d) << a << " / " << d;
+            }
+            const auto ua = static_cast<std::uint32_t>(a);
+            const auto ud = static_cast<std::uint32_t>(d);
+            EXPECT_EQ(static_cast<std::uint32_t>(divImm(useSwitch(), Opcode::MOD_U32_IMM, a, d)), ua % ud)
+                << ua << " MOD " << ud;
+            if (ud >= 2) {
+                EXPECT_EQ(static_cast<std::uint32_t>(divImm(useSwitch(), Opcode::DIV_U32_IMM, a, d)), ua / ud)
+                    << ua << " / " << ud;
+            }
+        }
+    }
 }
 
 TAKT_VM_BOTH_DISPATCH_MODES(FusedOpsTest);

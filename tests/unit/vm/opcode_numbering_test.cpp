@@ -12,7 +12,7 @@
 namespace takt::bytecode {
 namespace {
 
-constexpr std::array<std::string_view, 217> kGoldenOpcodes = {
+constexpr std::array<std::string_view, 221> kGoldenOpcodes = {
     "NOP",           "RET",
     "JMP",           "JMP_T",
     "JMP_F",         "JEQ_I32",
@@ -121,6 +121,8 @@ constexpr std::array<std::string_view, 217> kGoldenOpcodes = {
     "CALL_IFACE",    "CALL_NATIVE",
     "LOOP_I32_IMM",  "LOOP_DN_I32_IMM",
     "LOOP_I32",      "LOOP_DN_I32",
+    "DIV_I32_IMM",   "MOD_I32_IMM",
+    "DIV_U32_IMM",   "MOD_U32_IMM",
     "ASSERT_FAIL",
 };
 
