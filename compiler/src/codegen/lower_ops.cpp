@@ -541,6 +541,36 @@ void Lowerer::condJump(const ast::Expr& e, bool when, std::vector<std::uint32_t>
                 emitJump(c == Calc::I32 ? k32[rel] : k64[rel], {x.at, y.at}, patches);
                 return;
             }
+            if (c == Calc::F32 || c == Calc::F64) {
+                // REAL: no negation by flipping the relation (NaN), so jumping on FALSE uses the
+                // JN* forms; > and >= are < and <= with the operands swapped (after evaluation).
+                const int rel = static_cast<int>(b.op) - static_cast<int>(B::Eq); // Eq Ne Lt Le Gt Ge
+                const bool f32 = c == Calc::F32;
+                if (stripAlias(ct)->kind() == TypeKind::RealLiteral) {
+                    ct = g_.model().types.get(TypeKind::LReal);
+                }
+                const Value x = eval(*b.lhs, ct);
+                const Value y = eval(*b.rhs, ct);
+                const bool swap = rel >= 4;
+                Opcode op{};
+                switch (rel) {
+                case 0:
+                    op = when ? (f32 ? Opcode::JEQ_F32 : Opcode::JEQ_F64) : (f32 ? Opcode::JNE_F32 : Opcode::JNE_F64);
+                    break;
+                case 1:
+                    op = when ? (f32 ? Opcode::JNE_F32 : Opcode::JNE_F64) : (f32 ? Opcode::JEQ_F32 : Opcode::JEQ_F64);
+                    break;
+                case 2:
+                case 4:
+                    op = when ? (f32 ? Opcode::JLT_F32 : Opcode::JLT_F64) : (f32 ? Opcode::JNLT_F32 : Opcode::JNLT_F64);
+                    break;
+                default:
+                    op = when ? (f32 ? Opcode::JLE_F32 : Opcode::JLE_F64) : (f32 ? Opcode::JNLE_F32 : Opcode::JNLE_F64);
+                    break;
+                }
+                emitJump(op, {swap ? y.at : x.at, swap ? x.at : y.at}, patches);
+                return;
+            }
         }
     }
     const Value v = eval(e, g_.model().types.get(TypeKind::Bool));

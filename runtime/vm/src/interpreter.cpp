@@ -259,6 +259,13 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
         }                                                                                                              \
         NEXT(name);                                                                                                    \
     }
+#define JNCMP(name, T, op)                                                                                             \
+    CASE(name) {                                                                                                       \
+        if (!(load<T>(A(0)) op load<T>(A(1)))) {                                                                       \
+            JUMP(W(2));                                                                                                \
+        }                                                                                                              \
+        NEXT(name);                                                                                                    \
+    }
 #define JCMPI(name, op)                                                                                                \
     CASE(name) {                                                                                                       \
         if (load<std::int32_t>(A(0)) op IMM32(1)) {                                                                    \
@@ -859,6 +866,20 @@ dispatch_switch:
             NEXT(MOD_U32_IMM);
         }
 
+        // --- REAL compare-and-branch ---
+        JCMP(JEQ_F32, F32, ==)
+        JCMP(JNE_F32, F32, !=)
+        JCMP(JLT_F32, F32, <)
+        JCMP(JLE_F32, F32, <=)
+        JNCMP(JNLT_F32, F32, <)
+        JNCMP(JNLE_F32, F32, <=)
+        JCMP(JEQ_F64, F64, ==)
+        JCMP(JNE_F64, F64, !=)
+        JCMP(JLT_F64, F64, <)
+        JCMP(JLE_F64, F64, <=)
+        JNCMP(JNLT_F64, F64, <)
+        JNCMP(JNLE_F64, F64, <=)
+
         // --- fused FOR back-edge ---
         CASE(LOOP_I32_IMM) {
             const I32 v = load<I32>(A(0));
@@ -930,6 +951,7 @@ fault:
 #undef UN
 #undef CMP
 #undef JCMP
+#undef JNCMP
 #undef JCMPI
 #undef BIN_T
 #undef LDI

@@ -3,7 +3,9 @@
 // reciprocal, REAL compare-and-branch.
 #include "vm_test_util.h"
 
+#include <array>
 #include <limits>
+#include <utility>
 
 namespace takt::vm::test {
 namespace {
@@ -112,6 +114,43 @@ TEST_P(FusedOpsTest, DivisionByAConstantMatchesTheDivideInstruction) {
             }
         }
     }
+}
+
+// Runs `if a op b goto taken` with a, b of type T; true when the jump was taken.
+template <typename T> bool jumps(bool useSwitch, Opcode op, T a, T b) {
+    TestProgram p;
+    Asm as;
+    as.op(Opcode::MOVI_32, {self(0), imm(0)});
+    const std::uint32_t j = as.op(op, {self(8), self(16), 0});
+    as.op(Opcode::RET);
+    as.patch(j, 2, as.here());
+    as.op(Opcode::MOVI_32, {self(0), imm(1)});
+    as.op(Opcode::RET);
+    p.setMain(as);
+    p.set<T>(8, a);
+    p.set<T>(16, b);
+    EXPECT_EQ(p.run(useSwitch), Trap::None);
+    return p.get<std::int32_t>(0) == 1;
+}
+
+template <typename T> void checkRealBranches(bool useSwitch, const std::array<Opcode, 6>& ops) {
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    const std::pair<T, T> cases[] = {{1, 2}, {2, 1}, {1, 1}, {nan, 1}, {1, nan}, {-0.0, 0.0}};
+    for (const auto& [a, b] : cases) {
+        EXPECT_EQ(jumps(useSwitch, ops[0], a, b), a == b) << a << " " << b;
+        EXPECT_EQ(jumps(useSwitch, ops[1], a, b), a != b) << a << " " << b;
+        EXPECT_EQ(jumps(useSwitch, ops[2], a, b), a < b) << a << " " << b;
+        EXPECT_EQ(jumps(useSwitch, ops[3], a, b), a <= b) << a << " " << b;
+        EXPECT_EQ(jumps(useSwitch, ops[4], a, b), !(a < b)) << a << " " << b;
+        EXPECT_EQ(jumps(useSwitch, ops[5], a, b), !(a <= b)) << a << " " << b;
+    }
+}
+
+TEST_P(FusedOpsTest, RealCompareAndBranchFollowsIeeeIncludingNaN) {
+    checkRealBranches<float>(useSwitch(), {Opcode::JEQ_F32, Opcode::JNE_F32, Opcode::JLT_F32, Opcode::JLE_F32,
+                                           Opcode::JNLT_F32, Opcode::JNLE_F32});
+    checkRealBranches<double>(useSwitch(), {Opcode::JEQ_F64, Opcode::JNE_F64, Opcode::JLT_F64, Opcode::JLE_F64,
+                                            Opcode::JNLT_F64, Opcode::JNLE_F64});
 }
 
 TAKT_VM_BOTH_DISPATCH_MODES(FusedOpsTest);

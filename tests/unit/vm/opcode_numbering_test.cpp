@@ -12,7 +12,7 @@
 namespace takt::bytecode {
 namespace {
 
-constexpr std::array<std::string_view, 221> kGoldenOpcodes = {
+constexpr std::array<std::string_view, 233> kGoldenOpcodes = {
     "NOP",           "RET",
     "JMP",           "JMP_T",
     "JMP_F",         "JEQ_I32",
@@ -123,6 +123,12 @@ constexpr std::array<std::string_view, 221> kGoldenOpcodes = {
     "LOOP_I32",      "LOOP_DN_I32",
     "DIV_I32_IMM",   "MOD_I32_IMM",
     "DIV_U32_IMM",   "MOD_U32_IMM",
+    "JEQ_F32",       "JNE_F32",
+    "JLT_F32",       "JLE_F32",
+    "JNLT_F32",      "JNLE_F32",
+    "JEQ_F64",       "JNE_F64",
+    "JLT_F64",       "JLE_F64",
+    "JNLT_F64",      "JNLE_F64",
     "ASSERT_FAIL",
 };
 
