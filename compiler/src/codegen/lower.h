@@ -23,6 +23,8 @@ enum class Calc : std::uint8_t { Bool, I32, U32, I64, U64, F32, F64, Str, WStr, 
 // The instruction of an arithmetic/logic operator or comparison in a computation form.
 [[nodiscard]] bc::Opcode arithOpcode(ast::BinaryOp op, Calc c, bool trap);
 [[nodiscard]] bc::Opcode compareOpcode(ast::BinaryOp op, Calc c);
+// The 64-bit pattern of a constant in the computation form of `calc` (none for strings).
+[[nodiscard]] std::optional<std::uint64_t> constantBits(const sema::ConstValue& v, Calc calc);
 
 // An operand word plus whether it addresses the globals region (patched once constants are laid out).
 struct Operand {

@@ -29,8 +29,7 @@ bool isConstantCandidate(const ast::Expr& e) {
     }
 }
 
-// The 64-bit pattern of a constant in the computation form of `calc`.
-static std::optional<std::uint64_t> constantBits(const sema::ConstValue& v, Calc calc) {
+std::optional<std::uint64_t> constantBits(const sema::ConstValue& v, Calc calc) {
     using K = sema::ConstValue::Kind;
     if (v.kind == K::String) {
         return std::nullopt;

@@ -89,6 +89,49 @@ END_PROGRAM
 )");
 }
 
+// The fused forms of docs/performance.md: constant subscripts as operand offsets, constant FB
+// inputs in one COPY, an INT FOR counter read from its slot with a one-instruction back-edge,
+// MOD by a constant through its reciprocal, REAL compare-and-branch.
+TEST(CodegenDisasm, HotPathsUseTheFusedForms) {
+    Compiled c(R"(
+FUNCTION_BLOCK Clamp
+  VAR_INPUT x : REAL; lo : REAL; hi : REAL; END_VAR
+  VAR_OUTPUT y : REAL; END_VAR
+  y := x;
+  IF x > hi THEN y := hi; END_IF;
+END_FUNCTION_BLOCK
+PROGRAM Main
+  VAR c : Clamp; a : ARRAY [0..9] OF REAL; i : INT; s : REAL; n : DINT; END_VAR
+  c(x := a[3], lo := -1.0, hi := 1.0);
+  FOR i := 0 TO 9 DO
+    s := s + a[i] + INT_TO_REAL(i);
+  END_FOR;
+  n := n MOD 7;
+END_PROGRAM
+)");
+    ASSERT_TRUE(c.ok) << c.rendered();
+    ASSERT_TRUE(c.verified.ok()) << c.verified.message;
+    const std::string clamp = c.code("Clamp");
+    EXPECT_NE(clamp.find("JNLT_F32"), std::string::npos) << clamp;
+    EXPECT_EQ(clamp.find("GT_F32"), std::string::npos) << clamp;
+    const std::string main = c.code("Main");
+    auto count = [&](std::string_view what) {
+        std::size_t n = 0;
+        for (std::size_t at = main.find(what); at != std::string::npos; at = main.find(what, at + 1)) {
+            ++n;
+        }
+        return n;
+    };
+    EXPECT_EQ(count("IDX "), 1u) << main;     // only a[i]; a[3] is an operand
+    EXPECT_EQ(count("COPY "), 1u) << main;    // lo and hi together
+    EXPECT_EQ(count("MOVI_32 "), 1u) << main; // the FOR start only
+    EXPECT_EQ(count("LOOP_I32_IMM "), 1u) << main;
+    EXPECT_EQ(count("SX_16_32 "), 0u) << main;
+    EXPECT_EQ(count("JMP "), 0u) << main;
+    EXPECT_EQ(count("MOD_I32_IMM "), 1u) << main;
+    EXPECT_EQ(count("MOD_I32 "), 0u) << main;
+}
+
 TEST(CodegenDisasm, OverflowTrapModeUsesCheckedInstructions) {
     CodegenOptions trap;
     trap.overflowTrap = true;
