@@ -23,6 +23,8 @@ enum class Calc : std::uint8_t { Bool, I32, U32, I64, U64, F32, F64, Str, WStr, 
 // The instruction of an arithmetic/logic operator or comparison in a computation form.
 [[nodiscard]] bc::Opcode arithOpcode(ast::BinaryOp op, Calc c, bool trap);
 [[nodiscard]] bc::Opcode compareOpcode(ast::BinaryOp op, Calc c);
+// The 64-bit pattern of a constant in the computation form of `calc` (none for strings).
+[[nodiscard]] std::optional<std::uint64_t> constantBits(const sema::ConstValue& v, Calc calc);
 
 // An operand word plus whether it addresses the globals region (patched once constants are laid out).
 struct Operand {
@@ -74,6 +76,8 @@ private:
     Operand frameSlot(std::uint32_t size, std::uint32_t align);
     Operand constant64(std::uint64_t bits);
     Loc locate(const ast::Expr& e);
+    // The value of an integer subscript known at compile time.
+    std::optional<std::int64_t> constantIndex(const ast::Expr& e);
     Loc locateSymbol(const Symbol* s, Span span);
     Operand pointerOf(const Loc& l); // a 4-byte slot holding the image offset of the location
     Operand addressOf(const Loc& l); // direct operand of the location (copies nothing for Direct)
@@ -135,6 +139,8 @@ private:
         std::vector<std::uint32_t> continues;
     };
     std::vector<LoopLabels*> loops_;
+    // FOR control variables whose 32-bit counter slot the body reads in their place.
+    std::vector<std::pair<const Symbol*, Operand>> pinned_;
     std::vector<std::uint32_t> returns_;
     Span span_{};
     const Scope* scope_ = nullptr; // where names of constant expressions resolve

@@ -130,10 +130,74 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
             return std::pair<Loc, bool>{l, slot.byReference};
         };
         const std::vector<int> binding = bindArguments(e, fb->params);
+        // Constant inputs: a run of them, consecutive among the arguments, that fills adjacent
+        // members is written by one COPY from the constants (`KP := 1.2, KI := 0.5, …`).
+        struct ConstInput {
+            std::uint32_t word;
+            std::uint32_t width;
+            std::uint64_t bits;
+        };
+        std::vector<std::optional<ConstInput>> constInputs(e.args.size());
+        for (std::size_t i = 0; i < e.args.size() && !inst.indirect; ++i) {
+            const ast::Argument& a = e.args[i];
+            if (binding[i] < 0 || a.output || a.value == nullptr || !isConstantCandidate(*a.value)) {
+                continue;
+            }
+            const Symbol* p = fb->params[static_cast<std::size_t>(binding[i])];
+            const Type* pt = stripAlias(p->type);
+            const Type* vt = stripAlias(a.value->type);
+            const Calc pc = calcOf(pt);
+            const bool plain = pc == Calc::I32 || pc == Calc::U32 || pc == Calc::I64 || pc == Calc::U64 ||
+                               pc == Calc::F32 || pc == Calc::F64;
+            const bool sameType =
+                vt == nullptr || vt == pt || vt->kind() == TypeKind::IntLiteral || vt->kind() == TypeKind::RealLiteral;
+            if (p->section != ast::VarSection::Input || !plain || !sameType || pt->kind() == TypeKind::Subrange ||
+                pt->kind() == TypeKind::Enum || storeWidth(pt) != calcWidth(pc)) {
+                continue;
+            }
+            auto [l, byRef] = member(p);
+            if (byRef || l.indirect) {
+                continue;
+            }
+            if (auto k = g_.constant(*a.value, scope_)) {
+                if (auto bits = constantBits(*k, pc)) {
+                    constInputs[i] = ConstInput{l.at.word, calcWidth(pc), *bits};
+                }
+            }
+        }
         for (std::size_t i = 0; i < e.args.size(); ++i) {
             const ast::Argument& a = e.args[i];
             if (binding[i] < 0 || a.output || a.value == nullptr) {
                 continue;
+            }
+            if (constInputs[i]) {
+                std::size_t j = i + 1;
+                std::uint32_t size = constInputs[i]->width;
+                while (j < e.args.size() && constInputs[j] && constInputs[j]->word == constInputs[i]->word + size) {
+                    size += constInputs[j]->width;
+                    ++j;
+                }
+                if (j - i >= 2) {
+                    std::string bytes(size, '\0');
+                    for (std::size_t k = i; k < j; ++k) {
+                        const std::uint32_t off = constInputs[k]->word - constInputs[i]->word;
+                        for (std::uint32_t b = 0; b < constInputs[k]->width; ++b) {
+                            bytes[off + b] = static_cast<char>(constInputs[k]->bits >> (8 * b));
+                        }
+                    }
+                    // One block per distinct run: a hundred calls with the same constants share it.
+                    auto it = g_.poolStrings.find("B" + bytes);
+                    if (it == g_.poolStrings.end()) {
+                        const std::uint32_t pos = g_.poolAlloc(size, 8);
+                        std::copy(bytes.begin(), bytes.end(), g_.pool.begin() + (pos - 8));
+                        it = g_.poolStrings.emplace("B" + bytes, pos).first;
+                    }
+                    const std::uint32_t at = it->second;
+                    emit(Opcode::COPY, {Operand{constInputs[i]->word, inst.at.global},
+                                        Operand{bc::address(bc::kTagAbsolute, at), false}, imm(size)});
+                    i = j - 1;
+                    continue;
+                }
             }
             const Symbol* p = fb->params[static_cast<std::size_t>(binding[i])];
             const std::uint32_t mark = frameTop_;

@@ -222,6 +222,16 @@ Operand Lowerer::addressOf(const Loc& l) {
     return t;
 }
 
+std::optional<std::int64_t> Lowerer::constantIndex(const ast::Expr& e) {
+    if (!isConstantCandidate(e)) {
+        return std::nullopt;
+    }
+    if (auto k = g_.constant(e, scope_); k && k->kind == sema::ConstValue::Kind::Int) {
+        return k->i;
+    }
+    return std::nullopt;
+}
+
 Loc Lowerer::locate(const ast::Expr& e) {
     switch (e.kind) {
     case ast::ExprKind::Paren: return locate(*static_cast<const ast::ParenExpr&>(e).inner);
@@ -297,21 +307,44 @@ Loc Lowerer::locate(const ast::Expr& e) {
             strides[d] = stride;
             stride *= static_cast<std::uint32_t>(arr->dims[d].count());
         }
-        Operand ptr = base.indirect ? pointerOf(base) : Operand{};
-        bool havePtr = base.indirect;
+        // Leading subscripts that are constants inside the bounds select the element at compile
+        // time (an offset, no run-time check); the first other one starts the IDX/IDXP chain.
+        Loc cur = base;
+        Operand ptr{};
+        bool havePtr = false;
         for (std::size_t d = 0; d < ix.indices.size() && d < arr->dims.size(); ++d) {
+            const auto lower = static_cast<std::uint32_t>(arr->dims[d].lower);
+            const auto count = static_cast<std::uint32_t>(arr->dims[d].count());
+            if (!havePtr) {
+                if (auto k = constantIndex(*ix.indices[d]);
+                    k && *k >= arr->dims[d].lower && *k <= arr->dims[d].upper) {
+                    const auto off = static_cast<std::uint32_t>(*k - arr->dims[d].lower) * strides[d];
+                    if (cur.indirect) {
+                        cur.extra += off;
+                    } else {
+                        cur.at.word += off;
+                    }
+                    continue;
+                }
+                if (cur.indirect) {
+                    ptr = pointerOf(cur);
+                    havePtr = true;
+                }
+            }
             const Value iv = eval(*ix.indices[d], dint);
             const Operand out = frameSlot(4, 4);
             debugAt(ix.indices[d]->span);
-            const auto lower = static_cast<std::uint32_t>(arr->dims[d].lower);
-            const auto count = static_cast<std::uint32_t>(arr->dims[d].count());
             if (havePtr) {
                 emit(Opcode::IDXP, {out, ptr, iv.at, imm(lower), imm(strides[d]), imm(count)});
             } else {
-                emit(Opcode::IDX, {out, base.at, iv.at, imm(lower), imm(strides[d]), imm(count)});
+                emit(Opcode::IDX, {out, cur.at, iv.at, imm(lower), imm(strides[d]), imm(count)});
             }
             ptr = out;
             havePtr = true;
+        }
+        if (!havePtr) {
+            cur.type = arr->element;
+            return cur;
         }
         return Loc{true, ptr, 0, arr->element};
     }

@@ -1,6 +1,8 @@
 // Operators, constants and conversions.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "codegen/lower.h"
 #include "takt/compiler/names.h"
@@ -27,8 +29,7 @@ bool isConstantCandidate(const ast::Expr& e) {
     }
 }
 
-// The 64-bit pattern of a constant in the computation form of `calc`.
-static std::optional<std::uint64_t> constantBits(const sema::ConstValue& v, Calc calc) {
+std::optional<std::uint64_t> constantBits(const sema::ConstValue& v, Calc calc) {
     using K = sema::ConstValue::Kind;
     if (v.kind == K::String) {
         return std::nullopt;
@@ -253,6 +254,14 @@ Value Lowerer::eval(const ast::Expr& e, const Type* want, std::optional<Operand>
         return Value{constant64(0), calcOf(want), want};
     }
     case ast::ExprKind::Name:
+        if (const Symbol* sym = static_cast<const ast::NameExpr&>(e).symbol; sym != nullptr && !pinned_.empty()) {
+            if (auto it = std::find_if(pinned_.rbegin(), pinned_.rend(), [&](const auto& p) { return p.first == sym; });
+                it != pinned_.rend()) {
+                v = Value{it->second, Calc::I32, type};
+                break;
+            }
+        }
+        [[fallthrough]];
     case ast::ExprKind::Member:
     case ast::ExprKind::Index:
     case ast::ExprKind::Deref:
@@ -446,6 +455,26 @@ Value Lowerer::binary(const ast::BinaryExpr& e, const Type* type, std::optional<
             return Value{d, c, type};
         }
     }
+    // Division by a constant: a multiply by its reciprocal, with no zero or -1 check left.
+    if ((e.op == B::Div || e.op == B::Mod) && (c == Calc::I32 || c == Calc::U32) && isConstantCandidate(*e.rhs)) {
+        if (auto k = g_.constant(*e.rhs, scope_); k && k->kind == sema::ConstValue::Kind::Int) {
+            const bool isSigned = c == Calc::I32;
+            const std::int64_t lo = isSigned ? std::numeric_limits<std::int32_t>::min() : 0;
+            const std::int64_t hi =
+                isSigned ? std::numeric_limits<std::int32_t>::max() : std::numeric_limits<std::uint32_t>::max();
+            const auto word = static_cast<std::uint32_t>(k->i);
+            const std::uint32_t mag = isSigned ? bc::divisorMagnitude(static_cast<std::int32_t>(word)) : word;
+            if (k->i >= lo && k->i <= hi && mag != 0 && (e.op == B::Mod || mag >= 2)) {
+                const Operand d = dest ? *dest : frameSlot(4, 4);
+                const std::uint64_t r = bc::divisorReciprocal(mag);
+                const Opcode op = e.op == B::Div ? (isSigned ? Opcode::DIV_I32_IMM : Opcode::DIV_U32_IMM)
+                                                 : (isSigned ? Opcode::MOD_I32_IMM : Opcode::MOD_U32_IMM);
+                emit(op, {d, a.at, imm(word), imm(static_cast<std::uint32_t>(r)),
+                          imm(static_cast<std::uint32_t>(r >> 32))});
+                return Value{d, c, operandType};
+            }
+        }
+    }
     const Value b = eval(*e.rhs, rhsType);
     if (compare) {
         const Operand d = dest && calcOf(type) == Calc::Bool ? *dest : frameSlot(4, 4);
@@ -523,6 +552,36 @@ void Lowerer::condJump(const ast::Expr& e, bool when, std::vector<std::uint32_t>
                 static const Opcode k64[6] = {Opcode::JEQ_I64, Opcode::JNE_I64, Opcode::JLT_I64,
                                               Opcode::JLE_I64, Opcode::JGT_I64, Opcode::JGE_I64};
                 emitJump(c == Calc::I32 ? k32[rel] : k64[rel], {x.at, y.at}, patches);
+                return;
+            }
+            if (c == Calc::F32 || c == Calc::F64) {
+                // REAL: no negation by flipping the relation (NaN), so jumping on FALSE uses the
+                // JN* forms; > and >= are < and <= with the operands swapped (after evaluation).
+                const int rel = static_cast<int>(b.op) - static_cast<int>(B::Eq); // Eq Ne Lt Le Gt Ge
+                const bool f32 = c == Calc::F32;
+                if (stripAlias(ct)->kind() == TypeKind::RealLiteral) {
+                    ct = g_.model().types.get(TypeKind::LReal);
+                }
+                const Value x = eval(*b.lhs, ct);
+                const Value y = eval(*b.rhs, ct);
+                const bool swap = rel >= 4;
+                Opcode op{};
+                switch (rel) {
+                case 0:
+                    op = when ? (f32 ? Opcode::JEQ_F32 : Opcode::JEQ_F64) : (f32 ? Opcode::JNE_F32 : Opcode::JNE_F64);
+                    break;
+                case 1:
+                    op = when ? (f32 ? Opcode::JNE_F32 : Opcode::JNE_F64) : (f32 ? Opcode::JEQ_F32 : Opcode::JEQ_F64);
+                    break;
+                case 2:
+                case 4:
+                    op = when ? (f32 ? Opcode::JLT_F32 : Opcode::JLT_F64) : (f32 ? Opcode::JNLT_F32 : Opcode::JNLT_F64);
+                    break;
+                default:
+                    op = when ? (f32 ? Opcode::JLE_F32 : Opcode::JLE_F64) : (f32 ? Opcode::JNLE_F32 : Opcode::JNLE_F64);
+                    break;
+                }
+                emitJump(op, {swap ? y.at : x.at, swap ? x.at : y.at}, patches);
                 return;
             }
         }

@@ -255,8 +255,143 @@ void Lowerer::lowerCase(const ast::CaseStmt& s) {
     patch(end, here());
 }
 
+namespace {
+
+const Symbol* rootSymbol(const ast::Expr* e) {
+    while (e != nullptr) {
+        switch (e->kind) {
+        case ast::ExprKind::Paren: e = static_cast<const ast::ParenExpr*>(e)->inner.get(); break;
+        case ast::ExprKind::Member: e = static_cast<const ast::MemberExpr*>(e)->object.get(); break;
+        case ast::ExprKind::Index: e = static_cast<const ast::IndexExpr*>(e)->array.get(); break;
+        case ast::ExprKind::BitAccess: e = static_cast<const ast::BitAccessExpr*>(e)->object.get(); break;
+        case ast::ExprKind::Name: return static_cast<const ast::NameExpr*>(e)->symbol;
+        default: return nullptr;
+        }
+    }
+    return nullptr;
+}
+
+// Whether evaluating `e` could write the variable `v` or let something else write it: a call of
+// a user POU (an FB, a METHOD of THIS, a FUNCTION through a VAR_IN_OUT), an output binding, or
+// a reference taken. Standard functions only read their arguments.
+bool mayWrite(const ast::Expr* e, const Symbol* v) {
+    if (e == nullptr) {
+        return false;
+    }
+    switch (e->kind) {
+    case ast::ExprKind::Paren: return mayWrite(static_cast<const ast::ParenExpr*>(e)->inner.get(), v);
+    case ast::ExprKind::Member: return mayWrite(static_cast<const ast::MemberExpr*>(e)->object.get(), v);
+    case ast::ExprKind::BitAccess: return mayWrite(static_cast<const ast::BitAccessExpr*>(e)->object.get(), v);
+    case ast::ExprKind::Deref: return mayWrite(static_cast<const ast::DerefExpr*>(e)->reference.get(), v);
+    case ast::ExprKind::Index: {
+        const auto* ix = static_cast<const ast::IndexExpr*>(e);
+        bool w = mayWrite(ix->array.get(), v);
+        for (const ast::ExprPtr& i : ix->indices) {
+            w = w || mayWrite(i.get(), v);
+        }
+        return w;
+    }
+    case ast::ExprKind::Unary: return mayWrite(static_cast<const ast::UnaryExpr*>(e)->operand.get(), v);
+    case ast::ExprKind::Binary: {
+        const auto* b = static_cast<const ast::BinaryExpr*>(e);
+        return mayWrite(b->lhs.get(), v) || mayWrite(b->rhs.get(), v);
+    }
+    case ast::ExprKind::Call: {
+        const auto* c = static_cast<const ast::CallExpr*>(e);
+        if (c->stdOverload < 0) {
+            return true;
+        }
+        for (const ast::Argument& a : c->args) {
+            if (a.output || mayWrite(a.value.get(), v)) {
+                return true;
+            }
+        }
+        return false;
+    }
+    case ast::ExprKind::Ref: return true;
+    case ast::ExprKind::Literal:
+    case ast::ExprKind::EnumLiteral:
+    case ast::ExprKind::Name:
+    case ast::ExprKind::DirectAddress: return false;
+    default: return true;
+    }
+}
+
+bool mayWrite(const ast::StmtList& body, const Symbol* v) {
+    for (const ast::StmtPtr& sp : body) {
+        const ast::Stmt& s = *sp;
+        switch (s.kind) {
+        case ast::StmtKind::Assign: {
+            const auto& a = static_cast<const ast::AssignStmt&>(s);
+            if (rootSymbol(a.target.get()) == v || mayWrite(a.target.get(), v) || mayWrite(a.value.get(), v)) {
+                return true;
+            }
+            break;
+        }
+        case ast::StmtKind::Expr:
+            if (mayWrite(static_cast<const ast::ExprStmt&>(s).expr.get(), v)) {
+                return true;
+            }
+            break;
+        case ast::StmtKind::If: {
+            const auto& i = static_cast<const ast::IfStmt&>(s);
+            for (const ast::CondBlock& b : i.branches) {
+                if (mayWrite(b.condition.get(), v) || mayWrite(b.body, v)) {
+                    return true;
+                }
+            }
+            if (mayWrite(i.elseBody, v)) {
+                return true;
+            }
+            break;
+        }
+        case ast::StmtKind::Case: {
+            const auto& c = static_cast<const ast::CaseStmt&>(s);
+            if (mayWrite(c.selector.get(), v) || mayWrite(c.elseBody, v)) {
+                return true;
+            }
+            for (const ast::CaseBranch& b : c.branches) {
+                if (mayWrite(b.body, v)) {
+                    return true;
+                }
+            }
+            break;
+        }
+        case ast::StmtKind::For: {
+            const auto& f = static_cast<const ast::ForStmt&>(s);
+            if (rootSymbol(f.variable.get()) == v || mayWrite(f.from.get(), v) || mayWrite(f.to.get(), v) ||
+                mayWrite(f.step.get(), v) || mayWrite(f.body, v)) {
+                return true;
+            }
+            break;
+        }
+        case ast::StmtKind::While: {
+            const auto& w = static_cast<const ast::WhileStmt&>(s);
+            if (mayWrite(w.condition.get(), v) || mayWrite(w.body, v)) {
+                return true;
+            }
+            break;
+        }
+        case ast::StmtKind::Repeat: {
+            const auto& r = static_cast<const ast::RepeatStmt&>(s);
+            if (mayWrite(r.condition.get(), v) || mayWrite(r.body, v)) {
+                return true;
+            }
+            break;
+        }
+        default: break;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
 // FOR: bounds and step evaluated once; the counter is tested against the bound before it is
-// stepped, so a loop up to the type's maximum ends without overflowing.
+// stepped, so a loop up to the type's maximum ends without overflowing. A narrow control
+// variable is counted in a 32-bit slot and stored at the top of every iteration (so it is
+// observable as usual); when the body cannot write it, the body reads the slot instead of
+// re-widening the variable and the slot is not reloaded from it after the body.
 void Lowerer::lowerFor(const ast::ForStmt& s) {
     const Loc var = locate(*s.variable);
     const Type* vt = stripAlias(var.type);
@@ -269,6 +404,11 @@ void Lowerer::lowerFor(const ast::ForStmt& s) {
     // A narrow or indirect control variable is counted in a 32-bit slot and stored each iteration.
     const bool shadow = var.indirect || storeWidth(vt) != calcWidth(c);
     const Operand ctr = shadow ? frameSlot(8, 8) : var.at;
+    const Symbol* varSym =
+        s.variable->kind == ast::ExprKind::Name ? static_cast<const ast::NameExpr&>(*s.variable).symbol : nullptr;
+    const std::uint32_t varTag = bc::addressTag(var.at.word);
+    const bool pinned = shadow && !var.indirect && varSym != nullptr &&
+                        (varTag == bc::kTagThis || varTag == bc::kTagFrame) && !mayWrite(s.body, varSym);
     (void)eval(*s.from, vt, ctr);
     std::optional<std::int64_t> toConst;
     if (auto k = s.to ? g_.constant(*s.to, scope_) : std::nullopt; k && !wide && isConstantCandidate(*s.to)) {
@@ -336,15 +476,32 @@ void Lowerer::lowerFor(const ast::ForStmt& s) {
         store(var, Value{ctr, c, vt});
     }
     loops_.push_back(&labels);
+    if (pinned) {
+        pinned_.emplace_back(varSym, ctr);
+    }
     lowerBody(s.body);
+    if (pinned) {
+        pinned_.pop_back();
+    }
     loops_.pop_back();
     frameTop_ = mark;
     patch(labels.continues, here());
-    if (shadow) { // the body may not change the counter, but a load keeps the value consistent
+    if (shadow && !pinned) { // the body may change the counter (through a reference or a call)
         const Value cur = load(var, c);
         if (cur.at.word != ctr.word) {
             emit(wide ? Opcode::MOV_64 : Opcode::MOV_32, {ctr, cur.at});
         }
+    }
+    if (stepKnown && !wide) { // test, step and jump back in one instruction
+        const auto stepImm = imm(static_cast<std::uint32_t>(stepValue));
+        if (toConst) {
+            emit(down ? Opcode::LOOP_DN_I32_IMM : Opcode::LOOP_I32_IMM,
+                 {ctr, imm(static_cast<std::uint32_t>(*toConst)), stepImm, imm(top)});
+        } else {
+            emit(down ? Opcode::LOOP_DN_I32 : Opcode::LOOP_I32, {ctr, to, stepImm, imm(top)});
+        }
+        patch(labels.exits, here());
+        return;
     }
     if (stepKnown) {
         exitIf(true, labels.exits, down);

@@ -229,8 +229,30 @@ private:
                 }
                 break;
             case OperandKind::Imm64:
+                if (!checkDivisor(op, pc, at)) {
+                    return false;
+                }
+                break;
             case OperandKind::Count: break;
             }
+        }
+        return true;
+    }
+
+    // DIV/MOD by a constant: the divisor is one the instruction handles (no zero, no -1 or 1
+    // for a division) and the reciprocal is the one for it, so the result is the exact quotient.
+    bool checkDivisor(Opcode op, std::uint32_t pc, const std::string& at) {
+        const bool div = op == Opcode::DIV_I32_IMM || op == Opcode::DIV_U32_IMM;
+        const bool isSigned = op == Opcode::DIV_I32_IMM || op == Opcode::MOD_I32_IMM;
+        if (!div && op != Opcode::MOD_I32_IMM && op != Opcode::MOD_U32_IMM) {
+            return true;
+        }
+        const std::uint32_t word = m_.code[pc + 3];
+        const std::uint32_t mag = isSigned ? divisorMagnitude(static_cast<std::int32_t>(word)) : word;
+        const std::uint64_t r = std::uint64_t{m_.code[pc + 4]} | (std::uint64_t{m_.code[pc + 5]} << 32);
+        if (mag == 0 || (div && mag == 1) || r != divisorReciprocal(mag)) {
+            return fail(VerifyError::Immediate, at + ": divisor " + std::to_string(word) +
+                                                    " or its reciprocal is not valid for the instruction");
         }
         return true;
     }

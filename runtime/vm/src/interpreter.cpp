@@ -85,6 +85,15 @@ std::uint32_t rotr16(std::uint32_t v, std::uint32_t n) noexcept {
     return rotl16(v, (16u - (n & 15u)) & 15u);
 }
 
+// Division by a constant through its reciprocal r = divisorReciprocal(d) (opcodes.h).
+__extension__ using U128 = unsigned __int128;
+inline std::uint32_t divByReciprocal(std::uint32_t n, std::uint64_t r) noexcept {
+    return static_cast<std::uint32_t>((static_cast<U128>(r) * n) >> 64);
+}
+inline std::uint32_t modByReciprocal(std::uint32_t n, std::uint32_t d, std::uint64_t r) noexcept {
+    return static_cast<std::uint32_t>((static_cast<U128>(r * n) * d) >> 64);
+}
+
 // Three-way comparison of NUL-terminated code-unit strings that may run to the image end.
 template <typename C>
 std::int32_t compareStrings(const std::uint8_t* a, const std::uint8_t* b, const std::uint8_t* end) noexcept {
@@ -246,6 +255,13 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
 #define JCMP(name, T, op)                                                                                              \
     CASE(name) {                                                                                                       \
         if (load<T>(A(0)) op load<T>(A(1))) {                                                                          \
+            JUMP(W(2));                                                                                                \
+        }                                                                                                              \
+        NEXT(name);                                                                                                    \
+    }
+#define JNCMP(name, T, op)                                                                                             \
+    CASE(name) {                                                                                                       \
+        if (!(load<T>(A(0)) op load<T>(A(1)))) {                                                                       \
             JUMP(W(2));                                                                                                \
         }                                                                                                              \
         NEXT(name);                                                                                                    \
@@ -825,6 +841,78 @@ dispatch_switch:
                 FAULT(t);
             NEXT(CALL_NATIVE);
         }
+
+        // --- division by a constant ---
+        CASE(DIV_I32_IMM) {
+            const I32 a = load<I32>(A(1));
+            const I32 b = IMM32(2);
+            const U32 q = divByReciprocal(bytecode::divisorMagnitude(a), static_cast<U64>(IMM64(3)));
+            store<U32>(A(0), (a < 0) != (b < 0) ? 0u - q : q);
+            NEXT(DIV_I32_IMM);
+        }
+        CASE(MOD_I32_IMM) {
+            const I32 a = load<I32>(A(1));
+            const U32 r = modByReciprocal(bytecode::divisorMagnitude(a), bytecode::divisorMagnitude(IMM32(2)),
+                                          static_cast<U64>(IMM64(3)));
+            store<U32>(A(0), a < 0 ? 0u - r : r);
+            NEXT(MOD_I32_IMM);
+        }
+        CASE(DIV_U32_IMM) {
+            store<U32>(A(0), divByReciprocal(load<U32>(A(1)), static_cast<U64>(IMM64(3))));
+            NEXT(DIV_U32_IMM);
+        }
+        CASE(MOD_U32_IMM) {
+            store<U32>(A(0), modByReciprocal(load<U32>(A(1)), W(2), static_cast<U64>(IMM64(3))));
+            NEXT(MOD_U32_IMM);
+        }
+
+        // --- REAL compare-and-branch ---
+        JCMP(JEQ_F32, F32, ==)
+        JCMP(JNE_F32, F32, !=)
+        JCMP(JLT_F32, F32, <)
+        JCMP(JLE_F32, F32, <=)
+        JNCMP(JNLT_F32, F32, <)
+        JNCMP(JNLE_F32, F32, <=)
+        JCMP(JEQ_F64, F64, ==)
+        JCMP(JNE_F64, F64, !=)
+        JCMP(JLT_F64, F64, <)
+        JCMP(JLE_F64, F64, <=)
+        JNCMP(JNLT_F64, F64, <)
+        JNCMP(JNLE_F64, F64, <=)
+
+        // --- fused FOR back-edge ---
+        CASE(LOOP_I32_IMM) {
+            const I32 v = load<I32>(A(0));
+            if (v < IMM32(1)) {
+                store<U32>(A(0), static_cast<U32>(v) + W(2));
+                JUMP(W(3));
+            }
+            NEXT(LOOP_I32_IMM);
+        }
+        CASE(LOOP_DN_I32_IMM) {
+            const I32 v = load<I32>(A(0));
+            if (v > IMM32(1)) {
+                store<U32>(A(0), static_cast<U32>(v) + W(2));
+                JUMP(W(3));
+            }
+            NEXT(LOOP_DN_I32_IMM);
+        }
+        CASE(LOOP_I32) {
+            const I32 v = load<I32>(A(0));
+            if (v < load<I32>(A(1))) {
+                store<U32>(A(0), static_cast<U32>(v) + W(2));
+                JUMP(W(3));
+            }
+            NEXT(LOOP_I32);
+        }
+        CASE(LOOP_DN_I32) {
+            const I32 v = load<I32>(A(0));
+            if (v > load<I32>(A(1))) {
+                store<U32>(A(0), static_cast<U32>(v) + W(2));
+                JUMP(W(3));
+            }
+            NEXT(LOOP_DN_I32);
+        }
     default: goto invalid;
     }
 
@@ -863,6 +951,7 @@ fault:
 #undef UN
 #undef CMP
 #undef JCMP
+#undef JNCMP
 #undef JCMPI
 #undef BIN_T
 #undef LDI

@@ -32,13 +32,24 @@ TEST(Verifier, EveryOpcodeWithInRangeOperandsIsAccepted) {
         Module m = validModule();
         auto entry = static_cast<std::uint32_t>(m.code.size());
         const OpcodeInfo& info = kOpcodeInfo[op];
+        const auto o = static_cast<Opcode>(op);
+        const bool divide = o == Opcode::DIV_I32_IMM || o == Opcode::MOD_I32_IMM || o == Opcode::DIV_U32_IMM ||
+                            o == Opcode::MOD_U32_IMM;
         m.code.push_back(op);
         for (std::uint8_t k = 0; k < info.operandCount; ++k) {
             switch (info.operands[k].kind) {
             case OperandKind::Dest:
             case OperandKind::Source: m.code.push_back(fp(0)); break;
-            case OperandKind::Imm32: m.code.push_back(0); break;
-            case OperandKind::Imm64: m.code.insert(m.code.end(), {0, 0}); break;
+            case OperandKind::Imm32: m.code.push_back(divide ? 7 : 0); break;
+            case OperandKind::Imm64:
+                // DIV/MOD by a constant: the reciprocal of the divisor 7 (checked by the verifier).
+                if (divide) {
+                    m.code.insert(m.code.end(), {static_cast<std::uint32_t>(divisorReciprocal(7)),
+                                                 static_cast<std::uint32_t>(divisorReciprocal(7) >> 32)});
+                } else {
+                    m.code.insert(m.code.end(), {0, 0});
+                }
+                break;
             case OperandKind::Jump: m.code.push_back(entry + info.length); break;
             case OperandKind::Pou: m.code.push_back(2); break;
             case OperandKind::Native: m.code.push_back(static_cast<std::uint32_t>(Native::Mid)); break;
@@ -50,6 +61,30 @@ TEST(Verifier, EveryOpcodeWithInRangeOperandsIsAccepted) {
         VerifyResult r = verify(m);
         EXPECT_TRUE(r.ok()) << info.name << ": " << r.message;
     }
+}
+
+// DIV/MOD by a constant trusts its reciprocal operand, so the verifier recomputes it; a zero
+// divisor (or 1 and -1 for a division, which the reciprocal cannot express) is refused.
+TEST(Verifier, RejectsADivisorImmediateItCannotExecuteExactly) {
+    auto moduleWith = [](Opcode op, std::uint32_t divisor, std::uint64_t r) {
+        Module m = validModule();
+        auto entry = static_cast<std::uint32_t>(m.code.size());
+        m.code.insert(m.code.end(),
+                      {static_cast<std::uint32_t>(op), fp(0), fp(4), divisor, static_cast<std::uint32_t>(r),
+                       static_cast<std::uint32_t>(r >> 32), static_cast<std::uint32_t>(Opcode::RET)});
+        m.pous.push_back({"T", PouKind::Function, entry, static_cast<std::uint32_t>(m.code.size()), 64, kNone, kNone});
+        return m;
+    };
+    EXPECT_TRUE(verify(moduleWith(Opcode::MOD_I32_IMM, 65521, divisorReciprocal(65521))).ok());
+    EXPECT_TRUE(verify(moduleWith(Opcode::MOD_I32_IMM, static_cast<std::uint32_t>(-10), divisorReciprocal(10))).ok());
+    EXPECT_TRUE(verify(moduleWith(Opcode::MOD_I32_IMM, 1, divisorReciprocal(1))).ok());
+    expectRejected(moduleWith(Opcode::MOD_I32_IMM, 0, 0), VerifyError::Immediate, "divisor 0");
+    expectRejected(moduleWith(Opcode::MOD_U32_IMM, 10, divisorReciprocal(10) + 1), VerifyError::Immediate,
+                   "reciprocal");
+    expectRejected(moduleWith(Opcode::DIV_I32_IMM, static_cast<std::uint32_t>(-1), divisorReciprocal(1)),
+                   VerifyError::Immediate, "divisor");
+    expectRejected(moduleWith(Opcode::DIV_U32_IMM, 1, divisorReciprocal(1)), VerifyError::Immediate, "divisor 1");
+    expectRejected(moduleWith(Opcode::DIV_I32_IMM, 10, divisorReciprocal(9)), VerifyError::Immediate, "reciprocal");
 }
 
 TEST(Verifier, RejectsUnknownOpcode) {

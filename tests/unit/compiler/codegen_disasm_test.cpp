@@ -25,27 +25,25 @@ END_PROGRAM
   0004  MUL_I32_IMM  fp+0, this+4 <Main.x>, 3
   0008  ADD_I32      fp+8, this+8 <Main.acc>, fp+0
   000c  ADD_I32      fp+16, fp+8, this+0 <Main.i>
-  0010  MOD_I32      this+8 <Main.acc>, fp+16, g:0x8
-  0014  SX_16_32     fp+0, this+12 <Main.n>
-  0017  ADD_I32_IMM  fp+4, fp+0, 1
-  001b  MOV_16       this+12 <Main.n>, fp+4
-  001e  MOVI_32      this+0 <Main.i>, 1
-  0021  JGT_I32_IMM  this+0 <Main.i>, 1000, L0044
-L0025:
-  0025  JLE_I32_IMM  this+4 <Main.x>, 32760, L002f
-  0029  ADD_I32_IMM  this+8 <Main.acc>, this+8 <Main.acc>, 1
-  002d  JMP          L003a
-L002f:
-  002f  MOD_I32      fp+0, this+4 <Main.x>, g:0x18
-  0033  JNE_I32_IMM  fp+0, 0, L003a
-  0037  MOVI_32      this+8 <Main.acc>, 0
-L003a:
-  003a  JGE_I32_IMM  this+0 <Main.i>, 1000, L0044
-  003e  ADD_I32_IMM  this+0 <Main.i>, this+0 <Main.i>, 1
-  0042  JMP          L0025
-L0044:
-  0044  I32_TO_F64   this+16 <Main.r>, this+8 <Main.acc>
-  0047  RET
+  0010  MOD_I32_IMM  this+8 <Main.acc>, fp+16, 1000003, 18446688733644
+  0016  SX_16_32     fp+0, this+12 <Main.n>
+  0019  ADD_I32_IMM  fp+4, fp+0, 1
+  001d  MOV_16       this+12 <Main.n>, fp+4
+  0020  MOVI_32      this+0 <Main.i>, 1
+  0023  JGT_I32_IMM  this+0 <Main.i>, 1000, L0043
+L0027:
+  0027  JLE_I32_IMM  this+4 <Main.x>, 32760, L0031
+  002b  ADD_I32_IMM  this+8 <Main.acc>, this+8 <Main.acc>, 1
+  002f  JMP          L003e
+L0031:
+  0031  MOD_I32_IMM  fp+0, this+4 <Main.x>, 3, 6148914691236517206
+  0037  JNE_I32_IMM  fp+0, 0, L003e
+  003b  MOVI_32      this+8 <Main.acc>, 0
+L003e:
+  003e  LOOP_I32_IMM this+0 <Main.i>, 1000, 1, L0027
+L0043:
+  0043  I32_TO_F64   this+16 <Main.r>, this+8 <Main.acc>
+  0046  RET
 )");
 }
 
@@ -89,6 +87,49 @@ END_PROGRAM
   002c  STI_16       fp+0, 0, g:0x18
   0030  RET
 )");
+}
+
+// The fused forms of docs/performance.md: constant subscripts as operand offsets, constant FB
+// inputs in one COPY, an INT FOR counter read from its slot with a one-instruction back-edge,
+// MOD by a constant through its reciprocal, REAL compare-and-branch.
+TEST(CodegenDisasm, HotPathsUseTheFusedForms) {
+    Compiled c(R"(
+FUNCTION_BLOCK Clamp
+  VAR_INPUT x : REAL; lo : REAL; hi : REAL; END_VAR
+  VAR_OUTPUT y : REAL; END_VAR
+  y := x;
+  IF x > hi THEN y := hi; END_IF;
+END_FUNCTION_BLOCK
+PROGRAM Main
+  VAR c : Clamp; a : ARRAY [0..9] OF REAL; i : INT; s : REAL; n : DINT; END_VAR
+  c(x := a[3], lo := -1.0, hi := 1.0);
+  FOR i := 0 TO 9 DO
+    s := s + a[i] + INT_TO_REAL(i);
+  END_FOR;
+  n := n MOD 7;
+END_PROGRAM
+)");
+    ASSERT_TRUE(c.ok) << c.rendered();
+    ASSERT_TRUE(c.verified.ok()) << c.verified.message;
+    const std::string clamp = c.code("Clamp");
+    EXPECT_NE(clamp.find("JNLT_F32"), std::string::npos) << clamp;
+    EXPECT_EQ(clamp.find("GT_F32"), std::string::npos) << clamp;
+    const std::string main = c.code("Main");
+    auto count = [&](std::string_view what) {
+        std::size_t n = 0;
+        for (std::size_t at = main.find(what); at != std::string::npos; at = main.find(what, at + 1)) {
+            ++n;
+        }
+        return n;
+    };
+    EXPECT_EQ(count("IDX "), 1u) << main;     // only a[i]; a[3] is an operand
+    EXPECT_EQ(count("COPY "), 1u) << main;    // lo and hi together
+    EXPECT_EQ(count("MOVI_32 "), 1u) << main; // the FOR start only
+    EXPECT_EQ(count("LOOP_I32_IMM "), 1u) << main;
+    EXPECT_EQ(count("SX_16_32 "), 0u) << main;
+    EXPECT_EQ(count("JMP "), 0u) << main;
+    EXPECT_EQ(count("MOD_I32_IMM "), 1u) << main;
+    EXPECT_EQ(count("MOD_I32 "), 0u) << main;
 }
 
 TEST(CodegenDisasm, OverflowTrapModeUsesCheckedInstructions) {

@@ -90,6 +90,17 @@ inline constexpr std::uint32_t kAssertWideMessage = 0x100;
 enum class MathFn : std::uint32_t { Ln, Log, Exp, Sin, Cos, Tan, Asin, Acos, Atan };
 inline constexpr std::uint32_t kMathFnCount = 9;
 
+// The l operand of DIV_*_IMM / MOD_*_IMM: ceil(2^64 / d) (wrapping to 0 for d = 1), so that for
+// every 32-bit n, n / d = mulhi64(r, n) (d >= 2) and n MOD d = mulhi64(r * n, d) (D. Lemire,
+// O. Kaser, N. Kurz, "Faster remainder by direct computation", 2019).
+constexpr std::uint64_t divisorReciprocal(std::uint32_t d) noexcept {
+    return d == 0 ? 0 : ~std::uint64_t{0} / d + 1;
+}
+// The magnitude of a signed 32-bit divisor as an unsigned divisor.
+constexpr std::uint32_t divisorMagnitude(std::int32_t d) noexcept {
+    return d < 0 ? 0u - static_cast<std::uint32_t>(d) : static_cast<std::uint32_t>(d);
+}
+
 // Data address operands.
 inline constexpr std::uint32_t kTagAbsolute = 0;
 inline constexpr std::uint32_t kTagThis = 1;
