@@ -129,44 +129,20 @@ std::string encodeFor(const bytecode::Module& m, const Target& t, const std::uin
 } // namespace
 
 void RuntimeControl::varRead(const rapidjson::Value& params, ControlReplyFn& reply) {
-    std::vector<std::string> names;
-    ControlAnswer error;
-    if (!nameList(params, "names", "name", names, error)) {
-        reply(std::move(error));
-        return;
-    }
-    auto targets = std::make_shared<std::vector<Target>>(names.size());
-    auto p = std::make_unique<Pending>();
-    std::size_t bytes = 0;
-    for (std::size_t i = 0; i < names.size(); ++i) {
-        if (!resolveVar(*module_, names[i], (*targets)[i], error, "names")) {
-            reply(std::move(error));
-            return;
-        }
-        p->ranges.push_back((*targets)[i].range);
-        bytes += (*targets)[i].range.valueBytes();
-    }
-    p->bytes.assign(bytes, 0);
-    p->command.kind = engine::ScanCommandKind::Read;
-    p->command.readBytes = p->bytes.data();
-    p->module = module_;
-    p->finish = [targets](Pending& done) {
-        std::string values;
-        std::size_t at = 0;
-        for (const Target& t : *targets) {
-            values += fmt::format("{}{}:{}", values.empty() ? "" : ",", ctl::quoted(t.name),
-                                  encodeFor(*done.module, t, done.bytes.data() + at));
-            at += t.range.valueBytes();
-        }
-        return ControlAnswer::result(fmt::format("{{\"cycle\":{},\"values\":{{{}}}}}", done.result.cycle, values));
-    };
-    submit(std::move(p), reply);
+    readTargets(params, false, reply);
 }
 
 void RuntimeControl::ioRead(const rapidjson::Value& params, ControlReplyFn& reply) {
+    readTargets(params, true, reply);
+}
+
+// var.read / io.read: every name resolved first (one bad name fails the request, nothing is
+// read), then one Read command copies all of them at the same cycle boundary.
+void RuntimeControl::readTargets(const rapidjson::Value& params, bool io, ControlReplyFn& reply) {
+    const char* plural = io ? "addresses" : "names";
     std::vector<std::string> names;
     ControlAnswer error;
-    if (!nameList(params, "addresses", "address", names, error)) {
+    if (!nameList(params, plural, io ? "address" : "name", names, error)) {
         reply(std::move(error));
         return;
     }
@@ -174,12 +150,15 @@ void RuntimeControl::ioRead(const rapidjson::Value& params, ControlReplyFn& repl
     auto p = std::make_unique<Pending>();
     std::size_t bytes = 0;
     for (std::size_t i = 0; i < names.size(); ++i) {
-        if (!resolveAddress(names[i], options_.byteAddressing, (*targets)[i], error, "addresses")) {
+        Target& t = (*targets)[i];
+        const bool ok = io ? resolveAddress(names[i], options_.byteAddressing, t, error, plural)
+                           : resolveVar(*module_, names[i], t, error, plural);
+        if (!ok) {
             reply(std::move(error));
             return;
         }
-        p->ranges.push_back((*targets)[i].range);
-        bytes += (*targets)[i].range.valueBytes();
+        p->ranges.push_back(t.range);
+        bytes += t.range.valueBytes();
     }
     p->bytes.assign(bytes, 0);
     p->command.kind = engine::ScanCommandKind::Read;

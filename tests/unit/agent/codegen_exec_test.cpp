@@ -14,78 +14,12 @@
 #include "takt/compiler/sema.h"
 #include "takt/compiler/sema/model.h"
 #include "takt/vm/vm.h"
+#include "st_runner.h"
 
 namespace takt::compiler {
 namespace {
 
-class Runner {
-public:
-    explicit Runner(const std::string& text, CodegenOptions options = {}) {
-        const FileId id = sm_.add("main.st", text);
-        units_.push_back(parseSource(sm_.file(id), diags_));
-        auto analysis = analyze(units_, sm_, diags_);
-        model_ = analysis.model;
-        if (!diags_.hasErrors()) {
-            ok = generate(*model_, units_, sm_, options, module_, diags_);
-        }
-        if (ok) {
-            const auto v = bytecode::verify(module_);
-            verifyMessage = v.message;
-            ok = v.ok();
-        }
-        if (ok) {
-            image_.resize(vm::Vm::requiredImageSize(module_));
-            vm_ = std::make_unique<vm::Vm>(module_, image_);
-            vm_->resetImage();
-            initTrap = vm_->runInit();
-        }
-    }
-
-    [[nodiscard]] std::string errors() const { return renderHuman(diags_.diagnostics(), sm_) + verifyMessage; }
-
-    // One cycle: every program instance in order; dtMs of virtual time per cycle.
-    vm::Trap cycle(std::int64_t dtMs = 1) {
-        vm_->setCycleTime(now_);
-        now_ += dtMs * 1'000'000;
-        for (const auto& p : module_.programs) {
-            if (module_.pous[p.pou].kind != bytecode::PouKind::Program) {
-                continue;
-            }
-            const vm::Trap t = vm_->runPou(p.pou, p.offset);
-            if (t != vm::Trap::None) {
-                return t;
-            }
-        }
-        return vm::Trap::None;
-    }
-
-    template <typename T> T get(std::string_view path) const {
-        for (const auto& v : module_.variables) {
-            if (sameName(v.path, path)) {
-                T out{};
-                std::memcpy(&out, image_.data() + v.offset, sizeof(T));
-                return out;
-            }
-        }
-        ADD_FAILURE() << "no variable " << path;
-        return T{};
-    }
-
-    bool ok = false;
-    vm::Trap initTrap = vm::Trap::None;
-    std::string verifyMessage;
-    const bytecode::Module& module() const { return module_; }
-
-private:
-    SourceManager sm_;
-    DiagnosticSink diags_;
-    std::vector<ast::CompilationUnit> units_;
-    std::shared_ptr<SemanticModel> model_;
-    bytecode::Module module_;
-    std::vector<std::uint8_t> image_;
-    std::unique_ptr<vm::Vm> vm_;
-    std::int64_t now_ = 0;
-};
+using Runner = testing::StRunner;
 
 TEST(CodegenExec, IntegerArithmeticLoopsAndBranches) {
     Runner r(R"(

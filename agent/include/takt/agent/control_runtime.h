@@ -60,6 +60,7 @@ private:
     void varRead(const rapidjson::Value& params, ControlReplyFn& reply);
     void varWrite(const rapidjson::Value& params, ControlReplyFn& reply);
     void ioRead(const rapidjson::Value& params, ControlReplyFn& reply);
+    void readTargets(const rapidjson::Value& params, bool io, ControlReplyFn& reply);
     void ioWrite(const rapidjson::Value& params, ControlReplyFn& reply);
     void force(const std::string& method, const rapidjson::Value& params, ControlReplyFn& reply);
     void listForced(ControlReplyFn& reply);
