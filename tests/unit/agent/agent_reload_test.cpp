@@ -15,7 +15,9 @@
 #include <rapidjson/document.h>
 
 #include "../compiler/temp_dir.h"
+#include "../io/takt_process.h"
 #include "takt/agent/agent_server.h"
+#include "takt/agent/control_client.h"
 
 namespace takt::agent {
 namespace {
@@ -138,6 +140,52 @@ TEST(AgentReload, CompileReloadBlocksOnErrorsAndReportsUnreachable) {
         R"({"jsonrpc":"2.0","id":3,"method":"runtime.compile_reload","params":{"project":"p","endpoint":"tcp://127.0.0.1:1"}})");
     EXPECT_STREQ(d["result"]["runtimeStatus"].GetString(), "unreachable");
     EXPECT_STREQ(d["result"]["build"]["status"].GetString(), "ok");
+}
+
+// The whole path a developer uses: `takt agent serve`'s runtime.compile_reload builds the edited
+// project and reloads it into a real `takt run` through its Unix control endpoint; the running
+// program changes without a restart and keeps its state.
+TEST(AgentReload, CompileReloadChangesARunningRuntime) {
+    test::TempDir dir;
+    const std::string socket = (dir.path() / "p/takt.sock").string();
+    dir.write("p/runtime.toml", "[resource]\nname = \"r\"\ncycle_interval_ms = 5\n[runtime.control]\nendpoint = "
+                                "\"unix://" +
+                                    socket + "\"\n");
+    dir.write("p/io.toml", "[io]\ndriver = \"loopback\"\n");
+    dir.write("p/src/main.st",
+              "PROGRAM Main\nVAR cnt : UDINT; version : INT := 1; END_VAR\ncnt := cnt + 1;\nEND_PROGRAM\n");
+    io::test::TaktProcess run({"run", "--project", (dir.path() / "p").string(), "--for", "60s"},
+                              dir.path() / "run.log");
+    ASSERT_TRUE(run.started());
+    ASSERT_FALSE(run.waitForLine({"control endpoint"}).empty()) << run.log();
+    ControlClientOptions client;
+    client.endpoint = "unix://" + socket;
+    const ControlReply before = controlCall(client, "runtime.status", "{}");
+    ASSERT_TRUE(before.ok) << before.message;
+
+    dir.write("p/src/main.st",
+              "PROGRAM Main\nVAR cnt : UDINT; version : INT := 2; added : INT := 7; END_VAR\ncnt := cnt + 1;\n"
+              "END_PROGRAM\n");
+    AgentOptions o;
+    o.workspace = dir.path();
+    AgentServer server(o);
+    const rapidjson::Document d =
+        call(server, R"({"jsonrpc":"2.0","id":1,"method":"runtime.compile_reload","params":{"project":"p"}})");
+    ASSERT_TRUE(d.IsObject() && d.HasMember("result")) << (d.IsObject() ? "no result" : "not an object");
+    const rapidjson::Value& r = d["result"];
+    ASSERT_TRUE(r.HasMember("reload")) << run.log();
+    EXPECT_GE(r["reload"]["initialised"].GetInt(), 1); // `added`
+    EXPECT_EQ(r["reload"]["retyped"].GetInt(), 0);
+
+    const ControlReply after = controlCall(client, "var.read", R"({"names":["version","added","cnt"]})");
+    ASSERT_TRUE(after.ok) << after.message;
+    rapidjson::Document v;
+    v.Parse(after.json.c_str());
+    // Online change keeps the values of variables that still exist (a new initial value does not
+    // reset a running variable) and initialises the new ones.
+    EXPECT_EQ(v["values"]["version"]["value"].GetInt(), 1);
+    EXPECT_EQ(v["values"]["added"]["value"].GetInt(), 7);
+    EXPECT_EQ(v["values"]["cnt"]["value"].GetInt64(), v["cycle"].GetInt64()); // counted on across the swap
 }
 
 } // namespace
