@@ -172,12 +172,13 @@ struct Pki {
         dir.write("wrong.ext", "subjectAltName=DNS:plc.example\nextendedKeyUsage=serverAuth\n");
         dir.write("client.ext", "extendedKeyUsage=clientAuth\n");
         const std::string sign = " -CA " + p + "ca.pem -CAkey " + p + "ca.key -CAcreateserial -days 1";
-        ok = shell("cd " + d.string() + " && (" + key + "-x509 -keyout ca.key -out ca.pem -days 1 -subj /CN=takt-test-ca" +
-                   " && " + key + "-keyout server.key -out server.csr -subj /CN=takt-test-server" +
-                   " && openssl x509 -req -in server.csr -out server.pem -extfile server.ext" + sign +
-                   " && " + key + "-keyout wrong.key -out wrong.csr -subj /CN=plc.example" +
-                   " && openssl x509 -req -in wrong.csr -out wrong.pem -extfile wrong.ext" + sign +
-                   " && " + key + "-keyout client.key -out client.csr -subj /CN=takt-test-client" +
+        ok = shell("cd " + d.string() + " && (" + key +
+                   "-x509 -keyout ca.key -out ca.pem -days 1 -subj /CN=takt-test-ca" + " && " + key +
+                   "-keyout server.key -out server.csr -subj /CN=takt-test-server" +
+                   " && openssl x509 -req -in server.csr -out server.pem -extfile server.ext" + sign + " && " + key +
+                   "-keyout wrong.key -out wrong.csr -subj /CN=plc.example" +
+                   " && openssl x509 -req -in wrong.csr -out wrong.pem -extfile wrong.ext" + sign + " && " + key +
+                   "-keyout client.key -out client.csr -subj /CN=takt-test-client" +
                    " && openssl x509 -req -in client.csr -out client.pem -extfile client.ext" + sign +
                    " && chmod 600 *.key) > openssl.log 2>&1") == 0;
     }
