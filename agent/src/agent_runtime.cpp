@@ -4,13 +4,14 @@
 #include <cstring>
 
 #include <fmt/format.h>
-#include <toml++/toml.h>
 
 #include "agent_methods.h"
 #include "control_client.h"
+#include "takt/agent/control.h"
 #include "takt/agent/project_build.h"
 #include "takt/agent/test_runner.h"
 #include "takt/agent/validate.h"
+#include "takt/engine/config.h"
 
 namespace takt::agent {
 
@@ -28,7 +29,10 @@ struct ControlTarget {
     std::string token;
 };
 
-// The endpoint and token: explicit params first, else [runtime.control] of runtime.toml.
+// The endpoint and token: explicit params first, else [runtime.control] of runtime.toml as the
+// runtime reads it — the truST auth_token, or the first engineer/admin token (inline or from its
+// token_file, resolved against the project like `takt run` does). bytecode.reload needs the
+// engineer role.
 ControlTarget controlTarget(Context& ctx, const ProjectSelection& sel, const Value& params) {
     ControlTarget t{stringParam(params, "endpoint"), stringParam(params, "token")};
     if (!t.endpoint.empty() && !t.token.empty()) {
@@ -38,16 +42,30 @@ ControlTarget controlTarget(Context& ctx, const ProjectSelection& sel, const Val
     if (!ctx.workspace.readFile(joinRel(sel.rel, "runtime.toml"), std::size_t{1} << 20, text).ok()) {
         return t;
     }
-    try {
-        const toml::table table = toml::parse(std::string_view(text), std::string_view("runtime.toml"));
-        if (t.endpoint.empty()) {
-            t.endpoint = table["runtime"]["control"]["endpoint"].value_or(std::string());
+    const engine::RuntimeConfigResult config = engine::parseRuntimeConfig(text, "runtime.toml");
+    if (!config.config) {
+        return t; // an invalid runtime.toml has no endpoint; the caller reports that
+    }
+    const engine::RuntimeConfig::Control& c = config.config->control;
+    if (t.endpoint.empty()) {
+        t.endpoint = c.endpoint;
+    }
+    if (t.token.empty()) {
+        t.token = c.authToken;
+    }
+    for (const engine::ControlToken& token : c.tokens) {
+        if (!t.token.empty() || (token.role != "engineer" && token.role != "admin")) {
+            continue;
         }
-        if (t.token.empty()) {
-            t.token = table["runtime"]["control"]["auth_token"].value_or(std::string());
+        if (!token.tokenFile.empty()) {
+            const std::filesystem::path file = std::filesystem::path(token.tokenFile).is_absolute()
+                                                   ? std::filesystem::path(token.tokenFile)
+                                                   : sel.dir / token.tokenFile;
+            std::string error;
+            (void)readTokenFile(file.string(), t.token, error);
+        } else {
+            t.token = token.token;
         }
-    } catch (const toml::parse_error&) {
-        // An unparsable runtime.toml has no endpoint; the caller reports that.
     }
     return t;
 }

@@ -11,6 +11,7 @@
 #include <array>
 #include <chrono>
 #include <deque>
+#include <exception>
 #include <list>
 #include <optional>
 #include <thread>
@@ -291,7 +292,8 @@ bool ControlServer::Impl::prepare(std::string& error) {
             return false;
         }
         if (tls->use_private_key_file(options.tlsKey, asio::ssl::context::pem, ec); ec) {
-            error = fmt::format("TLS key '{}': {}", options.tlsKey, ec.message());
+            error = fmt::format("TLS key '{}': {} (it must be the key of certificate '{}')", options.tlsKey,
+                                ec.message(), options.tlsCert);
             return false;
         }
         if (::SSL_CTX_check_private_key(tls->native_handle()) != 1) {
@@ -535,7 +537,13 @@ ControlServer::ControlServer(ControlOptions options, ControlTarget& target)
     : impl_(std::make_unique<Impl>(std::move(options), target)) {}
 
 ControlServer::~ControlServer() {
-    stop();
+    // stop() only throws when a thread cannot be joined or memory runs out; a destructor cannot
+    // report either, and terminating the runtime over it would be worse.
+    try {
+        stop();
+    } catch (const std::exception&) {
+        return;
+    }
 }
 
 bool ControlServer::start(std::string& error) {

@@ -398,7 +398,7 @@ void ControlSession::handleLine(std::string_view line) {
     ++pending_;
     auto self = std::weak_ptr<ControlSession*>(self_);
     auto done = std::make_shared<bool>(false);
-    auto answer = [self, done, id, notification, name = std::string(method)](ControlAnswer a) {
+    auto answer = [self, done, id, notification, name = std::string(method)](const ControlAnswer& a) {
         if (*done) {
             return;
         }

@@ -210,4 +210,12 @@ IoSelection selectIoConfig(const std::filesystem::path& projectDir, std::string_
     return sel;
 }
 
+bool applyBoardRealtime(const Board& board, engine::RuntimeConfig& config) {
+    if (config.realtimeGiven || !board.realtime) {
+        return false;
+    }
+    config.realtime = *board.realtime;
+    return true;
+}
+
 } // namespace takt::io

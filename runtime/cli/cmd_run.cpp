@@ -22,6 +22,7 @@
 #include "systemd_notify.h"
 #include "takt/agent/agent_server.h"
 #include "takt/agent/control.h"
+#include "takt/agent/control_config.h"
 #include "takt/agent/control_runtime.h"
 #include "takt/engine/config.h"
 #include "takt/engine/retain.h"
@@ -210,44 +211,20 @@ private:
     std::vector<agent::DriverHealthView> views_;
 };
 
-agent::Role roleOf(const std::string& name) {
-    if (name == "viewer") {
-        return agent::Role::Viewer;
-    }
-    if (name == "operator") {
-        return agent::Role::Operator;
-    }
-    return name == "engineer" ? agent::Role::Engineer : agent::Role::Admin;
-}
-
-// [runtime.control] as the server takes it: tokens read from their files, the audit log under
-// the project's .takt/. False with `error` when a token file is unusable.
+// [runtime.control] as the server takes it (tokens read from their files), with the audit log
+// under the project's .takt/ and the Unix socket's directory created. False with `error` when a
+// token file is unusable.
 bool controlOptions(const engine::RuntimeConfig& config, const fs::path& project, agent::ControlOptions& out,
                     std::string& error) {
-    const engine::RuntimeConfig::Control& c = config.control;
-    out.endpoint = c.endpoint;
-    out.tlsCert = c.tlsCert;
-    out.tlsKey = c.tlsKey;
-    out.tlsClientCa = c.tlsClientCa;
+    if (!agent::controlOptionsFromConfig(config, out, error)) {
+        return false;
+    }
     out.version = std::string(agent::taktVersion());
-    if (!c.authToken.empty()) {
-        out.tokens.push_back({agent::Role::Admin, c.authToken});
-    }
-    for (const engine::ControlToken& t : c.tokens) {
-        agent::ControlToken token{roleOf(t.role), t.token};
-        if (!t.tokenFile.empty()) {
-            const fs::path file = fs::path(t.tokenFile).is_absolute() ? fs::path(t.tokenFile) : project / t.tokenFile;
-            if (!agent::readTokenFile(file.string(), token.secret, error)) {
-                return false;
-            }
-        }
-        out.tokens.push_back(std::move(token));
-    }
     std::error_code ec;
     fs::create_directories(project / ".takt", ec);
     out.auditLog = (project / ".takt" / "audit.log").string();
-    if (c.endpoint.starts_with("unix://")) {
-        fs::create_directories(fs::path(c.endpoint.substr(7)).parent_path(), ec);
+    if (config.control.endpoint.starts_with("unix://")) {
+        fs::create_directories(fs::path(config.control.endpoint.substr(7)).parent_path(), ec);
     }
     return true;
 }
@@ -270,6 +247,14 @@ bool loadConfigs(const fs::path& dir, const RunOptions& options, engine::Runtime
         return false;
     }
     log.info("I/O from {}", selection.origin);
+    if (selection.board && io::applyBoardRealtime(*selection.board, runtime)) {
+        const engine::RuntimeConfig::Realtime& rt = runtime.realtime;
+        log.info("realtime from board {} (runtime.toml has no [runtime.realtime]): scheduler {}{}, cpu_affinity [{}], "
+                 "lock_memory {}",
+                 selection.board->name, rt.fifo ? "fifo" : "other",
+                 rt.fifo ? fmt::format(" priority {}", rt.priority) : "", fmt::join(rt.cpuAffinity, ","),
+                 rt.lockMemory);
+    }
     io = std::move(*selection.io.config);
     return true;
 }

@@ -12,6 +12,9 @@ inline constexpr int kExitBuildFailure = 11;
 inline constexpr int kExitTestFailure = 12;
 inline constexpr int kExitTimeout = 13;
 inline constexpr int kExitInternal = 20;
+// `takt ctl` / `takt reload`: the endpoint answered with an error, or could not be reached.
+inline constexpr int kExitControlError = 14;
+inline constexpr int kExitControlUnreachable = 15;
 
 // Each register function adds its subcommand; the callback stores its exit code in `exitCode`.
 void registerCheck(CLI::App& app, int& exitCode);
@@ -26,5 +29,7 @@ void registerRetainStress(CLI::App& app, int& exitCode); // hidden: retain crash
 void registerRun(CLI::App& app, int& exitCode);
 void registerBench(CLI::App& app, int& exitCode);
 void registerAgent(CLI::App& app, int& exitCode);
+void registerCtl(CLI::App& app, int& exitCode);    // the generic control-endpoint client
+void registerReload(CLI::App& app, int& exitCode); // build + bytecode.reload
 
 } // namespace takt::cli

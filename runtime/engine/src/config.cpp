@@ -266,7 +266,10 @@ void readControl(TableReader& r, RuntimeConfig::Control& c) {
         r.error("endpoint", "a tls endpoint needs [runtime.control.tls] cert and key");
     }
     if (scheme == "tcp" && !isLoopbackHost(host)) {
-        r.warning("endpoint", "tcp:// to a non-loopback address sends tokens in clear text; prefer tls://");
+        // Seed 000's security rule: tokens and writes in clear text over a network are refused.
+        r.error("endpoint", fmt::format("\"{}\": tcp:// is for loopback only (127.0.0.1, ::1, localhost); use "
+                                        "tls://{} with [runtime.control.tls] for other addresses",
+                                        c.endpoint, rest));
     }
 }
 
@@ -328,6 +331,7 @@ void readRuntime(TableReader& r, RuntimeConfig& c) {
         tr.finish();
     }
     if (const toml::table* t = r.table("realtime")) {
+        c.realtimeGiven = true;
         TableReader tr(*t, r.keyPath("realtime"), r.file(), r.diagnostics());
         readRealtime(tr, c.realtime);
     }

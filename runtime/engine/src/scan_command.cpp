@@ -25,7 +25,9 @@ void applyForces(const ForceTable& table, ImageArea area, std::uint8_t* base, st
     for (const ForceEntry& e : table.entries) {
         // The table was checked against the image it was built for; a range that does not fit
         // (an area that shrank) is skipped rather than written out of bounds.
-        if (e.range.area != area || static_cast<std::size_t>(e.range.offset) + e.range.size > size) {
+        // valueBytes(): a bit entry needs its byte whatever `size` says.
+        if (e.range.area != area || static_cast<std::size_t>(e.range.offset) + e.range.valueBytes() > size ||
+            (e.range.isBit && e.range.bit > 7)) {
             continue;
         }
         writeRange(e.range, table.values.data() + e.value, base);

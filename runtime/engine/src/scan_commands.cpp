@@ -1,6 +1,7 @@
 // The control side of the scan loop: commands submitted through the SPSC queue and applied by
 // the scan thread at the cycle boundary (scan_loop.h, scan_command.h).
 #include <algorithm>
+#include <span>
 #include <utility>
 
 #include "takt/engine/scan_loop.h"
@@ -52,6 +53,15 @@ const char* checkRange(const ImageRange& r, std::size_t size) noexcept {
 
 } // namespace
 
+std::span<std::uint8_t> ScanLoop::imageOf(ImageArea a) noexcept {
+    if (a == ImageArea::Data) {
+        return {engine_.program().image(), engine_.program().imageSize()};
+    }
+    return engine_.area(a == ImageArea::Input    ? bytecode::IoArea::Input
+                        : a == ImageArea::Output ? bytecode::IoArea::Output
+                                                 : bytecode::IoArea::Memory);
+}
+
 void ScanLoop::applyCommand(const ScanCommand& c) noexcept {
     CommandResult& r = *c.result;
     r.ok = true;
@@ -97,7 +107,8 @@ void ScanLoop::applyCommand(const ScanCommand& c) noexcept {
         }
         break;
     case ScanCommandKind::Start:
-        if (state == ScanState::Halted) {
+        if (state == ScanState::Halted || faultLatched_) {
+            // Stopping a halted program does not clear its fault: only a restart re-initialises it.
             refuse("the program is halted after a fault: runtime.restart starts it again");
         } else if (state != ScanState::Running) {
             if (state == ScanState::Stopped) {
@@ -114,6 +125,7 @@ void ScanLoop::applyCommand(const ScanCommand& c) noexcept {
             refuse("the program faulted while initialising");
             io_.applySafeState();
             current_.state = ScanState::Halted;
+            faultLatched_ = true;
             pushEvent(ScanEvent{ScanEventKind::Halt, current_.cycles, monotonicNs(), 0, 0});
             break;
         }
@@ -121,34 +133,30 @@ void ScanLoop::applyCommand(const ScanCommand& c) noexcept {
             io_.releaseSafeState();
         }
         stepsLeft_ = 0;
+        faultLatched_ = false;
         ++current_.restarts;
         setState(ScanState::Running, ScanEventKind::Restart);
         break;
     case ScanCommandKind::Read:
     case ScanCommandKind::Write: {
-        std::uint32_t at = 0;
+        // Every range is checked before any is copied: a refused write changes nothing.
         for (std::uint32_t i = 0; i < c.rangeCount; ++i) {
-            const ImageRange& range = c.ranges[i];
-            std::uint8_t* base = nullptr;
-            std::size_t size = 0;
-            if (range.area == ImageArea::Data) {
-                base = engine_.program().image();
-                size = engine_.program().imageSize();
-            } else {
-                auto& area = engine_.area(range.area == ImageArea::Input    ? bytecode::IoArea::Input
-                                          : range.area == ImageArea::Output ? bytecode::IoArea::Output
-                                                                            : bytecode::IoArea::Memory);
-                base = area.data();
-                size = area.size();
-            }
-            if (const char* why = checkRange(range, size)) {
+            if (const char* why = checkRange(c.ranges[i], imageOf(c.ranges[i].area).size())) {
                 refuse(why);
                 break;
             }
+        }
+        if (!r.ok) {
+            break;
+        }
+        std::uint32_t at = 0;
+        for (std::uint32_t i = 0; i < c.rangeCount; ++i) {
+            const ImageRange& range = c.ranges[i];
+            const std::span<std::uint8_t> image = imageOf(range.area);
             if (c.kind == ScanCommandKind::Read) {
-                readRange(range, base, c.readBytes + at);
+                readRange(range, image.data(), c.readBytes + at);
             } else {
-                writeRange(range, c.writeBytes + at, base);
+                writeRange(range, c.writeBytes + at, image.data());
             }
             at += range.valueBytes();
         }

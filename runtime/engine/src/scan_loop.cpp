@@ -156,7 +156,10 @@ bool ScanLoop::start(std::string& error) {
     taskLate_ = std::make_unique<LatencyHistogram[]>(kMaxTaskStats);
     retainBuffer_.assign(engine_.program().imageSize(), 0);
     retainModule_ = &engine_.program().module();
+    // The ring holds one time per allowed restart, sized here off the cycle.
+    recentRestarts_.assign(std::min(options_.restartLimit, ScanOptions::kMaxRestartLimit), 0);
     restartCount_ = 0;
+    faultLatched_ = false;
     stepsLeft_ = 0;
     current_ = ScanSnapshot{};
     current_.state = ScanState::Running;
@@ -289,7 +292,9 @@ void ScanLoop::runOneCycle(std::int64_t release, std::int64_t start) {
     if (tripped && stopAbort_.load()) {
         return; // aborted by stop(), not a fault
     }
-    recordTaskStats(release);
+    if (ok && !tripped) {
+        recordTaskStats(release); // in a faulted cycle some due tasks never ran: no timings then
+    }
     if (!ok || tripped) {
         handleFault(tripped, faultScratch_);
     } else if (stepsLeft_ > 0 && --stepsLeft_ == 0) {
@@ -364,23 +369,29 @@ void ScanLoop::handleFault(bool watchdog, const FaultReport& report) {
         lastFault_ = std::move(rec);
     }
     abort_.store(false, std::memory_order_release);
+    // A fault ends a step: after a restart the program is paused again, not left running.
+    const bool stepping = stepsLeft_ > 0;
     stepsLeft_ = 0;
     if (action == FaultAction::Restart && !restartAllowed(now)) {
         const std::lock_guard lock(faultMutex_);
         lastFault_->report.message += fmt::format("; not restarted: {} restarts within {} s already",
-                                                  options_.restartLimit, options_.restartWindowNs / kNsPerS);
+                                                  recentRestarts_.size(), options_.restartWindowNs / kNsPerS);
     } else if (action == FaultAction::Restart) {
         FaultReport initFault;
         if (engine_.restart(RestartMode::Cold, initFault)) {
             ++current_.restarts;
             pushEvent(ScanEvent{ScanEventKind::Restart, current_.cycles, now, 0, 0});
             io_.releaseSafeState();
+            if (stepping) {
+                setState(ScanState::Paused, ScanEventKind::Paused);
+            }
             return;
         }
         const std::lock_guard lock(faultMutex_);
         lastFault_->report.message += "; cold restart failed: " + initFault.message;
     }
     current_.state = ScanState::Halted;
+    faultLatched_ = true;
     pushEvent(ScanEvent{ScanEventKind::Halt, current_.cycles, now, 0, 0});
 }
 

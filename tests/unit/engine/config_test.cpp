@@ -197,6 +197,16 @@ TEST(RuntimeConfig, NetworkEndpointNeedsAToken) {
     EXPECT_TRUE(parse("[runtime.control]\nendpoint = \"tcp://127.0.0.1:9001\"\nauth_token = \"t\"\n").config);
 }
 
+TEST(RuntimeConfig, NonLoopbackTcpIsRefusedEvenWithAToken) {
+    RuntimeConfigResult r =
+        parse("[runtime.control]\nendpoint = \"tcp://0.0.0.0:9001\"\nauth_token = \"0123456789abcdef0123\"\n");
+    EXPECT_FALSE(r.config);
+    const ConfigDiagnostic* d = find(r, "runtime.control.endpoint");
+    ASSERT_NE(d, nullptr) << dump(r);
+    EXPECT_NE(d->message.find("tls://"), std::string::npos) << d->message;
+    EXPECT_TRUE(parse("[runtime.control]\nendpoint = \"tcp://localhost:9001\"\nauth_token = \"t\"\n").config);
+}
+
 TEST(RuntimeConfig, TlsEndpointNeedsCertificate) {
     RuntimeConfigResult r = parse("[runtime.control]\nendpoint = \"tls://0.0.0.0:9443\"\nauth_token = \"t\"\n");
     EXPECT_FALSE(r.config);

@@ -1,5 +1,6 @@
 // A running scan loop never allocates: this binary counts every operator new while cycles run
 // (start and stop, which allocate threads and buffers, are outside the counted window).
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -55,6 +56,93 @@ TEST(ScanNoAllocation, CyclesWithIoStatisticsSnapshotsAndTasksDoNotAllocate) {
     loop.stop();
     EXPECT_EQ(gAllocations.load(), 0u);
     EXPECT_GE(loop.execTime().count(), 105u);
+}
+
+TEST(ScanNoAllocation, ApplyingReadWriteForcePauseResumeCommandsDoesNotAllocate) {
+    ByteProgram prog;
+    auto runner = std::make_unique<AbortableRunner>();
+    const std::uint32_t in = prog.in;
+    const std::uint32_t out = prog.out;
+    runner->body = [in, out](std::uint8_t* image, const std::atomic<bool>*, Fault&) {
+        image[out] = static_cast<std::uint8_t>(image[in] + 1);
+        return true;
+    };
+    CycleClock clock;
+    Engine engine(std::move(runner), clock);
+    FaultReport f;
+    ASSERT_TRUE(engine.load(std::make_unique<LoadedProgram>(prog.b.build(), ""), f));
+    FakeIo io;
+    ScanOptions o;
+    o.periodNs = 1'000'000;
+    ScanLoop loop(engine, clock, io, o);
+
+    // Everything the commands point to is built before the counted window.
+    std::array<ImageRange, 4> ranges{};
+    ranges[0] = ImageRange{ImageArea::Data, false, 0, out, 1};
+    ranges[1] = ImageRange{ImageArea::Input, false, 0, 0, 4};
+    ranges[2] = ImageRange{ImageArea::Output, true, 3, 2, 1};
+    ranges[3] = ImageRange{ImageArea::Data, false, 0, in, 1};
+    std::array<std::uint8_t, 7> writeBytes{9, 1, 2, 3, 4, 1, 5};
+    std::array<std::uint8_t, 7> readBytes{};
+    ForceTable a;
+    a.entries.push_back(ForceEntry{ImageRange{ImageArea::Input, false, 0, 1, 1}, 0});
+    a.entries.push_back(ForceEntry{ImageRange{ImageArea::Output, true, 5, 3, 1}, 1});
+    a.entries.push_back(ForceEntry{ImageRange{ImageArea::Data, false, 0, out, 1}, 2});
+    a.values = {0x11, 1, 0x22};
+    ForceTable b = a;
+    b.values = {0x33, 0, 0x44};
+    std::array<CommandResult, 6> results{};
+    std::array<ScanCommand, 6> cmds{};
+    cmds[0].kind = ScanCommandKind::Write;
+    cmds[0].ranges = ranges.data();
+    cmds[0].rangeCount = 4;
+    cmds[0].writeBytes = writeBytes.data();
+    cmds[1].kind = ScanCommandKind::Read;
+    cmds[1].ranges = ranges.data();
+    cmds[1].rangeCount = 4;
+    cmds[1].readBytes = readBytes.data();
+    cmds[2].kind = ScanCommandKind::SetForces;
+    cmds[2].forces = &a;
+    cmds[3].kind = ScanCommandKind::Pause;
+    cmds[4].kind = ScanCommandKind::Resume;
+    cmds[5].kind = ScanCommandKind::SetForces;
+    cmds[5].forces = &b;
+    for (std::size_t i = 0; i < cmds.size(); ++i) {
+        cmds[i].result = &results[i];
+    }
+
+    std::string error;
+    ASSERT_TRUE(loop.start(error));
+    while (loop.snapshot().cycles < 5) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    gAllocations = 0;
+    gCounting = true;
+    // This thread is the control side: it only pushes prebuilt commands and polls counters.
+    const std::uint64_t from = loop.snapshot().cycles;
+    int rounds = 0;
+    bool allOk = true;
+    while (loop.snapshot().cycles < from + 100 || rounds < 20) {
+        for (const ScanCommand& c : cmds) {
+            while (!loop.submit(c)) {
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
+            }
+        }
+        const std::uint64_t ticket = loop.commandsSubmitted();
+        while (loop.commandsDone() < ticket) {
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+        for (const CommandResult& r : results) {
+            allOk = allOk && r.ok;
+        }
+        ++rounds;
+    }
+    gCounting = false;
+    loop.stop();
+    EXPECT_EQ(gAllocations.load(), 0u);
+    EXPECT_TRUE(allOk);
+    EXPECT_GE(loop.commandsDone(), 20u * cmds.size());
+    EXPECT_EQ(loop.snapshot().state, ScanState::Stopped);
 }
 
 } // namespace

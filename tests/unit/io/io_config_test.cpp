@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "takt/engine/config.h"
 #include "takt/io/board.h"
 #include "takt/io/io_config.h"
 
@@ -304,6 +305,32 @@ TEST(Boards, RealTargetsRecommendFifo) {
     BoardResult sim = loadBoard("host-sim");
     ASSERT_TRUE(sim.board);
     EXPECT_FALSE(sim.board->realtime);
+}
+
+TEST(Boards, RecommendedRealtimeAppliesOnlyWhenRuntimeTomlHasNone) {
+    BoardResult pi = loadBoard("raspberry-pi-4");
+    ASSERT_TRUE(pi.board);
+    engine::RuntimeConfigResult plain = engine::parseRuntimeConfig("[resource]\nname = \"x\"\n", "runtime.toml");
+    ASSERT_TRUE(plain.config);
+    EXPECT_FALSE(plain.config->realtimeGiven);
+    EXPECT_TRUE(applyBoardRealtime(*pi.board, *plain.config));
+    EXPECT_TRUE(plain.config->realtime.fifo);
+    EXPECT_EQ(plain.config->realtime.priority, 80);
+    EXPECT_EQ(plain.config->realtime.cpuAffinity, std::vector<int>{3});
+    EXPECT_TRUE(plain.config->realtime.lockMemory);
+
+    engine::RuntimeConfigResult own =
+        engine::parseRuntimeConfig("[runtime.realtime]\nscheduler = \"other\"\n", "runtime.toml");
+    ASSERT_TRUE(own.config);
+    EXPECT_TRUE(own.config->realtimeGiven);
+    EXPECT_FALSE(applyBoardRealtime(*pi.board, *own.config));
+    EXPECT_FALSE(own.config->realtime.fifo);
+
+    BoardResult sim = loadBoard("host-sim");
+    ASSERT_TRUE(sim.board);
+    engine::RuntimeConfigResult again = engine::parseRuntimeConfig("", "runtime.toml");
+    ASSERT_TRUE(again.config);
+    EXPECT_FALSE(applyBoardRealtime(*sim.board, *again.config));
 }
 
 TEST(Boards, UnknownBoardListsTheKnownOnes) {

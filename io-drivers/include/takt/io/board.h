@@ -72,6 +72,10 @@ struct IoSelection {
     std::optional<Board> board; // when the I/O came from a board (its io moved into `io`)
 };
 
+// A board's recommended [runtime.realtime] applies when runtime.toml has none of its own (the
+// project's settings always win). True when `config.realtime` was taken from the board.
+bool applyBoardRealtime(const Board& board, engine::RuntimeConfig& config);
+
 [[nodiscard]] IoSelection selectIoConfig(const std::filesystem::path& projectDir, std::string_view board,
                                          bool byteAddressing);
 

@@ -69,6 +69,7 @@ struct RuntimeConfig {
         FaultAction policy = FaultAction::SafeHalt;
     } fault;
 
+    bool realtimeGiven = false; // runtime.toml has [runtime.realtime] (a board's recommendation then yields)
     struct Realtime {
         bool fifo = false; // scheduler = "fifo"
         int priority = 0;  // 1..99 with fifo

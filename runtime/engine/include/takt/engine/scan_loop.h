@@ -87,7 +87,9 @@ struct ScanOptions {
     FaultAction faultPolicy = FaultAction::SafeHalt;
     RuntimeConfig::Realtime realtime;
     std::int64_t retainIntervalNs = 1'000'000'000;
-    std::uint32_t restartLimit = 5; // fault restarts allowed within restartWindowNs
+    // Fault restarts allowed within restartWindowNs (at most kMaxRestartLimit).
+    static constexpr std::uint32_t kMaxRestartLimit = 1024;
+    std::uint32_t restartLimit = 5;
     std::int64_t restartWindowNs = 60'000'000'000;
 
     [[nodiscard]] static ScanOptions fromConfig(const RuntimeConfig& config);
@@ -208,6 +210,7 @@ private:
     bool applyCommands() noexcept; // true when the force table changed
     void applyCommand(const ScanCommand& c) noexcept;
     void applyReload(const ScanCommand& c) noexcept;
+    [[nodiscard]] std::span<std::uint8_t> imageOf(ImageArea a) noexcept;
     void setState(ScanState state, ScanEventKind event) noexcept;
     void recordTaskStats(std::int64_t release) noexcept;
     bool restartAllowed(std::int64_t now) noexcept;
@@ -242,9 +245,10 @@ private:
     FaultReport faultScratch_;
     std::int64_t nextRetainNs_ = 0;
     std::unique_ptr<std::atomic<std::uint64_t>[]> taskOverruns_;
-    std::atomic<std::size_t> taskCount_{0};        // tasks with statistics (<= kMaxTaskStats)
-    std::uint32_t stepsLeft_ = 0;                  // Step: cycles still to run before pausing
-    std::array<std::int64_t, 8> recentRestarts_{}; // ring of fault-restart times (restart limit)
+    std::atomic<std::size_t> taskCount_{0};    // tasks with statistics (<= kMaxTaskStats)
+    bool faultLatched_ = false;                // halted by a fault and not restarted since (survives a Stop)
+    std::uint32_t stepsLeft_ = 0;              // Step: cycles still to run before pausing
+    std::vector<std::int64_t> recentRestarts_; // ring of fault-restart times, restartLimit long (start())
     std::size_t restartCount_ = 0;
 
     // Control hand-off.

@@ -44,9 +44,14 @@ public:
     // Consumer only: drops the element front() returned.
     void pop() noexcept { head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
 
-    // Any thread; a momentary value.
+    // Any thread; a momentary value, 0..N. The head is read first: it never passes the tail, so
+    // a tail read after it is at least as large (reading the tail first, a pop in between made
+    // the difference wrap round to a huge size). A third thread may see a stale head against a
+    // newer tail, hence the clamp.
     [[nodiscard]] std::size_t size() const noexcept {
-        return tail_.load(std::memory_order_acquire) - head_.load(std::memory_order_acquire);
+        const std::size_t head = head_.load(std::memory_order_acquire);
+        const std::size_t used = tail_.load(std::memory_order_acquire) - head;
+        return used < N ? used : N;
     }
 
 private:

@@ -1,0 +1,53 @@
+// [runtime.control] of runtime.toml -> ControlOptions: token files relative to runtime.toml,
+// roles, truST's auth_token as admin, refused token files named with their key.
+#include <sys/stat.h>
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "../compiler/temp_dir.h"
+#include "takt/agent/control_config.h"
+
+namespace takt::agent {
+namespace {
+
+TEST(ControlConfig, TokensFromFilesAndAuthToken) {
+    test::TempDir dir;
+    const std::string eng = dir.write("secrets/eng.token", "9c1e4b7a2f6d8053e1a7\n").string();
+    ::chmod(eng.c_str(), 0600);
+    const std::string toml = dir.write("runtime.toml", R"([resource]
+name = "t"
+[runtime.control]
+endpoint = "tls://127.0.0.1:9443"
+auth_token = "admin-7d1f0c9b3e5a2468"
+[[runtime.control.tokens]]
+role = "engineer"
+token_file = "secrets/eng.token"
+[runtime.control.tls]
+cert = "tls/server.pem"
+key = "/etc/takt/server.key"
+)")
+                                 .string();
+    const engine::RuntimeConfigResult loaded = engine::loadRuntimeConfig(toml);
+    ASSERT_TRUE(loaded.config.has_value());
+    ControlOptions o;
+    std::string error;
+    ASSERT_TRUE(controlOptionsFromConfig(*loaded.config, o, error)) << error;
+    EXPECT_EQ(o.endpoint, "tls://127.0.0.1:9443");
+    ASSERT_EQ(o.tokens.size(), 2U);
+    EXPECT_EQ(o.tokens[0].role, Role::Admin);
+    EXPECT_EQ(o.tokens[0].secret, "admin-7d1f0c9b3e5a2468");
+    EXPECT_EQ(o.tokens[1].role, Role::Engineer);
+    EXPECT_EQ(o.tokens[1].secret, "9c1e4b7a2f6d8053e1a7");
+    EXPECT_EQ(o.tlsCert, (dir.path() / "tls/server.pem").string());
+    EXPECT_EQ(o.tlsKey, "/etc/takt/server.key");
+
+    ::chmod(eng.c_str(), 0644);
+    EXPECT_FALSE(controlOptionsFromConfig(*loaded.config, o, error));
+    EXPECT_NE(error.find("runtime.control.tokens[0].token_file"), std::string::npos) << error;
+    EXPECT_NE(error.find("chmod 600"), std::string::npos) << error;
+}
+
+} // namespace
+} // namespace takt::agent

@@ -1,0 +1,408 @@
+// The control endpoint over real sockets (loopback TCP and Unix sockets in a temp dir): framing,
+// size and depth caps, the auth matrix, roles, back-off, rate limit, connection cap, idle
+// timeout, events, the audit log.
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "../compiler/temp_dir.h"
+#include "control_test_support.h"
+#include "takt/agent/control.h"
+
+namespace takt::agent {
+namespace {
+
+using test::errorCode;
+using test::isResult;
+using test::LineClient;
+using test::parseJson;
+using test::request;
+
+const std::string kViewer = "viewer-0123456789abcdef";
+const std::string kEngineer = "engineer-fedcba9876543210";
+
+struct Server {
+    explicit Server(ControlOptions o) : server(std::move(o), target) {}
+    bool start() { return server.start(error); }
+    test::RecordingTarget target;
+    ControlServer server;
+    std::string error;
+};
+
+ControlOptions tcpOptions() {
+    ControlOptions o;
+    o.endpoint = "tcp://127.0.0.1:0";
+    o.tokens = {{Role::Viewer, kViewer}, {Role::Engineer, kEngineer}};
+    o.version = "9.9.9";
+    return o;
+}
+
+std::unique_ptr<Server> startTcp(ControlOptions o = tcpOptions()) {
+    auto s = std::make_unique<Server>(std::move(o));
+    EXPECT_TRUE(s->start()) << s->error;
+    return s;
+}
+
+TEST(ControlServer, BoundEndpointReportsTheEphemeralPort) {
+    auto s = startTcp();
+    const std::string bound = s->server.boundEndpoint();
+    EXPECT_TRUE(bound.starts_with("tcp://127.0.0.1:")) << bound;
+    EXPECT_NE(bound, "tcp://127.0.0.1:0");
+    LineClient c(bound);
+    ASSERT_TRUE(c.connected());
+    const auto d = parseJson(c.call(request(1, "agent.ping")));
+    ASSERT_TRUE(d.HasMember("result"));
+    EXPECT_TRUE(d["result"]["ok"].GetBool());
+    EXPECT_STREQ(d["result"]["version"].GetString(), "9.9.9");
+    EXPECT_TRUE(d["result"]["uptime_s"].IsNumber());
+}
+
+TEST(ControlServer, FramingSplitJoinedNotificationsAndBatches) {
+    auto s = startTcp();
+    LineClient c(s->server.boundEndpoint());
+    // Two requests in one write, the second split across two writes; a notification in between.
+    ASSERT_TRUE(c.send(request(1, "agent.ping") + "\n" + R"({"jsonrpc":"2.0","method":"agent.ping"})" + "\n\n" +
+                       R"({"jsonrpc":"2.0","id":"two","met)"));
+    ASSERT_TRUE(c.send(R"(hod":"agent.describe"})"
+                       "\r\n"));
+    auto first = parseJson(c.line());
+    ASSERT_TRUE(first.IsObject());
+    EXPECT_EQ(first["id"].GetInt(), 1);
+    auto second = parseJson(c.line());
+    ASSERT_TRUE(second.IsObject());
+    EXPECT_STREQ(second["id"].GetString(), "two");
+    EXPECT_STREQ(second["result"]["transport"].GetString(), "tcp");
+    EXPECT_STREQ(second["result"]["notifications"][0].GetString(), "event");
+    // A batch is one -32600; invalid JSON is -32700 with id null; ids are echoed as written.
+    EXPECT_EQ(errorCode(c.call("[" + request(3, "agent.ping") + "," + request(4, "agent.ping") + "]")), -32600);
+    const std::string parseError = c.call("{not json");
+    EXPECT_EQ(errorCode(parseError), -32700);
+    EXPECT_NE(parseError.find("\"id\":null"), std::string::npos);
+    EXPECT_NE(c.call(R"({"jsonrpc":"2.0","id":1.50,"method":"agent.ping"})").find("\"id\":1.50"), std::string::npos);
+    EXPECT_EQ(errorCode(c.call(R"({"jsonrpc":"1.0","id":5,"method":"agent.ping"})")), -32600);
+    EXPECT_EQ(errorCode(c.call(R"({"jsonrpc":"2.0","id":6,"method":"no.such"})")), -32601);
+    EXPECT_EQ(errorCode(c.call(R"({"jsonrpc":"2.0","id":7,"method":"agent.ping","params":[1]})")), -32602);
+}
+
+TEST(ControlServer, OversizeLineGetsOneErrorAndTheNextLineIsServed) {
+    auto s = startTcp();
+    LineClient c(s->server.boundEndpoint());
+    const std::string huge(std::size_t{1} << 20, 'a');
+    ASSERT_TRUE(c.send("{\"x\":\"" + huge));
+    ASSERT_TRUE(c.send(huge + "\"}\n" + request(9, "agent.ping") + "\n"));
+    const std::string e = c.line();
+    EXPECT_EQ(errorCode(e), -32600) << e.substr(0, 200);
+    EXPECT_NE(e.find("1 MiB"), std::string::npos);
+    const auto ping = parseJson(c.line());
+    ASSERT_TRUE(ping.IsObject());
+    EXPECT_EQ(ping["id"].GetInt(), 9);
+    EXPECT_TRUE(ping.HasMember("result"));
+}
+
+TEST(ControlServer, NestingDeeperThan64IsRefused) {
+    auto s = startTcp();
+    LineClient c(s->server.boundEndpoint());
+    const std::string deep = std::string(65, '[') + std::string(65, ']');
+    EXPECT_EQ(errorCode(c.call(R"({"jsonrpc":"2.0","id":1,"method":"agent.ping","params":{"a":)" + deep + "}}")),
+              -32600);
+    const std::string ok = std::string(10, '[') + std::string(10, ']');
+    EXPECT_TRUE(isResult(c.call(R"({"jsonrpc":"2.0","id":2,"method":"agent.ping","params":{"a":)" + ok + "}}")));
+}
+
+// No token, wrong, prefix, suffix, padded: all -32010, the session stays unauthorised and the
+// target sees no call.
+TEST(ControlServer, AuthMatrixRejectsEveryNearMiss) {
+    const std::vector<std::string> bad = {"",
+                                          "wrong-token-0000000000",
+                                          kEngineer.substr(0, kEngineer.size() - 1),
+                                          kEngineer.substr(1),
+                                          kEngineer + "0",
+                                          kEngineer + " ",
+                                          " " + kEngineer,
+                                          kEngineer + "\\u0000",
+                                          kViewer + kEngineer};
+    for (const std::string& token : bad) {
+        auto s = startTcp(); // a fresh server each time: the back-off starts at five failures
+        LineClient c(s->server.boundEndpoint());
+        EXPECT_EQ(errorCode(c.call(request(1, "var.write", R"({"name":"x","value":1})"))), -32010);
+        EXPECT_EQ(errorCode(c.login(token, 2)), -32010) << "token '" << token << "'";
+        EXPECT_EQ(errorCode(c.call(request(3, "var.write", R"({"name":"x","value":1})"))), -32010);
+        EXPECT_EQ(errorCode(c.call(request(4, "runtime.status"))), -32010);
+        // Allowed before login: ping, describe, schema.
+        EXPECT_TRUE(isResult(c.call(request(5, "agent.describe"))));
+        EXPECT_TRUE(isResult(c.call(request(6, "agent.schema", R"({"method":"var.write"})"))));
+        EXPECT_TRUE(s->target.calls().empty()) << "token '" << token << "'";
+    }
+}
+
+TEST(ControlServer, RolesAreCheckedBeforeTheTargetIsCalled) {
+    auto s = startTcp();
+    LineClient c(s->server.boundEndpoint());
+    EXPECT_EQ(parseJson(c.login(kViewer))["result"]["role"].GetString(), std::string("viewer"));
+    const std::string forbidden = c.call(request(2, "var.write", R"({"name":"x","value":1})"));
+    EXPECT_EQ(errorCode(forbidden), -32011);
+    EXPECT_NE(forbidden.find("var.write"), std::string::npos);
+    EXPECT_NE(forbidden.find("engineer"), std::string::npos);
+    EXPECT_EQ(errorCode(c.call(request(3, "runtime.pause"))), -32011);
+    EXPECT_TRUE(s->target.calls().empty());
+    EXPECT_TRUE(isResult(c.call(request(4, "runtime.status"))));
+    EXPECT_EQ(parseJson(c.login(kEngineer, 5))["result"]["role"].GetString(), std::string("engineer"));
+    EXPECT_TRUE(isResult(c.call(request(6, "var.write", R"({"name":"x","value":1})"))));
+    // An answer that comes later (at the target's next poll) still reaches the client.
+    EXPECT_EQ(parseJson(c.call(request(7, "runtime.pause")))["result"]["state"].GetString(), std::string("paused"));
+    EXPECT_EQ(s->target.calls(), (std::vector<std::string>{"runtime.status", "var.write", "runtime.pause"}));
+}
+
+TEST(ControlServer, FiveFailedLoginsStartTheBackoff) {
+    auto s = startTcp();
+    LineClient c(s->server.boundEndpoint());
+    for (int i = 0; i < 5; ++i) {
+        EXPECT_EQ(errorCode(c.login("not-the-token-" + std::to_string(i) + "xxxxxxxx", i)), -32010);
+    }
+    // Even the right token is refused now, on this connection and on a new one from the same peer.
+    const auto refused = parseJson(c.login(kEngineer, 10));
+    ASSERT_TRUE(refused.HasMember("error"));
+    EXPECT_EQ(refused["error"]["code"].GetInt(), -32005);
+    EXPECT_GT(refused["error"]["data"]["retry_after_ms"].GetInt64(), 0);
+    LineClient other(s->server.boundEndpoint());
+    EXPECT_EQ(errorCode(other.login(kEngineer)), -32005);
+    EXPECT_EQ(errorCode(other.call(request(2, "runtime.status"))), -32010);
+    EXPECT_TRUE(s->target.calls().empty());
+}
+
+TEST(ControlServer, RateLimitAnswers32005WithRetryAfter) {
+    ControlOptions o = tcpOptions();
+    o.maxRequestsPerSecond = 5;
+    auto s = startTcp(o);
+    LineClient c(s->server.boundEndpoint());
+    std::string burst;
+    for (int i = 0; i < 40; ++i) {
+        burst += request(i, "agent.ping") + "\n";
+    }
+    ASSERT_TRUE(c.send(burst));
+    int ok = 0;
+    int limited = 0;
+    for (int i = 0; i < 40; ++i) {
+        const std::string line = c.line();
+        ASSERT_FALSE(line.empty()) << "reply " << i;
+        const auto d = parseJson(line);
+        EXPECT_EQ(d["id"].GetInt(), i); // every request answered, in order
+        if (d.HasMember("result")) {
+            ++ok;
+        } else if (d["error"]["code"].GetInt() == -32005) {
+            ++limited;
+            EXPECT_GT(d["error"]["data"]["retry_after_ms"].GetInt64(), 0);
+        }
+    }
+    EXPECT_GE(ok, 5);
+    EXPECT_GT(limited, 0);
+    EXPECT_EQ(ok + limited, 40);
+}
+
+TEST(ControlServer, ConnectionCapRefusesANewcomerWhenEverySessionIsLoggedIn) {
+    ControlOptions o = tcpOptions();
+    o.maxConnections = 2;
+    auto s = startTcp(o);
+    LineClient a(s->server.boundEndpoint());
+    LineClient b(s->server.boundEndpoint());
+    ASSERT_TRUE(isResult(a.login(kViewer)));
+    ASSERT_TRUE(isResult(b.login(kViewer)));
+    LineClient extra(s->server.boundEndpoint());
+    std::string line;
+    ASSERT_EQ(extra.read(line), LineClient::Read::Line);
+    EXPECT_EQ(errorCode(line), -32005);
+    EXPECT_NE(line.find("too many connections"), std::string::npos);
+    EXPECT_EQ(extra.read(line), LineClient::Read::Eof);
+    EXPECT_TRUE(isResult(a.call(request(2, "runtime.status"))));
+}
+
+TEST(ControlServer, ConnectionCapEvictsTheOldestSessionThatNeverLoggedIn) {
+    ControlOptions o = tcpOptions();
+    o.maxConnections = 2;
+    auto s = startTcp(o);
+    LineClient proven(s->server.boundEndpoint());
+    ASSERT_TRUE(isResult(proven.login(kViewer)));
+    LineClient idle(s->server.boundEndpoint());
+    ASSERT_TRUE(isResult(idle.call(request(1, "agent.ping")))); // connected, never logged in
+    LineClient newcomer(s->server.boundEndpoint());
+    ASSERT_TRUE(isResult(newcomer.login(kViewer)));
+    std::string line;
+    ASSERT_EQ(idle.read(line), LineClient::Read::Line);
+    EXPECT_EQ(errorCode(line), -32005);
+    EXPECT_EQ(idle.read(line), LineClient::Read::Eof);
+    EXPECT_TRUE(isResult(proven.call(request(2, "runtime.status"))));
+    EXPECT_TRUE(isResult(newcomer.call(request(3, "runtime.status"))));
+}
+
+TEST(ControlServer, IdleSessionsAreClosed) {
+    ControlOptions o = tcpOptions();
+    o.idleTimeoutMs = 100;
+    auto s = startTcp(o);
+    LineClient c(s->server.boundEndpoint());
+    ASSERT_TRUE(isResult(c.login(kViewer)));
+    std::string line;
+    EXPECT_EQ(c.read(line, 10000), LineClient::Read::Eof);
+}
+
+TEST(ControlServer, AClientThatDoesNotReadIsDisconnected) {
+    ControlOptions o = tcpOptions();
+    o.maxRequestsPerSecond = 100000;
+    auto s = startTcp(o);
+    LineClient c(s->server.boundEndpoint());
+    ASSERT_TRUE(isResult(c.login(kViewer)));
+    // 400 replies of 64 KiB (25 MiB) while the client reads nothing: the queue passes 4 MiB.
+    std::string burst;
+    for (int i = 0; i < 400; ++i) {
+        burst += request(i, "big") + "\n";
+    }
+    (void)c.send(burst); // may fail once the server has closed the connection
+    int replies = 0;
+    std::string line;
+    LineClient::Read r;
+    while ((r = c.read(line, 10000)) == LineClient::Read::Line) {
+        ++replies;
+    }
+    EXPECT_EQ(r, LineClient::Read::Eof);
+    EXPECT_LT(replies, 400);
+}
+
+TEST(ControlServer, EventsReachSubscribedSessionsOnly) {
+    auto s = startTcp();
+    LineClient c(s->server.boundEndpoint());
+    LineClient other(s->server.boundEndpoint());
+    ASSERT_TRUE(isResult(c.login(kViewer)));
+    ASSERT_TRUE(isResult(other.login(kViewer)));
+    EXPECT_EQ(errorCode(c.call(request(2, "events.subscribe", R"({"types":["fault","nonsense"]})"))), -32602);
+    const auto sub = parseJson(c.call(request(3, "events.subscribe", R"({"types":["fault","reload_applied"]})")));
+    ASSERT_TRUE(sub.HasMember("result"));
+    EXPECT_EQ(sub["result"]["subscribed"].Size(), 2U);
+    s->target.emit(R"({"type":"runtime_started","ts":1})");
+    s->target.emit(R"({"type":"fault","ts":2,"message":"division by zero"})");
+    s->target.emit(R"({"type":"reload_applied","ts":3})");
+    const auto first = parseJson(c.line());
+    ASSERT_TRUE(first.IsObject());
+    EXPECT_STREQ(first["method"].GetString(), "event");
+    EXPECT_STREQ(first["params"]["type"].GetString(), "fault");
+    EXPECT_STREQ(first["params"]["message"].GetString(), "division by zero");
+    EXPECT_STREQ(parseJson(c.line())["params"]["type"].GetString(), "reload_applied");
+    std::string line;
+    EXPECT_EQ(other.read(line, 200), LineClient::Read::Timeout); // not subscribed: nothing
+}
+
+TEST(ControlServer, UnixSocketWithoutTokensTreatsPeersAsAdmin) {
+    test::TempDir dir;
+    const std::string path = (dir.path() / "takt.sock").string();
+    // A stale socket file (its process died) is replaced.
+    {
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+        ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+        ::close(fd);
+    }
+    ControlOptions o;
+    o.endpoint = "unix://" + path;
+    auto s = std::make_unique<Server>(o);
+    ASSERT_TRUE(s->start()) << s->error;
+    struct stat st {};
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600U);
+    LineClient c("unix://" + path);
+    EXPECT_TRUE(isResult(c.call(request(1, "var.write", R"({"name":"x","value":1})"))));
+    EXPECT_STREQ(parseJson(c.call(request(2, "agent.describe")))["result"]["transport"].GetString(), "unix");
+    // A second server on the same live socket is refused and leaves the first one alone.
+    Server second(o);
+    EXPECT_FALSE(second.start());
+    EXPECT_NE(second.error.find("another process"), std::string::npos) << second.error;
+    EXPECT_TRUE(isResult(c.call(request(3, "runtime.status"))));
+    s->server.stop();
+    EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(ControlServer, UnixSocketWithTokensNeedsLogin) {
+    test::TempDir dir;
+    ControlOptions o;
+    o.endpoint = "unix://" + (dir.path() / "t.sock").string();
+    o.tokens = {{Role::Operator, kViewer}};
+    Server s(o);
+    ASSERT_TRUE(s.start()) << s.error;
+    LineClient c(o.endpoint);
+    EXPECT_EQ(errorCode(c.call(request(1, "runtime.status"))), -32010);
+    EXPECT_EQ(parseJson(c.login(kViewer, 2))["result"]["role"].GetString(), std::string("operator"));
+    EXPECT_TRUE(isResult(c.call(request(3, "runtime.pause"))));
+}
+
+TEST(ControlServer, RefusesUnsafeOrBrokenOptionsAtStart) {
+    test::TempDir dir;
+    const auto refused = [](ControlOptions o, std::string_view expect) {
+        Server s(std::move(o));
+        EXPECT_FALSE(s.start());
+        EXPECT_NE(s.error.find(expect), std::string::npos) << s.error;
+    };
+    ControlOptions o = tcpOptions();
+    o.endpoint = "tcp://0.0.0.0:0";
+    refused(o, "not a loopback address");
+    o.endpoint = "tcp://127.0.0.1:0";
+    o.tokens.clear();
+    refused(o, "need at least one token");
+    o = tcpOptions();
+    o.endpoint = "tls://127.0.0.1:0";
+    refused(o, "cert and key");
+    for (const char* bad : {"", "http://x:1", "tcp://127.0.0.1", "tcp://127.0.0.1:99999", "tcp://:80", "unix://",
+                            "tcp://::1:80", "tcp://127.0.0.1:8x"}) {
+        o = tcpOptions();
+        o.endpoint = bad;
+        refused(o, "endpoint '");
+    }
+    o = tcpOptions();
+    o.tokens = {{Role::Admin, "short"}};
+    refused(o, "shorter than 16");
+    const std::string file = dir.write("not-a-socket", "x").string();
+    o = ControlOptions{};
+    o.endpoint = "unix://" + file;
+    refused(o, "is not a socket");
+    EXPECT_TRUE(std::filesystem::exists(file));
+    o = tcpOptions();
+    o.auditLog = (dir.path() / "no-such-dir" / "audit.log").string();
+    refused(o, "audit log");
+}
+
+TEST(ControlServer, AuditLogHasOneLinePerRequestAndNeverTheToken) {
+    test::TempDir dir;
+    ControlOptions o = tcpOptions();
+    o.auditLog = (dir.path() / "audit.log").string();
+    {
+        auto s = startTcp(o);
+        LineClient c(s->server.boundEndpoint());
+        EXPECT_EQ(errorCode(c.login("bad-token-value-123456", 1)), -32010);
+        ASSERT_TRUE(isResult(c.login(kEngineer, 2)));
+        ASSERT_TRUE(isResult(c.call(request(3, "var.write", R"({"name":"secretvar","value":1})"))));
+        EXPECT_EQ(errorCode(c.call(request(4, "no.such"))), -32601);
+    }
+    std::ifstream in(o.auditLog);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string log = text.str();
+    EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 4) << log;
+    EXPECT_NE(log.find("role=none method=auth.login error=-32010"), std::string::npos) << log;
+    EXPECT_NE(log.find("role=engineer method=var.write ok"), std::string::npos) << log;
+    EXPECT_NE(log.find("method=no.such error=-32601"), std::string::npos) << log;
+    EXPECT_NE(log.find("peer=tcp:127.0.0.1:"), std::string::npos) << log;
+    EXPECT_EQ(log.find(kEngineer), std::string::npos);
+    EXPECT_EQ(log.find("bad-token-value"), std::string::npos);
+    EXPECT_EQ(log.find("secretvar"), std::string::npos); // params are not logged either
+    EXPECT_TRUE(log.starts_with("20")) << log;
+    struct stat st {};
+    ASSERT_EQ(::stat(o.auditLog.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600U);
+}
+
+} // namespace
+} // namespace takt::agent
