@@ -274,6 +274,20 @@ TEST(ControlLive, InvalidReloadsChangeNothing) {
         }
     }
     EXPECT_EQ(rejectedEvents, 4);
+    // A compile error: `takt reload --project` refuses to send anything.
+    TempDir broken;
+    writeProject(broken, 2, "");
+    broken.write("src/main.st", "PROGRAM Main\nVAR x : INT; END_VAR\nx := y + 1;\nEND_PROGRAM\n");
+    const std::string reloadCmd =
+        std::string(TAKT_BINARY) + " reload --endpoint " + unixEndpoint(project) + " --project ";
+    const Sample beforeBroken = sample(*c);
+    EXPECT_NE(shell(reloadCmd + broken.path().string() + " > " + (broken.path() / "reload.log").string() + " 2>&1"), 0);
+    const std::string brokenLog = readText(broken.path() / "reload.log");
+    EXPECT_NE(brokenLog.find("main.st:3"), std::string::npos) << brokenLog;
+    EXPECT_NE(brokenLog.find("nothing was sent"), std::string::npos) << brokenLog;
+    EXPECT_EQ(result(*c, "runtime.status", "")["program_hash"].GetString(), hash);
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    EXPECT_GT(sample(*c).cnt, beforeBroken.cnt);
     // The good program still goes in afterwards, and the subscriber hears of it.
     const ControlReply ok = c->call("bytecode.reload", bytecodeReloadParams(good));
     ASSERT_TRUE(ok.ok) << ok.message;
