@@ -13,7 +13,9 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -50,7 +52,7 @@ public:
     }
     [[nodiscard]] const fs::path& path() const { return path_; }
     fs::path write(const std::string& name, const std::string& text, mode_t mode = 0644) const {
-        const fs::path p = path_ / name;
+        fs::path p = path_ / name;
         fs::create_directories(p.parent_path());
         std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
         ::chmod(p.c_str(), mode);
@@ -77,7 +79,10 @@ inline std::uint16_t freePort() {
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+        ::close(fd);
+        return 0;
+    }
     socklen_t len = sizeof a;
     ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
     ::close(fd);
@@ -229,7 +234,7 @@ inline double percentile(std::vector<double> v, double q) {
         return 0;
     }
     std::sort(v.begin(), v.end());
-    const auto i = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+    const auto i = static_cast<std::size_t>(std::lround(q * static_cast<double>(v.size() - 1)));
     return v[std::min(i, v.size() - 1)];
 }
 
