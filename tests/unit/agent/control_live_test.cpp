@@ -298,5 +298,30 @@ TEST(ControlLive, InvalidReloadsChangeNothing) {
     EXPECT_EQ(rt.stop(), 0) << rt.log();
 }
 
+// `takt bench jitter --load agent`: both phases ran, the clients were answered, and the JSON says
+// so (the timing itself goes into bench/notes/control.md, not here).
+TEST(ControlLive, BenchJitterUnderAgentLoadReportsBothPhases) {
+    TempDir dir;
+    const fs::path json = dir.path() / "jitter.json";
+    const std::string bench = std::string(TAKT_BINARY) + " bench jitter --period 10ms --duration 1s --load agent";
+    ASSERT_EQ(shell(bench + " --output " + json.string() + " > " + (dir.path() / "out.log").string() + " 2>&1"), 0)
+        << readText(dir.path() / "out.log");
+    const rapidjson::Document d = parse(readText(json));
+    ASSERT_TRUE(d.IsObject() && d.HasMember("load")) << readText(json);
+    const auto& load = d["load"];
+    EXPECT_GT(load["requests"].GetUint64(), 0U);
+    EXPECT_EQ(load["errors"].GetUint64(), 0U);
+    EXPECT_GT(load["unloaded"]["cycles"].GetUint64(), 0U);
+    EXPECT_GT(load["loaded"]["cycles"].GetUint64(), 0U);
+    // The phases cover the run except the moments the endpoint starts and stops.
+    EXPECT_LE(load["unloaded"]["cycles"].GetUint64() + load["loaded"]["cycles"].GetUint64(), d["cycles"].GetUint64());
+    EXPECT_NE(readText(dir.path() / "out.log").find("p99 loaded / unloaded"), std::string::npos);
+
+    EXPECT_NE(shell(std::string(TAKT_BINARY) + " bench jitter --duration 10ms --load cpu > " +
+                    (dir.path() / "bad.log").string() + " 2>&1"),
+              0);
+    EXPECT_NE(readText(dir.path() / "bad.log").find("--load"), std::string::npos) << readText(dir.path() / "bad.log");
+}
+
 } // namespace
 } // namespace takt::agent::live
