@@ -188,6 +188,9 @@ void LoginBackoff::failed(const std::string& peer, Clock::time_point now) {
         prune(now);
     }
     Entry& e = peers_[peer];
+    if (e.failures > 0 && now - e.last > kMax) {
+        e.failures = 0; // quiet for longer than the longest back-off: start afresh
+    }
     ++e.failures;
     e.last = now;
     if (e.failures >= kFreeFailures) {
@@ -195,10 +198,6 @@ void LoginBackoff::failed(const std::string& peer, Clock::time_point now) {
         const auto wait = std::min<std::chrono::milliseconds>(kBase * (std::int64_t{1} << shift), kMax);
         e.blockedUntil = now + wait;
     }
-}
-
-void LoginBackoff::succeeded(const std::string& peer) {
-    peers_.erase(peer);
 }
 
 void LoginBackoff::prune(Clock::time_point now) {

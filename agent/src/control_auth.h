@@ -45,7 +45,6 @@ public:
     // Milliseconds the peer still has to wait, 0 when a login may be tried now.
     [[nodiscard]] std::int64_t retryAfterMs(const std::string& peer, Clock::time_point now) const;
     void failed(const std::string& peer, Clock::time_point now);
-    void succeeded(const std::string& peer);
 
 private:
     struct Entry {

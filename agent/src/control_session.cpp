@@ -459,7 +459,9 @@ ControlAnswer ControlSession::login(const Value& params) {
         proven_ = false;
         return ControlAnswer::error(kUnauthorized, "unauthorized: auth.login: invalid token");
     }
-    service_.backoff_.succeeded(peer_.key);
+    // A success does not clear the peer's failures: otherwise a viewer token, used between
+    // guesses at an engineer or admin token, would reset the back-off every time. Failures are
+    // forgotten only after a quiet period (LoginBackoff::failed).
     role_ = role;
     proven_ = true;
     return ControlAnswer::result(fmt::format(R"({{"role":"{}"}})", roleName(*role)));

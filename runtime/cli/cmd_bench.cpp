@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "bench_load.h"
 #include "bench_report.h"
 #include "commands.h"
 #include "run_support.h"
@@ -31,6 +32,7 @@ struct JitterOptions {
     int priority = 80;
     std::vector<int> cpus;
     bool lockMemory = false;
+    std::string load; // "" or "agent"
 };
 
 // No field I/O: the benchmark measures the loop and the program.
@@ -51,6 +53,10 @@ int runJitter(const JitterOptions& o) {
     const auto duration = parseDurationNs(o.duration);
     if (!period || *period <= 0 || !duration) {
         std::fprintf(stderr, "takt bench jitter: --period and --duration take durations such as 1ms, 10s\n");
+        return kExitInvalidProject;
+    }
+    if (!o.load.empty() && o.load != "agent") {
+        std::fprintf(stderr, "takt bench jitter: --load: expected \"agent\", got \"%s\"\n", o.load.c_str());
         return kExitInvalidProject;
     }
     RunnableProgram program;
@@ -84,7 +90,14 @@ int runJitter(const JitterOptions& o) {
     for (const std::string& w : loop.warnings()) {
         std::fprintf(stderr, "takt bench jitter: warning: %s\n", w.c_str());
     }
-    std::this_thread::sleep_for(std::chrono::nanoseconds(*duration));
+    AgentLoadResult load;
+    if (o.load.empty()) {
+        std::this_thread::sleep_for(std::chrono::nanoseconds(*duration));
+    } else if (!runAgentLoad(loop, engine, *duration, o.project.empty(), load, error)) {
+        loop.stop();
+        std::fprintf(stderr, "takt bench jitter: --load agent: %s\n", error.c_str());
+        return kExitInternal;
+    }
     loop.stop();
     const engine::ScanSnapshot snap = loop.snapshot();
 
@@ -126,6 +139,38 @@ int runJitter(const JitterOptions& o) {
     writeHistogramJson(w, loop.lateness());
     w.Key("execution_time");
     writeHistogramJson(w, loop.execTime());
+    if (!o.load.empty()) {
+        w.Key("load");
+        w.StartObject();
+        w.Key("clients");
+        w.Int(4);
+        w.Key("requests_per_s_per_client");
+        w.Int(200);
+        w.Key("requests");
+        w.Uint64(load.requests);
+        w.Key("errors");
+        w.Uint64(load.errors);
+        for (const auto& [name, p] : {std::pair{"unloaded", load.unloaded}, std::pair{"loaded", load.loaded}}) {
+            w.Key(name);
+            w.StartObject();
+            w.Key("cycles");
+            w.Uint64(p.cycles);
+            w.Key("lateness_p50_ns");
+            w.Int64(p.p50Ns);
+            w.Key("lateness_p99_ns");
+            w.Int64(p.p99Ns);
+            w.Key("lateness_p999_ns");
+            w.Int64(p.p999Ns);
+            w.Key("lateness_max_ns");
+            w.Int64(p.maxNs);
+            w.EndObject();
+        }
+        w.Key("p99_ratio");
+        w.Double(load.unloaded.p99Ns > 0
+                     ? static_cast<double>(load.loaded.p99Ns) / static_cast<double>(load.unloaded.p99Ns)
+                     : 0.0);
+        w.EndObject();
+    }
     w.EndObject();
 
     const fs::path json = o.output.empty() ? fs::path(fmt::format("jitter-{}.json", o.period)) : fs::path(o.output);
@@ -148,6 +193,20 @@ int runJitter(const JitterOptions& o) {
                 formatNs(late.p99).c_str(), formatNs(late.p999).c_str(), formatNs(late.max).c_str());
     std::printf("execution time: p50 %s p99 %s p99.9 %s max %s\n", formatNs(exec.p50).c_str(),
                 formatNs(exec.p99).c_str(), formatNs(exec.p999).c_str(), formatNs(exec.max).c_str());
+    if (!o.load.empty()) {
+        std::printf("agent load: %llu requests answered, %llu errors%s%s\n",
+                    static_cast<unsigned long long>(load.requests), static_cast<unsigned long long>(load.errors),
+                    load.firstError.empty() ? "" : "; first: ", load.firstError.c_str());
+        for (const auto& [name, p] : {std::pair{"unloaded", load.unloaded}, std::pair{"loaded  ", load.loaded}}) {
+            std::printf("start lateness %s: %llu cycles, p50 %s p99 %s p99.9 %s max %s\n", name,
+                        static_cast<unsigned long long>(p.cycles), formatNs(p.p50Ns).c_str(), formatNs(p.p99Ns).c_str(),
+                        formatNs(p.p999Ns).c_str(), formatNs(p.maxNs).c_str());
+        }
+        if (load.unloaded.p99Ns > 0) {
+            std::printf("p99 loaded / unloaded: %.2f\n",
+                        static_cast<double>(load.loaded.p99Ns) / static_cast<double>(load.unloaded.p99Ns));
+        }
+    }
     std::printf("wrote %s and %s\n", json.c_str(), svg.c_str());
     return kExitOk;
 }
@@ -167,6 +226,8 @@ void registerBench(CLI::App& app, int& exitCode) {
     jitter->add_option("--priority", o->priority, "SCHED_FIFO priority");
     jitter->add_option("--cpu", o->cpus, "Pin the scan thread to these CPUs");
     jitter->add_flag("--lock-memory", o->lockMemory, "mlockall");
+    jitter->add_option("--load", o->load,
+                       "agent: serve the control endpoint with 4 clients x 200 requests/s in alternate phases");
     jitter->callback([o, &exitCode] { exitCode = runJitter(*o); });
     registerBenchIoLatency(*bench, exitCode);
 }

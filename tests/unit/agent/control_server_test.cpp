@@ -176,6 +176,20 @@ TEST(ControlServer, FiveFailedLoginsStartTheBackoff) {
     EXPECT_TRUE(s->target.calls().empty());
 }
 
+TEST(ControlServer, AViewerLoginBetweenGuessesDoesNotResetTheBackoff) {
+    auto s = startTcp();
+    LineClient c(s->server.boundEndpoint());
+    // Someone with a viewer token guessing at the engineer token: the valid viewer logins in
+    // between must not wipe the failures out.
+    for (int i = 0; i < 5; ++i) {
+        EXPECT_EQ(errorCode(c.login("guess-at-the-engineer-" + std::to_string(i), 2 * i)), -32010);
+        if (i < 4) {
+            EXPECT_EQ(parseJson(c.login(kViewer, 2 * i + 1))["result"]["role"].GetString(), std::string("viewer"));
+        }
+    }
+    EXPECT_EQ(errorCode(c.login(kEngineer, 20)), -32005);
+}
+
 TEST(ControlServer, RateLimitAnswers32005WithRetryAfter) {
     ControlOptions o = tcpOptions();
     o.maxRequestsPerSecond = 5;
