@@ -880,38 +880,65 @@ dispatch_switch:
         JNCMP(JNLT_F64, F64, <)
         JNCMP(JNLE_F64, F64, <=)
 
-        // --- fused FOR back-edge ---
+        // --- fused FOR back-edge: go on while the next value does not pass the bound. The room
+        // left (bound - counter) is computed in 64 bits and compared with the step, so the
+        // counter never passes the bound and the step never overflows.
         CASE(LOOP_I32_IMM) {
             const I32 v = load<I32>(A(0));
-            if (v < IMM32(1)) {
-                store<U32>(A(0), static_cast<U32>(v) + W(2));
+            if (static_cast<I64>(IMM32(1)) - v >= IMM32(2)) {
+                store<I32>(A(0), static_cast<I32>(v + IMM32(2)));
                 JUMP(W(3));
             }
             NEXT(LOOP_I32_IMM);
         }
         CASE(LOOP_DN_I32_IMM) {
             const I32 v = load<I32>(A(0));
-            if (v > IMM32(1)) {
-                store<U32>(A(0), static_cast<U32>(v) + W(2));
+            if (static_cast<I64>(IMM32(1)) - v <= IMM32(2)) {
+                store<I32>(A(0), static_cast<I32>(v + IMM32(2)));
                 JUMP(W(3));
             }
             NEXT(LOOP_DN_I32_IMM);
         }
         CASE(LOOP_I32) {
             const I32 v = load<I32>(A(0));
-            if (v < load<I32>(A(1))) {
-                store<U32>(A(0), static_cast<U32>(v) + W(2));
+            if (static_cast<I64>(load<I32>(A(1))) - v >= IMM32(2)) {
+                store<I32>(A(0), static_cast<I32>(v + IMM32(2)));
                 JUMP(W(3));
             }
             NEXT(LOOP_I32);
         }
         CASE(LOOP_DN_I32) {
             const I32 v = load<I32>(A(0));
-            if (v > load<I32>(A(1))) {
-                store<U32>(A(0), static_cast<U32>(v) + W(2));
+            if (static_cast<I64>(load<I32>(A(1))) - v <= IMM32(2)) {
+                store<I32>(A(0), static_cast<I32>(v + IMM32(2)));
                 JUMP(W(3));
             }
             NEXT(LOOP_DN_I32);
+        }
+        CASE(LOOP_STEP_I32) {
+            const I32 v = load<I32>(A(0));
+            const I64 room = static_cast<I64>(load<I32>(A(1))) - v;
+            const I32 step = load<I32>(A(2));
+            if ((step > 0 && room >= step) || (step < 0 && room <= step)) {
+                store<I32>(A(0), static_cast<I32>(v + step));
+                JUMP(W(3));
+            }
+            NEXT(LOOP_STEP_I32);
+        }
+        CASE(LOOP_STEP_I64) {
+            // In unsigned arithmetic: bound - counter (or counter - bound) is exact once the
+            // counter is known to be on the right side, and so is the step's magnitude.
+            const auto v = load<U64>(A(0));
+            const auto bound = load<U64>(A(1));
+            const auto step = load<U64>(A(2));
+            const auto sv = static_cast<I64>(v);
+            const auto sb = static_cast<I64>(bound);
+            const auto ss = static_cast<I64>(step);
+            if ((ss > 0 && sv < sb && bound - v >= step) || (ss < 0 && sv > sb && v - bound >= U64{0} - step)) {
+                store<U64>(A(0), v + step);
+                JUMP(W(3));
+            }
+            NEXT(LOOP_STEP_I64);
         }
     default: goto invalid;
     }

@@ -126,6 +126,35 @@ END_PROGRAM
     EXPECT_EQ(r.get<std::int32_t>("Main.rp"), 5);
 }
 
+TEST(CodegenExec, ForStepZeroAtRunTimeTrapsBeforeTheBody) {
+    for (const char* type : {"INT", "DINT", "LINT"}) {
+        Runner r(std::string(R"(
+PROGRAM Main
+  VAR i : )") + type +
+                 R"(; zero : )" + type + R"(; n : DINT; END_VAR
+  FOR i := 1 TO 10 BY zero DO n := n + 1; END_FOR;
+END_PROGRAM
+)");
+        ASSERT_TRUE(r.ok) << r.errors();
+        EXPECT_EQ(r.cycle(), vm::Trap::ForStepZero) << type;
+        EXPECT_EQ(r.get<std::int32_t>("Main.n"), 0) << type;
+    }
+}
+
+TEST(CodegenExec, ForCounterWrittenThroughAReferenceStillStopsAtTheBound) {
+    Runner r(R"(
+PROGRAM Main
+  VAR k : INT; pk : REF_TO INT; n : DINT; END_VAR
+  pk := REF(k);
+  FOR k := 0 TO 10 BY 3 DO n := n + 1; IF k = 3 THEN pk^ := 8; END_IF; END_FOR;  (* 0 3; 8 + 3 passes 10 *)
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    EXPECT_EQ(r.get<std::int32_t>("Main.n"), 2);
+    EXPECT_EQ(r.get<std::int16_t>("Main.k"), 8);
+}
+
 TEST(CodegenExec, FunctionsFbsAndCase) {
     Runner r(R"(
 FUNCTION Scale : REAL
