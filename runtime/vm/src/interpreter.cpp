@@ -292,6 +292,19 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
         store<T>(A(0), load<T>(image + at_));                                                                          \
         NEXT(name);                                                                                                    \
     }
+// An array element by a run-time subscript: bounds check, scale and load in one dispatch (IDX
+// followed by LDI); the element address is computed in 64 bits and checked against the image.
+#define LDX(name, T)                                                                                                   \
+    CASE(name) {                                                                                                       \
+        const std::int64_t rel_ = static_cast<std::int64_t>(load<std::int32_t>(A(2))) - IMM32(3);                      \
+        if (static_cast<std::uint64_t>(rel_) >= W(5)) [[unlikely]]                                                     \
+            FAULT(Trap::ArrayBounds);                                                                                  \
+        const std::uint64_t at_ = static_cast<std::uint64_t>(A(1) - image) + static_cast<std::uint64_t>(rel_) * W(4);  \
+        if (at_ + sizeof(T) > imageSize) [[unlikely]]                                                                  \
+            FAULT(Trap::InvalidReference);                                                                             \
+        store<T>(A(0), load<T>(image + at_));                                                                          \
+        NEXT(name);                                                                                                    \
+    }
 #define STI(name, T)                                                                                                   \
     CASE(name) {                                                                                                       \
         const std::uint32_t p_ = load<std::uint32_t>(A(0));                                                            \
@@ -724,6 +737,10 @@ dispatch_switch:
             store<U32>(A(0), p + static_cast<U32>(rel) * W(4));
             NEXT(IDXP);
         }
+        LDX(LDX_8, std::uint8_t)
+        LDX(LDX_16, std::uint16_t)
+        LDX(LDX_32, U32)
+        LDX(LDX_64, U64)
         LDI(LDI_8, std::uint8_t)
         LDI(LDI_16, std::uint16_t)
         LDI(LDI_32, U32)
@@ -982,6 +999,7 @@ fault:
 #undef JCMPI
 #undef BIN_T
 #undef LDI
+#undef LDX
 #undef STI
 }
 

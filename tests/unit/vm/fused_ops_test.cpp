@@ -177,6 +177,53 @@ TEST_P(FusedOpsTest, LoopBackEdgeCountsAgainstTheBudget) {
     EXPECT_LT(r.counter, 1000);
 }
 
+// LDX_*: array of 4-byte elements at this+32 with lower bound -2 and 5 elements; the element
+// index at this+0, the loaded value at this+8.
+Trap loadElement(bool useSwitch, Opcode op, std::int32_t index, std::uint32_t fieldOffset, TestProgram& p) {
+    for (std::int32_t k = 0; k < 5; ++k) {
+        p.set<std::int32_t>(32 + 4 * k, 0x01020304 * (k + 1));
+    }
+    p.set<std::int32_t>(0, index);
+    Asm a;
+    a.op(op, {self(8), self(32 + fieldOffset), self(0), imm(-2), 4, 5});
+    a.op(Opcode::RET);
+    p.setMain(a);
+    return p.run(useSwitch);
+}
+
+TEST_P(FusedOpsTest, ElementLoadChecksTheBoundsAndReadsTheWidth) {
+    for (std::int32_t index = -2; index <= 2; ++index) {
+        const std::int32_t element = 0x01020304 * (index + 3);
+        TestProgram p32;
+        ASSERT_EQ(loadElement(useSwitch(), Opcode::LDX_32, index, 0, p32), Trap::None);
+        EXPECT_EQ(p32.get<std::int32_t>(8), element);
+        TestProgram p16;
+        ASSERT_EQ(loadElement(useSwitch(), Opcode::LDX_16, index, 2, p16), Trap::None);
+        EXPECT_EQ(p16.get<std::uint16_t>(8), static_cast<std::uint16_t>(static_cast<std::uint32_t>(element) >> 16));
+        TestProgram p8;
+        ASSERT_EQ(loadElement(useSwitch(), Opcode::LDX_8, index, 1, p8), Trap::None);
+        EXPECT_EQ(p8.get<std::uint8_t>(8), static_cast<std::uint8_t>(static_cast<std::uint32_t>(element) >> 8));
+    }
+    for (const std::int32_t bad : {-3, 3, kMin32, kMax32}) {
+        TestProgram p;
+        p.set<std::int32_t>(8, 77);
+        EXPECT_EQ(loadElement(useSwitch(), Opcode::LDX_32, bad, 0, p), Trap::ArrayBounds) << bad;
+        EXPECT_EQ(p.get<std::int32_t>(8), 77) << bad; // nothing written
+    }
+}
+
+TEST_P(FusedOpsTest, ElementLoad64ReadsEightBytes) {
+    TestProgram p;
+    p.set<std::int64_t>(40, -1234567890123LL);
+    p.set<std::int32_t>(0, 1);
+    Asm a;
+    a.op(Opcode::LDX_64, {self(8), self(32), self(0), imm(0), 8, 2});
+    a.op(Opcode::RET);
+    p.setMain(a);
+    ASSERT_EQ(p.run(useSwitch()), Trap::None);
+    EXPECT_EQ(p.get<std::int64_t>(8), -1234567890123LL);
+}
+
 // d := a op i through the reciprocal, compared with C++'s / and % (truncating, sign of a).
 std::int32_t divImm(bool useSwitch, Opcode op, std::int32_t a, std::int32_t divisor) {
     TestProgram p;
