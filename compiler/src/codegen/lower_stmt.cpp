@@ -2,6 +2,8 @@
 #include "codegen/lower.h"
 #include "takt/compiler/names.h"
 
+#include <limits>
+
 namespace takt::compiler::codegen {
 
 using bc::Opcode;
@@ -511,11 +513,16 @@ void Lowerer::lowerFor(const ast::ForStmt& s) {
     }
     // Test, step and jump back in one instruction; it goes on only while counter + step does not
     // pass the bound.
-    if (stepKnown && !wide) {
+    // With a constant bound and step the limit bound - step is computed here: the counter steps
+    // while it is at or before the limit (LOOP_STEP_I32 when the limit does not fit in 32 bits).
+    const std::int64_t limit = toConst ? *toConst - stepValue : 0;
+    const bool limitFits =
+        limit >= std::numeric_limits<std::int32_t>::min() && limit <= std::numeric_limits<std::int32_t>::max();
+    if (stepKnown && !wide && (!toConst || limitFits)) {
         const auto stepImm = imm(static_cast<std::uint32_t>(stepValue));
         if (toConst) {
             emit(down ? Opcode::LOOP_DN_I32_IMM : Opcode::LOOP_I32_IMM,
-                 {ctr, imm(static_cast<std::uint32_t>(*toConst)), stepImm, imm(top)});
+                 {ctr, imm(static_cast<std::uint32_t>(limit)), stepImm, imm(top)});
         } else {
             emit(down ? Opcode::LOOP_DN_I32 : Opcode::LOOP_I32, {ctr, to, stepImm, imm(top)});
         }

@@ -900,18 +900,18 @@ dispatch_switch:
         // --- fused FOR back-edge: go on while the next value does not pass the bound. The room
         // left (bound - counter) is computed in 64 bits and compared with the step, so the
         // counter never passes the bound and the step never overflows.
-        CASE(LOOP_I32_IMM) {
+        CASE(LOOP_I32_IMM) { // i1 is bound - step (the back end computes it)
             const I32 v = load<I32>(A(0));
-            if (static_cast<I64>(IMM32(1)) - v >= IMM32(2)) {
-                store<I32>(A(0), static_cast<I32>(v + IMM32(2)));
+            if (v <= IMM32(1)) {
+                store<U32>(A(0), static_cast<U32>(v) + W(2));
                 JUMP(W(3));
             }
             NEXT(LOOP_I32_IMM);
         }
         CASE(LOOP_DN_I32_IMM) {
             const I32 v = load<I32>(A(0));
-            if (static_cast<I64>(IMM32(1)) - v <= IMM32(2)) {
-                store<I32>(A(0), static_cast<I32>(v + IMM32(2)));
+            if (v >= IMM32(1)) {
+                store<U32>(A(0), static_cast<U32>(v) + W(2));
                 JUMP(W(3));
             }
             NEXT(LOOP_DN_I32_IMM);

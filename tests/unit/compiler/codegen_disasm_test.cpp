@@ -40,7 +40,7 @@ L0031:
   0037  JNE_I32_IMM  fp+0, 0, L003e
   003b  MOVI_32      this+8 <Main.acc>, 0
 L003e:
-  003e  LOOP_I32_IMM this+0 <Main.i>, 1000, 1, L0027
+  003e  LOOP_I32_IMM this+0 <Main.i>, 999, 1, L0027
 L0043:
   0043  I32_TO_F64   this+16 <Main.r>, this+8 <Main.acc>
   0046  RET

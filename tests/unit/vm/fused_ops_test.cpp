@@ -36,8 +36,10 @@ LoopRun runLoop(bool useSwitch, Opcode op, std::int32_t from, std::int32_t bound
     if (op == Opcode::LOOP_STEP_I32) {
         a.op(op, {self(0), self(8), self(12), top});
     } else {
+        // The _IMM forms take the limit bound - step (the tests choose ones that fit).
         const bool slot = op == Opcode::LOOP_I32 || op == Opcode::LOOP_DN_I32;
-        a.op(op, {self(0), slot ? self(8) : imm(bound), imm(step), top});
+        const auto limit = static_cast<std::int32_t>(std::int64_t{bound} - step);
+        a.op(op, {self(0), slot ? self(8) : imm(limit), imm(step), top});
     }
     a.op(Opcode::RET);
     p.setMain(a);
