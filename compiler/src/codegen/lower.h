@@ -85,6 +85,9 @@ private:
     // ---- expressions ----
     Value eval(const ast::Expr& e, const Type* want, std::optional<Operand> dest = std::nullopt);
     Value load(const Loc& l, Calc calc);
+    // load() of a location used once (an rvalue): an element selected by the IDX just emitted
+    // is loaded by one LDX_* in the IDX's place instead of IDX + LDI_*.
+    Value loadOnce(const Loc& l, Calc calc);
     Value convert(Value v, const Type* to, std::optional<Operand> dest = std::nullopt);
     Value narrow(Value v, const Type* to);
     Value binary(const ast::BinaryExpr& e, const Type* want, std::optional<Operand> dest);
@@ -141,6 +144,10 @@ private:
     std::vector<LoopLabels*> loops_;
     // FOR control variables whose 32-bit counter slot the body reads in their place.
     std::vector<std::pair<const Symbol*, Operand>> pinned_;
+    // Code offset of the last IDX emitted by locate() (its result is the element pointer), or
+    // kNoIdx; loadOnce() fuses it with the load when it is the last instruction.
+    static constexpr std::uint32_t kNoIdx = 0xFFFFFFFFu;
+    std::uint32_t lastIdx_ = kNoIdx;
     std::vector<std::uint32_t> returns_;
     Span span_{};
     const Scope* scope_ = nullptr; // where names of constant expressions resolve

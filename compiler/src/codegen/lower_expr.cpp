@@ -233,6 +233,7 @@ std::optional<std::int64_t> Lowerer::constantIndex(const ast::Expr& e) {
 }
 
 Loc Lowerer::locate(const ast::Expr& e) {
+    lastIdx_ = kNoIdx; // set again below when this location ends in an IDX
     switch (e.kind) {
     case ast::ExprKind::Paren: return locate(*static_cast<const ast::ParenExpr&>(e).inner);
     case ast::ExprKind::Name: {
@@ -316,8 +317,7 @@ Loc Lowerer::locate(const ast::Expr& e) {
             const auto lower = static_cast<std::uint32_t>(arr->dims[d].lower);
             const auto count = static_cast<std::uint32_t>(arr->dims[d].count());
             if (!havePtr) {
-                if (auto k = constantIndex(*ix.indices[d]);
-                    k && *k >= arr->dims[d].lower && *k <= arr->dims[d].upper) {
+                if (auto k = constantIndex(*ix.indices[d]); k && *k >= arr->dims[d].lower && *k <= arr->dims[d].upper) {
                     const auto off = static_cast<std::uint32_t>(*k - arr->dims[d].lower) * strides[d];
                     if (cur.indirect) {
                         cur.extra += off;
@@ -337,6 +337,7 @@ Loc Lowerer::locate(const ast::Expr& e) {
             if (havePtr) {
                 emit(Opcode::IDXP, {out, ptr, iv.at, imm(lower), imm(strides[d]), imm(count)});
             } else {
+                lastIdx_ = here();
                 emit(Opcode::IDX, {out, cur.at, iv.at, imm(lower), imm(strides[d]), imm(count)});
             }
             ptr = out;
@@ -397,6 +398,36 @@ Value Lowerer::load(const Loc& l, Calc calc) {
     }
     g_.error(span_, "cannot load a value of type '" + t->name() + "'");
     return Value{src, calc, l.type};
+}
+
+Value Lowerer::loadOnce(const Loc& l, Calc calc) {
+    const std::uint32_t at = lastIdx_;
+    lastIdx_ = kNoIdx;
+    const Type* t = stripAlias(l.type);
+    const bool scalar = calc != Calc::Str && calc != Calc::WStr && calc != Calc::Agg;
+    constexpr std::uint32_t kIdxLength = 7;
+    if (!scalar || !l.indirect || at == kNoIdx || at + kIdxLength != here() ||
+        out_.code[at] != static_cast<std::uint32_t>(Opcode::IDX) || out_.code[at + 1] != l.at.word || l.at.global) {
+        return load(l, calc);
+    }
+    // The element pointer of the IDX is used by this load only: rewrite the IDX in place (its
+    // operands, global fixups and debug position stay) into the load; the offset of a field
+    // inside the element moves into the array operand (with at least two elements, its first
+    // element's extent still covers the field).
+    const std::uint32_t width = storeWidth(t);
+    const std::uint32_t count = out_.code[at + 6];
+    if ((width != 1 && width != 2 && width != 4 && width != 8) || (l.extra != 0 && count < 2)) {
+        return load(l, calc);
+    }
+    const Operand src = frameSlot(std::max<std::uint32_t>(width, 4), 8);
+    const Opcode op = width == 1   ? Opcode::LDX_8
+                      : width == 2 ? Opcode::LDX_16
+                      : width == 4 ? Opcode::LDX_32
+                                   : Opcode::LDX_64;
+    out_.code[at] = static_cast<std::uint32_t>(op);
+    out_.code[at + 1] = src.word;
+    out_.code[at + 2] += l.extra;
+    return load(Loc{false, src, 0, l.type}, calc);
 }
 
 void Lowerer::store(const Loc& dst, const Value& v) {

@@ -268,7 +268,7 @@ Value Lowerer::eval(const ast::Expr& e, const Type* want, std::optional<Operand>
     case ast::ExprKind::DirectAddress:
     case ast::ExprKind::This: {
         const Loc l = locate(e);
-        v = load(l, calcOf(l.type));
+        v = loadOnce(l, calcOf(l.type));
         break;
     }
     case ast::ExprKind::BitAccess: {

@@ -2,6 +2,8 @@
 #include "codegen/lower.h"
 #include "takt/compiler/names.h"
 
+#include <limits>
+
 namespace takt::compiler::codegen {
 
 using bc::Opcode;
@@ -271,6 +273,26 @@ const Symbol* rootSymbol(const ast::Expr* e) {
     return nullptr;
 }
 
+// Whether an assignment to `target` could land in any variable: it goes through a dereference
+// (`p^ := …`) or a VAR_IN_OUT, which may point at the variable tested for.
+bool writesThroughReference(const ast::Expr* e) {
+    while (e != nullptr) {
+        switch (e->kind) {
+        case ast::ExprKind::Paren: e = static_cast<const ast::ParenExpr*>(e)->inner.get(); break;
+        case ast::ExprKind::Member: e = static_cast<const ast::MemberExpr*>(e)->object.get(); break;
+        case ast::ExprKind::Index: e = static_cast<const ast::IndexExpr*>(e)->array.get(); break;
+        case ast::ExprKind::BitAccess: e = static_cast<const ast::BitAccessExpr*>(e)->object.get(); break;
+        case ast::ExprKind::Name: {
+            const Symbol* s = static_cast<const ast::NameExpr*>(e)->symbol;
+            return s == nullptr || s->section == ast::VarSection::InOut ||
+                   (s->type != nullptr && stripAlias(s->type)->kind() == TypeKind::Ref);
+        }
+        default: return true;
+        }
+    }
+    return true;
+}
+
 // Whether evaluating `e` could write the variable `v` or let something else write it: a call of
 // a user POU (an FB, a METHOD of THIS, a FUNCTION through a VAR_IN_OUT), an output binding, or
 // a reference taken. Standard functions only read their arguments.
@@ -323,7 +345,8 @@ bool mayWrite(const ast::StmtList& body, const Symbol* v) {
         switch (s.kind) {
         case ast::StmtKind::Assign: {
             const auto& a = static_cast<const ast::AssignStmt&>(s);
-            if (rootSymbol(a.target.get()) == v || mayWrite(a.target.get(), v) || mayWrite(a.value.get(), v)) {
+            if (rootSymbol(a.target.get()) == v || writesThroughReference(a.target.get()) ||
+                mayWrite(a.target.get(), v) || mayWrite(a.value.get(), v)) {
                 return true;
             }
             break;
@@ -387,11 +410,14 @@ bool mayWrite(const ast::StmtList& body, const Symbol* v) {
 
 } // namespace
 
-// FOR: bounds and step evaluated once; the counter is tested against the bound before it is
-// stepped, so a loop up to the type's maximum ends without overflowing. A narrow control
-// variable is counted in a 32-bit slot and stored at the top of every iteration (so it is
-// observable as usual); when the body cannot write it, the body reads the slot instead of
-// re-widening the variable and the slot is not reloaded from it after the body.
+// FOR: bounds and step evaluated once; the body runs while the counter has not passed the bound
+// (i <= bound counting up, i >= bound counting down). The back-edge steps only when counter +
+// step does not pass the bound, so the counter never overflows (FOR i := 32760 TO 32767 BY 5
+// runs twice) and keeps the last value the body ran with; an empty loop leaves the start value
+// in the variable. A narrow control variable is counted in a 32-bit slot and stored at the top
+// of every iteration (so it is observable as usual); when the body cannot write it, the body
+// reads the slot instead of re-widening the variable and the slot is not reloaded from it after
+// the body.
 void Lowerer::lowerFor(const ast::ForStmt& s) {
     const Loc var = locate(*s.variable);
     const Type* vt = stripAlias(var.type);
@@ -410,6 +436,9 @@ void Lowerer::lowerFor(const ast::ForStmt& s) {
     const bool pinned = shadow && !var.indirect && varSym != nullptr &&
                         (varTag == bc::kTagThis || varTag == bc::kTagFrame) && !mayWrite(s.body, varSym);
     (void)eval(*s.from, vt, ctr);
+    if (shadow) { // the variable holds the start value even when the body never runs
+        store(var, Value{ctr, c, vt});
+    }
     std::optional<std::int64_t> toConst;
     if (auto k = s.to ? g_.constant(*s.to, scope_) : std::nullopt; k && !wide && isConstantCandidate(*s.to)) {
         toConst = k->i;
@@ -438,20 +467,15 @@ void Lowerer::lowerFor(const ast::ForStmt& s) {
         }
     }
     const std::uint32_t mark = frameTop_;
-    // Exit test: `ctr > to` (or `<` for a negative step).
-    auto exitIf = [&](bool pastOrAt, std::vector<std::uint32_t>& out, bool down) {
-        // pastOrAt: jump when ctr is at or past the bound (before stepping), else when past it.
-        int rel = down ? (pastOrAt ? 3 : 2) : (pastOrAt ? 5 : 4); // 2 Lt, 3 Le, 4 Gt, 5 Ge
-        static const Opcode kImm[6] = {Opcode::JEQ_I32_IMM, Opcode::JNE_I32_IMM, Opcode::JLT_I32_IMM,
-                                       Opcode::JLE_I32_IMM, Opcode::JGT_I32_IMM, Opcode::JGE_I32_IMM};
-        static const Opcode k32[6] = {Opcode::JEQ_I32, Opcode::JNE_I32, Opcode::JLT_I32,
-                                      Opcode::JLE_I32, Opcode::JGT_I32, Opcode::JGE_I32};
-        static const Opcode k64[6] = {Opcode::JEQ_I64, Opcode::JNE_I64, Opcode::JLT_I64,
-                                      Opcode::JLE_I64, Opcode::JGT_I64, Opcode::JGE_I64};
+    // Entry test: skip the loop when the start is already past the bound.
+    auto exitIf = [&](std::vector<std::uint32_t>& out, bool down) {
         if (toConst) {
-            emitJump(kImm[rel], {ctr, imm(static_cast<std::uint32_t>(*toConst))}, out);
+            emitJump(down ? Opcode::JLT_I32_IMM : Opcode::JGT_I32_IMM, {ctr, imm(static_cast<std::uint32_t>(*toConst))},
+                     out);
+        } else if (wide) {
+            emitJump(down ? Opcode::JLT_I64 : Opcode::JGT_I64, {ctr, to}, out);
         } else {
-            emitJump(wide ? k64[rel] : k32[rel], {ctr, to}, out);
+            emitJump(down ? Opcode::JLT_I32 : Opcode::JGT_I32, {ctr, to}, out);
         }
     };
     LoopLabels labels;
@@ -463,12 +487,12 @@ void Lowerer::lowerFor(const ast::ForStmt& s) {
                  downEntry);
     }
     const bool down = stepKnown && stepValue < 0;
-    exitIf(false, labels.exits, down);
+    exitIf(labels.exits, down);
     std::vector<std::uint32_t> bodyEntry;
     if (!stepKnown) {
         emitJump(Opcode::JMP, {}, bodyEntry);
         patch(downEntry, here());
-        exitIf(false, labels.exits, true);
+        exitIf(labels.exits, true);
     }
     patch(bodyEntry, here());
     const std::uint32_t top = here();
@@ -492,40 +516,27 @@ void Lowerer::lowerFor(const ast::ForStmt& s) {
             emit(wide ? Opcode::MOV_64 : Opcode::MOV_32, {ctr, cur.at});
         }
     }
-    if (stepKnown && !wide) { // test, step and jump back in one instruction
+    // Test, step and jump back in one instruction; it goes on only while counter + step does not
+    // pass the bound.
+    // With a constant bound and step the limit bound - step is computed here: the counter steps
+    // while it is at or before the limit (LOOP_STEP_I32 when the limit does not fit in 32 bits).
+    const std::int64_t limit = toConst ? *toConst - stepValue : 0;
+    const bool limitFits =
+        limit >= std::numeric_limits<std::int32_t>::min() && limit <= std::numeric_limits<std::int32_t>::max();
+    if (stepKnown && !wide && (!toConst || limitFits)) {
         const auto stepImm = imm(static_cast<std::uint32_t>(stepValue));
         if (toConst) {
             emit(down ? Opcode::LOOP_DN_I32_IMM : Opcode::LOOP_I32_IMM,
-                 {ctr, imm(static_cast<std::uint32_t>(*toConst)), stepImm, imm(top)});
+                 {ctr, imm(static_cast<std::uint32_t>(limit)), stepImm, imm(top)});
         } else {
             emit(down ? Opcode::LOOP_DN_I32 : Opcode::LOOP_I32, {ctr, to, stepImm, imm(top)});
         }
-        patch(labels.exits, here());
-        return;
+    } else { // the step in a slot (known only at run time, or 64 bits wide)
+        const Operand stepAt = stepKnown ? constant64(static_cast<std::uint64_t>(stepValue)) : step;
+        // A 32-bit constant bound as a pool constant: the low half of its 64-bit sign extension.
+        const Operand bound = toConst ? constant64(static_cast<std::uint64_t>(*toConst)) : to;
+        emit(wide ? Opcode::LOOP_STEP_I64 : Opcode::LOOP_STEP_I32, {ctr, bound, stepAt, imm(top)});
     }
-    if (stepKnown) {
-        exitIf(true, labels.exits, down);
-        if (wide) {
-            emit(Opcode::ADD_I64_IMM, {ctr, ctr, imm(static_cast<std::uint32_t>(stepValue)),
-                                       imm(static_cast<std::uint32_t>(static_cast<std::uint64_t>(stepValue) >> 32))});
-        } else {
-            emit(Opcode::ADD_I32_IMM, {ctr, ctr, imm(static_cast<std::uint32_t>(stepValue))});
-        }
-    } else {
-        std::vector<std::uint32_t> negative;
-        std::vector<std::uint32_t> stepIt;
-        emitJump(wide ? Opcode::JLT_I64 : Opcode::JLT_I32_IMM,
-                 wide ? std::initializer_list<Operand>{step, constant64(0)}
-                      : std::initializer_list<Operand>{step, imm(0)},
-                 negative);
-        exitIf(true, labels.exits, false);
-        emitJump(Opcode::JMP, {}, stepIt);
-        patch(negative, here());
-        exitIf(true, labels.exits, true);
-        patch(stepIt, here());
-        emit(wide ? Opcode::ADD_I64 : Opcode::ADD_I32, {ctr, ctr, step});
-    }
-    emit(Opcode::JMP, {imm(top)});
     patch(labels.exits, here());
 }
 

@@ -227,6 +227,9 @@ private:
                     return fail(VerifyError::Immediate,
                                 at + ": math function selector " + std::to_string(w) + " out of range");
                 }
+                if (!checkLoopStep(op, k, w, at)) {
+                    return false;
+                }
                 break;
             case OperandKind::Imm64:
                 if (!checkDivisor(op, pc, at)) {
@@ -235,6 +238,22 @@ private:
                 break;
             case OperandKind::Count: break;
             }
+        }
+        return true;
+    }
+
+    // FOR back-edges with an immediate step: the direction is part of the instruction, so the
+    // step must point that way (its sign is what keeps counter + step from passing the bound).
+    bool checkLoopStep(Opcode op, std::uint8_t k, std::uint32_t w, const std::string& at) {
+        const bool up = op == Opcode::LOOP_I32_IMM || op == Opcode::LOOP_I32;
+        const bool down = op == Opcode::LOOP_DN_I32_IMM || op == Opcode::LOOP_DN_I32;
+        if ((!up && !down) || k != 2) {
+            return true;
+        }
+        const auto step = static_cast<std::int32_t>(w);
+        if (up ? step <= 0 : step >= 0) {
+            return fail(VerifyError::Immediate, at + ": step " + std::to_string(step) + " must be " +
+                                                    (up ? "positive" : "negative") + " for the instruction");
         }
         return true;
     }

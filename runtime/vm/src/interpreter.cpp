@@ -292,6 +292,19 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
         store<T>(A(0), load<T>(image + at_));                                                                          \
         NEXT(name);                                                                                                    \
     }
+// An array element by a run-time subscript: bounds check, scale and load in one dispatch (IDX
+// followed by LDI); the element address is computed in 64 bits and checked against the image.
+#define LDX(name, T)                                                                                                   \
+    CASE(name) {                                                                                                       \
+        const std::int64_t rel_ = static_cast<std::int64_t>(load<std::int32_t>(A(2))) - IMM32(3);                      \
+        if (static_cast<std::uint64_t>(rel_) >= W(5)) [[unlikely]]                                                     \
+            FAULT(Trap::ArrayBounds);                                                                                  \
+        const std::uint64_t at_ = static_cast<std::uint64_t>(A(1) - image) + static_cast<std::uint64_t>(rel_) * W(4);  \
+        if (at_ + sizeof(T) > imageSize) [[unlikely]]                                                                  \
+            FAULT(Trap::InvalidReference);                                                                             \
+        store<T>(A(0), load<T>(image + at_));                                                                          \
+        NEXT(name);                                                                                                    \
+    }
 #define STI(name, T)                                                                                                   \
     CASE(name) {                                                                                                       \
         const std::uint32_t p_ = load<std::uint32_t>(A(0));                                                            \
@@ -724,6 +737,10 @@ dispatch_switch:
             store<U32>(A(0), p + static_cast<U32>(rel) * W(4));
             NEXT(IDXP);
         }
+        LDX(LDX_8, std::uint8_t)
+        LDX(LDX_16, std::uint16_t)
+        LDX(LDX_32, U32)
+        LDX(LDX_64, U64)
         LDI(LDI_8, std::uint8_t)
         LDI(LDI_16, std::uint16_t)
         LDI(LDI_32, U32)
@@ -880,10 +897,12 @@ dispatch_switch:
         JNCMP(JNLT_F64, F64, <)
         JNCMP(JNLE_F64, F64, <=)
 
-        // --- fused FOR back-edge ---
-        CASE(LOOP_I32_IMM) {
+        // --- fused FOR back-edge: go on while the next value does not pass the bound. The room
+        // left (bound - counter) is computed in 64 bits and compared with the step, so the
+        // counter never passes the bound and the step never overflows.
+        CASE(LOOP_I32_IMM) { // i1 is bound - step (the back end computes it)
             const I32 v = load<I32>(A(0));
-            if (v < IMM32(1)) {
+            if (v <= IMM32(1)) {
                 store<U32>(A(0), static_cast<U32>(v) + W(2));
                 JUMP(W(3));
             }
@@ -891,7 +910,7 @@ dispatch_switch:
         }
         CASE(LOOP_DN_I32_IMM) {
             const I32 v = load<I32>(A(0));
-            if (v > IMM32(1)) {
+            if (v >= IMM32(1)) {
                 store<U32>(A(0), static_cast<U32>(v) + W(2));
                 JUMP(W(3));
             }
@@ -899,19 +918,44 @@ dispatch_switch:
         }
         CASE(LOOP_I32) {
             const I32 v = load<I32>(A(0));
-            if (v < load<I32>(A(1))) {
-                store<U32>(A(0), static_cast<U32>(v) + W(2));
+            if (static_cast<I64>(load<I32>(A(1))) - v >= IMM32(2)) {
+                store<I32>(A(0), static_cast<I32>(v + IMM32(2)));
                 JUMP(W(3));
             }
             NEXT(LOOP_I32);
         }
         CASE(LOOP_DN_I32) {
             const I32 v = load<I32>(A(0));
-            if (v > load<I32>(A(1))) {
-                store<U32>(A(0), static_cast<U32>(v) + W(2));
+            if (static_cast<I64>(load<I32>(A(1))) - v <= IMM32(2)) {
+                store<I32>(A(0), static_cast<I32>(v + IMM32(2)));
                 JUMP(W(3));
             }
             NEXT(LOOP_DN_I32);
+        }
+        CASE(LOOP_STEP_I32) {
+            const I32 v = load<I32>(A(0));
+            const I64 room = static_cast<I64>(load<I32>(A(1))) - v;
+            const I32 step = load<I32>(A(2));
+            if ((step > 0 && room >= step) || (step < 0 && room <= step)) {
+                store<I32>(A(0), static_cast<I32>(v + step));
+                JUMP(W(3));
+            }
+            NEXT(LOOP_STEP_I32);
+        }
+        CASE(LOOP_STEP_I64) {
+            // In unsigned arithmetic: bound - counter (or counter - bound) is exact once the
+            // counter is known to be on the right side, and so is the step's magnitude.
+            const auto v = load<U64>(A(0));
+            const auto bound = load<U64>(A(1));
+            const auto step = load<U64>(A(2));
+            const auto sv = static_cast<I64>(v);
+            const auto sb = static_cast<I64>(bound);
+            const auto ss = static_cast<I64>(step);
+            if ((ss > 0 && sv < sb && bound - v >= step) || (ss < 0 && sv > sb && v - bound >= U64{0} - step)) {
+                store<U64>(A(0), v + step);
+                JUMP(W(3));
+            }
+            NEXT(LOOP_STEP_I64);
         }
     default: goto invalid;
     }
@@ -955,6 +999,7 @@ fault:
 #undef JCMPI
 #undef BIN_T
 #undef LDI
+#undef LDX
 #undef STI
 }
 

@@ -60,6 +60,63 @@ END_PROGRAM
     EXPECT_EQ(r.get<std::int32_t>("Main.rp"), 5);
 }
 
+TEST(CodegenExec, ForStepZeroAtRunTimeTrapsBeforeTheBody) {
+    for (const char* type : {"INT", "DINT", "LINT"}) {
+        Runner r(std::string(R"(
+PROGRAM Main
+  VAR i : )") + type +
+                 R"(; zero : )" + type + R"(; n : DINT; END_VAR
+  FOR i := 1 TO 10 BY zero DO n := n + 1; END_FOR;
+END_PROGRAM
+)");
+        ASSERT_TRUE(r.ok) << r.errors();
+        EXPECT_EQ(r.cycle(), vm::Trap::ForStepZero) << type;
+        EXPECT_EQ(r.get<std::int32_t>("Main.n"), 0) << type;
+    }
+}
+
+TEST(CodegenExec, ForCounterWrittenThroughAReferenceStillStopsAtTheBound) {
+    Runner r(R"(
+PROGRAM Main
+  VAR k : INT; pk : REF_TO INT; n : DINT; END_VAR
+  pk := REF(k);
+  FOR k := 0 TO 10 BY 3 DO n := n + 1; IF k = 3 THEN pk^ := 8; END_IF; END_FOR;  (* 0 3; 8 + 3 passes 10 *)
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    EXPECT_EQ(r.get<std::int32_t>("Main.n"), 2);
+    EXPECT_EQ(r.get<std::int16_t>("Main.k"), 8);
+}
+
+TEST(CodegenExec, ElementLoadsByRunTimeSubscriptReadTheRightFieldAndTrapOutOfBounds) {
+    Runner r(R"(
+TYPE P : STRUCT a : DINT; b : INT; c : LREAL; d : BOOL; END_STRUCT; END_TYPE
+PROGRAM Main
+  VAR ps : ARRAY [-1..2] OF P; s : SINT; bs : ARRAY [1..3] OF BYTE; i : DINT;
+      sumA : DINT; sumB : DINT; sumC : LREAL; nd : DINT; sumBs : DINT; bad : DINT; k : INT := 5; END_VAR
+  FOR i := -1 TO 2 DO
+    ps[i].a := i * 10; ps[i].b := INT#-3 * DINT_TO_INT(i); ps[i].c := DINT_TO_LREAL(i) / 2.0; ps[i].d := i > 0;
+  END_FOR;
+  FOR i := -1 TO 2 DO
+    sumA := sumA + ps[i].a; sumB := sumB + ps[i].b; sumC := sumC + ps[i].c;
+    IF ps[i].d THEN nd := nd + 1; END_IF;
+  END_FOR;
+  FOR s := 1 TO 3 DO bs[s] := DINT_TO_BYTE(SINT_TO_DINT(s) * 16#50); END_FOR;
+  FOR s := 1 TO 3 DO sumBs := sumBs + BYTE_TO_DINT(bs[s]); END_FOR;
+  bad := ps[k].a;
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    EXPECT_EQ(r.cycle(), vm::Trap::ArrayBounds);
+    EXPECT_EQ(r.get<std::int32_t>("Main.sumA"), 20);
+    EXPECT_EQ(r.get<std::int32_t>("Main.sumB"), -6);
+    EXPECT_EQ(r.get<double>("Main.sumC"), 1.0);
+    EXPECT_EQ(r.get<std::int32_t>("Main.nd"), 2);
+    EXPECT_EQ(r.get<std::int32_t>("Main.sumBs"), 0x50 + 0xA0 + 0xF0);
+    EXPECT_EQ(r.get<std::int32_t>("Main.bad"), 0);
+}
+
 TEST(CodegenExec, FunctionsFbsAndCase) {
     Runner r(R"(
 FUNCTION Scale : REAL

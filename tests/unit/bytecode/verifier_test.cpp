@@ -2,6 +2,8 @@
 // table entry with its own reason.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "bytecode_test_util.h"
 #include "takt/bytecode/verifier.h"
 
@@ -40,7 +42,16 @@ TEST(Verifier, EveryOpcodeWithInRangeOperandsIsAccepted) {
             switch (info.operands[k].kind) {
             case OperandKind::Dest:
             case OperandKind::Source: m.code.push_back(fp(0)); break;
-            case OperandKind::Imm32: m.code.push_back(divide ? 7 : 0); break;
+            case OperandKind::Imm32:
+                // FOR back-edges: a step in the instruction's direction (checked by the verifier).
+                if (k == 2 && (o == Opcode::LOOP_I32_IMM || o == Opcode::LOOP_I32)) {
+                    m.code.push_back(1);
+                } else if (k == 2 && (o == Opcode::LOOP_DN_I32_IMM || o == Opcode::LOOP_DN_I32)) {
+                    m.code.push_back(static_cast<std::uint32_t>(-1));
+                } else {
+                    m.code.push_back(divide ? 7 : 0);
+                }
+                break;
             case OperandKind::Imm64:
                 // DIV/MOD by a constant: the reciprocal of the divisor 7 (checked by the verifier).
                 if (divide) {
@@ -60,6 +71,37 @@ TEST(Verifier, EveryOpcodeWithInRangeOperandsIsAccepted) {
         m.pous.push_back({"T", PouKind::Function, entry, static_cast<std::uint32_t>(m.code.size()), 64, kNone, kNone});
         VerifyResult r = verify(m);
         EXPECT_TRUE(r.ok()) << info.name << ": " << r.message;
+    }
+}
+
+// A FOR back-edge steps only when counter + step does not pass the bound; that holds without
+// overflow only for a step in the instruction's direction, so the verifier refuses the others.
+TEST(Verifier, RejectsALoopStepAgainstTheInstructionsDirection) {
+    auto moduleWith = [](Opcode op, std::int32_t step) {
+        Module m = validModule();
+        auto entry = static_cast<std::uint32_t>(m.code.size());
+        const bool slot = op == Opcode::LOOP_I32 || op == Opcode::LOOP_DN_I32;
+        m.code.insert(m.code.end(), {static_cast<std::uint32_t>(op), fp(0), slot ? fp(8) : 10u,
+                                     static_cast<std::uint32_t>(step), entry});
+        m.code.push_back(static_cast<std::uint32_t>(Opcode::RET));
+        m.pous.push_back({"T", PouKind::Function, entry, static_cast<std::uint32_t>(m.code.size()), 64, kNone, kNone});
+        return m;
+    };
+    for (const Opcode up : {Opcode::LOOP_I32_IMM, Opcode::LOOP_I32}) {
+        EXPECT_TRUE(verify(moduleWith(up, 3)).ok()) << opcodeName(up);
+        for (const std::int32_t bad : {0, -1, std::numeric_limits<std::int32_t>::min()}) {
+            const VerifyResult r = verify(moduleWith(up, bad));
+            EXPECT_EQ(r.code, VerifyError::Immediate) << opcodeName(up) << " " << bad;
+            EXPECT_NE(r.message.find("must be positive"), std::string::npos) << r.message;
+        }
+    }
+    for (const Opcode down : {Opcode::LOOP_DN_I32_IMM, Opcode::LOOP_DN_I32}) {
+        EXPECT_TRUE(verify(moduleWith(down, -3)).ok()) << opcodeName(down);
+        for (const std::int32_t bad : {0, 1, std::numeric_limits<std::int32_t>::max()}) {
+            const VerifyResult r = verify(moduleWith(down, bad));
+            EXPECT_EQ(r.code, VerifyError::Immediate) << opcodeName(down) << " " << bad;
+            EXPECT_NE(r.message.find("must be negative"), std::string::npos) << r.message;
+        }
     }
 }
 

@@ -40,7 +40,7 @@ L0031:
   0037  JNE_I32_IMM  fp+0, 0, L003e
   003b  MOVI_32      this+8 <Main.acc>, 0
 L003e:
-  003e  LOOP_I32_IMM this+0 <Main.i>, 1000, 1, L0027
+  003e  LOOP_I32_IMM this+0 <Main.i>, 999, 1, L0027
 L0043:
   0043  I32_TO_F64   this+16 <Main.r>, this+8 <Main.acc>
   0046  RET
@@ -122,7 +122,9 @@ END_PROGRAM
         }
         return n;
     };
-    EXPECT_EQ(count("IDX "), 1u) << main;     // only a[i]; a[3] is an operand
+    EXPECT_EQ(count("IDX "), 0u) << main; // a[3] is an operand, a[i] one LDX_32
+    EXPECT_EQ(count("LDX_32 "), 1u) << main;
+    EXPECT_EQ(count("LDI_32 "), 0u) << main;
     EXPECT_EQ(count("COPY "), 1u) << main;    // lo and hi together
     EXPECT_EQ(count("MOVI_32 "), 1u) << main; // the FOR start only
     EXPECT_EQ(count("LOOP_I32_IMM "), 1u) << main;
@@ -130,6 +132,37 @@ END_PROGRAM
     EXPECT_EQ(count("JMP "), 0u) << main;
     EXPECT_EQ(count("MOD_I32_IMM "), 1u) << main;
     EXPECT_EQ(count("MOD_I32 "), 0u) << main;
+}
+
+// A field of an array element by a run-time subscript: one LDX with the field offset folded
+// into the array operand; a one-element array keeps IDX + LDI (the folded operand would reach
+// past the array), and a store keeps IDX + STI.
+TEST(CodegenDisasm, ElementFieldLoadIsOneInstruction) {
+    Compiled c(R"(
+TYPE P : STRUCT a : DINT; b : INT; c : LREAL; END_STRUCT; END_TYPE
+PROGRAM Main
+  VAR ps : ARRAY [1..4] OF P; one : ARRAY [0..0] OF P; i : DINT; x : LREAL; y : INT; END_VAR
+  x := ps[i].c;
+  y := ps[i].b;
+  y := one[i].b;
+  ps[i].a := 5;
+END_PROGRAM
+)");
+    ASSERT_TRUE(c.ok) << c.rendered();
+    ASSERT_TRUE(c.verified.ok()) << c.verified.message;
+    const std::string main = c.code("Main");
+    auto count = [&](std::string_view what) {
+        std::size_t n = 0;
+        for (std::size_t at = main.find(what); at != std::string::npos; at = main.find(what, at + 1)) {
+            ++n;
+        }
+        return n;
+    };
+    EXPECT_EQ(count("LDX_64 "), 1u) << main;
+    EXPECT_EQ(count("LDX_16 "), 1u) << main;
+    EXPECT_EQ(count("IDX "), 2u) << main; // one[i].b and the store
+    EXPECT_EQ(count("LDI_16 "), 1u) << main;
+    EXPECT_EQ(count("STI_32 "), 1u) << main;
 }
 
 TEST(CodegenDisasm, OverflowTrapModeUsesCheckedInstructions) {

@@ -12,7 +12,7 @@
 namespace takt::bytecode {
 namespace {
 
-constexpr std::array<std::string_view, 233> kGoldenOpcodes = {
+constexpr std::array<std::string_view, 239> kGoldenOpcodes = {
     "NOP",           "RET",
     "JMP",           "JMP_T",
     "JMP_F",         "JEQ_I32",
@@ -129,6 +129,9 @@ constexpr std::array<std::string_view, 233> kGoldenOpcodes = {
     "JEQ_F64",       "JNE_F64",
     "JLT_F64",       "JLE_F64",
     "JNLT_F64",      "JNLE_F64",
+    "LOOP_STEP_I32", "LOOP_STEP_I64",
+    "LDX_8",         "LDX_16",
+    "LDX_32",        "LDX_64",
     "ASSERT_FAIL",
 };
 
