@@ -59,14 +59,12 @@ const char* stateName(const engine::ScanLoop& loop, engine::ScanState s) {
     return "stopped";
 }
 
-std::string histogramJson(const engine::HistogramSummary& h, bool withMin) {
+// min/avg/p50/p99/p99.9/max in microseconds, for execution time and start lateness alike.
+std::string histogramJson(const engine::HistogramSummary& h) {
     const auto us = [](std::int64_t ns) { return static_cast<double>(ns) / 1000.0; };
-    std::string out = "{";
-    if (withMin) {
-        out += fmt::format("\"min_us\":{:.3f},\"avg_us\":{:.3f},", us(h.min), us(h.mean));
-    }
-    out += fmt::format("\"p50_us\":{:.3f},\"p99_us\":{:.3f},\"max_us\":{:.3f}}}", us(h.p50), us(h.p99), us(h.max));
-    return out;
+    return fmt::format("{{\"min_us\":{:.3f},\"avg_us\":{:.3f},\"p50_us\":{:.3f},\"p99_us\":{:.3f},"
+                       "\"p999_us\":{:.3f},\"max_us\":{:.3f}}}",
+                       us(h.min), us(h.mean), us(h.p50), us(h.p99), us(h.p999), us(h.max));
 }
 
 std::uint64_t residentBytes() {
@@ -166,7 +164,7 @@ void RuntimeControl::stats(ControlReplyFn& reply) {
                              "\"lateness\":{},\"overruns\":{}}}",
                              t == 0 ? "" : ",", ctl::quoted(m.tasks[t].name),
                              static_cast<double>(m.tasks[t].intervalNs) / 1e6, m.tasks[t].priority, exec->count(),
-                             histogramJson(exec->summary(), true), histogramJson(late->summary(), false),
+                             histogramJson(exec->summary()), histogramJson(late->summary()),
                              t < overruns.size() ? overruns[t] : 0);
     }
     tasks += "]";
@@ -174,9 +172,9 @@ void RuntimeControl::stats(ControlReplyFn& reply) {
         "{{\"cycles\":{},\"period_ms\":{:.3f},\"exec\":{},\"lateness\":{},\"overruns\":{},\"missed_releases\":{},"
         "\"faults\":{},\"watchdog_trips\":{},\"tasks\":{},\"rss_bytes\":{},\"queue_depth\":{},"
         "\"retain_saves\":{},\"retain_failures\":{}}}",
-        s.cycles, static_cast<double>(loop_.options().periodNs) / 1e6, histogramJson(loop_.execTime().summary(), true),
-        histogramJson(loop_.lateness().summary(), false), s.overruns, s.missedReleases, s.faults, s.watchdogTrips,
-        tasks, residentBytes(), loop_.queueDepth(), loop_.retainSaves(), loop_.retainFailures())));
+        s.cycles, static_cast<double>(loop_.options().periodNs) / 1e6, histogramJson(loop_.execTime().summary()),
+        histogramJson(loop_.lateness().summary()), s.overruns, s.missedReleases, s.faults, s.watchdogTrips, tasks,
+        residentBytes(), loop_.queueDepth(), loop_.retainSaves(), loop_.retainFailures())));
 }
 
 void RuntimeControl::runControl(const std::string& method, const rapidjson::Value& params, ControlReplyFn& reply) {

@@ -282,6 +282,8 @@ TEST(ControlRuntime, StatsReportPerTaskAndOverallFigures) {
     EXPECT_GT(s["cycles"].GetUint64(), 10u);
     EXPECT_TRUE(s["exec"].HasMember("p99_us"));
     EXPECT_TRUE(s["lateness"].HasMember("max_us"));
+    EXPECT_TRUE(s["lateness"].HasMember("min_us"));
+    EXPECT_LE(s["lateness"]["min_us"].GetDouble(), s["lateness"]["p99_us"].GetDouble());
     EXPECT_GT(s["rss_bytes"].GetUint64(), 0u);
     EXPECT_TRUE(s["tasks"].IsArray());
 }
