@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "st_runner.h"
 #include "takt/bytecode/verifier.h"
 #include "takt/compiler/codegen.h"
 #include "takt/compiler/names.h"
@@ -14,7 +15,6 @@
 #include "takt/compiler/sema.h"
 #include "takt/compiler/sema/model.h"
 #include "takt/vm/vm.h"
-#include "st_runner.h"
 
 namespace takt::compiler {
 namespace {
