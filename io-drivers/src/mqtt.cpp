@@ -22,6 +22,7 @@
 #include <mosquitto.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
@@ -211,7 +212,7 @@ public:
             if (safeLatched_) {
                 return;
             }
-            if (!imageOut_.empty()) {
+            if (!imageOut_.empty() && !image.outputs.empty()) {
                 std::memcpy(imageOut_.data(), image.outputs.data(), std::min(imageOut_.size(), image.outputs.size()));
             }
             for (std::size_t i = 0; i < publish_.size(); ++i) {
@@ -228,7 +229,9 @@ public:
             const std::lock_guard lock(mutex_);
             const ImageView view{{}, std::span(const_cast<std::uint8_t*>(safeOutputs.data()), safeOutputs.size()), {}};
             std::fill(imageOut_.begin(), imageOut_.end(), 0);
-            std::memcpy(imageOut_.data(), safeOutputs.data(), std::min(imageOut_.size(), safeOutputs.size()));
+            if (!imageOut_.empty() && !safeOutputs.empty()) { // no memcpy from or to an empty area
+                std::memcpy(imageOut_.data(), safeOutputs.data(), std::min(imageOut_.size(), safeOutputs.size()));
+            }
             for (std::size_t i = 0; i < publish_.size(); ++i) {
                 std::memset(outShared_.data() + i * 8, 0, 8);
                 get(publish_[i], view, outShared_.data() + i * 8);
@@ -257,8 +260,20 @@ public:
         }
         bool connected = false;
         {
-            const std::lock_guard lock(mutex_);
+            std::unique_lock lock(mutex_);
             connected = connected_;
+            // Whatever the publisher thread managed before it saw the stop, the latched safe
+            // values go out now (publishChanges sends only what differs from what was sent).
+            if (mosq_ != nullptr && safeLatched_ && connected_ && haveOutputs_) {
+                publishChanges(lock);
+            }
+        }
+        if (mosq_ != nullptr && connected) {
+            // QoS 0 publishes wait in the client's queue for its network thread: let them leave
+            // before the disconnect (bounded, so a dead broker cannot hold the stop up).
+            for (int i = 0; i < 500 && mosquitto_want_write(mosq_); ++i) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
         }
         if (mosq_ != nullptr) {
             if (connected && !statusTopic_.empty()) {
