@@ -25,6 +25,9 @@ enum class Calc : std::uint8_t { Bool, I32, U32, I64, U64, F32, F64, Str, WStr, 
 [[nodiscard]] bc::Opcode compareOpcode(ast::BinaryOp op, Calc c);
 // The 64-bit pattern of a constant in the computation form of `calc` (none for strings).
 [[nodiscard]] std::optional<std::uint64_t> constantBits(const sema::ConstValue& v, Calc calc);
+// The input arguments of a standard function call in parameter order (formal arguments may come
+// in any order); outputs (SPLIT_*) left out.
+[[nodiscard]] std::vector<const ast::Expr*> standardInputs(const ast::CallExpr& e, const sema::StdSignature& sig);
 
 // An operand word plus whether it addresses the globals region (patched once constants are laid out).
 struct Operand {
@@ -112,6 +115,8 @@ private:
     std::optional<Value> fromText(const ast::Expr& arg, const Type* to, Span span); // (W)STRING_TO_<x>
     Value dateToDate(const ast::Expr& arg, const Type* to);             // DT_TO_DATE, DT_TO_TOD, LDT_TO_DT …
     Value changeStringWidth(const Value& v, const Type* to, Span span); // STRING <-> WSTRING
+    // SPLIT_DATE/TOD/DT: the fields of `in` written to the connected outputs.
+    Value splitDate(const ast::CallExpr& e, const sema::StdSignature& sig, const ast::Expr& in);
     // TIME * REAL, TIME / REAL (and MUL_TIME/DIV_TIME with a REAL factor).
     Value timeByReal(ast::BinaryOp op, const ast::Expr& time, const ast::Expr& factor, const Type* type,
                      std::optional<Operand> dest);

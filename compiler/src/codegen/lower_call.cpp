@@ -335,12 +335,7 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
     }
     const sema::StdSignature& sig = sigs[static_cast<std::size_t>(e.stdOverload)];
     span_ = e.span;
-    std::vector<const ast::Expr*> args;
-    for (const ast::Argument& a : e.args) {
-        if (!a.output && a.value != nullptr) {
-            args.push_back(a.value.get());
-        }
-    }
+    const std::vector<const ast::Expr*> args = standardInputs(e, sig);
     const Type* rt = e.type;
     const Type* t = e.genericType != nullptr ? e.genericType : rt;
     auto finish = [&](Value v) { return want != nullptr ? convert(v, want, dest) : v; };

@@ -1,7 +1,10 @@
 // Standard functions that go through natives or need more than one instruction: the string
-// functions, text conversions, BCD, EXPT, ATAN2, MUL_TIME/DIV_TIME (also by a REAL) and
-// CONCAT_DATE_TOD. Native argument blocks follow opcodes.def (CALL_NATIVE): 8-byte slots,
-// slot 0 the result, integers as int64, reals as double, strings as image offset + capacity.
+// functions, text conversions (dates and times included), BCD, EXPT, ATAN2, MUL_TIME/DIV_TIME
+// (also by a REAL), CONCAT_DATE_TOD, CONCAT_DATE/TOD/DT, SPLIT_DATE/TOD/DT and DAY_OF_WEEK. Native argument blocks
+// follow opcodes.def (CALL_NATIVE): 8-byte slots, slot 0 the result, integers as int64, reals as double, strings as
+// image offset + capacity.
+#include <algorithm>
+
 #include "codegen/lower.h"
 #include "sema/stdlib.h"
 
@@ -126,8 +129,18 @@ std::optional<Value> Lowerer::toText(const ast::Expr& arg, const Type* to, Span 
     case Calc::I32: break;
     default: return std::nullopt;
     }
-    if (isDateLike(from)) {
-        return std::nullopt;
+    if (isDateLike(from)) { // the literal form: D#2024-01-31, TOD#12:30:00, DT#…, LDATE#… for the L-variants
+        const TypeKind k = from->kind();
+        const bool isLong = k == TypeKind::LDate || k == TypeKind::LTod || k == TypeKind::Ldt;
+        const Operand block = nativeBlock(2);
+        const Value r = nativeStringResult(block, to);
+        nativeIntArg(block, 1, arg);
+        emit(Opcode::MOV_64, {slotOf(block, 2), constant64(isLong ? 1 : 0)});
+        callNative(k == TypeKind::Date || k == TypeKind::LDate ? bc::Native::DateToString
+                   : k == TypeKind::Tod || k == TypeKind::LTod ? bc::Native::TodToString
+                                                               : bc::Native::DtToString,
+                   block, span);
+        return r;
     }
     const Operand block = nativeBlock(1);
     const Value r = nativeStringResult(block, to);
@@ -144,7 +157,7 @@ std::optional<Value> Lowerer::toText(const ast::Expr& arg, const Type* to, Span 
 std::optional<Value> Lowerer::fromText(const ast::Expr& arg, const Type* to, Span span) {
     const Type* from = stripAlias(arg.type);
     const Type* target = stripAlias(to);
-    if (calcOf(target) == Calc::Agg || isDateLike(target) || isTimeLike(target)) {
+    if (calcOf(target) == Calc::Agg) {
         return std::nullopt;
     }
     const Type* lint = g_.model().types.get(TypeKind::LInt);
@@ -155,6 +168,15 @@ std::optional<Value> Lowerer::fromText(const ast::Expr& arg, const Type* to, Spa
         emit(Opcode::ADDR, {slotOf(block, 1), text.at});
     } else {
         nativeStringArg(block, 1, arg);
+    }
+    if (isDateLike(target) || isTimeLike(target)) { // the literal forms, with or without the prefix
+        const TypeKind k = target->kind();
+        callNative(isTimeLike(target)                            ? bc::Native::StringToTime
+                   : k == TypeKind::Date || k == TypeKind::LDate ? bc::Native::StringToDate
+                   : k == TypeKind::Tod || k == TypeKind::LTod   ? bc::Native::StringToTod
+                                                                 : bc::Native::StringToDt,
+                   block, span);
+        return Value{block, Calc::I64, to};
     }
     if (isReal(target)) {
         callNative(bc::Native::StringToReal, block, span);
@@ -167,6 +189,49 @@ std::optional<Value> Lowerer::fromText(const ast::Expr& arg, const Type* to, Spa
         return Value{d, Calc::Bool, to};
     }
     return narrow(convert(Value{block, Calc::I64, lint}, to), to);
+}
+
+std::vector<const ast::Expr*> standardInputs(const ast::CallExpr& e, const sema::StdSignature& sig) {
+    std::vector<std::pair<std::uint32_t, const ast::Expr*>> bound;
+    for (std::size_t i = 0; i < e.args.size(); ++i) {
+        const ast::Argument& a = e.args[i];
+        const auto slot = i < e.stdSlots.size() ? e.stdSlots[i] : static_cast<std::uint32_t>(i);
+        const bool output = a.output || (slot < sig.params.size() && sig.params[slot].output);
+        if (!output && a.value != nullptr) {
+            bound.emplace_back(slot, a.value.get());
+        }
+    }
+    std::stable_sort(bound.begin(), bound.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::vector<const ast::Expr*> out;
+    out.reserve(bound.size());
+    for (const auto& b : bound) {
+        out.push_back(b.second);
+    }
+    return out;
+}
+
+Value Lowerer::splitDate(const ast::CallExpr& e, const sema::StdSignature& sig, const ast::Expr& in) {
+    // The native writes every field to the slot after its parameter's (IN is parameter 0, in
+    // slot 1); each connected output then receives its field in its own type.
+    const auto fields = static_cast<std::uint32_t>(sig.params.size() - 1);
+    const Operand block = nativeBlock(1 + fields);
+    nativeIntArg(block, 1, in);
+    callNative(sig.op == sema::StdOp::SplitDate  ? bc::Native::SplitDate
+               : sig.op == sema::StdOp::SplitTod ? bc::Native::SplitTod
+                                                 : bc::Native::SplitDt,
+               block, e.span);
+    const Type* lint = g_.model().types.get(TypeKind::LInt);
+    for (std::size_t i = 0; i < e.args.size() && i < e.stdSlots.size(); ++i) {
+        const std::uint32_t slot = e.stdSlots[i];
+        if (slot == 0 || slot >= sig.params.size() || e.args[i].value == nullptr) {
+            continue;
+        }
+        const std::uint32_t mark = frameTop_;
+        const Loc dst = locate(*e.args[i].value);
+        store(dst, convert(Value{slotOf(block, slot + 1), Calc::I64, lint}, dst.type));
+        frameTop_ = mark;
+    }
+    return Value{constant64(0), Calc::Bool, g_.model().types.get(TypeKind::Bool)};
 }
 
 std::optional<Value> Lowerer::nativeStandardCall(const ast::CallExpr& e, const sema::StdSignature& sig,
@@ -347,6 +412,26 @@ std::optional<Value> Lowerer::nativeStandardCall(const ast::CallExpr& e, const s
         }
         return finish(Value{d, Calc::Bool, g_.model().types.get(TypeKind::Bool)});
     }
+    case StdOp::ConcatDate:
+    case StdOp::ConcatTod:
+    case StdOp::ConcatDt:
+    case StdOp::DayOfWeek: {
+        // Fields out of range trap InvalidArgument in the native (natives_date.cpp).
+        const Operand block = nativeBlock(static_cast<std::uint32_t>(args.size()));
+        for (std::uint32_t k = 0; k < args.size(); ++k) {
+            nativeIntArg(block, k + 1, *args[k]);
+        }
+        callNative(sig.op == StdOp::ConcatDate  ? bc::Native::ConcatDate
+                   : sig.op == StdOp::ConcatTod ? bc::Native::ConcatTod
+                   : sig.op == StdOp::ConcatDt  ? bc::Native::ConcatDt
+                                                : bc::Native::DayOfWeek,
+                   block, e.span);
+        const Value v{block, Calc::I64, lint};
+        return finish(sig.op == StdOp::DayOfWeek ? narrow(convert(v, rt), rt) : Value{block, Calc::I64, rt});
+    }
+    case StdOp::SplitDate:
+    case StdOp::SplitTod:
+    case StdOp::SplitDt: return splitDate(e, sig, *args[0]);
     case StdOp::ConcatDateTod: {
         // DATE is nanoseconds since 1970-01-01 at midnight, TOD nanoseconds since midnight.
         const Value a = eval(*args[0], lint);

@@ -423,12 +423,32 @@ const Type* BodyChecker::checkStandardCall(ast::CallExpr& e, const Symbol& fn, c
         return errorType();
     }
     const StdResolution& r = *out.resolution;
+    const StdSignature& sig = standardSignatures()[r.overload];
     e.stdOverload = static_cast<std::int32_t>(r.overload);
     e.genericType = r.generic;
+    e.stdSlots = r.slots;
     for (std::size_t i = 0; i < e.args.size() && i < r.paramTypes.size(); ++i) {
-        if (e.args[i].value) {
-            convert(*e.args[i].value, r.paramTypes[i]);
+        ast::Expr* value = e.args[i].value.get();
+        if (value == nullptr) {
+            continue;
         }
+        if (r.slots[i] < sig.params.size() && sig.params[r.slots[i]].output) {
+            // SPLIT_* outputs: a variable that is written (in its own type).
+            if (!isError(value->type) && !analyzeTarget(*value).isVariable) {
+                cx_.error(DiagCode::OutputNotAssignable, value->span,
+                          "output '" + sig.params[r.slots[i]].name + "' of " + f.name + " needs a variable, not '" +
+                              text(value->span) + "'");
+            } else if (!isError(value->type)) {
+                checkWritable(*value);
+            }
+            if (e.args[i].negated) {
+                cx_.error(DiagCode::TypeMismatch, e.args[i].span,
+                          "NOT applies to BOOL outputs; '" + sig.params[r.slots[i]].name + "' of " + f.name +
+                              " is an integer");
+            }
+            continue;
+        }
+        convert(*value, r.paramTypes[i]);
     }
     return r.result;
 }

@@ -109,6 +109,13 @@ enum class StdOp : std::uint16_t {
     AssertGreaterOrEqual,
     AssertLessOrEqual,
     AssertNear,
+    ConcatDate, // CONCAT_DATE(YEAR, MONTH, DAY)
+    ConcatTod,  // CONCAT_TOD / CONCAT_LTOD(HOUR, MINUTE, SECOND, MILLISECOND)
+    ConcatDt,   // CONCAT_DT / CONCAT_LDT(YEAR, MONTH, DAY, HOUR, MINUTE, SECOND, MILLISECOND)
+    SplitDate,  // SPLIT_DATE(IN, YEAR =>, MONTH =>, DAY =>)
+    SplitTod,   // SPLIT_TOD / SPLIT_LTOD(IN, HOUR =>, MINUTE =>, SECOND =>, MILLISECOND =>)
+    SplitDt,    // SPLIT_DT / SPLIT_LDT(IN, YEAR =>, … MILLISECOND =>)
+    DayOfWeek,  // DAY_OF_WEEK(IN: DATE): 0 = Sunday … 6 = Saturday
 };
 
 struct StdParam {
@@ -116,6 +123,7 @@ struct StdParam {
     TypeFamily family = TypeFamily::Any;
     TypeKind exact = TypeKind::Void; // for TypeFamily::Exact
     bool generic = false;            // binds the signature's single type variable T
+    bool output = false;             // VAR_OUTPUT (SPLIT_*): a variable, given with => or positionally
 };
 
 enum class StdResult : std::uint8_t {
@@ -160,7 +168,7 @@ struct StdFunction {
 struct StdArg {
     const Type* type = nullptr; // the argument's type (IntLiteral/RealLiteral for untyped literals)
     std::string_view name;      // formal name; empty for a positional argument
-    bool output = false;        // written with =>
+    bool output = false;        // written with => (only for an output parameter)
 };
 
 struct StdResolution {
@@ -168,6 +176,7 @@ struct StdResolution {
     const Type* generic = nullptr;       // type bound to T (null when the signature has no T)
     const Type* result = nullptr;        // Void type for assertions
     std::vector<const Type*> paramTypes; // per argument (in the order given): the type it converts to
+    std::vector<std::uint32_t> slots;    // per argument (in the order given): the parameter it binds
 };
 
 enum class StdFailure : std::uint8_t { None, Count, UnknownName, Duplicate, Mixed, Output, Types };

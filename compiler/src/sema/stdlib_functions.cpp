@@ -1,6 +1,7 @@
 // The standard function signature table (IEC 61131-3 Ed.3 tables 22-36, CODESYS-family
 // conversions) and its declaration into the global scope.
 #include <array>
+#include <tuple>
 #include <unordered_map>
 
 #include "sema/context.h"
@@ -24,6 +25,9 @@ StdParam fam(std::string name, TypeFamily family) {
 }
 StdParam exact(std::string name, TypeKind kind) {
     return StdParam{std::move(name), F::Exact, kind, false};
+}
+StdParam out(std::string name, TypeFamily family) {
+    return StdParam{std::move(name), family, K::Void, false, true};
 }
 
 struct ElementaryName {
@@ -333,6 +337,36 @@ void addStrings(TableBuilder& b) {
     b.add(sig("FIND", StdOp::Find, {gen("IN1", F::AnyString), gen("IN2", F::AnyString)}, StdResult::Exact, K::Int));
 }
 
+// IEC 61131-3 Ed.3 table 36: dates from and to their fields (YEAR, MONTH, DAY, HOUR, MINUTE,
+// SECOND, MILLISECOND, all ANY_INT) and DAY_OF_WEEK (0 = Sunday).
+void addDateFields(TableBuilder& b) {
+    const auto ymd = [](bool output) {
+        const auto p = output ? out : fam;
+        return std::vector<StdParam>{p("YEAR", F::AnyInt), p("MONTH", F::AnyInt), p("DAY", F::AnyInt)};
+    };
+    const auto hmsm = [](bool output) {
+        const auto p = output ? out : fam;
+        return std::vector<StdParam>{p("HOUR", F::AnyInt), p("MINUTE", F::AnyInt), p("SECOND", F::AnyInt),
+                                     p("MILLISECOND", F::AnyInt)};
+    };
+    const auto join = [](std::vector<StdParam> a, const std::vector<StdParam>& tail) {
+        a.insert(a.end(), tail.begin(), tail.end());
+        return a;
+    };
+    b.add(sig("CONCAT_DATE", StdOp::ConcatDate, ymd(false), StdResult::Exact, K::Date));
+    b.add(sig("SPLIT_DATE", StdOp::SplitDate, join({exact("IN", K::Date)}, ymd(true)), StdResult::Void));
+    for (auto [suffix, tod, dt] : {std::tuple{"", K::Tod, K::Dt}, std::tuple{"L", K::LTod, K::Ldt}}) {
+        const std::string l = suffix;
+        b.add(sig("CONCAT_" + l + "TOD", StdOp::ConcatTod, hmsm(false), StdResult::Exact, tod));
+        b.add(sig("CONCAT_" + l + "DT", StdOp::ConcatDt, join(ymd(false), hmsm(false)), StdResult::Exact, dt));
+        b.add(sig("SPLIT_" + l + "TOD", StdOp::SplitTod, join({exact("IN", tod)}, hmsm(true)), StdResult::Void));
+        b.add(sig("SPLIT_" + l + "DT", StdOp::SplitDt, join(join({exact("IN", dt)}, ymd(true)), hmsm(true)),
+                  StdResult::Void));
+    }
+    b.add(sig("DAY_OF_WEEK", StdOp::DayOfWeek, {exact("IN", K::Date)}, StdResult::Exact, K::Int));
+    b.add(sig("DAY_OF_WEEK", StdOp::DayOfWeek, {exact("IN", K::LDate)}, StdResult::Exact, K::Int));
+}
+
 void addTimeFunctions(TableBuilder& b) {
     struct Variant {
         const char* t;
@@ -369,6 +403,9 @@ void addTimeFunctions(TableBuilder& b) {
         b.add(sig("CONCAT_" + date + "_" + tod, StdOp::ConcatDateTod, {exact("IN1", v.kdate), exact("IN2", v.ktod)},
                   StdResult::Exact, v.kdt));
     }
+    b.add(sig("CONCAT_DATE_LTOD", StdOp::ConcatDateTod, {exact("IN1", K::Date), exact("IN2", K::LTod)},
+              StdResult::Exact, K::Ldt));
+    addDateFields(b);
 }
 
 void addAssertions(TableBuilder& b) {

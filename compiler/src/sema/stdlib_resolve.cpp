@@ -114,14 +114,21 @@ Attempt tryOverload(TypeTable& types, const StdSignature& sig, std::uint32_t ind
         }
         filled[static_cast<std::size_t>(slots[i])] = true;
     }
-    if (!sig.extensible && used != sig.params.size()) {
-        return a;
-    }
-    if (sig.extensible && used < sig.params.size()) {
-        return a;
-    }
-    if (!std::all_of(filled.begin(), filled.begin() + static_cast<std::ptrdiff_t>(used), [](bool f) { return f; })) {
-        return a;
+    if (sig.extensible) {
+        if (used < sig.params.size() || !std::all_of(filled.begin(), filled.begin() + static_cast<std::ptrdiff_t>(used),
+                                                     [](bool f) { return f; })) {
+            return a;
+        }
+    } else {
+        // Every input is needed; outputs (SPLIT_*) may be left out of a formal call.
+        if (filled.size() > sig.params.size()) {
+            return a;
+        }
+        for (std::size_t k = 0; k < sig.params.size(); ++k) {
+            if (!filled[k] && !sig.params[k].output) {
+                return a;
+            }
+        }
     }
     a.countOk = true;
 
@@ -136,7 +143,7 @@ Attempt tryOverload(TypeTable& types, const StdSignature& sig, std::uint32_t ind
             anyError = true;
             continue;
         }
-        if (!p.generic) {
+        if (!p.generic || p.output) {
             continue;
         }
         hasGeneric = true;
@@ -174,6 +181,7 @@ Attempt tryOverload(TypeTable& types, const StdSignature& sig, std::uint32_t ind
     r.generic = bound;
     r.paramTypes.resize(args.size());
     for (std::size_t i = 0; i < args.size(); ++i) {
+        r.slots.push_back(static_cast<std::uint32_t>(slots[i]));
         const StdParam& p = paramAt(sig, static_cast<std::size_t>(slots[i]));
         const Type* t = args[i].type;
         const Type* st = stripAlias(t);
@@ -181,7 +189,12 @@ Attempt tryOverload(TypeTable& types, const StdSignature& sig, std::uint32_t ind
             r.paramTypes[i] = t;
             continue;
         }
-        if (p.generic) {
+        if (p.output) {                            // the variable receives the value in its own type
+            if (!inFamily(t, p.family, p.exact)) { // a literal is reported as not a variable
+                return a;
+            }
+            r.paramTypes[i] = t;
+        } else if (p.generic) {
             if (bound == nullptr || !inFamily(bound, p.family, p.exact)) {
                 return a;
             }
@@ -318,7 +331,9 @@ bool inFamily(const Type* t, TypeFamily family, TypeKind exact) {
 
 std::string describeSignature(const StdSignature& sig) {
     std::string out = sig.name + "(";
-    auto paramText = [](const StdParam& p) { return p.name + " : " + std::string(familyName(p.family, p.exact)); };
+    auto paramText = [](const StdParam& p) {
+        return p.name + (p.output ? " => " : " : ") + std::string(familyName(p.family, p.exact));
+    };
     for (std::size_t i = 0; i < sig.params.size(); ++i) {
         out += (i == 0 ? "" : ", ") + paramText(sig.params[i]);
     }
@@ -346,10 +361,16 @@ StdOutcome resolveStandardCall(TypeTable& types, const StdFunction& fn, const st
                                const Type* expected) {
     StdOutcome out;
     const auto& sigs = standardSignatures();
+    bool hasOutputs = false;
+    for (std::uint32_t k = fn.first; k < fn.first + fn.count; ++k) {
+        for (const StdParam& p : sigs[k].params) {
+            hasOutputs = hasOutputs || p.output;
+        }
+    }
     // Argument syntax first: it does not depend on the overload.
     bool sawFormal = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
-        if (args[i].output) {
+        if (args[i].output && !hasOutputs) {
             out.failure = StdFailure::Output;
             out.argIndex = i;
             out.message = "'" + std::string(args[i].name) + "' is given with => but " + fn.name + " has no outputs";
@@ -375,6 +396,7 @@ StdOutcome resolveStandardCall(TypeTable& types, const StdFunction& fn, const st
 
     bool anyCount = false;
     bool anyName = false;
+    std::optional<std::size_t> wrongArrow; // a formal argument connected with the wrong one of := and =>
     for (std::uint32_t k = fn.first; k < fn.first + fn.count; ++k) {
         const StdSignature& sig = sigs[k];
         std::vector<int> slots(args.size(), -1);
@@ -392,6 +414,16 @@ StdOutcome resolveStandardCall(TypeTable& types, const StdFunction& fn, const st
             continue;
         }
         anyName = true;
+        bool arrowsOk = true;
+        for (std::size_t i = 0; i < args.size(); ++i) {
+            if (!args[i].name.empty() && args[i].output != paramAt(sig, static_cast<std::size_t>(slots[i])).output) {
+                arrowsOk = false;
+                wrongArrow = wrongArrow ? wrongArrow : i;
+            }
+        }
+        if (!arrowsOk) {
+            continue;
+        }
         Attempt a = tryOverload(types, sig, k, args, slots, expected);
         anyCount = anyCount || a.countOk;
         if (a.resolution) {
@@ -401,6 +433,14 @@ StdOutcome resolveStandardCall(TypeTable& types, const StdFunction& fn, const st
     }
 
     const StdSignature& first = sigs[fn.first];
+    if (wrongArrow && !anyCount) {
+        const StdArg& a = args[*wrongArrow];
+        out.failure = StdFailure::Output;
+        out.argIndex = *wrongArrow;
+        out.message = "'" + std::string(a.name) + "' is " + (a.output ? "an input" : "an output") + " of " + fn.name +
+                      "; connect it with " + (a.output ? ":=" : "=>");
+        return out;
+    }
     if (!anyName) {
         out.failure = StdFailure::UnknownName;
         out.message =

@@ -1,6 +1,7 @@
 // Standard functions implemented in C++ (natives.def, kind Fn): strings with 1-based positions
 // and truncation to the destination's capacity, BCD, integer EXPT and text conversions.
 // Argument blocks are 8-byte slots (opcodes.def, CALL_NATIVE); every image access is checked.
+#include "native_text.h"
 #include "vm_internal.h"
 
 #include <algorithm>
@@ -24,56 +25,8 @@ void setInt(std::uint8_t* args, std::int64_t v) noexcept {
     store<std::int64_t>(args, v);
 }
 
-// A STRING (C = char) or WSTRING (C = char16_t) argument: code units up to the terminating 0
-// (or the image end), never past it. WSTRING data is 2-aligned in the image (the back end lays
-// it out so); a misaligned offset is refused rather than read.
-template <typename C>
-bool stringArg(const NativeContext& ctx, const std::uint8_t* args, int slot, std::basic_string_view<C>& out) noexcept {
-    const std::uint32_t off = load<std::uint32_t>(args + 8 * slot);
-    if (off == 0 || off >= ctx.imageSize || off % alignof(C) != 0) {
-        return false;
-    }
-    const auto* p = reinterpret_cast<const C*>(ctx.image + off);
-    const std::size_t max = (ctx.imageSize - off) / sizeof(C);
-    std::size_t n = 0;
-    while (n < max && p[n] != C{0}) {
-        ++n;
-    }
-    out = std::basic_string_view<C>(p, n);
-    return true;
-}
-
-// Writes the concatenation of up to three pieces to the result slot, truncated to its capacity
-// (in code units).
-template <typename C>
-Trap setString(const NativeContext& ctx, std::uint8_t* args, std::basic_string_view<C> a,
-               std::basic_string_view<C> b = {}, std::basic_string_view<C> c = {}) noexcept {
-    const std::uint32_t off = load<std::uint32_t>(args);
-    const std::uint32_t cap = load<std::uint32_t>(args + 4);
-    if (off == 0) {
-        return Trap::NullReference;
-    }
-    if (off < ctx.constSize || off % alignof(C) != 0 ||
-        static_cast<std::uint64_t>(off) + (std::uint64_t{cap} + 1) * sizeof(C) > ctx.imageSize) {
-        return Trap::InvalidReference;
-    }
-    auto* dst = reinterpret_cast<C*>(ctx.image + off);
-    std::size_t n = 0;
-    for (std::basic_string_view<C> piece : {a, b, c}) {
-        const std::size_t take = std::min<std::size_t>(piece.size(), cap - n);
-        if (take == 0) {
-            continue; // an empty piece may have a null data() pointer, which memmove must not see
-        }
-        std::memmove(dst + n, piece.data(), take * sizeof(C));
-        n += take;
-    }
-    dst[n] = C{0};
-    return Trap::None;
-}
-
-Trap setString(const NativeContext& ctx, std::uint8_t* args, std::string_view a) noexcept {
-    return setString<char>(ctx, args, a);
-}
+using text::setString;
+using text::stringArg;
 
 // Clamps an integer argument to [lo, hi].
 std::size_t clampPos(std::int64_t v, std::size_t lo, std::size_t hi) noexcept {
@@ -403,7 +356,7 @@ NativeFn nativeFn(Native n) noexcept {
     case Native::TimeToString: return timeToString;
     case Native::StringToInt: return stringToInt;
     case Native::StringToReal: return stringToReal;
-    default: return nullptr;
+    default: return nativeDateFn(n);
     }
 }
 

@@ -135,8 +135,9 @@ constexpr std::array<std::string_view, 239> kGoldenOpcodes = {
     "ASSERT_FAIL",
 };
 
-// W* and the STRING/WSTRING conversions (WSTRING string functions) were appended after StringToReal.
-constexpr std::array<std::string_view, 40> kGoldenNatives = {
+// W* and the STRING/WSTRING conversions (WSTRING string functions) were appended after StringToReal,
+// the date and time natives after WstringToString.
+constexpr std::array<std::string_view, 54> kGoldenNatives = {
     "Ton",
     "Tof",
     "Tp",
@@ -177,6 +178,20 @@ constexpr std::array<std::string_view, 40> kGoldenNatives = {
     "WFind",
     "StringToWstring",
     "WstringToString",
+    "DateToString",
+    "TodToString",
+    "DtToString",
+    "StringToDate",
+    "StringToTod",
+    "StringToDt",
+    "StringToTime",
+    "ConcatDate",
+    "ConcatTod",
+    "ConcatDt",
+    "SplitDate",
+    "SplitTod",
+    "SplitDt",
+    "DayOfWeek",
 };
 
 TEST(OpcodeNumbering, MatchesTheGoldenList) {

@@ -224,6 +224,9 @@ struct CallExpr final : Expr {
     // and the type bound to its generic parameter T (null when the signature has none).
     std::int32_t stdOverload = -1;
     const Type* genericType = nullptr;
+    // Standard functions: per argument (in source order), the parameter it binds (formal
+    // arguments may come in any order; IN3, IN4 … of an extensible function count on).
+    std::vector<std::uint32_t> stdSlots;
 };
 
 enum class UnaryOp : std::uint8_t { Neg, Plus, Not };
