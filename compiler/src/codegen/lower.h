@@ -131,6 +131,7 @@ private:
     void lowerBody(const ast::StmtList& body);
     void lowerStmt(const ast::Stmt& s);
     void lowerFor(const ast::ForStmt& s);
+    void lowerForUnsigned64(const ast::ForStmt& s, const Loc& var);
     void lowerCase(const ast::CaseStmt& s);
     void prologue();
 

@@ -421,10 +421,18 @@ bool mayWrite(const ast::StmtList& body, const Symbol* v) {
 void Lowerer::lowerFor(const ast::ForStmt& s) {
     const Loc var = locate(*s.variable);
     const Type* vt = stripAlias(var.type);
-    const Calc c = calcOf(vt);
+    if (calcOf(vt) == Calc::U64) {
+        lowerForUnsigned64(s, var);
+        return;
+    }
+    // USINT/UINT count in a signed 32-bit slot and UDINT in a signed 64-bit one: every value and
+    // every step of the type fits there, so the signed loop below applies unchanged.
+    const Type* ct =
+        calcOf(vt) != Calc::U32 ? vt : g_.model().types.get(storeWidth(vt) < 4 ? TypeKind::DInt : TypeKind::LInt);
+    const Calc c = calcOf(ct);
     const bool wide = calcWidth(c) == 8;
     if (c != Calc::I32 && c != Calc::I64) {
-        g_.error(s.span, "FOR over unsigned or non-integer control variables is not supported yet");
+        g_.error(s.span, "FOR over a non-integer control variable cannot be compiled");
         return;
     }
     // A narrow or indirect control variable is counted in a 32-bit slot and stored each iteration.
@@ -433,9 +441,16 @@ void Lowerer::lowerFor(const ast::ForStmt& s) {
     const Symbol* varSym =
         s.variable->kind == ast::ExprKind::Name ? static_cast<const ast::NameExpr&>(*s.variable).symbol : nullptr;
     const std::uint32_t varTag = bc::addressTag(var.at.word);
-    const bool pinned = shadow && !var.indirect && varSym != nullptr &&
+    const bool pinned = shadow && !var.indirect && varSym != nullptr && !wide &&
                         (varTag == bc::kTagThis || varTag == bc::kTagFrame) && !mayWrite(s.body, varSym);
-    (void)eval(*s.from, vt, ctr);
+    // Bounds and step computed into their slots (a widened unsigned value may land elsewhere).
+    auto evalInto = [&](const ast::Expr& x, Operand slot) {
+        const Value v = eval(x, ct, slot);
+        if (v.at.word != slot.word || v.at.global != slot.global) {
+            emit(wide ? Opcode::MOV_64 : Opcode::MOV_32, {slot, v.at});
+        }
+    };
+    evalInto(*s.from, ctr);
     if (shadow) { // the variable holds the start value even when the body never runs
         store(var, Value{ctr, c, vt});
     }
@@ -446,7 +461,7 @@ void Lowerer::lowerFor(const ast::ForStmt& s) {
     Operand to{};
     if (!toConst) {
         to = frameSlot(8, 8);
-        (void)eval(*s.to, vt, to);
+        evalInto(*s.to, to);
     }
     bool stepKnown = true;
     std::int64_t stepValue = 1;
@@ -461,7 +476,7 @@ void Lowerer::lowerFor(const ast::ForStmt& s) {
         }
         if (!stepKnown) {
             step = frameSlot(8, 8);
-            (void)eval(*s.step, vt, step);
+            evalInto(*s.step, step);
             debugAt(s.step->span);
             emit(wide ? Opcode::CHK_STEP_I64 : Opcode::CHK_STEP_I32, {step});
         }
@@ -511,7 +526,7 @@ void Lowerer::lowerFor(const ast::ForStmt& s) {
     frameTop_ = mark;
     patch(labels.continues, here());
     if (shadow && !pinned) { // the body may change the counter (through a reference or a call)
-        const Value cur = load(var, c);
+        const Value cur = c == calcOf(vt) ? load(var, c) : convert(load(var, calcOf(vt)), ct);
         if (cur.at.word != ctr.word) {
             emit(wide ? Opcode::MOV_64 : Opcode::MOV_32, {ctr, cur.at});
         }
@@ -537,6 +552,63 @@ void Lowerer::lowerFor(const ast::ForStmt& s) {
         const Operand bound = toConst ? constant64(static_cast<std::uint64_t>(*toConst)) : to;
         emit(wide ? Opcode::LOOP_STEP_I64 : Opcode::LOOP_STEP_I32, {ctr, bound, stepAt, imm(top)});
     }
+    patch(labels.exits, here());
+}
+
+// FOR over ULINT: the same rule with unsigned comparisons (the step is unsigned, so the loop
+// counts up): the body runs while the counter is at most the bound, and the counter steps only
+// while bound - counter >= step, so it never wraps past the type's maximum.
+void Lowerer::lowerForUnsigned64(const ast::ForStmt& s, const Loc& var) {
+    const Type* vt = var.type;
+    const Operand ctr = var.indirect ? frameSlot(8, 8) : var.at;
+    auto evalInto = [&](const ast::Expr& x, Operand slot) {
+        const Value v = eval(x, vt, slot);
+        if (v.at.word != slot.word || v.at.global != slot.global) {
+            emit(Opcode::MOV_64, {slot, v.at});
+        }
+    };
+    evalInto(*s.from, ctr);
+    if (var.indirect) {
+        store(var, Value{ctr, Calc::U64, vt});
+    }
+    const Operand to = frameSlot(8, 8);
+    evalInto(*s.to, to);
+    Operand step = constant64(1);
+    if (s.step != nullptr) {
+        if (auto k = isConstantCandidate(*s.step) ? g_.constant(*s.step, scope_) : std::nullopt) {
+            step = constant64(static_cast<std::uint64_t>(k->i));
+        } else {
+            step = frameSlot(8, 8);
+            evalInto(*s.step, step);
+            debugAt(s.step->span);
+            emit(Opcode::CHK_STEP_I64, {step});
+        }
+    }
+    const Operand test = frameSlot(4, 4);
+    const Operand room = frameSlot(8, 8);
+    const std::uint32_t mark = frameTop_;
+    LoopLabels labels;
+    emit(Opcode::GT_U64, {test, ctr, to});
+    emitJump(Opcode::JMP_T, {test}, labels.exits);
+    const std::uint32_t top = here();
+    if (var.indirect) {
+        store(var, Value{ctr, Calc::U64, vt});
+    }
+    loops_.push_back(&labels);
+    lowerBody(s.body);
+    loops_.pop_back();
+    frameTop_ = mark;
+    patch(labels.continues, here());
+    if (var.indirect) { // the body may change the counter through a reference or a call
+        emit(Opcode::MOV_64, {ctr, load(var, Calc::U64).at});
+    }
+    emit(Opcode::GT_U64, {test, ctr, to});
+    emitJump(Opcode::JMP_T, {test}, labels.exits);
+    emit(Opcode::SUB_I64, {room, to, ctr});
+    emit(Opcode::LT_U64, {test, room, step});
+    emitJump(Opcode::JMP_T, {test}, labels.exits);
+    emit(Opcode::ADD_I64, {ctr, ctr, step});
+    emit(Opcode::JMP, {imm(top)});
     patch(labels.exits, here());
 }
 
