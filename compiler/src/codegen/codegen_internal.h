@@ -171,4 +171,8 @@ private:
 // The FB/PROGRAM symbol of an instance type (null for other types).
 [[nodiscard]] const Symbol* instancePou(const Type* type);
 
+// A one-character text constant as a CHAR/WCHAR (`ch`) constant: the first byte for CHAR, the
+// first UTF-16 code unit of the UTF-8 text for WCHAR; 0 for an empty text.
+[[nodiscard]] sema::ConstValue charConstant(const sema::ConstValue& text, const Type* ch);
+
 } // namespace takt::compiler::codegen

@@ -51,6 +51,27 @@ void putString(std::vector<std::uint8_t>& image, std::uint32_t at, const StringT
 
 } // namespace
 
+sema::ConstValue charConstant(const sema::ConstValue& text, const Type* ch) {
+    sema::ConstValue c;
+    c.kind = sema::ConstValue::Kind::Int;
+    c.type = ch;
+    const std::string& s = text.s;
+    if (s.empty()) {
+        return c;
+    }
+    std::uint32_t cp = static_cast<unsigned char>(s[0]);
+    if (ch->kind() == TypeKind::WChar && cp >= 0xC0) {
+        int extra = cp >= 0xF0 ? 3 : cp >= 0xE0 ? 2 : 1;
+        cp &= 0x3Fu >> extra;
+        for (std::size_t i = 1; extra > 0 && i < s.size(); --extra, ++i) {
+            cp = (cp << 6) | (static_cast<unsigned char>(s[i]) & 0x3Fu);
+        }
+        cp = cp > 0xFFFF ? 0xD800 + ((cp - 0x10000) >> 10) : cp; // the high surrogate
+    }
+    c.i = cp;
+    return c;
+}
+
 static bool putConstant(std::vector<std::uint8_t>& image, std::uint32_t at, const Type* t, const sema::ConstValue& v);
 
 std::optional<sema::ConstValue> Generator::constant(const ast::Expr& expr, const Scope* scope) {
@@ -96,8 +117,8 @@ static bool putConstant(std::vector<std::uint8_t>& image, std::uint32_t at, cons
         return true;
     }
     if (v.kind == K::String) {
-        if ((t->kind() == TypeKind::Char || t->kind() == TypeKind::WChar) && !v.s.empty()) {
-            putInt(image, at, t->size, static_cast<unsigned char>(v.s[0]));
+        if (t->kind() == TypeKind::Char || t->kind() == TypeKind::WChar) {
+            putInt(image, at, t->size, static_cast<std::uint64_t>(charConstant(v, t).i));
             return true;
         }
         return false;

@@ -62,6 +62,19 @@ std::optional<std::uint64_t> constantBits(const sema::ConstValue& v, Calc calc) 
     }
 }
 
+namespace {
+
+bool isCharKind(const Type* t) {
+    return t != nullptr && (t->kind() == TypeKind::Char || t->kind() == TypeKind::WChar);
+}
+
+// The character type a text constant stands for: its own (CHAR#'x') or the wanted one.
+const Type* charTarget(const Type* own, const Type* want) {
+    return isCharKind(own) ? own : isCharKind(stripAlias(want)) ? stripAlias(want) : nullptr;
+}
+
+} // namespace
+
 std::optional<Value> Lowerer::constantValue(const ast::Expr& e, const Type* want, std::optional<Operand> dest) {
     if (!isConstantCandidate(e)) {
         return std::nullopt;
@@ -74,6 +87,10 @@ std::optional<Value> Lowerer::constantValue(const ast::Expr& e, const Type* want
     const Type* st = stripAlias(t);
     if (st == nullptr || st->kind() == TypeKind::IntLiteral || st->kind() == TypeKind::RealLiteral) {
         t = want != nullptr ? want : t;
+    }
+    if (const Type* ch = charTarget(st, want); ch != nullptr && v->kind == sema::ConstValue::Kind::String) {
+        v = charConstant(*v, ch); // CHAR#'x', or 'x' where a CHAR is wanted
+        t = ch;
     }
     const Calc calc = calcOf(t);
     if (v->kind == sema::ConstValue::Kind::String && (calc == Calc::Str || calc == Calc::WStr)) {

@@ -113,6 +113,16 @@ Value Lowerer::dateToDate(const ast::Expr& arg, const Type* to) {
 
 std::optional<Value> Lowerer::toText(const ast::Expr& arg, const Type* to, Span span) {
     const Type* from = stripAlias(arg.type);
+    if (from->kind() == TypeKind::Char || from->kind() == TypeKind::WChar) {
+        // The one-character text: the code unit, zero-extended to 4 bytes, is already a
+        // terminated STRING[3] / WSTRING[1] (empty for the character 0).
+        const bool wideChar = from->kind() == TypeKind::WChar;
+        const Value c = eval(arg, from);
+        const Operand text = frameSlot(8, 8);
+        emit(Opcode::MOV_32, {text, c.at});
+        const Value v{text, wideChar ? Calc::WStr : Calc::Str, g_.stringType(wideChar, wideChar ? 1 : 3)};
+        return (stripAlias(to)->kind() == TypeKind::WString) == wideChar ? v : changeStringWidth(v, to, span);
+    }
     if (stripAlias(to)->kind() == TypeKind::WString) { // the STRING text, widened
         const StringType* text = g_.stringType(false, static_cast<const StringType*>(stripAlias(to))->length);
         auto v = toText(arg, text, span);
@@ -161,6 +171,17 @@ std::optional<Value> Lowerer::fromText(const ast::Expr& arg, const Type* to, Spa
         return std::nullopt;
     }
     const Type* lint = g_.model().types.get(TypeKind::LInt);
+    if (target->kind() == TypeKind::Char || target->kind() == TypeKind::WChar) {
+        // The first character (0 for an empty text); WSTRING to CHAR through the STRING form.
+        const bool wideChar = target->kind() == TypeKind::WChar;
+        Value text = eval(arg, arg.type);
+        if ((from->kind() == TypeKind::WString) != wideChar) {
+            text = changeStringWidth(text, g_.stringType(wideChar, 1), span);
+        }
+        const Operand d = frameSlot(4, 4);
+        emit(wideChar ? Opcode::ZX_16_32 : Opcode::ZX_8_32, {d, text.at});
+        return Value{d, Calc::U32, to};
+    }
     const Operand block = nativeBlock(1);
     if (from->kind() == TypeKind::WString) {
         const Value text = changeStringWidth(eval(arg, arg.type),
@@ -371,9 +392,30 @@ std::optional<Value> Lowerer::nativeStandardCall(const ast::CallExpr& e, const s
         emit(c == Calc::F32 ? Opcode::ATAN2_F32 : Opcode::ATAN2_F64, {d, y.at, x.at});
         return finish(Value{d, c, t});
     }
+    case StdOp::Add:
+    case StdOp::Sub: {
+        // ADD/SUB on TIME, TOD, DT and DATE (numbers take the instruction path): like + and -.
+        if (args.size() != 2) {
+            break;
+        }
+        const Value a = eval(*args[0], lint);
+        const Value b = eval(*args[1], lint);
+        const Operand d = frameSlot(8, 8);
+        debugAt(e.span);
+        emit(arithOpcode(sig.op == StdOp::Add ? ast::BinaryOp::Add : ast::BinaryOp::Sub, Calc::I64,
+                         g_.options().overflowTrap),
+             {d, a.at, b.at});
+        return finish(Value{d, Calc::I64, rt});
+    }
+    case StdOp::Mul: // MUL/DIV(TIME, ANY_NUM): MUL_TIME, DIV_TIME
+    case StdOp::Div:
     case StdOp::MulTime:
     case StdOp::DivTime: {
-        const ast::BinaryOp op = sig.op == StdOp::MulTime ? ast::BinaryOp::Mul : ast::BinaryOp::Div;
+        if (args.size() != 2) {
+            break;
+        }
+        const ast::BinaryOp op =
+            sig.op == StdOp::MulTime || sig.op == StdOp::Mul ? ast::BinaryOp::Mul : ast::BinaryOp::Div;
         if (isReal(args[1]->type)) {
             return finish(timeByReal(op, *args[0], *args[1], rt, std::nullopt));
         }

@@ -11,6 +11,20 @@ namespace takt::compiler::sema {
 
 namespace {
 
+// Characters of a string literal: bytes for STRING; for WSTRING (whose text is kept as UTF-8)
+// UTF-16 code units, two for a character above 16#FFFF.
+std::size_t literalLength(const ast::LiteralExpr& e) {
+    if (e.literalKind != ast::LiteralKind::WString) {
+        return e.stringValue.size();
+    }
+    std::size_t units = 0;
+    for (const char c : e.stringValue) {
+        const auto b = static_cast<unsigned char>(c);
+        units += (b & 0xC0) == 0x80 ? 0 : b >= 0xF0 ? 2 : 1;
+    }
+    return units;
+}
+
 using K = TypeKind;
 
 bool isLit(const Type* t) {
@@ -172,7 +186,7 @@ const Type* BodyChecker::checkLiteral(ast::LiteralExpr& e) {
             }
         }
         return types.string(e.literalKind == ast::LiteralKind::WString,
-                            static_cast<std::uint32_t>(std::max<std::size_t>(e.stringValue.size(), 1)));
+                            static_cast<std::uint32_t>(std::max<std::size_t>(literalLength(e), 1)));
     case ast::LiteralKind::Time: return types.get(longForm ? K::LTime : K::Time);
     case ast::LiteralKind::Date: return types.get(longForm ? K::LDate : K::Date);
     case ast::LiteralKind::Tod: return types.get(longForm ? K::LTod : K::Tod);
@@ -497,9 +511,9 @@ void BodyChecker::convert(ast::Expr& e, const Type* target) {
         if (inner->kind == ast::ExprKind::Literal) {
             const auto& lit = static_cast<const ast::LiteralExpr&>(*inner);
             const auto* ts = static_cast<const StringType*>(st);
-            if (lit.stringValue.size() > ts->length) {
+            if (literalLength(lit) > ts->length) {
                 cx_.diags.report(DiagCode::TruncatedString, e.span,
-                                 "the string constant has " + std::to_string(lit.stringValue.size()) + " characters; " +
+                                 "the string constant has " + std::to_string(literalLength(lit)) + " characters; " +
                                      typeName(target) + " keeps only " + std::to_string(ts->length));
             }
         }
@@ -507,8 +521,7 @@ void BodyChecker::convert(ast::Expr& e, const Type* target) {
     }
     if ((st->kind() == K::Char || st->kind() == K::WChar) && isString(sf)) {
         const ast::Expr* inner = stripParen(&e);
-        if (inner->kind == ast::ExprKind::Literal &&
-            static_cast<const ast::LiteralExpr&>(*inner).stringValue.size() == 1) {
+        if (inner->kind == ast::ExprKind::Literal && literalLength(static_cast<const ast::LiteralExpr&>(*inner)) == 1) {
             return; // 'a' initialises a CHAR
         }
     }
