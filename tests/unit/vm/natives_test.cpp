@@ -2,6 +2,8 @@
 // standard functions, through CALL_FB / CALL_NATIVE as compiled code calls them.
 #include "vm_test_util.h"
 
+#include <array>
+#include <limits>
 #include <utility>
 
 namespace takt::vm::test {
@@ -291,6 +293,7 @@ protected:
 
     TestProgram p;
     std::uint32_t nextString_ = 0;
+    std::uint32_t cap_ = kCap; // capacity of the result string
 
     void stringSlot(int slot, const std::string& s) {
         p.setString(nextString_, s);
@@ -301,7 +304,7 @@ protected:
     void intSlot(int slot, std::int64_t v) { p.setAbs<std::int64_t>(kFrame + 8 * slot, v); }
     Trap call(Native n) {
         p.setAbs<std::uint32_t>(kFrame, kInst + kResult);
-        p.setAbs<std::uint32_t>(kFrame + 4, kCap);
+        p.setAbs<std::uint32_t>(kFrame + 4, cap_);
         Asm a;
         a.op(Opcode::CALL_NATIVE, {static_cast<std::uint32_t>(n), fr(0)});
         a.op(Opcode::RET);
@@ -316,6 +319,11 @@ protected:
         EXPECT_EQ(call(n), Trap::None);
         std::int64_t v;
         std::memcpy(&v, p.image.data() + kFrame, 8);
+        return v;
+    }
+    std::int64_t slot(int k) const {
+        std::int64_t v;
+        std::memcpy(&v, p.image.data() + kFrame + 8 * k, 8);
         return v;
     }
     void reset() {
@@ -464,6 +472,136 @@ TEST_F(NativeFnTest, BcdExptAndTextConversions) {
     reset();
     stringSlot(1, "-1_000");
     EXPECT_EQ(number(Native::StringToInt), -1000);
+}
+
+// --- dates and times of day: int64 nanoseconds (DATE and DT since 1970-01-01) -----------------
+constexpr std::int64_t kSec = 1'000'000'000;
+constexpr std::int64_t kDay = 86'400 * kSec;
+
+class NativeDateTest : public NativeFnTest {
+protected:
+    NativeDateTest() { cap_ = 40; }
+    // The text of `v` through a *_TO_STRING native; `isLong` selects the L-variant prefix.
+    std::string show(Native n, std::int64_t v, bool isLong = false) {
+        reset();
+        cap_ = 40;
+        intSlot(1, v);
+        intSlot(2, isLong ? 1 : 0);
+        return text(n);
+    }
+    std::int64_t parse(Native n, const std::string& s) {
+        reset();
+        stringSlot(1, s);
+        return number(n);
+    }
+    Trap fields(Native n, std::initializer_list<std::int64_t> values) {
+        reset();
+        int k = 1;
+        for (std::int64_t v : values) {
+            intSlot(k++, v);
+        }
+        return call(n);
+    }
+};
+
+TEST_F(NativeDateTest, DatesAndTimesOfDayAsText) {
+    EXPECT_EQ(show(Native::DateToString, 0), "D#1970-01-01");
+    EXPECT_EQ(show(Native::DateToString, 19'782 * kDay), "D#2024-02-29"); // a leap day
+    EXPECT_EQ(show(Native::DateToString, -kDay), "D#1969-12-31");
+    EXPECT_EQ(show(Native::DateToString, 19'782 * kDay, true), "LDATE#2024-02-29");
+    EXPECT_EQ(show(Native::TodToString, (12 * 3600 + 30 * 60) * kSec), "TOD#12:30:00");
+    EXPECT_EQ(show(Native::TodToString, 86'399 * kSec + 500'000'000), "TOD#23:59:59.5");
+    EXPECT_EQ(show(Native::TodToString, 1), "TOD#00:00:00.000000001");
+    EXPECT_EQ(show(Native::TodToString, kDay + kSec, true), "LTOD#00:00:01"); // taken modulo a day
+    EXPECT_EQ(show(Native::TodToString, -kSec), "TOD#23:59:59");
+    EXPECT_EQ(show(Native::DtToString, 951'782'400 * kSec + 3723 * kSec), "DT#2000-02-29-01:02:03");
+    EXPECT_EQ(show(Native::DtToString, -kSec), "DT#1969-12-31-23:59:59");
+    EXPECT_EQ(show(Native::DtToString, 0, true), "LDT#1970-01-01-00:00:00");
+    cap_ = 4; // truncated to the destination like every string result
+    intSlot(1, 0);
+    intSlot(2, 0);
+    EXPECT_EQ(text(Native::DateToString), "D#19");
+}
+
+TEST_F(NativeDateTest, TextToDatesAcceptsTheLiteralForms) {
+    EXPECT_EQ(parse(Native::StringToDate, "D#2024-01-31"), 19'753 * kDay);
+    EXPECT_EQ(parse(Native::StringToDate, " ldate#2024-01-31 "), 19'753 * kDay);
+    EXPECT_EQ(parse(Native::StringToDate, "2024-02-29"), 19'782 * kDay);
+    EXPECT_EQ(parse(Native::StringToDate, "1969-12-31"), -kDay);
+    EXPECT_EQ(parse(Native::StringToTod, "TOD#23:59:59.999"), 86'399 * kSec + 999'000'000);
+    EXPECT_EQ(parse(Native::StringToTod, "TIME_OF_DAY#1:02"), 3720 * kSec);
+    EXPECT_EQ(parse(Native::StringToDt, "DT#2000-02-29-01:02:03"), 951'782'400 * kSec + 3723 * kSec);
+    EXPECT_EQ(parse(Native::StringToDt, "LDATE_AND_TIME#1970-01-01-00:00:00.25"), kSec / 4);
+    EXPECT_EQ(parse(Native::StringToTime, "T#1h30m"), 5400 * kSec);
+    EXPECT_EQ(parse(Native::StringToTime, "ltime#-1.5s"), -3 * kSec / 2);
+    EXPECT_EQ(parse(Native::StringToTime, "1d_2h"), kDay + 7200 * kSec);
+    EXPECT_EQ(parse(Native::StringToTime, "T#-9223372036854775808ns"), std::numeric_limits<std::int64_t>::min());
+    // Malformed or impossible text gives 0, like STRING_TO_INT.
+    for (const char* bad : {"", "D#", "2023-02-29", "2024-13-01", "2024-00-10", "2024-04-31", "T#2024-01-01",
+                            "2024-01-01x", "2024/01/01", "1677-01-01", "2262-01-01"}) {
+        EXPECT_EQ(parse(Native::StringToDate, bad), 0) << bad;
+    }
+    for (const char* bad : {"24:00:00", "12:60", "12:30:60", "12:30:00.", "D#12:30", "12", "12:30:00 x"}) {
+        EXPECT_EQ(parse(Native::StringToTod, bad), 0) << bad;
+    }
+    for (const char* bad : {"DT#2024-01-01", "2024-01-01 12:00:00", "2024-01-01-25:00:00"}) {
+        EXPECT_EQ(parse(Native::StringToDt, bad), 0) << bad;
+    }
+    for (const char* bad : {"T#", "T#5", "T#5x", "TOD#5s", "T#9223372036854775808ns", "T#1.s", "T#_5s"}) {
+        EXPECT_EQ(parse(Native::StringToTime, bad), 0) << bad;
+    }
+}
+
+TEST_F(NativeDateTest, ConcatChecksEveryField) {
+    ASSERT_EQ(fields(Native::ConcatDate, {2024, 2, 29}), Trap::None);
+    EXPECT_EQ(slot(0), 19'782 * kDay);
+    ASSERT_EQ(fields(Native::ConcatDate, {1900, 3, 1}), Trap::None); // 1900 is not a leap year
+    EXPECT_EQ(slot(0), -25'508 * kDay);
+    ASSERT_EQ(fields(Native::ConcatTod, {23, 59, 59, 999}), Trap::None);
+    EXPECT_EQ(slot(0), 86'399 * kSec + 999'000'000);
+    ASSERT_EQ(fields(Native::ConcatDt, {2000, 2, 29, 1, 2, 3, 4}), Trap::None);
+    EXPECT_EQ(slot(0), 951'782'400 * kSec + 3723 * kSec + 4'000'000);
+    EXPECT_EQ(fields(Native::ConcatDate, {2023, 2, 29}), Trap::InvalidArgument);
+    EXPECT_EQ(fields(Native::ConcatDate, {1900, 2, 29}), Trap::InvalidArgument);
+    EXPECT_EQ(fields(Native::ConcatDate, {2024, 0, 1}), Trap::InvalidArgument);
+    EXPECT_EQ(fields(Native::ConcatDate, {2024, 1, -1}), Trap::InvalidArgument);
+    EXPECT_EQ(fields(Native::ConcatDate, {2262, 1, 1}), Trap::InvalidArgument); // beyond int64 nanoseconds
+    EXPECT_EQ(fields(Native::ConcatTod, {24, 0, 0, 0}), Trap::InvalidArgument);
+    EXPECT_EQ(fields(Native::ConcatTod, {0, 0, 0, 1000}), Trap::InvalidArgument);
+    EXPECT_EQ(fields(Native::ConcatTod, {0, -1, 0, 0}), Trap::InvalidArgument);
+    EXPECT_EQ(fields(Native::ConcatDt, {2024, 4, 31, 0, 0, 0, 0}), Trap::InvalidArgument);
+    EXPECT_EQ(fields(Native::ConcatDt, {2024, 4, 30, 0, 0, 60, 0}), Trap::InvalidArgument);
+}
+
+TEST_F(NativeDateTest, SplitAndDayOfWeek) {
+    ASSERT_EQ(fields(Native::SplitDate, {19'782 * kDay + 5, 0, 0, 0}), Trap::None);
+    EXPECT_EQ(slot(2), 2024);
+    EXPECT_EQ(slot(3), 2);
+    EXPECT_EQ(slot(4), 29);
+    ASSERT_EQ(fields(Native::SplitDate, {-kDay, 0, 0, 0}), Trap::None);
+    EXPECT_EQ(slot(2), 1969);
+    EXPECT_EQ(slot(3), 12);
+    EXPECT_EQ(slot(4), 31);
+    ASSERT_EQ(fields(Native::SplitTod, {86'399 * kSec + 999'999'999, 0, 0, 0, 0}), Trap::None);
+    EXPECT_EQ(slot(2), 23);
+    EXPECT_EQ(slot(3), 59);
+    EXPECT_EQ(slot(4), 59);
+    EXPECT_EQ(slot(5), 999); // below a millisecond is dropped
+    ASSERT_EQ(fields(Native::SplitDt, {951'782'400 * kSec + 3723 * kSec + 4'000'000, 0, 0, 0, 0, 0, 0, 0}), Trap::None);
+    EXPECT_EQ((std::array{slot(2), slot(3), slot(4), slot(5), slot(6), slot(7), slot(8)}),
+              (std::array<std::int64_t, 7>{2000, 2, 29, 1, 2, 3, 4}));
+    const std::pair<std::int64_t, std::int64_t> weekdays[] = {
+        {0, 4},              // 1970-01-01, a Thursday
+        {-kDay, 3},          // 1969-12-31
+        {19'723 * kDay, 1},  // 2024-01-01, a Monday
+        {19'782 * kDay, 4},  // 2024-02-29
+        {19'786 * kDay, 1},  // 2024-03-04
+        {-25'508 * kDay, 4}, // 1900-03-01
+    };
+    for (const auto& [date, weekday] : weekdays) {
+        ASSERT_EQ(fields(Native::DayOfWeek, {date}), Trap::None);
+        EXPECT_EQ(slot(0), weekday) << date / kDay;
+    }
 }
 
 } // namespace
