@@ -1,5 +1,7 @@
 // Standard functions that run through natives or instruction sequences: strings, text
-// conversions, BCD, EXPT on integers, ATAN2, TIME scaled by numbers and REALs, CONCAT_DATE_TOD.
+// conversions (dates, times and characters included), BCD, EXPT on integers, ATAN2, TIME scaled
+// by numbers and REALs, ADD/SUB/MUL/DIV on times and dates, CONCAT_*/SPLIT_* and DAY_OF_WEEK,
+// and formal arguments given in any order.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -222,6 +224,281 @@ END_PROGRAM
     EXPECT_EQ(r.get<std::int64_t>("Main.dt1"), (19737LL * 86400 + 12 * 3600 + 30 * 60) * 1'000'000'000LL);
     r.set<bool>("Main.trapNow", true);
     EXPECT_EQ(r.cycle(), vm::Trap::DivByZero);
+}
+
+constexpr std::int64_t kSec = 1'000'000'000;
+constexpr std::int64_t kDay = 86'400 * kSec;
+
+TEST(CodegenStdFn, DatesAndTimesToTextAndBack) {
+    StRunner r(R"(
+PROGRAM Main
+  VAR
+    d : DATE := D#2024-02-29; t : TOD := TOD#23:59:59.25; stamp : DT := DT#1969-12-31-23:59:59;
+    ld : LDATE := LDATE#2000-03-01; lt : LTOD := LTOD#00:00:00.000000001; ldt1 : LDT := LDT#2261-12-31-23:59:59;
+    sd : STRING; st : STRING; sdt : STRING; sld : STRING; slt : STRING; sldt : STRING; sto : STRING;
+    wd : WSTRING; wdt : WSTRING;
+    d2 : DATE; t2 : TOD; dt2 : DT; ld2 : LDATE; lt2 : LTOD; ldt2 : LDT; tm : TIME; ltm : LTIME;
+    w2 : DATE; wt : TOD; short : STRING[4];
+  END_VAR
+  sd := DATE_TO_STRING(d);
+  st := TOD_TO_STRING(t);
+  sdt := DT_TO_STRING(stamp);
+  sld := LDATE_TO_STRING(ld);
+  slt := TO_STRING(lt);
+  sldt := TO_STRING(ldt1);
+  sto := TO_STRING(TIME_OF_DAY#08:00:00);
+  wd := DATE_TO_WSTRING(d);
+  wdt := TO_WSTRING(stamp);
+  short := DATE_TO_STRING(d);
+  d2 := STRING_TO_DATE(sd);
+  t2 := STRING_TO_TOD(st);
+  dt2 := STRING_TO_DT(sdt);
+  ld2 := STRING_TO_LDATE(sld);
+  lt2 := TO_LTOD(slt);
+  ldt2 := TO_LDT(sldt);
+  tm := STRING_TO_TIME('T#1d2h3m4s5ms');
+  ltm := STRING_TO_LTIME('LTIME#-1.5s');
+  w2 := WSTRING_TO_DATE(wd);
+  wt := WSTRING_TO_TOD("12:00");
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    EXPECT_EQ(str(r, "Main.sd"), "D#2024-02-29");
+    EXPECT_EQ(str(r, "Main.st"), "TOD#23:59:59.25");
+    EXPECT_EQ(str(r, "Main.sdt"), "DT#1969-12-31-23:59:59");
+    EXPECT_EQ(str(r, "Main.sld"), "LDATE#2000-03-01");
+    EXPECT_EQ(str(r, "Main.slt"), "LTOD#00:00:00.000000001");
+    EXPECT_EQ(str(r, "Main.sldt"), "LDT#2261-12-31-23:59:59");
+    EXPECT_EQ(str(r, "Main.sto"), "TOD#08:00:00");
+    EXPECT_EQ(wstr(r, "Main.wd"), u"D#2024-02-29");
+    EXPECT_EQ(wstr(r, "Main.wdt"), u"DT#1969-12-31-23:59:59");
+    EXPECT_EQ(str(r, "Main.short"), "D#20"); // truncated to the destination
+    // Every text reads back as the value it came from.
+    for (const char* name : {"d", "t", "ld", "lt"}) {
+        EXPECT_EQ(r.get<std::int64_t>(std::string("Main.") + name + "2"),
+                  r.get<std::int64_t>(std::string("Main.") + name))
+            << name;
+    }
+    EXPECT_EQ(r.get<std::int64_t>("Main.dt2"), r.get<std::int64_t>("Main.stamp"));
+    EXPECT_EQ(r.get<std::int64_t>("Main.ldt2"), r.get<std::int64_t>("Main.ldt1"));
+    EXPECT_EQ(r.get<std::int64_t>("Main.tm"), kDay + (2 * 3600 + 3 * 60 + 4) * kSec + 5'000'000);
+    EXPECT_EQ(r.get<std::int64_t>("Main.ltm"), -1'500'000'000);
+    EXPECT_EQ(r.get<std::int64_t>("Main.w2"), r.get<std::int64_t>("Main.d"));
+    EXPECT_EQ(r.get<std::int64_t>("Main.wt"), 12 * 3600 * kSec);
+}
+
+TEST(CodegenStdFn, MalformedDateTextGivesZero) {
+    StRunner r(R"(
+PROGRAM Main
+  VAR
+    text : STRING := 'x'; d : DATE := D#2000-01-01; t : TOD := TOD#01:00:00; dt1 : DT := DT#2000-01-01-00:00:00;
+    tm : TIME := T#1s; n : DINT;
+  END_VAR
+  d := STRING_TO_DATE(text);
+  t := STRING_TO_TOD(text);
+  dt1 := STRING_TO_DT(text);
+  tm := STRING_TO_TIME(text);
+  n := n + 1;
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    // Not a date, an impossible day, a leap day of a common year, a TOD past midnight, a DT with
+    // a TOD prefix, a time without a unit: each gives 0 (like STRING_TO_INT) and the cycle goes on.
+    for (const char* bad : {"hello", "D#2024-02-30", "2023-02-29", "TOD#24:00:00", "TOD#2024-01-01-00:00:00", "T#5"}) {
+        std::array<char, 81> text{};
+        std::memcpy(text.data(), bad, std::strlen(bad));
+        r.set("Main.text", text);
+        ASSERT_EQ(r.cycle(), vm::Trap::None) << bad;
+        EXPECT_EQ(r.get<std::int64_t>("Main.d"), 0) << bad;
+        EXPECT_EQ(r.get<std::int64_t>("Main.t"), 0) << bad;
+        EXPECT_EQ(r.get<std::int64_t>("Main.dt1"), 0) << bad;
+        EXPECT_EQ(r.get<std::int64_t>("Main.tm"), 0) << bad;
+    }
+    EXPECT_EQ(r.get<std::int32_t>("Main.n"), 6);
+}
+
+TEST(CodegenStdFn, ConcatAndSplitDates) {
+    StRunner r(R"(
+PROGRAM Main
+  VAR
+    d1 : DATE; d2 : DATE; t1 : TOD; lt1 : LTOD; dt1 : DT; ldt1 : LDT; dow : INT; dow2 : DINT;
+    y : INT; mo : USINT; dd : DINT; h : UINT; mi : SINT; s : LINT; ms : INT; y2 : INT; ms2 : INT;
+    yy : INT; mm : INT; ddd : INT; hh : INT; mmi : INT; ss : INT; mss : INT; lh : INT; ly : INT;
+    badMonth : INT := 1; badMs : INT; t0 : TOD := TOD#01:00:00;
+  END_VAR
+  d1 := CONCAT_DATE(2024, 2, 29);
+  d2 := CONCAT_DATE(DAY := 1, YEAR := 1900, MONTH := 3);
+  t1 := CONCAT_TOD(23, 59, 59, 999);
+  lt1 := CONCAT_LTOD(HOUR := 12, MINUTE := 0, SECOND := 1, MILLISECOND := 2);
+  dt1 := CONCAT_DT(2000, 12, 31, 23, 59, 58, 7);
+  ldt1 := CONCAT_LDT(1969, 12, 31, 0, 0, 0, 0);
+  dow := DAY_OF_WEEK(D#2024-03-03);
+  dow2 := DAY_OF_WEEK(d1);
+  SPLIT_DATE(D#2024-02-29, y, mo, dd);
+  SPLIT_TOD(IN := TOD#13:14:15.016789, MILLISECOND => ms, HOUR => h, SECOND => s, MINUTE => mi);
+  SPLIT_DT(dt1, yy, mm, ddd, hh, mmi, ss, mss);
+  SPLIT_LDT(IN := ldt1, YEAR => ly);
+  SPLIT_LTOD(lt1, lh);
+  SPLIT_DATE(IN := d2, YEAR => y2);
+  d2 := CONCAT_DATE(2023, badMonth, 29);
+  t0 := CONCAT_TOD(0, 0, 0, badMs);
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    EXPECT_EQ(r.get<std::int64_t>("Main.d1"), 19'782 * kDay);
+    EXPECT_EQ(r.get<std::int64_t>("Main.t1"), 86'399 * kSec + 999'000'000);
+    EXPECT_EQ(r.get<std::int64_t>("Main.t0"), 0);
+    EXPECT_EQ(r.get<std::int64_t>("Main.lt1"), (12 * 3600 + 1) * kSec + 2'000'000);
+    EXPECT_EQ(r.get<std::int64_t>("Main.dt1"), (978'307'200 - 2) * kSec + 7'000'000);
+    EXPECT_EQ(r.get<std::int64_t>("Main.ldt1"), -kDay);
+    EXPECT_EQ(r.get<std::int16_t>("Main.dow"), 0); // 2024-03-03 is a Sunday
+    EXPECT_EQ(r.get<std::int32_t>("Main.dow2"), 4);
+    EXPECT_EQ(r.get<std::int16_t>("Main.y"), 2024);
+    EXPECT_EQ(r.get<std::uint8_t>("Main.mo"), 2);
+    EXPECT_EQ(r.get<std::int32_t>("Main.dd"), 29);
+    EXPECT_EQ(r.get<std::uint16_t>("Main.h"), 13);
+    EXPECT_EQ(r.get<std::int8_t>("Main.mi"), 14);
+    EXPECT_EQ(r.get<std::int64_t>("Main.s"), 15);
+    EXPECT_EQ(r.get<std::int16_t>("Main.ms"), 16);
+    EXPECT_EQ(
+        (std::array{r.get<std::int16_t>("Main.yy"), r.get<std::int16_t>("Main.mm"), r.get<std::int16_t>("Main.ddd"),
+                    r.get<std::int16_t>("Main.hh"), r.get<std::int16_t>("Main.mmi"), r.get<std::int16_t>("Main.ss"),
+                    r.get<std::int16_t>("Main.mss")}),
+        (std::array<std::int16_t, 7>{2000, 12, 31, 23, 59, 58, 7}));
+    EXPECT_EQ(r.get<std::int16_t>("Main.ly"), 1969);
+    EXPECT_EQ(r.get<std::int16_t>("Main.lh"), 12);
+    EXPECT_EQ(r.get<std::int16_t>("Main.y2"), 1900);
+    // 2023-02-29 does not exist: a run-time fault (like an invalid BCD digit), not a made-up date.
+    r.set<std::int16_t>("Main.badMonth", 2);
+    EXPECT_EQ(r.cycle(), vm::Trap::InvalidArgument);
+    r.set<std::int16_t>("Main.badMonth", 1);
+    r.set<std::int16_t>("Main.badMs", 1000);
+    EXPECT_EQ(r.cycle(), vm::Trap::InvalidArgument);
+    r.set<std::int16_t>("Main.badMs", -1);
+    EXPECT_EQ(r.cycle(), vm::Trap::InvalidArgument);
+}
+
+TEST(CodegenStdFn, SplitOutputsMustBeIntegerVariables) {
+    const std::pair<const char*, const char*> cases[] = {
+        {"SPLIT_DATE(d, y + 1, m, dd);", "needs a variable"},
+        {"SPLIT_DATE(IN := d, YEAR => 5);", "needs a variable"},
+        {"SPLIT_DATE(IN := d, YEAR := y);", "connect it with =>"},
+        {"SPLIT_DATE(IN => d, YEAR => y);", "connect it with :="},
+        {"SPLIT_DATE(IN := d, YEAR => r);", "no signature of SPLIT_DATE"},
+        {"SPLIT_DATE(IN := d, NOT YEAR => y);", "NOT applies to BOOL outputs"},
+        {"SPLIT_TOD(TOD#1:00:00, k, m, dd, y);", "CONSTANT"},
+        {"LIMIT(IN => y, MN := 1, MX := 2);", "has no outputs"},
+        {"y := CONCAT_DATE(2024, 1);", "CONCAT_DATE takes 3 arguments"},
+    };
+    for (const auto& [stmt, message] : cases) {
+        StRunner r(std::string(R"(
+PROGRAM Main
+  VAR d : DATE; y : INT; m : INT; dd : INT; r : REAL; END_VAR
+  VAR CONSTANT k : INT := 1; END_VAR
+  )") + stmt + R"(
+  r := r + 1.0; m := m + dd + y + k; d := d;
+END_PROGRAM
+)");
+        EXPECT_FALSE(r.ok) << stmt;
+        EXPECT_NE(r.errors().find(message), std::string::npos) << stmt << "\n" << r.errors();
+    }
+}
+
+TEST(CodegenStdFn, FormalArgumentsBindByNameInAnyOrder) {
+    StRunner r(R"(
+PROGRAM Main
+  VAR
+    a : INT; b : INT; s : STRING := 'abcdef'; m : STRING; rep : STRING; sel : INT; x : DINT := 7;
+  END_VAR
+  a := LIMIT(MX := 3, IN := 5, MN := 0);
+  b := LIMIT(IN := -5, MX := 3, MN := 0);
+  m := MID(P := 2, L := 3, IN := s);
+  rep := REPLACE(P := 2, IN2 := 'XY', L := 3, IN1 := s);
+  sel := SEL(IN1 := 10, G := x > 5, IN0 := 20);
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    EXPECT_EQ(r.get<std::int16_t>("Main.a"), 3);
+    EXPECT_EQ(r.get<std::int16_t>("Main.b"), 0);
+    EXPECT_EQ(str(r, "Main.m"), "bcd");
+    EXPECT_EQ(str(r, "Main.rep"), "aXYef");
+    EXPECT_EQ(r.get<std::int16_t>("Main.sel"), 10);
+}
+
+TEST(CodegenStdFn, ArithmeticFunctionsOnTimesAndDates) {
+    StRunner r(R"(
+PROGRAM Main
+  VAR
+    t : TIME := T#1s; lt : LTIME := LTIME#2s; tod1 : TOD := TOD#23:00:00; stamp : DT := DT#2024-02-28-12:00:00;
+    a : TIME; b : LTIME; c : TOD; e : DT; f : TIME; g : TIME; h : TIME; k : TIME; dd : TIME; zero : DINT;
+    trapNow : BOOL;
+  END_VAR
+  a := ADD(t, T#500ms);
+  b := SUB(lt, LTIME#3s);
+  c := ADD(tod1, T#30m);
+  e := ADD(stamp, T#1d);
+  f := MUL(t, 3);
+  g := DIV(t, 4);
+  h := MUL(t, 0.5);
+  k := SUB(TOD#12:00:00, TOD#11:00:00);
+  dd := SUB(D#2024-03-01, D#2024-02-28);
+  IF trapNow THEN f := DIV(t, zero); END_IF;
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    EXPECT_EQ(r.get<std::int64_t>("Main.a"), 1'500'000'000);
+    EXPECT_EQ(r.get<std::int64_t>("Main.b"), -kSec);
+    EXPECT_EQ(r.get<std::int64_t>("Main.c"), (23 * 3600 + 1800) * kSec);
+    EXPECT_EQ(r.get<std::int64_t>("Main.e") - r.get<std::int64_t>("Main.stamp"), kDay);
+    EXPECT_EQ(r.get<std::int64_t>("Main.f"), 3 * kSec);
+    EXPECT_EQ(r.get<std::int64_t>("Main.g"), 250'000'000);
+    EXPECT_EQ(r.get<std::int64_t>("Main.h"), 500'000'000);
+    EXPECT_EQ(r.get<std::int64_t>("Main.k"), 3600 * kSec);
+    EXPECT_EQ(r.get<std::int64_t>("Main.dd"), 2 * kDay); // 2024 is a leap year
+    r.set<bool>("Main.trapNow", true);
+    EXPECT_EQ(r.cycle(), vm::Trap::DivByZero);
+}
+
+TEST(CodegenStdFn, CharactersToTextAndBack) {
+    StRunner r(R"(
+PROGRAM Main
+  VAR
+    c : CHAR := 'x'; lit : CHAR; typed : CHAR; wc : WCHAR := "$4E16"; empty : STRING;
+    s1 : STRING; s2 : STRING; w1 : WSTRING; w2 : WSTRING; c2 : CHAR; c3 : CHAR; wc2 : WCHAR; wc3 : WCHAR;
+    code : UINT; same : BOOL;
+  END_VAR
+  lit := 'q';
+  typed := CHAR#'$41';
+  same := c = 'x';
+  s1 := CHAR_TO_STRING(c);
+  s2 := WCHAR_TO_STRING(wc);
+  w1 := TO_WSTRING(c);
+  w2 := WCHAR_TO_WSTRING(wc);
+  c2 := STRING_TO_CHAR('hello');
+  c3 := STRING_TO_CHAR(empty);
+  wc2 := WSTRING_TO_WCHAR("$00E9t");
+  wc3 := STRING_TO_WCHAR('z');
+  code := WCHAR_TO_UINT(wc);
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    EXPECT_EQ(r.get<char>("Main.lit"), 'q');
+    EXPECT_EQ(r.get<char>("Main.typed"), 'A');
+    EXPECT_TRUE(r.get<bool>("Main.same"));
+    EXPECT_EQ(str(r, "Main.s1"), "x");
+    EXPECT_EQ(str(r, "Main.s2"), "?"); // above 16#FF: no STRING character
+    EXPECT_EQ(wstr(r, "Main.w1"), u"x");
+    EXPECT_EQ(wstr(r, "Main.w2"), u"\u4e16");
+    EXPECT_EQ(r.get<char>("Main.c2"), 'h');
+    EXPECT_EQ(r.get<char>("Main.c3"), '\0');
+    EXPECT_EQ(r.get<char16_t>("Main.wc2"), u'\u00e9');
+    EXPECT_EQ(r.get<char16_t>("Main.wc3"), u'z');
+    EXPECT_EQ(r.get<std::uint16_t>("Main.code"), 0x4E16);
 }
 
 } // namespace
