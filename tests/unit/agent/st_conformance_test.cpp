@@ -312,6 +312,7 @@ private:
 
     void entry(Document& d) {
         if (d.IsArray()) {
+            closeExpect();
             row(d);
             return;
         }
@@ -692,6 +693,7 @@ TEST(StConformanceRunner, ReportsLineAndField) {
     const Script s = parseScript(text, "x.script");
     ASSERT_TRUE(s.errors.empty()) << s.errors.front();
     ASSERT_EQ(s.requests.size(), 3u);
+    EXPECT_EQ(s.requests[2].kind, MatchKind::Watch);
     EXPECT_EQ(s.requests[0].line, 3);
     EXPECT_EQ(s.requests[1].request, R"({"cmd":"set_input","name":"in","value":{"value":true}})");
     EXPECT_EQ(s.requests[2].request, R"({"cmd":"cycle","dt_ms":10,"watch":["q","et"]})");
@@ -703,6 +705,21 @@ TEST(StConformanceRunner, ReportsLineAndField) {
     ASSERT_EQ(o.failures.size(), 2u);
     EXPECT_NE(o.failures[0].find("x.script:3: data.cycle: expected 3, got 2"), std::string::npos) << o.failures[0];
     EXPECT_NE(o.failures[1].find("x.script:5: et.nanos: expected 10000000"), std::string::npos) << o.failures[1];
+}
+
+// Rows continue a table across requests in between; each row's cycle keeps its own expectation.
+TEST(StConformanceRunner, RowsAfterAnInterleavedRequest) {
+    const std::string text = "{\"table\":{\"watch\":[\"q\"]}}\n"
+                             "[1]\n"
+                             "{\"cmd\":\"set_input\",\"name\":\"x\",\"value\":{\"value\":2}}\n"
+                             "[2]\n";
+    const Script s = parseScript(text, "r.script");
+    ASSERT_TRUE(s.errors.empty()) << s.errors.front();
+    ASSERT_EQ(s.requests.size(), 3u);
+    EXPECT_EQ(s.requests[1].expected, R"({"ok":true})");
+    EXPECT_EQ(s.requests[2].kind, MatchKind::Watch);
+    EXPECT_EQ(s.requests[2].expected, R"({"q":2})");
+    EXPECT_EQ(s.requests[2].line, 4);
 }
 
 TEST(StConformanceRunner, KnownBugMarkers) {
