@@ -342,8 +342,9 @@ private:
     }
 
     bool inlineSource(Value& obj, const char* fileKey, const char* key, Document::AllocatorType& a) {
-        auto it = obj.FindMember(fileKey);
-        if (it == obj.MemberEnd()) {
+        const Value& view = obj;
+        const auto it = view.FindMember(fileKey);
+        if (it == view.MemberEnd()) {
             return true;
         }
         const auto load = [&](const Value& name, Value& text) {
@@ -541,7 +542,8 @@ std::string judge(const PlannedRequest& r, const std::string& response) {
         return "ok: expected true, got " + clip(response, 400);
     }
     const Value& watch = act["data"]["watch"];
-    for (auto it = exp.MemberBegin(); it != exp.MemberEnd(); ++it) {
+    const Value& wanted = exp;
+    for (auto it = wanted.MemberBegin(); it != wanted.MemberEnd(); ++it) {
         const std::string name = it->name.GetString();
         auto found = watch.FindMember(it->name);
         if (found == watch.MemberEnd()) {
