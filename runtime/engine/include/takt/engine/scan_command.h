@@ -68,7 +68,7 @@ struct CommandResult {
     const char* refusal = nullptr;             // static text when !ok
     std::uint64_t cycle = 0;                   // the cycle count when it was applied
     TransferReport change;                     // Reload
-    std::unique_ptr<LoadedProgram> retired;    // Reload: the replaced program, freed by the submitter
+    RetiredState retired;                      // Reload: what the change replaced, freed by the submitter
     const ForceTable* retiredForces = nullptr; // SetForces / Reload: the replaced table
 };
 
