@@ -131,7 +131,7 @@ std::optional<Value> Lowerer::toText(const ast::Expr& arg, const Type* to, Span 
     bc::Native n = bc::Native::IntToString;
     switch (calcOf(from)) {
     case Calc::Bool: n = bc::Native::BoolToString; break;
-    case Calc::F32:
+    case Calc::F32: n = bc::Native::Real32ToString; break;
     case Calc::F64: n = bc::Native::RealToString; break;
     case Calc::U32:
     case Calc::U64: n = bc::Native::UintToString; break;
@@ -157,6 +157,9 @@ std::optional<Value> Lowerer::toText(const ast::Expr& arg, const Type* to, Span 
     if (n == bc::Native::RealToString) {
         const Value v = eval(arg, g_.model().types.get(TypeKind::LReal));
         emit(Opcode::MOV_64, {slotOf(block, 1), v.at});
+    } else if (n == bc::Native::Real32ToString) {
+        const Value v = eval(arg, g_.model().types.get(TypeKind::Real));
+        emit(Opcode::MOV_32, {slotOf(block, 1), v.at});
     } else {
         nativeIntArg(block, 1, arg);
     }

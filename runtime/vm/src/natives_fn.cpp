@@ -228,6 +228,12 @@ Trap realToString(const NativeContext& ctx, std::uint8_t* args) noexcept {
     return setString(ctx, args, std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
 }
 
+Trap real32ToString(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    char buf[64];
+    const auto r = std::to_chars(buf, buf + sizeof buf, load<float>(args + 8));
+    return setString(ctx, args, std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
+}
+
 Trap boolToString(const NativeContext& ctx, std::uint8_t* args) noexcept {
     return setString(ctx, args, (intArg(args, 1) & 0xFF) != 0 ? "TRUE" : "FALSE");
 }
@@ -352,6 +358,7 @@ NativeFn nativeFn(Native n) noexcept {
     case Native::IntToString: return intToString;
     case Native::UintToString: return uintToString;
     case Native::RealToString: return realToString;
+    case Native::Real32ToString: return real32ToString;
     case Native::BoolToString: return boolToString;
     case Native::TimeToString: return timeToString;
     case Native::StringToInt: return stringToInt;

@@ -491,6 +491,12 @@ TEST_F(NativeFnTest, BcdExptAndTextConversions) {
     EXPECT_EQ(text(Native::TimeToString), "T#1s500ms");
     intSlot(1, 1);
     EXPECT_EQ(text(Native::BoolToString), "TRUE");
+    p.setAbs<double>(kFrame + 8, 0.1);
+    EXPECT_EQ(text(Native::RealToString), "0.1");
+    p.setAbs<float>(kFrame + 8, 0.1F); // a REAL: the shortest text of the float, not of its LREAL widening
+    EXPECT_EQ(text(Native::Real32ToString), "0.1");
+    p.setAbs<float>(kFrame + 8, -3e38F);
+    EXPECT_EQ(text(Native::Real32ToString), "-3e+38");
     reset();
     stringSlot(1, "16#FF");
     EXPECT_EQ(number(Native::StringToInt), 255);
