@@ -44,9 +44,11 @@ TEST(Verifier, EveryOpcodeWithInRangeOperandsIsAccepted) {
             case OperandKind::Source: m.code.push_back(fp(0)); break;
             case OperandKind::Imm32:
                 // FOR back-edges: a step in the instruction's direction (checked by the verifier).
-                if (k == 2 && (o == Opcode::LOOP_I32_IMM || o == Opcode::LOOP_I32)) {
+                if ((k == 2 && (o == Opcode::LOOP_I32_IMM || o == Opcode::LOOP_I32)) ||
+                    (k == 3 && o == Opcode::LOOP_I16_IMM)) {
                     m.code.push_back(1);
-                } else if (k == 2 && (o == Opcode::LOOP_DN_I32_IMM || o == Opcode::LOOP_DN_I32)) {
+                } else if ((k == 2 && (o == Opcode::LOOP_DN_I32_IMM || o == Opcode::LOOP_DN_I32)) ||
+                           (k == 3 && o == Opcode::LOOP_DN_I16_IMM)) {
                     m.code.push_back(static_cast<std::uint32_t>(-1));
                 } else {
                     m.code.push_back(divide ? 7 : 0);
