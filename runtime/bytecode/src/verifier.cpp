@@ -182,43 +182,31 @@ private:
     // check lets through must lie inside it, so it covers (c2 - 1) * c1 bytes plus the access
     // (the operand may start at a field inside the first element). 0 for any other operand.
     std::uint64_t elementExtent(Opcode op, std::uint8_t k, std::uint32_t pc) const {
-        std::uint8_t array = 0;
         std::uint64_t access = 0;
         switch (op) {
         case Opcode::LDX_8:
         case Opcode::LDX_S8:
         case Opcode::LDX_U8:
-            access = 1;
-            array = 1;
-            break;
+        case Opcode::STX_8: access = 1; break;
         case Opcode::LDX_16:
         case Opcode::LDX_S16:
         case Opcode::LDX_U16:
-            access = 2;
-            array = 1;
-            break;
-        case Opcode::LDX_32:
-            access = 4;
-            array = 1;
-            break;
-        case Opcode::LDX_64:
-            access = 8;
-            array = 1;
-            break;
-        case Opcode::LDX_N: array = 1; break;
-        case Opcode::STX_8: access = 1; break;
         case Opcode::STX_16: access = 2; break;
+        case Opcode::LDX_32:
         case Opcode::STX_32: access = 4; break;
+        case Opcode::LDX_64:
         case Opcode::STX_64: access = 8; break;
+        case Opcode::LDX_N:
         case Opcode::STX_N: break;
         default: return 0;
         }
-        if (k != array) {
+        // Words after the opcode: the loaded or stored value, the array, the index, the lower
+        // bound, c1 and c2.
+        if (k != 1) {
             return 0;
         }
-        // array, index, lower bound, c1, c2: one word each.
-        const std::uint64_t size = m_.code[pc + 1 + array + 3];
-        const std::uint64_t count = m_.code[pc + 1 + array + 4];
+        const std::uint64_t size = m_.code[pc + 5];
+        const std::uint64_t count = m_.code[pc + 6];
         if (access == 0) { // _N: the whole element
             access = std::max<std::uint64_t>(size, 1);
         }

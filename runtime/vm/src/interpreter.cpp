@@ -360,8 +360,8 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
     }
 #define STX(name, T)                                                                                                   \
     CASE(name) {                                                                                                       \
-        ELEMENT(p_, 0, 1);                                                                                             \
-        store<T>(p_, load<T>(A(5)));                                                                                   \
+        ELEMENT(p_, 1, 2);                                                                                             \
+        store<T>(p_, load<T>(A(0)));                                                                                   \
         NEXT(name);                                                                                                    \
     }
 #define STI(name, T)                                                                                                   \
@@ -814,8 +814,8 @@ dispatch_switch:
             NEXT(LDX_N);
         }
         CASE(STX_N) {
-            ELEMENT(p_, 0, 1);
-            copyBytes(p_, A(5), W(3));
+            ELEMENT(p_, 1, 2);
+            copyBytes(p_, A(0), W(4));
             NEXT(STX_N);
         }
         LDI(LDI_8, std::uint8_t)

@@ -284,7 +284,7 @@ Trap storeElement(bool useSwitch, Opcode op, std::int32_t index, std::uint32_t f
     p.set<std::int32_t>(0, index);
     p.set<std::uint64_t>(16, 0x1122334455667788ULL);
     Asm a;
-    a.op(op, {self(32 + fieldOffset), self(0), imm(-2), 8, 5, self(16)});
+    a.op(op, {self(16), self(32 + fieldOffset), self(0), imm(-2), 8, 5});
     a.op(Opcode::RET);
     p.setMain(a);
     return p.run(useSwitch);
@@ -326,7 +326,7 @@ TEST_P(FusedOpsTest, ElementCopiesMoveWholeElementsAndCheckTheBounds) {
         p.set<std::int32_t>(0, index);
         Asm a;
         a.op(Opcode::LDX_N, {self(16), self(64), self(0), imm(1), 12, 3}); // value := a[index]
-        a.op(Opcode::STX_N, {self(64), self(4), imm(1), 12, 3, self(16)}); // a[index2] := value
+        a.op(Opcode::STX_N, {self(16), self(64), self(4), imm(1), 12, 3}); // a[index2] := value
         a.op(Opcode::RET);
         p.set<std::int32_t>(4, 4 - index); // the mirror element
         p.setMain(a);
@@ -343,12 +343,8 @@ TEST_P(FusedOpsTest, ElementCopiesMoveWholeElementsAndCheckTheBounds) {
             TestProgram p;
             p.set<std::int32_t>(0, bad);
             p.set<std::uint32_t>(16, 0xABCDEF01u);
-            Asm a;
-            if (op == Opcode::LDX_N) {
-                a.op(op, {self(16), self(64), self(0), imm(1), 12, 3});
-            } else {
-                a.op(op, {self(64), self(0), imm(1), 12, 3, self(16)});
-            }
+            Asm a; // same operand layout: the value (destination or source), then IDX's operands
+            a.op(op, {self(16), self(64), self(0), imm(1), 12, 3});
             a.op(Opcode::RET);
             p.setMain(a);
             EXPECT_EQ(p.run(useSwitch()), Trap::ArrayBounds) << bytecode::opcodeName(op) << bad;
@@ -508,9 +504,9 @@ TEST(FusedOpsVerifier, AcceptsArrayOperandsThatCoverEveryElement) {
         EXPECT_TRUE(r.ok()) << bytecode::opcodeName(op) << ": " << r.message;
     }
     Asm a;
-    a.op(Opcode::STX_64, {self(944), self(0), imm(0), 8, 10, self(8)});
+    a.op(Opcode::STX_64, {self(8), self(944), self(0), imm(0), 8, 10});
     a.op(Opcode::LDX_N, {self(0), self(944), self(8), imm(0), 8, 10});
-    a.op(Opcode::STX_N, {self(944), self(8), imm(0), 8, 10, self(0)});
+    a.op(Opcode::STX_N, {self(0), self(944), self(8), imm(0), 8, 10});
     a.op(Opcode::RET);
     const auto r = verifyMain(a);
     EXPECT_TRUE(r.ok()) << r.message;
@@ -527,10 +523,10 @@ TEST(FusedOpsVerifier, RejectsAnArrayOperandShorterThanItsElements) {
         {Opcode::LDX_64, {self(0), self(945), self(4), imm(0), 8, 10}},
         {Opcode::LDX_S8, {self(0), self(1024 - 9 * 8), self(4), imm(0), 8, 10}},
         {Opcode::LDX_U16, {self(0), self(1024 - 9 * 8 - 1), self(4), imm(0), 8, 10}},
-        {Opcode::STX_16, {self(1024 - 9 * 8 - 1), self(0), imm(0), 8, 10, self(4)}},
-        {Opcode::STX_64, {self(945), self(0), imm(0), 8, 10, self(8)}},
+        {Opcode::STX_16, {self(4), self(1024 - 9 * 8 - 1), self(0), imm(0), 8, 10}},
+        {Opcode::STX_64, {self(8), self(945), self(0), imm(0), 8, 10}},
         {Opcode::LDX_N, {self(0), self(945), self(8), imm(0), 8, 10}},
-        {Opcode::STX_N, {self(945), self(8), imm(0), 8, 10, self(0)}},
+        {Opcode::STX_N, {self(0), self(945), self(8), imm(0), 8, 10}},
         {Opcode::LDX_32, {self(0), self(0), self(4), imm(0), 0x40000000u, 0x40000000u}}, // no 64-bit wrap
     };
     for (const Case& c : cases) {
@@ -545,7 +541,7 @@ TEST(FusedOpsVerifier, RejectsAnArrayOperandShorterThanItsElements) {
 TEST(FusedOpsVerifier, RejectsAnElementStoreIntoTheConstants) {
     for (const Opcode op : {Opcode::STX_32, Opcode::STX_N}) {
         Asm a;
-        a.op(op, {abs(8), self(0), imm(0), 4, 2, self(4)});
+        a.op(op, {self(4), abs(8), self(0), imm(0), 4, 2});
         a.op(Opcode::RET);
         const auto r = verifyMain(a);
         EXPECT_EQ(r.code, bytecode::VerifyError::ConstantWrite) << bytecode::opcodeName(op) << ": " << r.message;
