@@ -25,6 +25,7 @@ using bytecode::kOffsetBits;
 using bytecode::Opcode;
 
 const std::atomic<bool> kNeverAbort{false};
+constexpr std::uint64_t kAbortPollMask = 63;
 
 // REAL -> integer: round to nearest, ties to even (the default FP environment); NaN gives 0
 // and out-of-range values saturate so the cast below is always defined.
@@ -225,12 +226,16 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
         trap = (t);                                                                                                    \
         goto fault;                                                                                                    \
     } while (0)
+// Every back-edge and call counts one tick of the budget; the abort flag (set by another
+// thread) is polled on every 64th tick, which keeps a runaway loop's stop within microseconds.
 #define WATCHDOG()                                                                                                     \
     do {                                                                                                               \
-        if (--ticks == 0) [[unlikely]]                                                                                 \
-            FAULT(Trap::BudgetExceeded);                                                                               \
-        if (abortFlag.load(std::memory_order_relaxed)) [[unlikely]]                                                    \
-            FAULT(Trap::Aborted);                                                                                      \
+        if ((--ticks & kAbortPollMask) == 0) [[unlikely]] {                                                            \
+            if (ticks == 0)                                                                                            \
+                FAULT(Trap::BudgetExceeded);                                                                           \
+            if (abortFlag.load(std::memory_order_relaxed))                                                             \
+                FAULT(Trap::Aborted);                                                                                  \
+        }                                                                                                              \
     } while (0)
 
 #if TAKT_HAS_COMPUTED_GOTO
