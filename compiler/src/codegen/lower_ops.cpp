@@ -474,7 +474,9 @@ Value Lowerer::binary(const ast::BinaryExpr& e, const Type* type, std::optional<
                 const std::uint64_t r = bc::divisorReciprocal(mag);
                 const Opcode op = e.op == B::Div ? (isSigned ? Opcode::DIV_I32_IMM : Opcode::DIV_U32_IMM)
                                                  : (isSigned ? Opcode::MOD_I32_IMM : Opcode::MOD_U32_IMM);
-                emit(op, {d, a.at, imm(word), imm(static_cast<std::uint32_t>(r)),
+                // a MOD d has the sign of a whatever the sign of d: MOD_I32_IMM takes |d|.
+                const std::uint32_t divisor = op == Opcode::MOD_I32_IMM ? mag : word;
+                emit(op, {d, a.at, imm(divisor), imm(static_cast<std::uint32_t>(r)),
                           imm(static_cast<std::uint32_t>(r >> 32))});
                 return Value{d, c, operandType};
             }

@@ -301,7 +301,7 @@ private:
     // for a division) and the reciprocal is the one for it, so the result is the exact quotient.
     bool checkDivisor(Opcode op, std::uint32_t pc, const std::string& at) {
         const bool div = op == Opcode::DIV_I32_IMM || op == Opcode::DIV_U32_IMM;
-        const bool isSigned = op == Opcode::DIV_I32_IMM || op == Opcode::MOD_I32_IMM;
+        const bool isSigned = op == Opcode::DIV_I32_IMM; // MOD_I32_IMM takes the magnitude
         if (!div && op != Opcode::MOD_I32_IMM && op != Opcode::MOD_U32_IMM) {
             return true;
         }

@@ -951,8 +951,9 @@ dispatch_switch:
         }
         CASE(MOD_I32_IMM) {
             const I32 a = load<I32>(A(1));
-            const U32 r = modByReciprocal(bytecode::divisorMagnitude(a), bytecode::divisorMagnitude(IMM32(2)),
-                                          static_cast<U64>(IMM64(3)));
+            // The sign of the divisor does not matter (the result has the sign of a): the back
+            // end gives its magnitude.
+            const U32 r = modByReciprocal(bytecode::divisorMagnitude(a), W(2), static_cast<U64>(IMM64(3)));
             store<U32>(A(0), a < 0 ? 0u - r : r);
             NEXT(MOD_I32_IMM);
         }

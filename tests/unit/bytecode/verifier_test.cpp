@@ -120,7 +120,12 @@ TEST(Verifier, RejectsADivisorImmediateItCannotExecuteExactly) {
         return m;
     };
     EXPECT_TRUE(verify(moduleWith(Opcode::MOD_I32_IMM, 65521, divisorReciprocal(65521))).ok());
-    EXPECT_TRUE(verify(moduleWith(Opcode::MOD_I32_IMM, static_cast<std::uint32_t>(-10), divisorReciprocal(10))).ok());
+    // MOD_I32_IMM takes the magnitude: 2^31 for a divisor of INT_MIN; a negative word is a
+    // magnitude too, with its own reciprocal.
+    EXPECT_TRUE(verify(moduleWith(Opcode::MOD_I32_IMM, 0x80000000u, divisorReciprocal(0x80000000u))).ok());
+    expectRejected(moduleWith(Opcode::MOD_I32_IMM, static_cast<std::uint32_t>(-10), divisorReciprocal(10)),
+                   VerifyError::Immediate, "reciprocal");
+    EXPECT_TRUE(verify(moduleWith(Opcode::DIV_I32_IMM, static_cast<std::uint32_t>(-10), divisorReciprocal(10))).ok());
     EXPECT_TRUE(verify(moduleWith(Opcode::MOD_I32_IMM, 1, divisorReciprocal(1))).ok());
     expectRejected(moduleWith(Opcode::MOD_I32_IMM, 0, 0), VerifyError::Immediate, "divisor 0");
     expectRejected(moduleWith(Opcode::MOD_U32_IMM, 10, divisorReciprocal(10) + 1), VerifyError::Immediate,

@@ -588,8 +588,10 @@ std::int32_t divImm(bool useSwitch, Opcode op, std::int32_t a, std::int32_t divi
     const bool isSigned = op == Opcode::DIV_I32_IMM || op == Opcode::MOD_I32_IMM;
     const std::uint64_t r = bytecode::divisorReciprocal(isSigned ? bytecode::divisorMagnitude(divisor)
                                                                  : static_cast<std::uint32_t>(divisor));
-    as.op(op, {self(0), self(8), imm(divisor), Asm::lo(static_cast<std::int64_t>(r)),
-               Asm::hi(static_cast<std::int64_t>(r))});
+    // MOD_I32_IMM takes the divisor's magnitude (the sign of the result is the dividend's).
+    const std::uint32_t word =
+        op == Opcode::MOD_I32_IMM ? bytecode::divisorMagnitude(divisor) : static_cast<std::uint32_t>(divisor);
+    as.op(op, {self(0), self(8), word, Asm::lo(static_cast<std::int64_t>(r)), Asm::hi(static_cast<std::int64_t>(r))});
     as.op(Opcode::RET);
     p.setMain(as);
     p.set<std::int32_t>(8, a);
