@@ -89,11 +89,20 @@ private:
     Value eval(const ast::Expr& e, const Type* want, std::optional<Operand> dest = std::nullopt);
     Value load(const Loc& l, Calc calc);
     // load() of a location used once (an rvalue): an element selected by the IDX just emitted
-    // is loaded by one LDX_* in the IDX's place instead of IDX + LDI_*.
-    Value loadOnce(const Loc& l, Calc calc);
+    // is loaded by one LDX_* in the IDX's place instead of IDX + LDI_* (a whole struct or array
+    // element by LDX_N, into `dest` when given).
+    Value loadOnce(const Loc& l, Calc calc, std::optional<Operand> dest = std::nullopt);
+    // The IDX just emitted when it locates exactly `l` and nothing came after it.
+    [[nodiscard]] std::optional<std::uint32_t> fusableIdx(const Loc& l) const;
+    // store() into an element located by the IDX just emitted: the IDX becomes `op` (STX_*,
+    // STX_N) in place; false when it cannot.
+    bool storeElement(const Loc& dst, const Value& v, bc::Opcode op);
     Value convert(Value v, const Type* to, std::optional<Operand> dest = std::nullopt);
     Value narrow(Value v, const Type* to);
     Value binary(const ast::BinaryExpr& e, const Type* want, std::optional<Operand> dest);
+    // REAL x * y + z (or z + x * y) as one MULADD_* (the product rounded first), when one side
+    // of the addition `e` is a product in the same form; none otherwise (nothing emitted).
+    std::optional<Value> multiplyAdd(const ast::BinaryExpr& e, const Type* type, std::optional<Operand> dest);
     // d (BOOL) := a rel b, both already in computation form c (strings and BOOL included).
     Value compareInto(ast::BinaryOp rel, const Value& a, const Value& b, Calc c, Operand d);
     // ASSERT_* of TEST_PROGRAM / TEST_FUNCTION_BLOCK: the check and a failing ASSERT_FAIL.
@@ -124,6 +133,15 @@ private:
     std::optional<Value> constantValue(const ast::Expr& e, const Type* want, std::optional<Operand> dest);
     void store(const Loc& dst, const Value& v);
     void assign(const Loc& dst, const ast::Expr& value);
+    // Whether evaluating `e` writes nothing but temporaries and, unless `mayTrap`, cannot trap
+    // (no run-time subscript, dereference, VAR_IN_OUT, integer division by a variable, call of
+    // a user POU or a native).
+    bool evaluatesQuietly(const ast::Expr& e, bool mayTrap);
+    // A variable this POU addresses directly (not through a reference).
+    bool directSymbol(const Symbol* s);
+    // Whether `target := value` may evaluate the value before locating the target (an array
+    // element), so that the element store fuses with its IDX.
+    bool evaluatesFirst(const ast::Expr& target, const ast::Expr& value);
     // Jumps to the patch list when `e` evaluates to `when`.
     void condJump(const ast::Expr& e, bool when, std::vector<std::uint32_t>& patches);
 
@@ -153,6 +171,7 @@ private:
     // Code offset of the last IDX emitted by locate() (its result is the element pointer), or
     // kNoIdx; loadOnce() fuses it with the load when it is the last instruction.
     static constexpr std::uint32_t kNoIdx = 0xFFFFFFFFu;
+    static constexpr std::uint32_t kIdxLength = 7;
     std::uint32_t lastIdx_ = kNoIdx;
     std::vector<std::uint32_t> returns_;
     Span span_{};

@@ -339,17 +339,20 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
     const Type* rt = e.type;
     const Type* t = e.genericType != nullptr ? e.genericType : rt;
     auto finish = [&](Value v) { return want != nullptr ? convert(v, want, dest) : v; };
+    // The result of a one-instruction function goes straight into the destination when it is
+    // computed in the wanted form (the instruction reads its argument before it writes).
+    auto resultSlot = [&](Calc c) { return dest && want != nullptr && calcOf(want) == c ? *dest : frameSlot(8, 8); };
     auto unary = [&](Opcode o32, Opcode o64, const Type* type) {
         const Value a = eval(*args[0], type);
         const Calc c = calcOf(type);
-        const Operand d = frameSlot(8, 8);
+        const Operand d = resultSlot(c);
         emit(calcWidth(c) == 8 ? o64 : o32, {d, a.at});
         return finish(Value{d, c, type});
     };
     auto math = [&](bc::MathFn fn) {
         const Value a = eval(*args[0], t);
         const Calc c = calcOf(t);
-        const Operand d = frameSlot(8, 8);
+        const Operand d = resultSlot(c);
         emit(c == Calc::F32 ? Opcode::MATH_F32 : Opcode::MATH_F64, {d, a.at, imm(static_cast<std::uint32_t>(fn))});
         return finish(Value{d, c, t});
     };

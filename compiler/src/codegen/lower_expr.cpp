@@ -400,33 +400,66 @@ Value Lowerer::load(const Loc& l, Calc calc) {
     return Value{src, calc, l.type};
 }
 
-Value Lowerer::loadOnce(const Loc& l, Calc calc) {
+// The IDX just emitted (at `lastIdx_`) when it locates exactly `l`'s element pointer and nothing
+// came after it: it can be rewritten in place into a fused element access.
+std::optional<std::uint32_t> Lowerer::fusableIdx(const Loc& l) const {
     const std::uint32_t at = lastIdx_;
+    if (!l.indirect || l.at.global || at == kNoIdx || at + kIdxLength != here() ||
+        out_.code[at] != static_cast<std::uint32_t>(Opcode::IDX) || out_.code[at + 1] != l.at.word) {
+        return std::nullopt;
+    }
+    return at;
+}
+
+Value Lowerer::loadOnce(const Loc& l, Calc calc, std::optional<Operand> dest) {
+    const std::optional<std::uint32_t> at = fusableIdx(l);
     lastIdx_ = kNoIdx;
-    const Type* t = stripAlias(l.type);
-    const bool scalar = calc != Calc::Str && calc != Calc::WStr && calc != Calc::Agg;
-    constexpr std::uint32_t kIdxLength = 7;
-    if (!scalar || !l.indirect || at == kNoIdx || at + kIdxLength != here() ||
-        out_.code[at] != static_cast<std::uint32_t>(Opcode::IDX) || out_.code[at + 1] != l.at.word || l.at.global) {
+    if (!at) {
         return load(l, calc);
     }
     // The element pointer of the IDX is used by this load only: rewrite the IDX in place (its
-    // operands, global fixups and debug position stay) into the load; the offset of a field
-    // inside the element moves into the array operand (with at least two elements, its first
-    // element's extent still covers the field).
+    // operands, global fixups and debug position stay) into the load. The offset of a field
+    // inside the element moves into the array operand (the verifier checks that the operand
+    // still covers the field of the last element).
+    const Type* t = stripAlias(l.type);
+    const std::uint32_t elementSize = out_.code[*at + 5];
+    if (calc == Calc::Str || calc == Calc::WStr || calc == Calc::Agg) {
+        // A whole element (struct, array, string) copied into a temporary or the destination.
+        if (l.extra != 0 || t->size != elementSize || t->size == 0) {
+            return load(l, calc);
+        }
+        const Operand d = dest ? *dest : frameSlot(t->size, 8);
+        if (d.global) {
+            g_.globalFixups.push_back(*at + 1);
+        }
+        out_.code[*at] = static_cast<std::uint32_t>(Opcode::LDX_N);
+        out_.code[*at + 1] = d.word;
+        return Value{d, calc, l.type};
+    }
     const std::uint32_t width = storeWidth(t);
-    const std::uint32_t count = out_.code[at + 6];
-    if ((width != 1 && width != 2 && width != 4 && width != 8) || (l.extra != 0 && count < 2)) {
+    Opcode op{};
+    bool widened = false;
+    if (width < 4 && calcWidth(calc) == 4 && calc != Calc::Bool) {
+        const bool sign = calc == Calc::I32;
+        op = width == 1 ? (sign ? Opcode::LDX_S8 : Opcode::LDX_U8) : (sign ? Opcode::LDX_S16 : Opcode::LDX_U16);
+        widened = true;
+    } else if (width == 1 || width == 2 || width == 4 || width == 8) {
+        op = width == 1 ? Opcode::LDX_8 : width == 2 ? Opcode::LDX_16 : width == 4 ? Opcode::LDX_32 : Opcode::LDX_64;
+    } else {
         return load(l, calc);
     }
-    const Operand src = frameSlot(std::max<std::uint32_t>(width, 4), 8);
-    const Opcode op = width == 1   ? Opcode::LDX_8
-                      : width == 2 ? Opcode::LDX_16
-                      : width == 4 ? Opcode::LDX_32
-                                   : Opcode::LDX_64;
-    out_.code[at] = static_cast<std::uint32_t>(op);
-    out_.code[at + 1] = src.word;
-    out_.code[at + 2] += l.extra;
+    // Straight into the destination when the load fills it in the computation form.
+    const bool intoDest = dest && (widened || width == calcWidth(calc));
+    const Operand src = intoDest ? *dest : frameSlot(std::max<std::uint32_t>(width, 4), 8);
+    if (src.global) {
+        g_.globalFixups.push_back(*at + 1);
+    }
+    out_.code[*at] = static_cast<std::uint32_t>(op);
+    out_.code[*at + 1] = src.word;
+    out_.code[*at + 2] += l.extra;
+    if (widened) {
+        return Value{src, calc, l.type};
+    }
     return load(Loc{false, src, 0, l.type}, calc);
 }
 
@@ -452,8 +485,10 @@ void Lowerer::store(const Loc& dst, const Value& v) {
     }
     if (calc == Calc::Agg) {
         if (!dst.indirect) {
-            emit(Opcode::COPY, {dst.at, v.at, imm(t->size)});
-        } else {
+            if (dst.at.word != v.at.word || dst.at.global != v.at.global) {
+                emit(Opcode::COPY, {dst.at, v.at, imm(t->size)});
+            }
+        } else if (!storeElement(dst, v, Opcode::STX_N)) {
             emit(Opcode::STI_N, {pointerOf(dst), v.at, imm(t->size)});
         }
         return;
@@ -483,6 +518,13 @@ void Lowerer::store(const Loc& dst, const Value& v) {
         emit(movOf(width), {dst.at, v.at});
         return;
     }
+    const Opcode fused = width == 1   ? Opcode::STX_8
+                         : width == 2 ? Opcode::STX_16
+                         : width == 4 ? Opcode::STX_32
+                                      : Opcode::STX_64;
+    if (storeElement(dst, v, fused)) {
+        return;
+    }
     const Opcode op = width == 1   ? Opcode::STI_8
                       : width == 2 ? Opcode::STI_16
                       : width == 4 ? Opcode::STI_32
@@ -491,15 +533,62 @@ void Lowerer::store(const Loc& dst, const Value& v) {
     emit(op, {dst.at, imm(dst.extra), v.at});
 }
 
+bool Lowerer::storeElement(const Loc& dst, const Value& v, Opcode op) {
+    const std::optional<std::uint32_t> at = fusableIdx(dst);
+    lastIdx_ = kNoIdx;
+    if (!at) {
+        return false;
+    }
+    const Type* t = stripAlias(dst.type);
+    if (op == Opcode::STX_N && (dst.extra != 0 || t->size != out_.code[*at + 5] || t->size == 0)) {
+        return false;
+    }
+    // IDX out, array, index, lower, c1, c2  ->  STX value, array + field, index, lower, c1, c2.
+    if (v.at.global) {
+        g_.globalFixups.push_back(*at + 1);
+    }
+    out_.code[*at] = static_cast<std::uint32_t>(op);
+    out_.code[*at + 1] = v.at.word;
+    out_.code[*at + 2] += dst.extra;
+    return true;
+}
+
+namespace {
+
+// An array element by subscripts (through parentheses): `a[i]`.
+bool isElement(const ast::Expr& e) {
+    const ast::Expr* x = &e;
+    while (x->kind == ast::ExprKind::Paren) {
+        x = static_cast<const ast::ParenExpr*>(x)->inner.get();
+    }
+    return x->kind == ast::ExprKind::Index;
+}
+
+} // namespace
+
 void Lowerer::assign(const Loc& dst, const ast::Expr& value) {
     const Type* t = stripAlias(dst.type);
     const Calc calc = calcOf(t);
+    // An element located by the IDX just emitted: when the value takes no code (a constant, a
+    // variable), the IDX is still the last instruction and becomes the store (STX_*).
+    const std::uint32_t dstIdx = lastIdx_;
+    const std::uint32_t mark = here();
     // Compute straight into a directly addressed destination of the computation width.
     std::optional<Operand> dest;
     if (!dst.indirect && calcWidth(calc) != 0 && storeWidth(t) == calcWidth(calc) && t->kind() != TypeKind::Subrange) {
         dest = dst.at;
     }
-    const Value v = eval(value, dst.type, dest);
+    Value v;
+    if (calc == Calc::Agg && !dst.indirect && isElement(value) && value.type != nullptr &&
+        stripAlias(value.type)->size == t->size) {
+        // A whole struct or array element copied straight into the variable (LDX_N).
+        v = loadOnce(locate(value), calc, dst.at);
+    } else {
+        v = eval(value, dst.type, dest);
+    }
+    if (here() == mark) {
+        lastIdx_ = dstIdx;
+    }
     store(dst, v);
 }
 

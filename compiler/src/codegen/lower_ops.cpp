@@ -285,7 +285,7 @@ Value Lowerer::eval(const ast::Expr& e, const Type* want, std::optional<Operand>
     case ast::ExprKind::DirectAddress:
     case ast::ExprKind::This: {
         const Loc l = locate(e);
-        v = loadOnce(l, calcOf(l.type));
+        v = loadOnce(l, calcOf(l.type), dest);
         break;
     }
     case ast::ExprKind::BitAccess: {
@@ -460,6 +460,11 @@ Value Lowerer::binary(const ast::BinaryExpr& e, const Type* type, std::optional<
         return timeByReal(e.op, *e.rhs, *e.lhs, type, dest); // REAL * TIME
     }
     const Calc c = calcOf(operandType);
+    if (e.op == B::Add && (c == Calc::F32 || c == Calc::F64)) {
+        if (auto v = multiplyAdd(e, operandType, dest)) {
+            return *v;
+        }
+    }
     const Value a = eval(*e.lhs, operandType);
     // Immediate forms for the common `x + 1`, `x * 31`.
     const bool trap = g_.options().overflowTrap;
@@ -486,7 +491,9 @@ Value Lowerer::binary(const ast::BinaryExpr& e, const Type* type, std::optional<
                 const std::uint64_t r = bc::divisorReciprocal(mag);
                 const Opcode op = e.op == B::Div ? (isSigned ? Opcode::DIV_I32_IMM : Opcode::DIV_U32_IMM)
                                                  : (isSigned ? Opcode::MOD_I32_IMM : Opcode::MOD_U32_IMM);
-                emit(op, {d, a.at, imm(word), imm(static_cast<std::uint32_t>(r)),
+                // a MOD d has the sign of a whatever the sign of d: MOD_I32_IMM takes |d|.
+                const std::uint32_t divisor = op == Opcode::MOD_I32_IMM ? mag : word;
+                emit(op, {d, a.at, imm(divisor), imm(static_cast<std::uint32_t>(r)),
                           imm(static_cast<std::uint32_t>(r >> 32))});
                 return Value{d, c, operandType};
             }
@@ -524,6 +531,49 @@ Value Lowerer::binary(const ast::BinaryExpr& e, const Type* type, std::optional<
         emit(Opcode::CHKR_I32, {d, imm(static_cast<std::uint32_t>(-lim)), imm(static_cast<std::uint32_t>(lim - 1))});
     }
     return Value{d, c, operandType};
+}
+
+std::optional<Value> Lowerer::multiplyAdd(const ast::BinaryExpr& e, const Type* type, std::optional<Operand> dest) {
+    using B = ast::BinaryOp;
+    const Calc c = calcOf(type);
+    // A REAL product computed in the same form as the sum (not one folded to a constant).
+    auto product = [&](const ast::Expr& x) -> const ast::BinaryExpr* {
+        const ast::Expr* p = &x;
+        while (p->kind == ast::ExprKind::Paren) {
+            p = static_cast<const ast::ParenExpr*>(p)->inner.get();
+        }
+        if (p->kind != ast::ExprKind::Binary || p->type == nullptr || calcOf(p->type) != c || isConstantCandidate(*p)) {
+            return nullptr;
+        }
+        const auto* m = static_cast<const ast::BinaryExpr*>(p);
+        return m->op == B::Mul ? m : nullptr;
+    };
+    const ast::BinaryExpr* m = product(*e.lhs);
+    const ast::Expr* addend = e.rhs.get();
+    if (m == nullptr) {
+        m = product(*e.rhs);
+        addend = e.lhs.get();
+    }
+    if (m == nullptr) {
+        return std::nullopt;
+    }
+    // Operands in source order; a REAL addition is commutative, so p + x and x + p are one form.
+    Value x;
+    Value y;
+    Value z;
+    if (addend == e.rhs.get()) {
+        x = eval(*m->lhs, m->type);
+        y = eval(*m->rhs, m->type);
+        z = eval(*addend, type);
+    } else {
+        z = eval(*addend, type);
+        x = eval(*m->lhs, m->type);
+        y = eval(*m->rhs, m->type);
+    }
+    const Operand d = dest ? *dest : frameSlot(std::max<std::uint32_t>(calcWidth(c), 4), 8);
+    debugAt(e.span);
+    emit(c == Calc::F32 ? Opcode::MULADD_F32 : Opcode::MULADD_F64, {d, x.at, y.at, z.at});
+    return Value{d, c, type};
 }
 
 void Lowerer::condJump(const ast::Expr& e, bool when, std::vector<std::uint32_t>& patches) {

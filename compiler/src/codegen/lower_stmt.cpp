@@ -2,6 +2,7 @@
 #include "codegen/lower.h"
 #include "takt/compiler/names.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace takt::compiler::codegen {
@@ -127,6 +128,14 @@ void Lowerer::lowerStmt(const ast::Stmt& s) {
             emit(wide ? Opcode::SHL_64 : Opcode::SHL_32, {t, t, constant64(b.bit)});
             emit(wide ? Opcode::OR_64 : Opcode::OR_32, {m, m, t});
             store(w, Value{m, c, w.type});
+            return;
+        }
+        if (evaluatesFirst(*a.target, *a.value)) {
+            // The value first, then the element: the IDX locating it is then the last
+            // instruction and becomes the store (STX_*). Nothing observable changes: the value
+            // cannot trap or write anything, and locating the target writes nothing it reads.
+            const Value v = eval(*a.value, a.target->type);
+            store(locate(*a.target), v);
             return;
         }
         assign(locate(*a.target), *a.value);
@@ -418,6 +427,183 @@ bool mayWrite(const ast::StmtList& body, const Symbol* v) {
 // of every iteration (so it is observable as usual); when the body cannot write it, the body
 // reads the slot instead of re-widening the variable and the slot is not reloaded from it after
 // the body.
+bool Lowerer::directSymbol(const Symbol* s) {
+    if (s == nullptr || s->kind != SymbolKind::Variable) {
+        return false;
+    }
+    if (s->section == ast::VarSection::External && s->target != nullptr) {
+        s = s->target;
+    }
+    if (g_.globalOffset.count(s) != 0) {
+        return true;
+    }
+    if (auto it = frame_.find(s); it != frame_.end()) {
+        return s->section != ast::VarSection::InOut;
+    }
+    const Symbol* owner = pou_;
+    if (owner != nullptr && owner->pouKind == ast::PouKind::Method) {
+        owner = owner->owner;
+    }
+    for (const Symbol* p = owner; p != nullptr; p = p->base) {
+        const auto& slots = g_.members(p);
+        if (auto it = slots.find(s); it != slots.end()) {
+            return !it->second.byReference;
+        }
+    }
+    return false;
+}
+
+bool Lowerer::evaluatesQuietly(const ast::Expr& e, bool mayTrap) {
+    using B = ast::BinaryOp;
+    switch (e.kind) {
+    case ast::ExprKind::Paren: return evaluatesQuietly(*static_cast<const ast::ParenExpr&>(e).inner, mayTrap);
+    case ast::ExprKind::Literal:
+    case ast::ExprKind::EnumLiteral: return true;
+    case ast::ExprKind::Name: {
+        const Symbol* sym = static_cast<const ast::NameExpr&>(e).symbol;
+        return sym != nullptr && (sym->kind == SymbolKind::EnumValue || directSymbol(sym));
+    }
+    case ast::ExprKind::Member: {
+        const auto& m = static_cast<const ast::MemberExpr&>(e);
+        if (m.symbol != nullptr && (m.symbol->kind == SymbolKind::EnumValue || g_.globalOffset.count(m.symbol) != 0)) {
+            return true;
+        }
+        const Type* bt = m.object->type != nullptr ? stripAlias(m.object->type) : nullptr;
+        if (bt == nullptr) {
+            return false;
+        }
+        if (bt->kind() != TypeKind::Struct) { // a member of an FB instance: not one held by reference
+            const Symbol* pou = instancePou(bt);
+            if (pou == nullptr || m.symbol == nullptr) {
+                return false;
+            }
+            const auto& slots = g_.members(pou);
+            const auto it = slots.find(m.symbol);
+            if (it == slots.end() || it->second.byReference) {
+                return false;
+            }
+        }
+        return evaluatesQuietly(*m.object, mayTrap);
+    }
+    case ast::ExprKind::Index: {
+        const auto& ix = static_cast<const ast::IndexExpr&>(e);
+        const Type* at = ix.array->type != nullptr ? stripAlias(ix.array->type) : nullptr;
+        if (at == nullptr || at->kind() != TypeKind::Array || !evaluatesQuietly(*ix.array, mayTrap)) {
+            return false;
+        }
+        const auto* arr = static_cast<const ArrayType*>(at);
+        for (std::size_t d = 0; d < ix.indices.size(); ++d) {
+            if (mayTrap) {
+                if (!evaluatesQuietly(*ix.indices[d], true)) {
+                    return false;
+                }
+                continue;
+            }
+            // Without traps only a constant subscript inside the bounds (an operand offset).
+            const auto k = d < arr->dims.size() ? constantIndex(*ix.indices[d]) : std::nullopt;
+            if (!k || *k < arr->dims[d].lower || *k > arr->dims[d].upper) {
+                return false;
+            }
+        }
+        return true;
+    }
+    case ast::ExprKind::Deref:
+        return mayTrap && evaluatesQuietly(*static_cast<const ast::DerefExpr&>(e).reference, true);
+    case ast::ExprKind::Unary: return evaluatesQuietly(*static_cast<const ast::UnaryExpr&>(e).operand, mayTrap);
+    case ast::ExprKind::Binary: {
+        const auto& b = static_cast<const ast::BinaryExpr&>(e);
+        if (!evaluatesQuietly(*b.lhs, mayTrap) || !evaluatesQuietly(*b.rhs, mayTrap)) {
+            return false;
+        }
+        const Calc c = e.type != nullptr ? calcOf(e.type) : Calc::Agg;
+        if (mayTrap || c == Calc::F32 || c == Calc::F64 || (b.op != B::Div && b.op != B::Mod && b.op != B::Pow)) {
+            return true;
+        }
+        // Integer division: only by a constant the instructions take without a run-time check.
+        if (b.op == B::Pow || !isConstantCandidate(*b.rhs)) {
+            return false;
+        }
+        const auto k = g_.constant(*b.rhs, scope_);
+        return k && k->kind == sema::ConstValue::Kind::Int && (b.op == B::Mod ? k->i != 0 : (k->i >= 2 || k->i <= -2));
+    }
+    case ast::ExprKind::Call: {
+        using sema::StdOp;
+        const auto& c = static_cast<const ast::CallExpr&>(e);
+        const auto& sigs = sema::standardSignatures();
+        if (c.stdOverload < 0 || static_cast<std::size_t>(c.stdOverload) >= sigs.size()) {
+            return false; // a user POU may write anything
+        }
+        for (const ast::Argument& a : c.args) {
+            if (a.output || a.value == nullptr || !evaluatesQuietly(*a.value, mayTrap)) {
+                return false;
+            }
+        }
+        if (mayTrap) {
+            return true;
+        }
+        // Numeric conversions and the math functions: computed in place, no native, no trap.
+        const auto numeric = [](const Type* t) {
+            const Calc k = t != nullptr ? calcOf(t) : Calc::Agg;
+            return k != Calc::Str && k != Calc::WStr && k != Calc::Agg;
+        };
+        switch (sigs[static_cast<std::size_t>(c.stdOverload)].op) {
+        case StdOp::Convert:
+        case StdOp::Trunc:
+            return numeric(e.type) && std::all_of(c.args.begin(), c.args.end(),
+                                                  [&](const ast::Argument& a) { return numeric(a.value->type); });
+        case StdOp::Abs:
+        case StdOp::Sqrt:
+        case StdOp::Ln:
+        case StdOp::Log:
+        case StdOp::Exp:
+        case StdOp::Sin:
+        case StdOp::Cos:
+        case StdOp::Tan:
+        case StdOp::Asin:
+        case StdOp::Acos:
+        case StdOp::Atan:
+        case StdOp::Max:
+        case StdOp::Min: return numeric(e.type);
+        default: return false;
+        }
+    }
+    default: return false;
+    }
+}
+
+bool Lowerer::evaluatesFirst(const ast::Expr& target, const ast::Expr& value) {
+    // Only for an element by a run-time subscript (which ends in an IDX), scalar or whole.
+    const ast::Expr* t = &target;
+    while (t->kind == ast::ExprKind::Paren || t->kind == ast::ExprKind::Member) {
+        t = t->kind == ast::ExprKind::Paren ? static_cast<const ast::ParenExpr*>(t)->inner.get()
+                                            : static_cast<const ast::MemberExpr*>(t)->object.get();
+    }
+    if (t->kind != ast::ExprKind::Index || target.type == nullptr || g_.options().overflowTrap) {
+        return false;
+    }
+    // Constant subscripts inside the bounds make the element a plain operand: no IDX to fuse.
+    const auto& ix = static_cast<const ast::IndexExpr&>(*t);
+    const Type* at = ix.array->type != nullptr ? stripAlias(ix.array->type) : nullptr;
+    if (at == nullptr || at->kind() != TypeKind::Array) {
+        return false;
+    }
+    const auto* arr = static_cast<const ArrayType*>(at);
+    bool runTime = false;
+    for (std::size_t d = 0; d < ix.indices.size() && d < arr->dims.size(); ++d) {
+        const auto k = constantIndex(*ix.indices[d]);
+        runTime = runTime || !k || *k < arr->dims[d].lower || *k > arr->dims[d].upper;
+    }
+    if (!runTime) {
+        return false;
+    }
+    const Calc c = calcOf(target.type);
+    const Type* tt = stripAlias(target.type);
+    if (c == Calc::Str || c == Calc::WStr || tt->kind() == TypeKind::Subrange) {
+        return false;
+    }
+    return evaluatesQuietly(value, false) && evaluatesQuietly(target, true);
+}
+
 void Lowerer::lowerFor(const ast::ForStmt& s) {
     const Loc var = locate(*s.variable);
     const Type* vt = stripAlias(var.type);
@@ -482,7 +668,27 @@ void Lowerer::lowerFor(const ast::ForStmt& s) {
         }
     }
     const std::uint32_t mark = frameTop_;
-    // Entry test: skip the loop when the start is already past the bound.
+    // An INT variable counted up or down to a constant bound by a constant step: the back-edge
+    // (LOOP_I16_IMM) stores each next value into the variable, which the top of the loop would
+    // otherwise do. The values stay inside INT when the bound is (the start value was stored and,
+    // with overflow traps, checked above); a subrange keeps its range check on every store.
+    const std::int64_t limit = toConst ? *toConst - stepValue : 0;
+    const bool limitFits =
+        limit >= std::numeric_limits<std::int32_t>::min() && limit <= std::numeric_limits<std::int32_t>::max();
+    const bool storeOnBackEdge = shadow && !var.indirect && storeWidth(vt) == 2 && c == Calc::I32 &&
+                                 vt->kind() != TypeKind::Subrange && stepKnown && toConst && limitFits &&
+                                 *toConst >= std::numeric_limits<std::int16_t>::min() &&
+                                 *toConst <= std::numeric_limits<std::int16_t>::max();
+    // Entry test: skip the loop when the start is already past the bound (not needed when both
+    // are constants and the start is not).
+    std::optional<std::int64_t> fromConst;
+    if (isConstantCandidate(*s.from)) {
+        if (auto k = g_.constant(*s.from, scope_); k && k->kind == sema::ConstValue::Kind::Int) {
+            fromConst = k->i;
+        }
+    }
+    const bool entersAlways =
+        stepKnown && toConst && fromConst && (stepValue < 0 ? *fromConst >= *toConst : *fromConst <= *toConst);
     auto exitIf = [&](std::vector<std::uint32_t>& out, bool down) {
         if (toConst) {
             emitJump(down ? Opcode::JLT_I32_IMM : Opcode::JGT_I32_IMM, {ctr, imm(static_cast<std::uint32_t>(*toConst))},
@@ -502,7 +708,9 @@ void Lowerer::lowerFor(const ast::ForStmt& s) {
                  downEntry);
     }
     const bool down = stepKnown && stepValue < 0;
-    exitIf(labels.exits, down);
+    if (!entersAlways) {
+        exitIf(labels.exits, down);
+    }
     std::vector<std::uint32_t> bodyEntry;
     if (!stepKnown) {
         emitJump(Opcode::JMP, {}, bodyEntry);
@@ -511,7 +719,7 @@ void Lowerer::lowerFor(const ast::ForStmt& s) {
     }
     patch(bodyEntry, here());
     const std::uint32_t top = here();
-    if (shadow) {
+    if (shadow && !storeOnBackEdge) {
         store(var, Value{ctr, c, vt});
     }
     loops_.push_back(&labels);
@@ -535,12 +743,12 @@ void Lowerer::lowerFor(const ast::ForStmt& s) {
     // pass the bound.
     // With a constant bound and step the limit bound - step is computed here: the counter steps
     // while it is at or before the limit (LOOP_STEP_I32 when the limit does not fit in 32 bits).
-    const std::int64_t limit = toConst ? *toConst - stepValue : 0;
-    const bool limitFits =
-        limit >= std::numeric_limits<std::int32_t>::min() && limit <= std::numeric_limits<std::int32_t>::max();
     if (stepKnown && !wide && (!toConst || limitFits)) {
         const auto stepImm = imm(static_cast<std::uint32_t>(stepValue));
-        if (toConst) {
+        if (storeOnBackEdge) {
+            emit(down ? Opcode::LOOP_DN_I16_IMM : Opcode::LOOP_I16_IMM,
+                 {ctr, var.at, imm(static_cast<std::uint32_t>(limit)), stepImm, imm(top)});
+        } else if (toConst) {
             emit(down ? Opcode::LOOP_DN_I32_IMM : Opcode::LOOP_I32_IMM,
                  {ctr, imm(static_cast<std::uint32_t>(limit)), stepImm, imm(top)});
         } else {

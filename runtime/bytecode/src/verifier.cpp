@@ -196,6 +196,41 @@ private:
         return 1; // only the start is known statically; the VM bounds the rest at run time
     }
 
+    // The array operand of a fused element access (LDX_*, STX_*): every element the bounds
+    // check lets through must lie inside it, so it covers (c2 - 1) * c1 bytes plus the access
+    // (the operand may start at a field inside the first element). 0 for any other operand.
+    std::uint64_t elementExtent(Opcode op, std::uint8_t k, std::uint32_t pc) const {
+        std::uint64_t access = 0;
+        switch (op) {
+        case Opcode::LDX_8:
+        case Opcode::LDX_S8:
+        case Opcode::LDX_U8:
+        case Opcode::STX_8: access = 1; break;
+        case Opcode::LDX_16:
+        case Opcode::LDX_S16:
+        case Opcode::LDX_U16:
+        case Opcode::STX_16: access = 2; break;
+        case Opcode::LDX_32:
+        case Opcode::STX_32: access = 4; break;
+        case Opcode::LDX_64:
+        case Opcode::STX_64: access = 8; break;
+        case Opcode::LDX_N:
+        case Opcode::STX_N: break;
+        default: return 0;
+        }
+        // Words after the opcode: the loaded or stored value, the array, the index, the lower
+        // bound, c1 and c2.
+        if (k != 1) {
+            return 0;
+        }
+        const std::uint64_t size = m_.code[pc + 5];
+        const std::uint64_t count = m_.code[pc + 6];
+        if (access == 0) { // _N: the whole element
+            access = std::max<std::uint64_t>(size, 1);
+        }
+        return (std::max<std::uint64_t>(count, 1) - 1) * size + access;
+    }
+
     bool checkInstruction(std::size_t pouIndex, std::uint32_t pc, const std::vector<bool>& boundary) {
         const PouEntry& pou = m_.pous[pouIndex];
         auto op = static_cast<Opcode>(m_.code[pc]);
@@ -208,6 +243,9 @@ private:
             case OperandKind::Dest:
             case OperandKind::Source: {
                 std::uint64_t width = operand.width != 0 ? operand.width : openExtent(info, pc);
+                if (const std::uint64_t extent = elementExtent(op, k, pc); extent != 0) {
+                    width = extent;
+                }
                 if (!checkData(pou, w, width, operand.kind == OperandKind::Dest, at)) {
                     return false;
                 }
@@ -262,9 +300,10 @@ private:
     // FOR back-edges with an immediate step: the direction is part of the instruction, so the
     // step must point that way (its sign is what keeps counter + step from passing the bound).
     bool checkLoopStep(Opcode op, std::uint8_t k, std::uint32_t w, const OperandSite& at) {
-        const bool up = op == Opcode::LOOP_I32_IMM || op == Opcode::LOOP_I32;
-        const bool down = op == Opcode::LOOP_DN_I32_IMM || op == Opcode::LOOP_DN_I32;
-        if ((!up && !down) || k != 2) {
+        const bool up = op == Opcode::LOOP_I32_IMM || op == Opcode::LOOP_I32 || op == Opcode::LOOP_I16_IMM;
+        const bool down = op == Opcode::LOOP_DN_I32_IMM || op == Opcode::LOOP_DN_I32 || op == Opcode::LOOP_DN_I16_IMM;
+        const std::uint8_t stepOperand = op == Opcode::LOOP_I16_IMM || op == Opcode::LOOP_DN_I16_IMM ? 3 : 2;
+        if ((!up && !down) || k != stepOperand) {
             return true;
         }
         const auto step = static_cast<std::int32_t>(w);
@@ -279,7 +318,7 @@ private:
     // for a division) and the reciprocal is the one for it, so the result is the exact quotient.
     bool checkDivisor(Opcode op, std::uint32_t pc, const OperandSite& at) {
         const bool div = op == Opcode::DIV_I32_IMM || op == Opcode::DIV_U32_IMM;
-        const bool isSigned = op == Opcode::DIV_I32_IMM || op == Opcode::MOD_I32_IMM;
+        const bool isSigned = op == Opcode::DIV_I32_IMM; // MOD_I32_IMM takes the magnitude
         if (!div && op != Opcode::MOD_I32_IMM && op != Opcode::MOD_U32_IMM) {
             return true;
         }

@@ -25,6 +25,7 @@ using bytecode::kOffsetBits;
 using bytecode::Opcode;
 
 const std::atomic<bool> kNeverAbort{false};
+constexpr std::uint64_t kAbortPollMask = 63;
 
 // REAL -> integer: round to nearest, ties to even (the default FP environment); NaN gives 0
 // and out-of-range values saturate so the cast below is always defined.
@@ -92,6 +93,57 @@ inline std::uint32_t divByReciprocal(std::uint32_t n, std::uint64_t r) noexcept 
 }
 inline std::uint32_t modByReciprocal(std::uint32_t n, std::uint32_t d, std::uint64_t r) noexcept {
     return static_cast<std::uint32_t>((static_cast<U128>(r * n) * d) >> 64);
+}
+
+// memmove for the copies of COPY, LDI_N, STI_N, LDX_N and STX_N: blocks of up to 32 bytes (structs,
+// FB inputs) are copied by loading every word before storing any, so overlapping regions work
+// as with memmove, without the call.
+inline void copyBytes(std::uint8_t* dst, const std::uint8_t* src, std::uint32_t n) noexcept {
+    using U64 = std::uint64_t;
+    using U32 = std::uint32_t;
+    if (n > 32) {
+        std::memmove(dst, src, n);
+    } else if (n > 16) {
+        const U64 a = load<U64>(src);
+        const U64 b = load<U64>(src + 8);
+        const U64 c = load<U64>(src + n - 16);
+        const U64 d = load<U64>(src + n - 8);
+        store<U64>(dst, a);
+        store<U64>(dst + 8, b);
+        store<U64>(dst + n - 16, c);
+        store<U64>(dst + n - 8, d);
+    } else if (n >= 8) {
+        const U64 a = load<U64>(src);
+        const U64 b = load<U64>(src + n - 8);
+        store<U64>(dst, a);
+        store<U64>(dst + n - 8, b);
+    } else if (n >= 4) {
+        const U32 a = load<U32>(src);
+        const U32 b = load<U32>(src + n - 4);
+        store<U32>(dst, a);
+        store<U32>(dst + n - 4, b);
+    } else if (n > 0) {
+        const std::uint8_t a = src[0];
+        const std::uint8_t b = src[n / 2];
+        const std::uint8_t c = src[n - 1];
+        dst[0] = a;
+        dst[n / 2] = b;
+        dst[n - 1] = c;
+    }
+}
+
+// A REAL product rounded to its type before it is added (MULADD_*): the barrier keeps the
+// compiler from contracting a * b + c into a fused multiply-add on targets that have one.
+template <typename F> inline F rounded(F v) noexcept {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __asm__("" : "+x"(v));
+#elif defined(__GNUC__) && defined(__aarch64__)
+    __asm__("" : "+w"(v));
+#else
+    volatile F t = v;
+    v = t;
+#endif
+    return v;
 }
 
 // Three-way comparison of NUL-terminated code-unit strings that may run to the image end.
@@ -174,12 +226,16 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
         trap = (t);                                                                                                    \
         goto fault;                                                                                                    \
     } while (0)
+// Every back-edge and call counts one tick of the budget; the abort flag (set by another
+// thread) is polled on every 64th tick, which keeps a runaway loop's stop within microseconds.
 #define WATCHDOG()                                                                                                     \
     do {                                                                                                               \
-        if (--ticks == 0) [[unlikely]]                                                                                 \
-            FAULT(Trap::BudgetExceeded);                                                                               \
-        if (abortFlag.load(std::memory_order_relaxed)) [[unlikely]]                                                    \
-            FAULT(Trap::Aborted);                                                                                      \
+        if ((--ticks & kAbortPollMask) == 0) [[unlikely]] {                                                            \
+            if (ticks == 0)                                                                                            \
+                FAULT(Trap::BudgetExceeded);                                                                           \
+            if (abortFlag.load(std::memory_order_relaxed))                                                             \
+                FAULT(Trap::Aborted);                                                                                  \
+        }                                                                                                              \
     } while (0)
 
 #if TAKT_HAS_COMPUTED_GOTO
@@ -292,17 +348,25 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
         store<T>(A(0), load<T>(image + at_));                                                                          \
         NEXT(name);                                                                                                    \
     }
-// An array element by a run-time subscript: bounds check, scale and load in one dispatch (IDX
-// followed by LDI); the element address is computed in 64 bits and checked against the image.
-#define LDX(name, T)                                                                                                   \
+// An array element by a run-time subscript (LDX_*, STX_*): bounds check and scale in one dispatch.
+// `arr`, `idx` are the operand numbers of the array and the index, followed by the lower bound,
+// the element size c1 and the count c2. The verifier checked that the array operand covers
+// (c2 - 1) * c1 bytes plus the access, so an index inside the bounds stays inside it.
+#define ELEMENT(ptr, arr, idx)                                                                                         \
+    const std::int64_t rel_ = static_cast<std::int64_t>(load<std::int32_t>(A(idx))) - IMM32((idx) + 1);                \
+    if (static_cast<std::uint64_t>(rel_) >= W((idx) + 3)) [[unlikely]]                                                 \
+        FAULT(Trap::ArrayBounds);                                                                                      \
+    std::uint8_t* const ptr = A(arr) + static_cast<std::uint64_t>(rel_) * W((idx) + 2)
+#define LDX(name, TS, TD)                                                                                              \
     CASE(name) {                                                                                                       \
-        const std::int64_t rel_ = static_cast<std::int64_t>(load<std::int32_t>(A(2))) - IMM32(3);                      \
-        if (static_cast<std::uint64_t>(rel_) >= W(5)) [[unlikely]]                                                     \
-            FAULT(Trap::ArrayBounds);                                                                                  \
-        const std::uint64_t at_ = static_cast<std::uint64_t>(A(1) - image) + static_cast<std::uint64_t>(rel_) * W(4);  \
-        if (at_ + sizeof(T) > imageSize) [[unlikely]]                                                                  \
-            FAULT(Trap::InvalidReference);                                                                             \
-        store<T>(A(0), load<T>(image + at_));                                                                          \
+        ELEMENT(p_, 1, 2);                                                                                             \
+        store<TD>(A(0), static_cast<TD>(load<TS>(p_)));                                                                \
+        NEXT(name);                                                                                                    \
+    }
+#define STX(name, T)                                                                                                   \
+    CASE(name) {                                                                                                       \
+        ELEMENT(p_, 1, 2);                                                                                             \
+        store<T>(p_, load<T>(A(0)));                                                                                   \
         NEXT(name);                                                                                                    \
     }
 #define STI(name, T)                                                                                                   \
@@ -448,7 +512,7 @@ dispatch_switch:
             NEXT(MOVI_64);
         }
         CASE(COPY) {
-            std::memmove(A(0), A(1), W(2));
+            copyBytes(A(0), A(1), W(2));
             NEXT(COPY);
         }
         CASE(ZERO) {
@@ -737,10 +801,28 @@ dispatch_switch:
             store<U32>(A(0), p + static_cast<U32>(rel) * W(4));
             NEXT(IDXP);
         }
-        LDX(LDX_8, std::uint8_t)
-        LDX(LDX_16, std::uint16_t)
-        LDX(LDX_32, U32)
-        LDX(LDX_64, U64)
+        LDX(LDX_8, std::uint8_t, std::uint8_t)
+        LDX(LDX_16, std::uint16_t, std::uint16_t)
+        LDX(LDX_32, U32, U32)
+        LDX(LDX_64, U64, U64)
+        LDX(LDX_S8, std::int8_t, I32)
+        LDX(LDX_U8, std::uint8_t, U32)
+        LDX(LDX_S16, std::int16_t, I32)
+        LDX(LDX_U16, std::uint16_t, U32)
+        STX(STX_8, std::uint8_t)
+        STX(STX_16, std::uint16_t)
+        STX(STX_32, U32)
+        STX(STX_64, U64)
+        CASE(LDX_N) {
+            ELEMENT(p_, 1, 2);
+            copyBytes(A(0), p_, W(4));
+            NEXT(LDX_N);
+        }
+        CASE(STX_N) {
+            ELEMENT(p_, 1, 2);
+            copyBytes(p_, A(0), W(4));
+            NEXT(STX_N);
+        }
         LDI(LDI_8, std::uint8_t)
         LDI(LDI_16, std::uint16_t)
         LDI(LDI_32, U32)
@@ -755,7 +837,7 @@ dispatch_switch:
                 FAULT(Trap::NullReference);
             if (static_cast<U64>(p) + W(2) > imageSize) [[unlikely]]
                 FAULT(Trap::InvalidReference);
-            std::memmove(A(0), image + p, W(2));
+            copyBytes(A(0), image + p, W(2));
             NEXT(LDI_N);
         }
         CASE(STI_N) {
@@ -764,7 +846,7 @@ dispatch_switch:
                 FAULT(Trap::NullReference);
             if (p < constSize || static_cast<U64>(p) + W(2) > imageSize) [[unlikely]]
                 FAULT(Trap::InvalidReference);
-            std::memmove(image + p, A(1), W(2));
+            copyBytes(image + p, A(1), W(2));
             NEXT(STI_N);
         }
         CASE(CHK_REF) {
@@ -869,8 +951,9 @@ dispatch_switch:
         }
         CASE(MOD_I32_IMM) {
             const I32 a = load<I32>(A(1));
-            const U32 r = modByReciprocal(bytecode::divisorMagnitude(a), bytecode::divisorMagnitude(IMM32(2)),
-                                          static_cast<U64>(IMM64(3)));
+            // The sign of the divisor does not matter (the result has the sign of a): the back
+            // end gives its magnitude.
+            const U32 r = modByReciprocal(bytecode::divisorMagnitude(a), W(2), static_cast<U64>(IMM64(3)));
             store<U32>(A(0), a < 0 ? 0u - r : r);
             NEXT(MOD_I32_IMM);
         }
@@ -957,6 +1040,38 @@ dispatch_switch:
             }
             NEXT(LOOP_STEP_I64);
         }
+        CASE(LOOP_I16_IMM) { // LOOP_I32_IMM, and the INT variable d2 gets the new value
+            const I32 v = load<I32>(A(0));
+            if (v <= IMM32(2)) {
+                const U32 next = static_cast<U32>(v) + W(3);
+                store<U32>(A(0), next);
+                store<std::uint16_t>(A(1), static_cast<std::uint16_t>(next));
+                JUMP(W(4));
+            }
+            NEXT(LOOP_I16_IMM);
+        }
+        CASE(LOOP_DN_I16_IMM) {
+            const I32 v = load<I32>(A(0));
+            if (v >= IMM32(2)) {
+                const U32 next = static_cast<U32>(v) + W(3);
+                store<U32>(A(0), next);
+                store<std::uint16_t>(A(1), static_cast<std::uint16_t>(next));
+                JUMP(W(4));
+            }
+            NEXT(LOOP_DN_I16_IMM);
+        }
+
+        // --- multiply then add, rounded after each step ---
+        CASE(MULADD_F32) {
+            const F32 p = rounded(load<F32>(A(1)) * load<F32>(A(2)));
+            store<F32>(A(0), p + load<F32>(A(3)));
+            NEXT(MULADD_F32);
+        }
+        CASE(MULADD_F64) {
+            const F64 p = rounded(load<F64>(A(1)) * load<F64>(A(2)));
+            store<F64>(A(0), p + load<F64>(A(3)));
+            NEXT(MULADD_F64);
+        }
     default: goto invalid;
     }
 
@@ -1000,6 +1115,8 @@ fault:
 #undef BIN_T
 #undef LDI
 #undef LDX
+#undef STX
+#undef ELEMENT
 #undef STI
 }
 

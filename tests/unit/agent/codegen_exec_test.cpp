@@ -143,6 +143,89 @@ END_PROGRAM
     EXPECT_EQ(r.get<std::int32_t>("Main.bad"), 0);
 }
 
+TEST(CodegenExec, ElementStoresAndStructCopiesByRunTimeSubscript) {
+    Runner r(R"(
+TYPE S : STRUCT id : INT; v : REAL; f : BOOL; END_STRUCT; END_TYPE
+PROGRAM Main
+  VAR d : ARRAY [1..4] OF S; t : S; i : DINT; k : INT; x : REAL := 1.5; sumId : DINT; sumV : REAL;
+      bad : DINT := 9; hit : DINT; tid : INT; END_VAR
+  FOR k := 1 TO 4 DO
+    d[k].id := INT#10 * k;          (* the value first, then the element (one STX) *)
+    d[k].v := x * INT_TO_REAL(k);
+    d[k].f := k > 2;
+  END_FOR;
+  t := d[1];                        (* whole structs: LDX_N, STX_N *)
+  d[1] := d[4];
+  d[4] := t;
+  FOR i := 1 TO 4 DO sumId := sumId + d[i].id * i; sumV := sumV + d[i].v; IF d[i].f THEN hit := hit + 1; END_IF; END_FOR;
+  tid := t.id;
+  d[bad].v := x * 2.0;              (* out of bounds: traps, writes nothing *)
+  sumId := -1;
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    EXPECT_EQ(r.cycle(), vm::Trap::ArrayBounds);
+    EXPECT_EQ(r.get<std::int32_t>("Main.sumId"), 40 * 1 + 20 * 2 + 30 * 3 + 10 * 4);
+    EXPECT_EQ(r.get<float>("Main.sumV"), 15.0F);
+    EXPECT_EQ(r.get<std::int32_t>("Main.hit"), 2);
+    EXPECT_EQ(r.get<std::int16_t>("Main.tid"), 10);
+    EXPECT_EQ(r.get<std::int16_t>("Main.k"), 4);
+}
+
+TEST(CodegenExec, IntForVariableIsStoredEveryIterationAndVisibleInATrap) {
+    Runner r(R"(
+FUNCTION_BLOCK Peek
+  VAR_IN_OUT v : INT; END_VAR
+  VAR_OUTPUT seen : DINT; END_VAR
+  seen := seen * 10 + INT_TO_DINT(v);
+END_FUNCTION_BLOCK
+PROGRAM Main
+  VAR k : INT; j : INT; p : Peek; down : DINT; a : ARRAY [0..3] OF DINT; after : INT; END_VAR
+  FOR k := 1 TO 4 DO p(v := k); END_FOR;       (* the variable as the body sees it *)
+  after := k;
+  FOR j := 6 TO 0 BY -2 DO down := down * 10 + INT_TO_DINT(j); END_FOR;
+  FOR k := 0 TO 9 DO a[k] := 1; END_FOR;       (* traps at k = 4 *)
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    EXPECT_EQ(r.cycle(), vm::Trap::ArrayBounds);
+    EXPECT_EQ(r.get<std::int32_t>("Main.p.seen"), 1234);
+    EXPECT_EQ(r.get<std::int16_t>("Main.after"), 4);
+    EXPECT_EQ(r.get<std::int32_t>("Main.down"), 6420);
+    EXPECT_EQ(r.get<std::int16_t>("Main.j"), 0);
+    EXPECT_EQ(r.get<std::int16_t>("Main.k"), 4); // the iteration that trapped
+}
+
+// x * y + z in one instruction rounds the product first: the same bits as through a variable.
+TEST(CodegenExec, RealMultiplyAddEqualsMultiplyThenAdd) {
+    Runner r(R"(
+PROGRAM Main
+  VAR a : REAL := 1.000244140625; c : REAL := -1.00048828125; la : LREAL := 1.0000000074505806;
+      lc : LREAL := -1.0000000149011612; p : REAL; q : REAL; fused : REAL; split : REAL;
+      lp : LREAL; lfused : LREAL; lsplit : LREAL; s : REAL; END_VAR
+  fused := a * a + c;
+  p := a * a;
+  split := p + c;
+  lfused := lc + la * la;
+  lp := la * la;
+  lsplit := lc + lp;
+  s := SQRT(a * a + 3.0);
+  q := a * a + 3.0;
+  q := SQRT(q);
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    const auto fused = r.get<float>("Main.fused");
+    const auto split = r.get<float>("Main.split");
+    EXPECT_EQ(std::memcmp(&fused, &split, sizeof fused), 0) << fused << " " << split;
+    EXPECT_EQ(fused, 0.0F); // a fused multiply-add would keep 2^-24
+    const auto lfused = r.get<double>("Main.lfused");
+    const auto lsplit = r.get<double>("Main.lsplit");
+    EXPECT_EQ(std::memcmp(&lfused, &lsplit, sizeof lfused), 0) << lfused << " " << lsplit;
+    EXPECT_EQ(r.get<float>("Main.s"), r.get<float>("Main.q"));
+}
+
 TEST(CodegenExec, FunctionsFbsAndCase) {
     Runner r(R"(
 FUNCTION Scale : REAL

@@ -44,9 +44,11 @@ TEST(Verifier, EveryOpcodeWithInRangeOperandsIsAccepted) {
             case OperandKind::Source: m.code.push_back(fp(0)); break;
             case OperandKind::Imm32:
                 // FOR back-edges: a step in the instruction's direction (checked by the verifier).
-                if (k == 2 && (o == Opcode::LOOP_I32_IMM || o == Opcode::LOOP_I32)) {
+                if ((k == 2 && (o == Opcode::LOOP_I32_IMM || o == Opcode::LOOP_I32)) ||
+                    (k == 3 && o == Opcode::LOOP_I16_IMM)) {
                     m.code.push_back(1);
-                } else if (k == 2 && (o == Opcode::LOOP_DN_I32_IMM || o == Opcode::LOOP_DN_I32)) {
+                } else if ((k == 2 && (o == Opcode::LOOP_DN_I32_IMM || o == Opcode::LOOP_DN_I32)) ||
+                           (k == 3 && o == Opcode::LOOP_DN_I16_IMM)) {
                     m.code.push_back(static_cast<std::uint32_t>(-1));
                 } else {
                     m.code.push_back(divide ? 7 : 0);
@@ -118,7 +120,12 @@ TEST(Verifier, RejectsADivisorImmediateItCannotExecuteExactly) {
         return m;
     };
     EXPECT_TRUE(verify(moduleWith(Opcode::MOD_I32_IMM, 65521, divisorReciprocal(65521))).ok());
-    EXPECT_TRUE(verify(moduleWith(Opcode::MOD_I32_IMM, static_cast<std::uint32_t>(-10), divisorReciprocal(10))).ok());
+    // MOD_I32_IMM takes the magnitude: 2^31 for a divisor of INT_MIN; a negative word is a
+    // magnitude too, with its own reciprocal.
+    EXPECT_TRUE(verify(moduleWith(Opcode::MOD_I32_IMM, 0x80000000u, divisorReciprocal(0x80000000u))).ok());
+    expectRejected(moduleWith(Opcode::MOD_I32_IMM, static_cast<std::uint32_t>(-10), divisorReciprocal(10)),
+                   VerifyError::Immediate, "reciprocal");
+    EXPECT_TRUE(verify(moduleWith(Opcode::DIV_I32_IMM, static_cast<std::uint32_t>(-10), divisorReciprocal(10))).ok());
     EXPECT_TRUE(verify(moduleWith(Opcode::MOD_I32_IMM, 1, divisorReciprocal(1))).ok());
     expectRejected(moduleWith(Opcode::MOD_I32_IMM, 0, 0), VerifyError::Immediate, "divisor 0");
     expectRejected(moduleWith(Opcode::MOD_U32_IMM, 10, divisorReciprocal(10) + 1), VerifyError::Immediate,

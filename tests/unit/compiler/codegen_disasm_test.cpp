@@ -30,20 +30,18 @@ END_PROGRAM
   0019  ADD_I32_IMM  fp+4, fp+0, 1
   001d  MOV_16       this+12 <Main.n>, fp+4
   0020  MOVI_32      this+0 <Main.i>, 1
-  0023  JGT_I32_IMM  this+0 <Main.i>, 1000, L0043
-L0027:
-  0027  JLE_I32_IMM  this+4 <Main.x>, 32760, L0031
-  002b  ADD_I32_IMM  this+8 <Main.acc>, this+8 <Main.acc>, 1
-  002f  JMP          L003e
-L0031:
-  0031  MOD_I32_IMM  fp+0, this+4 <Main.x>, 3, 6148914691236517206
-  0037  JNE_I32_IMM  fp+0, 0, L003e
-  003b  MOVI_32      this+8 <Main.acc>, 0
-L003e:
-  003e  LOOP_I32_IMM this+0 <Main.i>, 999, 1, L0027
-L0043:
-  0043  I32_TO_F64   this+16 <Main.r>, this+8 <Main.acc>
-  0046  RET
+L0023:
+  0023  JLE_I32_IMM  this+4 <Main.x>, 32760, L002d
+  0027  ADD_I32_IMM  this+8 <Main.acc>, this+8 <Main.acc>, 1
+  002b  JMP          L003a
+L002d:
+  002d  MOD_I32_IMM  fp+0, this+4 <Main.x>, 3, 6148914691236517206
+  0033  JNE_I32_IMM  fp+0, 0, L003a
+  0037  MOVI_32      this+8 <Main.acc>, 0
+L003a:
+  003a  LOOP_I32_IMM this+0 <Main.i>, 999, 1, L0023
+  003f  I32_TO_F64   this+16 <Main.r>, this+8 <Main.acc>
+  0042  RET
 )");
 }
 
@@ -83,15 +81,15 @@ END_PROGRAM
   001b  MOV_32       this+0 <Main.acc.inc>, this+8 <Main.t>
   001e  CALL_FB      Acc, this+0 <Main.acc.inc>, 0
   0022  MOV_32       this+36 <Main.k>, this+4 <Main.acc.total>
-  0025  IDX          fp+0, this+24 <Main.arr>, this+36 <Main.k>, 1, 2, 5
-  002c  STI_16       fp+0, 0, g:0x18
-  0030  RET
+  0025  STX_16       g:0x18, this+24 <Main.arr>, this+36 <Main.k>, 1, 2, 5
+  002c  RET
 )");
 }
 
 // The fused forms of docs/performance.md: constant subscripts as operand offsets, constant FB
-// inputs in one COPY, an INT FOR counter read from its slot with a one-instruction back-edge,
-// MOD by a constant through its reciprocal, REAL compare-and-branch.
+// inputs in one COPY, an INT FOR counter read from its slot with a one-instruction back-edge
+// that also stores the variable (no entry test: the bounds are constants), MOD by a constant
+// through its reciprocal, REAL compare-and-branch.
 TEST(CodegenDisasm, HotPathsUseTheFusedForms) {
     Compiled c(R"(
 FUNCTION_BLOCK Clamp
@@ -127,7 +125,10 @@ END_PROGRAM
     EXPECT_EQ(count("LDI_32 "), 0u) << main;
     EXPECT_EQ(count("COPY "), 1u) << main;    // lo and hi together
     EXPECT_EQ(count("MOVI_32 "), 1u) << main; // the FOR start only
-    EXPECT_EQ(count("LOOP_I32_IMM "), 1u) << main;
+    EXPECT_EQ(count("LOOP_I16_IMM "), 1u) << main;
+    EXPECT_EQ(count("LOOP_I32_IMM "), 0u) << main;
+    EXPECT_EQ(count("MOV_16 "), 1u) << main; // the start value; the back-edge stores the others
+    EXPECT_EQ(count("JGT_I32_IMM "), 0u) << main;
     EXPECT_EQ(count("SX_16_32 "), 0u) << main;
     EXPECT_EQ(count("JMP "), 0u) << main;
     EXPECT_EQ(count("MOD_I32_IMM "), 1u) << main;
@@ -135,8 +136,9 @@ END_PROGRAM
 }
 
 // A field of an array element by a run-time subscript: one LDX with the field offset folded
-// into the array operand; a one-element array keeps IDX + LDI (the folded operand would reach
-// past the array), and a store keeps IDX + STI.
+// into the array operand (also in a one-element array: the verifier checks the operand covers
+// the field of the last element), straight into a destination of the computation width,
+// widened to 32 bits for an INT; a store of a constant is one STX.
 TEST(CodegenDisasm, ElementFieldLoadIsOneInstruction) {
     Compiled c(R"(
 TYPE P : STRUCT a : DINT; b : INT; c : LREAL; END_STRUCT; END_TYPE
@@ -150,19 +152,95 @@ END_PROGRAM
 )");
     ASSERT_TRUE(c.ok) << c.rendered();
     ASSERT_TRUE(c.verified.ok()) << c.verified.message;
-    const std::string main = c.code("Main");
-    auto count = [&](std::string_view what) {
-        std::size_t n = 0;
-        for (std::size_t at = main.find(what); at != std::string::npos; at = main.find(what, at + 1)) {
-            ++n;
-        }
-        return n;
-    };
-    EXPECT_EQ(count("LDX_64 "), 1u) << main;
-    EXPECT_EQ(count("LDX_16 "), 1u) << main;
-    EXPECT_EQ(count("IDX "), 2u) << main; // one[i].b and the store
-    EXPECT_EQ(count("LDI_16 "), 1u) << main;
-    EXPECT_EQ(count("STI_32 "), 1u) << main;
+    EXPECT_EQ(c.code("Main"), R"(  0000  LDX_64       this+88 <Main.x>, this+8, this+80 <Main.i>, 1, 16, 4
+  0007  LDX_S16      fp+8, this+4, this+80 <Main.i>, 1, 16, 4
+  000e  MOV_16       this+96 <Main.y>, fp+8
+  0011  LDX_S16      fp+8, this+68, this+80 <Main.i>, 0, 16, 1
+  0018  MOV_16       this+96 <Main.y>, fp+8
+  001b  STX_32       g:0x8, this+0 <Main.ps>, this+80 <Main.i>, 1, 16, 4
+  0022  RET
+)");
+}
+
+// Element stores: a value that cannot trap or write anything is computed first, so the IDX of
+// the element is last and becomes the STX; a value that can trap (here a run-time subscript)
+// keeps the source order, IDX then STI. Whole structs move by LDX_N (straight into a variable)
+// and STX_N.
+TEST(CodegenDisasm, ElementStoresAndCopiesFuseWithTheirIdx) {
+    Compiled c(R"(
+TYPE S : STRUCT id : INT; v : REAL; END_STRUCT; END_TYPE
+PROGRAM Main
+  VAR d : ARRAY [0..7] OF S; t : S; i : DINT; k : DINT; x : REAL; END_VAR
+  d[i].v := x * 0.5;
+  d[i].v := d[k].v;
+  t := d[i];
+  d[i] := d[k];
+  d[k] := t;
+END_PROGRAM
+)");
+    ASSERT_TRUE(c.ok) << c.rendered();
+    ASSERT_TRUE(c.verified.ok()) << c.verified.message;
+    EXPECT_EQ(c.code("Main"), R"(  0000  MUL_F32      fp+0, this+80 <Main.x>, g:0x8
+  0004  STX_32       fp+0, this+4, this+72 <Main.i>, 0, 8, 8
+  000b  IDX          fp+0, this+0 <Main.d>, this+72 <Main.i>, 0, 8, 8
+  0012  LDX_32       fp+8, this+4, this+76 <Main.k>, 0, 8, 8
+  0019  STI_32       fp+0, 4, fp+8
+  001d  LDX_N        this+64 <Main.t>, this+0 <Main.d>, this+72 <Main.i>, 0, 8, 8
+  0024  IDX          fp+0, this+0 <Main.d>, this+72 <Main.i>, 0, 8, 8
+  002b  LDX_N        fp+8, this+0 <Main.d>, this+76 <Main.k>, 0, 8, 8
+  0032  STI_N        fp+0, fp+8, 8
+  0036  STX_N        this+64 <Main.t>, this+0 <Main.d>, this+76 <Main.k>, 0, 8, 8
+  003d  RET
+)");
+}
+
+// With overflow traps the integer arithmetic of a value can trap, so the element is located
+// first as written (IDX, then the value, then STI).
+TEST(CodegenDisasm, ElementStoreKeepsSourceOrderWhenTheValueCanTrap) {
+    CodegenOptions trap;
+    trap.overflowTrap = true;
+    Compiled c(R"(
+PROGRAM Main
+  VAR a : ARRAY [0..3] OF DINT; i : DINT; x : DINT; r : ARRAY [0..3] OF REAL; END_VAR
+  a[i] := x + 1;
+  r[i] := 10.0 / DINT_TO_REAL(x);
+  a[i] := x / 2;
+END_PROGRAM
+)",
+               trap);
+    ASSERT_TRUE(c.ok) << c.rendered();
+    const std::string code = c.code("Main");
+    EXPECT_EQ(code.find("STX_"), std::string::npos) << code;
+    EXPECT_NE(code.find("STI_32"), std::string::npos) << code;
+}
+
+// REAL x * y + z and z + x * y compute in one MULADD (the product rounded first, as MUL then
+// ADD would); SQRT and SIN write straight into a destination of their type.
+TEST(CodegenDisasm, RealMultiplyAddAndMathIntoTheDestination) {
+    Compiled c(R"(
+PROGRAM Main
+  VAR a : REAL; b : REAL; s : REAL; l : LREAL; m : LREAL; END_VAR
+  s := a * b + s;
+  s := s + a * 0.5;
+  l := l * 0.999 + m;
+  s := SQRT(a * a + 1.0);
+  l := SIN(m) * 0.5 + l / 3.0;
+  m := SIN(l);
+END_PROGRAM
+)");
+    ASSERT_TRUE(c.ok) << c.rendered();
+    ASSERT_TRUE(c.verified.ok()) << c.verified.message;
+    EXPECT_EQ(c.code("Main"), R"(  0000  MULADD_F32   this+8 <Main.s>, this+0 <Main.a>, this+4 <Main.b>, this+8 <Main.s>
+  0005  MULADD_F32   this+8 <Main.s>, this+0 <Main.a>, g:0x8, this+8 <Main.s>
+  000a  MULADD_F64   this+16 <Main.l>, this+16 <Main.l>, g:0x10, this+24 <Main.m>
+  000f  MULADD_F32   fp+0, this+0 <Main.a>, this+0 <Main.a>, g:0x18
+  0014  SQRT_F32     this+8 <Main.s>, fp+0
+  0017  MATH_F64     fp+0, this+24 <Main.m>, 3
+  001b  DIV_F64      fp+8, this+16 <Main.l>, g:0x28
+  001f  MULADD_F64   this+16 <Main.l>, fp+0, g:0x20, fp+8
+  0024  MATH_F64     this+24 <Main.m>, this+16 <Main.l>, 3
+  0028  RET
+)");
 }
 
 TEST(CodegenDisasm, OverflowTrapModeUsesCheckedInstructions) {

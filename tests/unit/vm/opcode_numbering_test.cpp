@@ -12,7 +12,7 @@
 namespace takt::bytecode {
 namespace {
 
-constexpr std::array<std::string_view, 239> kGoldenOpcodes = {
+constexpr std::array<std::string_view, 253> kGoldenOpcodes = {
     "NOP",           "RET",
     "JMP",           "JMP_T",
     "JMP_F",         "JEQ_I32",
@@ -132,6 +132,13 @@ constexpr std::array<std::string_view, 239> kGoldenOpcodes = {
     "LOOP_STEP_I32", "LOOP_STEP_I64",
     "LDX_8",         "LDX_16",
     "LDX_32",        "LDX_64",
+    "STX_8",         "STX_16",
+    "STX_32",        "STX_64",
+    "LDX_S8",        "LDX_U8",
+    "LDX_S16",       "LDX_U16",
+    "LDX_N",         "STX_N",
+    "LOOP_I16_IMM",  "LOOP_DN_I16_IMM",
+    "MULADD_F32",    "MULADD_F64",
     "ASSERT_FAIL",
 };
 

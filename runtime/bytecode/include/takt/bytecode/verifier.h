@@ -15,7 +15,9 @@
 //     with the access width from the operand format in opcodes.def; a width-0 operand's extent
 //     is the callee's instance (instructions with a POU operand), the native's argument block
 //     (instructions with a native operand: 8 bytes per slot, arity from natives.def) or the
-//     first count operand (COPY, ZERO, strings, IDX);
+//     first count operand (COPY, ZERO, strings, IDX); the array operand of a fused element
+//     access (LDX_*, STX_*) covers every element the bounds check admits: (c2 - 1) * c1 bytes
+//     plus the access width (c1 for LDX_N/STX_N), so the VM checks only the index;
 //   - frames: each POU's frame fits the stack.
 // What depends on run-time values (references, array indices, call depth) is the VM's check.
 //
