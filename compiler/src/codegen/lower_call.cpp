@@ -258,6 +258,26 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
     }
     const Generator::FrameLayout& layout = g_.frameLayout(target);
     const std::vector<int> binding = bindArguments(e, target->params);
+    const std::vector<Value> values = frameArguments(e, target, binding);
+    Operand instPtr{};
+    if (instance && instance->indirect) {
+        instPtr = pointerOf(*instance);
+    }
+    const std::uint32_t c = bindFrameArguments(layout, e, target, binding, values);
+    debugAt(e.span);
+    const std::uint32_t p = g_.pouIndex(target);
+    if (!method) {
+        emit(Opcode::CALL_FN, {imm(p), imm(c)});
+    } else if (instance->indirect) {
+        emit(Opcode::CALL_FB_IND, {imm(p), instPtr, imm(c)});
+    } else {
+        emit(Opcode::CALL_FB, {imm(p), instance->at, imm(c)});
+    }
+    return frameCallResult(layout, e, target, binding, c, want, dest);
+}
+
+std::vector<Value> Lowerer::frameArguments(const ast::CallExpr& e, const Symbol* target,
+                                           const std::vector<int>& binding) {
     std::vector<Value> values(e.args.size());
     for (std::size_t i = 0; i < e.args.size(); ++i) {
         const ast::Argument& a = e.args[i];
@@ -271,10 +291,12 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
             values[i] = eval(*a.value, p->type);
         }
     }
-    Operand instPtr{};
-    if (instance && instance->indirect) {
-        instPtr = pointerOf(*instance);
-    }
+    return values;
+}
+
+std::uint32_t Lowerer::bindFrameArguments(const Generator::FrameLayout& layout, const ast::CallExpr& e,
+                                          const Symbol* target, const std::vector<int>& binding,
+                                          const std::vector<Value>& values) {
     const std::uint32_t c = alignUp(frameTop_, 8);
     auto slot = [&](const Symbol* s) { return Operand{bc::address(bc::kTagFrame, c + layout.offsets.at(s)), false}; };
     std::vector<bool> given(target->params.size(), false);
@@ -300,23 +322,23 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
     }
     frameTop_ = c + layout.size;
     frameMax_ = std::max(frameMax_, frameTop_);
-    debugAt(e.span);
-    const std::uint32_t p = g_.pouIndex(target);
-    if (!method) {
-        emit(Opcode::CALL_FN, {imm(p), imm(c)});
-    } else if (instance->indirect) {
-        emit(Opcode::CALL_FB_IND, {imm(p), instPtr, imm(c)});
-    } else {
-        emit(Opcode::CALL_FB, {imm(p), instance->at, imm(c)});
-    }
+    return c;
+}
+
+Value Lowerer::frameCallResult(const Generator::FrameLayout& layout, const ast::CallExpr& e, const Symbol* target,
+                               const std::vector<int>& binding, std::uint32_t frame, const Type* want,
+                               std::optional<Operand> dest) {
+    auto slot = [&](const Symbol* s) {
+        return Operand{bc::address(bc::kTagFrame, frame + layout.offsets.at(s)), false};
+    };
     for (std::size_t i = 0; i < e.args.size(); ++i) {
         const ast::Argument& a = e.args[i];
         if (binding[i] < 0 || !a.output || a.value == nullptr) {
             continue;
         }
-        const Symbol* p2 = target->params[static_cast<std::size_t>(binding[i])];
+        const Symbol* p = target->params[static_cast<std::size_t>(binding[i])];
         const Loc dst = locate(*a.value);
-        store(dst, convert(load(Loc{false, slot(p2), 0, p2->type}, calcOf(p2->type)), dst.type));
+        store(dst, convert(load(Loc{false, slot(p), 0, p->type}, calcOf(p->type)), dst.type));
     }
     const Type* result = stripAlias(target->type);
     if (result == nullptr || result->kind() == TypeKind::Void || layout.offsets.count(target) == 0) {
