@@ -560,12 +560,13 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
     case StdOp::Le:
     case StdOp::Lt:
     case StdOp::Ne: {
-        // Extensible comparisons chain: GT(a, b, c) = a > b AND b > c.
+        // Extensible comparisons chain: GT(a, b, c) = a > b AND b > c; on numbers, STRING,
+        // WSTRING and BOOL alike (compareInto).
         static const ast::BinaryOp kRel[] = {ast::BinaryOp::Gt, ast::BinaryOp::Ge, ast::BinaryOp::Eq,
                                              ast::BinaryOp::Le, ast::BinaryOp::Lt, ast::BinaryOp::Ne};
         const ast::BinaryOp rel = kRel[static_cast<int>(sig.op) - static_cast<int>(StdOp::Gt)];
         const Calc c = calcOf(t);
-        if (c == Calc::Str || c == Calc::WStr || c == Calc::Agg || c == Calc::Bool) {
+        if (c == Calc::Agg) {
             break;
         }
         const Operand d = frameSlot(4, 4);
@@ -573,7 +574,7 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
         for (std::size_t i = 1; i < args.size(); ++i) {
             const Value next = eval(*args[i], t);
             const Operand r = i == 1 ? d : frameSlot(4, 4);
-            emit(compareOpcode(rel, c), {r, prev.at, next.at});
+            compareInto(rel, prev, next, c, r);
             if (i > 1) {
                 emit(Opcode::AND_B, {d, d, r});
             }
