@@ -614,7 +614,7 @@ TEST(ScanCommand, AForcedInputSurvivesTheDriversRead) {
     table->values = {0x42, 1};
     const CommandResult r = setForces(rig, table.get());
     EXPECT_TRUE(r.ok);
-    EXPECT_EQ(r.retiredForces, nullptr);
+    EXPECT_EQ(rig.engine->forces(), table.get());
     ASSERT_TRUE(rig.boundaries(5));
     ASSERT_TRUE(waitFor([&] { return rig.snap().cycles >= r.cycle + 5; }));
     // The driver delivered 0x43 (last cycle's output) every cycle; the program saw the force.
@@ -627,7 +627,8 @@ TEST(ScanCommand, AForcedInputSurvivesTheDriversRead) {
 
     // Released: the loopback counts again.
     const CommandResult cleared = setForces(rig, nullptr);
-    EXPECT_EQ(cleared.retiredForces, table.get());
+    EXPECT_TRUE(cleared.ok);
+    EXPECT_EQ(rig.engine->forces(), nullptr);
     ASSERT_TRUE(waitFor([&] { return seenIn.load() > 0x45; }));
     rig.loop->stop();
 }
@@ -678,13 +679,15 @@ TEST(ScanCommand, AForcedOutputSurvivesTheCopyOutAndReachesTheDriver) {
     EXPECT_EQ(rig.io.wire(0), 0x77);
     EXPECT_EQ(rig.snap().outputs[0], 0x77);
 
-    // A replacement table hands the old one back; the new force takes over.
+    // A replacement table takes over from the old one.
     const auto second = forceOne(areaBit(ImageArea::Output, 0, 7), {1});
     const CommandResult r2 = setForces(rig, second.get());
-    EXPECT_EQ(r2.retiredForces, table.get());
+    EXPECT_TRUE(r2.ok);
+    EXPECT_EQ(rig.engine->forces(), second.get());
     ASSERT_TRUE(waitFor([&] { return rig.io.wire(0) == 0x81; }));
     const CommandResult r3 = setForces(rig, nullptr);
-    EXPECT_EQ(r3.retiredForces, second.get());
+    EXPECT_TRUE(r3.ok);
+    EXPECT_EQ(rig.engine->forces(), nullptr);
     ASSERT_TRUE(waitFor([&] { return rig.io.wire(0) == 0x01; }));
     rig.loop->stop();
 }
