@@ -21,6 +21,7 @@ using testing::AbortableRunner;
 using testing::ByteProgram;
 using testing::FakeIo;
 using testing::ModuleBuilder;
+using testing::submitAndWait;
 using testing::ValueKind;
 using testing::waitFor;
 
@@ -60,14 +61,7 @@ struct Rig {
     }
     ScanSnapshot snap() const { return loop->snapshot(); }
     // Submits and waits until the scan thread counted it done.
-    bool run(ScanCommand c, CommandResult& r) {
-        c.result = &r;
-        if (!loop->submit(c)) {
-            return false;
-        }
-        const std::uint64_t ticket = loop->commandsSubmitted();
-        return waitFor([&] { return loop->commandsDone() >= ticket; });
-    }
+    bool run(const ScanCommand& c, CommandResult& r) { return submitAndWait(*loop, c, r); }
     CommandResult run(ScanCommandKind kind) {
         CommandResult r;
         ScanCommand c;
@@ -797,10 +791,7 @@ TEST(ScanCommand, OnlineChangeThroughTheQueueKeepsCountingByOnePerCycle) {
     CommandResult r;
     ScanCommand reload;
     reload.kind = ScanCommandKind::Reload;
-    reload.result = &r;
-    ASSERT_TRUE(loop.submit(reload));
-    const std::uint64_t ticket = loop.commandsSubmitted();
-    ASSERT_TRUE(waitFor([&] { return loop.commandsDone() >= ticket; }));
+    ASSERT_TRUE(submitAndWait(loop, reload, r));
     EXPECT_TRUE(r.ok) << (r.refusal != nullptr ? r.refusal : "");
     ASSERT_NE(r.retired, nullptr);
     EXPECT_EQ(&r.retired->module(), oldModule);
@@ -823,11 +814,8 @@ TEST(ScanCommand, OnlineChangeThroughTheQueueKeepsCountingByOnePerCycle) {
 
     // A reload without a prepared change is refused.
     CommandResult none;
-    reload.result = &none;
     ASSERT_TRUE(loop.start(error)) << error;
-    ASSERT_TRUE(loop.submit(reload));
-    const std::uint64_t t2 = loop.commandsSubmitted();
-    ASSERT_TRUE(waitFor([&] { return loop.commandsDone() >= t2; }));
+    ASSERT_TRUE(submitAndWait(loop, reload, none));
     EXPECT_FALSE(none.ok);
     EXPECT_STREQ(none.refusal, "no prepared change");
     loop.stop();

@@ -113,4 +113,14 @@ inline bool waitFor(const std::function<bool()>& pred, double seconds = 10.0) {
     return pred();
 }
 
+// Submits `c` with its result going to `r` and waits until the scan thread counted it done.
+inline bool submitAndWait(engine::ScanLoop& loop, engine::ScanCommand c, engine::CommandResult& r) {
+    c.result = &r;
+    if (!loop.submit(c)) {
+        return false;
+    }
+    const std::uint64_t ticket = loop.commandsSubmitted();
+    return waitFor([&] { return loop.commandsDone() >= ticket; });
+}
+
 } // namespace takt::testing
