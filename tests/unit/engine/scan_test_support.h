@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -99,6 +100,35 @@ struct ByteProgram {
         b.m.io.push_back(bytecode::IoBinding{bytecode::IoArea::Input, 0, 0, 1, in, tByte, "%IB0", "in"});
         b.m.io.push_back(bytecode::IoBinding{bytecode::IoArea::Output, 0, 0, 1, out, tByte, "%QB0", "out"});
     }
+};
+
+// A ByteProgram whose cycle writes out := in + `step`, loaded into an Engine on a FakeIo, and a
+// ScanLoop with `options` over them (not started). `loaded` says whether the load succeeded;
+// without it there is no loop.
+struct ByteLoopRig {
+    ByteLoopRig(std::uint8_t step, const engine::ScanOptions& options, std::int64_t taskIntervalNs = 0)
+        : prog(taskIntervalNs) {
+        auto runner = std::make_unique<AbortableRunner>();
+        const std::uint32_t in = prog.in;
+        const std::uint32_t out = prog.out;
+        runner->body = [in, out, step](std::uint8_t* image, const std::atomic<bool>*, engine::Fault&) {
+            image[out] = static_cast<std::uint8_t>(image[in] + step);
+            return true;
+        };
+        engine = std::make_unique<engine::Engine>(std::move(runner), clock);
+        engine::FaultReport fault;
+        loaded = engine->load(std::make_unique<engine::LoadedProgram>(prog.b.build(), ""), fault);
+        if (loaded) {
+            loop = std::make_unique<engine::ScanLoop>(*engine, clock, io, options);
+        }
+    }
+
+    ByteProgram prog;
+    engine::CycleClock clock;
+    std::unique_ptr<engine::Engine> engine;
+    FakeIo io;
+    std::unique_ptr<engine::ScanLoop> loop;
+    bool loaded = false;
 };
 
 // Polls `pred` every millisecond for up to `seconds`; true once it holds.
