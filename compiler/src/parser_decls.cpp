@@ -10,18 +10,6 @@ namespace takt::compiler {
 
 namespace {
 
-std::string_view pouKeyword(ast::PouKind k) {
-    switch (k) {
-    case ast::PouKind::Program: return "PROGRAM";
-    case ast::PouKind::Function: return "FUNCTION";
-    case ast::PouKind::FunctionBlock: return "FUNCTION_BLOCK";
-    case ast::PouKind::Method: return "METHOD";
-    case ast::PouKind::TestProgram: return "TEST_PROGRAM";
-    case ast::PouKind::TestFunctionBlock: return "TEST_FUNCTION_BLOCK";
-    }
-    return "POU";
-}
-
 ast::VarSection sectionOf(TokenKind k) {
     switch (k) {
     case TokenKind::VarTemp: return ast::VarSection::Temp;
@@ -85,7 +73,7 @@ std::unique_ptr<ast::PouDecl> Parser::parsePou(ast::PouKind pouKind, TokenKind e
         advance();
     }
 modifiersDone:
-    pou->name = expectIdentifierLazy([&] { return fmt::format("after {}", pouKeyword(pouKind)); });
+    pou->name = expectIdentifierLazy([&] { return fmt::format("after {}", ast::pouKeyword(pouKind)); });
     if (accept(TokenKind::Colon)) {
         pou->returnType = parseTypeSpec();
     }
@@ -107,7 +95,7 @@ modifiersDone:
     if (accept(endKind)) {
         accept(TokenKind::Semicolon);
     } else {
-        missingEnd(endKind, fmt::format("{} '{}'", pouKeyword(pouKind), pou->name.name), open);
+        missingEnd(endKind, fmt::format("{} '{}'", ast::pouKeyword(pouKind), pou->name.name), open);
     }
     pou->span = spanFrom(begin);
     return pou;
@@ -135,7 +123,7 @@ void Parser::parsePouBody(ast::PouDecl& pou, TokenKind endKind) {
             sawStatements = true;
         }
         if (pos_ == before) {
-            errorUnexpected(fmt::format("in {} '{}'", pouKeyword(pou.pouKind), pou.name.name));
+            errorUnexpected(fmt::format("in {} '{}'", ast::pouKeyword(pou.pouKind), pou.name.name));
             advance();
         }
     }
