@@ -60,19 +60,7 @@ std::unique_ptr<ast::PouDecl> Parser::parsePou(ast::PouKind pouKind, TokenKind e
     advance();
     auto pou = makeNode<ast::PouDecl>(Span{});
     pou->pouKind = pouKind;
-    for (;;) {
-        switch (kind()) {
-        case TokenKind::Public: pou->access = ast::Access::Public; break;
-        case TokenKind::Private: pou->access = ast::Access::Private; break;
-        case TokenKind::Protected: pou->access = ast::Access::Protected; break;
-        case TokenKind::Internal: pou->access = ast::Access::Internal; break;
-        case TokenKind::Abstract: pou->isAbstract = true; break;
-        case TokenKind::Final: pou->isFinal = true; break;
-        default: goto modifiersDone;
-        }
-        advance();
-    }
-modifiersDone:
+    parseModifiers(*pou);
     pou->name = expectIdentifierLazy([&] { return fmt::format("after {}", ast::pouKeyword(pouKind)); });
     if (accept(TokenKind::Colon)) {
         pou->returnType = parseTypeSpec();
@@ -129,6 +117,21 @@ void Parser::parsePouBody(ast::PouDecl& pou, TokenKind endKind) {
     }
 }
 
+// PUBLIC, PRIVATE, PROTECTED, INTERNAL, ABSTRACT, FINAL in any order before a POU's or METHOD's name.
+void Parser::parseModifiers(ast::PouDecl& pou) {
+    for (;; advance()) {
+        switch (kind()) {
+        case TokenKind::Public: pou.access = ast::Access::Public; break;
+        case TokenKind::Private: pou.access = ast::Access::Private; break;
+        case TokenKind::Protected: pou.access = ast::Access::Protected; break;
+        case TokenKind::Internal: pou.access = ast::Access::Internal; break;
+        case TokenKind::Abstract: pou.isAbstract = true; break;
+        case TokenKind::Final: pou.isFinal = true; break;
+        default: return;
+        }
+    }
+}
+
 std::unique_ptr<ast::PouDecl> Parser::parseMethod(bool prototype) {
     std::uint32_t begin = startOffset();
     Span open = span();
@@ -136,19 +139,7 @@ std::unique_ptr<ast::PouDecl> Parser::parseMethod(bool prototype) {
     auto m = makeNode<ast::PouDecl>(Span{});
     m->pouKind = ast::PouKind::Method;
     m->prototypeOnly = prototype;
-    for (;;) {
-        switch (kind()) {
-        case TokenKind::Public: m->access = ast::Access::Public; break;
-        case TokenKind::Private: m->access = ast::Access::Private; break;
-        case TokenKind::Protected: m->access = ast::Access::Protected; break;
-        case TokenKind::Internal: m->access = ast::Access::Internal; break;
-        case TokenKind::Abstract: m->isAbstract = true; break;
-        case TokenKind::Final: m->isFinal = true; break;
-        default: goto modifiersDone;
-        }
-        advance();
-    }
-modifiersDone:
+    parseModifiers(*m);
     m->name = expectIdentifier("after METHOD");
     if (accept(TokenKind::Colon)) {
         m->returnType = parseTypeSpec();
