@@ -99,6 +99,8 @@ private:
     Value call(const ast::CallExpr& e, const Type* want, std::optional<Operand> dest);
     // A METHOD called through an INTERFACE value (`object`): CALL_IFACE on its dispatch slot.
     Value interfaceCall(const ast::CallExpr& e, const ast::Expr& object, const Type* want, std::optional<Operand> dest);
+    // An output argument `a` (x => v, x => NOT v) of an FB or PROGRAM instance: `src` into v.
+    void storeOutput(const ast::Argument& a, const Loc& src);
     // The three steps of a call through a callee frame (FUNCTION, METHOD, INTERFACE method),
     // around the call instruction. First the input and VAR_IN_OUT arguments, in order (a
     // VAR_IN_OUT as its address), before anything is written into the callee's frame.

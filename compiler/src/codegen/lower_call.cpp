@@ -224,16 +224,7 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
             if (binding[i] < 0 || !a.output || a.value == nullptr) {
                 continue;
             }
-            const Symbol* p2 = fb->params[static_cast<std::size_t>(binding[i])];
-            const Loc src = member(p2).first;
-            Value v = load(src, calcOf(src.type));
-            if (a.negated) {
-                const Operand d = frameSlot(4, 4);
-                emit(Opcode::NOT_B, {d, v.at});
-                v.at = d;
-            }
-            const Loc dst = locate(*a.value);
-            store(dst, convert(v, dst.type));
+            storeOutput(a, member(fb->params[static_cast<std::size_t>(binding[i])]).first);
         }
         return Value{constant64(0), Calc::Bool, want};
     }
@@ -274,6 +265,17 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
         emit(Opcode::CALL_FB, {imm(p), instance->at, imm(c)});
     }
     return frameCallResult(layout, e, target, binding, c, want, dest);
+}
+
+void Lowerer::storeOutput(const ast::Argument& a, const Loc& src) {
+    Value v = load(src, calcOf(src.type));
+    if (a.negated) {
+        const Operand d = frameSlot(4, 4);
+        emit(Opcode::NOT_B, {d, v.at});
+        v.at = d;
+    }
+    const Loc dst = locate(*a.value);
+    store(dst, convert(v, dst.type));
 }
 
 std::vector<Value> Lowerer::frameArguments(const ast::CallExpr& e, const Symbol* target,
