@@ -3,12 +3,15 @@
 // structs), FUNCTIONs, FUNCTION_BLOCKs with VAR sections and a CASE state machine, PROGRAMs
 // with IF/CASE/FOR, FB calls, standard timers and counters. Each benchmark reports lines/s.
 #include <cstddef>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include "takt/agent/project_build.h"
 #include "takt/compiler/lexer.h"
 #include "takt/compiler/parser.h"
 #include "takt/compiler/project.h"
@@ -232,8 +235,54 @@ void BM_FrontendCheck(benchmark::State& state) {
     setLineCounters(state, p.lines);
 }
 
+// What `takt build` does (TARGETS.md "compile speed"): read the project's src/ from disk, check
+// it, generate code, verify it and write program.stbc atomically. A CONFIGURATION with one task
+// runs every generated program, so the back end lowers all of them.
+void BM_Build(benchmark::State& state) {
+    if (!verifyClean(state)) {
+        return;
+    }
+    namespace fs = std::filesystem;
+    const GeneratedProject& p = project();
+    const fs::path dir = fs::temp_directory_path() / "takt_bench_build";
+    fs::remove_all(dir);
+    fs::create_directories(dir / "src");
+    std::string config = "CONFIGURATION Plant\nRESOURCE Cpu ON PLC\nTASK Main (INTERVAL := T#10ms, PRIORITY := 1);\n";
+    std::size_t lines = p.lines + 4;
+    for (const SourceText& s : p.files) {
+        std::ofstream(dir / s.path) << s.text;
+        for (std::size_t at = s.text.find("PROGRAM P_Line_"); at != std::string::npos;
+             at = s.text.find("PROGRAM P_Line_", at + 1)) {
+            const std::size_t end = s.text.find('\n', at);
+            const std::string type = s.text.substr(at + 8, end - at - 8);
+            config += fmt::format("PROGRAM I_{} WITH Main : {};\n", type.substr(7), type);
+            ++lines;
+        }
+    }
+    config += "END_RESOURCE\nEND_CONFIGURATION\n";
+    std::ofstream(dir / "src" / "zz_configuration.st") << config;
+    for (auto _ : state) {
+        ProjectInput input;
+        input.directory = dir;
+        Project checked = checkProject(input);
+        takt::agent::BuildOutcome outcome = takt::agent::buildProject(checked);
+        if (!outcome.program) {
+            state.SkipWithError(
+                ("build failed: " + outcome.failure +
+                 (checked.diagnostics.empty() ? std::string()
+                                              : renderHuman({checked.diagnostics.front()}, *checked.sources)))
+                    .c_str());
+            break;
+        }
+        benchmark::DoNotOptimize(outcome.bytes);
+    }
+    setLineCounters(state, lines);
+    fs::remove_all(dir);
+}
+
 BENCHMARK(BM_FrontendLex)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FrontendLexParse)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FrontendCheck)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Build)->Unit(benchmark::kMillisecond);
 
 } // namespace

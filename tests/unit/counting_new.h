@@ -17,6 +17,14 @@
 namespace takt::test {
 inline std::atomic<bool> gCounting{false};
 inline std::atomic<std::size_t> gAllocations{0};
+inline std::atomic<std::size_t> gFrees{0}; // non-null pointers released while counting
+
+inline void countedFree(void* p) noexcept {
+    if (p != nullptr && gCounting.load(std::memory_order_relaxed)) {
+        gFrees.fetch_add(1, std::memory_order_relaxed);
+    }
+    std::free(p);
+}
 
 inline void* countedAlloc(std::size_t n) noexcept {
     if (gCounting.load(std::memory_order_relaxed)) {
@@ -42,20 +50,20 @@ void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
     return takt::test::countedAlloc(n);
 }
 void operator delete(void* p) noexcept {
-    std::free(p);
+    takt::test::countedFree(p);
 }
 void operator delete[](void* p) noexcept {
-    std::free(p);
+    takt::test::countedFree(p);
 }
 void operator delete(void* p, std::size_t) noexcept {
-    std::free(p);
+    takt::test::countedFree(p);
 }
 void operator delete[](void* p, std::size_t) noexcept {
-    std::free(p);
+    takt::test::countedFree(p);
 }
 void operator delete(void* p, const std::nothrow_t&) noexcept {
-    std::free(p);
+    takt::test::countedFree(p);
 }
 void operator delete[](void* p, const std::nothrow_t&) noexcept {
-    std::free(p);
+    takt::test::countedFree(p);
 }

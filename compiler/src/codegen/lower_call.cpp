@@ -513,6 +513,18 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
         default: op = kOp[static_cast<int>(sig.op) - static_cast<int>(StdOp::Add)]; break;
         }
         const Opcode o = arithOpcode(op, calcOf(t), g_.options().overflowTrap);
+        if (const std::uint32_t nw = stripAlias(t)->size;
+            op == ast::BinaryOp::Div && calcOf(t) == Calc::I32 && nw < 4 && args.size() == 2) {
+            // As for the `/` operator: SINT/INT INT_MIN / -1 faults (LANGUAGE.md), checked on the quotient.
+            const std::int64_t lim = std::int64_t{1} << (8 * nw - 1);
+            const Value a = eval(*args[0], t);
+            const Value b = eval(*args[1], t);
+            const Operand d = frameSlot(8, 8);
+            emit(o, {d, a.at, b.at});
+            emit(Opcode::CHKR_I32,
+                 {d, imm(static_cast<std::uint32_t>(-lim)), imm(static_cast<std::uint32_t>(lim - 1))});
+            return finish(Value{d, Calc::I32, t});
+        }
         return fold([o](Calc) { return o; });
     }
     case StdOp::Not: {

@@ -500,6 +500,12 @@ Value Lowerer::binary(const ast::BinaryExpr& e, const Type* type, std::optional<
     }
     debugAt(e.span);
     emit(op, {d, a.at, b.at});
+    // SINT/INT divide in 32 bits, where INT_MIN / -1 of the narrow type does not overflow:
+    // LANGUAGE.md makes it a fault at every width, so the quotient is range-checked.
+    if (const std::uint32_t nw = stripAlias(operandType)->size; e.op == B::Div && c == Calc::I32 && nw < 4) {
+        const std::int64_t lim = std::int64_t{1} << (8 * nw - 1);
+        emit(Opcode::CHKR_I32, {d, imm(static_cast<std::uint32_t>(-lim)), imm(static_cast<std::uint32_t>(lim - 1))});
+    }
     return Value{d, c, operandType};
 }
 

@@ -4,6 +4,7 @@
 // (LINT and ULINT), anything beyond is E0504.
 #include <cfenv>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "sema/declare.h"
@@ -177,14 +178,9 @@ private:
     std::optional<ConstValue> fromSymbol(const Symbol* sym, Span span, std::string_view text) {
         if (sym == nullptr) {
             // A bare enum value (`Run`) is a constant when exactly one enumeration declares it.
-            const Symbol* found = nullptr;
-            int matches = 0;
-            for (const Symbol* ev : cx_.model.enumValues) {
-                if (sameName(ev->name, text)) {
-                    found = ev;
-                    ++matches;
-                }
-            }
+            const auto [first, last] = cx_.model.enumValuesByName.equal_range(upperName(text));
+            const Symbol* found = first != last ? first->second : nullptr;
+            const auto matches = std::distance(first, last);
             if (matches == 1) {
                 return fromSymbol(found, span, text);
             }

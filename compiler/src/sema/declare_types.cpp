@@ -125,7 +125,7 @@ public:
             s->declScope = values;
             if (declareSymbol(cx_, values, s)) {
                 et->values.push_back(EnumValue{v.name.name, next, v.name.span});
-                cx_.model.enumValues.push_back(s);
+                cx_.model.addEnumValue(s);
             }
             ++next;
         }

@@ -21,6 +21,24 @@ std::string hex(std::uint64_t v) {
 
 constexpr std::uint64_t kAddressSpace = std::uint64_t{kOffsetMask} + 1;
 
+// Where an operand is ("POU 'P' at 0x1c: ADD_I32 operand 2"), for a message. The text is only
+// built when a check fails: formatting it for every operand of every instruction was most of
+// the verifier's time on large programs.
+struct OperandSite {
+    const std::string& pou;
+    std::uint32_t pc;
+    std::string_view op;
+    unsigned operand;
+
+    [[nodiscard]] std::string text() const {
+        return "POU '" + pou + "' at " + hex(pc) + ": " + std::string(op) + " operand " + std::to_string(operand);
+    }
+};
+
+std::string operator+(const OperandSite& site, const char* rest) {
+    return site.text() + rest;
+}
+
 class Verifier {
 public:
     explicit Verifier(const Module& m) : m_(m), globalsEnd_(std::uint64_t{m.constSize} + m.globalSize) {}
@@ -123,7 +141,7 @@ private:
     }
 
     // A data operand: the space its tag selects and the byte range it covers.
-    bool checkData(const PouEntry& pou, std::uint32_t word, std::uint64_t width, bool write, const std::string& at) {
+    bool checkData(const PouEntry& pou, std::uint32_t word, std::uint64_t width, bool write, const OperandSite& at) {
         std::uint32_t tag = addressTag(word);
         std::uint64_t offset = addressOffset(word);
         std::uint64_t limit = 0;
@@ -185,8 +203,7 @@ private:
         for (std::uint8_t k = 0; k < info.operandCount; ++k) {
             const OperandInfo& operand = info.operands[k];
             std::uint32_t w = m_.code[pc + 1 + operand.word];
-            std::string at = "POU '" + pou.name + "' at " + hex(pc) + ": " + std::string(info.name) + " operand " +
-                             std::to_string(k + 1);
+            const OperandSite at{pou.name, pc, info.name, k + 1u};
             switch (operand.kind) {
             case OperandKind::Dest:
             case OperandKind::Source: {
@@ -244,7 +261,7 @@ private:
 
     // FOR back-edges with an immediate step: the direction is part of the instruction, so the
     // step must point that way (its sign is what keeps counter + step from passing the bound).
-    bool checkLoopStep(Opcode op, std::uint8_t k, std::uint32_t w, const std::string& at) {
+    bool checkLoopStep(Opcode op, std::uint8_t k, std::uint32_t w, const OperandSite& at) {
         const bool up = op == Opcode::LOOP_I32_IMM || op == Opcode::LOOP_I32;
         const bool down = op == Opcode::LOOP_DN_I32_IMM || op == Opcode::LOOP_DN_I32;
         if ((!up && !down) || k != 2) {
@@ -260,7 +277,7 @@ private:
 
     // DIV/MOD by a constant: the divisor is one the instruction handles (no zero, no -1 or 1
     // for a division) and the reciprocal is the one for it, so the result is the exact quotient.
-    bool checkDivisor(Opcode op, std::uint32_t pc, const std::string& at) {
+    bool checkDivisor(Opcode op, std::uint32_t pc, const OperandSite& at) {
         const bool div = op == Opcode::DIV_I32_IMM || op == Opcode::DIV_U32_IMM;
         const bool isSigned = op == Opcode::DIV_I32_IMM || op == Opcode::MOD_I32_IMM;
         if (!div && op != Opcode::MOD_I32_IMM && op != Opcode::MOD_U32_IMM) {

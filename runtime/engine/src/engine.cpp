@@ -60,23 +60,45 @@ void Engine::addBinding(const DirectBinding& b) {
     extraBindings_.push_back(b);
 }
 
+std::size_t Engine::areaBytesNeeded(const bytecode::Module& m, IoArea a) const {
+    std::size_t bytes = 0;
+    for (const bytecode::IoBinding& b : m.io) {
+        if (b.area == a) {
+            bytes = std::max(bytes, static_cast<std::size_t>(b.byteOffset) + std::max<std::uint32_t>(b.size, 1));
+        }
+    }
+    return bytes;
+}
+
 void Engine::sizeProcessImage() {
-    for (const bytecode::IoBinding& b : program_->module().io) {
-        ensureArea(b.area, static_cast<std::size_t>(b.byteOffset) + std::max<std::uint32_t>(b.size, 1));
+    for (const IoArea a : {IoArea::Input, IoArea::Output, IoArea::Memory}) {
+        ensureArea(a, areaBytesNeeded(program_->module(), a));
     }
 }
 
+void TaskSchedule::reset(const bytecode::Module& m) {
+    const auto& tasks = m.tasks;
+    order.resize(tasks.size());
+    std::iota(order.begin(), order.end(), 0u);
+    // Insertion sort: stable (ties keep declaration order) and, unlike std::stable_sort, it
+    // needs no temporary buffer, so a restart at a cycle boundary allocates nothing.
+    for (std::size_t i = 1; i < order.size(); ++i) {
+        const std::uint32_t t = order[i];
+        std::size_t j = i;
+        for (; j > 0 && tasks[order[j - 1]].priority > tasks[t].priority; --j) {
+            order[j] = order[j - 1];
+        }
+        order[j] = t;
+    }
+    lastRun.assign(tasks.size(), kNever);
+    lastSingle.assign(tasks.size(), 0);
+    due.assign(tasks.size(), false);
+    start.assign(tasks.size(), 0);
+    end.assign(tasks.size(), 0);
+}
+
 void Engine::resetTaskState() {
-    const auto& tasks = program_->module().tasks;
-    taskOrder_.resize(tasks.size());
-    std::iota(taskOrder_.begin(), taskOrder_.end(), 0u);
-    std::stable_sort(taskOrder_.begin(), taskOrder_.end(),
-                     [&](std::uint32_t a, std::uint32_t b) { return tasks[a].priority < tasks[b].priority; });
-    taskLastRun_.assign(tasks.size(), kNever);
-    taskLastSingle_.assign(tasks.size(), 0);
-    taskDue_.assign(tasks.size(), false);
-    taskStart_.assign(tasks.size(), 0);
-    taskEnd_.assign(tasks.size(), 0);
+    tasks_.reset(program_->module());
 }
 
 bool Engine::coldInit(LoadedProgram& p, FaultReport& report) {
@@ -91,6 +113,7 @@ bool Engine::coldInit(LoadedProgram& p, FaultReport& report) {
 
 bool Engine::load(std::unique_ptr<LoadedProgram> program, FaultReport& report) {
     program_ = std::move(program);
+    program_->prepareWarmRestart();
     pending_.reset();
     cycles_ = 0;
     extraBindings_.clear();
@@ -147,21 +170,21 @@ bool Engine::runCycle(FaultReport& report) {
         bool due = false;
         if (task.singleOffset != kNone) {
             const std::uint8_t v = program_->image()[task.singleOffset] != 0 ? 1 : 0;
-            due = v != 0 && taskLastSingle_[t] == 0;
-            taskLastSingle_[t] = v;
+            due = v != 0 && tasks_.lastSingle[t] == 0;
+            tasks_.lastSingle[t] = v;
         } else if (task.intervalNs > 0) {
-            if (taskLastRun_[t] == kNever) {
+            if (tasks_.lastRun[t] == kNever) {
                 due = true;
-                taskLastRun_[t] = now;
-            } else if (now - taskLastRun_[t] >= task.intervalNs) {
+                tasks_.lastRun[t] = now;
+            } else if (now - tasks_.lastRun[t] >= task.intervalNs) {
                 due = true;
                 // Keep the phase: the next release is a whole number of intervals later.
-                taskLastRun_[t] += ((now - taskLastRun_[t]) / task.intervalNs) * task.intervalNs;
+                tasks_.lastRun[t] += ((now - tasks_.lastRun[t]) / task.intervalNs) * task.intervalNs;
             }
         } else {
             due = true;
         }
-        taskDue_[t] = due;
+        tasks_.due[t] = due;
     }
     Fault fault;
     const auto runOne = [&](const bytecode::ProgramInstance& inst) {
@@ -175,12 +198,12 @@ bool Engine::runCycle(FaultReport& report) {
         return false;
     };
     bool ok = true;
-    for (std::uint32_t t : taskOrder_) {
-        if (!taskDue_[t]) {
+    for (std::uint32_t t : tasks_.order) {
+        if (!tasks_.due[t]) {
             continue;
         }
         if (timer_ != nullptr) {
-            taskStart_[t] = timer_();
+            tasks_.start[t] = timer_();
         }
         for (const bytecode::ProgramInstance& inst : m.programs) {
             if (inst.task == t && !runOne(inst)) {
@@ -189,7 +212,7 @@ bool Engine::runCycle(FaultReport& report) {
             }
         }
         if (timer_ != nullptr) {
-            taskEnd_[t] = timer_();
+            tasks_.end[t] = timer_();
         }
         if (!ok) {
             break;
@@ -233,14 +256,13 @@ bool Engine::restart(RestartMode mode, FaultReport& report) {
         resetTaskState();
         return coldInit(*program_, report);
     }
-    const bytecode::Module& m = program_->module();
-    const TransferPlan plan = computeTransferPlan(m, m, true);
-    const std::vector<std::uint8_t> saved(program_->image(), program_->image() + program_->imageSize());
+    std::uint8_t* saved = program_->restartScratch();
+    std::memcpy(saved, program_->image(), program_->imageSize());
     resetTaskState();
     if (!coldInit(*program_, report)) {
         return false;
     }
-    applyTransferPlan(plan, saved.data(), program_->image());
+    applyTransferPlan(program_->warmRestartPlan(), saved, program_->image());
     return true;
 }
 
@@ -261,6 +283,17 @@ bool Engine::prepareChange(std::unique_ptr<LoadedProgram> next, bool warm, Fault
     plan.report.oldHash = program_->hash();
     plan.report.newHash = next->hash();
     runner_->prepare(*next);
+    next->prepareWarmRestart();
+    pendingTasks_.reset(next->module());
+    for (const IoArea a : {IoArea::Input, IoArea::Output, IoArea::Memory}) {
+        // The areas only change size at a cycle boundary, so reading their sizes here is safe.
+        const std::size_t need = areaBytesNeeded(next->module(), a);
+        std::vector<std::uint8_t>& grown = pendingAreas_[static_cast<std::size_t>(a)];
+        grown.clear();
+        if (need > area(a).size()) {
+            grown.assign(need, 0);
+        }
+    }
     pendingPlan_ = std::move(plan);
     pending_ = std::move(next);
     return true;
@@ -269,24 +302,42 @@ bool Engine::prepareChange(std::unique_ptr<LoadedProgram> next, bool warm, Fault
 void Engine::cancelChange() {
     pending_.reset();
     pendingPlan_ = TransferPlan{};
+    pendingTasks_ = TaskSchedule{};
+    pendingAreas_ = {};
 }
 
-TransferReport Engine::applyChange(std::unique_ptr<LoadedProgram>* retired) {
+TransferReport Engine::applyChange(RetiredState* retired) {
     const auto t0 = std::chrono::steady_clock::now();
     applyTransferPlan(pendingPlan_, program_->image(), pending_->image());
-    const std::size_t oldTasks = program_->module().tasks.size();
-    if (retired != nullptr) {
-        *retired = std::move(program_);
+    if (pending_->module().tasks.size() == program_->module().tasks.size()) {
+        // Same tasks by index: keep their phase and SINGLE memory, take the new priority order.
+        std::swap(tasks_.order, pendingTasks_.order);
+    } else {
+        std::swap(tasks_, pendingTasks_);
     }
+    for (const IoArea a : {IoArea::Input, IoArea::Output, IoArea::Memory}) {
+        std::vector<std::uint8_t>& grown = pendingAreas_[static_cast<std::size_t>(a)];
+        std::vector<std::uint8_t>& current = area(a);
+        if (grown.size() > current.size()) {
+            if (!current.empty()) {
+                std::memcpy(grown.data(), current.data(), current.size());
+            }
+            std::swap(current, grown);
+        }
+    }
+    TransferReport r = std::move(pendingPlan_.report);
+    std::unique_ptr<LoadedProgram> old = std::move(program_);
     program_ = std::move(pending_);
     runner_->attach(*program_);
-    if (program_->module().tasks.size() != oldTasks) {
-        resetTaskState();
-    }
-    sizeProcessImage();
-    TransferReport r = std::move(pendingPlan_.report);
     r.pauseNs = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-    pendingPlan_ = TransferPlan{};
+    if (retired != nullptr) {
+        retired->program = std::move(old);
+        retired->plan = std::move(pendingPlan_);
+        retired->tasks = std::move(pendingTasks_);
+        for (std::size_t a = 0; a < pendingAreas_.size(); ++a) {
+            retired->areas[a] = std::move(pendingAreas_[a]);
+        }
+    }
     return r;
 }
 

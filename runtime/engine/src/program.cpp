@@ -21,6 +21,11 @@ void LoadedProgram::resetToInitialImage() {
     std::fill(image_.begin() + static_cast<std::ptrdiff_t>(n), image_.end(), std::uint8_t{0});
 }
 
+void LoadedProgram::prepareWarmRestart() {
+    warmPlan_ = computeTransferPlan(*module_, *module_, true);
+    scratch_.assign(image_.size(), 0);
+}
+
 FaultReport LoadedProgram::describe(const Fault& fault) const {
     const bytecode::Module& m = *module_;
     FaultReport r;

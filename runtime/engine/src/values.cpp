@@ -273,17 +273,26 @@ void encodeElementary(ValueKind kind, const std::uint8_t* p, rapidjson::Value& o
     case Category::Bool: v.SetBool(p[0] != 0); break;
     case Category::Signed: v.SetInt64(readSigned(p, info.size)); break;
     case Category::Unsigned: v.SetUint64(readUnsigned(p, info.size)); break;
-    case Category::Real:
+    case Category::Real: {
+        double d = 0;
         if (info.size == 4) {
             float f;
             std::memcpy(&f, p, 4);
-            v.SetDouble(static_cast<double>(f));
+            d = static_cast<double>(f);
         } else {
-            double d;
             std::memcpy(&d, p, 8);
+        }
+        // JSON has no NaN or infinities (a writer stops at them): they travel as the strings
+        // "NaN", "Infinity" and "-Infinity", which decoding accepts back.
+        if (std::isnan(d)) {
+            v.SetString("NaN", a);
+        } else if (std::isinf(d)) {
+            v.SetString(d > 0 ? "Infinity" : "-Infinity", a);
+        } else {
             v.SetDouble(d);
         }
         break;
+    }
     case Category::Time: {
         rapidjson::Value n;
         n.SetInt64(readSigned(p, 8));
@@ -496,10 +505,21 @@ bool decodeElementary(ValueKind kind, std::uint32_t size, std::uint32_t stringLe
         return true;
     }
     case Category::Real: {
-        if (!v->IsNumber()) {
+        double d = 0;
+        if (v->IsString()) {
+            const std::string_view text(v->GetString(), v->GetStringLength());
+            if (text == "NaN") {
+                d = std::numeric_limits<double>::quiet_NaN();
+            } else if (text == "Infinity" || text == "-Infinity") {
+                d = text[0] == '-' ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+            } else {
+                return notFit();
+            }
+        } else if (v->IsNumber()) {
+            d = v->GetDouble();
+        } else {
             return notFit();
         }
-        const double d = v->GetDouble();
         if (info.size == 4) {
             if (std::isfinite(d) && std::fabs(d) > static_cast<double>(std::numeric_limits<float>::max())) {
                 return notFit();

@@ -67,7 +67,12 @@ inline std::int64_t readInt(const std::uint8_t* base, const FbField& f) noexcept
     switch (f.size) {
     case 1: return f.isSigned ? load<std::int8_t>(base + f.offset) : load<std::uint8_t>(base + f.offset);
     case 2: return f.isSigned ? load<std::int16_t>(base + f.offset) : load<std::uint16_t>(base + f.offset);
-    case 4: return f.isSigned ? load<std::int32_t>(base + f.offset) : load<std::uint32_t>(base + f.offset);
+    // Not a ?: between int32_t and uint32_t: their common type is uint32_t, which would drop the sign.
+    case 4:
+        if (f.isSigned) {
+            return load<std::int32_t>(base + f.offset);
+        }
+        return load<std::uint32_t>(base + f.offset);
     case 8: return load<std::int64_t>(base + f.offset);
     default: return 0;
     }

@@ -75,6 +75,32 @@ END_PROGRAM
     }
 }
 
+// LANGUAGE.md: INT_MIN / -1 is a fault at every width, also where SINT/INT divide in 32 bits;
+// one above the minimum still divides.
+TEST(CodegenExec, NarrowIntMinDividedByMinusOneTraps) {
+    const struct {
+        const char* type;
+        const char* min;
+        const char* minPlusOne;
+    } cases[] = {{"SINT", "-128", "-127"}, {"INT", "-32768", "-32767"}};
+    for (const auto& c : cases) {
+        for (const char* expr : {"a / b", "DIV(a, b)"}) {
+            for (const bool atMin : {false, true}) {
+                const std::string t = c.type;
+                Runner r("PROGRAM Main\n  VAR a : " + t + " := " + (atMin ? c.min : c.minPlusOne) + "; b : " + t +
+                         " := -1; q : " + t + "; wide : DINT; n : DINT; END_VAR\n  q := " + expr +
+                         ";\n  wide := q;\n  n := n + 1;\nEND_PROGRAM\n");
+                ASSERT_TRUE(r.ok) << r.errors();
+                EXPECT_EQ(r.cycle(), atMin ? vm::Trap::Overflow : vm::Trap::None) << t << " " << expr;
+                EXPECT_EQ(r.get<std::int32_t>("Main.n"), atMin ? 0 : 1) << t << " " << expr;
+                if (!atMin) {
+                    EXPECT_EQ(r.get<std::int32_t>("Main.wide"), -std::stoi(c.minPlusOne)) << t << " " << expr;
+                }
+            }
+        }
+    }
+}
+
 TEST(CodegenExec, ForCounterWrittenThroughAReferenceStillStopsAtTheBound) {
     Runner r(R"(
 PROGRAM Main

@@ -63,6 +63,72 @@ TEST(Tasks, IntervalPriorityAndBackgroundOrder) {
     EXPECT_EQ(e.cycleCount(), 6u);
 }
 
+// Two tasks "Fast" (10 ms) and "Slow" (25 ms) with the given priorities; A on Fast, B on Slow.
+std::shared_ptr<const bytecode::Module> twoTaskModule(std::uint32_t fastPriority, std::uint32_t slowPriority) {
+    Plant p;
+    const std::uint32_t fast = p.b.task("Fast", 10 * kMs, fastPriority);
+    const std::uint32_t slow = p.b.task("Slow", 25 * kMs, slowPriority);
+    const std::uint32_t prog = p.b.composite(ValueKind::Program, "Prog", {{"x", p.tInt}});
+    p.b.program("A", prog, fast);
+    p.b.program("B", prog, slow);
+    return p.b.build();
+}
+
+TEST(Tasks, OnlineChangeTakesTheNewPriorityOrderAndKeepsEachTasksPhase) {
+    std::vector<std::string> log;
+    auto runner = std::make_unique<ScriptedRunner>();
+    runner->log = &log;
+    VirtualClock clock;
+    Engine e(std::move(runner), clock);
+    FaultReport f;
+    ASSERT_TRUE(e.load(std::make_unique<LoadedProgram>(twoTaskModule(0, 1), "v0"), f));
+    const auto cycle = [&] {
+        log.clear();
+        EXPECT_TRUE(e.runCycle(f));
+        std::string s;
+        for (const std::string& n : log) {
+            s += n + " ";
+        }
+        clock.advance(10 * kMs);
+        return s;
+    };
+    EXPECT_EQ(cycle(), "A B "); // t = 0: Fast has priority 0
+    EXPECT_EQ(cycle(), "A ");   // t = 10
+    // Same two tasks, priorities swapped: Slow now runs first, and both keep their phase
+    // (Slow was released at 0, so it is due again at 25 → the cycle at t = 30).
+    ASSERT_TRUE(e.prepareChange(std::make_unique<LoadedProgram>(twoTaskModule(1, 0), "v1"), false, f));
+    RetiredState retired;
+    (void)e.applyChange(&retired);
+    ASSERT_NE(retired.program, nullptr);
+    EXPECT_EQ(retired.program->hash(), "v0");
+    EXPECT_EQ(cycle(), "A ");   // t = 20
+    EXPECT_EQ(cycle(), "B A "); // t = 30
+}
+
+TEST(Tasks, OnlineChangeWithMoreTasksStartsTheirScheduleAfresh) {
+    std::vector<std::string> log;
+    auto runner = std::make_unique<ScriptedRunner>();
+    runner->log = &log;
+    VirtualClock clock;
+    Engine e(std::move(runner), clock);
+    FaultReport f;
+    Plant one;
+    const std::uint32_t fast = one.b.task("Fast", 10 * kMs, 0);
+    one.b.program("A", one.b.composite(ValueKind::Program, "Prog", {{"x", one.tInt}}), fast);
+    ASSERT_TRUE(e.load(std::make_unique<LoadedProgram>(one.b.build(), "v0"), f));
+    ASSERT_TRUE(e.runCycle(f));
+    clock.advance(5 * kMs);
+    ASSERT_TRUE(e.prepareChange(std::make_unique<LoadedProgram>(twoTaskModule(1, 0), "v1"), false, f));
+    (void)e.applyChange();
+    log.clear();
+    ASSERT_TRUE(e.runCycle(f)); // t = 5: both tasks are new, so both are released now
+    ASSERT_EQ(log.size(), 2u);
+    EXPECT_EQ(log[0], "B");
+    EXPECT_EQ(log[1], "A");
+    EXPECT_TRUE(e.taskRanLastCycle(0));
+    EXPECT_TRUE(e.taskRanLastCycle(1));
+}
+
 TEST(Tasks, SingleRunsOnRisingEdgeOnly) {
     Plant p;
     const std::uint32_t trigger = p.b.global("trigger", p.tBool);

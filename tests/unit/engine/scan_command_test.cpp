@@ -793,8 +793,8 @@ TEST(ScanCommand, OnlineChangeThroughTheQueueKeepsCountingByOnePerCycle) {
     reload.kind = ScanCommandKind::Reload;
     ASSERT_TRUE(submitAndWait(loop, reload, r));
     EXPECT_TRUE(r.ok) << (r.refusal != nullptr ? r.refusal : "");
-    ASSERT_NE(r.retired, nullptr);
-    EXPECT_EQ(&r.retired->module(), oldModule);
+    ASSERT_NE(r.retired.program, nullptr);
+    EXPECT_EQ(&r.retired.program->module(), oldModule);
     EXPECT_EQ(r.change.oldHash, "v0");
     EXPECT_EQ(r.change.newHash, "v1");
     EXPECT_GE(r.change.kept, 1u);
@@ -868,12 +868,12 @@ TEST(ScanCommand, OnlineChangeWaitsForTheRetainWriterAndCommandsBehindItWaitToo)
     ASSERT_TRUE(waitFor([&] { return loop.commandsDone() >= ticket; }));
     EXPECT_TRUE(reloadResult.ok) << (reloadResult.refusal != nullptr ? reloadResult.refusal : "");
     EXPECT_GE(reloadResult.cycle, cyclesAtRelease);
-    ASSERT_NE(reloadResult.retired, nullptr);
+    ASSERT_NE(reloadResult.retired.program, nullptr);
     EXPECT_TRUE(pauseResult.ok);
     EXPECT_GE(pauseResult.cycle, reloadResult.cycle); // applied after the reload, not before
     ASSERT_TRUE(waitFor([&] { return loop.snapshot().state == ScanState::Paused; }));
     // The old hand-off buffer came back (sized for the old image), the new one went in.
-    EXPECT_EQ(buffer.size(), reloadResult.retired->imageSize());
+    EXPECT_EQ(buffer.size(), reloadResult.retired.program->imageSize());
 
     // Resume; the new program runs and the retain writer gets copies of the new image.
     CommandResult resumeResult;

@@ -13,6 +13,7 @@
 
 using takt::test::gAllocations;
 using takt::test::gCounting;
+using takt::test::gFrees;
 
 namespace takt::engine {
 namespace {
@@ -121,6 +122,84 @@ TEST(ScanNoAllocation, ApplyingReadWriteForcePauseResumeCommandsDoesNotAllocate)
     EXPECT_TRUE(allOk);
     EXPECT_GE(loop.commandsDone(), 20u * cmds.size());
     EXPECT_EQ(loop.snapshot().state, ScanState::Stopped);
+}
+
+// Submits `c` and spins until the scan thread applied it, without allocating on this thread.
+void applyAtBoundary(ScanLoop& loop, const ScanCommand& c) {
+    while (!loop.submit(c)) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    const std::uint64_t ticket = loop.commandsSubmitted();
+    while (loop.commandsDone() < ticket) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+}
+
+TEST(ScanNoAllocation, OnlineChangeThatAddsTasksAndGrowsAnAreaThenAWarmRestartNeitherAllocateNorFree) {
+    ByteProgram prog(1'000'000);
+    auto runner = std::make_unique<AbortableRunner>();
+    runner->body = [](std::uint8_t* image, const std::atomic<bool>*, Fault&) {
+        ++image[0];
+        return true;
+    };
+    CycleClock clock;
+    Engine engine(std::move(runner), clock);
+    FaultReport f;
+    ASSERT_TRUE(engine.load(std::make_unique<LoadedProgram>(prog.b.build(), "v0"), f));
+    FakeIo io;
+    ScanOptions o;
+    o.periodNs = 1'000'000;
+    ScanLoop loop(engine, clock, io, o);
+
+    // The next program has two more tasks, in another priority order, and an input at %IB40:
+    // beyond the driver's 8 bytes, so the input area must grow at the swap.
+    ByteProgram next(1'000'000);
+    next.b.task("Slow", 4'000'000, 5);
+    next.b.task("Urgent", 1'000'000, 0);
+    const std::uint32_t far = next.b.global("far", next.tByte);
+    next.b.m.io.push_back(bytecode::IoBinding{bytecode::IoArea::Input, 40, 0, 1, far, next.tByte, "%IB40", "far"});
+
+    CommandResult reloadResult;
+    CommandResult restartResult;
+    ScanCommand reload;
+    reload.kind = ScanCommandKind::Reload;
+    reload.result = &reloadResult;
+    ScanCommand restart;
+    restart.kind = ScanCommandKind::Restart;
+    restart.mode = RestartMode::Warm;
+    restart.result = &restartResult;
+
+    std::string error;
+    ASSERT_TRUE(loop.start(error));
+    while (loop.snapshot().cycles < 5) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    // Prepared on this (control) thread while cycles run: this part may allocate.
+    ASSERT_TRUE(engine.prepareChange(std::make_unique<LoadedProgram>(next.b.build(), "v1"), false, f)) << f.message;
+    gAllocations = 0;
+    gFrees = 0;
+    gCounting = true;
+    applyAtBoundary(loop, reload);
+    applyAtBoundary(loop, restart);
+    const std::uint64_t from = loop.snapshot().cycles;
+    while (loop.snapshot().cycles < from + 20) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    gCounting = false;
+    loop.stop();
+    EXPECT_EQ(gAllocations.load(), 0u);
+    EXPECT_EQ(gFrees.load(), 0u);
+    EXPECT_TRUE(reloadResult.ok);
+    EXPECT_TRUE(restartResult.ok);
+    EXPECT_EQ(engine.program().hash(), "v1");
+    EXPECT_EQ(engine.program().module().tasks.size(), 3u);
+    EXPECT_EQ(engine.area(bytecode::IoArea::Input).size(), 41u);
+    // What the swap replaced came back to be freed here: the old program, its schedule and the
+    // outgrown 8-byte input area.
+    ASSERT_NE(reloadResult.retired.program, nullptr);
+    EXPECT_EQ(reloadResult.retired.program->hash(), "v0");
+    EXPECT_EQ(reloadResult.retired.tasks.order.size(), 1u);
+    EXPECT_EQ(reloadResult.retired.areas[static_cast<std::size_t>(bytecode::IoArea::Input)].size(), 8u);
 }
 
 } // namespace

@@ -1,5 +1,7 @@
 // Variable paths and the typed value codec (PROTOCOLS.md "Typed values").
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -212,6 +214,36 @@ TEST(Elementary, DirectAddressKinds) {
     in.Parse(R"({"type":"BYTE","value":256})");
     std::string err;
     EXPECT_FALSE(decodeElementary(bytecode::ValueKind::Byte, 1, 0, in, b, err));
+}
+
+// JSON has no NaN or infinities: they travel as strings both ways, and the output stays JSON.
+TEST(Elementary, NonFiniteRealsAreStrings) {
+    rapidjson::Document d;
+    const struct {
+        double value;
+        const char* json;
+    } cases[] = {{std::numeric_limits<double>::quiet_NaN(), R"({"type":"LREAL","value":"NaN"})"},
+                 {std::numeric_limits<double>::infinity(), R"({"type":"LREAL","value":"Infinity"})"},
+                 {-std::numeric_limits<double>::infinity(), R"({"type":"LREAL","value":"-Infinity"})"}};
+    for (const auto& c : cases) {
+        std::uint8_t b[8];
+        std::memcpy(b, &c.value, 8);
+        rapidjson::Value v;
+        encodeElementary(bytecode::ValueKind::LReal, b, v, d.GetAllocator());
+        EXPECT_EQ(toJson(v), c.json);
+        std::uint8_t back[4] = {};
+        std::string err;
+        ASSERT_TRUE(decodeElementary(bytecode::ValueKind::Real, 4, 0, v, back, err)) << err;
+        float f = 0;
+        std::memcpy(&f, back, 4);
+        EXPECT_EQ(std::isnan(f), std::isnan(c.value));
+        EXPECT_EQ(std::isinf(f) && (f > 0) == (c.value > 0), std::isinf(c.value));
+    }
+    rapidjson::Document in;
+    in.Parse(R"({"type":"REAL","value":"nan"})");
+    std::uint8_t b[4] = {};
+    std::string err;
+    EXPECT_FALSE(decodeElementary(bytecode::ValueKind::Real, 4, 0, in, b, err));
 }
 
 } // namespace

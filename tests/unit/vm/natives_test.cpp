@@ -2,6 +2,7 @@
 // standard functions, through CALL_FB / CALL_NATIVE as compiled code calls them.
 #include "vm_test_util.h"
 
+#include <limits>
 #include <utility>
 
 namespace takt::vm::test {
@@ -256,6 +257,31 @@ TEST_P(NativeFbTest, CtudPrecedenceAndSimultaneousEdges) {
     h.setBool("R", false);
     h.cycle(0, useSwitch());
     EXPECT_EQ(h.getInt<std::int32_t>("CV"), 1); // LD: CV := PV
+}
+
+// DINT counters read CV with its sign: Q/QD for a negative CV, and CV stops at -2147483648.
+TEST_P(NativeFbTest, DintCountersAtNegativeValuesAndTheMinimum) {
+    FbHarness d = counter(Native::Ctd, ValueKind::DInt, 4);
+    d.setInt<std::int32_t>("CV", -2147483647);
+    for (int i = 0; i < 3; ++i) {
+        d.setBool("CD", true);
+        d.cycle(0, useSwitch());
+        EXPECT_EQ(d.getInt<std::int32_t>("CV"), std::numeric_limits<std::int32_t>::min()) << i;
+        EXPECT_TRUE(d.getBool("Q")) << i;
+        d.setBool("CD", false);
+        d.cycle(0, useSwitch());
+    }
+    FbHarness u = counter(Native::Ctu, ValueKind::DInt, 4);
+    u.setInt<std::int32_t>("PV", 1);
+    u.setInt<std::int32_t>("CV", -5);
+    u.cycle(0, useSwitch());
+    EXPECT_FALSE(u.getBool("Q")); // -5 >= 1 is false
+    FbHarness ud = counter(Native::Ctud, ValueKind::DInt, 4);
+    ud.setInt<std::int32_t>("PV", 3);
+    ud.setInt<std::int32_t>("CV", -1);
+    ud.cycle(0, useSwitch());
+    EXPECT_FALSE(ud.getBool("QU"));
+    EXPECT_TRUE(ud.getBool("QD"));
 }
 
 TEST_P(NativeFbTest, Bistables) {

@@ -3,8 +3,11 @@
 // Later phases (code generation, the harness, the agent's symbol queries) read it; nothing
 // mutates it after analyze() returns.
 #include <memory>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "takt/compiler/names.h"
 #include "takt/compiler/sema.h"
 #include "takt/compiler/sema/symbols.h"
 #include "takt/compiler/sema/types.h"
@@ -45,7 +48,14 @@ public:
     std::vector<const Symbol*> tasks;
     std::vector<const Symbol*> programInstances;
     std::vector<const Symbol*> accessPaths;
-    std::vector<const Symbol*> enumValues;     // every EnumValue symbol (bare enum names resolve through it)
+    std::vector<const Symbol*> enumValues; // every EnumValue symbol, in declaration order
+    // The same symbols by upper-cased name: a bare enum value (`Run`) resolves through it
+    // without scanning every enumeration of the project. addEnumValue() keeps both.
+    std::unordered_multimap<std::string, const Symbol*> enumValuesByName;
+    void addEnumValue(const Symbol* s) {
+        enumValues.push_back(s);
+        enumValuesByName.emplace(upperName(s->name), s);
+    }
     std::vector<const Symbol*> typeDecls;      // TYPE declarations (user types first, then the standard library's)
     std::vector<ConfigBinding> configBindings; // VAR_CONFIG entries, in source order
 

@@ -6,6 +6,7 @@
 // that are due in priority order (lower number first, ties in declaration order), each task's
 // programs in declaration order; then every program bound to no task; copy outputs to %Q/%M.
 // A fault aborts the rest of the cycle; writes already done stay.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -48,6 +49,27 @@ struct DirectBinding {
     std::uint32_t imageOffset = 0;
 };
 
+// Task scheduling state, one entry per Module::tasks index.
+struct TaskSchedule {
+    std::vector<std::int64_t> lastRun;    // cyclic tasks: last release
+    std::vector<std::uint8_t> lastSingle; // event tasks: previous SINGLE value
+    std::vector<std::uint32_t> order;     // task indices by priority, ties in declaration order
+    std::vector<bool> due;                // due in the last cycle
+    std::vector<std::int64_t> start, end; // per-task timestamps of the last cycle
+    // Starts afresh for `m`. Allocates only when `m` has more tasks than the vectors hold.
+    void reset(const bytecode::Module& m);
+};
+
+// What an online change replaced: the old program, the plan that moved its state, the old task
+// schedule and process-image areas that were outgrown. The scan thread hands all of it back
+// through the command result and the submitter frees it, so the swap frees nothing.
+struct RetiredState {
+    std::unique_ptr<LoadedProgram> program;
+    TransferPlan plan;
+    TaskSchedule tasks;
+    std::array<std::vector<std::uint8_t>, 3> areas; // by bytecode::IoArea
+};
+
 class Engine {
 public:
     Engine(std::unique_ptr<CodeRunner> runner, Clock& clock);
@@ -64,7 +86,7 @@ public:
     [[nodiscard]] std::uint64_t cycleCount() const { return cycles_; }
     [[nodiscard]] std::int64_t lastCycleTime() const { return lastNow_; }
     // Whether task `t` (Module::tasks index) was due in the last cycle (overrun accounting).
-    [[nodiscard]] bool taskRanLastCycle(std::size_t t) const { return t < taskDue_.size() && taskDue_[t]; }
+    [[nodiscard]] bool taskRanLastCycle(std::size_t t) const { return t < tasks_.due.size() && tasks_.due[t]; }
     // Forwarded to the runner (CodeRunner::setAbortFlag); off the cycle.
     void setAbortFlag(const std::atomic<bool>* flag) { runner_->setAbortFlag(flag); }
 
@@ -81,27 +103,31 @@ public:
     // leaves it unset so virtual-time runs stay free of real clock reads.
     using Timer = std::int64_t (*)() noexcept;
     void setTaskTimer(Timer timer) { timer_ = timer; }
-    [[nodiscard]] std::int64_t taskStartNs(std::size_t t) const { return taskStart_[t]; }
-    [[nodiscard]] std::int64_t taskEndNs(std::size_t t) const { return taskEnd_[t]; }
+    [[nodiscard]] std::int64_t taskStartNs(std::size_t t) const { return tasks_.start[t]; }
+    [[nodiscard]] std::int64_t taskEndNs(std::size_t t) const { return tasks_.end[t]; }
 
     // Cold: everything re-initialised. Warm: RETAIN variables keep their values. Task state
-    // (interval phase, SINGLE edges) starts afresh; the process image is kept.
+    // (interval phase, SINGLE edges) starts afresh; the process image is kept. Allocates
+    // nothing (LoadedProgram::prepareWarmRestart), so the scan thread may call it.
     bool restart(RestartMode mode, FaultReport& report);
 
     // Online change, step 1 (off the cycle): cold-initialise `next`, compute the plan from the
     // current program and let the runner prepare for it. `warm` restricts the plan to RETAIN
     // variables (warm-restart semantics). On failure the current program is untouched. In the
     // live runtime this runs on the control thread while the scan thread runs cycles: it only
-    // reads the current program's module (immutable) and writes state the cycle does not touch.
+    // reads the current program's module (immutable) and writes state the cycle does not touch:
+    // the next program's task schedule and any process-image area it needs larger are built
+    // here too.
     bool prepareChange(std::unique_ptr<LoadedProgram> next, bool warm, FaultReport& report);
     [[nodiscard]] bool changePending() const { return pending_ != nullptr; }
     // Drops a prepared change that will not be applied (off the cycle, before it was handed over).
     void cancelChange();
     [[nodiscard]] const LoadedProgram* pendingProgram() const { return pending_.get(); }
     // Step 2 (at a cycle boundary): memcpy runs, swap. Returns the report of the change. With
-    // `retired`, the replaced program is handed back instead of being freed here (the scan
-    // thread must not free memory in a cycle).
-    TransferReport applyChange(std::unique_ptr<LoadedProgram>* retired = nullptr);
+    // `retired`, everything replaced is handed back instead of being freed here (the scan
+    // thread must not allocate or free memory in a cycle). A task keeps its interval phase
+    // and SINGLE memory when the task count is unchanged; the priority order is the new one.
+    TransferReport applyChange(RetiredState* retired = nullptr);
 
     // Process image areas (bytes). Sized from the Module's IO bindings; grown on demand off the
     // cycle (harness addresses beyond the program's own).
@@ -113,6 +139,7 @@ public:
 private:
     void resetTaskState();
     void sizeProcessImage();
+    [[nodiscard]] std::size_t areaBytesNeeded(const bytecode::Module& m, bytecode::IoArea a) const;
     void copyIn();
     void copyOut();
     void applyDataForces() noexcept;
@@ -123,16 +150,13 @@ private:
     std::unique_ptr<LoadedProgram> program_;
     std::unique_ptr<LoadedProgram> pending_;
     TransferPlan pendingPlan_;
+    TaskSchedule pendingTasks_;
+    std::array<std::vector<std::uint8_t>, 3> pendingAreas_; // grown areas for the pending program
     std::uint64_t cycles_ = 0;
     std::int64_t lastNow_ = 0;
     std::vector<std::uint8_t> inputs_, outputs_, memory_;
     std::vector<DirectBinding> extraBindings_;
-    // Per task: last start time (cyclic) / previous SINGLE value (event); order by priority.
-    std::vector<std::int64_t> taskLastRun_;
-    std::vector<std::uint8_t> taskLastSingle_;
-    std::vector<std::uint32_t> taskOrder_;
-    std::vector<bool> taskDue_;
-    std::vector<std::int64_t> taskStart_, taskEnd_;
+    TaskSchedule tasks_;
     const ForceTable* forces_ = nullptr;
     Timer timer_ = nullptr;
 };

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "takt/bytecode/module.h"
+#include "takt/engine/transfer.h"
 
 namespace takt::engine {
 
@@ -59,10 +60,20 @@ public:
     // Source position of a fault through the debug map.
     [[nodiscard]] FaultReport describe(const Fault& fault) const;
 
+    // A warm restart keeps the RETAIN variables: the engine saves the image to the scratch
+    // copy, cold-starts and copies them back by the RETAIN plan. Both are built here, off the
+    // cycle, when the program is loaded or prepared for an online change, so a restart
+    // requested at a cycle boundary allocates nothing.
+    void prepareWarmRestart();
+    [[nodiscard]] const TransferPlan& warmRestartPlan() const { return warmPlan_; }
+    [[nodiscard]] std::uint8_t* restartScratch() { return scratch_.data(); }
+
 private:
     std::shared_ptr<const bytecode::Module> module_;
     std::string hash_;
     std::vector<std::uint8_t> image_;
+    TransferPlan warmPlan_;
+    std::vector<std::uint8_t> scratch_;
 };
 
 // Executes bytecode on a LoadedProgram's image. The VM implements it; tests use scripted

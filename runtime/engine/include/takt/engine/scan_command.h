@@ -65,10 +65,10 @@ enum class ScanCommandKind : std::uint8_t {
 // Filled by the scan thread before the command counts as done; read by the submitter after.
 struct CommandResult {
     bool ok = false;
-    const char* refusal = nullptr;          // static text when !ok
-    std::uint64_t cycle = 0;                // the cycle count when it was applied
-    TransferReport change;                  // Reload
-    std::unique_ptr<LoadedProgram> retired; // Reload: the replaced program, freed by the submitter
+    const char* refusal = nullptr; // static text when !ok
+    std::uint64_t cycle = 0;       // the cycle count when it was applied
+    TransferReport change;         // Reload
+    RetiredState retired;          // Reload: what the change replaced, freed by the submitter
 };
 
 struct ScanCommand {

@@ -29,7 +29,9 @@ struct VarRef {
 
 using JsonAllocator = rapidjson::MemoryPoolAllocator<rapidjson::CrtAllocator>;
 
-// Writes the typed JSON of the value at `data` (which has type `type`) into `out`.
+// Writes the typed JSON of the value at `data` (which has type `type`) into `out`. A REAL/LREAL
+// NaN or infinity has the string "NaN", "Infinity" or "-Infinity" as its value (JSON has no
+// number for them); decoding accepts the same strings.
 void encodeValue(const bytecode::Module& module, std::uint32_t type, const std::uint8_t* data, rapidjson::Value& out,
                  JsonAllocator& alloc);
 // The same for an elementary kind without a TypeDesc (direct addresses: BOOL, BYTE, …).
