@@ -18,7 +18,10 @@ using takt::test::gFrees;
 namespace takt::engine {
 namespace {
 
+using testing::AbortableRunner;
 using testing::ByteLoopRig;
+using testing::ByteProgram;
+using testing::FakeIo;
 
 TEST(ScanNoAllocation, CyclesWithIoStatisticsSnapshotsAndTasksDoNotAllocate) {
     ScanOptions o;
