@@ -35,6 +35,22 @@ void addFile(Value& entry, const std::filesystem::path& dir, rapidjson::Document
     entry.AddMember("file", file, a);
 }
 
+// The source `rel` (workspace-relative) as the editor has it: params.content when given (an
+// unsaved buffer; `rel` is only checked), else the file. A failure names the `path` param.
+bool sourceText(Context& ctx, const Value& params, const std::string& rel, std::string& text, rpc::Error& error) {
+    if (const Value* content = member(params, "content"); content != nullptr) {
+        if (const Workspace::Result r = Workspace::checkSyntax(rel); !r.ok()) {
+            error = workspaceError(r, "path");
+            return false;
+        }
+        text.assign(content->GetString(), content->GetStringLength());
+    } else if (const Workspace::Result r = ctx.workspace.readFile(rel, kMaxFileBytes, text); !r.ok()) {
+        error = workspaceError(r, "path");
+        return false;
+    }
+    return true;
+}
+
 } // namespace
 
 std::string issuesJson(const compiler::Project& project, const std::string& onlyPath, std::size_t& errors,
@@ -80,13 +96,8 @@ Outcome lspDiagnostics(Context& ctx, const Value& params) {
         const std::string pathParam = stringParam(params, "path");
         const std::string rel = joinRel(sel.rel, pathParam);
         std::string text;
-        if (const Value* content = member(params, "content"); content != nullptr) {
-            if (const Workspace::Result r = Workspace::checkSyntax(rel); !r.ok()) {
-                return failed(workspaceError(r, "path"));
-            }
-            text.assign(content->GetString(), content->GetStringLength());
-        } else if (const Workspace::Result r = ctx.workspace.readFile(rel, kMaxFileBytes, text); !r.ok()) {
-            return failed(workspaceError(r, "path"));
+        if (rpc::Error e; !sourceText(ctx, params, rel, text, e)) {
+            return failed(std::move(e));
         }
         only = normalRel(pathParam);
         bool replaced = false;
@@ -136,13 +147,8 @@ Outcome lspFormat(Context& ctx, const Value& params) {
     const std::string path = stringParam(params, "path");
     const std::string rel = joinRel(sel.rel, path);
     std::string text;
-    if (const Value* content = member(params, "content"); content != nullptr) {
-        if (const Workspace::Result r = Workspace::checkSyntax(rel); !r.ok()) {
-            return failed(workspaceError(r, "path"));
-        }
-        text.assign(content->GetString(), content->GetStringLength());
-    } else if (const Workspace::Result r = ctx.workspace.readFile(rel, kMaxFileBytes, text); !r.ok()) {
-        return failed(workspaceError(r, "path"));
+    if (rpc::Error e; !sourceText(ctx, params, rel, text, e)) {
+        return failed(std::move(e));
     }
     const std::string display = normalRel(path);
     compiler::SourceManager sm;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "agent_methods.h"
+#include "takt/bytecode/container.h"
 
 #ifndef TAKT_VERSION
 #define TAKT_VERSION "0.0.0"
@@ -23,21 +24,6 @@ using rapidjson::Value;
 using rpc::JsonWriter;
 
 constexpr std::string_view kNotifications[] = {"agent.ready"};
-
-bool writeAll(int fd, std::string_view text) {
-    std::size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return false;
-        }
-        done += static_cast<std::size_t>(n);
-    }
-    return true;
-}
 
 // The id of a request as it will be echoed.
 struct Id {
@@ -243,14 +229,14 @@ std::optional<std::string> AgentServer::handleLine(std::string_view line) {
 }
 
 int AgentServer::serve(int inFd, int outFd) {
-    if (!writeAll(outFd, readyLine() + "\n")) {
+    if (!bytecode::writeAll(outFd, readyLine() + "\n")) {
         return 1;
     }
     std::string line;
     bool skipping = false; // inside a line longer than the cap: drop bytes up to its newline
     std::vector<char> buf(1 << 16);
     const auto emit = [&](const std::optional<std::string>& response) {
-        return !response || writeAll(outFd, *response + "\n");
+        return !response || bytecode::writeAll(outFd, *response + "\n");
     };
     for (;;) {
         const ssize_t n = ::read(inFd, buf.data(), buf.size());

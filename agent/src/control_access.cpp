@@ -10,17 +10,6 @@ namespace takt::agent {
 
 namespace {
 
-bytecode::ValueKind widthKind(bytecode::AddressWidth w) {
-    switch (w) {
-    case bytecode::AddressWidth::Byte: return bytecode::ValueKind::Byte;
-    case bytecode::AddressWidth::Word: return bytecode::ValueKind::Word;
-    case bytecode::AddressWidth::DWord: return bytecode::ValueKind::DWord;
-    case bytecode::AddressWidth::LWord: return bytecode::ValueKind::LWord;
-    case bytecode::AddressWidth::Bit: break;
-    }
-    return bytecode::ValueKind::Bool;
-}
-
 engine::ImageArea imageArea(bytecode::IoArea a) {
     switch (a) {
     case bytecode::IoArea::Input: return engine::ImageArea::Input;
@@ -90,7 +79,7 @@ bool resolveAddress(const std::string& text, bool byteAddressing, Target& t, Con
         return false;
     }
     t.name = bytecode::formatDirectAddress(a);
-    t.kind = widthKind(a.width);
+    t.kind = bytecode::addressValueKind(a.width);
     t.range = engine::ImageRange{imageArea(a.area), a.isBit(), a.bit, static_cast<std::uint32_t>(offset), a.bytes()};
     return true;
 }
@@ -329,11 +318,8 @@ void RuntimeControl::listForced(ControlReplyFn& reply) {
         t.range = f.range;
         t.type = f.address ? bytecode::kNone : f.type;
         if (f.address) {
-            t.kind = f.range.isBit       ? bytecode::ValueKind::Bool
-                     : f.range.size == 1 ? bytecode::ValueKind::Byte
-                     : f.range.size == 2 ? bytecode::ValueKind::Word
-                     : f.range.size == 4 ? bytecode::ValueKind::DWord
-                                         : bytecode::ValueKind::LWord;
+            t.kind = bytecode::addressValueKind(f.range.isBit ? bytecode::AddressWidth::Bit
+                                                              : bytecode::addressWidthOfBytes(f.range.size));
         }
         list += fmt::format("{}{{\"name\":{},\"kind\":\"{}\",\"value\":{}}}", list.empty() ? "" : ",",
                             ctl::quoted(f.name), f.address ? "io" : "var", encodeFor(*module_, t, f.value.data()));

@@ -501,7 +501,7 @@ HarnessResult Harness::State::setDirectInput(const Value& req) {
         return failure(ErrorKind::InvalidArgument, fmt::format("'{}' is not an input address (%I…)", address));
     }
     std::uint8_t buf[8] = {};
-    if (!engine::decodeElementary(detail::addressKind(addr), addr.size, 0, *value, buf, why)) {
+    if (!engine::decodeElementary(bytecode::addressValueKind(addr.width), addr.size, 0, *value, buf, why)) {
         return failure(ErrorKind::InvalidArgument, why);
     }
     engine->ensureArea(IoArea::Input,
@@ -540,7 +540,7 @@ HarnessResult Harness::State::getDirectOutput(const Value& req) {
     auto& a = r.payload.GetAllocator();
     r.payload.AddMember("address", Value(address.c_str(), a), a);
     Value v;
-    engine::encodeElementary(detail::addressKind(addr), buf, v, a);
+    engine::encodeElementary(bytecode::addressValueKind(addr.width), buf, v, a);
     r.payload.AddMember("value", v, a);
     return r;
 }

@@ -63,9 +63,7 @@ HarnessDeps defaultHarnessDeps() {
             out.diagnosticsJson = compiler::renderJson(project.diagnostics, *project.sources);
             return out;
         }
-        compiler::CodegenOptions options;
-        options.overflowTrap = project.build.overflow == compiler::OverflowMode::Trap;
-        options.addressMode = project.build.addressMode;
+        const compiler::CodegenOptions options = project.build.codegenOptions();
         auto module = std::make_shared<bytecode::Module>();
         compiler::DiagnosticSink sink;
         if (!compiler::generate(*project.model, project.units, *project.sources, options, *module, sink)) {

@@ -17,23 +17,12 @@ bool parseDirectAddress(std::string_view text, compiler::AddressMode mode, Direc
         error = "address " + std::string(text) + " lies beyond the largest process image";
         return false;
     }
-    static constexpr char kLetters[] = {'X', 'B', 'W', 'D', 'L'};
     out.area = a.area;
-    out.sizeLetter = kLetters[static_cast<int>(a.width)];
+    out.width = a.width;
     out.byteOffset = static_cast<std::uint32_t>(offset);
     out.bit = a.bit;
     out.size = a.isBit() ? 0 : a.bytes();
     return true;
-}
-
-bytecode::ValueKind addressKind(const DirectAddress& a) {
-    switch (a.sizeLetter) {
-    case 'B': return bytecode::ValueKind::Byte;
-    case 'W': return bytecode::ValueKind::Word;
-    case 'D': return bytecode::ValueKind::DWord;
-    case 'L': return bytecode::ValueKind::LWord;
-    default: return bytecode::ValueKind::Bool;
-    }
 }
 
 } // namespace takt::agent::detail

@@ -6,6 +6,7 @@
 
 #include <rapidjson/document.h>
 
+#include "takt/bytecode/address.h"
 #include "takt/bytecode/module.h"
 #include "takt/compiler/sema.h"
 
@@ -14,7 +15,7 @@ namespace takt::agent::detail {
 // A parsed direct address ("%IX0.1", "%QW2", "%MD0").
 struct DirectAddress {
     bytecode::IoArea area = bytecode::IoArea::Input;
-    char sizeLetter = 'X';        // X B W D L
+    bytecode::AddressWidth width = bytecode::AddressWidth::Bit;
     std::uint32_t byteOffset = 0; // address mode applied
     std::uint8_t bit = 0;
     std::uint32_t size = 0; // bytes; 0 for a bit
@@ -23,8 +24,5 @@ struct DirectAddress {
 // False with `error` for anything but a complete, fully specified address.
 [[nodiscard]] bool parseDirectAddress(std::string_view text, compiler::AddressMode mode, DirectAddress& out,
                                       std::string& error);
-
-// The elementary kind a direct address reads as (BOOL, BYTE, WORD, DWORD, LWORD).
-[[nodiscard]] bytecode::ValueKind addressKind(const DirectAddress& a);
 
 } // namespace takt::agent::detail

@@ -60,9 +60,7 @@ BuildOutcome buildProject(compiler::Project& project) {
         out.exitCode = kBuildFailure;
         return out;
     }
-    compiler::CodegenOptions options;
-    options.overflowTrap = project.build.overflow == compiler::OverflowMode::Trap;
-    options.addressMode = project.build.addressMode;
+    const compiler::CodegenOptions options = project.build.codegenOptions();
     bytecode::Module module;
     compiler::DiagnosticSink sink;
     const bool generated = compiler::generate(*project.model, project.units, *project.sources, options, module, sink);

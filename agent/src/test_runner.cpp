@@ -60,9 +60,7 @@ TestReport runTests(const TestOptions& options) {
         return report;
     }
     auto module = std::make_shared<bytecode::Module>();
-    compiler::CodegenOptions cg;
-    cg.overflowTrap = project.build.overflow == compiler::OverflowMode::Trap;
-    cg.addressMode = project.build.addressMode;
+    const compiler::CodegenOptions cg = project.build.codegenOptions();
     compiler::DiagnosticSink sink;
     if (!compiler::generate(*project.model, project.units, *project.sources, cg, *module, sink)) {
         report.buildFailed = true;

@@ -16,6 +16,8 @@
 
 #include <fmt/format.h>
 
+#include "takt/bytecode/container.h"
+
 namespace takt::agent {
 
 namespace {
@@ -75,21 +77,6 @@ Result fromErrno(int err, std::string_view rel) {
     case ENOTDIR: return make(Status::NotFound, fmt::format("a component of '{}' is not a directory", rel));
     default: return make(Status::Failed, fmt::format("cannot open '{}': {}", rel, std::strerror(err)));
     }
-}
-
-bool writeAll(int fd, std::string_view text) {
-    std::size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return false;
-        }
-        done += static_cast<std::size_t>(n);
-    }
-    return true;
 }
 
 std::atomic<unsigned> tempCounter{0};
@@ -426,7 +413,8 @@ Result Workspace::writeFile(std::string_view rel, std::string_view text, bool cr
         return make(Status::Failed,
                     fmt::format("cannot create a temporary file for '{}': {}", rel, std::strerror(errno)));
     }
-    bool ok = writeAll(out.fd, text) && (!exists || ::fchmod(out.fd, old.st_mode & 07777) == 0) && ::fsync(out.fd) == 0;
+    bool ok = bytecode::writeAll(out.fd, text) && (!exists || ::fchmod(out.fd, old.st_mode & 07777) == 0) &&
+              ::fsync(out.fd) == 0;
     int err = errno;
     if (::close(out.release()) != 0 && ok) {
         ok = false;

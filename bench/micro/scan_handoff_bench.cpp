@@ -133,25 +133,15 @@ BENCHMARK(BM_HandoffTwoThreads)->Unit(benchmark::kMillisecond)->UseRealTime();
 void BM_HandoffLoopLateness(benchmark::State& state) {
     const auto rate = static_cast<int>(state.range(0));
     for (auto _ : state) {
-        testing::ByteProgram prog;
-        auto runner = std::make_unique<testing::AbortableRunner>();
-        const std::uint32_t in = prog.in;
-        const std::uint32_t out = prog.out;
-        runner->body = [in, out](std::uint8_t* image, const std::atomic<bool>*, Fault&) {
-            image[out] = static_cast<std::uint8_t>(image[in] + 1);
-            return true;
-        };
-        CycleClock clock;
-        Engine engine(std::move(runner), clock);
-        FaultReport f;
-        if (!engine.load(std::make_unique<LoadedProgram>(prog.b.build(), ""), f)) {
+        ScanOptions o;
+        o.periodNs = 1'000'000;
+        testing::ByteLoopRig rig(1, o);
+        if (!rig.loaded) {
             state.SkipWithError("load failed");
             return;
         }
-        testing::FakeIo io;
-        ScanOptions o;
-        o.periodNs = 1'000'000;
-        ScanLoop loop(engine, clock, io, o);
+        ScanLoop& loop = *rig.loop;
+        const std::uint32_t out = rig.prog.out;
         std::array<ImageRange, 8> ranges{};
         for (std::uint32_t i = 0; i < 8; ++i) {
             ranges[i] = ImageRange{i % 2 == 0 ? ImageArea::Data : ImageArea::Input, false, 0, i % 2 == 0 ? out : i, 1};

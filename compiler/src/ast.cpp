@@ -20,6 +20,18 @@ const char* sectionKeyword(VarSection s) {
     return "VAR";
 }
 
+const char* pouKeyword(PouKind k) {
+    switch (k) {
+    case PouKind::Program: return "PROGRAM";
+    case PouKind::Function: return "FUNCTION";
+    case PouKind::FunctionBlock: return "FUNCTION_BLOCK";
+    case PouKind::Method: return "METHOD";
+    case PouKind::TestProgram: return "TEST_PROGRAM";
+    case PouKind::TestFunctionBlock: return "TEST_FUNCTION_BLOCK";
+    }
+    return "POU";
+}
+
 std::string QualifiedName::text() const {
     std::string out;
     for (const Identifier& part : parts) {

@@ -29,18 +29,6 @@ std::string_view binaryName(BinaryOp op) {
     return "?";
 }
 
-std::string_view pouName(PouKind k) {
-    switch (k) {
-    case PouKind::Program: return "PROGRAM";
-    case PouKind::Function: return "FUNCTION";
-    case PouKind::FunctionBlock: return "FUNCTION_BLOCK";
-    case PouKind::Method: return "METHOD";
-    case PouKind::TestProgram: return "TEST_PROGRAM";
-    case PouKind::TestFunctionBlock: return "TEST_FUNCTION_BLOCK";
-    }
-    return "POU?";
-}
-
 std::string_view accessName(Access a) {
     switch (a) {
     case Access::Default: return "";
@@ -537,7 +525,7 @@ public:
     }
 
     void pou(const PouDecl& p) {
-        open(pouName(p.pouKind), p.span);
+        open(pouKeyword(p.pouKind), p.span);
         out_ += ' ' + p.name.name;
         if (p.access != Access::Default) {
             out_ += ' ';

@@ -10,18 +10,6 @@ namespace takt::compiler {
 
 namespace {
 
-std::string_view pouKeyword(ast::PouKind k) {
-    switch (k) {
-    case ast::PouKind::Program: return "PROGRAM";
-    case ast::PouKind::Function: return "FUNCTION";
-    case ast::PouKind::FunctionBlock: return "FUNCTION_BLOCK";
-    case ast::PouKind::Method: return "METHOD";
-    case ast::PouKind::TestProgram: return "TEST_PROGRAM";
-    case ast::PouKind::TestFunctionBlock: return "TEST_FUNCTION_BLOCK";
-    }
-    return "POU";
-}
-
 ast::VarSection sectionOf(TokenKind k) {
     switch (k) {
     case TokenKind::VarTemp: return ast::VarSection::Temp;
@@ -72,20 +60,8 @@ std::unique_ptr<ast::PouDecl> Parser::parsePou(ast::PouKind pouKind, TokenKind e
     advance();
     auto pou = makeNode<ast::PouDecl>(Span{});
     pou->pouKind = pouKind;
-    for (;;) {
-        switch (kind()) {
-        case TokenKind::Public: pou->access = ast::Access::Public; break;
-        case TokenKind::Private: pou->access = ast::Access::Private; break;
-        case TokenKind::Protected: pou->access = ast::Access::Protected; break;
-        case TokenKind::Internal: pou->access = ast::Access::Internal; break;
-        case TokenKind::Abstract: pou->isAbstract = true; break;
-        case TokenKind::Final: pou->isFinal = true; break;
-        default: goto modifiersDone;
-        }
-        advance();
-    }
-modifiersDone:
-    pou->name = expectIdentifierLazy([&] { return fmt::format("after {}", pouKeyword(pouKind)); });
+    parseModifiers(*pou);
+    pou->name = expectIdentifierLazy([&] { return fmt::format("after {}", ast::pouKeyword(pouKind)); });
     if (accept(TokenKind::Colon)) {
         pou->returnType = parseTypeSpec();
     }
@@ -107,7 +83,7 @@ modifiersDone:
     if (accept(endKind)) {
         accept(TokenKind::Semicolon);
     } else {
-        missingEnd(endKind, fmt::format("{} '{}'", pouKeyword(pouKind), pou->name.name), open);
+        missingEnd(endKind, fmt::format("{} '{}'", ast::pouKeyword(pouKind), pou->name.name), open);
     }
     pou->span = spanFrom(begin);
     return pou;
@@ -135,8 +111,23 @@ void Parser::parsePouBody(ast::PouDecl& pou, TokenKind endKind) {
             sawStatements = true;
         }
         if (pos_ == before) {
-            errorUnexpected(fmt::format("in {} '{}'", pouKeyword(pou.pouKind), pou.name.name));
+            errorUnexpected(fmt::format("in {} '{}'", ast::pouKeyword(pou.pouKind), pou.name.name));
             advance();
+        }
+    }
+}
+
+// PUBLIC, PRIVATE, PROTECTED, INTERNAL, ABSTRACT, FINAL in any order before a POU's or METHOD's name.
+void Parser::parseModifiers(ast::PouDecl& pou) {
+    for (;; advance()) {
+        switch (kind()) {
+        case TokenKind::Public: pou.access = ast::Access::Public; break;
+        case TokenKind::Private: pou.access = ast::Access::Private; break;
+        case TokenKind::Protected: pou.access = ast::Access::Protected; break;
+        case TokenKind::Internal: pou.access = ast::Access::Internal; break;
+        case TokenKind::Abstract: pou.isAbstract = true; break;
+        case TokenKind::Final: pou.isFinal = true; break;
+        default: return;
         }
     }
 }
@@ -148,19 +139,7 @@ std::unique_ptr<ast::PouDecl> Parser::parseMethod(bool prototype) {
     auto m = makeNode<ast::PouDecl>(Span{});
     m->pouKind = ast::PouKind::Method;
     m->prototypeOnly = prototype;
-    for (;;) {
-        switch (kind()) {
-        case TokenKind::Public: m->access = ast::Access::Public; break;
-        case TokenKind::Private: m->access = ast::Access::Private; break;
-        case TokenKind::Protected: m->access = ast::Access::Protected; break;
-        case TokenKind::Internal: m->access = ast::Access::Internal; break;
-        case TokenKind::Abstract: m->isAbstract = true; break;
-        case TokenKind::Final: m->isFinal = true; break;
-        default: goto modifiersDone;
-        }
-        advance();
-    }
-modifiersDone:
+    parseModifiers(*m);
     m->name = expectIdentifier("after METHOD");
     if (accept(TokenKind::Colon)) {
         m->returnType = parseTypeSpec();

@@ -98,6 +98,7 @@ public:
     ast::DeclPtr parseDeclaration();
     std::unique_ptr<ast::PouDecl> parsePou(ast::PouKind pouKind, TokenKind endKind);
     std::unique_ptr<ast::PouDecl> parseMethod(bool prototype);
+    void parseModifiers(ast::PouDecl& pou); // access and ABSTRACT/FINAL before the name
     void parsePouBody(ast::PouDecl& pou, TokenKind endKind);
     ast::DeclPtr parseInterface();
     void parseTypeBlock(std::vector<ast::DeclPtr>& out);

@@ -1,8 +1,10 @@
 #pragma once
 // Pieces every field driver shares: direct addresses in params, a params reader whose errors
 // name the key, the on_error policy, reconnect back-off and a thread-safe health cell.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -96,6 +98,48 @@ public:
 
 private:
     std::chrono::milliseconds first_, max_, next_;
+};
+
+// The %Q bytes a driver hands on to its peer (the loopback's next inputs, the simulated plant's
+// actuators): the program's outputs, or while the safe state is latched the safe values (0 past
+// them). The scan thread and the watchdog both reach it; the lock is held for one memcpy.
+class OutputLatch {
+public:
+    void resize(std::size_t bytes) {
+        const std::lock_guard lock(mutex_);
+        bytes_.assign(bytes, 0);
+    }
+    [[nodiscard]] std::size_t size() const {
+        const std::lock_guard lock(mutex_);
+        return bytes_.size();
+    }
+    // The program's outputs; ignored while the safe state is latched.
+    void write(std::span<const std::uint8_t> outputs) noexcept {
+        const std::lock_guard lock(mutex_);
+        if (!safe_) {
+            std::memcpy(bytes_.data(), outputs.data(), std::min(bytes_.size(), outputs.size()));
+        }
+    }
+    void latchSafe(std::span<const std::uint8_t> safeOutputs) noexcept {
+        const std::lock_guard lock(mutex_);
+        safe_ = true;
+        std::fill(bytes_.begin(), bytes_.end(), 0);
+        std::memcpy(bytes_.data(), safeOutputs.data(), std::min(bytes_.size(), safeOutputs.size()));
+    }
+    void release() noexcept {
+        const std::lock_guard lock(mutex_);
+        safe_ = false;
+    }
+    // Copies the held bytes into `out` (as many as both have).
+    void read(std::span<std::uint8_t> out) const noexcept {
+        const std::lock_guard lock(mutex_);
+        std::memcpy(out.data(), bytes_.data(), std::min(bytes_.size(), out.size()));
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::vector<std::uint8_t> bytes_;
+    bool safe_ = false;
 };
 
 // Health written by a driver thread, read by any thread.

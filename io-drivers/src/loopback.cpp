@@ -2,12 +2,10 @@
 // (%QB k -> %IB k). Params: `bytes` (owned bytes of %I and %Q from 0, default 64, 1..65536).
 // It is the reference implementation of the driver API and what the watchdog and fault tests
 // observe safe state through: a latched safe state is what the next inputs read.
-#include <algorithm>
-#include <cstring>
-#include <mutex>
 
 #include <fmt/format.h>
 
+#include "driver_support.h"
 #include "registry.h"
 
 namespace takt::io {
@@ -35,7 +33,7 @@ public:
             }
             bytes = *v;
         }
-        wire_.assign(static_cast<std::size_t>(bytes), 0);
+        wire_.resize(static_cast<std::size_t>(bytes));
         return true;
     }
 
@@ -46,40 +44,22 @@ public:
 
     bool start(std::string& /*error*/) override { return true; }
 
-    void readInputs(ImageView image) noexcept override {
-        const std::lock_guard lock(mutex_);
-        std::memcpy(image.inputs.data(), wire_.data(), std::min(wire_.size(), image.inputs.size()));
-    }
+    void readInputs(ImageView image) noexcept override { wire_.read(image.inputs); }
 
-    void writeOutputs(ImageView image) noexcept override {
-        const std::lock_guard lock(mutex_);
-        if (!safe_) {
-            std::memcpy(wire_.data(), image.outputs.data(), std::min(wire_.size(), image.outputs.size()));
-        }
-    }
+    void writeOutputs(ImageView image) noexcept override { wire_.write(image.outputs); }
 
-    void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept override {
-        const std::lock_guard lock(mutex_);
-        safe_ = true;
-        std::fill(wire_.begin(), wire_.end(), 0);
-        std::memcpy(wire_.data(), safeOutputs.data(), std::min(wire_.size(), safeOutputs.size()));
-    }
+    void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept override { wire_.latchSafe(safeOutputs); }
 
-    void releaseSafeState() noexcept override {
-        const std::lock_guard lock(mutex_);
-        safe_ = false;
-    }
+    void releaseSafeState() noexcept override { wire_.release(); }
 
     HealthStatus health() const override { return {}; }
 
     void stop() noexcept override {}
 
 private:
-    // The lock is held only for a memcpy of at most kMaxBytes; the watchdog is the only other
+    // Its lock is held only for a memcpy of at most kMaxBytes; the watchdog is the only other
     // thread that takes it.
-    mutable std::mutex mutex_;
-    std::vector<std::uint8_t> wire_;
-    bool safe_ = false;
+    detail::OutputLatch wire_;
 };
 
 } // namespace

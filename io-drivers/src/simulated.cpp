@@ -9,10 +9,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <mutex>
 
 #include <fmt/format.h>
 
+#include "driver_support.h"
 #include "plants/plant.h"
 #include "registry.h"
 #include "takt/io/simulated.h"
@@ -54,7 +54,7 @@ public:
             return false;
         }
         maxStepNs_ = std::max<std::int64_t>(1, std::llround(cycleMs * 1e6));
-        wire_.assign(plant_->outputBytes(), 0);
+        wire_.resize(plant_->outputBytes());
         seen_.assign(plant_->outputBytes(), 0);
         sensed_.assign(plant_->inputBytes(), 0);
         plant_->sense(sensed_);
@@ -74,10 +74,7 @@ public:
         if (!plant_) {
             return; // init() failed or was never called: no plant, no inputs
         }
-        {
-            const std::lock_guard lock(mutex_);
-            std::memcpy(seen_.data(), wire_.data(), wire_.size());
-        }
+        wire_.read(seen_);
         const std::int64_t now = image.cycleStartNs;
         if (!synced_ || now < lastNs_) {
             lastNs_ = now; // first cycle, or the clock was set back: no time has passed
@@ -96,24 +93,11 @@ public:
         std::memcpy(image.inputs.data(), sensed_.data(), std::min(sensed_.size(), image.inputs.size()));
     }
 
-    void writeOutputs(ImageView image) noexcept override {
-        const std::lock_guard lock(mutex_);
-        if (!safe_) {
-            std::memcpy(wire_.data(), image.outputs.data(), std::min(wire_.size(), image.outputs.size()));
-        }
-    }
+    void writeOutputs(ImageView image) noexcept override { wire_.write(image.outputs); }
 
-    void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept override {
-        const std::lock_guard lock(mutex_);
-        safe_ = true;
-        std::fill(wire_.begin(), wire_.end(), 0);
-        std::memcpy(wire_.data(), safeOutputs.data(), std::min(wire_.size(), safeOutputs.size()));
-    }
+    void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept override { wire_.latchSafe(safeOutputs); }
 
-    void releaseSafeState() noexcept override {
-        const std::lock_guard lock(mutex_);
-        safe_ = false;
-    }
+    void releaseSafeState() noexcept override { wire_.release(); }
 
     HealthStatus health() const override { return {}; }
 
@@ -128,9 +112,7 @@ private:
     bool synced_ = false;
     // wire_: outputs as the plant will see them (scan thread and watchdog, under the lock held
     // for a memcpy of a few bytes). seen_, sensed_: scan thread only.
-    mutable std::mutex mutex_;
-    std::vector<std::uint8_t> wire_;
-    bool safe_ = false;
+    detail::OutputLatch wire_;
     std::vector<std::uint8_t> seen_;
     std::vector<std::uint8_t> sensed_;
 };

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <span>
 
@@ -10,8 +11,10 @@
 
 #include <fmt/format.h>
 
+#include "commands.h"
 #include "run_support.h"
 #include "takt/bytecode/container.h"
+#include "takt/engine/vm_runner.h"
 
 namespace takt::cli {
 
@@ -104,8 +107,6 @@ std::string svgPanel(const engine::LatencyHistogram& h, const std::string& title
     return out + "</g>";
 }
 
-} // namespace
-
 bool loadBenchProgram(const std::string& project, RunnableProgram& out, std::string& error, int& exitCode) {
     namespace fs = std::filesystem;
     if (!project.empty()) {
@@ -118,6 +119,26 @@ bool loadBenchProgram(const std::string& project, RunnableProgram& out, std::str
     const bool loaded = loadRunnableProgram(scratch, out, error, exitCode);
     fs::remove_all(scratch, ec);
     return loaded;
+}
+
+} // namespace
+
+std::unique_ptr<engine::Engine> loadBenchEngine(const std::string& project, const char* command, engine::Clock& clock,
+                                                RunnableProgram& program, int& exitCode) {
+    std::string error;
+    exitCode = kExitOk;
+    if (!loadBenchProgram(project, program, error, exitCode)) {
+        std::fputs(error.c_str(), stderr);
+        return nullptr;
+    }
+    auto engine = std::make_unique<engine::Engine>(std::make_unique<engine::VmRunner>(0), clock);
+    engine::FaultReport fault;
+    if (!engine->load(std::make_unique<engine::LoadedProgram>(program.module, program.hash), fault)) {
+        std::fprintf(stderr, "%s: init fault: %s\n", command, fault.message.c_str());
+        exitCode = kExitInternal;
+        return nullptr;
+    }
+    return engine;
 }
 
 std::string histogramSvg(const std::string& title, const std::vector<SvgPanel>& panels) {

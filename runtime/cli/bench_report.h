@@ -3,6 +3,7 @@
 // buckets), the same histograms as SVG panels on a log time axis, and writing the JSON and SVG
 // files. `takt bench io-latency` registers itself through registerBenchIoLatency.
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include <rapidjson/stringbuffer.h>
 
 #include "run_support.h"
+#include "takt/engine/engine.h"
 #include "takt/engine/histogram.h"
 
 namespace takt::cli {
@@ -33,8 +35,12 @@ struct SvgPanel {
 [[nodiscard]] std::string writeReportFiles(const std::filesystem::path& json, const std::string& jsonText,
                                            const std::filesystem::path& svg, const std::string& svgText);
 
-// The program of `project`, or without one a small counter (so the figures show the loop).
-bool loadBenchProgram(const std::string& project, RunnableProgram& out, std::string& error, int& exitCode);
+// The program of `project`, or without one a small counter (so the figures show the loop),
+// loaded into an Engine (VM runner) on `clock`. Null after writing the error to stderr under
+// `command` ("takt bench jitter"), with `exitCode` set.
+[[nodiscard]] std::unique_ptr<engine::Engine> loadBenchEngine(const std::string& project, const char* command,
+                                                              engine::Clock& clock, RunnableProgram& program,
+                                                              int& exitCode);
 
 // `takt bench io-latency` under `bench` (cmd_bench_io_latency.cpp).
 void registerBenchIoLatency(CLI::App& bench, int& exitCode);

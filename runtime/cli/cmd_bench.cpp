@@ -16,7 +16,6 @@
 #include "commands.h"
 #include "run_support.h"
 #include "takt/engine/scan_loop.h"
-#include "takt/engine/vm_runner.h"
 
 namespace takt::cli {
 namespace {
@@ -60,20 +59,15 @@ int runJitter(const JitterOptions& o) {
         return kExitInvalidProject;
     }
     RunnableProgram program;
-    std::string error;
+    engine::CycleClock clock;
     int exitCode = kExitOk;
-    const bool loaded = loadBenchProgram(o.project, program, error, exitCode);
-    if (!loaded) {
-        std::fputs(error.c_str(), stderr);
+    const std::unique_ptr<engine::Engine> loaded =
+        loadBenchEngine(o.project, "takt bench jitter", clock, program, exitCode);
+    if (loaded == nullptr) {
         return exitCode;
     }
-    engine::CycleClock clock;
-    engine::Engine engine(std::make_unique<engine::VmRunner>(0), clock);
-    engine::FaultReport fault;
-    if (!engine.load(std::make_unique<engine::LoadedProgram>(program.module, program.hash), fault)) {
-        std::fprintf(stderr, "takt bench jitter: init fault: %s\n", fault.message.c_str());
-        return kExitInternal;
-    }
+    engine::Engine& engine = *loaded;
+    std::string error;
     NullIo io;
     engine::ScanOptions options;
     options.periodNs = *period;

@@ -33,7 +33,6 @@
 #include "bench_report.h"
 #include "commands.h"
 #include "takt/engine/scan_loop.h"
-#include "takt/engine/vm_runner.h"
 #include "takt/io/driver_set.h"
 #include "takt/io/io_config.h"
 
@@ -219,19 +218,15 @@ int runIoLatency(const IoLatencyOptions& o) {
         return kExitInvalidProject;
     }
     RunnableProgram program;
-    std::string error;
+    engine::CycleClock clock;
     int exitCode = kExitOk;
-    if (!loadBenchProgram(o.project, program, error, exitCode)) {
-        std::fputs(error.c_str(), stderr);
+    const std::unique_ptr<engine::Engine> loaded =
+        loadBenchEngine(o.project, "takt bench io-latency", clock, program, exitCode);
+    if (loaded == nullptr) {
         return exitCode;
     }
-    engine::CycleClock clock;
-    engine::Engine engine(std::make_unique<engine::VmRunner>(0), clock);
-    engine::FaultReport fault;
-    if (!engine.load(std::make_unique<engine::LoadedProgram>(program.module, program.hash), fault)) {
-        std::fprintf(stderr, "takt bench io-latency: init fault: %s\n", fault.message.c_str());
-        return kExitInternal;
-    }
+    engine::Engine& engine = *loaded;
+    std::string error;
 
     const int port = o.via == "modbus" ? (o.port != 0 ? o.port : freeLoopbackPort()) : 0;
     const io::IoConfigResult parsed = io::parseIoConfig(wiringToml(o, port), "io-latency wiring", false);

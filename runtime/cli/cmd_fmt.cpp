@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "takt/bytecode/container.h"
 #include "takt/compiler/diagnostics.h"
 #include "takt/compiler/formatter.h"
 #include "takt/compiler/source.h"
@@ -35,21 +36,6 @@ std::string directoryOf(const std::string& path) {
         return ".";
     }
     return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-bool writeAll(int fd, const std::string& text) {
-    std::size_t done = 0;
-    while (done < text.size()) {
-        ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return false;
-        }
-        done += static_cast<std::size_t>(n);
-    }
-    return true;
 }
 
 // Replaces `path` by `text` so that readers see either the old or the new file, never a
@@ -77,7 +63,7 @@ bool replaceFile(const std::string& givenPath, const std::string& text, std::str
         error = fmt::format("cannot create a temporary file in '{}': {}", dir, std::strerror(errno));
         return false;
     }
-    bool ok = writeAll(fd, text) && ::fchmod(fd, st.st_mode & 07777) == 0 && ::fsync(fd) == 0;
+    bool ok = bytecode::writeAll(fd, text) && ::fchmod(fd, st.st_mode & 07777) == 0 && ::fsync(fd) == 0;
     if (!ok) {
         error = std::strerror(errno);
     }

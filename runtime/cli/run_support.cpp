@@ -41,9 +41,7 @@ bool loadRunnableProgram(const fs::path& project, RunnableProgram& out, std::str
             return false;
         }
         auto module = std::make_shared<bytecode::Module>();
-        compiler::CodegenOptions cg;
-        cg.overflowTrap = p.build.overflow == compiler::OverflowMode::Trap;
-        cg.addressMode = p.build.addressMode;
+        const compiler::CodegenOptions cg = p.build.codegenOptions();
         compiler::DiagnosticSink sink;
         if (!compiler::generate(*p.model, p.units, *p.sources, cg, *module, sink) || sink.hasErrors()) {
             error = compiler::renderHuman(sink.diagnostics(), *p.sources);

@@ -111,6 +111,20 @@ private:
     Value call(const ast::CallExpr& e, const Type* want, std::optional<Operand> dest);
     // A METHOD called through an INTERFACE value (`object`): CALL_IFACE on its dispatch slot.
     Value interfaceCall(const ast::CallExpr& e, const ast::Expr& object, const Type* want, std::optional<Operand> dest);
+    // An output argument `a` (x => v, x => NOT v) of an FB or PROGRAM instance: `src` into v.
+    void storeOutput(const ast::Argument& a, const Loc& src);
+    // The three steps of a call through a callee frame (FUNCTION, METHOD, INTERFACE method),
+    // around the call instruction. First the input and VAR_IN_OUT arguments, in order (a
+    // VAR_IN_OUT as its address), before anything is written into the callee's frame.
+    std::vector<Value> frameArguments(const ast::CallExpr& e, const Symbol* target, const std::vector<int>& binding);
+    // Then the frame above frameTop_: given inputs stored, VAR_IN_OUT addresses, missing inputs
+    // copied from the template; returns its offset.
+    std::uint32_t bindFrameArguments(const Generator::FrameLayout& layout, const ast::CallExpr& e, const Symbol* target,
+                                     const std::vector<int>& binding, const std::vector<Value>& values);
+    // After the call: outputs copied to their => variables, then the result (when there is one).
+    Value frameCallResult(const Generator::FrameLayout& layout, const ast::CallExpr& e, const Symbol* target,
+                          const std::vector<int>& binding, std::uint32_t frame, const Type* want,
+                          std::optional<Operand> dest);
     // ---- lower_stdfn.cpp: standard functions through natives ----
     std::optional<Value> nativeStandardCall(const ast::CallExpr& e, const sema::StdSignature& sig,
                                             const std::vector<const ast::Expr*>& args, const Type* want,

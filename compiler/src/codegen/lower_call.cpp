@@ -224,16 +224,7 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
             if (binding[i] < 0 || !a.output || a.value == nullptr) {
                 continue;
             }
-            const Symbol* p2 = fb->params[static_cast<std::size_t>(binding[i])];
-            const Loc src = member(p2).first;
-            Value v = load(src, calcOf(src.type));
-            if (a.negated) {
-                const Operand d = frameSlot(4, 4);
-                emit(Opcode::NOT_B, {d, v.at});
-                v.at = d;
-            }
-            const Loc dst = locate(*a.value);
-            store(dst, convert(v, dst.type));
+            storeOutput(a, member(fb->params[static_cast<std::size_t>(binding[i])]).first);
         }
         return Value{constant64(0), Calc::Bool, want};
     }
@@ -258,6 +249,37 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
     }
     const Generator::FrameLayout& layout = g_.frameLayout(target);
     const std::vector<int> binding = bindArguments(e, target->params);
+    const std::vector<Value> values = frameArguments(e, target, binding);
+    Operand instPtr{};
+    if (instance && instance->indirect) {
+        instPtr = pointerOf(*instance);
+    }
+    const std::uint32_t c = bindFrameArguments(layout, e, target, binding, values);
+    debugAt(e.span);
+    const std::uint32_t p = g_.pouIndex(target);
+    if (!method) {
+        emit(Opcode::CALL_FN, {imm(p), imm(c)});
+    } else if (instance->indirect) {
+        emit(Opcode::CALL_FB_IND, {imm(p), instPtr, imm(c)});
+    } else {
+        emit(Opcode::CALL_FB, {imm(p), instance->at, imm(c)});
+    }
+    return frameCallResult(layout, e, target, binding, c, want, dest);
+}
+
+void Lowerer::storeOutput(const ast::Argument& a, const Loc& src) {
+    Value v = load(src, calcOf(src.type));
+    if (a.negated) {
+        const Operand d = frameSlot(4, 4);
+        emit(Opcode::NOT_B, {d, v.at});
+        v.at = d;
+    }
+    const Loc dst = locate(*a.value);
+    store(dst, convert(v, dst.type));
+}
+
+std::vector<Value> Lowerer::frameArguments(const ast::CallExpr& e, const Symbol* target,
+                                           const std::vector<int>& binding) {
     std::vector<Value> values(e.args.size());
     for (std::size_t i = 0; i < e.args.size(); ++i) {
         const ast::Argument& a = e.args[i];
@@ -271,10 +293,12 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
             values[i] = eval(*a.value, p->type);
         }
     }
-    Operand instPtr{};
-    if (instance && instance->indirect) {
-        instPtr = pointerOf(*instance);
-    }
+    return values;
+}
+
+std::uint32_t Lowerer::bindFrameArguments(const Generator::FrameLayout& layout, const ast::CallExpr& e,
+                                          const Symbol* target, const std::vector<int>& binding,
+                                          const std::vector<Value>& values) {
     const std::uint32_t c = alignUp(frameTop_, 8);
     auto slot = [&](const Symbol* s) { return Operand{bc::address(bc::kTagFrame, c + layout.offsets.at(s)), false}; };
     std::vector<bool> given(target->params.size(), false);
@@ -300,23 +324,23 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
     }
     frameTop_ = c + layout.size;
     frameMax_ = std::max(frameMax_, frameTop_);
-    debugAt(e.span);
-    const std::uint32_t p = g_.pouIndex(target);
-    if (!method) {
-        emit(Opcode::CALL_FN, {imm(p), imm(c)});
-    } else if (instance->indirect) {
-        emit(Opcode::CALL_FB_IND, {imm(p), instPtr, imm(c)});
-    } else {
-        emit(Opcode::CALL_FB, {imm(p), instance->at, imm(c)});
-    }
+    return c;
+}
+
+Value Lowerer::frameCallResult(const Generator::FrameLayout& layout, const ast::CallExpr& e, const Symbol* target,
+                               const std::vector<int>& binding, std::uint32_t frame, const Type* want,
+                               std::optional<Operand> dest) {
+    auto slot = [&](const Symbol* s) {
+        return Operand{bc::address(bc::kTagFrame, frame + layout.offsets.at(s)), false};
+    };
     for (std::size_t i = 0; i < e.args.size(); ++i) {
         const ast::Argument& a = e.args[i];
         if (binding[i] < 0 || !a.output || a.value == nullptr) {
             continue;
         }
-        const Symbol* p2 = target->params[static_cast<std::size_t>(binding[i])];
+        const Symbol* p = target->params[static_cast<std::size_t>(binding[i])];
         const Loc dst = locate(*a.value);
-        store(dst, convert(load(Loc{false, slot(p2), 0, p2->type}, calcOf(p2->type)), dst.type));
+        store(dst, convert(load(Loc{false, slot(p), 0, p->type}, calcOf(p->type)), dst.type));
     }
     const Type* result = stripAlias(target->type);
     if (result == nullptr || result->kind() == TypeKind::Void || layout.offsets.count(target) == 0) {
@@ -548,12 +572,13 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
     case StdOp::Le:
     case StdOp::Lt:
     case StdOp::Ne: {
-        // Extensible comparisons chain: GT(a, b, c) = a > b AND b > c.
+        // Extensible comparisons chain: GT(a, b, c) = a > b AND b > c; on numbers, STRING,
+        // WSTRING and BOOL alike (compareInto).
         static const ast::BinaryOp kRel[] = {ast::BinaryOp::Gt, ast::BinaryOp::Ge, ast::BinaryOp::Eq,
                                              ast::BinaryOp::Le, ast::BinaryOp::Lt, ast::BinaryOp::Ne};
         const ast::BinaryOp rel = kRel[static_cast<int>(sig.op) - static_cast<int>(StdOp::Gt)];
         const Calc c = calcOf(t);
-        if (c == Calc::Str || c == Calc::WStr || c == Calc::Agg || c == Calc::Bool) {
+        if (c == Calc::Agg) {
             break;
         }
         const Operand d = frameSlot(4, 4);
@@ -561,7 +586,7 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
         for (std::size_t i = 1; i < args.size(); ++i) {
             const Value next = eval(*args[i], t);
             const Operand r = i == 1 ? d : frameSlot(4, 4);
-            emit(compareOpcode(rel, c), {r, prev.at, next.at});
+            compareInto(rel, prev, next, c, r);
             if (i > 1) {
                 emit(Opcode::AND_B, {d, d, r});
             }

@@ -101,61 +101,11 @@ Value Lowerer::interfaceCall(const ast::CallExpr& e, const ast::Expr& object, co
     emit(Opcode::MOV_32, {self, iface.at});
     const Generator::FrameLayout& layout = g_.frameLayout(target);
     const std::vector<int> binding = bindArguments(e, target->params);
-    std::vector<Value> values(e.args.size());
-    for (std::size_t i = 0; i < e.args.size(); ++i) {
-        const ast::Argument& a = e.args[i];
-        if (binding[i] < 0 || a.output || a.value == nullptr) {
-            continue;
-        }
-        const Symbol* p = target->params[static_cast<std::size_t>(binding[i])];
-        if (p->section == ast::VarSection::InOut) {
-            values[i] = Value{pointerOf(locate(*a.value)), Calc::U32, nullptr};
-        } else {
-            values[i] = eval(*a.value, p->type);
-        }
-    }
-    const std::uint32_t c = alignUp(frameTop_, 8);
-    auto slot = [&](const Symbol* s) { return Operand{bc::address(bc::kTagFrame, c + layout.offsets.at(s)), false}; };
-    std::vector<bool> given(target->params.size(), false);
-    for (std::size_t i = 0; i < e.args.size(); ++i) {
-        if (binding[i] < 0 || e.args[i].output || e.args[i].value == nullptr) {
-            continue;
-        }
-        const Symbol* p = target->params[static_cast<std::size_t>(binding[i])];
-        given[static_cast<std::size_t>(binding[i])] = true;
-        if (p->section == ast::VarSection::InOut) {
-            emit(Opcode::MOV_32, {slot(p), values[i].at});
-        } else {
-            store(Loc{false, slot(p), 0, p->type}, values[i]);
-        }
-    }
-    for (std::size_t k = 0; k < target->params.size(); ++k) {
-        const Symbol* p = target->params[k];
-        if (!given[k] && p->section == ast::VarSection::Input) {
-            emit(Opcode::COPY,
-                 {slot(p), Operand{bc::address(bc::kTagAbsolute, layout.templ + layout.offsets.at(p)), false},
-                  imm(p->type->size)});
-        }
-    }
-    frameTop_ = c + layout.size;
-    frameMax_ = std::max(frameMax_, frameTop_);
+    const std::vector<Value> values = frameArguments(e, target, binding);
+    const std::uint32_t c = bindFrameArguments(layout, e, target, binding, values);
     debugAt(e.span);
     emit(Opcode::CALL_IFACE, {self, imm(g_.interfaceSlot(target)), imm(c)});
-    for (std::size_t i = 0; i < e.args.size(); ++i) {
-        const ast::Argument& a = e.args[i];
-        if (binding[i] < 0 || !a.output || a.value == nullptr) {
-            continue;
-        }
-        const Symbol* p = target->params[static_cast<std::size_t>(binding[i])];
-        const Loc dst = locate(*a.value);
-        store(dst, convert(load(Loc{false, slot(p), 0, p->type}, calcOf(p->type)), dst.type));
-    }
-    const Type* result = stripAlias(target->type);
-    if (result == nullptr || result->kind() == TypeKind::Void || layout.offsets.count(target) == 0) {
-        return Value{constant64(0), Calc::Bool, want};
-    }
-    const Value r = load(Loc{false, slot(target), 0, target->type}, calcOf(target->type));
-    return want != nullptr ? convert(r, want, dest) : r;
+    return frameCallResult(layout, e, target, binding, c, want, dest);
 }
 
 } // namespace takt::compiler::codegen

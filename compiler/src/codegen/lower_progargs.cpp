@@ -79,15 +79,7 @@ void Lowerer::lowerProgramEntry(const Symbol& instance, std::uint32_t body, std:
         }
         span_ = a.span;
         const std::uint32_t mark = frameTop_;
-        const Loc src = member(p).first;
-        Value v = load(src, calcOf(src.type));
-        if (a.negated) {
-            const Operand d = frameSlot(4, 4);
-            emit(Opcode::NOT_B, {d, v.at});
-            v.at = d;
-        }
-        const Loc dst = locate(*a.value);
-        store(dst, convert(v, dst.type));
+        storeOutput(a, member(p).first);
         frameTop_ = mark;
     }
     emit(Opcode::RET, {});

@@ -429,34 +429,6 @@ std::optional<Value> Lowerer::nativeStandardCall(const ast::CallExpr& e, const s
         emit(arithOpcode(op, Calc::I64, g_.options().overflowTrap), {d, a.at, b.at});
         return finish(Value{d, Calc::I64, rt});
     }
-    case StdOp::Gt:
-    case StdOp::Ge:
-    case StdOp::Eq:
-    case StdOp::Le:
-    case StdOp::Lt:
-    case StdOp::Ne: {
-        // GT, EQ … on STRING, WSTRING and BOOL (numbers take the instruction path): chained
-        // like the numeric forms, GT(a, b, c) = a > b AND b > c.
-        static const ast::BinaryOp kRel[] = {ast::BinaryOp::Gt, ast::BinaryOp::Ge, ast::BinaryOp::Eq,
-                                             ast::BinaryOp::Le, ast::BinaryOp::Lt, ast::BinaryOp::Ne};
-        const ast::BinaryOp rel = kRel[static_cast<int>(sig.op) - static_cast<int>(StdOp::Gt)];
-        const Calc c = calcOf(t);
-        if (c != Calc::Str && c != Calc::WStr && c != Calc::Bool) {
-            break;
-        }
-        const Operand d = frameSlot(4, 4);
-        Value prev = eval(*args[0], t);
-        for (std::size_t i = 1; i < args.size(); ++i) {
-            const Value next = eval(*args[i], t);
-            const Operand r = i == 1 ? d : frameSlot(4, 4);
-            compareInto(rel, prev, next, c, r);
-            if (i > 1) {
-                emit(Opcode::AND_B, {d, d, r});
-            }
-            prev = next;
-        }
-        return finish(Value{d, Calc::Bool, g_.model().types.get(TypeKind::Bool)});
-    }
     case StdOp::ConcatDate:
     case StdOp::ConcatTod:
     case StdOp::ConcatDt:

@@ -9,18 +9,6 @@ namespace takt::compiler {
 
 namespace {
 
-const char* pouKindName(ast::PouKind k) {
-    switch (k) {
-    case ast::PouKind::Program: return "PROGRAM";
-    case ast::PouKind::Function: return "FUNCTION";
-    case ast::PouKind::FunctionBlock: return "FUNCTION_BLOCK";
-    case ast::PouKind::Method: return "METHOD";
-    case ast::PouKind::TestProgram: return "TEST_PROGRAM";
-    case ast::PouKind::TestFunctionBlock: return "TEST_FUNCTION_BLOCK";
-    }
-    return "POU";
-}
-
 std::string typeName(const Type* t) {
     return t == nullptr ? std::string("?") : t->name();
 }
@@ -71,7 +59,7 @@ void collect(const Scope& scope, std::vector<std::string>& lines) {
         switch (s->kind) {
         case SymbolKind::Namespace: lines.push_back("NAMESPACE " + q); break;
         case SymbolKind::Pou: {
-            std::string line = std::string(pouKindName(s->pouKind)) + " " + q;
+            std::string line = std::string(ast::pouKeyword(s->pouKind)) + " " + q;
             if (s->type != nullptr && (s->pouKind == ast::PouKind::Function || s->pouKind == ast::PouKind::Method) &&
                 s->type->kind() != TypeKind::Void) {
                 line += " : " + s->type->name();

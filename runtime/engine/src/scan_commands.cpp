@@ -162,10 +162,7 @@ void ScanLoop::applyCommand(const ScanCommand& c) noexcept {
         }
         break;
     }
-    case ScanCommandKind::SetForces:
-        r.retiredForces = engine_.forces();
-        engine_.setForces(c.forces);
-        break;
+    case ScanCommandKind::SetForces: engine_.setForces(c.forces); break;
     case ScanCommandKind::Reload: applyReload(c); break;
     }
     r.cycle = current_.cycles;
@@ -182,7 +179,6 @@ void ScanLoop::applyReload(const ScanCommand& c) noexcept {
         return;
     }
     r.change = engine_.applyChange(&r.retired);
-    r.retiredForces = engine_.forces();
     engine_.setForces(c.forces);
     taskCount_.store(std::min(engine_.program().module().tasks.size(), kMaxTaskStats), std::memory_order_relaxed);
     if (c.retainBuffer != nullptr) {

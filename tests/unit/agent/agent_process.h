@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "takt/bytecode/container.h"
+
 extern char** environ; // NOLINT(readability-redundant-declaration)
 
 namespace takt::test {
@@ -46,20 +48,7 @@ public:
 
     [[nodiscard]] bool running() const { return pid_ > 0; }
 
-    bool send(std::string_view bytes) {
-        std::size_t done = 0;
-        while (done < bytes.size()) {
-            const ssize_t n = ::write(toChild_, bytes.data() + done, bytes.size() - done);
-            if (n < 0) {
-                if (errno == EINTR) {
-                    continue;
-                }
-                return false;
-            }
-            done += static_cast<std::size_t>(n);
-        }
-        return true;
-    }
+    bool send(std::string_view bytes) { return bytecode::writeAll(toChild_, bytes); }
 
     // The next output line (without the newline); empty with ok=false on EOF or timeout.
     bool readLine(std::string& line, int timeoutMs = 30000) {

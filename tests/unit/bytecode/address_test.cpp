@@ -39,6 +39,18 @@ TEST(DirectAddress, ParsesEveryWidthAndArea) {
     EXPECT_EQ(formatDirectAddress(parsed("%iw12")), "%IW12");
 }
 
+TEST(DirectAddress, EachWidthReadsAsTheBitStringTypeOfItsSize) {
+    EXPECT_EQ(addressValueKind(parsed("%IX0.3").width), ValueKind::Bool);
+    EXPECT_EQ(addressValueKind(parsed("%QB1").width), ValueKind::Byte);
+    EXPECT_EQ(addressValueKind(parsed("%MW2").width), ValueKind::Word);
+    EXPECT_EQ(addressValueKind(parsed("%ID3").width), ValueKind::DWord);
+    EXPECT_EQ(addressValueKind(parsed("%QL4").width), ValueKind::LWord);
+    // addressWidthOfBytes inverts addressWidthBytes for every byte-aligned width.
+    for (const AddressWidth w : {AddressWidth::Byte, AddressWidth::Word, AddressWidth::DWord, AddressWidth::LWord}) {
+        EXPECT_EQ(addressWidthOfBytes(addressWidthBytes(w)), w) << addressWidthBytes(w);
+    }
+}
+
 TEST(DirectAddress, WordAndByteMode) {
     EXPECT_EQ(parsed("%QW3").byteOffset(false), 6U);
     EXPECT_EQ(parsed("%QW3").byteOffset(true), 3U);

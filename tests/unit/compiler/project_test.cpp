@@ -63,6 +63,18 @@ TEST(BuildOptionsTest, ReadsBothKeys) {
     EXPECT_EQ(opts.addressMode, AddressMode::Byte);
 }
 
+TEST(BuildOptionsTest, SelectTheCodeGeneratorsOptions) {
+    BuildOptions opts;
+    EXPECT_FALSE(opts.codegenOptions().overflowTrap);
+    EXPECT_EQ(opts.codegenOptions().addressMode, AddressMode::Word);
+    ASSERT_TRUE(
+        readBuildOptions("[build]\noverflow = \"trap\"\naddress_mode = \"byte\"\n", "runtime.toml", opts).empty());
+    const CodegenOptions cg = opts.codegenOptions();
+    EXPECT_TRUE(cg.overflowTrap);
+    EXPECT_EQ(cg.addressMode, AddressMode::Byte);
+    EXPECT_EQ(cg.stackSize, CodegenOptions{}.stackSize);
+}
+
 TEST(BuildOptionsTest, BadValueNamesFileLineAndKey) {
     BuildOptions opts;
     auto errors = readBuildOptions("[bundle]\nversion = 1\n\n[build]\noverflow = \"saturate\"\n", "runtime.toml", opts);

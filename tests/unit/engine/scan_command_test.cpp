@@ -21,6 +21,7 @@ using testing::AbortableRunner;
 using testing::ByteProgram;
 using testing::FakeIo;
 using testing::ModuleBuilder;
+using testing::submitAndWait;
 using testing::ValueKind;
 using testing::waitFor;
 
@@ -60,14 +61,7 @@ struct Rig {
     }
     ScanSnapshot snap() const { return loop->snapshot(); }
     // Submits and waits until the scan thread counted it done.
-    bool run(ScanCommand c, CommandResult& r) {
-        c.result = &r;
-        if (!loop->submit(c)) {
-            return false;
-        }
-        const std::uint64_t ticket = loop->commandsSubmitted();
-        return waitFor([&] { return loop->commandsDone() >= ticket; });
-    }
+    bool run(const ScanCommand& c, CommandResult& r) { return submitAndWait(*loop, c, r); }
     CommandResult run(ScanCommandKind kind) {
         CommandResult r;
         ScanCommand c;
@@ -614,7 +608,7 @@ TEST(ScanCommand, AForcedInputSurvivesTheDriversRead) {
     table->values = {0x42, 1};
     const CommandResult r = setForces(rig, table.get());
     EXPECT_TRUE(r.ok);
-    EXPECT_EQ(r.retiredForces, nullptr);
+    EXPECT_EQ(rig.engine->forces(), table.get());
     ASSERT_TRUE(rig.boundaries(5));
     ASSERT_TRUE(waitFor([&] { return rig.snap().cycles >= r.cycle + 5; }));
     // The driver delivered 0x43 (last cycle's output) every cycle; the program saw the force.
@@ -627,7 +621,8 @@ TEST(ScanCommand, AForcedInputSurvivesTheDriversRead) {
 
     // Released: the loopback counts again.
     const CommandResult cleared = setForces(rig, nullptr);
-    EXPECT_EQ(cleared.retiredForces, table.get());
+    EXPECT_TRUE(cleared.ok);
+    EXPECT_EQ(rig.engine->forces(), nullptr);
     ASSERT_TRUE(waitFor([&] { return seenIn.load() > 0x45; }));
     rig.loop->stop();
 }
@@ -678,13 +673,15 @@ TEST(ScanCommand, AForcedOutputSurvivesTheCopyOutAndReachesTheDriver) {
     EXPECT_EQ(rig.io.wire(0), 0x77);
     EXPECT_EQ(rig.snap().outputs[0], 0x77);
 
-    // A replacement table hands the old one back; the new force takes over.
+    // A replacement table takes over from the old one.
     const auto second = forceOne(areaBit(ImageArea::Output, 0, 7), {1});
     const CommandResult r2 = setForces(rig, second.get());
-    EXPECT_EQ(r2.retiredForces, table.get());
+    EXPECT_TRUE(r2.ok);
+    EXPECT_EQ(rig.engine->forces(), second.get());
     ASSERT_TRUE(waitFor([&] { return rig.io.wire(0) == 0x81; }));
     const CommandResult r3 = setForces(rig, nullptr);
-    EXPECT_EQ(r3.retiredForces, second.get());
+    EXPECT_TRUE(r3.ok);
+    EXPECT_EQ(rig.engine->forces(), nullptr);
     ASSERT_TRUE(waitFor([&] { return rig.io.wire(0) == 0x01; }));
     rig.loop->stop();
 }
@@ -794,10 +791,7 @@ TEST(ScanCommand, OnlineChangeThroughTheQueueKeepsCountingByOnePerCycle) {
     CommandResult r;
     ScanCommand reload;
     reload.kind = ScanCommandKind::Reload;
-    reload.result = &r;
-    ASSERT_TRUE(loop.submit(reload));
-    const std::uint64_t ticket = loop.commandsSubmitted();
-    ASSERT_TRUE(waitFor([&] { return loop.commandsDone() >= ticket; }));
+    ASSERT_TRUE(submitAndWait(loop, reload, r));
     EXPECT_TRUE(r.ok) << (r.refusal != nullptr ? r.refusal : "");
     ASSERT_NE(r.retired.program, nullptr);
     EXPECT_EQ(&r.retired.program->module(), oldModule);
@@ -820,11 +814,8 @@ TEST(ScanCommand, OnlineChangeThroughTheQueueKeepsCountingByOnePerCycle) {
 
     // A reload without a prepared change is refused.
     CommandResult none;
-    reload.result = &none;
     ASSERT_TRUE(loop.start(error)) << error;
-    ASSERT_TRUE(loop.submit(reload));
-    const std::uint64_t t2 = loop.commandsSubmitted();
-    ASSERT_TRUE(waitFor([&] { return loop.commandsDone() >= t2; }));
+    ASSERT_TRUE(submitAndWait(loop, reload, none));
     EXPECT_FALSE(none.ok);
     EXPECT_STREQ(none.refusal, "no prepared change");
     loop.stop();

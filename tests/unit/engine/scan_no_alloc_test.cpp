@@ -19,28 +19,18 @@ namespace takt::engine {
 namespace {
 
 using testing::AbortableRunner;
+using testing::ByteLoopRig;
 using testing::ByteProgram;
 using testing::FakeIo;
 
 TEST(ScanNoAllocation, CyclesWithIoStatisticsSnapshotsAndTasksDoNotAllocate) {
-    ByteProgram prog(2'000'000);
-    auto runner = std::make_unique<AbortableRunner>();
-    const std::uint32_t in = prog.in;
-    const std::uint32_t out = prog.out;
-    runner->body = [in, out](std::uint8_t* image, const std::atomic<bool>*, Fault&) {
-        image[out] = static_cast<std::uint8_t>(image[in] + 3);
-        return true;
-    };
-    CycleClock clock;
-    Engine engine(std::move(runner), clock);
-    FaultReport f;
-    ASSERT_TRUE(engine.load(std::make_unique<LoadedProgram>(prog.b.build(), ""), f));
-    FakeIo io;
     ScanOptions o;
     o.periodNs = 1'000'000;
     o.watchdog.enabled = true;
     o.watchdog.timeoutMs = 500;
-    ScanLoop loop(engine, clock, io, o);
+    ByteLoopRig rig(3, o, 2'000'000); // the program on a 2 ms task
+    ASSERT_TRUE(rig.loaded);
+    ScanLoop& loop = *rig.loop;
     std::string error;
     ASSERT_TRUE(loop.start(error));
     // Let the first cycles (first-touch of every buffer) pass, then count.
@@ -60,22 +50,13 @@ TEST(ScanNoAllocation, CyclesWithIoStatisticsSnapshotsAndTasksDoNotAllocate) {
 }
 
 TEST(ScanNoAllocation, ApplyingReadWriteForcePauseResumeCommandsDoesNotAllocate) {
-    ByteProgram prog;
-    auto runner = std::make_unique<AbortableRunner>();
-    const std::uint32_t in = prog.in;
-    const std::uint32_t out = prog.out;
-    runner->body = [in, out](std::uint8_t* image, const std::atomic<bool>*, Fault&) {
-        image[out] = static_cast<std::uint8_t>(image[in] + 1);
-        return true;
-    };
-    CycleClock clock;
-    Engine engine(std::move(runner), clock);
-    FaultReport f;
-    ASSERT_TRUE(engine.load(std::make_unique<LoadedProgram>(prog.b.build(), ""), f));
-    FakeIo io;
     ScanOptions o;
     o.periodNs = 1'000'000;
-    ScanLoop loop(engine, clock, io, o);
+    ByteLoopRig rig(1, o);
+    ASSERT_TRUE(rig.loaded);
+    ScanLoop& loop = *rig.loop;
+    const std::uint32_t in = rig.prog.in;
+    const std::uint32_t out = rig.prog.out;
 
     // Everything the commands point to is built before the counted window.
     std::array<ImageRange, 4> ranges{};

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -101,6 +102,35 @@ struct ByteProgram {
     }
 };
 
+// A ByteProgram whose cycle writes out := in + `step`, loaded into an Engine on a FakeIo, and a
+// ScanLoop with `options` over them (not started). `loaded` says whether the load succeeded;
+// without it there is no loop.
+struct ByteLoopRig {
+    ByteLoopRig(std::uint8_t step, const engine::ScanOptions& options, std::int64_t taskIntervalNs = 0)
+        : prog(taskIntervalNs) {
+        auto runner = std::make_unique<AbortableRunner>();
+        const std::uint32_t in = prog.in;
+        const std::uint32_t out = prog.out;
+        runner->body = [in, out, step](std::uint8_t* image, const std::atomic<bool>*, engine::Fault&) {
+            image[out] = static_cast<std::uint8_t>(image[in] + step);
+            return true;
+        };
+        engine = std::make_unique<engine::Engine>(std::move(runner), clock);
+        engine::FaultReport fault;
+        loaded = engine->load(std::make_unique<engine::LoadedProgram>(prog.b.build(), ""), fault);
+        if (loaded) {
+            loop = std::make_unique<engine::ScanLoop>(*engine, clock, io, options);
+        }
+    }
+
+    ByteProgram prog;
+    engine::CycleClock clock;
+    std::unique_ptr<engine::Engine> engine;
+    FakeIo io;
+    std::unique_ptr<engine::ScanLoop> loop;
+    bool loaded = false;
+};
+
 // Polls `pred` every millisecond for up to `seconds`; true once it holds.
 inline bool waitFor(const std::function<bool()>& pred, double seconds = 10.0) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
@@ -111,6 +141,16 @@ inline bool waitFor(const std::function<bool()>& pred, double seconds = 10.0) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     return pred();
+}
+
+// Submits `c` with its result going to `r` and waits until the scan thread counted it done.
+inline bool submitAndWait(engine::ScanLoop& loop, engine::ScanCommand c, engine::CommandResult& r) {
+    c.result = &r;
+    if (!loop.submit(c)) {
+        return false;
+    }
+    const std::uint64_t ticket = loop.commandsSubmitted();
+    return waitFor([&] { return loop.commandsDone() >= ticket; });
 }
 
 } // namespace takt::testing

@@ -451,6 +451,8 @@ struct Decl {
 using DeclPtr = std::unique_ptr<Decl>;
 
 enum class PouKind : std::uint8_t { Program, Function, FunctionBlock, Method, TestProgram, TestFunctionBlock };
+// The keyword that opens a POU: "PROGRAM", "FUNCTION_BLOCK"…
+[[nodiscard]] const char* pouKeyword(PouKind k);
 enum class Access : std::uint8_t { Default, Public, Private, Protected, Internal };
 
 struct PouDecl final : Decl {

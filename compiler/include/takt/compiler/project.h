@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "takt/compiler/ast.h"
+#include "takt/compiler/codegen.h"
 #include "takt/compiler/diagnostics.h"
 #include "takt/compiler/sema.h"
 #include "takt/compiler/source.h"
@@ -27,6 +28,14 @@ enum class OverflowMode : std::uint8_t { Wrap, Trap }; // runtime.toml [build] o
 struct BuildOptions {
     OverflowMode overflow = OverflowMode::Wrap;
     AddressMode addressMode = AddressMode::Word;
+
+    // The code generator's options these settings select (the rest keep their defaults).
+    [[nodiscard]] CodegenOptions codegenOptions() const {
+        CodegenOptions o;
+        o.overflowTrap = overflow == OverflowMode::Trap;
+        o.addressMode = addressMode;
+        return o;
+    }
 };
 
 // A problem with the project's configuration files, not with its ST. `line`/`column` are

@@ -22,6 +22,29 @@ enum class AddressWidth : std::uint8_t { Bit, Byte, Word, DWord, LWord };
     }
 }
 
+// The width of a byte-aligned address covering `bytes` bytes: 1 BYTE, 2 WORD, 4 DWORD, else LWORD.
+[[nodiscard]] constexpr AddressWidth addressWidthOfBytes(std::uint32_t bytes) noexcept {
+    switch (bytes) {
+    case 1: return AddressWidth::Byte;
+    case 2: return AddressWidth::Word;
+    case 4: return AddressWidth::DWord;
+    default: return AddressWidth::LWord;
+    }
+}
+
+// The elementary kind an address of this width reads and writes as (%IX BOOL, %IB BYTE, %IW
+// WORD, %ID DWORD, %IL LWORD): the bit-string type of its size, whatever variable sits there.
+[[nodiscard]] constexpr ValueKind addressValueKind(AddressWidth w) noexcept {
+    switch (w) {
+    case AddressWidth::Byte: return ValueKind::Byte;
+    case AddressWidth::Word: return ValueKind::Word;
+    case AddressWidth::DWord: return ValueKind::DWord;
+    case AddressWidth::LWord: return ValueKind::LWord;
+    case AddressWidth::Bit: break;
+    }
+    return ValueKind::Bool;
+}
+
 // The first byte of an address with index `index` and `widthBytes` bytes. Word mode (CODESYS,
 // takt's default): %QW3 starts at byte 6, %QD1 at byte 4. Byte mode (S7 / truST,
 // runtime.toml [build] address_mode = "byte"): the index is the byte offset. Bit and byte

@@ -65,11 +65,10 @@ enum class ScanCommandKind : std::uint8_t {
 // Filled by the scan thread before the command counts as done; read by the submitter after.
 struct CommandResult {
     bool ok = false;
-    const char* refusal = nullptr;             // static text when !ok
-    std::uint64_t cycle = 0;                   // the cycle count when it was applied
-    TransferReport change;                     // Reload
-    RetiredState retired;                      // Reload: what the change replaced, freed by the submitter
-    const ForceTable* retiredForces = nullptr; // SetForces / Reload: the replaced table
+    const char* refusal = nullptr; // static text when !ok
+    std::uint64_t cycle = 0;       // the cycle count when it was applied
+    TransferReport change;         // Reload
+    RetiredState retired;          // Reload: what the change replaced, freed by the submitter
 };
 
 struct ScanCommand {
@@ -80,7 +79,9 @@ struct ScanCommand {
     std::uint32_t rangeCount = 0;
     const std::uint8_t* writeBytes = nullptr;
     std::uint8_t* readBytes = nullptr;
-    const ForceTable* forces = nullptr; // SetForces / Reload
+    // SetForces / Reload. The submitter owns the table: the one it replaces may be freed once
+    // this command is done (commands apply in order).
+    const ForceTable* forces = nullptr;
     // Reload: a buffer already sized for the new data image, swapped with the retain hand-off
     // buffer (so the old one comes back in it, to be freed by the submitter).
     std::vector<std::uint8_t>* retainBuffer = nullptr;
