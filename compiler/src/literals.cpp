@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "takt/bytecode/calendar.h"
 #include "takt/compiler/names.h"
 
 namespace takt::compiler {
@@ -67,21 +68,8 @@ bool readField(std::string_view s, std::size_t& pos, std::int64_t& value) {
     return pos > start;
 }
 
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
-std::int64_t daysFromCivil(std::int64_t y, std::int64_t m, std::int64_t d) {
-    y -= m <= 2 ? 1 : 0;
-    const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-    const std::int64_t yoe = y - era * 400;
-    const std::int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    const std::int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-int daysInMonth(std::int64_t y, std::int64_t m) {
-    static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    return m == 2 && leap ? 29 : kDays[m - 1];
-}
+using bytecode::daysFromCivil;
+using bytecode::daysInMonth;
 
 // YYYY-MM-DD at `pos`; days since the epoch.
 bool parseDatePart(std::string_view s, std::size_t& pos, std::int64_t& days, std::string& error) {
@@ -94,8 +82,8 @@ bool parseDatePart(std::string_view s, std::size_t& pos, std::int64_t& days, std
         return false;
     }
     // The nanosecond range of a 64-bit value covers 1677-09-21 .. 2262-04-11; keep whole years.
-    if (y < 1678 || y > 2261) {
-        error = fmt::format("year {} in '{}' is outside 1678..2261", y, s);
+    if (y < bytecode::kFirstYear || y > bytecode::kLastYear) {
+        error = fmt::format("year {} in '{}' is outside {}..{}", y, s, bytecode::kFirstYear, bytecode::kLastYear);
         return false;
     }
     if (m < 1 || m > 12) {

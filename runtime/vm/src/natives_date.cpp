@@ -4,6 +4,7 @@
 // one (H. Hinnant's civil algorithms); text is parsed the way the compiler reads literals, and
 // a text that is not a literal of the kind gives 0, like STRING_TO_INT. Nothing allocates.
 #include "native_text.h"
+#include "takt/bytecode/calendar.h"
 #include "vm_internal.h"
 
 #include <charconv>
@@ -24,8 +25,8 @@ constexpr std::int64_t kNsPerMs = 1'000'000;
 constexpr std::int64_t kNsPerSecond = 1'000'000'000;
 constexpr std::int64_t kNsPerDay = 86'400 * kNsPerSecond;
 // The whole years whose every instant fits int64 nanoseconds (the literal range of the compiler).
-constexpr std::int64_t kMinYear = 1678;
-constexpr std::int64_t kMaxYear = 2261;
+constexpr std::int64_t kMinYear = bytecode::kFirstYear;
+constexpr std::int64_t kMaxYear = bytecode::kLastYear;
 
 std::int64_t intArg(const std::uint8_t* args, int slot) noexcept {
     return load<std::int64_t>(args + 8 * slot);
@@ -42,38 +43,10 @@ std::int64_t floorMod(std::int64_t a, std::int64_t b) noexcept {
     return a - floorDiv(a, b) * b;
 }
 
-struct Civil {
-    std::int64_t year;
-    std::int64_t month; // 1..12
-    std::int64_t day;   // 1..31
-};
-
-std::int64_t daysFromCivil(std::int64_t y, std::int64_t m, std::int64_t d) noexcept {
-    y -= m <= 2 ? 1 : 0;
-    const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-    const std::int64_t yoe = y - era * 400;
-    const std::int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    const std::int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-Civil civilFromDays(std::int64_t z) noexcept {
-    z += 719468;
-    const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    const std::int64_t doe = z - era * 146097;
-    const std::int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    const std::int64_t mp = (5 * doy + 2) / 153;
-    const std::int64_t d = doy - (153 * mp + 2) / 5 + 1;
-    const std::int64_t m = mp < 10 ? mp + 3 : mp - 9;
-    return Civil{yoe + era * 400 + (m <= 2 ? 1 : 0), m, d};
-}
-
-std::int64_t daysInMonth(std::int64_t y, std::int64_t m) noexcept {
-    static constexpr std::int64_t kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    return m == 2 && leap ? 29 : kDays[m - 1];
-}
+using bytecode::civilFromDays;
+using bytecode::daysFromCivil;
+using bytecode::daysInMonth;
+using Civil = bytecode::CivilDate;
 
 bool validDate(std::int64_t y, std::int64_t m, std::int64_t d) noexcept {
     return y >= kMinYear && y <= kMaxYear && m >= 1 && m <= 12 && d >= 1 && d <= daysInMonth(y, m);
