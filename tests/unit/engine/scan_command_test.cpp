@@ -982,9 +982,10 @@ TEST(ScanCommand, PerTaskStatisticsCountTheCyclesEachTaskRan) {
     EXPECT_EQ(loop.taskLateness(0)->count(), fastRuns);
     EXPECT_EQ(loop.taskExecTime(1)->count(), slowRuns);
     EXPECT_EQ(loop.taskLateness(1)->count(), slowRuns);
-    // Every third release for the slow task (its interval is three base periods).
-    EXPECT_GT(fastRuns, slowRuns);
-    EXPECT_LE(slowRuns, fastRuns / 3 + 1);
+    // The slow task's interval is three base periods, so it runs at most as often as the fast
+    // one. (How much less depends on how many releases a loaded machine makes the loop miss:
+    // the exact every-third schedule is pinned on the virtual clock in engine_test.cpp.)
+    EXPECT_GE(fastRuns, slowRuns);
     EXPECT_EQ(loop.taskExecTime(ScanLoop::kMaxTaskStats), nullptr);
     EXPECT_EQ(loop.taskExecTime(2)->count(), 0u);
 }
