@@ -117,6 +117,9 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
         (target == nullptr || target->pouKind == ast::PouKind::FunctionBlock ||
          target->pouKind == ast::PouKind::Program || target->kind != SymbolKind::Pou || target == fb)) {
         const Loc inst = locate(*e.callee);
+        // The instance pointer of `fbs[i](…)` serves every input store and the call itself: the
+        // IDX that computes it must stay, not be fused into the first member access.
+        lastIdx_ = kNoIdx;
         const auto& slots = g_.members(fb);
         auto member = [&](const Symbol* m) {
             Loc l = inst;
@@ -242,6 +245,7 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
                     return interfaceCall(e, *m.object, want, dest);
                 }
                 instance = locate(*m.object);
+                lastIdx_ = kNoIdx; // the instance pointer is passed to the call: keep its IDX
             }
         } else {
             instance = Loc{false, {bc::address(bc::kTagThis, 0), false}, 0, nullptr};

@@ -143,6 +143,45 @@ END_PROGRAM
     EXPECT_EQ(r.get<std::int32_t>("Main.bad"), 0);
 }
 
+// The instance pointer of `fbs[i](…)` is used by every input store and by the call: the fused
+// element store must not consume the IDX that computes it (a NULL-reference fault before).
+TEST(CodegenExec, CallsOnArrayElementsByRunTimeSubscriptKeepTheInstancePointer) {
+    Runner r(R"(
+FUNCTION_BLOCK Acc
+  VAR_INPUT enable : BOOL; add : DINT; END_VAR
+  VAR_OUTPUT total : DINT; END_VAR
+  METHOD Bump : DINT
+    VAR_INPUT amount : DINT; END_VAR
+    total := total + amount;
+    Bump := total;
+  END_METHOD
+  IF enable THEN total := total + add; END_IF;
+END_FUNCTION_BLOCK
+PROGRAM Main
+  VAR timers : ARRAY [1..3] OF TON; accs : ARRAY [0..2] OF Acc; i : INT; run : BOOL := TRUE;
+      last : DINT; sum : DINT; q1 : BOOL; q2 : BOOL; et3 : TIME; END_VAR
+  FOR i := 1 TO 3 DO
+    timers[i](IN := run, PT := T#10ms * i);
+  END_FOR;
+  q1 := timers[1].Q; q2 := timers[2].Q; et3 := timers[3].ET;
+  sum := 0;
+  FOR i := 0 TO 2 DO
+    accs[i](enable := run, add := INT_TO_DINT(i) + 1);
+    last := accs[i].Bump(amount := 100);
+    sum := sum + accs[i].total;
+  END_FOR;
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(10), vm::Trap::None);
+    ASSERT_EQ(r.cycle(10), vm::Trap::None);
+    EXPECT_TRUE(r.get<bool>("Main.q1"));
+    EXPECT_FALSE(r.get<bool>("Main.q2"));
+    EXPECT_EQ(r.get<std::int64_t>("Main.et3"), 10'000'000);
+    EXPECT_EQ(r.get<std::int32_t>("Main.last"), 2 * (3 + 100));
+    EXPECT_EQ(r.get<std::int32_t>("Main.sum"), 2 * (1 + 2 + 3 + 300));
+}
+
 TEST(CodegenExec, ElementStoresAndStructCopiesByRunTimeSubscript) {
     Runner r(R"(
 TYPE S : STRUCT id : INT; v : REAL; f : BOOL; END_STRUCT; END_TYPE
