@@ -113,6 +113,9 @@ private:
     Value interfaceCall(const ast::CallExpr& e, const ast::Expr& object, const Type* want, std::optional<Operand> dest);
     // An output argument `a` (x => v, x => NOT v) of an FB or PROGRAM instance: `src` into v.
     void storeOutput(const ast::Argument& a, const Loc& src);
+    // An input of an FB or program instance: a VAR_IN_OUT member takes the argument's address,
+    // any other input its value.
+    void storeInput(Loc member, bool byReference, const ast::Expr& value);
     // The three steps of a call through a callee frame (FUNCTION, METHOD, INTERFACE method),
     // around the call instruction. First the input and VAR_IN_OUT arguments, in order (a
     // VAR_IN_OUT as its address), before anything is written into the callee's frame.

@@ -204,13 +204,9 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
             }
             const Symbol* p = fb->params[static_cast<std::size_t>(binding[i])];
             const std::uint32_t mark = frameTop_;
-            auto [l, byRef] = member(p);
-            if (byRef) {
-                const Operand ptr = pointerOf(locate(*a.value));
-                l.type = g_.model().types.get(TypeKind::UDInt);
-                store(l, Value{ptr, Calc::U32, l.type});
-            } else if (p->section == ast::VarSection::Input) {
-                assign(l, *a.value);
+            const auto [l, byRef] = member(p);
+            if (byRef || p->section == ast::VarSection::Input) {
+                storeInput(l, byRef, *a.value);
             }
             frameTop_ = std::max(mark, frameTop_);
         }
@@ -269,6 +265,16 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
         emit(Opcode::CALL_FB, {imm(p), instance->at, imm(c)});
     }
     return frameCallResult(layout, e, target, binding, c, want, dest);
+}
+
+void Lowerer::storeInput(Loc member, bool byReference, const ast::Expr& value) {
+    if (!byReference) {
+        assign(member, value);
+        return;
+    }
+    const Operand ptr = pointerOf(locate(value));
+    member.type = g_.model().types.get(TypeKind::UDInt);
+    store(member, Value{ptr, Calc::U32, member.type});
 }
 
 void Lowerer::storeOutput(const ast::Argument& a, const Loc& src) {

@@ -60,14 +60,8 @@ void Lowerer::lowerProgramEntry(const Symbol& instance, std::uint32_t body, std:
         }
         span_ = a.span;
         const std::uint32_t mark = frameTop_;
-        auto [l, byRef] = member(p);
-        if (byRef) {
-            const Operand ptr = pointerOf(locate(*a.value));
-            l.type = g_.model().types.get(TypeKind::UDInt);
-            store(l, Value{ptr, Calc::U32, l.type});
-        } else {
-            assign(l, *a.value);
-        }
+        const auto [l, byRef] = member(p);
+        storeInput(l, byRef, *a.value);
         frameTop_ = mark;
     }
     debugAt(instance.span);
