@@ -30,13 +30,12 @@ bool stringArg(const NativeContext& ctx, const std::uint8_t* args, int slot, std
     return true;
 }
 
-// Writes the concatenation of up to three pieces to the result slot, truncated to its capacity
-// (in code units).
+// The result slot (slot 0: offset, capacity in code units) as a writable buffer of cap + 1 code
+// units, or the trap when it is null, in the constants, misaligned or past the image.
 template <typename C>
-Trap setString(const NativeContext& ctx, std::uint8_t* args, std::basic_string_view<C> a,
-               std::basic_string_view<C> b = {}, std::basic_string_view<C> c = {}) noexcept {
+Trap resultBuffer(const NativeContext& ctx, const std::uint8_t* args, C*& dst, std::uint32_t& cap) noexcept {
     const std::uint32_t off = load<std::uint32_t>(args);
-    const std::uint32_t cap = load<std::uint32_t>(args + 4);
+    cap = load<std::uint32_t>(args + 4);
     if (off == 0) {
         return Trap::NullReference;
     }
@@ -44,7 +43,20 @@ Trap setString(const NativeContext& ctx, std::uint8_t* args, std::basic_string_v
         static_cast<std::uint64_t>(off) + (std::uint64_t{cap} + 1) * sizeof(C) > ctx.imageSize) {
         return Trap::InvalidReference;
     }
-    auto* dst = reinterpret_cast<C*>(ctx.image + off);
+    dst = reinterpret_cast<C*>(ctx.image + off);
+    return Trap::None;
+}
+
+// Writes the concatenation of up to three pieces to the result slot, truncated to its capacity
+// (in code units).
+template <typename C>
+Trap setString(const NativeContext& ctx, std::uint8_t* args, std::basic_string_view<C> a,
+               std::basic_string_view<C> b = {}, std::basic_string_view<C> c = {}) noexcept {
+    C* dst = nullptr;
+    std::uint32_t cap = 0;
+    if (const Trap t = resultBuffer(ctx, args, dst, cap); t != Trap::None) {
+        return t;
+    }
     std::size_t n = 0;
     for (std::basic_string_view<C> piece : {a, b, c}) {
         const std::size_t take = std::min<std::size_t>(piece.size(), cap - n);

@@ -121,16 +121,11 @@ template <typename C> Trap find(const NativeContext& ctx, std::uint8_t* args) no
 Trap stringToWstring(const NativeContext& ctx, std::uint8_t* args) noexcept {
     using C = char;
     TAKT_STRING_ARG(s, 1)
-    const std::uint32_t off = load<std::uint32_t>(args);
-    const std::uint32_t cap = load<std::uint32_t>(args + 4);
-    if (off == 0) {
-        return Trap::NullReference;
+    char16_t* dst = nullptr;
+    std::uint32_t cap = 0;
+    if (const Trap t = text::resultBuffer(ctx, args, dst, cap); t != Trap::None) {
+        return t;
     }
-    if (off < ctx.constSize || off % 2 != 0 ||
-        static_cast<std::uint64_t>(off) + (std::uint64_t{cap} + 1) * 2 > ctx.imageSize) {
-        return Trap::InvalidReference;
-    }
-    auto* dst = reinterpret_cast<char16_t*>(ctx.image + off);
     const std::size_t n = std::min<std::size_t>(s.size(), cap);
     for (std::size_t i = 0; i < n; ++i) {
         dst[i] = static_cast<char16_t>(static_cast<unsigned char>(s[i]));
@@ -142,15 +137,11 @@ Trap stringToWstring(const NativeContext& ctx, std::uint8_t* args) noexcept {
 Trap wstringToString(const NativeContext& ctx, std::uint8_t* args) noexcept {
     using C = char16_t;
     TAKT_STRING_ARG(s, 1)
-    const std::uint32_t off = load<std::uint32_t>(args);
-    const std::uint32_t cap = load<std::uint32_t>(args + 4);
-    if (off == 0) {
-        return Trap::NullReference;
+    char* dst = nullptr;
+    std::uint32_t cap = 0;
+    if (const Trap t = text::resultBuffer(ctx, args, dst, cap); t != Trap::None) {
+        return t;
     }
-    if (off < ctx.constSize || static_cast<std::uint64_t>(off) + cap + 1 > ctx.imageSize) {
-        return Trap::InvalidReference;
-    }
-    auto* dst = reinterpret_cast<char*>(ctx.image + off);
     const std::size_t n = std::min<std::size_t>(s.size(), cap);
     for (std::size_t i = 0; i < n; ++i) {
         dst[i] = s[i] <= 0xFF ? static_cast<char>(s[i]) : '?';
