@@ -99,6 +99,8 @@ private:
     bool storeElement(const Loc& dst, const Value& v, bc::Opcode op);
     Value convert(Value v, const Type* to, std::optional<Operand> dest = std::nullopt);
     Value narrow(Value v, const Type* to);
+    // REAL/LREAL `v` -> integer type `to` into d: rounded (or truncated), saturated, NaN 0.
+    Value realToInt(Value v, const Type* to, bool trunc, Operand d);
     Value binary(const ast::BinaryExpr& e, const Type* want, std::optional<Operand> dest);
     // REAL x * y + z (or z + x * y) as one MULADD_* (the product rounded first), when one side
     // of the addition `e` is a product in the same form; none otherwise (nothing emitted).

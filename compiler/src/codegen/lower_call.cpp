@@ -446,13 +446,7 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
     }
     case StdOp::Trunc: {
         const Value a = eval(*args[0], args[0]->type);
-        const Calc c = calcOf(rt);
-        const Operand d = frameSlot(8, 8);
-        const bool wideOut = calcWidth(c) == 8;
-        const Opcode op = a.calc == Calc::F32 ? (wideOut ? Opcode::TRUNC_F32_I64 : Opcode::TRUNC_F32_I32)
-                                              : (wideOut ? Opcode::TRUNC_F64_I64 : Opcode::TRUNC_F64_I32);
-        emit(op, {d, a.at});
-        return finish(narrow(Value{d, c, rt}, rt));
+        return finish(realToInt(a, rt, true, frameSlot(8, 8)));
     }
     case StdOp::Abs: {
         const Calc c = calcOf(t);
