@@ -466,7 +466,9 @@ dispatch_switch:
         }
         CASE(TRAP) {
             const U32 t = W(0);
-            FAULT(t > 0 && t <= static_cast<U32>(Trap::InvalidArgument) ? static_cast<Trap>(t) : Trap::InvalidOpcode);
+            const bool raisable = (t > 0 && t <= static_cast<U32>(Trap::InvalidArgument)) ||
+                                  t == static_cast<U32>(Trap::MuxSelector); // AssertionFailed: ASSERT_FAIL
+            FAULT(raisable ? static_cast<Trap>(t) : Trap::InvalidOpcode);
         }
         CASE(ASSERT_FAIL) {
             // The values stay in the frame after the run ends; the test runner reads them there.
