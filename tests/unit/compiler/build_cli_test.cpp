@@ -13,6 +13,7 @@
 
 #include "takt/bytecode/container.h"
 #include "takt/bytecode/opcodes.h"
+#include "takt/bytecode/version.h"
 #include "temp_dir.h"
 
 namespace {
