@@ -12,7 +12,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "../compiler/temp_dir.h"
+#include "support/temp_dir.h"
 #include "agent_process.h"
 #include "takt/agent/agent_server.h"
 #include "takt/agent/harness.h"

@@ -18,7 +18,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "../compiler/temp_dir.h"
+#include "support/temp_dir.h"
 #include "takt/agent/agent_server.h"
 
 namespace takt::agent {

@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../compiler/temp_dir.h"
+#include "support/temp_dir.h"
 #include "control_test_support.h"
 #include "takt/agent/control.h"
 

@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "takt/compiler/project.h"
-#include "temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace takt::compiler {
 namespace {

@@ -17,7 +17,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "../compiler/temp_dir.h"
+#include "support/temp_dir.h"
 #include "takt/engine/retain.h"
 
 namespace takt::engine {

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
-#include "../compiler/temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace takt::io {
 namespace {

@@ -20,7 +20,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../compiler/temp_dir.h"
+#include "support/temp_dir.h"
 
 extern char** environ;
 

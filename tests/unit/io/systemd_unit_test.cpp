@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../compiler/temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace takt::io {
 namespace {
