@@ -84,8 +84,7 @@ Process::Process(const std::vector<std::string>& argv, const ProcessOptions& opt
         ::posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
     }
     if (!options.log.empty()) {
-        ::posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, options.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                           0644);
+        ::posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, options.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         ::posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
     } else if (pipeOut) {
         ::posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
@@ -130,7 +129,9 @@ bool Process::running() {
     return true;
 }
 
-bool Process::signal(int sig) const { return pid_ > 0 && ::kill(pid_, sig) == 0; }
+bool Process::signal(int sig) const {
+    return pid_ > 0 && ::kill(pid_, sig) == 0;
+}
 
 std::string Process::log() const {
     std::ifstream in(log_);
@@ -222,7 +223,9 @@ bool Process::send(std::string_view bytes) {
     return true;
 }
 
-void Process::closeStdin() { closeFd(in_); }
+void Process::closeStdin() {
+    closeFd(in_);
+}
 
 bool Process::readLine(std::string& line, int timeoutMs) {
     for (;;) {

@@ -25,11 +25,11 @@ enum class Capture : std::uint8_t {
 };
 
 struct ProcessOptions {
-    std::filesystem::path cwd{};   // empty: the test's working directory
+    std::filesystem::path cwd{};    // empty: the test's working directory
     std::vector<std::string> env{}; // NAME=VALUE entries in front of the inherited environment
-    std::filesystem::path log{};   // non-empty: stdout and stderr both into this file (truncated)
+    std::filesystem::path log{};    // non-empty: stdout and stderr both into this file (truncated)
     Capture capture = Capture::None;
-    bool input = false;            // stdin on a pipe (send, closeStdin)
+    bool input = false; // stdin on a pipe (send, closeStdin)
 };
 
 // What a child that ran to its end wrote and how it ended.

@@ -12,8 +12,7 @@ namespace takt::test {
 class AgentProcess {
 public:
     AgentProcess(const std::string& binary, const std::string& workspace)
-        : process_({binary, "agent", "serve", "--workspace", workspace},
-                   {.capture = Capture::Stdout, .input = true}) {}
+        : process_({binary, "agent", "serve", "--workspace", workspace}, {.capture = Capture::Stdout, .input = true}) {}
     ~AgentProcess() { finish(); }
     AgentProcess(const AgentProcess&) = delete;
     AgentProcess& operator=(const AgentProcess&) = delete;

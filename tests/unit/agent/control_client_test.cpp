@@ -13,9 +13,9 @@
 
 #include <gtest/gtest.h>
 
+#include "control_test_support.h"
 #include "support/takt_cli.h"
 #include "support/temp_dir.h"
-#include "control_test_support.h"
 #include "takt/agent/control.h"
 #include "takt/agent/control_client.h"
 

@@ -38,7 +38,9 @@ inline std::vector<std::uint8_t> readBytes(const fs::path& p) {
 }
 
 // Runs a shell command; its exit status.
-inline int shell(const std::string& cmd) { return test::runShell(cmd).exitCode; }
+inline int shell(const std::string& cmd) {
+    return test::runShell(cmd).exitCode;
+}
 
 // `takt build --project dir`; the program.stbc bytes (empty on failure).
 inline std::vector<std::uint8_t> build(const fs::path& dir) {

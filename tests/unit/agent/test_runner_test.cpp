@@ -18,7 +18,9 @@ namespace fs = std::filesystem;
 
 using CliRun = test::RunResult; // stdout; stderr is not looked at
 
-CliRun takt(const std::string& args) { return test::runTakt(args); }
+CliRun takt(const std::string& args) {
+    return test::runTakt(args);
+}
 
 fs::path makeProject(const std::string& name, const std::string& source) {
     const fs::path dir = fs::path(::testing::TempDir()) / name;
