@@ -7,10 +7,10 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
-#include "takt/bytecode/container.h"
-#include "takt/bytecode/opcodes.h"
 #include "support/takt_cli.h"
 #include "support/temp_dir.h"
+#include "takt/bytecode/container.h"
+#include "takt/bytecode/opcodes.h"
 
 namespace {
 

@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
-#include "takt/compiler/diagnostics.h"
 #include "support/takt_cli.h"
 #include "support/temp_dir.h"
+#include "takt/compiler/diagnostics.h"
 
 namespace {
 
