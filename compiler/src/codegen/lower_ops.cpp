@@ -465,6 +465,16 @@ Value Lowerer::binary(const ast::BinaryExpr& e, const Type* type, std::optional<
             return *v;
         }
     }
+    if (e.op == B::Add && operandType == type) {
+        if (auto v = addElement(e, type, dest)) {
+            return *v;
+        }
+    }
+    if (e.op == B::Mod && operandType == type) {
+        if (auto v = ringIndex(e, type, dest)) {
+            return *v;
+        }
+    }
     const Value a = eval(*e.lhs, operandType);
     // Immediate forms for the common `x + 1`, `x * 31`.
     const bool trap = g_.options().overflowTrap;
@@ -478,25 +488,15 @@ Value Lowerer::binary(const ast::BinaryExpr& e, const Type* type, std::optional<
         }
     }
     // Division by a constant: a multiply by its reciprocal, with no zero or -1 check left.
-    if ((e.op == B::Div || e.op == B::Mod) && (c == Calc::I32 || c == Calc::U32) && isConstantCandidate(*e.rhs)) {
-        if (auto k = g_.constant(*e.rhs, scope_); k && k->kind == sema::ConstValue::Kind::Int) {
+    if (e.op == B::Div || e.op == B::Mod) {
+        if (const std::optional<ConstDivisor> k = constantDivisor(*e.rhs, c, e.op == B::Mod)) {
             const bool isSigned = c == Calc::I32;
-            const std::int64_t lo = isSigned ? std::numeric_limits<std::int32_t>::min() : 0;
-            const std::int64_t hi =
-                isSigned ? std::numeric_limits<std::int32_t>::max() : std::numeric_limits<std::uint32_t>::max();
-            const auto word = static_cast<std::uint32_t>(k->i);
-            const std::uint32_t mag = isSigned ? bc::divisorMagnitude(static_cast<std::int32_t>(word)) : word;
-            if (k->i >= lo && k->i <= hi && mag != 0 && (e.op == B::Mod || mag >= 2)) {
-                const Operand d = dest ? *dest : frameSlot(4, 4);
-                const std::uint64_t r = bc::divisorReciprocal(mag);
-                const Opcode op = e.op == B::Div ? (isSigned ? Opcode::DIV_I32_IMM : Opcode::DIV_U32_IMM)
-                                                 : (isSigned ? Opcode::MOD_I32_IMM : Opcode::MOD_U32_IMM);
-                // a MOD d has the sign of a whatever the sign of d: MOD_I32_IMM takes |d|.
-                const std::uint32_t divisor = op == Opcode::MOD_I32_IMM ? mag : word;
-                emit(op, {d, a.at, imm(divisor), imm(static_cast<std::uint32_t>(r)),
-                          imm(static_cast<std::uint32_t>(r >> 32))});
-                return Value{d, c, operandType};
-            }
+            const Operand d = dest ? *dest : frameSlot(4, 4);
+            const Opcode op = e.op == B::Div ? (isSigned ? Opcode::DIV_I32_IMM : Opcode::DIV_U32_IMM)
+                                             : (isSigned ? Opcode::MOD_I32_IMM : Opcode::MOD_U32_IMM);
+            emit(op, {d, a.at, imm(k->word), imm(static_cast<std::uint32_t>(k->reciprocal)),
+                      imm(static_cast<std::uint32_t>(k->reciprocal >> 32))});
+            return Value{d, c, operandType};
         }
     }
     const Value b = eval(*e.rhs, rhsType);

@@ -127,7 +127,7 @@ struct OperandInfo {
     std::uint8_t word;  // index of the operand's first word after the opcode word (0-based)
 };
 
-inline constexpr std::size_t kMaxOperands = 6;
+inline constexpr std::size_t kMaxOperands = 7;
 
 struct OpcodeInfo {
     std::string_view name;
