@@ -4,6 +4,8 @@
 #include <mosquitto.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -35,7 +37,9 @@ private:
     std::unique_ptr<Process> child_;
 };
 
-// The test's own MQTT client: records every message, publishes on request.
+// The test's own MQTT client: records every message, publishes on request. The constructor
+// returns once the subscription is acknowledged (or after 15 s): the drivers publish a value only
+// when it changes, so a message sent before the subscription would never come again.
 class Peer {
 public:
     explicit Peer(std::uint16_t port) {
@@ -52,9 +56,13 @@ public:
                 mosquitto_subscribe(m, nullptr, "line1/#", 1);
             }
         });
+        mosquitto_subscribe_callback_set(
+            m_, [](mosquitto*, void* self, int, int, const int*) { static_cast<Peer*>(self)->subscribed_ = true; });
         mosquitto_reconnect_delay_set(m_, 1, 1, false);
         mosquitto_connect_async(m_, "127.0.0.1", port, 30);
         mosquitto_loop_start(m_);
+        takt::test::waitUntil([this] { return subscribed_.load(); }, std::chrono::seconds(15),
+                              std::chrono::milliseconds(5));
     }
     Peer(const Peer&) = delete;
     Peer& operator=(const Peer&) = delete;
@@ -82,6 +90,7 @@ public:
 
 private:
     mosquitto* m_ = nullptr;
+    std::atomic<bool> subscribed_{false};
     std::mutex mutex_;
     std::vector<std::pair<std::string, std::string>> messages_;
 };
