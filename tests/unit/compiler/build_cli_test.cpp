@@ -176,7 +176,7 @@ TEST(DisasmCli, ListsAValidFile) {
     writeBytes(dir.path() / "program.stbc", tinyProgram());
     RunResult r = runTakt("disasm program.stbc", dir.path());
     EXPECT_EQ(r.exitCode, 0) << r.err;
-    EXPECT_NE(r.out.find("program.stbc format 3"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("program.stbc format 4"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("ADD_I32_IMM  this+0 <Main.count>, this+0 <Main.count>, 1"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("; src/main.st:5:1"), std::string::npos) << r.out;
 }

@@ -12,7 +12,7 @@
 namespace takt::bytecode {
 namespace {
 
-constexpr std::array<std::string_view, 253> kGoldenOpcodes = {
+constexpr std::array<std::string_view, 254> kGoldenOpcodes = {
     "NOP",           "RET",
     "JMP",           "JMP_T",
     "JMP_F",         "JEQ_I32",
@@ -139,7 +139,7 @@ constexpr std::array<std::string_view, 253> kGoldenOpcodes = {
     "LDX_N",         "STX_N",
     "LOOP_I16_IMM",  "LOOP_DN_I16_IMM",
     "MULADD_F32",    "MULADD_F64",
-    "ASSERT_FAIL",
+    "EQ_AGG",        "ASSERT_FAIL",
 };
 
 // W* and the STRING/WSTRING conversions (WSTRING string functions) were appended after StringToReal,
