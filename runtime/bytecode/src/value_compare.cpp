@@ -111,11 +111,16 @@ private:
         }
         case ValueKind::Enum:
         case ValueKind::Subrange: {
-            const std::int32_t h = height(d.element, level + 1);
-            if (h == 0) {
-                return 0;
+            // Compared as the integer base they are stored as (all d.size bytes of it).
+            if (d.element >= m_.types.size()) {
+                return bad(where + ": base type " + std::to_string(d.element) + " is not in the type table");
             }
-            return m_.types[d.element].size == d.size ? h + 1 : bad(where + " differs in size from its base type");
+            const ValueKind base = m_.types[d.element].kind;
+            if (leafWidth(base) != d.size || base == ValueKind::Real || base == ValueKind::LReal ||
+                base == ValueKind::Ref || base == ValueKind::Interface) {
+                return bad(where + " is not stored as an integer of its size");
+            }
+            return 1;
         }
         case ValueKind::Array: {
             if (d.bounds.empty() || d.bounds.size() % 2 != 0) {
@@ -184,6 +189,8 @@ bool leafEqual(const TypeDesc& d, const std::uint8_t* a, const std::uint8_t* b) 
     case ValueKind::LReal: return load<double>(a) == load<double>(b);
     case ValueKind::String: return textEqual<std::uint8_t>(a, b, d.stringLength);
     case ValueKind::WString: return textEqual<std::uint16_t>(a, b, d.stringLength);
+    case ValueKind::Enum:
+    case ValueKind::Subrange: return std::memcmp(a, b, d.size) == 0;
     default: return std::memcmp(a, b, leafWidth(d.kind)) == 0;
     }
 }
@@ -194,8 +201,6 @@ bool walk(const Module& m, std::uint32_t type, const std::uint8_t* a, const std:
           ValueDifference* diff) {
     const TypeDesc& d = m.types[type];
     switch (d.kind) {
-    case ValueKind::Enum:
-    case ValueKind::Subrange: return walk(m, d.element, a, b, offset, diff);
     case ValueKind::Array: {
         const std::uint32_t size = m.types[d.element].size;
         if (size == 0) {

@@ -317,20 +317,20 @@ TEST(TaktTest, AggregateEqualityReportsTheFirstDifference) {
         EXPECT_EQ(lines[name], line) << name;
     };
     // Declaration order: pos.y comes before hist[3], which also differs.
-    expectFailure("NestedMemberDiffers", "ASSERT_EQUAL failed: expected.pos.y = 2, actual.pos.y = 2.25: axis", 31);
-    expectFailure("StringMemberDiffers", "ASSERT_EQUAL failed: expected.name = 'abc', actual.name = 'abd'", 37);
+    expectFailure("NestedMemberDiffers", "ASSERT_EQUAL failed: expected.pos.y = 2, actual.pos.y = 2.25: axis", 30);
+    expectFailure("StringMemberDiffers", "ASSERT_EQUAL failed: expected.name = 'abc', actual.name = 'abd'", 36);
     expectFailure("EnumMemberDiffers", "ASSERT_EQUAL failed: expected.mode = Mode#Running, actual.mode = Mode#Stopped",
-                  43);
-    expectFailure("ArrayOfStructs", "ASSERT_EQUAL failed: expected[3].val = 1.5, actual[3].val = 2", 55);
+                  42);
+    expectFailure("ArrayOfStructs", "ASSERT_EQUAL failed: expected[3].val = 1.5, actual[3].val = 2", 54);
     // NaN <> NaN, as for the scalar ASSERT_EQUAL: the ASSERT_NOT_EQUAL passes, the ASSERT_EQUAL fails.
     ASSERT_EQ(got.count("NanIsNotEqual"), 1u);
     EXPECT_EQ(got["NanIsNotEqual"].first, "failed");
     EXPECT_NE(got["NanIsNotEqual"].second.find("ASSERT_EQUAL failed: expected.y = "), std::string::npos)
         << got["NanIsNotEqual"].second;
-    EXPECT_EQ(lines["NanIsNotEqual"], 68u);
-    expectFailure("NotEqualFails", "ASSERT_NOT_EQUAL failed: both are (x := 1.5, y := -3): must move", 74);
-    expectFailure("TwoDimensions", "ASSERT_EQUAL failed: expected[1, 2] = 0, actual[1, 2] = 5", 80);
-    expectFailure("ArrayOfArrays", R"(ASSERT_EQUAL failed: expected[2][1] = "ab", actual[2][1] = "ac")", 86);
+    EXPECT_EQ(lines["NanIsNotEqual"], 67u);
+    expectFailure("NotEqualFails", "ASSERT_NOT_EQUAL failed: both are (x := 1.5, y := -3): must move", 73);
+    expectFailure("TwoDimensions", "ASSERT_EQUAL failed: expected[1, 2] = 0, actual[1, 2] = 5", 79);
+    expectFailure("ArrayOfArrays", R"(ASSERT_EQUAL failed: expected[2][1] = "ab", actual[2][1] = "ac")", 85);
 }
 
 // The same failure in the other formats: the location is part of the message text.
