@@ -14,6 +14,16 @@ bool isAggregate(const Type* t) {
     return k == TypeKind::Array || k == TypeKind::Struct;
 }
 
+// FB and PROGRAM instances pass ANY too, but have no value to compare.
+bool isInstance(const Type* t) {
+    const TypeKind k = stripAlias(t)->kind();
+    return k == TypeKind::FunctionBlock || k == TypeKind::Program;
+}
+
+std::string memberText(const std::string& path) {
+    return path.empty() ? std::string("the value") : "member '" + path.substr(path[0] == '.' ? 1 : 0) + "'";
+}
+
 // One type for the comparison: aliases resolved at every level (ARRAY [1..3] OF MyInt and
 // ARRAY [1..3] OF INT are the same when MyInt is INT).
 bool sameType(const Type* a, const Type* b) {
@@ -45,13 +55,11 @@ std::string withoutEquality(const Type* t, const std::string& path) {
     switch (t->kind()) {
     case TypeKind::FunctionBlock:
     case TypeKind::Program:
-        return (path.empty() ? std::string("the value") : "member '" + path + "'") + " is an instance of '" +
-               t->name() + "', which has no value equality";
+        return memberText(path) + " is an instance of '" + t->name() + "', which has no value equality";
     case TypeKind::Array: {
         const auto* a = static_cast<const ArrayType*>(t);
         if (a->dims.empty()) {
-            return (path.empty() ? std::string("the value") : "member '" + path + "'") +
-                   " is an ARRAY [*], whose bounds are not known to the comparison";
+            return memberText(path) + " is an ARRAY [*], whose bounds are not known to the comparison";
         }
         return withoutEquality(a->element, path + "[]");
     }
@@ -77,7 +85,7 @@ bool BodyChecker::checkAssertOperands(const ast::CallExpr& e, const StdFunction&
     const std::size_t values = op == StdOp::AssertNear ? 3 : 2;
     const Type* aggregate = nullptr;
     for (std::size_t i = 0; i < values && i < args.size(); ++i) {
-        if (!isError(args[i].type) && isAggregate(args[i].type)) {
+        if (!isError(args[i].type) && (isAggregate(args[i].type) || isInstance(args[i].type))) {
             aggregate = args[i].type;
             break;
         }
@@ -87,6 +95,9 @@ bool BodyChecker::checkAssertOperands(const ast::CallExpr& e, const StdFunction&
     }
     const std::string kind = stripAlias(aggregate)->kind() == TypeKind::Struct ? "STRUCT" : "ARRAY";
     if (op != StdOp::AssertEqual && op != StdOp::AssertNotEqual) {
+        if (!isAggregate(aggregate)) {
+            return true; // an FB instance is no ANY_ELEMENTARY: the resolution reports it
+        }
         cx_.error(DiagCode::AssertOrderOnAggregate, e.span,
                   "'" + f.name + "' needs an ordering, which is not defined for " + kind + " values ('" +
                       typeName(aggregate) + "'); compare a member or element, or use ASSERT_EQUAL / ASSERT_NOT_EQUAL");
@@ -99,6 +110,12 @@ bool BodyChecker::checkAssertOperands(const ast::CallExpr& e, const StdFunction&
         cx_.error(DiagCode::AssertOperandTypes, e.span,
                   "'" + f.name + "' compares two values of one type, but they are '" + typeName(args[0].type) +
                       "' and '" + typeName(args[1].type) + "'");
+        return false;
+    }
+    if (isInstance(aggregate)) {
+        cx_.error(DiagCode::AssertOperandTypes, e.span,
+                  "'" + f.name + "' cannot compare function block instances ('" + typeName(aggregate) +
+                      "'): they have no value equality; compare their outputs");
         return false;
     }
     if (const std::string why = withoutEquality(aggregate, ""); !why.empty()) {
