@@ -126,7 +126,7 @@ TEST(ValueCompare, FirstDifferenceInDeclarationOrderWithItsPath) {
 }
 
 // EQ_AGG fp+0, fp+8, fp+128, type in a FUNCTION with a frame of `frame` bytes.
-Module withCompare(Module m, std::uint32_t type, std::uint32_t frame = 256) {
+Module withCompare(const Module& m, std::uint32_t type, std::uint32_t frame = 256) {
     Module v = test::validModule();
     v.stackSize = 512;
     const auto base = static_cast<std::uint32_t>(v.types.size());
