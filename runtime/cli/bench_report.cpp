@@ -1,4 +1,4 @@
-// Histogram JSON and SVG for `takt bench jitter` and `takt bench io-latency`.
+// Options, the scan loop, histogram JSON and SVG for `takt bench jitter` and `takt bench io-latency`.
 #include "bench_report.h"
 
 #include <algorithm>
@@ -17,6 +17,65 @@
 #include "takt/engine/vm_runner.h"
 
 namespace takt::cli {
+
+std::optional<BenchTiming> parseBenchTiming(const char* command, const std::string& period, const std::string& duration,
+                                            std::int64_t minDurationNs) {
+    const auto periodNs = parseDurationNs(period);
+    const auto durationNs = parseDurationNs(duration);
+    if (!periodNs || *periodNs <= 0 || !durationNs || *durationNs < minDurationNs) {
+        std::fprintf(stderr, "%s: --period and --duration take durations such as 1ms, 10s\n", command);
+        return std::nullopt;
+    }
+    return BenchTiming{*periodNs, *durationNs};
+}
+
+void addRealtimeOptions(CLI::App& cmd, BenchRealtime& realtime) {
+    cmd.add_flag("--fifo", realtime.fifo, "SCHED_FIFO for the scan thread (degrades with a warning)");
+    cmd.add_option("--priority", realtime.priority, "SCHED_FIFO priority");
+    cmd.add_option("--cpu", realtime.cpus, "Pin the scan thread to these CPUs");
+    cmd.add_flag("--lock-memory", realtime.lockMemory, "mlockall");
+}
+
+engine::ScanOptions benchScanOptions(std::int64_t periodNs, const BenchRealtime& realtime) {
+    engine::ScanOptions options;
+    options.periodNs = periodNs;
+    options.watchdog.enabled = false;
+    options.realtime.fifo = realtime.fifo;
+    options.realtime.priority = realtime.priority;
+    options.realtime.cpuAffinity = realtime.cpus;
+    options.realtime.lockMemory = realtime.lockMemory;
+    return options;
+}
+
+bool startBenchLoop(engine::ScanLoop& loop, const char* command) {
+    std::string error;
+    if (!loop.start(error)) {
+        std::fprintf(stderr, "%s: %s\n", command, error.c_str());
+        return false;
+    }
+    for (const std::string& w : loop.warnings()) {
+        std::fprintf(stderr, "%s: warning: %s\n", command, w.c_str());
+    }
+    return true;
+}
+
+void writeRealtimeJson(JsonWriter& w, const BenchRealtime& realtime, const std::vector<std::string>& warnings) {
+    w.Key("realtime");
+    w.StartObject();
+    w.Key("fifo");
+    w.Bool(realtime.fifo);
+    w.Key("priority");
+    w.Int(realtime.priority);
+    w.Key("lock_memory");
+    w.Bool(realtime.lockMemory);
+    w.Key("warnings");
+    w.StartArray();
+    for (const std::string& s : warnings) {
+        w.String(s.c_str());
+    }
+    w.EndArray();
+    w.EndObject();
+}
 
 void writeHistogramJson(JsonWriter& w, const engine::LatencyHistogram& h) {
     const engine::HistogramSummary s = h.summary();

@@ -1,9 +1,13 @@
 #pragma once
-// What the `takt bench` subcommands share: a latency histogram as JSON (summary + non-empty
-// buckets), the same histograms as SVG panels on a log time axis, and writing the JSON and SVG
-// files. `takt bench io-latency` registers itself through registerBenchIoLatency.
+// What the `takt bench` subcommands share: the --period/--duration check, the scan-thread
+// realtime options and their JSON block, starting the scan loop, a latency histogram as JSON
+// (summary + non-empty buckets), the same histograms as SVG panels on a log time axis, and
+// writing the JSON and SVG files. `takt bench io-latency` registers itself through
+// registerBenchIoLatency.
+#include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,10 +18,42 @@
 #include "run_support.h"
 #include "takt/engine/engine.h"
 #include "takt/engine/histogram.h"
+#include "takt/engine/scan_loop.h"
 
 namespace takt::cli {
 
 using JsonWriter = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+
+struct BenchTiming {
+    std::int64_t periodNs = 0;
+    std::int64_t durationNs = 0;
+};
+
+// --period (> 0) and --duration (>= minDurationNs) as nanoseconds; nullopt after writing the
+// error to stderr under `command` ("takt bench jitter").
+[[nodiscard]] std::optional<BenchTiming> parseBenchTiming(const char* command, const std::string& period,
+                                                          const std::string& duration, std::int64_t minDurationNs);
+
+// The scan thread's realtime options, the same for every subcommand.
+struct BenchRealtime {
+    bool fifo = false;
+    int priority = 80;
+    std::vector<int> cpus;
+    bool lockMemory = false;
+};
+
+// --fifo, --priority, --cpu and --lock-memory on `cmd`.
+void addRealtimeOptions(CLI::App& cmd, BenchRealtime& realtime);
+
+// A benchmark's scan options: `periodNs`, no watchdog, `realtime`.
+[[nodiscard]] engine::ScanOptions benchScanOptions(std::int64_t periodNs, const BenchRealtime& realtime);
+
+// Starts `loop`; false after writing the error to stderr under `command`, else its warnings
+// (a realtime setting that degraded) go there.
+[[nodiscard]] bool startBenchLoop(engine::ScanLoop& loop, const char* command);
+
+// "realtime": {"fifo","priority","lock_memory","warnings":[…]} with the loop's warnings.
+void writeRealtimeJson(JsonWriter& w, const BenchRealtime& realtime, const std::vector<std::string>& warnings);
 
 // {"count","min_ns","p50_ns","p99_ns","p999_ns","max_ns","mean_ns","buckets":[[low,high,count]…]}
 void writeHistogramJson(JsonWriter& w, const engine::LatencyHistogram& h);

@@ -5,6 +5,7 @@
 // is a small counter so the figures show the loop itself.
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,10 +28,7 @@ struct JitterOptions {
     std::string duration = "10s";
     std::string project;
     std::string output;
-    bool fifo = false;
-    int priority = 80;
-    std::vector<int> cpus;
-    bool lockMemory = false;
+    BenchRealtime realtime;
     std::string load; // "" or "agent"
 };
 
@@ -48,10 +46,8 @@ public:
 };
 
 int runJitter(const JitterOptions& o) {
-    const auto period = parseDurationNs(o.period);
-    const auto duration = parseDurationNs(o.duration);
-    if (!period || *period <= 0 || !duration) {
-        std::fprintf(stderr, "takt bench jitter: --period and --duration take durations such as 1ms, 10s\n");
+    const std::optional<BenchTiming> timing = parseBenchTiming("takt bench jitter", o.period, o.duration, 0);
+    if (!timing) {
         return kExitInvalidProject;
     }
     if (!o.load.empty() && o.load != "agent") {
@@ -67,27 +63,16 @@ int runJitter(const JitterOptions& o) {
         return exitCode;
     }
     engine::Engine& engine = *loaded;
-    std::string error;
     NullIo io;
-    engine::ScanOptions options;
-    options.periodNs = *period;
-    options.watchdog.enabled = false;
-    options.realtime.fifo = o.fifo;
-    options.realtime.priority = o.priority;
-    options.realtime.cpuAffinity = o.cpus;
-    options.realtime.lockMemory = o.lockMemory;
-    engine::ScanLoop loop(engine, clock, io, options);
-    if (!loop.start(error)) {
-        std::fprintf(stderr, "takt bench jitter: %s\n", error.c_str());
+    engine::ScanLoop loop(engine, clock, io, benchScanOptions(timing->periodNs, o.realtime));
+    if (!startBenchLoop(loop, "takt bench jitter")) {
         return kExitInternal;
     }
-    for (const std::string& w : loop.warnings()) {
-        std::fprintf(stderr, "takt bench jitter: warning: %s\n", w.c_str());
-    }
     AgentLoadResult load;
+    std::string error;
     if (o.load.empty()) {
-        std::this_thread::sleep_for(std::chrono::nanoseconds(*duration));
-    } else if (!runAgentLoad(loop, engine, *duration, o.project.empty(), load, error)) {
+        std::this_thread::sleep_for(std::chrono::nanoseconds(timing->durationNs));
+    } else if (!runAgentLoad(loop, engine, timing->durationNs, o.project.empty(), load, error)) {
         loop.stop();
         std::fprintf(stderr, "takt bench jitter: --load agent: %s\n", error.c_str());
         return kExitInternal;
@@ -103,26 +88,12 @@ int runJitter(const JitterOptions& o) {
     w.Key("benchmark");
     w.String("jitter");
     w.Key("period_ns");
-    w.Int64(*period);
+    w.Int64(timing->periodNs);
     w.Key("duration_ns");
-    w.Int64(*duration);
+    w.Int64(timing->durationNs);
     w.Key("program");
     w.String(program.origin.c_str());
-    w.Key("realtime");
-    w.StartObject();
-    w.Key("fifo");
-    w.Bool(o.fifo);
-    w.Key("priority");
-    w.Int(o.priority);
-    w.Key("lock_memory");
-    w.Bool(o.lockMemory);
-    w.Key("warnings");
-    w.StartArray();
-    for (const std::string& s : loop.warnings()) {
-        w.String(s.c_str());
-    }
-    w.EndArray();
-    w.EndObject();
+    writeRealtimeJson(w, o.realtime, loop.warnings());
     w.Key("cycles");
     w.Uint64(snap.cycles);
     w.Key("overruns");
@@ -216,10 +187,7 @@ void registerBench(CLI::App& app, int& exitCode) {
     jitter->add_option("--duration", o->duration, "How long to run (10s, 30s)");
     jitter->add_option("--project", o->project, "Run this project's program (default: a small counter)");
     jitter->add_option("--output", o->output, "JSON file (default jitter-<period>.json; the SVG goes beside it)");
-    jitter->add_flag("--fifo", o->fifo, "SCHED_FIFO for the scan thread (degrades with a warning)");
-    jitter->add_option("--priority", o->priority, "SCHED_FIFO priority");
-    jitter->add_option("--cpu", o->cpus, "Pin the scan thread to these CPUs");
-    jitter->add_flag("--lock-memory", o->lockMemory, "mlockall");
+    addRealtimeOptions(*jitter, o->realtime);
     jitter->add_option("--load", o->load,
                        "agent: serve the control endpoint with 4 clients x 200 requests/s in alternate phases");
     jitter->callback([o, &exitCode] { exitCode = runJitter(*o); });

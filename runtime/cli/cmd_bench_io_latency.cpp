@@ -22,6 +22,7 @@
 #include <cstring>
 #include <memory>
 #include <netinet/in.h>
+#include <optional>
 #include <string>
 #include <sys/socket.h>
 #include <thread>
@@ -52,10 +53,7 @@ struct IoLatencyOptions {
     std::string project;
     std::string out;
     std::string svg;
-    bool fifo = false;
-    int priority = 80;
-    std::vector<int> cpus;
-    bool lockMemory = false;
+    BenchRealtime realtime;
 };
 
 struct Sample {
@@ -203,12 +201,12 @@ template <typename T> void writeStats(JsonWriter& w, std::vector<T> values, cons
 }
 
 int runIoLatency(const IoLatencyOptions& o) {
-    const auto period = parseDurationNs(o.period);
-    const auto duration = parseDurationNs(o.duration);
-    if (!period || *period <= 0 || !duration || *duration <= 0) {
-        std::fprintf(stderr, "takt bench io-latency: --period and --duration take durations such as 1ms, 10s\n");
+    const std::optional<BenchTiming> timing = parseBenchTiming("takt bench io-latency", o.period, o.duration, 1);
+    if (!timing) {
         return kExitInvalidProject;
     }
+    const std::int64_t periodNs = timing->periodNs;
+    const std::int64_t durationNs = timing->durationNs;
     if (o.via != "loopback" && o.via != "modbus") {
         std::fprintf(stderr, "takt bench io-latency: --via '%s': expected loopback or modbus\n", o.via.c_str());
         return kExitInvalidProject;
@@ -258,29 +256,18 @@ int runIoLatency(const IoLatencyOptions& o) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     // Enough room for every toggle --duration allows (bounded), or exactly --samples.
-    const std::uint64_t fit = static_cast<std::uint64_t>(*duration / *period) / o.every + 1;
+    const std::uint64_t fit = static_cast<std::uint64_t>(durationNs / periodNs) / o.every + 1;
     const std::size_t capacity =
         static_cast<std::size_t>(o.samples != 0 ? o.samples : std::min<std::uint64_t>(fit, 10'000'000));
-    LatencyProbe probe(drivers, o.every, capacity, std::max<std::int64_t>(2'000'000'000, 1000 * *period));
+    LatencyProbe probe(drivers, o.every, capacity, std::max<std::int64_t>(2'000'000'000, 1000 * periodNs));
 
-    engine::ScanOptions options;
-    options.periodNs = *period;
-    options.watchdog.enabled = false;
-    options.realtime.fifo = o.fifo;
-    options.realtime.priority = o.priority;
-    options.realtime.cpuAffinity = o.cpus;
-    options.realtime.lockMemory = o.lockMemory;
-    engine::ScanLoop loop(engine, clock, probe, options);
-    if (!loop.start(error)) {
+    engine::ScanLoop loop(engine, clock, probe, benchScanOptions(periodNs, o.realtime));
+    if (!startBenchLoop(loop, "takt bench io-latency")) {
         drivers.stop();
-        std::fprintf(stderr, "takt bench io-latency: %s\n", error.c_str());
         return kExitInternal;
     }
-    for (const std::string& w : loop.warnings()) {
-        std::fprintf(stderr, "takt bench io-latency: warning: %s\n", w.c_str());
-    }
     const std::int64_t started = engine::monotonicNs();
-    while (engine::monotonicNs() - started < *duration && probe.count() < capacity) {
+    while (engine::monotonicNs() - started < durationNs && probe.count() < capacity) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     const std::int64_t ran = engine::monotonicNs() - started;
@@ -310,7 +297,7 @@ int runIoLatency(const IoLatencyOptions& o) {
                                                port, o.pollMs)
                                        .c_str());
     w.Key("period_ns");
-    w.Int64(*period);
+    w.Int64(periodNs);
     w.Key("every_cycles");
     w.Uint(o.every);
     w.Key("duration_ns");
@@ -378,10 +365,7 @@ void registerBenchIoLatency(CLI::App& bench, int& exitCode) {
     cmd->add_option("--project", o->project, "Run this project's program (default: a small counter)");
     cmd->add_option("--out", o->out, "JSON file (default io-latency-<via>.json)");
     cmd->add_option("--svg", o->svg, "SVG histogram (default: the JSON path with .svg)");
-    cmd->add_flag("--fifo", o->fifo, "SCHED_FIFO for the scan thread (degrades with a warning)");
-    cmd->add_option("--priority", o->priority, "SCHED_FIFO priority");
-    cmd->add_option("--cpu", o->cpus, "Pin the scan thread to these CPUs");
-    cmd->add_flag("--lock-memory", o->lockMemory, "mlockall");
+    addRealtimeOptions(*cmd, o->realtime);
     cmd->callback([o, &exitCode] { exitCode = runIoLatency(*o); });
 }
 

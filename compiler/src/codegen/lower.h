@@ -44,6 +44,12 @@ struct Loc {
     const Type* type = nullptr;
 };
 
+// A constant divisor of DIV_*_IMM / MOD_*_IMM: the divisor word and its reciprocal (opcodes.h).
+struct ConstDivisor {
+    std::uint32_t word = 0;
+    std::uint64_t reciprocal = 0;
+};
+
 // A computed value: an operand in the computation form of `calc`.
 struct Value {
     Operand at;
@@ -99,10 +105,22 @@ private:
     bool storeElement(const Loc& dst, const Value& v, bc::Opcode op);
     Value convert(Value v, const Type* to, std::optional<Operand> dest = std::nullopt);
     Value narrow(Value v, const Type* to);
+    // REAL/LREAL `v` -> integer type `to` into d: rounded (or truncated), saturated, NaN 0.
+    Value realToInt(Value v, const Type* to, bool trunc, Operand d);
     Value binary(const ast::BinaryExpr& e, const Type* want, std::optional<Operand> dest);
     // REAL x * y + z (or z + x * y) as one MULADD_* (the product rounded first), when one side
     // of the addition `e` is a product in the same form; none otherwise (nothing emitted).
     std::optional<Value> multiplyAdd(const ast::BinaryExpr& e, const Type* type, std::optional<Operand> dest);
+    // Fused array idioms (lower_fused.cpp); none when the form does not apply (nothing emitted).
+    // (a + b) MOD constant as one ADDMOD_*_IMM (a ring-buffer index).
+    std::optional<Value> ringIndex(const ast::BinaryExpr& e, const Type* type, std::optional<Operand> dest);
+    // x + element or element + x as one ADDX_* (a running sum over an array).
+    std::optional<Value> addElement(const ast::BinaryExpr& e, const Type* type, std::optional<Operand> dest);
+    // The divisor word and reciprocal of DIV_*_IMM / MOD_*_IMM (mod: MOD) for a constant rhs.
+    std::optional<ConstDivisor> constantDivisor(const ast::Expr& rhs, Calc c, bool mod);
+    // A subscript x + k or x - k (k constant): x, with `shift` = +k or -k to take off the lower
+    // bound, so the IDX needs no addition of its own; e itself (shift 0) otherwise.
+    const ast::Expr& offsetSubscript(const ast::Expr& e, std::int64_t lower, std::int64_t& shift);
     // d (BOOL) := a rel b, both already in computation form c (strings and BOOL included).
     Value compareInto(ast::BinaryOp rel, const Value& a, const Value& b, Calc c, Operand d);
     // ASSERT_* of TEST_PROGRAM / TEST_FUNCTION_BLOCK: the check and a failing ASSERT_FAIL.

@@ -9,6 +9,9 @@ namespace takt::compiler::codegen {
 
 using bc::Opcode;
 
+// Trap::MuxSelector (runtime/vm/include/takt/vm/vm.h), raised by TRAP.
+constexpr std::uint32_t kTrapMuxSelector = 14;
+
 // The parameter each argument binds to (formal by name, positional in order); -1 when none.
 std::vector<int> bindArguments(const ast::CallExpr& e, const std::vector<const Symbol*>& params) {
     std::vector<int> binding(e.args.size(), -1);
@@ -446,13 +449,7 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
     }
     case StdOp::Trunc: {
         const Value a = eval(*args[0], args[0]->type);
-        const Calc c = calcOf(rt);
-        const Operand d = frameSlot(8, 8);
-        const bool wideOut = calcWidth(c) == 8;
-        const Opcode op = a.calc == Calc::F32 ? (wideOut ? Opcode::TRUNC_F32_I64 : Opcode::TRUNC_F32_I32)
-                                              : (wideOut ? Opcode::TRUNC_F64_I64 : Opcode::TRUNC_F64_I32);
-        emit(op, {d, a.at});
-        return finish(narrow(Value{d, c, rt}, rt));
+        return finish(realToInt(a, rt, true, frameSlot(8, 8)));
     }
     case StdOp::Abs: {
         const Calc c = calcOf(t);
@@ -605,21 +602,27 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
         return finish(Value{d, Calc::Bool, g_.model().types.get(TypeKind::Bool)});
     }
     case StdOp::Mux: {
-        // MUX(K, IN0, IN1, …): a compare chain on K; K out of range traps like an index.
+        // MUX(K, IN0, IN1, …): a compare chain on K (in its own width, so a 64-bit K never
+        // selects by its low bits); K out of range traps MuxSelector at the call.
         const Calc c = calcOf(t);
         const Operand d = frameSlot(std::max<std::uint32_t>(stripAlias(t)->size, 8), 8);
         const Loc out{false, d, 0, t};
-        const Value k = eval(*args[0], g_.model().types.get(TypeKind::DInt));
+        const bool wideK = calcWidth(calcOf(args[0]->type)) == 8;
+        const Value k = eval(*args[0], g_.model().types.get(wideK ? TypeKind::LInt : TypeKind::DInt));
         std::vector<std::uint32_t> end;
         for (std::size_t i = 1; i < args.size(); ++i) {
             std::vector<std::uint32_t> next;
-            emitJump(Opcode::JNE_I32_IMM, {k.at, imm(static_cast<std::uint32_t>(i - 1))}, next);
+            if (wideK) {
+                emitJump(Opcode::JNE_I64, {k.at, constant64(i - 1)}, next);
+            } else {
+                emitJump(Opcode::JNE_I32_IMM, {k.at, imm(static_cast<std::uint32_t>(i - 1))}, next);
+            }
             assign(out, *args[i]);
             emitJump(Opcode::JMP, {}, end);
             patch(next, here());
         }
         debugAt(e.span);
-        emit(Opcode::TRAP, {imm(3)}); // ArrayBounds (vm.h)
+        emit(Opcode::TRAP, {imm(kTrapMuxSelector)});
         patch(end, here());
         return finish(load(out, c));
     }

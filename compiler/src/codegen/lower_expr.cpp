@@ -314,7 +314,6 @@ Loc Lowerer::locate(const ast::Expr& e) {
         Operand ptr{};
         bool havePtr = false;
         for (std::size_t d = 0; d < ix.indices.size() && d < arr->dims.size(); ++d) {
-            const auto lower = static_cast<std::uint32_t>(arr->dims[d].lower);
             const auto count = static_cast<std::uint32_t>(arr->dims[d].count());
             if (!havePtr) {
                 if (auto k = constantIndex(*ix.indices[d]); k && *k >= arr->dims[d].lower && *k <= arr->dims[d].upper) {
@@ -331,14 +330,16 @@ Loc Lowerer::locate(const ast::Expr& e) {
                     havePtr = true;
                 }
             }
-            const Value iv = eval(*ix.indices[d], dint);
+            std::int64_t shift = 0;
+            const Value iv = eval(offsetSubscript(*ix.indices[d], arr->dims[d].lower, shift), dint);
+            const auto low = static_cast<std::uint32_t>(arr->dims[d].lower - shift);
             const Operand out = frameSlot(4, 4);
             debugAt(ix.indices[d]->span);
             if (havePtr) {
-                emit(Opcode::IDXP, {out, ptr, iv.at, imm(lower), imm(strides[d]), imm(count)});
+                emit(Opcode::IDXP, {out, ptr, iv.at, imm(low), imm(strides[d]), imm(count)});
             } else {
                 lastIdx_ = here();
-                emit(Opcode::IDX, {out, cur.at, iv.at, imm(lower), imm(strides[d]), imm(count)});
+                emit(Opcode::IDX, {out, cur.at, iv.at, imm(low), imm(strides[d]), imm(count)});
             }
             ptr = out;
             havePtr = true;

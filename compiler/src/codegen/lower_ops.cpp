@@ -1,5 +1,6 @@
 // Operators, constants and conversions.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -176,8 +177,8 @@ Value Lowerer::convert(Value v, const Type* to, std::optional<Operand> dest) {
         case Calc::U32: return Value{v.at, c, to};
         case Calc::I64:
         case Calc::U64: return op(Opcode::MOV_32);
-        case Calc::F32: return op(Opcode::F32_TO_I32);
-        case Calc::F64: return op(c == Calc::U32 ? Opcode::F64_TO_I64 : Opcode::F64_TO_I32);
+        case Calc::F32:
+        case Calc::F64: return realToInt(v, to, false, d);
         default: break;
         }
         break;
@@ -193,8 +194,8 @@ Value Lowerer::convert(Value v, const Type* to, std::optional<Operand> dest) {
         case Calc::U32: return op(Opcode::ZX_32_64);
         case Calc::I64:
         case Calc::U64: return Value{v.at, c, to};
-        case Calc::F32: return op(Opcode::F32_TO_I64);
-        case Calc::F64: return op(c == Calc::U64 ? Opcode::F64_TO_U64 : Opcode::F64_TO_I64);
+        case Calc::F32:
+        case Calc::F64: return realToInt(v, to, false, d);
         default: break;
         }
         break;
@@ -223,6 +224,68 @@ Value Lowerer::convert(Value v, const Type* to, std::optional<Operand> dest) {
     (void)fromSigned;
     g_.error(span_, "no conversion from '" + (v.type != nullptr ? stripAlias(v.type)->name() : std::string("?")) +
                         "' to '" + stripAlias(to)->name() + "'");
+    return Value{d, c, to};
+}
+
+// REAL/LREAL -> any integer type (and TRUNC): rounded half to even (or truncated), then
+// saturated to the range of the target type; NaN gives 0 (docs/language-notes.md). The
+// conversion instructions saturate to 32 or 64 bits only, so narrower and unsigned targets get
+// their range clamped after them here.
+Value Lowerer::realToInt(Value v, const Type* to, bool trunc, Operand d) {
+    const Calc c = calcOf(to);
+    const bool f32 = v.calc == Calc::F32;
+    const std::uint32_t size = stripAlias(to)->size;
+    auto toI32 = [&] {
+        return f32 ? (trunc ? Opcode::TRUNC_F32_I32 : Opcode::F32_TO_I32)
+                   : (trunc ? Opcode::TRUNC_F64_I32 : Opcode::F64_TO_I32);
+    };
+    auto toI64 = [&] {
+        return f32 ? (trunc ? Opcode::TRUNC_F32_I64 : Opcode::F32_TO_I64)
+                   : (trunc ? Opcode::TRUNC_F64_I64 : Opcode::F64_TO_I64);
+    };
+    if (c == Calc::I64 || (c == Calc::I32 && size >= 4)) { // LINT, DINT: the instruction saturates
+        emit(c == Calc::I64 ? toI64() : toI32(), {d, v.at});
+        return Value{d, c, to};
+    }
+    if (c == Calc::U64) { // ULINT, LWORD: 0 .. 2^64 - 1
+        Operand x = v.at;
+        if (f32) {
+            x = frameSlot(8, 8);
+            emit(Opcode::F32_TO_F64, {x, v.at});
+        }
+        if (!trunc) {
+            emit(Opcode::F64_TO_U64, {d, x});
+            return Value{d, c, to};
+        }
+        // At and above 2^63 every LREAL is a whole number: rounding is truncation there.
+        std::vector<std::uint32_t> low;
+        std::vector<std::uint32_t> end;
+        const Operand high = frameSlot(4, 4);
+        emit(Opcode::GE_F64, {high, x, constant64(std::bit_cast<std::uint64_t>(9223372036854775808.0))});
+        emitJump(Opcode::JMP_F, {high}, low);
+        emit(Opcode::F64_TO_U64, {d, x});
+        emitJump(Opcode::JMP, {}, end);
+        patch(low, here());
+        emit(Opcode::TRUNC_F64_I64, {d, x});
+        emit(Opcode::MAX_I64, {d, d, constant64(0)});
+        patch(end, here());
+        return Value{d, c, to};
+    }
+    if (size >= 4) { // UDINT, DWORD: through LINT
+        const Operand w = frameSlot(8, 8);
+        emit(toI64(), {w, v.at});
+        emit(Opcode::MAX_I64, {w, w, constant64(0)});
+        emit(Opcode::MIN_I64, {w, w, constant64(0xFFFFFFFFull)});
+        emit(Opcode::MOV_32, {d, w});
+        return Value{d, c, to};
+    }
+    // SINT, INT, USINT, UINT, BYTE, WORD: through DINT
+    const bool sign = c == Calc::I32;
+    const std::int64_t hi = sign ? (std::int64_t{1} << (8 * size - 1)) - 1 : (std::int64_t{1} << (8 * size)) - 1;
+    const std::int64_t lo = sign ? -hi - 1 : 0;
+    emit(toI32(), {d, v.at});
+    emit(Opcode::MAX_I32, {d, d, constant64(static_cast<std::uint64_t>(lo))});
+    emit(Opcode::MIN_I32, {d, d, constant64(static_cast<std::uint64_t>(hi))});
     return Value{d, c, to};
 }
 
@@ -465,6 +528,16 @@ Value Lowerer::binary(const ast::BinaryExpr& e, const Type* type, std::optional<
             return *v;
         }
     }
+    if (e.op == B::Add && operandType == type) {
+        if (auto v = addElement(e, type, dest)) {
+            return *v;
+        }
+    }
+    if (e.op == B::Mod && operandType == type) {
+        if (auto v = ringIndex(e, type, dest)) {
+            return *v;
+        }
+    }
     const Value a = eval(*e.lhs, operandType);
     // Immediate forms for the common `x + 1`, `x * 31`.
     const bool trap = g_.options().overflowTrap;
@@ -478,25 +551,15 @@ Value Lowerer::binary(const ast::BinaryExpr& e, const Type* type, std::optional<
         }
     }
     // Division by a constant: a multiply by its reciprocal, with no zero or -1 check left.
-    if ((e.op == B::Div || e.op == B::Mod) && (c == Calc::I32 || c == Calc::U32) && isConstantCandidate(*e.rhs)) {
-        if (auto k = g_.constant(*e.rhs, scope_); k && k->kind == sema::ConstValue::Kind::Int) {
+    if (e.op == B::Div || e.op == B::Mod) {
+        if (const std::optional<ConstDivisor> k = constantDivisor(*e.rhs, c, e.op == B::Mod)) {
             const bool isSigned = c == Calc::I32;
-            const std::int64_t lo = isSigned ? std::numeric_limits<std::int32_t>::min() : 0;
-            const std::int64_t hi =
-                isSigned ? std::numeric_limits<std::int32_t>::max() : std::numeric_limits<std::uint32_t>::max();
-            const auto word = static_cast<std::uint32_t>(k->i);
-            const std::uint32_t mag = isSigned ? bc::divisorMagnitude(static_cast<std::int32_t>(word)) : word;
-            if (k->i >= lo && k->i <= hi && mag != 0 && (e.op == B::Mod || mag >= 2)) {
-                const Operand d = dest ? *dest : frameSlot(4, 4);
-                const std::uint64_t r = bc::divisorReciprocal(mag);
-                const Opcode op = e.op == B::Div ? (isSigned ? Opcode::DIV_I32_IMM : Opcode::DIV_U32_IMM)
-                                                 : (isSigned ? Opcode::MOD_I32_IMM : Opcode::MOD_U32_IMM);
-                // a MOD d has the sign of a whatever the sign of d: MOD_I32_IMM takes |d|.
-                const std::uint32_t divisor = op == Opcode::MOD_I32_IMM ? mag : word;
-                emit(op, {d, a.at, imm(divisor), imm(static_cast<std::uint32_t>(r)),
-                          imm(static_cast<std::uint32_t>(r >> 32))});
-                return Value{d, c, operandType};
-            }
+            const Operand d = dest ? *dest : frameSlot(4, 4);
+            const Opcode op = e.op == B::Div ? (isSigned ? Opcode::DIV_I32_IMM : Opcode::DIV_U32_IMM)
+                                             : (isSigned ? Opcode::MOD_I32_IMM : Opcode::MOD_U32_IMM);
+            emit(op, {d, a.at, imm(k->word), imm(static_cast<std::uint32_t>(k->reciprocal)),
+                      imm(static_cast<std::uint32_t>(k->reciprocal >> 32))});
+            return Value{d, c, operandType};
         }
     }
     const Value b = eval(*e.rhs, rhsType);

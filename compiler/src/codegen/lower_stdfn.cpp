@@ -185,7 +185,7 @@ std::optional<Value> Lowerer::fromText(const ast::Expr& arg, const Type* to, Spa
         emit(wideChar ? Opcode::ZX_16_32 : Opcode::ZX_8_32, {d, text.at});
         return Value{d, Calc::U32, to};
     }
-    const Operand block = nativeBlock(1);
+    const Operand block = nativeBlock(2);
     if (from->kind() == TypeKind::WString) {
         const Value text = changeStringWidth(eval(arg, arg.type),
                                              g_.stringType(false, static_cast<const StringType*>(from)->length), span);
@@ -202,6 +202,14 @@ std::optional<Value> Lowerer::fromText(const ast::Expr& arg, const Type* to, Spa
                    block, span);
         return Value{block, Calc::I64, to};
     }
+    // Which literal forms and range the text must have (docs/language-notes.md).
+    const TypeKind k = target->kind();
+    const bool isNumber = k >= TypeKind::Bool && k <= TypeKind::LReal; // else read as LINT
+    const std::uint32_t number =
+        isNumber ? static_cast<std::uint32_t>(k) : static_cast<std::uint32_t>(bc::TextNumber::Lint);
+    static_assert(static_cast<std::uint32_t>(TypeKind::LReal) == static_cast<std::uint32_t>(bc::TextNumber::Lreal) &&
+                  static_cast<std::uint32_t>(TypeKind::ULInt) == static_cast<std::uint32_t>(bc::TextNumber::Ulint));
+    emit(Opcode::MOV_64, {slotOf(block, 2), constant64(number)});
     if (isReal(target)) {
         callNative(bc::Native::StringToReal, block, span);
         return convert(Value{block, Calc::F64, g_.model().types.get(TypeKind::LReal)}, to);

@@ -617,12 +617,21 @@ std::optional<ConstValue> convertConstant(Context& cx, const ConstValue& value, 
             return makeInt(asInt128(value), type);
         }
         if (value.kind == ConstValue::Kind::Real) {
-            if (!std::isfinite(value.r) || std::fabs(value.r) > 1.8e19) {
-                return std::nullopt;
+            if (std::isnan(value.r) || bitWidth(ic) == 0) {
+                return std::nullopt; // computed at run time (NaN gives 0)
             }
-            // REAL -> integer rounds to nearest, ties to even (LANGUAGE.md).
+            // REAL -> integer rounds to nearest, ties to even (LANGUAGE.md), then saturates to
+            // the range of the target type (docs/language-notes.md), as at run time.
+            const std::uint32_t width = bitWidth(ic);
+            const bool isSigned = isSignedInt(ic);
+            const double hi = std::ldexp(1.0, static_cast<int>(isSigned ? width - 1 : width));
+            const double lo = isSigned ? -hi : 0.0;
             const double rounded = std::nearbyint(value.r);
-            return makeInt(static_cast<Int128>(rounded), type);
+            const Int128 exactHi = (static_cast<Int128>(1) << (isSigned ? width - 1 : width)) - 1;
+            if (rounded >= hi) {
+                return makeInt(exactHi, type);
+            }
+            return makeInt(rounded <= lo ? (isSigned ? -exactHi - 1 : 0) : static_cast<Int128>(rounded), type);
         }
         return std::nullopt;
     }

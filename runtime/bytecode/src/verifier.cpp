@@ -202,7 +202,7 @@ private:
         return 1; // only the start is known statically; the VM bounds the rest at run time
     }
 
-    // The array operand of a fused element access (LDX_*, STX_*): every element the bounds
+    // The array operand of a fused element access (LDX_*, STX_*, ADDX_*): every element the bounds
     // check lets through must lie inside it, so it covers (c2 - 1) * c1 bytes plus the access
     // (the operand may start at a field inside the first element). 0 for any other operand.
     std::uint64_t elementExtent(Opcode op, std::uint8_t k, std::uint32_t pc) const {
@@ -217,9 +217,12 @@ private:
         case Opcode::LDX_U16:
         case Opcode::STX_16: access = 2; break;
         case Opcode::LDX_32:
-        case Opcode::STX_32: access = 4; break;
+        case Opcode::STX_32:
+        case Opcode::ADDX_I32:
+        case Opcode::ADDX_F32: access = 4; break;
         case Opcode::LDX_64:
-        case Opcode::STX_64: access = 8; break;
+        case Opcode::STX_64:
+        case Opcode::ADDX_F64: access = 8; break;
         case Opcode::LDX_N:
         case Opcode::STX_N: break;
         default: return 0;
@@ -262,6 +265,10 @@ private:
                     return fail(VerifyError::JumpTarget,
                                 at + ": jump target " + hex(w) + " is not an instruction of '" + pou.name + "'");
                 }
+                // A FOR back-edge jumps backwards: the VM counts the watchdog on it unconditionally.
+                if (isLoopBackEdge(op) && w > pc) {
+                    return fail(VerifyError::JumpTarget, at + ": loop target " + hex(w) + " is not a backward jump");
+                }
                 break;
             case OperandKind::Pou: {
                 if (w >= m_.pous.size()) {
@@ -293,7 +300,7 @@ private:
                 }
                 break;
             case OperandKind::Imm64:
-                if (!checkDivisor(op, pc, at)) {
+                if (!checkDivisor(op, pc, k, at)) {
                     return false;
                 }
                 break;
@@ -301,6 +308,20 @@ private:
             }
         }
         return true;
+    }
+
+    static bool isLoopBackEdge(Opcode op) {
+        switch (op) {
+        case Opcode::LOOP_I32_IMM:
+        case Opcode::LOOP_DN_I32_IMM:
+        case Opcode::LOOP_I32:
+        case Opcode::LOOP_DN_I32:
+        case Opcode::LOOP_STEP_I32:
+        case Opcode::LOOP_STEP_I64:
+        case Opcode::LOOP_I16_IMM:
+        case Opcode::LOOP_DN_I16_IMM: return true;
+        default: return false;
+        }
     }
 
     // FOR back-edges with an immediate step: the direction is part of the instruction, so the
@@ -346,15 +367,18 @@ private:
 
     // DIV/MOD by a constant: the divisor is one the instruction handles (no zero, no -1 or 1
     // for a division) and the reciprocal is the one for it, so the result is the exact quotient.
-    bool checkDivisor(Opcode op, std::uint32_t pc, const OperandSite& at) {
+    // The divisor is the immediate just before the reciprocal (operand k).
+    bool checkDivisor(Opcode op, std::uint32_t pc, std::uint8_t k, const OperandSite& at) {
         const bool div = op == Opcode::DIV_I32_IMM || op == Opcode::DIV_U32_IMM;
-        const bool isSigned = op == Opcode::DIV_I32_IMM; // MOD_I32_IMM takes the magnitude
-        if (!div && op != Opcode::MOD_I32_IMM && op != Opcode::MOD_U32_IMM) {
+        const bool isSigned = op == Opcode::DIV_I32_IMM; // the MOD forms take the magnitude
+        if (!div && op != Opcode::MOD_I32_IMM && op != Opcode::MOD_U32_IMM && op != Opcode::ADDMOD_I32_IMM &&
+            op != Opcode::ADDMOD_U32_IMM) {
             return true;
         }
-        const std::uint32_t word = m_.code[pc + 3];
+        const std::uint32_t at0 = pc + 1 + opcodeInfo(op).operands[k].word;
+        const std::uint32_t word = m_.code[at0 - 1];
         const std::uint32_t mag = isSigned ? divisorMagnitude(static_cast<std::int32_t>(word)) : word;
-        const std::uint64_t r = std::uint64_t{m_.code[pc + 4]} | (std::uint64_t{m_.code[pc + 5]} << 32);
+        const std::uint64_t r = std::uint64_t{m_.code[at0]} | (std::uint64_t{m_.code[at0 + 1]} << 32);
         if (mag == 0 || (div && mag == 1) || r != divisorReciprocal(mag)) {
             return fail(VerifyError::Immediate, at + ": divisor " + std::to_string(word) +
                                                     " or its reciprocal is not valid for the instruction");

@@ -275,6 +275,14 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
         ip = t_;                                                                                                       \
         DISPATCH();                                                                                                    \
     } while (0)
+// The back-edge of a FOR (LOOP_*): the verifier admits only targets at or before the
+// instruction, so the watchdog is counted without the direction test of JUMP.
+#define LOOP_BACK(target)                                                                                              \
+    do {                                                                                                               \
+        WATCHDOG();                                                                                                    \
+        ip = code + (target);                                                                                          \
+        DISPATCH();                                                                                                    \
+    } while (0)
 #define ENTER(newPc, newThis, newFrame, frameSize, retPc)                                                              \
     do {                                                                                                               \
         const std::uint64_t nf_ = (newFrame);                                                                          \
@@ -363,6 +371,15 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
     CASE(name) {                                                                                                       \
         ELEMENT(p_, 1, 2);                                                                                             \
         store<TD>(A(0), static_cast<TD>(load<TS>(p_)));                                                                \
+        NEXT(name);                                                                                                    \
+    }
+// a + element: the words up to c2 are those of LDX (the back end rewrites an IDX in place), a follows.
+#define ADDX(name, T, expr)                                                                                            \
+    CASE(name) {                                                                                                       \
+        ELEMENT(p_, 1, 2);                                                                                             \
+        const T a = load<T>(A(6));                                                                                     \
+        const T b = load<T>(p_);                                                                                       \
+        store<T>(A(0), static_cast<T>(expr));                                                                          \
         NEXT(name);                                                                                                    \
     }
 #define STX(name, T)                                                                                                   \
@@ -468,7 +485,9 @@ dispatch_switch:
         }
         CASE(TRAP) {
             const U32 t = W(0);
-            FAULT(t > 0 && t <= static_cast<U32>(Trap::InvalidArgument) ? static_cast<Trap>(t) : Trap::InvalidOpcode);
+            const bool raisable = (t > 0 && t <= static_cast<U32>(Trap::InvalidArgument)) ||
+                                  t == static_cast<U32>(Trap::MuxSelector); // AssertionFailed: ASSERT_FAIL
+            FAULT(raisable ? static_cast<Trap>(t) : Trap::InvalidOpcode);
         }
         CASE(EQ_AGG) {
             // Off the scan path in practice (tests only); the walk allocates nothing and its
@@ -995,7 +1014,7 @@ dispatch_switch:
             const I32 v = load<I32>(A(0));
             if (v <= IMM32(1)) {
                 store<U32>(A(0), static_cast<U32>(v) + W(2));
-                JUMP(W(3));
+                LOOP_BACK(W(3));
             }
             NEXT(LOOP_I32_IMM);
         }
@@ -1003,7 +1022,7 @@ dispatch_switch:
             const I32 v = load<I32>(A(0));
             if (v >= IMM32(1)) {
                 store<U32>(A(0), static_cast<U32>(v) + W(2));
-                JUMP(W(3));
+                LOOP_BACK(W(3));
             }
             NEXT(LOOP_DN_I32_IMM);
         }
@@ -1011,7 +1030,7 @@ dispatch_switch:
             const I32 v = load<I32>(A(0));
             if (static_cast<I64>(load<I32>(A(1))) - v >= IMM32(2)) {
                 store<I32>(A(0), static_cast<I32>(v + IMM32(2)));
-                JUMP(W(3));
+                LOOP_BACK(W(3));
             }
             NEXT(LOOP_I32);
         }
@@ -1019,7 +1038,7 @@ dispatch_switch:
             const I32 v = load<I32>(A(0));
             if (static_cast<I64>(load<I32>(A(1))) - v <= IMM32(2)) {
                 store<I32>(A(0), static_cast<I32>(v + IMM32(2)));
-                JUMP(W(3));
+                LOOP_BACK(W(3));
             }
             NEXT(LOOP_DN_I32);
         }
@@ -1029,7 +1048,7 @@ dispatch_switch:
             const I32 step = load<I32>(A(2));
             if ((step > 0 && room >= step) || (step < 0 && room <= step)) {
                 store<I32>(A(0), static_cast<I32>(v + step));
-                JUMP(W(3));
+                LOOP_BACK(W(3));
             }
             NEXT(LOOP_STEP_I32);
         }
@@ -1044,7 +1063,7 @@ dispatch_switch:
             const auto ss = static_cast<I64>(step);
             if ((ss > 0 && sv < sb && bound - v >= step) || (ss < 0 && sv > sb && v - bound >= U64{0} - step)) {
                 store<U64>(A(0), v + step);
-                JUMP(W(3));
+                LOOP_BACK(W(3));
             }
             NEXT(LOOP_STEP_I64);
         }
@@ -1054,7 +1073,7 @@ dispatch_switch:
                 const U32 next = static_cast<U32>(v) + W(3);
                 store<U32>(A(0), next);
                 store<std::uint16_t>(A(1), static_cast<std::uint16_t>(next));
-                JUMP(W(4));
+                LOOP_BACK(W(4));
             }
             NEXT(LOOP_I16_IMM);
         }
@@ -1064,7 +1083,7 @@ dispatch_switch:
                 const U32 next = static_cast<U32>(v) + W(3);
                 store<U32>(A(0), next);
                 store<std::uint16_t>(A(1), static_cast<std::uint16_t>(next));
-                JUMP(W(4));
+                LOOP_BACK(W(4));
             }
             NEXT(LOOP_DN_I16_IMM);
         }
@@ -1079,6 +1098,24 @@ dispatch_switch:
             const F64 p = rounded(load<F64>(A(1)) * load<F64>(A(2)));
             store<F64>(A(0), p + load<F64>(A(3)));
             NEXT(MULADD_F64);
+        }
+
+        // --- an array element added: a running sum is one dispatch per element ---
+        ADDX(ADDX_I32, U32, a + b)
+        ADDX(ADDX_F32, F32, a + b)
+        ADDX(ADDX_F64, F64, a + b)
+
+        // --- ring-buffer index (a + b) MOD constant ---
+        CASE(ADDMOD_I32_IMM) {
+            const auto sum = static_cast<I32>(load<U32>(A(1)) + load<U32>(A(2)));
+            const U32 r = modByReciprocal(bytecode::divisorMagnitude(sum), W(3), static_cast<U64>(IMM64(4)));
+            store<U32>(A(0), sum < 0 ? 0u - r : r);
+            NEXT(ADDMOD_I32_IMM);
+        }
+        CASE(ADDMOD_U32_IMM) {
+            const U32 sum = load<U32>(A(1)) + load<U32>(A(2));
+            store<U32>(A(0), modByReciprocal(sum, W(3), static_cast<U64>(IMM64(4))));
+            NEXT(ADDMOD_U32_IMM);
         }
     default: goto invalid;
     }
@@ -1113,6 +1150,7 @@ fault:
 #undef DISPATCH
 #undef NEXT
 #undef JUMP
+#undef LOOP_BACK
 #undef ENTER
 #undef BIN
 #undef UN
@@ -1123,6 +1161,7 @@ fault:
 #undef BIN_T
 #undef LDI
 #undef LDX
+#undef ADDX
 #undef STX
 #undef ELEMENT
 #undef STI

@@ -2,6 +2,7 @@
 // and truncation to the destination's capacity, BCD, integer EXPT and text conversions.
 // Argument blocks are 8-byte slots (opcodes.def, CALL_NATIVE); every image access is checked.
 #include "native_text.h"
+#include "text_number.h"
 #include "vm_internal.h"
 
 #include <algorithm>
@@ -268,52 +269,18 @@ Trap timeToString(const NativeContext& ctx, std::uint8_t* args) noexcept {
     return setString(ctx, args, std::string_view(buf, static_cast<std::size_t>(p - buf)));
 }
 
-// Decimal with optional sign, or 16#/8#/2# prefixed; underscores allowed; invalid text gives 0.
+// The text read as a number of the type in slot 2 (text_number.h); not a number of it gives 0.
 Trap stringToInt(const NativeContext& ctx, std::uint8_t* args) noexcept {
     using C = char;
     TAKT_STRING_ARG(s, 1)
-    char buf[80];
-    std::size_t n = 0;
-    for (char c : s) {
-        if (c != '_' && c != ' ' && n < sizeof buf) {
-            buf[n++] = c;
-        }
-    }
-    std::string_view t(buf, n);
-    bool negative = false;
-    if (!t.empty() && (t.front() == '-' || t.front() == '+')) {
-        negative = t.front() == '-';
-        t.remove_prefix(1);
-    }
-    int radix = 10;
-    if (const std::size_t hash = t.find('#'); hash != std::string_view::npos) {
-        if (t.substr(0, hash) == "16") {
-            radix = 16;
-        } else if (t.substr(0, hash) == "8") {
-            radix = 8;
-        } else if (t.substr(0, hash) == "2") {
-            radix = 2;
-        }
-        t.remove_prefix(hash + 1);
-    }
-    std::uint64_t v = 0;
-    const auto r = std::from_chars(t.data(), t.data() + t.size(), v, radix);
-    if (r.ec != std::errc{} || r.ptr != t.data() + t.size()) {
-        v = 0;
-    }
-    setInt(args, static_cast<std::int64_t>(negative ? std::uint64_t{0} - v : v));
+    setInt(args, textToInt(s, static_cast<bytecode::TextNumber>(static_cast<std::uint32_t>(intArg(args, 2)))));
     return Trap::None;
 }
 
 Trap stringToReal(const NativeContext& ctx, std::uint8_t* args) noexcept {
     using C = char;
     TAKT_STRING_ARG(s, 1)
-    double v = 0.0;
-    const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (r.ec != std::errc{}) {
-        v = 0.0;
-    }
-    store<double>(args, v);
+    store<double>(args, textToReal(s, static_cast<bytecode::TextNumber>(static_cast<std::uint32_t>(intArg(args, 2)))));
     return Trap::None;
 }
 

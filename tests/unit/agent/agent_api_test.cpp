@@ -12,8 +12,9 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "../compiler/temp_dir.h"
 #include "agent_process.h"
+#include "support/json.h"
+#include "support/temp_dir.h"
 #include "takt/agent/agent_server.h"
 #include "takt/agent/harness.h"
 
@@ -22,37 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A member path, or a null value when any step is missing (operator[] on a missing member is
-// undefined behaviour in RapidJSON release builds).
-const rapidjson::Value& at(const rapidjson::Value& v, std::initializer_list<const char*> path) {
-    static const rapidjson::Value kNull;
-    const rapidjson::Value* cur = &v;
-    for (const char* key : path) {
-        if (!cur->IsObject()) {
-            return kNull;
-        }
-        auto it = cur->FindMember(key);
-        if (it == cur->MemberEnd()) {
-            return kNull;
-        }
-        cur = &it->value;
-    }
-    return *cur;
-}
-
-std::string readFile(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-std::string toJson(const rapidjson::Value& v) {
-    rapidjson::StringBuffer b;
-    rapidjson::Writer<rapidjson::StringBuffer> w(b);
-    v.Accept(w);
-    return b.GetString();
-}
+using test::at;
+using test::toJson;
 
 // Every member of `expected` is in `actual` with a matching value (objects recursively,
 // arrays element by element with the same length).
@@ -92,7 +64,7 @@ rapidjson::Document parse(const std::string& text) {
 class Replay : public ::testing::Test {
 protected:
     void SetUp() override {
-        spec_.Parse(readFile(fs::path(TAKT_SOURCE_DIR) / "tests/protocol/seed000_replay.json").c_str());
+        spec_.Parse(test::readText(fs::path(TAKT_SOURCE_DIR) / "tests/protocol/seed000_replay.json").c_str());
         ASSERT_FALSE(spec_.HasParseError());
         for (auto it = at(spec_, {"fixture"}).MemberBegin(); it != at(spec_, {"fixture"}).MemberEnd(); ++it) {
             dir_.write(it->name.GetString(), it->value.GetString());
@@ -130,7 +102,7 @@ TEST_F(Replay, SeedExamplesThroughBinary) {
     EXPECT_EQ(agent.finish(), 0);
     // lsp.format never writes; runtime.build wrote program.stbc.
     EXPECT_TRUE(fs::exists(dir_.path() / "runtime-a/program.stbc"));
-    EXPECT_EQ(readFile(dir_.path() / "runtime-a/src/main.st"),
+    EXPECT_EQ(test::readText(dir_.path() / "runtime-a/src/main.st"),
               at(spec_, {"fixture", "runtime-a/src/main.st"}).GetString());
 }
 
@@ -284,7 +256,7 @@ TEST_F(Conformance, NotificationsGetNoResponseButRun) {
     EXPECT_FALSE(
         server_.handleLine(R"({"jsonrpc":"2.0","method":"workspace.write","params":{"path":"n.txt","text":"hi"}})")
             .has_value());
-    EXPECT_EQ(readFile(dir_.path() / "n.txt"), "hi");
+    EXPECT_EQ(test::readText(dir_.path() / "n.txt"), "hi");
     // An invalid envelope without an id is still answered (id null), as JSON-RPC 2.0 says.
     const rapidjson::Document d = call(R"({"method":"agent.ping"})");
     EXPECT_EQ(at(d, {"error", "code"}).GetInt(), -32600);

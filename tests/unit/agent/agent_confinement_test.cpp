@@ -18,7 +18,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "../compiler/temp_dir.h"
+#include "support/json.h"
+#include "support/temp_dir.h"
 #include "takt/agent/agent_server.h"
 
 namespace takt::agent {
@@ -26,23 +27,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A member path, or a null value when any step is missing (operator[] on a missing member is
-// undefined behaviour in RapidJSON release builds).
-const rapidjson::Value& at(const rapidjson::Value& v, std::initializer_list<const char*> path) {
-    static const rapidjson::Value kNull;
-    const rapidjson::Value* cur = &v;
-    for (const char* key : path) {
-        if (!cur->IsObject()) {
-            return kNull;
-        }
-        auto it = cur->FindMember(key);
-        if (it == cur->MemberEnd()) {
-            return kNull;
-        }
-        cur = &it->value;
-    }
-    return *cur;
-}
+using test::at;
 
 std::string jsonString(const std::string& s) {
     rapidjson::StringBuffer b;

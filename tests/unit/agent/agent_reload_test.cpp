@@ -14,8 +14,8 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
-#include "../compiler/temp_dir.h"
-#include "../io/takt_process.h"
+#include "support/takt_cli.h"
+#include "support/temp_dir.h"
 #include "takt/agent/agent_server.h"
 #include "takt/agent/control_client.h"
 
@@ -154,8 +154,8 @@ TEST(AgentReload, CompileReloadChangesARunningRuntime) {
     dir.write("p/io.toml", "[io]\ndriver = \"loopback\"\n");
     dir.write("p/src/main.st",
               "PROGRAM Main\nVAR cnt : UDINT; version : INT := 1; END_VAR\ncnt := cnt + 1;\nEND_PROGRAM\n");
-    io::test::TaktProcess run({"run", "--project", (dir.path() / "p").string(), "--for", "60s"},
-                              dir.path() / "run.log");
+    test::Process run(test::taktArgv({"run", "--project", (dir.path() / "p").string(), "--for", "60s"}),
+                      {.log = dir.path() / "run.log"});
     ASSERT_TRUE(run.started());
     ASSERT_FALSE(run.waitForLine({"control endpoint"}).empty()) << run.log();
     ControlClientOptions client;

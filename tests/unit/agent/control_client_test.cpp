@@ -13,8 +13,9 @@
 
 #include <gtest/gtest.h>
 
-#include "../compiler/temp_dir.h"
 #include "control_test_support.h"
+#include "support/takt_cli.h"
+#include "support/temp_dir.h"
 #include "takt/agent/control.h"
 #include "takt/agent/control_client.h"
 
@@ -267,16 +268,9 @@ TEST(ControlServerLoad, AHundredMebibyteLineIsSkippedWhileAnotherClientIsServed)
 
 // `takt ctl` and `takt reload` (the real binary) against a server in this process.
 std::string run(const std::string& args, int& exitCode) {
-    const std::string command = std::string(TAKT_BINARY) + " " + args + " 2>&1";
-    FILE* p = ::popen(command.c_str(), "r");
-    std::string out;
-    char buf[4096];
-    while (p != nullptr && std::fgets(buf, sizeof buf, p) != nullptr) {
-        out += buf;
-    }
-    const int status = p != nullptr ? ::pclose(p) : -1;
-    exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return out;
+    test::RunResult r = test::runTaktMerged(args);
+    exitCode = r.exitCode;
+    return r.out;
 }
 
 TEST(ControlCli, CtlAndReloadTalkToTheEndpoint) {

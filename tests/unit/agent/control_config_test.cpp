@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../compiler/temp_dir.h"
+#include "support/temp_dir.h"
 #include "takt/agent/control_config.h"
 
 namespace takt::agent {

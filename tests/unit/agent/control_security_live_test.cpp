@@ -2,8 +2,12 @@
 // TARGETS.md "Reliability and security"): the token and role matrix on loopback TCP, the refusal
 // of a non-loopback endpoint without TLS, a TLS round trip against a test CA made with openssl,
 // and 1,000 idle connections that must not lock a real client out.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <memory>
@@ -94,7 +98,7 @@ std::unique_ptr<ControlClient> connectedAfterBackoff(const ControlClientOptions&
 
 TEST(ControlSecurityLive, TokenAndRoleMatrixChangesNothing) {
     TempDir project, other;
-    const std::string endpoint = fmt::format("tcp://127.0.0.1:{}", freePort());
+    const std::string endpoint = fmt::format("tcp://127.0.0.1:{}", test::freeTcpPort());
     writeProject(project, endpoint);
     other.write("src/main.st", "PROGRAM Main\nVAR x : INT; END_VAR\nx := x + 2;\nEND_PROGRAM\n");
     other.write("runtime.toml", "[bundle]\nversion = 1\n[resource]\nname = \"cell\"\ncycle_interval_ms = 10\n");
@@ -173,10 +177,10 @@ TEST(ControlSecurityLive, TokenAndRoleMatrixChangesNothing) {
 
 TEST(ControlSecurityLive, NonLoopbackTcpWithoutTlsIsRefusedAtStartUp) {
     TempDir project;
-    const std::string endpoint = fmt::format("tcp://0.0.0.0:{}", freePort());
+    const std::string endpoint = fmt::format("tcp://0.0.0.0:{}", test::freeTcpPort());
     writeProject(project, endpoint);
     Runtime rt(project.path());
-    const std::optional<int> rc = rt.waitExit(std::chrono::seconds(20));
+    const std::optional<int> rc = rt.waitForExit(std::chrono::seconds(20));
     ASSERT_TRUE(rc.has_value()) << "takt run kept running on " << endpoint;
     EXPECT_NE(*rc, 0);
     EXPECT_NE(rt.log().find(endpoint), std::string::npos) << rt.log();
@@ -210,7 +214,7 @@ TEST(ControlSecurityLive, TlsRoundTripWithClientCertificates) {
     const Pki pki(project);
     ASSERT_TRUE(pki.ok) << readText(project.path() / "openssl.log");
     const std::string p = project.path().string() + "/";
-    const std::string endpoint = fmt::format("tls://127.0.0.1:{}", freePort());
+    const std::string endpoint = fmt::format("tls://127.0.0.1:{}", test::freeTcpPort());
     writeProject(project, endpoint,
                  fmt::format("\n[runtime.control.tls]\ncert = \"{0}server.pem\"\nkey = \"{0}server.key\"\n"
                              "client_ca = \"{0}ca.pem\"\n",
@@ -255,7 +259,7 @@ TEST(ControlSecurityLive, TlsServerCertificateMustNameTheHost) {
     const Pki pki(project);
     ASSERT_TRUE(pki.ok) << readText(project.path() / "openssl.log");
     const std::string p = project.path().string() + "/";
-    const std::string endpoint = fmt::format("tls://127.0.0.1:{}", freePort());
+    const std::string endpoint = fmt::format("tls://127.0.0.1:{}", test::freeTcpPort());
     writeProject(project, endpoint,
                  fmt::format("\n[runtime.control.tls]\ncert = \"{0}wrong.pem\"\nkey = \"{0}wrong.key\"\n", p));
     Runtime rt(project.path());
@@ -264,18 +268,7 @@ TEST(ControlSecurityLive, TlsServerCertificateMustNameTheHost) {
     o.timeoutMs = 3000;
     // Wait until it listens (a plain connect), then expect the handshake to be refused.
     const std::uint16_t port = static_cast<std::uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
-    bool listening = false;
-    for (int i = 0; i < 200 && !listening; ++i) {
-        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        a.sin_port = htons(port);
-        listening = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-        ::close(fd);
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ASSERT_TRUE(listening) << rt.log();
+    ASSERT_TRUE(test::waitForPort(port, std::chrono::seconds(10), std::chrono::milliseconds(50))) << rt.log();
     const ControlReply r = ControlClient(o).connect();
     EXPECT_FALSE(r.reached);
     EXPECT_NE(r.message.find("certificate"), std::string::npos) << r.message;
@@ -308,7 +301,7 @@ TEST(ControlSecurityLive, ThousandIdleConnectionsDoNotLockOutAClient) {
         ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &lim), 0);
     }
     TempDir project;
-    const std::uint16_t port = freePort();
+    const std::uint16_t port = test::freeTcpPort();
     const std::string endpoint = fmt::format("tcp://127.0.0.1:{}", port);
     writeProject(project, endpoint);
     Runtime rt(project.path());

@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include "../compiler/temp_dir.h"
 #include "control_test_support.h"
+#include "support/temp_dir.h"
 #include "takt/agent/control.h"
 
 namespace takt::agent {

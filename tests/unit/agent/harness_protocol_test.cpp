@@ -14,28 +14,17 @@
 #include <rapidjson/writer.h>
 
 #include "../engine/module_builder.h"
+#include "support/json.h"
+#include "support/temp_dir.h"
 #include "takt/agent/harness.h"
 
 namespace takt::agent {
 namespace {
 
 using bytecode::ValueKind;
+using test::toJson;
 using testing::peek;
 using testing::poke;
-
-std::string readFile(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-std::string toJson(const rapidjson::Value& v) {
-    rapidjson::StringBuffer b;
-    rapidjson::Writer<rapidjson::StringBuffer> w(b);
-    v.Accept(w);
-    return b.GetString();
-}
 
 // Every member of `expected` is in `actual` with an equal value (objects recursively).
 bool subset(const rapidjson::Value& expected, const rapidjson::Value& actual) {
@@ -62,7 +51,7 @@ struct Step {
 
 std::vector<Step> loadSteps() {
     rapidjson::Document d;
-    d.Parse(readFile(std::string(TAKT_SOURCE_DIR) + "/tests/protocol/seed001_replay.json").c_str());
+    d.Parse(test::readText(std::string(TAKT_SOURCE_DIR) + "/tests/protocol/seed001_replay.json").c_str());
     std::vector<Step> steps;
     if (d.HasParseError() || !d.IsObject()) {
         return steps;

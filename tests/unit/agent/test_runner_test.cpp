@@ -1,15 +1,14 @@
 // `takt test`: the CONFIG.md JSON shape, exit codes, --list/--filter, and the other formats.
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include "support/takt_cli.h"
 #include "takt/agent/test_runner.h"
 
 namespace takt::agent {
@@ -17,26 +16,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-    int exitCode = -1;
-    std::string out;
-};
+using CliRun = test::RunResult; // stdout; stderr is not looked at
 
 CliRun takt(const std::string& args) {
-    CliRun r;
-    const std::string cmd = std::string(TAKT_BINARY) + " " + args + " 2>/dev/null";
-    FILE* p = popen(cmd.c_str(), "r");
-    if (p == nullptr) {
-        return r;
-    }
-    char buf[4096];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) {
-        r.out.append(buf, n);
-    }
-    const int status = pclose(p);
-    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
+    return test::runTakt(args);
 }
 
 fs::path makeProject(const std::string& name, const std::string& source) {

@@ -1,58 +1,20 @@
 // `takt validate` and `takt boards` as a user runs them: the real binary on projects written to
 // a temp directory; exit codes and the --ci document.
-#include <sys/wait.h>
-
-#include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
-#include "../compiler/temp_dir.h"
+#include "support/takt_cli.h"
+#include "support/temp_dir.h"
 
 namespace {
 
 using takt::test::TempDir;
 
-struct RunResult {
-    int exitCode = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string shellQuote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) {
-        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    }
-    return q + "'";
-}
-
-RunResult runTakt(const std::string& args, const std::filesystem::path& cwd) {
-    TempDir scratch;
-    const std::filesystem::path errFile = scratch.path() / "stderr";
-    const std::string cmd = "cd " + shellQuote(cwd.string()) + " && " + shellQuote(TAKT_BINARY) + " " + args + " 2>" +
-                            shellQuote(errFile.string());
-    RunResult r;
-    FILE* pipe = ::popen(cmd.c_str(), "r");
-    if (pipe == nullptr) {
-        return r;
-    }
-    char buf[4096];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) {
-        r.out.append(buf, n);
-    }
-    const int status = ::pclose(pipe);
-    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream in(errFile);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    r.err = ss.str();
-    return r;
-}
+using takt::test::RunResult;
+using takt::test::runTakt;
+using takt::test::shellQuote;
 
 rapidjson::Document json(const RunResult& r) {
     rapidjson::Document doc;

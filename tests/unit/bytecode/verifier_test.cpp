@@ -36,7 +36,8 @@ TEST(Verifier, EveryOpcodeWithInRangeOperandsIsAccepted) {
         const OpcodeInfo& info = kOpcodeInfo[op];
         const auto o = static_cast<Opcode>(op);
         const bool divide = o == Opcode::DIV_I32_IMM || o == Opcode::MOD_I32_IMM || o == Opcode::DIV_U32_IMM ||
-                            o == Opcode::MOD_U32_IMM;
+                            o == Opcode::MOD_U32_IMM || o == Opcode::ADDMOD_I32_IMM || o == Opcode::ADDMOD_U32_IMM;
+        const bool loop = info.name.starts_with("LOOP_");
         m.code.push_back(op);
         for (std::uint8_t k = 0; k < info.operandCount; ++k) {
             switch (info.operands[k].kind) {
@@ -63,7 +64,8 @@ TEST(Verifier, EveryOpcodeWithInRangeOperandsIsAccepted) {
                     m.code.insert(m.code.end(), {0, 0});
                 }
                 break;
-            case OperandKind::Jump: m.code.push_back(entry + info.length); break;
+            // FOR back-edges jump backwards (here to themselves), other jumps to the RET after them.
+            case OperandKind::Jump: m.code.push_back(loop ? entry : entry + info.length); break;
             case OperandKind::Pou: m.code.push_back(2); break;
             case OperandKind::Native: m.code.push_back(static_cast<std::uint32_t>(Native::Mid)); break;
             case OperandKind::Count: m.code.push_back(4); break;
@@ -105,6 +107,59 @@ TEST(Verifier, RejectsALoopStepAgainstTheInstructionsDirection) {
             EXPECT_NE(r.message.find("must be negative"), std::string::npos) << r.message;
         }
     }
+}
+
+// The VM counts the watchdog on every FOR back-edge without testing the direction, so a LOOP_*
+// whose target lies after it is refused.
+TEST(Verifier, RejectsALoopBackEdgeThatJumpsForward) {
+    auto moduleWith = [](std::uint32_t skip) {
+        Module m = validModule();
+        auto entry = static_cast<std::uint32_t>(m.code.size());
+        const std::uint32_t loopAt = entry + 1; // after a NOP
+        const std::uint32_t target = skip == 0 ? entry : loopAt + 5 + skip - 1;
+        m.code.insert(m.code.end(), {static_cast<std::uint32_t>(Opcode::NOP),
+                                     static_cast<std::uint32_t>(Opcode::LOOP_I32_IMM), fp(0), 10u, 1u, target});
+        for (std::uint32_t k = 1; k < skip; ++k) {
+            m.code.push_back(static_cast<std::uint32_t>(Opcode::NOP));
+        }
+        m.code.push_back(static_cast<std::uint32_t>(Opcode::RET));
+        m.pous.push_back({"T", PouKind::Function, entry, static_cast<std::uint32_t>(m.code.size()), 64, kNone, kNone});
+        return m;
+    };
+    EXPECT_TRUE(verify(moduleWith(0)).ok());
+    expectRejected(moduleWith(2), VerifyError::JumpTarget, "not a backward jump");
+}
+
+// ADDMOD_*_IMM carries its divisor and reciprocal after two sources: checked like MOD_*_IMM.
+TEST(Verifier, ChecksTheDivisorOfARingIndex) {
+    auto moduleWith = [](Opcode op, std::uint32_t divisor, std::uint64_t r) {
+        Module m = validModule();
+        auto entry = static_cast<std::uint32_t>(m.code.size());
+        m.code.insert(m.code.end(),
+                      {static_cast<std::uint32_t>(op), fp(0), fp(4), fp(8), divisor, static_cast<std::uint32_t>(r),
+                       static_cast<std::uint32_t>(r >> 32), static_cast<std::uint32_t>(Opcode::RET)});
+        m.pous.push_back({"T", PouKind::Function, entry, static_cast<std::uint32_t>(m.code.size()), 64, kNone, kNone});
+        return m;
+    };
+    EXPECT_TRUE(verify(moduleWith(Opcode::ADDMOD_I32_IMM, 256, divisorReciprocal(256))).ok());
+    EXPECT_TRUE(verify(moduleWith(Opcode::ADDMOD_U32_IMM, 7, divisorReciprocal(7))).ok());
+    expectRejected(moduleWith(Opcode::ADDMOD_I32_IMM, 0, 0), VerifyError::Immediate, "divisor 0");
+    expectRejected(moduleWith(Opcode::ADDMOD_U32_IMM, 10, divisorReciprocal(9)), VerifyError::Immediate, "reciprocal");
+}
+
+// ADDX_* reads any element its bounds check admits: the array operand must cover all of them.
+TEST(Verifier, ChecksTheArrayOperandOfAnElementAdd) {
+    auto moduleWith = [](std::uint32_t count) {
+        Module m = validModule();
+        auto entry = static_cast<std::uint32_t>(m.code.size());
+        // fp+0 := fp+8 + element of a REAL array of `count` elements at fp+16 (frame of 64 bytes)
+        m.code.insert(m.code.end(), {static_cast<std::uint32_t>(Opcode::ADDX_F32), fp(0), fp(16), fp(4), 0u, 4u, count,
+                                     fp(8), static_cast<std::uint32_t>(Opcode::RET)});
+        m.pous.push_back({"T", PouKind::Function, entry, static_cast<std::uint32_t>(m.code.size()), 64, kNone, kNone});
+        return m;
+    };
+    EXPECT_TRUE(verify(moduleWith(12)).ok()); // 16 + 12 * 4 = 64
+    EXPECT_FALSE(verify(moduleWith(13)).ok());
 }
 
 // DIV/MOD by a constant trusts its reciprocal operand, so the verifier recomputes it; a zero

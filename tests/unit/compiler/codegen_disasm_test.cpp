@@ -24,24 +24,23 @@ END_PROGRAM
     EXPECT_EQ(c.code("Main"), R"(  0000  ADD_I32_IMM  this+4 <Main.x>, this+4 <Main.x>, 1
   0004  MUL_I32_IMM  fp+0, this+4 <Main.x>, 3
   0008  ADD_I32      fp+8, this+8 <Main.acc>, fp+0
-  000c  ADD_I32      fp+16, fp+8, this+0 <Main.i>
-  0010  MOD_I32_IMM  this+8 <Main.acc>, fp+16, 1000003, 18446688733644
-  0016  SX_16_32     fp+0, this+12 <Main.n>
-  0019  ADD_I32_IMM  fp+4, fp+0, 1
-  001d  MOV_16       this+12 <Main.n>, fp+4
-  0020  MOVI_32      this+0 <Main.i>, 1
-L0023:
-  0023  JLE_I32_IMM  this+4 <Main.x>, 32760, L002d
-  0027  ADD_I32_IMM  this+8 <Main.acc>, this+8 <Main.acc>, 1
-  002b  JMP          L003a
-L002d:
-  002d  MOD_I32_IMM  fp+0, this+4 <Main.x>, 3, 6148914691236517206
-  0033  JNE_I32_IMM  fp+0, 0, L003a
-  0037  MOVI_32      this+8 <Main.acc>, 0
-L003a:
-  003a  LOOP_I32_IMM this+0 <Main.i>, 999, 1, L0023
-  003f  I32_TO_F64   this+16 <Main.r>, this+8 <Main.acc>
-  0042  RET
+  000c  ADDMOD_I32_IMM this+8 <Main.acc>, fp+8, this+0 <Main.i>, 1000003, 18446688733644
+  0013  SX_16_32     fp+0, this+12 <Main.n>
+  0016  ADD_I32_IMM  fp+4, fp+0, 1
+  001a  MOV_16       this+12 <Main.n>, fp+4
+  001d  MOVI_32      this+0 <Main.i>, 1
+L0020:
+  0020  JLE_I32_IMM  this+4 <Main.x>, 32760, L002a
+  0024  ADD_I32_IMM  this+8 <Main.acc>, this+8 <Main.acc>, 1
+  0028  JMP          L0037
+L002a:
+  002a  MOD_I32_IMM  fp+0, this+4 <Main.x>, 3, 6148914691236517206
+  0030  JNE_I32_IMM  fp+0, 0, L0037
+  0034  MOVI_32      this+8 <Main.acc>, 0
+L0037:
+  0037  LOOP_I32_IMM this+0 <Main.i>, 999, 1, L0020
+  003c  I32_TO_F64   this+16 <Main.r>, this+8 <Main.acc>
+  003f  RET
 )");
 }
 
@@ -120,8 +119,9 @@ END_PROGRAM
         }
         return n;
     };
-    EXPECT_EQ(count("IDX "), 0u) << main; // a[3] is an operand, a[i] one LDX_32
-    EXPECT_EQ(count("LDX_32 "), 1u) << main;
+    EXPECT_EQ(count("IDX "), 0u) << main; // a[3] is an operand, s + a[i] one ADDX_F32
+    EXPECT_EQ(count("ADDX_F32 "), 1u) << main;
+    EXPECT_EQ(count("LDX_32 "), 0u) << main;
     EXPECT_EQ(count("LDI_32 "), 0u) << main;
     EXPECT_EQ(count("COPY "), 1u) << main;    // lo and hi together
     EXPECT_EQ(count("MOVI_32 "), 1u) << main; // the FOR start only

@@ -1,16 +1,12 @@
 // `takt fmt` end to end: runs the built binary on temporary files and checks exit codes,
 // in-place rewriting and that files with errors are left untouched.
-#include <sys/stat.h>
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <random>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "support/takt_cli.h"
+#include "support/temp_dir.h"
 
 namespace {
 
@@ -20,53 +16,16 @@ constexpr const char* kUnformatted = "program P\nvar x:int; end_var\nx:=x+1;\nen
 constexpr const char* kFormatted = "PROGRAM P\n    VAR\n        x : INT;\n    END_VAR\n    x := x + 1;\nEND_PROGRAM\n";
 constexpr const char* kBroken = "PROGRAM P\nx := 'never closed;\nEND_PROGRAM\n";
 
-struct CliRun {
-    int exitCode = -1;
-    std::string out; // stdout and stderr together
-};
+using CliRun = takt::test::RunResult; // stdout and stderr together in `out`
 
 class FmtCli : public ::testing::Test {
 protected:
-    void SetUp() override {
-        std::random_device rd;
-        dir_ = fs::temp_directory_path() / ("takt-fmt-test-" + std::to_string(rd()));
-        fs::create_directories(dir_);
-    }
-    void TearDown() override {
-        std::error_code ec;
-        fs::remove_all(dir_, ec);
-    }
-
-    fs::path write(const std::string& name, const std::string& text) {
-        fs::path p = dir_ / name;
-        std::ofstream(p, std::ios::binary) << text;
-        return p;
-    }
-    static std::string read(const fs::path& p) {
-        std::ifstream in(p, std::ios::binary);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        return ss.str();
-    }
-    static CliRun takt(const std::string& args) {
-        CliRun run;
-        std::string cmd = std::string("'") + TAKT_BINARY + "' fmt " + args + " 2>&1";
-        FILE* pipe = ::popen(cmd.c_str(), "r");
-        if (pipe == nullptr) {
-            return run;
-        }
-        char buf[4096];
-        std::size_t n = 0;
-        while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) {
-            run.out.append(buf, n);
-        }
-        int status = ::pclose(pipe);
-        run.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-        return run;
-    }
+    fs::path write(const std::string& name, const std::string& text) { return dir_.write(name, text); }
+    static std::string read(const fs::path& p) { return takt::test::readText(p); }
+    static CliRun takt(const std::string& args) { return takt::test::runTaktMerged("fmt " + args); }
     static std::string q(const fs::path& p) { return "'" + p.string() + "'"; }
 
-    fs::path dir_;
+    takt::test::TempDir dir_;
 };
 
 TEST_F(FmtCli, CheckExitsZeroWhenEveryFileIsCanonical) {
@@ -99,14 +58,14 @@ TEST_F(FmtCli, RewritesFilesInPlaceAndNamesThem) {
     // Atomic replacement keeps the mode and leaves no temporary file behind.
     EXPECT_EQ(fs::status(a).permissions() & fs::perms::all,
               fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
-    std::size_t entries = std::distance(fs::directory_iterator(dir_), fs::directory_iterator());
+    std::size_t entries = std::distance(fs::directory_iterator(dir_.path()), fs::directory_iterator());
     EXPECT_EQ(entries, 2u);
     EXPECT_EQ(takt("--check " + q(a)).exitCode, 0);
 }
 
 TEST_F(FmtCli, SymbolicLinkKeepsPointingAtTheRewrittenFile) {
     fs::path target = write("target.st", kUnformatted);
-    fs::path link = dir_ / "link.st";
+    fs::path link = dir_.path() / "link.st";
     fs::create_symlink(target, link);
     CliRun r = takt(q(link));
     EXPECT_EQ(r.exitCode, 0) << r.out;
@@ -129,14 +88,14 @@ TEST_F(FmtCli, FileWithErrorsIsReportedAndLeftUnchanged) {
 }
 
 TEST_F(FmtCli, MissingFileIsAnInvalidProject) {
-    CliRun r = takt(q(dir_ / "nope.st"));
+    CliRun r = takt(q(dir_.path() / "nope.st"));
     EXPECT_EQ(r.exitCode, 10) << r.out;
     EXPECT_NE(r.out.find("nope.st"), std::string::npos) << r.out;
 }
 
 TEST_F(FmtCli, DirectoryArgumentIsAnInvalidProject) {
-    fs::create_directories(dir_ / "src");
-    CliRun r = takt(q(dir_ / "src"));
+    fs::create_directories(dir_.path() / "src");
+    CliRun r = takt(q(dir_.path() / "src"));
     EXPECT_EQ(r.exitCode, 10) << r.out;
     EXPECT_NE(r.out.find("src"), std::string::npos) << r.out;
 }

@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/temp_dir.h"
 #include "takt/compiler/project.h"
-#include "temp_dir.h"
 
 namespace takt::compiler {
 namespace {

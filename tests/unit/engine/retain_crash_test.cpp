@@ -12,12 +12,12 @@
 #include <cstring>
 #include <random>
 #include <string>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <thread>
-#include <unistd.h>
+#include <vector>
 
-#include "../compiler/temp_dir.h"
+#include "support/process.h"
+#include "support/takt_cli.h"
+#include "support/temp_dir.h"
 #include "takt/engine/retain.h"
 
 namespace takt::engine {
@@ -31,30 +31,10 @@ int killCount() {
     return n > 0 ? n : 200;
 }
 
-struct Child {
-    pid_t pid = -1;
-    FILE* out = nullptr;
-};
-
-// Starts `takt retain-stress` with its stdout on a pipe.
-Child spawnStress(const std::string& path) {
-    int fds[2];
-    if (::pipe(fds) != 0) {
-        return {};
-    }
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL); // never outlive a crashed test
-        ::dup2(fds[1], STDOUT_FILENO);
-        ::close(fds[0]);
-        ::close(fds[1]);
-        const std::string vars = std::to_string(kVars);
-        ::execl(TAKT_BINARY, TAKT_BINARY, "retain-stress", "--path", path.c_str(), "--vars", vars.c_str(),
-                "--interval-ms", "1", "--seconds", "60", static_cast<char*>(nullptr));
-        ::_exit(127);
-    }
-    ::close(fds[1]);
-    return Child{pid, ::fdopen(fds[0], "r")};
+// `takt retain-stress`: it saves as fast as it can and ends itself after 60 s at the latest.
+std::vector<std::string> stressArgv(const std::string& path) {
+    return test::taktArgv(
+        {"retain-stress", "--path", path, "--vars", std::to_string(kVars), "--interval-ms", "1", "--seconds", "60"});
 }
 
 // Every variable equal: the counter value of the one snapshot the image holds.
@@ -88,23 +68,19 @@ TEST(RetainCrash, KillDuringSavesNeverYieldsACorruptOrMixedImage) {
     std::uint64_t lastSequence = 0;
     int advanced = 0;
     for (int k = 0; k < kills; ++k) {
-        Child child = spawnStress(path);
-        ASSERT_GT(child.pid, 0);
-        ASSERT_NE(child.out, nullptr);
-        char line[128] = {};
-        ASSERT_NE(std::fgets(line, sizeof line, child.out), nullptr) << "kill " << k << ": the child did not start";
+        test::Process child(stressArgv(path), {.capture = test::Capture::Stdout});
+        ASSERT_TRUE(child.started());
+        std::string line;
+        ASSERT_TRUE(child.readLine(line)) << "kill " << k << ": the child did not start";
         long long childCounter = -1;
         unsigned long long childSequence = 0;
-        ASSERT_EQ(std::sscanf(line, "loaded %lld %llu", &childCounter, &childSequence), 2) << line;
+        ASSERT_EQ(std::sscanf(line.c_str(), "loaded %lld %llu", &childCounter, &childSequence), 2) << line;
         // What the child restored is what the last kill left.
         EXPECT_EQ(childCounter, lastCounter) << "kill " << k;
 
         std::this_thread::sleep_for(std::chrono::microseconds(delayUs(rng)));
-        ::kill(child.pid, SIGKILL);
-        int status = 0;
-        ::waitpid(child.pid, &status, 0);
-        std::fclose(child.out);
-        ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "kill " << k << ": the child exited";
+        child.signal(SIGKILL);
+        ASSERT_EQ(child.waitForExit(std::chrono::seconds(30)), 128 + SIGKILL) << "kill " << k << ": the child exited";
 
         RetainStore store(path);
         const RetainLoadResult r = store.load();

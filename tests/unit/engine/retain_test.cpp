@@ -12,8 +12,8 @@
 #include <set>
 #include <string>
 
-#include "../compiler/temp_dir.h"
 #include "module_builder.h"
+#include "support/temp_dir.h"
 #include "takt/engine/engine.h"
 #include "takt/engine/retain.h"
 

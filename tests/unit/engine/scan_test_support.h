@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "module_builder.h"
+#include "support/wait.h"
 #include "takt/engine/process_io.h"
 #include "takt/engine/scan_loop.h"
 
@@ -133,14 +134,9 @@ struct ByteLoopRig {
 
 // Polls `pred` every millisecond for up to `seconds`; true once it holds.
 inline bool waitFor(const std::function<bool()>& pred, double seconds = 10.0) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < deadline) {
-        if (pred()) {
-            return true;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return pred();
+    return test::waitUntil(pred,
+                           std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(seconds)),
+                           std::chrono::milliseconds(1));
 }
 
 // Submits `c` with its result going to `r` and waits until the scan thread counted it done.

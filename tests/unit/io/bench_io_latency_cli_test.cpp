@@ -1,36 +1,27 @@
 // `takt bench io-latency`: the real binary over both wirings writes a JSON document with
 // plausible samples (every one at least a cycle), the percentiles in order, and an SVG.
-#include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
-#include "../compiler/temp_dir.h"
+#include "support/takt_cli.h"
+#include "support/temp_dir.h"
 
 namespace takt::io {
 namespace {
 
-std::string readAll(const std::filesystem::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using takt::test::readText;
 
 int runBench(const std::string& args) {
-    const std::string cmd = std::string(TAKT_BINARY) + " bench io-latency " + args + " >/dev/null 2>&1";
-    const int status = std::system(cmd.c_str());
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return takt::test::runTakt("bench io-latency " + args).exitCode;
 }
 
 void checkReport(const std::filesystem::path& json, const std::filesystem::path& svg, const char* via,
                  std::int64_t periodNs) {
     rapidjson::Document doc;
-    doc.Parse(readAll(json).c_str());
-    ASSERT_FALSE(doc.HasParseError()) << readAll(json);
+    doc.Parse(readText(json).c_str());
+    ASSERT_FALSE(doc.HasParseError()) << readText(json);
     EXPECT_EQ(doc["version"].GetInt(), 1);
     EXPECT_STREQ(doc["benchmark"].GetString(), "io-latency");
     EXPECT_STREQ(doc["via"].GetString(), via);
@@ -57,7 +48,7 @@ void checkReport(const std::filesystem::path& json, const std::filesystem::path&
         total += b[2].GetUint64();
     }
     EXPECT_EQ(total, samples);
-    const std::string text = readAll(svg);
+    const std::string text = readText(svg);
     EXPECT_EQ(text.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0U);
     EXPECT_NE(text.find("output write to input observed"), std::string::npos);
     EXPECT_NE(text.find("</svg>"), std::string::npos);
@@ -72,7 +63,7 @@ TEST(BenchIoLatency, LoopbackTakesOneCyclePerSample) {
               0);
     checkReport(json, svg, "loopback", 2'000'000);
     rapidjson::Document doc;
-    doc.Parse(readAll(json).c_str());
+    doc.Parse(readText(json).c_str());
     EXPECT_EQ(doc["samples"].GetUint64(), 30U); // --samples ends the run
     // The loopback driver hands cycle n's outputs to cycle n+1: exactly one cycle, always.
     EXPECT_EQ(doc["latency_cycles"]["max"].GetDouble(), 1.0);

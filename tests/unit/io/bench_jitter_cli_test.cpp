@@ -1,32 +1,23 @@
 // `takt bench jitter`: the real binary writes a JSON document with both histograms and an SVG.
-#include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
-#include "../compiler/temp_dir.h"
+#include "support/takt_cli.h"
+#include "support/temp_dir.h"
 
 namespace takt::io {
 namespace {
 
-std::string readAll(const std::filesystem::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+using takt::test::readText;
 
 TEST(BenchJitter, WritesJsonWithBothHistogramsAndAnSvg) {
     takt::test::TempDir dir;
     const auto json = dir.path() / "j.json";
-    const std::string cmd = std::string(TAKT_BINARY) + " bench jitter --period 10ms --duration 300ms --output " +
-                            json.string() + " >/dev/null 2>&1";
-    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    ASSERT_EQ(takt::test::runTakt("bench jitter --period 10ms --duration 300ms --output " + json.string()).exitCode, 0);
     rapidjson::Document doc;
-    doc.Parse(readAll(json).c_str());
+    doc.Parse(readText(json).c_str());
     ASSERT_FALSE(doc.HasParseError());
     EXPECT_EQ(doc["period_ns"].GetInt64(), 10'000'000);
     const std::uint64_t cycles = doc["cycles"].GetUint64();
@@ -45,7 +36,7 @@ TEST(BenchJitter, WritesJsonWithBothHistogramsAndAnSvg) {
         }
         EXPECT_EQ(total, cycles) << key;
     }
-    const std::string svg = readAll(dir.path() / "j.svg");
+    const std::string svg = readText(dir.path() / "j.svg");
     EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
     EXPECT_NE(svg.find("start lateness"), std::string::npos);
     EXPECT_NE(svg.find("execution time"), std::string::npos);
@@ -53,10 +44,7 @@ TEST(BenchJitter, WritesJsonWithBothHistogramsAndAnSvg) {
 }
 
 TEST(BenchJitter, RejectsAMalformedPeriod) {
-    const std::string cmd = std::string(TAKT_BINARY) + " bench jitter --period fast --duration 1s >/dev/null 2>&1";
-    const int status = std::system(cmd.c_str());
-    ASSERT_TRUE(WIFEXITED(status));
-    EXPECT_EQ(WEXITSTATUS(status), 10);
+    EXPECT_EQ(takt::test::runTakt("bench jitter --period fast --duration 1s").exitCode, 10);
 }
 
 } // namespace

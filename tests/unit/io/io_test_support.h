@@ -1,14 +1,7 @@
 #pragma once
-// Shared pieces of the driver tests: a process image, driver construction from TOML text,
-// free loopback ports, waiting for an effect with a deadline, and child processes (peers).
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
+// Shared pieces of the driver tests: a process image, driver construction from TOML text and
+// waiting for an effect with a deadline; child processes, ports and scratch directories come
+// from tests/support.
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -24,9 +17,11 @@
 #include <gtest/gtest.h>
 #include <toml++/toml.h>
 
+#include "support/net.h"
+#include "support/process.h"
+#include "support/temp_dir.h"
+#include "support/wait.h"
 #include "takt/io/driver.h"
-
-extern char** environ;
 
 namespace takt::io::test {
 
@@ -81,35 +76,11 @@ inline std::string initError(std::string_view name, std::string_view paramsToml)
     return error;
 }
 
-// A loopback TCP port nobody listens on right now.
-inline std::uint16_t freePort() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = 0;
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
 // Calls `step` until `done` holds or `limit` passes; the limit is a hang guard, not a timing
 // assertion.
 inline bool eventually(const std::function<bool()>& done, const std::function<void()>& step = {},
                        std::chrono::milliseconds limit = std::chrono::seconds(15)) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < end) {
-        if (step) {
-            step();
-        }
-        if (done()) {
-            return true;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return done();
+    return takt::test::waitUntil(done, limit, std::chrono::milliseconds(5), step);
 }
 
 // One scan cycle against a driver: inputs in, outputs out.
@@ -118,75 +89,9 @@ inline void cycle(Driver& d, Image& img) {
     d.writeOutputs(img.view());
 }
 
-// A child process, killed (SIGTERM, then SIGKILL) when destroyed.
-class Child {
-public:
-    Child() = default;
-    explicit Child(const std::vector<std::string>& argv) { start(argv); }
-    Child(const Child&) = delete;
-    Child& operator=(const Child&) = delete;
-    ~Child() { stop(); }
-
-    bool start(const std::vector<std::string>& argv) {
-        std::vector<char*> args;
-        for (const auto& a : argv) {
-            args.push_back(const_cast<char*>(a.c_str()));
-        }
-        args.push_back(nullptr);
-        return ::posix_spawn(&pid_, args[0], nullptr, nullptr, args.data(), environ) == 0;
-    }
-    void stop(int sig = SIGTERM) {
-        if (pid_ > 0) {
-            ::kill(pid_, sig);
-            int status = 0;
-            for (int i = 0; i < 200 && ::waitpid(pid_, &status, WNOHANG) == 0; ++i) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(10));
-            }
-            if (::waitpid(pid_, &status, WNOHANG) == 0) {
-                ::kill(pid_, SIGKILL);
-                ::waitpid(pid_, &status, 0);
-            }
-            pid_ = -1;
-        }
-    }
-    [[nodiscard]] bool running() const { return pid_ > 0 && ::kill(pid_, 0) == 0; }
-
-private:
-    pid_t pid_ = -1;
-};
-
-// True once something accepts TCP connections on 127.0.0.1:port.
-inline bool listening(std::uint16_t port) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(port);
-    const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    ::close(fd);
-    return ok;
-}
-
-class TempDir {
-public:
-    TempDir() {
-        std::string tmpl = (std::filesystem::temp_directory_path() / "takt-io-XXXXXX").string();
-        path_ = ::mkdtemp(tmpl.data());
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path_, ec);
-    }
-    [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-    std::filesystem::path write(const std::string& name, const std::string& text) const {
-        std::ofstream(path_ / name) << text;
-        return path_ / name;
-    }
-
-private:
-    std::filesystem::path path_;
-};
+using takt::test::freeTcpPort;
+using takt::test::Process;
+using takt::test::TempDir;
+using takt::test::waitForPort;
 
 } // namespace takt::io::test

@@ -2,6 +2,8 @@
 // A Modbus TCP server on loopback for the driver and `takt run` tests (libmodbus, in-process).
 #include <modbus.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>

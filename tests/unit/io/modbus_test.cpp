@@ -1,8 +1,12 @@
 // modbus-tcp client and modbus-server drivers against real peers on loopback: a libmodbus
 // server thread owned by the test, the modbus-server driver itself, pymodbus when installed,
 // and a raw socket that answers garbage.
+#include <arpa/inet.h>
 #include <modbus.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "io_test_support.h"
 #include "modbus_peer.h"
@@ -64,7 +68,7 @@ TEST(ModbusTcpParams, TrustFormOwnsWordsFromZero) {
 // Registers into %IW and %QX out to coils, through the driver API at cycle rate, with maps
 // larger than one request (300 registers, 2500 coils) so the split is exercised.
 TEST(ModbusTcp, ReadsRegistersAndWritesCoilsAcrossProtocolLimits) {
-    const std::uint16_t port = freePort();
+    const std::uint16_t port = freeTcpPort();
     PeerServer peer(port);
     for (int i = 0; i < 300; ++i) {
         peer.setRegister(i, static_cast<std::uint16_t>(0x1200 + i));
@@ -99,7 +103,7 @@ TEST(ModbusTcp, ReadsRegistersAndWritesCoilsAcrossProtocolLimits) {
 // Peer killed -> degraded, inputs bad, safe state; restarted -> safe values first, then the
 // program's outputs again and fresh inputs.
 TEST(ModbusTcp, CommunicationLossAndRecovery) {
-    const std::uint16_t port = freePort();
+    const std::uint16_t port = freeTcpPort();
     PeerServer peer(port);
     peer.setRegister(0, 7);
     peer.start();
@@ -143,7 +147,7 @@ TEST(ModbusTcp, CommunicationLossAndRecovery) {
 // io.toml's [[io.safe_state]] is what a comm loss sends, not zeros: the alarm lamp of
 // boards/x86-ipc-modbus.toml must come ON when the peer returns, before the program's OFF.
 TEST(ModbusTcp, CommunicationLossSendsTheConfiguredSafeStateFirst) {
-    const std::uint16_t port = freePort();
+    const std::uint16_t port = freeTcpPort();
     PeerServer peer(port);
     peer.start();
     const auto parsed =
@@ -187,7 +191,7 @@ TEST(ModbusTcp, CommunicationLossSendsTheConfiguredSafeStateFirst) {
 }
 
 TEST(ModbusTcp, FaultPolicyReportsFaulted) {
-    const std::uint16_t port = freePort(); // nobody listens
+    const std::uint16_t port = freeTcpPort(); // nobody listens
     auto d = makeDriver("modbus-tcp", fmt::format("address = '127.0.0.1:{}'\non_error = 'fault'\nreconnect_ms = 10\n"
                                                   "comm_loss_timeout_ms = 100000",
                                                   port));
@@ -199,7 +203,7 @@ TEST(ModbusTcp, FaultPolicyReportsFaulted) {
 }
 
 TEST(ModbusTcp, ApplySafeStateWritesSafeValuesAndIgnoresTheProgram) {
-    const std::uint16_t port = freePort();
+    const std::uint16_t port = freeTcpPort();
     PeerServer peer(port);
     peer.start();
     auto d =
@@ -225,7 +229,7 @@ TEST(ModbusTcp, ApplySafeStateWritesSafeValuesAndIgnoresTheProgram) {
 // What `takt run` does on SIGTERM: applySafeState and stop at once. The stop must not win the
 // race against the write: the peer ends with the safe values, not the program's last outputs.
 TEST(ModbusTcp, StopRightAfterApplySafeStateLeavesThePeerSafe) {
-    const std::uint16_t port = freePort();
+    const std::uint16_t port = freeTcpPort();
     PeerServer peer(port);
     peer.start();
     for (int round = 0; round < 5; ++round) {
@@ -343,7 +347,7 @@ TEST(ModbusServerParams, DefaultMapIsOpenPlcStyleAndOverridesReplaceATable) {
 
 // Our own client against our own server, both through the driver API: the default map.
 TEST(ModbusServer, ServesTheImageToTheClientDriver) {
-    const std::uint16_t port = freePort();
+    const std::uint16_t port = freeTcpPort();
     auto server = makeDriver("modbus-server", fmt::format("listen = '127.0.0.1:{}'", port));
     std::string error;
     ASSERT_TRUE(server->start(error)) << error;
@@ -383,7 +387,7 @@ TEST(ModbusServer, ServesTheImageToTheClientDriver) {
 
 // A master's write lands at the next cycle boundary, not in between; several masters at once.
 TEST(ModbusServer, WritesApplyAtTheCycleBoundaryForConcurrentMasters) {
-    const std::uint16_t port = freePort();
+    const std::uint16_t port = freeTcpPort();
     auto server = makeDriver(
         "modbus-server", fmt::format("listen = '127.0.0.1:{}'\nmax_connections = 4\n"
                                      "map = [{{table = 'holding_registers', start = 0, count = 8, address = '%MW0'}}]",
@@ -434,7 +438,7 @@ TEST(ModbusServer, WritesApplyAtTheCycleBoundaryForConcurrentMasters) {
 }
 
 TEST(ModbusServer, ListenFailureIsAStartError) {
-    const std::uint16_t port = freePort();
+    const std::uint16_t port = freeTcpPort();
     PeerServer peer(port);
     peer.start();
     auto server = makeDriver("modbus-server", fmt::format("listen = '127.0.0.1:{}'", port));
@@ -450,7 +454,7 @@ TEST(ModbusTcp, ReadsFromPymodbus) {
         GTEST_SKIP() << "python3-pymodbus is not installed (scripts/setup.sh installs it)";
     }
     TempDir dir;
-    const std::uint16_t port = freePort();
+    const std::uint16_t port = freeTcpPort();
     const auto script = dir.write("server.py", fmt::format(R"(
 from pymodbus.server import StartTcpServer
 from pymodbus.datastore import ModbusSequentialDataBlock, ModbusSlaveContext, ModbusServerContext
@@ -459,8 +463,8 @@ slave = ModbusSlaveContext(hr=block, zero_mode=True)
 StartTcpServer(context=ModbusServerContext(slaves=slave, single=True), address=("127.0.0.1", {}))
 )",
                                                            port));
-    Child py({"/usr/bin/python3", script.string()});
-    ASSERT_TRUE(eventually([&] { return listening(port); }));
+    Process py({"/usr/bin/python3", script.string()});
+    ASSERT_TRUE(waitForPort(port, std::chrono::seconds(15)));
     auto d = makeDriver(
         "modbus-tcp", fmt::format("address = '127.0.0.1:{}'\npoll_ms = 5\n"
                                   "inputs = [{{area = 'holding_registers', start = 0, count = 150, address = '%IW0'}}]",

@@ -17,14 +17,14 @@ constexpr const char* kBroker = "/usr/sbin/mosquitto";
 
 class Broker {
 public:
-    explicit Broker(const TempDir& dir) : port_(freePort()) {
+    explicit Broker(const TempDir& dir) : port_(freeTcpPort()) {
         config_ = dir.write("mosquitto.conf", fmt::format("listener {} 127.0.0.1\nallow_anonymous true\n"
                                                           "persistence false\nlog_dest none\n",
                                                           port_));
     }
     bool start() {
-        child_ = std::make_unique<Child>(std::vector<std::string>{kBroker, "-c", config_.string()});
-        return eventually([&] { return listening(port_); });
+        child_ = std::make_unique<Process>(std::vector<std::string>{kBroker, "-c", config_.string()});
+        return waitForPort(port_, std::chrono::seconds(15));
     }
     void kill() { child_.reset(); }
     [[nodiscard]] std::uint16_t port() const { return port_; }
@@ -32,7 +32,7 @@ public:
 private:
     std::uint16_t port_;
     std::filesystem::path config_;
-    std::unique_ptr<Child> child_;
+    std::unique_ptr<Process> child_;
 };
 
 // The test's own MQTT client: records every message, publishes on request.

@@ -200,14 +200,14 @@ TEST(Mqtt, ConnectsOverTls) {
         "-CA ca.pem -CAkey ca.key -CAcreateserial -days 1 -extfile ext.cnf -out server.pem >/dev/null 2>&1",
         d);
     ASSERT_EQ(std::system(make.c_str()), 0);
-    const std::uint16_t port = freePort();
+    const std::uint16_t port = freeTcpPort();
     const auto conf =
         dir.write("tls.conf", fmt::format("user root\nlistener {} 127.0.0.1\nallow_anonymous true\npersistence false\n"
                                           "log_dest none\ncafile {}/ca.pem\ncertfile {}/server.pem\n"
                                           "keyfile {}/server.key\n",
                                           port, d, d, d));
-    Child broker({kBroker, "-c", conf.string()});
-    ASSERT_TRUE(eventually([&] { return listening(port); }));
+    Process broker({kBroker, "-c", conf.string()});
+    ASSERT_TRUE(waitForPort(port, std::chrono::seconds(15)));
     auto drv = makeDriver("mqtt", fmt::format("broker = '127.0.0.1:{}'\ntls = {{ca = '{}/ca.pem'}}\n"
                                               "publish = [{{address = '%QW0', type = 'INT', topic = 'line1/x'}}]",
                                               port, d));

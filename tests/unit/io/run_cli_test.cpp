@@ -2,31 +2,27 @@
 // driver. The loopback driver turns the latched safe outputs into the next
 // inputs, so the %I bytes in the run's status lines are what the field sees
 // after a fault or a stop.
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
-#include "../compiler/temp_dir.h"
-
-extern char** environ;
+#include "support/process.h"
+#include "support/takt_cli.h"
+#include "support/temp_dir.h"
 
 namespace takt::io {
 namespace {
 
+using takt::test::Process;
+using takt::test::readText;
+using takt::test::taktArgv;
 using takt::test::TempDir;
 
 // %QX0.1 safe TRUE -> %QB0 = 02 with everything else 0; 4 loopback bytes.
@@ -65,67 +61,15 @@ struct RunResult {
     std::string output;
 };
 
-std::string readAll(const std::filesystem::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-pid_t spawnTakt(const std::vector<std::string>& args, const std::filesystem::path& log,
-                const std::vector<std::string>& extraEnv = {}) {
-    std::vector<std::string> argv{TAKT_BINARY};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> cargv;
-    for (std::string& a : argv) {
-        cargv.push_back(a.data());
-    }
-    cargv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    std::vector<std::string> env = extraEnv;
-    for (char** e = environ; *e != nullptr; ++e) {
-        env.emplace_back(*e);
-    }
-    std::vector<char*> cenv;
-    for (std::string& e : env) {
-        cenv.push_back(e.data());
-    }
-    cenv.push_back(nullptr);
-    pid_t pid = -1;
-    const int rc = posix_spawn(&pid, TAKT_BINARY, &fa, nullptr, cargv.data(), cenv.data());
-    posix_spawn_file_actions_destroy(&fa);
-    return rc == 0 ? pid : -1;
-}
-
-// Waits up to `seconds` for the child; kills it (and fails) if it does not end.
-int waitExit(pid_t pid, double seconds) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    for (;;) {
-        int status = 0;
-        const pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid) {
-            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        }
-        if (std::chrono::steady_clock::now() > deadline) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            return -1;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-}
-
-RunResult runTakt(const TempDir& dir, const std::vector<std::string>& args, double timeoutS = 30) {
+// `takt ARGS` with its output in dir/run.log; killed (exit code -1) when it runs past 30 s.
+RunResult runTakt(const TempDir& dir, const std::vector<std::string>& args) {
     const std::filesystem::path log = dir.path() / "run.log";
-    const pid_t pid = spawnTakt(args, log);
+    Process takt(taktArgv(args), {.log = log});
     RunResult r;
-    if (pid > 0) {
-        r.exitCode = waitExit(pid, timeoutS);
+    if (takt.started()) {
+        r.exitCode = takt.waitOrKill(std::chrono::seconds(30));
     }
-    r.output = readAll(log);
+    r.output = readText(log);
     return r;
 }
 
@@ -224,18 +168,14 @@ TEST(TaktRun, SigtermStopsWithSafeStateAndExitZero) {
     TempDir dir;
     writeProject(dir, runtimeToml("safe_halt", "safe_halt"), program("x := 1;"));
     const std::filesystem::path log = dir.path() / "run.log";
-    const pid_t pid = spawnTakt({"run", "--project", dir.path().string()}, log);
-    ASSERT_GT(pid, 0);
+    Process takt(taktArgv({"run", "--project", dir.path().string()}), {.log = log});
+    ASSERT_TRUE(takt.started());
     // Wait until the scan runs and the loopback shows the program's output (FF)
     // as input.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (readAll(log).find("%I=ff000000") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ASSERT_NE(readAll(log).find("%I=ff000000"), std::string::npos) << readAll(log);
-    kill(pid, SIGTERM);
-    EXPECT_EQ(waitExit(pid, 20), 0);
-    const std::string out = readAll(log);
+    takt.waitFor([&] { return readText(log).find("%I=ff000000") != std::string::npos; });
+    ASSERT_NE(readText(log).find("%I=ff000000"), std::string::npos) << readText(log);
+    EXPECT_EQ(takt.terminate(std::chrono::seconds(20)), 0);
+    const std::string out = readText(log);
     const std::string last = lastLine(out, "stopped (SIGTERM)");
     ASSERT_FALSE(last.empty()) << out;
     EXPECT_NE(last.find(kSafeInputs), std::string::npos) << last;
@@ -276,9 +216,10 @@ TEST(TaktRun, NotifiesSystemdReadyWatchdogAndStopping) {
     ASSERT_EQ(::bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
     const timeval tv{0, 100'000};
     ::setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    const pid_t pid = spawnTakt({"run", "--project", dir.path().string()}, dir.path() / "run.log",
-                                {"NOTIFY_SOCKET=" + sockPath.string(), "WATCHDOG_USEC=400000"});
-    ASSERT_GT(pid, 0);
+    Process takt(
+        taktArgv({"run", "--project", dir.path().string()}),
+        {.env = {"NOTIFY_SOCKET=" + sockPath.string(), "WATCHDOG_USEC=400000"}, .log = dir.path() / "run.log"});
+    ASSERT_TRUE(takt.started());
     std::string messages;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (std::chrono::steady_clock::now() < deadline &&
@@ -289,8 +230,7 @@ TEST(TaktRun, NotifiesSystemdReadyWatchdogAndStopping) {
             messages.append(buf, static_cast<std::size_t>(n)).push_back('\n');
         }
     }
-    kill(pid, SIGTERM);
-    EXPECT_EQ(waitExit(pid, 20), 0);
+    EXPECT_EQ(takt.terminate(std::chrono::seconds(20)), 0);
     char buf[512];
     for (ssize_t n = 0; (n = ::recv(sock, buf, sizeof buf, 0)) > 0;) {
         messages.append(buf, static_cast<std::size_t>(n)).push_back('\n');

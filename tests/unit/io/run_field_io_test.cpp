@@ -6,7 +6,7 @@
 #include "io_test_support.h"
 #include "modbus_peer.h"
 #include "mqtt_peer.h"
-#include "takt_process.h"
+#include "support/takt_cli.h"
 
 namespace takt::io::test {
 namespace {
@@ -40,7 +40,7 @@ std::string modbusIo(std::uint16_t port, const std::string& inputs, const std::s
 
 std::vector<std::string> runArgs(const TempDir& dir) {
     // --for is the hang guard; the tests stop takt with SIGTERM once they have seen enough.
-    return {"run", "--project", dir.path().string(), "--for", "60s"};
+    return takt::test::taktArgv({"run", "--project", dir.path().string(), "--for", "60s"});
 }
 
 // Coils 0..7 of the peer as a byte (coil 0 = bit 0).
@@ -55,7 +55,7 @@ int coilByte(PeerServer& peer, int first) {
 // The program reads two holding registers and a mode register, computes from them and writes
 // the results to coils: what the test set in the peer comes back as coils computed by the scan.
 TEST(RunModbus, ProgramReadsHoldingRegistersAndWritesCoils) {
-    const std::uint16_t port = freePort();
+    const std::uint16_t port = freeTcpPort();
     PeerServer peer(port);
     peer.setRegister(0, 100);
     peer.setRegister(1, 23);
@@ -68,7 +68,7 @@ TEST(RunModbus, ProgramReadsHoldingRegistersAndWritesCoils) {
                  "    sum AT %QB0 : BYTE;\n    greater AT %QX1.0 : BOOL;\n    equal AT %QX1.1 : BOOL;\n"
                  "    alive AT %QX1.7 : BOOL;\nEND_VAR\n"
                  "sum := INT_TO_BYTE(a + b);\ngreater := a > b;\nequal := a = b;\nalive := TRUE;\nEND_PROGRAM\n");
-    TaktProcess takt(runArgs(dir), dir.path() / "run.log");
+    Process takt(runArgs(dir), {.log = dir.path() / "run.log"});
     ASSERT_TRUE(takt.started());
     // 100 + 23 = 123 on coils 0..7, a > b on coil 8, a = b clear on coil 9.
     EXPECT_TRUE(takt.waitFor([&] { return coilByte(peer, 0) == 123 && coilByte(peer, 8) == 0x81; }))
@@ -83,7 +83,7 @@ TEST(RunModbus, ProgramReadsHoldingRegistersAndWritesCoils) {
     // The status line shows the registers as the image holds them (little-endian words).
     EXPECT_FALSE(takt.waitForLine({"modbus-tcp=ok", "%I=07000700", "%Q=0e82"}).empty()) << takt.log();
     // A stop drives the outputs to the safe state (zeros) at the peer.
-    EXPECT_EQ(takt.stop(), 0) << takt.log();
+    EXPECT_EQ(takt.terminate(), 0) << takt.log();
     EXPECT_TRUE(eventually([&] { return coilByte(peer, 0) == 0 && coilByte(peer, 8) == 0; }))
         << "coils " << coilByte(peer, 0) << " " << coilByte(peer, 8) << "\n"
         << takt.log();
@@ -94,7 +94,7 @@ TEST(RunModbus, ProgramReadsHoldingRegistersAndWritesCoils) {
 // the program; peer restarted: the first coil write it gets is the safe state (zeros), then the
 // program's outputs again, and health returns to ok.
 TEST(RunModbus, PeerLossDegradesAppliesSafeStateAndRecovers) {
-    const std::uint16_t port = freePort();
+    const std::uint16_t port = freeTcpPort();
     PeerServer peer(port);
     peer.setRegister(0, 42);
     peer.start();
@@ -104,7 +104,7 @@ TEST(RunModbus, PeerLossDegradesAppliesSafeStateAndRecovers) {
                           "{ area = \"coils\", start = 0, count = 8, address = \"%QX0.0\" }"),
                  "PROGRAM Main\nVAR\n    level AT %IW0 : INT;\n    run AT %QX0.0 : BOOL;\n"
                  "    high AT %QX0.1 : BOOL;\nEND_VAR\nrun := TRUE;\nhigh := level > 10;\nEND_PROGRAM\n");
-    TaktProcess takt(runArgs(dir), dir.path() / "run.log");
+    Process takt(runArgs(dir), {.log = dir.path() / "run.log"});
     ASSERT_TRUE(takt.started());
     ASSERT_TRUE(takt.waitFor([&] { return peer.coil(0) == 1 && peer.coil(1) == 1; })) << takt.log();
     ASSERT_FALSE(takt.waitForLine({"modbus-tcp=ok", "%I=2a00", "%Q=03"}).empty()) << takt.log();
@@ -132,7 +132,7 @@ TEST(RunModbus, PeerLossDegradesAppliesSafeStateAndRecovers) {
     EXPECT_TRUE(takt.waitFor([&] { return peer.coil(0) == 1 && peer.coil(1) == 1; })) << takt.log().substr(mark);
     EXPECT_FALSE(takt.waitForLine({"running", "modbus-tcp=ok", "%I=2a00", "%Q=03"}, mark).empty())
         << takt.log().substr(mark);
-    EXPECT_EQ(takt.stop(), 0) << takt.log();
+    EXPECT_EQ(takt.terminate(), 0) << takt.log();
 }
 
 double jsonValue(const std::string& payload, const char* type) {
@@ -175,7 +175,7 @@ TEST(RunMqtt, TypedValuesRoundTripThroughAProgram) {
                  "    speed AT %QW0 : INT;\n    scaled AT %QD1 : REAL;\n    high AT %QX8.0 : BOOL;\nEND_VAR\n"
                  "speed := setpoint * 2 + 1;\nscaled := INT_TO_REAL(setpoint) * gain;\n"
                  "high := setpoint > 100;\nEND_PROGRAM\n");
-    TaktProcess takt(runArgs(dir), dir.path() / "run.log");
+    Process takt(runArgs(dir), {.log = dir.path() / "run.log"});
     ASSERT_TRUE(takt.started());
     // takt announces itself on the retained status topic once connected and subscribed.
     ASSERT_TRUE(takt.waitFor([&] { return peer.received("line1/status", "online"); })) << takt.log();
@@ -208,7 +208,7 @@ TEST(RunMqtt, TypedValuesRoundTripThroughAProgram) {
     peer.publish("line1/in/setpoint", R"({"type":"INT","value":70000})");
     EXPECT_FALSE(takt.waitForLine({"mqtt=degraded(", "line1/in/setpoint"}, mark).empty()) << takt.log().substr(mark);
     EXPECT_EQ(jsonValue(peer.last("line1/out/speed"), "INT"), 2001);
-    EXPECT_EQ(takt.stop(), 0) << takt.log();
+    EXPECT_EQ(takt.terminate(), 0) << takt.log();
     EXPECT_TRUE(eventually([&] { return peer.last("line1/status") == "offline"; })) << peer.last("line1/status");
     // The stop latched the safe state (zeros) and it was published before the disconnect.
     EXPECT_TRUE(eventually([&] {
@@ -237,7 +237,7 @@ TEST(RunMqtt, BrokerLossDegradesWithInputsBadAndRecovers) {
                              broker.port()),
                  "PROGRAM Main\nVAR\n    setpoint AT %IW0 : INT;\n    speed AT %QW0 : INT;\nEND_VAR\n"
                  "speed := setpoint * 2 + 1;\nEND_PROGRAM\n");
-    TaktProcess takt(runArgs(dir), dir.path() / "run.log");
+    Process takt(runArgs(dir), {.log = dir.path() / "run.log"});
     ASSERT_TRUE(takt.started());
     {
         Peer peer(broker.port());
@@ -263,7 +263,7 @@ TEST(RunMqtt, BrokerLossDegradesWithInputsBadAndRecovers) {
     })) << peer.last("line1/out/speed")
         << "\n"
         << takt.log().substr(mark);
-    EXPECT_EQ(takt.stop(), 0) << takt.log();
+    EXPECT_EQ(takt.terminate(), 0) << takt.log();
 }
 
 } // namespace

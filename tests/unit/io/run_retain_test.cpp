@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <sys/wait.h>
 
 #include <gtest/gtest.h>
 
 #include "io_test_support.h"
+#include "support/takt_cli.h"
 #include "takt/engine/retain.h"
 
 namespace takt::io {
@@ -52,10 +52,9 @@ save_interval_ms = 50
 constexpr const char* kIo = "[io]\ndriver = \"loopback\"\n";
 
 int run(const fs::path& project, const std::string& restart) {
-    const std::string cmd = std::string(TAKT_BINARY) + " run --project " + project.string() +
-                            " --for 400ms --restart " + restart + " > " + (project / "run.log").string() + " 2>&1";
-    const int status = std::system(cmd.c_str());
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return takt::test::runTakt("run --project " + project.string() + " --for 400ms --restart " + restart + " > " +
+                               (project / "run.log").string() + " 2>&1")
+        .exitCode;
 }
 
 // The value of a retained DINT in the newest valid slot.

@@ -1,13 +1,14 @@
 // docs/takt.service is a unit systemd accepts: `systemd-analyze verify` on a copy whose
 // ExecStart points at the takt binary just built (verify checks that the command exists).
-#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "../compiler/temp_dir.h"
+#include "support/process.h"
+#include "support/temp_dir.h"
 
 namespace takt::io {
 namespace {
@@ -29,16 +30,9 @@ TEST(SystemdUnit, ExampleUnitPassesSystemdAnalyzeVerify) {
     unit.replace(at, exec.size(), TAKT_BINARY);
     takt::test::TempDir dir;
     const auto path = dir.write("takt.service", unit);
-    const std::string cmd = "systemd-analyze verify " + path.string() + " 2>&1";
-    FILE* pipe = ::popen(cmd.c_str(), "r");
-    ASSERT_NE(pipe, nullptr);
-    std::string out;
-    char buf[512];
-    while (std::fgets(buf, sizeof buf, pipe) != nullptr) {
-        out += buf;
-    }
-    const int status = ::pclose(pipe);
-    EXPECT_EQ(status, 0) << out;
+    const takt::test::RunResult verify =
+        takt::test::runShell("systemd-analyze verify " + path.string(), {.capture = takt::test::Capture::Merged});
+    EXPECT_EQ(verify.exitCode, 0) << verify.out;
     // A broken unit is reported, so the check above can fail.
     const auto bad = dir.write("bad.service", "[Service]\nType=notify\nExecStart=relative/path\n");
     EXPECT_NE(std::system(("systemd-analyze verify " + bad.string() + " >/dev/null 2>&1").c_str()), 0);

@@ -424,6 +424,23 @@ TEST_P(InterpreterTest, InvalidOpcodeAndTrapInstruction) {
     EXPECT_EQ(p.run(useSwitch()), Trap::ArrayBounds);
 }
 
+// MUX with K out of range compiles to TRAP MuxSelector; AssertionFailed needs ASSERT_FAIL's
+// operands and None is not a fault, so TRAP with either is an invalid instruction.
+TEST_P(InterpreterTest, TrapInstructionRaisesMuxSelector) {
+    TestProgram p;
+    const std::pair<Trap, Trap> cases[] = {{Trap::MuxSelector, Trap::MuxSelector},
+                                           {Trap::InvalidArgument, Trap::InvalidArgument},
+                                           {Trap::AssertionFailed, Trap::InvalidOpcode},
+                                           {Trap::None, Trap::InvalidOpcode}};
+    for (const auto& [raised, reported] : cases) {
+        Asm a;
+        a.op(Opcode::TRAP, {static_cast<std::uint32_t>(raised)});
+        p.setMain(a);
+        EXPECT_EQ(p.run(useSwitch()), reported) << trapName(raised);
+    }
+    EXPECT_EQ(trapMessage(Trap::MuxSelector), "MUX selector K out of range");
+}
+
 TAKT_VM_BOTH_DISPATCH_MODES(InterpreterTest);
 
 TEST(VmTest, RunsAProgramThroughThePublicApi) {

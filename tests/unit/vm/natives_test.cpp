@@ -497,12 +497,26 @@ TEST_F(NativeFnTest, BcdExptAndTextConversions) {
     EXPECT_EQ(text(Native::Real32ToString), "0.1");
     p.setAbs<float>(kFrame + 8, -3e38F);
     EXPECT_EQ(text(Native::Real32ToString), "-3e+38");
+    // Slot 2 names the target type (text_number_test.cpp covers the forms).
     reset();
     stringSlot(1, "16#FF");
+    intSlot(2, static_cast<std::int64_t>(bytecode::TextNumber::Int));
     EXPECT_EQ(number(Native::StringToInt), 255);
     reset();
     stringSlot(1, "-1_000");
+    intSlot(2, static_cast<std::int64_t>(bytecode::TextNumber::Int));
     EXPECT_EQ(number(Native::StringToInt), -1000);
+    reset();
+    stringSlot(1, "300");
+    intSlot(2, static_cast<std::int64_t>(bytecode::TextNumber::Sint));
+    EXPECT_EQ(number(Native::StringToInt), 0);
+    reset();
+    stringSlot(1, " 2.5 ");
+    intSlot(2, static_cast<std::int64_t>(bytecode::TextNumber::Lreal));
+    const std::int64_t bits = number(Native::StringToReal);
+    double real = 0;
+    std::memcpy(&real, &bits, sizeof real);
+    EXPECT_EQ(real, 2.5);
 }
 
 // --- dates and times of day: int64 nanoseconds (DATE and DT since 1970-01-01) -----------------

@@ -94,6 +94,27 @@ inline constexpr std::uint32_t kAssertWideMessage = 0x100;
 enum class MathFn : std::uint32_t { Ln, Log, Exp, Sin, Cos, Tan, Asin, Acos, Atan };
 inline constexpr std::uint32_t kMathFnCount = 9;
 
+// Slot 2 of the StringToInt / StringToReal natives: the number type the text is read as (its
+// literal forms, its type prefix, its range).
+enum class TextNumber : std::uint32_t {
+    Bool,
+    Sint,
+    Int,
+    Dint,
+    Lint,
+    Usint,
+    Uint,
+    Udint,
+    Ulint,
+    Byte,
+    Word,
+    Dword,
+    Lword,
+    Real,
+    Lreal
+};
+inline constexpr std::uint32_t kTextNumberCount = 15;
+
 // The l operand of DIV_*_IMM / MOD_*_IMM: ceil(2^64 / d) (wrapping to 0 for d = 1), so that for
 // every 32-bit n, n / d = mulhi64(r, n) (d >= 2) and n MOD d = mulhi64(r * n, d) (D. Lemire,
 // O. Kaser, N. Kurz, "Faster remainder by direct computation", 2019).
@@ -131,7 +152,7 @@ struct OperandInfo {
     std::uint8_t word;  // index of the operand's first word after the opcode word (0-based)
 };
 
-inline constexpr std::size_t kMaxOperands = 6;
+inline constexpr std::size_t kMaxOperands = 7;
 
 struct OpcodeInfo {
     std::string_view name;

@@ -34,7 +34,8 @@ namespace takt::vm {
     X(InvalidOpcode, "invalid opcode")                                                                                 \
     X(InvalidCall, "invalid call target")                                                                              \
     X(InvalidArgument, "invalid argument to a standard function")                                                      \
-    X(AssertionFailed, "assertion failed")
+    X(AssertionFailed, "assertion failed")                                                                             \
+    X(MuxSelector, "MUX selector K out of range")
 
 enum class Trap : std::uint8_t {
 #define TAKT_VM_TRAP_ENUM(name, msg) name,

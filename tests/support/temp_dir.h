@@ -1,11 +1,13 @@
 #pragma once
-// A scratch directory for tests that need files on disk; removed with everything in it when
-// the test ends.
+// A scratch directory for tests that need files on disk (projects, logs, certificates); removed
+// with everything in it when the test ends.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -36,9 +38,21 @@ public:
         std::ofstream(p, std::ios::binary) << text;
         return p;
     }
+    // The same with the file's permission bits set to `mode` (token files must be private).
+    std::filesystem::path write(const std::string& relative, std::string_view text, mode_t mode) const {
+        std::filesystem::path p = write(relative, text);
+        ::chmod(p.c_str(), mode);
+        return p;
+    }
 
 private:
     std::filesystem::path path_;
 };
+
+// A file's bytes ("" when it cannot be read).
+inline std::string readText(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 } // namespace takt::test
