@@ -10,6 +10,8 @@ using bc::Opcode;
 
 namespace {
 
+constexpr std::uint32_t kNoFormatWord = 0xFFFFFFFFu;
+
 bc::AssertFormat formatOf(const Type* t, Calc c) {
     if (isTimeLike(t)) {
         return bc::AssertFormat::Time;
@@ -24,7 +26,7 @@ bc::AssertFormat formatOf(const Type* t, Calc c) {
     case Calc::F64: return bc::AssertFormat::F64;
     case Calc::Str: return bc::AssertFormat::Str;
     case Calc::WStr: return bc::AssertFormat::WStr;
-    case Calc::Agg: break;
+    case Calc::Agg: return bc::AssertFormat::Value;
     }
     return bc::AssertFormat::None;
 }
@@ -44,6 +46,7 @@ Value Lowerer::assertion(const ast::CallExpr& e, const sema::StdSignature& sig,
     Value b = none;
     bc::AssertFormat format = bc::AssertFormat::None;
     bc::AssertKind kind = bc::AssertKind::True;
+    std::uint32_t formatWord = kNoFormatWord;
     switch (sig.op) {
     case StdOp::AssertTrue:
     case StdOp::AssertFalse:
@@ -79,18 +82,34 @@ Value Lowerer::assertion(const ast::CallExpr& e, const sema::StdSignature& sig,
         while (i < std::size(order) && order[i] != sig.op) {
             ++i;
         }
-        if (i == std::size(order) || c == Calc::Agg) {
+        if (i == std::size(order) || (c == Calc::Agg && i > 1)) {
+            // Sema refuses the ordering assertions on STRUCT/ARRAY (E0711); this is a backstop.
             g_.error(e.span, "standard function '" + sig.name + "' is not supported by the code generator for " +
-                                 "structured values yet");
+                                 "structured values");
             return none;
         }
         a = eval(*args[0], t);
         b = eval(*args[1], t);
+        kind = kKind[i];
+        if (c == Calc::Agg) {
+            // STRUCT/ARRAY: EQ_AGG walks the type description, so a large array costs one
+            // instruction; the failure carries the type for `takt test` to find the difference.
+            const std::uint32_t type = g_.typeIndex(t);
+            if (type > (0xFFFFFFFFu >> bc::kAssertTypeShift)) {
+                g_.error(e.span, "too many types in the program for '" + sig.name + "' on '" + t->name() + "'");
+                return none;
+            }
+            const Operand equal = frameSlot(4, 4);
+            emit(Opcode::EQ_AGG, {equal, a.at, b.at, imm(type)});
+            emitJump(kind == bc::AssertKind::Equal ? Opcode::JMP_T : Opcode::JMP_F, {equal}, pass);
+            format = bc::AssertFormat::Value;
+            formatWord = static_cast<std::uint32_t>(format) | type << bc::kAssertTypeShift;
+            break;
+        }
         const Operand ok = frameSlot(4, 4);
         compareInto(kRel[i], a, b, c, ok);
         emitJump(Opcode::JMP_T, {ok}, pass);
         format = formatOf(t, c);
-        kind = kKind[i];
         break;
     }
     }
@@ -106,7 +125,10 @@ Value Lowerer::assertion(const ast::CallExpr& e, const sema::StdSignature& sig,
         }
     }
     debugAt(e.span);
-    emit(Opcode::ASSERT_FAIL, {a.at, b.at, message, imm(static_cast<std::uint32_t>(format)), imm(kindWord)});
+    if (formatWord == kNoFormatWord) {
+        formatWord = static_cast<std::uint32_t>(format);
+    }
+    emit(Opcode::ASSERT_FAIL, {a.at, b.at, message, imm(formatWord), imm(kindWord)});
     patch(pass, here());
     return none;
 }

@@ -15,6 +15,9 @@
 
 namespace takt::compiler::sema {
 
+struct StdArg;
+struct StdFunction;
+
 // Semantic analysis annotates the tree in place (Expr::type, NameExpr::symbol). The symbols
 // hold const pointers into the units, which Context::units owns non-const, so writing through
 // them is well-defined.
@@ -106,6 +109,10 @@ private:
     void checkOutputArgument(ast::Expr* value, const Symbol& param);
     void typeArguments(ast::CallExpr& e);
     [[nodiscard]] bool inTestPou() const;
+    // ASSERT_* on STRUCT/ARRAY operands (body_assert.cpp): E0711 for the ordering assertions,
+    // E0712 for ASSERT_EQUAL/NOT_EQUAL on two types or on values without equality; false after
+    // reporting.
+    bool checkAssertOperands(const ast::CallExpr& e, const StdFunction& f, const std::vector<StdArg>& args);
 
     // ---- statements (body_stmt.cpp) ----
     void checkStmts(ast::StmtList& list);

@@ -407,6 +407,9 @@ const Type* BodyChecker::checkStandardCall(ast::CallExpr& e, const Symbol& fn, c
         cx_.error(DiagCode::AssertOutsideTest, e.callee->span,
                   "'" + f.name + "' is only allowed inside TEST_PROGRAM or TEST_FUNCTION_BLOCK");
     }
+    if (standardSignatures()[f.first].testOnly && !checkAssertOperands(e, f, args)) {
+        return errorType();
+    }
     StdOutcome out = resolveStandardCall(cx_.model.types, f, args, expected);
     if (!out.resolution) {
         const Span argSpan = out.argIndex < e.args.size() ? (e.args[out.argIndex].name ? e.args[out.argIndex].name->span

@@ -211,7 +211,12 @@ private:
             switch (operand.kind) {
             case OperandKind::Dest:
             case OperandKind::Source: out += data(p, w, operand.width); break;
-            case OperandKind::Imm32: out += std::to_string(static_cast<std::int32_t>(w)); break;
+            case OperandKind::Imm32:
+                out += std::to_string(static_cast<std::int32_t>(w));
+                if (static_cast<Opcode>(m_.code[pc]) == Opcode::EQ_AGG && w < m_.types.size()) {
+                    out += " <" + m_.types[w].name + ">"; // the type the values are compared as
+                }
+                break;
             case OperandKind::Imm64: {
                 std::uint64_t hi = m_.code[pc + 2 + operand.word];
                 out += std::to_string(static_cast<std::int64_t>(w | (hi << 32)));

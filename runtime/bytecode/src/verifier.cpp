@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "takt/bytecode/opcodes.h"
+#include "takt/bytecode/value_compare.h"
 
 namespace takt::bytecode {
 
@@ -179,6 +180,11 @@ private:
 
     // Extent in bytes of a width-0 data operand (see verifier.h).
     std::uint64_t openExtent(const OpcodeInfo& info, std::uint32_t pc) const {
+        if (static_cast<Opcode>(m_.code[pc]) == Opcode::EQ_AGG) {
+            // Both values cover their type (i, checked with the immediates).
+            const std::uint32_t type = m_.code[pc + 4];
+            return typeOk(type) ? std::max<std::uint64_t>(m_.types[type].size, 1) : 1;
+        }
         for (std::uint8_t k = 0; k < info.operandCount; ++k) {
             std::uint32_t w = m_.code[pc + 1 + info.operands[k].word];
             if (info.operands[k].kind == OperandKind::Pou) {
@@ -289,7 +295,7 @@ private:
                     return fail(VerifyError::Immediate,
                                 at + ": math function selector " + std::to_string(w) + " out of range");
                 }
-                if (!checkLoopStep(op, k, w, at)) {
+                if (!checkLoopStep(op, k, w, at) || !checkCompareType(op, k, w, at)) {
                     return false;
                 }
                 break;
@@ -331,6 +337,30 @@ private:
         if (up ? step <= 0 : step >= 0) {
             return fail(VerifyError::Immediate, at + ": step " + std::to_string(step) + " must be " +
                                                     (up ? "positive" : "negative") + " for the instruction");
+        }
+        return true;
+    }
+
+    // EQ_AGG walks its values by the type i; ASSERT_FAIL names one for `takt test` to walk in
+    // its Value format. Either needs a type whose sizes and offsets keep the walk inside the
+    // values and whose nesting bounds its recursion.
+    bool checkCompareType(Opcode op, std::uint8_t k, std::uint32_t w, const OperandSite& at) {
+        std::uint32_t type = w;
+        if (op == Opcode::ASSERT_FAIL && k == 3) {
+            const std::uint32_t format = w & kAssertFormatMask;
+            if (format >= kAssertFormatCount) {
+                return fail(VerifyError::Immediate,
+                            at + ": assertion format " + std::to_string(format) + " out of range");
+            }
+            if (format != static_cast<std::uint32_t>(AssertFormat::Value)) {
+                return true;
+            }
+            type = w >> kAssertTypeShift;
+        } else if (op != Opcode::EQ_AGG) {
+            return true;
+        }
+        if (const std::string why = compareTypeError(m_, type, compareMemo_); !why.empty()) {
+            return fail(VerifyError::Immediate, at + ": values of " + why);
         }
         return true;
     }
@@ -510,6 +540,7 @@ private:
     }
 
     const Module& m_;
+    std::vector<std::int32_t> compareMemo_; // compareTypeError's findings per type
     std::uint64_t globalsEnd_;
     VerifyResult result_;
 };

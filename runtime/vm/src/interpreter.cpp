@@ -11,6 +11,8 @@
 // allocates or throws.
 #include "vm_internal.h"
 
+#include "takt/bytecode/value_compare.h"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -486,6 +488,12 @@ dispatch_switch:
             const bool raisable = (t > 0 && t <= static_cast<U32>(Trap::InvalidArgument)) ||
                                   t == static_cast<U32>(Trap::MuxSelector); // AssertionFailed: ASSERT_FAIL
             FAULT(raisable ? static_cast<Trap>(t) : Trap::InvalidOpcode);
+        }
+        CASE(EQ_AGG) {
+            // Off the scan path in practice (tests only); the walk allocates nothing and its
+            // depth is bounded by the verifier.
+            *A(0) = bytecode::valuesEqual(*rs.module, W(3), A(1), A(2)) ? 1 : 0;
+            NEXT(EQ_AGG);
         }
         CASE(ASSERT_FAIL) {
             // The values stay in the frame after the run ends; the test runner reads them there.

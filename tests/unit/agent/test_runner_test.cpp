@@ -188,6 +188,189 @@ TEST(TaktTest, AssertionsReportValuesMessagesAndPositions) {
     expectFailure("LatchFails", "ASSERT_TRUE failed: never set (", 70);
 }
 
+// ASSERT_EQUAL / ASSERT_NOT_EQUAL on STRUCT and ARRAY values compare by value, member by member
+// (REAL with =, STRING up to the terminator), and a failure names where the values first differ.
+constexpr const char* kAggregates = R"(TYPE Point : STRUCT x : REAL; y : REAL; END_STRUCT; END_TYPE
+TYPE Sample : STRUCT id : INT; val : LREAL; END_STRUCT; END_TYPE
+TYPE Mode : (Idle, Running, Stopped); END_TYPE
+TYPE Axis : STRUCT
+  name : STRING[10];
+  pos : Point;
+  hist : ARRAY[1..3] OF DINT;
+  mode : Mode;
+  flag : BOOL;
+END_STRUCT; END_TYPE
+
+TEST_PROGRAM NestedPass
+VAR a, b : Axis; END_VAR
+a.name := 'abcdefgh';
+a.name := 'ab';
+b.name := 'ab';
+a.pos.x := 1.5; b.pos.x := 1.5;
+a.hist[2] := 7; b.hist[2] := 7;
+a.mode := Running; b.mode := Running;
+ASSERT_EQUAL(a, b);
+b.hist[3] := 1;
+ASSERT_NOT_EQUAL(a, b);
+END_TEST_PROGRAM
+
+TEST_PROGRAM NestedMemberDiffers
+VAR a, b : Axis; END_VAR
+a.pos.x := 1.0; b.pos.x := 1.0;
+a.pos.y := 2.0; b.pos.y := 2.25;
+a.hist[3] := 9;
+ASSERT_EQUAL(a, b, 'axis');
+END_TEST_PROGRAM
+
+TEST_PROGRAM StringMemberDiffers
+VAR a, b : Axis; END_VAR
+a.name := 'abc'; b.name := 'abd';
+ASSERT_EQUAL(a, b);
+END_TEST_PROGRAM
+
+TEST_PROGRAM EnumMemberDiffers
+VAR a, b : Axis; END_VAR
+a.mode := Running; b.mode := Stopped;
+ASSERT_EQUAL(a, b);
+END_TEST_PROGRAM
+
+TEST_PROGRAM ArrayOfStructs
+VAR e, f : ARRAY[1..1000] OF Sample; i : INT; END_VAR
+FOR i := 1 TO 1000 DO
+  e[i].id := i; f[i].id := i;
+  e[i].val := INT_TO_LREAL(i) * 0.5; f[i].val := INT_TO_LREAL(i) * 0.5;
+END_FOR
+ASSERT_EQUAL(e, f);
+f[3].val := 2.0;
+f[700].id := 0;
+ASSERT_EQUAL(e, f);
+END_TEST_PROGRAM
+
+TEST_PROGRAM SignedZerosAreEqual
+VAR p, q : Point; END_VAR
+p.x := 0.0; q.x := -0.0;
+ASSERT_EQUAL(p, q);
+END_TEST_PROGRAM
+
+TEST_PROGRAM NanIsNotEqual
+VAR p, q : Point; END_VAR
+p.y := SQRT(-1.0); q.y := p.y;
+ASSERT_NOT_EQUAL(p, q);
+ASSERT_EQUAL(p, q);
+END_TEST_PROGRAM
+
+TEST_PROGRAM NotEqualFails
+VAR p, q : Point; END_VAR
+p.x := 1.5; q.x := 1.5; p.y := -3.0; q.y := -3.0;
+ASSERT_NOT_EQUAL(p, q, 'must move');
+END_TEST_PROGRAM
+
+TEST_PROGRAM TwoDimensions
+VAR m, n : ARRAY[0..1, 1..3] OF INT; END_VAR
+n[1, 2] := 5;
+ASSERT_EQUAL(m, n);
+END_TEST_PROGRAM
+
+TEST_PROGRAM ArrayOfArrays
+VAR m, n : ARRAY[1..2] OF ARRAY[1..2] OF WSTRING[4]; END_VAR
+m[2][1] := "ab"; n[2][1] := "ac";
+ASSERT_EQUAL(m, n);
+END_TEST_PROGRAM
+)";
+
+TEST(TaktTest, AggregateEqualityReportsTheFirstDifference) {
+    const fs::path dir = makeProject("takt_test_aggregates", kAggregates);
+    const CliRun r = takt("test --project " + dir.string() + " --output json");
+    ASSERT_EQ(r.exitCode, 12) << r.out;
+    rapidjson::Document d;
+    d.Parse(r.out.c_str());
+    ASSERT_FALSE(d.HasParseError()) << r.out;
+    std::map<std::string, std::pair<std::string, std::string>> got; // name -> status, message
+    std::map<std::string, unsigned> lines;
+    for (const auto& t : d["tests"].GetArray()) {
+        got[t["name"].GetString()] = {t["status"].GetString(), t["message"].GetString()};
+        lines[t["name"].GetString()] = t["line"].GetUint();
+    }
+    EXPECT_EQ(got["NestedPass"], std::make_pair(std::string("passed"), std::string())) << r.out;
+    EXPECT_EQ(got["SignedZerosAreEqual"].first, "passed") << got["SignedZerosAreEqual"].second;
+    const auto expectFailure = [&](const char* name, const std::string& text, unsigned line) {
+        ASSERT_EQ(got.count(name), 1u) << name;
+        EXPECT_EQ(got[name].first, "failed") << name;
+        EXPECT_EQ(got[name].second.rfind(text + " (", 0), 0u) << name << ": " << got[name].second;
+        EXPECT_EQ(lines[name], line) << name;
+    };
+    // Declaration order: pos.y comes before hist[3], which also differs.
+    expectFailure("NestedMemberDiffers", "ASSERT_EQUAL failed: expected.pos.y = 2, actual.pos.y = 2.25: axis", 30);
+    expectFailure("StringMemberDiffers", "ASSERT_EQUAL failed: expected.name = 'abc', actual.name = 'abd'", 36);
+    expectFailure("EnumMemberDiffers", "ASSERT_EQUAL failed: expected.mode = Mode#Running, actual.mode = Mode#Stopped",
+                  42);
+    expectFailure("ArrayOfStructs", "ASSERT_EQUAL failed: expected[3].val = 1.5, actual[3].val = 2", 54);
+    // NaN <> NaN, as for the scalar ASSERT_EQUAL: the ASSERT_NOT_EQUAL passes, the ASSERT_EQUAL fails.
+    ASSERT_EQ(got.count("NanIsNotEqual"), 1u);
+    EXPECT_EQ(got["NanIsNotEqual"].first, "failed");
+    EXPECT_NE(got["NanIsNotEqual"].second.find("ASSERT_EQUAL failed: expected.y = "), std::string::npos)
+        << got["NanIsNotEqual"].second;
+    EXPECT_EQ(lines["NanIsNotEqual"], 67u);
+    expectFailure("NotEqualFails", "ASSERT_NOT_EQUAL failed: both are (x := 1.5, y := -3): must move", 73);
+    expectFailure("TwoDimensions", "ASSERT_EQUAL failed: expected[1, 2] = 0, actual[1, 2] = 5", 79);
+    expectFailure("ArrayOfArrays", R"(ASSERT_EQUAL failed: expected[2][1] = "ab", actual[2][1] = "ac")", 85);
+}
+
+// The same failure in the other formats: the location is part of the message text.
+TEST(TaktTest, AggregateFailureInHumanAndJunitOutput) {
+    const fs::path dir = makeProject("takt_test_aggregates_formats", kAggregates);
+    const CliRun human = takt("test --project " + dir.string() + " --filter ArrayOfStructs");
+    EXPECT_EQ(human.exitCode, 12) << human.out;
+    EXPECT_NE(human.out.find("FAIL    ArrayOfStructs: ASSERT_EQUAL failed: expected[3].val = 1.5, actual[3].val = 2"),
+              std::string::npos)
+        << human.out;
+    const CliRun junit = takt("test --project " + dir.string() + " --filter ArrayOfStructs --output junit");
+    EXPECT_NE(junit.out.find(R"(<failure message="ASSERT_EQUAL failed: expected[3].val = 1.5, actual[3].val = 2)"),
+              std::string::npos)
+        << junit.out;
+}
+
+// Ordering has no meaning for STRUCT/ARRAY values, and both operands of ASSERT_EQUAL need one
+// type: coded compile errors, so `takt test` stops at the build.
+TEST(TaktTest, AggregateAssertionDiagnostics) {
+    const fs::path dir = makeProject("takt_test_aggregate_errors", R"(TYPE P : STRUCT x : INT; END_STRUCT; END_TYPE
+TYPE Q : STRUCT x : INT; END_STRUCT; END_TYPE
+TEST_PROGRAM T
+VAR p : P; q : Q; a : ARRAY[1..3] OF INT; b : ARRAY[0..2] OF INT; END_VAR
+ASSERT_GREATER(p, p);
+ASSERT_LESS_OR_EQUAL(a, a);
+ASSERT_NEAR(p, p, 1.0);
+ASSERT_EQUAL(p, q);
+ASSERT_NOT_EQUAL(a, b);
+END_TEST_PROGRAM
+)");
+    const CliRun r = takt("check --project " + dir.string() + " --json");
+    EXPECT_EQ(r.exitCode, 11) << r.out;
+    rapidjson::Document d;
+    d.Parse(r.out.c_str());
+    ASSERT_FALSE(d.HasParseError()) << r.out;
+    std::map<unsigned, std::pair<std::string, std::string>> got; // line -> code, message
+    for (const auto& diag : d["diagnostics"].GetArray()) {
+        EXPECT_EQ(got.count(diag["line"].GetUint()), 0u) << "a second diagnostic on line " << diag["line"].GetUint();
+        got[diag["line"].GetUint()] = {diag["code"].GetString(), diag["message"].GetString()};
+    }
+    const std::map<unsigned, std::pair<std::string, std::string>> expected = {
+        {5, {"E0711", "'ASSERT_GREATER' needs an ordering, which is not defined for STRUCT values ('P')"}},
+        {6, {"E0711", "'ASSERT_LESS_OR_EQUAL' needs an ordering, which is not defined for ARRAY values"}},
+        {7, {"E0711", "'ASSERT_NEAR' needs an ordering"}},
+        {8, {"E0712", "'ASSERT_EQUAL' compares two values of one type, but they are 'P' and 'Q'"}},
+        {9,
+         {"E0712", "'ASSERT_NOT_EQUAL' compares two values of one type, but they are 'ARRAY [1..3] OF INT' and "
+                   "'ARRAY [0..2] OF INT'"}},
+    };
+    EXPECT_EQ(got.size(), expected.size()) << r.out;
+    for (const auto& [line, want] : expected) {
+        EXPECT_EQ(got[line].first, want.first) << "line " << line;
+        EXPECT_EQ(got[line].second.rfind(want.second, 0), 0u) << "line " << line << ": " << got[line].second;
+    }
+    EXPECT_EQ(takt("test --project " + dir.string()).exitCode, 11);
+}
+
 TEST(TaktTest, FilterAndList) {
     const fs::path dir = makeProject("takt_test_filter", kTests);
     const CliRun passing = takt("test --project " + dir.string() + " --filter adds --output json");

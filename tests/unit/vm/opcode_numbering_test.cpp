@@ -12,7 +12,7 @@
 namespace takt::bytecode {
 namespace {
 
-constexpr std::array<std::string_view, 258> kGoldenOpcodes = {
+constexpr std::array<std::string_view, 259> kGoldenOpcodes = {
     "NOP",
     "RET",
     "JMP",
@@ -270,6 +270,7 @@ constexpr std::array<std::string_view, 258> kGoldenOpcodes = {
     "ADDX_F64",
     "ADDMOD_I32_IMM",
     "ADDMOD_U32_IMM",
+    "EQ_AGG",
     "ASSERT_FAIL",
 };
 

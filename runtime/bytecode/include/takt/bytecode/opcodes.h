@@ -69,7 +69,9 @@ enum NativeCounter : std::uint32_t {
 inline constexpr std::uint32_t kNativeCount = detail::kNativeCounterEnd;
 
 // How `takt test` renders the operands of ASSERT_FAIL (i1): the computation form of the values.
-enum class AssertFormat : std::uint32_t { None, Bool, I32, U32, I64, U64, F32, F64, Str, WStr, Time };
+// Value (STRUCT, ARRAY) carries the index of the values' type in Module::types in the bits
+// above kAssertFormatMask: i1 = Value | type << kAssertTypeShift.
+enum class AssertFormat : std::uint32_t { None, Bool, I32, U32, I64, U64, F32, F64, Str, WStr, Time, Value };
 // Which assertion failed (ASSERT_FAIL i2).
 enum class AssertKind : std::uint32_t {
     True,
@@ -82,7 +84,9 @@ enum class AssertKind : std::uint32_t {
     LessOrEqual,
     Near
 };
-inline constexpr std::uint32_t kAssertFormatCount = 11;
+inline constexpr std::uint32_t kAssertFormatCount = 12;
+inline constexpr std::uint32_t kAssertFormatMask = 0xFF;
+inline constexpr std::uint32_t kAssertTypeShift = 8;
 inline constexpr std::uint32_t kAssertKindCount = 9;
 inline constexpr std::uint32_t kAssertWideMessage = 0x100;
 
