@@ -6,6 +6,7 @@
 #include "codegen/codegen_internal.h"
 #include "sema/stdlib.h"
 #include "takt/bytecode/opcodes.h"
+#include "takt/bytecode/traps.h"
 
 namespace takt::compiler::codegen {
 

@@ -9,9 +9,6 @@ namespace takt::compiler::codegen {
 
 using bc::Opcode;
 
-// Trap::MuxSelector (runtime/vm/include/takt/vm/vm.h), raised by TRAP.
-constexpr std::uint32_t kTrapMuxSelector = 14;
-
 // The parameter each argument binds to (formal by name, positional in order); -1 when none.
 std::vector<int> bindArguments(const ast::CallExpr& e, const std::vector<const Symbol*>& params) {
     std::vector<int> binding(e.args.size(), -1);
@@ -622,7 +619,7 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
             patch(next, here());
         }
         debugAt(e.span);
-        emit(Opcode::TRAP, {imm(kTrapMuxSelector)});
+        emit(Opcode::TRAP, {imm(static_cast<std::uint32_t>(bc::Trap::MuxSelector))});
         patch(end, here());
         return finish(load(out, c));
     }

@@ -14,10 +14,6 @@ using bc::Opcode;
 
 namespace {
 
-// Trap codes (vm.h Trap) raised by TRAP instructions the back end emits here.
-constexpr std::uint32_t kTrapDivByZero = 1;
-constexpr std::uint32_t kTrapInvalidArgument = 12;
-
 Operand slotOf(Operand block, std::uint32_t k) {
     return Operand{block.word + 8 * k, block.global};
 }
@@ -77,7 +73,7 @@ Value Lowerer::timeByReal(ast::BinaryOp op, const ast::Expr& time, const ast::Ex
         emit(Opcode::EQ_F64, {zero, b.at, constant64(0)});
         emitJump(Opcode::JMP_F, {zero}, ok);
         debugAt(span_);
-        emit(Opcode::TRAP, {imm(kTrapDivByZero)});
+        emit(Opcode::TRAP, {imm(static_cast<std::uint32_t>(bc::Trap::DivByZero))});
         patch(ok, here());
     }
     const Operand r = frameSlot(8, 8);
@@ -372,7 +368,7 @@ std::optional<Value> Lowerer::nativeStandardCall(const ast::CallExpr& e, const s
             std::vector<std::uint32_t> ok;
             emitJump(Opcode::JGE_I64, {slotOf(block, 1), constant64(0)}, ok);
             debugAt(e.span);
-            emit(Opcode::TRAP, {imm(kTrapInvalidArgument)});
+            emit(Opcode::TRAP, {imm(static_cast<std::uint32_t>(bc::Trap::InvalidArgument))});
             patch(ok, here());
         }
         callNative(sig.op == StdOp::ToBcd ? bc::Native::ToBcd : bc::Native::FromBcd, block, e.span);

@@ -485,9 +485,7 @@ dispatch_switch:
         }
         CASE(TRAP) {
             const U32 t = W(0);
-            const bool raisable = (t > 0 && t <= static_cast<U32>(Trap::InvalidArgument)) ||
-                                  t == static_cast<U32>(Trap::MuxSelector); // AssertionFailed: ASSERT_FAIL
-            FAULT(raisable ? static_cast<Trap>(t) : Trap::InvalidOpcode);
+            FAULT(bytecode::raisableByTrap(t) ? static_cast<Trap>(t) : Trap::InvalidOpcode);
         }
         CASE(EQ_AGG) {
             // Off the scan path in practice (tests only); the walk allocates nothing and its

@@ -13,12 +13,12 @@ namespace {
 
 constexpr auto kTrapNames = std::to_array<std::string_view>({
 #define TAKT_VM_TRAP_NAME(name, msg) #name,
-    TAKT_VM_TRAPS(TAKT_VM_TRAP_NAME)
+    TAKT_TRAPS(TAKT_VM_TRAP_NAME)
 #undef TAKT_VM_TRAP_NAME
 });
 constexpr auto kTrapMessages = std::to_array<std::string_view>({
 #define TAKT_VM_TRAP_MSG(name, msg) msg,
-    TAKT_VM_TRAPS(TAKT_VM_TRAP_MSG)
+    TAKT_TRAPS(TAKT_VM_TRAP_MSG)
 #undef TAKT_VM_TRAP_MSG
 });
 

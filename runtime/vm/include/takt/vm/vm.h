@@ -9,6 +9,7 @@
 //   Trap t = vm.runPou(inst.pou, inst.offset);  // one PROGRAM body
 //   if (t != Trap::None) { const TrapInfo& info = vm.lastTrap(); … }
 #include "takt/bytecode/module.h"
+#include "takt/bytecode/traps.h"
 
 #include <atomic>
 #include <cstdint>
@@ -18,30 +19,8 @@
 
 namespace takt::vm {
 
-// Every run-time fault, with its static message. Append only (numbers may be stored in logs
-// and TRAP instructions carry them).
-#define TAKT_VM_TRAPS(X)                                                                                               \
-    X(None, "no fault")                                                                                                \
-    X(DivByZero, "integer division or MOD by zero")                                                                    \
-    X(Overflow, "integer overflow")                                                                                    \
-    X(ArrayBounds, "array index out of bounds")                                                                        \
-    X(NullReference, "dereference of a NULL reference")                                                                \
-    X(InvalidReference, "reference outside the data image")                                                            \
-    X(ForStepZero, "FOR loop step is zero")                                                                            \
-    X(Aborted, "run aborted (watchdog)")                                                                               \
-    X(BudgetExceeded, "instruction budget exceeded (endless loop?)")                                                   \
-    X(StackOverflow, "call stack overflow")                                                                            \
-    X(InvalidOpcode, "invalid opcode")                                                                                 \
-    X(InvalidCall, "invalid call target")                                                                              \
-    X(InvalidArgument, "invalid argument to a standard function")                                                      \
-    X(AssertionFailed, "assertion failed")                                                                             \
-    X(MuxSelector, "MUX selector K out of range")
-
-enum class Trap : std::uint8_t {
-#define TAKT_VM_TRAP_ENUM(name, msg) name,
-    TAKT_VM_TRAPS(TAKT_VM_TRAP_ENUM)
-#undef TAKT_VM_TRAP_ENUM
-};
+// Every run-time fault (takt/bytecode/traps.h: TRAP instructions name them too).
+using Trap = bytecode::Trap;
 
 [[nodiscard]] std::string_view trapName(Trap trap) noexcept;
 [[nodiscard]] std::string_view trapMessage(Trap trap) noexcept;
