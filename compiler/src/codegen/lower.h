@@ -117,6 +117,11 @@ private:
     std::optional<Value> ringIndex(const ast::BinaryExpr& e, const Type* type, std::optional<Operand> dest);
     // x + element or element + x as one ADDX_* (a running sum over an array).
     std::optional<Value> addElement(const ast::BinaryExpr& e, const Type* type, std::optional<Operand> dest);
+    // LREAL a * b, a / b, a + b where a (or for * and + either side) is a REAL widened, explicitly
+    // (REAL_TO_LREAL, TO_LREAL) or by the operation: one MULW/DIVW/ADDW_F64 on the REAL.
+    std::optional<Value> widenedReal(const ast::BinaryExpr& e, const Type* type, std::optional<Operand> dest);
+    // The REAL expression `x` widens to LREAL, or nullptr.
+    const ast::Expr* realBeforeWidening(const ast::Expr& x);
     // The divisor word and reciprocal of DIV_*_IMM / MOD_*_IMM (mod: MOD) for a constant rhs.
     std::optional<ConstDivisor> constantDivisor(const ast::Expr& rhs, Calc c, bool mod);
     // A subscript x + k or x - k (k constant): x, with `shift` = +k or -k to take off the lower

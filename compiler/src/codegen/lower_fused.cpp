@@ -1,10 +1,11 @@
-// Fused forms of common array idioms: a constant added to a subscript, a ring-buffer index
-// `(a + b) MOD n`, and an element added to a running sum. Each saves a dispatch (and a
-// temporary) per use in the loops PLC programs spend their scans in; the result is the one of
-// the unfused instructions, bit for bit, including where and how a bad index traps.
+// Fused forms of common idioms: a constant added to a subscript, a ring-buffer index
+// `(a + b) MOD n`, an element added to a running sum, a REAL widened into LREAL arithmetic. Each saves a dispatch (and
+// a temporary) per use in the loops PLC programs spend their scans in; the result is the one of the unfused
+// instructions, bit for bit, including where and how a bad index traps.
 #include <limits>
 
 #include "codegen/lower.h"
+#include "sema/stdlib.h"
 
 namespace takt::compiler::codegen {
 
@@ -131,6 +132,57 @@ std::optional<Value> Lowerer::addElement(const ast::BinaryExpr& e, const Type* t
     }
     out_.code.push_back(other.at.word);
     return Value{d, c, type};
+}
+
+const ast::Expr* Lowerer::realBeforeWidening(const ast::Expr& x) {
+    const ast::Expr& p = withoutParens(x);
+    if (p.type == nullptr || isConstantCandidate(p)) {
+        return nullptr;
+    }
+    if (calcOf(p.type) == Calc::F32) {
+        return &p; // widened by the operation
+    }
+    if (p.kind != ast::ExprKind::Call || calcOf(p.type) != Calc::F64) {
+        return nullptr;
+    }
+    const auto& call = static_cast<const ast::CallExpr&>(p);
+    const auto& sigs = sema::standardSignatures();
+    if (call.target == nullptr || call.target->kind != SymbolKind::StandardFunction || call.stdOverload < 0 ||
+        static_cast<std::size_t>(call.stdOverload) >= sigs.size() ||
+        sigs[static_cast<std::size_t>(call.stdOverload)].op != sema::StdOp::Convert) {
+        return nullptr;
+    }
+    const std::vector<const ast::Expr*> args = standardInputs(call, sigs[static_cast<std::size_t>(call.stdOverload)]);
+    if (args.size() != 1 || args[0]->type == nullptr || calcOf(args[0]->type) != Calc::F32 ||
+        isConstantCandidate(*args[0])) {
+        return nullptr;
+    }
+    return args[0];
+}
+
+std::optional<Value> Lowerer::widenedReal(const ast::BinaryExpr& e, const Type* type, std::optional<Operand> dest) {
+    const ast::Expr* left = realBeforeWidening(*e.lhs);
+    const ast::Expr* right = left == nullptr && e.op != ast::BinaryOp::Div ? realBeforeWidening(*e.rhs) : nullptr;
+    if (left == nullptr && right == nullptr) {
+        return std::nullopt;
+    }
+    const Type* real = g_.model().types.get(TypeKind::Real);
+    Value single;
+    Value wide;
+    if (left != nullptr) { // operands in source order
+        single = eval(*left, real);
+        wide = eval(*e.rhs, type);
+    } else {
+        wide = eval(*e.lhs, type);
+        single = eval(*right, real);
+    }
+    const Operand d = dest ? *dest : frameSlot(8, 8);
+    debugAt(e.span);
+    emit(e.op == ast::BinaryOp::Mul   ? Opcode::MULW_F64
+         : e.op == ast::BinaryOp::Div ? Opcode::DIVW_F64
+                                      : Opcode::ADDW_F64,
+         {d, single.at, wide.at});
+    return Value{d, Calc::F64, type};
 }
 
 const ast::Expr& Lowerer::offsetSubscript(const ast::Expr& e, std::int64_t lower, std::int64_t& shift) {

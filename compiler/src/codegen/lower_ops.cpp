@@ -528,6 +528,11 @@ Value Lowerer::binary(const ast::BinaryExpr& e, const Type* type, std::optional<
             return *v;
         }
     }
+    if (c == Calc::F64 && (e.op == B::Mul || e.op == B::Div || e.op == B::Add) && operandType == type) {
+        if (auto v = widenedReal(e, type, dest)) {
+            return *v;
+        }
+    }
     if (e.op == B::Add && operandType == type) {
         if (auto v = addElement(e, type, dest)) {
             return *v;

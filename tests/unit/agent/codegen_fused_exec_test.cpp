@@ -108,5 +108,28 @@ END_PROGRAM
     }
 }
 
+// A REAL widened into LREAL arithmetic (explicitly or by the operation) is the exact LREAL
+// value of the REAL, in source order, as F32_TO_F64 and the operation would give.
+TEST(CodegenFusedExec, WidenedRealOperandsAreExact) {
+    Runner r(R"(
+PROGRAM Main
+  VAR s : REAL := 0.1; k : LREAL := 3.0; m : LREAL; q : LREAL; a : LREAL; b : LREAL; w : LREAL; END_VAR
+  m := REAL_TO_LREAL(s) * k;
+  q := TO_LREAL(s) / k;
+  a := k + REAL_TO_LREAL(s);
+  b := k * s;
+  w := k / s;
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    const double s = 0.1F;
+    EXPECT_EQ(r.get<double>("Main.m"), s * 3.0);
+    EXPECT_EQ(r.get<double>("Main.q"), s / 3.0);
+    EXPECT_EQ(r.get<double>("Main.a"), 3.0 + s);
+    EXPECT_EQ(r.get<double>("Main.b"), 3.0 * s);
+    EXPECT_EQ(r.get<double>("Main.w"), 3.0 / s); // the REAL divisor is not swapped
+}
+
 } // namespace
 } // namespace takt::compiler

@@ -12,7 +12,7 @@
 namespace takt::bytecode {
 namespace {
 
-constexpr std::array<std::string_view, 259> kGoldenOpcodes = {
+constexpr std::array<std::string_view, 262> kGoldenOpcodes = {
     "NOP",
     "RET",
     "JMP",
@@ -270,6 +270,9 @@ constexpr std::array<std::string_view, 259> kGoldenOpcodes = {
     "ADDX_F64",
     "ADDMOD_I32_IMM",
     "ADDMOD_U32_IMM",
+    "MULW_F64",
+    "DIVW_F64",
+    "ADDW_F64",
     "EQ_AGG",
     "ASSERT_FAIL",
 };

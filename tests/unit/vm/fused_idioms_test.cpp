@@ -1,16 +1,18 @@
-// The fused array idioms, in both dispatch modes: ADDMOD_*_IMM (a ring-buffer index) gives
-// what ADD then MOD_*_IMM give, and ADDX_* (a running sum) what LDX_* then ADD_* give,
-// including the sums that wrap and the element indices that trap.
+// The fused idioms, in both dispatch modes: ADDMOD_*_IMM (a ring-buffer index) gives what ADD
+// then MOD_*_IMM give, ADDX_* (a running sum) what LDX_* then ADD_* give, including the sums
+// that wrap and the element indices that trap, and MULW/DIVW/ADDW_F64 what F32_TO_F64 then the
+// LREAL operation give.
 #include "vm_test_util.h"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 namespace takt::vm::test {
 namespace {
 
-class FusedArrayOpsTest : public DispatchTest {};
+class FusedIdiomsTest : public DispatchTest {};
 
 constexpr std::int32_t kMax32 = std::numeric_limits<std::int32_t>::max();
 constexpr std::int32_t kMin32 = std::numeric_limits<std::int32_t>::min();
@@ -39,7 +41,7 @@ std::uint32_t ringIndex(bool useSwitch, bool fused, bool isSigned, std::int32_t 
     return p.get<std::uint32_t>(0);
 }
 
-TEST_P(FusedArrayOpsTest, RingIndexIsTheSumThenTheModulo) {
+TEST_P(FusedIdiomsTest, RingIndexIsTheSumThenTheModulo) {
     const std::int32_t values[] = {0, 1, -1, 7, 255, 256, -256, 65536, 123456789, kMax32, kMin32, kMax32 - 3};
     const std::int32_t divisors[] = {1, 2, 7, 8, 256, 1000, 65537, -256, kMax32, kMin32};
     for (const std::int32_t d : divisors) {
@@ -77,7 +79,7 @@ Trap addElement(bool useSwitch, Opcode op, std::int32_t index, T addend, const T
     return p.run(useSwitch);
 }
 
-TEST_P(FusedArrayOpsTest, ElementAddReadsTheIndexedElement) {
+TEST_P(FusedIdiomsTest, ElementAddReadsTheIndexedElement) {
     const float reals[5] = {0.5f, -1.25f, 1e30f, std::numeric_limits<float>::quiet_NaN(), 3.0f};
     const double lreals[5] = {0.1, -2.5, 1e300, -0.0, 7.0};
     const std::int32_t dints[5] = {1, -2, kMax32, kMin32, 5};
@@ -102,7 +104,7 @@ TEST_P(FusedArrayOpsTest, ElementAddReadsTheIndexedElement) {
     }
 }
 
-TEST_P(FusedArrayOpsTest, ElementAddOutOfBoundsTrapsAndWritesNothing) {
+TEST_P(FusedIdiomsTest, ElementAddOutOfBoundsTrapsAndWritesNothing) {
     const std::int32_t dints[5] = {1, 2, 3, 4, 5};
     for (const std::int32_t bad : {-2, 4, kMin32, kMax32}) {
         TestProgram p;
@@ -112,7 +114,49 @@ TEST_P(FusedArrayOpsTest, ElementAddOutOfBoundsTrapsAndWritesNothing) {
     }
 }
 
-TAKT_VM_BOTH_DISPATCH_MODES(FusedArrayOpsTest);
+// d := op(LREAL(a), b) with a REAL at this+8, b LREAL at this+16, into this+0; either fused or
+// as F32_TO_F64 then the LREAL instruction.
+double widened(bool useSwitch, Opcode fused, Opcode plain, float a, double b) {
+    TestProgram p;
+    Asm as;
+    if (plain == Opcode::NOP) {
+        as.op(fused, {self(0), self(8), self(16)});
+    } else {
+        as.op(Opcode::F32_TO_F64, {self(24), self(8)});
+        as.op(plain, {self(0), self(24), self(16)});
+    }
+    as.op(Opcode::RET);
+    p.setMain(as);
+    p.set<float>(8, a);
+    p.set<double>(16, b);
+    EXPECT_EQ(p.run(useSwitch), Trap::None);
+    return p.get<double>(0);
+}
+
+TEST_P(FusedIdiomsTest, WidenedRealArithmeticIsTheConversionThenTheOperation) {
+    const float reals[] = {0.1F, -2.5F, 3.4028235e38F, 1e-45F, 0.0F, -0.0F};
+    const double lreals[] = {3.0, 2.5, -1e-300, 1e308, 0.0, 7.0};
+    const std::pair<Opcode, Opcode> ops[] = {
+        {Opcode::MULW_F64, Opcode::MUL_F64}, {Opcode::DIVW_F64, Opcode::DIV_F64}, {Opcode::ADDW_F64, Opcode::ADD_F64}};
+    for (const auto& [fused, plain] : ops) {
+        for (const float a : reals) {
+            for (const double b : lreals) {
+                const double f = widened(useSwitch(), fused, Opcode::NOP, a, b);
+                const double u = widened(useSwitch(), fused, plain, a, b);
+                if (std::isnan(u)) {
+                    EXPECT_TRUE(std::isnan(f)) << a << " " << b;
+                } else {
+                    EXPECT_EQ(std::memcmp(&f, &u, sizeof f), 0) << bytecode::opcodeName(fused) << " " << a << " " << b;
+                }
+            }
+        }
+    }
+    // The widening is exact: REAL 0.1 is 0.100000001490116..., not LREAL 0.1.
+    EXPECT_EQ(widened(useSwitch(), Opcode::MULW_F64, Opcode::NOP, 0.1F, 3.0), static_cast<double>(0.1F) * 3.0);
+    EXPECT_NE(widened(useSwitch(), Opcode::MULW_F64, Opcode::NOP, 0.1F, 3.0), 0.1 * 3.0);
+}
+
+TAKT_VM_BOTH_DISPATCH_MODES(FusedIdiomsTest);
 
 } // namespace
 } // namespace takt::vm::test
