@@ -109,7 +109,8 @@ private:
     // REAL/LREAL `v` -> integer type `to` into d: rounded (or truncated), saturated, NaN 0.
     Value realToInt(Value v, const Type* to, bool trunc, Operand d);
     Value binary(const ast::BinaryExpr& e, const Type* want, std::optional<Operand> dest);
-    // REAL x * y + z (or z + x * y) as one MULADD_* (the product rounded first), when one side
+    // REAL x * y + z (or z + x * y) as one MULADD_* (the product rounded first), x * y + u * v
+    // as one MUL2ADD_* (both products rounded first), when one side
     // of the addition `e` is a product in the same form; none otherwise (nothing emitted).
     std::optional<Value> multiplyAdd(const ast::BinaryExpr& e, const Type* type, std::optional<Operand> dest);
     // Fused array idioms (lower_fused.cpp); none when the form does not apply (nothing emitted).

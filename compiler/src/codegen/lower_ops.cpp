@@ -165,8 +165,9 @@ Value Lowerer::convert(Value v, const Type* to, std::optional<Operand> dest) {
     const bool fromSigned = f == Calc::I32 || f == Calc::I64;
     switch (c) {
     case Calc::Bool:
-        if (f == Calc::F32 || f == Calc::F64) {
-            break;
+        if (f == Calc::F32 || f == Calc::F64) { // REAL_TO_BOOL: x <> 0.0 (so NaN gives TRUE)
+            emit(f == Calc::F32 ? Opcode::NE_F32 : Opcode::NE_F64, {d, v.at, constant64(0)});
+            return Value{d, c, to};
         }
         return op(calcWidth(f) == 8 ? Opcode::TO_BOOL_64 : Opcode::TO_BOOL_32);
     case Calc::I32:
@@ -629,6 +630,17 @@ std::optional<Value> Lowerer::multiplyAdd(const ast::BinaryExpr& e, const Type* 
     Value x;
     Value y;
     Value z;
+    if (const ast::BinaryExpr* n = addend == e.rhs.get() ? product(*addend) : nullptr) {
+        // Two products: p + q as MUL2ADD_* (each product rounded first, then the sum).
+        x = eval(*m->lhs, m->type);
+        y = eval(*m->rhs, m->type);
+        z = eval(*n->lhs, n->type);
+        const Value w = eval(*n->rhs, n->type);
+        const Operand d = dest ? *dest : frameSlot(std::max<std::uint32_t>(calcWidth(c), 4), 8);
+        debugAt(e.span);
+        emit(c == Calc::F32 ? Opcode::MUL2ADD_F32 : Opcode::MUL2ADD_F64, {d, x.at, y.at, z.at, w.at});
+        return Value{d, c, type};
+    }
     if (addend == e.rhs.get()) {
         x = eval(*m->lhs, m->type);
         y = eval(*m->rhs, m->type);

@@ -1098,6 +1098,18 @@ dispatch_switch:
             store<F64>(A(0), p + load<F64>(A(3)));
             NEXT(MULADD_F64);
         }
+        CASE(MUL2ADD_F32) {
+            const F32 p = rounded(load<F32>(A(1)) * load<F32>(A(2)));
+            const F32 q = rounded(load<F32>(A(3)) * load<F32>(A(4)));
+            store<F32>(A(0), p + q);
+            NEXT(MUL2ADD_F32);
+        }
+        CASE(MUL2ADD_F64) {
+            const F64 p = rounded(load<F64>(A(1)) * load<F64>(A(2)));
+            const F64 q = rounded(load<F64>(A(3)) * load<F64>(A(4)));
+            store<F64>(A(0), p + q);
+            NEXT(MUL2ADD_F64);
+        }
 
         // --- an array element added: a running sum is one dispatch per element ---
         ADDX(ADDX_I32, U32, a + b)

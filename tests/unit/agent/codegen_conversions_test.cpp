@@ -118,6 +118,30 @@ TEST(CodegenConversions, RealToEveryIntegerTypeRoundsThenSaturates) {
 }
 
 // Constant arguments are folded by the compiler to what the VM computes.
+// REAL_TO_BOOL is x <> 0.0: -0.0 is FALSE, NaN TRUE (LANGUAGE.md's full conversion matrix).
+TEST(CodegenConversions, RealToBoolIsNotEqualToZero) {
+    Runner r(R"(
+PROGRAM Main
+  VAR r : REAL := 1.5; z : REAL := -0.0; lr : LREAL := -2.0e-300; lz : LREAL; n : REAL;
+      b1 : BOOL; b2 : BOOL; b3 : BOOL; b4 : BOOL := TRUE; b5 : BOOL; END_VAR
+  n := SQRT(-1.0);
+  b1 := REAL_TO_BOOL(r);
+  b2 := REAL_TO_BOOL(z);
+  b3 := LREAL_TO_BOOL(lr);
+  b4 := TO_BOOL(lz);
+  b5 := REAL_TO_BOOL(n);
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    ASSERT_TRUE(std::isnan(r.get<float>("Main.n")));
+    EXPECT_TRUE(r.get<bool>("Main.b1"));
+    EXPECT_FALSE(r.get<bool>("Main.b2"));
+    EXPECT_TRUE(r.get<bool>("Main.b3"));
+    EXPECT_FALSE(r.get<bool>("Main.b4"));
+    EXPECT_TRUE(r.get<bool>("Main.b5"));
+}
+
 TEST(CodegenConversions, ConstantArgumentsSaturateLikeVariables) {
     Runner r(R"(
 PROGRAM Main

@@ -108,6 +108,26 @@ END_PROGRAM
     }
 }
 
+// A first-order filter y := y * k + x * (1 - k) in one MUL2ADD: the products are rounded to the
+// type before the sum, as the unfused MUL, MUL, ADD (no fused multiply-add).
+TEST(CodegenFusedExec, FilterOfTwoProductsRoundsEachProduct) {
+    Runner r(R"(
+PROGRAM Main
+  VAR y : REAL := 1.0; k : REAL := 1.0001220703125; m : REAL := 0.9998779296875;
+      n : REAL := -1.0; ly : LREAL := 0.7; lx : LREAL := 0.3; z : REAL; f : LREAL; END_VAR
+  z := k * m + n * y;
+  f := ly * 0.99 + lx * 0.01;
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    // (1 + 2^-13)(1 - 2^-13) = 1 - 2^-26 rounds to 1.0F in REAL: the sum is 0, not -2^-26.
+    EXPECT_EQ(r.get<float>("Main.z"), 0.0F);
+    volatile double p = 0.7 * 0.99;
+    volatile double q = 0.3 * 0.01;
+    EXPECT_EQ(r.get<double>("Main.f"), p + q);
+}
+
 // A REAL widened into LREAL arithmetic (explicitly or by the operation) is the exact LREAL
 // value of the REAL, in source order, as F32_TO_F64 and the operation would give.
 TEST(CodegenFusedExec, WidenedRealOperandsAreExact) {

@@ -4,6 +4,7 @@
 // LREAL operation give.
 #include "vm_test_util.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -154,6 +155,42 @@ TEST_P(FusedIdiomsTest, WidenedRealArithmeticIsTheConversionThenTheOperation) {
     // The widening is exact: REAL 0.1 is 0.100000001490116..., not LREAL 0.1.
     EXPECT_EQ(widened(useSwitch(), Opcode::MULW_F64, Opcode::NOP, 0.1F, 3.0), static_cast<double>(0.1F) * 3.0);
     EXPECT_NE(widened(useSwitch(), Opcode::MULW_F64, Opcode::NOP, 0.1F, 3.0), 0.1 * 3.0);
+}
+
+// d := a * b + c * e at this+0 from this+8.. (T each), fused or as MUL, MUL, ADD.
+template <typename T> T twoProducts(bool useSwitch, bool fused, const std::array<T, 4>& v) {
+    const bool single = sizeof(T) == 4;
+    TestProgram p;
+    Asm as;
+    if (fused) {
+        as.op(single ? Opcode::MUL2ADD_F32 : Opcode::MUL2ADD_F64, {self(0), self(8), self(16), self(24), self(32)});
+    } else {
+        as.op(single ? Opcode::MUL_F32 : Opcode::MUL_F64, {self(40), self(8), self(16)});
+        as.op(single ? Opcode::MUL_F32 : Opcode::MUL_F64, {self(48), self(24), self(32)});
+        as.op(single ? Opcode::ADD_F32 : Opcode::ADD_F64, {self(0), self(40), self(48)});
+    }
+    as.op(Opcode::RET);
+    p.setMain(as);
+    for (std::uint32_t k = 0; k < 4; ++k) {
+        p.set<T>(8 + 8 * k, v[k]);
+    }
+    EXPECT_EQ(p.run(useSwitch), Trap::None);
+    return p.get<T>(0);
+}
+
+// Both products are rounded before the sum: (1 + 2^-p) * (1 - 2^-p) + (-1) * 1 is -2^-2p with a
+// fused multiply-add and 0 with the products rounded (p = 13 for REAL, 28 for LREAL).
+TEST_P(FusedIdiomsTest, TwoProductsAreRoundedBeforeTheSum) {
+    const float ef = 1.0F / 8192.0F;
+    const std::array<float, 4> f = {1.0F + ef, 1.0F - ef, -1.0F, 1.0F};
+    EXPECT_EQ(twoProducts(useSwitch(), true, f), twoProducts(useSwitch(), false, f));
+    EXPECT_EQ(twoProducts(useSwitch(), true, f), 0.0F);
+    const double ed = 1.0 / 268435456.0;
+    const std::array<double, 4> d = {1.0 + ed, 1.0 - ed, -1.0, 1.0};
+    EXPECT_EQ(twoProducts(useSwitch(), true, d), twoProducts(useSwitch(), false, d));
+    EXPECT_EQ(twoProducts(useSwitch(), true, d), 0.0);
+    const std::array<double, 4> filter = {0.7, 0.99, 0.3, 0.01};
+    EXPECT_EQ(twoProducts(useSwitch(), true, filter), twoProducts(useSwitch(), false, filter));
 }
 
 TAKT_VM_BOTH_DISPATCH_MODES(FusedIdiomsTest);

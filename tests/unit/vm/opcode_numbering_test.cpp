@@ -12,7 +12,7 @@
 namespace takt::bytecode {
 namespace {
 
-constexpr std::array<std::string_view, 262> kGoldenOpcodes = {
+constexpr std::array<std::string_view, 264> kGoldenOpcodes = {
     "NOP",
     "RET",
     "JMP",
@@ -265,6 +265,8 @@ constexpr std::array<std::string_view, 262> kGoldenOpcodes = {
     "LOOP_DN_I16_IMM",
     "MULADD_F32",
     "MULADD_F64",
+    "MUL2ADD_F32",
+    "MUL2ADD_F64",
     "ADDX_I32",
     "ADDX_F32",
     "ADDX_F64",
