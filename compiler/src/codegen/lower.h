@@ -89,6 +89,9 @@ private:
     // The value of an integer subscript known at compile time.
     std::optional<std::int64_t> constantIndex(const ast::Expr& e);
     Loc locateSymbol(const Symbol* s, Span span);
+    // The slot of `s` in the instance the POU being compiled works on (its FB's for a METHOD,
+    // base FBs included); nullptr when `s` is not a member of it.
+    const MemberSlot* instanceSlot(const Symbol* s);
     Operand pointerOf(const Loc& l); // a 4-byte slot holding the image offset of the location
     Operand addressOf(const Loc& l); // direct operand of the location (copies nothing for Direct)
 

@@ -175,25 +175,32 @@ Loc Lowerer::locateSymbol(const Symbol* s, Span span) {
         }
         return l;
     }
-    const Symbol* owner = pou_;
-    if (owner != nullptr && owner->pouKind == ast::PouKind::Method) {
-        owner = owner->owner;
-    }
-    for (const Symbol* p = owner; p != nullptr; p = p->base) {
-        const auto& slots = g_.members(p);
-        if (auto it = slots.find(s); it != slots.end()) {
-            if (thisAbsolute_) {
-                l.at = {bc::address(bc::kTagAbsolute, *thisAbsolute_ + it->second.offset), true};
-            } else {
-                l.at = {bc::address(bc::kTagThis, it->second.offset), false};
-            }
-            l.indirect = it->second.byReference;
-            return l;
+    if (const MemberSlot* slot = instanceSlot(s)) {
+        if (thisAbsolute_) {
+            l.at = {bc::address(bc::kTagAbsolute, *thisAbsolute_ + slot->offset), true};
+        } else {
+            l.at = {bc::address(bc::kTagThis, slot->offset), false};
         }
+        l.indirect = slot->byReference;
+        return l;
     }
     g_.error(span, "variable '" + s->name + "' has no storage in this context");
     l.at = constant64(0);
     return l;
+}
+
+const MemberSlot* Lowerer::instanceSlot(const Symbol* s) {
+    const Symbol* owner = pou_;
+    if (owner != nullptr && owner->pouKind == ast::PouKind::Method) {
+        owner = owner->owner; // a METHOD works on its FB's instance
+    }
+    for (const Symbol* p = owner; p != nullptr; p = p->base) {
+        const auto& slots = g_.members(p);
+        if (auto it = slots.find(s); it != slots.end()) {
+            return &it->second;
+        }
+    }
+    return nullptr;
 }
 
 Operand Lowerer::pointerOf(const Loc& l) {

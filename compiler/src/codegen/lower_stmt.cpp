@@ -440,15 +440,8 @@ bool Lowerer::directSymbol(const Symbol* s) {
     if (auto it = frame_.find(s); it != frame_.end()) {
         return s->section != ast::VarSection::InOut;
     }
-    const Symbol* owner = pou_;
-    if (owner != nullptr && owner->pouKind == ast::PouKind::Method) {
-        owner = owner->owner;
-    }
-    for (const Symbol* p = owner; p != nullptr; p = p->base) {
-        const auto& slots = g_.members(p);
-        if (auto it = slots.find(s); it != slots.end()) {
-            return !it->second.byReference;
-        }
+    if (const MemberSlot* slot = instanceSlot(s)) {
+        return !slot->byReference;
     }
     return false;
 }
