@@ -16,6 +16,7 @@ const char* sectionKeyword(VarSection s) {
     case VarSection::External: return "VAR_EXTERNAL";
     case VarSection::Access: return "VAR_ACCESS";
     case VarSection::Config: return "VAR_CONFIG";
+    case VarSection::Static: return "VAR_STAT";
     }
     return "VAR";
 }

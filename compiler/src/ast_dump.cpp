@@ -25,6 +25,8 @@ std::string_view binaryName(BinaryOp op) {
     case BinaryOp::Div: return "/";
     case BinaryOp::Mod: return "MOD";
     case BinaryOp::Pow: return "**";
+    case BinaryOp::AndThen: return "AND_THEN";
+    case BinaryOp::OrElse: return "OR_ELSE";
     }
     return "?";
 }

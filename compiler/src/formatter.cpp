@@ -277,7 +277,8 @@ private:
                        (depth == 0 && (k == TokenKind::Semicolon || k == TokenKind::Assign || k == TokenKind::Arrow))) {
                 return kNone;
             } else if (isKeyword(k) && k != TokenKind::And && k != TokenKind::Or && k != TokenKind::Xor &&
-                       k != TokenKind::Not && k != TokenKind::Mod && k != TokenKind::True && k != TokenKind::False) {
+                       k != TokenKind::AndThen && k != TokenKind::OrElse && k != TokenKind::Not &&
+                       k != TokenKind::Mod && k != TokenKind::True && k != TokenKind::False) {
                 return kNone;
             }
         }

@@ -150,9 +150,9 @@ bool isCloser(TokenKind kind) {
 }
 
 bool isVarSection(TokenKind kind) {
-    return oneOf(kind,
-                 {TokenKind::Var, TokenKind::VarInput, TokenKind::VarOutput, TokenKind::VarInOut, TokenKind::VarTemp,
-                  TokenKind::VarGlobal, TokenKind::VarExternal, TokenKind::VarAccess, TokenKind::VarConfig});
+    return oneOf(kind, {TokenKind::Var, TokenKind::VarInput, TokenKind::VarOutput, TokenKind::VarInOut,
+                        TokenKind::VarTemp, TokenKind::VarStat, TokenKind::VarGlobal, TokenKind::VarExternal,
+                        TokenKind::VarAccess, TokenKind::VarConfig});
 }
 
 bool isVarQualifier(TokenKind kind) {

@@ -180,6 +180,7 @@ bool Parser::isVarSectionKeyword(TokenKind k) {
     case TokenKind::VarOutput:
     case TokenKind::VarInOut:
     case TokenKind::VarTemp:
+    case TokenKind::VarStat:
     case TokenKind::VarGlobal:
     case TokenKind::VarExternal:
     case TokenKind::VarAccess:

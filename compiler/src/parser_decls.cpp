@@ -13,6 +13,7 @@ namespace {
 ast::VarSection sectionOf(TokenKind k) {
     switch (k) {
     case TokenKind::VarTemp: return ast::VarSection::Temp;
+    case TokenKind::VarStat: return ast::VarSection::Static;
     case TokenKind::VarInput: return ast::VarSection::Input;
     case TokenKind::VarOutput: return ast::VarSection::Output;
     case TokenKind::VarInOut: return ast::VarSection::InOut;

@@ -31,9 +31,11 @@ private:
 int precedence(TokenKind k, ast::BinaryOp& op) {
     switch (k) {
     case TokenKind::Or: op = ast::BinaryOp::Or; return 1;
+    case TokenKind::OrElse: op = ast::BinaryOp::OrElse; return 1;
     case TokenKind::Xor: op = ast::BinaryOp::Xor; return 2;
     case TokenKind::And:
     case TokenKind::Ampersand: op = ast::BinaryOp::And; return 3;
+    case TokenKind::AndThen: op = ast::BinaryOp::AndThen; return 3;
     case TokenKind::Equal: op = ast::BinaryOp::Eq; return 4;
     case TokenKind::NotEqual: op = ast::BinaryOp::Ne; return 4;
     case TokenKind::Less: op = ast::BinaryOp::Lt; return 5;

@@ -68,6 +68,7 @@ public:
     void errorExpected(std::string_view expected, std::string_view context);
     void errorUnexpected(std::string_view context);
     void report(DiagCode code, Span where, std::string message);
+    bool skipSfcElement(); // at an SFC step or transition: report it and skip it
     // A block opened at `open` (e.g. IF) lacks its `end` keyword: E0012 at the current token.
     void missingEnd(TokenKind end, std::string_view what, Span open);
     [[nodiscard]] std::string foundText() const;

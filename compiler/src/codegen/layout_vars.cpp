@@ -131,7 +131,10 @@ void Generator::layoutPrograms() {
     // Globals first in the variable table, in declaration order.
     for (const Symbol* g : model_.globals) {
         if (g->type != nullptr && globalOffset.count(g) != 0) {
-            addVariable(g, g->name, globalOffset.at(g), g->constant ? bc::VarKind::Constant : bc::VarKind::Global,
+            // A VAR_STAT is listed under its POU's name: two POUs may each have a static `count`.
+            const std::string name =
+                g->section == ast::VarSection::Static && g->owner != nullptr ? g->owner->name + "." + g->name : g->name;
+            addVariable(g, name, globalOffset.at(g), g->constant ? bc::VarKind::Constant : bc::VarKind::Global,
                         g->retain, symbolPath);
         }
     }

@@ -22,6 +22,10 @@ bool isConstantCandidate(const ast::Expr& e) {
         const Symbol* s = static_cast<const ast::NameExpr&>(e).symbol;
         return s != nullptr && (s->kind == SymbolKind::EnumValue || (s->kind == SymbolKind::Variable && s->constant));
     }
+    case ast::ExprKind::Member: { // Color.Red
+        const Symbol* s = static_cast<const ast::MemberExpr&>(e).symbol;
+        return s != nullptr && s->kind == SymbolKind::EnumValue;
+    }
     case ast::ExprKind::Binary: {
         const auto& b = static_cast<const ast::BinaryExpr&>(e);
         return isConstantCandidate(*b.lhs) && isConstantCandidate(*b.rhs);
@@ -495,6 +499,20 @@ Value Lowerer::compareInto(ast::BinaryOp rel, const Value& a, const Value& b, Ca
 
 Value Lowerer::binary(const ast::BinaryExpr& e, const Type* type, std::optional<Operand> dest) {
     using B = ast::BinaryOp;
+    if (e.op == B::AndThen || e.op == B::OrElse) {
+        // Short-circuit: the value through the jumps condJump emits. The destination is written
+        // only after both operands were read, so `b := b AND_THEN c` sees the old b.
+        const Operand d = dest ? *dest : frameSlot(4, 4);
+        std::vector<std::uint32_t> isTrue;
+        std::vector<std::uint32_t> end;
+        condJump(e, true, isTrue);
+        emit(Opcode::MOVI_8, {d, imm(0)});
+        emitJump(Opcode::JMP, {}, end);
+        patch(isTrue, here());
+        emit(Opcode::MOVI_8, {d, imm(1)});
+        patch(end, here());
+        return Value{d, Calc::Bool, g_.model().types.get(TypeKind::Bool)};
+    }
     const bool compare = e.op >= B::Eq && e.op <= B::Ge;
     const Type* operandType = type;
     if (compare || (stripAlias(e.lhs->type) != nullptr && stripAlias(e.rhs->type) != nullptr &&
@@ -676,6 +694,21 @@ void Lowerer::condJump(const ast::Expr& e, bool when, std::vector<std::uint32_t>
     }
     if (e.kind == ast::ExprKind::Binary) {
         const auto& b = static_cast<const ast::BinaryExpr&>(e);
+        if (b.op == B::AndThen || b.op == B::OrElse) {
+            // The right operand runs only when the left one does not decide: AND_THEN is decided
+            // by a FALSE left side, OR_ELSE by a TRUE one.
+            const bool decidedBy = b.op == B::OrElse;
+            if (decidedBy == when) {
+                condJump(*b.lhs, when, patches); // decided: the whole is `when`
+                condJump(*b.rhs, when, patches);
+            } else {
+                std::vector<std::uint32_t> decided;
+                condJump(*b.lhs, decidedBy, decided); // decided: the whole is not `when`
+                condJump(*b.rhs, when, patches);
+                patch(decided, here());
+            }
+            return;
+        }
         if (b.op >= B::Eq && b.op <= B::Ge) {
             const Type* ct = commonType(g_.model().types, b.lhs->type, b.rhs->type);
             if (ct == nullptr || stripAlias(ct)->kind() == TypeKind::IntLiteral) {

@@ -77,6 +77,8 @@ private:
     const Symbol* enumValueSymbol(const EnumType* type, std::size_t index);
     [[nodiscard]] bool isResultName(std::string_view name) const;
     [[nodiscard]] const Scope* namespaceOf(const ast::Expr& e) const;
+    // Color.Red: the enumeration type when `e` names an enumeration value through its type's name.
+    std::optional<const Type*> qualifiedEnumValue(ast::MemberExpr& e);
     const Type* checkName(ast::NameExpr& e, const Type* expected);
     const Type* checkEnumLiteral(ast::EnumLiteralExpr& e);
     const Type* checkMember(ast::MemberExpr& e);

@@ -48,6 +48,8 @@ const char* opText(ast::BinaryOp op) {
     case ast::BinaryOp::Div: return "/";
     case ast::BinaryOp::Mod: return "MOD";
     case ast::BinaryOp::Pow: return "**";
+    case ast::BinaryOp::AndThen: return "AND_THEN";
+    case ast::BinaryOp::OrElse: return "OR_ELSE";
     }
     return "?";
 }
@@ -313,6 +315,9 @@ const Type* BodyChecker::arithmeticType(ast::BinaryOp op, const Type* a, const T
         }
         return unifyTypes(types, a, b);
     }
+    case ast::BinaryOp::AndThen:
+    case ast::BinaryOp::OrElse: // BOOL only: a bit string has no "decided" left operand
+        return ka == K::Bool && kb == K::Bool ? types.get(K::Bool) : nullptr;
     default: return nullptr;
     }
 }

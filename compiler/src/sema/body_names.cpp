@@ -272,8 +272,41 @@ const Type* BodyChecker::checkEnumLiteral(ast::EnumLiteralExpr& e) {
     return errorType();
 }
 
+// A variable named like its enumeration type (`color : Color`) has no members, so `Color.Red`
+// still means the type there, as in CODESYS.
+std::optional<const Type*> BodyChecker::qualifiedEnumValue(ast::MemberExpr& e) {
+    if (e.object->kind != ast::ExprKind::Name) {
+        return std::nullopt;
+    }
+    const std::string& typeName = static_cast<const ast::NameExpr&>(*e.object).name.name;
+    const Symbol* s = findName(typeName);
+    if (s == nullptr || s->type == nullptr || stripAlias(s->type) == nullptr ||
+        stripAlias(s->type)->kind() != TypeKind::Enum) {
+        return std::nullopt;
+    }
+    if (s->kind != SymbolKind::Type &&
+        !(s->kind == SymbolKind::Variable &&
+          (sameName(s->type->name(), typeName) || sameName(stripAlias(s->type)->name(), typeName)))) {
+        return std::nullopt;
+    }
+    const auto* et = static_cast<const EnumType*>(stripAlias(s->type));
+    e.object->type = s->type;
+    for (std::size_t i = 0; i < et->values.size(); ++i) {
+        if (sameName(et->values[i].name, e.member.name)) {
+            e.symbol = enumValueSymbol(et, i);
+            return s->type;
+        }
+    }
+    cx_.error(DiagCode::UnknownMember, e.member.span,
+              "enumeration '" + typeName + "' has no value '" + e.member.name + "'");
+    return errorType();
+}
+
 const Type* BodyChecker::checkMember(ast::MemberExpr& e) {
     const std::string& name = e.member.name;
+    if (auto t = qualifiedEnumValue(e)) {
+        return *t;
+    }
     if (const Scope* ns = namespaceOf(*e.object)) {
         e.object->type = errorType(); // a namespace has no value; its members do
         Symbol* sym = ns->findLocal(name);

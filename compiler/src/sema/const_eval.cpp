@@ -210,7 +210,7 @@ private:
             // During declaration the external is not linked yet (array bounds come first).
             const Symbol* global = sym->target;
             for (auto it = cx_.model.globals.begin(); global == nullptr && it != cx_.model.globals.end(); ++it) {
-                if (sameName((*it)->name, sym->name)) {
+                if ((*it)->section != ast::VarSection::Static && sameName((*it)->name, sym->name)) {
                     global = *it;
                 }
             }
@@ -273,7 +273,16 @@ private:
 
     const Symbol* symbolOf(const ast::Expr& e) {
         if (e.kind == ast::ExprKind::Name) {
-            return lookup(cx_, scope_, static_cast<const ast::NameExpr&>(e).name.name);
+            const std::string& n = static_cast<const ast::NameExpr&>(e).name.name;
+            const Symbol* s = lookup(cx_, scope_, n);
+            // `color : Color` does not hide the type Color in Color.Red.
+            if (s != nullptr && s->kind == SymbolKind::Variable && s->type != nullptr &&
+                s->type->kind() == TypeKind::Enum && sameName(s->type->name(), n)) {
+                if (const Symbol* typeSym = static_cast<const EnumType*>(s->type)->symbol) {
+                    return typeSym;
+                }
+            }
+            return s;
         }
         if (e.kind == ast::ExprKind::Member) {
             const auto& m = static_cast<const ast::MemberExpr&>(e);
@@ -361,6 +370,12 @@ private:
         }
         if (lhs->kind == ConstValue::Kind::Time || rhs->kind == ConstValue::Kind::Time) {
             return timeArith(op, *lhs, *rhs, b.span);
+        }
+        if ((op == ast::BinaryOp::AndThen || op == ast::BinaryOp::OrElse) && lhs->kind == ConstValue::Kind::Bool &&
+            rhs->kind == ConstValue::Kind::Bool) {
+            ConstValue v = *lhs;
+            v.i = op == ast::BinaryOp::AndThen ? (lhs->i & rhs->i) : (lhs->i | rhs->i);
+            return v;
         }
         if (op == ast::BinaryOp::And || op == ast::BinaryOp::Or || op == ast::BinaryOp::Xor) {
             if (lhs->kind == ConstValue::Kind::Bool && rhs->kind == ConstValue::Kind::Bool) {

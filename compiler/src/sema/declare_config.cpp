@@ -221,7 +221,7 @@ void checkExternals(Context& cx) {
             }
             const Symbol* global = nullptr;
             for (const Symbol* g : cx.model.globals) {
-                if (sameName(g->name, s->name)) {
+                if (g->section != ast::VarSection::Static && sameName(g->name, s->name)) {
                     global = g;
                     break;
                 }

@@ -29,7 +29,7 @@ bool sectionAllowed(ast::VarSection s, SectionPlace p) {
     case SectionPlace::Method:
     case SectionPlace::FunctionBlock:
         return s == VS::Var || s == VS::Temp || s == VS::Input || s == VS::Output || s == VS::InOut ||
-               s == VS::External;
+               s == VS::External || s == VS::Static;
     case SectionPlace::Program: return s != VS::Config;
     case SectionPlace::TopLevel:
     case SectionPlace::Configuration: return s == VS::Global || s == VS::Config || s == VS::Access;
@@ -102,8 +102,8 @@ void checkSection(Context& cx, const ast::VarBlock& block, SectionPlace place) {
         return;
     }
     const ast::VarSection s = block.section;
-    if (block.constant &&
-        !(s == ast::VarSection::Var || s == ast::VarSection::Global || s == ast::VarSection::External)) {
+    if (block.constant && !(s == ast::VarSection::Var || s == ast::VarSection::Global ||
+                            s == ast::VarSection::External || s == ast::VarSection::Static)) {
         cx.error(DiagCode::InvalidQualifier, block.span,
                  std::string("CONSTANT is not allowed on ") + ast::sectionKeyword(s));
     }
@@ -166,8 +166,8 @@ void declareVarBlock(Context& cx, ast::VarBlock& block, Scope* scope, const Symb
                 pending->symbols.push_back(s);
                 cx.decl->varOf[s] = pending;
             }
-            if (block.section == ast::VarSection::Global) {
-                cx.model.globals.push_back(s);
+            if (block.section == ast::VarSection::Global || block.section == ast::VarSection::Static) {
+                cx.model.globals.push_back(s); // storage of its own, outside any instance or frame
             }
             if (params != nullptr &&
                 (block.section == ast::VarSection::Input || block.section == ast::VarSection::Output ||

@@ -230,7 +230,26 @@ struct CallExpr final : Expr {
 };
 
 enum class UnaryOp : std::uint8_t { Neg, Plus, Not };
-enum class BinaryOp : std::uint8_t { Or, Xor, And, Eq, Ne, Lt, Le, Gt, Ge, Add, Sub, Mul, Div, Mod, Pow };
+// AndThen / OrElse evaluate their right operand only when the left one does not decide.
+enum class BinaryOp : std::uint8_t {
+    Or,
+    Xor,
+    And,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Pow,
+    AndThen,
+    OrElse
+};
 
 struct UnaryExpr final : Expr {
     explicit UnaryExpr(Span s) : Expr(ExprKind::Unary, s) {}
@@ -394,7 +413,9 @@ struct SimpleStmt final : Stmt { // EXIT, CONTINUE, RETURN, and the empty statem
 // ---------------------------------------------------------------------------------------------
 // Declarations
 
-enum class VarSection : std::uint8_t { Var, Temp, Input, Output, InOut, Global, External, Access, Config };
+// Static (VAR_STAT, CODESYS): one variable shared by every call and instance of its POU, kept
+// like a global but named only inside the POU.
+enum class VarSection : std::uint8_t { Var, Temp, Input, Output, InOut, Global, External, Access, Config, Static };
 // The keyword that opens a section: "VAR_INPUT", "VAR_GLOBAL"…
 [[nodiscard]] const char* sectionKeyword(VarSection s);
 
