@@ -86,6 +86,55 @@ bool isIntegral(const ConstValue& v) {
     return v.kind == ConstValue::Kind::Int || v.kind == ConstValue::Kind::Enum;
 }
 
+// TIME, TOD, DATE, DT to or from a number counting milliseconds or seconds (nanosPerCount), with
+// the operations the code generator emits (Lowerer::countConversion): whole counts truncated
+// toward zero, REALs through LREAL, products wrapping at 64 bits. The L-variants convert their
+// nanoseconds unchanged (convertConstant).
+std::optional<ConstValue> convertCount(Context& cx, const ConstValue& value, const Type* target) {
+    const bool fromTime = value.kind == ConstValue::Kind::Time;
+    if (fromTime == isTimeKind(target)) {
+        return std::nullopt;
+    }
+    const std::int64_t unit = nanosPerCount(fromTime ? value.type : target);
+    if (unit <= 1) {
+        return std::nullopt;
+    }
+    ConstValue out;
+    out.type = target;
+    if (fromTime) {
+        if (isReal(target)) {
+            out.kind = ConstValue::Kind::Real;
+            out.r = static_cast<double>(value.i) / static_cast<double>(unit);
+            if (stripAlias(target)->kind() == TypeKind::Real) {
+                out.r = static_cast<double>(static_cast<float>(out.r));
+            }
+            return out;
+        }
+        ConstValue count;
+        count.kind = ConstValue::Kind::Int;
+        count.type = cx.model.types.get(TypeKind::LInt);
+        count.i = value.i / unit;
+        return convertConstant(cx, count, target);
+    }
+    out.kind = ConstValue::Kind::Time;
+    if (value.kind == ConstValue::Kind::Real) {
+        const double scaled = std::nearbyint(value.r * static_cast<double>(unit));
+        if (std::isnan(scaled)) {
+            return std::nullopt; // computed at run time (NaN gives 0)
+        }
+        constexpr double kTwo63 = 9223372036854775808.0;
+        out.i = scaled >= kTwo63    ? std::numeric_limits<std::int64_t>::max()
+                : scaled <= -kTwo63 ? std::numeric_limits<std::int64_t>::min()
+                                    : static_cast<std::int64_t>(scaled);
+        return out;
+    }
+    if (value.kind != ConstValue::Kind::Int && value.kind != ConstValue::Kind::Bool) {
+        return std::nullopt;
+    }
+    out.i = static_cast<std::int64_t>(static_cast<std::uint64_t>(asInt128(value) * unit));
+    return out;
+}
+
 class Evaluator {
 public:
     Evaluator(Context& cx, const Scope* scope, bool report) : cx_(cx), scope_(scope), report_(report) {}
@@ -535,6 +584,9 @@ private:
         const std::size_t to = fn.find("TO_");
         if (args.size() == 1 && to != std::string::npos && (to == 0 || fn.compare(to - 1, 4, "_TO_") == 0)) {
             if (const Type* target = types.elementary(std::string_view(fn).substr(to + 3))) {
+                if (auto v = convertCount(cx_, args[0], target)) {
+                    return v;
+                }
                 if (auto v = convertConstant(cx_, args[0], target)) {
                     return v;
                 }
