@@ -60,7 +60,7 @@ struct IntRange {
 
 std::optional<IntRange> intRange(const Type* t) {
     const std::uint32_t w = bitWidth(t);
-    if (w == 0 || t->kind() == K::Bool) {
+    if (w == 0 || t->kind() == K::Bool || isReal(t)) { // REAL and LREAL hold every integer constant
         return std::nullopt;
     }
     if (isSignedInt(t)) {
