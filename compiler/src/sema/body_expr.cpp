@@ -283,14 +283,7 @@ const Type* BodyChecker::arithmeticType(ast::BinaryOp op, const Type* a, const T
             return numericCommon();
         }
         return nullptr;
-    case ast::BinaryOp::Pow:
-        if (!numB) {
-            return nullptr;
-        }
-        if (isLit(sa)) {
-            return isLit(sb) ? types.get(K::RealLiteral) : types.get(K::LReal);
-        }
-        return isReal(sa) ? a : nullptr;
+    case ast::BinaryOp::Pow: return nullptr; // powerType: the overloads of EXPT
     case ast::BinaryOp::And:
     case ast::BinaryOp::Or:
     case ast::BinaryOp::Xor: {
@@ -315,6 +308,19 @@ const Type* BodyChecker::arithmeticType(ast::BinaryOp op, const Type* a, const T
     }
     default: return nullptr;
     }
+}
+
+// `a ** b` is EXPT(a, b): the same overloads give the same operand and result types (an
+// integer base with an integer exponent stays an integer; untyped literals take the context's
+// type as EXPT's do).
+const Type* BodyChecker::powerType(const Type* a, const Type* b, const Type* expected) {
+    const StdFunction* expt = findStandardFunction("EXPT");
+    if (expt == nullptr) {
+        return nullptr;
+    }
+    const StdOutcome out =
+        resolveStandardCall(cx_.model.types, *expt, {StdArg{a, {}, false}, StdArg{b, {}, false}}, expected);
+    return out.resolution ? out.resolution->result : nullptr;
 }
 
 // The common operand type of a comparison, or null when the operands cannot be compared.
@@ -370,7 +376,9 @@ const Type* BodyChecker::checkBinary(ast::BinaryExpr& e, const Type* expected) {
     if (stripAlias(a)->kind() == K::Void || stripAlias(b)->kind() == K::Void) {
         return errorType();
     }
-    const Type* result = comparison ? comparisonType(e.op, a, b, e) : arithmeticType(e.op, a, b);
+    const Type* result = comparison                   ? comparisonType(e.op, a, b, e)
+                         : e.op == ast::BinaryOp::Pow ? powerType(a, b, hint)
+                                                      : arithmeticType(e.op, a, b);
     if (result == nullptr) {
         cx_.error(DiagCode::InvalidOperand, e.span,
                   std::string("operator '") + opText(e.op) + "' is not defined for " + typeName(a) + " and " +

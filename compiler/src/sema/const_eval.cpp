@@ -430,11 +430,13 @@ private:
             }
             return notConstant(b.span, "operator not defined for these constants");
         }
-        const bool real =
-            lhs->kind == ConstValue::Kind::Real || rhs->kind == ConstValue::Kind::Real || op == ast::BinaryOp::Pow;
+        const bool real = lhs->kind == ConstValue::Kind::Real || rhs->kind == ConstValue::Kind::Real;
         if (!(isIntegral(*lhs) || lhs->kind == ConstValue::Kind::Real) ||
             !(isIntegral(*rhs) || rhs->kind == ConstValue::Kind::Real)) {
             return notConstant(b.span, "operator not defined for these constants");
+        }
+        if (op == ast::BinaryOp::Pow && !real) {
+            return integerPower(*lhs, *rhs, b.span);
         }
         const Type* t = commonType(types, lhs->type, rhs->type);
         if (real) {
@@ -477,6 +479,29 @@ private:
             return out;
         }
         return outOfRange(b.span, "expression");
+    }
+
+    // `a ** b` on integers is EXPT: the power in 64 bits, wrapping, in the base's type; a negative
+    // exponent gives 0 unless the base is 1 or -1 (the VM's ExptInt, where 0 to a negative
+    // power traps, so that is left to run time).
+    std::optional<ConstValue> integerPower(const ConstValue& base, const ConstValue& exponent, Span span) {
+        const std::int64_t x = base.i;
+        const Int128 n = asInt128(exponent);
+        if (n < 0) {
+            if (x == 0) {
+                return notConstant(span, "0 to a negative power divides by zero at run time");
+            }
+            return makeInt(x == 1 ? 1 : x == -1 ? (n % 2 == 0 ? 1 : -1) : 0, base.type);
+        }
+        std::uint64_t result = 1;
+        auto factor = static_cast<std::uint64_t>(x);
+        for (auto e = static_cast<std::uint64_t>(n); e > 0; e >>= 1) {
+            if ((e & 1) != 0) {
+                result *= factor;
+            }
+            factor *= factor;
+        }
+        return makeInt(static_cast<std::int64_t>(result), base.type);
     }
 
     std::optional<ConstValue> divisionByZero(Span span) {

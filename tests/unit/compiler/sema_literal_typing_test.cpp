@@ -25,5 +25,26 @@ END_PROGRAM
               "");
 }
 
+TEST(SemaLiteralTyping, PowerHasTheTypesOfExpt) {
+    Analysis a(R"(PROGRAM Main
+VAR
+    i : DINT;
+    j : INT;
+    s : SINT;
+    r : REAL;
+END_VAR
+    i := i ** j;
+    i := 2 ** 10;
+    s := s ** 2;
+    r := r ** 2;
+    r := 2 ** 0.5;
+    i := EXPT(i, j);
+    i := r ** 2;
+END_PROGRAM
+)");
+    // REAL ** n is a REAL, as EXPT(REAL, n) is: it does not fit a DINT implicitly.
+    EXPECT_EQ(diagList(a), "E0202@14:10") << a.rendered();
+}
+
 } // namespace
 } // namespace takt::compiler::test
