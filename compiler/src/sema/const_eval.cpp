@@ -335,7 +335,7 @@ private:
     }
 
     std::optional<ConstValue> enumLiteral(const ast::EnumLiteralExpr& e) {
-        Symbol* typeSym = lookup(cx_, scope_, e.typeName.name);
+        Symbol* typeSym = lookup(cx_, scope_, e.typeName.name, true);
         if (typeSym != nullptr && typeSym->kind == SymbolKind::Type) {
             if (cx_.decl != nullptr) {
                 completeTypeSymbol(cx_, typeSym);

@@ -46,5 +46,20 @@ END_PROGRAM
     EXPECT_EQ(diagList(a), "E0202@14:10") << a.rendered();
 }
 
+TEST(SemaLiteralTyping, VariableNamedLikeItsEnumerationType) {
+    EXPECT_EQ(diagsOf(R"(TYPE Color : (Red, Green, Blue); END_TYPE
+PROGRAM Main
+VAR
+    color : Color := Color#Red;
+    other : Color := COLOR#Green;
+    same : BOOL;
+END_VAR
+    color := Color#Blue;
+    same := color = color#Blue OR other = Color#Red;
+END_PROGRAM
+)"),
+              "");
+}
+
 } // namespace
 } // namespace takt::compiler::test
