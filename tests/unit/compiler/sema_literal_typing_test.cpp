@@ -61,5 +61,20 @@ END_PROGRAM
               "");
 }
 
+TEST(SemaLiteralTyping, NestedCallsOfLiteralsTakeTheExpectedType) {
+    EXPECT_EQ(diagsOf(R"(PROGRAM Main
+VAR
+    x : REAL := SIN(COS(3.14));
+    y : REAL;
+    n : INT;
+END_VAR
+    x := SIN(COS(3.14));
+    y := ABS(MIN(-2.5, 1.0)) + SQRT(ABS(-4.0));
+    n := LIMIT(0, ABS(-3), 100);
+END_PROGRAM
+)"),
+              "");
+}
+
 } // namespace
 } // namespace takt::compiler::test
