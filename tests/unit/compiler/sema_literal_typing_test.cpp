@@ -76,5 +76,29 @@ END_PROGRAM
               "");
 }
 
+TEST(SemaLiteralTyping, ArrayBoundsMayUseConstantsDeclaredLater) {
+    EXPECT_EQ(diagsOf(R"(FUNCTION_BLOCK Buffer
+VAR
+    items : ARRAY[0..SIZE - 1] OF INT;
+END_VAR
+VAR CONSTANT
+    SIZE : INT := 8;
+END_VAR
+    items[SIZE - 1] := 1;
+END_FUNCTION_BLOCK
+PROGRAM Main
+VAR
+    grid : ARRAY[1..ROWS, 1..COLS] OF BOOL;
+END_VAR
+VAR CONSTANT
+    ROWS : INT := 3;
+    COLS : INT := ROWS * 2;
+END_VAR
+    grid[ROWS, COLS] := TRUE;
+END_PROGRAM
+)"),
+              "");
+}
+
 } // namespace
 } // namespace takt::compiler::test
