@@ -346,7 +346,11 @@ const Type* BodyChecker::comparisonType(ast::BinaryOp op, const Type* a, const T
         return nullptr;
     }
     const Type* common = nullptr;
-    if (isLit(sa) && isLit(sb)) {
+    if (sa->kind() == K::IntLiteral && sb->kind() == K::Bool) { // x = 1 for a BOOL x
+        common = checkBoolLiteral(*e.lhs, b) ? b : errorType();
+    } else if (sb->kind() == K::IntLiteral && sa->kind() == K::Bool) {
+        common = checkBoolLiteral(*e.rhs, a) ? a : errorType();
+    } else if (isLit(sa) && isLit(sb)) {
         common = a;
     } else if (isLit(sa)) {
         common = literalAdopts(sa, sb) ? b : nullptr;
@@ -494,6 +498,21 @@ bool BodyChecker::checkConstantRange(const ast::Expr& e, const Type* target) {
     return true;
 }
 
+// The integer constants 0 and 1 are BOOL literals where a BOOL is expected (IEC 61131-3 lets
+// them stand for FALSE and TRUE); any other value is reported.
+bool BodyChecker::checkBoolLiteral(const ast::Expr& e, const Type* target) {
+    const std::optional<ConstValue> v = evaluateConstant(cx_, e, pc_.scope, false);
+    if (v && v->kind == ConstValue::Kind::Int && (v->i == 0 || v->i == 1) && !v->isUnsigned) {
+        return true;
+    }
+    if (v) {
+        cx_.error(DiagCode::ConstantOutOfRange, e.span,
+                  "the constant " + text(e.span) + " does not fit " + typeName(target) +
+                      " (0 and 1 are its only integer literals)");
+    }
+    return false;
+}
+
 void BodyChecker::convert(ast::Expr& e, const Type* target) {
     const Type* from = e.type;
     if (isError(from) || isError(target)) {
@@ -505,6 +524,10 @@ void BodyChecker::convert(ast::Expr& e, const Type* target) {
         return; // reported as E0310 where the call was typed
     }
     if (isLit(sf)) {
+        if (sf->kind() == K::IntLiteral && baseType(target)->kind() == K::Bool) {
+            checkBoolLiteral(e, target); // b : BOOL := 1
+            return;
+        }
         if (!literalAdopts(sf, target)) {
             cx_.error(DiagCode::TypeMismatch, e.span,
                       std::string(sf->kind() == K::RealLiteral ? "a real" : "an integer") + " constant '" +

@@ -100,5 +100,22 @@ END_PROGRAM
               "");
 }
 
+TEST(SemaLiteralTyping, ZeroAndOneAreBoolLiterals) {
+    Analysis a(R"(PROGRAM Main
+VAR
+    b : BOOL := 1;
+    c : BOOL := 0;
+    d : BOOL := 2;
+END_VAR
+    b := 0;
+    IF b = 1 OR 0 <> c THEN
+        c := 1;
+    END_IF;
+    b := b = 2 OR d;
+END_PROGRAM
+)");
+    EXPECT_EQ(diagList(a), "E0504@5:17 E0504@11:14") << a.rendered();
+}
+
 } // namespace
 } // namespace takt::compiler::test
