@@ -424,9 +424,10 @@ const Type* BodyChecker::checkStandardCall(ast::CallExpr& e, const Symbol& fn, c
     for (std::size_t i = 0; i < e.args.size(); ++i) {
         ast::Argument& a = e.args[i];
         // A nested call of untyped literals takes its type from the context as a literal does
-        // (`r := SIN(COS(3.14))` computes in REAL): the context reaches an argument that binds
-        // the result type in every overload.
-        const bool nestedCall = a.value != nullptr && stripParen(a.value.get())->kind == ast::ExprKind::Call;
+        // (`r := SIN(COS(3.14))`, `r := SIN(2.0 * COS(1.0))` compute in REAL): the context reaches
+        // an argument that binds the result type in every overload. A bare name gets no hint: an
+        // enumeration value two types declare stays ambiguous there (E0106).
+        const bool nestedCall = a.value != nullptr && stripParen(a.value.get())->kind != ast::ExprKind::Name;
         const Type* hint = expected != nullptr && nestedCall &&
                                    bindsResult(f, i, a.name ? std::string_view(a.name->name) : std::string_view())
                                ? expected

@@ -69,6 +69,7 @@ VAR
     n : INT;
 END_VAR
     x := SIN(COS(3.14));
+    x := SIN(2.0 * COS(1.0)) + MAX(-COS(0.5), 0.25);
     y := ABS(MIN(-2.5, 1.0)) + SQRT(ABS(-4.0));
     n := LIMIT(0, ABS(-3), 100);
 END_PROGRAM
