@@ -167,7 +167,9 @@ private:
     void callNative(bc::Native n, Operand block, Span span);
     std::optional<Value> toText(const ast::Expr& arg, const Type* to, Span span);   // <x>_TO_(W)STRING
     std::optional<Value> fromText(const ast::Expr& arg, const Type* to, Span span); // (W)STRING_TO_<x>
-    Value dateToDate(const ast::Expr& arg, const Type* to);             // DT_TO_DATE, DT_TO_TOD, LDT_TO_DT …
+    Value dateToDate(const ast::Expr& arg, const Type* to); // DT_TO_DATE, DT_TO_TOD, LDT_TO_DT …
+    // TIME, TOD, DATE, DT to or from a number counting milliseconds or seconds (TIME_TO_DINT …).
+    std::optional<Value> countConversion(const ast::Expr& arg, const Type* to);
     Value changeStringWidth(const Value& v, const Type* to, Span span); // STRING <-> WSTRING
     // SPLIT_DATE/TOD/DT: the fields of `in` written to the connected outputs.
     Value splitDate(const ast::CallExpr& e, const sema::StdSignature& sig, const ast::Expr& in);

@@ -438,6 +438,9 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
             calcOf(rt) == Calc::WStr || (isDateLike(from) && isDateLike(rt))) {
             break; // nativeStandardCall: text conversions, DT_TO_DATE / DT_TO_TOD
         }
+        if (auto counted = countConversion(*args[0], rt)) {
+            return finish(*counted);
+        }
         Value v = eval(*args[0], stripAlias(from)->kind() == TypeKind::IntLiteral ? rt : from);
         // A conversion to a full-width type writes straight into the destination.
         const bool direct = dest && stripAlias(rt)->size >= 4 && calcOf(rt) == calcOf(want);

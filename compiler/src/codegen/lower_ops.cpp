@@ -604,7 +604,8 @@ Value Lowerer::binary(const ast::BinaryExpr& e, const Type* type, std::optional<
             emit(Opcode::MOV_64, {Operand{block.word + 16, false}, b.at});
             debugAt(e.span);
             emit(Opcode::CALL_NATIVE, {imm(static_cast<std::uint32_t>(bc::Native::ExptInt)), block});
-            return Value{block, Calc::I64, operandType};
+            // As EXPT: the 64-bit power keeps the low bits of the base's type.
+            return narrow(convert(Value{block, Calc::I64, operandType}, type), type);
         }
         break;
     default: break;

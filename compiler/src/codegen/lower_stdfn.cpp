@@ -4,6 +4,7 @@
 // follow opcodes.def (CALL_NATIVE): 8-byte slots, slot 0 the result, integers as int64, reals as double, strings as
 // image offset + capacity.
 #include <algorithm>
+#include <bit>
 
 #include "codegen/lower.h"
 #include "sema/stdlib.h"
@@ -105,6 +106,50 @@ Value Lowerer::dateToDate(const ast::Expr& arg, const Type* to) {
     const Operand day = frameSlot(8, 8);
     emit(Opcode::SUB_I64, {day, v.at, tod});
     return Value{day, Calc::I64, to};
+}
+
+std::optional<Value> Lowerer::countConversion(const ast::Expr& arg, const Type* to) {
+    // The number counts milliseconds (TIME, TOD) or seconds (DATE, DT) as in CODESYS
+    // (sema::nanosPerCount); the L-variants count nanoseconds, their values convert unchanged.
+    // const_eval.cpp folds constant arguments with the same operations.
+    const Type* from = stripAlias(arg.type);
+    const bool fromTime = isTimeLike(from) || isDateLike(from);
+    if (fromTime == (isTimeLike(to) || isDateLike(to))) {
+        return std::nullopt;
+    }
+    const std::int64_t unit = nanosPerCount(fromTime ? from : to);
+    if (unit <= 1) {
+        return std::nullopt;
+    }
+    const Type* lint = g_.model().types.get(TypeKind::LInt);
+    const Type* lreal = g_.model().types.get(TypeKind::LReal);
+    const std::uint64_t unitBits = static_cast<std::uint64_t>(unit);
+    const std::uint64_t unitReal = std::bit_cast<std::uint64_t>(static_cast<double>(unit));
+    const Operand d = frameSlot(8, 8);
+    if (fromTime) {
+        const Value ns = eval(arg, lint);
+        const Calc c = calcOf(to);
+        if (c == Calc::F32 || c == Calc::F64) { // in LREAL, rounded once more to REAL
+            emit(Opcode::I64_TO_F64, {d, ns.at});
+            emit(Opcode::DIV_F64, {d, d, constant64(unitReal)});
+            return convert(Value{d, Calc::F64, lreal}, to);
+        }
+        // Whole counts, truncated toward zero, then to the target as LINT_TO_<type> (wrapping).
+        emit(Opcode::DIV_I64, {d, ns.at, constant64(unitBits)});
+        return narrow(convert(Value{d, Calc::I64, lint}, to), to);
+    }
+    const Calc f = calcOf(from);
+    if (f == Calc::F32 || f == Calc::F64 || from->kind() == TypeKind::RealLiteral) {
+        // Scaled in LREAL, rounded to nearest (ties to even), saturated to the LINT range.
+        const Value x = eval(arg, lreal);
+        emit(Opcode::MUL_F64, {d, x.at, constant64(unitReal)});
+        emit(Opcode::F64_TO_I64, {d, d});
+        return Value{d, Calc::I64, to};
+    }
+    // Integers, bit strings, BOOL: the 64-bit product keeps its low bits, as integer conversions wrap.
+    const Value n = eval(arg, lint);
+    emit(Opcode::MUL_I64, {d, n.at, constant64(unitBits)});
+    return Value{d, Calc::I64, to};
 }
 
 std::optional<Value> Lowerer::toText(const ast::Expr& arg, const Type* to, Span span) {

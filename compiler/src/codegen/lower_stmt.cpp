@@ -753,6 +753,27 @@ void Lowerer::lowerFor(const ast::ForStmt& s) {
         const Operand bound = toConst ? constant64(static_cast<std::uint64_t>(*toConst)) : to;
         emit(wide ? Opcode::LOOP_STEP_I64 : Opcode::LOOP_STEP_I32, {ctr, bound, stepAt, imm(top)});
     }
+    // The loop ran out (not EXIT, not skipped at entry): the variable ends on the first value that
+    // failed the test, as CODESYS leaves it (11 after FOR i := 1 TO 10). A subrange variable keeps
+    // the last value the body ran with: the next one may lie outside its range.
+    if (vt->kind() != TypeKind::Subrange) {
+        if (stepKnown && !wide) {
+            emit(Opcode::ADD_I32_IMM, {ctr, ctr, imm(static_cast<std::uint32_t>(stepValue))});
+        } else {
+            const Operand stepAt = stepKnown ? constant64(static_cast<std::uint64_t>(stepValue)) : step;
+            emit(wide ? Opcode::ADD_I64 : Opcode::ADD_I32, {ctr, ctr, stepAt});
+        }
+        if (shadow && var.indirect) {
+            store(var, Value{ctr, c, vt});
+        } else if (shadow) { // the low bits, as the type's arithmetic wraps: never an overflow fault
+            const std::uint32_t w = storeWidth(vt);
+            emit(w == 1   ? Opcode::MOV_8
+                 : w == 2 ? Opcode::MOV_16
+                 : w == 4 ? Opcode::MOV_32
+                          : Opcode::MOV_64,
+                 {var.at, ctr});
+        }
+    }
     patch(labels.exits, here());
 }
 
@@ -803,13 +824,21 @@ void Lowerer::lowerForUnsigned64(const ast::ForStmt& s, const Loc& var) {
     if (var.indirect) { // the body may change the counter through a reference or a call
         emit(Opcode::MOV_64, {ctr, load(var, Calc::U64).at});
     }
+    std::vector<std::uint32_t> fallOut;
     emit(Opcode::GT_U64, {test, ctr, to});
     emitJump(Opcode::JMP_T, {test}, labels.exits);
     emit(Opcode::SUB_I64, {room, to, ctr});
     emit(Opcode::LT_U64, {test, room, step});
-    emitJump(Opcode::JMP_T, {test}, labels.exits);
+    emitJump(Opcode::JMP_T, {test}, fallOut);
     emit(Opcode::ADD_I64, {ctr, ctr, step});
     emit(Opcode::JMP, {imm(top)});
+    patch(fallOut, here()); // ran out: the first value that failed the test, as in lowerFor
+    if (vt->kind() != TypeKind::Subrange) {
+        emit(Opcode::ADD_I64, {ctr, ctr, step});
+        if (var.indirect) {
+            store(var, Value{ctr, Calc::U64, vt});
+        }
+    }
     patch(labels.exits, here());
 }
 

@@ -93,6 +93,8 @@ private:
     const Type* checkIndex(ast::IndexExpr& e);
     const Type* checkBitAccess(ast::BitAccessExpr& e);
     const Type* arithmeticType(ast::BinaryOp op, const Type* a, const Type* b);
+    const Type* powerType(const Type* a, const Type* b, const Type* expected);
+    bool checkBoolLiteral(const ast::Expr& e, const Type* target);
     const Type* comparisonType(ast::BinaryOp op, const Type* a, const Type* b, const ast::BinaryExpr& e);
     // Implicit conversion of an already typed expression to `target` (E0201, E0202, E0504,
     // E0210, W0011).

@@ -386,6 +386,33 @@ const Type* BodyChecker::checkPouCall(ast::CallExpr& e, const Symbol& callee, co
     return cx_.model.types.get(TypeKind::Void);
 }
 
+namespace {
+
+// Whether argument `index` (or the one named `name`) binds T in every overload of `f` whose result is T.
+bool bindsResult(const StdFunction& f, std::size_t index, std::string_view name) {
+    const auto& sigs = standardSignatures();
+    for (std::uint32_t k = f.first; k < f.first + f.count; ++k) {
+        const StdSignature& sig = sigs[k];
+        if (sig.result != StdResult::Generic || sig.params.empty()) {
+            return false;
+        }
+        const StdParam* p = nullptr;
+        if (!name.empty()) {
+            for (const StdParam& q : sig.params) {
+                p = sameName(q.name, name) ? &q : p;
+            }
+        } else {
+            p = index < sig.params.size() ? &sig.params[index] : sig.extensible ? &sig.params.back() : nullptr;
+        }
+        if (p == nullptr || !p->generic || p->output) {
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace
+
 const Type* BodyChecker::checkStandardCall(ast::CallExpr& e, const Symbol& fn, const Type* expected) {
     const auto& fns = standardFunctions();
     if (fn.stdIndex >= fns.size()) {
@@ -394,9 +421,19 @@ const Type* BodyChecker::checkStandardCall(ast::CallExpr& e, const Symbol& fn, c
     }
     const StdFunction& f = fns[fn.stdIndex];
     std::vector<StdArg> args;
-    for (auto& a : e.args) {
+    for (std::size_t i = 0; i < e.args.size(); ++i) {
+        ast::Argument& a = e.args[i];
+        // A nested call of untyped literals takes its type from the context as a literal does
+        // (`r := SIN(COS(3.14))`, `r := SIN(2.0 * COS(1.0))` compute in REAL): the context reaches
+        // an argument that binds the result type in every overload. A bare name gets no hint: an
+        // enumeration value two types declare stays ambiguous there (E0106).
+        const bool nestedCall = a.value != nullptr && stripParen(a.value.get())->kind != ast::ExprKind::Name;
+        const Type* hint = expected != nullptr && nestedCall &&
+                                   bindsResult(f, i, a.name ? std::string_view(a.name->name) : std::string_view())
+                               ? expected
+                               : nullptr;
         StdArg sa;
-        sa.type = a.value ? checkExpr(*a.value) : errorType();
+        sa.type = a.value ? checkExpr(*a.value, hint) : errorType();
         if (a.name) {
             sa.name = a.name->name;
         }

@@ -62,7 +62,7 @@ struct IntRange {
 
 std::optional<IntRange> intRange(const Type* t) {
     const std::uint32_t w = bitWidth(t);
-    if (w == 0 || t->kind() == K::Bool) {
+    if (w == 0 || t->kind() == K::Bool || isReal(t)) { // REAL and LREAL hold every integer constant
         return std::nullopt;
     }
     if (isSignedInt(t)) {
@@ -285,14 +285,7 @@ const Type* BodyChecker::arithmeticType(ast::BinaryOp op, const Type* a, const T
             return numericCommon();
         }
         return nullptr;
-    case ast::BinaryOp::Pow:
-        if (!numB) {
-            return nullptr;
-        }
-        if (isLit(sa)) {
-            return isLit(sb) ? types.get(K::RealLiteral) : types.get(K::LReal);
-        }
-        return isReal(sa) ? a : nullptr;
+    case ast::BinaryOp::Pow: return nullptr; // powerType: the overloads of EXPT
     case ast::BinaryOp::And:
     case ast::BinaryOp::Or:
     case ast::BinaryOp::Xor: {
@@ -322,6 +315,19 @@ const Type* BodyChecker::arithmeticType(ast::BinaryOp op, const Type* a, const T
     }
 }
 
+// `a ** b` is EXPT(a, b): the same overloads give the same operand and result types (an
+// integer base with an integer exponent stays an integer; untyped literals take the context's
+// type as EXPT's do).
+const Type* BodyChecker::powerType(const Type* a, const Type* b, const Type* expected) {
+    const StdFunction* expt = findStandardFunction("EXPT");
+    if (expt == nullptr) {
+        return nullptr;
+    }
+    const StdOutcome out =
+        resolveStandardCall(cx_.model.types, *expt, {StdArg{a, {}, false}, StdArg{b, {}, false}}, expected);
+    return out.resolution ? out.resolution->result : nullptr;
+}
+
 // The common operand type of a comparison, or null when the operands cannot be compared.
 const Type* BodyChecker::comparisonType(ast::BinaryOp op, const Type* a, const Type* b, const ast::BinaryExpr& e) {
     auto& types = cx_.model.types;
@@ -345,7 +351,11 @@ const Type* BodyChecker::comparisonType(ast::BinaryOp op, const Type* a, const T
         return nullptr;
     }
     const Type* common = nullptr;
-    if (isLit(sa) && isLit(sb)) {
+    if (sa->kind() == K::IntLiteral && sb->kind() == K::Bool) { // x = 1 for a BOOL x
+        common = checkBoolLiteral(*e.lhs, b) ? b : errorType();
+    } else if (sb->kind() == K::IntLiteral && sa->kind() == K::Bool) {
+        common = checkBoolLiteral(*e.rhs, a) ? a : errorType();
+    } else if (isLit(sa) && isLit(sb)) {
         common = a;
     } else if (isLit(sa)) {
         common = literalAdopts(sa, sb) ? b : nullptr;
@@ -375,7 +385,9 @@ const Type* BodyChecker::checkBinary(ast::BinaryExpr& e, const Type* expected) {
     if (stripAlias(a)->kind() == K::Void || stripAlias(b)->kind() == K::Void) {
         return errorType();
     }
-    const Type* result = comparison ? comparisonType(e.op, a, b, e) : arithmeticType(e.op, a, b);
+    const Type* result = comparison                   ? comparisonType(e.op, a, b, e)
+                         : e.op == ast::BinaryOp::Pow ? powerType(a, b, hint)
+                                                      : arithmeticType(e.op, a, b);
     if (result == nullptr) {
         cx_.error(DiagCode::InvalidOperand, e.span,
                   std::string("operator '") + opText(e.op) + "' is not defined for " + typeName(a) + " and " +
@@ -491,6 +503,21 @@ bool BodyChecker::checkConstantRange(const ast::Expr& e, const Type* target) {
     return true;
 }
 
+// The integer constants 0 and 1 are BOOL literals where a BOOL is expected (IEC 61131-3 lets
+// them stand for FALSE and TRUE); any other value is reported.
+bool BodyChecker::checkBoolLiteral(const ast::Expr& e, const Type* target) {
+    const std::optional<ConstValue> v = evaluateConstant(cx_, e, pc_.scope, false);
+    if (v && v->kind == ConstValue::Kind::Int && (v->i == 0 || v->i == 1) && !v->isUnsigned) {
+        return true;
+    }
+    if (v) {
+        cx_.error(DiagCode::ConstantOutOfRange, e.span,
+                  "the constant " + text(e.span) + " does not fit " + typeName(target) +
+                      " (0 and 1 are its only integer literals)");
+    }
+    return false;
+}
+
 void BodyChecker::convert(ast::Expr& e, const Type* target) {
     const Type* from = e.type;
     if (isError(from) || isError(target)) {
@@ -502,6 +529,10 @@ void BodyChecker::convert(ast::Expr& e, const Type* target) {
         return; // reported as E0310 where the call was typed
     }
     if (isLit(sf)) {
+        if (sf->kind() == K::IntLiteral && baseType(target)->kind() == K::Bool) {
+            checkBoolLiteral(e, target); // b : BOOL := 1
+            return;
+        }
         if (!literalAdopts(sf, target)) {
             cx_.error(DiagCode::TypeMismatch, e.span,
                       std::string(sf->kind() == K::RealLiteral ? "a real" : "an integer") + " constant '" +

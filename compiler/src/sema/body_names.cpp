@@ -252,6 +252,12 @@ const Type* BodyChecker::checkName(ast::NameExpr& e, const Type* expected) {
 
 const Type* BodyChecker::checkEnumLiteral(ast::EnumLiteralExpr& e) {
     const Symbol* t = findName(e.typeName.name);
+    if (t != nullptr && t->kind == SymbolKind::Variable) { // `color : Color := Color#Red`
+        if (const Symbol* type =
+                lookup(cx_, pc_.scope != nullptr ? pc_.scope : cx_.model.global.get(), e.typeName.name, true)) {
+            t = type;
+        }
+    }
     if (t == nullptr) {
         cx_.error(DiagCode::UnknownType, e.typeName.span, "unknown enumeration type '" + e.typeName.name + "'");
         return errorType();

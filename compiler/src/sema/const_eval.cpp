@@ -86,6 +86,55 @@ bool isIntegral(const ConstValue& v) {
     return v.kind == ConstValue::Kind::Int || v.kind == ConstValue::Kind::Enum;
 }
 
+// TIME, TOD, DATE, DT to or from a number counting milliseconds or seconds (nanosPerCount), with
+// the operations the code generator emits (Lowerer::countConversion): whole counts truncated
+// toward zero, REALs through LREAL, products wrapping at 64 bits. The L-variants convert their
+// nanoseconds unchanged (convertConstant).
+std::optional<ConstValue> convertCount(Context& cx, const ConstValue& value, const Type* target) {
+    const bool fromTime = value.kind == ConstValue::Kind::Time;
+    if (fromTime == isTimeKind(target)) {
+        return std::nullopt;
+    }
+    const std::int64_t unit = nanosPerCount(fromTime ? value.type : target);
+    if (unit <= 1) {
+        return std::nullopt;
+    }
+    ConstValue out;
+    out.type = target;
+    if (fromTime) {
+        if (isReal(target)) {
+            out.kind = ConstValue::Kind::Real;
+            out.r = static_cast<double>(value.i) / static_cast<double>(unit);
+            if (stripAlias(target)->kind() == TypeKind::Real) {
+                out.r = static_cast<double>(static_cast<float>(out.r));
+            }
+            return out;
+        }
+        ConstValue count;
+        count.kind = ConstValue::Kind::Int;
+        count.type = cx.model.types.get(TypeKind::LInt);
+        count.i = value.i / unit;
+        return convertConstant(cx, count, target);
+    }
+    out.kind = ConstValue::Kind::Time;
+    if (value.kind == ConstValue::Kind::Real) {
+        const double scaled = std::nearbyint(value.r * static_cast<double>(unit));
+        if (std::isnan(scaled)) {
+            return std::nullopt; // computed at run time (NaN gives 0)
+        }
+        constexpr double kTwo63 = 9223372036854775808.0;
+        out.i = scaled >= kTwo63    ? std::numeric_limits<std::int64_t>::max()
+                : scaled <= -kTwo63 ? std::numeric_limits<std::int64_t>::min()
+                                    : static_cast<std::int64_t>(scaled);
+        return out;
+    }
+    if (value.kind != ConstValue::Kind::Int && value.kind != ConstValue::Kind::Bool) {
+        return std::nullopt;
+    }
+    out.i = static_cast<std::int64_t>(static_cast<std::uint64_t>(asInt128(value) * unit));
+    return out;
+}
+
 class Evaluator {
 public:
     Evaluator(Context& cx, const Scope* scope, bool report) : cx_(cx), scope_(scope), report_(report) {}
@@ -295,7 +344,7 @@ private:
     }
 
     std::optional<ConstValue> enumLiteral(const ast::EnumLiteralExpr& e) {
-        Symbol* typeSym = lookup(cx_, scope_, e.typeName.name);
+        Symbol* typeSym = lookup(cx_, scope_, e.typeName.name, true);
         if (typeSym != nullptr && typeSym->kind == SymbolKind::Type) {
             if (cx_.decl != nullptr) {
                 completeTypeSymbol(cx_, typeSym);
@@ -396,11 +445,13 @@ private:
             }
             return notConstant(b.span, "operator not defined for these constants");
         }
-        const bool real =
-            lhs->kind == ConstValue::Kind::Real || rhs->kind == ConstValue::Kind::Real || op == ast::BinaryOp::Pow;
+        const bool real = lhs->kind == ConstValue::Kind::Real || rhs->kind == ConstValue::Kind::Real;
         if (!(isIntegral(*lhs) || lhs->kind == ConstValue::Kind::Real) ||
             !(isIntegral(*rhs) || rhs->kind == ConstValue::Kind::Real)) {
             return notConstant(b.span, "operator not defined for these constants");
+        }
+        if (op == ast::BinaryOp::Pow && !real) {
+            return integerPower(*lhs, *rhs, b.span);
         }
         const Type* t = commonType(types, lhs->type, rhs->type);
         if (real) {
@@ -443,6 +494,29 @@ private:
             return out;
         }
         return outOfRange(b.span, "expression");
+    }
+
+    // `a ** b` on integers is EXPT: the power in 64 bits, wrapping, in the base's type; a negative
+    // exponent gives 0 unless the base is 1 or -1 (the VM's ExptInt, where 0 to a negative
+    // power traps, so that is left to run time).
+    std::optional<ConstValue> integerPower(const ConstValue& base, const ConstValue& exponent, Span span) {
+        const std::int64_t x = base.i;
+        const Int128 n = asInt128(exponent);
+        if (n < 0) {
+            if (x == 0) {
+                return notConstant(span, "0 to a negative power divides by zero at run time");
+            }
+            return makeInt(x == 1 ? 1 : x == -1 ? (n % 2 == 0 ? 1 : -1) : 0, base.type);
+        }
+        std::uint64_t result = 1;
+        auto factor = static_cast<std::uint64_t>(x);
+        for (auto e = static_cast<std::uint64_t>(n); e > 0; e >>= 1) {
+            if ((e & 1) != 0) {
+                result *= factor;
+            }
+            factor *= factor;
+        }
+        return makeInt(static_cast<std::int64_t>(result), base.type);
     }
 
     std::optional<ConstValue> divisionByZero(Span span) {
@@ -550,6 +624,9 @@ private:
         const std::size_t to = fn.find("TO_");
         if (args.size() == 1 && to != std::string::npos && (to == 0 || fn.compare(to - 1, 4, "_TO_") == 0)) {
             if (const Type* target = types.elementary(std::string_view(fn).substr(to + 3))) {
+                if (auto v = convertCount(cx_, args[0], target)) {
+                    return v;
+                }
                 if (auto v = convertConstant(cx_, args[0], target)) {
                     return v;
                 }

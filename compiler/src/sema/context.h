@@ -68,7 +68,9 @@ void declare(Context& cx);
 const Type* resolveType(Context& cx, ast::TypeSpec& spec, Scope* scope);
 
 // Looks a (case-insensitive) name up: scope chain, USING namespaces, then the global scope.
-Symbol* lookup(const Context& cx, const Scope* scope, std::string_view name);
+// For a type name, `typeName` lets the search pass over variables: ST names are case-insensitive,
+// so `color : Color` and `Color#Red` next to it must still find the type.
+Symbol* lookup(const Context& cx, const Scope* scope, std::string_view name, bool typeName = false);
 
 // ---- standard library (stdlib side) -----------------------------------------------------------
 // ST source declaring the interfaces of the standard FBs (TON, TOF, TP, LTON…, R_TRIG, F_TRIG,

@@ -213,7 +213,7 @@ void completePouMembers(Context& cx, Symbol* pou) {
             cx.decl->pathBlocks.push_back(PathBlock{&block, pou->scope});
             continue;
         }
-        declareVarBlock(cx, block, pou->scope, pou, index, &pou->params);
+        declareVarBlock(cx, block, pou->scope, pou, index, &pou->params, true);
         if (place == SectionPlace::Function || place == SectionPlace::Method) {
             for (const ast::VarDecl& vd : block.vars) {
                 if (vd.address) {
@@ -222,6 +222,12 @@ void completePouMembers(Context& cx, Symbol* pou) {
                                  "' is not allowed in " + placeName(place));
                 }
             }
+        }
+    }
+    // The types once every name is declared: an array bound may use a CONSTANT declared further down.
+    for (Symbol* s : pou->scope->symbols()) {
+        if (s->kind == SymbolKind::Variable && s->type == nullptr) {
+            ensureVarType(cx, s);
         }
     }
     // Scalar CONSTANT initialisers must be constant expressions.

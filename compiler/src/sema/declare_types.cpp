@@ -314,7 +314,10 @@ Symbol* lookupQualified(Context& cx, const ast::QualifiedName& name, const Scope
     if (name.parts.empty()) {
         return nullptr;
     }
-    Symbol* sym = lookup(cx, scope, name.parts[0].name);
+    Symbol* sym = lookup(cx, scope, name.parts[0].name, true);
+    if (sym == nullptr) { // reported as what it is (E0112 for a variable used as a type)
+        sym = lookup(cx, scope, name.parts[0].name);
+    }
     for (std::size_t i = 1; i < name.parts.size(); ++i) {
         if (sym == nullptr || sym->kind != SymbolKind::Namespace) {
             if (report) {

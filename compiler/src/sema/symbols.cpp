@@ -48,24 +48,28 @@ Symbol* findInBases(const Symbol* pou, std::string_view name) {
 
 } // namespace
 
-Symbol* lookup(const Context& cx, const Scope* scope, std::string_view name) {
+Symbol* lookup(const Context& cx, const Scope* scope, std::string_view name, bool typeName) {
+    auto wanted = [typeName](Symbol* found) {
+        return found != nullptr && !(typeName && found->kind == SymbolKind::Variable);
+    };
     for (const Scope* s = scope; s != nullptr; s = s->parent()) {
-        if (Symbol* found = s->findLocal(name)) {
+        if (Symbol* found = s->findLocal(name); wanted(found)) {
             return found;
         }
         const Symbol* owner = s->owner();
         if (owner != nullptr && owner->kind == SymbolKind::Pou && owner->base != nullptr) {
-            if (Symbol* found = findInBases(owner, name)) {
+            if (Symbol* found = findInBases(owner, name); wanted(found)) {
                 return found;
             }
         }
         for (const Scope* u : s->usings) {
-            if (Symbol* found = u->findLocal(name)) {
+            if (Symbol* found = u->findLocal(name); wanted(found)) {
                 return found;
             }
         }
     }
-    return cx.model.global->findLocal(name);
+    Symbol* found = cx.model.global->findLocal(name);
+    return wanted(found) ? found : nullptr;
 }
 
 } // namespace sema

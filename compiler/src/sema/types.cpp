@@ -181,6 +181,20 @@ bool isTimeLike(const Type* t) {
 bool isDateLike(const Type* t) {
     return kindIn(core(t), TypeKind::Date, TypeKind::Ldt);
 }
+std::int64_t nanosPerCount(const Type* t) {
+    const Type* c = core(t);
+    switch (c != nullptr ? c->kind() : TypeKind::Error) {
+    case TypeKind::Time:
+    case TypeKind::Tod: return 1'000'000;
+    case TypeKind::Date:
+    case TypeKind::Dt: return 1'000'000'000;
+    case TypeKind::LTime:
+    case TypeKind::LDate:
+    case TypeKind::LTod:
+    case TypeKind::Ldt: return 1;
+    default: return 0;
+    }
+}
 bool isString(const Type* t) {
     return kindIn(core(t), TypeKind::String, TypeKind::WString);
 }

@@ -2,7 +2,8 @@
 // every integer and bit-string type rounds half to even (TRUNC truncates) and then saturates to
 // the target's range, NaN giving 0, through every spelling (S_TO_T, TO_T, TRUNC_T, S_TRUNC_T)
 // and for constant arguments; text to number reads the whole text as a literal of the target
-// type or gives 0; MUX with K out of range traps MuxSelector.
+// type or gives 0; TIME counts milliseconds to and from every integer type; MUX with K out of
+// range traps MuxSelector.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -170,6 +171,39 @@ END_PROGRAM
     EXPECT_EQ(r.get<std::int16_t>("Main.i1"), 32767); // 32768 after rounding half to even
     EXPECT_EQ(r.get<std::int32_t>("Main.d1"), std::numeric_limits<std::int32_t>::min());
     EXPECT_EQ(r.get<std::int8_t>("Main.t1"), -128);
+}
+
+// TIME counts milliseconds to and from every integer and bit-string type (whole milliseconds
+// toward zero, then the low bits of the target); LTIME counts nanoseconds; constant initial
+// values (folded by the compiler) give the same (docs/language-notes.md).
+TEST(CodegenConversions, TimeToEveryIntegerTypeCountsMillisecondsAndWraps) {
+    for (const IntType& t : kTargets) {
+        const std::string n = t.name;
+        Runner r("PROGRAM Main\nVAR\n  tm : TIME := T#-1500us; big : TIME := T#300s; lt : LTIME := LTIME#300ns;\n"
+                 "  k : " +
+                 n + " := 7; a, o, l : " + n + "; c : " + n + " := TIME_TO_" + n +
+                 "(T#300s);\n  back : TIME; cback : TIME := " + n + "_TO_TIME(" + n +
+                 "#7);\nEND_VAR\n"
+                 "a := TIME_TO_" +
+                 n + "(tm);\no := TO_" + n + "(big);\nl := LTIME_TO_" + n + "(lt);\nback := " + n +
+                 "_TO_TIME(k);\nEND_PROGRAM\n");
+        ASSERT_TRUE(r.ok) << n << ": " << r.errors();
+        ASSERT_EQ(r.cycle(), vm::Trap::None) << n;
+        auto read = [&](const std::string& name) -> std::uint64_t {
+            switch (t.bits) {
+            case 8: return r.get<std::uint8_t>("Main." + name);
+            case 16: return r.get<std::uint16_t>("Main." + name);
+            case 32: return r.get<std::uint32_t>("Main." + name);
+            default: return r.get<std::uint64_t>("Main." + name);
+            }
+        };
+        EXPECT_EQ(read("a"), mask(t, ~std::uint64_t{0})) << n << ": T#-1.5ms is -1 ms";
+        EXPECT_EQ(read("o"), mask(t, 300'000)) << n;
+        EXPECT_EQ(read("c"), mask(t, 300'000)) << n << " (folded)";
+        EXPECT_EQ(read("l"), mask(t, 300)) << n << ": LTIME counts nanoseconds";
+        EXPECT_EQ(r.get<std::int64_t>("Main.back"), 7'000'000) << n;
+        EXPECT_EQ(r.get<std::int64_t>("Main.cback"), 7'000'000) << n << " (folded)";
+    }
 }
 
 TEST(CodegenConversions, TextToNumberReadsTheWholeTextAsALiteralOfTheTarget) {

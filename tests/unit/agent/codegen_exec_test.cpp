@@ -39,7 +39,7 @@ PROGRAM Main
   m := -7 MOD 3;
   down := 0;
   FOR i := 10 TO 1 BY -3 DO down := down * 10 + i; END_FOR;
-  FOR lastI := 32760 TO 32767 DO END_FOR;   (* ends at the type's maximum *)
+  FOR lastI := 32760 TO 32767 DO END_FOR;   (* ends at the type's maximum; after it 32768 wraps *)
   wh := 0;
   WHILE wh < 100 DO wh := wh + 7; IF wh > 50 THEN EXIT; END_IF; END_WHILE;
   rp := 0;
@@ -55,7 +55,7 @@ END_PROGRAM
     EXPECT_EQ(r.get<std::int32_t>("Main.q"), -3);
     EXPECT_EQ(r.get<std::int32_t>("Main.m"), -1);
     EXPECT_EQ(r.get<std::int32_t>("Main.down"), 10741);
-    EXPECT_EQ(r.get<std::int16_t>("Main.lastI"), 32767);
+    EXPECT_EQ(r.get<std::int16_t>("Main.lastI"), -32768);
     EXPECT_EQ(r.get<std::int32_t>("Main.wh"), 56);
     EXPECT_EQ(r.get<std::int32_t>("Main.rp"), 5);
 }
@@ -106,13 +106,13 @@ TEST(CodegenExec, ForCounterWrittenThroughAReferenceStillStopsAtTheBound) {
 PROGRAM Main
   VAR k : INT; pk : REF_TO INT; n : DINT; END_VAR
   pk := REF(k);
-  FOR k := 0 TO 10 BY 3 DO n := n + 1; IF k = 3 THEN pk^ := 8; END_IF; END_FOR;  (* 0 3; 8 + 3 passes 10 *)
+  FOR k := 0 TO 10 BY 3 DO n := n + 1; IF k = 3 THEN pk^ := 8; END_IF; END_FOR;  (* 0 3; 8 + 3 = 11 passes 10 *)
 END_PROGRAM
 )");
     ASSERT_TRUE(r.ok) << r.errors();
     ASSERT_EQ(r.cycle(), vm::Trap::None);
     EXPECT_EQ(r.get<std::int32_t>("Main.n"), 2);
-    EXPECT_EQ(r.get<std::int16_t>("Main.k"), 8);
+    EXPECT_EQ(r.get<std::int16_t>("Main.k"), 11); // the first value that failed the test
 }
 
 TEST(CodegenExec, ElementLoadsByRunTimeSubscriptReadTheRightFieldAndTrapOutOfBounds) {
@@ -208,7 +208,7 @@ END_PROGRAM
     EXPECT_EQ(r.get<float>("Main.sumV"), 15.0F);
     EXPECT_EQ(r.get<std::int32_t>("Main.hit"), 2);
     EXPECT_EQ(r.get<std::int16_t>("Main.tid"), 10);
-    EXPECT_EQ(r.get<std::int16_t>("Main.k"), 4);
+    EXPECT_EQ(r.get<std::int16_t>("Main.k"), 5);
 }
 
 TEST(CodegenExec, IntForVariableIsStoredEveryIterationAndVisibleInATrap) {
@@ -229,9 +229,9 @@ END_PROGRAM
     ASSERT_TRUE(r.ok) << r.errors();
     EXPECT_EQ(r.cycle(), vm::Trap::ArrayBounds);
     EXPECT_EQ(r.get<std::int32_t>("Main.p.seen"), 1234);
-    EXPECT_EQ(r.get<std::int16_t>("Main.after"), 4);
+    EXPECT_EQ(r.get<std::int16_t>("Main.after"), 5); // the first value that failed the test
     EXPECT_EQ(r.get<std::int32_t>("Main.down"), 6420);
-    EXPECT_EQ(r.get<std::int16_t>("Main.j"), 0);
+    EXPECT_EQ(r.get<std::int16_t>("Main.j"), -2);
     EXPECT_EQ(r.get<std::int16_t>("Main.k"), 4); // the iteration that trapped
 }
 

@@ -39,8 +39,9 @@ L002a:
   0034  MOVI_32      this+8 <Main.acc>, 0
 L0037:
   0037  LOOP_I32_IMM this+0 <Main.i>, 999, 1, L0020
-  003c  I32_TO_F64   this+16 <Main.r>, this+8 <Main.acc>
-  003f  RET
+  003c  ADD_I32_IMM  this+0 <Main.i>, this+0 <Main.i>, 1
+  0040  I32_TO_F64   this+16 <Main.r>, this+8 <Main.acc>
+  0043  RET
 )");
 }
 
@@ -127,7 +128,8 @@ END_PROGRAM
     EXPECT_EQ(count("MOVI_32 "), 1u) << main; // the FOR start only
     EXPECT_EQ(count("LOOP_I16_IMM "), 1u) << main;
     EXPECT_EQ(count("LOOP_I32_IMM "), 0u) << main;
-    EXPECT_EQ(count("MOV_16 "), 1u) << main; // the start value; the back-edge stores the others
+    // The start value and the one after the loop; the back-edge stores the others.
+    EXPECT_EQ(count("MOV_16 "), 2u) << main;
     EXPECT_EQ(count("JGT_I32_IMM "), 0u) << main;
     EXPECT_EQ(count("SX_16_32 "), 0u) << main;
     EXPECT_EQ(count("JMP "), 0u) << main;

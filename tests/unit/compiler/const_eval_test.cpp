@@ -82,6 +82,25 @@ TEST(ConstEval, TimeArithmetic) {
     EXPECT_EQ(stripAlias(initOf(a, "t5")->type)->kind(), TypeKind::LTime);
 }
 
+TEST(ConstEval, TimeAndDateConversionsCountMillisecondsOrSeconds) {
+    test::Analysis a(program("  ms : DWORD := TIME_TO_DWORD(T#1s);\n  neg : DINT := TO_DINT(T#-1500us);\n"
+                             "  t : TIME := DWORD_TO_TIME(1000);\n  rt : TIME := REAL_TO_TIME(1.5);\n"
+                             "  r : REAL := TIME_TO_REAL(T#100ms);\n"
+                             "  secs : UDINT := DATE_TO_UDINT(D#1970-01-02);\n  tod : TOD := DINT_TO_TOD(1500);\n"));
+    ASSERT_EQ(a.errors(), 0u) << a.rendered();
+    for (const char* name : {"ms", "neg", "t", "rt", "r", "secs", "tod"}) {
+        ASSERT_TRUE(initOf(a, name).has_value()) << name << " is not folded";
+    }
+    EXPECT_EQ(initOf(a, "ms")->i, 1000);
+    EXPECT_EQ(initOf(a, "neg")->i, -1); // whole milliseconds, toward zero
+    EXPECT_EQ(initOf(a, "t")->kind, ConstValue::Kind::Time);
+    EXPECT_EQ(initOf(a, "t")->i, 1'000'000'000);
+    EXPECT_EQ(initOf(a, "rt")->i, 1'500'000);
+    EXPECT_DOUBLE_EQ(initOf(a, "r")->r, 100.0);
+    EXPECT_EQ(initOf(a, "secs")->i, 86400);
+    EXPECT_EQ(initOf(a, "tod")->i, 1'500'000'000);
+}
+
 TEST(ConstEval, EnumValuesAndConstantChains) {
     test::Analysis a("VAR_GLOBAL CONSTANT\n  N : INT := 10;\nEND_VAR\n" +
                      program("  m : Mode := Mode#Stop;\n  k : INT := N * 2 + 1;\n  bare : Mode := Run;\n"));

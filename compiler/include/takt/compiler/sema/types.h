@@ -89,7 +89,11 @@ private:
 [[nodiscard]] bool isNumeric(const Type* t);     // ANY_NUM
 [[nodiscard]] bool isTimeLike(const Type* t);    // TIME, LTIME
 [[nodiscard]] bool isDateLike(const Type* t);    // DATE..LDT (ANY_DATE)
-[[nodiscard]] bool isString(const Type* t);      // STRING, WSTRING (ANY_STRING)
+// Nanoseconds per unit an integer or REAL counts when converted to or from a time or date value
+// (as CODESYS): TIME and TOD count milliseconds, DATE and DT seconds (since 1970-01-01), the
+// L-variants nanoseconds; 0 for any other type.
+[[nodiscard]] std::int64_t nanosPerCount(const Type* t);
+[[nodiscard]] bool isString(const Type* t); // STRING, WSTRING (ANY_STRING)
 [[nodiscard]] bool isElementary(const Type* t);
 [[nodiscard]] std::uint32_t bitWidth(const Type* t); // BOOL 1, SINT/BYTE 8 … LWORD/LINT 64; 0 otherwise
 
