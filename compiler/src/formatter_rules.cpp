@@ -123,6 +123,7 @@ TokenKind closerFor(TokenKind opener) {
     case TokenKind::Function: return TokenKind::EndFunction;
     case TokenKind::FunctionBlock: return TokenKind::EndFunctionBlock;
     case TokenKind::Method: return TokenKind::EndMethod;
+    case TokenKind::Action: return TokenKind::EndAction;
     case TokenKind::Interface: return TokenKind::EndInterface;
     case TokenKind::Namespace: return TokenKind::EndNamespace;
     case TokenKind::TestProgram: return TokenKind::EndTestProgram;
@@ -143,7 +144,7 @@ TokenKind closerFor(TokenKind opener) {
 bool isCloser(TokenKind kind) {
     return oneOf(kind,
                  {TokenKind::EndProgram, TokenKind::EndFunction, TokenKind::EndFunctionBlock, TokenKind::EndMethod,
-                  TokenKind::EndInterface, TokenKind::EndNamespace, TokenKind::EndTestProgram,
+                  TokenKind::EndAction, TokenKind::EndInterface, TokenKind::EndNamespace, TokenKind::EndTestProgram,
                   TokenKind::EndTestFunctionBlock, TokenKind::EndConfiguration, TokenKind::EndResource,
                   TokenKind::EndType, TokenKind::EndStruct, TokenKind::EndVar, TokenKind::EndIf, TokenKind::EndCase,
                   TokenKind::EndFor, TokenKind::EndWhile, TokenKind::EndRepeat});
@@ -161,7 +162,7 @@ bool isVarQualifier(TokenKind kind) {
 
 bool isPouKeyword(TokenKind kind) {
     return oneOf(kind, {TokenKind::Program, TokenKind::Function, TokenKind::FunctionBlock, TokenKind::Method,
-                        TokenKind::Interface, TokenKind::Namespace, TokenKind::TestProgram,
+                        TokenKind::Action, TokenKind::Interface, TokenKind::Namespace, TokenKind::TestProgram,
                         TokenKind::TestFunctionBlock, TokenKind::Configuration, TokenKind::Resource});
 }
 
@@ -212,6 +213,9 @@ std::size_t headerEnd(const std::vector<Token>& tokens, std::size_t kw) {
         ++i;
     }
     i = dottedName(tokens, i);
+    if (tokens[kw].kind == TokenKind::Action) { // ACTION name [:] -- statements follow the colon
+        return tokens[i].kind == TokenKind::Colon ? i + 1 : i;
+    }
     for (;;) {
         TokenKind k = tokens[i].kind;
         if (k == TokenKind::Colon) {

@@ -136,6 +136,7 @@ bool Parser::isEndKeyword(TokenKind k) {
     case TokenKind::EndFunction:
     case TokenKind::EndFunctionBlock:
     case TokenKind::EndMethod:
+    case TokenKind::EndAction:
     case TokenKind::EndInterface:
     case TokenKind::EndNamespace:
     case TokenKind::EndTestProgram:
@@ -212,7 +213,7 @@ void Parser::syncStatement() {
             return;
         }
         if (isEndKeyword(k) || isStatementKeyword(k) || isDeclStart(k) || isVarSectionKeyword(k) ||
-            k == TokenKind::Else || k == TokenKind::Elsif || k == TokenKind::Until || k == TokenKind::Method) {
+            k == TokenKind::Else || k == TokenKind::Elsif || k == TokenKind::Until || isMemberStart(k)) {
             return;
         }
         // A new line that starts with `name :=` is almost surely the next statement.
@@ -283,7 +284,7 @@ void Parser::skipNestedStatement() {
             }
             break;
         default:
-            if (isEndKeyword(k) || isDeclStart(k) || k == TokenKind::Method) {
+            if (isEndKeyword(k) || isDeclStart(k) || isMemberStart(k)) {
                 return; // a POU-level keyword: let the enclosing levels report the missing ends
             }
             break;
@@ -297,7 +298,7 @@ void Parser::parseDeclarations(std::vector<ast::DeclPtr>& out, TokenKind termina
         std::size_t before = pos_;
         if (at(TokenKind::Type)) {
             parseTypeBlock(out);
-        } else if (isDeclStart(kind()) || at(TokenKind::Method)) {
+        } else if (isDeclStart(kind()) || isMemberStart(kind())) {
             if (ast::DeclPtr d = parseDeclaration()) {
                 out.push_back(std::move(d));
             }

@@ -39,6 +39,10 @@ ast::DeclPtr Parser::parseDeclaration() {
         errorUnexpected("outside a FUNCTION_BLOCK or PROGRAM");
         (void)parseMethod(false);
         return nullptr;
+    case TokenKind::Action:
+        errorUnexpected("outside a FUNCTION_BLOCK or PROGRAM");
+        (void)parseAction();
+        return nullptr;
     case TokenKind::Interface: return parseInterface();
     case TokenKind::VarGlobal:
     case TokenKind::VarConfig:
@@ -96,9 +100,17 @@ void Parser::parsePouBody(ast::PouDecl& pou, TokenKind endKind) {
         std::size_t before = pos_;
         if (isVarSectionKeyword(kind()) && !sawStatements) {
             pou.varBlocks.push_back(parseVarBlock());
-        } else if (at(TokenKind::Method)) {
+        } else if (isMemberStart(kind())) {
             if (pou.pouKind == ast::PouKind::Method) {
                 break; // END_METHOD is missing: this is the next method of the enclosing POU
+            }
+            if (at(TokenKind::Action)) {
+                if (pou.pouKind != ast::PouKind::FunctionBlock && pou.pouKind != ast::PouKind::Program) {
+                    errorUnexpected(fmt::format("in {} '{}': only FUNCTION_BLOCKs and PROGRAMs have actions",
+                                                ast::pouKeyword(pou.pouKind), pou.name.name));
+                }
+                pou.methods.push_back(parseAction());
+                continue;
             }
             if (pou.pouKind == ast::PouKind::Function) {
                 errorUnexpected(
@@ -116,6 +128,35 @@ void Parser::parsePouBody(ast::PouDecl& pou, TokenKind endKind) {
             advance();
         }
     }
+}
+
+// ACTION name [:] statements END_ACTION inside a FUNCTION_BLOCK or PROGRAM (IEC 61131-3, CODESYS):
+// statements on the POU's own variables, called as inst.name() or name(). It is compiled as a
+// METHOD without variables or result.
+std::unique_ptr<ast::PouDecl> Parser::parseAction() {
+    std::uint32_t begin = startOffset();
+    Span open = span();
+    advance(); // ACTION
+    auto a = makeNode<ast::PouDecl>(Span{});
+    a->pouKind = ast::PouKind::Method;
+    a->isAction = true;
+    a->name = expectIdentifier("after ACTION");
+    accept(TokenKind::Colon);
+    accept(TokenKind::Semicolon);
+    openBlock(TokenKind::EndAction);
+    parsePouBody(*a, TokenKind::EndAction);
+    closeBlock(TokenKind::EndAction);
+    for (const ast::VarBlock& b : a->varBlocks) {
+        report(DiagCode::InvalidDeclSection, b.span,
+               fmt::format("ACTION '{}' has no variables of its own; declare them in its POU", a->name.name));
+    }
+    if (accept(TokenKind::EndAction)) {
+        accept(TokenKind::Semicolon);
+    } else {
+        missingEnd(TokenKind::EndAction, fmt::format("ACTION '{}'", a->name.name), open);
+    }
+    a->span = spanFrom(begin);
+    return a;
 }
 
 // PUBLIC, PRIVATE, PROTECTED, INTERNAL, ABSTRACT, FINAL in any order before a POU's or METHOD's name.
@@ -283,7 +324,7 @@ ast::VarBlock Parser::parseVarBlock() {
                 parseVarDecl(block.vars);
             }
         } else if (isEndKeyword(k) || isVarSectionKeyword(k) || isStatementKeyword(k) || isDeclStart(k) ||
-                   k == TokenKind::Method || (k == TokenKind::Identifier && peek(1) == TokenKind::Assign)) {
+                   isMemberStart(k) || (k == TokenKind::Identifier && peek(1) == TokenKind::Assign)) {
             break; // END_VAR is missing
         } else {
             errorUnexpected("in a variable section; expected 'name : TYPE;' or END_VAR");

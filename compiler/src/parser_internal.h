@@ -99,6 +99,9 @@ public:
     ast::DeclPtr parseDeclaration();
     std::unique_ptr<ast::PouDecl> parsePou(ast::PouKind pouKind, TokenKind endKind);
     std::unique_ptr<ast::PouDecl> parseMethod(bool prototype);
+    std::unique_ptr<ast::PouDecl> parseAction();
+    // METHOD or ACTION: a member POU that ends the statements of its enclosing POU.
+    [[nodiscard]] static bool isMemberStart(TokenKind k) { return k == TokenKind::Method || k == TokenKind::Action; }
     void parseModifiers(ast::PouDecl& pou); // access and ABSTRACT/FINAL before the name
     void parsePouBody(ast::PouDecl& pou, TokenKind endKind);
     ast::DeclPtr parseInterface();

@@ -49,7 +49,7 @@ bool Parser::atCaseLabel() const {
 
 bool Parser::endsStatementList(bool inCase) const {
     TokenKind k = kind();
-    if (k == TokenKind::EndOfFile || isDeclStart(k) || k == TokenKind::Method) {
+    if (k == TokenKind::EndOfFile || isDeclStart(k) || isMemberStart(k)) {
         return true;
     }
     if (isEndKeyword(k)) {

@@ -209,7 +209,7 @@ void Parser::parseTypeBlock(std::vector<ast::DeclPtr>& out) {
                     syncStatement();
                 }
             }
-        } else if (isEndKeyword(kind()) || isDeclStart(kind()) || at(TokenKind::Method)) {
+        } else if (isEndKeyword(kind()) || isDeclStart(kind()) || isMemberStart(kind())) {
             break;
         } else {
             errorUnexpected("in a TYPE block; expected 'Name : type;' or END_TYPE");

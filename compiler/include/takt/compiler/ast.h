@@ -489,6 +489,7 @@ struct PouDecl final : Decl {
     std::vector<VarBlock> varBlocks;
     StmtList body;
     std::vector<std::unique_ptr<PouDecl>> methods; // FUNCTION_BLOCK (and PROGRAM) methods
+    bool isAction = false;                         // an ACTION: a METHOD without variables or result, on its POU's data
     bool prototypeOnly = false;                    // a METHOD inside an INTERFACE: no body
 };
 
