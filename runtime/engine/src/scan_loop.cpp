@@ -214,7 +214,7 @@ void ScanLoop::stop() {
     retainState_.store(0);
     abort_.store(false);
     stopAbort_ = false;
-    io_.applySafeState();
+    latchSafeState();
     // One last read shows what the field sees now that the safe state is latched.
     io_.readInputs(view());
     current_.state = ScanState::Stopped;
@@ -350,7 +350,7 @@ void ScanLoop::accountOverrun(std::int64_t release, std::int64_t end, std::int64
 void ScanLoop::handleFault(bool watchdog, const FaultReport& report) {
     // The fault path may allocate (the report's strings); it is not part of a regular cycle.
     const FaultAction action = watchdog ? options_.watchdog.action : options_.faultPolicy;
-    io_.applySafeState();
+    latchSafeState();
     ++current_.faults;
     const std::int64_t now = monotonicNs();
     pushEvent(ScanEvent{watchdog ? ScanEventKind::WatchdogTimeout : ScanEventKind::RuntimeFault, current_.cycles, now,
@@ -381,7 +381,7 @@ void ScanLoop::handleFault(bool watchdog, const FaultReport& report) {
         if (engine_.restart(RestartMode::Cold, initFault)) {
             ++current_.restarts;
             pushEvent(ScanEvent{ScanEventKind::Restart, current_.cycles, now, 0, 0});
-            io_.releaseSafeState();
+            releaseSafeState();
             if (stepping) {
                 setState(ScanState::Paused, ScanEventKind::Paused);
             }
@@ -500,8 +500,8 @@ void ScanLoop::publish() noexcept {
     if (current_.inputBytes != 0) {
         std::memcpy(current_.inputs.data(), in.data(), current_.inputBytes);
     }
-    if (current_.outputBytes != 0) {
-        std::memcpy(current_.outputs.data(), out.data(), current_.outputBytes);
+    for (std::uint32_t i = 0; i < current_.outputBytes; ++i) {
+        current_.outputs[i] = outputSeen(i); // what the field sees: the safe image while latched
     }
     snapshot_.store(current_);
 }
@@ -513,6 +513,25 @@ std::vector<std::uint64_t> ScanLoop::taskOverruns() const {
         out[t] = taskOverruns_[t].load(std::memory_order_relaxed);
     }
     return out;
+}
+
+void ScanLoop::latchSafeState() noexcept {
+    io_.applySafeState();
+    safeLatched_ = true;
+}
+
+void ScanLoop::releaseSafeState() noexcept {
+    io_.releaseSafeState();
+    safeLatched_ = false;
+}
+
+std::uint8_t ScanLoop::outputSeen(std::size_t byte) noexcept {
+    if (!safeLatched_) {
+        const auto& out = engine_.area(bytecode::IoArea::Output);
+        return byte < out.size() ? out[byte] : 0;
+    }
+    const std::span<const std::uint8_t> safe = io_.safeOutputs();
+    return byte < safe.size() ? safe[byte] : 0; // the safe image is zeros past its end
 }
 
 const LatencyHistogram* ScanLoop::taskExecTime(std::size_t t) const noexcept {

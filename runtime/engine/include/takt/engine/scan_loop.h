@@ -227,6 +227,13 @@ private:
     ProcessIo& io_;
     ScanOptions options_;
     RetainSink* retainSink_ = nullptr;
+    // Scan thread (or the control thread once the scan thread has ended): the safe state through
+    // the process I/O, with safeLatched_ kept in step for what io.read and the status report.
+    void latchSafeState() noexcept;
+    void releaseSafeState() noexcept;
+    // %Q byte `byte` as the field sees it: the program's output, or the safe image while latched.
+    [[nodiscard]] std::uint8_t outputSeen(std::size_t byte) noexcept;
+    void readSafeOutputs(const ImageRange& r, std::uint8_t* out) noexcept;
     std::vector<std::string> warnings_;
 
     std::thread scanThread_, watchdogThread_, retainThread_;
@@ -253,6 +260,7 @@ private:
 
     // Control hand-off.
     SpscQueue<ScanCommand, kCommandCapacity> commands_;
+    bool safeLatched_ = false;                 // the safe state is latched (halted, stopped)
     std::uint64_t submitted_ = 0; // control thread only
     std::atomic<std::uint64_t> commandsDone_{0};
 
