@@ -175,7 +175,10 @@ void ScanLoop::applyCommand(const ScanCommand& c) noexcept {
         }
         break;
     }
-    case ScanCommandKind::SetForces: engine_.setForces(c.forces); break;
+    case ScanCommandKind::SetForces:
+        engine_.restoreFieldInputs(); // under the old table, before it is replaced
+        engine_.setForces(c.forces);
+        break;
     case ScanCommandKind::Reload: applyReload(c); break;
     }
     r.cycle = current_.cycles;
@@ -191,6 +194,7 @@ void ScanLoop::applyReload(const ScanCommand& c) noexcept {
         }
         return;
     }
+    engine_.restoreFieldInputs(); // under the old table, before it is replaced
     r.change = engine_.applyChange(&r.retired);
     engine_.setForces(c.forces);
     taskCount_.store(std::min(engine_.program().module().tasks.size(), kMaxTaskStats), std::memory_order_relaxed);

@@ -216,7 +216,9 @@ void ScanLoop::stop() {
     stopAbort_ = false;
     latchSafeState();
     // One last read shows what the field sees now that the safe state is latched.
+    engine_.restoreFieldInputs();
     io_.readInputs(view());
+    engine_.applyInputForces();
     current_.state = ScanState::Stopped;
     publish();
     if (retainSink_ != nullptr) {
@@ -252,9 +254,14 @@ void ScanLoop::scanMain() {
         // The cycle's time is its release on the grid, not the (late) wake-up: task intervals
         // that are multiples of the base period then fall due exactly, whatever the jitter.
         clock_.set(release);
+        // The drivers fill the field's inputs: the bytes a force covered last cycle get the
+        // field's value back first, so a driver that writes only what changed (modbus-server)
+        // never loses its value to a force, and an unforce shows the field's current value.
+        engine_.restoreFieldInputs();
         io_.readInputs(view());
         // Forced inputs replace what the field sent before anything reads the inputs (io.read
-        // in a command included); a command that changed the forces applies its table at once.
+        // in a command included); a command that changed the forces put the field's bytes back
+        // under the old table and applies its new table at once.
         engine_.applyInputForces();
         if (applyCommands()) {
             engine_.applyInputForces();
