@@ -221,10 +221,12 @@ void ScanLoop::stop() {
     engine_.applyInputForces();
     current_.state = ScanState::Stopped;
     publish();
+    finalRetain_ = RetainSaveResult::Unchanged;
     if (retainSink_ != nullptr) {
-        countRetain(
+        finalRetain_ =
             retainSink_->save(engine_.program().module(),
-                              std::span<const std::uint8_t>(engine_.program().image(), engine_.program().imageSize())));
+                              std::span<const std::uint8_t>(engine_.program().image(), engine_.program().imageSize()));
+        countRetain(finalRetain_);
     }
     engine_.setAbortFlag(nullptr);
     engine_.setTaskTimer(nullptr);
@@ -513,15 +515,6 @@ void ScanLoop::publish() noexcept {
     snapshot_.store(current_);
 }
 
-std::vector<std::uint64_t> ScanLoop::taskOverruns() const {
-    const std::size_t n = taskCount_.load(std::memory_order_relaxed);
-    std::vector<std::uint64_t> out(n);
-    for (std::size_t t = 0; t < n; ++t) {
-        out[t] = taskOverruns_[t].load(std::memory_order_relaxed);
-    }
-    return out;
-}
-
 void ScanLoop::latchSafeState() noexcept {
     io_.applySafeState();
     safeLatched_ = true;
@@ -539,6 +532,15 @@ std::uint8_t ScanLoop::outputSeen(std::size_t byte) noexcept {
     }
     const std::span<const std::uint8_t> safe = io_.safeOutputs();
     return byte < safe.size() ? safe[byte] : 0; // the safe image is zeros past its end
+}
+
+std::vector<std::uint64_t> ScanLoop::taskOverruns() const {
+    const std::size_t n = taskCount_.load(std::memory_order_relaxed);
+    std::vector<std::uint64_t> out(n);
+    for (std::size_t t = 0; t < n; ++t) {
+        out[t] = taskOverruns_[t].load(std::memory_order_relaxed);
+    }
+    return out;
 }
 
 const LatencyHistogram* ScanLoop::taskExecTime(std::size_t t) const noexcept {
