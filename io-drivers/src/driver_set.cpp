@@ -93,12 +93,9 @@ bool DriverSet::configure(std::vector<std::unique_ptr<Driver>> drivers, const st
                 if (o.driver == i) {
                     continue; // one driver may list adjacent or shared bytes (gpio lines of one byte)
                 }
-                if (rangesOverlap(o.range, r)) {
-                    const ByteRange common{r.area, std::max(r.first, o.range.first),
-                                           std::min(r.first + r.count, o.range.first + o.range.count) -
-                                               std::max(r.first, o.range.first)};
-                    error = fmt::format("{} and {} both own {}: each byte of the process image belongs to one "
-                                        "driver (change the drivers' address ranges)",
+                if (const ByteRange common = writeClash(o.range, r); common.count != 0) {
+                    error = fmt::format("{} and {} both write {}: each byte of the process image has one writer "
+                                        "(change the drivers' address ranges)",
                                         labels[o.driver], labels[i], describeRange(common));
                     return false;
                 }

@@ -202,7 +202,7 @@ TEST(TaktRun, OverlappingDriversAreRejectedNamingBoth) {
     dir.write("src/main.st", program("x := 1;"));
     const RunResult r = runTakt(dir, {"run", "--project", dir.path().string(), "--for", "100ms"});
     EXPECT_EQ(r.exitCode, 10) << r.output;
-    EXPECT_NE(r.output.find("both own %IB0..%IB1"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("both write %IB0..%IB1"), std::string::npos) << r.output;
 }
 
 TEST(TaktRun, NotifiesSystemdReadyWatchdogAndStopping) {
