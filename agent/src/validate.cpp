@@ -87,7 +87,9 @@ std::optional<std::vector<Owned>> checkDrivers(const io::IoConfig& config, Valid
                 key = error.substr(0, colon);
                 message = error.substr(colon + 2);
             }
-            report.diagnostics.push_back(diag(Severity::Error, file, spec.line, spec.column, key, message));
+            // At the bad key's line and column, not at `driver =`.
+            const io::SourcePoint at = io::paramKeyLocation(spec, key);
+            report.diagnostics.push_back(diag(Severity::Error, file, at.line, at.column, key, message));
             driver->stop();
             continue;
         }

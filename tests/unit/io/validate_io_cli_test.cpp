@@ -1,5 +1,5 @@
 // `takt validate` on io.toml as a user runs it (the real binary on a temp project): which drivers
-// may share image bytes.
+// may share image bytes, and where a bad driver parameter is reported.
 #include <string>
 
 #include <gtest/gtest.h>
@@ -73,6 +73,38 @@ drivers = [
     EXPECT_TRUE(hasDiagnostic(doc, "error", "io.drivers[1]",
                               "writes %QB0..%QB2047 which io.drivers[0] (modbus-server) also writes"))
         << r.out;
+}
+
+// A bad driver parameter is reported at its own key, not at `driver =`.
+TEST(ValidateIo, DriverParamErrorsCarryTheKeysLineAndColumn) {
+    TempDir dir;
+    writeProject(dir, "[io]\ndriver = \"modbus-tcp\"\n\n[io.params]\nunit_id = 1\n  address = \"127.0.0.1:99999\"\n");
+    const RunResult r = runTakt("validate", dir.path());
+    EXPECT_EQ(r.exitCode, 10) << r.out << r.err;
+    EXPECT_NE(r.err.find("io.toml:6:3: error: io.params.address:"), std::string::npos) << r.err;
+
+    // Inside an array of tables: the element's key.
+    writeProject(dir, R"([io]
+driver = "modbus-tcp"
+[io.params]
+address = "127.0.0.1:502"
+inputs = [
+  { area = "coils", start = 0, count = 8, address = "%IX0.0" },
+  { start = 8, count = 8, address = "%IX1.0", area = "bits" },
+]
+)");
+    const RunResult nested = runTakt("validate --ci", dir.path());
+    EXPECT_EQ(nested.exitCode, 10) << nested.out;
+    rapidjson::Document doc = json(nested);
+    bool found = false;
+    for (const auto& d : doc["diagnostics"].GetArray()) {
+        if (std::string(d["key"].GetString()) == "io.params.inputs[1].area") {
+            found = true;
+            EXPECT_EQ(d["line"].GetUint(), 7U) << nested.out;
+            EXPECT_EQ(d["column"].GetUint(), 47U) << nested.out;
+        }
+    }
+    EXPECT_TRUE(found) << nested.out;
 }
 
 } // namespace
