@@ -247,6 +247,7 @@ std::unique_ptr<engine::ForceTable> RuntimeControl::buildForces(const bytecode::
         table->entries.push_back(engine::ForceEntry{range, static_cast<std::uint32_t>(table->values.size())});
         table->values.insert(table->values.end(), f.value.begin(), f.value.end());
     }
+    table->sizeFieldScratch();
     return table;
 }
 

@@ -14,6 +14,7 @@
 #include "takt/bytecode/verifier.h"
 #include "takt/io/board.h"
 #include "takt/io/driver.h"
+#include "takt/io/driver_set.h"
 #include "takt/io/io_config.h"
 
 namespace takt::agent {
@@ -38,15 +39,6 @@ ConfigDiagnostic diag(Severity severity, std::string file, std::uint32_t line, s
 
 void append(std::vector<ConfigDiagnostic>& to, std::vector<ConfigDiagnostic>&& from) {
     to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
-}
-
-std::string_view areaLetter(io::Area a) {
-    switch (a) {
-    case io::Area::Input: return "I";
-    case io::Area::Output: return "Q";
-    case io::Area::Memory: return "M";
-    }
-    return "?";
 }
 
 struct Owned {
@@ -95,7 +87,9 @@ std::optional<std::vector<Owned>> checkDrivers(const io::IoConfig& config, Valid
                 key = error.substr(0, colon);
                 message = error.substr(colon + 2);
             }
-            report.diagnostics.push_back(diag(Severity::Error, file, spec.line, spec.column, key, message));
+            // At the bad key's line and column, not at `driver =`.
+            const io::SourcePoint at = io::paramKeyLocation(spec, key);
+            report.diagnostics.push_back(diag(Severity::Error, file, at.line, at.column, key, message));
             driver->stop();
             continue;
         }
@@ -103,11 +97,12 @@ std::optional<std::vector<Owned>> checkDrivers(const io::IoConfig& config, Valid
         for (const io::ByteRange& r : driver->ownedRanges()) {
             for (const Owned& o : owned) {
                 // One driver may list several lines in one byte (gpio); only other drivers clash.
-                if (o.owner != who && io::rangesOverlap(o.range, r)) {
+                if (const io::ByteRange common = io::writeClash(o.range, r); o.owner != who && common.count != 0) {
                     report.diagnostics.push_back(
                         diag(Severity::Error, file, spec.line, spec.column, entry,
-                             fmt::format("owns %{}B{}..{} which {} also owns; two drivers never share image bytes",
-                                         areaLetter(r.area), r.first, r.first + r.count - 1, o.owner)));
+                             fmt::format("writes {} which {} also writes; each byte of the process image has one "
+                                         "writer (drivers that only read outputs may share them)",
+                                         io::describeRange(common), o.owner)));
                 }
             }
             owned.push_back({r, who});

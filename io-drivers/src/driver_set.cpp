@@ -1,6 +1,7 @@
 #include "takt/io/driver_set.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -24,12 +25,15 @@ ImageView toDriverView(const engine::ProcessImageView& v) {
     return ImageView{v.inputs, v.outputs, v.memory, v.cycleStartNs, v.cycleIntervalNs};
 }
 
-std::string driverLabel(const IoConfig& config, const DriverSpec& spec, std::size_t index) {
+// "io.toml:3:1: driver 'mqtt' (io.params)", at `where` (the driver entry unless given).
+std::string driverLabel(const IoConfig& config, const DriverSpec& spec, std::size_t index,
+                        std::optional<SourcePoint> where = std::nullopt) {
     const std::string prefix =
         spec.source.keyPrefix.empty() ? fmt::format("io.drivers[{}]", index) : spec.source.keyPrefix;
     const std::string file = spec.source.file.empty() ? config.file.string() : spec.source.file;
-    if (spec.line > 0) {
-        return fmt::format("{}:{}:{}: driver '{}' ({})", file, spec.line, spec.column, spec.name, prefix);
+    const SourcePoint at = where.value_or(SourcePoint{spec.line, spec.column});
+    if (at.line > 0) {
+        return fmt::format("{}:{}:{}: driver '{}' ({})", file, at.line, at.column, spec.name, prefix);
     }
     return fmt::format("{}: driver '{}' ({})", file, spec.name, prefix);
 }
@@ -82,7 +86,9 @@ bool DriverSet::configure(std::vector<std::unique_ptr<Driver>> drivers, const st
         labels.push_back(driverLabel(config, specs[i], i));
         std::string why;
         if (!drivers[i]->init(specs[i], why)) {
-            error = fmt::format("{}: {}", labels[i], why);
+            // At the bad key's line and column, not those of the driver entry.
+            const SourcePoint key = paramKeyLocation(specs[i], why.substr(0, why.find(": ")));
+            error = fmt::format("{}: {}", driverLabel(config, specs[i], i, key), why);
             return false;
         }
         for (const ByteRange& r : drivers[i]->ownedRanges()) {
@@ -93,12 +99,9 @@ bool DriverSet::configure(std::vector<std::unique_ptr<Driver>> drivers, const st
                 if (o.driver == i) {
                     continue; // one driver may list adjacent or shared bytes (gpio lines of one byte)
                 }
-                if (rangesOverlap(o.range, r)) {
-                    const ByteRange common{r.area, std::max(r.first, o.range.first),
-                                           std::min(r.first + r.count, o.range.first + o.range.count) -
-                                               std::max(r.first, o.range.first)};
-                    error = fmt::format("{} and {} both own {}: each byte of the process image belongs to one "
-                                        "driver (change the drivers' address ranges)",
+                if (const ByteRange common = writeClash(o.range, r); common.count != 0) {
+                    error = fmt::format("{} and {} both write {}: each byte of the process image has one writer "
+                                        "(change the drivers' address ranges)",
                                         labels[o.driver], labels[i], describeRange(common));
                     return false;
                 }

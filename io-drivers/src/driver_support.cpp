@@ -257,13 +257,13 @@ int findOverlap(const std::vector<BitExtent>& all, const BitExtent& e) {
     return -1;
 }
 
-std::vector<ByteRange> byteRanges(const std::vector<BitExtent>& extents) {
+std::vector<ByteRange> byteRanges(const std::vector<BitExtent>& extents, Access access) {
     std::vector<ByteRange> out;
     out.reserve(extents.size());
     for (const BitExtent& e : extents) {
         const std::uint64_t first = e.first / 8;
         const std::uint64_t last = (e.last + 7) / 8;
-        out.push_back({e.area, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(last - first)});
+        out.push_back({e.area, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(last - first), access});
     }
     return out;
 }

@@ -181,7 +181,7 @@ struct BitExtent {
 };
 // Index of an extent in `all` that overlaps `e`, or -1.
 [[nodiscard]] int findOverlap(const std::vector<BitExtent>& all, const BitExtent& e);
-// Byte ranges covering a set of bit extents (one range per extent, not merged).
-[[nodiscard]] std::vector<ByteRange> byteRanges(const std::vector<BitExtent>& extents);
+// Byte ranges covering a set of bit extents (one range per extent, not merged), all with `access`.
+[[nodiscard]] std::vector<ByteRange> byteRanges(const std::vector<BitExtent>& extents, Access access = Access::Write);
 
 } // namespace takt::io::detail

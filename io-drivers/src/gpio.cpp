@@ -112,14 +112,19 @@ bool GpioDriver::init(const DriverSpec& spec, std::string& error) {
 }
 
 std::vector<ByteRange> GpioDriver::ownedRanges() const {
-    std::vector<BitExtent> e;
-    for (const Input& in : inputs_) {
-        e.push_back({in.address.area, in.address.bitPosition(), in.address.bitPosition() + 1});
+    // Input lines write the image; output lines only read it.
+    std::vector<BitExtent> in;
+    for (const Input& i : inputs_) {
+        in.push_back({i.address.area, i.address.bitPosition(), i.address.bitPosition() + 1});
     }
-    for (const Output& out : outputs_) {
-        e.push_back({out.address.area, out.address.bitPosition(), out.address.bitPosition() + 1});
+    std::vector<BitExtent> out;
+    for (const Output& o : outputs_) {
+        out.push_back({o.address.area, o.address.bitPosition(), o.address.bitPosition() + 1});
     }
-    return byteRanges(e);
+    std::vector<ByteRange> r = byteRanges(in, Access::Write);
+    const std::vector<ByteRange> read = byteRanges(out, Access::Read);
+    r.insert(r.end(), read.begin(), read.end());
+    return r;
 }
 
 bool GpioDriver::start(std::string& error) {

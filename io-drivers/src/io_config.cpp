@@ -353,6 +353,56 @@ void readDriverList(TableReader& io, toml::table& ioTable, std::vector<DriverSpe
 
 } // namespace
 
+SourcePoint paramKeyLocation(const DriverSpec& spec, std::string_view keyPath) {
+    SourcePoint best{spec.line, spec.column};
+    const std::string prefix = spec.source.keyPrefix + ".";
+    if (!keyPath.starts_with(prefix)) {
+        return best;
+    }
+    const auto take = [&best](const toml::source_region& where) {
+        if (where.begin.line != 0) {
+            best = SourcePoint{where.begin.line, where.begin.column};
+        }
+    };
+    const toml::node* at = &spec.params;
+    std::string_view rest = keyPath.substr(prefix.size());
+    // Components: a key up to the next '.' or '[', or an index "[n]".
+    while (!rest.empty() && at != nullptr) {
+        if (rest.front() == '.') {
+            rest.remove_prefix(1);
+            continue;
+        }
+        if (rest.front() == '[') {
+            const std::size_t close = rest.find(']');
+            std::size_t index = 0;
+            const auto [ptr, ec] = std::from_chars(rest.data() + 1, rest.data() + std::min(close, rest.size()), index);
+            const toml::array* array = at->as_array();
+            if (close == std::string_view::npos || ec != std::errc{} || array == nullptr || index >= array->size()) {
+                break;
+            }
+            at = array->get(index);
+            take(at->source());
+            rest.remove_prefix(close + 1);
+            continue;
+        }
+        const std::size_t end = std::min(rest.find('.'), rest.find('['));
+        const std::string_view key = rest.substr(0, end);
+        const toml::table* table = at->as_table();
+        at = nullptr;
+        if (table != nullptr) {
+            for (const auto& [k, v] : *table) {
+                if (k.str() == key) {
+                    take(k.source().begin.line != 0 ? k.source() : v.source());
+                    at = &v;
+                    break;
+                }
+            }
+        }
+        rest.remove_prefix(end == std::string_view::npos ? rest.size() : end);
+    }
+    return best;
+}
+
 namespace detail {
 
 bool isKnownDriverName(std::string_view name) {

@@ -39,7 +39,7 @@ public:
 
     std::vector<ByteRange> ownedRanges() const override {
         const auto n = static_cast<std::uint32_t>(wire_.size());
-        return {{Area::Input, 0, n}, {Area::Output, 0, n}};
+        return {{Area::Input, 0, n, Access::Write}, {Area::Output, 0, n, Access::Read}};
     }
 
     bool start(std::string& /*error*/) override { return true; }

@@ -17,6 +17,9 @@
 // answered from that snapshot. A master's write is recorded as pending (and visible to reads
 // at once) and is applied to the image at the next cycle boundary (readInputs()). Coils and
 // holding registers are the writable tables: their image bytes are what this driver owns.
+// While the runtime latches the safe state, every entry mapped to %Q is answered with the safe
+// image ([[io.safe_state]]) and masters' writes to those entries are dropped: the masters are this
+// driver's field, so they see what a wired output would show.
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -181,6 +184,9 @@ public:
     void writeOutputs(ImageView image) noexcept override {
         const std::lock_guard lock(mutex_);
         for (const ModbusMap& m : maps_) {
+            if (safeLatched_ && m.address.area == Area::Output) {
+                continue; // masters keep reading the latched safe values (applySafeState)
+            }
             const std::span<std::uint8_t> area = areaSpan(image, m.address.area);
             switch (m.table) {
             case ModbusTable::Coils: imageToBits(m, area, slice(coils_, m)); break;
@@ -195,9 +201,26 @@ public:
         }
     }
 
-    // The server drives no field outputs of its own: masters keep reading the image.
-    void applySafeState(std::span<const std::uint8_t> /*safeOutputs*/) noexcept override {}
-    void releaseSafeState() noexcept override {}
+    // The masters are this driver's field: every entry mapped to %Q serves the safe image from
+    // now on, and a master's write to one is dropped, until releaseSafeState().
+    void setSafeImage(std::span<const std::uint8_t> safeOutputs) override {
+        const std::lock_guard lock(mutex_);
+        safe_.assign(safeOutputs.begin(), safeOutputs.end());
+    }
+
+    void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept override {
+        const std::lock_guard lock(mutex_);
+        // setSafeImage() sized safe_ for this same image; a longer one is cut, the rest is 0.
+        std::fill(safe_.begin(), safe_.end(), 0);
+        std::copy_n(safeOutputs.begin(), std::min(safe_.size(), safeOutputs.size()), safe_.begin());
+        safeLatched_ = true;
+        serveSafeValues();
+    }
+
+    void releaseSafeState() noexcept override {
+        const std::lock_guard lock(mutex_);
+        safeLatched_ = false;
+    }
 
     HealthStatus health() const override { return health_.get(); }
 
@@ -241,6 +264,33 @@ private:
             t.pending.assign(t.values.size(), 0);
             t.pendingValue.assign(t.values.size(), 0);
         }
+    }
+
+    // Under mutex_, while latched: the tables' entries mapped to %Q take the safe image, and
+    // pending writes to them are dropped (they would reach the image at the next cycle).
+    void serveSafeValues() noexcept {
+        const std::span<std::uint8_t> safe(safe_);
+        for (const ModbusMap& m : maps_) {
+            if (m.address.area != Area::Output) {
+                continue;
+            }
+            switch (m.table) {
+            case ModbusTable::Coils:
+                dropPending(coils_, m);
+                imageToBits(m, safe, slice(coils_, m));
+                break;
+            case ModbusTable::DiscreteInputs: imageToBits(m, safe, slice(discrete_, m)); break;
+            case ModbusTable::InputRegisters: imageToRegs(m, safe, slice(inputRegs_, m)); break;
+            case ModbusTable::HoldingRegisters:
+                dropPending(holding_, m);
+                imageToRegs(m, safe, slice(holding_, m));
+                break;
+            }
+        }
+    }
+
+    template <typename T> static void dropPending(Table<T>& t, const ModbusMap& m) {
+        std::fill_n(t.pending.begin() + (m.start - t.first), m.count, 0);
     }
 
     template <typename T> static std::span<T> slice(Table<T>& t, const ModbusMap& m) {
@@ -349,6 +399,9 @@ private:
             const std::lock_guard lock(mutex_);
             record(coils_, mapping_->tab_bits, coilsBefore_);
             record(holding_, mapping_->tab_registers, holdingBefore_);
+            if (safeLatched_) {
+                serveSafeValues(); // a latched safe state is not the master's to change
+            }
         }
         return true;
     }
@@ -383,6 +436,8 @@ private:
     Table<std::uint8_t> coils_, discrete_;
     Table<std::uint16_t> inputRegs_, holding_;
     bool pendingAny_ = false;
+    bool safeLatched_ = false;
+    std::vector<std::uint8_t> safe_; // the %Q safe image (setSafeImage, applySafeState)
 
     // Server thread only (after start()).
     modbus_t* ctx_ = nullptr;

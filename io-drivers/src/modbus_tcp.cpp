@@ -165,14 +165,18 @@ public:
         return true;
     }
 
+    // Input maps write the image; output maps only read it (what the peer is sent).
     std::vector<ByteRange> ownedRanges() const override {
-        std::vector<BitExtent> e;
+        std::vector<ByteRange> r;
         for (const auto* layout : {&in_, &out_}) {
+            std::vector<BitExtent> e;
             for (const ModbusMap& m : layout->maps) {
                 e.push_back(m.extent());
             }
+            const auto part = byteRanges(e, layout == &in_ ? Access::Write : Access::Read);
+            r.insert(r.end(), part.begin(), part.end());
         }
-        return byteRanges(e);
+        return r;
     }
 
     bool start(std::string& error) override {

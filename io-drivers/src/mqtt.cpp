@@ -135,20 +135,27 @@ public:
         return true;
     }
 
+    // What it receives (topic_in, subscribe) writes the image; what it publishes (topic_out,
+    // publish) only reads it, so telemetry of outputs another driver drives never clashes.
     std::vector<ByteRange> ownedRanges() const override {
-        std::vector<BitExtent> e;
+        std::vector<BitExtent> written;
+        std::vector<BitExtent> read;
         if (!topicIn_.empty()) {
-            e.push_back({Area::Input, 0, inBytes_ * 8});
+            written.push_back({Area::Input, 0, inBytes_ * 8});
         }
         if (!topicOut_.empty()) {
-            e.push_back({Area::Output, 0, outBytes_ * 8});
+            read.push_back({Area::Output, 0, outBytes_ * 8});
         }
-        for (const auto* list : {&subscribe_, &publish_}) {
-            for (const Binding& b : *list) {
-                e.push_back(extent(b));
-            }
+        for (const Binding& b : subscribe_) {
+            written.push_back(extent(b));
         }
-        return byteRanges(e);
+        for (const Binding& b : publish_) {
+            read.push_back(extent(b));
+        }
+        std::vector<ByteRange> r = byteRanges(written, Access::Write);
+        const std::vector<ByteRange> readRanges = byteRanges(read, Access::Read);
+        r.insert(r.end(), readRanges.begin(), readRanges.end());
+        return r;
     }
 
     bool start(std::string& error) override {

@@ -65,7 +65,8 @@ public:
         if (!plant_) {
             return {};
         }
-        return {{Area::Input, 0, plant_->inputBytes()}, {Area::Output, 0, plant_->outputBytes()}};
+        return {{Area::Input, 0, plant_->inputBytes(), Access::Write},
+                {Area::Output, 0, plant_->outputBytes(), Access::Read}};
     }
 
     bool start(std::string& /*error*/) override { return true; }

@@ -2,7 +2,8 @@
 // (CONFIG.md): the runtime. Loads runtime.toml and io.toml, compiles src/ (or
 // loads program.stbc), starts the drivers and the scan loop, and shows a live
 // status line on a terminal (plain log lines otherwise). SIGTERM / SIGINT end
-// the run at a cycle boundary: safe state, last retain save, exit 0. Started by
+// the run at a cycle boundary: safe state, last retain save, exit 0 (16 when a fault
+// halted the program, 17 when the last retain save failed). Started by
 // systemd (NOTIFY_SOCKET), it reports READY=1 and pings WATCHDOG=1 while the
 // scan makes progress.
 #include <csignal>
@@ -304,6 +305,25 @@ void logEvents(const engine::ScanLoop& loop, std::uint64_t& seen, spdlog::logger
     seen = total;
 }
 
+// The exit code of a run that started: a supervisor (systemd, a test script) must see a program
+// that ended halted by a fault, or RETAIN values that could not be saved, without reading the log.
+int runOutcome(const engine::ScanLoop& loop, spdlog::logger& log) {
+    const bool halted = loop.endedHaltedByFault();
+    const std::optional<engine::FaultRecord> fault = loop.lastFault();
+    const bool retainLost = loop.finalRetainSave() == engine::RetainSaveResult::Failed;
+    if (retainLost) {
+        log.error("runtime.retain: the final save failed; RETAIN values since the last successful save are lost "
+                  "(exit code {})",
+                  kExitRetainSaveFailed);
+    }
+    if (halted && fault) {
+        log.error("exit code {}: the program was halted by a {} fault in cycle {}: {}", kExitRunFault, fault->kind,
+                  fault->cycle, fault->report.message);
+        return kExitRunFault;
+    }
+    return retainLost ? kExitRetainSaveFailed : kExitOk;
+}
+
 int runMain(const RunOptions& options) {
     auto log = makeLogger("info");
     std::error_code ec;
@@ -463,7 +483,7 @@ int runMain(const RunOptions& options) {
     }
     logEvents(loop, eventsSeen, *log);
     log->info("stopped ({}): outputs in safe state; {}", stopReason, statusText(loop, health));
-    return kExitOk;
+    return runOutcome(loop, *log);
 }
 
 } // namespace

@@ -15,6 +15,10 @@ inline constexpr int kExitInternal = 20;
 // `takt ctl` / `takt reload`: the endpoint answered with an error, or could not be reached.
 inline constexpr int kExitControlError = 14;
 inline constexpr int kExitControlUnreachable = 15;
+// `takt run`: the run ended with the program halted by a run-time fault or watchdog trip, or the
+// final save of the RETAIN variables (at SIGTERM, --for) failed. A fault wins when both happen.
+inline constexpr int kExitRunFault = 16;
+inline constexpr int kExitRetainSaveFailed = 17;
 
 // Each register function adds its subcommand; the callback stores its exit code in `exitCode`.
 void registerCheck(CLI::App& app, int& exitCode);

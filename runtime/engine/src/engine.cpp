@@ -240,9 +240,21 @@ bool Engine::runCycle(FaultReport& report) {
 }
 
 void Engine::applyInputForces() noexcept {
-    if (forces_ != nullptr) {
-        applyForces(*forces_, ImageArea::Input, inputs_.data(), inputs_.size());
+    if (forces_ == nullptr) {
+        return;
     }
+    if (!inputsForced_) { // a second call before the restore must not save forced bytes as the field's
+        saveForcedInputs(*forces_, inputs_.data(), inputs_.size());
+        inputsForced_ = true;
+    }
+    applyForces(*forces_, ImageArea::Input, inputs_.data(), inputs_.size());
+}
+
+void Engine::restoreFieldInputs() noexcept {
+    if (forces_ != nullptr && inputsForced_) {
+        restoreForcedInputs(*forces_, inputs_.data(), inputs_.size());
+    }
+    inputsForced_ = false;
 }
 
 void Engine::applyDataForces() noexcept {

@@ -53,6 +53,17 @@ const char* checkRange(const ImageRange& r, std::size_t size) noexcept {
 
 } // namespace
 
+void ScanLoop::readSafeOutputs(const ImageRange& r, std::uint8_t* out) noexcept {
+    // While latched, %Q reads what the drivers put on the field: the safe image.
+    if (r.isBit) {
+        *out = static_cast<std::uint8_t>((outputSeen(r.offset) >> r.bit) & 1u);
+        return;
+    }
+    for (std::uint32_t i = 0; i < r.size; ++i) {
+        out[i] = outputSeen(static_cast<std::size_t>(r.offset) + i);
+    }
+}
+
 std::span<std::uint8_t> ScanLoop::imageOf(ImageArea a) noexcept {
     if (a == ImageArea::Data) {
         return {engine_.program().image(), engine_.program().imageSize()};
@@ -102,7 +113,7 @@ void ScanLoop::applyCommand(const ScanCommand& c) noexcept {
     case ScanCommandKind::Stop:
         if (state != ScanState::Stopped) {
             stepsLeft_ = 0;
-            io_.applySafeState();
+            latchSafeState();
             setState(ScanState::Stopped, ScanEventKind::Stopped);
         }
         break;
@@ -112,7 +123,7 @@ void ScanLoop::applyCommand(const ScanCommand& c) noexcept {
             refuse("the program is halted after a fault: runtime.restart starts it again");
         } else if (state != ScanState::Running) {
             if (state == ScanState::Stopped) {
-                io_.releaseSafeState();
+                releaseSafeState();
             }
             stepsLeft_ = 0;
             setState(ScanState::Running, ScanEventKind::Started);
@@ -123,14 +134,14 @@ void ScanLoop::applyCommand(const ScanCommand& c) noexcept {
         // It is a rare operator action, not part of a regular cycle.
         if (!engine_.restart(c.mode, faultScratch_)) {
             refuse("the program faulted while initialising");
-            io_.applySafeState();
+            latchSafeState();
             current_.state = ScanState::Halted;
             faultLatched_ = true;
             pushEvent(ScanEvent{ScanEventKind::Halt, current_.cycles, monotonicNs(), 0, 0});
             break;
         }
         if (state == ScanState::Halted || state == ScanState::Stopped) {
-            io_.releaseSafeState();
+            releaseSafeState();
         }
         stepsLeft_ = 0;
         faultLatched_ = false;
@@ -153,7 +164,9 @@ void ScanLoop::applyCommand(const ScanCommand& c) noexcept {
         for (std::uint32_t i = 0; i < c.rangeCount; ++i) {
             const ImageRange& range = c.ranges[i];
             const std::span<std::uint8_t> image = imageOf(range.area);
-            if (c.kind == ScanCommandKind::Read) {
+            if (c.kind == ScanCommandKind::Read && range.area == ImageArea::Output && safeLatched_) {
+                readSafeOutputs(range, c.readBytes + at);
+            } else if (c.kind == ScanCommandKind::Read) {
                 readRange(range, image.data(), c.readBytes + at);
             } else {
                 writeRange(range, c.writeBytes + at, image.data());
@@ -162,7 +175,10 @@ void ScanLoop::applyCommand(const ScanCommand& c) noexcept {
         }
         break;
     }
-    case ScanCommandKind::SetForces: engine_.setForces(c.forces); break;
+    case ScanCommandKind::SetForces:
+        engine_.restoreFieldInputs(); // under the old table, before it is replaced
+        engine_.setForces(c.forces);
+        break;
     case ScanCommandKind::Reload: applyReload(c); break;
     }
     r.cycle = current_.cycles;
@@ -178,6 +194,7 @@ void ScanLoop::applyReload(const ScanCommand& c) noexcept {
         }
         return;
     }
+    engine_.restoreFieldInputs(); // under the old table, before it is replaced
     r.change = engine_.applyChange(&r.retired);
     engine_.setForces(c.forces);
     taskCount_.store(std::min(engine_.program().module().tasks.size(), kMaxTaskStats), std::memory_order_relaxed);

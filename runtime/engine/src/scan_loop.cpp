@@ -214,15 +214,19 @@ void ScanLoop::stop() {
     retainState_.store(0);
     abort_.store(false);
     stopAbort_ = false;
-    io_.applySafeState();
+    latchSafeState();
     // One last read shows what the field sees now that the safe state is latched.
+    engine_.restoreFieldInputs();
     io_.readInputs(view());
+    engine_.applyInputForces();
     current_.state = ScanState::Stopped;
     publish();
+    finalRetain_ = RetainSaveResult::Unchanged;
     if (retainSink_ != nullptr) {
-        countRetain(
+        finalRetain_ =
             retainSink_->save(engine_.program().module(),
-                              std::span<const std::uint8_t>(engine_.program().image(), engine_.program().imageSize())));
+                              std::span<const std::uint8_t>(engine_.program().image(), engine_.program().imageSize()));
+        countRetain(finalRetain_);
     }
     engine_.setAbortFlag(nullptr);
     engine_.setTaskTimer(nullptr);
@@ -252,9 +256,14 @@ void ScanLoop::scanMain() {
         // The cycle's time is its release on the grid, not the (late) wake-up: task intervals
         // that are multiples of the base period then fall due exactly, whatever the jitter.
         clock_.set(release);
+        // The drivers fill the field's inputs: the bytes a force covered last cycle get the
+        // field's value back first, so a driver that writes only what changed (modbus-server)
+        // never loses its value to a force, and an unforce shows the field's current value.
+        engine_.restoreFieldInputs();
         io_.readInputs(view());
         // Forced inputs replace what the field sent before anything reads the inputs (io.read
-        // in a command included); a command that changed the forces applies its table at once.
+        // in a command included); a command that changed the forces put the field's bytes back
+        // under the old table and applies its new table at once.
         engine_.applyInputForces();
         if (applyCommands()) {
             engine_.applyInputForces();
@@ -350,7 +359,7 @@ void ScanLoop::accountOverrun(std::int64_t release, std::int64_t end, std::int64
 void ScanLoop::handleFault(bool watchdog, const FaultReport& report) {
     // The fault path may allocate (the report's strings); it is not part of a regular cycle.
     const FaultAction action = watchdog ? options_.watchdog.action : options_.faultPolicy;
-    io_.applySafeState();
+    latchSafeState();
     ++current_.faults;
     const std::int64_t now = monotonicNs();
     pushEvent(ScanEvent{watchdog ? ScanEventKind::WatchdogTimeout : ScanEventKind::RuntimeFault, current_.cycles, now,
@@ -381,7 +390,7 @@ void ScanLoop::handleFault(bool watchdog, const FaultReport& report) {
         if (engine_.restart(RestartMode::Cold, initFault)) {
             ++current_.restarts;
             pushEvent(ScanEvent{ScanEventKind::Restart, current_.cycles, now, 0, 0});
-            io_.releaseSafeState();
+            releaseSafeState();
             if (stepping) {
                 setState(ScanState::Paused, ScanEventKind::Paused);
             }
@@ -500,10 +509,29 @@ void ScanLoop::publish() noexcept {
     if (current_.inputBytes != 0) {
         std::memcpy(current_.inputs.data(), in.data(), current_.inputBytes);
     }
-    if (current_.outputBytes != 0) {
-        std::memcpy(current_.outputs.data(), out.data(), current_.outputBytes);
+    for (std::uint32_t i = 0; i < current_.outputBytes; ++i) {
+        current_.outputs[i] = outputSeen(i); // what the field sees: the safe image while latched
     }
     snapshot_.store(current_);
+}
+
+void ScanLoop::latchSafeState() noexcept {
+    io_.applySafeState();
+    safeLatched_ = true;
+}
+
+void ScanLoop::releaseSafeState() noexcept {
+    io_.releaseSafeState();
+    safeLatched_ = false;
+}
+
+std::uint8_t ScanLoop::outputSeen(std::size_t byte) noexcept {
+    if (!safeLatched_) {
+        const auto& out = engine_.area(bytecode::IoArea::Output);
+        return byte < out.size() ? out[byte] : 0;
+    }
+    const std::span<const std::uint8_t> safe = io_.safeOutputs();
+    return byte < safe.size() ? safe[byte] : 0; // the safe image is zeros past its end
 }
 
 std::vector<std::uint64_t> ScanLoop::taskOverruns() const {

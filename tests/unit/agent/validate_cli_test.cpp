@@ -116,7 +116,9 @@ TEST(ValidateCli, OverlappingDriversAreRejected) {
     const RunResult r = runTakt("validate --ci", dir.path());
     EXPECT_EQ(r.exitCode, 10) << r.out;
     rapidjson::Document doc = json(r);
-    EXPECT_TRUE(hasDiagnostic(doc, "error", "io.drivers[1]", "also owns")) << r.out;
+    EXPECT_TRUE(
+        hasDiagnostic(doc, "error", "io.drivers[1]", "writes %IB0..%IB63 which io.drivers[0] (loopback) also writes"))
+        << r.out;
     EXPECT_EQ(doc["io_drivers"].Size(), 2U);
 }
 

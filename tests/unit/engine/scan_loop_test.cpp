@@ -61,9 +61,9 @@ TEST(ScanLoop, ExchangesIoEveryCycleThroughTheProcessImage) {
     ASSERT_TRUE(waitFor([&] { return loop.snapshot().cycles >= 20; }));
     loop.stop();
     const ScanSnapshot s = loop.snapshot();
-    // Loopback: each cycle added one to what the previous cycle wrote, so the last output is
-    // the number of cycles.
-    EXPECT_EQ(s.outputs[0], static_cast<std::uint8_t>(s.cycles));
+    // After the stop the status shows what the field sees: the latched safe image, not the
+    // program's last output.
+    EXPECT_EQ(s.outputs[0], FakeIo::kSafe);
     // One read per cycle and one after the stop, which shows the latched safe state.
     EXPECT_EQ(rig.io.reads.load(), static_cast<int>(s.cycles) + 1);
     EXPECT_EQ(rig.io.writes.load(), static_cast<int>(s.cycles));

@@ -51,6 +51,8 @@ public:
         releases.fetch_add(1);
     }
     engine::IoHealthSummary healthSummary() const noexcept override { return {}; }
+    // What applySafeState() puts on the wire: kSafe in every byte.
+    std::span<const std::uint8_t> safeOutputs() const noexcept override { return safeImage_; }
 
     std::uint8_t wire(std::size_t i) const {
         const std::lock_guard lock(mutex_);
@@ -62,6 +64,11 @@ public:
 private:
     mutable std::mutex mutex_;
     std::array<std::uint8_t, kBytes> wire_{};
+    static constexpr std::array<std::uint8_t, kBytes> safeImage_ = [] {
+        std::array<std::uint8_t, kBytes> a{};
+        a.fill(kSafe);
+        return a;
+    }();
     bool safe_ = false;
 };
 

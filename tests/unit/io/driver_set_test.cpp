@@ -75,7 +75,38 @@ TEST(DriverSet, OverlappingRangesAreRejectedNamingBothDriversAndTheBytes) {
     EXPECT_FALSE(set.configure(config, 0, error));
     EXPECT_NE(error.find("io.drivers[0].params"), std::string::npos) << error;
     EXPECT_NE(error.find("io.drivers[1].params"), std::string::npos) << error;
-    EXPECT_NE(error.find("both own %IB0..%IB1"), std::string::npos) << error;
+    EXPECT_NE(error.find("both write %IB0..%IB1"), std::string::npos) << error;
+}
+
+// Outputs served to masters by modbus-server, published by mqtt and driven by loopback: only the
+// server writes %Q (its masters' writes), the others only read it, so the set is accepted.
+TEST(DriverSet, DriversThatOnlyReadOutputsShareThemWithTheirWriter) {
+    IoConfigResult parsed = parseIoConfig(R"([io]
+drivers = [
+  { name = "modbus-server", params = { listen = "127.0.0.1:15020" } },
+  { name = "mqtt", params = { broker = "127.0.0.1:1883", client_id = "plc", topic_out = "line1/out", publish = [{ address = "%QW0", type = "INT", topic = "line1/speed" }] } },
+  { name = "loopback", params = { bytes = 4 } },
+]
+)",
+                                          "io.toml", false);
+    ASSERT_TRUE(parsed.config);
+    DriverSet set;
+    std::string error;
+    EXPECT_TRUE(set.configure(*parsed.config, 0, error)) << error;
+
+    // A second server's masters would write the same coils: two writers, named with their keys.
+    parsed = parseIoConfig(R"([io]
+drivers = [
+  { name = "modbus-server", params = { listen = "127.0.0.1:15020" } },
+  { name = "mqtt", params = { broker = "127.0.0.1:1883", client_id = "plc", topic_out = "line1/out" } },
+  { name = "modbus-server", params = { listen = "127.0.0.1:15021", map = [{ table = "coils", start = 8, count = 8, address = "%QX1.0" }, { table = "holding_registers", start = 0, count = 4, address = "%MW100" }] } },
+]
+)",
+                           "io.toml", false);
+    ASSERT_TRUE(parsed.config);
+    EXPECT_FALSE(set.configure(*parsed.config, 0, error));
+    EXPECT_NE(error.find("(io.drivers[0].params) and "), std::string::npos) << error;
+    EXPECT_NE(error.find("(io.drivers[2].params) both write %QB1"), std::string::npos) << error;
 }
 
 TEST(DriverSet, UnknownDriverNameIsAnError) {

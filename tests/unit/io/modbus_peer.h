@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -60,6 +61,10 @@ public:
     void setCoil(int i, std::uint8_t v) {
         const std::lock_guard lock(mutex_);
         mapping_->tab_bits[i] = v;
+    }
+    std::uint16_t holding(int i) {
+        const std::lock_guard lock(mutex_);
+        return mapping_->tab_registers[i];
     }
     std::vector<std::uint8_t> coil0History() {
         const std::lock_guard lock(mutex_);
@@ -123,6 +128,65 @@ private:
     std::thread thread_;
     std::mutex mutex_;
     std::vector<std::uint8_t> coil0_;
+};
+
+// A Modbus TCP master (libmodbus client) of takt's modbus-server: one connection, reconnected
+// when a request fails (the server may not listen yet).
+class Master {
+public:
+    explicit Master(std::uint16_t port) : ctx_(modbus_new_tcp("127.0.0.1", port)) {
+        modbus_set_response_timeout(ctx_, 1, 0);
+    }
+    Master(const Master&) = delete;
+    Master& operator=(const Master&) = delete;
+    ~Master() {
+        modbus_close(ctx_);
+        modbus_free(ctx_);
+    }
+
+    // Coils first..first+7 as a byte (coil `first` = bit 0); nullopt when the request fails.
+    std::optional<std::uint8_t> coilByte(int first) {
+        std::uint8_t bits[8] = {};
+        if (!ensure() || modbus_read_bits(ctx_, first, 8, bits) != 8) {
+            drop();
+            return std::nullopt;
+        }
+        std::uint8_t v = 0;
+        for (int i = 0; i < 8; ++i) {
+            v = static_cast<std::uint8_t>(v | ((bits[i] != 0 ? 1U : 0U) << i));
+        }
+        return v;
+    }
+    std::optional<std::uint16_t> holding(int address) {
+        std::uint16_t v = 0;
+        if (!ensure() || modbus_read_registers(ctx_, address, 1, &v) != 1) {
+            drop();
+            return std::nullopt;
+        }
+        return v;
+    }
+    bool writeCoil(int address, bool v) {
+        if (!ensure() || modbus_write_bit(ctx_, address, v ? 1 : 0) != 1) {
+            drop();
+            return false;
+        }
+        return true;
+    }
+
+private:
+    bool ensure() {
+        if (!connected_) {
+            connected_ = modbus_connect(ctx_) == 0;
+        }
+        return connected_;
+    }
+    void drop() {
+        modbus_close(ctx_);
+        connected_ = false;
+    }
+
+    modbus_t* ctx_;
+    bool connected_ = false;
 };
 
 } // namespace takt::io::test

@@ -92,7 +92,7 @@ TEST(TaktRun, WatchdogCatchesAnEndlessLoopAndTheLoopbackSeesSafeValues) {
     TempDir dir;
     writeProject(dir, runtimeToml("safe_halt", "safe_halt"), program("WHILE TRUE DO\nEND_WHILE;"));
     const RunResult r = runTakt(dir, {"run", "--project", dir.path().string(), "--for", "1500ms"});
-    ASSERT_EQ(r.exitCode, 0) << r.output;
+    ASSERT_EQ(r.exitCode, 16) << r.output; // the run ended with the program halted by the watchdog
     EXPECT_NE(r.output.find("watchdog fault in cycle 11"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("timeout_ms = 50"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("src/main.st"), std::string::npos) << r.output; // where it was stuck
@@ -106,7 +106,8 @@ TEST(TaktRun, WatchdogRestartActionRestartsTheProgramCold) {
     TempDir dir;
     writeProject(dir, runtimeToml("safe_halt", "restart"), program("WHILE TRUE DO\nEND_WHILE;"));
     const RunResult r = runTakt(dir, {"run", "--project", dir.path().string(), "--for", "1500ms"});
-    ASSERT_EQ(r.exitCode, 0) << r.output;
+    ASSERT_EQ(r.exitCode, 16) << r.output; // the 6th trip within 60 s is not restarted: halted
+    EXPECT_NE(r.output.find("not restarted: 5 restarts within 60 s already"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("watchdog fault in cycle 11"), std::string::npos) << r.output;
     // Cold restart: n starts from 0 again, so the loop is entered again 11 cycles
     // later.
@@ -118,7 +119,7 @@ TEST(TaktRun, DivisionByZeroWithSafeHaltLatchesSafeState) {
     TempDir dir;
     writeProject(dir, runtimeToml("safe_halt", "safe_halt"), program("d := 0;\nx := 10 / d;"));
     const RunResult r = runTakt(dir, {"run", "--project", dir.path().string(), "--for", "1s"});
-    ASSERT_EQ(r.exitCode, 0) << r.output;
+    ASSERT_EQ(r.exitCode, 16) << r.output;
     EXPECT_NE(r.output.find("runtime fault in cycle 11: integer division or MOD by zero"), std::string::npos)
         << r.output;
     EXPECT_NE(r.output.find("action safe_halt"), std::string::npos) << r.output;
@@ -132,7 +133,7 @@ TEST(TaktRun, OutOfBoundsWithHaltAlsoAppliesSafeState) {
     TempDir dir;
     writeProject(dir, runtimeToml("halt", "safe_halt"), program("d := 7;\nx := a[d];"));
     const RunResult r = runTakt(dir, {"run", "--project", dir.path().string(), "--for", "1s"});
-    ASSERT_EQ(r.exitCode, 0) << r.output;
+    ASSERT_EQ(r.exitCode, 16) << r.output;
     EXPECT_NE(r.output.find("runtime fault in cycle 11: array index out of bounds"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("action halt:"), std::string::npos) << r.output;
     const std::string last = lastLine(r.output, "stopped (");
@@ -145,7 +146,8 @@ TEST(TaktRun, RuntimeFaultWithRestartKeepsRunning) {
     TempDir dir;
     writeProject(dir, runtimeToml("restart", "safe_halt"), program("d := 0;\nx := 10 / d;"));
     const RunResult r = runTakt(dir, {"run", "--project", dir.path().string(), "--for", "1s"});
-    ASSERT_EQ(r.exitCode, 0) << r.output;
+    ASSERT_EQ(r.exitCode, 16) << r.output; // the 6th fault within 60 s is not restarted: halted
+    EXPECT_NE(r.output.find("not restarted: 5 restarts within 60 s already"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("runtime fault in cycle 11"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("runtime fault in cycle 22"), std::string::npos) << r.output;
     const std::string last = lastLine(r.output, "stopped (");
@@ -200,7 +202,7 @@ TEST(TaktRun, OverlappingDriversAreRejectedNamingBoth) {
     dir.write("src/main.st", program("x := 1;"));
     const RunResult r = runTakt(dir, {"run", "--project", dir.path().string(), "--for", "100ms"});
     EXPECT_EQ(r.exitCode, 10) << r.output;
-    EXPECT_NE(r.output.find("both own %IB0..%IB1"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("both write %IB0..%IB1"), std::string::npos) << r.output;
 }
 
 TEST(TaktRun, NotifiesSystemdReadyWatchdogAndStopping) {

@@ -2,8 +2,9 @@
 // The driver API: how field I/O meets the process image (CONFIG.md "io.toml", ARCHITECTURE.md
 // "Threads").
 //
-// The scan thread owns three byte areas, %I, %Q and %M. Each driver owns explicit byte ranges
-// of them (so two drivers never write the same bytes) and exchanges with the scan thread
+// The scan thread owns three byte areas, %I, %Q and %M. Each driver lists the byte ranges it
+// writes (it owns them: two drivers never write the same bytes) and those it only reads (any
+// number of drivers may read the same outputs), and exchanges with the scan thread
 // through double buffers: readInputs()/writeOutputs() copy between the scan thread's image and
 // the driver's own buffers and never block, never allocate, never throw. A networked driver
 // talks to its peer on its own thread and only swaps buffers under a short lock (or a seqlock).
@@ -27,19 +28,37 @@ namespace takt::io {
 
 enum class Area : std::uint8_t { Input, Output, Memory }; // %I, %Q, %M
 
-// A byte range of one area; what a driver owns, or what a safe-state entry touches.
+// What a driver does with a range of the image: writes it (inputs from the field, a master's
+// writes) or only reads it (outputs it drives, publishes or serves).
+enum class Access : std::uint8_t { Write, Read };
+
+// A byte range of one area; what a driver uses, or what a safe-state entry touches.
 struct ByteRange {
     Area area = Area::Input;
     std::uint32_t first = 0; // byte offset in the area (address mode already applied)
     std::uint32_t count = 0; // bytes
+    Access access = Access::Write;
 };
 
-// Whether two ranges share a byte (same area, both non-empty); the one ownership test that
-// `takt validate` and the running DriverSet apply.
+// Whether two ranges share a byte (same area, both non-empty).
 [[nodiscard]] constexpr bool rangesOverlap(const ByteRange& a, const ByteRange& b) noexcept {
     return a.area == b.area && a.count != 0 && b.count != 0 &&
            std::uint64_t{a.first} < std::uint64_t{b.first} + b.count &&
            std::uint64_t{b.first} < std::uint64_t{a.first} + a.count;
+}
+
+// The one ownership rule that `takt validate` and the running DriverSet apply between two
+// drivers' ranges: only writers own image bytes, so two writers of one byte clash, while a
+// driver that only reads bytes (outputs on a field, an MQTT publish, %Q served to masters)
+// shares them with any other. The bytes both write, or an empty range (count 0) when none.
+[[nodiscard]] constexpr ByteRange writeClash(const ByteRange& a, const ByteRange& b) noexcept {
+    if (a.access != Access::Write || b.access != Access::Write || !rangesOverlap(a, b)) {
+        return ByteRange{a.area, 0, 0};
+    }
+    const std::uint32_t first = a.first > b.first ? a.first : b.first;
+    const std::uint64_t endA = std::uint64_t{a.first} + a.count;
+    const std::uint64_t endB = std::uint64_t{b.first} + b.count;
+    return ByteRange{a.area, first, static_cast<std::uint32_t>((endA < endB ? endA : endB) - first)};
 }
 
 enum class Health : std::uint8_t { Ok, Degraded, Faulted };
@@ -84,7 +103,8 @@ public:
     [[nodiscard]] virtual std::string_view name() const noexcept = 0;
 
     // Parses and checks params (every error names the key: "io.params.plant: unknown plant
-    // 'x'"), sizes buffers, and reports the byte ranges it owns. Nothing is opened yet.
+    // 'x'"), sizes buffers, and reports the byte ranges it writes and reads (ByteRange::access).
+    // Nothing is opened yet.
     // False with `error` filled on bad params.
     virtual bool init(const DriverSpec& spec, std::string& error) = 0;
     [[nodiscard]] virtual std::vector<ByteRange> ownedRanges() const = 0;

@@ -55,6 +55,7 @@ public:
     void writeOutputs(const engine::ProcessImageView& image) noexcept override;
     void applySafeState() noexcept override;
     void releaseSafeState() noexcept override;
+    [[nodiscard]] std::span<const std::uint8_t> safeOutputs() const noexcept override { return safe_; }
     [[nodiscard]] engine::IoHealthSummary healthSummary() const noexcept override;
 
 private:

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "takt/engine/config.h"
@@ -35,6 +36,17 @@ struct IoConfigResult {
 
 [[nodiscard]] IoConfigResult loadIoConfig(const std::filesystem::path& file, bool byteAddressing);
 [[nodiscard]] IoConfigResult parseIoConfig(std::string_view text, const std::string& file, bool byteAddressing);
+
+// Where the key of a driver's params error is: `keyPath` is the key the error names
+// ("io.params.inputs[1].area", as Driver::init() reports it). The line and column of that key in
+// the params table; of the nearest enclosing key or entry for a key that is missing; the driver
+// entry's (spec.line, spec.column) when the path is not inside the params or the table has no
+// source positions (a copy).
+struct SourcePoint {
+    std::uint32_t line = 0;
+    std::uint32_t column = 0;
+};
+[[nodiscard]] SourcePoint paramKeyLocation(const DriverSpec& spec, std::string_view keyPath);
 
 // The whole %Q area with every safe-state entry applied on zeros: what Driver::applySafeState gets.
 [[nodiscard]] std::vector<std::uint8_t> safeOutputImage(const IoConfig& io, std::size_t outputBytes);

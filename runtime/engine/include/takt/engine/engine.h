@@ -91,12 +91,20 @@ public:
     void setAbortFlag(const std::atomic<bool>* flag) { runner_->setAbortFlag(flag); }
 
     // Forced values applied by every cycle (scan_command.h ForceTable); nullptr for none. The
-    // table must outlive its use; the scan loop swaps it at a cycle boundary.
-    void setForces(const ForceTable* forces) { forces_ = forces; }
+    // table must outlive its use; the scan loop swaps it at a cycle boundary, after
+    // restoreFieldInputs() under the old one.
+    void setForces(const ForceTable* forces) {
+        forces_ = forces;
+        inputsForced_ = false;
+    }
     [[nodiscard]] const ForceTable* forces() const { return forces_; }
-    // Writes the forced %I values over the input area. The scan loop calls it right after the
-    // drivers filled the inputs; runCycle applies the data-image and output forces itself.
+    // Writes the forced %I values over the input area, keeping the field's bytes under them
+    // (once per restoreFieldInputs()). The scan loop calls it right after the drivers filled the
+    // inputs; runCycle applies the data-image and output forces itself.
     void applyInputForces() noexcept;
+    // Puts the field's bytes back under the forced %I values: the scan loop calls it before the
+    // drivers read the inputs, so they find their own last values there, not the forced ones.
+    void restoreFieldInputs() noexcept;
 
     // Per-task execution timestamps (runtime.stats): with a timer set, every cycle records when
     // each due task started and ended. The live runtime passes CLOCK_MONOTONIC; the harness
@@ -158,6 +166,7 @@ private:
     std::vector<DirectBinding> extraBindings_;
     TaskSchedule tasks_;
     const ForceTable* forces_ = nullptr;
+    bool inputsForced_ = false; // forces_ is over %I and its `field` holds the field's bytes
     Timer timer_ = nullptr;
 };
 

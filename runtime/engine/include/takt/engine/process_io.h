@@ -41,6 +41,10 @@ public:
     // releaseSafeState().
     virtual void applySafeState() noexcept = 0;
     virtual void releaseSafeState() noexcept = 0;
+    // The %Q image applySafeState() puts on the field (zeros past its end), so that while it is
+    // latched io.read and the status report what the field sees, not the program's last outputs.
+    // Fixed once the I/O is configured.
+    [[nodiscard]] virtual std::span<const std::uint8_t> safeOutputs() const noexcept { return {}; }
 
     // Any thread.
     [[nodiscard]] virtual IoHealthSummary healthSummary() const noexcept = 0;

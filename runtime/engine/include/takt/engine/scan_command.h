@@ -32,19 +32,31 @@ struct ImageRange {
 // Forced values: written over the image every cycle — %I after the inputs are read, data-image
 // variables after the inputs are copied in and again before the outputs are copied out, %Q/%M
 // after the outputs are copied out — so neither the field nor the program can change them.
-// Immutable once handed to the scan thread; the control side builds a new one for every change.
+// A forced %I value hides the field's value from the program but does not replace it: the
+// field's bytes are kept in `field` and put back before the drivers read the next inputs, so a
+// driver that writes only what changed keeps its value and an unforce shows the field again.
+// Immutable once handed to the scan thread (but for `field`, the scan thread's scratch); the
+// control side builds a new one for every change.
 struct ForceEntry {
     ImageRange range;
-    std::uint32_t value = 0; // offset of the forced bytes in ForceTable::values
+    std::uint32_t value = 0; // offset of the forced bytes in ForceTable::values (and `field`)
 };
 
 struct ForceTable {
     std::vector<ForceEntry> entries;
     std::vector<std::uint8_t> values;
+    // Sized like `values` by the builder (sizeFieldScratch); a table without it overwrites %I.
+    mutable std::vector<std::uint8_t> field;
+
+    void sizeFieldScratch() { field.assign(values.size(), 0); }
 };
 
 // Writes the forced values of `area` into `base` (`size` bytes); entries outside are skipped.
 void applyForces(const ForceTable& table, ImageArea area, std::uint8_t* base, std::size_t size) noexcept;
+// The %I entries: saveForcedInputs keeps the bytes they cover in `table.field`; restoreForcedInputs
+// writes them back (in reverse order, so overlapping entries end with the oldest bytes).
+void saveForcedInputs(const ForceTable& table, const std::uint8_t* base, std::size_t size) noexcept;
+void restoreForcedInputs(const ForceTable& table, std::uint8_t* base, std::size_t size) noexcept;
 // Copies one range between an image and packed value bytes (a bit as one byte 0/1).
 void readRange(const ImageRange& r, const std::uint8_t* base, std::uint8_t* out) noexcept;
 void writeRange(const ImageRange& r, const std::uint8_t* in, std::uint8_t* base) noexcept;

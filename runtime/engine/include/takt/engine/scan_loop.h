@@ -186,6 +186,12 @@ public:
     [[nodiscard]] std::uint64_t retainFailures() const noexcept {
         return retainFailures_.load(std::memory_order_relaxed);
     }
+    // How the save stop() made went (Unchanged without a retain sink): a failed one means the
+    // RETAIN values of the last stretch of the run are lost, which the caller must report.
+    [[nodiscard]] RetainSaveResult finalRetainSave() const noexcept { return finalRetain_; }
+    // After stop(): whether the run ended with the program halted by a fault (a runtime.stop
+    // after the fault does not clear it; a restart does).
+    [[nodiscard]] bool endedHaltedByFault() const noexcept { return !running_.load() && faultLatched_; }
 
     // Control thread only (the queue's single producer). False when the queue is full. The
     // command counts as done once commandsDone() reaches the value commandsSubmitted() had
@@ -221,6 +227,13 @@ private:
     void publish() noexcept;
     void maybeHandRetain(std::int64_t now) noexcept;
     [[nodiscard]] ProcessImageView view() noexcept;
+    // Scan thread (or the control thread once the scan thread has ended): the safe state through
+    // the process I/O, with safeLatched_ kept in step for what io.read and the status report.
+    void latchSafeState() noexcept;
+    void releaseSafeState() noexcept;
+    // %Q byte `byte` as the field sees it: the program's output, or the safe image while latched.
+    [[nodiscard]] std::uint8_t outputSeen(std::size_t byte) noexcept;
+    void readSafeOutputs(const ImageRange& r, std::uint8_t* out) noexcept;
 
     Engine& engine_;
     CycleClock& clock_;
@@ -247,6 +260,7 @@ private:
     std::unique_ptr<std::atomic<std::uint64_t>[]> taskOverruns_;
     std::atomic<std::size_t> taskCount_{0};    // tasks with statistics (<= kMaxTaskStats)
     bool faultLatched_ = false;                // halted by a fault and not restarted since (survives a Stop)
+    bool safeLatched_ = false;                 // the safe state is latched (halted, stopped)
     std::uint32_t stepsLeft_ = 0;              // Step: cycles still to run before pausing
     std::vector<std::int64_t> recentRestarts_; // ring of fault-restart times, restartLimit long (start())
     std::size_t restartCount_ = 0;
@@ -259,6 +273,7 @@ private:
     LatencyHistogram exec_, lateness_;
     std::unique_ptr<LatencyHistogram[]> taskExec_, taskLate_;
     std::atomic<std::uint64_t> retainSaves_{0}, retainFailures_{0};
+    RetainSaveResult finalRetain_ = RetainSaveResult::Unchanged; // control thread, set by stop()
     Seqlock<ScanSnapshot> snapshot_;
     std::array<Seqlock<ScanEvent>, kEventCapacity> events_;
     std::atomic<std::uint64_t> eventCount_{0};
