@@ -60,7 +60,8 @@ std::string lower(std::string_view s) {
     return out;
 }
 
-// Why `token` is not acceptable, or empty.
+} // namespace
+
 std::string tokenProblem(std::string_view token) {
     if (token.size() < kMinTokenBytes) {
         return fmt::format("the token is {} bytes; at least {} random bytes are needed", token.size(), kMinTokenBytes);
@@ -85,8 +86,6 @@ std::string tokenProblem(std::string_view token) {
     }
     return {};
 }
-
-} // namespace
 
 bool readTokenFile(const std::string& path, std::string& token, std::string& error) {
     token.clear();
