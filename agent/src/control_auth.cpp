@@ -210,6 +210,17 @@ void LoginBackoff::prune(Clock::time_point now) {
     peers_.erase(oldest);
 }
 
+std::string loginPeerKey(std::string_view address) {
+    std::string_view v4 = address;
+    if (v4.starts_with("::ffff:")) {
+        v4.remove_prefix(7); // IPv4-mapped, as a dual-stack socket reports IPv4 peers
+    }
+    if (address == "::1" || (v4.starts_with("127.") && v4.find(':') == std::string_view::npos)) {
+        return "ip:loopback";
+    }
+    return "ip:" + std::string(address);
+}
+
 bool parseEndpoint(std::string_view text, Endpoint& out, std::string& error) {
     out = Endpoint{};
     if (text.starts_with("unix://")) {
