@@ -710,6 +710,9 @@ std::string Harness::handleLine(std::string_view line) {
     if (line.size() > kMaxLineBytes) {
         return render(failure(ErrorKind::InvalidRequest, "request line exceeds 1 MiB"));
     }
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
+        return render(failure(ErrorKind::InvalidRequest, std::string(kBlankLineMessage)));
+    }
     // The agent API's bounded parser: iterative, UTF-8 checked, depth capped while parsing.
     rpc::ParsedLine parsed;
     rpc::parseLine(line, kMaxJsonDepth, parsed);
