@@ -149,7 +149,9 @@ std::optional<std::string> AgentServer::handleLine(std::string_view line) {
         line.remove_suffix(1);
     }
     if (line.find_first_not_of(" \t") == std::string_view::npos) {
-        return std::nullopt;
+        // One line, one request (seed 000): a blank line is a request that is not one, answered
+        // like any other (the harness does the same), so a client never waits on a silent line.
+        return errorResponse(Id{}, invalidRequest(std::string(kBlankLineMessage)));
     }
     if (line.size() > kMaxLineBytes) {
         return oversizeLine();
@@ -277,7 +279,8 @@ int AgentServer::serve(int inFd, int outFd) {
     if (skipping) {
         return emit(oversizeLine()) ? 0 : 1;
     }
-    return emit(handleLine(line)) ? 0 : 1;
+    // Input that ends with a newline leaves nothing here: end of input is not a blank line.
+    return line.empty() || emit(handleLine(line)) ? 0 : 1;
 }
 
 namespace detail {

@@ -169,11 +169,18 @@ bool selectProject(Context& ctx, const Value& params, ProjectSelection& out, rpc
     }
     out.rel = ctx.workspace.relative(out.dir);
     out.sourcesRoot = stringParam(params, "sources_root", "src");
-    const std::string rootRel = joinRel(out.rel, out.sourcesRoot);
-    if (r = Workspace::checkSyntax(rootRel); !r.ok()) {
+    // An absolute sources_root ("/etc", "/proc/self/root/...") is checked on its own: joined
+    // under a project directory it would read as "proj//etc", a path inside.
+    if (out.sourcesRoot.starts_with('/')) {
+        r = Workspace::checkSyntax(out.sourcesRoot);
+    } else {
+        r = Workspace::checkSyntax(joinRel(out.rel, out.sourcesRoot));
+    }
+    if (!r.ok()) {
         error = workspaceError(r, "sources_root");
         return false;
     }
+    const std::string rootRel = joinRel(out.rel, out.sourcesRoot);
     // runtime.toml [build] decides overflow and address mode, as for `takt build`.
     const std::string tomlRel = joinRel(out.rel, "runtime.toml");
     std::string toml;
@@ -184,9 +191,15 @@ bool selectProject(Context& ctx, const Value& params, ProjectSelection& out, rpc
         error = workspaceError(r, "project");
         return false;
     }
-    if (!ctx.workspace.resolve(rootRel, true, out.sourcesAbs).ok()) {
+    // Only a sources root that does not exist makes an empty project (an E-code diagnostic); one
+    // that resolves outside the workspace (a symlinked src/) is -32001 like any other path.
+    if (r = ctx.workspace.resolve(rootRel, true, out.sourcesAbs); r.status == Workspace::Status::NotFound) {
         out.sourcesAbs = out.dir / out.sourcesRoot;
-        return true; // no sources root: an empty project (E-code diagnostic), not a failure
+        return true;
+    }
+    if (!r.ok()) {
+        error = workspaceError(r, "sources_root");
+        return false;
     }
     for (const std::filesystem::path& file : compiler::discoverSources(out.sourcesAbs)) {
         const std::string rel = ctx.workspace.relative(file.lexically_normal());

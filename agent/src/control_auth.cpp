@@ -60,7 +60,8 @@ std::string lower(std::string_view s) {
     return out;
 }
 
-// Why `token` is not acceptable, or empty.
+} // namespace
+
 std::string tokenProblem(std::string_view token) {
     if (token.size() < kMinTokenBytes) {
         return fmt::format("the token is {} bytes; at least {} random bytes are needed", token.size(), kMinTokenBytes);
@@ -85,8 +86,6 @@ std::string tokenProblem(std::string_view token) {
     }
     return {};
 }
-
-} // namespace
 
 bool readTokenFile(const std::string& path, std::string& token, std::string& error) {
     token.clear();
@@ -209,6 +208,17 @@ void LoginBackoff::prune(Clock::time_point now) {
     auto oldest = std::min_element(peers_.begin(), peers_.end(),
                                    [](const auto& a, const auto& b) { return a.second.last < b.second.last; });
     peers_.erase(oldest);
+}
+
+std::string loginPeerKey(std::string_view address) {
+    std::string_view v4 = address;
+    if (v4.starts_with("::ffff:")) {
+        v4.remove_prefix(7); // IPv4-mapped, as a dual-stack socket reports IPv4 peers
+    }
+    if (address == "::1" || (v4.starts_with("127.") && v4.find(':') == std::string_view::npos)) {
+        return "ip:loopback";
+    }
+    return "ip:" + std::string(address);
 }
 
 bool parseEndpoint(std::string_view text, Endpoint& out, std::string& error) {

@@ -56,6 +56,12 @@ private:
     std::unordered_map<std::string, Entry> peers_;
 };
 
+// The back-off key of a TCP/TLS peer from its address text: "ip:ADDRESS", except that every
+// loopback address (127.0.0.0/8, ::1, ::ffff:127.x.y.z) is the one peer "ip:loopback". Any local
+// process may connect from any of the 16 million 127.x.y.z addresses; keyed apart, each would start
+// with a fresh back-off and guessing would go on unhindered.
+[[nodiscard]] std::string loginPeerKey(std::string_view address);
+
 // unix:///path | tcp://host:port | tls://host:port
 struct Endpoint {
     enum class Kind : std::uint8_t { Unix, Tcp, Tls } kind = Kind::Unix;

@@ -148,6 +148,53 @@ struct ControlClient::Impl {
     std::string buffer;
     int nextId = 1;
     rpc::ParsedLine parsed;
+    // The server asked for a client certificate and none was configured. With TLS 1.3 the
+    // handshake still completes on the client side and the server's refusal only arrives as an
+    // alert on the first read, which would otherwise look like a server that never answered.
+    bool certificateRequested = false;
+    std::string tlsFailure; // the TLS error that ended a read or write, if any
+
+    // OpenSSL asks this when the server requests a certificate and the context has none.
+    static int onCertificateRequest(SSL* s, X509** /*x509*/, EVP_PKEY** /*pkey*/) {
+        static_cast<Impl*>(::SSL_get_ex_data(s, 0))->certificateRequested = true;
+        return 0; // send none
+    }
+
+    // Why the TLS session failed, in the user's terms, or empty when TLS is not the reason.
+    [[nodiscard]] std::string tlsProblem() const {
+        if (tlsFailure.empty()) {
+            return {}; // a timeout or a plain close: not for TLS to explain
+        }
+        if (certificateRequested) {
+            return fmt::format("{} requires a client certificate: pass --cert FILE --key FILE (a certificate "
+                               "signed by the CA in the endpoint's [runtime.control.tls] client_ca; {})",
+                               options.endpoint, tlsFailure);
+        }
+        if (!options.certFile.empty()) {
+            return fmt::format("{} closed the TLS session ({}); it may not accept the client certificate '{}'",
+                               options.endpoint, tlsFailure, options.certFile);
+        }
+        return fmt::format("{} closed the TLS session ({})", options.endpoint, tlsFailure);
+    }
+
+    // Notes why a TLS read, write or handshake failed: the server's alert, or the connection
+    // closed or reset under it. A server that refuses a missing client certificate may close
+    // before its alert is read (a reset can discard it), so a close counts as a failure too.
+    void noteTlsFailure(int r) {
+        const int err = errno;
+        const int kind = ::SSL_get_error(ssl, r);
+        if (kind == SSL_ERROR_SSL && ::ERR_peek_error() != 0) {
+            std::string e = sslError("TLS");
+            tlsFailure = e.substr(5); // without "TLS: "
+            return;
+        }
+        ::ERR_clear_error();
+        if (kind == SSL_ERROR_SYSCALL && r < 0 && err != 0) {
+            tlsFailure = std::strerror(err);
+        } else if (kind == SSL_ERROR_SYSCALL || kind == SSL_ERROR_ZERO_RETURN || kind == SSL_ERROR_SSL) {
+            tlsFailure = "the connection was closed";
+        }
+    }
 
     ~Impl() {
         if (ssl != nullptr) {
@@ -176,7 +223,9 @@ struct ControlClient::Impl {
             error = sslError(fmt::format("CA file '{}'", options.caFile));
             return false;
         }
-        if (!options.certFile.empty() || !options.keyFile.empty()) {
+        if (options.certFile.empty() && options.keyFile.empty()) {
+            ::SSL_CTX_set_client_cert_cb(ctx, &Impl::onCertificateRequest);
+        } else {
             if (::SSL_CTX_use_certificate_chain_file(ctx, options.certFile.c_str()) != 1) {
                 error = sslError(fmt::format("client certificate '{}'", options.certFile));
                 return false;
@@ -192,6 +241,7 @@ struct ControlClient::Impl {
             error = sslError("TLS");
             return false;
         }
+        ::SSL_set_ex_data(ssl, 0, this);
         // The certificate must name the host: an IP address as an IP SAN, else a DNS name.
         in6_addr probe{};
         const bool isIp = ::inet_pton(AF_INET, endpoint.host.c_str(), &probe) == 1 ||
@@ -203,11 +253,18 @@ struct ControlClient::Impl {
             ::SSL_set_tlsext_host_name(ssl, endpoint.host.c_str());
             ::SSL_set1_host(ssl, endpoint.host.c_str());
         }
-        if (::SSL_connect(ssl) != 1) {
+        if (const int r = ::SSL_connect(ssl); r != 1) {
             const long verify = ::SSL_get_verify_result(ssl);
-            error = verify != X509_V_OK ? fmt::format("TLS handshake with {}: server certificate not accepted: {}",
-                                                      options.endpoint, ::X509_verify_cert_error_string(verify))
-                                        : sslError(fmt::format("TLS handshake with {}", options.endpoint));
+            noteTlsFailure(r);
+            if (verify != X509_V_OK) {
+                error = fmt::format("TLS handshake with {}: server certificate not accepted: {}", options.endpoint,
+                                    ::X509_verify_cert_error_string(verify));
+            } else if (certificateRequested && !tlsFailure.empty()) {
+                error = tlsProblem(); // TLS 1.2: a missing client certificate fails the handshake itself
+            } else {
+                error = fmt::format("TLS handshake with {}: {}", options.endpoint,
+                                    tlsFailure.empty() ? std::string("failed") : tlsFailure);
+            }
             return false;
         }
         return true;
@@ -219,6 +276,7 @@ struct ControlClient::Impl {
             if (ssl != nullptr) {
                 const int n = ::SSL_write(ssl, text.data() + done, static_cast<int>(text.size() - done));
                 if (n <= 0) {
+                    noteTlsFailure(n);
                     return false;
                 }
                 done += static_cast<std::size_t>(n);
@@ -254,6 +312,9 @@ struct ControlClient::Impl {
             ssize_t n = 0;
             if (ssl != nullptr) {
                 const int r = ::SSL_read(ssl, chunk, sizeof chunk);
+                if (r <= 0) {
+                    noteTlsFailure(r);
+                }
                 n = r > 0 ? r : -1;
             } else {
                 n = ::recv(fd, chunk, sizeof chunk, 0);
@@ -272,13 +333,15 @@ struct ControlClient::Impl {
         ControlReply reply;
         const int id = nextId++;
         if (!sendAll(request(id, method, params))) {
-            reply.message = fmt::format("cannot send '{}' to {}", method, options.endpoint);
+            const std::string tls = tlsProblem();
+            reply.message = tls.empty() ? fmt::format("cannot send '{}' to {}", method, options.endpoint) : tls;
             return reply;
         }
         std::string line;
         for (;;) {
             if (!readLine(line, options.timeoutMs)) {
-                reply.message = fmt::format("no reply to '{}' from {}", method, options.endpoint);
+                const std::string tls = tlsProblem();
+                reply.message = tls.empty() ? fmt::format("no reply to '{}' from {}", method, options.endpoint) : tls;
                 return reply;
             }
             rpc::parseLine(line, kMaxJsonDepth, parsed);

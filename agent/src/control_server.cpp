@@ -446,7 +446,7 @@ void ControlServer::Impl::acceptNext() {
         const asio::ip::tcp::endpoint remote = socket.remote_endpoint(e);
         const std::string address = e ? std::string("unknown") : remote.address().to_string();
         peer.label = fmt::format("{}:{}:{}", detail::transportName(endpoint.kind), address, e ? 0 : remote.port());
-        peer.key = "ip:" + address;
+        peer.key = detail::loginPeerKey(address);
         socket.set_option(asio::ip::tcp::no_delay(true), e);
         admit(std::move(socket), std::move(peer));
         acceptNext();

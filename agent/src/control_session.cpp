@@ -358,6 +358,9 @@ void ControlSession::handleLine(std::string_view line) {
     const Value* params = &kNoParams;
     if (auto it = doc.FindMember("params"); it != doc.MemberEnd()) {
         if (!it->value.IsObject()) {
+            if (method == "auth.login") {
+                forgetLogin();
+            }
             finishRequest(id, notification, method,
                           ControlAnswer::error(rpc::kInvalidParams, "'params' must be an object (named params)",
                                                R"({"param":"params"})"));
@@ -436,9 +439,21 @@ ControlAnswer ControlSession::builtin(std::string_view method, const Value& para
     return subscribe(params);
 }
 
+void ControlSession::forgetLogin() {
+    if (!service_.loginRequired()) {
+        return; // the role of a trusted Unix peer comes from the socket, not from a login
+    }
+    role_.reset();
+    proven_ = false;
+    subscriptions_ = 0; // events need a role too
+}
+
+// Every auth.login that does not log in (malformed, backed off or a wrong token) drops the
+// session's role: a client whose new login failed must not go on under the role of an older one.
 ControlAnswer ControlSession::login(const Value& params) {
     auto it = params.FindMember("token");
     if (it == params.MemberEnd() || !it->value.IsString()) {
+        forgetLogin();
         return ControlAnswer::error(rpc::kInvalidParams, "invalid params: 'token' (a string) is required",
                                     R"({"param":"token"})");
     }
@@ -448,6 +463,7 @@ ControlAnswer ControlSession::login(const Value& params) {
     }
     const Clock::time_point now = Clock::now();
     if (const std::int64_t wait = service_.backoff_.retryAfterMs(peer_.key, now); wait > 0) {
+        forgetLogin();
         return ControlAnswer::error(
             kRateLimited, fmt::format("too many failed logins from this peer; retry in {} ms", wait), retryData(wait));
     }
@@ -455,13 +471,14 @@ ControlAnswer ControlSession::login(const Value& params) {
         service_.tokens_.match(std::string_view(it->value.GetString(), it->value.GetStringLength()));
     if (!role) {
         service_.backoff_.failed(peer_.key, now);
-        role_.reset();
-        proven_ = false;
+        forgetLogin();
         return ControlAnswer::error(kUnauthorized, "unauthorized: auth.login: invalid token");
     }
     // A success does not clear the peer's failures: otherwise a viewer token, used between
-    // guesses at an engineer or admin token, would reset the back-off every time. Failures are
-    // forgotten only after a quiet period (LoginBackoff::failed).
+    // guesses at an engineer or admin token, would reset the back-off every time (and one leaked
+    // low-role token would lift the back-off for the whole peer). The cost is that a user who
+    // mistyped a few times and then logged in still carries those failures until a quiet period
+    // of kMax forgets them (LoginBackoff::failed): a few seconds of wait, never a lock-out.
     role_ = role;
     proven_ = true;
     return ControlAnswer::result(fmt::format(R"({{"role":"{}"}})", roleName(*role)));

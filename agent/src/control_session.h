@@ -83,7 +83,7 @@ private:
 
 struct PeerInfo {
     std::string label;        // for the audit log: "tcp:127.0.0.1:50122", "unix:uid=1000,pid=42"
-    std::string key;          // for the back-off: "ip:127.0.0.1", "uid:1000"
+    std::string key;          // for the back-off: "ip:192.0.2.7", "ip:loopback", "uid:1000"
     bool trustedUnix = false; // a Unix peer of an endpoint without tokens: admin
 };
 
@@ -129,6 +129,7 @@ private:
     void finishRequest(const Id& id, bool notification, std::string_view method, const ControlAnswer& answer);
     ControlAnswer builtin(std::string_view method, const rapidjson::Value& params);
     ControlAnswer login(const rapidjson::Value& params);
+    void forgetLogin();
     ControlAnswer subscribe(const rapidjson::Value& params);
     ControlAnswer describe() const;
     ControlAnswer schema(const rapidjson::Value& params) const;

@@ -207,8 +207,16 @@ struct Harness::State {
             if (!diags.HasParseError() && diags.IsArray()) {
                 arr.CopyFrom(diags, err.payload.GetAllocator());
             }
-            if (!arr.Empty()) {
-                err.message = fmt::format("compilation failed: {}", arr[0]["message"].GetString());
+            // The message names the first error: the list is in source order, and a warning
+            // earlier in the file is not why the load failed.
+            for (const Value& d : arr.GetArray()) {
+                auto severity = d.FindMember("severity");
+                auto message = d.FindMember("message");
+                if (severity != d.MemberEnd() && severity->value == "error" && message != d.MemberEnd() &&
+                    message->value.IsString()) {
+                    err.message = fmt::format("compilation failed: {}", message->value.GetString());
+                    break;
+                }
             }
             err.payload.AddMember("diagnostics", arr, err.payload.GetAllocator());
             return false;
@@ -709,6 +717,9 @@ std::string Harness::render(const HarnessResult& r) {
 std::string Harness::handleLine(std::string_view line) {
     if (line.size() > kMaxLineBytes) {
         return render(failure(ErrorKind::InvalidRequest, "request line exceeds 1 MiB"));
+    }
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
+        return render(failure(ErrorKind::InvalidRequest, std::string(kBlankLineMessage)));
     }
     // The agent API's bounded parser: iterative, UTF-8 checked, depth capped while parsing.
     rpc::ParsedLine parsed;

@@ -42,10 +42,8 @@ void Harness::serve(std::istream& in, std::ostream& out) {
         if (n > 0 && buf[n - 1] == '\r') {
             --n;
         }
-        const std::string_view text(buf.data(), n);
-        if (text.find_first_not_of(" \t") != std::string_view::npos) {
-            out << handleLine(text) << '\n' << std::flush;
-        }
+        // Every line is answered, a blank one with invalid_request (handleLine).
+        out << handleLine(std::string_view(buf.data(), n)) << '\n' << std::flush;
         if (in.eof()) {
             break;
         }

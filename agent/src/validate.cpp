@@ -10,6 +10,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "takt/agent/control_config.h"
 #include "takt/bytecode/container.h"
 #include "takt/bytecode/verifier.h"
 #include "takt/io/board.h"
@@ -200,6 +201,9 @@ void validate(const ValidateRequest& request, ValidateReport& report) {
             report.resource = runtime->resourceName;
             if (!runtime->control.endpoint.empty()) {
                 report.controlEndpoint = runtime->control.endpoint;
+                // The tokens `takt run` reads and refuses, by the very same check.
+                ControlOptions control;
+                (void)controlOptionsFromConfig(*runtime, control, report.diagnostics);
             }
         }
     }

@@ -212,14 +212,9 @@ private:
     std::vector<agent::DriverHealthView> views_;
 };
 
-// [runtime.control] as the server takes it (tokens read from their files), with the audit log
-// under the project's .takt/ and the Unix socket's directory created. False with `error` when a
-// token file is unusable.
-bool controlOptions(const engine::RuntimeConfig& config, const fs::path& project, agent::ControlOptions& out,
-                    std::string& error) {
-    if (!agent::controlOptionsFromConfig(config, out, error)) {
-        return false;
-    }
+// The rest of ControlOptions for the server: the audit log under the project's .takt/ and the
+// Unix socket's directory created. The tokens were read and checked by loadConfigs.
+void completeControlOptions(const engine::RuntimeConfig& config, const fs::path& project, agent::ControlOptions& out) {
     out.version = std::string(agent::taktVersion());
     std::error_code ec;
     fs::create_directories(project / ".takt", ec);
@@ -227,16 +222,22 @@ bool controlOptions(const engine::RuntimeConfig& config, const fs::path& project
     if (config.control.endpoint.starts_with("unix://")) {
         fs::create_directories(fs::path(config.control.endpoint.substr(7)).parent_path(), ec);
     }
-    return true;
 }
 
-bool loadConfigs(const fs::path& dir, const RunOptions& options, engine::RuntimeConfig& runtime, io::IoConfig& io,
-                 spdlog::logger& log) {
-    const engine::RuntimeConfigResult rc = engine::loadRuntimeConfig(dir / "runtime.toml");
+// runtime.toml, the control tokens (the same check as `takt validate`) and the I/O, before
+// anything starts: false after printing every refused key.
+bool loadConfigs(const fs::path& dir, const RunOptions& options, engine::RuntimeConfig& runtime,
+                 agent::ControlOptions& control, io::IoConfig& io, spdlog::logger& log) {
+    engine::RuntimeConfigResult rc = engine::loadRuntimeConfig(dir / "runtime.toml");
+    if (rc.config && !rc.config->control.endpoint.empty()) {
+        (void)agent::controlOptionsFromConfig(*rc.config, control, rc.diagnostics);
+    }
+    bool ok = rc.config.has_value();
     for (const engine::ConfigDiagnostic& d : rc.diagnostics) {
         std::fprintf(stderr, "%s\n", engine::formatDiagnostic(d).c_str());
+        ok = ok && d.severity != engine::ConfigDiagnostic::Severity::Error;
     }
-    if (!rc.config) {
+    if (!ok) {
         return false;
     }
     runtime = *rc.config;
@@ -340,8 +341,9 @@ int runMain(const RunOptions& options) {
         }
     }
     engine::RuntimeConfig runtime;
+    agent::ControlOptions copts;
     io::IoConfig ioConfig;
-    if (!loadConfigs(dir, options, runtime, ioConfig, *log)) {
+    if (!loadConfigs(dir, options, runtime, copts, ioConfig, *log)) {
         return kExitInvalidProject;
     }
     log->set_level(spdlog::level::from_str(runtime.log.level));
@@ -407,15 +409,13 @@ int runMain(const RunOptions& options) {
     std::unique_ptr<agent::RuntimeControl> control;
     std::unique_ptr<agent::ControlServer> server;
     if (!runtime.control.endpoint.empty()) {
-        agent::ControlOptions copts;
         agent::RuntimeControlOptions ropts;
         ropts.byteAddressing = runtime.byteAddressing;
         ropts.driverHealth = [&healthCache] { return healthCache.get(); };
         control = std::make_unique<agent::RuntimeControl>(loop, engine, ropts);
-        if (controlOptions(runtime, dir, copts, error)) {
-            server = std::make_unique<agent::ControlServer>(copts, *control);
-        }
-        if (server == nullptr || !server->start(error)) {
+        completeControlOptions(runtime, dir, copts);
+        server = std::make_unique<agent::ControlServer>(copts, *control);
+        if (!server->start(error)) {
             loop.stop();
             drivers.stop();
             std::fprintf(stderr, "takt run: runtime.control: %s\n", error.c_str());

@@ -359,9 +359,14 @@ const Type* BodyChecker::checkMember(ast::MemberExpr& e) {
                              m->section == ast::VarSection::Output ||
                              (t->kind() == TypeKind::Program && m->section != ast::VarSection::Temp);
         if (!visible) {
+            // Name the section the member is in: "internal" is right for VAR, but a VAR_IN_OUT
+            // (a reference to the caller's variable) or a VAR_TEMP is not what it says.
+            const std::string what =
+                m->section == ast::VarSection::Var
+                    ? "is internal to '" + t->name() + "' (VAR)"
+                    : "is a " + std::string(ast::sectionKeyword(m->section)) + " of '" + t->name() + "'";
             cx_.error(DiagCode::UnknownMember, e.member.span,
-                      "'" + name + "' is internal to '" + t->name() +
-                          "'; only VAR_INPUT and VAR_OUTPUT are accessible from outside");
+                      "'" + name + "' " + what + "; only VAR_INPUT and VAR_OUTPUT are accessible from outside");
             return errorType();
         }
         return m->type != nullptr ? m->type : errorType();

@@ -409,7 +409,10 @@ void completePouLayout(Context& cx, Symbol* pou, Span use) {
         return;
     }
     if (it->second.layout == Progress::Running || it->second.members == Progress::Running) {
-        cx.error(DiagCode::RecursiveInstance, use, "FUNCTION_BLOCK '" + pou->name + "' contains an instance of itself");
+        // Named by what it is: a PROGRAM can hold an instance of itself as much as an FB can.
+        cx.error(DiagCode::RecursiveInstance, use,
+                 std::string(ast::pouKeyword(pou->pouKind)) + " '" + pou->name + "' contains itself (an instance of '" +
+                     pou->name + "', directly or through its members)");
         return;
     }
     it->second.layout = Progress::Running;

@@ -165,6 +165,11 @@ bool isLoopbackHost(std::string_view host) {
     return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]";
 }
 
+ConfigPosition positionOf(const TableReader& r, std::string_view key) {
+    const toml::source_region where = r.where(key);
+    return {where.begin.line, where.begin.column};
+}
+
 void readControlTokens(TableReader& r, RuntimeConfig::Control& c) {
     const toml::array* tokens = r.array("tokens");
     if (tokens == nullptr) {
@@ -191,6 +196,7 @@ void readControlTokens(TableReader& r, RuntimeConfig::Control& c) {
         if (token.token.empty() == token.tokenFile.empty()) {
             tr.error("", "give exactly one of token or token_file (non-empty)");
         }
+        token.where = positionOf(tr, token.token.empty() ? "token_file" : "token");
         tr.finish();
         c.tokens.push_back(std::move(token));
     }
@@ -205,6 +211,7 @@ void readControl(TableReader& r, RuntimeConfig::Control& c) {
             r.error("auth_token", "must not be empty (remove the key for no token)");
         }
         c.authToken = *token;
+        c.authTokenWhere = positionOf(r, "auth_token");
     }
     readControlTokens(r, c);
     if (const toml::table* tls = r.table("tls")) {

@@ -261,8 +261,18 @@ TEST_F(Conformance, NotificationsGetNoResponseButRun) {
     const rapidjson::Document d = call(R"({"method":"agent.ping"})");
     EXPECT_EQ(at(d, {"error", "code"}).GetInt(), -32600);
     EXPECT_TRUE(at(d, {"id"}).IsNull());
-    EXPECT_FALSE(server_.handleLine("").has_value());
-    EXPECT_FALSE(server_.handleLine("  \r").has_value());
+}
+
+TEST_F(Conformance, BlankLinesAreInvalidRequestsWithIdNull) {
+    for (const char* blank : {"", "  ", "\t", "  \r", "\r"}) {
+        const std::optional<std::string> r = server_.handleLine(blank);
+        ASSERT_TRUE(r.has_value()) << "'" << blank << "'";
+        rapidjson::Document d;
+        d.Parse(r->c_str());
+        EXPECT_EQ(at(d, {"error", "code"}).GetInt(), -32600) << *r;
+        EXPECT_TRUE(at(d, {"id"}).IsNull()) << *r;
+        EXPECT_NE(std::string(at(d, {"error", "message"}).GetString()).find("empty line"), std::string::npos) << *r;
+    }
 }
 
 TEST_F(Conformance, DepthIsCappedAndTheServerGoesOn) {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -229,6 +230,55 @@ TEST_P(Confinement, WritesAreAtomicAndKeepTheMode) {
     for (const auto& e : fs::directory_iterator(root_ / "sub")) {
         EXPECT_EQ(e.path().filename().string().find(".takt-"), std::string::npos) << e.path();
     }
+}
+
+// Every method that reads a project's sources goes through one check: a src/ that links out of
+// the workspace, or an absolute sources_root, is -32001 naming sources_root, never an empty result.
+TEST_P(Confinement, SourcesRootOutsideTheWorkspaceIsRefusedByEveryMethod) {
+    const fs::path t = tmp_.path();
+    tmp_.write("outside/src/leak.st", "PROGRAM Leak\nEND_PROGRAM\n");
+    fs::create_directories(root_ / "linked");
+    fs::create_symlink("../../outside/src", root_ / "linked/src");
+    fs::create_directories(root_ / "abs_linked");
+    fs::create_symlink(t / "outside/src", root_ / "abs_linked/src");
+    const auto before = snapshot(t, root_);
+    auto s = server();
+    ASSERT_TRUE(s->ok()) << s->error();
+    struct Case {
+        std::string project;
+        std::optional<std::string> sourcesRoot;
+    };
+    const std::vector<Case> cases = {
+        {"linked", std::nullopt},
+        {"abs_linked", std::nullopt},
+        {"proj", "../../outside/src"},
+        {"proj", "/etc"},
+        {"proj", (t / "outside/src").string()},
+        {"proj", "/proc/self/root" + (t / "outside/src").string()},
+        {"proj", "/proc/self/root" + (root_ / "proj/src").string()},
+        {".", "/proc/self/root/etc"},
+        {".", "link_out/src"},
+    };
+    for (const Case& c : cases) {
+        std::string params = R"({"project":)" + jsonString(c.project);
+        if (c.sourcesRoot) {
+            params += R"(,"sources_root":)" + jsonString(*c.sourcesRoot);
+        }
+        params += "}";
+        for (const char* method : {"lsp.diagnostics", "harness.load", "runtime.build", "runtime.test",
+                                   "runtime.validate", "workspace.project_info"}) {
+            const std::string m = method;
+            if (c.sourcesRoot && (m == "runtime.test" || m == "runtime.validate")) {
+                continue; // these take no sources_root (always src/): only the symlinked src/ applies
+            }
+            const rapidjson::Document d = call(*s, method, params);
+            ASSERT_EQ(code(d), -32001) << method << " " << params;
+            EXPECT_STREQ(at(d, {"error", "data", "param"}).GetString(), "sources_root") << method << " " << params;
+        }
+    }
+    EXPECT_EQ(snapshot(t, root_), before) << "something outside the workspace root changed";
+    // A sources root that does not exist is still an empty project, not an escape.
+    EXPECT_EQ(code(call(*s, "workspace.project_info", R"({"project":"proj","sources_root":"nothing"})")), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Resolvers, Confinement, ::testing::Values(false, true),

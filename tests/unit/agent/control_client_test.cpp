@@ -14,6 +14,8 @@
 #include <gtest/gtest.h>
 
 #include "control_test_support.h"
+#include "support/net.h"
+#include "support/process.h"
 #include "support/takt_cli.h"
 #include "support/temp_dir.h"
 #include "takt/agent/control.h"
@@ -128,6 +130,9 @@ TEST(ControlTls, ClientCaRequiresAClientCertificate) {
     const std::string ep = s.server.boundEndpoint();
     const ControlReply without = controlCall(clientFor(ep), "runtime.status", "");
     EXPECT_FALSE(without.ok);
+    EXPECT_FALSE(without.reached);
+    EXPECT_NE(without.message.find("requires a client certificate: pass --cert FILE --key FILE"), std::string::npos)
+        << without.message;
     ControlClientOptions wrongCert = clientFor(ep);
     wrongCert.certFile = pki().file("other.pem"); // self-signed, not by the client CA
     wrongCert.keyFile = pki().file("other.key");
@@ -309,6 +314,52 @@ TEST(ControlCli, CtlAndReloadTalkToTheEndpoint) {
     const auto size = std::filesystem::file_size(dir.path() / "proj" / "program.stbc");
     EXPECT_NE(out.find("\"base64_chars\":" + std::to_string(4 * ((size + 2) / 3))), std::string::npos) << out;
     EXPECT_EQ(target.calls(), (std::vector<std::string>{"runtime.status", "var.write", "bytecode.reload"}));
+}
+
+TEST(ControlCli, CtlSaysWhenTheEndpointWantsAClientCertificate) {
+    ASSERT_TRUE(pki().ok()) << "openssl CLI failed";
+    TlsServer s(true);
+    std::string error;
+    ASSERT_TRUE(s.server.start(error)) << error;
+    const std::string ep = s.server.boundEndpoint();
+    test::TempDir dir;
+    const std::string tokenPath = dir.write("eng.token", kToken + "\n", 0600).string();
+    const std::string base = "ctl --endpoint " + ep + " --ca " + pki().file("ca.pem") + " --token-file " + tokenPath;
+    int rc = -1;
+    std::string out = run(base + " runtime.status", rc);
+    EXPECT_EQ(rc, 15) << out;
+    EXPECT_NE(out.find("requires a client certificate: pass --cert FILE --key FILE"), std::string::npos) << out;
+    EXPECT_EQ(out.find("no reply"), std::string::npos) << out;
+    // A certificate the endpoint's client CA did not sign: refused, and the message names it.
+    out =
+        run(base + " --cert " + pki().file("other.pem") + " --key " + pki().file("other.key") + " runtime.status", rc);
+    EXPECT_EQ(rc, 15) << out;
+    EXPECT_NE(out.find("other.pem"), std::string::npos) << out;
+    out = run(base + " --cert " + pki().file("client.pem") + " --key " + pki().file("client.key") + " runtime.status",
+              rc);
+    EXPECT_EQ(rc, 0) << out;
+    EXPECT_EQ(s.target.calls(), (std::vector<std::string>{"runtime.status"}));
+}
+
+// TLS 1.2 refuses a missing client certificate inside the handshake (TLS 1.3 only after it): the
+// same message, against a real TLS 1.2 server that wants one (openssl s_server -Verify).
+TEST(ControlCli, CtlSaysWhenATls12EndpointWantsAClientCertificate) {
+    ASSERT_TRUE(pki().ok()) << "openssl CLI failed";
+    const std::uint16_t port = test::freeTcpPort();
+    ASSERT_NE(port, 0);
+    test::TempDir dir;
+    test::Process server({"/usr/bin/openssl", "s_server", "-quiet", "-tls1_2", "-accept",
+                          "127.0.0.1:" + std::to_string(port), "-cert", pki().file("server.pem"), "-key",
+                          pki().file("server.key"), "-CAfile", pki().file("ca.pem"), "-Verify", "1"},
+                         {.log = dir.path() / "s_server.log"});
+    ASSERT_TRUE(test::waitForPort(port, std::chrono::seconds(20))) << server.log();
+    const std::string tokenPath = dir.write("eng.token", kToken + "\n", 0600).string();
+    int rc = -1;
+    const std::string out = run("ctl --endpoint tls://127.0.0.1:" + std::to_string(port) + " --ca " +
+                                    pki().file("ca.pem") + " --token-file " + tokenPath + " runtime.status",
+                                rc);
+    EXPECT_EQ(rc, 15) << out;
+    EXPECT_NE(out.find("requires a client certificate: pass --cert FILE --key FILE"), std::string::npos) << out;
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -32,8 +33,8 @@ key = "/etc/takt/server.key"
     const engine::RuntimeConfigResult loaded = engine::loadRuntimeConfig(toml);
     ASSERT_TRUE(loaded.config.has_value());
     ControlOptions o;
-    std::string error;
-    ASSERT_TRUE(controlOptionsFromConfig(*loaded.config, o, error)) << error;
+    std::vector<engine::ConfigDiagnostic> diagnostics;
+    ASSERT_TRUE(controlOptionsFromConfig(*loaded.config, o, diagnostics)) << diagnostics.front().message;
     EXPECT_EQ(o.endpoint, "tls://127.0.0.1:9443");
     ASSERT_EQ(o.tokens.size(), 2U);
     EXPECT_EQ(o.tokens[0].role, Role::Admin);
@@ -44,9 +45,11 @@ key = "/etc/takt/server.key"
     EXPECT_EQ(o.tlsKey, "/etc/takt/server.key");
 
     ::chmod(eng.c_str(), 0644);
-    EXPECT_FALSE(controlOptionsFromConfig(*loaded.config, o, error));
-    EXPECT_NE(error.find("runtime.control.tokens[0].token_file"), std::string::npos) << error;
-    EXPECT_NE(error.find("chmod 600"), std::string::npos) << error;
+    EXPECT_FALSE(controlOptionsFromConfig(*loaded.config, o, diagnostics));
+    ASSERT_EQ(diagnostics.size(), 1U);
+    EXPECT_EQ(diagnostics[0].key, "runtime.control.tokens[0].token_file");
+    EXPECT_EQ(diagnostics[0].line, 8U);
+    EXPECT_NE(diagnostics[0].message.find("chmod 600"), std::string::npos) << diagnostics[0].message;
 }
 
 } // namespace

@@ -89,7 +89,8 @@ class LineClient {
 public:
     enum class Read : std::uint8_t { Line, Eof, Timeout };
 
-    explicit LineClient(const std::string& endpoint) {
+    // `source`: the local IPv4 address to connect from (127.0.0.2, ...); empty: the kernel's pick.
+    explicit LineClient(const std::string& endpoint, const std::string& source = {}) {
         if (endpoint.starts_with("unix://")) {
             const std::string path = endpoint.substr(7);
             sockaddr_un addr{};
@@ -107,6 +108,15 @@ public:
         addr.sin_port = htons(static_cast<std::uint16_t>(std::stoi(endpoint.substr(colon + 1))));
         addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (!source.empty()) {
+            sockaddr_in local{};
+            local.sin_family = AF_INET;
+            if (::inet_pton(AF_INET, source.c_str(), &local.sin_addr) != 1 ||
+                ::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {
+                closeFd();
+                return;
+            }
+        }
         if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
             closeFd();
         }

@@ -231,13 +231,38 @@ TEST(HarnessProtocol, BadLinesDoNotStopTheServer) {
     for (std::string l; std::getline(res, l);) {
         lines.push_back(l);
     }
-    ASSERT_EQ(lines.size(), 5u) << out.str().substr(0, 500);
-    for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(lines.size(), 6u) << out.str().substr(0, 500);
+    for (int i = 0; i < 5; ++i) {
         EXPECT_NE(lines[i].find(R"("kind":"invalid_request")"), std::string::npos) << lines[i];
     }
     EXPECT_NE(lines[1].find("64"), std::string::npos);
     EXPECT_NE(lines[2].find("1 MiB"), std::string::npos);
-    EXPECT_EQ(lines[4], R"({"ok":true,"data":{}})");
+    EXPECT_NE(lines[4].find("empty line"), std::string::npos) << lines[4]; // the blank line
+    EXPECT_EQ(lines[5], R"({"ok":true,"data":{}})");
+}
+
+TEST(HarnessProtocol, FailedLoadNamesTheFirstErrorNotAnEarlierWarning) {
+    Harness h(defaultHarnessDeps());
+    // W0001 (unused) on line 3 comes before the error on line 5 in source order.
+    const std::string reply = h.handleLine(
+        R"({"cmd":"load","source":"PROGRAM Main\nVAR\n  unused : INT;\n  x : INT;\nEND_VAR\nx := nowhere;\nEND_PROGRAM\n"})");
+    rapidjson::Document d;
+    d.Parse(reply.c_str());
+    ASSERT_TRUE(d.IsObject()) << reply;
+    ASSERT_FALSE(d["ok"].GetBool()) << reply;
+    EXPECT_STREQ(d["error"]["kind"].GetString(), "compile_error");
+    const auto& diags = d["error"]["data"]["diagnostics"];
+    ASSERT_GE(diags.Size(), 2U) << reply;
+    EXPECT_STREQ(diags[0]["severity"].GetString(), "warning") << reply; // the case this test is about
+    std::string firstError;
+    for (const auto& x : diags.GetArray()) {
+        if (std::string(x["severity"].GetString()) == "error") {
+            firstError = x["message"].GetString();
+            break;
+        }
+    }
+    ASSERT_FALSE(firstError.empty()) << reply;
+    EXPECT_EQ(std::string(d["error"]["message"].GetString()), "compilation failed: " + firstError) << reply;
 }
 
 TEST(HarnessProtocol, CycleFaultReportsPosition) {

@@ -36,7 +36,7 @@ public:
     // The agent.ready notification (without the newline).
     [[nodiscard]] std::string readyLine() const;
     // One request line in; the response line (without the newline), or nothing for a
-    // notification or a blank line.
+    // notification. A blank line is -32600 with id null.
     [[nodiscard]] std::optional<std::string> handleLine(std::string_view line);
     // The response to a line longer than the 1 MiB cap.
     [[nodiscard]] std::string oversizeLine() const;

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <rapidjson/document.h>
@@ -77,8 +78,13 @@ struct ControlOptions {
     std::string version; // reported by agent.ping / agent.describe
 };
 
-// Reads a token file: at least 16 bytes after trimming one trailing newline, mode 0600 or
-// stricter, not a placeholder. False with `error` naming the file and the reason.
+// Why `token` cannot be a control token, or empty: shorter than 16 bytes, not printable ASCII,
+// one character repeated, or a placeholder word ("changeme", "<token>", ...). Inline tokens of
+// runtime.toml and token files get this same check.
+[[nodiscard]] std::string tokenProblem(std::string_view token);
+
+// Reads a token file: mode 0600 or stricter, one trailing newline trimmed, then tokenProblem().
+// False with `error` naming the file and the reason.
 bool readTokenFile(const std::string& path, std::string& token, std::string& error);
 
 class ControlServer {

@@ -1,16 +1,20 @@
 #pragma once
 // [runtime.control] of runtime.toml (engine::RuntimeConfig::Control) turned into ControlOptions:
-// token files read and checked with readTokenFile, roles by name, truST's auth_token as one admin
-// token, relative paths taken from the directory of runtime.toml.
+// token files read and checked with readTokenFile, inline tokens with tokenProblem, roles by name,
+// truST's auth_token as one admin token, relative paths taken from the directory of runtime.toml.
+// `takt run` and `takt validate` both call it, so validate refuses every token run refuses.
 #include <string>
+#include <vector>
 
 #include "takt/agent/control.h"
 #include "takt/engine/config.h"
 
 namespace takt::agent {
 
-// False with `error` naming the key and the reason (an unknown role, a refused token file).
-// Limits, audit log and version keep ControlOptions' defaults; the caller may set them.
-bool controlOptionsFromConfig(const engine::RuntimeConfig& config, ControlOptions& out, std::string& error);
+// False with one error per refused key appended to `diagnostics` (file, line, column, key: an
+// unknown role, an unreadable or loose token file, a short or placeholder token). Limits, audit
+// log and version keep ControlOptions' defaults; the caller may set them.
+bool controlOptionsFromConfig(const engine::RuntimeConfig& config, ControlOptions& out,
+                              std::vector<engine::ConfigDiagnostic>& diagnostics);
 
 } // namespace takt::agent

@@ -21,6 +21,9 @@ namespace takt::agent {
 
 inline constexpr std::size_t kMaxLineBytes = 1u << 20; // PROTOCOLS.md limits
 inline constexpr int kMaxJsonDepth = 64;
+// The one answer of the agent API and the harness to a line holding nothing but blanks (space,
+// tab, CR): an invalid request, never silence.
+inline constexpr std::string_view kBlankLineMessage = "empty line: send one JSON request per line";
 
 // The result of compiling in-memory sources into a runnable Module.
 struct CompileOutcome {
@@ -80,10 +83,11 @@ public:
     [[nodiscard]] HarnessResult load(const std::vector<compiler::SourceText>& sources);
     [[nodiscard]] HarnessResult reload(const std::vector<compiler::SourceText>& sources, bool warm);
     [[nodiscard]] bool loaded() const;
-    // One NDJSON line in, one response line out (without the newline).
+    // One NDJSON line in, one response line out (without the newline); a blank line is
+    // invalid_request.
     [[nodiscard]] std::string handleLine(std::string_view line);
     // Serves until end of input. Lines longer than kMaxLineBytes get invalid_request and the
-    // rest of the line is skipped.
+    // rest of the line is skipped; blank lines get invalid_request too.
     void serve(std::istream& in, std::ostream& out);
 
     [[nodiscard]] static std::string render(const HarnessResult& result);

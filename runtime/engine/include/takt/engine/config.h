@@ -26,10 +26,17 @@ struct ConfigDiagnostic {
 
 enum class FaultAction : std::uint8_t { Halt, SafeHalt, Restart };
 
+// Where a key stood in the file read, for checks made after loading (a token file's contents).
+struct ConfigPosition {
+    std::uint32_t line = 0; // 1-based; 0 when unknown
+    std::uint32_t column = 0;
+};
+
 struct ControlToken {
     std::string role; // viewer | operator | engineer | admin
     std::string token;
     std::string tokenFile;
+    ConfigPosition where; // of the token or token_file key
 };
 
 struct RuntimeConfig {
@@ -45,6 +52,7 @@ struct RuntimeConfig {
     struct Control {
         std::string endpoint;  // empty: no control endpoint
         std::string authToken; // truST single admin token
+        ConfigPosition authTokenWhere;
         std::vector<ControlToken> tokens;
         std::string tlsCert, tlsKey, tlsClientCa;
     } control;
