@@ -25,7 +25,7 @@ constexpr const char* kProgram = "PROGRAM Main\nVAR n : UDINT; END_VAR\nn := n +
 
 // A project whose runtime serves a Unix socket without tokens (its peers are admin).
 std::string writeUnixProject(const TempDir& dir) {
-    const std::string endpoint = "unix://" + (dir.path() / "ctl.sock").string();
+    std::string endpoint = "unix://" + (dir.path() / "ctl.sock").string();
     dir.write("runtime.toml", fmt::format("[bundle]\nversion = 1\n\n[resource]\nname = \"cell\"\n"
                                           "cycle_interval_ms = 10\n\n[runtime.control]\nendpoint = \"{}\"\n",
                                           endpoint));
@@ -115,8 +115,10 @@ TEST(ControlResourcesLive, HundredThousandRequestsOnOneConnectionKeepRssFlat) {
 
 // A flood at the maximum rate: eight connections (the cap) each send two lines of 800 KiB and
 // then 20,000 requests in pipelined windows, and hang up. Once they are gone, the runtime's RSS
-// returns near where it was: per-connection buffers and queues are given back, and no request
-// leaves anything behind (the 145-byte leak kept about 20 MB of such a flood).
+// returns near where it was: what a connection holds (line buffer, parsed document, reply queue)
+// goes with it. Under ASan this checks the release only; glibc keeping freed pages in its arena
+// (the runtime gives them back with malloc_trim) does not show here, and is measured on a build
+// without sanitizers (docs/control.md, bench/notes/control.md).
 TEST(ControlResourcesLive, RssReturnsNearBaselineAfterAFlood) {
     TempDir project;
     const std::string endpoint = writeUnixProject(project);
