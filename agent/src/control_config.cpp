@@ -47,6 +47,9 @@ bool controlOptionsFromConfig(const engine::RuntimeConfig& config, ControlOption
     out.tlsCert = relativeTo(base, c.tlsCert);
     out.tlsKey = relativeTo(base, c.tlsKey);
     out.tlsClientCa = relativeTo(base, c.tlsClientCa);
+    out.auditMaxBytes = std::uint64_t{c.auditMaxMib} << 20;
+    out.auditKeep = c.auditKeep;
+    out.handshakeTimeoutMs = c.handshakeTimeoutMs;
     out.tokens.clear();
     if (!c.authToken.empty()) {
         // An inline token is as guessable as a token file with the same text: same rules.

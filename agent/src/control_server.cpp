@@ -1,6 +1,7 @@
 // The control endpoint's transport: Asio on one low-priority thread, one acceptor (Unix, TCP or
 // TLS), connections with a bounded write queue and an idle timer, the connection cap, and the
 // ~1 ms poll of the target for replies and events. What a line means is control_session.cpp.
+#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -8,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <deque>
@@ -30,12 +32,17 @@ namespace {
 using detail::Clock;
 using detail::Endpoint;
 
-constexpr std::size_t kMaxQueuedBytes = std::size_t{4} << 20; // a client that does not read is dropped
+// Replies waiting for a client that does not read them: past this it is dropped. One reply is
+// always taken, however large, so the bound is this plus the largest reply.
+constexpr std::size_t kMaxQueuedBytes = std::size_t{1} << 20;
 constexpr std::size_t kReadChunk = 16384;
 constexpr std::uint32_t kMaxRejecting = 64; // connections being told "too many connections"
 constexpr auto kRejectDeadline = std::chrono::milliseconds(2000);
 constexpr auto kPollInterval = std::chrono::milliseconds(1);
 constexpr auto kAcceptRetry = std::chrono::milliseconds(50);
+// After connections close, free heap pages go back to the system at most this often (a flood
+// would otherwise leave its peak as the process's RSS for good).
+constexpr auto kTrimInterval = std::chrono::seconds(1);
 
 std::string connectionLimitLine(std::uint32_t max, bool evicted) {
     const std::string message =
@@ -70,6 +77,7 @@ struct ControlServer::Impl {
     void schedulePoll();
     void shutdown();
     void forget(const Connection* c);
+    void trimHeap();
 
     ControlOptions options;
     ControlTarget& target;
@@ -83,6 +91,8 @@ struct ControlServer::Impl {
     std::unique_ptr<detail::ControlService> service;
     std::list<std::shared_ptr<Connection>> connections;
     std::uint32_t rejecting = 0;
+    bool trimPending = false;
+    Clock::time_point lastTrim{};
     std::thread thread;
     std::string bound;
     bool running = false;
@@ -98,12 +108,17 @@ public:
           timer_(server.io), rejecting_(reject), last_(Clock::now()) {}
 
     void start() {
-        armTimer(rejecting_ ? std::chrono::duration_cast<Clock::duration>(kRejectDeadline) : idle());
+        // The first deadline is the handshake's: a TLS peer that connects and says nothing is
+        // closed after a few seconds, not after the idle timeout.
+        armTimer(rejecting_ ? std::chrono::duration_cast<Clock::duration>(kRejectDeadline)
+                            : std::min(idle(), handshakeDeadline()));
         stream_->handshake([self = shared_from_this()](const asio::error_code& ec) {
             if (ec || self->closed_) {
                 self->close();
                 return;
             }
+            self->handshaken_ = true;
+            self->last_ = Clock::now();
             if (self->rejecting_) {
                 self->sendLine(connectionLimitLine(self->server_.options.maxConnections, false));
                 self->closeAfterFlush();
@@ -118,19 +133,24 @@ public:
             return;
         }
         line.push_back('\n');
-        queued_ += line.size();
-        if (queued_ > kMaxQueuedBytes) {
+        if (!queue_.empty() && queued_ + line.size() > kMaxQueuedBytes) {
             close(); // the client does not read its replies
             return;
         }
+        queued_ += line.size();
         queue_.push_back(std::move(line));
         if (!writing_) {
             write();
         }
     }
 
-    // Evicted for a newcomer over the cap: told why, then closed.
+    // Evicted for a newcomer over the cap: told why, then closed. Before its TLS handshake
+    // nothing can be told, and waiting to flush would keep the descriptor: closed at once.
     void evict() {
+        if (!handshaken_) {
+            close();
+            return;
+        }
         sendLine(connectionLimitLine(server_.options.maxConnections, true));
         closeAfterFlush();
     }
@@ -158,10 +178,14 @@ public:
 
     [[nodiscard]] bool active() const { return active_ && !closed_; }
     [[nodiscard]] bool evictable() const { return active() && !session_.proven() && session_.pending() == 0; }
+    [[nodiscard]] bool handshaken() const { return handshaken_; }
     detail::ControlSession& session() { return session_; }
 
 private:
     [[nodiscard]] Clock::duration idle() const { return std::chrono::milliseconds(server_.options.idleTimeoutMs); }
+    [[nodiscard]] Clock::duration handshakeDeadline() const {
+        return std::chrono::milliseconds(server_.options.handshakeTimeoutMs);
+    }
 
     void armTimer(Clock::duration after) {
         timer_.expires_after(after);
@@ -174,7 +198,7 @@ private:
     }
 
     void onTimer() {
-        if (rejecting_ || flushThenClose_) {
+        if (rejecting_ || flushThenClose_ || !handshaken_) {
             close();
             return;
         }
@@ -248,6 +272,7 @@ private:
     std::size_t queued_ = 0;
     bool writing_ = false;
     bool rejecting_ = false;
+    bool handshaken_ = false;
     bool active_ = true;
     bool flushThenClose_ = false;
     bool closed_ = false;
@@ -273,6 +298,10 @@ bool ControlServer::Impl::prepare(std::string& error) {
     }
     if (options.maxConnections == 0) {
         error = fmt::format("endpoint '{}': max connections must be at least 1", options.endpoint);
+        return false;
+    }
+    if (options.handshakeTimeoutMs == 0) {
+        error = fmt::format("endpoint '{}': the handshake timeout must be at least 1 ms", options.endpoint);
         return false;
     }
     if (endpoint.kind == Endpoint::Kind::Tls) {
@@ -453,20 +482,28 @@ void ControlServer::Impl::acceptNext() {
     });
 }
 
-// The cap counts sessions. A newcomer over it takes the place of the oldest session that has
-// neither logged in nor made a request (so idle or half-open connections cannot lock a real
-// client out for the idle timeout); when every session has, it is told so and closed.
+// The cap counts sessions, including TLS connections still in (or not yet in) their handshake.
+// A newcomer over it takes the place of the oldest connection that has not finished its
+// handshake, else of the oldest session that has neither logged in nor made a request (so idle,
+// silent or half-open connections cannot lock a real client out, nor hold the descriptors it
+// needs); when every session has, it is told so and closed.
 template <class Socket> void ControlServer::Impl::admit(Socket socket, detail::PeerInfo peer) {
     std::uint32_t active = 0;
-    std::shared_ptr<Connection> victim;
+    std::shared_ptr<Connection> silent;
+    std::shared_ptr<Connection> idle;
     for (const auto& c : connections) {
         if (c->active()) {
             ++active;
-            if (!victim && c->evictable()) {
-                victim = c; // the list is in accept order: the first is the oldest
+            // The list is in accept order: the first found is the oldest.
+            if (!silent && !c->handshaken() && c->evictable()) {
+                silent = c;
+            }
+            if (!idle && c->evictable()) {
+                idle = c;
             }
         }
     }
+    const std::shared_ptr<Connection> victim = silent ? silent : idle;
     bool reject = false;
     if (active >= options.maxConnections) {
         if (victim) {
@@ -508,12 +545,32 @@ void ControlServer::Impl::schedulePoll() {
                 }
             }
         });
+        trimHeap();
         schedulePoll();
     });
 }
 
 void ControlServer::Impl::forget(const Connection* c) {
     connections.remove_if([c](const std::shared_ptr<Connection>& p) { return p.get() == c; });
+    trimPending = true;
+}
+
+// glibc keeps freed memory in its arenas (this thread has one of its own) instead of returning
+// it; after a flood of large requests or queued replies that is tens of MB. malloc_trim gives
+// the free pages back; it runs here, on the endpoint's thread, never on the scan thread.
+void ControlServer::Impl::trimHeap() {
+    if (!trimPending) {
+        return;
+    }
+    const Clock::time_point now = Clock::now();
+    if (now - lastTrim < kTrimInterval) {
+        return;
+    }
+    trimPending = false;
+    lastTrim = now;
+#if defined(__GLIBC__)
+    (void)::malloc_trim(0);
+#endif
 }
 
 void ControlServer::Impl::shutdown() {

@@ -118,22 +118,13 @@ ControlService::ControlService(ControlOptions options, ControlTarget& target, st
     loadMethods();
 }
 
-ControlService::~ControlService() {
-    if (auditFd_ >= 0) {
-        ::close(auditFd_);
-    }
-}
+ControlService::~ControlService() = default;
 
 bool ControlService::openAudit(std::string& error) {
     if (options_.auditLog.empty()) {
         return true;
     }
-    auditFd_ = ::open(options_.auditLog.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
-    if (auditFd_ < 0) {
-        error = fmt::format("audit log '{}': {}", options_.auditLog, std::strerror(errno));
-        return false;
-    }
-    return true;
+    return audit_.open(options_.auditLog, options_.auditMaxBytes, options_.auditKeep, error);
 }
 
 void ControlService::loadMethods() {
@@ -160,21 +151,13 @@ const ControlService::MethodEntry* ControlService::findMethod(std::string_view n
 }
 
 void ControlService::audit(std::string_view peer, std::optional<Role> role, std::string_view method, int code) {
-    if (auditFd_ < 0) {
+    if (!audit_.isOpen()) {
         return;
     }
-    const auto now = std::chrono::system_clock::now();
-    const std::time_t secs = std::chrono::system_clock::to_time_t(now);
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-    std::tm tm{};
-    ::gmtime_r(&secs, &tm);
-    char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
-    const std::string line =
-        fmt::format("{}.{:03}Z peer={} role={} method={} {}\n", stamp, ms, peer, role ? roleName(*role) : "none",
-                    auditName(method), code == 0 ? std::string("ok") : fmt::format("error={}", code));
-    // One write per line: O_APPEND keeps lines whole even when several processes share the file.
-    (void)!::write(auditFd_, line.data(), line.size());
+    const std::string body =
+        fmt::format("peer={} role={} method={} {}", peer, role ? roleName(*role) : "none", auditName(method),
+                    code == 0 ? std::string("ok") : fmt::format("error={}", code));
+    audit_.record(body, code != 0, Clock::now());
 }
 
 bool ControlService::eventLine(const std::string& event, int& type, std::string& line) {

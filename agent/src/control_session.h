@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "control_audit.h"
 #include "control_auth.h"
 #include "rpc_json.h"
 #include "takt/agent/control.h"
@@ -43,11 +44,13 @@ public:
     [[nodiscard]] ControlTarget& target() { return target_; }
 
     // One audit line: ISO time, peer, role, method, ok or the error code. Never params or tokens.
+    // Rejections repeated within a second are summed up (control_audit.h).
     void audit(std::string_view peer, std::optional<Role> role, std::string_view method, int code);
 
     // Polls the target; each event becomes a notification line for the sessions subscribed to
     // its type (`deliver(typeIndex, line)`).
     template <class Deliver> void pollEvents(Deliver&& deliver) {
+        audit_.flush(Clock::now());
         events_.clear();
         target_.poll(events_);
         for (const std::string& e : events_) {
@@ -77,7 +80,7 @@ private:
     std::vector<MethodEntry> methods_;
     std::vector<std::string> events_;
     rpc::ParsedLine eventParse_;
-    int auditFd_ = -1;
+    AuditLog audit_;
     Clock::time_point started_ = Clock::now();
 };
 

@@ -119,6 +119,11 @@ Error invalidParam(std::string_view member, std::string message) {
 void parseLine(std::string_view text, int maxDepth, ParsedLine& out) {
     out.status = ParsedLine::Status::Ok;
     out.rawNumericId.clear();
+    // The document's pool allocator only grows: without this every line parsed into a reused
+    // ParsedLine (one per connection, kept for its lifetime) would keep its values' memory, and a
+    // long-lived control or agent connection would leak a little with every request.
+    out.doc.SetNull();
+    out.doc.GetAllocator().Clear();
     BoundedHandler handler(out.doc, maxDepth, out.rawNumericId);
     rapidjson::Reader reader;
     auto generate = [&](rapidjson::Document& doc) {

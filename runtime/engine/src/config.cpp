@@ -214,6 +214,15 @@ void readControl(TableReader& r, RuntimeConfig::Control& c) {
         c.authTokenWhere = positionOf(r, "auth_token");
     }
     readControlTokens(r, c);
+    if (auto mib = r.integer("audit_max_mib", 1, 4096)) {
+        c.auditMaxMib = static_cast<std::uint32_t>(*mib);
+    }
+    if (auto keep = r.integer("audit_keep", 0, 100)) {
+        c.auditKeep = static_cast<std::uint32_t>(*keep);
+    }
+    if (auto ms = r.integer("handshake_timeout_ms", 100, 600'000)) {
+        c.handshakeTimeoutMs = static_cast<std::uint32_t>(*ms);
+    }
     if (const toml::table* tls = r.table("tls")) {
         TableReader tr(*tls, r.keyPath("tls"), r.file(), r.diagnostics());
         c.tlsCert = tr.string("cert").value_or("");

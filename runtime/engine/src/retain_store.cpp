@@ -119,7 +119,11 @@ bool RetainStore::save(const RetainLayout& layout, std::span<const std::uint8_t>
     std::error_code ec;
     std::filesystem::create_directories(dir, ec); // a failure shows up as the open's error
 
-    const int fd = ops_.open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    // Owner-only: the image holds the process's RETAIN data (setpoints, counters, recipes). A
+    // temp file left by a crash (perhaps by an older takt, with wider permissions) is replaced,
+    // not reused, so the slot never inherits its mode; O_EXCL also refuses a planted symlink.
+    (void)ops_.unlink(tmp.c_str());
+    const int fd = ops_.open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
         error = describeErrno("open", tmp, fd);
         return false;

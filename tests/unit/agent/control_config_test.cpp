@@ -52,5 +52,36 @@ key = "/etc/takt/server.key"
     EXPECT_NE(diagnostics[0].message.find("chmod 600"), std::string::npos) << diagnostics[0].message;
 }
 
+// The audit log's rotation and the TLS handshake timeout come from [runtime.control]; out of
+// range is an error naming the key and its line.
+TEST(ControlConfig, AuditRotationAndHandshakeTimeout) {
+    const engine::RuntimeConfigResult defaults =
+        engine::parseRuntimeConfig("[runtime.control]\nendpoint = \"unix:///tmp/t.sock\"\n", "runtime.toml");
+    ASSERT_TRUE(defaults.config.has_value());
+    ControlOptions o;
+    std::string error;
+    ASSERT_TRUE(controlOptionsFromConfig(*defaults.config, o, error)) << error;
+    EXPECT_EQ(o.auditMaxBytes, std::uint64_t{8} << 20);
+    EXPECT_EQ(o.auditKeep, 4U);
+    EXPECT_EQ(o.handshakeTimeoutMs, 5000U);
+
+    const engine::RuntimeConfigResult set =
+        engine::parseRuntimeConfig("[runtime.control]\nendpoint = \"unix:///tmp/t.sock\"\naudit_max_mib = 2\n"
+                                   "audit_keep = 7\nhandshake_timeout_ms = 1500\n",
+                                   "runtime.toml");
+    ASSERT_TRUE(set.config.has_value());
+    ASSERT_TRUE(controlOptionsFromConfig(*set.config, o, error)) << error;
+    EXPECT_EQ(o.auditMaxBytes, std::uint64_t{2} << 20);
+    EXPECT_EQ(o.auditKeep, 7U);
+    EXPECT_EQ(o.handshakeTimeoutMs, 1500U);
+
+    const engine::RuntimeConfigResult bad = engine::parseRuntimeConfig(
+        "[runtime.control]\nendpoint = \"unix:///tmp/t.sock\"\naudit_max_mib = 0\n", "runtime.toml");
+    EXPECT_FALSE(bad.config.has_value());
+    ASSERT_EQ(bad.diagnostics.size(), 1U);
+    EXPECT_EQ(bad.diagnostics[0].key, "runtime.control.audit_max_mib");
+    EXPECT_EQ(bad.diagnostics[0].line, 3U);
+}
+
 } // namespace
 } // namespace takt::agent

@@ -270,7 +270,7 @@ TEST(ControlServer, AClientThatDoesNotReadIsDisconnected) {
     auto s = startTcp(o);
     LineClient c(s->server.boundEndpoint());
     ASSERT_TRUE(isResult(c.login(kViewer)));
-    // 400 replies of 64 KiB (25 MiB) while the client reads nothing: the queue passes 4 MiB.
+    // 400 replies of 64 KiB (25 MiB) while the client reads nothing: the queue passes 1 MiB.
     std::string burst;
     for (int i = 0; i < 400; ++i) {
         burst += request(i, "big") + "\n";

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <sys/stat.h>
 
 #include "module_builder.h"
 #include "support/temp_dir.h"
@@ -200,6 +201,33 @@ TEST(RetainApply, RestoresOnlyRetainAndKeepsMatchesAcrossALayoutChange) {
     EXPECT_EQ(peek<std::int32_t>(changed->image(), g.fresh), 0);
     EXPECT_EQ(peek<std::int32_t>(changed->image(), g.main + 8), 16);
     EXPECT_EQ(r.dropped, (std::vector<std::string>{"level", "old"}));
+}
+
+// The slots hold the process's RETAIN data: owner-only, also when a crash left a temp file with
+// wider permissions behind (it is replaced, not reused) and whatever the umask lets through.
+TEST(RetainStore, SlotFilesAreCreatedOwnerOnly) {
+    const mode_t oldMask = ::umask(022);
+    test::TempDir dir;
+    Fixture f;
+    auto p = f.load();
+    const RetainLayout layout(f.b.m);
+    RetainStore store(dir.path() / ".takt" / "retain");
+    std::filesystem::create_directories(dir.path() / ".takt");
+    const std::string staleTmp = store.slotPath('b').string() + ".tmp";
+    std::ofstream(staleTmp) << "left by a crash";
+    ::chmod(staleTmp.c_str(), 0644);
+    std::string error;
+    for (std::int32_t v = 1; v <= 2; ++v) {
+        poke<std::int32_t>(p->image(), f.counter, v);
+        ASSERT_TRUE(store.save(layout, snapshot(layout, *p), error)) << error;
+    }
+    ::umask(oldMask);
+    for (const char slot : {'a', 'b'}) {
+        struct stat st {};
+        ASSERT_EQ(::stat(store.slotPath(slot).c_str(), &st), 0) << slot;
+        EXPECT_EQ(st.st_mode & 0777, 0600U) << "retain." << slot << " has mode " << std::oct << (st.st_mode & 0777);
+    }
+    EXPECT_EQ(RetainStore(store.path()).load().image.sequence, 2U);
 }
 
 // File operations that fail on demand and record what was done to which descriptor.

@@ -38,5 +38,15 @@ TEST(SystemdUnit, ExampleUnitPassesSystemdAnalyzeVerify) {
     EXPECT_NE(std::system(("systemd-analyze verify " + bad.string() + " >/dev/null 2>&1").c_str()), 0);
 }
 
+// The unit fixes the descriptor limit (docs/control.md: the control endpoint's connections are
+// bounded, and the budget must not depend on the host's default): LimitNOFILE=N, N at least 256.
+TEST(SystemdUnit, ExampleUnitSetsADescriptorLimit) {
+    const std::string unit = takt::test::readText(std::string(TAKT_SOURCE_DIR) + "/docs/takt.service");
+    const std::size_t at = unit.find("\nLimitNOFILE=");
+    ASSERT_NE(at, std::string::npos) << "docs/takt.service has no LimitNOFILE";
+    const long n = std::strtol(unit.c_str() + at + 13, nullptr, 10);
+    EXPECT_GE(n, 256);
+}
+
 } // namespace
 } // namespace takt::io

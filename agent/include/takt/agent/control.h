@@ -72,8 +72,13 @@ struct ControlOptions {
     std::vector<ControlToken> tokens;
     std::string tlsCert, tlsKey, tlsClientCa; // PEM files (tls:// only); client_ca: require client certificates
     std::string auditLog;                     // file appended to, one line per request; empty: none
+    std::uint64_t auditMaxBytes = std::uint64_t{8} << 20; // rotated before it grows past this
+    std::uint32_t auditKeep = 4;                          // rotated files kept: audit.log.1 .. .N
     std::uint32_t maxConnections = 8;
     std::uint32_t idleTimeoutMs = 30'000;
+    // A TLS client must finish its handshake within this; until then it holds a descriptor and a
+    // place under maxConnections without having said anything.
+    std::uint32_t handshakeTimeoutMs = 5'000;
     std::uint32_t maxRequestsPerSecond = 200;
     std::string version; // reported by agent.ping / agent.describe
 };

@@ -55,6 +55,9 @@ struct RuntimeConfig {
         ConfigPosition authTokenWhere;
         std::vector<ControlToken> tokens;
         std::string tlsCert, tlsKey, tlsClientCa;
+        std::uint32_t auditMaxMib = 8;           // audit_max_mib: .takt/audit.log is rotated at this size
+        std::uint32_t auditKeep = 4;             // audit_keep: rotated files kept (audit.log.1 .. .N)
+        std::uint32_t handshakeTimeoutMs = 5000; // handshake_timeout_ms: a TLS client's handshake
     } control;
 
     struct Log {
