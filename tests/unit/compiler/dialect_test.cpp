@@ -155,5 +155,76 @@ END_PROGRAM
                    "W1003@6:5");
 }
 
+TEST(DialectLeniency, W1004ArithmeticOnBitStrings) {
+    expectLeniency("PROGRAM Main\nVAR\n    dw : DWORD;\nEND_VAR\n    dw := dw - 1;\nEND_PROGRAM\n", "W1004@5:11");
+}
+
+TEST(DialectLeniency, W1005BitwiseOnIntegers) {
+    expectLeniency("PROGRAM Main\nVAR\n    i : INT;\nEND_VAR\n    i := i AND 1;\nEND_PROGRAM\n", "W1005@5:10");
+    expectLeniency("PROGRAM Main\nVAR\n    i : INT;\nEND_VAR\n    i := NOT i;\nEND_PROGRAM\n", "W1005@5:10");
+}
+
+TEST(DialectLeniency, W1006IntegerMixedWithBitString) {
+    expectLeniency(
+        "PROGRAM Main\nVAR\n    w : WORD;\n    i : INT;\n    d : DINT;\nEND_VAR\n    d := w + i;\nEND_PROGRAM\n",
+        "W1006@7:10");
+}
+
+TEST(DialectLeniency, W1007BitStringIndexAndSelector) {
+    expectLeniency("PROGRAM Main\nVAR\n    a : ARRAY[0..3] OF INT;\n    b : BYTE;\n    i : INT;\nEND_VAR\n"
+                   "    i := a[b];\nEND_PROGRAM\n",
+                   "W1007@7:12");
+    expectLeniency("PROGRAM Main\nVAR\n    w : WORD;\n    i : INT;\nEND_VAR\n    CASE w OF\n        1: i := 2;\n"
+                   "    END_CASE;\nEND_PROGRAM\n",
+                   "W1007@6:10");
+}
+
+TEST(DialectLeniency, W1008BitAccessOnInteger) {
+    expectLeniency("PROGRAM Main\nVAR\n    i : INT;\n    b : BOOL;\nEND_VAR\n    b := i.3;\nEND_PROGRAM\n",
+                   "W1008@6:10");
+    // The bit number is still checked against the width.
+    EXPECT_EQ(check("PROGRAM Main\nVAR\n    i : INT;\n    b : BOOL;\nEND_VAR\n    b := i.16;\nEND_PROGRAM\n",
+                    Dialect::Codesys)
+                  .diags,
+              "E0212@6:10(error) W1008@6:10(warning)");
+}
+
+TEST(DialectLeniency, W1009CodesysFbParameterNamesTheIecOne) {
+    const std::string text = "PROGRAM Main\nVAR\n    c : CTU;\n    x : BOOL;\nEND_VAR\n"
+                             "    c(CU := x, RESET := x, PV := 3);\nEND_PROGRAM\n";
+    expectLeniency(text, "W1009@6:16");
+    BuildOptions build;
+    build.dialect = Dialect::Iec;
+    Project p = checkSources({{"main.st", text}}, build);
+    ASSERT_EQ(p.diagnostics.size(), 1u);
+    EXPECT_NE(p.diagnostics[0].message.find("IEC 61131-3 calls it 'R'"), std::string::npos) << p.diagnostics[0].message;
+}
+
+TEST(DialectLeniency, W1009OnlyForTheStandardFbs) {
+    // A user FB has only the parameters it declares.
+    const std::string text = "FUNCTION_BLOCK Counter\nVAR_INPUT\n    R : BOOL;\nEND_VAR\nEND_FUNCTION_BLOCK\n"
+                             "PROGRAM Main\nVAR\n    c : Counter;\nEND_VAR\n    c(RESET := TRUE);\nEND_PROGRAM\n";
+    EXPECT_EQ(check(text, Dialect::Codesys).diags, "E0302@10:7(error)");
+}
+
+TEST(DialectLeniency, W1010ImplicitNarrowing) {
+    expectLeniency("PROGRAM Main\nVAR\n    d : DINT;\n    i : INT;\nEND_VAR\n    i := d;\nEND_PROGRAM\n", "W1010@6:10");
+    expectLeniency("PROGRAM Main\nVAR\n    d : DINT;\n    b : BYTE;\nEND_VAR\n    b := INT_TO_BYTE(d);\nEND_PROGRAM\n",
+                   "W1010@6:22");
+    // BOOL and TIME keep needing an explicit conversion.
+    EXPECT_EQ(
+        check("PROGRAM Main\nVAR\n    i : INT;\n    b : BOOL;\nEND_VAR\n    b := i;\nEND_PROGRAM\n", Dialect::Codesys)
+            .diags,
+        "E0202@6:10(error)");
+}
+
+TEST(DialectLeniency, W1011UserFunctionNamedLikeStandardWins) {
+    expectLeniency("FUNCTION MAX : INT\nVAR_INPUT\n    a : INT;\nEND_VAR\n    MAX := a;\nEND_FUNCTION\n"
+                   "PROGRAM Main\nVAR\n    i : INT;\nEND_VAR\n    i := MAX(3);\nEND_PROGRAM\n",
+                   "W1011@1:10");
+    expectLeniency("PROGRAM Main\nVAR\n    TP : BOOL;\n    x : BOOL;\nEND_VAR\n    x := TP;\nEND_PROGRAM\n",
+                   "W1011@3:5");
+}
+
 } // namespace
 } // namespace takt::compiler
