@@ -17,6 +17,7 @@ namespace takt::compiler::sema {
 
 struct StdArg;
 struct StdFunction;
+struct StdOutcome;
 
 // Semantic analysis annotates the tree in place (Expr::type, NameExpr::symbol). The symbols
 // hold const pointers into the units, which Context::units owns non-const, so writing through
@@ -110,6 +111,10 @@ private:
     // The source type of a typed conversion (INT for INT_TO_BYTE) that `arg`, a number or bit
     // string of another type, narrows to implicitly (W1010); null otherwise.
     [[nodiscard]] const Type* lenientConversionSource(const StdFunction& f, const Type* arg) const;
+    // SHL/SHR/ROL/ROR on a signed integer (W1012): resolved in the integer's own type (SHR then
+    // shifts arithmetically); leaves `out` alone when the call is something else.
+    void lenientSignedShift(ast::CallExpr& e, const StdFunction& f, std::vector<StdArg>& args, const Type* expected,
+                            StdOutcome& out);
     // CODESYS's name of a standard FB input (CTU `RESET` for `R`, W1009): the IEC parameter,
     // with `name` rewritten to it (code generation matches arguments by name); else null.
     const Symbol* codesysParameter(const Symbol& fb, ast::Identifier& name);

@@ -1,13 +1,15 @@
 // Operators IEC 61131-3 leaves undefined but CODESYS accepts (docs/dialects.md): arithmetic on
 // bit strings (W1004), AND/OR/XOR/NOT on integers (W1005), integers mixed with bit strings
 // (W1006), bit-string array indices and CASE selectors (W1007), `i.3` on integers (W1008), and
-// CODESYS's names for standard FB inputs (W1009), implicit narrowing conversions (W1010). They are tried only after the
+// CODESYS's names for standard FB inputs (W1009), implicit narrowing conversions (W1010) and
+// shifts and rotations of signed integers (W1012). They are tried only after the
 // standard rules found no operand type, so a program that IEC accepts never sees them; Context::lenient makes them
 // errors under dialect "iec".
 #include <algorithm>
 
 #include "sema/body.h"
 #include "sema/stdlib.h"
+#include "takt/compiler/names.h"
 
 namespace takt::compiler::sema {
 
@@ -178,6 +180,40 @@ const Type* BodyChecker::lenientConversionSource(const StdFunction& f, const Typ
         return nullptr;
     }
     return source;
+}
+
+void BodyChecker::lenientSignedShift(ast::CallExpr& e, const StdFunction& f, std::vector<StdArg>& args,
+                                     const Type* expected, StdOutcome& out) {
+    if (f.name != "SHL" && f.name != "SHR" && f.name != "ROL" && f.name != "ROR") {
+        return;
+    }
+    std::size_t in = args.size();
+    for (std::size_t i = 0; i < args.size() && i < e.args.size(); ++i) {
+        if ((i == 0 && !e.args[i].name) || (e.args[i].name && sameName(e.args[i].name->name, "IN"))) {
+            in = i;
+        }
+    }
+    const Type* signedType = in < args.size() && !isError(args[in].type) ? args[in].type : nullptr;
+    if (signedType == nullptr || !isSignedInt(baseType(signedType))) {
+        return;
+    }
+    auto& types = cx_.model.types;
+    const std::uint32_t size = baseType(signedType)->size;
+    args[in].type = types.get(size == 1 ? K::Byte : size == 2 ? K::Word : size == 4 ? K::DWord : K::LWord);
+    StdOutcome retry = resolveStandardCall(types, f, args, expected);
+    args[in].type = signedType;
+    if (!retry.resolution) {
+        return;
+    }
+    retry.resolution->generic = signedType; // computed in the integer's own width and sign
+    retry.resolution->result = signedType;
+    retry.resolution->paramTypes[in] = signedType;
+    out = std::move(retry);
+    const Span at = e.args[in].value ? e.args[in].value->span : e.args[in].span;
+    cx_.lenient(DiagCode::ShiftOnSignedInteger, at,
+                f.name + " on '" + text(at) + "' of the signed type " + typeName(signedType) +
+                    "; IEC 61131-3 defines it for ANY_BIT only" +
+                    (f.name == "SHR" ? " (CODESYS shifts signed values arithmetically)" : ""));
 }
 
 } // namespace takt::compiler::sema

@@ -226,5 +226,12 @@ TEST(DialectLeniency, W1011UserFunctionNamedLikeStandardWins) {
                    "W1011@3:5");
 }
 
+TEST(DialectLeniency, W1012ShiftOnSignedInteger) {
+    expectLeniency("PROGRAM Main\nVAR\n    i : INT;\nEND_VAR\n    i := SHR(i, 2);\nEND_PROGRAM\n", "W1012@5:14");
+    // The result keeps the signed type: no W1010 for assigning it back.
+    expectLeniency("PROGRAM Main\nVAR\n    d : DINT;\nEND_VAR\n    d := ROL(IN := d, N := 1);\nEND_PROGRAM\n",
+                   "W1012@5:20");
+}
+
 } // namespace
 } // namespace takt::compiler
