@@ -48,15 +48,18 @@ bool diagCodeFromString(std::string_view text, DiagCode& out) {
 }
 
 Diagnostic* DiagnosticSink::report(DiagCode code, Span span, std::string message) {
-    const DiagInfo& info = diagInfo(code);
+    return report(code, diagInfo(code).severity, span, std::move(message));
+}
+
+Diagnostic* DiagnosticSink::report(DiagCode code, Severity severity, Span span, std::string message) {
     if (capped_) {
         return nullptr;
     }
-    std::uint64_t key = locationKey(span, info.severity);
+    std::uint64_t key = locationKey(span, severity);
     if (std::find(seen_.begin(), seen_.end(), key) != seen_.end()) {
         return nullptr;
     }
-    if (info.severity == Severity::Error && errors_ >= errorLimit_) {
+    if (severity == Severity::Error && errors_ >= errorLimit_) {
         capped_ = true;
         ++errors_;
         diags_.push_back(Diagnostic{DiagCode::TooManyErrors,
@@ -67,12 +70,12 @@ Diagnostic* DiagnosticSink::report(DiagCode code, Span span, std::string message
         return nullptr;
     }
     seen_.push_back(key);
-    if (info.severity == Severity::Error) {
+    if (severity == Severity::Error) {
         ++errors_;
-    } else if (info.severity == Severity::Warning) {
+    } else if (severity == Severity::Warning) {
         ++warnings_;
     }
-    diags_.push_back(Diagnostic{code, info.severity, span, std::move(message), {}});
+    diags_.push_back(Diagnostic{code, severity, span, std::move(message), {}});
     return &diags_.back();
 }
 

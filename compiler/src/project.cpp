@@ -158,6 +158,7 @@ void compile(Project& project, const std::vector<bool>& readable, DiagnosticSink
     }
     AnalysisOptions options;
     options.addressMode = project.build.addressMode;
+    options.dialect = project.build.dialect;
     project.model = analyze(project.units, sm, sink, options).model;
     sink.sort();
     project.diagnostics = sink.diagnostics();
@@ -222,15 +223,20 @@ std::vector<ConfigError> readBuildOptions(std::string_view tomlText, const std::
                                                                               {"trap", OverflowMode::Trap}};
     static constexpr std::pair<std::string_view, AddressMode> kAddress[] = {{"word", AddressMode::Word},
                                                                             {"byte", AddressMode::Byte}};
+    static constexpr std::pair<std::string_view, Dialect> kDialect[] = {{"codesys", Dialect::Codesys},
+                                                                        {"iec", Dialect::Iec}};
     for (const auto& [key, node] : *table) {
         std::string path = fmt::format("build.{}", key.str());
         if (key.str() == "overflow") {
             readChoice(node, displayPath, path, kOverflow, out.overflow, errors);
         } else if (key.str() == "address_mode") {
             readChoice(node, displayPath, path, kAddress, out.addressMode, errors);
+        } else if (key.str() == "dialect") {
+            readChoice(node, displayPath, path, kDialect, out.dialect, errors);
         } else {
-            errors.push_back(errorAt(displayPath, key.source(), path,
-                                     fmt::format("unknown key \"{}\" (known: overflow, address_mode)", key.str())));
+            errors.push_back(
+                errorAt(displayPath, key.source(), path,
+                        fmt::format("unknown key \"{}\" (known: overflow, address_mode, dialect)", key.str())));
         }
     }
     // toml++ iterates tables in key order; report in file order like every other diagnostic.
@@ -265,7 +271,7 @@ std::vector<fs::path> discoverSources(const fs::path& dir) {
     return out;
 }
 
-Project checkProject(const ProjectInput& input) {
+Project checkProject(const ProjectInput& input, std::optional<Dialect> dialect) {
     Project project;
     project.directory = normalDirectory(input.directory);
     std::error_code ec;
@@ -287,6 +293,9 @@ Project checkProject(const ProjectInput& input) {
         if (!project.valid()) {
             return project;
         }
+    }
+    if (dialect) {
+        project.build.dialect = *dialect;
     }
 
     std::vector<fs::path> files = explicitFiles ? input.files : discoverSources(project.directory / "src");

@@ -1,8 +1,9 @@
-// `takt check [--project DIR | FILE…] [--json]`: the whole front end without writing anything.
+// `takt check [--project DIR | FILE…] [--json] [--dialect codesys|iec]`: the whole front end without writing anything.
 // Human output (diagnostics and a summary line) goes to stderr; --json prints one document on
 // stdout in the shape `takt build --ci` also uses (CONFIG.md).
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ struct CheckOptions {
     std::string project;
     std::vector<std::string> files;
     bool json = false;
+    std::string dialect; // empty: runtime.toml's [build] dialect (default "codesys")
 };
 
 std::string plural(std::size_t n, std::string_view word) {
@@ -32,7 +34,13 @@ int runCheck(const CheckOptions& options) {
     for (const std::string& f : options.files) {
         input.files.emplace_back(f);
     }
-    compiler::Project project = compiler::checkProject(input);
+    std::optional<compiler::Dialect> dialect;
+    if (options.dialect == "iec") {
+        dialect = compiler::Dialect::Iec;
+    } else if (options.dialect == "codesys") {
+        dialect = compiler::Dialect::Codesys;
+    }
+    compiler::Project project = compiler::checkProject(input, dialect);
 
     if (options.json) {
         std::string doc = agent::renderCheckJson(project);
@@ -65,6 +73,10 @@ void registerCheck(CLI::App& app, int& exitCode) {
     CLI::Option* files = cmd->add_option("files", options->files, "Check these .st/.pou files instead of a project");
     project->excludes(files);
     cmd->add_flag("--json", options->json, "Print one JSON document on stdout");
+    cmd->add_option("--dialect", options->dialect,
+                    "codesys: CODESYS leniencies are W1xxx warnings; iec: they are errors (default: runtime.toml "
+                    "[build] dialect, else codesys)")
+        ->check(CLI::IsMember({"codesys", "iec"}));
     cmd->callback([options, &exitCode] { exitCode = runCheck(*options); });
 }
 

@@ -567,9 +567,27 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
                  : bits == 32 ? (left ? Opcode::ROL_32 : Opcode::ROR_32)
                               : (left ? Opcode::ROL_64 : Opcode::ROR_64);
         }
+        const bool isSigned = c == Calc::I32 || c == Calc::I64; // W1012: SHL(anInt, n), CODESYS
+        if (isSigned && sig.op == StdOp::Shr) {
+            // Arithmetic: x XOR s shifted logically, XOR s again, with s all ones for x < 0.
+            const Operand s = frameSlot(8, 8);
+            emit(wide ? Opcode::LT_I64 : Opcode::LT_I32, {s, a.at, constant64(0)});
+            emit(Opcode::ZX_8_32, {s, s});
+            if (wide) {
+                emit(Opcode::ZX_32_64, {s, s});
+            }
+            emit(wide ? Opcode::NEG_I64 : Opcode::NEG_I32, {s, s});
+            emit(wide ? Opcode::XOR_64 : Opcode::XOR_32, {d, a.at, s});
+            emit(op, {d, d, n.at});
+            emit(wide ? Opcode::XOR_64 : Opcode::XOR_32, {d, d, s});
+            return finish(Value{d, c, t});
+        }
         emit(op, {d, a.at, n.at});
         if (sig.op == StdOp::Shl && bits < 32) { // keep the narrow value's bits only
             emit(Opcode::AND_32, {d, d, constant64((1ull << bits) - 1)});
+        }
+        if (isSigned && bits < 32) { // a narrow signed result is kept sign-extended
+            emit(bits == 8 ? Opcode::SX_8_32 : Opcode::SX_16_32, {d, d});
         }
         return finish(Value{d, c, t});
     }

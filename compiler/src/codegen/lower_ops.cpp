@@ -69,6 +69,13 @@ std::optional<std::uint64_t> constantBits(const sema::ConstValue& v, Calc calc) 
 
 namespace {
 
+// The type two operands are compared (or combined) in: commonType, else CODESYS's type for an
+// integer against a bit string (W1006, accepted under dialect "codesys" only).
+const Type* compareOperandType(const TypeTable& types, const Type* a, const Type* b) {
+    const Type* t = commonType(types, a, b);
+    return t != nullptr ? t : mixedBitIntegerType(types, a, b);
+}
+
 bool isCharKind(const Type* t) {
     return t != nullptr && (t->kind() == TypeKind::Char || t->kind() == TypeKind::WChar);
 }
@@ -517,7 +524,7 @@ Value Lowerer::binary(const ast::BinaryExpr& e, const Type* type, std::optional<
     const Type* operandType = type;
     if (compare || (stripAlias(e.lhs->type) != nullptr && stripAlias(e.rhs->type) != nullptr &&
                     (isTimeLike(e.lhs->type) || isTimeLike(e.rhs->type) || isDateLike(e.lhs->type)))) {
-        operandType = commonType(g_.model().types, e.lhs->type, e.rhs->type);
+        operandType = compareOperandType(g_.model().types, e.lhs->type, e.rhs->type);
         if (operandType == nullptr || stripAlias(operandType)->kind() == TypeKind::IntLiteral) {
             operandType = g_.model().types.get(TypeKind::DInt);
         } else if (stripAlias(operandType)->kind() == TypeKind::RealLiteral) {
@@ -711,7 +718,7 @@ void Lowerer::condJump(const ast::Expr& e, bool when, std::vector<std::uint32_t>
             return;
         }
         if (b.op >= B::Eq && b.op <= B::Ge) {
-            const Type* ct = commonType(g_.model().types, b.lhs->type, b.rhs->type);
+            const Type* ct = compareOperandType(g_.model().types, b.lhs->type, b.rhs->type);
             if (ct == nullptr || stripAlias(ct)->kind() == TypeKind::IntLiteral) {
                 ct = g_.model().types.get(TypeKind::DInt);
             }

@@ -17,6 +17,7 @@ namespace takt::compiler::sema {
 
 struct StdArg;
 struct StdFunction;
+struct StdOutcome;
 
 // Semantic analysis annotates the tree in place (Expr::type, NameExpr::symbol). The symbols
 // hold const pointers into the units, which Context::units owns non-const, so writing through
@@ -62,10 +63,11 @@ private:
     // What a target expression denotes (analyzeTarget).
     struct Target {
         bool isVariable = false;
-        bool isResult = false;                 // the FUNCTION/METHOD result variable
-        const Symbol* root = nullptr;          // the variable at the start of the access path
-        bool directName = false;               // the target is the bare name of `root`
-        const Symbol* outsideOutput = nullptr; // an FB output written from outside the FB
+        bool isResult = false;                   // the FUNCTION/METHOD result variable
+        const Symbol* root = nullptr;            // the variable at the start of the access path
+        bool directName = false;                 // the target is the bare name of `root`
+        const Symbol* outsideOutput = nullptr;   // an FB output written from outside the FB
+        const Symbol* outsideInternal = nullptr; // an FB's VAR/VAR_IN_OUT named from outside the FB
     };
 
     // ---- names (body_names.cpp) ----
@@ -96,12 +98,36 @@ private:
     const Type* powerType(const Type* a, const Type* b, const Type* expected);
     bool checkBoolLiteral(const ast::Expr& e, const Type* target);
     const Type* comparisonType(ast::BinaryOp op, const Type* a, const Type* b, const ast::BinaryExpr& e);
+    // ---- dialect leniencies (body_dialect.cpp) ----
+    // The operand type of a binary operator the standard rules reject but CODESYS accepts
+    // (W1004 bit-string arithmetic, W1005 bitwise on integers, W1006 integer mixed with a bit
+    // string), reported through Context::lenient; null when no leniency applies.
+    const Type* lenientOperands(ast::BinaryExpr& e, const Type* a, const Type* b);
+    // NOT on an integer (W1005); false when `t` is not an integer.
+    bool lenientNot(ast::UnaryExpr& e, const Type* t);
+    // A BYTE/WORD/DWORD/LWORD array index or CASE selector (W1007); false for other types.
+    bool lenientWordSelector(const ast::Expr& e, const Type* t, const char* what);
+    // Partial bit access `i.3` on an integer (W1008); the caller checks the bit number.
+    bool lenientIntegerBits(const ast::BitAccessExpr& e, const Type* t);
+    // An implicit conversion between numbers and bit strings that may lose range or precision
+    // (W1010), computed as the explicit `conversion` computes it; false for other types.
+    bool lenientNarrowing(const ast::Expr& e, const Type* from, const Type* to, const std::string& conversion);
+    // The source type of a typed conversion (INT for INT_TO_BYTE) that `arg`, a number or bit
+    // string of another type, narrows to implicitly (W1010); null otherwise.
+    [[nodiscard]] const Type* lenientConversionSource(const StdFunction& f, const Type* arg) const;
+    // SHL/SHR/ROL/ROR on a signed integer (W1012): resolved in the integer's own type (SHR then
+    // shifts arithmetically); leaves `out` alone when the call is something else.
+    void lenientSignedShift(ast::CallExpr& e, const StdFunction& f, std::vector<StdArg>& args, const Type* expected,
+                            StdOutcome& out);
+    // CODESYS's name of a standard FB input (CTU `RESET` for `R`, W1009): the IEC parameter,
+    // with `name` rewritten to it (code generation matches arguments by name); else null.
+    const Symbol* codesysParameter(const Symbol& fb, ast::Identifier& name);
     // Implicit conversion of an already typed expression to `target` (E0201, E0202, E0504,
     // E0210, W0011).
     void convert(ast::Expr& e, const Type* target);
     bool checkConstantRange(const ast::Expr& e, const Type* target);
     Target analyzeTarget(const ast::Expr& e) const;
-    // Checks that a typed expression may be written (E0403, E0401, E0413, E0402, E0410);
+    // Checks that a typed expression may be written (E0403, E0401, E0413, E0410, W1001, W1003);
     // false after reporting.
     bool checkWritable(const ast::Expr& e);
 

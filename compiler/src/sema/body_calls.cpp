@@ -294,6 +294,9 @@ const Type* BodyChecker::checkPouCall(ast::CallExpr& e, const Symbol& callee, co
                 }
             }
             if (p == nullptr) {
+                p = codesysParameter(callee, *a.name);
+            }
+            if (p == nullptr) {
                 cx_.error(DiagCode::UnknownParameter, a.name->span,
                           "'" + a.name->name + "' is not a parameter of '" + calleeName + "'");
                 if (a.value) {
@@ -448,6 +451,16 @@ const Type* BodyChecker::checkStandardCall(ast::CallExpr& e, const Symbol& fn, c
         return errorType();
     }
     StdOutcome out = resolveStandardCall(cx_.model.types, f, args, expected);
+    if (!out.resolution && out.failure == StdFailure::Types && args.size() == 1) {
+        // INT_TO_BYTE(aDint): the argument narrows to INT first (W1010, below in convert()).
+        if (const Type* source = lenientConversionSource(f, args[0].type)) {
+            args[0].type = source;
+            out = resolveStandardCall(cx_.model.types, f, args, expected);
+        }
+    }
+    if (!out.resolution && out.failure == StdFailure::Types) {
+        lenientSignedShift(e, f, args, expected, out); // SHL(anInt, 2) (W1012)
+    }
     if (!out.resolution) {
         const Span argSpan = out.argIndex < e.args.size() ? (e.args[out.argIndex].name ? e.args[out.argIndex].name->span
                                                                                        : e.args[out.argIndex].span)

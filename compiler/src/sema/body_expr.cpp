@@ -211,6 +211,9 @@ const Type* BodyChecker::checkUnary(ast::UnaryExpr& e, const Type* expected) {
     } else if (isNumeric(b) || isLit(b) || isTimeLike(b)) {
         return t;
     }
+    if (e.op == ast::UnaryOp::Not && lenientNot(e, t)) {
+        return t;
+    }
     cx_.error(DiagCode::InvalidOperand, e.span,
               std::string("operator '") +
                   (e.op == ast::UnaryOp::Not   ? "NOT"
@@ -389,6 +392,9 @@ const Type* BodyChecker::checkBinary(ast::BinaryExpr& e, const Type* expected) {
                          : e.op == ast::BinaryOp::Pow ? powerType(a, b, hint)
                                                       : arithmeticType(e.op, a, b);
     if (result == nullptr) {
+        result = lenientOperands(e, a, b);
+    }
+    if (result == nullptr) {
         cx_.error(DiagCode::InvalidOperand, e.span,
                   std::string("operator '") + opText(e.op) + "' is not defined for " + typeName(a) + " and " +
                       typeName(b));
@@ -402,7 +408,7 @@ const Type* BodyChecker::checkIndex(ast::IndexExpr& e) {
     std::vector<std::optional<ConstValue>> constants;
     for (auto& idx : e.indices) {
         const Type* it = checkExpr(*idx);
-        if (!isError(it) && !isInteger(baseType(it))) {
+        if (!isError(it) && !isInteger(baseType(it)) && !lenientWordSelector(*idx, it, "array index")) {
             cx_.error(DiagCode::IndexNotInteger, idx->span,
                       "array index '" + text(idx->span) + "' has type " + typeName(it) + ", not an integer type");
         }
@@ -445,7 +451,8 @@ const Type* BodyChecker::checkBitAccess(ast::BitAccessExpr& e) {
         return cx_.model.types.get(K::Bool);
     }
     const Type* b = baseType(t);
-    if (!isBitString(b) || b->kind() == K::Bool) {
+    const bool integerBits = isInteger(b) && b->kind() != K::IntLiteral && lenientIntegerBits(e, t);
+    if (!integerBits && (!isBitString(b) || b->kind() == K::Bool)) {
         cx_.error(DiagCode::BitAccessInvalid, e.span,
                   "partial bit access on '" + text(e.object->span) + "' of type " + typeName(t) +
                       "; only BYTE, WORD, DWORD and LWORD have bits");
@@ -580,6 +587,9 @@ void BodyChecker::convert(ast::Expr& e, const Type* target) {
     const bool scalarB = isNumeric(bt) || isBitString(bt);
     const bool narrowing = (scalarA && scalarB) || (isTimeLike(bf) && isTimeLike(bt)) ||
                            (isDateLike(bf) && isDateLike(bt) && bf->kind() != bt->kind());
+    if (narrowing && !conversion.empty() && lenientNarrowing(e, from, target, conversion)) {
+        return;
+    }
     if (narrowing && !conversion.empty()) {
         cx_.error(DiagCode::ImplicitNarrowing, e.span,
                   "'" + text(e.span) + "' of type " + typeName(from) + " does not convert implicitly to " +
@@ -630,6 +640,11 @@ BodyChecker::Target BodyChecker::analyzeTarget(const ast::Expr& e) const {
             m.symbol != nullptr && m.symbol->kind == SymbolKind::Variable &&
             m.symbol->section == ast::VarSection::Output) {
             t.outsideOutput = m.symbol;
+        }
+        if (t.isVariable && ot != nullptr && ot->kind() == K::FunctionBlock && m.symbol != nullptr &&
+            m.symbol->kind == SymbolKind::Variable &&
+            (m.symbol->section == ast::VarSection::Var || m.symbol->section == ast::VarSection::InOut)) {
+            t.outsideInternal = m.symbol; // readable under W1002, never writable
         }
         return t;
     }
@@ -683,18 +698,22 @@ bool BodyChecker::checkWritable(const ast::Expr& e) {
             return false;
         }
         if (t.root->section == ast::VarSection::Input && pc_.pou != nullptr && t.root->owner == pc_.pou) {
-            cx_.error(DiagCode::AssignToInput, e.span,
-                      "'" + t.root->name + "' is a VAR_INPUT of '" + pc_.pou->name +
-                          "' and cannot be written inside it");
-            return false;
+            // OSCAT normalises its inputs in place; the write changes this call's copy only.
+            cx_.lenient(DiagCode::WriteOwnInput, e.span,
+                        "'" + t.root->name + "' is a VAR_INPUT of '" + pc_.pou->name + "' and is written inside it");
         }
     }
-    if (t.outsideOutput != nullptr) {
-        cx_.error(DiagCode::AssignToInput, e.span,
-                  "'" + t.outsideOutput->name +
-                      "' is a VAR_OUTPUT and cannot be written from outside its FUNCTION_BLOCK");
+    if (t.outsideInternal != nullptr) {
+        cx_.error(DiagCode::NotAssignable, e.span,
+                  "'" + t.outsideInternal->name +
+                      "' is internal to its FUNCTION_BLOCK and cannot be written from outside");
+        return false;
     }
-    return t.outsideOutput == nullptr;
+    if (t.outsideOutput != nullptr) {
+        cx_.lenient(DiagCode::WriteFbOutput, e.span,
+                    "'" + t.outsideOutput->name + "' is a VAR_OUTPUT written from outside its FUNCTION_BLOCK");
+    }
+    return true;
 }
 
 } // namespace takt::compiler::sema

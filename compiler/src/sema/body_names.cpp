@@ -343,6 +343,9 @@ const Type* BodyChecker::checkMember(ast::MemberExpr& e) {
     case TypeKind::Interface: {
         const Symbol* owner = static_cast<const PouType*>(t)->symbol;
         const Symbol* m = findMember(owner, name);
+        if (m == nullptr && owner != nullptr) {
+            m = codesysParameter(*owner, e.member);
+        }
         if (m == nullptr) {
             cx_.error(DiagCode::UnknownMember, e.member.span, "'" + t->name() + "' has no member '" + name + "'");
             return errorType();
@@ -358,7 +361,13 @@ const Type* BodyChecker::checkMember(ast::MemberExpr& e) {
         const bool visible = isSelfExpr(e.object.get()) || m->section == ast::VarSection::Input ||
                              m->section == ast::VarSection::Output ||
                              (t->kind() == TypeKind::Program && m->section != ast::VarSection::Temp);
-        if (!visible) {
+        if (!visible && t->kind() == TypeKind::FunctionBlock &&
+            (m->section == ast::VarSection::Var || m->section == ast::VarSection::InOut)) {
+            // CODESYS lets callers peek at an instance's state (OSCAT reads timers' internals).
+            cx_.lenient(DiagCode::ReadFbInternal, e.member.span,
+                        "'" + name + "' is a " + sectionKeyword(m->section) + " member internal to '" + t->name() +
+                            "'; IEC 61131-3 makes only VAR_INPUT and VAR_OUTPUT accessible from outside");
+        } else if (!visible) {
             // Name the section the member is in: "internal" is right for VAR, but a VAR_IN_OUT
             // (a reference to the caller's variable) or a VAR_TEMP is not what it says.
             const std::string what =

@@ -143,7 +143,8 @@ void BodyChecker::checkStmt(ast::Stmt& s) {
 void BodyChecker::checkCase(ast::CaseStmt& s) {
     const Type* sel = s.selector ? checkExpr(*s.selector) : errorType();
     const Type* st = isError(sel) ? nullptr : stripAlias(sel);
-    const bool selOk = st != nullptr && (isInteger(st) || st->kind() == TypeKind::Enum);
+    const bool selOk = st != nullptr && (isInteger(st) || st->kind() == TypeKind::Enum ||
+                                         lenientWordSelector(*s.selector, sel, "CASE selector"));
     if (st != nullptr && !selOk) {
         cx_.error(DiagCode::CaseSelectorInvalid, s.selector->span,
                   "the CASE selector '" + text(s.selector->span) + "' has type " + typeName(sel) +

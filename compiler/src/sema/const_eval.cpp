@@ -609,6 +609,9 @@ private:
             return notConstant(c.span, "this call is not a constant");
         }
         const std::string fn = upperName(static_cast<const ast::NameExpr&>(*c.callee).name.name);
+        if (const Symbol* f = lookup(cx_, scope_, fn); f != nullptr && f->kind != SymbolKind::StandardFunction) {
+            return notConstant(c.span, "this call is not a constant"); // a user FUNCTION MAX (W1011)
+        }
         std::vector<ConstValue> args;
         for (const ast::Argument& arg : c.args) {
             if (arg.output || arg.value == nullptr) {

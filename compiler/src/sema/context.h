@@ -35,6 +35,13 @@ struct Context {
     Diagnostic* error(DiagCode code, Span span, std::string message) {
         return diags.report(code, span, std::move(message));
     }
+    // A construct IEC 61131-3 forbids but CODESYS accepts (a W1xxx code): a warning by default,
+    // an error under [build] dialect = "iec". The caller goes on compiling it either way.
+    Diagnostic* lenient(DiagCode code, Span span, std::string message) {
+        return diags.report(code, options.dialect == Dialect::Iec ? Severity::Error : Severity::Warning, span,
+                            std::move(message));
+    }
+    [[nodiscard]] bool iec() const { return options.dialect == Dialect::Iec; }
 };
 
 // ---- constants (declare side) -----------------------------------------------------------------
@@ -77,6 +84,9 @@ Symbol* lookup(const Context& cx, const Scope* scope, std::string_view name, boo
 // CTU/CTD/CTUD and typed variants, SR, RS). Parsed as an extra unit named "<stdlib>"; their
 // bodies are provided natively by the VM.
 std::string_view standardFbSource();
+// The IEC name of a standard FB input that CODESYS spells differently (CTU "RESET" -> "R",
+// SR "SET1" -> "S1"…); empty when `name` is no such CODESYS name of FB `fb`.
+std::string_view iecParameterName(std::string_view fb, std::string_view name);
 // Declares a StandardFunction symbol for every standard function into the global scope.
 void declareStandardFunctions(Context& cx);
 

@@ -17,6 +17,15 @@ bool declareSymbol(Context& cx, Scope* scope, Symbol* symbol) {
     if (existing == nullptr) {
         return true;
     }
+    if (existing->kind == SymbolKind::StandardFunction && !isStdlibSymbol(symbol)) {
+        // OSCAT declares its own DAY_OF_WEEK, projects their own MAX: in CODESYS the user's
+        // declaration wins, here too (a standard FB cannot be replaced: other standard FBs
+        // contain instances of them).
+        scope->replace(symbol);
+        cx.lenient(DiagCode::StandardNameRedefined, symbol->span,
+                   "'" + symbol->name + "' is the name of a standard function; this declaration replaces it");
+        return true;
+    }
     if (isStdlibSymbol(existing) && !isStdlibSymbol(symbol)) {
         cx.error(DiagCode::ReservedName, symbol->span,
                  "'" + symbol->name + "' is the name of a standard " +

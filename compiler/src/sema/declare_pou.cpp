@@ -147,16 +147,15 @@ void declareVarBlock(Context& cx, ast::VarBlock& block, Scope* scope, const Symb
             s->init = vd.init.get();
             s->declIndex = index++;
             s->declScope = scope;
-            // A variable may not take the name of a standard FB: `x : TON` would then be
-            // ambiguous. Names of standard functions are fine for locals (`limit`, `max`, `len`
-            // are everyday names); a call `LIMIT(…)` on a non-FB variable still means the function.
-            // The variable is declared anyway so that its uses resolve.
+            // A variable named like a standard FB (`TP : BOOL`) hides the FB in its POU, so
+            // `x : TP` there would name the variable: IEC forbids it, CODESYS accepts it (W1011).
+            // Names of standard functions are fine for locals (`limit`, `max`, `len` are
+            // everyday names); a call `LIMIT(…)` on a non-FB variable still means the function.
             if (scope != cx.model.global.get() && !isStdlibSymbol(s)) {
                 const Symbol* std = cx.model.global->findLocal(name.name);
                 if (isStdlibSymbol(std) && std->kind != SymbolKind::StandardFunction) {
-                    cx.error(DiagCode::ReservedName, name.span,
-                             "variable '" + name.name + "' has the name of a standard " +
-                                 (std->kind == SymbolKind::StandardFunction ? "function" : "function block"));
+                    cx.lenient(DiagCode::StandardNameRedefined, name.span,
+                               "variable '" + name.name + "' has the name of a standard function block");
                 }
             }
             if (!declareSymbol(cx, scope, s)) {

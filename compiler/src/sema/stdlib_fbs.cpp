@@ -589,10 +589,46 @@ END_VAR
 END_FUNCTION_BLOCK
 )ST";
 
+// CODESYS's names for standard FB inputs (its library spells them out), beside the IEC ones.
+struct CodesysParamName {
+    std::string_view fb; // the FB, or a counter family: CTU also covers CTU_INT, CTU_DINT…
+    std::string_view codesys;
+    std::string_view iec;
+};
+
+constexpr CodesysParamName kCodesysParamNames[] = {
+    {"CTU", "RESET", "R"}, {"CTD", "LOAD", "LD"}, {"CTUD", "RESET", "R"}, {"CTUD", "LOAD", "LD"},
+    {"SR", "SET1", "S1"},  {"SR", "RESET", "R"},  {"RS", "SET", "S"},     {"RS", "RESET1", "R1"},
+};
+
+bool equalsUpper(std::string_view a, std::string_view upper) {
+    if (a.size() != upper.size()) {
+        return false;
+    }
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const char c = a[i] >= 'a' && a[i] <= 'z' ? static_cast<char>(a[i] - 'a' + 'A') : a[i];
+        if (c != upper[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 } // namespace
 
 std::string_view standardFbSource() {
     return kStandardFbs;
+}
+
+std::string_view iecParameterName(std::string_view fb, std::string_view name) {
+    for (const CodesysParamName& n : kCodesysParamNames) {
+        const bool family = fb.size() > n.fb.size() && fb[n.fb.size()] == '_' && fb.find('_') == n.fb.size();
+        if ((equalsUpper(fb, n.fb) || (family && equalsUpper(fb.substr(0, n.fb.size()), n.fb))) &&
+            equalsUpper(name, n.codesys)) {
+            return n.iec;
+        }
+    }
+    return {};
 }
 
 } // namespace takt::compiler::sema

@@ -15,6 +15,19 @@ const Symbol* Scope::declare(Symbol* symbol) {
     return nullptr;
 }
 
+void Scope::replace(Symbol* symbol) {
+    Symbol*& slot = byName_[upperName(symbol->name)];
+    for (Symbol*& s : ordered_) {
+        if (s == slot) {
+            s = symbol;
+        }
+    }
+    if (slot == nullptr) {
+        ordered_.push_back(symbol);
+    }
+    slot = symbol;
+}
+
 Symbol* Scope::findLocal(std::string_view name) const {
     auto it = byName_.find(upperName(name));
     return it == byName_.end() ? nullptr : it->second;

@@ -472,4 +472,33 @@ const Type* commonType(const TypeTable& types, const Type* aType, const Type* bT
     return nullptr;
 }
 
+const Type* mixedBitIntegerType(const TypeTable& types, const Type* aType, const Type* bType) {
+    auto asInteger = [&](const Type* t) -> const Type* {
+        const Type* s = stripAlias(t);
+        if (s != nullptr && s->kind() == TypeKind::Subrange) {
+            s = core(s);
+        }
+        switch (s == nullptr ? TypeKind::Error : s->kind()) {
+        case TypeKind::Byte: return types.get(TypeKind::USInt);
+        case TypeKind::Word: return types.get(TypeKind::UInt);
+        case TypeKind::DWord: return types.get(TypeKind::UDInt);
+        case TypeKind::LWord: return types.get(TypeKind::ULInt);
+        default: return nullptr;
+        }
+    };
+    const Type* a = stripAlias(aType);
+    const Type* b = stripAlias(bType);
+    const Type* ia = asInteger(a);
+    const Type* ib = asInteger(b);
+    const bool intA = a != nullptr && isInteger(a) && a->kind() != TypeKind::IntLiteral;
+    const bool intB = b != nullptr && isInteger(b) && b->kind() != TypeKind::IntLiteral;
+    if (ia != nullptr && intB) {
+        return commonType(types, ia, b);
+    }
+    if (ib != nullptr && intA) {
+        return commonType(types, a, ib);
+    }
+    return nullptr;
+}
+
 } // namespace takt::compiler

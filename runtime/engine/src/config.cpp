@@ -158,6 +158,8 @@ void readBuild(TableReader& r, RuntimeConfig& c) {
     if (auto byte = r.choice<bool>("address_mode", {{"word", false}, {"byte", true}})) {
         c.byteAddressing = *byte;
     }
+    // The compiler reads the dialect (compiler/src/project.cpp); the runtime only validates it.
+    (void)r.choice<bool>("dialect", {{"codesys", false}, {"iec", true}});
     r.finish();
 }
 

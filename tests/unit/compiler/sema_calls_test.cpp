@@ -93,7 +93,7 @@ END_VAR
     i := Scale(d, 70000);
 END_PROGRAM
 )"),
-              "E0202@25:16 E0504@25:19");
+              "W1010@25:16 E0504@25:19"); // DINT into INT narrows implicitly (CODESYS dialect)
 }
 
 TEST(SemaCalls, NonCallablesAndValuelessCalls) {

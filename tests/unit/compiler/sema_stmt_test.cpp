@@ -36,7 +36,7 @@ END_VAR
     fb1();
 END_PROGRAM
 )"),
-              "E0402@11:5 E0403@22:5 E0401@23:5 E0401@24:5 E0402@26:5");
+              "W1001@11:5 E0403@22:5 E0401@23:5 E0401@24:5 W1003@26:5");
 }
 
 TEST(SemaStmt, ExternalConstantsAreReadOnly) {

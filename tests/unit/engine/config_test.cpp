@@ -182,6 +182,21 @@ TEST(RuntimeConfig, ChoicesListTheAlternatives) {
     EXPECT_NE(d->message.find("halt, safe_halt, restart"), std::string::npos) << d->message;
 }
 
+TEST(RuntimeConfig, BuildDialectIsAcceptedAndChecked) {
+    // The compiler reads [build] dialect; the runtime accepts the key and rejects other values.
+    for (const char* text : {"[build]\ndialect = \"iec\"\n", "[build]\ndialect = \"codesys\"\n"}) {
+        RuntimeConfigResult r = parse(text);
+        EXPECT_TRUE(r.config) << text << dump(r);
+        EXPECT_TRUE(r.diagnostics.empty()) << text << dump(r);
+    }
+    RuntimeConfigResult r = parse("[build]\ndialect = \"twincat\"\n");
+    EXPECT_FALSE(r.config);
+    const ConfigDiagnostic* d = find(r, "build.dialect");
+    ASSERT_NE(d, nullptr) << dump(r);
+    EXPECT_EQ(d->line, 2U);
+    EXPECT_NE(d->message.find("codesys, iec"), std::string::npos) << d->message;
+}
+
 TEST(RuntimeConfig, TomlSyntaxErrorIsOneDiagnosticWithPosition) {
     RuntimeConfigResult r = parse("[resource]\nname = \"x\"\ncycle_interval_ms = = 3\n");
     EXPECT_FALSE(r.config);

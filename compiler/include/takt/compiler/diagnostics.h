@@ -54,6 +54,9 @@ public:
     // same location, or the error limit was hit. Returns nullptr when suppressed; otherwise a
     // pointer for adding related locations (valid until the next report).
     Diagnostic* report(DiagCode code, Span span, std::string message);
+    // The same with the severity chosen by the caller instead of the code's default (the
+    // W1xxx dialect leniencies are errors under [build] dialect = "iec").
+    Diagnostic* report(DiagCode code, Severity severity, Span span, std::string message);
 
     [[nodiscard]] const std::vector<Diagnostic>& diagnostics() const { return diags_; }
     [[nodiscard]] std::size_t errorCount() const { return errors_; }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ enum class OverflowMode : std::uint8_t { Wrap, Trap }; // runtime.toml [build] o
 struct BuildOptions {
     OverflowMode overflow = OverflowMode::Wrap;
     AddressMode addressMode = AddressMode::Word;
+    Dialect dialect = Dialect::Codesys;
 
     // The code generator's options these settings select (the rest keep their defaults).
     [[nodiscard]] CodegenOptions codegenOptions() const {
@@ -94,8 +96,9 @@ struct Project {
     [[nodiscard]] bool ok() const { return valid() && errorCount == 0; }
 };
 
-// Loads, parses and analyses a project from disk.
-[[nodiscard]] Project checkProject(const ProjectInput& input);
+// Loads, parses and analyses a project from disk. `dialect` (`takt check --dialect`) replaces
+// runtime.toml's [build] dialect when set.
+[[nodiscard]] Project checkProject(const ProjectInput& input, std::optional<Dialect> dialect = std::nullopt);
 
 // The same pipeline over in-memory sources (no disk access, default directory ".").
 [[nodiscard]] Project checkSources(std::vector<SourceText> sources, const BuildOptions& build = {});

@@ -14,8 +14,14 @@ namespace takt::compiler {
 
 enum class AddressMode : std::uint8_t { Word, Byte }; // runtime.toml [build] address_mode
 
+// runtime.toml [build] dialect / `takt check --dialect`. Codesys accepts the constructs real
+// CODESYS/TwinCAT/OSCAT code relies on, each with its own W1xxx warning; Iec reports exactly
+// those W1xxx codes as errors (docs/dialects.md).
+enum class Dialect : std::uint8_t { Codesys, Iec };
+
 struct AnalysisOptions {
     AddressMode addressMode = AddressMode::Word;
+    Dialect dialect = Dialect::Codesys;
 };
 
 class SemanticModel; // sema/model.h (defined by the semantic-analysis implementation)

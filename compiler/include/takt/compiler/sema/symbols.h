@@ -89,6 +89,9 @@ public:
 
     // Adds a symbol; returns the existing one (and does not add) when the name is taken here.
     const Symbol* declare(Symbol* symbol);
+    // Puts `symbol` in the place of the symbol of the same name (a user FUNCTION that redefines
+    // a standard function, W1011).
+    void replace(Symbol* symbol);
     // This scope only.
     [[nodiscard]] Symbol* findLocal(std::string_view name) const;
     // This scope, then the parents.

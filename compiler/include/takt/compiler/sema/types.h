@@ -204,5 +204,9 @@ private:
 [[nodiscard]] bool implicitlyConvertible(const Type* from, const Type* to);
 // The type both operands convert to for an arithmetic/comparison operator, or null.
 [[nodiscard]] const Type* commonType(const TypeTable& types, const Type* a, const Type* b);
+// CODESYS's operand type for an integer mixed with a bit string (INT + WORD, DWORD = DINT),
+// which IEC 61131-3 rejects (W1006 under dialect "codesys"): the bit string counts as the
+// unsigned integer of its width (WORD as UINT), then commonType(). Null for other operands.
+[[nodiscard]] const Type* mixedBitIntegerType(const TypeTable& types, const Type* a, const Type* b);
 
 } // namespace takt::compiler

@@ -1,0 +1,237 @@
+// The dialect setting: runtime.toml [build] dialect and the W1xxx leniencies it governs. Each
+// leniency compiles with a warning by default and is an error (same code) under "iec".
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "takt/compiler/project.h"
+
+namespace takt::compiler {
+namespace {
+
+struct Checked {
+    std::string diags; // "W1001@11:5(warning) …" in report order
+    std::size_t errors = 0;
+    std::size_t warnings = 0;
+};
+
+Checked check(const std::string& text, Dialect dialect) {
+    BuildOptions build;
+    build.dialect = dialect;
+    Project p = checkSources({{"main.st", text}}, build);
+    Checked out;
+    for (const Diagnostic& d : p.diagnostics) {
+        const LineCol lc = p.sources->lineCol(d.span);
+        out.diags += (out.diags.empty() ? "" : " ") + std::string(diagInfo(d.code).code) + "@" +
+                     std::to_string(lc.line) + ":" + std::to_string(lc.column) + "(" +
+                     std::string(severityName(d.severity)) + ")";
+    }
+    out.errors = p.errorCount;
+    out.warnings = p.warningCount;
+    return out;
+}
+
+// Expects `code@where` as a warning by default and as an error under "iec", and nothing else.
+void expectLeniency(const std::string& text, const std::string& at) {
+    const Checked lenient = check(text, Dialect::Codesys);
+    EXPECT_EQ(lenient.diags, at + "(warning)");
+    EXPECT_EQ(lenient.errors, 0u);
+    const Checked strict = check(text, Dialect::Iec);
+    EXPECT_EQ(strict.diags, at + "(error)");
+    EXPECT_EQ(strict.errors, 1u);
+    EXPECT_EQ(strict.warnings, 0u);
+}
+
+TEST(DialectConfig, ReadsDialectFromBuildTable) {
+    BuildOptions opts;
+    EXPECT_EQ(opts.dialect, Dialect::Codesys);
+    EXPECT_TRUE(readBuildOptions("[build]\ndialect = \"iec\"\n", "runtime.toml", opts).empty());
+    EXPECT_EQ(opts.dialect, Dialect::Iec);
+    EXPECT_TRUE(readBuildOptions("[build]\ndialect = \"codesys\"\n", "runtime.toml", opts).empty());
+    EXPECT_EQ(opts.dialect, Dialect::Codesys);
+}
+
+TEST(DialectConfig, UnknownDialectNamesFileLineColumnAndKey) {
+    BuildOptions opts;
+    auto errors = readBuildOptions("[build]\noverflow = \"wrap\"\ndialect = \"twincat\"\n", "runtime.toml", opts);
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].path, "runtime.toml");
+    EXPECT_EQ(errors[0].line, 3u);
+    EXPECT_EQ(errors[0].column, 11u);
+    EXPECT_EQ(errors[0].key, "build.dialect");
+    EXPECT_EQ(renderConfigError(errors[0]),
+              "runtime.toml:3:11: error: build.dialect: unknown value \"twincat\" (expected \"codesys\" or \"iec\")");
+    EXPECT_EQ(opts.dialect, Dialect::Codesys); // unchanged
+}
+
+TEST(DialectLeniency, W1001WriteOwnInput) {
+    expectLeniency(R"(FUNCTION Clamp : INT
+VAR_INPUT
+    x : INT;
+END_VAR
+    IF x > 100 THEN
+        x := 100;
+    END_IF;
+    Clamp := x;
+END_FUNCTION
+PROGRAM Main
+VAR
+    r : INT;
+END_VAR
+    r := Clamp(150);
+END_PROGRAM
+)",
+                   "W1001@6:9");
+}
+
+TEST(DialectLeniency, W1002ReadFbInternalVar) {
+    expectLeniency(R"(FUNCTION_BLOCK Acc
+VAR
+    sum : INT;
+END_VAR
+    sum := sum + 1;
+END_FUNCTION_BLOCK
+PROGRAM Main
+VAR
+    a : Acc;
+    r : INT;
+END_VAR
+    a();
+    r := a.sum;
+END_PROGRAM
+)",
+                   "W1002@13:12");
+}
+
+TEST(DialectLeniency, W1002ReadFbInOut) {
+    expectLeniency(R"(FUNCTION_BLOCK Inc
+VAR_IN_OUT
+    v : INT;
+END_VAR
+    v := v + 1;
+END_FUNCTION_BLOCK
+PROGRAM Main
+VAR
+    a : Inc;
+    x : INT;
+    r : INT;
+END_VAR
+    a(v := x);
+    r := a.v;
+END_PROGRAM
+)",
+                   "W1002@14:12");
+}
+
+TEST(DialectLeniency, FbInternalIsNeverWritableFromOutside) {
+    // Reading is the leniency; writing another instance's VAR stays an error in both dialects.
+    const std::string text = R"(FUNCTION_BLOCK Acc
+VAR
+    sum : INT;
+END_VAR
+    sum := sum + 1;
+END_FUNCTION_BLOCK
+PROGRAM Main
+VAR
+    a : Acc;
+END_VAR
+    a.sum := 5;
+    a();
+END_PROGRAM
+)";
+    EXPECT_EQ(check(text, Dialect::Codesys).diags, "E0403@11:5(error) W1002@11:7(warning)");
+    EXPECT_EQ(check(text, Dialect::Iec).diags, "E0403@11:5(error) W1002@11:7(error)");
+}
+
+TEST(DialectLeniency, W1003WriteFbOutput) {
+    expectLeniency(R"(PROGRAM Main
+VAR
+    t : TON;
+END_VAR
+    t(IN := TRUE, PT := T#1s);
+    t.Q := FALSE;
+END_PROGRAM
+)",
+                   "W1003@6:5");
+}
+
+TEST(DialectLeniency, W1004ArithmeticOnBitStrings) {
+    expectLeniency("PROGRAM Main\nVAR\n    dw : DWORD;\nEND_VAR\n    dw := dw - 1;\nEND_PROGRAM\n", "W1004@5:11");
+}
+
+TEST(DialectLeniency, W1005BitwiseOnIntegers) {
+    expectLeniency("PROGRAM Main\nVAR\n    i : INT;\nEND_VAR\n    i := i AND 1;\nEND_PROGRAM\n", "W1005@5:10");
+    expectLeniency("PROGRAM Main\nVAR\n    i : INT;\nEND_VAR\n    i := NOT i;\nEND_PROGRAM\n", "W1005@5:10");
+}
+
+TEST(DialectLeniency, W1006IntegerMixedWithBitString) {
+    expectLeniency(
+        "PROGRAM Main\nVAR\n    w : WORD;\n    i : INT;\n    d : DINT;\nEND_VAR\n    d := w + i;\nEND_PROGRAM\n",
+        "W1006@7:10");
+}
+
+TEST(DialectLeniency, W1007BitStringIndexAndSelector) {
+    expectLeniency("PROGRAM Main\nVAR\n    a : ARRAY[0..3] OF INT;\n    b : BYTE;\n    i : INT;\nEND_VAR\n"
+                   "    i := a[b];\nEND_PROGRAM\n",
+                   "W1007@7:12");
+    expectLeniency("PROGRAM Main\nVAR\n    w : WORD;\n    i : INT;\nEND_VAR\n    CASE w OF\n        1: i := 2;\n"
+                   "    END_CASE;\nEND_PROGRAM\n",
+                   "W1007@6:10");
+}
+
+TEST(DialectLeniency, W1008BitAccessOnInteger) {
+    expectLeniency("PROGRAM Main\nVAR\n    i : INT;\n    b : BOOL;\nEND_VAR\n    b := i.3;\nEND_PROGRAM\n",
+                   "W1008@6:10");
+    // The bit number is still checked against the width.
+    EXPECT_EQ(check("PROGRAM Main\nVAR\n    i : INT;\n    b : BOOL;\nEND_VAR\n    b := i.16;\nEND_PROGRAM\n",
+                    Dialect::Codesys)
+                  .diags,
+              "E0212@6:10(error) W1008@6:10(warning)");
+}
+
+TEST(DialectLeniency, W1009CodesysFbParameterNamesTheIecOne) {
+    const std::string text = "PROGRAM Main\nVAR\n    c : CTU;\n    x : BOOL;\nEND_VAR\n"
+                             "    c(CU := x, RESET := x, PV := 3);\nEND_PROGRAM\n";
+    expectLeniency(text, "W1009@6:16");
+    BuildOptions build;
+    build.dialect = Dialect::Iec;
+    Project p = checkSources({{"main.st", text}}, build);
+    ASSERT_EQ(p.diagnostics.size(), 1u);
+    EXPECT_NE(p.diagnostics[0].message.find("IEC 61131-3 calls it 'R'"), std::string::npos) << p.diagnostics[0].message;
+}
+
+TEST(DialectLeniency, W1009OnlyForTheStandardFbs) {
+    // A user FB has only the parameters it declares.
+    const std::string text = "FUNCTION_BLOCK Counter\nVAR_INPUT\n    R : BOOL;\nEND_VAR\nEND_FUNCTION_BLOCK\n"
+                             "PROGRAM Main\nVAR\n    c : Counter;\nEND_VAR\n    c(RESET := TRUE);\nEND_PROGRAM\n";
+    EXPECT_EQ(check(text, Dialect::Codesys).diags, "E0302@10:7(error)");
+}
+
+TEST(DialectLeniency, W1010ImplicitNarrowing) {
+    expectLeniency("PROGRAM Main\nVAR\n    d : DINT;\n    i : INT;\nEND_VAR\n    i := d;\nEND_PROGRAM\n", "W1010@6:10");
+    expectLeniency("PROGRAM Main\nVAR\n    d : DINT;\n    b : BYTE;\nEND_VAR\n    b := INT_TO_BYTE(d);\nEND_PROGRAM\n",
+                   "W1010@6:22");
+    // BOOL and TIME keep needing an explicit conversion.
+    EXPECT_EQ(
+        check("PROGRAM Main\nVAR\n    i : INT;\n    b : BOOL;\nEND_VAR\n    b := i;\nEND_PROGRAM\n", Dialect::Codesys)
+            .diags,
+        "E0202@6:10(error)");
+}
+
+TEST(DialectLeniency, W1011UserFunctionNamedLikeStandardWins) {
+    expectLeniency("FUNCTION MAX : INT\nVAR_INPUT\n    a : INT;\nEND_VAR\n    MAX := a;\nEND_FUNCTION\n"
+                   "PROGRAM Main\nVAR\n    i : INT;\nEND_VAR\n    i := MAX(3);\nEND_PROGRAM\n",
+                   "W1011@1:10");
+    expectLeniency("PROGRAM Main\nVAR\n    TP : BOOL;\n    x : BOOL;\nEND_VAR\n    x := TP;\nEND_PROGRAM\n",
+                   "W1011@3:5");
+}
+
+TEST(DialectLeniency, W1012ShiftOnSignedInteger) {
+    expectLeniency("PROGRAM Main\nVAR\n    i : INT;\nEND_VAR\n    i := SHR(i, 2);\nEND_PROGRAM\n", "W1012@5:14");
+    // The result keeps the signed type: no W1010 for assigning it back.
+    expectLeniency("PROGRAM Main\nVAR\n    d : DINT;\nEND_VAR\n    d := ROL(IN := d, N := 1);\nEND_PROGRAM\n",
+                   "W1012@5:20");
+}
+
+} // namespace
+} // namespace takt::compiler
