@@ -7,33 +7,17 @@
 
 #include "support/takt_cli.h"
 #include "support/temp_dir.h"
+#include "support/validate_report.h"
 
 namespace {
 
 using takt::test::TempDir;
 
+using takt::test::hasDiagnostic;
 using takt::test::RunResult;
 using takt::test::runTakt;
 using takt::test::shellQuote;
-
-rapidjson::Document json(const RunResult& r) {
-    rapidjson::Document doc;
-    doc.Parse(r.out.c_str());
-    EXPECT_FALSE(doc.HasParseError()) << r.out << r.err;
-    EXPECT_TRUE(doc.IsObject()) << r.out;
-    return doc;
-}
-
-bool hasDiagnostic(const rapidjson::Document& doc, const char* severity, const std::string& key,
-                   const std::string& text) {
-    for (const auto& d : doc["diagnostics"].GetArray()) {
-        if (std::string(d["severity"].GetString()) == severity && std::string(d["key"].GetString()) == key &&
-            std::string(d["message"].GetString()).find(text) != std::string::npos) {
-            return true;
-        }
-    }
-    return false;
-}
+using takt::test::validateReport;
 
 constexpr const char* kRuntime = "[bundle]\nversion = 1\n[resource]\nname = \"cell\"\ncycle_interval_ms = 10\n"
                                  "[runtime.control]\nendpoint = \"unix:///tmp/takt-validate-test.sock\"\n";
@@ -58,7 +42,7 @@ TEST(ValidateCli, GoodProjectIsOk) {
     writeProject(dir);
     const RunResult r = runTakt("validate --ci", dir.path());
     EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
-    rapidjson::Document doc = json(r);
+    rapidjson::Document doc = validateReport(r);
     EXPECT_EQ(doc["version"].GetInt(), 1);
     EXPECT_STREQ(doc["command"].GetString(), "validate");
     EXPECT_STREQ(doc["status"].GetString(), "ok");
@@ -88,7 +72,7 @@ TEST(ValidateCli, UnknownRuntimeKeyIsExit10WithPosition) {
     dir.write("runtime.toml", std::string(kRuntime) + "[runtime.watchdog]\ntimeout = 5\n");
     const RunResult r = runTakt("validate --ci", dir.path());
     EXPECT_EQ(r.exitCode, 10) << r.out;
-    rapidjson::Document doc = json(r);
+    rapidjson::Document doc = validateReport(r);
     EXPECT_STREQ(doc["status"].GetString(), "error");
     EXPECT_TRUE(doc["resource"].IsNull());
     ASSERT_TRUE(hasDiagnostic(doc, "error", "runtime.watchdog.timeout", "unknown key")) << r.out;
@@ -106,7 +90,7 @@ TEST(ValidateCli, DriverParamsAreCheckedByTheDriver) {
     writeProject(dir, "[io]\ndriver = \"loopback\"\n[io.params]\nbytes = 0\n");
     const RunResult r = runTakt("validate --ci", dir.path());
     EXPECT_EQ(r.exitCode, 10) << r.out;
-    rapidjson::Document doc = json(r);
+    rapidjson::Document doc = validateReport(r);
     EXPECT_TRUE(hasDiagnostic(doc, "error", "io.params.bytes", "1..65536")) << r.out;
 }
 
@@ -115,7 +99,7 @@ TEST(ValidateCli, OverlappingDriversAreRejected) {
     writeProject(dir, "[io]\ndrivers = [{ name = \"loopback\" }, { name = \"loopback\" }]\n");
     const RunResult r = runTakt("validate --ci", dir.path());
     EXPECT_EQ(r.exitCode, 10) << r.out;
-    rapidjson::Document doc = json(r);
+    rapidjson::Document doc = validateReport(r);
     EXPECT_TRUE(
         hasDiagnostic(doc, "error", "io.drivers[1]", "writes %IB0..%IB63 which io.drivers[0] (loopback) also writes"))
         << r.out;
@@ -130,7 +114,7 @@ TEST(ValidateCli, UnwiredAddressAndUndrivenSafeStateWarn) {
                  "PROGRAM Main\nVAR\n  far AT %IX5.0 : BOOL;\nEND_VAR\nEND_PROGRAM\n");
     const RunResult r = runTakt("validate --ci", dir.path());
     EXPECT_EQ(r.exitCode, 0) << r.out;
-    rapidjson::Document doc = json(r);
+    rapidjson::Document doc = validateReport(r);
     EXPECT_STREQ(doc["status"].GetString(), "ok");
     EXPECT_TRUE(hasDiagnostic(doc, "warning", "io.safe_state", "%QX7.0")) << r.out;
     EXPECT_TRUE(hasDiagnostic(doc, "warning", "Main.far", "%IX5.0")) << r.out;
@@ -142,7 +126,7 @@ TEST(ValidateCli, CorruptProgramIsExit10) {
     dir.write("program.stbc", "STBC but not really");
     const RunResult r = runTakt("validate --ci", dir.path());
     EXPECT_EQ(r.exitCode, 10) << r.out;
-    rapidjson::Document doc = json(r);
+    rapidjson::Document doc = validateReport(r);
     EXPECT_TRUE(doc["program"].IsNull());
     ASSERT_GE(doc["diagnostics"].Size(), 1U);
 }
@@ -152,7 +136,7 @@ TEST(ValidateCli, MissingRuntimeTomlIsExit10) {
     dir.write("io.toml", kIo);
     const RunResult r = runTakt("validate --ci", dir.path());
     EXPECT_EQ(r.exitCode, 10) << r.out;
-    rapidjson::Document doc = json(r);
+    rapidjson::Document doc = validateReport(r);
     EXPECT_TRUE(hasDiagnostic(doc, "error", "", "missing runtime.toml")) << r.out;
 }
 
@@ -161,7 +145,7 @@ TEST(ValidateCli, BoardSuppliesTheIoWhenTheProjectHasNone) {
     writeProject(dir, "");
     const RunResult r = runTakt("validate --ci --board raspberry-pi-4", dir.path());
     EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
-    rapidjson::Document doc = json(r);
+    rapidjson::Document doc = validateReport(r);
     EXPECT_STREQ(doc["io_source"].GetString(), "board raspberry-pi-4");
     EXPECT_STREQ(doc["board"].GetString(), "raspberry-pi-4");
     EXPECT_STREQ(doc["io_driver"].GetString(), "gpio");
@@ -172,7 +156,7 @@ TEST(ValidateCli, UnknownBoardIsExit10) {
     writeProject(dir, "");
     const RunResult r = runTakt("validate --ci --board amiga-500", dir.path());
     EXPECT_EQ(r.exitCode, 10) << r.out;
-    rapidjson::Document doc = json(r);
+    rapidjson::Document doc = validateReport(r);
     EXPECT_TRUE(hasDiagnostic(doc, "error", "", "no board \"amiga-500\"")) << r.out;
 }
 
@@ -180,7 +164,7 @@ TEST(ValidateCli, BoardAloneOutsideAProject) {
     TempDir dir;
     const RunResult r = runTakt("validate --ci --board x86-ipc-modbus", dir.path());
     EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
-    rapidjson::Document doc = json(r);
+    rapidjson::Document doc = validateReport(r);
     EXPECT_TRUE(doc["project"].IsNull());
     EXPECT_EQ(doc["io_drivers"].Size(), 2U);
     // A broken board file given by path is reported with its line.
@@ -188,7 +172,7 @@ TEST(ValidateCli, BoardAloneOutsideAProject) {
               "name = \"bad\"\ndescription = \"x\"\narch = \"x86_64\"\n[io]\ndriver = \"gpio\"\nchip = 1\n");
     const RunResult bad = runTakt("validate --ci --board ./bad.toml", dir.path());
     EXPECT_EQ(bad.exitCode, 10) << bad.out;
-    rapidjson::Document badDoc = json(bad);
+    rapidjson::Document badDoc = validateReport(bad);
     EXPECT_TRUE(hasDiagnostic(badDoc, "error", "io.chip", "unknown key")) << bad.out;
 }
 
@@ -196,7 +180,7 @@ TEST(ValidateCli, DemoProjectValidates) {
     const RunResult r =
         runTakt("validate --ci --project " + shellQuote(std::string(TAKT_SOURCE_DIR) + "/examples/demo"), "/");
     EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
-    rapidjson::Document doc = json(r);
+    rapidjson::Document doc = validateReport(r);
     EXPECT_STREQ(doc["resource"].GetString(), "filling_line");
     EXPECT_STREQ(doc["io_driver"].GetString(), "simulated");
     for (const auto& d : doc["diagnostics"].GetArray()) {

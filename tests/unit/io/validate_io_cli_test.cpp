@@ -7,32 +7,16 @@
 
 #include "support/takt_cli.h"
 #include "support/temp_dir.h"
+#include "support/validate_report.h"
 
 namespace takt::io::test {
 namespace {
 
+using takt::test::hasDiagnostic;
 using takt::test::RunResult;
 using takt::test::runTakt;
 using takt::test::TempDir;
-
-rapidjson::Document json(const RunResult& r) {
-    rapidjson::Document doc;
-    doc.Parse(r.out.c_str());
-    EXPECT_FALSE(doc.HasParseError()) << r.out << r.err;
-    EXPECT_TRUE(doc.IsObject()) << r.out;
-    return doc;
-}
-
-bool hasDiagnostic(const rapidjson::Document& doc, const char* severity, const std::string& key,
-                   const std::string& text) {
-    for (const auto& d : doc["diagnostics"].GetArray()) {
-        if (std::string(d["severity"].GetString()) == severity && std::string(d["key"].GetString()) == key &&
-            std::string(d["message"].GetString()).find(text) != std::string::npos) {
-            return true;
-        }
-    }
-    return false;
-}
+using takt::test::validateReport;
 
 // A project with runtime.toml, `io` as io.toml and a program using %QX0.0, built with `takt build`.
 void writeProject(const TempDir& dir, const std::string& io) {
@@ -69,7 +53,7 @@ drivers = [
 )");
     const RunResult r = runTakt("validate --ci", dir.path());
     EXPECT_EQ(r.exitCode, 10) << r.out;
-    rapidjson::Document doc = json(r);
+    rapidjson::Document doc = validateReport(r);
     EXPECT_TRUE(hasDiagnostic(doc, "error", "io.drivers[1]",
                               "writes %QB0..%QB2047 which io.drivers[0] (modbus-server) also writes"))
         << r.out;
@@ -95,7 +79,7 @@ inputs = [
 )");
     const RunResult nested = runTakt("validate --ci", dir.path());
     EXPECT_EQ(nested.exitCode, 10) << nested.out;
-    rapidjson::Document doc = json(nested);
+    rapidjson::Document doc = validateReport(nested);
     bool found = false;
     for (const auto& d : doc["diagnostics"].GetArray()) {
         if (std::string(d["key"].GetString()) == "io.params.inputs[1].area") {
