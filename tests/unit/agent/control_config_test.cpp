@@ -59,8 +59,8 @@ TEST(ControlConfig, AuditRotationAndHandshakeTimeout) {
         engine::parseRuntimeConfig("[runtime.control]\nendpoint = \"unix:///tmp/t.sock\"\n", "runtime.toml");
     ASSERT_TRUE(defaults.config.has_value());
     ControlOptions o;
-    std::string error;
-    ASSERT_TRUE(controlOptionsFromConfig(*defaults.config, o, error)) << error;
+    std::vector<engine::ConfigDiagnostic> diagnostics;
+    ASSERT_TRUE(controlOptionsFromConfig(*defaults.config, o, diagnostics));
     EXPECT_EQ(o.auditMaxBytes, std::uint64_t{8} << 20);
     EXPECT_EQ(o.auditKeep, 4U);
     EXPECT_EQ(o.handshakeTimeoutMs, 5000U);
@@ -70,7 +70,7 @@ TEST(ControlConfig, AuditRotationAndHandshakeTimeout) {
                                    "audit_keep = 7\nhandshake_timeout_ms = 1500\n",
                                    "runtime.toml");
     ASSERT_TRUE(set.config.has_value());
-    ASSERT_TRUE(controlOptionsFromConfig(*set.config, o, error)) << error;
+    ASSERT_TRUE(controlOptionsFromConfig(*set.config, o, diagnostics));
     EXPECT_EQ(o.auditMaxBytes, std::uint64_t{2} << 20);
     EXPECT_EQ(o.auditKeep, 7U);
     EXPECT_EQ(o.handshakeTimeoutMs, 1500U);

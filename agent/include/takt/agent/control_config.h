@@ -12,8 +12,9 @@
 namespace takt::agent {
 
 // False with one error per refused key appended to `diagnostics` (file, line, column, key: an
-// unknown role, an unreadable or loose token file, a short or placeholder token). Limits, audit
-// log and version keep ControlOptions' defaults; the caller may set them.
+// unknown role, an unreadable or loose token file, a short or placeholder token). The audit log's
+// rotation and the TLS handshake timeout come from the config too; limits and version keep
+// ControlOptions' defaults, and the caller may set them.
 bool controlOptionsFromConfig(const engine::RuntimeConfig& config, ControlOptions& out,
                               std::vector<engine::ConfigDiagnostic>& diagnostics);
 
