@@ -107,7 +107,7 @@ std::filesystem::path boardsDirectory() {
     const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
     if (!ec) {
         for (const char* relative : {"../share/takt/boards", "boards"}) {
-            const std::filesystem::path dir = (exe.parent_path() / relative).lexically_normal();
+            std::filesystem::path dir = (exe.parent_path() / relative).lexically_normal();
             if (std::filesystem::is_directory(dir, ec)) {
                 return dir;
             }
