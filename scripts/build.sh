@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Configures and builds takt into build/ (or $TAKT_BUILD_DIR). Extra args go to cmake.
+# TAKT_TARGETS="takt ..." builds only those targets (default: everything, tests and benchmarks too).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/setup.sh"
@@ -9,4 +10,9 @@ if [ ! -f "$build/build.ninja" ]; then
 elif [ $# -gt 0 ]; then
   cmake "$build" "$@" >/dev/null
 fi
-cmake --build "$build"
+if [ -n "${TAKT_TARGETS:-}" ]; then
+  read -r -a targets <<<"$TAKT_TARGETS"
+  cmake --build "$build" --target "${targets[@]}"
+else
+  cmake --build "$build"
+fi

@@ -12,10 +12,6 @@
 #include "io_config_internal.h"
 #include "takt/engine/config_reader.h"
 
-#ifndef TAKT_BOARDS_DIR
-#define TAKT_BOARDS_DIR "boards"
-#endif
-
 namespace takt::io {
 
 namespace {
@@ -105,7 +101,19 @@ std::filesystem::path boardsDirectory() {
     if (const char* env = std::getenv("TAKT_BOARDS_DIR"); env != nullptr && *env != '\0') {
         return env;
     }
-    return TAKT_BOARDS_DIR;
+    // Relative to the running binary, never a path of the machine that built it: the same
+    // package works under /usr, /usr/local or an unpacked tree.
+    std::error_code ec;
+    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        for (const char* relative : {"../share/takt/boards", "boards"}) {
+            std::filesystem::path dir = (exe.parent_path() / relative).lexically_normal();
+            if (std::filesystem::is_directory(dir, ec)) {
+                return dir;
+            }
+        }
+    }
+    return kInstalledBoardsDir;
 }
 
 BoardResult parseBoard(std::string_view text, const std::string& file, bool byteAddressing) {

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "run_log.h"
 #include "run_support.h"
 #include "systemd_notify.h"
 #include "takt/agent/agent_server.h"
@@ -41,6 +41,7 @@ namespace fs = std::filesystem;
 struct RunOptions {
     std::string project;
     std::string board;
+    std::string stateDir;
     std::string duration;
     std::string restart = "warm";
 };
@@ -125,13 +126,13 @@ private:
     std::shared_ptr<spdlog::logger> log_;
 };
 
-std::unique_ptr<engine::RetainSink> makeRetainSink(const engine::RuntimeConfig& config, const fs::path& project,
+std::unique_ptr<engine::RetainSink> makeRetainSink(const engine::RuntimeConfig& config, const fs::path& state,
                                                    const bytecode::Module& module,
                                                    const std::shared_ptr<spdlog::logger>& log) {
     if (!config.retain.enabled) {
         return nullptr;
     }
-    const fs::path path = config.retain.path.is_absolute() ? config.retain.path : project / config.retain.path;
+    const fs::path path = config.retain.path.is_absolute() ? config.retain.path : state / config.retain.path;
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
     if (ec) {
@@ -140,14 +141,6 @@ std::unique_ptr<engine::RetainSink> makeRetainSink(const engine::RuntimeConfig& 
         return nullptr;
     }
     return std::make_unique<SlotRetainSink>(path, module, log);
-}
-
-std::shared_ptr<spdlog::logger> makeLogger(const std::string& level) {
-    auto logger = std::make_shared<spdlog::logger>("takt", std::make_shared<spdlog::sinks::stderr_sink_mt>());
-    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
-    logger->set_level(spdlog::level::from_str(level));
-    logger->flush_on(spdlog::level::trace);
-    return logger;
 }
 
 std::string healthText(const std::vector<io::DriverHealthReport>& health) {
@@ -212,16 +205,23 @@ private:
     std::vector<agent::DriverHealthView> views_;
 };
 
-// The rest of ControlOptions for the server: the audit log under the project's .takt/ and the
-// Unix socket's directory created. The tokens were read and checked by loadConfigs.
-void completeControlOptions(const engine::RuntimeConfig& config, const fs::path& project, agent::ControlOptions& out) {
+// The rest of ControlOptions for the server: the audit log under the state directory's .takt/
+// and the Unix socket's directory created. The tokens were read and checked by loadConfigs.
+void completeControlOptions(const engine::RuntimeConfig& config, const fs::path& state, agent::ControlOptions& out) {
     out.version = std::string(agent::taktVersion());
     std::error_code ec;
-    fs::create_directories(project / ".takt", ec);
-    out.auditLog = (project / ".takt" / "audit.log").string();
+    fs::create_directories(state / ".takt", ec);
+    out.auditLog = (state / ".takt" / "audit.log").string();
     if (config.control.endpoint.starts_with("unix://")) {
         fs::create_directories(fs::path(config.control.endpoint.substr(7)).parent_path(), ec);
     }
+}
+
+// A configuration diagnostic on stderr, at its priority under the journal.
+void printDiagnostic(const engine::ConfigDiagnostic& d) {
+    const bool error = d.severity == engine::ConfigDiagnostic::Severity::Error;
+    std::fprintf(stderr, "%s%s\n", journalPrefix(error ? kPriorityError : kPriorityWarning).c_str(),
+                 engine::formatDiagnostic(d).c_str());
 }
 
 // runtime.toml, the control tokens (the same check as `takt validate`) and the I/O, before
@@ -234,7 +234,7 @@ bool loadConfigs(const fs::path& dir, const RunOptions& options, engine::Runtime
     }
     bool ok = rc.config.has_value();
     for (const engine::ConfigDiagnostic& d : rc.diagnostics) {
-        std::fprintf(stderr, "%s\n", engine::formatDiagnostic(d).c_str());
+        printDiagnostic(d);
         ok = ok && d.severity != engine::ConfigDiagnostic::Severity::Error;
     }
     if (!ok) {
@@ -243,7 +243,7 @@ bool loadConfigs(const fs::path& dir, const RunOptions& options, engine::Runtime
     runtime = *rc.config;
     io::IoSelection selection = io::selectIoConfig(dir, options.board, runtime.byteAddressing);
     for (const engine::ConfigDiagnostic& d : selection.io.diagnostics) {
-        std::fprintf(stderr, "%s\n", engine::formatDiagnostic(d).c_str());
+        printDiagnostic(d);
     }
     if (!selection.io.config) {
         return false;
@@ -326,9 +326,12 @@ int runOutcome(const engine::ScanLoop& loop, spdlog::logger& log) {
 }
 
 int runMain(const RunOptions& options) {
-    auto log = makeLogger("info");
+    auto log = makeRunLogger("info");
     std::error_code ec;
     const fs::path dir = fs::absolute(options.project.empty() ? fs::current_path(ec) : fs::path(options.project), ec);
+    // Runtime state (relative retain path, .takt/audit.log) goes under the project unless a
+    // packaged service keeps its project read-only in /etc and its state in /var/lib.
+    const fs::path state = options.stateDir.empty() ? dir : fs::absolute(options.stateDir, ec);
     std::optional<std::int64_t> forNs;
     if (!options.duration.empty()) {
         forNs = parseDurationNs(options.duration);
@@ -362,11 +365,12 @@ int runMain(const RunOptions& options) {
     engine::Engine engine(std::make_unique<engine::VmRunner>(0), clock);
     engine::FaultReport initFault;
     if (!engine.load(std::make_unique<engine::LoadedProgram>(program.module, program.hash), initFault)) {
-        std::fprintf(stderr, "takt run: the program faulted while initialising: %s (%s:%u:%u)\n",
-                     initFault.message.c_str(), initFault.path.c_str(), initFault.line, initFault.column);
+        std::fprintf(stderr, "%stakt run: the program faulted while initialising: %s (%s:%u:%u)\n",
+                     journalPrefix(kPriorityError).c_str(), initFault.message.c_str(), initFault.path.c_str(),
+                     initFault.line, initFault.column);
         return kExitInternal;
     }
-    std::unique_ptr<engine::RetainSink> retain = makeRetainSink(runtime, dir, engine.program().module(), log);
+    std::unique_ptr<engine::RetainSink> retain = makeRetainSink(runtime, state, engine.program().module(), log);
     if (options.restart == "warm" && retain != nullptr) {
         std::string message;
         if (!retain->restore(engine.program(), message)) {
@@ -376,7 +380,7 @@ int runMain(const RunOptions& options) {
 
     io::DriverSet drivers;
     if (!drivers.configure(ioConfig, engine.area(bytecode::IoArea::Output).size(), error)) {
-        std::fprintf(stderr, "takt run: %s\n", error.c_str());
+        std::fprintf(stderr, "%stakt run: %s\n", journalPrefix(kPriorityError).c_str(), error.c_str());
         return kExitInvalidProject;
     }
 
@@ -389,14 +393,14 @@ int runMain(const RunOptions& options) {
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
     if (!drivers.start(error)) {
-        std::fprintf(stderr, "takt run: %s\n", error.c_str());
+        std::fprintf(stderr, "%stakt run: %s\n", journalPrefix(kPriorityError).c_str(), error.c_str());
         return kExitInvalidProject;
     }
     engine::ScanLoop loop(engine, clock, drivers, engine::ScanOptions::fromConfig(runtime));
     loop.setRetainSink(retain.get());
     if (!loop.start(error)) {
         drivers.stop();
-        std::fprintf(stderr, "takt run: %s\n", error.c_str());
+        std::fprintf(stderr, "%stakt run: %s\n", journalPrefix(kPriorityError).c_str(), error.c_str());
         return kExitInternal;
     }
     for (const std::string& w : loop.warnings()) {
@@ -413,12 +417,13 @@ int runMain(const RunOptions& options) {
         ropts.byteAddressing = runtime.byteAddressing;
         ropts.driverHealth = [&healthCache] { return healthCache.get(); };
         control = std::make_unique<agent::RuntimeControl>(loop, engine, ropts);
-        completeControlOptions(runtime, dir, copts);
+        completeControlOptions(runtime, state, copts);
         server = std::make_unique<agent::ControlServer>(copts, *control);
         if (!server->start(error)) {
             loop.stop();
             drivers.stop();
-            std::fprintf(stderr, "takt run: runtime.control: %s\n", error.c_str());
+            std::fprintf(stderr, "%stakt run: runtime.control: %s\n", journalPrefix(kPriorityError).c_str(),
+                         error.c_str());
             return kExitInvalidProject;
         }
         log->info("control endpoint {}", server->boundEndpoint());
@@ -493,6 +498,9 @@ void registerRun(CLI::App& app, int& exitCode) {
     CLI::App* cmd = app.add_subcommand("run", "Run the project on the real-time scan loop");
     cmd->add_option("--project", options->project, "Project directory (default: the current directory)");
     cmd->add_option("--board", options->board, "Board whose io is used when the project has no io.toml");
+    cmd->add_option("--state-dir", options->stateDir,
+                    "Directory for runtime state: a relative runtime.retain.path and .takt/audit.log (default: the "
+                    "project directory)");
     cmd->add_option("--for", options->duration, "Stop after this long (10s, 500ms, 2m); default: until SIGTERM");
     cmd->add_option("--restart", options->restart, "warm (restore RETAIN variables) or cold")
         ->check(CLI::IsMember({"warm", "cold"}));

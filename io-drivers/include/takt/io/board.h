@@ -11,8 +11,9 @@
 //   [runtime.realtime]               # as in runtime.toml
 //   [io]                             # as in io.toml
 //
-// Boards live in <source>/boards (TAKT_BOARDS_DIR at build time); the environment variable
-// TAKT_BOARDS_DIR overrides the directory.
+// Board names are looked up in the first of: $TAKT_BOARDS_DIR; <dir of takt>/../share/takt/boards
+// (installed: /usr/bin/takt -> /usr/share/takt/boards); <dir of takt>/boards (a build tree, where
+// CMake links it to the source's boards/); else /usr/share/takt/boards, named in the error.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -26,6 +27,7 @@ namespace takt::io {
 
 inline constexpr std::string_view kDefaultBoard = "host-sim";
 inline constexpr std::string_view kSystemIoConfig = "/etc/takt/io.toml";
+inline constexpr std::string_view kInstalledBoardsDir = "/usr/share/takt/boards";
 
 struct Board {
     std::filesystem::path file;
@@ -43,7 +45,7 @@ struct BoardResult {
     std::vector<engine::ConfigDiagnostic> diagnostics;
 };
 
-// The directory board names are looked up in.
+// The directory board names are looked up in (the search order above).
 [[nodiscard]] std::filesystem::path boardsDirectory();
 
 // `nameOrPath` is a board name ("raspberry-pi-4": <boardsDirectory()>/raspberry-pi-4.toml) or,

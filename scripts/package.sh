@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Builds the Debian package of takt into dist/ (docs/install.md): a stripped release build in
+# build-rel/ (or $TAKT_REL_BUILD_DIR) configured for /usr with Debian's hardening flags, only the
+# takt target, CPack (dependencies from dpkg-shlibdeps), then lintian, which must report no errors.
+#   bash scripts/package.sh                  # dist/takt_<version>_amd64.deb
+#   TAKT_ARCH=arm64 bash scripts/package.sh  # the cross build (scripts/arm64.sh calls this)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+arch=${TAKT_ARCH:-$(dpkg --print-architecture)}
+native=$(dpkg --print-architecture)
+bash "$root/scripts/setup.sh"
+
+need=(dpkg-dev lintian file)
+missing=()
+for p in "${need[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "package: installing ${missing[*]}" >&2
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ "$arch" = "$native" ]; then
+  build=${TAKT_REL_BUILD_DIR:-$root/build-rel}
+  cross=()
+  export DEB_HOST_ARCH=$arch
+else
+  build=${TAKT_REL_BUILD_DIR:-$root/build-$arch}
+  cross=(-DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-aarch64-linux-gnu.cmake")
+  export DEB_HOST_ARCH=$arch
+fi
+# Debian's flags for a package: -O2, stack protector, _FORTIFY_SOURCE, RELRO, PIE (lintian checks
+# them in the binary). The file-prefix map keeps the checkout's path out of the binary.
+cxxflags="$(dpkg-buildflags --get CXXFLAGS) $(dpkg-buildflags --get CPPFLAGS) -ffile-prefix-map=$root=."
+ldflags="$(dpkg-buildflags --get LDFLAGS) -Wl,-z,now"
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_INSTALL_PREFIX=/usr \
+        -DCMAKE_CXX_FLAGS="$cxxflags" -DCMAKE_EXE_LINKER_FLAGS="$ldflags" -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
+        -DTAKT_TESTS=OFF -DTAKT_BENCH=OFF "${cross[@]}" >/dev/null
+fi
+nice -n 10 cmake --build "$build" --target takt
+# `cpack` installs the project (building "all" first: with tests and benchmarks off that is takt
+# and its libraries, already built) into a staging tree and packs it.
+(cd "$build" && nice -n 10 cpack -G DEB -B "$build/cpack" >/dev/null)
+mkdir -p "$root/dist"
+deb=$(ls -t "$build"/cpack/takt_*_"$arch".deb | head -1)
+cp "$deb" "$root/dist/"
+deb="$root/dist/$(basename "$deb")"
+echo "package: $deb ($(du -h "$deb" | cut -f1); takt $(dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/bin/takt | wc -c) bytes stripped)"
+dpkg-deb -f "$deb" Depends
+# Errors fail the build; warnings are shown.
+lintian --fail-on error --tag-display-limit 0 "$deb"
