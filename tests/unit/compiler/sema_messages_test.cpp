@@ -1,6 +1,7 @@
 // The wording of front-end diagnostics where it names what a declaration is: a member outside
-// VAR_INPUT/VAR_OUTPUT is named by its section (E0105), a POU that contains itself by its kind
-// (E0111).
+// VAR_INPUT/VAR_OUTPUT is named by its section (W1002 for an FB's VAR and VAR_IN_OUT, which the
+// default dialect lets callers read; E0105 for a VAR_TEMP), a POU that contains itself by its
+// kind (E0111).
 #include <string>
 
 #include <gtest/gtest.h>
@@ -23,16 +24,16 @@ TEST(SemaMessages, HiddenMemberIsNamedByItsSection) {
                               ";\nEND_PROGRAM\n");
     };
     const test::Analysis inOut = read("io");
-    EXPECT_EQ(message(inOut, "E0105"),
-              "'io' is a VAR_IN_OUT of 'Fb'; only VAR_INPUT and VAR_OUTPUT are accessible from outside")
+    EXPECT_EQ(message(inOut, "W1002"), "'io' is a VAR_IN_OUT member internal to 'Fb'; IEC 61131-3 makes only "
+                                       "VAR_INPUT and VAR_OUTPUT accessible from outside")
         << inOut.rendered();
     const test::Analysis temp = read("scratch");
     EXPECT_EQ(message(temp, "E0105"),
               "'scratch' is a VAR_TEMP of 'Fb'; only VAR_INPUT and VAR_OUTPUT are accessible from outside")
         << temp.rendered();
     const test::Analysis internal = read("state");
-    EXPECT_EQ(message(internal, "E0105"),
-              "'state' is internal to 'Fb' (VAR); only VAR_INPUT and VAR_OUTPUT are accessible from outside")
+    EXPECT_EQ(message(internal, "W1002"), "'state' is a VAR member internal to 'Fb'; IEC 61131-3 makes only "
+                                          "VAR_INPUT and VAR_OUTPUT accessible from outside")
         << internal.rendered();
 }
 
