@@ -313,6 +313,12 @@ DriverSpec makeSpec(std::string name, toml::table* params, std::string keyPrefix
 void checkDriverName(TableReader& r, std::string_view key, const std::string& name) {
     if (name.empty()) {
         r.error(key, "must not be empty");
+    } else if (name == "ethercat") {
+        // truST projects name it; takt has no EtherCAT master. One error that says so, rather
+        // than "unknown driver", so a user porting such a project knows it is not a typo.
+        r.error(key, fmt::format("driver \"ethercat\" is not supported by takt: there is no EtherCAT master; use "
+                                 "modbus-tcp, modbus-server, mqtt or gpio for field I/O (known: {})",
+                                 detail::knownDriverNames()));
     } else if (!detail::isKnownDriverName(name)) {
         r.error(key, fmt::format("unknown driver \"{}\" (known: {})", name, detail::knownDriverNames()));
     }

@@ -104,6 +104,18 @@ TEST(IoConfig, UnknownDriverListsTheKnownOnes) {
     EXPECT_NE(find(r, "io.drivers[0].name"), nullptr) << dump(r.diagnostics);
 }
 
+// truST projects may name an EtherCAT driver: one error says takt has none, in both forms.
+TEST(IoConfig, EthercatIsNamedAsNotSupported) {
+    for (const char* text : {"[io]\ndriver = \"ethercat\"\n", "[io]\ndrivers = [{ name = \"ethercat\" }]\n"}) {
+        IoConfigResult r = parse(text);
+        EXPECT_FALSE(r.config);
+        ASSERT_EQ(r.diagnostics.size(), 1U) << dump(r.diagnostics);
+        EXPECT_NE(r.diagnostics[0].message.find("\"ethercat\" is not supported by takt"), std::string::npos)
+            << dump(r.diagnostics);
+        EXPECT_EQ(r.diagnostics[0].line, 2U);
+    }
+}
+
 TEST(IoConfig, StructureErrors) {
     EXPECT_NE(find(parse("[io]\n"), "io"), nullptr);
     EXPECT_NE(find(parse(""), "io"), nullptr);
