@@ -386,6 +386,15 @@ void Parser::parseVarDecl(std::vector<ast::VarDecl>& out) {
         return;
     }
     d.type = parseTypeSpec();
+    // R_EDGE / F_EDGE are not keywords (IEC lists them, but real code names variables like that):
+    // only right after a declaration's type do they qualify it.
+    if (at(TokenKind::Identifier)) {
+        const std::string q = upperName(text(tok()));
+        if (q == "R_EDGE" || q == "F_EDGE") {
+            d.edge = q == "R_EDGE" ? ast::InputEdge::Rising : ast::InputEdge::Falling;
+            d.edgeSpan = span(advance());
+        }
+    }
     if (accept(TokenKind::Assign)) {
         d.init = parseInitializer();
     }

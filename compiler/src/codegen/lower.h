@@ -199,6 +199,7 @@ private:
     void lowerForUnsigned64(const ast::ForStmt& s, const Loc& var);
     void lowerCase(const ast::CaseStmt& s);
     void prologue();
+    void edgeInputs();
 
     Generator& g_;
     const Symbol* pou_;

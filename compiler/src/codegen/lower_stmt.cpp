@@ -58,12 +58,39 @@ void Lowerer::prologue() {
     }
 }
 
+// R_EDGE / F_EDGE inputs, before the FB body: the input becomes what an R_TRIG (F_TRIG) on the
+// passed value gives, with the hidden member as the trigger's memory (IEC 61131-3 2.5.2.2).
+void Lowerer::edgeInputs() {
+    if (pou_->pouKind != ast::PouKind::FunctionBlock && pou_->pouKind != ast::PouKind::TestFunctionBlock) {
+        return;
+    }
+    for (const Symbol* in : pou_->scope->symbols()) {
+        if (in->kind != SymbolKind::Variable || in->edgeMemory == nullptr) {
+            continue;
+        }
+        const Loc input = locateSymbol(in, in->span);
+        const Loc memory = locateSymbol(in->edgeMemory, in->span);
+        const Operand passed = frameSlot(4, 4);
+        const Operand other = frameSlot(4, 4);
+        // R_TRIG: Q := CLK AND NOT M; M := CLK. F_TRIG is the same on NOT CLK, so that (as the
+        // standard F_TRIG) the first call with the input FALSE reads TRUE.
+        emit(Opcode::MOV_8, {passed, input.at});
+        if (in->varDecl == nullptr || in->varDecl->edge != ast::InputEdge::Rising) {
+            emit(Opcode::NOT_B, {passed, passed});
+        }
+        emit(Opcode::NOT_B, {other, memory.at});
+        emit(Opcode::AND_B, {input.at, passed, other});
+        emit(Opcode::MOV_8, {memory.at, passed});
+    }
+}
+
 void Lowerer::lowerPou() {
     const std::uint32_t index = g_.pouIndex(pou_);
     function_ = pou_->pouKind == ast::PouKind::Function || pou_->pouKind == ast::PouKind::Method;
     scope_ = pou_->scope;
     const std::uint32_t entry = here();
     prologue();
+    edgeInputs();
     lowerBody(pou_->pou->body);
     patch(returns_, here());
     emit(Opcode::RET, {});

@@ -352,7 +352,7 @@ void BodyChecker::reportUnused() {
             continue;
         }
         for (const Symbol* v : pou->scope->symbols()) {
-            if (v->kind == SymbolKind::Variable &&
+            if (v->kind == SymbolKind::Variable && !v->hidden &&
                 (v->section == ast::VarSection::Var || v->section == ast::VarSection::Temp) && !v->address &&
                 used_.count(v) == 0) {
                 cx_.diags.report(DiagCode::UnusedVariable, v->span,

@@ -119,6 +119,41 @@ void checkSection(Context& cx, const ast::VarBlock& block, SectionPlace place) {
     }
 }
 
+namespace {
+
+// R_EDGE / F_EDGE: only on a BOOL VAR_INPUT of a FUNCTION_BLOCK, which gets a hidden BOOL member
+// holding the input's value of the last call (the FB body turns the input into the edge).
+void declareEdgeMemory(Context& cx, const ast::VarDecl& vd, ast::VarSection section, Scope* scope, Symbol* input) {
+    const Symbol* owner = input->owner;
+    const bool inFb =
+        owner != nullptr && owner->kind == SymbolKind::Pou &&
+        (owner->pouKind == ast::PouKind::FunctionBlock || owner->pouKind == ast::PouKind::TestFunctionBlock);
+    const bool boolType = vd.type != nullptr && vd.type->kind == ast::TypeSpecKind::Named &&
+                          static_cast<const ast::NamedTypeSpec&>(*vd.type).name.parts.size() == 1 &&
+                          sameName(static_cast<const ast::NamedTypeSpec&>(*vd.type).name.parts[0].name, "BOOL");
+    if (section != ast::VarSection::Input || !inFb || !boolType) {
+        cx.error(DiagCode::InvalidQualifier, vd.edgeSpan,
+                 std::string(vd.edge == ast::InputEdge::Rising ? "R_EDGE" : "F_EDGE") +
+                     " is only allowed on a BOOL VAR_INPUT of a FUNCTION_BLOCK");
+        return;
+    }
+    Symbol* memory = cx.model.newSymbol();
+    memory->kind = SymbolKind::Variable;
+    memory->name = input->name + "$edge"; // '$' cannot start or continue an ST identifier
+    memory->span = vd.edgeSpan;
+    memory->type = cx.model.types.get(TypeKind::Bool);
+    memory->owner = owner;
+    memory->section = ast::VarSection::Var;
+    memory->declIndex = input->declIndex;
+    memory->declScope = scope;
+    memory->hidden = true;
+    if (declareSymbol(cx, scope, memory)) {
+        input->edgeMemory = memory;
+    }
+}
+
+} // namespace
+
 void declareVarBlock(Context& cx, ast::VarBlock& block, Scope* scope, const Symbol* owner, std::uint32_t& index,
                      std::vector<const Symbol*>* params, bool deferTypes) {
     for (ast::VarDecl& vd : block.vars) {
@@ -164,6 +199,9 @@ void declareVarBlock(Context& cx, ast::VarBlock& block, Scope* scope, const Symb
             if (pending != nullptr) {
                 pending->symbols.push_back(s);
                 cx.decl->varOf[s] = pending;
+            }
+            if (vd.edge != ast::InputEdge::None) {
+                declareEdgeMemory(cx, vd, block.section, scope, s);
             }
             if (block.section == ast::VarSection::Global || block.section == ast::VarSection::Static) {
                 cx.model.globals.push_back(s); // storage of its own, outside any instance or frame

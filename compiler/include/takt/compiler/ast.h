@@ -419,11 +419,17 @@ enum class VarSection : std::uint8_t { Var, Temp, Input, Output, InOut, Global, 
 // The keyword that opens a section: "VAR_INPUT", "VAR_GLOBAL"…
 [[nodiscard]] const char* sectionKeyword(VarSection s);
 
+// R_EDGE / F_EDGE after a BOOL VAR_INPUT's type: inside the FB the input reads TRUE only in the
+// call that sees its rising (falling) edge.
+enum class InputEdge : std::uint8_t { None, Rising, Falling };
+
 struct VarDecl {
     std::vector<Identifier> names;  // a, b, c : INT;
     std::optional<Address> address; // AT %IX0.0
     TypeSpecPtr type;
     ExprPtr init; // null: default initial value
+    InputEdge edge = InputEdge::None;
+    Span edgeSpan;
     Span span;
 };
 

@@ -48,6 +48,9 @@ struct Symbol {
     std::uint32_t declIndex = 0;      // order within its POU (initialiser order rule)
     const Scope* declScope = nullptr; // the scope the symbol is declared in (initialisers are evaluated there)
     const Symbol* target = nullptr;   // VAR_EXTERNAL: its VAR_GLOBAL; VAR_ACCESS: the variable the path names
+    // An R_EDGE / F_EDGE input: the hidden member holding the value of its last call.
+    const Symbol* edgeMemory = nullptr;
+    bool hidden = false; // a member the compiler adds (edge memories): never reported as unused
 
     // POUs, interfaces, methods
     ast::PouKind pouKind = ast::PouKind::Program;
