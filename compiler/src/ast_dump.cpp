@@ -522,6 +522,8 @@ public:
         case StmtKind::Continue: open("CONTINUE", s.span); break;
         case StmtKind::Return: open("RETURN", s.span); break;
         case StmtKind::Empty: open("empty", s.span); break;
+        case StmtKind::Label: open("label " + static_cast<const LabelStmt&>(s).name.name, s.span); break;
+        case StmtKind::Jump: open("JMP " + static_cast<const LabelStmt&>(s).name.name, s.span); break;
         }
         out_ += ')';
     }

@@ -259,6 +259,12 @@ private:
                 return level;
             }
         }
+        // A jump label `name:` in a body (not `name : TYPE` in a declaration): written like a
+        // CASE label, the statement after it on a line of its own.
+        if (k == TokenKind::Identifier && toks_[i + 1].kind == TokenKind::Colon && top != nullptr &&
+            !isVarSection(top->opener) && top->opener != TokenKind::Type && top->opener != TokenKind::Struct) {
+            labelColon_ = i + 1;
+        }
         return n;
     }
 

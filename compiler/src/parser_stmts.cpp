@@ -179,6 +179,24 @@ ast::StmtPtr Parser::parseStatement() {
     if (k == TokenKind::Identifier && peek(1) == TokenKind::Identifier && skipSfcElement()) {
         return nullptr;
     }
+    // `name:` at the start of a statement is a jump label (a CASE label ends the list before
+    // this); `JMP name;` jumps to it. JMP is not a keyword, so a variable may still be called jmp.
+    if (k == TokenKind::Identifier && peek(1) == TokenKind::Colon) {
+        auto l = std::make_unique<ast::LabelStmt>(ast::StmtKind::Label, Span{});
+        l->name = identifier(advance());
+        advance(); // ':'
+        l->span = spanFrom(begin);
+        return l;
+    }
+    if (k == TokenKind::Identifier && peek(1) == TokenKind::Identifier && peek(2) == TokenKind::Semicolon &&
+        upperName(text(tok())) == "JMP") {
+        advance();
+        auto j = std::make_unique<ast::LabelStmt>(ast::StmtKind::Jump, Span{});
+        j->name = identifier(advance());
+        j->span = spanFrom(begin);
+        expectSemicolon("after JMP");
+        return j;
+    }
     if (isEndKeyword(k) || k == TokenKind::Else || k == TokenKind::Elsif || k == TokenKind::Until ||
         k == TokenKind::Then || k == TokenKind::Do || k == TokenKind::Of) {
         errorUnexpected("here: no open block expects it");

@@ -1,6 +1,8 @@
 #pragma once
 // Lowering of one POU body (or the init code) to instructions over the data image.
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "codegen/codegen_internal.h"
@@ -214,6 +216,8 @@ private:
         std::vector<std::uint32_t> continues;
     };
     std::vector<LoopLabels*> loops_;
+    std::map<std::string, std::uint32_t> labelAt_;            // JMP targets: upper-case label -> code
+    std::map<std::string, std::vector<std::uint32_t>> jumps_; // JMPs to patch, by upper-case label
     // FOR control variables whose 32-bit counter slot the body reads in their place.
     std::vector<std::pair<const Symbol*, Operand>> pinned_;
     // Code offset of the last IDX emitted by locate() (its result is the element pointer), or

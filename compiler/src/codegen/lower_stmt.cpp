@@ -92,6 +92,11 @@ void Lowerer::lowerPou() {
     prologue();
     edgeInputs();
     lowerBody(pou_->pou->body);
+    for (const auto& [name, patches] : jumps_) {
+        if (auto it = labelAt_.find(name); it != labelAt_.end()) { // sema reported any other
+            patch(patches, it->second);
+        }
+    }
     patch(returns_, here());
     emit(Opcode::RET, {});
     out_.pous[index].code = entry;
@@ -235,6 +240,10 @@ void Lowerer::lowerStmt(const ast::Stmt& s) {
         return;
     case ast::StmtKind::Return: emitJump(Opcode::JMP, {}, returns_); return;
     case ast::StmtKind::Empty: return;
+    case ast::StmtKind::Label: labelAt_[upperName(static_cast<const ast::LabelStmt&>(s).name.name)] = here(); return;
+    case ast::StmtKind::Jump: // patched once the body is lowered (the label may come later)
+        emitJump(Opcode::JMP, {}, jumps_[upperName(static_cast<const ast::LabelStmt&>(s).name.name)]);
+        return;
     }
 }
 

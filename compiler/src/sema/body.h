@@ -58,6 +58,8 @@ private:
         int loopDepth = 0;
         std::vector<const Symbol*> forVariables;
         std::optional<std::uint32_t> initIndex; // checking the initialiser of the variable with this declIndex
+        std::map<std::string, Span> labels;     // upper-case name -> where it is declared
+        std::vector<const ast::LabelStmt*> jumps;
     };
 
     // What a target expression denotes (analyzeTarget).

@@ -58,6 +58,12 @@ void BodyChecker::checkPou(const Symbol& pou) {
     }
 
     checkStmts(mut(pou.pou->body));
+    for (const ast::LabelStmt* j : pc_.jumps) {
+        if (pc_.labels.count(upperName(j->name.name)) == 0) {
+            cx_.error(DiagCode::UnknownLabel, j->name.span,
+                      "JMP to '" + j->name.name + "': '" + pou.name + "' has no label of that name");
+        }
+    }
 
     const bool hasResult = pou.type != nullptr && stripAlias(pou.type)->kind() != TypeKind::Void &&
                            stripAlias(pou.type)->kind() != TypeKind::Error;

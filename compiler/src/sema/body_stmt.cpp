@@ -24,16 +24,22 @@ void BodyChecker::checkStmts(ast::StmtList& list) {
         if (s == nullptr) {
             continue;
         }
+        if (s->kind == ast::StmtKind::Label) {
+            terminated = false; // a jump may land here
+            warned = false;
+        }
         if (terminated && !warned && s->kind != ast::StmtKind::Empty) {
             cx_.diags.report(DiagCode::UnreachableCode, s->span,
                              std::string("this statement can never run: it follows ") + terminator);
             warned = true;
         }
         checkStmt(*s);
-        if (s->kind == ast::StmtKind::Return || s->kind == ast::StmtKind::Exit || s->kind == ast::StmtKind::Continue) {
+        if (s->kind == ast::StmtKind::Return || s->kind == ast::StmtKind::Exit || s->kind == ast::StmtKind::Continue ||
+            s->kind == ast::StmtKind::Jump) {
             terminated = true;
             terminator = s->kind == ast::StmtKind::Return ? "RETURN"
                          : s->kind == ast::StmtKind::Exit ? "EXIT"
+                         : s->kind == ast::StmtKind::Jump ? "JMP"
                                                           : "CONTINUE";
         }
     }
@@ -137,6 +143,17 @@ void BodyChecker::checkStmt(ast::Stmt& s) {
         cx_.diags.report(DiagCode::EmptyStatement, s.span, "a stray ';' makes an empty statement");
         return;
     case ast::StmtKind::Return: return;
+    case ast::StmtKind::Label: {
+        const auto& l = static_cast<const ast::LabelStmt&>(s);
+        if (auto [it, fresh] = pc_.labels.emplace(upperName(l.name.name), l.name.span); !fresh) {
+            if (Diagnostic* d = cx_.error(DiagCode::DuplicateLabel, l.name.span,
+                                          "label '" + l.name.name + "' is declared twice in this body")) {
+                d->related.push_back({it->second, "the first '" + l.name.name + "' is here"});
+            }
+        }
+        return;
+    }
+    case ast::StmtKind::Jump: pc_.jumps.push_back(&static_cast<const ast::LabelStmt&>(s)); return;
     }
 }
 

@@ -328,7 +328,22 @@ struct ErrorExpr final : Expr {
 // ---------------------------------------------------------------------------------------------
 // Statements
 
-enum class StmtKind : std::uint8_t { Assign, Expr, If, Case, For, While, Repeat, Exit, Continue, Return, Empty };
+// Label / Jump: `name:` and `JMP name;` (CODESYS; a jump stays inside its POU's body).
+enum class StmtKind : std::uint8_t {
+    Assign,
+    Expr,
+    If,
+    Case,
+    For,
+    While,
+    Repeat,
+    Exit,
+    Continue,
+    Return,
+    Empty,
+    Label,
+    Jump
+};
 
 struct Stmt {
     explicit Stmt(StmtKind k, Span s) : kind(k), span(s) {}
@@ -408,6 +423,11 @@ struct RepeatStmt final : Stmt {
 
 struct SimpleStmt final : Stmt { // EXIT, CONTINUE, RETURN, and the empty statement ';'
     explicit SimpleStmt(StmtKind k, Span s) : Stmt(k, s) {}
+};
+
+struct LabelStmt final : Stmt { // a jump target `name:` (Label) or `JMP name;` (Jump)
+    explicit LabelStmt(StmtKind k, Span s) : Stmt(k, s) {}
+    Identifier name;
 };
 
 // ---------------------------------------------------------------------------------------------
