@@ -5,6 +5,29 @@ namespace takt::compiler::ast {
 StructTypeSpec::StructTypeSpec(Span s) : TypeSpec(TypeSpecKind::Struct, s) {}
 StructTypeSpec::~StructTypeSpec() = default;
 
+const char* binaryOpText(BinaryOp op) {
+    switch (op) {
+    case BinaryOp::Or: return "OR";
+    case BinaryOp::Xor: return "XOR";
+    case BinaryOp::And: return "AND";
+    case BinaryOp::Eq: return "=";
+    case BinaryOp::Ne: return "<>";
+    case BinaryOp::Lt: return "<";
+    case BinaryOp::Le: return "<=";
+    case BinaryOp::Gt: return ">";
+    case BinaryOp::Ge: return ">=";
+    case BinaryOp::Add: return "+";
+    case BinaryOp::Sub: return "-";
+    case BinaryOp::Mul: return "*";
+    case BinaryOp::Div: return "/";
+    case BinaryOp::Mod: return "MOD";
+    case BinaryOp::Pow: return "**";
+    case BinaryOp::AndThen: return "AND_THEN";
+    case BinaryOp::OrElse: return "OR_ELSE";
+    }
+    return "?";
+}
+
 const char* sectionKeyword(VarSection s) {
     switch (s) {
     case VarSection::Var: return "VAR";

@@ -8,29 +8,6 @@ namespace {
 
 using namespace ast;
 
-std::string_view binaryName(BinaryOp op) {
-    switch (op) {
-    case BinaryOp::Or: return "OR";
-    case BinaryOp::Xor: return "XOR";
-    case BinaryOp::And: return "AND";
-    case BinaryOp::Eq: return "=";
-    case BinaryOp::Ne: return "<>";
-    case BinaryOp::Lt: return "<";
-    case BinaryOp::Le: return "<=";
-    case BinaryOp::Gt: return ">";
-    case BinaryOp::Ge: return ">=";
-    case BinaryOp::Add: return "+";
-    case BinaryOp::Sub: return "-";
-    case BinaryOp::Mul: return "*";
-    case BinaryOp::Div: return "/";
-    case BinaryOp::Mod: return "MOD";
-    case BinaryOp::Pow: return "**";
-    case BinaryOp::AndThen: return "AND_THEN";
-    case BinaryOp::OrElse: return "OR_ELSE";
-    }
-    return "?";
-}
-
 std::string_view accessName(Access a) {
     switch (a) {
     case Access::Default: return "";
@@ -147,7 +124,7 @@ public:
         }
         case ExprKind::Binary: {
             const auto& b = static_cast<const BinaryExpr&>(*e);
-            open(binaryName(b.op), e->span);
+            open(binaryOpText(b.op), e->span);
             item(b.lhs.get());
             item(b.rhs.get());
             out_ += ')';

@@ -27,26 +27,6 @@ bool isTypedInteger(const Type* t) {
     return isInteger(t) && t->kind() != K::IntLiteral;
 }
 
-const char* opName(ast::BinaryOp op) {
-    switch (op) {
-    case ast::BinaryOp::Add: return "+";
-    case ast::BinaryOp::Sub: return "-";
-    case ast::BinaryOp::Mul: return "*";
-    case ast::BinaryOp::Div: return "/";
-    case ast::BinaryOp::Mod: return "MOD";
-    case ast::BinaryOp::And: return "AND";
-    case ast::BinaryOp::Or: return "OR";
-    case ast::BinaryOp::Xor: return "XOR";
-    case ast::BinaryOp::Eq: return "=";
-    case ast::BinaryOp::Ne: return "<>";
-    case ast::BinaryOp::Lt: return "<";
-    case ast::BinaryOp::Le: return "<=";
-    case ast::BinaryOp::Gt: return ">";
-    case ast::BinaryOp::Ge: return ">=";
-    default: return "?";
-    }
-}
-
 } // namespace
 
 const Type* BodyChecker::lenientOperands(ast::BinaryExpr& e, const Type* a, const Type* b) {
@@ -74,7 +54,7 @@ const Type* BodyChecker::lenientOperands(ast::BinaryExpr& e, const Type* a, cons
         const Type* t = litA ? b : litB ? a : unifyTypes(types, a, b);
         if (t != nullptr) {
             cx_.lenient(DiagCode::BitStringArithmetic, e.span,
-                        std::string("arithmetic '") + opName(op) + "' on bit strings (" + operands +
+                        std::string("arithmetic '") + ast::binaryOpText(op) + "' on bit strings (" + operands +
                             "); IEC 61131-3 defines it for ANY_NUM only");
         }
         return t;
@@ -86,7 +66,7 @@ const Type* BodyChecker::lenientOperands(ast::BinaryExpr& e, const Type* a, cons
         const Type* t = litA ? b : litB ? a : commonType(types, a, b);
         if (t != nullptr) {
             cx_.lenient(DiagCode::BitwiseOnInteger, e.span,
-                        std::string("'") + opName(op) + "' on integers (" + operands +
+                        std::string("'") + ast::binaryOpText(op) + "' on integers (" + operands +
                             "); IEC 61131-3 defines it for ANY_BIT only");
         }
         return t;
@@ -107,7 +87,7 @@ const Type* BodyChecker::lenientOperands(ast::BinaryExpr& e, const Type* a, cons
     }
     if (t != nullptr) {
         cx_.lenient(DiagCode::MixedBitInteger, e.span,
-                    std::string("'") + opName(op) + "' mixes an integer and a bit string (" + operands +
+                    std::string("'") + ast::binaryOpText(op) + "' mixes an integer and a bit string (" + operands +
                         "); IEC 61131-3 needs an explicit *_TO_* conversion");
     }
     return t;

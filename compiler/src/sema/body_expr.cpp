@@ -31,29 +31,6 @@ bool isLit(const Type* t) {
     return t->kind() == K::IntLiteral || t->kind() == K::RealLiteral;
 }
 
-const char* opText(ast::BinaryOp op) {
-    switch (op) {
-    case ast::BinaryOp::Or: return "OR";
-    case ast::BinaryOp::Xor: return "XOR";
-    case ast::BinaryOp::And: return "AND";
-    case ast::BinaryOp::Eq: return "=";
-    case ast::BinaryOp::Ne: return "<>";
-    case ast::BinaryOp::Lt: return "<";
-    case ast::BinaryOp::Le: return "<=";
-    case ast::BinaryOp::Gt: return ">";
-    case ast::BinaryOp::Ge: return ">=";
-    case ast::BinaryOp::Add: return "+";
-    case ast::BinaryOp::Sub: return "-";
-    case ast::BinaryOp::Mul: return "*";
-    case ast::BinaryOp::Div: return "/";
-    case ast::BinaryOp::Mod: return "MOD";
-    case ast::BinaryOp::Pow: return "**";
-    case ast::BinaryOp::AndThen: return "AND_THEN";
-    case ast::BinaryOp::OrElse: return "OR_ELSE";
-    }
-    return "?";
-}
-
 // Integer range of an integer or bit-string kind: {negative magnitude allowed, max positive}.
 struct IntRange {
     std::uint64_t maxNegative; // magnitude of the minimum (0 for unsigned)
@@ -369,7 +346,7 @@ const Type* BodyChecker::comparisonType(ast::BinaryOp op, const Type* a, const T
     }
     if (common != nullptr && equality && (isReal(baseType(common)))) {
         cx_.diags.report(DiagCode::RealEquality, e.span,
-                         std::string("comparing REAL values with '") + opText(op) +
+                         std::string("comparing REAL values with '") + ast::binaryOpText(op) +
                              "' is fragile; compare the difference with a tolerance");
     }
     return common;
@@ -396,8 +373,8 @@ const Type* BodyChecker::checkBinary(ast::BinaryExpr& e, const Type* expected) {
     }
     if (result == nullptr) {
         cx_.error(DiagCode::InvalidOperand, e.span,
-                  std::string("operator '") + opText(e.op) + "' is not defined for " + typeName(a) + " and " +
-                      typeName(b));
+                  std::string("operator '") + ast::binaryOpText(e.op) + "' is not defined for " + typeName(a) +
+                      " and " + typeName(b));
         return comparison ? cx_.model.types.get(K::Bool) : errorType();
     }
     return comparison ? cx_.model.types.get(K::Bool) : result;

@@ -250,6 +250,8 @@ enum class BinaryOp : std::uint8_t {
     AndThen,
     OrElse
 };
+// The operator as ST writes it: "+", "MOD", "AND_THEN".
+[[nodiscard]] const char* binaryOpText(BinaryOp op);
 
 struct UnaryExpr final : Expr {
     explicit UnaryExpr(Span s) : Expr(ExprKind::Unary, s) {}
