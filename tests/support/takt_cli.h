@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "support/process.h"
+#include "support/paths.h"
 
 namespace takt::test {
 

@@ -9,6 +9,7 @@
 
 #include "../../../bench/native/st_program.h"
 #include "../../../bench/native/twins.h"
+#include "support/paths.h"
 
 namespace takt::bench {
 namespace {

@@ -14,6 +14,7 @@
 
 #include "control_live_support.h"
 #include "control_test_support.h"
+#include "support/paths.h"
 
 namespace takt::agent::live {
 namespace {

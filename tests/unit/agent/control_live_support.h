@@ -24,6 +24,7 @@
 #include "support/takt_cli.h"
 #include "support/temp_dir.h"
 #include "takt/agent/control_client.h"
+#include "support/paths.h"
 
 namespace takt::agent::live {
 

@@ -14,6 +14,7 @@
 
 #include "control_live_support.h"
 #include "takt/agent/control.h"
+#include "support/paths.h"
 
 namespace takt::agent::live {
 namespace {

@@ -16,6 +16,7 @@
 #include "takt/engine/vm_runner.h"
 #include "takt/io/driver.h"
 #include "takt/io/simulated.h"
+#include "support/paths.h"
 
 namespace takt {
 namespace {

@@ -17,6 +17,7 @@
 #include "support/json.h"
 #include "support/temp_dir.h"
 #include "takt/agent/harness.h"
+#include "support/paths.h"
 
 namespace takt::agent {
 namespace {

@@ -9,6 +9,7 @@
 
 #include "support/process.h"
 #include "support/temp_dir.h"
+#include "support/paths.h"
 
 namespace takt::test {
 namespace {

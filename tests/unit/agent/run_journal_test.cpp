@@ -13,6 +13,7 @@
 
 #include "support/takt_cli.h"
 #include "support/temp_dir.h"
+#include "support/paths.h"
 
 namespace takt::test {
 namespace {

@@ -22,6 +22,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include <sys/wait.h>
+#include "support/paths.h"
 
 namespace takt::agent {
 namespace {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "takt/agent/test_runner.h"
+#include "support/paths.h"
 
 namespace takt::agent {
 namespace {

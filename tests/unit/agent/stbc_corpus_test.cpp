@@ -13,6 +13,7 @@
 #include "takt/bytecode/verifier.h"
 #include "takt/compiler/codegen.h"
 #include "takt/compiler/project.h"
+#include "support/paths.h"
 
 namespace {
 

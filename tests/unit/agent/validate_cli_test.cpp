@@ -8,6 +8,7 @@
 #include "support/takt_cli.h"
 #include "support/temp_dir.h"
 #include "support/validate_report.h"
+#include "support/paths.h"
 
 namespace {
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "takt/compiler/diagnostics.h"
+#include "support/paths.h"
 
 namespace takt::compiler {
 namespace {

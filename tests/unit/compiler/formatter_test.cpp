@@ -17,6 +17,7 @@
 #include "takt/compiler/names.h"
 #include "takt/compiler/parser.h"
 #include "takt/compiler/sema.h"
+#include "support/paths.h"
 
 namespace takt::compiler {
 namespace {

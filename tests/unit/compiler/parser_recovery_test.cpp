@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "parser_test_util.h"
+#include "support/paths.h"
 
 namespace takt::compiler {
 namespace {
@@ -254,7 +255,8 @@ TEST(ParserRobustness, EmptyTokenStreamGivesAnEmptyUnit) {
 
 std::vector<std::filesystem::path> benchPrograms() {
     std::vector<std::filesystem::path> out;
-    for (const char* dir : {TAKT_SOURCE_DIR "/bench/programs", "/work/shared/bench-programs"}) {
+    const std::string ours = std::string(TAKT_SOURCE_DIR) + "/bench/programs";
+    for (const std::string& dir : {ours, std::string("/work/shared/bench-programs")}) {
         std::error_code ec;
         for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
             if (entry.path().extension() == ".st") {

@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include "takt/compiler/project.h"
+#include "support/paths.h"
 
 namespace takt::compiler {
 namespace {

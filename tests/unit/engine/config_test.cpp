@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "takt/engine/config.h"
+#include "support/paths.h"
 
 namespace takt::engine {
 namespace {

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "io_test_support.h"
+#include "support/paths.h"
 
 namespace takt::io::test {
 namespace {

@@ -8,6 +8,7 @@
 #include "takt/engine/config.h"
 #include "takt/io/board.h"
 #include "takt/io/io_config.h"
+#include "support/paths.h"
 
 namespace takt::io {
 namespace {

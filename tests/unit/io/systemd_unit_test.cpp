@@ -12,6 +12,7 @@
 
 #include "support/process.h"
 #include "support/temp_dir.h"
+#include "support/paths.h"
 
 namespace takt::io {
 namespace {
