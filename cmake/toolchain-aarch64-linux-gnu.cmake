@@ -12,7 +12,12 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(ENV{PKG_CONFIG_LIBDIR} "/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig")
 set(ENV{PKG_CONFIG_PATH} "")
 # The test binaries run under qemu-user (ctest and gtest_discover_tests call it through this).
+# `-L /`: the guest's loader and libc are both the multiarch libc6:arm64 ones (/lib/ld-linux-
+# aarch64.so.1, /lib/aarch64-linux-gnu). With `-L /usr/aarch64-linux-gnu` the loader came from the
+# cross toolchain's libc6-arm64-cross (another Debian revision) while libc.so.6 came from
+# libc6:arm64; their private data disagree and pthread_create loops forever in the stack cache:
+# every program that starts a thread hung.
 find_program(TAKT_QEMU_AARCH64 NAMES qemu-aarch64-static qemu-aarch64)
 if(TAKT_QEMU_AARCH64)
-  set(CMAKE_CROSSCOMPILING_EMULATOR ${TAKT_QEMU_AARCH64} -L /usr/aarch64-linux-gnu)
+  set(CMAKE_CROSSCOMPILING_EMULATOR ${TAKT_QEMU_AARCH64} -L /)
 endif()

@@ -5,7 +5,10 @@
 namespace takt::test {
 extern const char* const kSourceDir;
 extern const char* const kTaktBinary;
-}  // namespace takt::test
+// The tests run under an emulator (a cross build under qemu-user): child processes start and
+// run an order of magnitude slower, which tests with a timing window widen it for.
+extern const bool kUnderEmulator;
+} // namespace takt::test
 
 #define TAKT_SOURCE_DIR (::takt::test::kSourceDir)
 #define TAKT_BINARY (::takt::test::kTaktBinary)

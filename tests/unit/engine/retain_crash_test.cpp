@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/paths.h"
 #include "support/process.h"
 #include "support/takt_cli.h"
 #include "support/temp_dir.h"
@@ -62,7 +63,8 @@ TEST(RetainCrash, KillDuringSavesNeverYieldsACorruptOrMixedImage) {
     const unsigned seed = std::random_device{}();
     SCOPED_TRACE("seed " + std::to_string(seed));
     std::mt19937 rng(seed);
-    std::uniform_int_distribution<int> delayUs(0, 25'000);
+    // The child starts saving within milliseconds of "loaded"; under qemu-user, 20 times later.
+    std::uniform_int_distribution<int> delayUs(0, test::kUnderEmulator ? 500'000 : 25'000);
 
     std::int32_t lastCounter = 0;
     std::uint64_t lastSequence = 0;
