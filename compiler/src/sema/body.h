@@ -99,6 +99,7 @@ private:
     const Type* arithmeticType(ast::BinaryOp op, const Type* a, const Type* b);
     const Type* powerType(const Type* a, const Type* b, const Type* expected);
     bool checkBoolLiteral(const ast::Expr& e, const Type* target);
+    const Type* boolLiteralOperand(const ast::BinaryExpr& e, const Type* a, const Type* b);
     const Type* comparisonType(ast::BinaryOp op, const Type* a, const Type* b, const ast::BinaryExpr& e);
     // ---- dialect leniencies (body_dialect.cpp) ----
     // The operand type of a binary operator the standard rules reject but CODESYS accepts
