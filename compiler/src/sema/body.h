@@ -140,6 +140,12 @@ private:
     const Type* checkStandardCall(ast::CallExpr& e, const Symbol& fn, const Type* expected);
     void checkInOutArgument(ast::Expr& value, const Symbol& param, const std::string& calleeName);
     void checkOutputArgument(ast::Expr* value, const Symbol& param);
+    // ---- EN / ENO (body_enable.cpp) ----
+    // Moves `EN := c` and an `ENO => v` that `pou` (null: a standard function) does not declare
+    // out of e.args into e.enable / e.enableOut, checking them (E0201, E0304, E0307, E0309).
+    void takeEnableArguments(ast::CallExpr& e, const Symbol* pou, const std::string& calleeName);
+    // E0312: a call with EN or ENO that is neither a statement nor the whole value of an assignment.
+    void checkEnablePlacement(const ast::CallExpr& e, bool statement);
     void typeArguments(ast::CallExpr& e);
     [[nodiscard]] bool inTestPou() const;
     // ASSERT_* on STRUCT/ARRAY operands (body_assert.cpp): E0711 for the ordering assertions,
@@ -178,6 +184,7 @@ private:
     Context& cx_;
     PouContext pc_;
     std::vector<CallEdge> calls_;  // FUNCTION/METHOD/PROGRAM calls, for recursion
+    const ast::Expr* assignedValue_ = nullptr; // the value of the assignment being checked
     std::set<const Symbol*> used_; // variables some body or initialiser names
     // Upper-cased enum value name -> every enumeration that declares it (bare values, E0106).
     std::unordered_map<std::string, std::vector<std::pair<const EnumType*, std::size_t>>> enumValues_;
