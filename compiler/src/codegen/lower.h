@@ -234,7 +234,9 @@ private:
     std::vector<std::uint32_t> returns_;
     Span span_{};
     const Scope* scope_ = nullptr; // where names of constant expressions resolve
-    const ast::CallExpr* guarded_ = nullptr; // the EN/ENO call whose statement is being wrapped
+
+    // The EN/ENO call whose statement lowerEnabled() is wrapping.
+    const ast::CallExpr* guarded_ = nullptr;
 };
 
 } // namespace takt::compiler::codegen

@@ -184,8 +184,9 @@ private:
     Context& cx_;
     PouContext pc_;
     std::vector<CallEdge> calls_;  // FUNCTION/METHOD/PROGRAM calls, for recursion
-    const ast::Expr* assignedValue_ = nullptr; // the value of the assignment being checked
     std::set<const Symbol*> used_; // variables some body or initialiser names
+    // The value of the assignment being checked: `x := f(EN := c)` may skip its call.
+    const ast::Expr* assignedValue_ = nullptr;
     // Upper-cased enum value name -> every enumeration that declares it (bare values, E0106).
     std::unordered_map<std::string, std::vector<std::pair<const EnumType*, std::size_t>>> enumValues_;
     std::map<std::pair<const EnumType*, std::size_t>, const Symbol*> enumSymbols_;

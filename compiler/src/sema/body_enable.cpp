@@ -95,7 +95,8 @@ void BodyChecker::takeEnableArguments(ast::CallExpr& e, const Symbol* pou, const
                 }
             }
             if (a.negated) {
-                cx_.error(DiagCode::TypeMismatch, a.span, "NOT ENO => is not supported; negate the variable afterwards");
+                cx_.error(DiagCode::TypeMismatch, a.span,
+                          "NOT ENO => is not supported; negate the variable afterwards");
             }
             e.enableOut = std::move(a.value);
         }
