@@ -170,6 +170,8 @@ private:
 
 // The FB/PROGRAM symbol of an instance type (null for other types).
 [[nodiscard]] const Symbol* instancePou(const Type* type);
+// The call statement or `x := f(…)` whose call carries EN or ENO (lower_enable.cpp), or null.
+[[nodiscard]] const ast::CallExpr* enabledCall(const ast::Stmt& s);
 
 // A one-character text constant as a CHAR/WCHAR (`ch`) constant: the first byte for CHAR, the
 // first UTF-16 code unit of the UTF-8 text for WCHAR; 0 for an empty text.

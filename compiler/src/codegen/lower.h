@@ -1,5 +1,6 @@
 #pragma once
 // Lowering of one POU body (or the init code) to instructions over the data image.
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -202,6 +203,11 @@ private:
     void lowerCase(const ast::CaseStmt& s);
     void prologue();
     void edgeInputs();
+    // ---- EN / ENO (lower_enable.cpp) ----
+    void lowerEnabled(const ast::Stmt& s, const ast::CallExpr& c);
+    void setOwnEnable(const ast::CallExpr& c, const std::function<Loc(const Symbol*)>& param);
+    void ownEnoPrologue();
+    void storeBool(const Loc& dst, bool value);
 
     Generator& g_;
     const Symbol* pou_;
@@ -228,6 +234,9 @@ private:
     std::vector<std::uint32_t> returns_;
     Span span_{};
     const Scope* scope_ = nullptr; // where names of constant expressions resolve
+
+    // The EN/ENO call whose statement lowerEnabled() is wrapping.
+    const ast::CallExpr* guarded_ = nullptr;
 };
 
 } // namespace takt::compiler::codegen

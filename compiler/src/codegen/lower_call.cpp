@@ -210,6 +210,7 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
             }
             frameTop_ = std::max(mark, frameTop_);
         }
+        setOwnEnable(e, [&](const Symbol* m) { return member(m).first; });
         const std::uint32_t c = alignUp(frameTop_, 8);
         debugAt(e.span);
         const std::uint32_t p = g_.pouIndex(fb);
@@ -255,6 +256,9 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
         instPtr = pointerOf(*instance);
     }
     const std::uint32_t c = bindFrameArguments(layout, e, target, binding, values);
+    setOwnEnable(e, [&](const Symbol* m) {
+        return Loc{false, Operand{bc::address(bc::kTagFrame, c + layout.offsets.at(m)), false}, 0, m->type};
+    });
     debugAt(e.span);
     const std::uint32_t p = g_.pouIndex(target);
     if (!method) {

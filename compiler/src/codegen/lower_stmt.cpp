@@ -91,6 +91,7 @@ void Lowerer::lowerPou() {
     const std::uint32_t entry = here();
     prologue();
     edgeInputs();
+    ownEnoPrologue();
     lowerBody(pou_->pou->body);
     for (const auto& [name, patches] : jumps_) {
         if (auto it = labelAt_.find(name); it != labelAt_.end()) { // sema reported any other
@@ -139,6 +140,10 @@ void Lowerer::lowerBody(const ast::StmtList& body) {
 void Lowerer::lowerStmt(const ast::Stmt& s) {
     span_ = s.span;
     debugAt(s.span);
+    if (const ast::CallExpr* c = enabledCall(s); c != nullptr && c != guarded_) {
+        lowerEnabled(s, *c);
+        return;
+    }
     switch (s.kind) {
     case ast::StmtKind::Assign: {
         const auto& a = static_cast<const ast::AssignStmt&>(s);
@@ -365,7 +370,7 @@ bool mayWrite(const ast::Expr* e, const Symbol* v) {
     }
     case ast::ExprKind::Call: {
         const auto* c = static_cast<const ast::CallExpr*>(e);
-        if (c->stdOverload < 0) {
+        if (c->stdOverload < 0 || c->enableOut) {
             return true;
         }
         for (const ast::Argument& a : c->args) {
@@ -559,8 +564,8 @@ bool Lowerer::evaluatesQuietly(const ast::Expr& e, bool mayTrap) {
         using sema::StdOp;
         const auto& c = static_cast<const ast::CallExpr&>(e);
         const auto& sigs = sema::standardSignatures();
-        if (c.stdOverload < 0 || static_cast<std::size_t>(c.stdOverload) >= sigs.size()) {
-            return false; // a user POU may write anything
+        if (c.stdOverload < 0 || static_cast<std::size_t>(c.stdOverload) >= sigs.size() || c.enable || c.enableOut) {
+            return false; // a user POU may write anything; EN/ENO make a statement of their own
         }
         for (const ast::Argument& a : c.args) {
             if (a.output || a.value == nullptr || !evaluatesQuietly(*a.value, mayTrap)) {

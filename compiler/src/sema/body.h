@@ -99,6 +99,7 @@ private:
     const Type* arithmeticType(ast::BinaryOp op, const Type* a, const Type* b);
     const Type* powerType(const Type* a, const Type* b, const Type* expected);
     bool checkBoolLiteral(const ast::Expr& e, const Type* target);
+    const Type* boolLiteralOperand(const ast::BinaryExpr& e, const Type* a, const Type* b);
     const Type* comparisonType(ast::BinaryOp op, const Type* a, const Type* b, const ast::BinaryExpr& e);
     // ---- dialect leniencies (body_dialect.cpp) ----
     // The operand type of a binary operator the standard rules reject but CODESYS accepts
@@ -139,6 +140,12 @@ private:
     const Type* checkStandardCall(ast::CallExpr& e, const Symbol& fn, const Type* expected);
     void checkInOutArgument(ast::Expr& value, const Symbol& param, const std::string& calleeName);
     void checkOutputArgument(ast::Expr* value, const Symbol& param);
+    // ---- EN / ENO (body_enable.cpp) ----
+    // Moves `EN := c` and an `ENO => v` that `pou` (null: a standard function) does not declare
+    // out of e.args into e.enable / e.enableOut, checking them (E0201, E0304, E0307, E0309).
+    void takeEnableArguments(ast::CallExpr& e, const Symbol* pou, const std::string& calleeName);
+    // E0312: a call with EN or ENO that is neither a statement nor the whole value of an assignment.
+    void checkEnablePlacement(const ast::CallExpr& e, bool statement);
     void typeArguments(ast::CallExpr& e);
     [[nodiscard]] bool inTestPou() const;
     // ASSERT_* on STRUCT/ARRAY operands (body_assert.cpp): E0711 for the ordering assertions,
@@ -178,6 +185,8 @@ private:
     PouContext pc_;
     std::vector<CallEdge> calls_;  // FUNCTION/METHOD/PROGRAM calls, for recursion
     std::set<const Symbol*> used_; // variables some body or initialiser names
+    // The value of the assignment being checked: `x := f(EN := c)` may skip its call.
+    const ast::Expr* assignedValue_ = nullptr;
     // Upper-cased enum value name -> every enumeration that declares it (bare values, E0106).
     std::unordered_map<std::string, std::vector<std::pair<const EnumType*, std::size_t>>> enumValues_;
     std::map<std::pair<const EnumType*, std::size_t>, const Symbol*> enumSymbols_;

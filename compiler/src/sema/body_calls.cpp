@@ -213,6 +213,7 @@ const Type* BodyChecker::checkCall(ast::CallExpr& e, const Type* expected, bool 
         return errorType();
     }
 
+    checkEnablePlacement(e, statement);
     if (!statement && !isError(result) && stripAlias(result)->kind() == TypeKind::Void) {
         cx_.error(DiagCode::FunctionNoValue, e.span,
                   fbInstance ? "the call of '" + calleeName + "' has no value; read its outputs instead"
@@ -274,6 +275,7 @@ void BodyChecker::checkOutputArgument(ast::Expr* value, const Symbol& param) {
 }
 
 const Type* BodyChecker::checkPouCall(ast::CallExpr& e, const Symbol& callee, const std::string& calleeName) {
+    takeEnableArguments(e, &callee, calleeName);
     std::vector<const Symbol*> positional;
     for (const Symbol* p : callee.params) {
         if (p->section != ast::VarSection::Output) {
@@ -423,6 +425,7 @@ const Type* BodyChecker::checkStandardCall(ast::CallExpr& e, const Symbol& fn, c
         return errorType();
     }
     const StdFunction& f = fns[fn.stdIndex];
+    takeEnableArguments(e, nullptr, f.name);
     std::vector<StdArg> args;
     for (std::size_t i = 0; i < e.args.size(); ++i) {
         ast::Argument& a = e.args[i];

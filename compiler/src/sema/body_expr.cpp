@@ -369,6 +369,9 @@ const Type* BodyChecker::checkBinary(ast::BinaryExpr& e, const Type* expected) {
                          : e.op == ast::BinaryOp::Pow ? powerType(a, b, hint)
                                                       : arithmeticType(e.op, a, b);
     if (result == nullptr) {
+        result = boolLiteralOperand(e, a, b);
+    }
+    if (result == nullptr) {
         result = lenientOperands(e, a, b);
     }
     if (result == nullptr) {
@@ -485,6 +488,24 @@ bool BodyChecker::checkConstantRange(const ast::Expr& e, const Type* target) {
         }
     }
     return true;
+}
+
+// `b AND 1`, `b OR 0`: 0 and 1 are BOOL literals beside a BOOL operand of AND/OR/XOR as in
+// an assignment (IEC 61131-3 and CODESYS accept them). The BOOL, or the error type once a
+// literal other than 0 and 1 has been reported; null when the rule does not apply.
+const Type* BodyChecker::boolLiteralOperand(const ast::BinaryExpr& e, const Type* a, const Type* b) {
+    if (e.op != ast::BinaryOp::And && e.op != ast::BinaryOp::Or && e.op != ast::BinaryOp::Xor) {
+        return nullptr;
+    }
+    const K ka = baseType(a)->kind();
+    const K kb = baseType(b)->kind();
+    if (ka == K::IntLiteral && kb == K::Bool) {
+        return checkBoolLiteral(*e.lhs, b) ? b : errorType();
+    }
+    if (kb == K::IntLiteral && ka == K::Bool) {
+        return checkBoolLiteral(*e.rhs, a) ? a : errorType();
+    }
+    return nullptr;
 }
 
 // The integer constants 0 and 1 are BOOL literals where a BOOL is expected (IEC 61131-3 lets

@@ -68,7 +68,9 @@ void BodyChecker::checkStmt(ast::Stmt& s) {
     case ast::StmtKind::Assign: {
         auto& a = static_cast<ast::AssignStmt&>(s);
         const Type* t = checkExpr(*a.target);
+        assignedValue_ = a.value.get(); // `x := f(EN := c)` may skip the call (body_enable.cpp)
         checkExpr(*a.value, t);
+        assignedValue_ = nullptr;
         if (checkWritable(*a.target)) {
             convert(*a.value, t);
         }

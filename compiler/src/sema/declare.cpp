@@ -17,20 +17,17 @@ bool declareSymbol(Context& cx, Scope* scope, Symbol* symbol) {
     if (existing == nullptr) {
         return true;
     }
-    if (existing->kind == SymbolKind::StandardFunction && !isStdlibSymbol(symbol)) {
-        // OSCAT declares its own DAY_OF_WEEK, projects their own MAX: in CODESYS the user's
-        // declaration wins, here too (a standard FB cannot be replaced: other standard FBs
-        // contain instances of them).
+    if (isStdlibSymbol(existing) && !isStdlibSymbol(symbol)) {
+        // OSCAT declares its own DAY_OF_WEEK, projects their own MAX or TON: in CODESYS the
+        // user's declaration wins, here too. The standard FBs were completed against the
+        // standard library before any user declaration (declare()), so a CTU keeps the
+        // standard R_TRIG inside even when the project redefines R_TRIG.
         scope->replace(symbol);
         cx.lenient(DiagCode::StandardNameRedefined, symbol->span,
-                   "'" + symbol->name + "' is the name of a standard function; this declaration replaces it");
+                   "'" + symbol->name + "' is the name of a standard " +
+                       (existing->kind == SymbolKind::StandardFunction ? "function" : "function block") +
+                       "; this declaration replaces it");
         return true;
-    }
-    if (isStdlibSymbol(existing) && !isStdlibSymbol(symbol)) {
-        cx.error(DiagCode::ReservedName, symbol->span,
-                 "'" + symbol->name + "' is the name of a standard " +
-                     (existing->kind == SymbolKind::StandardFunction ? "function" : "function block"));
-        return false;
     }
     if (Diagnostic* d = cx.error(DiagCode::DuplicateDeclaration, symbol->span,
                                  "'" + symbol->name + "' is already declared in this scope")) {
@@ -250,6 +247,9 @@ void declare(Context& cx) {
     parseStandardLibrary(cx);
     state.inStdlib = true;
     collector.decls(model.stdlibUnit.decls, model.global.get(), nullptr);
+    for (Symbol* p : state.stdlibPous) {
+        completePouMembers(cx, p); // before a user TON or R_TRIG can replace the standard one
+    }
     state.inStdlib = false;
     for (ast::CompilationUnit& unit : cx.units) {
         collector.decls(unit.decls, model.global.get(), nullptr);

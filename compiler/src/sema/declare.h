@@ -66,8 +66,9 @@ struct DeclState {
 };
 
 // ---- declare.cpp ----------------------------------------------------------------------------
-// Declares `symbol` in `scope`; on a clash reports E0101 (or E0114 against the standard library)
-// with a related location at the first declaration and returns false.
+// Declares `symbol` in `scope`; on a clash reports E0101 with a related location at the first
+// declaration and returns false. A user declaration named like a standard function or FB
+// replaces it (W1011).
 bool declareSymbol(Context& cx, Scope* scope, Symbol* symbol);
 bool isStdlibSymbol(const Symbol* s);
 std::string qualifiedName(const Symbol* s); // "Lib.Motor.start"

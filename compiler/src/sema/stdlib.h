@@ -124,6 +124,7 @@ struct StdParam {
     TypeKind exact = TypeKind::Void; // for TypeFamily::Exact
     bool generic = false;            // binds the signature's single type variable T
     bool output = false;             // VAR_OUTPUT (SPLIT_*): a variable, given with => or positionally
+    std::string alias;               // a second formal name (truST's VALUE for ASSERT_GREATER's IN1)
 };
 
 enum class StdResult : std::uint8_t {

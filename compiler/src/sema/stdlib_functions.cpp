@@ -18,16 +18,16 @@ using K = TypeKind;
 constexpr std::uint32_t kDefaultStringLength = 80;
 
 StdParam gen(std::string name, TypeFamily family) {
-    return StdParam{std::move(name), family, K::Void, true};
+    return StdParam{std::move(name), family, K::Void, true, false, {}};
 }
 StdParam fam(std::string name, TypeFamily family) {
-    return StdParam{std::move(name), family, K::Void, false};
+    return StdParam{std::move(name), family, K::Void, false, false, {}};
 }
 StdParam exact(std::string name, TypeKind kind) {
-    return StdParam{std::move(name), F::Exact, kind, false};
+    return StdParam{std::move(name), F::Exact, kind, false, false, {}};
 }
 StdParam out(std::string name, TypeFamily family) {
-    return StdParam{std::move(name), family, K::Void, false, true};
+    return StdParam{std::move(name), family, K::Void, false, true, {}};
 }
 
 struct ElementaryName {
@@ -428,8 +428,13 @@ void addAssertions(TableBuilder& b) {
         {"ASSERT_GREATER_OR_EQUAL", StdOp::AssertGreaterOrEqual},
         {"ASSERT_LESS_OR_EQUAL", StdOp::AssertLessOrEqual},
     };
+    // truST names these parameters VALUE and BOUND; tests written for it call them so.
+    StdParam value = gen("IN1", F::AnyElementary);
+    value.alias = "VALUE";
+    StdParam bound = gen("IN2", F::AnyElementary);
+    bound.alias = "BOUND";
     for (const auto& [name, op] : ordered) {
-        add(sig(name, op, {gen("IN1", F::AnyElementary), gen("IN2", F::AnyElementary)}, StdResult::Void));
+        add(sig(name, op, {value, bound}, StdResult::Void));
     }
     add(sig("ASSERT_NEAR", StdOp::AssertNear,
             {gen("EXPECTED", F::AnyReal), gen("ACTUAL", F::AnyReal), gen("DELTA", F::AnyReal)}, StdResult::Void));

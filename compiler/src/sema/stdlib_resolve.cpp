@@ -50,7 +50,8 @@ std::string_view parameterPrefix(const std::string& name, unsigned& number) {
 // parameter's prefix with any later number (IN3, IN4 …).
 int formalSlot(const StdSignature& sig, std::string_view name) {
     for (std::size_t i = 0; i < sig.params.size(); ++i) {
-        if (sameName(sig.params[i].name, name)) {
+        if (sameName(sig.params[i].name, name) ||
+            (!sig.params[i].alias.empty() && sameName(sig.params[i].alias, name))) {
             return static_cast<int>(i);
         }
     }

@@ -382,6 +382,49 @@ TEST(TaktTest, FilterAndList) {
     EXPECT_NE(list.out.find("DividesByZero"), std::string::npos);
 }
 
+// truST's formal parameter names (IN; EXPECTED, ACTUAL; VALUE, BOUND; EXPECTED, ACTUAL, DELTA)
+// and takt's (IN1, IN2), in any order; positional calls mean the same.
+constexpr const char* kTrustNames = R"(TEST_PROGRAM FormalPass
+VAR i : INT := 3; r : REAL := 1.5; END_VAR
+ASSERT_TRUE(IN := i = 3);
+ASSERT_FALSE(IN := i = 4, MESSAGE := 'named message');
+ASSERT_EQUAL(EXPECTED := 3, ACTUAL := i);
+ASSERT_NOT_EQUAL(ACTUAL := i, EXPECTED := 4);
+ASSERT_GREATER(VALUE := i, BOUND := 2);
+ASSERT_LESS(BOUND := 4, VALUE := i);
+ASSERT_GREATER_OR_EQUAL(VALUE := i, BOUND := 3);
+ASSERT_LESS_OR_EQUAL(IN1 := i, IN2 := 3);
+ASSERT_NEAR(EXPECTED := 1.4, ACTUAL := r, DELTA := 0.2);
+END_TEST_PROGRAM
+
+TEST_PROGRAM BoundFirst
+VAR d : DINT := -7; END_VAR
+ASSERT_GREATER(BOUND := 0, VALUE := d);
+END_TEST_PROGRAM
+
+TEST_PROGRAM NearNamed
+VAR r : LREAL := 2.5; END_VAR
+ASSERT_NEAR(DELTA := 0.1, ACTUAL := r, EXPECTED := 2.0);
+END_TEST_PROGRAM
+)";
+
+TEST(TaktTest, TrustParameterNames) {
+    const fs::path dir = makeProject("takt_test_trust_names", kTrustNames);
+    const CliRun r = takt("test --project " + dir.string() + " --output json");
+    ASSERT_EQ(r.exitCode, 12) << r.out;
+    rapidjson::Document d;
+    d.Parse(r.out.c_str());
+    ASSERT_FALSE(d.HasParseError()) << r.out;
+    std::map<std::string, std::string> got;
+    for (const auto& t : d["tests"].GetArray()) {
+        got[t["name"].GetString()] = t["message"].GetString();
+    }
+    EXPECT_EQ(got["FormalPass"], "") << r.out;
+    EXPECT_EQ(got["BoundFirst"].rfind("ASSERT_GREATER failed: -7 is not greater than 0 (", 0), 0u) << got["BoundFirst"];
+    EXPECT_EQ(got["NearNamed"].rfind("ASSERT_NEAR failed: expected 2, actual 2.5, outside the allowed delta (", 0), 0u)
+        << got["NearNamed"];
+}
+
 TEST(TaktTest, BuildFailureExitsEleven) {
     const fs::path dir = makeProject("takt_test_broken", "TEST_PROGRAM T\nx := 1;\nEND_TEST_PROGRAM\n");
     EXPECT_EQ(takt("test --project " + dir.string()).exitCode, 11);

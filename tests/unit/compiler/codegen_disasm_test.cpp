@@ -291,5 +291,37 @@ END_PROGRAM
     EXPECT_TRUE(found) << code;
 }
 
+TEST(CodegenDisasm, EnEnoGuardTheWholeStatementAndCostNothingWithout) {
+    Compiled c(R"(
+FUNCTION Twice : DINT
+  VAR_INPUT a : DINT; END_VAR
+  Twice := a * 2;
+END_FUNCTION
+PROGRAM Main
+  VAR c : BOOL; ok : BOOL; t : DINT; u : DINT; END_VAR
+  t := Twice(EN := c, a := t, ENO => ok);
+  u := Twice(u);
+END_PROGRAM
+)");
+    ASSERT_TRUE(c.ok) << c.rendered();
+    ASSERT_TRUE(c.verified.ok()) << c.verified.message;
+    // EN FALSE jumps over the arguments, the call and the assignment; ENO gets TRUE (g:0x10)
+    // after the statement, FALSE (g:0x18) when skipped. The call without EN/ENO is unchanged.
+    EXPECT_EQ(c.code("Main"), R"(  0009  JMP_F        this+0 <Main.c>, L001a
+  000c  MOV_32       fp+4, this+4 <Main.t>
+  000f  CALL_FN      Twice, 0
+  0012  MOV_32       this+4 <Main.t>, fp+0
+  0015  MOV_8        this+1 <Main.ok>, g:0x10
+  0018  JMP          L001d
+L001a:
+  001a  MOV_8        this+1 <Main.ok>, g:0x18
+L001d:
+  001d  MOV_32       fp+4, this+8 <Main.u>
+  0020  CALL_FN      Twice, 0
+  0023  MOV_32       this+8 <Main.u>, fp+0
+  0026  RET
+)");
+}
+
 } // namespace
 } // namespace takt::compiler::test

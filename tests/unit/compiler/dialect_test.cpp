@@ -224,6 +224,10 @@ TEST(DialectLeniency, W1011UserFunctionNamedLikeStandardWins) {
                    "W1011@1:10");
     expectLeniency("PROGRAM Main\nVAR\n    TP : BOOL;\n    x : BOOL;\nEND_VAR\n    x := TP;\nEND_PROGRAM\n",
                    "W1011@3:5");
+    // A user FUNCTION_BLOCK named like a standard FB replaces it too.
+    expectLeniency("FUNCTION_BLOCK CTU\nVAR_INPUT\n    CU : BOOL;\nEND_VAR\nEND_FUNCTION_BLOCK\n"
+                   "PROGRAM Main\nVAR\n    c : CTU;\nEND_VAR\n    c(CU := TRUE);\nEND_PROGRAM\n",
+                   "W1011@1:16");
 }
 
 TEST(DialectLeniency, W1012ShiftOnSignedInteger) {

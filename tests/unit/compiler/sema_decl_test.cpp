@@ -340,11 +340,14 @@ END_PROGRAM
     EXPECT_EQ(derived->type->size, 4u);
 }
 
-TEST(SemaDecl, StandardLibraryNamesAreReserved) {
-    // A standard FB cannot be redefined; a user FUNCTION MAX replaces the standard one (W1011).
-    test::Analysis a("FUNCTION_BLOCK TON\nEND_FUNCTION_BLOCK\nFUNCTION MAX : INT\nEND_FUNCTION\n");
-    EXPECT_EQ(a.at("E0114"), (Where{"main.st:1:16"})) << a.rendered();
-    EXPECT_EQ(a.at("W1011"), (Where{"main.st:3:10"})) << a.rendered();
+TEST(SemaDecl, StandardLibraryNamesCanBeRedefined) {
+    // A user FUNCTION_BLOCK TON and a user FUNCTION MAX replace the standard ones (W1011).
+    test::Analysis a("FUNCTION_BLOCK TON\nEND_FUNCTION_BLOCK\nFUNCTION MAX : INT\nEND_FUNCTION\n"
+                     "PROGRAM Main\nVAR t : TON; END_VAR\nEND_PROGRAM\n");
+    EXPECT_EQ(a.errors(), 0u) << a.rendered();
+    EXPECT_EQ(a.at("W1011"), (Where{"main.st:1:16", "main.st:3:10"})) << a.rendered();
+    EXPECT_EQ(static_cast<const PouType*>(stripAlias(a.type("Main.t")))->symbol->span.file, a.symbol("TON")->span.file);
+    EXPECT_NE(a.symbol("TON")->span.file, kStdlibFile);
     test::Analysis vars("PROGRAM Main\nVAR\n    len : INT;\n    ton : BOOL;\nEND_VAR\nEND_PROGRAM\n");
     // Locals may be named like standard functions (len); like standard FBs (ton) only with W1011.
     EXPECT_EQ(vars.at("E0114"), Where{}) << vars.rendered();

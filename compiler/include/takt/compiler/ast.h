@@ -227,6 +227,14 @@ struct CallExpr final : Expr {
     // Standard functions: per argument (in source order), the parameter it binds (formal
     // arguments may come in any order; IN3, IN4 … of an extensible function count on).
     std::vector<std::uint32_t> stdSlots;
+    // EN / ENO (IEC 61131-3 2.5.1.2): sema moves `EN := c` and an `ENO => v` the callee does
+    // not declare out of `args`, so the call itself stays as cheap as one without them. The
+    // call runs only when `enable` is TRUE; `enableOut` (null: none, or `ENO =>` unconnected)
+    // then becomes TRUE, and FALSE when the call is skipped.
+    ExprPtr enable;
+    ExprPtr enableOut;
+    const Symbol* enableParam = nullptr;    // the callee's own EN input: TRUE when the call runs
+    const Symbol* enableOutParam = nullptr; // the callee's own ENO output: FALSE when skipped
 };
 
 enum class UnaryOp : std::uint8_t { Neg, Plus, Not };
