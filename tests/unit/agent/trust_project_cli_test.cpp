@@ -294,5 +294,26 @@ TEST(TrustProject, SimulatedWithoutPlantOrSimulationToml) {
     EXPECT_NE(last.find("%I=00 "), std::string::npos) << last;
 }
 
+// A simulation.toml no driver uses is a warning; a bad value in it refuses validate and run
+// (exit 10) with the file, line and key.
+TEST(TrustProject, SimulationTomlUnusedOrInvalid) {
+    TempDir dir;
+    dir.write("runtime.toml", runtimeToml("Loop", "endpoint = \"unix://" + (dir.path() / "ctl.sock").string() + "\"\n"));
+    dir.write("io.toml", "[io]\ndriver = \"loopback\"\n[io.params]\nbytes = 2\n");
+    dir.write("simulation.toml", "[[couplings]]\nsource = \"%QX0.0\"\ntarget = \"%IX0.0\"\n");
+    dir.write("src/Main.st", "PROGRAM Loop\nVAR\n    x AT %IX0.0 : BOOL;\n    y AT %QX0.0 : BOOL;\nEND_VAR\n"
+                             "    y := NOT x;\nEND_PROGRAM\n");
+    std::string built;
+    EXPECT_EQ(buildAndValidate(dir, built), std::vector<std::string>{"simulation.toml:0: "});
+
+    dir.write("simulation.toml", "[[couplings]]\nsource = \"%QX0.0\"\ntarget = \"%QX0.1\"\n");
+    const takt::test::RunResult v = runTakt("validate --ci", dir.path());
+    EXPECT_EQ(v.exitCode, 10) << v.out << v.err;
+    EXPECT_TRUE(hasDiagnostic(validateReport(v), "error", "couplings[0].target", "not an input (%I)")) << v.out;
+    const Step run = runFor1s(dir);
+    EXPECT_EQ(run.exitCode, 10) << run.output;
+    EXPECT_NE(run.output.find("simulation.toml:3:1: error: couplings[0].target: "), std::string::npos) << run.output;
+}
+
 } // namespace
 } // namespace takt::agent
