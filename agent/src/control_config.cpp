@@ -79,11 +79,12 @@ bool controlOptionsFromConfig(const engine::RuntimeConfig& config, ControlOption
         if (!why.empty() && !local) {
             refuse(c.authTokenWhere, "runtime.control.auth_token", std::move(why));
         } else {
-            report(engine::ConfigDiagnostic::Severity::Warning, c.authTokenWhere, "runtime.control.auth_token",
-                   fmt::format("the token is written in runtime.toml{}; move it into a token file "
-                               "([[runtime.control.tokens]] role = \"admin\", token_file = \"…\", mode 0600) "
-                               "and remove auth_token",
-                               why.empty() ? "" : fmt::format(" and would be refused on a network endpoint ({})", why)));
+            report(
+                engine::ConfigDiagnostic::Severity::Warning, c.authTokenWhere, "runtime.control.auth_token",
+                fmt::format("the token is written in runtime.toml{}; move it into a token file "
+                            "([[runtime.control.tokens]] role = \"admin\", token_file = \"…\", mode 0600) "
+                            "and remove auth_token",
+                            why.empty() ? "" : fmt::format(" and would be refused on a network endpoint ({})", why)));
         }
         out.tokens.push_back({Role::Admin, c.authToken});
     }

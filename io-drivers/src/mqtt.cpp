@@ -103,8 +103,8 @@ public:
         if (p.has("keepalive_s") && p.has("keep_alive_s")) {
             p.fail("keep_alive_s", "truST's name for keepalive_s: give one of them");
         }
-        keepalive_ = static_cast<int>(
-            p.integer(p.has("keep_alive_s") ? "keep_alive_s" : "keepalive_s", 5, 3600).value_or(30));
+        keepalive_ =
+            static_cast<int>(p.integer(p.has("keep_alive_s") ? "keep_alive_s" : "keepalive_s", 5, 3600).value_or(30));
         reconnectMs_ = p.integer("reconnect_ms", 1, 600000).value_or(1000);
         reconnectMaxMs_ = p.integer("reconnect_max_ms", 1, 3600000).value_or(30000);
         statusTopic_ = p.string("status_topic").value_or("");

@@ -85,7 +85,8 @@ bool readValue(TableReader& r, std::string_view key, const bytecode::DirectAddre
 void readCoupling(TableReader& r, bool byteAddressing, std::vector<Coupling>& out) {
     bytecode::DirectAddress source;
     bytecode::DirectAddress target;
-    const std::optional<ScriptAddress> from = readAddress(r, "source", bytecode::IoArea::Output, byteAddressing, source);
+    const std::optional<ScriptAddress> from =
+        readAddress(r, "source", bytecode::IoArea::Output, byteAddressing, source);
     const std::optional<ScriptAddress> to = readAddress(r, "target", bytecode::IoArea::Input, byteAddressing, target);
     Coupling c;
     c.threshold = r.number("threshold", -std::numeric_limits<double>::max(), std::numeric_limits<double>::max());
@@ -130,7 +131,8 @@ void readDisturbance(TableReader& r, bool byteAddressing, std::vector<Disturbanc
         }
     } else {
         bytecode::DirectAddress target;
-        const std::optional<ScriptAddress> to = readAddress(r, "target", bytecode::IoArea::Input, byteAddressing, target);
+        const std::optional<ScriptAddress> to =
+            readAddress(r, "target", bytecode::IoArea::Input, byteAddressing, target);
         if (to && r.node("value") == nullptr) {
             r.error("", "missing required key value (the value kind = \"set\" writes)");
         }
@@ -150,8 +152,7 @@ void readDisturbance(TableReader& r, bool byteAddressing, std::vector<Disturbanc
 }
 
 // Calls `read` for each table of the array `key`; a non-table element is an error.
-template <typename Read>
-void eachTable(TableReader& root, std::string_view key, Read read) {
+template <typename Read> void eachTable(TableReader& root, std::string_view key, Read read) {
     const toml::array* list = root.array(key);
     if (list == nullptr) {
         return;
@@ -161,9 +162,9 @@ void eachTable(TableReader& root, std::string_view key, Read read) {
         const std::string path = indexedPath(std::string(key), i);
         const auto* t = n.as_table();
         if (t == nullptr) {
-            root.diagnostics().push_back(diagnosticAt(Severity::Error, root.file(), n.source(), path,
-                                                      fmt::format("expected a table, found {}",
-                                                                  engine::tomlTypeName(n.type()))));
+            root.diagnostics().push_back(
+                diagnosticAt(Severity::Error, root.file(), n.source(), path,
+                             fmt::format("expected a table, found {}", engine::tomlTypeName(n.type()))));
             continue;
         }
         TableReader entry(*t, path, root.file(), root.diagnostics());

@@ -164,8 +164,8 @@ HealthStatus ScriptRunner::health() const {
         return {};
     }
     const Disturbance& d = script_.disturbances[static_cast<std::size_t>(i)];
-    return {Health::Faulted, fmt::format("{} at {} ms: {}", script_.file.filename().string(), d.atNs / 1'000'000,
-                                         d.message)};
+    return {Health::Faulted,
+            fmt::format("{} at {} ms: {}", script_.file.filename().string(), d.atNs / 1'000'000, d.message)};
 }
 
 } // namespace takt::io::detail

@@ -420,7 +420,7 @@ void resolveConfigPaths(Context& cx) {
                 if (!plain && (!target->address || !target->address->wildcard)) {
                     cx.error(DiagCode::ConfigNotWildcard, cd.path->span,
                              "VAR_CONFIG gives an address to '" + target->name + "', which " +
-                                 (target->address ? "is already located at " + target->address->text()
+                                 (target->address    ? "is already located at " + target->address->text()
                                   : target->constant ? "is a CONSTANT"
                                                      : "cannot be located (only VAR, VAR_INPUT, VAR_OUTPUT and "
                                                        "globals can)"));

@@ -122,7 +122,8 @@ TEST(ControlConfig, InlineAuthTokenWarnsWhereLocalAndIsRefusedOnTheNetwork) {
         EXPECT_NE(diagnostics[0].message.find("move it into a token file"), std::string::npos);
         EXPECT_NE(diagnostics[0].message.find("placeholder"), std::string::npos) << diagnostics[0].message;
     }
-    const auto [ok, diagnostics] = check("tls://0.0.0.0:9443", "[runtime.control.tls]\ncert = \"c.pem\"\nkey = \"k.pem\"\n");
+    const auto [ok, diagnostics] =
+        check("tls://0.0.0.0:9443", "[runtime.control.tls]\ncert = \"c.pem\"\nkey = \"k.pem\"\n");
     EXPECT_FALSE(ok);
     ASSERT_EQ(diagnostics.size(), 1U);
     EXPECT_EQ(diagnostics[0].severity, engine::ConfigDiagnostic::Severity::Error);

@@ -93,10 +93,11 @@ std::vector<std::string> buildAndValidate(const TempDir& dir, std::string& build
 // word and another faults the driver.
 TEST(TrustProject, SimulatedWithSimulationTomlCouplesOutputsToInputs) {
     TempDir dir;
-    dir.write("runtime.toml", runtimeToml("MixerClassic",
-                                          "endpoint = \"tcp://127.0.0.1:0\"\nauth_token = \"mixer-oscat-example-token\"\n",
-                                          "[runtime.opcua]\nenabled = true\nlisten = \"127.0.0.1:4840\"\n"
-                                          "namespace_uri = \"urn:example:mixer\"\nsecurity_policy = \"none\"\n\n"));
+    dir.write("runtime.toml",
+              runtimeToml("MixerClassic",
+                          "endpoint = \"tcp://127.0.0.1:0\"\nauth_token = \"mixer-oscat-example-token\"\n",
+                          "[runtime.opcua]\nenabled = true\nlisten = \"127.0.0.1:4840\"\n"
+                          "namespace_uri = \"urn:example:mixer\"\nsecurity_policy = \"none\"\n\n"));
     dir.write("io.toml", "[io]\ndriver = \"simulated\"\nparams = {}\n\n[[io.safe_state]]\naddress = \"%QX0.0\"\n"
                          "value = \"FALSE\"\n");
     dir.write("simulation.toml", R"([simulation]
@@ -160,16 +161,17 @@ END_VAR
 END_PROGRAM
 )");
     dir.write("src/Configuration.st",
-              configurationSt("Mixer", "    Cpu0.Plant.run_cmd AT %QX0.0 : BOOL;\n    Cpu0.Plant.speed_set AT %QW1 : INT;\n"
-                                       "    Cpu0.Plant.run_fb AT %IX0.0 : BOOL;\n    Cpu0.Plant.speed_fb AT %IW1 : INT;\n"
-                                       "    Cpu0.Plant.high AT %IX0.1 : BOOL;\n    Cpu0.Plant.over AT %IX0.2 : BOOL;\n"
-                                       "    Cpu0.Plant.ambient AT %IW2 : INT;\n    Cpu0.Plant.echo AT %QW2 : INT;\n"
-                                       "    Cpu0.Plant.echo_fb AT %IW3 : INT;\n"));
+              configurationSt("Mixer",
+                              "    Cpu0.Plant.run_cmd AT %QX0.0 : BOOL;\n    Cpu0.Plant.speed_set AT %QW1 : INT;\n"
+                              "    Cpu0.Plant.run_fb AT %IX0.0 : BOOL;\n    Cpu0.Plant.speed_fb AT %IW1 : INT;\n"
+                              "    Cpu0.Plant.high AT %IX0.1 : BOOL;\n    Cpu0.Plant.over AT %IX0.2 : BOOL;\n"
+                              "    Cpu0.Plant.ambient AT %IW2 : INT;\n    Cpu0.Plant.echo AT %QW2 : INT;\n"
+                              "    Cpu0.Plant.echo_fb AT %IW3 : INT;\n"));
     std::string built;
     const std::vector<std::string> warnings = buildAndValidate(dir, built);
-    EXPECT_EQ(warnings, (std::vector<std::string>{"runtime.toml:10: runtime.control.auth_token",
-                                                  "runtime.toml:12: runtime.opcua", "simulation.toml:3: simulation.seed",
-                                                  "simulation.toml:4: simulation.time_scale"}));
+    EXPECT_EQ(warnings, (std::vector<std::string>{
+                            "runtime.toml:10: runtime.control.auth_token", "runtime.toml:12: runtime.opcua",
+                            "simulation.toml:3: simulation.seed", "simulation.toml:4: simulation.time_scale"}));
     EXPECT_NE(built.find("Configuration.st:10:5: warning[W1013]"), std::string::npos) << built;
     EXPECT_EQ(built.find("error"), std::string::npos) << built;
 
@@ -191,12 +193,11 @@ END_PROGRAM
 // same input bytes as modbus-tcp, which takt refuses.)
 TEST(TrustProject, OopWithModbusAndMqttDrivers) {
     TempDir dir;
-    dir.write("runtime.toml",
-              runtimeToml("ConveyorOop",
-                          "endpoint = \"unix://" + (dir.path() / "ctl.sock").string() +
-                              "\"\nauth_token = \"conveyor-oop-example-token\"\nmode = \"production\"\n"
-                              "debug_enabled = false\n",
-                          "[runtime]\nexecution_backend = \"vm\"\n\n"));
+    dir.write("runtime.toml", runtimeToml("ConveyorOop",
+                                          "endpoint = \"unix://" + (dir.path() / "ctl.sock").string() +
+                                              "\"\nauth_token = \"conveyor-oop-example-token\"\nmode = \"production\"\n"
+                                              "debug_enabled = false\n",
+                                          "[runtime]\nexecution_backend = \"vm\"\n\n"));
     dir.write("io.toml", R"([io]
 drivers = [
   { name = "modbus-tcp", params = { address = "127.0.0.1:1", unit_id = 7, input_start = 0, output_start = 0, timeout_ms = 200, on_error = "warn" } },
@@ -256,7 +257,8 @@ END_PROGRAM
 // key takt ignores; without a GPIO chip on the test host only build and validate are run.
 TEST(TrustProject, GpioWithSysfsKeysValidates) {
     TempDir dir;
-    dir.write("runtime.toml", runtimeToml("PumpGpio", "endpoint = \"unix://" + (dir.path() / "ctl.sock").string() + "\"\n"));
+    dir.write("runtime.toml",
+              runtimeToml("PumpGpio", "endpoint = \"unix://" + (dir.path() / "ctl.sock").string() + "\"\n"));
     dir.write("io.toml", R"([io]
 driver = "gpio"
 
@@ -269,7 +271,7 @@ outputs = [ { address = "%QX0.0", line = 27, initial = false } ]
     dir.write("src/Main.st", "PROGRAM Pump\nVAR\n    button : BOOL;\n    lamp : BOOL;\nEND_VAR\n    lamp := button;\n"
                              "END_PROGRAM\n");
     dir.write("src/Configuration.st", configurationSt("Pump", "    Cpu0.Plant.button AT %IX0.0 : BOOL;\n"
-                                                             "    Cpu0.Plant.lamp AT %QX0.0 : BOOL;\n"));
+                                                              "    Cpu0.Plant.lamp AT %QX0.0 : BOOL;\n"));
     std::string built;
     const std::vector<std::string> warnings = buildAndValidate(dir, built);
     EXPECT_EQ(warnings, (std::vector<std::string>{"io.toml:5: io.params.backend", "io.toml:6: io.params.sysfs_base"}));
@@ -279,11 +281,13 @@ outputs = [ { address = "%QX0.0", line = 27, initial = false } ]
 // and validate says that no driver reads or writes the located variables.
 TEST(TrustProject, SimulatedWithoutPlantOrSimulationToml) {
     TempDir dir;
-    dir.write("runtime.toml", runtimeToml("Idle", "endpoint = \"unix://" + (dir.path() / "ctl.sock").string() + "\"\n"));
+    dir.write("runtime.toml",
+              runtimeToml("Idle", "endpoint = \"unix://" + (dir.path() / "ctl.sock").string() + "\"\n"));
     dir.write("io.toml", "[io]\ndriver = \"simulated\"\n\n[io.params]\n");
-    dir.write("src/Main.st", "PROGRAM Idle\nVAR\n    x : BOOL;\n    y : BOOL;\nEND_VAR\n    y := NOT x;\nEND_PROGRAM\n");
+    dir.write("src/Main.st",
+              "PROGRAM Idle\nVAR\n    x : BOOL;\n    y : BOOL;\nEND_VAR\n    y := NOT x;\nEND_PROGRAM\n");
     dir.write("src/Configuration.st", configurationSt("Idle", "    Cpu0.Plant.x AT %IX0.0 : BOOL;\n"
-                                                             "    Cpu0.Plant.y AT %QX0.0 : BOOL;\n"));
+                                                              "    Cpu0.Plant.y AT %QX0.0 : BOOL;\n"));
     std::string built;
     EXPECT_EQ(buildAndValidate(dir, built),
               (std::vector<std::string>{"program.stbc:0: Plant.x", "program.stbc:0: Plant.y"}));
@@ -298,7 +302,8 @@ TEST(TrustProject, SimulatedWithoutPlantOrSimulationToml) {
 // (exit 10) with the file, line and key.
 TEST(TrustProject, SimulationTomlUnusedOrInvalid) {
     TempDir dir;
-    dir.write("runtime.toml", runtimeToml("Loop", "endpoint = \"unix://" + (dir.path() / "ctl.sock").string() + "\"\n"));
+    dir.write("runtime.toml",
+              runtimeToml("Loop", "endpoint = \"unix://" + (dir.path() / "ctl.sock").string() + "\"\n"));
     dir.write("io.toml", "[io]\ndriver = \"loopback\"\n[io.params]\nbytes = 2\n");
     dir.write("simulation.toml", "[[couplings]]\nsource = \"%QX0.0\"\ntarget = \"%IX0.0\"\n");
     dir.write("src/Main.st", "PROGRAM Loop\nVAR\n    x AT %IX0.0 : BOOL;\n    y AT %QX0.0 : BOOL;\nEND_VAR\n"

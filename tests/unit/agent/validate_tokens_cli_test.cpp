@@ -32,12 +32,14 @@ const BadToken kBadTokens[] = {
      "runtime.control.tokens[0].token_file", 7, "No such file"},
     {"token file readable by others", "[[runtime.control.tokens]]\nrole = \"viewer\"\ntoken_file = \"loose.token\"\n",
      "runtime.control.tokens[0].token_file", 7, "chmod 600"},
-    {"short auth_token on a network endpoint", "auth_token = \"short\"\n" TAKT_TLS_SECTION, "runtime.control.auth_token", 5, "at least 16"},
+    {"short auth_token on a network endpoint", "auth_token = \"short\"\n" TAKT_TLS_SECTION,
+     "runtime.control.auth_token", 5, "at least 16"},
     {"short inline token", "[[runtime.control.tokens]]\nrole = \"operator\"\ntoken = \"abc123\"\n",
      "runtime.control.tokens[0].token", 7, "at least 16"},
     {"placeholder inline token", "[[runtime.control.tokens]]\nrole = \"admin\"\ntoken = \"changeme-changeme-0042\"\n",
      "runtime.control.tokens[0].token", 7, "placeholder"},
-    {"repeated auth_token on a network endpoint", "auth_token = \"aaaaaaaaaaaaaaaaaaaaaaaa\"\n" TAKT_TLS_SECTION, "runtime.control.auth_token", 5, "repeats"},
+    {"repeated auth_token on a network endpoint", "auth_token = \"aaaaaaaaaaaaaaaaaaaaaaaa\"\n" TAKT_TLS_SECTION,
+     "runtime.control.auth_token", 5, "repeats"},
 };
 
 std::string runtimeToml(const TempDir& dir, const std::string& control) {

@@ -30,8 +30,8 @@ TEST(MqttParams, TrustKeepAliveAndAllowInsecureRemote) {
     EXPECT_EQ(initError("mqtt", "broker = '10.1.2.3:1883'\nallow_insecure_remote = false"),
               "io.params.allow_insecure_remote: false refuses broker '10.1.2.3:1883' without tls: it is not loopback, "
               "so give tls = {ca = \"…\"} or set allow_insecure_remote = true");
-    EXPECT_EQ(initError("mqtt", "broker = '10.1.2.3:1883'\nallow_insecure_remote = false\ntls = {ca = '/etc/hostname'}"),
-              "");
+    EXPECT_EQ(
+        initError("mqtt", "broker = '10.1.2.3:1883'\nallow_insecure_remote = false\ntls = {ca = '/etc/hostname'}"), "");
 }
 
 TEST(MqttParams, ErrorsNameTheKey) {

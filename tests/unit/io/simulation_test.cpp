@@ -65,11 +65,10 @@ delay_ms = "soon"
 )",
                                                "simulation.toml", false);
     EXPECT_FALSE(r.script.has_value());
-    EXPECT_EQ(findings(r), (std::vector<std::string>{
-                               "2:couplings[0].source error", "7:couplings[1].target error",
-                               "12:couplings[2].on_true error", "18:couplings[3].on_true error",
-                               "22:disturbances[0].kind error", "27:disturbances[1].at_ms error",
-                               "34:couplings[4].delay_ms error"}));
+    EXPECT_EQ(findings(r), (std::vector<std::string>{"2:couplings[0].source error", "7:couplings[1].target error",
+                                                     "12:couplings[2].on_true error", "18:couplings[3].on_true error",
+                                                     "22:disturbances[0].kind error", "27:disturbances[1].at_ms error",
+                                                     "34:couplings[4].delay_ms error"}));
     EXPECT_NE(r.diagnostics[0].message.find("not an output (%Q)"), std::string::npos) << r.diagnostics[0].message;
     EXPECT_NE(r.diagnostics[2].message.find("needs threshold"), std::string::npos) << r.diagnostics[2].message;
     EXPECT_NE(r.diagnostics[3].message.find("does not fit"), std::string::npos) << r.diagnostics[3].message;

@@ -18,10 +18,10 @@ namespace takt::io {
 
 // One %I or %Q address of a script, resolved against the address mode.
 struct ScriptAddress {
-    std::string text;         // as written
-    std::uint32_t byte = 0;   // first byte in its area
-    std::uint32_t bytes = 1;  // 1 for a bit
-    std::uint8_t bit = 0;     // for a bit address
+    std::string text;        // as written
+    std::uint32_t byte = 0;  // first byte in its area
+    std::uint32_t bytes = 1; // 1 for a bit
+    std::uint8_t bit = 0;    // for a bit address
     bool isBit = false;
 };
 
