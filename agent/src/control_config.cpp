@@ -19,6 +19,18 @@ bool parseRole(const std::string& name, Role& role) {
     return false;
 }
 
+// Whether only this host can reach the endpoint: a Unix socket or a loopback address (config.cpp
+// already refuses tcp:// on any other host).
+bool localEndpoint(const std::string& endpoint) {
+    if (endpoint.starts_with("unix://")) {
+        return true;
+    }
+    const std::size_t sep = endpoint.find("://");
+    const std::string rest = sep == std::string::npos ? endpoint : endpoint.substr(sep + 3);
+    const std::string host = rest.substr(0, rest.rfind(':'));
+    return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]";
+}
+
 std::string relativeTo(const std::filesystem::path& base, const std::string& path) {
     if (path.empty() || std::filesystem::path(path).is_absolute()) {
         return path;
@@ -33,15 +45,21 @@ bool controlOptionsFromConfig(const engine::RuntimeConfig& config, ControlOption
     const engine::RuntimeConfig::Control& c = config.control;
     const std::filesystem::path base = config.file.parent_path();
     const std::string file = config.file.string();
-    const std::size_t errorsBefore = diagnostics.size();
-    const auto refuse = [&](engine::ConfigPosition where, std::string key, std::string message) {
+    bool refused = false;
+    const auto report = [&](engine::ConfigDiagnostic::Severity severity, engine::ConfigPosition where, std::string key,
+                            std::string message) {
         engine::ConfigDiagnostic d;
+        d.severity = severity;
         d.file = file;
         d.line = where.line;
         d.column = where.column;
         d.key = std::move(key);
         d.message = std::move(message);
         diagnostics.push_back(std::move(d));
+        refused = refused || severity == engine::ConfigDiagnostic::Severity::Error;
+    };
+    const auto refuse = [&](engine::ConfigPosition where, std::string key, std::string message) {
+        report(engine::ConfigDiagnostic::Severity::Error, where, std::move(key), std::move(message));
     };
     out.endpoint = c.endpoint;
     out.tlsCert = relativeTo(base, c.tlsCert);
@@ -52,9 +70,21 @@ bool controlOptionsFromConfig(const engine::RuntimeConfig& config, ControlOption
     out.handshakeTimeoutMs = c.handshakeTimeoutMs;
     out.tokens.clear();
     if (!c.authToken.empty()) {
-        // An inline token is as guessable as a token file with the same text: same rules.
-        if (std::string why = tokenProblem(c.authToken); !why.empty()) {
+        // An inline token is as guessable as a token file with the same text: same rules where
+        // other hosts can reach the endpoint. truST projects ship example tokens inline; on a
+        // Unix socket or loopback only local users can try it, so there it is a warning and the
+        // project starts as truST starts it.
+        std::string why = tokenProblem(c.authToken);
+        const bool local = localEndpoint(c.endpoint);
+        if (!why.empty() && !local) {
             refuse(c.authTokenWhere, "runtime.control.auth_token", std::move(why));
+        } else {
+            report(
+                engine::ConfigDiagnostic::Severity::Warning, c.authTokenWhere, "runtime.control.auth_token",
+                fmt::format("the token is written in runtime.toml{}; move it into a token file "
+                            "([[runtime.control.tokens]] role = \"admin\", token_file = \"…\", mode 0600) "
+                            "and remove auth_token",
+                            why.empty() ? "" : fmt::format(" and would be refused on a network endpoint ({})", why)));
         }
         out.tokens.push_back({Role::Admin, c.authToken});
     }
@@ -78,7 +108,7 @@ bool controlOptionsFromConfig(const engine::RuntimeConfig& config, ControlOption
         }
         out.tokens.push_back(std::move(token));
     }
-    return diagnostics.size() == errorsBefore;
+    return !refused;
 }
 
 } // namespace takt::agent

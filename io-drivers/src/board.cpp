@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
+#include <memory>
 #include <system_error>
 
 #include <fmt/format.h>
 
 #include "io_config_internal.h"
 #include "takt/engine/config_reader.h"
+#include "takt/io/simulation.h"
 
 namespace takt::io {
 
@@ -193,7 +195,57 @@ std::vector<BoardSummary> listBoards(const std::filesystem::path& dir) {
     return boards;
 }
 
+namespace {
+
+// The project's simulation.toml goes to every `simulated` driver without a plant (truST runs its
+// couplings on such a project); a file nothing uses is a warning, an invalid one refuses the I/O.
+void attachSimulation(const std::filesystem::path& projectDir, bool byteAddressing, IoSelection& sel) {
+    std::error_code ec;
+    const std::filesystem::path file = projectDir / "simulation.toml";
+    if (!std::filesystem::exists(file, ec)) {
+        return;
+    }
+    SimulationResult loaded = loadSimulation(file, byteAddressing);
+    sel.io.diagnostics.insert(sel.io.diagnostics.end(), loaded.diagnostics.begin(), loaded.diagnostics.end());
+    if (!loaded.script) {
+        sel.io.config.reset();
+        return;
+    }
+    if (!sel.io.config) {
+        return;
+    }
+    const auto script = std::make_shared<const SimulationScript>(std::move(*loaded.script));
+    bool used = false;
+    for (DriverSpec& spec : sel.io.config->drivers) {
+        if (spec.name == "simulated" && !spec.params.contains("plant")) {
+            spec.simulation = script;
+            used = true;
+        }
+    }
+    if (!used) {
+        engine::ConfigDiagnostic d;
+        d.severity = engine::ConfigDiagnostic::Severity::Warning;
+        d.file = file.string();
+        d.message = fmt::format("not used: takt applies simulation.toml to a `simulated` driver without `plant`, and "
+                                "the I/O from {} has none",
+                                sel.origin);
+        sel.io.diagnostics.push_back(std::move(d));
+    }
+}
+
+IoSelection selectIoFile(const std::filesystem::path& projectDir, std::string_view board, bool byteAddressing);
+
+} // namespace
+
 IoSelection selectIoConfig(const std::filesystem::path& projectDir, std::string_view board, bool byteAddressing) {
+    IoSelection sel = selectIoFile(projectDir, board, byteAddressing);
+    attachSimulation(projectDir, byteAddressing, sel);
+    return sel;
+}
+
+namespace {
+
+IoSelection selectIoFile(const std::filesystem::path& projectDir, std::string_view board, bool byteAddressing) {
     IoSelection sel;
     std::error_code ec;
     const std::filesystem::path projectIo = projectDir / "io.toml";
@@ -217,6 +269,8 @@ IoSelection selectIoConfig(const std::filesystem::path& projectDir, std::string_
     }
     return sel;
 }
+
+} // namespace
 
 bool applyBoardRealtime(const Board& board, engine::RuntimeConfig& config) {
     if (config.realtimeGiven || !board.realtime) {

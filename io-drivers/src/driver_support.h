@@ -117,14 +117,14 @@ public:
     void write(std::span<const std::uint8_t> outputs) noexcept {
         const std::lock_guard lock(mutex_);
         if (!safe_) {
-            std::memcpy(bytes_.data(), outputs.data(), std::min(bytes_.size(), outputs.size()));
+            copy(bytes_.data(), outputs.data(), std::min(bytes_.size(), outputs.size()));
         }
     }
     void latchSafe(std::span<const std::uint8_t> safeOutputs) noexcept {
         const std::lock_guard lock(mutex_);
         safe_ = true;
         std::fill(bytes_.begin(), bytes_.end(), 0);
-        std::memcpy(bytes_.data(), safeOutputs.data(), std::min(bytes_.size(), safeOutputs.size()));
+        copy(bytes_.data(), safeOutputs.data(), std::min(bytes_.size(), safeOutputs.size()));
     }
     void release() noexcept {
         const std::lock_guard lock(mutex_);
@@ -133,10 +133,17 @@ public:
     // Copies the held bytes into `out` (as many as both have).
     void read(std::span<std::uint8_t> out) const noexcept {
         const std::lock_guard lock(mutex_);
-        std::memcpy(out.data(), bytes_.data(), std::min(bytes_.size(), out.size()));
+        copy(out.data(), bytes_.data(), std::min(bytes_.size(), out.size()));
     }
 
 private:
+    // An empty latch (a driver with no outputs to pass on) has no buffer: memcpy must not see it.
+    static void copy(std::uint8_t* to, const std::uint8_t* from, std::size_t n) noexcept {
+        if (n != 0) {
+            std::memcpy(to, from, n);
+        }
+    }
+
     mutable std::mutex mutex_;
     std::vector<std::uint8_t> bytes_;
     bool safe_ = false;

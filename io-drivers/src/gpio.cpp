@@ -17,7 +17,12 @@ namespace {
 // Reads the `line` and `address` shared by inputs and outputs; checks duplicates.
 bool readLine(ParamReader& r, bool byteAddressing, Area area, ImageAddress& address, unsigned& line) {
     const auto text = r.string("address", true);
-    const auto l = r.integer("line", 0, 65535);
+    // truST also names the line `pin`.
+    if (r.has("line") && r.has("pin")) {
+        r.fail("pin", "truST's name for line: give one of them");
+    }
+    const std::string_view lineKey = r.has("pin") ? "pin" : "line";
+    const auto l = r.integer(lineKey, 0, 65535);
     if (r.ok() && !l) {
         r.fail("line", "missing (required)");
     }
@@ -68,7 +73,7 @@ bool GpioDriver::init(const DriverSpec& spec, std::string& error) {
         for (std::size_t i = 0; i < list->size(); ++i) {
             std::string sub;
             ParamReader r(*(*list)[i].as_table(), elementPrefix(p, "inputs", i), sub);
-            static constexpr std::string_view kIn[] = {"address", "line", "invert", "debounce_ms"};
+            static constexpr std::string_view kIn[] = {"address", "line", "pin", "invert", "debounce_ms"};
             Input in;
             if (r.onlyKeys(kIn, "a gpio input") && readLine(r, spec.byteAddressing, Area::Input, in.address, in.line) &&
                 claim(r, in.line, in.address)) {
@@ -85,7 +90,7 @@ bool GpioDriver::init(const DriverSpec& spec, std::string& error) {
         for (std::size_t i = 0; i < list->size(); ++i) {
             std::string sub;
             ParamReader r(*(*list)[i].as_table(), elementPrefix(p, "outputs", i), sub);
-            static constexpr std::string_view kOut[] = {"address", "line", "invert", "initial"};
+            static constexpr std::string_view kOut[] = {"address", "line", "pin", "invert", "initial"};
             Output out;
             if (r.onlyKeys(kOut, "a gpio output") &&
                 readLine(r, spec.byteAddressing, Area::Output, out.address, out.line) &&

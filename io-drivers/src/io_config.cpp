@@ -297,6 +297,48 @@ void readSafeState(TableReader& io, bool byteAddressing, std::vector<SafeValue>&
     }
 }
 
+// Driver params truST defines that takt accepts and ignores (one list; each driver's own reader
+// never sees them). `only` is the one value truST allows, when it has a choice.
+struct IgnoredTrustParam {
+    std::string_view driver;
+    std::string_view key;
+    std::string_view only;
+    std::string_view why;
+};
+
+constexpr IgnoredTrustParam kIgnoredTrustParams[] = {
+    {"gpio", "backend", "sysfs",
+     "ignored: takt drives GPIO lines through the character device of `chip` (default gpiochip0), not sysfs; a "
+     "line is an offset on that chip (on a Raspberry Pi, gpiochip0's offsets are the BCM numbers truST uses)"},
+    {"gpio", "sysfs_base", "", "ignored: takt does not use sysfs for GPIO (see `chip`)"},
+};
+
+// Warns for each ignored truST key of `spec` at its line and removes it from the params.
+void dropIgnoredTrustParams(DriverSpec& spec, std::vector<ConfigDiagnostic>& out) {
+    for (const IgnoredTrustParam& p : kIgnoredTrustParams) {
+        const toml::node* node = spec.params.get(p.key);
+        if (p.driver != spec.name || node == nullptr) {
+            continue;
+        }
+        const std::string key = spec.source.keyPrefix + "." + std::string(p.key);
+        const SourcePoint at = paramKeyLocation(spec, key);
+        ConfigDiagnostic d;
+        d.file = spec.source.file;
+        d.line = at.line;
+        d.column = at.column;
+        d.key = key;
+        if (!p.only.empty() && node->value<std::string>() != std::string(p.only)) {
+            d.severity = Severity::Error;
+            d.message = fmt::format("expected \"{}\" (truST's only value; takt uses the character device)", p.only);
+        } else {
+            d.severity = Severity::Warning;
+            d.message = std::string(p.why);
+        }
+        out.push_back(std::move(d));
+        spec.params.erase(p.key);
+    }
+}
+
 DriverSpec makeSpec(std::string name, toml::table* params, std::string keyPrefix, const std::string& file,
                     const toml::source_region& where) {
     DriverSpec spec;
@@ -411,6 +453,11 @@ SourcePoint paramKeyLocation(const DriverSpec& spec, std::string_view keyPath) {
 
 namespace detail {
 
+bool parseImageValue(const toml::node& node, const bytecode::DirectAddress& address, std::uint64_t& value,
+                     std::string& error) {
+    return parseSafeValue(node, address, value, error);
+}
+
 bool isKnownDriverName(std::string_view name) {
     const std::vector<std::string_view> registered = driverNames();
     return std::find(std::begin(kConfigDriverNames), std::end(kConfigDriverNames), name) !=
@@ -467,6 +514,7 @@ std::optional<IoConfig> readIoSection(toml::table& ioTable, const std::string& p
     // Drivers resolve their own %I/%Q/%M params in the project's address mode.
     for (DriverSpec& spec : config.drivers) {
         spec.byteAddressing = byteAddressing;
+        dropIgnoredTrustParams(spec, out);
     }
     io.finish();
     for (std::size_t i = before; i < out.size(); ++i) {

@@ -7,6 +7,7 @@
 
 #include <toml++/toml.h>
 
+#include "takt/bytecode/address.h"
 #include "takt/engine/config.h"
 #include "takt/io/io_config.h"
 
@@ -17,6 +18,13 @@ namespace takt::io::detail {
 // appended to `out`.
 std::optional<IoConfig> readIoSection(toml::table& io, const std::string& path, const std::string& file,
                                       bool byteAddressing, std::vector<engine::ConfigDiagnostic>& out);
+
+// A value for `address` as io.toml's safe state and simulation.toml write it: "TRUE", "0",
+// "16#FF", typed "INT#-5" / "REAL#1.5", a TOML boolean for a bit or a TOML integer; as the
+// little-endian bits of the address's width. False with `error` when it is none of these or does
+// not fit the width.
+bool parseImageValue(const toml::node& node, const bytecode::DirectAddress& address, std::uint64_t& value,
+                     std::string& error);
 
 // Whether `name` is a driver io.toml may name: registered in this build or listed in CONFIG.md.
 bool isKnownDriverName(std::string_view name);

@@ -1,7 +1,9 @@
 // The mqtt driver (CONFIG.md "io.toml"), on libmosquitto.
 //
 // Params: broker = "host:port" ("127.0.0.1:1883"), client_id ("takt-<pid>"), username/password,
-// tls = {ca, cert, key} (cert and key together), qos (0..2, 1), keepalive_s (30),
+// tls = {ca, cert, key} (cert and key together), qos (0..2, 1), keepalive_s (30; truST's
+// keep_alive_s is the same key), allow_insecure_remote (truST: false refuses a broker other than
+// loopback without tls; takt's default true allows it),
 // reconnect_ms / reconnect_max_ms (1000 / 30000; libmosquitto counts whole seconds, so they
 // are rounded up), status_topic (retained "online" once connected, "offline" as the last will
 // and on stop), on_error (fault|warn|ignore, fault), comm_loss_timeout_ms (5000), and:
@@ -71,6 +73,8 @@ public:
                                                       "tls",
                                                       "qos",
                                                       "keepalive_s",
+                                                      "keep_alive_s",
+                                                      "allow_insecure_remote",
                                                       "reconnect_ms",
                                                       "reconnect_max_ms",
                                                       "status_topic",
@@ -96,13 +100,25 @@ public:
             p.fail("password", "needs `username`");
         }
         qos_ = static_cast<int>(p.integer("qos", 0, 2).value_or(1));
-        keepalive_ = static_cast<int>(p.integer("keepalive_s", 5, 3600).value_or(30));
+        if (p.has("keepalive_s") && p.has("keep_alive_s")) {
+            p.fail("keep_alive_s", "truST's name for keepalive_s: give one of them");
+        }
+        keepalive_ =
+            static_cast<int>(p.integer(p.has("keep_alive_s") ? "keep_alive_s" : "keepalive_s", 5, 3600).value_or(30));
         reconnectMs_ = p.integer("reconnect_ms", 1, 600000).value_or(1000);
         reconnectMaxMs_ = p.integer("reconnect_max_ms", 1, 3600000).value_or(30000);
         statusTopic_ = p.string("status_topic").value_or("");
         commLossMs_ = p.integer("comm_loss_timeout_ms", 0, 3'600'000).value_or(5000);
         if (!parseOnError(p, onError_) || !readTls(p) || !readBindings(p, spec.byteAddressing)) {
             return false;
+        }
+        const std::string_view host = broker_.host;
+        const bool loopback = host == "127.0.0.1" || host == "localhost" || host == "::1" || host.starts_with("127.");
+        if (!p.boolean("allow_insecure_remote").value_or(true) && !loopback && tlsCa_.empty()) {
+            return p.fail("allow_insecure_remote",
+                          fmt::format("false refuses broker '{}' without tls: it is not loopback, so give tls = "
+                                      "{{ca = \"…\"}} or set allow_insecure_remote = true",
+                                      broker));
         }
         for (std::string_view key : {"topic_in", "topic_out", "status_topic", "client_id"}) {
             if (p.has(key) && p.string(key).value_or("").empty()) {

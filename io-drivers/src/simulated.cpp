@@ -1,6 +1,8 @@
 // The `simulated` driver: a plant model (plants/) in place of field I/O, so a project runs
 // like a machine on any host. Params: `plant = "<name>"`, `cycle_ms` (the longest integration
 // step, default 10) and the plant's own params; every unknown or bad key is an error naming it.
+// Without `plant` (truST's `params = {}`) there is no model: the project's simulation.toml, when
+// it has one, drives the inputs (simulation_runner.h); otherwise inputs stay 0.
 //
 // The plant advances at each readInputs() by the time elapsed since the previous cycle
 // (ImageView::cycleStartNs, so a virtual clock gives virtual time), in equal sub-steps of at
@@ -15,7 +17,9 @@
 #include "driver_support.h"
 #include "plants/plant.h"
 #include "registry.h"
+#include "simulation_runner.h"
 #include "takt/io/simulated.h"
+#include "takt/io/simulation.h"
 
 namespace takt::io {
 namespace {
@@ -32,8 +36,7 @@ public:
         const std::string& prefix = spec.source.keyPrefix;
         const toml::node* plantNode = spec.params.get("plant");
         if (plantNode == nullptr) {
-            error = fmt::format("{}.plant: missing (known plants: {})", prefix, plants::plantNames());
-            return false;
+            return initScripted(spec, error);
         }
         const std::optional<std::string> plantName = plantNode->value<std::string>();
         if (!plantNode->is_string() || !plantName) {
@@ -62,6 +65,9 @@ public:
     }
 
     std::vector<ByteRange> ownedRanges() const override {
+        if (scripted_) {
+            return script_.ranges();
+        }
         if (!plant_) {
             return {};
         }
@@ -72,6 +78,10 @@ public:
     bool start(std::string& /*error*/) override { return true; }
 
     void readInputs(ImageView image) noexcept override {
+        if (scripted_) {
+            script_.beforeCycle(image.cycleStartNs, image.inputs);
+            return;
+        }
         if (!plant_) {
             return; // init() failed or was never called: no plant, no inputs
         }
@@ -94,19 +104,46 @@ public:
         std::memcpy(image.inputs.data(), sensed_.data(), std::min(sensed_.size(), image.inputs.size()));
     }
 
-    void writeOutputs(ImageView image) noexcept override { wire_.write(image.outputs); }
+    void writeOutputs(ImageView image) noexcept override {
+        wire_.write(image.outputs);
+        if (scripted_) {
+            // The couplings see what the latch holds: the safe values while they are applied.
+            wire_.read(seen_);
+            script_.afterCycle(image.cycleStartNs, seen_);
+        }
+    }
 
     void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept override { wire_.latchSafe(safeOutputs); }
 
     void releaseSafeState() noexcept override { wire_.release(); }
 
-    HealthStatus health() const override { return {}; }
+    HealthStatus health() const override { return scripted_ ? script_.health() : HealthStatus{}; }
 
     void stop() noexcept override {}
 
     [[nodiscard]] const plants::Plant* plant() const { return plant_.get(); }
 
 private:
+    // No plant: no params at all (truST writes `params = {}`), and the project's simulation.toml
+    // when selectIoConfig attached an enabled one.
+    bool initScripted(const DriverSpec& spec, std::string& error) {
+        for (const auto& [key, value] : spec.params) {
+            error = fmt::format("{}.{}: unknown key for the simulated driver without a plant (give plant = \"<name>\" "
+                                "for a plant model; known plants: {})",
+                                spec.source.keyPrefix, key.str(), plants::plantNames());
+            return false;
+        }
+        scripted_ = true;
+        if (spec.simulation && spec.simulation->enabled) {
+            script_.configure(*spec.simulation);
+        }
+        wire_.resize(script_.outputBytes());
+        seen_.assign(script_.outputBytes(), 0);
+        return true;
+    }
+
+    bool scripted_ = false;
+    detail::ScriptRunner script_;
     std::unique_ptr<plants::Plant> plant_;
     std::int64_t maxStepNs_ = 10'000'000;
     std::int64_t lastNs_ = 0;

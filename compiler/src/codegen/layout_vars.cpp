@@ -47,8 +47,8 @@ void Generator::layoutGlobals() {
 
 void Generator::addIo(const Symbol* var, const std::string& path, std::uint32_t offset,
                       const std::vector<const Symbol*>& symbolPath) {
-    const ast::Address* address = &*var->address;
-    if (address->wildcard) {
+    const ast::Address* address = var->address ? &*var->address : nullptr;
+    if (address == nullptr || address->wildcard) {
         // Per instance: the VAR_CONFIG entry whose path (resource and configuration names aside)
         // is this variable's path of instances.
         address = symbolPath.size() == 1 && var->resolvedAddress ? &*var->resolvedAddress : nullptr;
@@ -64,7 +64,8 @@ void Generator::addIo(const Symbol* var, const std::string& path, std::uint32_t 
             }
         }
         if (address == nullptr) {
-            return; // sema reports wildcards that no VAR_CONFIG entry resolves
+            return; // sema reports wildcards that no VAR_CONFIG entry resolves; a plain variable
+                    // is located only in the instances VAR_CONFIG names
         }
     }
     bc::IoBinding io;
@@ -101,7 +102,7 @@ void Generator::addVariable(const Symbol* var, const std::string& path, std::uin
     e.constant = var->constant;
     variableByPath.emplace(upperName(path), static_cast<std::uint32_t>(out_.variables.size()));
     out_.variables.push_back(std::move(e));
-    if (var->address) {
+    if (var->address || var->configLocated) {
         addIo(var, path, offset, symbolPath);
     }
     if (const Symbol* fb = instancePou(var->type); fb != nullptr && var->section != ast::VarSection::InOut) {

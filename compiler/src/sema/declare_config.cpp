@@ -374,6 +374,25 @@ void declareConfigurations(Context& cx) {
     }
 }
 
+namespace {
+
+// The variables a VAR_CONFIG entry may locate although they have no AT: storage that lives as long
+// as its instance (not VAR_TEMP, VAR_IN_OUT, VAR_EXTERNAL or a CONSTANT).
+bool locatableFromConfig(const Symbol& s) {
+    if (s.kind != SymbolKind::Variable || s.constant) {
+        return false;
+    }
+    switch (s.section) {
+    case ast::VarSection::Var:
+    case ast::VarSection::Input:
+    case ast::VarSection::Output:
+    case ast::VarSection::Global: return true;
+    default: return false;
+    }
+}
+
+} // namespace
+
 void resolveConfigPaths(Context& cx) {
     SemanticModel& model = cx.model;
     for (PathBlock& pb : cx.decl->pathBlocks) {
@@ -397,11 +416,23 @@ void resolveConfigPaths(Context& cx) {
                 if (!cd.address) {
                     continue; // only an initial value for the instance variable
                 }
-                if (!target->address || !target->address->wildcard) {
+                const bool plain = !target->address && locatableFromConfig(*target);
+                if (!plain && (!target->address || !target->address->wildcard)) {
                     cx.error(DiagCode::ConfigNotWildcard, cd.path->span,
-                             "VAR_CONFIG gives an address to '" + target->name +
-                                 "', which is not declared AT %I*/%Q*/%M*");
+                             "VAR_CONFIG gives an address to '" + target->name + "', which " +
+                                 (target->address    ? "is already located at " + target->address->text()
+                                  : target->constant ? "is a CONSTANT"
+                                                     : "cannot be located (only VAR, VAR_INPUT, VAR_OUTPUT and "
+                                                       "globals can)"));
                     continue;
+                }
+                if (plain) {
+                    // CODESYS (and truST) locate a variable declared without AT from VAR_CONFIG;
+                    // IEC 61131-3 only completes AT %I* / %Q* / %M* declarations.
+                    cx.lenient(DiagCode::ConfigLocatesPlainVariable, cd.path->span,
+                               "VAR_CONFIG gives an address to '" + target->name +
+                                   "', which is declared without AT %I*/%Q*/%M*; it is located at " +
+                                   cd.address->text() + " in this instance");
                 }
                 if (cd.address->wildcard) {
                     cx.error(DiagCode::WildcardNotAllowed, cd.address->span,
@@ -409,7 +440,7 @@ void resolveConfigPaths(Context& cx) {
                                  cd.address->text());
                     continue;
                 }
-                if (cd.address->area != target->address->area) {
+                if (target->address && cd.address->area != target->address->area) {
                     cx.error(DiagCode::AddressSizeMismatch, cd.address->span,
                              "address " + cd.address->text() + " is not in the area of " + target->address->text() +
                                  " declared for '" + target->name + "'");
@@ -418,7 +449,9 @@ void resolveConfigPaths(Context& cx) {
                 if (!checkAddressShape(cx, *cd.address, target->type, target->name)) {
                     continue;
                 }
-                if (!target->resolvedAddress) {
+                if (plain) {
+                    target->configLocated = true;
+                } else if (!target->resolvedAddress) {
                     target->resolvedAddress = cd.address;
                 }
                 cx.decl->resolvedWildcards.push_back(target);

@@ -44,8 +44,17 @@ key = "/etc/takt/server.key"
     EXPECT_EQ(o.tlsCert, (dir.path() / "tls/server.pem").string());
     EXPECT_EQ(o.tlsKey, "/etc/takt/server.key");
 
+    ASSERT_EQ(diagnostics.size(), 1U); // the inline auth_token: move it into a token file
+    EXPECT_EQ(diagnostics[0].severity, engine::ConfigDiagnostic::Severity::Warning);
+    EXPECT_EQ(diagnostics[0].key, "runtime.control.auth_token");
+    EXPECT_NE(diagnostics[0].message.find("move it into a token file"), std::string::npos) << diagnostics[0].message;
+
     ::chmod(eng.c_str(), 0644);
+    diagnostics.clear();
     EXPECT_FALSE(controlOptionsFromConfig(*loaded.config, o, diagnostics));
+    std::erase_if(diagnostics, [](const engine::ConfigDiagnostic& d) {
+        return d.severity == engine::ConfigDiagnostic::Severity::Warning;
+    });
     ASSERT_EQ(diagnostics.size(), 1U);
     EXPECT_EQ(diagnostics[0].key, "runtime.control.tokens[0].token_file");
     EXPECT_EQ(diagnostics[0].line, 8U);
@@ -81,6 +90,45 @@ TEST(ControlConfig, AuditRotationAndHandshakeTimeout) {
     ASSERT_EQ(bad.diagnostics.size(), 1U);
     EXPECT_EQ(bad.diagnostics[0].key, "runtime.control.audit_max_mib");
     EXPECT_EQ(bad.diagnostics[0].line, 3U);
+}
+
+} // namespace
+} // namespace takt::agent
+
+namespace takt::agent {
+namespace {
+
+// truST's examples ship an inline placeholder auth_token ("…-example-token"). Where only this host
+// can connect (a Unix socket, loopback TCP) it is accepted with a warning naming its line; on any
+// other endpoint the same token is refused with the weak-token error.
+TEST(ControlConfig, InlineAuthTokenWarnsWhereLocalAndIsRefusedOnTheNetwork) {
+    const auto check = [](const std::string& endpoint, std::string_view tls) {
+        const std::string text = "[runtime.control]\nendpoint = \"" + endpoint +
+                                 "\"\nauth_token = \"plant-oop-example-token\"\n" + std::string(tls);
+        const engine::RuntimeConfigResult loaded = engine::parseRuntimeConfig(text, "runtime.toml");
+        EXPECT_TRUE(loaded.config.has_value()) << endpoint;
+        ControlOptions o;
+        std::vector<engine::ConfigDiagnostic> diagnostics;
+        const bool ok = loaded.config && controlOptionsFromConfig(*loaded.config, o, diagnostics);
+        return std::make_pair(ok, diagnostics);
+    };
+    for (const std::string endpoint : {"unix:///tmp/takt-t.sock", "tcp://127.0.0.1:0", "tcp://[::1]:9001"}) {
+        const auto [ok, diagnostics] = check(endpoint, "");
+        EXPECT_TRUE(ok) << endpoint;
+        ASSERT_EQ(diagnostics.size(), 1U) << endpoint;
+        EXPECT_EQ(diagnostics[0].severity, engine::ConfigDiagnostic::Severity::Warning);
+        EXPECT_EQ(diagnostics[0].line, 3U);
+        EXPECT_EQ(diagnostics[0].key, "runtime.control.auth_token");
+        EXPECT_NE(diagnostics[0].message.find("move it into a token file"), std::string::npos);
+        EXPECT_NE(diagnostics[0].message.find("placeholder"), std::string::npos) << diagnostics[0].message;
+    }
+    const auto [ok, diagnostics] =
+        check("tls://0.0.0.0:9443", "[runtime.control.tls]\ncert = \"c.pem\"\nkey = \"k.pem\"\n");
+    EXPECT_FALSE(ok);
+    ASSERT_EQ(diagnostics.size(), 1U);
+    EXPECT_EQ(diagnostics[0].severity, engine::ConfigDiagnostic::Severity::Error);
+    EXPECT_EQ(diagnostics[0].key, "runtime.control.auth_token");
+    EXPECT_NE(diagnostics[0].message.find("placeholder"), std::string::npos) << diagnostics[0].message;
 }
 
 } // namespace

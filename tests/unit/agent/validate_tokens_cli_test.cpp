@@ -1,5 +1,6 @@
 // `takt validate` refuses every control token `takt run` refuses (one check behind both): a
-// missing or loose token file, short, repeated or placeholder inline tokens. Each refusal names
+// missing or loose token file, short, repeated or placeholder inline tokens (an inline auth_token
+// only on an endpoint other hosts can reach: on a Unix socket it is a warning). Each refusal names
 // runtime.toml, the line and column of the key, and the key. The real binary on temp projects.
 #include <string>
 
@@ -23,22 +24,29 @@ struct BadToken {
     const char* reason;
 };
 
+// Appended to an auth_token case: the endpoint becomes tls://0.0.0.0 (runtimeToml()).
+#define TAKT_TLS_SECTION "[runtime.control.tls]\ncert = \"c.pem\"\nkey = \"k.pem\"\n"
+
 const BadToken kBadTokens[] = {
     {"missing token file", "[[runtime.control.tokens]]\nrole = \"engineer\"\ntoken_file = \"absent.token\"\n",
      "runtime.control.tokens[0].token_file", 7, "No such file"},
     {"token file readable by others", "[[runtime.control.tokens]]\nrole = \"viewer\"\ntoken_file = \"loose.token\"\n",
      "runtime.control.tokens[0].token_file", 7, "chmod 600"},
-    {"short auth_token", "auth_token = \"short\"\n", "runtime.control.auth_token", 5, "at least 16"},
+    {"short auth_token on a network endpoint", "auth_token = \"short\"\n" TAKT_TLS_SECTION,
+     "runtime.control.auth_token", 5, "at least 16"},
     {"short inline token", "[[runtime.control.tokens]]\nrole = \"operator\"\ntoken = \"abc123\"\n",
      "runtime.control.tokens[0].token", 7, "at least 16"},
     {"placeholder inline token", "[[runtime.control.tokens]]\nrole = \"admin\"\ntoken = \"changeme-changeme-0042\"\n",
      "runtime.control.tokens[0].token", 7, "placeholder"},
-    {"repeated auth_token", "auth_token = \"aaaaaaaaaaaaaaaaaaaaaaaa\"\n", "runtime.control.auth_token", 5, "repeats"},
+    {"repeated auth_token on a network endpoint", "auth_token = \"aaaaaaaaaaaaaaaaaaaaaaaa\"\n" TAKT_TLS_SECTION,
+     "runtime.control.auth_token", 5, "repeats"},
 };
 
 std::string runtimeToml(const TempDir& dir, const std::string& control) {
-    return "[resource]\nname = \"cell\"\n[runtime.control]\nendpoint = \"unix://" + (dir.path() / "ctl.sock").string() +
-           "\"\n" + control;
+    const std::string endpoint = control.find("[runtime.control.tls]") != std::string::npos
+                                     ? std::string("tls://0.0.0.0:9443")
+                                     : "unix://" + (dir.path() / "ctl.sock").string();
+    return "[resource]\nname = \"cell\"\n[runtime.control]\nendpoint = \"" + endpoint + "\"\n" + control;
 }
 
 // A built project whose runtime.toml holds `control`; loose.token is a good token with mode 0644.

@@ -237,5 +237,13 @@ TEST(DialectLeniency, W1012ShiftOnSignedInteger) {
                    "W1012@5:20");
 }
 
+TEST(DialectLeniency, W1013ConfigLocatesPlainVariable) {
+    expectLeniency("PROGRAM Main\nVAR\n    x : BOOL;\n    y : BOOL;\nEND_VAR\n    y := x;\nEND_PROGRAM\n"
+                   "CONFIGURATION C\nRESOURCE R ON PLC\nTASK T (INTERVAL := T#10ms, PRIORITY := 1);\n"
+                   "PROGRAM P WITH T : Main;\nEND_RESOURCE\nVAR_CONFIG\n    R.P.x AT %IX0.0 : BOOL;\nEND_VAR\n"
+                   "END_CONFIGURATION\n",
+                   "W1013@14:5");
+}
+
 } // namespace
 } // namespace takt::compiler

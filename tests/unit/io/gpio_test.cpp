@@ -53,8 +53,14 @@ TEST(GpioParams, ErrorsNameTheKey) {
     EXPECT_EQ(initError("gpio", "outputs = [{address = '%QX0.1', line = 4, initial = 1}]"),
               "io.params.outputs[0].initial: expected true or false");
     EXPECT_EQ(initError("gpio", "outputs = [{address = '%QX0.1', line = 4, inverted = true}]"),
-              "io.params.outputs[0].inverted: unknown parameter of a gpio output (known: address, line, invert, "
+              "io.params.outputs[0].inverted: unknown parameter of a gpio output (known: address, line, pin, invert, "
               "initial)");
+    // truST's `pin` is the line; both at once is an error.
+    EXPECT_EQ(initError("gpio", "inputs = [{address = '%IX0.0', pin = 17}]"), "");
+    EXPECT_EQ(initError("gpio", "inputs = [{address = '%IX0.0', pin = 17, line = 17}]"),
+              "io.params.inputs[0].pin: truST's name for line: give one of them");
+    EXPECT_EQ(initError("gpio", "inputs = [{address = '%IX0.0', pin = 3}]\noutputs = [{address = '%QX0.0', line = 3}]"),
+              "io.params.outputs[0].line: line 3 is used twice");
 }
 
 TEST(Gpio, InitialLevelsAndInvertOnOutputs) {

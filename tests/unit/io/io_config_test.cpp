@@ -117,6 +117,37 @@ TEST(IoConfig, EthercatIsNamedAsNotSupported) {
     }
 }
 
+// truST's gpio backend and sysfs_base: a warning at each key, and the gpio driver never sees them;
+// a backend other than truST's "sysfs" is an error.
+TEST(IoConfig, TrustGpioSysfsKeysAreIgnoredWithAWarning) {
+    IoConfigResult r = parse("[io]\ndriver = \"gpio\"\n[io.params]\nchip = \"gpiochip0\"\nbackend = \"sysfs\"\n"
+                             "sysfs_base = \"/sys/class/gpio\"\n");
+    ASSERT_TRUE(r.config) << dump(r.diagnostics);
+    ASSERT_EQ(r.diagnostics.size(), 2U) << dump(r.diagnostics);
+    EXPECT_EQ(dump(r.diagnostics).find("error"), std::string::npos) << dump(r.diagnostics);
+    const ConfigDiagnostic* backend = find(r, "io.params.backend");
+    ASSERT_NE(backend, nullptr) << dump(r.diagnostics);
+    EXPECT_EQ(backend->line, 5U);
+    EXPECT_NE(backend->message.find("character device"), std::string::npos) << backend->message;
+    const ConfigDiagnostic* base = find(r, "io.params.sysfs_base");
+    ASSERT_NE(base, nullptr) << dump(r.diagnostics);
+    EXPECT_EQ(base->line, 6U);
+    const toml::table& params = r.config->drivers[0].params;
+    EXPECT_FALSE(params.contains("backend"));
+    EXPECT_FALSE(params.contains("sysfs_base"));
+    EXPECT_TRUE(params.contains("chip"));
+
+    IoConfigResult bad = parse("[io]\ndrivers = [{ name = \"gpio\", params = { backend = \"mmap\" } }]\n");
+    EXPECT_FALSE(bad.config);
+    const ConfigDiagnostic* e = find(bad, "io.drivers[0].params.backend");
+    ASSERT_NE(e, nullptr) << dump(bad.diagnostics);
+    EXPECT_EQ(e->severity, ConfigDiagnostic::Severity::Error);
+    EXPECT_EQ(e->line, 2U);
+    // Another driver's `backend` is that driver's business (an unknown key there).
+    IoConfigResult other = parse("[io]\ndriver = \"loopback\"\n[io.params]\nbackend = \"sysfs\"\n");
+    EXPECT_TRUE(other.diagnostics.empty()) << dump(other.diagnostics);
+}
+
 TEST(IoConfig, StructureErrors) {
     EXPECT_NE(find(parse("[io]\n"), "io"), nullptr);
     EXPECT_NE(find(parse(""), "io"), nullptr);

@@ -19,6 +19,21 @@ std::string params(std::uint16_t port, std::string_view extra = "") {
                        port, extra);
 }
 
+// truST's keys: keep_alive_s is keepalive_s; allow_insecure_remote = false refuses a remote broker
+// without tls, but not a loopback one.
+TEST(MqttParams, TrustKeepAliveAndAllowInsecureRemote) {
+    EXPECT_EQ(initError("mqtt", "keep_alive_s = 5\nallow_insecure_remote = false\non_error = 'warn'"), "");
+    EXPECT_EQ(initError("mqtt", "keep_alive_s = 2"), "io.params.keep_alive_s: expected an integer 5..3600");
+    EXPECT_EQ(initError("mqtt", "keep_alive_s = 5\nkeepalive_s = 5"),
+              "io.params.keep_alive_s: truST's name for keepalive_s: give one of them");
+    EXPECT_EQ(initError("mqtt", "broker = '10.1.2.3:1883'\nallow_insecure_remote = true"), "");
+    EXPECT_EQ(initError("mqtt", "broker = '10.1.2.3:1883'\nallow_insecure_remote = false"),
+              "io.params.allow_insecure_remote: false refuses broker '10.1.2.3:1883' without tls: it is not loopback, "
+              "so give tls = {ca = \"…\"} or set allow_insecure_remote = true");
+    EXPECT_EQ(
+        initError("mqtt", "broker = '10.1.2.3:1883'\nallow_insecure_remote = false\ntls = {ca = '/etc/hostname'}"), "");
+}
+
 TEST(MqttParams, ErrorsNameTheKey) {
     EXPECT_EQ(initError("mqtt", "qos = 3"), "io.params.qos: expected an integer 0..2");
     EXPECT_EQ(initError("mqtt", "publish = [{address = '%QW0', type = 'STRING', topic = 'a'}]"),

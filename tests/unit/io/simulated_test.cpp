@@ -101,7 +101,10 @@ TEST(SimulatedDriver, IsRegistered) {
 }
 
 TEST(SimulatedDriver, ParamErrorsNameTheKey) {
-    EXPECT_EQ(initError("cycle_ms = 10"), "io.params.plant: missing (known plants: filling_line, tank, conveyor)");
+    // Without a plant (truST's `params = {}`) the driver takes no params at all.
+    EXPECT_EQ(initError("cycle_ms = 10"),
+              "io.params.cycle_ms: unknown key for the simulated driver without a plant (give plant = \"<name>\" for a "
+              "plant model; known plants: filling_line, tank, conveyor)");
     EXPECT_EQ(initError("plant = 3"),
               "io.params.plant: expected a string (known plants: filling_line, tank, conveyor)");
     EXPECT_EQ(initError(R"(plant = "boiler")"),

@@ -13,7 +13,9 @@ namespace takt::agent {
 
 // False with one error per refused key appended to `diagnostics` (file, line, column, key: an
 // unknown role, an unreadable or loose token file, a short or placeholder token). The audit log's
-// rotation and the TLS handshake timeout come from the config too; limits and version keep
+// rotation and the TLS handshake timeout come from the config too. An inline auth_token adds a
+// warning (move it into a token file); on a Unix socket or loopback endpoint a weak one is only
+// that warning, on any other endpoint it is refused like a weak token file. Limits and version keep
 // ControlOptions' defaults, and the caller may set them.
 bool controlOptionsFromConfig(const engine::RuntimeConfig& config, ControlOptions& out,
                               std::vector<engine::ConfigDiagnostic>& diagnostics);

@@ -67,7 +67,9 @@ struct BoardSummary {
 [[nodiscard]] std::vector<BoardSummary> listBoards(const std::filesystem::path& dir = boardsDirectory());
 
 // Where a project's I/O comes from (CONFIG.md "Project folder"): <project>/io.toml; else the
-// board given with --board; else /etc/takt/io.toml; else the default board (host-sim).
+// board given with --board; else /etc/takt/io.toml; else the default board (host-sim). The
+// project's simulation.toml, when there is one, is loaded too (its diagnostics join `io`'s) and
+// handed to every `simulated` driver without a plant (DriverSpec::simulation).
 struct IoSelection {
     IoConfigResult io;
     std::string origin;         // "io.toml", "board raspberry-pi-4", "/etc/takt/io.toml"

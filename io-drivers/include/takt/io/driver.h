@@ -69,6 +69,8 @@ struct HealthStatus {
     std::string reason; // empty when ok
 };
 
+struct SimulationScript; // simulation.h
+
 // Where a driver's params came from, so every error names file, line and key.
 struct ParamSource {
     std::string file;      // io.toml or the board file
@@ -85,6 +87,9 @@ struct DriverSpec {
     // runtime.toml [build] address_mode = "byte": %IW1 is byte 1, not byte 2 (drivers that take
     // direct addresses in their params resolve them with it).
     bool byteAddressing = false;
+    // The project's simulation.toml, for a `simulated` driver without a plant (selectIoConfig
+    // attaches it); null otherwise.
+    std::shared_ptr<const SimulationScript> simulation;
 };
 
 // Per-cycle view of the scan thread's process image.

@@ -43,6 +43,9 @@ struct Symbol {
     bool retain = false;
     std::optional<ast::Address> address; // AT %…; wildcard resolved through VAR_CONFIG in `resolvedAddress`
     std::optional<ast::Address> resolvedAddress;
+    // Declared without AT, located per instance by VAR_CONFIG entries (ConfigBinding), as CODESYS
+    // does (W1013).
+    bool configLocated = false;
     const ast::VarDecl* varDecl = nullptr;
     const ast::Expr* init = nullptr;
     std::uint32_t declIndex = 0;      // order within its POU (initialiser order rule)
