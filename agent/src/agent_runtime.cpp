@@ -137,7 +137,7 @@ Outcome runtimeTest(Context& ctx, const Value& params) {
     const TestReport report = runTests(options);
     if (report.buildFailed) {
         return failed(rpc::Error{rpc::kCommandFailed, "the project does not build:\n" + report.buildMessage,
-                                 R"({"exit_code":11})"});
+                                 fmt::format(R"({{"exit_code":{}}})", kExitBuildFailure)});
     }
     return success(renderTestJson(report));
 }
@@ -149,7 +149,7 @@ Outcome runtimeReload(Context& ctx, const Value& params) {
     }
     BuildStep step;
     build(sel, step);
-    if (step.outcome.exitCode != kBuildOk) {
+    if (step.outcome.exitCode != kExitOk) {
         return failed(rpc::Error{rpc::kCommandFailed, "build failed; nothing was sent to the runtime",
                                  R"({"build":)" + step.json + "}"});
     }
@@ -207,7 +207,7 @@ Outcome runtimeCompileReload(Context& ctx, const Value& params) {
         step.outcome = buildProject(step.project);
         step.json = renderBuildJson(step.project, step.outcome);
         const ControlTarget target = controlTarget(ctx, sel, params);
-        if (step.outcome.exitCode != kBuildOk) {
+        if (step.outcome.exitCode != kExitOk) {
             status = "build_failed";
             message = step.outcome.failure.empty() ? "build failed" : step.outcome.failure;
         } else if (target.endpoint.empty()) {

@@ -1,7 +1,9 @@
 // bytecode.reload on the live runtime (ARCHITECTURE.md "Online change"): decode, verify,
 // initialise and plan the new program here, on the control thread, while the old one keeps
-// running; the scan thread only executes the plan and swaps pointers at a cycle boundary. Any
-// failure before the hand-over leaves the running program bit-identical.
+// running. The result is one engine::PreparedChange that the Reload command carries to the scan
+// thread, which only executes the plan and swaps pointers at a cycle boundary and hands the
+// replaced state back in it. Any failure before the hand-over leaves the running program
+// bit-identical.
 #include <algorithm>
 #include <chrono>
 
@@ -10,7 +12,6 @@
 #include <fmt/format.h>
 
 #include "control_runtime_internal.h"
-#include "takt/bytecode/container.h"
 #include "takt/bytecode/verifier.h"
 #include "takt/engine/values.h"
 
@@ -86,29 +87,27 @@ void RuntimeControl::reload(const rapidjson::Value& params, ControlReplyFn& repl
         reply(ctl::badParam("bytes", "not valid base64"));
         return;
     }
-    bytecode::LoadResult loaded = bytecode::deserialize(stbc);
+    bytecode::VerifiedProgram loaded = bytecode::loadVerified(stbc);
     if (!loaded.ok()) {
-        reject("program.stbc: " + loaded.error);
+        reject(loaded.stage == bytecode::VerifiedProgram::Stage::Verify
+                   ? "program.stbc rejected by the verifier: " + loaded.error
+                   : "program.stbc: " + loaded.error);
         return;
     }
-    if (const bytecode::VerifyResult v = bytecode::verify(loaded.module); !v.ok()) {
-        reject("program.stbc rejected by the verifier: " + v.message);
-        return;
-    }
-    const std::string hash = bytecode::hashHex(loaded.hash);
-    auto module = std::make_shared<const bytecode::Module>(std::move(loaded.module));
-    engine::FaultReport fault;
-    if (!engine_.prepareChange(std::make_unique<engine::LoadedProgram>(module, hash), false, fault)) {
+    const std::string hash = loaded.hashHex();
+    const std::shared_ptr<const bytecode::Module> module = std::move(loaded.module);
+    auto p = std::make_unique<Pending>();
+    p->change = engine_.prepareChange(std::make_unique<engine::LoadedProgram>(module, hash), false);
+    if (!p->change.ok()) {
+        const engine::FaultReport& fault = p->change.fault;
         reject(fmt::format("the new program faulted while initialising: {}{}", fault.message,
                            fault.path.empty() ? "" : fmt::format(" ({}:{}:{})", fault.path, fault.line, fault.column)));
         return;
     }
-    auto p = std::make_unique<Pending>();
     p->forces = buildForces(*module, &p->forcesLost);
-    p->retainBuffer.assign(engine_.pendingProgram()->imageSize(), 0);
     p->command.kind = engine::ScanCommandKind::Reload;
     p->command.forces = p->forces.get();
-    p->command.retainBuffer = &p->retainBuffer;
+    p->command.change = &p->change;
     p->module = module;
     p->hash = hash;
     p->idempotencyKey = key;
@@ -150,7 +149,6 @@ void RuntimeControl::reload(const rapidjson::Value& params, ControlReplyFn& repl
     hash_ = hash;
     reloadInFlight_ = true;
     if (!submit(std::move(p), reply)) {
-        engine_.cancelChange();
         module_ = oldModule;
         hash_ = oldHash;
         reloadInFlight_ = false;

@@ -251,7 +251,7 @@ void RuntimeControl::complete(Pending& p) {
         reloadInFlight_ = false;
     }
     // What the scan thread handed back is freed here, off the cycle.
-    p.result.retired = {};
+    p.change = {};
     if (p.forces != nullptr || p.command.kind == engine::ScanCommandKind::SetForces) {
         forces_ = std::move(p.forces);
     }

@@ -18,7 +18,7 @@ struct RuntimeControl::Pending {
     std::vector<engine::ImageRange> ranges;
     std::vector<std::uint8_t> bytes;                  // Read destination / Write source
     std::unique_ptr<const engine::ForceTable> forces; // SetForces / Reload: the table handed over
-    std::vector<std::uint8_t> retainBuffer;           // Reload
+    engine::PreparedChange change;                    // Reload: the new program in, the old one back
     std::uint64_t ticket = 0;
     std::int64_t deadlineNs = 0;
     bool replied = false;

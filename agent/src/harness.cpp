@@ -304,11 +304,12 @@ HarnessResult Harness::State::reload(const std::vector<compiler::SourceText>& te
     if (!compile(texts, outcome, err)) {
         return err; // the old program stays loaded
     }
-    engine::FaultReport fault;
-    if (!engine->prepareChange(std::make_unique<engine::LoadedProgram>(outcome.module, outcome.hash), warm, fault)) {
-        return failure(ErrorKind::RuntimeError, fmt::format("online change rejected: {}", fault.message));
+    engine::PreparedChange change =
+        engine->prepareChange(std::make_unique<engine::LoadedProgram>(outcome.module, outcome.hash), warm);
+    if (!change.ok()) {
+        return failure(ErrorKind::RuntimeError, fmt::format("online change rejected: {}", change.fault.message));
     }
-    const engine::TransferReport rep = engine->applyChange();
+    const engine::TransferReport rep = engine->applyChange(change);
     HarnessResult r = progress({});
     r.payload.RemoveMember("watch");
     programNames(r);

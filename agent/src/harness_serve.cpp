@@ -4,9 +4,7 @@
 #include <fmt/format.h>
 
 #include "takt/agent/harness.h"
-#include "takt/bytecode/container.h"
-#include "takt/bytecode/verifier.h"
-#include "takt/compiler/codegen.h"
+#include "takt/compiler/compile_program.h"
 #include "takt/compiler/diagnostics.h"
 #include "takt/engine/vm_runner.h"
 
@@ -56,35 +54,19 @@ HarnessDeps defaultHarnessDeps() {
         CompileOutcome out;
         compiler::Project project = compiler::checkSources(sources);
         out.addressMode = project.build.addressMode;
-        if (!project.ok()) {
+        compiler::CompiledProgram compiled = compiler::compileProgram(project);
+        if (compiled.status == compiler::CompileStatus::SourceErrors) {
             out.status = CompileOutcome::Status::CompileError;
-            out.diagnosticsJson = compiler::renderJson(project.diagnostics, *project.sources);
+            out.diagnosticsJson = compiler::renderJson(compiled.diagnostics, *project.sources);
             return out;
         }
-        const compiler::CodegenOptions options = project.build.codegenOptions();
-        auto module = std::make_shared<bytecode::Module>();
-        compiler::DiagnosticSink sink;
-        if (!compiler::generate(*project.model, project.units, *project.sources, options, *module, sink)) {
-            out.status = CompileOutcome::Status::CompileError;
-            out.diagnosticsJson = compiler::renderJson(sink.diagnostics(), *project.sources);
-            return out;
-        }
-        // Through the container, so the harness runs exactly what program.stbc would hold and
-        // reports the same program hash.
-        bytecode::LoadResult loaded = bytecode::deserialize(bytecode::serialize(*module));
-        if (!loaded.ok()) {
+        if (!compiled.ok()) {
             out.status = CompileOutcome::Status::Failure;
-            out.message = "program container rejected: " + loaded.error;
+            out.message = compiled.failure;
             return out;
         }
-        const bytecode::VerifyResult verified = bytecode::verify(loaded.module);
-        if (!verified.ok()) {
-            out.status = CompileOutcome::Status::Failure;
-            out.message = "bytecode verification failed: " + verified.message;
-            return out;
-        }
-        out.hash = bytecode::hashHex(loaded.hash);
-        out.module = std::make_shared<const bytecode::Module>(std::move(loaded.module));
+        out.hash = std::move(compiled.hash);
+        out.module = std::move(compiled.module);
         out.status = CompileOutcome::Status::Ok;
         return out;
     };

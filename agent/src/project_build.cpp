@@ -6,8 +6,7 @@
 #include <rapidjson/writer.h>
 
 #include "takt/bytecode/container.h"
-#include "takt/bytecode/verifier.h"
-#include "takt/compiler/codegen.h"
+#include "takt/compiler/compile_program.h"
 
 namespace takt::agent {
 
@@ -51,43 +50,22 @@ void writeDiagnostics(JsonWriter& w, const std::vector<compiler::Diagnostic>& di
 
 BuildOutcome buildProject(compiler::Project& project) {
     BuildOutcome out;
-    out.diagnostics = project.diagnostics;
-    if (!project.valid()) {
-        out.exitCode = kBuildInvalidProject;
+    compiler::CompiledProgram compiled = compiler::compileProgram(project);
+    out.diagnostics = std::move(compiled.diagnostics);
+    out.exitCode = compiler::exitCode(compiled.status);
+    out.failure = std::move(compiled.failure);
+    if (!compiled.ok()) {
         return out;
     }
-    if (project.errorCount > 0) {
-        out.exitCode = kBuildFailure;
-        return out;
-    }
-    const compiler::CodegenOptions options = project.build.codegenOptions();
-    bytecode::Module module;
-    compiler::DiagnosticSink sink;
-    const bool generated = compiler::generate(*project.model, project.units, *project.sources, options, module, sink);
-    sink.sort();
-    out.diagnostics.insert(out.diagnostics.end(), sink.diagnostics().begin(), sink.diagnostics().end());
-    if (!generated || sink.hasErrors()) {
-        out.exitCode = kBuildFailure;
-        return out;
-    }
-    // The runtime refuses what the verifier rejects, so such a file is never written.
-    const bytecode::VerifyResult verified = bytecode::verify(module);
-    if (!verified.ok()) {
-        out.failure = "internal error: the generated program fails verification: " + verified.message;
-        out.exitCode = kBuildInternal;
-        return out;
-    }
-    const std::vector<std::uint8_t> bytes = bytecode::serialize(module);
     const std::filesystem::path path = project.directory / "program.stbc";
-    const std::string error = bytecode::writeFileAtomically(path, bytes);
+    const std::string error = bytecode::writeFileAtomically(path, compiled.bytes);
     if (!error.empty()) {
         out.failure = error;
-        out.exitCode = kBuildFailure;
+        out.exitCode = kExitBuildFailure;
         return out;
     }
-    const bytecode::LoadResult check = bytecode::deserialize(bytes);
-    out.hash = check.ok() ? bytecode::hashHex(check.hash) : std::string();
-    out.bytes = bytes.size();
+    out.hash = std::move(compiled.hash);
+    out.bytes = compiled.bytes.size();
     out.program = path.string();
     return out;
 }
@@ -96,7 +74,7 @@ std::string renderBuildJson(const compiler::Project& project, const BuildOutcome
     rapidjson::StringBuffer buf;
     JsonWriter w(buf);
     w.StartObject();
-    writeHeader(w, "build", outcome.exitCode == kBuildOk, project);
+    writeHeader(w, "build", outcome.exitCode == kExitOk, project);
     w.Key("program");
     if (outcome.program) {
         writeString(w, *outcome.program);

@@ -4,8 +4,7 @@
 #include <chrono>
 
 #include "takt/agent/test_runner.h"
-#include "takt/bytecode/verifier.h"
-#include "takt/compiler/codegen.h"
+#include "takt/compiler/compile_program.h"
 #include "takt/compiler/diagnostics.h"
 #include "takt/compiler/project.h"
 #include "takt/engine/vm_runner.h"
@@ -47,32 +46,18 @@ TestReport runTests(const TestOptions& options) {
     input.directory = options.project;
     compiler::Project project = compiler::checkProject(input);
     report.project = project.directory.string();
-    if (!project.valid()) {
+    compiler::CompiledProgram compiled = compiler::compileProgram(project);
+    if (!compiled.ok()) {
         report.buildFailed = true;
         for (const compiler::ConfigError& e : project.configErrors) {
             report.buildMessage += compiler::renderConfigError(e) + "\n";
         }
+        if (project.valid()) {
+            report.buildMessage = compiler::renderHuman(compiled.diagnostics, *project.sources) + compiled.failure;
+        }
         return report;
     }
-    if (!project.ok()) {
-        report.buildFailed = true;
-        report.buildMessage = compiler::renderHuman(project.diagnostics, *project.sources);
-        return report;
-    }
-    auto module = std::make_shared<bytecode::Module>();
-    const compiler::CodegenOptions cg = project.build.codegenOptions();
-    compiler::DiagnosticSink sink;
-    if (!compiler::generate(*project.model, project.units, *project.sources, cg, *module, sink)) {
-        report.buildFailed = true;
-        report.buildMessage = compiler::renderHuman(sink.diagnostics(), *project.sources);
-        return report;
-    }
-    if (const bytecode::VerifyResult v = bytecode::verify(*module); !v.ok()) {
-        report.buildFailed = true;
-        report.buildMessage = "bytecode verification failed: " + v.message;
-        return report;
-    }
-    const std::shared_ptr<const bytecode::Module> shared = module;
+    const std::shared_ptr<const bytecode::Module> shared = compiled.module;
     const std::string filter = lower(options.filter);
     const auto selected = [&](const std::string& name) {
         return filter.empty() || lower(name).find(filter) != std::string::npos;

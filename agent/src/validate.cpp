@@ -125,30 +125,27 @@ std::optional<std::vector<Owned>> checkDrivers(const io::IoConfig& config, Valid
 
 void checkProgram(const fs::path& path, const std::optional<engine::RuntimeConfig>& runtime,
                   const std::optional<std::vector<Owned>>& owned, ValidateReport& report) {
-    bytecode::LoadResult loaded = bytecode::readProgramFile(path);
+    const bytecode::VerifiedProgram loaded = bytecode::loadVerifiedFile(path);
     if (!loaded.ok()) {
-        report.diagnostics.push_back(diag(Severity::Error, path.string(), 0, 0, {}, loaded.error));
-        return;
-    }
-    bytecode::VerifyResult verified = bytecode::verify(loaded.module);
-    if (!verified.ok()) {
-        report.diagnostics.push_back(
-            diag(Severity::Error, path.string(), 0, 0, {}, "fails verification: " + verified.message));
+        report.diagnostics.push_back(diag(Severity::Error, path.string(), 0, 0, {},
+                                          loaded.stage == bytecode::VerifiedProgram::Stage::Verify
+                                              ? "fails verification: " + loaded.error
+                                              : loaded.error));
         return;
     }
     report.program = path;
-    report.programHash = bytecode::hashHex(loaded.hash);
-    if (runtime && runtime->overflowTrap != loaded.module.overflowTrap) {
+    report.programHash = loaded.hashHex();
+    if (runtime && runtime->overflowTrap != loaded.module->overflowTrap) {
         report.diagnostics.push_back(
             diag(Severity::Warning, path.string(), 0, 0, "build.overflow",
                  fmt::format("program.stbc was built with overflow = \"{}\" but runtime.toml "
                              "says \"{}\"; run `takt build`",
-                             loaded.module.overflowTrap ? "trap" : "wrap", runtime->overflowTrap ? "trap" : "wrap")));
+                             loaded.module->overflowTrap ? "trap" : "wrap", runtime->overflowTrap ? "trap" : "wrap")));
     }
     if (!owned) {
         return;
     }
-    for (const bytecode::IoBinding& b : loaded.module.io) {
+    for (const bytecode::IoBinding& b : loaded.module->io) {
         if (b.area == bytecode::IoArea::Memory) {
             continue; // %M is the runtime's own memory, no driver needed
         }

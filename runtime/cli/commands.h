@@ -2,23 +2,9 @@
 // One registration function per subcommand; each lives in its own cmd_<name>.cpp.
 #include <CLI/CLI.hpp>
 
-namespace takt::cli {
+#include "takt/compiler/exit_codes.h" // kExit…
 
-// Exit codes (CONFIG.md, truST-compatible).
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFormatNeeded = 1; // `takt fmt --check`: some file is not canonical
-inline constexpr int kExitInvalidProject = 10;
-inline constexpr int kExitBuildFailure = 11;
-inline constexpr int kExitTestFailure = 12;
-inline constexpr int kExitTimeout = 13;
-inline constexpr int kExitInternal = 20;
-// `takt ctl` / `takt reload`: the endpoint answered with an error, or could not be reached.
-inline constexpr int kExitControlError = 14;
-inline constexpr int kExitControlUnreachable = 15;
-// `takt run`: the run ended with the program halted by a run-time fault or watchdog trip, or the
-// final save of the RETAIN variables (at SIGTERM, --for) failed. A fault wins when both happen.
-inline constexpr int kExitRunFault = 16;
-inline constexpr int kExitRetainSaveFailed = 17;
+namespace takt::cli {
 
 // Each register function adds its subcommand; the callback stores its exit code in `exitCode`.
 void registerCheck(CLI::App& app, int& exitCode);

@@ -10,7 +10,7 @@ int main(int argc, char** argv) {
     try {
         CLI::App app{"takt - IEC 61131-3 Structured Text soft-PLC runtime"};
         app.require_subcommand(1);
-        int exitCode = takt::cli::kExitOk;
+        int exitCode = takt::kExitOk;
         app.add_subcommand("version", "Print the version")->callback([] { std::puts("takt 0.1.0"); });
         takt::cli::registerCheck(app, exitCode);
         takt::cli::registerFmt(app, exitCode);
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
             app.parse(argc, argv);
         } catch (const CLI::ParseError& e) {
             int rc = app.exit(e);
-            return rc == 0 ? 0 : takt::cli::kExitInvalidProject;
+            return rc == 0 ? 0 : takt::kExitInvalidProject;
         }
         return exitCode;
     } catch (const std::exception& e) {
@@ -38,5 +38,5 @@ int main(int argc, char** argv) {
     } catch (...) {
         std::fputs("takt: internal error\n", stderr);
     }
-    return takt::cli::kExitInternal;
+    return takt::kExitInternal;
 }

@@ -7,10 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "takt/bytecode/container.h"
 #include "takt/bytecode/verifier.h"
-#include "takt/compiler/codegen.h"
-#include "takt/compiler/project.h"
+#include "takt/compiler/compile_program.h"
+#include "takt/compiler/exit_codes.h"
 
 namespace takt::cli {
 
@@ -21,60 +20,40 @@ bool loadRunnableProgram(const fs::path& project, RunnableProgram& out, std::str
     const fs::path dir = project.empty() ? fs::current_path(ec) : project;
     if (!fs::is_directory(dir, ec)) {
         error = fmt::format("{}: not a project directory", dir.string());
-        exitCode = 10;
+        exitCode = kExitInvalidProject;
         return false;
     }
     if (fs::is_directory(dir / "src", ec)) {
         compiler::ProjectInput input;
         input.directory = dir;
         compiler::Project p = compiler::checkProject(input);
-        if (!p.valid()) {
+        compiler::CompiledProgram compiled = compiler::compileProgram(p);
+        if (!compiled.ok()) {
             for (const compiler::ConfigError& e : p.configErrors) {
                 error += compiler::renderConfigError(e) + "\n";
             }
-            exitCode = 10;
+            if (p.valid()) {
+                error = compiler::renderHuman(compiled.diagnostics, *p.sources) + compiled.failure;
+            }
+            exitCode = compiler::exitCode(compiled.status);
             return false;
         }
-        if (!p.ok()) {
-            error = compiler::renderHuman(p.diagnostics, *p.sources);
-            exitCode = 11;
-            return false;
-        }
-        auto module = std::make_shared<bytecode::Module>();
-        const compiler::CodegenOptions cg = p.build.codegenOptions();
-        compiler::DiagnosticSink sink;
-        if (!compiler::generate(*p.model, p.units, *p.sources, cg, *module, sink) || sink.hasErrors()) {
-            error = compiler::renderHuman(sink.diagnostics(), *p.sources);
-            exitCode = 11;
-            return false;
-        }
-        if (const bytecode::VerifyResult v = bytecode::verify(*module); !v.ok()) {
-            error = "internal error: the generated program fails verification: " + v.message;
-            exitCode = 20;
-            return false;
-        }
-        // The hash is the one program.stbc of these sources would have.
-        const std::vector<std::uint8_t> bytes = bytecode::serialize(*module);
-        bytecode::LoadResult again = bytecode::deserialize(bytes);
-        out.hash = again.ok() ? bytecode::hashHex(again.hash) : std::string();
-        out.module = std::move(module);
+        out.hash = std::move(compiled.hash);
+        out.module = std::move(compiled.module);
         out.origin = fmt::format("{} ({} sources)", (dir / "src").string(), p.sourcePaths.size());
         return true;
     }
     const fs::path stbc = dir / "program.stbc";
-    bytecode::LoadResult loaded = bytecode::readProgramFile(stbc);
+    bytecode::VerifiedProgram loaded = bytecode::loadVerifiedFile(stbc);
     if (!loaded.ok()) {
-        error = fmt::format("{}: {} (and no src/ to compile)", stbc.string(), loaded.error);
-        exitCode = 10;
+        error = loaded.stage == bytecode::VerifiedProgram::Stage::Verify
+                    ? fmt::format("{}: rejected by the verifier: {}", stbc.string(), loaded.error)
+                    : fmt::format("{}: {} (and no src/ to compile)", stbc.string(), loaded.error);
+        exitCode = kExitInvalidProject;
         return false;
     }
-    if (const bytecode::VerifyResult v = bytecode::verify(loaded.module); !v.ok()) {
-        error = fmt::format("{}: rejected by the verifier: {}", stbc.string(), v.message);
-        exitCode = 10;
-        return false;
-    }
-    out.hash = bytecode::hashHex(loaded.hash);
-    out.module = std::make_shared<const bytecode::Module>(std::move(loaded.module));
+    out.hash = loaded.hashHex();
+    out.module = std::move(loaded.module);
     out.origin = stbc.string();
     return true;
 }

@@ -215,8 +215,8 @@ std::uint32_t Generator::typeIndex(const Type* type) {
     d.name = t->name();
     d.size = t->size;
     d.align = t->align;
-    if (t->kind() <= TypeKind::Interface) {
-        d.kind = static_cast<bc::ValueKind>(static_cast<std::uint8_t>(t->kind()));
+    if (hasValueKind(t->kind())) {
+        d.kind = valueKind(t->kind());
     }
     switch (t->kind()) {
     case TypeKind::String:

@@ -589,17 +589,24 @@ LoadResult deserialize(std::span<const std::uint8_t> bytes) {
     return result;
 }
 
-LoadResult readProgramFile(const std::filesystem::path& path) {
+bool readFileBytes(const std::filesystem::path& path, std::vector<std::uint8_t>& bytes, std::string& error) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
-        LoadResult r;
-        r.error = "cannot open " + path.string() + ": " + std::strerror(errno);
-        return r;
+        error = "cannot open " + path.string() + ": " + std::strerror(errno);
+        return false;
     }
-    std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     if (in.bad()) {
-        LoadResult r;
-        r.error = "cannot read " + path.string();
+        error = "cannot read " + path.string();
+        return false;
+    }
+    return true;
+}
+
+LoadResult readProgramFile(const std::filesystem::path& path) {
+    std::vector<std::uint8_t> bytes;
+    LoadResult r;
+    if (!readFileBytes(path, bytes, r.error)) {
         return r;
     }
     return deserialize(bytes);

@@ -572,3 +572,35 @@ VerifyResult verify(const Module& module) {
 }
 
 } // namespace takt::bytecode
+
+namespace takt::bytecode {
+
+VerifiedProgram loadVerified(std::span<const std::uint8_t> bytes) {
+    VerifiedProgram out;
+    LoadResult loaded = deserialize(bytes);
+    out.hash = loaded.hash;
+    if (!loaded.ok()) {
+        out.stage = VerifiedProgram::Stage::Decode;
+        out.error = std::move(loaded.error);
+        return out;
+    }
+    if (VerifyResult v = verify(loaded.module); !v.ok()) {
+        out.stage = VerifiedProgram::Stage::Verify;
+        out.error = std::move(v.message);
+        return out;
+    }
+    out.module = std::make_shared<const Module>(std::move(loaded.module));
+    return out;
+}
+
+VerifiedProgram loadVerifiedFile(const std::filesystem::path& path) {
+    std::vector<std::uint8_t> bytes;
+    VerifiedProgram out;
+    if (!readFileBytes(path, bytes, out.error)) {
+        out.stage = VerifiedProgram::Stage::Decode;
+        return out;
+    }
+    return loadVerified(bytes);
+}
+
+} // namespace takt::bytecode

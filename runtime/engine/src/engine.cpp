@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <utility>
 
 namespace takt::engine {
 namespace {
@@ -41,6 +42,10 @@ void copyFromImage(std::vector<std::uint8_t>& area, std::uint32_t byteOffset, st
 Engine::Engine(std::unique_ptr<CodeRunner> runner, Clock& clock) : runner_(std::move(runner)), clock_(clock) {}
 
 std::vector<std::uint8_t>& Engine::area(IoArea a) {
+    return const_cast<std::vector<std::uint8_t>&>(std::as_const(*this).area(a));
+}
+
+const std::vector<std::uint8_t>& Engine::area(IoArea a) const {
     switch (a) {
     case IoArea::Input: return inputs_;
     case IoArea::Output: return outputs_;
@@ -101,7 +106,7 @@ void Engine::resetTaskState() {
     tasks_.reset(program_->module());
 }
 
-bool Engine::coldInit(LoadedProgram& p, FaultReport& report) {
+bool Engine::coldInit(LoadedProgram& p, FaultReport& report) const {
     p.resetToInitialImage();
     Fault fault;
     if (p.module().initCode != kNone && !runner_->runInit(p, fault)) {
@@ -114,7 +119,6 @@ bool Engine::coldInit(LoadedProgram& p, FaultReport& report) {
 bool Engine::load(std::unique_ptr<LoadedProgram> program, FaultReport& report) {
     program_ = std::move(program);
     program_->prepareWarmRestart();
-    pending_.reset();
     cycles_ = 0;
     extraBindings_.clear();
     sizeProcessImage();
@@ -278,57 +282,47 @@ bool Engine::restart(RestartMode mode, FaultReport& report) {
     return true;
 }
 
-bool Engine::prepareChange(std::unique_ptr<LoadedProgram> next, bool warm, FaultReport& report) {
-    pending_.reset();
-    if (!coldInit(*next, report)) {
-        return false;
+PreparedChange Engine::prepareChange(std::unique_ptr<LoadedProgram> next, bool warm) const {
+    PreparedChange change;
+    if (!coldInit(*next, change.fault)) {
+        return change;
     }
     TransferPlan plan = computeTransferPlan(program_->module(), next->module(), warm);
     for (const TransferCopy& c : plan.copies) {
         if (static_cast<std::size_t>(c.from) + c.size > program_->imageSize() ||
             static_cast<std::size_t>(c.to) + c.size > next->imageSize()) {
-            report = FaultReport{};
-            report.message = "transfer plan addresses data outside the program image";
-            return false;
+            change.fault.message = "transfer plan addresses data outside the program image";
+            return change;
         }
     }
     plan.report.oldHash = program_->hash();
     plan.report.newHash = next->hash();
     runner_->prepare(*next);
     next->prepareWarmRestart();
-    pendingTasks_.reset(next->module());
+    change.tasks.reset(next->module());
     for (const IoArea a : {IoArea::Input, IoArea::Output, IoArea::Memory}) {
-        // The areas only change size at a cycle boundary, so reading their sizes here is safe.
         const std::size_t need = areaBytesNeeded(next->module(), a);
-        std::vector<std::uint8_t>& grown = pendingAreas_[static_cast<std::size_t>(a)];
-        grown.clear();
         if (need > area(a).size()) {
-            grown.assign(need, 0);
+            change.areas[static_cast<std::size_t>(a)].assign(need, 0);
         }
     }
-    pendingPlan_ = std::move(plan);
-    pending_ = std::move(next);
-    return true;
+    change.retainBuffer.assign(next->imageSize(), 0);
+    change.plan = std::move(plan);
+    change.program = std::move(next);
+    return change;
 }
 
-void Engine::cancelChange() {
-    pending_.reset();
-    pendingPlan_ = TransferPlan{};
-    pendingTasks_ = TaskSchedule{};
-    pendingAreas_ = {};
-}
-
-TransferReport Engine::applyChange(RetiredState* retired) {
+TransferReport Engine::applyChange(PreparedChange& change) {
     const auto t0 = std::chrono::steady_clock::now();
-    applyTransferPlan(pendingPlan_, program_->image(), pending_->image());
-    if (pending_->module().tasks.size() == program_->module().tasks.size()) {
+    applyTransferPlan(change.plan, program_->image(), change.program->image());
+    if (change.program->module().tasks.size() == program_->module().tasks.size()) {
         // Same tasks by index: keep their phase and SINGLE memory, take the new priority order.
-        std::swap(tasks_.order, pendingTasks_.order);
+        std::swap(tasks_.order, change.tasks.order);
     } else {
-        std::swap(tasks_, pendingTasks_);
+        std::swap(tasks_, change.tasks);
     }
     for (const IoArea a : {IoArea::Input, IoArea::Output, IoArea::Memory}) {
-        std::vector<std::uint8_t>& grown = pendingAreas_[static_cast<std::size_t>(a)];
+        std::vector<std::uint8_t>& grown = change.areas[static_cast<std::size_t>(a)];
         std::vector<std::uint8_t>& current = area(a);
         if (grown.size() > current.size()) {
             if (!current.empty()) {
@@ -337,19 +331,12 @@ TransferReport Engine::applyChange(RetiredState* retired) {
             std::swap(current, grown);
         }
     }
-    TransferReport r = std::move(pendingPlan_.report);
-    std::unique_ptr<LoadedProgram> old = std::move(program_);
-    program_ = std::move(pending_);
+    // The report's strings move out; the plan's vectors stay in `change`, freed by its owner.
+    TransferReport r = std::move(change.plan.report);
+    std::swap(program_, change.program);
+    change.applied = true;
     runner_->attach(*program_);
     r.pauseNs = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-    if (retired != nullptr) {
-        retired->program = std::move(old);
-        retired->plan = std::move(pendingPlan_);
-        retired->tasks = std::move(pendingTasks_);
-        for (std::size_t a = 0; a < pendingAreas_.size(); ++a) {
-            retired->areas[a] = std::move(pendingAreas_[a]);
-        }
-    }
     return r;
 }
 

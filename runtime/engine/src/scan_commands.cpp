@@ -25,12 +25,12 @@ bool ScanLoop::applyCommands() noexcept {
     bool forcesChanged = false;
     while (const ScanCommand* c = commands_.front()) {
         // An online change waits while the retain writer is busy with a copy of the old image
-        // (state 1): the buffer and module it reads are swapped with the program. The writer
+        // (CopyWaiting): the buffer and module it reads are swapped with the program. The writer
         // takes a few milliseconds, so the change lands a cycle or two later; commands behind it
         // wait too, so they still apply in the order they were sent.
         if (c->kind == ScanCommandKind::Reload && retainSink_ != nullptr) {
-            int idle = 0;
-            if (!retainState_.compare_exchange_strong(idle, 3, std::memory_order_acq_rel)) {
+            RetainHandoff idle = RetainHandoff::Idle;
+            if (!retainState_.compare_exchange_strong(idle, RetainHandoff::Swapping, std::memory_order_acq_rel)) {
                 return forcesChanged;
             }
         }
@@ -186,24 +186,22 @@ void ScanLoop::applyCommand(const ScanCommand& c) noexcept {
 
 void ScanLoop::applyReload(const ScanCommand& c) noexcept {
     CommandResult& r = *c.result;
-    if (!engine_.changePending()) {
+    if (c.change == nullptr || !c.change->ok()) {
         r.ok = false;
         r.refusal = "no prepared change";
         if (retainSink_ != nullptr) {
-            retainState_.store(0, std::memory_order_release);
+            retainState_.store(RetainHandoff::Idle, std::memory_order_release);
         }
         return;
     }
     engine_.restoreFieldInputs(); // under the old table, before it is replaced
-    r.change = engine_.applyChange(&r.retired);
+    r.change = engine_.applyChange(*c.change);
     engine_.setForces(c.forces);
     taskCount_.store(std::min(engine_.program().module().tasks.size(), kMaxTaskStats), std::memory_order_relaxed);
-    if (c.retainBuffer != nullptr) {
-        std::swap(retainBuffer_, *c.retainBuffer);
-    }
+    std::swap(retainBuffer_, c.change->retainBuffer);
     retainModule_ = &engine_.program().module();
     if (retainSink_ != nullptr) {
-        retainState_.store(0, std::memory_order_release);
+        retainState_.store(RetainHandoff::Idle, std::memory_order_release);
         retainState_.notify_one();
     }
     ++current_.reloads;

@@ -206,12 +206,12 @@ void ScanLoop::stop() {
     if (watchdogThread_.joinable()) {
         watchdogThread_.join();
     }
-    retainState_.store(2);
+    retainState_.store(RetainHandoff::Stop);
     retainState_.notify_one();
     if (retainThread_.joinable()) {
         retainThread_.join();
     }
-    retainState_.store(0);
+    retainState_.store(RetainHandoff::Idle);
     abort_.store(false);
     stopAbort_ = false;
     latchSafeState();
@@ -441,28 +441,28 @@ void ScanLoop::maybeHandRetain(std::int64_t now) noexcept {
     }
     nextRetainNs_ = now + options_.retainIntervalNs;
     const LoadedProgram& p = engine_.program();
-    if (retainState_.load(std::memory_order_acquire) != 0 || p.imageSize() != retainBuffer_.size()) {
+    if (retainState_.load(std::memory_order_acquire) != RetainHandoff::Idle || p.imageSize() != retainBuffer_.size()) {
         return; // the writer is still busy with the last copy (or the image changed size): next time
     }
     std::memcpy(retainBuffer_.data(), p.image(), retainBuffer_.size());
-    retainState_.store(1, std::memory_order_release);
+    retainState_.store(RetainHandoff::CopyWaiting, std::memory_order_release);
     retainState_.notify_one();
 }
 
 void ScanLoop::retainMain() {
     for (;;) {
-        int s = retainState_.load(std::memory_order_acquire);
-        while (s == 0 || s == 3) {
+        RetainHandoff s = retainState_.load(std::memory_order_acquire);
+        while (s == RetainHandoff::Idle || s == RetainHandoff::Swapping) {
             retainState_.wait(s);
             s = retainState_.load(std::memory_order_acquire);
         }
-        if (s == 2) {
+        if (s == RetainHandoff::Stop) {
             return;
         }
-        // State 1: the buffer and module are ours until we set 0 again.
+        // CopyWaiting: the buffer and module are ours until we set Idle again.
         countRetain(retainSink_->save(*retainModule_, retainBuffer_));
-        int expected = 1;
-        retainState_.compare_exchange_strong(expected, 0);
+        RetainHandoff expected = RetainHandoff::CopyWaiting;
+        retainState_.compare_exchange_strong(expected, RetainHandoff::Idle);
     }
 }
 

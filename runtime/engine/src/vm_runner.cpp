@@ -30,26 +30,34 @@ VmRunner::VmRunner(std::uint64_t budget) : budget_(budget) {}
 
 VmRunner::~VmRunner() = default;
 
+namespace {
+// The machine prepare() built for a program. attach() takes it and parks the previous machine
+// here instead, so that one is freed with this program, off the cycle.
+struct VmState final : RunnerState {
+    std::unique_ptr<vm::Vm> machine;
+    bool fresh = true; // `machine` is this program's, not yet taken
+};
+} // namespace
+
 void VmRunner::attach(LoadedProgram& program) {
-    if (prepared_ == &program && next_ != nullptr) {
-        // Online change: the machine was built off the cycle; the old one is kept in next_ so
-        // it is not freed on the scan thread.
-        vm_.swap(next_);
-        prepared_ = nullptr;
-        vm_->setAbortFlag(abort_);
-    } else {
-        vm_ = std::make_unique<vm::Vm>(program.module(), std::span<std::uint8_t>(program.image(), program.imageSize()));
-        vm_->setBudget(budget_);
-        vm_->setAbortFlag(abort_);
+    auto* state = static_cast<VmState*>(program.runnerState());
+    if (state == nullptr || !state->fresh) {
+        prepare(program);
+        state = static_cast<VmState*>(program.runnerState());
     }
+    vm_.swap(state->machine);
+    state->fresh = false;
+    vm_->setAbortFlag(abort_);
     attached_ = &program;
 }
 
-void VmRunner::prepare(LoadedProgram& program) {
-    next_ = std::make_unique<vm::Vm>(program.module(), std::span<std::uint8_t>(program.image(), program.imageSize()));
-    next_->setBudget(budget_);
-    next_->setAbortFlag(abort_);
-    prepared_ = &program;
+void VmRunner::prepare(LoadedProgram& program) const {
+    auto state = std::make_unique<VmState>();
+    state->machine =
+        std::make_unique<vm::Vm>(program.module(), std::span<std::uint8_t>(program.image(), program.imageSize()));
+    state->machine->setBudget(budget_);
+    state->machine->setAbortFlag(abort_);
+    program.setRunnerState(std::move(state));
 }
 
 void VmRunner::setAbortFlag(const std::atomic<bool>* flag) {

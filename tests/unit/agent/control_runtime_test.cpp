@@ -12,11 +12,8 @@
 #include "rpc_json.h"
 #include "takt/agent/control_runtime.h"
 #include "takt/bytecode/container.h"
-#include "takt/bytecode/verifier.h"
-#include "takt/compiler/codegen.h"
+#include "takt/compiler/compile_program.h"
 #include "takt/compiler/diagnostics.h"
-#include "takt/compiler/parser.h"
-#include "takt/compiler/sema.h"
 #include "takt/engine/vm_runner.h"
 
 namespace takt::agent {
@@ -59,35 +56,24 @@ out := 16#22;
 END_PROGRAM
 )";
 
-std::shared_ptr<bytecode::Module> compile(const char* text) {
-    compiler::SourceManager sm;
-    compiler::DiagnosticSink diags;
-    std::vector<compiler::ast::CompilationUnit> units;
-    units.push_back(compiler::parseSource(sm.file(sm.add("main.st", text)), diags));
-    const compiler::AnalysisResult analysis = compiler::analyze(units, sm, diags);
-    auto module = std::make_shared<bytecode::Module>();
-    const bool ok = !diags.hasErrors() &&
-                    compiler::generate(*analysis.model, units, sm, compiler::CodegenOptions{}, *module, diags);
-    EXPECT_TRUE(ok) << compiler::renderHuman(diags.diagnostics(), sm);
-    EXPECT_TRUE(bytecode::verify(*module).ok());
-    return module;
+// Through compileProgram, like `takt build`: the bytes are what program.stbc would hold.
+compiler::CompiledProgram compileText(const char* text) {
+    compiler::Project project = compiler::checkSources({{"main.st", text}});
+    compiler::CompiledProgram compiled = compiler::compileProgram(project);
+    EXPECT_TRUE(compiled.ok()) << compiler::renderHuman(compiled.diagnostics, *project.sources) << compiled.failure;
+    return compiled;
 }
 
 std::string stbcBase64(const char* text) {
-    const std::vector<std::uint8_t> bytes = bytecode::serialize(*compile(text));
-    return detail::base64(bytes);
+    return detail::base64(compileText(text).bytes);
 }
 
 struct Live {
     Live() {
         engine = std::make_unique<engine::Engine>(std::make_unique<engine::VmRunner>(0), clock);
-        const std::vector<std::uint8_t> bytes = bytecode::serialize(*compile(kV1));
-        bytecode::LoadResult r = bytecode::deserialize(bytes);
+        const compiler::CompiledProgram v1 = compileText(kV1);
         engine::FaultReport f;
-        EXPECT_TRUE(
-            engine->load(std::make_unique<engine::LoadedProgram>(
-                             std::make_shared<const bytecode::Module>(std::move(r.module)), bytecode::hashHex(r.hash)),
-                         f));
+        EXPECT_TRUE(engine->load(std::make_unique<engine::LoadedProgram>(v1.module, v1.hash), f));
         engine::ScanOptions o;
         o.periodNs = 2 * kMs;
         o.watchdog.enabled = false;
@@ -244,11 +230,11 @@ TEST(ControlRuntime, InvalidReloadsLeaveTheProgramRunning) {
     Live live;
     const std::string hash = live.control->programHash();
     EXPECT_EQ(live.call("bytecode.reload", R"({"bytes":"not base64!"})").code, -32602);
-    std::vector<std::uint8_t> bytes = bytecode::serialize(*compile(kV2));
+    std::vector<std::uint8_t> bytes = compileText(kV2).bytes;
     bytes[bytes.size() / 2] ^= 0x40; // a flipped bit: CRC mismatch
     const ControlAnswer crc = live.call("bytecode.reload", "{\"bytes\":\"" + detail::base64(bytes) + "\"}");
     EXPECT_EQ(crc.code, -32002);
-    std::vector<std::uint8_t> future = bytecode::serialize(*compile(kV2));
+    std::vector<std::uint8_t> future = compileText(kV2).bytes;
     future[4] = 0x7F; // the format version field
     EXPECT_EQ(live.call("bytecode.reload", "{\"bytes\":\"" + detail::base64(future) + "\"}").code, -32002);
     EXPECT_EQ(live.control->programHash(), hash);
@@ -264,6 +250,20 @@ TEST(ControlRuntime, InvalidReloadsLeaveTheProgramRunning) {
     EXPECT_EQ(rejected, 2);
 }
 
+// The same refusal as `takt run` gives for this program.stbc (compile_path_test.cpp).
+TEST(ControlRuntime, AReloadTheVerifierRejectsLeavesTheProgramRunning) {
+    Live live;
+    const std::string hash = live.control->programHash();
+    bytecode::Module bad = *compileText(kV2).module;
+    bad.initCode = static_cast<std::uint32_t>(bad.code.size()) + 64;
+    const ControlAnswer a =
+        live.call("bytecode.reload", "{\"bytes\":\"" + detail::base64(bytecode::serialize(bad)) + "\"}");
+    EXPECT_EQ(a.code, -32002);
+    EXPECT_NE(a.message.find("rejected by the verifier"), std::string::npos) << a.message;
+    EXPECT_EQ(live.control->programHash(), hash);
+    EXPECT_EQ(live.result("runtime.status")["reloads"].GetUint(), 0u);
+}
+
 TEST(ControlRuntime, IdempotencyKeyAppliesAReloadOnce) {
     Live live;
     const std::string params = "{\"bytes\":\"" + stbcBase64(kV2) + "\",\"idempotency_key\":\"deploy-17\"}";
@@ -273,6 +273,50 @@ TEST(ControlRuntime, IdempotencyKeyAppliesAReloadOnce) {
     ASSERT_TRUE(again.ok);
     EXPECT_EQ(again.json, first.json);
     EXPECT_EQ(live.result("runtime.status")["reloads"].GetUint(), 1u);
+}
+
+// Two reloads sent before the first is applied: the second is refused at once (the first one's
+// prepared change is the only one in flight), the first lands, and the next reload after its
+// answer is accepted again.
+TEST(ControlRuntime, ASecondReloadWhileOneIsInFlightIsRefusedAndTheFirstLands) {
+    Live live;
+    const std::string v1Hash = live.control->programHash();
+    rapidjson::Document first;
+    first.Parse(("{\"bytes\":\"" + stbcBase64(kV2) + "\"}").c_str());
+    std::optional<ControlAnswer> firstAnswer;
+    live.control->call("bytecode.reload", first, [&](ControlAnswer a) { firstAnswer = std::move(a); });
+    const ControlAnswer second = live.call("bytecode.reload", "{\"bytes\":\"" + stbcBase64(kV1) + "\"}");
+    EXPECT_FALSE(second.ok);
+    EXPECT_NE(second.message.find("already in progress"), std::string::npos) << second.message;
+    ASSERT_TRUE(takt::testing::waitFor([&] {
+        std::vector<std::string> ev;
+        live.control->poll(ev);
+        return firstAnswer.has_value();
+    }));
+    ASSERT_TRUE(firstAnswer->ok) << firstAnswer->message;
+    EXPECT_NE(live.control->programHash(), v1Hash);
+    EXPECT_EQ(live.result("runtime.status")["reloads"].GetUint(), 1u);
+    EXPECT_EQ(live.readInt("v2only"), 42);
+    const ControlAnswer back = live.call("bytecode.reload", "{\"bytes\":\"" + stbcBase64(kV1) + "\"}");
+    ASSERT_TRUE(back.ok) << back.message;
+    EXPECT_EQ(live.control->programHash(), v1Hash);
+    EXPECT_EQ(live.result("runtime.status")["reloads"].GetUint(), 2u);
+}
+
+// The scan thread applies the prepared change at its next boundary while the program is paused:
+// the new program is in place, no cycle ran in between, and resuming runs it.
+TEST(ControlRuntime, ReloadWhilePausedSwapsWithoutRunningACycle) {
+    Live live;
+    ASSERT_TRUE(live.call("runtime.pause").ok);
+    const std::int64_t before = live.readInt("cnt");
+    const ControlAnswer a = live.call("bytecode.reload", "{\"bytes\":\"" + stbcBase64(kV2) + "\"}");
+    ASSERT_TRUE(a.ok) << a.message;
+    EXPECT_STREQ(live.result("runtime.status")["state"].GetString(), "paused");
+    EXPECT_EQ(live.readInt("cnt"), before); // RETAIN value carried over, no cycle ran
+    EXPECT_EQ(live.readInt("v2only"), 42);
+    ASSERT_TRUE(live.call("runtime.resume").ok);
+    ASSERT_TRUE(takt::testing::waitFor([&] { return live.io.wire(1) == 0x22; }));
+    EXPECT_GT(live.readInt("cnt"), before);
 }
 
 TEST(ControlRuntime, StatsReportPerTaskAndOverallFigures) {

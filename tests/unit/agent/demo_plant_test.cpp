@@ -8,9 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "takt/bytecode/verifier.h"
-#include "takt/compiler/codegen.h"
-#include "takt/compiler/project.h"
+#include "takt/compiler/compile_program.h"
 #include "takt/engine/engine.h"
 #include "takt/engine/values.h"
 #include "takt/engine/vm_runner.h"
@@ -28,19 +26,12 @@ public:
     DemoLine() {
         const std::filesystem::path dir = std::filesystem::path(TAKT_SOURCE_DIR) / "examples" / "demo";
         compiler::Project project = compiler::checkProject(compiler::ProjectInput{dir, {}, false});
-        EXPECT_TRUE(project.ok()) << "the demo does not compile";
-        if (!project.ok()) {
+        const compiler::CompiledProgram compiled = compiler::compileProgram(project);
+        if (!compiled.ok()) {
+            ADD_FAILURE() << "the demo does not compile: " << compiled.failure;
             return;
         }
-        auto module = std::make_shared<bytecode::Module>();
-        compiler::CodegenOptions options;
-        options.addressMode = project.build.addressMode;
-        compiler::DiagnosticSink sink;
-        if (!compiler::generate(*project.model, project.units, *project.sources, options, *module, sink) ||
-            !bytecode::verify(*module).ok()) {
-            ADD_FAILURE() << "code generation failed";
-            return;
-        }
+        const std::shared_ptr<const bytecode::Module> module = compiled.module;
         engine_ = std::make_unique<engine::Engine>(std::make_unique<engine::VmRunner>(), clock_);
         engine::FaultReport report;
         if (!engine_->load(std::make_unique<engine::LoadedProgram>(module, ""), report)) {

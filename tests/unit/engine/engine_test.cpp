@@ -96,11 +96,11 @@ TEST(Tasks, OnlineChangeTakesTheNewPriorityOrderAndKeepsEachTasksPhase) {
     EXPECT_EQ(cycle(), "A ");   // t = 10
     // Same two tasks, priorities swapped: Slow now runs first, and both keep their phase
     // (Slow was released at 0, so it is due again at 25 → the cycle at t = 30).
-    ASSERT_TRUE(e.prepareChange(std::make_unique<LoadedProgram>(twoTaskModule(1, 0), "v1"), false, f));
-    RetiredState retired;
-    (void)e.applyChange(&retired);
-    ASSERT_NE(retired.program, nullptr);
-    EXPECT_EQ(retired.program->hash(), "v0");
+    PreparedChange change = e.prepareChange(std::make_unique<LoadedProgram>(twoTaskModule(1, 0), "v1"), false);
+    ASSERT_TRUE(change.ok()) << change.fault.message;
+    (void)e.applyChange(change);
+    ASSERT_NE(change.program, nullptr); // now the replaced program
+    EXPECT_EQ(change.program->hash(), "v0");
     EXPECT_EQ(cycle(), "A ");   // t = 20
     EXPECT_EQ(cycle(), "B A "); // t = 30
 }
@@ -118,8 +118,9 @@ TEST(Tasks, OnlineChangeWithMoreTasksStartsTheirScheduleAfresh) {
     ASSERT_TRUE(e.load(std::make_unique<LoadedProgram>(one.b.build(), "v0"), f));
     ASSERT_TRUE(e.runCycle(f));
     clock.advance(5 * kMs);
-    ASSERT_TRUE(e.prepareChange(std::make_unique<LoadedProgram>(twoTaskModule(1, 0), "v1"), false, f));
-    (void)e.applyChange();
+    PreparedChange change = e.prepareChange(std::make_unique<LoadedProgram>(twoTaskModule(1, 0), "v1"), false);
+    ASSERT_TRUE(change.ok()) << change.fault.message;
+    (void)e.applyChange(change);
     log.clear();
     ASSERT_TRUE(e.runCycle(f)); // t = 5: both tasks are new, so both are released now
     ASSERT_EQ(log.size(), 2u);
@@ -286,8 +287,9 @@ TEST(Transfer, OnlineChangeKeepsStateAndReinitialisesRetyped) {
     poke<std::int16_t>(e.program().image(), base1 + t1.fields[0].offset, 7);        // a
     poke<std::int32_t>(e.program().image(), base1 + t1.fields[1].offset + 8, 1234); // t.ET
     poke<std::int16_t>(e.program().image(), base1 + t1.fields[3].offset, 99);       // c
-    ASSERT_TRUE(e.prepareChange(std::make_unique<LoadedProgram>(v.m2, "new"), false, f));
-    const TransferReport r = e.applyChange();
+    PreparedChange change = e.prepareChange(std::make_unique<LoadedProgram>(v.m2, "new"), false);
+    ASSERT_TRUE(change.ok()) << change.fault.message;
+    const TransferReport r = e.applyChange(change);
     EXPECT_EQ(r.oldHash, "old");
     EXPECT_EQ(r.newHash, "new");
     const std::uint32_t base2 = v.m2->programs[0].offset;
@@ -315,8 +317,9 @@ TEST(Transfer, FailedChangeLeavesOldProgramBitIdentical) {
     };
     auto m2 = std::make_shared<bytecode::Module>(*v.m2);
     m2->initCode = 0;
-    EXPECT_FALSE(e.prepareChange(std::make_unique<LoadedProgram>(m2, "new"), false, f));
-    EXPECT_EQ(f.message, "init fault");
+    const PreparedChange change = e.prepareChange(std::make_unique<LoadedProgram>(m2, "new"), false);
+    EXPECT_FALSE(change.ok());
+    EXPECT_EQ(change.fault.message, "init fault");
     EXPECT_EQ(e.program().hash(), "old");
     const std::vector<std::uint8_t> after(e.program().image(), e.program().image() + e.program().imageSize());
     EXPECT_EQ(before, after);

@@ -784,22 +784,23 @@ TEST(ScanCommand, OnlineChangeThroughTheQueueKeepsCountingByOnePerCycle) {
     // Prepared on this (control) thread while the scan thread keeps running cycles.
     auto next = std::make_unique<LoadedProgram>(counterModule(3), "v1");
     const bytecode::Module* newModule = &next->module();
-    FaultReport f;
-    ASSERT_TRUE(rig.engine->prepareChange(std::move(next), false, f)) << f.message;
+    PreparedChange change = rig.engine->prepareChange(std::move(next), false);
+    ASSERT_TRUE(change.ok()) << change.fault.message;
     ASSERT_TRUE(waitFor([&] { return rig.runner->runs.load() >= 30; }));
 
     CommandResult r;
     ScanCommand reload;
     reload.kind = ScanCommandKind::Reload;
+    reload.change = &change;
     ASSERT_TRUE(submitAndWait(loop, reload, r));
     EXPECT_TRUE(r.ok) << (r.refusal != nullptr ? r.refusal : "");
-    ASSERT_NE(r.retired.program, nullptr);
-    EXPECT_EQ(&r.retired.program->module(), oldModule);
+    ASSERT_NE(change.program, nullptr); // handed back: the replaced program
+    EXPECT_EQ(&change.program->module(), oldModule);
     EXPECT_EQ(r.change.oldHash, "v0");
     EXPECT_EQ(r.change.newHash, "v1");
     EXPECT_GE(r.change.kept, 1u);
     EXPECT_GE(r.cycle, 30u);
-    EXPECT_FALSE(rig.engine->changePending());
+    EXPECT_FALSE(change.ok()); // an applied change cannot be applied again
 
     const std::uint64_t at = rig.runner->runs.load();
     ASSERT_TRUE(waitFor([&] { return rig.runner->runs.load() >= at + 20; }));
@@ -812,12 +813,19 @@ TEST(ScanCommand, OnlineChangeThroughTheQueueKeepsCountingByOnePerCycle) {
     EXPECT_TRUE(
         std::any_of(ev.begin(), ev.end(), [](const ScanEvent& e) { return e.kind == ScanEventKind::ReloadApplied; }));
 
-    // A reload without a prepared change is refused.
+    // A reload without a prepared change is refused, and so is the same change sent again.
     CommandResult none;
     ASSERT_TRUE(loop.start(error)) << error;
+    reload.change = nullptr;
     ASSERT_TRUE(submitAndWait(loop, reload, none));
     EXPECT_FALSE(none.ok);
     EXPECT_STREQ(none.refusal, "no prepared change");
+    CommandResult again;
+    reload.change = &change;
+    ASSERT_TRUE(submitAndWait(loop, reload, again));
+    EXPECT_FALSE(again.ok);
+    EXPECT_STREQ(again.refusal, "no prepared change");
+    EXPECT_EQ(&rig.engine->program().module(), newModule);
     loop.stop();
 }
 
@@ -837,14 +845,15 @@ TEST(ScanCommand, OnlineChangeWaitsForTheRetainWriterAndCommandsBehindItWaitToo)
 
     auto next = std::make_unique<LoadedProgram>(counterModule(2), "v1");
     const bytecode::Module* newModule = &next->module();
-    std::vector<std::uint8_t> buffer(next->imageSize(), 0);
-    FaultReport f;
-    ASSERT_TRUE(rig.engine->prepareChange(std::move(next), false, f)) << f.message;
+    const std::size_t newImageSize = next->imageSize();
+    PreparedChange change = rig.engine->prepareChange(std::move(next), false);
+    ASSERT_TRUE(change.ok()) << change.fault.message;
+    EXPECT_EQ(change.retainBuffer.size(), newImageSize); // the retain plan: sized for the new image
 
     CommandResult reloadResult;
     ScanCommand reload;
     reload.kind = ScanCommandKind::Reload;
-    reload.retainBuffer = &buffer;
+    reload.change = &change;
     reload.result = &reloadResult;
     ASSERT_TRUE(loop.submit(reload));
     CommandResult pauseResult;
@@ -868,12 +877,12 @@ TEST(ScanCommand, OnlineChangeWaitsForTheRetainWriterAndCommandsBehindItWaitToo)
     ASSERT_TRUE(waitFor([&] { return loop.commandsDone() >= ticket; }));
     EXPECT_TRUE(reloadResult.ok) << (reloadResult.refusal != nullptr ? reloadResult.refusal : "");
     EXPECT_GE(reloadResult.cycle, cyclesAtRelease);
-    ASSERT_NE(reloadResult.retired.program, nullptr);
+    ASSERT_NE(change.program, nullptr);
     EXPECT_TRUE(pauseResult.ok);
     EXPECT_GE(pauseResult.cycle, reloadResult.cycle); // applied after the reload, not before
     ASSERT_TRUE(waitFor([&] { return loop.snapshot().state == ScanState::Paused; }));
     // The old hand-off buffer came back (sized for the old image), the new one went in.
-    EXPECT_EQ(buffer.size(), reloadResult.retired.program->imageSize());
+    EXPECT_EQ(change.retainBuffer.size(), change.program->imageSize());
 
     // Resume; the new program runs and the retain writer gets copies of the new image.
     CommandResult resumeResult;

@@ -178,7 +178,9 @@ TEST(ScanNoAllocation, OnlineChangeThatAddsTasksAndGrowsAnAreaThenAWarmRestartNe
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     // Prepared on this (control) thread while cycles run: this part may allocate.
-    ASSERT_TRUE(engine.prepareChange(std::make_unique<LoadedProgram>(next.b.build(), "v1"), false, f)) << f.message;
+    PreparedChange change = engine.prepareChange(std::make_unique<LoadedProgram>(next.b.build(), "v1"), false);
+    ASSERT_TRUE(change.ok()) << change.fault.message;
+    reload.change = &change;
     gAllocations = 0;
     gFrees = 0;
     gCounting = true;
@@ -199,10 +201,10 @@ TEST(ScanNoAllocation, OnlineChangeThatAddsTasksAndGrowsAnAreaThenAWarmRestartNe
     EXPECT_EQ(engine.area(bytecode::IoArea::Input).size(), 41u);
     // What the swap replaced came back to be freed here: the old program, its schedule and the
     // outgrown 8-byte input area.
-    ASSERT_NE(reloadResult.retired.program, nullptr);
-    EXPECT_EQ(reloadResult.retired.program->hash(), "v0");
-    EXPECT_EQ(reloadResult.retired.tasks.order.size(), 1u);
-    EXPECT_EQ(reloadResult.retired.areas[static_cast<std::size_t>(bytecode::IoArea::Input)].size(), 8u);
+    ASSERT_NE(change.program, nullptr);
+    EXPECT_EQ(change.program->hash(), "v0");
+    EXPECT_EQ(change.tasks.order.size(), 1u);
+    EXPECT_EQ(change.areas[static_cast<std::size_t>(bytecode::IoArea::Input)].size(), 8u);
 }
 
 } // namespace

@@ -8,18 +8,13 @@
 #include <vector>
 
 #include "takt/compiler/diagnostics.h"
+#include "takt/compiler/exit_codes.h"
 #include "takt/compiler/project.h"
 
 namespace takt::agent {
 
-// Exit codes of CONFIG.md, as build() reports them.
-inline constexpr int kBuildOk = 0;
-inline constexpr int kBuildInvalidProject = 10;
-inline constexpr int kBuildFailure = 11;
-inline constexpr int kBuildInternal = 20;
-
 struct BuildOutcome {
-    int exitCode = kBuildOk;
+    int exitCode = kExitOk; // exit_codes.h
     std::vector<compiler::Diagnostic> diagnostics;
     std::optional<std::string> program; // path written
     std::string failure;                // a build failure that is not an ST diagnostic
@@ -27,8 +22,8 @@ struct BuildOutcome {
     std::string hash;
 };
 
-// Back end + verifier on a checked project, then program.stbc written atomically into the
-// project directory. Nothing is written when anything fails.
+// compileProgram() on a checked project, then program.stbc written atomically into the project
+// directory. Nothing is written when anything fails.
 [[nodiscard]] BuildOutcome buildProject(compiler::Project& project);
 
 // {"version":1,"command":"build","status","project","program","source_count","sources","diagnostics",…}

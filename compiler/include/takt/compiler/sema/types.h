@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "takt/bytecode/module.h"
 #include "takt/compiler/ast.h"
 
 namespace takt::compiler {
@@ -15,50 +16,36 @@ namespace takt::compiler {
 struct Symbol;
 struct TypeInterning; // types.cpp
 
-// Elementary kinds first, in IEC widening order within each family.
+// The storage kinds of the bytecode first (bytecode/module.h, in IEC widening order within each
+// family), so a storable TypeKind is its ValueKind by value; then the kinds only the compiler
+// knows. Comments on the shared kinds: WString … Interface are StringType, EnumType,
+// SubrangeType, ArrayType, StructType, RefType and PouType (FB instances and the type of PROGRAM
+// instances, programs, interface references).
 enum class TypeKind : std::uint8_t {
-    Bool,
-    SInt,
-    Int,
-    DInt,
-    LInt,
-    USInt,
-    UInt,
-    UDInt,
-    ULInt,
-    Byte,
-    Word,
-    DWord,
-    LWord,
-    Real,
-    LReal,
-    Time,
-    LTime,
-    Date,
-    LDate,
-    Tod,
-    LTod,
-    Dt,
-    Ldt,
-    Char,
-    WChar,
-    String,
-    WString,       // StringType (with length)
-    Enum,          // EnumType
-    Subrange,      // SubrangeType
-    Array,         // ArrayType
-    Struct,        // StructType
-    Ref,           // RefType
-    FunctionBlock, // PouType: an FB instance (also the type of PROGRAM instances)
-    Program,       // PouType
-    Interface,     // PouType: a variable holding an interface reference
-    Alias,         // AliasType: a named alias of another type (resolve with stripAlias)
-    IntLiteral,    // an untyped integer literal: fits any integer/bit type that holds its value
-    RealLiteral,   // an untyped real literal: REAL or LREAL
-    Null,          // the type of NULL: assignable to any REF_TO and interface
-    Void,          // a FUNCTION without result
-    Error,         // after an error: compatible with everything, so one mistake gives one diagnostic
+#define TAKT_X(name) name,
+    TAKT_VALUE_KINDS(TAKT_X)
+#undef TAKT_X
+    Alias,       // AliasType: a named alias of another type (resolve with stripAlias)
+    IntLiteral,  // an untyped integer literal: fits any integer/bit type that holds its value
+    RealLiteral, // an untyped real literal: REAL or LREAL
+    Null,        // the type of NULL: assignable to any REF_TO and interface
+    Void,        // a FUNCTION without result
+    Error,       // after an error: compatible with everything, so one mistake gives one diagnostic
 };
+
+#define TAKT_X(name)                                                                                                   \
+    static_assert(static_cast<std::uint8_t>(TypeKind::name) == static_cast<std::uint8_t>(bytecode::ValueKind::name));
+TAKT_VALUE_KINDS(TAKT_X)
+#undef TAKT_X
+
+// A kind the data image can store: one of the bytecode's ValueKinds.
+[[nodiscard]] constexpr bool hasValueKind(TypeKind kind) {
+    return static_cast<std::size_t>(kind) < bytecode::kValueKindCount;
+}
+// Only for kinds with hasValueKind(); the two lists agree by the static_asserts above.
+[[nodiscard]] constexpr bytecode::ValueKind valueKind(TypeKind kind) {
+    return static_cast<bytecode::ValueKind>(static_cast<std::uint8_t>(kind));
+}
 
 class Type {
 public:

@@ -99,6 +99,10 @@ struct LoadResult {
 // against the bytes that are actually there.
 [[nodiscard]] LoadResult deserialize(std::span<const std::uint8_t> bytes);
 
+// All bytes of a file; false with `error` ("cannot open …: reason") when it cannot be read.
+[[nodiscard]] bool readFileBytes(const std::filesystem::path& path, std::vector<std::uint8_t>& bytes,
+                                 std::string& error);
+
 // Reads and decodes a file; an unreadable file is reported in `error` like a malformed one.
 [[nodiscard]] LoadResult readProgramFile(const std::filesystem::path& path);
 

@@ -15,6 +15,7 @@
 //
 // REF_TO values, VAR_IN_OUT references and `this` pointers are image offsets, so a snapshot,
 // a retain image or an online change never contains a host pointer.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,44 +24,55 @@ namespace takt::bytecode {
 
 inline constexpr std::uint32_t kNone = 0xFFFFFFFFu;
 
-// Storage kinds of the data image (IEC elementary types plus the composite ones).
+// Storage kinds of the data image (IEC elementary types plus the composite ones). The one list
+// of these names: the compiler's TypeKind starts with the same entries (sema/types.h), so a kind
+// converts by value and adding one here adds it there.
+#define TAKT_VALUE_KINDS(X)                                                                                            \
+    X(Bool)                                                                                                            \
+    X(SInt)                                                                                                            \
+    X(Int)                                                                                                             \
+    X(DInt)                                                                                                            \
+    X(LInt)                                                                                                            \
+    X(USInt)                                                                                                           \
+    X(UInt)                                                                                                            \
+    X(UDInt)                                                                                                           \
+    X(ULInt)                                                                                                           \
+    X(Byte)                                                                                                            \
+    X(Word)                                                                                                            \
+    X(DWord)                                                                                                           \
+    X(LWord)                                                                                                           \
+    X(Real)                                                                                                            \
+    X(LReal)                                                                                                           \
+    X(Time)                                                                                                            \
+    X(LTime)                                                                                                           \
+    X(Date)                                                                                                            \
+    X(LDate)                                                                                                           \
+    X(Tod)                                                                                                             \
+    X(LTod)                                                                                                            \
+    X(Dt)                                                                                                              \
+    X(Ldt)                                                                                                             \
+    X(Char)                                                                                                            \
+    X(WChar)                                                                                                           \
+    X(String)                                                                                                          \
+    X(WString)                                                                                                         \
+    X(Enum)                                                                                                            \
+    X(Subrange)                                                                                                        \
+    X(Array)                                                                                                           \
+    X(Struct)                                                                                                          \
+    X(Ref)                                                                                                             \
+    X(FunctionBlock)                                                                                                   \
+    X(Program)                                                                                                         \
+    X(Interface)
+
 enum class ValueKind : std::uint8_t {
-    Bool,
-    SInt,
-    Int,
-    DInt,
-    LInt,
-    USInt,
-    UInt,
-    UDInt,
-    ULInt,
-    Byte,
-    Word,
-    DWord,
-    LWord,
-    Real,
-    LReal,
-    Time,
-    LTime,
-    Date,
-    LDate,
-    Tod,
-    LTod,
-    Dt,
-    Ldt,
-    Char,
-    WChar,
-    String,
-    WString,
-    Enum,
-    Subrange,
-    Array,
-    Struct,
-    Ref,
-    FunctionBlock,
-    Program,
-    Interface,
+#define TAKT_X(name) name,
+    TAKT_VALUE_KINDS(TAKT_X)
+#undef TAKT_X
 };
+
+#define TAKT_X(name) +1
+inline constexpr std::size_t kValueKindCount = 0 TAKT_VALUE_KINDS(TAKT_X);
+#undef TAKT_X
 
 struct FieldDesc {
     std::string name;     // as declared

@@ -24,8 +24,12 @@
 // The per-operand checks come from kOpcodeInfo (opcodes.h), i.e. from opcodes.def: a new
 // instruction is verified without touching this file unless it brings a new operand letter.
 #include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
 #include <string>
 
+#include "takt/bytecode/container.h"
 #include "takt/bytecode/module.h"
 
 namespace takt::bytecode {
@@ -62,6 +66,23 @@ struct VerifyResult {
 };
 
 [[nodiscard]] VerifyResult verify(const Module& module);
+
+// program.stbc bytes decoded and verified: the one way bytes become a Module that may run
+// (`takt run`, `takt validate`, `takt disasm`, bytecode.reload and the compiler's own output).
+struct VerifiedProgram {
+    enum class Stage : std::uint8_t { Ok, Decode, Verify }; // where the bytes were refused
+    Stage stage = Stage::Ok;
+    std::shared_ptr<const Module> module; // set only when stage is Ok
+    ProgramHash hash{};
+    std::string error; // the container's or the verifier's message
+
+    [[nodiscard]] bool ok() const { return stage == Stage::Ok; }
+    [[nodiscard]] std::string hashHex() const { return bytecode::hashHex(hash); }
+};
+
+[[nodiscard]] VerifiedProgram loadVerified(std::span<const std::uint8_t> bytes);
+// An unreadable file is refused at the Decode stage, like a malformed one.
+[[nodiscard]] VerifiedProgram loadVerifiedFile(const std::filesystem::path& path);
 
 // Number of 8-byte argument slots (result included) of a native function, from natives.def.
 [[nodiscard]] std::uint32_t nativeSlotCount(std::uint32_t native) noexcept;

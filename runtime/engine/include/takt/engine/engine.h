@@ -60,14 +60,24 @@ struct TaskSchedule {
     void reset(const bytecode::Module& m);
 };
 
-// What an online change replaced: the old program, the plan that moved its state, the old task
-// schedule and process-image areas that were outgrown. The scan thread hands all of it back
-// through the command result and the submitter frees it, so the swap frees nothing.
-struct RetiredState {
-    std::unique_ptr<LoadedProgram> program;
-    TransferPlan plan;
-    TaskSchedule tasks;
-    std::array<std::vector<std::uint8_t>, 3> areas; // by bytecode::IoArea
+// An online change prepared off the cycle (ARCHITECTURE.md "Online change"): a value its
+// submitter owns and the Reload command carries to the scan thread, not state kept inside the
+// engine that thread runs. Engine::applyChange() swaps it with the running state, so afterwards
+// it holds what the change replaced (old program, plan, task schedule, outgrown process-image
+// areas, the previous retain buffer) for the submitter to free: the swap frees nothing.
+struct PreparedChange {
+    std::unique_ptr<LoadedProgram> program; // cold-initialised, its runner state built (null: failed)
+    TransferPlan plan;                       // how the running data moves over; its report names both hashes
+    TaskSchedule tasks;                      // the new program's schedule
+    std::array<std::vector<std::uint8_t>, 3> areas; // by bytecode::IoArea: grown areas it needs (else empty)
+    // The retain plan: a buffer sized for the new data image, swapped with the scan loop's retain
+    // hand-off buffer at the change so the writer never sees an image of the wrong size.
+    std::vector<std::uint8_t> retainBuffer;
+    FaultReport fault;    // why preparing failed (init fault, bad plan)
+    bool applied = false; // set by applyChange: the members now hold the replaced state
+
+    // Prepared and not applied yet: what a Reload command may apply.
+    [[nodiscard]] bool ok() const { return program != nullptr && !applied; }
 };
 
 class Engine {
@@ -121,25 +131,19 @@ public:
 
     // Online change, step 1 (off the cycle): cold-initialise `next`, compute the plan from the
     // current program and let the runner prepare for it. `warm` restricts the plan to RETAIN
-    // variables (warm-restart semantics). On failure the current program is untouched. In the
-    // live runtime this runs on the control thread while the scan thread runs cycles: it only
-    // reads the current program's module (immutable) and writes state the cycle does not touch:
-    // the next program's task schedule and any process-image area it needs larger are built
-    // here too.
-    bool prepareChange(std::unique_ptr<LoadedProgram> next, bool warm, FaultReport& report);
-    [[nodiscard]] bool changePending() const { return pending_ != nullptr; }
-    // Drops a prepared change that will not be applied (off the cycle, before it was handed over).
-    void cancelChange();
-    [[nodiscard]] const LoadedProgram* pendingProgram() const { return pending_.get(); }
-    // Step 2 (at a cycle boundary): memcpy runs, swap. Returns the report of the change. With
-    // `retired`, everything replaced is handed back instead of being freed here (the scan
-    // thread must not allocate or free memory in a cycle). A task keeps its interval phase
-    // and SINGLE memory when the task count is unchanged; the priority order is the new one.
-    TransferReport applyChange(RetiredState* retired = nullptr);
+    // variables (warm-restart semantics). Reads only the current program's module (immutable)
+    // and the process-image area sizes (which change only at a cycle boundary), so the control
+    // thread may call it while the scan thread runs cycles. Not ok() with `fault` on failure.
+    [[nodiscard]] PreparedChange prepareChange(std::unique_ptr<LoadedProgram> next, bool warm) const;
+    // Step 2 (at a cycle boundary, `change.ok()`): memcpy runs, swap. Returns the report of the
+    // change; `change` then holds what was replaced. A task keeps its interval phase and SINGLE
+    // memory when the task count is unchanged; the priority order is the new one.
+    TransferReport applyChange(PreparedChange& change);
 
     // Process image areas (bytes). Sized from the Module's IO bindings; grown on demand off the
     // cycle (harness addresses beyond the program's own).
     [[nodiscard]] std::vector<std::uint8_t>& area(bytecode::IoArea a);
+    [[nodiscard]] const std::vector<std::uint8_t>& area(bytecode::IoArea a) const;
     void ensureArea(bytecode::IoArea a, std::size_t bytes);
     void addBinding(const DirectBinding& b);
     void clearBindings() { extraBindings_.clear(); }
@@ -151,15 +155,11 @@ private:
     void copyIn();
     void copyOut();
     void applyDataForces() noexcept;
-    bool coldInit(LoadedProgram& p, FaultReport& report);
+    bool coldInit(LoadedProgram& p, FaultReport& report) const;
 
     std::unique_ptr<CodeRunner> runner_;
     Clock& clock_;
     std::unique_ptr<LoadedProgram> program_;
-    std::unique_ptr<LoadedProgram> pending_;
-    TransferPlan pendingPlan_;
-    TaskSchedule pendingTasks_;
-    std::array<std::vector<std::uint8_t>, 3> pendingAreas_; // grown areas for the pending program
     std::uint64_t cycles_ = 0;
     std::int64_t lastNow_ = 0;
     std::vector<std::uint8_t> inputs_, outputs_, memory_;

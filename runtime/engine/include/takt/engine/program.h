@@ -41,6 +41,13 @@ struct FaultReport {
     std::uint32_t column = 0;
 };
 
+// What a CodeRunner builds for one program (the VM's machine over its image). The program owns
+// it, so it is built off the cycle with the program and freed with it, never on the scan thread.
+class RunnerState {
+public:
+    virtual ~RunnerState() = default;
+};
+
 class LoadedProgram {
 public:
     // `hash` is the program hash (hex SHA-256 of the container) when known.
@@ -68,12 +75,17 @@ public:
     [[nodiscard]] const TransferPlan& warmRestartPlan() const { return warmPlan_; }
     [[nodiscard]] std::uint8_t* restartScratch() { return scratch_.data(); }
 
+    // The runner's state for this program (CodeRunner::prepare / attach); null until built.
+    [[nodiscard]] RunnerState* runnerState() const { return runnerState_.get(); }
+    void setRunnerState(std::unique_ptr<RunnerState> state) { runnerState_ = std::move(state); }
+
 private:
     std::shared_ptr<const bytecode::Module> module_;
     std::string hash_;
     std::vector<std::uint8_t> image_;
     TransferPlan warmPlan_;
     std::vector<std::uint8_t> scratch_;
+    std::unique_ptr<RunnerState> runnerState_;
 };
 
 // Executes bytecode on a LoadedProgram's image. The VM implements it; tests use scripted
@@ -84,9 +96,10 @@ public:
     // Called off the cycle when `program` becomes the one that runs (load, online change), so
     // per-program set-up never happens inside a cycle.
     virtual void attach(LoadedProgram& program) { (void)program; }
-    // Called off the cycle before `program` will be attached by an online change, so the
-    // runner can build what attach() needs there and the swap itself stays short.
-    virtual void prepare(LoadedProgram& program) { (void)program; }
+    // Called off the cycle before `program` will be attached by an online change: builds what
+    // attach() needs into the program itself (LoadedProgram::runnerState), so the swap stays
+    // short and the runner the scan thread uses is not written from another thread.
+    virtual void prepare(LoadedProgram& program) const { (void)program; }
     // The watchdog's abort flag (set from another thread): a runner that can stop a run early
     // polls it and returns a fault. Set off the cycle; nullptr clears it.
     virtual void setAbortFlag(const std::atomic<bool>* flag) { (void)flag; }

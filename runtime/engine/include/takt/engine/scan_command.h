@@ -1,11 +1,12 @@
 #pragma once
 // Commands the control thread hands to the scan thread (ARCHITECTURE.md "Threads"). A command is
 // a small trivially copyable record that travels through the SpscQueue; everything it points to
-// (ranges, bytes, a force table, a result block) is owned by the submitter, built off the scan
-// thread, and must stay alive until the scan loop reports the command done. The scan thread
-// applies commands at the cycle boundary — after the inputs are read, before the program runs —
-// and never allocates, locks or frees for them: what it replaces (a force table, the previous
-// program) goes back to the submitter in the result block to be freed there.
+// (ranges, bytes, a force table, a prepared online change, a result block) is owned by the
+// submitter, built off the scan thread, and must stay alive until the scan loop reports the
+// command done. The scan thread applies commands at the cycle boundary — after the inputs are
+// read, before the program runs — and never allocates, locks or frees for them: what it replaces
+// (a force table, the previous program) goes back to the submitter, in the PreparedChange the
+// command carried, to be freed there.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -71,7 +72,7 @@ enum class ScanCommandKind : std::uint8_t {
     Read,      // copy `ranges` into `readBytes` (packed in order)
     Write,     // copy `writeBytes` (packed in order) into `ranges`
     SetForces, // replace the force table with `forces` (nullptr: none)
-    Reload,    // apply the change prepared with Engine::prepareChange, and `forces`
+    Reload,    // apply `change` (Engine::prepareChange) and `forces`
 };
 
 // Filled by the scan thread before the command counts as done; read by the submitter after.
@@ -80,7 +81,6 @@ struct CommandResult {
     const char* refusal = nullptr; // static text when !ok
     std::uint64_t cycle = 0;       // the cycle count when it was applied
     TransferReport change;         // Reload
-    RetiredState retired;          // Reload: what the change replaced, freed by the submitter
 };
 
 struct ScanCommand {
@@ -94,9 +94,9 @@ struct ScanCommand {
     // SetForces / Reload. The submitter owns the table: the one it replaces may be freed once
     // this command is done (commands apply in order).
     const ForceTable* forces = nullptr;
-    // Reload: a buffer already sized for the new data image, swapped with the retain hand-off
-    // buffer (so the old one comes back in it, to be freed by the submitter).
-    std::vector<std::uint8_t>* retainBuffer = nullptr;
+    // Reload: the prepared change, owned by the submitter. Applied, it holds what was replaced
+    // (the old program, the previous retain hand-off buffer, …), to be freed by the submitter.
+    PreparedChange* change = nullptr;
     CommandResult* result = nullptr;
 };
 

@@ -281,9 +281,15 @@ private:
     mutable std::mutex faultMutex_; // taken only on the fault path and by readers
     std::optional<FaultRecord> lastFault_;
 
-    // Retain hand-over: 0 idle, 1 a copy is waiting (or being written), 2 stop, 3 the scan thread
-    // is swapping the buffer and module for an online change (the writer keeps out).
-    std::atomic<int> retainState_{0};
+    // Who holds retainBuffer_ and retainModule_: the scan thread (Idle, Swapping) or the retain
+    // writer (CopyWaiting).
+    enum class RetainHandoff : std::uint8_t {
+        Idle,        // the scan thread may fill the buffer with the next copy
+        CopyWaiting, // a copy is waiting for the writer (or being written)
+        Stop,        // the writer thread exits
+        Swapping,    // the scan thread swaps the buffer and module for an online change
+    };
+    std::atomic<RetainHandoff> retainState_{RetainHandoff::Idle};
     std::vector<std::uint8_t> retainBuffer_;
     const bytecode::Module* retainModule_ = nullptr; // the module retainBuffer_'s image belongs to
 };

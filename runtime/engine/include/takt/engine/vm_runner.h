@@ -21,7 +21,7 @@ public:
     bool runProgram(LoadedProgram& program, const bytecode::ProgramInstance& instance, std::int64_t nowNs,
                     Fault& fault) override;
     void attach(LoadedProgram& program) override;
-    void prepare(LoadedProgram& program) override;
+    void prepare(LoadedProgram& program) const override;
     void setAbortFlag(const std::atomic<bool>* flag) override;
 
 private:
@@ -31,10 +31,6 @@ private:
     const std::atomic<bool>* abort_ = nullptr;
     std::unique_ptr<vm::Vm> vm_;
     const LoadedProgram* attached_ = nullptr;
-    // Built by prepare() for the program an online change will attach; after the swap it holds
-    // the previous machine until the next prepare() frees it off the cycle.
-    std::unique_ptr<vm::Vm> next_;
-    const LoadedProgram* prepared_ = nullptr;
 };
 
 } // namespace takt::engine
