@@ -58,6 +58,7 @@ void BodyChecker::checkPou(const Symbol& pou) {
     }
 
     checkStmts(mut(pou.pou->body));
+    lowerProperties(mut(pou.pou->body));
     for (const ast::LabelStmt* j : pc_.jumps) {
         if (pc_.labels.count(upperName(j->name.name)) == 0) {
             cx_.error(DiagCode::UnknownLabel, j->name.span,
