@@ -125,6 +125,8 @@ TokenKind closerFor(TokenKind opener) {
     case TokenKind::Method: return TokenKind::EndMethod;
     case TokenKind::Action: return TokenKind::EndAction;
     case TokenKind::Interface: return TokenKind::EndInterface;
+    case TokenKind::Property: return TokenKind::EndProperty;
+    case TokenKind::Class: return TokenKind::EndClass;
     case TokenKind::Namespace: return TokenKind::EndNamespace;
     case TokenKind::TestProgram: return TokenKind::EndTestProgram;
     case TokenKind::TestFunctionBlock: return TokenKind::EndTestFunctionBlock;
@@ -144,7 +146,8 @@ TokenKind closerFor(TokenKind opener) {
 bool isCloser(TokenKind kind) {
     return oneOf(kind,
                  {TokenKind::EndProgram, TokenKind::EndFunction, TokenKind::EndFunctionBlock, TokenKind::EndMethod,
-                  TokenKind::EndAction, TokenKind::EndInterface, TokenKind::EndNamespace, TokenKind::EndTestProgram,
+                  TokenKind::EndAction, TokenKind::EndInterface, TokenKind::EndProperty, TokenKind::EndGet,
+                  TokenKind::EndSet, TokenKind::EndClass, TokenKind::EndNamespace, TokenKind::EndTestProgram,
                   TokenKind::EndTestFunctionBlock, TokenKind::EndConfiguration, TokenKind::EndResource,
                   TokenKind::EndType, TokenKind::EndStruct, TokenKind::EndVar, TokenKind::EndIf, TokenKind::EndCase,
                   TokenKind::EndFor, TokenKind::EndWhile, TokenKind::EndRepeat});
@@ -162,7 +165,8 @@ bool isVarQualifier(TokenKind kind) {
 
 bool isPouKeyword(TokenKind kind) {
     return oneOf(kind, {TokenKind::Program, TokenKind::Function, TokenKind::FunctionBlock, TokenKind::Method,
-                        TokenKind::Action, TokenKind::Interface, TokenKind::Namespace, TokenKind::TestProgram,
+                        TokenKind::Action, TokenKind::Interface, TokenKind::Property, TokenKind::Class,
+                        TokenKind::Namespace, TokenKind::TestProgram,
                         TokenKind::TestFunctionBlock, TokenKind::Configuration, TokenKind::Resource});
 }
 
@@ -209,7 +213,9 @@ bool breakAllowed(TokenKind prev, TokenKind next, bool prevUnary, bool nextIsPos
 std::size_t headerEnd(const std::vector<Token>& tokens, std::size_t kw) {
     std::size_t i = kw + 1;
     while (oneOf(tokens[i].kind, {TokenKind::Public, TokenKind::Private, TokenKind::Protected, TokenKind::Internal,
-                                  TokenKind::Abstract, TokenKind::Final})) {
+                                  TokenKind::Abstract, TokenKind::Final}) ||
+           // OVERRIDE is no keyword: an identifier followed by the name is the modifier
+           (tokens[i].kind == TokenKind::Identifier && tokens[i + 1].kind == TokenKind::Identifier)) {
         ++i;
     }
     i = dottedName(tokens, i);
