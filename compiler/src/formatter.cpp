@@ -357,7 +357,7 @@ private:
                 return;
             }
             push(k);
-            force(headerEnd(toks_, i));
+            force(headerEnd(toks_, i, src_));
         } else if (isCloser(k) && next != TokenKind::Semicolon) {
             force(i + 1);
         } else if (k == TokenKind::Identifier && forced_[i] != 0 && !stack_.empty() &&

@@ -210,12 +210,19 @@ bool breakAllowed(TokenKind prev, TokenKind next, bool prevUnary, bool nextIsPos
     return !oneOf(prev, {TokenKind::Dot, TokenKind::DotDot, TokenKind::TypedPrefix, TokenKind::Hash});
 }
 
-std::size_t headerEnd(const std::vector<Token>& tokens, std::size_t kw) {
+std::size_t headerEnd(const std::vector<Token>& tokens, std::size_t kw, std::string_view src) {
+    // `METHOD Override x := 1;` is a method named Override whose body starts with `x`.
+    auto startsStatement = [](TokenKind k) {
+        return oneOf(k, {TokenKind::Assign, TokenKind::LParen, TokenKind::Dot, TokenKind::LBracket, TokenKind::Caret});
+    };
+    auto isOverride = [&](std::size_t i) {
+        return tokens[i].kind == TokenKind::Identifier && tokens[i + 1].kind == TokenKind::Identifier &&
+               !startsStatement(tokens[i + 2].kind) && sameName(src.substr(tokens[i].begin, tokens[i].end - tokens[i].begin), "OVERRIDE");
+    };
     std::size_t i = kw + 1;
     while (oneOf(tokens[i].kind, {TokenKind::Public, TokenKind::Private, TokenKind::Protected, TokenKind::Internal,
                                   TokenKind::Abstract, TokenKind::Final}) ||
-           // OVERRIDE is no keyword: an identifier followed by the name is the modifier
-           (tokens[i].kind == TokenKind::Identifier && tokens[i + 1].kind == TokenKind::Identifier)) {
+           isOverride(i)) { // not a keyword: OVERRIDE followed by the name
         ++i;
     }
     i = dottedName(tokens, i);
