@@ -132,6 +132,18 @@ void BodyChecker::checkOopCall(const ast::CallExpr& e, const Symbol& callee) {
                   memberLabel(callee) + " is read and assigned like a variable, not called");
         return;
     }
+    if (callee.pou->isAbstract && e.callee->kind == ast::ExprKind::Member) {
+        const ast::Expr* object = stripParen(static_cast<const ast::MemberExpr&>(*e.callee).object.get());
+        if (object != nullptr && object->kind == ast::ExprKind::Deref) {
+            object = stripParen(static_cast<const ast::DerefExpr*>(object)->reference.get());
+        }
+        if (object != nullptr && object->kind == ast::ExprKind::Super) {
+            cx_.error(DiagCode::AbstractInstance, e.callee->span,
+                      "METHOD '" + callee.name + "' of '" + callee.owner->name +
+                          "' is ABSTRACT: SUPER has no implementation of it to call");
+            return;
+        }
+    }
     checkMemberAccess(callee, e.callee->kind == ast::ExprKind::Member
                                   ? static_cast<const ast::MemberExpr&>(*e.callee).member.span
                                   : e.callee->span);
