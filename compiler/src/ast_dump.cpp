@@ -506,9 +506,10 @@ public:
     }
 
     void pou(const PouDecl& p) {
-        open(p.isClass ? "CLASS" : p.accessor == Accessor::Get ? "PROPERTY_GET"
-                                 : p.accessor == Accessor::Set ? "PROPERTY_SET"
-                                                               : pouKeyword(p.pouKind),
+        open(p.isClass                     ? "CLASS"
+             : p.accessor == Accessor::Get ? "PROPERTY_GET"
+             : p.accessor == Accessor::Set ? "PROPERTY_SET"
+                                           : pouKeyword(p.pouKind),
              p.span);
         out_ += ' ' + p.name.name;
         if (p.access != Access::Default) {

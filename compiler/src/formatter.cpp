@@ -94,8 +94,7 @@ private:
     }
     bool statementLevel(std::size_t i) const {
         // truST writes the access specifier first: `PUBLIC PROPERTY p : T` stays one line.
-        if (i > 0 && forced_[i] == 0 &&
-            (toks_[i].kind == TokenKind::Property || toks_[i].kind == TokenKind::Method) &&
+        if (i > 0 && forced_[i] == 0 && (toks_[i].kind == TokenKind::Property || toks_[i].kind == TokenKind::Method) &&
             (toks_[i - 1].kind == TokenKind::Public || toks_[i - 1].kind == TokenKind::Private ||
              toks_[i - 1].kind == TokenKind::Protected || toks_[i - 1].kind == TokenKind::Internal)) {
             return false;

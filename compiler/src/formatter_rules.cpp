@@ -146,11 +146,11 @@ TokenKind closerFor(TokenKind opener) {
 bool isCloser(TokenKind kind) {
     return oneOf(kind,
                  {TokenKind::EndProgram, TokenKind::EndFunction, TokenKind::EndFunctionBlock, TokenKind::EndMethod,
-                  TokenKind::EndAction, TokenKind::EndInterface, TokenKind::EndProperty, TokenKind::EndGet,
-                  TokenKind::EndSet, TokenKind::EndClass, TokenKind::EndNamespace, TokenKind::EndTestProgram,
+                  TokenKind::EndAction, TokenKind::EndInterface, TokenKind::EndNamespace, TokenKind::EndTestProgram,
                   TokenKind::EndTestFunctionBlock, TokenKind::EndConfiguration, TokenKind::EndResource,
                   TokenKind::EndType, TokenKind::EndStruct, TokenKind::EndVar, TokenKind::EndIf, TokenKind::EndCase,
-                  TokenKind::EndFor, TokenKind::EndWhile, TokenKind::EndRepeat});
+                  TokenKind::EndFor, TokenKind::EndWhile, TokenKind::EndRepeat}) ||
+           oneOf(kind, {TokenKind::EndProperty, TokenKind::EndGet, TokenKind::EndSet, TokenKind::EndClass});
 }
 
 bool isVarSection(TokenKind kind) {
@@ -165,9 +165,9 @@ bool isVarQualifier(TokenKind kind) {
 
 bool isPouKeyword(TokenKind kind) {
     return oneOf(kind, {TokenKind::Program, TokenKind::Function, TokenKind::FunctionBlock, TokenKind::Method,
-                        TokenKind::Action, TokenKind::Interface, TokenKind::Property, TokenKind::Class,
-                        TokenKind::Namespace, TokenKind::TestProgram,
-                        TokenKind::TestFunctionBlock, TokenKind::Configuration, TokenKind::Resource});
+                        TokenKind::Action, TokenKind::Interface, TokenKind::Namespace, TokenKind::TestProgram,
+                        TokenKind::TestFunctionBlock, TokenKind::Configuration, TokenKind::Resource}) ||
+           oneOf(kind, {TokenKind::Property, TokenKind::Class});
 }
 
 bool isLineLeader(TokenKind kind) {
@@ -217,7 +217,8 @@ std::size_t headerEnd(const std::vector<Token>& tokens, std::size_t kw, std::str
     };
     auto isOverride = [&](std::size_t i) {
         return tokens[i].kind == TokenKind::Identifier && tokens[i + 1].kind == TokenKind::Identifier &&
-               !startsStatement(tokens[i + 2].kind) && sameName(src.substr(tokens[i].begin, tokens[i].end - tokens[i].begin), "OVERRIDE");
+               !startsStatement(tokens[i + 2].kind) &&
+               sameName(src.substr(tokens[i].begin, tokens[i].end - tokens[i].begin), "OVERRIDE");
     };
     std::size_t i = kw + 1;
     while (oneOf(tokens[i].kind, {TokenKind::Public, TokenKind::Private, TokenKind::Protected, TokenKind::Internal,

@@ -175,9 +175,9 @@ void Parser::parseModifiers(ast::PouDecl& pou) {
         switch (kind()) {
         case TokenKind::Identifier:
             // `METHOD Override x := 1;` names the method Override: x starts its body.
-            if (!sameName(text(), "OVERRIDE") || peek(1) != TokenKind::Identifier ||
-                peek(2) == TokenKind::Assign || peek(2) == TokenKind::LParen || peek(2) == TokenKind::Dot ||
-                peek(2) == TokenKind::LBracket || peek(2) == TokenKind::Caret) {
+            if (!sameName(text(), "OVERRIDE") || peek(1) != TokenKind::Identifier || peek(2) == TokenKind::Assign ||
+                peek(2) == TokenKind::LParen || peek(2) == TokenKind::Dot || peek(2) == TokenKind::LBracket ||
+                peek(2) == TokenKind::Caret) {
                 return;
             }
             pou.isOverride = true;

@@ -47,8 +47,7 @@ ast::Accessor Parser::atAccessor() const {
     return sameName(text(), "SET") ? ast::Accessor::Set : ast::Accessor::None;
 }
 
-void Parser::parseProperty(std::vector<std::unique_ptr<ast::PouDecl>>& out, const ast::PouDecl& lead,
-                           bool prototype) {
+void Parser::parseProperty(std::vector<std::unique_ptr<ast::PouDecl>>& out, const ast::PouDecl& lead, bool prototype) {
     std::uint32_t begin = startOffset();
     Span open = span();
     advance(); // PROPERTY
@@ -84,8 +83,9 @@ void Parser::parseProperty(std::vector<std::unique_ptr<ast::PouDecl>>& out, cons
         }
         const auto k = static_cast<std::size_t>(which);
         if (seen[k]) {
-            report(DiagCode::DuplicateAccessor, span(),
-                   fmt::format("PROPERTY '{}' has a second {}", name.name, which == ast::Accessor::Get ? "GET" : "SET"));
+            report(
+                DiagCode::DuplicateAccessor, span(),
+                fmt::format("PROPERTY '{}' has a second {}", name.name, which == ast::Accessor::Get ? "GET" : "SET"));
         }
         std::unique_ptr<ast::PouDecl> acc = parseAccessor(which, name, mods, typeOk ? typePos : 0, prototype);
         if (!seen[k]) {

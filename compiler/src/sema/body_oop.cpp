@@ -32,8 +32,8 @@ const Symbol* instanceType(const ast::Expr& e, const Symbol* self) {
     }
     const ast::Expr* object = static_cast<const ast::MemberExpr&>(e).object.get();
     const Type* t = object != nullptr ? stripAlias(object->type) : nullptr;
-    if (t != nullptr && (t->kind() == TypeKind::FunctionBlock || t->kind() == TypeKind::Interface ||
-                         t->kind() == TypeKind::Program)) {
+    if (t != nullptr &&
+        (t->kind() == TypeKind::FunctionBlock || t->kind() == TypeKind::Interface || t->kind() == TypeKind::Program)) {
         return static_cast<const PouType*>(t)->symbol;
     }
     return self;

@@ -416,10 +416,9 @@ void checkObjectOrientation(Context& cx) {
                                      proto->owner->name + "'");
                     }
                 } else if (!sameSignature(impl, proto)) {
-                    if (Diagnostic* d =
-                            cx.error(DiagCode::MethodSignatureMismatch, impl->span,
-                                     memberText(impl) + " differs from its declaration in INTERFACE '" +
-                                         proto->owner->name + "'")) {
+                    if (Diagnostic* d = cx.error(DiagCode::MethodSignatureMismatch, impl->span,
+                                                 memberText(impl) + " differs from its declaration in INTERFACE '" +
+                                                     proto->owner->name + "'")) {
                         d->related.push_back({proto->span, "interface method"});
                     }
                 }
