@@ -20,6 +20,11 @@ const char* accessName(ast::Access a) {
 // "PROPERTY 'P'" or "METHOD 'M'" for messages.
 std::string memberLabel(const Symbol& s) {
     if (isAccessor(&s)) {
+        const bool narrowed = s.pou->access != s.pou->propertyAccess; // `SET PRIVATE`
+        if (s.pou->accessor == ast::Accessor::Set || narrowed) {
+            return std::string(s.pou->accessor == ast::Accessor::Set ? "the SET" : "the GET") + " of PROPERTY '" +
+                   s.pou->name.name + "'";
+        }
         return "PROPERTY '" + s.pou->name.name + "'";
     }
     return (s.pou != nullptr && s.pou->isAction ? "ACTION '" : "METHOD '") + s.name + "'";
@@ -37,6 +42,11 @@ const Symbol* instanceType(const ast::Expr& e, const Symbol* self) {
         return static_cast<const PouType*>(t)->symbol;
     }
     return self;
+}
+
+// Where a property expression names its property (for E0727).
+Span propertyNameSpan(const ast::Expr& e) {
+    return e.kind == ast::ExprKind::Member ? static_cast<const ast::MemberExpr&>(e).member.span : e.span;
 }
 
 } // namespace
@@ -150,11 +160,13 @@ void BodyChecker::checkOopCall(const ast::CallExpr& e, const Symbol& callee) {
 }
 
 bool BodyChecker::checkPropertyWrite(const ast::Expr& target, const Symbol& accessor) {
-    if (accessorFor(target, accessor, ast::Accessor::Set) == nullptr) {
+    const Symbol* setter = accessorFor(target, accessor, ast::Accessor::Set);
+    if (setter == nullptr) {
         cx_.error(DiagCode::PropertyReadOnly, target.span,
                   "PROPERTY '" + accessor.pou->name.name + "' has no SET and cannot be assigned");
         return false;
     }
+    checkMemberAccess(*setter, propertyNameSpan(target)); // SET may be narrower than GET
     return true;
 }
 
@@ -283,6 +295,7 @@ void BodyChecker::lowerPropertyExpr(ast::ExprPtr& e) {
                       "PROPERTY '" + accessor->pou->name.name + "' has no GET and cannot be read");
             return;
         }
+        checkMemberAccess(*getter, propertyNameSpan(*e));
         if (e->kind == ast::ExprKind::Member) {
             static_cast<ast::MemberExpr&>(*e).symbol = getter;
         } else {
