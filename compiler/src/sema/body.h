@@ -60,6 +60,7 @@ private:
         std::optional<std::uint32_t> initIndex; // checking the initialiser of the variable with this declIndex
         std::map<std::string, Span> labels;     // upper-case name -> where it is declared
         std::vector<const ast::LabelStmt*> jumps;
+        bool inBody = false; // statements, not initialisers: PROPERTY reads are rewritten only here
     };
 
     // What a target expression denotes (analyzeTarget).
@@ -150,8 +151,9 @@ private:
     // The GET or SET METHOD `e` (a name or member) resolved to when it names a PROPERTY, else
     // null; a NameExpr naming the getter being checked is its result variable, not a property.
     [[nodiscard]] const Symbol* propertyOf(const ast::Expr& e) const;
-    // The property's type (the getter's result or the setter's VAR_INPUT).
-    [[nodiscard]] const Type* propertyType(const Symbol& accessor) const;
+    // The property's type (the getter's result or the setter's VAR_INPUT); E0801 outside a body
+    // (an initialiser cannot call GET).
+    const Type* propertyType(const Symbol& accessor, const ast::Expr& e);
     // A SET-only property is found under its setter's name.
     [[nodiscard]] const Symbol* findSetter(const Symbol* owner, std::string_view name) const;
     // The accessor `which` of the property `accessor` belongs to, seen from the instance `e`

@@ -57,6 +57,7 @@ void BodyChecker::checkPou(const Symbol& pou) {
         }
     }
 
+    pc_.inBody = true;
     checkStmts(mut(pou.pou->body));
     lowerProperties(mut(pou.pou->body));
     for (const ast::LabelStmt* j : pc_.jumps) {

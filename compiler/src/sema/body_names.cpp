@@ -246,7 +246,7 @@ const Type* BodyChecker::checkName(ast::NameExpr& e, const Type* expected) {
     e.symbol = sym;
     used_.insert(sym);
     if (propertyOf(e) != nullptr) {
-        return propertyType(*sym); // access is checked per accessor once reads and writes are known
+        return propertyType(*sym, e); // access is checked per accessor once reads and writes are known
     }
     if (pc_.initIndex && sym->kind == SymbolKind::Variable && pc_.pou != nullptr && sym->owner == pc_.pou &&
         sym->declIndex >= *pc_.initIndex && sym->section != ast::VarSection::External) {
@@ -362,7 +362,7 @@ const Type* BodyChecker::checkMember(ast::MemberExpr& e) {
         e.symbol = m;
         used_.insert(m);
         if (propertyOf(e) != nullptr) {
-            return propertyType(*m); // access is checked per accessor once reads and writes are known
+            return propertyType(*m, e); // access is checked per accessor once reads and writes are known
         }
         if (m->kind != SymbolKind::Variable) {
             cx_.error(DiagCode::UnknownMember, e.member.span,

@@ -64,7 +64,13 @@ const Symbol* BodyChecker::propertyOf(const ast::Expr& e) const {
     return isAccessor(s) ? s : nullptr;
 }
 
-const Type* BodyChecker::propertyType(const Symbol& accessor) const {
+const Type* BodyChecker::propertyType(const Symbol& accessor, const ast::Expr& e) {
+    if (!pc_.inBody) {
+        cx_.error(DiagCode::CodegenUnsupported, e.span,
+                  "PROPERTY '" + accessor.pou->name.name +
+                      "' cannot be read in an initialiser (its GET runs in statements only); assign it in the body");
+        return errorType();
+    }
     if (accessor.pou->accessor == ast::Accessor::Get) {
         return accessor.type != nullptr ? accessor.type : errorType();
     }
