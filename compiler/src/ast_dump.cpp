@@ -506,7 +506,11 @@ public:
     }
 
     void pou(const PouDecl& p) {
-        open(pouKeyword(p.pouKind), p.span);
+        open(p.isClass                     ? "CLASS"
+             : p.accessor == Accessor::Get ? "PROPERTY_GET"
+             : p.accessor == Accessor::Set ? "PROPERTY_SET"
+                                           : pouKeyword(p.pouKind),
+             p.span);
         out_ += ' ' + p.name.name;
         if (p.access != Access::Default) {
             out_ += ' ';
@@ -514,6 +518,7 @@ public:
         }
         out_ += p.isAbstract ? " ABSTRACT" : "";
         out_ += p.isFinal ? " FINAL" : "";
+        out_ += p.isOverride ? " OVERRIDE" : "";
         out_ += p.prototypeOnly ? " prototype" : "";
         if (p.returnType) {
             out_ += " : ";

@@ -6,6 +6,7 @@
 
 #include "formatter_rules.h"
 #include "takt/compiler/lexer.h"
+#include "takt/compiler/names.h"
 #include "takt/compiler/parser.h"
 
 namespace takt::compiler {
@@ -92,6 +93,12 @@ private:
         }
     }
     bool statementLevel(std::size_t i) const {
+        // truST writes the access specifier first: `PUBLIC PROPERTY p : T` stays one line.
+        if (i > 0 && forced_[i] == 0 && (toks_[i].kind == TokenKind::Property || toks_[i].kind == TokenKind::Method) &&
+            (toks_[i - 1].kind == TokenKind::Public || toks_[i - 1].kind == TokenKind::Private ||
+             toks_[i - 1].kind == TokenKind::Protected || toks_[i - 1].kind == TokenKind::Internal)) {
+            return false;
+        }
         return !anyToken_ || forced_[i] != 0 || isLineLeader(toks_[i].kind) || toks_[i].kind == TokenKind::EndOfFile;
     }
     int continuationIndent(bool closing) const {
@@ -349,9 +356,17 @@ private:
                 return;
             }
             push(k);
-            force(headerEnd(toks_, i));
+            force(headerEnd(toks_, i, src_));
         } else if (isCloser(k) && next != TokenKind::Semicolon) {
             force(i + 1);
+        } else if (k == TokenKind::Identifier && forced_[i] != 0 && !stack_.empty() &&
+                   stack_.back().opener == TokenKind::Property) {
+            // GET / SET (not keywords: see token_kinds.def) open the accessor blocks of a PROPERTY.
+            const bool get = sameName(text(toks_[i]), "GET");
+            if (get || sameName(text(toks_[i]), "SET")) {
+                stack_.push_back(Block{k, get ? TokenKind::EndGet : TokenKind::EndSet, false, false});
+                force(i + 1);
+            }
         }
     }
 

@@ -125,6 +125,8 @@ TokenKind closerFor(TokenKind opener) {
     case TokenKind::Method: return TokenKind::EndMethod;
     case TokenKind::Action: return TokenKind::EndAction;
     case TokenKind::Interface: return TokenKind::EndInterface;
+    case TokenKind::Property: return TokenKind::EndProperty;
+    case TokenKind::Class: return TokenKind::EndClass;
     case TokenKind::Namespace: return TokenKind::EndNamespace;
     case TokenKind::TestProgram: return TokenKind::EndTestProgram;
     case TokenKind::TestFunctionBlock: return TokenKind::EndTestFunctionBlock;
@@ -147,7 +149,8 @@ bool isCloser(TokenKind kind) {
                   TokenKind::EndAction, TokenKind::EndInterface, TokenKind::EndNamespace, TokenKind::EndTestProgram,
                   TokenKind::EndTestFunctionBlock, TokenKind::EndConfiguration, TokenKind::EndResource,
                   TokenKind::EndType, TokenKind::EndStruct, TokenKind::EndVar, TokenKind::EndIf, TokenKind::EndCase,
-                  TokenKind::EndFor, TokenKind::EndWhile, TokenKind::EndRepeat});
+                  TokenKind::EndFor, TokenKind::EndWhile, TokenKind::EndRepeat}) ||
+           oneOf(kind, {TokenKind::EndProperty, TokenKind::EndGet, TokenKind::EndSet, TokenKind::EndClass});
 }
 
 bool isVarSection(TokenKind kind) {
@@ -163,7 +166,8 @@ bool isVarQualifier(TokenKind kind) {
 bool isPouKeyword(TokenKind kind) {
     return oneOf(kind, {TokenKind::Program, TokenKind::Function, TokenKind::FunctionBlock, TokenKind::Method,
                         TokenKind::Action, TokenKind::Interface, TokenKind::Namespace, TokenKind::TestProgram,
-                        TokenKind::TestFunctionBlock, TokenKind::Configuration, TokenKind::Resource});
+                        TokenKind::TestFunctionBlock, TokenKind::Configuration, TokenKind::Resource}) ||
+           oneOf(kind, {TokenKind::Property, TokenKind::Class});
 }
 
 bool isLineLeader(TokenKind kind) {
@@ -206,10 +210,20 @@ bool breakAllowed(TokenKind prev, TokenKind next, bool prevUnary, bool nextIsPos
     return !oneOf(prev, {TokenKind::Dot, TokenKind::DotDot, TokenKind::TypedPrefix, TokenKind::Hash});
 }
 
-std::size_t headerEnd(const std::vector<Token>& tokens, std::size_t kw) {
+std::size_t headerEnd(const std::vector<Token>& tokens, std::size_t kw, std::string_view src) {
+    // `METHOD Override x := 1;` is a method named Override whose body starts with `x`.
+    auto startsStatement = [](TokenKind k) {
+        return oneOf(k, {TokenKind::Assign, TokenKind::LParen, TokenKind::Dot, TokenKind::LBracket, TokenKind::Caret});
+    };
+    auto isOverride = [&](std::size_t i) {
+        return tokens[i].kind == TokenKind::Identifier && tokens[i + 1].kind == TokenKind::Identifier &&
+               !startsStatement(tokens[i + 2].kind) &&
+               sameName(src.substr(tokens[i].begin, tokens[i].end - tokens[i].begin), "OVERRIDE");
+    };
     std::size_t i = kw + 1;
     while (oneOf(tokens[i].kind, {TokenKind::Public, TokenKind::Private, TokenKind::Protected, TokenKind::Internal,
-                                  TokenKind::Abstract, TokenKind::Final})) {
+                                  TokenKind::Abstract, TokenKind::Final}) ||
+           isOverride(i)) { // not a keyword: OVERRIDE followed by the name
         ++i;
     }
     i = dottedName(tokens, i);

@@ -45,7 +45,8 @@ struct SpaceContext {
 
 // The index of the first token after the header of the POU/CONFIGURATION/RESOURCE/NAMESPACE
 // whose keyword is at `kw` (`FUNCTION_BLOCK PUBLIC Fb EXTENDS Base IMPLEMENTS I1, I2`).
-[[nodiscard]] std::size_t headerEnd(const std::vector<Token>& tokens, std::size_t kw);
+// `src` is the text the tokens come from (OVERRIDE is recognised by its spelling).
+[[nodiscard]] std::size_t headerEnd(const std::vector<Token>& tokens, std::size_t kw, std::string_view src);
 
 // True when `glued` (the last few tokens of a line with no space between them, then the next
 // token) lexes to exactly the tokens whose end offsets are `ends` and nothing else, so

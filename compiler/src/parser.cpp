@@ -138,6 +138,10 @@ bool Parser::isEndKeyword(TokenKind k) {
     case TokenKind::EndMethod:
     case TokenKind::EndAction:
     case TokenKind::EndInterface:
+    case TokenKind::EndProperty:
+    case TokenKind::EndGet:
+    case TokenKind::EndSet:
+    case TokenKind::EndClass:
     case TokenKind::EndNamespace:
     case TokenKind::EndTestProgram:
     case TokenKind::EndTestFunctionBlock:
@@ -160,6 +164,7 @@ bool Parser::isDeclStart(TokenKind k) {
     case TokenKind::Program:
     case TokenKind::Function:
     case TokenKind::FunctionBlock:
+    case TokenKind::Class:
     case TokenKind::Interface:
     case TokenKind::Type:
     case TokenKind::VarGlobal:

@@ -32,6 +32,7 @@ ast::DeclPtr Parser::parseDeclaration() {
     case TokenKind::Program: return parsePou(ast::PouKind::Program, TokenKind::EndProgram);
     case TokenKind::Function: return parsePou(ast::PouKind::Function, TokenKind::EndFunction);
     case TokenKind::FunctionBlock: return parsePou(ast::PouKind::FunctionBlock, TokenKind::EndFunctionBlock);
+    case TokenKind::Class: return parsePou(ast::PouKind::FunctionBlock, TokenKind::EndClass);
     case TokenKind::TestProgram: return parsePou(ast::PouKind::TestProgram, TokenKind::EndTestProgram);
     case TokenKind::TestFunctionBlock:
         return parsePou(ast::PouKind::TestFunctionBlock, TokenKind::EndTestFunctionBlock);
@@ -43,6 +44,12 @@ ast::DeclPtr Parser::parseDeclaration() {
         errorUnexpected("outside a FUNCTION_BLOCK or PROGRAM");
         (void)parseAction();
         return nullptr;
+    case TokenKind::Property: {
+        errorUnexpected("outside a FUNCTION_BLOCK, CLASS or INTERFACE");
+        std::vector<std::unique_ptr<ast::PouDecl>> dropped;
+        parseProperty(dropped, ast::PouDecl(Span{}), false);
+        return nullptr;
+    }
     case TokenKind::Interface: return parseInterface();
     case TokenKind::VarGlobal:
     case TokenKind::VarConfig:
@@ -65,8 +72,10 @@ std::unique_ptr<ast::PouDecl> Parser::parsePou(ast::PouKind pouKind, TokenKind e
     advance();
     auto pou = makeNode<ast::PouDecl>(Span{});
     pou->pouKind = pouKind;
+    pou->isClass = endKind == TokenKind::EndClass;
+    const char* keyword = pou->isClass ? "CLASS" : ast::pouKeyword(pouKind);
     parseModifiers(*pou);
-    pou->name = expectIdentifierLazy([&] { return fmt::format("after {}", ast::pouKeyword(pouKind)); });
+    pou->name = expectIdentifierLazy([&] { return fmt::format("after {}", keyword); });
     if (accept(TokenKind::Colon)) {
         pou->returnType = parseTypeSpec();
     }
@@ -88,7 +97,7 @@ std::unique_ptr<ast::PouDecl> Parser::parsePou(ast::PouKind pouKind, TokenKind e
     if (accept(endKind)) {
         accept(TokenKind::Semicolon);
     } else {
-        missingEnd(endKind, fmt::format("{} '{}'", ast::pouKeyword(pouKind), pou->name.name), open);
+        missingEnd(endKind, fmt::format("{} '{}'", keyword, pou->name.name), open);
     }
     pou->span = spanFrom(begin);
     return pou;
@@ -116,7 +125,7 @@ void Parser::parsePouBody(ast::PouDecl& pou, TokenKind endKind) {
                 errorUnexpected(
                     fmt::format("in FUNCTION '{}': only FUNCTION_BLOCKs and PROGRAMs have methods", pou.name.name));
             }
-            pou.methods.push_back(parseMethod(false));
+            parseMember(pou);
         } else if (endsStatementList(false)) {
             break;
         } else {
@@ -159,10 +168,20 @@ std::unique_ptr<ast::PouDecl> Parser::parseAction() {
     return a;
 }
 
-// PUBLIC, PRIVATE, PROTECTED, INTERNAL, ABSTRACT, FINAL in any order before a POU's or METHOD's name.
+// PUBLIC, PRIVATE, PROTECTED, INTERNAL, ABSTRACT, FINAL in any order before a POU's or METHOD's name;
+// OVERRIDE (not a keyword) when a name follows it.
 void Parser::parseModifiers(ast::PouDecl& pou) {
     for (;; advance()) {
         switch (kind()) {
+        case TokenKind::Identifier:
+            // `METHOD Override x := 1;` names the method Override: x starts its body.
+            if (!sameName(text(), "OVERRIDE") || peek(1) != TokenKind::Identifier || peek(2) == TokenKind::Assign ||
+                peek(2) == TokenKind::LParen || peek(2) == TokenKind::Dot || peek(2) == TokenKind::LBracket ||
+                peek(2) == TokenKind::Caret) {
+                return;
+            }
+            pou.isOverride = true;
+            break;
         case TokenKind::Public: pou.access = ast::Access::Public; break;
         case TokenKind::Private: pou.access = ast::Access::Private; break;
         case TokenKind::Protected: pou.access = ast::Access::Protected; break;
@@ -222,10 +241,15 @@ ast::DeclPtr Parser::parseInterface() {
             itf->methods.push_back(parseMethod(true));
             continue;
         }
-        errorUnexpected(fmt::format("in INTERFACE '{}'; expected METHOD or END_INTERFACE", itf->name.name));
+        if (at(TokenKind::Property)) {
+            parseProperty(itf->methods, ast::PouDecl(Span{}), true);
+            continue;
+        }
+        errorUnexpected(fmt::format("in INTERFACE '{}'; expected METHOD, PROPERTY or END_INTERFACE", itf->name.name));
         do {
             advance();
-        } while (!atEnd() && !at(TokenKind::Method) && !at(TokenKind::EndInterface) && !isDeclStart(kind()));
+        } while (!atEnd() && !at(TokenKind::Method) && !at(TokenKind::Property) && !at(TokenKind::EndInterface) &&
+                 !isDeclStart(kind()));
     }
     closeBlock(TokenKind::EndInterface);
     if (accept(TokenKind::EndInterface)) {

@@ -100,9 +100,23 @@ public:
     std::unique_ptr<ast::PouDecl> parsePou(ast::PouKind pouKind, TokenKind endKind);
     std::unique_ptr<ast::PouDecl> parseMethod(bool prototype);
     std::unique_ptr<ast::PouDecl> parseAction();
-    // METHOD or ACTION: a member POU that ends the statements of its enclosing POU.
-    [[nodiscard]] static bool isMemberStart(TokenKind k) { return k == TokenKind::Method || k == TokenKind::Action; }
-    void parseModifiers(ast::PouDecl& pou); // access and ABSTRACT/FINAL before the name
+    // METHOD, ACTION or PROPERTY, or an access specifier written before METHOD/PROPERTY (truST):
+    // a member POU that ends the statements of its enclosing POU.
+    [[nodiscard]] static bool isMemberStart(TokenKind k) {
+        return k == TokenKind::Method || k == TokenKind::Action || k == TokenKind::Property || k == TokenKind::Public ||
+               k == TokenKind::Private || k == TokenKind::Protected || k == TokenKind::Internal;
+    }
+    void parseModifiers(ast::PouDecl& pou); // access and ABSTRACT/FINAL/OVERRIDE before the name
+    // --- METHOD/PROPERTY members and CLASS (parser_oop.cpp) -----------------------------------
+    // A METHOD or PROPERTY of `owner`, with the access specifiers truST writes before the keyword.
+    void parseMember(ast::PouDecl& owner);
+    // PROPERTY name : T with GET … END_GET and/or SET … END_SET, appended to `out` as one METHOD
+    // per accessor; `prototype` inside an INTERFACE (accessors without bodies).
+    void parseProperty(std::vector<std::unique_ptr<ast::PouDecl>>& out, const ast::PouDecl& lead, bool prototype);
+    std::unique_ptr<ast::PouDecl> parseAccessor(ast::Accessor which, const ast::Identifier& name,
+                                                const ast::PouDecl& mods, std::size_t typePos, bool prototype);
+    // GET or SET (identifiers: see token_kinds.def) at the current token.
+    [[nodiscard]] ast::Accessor atAccessor() const;
     void parsePouBody(ast::PouDecl& pou, TokenKind endKind);
     ast::DeclPtr parseInterface();
     void parseTypeBlock(std::vector<ast::DeclPtr>& out);

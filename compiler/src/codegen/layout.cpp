@@ -66,6 +66,10 @@ std::uint32_t Generator::pouIndex(const Symbol* pou) {
     pous_.emplace(pou, index);
     bc::PouEntry e;
     std::string name = pou->name;
+    if (pou->pou != nullptr && pou->pou->accessor != ast::Accessor::None) {
+        // Listings and online change show a property's accessors as Fb.P.GET and Fb.P.SET.
+        name = pou->pou->name.name + (pou->pou->accessor == ast::Accessor::Get ? ".GET" : ".SET");
+    }
     for (const Symbol* o = pou->owner; o != nullptr; o = o->owner) {
         if (o->kind == SymbolKind::Namespace || o->kind == SymbolKind::Pou) {
             name = o->name + "." + name;

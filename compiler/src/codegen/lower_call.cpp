@@ -7,6 +7,20 @@
 
 namespace takt::compiler::codegen {
 
+namespace {
+
+// THIS, SUPER, THIS^, SUPER^ (also parenthesised): the instance the method runs on.
+bool isSelf(const ast::Expr& e) {
+    const ast::Expr* x = &e;
+    while (x->kind == ast::ExprKind::Paren || x->kind == ast::ExprKind::Deref) {
+        x = x->kind == ast::ExprKind::Paren ? static_cast<const ast::ParenExpr*>(x)->inner.get()
+                                            : static_cast<const ast::DerefExpr*>(x)->reference.get();
+    }
+    return x->kind == ast::ExprKind::Super || x->kind == ast::ExprKind::This;
+}
+
+} // namespace
+
 using bc::Opcode;
 
 // The parameter each argument binds to (formal by name, positional in order); -1 when none.
@@ -234,7 +248,7 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
     if (method) {
         if (e.callee->kind == ast::ExprKind::Member) {
             const auto& m = static_cast<const ast::MemberExpr&>(*e.callee);
-            if (m.object->kind == ast::ExprKind::Super) {
+            if (isSelf(*m.object)) {
                 instance = Loc{false, {bc::address(bc::kTagThis, 0), false}, 0, nullptr};
             } else {
                 const Type* ot = stripAlias(m.object->type);

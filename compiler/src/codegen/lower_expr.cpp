@@ -357,6 +357,12 @@ Loc Lowerer::locate(const ast::Expr& e) {
         }
         return Loc{true, ptr, 0, arr->element};
     }
+    case ast::ExprKind::Call: {
+        // A call's result as the object of `.field`, `[i]` or `.n` (a STRUCT or ARRAY PROPERTY
+        // read through its GET): the temporary the result is returned in.
+        const Value v = eval(e, e.type);
+        return Loc{false, v.at, 0, e.type};
+    }
     case ast::ExprKind::DirectAddress: {
         const auto& d = static_cast<const ast::DirectAddressExpr&>(e);
         return Loc{

@@ -60,6 +60,7 @@ private:
         std::optional<std::uint32_t> initIndex; // checking the initialiser of the variable with this declIndex
         std::map<std::string, Span> labels;     // upper-case name -> where it is declared
         std::vector<const ast::LabelStmt*> jumps;
+        bool inBody = false; // statements, not initialisers: PROPERTY reads are rewritten only here
     };
 
     // What a target expression denotes (analyzeTarget).
@@ -152,6 +153,34 @@ private:
     // E0712 for ASSERT_EQUAL/NOT_EQUAL on two types or on values without equality; false after
     // reporting.
     bool checkAssertOperands(const ast::CallExpr& e, const StdFunction& f, const std::vector<StdArg>& args);
+
+    // ---- PROPERTY accessors and member access (body_oop.cpp) ----
+    // The GET or SET METHOD `e` (a name or member) resolved to when it names a PROPERTY, else
+    // null; a NameExpr naming the getter being checked is its result variable, not a property.
+    [[nodiscard]] const Symbol* propertyOf(const ast::Expr& e) const;
+    // The property's type (the getter's result or the setter's VAR_INPUT); E0801 outside a body
+    // (an initialiser cannot call GET).
+    const Type* propertyType(const Symbol& accessor, const ast::Expr& e);
+    // A SET-only property is found under its setter's name.
+    [[nodiscard]] const Symbol* findSetter(const Symbol* owner, std::string_view name) const;
+    // The accessor `which` of the property `accessor` belongs to, seen from the instance `e`
+    // denotes (bases included); null when the property has none.
+    [[nodiscard]] const Symbol* accessorFor(const ast::Expr& e, const Symbol& accessor, ast::Accessor which) const;
+    // E0727 when a PRIVATE or PROTECTED METHOD/PROPERTY is used where it is not visible.
+    void checkMemberAccess(const Symbol& member, Span where);
+    // Hook at the start of every call of a POU: CLASS instances (E0726), access, properties.
+    void checkOopCall(const ast::CallExpr& e, const Symbol& callee);
+    // E0722 for a property without SET; true when the assignment may go through the setter.
+    bool checkPropertyWrite(const ast::Expr& target, const Symbol& accessor);
+    // E0724 when `e` is a property where an address is needed (`what`: "REF()", …); false
+    // otherwise (the caller reports its own error).
+    bool reportPropertyAddress(const ast::Expr& e, const std::string& what);
+    // After a body is checked: property reads become getter calls and assignments to a
+    // property setter calls (E0723 for reads of a SET-only property), so code generation sees
+    // plain METHOD calls.
+    void lowerProperties(ast::StmtList& list);
+    void lowerPropertyStmt(ast::StmtPtr& s);
+    void lowerPropertyExpr(ast::ExprPtr& e);
 
     // ---- statements (body_stmt.cpp) ----
     void checkStmts(ast::StmtList& list);

@@ -228,7 +228,8 @@ void BodyChecker::checkInOutArgument(ast::Expr& value, const Symbol& param, cons
     if (isError(t) || isError(param.type)) {
         return;
     }
-    if (!analyzeTarget(value).isVariable) {
+    if (!analyzeTarget(value).isVariable &&
+        !reportPropertyAddress(value, "VAR_IN_OUT '" + param.name + "' of '" + calleeName + "'")) {
         cx_.error(DiagCode::OutputNotAssignable, value.span,
                   "VAR_IN_OUT '" + param.name + "' of '" + calleeName + "' needs a variable, not '" + text(value.span) +
                       "'");
@@ -260,7 +261,7 @@ void BodyChecker::checkOutputArgument(ast::Expr* value, const Symbol& param) {
     if (isError(t) || isError(param.type)) {
         return;
     }
-    if (!analyzeTarget(*value).isVariable) {
+    if (!analyzeTarget(*value).isVariable && !reportPropertyAddress(*value, "output '" + param.name + "' (=>)")) {
         cx_.error(DiagCode::OutputNotAssignable, value->span,
                   "output '" + param.name + "' needs a variable after =>, not '" + text(value->span) + "'");
         return;
@@ -276,6 +277,7 @@ void BodyChecker::checkOutputArgument(ast::Expr* value, const Symbol& param) {
 
 const Type* BodyChecker::checkPouCall(ast::CallExpr& e, const Symbol& callee, const std::string& calleeName) {
     takeEnableArguments(e, &callee, calleeName);
+    checkOopCall(e, callee);
     std::vector<const Symbol*> positional;
     for (const Symbol* p : callee.params) {
         if (p->section != ast::VarSection::Output) {

@@ -91,7 +91,7 @@ const Type* BodyChecker::checkExprInner(ast::Expr& e, const Type* expected) {
         if (isError(t)) {
             return errorType();
         }
-        if (!analyzeTarget(*r.operand).isVariable) {
+        if (!analyzeTarget(*r.operand).isVariable && !reportPropertyAddress(*r.operand, "REF()")) {
             cx_.error(DiagCode::InvalidRefOperand, r.operand->span,
                       "REF() needs a variable, not '" + text(r.operand->span) + "'");
             return errorType();
@@ -630,6 +630,9 @@ BodyChecker::Target BodyChecker::analyzeTarget(const ast::Expr& e) const {
             t.isVariable = m.symbol == nullptr || m.symbol->kind == SymbolKind::Variable;
             return t;
         }
+        if (propertyOf(m) != nullptr) {
+            return t; // a PROPERTY is a pair of methods, not storage
+        }
         t = analyzeTarget(*m.object);
         t.directName = false;
         t.isResult = false;
@@ -665,6 +668,9 @@ BodyChecker::Target BodyChecker::analyzeTarget(const ast::Expr& e) const {
 bool BodyChecker::checkWritable(const ast::Expr& e) {
     if (isError(e.type)) {
         return true;
+    }
+    if (const Symbol* accessor = propertyOf(e)) {
+        return checkPropertyWrite(e, *accessor);
     }
     const Target t = analyzeTarget(e);
     if (!t.isVariable) {

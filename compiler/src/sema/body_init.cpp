@@ -57,7 +57,9 @@ void BodyChecker::checkPou(const Symbol& pou) {
         }
     }
 
+    pc_.inBody = true;
     checkStmts(mut(pou.pou->body));
+    lowerProperties(mut(pou.pou->body));
     for (const ast::LabelStmt* j : pc_.jumps) {
         if (pc_.labels.count(upperName(j->name.name)) == 0) {
             cx_.error(DiagCode::UnknownLabel, j->name.span,

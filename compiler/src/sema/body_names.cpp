@@ -202,6 +202,9 @@ const Type* BodyChecker::checkName(ast::NameExpr& e, const Type* expected) {
         return pc_.pou->type;
     }
     Symbol* sym = findName(name);
+    if (sym == nullptr) {
+        sym = findName(name + ast::kSetterSuffix); // a SET-only PROPERTY of the FB
+    }
     if (sym == nullptr || sym->kind == SymbolKind::EnumValue) {
         auto it = enumValues_.find(upperName(name));
         if (it != enumValues_.end() && !it->second.empty()) {
@@ -242,6 +245,9 @@ const Type* BodyChecker::checkName(ast::NameExpr& e, const Type* expected) {
     }
     e.symbol = sym;
     used_.insert(sym);
+    if (propertyOf(e) != nullptr) {
+        return propertyType(*sym, e); // access is checked per accessor once reads and writes are known
+    }
     if (pc_.initIndex && sym->kind == SymbolKind::Variable && pc_.pou != nullptr && sym->owner == pc_.pou &&
         sym->declIndex >= *pc_.initIndex && sym->section != ast::VarSection::External) {
         cx_.error(DiagCode::InitializerOrder, e.span,
@@ -343,6 +349,9 @@ const Type* BodyChecker::checkMember(ast::MemberExpr& e) {
     case TypeKind::Interface: {
         const Symbol* owner = static_cast<const PouType*>(t)->symbol;
         const Symbol* m = findMember(owner, name);
+        if (m == nullptr) {
+            m = findSetter(owner, name);
+        }
         if (m == nullptr && owner != nullptr) {
             m = codesysParameter(*owner, e.member);
         }
@@ -352,6 +361,9 @@ const Type* BodyChecker::checkMember(ast::MemberExpr& e) {
         }
         e.symbol = m;
         used_.insert(m);
+        if (propertyOf(e) != nullptr) {
+            return propertyType(*m, e); // access is checked per accessor once reads and writes are known
+        }
         if (m->kind != SymbolKind::Variable) {
             cx_.error(DiagCode::UnknownMember, e.member.span,
                       "'" + name + "' of '" + t->name() + "' is not a variable" +

@@ -109,6 +109,9 @@ private:
 
     Symbol* pou(ast::PouDecl& p, Scope* scope, const Symbol* owner, const Symbol* container) {
         Symbol* s = make(SymbolKind::Pou, p.name, container != nullptr ? container : owner, scope);
+        if (p.accessor == ast::Accessor::Set) {
+            s->name += ast::kSetterSuffix; // the getter has the property's name
+        }
         s->pouKind = p.pouKind;
         s->pou = &p;
         s->scope = model_.newScope(scope, s);
@@ -283,6 +286,7 @@ void declare(Context& cx) {
         }
     }
     checkObjectOrientation(cx);
+    checkClassesAndModifiers(cx);
     checkExternals(cx);
     checkShadowing(cx);
     declareConfigurations(cx);

@@ -96,6 +96,9 @@ enum class SectionPlace : std::uint8_t { Function, Method, FunctionBlock, Progra
 void checkSection(Context& cx, const ast::VarBlock& block, SectionPlace place);
 void resolveInheritance(Context& cx);
 void checkObjectOrientation(Context& cx);
+// ---- declare_oop.cpp -------------------------------------------------------------------------
+// CLASS members (E0725), FINAL (E0728), instances of ABSTRACT POUs (E0729).
+void checkClassesAndModifiers(Context& cx);
 // Sets Symbol::dispatchHeader on the roots of FB hierarchies that implement an INTERFACE.
 void reserveDispatchHeaders(Context& cx);
 

@@ -93,6 +93,15 @@ void interfaceMethods(const Symbol* iface, std::vector<const Symbol*>& out, int 
     }
 }
 
+// "method 'M'", or "the SET of PROPERTY 'P'" for an accessor (whose symbol name is internal).
+std::string memberText(const Symbol* m) {
+    if (m->pou != nullptr && m->pou->accessor != ast::Accessor::None) {
+        return std::string(m->pou->accessor == ast::Accessor::Get ? "the GET" : "the SET") + " of PROPERTY '" +
+               m->pou->name.name + "'";
+    }
+    return "method '" + m->name + "'";
+}
+
 } // namespace
 
 void checkSection(Context& cx, const ast::VarBlock& block, SectionPlace place) {
@@ -383,7 +392,7 @@ void checkObjectOrientation(Context& cx) {
             if (const Symbol* overridden = findMethod(pou->base, m->name)) {
                 if (!sameSignature(m, overridden)) {
                     if (Diagnostic* d = cx.error(DiagCode::MethodSignatureMismatch, m->span,
-                                                 "method '" + m->name + "' differs from the method it overrides in '" +
+                                                 memberText(m) + " differs from the one it overrides in '" +
                                                      overridden->owner->name + "'")) {
                         d->related.push_back({overridden->span, "overridden method"});
                     }
@@ -402,14 +411,14 @@ void checkObjectOrientation(Context& cx) {
                 if (impl == nullptr) {
                     if (!pou->pou->isAbstract) {
                         cx.error(DiagCode::InterfaceNotImplemented, name.span,
-                                 "FUNCTION_BLOCK '" + pou->name + "' does not implement method '" + proto->name +
-                                     "' of INTERFACE '" + proto->owner->name + "'");
+                                 std::string(pou->pou->isClass ? "CLASS '" : "FUNCTION_BLOCK '") + pou->name +
+                                     "' does not implement " + memberText(proto) + " of INTERFACE '" +
+                                     proto->owner->name + "'");
                     }
                 } else if (!sameSignature(impl, proto)) {
-                    if (Diagnostic* d =
-                            cx.error(DiagCode::MethodSignatureMismatch, impl->span,
-                                     "method '" + impl->name + "' differs from its declaration in INTERFACE '" +
-                                         proto->owner->name + "'")) {
+                    if (Diagnostic* d = cx.error(DiagCode::MethodSignatureMismatch, impl->span,
+                                                 memberText(impl) + " differs from its declaration in INTERFACE '" +
+                                                     proto->owner->name + "'")) {
                         d->related.push_back({proto->span, "interface method"});
                     }
                 }

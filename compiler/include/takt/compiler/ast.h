@@ -511,6 +511,11 @@ enum class PouKind : std::uint8_t { Program, Function, FunctionBlock, Method, Te
 // The keyword that opens a POU: "PROGRAM", "FUNCTION_BLOCK"…
 [[nodiscard]] const char* pouKeyword(PouKind k);
 enum class Access : std::uint8_t { Default, Public, Private, Protected, Internal };
+// A PROPERTY's GET and SET are compiled as METHODs of its POU: the getter is named like the
+// property (its name is the result, as in any METHOD), the setter's symbol adds kSetterSuffix
+// and has one VAR_INPUT named like the property (the value assigned, as in CODESYS).
+enum class Accessor : std::uint8_t { None, Get, Set };
+inline constexpr const char* kSetterSuffix = "$set"; // '$' cannot occur in an ST identifier
 
 struct PouDecl final : Decl {
     explicit PouDecl(Span s) : Decl(DeclKind::Pou, s) {}
@@ -527,6 +532,11 @@ struct PouDecl final : Decl {
     std::vector<std::unique_ptr<PouDecl>> methods; // FUNCTION_BLOCK (and PROGRAM) methods
     bool isAction = false;                         // an ACTION: a METHOD without variables or result, on its POU's data
     bool prototypeOnly = false;                    // a METHOD inside an INTERFACE: no body
+    bool isOverride = false;                       // METHOD OVERRIDE (CODESYS / TwinCAT)
+    bool isClass = false;                          // a CLASS: a FUNCTION_BLOCK without body or parameters
+    Accessor accessor = Accessor::None;            // a PROPERTY's GET or SET
+    Access propertyAccess = Access::Default;       // the access written on the PROPERTY itself
+    Span propertySpan;                             // the property's name where it is declared
 };
 
 struct InterfaceDecl final : Decl {
