@@ -11,7 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "takt/agent/harness.h"
+#include "rpc_envelope.h"
+#include "takt/agent/rpc_limits.h"
 
 // RapidJSON 1.1 declares its member-iterator == and != as members taking an iterator of another
 // constness; C++20 reversed candidates make FindMember() != MemberEnd() ambiguous for clang.
@@ -76,23 +77,6 @@ std::string auditName(std::string_view method) {
         out += "...";
     }
     return out.empty() ? std::string("-") : out;
-}
-
-std::string jsonString(std::string_view s) {
-    rapidjson::StringBuffer buf;
-    rpc::JsonWriter w(buf);
-    rpc::writeString(w, s);
-    return {buf.GetString(), buf.GetSize()};
-}
-
-// Raw JSON from the target goes into one line: a newline can only be whitespace there.
-std::string oneLine(std::string text) {
-    for (char& c : text) {
-        if (c == '\n' || c == '\r') {
-            c = ' ';
-        }
-    }
-    return text;
 }
 
 std::string retryData(std::int64_t ms) {
@@ -173,7 +157,7 @@ bool ControlService::eventLine(const std::string& event, int& type, std::string&
     if (type < 0) {
         return false;
     }
-    line = R"({"jsonrpc":"2.0","method":"event","params":)" + rpc::toJson(eventParse_.doc) + "}";
+    line = rpc::notificationLine("event", rpc::toJson(eventParse_.doc));
     return true;
 }
 
@@ -194,69 +178,33 @@ ControlSession::~ControlSession() {
 
 void ControlSession::feed(std::string_view bytes) {
     while (!bytes.empty()) {
-        const std::size_t nl = bytes.find('\n');
-        const std::string_view part = bytes.substr(0, nl);
-        if (!skipping_) {
-            if (line_.size() + part.size() > kMaxLineBytes) {
-                skipping_ = true;
-                line_.clear();
-                line_.shrink_to_fit();
-                service_.audit(peer_.label, role_, "-", rpc::kInvalidRequest);
-                sendError(Id{}, rpc::kInvalidRequest,
-                          fmt::format("request line exceeds {} bytes (1 MiB); it is skipped up to its newline",
-                                      kMaxLineBytes));
-            } else {
-                line_.append(part);
-            }
+        switch (framer_.next(bytes)) {
+        case rpc::LineFramer::Status::Line: handleLine(framer_.line()); break;
+        case rpc::LineFramer::Status::TooLong: refuseOversize(); break;
+        case rpc::LineFramer::Status::NeedMore: break;
         }
-        if (nl == std::string_view::npos) {
-            return;
-        }
-        bytes.remove_prefix(nl + 1);
-        if (!skipping_) {
-            std::string line = std::move(line_);
-            line_.clear();
-            handleLine(line);
-        }
-        skipping_ = false;
     }
 }
 
 void ControlSession::finish() {
-    if (!skipping_ && !line_.empty()) {
-        std::string line = std::move(line_);
-        line_.clear();
-        handleLine(line);
+    switch (framer_.finish()) {
+    case rpc::LineFramer::Status::Line: handleLine(framer_.line()); break;
+    case rpc::LineFramer::Status::TooLong: refuseOversize(); break;
+    case rpc::LineFramer::Status::NeedMore: break;
     }
 }
 
-void ControlSession::sendError(const Id& id, int code, std::string message) {
-    reply(id, ControlAnswer::error(code, std::move(message)));
+void ControlSession::refuseOversize() {
+    service_.audit(peer_.label, role_, "-", rpc::kInvalidRequest);
+    reply(rpc::RequestId{}, ControlAnswer::error(rpc::kInvalidRequest, std::string(kOversizeLineMessage)));
 }
 
-void ControlSession::reply(const Id& id, const ControlAnswer& answer) {
-    std::string idText;
-    switch (id.kind) {
-    case Id::Kind::Null: idText = "null"; break;
-    case Id::Kind::String: idText = jsonString(id.text); break;
-    case Id::Kind::Number: idText = id.text; break;
-    }
-    std::string line = R"({"jsonrpc":"2.0","id":)" + idText;
-    if (answer.ok) {
-        line += ",\"result\":";
-        line += answer.json.empty() ? std::string("null") : oneLine(answer.json);
-    } else {
-        line += fmt::format(R"(,"error":{{"code":{},"message":{})", answer.code, jsonString(answer.message));
-        if (!answer.data.empty()) {
-            line += ",\"data\":" + oneLine(answer.data);
-        }
-        line += "}";
-    }
-    line += "}";
-    sink_.sendLine(std::move(line));
+void ControlSession::reply(const rpc::RequestId& id, const ControlAnswer& answer) {
+    sink_.sendLine(answer.ok ? rpc::resultLine(id, answer.json)
+                             : rpc::errorLine(id, rpc::Error{answer.code, answer.message, answer.data}));
 }
 
-void ControlSession::finishRequest(const Id& id, bool notification, std::string_view method,
+void ControlSession::finishRequest(const rpc::RequestId& id, bool notification, std::string_view method,
                                    const ControlAnswer& answer) {
     service_.audit(peer_.label, role_, method, answer.ok ? 0 : answer.code);
     if (!notification) {
@@ -265,108 +213,50 @@ void ControlSession::finishRequest(const Id& id, bool notification, std::string_
 }
 
 void ControlSession::handleLine(std::string_view line) {
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) {
-        line.remove_suffix(1);
-    }
-    if (line.find_first_not_of(" \t") == std::string_view::npos) {
+    rpc::Request request;
+    rpc::Error invalid;
+    if (!rpc::parseRequest(line, parsed_, request, invalid)) {
+        // An invalid envelope is answered even without an id: the client cannot know it was
+        // taken for a notification.
+        service_.audit(peer_.label, role_, request.method.empty() ? "-" : request.method, invalid.code);
+        reply(request.id, ControlAnswer::error(invalid.code, std::move(invalid.message), std::move(invalid.data)));
         return;
     }
-    if (line.size() > kMaxLineBytes) {
-        service_.audit(peer_.label, role_, "-", rpc::kInvalidRequest);
-        sendError(Id{}, rpc::kInvalidRequest, fmt::format("request line exceeds {} bytes (1 MiB)", kMaxLineBytes));
-        return;
-    }
-    rpc::parseLine(line, kMaxJsonDepth, parsed_);
-    const Clock::time_point now = Clock::now();
-    if (parsed_.status != rpc::ParsedLine::Status::Ok) {
-        const bool deep = parsed_.status == rpc::ParsedLine::Status::TooDeep;
-        const int code = deep ? rpc::kInvalidRequest : rpc::kParseError;
-        service_.audit(peer_.label, role_, "-", code);
-        sendError(Id{}, code, deep ? parsed_.error : "Parse error: " + parsed_.error);
-        return;
-    }
-    const rapidjson::Document& doc = parsed_.doc;
-    if (doc.IsArray()) {
-        service_.audit(peer_.label, role_, "-", rpc::kInvalidRequest);
-        sendError(Id{}, rpc::kInvalidRequest, "batch requests are not supported; send one request per line");
-        return;
-    }
-    if (!doc.IsObject()) {
-        service_.audit(peer_.label, role_, "-", rpc::kInvalidRequest);
-        sendError(Id{}, rpc::kInvalidRequest, "a request must be a JSON object");
-        return;
-    }
-    Id id;
-    bool notification = true;
-    if (auto it = doc.FindMember("id"); it != doc.MemberEnd()) {
-        notification = false;
-        if (it->value.IsString()) {
-            id.kind = Id::Kind::String;
-            id.text.assign(it->value.GetString(), it->value.GetStringLength());
-        } else if (it->value.IsNumber()) {
-            id.kind = Id::Kind::Number;
-            id.text = parsed_.rawNumericId;
-        } else if (!it->value.IsNull()) {
-            service_.audit(peer_.label, role_, "-", rpc::kInvalidRequest);
-            sendError(Id{}, rpc::kInvalidRequest, "'id' must be a string, a number or null");
-            return;
-        }
-    }
-    auto version = doc.FindMember("jsonrpc");
-    auto methodIt = doc.FindMember("method");
-    std::string_view method = "-";
-    ControlAnswer invalid;
-    if (version == doc.MemberEnd() || !version->value.IsString() || version->value != "2.0") {
-        invalid = ControlAnswer::error(rpc::kInvalidRequest, "'jsonrpc' must be \"2.0\"");
-    } else if (methodIt == doc.MemberEnd() || !methodIt->value.IsString()) {
-        invalid = ControlAnswer::error(rpc::kInvalidRequest, "'method' must be a string");
-    } else {
-        method = std::string_view(methodIt->value.GetString(), methodIt->value.GetStringLength());
-    }
-    if (invalid.code != 0) {
-        finishRequest(id, false, method, invalid);
-        return;
-    }
+    const std::string_view method = request.method;
     // Every request, valid or not, takes from the connection's budget.
-    if (const std::int64_t wait = limiter_.take(now); wait > 0) {
+    if (const std::int64_t wait = limiter_.take(Clock::now()); wait > 0) {
         finishRequest(
-            id, notification, method,
+            request.id, request.notification, method,
             ControlAnswer::error(kRateLimited,
                                  fmt::format("rate limited: more than {} requests a second on this connection",
                                              service_.options().maxRequestsPerSecond),
                                  retryData(wait)));
         return;
     }
-    static const Value kNoParams(rapidjson::kObjectType);
-    const Value* params = &kNoParams;
-    if (auto it = doc.FindMember("params"); it != doc.MemberEnd()) {
-        if (!it->value.IsObject()) {
-            if (method == "auth.login") {
-                forgetLogin();
-            }
-            finishRequest(id, notification, method,
-                          ControlAnswer::error(rpc::kInvalidParams, "'params' must be an object (named params)",
-                                               R"({"param":"params"})"));
-            return;
+    if (request.paramsError) {
+        if (method == "auth.login") {
+            forgetLogin();
         }
-        params = &it->value;
+        const rpc::Error& e = *request.paramsError;
+        finishRequest(request.id, request.notification, method, ControlAnswer::error(e.code, e.message, e.data));
+        return;
     }
     const ControlService::MethodEntry* entry = service_.findMethod(method);
     if (entry == nullptr) {
-        finishRequest(id, notification, method,
+        finishRequest(request.id, request.notification, method,
                       ControlAnswer::error(rpc::kMethodNotFound, fmt::format("Method '{}' is not available.", method)));
         return;
     }
     if (entry->role) {
         if (!role_) {
-            finishRequest(id, notification, method,
+            finishRequest(request.id, request.notification, method,
                           ControlAnswer::error(
                               kUnauthorized, fmt::format("unauthorized: log in with auth.login before '{}'", method)));
             return;
         }
         if (*role_ < *entry->role) {
             finishRequest(
-                id, notification, method,
+                request.id, request.notification, method,
                 ControlAnswer::error(kForbidden, fmt::format("forbidden: '{}' needs role {} (this session "
                                                              "is {})",
                                                              method, roleName(*entry->role), roleName(*role_))));
@@ -377,14 +267,14 @@ void ControlSession::handleLine(std::string_view line) {
         proven_ = true;
     }
     if (entry->builtin) {
-        finishRequest(id, notification, method, builtin(method, *params));
+        finishRequest(request.id, request.notification, method, builtin(method, *request.params));
         return;
     }
     // The target may answer now or later; `reply` runs exactly once, on the server thread.
     ++pending_;
     auto self = std::weak_ptr<ControlSession*>(self_);
     auto done = std::make_shared<bool>(false);
-    auto answer = [self, done, id, notification, name = std::string(method)](const ControlAnswer& a) {
+    auto answer = [self, done, id = request.id, notification = request.notification, name = std::string(method)](const ControlAnswer& a) {
         if (*done) {
             return;
         }
@@ -398,7 +288,7 @@ void ControlSession::handleLine(std::string_view line) {
         s.finishRequest(id, notification, name, a);
     };
     try {
-        service_.target().call(std::string(method), *params, answer);
+        service_.target().call(std::string(method), *request.params, answer);
     } catch (const std::exception& e) {
         answer(ControlAnswer::error(rpc::kInternalError, fmt::format("internal error in '{}': {}", method, e.what())));
     }
@@ -411,7 +301,7 @@ ControlAnswer ControlSession::builtin(std::string_view method, const Value& para
     if (method == "agent.ping") {
         const double up = std::chrono::duration<double>(Clock::now() - service_.started_).count();
         return ControlAnswer::result(
-            fmt::format(R"({{"ok":true,"version":{},"uptime_s":{:.3f}}})", jsonString(service_.options().version), up));
+            fmt::format(R"({{"ok":true,"version":{},"uptime_s":{:.3f}}})", rpc::quoted(service_.options().version), up));
     }
     if (method == "agent.describe") {
         return describe();
@@ -483,7 +373,7 @@ ControlAnswer ControlSession::subscribe(const Value& params) {
                 return ControlAnswer::error(
                     rpc::kInvalidParams,
                     fmt::format("invalid params: types[{}] is not an event type ({})", i,
-                                v.IsString() ? jsonString(std::string_view(v.GetString(), v.GetStringLength()))
+                                v.IsString() ? rpc::quoted(std::string_view(v.GetString(), v.GetStringLength()))
                                              : std::string("not a string")),
                     fmt::format(R"({{"param":"types[{}]"}})", i));
             }
@@ -506,17 +396,17 @@ ControlAnswer ControlSession::subscribe(const Value& params) {
 
 ControlAnswer ControlSession::describe() const {
     std::string out = fmt::format(R"({{"transport":"{}","version":{},"methods":[)", service_.transport_,
-                                  jsonString(service_.options().version));
+                                  rpc::quoted(service_.options().version));
     for (std::size_t i = 0; i < service_.methods_.size(); ++i) {
-        out += (i == 0 ? "" : ",") + jsonString(service_.methods_[i].name);
+        out += (i == 0 ? "" : ",") + rpc::quoted(service_.methods_[i].name);
     }
     return ControlAnswer::result(out + R"(],"notifications":["event"]})");
 }
 
 ControlAnswer ControlSession::schema(const Value& params) const {
     const auto entryJson = [](const ControlService::MethodEntry& m) {
-        return fmt::format(R"({{"method":{},"role":{},"params":{}}})", jsonString(m.name),
-                           m.role ? jsonString(roleName(*m.role)) : std::string("null"), jsonString(methodDoc(m.name)));
+        return fmt::format(R"({{"method":{},"role":{},"params":{}}})", rpc::quoted(m.name),
+                           m.role ? rpc::quoted(roleName(*m.role)) : std::string("null"), rpc::quoted(methodDoc(m.name)));
     };
     auto it = params.FindMember("method");
     if (it == params.MemberEnd()) {

@@ -14,7 +14,8 @@
 
 #include "control_audit.h"
 #include "control_auth.h"
-#include "rpc_json.h"
+#include "rpc_envelope.h"
+#include "rpc_framer.h"
 #include "takt/agent/control.h"
 
 namespace takt::agent::detail {
@@ -124,19 +125,16 @@ public:
     [[nodiscard]] const PeerInfo& peer() const { return peer_; }
 
 private:
-    struct Id {
-        enum class Kind : std::uint8_t { Null, String, Number } kind = Kind::Null;
-        std::string text;
-    };
-    void reply(const Id& id, const ControlAnswer& answer);
-    void finishRequest(const Id& id, bool notification, std::string_view method, const ControlAnswer& answer);
+    void reply(const rpc::RequestId& id, const ControlAnswer& answer);
+    void finishRequest(const rpc::RequestId& id, bool notification, std::string_view method,
+                       const ControlAnswer& answer);
+    void refuseOversize();
     ControlAnswer builtin(std::string_view method, const rapidjson::Value& params);
     ControlAnswer login(const rapidjson::Value& params);
     void forgetLogin();
     ControlAnswer subscribe(const rapidjson::Value& params);
     ControlAnswer describe() const;
     ControlAnswer schema(const rapidjson::Value& params) const;
-    void sendError(const Id& id, int code, std::string message);
 
     ControlService& service_;
     PeerInfo peer_;
@@ -146,8 +144,7 @@ private:
     std::uint32_t pending_ = 0;
     std::uint32_t subscriptions_ = 0;
     RateLimiter limiter_;
-    std::string line_;
-    bool skipping_ = false;
+    rpc::LineFramer framer_;
     rpc::ParsedLine parsed_;
     // Replies that arrive after the session is gone are dropped: callbacks hold a weak reference.
     std::shared_ptr<ControlSession*> self_;

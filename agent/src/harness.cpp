@@ -716,7 +716,7 @@ std::string Harness::render(const HarnessResult& r) {
 
 std::string Harness::handleLine(std::string_view line) {
     if (line.size() > kMaxLineBytes) {
-        return render(failure(ErrorKind::InvalidRequest, "request line exceeds 1 MiB"));
+        return render(failure(ErrorKind::InvalidRequest, std::string(kOversizeLineMessage)));
     }
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
         return render(failure(ErrorKind::InvalidRequest, std::string(kBlankLineMessage)));
