@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "agent_methods.h"
+#include "method_table.h"
 #include "rpc_envelope.h"
 #include "rpc_framer.h"
 #include "takt/bytecode/container.h"
@@ -20,14 +21,7 @@
 
 namespace takt::agent {
 
-namespace {
-
 using rapidjson::Value;
-using rpc::JsonWriter;
-
-constexpr std::string_view kNotifications[] = {"agent.ready"};
-
-} // namespace
 
 std::string_view taktVersion() {
     return TAKT_VERSION;
@@ -98,7 +92,8 @@ std::optional<std::string> AgentServer::handleLine(std::string_view line) {
     if (request.notification) {
         return std::nullopt;
     }
-    return outcome.ok ? rpc::resultLine(request.id, outcome.result) : rpc::errorLine(request.id, outcome.error);
+    return outcome.ok ? rpc::resultLine(request.id, outcome.json)
+                      : rpc::errorLine(request.id, rpc::Error{outcome.code, outcome.message, outcome.data});
 }
 
 int AgentServer::serve(int inFd, int outFd) {
@@ -135,31 +130,11 @@ int AgentServer::serve(int inFd, int outFd) {
 namespace detail {
 
 Outcome agentDescribe(Context& ctx, const Value&) {
-    rapidjson::StringBuffer buf;
-    JsonWriter w(buf);
-    w.StartObject();
-    w.Key("transport");
-    w.String("stdio");
-    w.Key("workspace_root");
-    rpc::writeString(w, ctx.workspace.root().string());
-    w.Key("version");
-    rpc::writeString(w, taktVersion());
-    w.Key("protocol");
-    w.String("agent-api-v1");
-    w.Key("methods");
-    w.StartArray();
-    for (const MethodSpec& m : methodTable()) {
-        rpc::writeString(w, m.name);
-    }
-    w.EndArray();
-    w.Key("notifications");
-    w.StartArray();
-    for (std::string_view n : kNotifications) {
-        rpc::writeString(w, n);
-    }
-    w.EndArray();
-    w.EndObject();
-    return success({buf.GetString(), buf.GetSize()});
+    const std::vector<rpc::MethodFacts> methods = rpc::factsOf(methodTable());
+    return success(fmt::format(
+        R"({{"transport":"stdio","workspace_root":{},"version":{},"protocol":"agent-api-v1","methods":{},)"
+        R"("notifications":["agent.ready"]}})",
+        rpc::quoted(ctx.workspace.root().string()), rpc::quoted(taktVersion()), rpc::namesJson(methods)));
 }
 
 Outcome agentPing(Context& ctx, const Value&) {
@@ -173,19 +148,7 @@ Outcome agentSchema(Context&, const Value& params) {
     if (m == nullptr) {
         return failed(rpc::invalidParam("method", fmt::format("invalid params: no method '{}'", name)));
     }
-    rapidjson::StringBuffer buf;
-    JsonWriter w(buf);
-    w.StartObject();
-    w.Key("method");
-    rpc::writeString(w, m->name);
-    w.Key("summary");
-    rpc::writeString(w, m->summary);
-    w.Key("params");
-    w.RawValue(m->paramsSchema.data(), m->paramsSchema.size(), rapidjson::kObjectType);
-    w.Key("result");
-    w.RawValue(m->resultSchema.data(), m->resultSchema.size(), rapidjson::kObjectType);
-    w.EndObject();
-    return success({buf.GetString(), buf.GetSize()});
+    return success(rpc::schemaJson(rpc::factsOf(*m), false));
 }
 
 } // namespace detail

@@ -26,46 +26,6 @@ namespace {
 
 using rapidjson::Value;
 
-// Params of each known method, for agent.schema (the runtime's methods are PROTOCOLS.md's).
-struct MethodDoc {
-    std::string_view name;
-    std::string_view params;
-};
-constexpr MethodDoc kMethodDocs[] = {
-    {"auth.login", "{token: string} -> {role}"},
-    {"agent.ping", "{} -> {ok, version, uptime_s}"},
-    {"agent.describe", "{} -> {transport, version, methods[], notifications[]}"},
-    {"agent.schema", "{method?: string} -> {method, role, params} (all methods without 'method')"},
-    {"events.subscribe", "{types?: string[]} (absent: all types) -> {subscribed[]}; then 'event' notifications"},
-    {"runtime.status", "{} -> {state, fault, program_hash, uptime_ms, cycles, drivers}"},
-    {"runtime.stats", "{} -> per task and overall cycle/exec/jitter figures"},
-    {"runtime.pause", "{}"},
-    {"runtime.resume", "{}"},
-    {"runtime.step", "{count?: integer}"},
-    {"runtime.stop", "{} (applies the safe state)"},
-    {"runtime.start", "{}"},
-    {"runtime.restart", "{mode: \"warm\" | \"cold\"}"},
-    {"var.read", "{names: string[]} -> typed values"},
-    {"var.write", "{name: string, value: typed value}"},
-    {"var.force", "{name: string, value: typed value}"},
-    {"var.unforce", "{name: string}"},
-    {"var.forced", "{} -> forced variables"},
-    {"io.read", "{address: string}"},
-    {"io.write", "{address: string, value: typed value}"},
-    {"io.force", "{address: string, value: typed value}"},
-    {"io.unforce", "{address: string}"},
-    {"bytecode.reload", "{bytes: base64 of program.stbc, idempotency_key?: string}"},
-};
-
-std::string_view methodDoc(std::string_view name) {
-    for (const MethodDoc& d : kMethodDocs) {
-        if (d.name == name) {
-            return d.params;
-        }
-    }
-    return "see the runtime's documentation";
-}
-
 // The method name as it may appear in the audit log: printable ASCII, at most 64 bytes.
 std::string auditName(std::string_view method) {
     std::string out;
@@ -112,26 +72,16 @@ bool ControlService::openAudit(std::string& error) {
 }
 
 void ControlService::loadMethods() {
-    methods_.clear();
-    methods_.push_back({"auth.login", std::nullopt, true});
-    methods_.push_back({"agent.ping", std::nullopt, true});
-    methods_.push_back({"agent.describe", std::nullopt, true});
-    methods_.push_back({"agent.schema", std::nullopt, true});
-    methods_.push_back({"events.subscribe", Role::Viewer, true});
-    for (ControlTarget::Method& m : target_.methods()) {
-        if (findMethod(m.name) == nullptr) {
-            methods_.push_back({std::move(m.name), m.role, false});
+    methods_.assign(ControlSession::builtins().begin(), ControlSession::builtins().end());
+    for (const ControlMethod& m : target_.methods()) {
+        if (rpc::findMethod(methods(), m.name) == nullptr) {
+            methods_.push_back({m.name, m.summary, m.paramsSchema, m.resultSchema, m.role, Route{nullptr, m.handler}});
         }
     }
-}
-
-const ControlService::MethodEntry* ControlService::findMethod(std::string_view name) const {
-    for (const MethodEntry& m : methods_) {
-        if (m.name == name) {
-            return &m;
-        }
+    schemas_.clear();
+    for (const Method& m : methods_) {
+        schemas_.add(rpc::factsOf(m));
     }
-    return nullptr;
 }
 
 void ControlService::audit(std::string_view peer, std::optional<Role> role, std::string_view method, int code) {
@@ -241,7 +191,7 @@ void ControlSession::handleLine(std::string_view line) {
         finishRequest(request.id, request.notification, method, ControlAnswer::error(e.code, e.message, e.data));
         return;
     }
-    const ControlService::MethodEntry* entry = service_.findMethod(method);
+    const ControlService::Method* entry = rpc::findMethod(service_.methods(), method);
     if (entry == nullptr) {
         finishRequest(request.id, request.notification, method,
                       ControlAnswer::error(rpc::kMethodNotFound, fmt::format("Method '{}' is not available.", method)));
@@ -263,18 +213,26 @@ void ControlSession::handleLine(std::string_view line) {
             return;
         }
     }
+    if (rpc::Error e; !service_.schemas_.check(method, *request.params, e)) {
+        if (method == "auth.login") {
+            forgetLogin();
+        }
+        finishRequest(request.id, request.notification, method, ControlAnswer::error(e.code, e.message, e.data));
+        return;
+    }
     if (!service_.loginRequired()) {
         proven_ = true;
     }
-    if (entry->builtin) {
-        finishRequest(request.id, request.notification, method, builtin(method, *request.params));
+    if (entry->handler.builtin != nullptr) {
+        finishRequest(request.id, request.notification, method, (this->*entry->handler.builtin)(*request.params));
         return;
     }
     // The target may answer now or later; `reply` runs exactly once, on the server thread.
     ++pending_;
     auto self = std::weak_ptr<ControlSession*>(self_);
     auto done = std::make_shared<bool>(false);
-    auto answer = [self, done, id = request.id, notification = request.notification, name = std::string(method)](const ControlAnswer& a) {
+    auto answer = [self, done, id = request.id, notification = request.notification,
+                   name = std::string(method)](const ControlAnswer& a) {
         if (*done) {
             return;
         }
@@ -288,28 +246,52 @@ void ControlSession::handleLine(std::string_view line) {
         s.finishRequest(id, notification, name, a);
     };
     try {
-        service_.target().call(std::string(method), *request.params, answer);
+        entry->handler.target(service_.target(), method, *request.params, answer);
     } catch (const std::exception& e) {
         answer(ControlAnswer::error(rpc::kInternalError, fmt::format("internal error in '{}': {}", method, e.what())));
     }
 }
 
-ControlAnswer ControlSession::builtin(std::string_view method, const Value& params) {
-    if (method == "auth.login") {
-        return login(params);
-    }
-    if (method == "agent.ping") {
-        const double up = std::chrono::duration<double>(Clock::now() - service_.started_).count();
-        return ControlAnswer::result(
-            fmt::format(R"({{"ok":true,"version":{},"uptime_s":{:.3f}}})", rpc::quoted(service_.options().version), up));
-    }
-    if (method == "agent.describe") {
-        return describe();
-    }
-    if (method == "agent.schema") {
-        return schema(params);
-    }
-    return subscribe(params);
+#define TAKT_NONE R"({"type":"object","properties":{},"additionalProperties":false})"
+
+std::span<const ControlService::Method> ControlSession::builtins() {
+    using Route = ControlService::Route;
+    static const ControlService::Method kTable[] = {
+        {"auth.login", "Log in with a token; the session gets the token's role",
+         R"({"type":"object","required":["token"],"properties":{"token":{"type":"string"}},"additionalProperties":false})",
+         R"({"type":"object","required":["role"],"properties":{"role":{"enum":["viewer","operator","engineer","admin"]}}})",
+         std::nullopt, Route{&ControlSession::login, nullptr}},
+        // Any params are accepted so a keep-alive may carry padding.
+        {"agent.ping", "Liveness check (any params are ignored)", R"({"type":"object"})",
+         R"({"type":"object","required":["ok","version","uptime_s"],"properties":{"ok":{"const":true},)"
+         R"("version":{"type":"string"},"uptime_s":{"type":"number"}}})",
+         std::nullopt, Route{&ControlSession::ping, nullptr}},
+        {"agent.describe", "Transport, version, methods and notifications", TAKT_NONE,
+         R"({"type":"object","required":["transport","version","methods","notifications"],"properties":{)"
+         R"("transport":{"enum":["unix","tcp","tls"]},"version":{"type":"string"},)"
+         R"("methods":{"type":"array","items":{"type":"string"}},"notifications":{"type":"array"}}})",
+         std::nullopt, Route{&ControlSession::describe, nullptr}},
+        {"agent.schema", "Role and JSON Schemas of one method, or of all without `method`",
+         R"({"type":"object","properties":{"method":{"type":"string"}},"additionalProperties":false})",
+         R"({"type":"object","properties":{"method":{"type":"string"},"summary":{"type":"string"},)"
+         R"("role":{"type":["string","null"]},"params":{"type":"object"},"result":{"type":"object"},)"
+         R"("methods":{"type":"array"}}})",
+         std::nullopt, Route{&ControlSession::schema, nullptr}},
+        {"events.subscribe", "Receive `event` notifications of these types (absent: all)",
+         R"({"type":"object","properties":{"types":{"type":"array","items":{"type":"string"}}},)"
+         R"("additionalProperties":false})",
+         R"({"type":"object","required":["subscribed"],"properties":{"subscribed":{"type":"array"}}})", Role::Viewer,
+         Route{&ControlSession::subscribe, nullptr}},
+    };
+    return kTable;
+}
+
+#undef TAKT_NONE
+
+ControlAnswer ControlSession::ping(const Value&) {
+    const double up = std::chrono::duration<double>(Clock::now() - service_.started_).count();
+    return ControlAnswer::result(
+        fmt::format(R"({{"ok":true,"version":{},"uptime_s":{:.3f}}})", rpc::quoted(service_.options().version), up));
 }
 
 void ControlSession::forgetLogin() {
@@ -324,12 +306,7 @@ void ControlSession::forgetLogin() {
 // Every auth.login that does not log in (malformed, backed off or a wrong token) drops the
 // session's role: a client whose new login failed must not go on under the role of an older one.
 ControlAnswer ControlSession::login(const Value& params) {
-    auto it = params.FindMember("token");
-    if (it == params.MemberEnd() || !it->value.IsString()) {
-        forgetLogin();
-        return ControlAnswer::error(rpc::kInvalidParams, "invalid params: 'token' (a string) is required",
-                                    R"({"param":"token"})");
-    }
+    const Value& token = params["token"]; // a string: the schema has checked it
     if (!service_.loginRequired()) {
         // No tokens configured: only trusted Unix peers get here, and they are admin already.
         return ControlAnswer::result(fmt::format(R"({{"role":"{}"}})", roleName(role_.value_or(Role::Admin))));
@@ -341,7 +318,7 @@ ControlAnswer ControlSession::login(const Value& params) {
             kRateLimited, fmt::format("too many failed logins from this peer; retry in {} ms", wait), retryData(wait));
     }
     const std::optional<Role> role =
-        service_.tokens_.match(std::string_view(it->value.GetString(), it->value.GetStringLength()));
+        service_.tokens_.match(std::string_view(token.GetString(), token.GetStringLength()));
     if (!role) {
         service_.backoff_.failed(peer_.key, now);
         forgetLogin();
@@ -394,36 +371,29 @@ ControlAnswer ControlSession::subscribe(const Value& params) {
     return ControlAnswer::result(out + "]}");
 }
 
-ControlAnswer ControlSession::describe() const {
-    std::string out = fmt::format(R"({{"transport":"{}","version":{},"methods":[)", service_.transport_,
-                                  rpc::quoted(service_.options().version));
-    for (std::size_t i = 0; i < service_.methods_.size(); ++i) {
-        out += (i == 0 ? "" : ",") + rpc::quoted(service_.methods_[i].name);
-    }
-    return ControlAnswer::result(out + R"(],"notifications":["event"]})");
+ControlAnswer ControlSession::describe(const Value&) {
+    const std::vector<rpc::MethodFacts> methods = rpc::factsOf(service_.methods());
+    return ControlAnswer::result(fmt::format(R"({{"transport":"{}","version":{},"methods":{},"notifications":["event"]}})",
+                                             service_.transport_, rpc::quoted(service_.options().version),
+                                             rpc::namesJson(methods)));
 }
 
-ControlAnswer ControlSession::schema(const Value& params) const {
-    const auto entryJson = [](const ControlService::MethodEntry& m) {
-        return fmt::format(R"({{"method":{},"role":{},"params":{}}})", rpc::quoted(m.name),
-                           m.role ? rpc::quoted(roleName(*m.role)) : std::string("null"), rpc::quoted(methodDoc(m.name)));
-    };
+ControlAnswer ControlSession::schema(const Value& params) {
     auto it = params.FindMember("method");
     if (it == params.MemberEnd()) {
         std::string out = R"({"methods":[)";
-        for (std::size_t i = 0; i < service_.methods_.size(); ++i) {
-            out += (i == 0 ? "" : ",") + entryJson(service_.methods_[i]);
+        for (const ControlService::Method& m : service_.methods()) {
+            out += (out.back() == '[' ? "" : ",") + rpc::schemaJson(rpc::factsOf(m), true);
         }
         return ControlAnswer::result(out + "]}");
     }
-    const ControlService::MethodEntry* m =
-        it->value.IsString() ? service_.findMethod(std::string_view(it->value.GetString(), it->value.GetStringLength()))
-                             : nullptr;
+    const ControlService::Method* m =
+        rpc::findMethod(service_.methods(), std::string_view(it->value.GetString(), it->value.GetStringLength()));
     if (m == nullptr) {
         return ControlAnswer::error(rpc::kInvalidParams, "invalid params: 'method' names no method of this endpoint",
                                     R"({"param":"method"})");
     }
-    return ControlAnswer::result(entryJson(*m));
+    return ControlAnswer::result(rpc::schemaJson(rpc::factsOf(*m), true));
 }
 
 } // namespace takt::agent::detail

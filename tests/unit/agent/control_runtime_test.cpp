@@ -103,7 +103,17 @@ struct Live {
         rapidjson::Document doc;
         doc.Parse(params.c_str());
         std::optional<ControlAnswer> answer;
-        control->call(method, doc, [&answer](ControlAnswer a) { answer = std::move(a); });
+        const ControlReplyFn reply = [&answer](ControlAnswer a) { answer = std::move(a); };
+        bool listed = false;
+        for (const ControlMethod& m : control->methods()) {
+            if (m.name == method) {
+                listed = true;
+                m.handler(*control, m.name, doc, reply);
+            }
+        }
+        if (!listed) {
+            reply(ControlAnswer::error(-32601, "not listed"));
+        }
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
         std::vector<std::string> ev;
         while (!answer && std::chrono::steady_clock::now() < deadline) {
