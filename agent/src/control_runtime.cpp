@@ -137,7 +137,7 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
         {"runtime.restart", "Warm (RETAIN kept, the default) or cold restart",
          R"({"type":"object","properties":{"mode":{"enum":["warm","cold"]}},"additionalProperties":false})",
          TAKT_RUN_STATE, Role::Operator, run},
-        {"var.read", "Read variables by path, all at one cycle boundary",
+        {"var.read", "Read variables by path (`names`, or one `name`) at one cycle boundary",
          R"({"type":"object","properties":{"names":{"type":"array","items":{"type":"string"}},)" TAKT_NAME
          R"(},"additionalProperties":false})",
          TAKT_VALUES, Role::Viewer, [](T t, M, V p, R r) { self(t).varRead(p, r); }},
@@ -156,7 +156,7 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
         {"var.forced", "The forced variables and addresses", TAKT_NONE,
          R"({"type":"object","required":["forced"],"properties":{"forced":{"type":"array"}}})", Role::Viewer,
          [](T t, M, V, R r) { self(t).listForced(r); }},
-        {"io.read", "Read process-image addresses, all at one cycle boundary",
+        {"io.read", "Read process-image addresses (`addresses`, or one `address`) at one cycle boundary",
          R"({"type":"object","properties":{"addresses":{"type":"array","items":{"type":"string"}},)" TAKT_ADDRESS
          R"(},"additionalProperties":false})",
          TAKT_VALUES, Role::Viewer, [](T t, M, V p, R r) { self(t).ioRead(p, r); }},

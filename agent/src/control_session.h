@@ -53,7 +53,7 @@ public:
         ControlAnswer (ControlSession::*builtin)(const rapidjson::Value& params) = nullptr;
         ControlHandler target = nullptr;
     };
-    using Method = MethodSpec<Route>;
+    using Method = agent::MethodSpec<Route>;
     // The endpoint's one method table: the session's methods, then the target's.
     [[nodiscard]] std::span<const Method> methods() const { return methods_; }
 

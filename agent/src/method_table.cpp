@@ -148,38 +148,32 @@ bool check(const Value& schema, const Value& v, const std::string& where, Error&
     return true;
 }
 
-// `{a, b?}`: the members of an object schema, optional ones marked.
+// `{a, b?}`: the members of an object schema (optional ones marked), "—" when it names none.
 std::string membersOf(std::string_view schemaText) {
     rapidjson::Document d;
     d.Parse(schemaText.data(), schemaText.size());
     if (d.HasParseError() || !d.IsObject()) {
         return "—";
     }
-    auto props = d.FindMember("properties");
-    if (props == d.MemberEnd() || !props->value.IsObject() || props->value.MemberCount() == 0) {
-        auto req = d.FindMember("required");
-        if (req == d.MemberEnd() || !req->value.IsArray() || req->value.Empty()) {
-            return "—";
-        }
-        std::string out;
-        for (const Value& r : req->value.GetArray()) {
-            out += fmt::format("{}{}", out.empty() ? "" : ", ", r.GetString());
-        }
-        return "`{" + out + ", …}`";
-    }
-    const auto required = [&](const Value& name) {
-        auto req = d.FindMember("required");
-        if (req == d.MemberEnd()) {
-            return false;
-        }
-        const auto& list = req->value.GetArray();
-        return std::find(list.begin(), list.end(), name) != list.end();
+    static const Value kEmpty(rapidjson::kArrayType);
+    auto req = d.FindMember("required");
+    const Value& required = req != d.MemberEnd() && req->value.IsArray() ? req->value : kEmpty;
+    const auto isRequired = [&](const Value& name) {
+        return std::find(required.Begin(), required.End(), name) != required.End();
     };
     std::string out;
-    for (auto it = props->value.MemberBegin(); it != props->value.MemberEnd(); ++it) {
-        out += fmt::format("{}{}{}", out.empty() ? "" : ", ", it->name.GetString(), required(it->name) ? "" : "?");
+    auto props = d.FindMember("properties");
+    if (props != d.MemberEnd() && props->value.IsObject()) {
+        for (auto it = props->value.MemberBegin(); it != props->value.MemberEnd(); ++it) {
+            out += fmt::format("{}{}{}", out.empty() ? "" : ", ", it->name.GetString(), isRequired(it->name) ? "" : "?");
+        }
     }
-    return "`{" + out + "}`";
+    for (const Value& name : required.GetArray()) {
+        if (props == d.MemberEnd() || !props->value.IsObject() || !props->value.HasMember(name)) {
+            out += fmt::format("{}{}", out.empty() ? "" : ", ", name.GetString());
+        }
+    }
+    return out.empty() ? "—" : "`{" + out + "}`";
 }
 
 } // namespace
