@@ -7,6 +7,7 @@
 #include <istream>
 #include <memory>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,7 @@
 #include <rapidjson/document.h>
 
 #include "takt/agent/rpc_limits.h"
+#include "takt/agent/rpc_method.h"
 #include "takt/bytecode/module.h"
 #include "takt/compiler/project.h"
 #include "takt/engine/engine.h"
@@ -89,6 +91,9 @@ public:
 
 private:
     struct State;
+    struct Command;
+    // The commands, one table (name, summary, handler).
+    [[nodiscard]] static std::span<const MethodSpec<Command>> commands();
     std::unique_ptr<State> state_;
 };
 
