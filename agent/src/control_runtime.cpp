@@ -31,10 +31,7 @@ std::string jsonText(const rapidjson::Value& v) {
 }
 
 std::string quoted(std::string_view s) {
-    rapidjson::StringBuffer buf;
-    rpc::JsonWriter w(buf);
-    rpc::writeString(w, s);
-    return std::string(buf.GetString(), buf.GetSize());
+    return rpc::quoted(s);
 }
 
 } // namespace ctl

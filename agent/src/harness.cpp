@@ -704,9 +704,10 @@ HarnessResult Harness::handle(std::string_view cmd, const Value& req) {
     return command->handler.run(*state_, req);
 }
 
+// The NDJSON envelope of seed 001, written with the same writer as the JSON-RPC responses.
 std::string Harness::render(const HarnessResult& r) {
     rapidjson::StringBuffer buf;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    rpc::JsonWriter w(buf);
     w.StartObject();
     w.Key("ok");
     w.Bool(r.ok);
@@ -717,10 +718,9 @@ std::string Harness::render(const HarnessResult& r) {
         w.Key("error");
         w.StartObject();
         w.Key("kind");
-        const std::string_view kind = errorKindName(r.kind);
-        w.String(kind.data(), static_cast<rapidjson::SizeType>(kind.size()));
+        rpc::writeString(w, errorKindName(r.kind));
         w.Key("message");
-        w.String(r.message.c_str(), static_cast<rapidjson::SizeType>(r.message.size()));
+        rpc::writeString(w, r.message);
         w.Key("data");
         r.payload.Accept(w);
         w.EndObject();
