@@ -90,6 +90,15 @@ namespace {
 #define TAKT_VALUE R"("value":{"description":"typed value, see PROTOCOLS.md"})"
 #define TAKT_NAME R"("name":{"type":"string","description":"variable path: P1.x, fb.Q, arr[2], s.f"})"
 #define TAKT_ADDRESS R"("address":{"type":"string","description":"direct address such as %QX0.1"})"
+// {target, value} and {target} params of the write, force and unforce methods; the params of a read.
+#define TAKT_SET(key, member)                                                                                          \
+    R"({"type":"object","required":[")" key R"(","value"],"properties":{)" member "," TAKT_VALUE                     \
+    R"(},"additionalProperties":false})"
+#define TAKT_ONE(key, member)                                                                                          \
+    R"({"type":"object","required":[")" key R"("],"properties":{)" member R"(},"additionalProperties":false})"
+#define TAKT_READ(plural, member)                                                                                      \
+    R"({"type":"object","properties":{")" plural R"(":{"type":"array","items":{"type":"string"}},)" member            \
+    R"(},"additionalProperties":false})"
 #define TAKT_RUN_STATE                                                                                                 \
     R"({"type":"object","required":["state","cycle"],"properties":{"state":{"type":"string"},)"                        \
     R"("cycle":{"type":"integer"}}})"
@@ -135,39 +144,33 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
          R"({"type":"object","properties":{"mode":{"enum":["warm","cold"]}},"additionalProperties":false})",
          TAKT_RUN_STATE, Role::Operator, run},
         {"var.read", "Read variables by path (`names`, or one `name`) at one cycle boundary",
-         R"({"type":"object","properties":{"names":{"type":"array","items":{"type":"string"}},)" TAKT_NAME
-         R"(},"additionalProperties":false})",
+         TAKT_READ("names", TAKT_NAME),
          TAKT_VALUES, Role::Viewer, [](T t, M, V p, R r) { self(t).varRead(p, r); }},
         {"var.write", "Write a variable at the next cycle boundary",
-         R"({"type":"object","required":["name","value"],"properties":{)" TAKT_NAME "," TAKT_VALUE
-         R"(},"additionalProperties":false})",
+         TAKT_SET("name", TAKT_NAME),
          R"({"type":"object","required":["name","cycle"]})", Role::Engineer,
          [](T t, M, V p, R r) { self(t).varWrite(p, r); }},
         {"var.force", "Force a variable to a value every cycle until unforced",
-         R"({"type":"object","required":["name","value"],"properties":{)" TAKT_NAME "," TAKT_VALUE
-         R"(},"additionalProperties":false})",
+         TAKT_SET("name", TAKT_NAME),
          TAKT_FORCED, Role::Engineer, force},
         {"var.unforce", "Release a forced variable",
-         R"({"type":"object","required":["name"],"properties":{)" TAKT_NAME R"(},"additionalProperties":false})",
+         TAKT_ONE("name", TAKT_NAME),
          TAKT_FORCED, Role::Engineer, force},
         {"var.forced", "The forced variables and addresses", TAKT_NONE,
          R"({"type":"object","required":["forced"],"properties":{"forced":{"type":"array"}}})", Role::Viewer,
          [](T t, M, V, R r) { self(t).listForced(r); }},
         {"io.read", "Read process-image addresses (`addresses`, or one `address`) at one cycle boundary",
-         R"({"type":"object","properties":{"addresses":{"type":"array","items":{"type":"string"}},)" TAKT_ADDRESS
-         R"(},"additionalProperties":false})",
+         TAKT_READ("addresses", TAKT_ADDRESS),
          TAKT_VALUES, Role::Viewer, [](T t, M, V p, R r) { self(t).ioRead(p, r); }},
         {"io.write", "Write a process-image address at the next cycle boundary",
-         R"({"type":"object","required":["address","value"],"properties":{)" TAKT_ADDRESS "," TAKT_VALUE
-         R"(},"additionalProperties":false})",
+         TAKT_SET("address", TAKT_ADDRESS),
          R"({"type":"object","required":["address","cycle"]})", Role::Engineer,
          [](T t, M, V p, R r) { self(t).ioWrite(p, r); }},
         {"io.force", "Force a process-image address every cycle until unforced",
-         R"({"type":"object","required":["address","value"],"properties":{)" TAKT_ADDRESS "," TAKT_VALUE
-         R"(},"additionalProperties":false})",
+         TAKT_SET("address", TAKT_ADDRESS),
          TAKT_FORCED, Role::Engineer, force},
         {"io.unforce", "Release a forced address",
-         R"({"type":"object","required":["address"],"properties":{)" TAKT_ADDRESS R"(},"additionalProperties":false})",
+         TAKT_ONE("address", TAKT_ADDRESS),
          TAKT_FORCED, Role::Engineer, force},
         {"bytecode.reload", "Online change to a new program.stbc at a cycle boundary",
          R"({"type":"object","required":["bytes"],"properties":{"bytes":{"type":"string",)"

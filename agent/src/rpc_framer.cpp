@@ -31,17 +31,22 @@ LineFramer::Status LineFramer::next(std::string_view& in) {
             skipping_ = false;
             continue;
         }
-        if (!line_.empty() && line_.back() == '\r') {
-            line_.pop_back();
-        }
-        if (line_.size() > max_) {
-            line_.clear();
-            return Status::TooLong;
-        }
-        complete_ = true;
-        return Status::Line;
+        return complete();
     }
     return Status::NeedMore;
+}
+
+// The line in line_ is complete: without its CR, it must fit the cap.
+LineFramer::Status LineFramer::complete() {
+    if (!line_.empty() && line_.back() == '\r') {
+        line_.pop_back();
+    }
+    if (line_.size() > max_) {
+        line_.clear();
+        return Status::TooLong;
+    }
+    complete_ = true;
+    return Status::Line;
 }
 
 LineFramer::Status LineFramer::finish() {
@@ -55,15 +60,7 @@ LineFramer::Status LineFramer::finish() {
         line_.clear();
         return Status::NeedMore;
     }
-    if (line_.back() == '\r') {
-        line_.pop_back();
-    }
-    if (line_.size() > max_) {
-        line_.clear();
-        return Status::TooLong;
-    }
-    complete_ = true;
-    return Status::Line;
+    return complete();
 }
 
 } // namespace takt::agent::rpc

@@ -36,6 +36,8 @@ public:
     [[nodiscard]] std::size_t buffered() const { return complete_ ? 0 : line_.size(); }
 
 private:
+    [[nodiscard]] Status complete();
+
     std::string line_;
     std::size_t max_;
     bool skipping_ = false; // inside a line over the cap: dropping bytes up to its newline
