@@ -1,6 +1,6 @@
 #pragma once
-// One control-endpoint session without its socket: line framing with the 1 MiB cap and resync,
-// the JSON-RPC envelope, auth.login and roles, the rate limit, the server's own methods, event
+// One control-endpoint session without its socket: lines (rpc_framer.h) and the JSON-RPC envelope
+// (rpc_envelope.h) as every surface has them, the endpoint's method table, auth.login and roles, the rate limit, the server's own methods, event
 // subscriptions and the hand-off to the ControlTarget. The Asio server (control_server.cpp) feeds
 // it the bytes a connection receives and writes out the lines it produces; the fuzz target drives
 // it the same way without any socket.
