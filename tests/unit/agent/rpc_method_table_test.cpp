@@ -113,6 +113,8 @@ TEST(RpcMethodTable, ControlParamsAreCheckedAgainstTheSchemaBeforeTheHandler) {
         {"bytecode.reload", R"({"idempotency_key":"k"})", "bytes"},                     //
         {"bytecode.reload", R"({"bytes":"AA==","idempotency_key":5})", "idempotency_key"},
         {"events.subscribe", R"({"types":"fault"})", "types"},                          //
+        {"events.subscribe", R"({"types":["fault",3]})", "types[1]"},                   // schema
+        {"events.subscribe", R"({"types":["fault","nope"]})", "types[1]"},              // not an event
         {"agent.schema", R"({"method":1})", "method"},                                  //
         {"auth.login", R"({})", "token"},                                               //
     };
