@@ -105,8 +105,8 @@ int AgentServer::serve(int inFd, int outFd) {
     const auto emit = [&](rpc::LineFramer::Status status) {
         using Status = rpc::LineFramer::Status;
         const std::optional<std::string> response = status == Status::TooLong ? std::optional(oversizeLine())
-                                                     : status == Status::Line   ? handleLine(framer.line())
-                                                                                : std::nullopt;
+                                                    : status == Status::Line  ? handleLine(framer.line())
+                                                                              : std::nullopt;
         return !response || bytecode::writeAll(outFd, *response + "\n");
     };
     for (;;) {
@@ -131,10 +131,10 @@ namespace detail {
 
 Outcome agentDescribe(Context& ctx, const Value&) {
     const std::vector<rpc::MethodFacts> methods = rpc::factsOf(methodTable());
-    return success(fmt::format(
-        R"({{"transport":"stdio","workspace_root":{},"version":{},"protocol":"agent-api-v1","methods":{},)"
-        R"("notifications":["agent.ready"]}})",
-        rpc::quoted(ctx.workspace.root().string()), rpc::quoted(taktVersion()), rpc::namesJson(methods)));
+    return success(
+        fmt::format(R"({{"transport":"stdio","workspace_root":{},"version":{},"protocol":"agent-api-v1","methods":{},)"
+                    R"("notifications":["agent.ready"]}})",
+                    rpc::quoted(ctx.workspace.root().string()), rpc::quoted(taktVersion()), rpc::namesJson(methods)));
 }
 
 Outcome agentPing(Context& ctx, const Value&) {

@@ -92,12 +92,12 @@ namespace {
 #define TAKT_ADDRESS R"("address":{"type":"string","description":"direct address such as %QX0.1"})"
 // {target, value} and {target} params of the write, force and unforce methods; the params of a read.
 #define TAKT_SET(key, member)                                                                                          \
-    R"({"type":"object","required":[")" key R"(","value"],"properties":{)" member "," TAKT_VALUE                     \
+    R"({"type":"object","required":[")" key R"(","value"],"properties":{)" member "," TAKT_VALUE                       \
     R"(},"additionalProperties":false})"
 #define TAKT_ONE(key, member)                                                                                          \
     R"({"type":"object","required":[")" key R"("],"properties":{)" member R"(},"additionalProperties":false})"
 #define TAKT_READ(plural, member)                                                                                      \
-    R"({"type":"object","properties":{")" plural R"(":{"type":"array","items":{"type":"string"}},)" member            \
+    R"({"type":"object","properties":{")" plural R"(":{"type":"array","items":{"type":"string"}},)" member             \
     R"(},"additionalProperties":false})"
 #define TAKT_RUN_STATE                                                                                                 \
     R"({"type":"object","required":["state","cycle"],"properties":{"state":{"type":"string"},)"                        \
@@ -144,34 +144,26 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
          R"({"type":"object","properties":{"mode":{"enum":["warm","cold"]}},"additionalProperties":false})",
          TAKT_RUN_STATE, Role::Operator, run},
         {"var.read", "Read variables by path (`names`, or one `name`) at one cycle boundary",
-         TAKT_READ("names", TAKT_NAME),
-         TAKT_VALUES, Role::Viewer, [](T t, M, V p, R r) { self(t).varRead(p, r); }},
-        {"var.write", "Write a variable at the next cycle boundary",
-         TAKT_SET("name", TAKT_NAME),
+         TAKT_READ("names", TAKT_NAME), TAKT_VALUES, Role::Viewer, [](T t, M, V p, R r) { self(t).varRead(p, r); }},
+        {"var.write", "Write a variable at the next cycle boundary", TAKT_SET("name", TAKT_NAME),
          R"({"type":"object","required":["name","cycle"]})", Role::Engineer,
          [](T t, M, V p, R r) { self(t).varWrite(p, r); }},
-        {"var.force", "Force a variable to a value every cycle until unforced",
-         TAKT_SET("name", TAKT_NAME),
+        {"var.force", "Force a variable to a value every cycle until unforced", TAKT_SET("name", TAKT_NAME),
          TAKT_FORCED, Role::Engineer, force},
-        {"var.unforce", "Release a forced variable",
-         TAKT_ONE("name", TAKT_NAME),
-         TAKT_FORCED, Role::Engineer, force},
+        {"var.unforce", "Release a forced variable", TAKT_ONE("name", TAKT_NAME), TAKT_FORCED, Role::Engineer, force},
         {"var.forced", "The forced variables and addresses", TAKT_NONE,
          R"({"type":"object","required":["forced"],"properties":{"forced":{"type":"array"}}})", Role::Viewer,
          [](T t, M, V, R r) { self(t).listForced(r); }},
         {"io.read", "Read process-image addresses (`addresses`, or one `address`) at one cycle boundary",
-         TAKT_READ("addresses", TAKT_ADDRESS),
-         TAKT_VALUES, Role::Viewer, [](T t, M, V p, R r) { self(t).ioRead(p, r); }},
-        {"io.write", "Write a process-image address at the next cycle boundary",
-         TAKT_SET("address", TAKT_ADDRESS),
+         TAKT_READ("addresses", TAKT_ADDRESS), TAKT_VALUES, Role::Viewer,
+         [](T t, M, V p, R r) { self(t).ioRead(p, r); }},
+        {"io.write", "Write a process-image address at the next cycle boundary", TAKT_SET("address", TAKT_ADDRESS),
          R"({"type":"object","required":["address","cycle"]})", Role::Engineer,
          [](T t, M, V p, R r) { self(t).ioWrite(p, r); }},
-        {"io.force", "Force a process-image address every cycle until unforced",
-         TAKT_SET("address", TAKT_ADDRESS),
+        {"io.force", "Force a process-image address every cycle until unforced", TAKT_SET("address", TAKT_ADDRESS),
          TAKT_FORCED, Role::Engineer, force},
-        {"io.unforce", "Release a forced address",
-         TAKT_ONE("address", TAKT_ADDRESS),
-         TAKT_FORCED, Role::Engineer, force},
+        {"io.unforce", "Release a forced address", TAKT_ONE("address", TAKT_ADDRESS), TAKT_FORCED, Role::Engineer,
+         force},
         {"bytecode.reload", "Online change to a new program.stbc at a cycle boundary",
          R"({"type":"object","required":["bytes"],"properties":{"bytes":{"type":"string",)"
          R"("description":"base64 of program.stbc"},"idempotency_key":{"type":"string"}},"additionalProperties":false})",
@@ -254,7 +246,7 @@ void RuntimeControl::runControl(const std::string& method, const rapidjson::Valu
         c.kind = engine::ScanCommandKind::Restart;
         const rapidjson::Value* mode = ctl::member(params, "mode");
         c.mode = mode != nullptr && std::string_view(mode->GetString()) == "cold" ? engine::RestartMode::Cold
-                                                                                   : engine::RestartMode::Warm;
+                                                                                  : engine::RestartMode::Warm;
     }
     p->finish = [this](Pending& done) {
         return ControlAnswer::result(fmt::format("{{\"state\":\"{}\",\"cycle\":{}}}",

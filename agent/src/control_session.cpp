@@ -370,9 +370,9 @@ ControlAnswer ControlSession::subscribe(const Value& params) {
 
 ControlAnswer ControlSession::describe(const Value&) {
     const std::vector<rpc::MethodFacts> methods = rpc::factsOf(service_.methods());
-    return ControlAnswer::result(fmt::format(R"({{"transport":"{}","version":{},"methods":{},"notifications":["event"]}})",
-                                             service_.transport_, rpc::quoted(service_.options().version),
-                                             rpc::namesJson(methods)));
+    return ControlAnswer::result(
+        fmt::format(R"({{"transport":"{}","version":{},"methods":{},"notifications":["event"]}})", service_.transport_,
+                    rpc::quoted(service_.options().version), rpc::namesJson(methods)));
 }
 
 ControlAnswer ControlSession::schema(const Value& params) {

@@ -1,9 +1,9 @@
 #pragma once
 // One control-endpoint session without its socket: lines (rpc_framer.h) and the JSON-RPC envelope
-// (rpc_envelope.h) as every surface has them, the endpoint's method table, auth.login and roles, the rate limit, the server's own methods, event
-// subscriptions and the hand-off to the ControlTarget. The Asio server (control_server.cpp) feeds
-// it the bytes a connection receives and writes out the lines it produces; the fuzz target drives
-// it the same way without any socket.
+// (rpc_envelope.h) as every surface has them, the endpoint's method table, auth.login and roles, the rate limit, the
+// server's own methods, event subscriptions and the hand-off to the ControlTarget. The Asio server (control_server.cpp)
+// feeds it the bytes a connection receives and writes out the lines it produces; the fuzz target drives it the same way
+// without any socket.
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -15,8 +15,8 @@
 
 #include "control_audit.h"
 #include "control_auth.h"
-#include "rpc_envelope.h"
 #include "method_table.h"
+#include "rpc_envelope.h"
 #include "rpc_framer.h"
 #include "takt/agent/control.h"
 

@@ -618,7 +618,11 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
     using V = const Value&;
     static constexpr std::string_view kOpen = R"({"type":"object"})";
     static const MethodSpec<Command> kTable[] = {
-        {"load", "Load sources; runs one initial cycle at virtual time 0", kOpen, kOpen, std::nullopt,
+        {"load",
+         "Load sources; runs one initial cycle at virtual time 0",
+         kOpen,
+         kOpen,
+         std::nullopt,
          {[](S s, V req) {
               HarnessResult err;
               std::vector<compiler::SourceText> texts;
@@ -628,7 +632,10 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
               return s.load(texts);
           },
           false}},
-        {"reload", "Online change at the cycle boundary (mode warm: warm-restart semantics)", kOpen, kOpen,
+        {"reload",
+         "Online change at the cycle boundary (mode warm: warm-restart semantics)",
+         kOpen,
+         kOpen,
          std::nullopt,
          {[](S s, V req) {
              bool warm = false;
@@ -646,23 +653,38 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
              }
              return s.reload(texts, warm);
          }}},
-        {"cycle", "Advance virtual time by dt_ms, then run one cycle, count times", kOpen, kOpen, std::nullopt,
+        {"cycle",
+         "Advance virtual time by dt_ms, then run one cycle, count times",
+         kOpen,
+         kOpen,
+         std::nullopt,
          {[](S s, V req) { return s.cycle(req); }}},
-        {"set_input", "Write any variable", kOpen, kOpen, std::nullopt,
-         {[](S s, V req) { return s.setInput(req, false); }}},
-        {"get_output", "Read any variable", kOpen, kOpen, std::nullopt,
-         {[](S s, V req) { return s.getOutput(req, false); }}},
-        {"set_access", "Write a VAR_ACCESS path", kOpen, kOpen, std::nullopt,
-         {[](S s, V req) { return s.setInput(req, true); }}},
-        {"get_access", "Read a VAR_ACCESS path", kOpen, kOpen, std::nullopt,
-         {[](S s, V req) { return s.getOutput(req, true); }}},
-        {"bind_direct", "Bind a variable to a direct address", kOpen, kOpen, std::nullopt,
-         {[](S s, V req) { return s.bindDirect(req); }}},
-        {"set_direct_input", "Write an input address", kOpen, kOpen, std::nullopt,
-         {[](S s, V req) { return s.setDirectInput(req); }}},
-        {"get_direct_output", "Read an output address", kOpen, kOpen, std::nullopt,
-         {[](S s, V req) { return s.getDirectOutput(req); }}},
-        {"advance_time", "Advance virtual time without a cycle", kOpen, kOpen, std::nullopt,
+        {"set_input", "Write any variable", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+             return s.setInput(req, false);
+         }}},
+        {"get_output", "Read any variable", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+             return s.getOutput(req, false);
+         }}},
+        {"set_access", "Write a VAR_ACCESS path", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+             return s.setInput(req, true);
+         }}},
+        {"get_access", "Read a VAR_ACCESS path", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+             return s.getOutput(req, true);
+         }}},
+        {"bind_direct", "Bind a variable to a direct address", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+             return s.bindDirect(req);
+         }}},
+        {"set_direct_input", "Write an input address", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+             return s.setDirectInput(req);
+         }}},
+        {"get_direct_output", "Read an output address", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+             return s.getDirectOutput(req);
+         }}},
+        {"advance_time",
+         "Advance virtual time without a cycle",
+         kOpen,
+         kOpen,
+         std::nullopt,
          {[](S s, V req) {
               HarnessResult err;
               std::int64_t ns = 0;
@@ -676,12 +698,13 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
               return success();
           },
           false}},
-        {"run_until", "Cycle until name equals a value", kOpen, kOpen, std::nullopt,
-         {[](S s, V req) { return s.runUntil(req); }}},
-        {"restart", "Cold or warm restart; runs no cycle", kOpen, kOpen, std::nullopt,
-         {[](S s, V req) { return s.restart(req); }}},
-        {"snapshot", "Cycle, time and watch values; no work is done", kOpen, kOpen, std::nullopt,
-         {[](S s, V req) {
+        {"run_until", "Cycle until name equals a value", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+             return s.runUntil(req);
+         }}},
+        {"restart", "Cold or warm restart; runs no cycle", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+             return s.restart(req);
+         }}},
+        {"snapshot", "Cycle, time and watch values; no work is done", kOpen, kOpen, std::nullopt, {[](S s, V req) {
              HarnessResult err;
              std::vector<std::pair<std::string, engine::VarRef>> watch;
              if (!s.watchRefs(req, watch, err)) {

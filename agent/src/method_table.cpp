@@ -69,7 +69,7 @@ bool check(const Value& schema, const Value& v, const std::string& where, Error&
             const std::string expected = typeList(t->value);
             const bool vowel = std::string_view("aeiou").find(expected.front()) != std::string_view::npos;
             error = invalidParam(where, fmt::format("invalid params: '{}' must be {} {}, not {}", where,
-                                                         vowel ? "an" : "a", expected, typeOf(v)));
+                                                    vowel ? "an" : "a", expected, typeOf(v)));
             return false;
         }
     }
@@ -86,15 +86,15 @@ bool check(const Value& schema, const Value& v, const std::string& where, Error&
     }
     if (auto m = schema.FindMember("minimum"); m != schema.MemberEnd() && v.IsNumber()) {
         if (v.GetDouble() < m->value.GetDouble()) {
-            error = invalidParam(
-                where, fmt::format("invalid params: '{}' must be at least {}", where, m->value.GetInt64()));
+            error = invalidParam(where,
+                                 fmt::format("invalid params: '{}' must be at least {}", where, m->value.GetInt64()));
             return false;
         }
     }
     if (auto m = schema.FindMember("maximum"); m != schema.MemberEnd() && v.IsNumber()) {
         if (v.GetDouble() > m->value.GetDouble()) {
-            error = invalidParam(where,
-                                 fmt::format("invalid params: '{}' must be at most {}", where, m->value.GetInt64()));
+            error =
+                invalidParam(where, fmt::format("invalid params: '{}' must be at most {}", where, m->value.GetInt64()));
             return false;
         }
     }
@@ -136,7 +136,7 @@ bool check(const Value& schema, const Value& v, const std::string& where, Error&
                     known += fmt::format("{}{}", known.empty() ? "" : ", ", k->name.GetString());
                 }
                 error = invalidParam(member, fmt::format("invalid params: unknown member '{}' (known: {})", member,
-                                                              known.empty() ? "none" : known));
+                                                         known.empty() ? "none" : known));
                 return false;
             }
             continue;
@@ -165,7 +165,8 @@ std::string membersOf(std::string_view schemaText) {
     auto props = d.FindMember("properties");
     if (props != d.MemberEnd() && props->value.IsObject()) {
         for (auto it = props->value.MemberBegin(); it != props->value.MemberEnd(); ++it) {
-            out += fmt::format("{}{}{}", out.empty() ? "" : ", ", it->name.GetString(), isRequired(it->name) ? "" : "?");
+            out +=
+                fmt::format("{}{}{}", out.empty() ? "" : ", ", it->name.GetString(), isRequired(it->name) ? "" : "?");
         }
     }
     for (const Value& name : required.GetArray()) {

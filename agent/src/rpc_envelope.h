@@ -20,9 +20,9 @@ struct RequestId {
 
 struct Request {
     RequestId id;
-    bool notification = true;        // no "id" member: executed, never answered
-    std::string_view method;         // empty until the envelope had a string "method"
-    const rapidjson::Value* params;  // an object (an empty one when absent); into the ParsedLine
+    bool notification = true;       // no "id" member: executed, never answered
+    std::string_view method;        // empty until the envelope had a string "method"
+    const rapidjson::Value* params; // an object (an empty one when absent); into the ParsedLine
     // "params" given as an array: an error of the call rather than of the envelope (-32602), so it
     // follows the notification rule, and a server answers it after its own gates (rate limit).
     std::optional<Error> paramsError;
@@ -35,11 +35,11 @@ struct Request {
 
 // A reply as a client reads it.
 struct Response {
-    RequestId id;              // a string's text, a number exactly as written, or null
-    bool ok = false;           // "result" present
-    std::string result;        // its JSON text
-    std::string errorJson;     // the "error" member's JSON text ("null" when it has none)
-    Error error;               // code and message from "error", when they are of the right type
+    RequestId id;          // a string's text, a number exactly as written, or null
+    bool ok = false;       // "result" present
+    std::string result;    // its JSON text
+    std::string errorJson; // the "error" member's JSON text ("null" when it has none)
+    Error error;           // code and message from "error", when they are of the right type
 };
 // False for what is not a reply: not JSON, not an object, a notification (no "id").
 [[nodiscard]] bool parseResponse(std::string_view line, ParsedLine& scratch, Response& out);

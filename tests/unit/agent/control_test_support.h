@@ -30,8 +30,8 @@ class RecordingTarget final : public agent::ControlTarget {
 public:
     [[nodiscard]] std::span<const agent::ControlMethod> methods() const override {
         static constexpr std::string_view kAny = R"({"type":"object"})";
-        constexpr agent::ControlHandler call = [](agent::ControlTarget& t, std::string_view m, const rapidjson::Value& p,
-                                                  agent::ControlReplyFn r) {
+        constexpr agent::ControlHandler call = [](agent::ControlTarget& t, std::string_view m,
+                                                  const rapidjson::Value& p, agent::ControlReplyFn r) {
             static_cast<RecordingTarget&>(t).call(std::string(m), p, std::move(r));
         };
         static const agent::ControlMethod kTable[] = {

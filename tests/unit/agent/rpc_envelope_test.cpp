@@ -120,9 +120,11 @@ TEST(RpcEnvelope, ResponseLinesStayOnOneLine) {
     const RequestId id{RequestId::Kind::Number, "2"};
     EXPECT_EQ(resultLine(id, "{\"a\":\n1}\n"), R"({"jsonrpc":"2.0","id":2,"result":{"a": 1}})");
     EXPECT_EQ(resultLine(id, ""), R"({"jsonrpc":"2.0","id":2,"result":null})");
-    EXPECT_EQ(errorLine(RequestId{}, Error{-32005, "slow \"down\"", "{\"retry_after_ms\":\r\n5}"}),
-              R"({"jsonrpc":"2.0","id":null,"error":{"code":-32005,"message":"slow \"down\"","data":{"retry_after_ms":  5}}})");
-    EXPECT_EQ(errorLine(id, Error{-32601, "no", {}}), R"({"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"no"}})");
+    EXPECT_EQ(
+        errorLine(RequestId{}, Error{-32005, "slow \"down\"", "{\"retry_after_ms\":\r\n5}"}),
+        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32005,"message":"slow \"down\"","data":{"retry_after_ms":  5}}})");
+    EXPECT_EQ(errorLine(id, Error{-32601, "no", {}}),
+              R"({"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"no"}})");
     EXPECT_EQ(notificationLine("event", R"({"type":"paused"})"),
               R"({"jsonrpc":"2.0","method":"event","params":{"type":"paused"}})");
     EXPECT_EQ(requestLine(9, "runtime.status", ""), "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"runtime.status\"}\n");

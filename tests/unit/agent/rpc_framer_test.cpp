@@ -90,9 +90,9 @@ TEST(RpcFramer, AHugeLineIsReportedWhenItCrossesTheCapAndNeverBuffered) {
 
     std::size_t peak = 0;
     const std::string huge(5 * kMaxLineBytes, 'y');
-    EXPECT_EQ(frame({huge.substr(0, 3 * kMaxLineBytes), huge.substr(3 * kMaxLineBytes) + "\nz\n"}, kMaxLineBytes,
-                    &peak),
-              (Lines{"<too long>", "z"}));
+    EXPECT_EQ(
+        frame({huge.substr(0, 3 * kMaxLineBytes), huge.substr(3 * kMaxLineBytes) + "\nz\n"}, kMaxLineBytes, &peak),
+        (Lines{"<too long>", "z"}));
     EXPECT_LE(peak, kMaxLineBytes + 1);
 }
 

@@ -59,7 +59,8 @@ struct Endpoint {
         service = std::make_unique<ControlService>(o, target, "unix");
         session = std::make_unique<ControlSession>(*service, detail::PeerInfo{"test", "uid:0", true}, sink);
         if (role != Role::Admin) {
-            (void)call(R"({"jsonrpc":"2.0","id":0,"method":"auth.login","params":{"token":"test-token-0123456789abcdef"}})");
+            (void)call(
+                R"({"jsonrpc":"2.0","id":0,"method":"auth.login","params":{"token":"test-token-0123456789abcdef"}})");
         }
     }
     rapidjson::Document call(const std::string& line) {
@@ -97,26 +98,26 @@ TEST(RpcMethodTable, ControlParamsAreCheckedAgainstTheSchemaBeforeTheHandler) {
         const char* param;
     };
     const Case cases[] = {
-        {"var.write", R"({"value":{"type":"INT","value":1}})", "name"},                 // missing
-        {"var.write", R"({"name":"P.x"})", "value"},                                    // missing
-        {"var.write", R"({"name":7,"value":{}})", "name"},                              // mistyped
-        {"var.write", R"({"name":"P.x","value":{},"force":true})", "force"},            // unknown
-        {"var.read", R"({"names":"P.x"})", "names"},                                    // not an array
-        {"var.read", R"({"names":["P.x",3]})", "names[1]"},                             // item mistyped
-        {"io.write", R"({"address":"%QX0.0"})", "value"},                               //
-        {"io.unforce", R"({})", "address"},                                             //
-        {"runtime.step", R"({"count":0})", "count"},                                    // below minimum
-        {"runtime.step", R"({"count":1000001})", "count"},                              // above maximum
-        {"runtime.step", R"({"count":"2"})", "count"},                                  //
-        {"runtime.restart", R"({"mode":"hot"})", "mode"},                               // not in enum
-        {"runtime.status", R"({"verbose":true})", "verbose"},                           // takes none
-        {"bytecode.reload", R"({"idempotency_key":"k"})", "bytes"},                     //
+        {"var.write", R"({"value":{"type":"INT","value":1}})", "name"},      // missing
+        {"var.write", R"({"name":"P.x"})", "value"},                         // missing
+        {"var.write", R"({"name":7,"value":{}})", "name"},                   // mistyped
+        {"var.write", R"({"name":"P.x","value":{},"force":true})", "force"}, // unknown
+        {"var.read", R"({"names":"P.x"})", "names"},                         // not an array
+        {"var.read", R"({"names":["P.x",3]})", "names[1]"},                  // item mistyped
+        {"io.write", R"({"address":"%QX0.0"})", "value"},                    //
+        {"io.unforce", R"({})", "address"},                                  //
+        {"runtime.step", R"({"count":0})", "count"},                         // below minimum
+        {"runtime.step", R"({"count":1000001})", "count"},                   // above maximum
+        {"runtime.step", R"({"count":"2"})", "count"},                       //
+        {"runtime.restart", R"({"mode":"hot"})", "mode"},                    // not in enum
+        {"runtime.status", R"({"verbose":true})", "verbose"},                // takes none
+        {"bytecode.reload", R"({"idempotency_key":"k"})", "bytes"},          //
         {"bytecode.reload", R"({"bytes":"AA==","idempotency_key":5})", "idempotency_key"},
-        {"events.subscribe", R"({"types":"fault"})", "types"},                          //
-        {"events.subscribe", R"({"types":["fault",3]})", "types[1]"},                   // schema
-        {"events.subscribe", R"({"types":["fault","nope"]})", "types[1]"},              // not an event
-        {"agent.schema", R"({"method":1})", "method"},                                  //
-        {"auth.login", R"({})", "token"},                                               //
+        {"events.subscribe", R"({"types":"fault"})", "types"},             //
+        {"events.subscribe", R"({"types":["fault",3]})", "types[1]"},      // schema
+        {"events.subscribe", R"({"types":["fault","nope"]})", "types[1]"}, // not an event
+        {"agent.schema", R"({"method":1})", "method"},                     //
+        {"auth.login", R"({})", "token"},                                  //
     };
     for (const Case& c : cases) {
         const rapidjson::Document d = e.call(c.method, c.params);
@@ -210,8 +211,9 @@ void expectDocTable(const std::string& file, const std::string& table) {
         std::ofstream(path) << text;
         return;
     }
-    EXPECT_EQ(current, table) << file << " differs from the method table; run the test with TAKT_UPDATE_DOCS=1 to "
-                                        "regenerate it";
+    EXPECT_EQ(current, table) << file
+                              << " differs from the method table; run the test with TAKT_UPDATE_DOCS=1 to "
+                                 "regenerate it";
 }
 
 TEST(RpcMethodTable, AgentApiDocsListTheAgentTable) {
