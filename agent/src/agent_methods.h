@@ -4,6 +4,7 @@
 // the handler runs, so `agent.schema` and the server can never disagree.
 #include <chrono>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "rpc_json.h"
 #include "takt/agent/agent_server.h"
 #include "takt/agent/harness.h"
+#include "takt/agent/rpc_method.h"
 #include "takt/compiler/project.h"
 #include "workspace.h"
 
@@ -26,35 +28,23 @@ struct Context {
 };
 
 // A method's outcome: a result (JSON text) or an error.
-struct Outcome {
-    bool ok = true;
-    std::string result;
-    rpc::Error error;
-};
+using Outcome = MethodAnswer;
 [[nodiscard]] inline Outcome success(std::string json) {
-    return Outcome{true, std::move(json), {}};
+    return MethodAnswer::result(std::move(json));
 }
 [[nodiscard]] inline Outcome failed(rpc::Error e) {
-    return Outcome{false, {}, std::move(e)};
+    return MethodAnswer::error(e.code, std::move(e.message), std::move(e.data));
 }
 [[nodiscard]] inline Outcome failed(int code, std::string message) {
-    return Outcome{false, {}, rpc::Error{code, std::move(message), {}}};
+    return MethodAnswer::error(code, std::move(message));
 }
 
 using Handler = Outcome (*)(Context&, const rapidjson::Value& params);
+using MethodSpec = agent::MethodSpec<Handler>;
 
-struct MethodSpec {
-    std::string_view name;
-    std::string_view summary;
-    std::string_view paramsSchema; // JSON Schema (draft 2020-12 subset) of params
-    std::string_view resultSchema;
-    Handler handler;
-};
-
-[[nodiscard]] const std::vector<MethodSpec>& methodTable();
+[[nodiscard]] std::span<const MethodSpec> methodTable();
 [[nodiscard]] const MethodSpec* findMethod(std::string_view name);
-// Checks params against the method's schema: required members, member types, unknown members,
-// minimums, array items. The error names the offending member.
+// Checks params against the method's schema (rpc::ParamsSchemas); the error names the member.
 [[nodiscard]] bool checkParams(const MethodSpec& method, const rapidjson::Value& params, rpc::Error& error);
 
 // Maps a workspace failure to its code (-32001 / -32602 / -32002).

@@ -10,6 +10,9 @@
 #include <fmt/format.h>
 
 #include "agent_methods.h"
+#include "method_table.h"
+#include "rpc_envelope.h"
+#include "rpc_framer.h"
 #include "takt/bytecode/container.h"
 
 #ifndef TAKT_VERSION
@@ -18,72 +21,7 @@
 
 namespace takt::agent {
 
-namespace {
-
 using rapidjson::Value;
-using rpc::JsonWriter;
-
-constexpr std::string_view kNotifications[] = {"agent.ready"};
-
-// The id of a request as it will be echoed.
-struct Id {
-    enum class Kind : std::uint8_t { Null, String, Number } kind = Kind::Null;
-    std::string text; // the string, or the number exactly as written
-};
-
-void writeId(JsonWriter& w, const Id& id) {
-    w.Key("id");
-    switch (id.kind) {
-    case Id::Kind::Null: w.Null(); break;
-    case Id::Kind::String: rpc::writeString(w, id.text); break;
-    case Id::Kind::Number: w.RawValue(id.text.data(), id.text.size(), rapidjson::kNumberType); break;
-    }
-}
-
-std::string errorResponse(const Id& id, const rpc::Error& e) {
-    rapidjson::StringBuffer buf;
-    JsonWriter w(buf);
-    w.StartObject();
-    w.Key("jsonrpc");
-    w.String("2.0");
-    writeId(w, id);
-    w.Key("error");
-    w.StartObject();
-    w.Key("code");
-    w.Int(e.code);
-    w.Key("message");
-    rpc::writeString(w, e.message);
-    if (!e.data.empty()) {
-        w.Key("data");
-        w.RawValue(e.data.data(), e.data.size(), rapidjson::kObjectType);
-    }
-    w.EndObject();
-    w.EndObject();
-    return {buf.GetString(), buf.GetSize()};
-}
-
-std::string resultResponse(const Id& id, std::string_view result) {
-    // Reports shared with the CLI end with a newline there; inside a response it would split the line.
-    while (!result.empty() && (result.back() == '\n' || result.back() == ' ')) {
-        result.remove_suffix(1);
-    }
-    rapidjson::StringBuffer buf;
-    JsonWriter w(buf);
-    w.StartObject();
-    w.Key("jsonrpc");
-    w.String("2.0");
-    writeId(w, id);
-    w.Key("result");
-    w.RawValue(result.data(), result.size(), rapidjson::kObjectType);
-    w.EndObject();
-    return {buf.GetString(), buf.GetSize()};
-}
-
-rpc::Error invalidRequest(std::string message) {
-    return rpc::Error{rpc::kInvalidRequest, std::move(message), {}};
-}
-
-} // namespace
 
 std::string_view taktVersion() {
     return TAKT_VERSION;
@@ -118,199 +56,85 @@ const std::string& AgentServer::error() const {
 }
 
 std::string AgentServer::readyLine() const {
-    rapidjson::StringBuffer buf;
-    JsonWriter w(buf);
-    w.StartObject();
-    w.Key("jsonrpc");
-    w.String("2.0");
-    w.Key("method");
-    w.String("agent.ready");
-    w.Key("params");
-    w.StartObject();
-    w.Key("ok");
-    w.Bool(true);
-    w.Key("protocol");
-    w.String("agent-api-v1");
-    w.Key("version");
-    rpc::writeString(w, taktVersion());
-    w.EndObject();
-    w.EndObject();
-    return {buf.GetString(), buf.GetSize()};
+    return rpc::notificationLine("agent.ready", fmt::format(R"({{"ok":true,"protocol":"agent-api-v1","version":{}}})",
+                                                            rpc::quoted(taktVersion())));
 }
 
 std::string AgentServer::oversizeLine() const {
-    return errorResponse(Id{}, invalidRequest(fmt::format("request line exceeds {} bytes (1 MiB); the line was "
-                                                          "skipped up to its newline",
-                                                          kMaxLineBytes)));
+    return rpc::errorLine(rpc::RequestId{}, rpc::Error{rpc::kInvalidRequest, std::string(kOversizeLineMessage), {}});
 }
 
 std::optional<std::string> AgentServer::handleLine(std::string_view line) {
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) {
-        line.remove_suffix(1);
+    rpc::Request request;
+    rpc::Error invalid;
+    if (!rpc::parseRequest(line, state_->parsed, request, invalid)) {
+        return rpc::errorLine(request.id, invalid);
     }
-    if (line.find_first_not_of(" \t") == std::string_view::npos) {
-        // One line, one request (seed 000): a blank line is a request that is not one, answered
-        // like any other (the harness does the same), so a client never waits on a silent line.
-        return errorResponse(Id{}, invalidRequest(std::string(kBlankLineMessage)));
-    }
-    if (line.size() > kMaxLineBytes) {
-        return oversizeLine();
-    }
-    rpc::ParsedLine& parsed = state_->parsed;
-    rpc::parseLine(line, kMaxJsonDepth, parsed);
-    if (parsed.status == rpc::ParsedLine::Status::ParseError) {
-        return errorResponse(Id{}, rpc::Error{rpc::kParseError, "Parse error: " + parsed.error, {}});
-    }
-    if (parsed.status == rpc::ParsedLine::Status::TooDeep) {
-        return errorResponse(Id{}, invalidRequest(parsed.error));
-    }
-    const rapidjson::Document& doc = parsed.doc;
-    if (doc.IsArray()) {
-        return errorResponse(Id{}, invalidRequest("batch requests are not supported; send one request per line"));
-    }
-    if (!doc.IsObject()) {
-        return errorResponse(Id{}, invalidRequest("a request must be a JSON object"));
-    }
-    Id id;
-    bool notification = true;
-    if (auto it = doc.FindMember("id"); it != doc.MemberEnd()) {
-        notification = false;
-        const Value& v = it->value;
-        if (v.IsString()) {
-            id.kind = Id::Kind::String;
-            id.text.assign(v.GetString(), v.GetStringLength());
-        } else if (v.IsNumber()) {
-            id.kind = Id::Kind::Number;
-            id.text = parsed.rawNumericId;
-        } else if (!v.IsNull()) {
-            return errorResponse(Id{}, invalidRequest("'id' must be a string, a number or null"));
-        }
-    }
-    auto version = doc.FindMember("jsonrpc");
-    if (version == doc.MemberEnd() || !version->value.IsString() || version->value != "2.0") {
-        return errorResponse(id, invalidRequest("'jsonrpc' must be \"2.0\""));
-    }
-    auto methodIt = doc.FindMember("method");
-    if (methodIt == doc.MemberEnd() || !methodIt->value.IsString()) {
-        return errorResponse(id, invalidRequest("'method' must be a string"));
-    }
-    const std::string_view name(methodIt->value.GetString(), methodIt->value.GetStringLength());
-    static const Value kNoParams(rapidjson::kObjectType);
-    const Value* params = &kNoParams;
-    if (auto it = doc.FindMember("params"); it != doc.MemberEnd()) {
-        if (it->value.IsArray()) {
-            const rpc::Error e = rpc::invalidParam("params", "invalid params: takt methods take named params "
-                                                             "(an object), not an array");
-            return notification ? std::nullopt : std::optional<std::string>(errorResponse(id, e));
-        }
-        if (!it->value.IsObject()) {
-            return errorResponse(id, invalidRequest("'params' must be an object"));
-        }
-        params = &it->value;
-    }
+    const std::string_view name = request.method;
     const detail::MethodSpec* method = detail::findMethod(name);
     detail::Outcome outcome;
-    if (method == nullptr) {
+    if (request.paramsError) {
+        outcome = detail::failed(std::move(*request.paramsError));
+    } else if (method == nullptr) {
         outcome = detail::failed(rpc::kMethodNotFound, fmt::format("Method '{}' is not available.", name));
-    } else if (rpc::Error e; !detail::checkParams(*method, *params, e)) {
+    } else if (rpc::Error e; !detail::checkParams(*method, *request.params, e)) {
         outcome = detail::failed(std::move(e));
     } else if (!state_->ok) {
         outcome = detail::failed(rpc::kCommandFailed, "workspace unavailable: " + state_->error);
     } else {
         detail::Context ctx{state_->workspace, state_->harness, state_->options, state_->started};
         try {
-            outcome = method->handler(ctx, *params);
+            outcome = method->handler(ctx, *request.params);
         } catch (const std::exception& ex) {
             outcome = detail::failed(rpc::kInternalError, fmt::format("internal error in '{}': {}", name, ex.what()));
         }
     }
-    if (notification) {
+    if (request.notification) {
         return std::nullopt;
     }
-    return outcome.ok ? resultResponse(id, outcome.result) : errorResponse(id, outcome.error);
+    return outcome.ok ? rpc::resultLine(request.id, outcome.json)
+                      : rpc::errorLine(request.id, rpc::Error{outcome.code, outcome.message, outcome.data});
 }
 
 int AgentServer::serve(int inFd, int outFd) {
     if (!bytecode::writeAll(outFd, readyLine() + "\n")) {
         return 1;
     }
-    std::string line;
-    bool skipping = false; // inside a line longer than the cap: drop bytes up to its newline
+    rpc::LineFramer framer;
     std::vector<char> buf(1 << 16);
-    const auto emit = [&](const std::optional<std::string>& response) {
+    const auto emit = [&](rpc::LineFramer::Status status) {
+        using Status = rpc::LineFramer::Status;
+        const std::optional<std::string> response = status == Status::TooLong ? std::optional(oversizeLine())
+                                                    : status == Status::Line  ? handleLine(framer.line())
+                                                                              : std::nullopt;
         return !response || bytecode::writeAll(outFd, *response + "\n");
     };
     for (;;) {
         const ssize_t n = ::read(inFd, buf.data(), buf.size());
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            break;
+        if (n < 0 && errno == EINTR) {
+            continue;
         }
-        if (n == 0) {
+        if (n <= 0) {
             break;
         }
         std::string_view chunk(buf.data(), static_cast<std::size_t>(n));
         while (!chunk.empty()) {
-            const std::size_t nl = chunk.find('\n');
-            const std::string_view part = chunk.substr(0, nl);
-            if (!skipping) {
-                if (line.size() + part.size() > kMaxLineBytes) {
-                    skipping = true;
-                    line.clear();
-                    line.shrink_to_fit();
-                } else {
-                    line.append(part);
-                }
-            }
-            if (nl == std::string_view::npos) {
-                break;
-            }
-            chunk.remove_prefix(nl + 1);
-            const bool ok = skipping ? emit(oversizeLine()) : emit(handleLine(line));
-            skipping = false;
-            line.clear();
-            if (!ok) {
+            if (!emit(framer.next(chunk))) {
                 return 1;
             }
         }
     }
-    if (skipping) {
-        return emit(oversizeLine()) ? 0 : 1;
-    }
-    // Input that ends with a newline leaves nothing here: end of input is not a blank line.
-    return line.empty() || emit(handleLine(line)) ? 0 : 1;
+    return emit(framer.finish()) ? 0 : 1;
 }
 
 namespace detail {
 
 Outcome agentDescribe(Context& ctx, const Value&) {
-    rapidjson::StringBuffer buf;
-    JsonWriter w(buf);
-    w.StartObject();
-    w.Key("transport");
-    w.String("stdio");
-    w.Key("workspace_root");
-    rpc::writeString(w, ctx.workspace.root().string());
-    w.Key("version");
-    rpc::writeString(w, taktVersion());
-    w.Key("protocol");
-    w.String("agent-api-v1");
-    w.Key("methods");
-    w.StartArray();
-    for (const MethodSpec& m : methodTable()) {
-        rpc::writeString(w, m.name);
-    }
-    w.EndArray();
-    w.Key("notifications");
-    w.StartArray();
-    for (std::string_view n : kNotifications) {
-        rpc::writeString(w, n);
-    }
-    w.EndArray();
-    w.EndObject();
-    return success({buf.GetString(), buf.GetSize()});
+    const std::vector<rpc::MethodFacts> methods = rpc::factsOf(methodTable());
+    return success(
+        fmt::format(R"({{"transport":"stdio","workspace_root":{},"version":{},"protocol":"agent-api-v1","methods":{},)"
+                    R"("notifications":["agent.ready"]}})",
+                    rpc::quoted(ctx.workspace.root().string()), rpc::quoted(taktVersion()), rpc::namesJson(methods)));
 }
 
 Outcome agentPing(Context& ctx, const Value&) {
@@ -324,19 +148,7 @@ Outcome agentSchema(Context&, const Value& params) {
     if (m == nullptr) {
         return failed(rpc::invalidParam("method", fmt::format("invalid params: no method '{}'", name)));
     }
-    rapidjson::StringBuffer buf;
-    JsonWriter w(buf);
-    w.StartObject();
-    w.Key("method");
-    rpc::writeString(w, m->name);
-    w.Key("summary");
-    rpc::writeString(w, m->summary);
-    w.Key("params");
-    w.RawValue(m->paramsSchema.data(), m->paramsSchema.size(), rapidjson::kObjectType);
-    w.Key("result");
-    w.RawValue(m->resultSchema.data(), m->resultSchema.size(), rapidjson::kObjectType);
-    w.EndObject();
-    return success({buf.GetString(), buf.GetSize()});
+    return success(rpc::schemaJson(rpc::factsOf(*m), false));
 }
 
 } // namespace detail

@@ -187,14 +187,10 @@ bool prepareWrite(const bytecode::Module& m, const Target& t, const rapidjson::V
 } // namespace
 
 void RuntimeControl::varWrite(const rapidjson::Value& params, ControlReplyFn& reply) {
-    const rapidjson::Value* name = ctl::member(params, "name");
+    const rapidjson::Value* name = ctl::member(params, "name"); // a string: the schema has checked it
     ControlAnswer error;
     Target t;
     auto p = std::make_unique<Pending>();
-    if (name == nullptr || !name->IsString()) {
-        reply(ctl::badParam("name", "missing: the variable's path"));
-        return;
-    }
     if (!resolveVar(*module_, name->GetString(), t, error, "name") || !prepareWrite(*module_, t, params, *p, error)) {
         reply(std::move(error));
         return;
@@ -206,14 +202,10 @@ void RuntimeControl::varWrite(const rapidjson::Value& params, ControlReplyFn& re
 }
 
 void RuntimeControl::ioWrite(const rapidjson::Value& params, ControlReplyFn& reply) {
-    const rapidjson::Value* address = ctl::member(params, "address");
+    const rapidjson::Value* address = ctl::member(params, "address"); // a string: the schema has checked it
     ControlAnswer error;
     Target t;
     auto p = std::make_unique<Pending>();
-    if (address == nullptr || !address->IsString()) {
-        reply(ctl::badParam("address", "missing: a direct address such as %QX0.1"));
-        return;
-    }
     if (!resolveAddress(address->GetString(), options_.byteAddressing, t, error, "address") ||
         !prepareWrite(*module_, t, params, *p, error)) {
         reply(std::move(error));
@@ -255,11 +247,7 @@ void RuntimeControl::force(const std::string& method, const rapidjson::Value& pa
     const bool io = method.starts_with("io.");
     const bool add = method.ends_with(".force");
     const char* key = io ? "address" : "name";
-    const rapidjson::Value* name = ctl::member(params, key);
-    if (name == nullptr || !name->IsString()) {
-        reply(ctl::badParam(key, io ? "missing: a direct address such as %IX0.1" : "missing: the variable's path"));
-        return;
-    }
+    const rapidjson::Value* name = ctl::member(params, key); // a string: the schema has checked it
     if (reloadInFlight_) {
         reply(ControlAnswer::error(rpc::kCommandFailed, "a reload is in progress; retry when it is answered"));
         return;

@@ -28,14 +28,14 @@ const char* roleName(Role r) noexcept {
     return "viewer";
 }
 
-ControlAnswer ControlAnswer::result(std::string json) {
+MethodAnswer MethodAnswer::result(std::string json) {
     ControlAnswer a;
     a.ok = true;
     a.json = std::move(json);
     return a;
 }
 
-ControlAnswer ControlAnswer::error(int code, std::string message, std::string data) {
+MethodAnswer MethodAnswer::error(int code, std::string message, std::string data) {
     ControlAnswer a;
     a.code = code;
     a.message = std::move(message);

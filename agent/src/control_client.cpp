@@ -21,7 +21,8 @@
 
 #include "control_auth.h"
 #include "control_client.h"
-#include "rpc_json.h"
+#include "rpc_envelope.h"
+#include "rpc_framer.h"
 #include "takt/agent/harness.h"
 
 // RapidJSON 1.1 declares its member-iterator == and != as members taking an iterator of another
@@ -119,24 +120,6 @@ int connectSocket(const detail::Endpoint& ep, const std::string& text, int timeo
     return -1;
 }
 
-std::string request(int id, std::string_view method, std::string_view params) {
-    rapidjson::StringBuffer buf;
-    rpc::JsonWriter w(buf);
-    w.StartObject();
-    w.Key("jsonrpc");
-    w.String("2.0");
-    w.Key("id");
-    w.Int(id);
-    w.Key("method");
-    rpc::writeString(w, method);
-    if (!params.empty()) {
-        w.Key("params");
-        w.RawValue(params.data(), params.size(), rapidjson::kObjectType);
-    }
-    w.EndObject();
-    return std::string(buf.GetString(), buf.GetSize()) + "\n";
-}
-
 } // namespace
 
 struct ControlClient::Impl {
@@ -146,6 +129,7 @@ struct ControlClient::Impl {
     SSL_CTX* ctx = nullptr;
     SSL* ssl = nullptr;
     std::string buffer;
+    rpc::LineFramer framer{kMaxReplyBytes};
     int nextId = 1;
     rpc::ParsedLine parsed;
     // The server asked for a client certificate and none was configured. With TLS 1.3 the
@@ -296,12 +280,19 @@ struct ControlClient::Impl {
 
     bool readLine(std::string& line, int timeoutMs) {
         for (;;) {
-            if (const std::size_t nl = buffer.find('\n'); nl != std::string::npos) {
-                line = buffer.substr(0, nl);
-                buffer.erase(0, nl + 1);
-                return true;
+            while (!buffer.empty()) {
+                std::string_view bytes = buffer;
+                const rpc::LineFramer::Status status = framer.next(bytes);
+                buffer.erase(0, buffer.size() - bytes.size());
+                if (status == rpc::LineFramer::Status::Line) {
+                    line.assign(framer.line());
+                    return true;
+                }
+                if (status == rpc::LineFramer::Status::TooLong) {
+                    return false;
+                }
             }
-            if (fd < 0 || buffer.size() > kMaxReplyBytes) {
+            if (fd < 0) {
                 return false;
             }
             const bool buffered = ssl != nullptr && ::SSL_pending(ssl) > 0;
@@ -332,50 +323,35 @@ struct ControlClient::Impl {
     ControlReply roundTrip(std::string_view method, std::string_view params) {
         ControlReply reply;
         const int id = nextId++;
-        if (!sendAll(request(id, method, params))) {
+        if (!sendAll(rpc::requestLine(id, method, params))) {
             const std::string tls = tlsProblem();
             reply.message = tls.empty() ? fmt::format("cannot send '{}' to {}", method, options.endpoint) : tls;
             return reply;
         }
         std::string line;
+        rpc::Response response;
         for (;;) {
             if (!readLine(line, options.timeoutMs)) {
                 const std::string tls = tlsProblem();
                 reply.message = tls.empty() ? fmt::format("no reply to '{}' from {}", method, options.endpoint) : tls;
                 return reply;
             }
-            rpc::parseLine(line, kMaxJsonDepth, parsed);
-            if (parsed.status != rpc::ParsedLine::Status::Ok || !parsed.doc.IsObject()) {
-                continue;
-            }
-            auto it = parsed.doc.FindMember("id");
-            if (it == parsed.doc.MemberEnd()) {
-                continue; // a notification
-            }
-            if (it->value.IsNull()) {
-                break; // an error about the connection itself (e.g. too many connections)
-            }
-            if (it->value.IsInt() && it->value.GetInt() == id) {
+            // Notifications (events) are skipped; an id of null is an error about the connection
+            // itself (e.g. too many connections).
+            if (rpc::parseResponse(line, parsed, response) &&
+                (response.id.kind == rpc::RequestId::Kind::Null || response.id.text == std::to_string(id))) {
                 break;
             }
         }
         reply.reached = true;
-        if (auto r = parsed.doc.FindMember("result"); r != parsed.doc.MemberEnd()) {
-            reply.ok = true;
-            reply.json = rpc::toJson(r->value);
+        reply.ok = response.ok;
+        if (response.ok) {
+            reply.json = std::move(response.result);
             return reply;
         }
-        auto e = parsed.doc.FindMember("error");
-        reply.json = e != parsed.doc.MemberEnd() ? rpc::toJson(e->value) : std::string("null");
-        reply.message = fmt::format("'{}' failed", method);
-        if (e != parsed.doc.MemberEnd() && e->value.IsObject()) {
-            if (auto m = e->value.FindMember("message"); m != e->value.MemberEnd() && m->value.IsString()) {
-                reply.message = m->value.GetString();
-            }
-            if (auto c = e->value.FindMember("code"); c != e->value.MemberEnd() && c->value.IsInt()) {
-                reply.code = c->value.GetInt();
-            }
-        }
+        reply.json = std::move(response.errorJson);
+        reply.code = response.error.code;
+        reply.message = response.error.message.empty() ? fmt::format("'{}' failed", method) : response.error.message;
         return reply;
     }
 };

@@ -31,10 +31,7 @@ std::string jsonText(const rapidjson::Value& v) {
 }
 
 std::string quoted(std::string_view s) {
-    rapidjson::StringBuffer buf;
-    rpc::JsonWriter w(buf);
-    rpc::writeString(w, s);
-    return std::string(buf.GetString(), buf.GetSize());
+    return rpc::quoted(s);
 }
 
 } // namespace ctl
@@ -87,41 +84,93 @@ RuntimeControl::RuntimeControl(engine::ScanLoop& loop, engine::Engine& engine, R
 
 RuntimeControl::~RuntimeControl() = default;
 
-std::vector<ControlTarget::Method> RuntimeControl::methods() const {
-    return {
-        {"runtime.status", Role::Viewer},   {"runtime.stats", Role::Viewer},     {"runtime.pause", Role::Operator},
-        {"runtime.resume", Role::Operator}, {"runtime.step", Role::Operator},    {"runtime.stop", Role::Operator},
-        {"runtime.start", Role::Operator},  {"runtime.restart", Role::Operator}, {"var.read", Role::Viewer},
-        {"var.write", Role::Engineer},      {"var.force", Role::Engineer},       {"var.unforce", Role::Engineer},
-        {"var.forced", Role::Viewer},       {"io.read", Role::Viewer},           {"io.write", Role::Engineer},
-        {"io.force", Role::Engineer},       {"io.unforce", Role::Engineer},      {"bytecode.reload", Role::Engineer},
-    };
+namespace {
+
+#define TAKT_NONE R"({"type":"object","properties":{},"additionalProperties":false})"
+#define TAKT_VALUE R"("value":{"description":"typed value, see PROTOCOLS.md"})"
+#define TAKT_NAME R"("name":{"type":"string","description":"variable path: P1.x, fb.Q, arr[2], s.f"})"
+#define TAKT_ADDRESS R"("address":{"type":"string","description":"direct address such as %QX0.1"})"
+// {target, value} and {target} params of the write, force and unforce methods; the params of a read.
+#define TAKT_SET(key, member)                                                                                          \
+    R"({"type":"object","required":[")" key R"(","value"],"properties":{)" member "," TAKT_VALUE                       \
+    R"(},"additionalProperties":false})"
+#define TAKT_ONE(key, member)                                                                                          \
+    R"({"type":"object","required":[")" key R"("],"properties":{)" member R"(},"additionalProperties":false})"
+#define TAKT_READ(plural, member)                                                                                      \
+    R"({"type":"object","properties":{")" plural R"(":{"type":"array","items":{"type":"string"}},)" member             \
+    R"(},"additionalProperties":false})"
+#define TAKT_RUN_STATE                                                                                                 \
+    R"({"type":"object","required":["state","cycle"],"properties":{"state":{"type":"string"},)"                        \
+    R"("cycle":{"type":"integer"}}})"
+#define TAKT_VALUES                                                                                                    \
+    R"({"type":"object","required":["cycle","values"],"properties":{"cycle":{"type":"integer"},)"                      \
+    R"("values":{"type":"object"}}})"
+#define TAKT_FORCED                                                                                                    \
+    R"({"type":"object","required":["name","forced","count","cycle"],"properties":{"name":{"type":"string"},)"         \
+    R"("forced":{"type":"boolean"},"count":{"type":"integer"},"cycle":{"type":"integer"}}})"
+
+RuntimeControl& self(ControlTarget& t) {
+    return static_cast<RuntimeControl&>(t);
 }
 
-void RuntimeControl::call(const std::string& method, const rapidjson::Value& params, ControlReplyFn reply) {
-    if (method == "runtime.status") {
-        status(reply);
-    } else if (method == "runtime.stats") {
-        stats(reply);
-    } else if (method.starts_with("runtime.")) {
-        runControl(method, params, reply);
-    } else if (method == "var.read") {
-        varRead(params, reply);
-    } else if (method == "var.write") {
-        varWrite(params, reply);
-    } else if (method == "var.forced") {
-        listForced(reply);
-    } else if (method == "io.read") {
-        ioRead(params, reply);
-    } else if (method == "io.write") {
-        ioWrite(params, reply);
-    } else if (method == "var.force" || method == "var.unforce" || method == "io.force" || method == "io.unforce") {
-        force(method, params, reply);
-    } else if (method == "bytecode.reload") {
-        reload(params, reply);
-    } else {
-        reply(ControlAnswer::error(rpc::kMethodNotFound, fmt::format("method '{}' not found", method)));
-    }
+} // namespace
+
+std::span<const ControlMethod> RuntimeControl::methodTable() {
+    using V = const rapidjson::Value&;
+    using R = ControlReplyFn;
+    using T = ControlTarget&;
+    using M = std::string_view;
+    const auto run = [](T t, M m, V p, R r) { self(t).runControl(std::string(m), p, r); };
+    const auto force = [](T t, M m, V p, R r) { self(t).force(std::string(m), p, r); };
+    static const ControlMethod kTable[] = {
+        {"runtime.status", "State, fault, program hash, uptime, cycles and driver health", TAKT_NONE,
+         R"({"type":"object","required":["state","fault","program_hash","uptime_ms","cycles","drivers"],)"
+         R"("properties":{"state":{"enum":["booting","running","paused","stopped","faulted"]},)"
+         R"("fault":{"type":["object","null"]},"program_hash":{"type":"string"},"uptime_ms":{"type":"integer"},)"
+         R"("cycles":{"type":"integer"},"drivers":{"type":"array"}}})",
+         Role::Viewer, [](T t, M, V, R r) { self(t).status(r); }},
+        {"runtime.stats", "Cycle, execution-time and jitter figures per task and overall", TAKT_NONE,
+         R"({"type":"object","required":["cycles","exec","lateness","overruns","tasks","rss_bytes","queue_depth"]})",
+         Role::Viewer, [](T t, M, V, R r) { self(t).stats(r); }},
+        {"runtime.pause", "Pause cycling at the next cycle boundary", TAKT_NONE, TAKT_RUN_STATE, Role::Operator, run},
+        {"runtime.resume", "Resume cycling", TAKT_NONE, TAKT_RUN_STATE, Role::Operator, run},
+        {"runtime.step", "Run `count` cycles (default 1) while paused",
+         R"({"type":"object","properties":{"count":{"type":"integer","minimum":1,"maximum":1000000}},)"
+         R"("additionalProperties":false})",
+         TAKT_RUN_STATE, Role::Operator, run},
+        {"runtime.stop", "Stop cycling and apply the safe state", TAKT_NONE, TAKT_RUN_STATE, Role::Operator, run},
+        {"runtime.start", "Start cycling again after a stop", TAKT_NONE, TAKT_RUN_STATE, Role::Operator, run},
+        {"runtime.restart", "Warm (RETAIN kept, the default) or cold restart",
+         R"({"type":"object","properties":{"mode":{"enum":["warm","cold"]}},"additionalProperties":false})",
+         TAKT_RUN_STATE, Role::Operator, run},
+        {"var.read", "Read variables by path (`names`, or one `name`) at one cycle boundary",
+         TAKT_READ("names", TAKT_NAME), TAKT_VALUES, Role::Viewer, [](T t, M, V p, R r) { self(t).varRead(p, r); }},
+        {"var.write", "Write a variable at the next cycle boundary", TAKT_SET("name", TAKT_NAME),
+         R"({"type":"object","required":["name","cycle"]})", Role::Engineer,
+         [](T t, M, V p, R r) { self(t).varWrite(p, r); }},
+        {"var.force", "Force a variable to a value every cycle until unforced", TAKT_SET("name", TAKT_NAME),
+         TAKT_FORCED, Role::Engineer, force},
+        {"var.unforce", "Release a forced variable", TAKT_ONE("name", TAKT_NAME), TAKT_FORCED, Role::Engineer, force},
+        {"var.forced", "The forced variables and addresses", TAKT_NONE,
+         R"({"type":"object","required":["forced"],"properties":{"forced":{"type":"array"}}})", Role::Viewer,
+         [](T t, M, V, R r) { self(t).listForced(r); }},
+        {"io.read", "Read process-image addresses (`addresses`, or one `address`) at one cycle boundary",
+         TAKT_READ("addresses", TAKT_ADDRESS), TAKT_VALUES, Role::Viewer,
+         [](T t, M, V p, R r) { self(t).ioRead(p, r); }},
+        {"io.write", "Write a process-image address at the next cycle boundary", TAKT_SET("address", TAKT_ADDRESS),
+         R"({"type":"object","required":["address","cycle"]})", Role::Engineer,
+         [](T t, M, V p, R r) { self(t).ioWrite(p, r); }},
+        {"io.force", "Force a process-image address every cycle until unforced", TAKT_SET("address", TAKT_ADDRESS),
+         TAKT_FORCED, Role::Engineer, force},
+        {"io.unforce", "Release a forced address", TAKT_ONE("address", TAKT_ADDRESS), TAKT_FORCED, Role::Engineer,
+         force},
+        {"bytecode.reload", "Online change to a new program.stbc at a cycle boundary",
+         R"({"type":"object","required":["bytes"],"properties":{"bytes":{"type":"string",)"
+         R"("description":"base64 of program.stbc"},"idempotency_key":{"type":"string"}},"additionalProperties":false})",
+         R"({"type":"object","required":["old_hash","new_hash"]})", Role::Engineer,
+         [](T t, M, V p, R r) { self(t).reload(p, r); }},
+    };
+    return kTable;
 }
 
 void RuntimeControl::status(ControlReplyFn& reply) {
@@ -189,27 +238,15 @@ void RuntimeControl::runControl(const std::string& method, const rapidjson::Valu
     } else if (method == "runtime.start") {
         c.kind = engine::ScanCommandKind::Start;
     } else if (method == "runtime.step") {
+        // The server has checked params against the table's schemas: count is 1..1000000.
         c.kind = engine::ScanCommandKind::Step;
-        c.count = 1;
-        if (const rapidjson::Value* n = ctl::member(params, "count")) {
-            if (!n->IsUint() || n->GetUint() == 0 || n->GetUint() > 1'000'000) {
-                reply(ctl::badParam("count", "expected an integer from 1 to 1000000"));
-                return;
-            }
-            c.count = n->GetUint();
-        }
-    } else if (method == "runtime.restart") {
+        const rapidjson::Value* n = ctl::member(params, "count");
+        c.count = n != nullptr ? n->GetUint() : 1;
+    } else { // runtime.restart; mode is "warm" (the default) or "cold"
         c.kind = engine::ScanCommandKind::Restart;
         const rapidjson::Value* mode = ctl::member(params, "mode");
-        const std::string text = mode != nullptr && mode->IsString() ? mode->GetString() : "";
-        if (mode != nullptr && text != "warm" && text != "cold") {
-            reply(ctl::badParam("mode", "expected \"warm\" or \"cold\""));
-            return;
-        }
-        c.mode = text == "cold" ? engine::RestartMode::Cold : engine::RestartMode::Warm;
-    } else {
-        reply(ControlAnswer::error(rpc::kMethodNotFound, fmt::format("method '{}' not found", method)));
-        return;
+        c.mode = mode != nullptr && std::string_view(mode->GetString()) == "cold" ? engine::RestartMode::Cold
+                                                                                  : engine::RestartMode::Warm;
     }
     p->finish = [this](Pending& done) {
         return ControlAnswer::result(fmt::format("{{\"state\":\"{}\",\"cycle\":{}}}",

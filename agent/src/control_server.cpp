@@ -23,6 +23,7 @@
 
 #include "control_session.h"
 #include "control_stream.h"
+#include "rpc_envelope.h"
 #include "takt/agent/control.h"
 
 namespace takt::agent {
@@ -50,9 +51,7 @@ std::string connectionLimitLine(std::uint32_t max, bool evicted) {
                               "logged in or made a request",
                               max)
                 : fmt::format("too many connections: the endpoint serves at most {} at a time", max);
-    return fmt::format(
-        R"({{"jsonrpc":"2.0","id":null,"error":{{"code":{},"message":"{}","data":{{"retry_after_ms":1000}}}}}})",
-        kRateLimited, message);
+    return rpc::errorLine(rpc::RequestId{}, rpc::Error{kRateLimited, message, R"({"retry_after_ms":1000})"});
 }
 
 bool isLoopback(const asio::ip::address& a) {

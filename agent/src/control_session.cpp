@@ -11,7 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "takt/agent/harness.h"
+#include "rpc_envelope.h"
+#include "takt/agent/rpc_limits.h"
 
 // RapidJSON 1.1 declares its member-iterator == and != as members taking an iterator of another
 // constness; C++20 reversed candidates make FindMember() != MemberEnd() ambiguous for clang.
@@ -25,46 +26,6 @@ namespace {
 
 using rapidjson::Value;
 
-// Params of each known method, for agent.schema (the runtime's methods are PROTOCOLS.md's).
-struct MethodDoc {
-    std::string_view name;
-    std::string_view params;
-};
-constexpr MethodDoc kMethodDocs[] = {
-    {"auth.login", "{token: string} -> {role}"},
-    {"agent.ping", "{} -> {ok, version, uptime_s}"},
-    {"agent.describe", "{} -> {transport, version, methods[], notifications[]}"},
-    {"agent.schema", "{method?: string} -> {method, role, params} (all methods without 'method')"},
-    {"events.subscribe", "{types?: string[]} (absent: all types) -> {subscribed[]}; then 'event' notifications"},
-    {"runtime.status", "{} -> {state, fault, program_hash, uptime_ms, cycles, drivers}"},
-    {"runtime.stats", "{} -> per task and overall cycle/exec/jitter figures"},
-    {"runtime.pause", "{}"},
-    {"runtime.resume", "{}"},
-    {"runtime.step", "{count?: integer}"},
-    {"runtime.stop", "{} (applies the safe state)"},
-    {"runtime.start", "{}"},
-    {"runtime.restart", "{mode: \"warm\" | \"cold\"}"},
-    {"var.read", "{names: string[]} -> typed values"},
-    {"var.write", "{name: string, value: typed value}"},
-    {"var.force", "{name: string, value: typed value}"},
-    {"var.unforce", "{name: string}"},
-    {"var.forced", "{} -> forced variables"},
-    {"io.read", "{address: string}"},
-    {"io.write", "{address: string, value: typed value}"},
-    {"io.force", "{address: string, value: typed value}"},
-    {"io.unforce", "{address: string}"},
-    {"bytecode.reload", "{bytes: base64 of program.stbc, idempotency_key?: string}"},
-};
-
-std::string_view methodDoc(std::string_view name) {
-    for (const MethodDoc& d : kMethodDocs) {
-        if (d.name == name) {
-            return d.params;
-        }
-    }
-    return "see the runtime's documentation";
-}
-
 // The method name as it may appear in the audit log: printable ASCII, at most 64 bytes.
 std::string auditName(std::string_view method) {
     std::string out;
@@ -76,23 +37,6 @@ std::string auditName(std::string_view method) {
         out += "...";
     }
     return out.empty() ? std::string("-") : out;
-}
-
-std::string jsonString(std::string_view s) {
-    rapidjson::StringBuffer buf;
-    rpc::JsonWriter w(buf);
-    rpc::writeString(w, s);
-    return {buf.GetString(), buf.GetSize()};
-}
-
-// Raw JSON from the target goes into one line: a newline can only be whitespace there.
-std::string oneLine(std::string text) {
-    for (char& c : text) {
-        if (c == '\n' || c == '\r') {
-            c = ' ';
-        }
-    }
-    return text;
 }
 
 std::string retryData(std::int64_t ms) {
@@ -128,26 +72,16 @@ bool ControlService::openAudit(std::string& error) {
 }
 
 void ControlService::loadMethods() {
-    methods_.clear();
-    methods_.push_back({"auth.login", std::nullopt, true});
-    methods_.push_back({"agent.ping", std::nullopt, true});
-    methods_.push_back({"agent.describe", std::nullopt, true});
-    methods_.push_back({"agent.schema", std::nullopt, true});
-    methods_.push_back({"events.subscribe", Role::Viewer, true});
-    for (ControlTarget::Method& m : target_.methods()) {
-        if (findMethod(m.name) == nullptr) {
-            methods_.push_back({std::move(m.name), m.role, false});
+    methods_.assign(ControlSession::builtins().begin(), ControlSession::builtins().end());
+    for (const ControlMethod& m : target_.methods()) {
+        if (rpc::findMethod(methods(), m.name) == nullptr) {
+            methods_.push_back({m.name, m.summary, m.paramsSchema, m.resultSchema, m.role, Route{nullptr, m.handler}});
         }
     }
-}
-
-const ControlService::MethodEntry* ControlService::findMethod(std::string_view name) const {
-    for (const MethodEntry& m : methods_) {
-        if (m.name == name) {
-            return &m;
-        }
+    schemas_.clear();
+    for (const Method& m : methods_) {
+        schemas_.add(rpc::factsOf(m));
     }
-    return nullptr;
 }
 
 void ControlService::audit(std::string_view peer, std::optional<Role> role, std::string_view method, int code) {
@@ -173,7 +107,7 @@ bool ControlService::eventLine(const std::string& event, int& type, std::string&
     if (type < 0) {
         return false;
     }
-    line = R"({"jsonrpc":"2.0","method":"event","params":)" + rpc::toJson(eventParse_.doc) + "}";
+    line = rpc::notificationLine("event", rpc::toJson(eventParse_.doc));
     return true;
 }
 
@@ -194,69 +128,33 @@ ControlSession::~ControlSession() {
 
 void ControlSession::feed(std::string_view bytes) {
     while (!bytes.empty()) {
-        const std::size_t nl = bytes.find('\n');
-        const std::string_view part = bytes.substr(0, nl);
-        if (!skipping_) {
-            if (line_.size() + part.size() > kMaxLineBytes) {
-                skipping_ = true;
-                line_.clear();
-                line_.shrink_to_fit();
-                service_.audit(peer_.label, role_, "-", rpc::kInvalidRequest);
-                sendError(Id{}, rpc::kInvalidRequest,
-                          fmt::format("request line exceeds {} bytes (1 MiB); it is skipped up to its newline",
-                                      kMaxLineBytes));
-            } else {
-                line_.append(part);
-            }
+        switch (framer_.next(bytes)) {
+        case rpc::LineFramer::Status::Line: handleLine(framer_.line()); break;
+        case rpc::LineFramer::Status::TooLong: refuseOversize(); break;
+        case rpc::LineFramer::Status::NeedMore: break;
         }
-        if (nl == std::string_view::npos) {
-            return;
-        }
-        bytes.remove_prefix(nl + 1);
-        if (!skipping_) {
-            std::string line = std::move(line_);
-            line_.clear();
-            handleLine(line);
-        }
-        skipping_ = false;
     }
 }
 
 void ControlSession::finish() {
-    if (!skipping_ && !line_.empty()) {
-        std::string line = std::move(line_);
-        line_.clear();
-        handleLine(line);
+    switch (framer_.finish()) {
+    case rpc::LineFramer::Status::Line: handleLine(framer_.line()); break;
+    case rpc::LineFramer::Status::TooLong: refuseOversize(); break;
+    case rpc::LineFramer::Status::NeedMore: break;
     }
 }
 
-void ControlSession::sendError(const Id& id, int code, std::string message) {
-    reply(id, ControlAnswer::error(code, std::move(message)));
+void ControlSession::refuseOversize() {
+    service_.audit(peer_.label, role_, "-", rpc::kInvalidRequest);
+    reply(rpc::RequestId{}, ControlAnswer::error(rpc::kInvalidRequest, std::string(kOversizeLineMessage)));
 }
 
-void ControlSession::reply(const Id& id, const ControlAnswer& answer) {
-    std::string idText;
-    switch (id.kind) {
-    case Id::Kind::Null: idText = "null"; break;
-    case Id::Kind::String: idText = jsonString(id.text); break;
-    case Id::Kind::Number: idText = id.text; break;
-    }
-    std::string line = R"({"jsonrpc":"2.0","id":)" + idText;
-    if (answer.ok) {
-        line += ",\"result\":";
-        line += answer.json.empty() ? std::string("null") : oneLine(answer.json);
-    } else {
-        line += fmt::format(R"(,"error":{{"code":{},"message":{})", answer.code, jsonString(answer.message));
-        if (!answer.data.empty()) {
-            line += ",\"data\":" + oneLine(answer.data);
-        }
-        line += "}";
-    }
-    line += "}";
-    sink_.sendLine(std::move(line));
+void ControlSession::reply(const rpc::RequestId& id, const ControlAnswer& answer) {
+    sink_.sendLine(answer.ok ? rpc::resultLine(id, answer.json)
+                             : rpc::errorLine(id, rpc::Error{answer.code, answer.message, answer.data}));
 }
 
-void ControlSession::finishRequest(const Id& id, bool notification, std::string_view method,
+void ControlSession::finishRequest(const rpc::RequestId& id, bool notification, std::string_view method,
                                    const ControlAnswer& answer) {
     service_.audit(peer_.label, role_, method, answer.ok ? 0 : answer.code);
     if (!notification) {
@@ -265,126 +163,76 @@ void ControlSession::finishRequest(const Id& id, bool notification, std::string_
 }
 
 void ControlSession::handleLine(std::string_view line) {
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) {
-        line.remove_suffix(1);
-    }
-    if (line.find_first_not_of(" \t") == std::string_view::npos) {
+    rpc::Request request;
+    rpc::Error invalid;
+    if (!rpc::parseRequest(line, parsed_, request, invalid)) {
+        // An invalid envelope is answered even without an id: the client cannot know it was
+        // taken for a notification.
+        service_.audit(peer_.label, role_, request.method.empty() ? "-" : request.method, invalid.code);
+        reply(request.id, ControlAnswer::error(invalid.code, std::move(invalid.message), std::move(invalid.data)));
         return;
     }
-    if (line.size() > kMaxLineBytes) {
-        service_.audit(peer_.label, role_, "-", rpc::kInvalidRequest);
-        sendError(Id{}, rpc::kInvalidRequest, fmt::format("request line exceeds {} bytes (1 MiB)", kMaxLineBytes));
-        return;
-    }
-    rpc::parseLine(line, kMaxJsonDepth, parsed_);
-    const Clock::time_point now = Clock::now();
-    if (parsed_.status != rpc::ParsedLine::Status::Ok) {
-        const bool deep = parsed_.status == rpc::ParsedLine::Status::TooDeep;
-        const int code = deep ? rpc::kInvalidRequest : rpc::kParseError;
-        service_.audit(peer_.label, role_, "-", code);
-        sendError(Id{}, code, deep ? parsed_.error : "Parse error: " + parsed_.error);
-        return;
-    }
-    const rapidjson::Document& doc = parsed_.doc;
-    if (doc.IsArray()) {
-        service_.audit(peer_.label, role_, "-", rpc::kInvalidRequest);
-        sendError(Id{}, rpc::kInvalidRequest, "batch requests are not supported; send one request per line");
-        return;
-    }
-    if (!doc.IsObject()) {
-        service_.audit(peer_.label, role_, "-", rpc::kInvalidRequest);
-        sendError(Id{}, rpc::kInvalidRequest, "a request must be a JSON object");
-        return;
-    }
-    Id id;
-    bool notification = true;
-    if (auto it = doc.FindMember("id"); it != doc.MemberEnd()) {
-        notification = false;
-        if (it->value.IsString()) {
-            id.kind = Id::Kind::String;
-            id.text.assign(it->value.GetString(), it->value.GetStringLength());
-        } else if (it->value.IsNumber()) {
-            id.kind = Id::Kind::Number;
-            id.text = parsed_.rawNumericId;
-        } else if (!it->value.IsNull()) {
-            service_.audit(peer_.label, role_, "-", rpc::kInvalidRequest);
-            sendError(Id{}, rpc::kInvalidRequest, "'id' must be a string, a number or null");
-            return;
-        }
-    }
-    auto version = doc.FindMember("jsonrpc");
-    auto methodIt = doc.FindMember("method");
-    std::string_view method = "-";
-    ControlAnswer invalid;
-    if (version == doc.MemberEnd() || !version->value.IsString() || version->value != "2.0") {
-        invalid = ControlAnswer::error(rpc::kInvalidRequest, "'jsonrpc' must be \"2.0\"");
-    } else if (methodIt == doc.MemberEnd() || !methodIt->value.IsString()) {
-        invalid = ControlAnswer::error(rpc::kInvalidRequest, "'method' must be a string");
-    } else {
-        method = std::string_view(methodIt->value.GetString(), methodIt->value.GetStringLength());
-    }
-    if (invalid.code != 0) {
-        finishRequest(id, false, method, invalid);
-        return;
-    }
+    const std::string_view method = request.method;
     // Every request, valid or not, takes from the connection's budget.
-    if (const std::int64_t wait = limiter_.take(now); wait > 0) {
+    if (const std::int64_t wait = limiter_.take(Clock::now()); wait > 0) {
         finishRequest(
-            id, notification, method,
+            request.id, request.notification, method,
             ControlAnswer::error(kRateLimited,
                                  fmt::format("rate limited: more than {} requests a second on this connection",
                                              service_.options().maxRequestsPerSecond),
                                  retryData(wait)));
         return;
     }
-    static const Value kNoParams(rapidjson::kObjectType);
-    const Value* params = &kNoParams;
-    if (auto it = doc.FindMember("params"); it != doc.MemberEnd()) {
-        if (!it->value.IsObject()) {
-            if (method == "auth.login") {
-                forgetLogin();
-            }
-            finishRequest(id, notification, method,
-                          ControlAnswer::error(rpc::kInvalidParams, "'params' must be an object (named params)",
-                                               R"({"param":"params"})"));
-            return;
+    if (request.paramsError) {
+        if (method == "auth.login") {
+            forgetLogin();
         }
-        params = &it->value;
+        const rpc::Error& e = *request.paramsError;
+        finishRequest(request.id, request.notification, method, ControlAnswer::error(e.code, e.message, e.data));
+        return;
     }
-    const ControlService::MethodEntry* entry = service_.findMethod(method);
+    const ControlService::Method* entry = rpc::findMethod(service_.methods(), method);
     if (entry == nullptr) {
-        finishRequest(id, notification, method,
+        finishRequest(request.id, request.notification, method,
                       ControlAnswer::error(rpc::kMethodNotFound, fmt::format("Method '{}' is not available.", method)));
         return;
     }
     if (entry->role) {
         if (!role_) {
-            finishRequest(id, notification, method,
+            finishRequest(request.id, request.notification, method,
                           ControlAnswer::error(
                               kUnauthorized, fmt::format("unauthorized: log in with auth.login before '{}'", method)));
             return;
         }
         if (*role_ < *entry->role) {
             finishRequest(
-                id, notification, method,
+                request.id, request.notification, method,
                 ControlAnswer::error(kForbidden, fmt::format("forbidden: '{}' needs role {} (this session "
                                                              "is {})",
                                                              method, roleName(*entry->role), roleName(*role_))));
             return;
         }
     }
+    if (rpc::Error e; !service_.schemas_.check(method, *request.params, e)) {
+        if (method == "auth.login") {
+            forgetLogin();
+        }
+        finishRequest(request.id, request.notification, method, ControlAnswer::error(e.code, e.message, e.data));
+        return;
+    }
     if (!service_.loginRequired()) {
         proven_ = true;
     }
-    if (entry->builtin) {
-        finishRequest(id, notification, method, builtin(method, *params));
+    if (entry->handler.builtin != nullptr) {
+        finishRequest(request.id, request.notification, method, (this->*entry->handler.builtin)(*request.params));
         return;
     }
     // The target may answer now or later; `reply` runs exactly once, on the server thread.
     ++pending_;
     auto self = std::weak_ptr<ControlSession*>(self_);
     auto done = std::make_shared<bool>(false);
-    auto answer = [self, done, id, notification, name = std::string(method)](const ControlAnswer& a) {
+    auto answer = [self, done, id = request.id, notification = request.notification,
+                   name = std::string(method)](const ControlAnswer& a) {
         if (*done) {
             return;
         }
@@ -398,28 +246,52 @@ void ControlSession::handleLine(std::string_view line) {
         s.finishRequest(id, notification, name, a);
     };
     try {
-        service_.target().call(std::string(method), *params, answer);
+        entry->handler.target(service_.target(), method, *request.params, answer);
     } catch (const std::exception& e) {
         answer(ControlAnswer::error(rpc::kInternalError, fmt::format("internal error in '{}': {}", method, e.what())));
     }
 }
 
-ControlAnswer ControlSession::builtin(std::string_view method, const Value& params) {
-    if (method == "auth.login") {
-        return login(params);
-    }
-    if (method == "agent.ping") {
-        const double up = std::chrono::duration<double>(Clock::now() - service_.started_).count();
-        return ControlAnswer::result(
-            fmt::format(R"({{"ok":true,"version":{},"uptime_s":{:.3f}}})", jsonString(service_.options().version), up));
-    }
-    if (method == "agent.describe") {
-        return describe();
-    }
-    if (method == "agent.schema") {
-        return schema(params);
-    }
-    return subscribe(params);
+#define TAKT_NONE R"({"type":"object","properties":{},"additionalProperties":false})"
+
+std::span<const ControlService::Method> ControlSession::builtins() {
+    using Route = ControlService::Route;
+    static const ControlService::Method kTable[] = {
+        {"auth.login", "Log in with a token; the session gets the token's role",
+         R"({"type":"object","required":["token"],"properties":{"token":{"type":"string"}},"additionalProperties":false})",
+         R"({"type":"object","required":["role"],"properties":{"role":{"enum":["viewer","operator","engineer","admin"]}}})",
+         std::nullopt, Route{&ControlSession::login, nullptr}},
+        // Any params are accepted so a keep-alive may carry padding.
+        {"agent.ping", "Liveness check (any params are ignored)", R"({"type":"object"})",
+         R"({"type":"object","required":["ok","version","uptime_s"],"properties":{"ok":{"const":true},)"
+         R"("version":{"type":"string"},"uptime_s":{"type":"number"}}})",
+         std::nullopt, Route{&ControlSession::ping, nullptr}},
+        {"agent.describe", "Transport, version, methods and notifications", TAKT_NONE,
+         R"({"type":"object","required":["transport","version","methods","notifications"],"properties":{)"
+         R"("transport":{"enum":["unix","tcp","tls"]},"version":{"type":"string"},)"
+         R"("methods":{"type":"array","items":{"type":"string"}},"notifications":{"type":"array"}}})",
+         std::nullopt, Route{&ControlSession::describe, nullptr}},
+        {"agent.schema", "Role and JSON Schemas of one method, or of all without `method`",
+         R"({"type":"object","properties":{"method":{"type":"string"}},"additionalProperties":false})",
+         R"({"type":"object","properties":{"method":{"type":"string"},"summary":{"type":"string"},)"
+         R"("role":{"type":["string","null"]},"params":{"type":"object"},"result":{"type":"object"},)"
+         R"("methods":{"type":"array"}}})",
+         std::nullopt, Route{&ControlSession::schema, nullptr}},
+        {"events.subscribe", "Receive `event` notifications of these types (absent: all)",
+         R"({"type":"object","properties":{"types":{"type":"array","items":{"type":"string"}}},)"
+         R"("additionalProperties":false})",
+         R"({"type":"object","required":["subscribed"],"properties":{"subscribed":{"type":"array"}}})", Role::Viewer,
+         Route{&ControlSession::subscribe, nullptr}},
+    };
+    return kTable;
+}
+
+#undef TAKT_NONE
+
+ControlAnswer ControlSession::ping(const Value&) {
+    const double up = std::chrono::duration<double>(Clock::now() - service_.started_).count();
+    return ControlAnswer::result(
+        fmt::format(R"({{"ok":true,"version":{},"uptime_s":{:.3f}}})", rpc::quoted(service_.options().version), up));
 }
 
 void ControlSession::forgetLogin() {
@@ -434,12 +306,7 @@ void ControlSession::forgetLogin() {
 // Every auth.login that does not log in (malformed, backed off or a wrong token) drops the
 // session's role: a client whose new login failed must not go on under the role of an older one.
 ControlAnswer ControlSession::login(const Value& params) {
-    auto it = params.FindMember("token");
-    if (it == params.MemberEnd() || !it->value.IsString()) {
-        forgetLogin();
-        return ControlAnswer::error(rpc::kInvalidParams, "invalid params: 'token' (a string) is required",
-                                    R"({"param":"token"})");
-    }
+    const Value& token = params["token"]; // a string: the schema has checked it
     if (!service_.loginRequired()) {
         // No tokens configured: only trusted Unix peers get here, and they are admin already.
         return ControlAnswer::result(fmt::format(R"({{"role":"{}"}})", roleName(role_.value_or(Role::Admin))));
@@ -451,7 +318,7 @@ ControlAnswer ControlSession::login(const Value& params) {
             kRateLimited, fmt::format("too many failed logins from this peer; retry in {} ms", wait), retryData(wait));
     }
     const std::optional<Role> role =
-        service_.tokens_.match(std::string_view(it->value.GetString(), it->value.GetStringLength()));
+        service_.tokens_.match(std::string_view(token.GetString(), token.GetStringLength()));
     if (!role) {
         service_.backoff_.failed(peer_.key, now);
         forgetLogin();
@@ -469,22 +336,19 @@ ControlAnswer ControlSession::login(const Value& params) {
 
 ControlAnswer ControlSession::subscribe(const Value& params) {
     std::uint32_t mask = 0;
+    // The schema has checked that `types` is an array of strings; which strings name events is
+    // kEventTypes' to say.
     auto it = params.FindMember("types");
     if (it == params.MemberEnd()) {
         mask = (1U << std::size(kEventTypes)) - 1;
-    } else if (!it->value.IsArray()) {
-        return ControlAnswer::error(rpc::kInvalidParams, "invalid params: 'types' must be an array of event names",
-                                    R"({"param":"types"})");
     } else {
         for (rapidjson::SizeType i = 0; i < it->value.Size(); ++i) {
-            const Value& v = it->value[i];
-            const int type = v.IsString() ? eventTypeIndex(std::string_view(v.GetString(), v.GetStringLength())) : -1;
+            const std::string_view name(it->value[i].GetString(), it->value[i].GetStringLength());
+            const int type = eventTypeIndex(name);
             if (type < 0) {
                 return ControlAnswer::error(
                     rpc::kInvalidParams,
-                    fmt::format("invalid params: types[{}] is not an event type ({})", i,
-                                v.IsString() ? jsonString(std::string_view(v.GetString(), v.GetStringLength()))
-                                             : std::string("not a string")),
+                    fmt::format("invalid params: types[{}] is not an event type ({})", i, rpc::quoted(name)),
                     fmt::format(R"({{"param":"types[{}]"}})", i));
             }
             mask |= 1U << type;
@@ -504,36 +368,29 @@ ControlAnswer ControlSession::subscribe(const Value& params) {
     return ControlAnswer::result(out + "]}");
 }
 
-ControlAnswer ControlSession::describe() const {
-    std::string out = fmt::format(R"({{"transport":"{}","version":{},"methods":[)", service_.transport_,
-                                  jsonString(service_.options().version));
-    for (std::size_t i = 0; i < service_.methods_.size(); ++i) {
-        out += (i == 0 ? "" : ",") + jsonString(service_.methods_[i].name);
-    }
-    return ControlAnswer::result(out + R"(],"notifications":["event"]})");
+ControlAnswer ControlSession::describe(const Value&) {
+    const std::vector<rpc::MethodFacts> methods = rpc::factsOf(service_.methods());
+    return ControlAnswer::result(
+        fmt::format(R"({{"transport":"{}","version":{},"methods":{},"notifications":["event"]}})", service_.transport_,
+                    rpc::quoted(service_.options().version), rpc::namesJson(methods)));
 }
 
-ControlAnswer ControlSession::schema(const Value& params) const {
-    const auto entryJson = [](const ControlService::MethodEntry& m) {
-        return fmt::format(R"({{"method":{},"role":{},"params":{}}})", jsonString(m.name),
-                           m.role ? jsonString(roleName(*m.role)) : std::string("null"), jsonString(methodDoc(m.name)));
-    };
+ControlAnswer ControlSession::schema(const Value& params) {
     auto it = params.FindMember("method");
     if (it == params.MemberEnd()) {
         std::string out = R"({"methods":[)";
-        for (std::size_t i = 0; i < service_.methods_.size(); ++i) {
-            out += (i == 0 ? "" : ",") + entryJson(service_.methods_[i]);
+        for (const ControlService::Method& m : service_.methods()) {
+            out += (out.back() == '[' ? "" : ",") + rpc::schemaJson(rpc::factsOf(m), true);
         }
         return ControlAnswer::result(out + "]}");
     }
-    const ControlService::MethodEntry* m =
-        it->value.IsString() ? service_.findMethod(std::string_view(it->value.GetString(), it->value.GetStringLength()))
-                             : nullptr;
+    const ControlService::Method* m =
+        rpc::findMethod(service_.methods(), std::string_view(it->value.GetString(), it->value.GetStringLength()));
     if (m == nullptr) {
         return ControlAnswer::error(rpc::kInvalidParams, "invalid params: 'method' names no method of this endpoint",
                                     R"({"param":"method"})");
     }
-    return ControlAnswer::result(entryJson(*m));
+    return ControlAnswer::result(rpc::schemaJson(rpc::factsOf(*m), true));
 }
 
 } // namespace takt::agent::detail

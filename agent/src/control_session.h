@@ -1,20 +1,23 @@
 #pragma once
-// One control-endpoint session without its socket: line framing with the 1 MiB cap and resync,
-// the JSON-RPC envelope, auth.login and roles, the rate limit, the server's own methods, event
-// subscriptions and the hand-off to the ControlTarget. The Asio server (control_server.cpp) feeds
-// it the bytes a connection receives and writes out the lines it produces; the fuzz target drives
-// it the same way without any socket.
+// One control-endpoint session without its socket: lines (rpc_framer.h) and the JSON-RPC envelope
+// (rpc_envelope.h) as every surface has them, the endpoint's method table, auth.login and roles, the rate limit, the
+// server's own methods, event subscriptions and the hand-off to the ControlTarget. The Asio server (control_server.cpp)
+// feeds it the bytes a connection receives and writes out the lines it produces; the fuzz target drives it the same way
+// without any socket.
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "control_audit.h"
 #include "control_auth.h"
-#include "rpc_json.h"
+#include "method_table.h"
+#include "rpc_envelope.h"
+#include "rpc_framer.h"
 #include "takt/agent/control.h"
 
 namespace takt::agent::detail {
@@ -24,6 +27,8 @@ inline constexpr std::string_view kEventTypes[] = {
     "runtime_started", "runtime_stopped", "paused",        "resumed",      "cycle_overrun", "fault",
     "reload_applied",  "reload_rejected", "driver_health", "retain_saved", "retain_failed"};
 [[nodiscard]] int eventTypeIndex(std::string_view name) noexcept;
+
+class ControlSession;
 
 // What the sessions of one endpoint share: options, tokens, back-off, the method table, the
 // audit log.
@@ -42,6 +47,15 @@ public:
     [[nodiscard]] bool loginRequired() const { return !tokens_.empty(); }
     [[nodiscard]] const ControlOptions& options() const { return options_; }
     [[nodiscard]] ControlTarget& target() { return target_; }
+
+    // How a method of the endpoint's table is served: by the session itself, or by the target.
+    struct Route {
+        ControlAnswer (ControlSession::*builtin)(const rapidjson::Value& params) = nullptr;
+        ControlHandler target = nullptr;
+    };
+    using Method = agent::MethodSpec<Route>;
+    // The endpoint's one method table: the session's methods, then the target's.
+    [[nodiscard]] std::span<const Method> methods() const { return methods_; }
 
     // One audit line: ISO time, peer, role, method, ok or the error code. Never params or tokens.
     // Rejections repeated within a second are summed up (control_audit.h).
@@ -64,12 +78,6 @@ public:
 
 private:
     friend class ControlSession;
-    struct MethodEntry {
-        std::string name;
-        std::optional<Role> role; // nothing: allowed before login
-        bool builtin = false;
-    };
-    [[nodiscard]] const MethodEntry* findMethod(std::string_view name) const;
     bool eventLine(const std::string& event, int& type, std::string& line);
 
     ControlOptions options_;
@@ -77,7 +85,8 @@ private:
     std::string transport_;
     TokenSet tokens_;
     LoginBackoff backoff_;
-    std::vector<MethodEntry> methods_;
+    std::vector<Method> methods_;
+    rpc::ParamsSchemas schemas_;
     std::vector<std::string> events_;
     rpc::ParsedLine eventParse_;
     AuditLog audit_;
@@ -108,6 +117,9 @@ public:
     ControlSession(const ControlSession&) = delete;
     ControlSession& operator=(const ControlSession&) = delete;
 
+    // The methods the session answers itself (auth, ping, describe, schema, events).
+    [[nodiscard]] static std::span<const ControlService::Method> builtins();
+
     // Bytes received: complete lines are handled in order; a line longer than kMaxLineBytes gets
     // one -32600 as soon as it crosses the cap and is skipped up to its newline (never buffered).
     void feed(std::string_view bytes);
@@ -124,19 +136,16 @@ public:
     [[nodiscard]] const PeerInfo& peer() const { return peer_; }
 
 private:
-    struct Id {
-        enum class Kind : std::uint8_t { Null, String, Number } kind = Kind::Null;
-        std::string text;
-    };
-    void reply(const Id& id, const ControlAnswer& answer);
-    void finishRequest(const Id& id, bool notification, std::string_view method, const ControlAnswer& answer);
-    ControlAnswer builtin(std::string_view method, const rapidjson::Value& params);
+    void reply(const rpc::RequestId& id, const ControlAnswer& answer);
+    void finishRequest(const rpc::RequestId& id, bool notification, std::string_view method,
+                       const ControlAnswer& answer);
+    void refuseOversize();
+    ControlAnswer ping(const rapidjson::Value& params);
     ControlAnswer login(const rapidjson::Value& params);
     void forgetLogin();
     ControlAnswer subscribe(const rapidjson::Value& params);
-    ControlAnswer describe() const;
-    ControlAnswer schema(const rapidjson::Value& params) const;
-    void sendError(const Id& id, int code, std::string message);
+    ControlAnswer describe(const rapidjson::Value& params);
+    ControlAnswer schema(const rapidjson::Value& params);
 
     ControlService& service_;
     PeerInfo peer_;
@@ -146,8 +155,7 @@ private:
     std::uint32_t pending_ = 0;
     std::uint32_t subscriptions_ = 0;
     RateLimiter limiter_;
-    std::string line_;
-    bool skipping_ = false;
+    rpc::LineFramer framer_;
     rpc::ParsedLine parsed_;
     // Replies that arrive after the session is gone are dropped: callbacks hold a weak reference.
     std::shared_ptr<ControlSession*> self_;

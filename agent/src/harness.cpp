@@ -10,6 +10,7 @@
 #include <rapidjson/writer.h>
 
 #include "harness_support.h"
+#include "method_table.h"
 #include "rpc_json.h"
 #include "takt/engine/values.h"
 
@@ -605,94 +606,132 @@ bool Harness::loaded() const {
     return state_->engine != nullptr;
 }
 
-HarnessResult Harness::handle(std::string_view cmd, const Value& req) {
-    State& s = *state_;
-    if (cmd == "load") {
-        HarnessResult err;
-        std::vector<compiler::SourceText> texts;
-        if (!s.sources(req, texts, err)) {
-            return err;
-        }
-        return s.load(texts);
-    }
-    static const char* const kKnown[] = {
-        "reload",     "cycle",       "set_input",        "get_output",        "set_access",
-        "get_access", "bind_direct", "set_direct_input", "get_direct_output", "advance_time",
-        "run_until",  "restart",     "snapshot"};
-    bool known = false;
-    for (const char* k : kKnown) {
-        known = known || cmd == k;
-    }
-    if (!known) {
-        return failure(ErrorKind::InvalidRequest, fmt::format("unknown cmd '{}'", cmd));
-    }
-    if (cmd == "advance_time") {
-        HarnessResult err;
-        std::int64_t ns = 0;
-        if (param(req, "duration_ms") == nullptr) {
-            return failure(ErrorKind::InvalidArgument, "parameter 'duration_ms' is required");
-        }
-        if (!msParam(req, "duration_ms", 0, ns, err)) {
-            return err;
-        }
-        s.clock.advance(ns);
-        return success();
-    }
-    if (s.engine == nullptr) {
-        return failure(ErrorKind::NotLoaded, "no program is loaded; send 'load' first");
-    }
-    if (cmd == "reload") {
-        bool warm = false;
-        if (const Value* mode = param(req, "mode"); mode != nullptr) {
-            if (!mode->IsString() ||
-                (std::strcmp(mode->GetString(), "warm") != 0 && std::strcmp(mode->GetString(), "online") != 0)) {
-                return failure(ErrorKind::InvalidArgument, "parameter 'mode' must be \"warm\" or \"online\"");
-            }
-            warm = std::strcmp(mode->GetString(), "warm") == 0;
-        }
-        HarnessResult err;
-        std::vector<compiler::SourceText> texts;
-        if (!s.sources(req, texts, err)) {
-            return err;
-        }
-        return s.reload(texts, warm);
-    }
-    if (cmd == "cycle") {
-        return s.cycle(req);
-    }
-    if (cmd == "run_until") {
-        return s.runUntil(req);
-    }
-    if (cmd == "set_input" || cmd == "set_access") {
-        return s.setInput(req, cmd == "set_access");
-    }
-    if (cmd == "get_output" || cmd == "get_access") {
-        return s.getOutput(req, cmd == "get_access");
-    }
-    if (cmd == "bind_direct") {
-        return s.bindDirect(req);
-    }
-    if (cmd == "set_direct_input") {
-        return s.setDirectInput(req);
-    }
-    if (cmd == "get_direct_output") {
-        return s.getDirectOutput(req);
-    }
-    if (cmd == "restart") {
-        return s.restart(req);
-    }
-    // snapshot
-    HarnessResult err;
-    std::vector<std::pair<std::string, engine::VarRef>> watch;
-    if (!s.watchRefs(req, watch, err)) {
-        return err;
-    }
-    return s.progress(watch);
+// The harness commands (seed 001), one table of the kind the JSON-RPC surfaces use: the NDJSON
+// protocol does not check params against schemas (unknown members are ignored there), so each
+// command's schema is left open and its handler checks what it reads.
+struct Harness::Command {
+    HarnessResult (*run)(State& s, const Value& req);
+    bool needsProgram = true; // not_loaded until a program is loaded
+};
+
+std::span<const MethodSpec<Harness::Command>> Harness::commands() {
+    using S = State&;
+    using V = const Value&;
+    static constexpr std::string_view kOpen = R"({"type":"object"})";
+    static const MethodSpec<Command> kTable[] = {
+        {"load",
+         "Load sources; runs one initial cycle at virtual time 0",
+         kOpen,
+         kOpen,
+         std::nullopt,
+         {[](S s, V req) {
+              HarnessResult err;
+              std::vector<compiler::SourceText> texts;
+              if (!s.sources(req, texts, err)) {
+                  return err;
+              }
+              return s.load(texts);
+          },
+          false}},
+        {"reload",
+         "Online change at the cycle boundary (mode warm: warm-restart semantics)",
+         kOpen,
+         kOpen,
+         std::nullopt,
+         {[](S s, V req) {
+             bool warm = false;
+             if (const Value* mode = param(req, "mode"); mode != nullptr) {
+                 if (!mode->IsString() ||
+                     (std::strcmp(mode->GetString(), "warm") != 0 && std::strcmp(mode->GetString(), "online") != 0)) {
+                     return failure(ErrorKind::InvalidArgument, "parameter 'mode' must be \"warm\" or \"online\"");
+                 }
+                 warm = std::strcmp(mode->GetString(), "warm") == 0;
+             }
+             HarnessResult err;
+             std::vector<compiler::SourceText> texts;
+             if (!s.sources(req, texts, err)) {
+                 return err;
+             }
+             return s.reload(texts, warm);
+         }}},
+        {"cycle",
+         "Advance virtual time by dt_ms, then run one cycle, count times",
+         kOpen,
+         kOpen,
+         std::nullopt,
+         {[](S s, V req) { return s.cycle(req); }}},
+        {"set_input", "Write any variable", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+             return s.setInput(req, false);
+         }}},
+        {"get_output", "Read any variable", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+             return s.getOutput(req, false);
+         }}},
+        {"set_access", "Write a VAR_ACCESS path", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+             return s.setInput(req, true);
+         }}},
+        {"get_access", "Read a VAR_ACCESS path", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+             return s.getOutput(req, true);
+         }}},
+        {"bind_direct", "Bind a variable to a direct address", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+             return s.bindDirect(req);
+         }}},
+        {"set_direct_input", "Write an input address", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+             return s.setDirectInput(req);
+         }}},
+        {"get_direct_output", "Read an output address", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+             return s.getDirectOutput(req);
+         }}},
+        {"advance_time",
+         "Advance virtual time without a cycle",
+         kOpen,
+         kOpen,
+         std::nullopt,
+         {[](S s, V req) {
+              HarnessResult err;
+              std::int64_t ns = 0;
+              if (param(req, "duration_ms") == nullptr) {
+                  return failure(ErrorKind::InvalidArgument, "parameter 'duration_ms' is required");
+              }
+              if (!msParam(req, "duration_ms", 0, ns, err)) {
+                  return err;
+              }
+              s.clock.advance(ns);
+              return success();
+          },
+          false}},
+        {"run_until", "Cycle until name equals a value", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+             return s.runUntil(req);
+         }}},
+        {"restart", "Cold or warm restart; runs no cycle", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+             return s.restart(req);
+         }}},
+        {"snapshot", "Cycle, time and watch values; no work is done", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+             HarnessResult err;
+             std::vector<std::pair<std::string, engine::VarRef>> watch;
+             if (!s.watchRefs(req, watch, err)) {
+                 return err;
+             }
+             return s.progress(watch);
+         }}},
+    };
+    return kTable;
 }
 
+HarnessResult Harness::handle(std::string_view cmd, const Value& req) {
+    const MethodSpec<Command>* command = rpc::findMethod(commands(), cmd);
+    if (command == nullptr) {
+        return failure(ErrorKind::InvalidRequest, fmt::format("unknown cmd '{}'", cmd));
+    }
+    if (command->handler.needsProgram && state_->engine == nullptr) {
+        return failure(ErrorKind::NotLoaded, "no program is loaded; send 'load' first");
+    }
+    return command->handler.run(*state_, req);
+}
+
+// The NDJSON envelope of seed 001, written with the same writer as the JSON-RPC responses.
 std::string Harness::render(const HarnessResult& r) {
     rapidjson::StringBuffer buf;
-    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    rpc::JsonWriter w(buf);
     w.StartObject();
     w.Key("ok");
     w.Bool(r.ok);
@@ -703,10 +742,9 @@ std::string Harness::render(const HarnessResult& r) {
         w.Key("error");
         w.StartObject();
         w.Key("kind");
-        const std::string_view kind = errorKindName(r.kind);
-        w.String(kind.data(), static_cast<rapidjson::SizeType>(kind.size()));
+        rpc::writeString(w, errorKindName(r.kind));
         w.Key("message");
-        w.String(r.message.c_str(), static_cast<rapidjson::SizeType>(r.message.size()));
+        rpc::writeString(w, r.message);
         w.Key("data");
         r.payload.Accept(w);
         w.EndObject();
@@ -717,7 +755,7 @@ std::string Harness::render(const HarnessResult& r) {
 
 std::string Harness::handleLine(std::string_view line) {
     if (line.size() > kMaxLineBytes) {
-        return render(failure(ErrorKind::InvalidRequest, "request line exceeds 1 MiB"));
+        return render(failure(ErrorKind::InvalidRequest, std::string(kOversizeLineMessage)));
     }
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
         return render(failure(ErrorKind::InvalidRequest, std::string(kBlankLineMessage)));

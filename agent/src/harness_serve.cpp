@@ -1,8 +1,8 @@
 // The NDJSON loop and the default compile pipeline of the harness.
-#include <limits>
 
 #include <fmt/format.h>
 
+#include "rpc_framer.h"
 #include "takt/agent/harness.h"
 #include "takt/compiler/compile_program.h"
 #include "takt/compiler/diagnostics.h"
@@ -15,37 +15,41 @@ constexpr std::uint64_t kHarnessBudget = 100'000'000;
 }
 
 void Harness::serve(std::istream& in, std::ostream& out) {
-    std::string line;
-    std::vector<char> buf(kMaxLineBytes + 2);
-    while (true) {
-        in.getline(buf.data(), static_cast<std::streamsize>(buf.size()));
-        const std::streamsize got = in.gcount();
-        if (in.eof() && got == 0) {
-            break;
-        }
-        if (in.fail() && !in.eof()) {
-            // Longer than the cap: refuse it and resynchronise at the next newline.
-            in.clear();
-            in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+    rpc::LineFramer framer;
+    const auto answer = [&](rpc::LineFramer::Status status) {
+        if (status == rpc::LineFramer::Status::TooLong) {
             HarnessResult r;
             r.ok = false;
             r.kind = ErrorKind::InvalidRequest;
-            r.message = "request line exceeds 1 MiB";
+            r.message = kOversizeLineMessage;
             r.payload.SetNull();
             out << render(r) << '\n' << std::flush;
+        } else if (status == rpc::LineFramer::Status::Line) {
+            // Every line is answered, a blank one with invalid_request (handleLine).
+            out << handleLine(framer.line()) << '\n' << std::flush;
+        }
+    };
+    // Bytes are taken up to each newline (not a whole buffer), so an interactive client gets its
+    // answer before it sends the next line.
+    std::streambuf& source = *in.rdbuf();
+    char chunk[1 << 16];
+    std::size_t n = 0;
+    for (int c = source.sbumpc(); c != std::char_traits<char>::eof(); c = source.sbumpc()) {
+        chunk[n++] = static_cast<char>(c);
+        if (c != '\n' && n < sizeof chunk) {
             continue;
         }
-        // gcount includes the newline when one was consumed.
-        std::size_t n = static_cast<std::size_t>(got) - (in.eof() ? 0 : 1);
-        if (n > 0 && buf[n - 1] == '\r') {
-            --n;
+        std::string_view bytes(chunk, n);
+        while (!bytes.empty()) {
+            answer(framer.next(bytes));
         }
-        // Every line is answered, a blank one with invalid_request (handleLine).
-        out << handleLine(std::string_view(buf.data(), n)) << '\n' << std::flush;
-        if (in.eof()) {
-            break;
-        }
+        n = 0;
     }
+    std::string_view rest(chunk, n);
+    while (!rest.empty()) {
+        answer(framer.next(rest));
+    }
+    answer(framer.finish());
 }
 
 HarnessDeps defaultHarnessDeps() {

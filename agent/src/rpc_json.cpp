@@ -153,6 +153,13 @@ void writeString(JsonWriter& w, std::string_view s) {
     w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
+std::string quoted(std::string_view s) {
+    rapidjson::StringBuffer buf;
+    JsonWriter w(buf);
+    writeString(w, s);
+    return {buf.GetString(), buf.GetSize()};
+}
+
 std::string toJson(const rapidjson::Value& v) {
     rapidjson::StringBuffer buf;
     JsonWriter w(buf);

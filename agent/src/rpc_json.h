@@ -47,6 +47,8 @@ struct ParsedLine {
 void parseLine(std::string_view text, int maxDepth, ParsedLine& out);
 
 void writeString(JsonWriter& w, std::string_view s);
+// `s` as JSON string text, quotes included (for responses assembled with fmt).
+[[nodiscard]] std::string quoted(std::string_view s);
 // Renders a value; the caller guarantees bounded depth (parseLine does).
 [[nodiscard]] std::string toJson(const rapidjson::Value& v);
 

@@ -23,10 +23,24 @@ class FuzzTarget final : public takt::agent::ControlTarget {
 public:
     std::vector<std::string> pendingEvents;
 
-    [[nodiscard]] std::vector<Method> methods() const override {
-        return {{"runtime.status", Role::Viewer}, {"runtime.pause", Role::Operator}, {"var.write", Role::Engineer}};
+    [[nodiscard]] std::span<const takt::agent::ControlMethod> methods() const override {
+        static constexpr std::string_view kAny = R"({"type":"object"})";
+        constexpr takt::agent::ControlHandler call = [](takt::agent::ControlTarget& t, std::string_view m,
+                                                        const rapidjson::Value& p, takt::agent::ControlReplyFn r) {
+            static_cast<FuzzTarget&>(t).call(std::string(m), p, std::move(r));
+        };
+        // var.write also has a real schema, so the server's params check is fuzzed too.
+        static const takt::agent::ControlMethod kTable[] = {
+            {"runtime.status", "", kAny, kAny, Role::Viewer, call},
+            {"runtime.pause", "", kAny, kAny, Role::Operator, call},
+            {"var.write", "",
+             R"({"type":"object","required":["name"],"properties":{"name":{"type":"string"},"value":{}},)"
+             R"("additionalProperties":false})",
+             kAny, Role::Engineer, call},
+        };
+        return kTable;
     }
-    void call(const std::string& method, const rapidjson::Value& params, takt::agent::ControlReplyFn reply) override {
+    void call(const std::string& method, const rapidjson::Value& params, takt::agent::ControlReplyFn reply) {
         if (method == "runtime.pause") {
             deferred_.push_back(std::move(reply)); // answered at the next poll
             return;

@@ -9,6 +9,7 @@
 
 #include "../engine/scan_test_support.h"
 #include "control_client.h"
+#include "method_table.h"
 #include "rpc_json.h"
 #include "takt/agent/control_runtime.h"
 #include "takt/bytecode/container.h"
@@ -89,7 +90,18 @@ struct Live {
         rapidjson::Document doc;
         doc.Parse(params.c_str());
         std::optional<ControlAnswer> answer;
-        control->call(method, doc, [&answer](ControlAnswer a) { answer = std::move(a); });
+        const ControlReplyFn reply = [&answer](ControlAnswer a) { answer = std::move(a); };
+        // As the server calls it: params checked against the method's schema first.
+        const ControlMethod* m = rpc::findMethod(control->methods(), method);
+        rpc::ParamsSchemas schemas;
+        rpc::Error e;
+        if (m == nullptr) {
+            reply(ControlAnswer::error(-32601, "not listed"));
+        } else if (schemas.add(rpc::factsOf(*m)); !schemas.check(method, doc, e)) {
+            reply(ControlAnswer::error(e.code, e.message, e.data));
+        } else {
+            m->handler(*control, m->name, doc, reply);
+        }
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
         std::vector<std::string> ev;
         while (!answer && std::chrono::steady_clock::now() < deadline) {

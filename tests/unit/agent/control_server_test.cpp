@@ -66,7 +66,8 @@ TEST(ControlServer, BoundEndpointReportsTheEphemeralPort) {
 TEST(ControlServer, FramingSplitJoinedNotificationsAndBatches) {
     auto s = startTcp();
     LineClient c(s->server.boundEndpoint());
-    // Two requests in one write, the second split across two writes; a notification in between.
+    // Two requests in one write, the second split across two writes; a notification and a blank
+    // line in between.
     ASSERT_TRUE(c.send(request(1, "agent.ping") + "\n" + R"({"jsonrpc":"2.0","method":"agent.ping"})" + "\n\n" +
                        R"({"jsonrpc":"2.0","id":"two","met)"));
     ASSERT_TRUE(c.send(R"(hod":"agent.describe"})"
@@ -74,6 +75,12 @@ TEST(ControlServer, FramingSplitJoinedNotificationsAndBatches) {
     auto first = parseJson(c.line());
     ASSERT_TRUE(first.IsObject());
     EXPECT_EQ(first["id"].GetInt(), 1);
+    // The blank line is answered like the agent API answers it, never skipped in silence.
+    auto blank = parseJson(c.line());
+    ASSERT_TRUE(blank.IsObject());
+    EXPECT_TRUE(blank["id"].IsNull());
+    EXPECT_EQ(blank["error"]["code"].GetInt(), -32600);
+    EXPECT_STREQ(blank["error"]["message"].GetString(), "empty line: send one JSON request per line");
     auto second = parseJson(c.line());
     ASSERT_TRUE(second.IsObject());
     EXPECT_STREQ(second["id"].GetString(), "two");

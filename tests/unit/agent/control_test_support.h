@@ -28,14 +28,22 @@ namespace takt::test {
 // poll), var.write (engineer), bytecode.reload (engineer), big (viewer, a 64 KiB result).
 class RecordingTarget final : public agent::ControlTarget {
 public:
-    [[nodiscard]] std::vector<Method> methods() const override {
-        return {{"runtime.status", agent::Role::Viewer},
-                {"runtime.pause", agent::Role::Operator},
-                {"var.write", agent::Role::Engineer},
-                {"bytecode.reload", agent::Role::Engineer},
-                {"big", agent::Role::Viewer}};
+    [[nodiscard]] std::span<const agent::ControlMethod> methods() const override {
+        static constexpr std::string_view kAny = R"({"type":"object"})";
+        constexpr agent::ControlHandler call = [](agent::ControlTarget& t, std::string_view m,
+                                                  const rapidjson::Value& p, agent::ControlReplyFn r) {
+            static_cast<RecordingTarget&>(t).call(std::string(m), p, std::move(r));
+        };
+        static const agent::ControlMethod kTable[] = {
+            {"runtime.status", "", kAny, kAny, agent::Role::Viewer, call},
+            {"runtime.pause", "", kAny, kAny, agent::Role::Operator, call},
+            {"var.write", "", kAny, kAny, agent::Role::Engineer, call},
+            {"bytecode.reload", "", kAny, kAny, agent::Role::Engineer, call},
+            {"big", "", kAny, kAny, agent::Role::Viewer, call},
+        };
+        return kTable;
     }
-    void call(const std::string& method, const rapidjson::Value& params, agent::ControlReplyFn reply) override {
+    void call(const std::string& method, const rapidjson::Value& params, agent::ControlReplyFn reply) {
         {
             std::lock_guard lock(mutex_);
             calls_.push_back(method);

@@ -12,51 +12,40 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <rapidjson/document.h>
 
-namespace takt::agent {
+#include "takt/agent/rpc_method.h"
 
-// PROTOCOLS.md roles, in order: a method needs at least its role.
-enum class Role : std::uint8_t { Viewer, Operator, Engineer, Admin };
-[[nodiscard]] const char* roleName(Role r) noexcept;
+namespace takt::agent {
 
 // Control-endpoint error codes beyond seed 000's (PROTOCOLS.md).
 inline constexpr int kRateLimited = -32005;
 inline constexpr int kUnauthorized = -32010;
 inline constexpr int kForbidden = -32011;
 
-// The answer to one call: `ok` with `json` the result value, or an error (code, message and
-// optional data as raw JSON text).
-struct ControlAnswer {
-    bool ok = false;
-    std::string json;
-    int code = 0;
-    std::string message;
-    std::string data;
+using ControlAnswer = MethodAnswer;
+using ControlReplyFn = ReplyFn;
 
-    [[nodiscard]] static ControlAnswer result(std::string json);
-    [[nodiscard]] static ControlAnswer error(int code, std::string message, std::string data = {});
-};
+class ControlTarget;
+// A method of a ControlTarget. The handler gets the target that listed it (its own object) and
+// the method's name, and may answer at once or later; either way `reply` is invoked exactly once,
+// on the server thread. The server checks the role and the params (against paramsSchema) before.
+using ControlHandler = void (*)(ControlTarget& target, std::string_view method, const rapidjson::Value& params,
+                                ControlReplyFn reply);
+using ControlMethod = MethodSpec<ControlHandler>;
 
-using ControlReplyFn = std::function<void(ControlAnswer)>;
-
-// What the methods act on. `call` may answer at once or later (a command applied at the next
-// cycle boundary); either way `reply` is invoked exactly once, on the server thread.
+// What the methods act on.
 class ControlTarget {
 public:
     virtual ~ControlTarget() = default;
-    // Methods this target serves with the role each needs (the server rejects the rest with
-    // -32601 and checks roles before calling).
-    struct Method {
-        std::string name;
-        Role role = Role::Viewer;
-    };
-    [[nodiscard]] virtual std::vector<Method> methods() const = 0;
-    virtual void call(const std::string& method, const rapidjson::Value& params, ControlReplyFn reply) = 0;
+    // The methods this target serves (the server rejects the rest with -32601). The table must
+    // outlive the server.
+    [[nodiscard]] virtual std::span<const ControlMethod> methods() const = 0;
     // Called on the server thread about every millisecond: completes pending calls, and returns
     // events ({"type", "ts", ...} objects as JSON text, in order) for events.subscribe sessions.
     virtual void poll(std::vector<std::string>& events) = 0;

@@ -43,9 +43,11 @@ public:
     RuntimeControl(const RuntimeControl&) = delete;
     RuntimeControl& operator=(const RuntimeControl&) = delete;
 
-    [[nodiscard]] std::vector<Method> methods() const override;
-    void call(const std::string& method, const rapidjson::Value& params, ControlReplyFn reply) override;
+    [[nodiscard]] std::span<const ControlMethod> methods() const override { return methodTable(); }
     void poll(std::vector<std::string>& events) override;
+    // The runtime's methods (PROTOCOLS.md), the same for every instance: docs/control.md is
+    // checked against it.
+    [[nodiscard]] static std::span<const ControlMethod> methodTable();
 
     // For the run's log line and tests: the hash of the program now running.
     [[nodiscard]] const std::string& programHash() const { return hash_; }

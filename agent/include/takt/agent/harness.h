@@ -7,23 +7,20 @@
 #include <istream>
 #include <memory>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <rapidjson/document.h>
 
+#include "takt/agent/rpc_limits.h"
+#include "takt/agent/rpc_method.h"
 #include "takt/bytecode/module.h"
 #include "takt/compiler/project.h"
 #include "takt/engine/engine.h"
 
 namespace takt::agent {
-
-inline constexpr std::size_t kMaxLineBytes = 1u << 20; // PROTOCOLS.md limits
-inline constexpr int kMaxJsonDepth = 64;
-// The one answer of the agent API and the harness to a line holding nothing but blanks (space,
-// tab, CR): an invalid request, never silence.
-inline constexpr std::string_view kBlankLineMessage = "empty line: send one JSON request per line";
 
 // The result of compiling in-memory sources into a runnable Module.
 struct CompileOutcome {
@@ -94,6 +91,9 @@ public:
 
 private:
     struct State;
+    struct Command;
+    // The commands, one table (name, summary, handler).
+    [[nodiscard]] static std::span<const MethodSpec<Command>> commands();
     std::unique_ptr<State> state_;
 };
 

@@ -1,0 +1,18 @@
+#pragma once
+// The limits every line-based protocol surface of takt shares (harness, agent API, control
+// endpoint; PROTOCOLS.md), and the messages that report a line breaking them. One place, so the
+// surfaces cannot drift apart.
+#include <cstddef>
+#include <string_view>
+
+namespace takt::agent {
+
+inline constexpr std::size_t kMaxLineBytes = 1u << 20; // one request line, without its newline
+inline constexpr int kMaxJsonDepth = 64;
+// The answer to a line holding nothing but blanks (space, tab, CR): an invalid request, never
+// silence, so a client never waits on a line that was dropped.
+inline constexpr std::string_view kBlankLineMessage = "empty line: send one JSON request per line";
+inline constexpr std::string_view kOversizeLineMessage =
+    "request line exceeds 1048576 bytes (1 MiB); it is skipped up to its newline";
+
+} // namespace takt::agent

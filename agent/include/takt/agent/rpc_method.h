@@ -1,0 +1,44 @@
+#pragma once
+// What every JSON-RPC surface of takt (the agent API, the control endpoint; later the web API and
+// the language server) knows about one method, in one table per surface: its name, a summary,
+// the JSON Schemas of its params and result, the least role that may call it, and its handler.
+// The table drives dispatch, the params check, the role check, agent.describe, agent.schema and
+// the method tables of docs/ (a test regenerates those), so none of them can drift apart.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace takt::agent {
+
+// PROTOCOLS.md roles, in order: a method needs at least its role.
+enum class Role : std::uint8_t { Viewer, Operator, Engineer, Admin };
+[[nodiscard]] const char* roleName(Role r) noexcept;
+
+template <class Handler> struct MethodSpec {
+    std::string_view name;
+    std::string_view summary;
+    std::string_view paramsSchema; // JSON Schema (draft 2020-12 subset) that every request's params must pass
+    std::string_view resultSchema;
+    std::optional<Role> role; // the least role; nothing: callable before auth.login (and on surfaces without roles)
+    Handler handler;
+};
+
+// The answer to one call: `ok` with `json` the result value, or an error (code, message and
+// optional data as raw JSON text).
+struct MethodAnswer {
+    bool ok = false;
+    std::string json;
+    int code = 0;
+    std::string message;
+    std::string data;
+
+    [[nodiscard]] static MethodAnswer result(std::string json);
+    [[nodiscard]] static MethodAnswer error(int code, std::string message, std::string data = {});
+};
+
+// A handler that completes later (on the server's thread) calls this exactly once.
+using ReplyFn = std::function<void(MethodAnswer)>;
+
+} // namespace takt::agent
