@@ -99,6 +99,11 @@ std::optional<std::vector<Owned>> checkDrivers(const io::IoConfig& config, Valid
             for (const Owned& o : owned) {
                 // One driver may list several lines in one byte (gpio); only other drivers clash.
                 if (const io::ByteRange common = io::writeClash(o.range, r); o.owner != who && common.count != 0) {
+                    if (io::sharedWholeImage(o.range, r)) {
+                        report.diagnostics.push_back(diag(Severity::Warning, file, spec.line, spec.column, entry,
+                                                          io::wholeImageOverlapWarning(o.owner, who, common)));
+                        continue;
+                    }
                     report.diagnostics.push_back(
                         diag(Severity::Error, file, spec.line, spec.column, entry,
                              fmt::format("writes {} which {} also writes; each byte of the process image has one "

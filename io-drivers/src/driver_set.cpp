@@ -40,6 +40,13 @@ std::string driverLabel(const IoConfig& config, const DriverSpec& spec, std::siz
 
 } // namespace
 
+std::string wholeImageOverlapWarning(const std::string& earlier, const std::string& later, const ByteRange& common) {
+    return fmt::format("{} and {} both write {} as truST whole-image inputs (mqtt topic_in, modbus-tcp "
+                       "input_start); accepted: the later driver in the list wins for the bytes it writes in a cycle "
+                       "(drivers are read in list order)",
+                       earlier, later, describeRange(common));
+}
+
 std::string describeRange(const ByteRange& r) {
     const char a = areaLetter(r.area);
     if (r.count <= 1) {
@@ -75,6 +82,7 @@ bool DriverSet::configure(std::vector<std::unique_ptr<Driver>> drivers, const st
     stop();
     drivers_.clear();
     labels_.clear();
+    warnings_.clear();
     std::fill(std::begin(bytes_), std::end(bytes_), 0);
     struct Owned {
         ByteRange range;
@@ -82,6 +90,7 @@ bool DriverSet::configure(std::vector<std::unique_ptr<Driver>> drivers, const st
     };
     std::vector<Owned> owned;
     std::vector<std::string> labels;
+    std::vector<std::string> warnings;
     for (std::size_t i = 0; i < drivers.size(); ++i) {
         labels.push_back(driverLabel(config, specs[i], i));
         std::string why;
@@ -100,6 +109,10 @@ bool DriverSet::configure(std::vector<std::unique_ptr<Driver>> drivers, const st
                     continue; // one driver may list adjacent or shared bytes (gpio lines of one byte)
                 }
                 if (const ByteRange common = writeClash(o.range, r); common.count != 0) {
+                    if (sharedWholeImage(o.range, r)) {
+                        warnings.push_back(wholeImageOverlapWarning(labels[o.driver], labels[i], common));
+                        continue;
+                    }
                     error = fmt::format("{} and {} both write {}: each byte of the process image has one writer "
                                         "(change the drivers' address ranges)",
                                         labels[o.driver], labels[i], describeRange(common));
@@ -125,6 +138,7 @@ bool DriverSet::configure(std::vector<std::unique_ptr<Driver>> drivers, const st
     }
     drivers_ = std::move(drivers);
     labels_ = std::move(labels);
+    warnings_ = std::move(warnings);
     started_.assign(drivers_.size(), false);
     return true;
 }

@@ -111,6 +111,7 @@ public:
             p.fail("reconnect_max_ms", fmt::format("must be at least reconnect_ms ({})", reconnectMs_));
         }
         const bool explicitMaps = p.has("inputs") || p.has("outputs");
+        trustForm_ = !explicitMaps;
         for (std::string_view key : {"input_start", "output_start", "input_count", "output_count"}) {
             if (explicitMaps && p.has(key)) {
                 p.fail(key, "belongs to the truST form; with explicit inputs/outputs maps give `start` per map");
@@ -173,7 +174,10 @@ public:
             for (const ModbusMap& m : layout->maps) {
                 e.push_back(m.extent());
             }
-            const auto part = byteRanges(e, layout == &in_ ? Access::Write : Access::Read);
+            auto part = byteRanges(e, layout == &in_ ? Access::Write : Access::Read);
+            for (ByteRange& b : part) {
+                b.wholeImage = trustForm_ && b.access == Access::Write;
+            }
             r.insert(r.end(), part.begin(), part.end());
         }
         return r;
@@ -465,6 +469,7 @@ private:
     int unitId_ = 1;
     std::int64_t timeoutMs_ = 500, pollMs_ = 10, commLossMs_ = 1000, reconnectMs_ = 100, reconnectMaxMs_ = 5000;
     OnError onError_ = OnError::Fault;
+    bool trustForm_ = false; // input_start/output_start, no maps: its input range is a whole-image one
     Layout in_, out_;
 
     // Shared between the scan thread and the driver thread, under mutex_ (held for copies only).

@@ -8,8 +8,10 @@
 // are rounded up), status_topic (retained "online" once connected, "offline" as the last will
 // and on stop), on_error (fault|warn|ignore, fault), comm_loss_timeout_ms (5000), and:
 //   topic_in / topic_out: the truST whole-image topics. A topic_in message's payload bytes
-//     become %IB0.. (in_bytes, 64: a shorter payload leaves the rest as it was); %QB0..
-//     (out_bytes, 64) are published raw on topic_out whenever they change.
+//     are written to %IB0.. (in_bytes, 64) at the next cycle start, only those bytes and only
+//     once: between messages the inputs keep what the program or another driver left there,
+//     which lets a modbus-tcp input_start share them (sharedWholeImage); %QB0.. (out_bytes, 64)
+//     are published raw on topic_out whenever they change.
 //   publish = [{address, type, topic, retain = false}]: a typed JSON value
 //     ({"type":"INT","value":42}) published when the value at `address` changes (and again
 //     after every reconnect).
@@ -156,9 +158,7 @@ public:
     std::vector<ByteRange> ownedRanges() const override {
         std::vector<BitExtent> written;
         std::vector<BitExtent> read;
-        if (!topicIn_.empty()) {
-            written.push_back({Area::Input, 0, inBytes_ * 8});
-        }
+
         if (!topicOut_.empty()) {
             read.push_back({Area::Output, 0, outBytes_ * 8});
         }
@@ -169,6 +169,9 @@ public:
             read.push_back(extent(b));
         }
         std::vector<ByteRange> r = byteRanges(written, Access::Write);
+        if (!topicIn_.empty() && inBytes_ > 0) {
+            r.push_back({Area::Input, 0, static_cast<std::uint32_t>(inBytes_), Access::Write, true});
+        }
         const std::vector<ByteRange> readRanges = byteRanges(read, Access::Read);
         r.insert(r.end(), readRanges.begin(), readRanges.end());
         return r;
@@ -221,9 +224,12 @@ public:
 
     void readInputs(ImageView image) noexcept override {
         const std::lock_guard lock(mutex_);
-        if (!imageIn_.empty() && !image.inputs.empty()) {
-            std::memcpy(image.inputs.data(), imageIn_.data(), std::min(imageIn_.size(), image.inputs.size()));
+        // Bad inputs read as 0 every cycle, as every driver's (imageIn_ was zeroed).
+        const std::size_t n = inputsBad_ ? imageIn_.size() : imageInFresh_;
+        if (n != 0 && !image.inputs.empty()) {
+            std::memcpy(image.inputs.data(), imageIn_.data(), std::min(n, image.inputs.size()));
         }
+        imageInFresh_ = 0;
         for (std::size_t i = 0; i < subscribe_.size(); ++i) {
             put(subscribe_[i], inShared_.data() + i * 8, image);
         }
@@ -459,7 +465,10 @@ private:
                                        msg->payloadlen > 0 ? static_cast<std::size_t>(msg->payloadlen) : 0);
         if (topic == d->topicIn_) {
             const std::lock_guard lock(d->mutex_);
-            std::memcpy(d->imageIn_.data(), payload.data(), std::min(payload.size(), d->imageIn_.size()));
+            const std::size_t n = std::min(payload.size(), d->imageIn_.size());
+            std::memcpy(d->imageIn_.data(), payload.data(), n);
+            // Two messages in one cycle: the held image has the newest of each byte either carried.
+            d->imageInFresh_ = std::max(d->imageInFresh_, n);
         }
         for (std::size_t i = 0; i < d->subscribe_.size(); ++i) {
             const Binding& b = d->subscribe_[i];
@@ -557,6 +566,7 @@ private:
     std::vector<std::uint8_t> inShared_, outShared_, imageIn_, imageOut_;
     bool haveOutputs_ = false, safeLatched_ = false, stopping_ = false, connected_ = false, republish_ = false;
     bool inputsBad_ = false;
+    std::size_t imageInFresh_ = 0; // topic_in bytes received since the last cycle start
     std::int64_t disconnectedSinceNs_ = 0;
     std::string lastError_;
 

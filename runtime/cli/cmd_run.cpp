@@ -383,6 +383,9 @@ int runMain(const RunOptions& options) {
         std::fprintf(stderr, "%stakt run: %s\n", journalPrefix(kPriorityError).c_str(), error.c_str());
         return kExitInvalidProject;
     }
+    for (const std::string& w : drivers.warnings()) {
+        log->warn("{}", w);
+    }
 
     // Signals are taken by this thread only (sigtimedwait); every thread started
     // below inherits the mask, so a SIGTERM never interrupts the scan thread.

@@ -7,16 +7,20 @@
 // the run's last status line shows the inputs the couplings and disturbances produced.
 #include <algorithm>
 #include <chrono>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include "support/net.h"
 #include "support/process.h"
 #include "support/takt_cli.h"
 #include "support/temp_dir.h"
 #include "support/validate_report.h"
+#include "unit/io/modbus_peer.h"
+#include "unit/io/mqtt_peer.h"
 
 namespace takt::agent {
 namespace {
@@ -189,8 +193,7 @@ END_PROGRAM
 
 // OOP (an interface, a function block with methods) with truST's multi-driver io.toml: modbus-tcp
 // and mqtt with keep_alive_s, allow_insecure_remote and on_error. No peer answers: the drivers
-// are degraded, the run still ends with exit 0. (mqtt has no topic_in here: it would write the
-// same input bytes as modbus-tcp, which takt refuses.)
+// are degraded, the run still ends with exit 0.
 TEST(TrustProject, OopWithModbusAndMqttDrivers) {
     TempDir dir;
     dir.write("runtime.toml", runtimeToml("ConveyorOop",
@@ -251,6 +254,73 @@ END_PROGRAM
     const Step run = runFor1s(dir);
     EXPECT_EQ(run.exitCode, 0) << run.output;
     EXPECT_FALSE(lastStatus(run.output).empty()) << run.output;
+}
+
+// truST's OSCAT io.toml: modbus-tcp in the input_start form against a Modbus server and mqtt's
+// whole-image topic_in / topic_out against a mosquitto broker, both writing from %IB0. Accepted
+// with one warning naming both drivers and the shared bytes. modbus-tcp writes %IW0 every cycle;
+// the retained 3-byte topic_in message is written once, so %IB2 (which only mqtt writes) keeps
+// its byte while modbus-tcp, read first, has %IB0..%IB1 back the next cycle.
+TEST(TrustProject, OscatModbusInputStartBesideMqttTopicIn) {
+    if (!std::filesystem::exists(io::test::kBroker)) {
+        GTEST_SKIP() << "mosquitto is not installed (scripts/setup.sh installs it)";
+    }
+    TempDir brokerDir;
+    io::test::Broker broker(brokerDir);
+    ASSERT_TRUE(broker.start());
+    io::test::Peer peer(broker.port());
+    peer.publish("line1/cmd", std::string("\x2A\x2B\x2C", 3), true);
+    const std::uint16_t modbusPort = takt::test::freeTcpPort();
+    io::test::PeerServer server(modbusPort);
+    server.setInputRegister(0, 0x1234);
+    server.start();
+
+    TempDir dir;
+    dir.write("runtime.toml",
+              runtimeToml("TankFarm", "endpoint = \"unix://" + (dir.path() / "ctl.sock").string() + "\"\n"));
+    dir.write("io.toml", fmt::format(R"([io]
+drivers = [
+  {{ name = "modbus-tcp", params = {{ address = "127.0.0.1:{}", input_start = 0, input_count = 1, output_start = 0, output_count = 1, timeout_ms = 200, on_error = "warn" }} }},
+  {{ name = "mqtt", params = {{ broker = "127.0.0.1:{}", topic_in = "line1/cmd", topic_out = "line1/alarm", reconnect_ms = 500, keep_alive_s = 5, allow_insecure_remote = false }} }}
+]
+
+[[io.safe_state]]
+address = "%QX0.0"
+value = "FALSE"
+)",
+                                     modbusPort, broker.port()));
+    dir.write("src/Main.st", "PROGRAM Transfer\nVAR\n    level : INT;\n    cmd : BYTE;\n    alarm : BOOL;\nEND_VAR\n"
+                             "    alarm := level > 100 OR cmd <> 0;\nEND_PROGRAM\n");
+    dir.write("src/Configuration.st",
+              configurationSt("Transfer", "    Cpu0.Plant.level AT %IW0 : INT;\n    Cpu0.Plant.cmd AT %IB2 : BYTE;\n"
+                                          "    Cpu0.Plant.alarm AT %QX0.0 : BOOL;\n"));
+    std::string built;
+    EXPECT_EQ(buildAndValidate(dir, built), std::vector<std::string>{"io.toml:4: io.drivers[1]"});
+    const takt::test::RunResult v = runTakt("validate --ci", dir.path());
+    EXPECT_TRUE(hasDiagnostic(validateReport(v), "warning", "io.drivers[1]",
+                              "io.drivers[0] (modbus-tcp) and io.drivers[1] (mqtt) both write %IB0..%IB1"))
+        << v.out;
+
+    const Step run = runFor1s(dir);
+    EXPECT_EQ(run.exitCode, 0) << run.output;
+    std::vector<std::string> warnings;
+    std::istringstream lines(run.output);
+    for (std::string line; std::getline(lines, line);) {
+        // A cycle overrun depends on the machine's load, not on the project.
+        if (line.find("warn") != std::string::npos && line.find("cycle_overrun") == std::string::npos) {
+            warnings.push_back(line);
+        }
+    }
+    ASSERT_EQ(warnings.size(), 1U) << run.output;
+    const std::string io = (dir.path() / "io.toml").string();
+    EXPECT_NE(warnings[0].find(io + ":3:3: driver 'modbus-tcp' (io.drivers[0].params) and " + io +
+                               ":4:3: driver 'mqtt' (io.drivers[1].params) both write %IB0..%IB1"),
+              std::string::npos)
+        << warnings[0];
+    const std::string last = lastStatus(run.output);
+    EXPECT_NE(last.find("%I=34122c"), std::string::npos) << last;
+    EXPECT_NE(run.output.find("io modbus-tcp=ok,mqtt=ok"), std::string::npos) << run.output;
+    server.stop();
 }
 
 // truST's gpio params (backend, sysfs_base, `pin` for the line) validate with a warning for each

@@ -109,6 +109,55 @@ drivers = [
     EXPECT_NE(error.find("(io.drivers[2].params) both write %QB1"), std::string::npos) << error;
 }
 
+// truST's example io.toml: modbus-tcp in its input_start form and mqtt's whole-image topic_in
+// both write from %IB0. Accepted with a warning at the later driver's line naming both drivers
+// and the shared bytes; any other writer on those bytes is still refused.
+TEST(DriverSet, TrustWholeImageWritersShareInputsWithAWarning) {
+    IoConfigResult parsed = parseIoConfig(R"([io]
+drivers = [
+  { name = "modbus-tcp", params = { address = "127.0.0.1:15502", input_start = 0, input_count = 2, output_start = 0 } },
+  { name = "mqtt", params = { broker = "127.0.0.1:1883", topic_in = "line1/in", topic_out = "line1/out", in_bytes = 8 } },
+]
+)",
+                                          "io.toml", false);
+    ASSERT_TRUE(parsed.config);
+    DriverSet set;
+    std::string error;
+    ASSERT_TRUE(set.configure(*parsed.config, 0, error)) << error;
+    ASSERT_EQ(set.warnings().size(), 1U);
+    const std::string& w = set.warnings()[0];
+    EXPECT_NE(w.find("io.toml:3:3: driver 'modbus-tcp' (io.drivers[0].params) and io.toml:4:3: driver 'mqtt' "
+                     "(io.drivers[1].params) both write %IB0..%IB3"),
+              std::string::npos)
+        << w;
+    EXPECT_NE(w.find("the later driver in the list wins for the bytes it writes in a cycle"), std::string::npos) << w;
+
+    // With explicit inputs maps modbus-tcp is an ordinary writer: the clash is an error again.
+    parsed = parseIoConfig(R"([io]
+drivers = [
+  { name = "modbus-tcp", params = { address = "127.0.0.1:15502", inputs = [{ area = "input_registers", start = 0, count = 2, address = "%IW0" }] } },
+  { name = "mqtt", params = { broker = "127.0.0.1:1883", topic_in = "line1/in", in_bytes = 8 } },
+]
+)",
+                           "io.toml", false);
+    ASSERT_TRUE(parsed.config);
+    EXPECT_FALSE(set.configure(*parsed.config, 0, error));
+    EXPECT_NE(error.find("both write %IB0..%IB3"), std::string::npos) << error;
+    EXPECT_TRUE(set.warnings().empty());
+
+    // So is a per-variable subscribe on bytes the truST form writes.
+    parsed = parseIoConfig(R"([io]
+drivers = [
+  { name = "modbus-tcp", params = { address = "127.0.0.1:15502", input_start = 0 } },
+  { name = "mqtt", params = { broker = "127.0.0.1:1883", subscribe = [{ topic = "a", address = "%IW2", type = "INT" }] } },
+]
+)",
+                           "io.toml", false);
+    ASSERT_TRUE(parsed.config);
+    EXPECT_FALSE(set.configure(*parsed.config, 0, error));
+    EXPECT_NE(error.find("both write %IB4..%IB5"), std::string::npos) << error;
+}
+
 TEST(DriverSet, UnknownDriverNameIsAnError) {
     IoConfig config;
     config.file = "io.toml";

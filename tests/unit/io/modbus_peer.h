@@ -54,6 +54,10 @@ public:
         const std::lock_guard lock(mutex_);
         mapping_->tab_registers[i] = v;
     }
+    void setInputRegister(int i, std::uint16_t v) {
+        const std::lock_guard lock(mutex_);
+        mapping_->tab_input_registers[i] = v;
+    }
     std::uint8_t coil(int i) {
         const std::lock_guard lock(mutex_);
         return mapping_->tab_bits[i];

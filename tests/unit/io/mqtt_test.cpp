@@ -135,6 +135,48 @@ TEST(Mqtt, TypedValuesRoundTripThroughABroker) {
     EXPECT_TRUE(eventually([&] { return peer.last("line1/status") == "offline"; }));
 }
 
+// truST's whole-image topic_in writes the inputs only in the cycle after a message, and only the
+// bytes the payload carries: before the first message, and between messages, the inputs keep
+// what another driver (a modbus-tcp input_start on the same bytes) or the program left there.
+TEST(Mqtt, TopicInWritesOnlyTheReceivedBytesOnceAfterAMessage) {
+    if (!std::filesystem::exists(kBroker)) {
+        GTEST_SKIP() << "mosquitto is not installed (scripts/setup.sh installs it)";
+    }
+    TempDir dir;
+    Broker broker(dir);
+    ASSERT_TRUE(broker.start());
+    Peer peer(broker.port());
+    auto d = makeDriver("mqtt", fmt::format("broker = '127.0.0.1:{}'\nclient_id = 'takt-test'\nreconnect_ms = 100\n"
+                                            "topic_in = 'line1/image/in'\nin_bytes = 4\n",
+                                            broker.port()));
+    std::string error;
+    ASSERT_TRUE(d->start(error)) << error;
+    Image img;
+    std::fill_n(img.inputs.begin(), 4, std::uint8_t{0xEE});
+    ASSERT_TRUE(eventually([&] { return d->health().health == Health::Ok; }, [&] { cycle(*d, img); }));
+    for (int i = 0; i < 20; ++i) {
+        cycle(*d, img);
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_EQ(img.inputs[0], 0xEE);
+    EXPECT_EQ(img.inputs[3], 0xEE);
+
+    peer.publish("line1/image/in", "\x01\x02\x03", true); // retained: reaches the driver once it subscribed
+    EXPECT_TRUE(eventually([&] { return img.inputs[0] == 1 && img.inputs[1] == 2 && img.inputs[2] == 3; },
+                           [&] { cycle(*d, img); }));
+    EXPECT_EQ(img.inputs[3], 0xEE);
+
+    // Written once: what another writer puts there next is not overwritten by the held image.
+    img.inputs[0] = 0x55;
+    for (int i = 0; i < 20; ++i) {
+        cycle(*d, img);
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_EQ(img.inputs[0], 0x55);
+    EXPECT_EQ(img.inputs[1], 2);
+    d->stop();
+}
+
 // What `takt run` does on SIGTERM: applySafeState and stop at once. The safe values are
 // published before the disconnect, not lost to the stop.
 TEST(Mqtt, StopRightAfterApplySafeStatePublishesTheSafeValues) {

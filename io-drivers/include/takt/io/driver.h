@@ -38,6 +38,9 @@ struct ByteRange {
     std::uint32_t first = 0; // byte offset in the area (address mode already applied)
     std::uint32_t count = 0; // bytes
     Access access = Access::Write;
+    // truST's whole-image input forms (mqtt topic_in, modbus-tcp input_start without maps),
+    // which its example projects pair on the same %IB0..: see sharedWholeImage.
+    bool wholeImage = false;
 };
 
 // Whether two ranges share a byte (same area, both non-empty).
@@ -59,6 +62,13 @@ struct ByteRange {
     const std::uint64_t endA = std::uint64_t{a.first} + a.count;
     const std::uint64_t endB = std::uint64_t{b.first} + b.count;
     return ByteRange{a.area, first, static_cast<std::uint32_t>((endA < endB ? endA : endB) - first)};
+}
+
+// Whether a clash between `a` and `b` is accepted with a warning instead of refused: both are
+// truST whole-image writers, each writing only what it received in a cycle, so the driver later
+// in io.toml's list (read later in the cycle) wins for the bytes it writes.
+[[nodiscard]] constexpr bool sharedWholeImage(const ByteRange& a, const ByteRange& b) noexcept {
+    return a.wholeImage && b.wholeImage;
 }
 
 enum class Health : std::uint8_t { Ok, Degraded, Faulted };

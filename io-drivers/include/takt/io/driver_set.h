@@ -42,6 +42,8 @@ public:
     [[nodiscard]] std::size_t driverCount() const { return drivers_.size(); }
     [[nodiscard]] Driver& driver(std::size_t i) { return *drivers_[i]; }
     [[nodiscard]] const std::vector<std::uint8_t>& safeImage() const { return safe_; }
+    // What configure accepted with a warning (truST whole-image writers sharing input bytes).
+    [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
 
     // Asks every driver for its health (off the cycle, e.g. 4 times a second) and caches the
     // summary the scan thread publishes.
@@ -61,6 +63,7 @@ public:
 private:
     std::vector<std::unique_ptr<Driver>> drivers_;
     std::vector<std::string> labels_; // "io.drivers[1] 'loopback'" for errors
+    std::vector<std::string> warnings_;
     std::vector<bool> started_;
     std::size_t bytes_[3] = {0, 0, 0};
     std::vector<std::uint8_t> safe_;
@@ -70,5 +73,9 @@ private:
 
 // "%IB0..%IB63" for a byte range.
 [[nodiscard]] std::string describeRange(const ByteRange& r);
+// The warning for two truST whole-image writers sharing `common` (sharedWholeImage), after the
+// names of the earlier and the later driver; `takt validate` and `takt run` say the same.
+[[nodiscard]] std::string wholeImageOverlapWarning(const std::string& earlier, const std::string& later,
+                                                   const ByteRange& common);
 
 } // namespace takt::io
