@@ -206,8 +206,14 @@ ast::StmtPtr Parser::parseStatement() {
         return nullptr;
     }
     ast::ExprPtr target = parseExpression();
-    if (accept(TokenKind::Assign)) {
+    // `r REF= x` (CODESYS): REF and '=' with nothing between them.
+    const bool bind = at(TokenKind::Ref) && peek(1) == TokenKind::Equal && peekTok(1).begin == tok().end;
+    if (bind) {
+        advance();
+    }
+    if (accept(bind ? TokenKind::Equal : TokenKind::Assign)) {
         auto a = makeNode<ast::AssignStmt>(Span{});
+        a->bindReference = bind;
         a->target = std::move(target);
         a->value = parseExpression();
         a->span = spanFrom(begin);

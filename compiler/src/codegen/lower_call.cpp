@@ -106,6 +106,9 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
         return standardCall(e, want, dest);
     }
     span_ = e.span;
+    if (auto v = builtinCall(e, want, dest)) {
+        return *v;
+    }
     // FB instance call: the callee names an instance.
     const Type* calleeType = e.callee->type != nullptr ? stripAlias(e.callee->type) : nullptr;
     const Symbol* fb = calleeType != nullptr ? instancePou(calleeType) : nullptr;
@@ -268,7 +271,7 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
 }
 
 void Lowerer::storeInput(Loc member, bool byReference, const ast::Expr& value) {
-    if (!byReference) {
+    if (!byReference && !isReference(member.type)) { // a REFERENCE TO input is bound like a VAR_IN_OUT
         assign(member, value);
         return;
     }

@@ -67,6 +67,10 @@ void BodyChecker::checkStmt(ast::Stmt& s) {
     switch (s.kind) {
     case ast::StmtKind::Assign: {
         auto& a = static_cast<ast::AssignStmt&>(s);
+        if (a.bindReference) {
+            checkBindReference(a);
+            return;
+        }
         const Type* t = checkExpr(*a.target);
         checkExpr(*a.value, t);
         if (checkWritable(*a.target)) {

@@ -276,6 +276,7 @@ constexpr std::array<std::string_view, 264> kGoldenOpcodes = {
     "DIVW_F64",
     "ADDW_F64",
     "EQ_AGG",
+    "CHK_PTR",
     "ASSERT_FAIL",
 };
 
