@@ -206,8 +206,9 @@ ast::StmtPtr Parser::parseStatement() {
         return nullptr;
     }
     ast::ExprPtr target = parseExpression();
-    // `r REF= x` (CODESYS): REF and '=' with nothing between them.
-    const bool bind = at(TokenKind::Ref) && peek(1) == TokenKind::Equal && peekTok(1).begin == tok().end;
+    // `r REF= x` (CODESYS). REF cannot follow an expression otherwise, so a space or a comment
+    // between REF and '=' changes nothing (the formatter writes `REF=`).
+    const bool bind = at(TokenKind::Ref) && peek(1) == TokenKind::Equal;
     if (bind) {
         advance();
     }

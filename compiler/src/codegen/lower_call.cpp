@@ -302,6 +302,8 @@ std::vector<Value> Lowerer::frameArguments(const ast::CallExpr& e, const Symbol*
         const Symbol* p = target->params[static_cast<std::size_t>(binding[i])];
         if (p->section == ast::VarSection::InOut) {
             values[i] = Value{pointerOf(locate(*a.value)), Calc::U32, nullptr};
+        } else if (isReference(p->type)) { // a REFERENCE TO input is bound to the variable passed
+            values[i] = Value{pointerOf(locate(*a.value)), Calc::U32, p->type};
         } else {
             values[i] = eval(*a.value, p->type);
         }

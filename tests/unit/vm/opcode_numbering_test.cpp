@@ -12,7 +12,7 @@
 namespace takt::bytecode {
 namespace {
 
-constexpr std::array<std::string_view, 264> kGoldenOpcodes = {
+constexpr std::array<std::string_view, 265> kGoldenOpcodes = {
     "NOP",
     "RET",
     "JMP",
