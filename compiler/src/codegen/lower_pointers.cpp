@@ -32,7 +32,10 @@ void Lowerer::checkPointer(Operand pointer, const Type* target, Span span) {
 
 std::optional<Value> Lowerer::builtinCall(const ast::CallExpr& e, const Type* want, std::optional<Operand> dest) {
     using B = ast::CallExpr::Builtin;
-    const ast::Expr& arg = *e.args[0].value;
+    if (e.builtin == B::None) {
+        return std::nullopt;
+    }
+    const ast::Expr& arg = *e.args[0].value; // sema let the call through with exactly one operand
     Value v;
     switch (e.builtin) {
     case B::None: return std::nullopt;
