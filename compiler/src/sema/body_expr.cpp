@@ -59,7 +59,7 @@ const Type* BodyChecker::checkExpr(ast::Expr& e, const Type* expected) {
         t = errorType();
     }
     const bool location = e.kind == ast::ExprKind::Name || e.kind == ast::ExprKind::Member ||
-                           e.kind == ast::ExprKind::Index || e.kind == ast::ExprKind::Deref;
+                          e.kind == ast::ExprKind::Index || e.kind == ast::ExprKind::Deref;
     if (!keepReference && location && isReference(t)) {
         t = static_cast<const RefType*>(stripAlias(t))->target; // a REFERENCE TO reads as its target
     }

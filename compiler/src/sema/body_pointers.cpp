@@ -58,8 +58,7 @@ const Type* sizeOfOperand(Context& cx, const Scope* scope, const ast::Expr& arg)
     if (s->kind == SymbolKind::Type) {
         return completeTypeSymbol(cx, s);
     }
-    if (s->kind == SymbolKind::Variable ||
-        (s->kind == SymbolKind::Pou && s->pouKind == ast::PouKind::FunctionBlock)) {
+    if (s->kind == SymbolKind::Variable || (s->kind == SymbolKind::Pou && s->pouKind == ast::PouKind::FunctionBlock)) {
         return s->type;
     }
     return nullptr;
@@ -78,7 +77,10 @@ std::optional<const Type*> BodyChecker::checkBuiltinCall(ast::CallExpr& e) {
     }
     const std::string name = upperName(static_cast<const ast::NameExpr&>(*e.callee).name.name);
     using B = ast::CallExpr::Builtin;
-    e.builtin = name == "ADR" ? B::Adr : name == "SIZEOF" ? B::SizeOf : name == "__ISVALIDREF" ? B::IsValidRef : B::None;
+    e.builtin = name == "ADR"            ? B::Adr
+                : name == "SIZEOF"       ? B::SizeOf
+                : name == "__ISVALIDREF" ? B::IsValidRef
+                                         : B::None;
     if (e.builtin == B::None) {
         return std::nullopt;
     }
@@ -251,8 +253,7 @@ void BodyChecker::checkReferenceBinding(ast::Expr& value, const Type* reference)
     if (stripAlias(v) != stripAlias(want) &&
         !implicitlyConvertible(cx_.model.types.ref(v, ast::RefSpelling::ReferenceTo), reference)) {
         cx_.error(DiagCode::TypeMismatch, value.span,
-                  "'" + text(value.span) + "' of type " + typeName(v) + " cannot be bound to " +
-                      typeName(reference));
+                  "'" + text(value.span) + "' of type " + typeName(v) + " cannot be bound to " + typeName(reference));
     }
 }
 
