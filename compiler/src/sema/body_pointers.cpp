@@ -22,7 +22,7 @@ bool isPointerOffset(const Type* t) {
     return (isInteger(b) || isBitString(b)) && b->kind() != K::Bool && bitWidth(b) <= 32;
 }
 
-// The integer types a pointer converts to and from (with W1013): the unsigned ones of 32 and
+// The integer types a pointer converts to and from (with W1014): the unsigned ones of 32 and
 // 64 bits. takt's pointer value is a 32-bit image offset stored in 8 bytes (as CODESYS x64
 // stores its pointers), so both widths hold it.
 bool isPointerWideInteger(const Type* t) {

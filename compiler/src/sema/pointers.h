@@ -15,7 +15,7 @@ namespace takt::compiler::sema {
 // The type SIZEOF(arg) measures where no body checking has typed `arg` (array bounds,
 // CONSTANT initialisers): a type name, or a variable named directly. Null when it is neither.
 [[nodiscard]] const Type* sizeOfOperand(Context& cx, const Scope* scope, const ast::Expr& arg);
-// A CODESYS extension (POINTER TO, ADR, UNION…) used under dialect "iec": W1014 as an error.
+// A CODESYS extension (POINTER TO, ADR, UNION…) used under dialect "iec": W1015 as an error.
 // Under dialect "codesys" these have one meaning and nothing to warn about.
 void codesysExtension(Context& cx, Span span, std::string_view what);
 
