@@ -265,12 +265,17 @@ public:
             out_ += ')';
             break;
         }
-        case TypeSpecKind::Ref:
-            open("REF_TO", t->span);
+        case TypeSpecKind::Ref: {
+            const RefSpelling spelling = static_cast<const RefTypeSpec&>(*t).spelling;
+            open(spelling == RefSpelling::PointerTo     ? "POINTER_TO"
+                 : spelling == RefSpelling::ReferenceTo ? "REFERENCE_TO"
+                                                        : "REF_TO",
+                 t->span);
             out_ += ' ';
             type(static_cast<const RefTypeSpec&>(*t).target.get());
             out_ += ')';
             break;
+        }
         case TypeSpecKind::Subrange: {
             const auto& s = static_cast<const SubrangeTypeSpec&>(*t);
             open("subrange", t->span);
@@ -302,7 +307,7 @@ public:
         }
         case TypeSpecKind::Struct: {
             const auto& s = static_cast<const StructTypeSpec&>(*t);
-            open("STRUCT", t->span);
+            open(s.isUnion ? "UNION" : "STRUCT", t->span);
             if (s.extends) {
                 out_ += " (EXTENDS " + s.extends->text() + ")";
             }
@@ -406,7 +411,7 @@ public:
         switch (s.kind) {
         case StmtKind::Assign: {
             const auto& a = static_cast<const AssignStmt&>(s);
-            open(":=", s.span);
+            open(a.bindReference ? "REF=" : ":=", s.span);
             item(a.target.get());
             item(a.value.get());
             break;

@@ -269,7 +269,8 @@ private:
         // A jump label `name:` in a body (not `name : TYPE` in a declaration): written like a
         // CASE label, the statement after it on a line of its own.
         if (k == TokenKind::Identifier && toks_[i + 1].kind == TokenKind::Colon && top != nullptr &&
-            !isVarSection(top->opener) && top->opener != TokenKind::Type && top->opener != TokenKind::Struct) {
+            !isVarSection(top->opener) && top->opener != TokenKind::Type && top->opener != TokenKind::Struct &&
+            top->opener != TokenKind::Union) {
             labelColon_ = i + 1;
         }
         return n;
@@ -326,6 +327,7 @@ private:
         case TokenKind::Case: push(k, true); return;
         case TokenKind::Repeat:
         case TokenKind::Struct:
+        case TokenKind::Union:
         case TokenKind::Type:
             push(k);
             force(i + 1);

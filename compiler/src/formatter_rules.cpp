@@ -134,6 +134,7 @@ TokenKind closerFor(TokenKind opener) {
     case TokenKind::Resource: return TokenKind::EndResource;
     case TokenKind::Type: return TokenKind::EndType;
     case TokenKind::Struct: return TokenKind::EndStruct;
+    case TokenKind::Union: return TokenKind::EndUnion;
     case TokenKind::If: return TokenKind::EndIf;
     case TokenKind::Case: return TokenKind::EndCase;
     case TokenKind::For: return TokenKind::EndFor;
@@ -148,7 +149,7 @@ bool isCloser(TokenKind kind) {
                  {TokenKind::EndProgram, TokenKind::EndFunction, TokenKind::EndFunctionBlock, TokenKind::EndMethod,
                   TokenKind::EndAction, TokenKind::EndInterface, TokenKind::EndNamespace, TokenKind::EndTestProgram,
                   TokenKind::EndTestFunctionBlock, TokenKind::EndConfiguration, TokenKind::EndResource,
-                  TokenKind::EndType, TokenKind::EndStruct, TokenKind::EndVar, TokenKind::EndIf, TokenKind::EndCase,
+                  TokenKind::EndType, TokenKind::EndStruct, TokenKind::EndUnion, TokenKind::EndVar, TokenKind::EndIf, TokenKind::EndCase,
                   TokenKind::EndFor, TokenKind::EndWhile, TokenKind::EndRepeat}) ||
            oneOf(kind, {TokenKind::EndProperty, TokenKind::EndGet, TokenKind::EndSet, TokenKind::EndClass});
 }
@@ -176,6 +177,9 @@ bool isLineLeader(TokenKind kind) {
 }
 
 bool spaceBetween(TokenKind prev, TokenKind next, const SpaceContext& ctx) {
+    if (prev == TokenKind::Ref && next == TokenKind::Equal) {
+        return false; // `r REF= x` (CODESYS) is one operator
+    }
     if (oneOf(next, {TokenKind::Semicolon, TokenKind::Comma, TokenKind::RParen, TokenKind::RBracket, TokenKind::Dot,
                      TokenKind::DotDot, TokenKind::Caret})) {
         return false;
@@ -199,6 +203,9 @@ bool spaceBetween(TokenKind prev, TokenKind next, const SpaceContext& ctx) {
 }
 
 bool breakAllowed(TokenKind prev, TokenKind next, bool prevUnary, bool nextIsPostfix) {
+    if (prev == TokenKind::Ref && next == TokenKind::Equal) {
+        return false;
+    }
     if (oneOf(next,
               {TokenKind::Semicolon, TokenKind::Comma, TokenKind::Dot, TokenKind::DotDot, TokenKind::Caret,
                TokenKind::Colon, TokenKind::Then, TokenKind::Do, TokenKind::Of, TokenKind::Assign, TokenKind::Arrow})) {

@@ -147,6 +147,7 @@ bool Parser::isEndKeyword(TokenKind k) {
     case TokenKind::EndTestFunctionBlock:
     case TokenKind::EndType:
     case TokenKind::EndStruct:
+    case TokenKind::EndUnion:
     case TokenKind::EndVar:
     case TokenKind::EndConfiguration:
     case TokenKind::EndResource:

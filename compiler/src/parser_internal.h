@@ -135,6 +135,7 @@ public:
     ast::TypeSpecPtr parseTypeSpecInner();
     ast::TypeSpecPtr parseEnumValues(std::uint32_t begin, ast::TypeSpecPtr base);
     ast::TypeSpecPtr parseStructSpec();
+    ast::TypeSpecPtr parsePointerSpec(std::uint32_t begin);
 
     // --- statements (parser_stmts.cpp) --------------------------------------------------------
     // Parses statements until a token that ends the list (END_*, ELSE, ELSIF, UNTIL, a

@@ -206,8 +206,15 @@ ast::StmtPtr Parser::parseStatement() {
         return nullptr;
     }
     ast::ExprPtr target = parseExpression();
-    if (accept(TokenKind::Assign)) {
+    // `r REF= x` (CODESYS). REF cannot follow an expression otherwise, so a space or a comment
+    // between REF and '=' changes nothing (the formatter writes `REF=`).
+    const bool bind = at(TokenKind::Ref) && peek(1) == TokenKind::Equal;
+    if (bind) {
+        advance();
+    }
+    if (accept(bind ? TokenKind::Equal : TokenKind::Assign)) {
         auto a = makeNode<ast::AssignStmt>(Span{});
+        a->bindReference = bind;
         a->target = std::move(target);
         a->value = parseExpression();
         a->span = spanFrom(begin);

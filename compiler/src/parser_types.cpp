@@ -64,6 +64,7 @@ ast::TypeSpecPtr Parser::parseTypeSpecInner() {
         r->span = spanFrom(begin);
         return r;
     }
+    case TokenKind::Union: return parseStructSpec();
     case TokenKind::String:
     case TokenKind::WString: {
         auto s = makeNode<ast::StringTypeSpec>(Span{});
@@ -92,6 +93,9 @@ ast::TypeSpecPtr Parser::parseTypeSpecInner() {
         return e;
     }
     case TokenKind::Identifier: {
+        if (auto r = parsePointerSpec(begin)) {
+            return r;
+        }
         auto named = makeNode<ast::NamedTypeSpec>(Span{});
         named->name = qualifiedName("as a type name");
         named->span = spanFrom(begin);
@@ -136,23 +140,46 @@ ast::TypeSpecPtr Parser::parseEnumValues(std::uint32_t begin, ast::TypeSpecPtr b
     return e;
 }
 
+// CODESYS's `POINTER TO T` and `REFERENCE TO T`: POINTER and REFERENCE are names elsewhere
+// (takt does not reserve them), so they start a type only when TO follows.
+ast::TypeSpecPtr Parser::parsePointerSpec(std::uint32_t begin) {
+    if (peek(1) != TokenKind::To) {
+        return nullptr;
+    }
+    const std::string word = upperName(text(tok()));
+    if (word != "POINTER" && word != "REFERENCE") {
+        return nullptr;
+    }
+    advance();
+    advance(); // TO
+    auto r = makeNode<ast::RefTypeSpec>(Span{});
+    r->spelling = word == "POINTER" ? ast::RefSpelling::PointerTo : ast::RefSpelling::ReferenceTo;
+    r->target = parseTypeSpec();
+    r->span = spanFrom(begin);
+    return r;
+}
+
 ast::TypeSpecPtr Parser::parseStructSpec() {
     std::uint32_t begin = startOffset();
     Span open = span();
-    advance(); // STRUCT
+    const bool isUnion = advance().kind == TokenKind::Union; // STRUCT or UNION
+    const TokenKind closer = isUnion ? TokenKind::EndUnion : TokenKind::EndStruct;
+    const char* opener = isUnion ? "UNION" : "STRUCT";
     auto s = makeNode<ast::StructTypeSpec>(Span{});
-    if (accept(TokenKind::Extends)) {
+    s->isUnion = isUnion;
+    if (!isUnion && accept(TokenKind::Extends)) {
         s->extends = qualifiedName("after EXTENDS");
     }
-    openBlock(TokenKind::EndStruct);
-    while (!atEnd() && !at(TokenKind::EndStruct)) {
+    openBlock(closer);
+    while (!atEnd() && !at(closer)) {
         std::size_t before = pos_;
         if (at(TokenKind::Identifier)) {
             parseVarDecl(s->fields);
         } else if (isEndKeyword(kind()) || isDeclStart(kind()) || isVarSectionKeyword(kind())) {
             break;
         } else {
-            errorUnexpected("in a STRUCT; expected 'field : TYPE;' or END_STRUCT");
+            errorUnexpected(isUnion ? "in a UNION; expected 'member : TYPE;' or END_UNION"
+                                    : "in a STRUCT; expected 'field : TYPE;' or END_STRUCT");
             while (!atEnd() && !at(TokenKind::Semicolon) && !isEndKeyword(kind()) && !isDeclStart(kind())) {
                 advance();
             }
@@ -162,9 +189,9 @@ ast::TypeSpecPtr Parser::parseStructSpec() {
             advance();
         }
     }
-    closeBlock(TokenKind::EndStruct);
-    if (!accept(TokenKind::EndStruct)) {
-        missingEnd(TokenKind::EndStruct, "STRUCT", open);
+    closeBlock(closer);
+    if (!accept(closer)) {
+        missingEnd(closer, opener, open);
     }
     s->span = spanFrom(begin);
     return s;

@@ -49,6 +49,20 @@ void putString(std::vector<std::uint8_t>& image, std::uint32_t at, const StringT
     putInt(image, at + 2 * static_cast<std::uint32_t>(units), 2, 0);
 }
 
+// The UNION member whose initial value fills the union's bytes: the one the initialiser names,
+// else the first with a default of its own; null leaves the bytes zero.
+const Field* initialisedUnionMember(const StructType& st, const ast::StructInitExpr* si) {
+    if (si != nullptr && !si->fields.empty()) {
+        return st.field(si->fields.front().field.name);
+    }
+    for (const Field& f : st.fields) {
+        if (f.init != nullptr) {
+            return &f;
+        }
+    }
+    return nullptr;
+}
+
 } // namespace
 
 sema::ConstValue charConstant(const sema::ConstValue& text, const Type* ch) {
@@ -186,7 +200,11 @@ void Generator::writeInitial(const Type* type, const ast::Expr* init, std::uint3
         const auto* si = init != nullptr && init->kind == ast::ExprKind::StructInit
                              ? static_cast<const ast::StructInitExpr*>(init)
                              : nullptr;
+        const Field* unionMember = st->isUnion ? initialisedUnionMember(*st, si) : nullptr;
         for (const Field& f : st->fields) {
+            if (st->isUnion && &f != unionMember) {
+                continue; // members share their bytes: only the initialised one is written
+            }
             const ast::Expr* fieldInit = f.init;
             if (si != nullptr) {
                 for (const ast::FieldInit& fi : si->fields) {

@@ -88,7 +88,9 @@ private:
     // ---- storage ----
     Operand frameSlot(std::uint32_t size, std::uint32_t align);
     Operand constant64(std::uint64_t bits);
+    // A location; a REFERENCE TO that sema typed as its target is gone through (lower_pointers.cpp).
     Loc locate(const ast::Expr& e);
+    Loc locateStorage(const ast::Expr& e);
     // The value of an integer subscript known at compile time.
     std::optional<std::int64_t> constantIndex(const ast::Expr& e);
     Loc locateSymbol(const Symbol* s, Span span);
@@ -140,6 +142,11 @@ private:
     Value assertion(const ast::CallExpr& e, const sema::StdSignature& sig, const std::vector<const ast::Expr*>& args,
                     const Type* t);
     Value call(const ast::CallExpr& e, const Type* want, std::optional<Operand> dest);
+    // ---- CODESYS pointers and references (lower_pointers.cpp) ----
+    std::optional<Value> builtinCall(const ast::CallExpr& e, const Type* want, std::optional<Operand> dest);
+    void bindReference(const ast::AssignStmt& a);
+    void checkPointer(Operand pointer, const Type* target, Span span);
+    Value toPointer(Value v, const Type* to, Operand d);
     // A METHOD called through an INTERFACE value (`object`): CALL_IFACE on its dispatch slot.
     Value interfaceCall(const ast::CallExpr& e, const ast::Expr& object, const Type* want, std::optional<Operand> dest);
     // An output argument `a` (x => v, x => NOT v) of an FB or PROGRAM instance: `src` into v.

@@ -120,6 +120,9 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
         return standardCall(e, want, dest);
     }
     span_ = e.span;
+    if (auto v = builtinCall(e, want, dest)) {
+        return *v;
+    }
     // FB instance call: the callee names an instance.
     const Type* calleeType = e.callee->type != nullptr ? stripAlias(e.callee->type) : nullptr;
     const Symbol* fb = calleeType != nullptr ? instancePou(calleeType) : nullptr;
@@ -286,7 +289,7 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
 }
 
 void Lowerer::storeInput(Loc member, bool byReference, const ast::Expr& value) {
-    if (!byReference) {
+    if (!byReference && !isReference(member.type)) { // a REFERENCE TO input is bound like a VAR_IN_OUT
         assign(member, value);
         return;
     }
@@ -317,6 +320,8 @@ std::vector<Value> Lowerer::frameArguments(const ast::CallExpr& e, const Symbol*
         const Symbol* p = target->params[static_cast<std::size_t>(binding[i])];
         if (p->section == ast::VarSection::InOut) {
             values[i] = Value{pointerOf(locate(*a.value)), Calc::U32, nullptr};
+        } else if (isReference(p->type)) { // a REFERENCE TO input is bound to the variable passed
+            values[i] = Value{pointerOf(locate(*a.value)), Calc::U32, p->type};
         } else {
             values[i] = eval(*a.value, p->type);
         }

@@ -239,7 +239,7 @@ std::optional<std::int64_t> Lowerer::constantIndex(const ast::Expr& e) {
     return std::nullopt;
 }
 
-Loc Lowerer::locate(const ast::Expr& e) {
+Loc Lowerer::locateStorage(const ast::Expr& e) {
     lastIdx_ = kNoIdx; // set again below when this location ends in an IDX
     switch (e.kind) {
     case ast::ExprKind::Paren: return locate(*static_cast<const ast::ParenExpr&>(e).inner);
@@ -373,6 +373,9 @@ Loc Lowerer::locate(const ast::Expr& e) {
         const Value r = eval(*d.reference, d.reference->type);
         const Type* rt = stripAlias(d.reference->type);
         const Type* target = rt->kind() == TypeKind::Ref ? static_cast<const RefType*>(rt)->target : e.type;
+        if (isPointer(rt)) {
+            checkPointer(r.at, target, e.span);
+        }
         return Loc{true, r.at, 0, target};
     }
     default: break;

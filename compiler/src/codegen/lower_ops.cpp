@@ -72,6 +72,9 @@ namespace {
 // The type two operands are compared (or combined) in: commonType, else CODESYS's type for an
 // integer against a bit string (W1006, accepted under dialect "codesys" only).
 const Type* compareOperandType(const TypeTable& types, const Type* a, const Type* b) {
+    if (isPointer(a) || isPointer(b)) { // compared as image offsets (unsigned)
+        return isPointer(a) ? a : b;
+    }
     const Type* t = commonType(types, a, b);
     return t != nullptr ? t : mixedBitIntegerType(types, a, b);
 }
@@ -188,7 +191,7 @@ Value Lowerer::convert(Value v, const Type* to, std::optional<Operand> dest) {
         case Calc::I32:
         case Calc::U32: return Value{v.at, c, to};
         case Calc::I64:
-        case Calc::U64: return op(Opcode::MOV_32);
+        case Calc::U64: return isPointer(to) ? toPointer(v, to, d) : op(Opcode::MOV_32);
         case Calc::F32:
         case Calc::F64: return realToInt(v, to, false, d);
         default: break;

@@ -147,6 +147,10 @@ void Lowerer::lowerStmt(const ast::Stmt& s) {
     switch (s.kind) {
     case ast::StmtKind::Assign: {
         const auto& a = static_cast<const ast::AssignStmt&>(s);
+        if (a.bindReference) {
+            bindReference(a);
+            return;
+        }
         if (a.target->kind == ast::ExprKind::BitAccess) {
             // w.n := b  ->  w := (w AND NOT mask) OR (b << n)
             const auto& b = static_cast<const ast::BitAccessExpr&>(*a.target);

@@ -148,6 +148,16 @@ private:
     // E0312: a call with EN or ENO that is neither a statement nor the whole value of an assignment.
     void checkEnablePlacement(const ast::CallExpr& e, bool statement);
     void typeArguments(ast::CallExpr& e);
+    // ---- CODESYS pointers and references (body_pointers.cpp) ----
+    // ADR / SIZEOF / __ISVALIDREF when no POU of that name is in scope; nullopt otherwise.
+    std::optional<const Type*> checkBuiltinCall(ast::CallExpr& e);
+    const Type* pointerOperands(ast::BinaryExpr& e, const Type* a, const Type* b);
+    bool pointerConversion(ast::Expr& e, const Type* target);
+    void checkBindReference(ast::AssignStmt& a);
+    void checkReferenceBinding(ast::Expr& value, const Type* reference); // `value` is typed already
+    // Set just before checking an expression that names a REFERENCE TO itself (the left side of
+    // REF=, the operand of __ISVALIDREF); everywhere else a REFERENCE denotes what it is bound to.
+    bool keepReference_ = false;
     [[nodiscard]] bool inTestPou() const;
     // ASSERT_* on STRUCT/ARRAY operands (body_assert.cpp): E0711 for the ordering assertions,
     // E0712 for ASSERT_EQUAL/NOT_EQUAL on two types or on values without equality; false after

@@ -48,6 +48,9 @@ const Type* BodyChecker::checkCall(ast::CallExpr& e, const Type* expected, bool 
         calleeName = n.name.name;
         callee = findName(n.name.name);
         if (callee == nullptr) {
+            if (auto builtin = checkBuiltinCall(e)) {
+                return *builtin;
+            }
             cx_.error(DiagCode::UnknownPou, n.span,
                       "'" + n.name.name + "' names no FUNCTION, FUNCTION_BLOCK instance, METHOD or PROGRAM");
             typeArguments(e);
@@ -361,6 +364,10 @@ const Type* BodyChecker::checkPouCall(ast::CallExpr& e, const Symbol& callee, co
         } else if (p->section == ast::VarSection::InOut) {
             if (a.value) {
                 checkInOutArgument(*a.value, *p, calleeName);
+            }
+        } else if (a.value && isReference(p->type)) { // CODESYS: passing a variable binds the reference
+            if (!isError(checkExpr(*a.value))) {
+                checkReferenceBinding(*a.value, p->type);
             }
         } else if (a.value) {
             checkExpr(*a.value, p->type);

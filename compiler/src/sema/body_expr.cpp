@@ -2,6 +2,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "sema/body.h"
 #include "sema/stdlib.h"
@@ -52,9 +53,15 @@ std::optional<IntRange> intRange(const Type* t) {
 } // namespace
 
 const Type* BodyChecker::checkExpr(ast::Expr& e, const Type* expected) {
+    const bool keepReference = std::exchange(keepReference_, false);
     const Type* t = checkExprInner(e, expected);
     if (t == nullptr) {
         t = errorType();
+    }
+    const bool location = e.kind == ast::ExprKind::Name || e.kind == ast::ExprKind::Member ||
+                          e.kind == ast::ExprKind::Index || e.kind == ast::ExprKind::Deref;
+    if (!keepReference && location && isReference(t)) {
+        t = static_cast<const RefType*>(stripAlias(t))->target; // a REFERENCE TO reads as its target
     }
     e.type = t;
     return t;
@@ -77,7 +84,7 @@ const Type* BodyChecker::checkExprInner(ast::Expr& e, const Type* expected) {
         if (stripAlias(t)->kind() != K::Ref) {
             cx_.error(DiagCode::NotAReference, e.span,
                       "'" + text(d.reference->span) + "' of type " + typeName(t) +
-                          " is not a REF_TO and cannot be dereferenced");
+                          " is not a REF_TO or POINTER TO and cannot be dereferenced");
             return errorType();
         }
         return static_cast<const RefType*>(stripAlias(t))->target;
@@ -365,7 +372,8 @@ const Type* BodyChecker::checkBinary(ast::BinaryExpr& e, const Type* expected) {
     if (stripAlias(a)->kind() == K::Void || stripAlias(b)->kind() == K::Void) {
         return errorType();
     }
-    const Type* result = comparison                   ? comparisonType(e.op, a, b, e)
+    const Type* result = isPointer(a) || isPointer(b) ? pointerOperands(e, a, b)
+                         : comparison                 ? comparisonType(e.op, a, b, e)
                          : e.op == ast::BinaryOp::Pow ? powerType(a, b, hint)
                                                       : arithmeticType(e.op, a, b);
     if (result == nullptr) {
@@ -532,6 +540,9 @@ void BodyChecker::convert(ast::Expr& e, const Type* target) {
     const Type* st = stripAlias(target);
     if (sf->kind() == K::Void) {
         return; // reported as E0310 where the call was typed
+    }
+    if (pointerConversion(e, target)) {
+        return;
     }
     if (isLit(sf)) {
         if (sf->kind() == K::IntLiteral && baseType(target)->kind() == K::Bool) {
@@ -701,7 +712,8 @@ bool BodyChecker::checkWritable(const ast::Expr& e) {
             cx_.error(DiagCode::AssignToConstant, e.span, "'" + t.root->name + "' is READ_ONLY and cannot be written");
             return false;
         }
-        if (t.root->section == ast::VarSection::Input && pc_.pou != nullptr && t.root->owner == pc_.pou) {
+        if (t.root->section == ast::VarSection::Input && pc_.pou != nullptr && t.root->owner == pc_.pou &&
+            !isReference(t.root->type)) { // a REFERENCE TO input writes what it is bound to
             // OSCAT normalises its inputs in place; the write changes this call's copy only.
             cx_.lenient(DiagCode::WriteOwnInput, e.span,
                         "'" + t.root->name + "' is a VAR_INPUT of '" + pc_.pou->name + "' and is written inside it");

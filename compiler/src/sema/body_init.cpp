@@ -298,6 +298,10 @@ void BodyChecker::checkStructInit(ast::StructInitExpr& init, const Type* target)
         }
         return;
     }
+    if (isStruct && static_cast<const StructType*>(t)->isUnion && init.fields.size() > 1) {
+        cx_.error(DiagCode::InvalidInitializer, init.fields[1].field.span,
+                  "a UNION initialiser names one member; its members share their bytes");
+    }
     std::set<std::string> seen;
     for (auto& f : init.fields) {
         const Type* ft = nullptr;

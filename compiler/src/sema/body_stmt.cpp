@@ -67,6 +67,10 @@ void BodyChecker::checkStmt(ast::Stmt& s) {
     switch (s.kind) {
     case ast::StmtKind::Assign: {
         auto& a = static_cast<ast::AssignStmt&>(s);
+        if (a.bindReference) {
+            checkBindReference(a);
+            return;
+        }
         const Type* t = checkExpr(*a.target);
         assignedValue_ = a.value.get(); // `x := f(EN := c)` may skip the call (body_enable.cpp)
         checkExpr(*a.value, t);

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "sema/declare.h"
+#include "sema/pointers.h"
 #include "takt/compiler/names.h"
 
 namespace takt::compiler::sema {
@@ -611,6 +612,12 @@ private:
         const std::string fn = upperName(static_cast<const ast::NameExpr&>(*c.callee).name.name);
         if (const Symbol* f = lookup(cx_, scope_, fn); f != nullptr && f->kind != SymbolKind::StandardFunction) {
             return notConstant(c.span, "this call is not a constant"); // a user FUNCTION MAX (W1011)
+        }
+        if (fn == "SIZEOF" && c.args.size() == 1 && c.args[0].value != nullptr) {
+            const Type* t = c.genericType != nullptr ? c.genericType : sizeOfOperand(cx_, scope_, *c.args[0].value);
+            if (t != nullptr && stripAlias(t)->size > 0) {
+                return makeInt(stripAlias(t)->size, sizeOfResultType(cx_.model.types, stripAlias(t)->size));
+            }
         }
         std::vector<ConstValue> args;
         for (const ast::Argument& arg : c.args) {

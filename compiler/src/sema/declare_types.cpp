@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "sema/declare.h"
+#include "sema/pointers.h"
 #include "takt/compiler/names.h"
 
 namespace takt::compiler::sema {
@@ -66,7 +67,11 @@ public:
         case ast::TypeSpecKind::Ref: {
             auto& r = static_cast<ast::RefTypeSpec&>(spec);
             const Type* target = r.target != nullptr ? resolve(*r.target, true) : errorType(cx_);
-            t = cx_.model.types.ref(target);
+            t = cx_.model.types.ref(target, r.spelling);
+            if (r.spelling != ast::RefSpelling::RefTo) {
+                codesysExtension(cx_, spec.span,
+                                 r.spelling == ast::RefSpelling::PointerTo ? "POINTER TO" : "REFERENCE TO");
+            }
             break;
         }
         case ast::TypeSpecKind::Subrange: t = subrange(static_cast<ast::SubrangeTypeSpec&>(spec)); break;
@@ -84,8 +89,9 @@ public:
             break;
         }
         case ast::TypeSpecKind::Struct: {
-            StructType* raw = cx_.model.types.add(std::make_unique<StructType>("STRUCT"));
-            structure(static_cast<ast::StructTypeSpec&>(spec), raw);
+            auto& ss = static_cast<ast::StructTypeSpec&>(spec);
+            StructType* raw = cx_.model.types.add(std::make_unique<StructType>(ss.isUnion ? "UNION" : "STRUCT"));
+            structure(ss, raw);
             t = raw;
             break;
         }
@@ -134,6 +140,11 @@ public:
     void structure(ast::StructTypeSpec& spec, StructType* st) {
         std::uint64_t offset = 0;
         std::uint32_t align = 1;
+        std::uint64_t largest = 0; // UNION: members overlap at offset 0
+        st->isUnion = spec.isUnion;
+        if (spec.isUnion) {
+            codesysExtension(cx_, spec.span, "UNION");
+        }
         if (spec.extends) {
             Symbol* baseSym = lookupQualified(cx_, *spec.extends, scope_, true);
             const Type* base = nullptr;
@@ -166,15 +177,20 @@ public:
                     }
                     continue;
                 }
+                align = std::max(align, t->align);
+                if (spec.isUnion) {
+                    st->fields.push_back(Field{name.name, t, 0, field.init.get(), name.span});
+                    largest = std::max<std::uint64_t>(largest, t->size);
+                    continue;
+                }
                 offset = alignUp(offset, t->align);
                 st->fields.push_back(
                     Field{name.name, t, static_cast<std::uint32_t>(offset), field.init.get(), name.span});
                 offset += t->size;
-                align = std::max(align, t->align);
             }
         }
         st->align = align;
-        st->size = alignUp(offset, align);
+        st->size = alignUp(spec.isUnion ? largest : offset, align);
     }
 
     void recursive(Span span, const std::string& name) {

@@ -142,10 +142,22 @@ bool intToReal(TypeKind from, TypeKind to) {
 struct TypeInterning {
     std::map<std::pair<bool, std::uint32_t>, const StringType*> strings;
     std::map<std::tuple<const Type*, std::vector<std::pair<std::int64_t, std::int64_t>>>, const ArrayType*> arrays;
-    std::map<const Type*, const RefType*> refs;
+    std::map<std::pair<const Type*, ast::RefSpelling>, const RefType*> refs;
 };
 
 // ---- classification -----------------------------------------------------------------------------
+
+bool isPointer(const Type* t) {
+    const Type* s = stripAlias(t);
+    return s != nullptr && s->kind() == TypeKind::Ref &&
+           static_cast<const RefType*>(s)->spelling == ast::RefSpelling::PointerTo;
+}
+
+bool isReference(const Type* t) {
+    const Type* s = stripAlias(t);
+    return s != nullptr && s->kind() == TypeKind::Ref &&
+           static_cast<const RefType*>(s)->spelling == ast::RefSpelling::ReferenceTo;
+}
 
 const Type* stripAlias(const Type* t) {
     for (int depth = 0; t != nullptr && t->kind() == TypeKind::Alias && depth < 64; ++depth) {
@@ -317,17 +329,20 @@ const ArrayType* TypeTable::array(const Type* element, std::vector<ArrayDim> dim
     return raw;
 }
 
-const RefType* TypeTable::ref(const Type* target) {
+const RefType* TypeTable::ref(const Type* target, ast::RefSpelling spelling) {
     TypeInterning& in = *interned_;
-    auto it = in.refs.find(target);
+    auto it = in.refs.find({target, spelling});
     if (it != in.refs.end()) {
         return it->second;
     }
-    auto t = std::make_unique<RefType>("REF_TO " + target->name(), target);
+    const char* prefix = spelling == ast::RefSpelling::PointerTo     ? "POINTER TO "
+                         : spelling == ast::RefSpelling::ReferenceTo ? "REFERENCE TO "
+                                                                     : "REF_TO ";
+    auto t = std::make_unique<RefType>(prefix + target->name(), target, spelling);
     t->size = 8; // a reference is a 64-bit image offset/pointer in the VM
     t->align = 8;
     const RefType* raw = add(std::move(t));
-    in.refs.emplace(target, raw);
+    in.refs.emplace(std::make_pair(target, spelling), raw);
     return raw;
 }
 
@@ -360,8 +375,8 @@ bool implicitlyConvertible(const Type* fromType, const Type* toType) {
     if (fk == TypeKind::RealLiteral) {
         return isReal(to);
     }
-    if (fk == TypeKind::Null) {
-        return tk == TypeKind::Ref || tk == TypeKind::Interface;
+    if (fk == TypeKind::Null) { // a REFERENCE TO is bound with REF=, never assigned NULL
+        return (tk == TypeKind::Ref && !isReference(to)) || tk == TypeKind::Interface;
     }
     if (kindIn(from, TypeKind::SInt, TypeKind::LInt)) {
         return (kindIn(to, TypeKind::SInt, TypeKind::LInt) && rank(tk) >= rank(fk)) || intToReal(fk, tk);
@@ -390,7 +405,8 @@ bool implicitlyConvertible(const Type* fromType, const Type* toType) {
         return ta != nullptr && ta->dims.empty() && stripAlias(fa->element) == stripAlias(ta->element);
     }
     case TypeKind::Ref: {
-        if (tk != TypeKind::Ref) {
+        if (tk != TypeKind::Ref ||
+            static_cast<const RefType*>(from)->spelling != static_cast<const RefType*>(to)->spelling) {
             return false;
         }
         const Type* ft = stripAlias(static_cast<const RefType*>(from)->target);

@@ -304,7 +304,13 @@ private:
                     return false;
                 }
                 break;
-            case OperandKind::Count: break;
+            case OperandKind::Count:
+                // CHK_PTR tests alignment with a mask: c1 must be a power of two.
+                if (op == Opcode::CHK_PTR && k == 1 && (w == 0 || (w & (w - 1)) != 0)) {
+                    return fail(VerifyError::Immediate,
+                                at + ": pointer alignment " + std::to_string(w) + " is not a power of two");
+                }
+                break;
             }
         }
         return true;

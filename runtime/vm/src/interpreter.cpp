@@ -880,6 +880,14 @@ dispatch_switch:
                 FAULT(Trap::NullReference);
             NEXT(CHK_REF);
         }
+        CASE(CHK_PTR) {
+            const U32 p = load<U32>(A(0));
+            if (p == 0) [[unlikely]]
+                FAULT(Trap::NullReference);
+            if ((p & (W(1) - 1)) != 0 || static_cast<U64>(p) + W(2) > imageSize) [[unlikely]]
+                FAULT(Trap::InvalidReference);
+            NEXT(CHK_PTR);
+        }
 
         // --- strings ---
         CASE(SMOV) {

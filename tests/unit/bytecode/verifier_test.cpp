@@ -320,6 +320,18 @@ TEST(Verifier, RejectsMathSelectorOutOfRange) {
     expectRejected(m, VerifyError::Immediate, "math function selector");
 }
 
+// CHK_PTR tests a pointer's alignment with a mask, which is only right for a power of two.
+TEST(Verifier, RejectsAPointerAlignmentThatIsNotAPowerOfTwo) {
+    for (const std::uint32_t align : {0u, 3u, 6u}) {
+        Module m = validModule();
+        m.pous[1].frameSize = 16;
+        auto at = test::emit(m, Opcode::CHK_PTR, {fp(0), align, 4});
+        test::emit(m, Opcode::RET, {});
+        m.pous.push_back({"P", PouKind::Function, at, static_cast<std::uint32_t>(m.code.size()), 16, kNone, kNone});
+        expectRejected(m, VerifyError::Immediate, "pointer alignment " + std::to_string(align));
+    }
+}
+
 TEST(Verifier, RejectsBadTypeReferences) {
     Module m = validModule();
     m.types[3].fields[0].type = 99;

@@ -133,6 +133,33 @@ TEST(ParserDecl, TypeBlock) {
               "  (var (w) REAL)))\n");
 }
 
+// CODESYS: POINTER TO / REFERENCE TO start a type only before TO (the words stay names
+// elsewhere), UNION is laid out like STRUCT, and `REF=` with nothing between binds.
+TEST(ParserDecl, PointerReferenceUnionAndRefAssign) {
+    EXPECT_EQ(dumpOf("TYPE\n"
+                     "  P : POINTER TO Point;\n"
+                     "  R : REFERENCE TO ARRAY [1..2] OF INT;\n"
+                     "  U : UNION d : DWORD; b : BYTE; END_UNION\n"
+                     "  Pointer : INT;\n"
+                     "END_TYPE\n"
+                     "PROGRAM Main\n"
+                     "VAR pointer : POINTER TO POINTER TO INT; r : REFERENCE TO INT; END_VAR\n"
+                     "r REF= x;\n"
+                     "END_PROGRAM\n"),
+              "(TYPE P (POINTER_TO Point))\n"
+              "(TYPE R (REFERENCE_TO (ARRAY (1..2) OF INT)))\n"
+              "(TYPE U (UNION\n"
+              "  (var (d) DWORD)\n"
+              "  (var (b) BYTE)))\n"
+              "(TYPE Pointer INT)\n"
+              "(PROGRAM Main\n"
+              "  (VAR\n"
+              "    (var (pointer) (POINTER_TO (POINTER_TO INT)))\n"
+              "    (var (r) (REFERENCE_TO INT)))\n"
+              "  (body\n"
+              "    (REF= r x)))\n");
+}
+
 TEST(ParserDecl, VariableSectionsQualifiersAndInitialisers) {
     EXPECT_EQ(dumpOf("PROGRAM P\n"
                      "VAR CONSTANT N : INT := 10; END_VAR\n"

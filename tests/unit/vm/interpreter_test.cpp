@@ -255,6 +255,29 @@ TEST_P(InterpreterTest, NullAndOutOfImageReferencesTrap) {
     EXPECT_EQ(p.get<std::int32_t>(8), 99);
 }
 
+// A POINTER may come from arithmetic: CHK_PTR lets through only an aligned offset whose access
+// fits the image, before the load that uses it.
+TEST_P(InterpreterTest, PointerCheckTrapsNullMisalignedAndOutsideTheImage) {
+    TestProgram p;
+    Asm a;
+    a.op(Opcode::CHK_PTR, {self(0), 4, 4});
+    a.op(Opcode::LDI_32, {self(8), self(0), 0});
+    a.op(Opcode::RET);
+    p.setMain(a);
+    p.set<std::int32_t>(4, 42);
+    p.set<std::uint32_t>(0, 0);
+    EXPECT_EQ(p.run(useSwitch()), Trap::NullReference);
+    p.set<std::uint32_t>(0, kInst + 6);
+    EXPECT_EQ(p.run(useSwitch()), Trap::InvalidReference);
+    p.set<std::uint32_t>(0, static_cast<std::uint32_t>(p.image.size()));
+    EXPECT_EQ(p.run(useSwitch()), Trap::InvalidReference);
+    p.set<std::uint32_t>(0, 0xFFFFFFFCu);
+    EXPECT_EQ(p.run(useSwitch()), Trap::InvalidReference);
+    p.set<std::uint32_t>(0, kInst + 4);
+    EXPECT_EQ(p.run(useSwitch()), Trap::None);
+    EXPECT_EQ(p.get<std::int32_t>(8), 42);
+}
+
 TEST_P(InterpreterTest, StoresThroughReferencesCannotWriteConstants) {
     TestProgram p;
     Asm a;

@@ -12,7 +12,7 @@
 namespace takt::bytecode {
 namespace {
 
-constexpr std::array<std::string_view, 264> kGoldenOpcodes = {
+constexpr std::array<std::string_view, 265> kGoldenOpcodes = {
     "NOP",
     "RET",
     "JMP",
@@ -276,6 +276,7 @@ constexpr std::array<std::string_view, 264> kGoldenOpcodes = {
     "DIVW_F64",
     "ADDW_F64",
     "EQ_AGG",
+    "CHK_PTR",
     "ASSERT_FAIL",
 };
 

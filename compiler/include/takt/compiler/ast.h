@@ -81,9 +81,13 @@ struct ArrayTypeSpec final : TypeSpec {
     TypeSpecPtr element;
 };
 
-// REF_TO T
+// How a reference type is spelled; each spelling has its own rules (sema/types.h RefFlavor).
+enum class RefSpelling : std::uint8_t { RefTo, PointerTo, ReferenceTo };
+
+// REF_TO T, POINTER TO T, REFERENCE TO T
 struct RefTypeSpec final : TypeSpec {
     explicit RefTypeSpec(Span s) : TypeSpec(TypeSpecKind::Ref, s) {}
+    RefSpelling spelling = RefSpelling::RefTo;
     TypeSpecPtr target;
 };
 
@@ -107,7 +111,7 @@ struct EnumTypeSpec final : TypeSpec {
 };
 
 struct VarDecl;
-// STRUCT … END_STRUCT (optionally STRUCT EXTENDS Base)
+// STRUCT … END_STRUCT (optionally STRUCT EXTENDS Base), or UNION … END_UNION
 struct StructTypeSpec final : TypeSpec {
     // Out of line: VarDecl is incomplete here, and clang instantiates the member's destructor
     // in an inline constructor.
@@ -115,6 +119,7 @@ struct StructTypeSpec final : TypeSpec {
     ~StructTypeSpec() override;
     std::optional<QualifiedName> extends;
     std::vector<VarDecl> fields;
+    bool isUnion = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -235,6 +240,9 @@ struct CallExpr final : Expr {
     ExprPtr enableOut;
     const Symbol* enableParam = nullptr;    // the callee's own EN input: TRUE when the call runs
     const Symbol* enableOutParam = nullptr; // the callee's own ENO output: FALSE when skipped
+    // CODESYS operators written as calls (ADR, SIZEOF, __ISVALIDREF), when no user POU of that
+    // name is in scope. SIZEOF keeps the measured type in genericType.
+    enum class Builtin : std::uint8_t { None, Adr, SizeOf, IsValidRef } builtin = Builtin::None;
 };
 
 enum class UnaryOp : std::uint8_t { Neg, Plus, Not };
@@ -369,6 +377,7 @@ struct AssignStmt final : Stmt {
     explicit AssignStmt(Span s) : Stmt(StmtKind::Assign, s) {}
     ExprPtr target;
     ExprPtr value;
+    bool bindReference = false; // `r REF= x`: r (a REFERENCE TO) now denotes x
 };
 
 // A call statement (`fb(IN := x);`, `f(1);`). Other expressions here are an error (E0412).

@@ -137,13 +137,23 @@ struct StructType final : Type {
     const StructType* base = nullptr; // STRUCT EXTENDS
     std::vector<Field> fields;        // including inherited ones, base fields first
     const Symbol* symbol = nullptr;
+    bool isUnion = false; // UNION: every field at offset 0, the size of the largest
     [[nodiscard]] const Field* field(std::string_view name) const; // case-insensitive
 };
 
+// REF_TO (IEC), POINTER TO and REFERENCE TO (CODESYS) share one representation: an image
+// offset, 0 for NULL, checked on every access. The spelling decides the rules: a POINTER takes
+// part in arithmetic and converts to integers; a REFERENCE is dereferenced implicitly and
+// bound with REF=.
 struct RefType final : Type {
-    RefType(std::string n, const Type* t) : Type(TypeKind::Ref, std::move(n)), target(t) {}
+    RefType(std::string n, const Type* t, ast::RefSpelling s)
+        : Type(TypeKind::Ref, std::move(n)), target(t), spelling(s) {}
     const Type* target;
+    ast::RefSpelling spelling;
 };
+// POINTER TO / REFERENCE TO after stripping aliases (false for REF_TO and other types).
+[[nodiscard]] bool isPointer(const Type* t);
+[[nodiscard]] bool isReference(const Type* t);
 
 // FB/PROGRAM instance types and interface types; members live in the POU's symbol scope.
 struct PouType final : Type {
@@ -170,7 +180,7 @@ public:
     [[nodiscard]] const Type* elementary(std::string_view name) const;
     [[nodiscard]] const StringType* string(bool wide, std::uint32_t length);
     [[nodiscard]] const ArrayType* array(const Type* element, std::vector<ArrayDim> dims);
-    [[nodiscard]] const RefType* ref(const Type* target);
+    [[nodiscard]] const RefType* ref(const Type* target, ast::RefSpelling spelling = ast::RefSpelling::RefTo);
     // User types: the table takes ownership and returns the stored pointer.
     template <typename T> T* add(std::unique_ptr<T> type) {
         T* raw = type.get();
