@@ -85,13 +85,9 @@ struct Live {
     }
     ~Live() { loop->stop(); }
 
-    // Calls a method and polls until it is answered (params as JSON text).
-    ControlAnswer call(const std::string& method, const std::string& params = "{}") {
-        rapidjson::Document doc;
-        doc.Parse(params.c_str());
-        std::optional<ControlAnswer> answer;
-        const ControlReplyFn reply = [&answer](ControlAnswer a) { answer = std::move(a); };
-        // As the server calls it: params checked against the method's schema first.
+    // Starts a method as the server does (params checked against the method's schema first);
+    // `reply` runs now or from a later poll().
+    void start(const std::string& method, const rapidjson::Value& doc, const ControlReplyFn& reply) {
         const ControlMethod* m = rpc::findMethod(control->methods(), method);
         rpc::ParamsSchemas schemas;
         rpc::Error e;
@@ -102,6 +98,14 @@ struct Live {
         } else {
             m->handler(*control, m->name, doc, reply);
         }
+    }
+
+    // Calls a method and polls until it is answered (params as JSON text).
+    ControlAnswer call(const std::string& method, const std::string& params = "{}") {
+        rapidjson::Document doc;
+        doc.Parse(params.c_str());
+        std::optional<ControlAnswer> answer;
+        start(method, doc, [&answer](ControlAnswer a) { answer = std::move(a); });
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
         std::vector<std::string> ev;
         while (!answer && std::chrono::steady_clock::now() < deadline) {
@@ -296,7 +300,7 @@ TEST(ControlRuntime, ASecondReloadWhileOneIsInFlightIsRefusedAndTheFirstLands) {
     rapidjson::Document first;
     first.Parse(("{\"bytes\":\"" + stbcBase64(kV2) + "\"}").c_str());
     std::optional<ControlAnswer> firstAnswer;
-    live.control->call("bytecode.reload", first, [&](ControlAnswer a) { firstAnswer = std::move(a); });
+    live.start("bytecode.reload", first, [&](ControlAnswer a) { firstAnswer = std::move(a); });
     const ControlAnswer second = live.call("bytecode.reload", "{\"bytes\":\"" + stbcBase64(kV1) + "\"}");
     EXPECT_FALSE(second.ok);
     EXPECT_NE(second.message.find("already in progress"), std::string::npos) << second.message;
