@@ -145,12 +145,26 @@ TokenKind closerFor(TokenKind opener) {
 }
 
 bool isCloser(TokenKind kind) {
-    return oneOf(kind,
-                 {TokenKind::EndProgram, TokenKind::EndFunction, TokenKind::EndFunctionBlock, TokenKind::EndMethod,
-                  TokenKind::EndAction, TokenKind::EndInterface, TokenKind::EndNamespace, TokenKind::EndTestProgram,
-                  TokenKind::EndTestFunctionBlock, TokenKind::EndConfiguration, TokenKind::EndResource,
-                  TokenKind::EndType, TokenKind::EndStruct, TokenKind::EndUnion, TokenKind::EndVar, TokenKind::EndIf, TokenKind::EndCase,
-                  TokenKind::EndFor, TokenKind::EndWhile, TokenKind::EndRepeat}) ||
+    return oneOf(kind, {TokenKind::EndProgram,
+                        TokenKind::EndFunction,
+                        TokenKind::EndFunctionBlock,
+                        TokenKind::EndMethod,
+                        TokenKind::EndAction,
+                        TokenKind::EndInterface,
+                        TokenKind::EndNamespace,
+                        TokenKind::EndTestProgram,
+                        TokenKind::EndTestFunctionBlock,
+                        TokenKind::EndConfiguration,
+                        TokenKind::EndResource,
+                        TokenKind::EndType,
+                        TokenKind::EndStruct,
+                        TokenKind::EndUnion,
+                        TokenKind::EndVar,
+                        TokenKind::EndIf,
+                        TokenKind::EndCase,
+                        TokenKind::EndFor,
+                        TokenKind::EndWhile,
+                        TokenKind::EndRepeat}) ||
            oneOf(kind, {TokenKind::EndProperty, TokenKind::EndGet, TokenKind::EndSet, TokenKind::EndClass});
 }
 

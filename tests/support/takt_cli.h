@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "support/process.h"
 #include "support/paths.h"
+#include "support/process.h"
 
 namespace takt::test {
 

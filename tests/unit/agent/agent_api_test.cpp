@@ -14,10 +14,10 @@
 
 #include "agent_process.h"
 #include "support/json.h"
+#include "support/paths.h"
 #include "support/temp_dir.h"
 #include "takt/agent/agent_server.h"
 #include "takt/agent/harness.h"
-#include "support/paths.h"
 
 namespace takt::agent {
 namespace {

@@ -20,11 +20,11 @@
 #include <rapidjson/document.h>
 
 #include "support/net.h"
+#include "support/paths.h"
 #include "support/process.h"
 #include "support/takt_cli.h"
 #include "support/temp_dir.h"
 #include "takt/agent/control_client.h"
-#include "support/paths.h"
 
 namespace takt::agent::live {
 

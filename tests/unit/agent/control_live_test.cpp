@@ -13,8 +13,8 @@
 #include <gtest/gtest.h>
 
 #include "control_live_support.h"
-#include "takt/agent/control.h"
 #include "support/paths.h"
+#include "takt/agent/control.h"
 
 namespace takt::agent::live {
 namespace {

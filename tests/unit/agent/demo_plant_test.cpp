@@ -8,13 +8,13 @@
 #include <memory>
 #include <string>
 
+#include "support/paths.h"
 #include "takt/compiler/compile_program.h"
 #include "takt/engine/engine.h"
 #include "takt/engine/values.h"
 #include "takt/engine/vm_runner.h"
 #include "takt/io/driver.h"
 #include "takt/io/simulated.h"
-#include "support/paths.h"
 
 namespace takt {
 namespace {

@@ -15,9 +15,9 @@
 
 #include "../engine/module_builder.h"
 #include "support/json.h"
+#include "support/paths.h"
 #include "support/temp_dir.h"
 #include "takt/agent/harness.h"
-#include "support/paths.h"
 
 namespace takt::agent {
 namespace {

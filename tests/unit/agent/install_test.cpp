@@ -7,9 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include "support/paths.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
-#include "support/paths.h"
 
 namespace takt::test {
 namespace {

@@ -11,9 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include "support/paths.h"
 #include "support/takt_cli.h"
 #include "support/temp_dir.h"
-#include "support/paths.h"
 
 namespace takt::test {
 namespace {

@@ -6,9 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include "support/paths.h"
 #include "support/takt_cli.h"
 #include "support/temp_dir.h"
-#include "support/paths.h"
 
 namespace takt::test {
 namespace {
@@ -19,7 +19,7 @@ TEST(RunStateDir, RetainAndAuditLogGoUnderTheStateDirectoryNotTheProject) {
     TempDir dir;
     const fs::path project = dir.path() / "project";
     fs::copy(fs::path(TAKT_SOURCE_DIR) / "examples/demo", project, fs::copy_options::recursive);
-    fs::remove_all(project / ".takt");  // left by a `takt run` of the demo in this checkout
+    fs::remove_all(project / ".takt"); // left by a `takt run` of the demo in this checkout
     std::string toml = readText(project / "runtime.toml");
     const std::string endpoint = "endpoint = \"unix:///tmp/takt-demo.sock\"";
     ASSERT_NE(toml.find(endpoint), std::string::npos) << "examples/demo/runtime.toml changed";

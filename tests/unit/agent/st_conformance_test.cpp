@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "support/paths.h"
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 #include <sys/wait.h>
-#include "support/paths.h"
 
 namespace takt::agent {
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "takt/agent/test_runner.h"
 #include "support/paths.h"
+#include "takt/agent/test_runner.h"
 
 namespace takt::agent {
 namespace {

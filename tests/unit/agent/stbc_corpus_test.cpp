@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "support/paths.h"
 #include "takt/bytecode/container.h"
 #include "takt/bytecode/disasm.h"
 #include "takt/bytecode/verifier.h"
 #include "takt/compiler/codegen.h"
 #include "takt/compiler/project.h"
-#include "support/paths.h"
 
 namespace {
 

@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include "support/paths.h"
 #include "support/takt_cli.h"
 #include "support/temp_dir.h"
 #include "support/validate_report.h"
-#include "support/paths.h"
 
 namespace {
 

@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "bytecode_test_util.h"
+#include "support/temp_dir.h"
 #include "takt/bytecode/container.h"
 #include "takt/bytecode/verifier.h"
-#include "support/temp_dir.h"
 
 namespace takt::bytecode {
 namespace {

@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "takt/compiler/diagnostics.h"
 #include "support/paths.h"
+#include "takt/compiler/diagnostics.h"
 
 namespace takt::compiler {
 namespace {

@@ -11,13 +11,13 @@
 #include <gtest/gtest.h>
 
 #include "formatter_rules.h"
+#include "support/paths.h"
 #include "takt/compiler/ast_dump.h"
 #include "takt/compiler/formatter.h"
 #include "takt/compiler/lexer.h"
 #include "takt/compiler/names.h"
 #include "takt/compiler/parser.h"
 #include "takt/compiler/sema.h"
-#include "support/paths.h"
 
 namespace takt::compiler {
 namespace {

@@ -21,8 +21,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "takt/compiler/project.h"
 #include "support/paths.h"
+#include "takt/compiler/project.h"
 
 namespace takt::compiler {
 namespace {

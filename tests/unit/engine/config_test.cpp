@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "takt/engine/config.h"
 #include "support/paths.h"
+#include "takt/engine/config.h"
 
 namespace takt::engine {
 namespace {

@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include "support/paths.h"
 #include "takt/engine/config.h"
 #include "takt/io/board.h"
 #include "takt/io/io_config.h"
-#include "support/paths.h"
 
 namespace takt::io {
 namespace {

@@ -29,10 +29,10 @@ struct CompiledProgram {
     // Every diagnostic of the project and the code generator (warnings too), in the order of
     // Project::diagnostics followed by the generator's, each part sorted.
     std::vector<Diagnostic> diagnostics;
-    std::string failure;                           // why, for Internal
-    std::vector<std::uint8_t> bytes;               // program.stbc; set when Ok
+    std::string failure;                            // why, for Internal
+    std::vector<std::uint8_t> bytes;                // program.stbc; set when Ok
     std::shared_ptr<const bytecode::Module> module; // decoded from `bytes` and verified; set when Ok
-    std::string hash;                              // hex SHA-256 program hash; set when Ok
+    std::string hash;                               // hex SHA-256 program hash; set when Ok
 
     [[nodiscard]] bool ok() const { return status == CompileStatus::Ok; }
 };

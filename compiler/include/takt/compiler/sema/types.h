@@ -25,7 +25,7 @@ enum class TypeKind : std::uint8_t {
 #define TAKT_X(name) name,
     TAKT_VALUE_KINDS(TAKT_X)
 #undef TAKT_X
-    Alias,       // AliasType: a named alias of another type (resolve with stripAlias)
+        Alias,   // AliasType: a named alias of another type (resolve with stripAlias)
     IntLiteral,  // an untyped integer literal: fits any integer/bit type that holds its value
     RealLiteral, // an untyped real literal: REAL or LREAL
     Null,        // the type of NULL: assignable to any REF_TO and interface

@@ -66,9 +66,9 @@ struct TaskSchedule {
 // it holds what the change replaced (old program, plan, task schedule, outgrown process-image
 // areas, the previous retain buffer) for the submitter to free: the swap frees nothing.
 struct PreparedChange {
-    std::unique_ptr<LoadedProgram> program; // cold-initialised, its runner state built (null: failed)
-    TransferPlan plan;                       // how the running data moves over; its report names both hashes
-    TaskSchedule tasks;                      // the new program's schedule
+    std::unique_ptr<LoadedProgram> program;         // cold-initialised, its runner state built (null: failed)
+    TransferPlan plan;                              // how the running data moves over; its report names both hashes
+    TaskSchedule tasks;                             // the new program's schedule
     std::array<std::vector<std::uint8_t>, 3> areas; // by bytecode::IoArea: grown areas it needs (else empty)
     // The retain plan: a buffer sized for the new data image, swapped with the scan loop's retain
     // hand-off buffer at the change so the writer never sees an image of the wrong size.
