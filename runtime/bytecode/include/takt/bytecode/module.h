@@ -70,7 +70,8 @@ enum class ValueKind : std::uint8_t {
 #undef TAKT_X
 };
 
-#define TAKT_X(name) +1
+// One `+1` per kind, summed below (not an expression on its own, hence no parentheses).
+#define TAKT_X(name) +1 // NOLINT(bugprone-macro-parentheses)
 inline constexpr std::size_t kValueKindCount = 0 TAKT_VALUE_KINDS(TAKT_X);
 #undef TAKT_X
 
