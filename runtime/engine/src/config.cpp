@@ -49,6 +49,7 @@ const TrustSection kTrustSections[] = {
      "OPC UA server",
      {"enabled", "listen", "endpoint_path", "namespace_uri", "publish_interval_ms", "max_nodes", "expose",
       "security_policy", "security_mode", "allow_anonymous", "username", "password"}},
+    {"runtime.ads", "ADS (TwinCAT) server", {"enabled", "config_path", "worker_tick_interval_ms"}},
 };
 
 // Checks the keys of an ignored truST table against its schema patterns. `prefix` is the
@@ -99,7 +100,8 @@ bool asksForSomething(const toml::table& t, std::string_view path) {
     if (path == "runtime.deploy") {
         return t["require_signed"].value_or(false);
     }
-    if (path == "runtime.mesh" || path == "runtime.observability" || path == "runtime.opcua") {
+    if (path == "runtime.mesh" || path == "runtime.observability" || path == "runtime.opcua" ||
+        path == "runtime.ads") {
         return t["enabled"].value_or(false); // off unless enabled in truST
     }
     return true;

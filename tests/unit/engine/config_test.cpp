@@ -343,6 +343,25 @@ enabled = false
     EXPECT_EQ(count(r, Severity::Warning), 5U) << dump(r);
 }
 
+// truST's ADS server section (its ads_line1 example): a warning when enabled, nothing when off;
+// it used to be an unknown-key error that refused the whole project.
+TEST(RuntimeConfig, TrustAdsSectionIsIgnoredWithAWarning) {
+    const char* on = "[runtime.ads]\nenabled = true\nconfig_path = \"ads.toml\"\nworker_tick_interval_ms = 20\n";
+    RuntimeConfigResult r = parse(on);
+    ASSERT_TRUE(r.config) << dump(r);
+    const ConfigDiagnostic* d = find(r, "runtime.ads");
+    ASSERT_NE(d, nullptr) << dump(r);
+    EXPECT_EQ(d->severity, Severity::Warning);
+    EXPECT_NE(d->message.find("not supported yet: takt has no ADS"), std::string::npos) << d->message;
+    EXPECT_EQ(d->line, 1U);
+    r = parse("[runtime.ads]\nenabled = false\n");
+    ASSERT_TRUE(r.config) << dump(r);
+    EXPECT_EQ(find(r, "runtime.ads"), nullptr) << dump(r);
+    r = parse("[runtime.ads]\nenabled = true\nport = 851\n");
+    EXPECT_FALSE(r.config);
+    EXPECT_NE(find(r, "runtime.ads.port"), nullptr) << dump(r);
+}
+
 TEST(RuntimeConfig, TypoInsideATrustSectionIsStillAnError) {
     RuntimeConfigResult r = parse("[runtime.web]\nenabled = true\nlisten_addr = \"0.0.0.0:80\"\n");
     EXPECT_FALSE(r.config);
