@@ -192,10 +192,7 @@ void validate(const ValidateRequest& request, ValidateReport& report) {
     }
     const fs::path runtimeFile = dir / "runtime.toml";
     std::optional<engine::RuntimeConfig> runtime;
-    if (!fs::exists(runtimeFile, ec)) {
-        report.diagnostics.push_back(
-            diag(Severity::Error, runtimeFile.string(), 0, 0, {}, "missing runtime.toml (required to run)"));
-    } else {
+    {
         engine::RuntimeConfigResult r = engine::loadRuntimeConfig(runtimeFile);
         append(report.diagnostics, std::move(r.diagnostics));
         runtime = std::move(r.config);

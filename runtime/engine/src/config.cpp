@@ -100,8 +100,7 @@ bool asksForSomething(const toml::table& t, std::string_view path) {
     if (path == "runtime.deploy") {
         return t["require_signed"].value_or(false);
     }
-    if (path == "runtime.mesh" || path == "runtime.observability" || path == "runtime.opcua" ||
-        path == "runtime.ads") {
+    if (path == "runtime.mesh" || path == "runtime.observability" || path == "runtime.opcua" || path == "runtime.ads") {
         return t["enabled"].value_or(false); // off unless enabled in truST
     }
     return true;
@@ -434,6 +433,13 @@ RuntimeConfigResult parseRuntimeConfig(std::string_view text, const std::string&
 
 RuntimeConfigResult loadRuntimeConfig(const std::filesystem::path& file) {
     RuntimeConfigResult result;
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec) && !ec) {
+        // One message for `takt validate`, `takt run` and the agent alike.
+        result.diagnostics.push_back(
+            diagnosticAt(Severity::Error, file.string(), {}, {}, "missing runtime.toml (required to run)"));
+        return result;
+    }
     std::string text;
     if (!readConfigFile(file, text, result.diagnostics)) {
         return result;
