@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "live_runtime.h"
 #include "run_log.h"
 #include "run_support.h"
 #include "systemd_notify.h"
@@ -361,29 +362,25 @@ int runMain(const RunOptions& options) {
         }
         return exitCode;
     }
-    engine::CycleClock clock;
-    engine::Engine engine(std::make_unique<engine::VmRunner>(0), clock);
-    engine::FaultReport initFault;
-    if (!engine.load(std::make_unique<engine::LoadedProgram>(program.module, program.hash), initFault)) {
-        std::fprintf(stderr, "%stakt run: the program faulted while initialising: %s (%s:%u:%u)\n",
-                     journalPrefix(kPriorityError).c_str(), initFault.message.c_str(), initFault.path.c_str(),
-                     initFault.line, initFault.column);
+    const std::unique_ptr<LiveRuntime> live = LiveRuntime::load(program.module, program.hash, error);
+    if (live == nullptr) {
+        std::fprintf(stderr, "%stakt run: %s\n", journalPrefix(kPriorityError).c_str(), error.c_str());
         return kExitInternal;
     }
-    std::unique_ptr<engine::RetainSink> retain = makeRetainSink(runtime, state, engine.program().module(), log);
-    if (options.restart == "warm" && retain != nullptr) {
-        std::string message;
-        if (!retain->restore(engine.program(), message)) {
-            log->warn("warm start: {}; starting cold", message);
-        }
+    std::string message;
+    if (!live->attachRetain(makeRetainSink(runtime, state, live->engine().program().module(), log),
+                            options.restart == "warm", message)) {
+        log->warn("warm start: {}; starting cold", message);
     }
-
-    io::DriverSet drivers;
-    if (!drivers.configure(ioConfig, engine.area(bytecode::IoArea::Output).size(), error)) {
-        std::fprintf(stderr, "%stakt run: %s\n", journalPrefix(kPriorityError).c_str(), error.c_str());
-        return kExitInvalidProject;
+    const auto fail = [&](const char* what, int code) {
+        live->stop();
+        std::fprintf(stderr, "%stakt run: %s%s\n", journalPrefix(kPriorityError).c_str(), what, error.c_str());
+        return code;
+    };
+    if (!live->configureDrivers(ioConfig, 0, error)) {
+        return fail("", kExitInvalidProject);
     }
-    for (const std::string& w : drivers.warnings()) {
+    for (const std::string& w : live->drivers().warnings()) {
         log->warn("{}", w);
     }
 
@@ -395,41 +392,28 @@ int runMain(const RunOptions& options) {
     sigaddset(&signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-    if (!drivers.start(error)) {
-        std::fprintf(stderr, "%stakt run: %s\n", journalPrefix(kPriorityError).c_str(), error.c_str());
-        return kExitInvalidProject;
+    if (!live->startDrivers(error)) {
+        return fail("", kExitInvalidProject);
     }
-    engine::ScanLoop loop(engine, clock, drivers, engine::ScanOptions::fromConfig(runtime));
-    loop.setRetainSink(retain.get());
-    if (!loop.start(error)) {
-        drivers.stop();
-        std::fprintf(stderr, "%stakt run: %s\n", journalPrefix(kPriorityError).c_str(), error.c_str());
-        return kExitInternal;
+    if (!live->startScan(engine::ScanOptions::fromConfig(runtime), error)) {
+        return fail("", kExitInternal);
     }
+    engine::ScanLoop& loop = live->loop();
+    io::DriverSet& drivers = live->drivers();
     for (const std::string& w : loop.warnings()) {
         log->warn("realtime: {}", w);
     }
-    // The control endpoint: its own low-priority thread; it reaches the scan thread only
-    // through the loop's command queue and snapshots.
     HealthCache healthCache;
     healthCache.update(drivers.refreshHealth());
-    std::unique_ptr<agent::RuntimeControl> control;
-    std::unique_ptr<agent::ControlServer> server;
     if (!runtime.control.endpoint.empty()) {
         agent::RuntimeControlOptions ropts;
         ropts.byteAddressing = runtime.byteAddressing;
         ropts.driverHealth = [&healthCache] { return healthCache.get(); };
-        control = std::make_unique<agent::RuntimeControl>(loop, engine, ropts);
         completeControlOptions(runtime, state, copts);
-        server = std::make_unique<agent::ControlServer>(copts, *control);
-        if (!server->start(error)) {
-            loop.stop();
-            drivers.stop();
-            std::fprintf(stderr, "%stakt run: runtime.control: %s\n", journalPrefix(kPriorityError).c_str(),
-                         error.c_str());
-            return kExitInvalidProject;
+        if (!live->serveControl(copts, std::move(ropts), error)) {
+            return fail("runtime.control: ", kExitInvalidProject);
         }
-        log->info("control endpoint {}", server->boundEndpoint());
+        log->info("control endpoint {}", live->server()->boundEndpoint());
     }
     log->info("running {} (program {:.16}) from {}: cycle {} ms, watchdog {}, "
               "fault policy {}, {} driver(s)",
@@ -480,11 +464,7 @@ int runMain(const RunOptions& options) {
         }
     }
     systemd.stopping();
-    if (server != nullptr) {
-        server->stop(); // no command arrives after this
-    }
-    loop.stop(); // safe state latched, last retain save
-    drivers.stop();
+    live->stop(); // endpoint, then scan (safe state latched, last retain save), then drivers
     const std::vector<io::DriverHealthReport> health = drivers.refreshHealth();
     if (tty) {
         std::fputs("\n", stdout);
