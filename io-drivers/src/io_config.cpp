@@ -381,7 +381,7 @@ void checkDriverName(TableReader& r, std::string_view key, const std::string& na
         // truST projects name it; takt has no EtherCAT master. One error that says so, rather
         // than "unknown driver", so a user porting such a project knows it is not a typo.
         r.error(key, fmt::format("driver \"ethercat\" is not supported by takt: there is no EtherCAT master; use "
-                                 "modbus-tcp, modbus-server, mqtt or gpio for field I/O (known: {})",
+                                 "modbus-tcp, modbus-rtu, modbus-server, mqtt or gpio for field I/O (known: {})",
                                  detail::knownDriverNames()));
     } else if (!detail::isKnownDriverName(name)) {
         r.error(key, fmt::format("unknown driver \"{}\" (known: {})", name, detail::knownDriverNames()));

@@ -2,6 +2,7 @@
 // pseudo-terminal pair (rtu_peer.h), the driver on the other; and loop://, takt's own simulated
 // slave.
 #include "rtu_peer.h"
+#include "support/takt_cli.h"
 #include "takt/io/driver_set.h"
 #include "takt/io/io_config.h"
 
@@ -284,6 +285,26 @@ TEST(ModbusRtu, LoopDeviceLoopsOutputsBack) {
     EXPECT_EQ(d->health().health, Health::Ok) << d->health().reason;
     d->stop();
     d->stop(); // idempotent
+}
+
+// truST's example io.toml as written, through `takt run`: the warning at the device key, and the
+// program reads its own %QW0 back as %IW0 through the simulated slave.
+TEST(RunModbusRtu, TrustLoopDeviceRunsAndLoopsBack) {
+    TempDir dir;
+    std::filesystem::create_directories(dir.path() / "src");
+    dir.write("runtime.toml", "[bundle]\nversion = 1\n\n[resource]\nname = \"cell\"\ncycle_interval_ms = 5\n");
+    dir.write("io.toml", "[io]\ndrivers = [\n  { name = \"modbus-rtu\", params = { device = \"loop://meter\", baud = "
+                         "19200, parity = \"even\", slave = 41, timeout_ms = 250, on_error = \"warn\" } }\n]\n\n"
+                         "[[io.safe_state]]\naddress = \"%QX0.0\"\nvalue = \"FALSE\"\n");
+    dir.write("src/main.st", "PROGRAM Main\nVAR\n    echo AT %IW0 : INT;\n    out AT %QW0 : INT;\n"
+                             "    seen AT %QW1 : INT;\nEND_VAR\nout := 1234;\nseen := echo;\nEND_PROGRAM\n");
+    Process takt(takt::test::taktArgv({"run", "--project", dir.path().string(), "--for", "60s"}),
+                 {.log = dir.path() / "run.log"});
+    ASSERT_TRUE(takt.started());
+    EXPECT_FALSE(takt.waitForLine({"io.toml:3:", "device", "'loop://meter' is not a serial port"}).empty())
+        << takt.log();
+    EXPECT_FALSE(takt.waitForLine({"modbus-rtu=ok", "%Q=d204d204"}).empty()) << takt.log();
+    EXPECT_EQ(takt.terminate(), 0) << takt.log();
 }
 
 } // namespace
