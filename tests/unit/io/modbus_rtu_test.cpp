@@ -83,6 +83,34 @@ TEST(ModbusRtuParams, LoopDeviceIsAWarningAtTheKey) {
     EXPECT_NE(d.message.find("'loop://meter' is not a serial port"), std::string::npos) << d.message;
 }
 
+// A bad value is reported by `takt validate` at its own line and column.
+TEST(ModbusRtuParams, ValidateNamesFileLineAndKey) {
+    TempDir dir;
+    std::filesystem::create_directories(dir.path() / "src");
+    dir.write("runtime.toml", "[bundle]\nversion = 1\n\n[resource]\nname = \"cell\"\n");
+    dir.write("io.toml",
+              "[io]\ndriver = \"modbus-rtu\"\n[io.params]\ndevice = \"/dev/ttyUSB0\"\n  parity = \"mark\"\n");
+    dir.write("src/main.st", "PROGRAM Main\nEND_PROGRAM\n");
+    const auto r = takt::test::runTaktMerged("validate --project " + takt::test::shellQuote(dir.path().string()));
+    EXPECT_NE(r.exitCode, 0);
+    EXPECT_NE(r.out.find("io.toml:5:3: error: io.params.parity: unknown parity 'mark' (expected none, even or odd)"),
+              std::string::npos)
+        << r.out;
+}
+
+// A device that is not there is the field's problem, not a start error: the driver reports it
+// under on_error and keeps trying.
+TEST(ModbusRtu, MissingDeviceIsACommunicationError) {
+    TempDir dir;
+    auto d = makeDriver("modbus-rtu", fmt::format("device = '{}'\non_error = 'fault'\nreconnect_ms = 10",
+                                                  (dir.path() / "ttyUSB9").string()));
+    std::string error;
+    ASSERT_TRUE(d->start(error)) << error;
+    EXPECT_TRUE(eventually([&] { return d->health().health == Health::Faulted; }));
+    EXPECT_NE(d->health().reason.find("cannot open serial device"), std::string::npos) << d->health().reason;
+    d->stop();
+}
+
 // Explicit maps of all four tables, through the driver API at cycle rate.
 TEST_F(RtuTest, ReadsInputsAndWritesOutputs) {
     for (int i = 0; i < 4; ++i) {
