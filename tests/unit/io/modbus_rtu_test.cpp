@@ -287,6 +287,47 @@ TEST_F(RtuTest, DriversOnOneLineTakeTurns) {
     good->stop();
 }
 
+// truST's mixed_vendor example: two modbus-rtu drivers on two lines, one io.toml safe state. A
+// stop (the runtime latches the safe state first) puts it on both slaves.
+TEST_F(RtuTest, TheSafeStateReachesEverySlave) {
+    const TempDir dir2;
+    SerialLine line2(dir2.path());
+    ASSERT_TRUE(line2.start());
+    RtuPeer peer2(line2.peerEnd(), 62);
+    peer2.start();
+    const std::string map = "outputs = [{ area = 'coils', start = 0, count = 2, address = '%QX0.0' }]";
+    const auto parsed = parseIoConfig(
+        fmt::format(
+            "[io]\ndrivers = [\n  {{ name = 'modbus-rtu', params = {{ device = '{}', slave = 41, poll_ms = 5, "
+            "{} }} }},\n  {{ name = 'modbus-rtu', params = {{ device = '{}', slave = 62, poll_ms = 5, {} }} }},\n"
+            "]\n[[io.safe_state]]\naddress = '%QX0.0'\nvalue = 'TRUE'\n",
+            line_.driverEnd(), map, line2.driverEnd(), map),
+        "io.toml", false);
+    ASSERT_TRUE(parsed.config.has_value()) << (parsed.diagnostics.empty() ? "" : parsed.diagnostics[0].message);
+    DriverSet set;
+    std::string error;
+    ASSERT_TRUE(set.configure(*parsed.config, 1, error)) << error;
+    ASSERT_TRUE(set.start(error)) << error;
+    std::vector<std::uint8_t> in(set.inputBytes()), out(set.outputBytes(), 0), mem(set.memoryBytes());
+    out[0] = 0b10; // the program: %QX0.0 FALSE, %QX0.1 TRUE
+    const engine::ProcessImageView view{in, out, mem, 0, 1'000'000};
+    ASSERT_TRUE(eventually([&] { return peer_.coil(1) == 1 && peer2.coil(1) == 1; },
+                           [&] {
+                               set.readInputs(view);
+                               set.writeOutputs(view);
+                           }));
+    EXPECT_EQ(peer_.coil(0), 0);
+    EXPECT_EQ(peer2.coil(0), 0);
+    set.applySafeState();
+    set.stop();
+    for (RtuPeer* p : {&peer_, &peer2}) {
+        EXPECT_EQ(p->coil(0), 1); // the configured safe value
+        EXPECT_EQ(p->coil(1), 0); // zero where io.toml gives none
+    }
+    peer2.stop();
+    line2.stop();
+}
+
 TEST_F(RtuTest, Rs485ModeOnAPortWithoutItIsACommunicationError) {
     auto d =
         makeDriver("modbus-rtu", params("slave = 41\nserial_mode = 'rs485'\non_error = 'fault'\nreconnect_ms = 10"));
