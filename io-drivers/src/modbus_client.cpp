@@ -426,6 +426,7 @@ private:
             std::uint8_t* b = bits ? v.bits.data() + offset + done : nullptr;
             std::uint16_t* r = bits ? nullptr : v.regs.data() + offset + done;
             int rc = -1;
+            transport_->beforeRequest();
             switch (m.table) {
             case ModbusTable::Coils:
                 rc = write ? modbus_write_bits(ctx_, addr, n, b) : modbus_read_bits(ctx_, addr, n, b);
@@ -436,9 +437,11 @@ private:
                 rc = write ? modbus_write_registers(ctx_, addr, n, r) : modbus_read_registers(ctx_, addr, n, r);
                 break;
             }
+            const int err = errno;
+            transport_->afterRequest();
             if (rc != n) {
                 failure = fmt::format("{} {} {}..{} failed: {}", write ? "writing" : "reading", tableName(m.table),
-                                      addr, addr + n - 1, rc < 0 ? modbus_strerror(errno) : "short response");
+                                      addr, addr + n - 1, rc < 0 ? modbus_strerror(err) : "short response");
                 return false;
             }
             done += static_cast<std::uint32_t>(n);

@@ -33,6 +33,9 @@ public:
     virtual bool open(modbus_t* ctx, std::string& why) = 0;
     // Driver thread, before each exchange (under line()): drops stale bytes on a serial line.
     virtual void beforeExchange(modbus_t* ctx) { (void)ctx; }
+    // Driver thread, around each request (under line()): a serial line keeps its frames apart.
+    virtual void beforeRequest() {}
+    virtual void afterRequest() {}
     // Held for a whole exchange: drivers sharing a serial line take turns on it. Null when the
     // transport has a line of its own.
     [[nodiscard]] virtual std::mutex* line() { return nullptr; }

@@ -7,6 +7,7 @@
 // (1|2, 1), serial_mode (rs232|rs485, rs232), slave or unit_id (1..247, 1). The defaults are the
 // Modbus serial line specification's (19200 8E1), as CODESYS's Modbus COM port takes them.
 //
+// Requests keep the serial line specification's silence of 3.5 character times between frames.
 // Several drivers may name one device (slaves on one RS-485 bus): each opens the port, and they
 // take turns on it one whole exchange at a time (a process-wide lock per device), with the
 // same line settings.
@@ -15,6 +16,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <map>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -34,7 +36,8 @@ constexpr std::array kBaudRates = {110,     300,     600,     1200,    2400,    
 
 struct Line {
     std::mutex turn;
-    std::string settings; // "19200 8E1 rs232": every driver on the line must agree
+    std::string settings;       // "19200 8E1 rs232": every driver on the line must agree
+    std::int64_t quietAtNs = 0; // under `turn`: when the silence after the last frame is long enough
 };
 
 // The serial lines this process has open, by device path.
@@ -125,7 +128,8 @@ public:
                 return false;
             }
             path_ = loop_->device();
-            return true; // a simulated slave of its own: no line to share
+            line_ = std::make_shared<Line>(); // a simulated slave of its own: no line to share
+            return true;
         }
         path_ = device_;
         line_ = shareLine(device_,
@@ -158,6 +162,15 @@ public:
     // A reply that arrived after its request timed out would be taken for the next one's.
     void beforeExchange(modbus_t* ctx) override { modbus_flush(ctx); }
 
+    // The serial line specification separates frames by 3.5 character times of silence (a fixed
+    // 1750 us above 19200 baud); a slave may take a request sent sooner for the tail of the last.
+    void beforeRequest() override {
+        if (const std::int64_t wait = line_->quietAtNs - monotonicNs(); wait > 0) {
+            std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
+        }
+    }
+    void afterRequest() override { line_->quietAtNs = monotonicNs() + frameGapNs(); }
+
     std::mutex* line() override { return line_ ? &line_->turn : nullptr; }
 
     void stop() noexcept override {
@@ -169,6 +182,14 @@ public:
     }
 
 private:
+    [[nodiscard]] std::int64_t frameGapNs() const {
+        if (baud_ > 19200) {
+            return 1'750'000;
+        }
+        const int bitsPerChar = 1 + dataBits_ + (parity_ == 'N' ? 0 : 1) + stopBits_;
+        return std::int64_t{bitsPerChar} * 3'500'000'000 / baud_;
+    }
+
     std::string device_; // as configured
     std::string path_;   // what is opened: device_, or the simulated slave's pseudo-terminal
     int baud_ = 19200;

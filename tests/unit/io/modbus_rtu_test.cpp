@@ -328,6 +328,20 @@ TEST_F(RtuTest, TheSafeStateReachesEverySlave) {
     line2.stop();
 }
 
+// 3.5 character times of silence between frames: at 9600 8E1 (11 bits a character) 4.01 ms, even
+// between the requests of one exchange and with poll_ms = 1.
+TEST_F(RtuTest, FramesAreSeparatedByThreeAndAHalfCharacterTimes) {
+    auto d = makeDriver("modbus-rtu", fmt::format("device = '{}'\nbaud = 9600\nslave = 41\npoll_ms = 1\n"
+                                                  "input_count = 1\noutput_count = 1",
+                                                  line_.driverEnd()));
+    std::string error;
+    ASSERT_TRUE(d->start(error)) << error;
+    Image img;
+    ASSERT_TRUE(eventually([&] { return peer_.answered() >= 40; }, [&] { cycle(*d, img); }));
+    d->stop();
+    EXPECT_GE(peer_.shortestQuiet(), std::chrono::nanoseconds(11 * 3'500'000'000LL / 9600));
+}
+
 TEST_F(RtuTest, Rs485ModeOnAPortWithoutItIsACommunicationError) {
     auto d =
         makeDriver("modbus-rtu", params("slave = 41\nserial_mode = 'rs485'\non_error = 'fault'\nreconnect_ms = 10"));

@@ -4,7 +4,10 @@
 #include <modbus.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -113,6 +116,8 @@ public:
     }
     // Requests answered so far.
     [[nodiscard]] int answered() const { return answered_; }
+    // The shortest silence seen between a reply and the request after it.
+    [[nodiscard]] std::chrono::nanoseconds shortestQuiet() const { return std::chrono::nanoseconds(shortestQuietNs_); }
 
 private:
     void run() {
@@ -130,9 +135,14 @@ private:
             if (len == 0) {
                 continue; // for another slave
             }
+            const auto now = std::chrono::steady_clock::now();
+            if (answered_ > 0) {
+                shortestQuietNs_ = std::min<std::int64_t>(shortestQuietNs_, (now - lastReply_).count());
+            }
             const std::lock_guard lock(mutex_);
             const int fc = query[1];
             if (modbus_reply(ctx_, query, len, mapping_) > 0) {
+                lastReply_ = std::chrono::steady_clock::now();
                 ++answered_;
             }
             if ((fc == 0x0F || fc == 0x05) && ((query[2] << 8) | query[3]) == 0) {
@@ -147,6 +157,8 @@ private:
     modbus_mapping_t* mapping_ = nullptr;
     std::atomic<bool> stopping_ = false;
     std::atomic<int> answered_ = 0;
+    std::chrono::steady_clock::time_point lastReply_;
+    std::atomic<std::int64_t> shortestQuietNs_ = INT64_MAX;
     std::thread thread_;
     std::mutex mutex_;
     std::vector<std::uint8_t> coil0_;
