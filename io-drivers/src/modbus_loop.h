@@ -5,7 +5,9 @@
 // reconnects are the real ones. The slave keeps what it is written and loops it back, like the
 // loopback driver: holding register k also becomes input register k, coil k discrete input k.
 #include <atomic>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include <modbus.h>
