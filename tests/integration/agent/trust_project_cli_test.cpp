@@ -19,8 +19,8 @@
 #include "support/takt_cli.h"
 #include "support/temp_dir.h"
 #include "support/validate_report.h"
-#include "unit/io/modbus_peer.h"
-#include "unit/io/mqtt_peer.h"
+#include "support/modbus_peer.h"
+#include "support/mqtt_peer.h"
 
 namespace takt::agent {
 namespace {

@@ -13,7 +13,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "../engine/module_builder.h"
+#include "unit/engine/module_builder.h"
 #include "support/json.h"
 #include "support/paths.h"
 #include "support/temp_dir.h"
