@@ -1,7 +1,7 @@
 // The mqtt driver against a real mosquitto broker the test starts on a free loopback port,
 // observed and driven by a libmosquitto client of the test's own.
-#include "support/io_test_support.h"
 #include "mqtt_payload.h"
+#include "support/io_test_support.h"
 #include "support/mqtt_peer.h"
 
 namespace takt::io::test {
