@@ -19,6 +19,15 @@ bool isSelf(const ast::Expr& e) {
     return x->kind == ast::ExprKind::Super || x->kind == ast::ExprKind::This;
 }
 
+bool isSuper(const ast::Expr& e) {
+    const ast::Expr* x = &e;
+    while (x->kind == ast::ExprKind::Paren || x->kind == ast::ExprKind::Deref) {
+        x = x->kind == ast::ExprKind::Paren ? static_cast<const ast::ParenExpr*>(x)->inner.get()
+                                            : static_cast<const ast::DerefExpr*>(x)->reference.get();
+    }
+    return x->kind == ast::ExprKind::Super;
+}
+
 } // namespace
 
 using bc::Opcode;
@@ -248,11 +257,16 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
     // FUNCTION or METHOD: arguments go straight into the callee's frame.
     const bool method = target->pouKind == ast::PouKind::Method;
     std::optional<Loc> instance;
+    // The declared type of an instance whose actual type may extend it (THIS, a VAR_IN_OUT, a
+    // dereferenced REFERENCE/POINTER): the call dispatches when a derived FB overrides the method.
+    const Symbol* openType = nullptr;
+    const Symbol* self = pou_->pouKind == ast::PouKind::Method ? pou_->owner : pou_;
     if (method) {
         if (e.callee->kind == ast::ExprKind::Member) {
             const auto& m = static_cast<const ast::MemberExpr&>(*e.callee);
             if (isSelf(*m.object)) {
                 instance = Loc{false, {bc::address(bc::kTagThis, 0), false}, 0, nullptr};
+                openType = isSuper(*m.object) ? nullptr : self; // SUPER^.M() runs the base's body
             } else {
                 const Type* ot = stripAlias(m.object->type);
                 if (ot != nullptr && ot->kind() == TypeKind::Interface) {
@@ -260,16 +274,19 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
                 }
                 instance = locate(*m.object);
                 lastIdx_ = kNoIdx; // the instance pointer is passed to the call: keep its IDX
+                openType = instance->indirect ? instancePou(ot) : nullptr;
             }
         } else {
             instance = Loc{false, {bc::address(bc::kTagThis, 0), false}, 0, nullptr};
+            openType = self;
         }
     }
+    const std::optional<std::uint32_t> slot = method ? g_.virtualSlot(target, openType) : std::nullopt;
     const Generator::FrameLayout& layout = g_.frameLayout(target);
     const std::vector<int> binding = bindArguments(e, target->params);
     const std::vector<Value> values = frameArguments(e, target, binding);
     Operand instPtr{};
-    if (instance && instance->indirect) {
+    if (instance && (instance->indirect || slot)) {
         instPtr = pointerOf(*instance);
     }
     const std::uint32_t c = bindFrameArguments(layout, e, target, binding, values);
@@ -280,6 +297,8 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
     const std::uint32_t p = g_.pouIndex(target);
     if (!method) {
         emit(Opcode::CALL_FN, {imm(p), imm(c)});
+    } else if (slot) {
+        emit(Opcode::CALL_IFACE, {instPtr, imm(*slot), imm(c)});
     } else if (instance->indirect) {
         emit(Opcode::CALL_FB_IND, {imm(p), instPtr, imm(c)});
     } else {
