@@ -152,6 +152,9 @@ Value Lowerer::interfaceCall(const ast::CallExpr& e, const ast::Expr& object, co
     const std::vector<int> binding = bindArguments(e, target->params);
     const std::vector<Value> values = frameArguments(e, target, binding);
     const std::uint32_t c = bindFrameArguments(layout, e, target, binding, values);
+    setOwnEnable(e, [&](const Symbol* m) {
+        return Loc{false, Operand{bc::address(bc::kTagFrame, c + layout.offsets.at(m)), false}, 0, m->type};
+    });
     debugAt(e.span);
     emit(Opcode::CALL_IFACE, {self, imm(g_.interfaceSlot(target)), imm(c)});
     return frameCallResult(layout, e, target, binding, c, want, dest);
