@@ -28,6 +28,24 @@ bool isSuper(const ast::Expr& e) {
     return x->kind == ast::ExprKind::Super;
 }
 
+// Whether `e` designates an instance of exactly its declared type: a variable, member or array
+// element declared with an FB type. A VAR_IN_OUT, a REFERENCE TO or a dereferenced pointer may
+// designate an instance of a derived type.
+bool exactInstance(const ast::Expr& e) {
+    switch (e.kind) {
+    case ast::ExprKind::Paren: return exactInstance(*static_cast<const ast::ParenExpr&>(e).inner);
+    case ast::ExprKind::Index: return true; // elements have the array's element type
+    case ast::ExprKind::Name:
+    case ast::ExprKind::Member: {
+        const Symbol* s = e.kind == ast::ExprKind::Name ? static_cast<const ast::NameExpr&>(e).symbol
+                                                        : static_cast<const ast::MemberExpr&>(e).symbol;
+        return s != nullptr && s->kind == SymbolKind::Variable && s->section != ast::VarSection::InOut &&
+               !isReference(s->type);
+    }
+    default: return false;
+    }
+}
+
 } // namespace
 
 using bc::Opcode;
@@ -274,7 +292,7 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
                 }
                 instance = locate(*m.object);
                 lastIdx_ = kNoIdx; // the instance pointer is passed to the call: keep its IDX
-                openType = instance->indirect ? instancePou(ot) : nullptr;
+                openType = instance->indirect && !exactInstance(*m.object) ? instancePou(ot) : nullptr;
             }
         } else {
             instance = Loc{false, {bc::address(bc::kTagThis, 0), false}, 0, nullptr};

@@ -325,7 +325,8 @@ L001d:
 
 // Late binding costs only where an override can be reached: THIS^.M() in a base method is ADDR
 // plus CALL_IFACE, a base VAR_IN_OUT is CALL_IFACE on the reference it already holds; a plain
-// instance, SUPER^ and a hierarchy without overrides compile to CALL_FB / CALL_FB_IND as before.
+// instance, an array element, SUPER^, a FINAL method and a hierarchy without overrides compile to
+// CALL_FB / CALL_FB_IND as before.
 TEST(CodegenDisasm, MethodCallsDispatchOnlyWhereAnOverrideCanRun) {
     Compiled c(R"(
 FUNCTION_BLOCK Base
@@ -335,21 +336,24 @@ END_FUNCTION_BLOCK
 FUNCTION_BLOCK Derived EXTENDS Base
   METHOD M : INT  M := SUPER^.M() + 1;  END_METHOD
 END_FUNCTION_BLOCK
+FUNCTION_BLOCK Sealed EXTENDS Base
+  METHOD FINAL M : INT  M := 4;  END_METHOD
+END_FUNCTION_BLOCK
 FUNCTION_BLOCK Plain
   METHOD N : INT  N := 3;  END_METHOD
 END_FUNCTION_BLOCK
 FUNCTION ViaBase : INT
-  VAR_IN_OUT b : Base; p : Plain; END_VAR
-  ViaBase := b.M() + p.N();
+  VAR_IN_OUT b : Base; s : Sealed; p : Plain; END_VAR
+  ViaBase := b.M() + s.M() + p.N();
 END_FUNCTION
 PROGRAM Main
-  VAR d : Derived; pl : Plain; r : INT; END_VAR
-  r := d.M() + ViaBase(d, pl);
+  VAR d : Derived; s : Sealed; pl : Plain; r : INT; arr : ARRAY [1..2] OF Derived; k : INT := 1; END_VAR
+  r := d.M() + ViaBase(d, s, pl) + arr[k].M();
 END_PROGRAM
 )");
     ASSERT_TRUE(c.ok) << c.rendered();
     ASSERT_TRUE(c.verified.ok()) << c.verified.message;
-    EXPECT_EQ(c.code("Base.Twice"), R"(  0009  COPY         fp+0, g:0x20, 2
+    EXPECT_EQ(c.code("Base.Twice"), R"(  0009  COPY         fp+0, g:0x28, 2
   000d  ADDR         fp+8, this+0
   0010  CALL_IFACE   fp+8, 0, 16
   0014  SX_16_32     fp+24, fp+16
@@ -360,33 +364,43 @@ END_PROGRAM
   0025  MOV_16       fp+0, fp+48
   0028  RET
 )");
-    EXPECT_EQ(c.code("Derived.M"), R"(  002a  COPY         fp+0, g:0x28, 2
+    EXPECT_EQ(c.code("Derived.M"), R"(  002a  COPY         fp+0, g:0x30, 2
   002e  CALL_FB      Base.M, this+0, 8
   0032  SX_16_32     fp+16, fp+8
   0035  ADD_I32_IMM  fp+20, fp+16, 1
   0039  MOV_16       fp+0, fp+20
   003c  RET
 )");
-    EXPECT_EQ(c.code("ViaBase"), R"(  0046  COPY         fp+0, g:0x40, 2
-  004a  CALL_IFACE   fp+8, 0, 24
-  004e  SX_16_32     fp+32, fp+24
-  0051  CALL_FB_IND  Plain.N, fp+16, 40
-  0055  SX_16_32     fp+48, fp+40
-  0058  ADD_I32      fp+56, fp+32, fp+48
-  005c  MOV_16       fp+0, fp+56
-  005f  RET
+    EXPECT_EQ(c.code("ViaBase"), R"(  004f  COPY         fp+0, g:0x58, 2
+  0053  CALL_IFACE   fp+8, 0, 32
+  0057  SX_16_32     fp+40, fp+32
+  005a  CALL_FB_IND  Sealed.M, fp+16, 48
+  005e  SX_16_32     fp+56, fp+48
+  0061  ADD_I32      fp+64, fp+40, fp+56
+  0065  CALL_FB_IND  Plain.N, fp+24, 72
+  0069  SX_16_32     fp+80, fp+72
+  006c  ADD_I32      fp+88, fp+64, fp+80
+  0070  MOV_16       fp+0, fp+88
+  0073  RET
 )");
-    EXPECT_EQ(c.code("Main"), R"(  0060  CALL_FB      Derived.M, this+0 <Main.d>, 0
-  0064  SX_16_32     fp+8, fp+0
-  0067  ADDR         fp+12, this+0 <Main.d>
-  006a  ADDR         fp+16, this+4 <Main.pl>
-  006d  MOV_32       fp+32, fp+12
-  0070  MOV_32       fp+40, fp+16
-  0073  CALL_FN      ViaBase, 24
-  0076  SX_16_32     fp+48, fp+24
-  0079  ADD_I32      fp+56, fp+8, fp+48
-  007d  MOV_16       this+4 <Main.r>, fp+56
-  0080  RET
+    EXPECT_EQ(c.code("Main"), R"(  0074  CALL_FB      Derived.M, this+0 <Main.d>, 0
+  0078  SX_16_32     fp+8, fp+0
+  007b  ADDR         fp+12, this+0 <Main.d>
+  007e  ADDR         fp+16, this+4 <Main.s>
+  0081  ADDR         fp+20, this+8 <Main.pl>
+  0084  MOV_32       fp+32, fp+12
+  0087  MOV_32       fp+40, fp+16
+  008a  MOV_32       fp+48, fp+20
+  008d  CALL_FN      ViaBase, 24
+  0090  SX_16_32     fp+56, fp+24
+  0093  ADD_I32      fp+64, fp+8, fp+56
+  0097  SX_16_32     fp+68, this+20 <Main.k>
+  009a  IDX          fp+72, this+12 <Main.arr>, fp+68, 1, 4, 2
+  00a1  CALL_FB_IND  Derived.M, fp+72, 80
+  00a5  SX_16_32     fp+88, fp+80
+  00a8  ADD_I32      fp+96, fp+64, fp+88
+  00ac  MOV_16       this+8 <Main.r>, fp+96
+  00af  RET
 )");
 }
 
