@@ -1,11 +1,13 @@
-// INTERFACE dispatch. An interface value is the image offset of an FB instance (0: NULL); the
-// root of every FB hierarchy that implements an interface reserves the first 4 bytes of its
-// instances for the image offset of the instance type's dispatch table, written with the
-// initial image. A table has one u32 POU index per slot; slots number the method prototypes of
-// every interface of the program, so one table per FB type serves all its interfaces and an
-// interface value converts to a base interface without any work. A call through an interface
-// is CALL_IFACE with the prototype's slot; METHOD frames keep the parameters first (see
-// frameLayout), so the arguments land where every implementation expects them.
+// INTERFACE and METHOD dispatch. An interface value is the image offset of an FB instance (0:
+// NULL); the root of every FB hierarchy that implements an interface or overrides a method
+// reserves the first 4 bytes of its instances for the image offset of the instance type's
+// dispatch table, written with the initial image. A table has one u32 POU index per slot;
+// slots number the method prototypes of every interface of the program, then one slot per
+// overridden method family, so one table per FB type serves all its interfaces and late-bound
+// calls, and an interface value converts to a base interface without any work. A call through
+// an interface, or a METHOD call on an instance that may be of a type overriding it, is
+// CALL_IFACE with the slot; METHOD frames keep the parameters first (see frameLayout), so the
+// arguments land where every implementation expects them.
 #include "codegen/lower.h"
 #include "takt/compiler/names.h"
 
@@ -29,7 +31,8 @@ void numberScope(const Scope* scope, std::unordered_map<const Symbol*, std::uint
                     slots.emplace(m, static_cast<std::uint32_t>(slots.size()));
                 }
             }
-        } else if (s->kind == SymbolKind::Pou && s->pouKind == ast::PouKind::FunctionBlock && s->scope != nullptr) {
+        } else if (s->kind == SymbolKind::Pou && s->scope != nullptr &&
+                   (s->pouKind == ast::PouKind::FunctionBlock || s->pouKind == ast::PouKind::TestFunctionBlock)) {
             fbs.push_back(s);
         }
     }
