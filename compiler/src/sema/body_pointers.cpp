@@ -66,7 +66,7 @@ const Type* sizeOfOperand(Context& cx, const Scope* scope, const ast::Expr& arg)
 
 const Type* pointerSizedType(const TypeTable& types, std::string_view name) {
     const std::string upper = upperName(name);
-    return upper == "__XWORD" ? types.get(K::LWord)
+    return upper == "__XWORD"   ? types.get(K::LWord)
            : upper == "__UXINT" ? types.get(K::ULInt)
            : upper == "__XINT"  ? types.get(K::LInt)
                                 : nullptr;
