@@ -10,7 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev liblua5.4-dev
   libmodbus-dev libmosquitto-dev libgpiod-dev libssl-dev openssl libsystemd-dev zlib1g-dev
   python3 valgrind
-  mosquitto python3-pymodbus python3-serial python3-serial-asyncio
+  mosquitto socat python3-pymodbus python3-serial python3-serial-asyncio
 )
 
 missing=()

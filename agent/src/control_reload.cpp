@@ -51,6 +51,39 @@ std::string stringArray(const std::vector<std::string>& items) {
 
 } // namespace
 
+// The answer to a reload the scan loop applied: the transfer report, and the forces re-resolved in
+// the new program.
+ControlAnswer RuntimeControl::finishReload(Pending& done) {
+    const engine::TransferReport& r = done.result.change;
+    // The forced variables now live where the new program put them (or are gone).
+    std::erase_if(forced_, [&](const Forced& f) {
+        return std::find(done.forcesLost.begin(), done.forcesLost.end(), f.name) != done.forcesLost.end();
+    });
+    for (Forced& f : forced_) {
+        engine::VarRef ref;
+        std::string why;
+        if (!f.address && engine::resolvePath(*done.module, f.name, ref, why)) {
+            f.range.offset = ref.offset;
+            f.type = ref.type;
+        }
+    }
+    ControlAnswer answer = ControlAnswer::result(
+        fmt::format("{{\"old_hash\":{},\"new_hash\":{},\"kept\":{},\"initialised\":{},\"dropped\":{},\"retyped\":{},"
+                    "\"retyped_paths\":{},\"forces_dropped\":{},\"swap_pause_us\":{:.3f},\"cycle\":{}}}",
+                    ctl::quoted(r.oldHash), ctl::quoted(r.newHash), r.kept, r.initialised, r.dropped, r.retyped,
+                    stringArray(r.retypedPaths), stringArray(done.forcesLost), static_cast<double>(r.pauseNs) / 1000.0,
+                    done.result.cycle));
+    if (!done.idempotencyKey.empty()) {
+        if (idempotentOrder_.size() == kIdempotencyKeys) {
+            idempotent_.erase(idempotentOrder_.front());
+            idempotentOrder_.pop_front();
+        }
+        idempotent_.emplace(done.idempotencyKey, answer);
+        idempotentOrder_.push_back(done.idempotencyKey);
+    }
+    return answer;
+}
+
 void RuntimeControl::reload(const rapidjson::Value& params, ControlReplyFn& reply) {
     const rapidjson::Value* bytes = ctl::member(params, "bytes");
     if (bytes == nullptr || !bytes->IsString()) {
@@ -111,36 +144,6 @@ void RuntimeControl::reload(const rapidjson::Value& params, ControlReplyFn& repl
     p->module = module;
     p->hash = hash;
     p->idempotencyKey = key;
-    p->finish = [this](Pending& done) {
-        const engine::TransferReport& r = done.result.change;
-        // The forced variables now live where the new program put them (or are gone).
-        std::erase_if(forced_, [&](const Forced& f) {
-            return std::find(done.forcesLost.begin(), done.forcesLost.end(), f.name) != done.forcesLost.end();
-        });
-        for (Forced& f : forced_) {
-            engine::VarRef ref;
-            std::string why;
-            if (!f.address && engine::resolvePath(*done.module, f.name, ref, why)) {
-                f.range.offset = ref.offset;
-                f.type = ref.type;
-            }
-        }
-        ControlAnswer answer = ControlAnswer::result(fmt::format(
-            "{{\"old_hash\":{},\"new_hash\":{},\"kept\":{},\"initialised\":{},\"dropped\":{},\"retyped\":{},"
-            "\"retyped_paths\":{},\"forces_dropped\":{},\"swap_pause_us\":{:.3f},\"cycle\":{}}}",
-            ctl::quoted(r.oldHash), ctl::quoted(r.newHash), r.kept, r.initialised, r.dropped, r.retyped,
-            stringArray(r.retypedPaths), stringArray(done.forcesLost), static_cast<double>(r.pauseNs) / 1000.0,
-            done.result.cycle));
-        if (!done.idempotencyKey.empty()) {
-            if (idempotentOrder_.size() == kIdempotencyKeys) {
-                idempotent_.erase(idempotentOrder_.front());
-                idempotentOrder_.pop_front();
-            }
-            idempotent_.emplace(done.idempotencyKey, answer);
-            idempotentOrder_.push_back(done.idempotencyKey);
-        }
-        return answer;
-    };
     const std::shared_ptr<const bytecode::Module> oldModule = module_;
     const std::string oldHash = hash_;
     // Requests after this one are resolved against the new program: the queue applies them after

@@ -282,7 +282,9 @@ void RuntimeControl::complete(Pending& p) {
     if (!p.result.ok) {
         answer = ControlAnswer::error(rpc::kCommandFailed, p.result.refusal != nullptr ? p.result.refusal : "refused");
     } else {
-        answer = p.finish ? p.finish(p) : ControlAnswer::result("{}");
+        answer = p.command.kind == engine::ScanCommandKind::Reload ? finishReload(p)
+                 : p.finish                                        ? p.finish(p)
+                                                                   : ControlAnswer::result("{}");
     }
     if (p.command.kind == engine::ScanCommandKind::Reload) {
         reloadInFlight_ = false;

@@ -74,6 +74,8 @@ struct ControlServer::Impl {
     void acceptNext();
     template <class Socket> void admit(Socket socket, detail::PeerInfo peer);
     void schedulePoll();
+    void pollNow();
+    void awaitCompletions();
     void shutdown();
     void forget(const Connection* c);
     void trimHeap();
@@ -86,6 +88,8 @@ struct ControlServer::Impl {
     std::optional<asio::ip::tcp::acceptor> tcpAcceptor;
     std::optional<asio::local::stream_protocol::acceptor> unixAcceptor;
     asio::steady_timer pollTimer{io};
+    // A dup of the target's completion descriptor: readable when a command may be done.
+    std::optional<asio::posix::stream_descriptor> completions;
     asio::steady_timer acceptRetry{io};
     std::unique_ptr<detail::ControlService> service;
     std::list<std::shared_ptr<Connection>> connections;
@@ -531,21 +535,40 @@ template <class Socket> void ControlServer::Impl::admit(Socket socket, detail::P
     c->start();
 }
 
+void ControlServer::Impl::pollNow() {
+    service->pollEvents([this](int type, const std::string& line) {
+        for (const auto& c : connections) {
+            if (c->active() && c->session().subscribed(type)) {
+                c->sendLine(line);
+            }
+        }
+    });
+}
+
+// Events, command timeouts and heap trimming. Commands are answered from awaitCompletions() as
+// soon as the scan loop applied them; this timer only answers them for a target without a
+// completion descriptor.
 void ControlServer::Impl::schedulePoll() {
     pollTimer.expires_after(kPollInterval);
     pollTimer.async_wait([this](const asio::error_code& ec) {
         if (ec || !running) {
             return;
         }
-        service->pollEvents([this](int type, const std::string& line) {
-            for (const auto& c : connections) {
-                if (c->active() && c->session().subscribed(type)) {
-                    c->sendLine(line);
-                }
-            }
-        });
+        pollNow();
         trimHeap();
         schedulePoll();
+    });
+}
+
+void ControlServer::Impl::awaitCompletions() {
+    completions->async_wait(asio::posix::descriptor_base::wait_read, [this](const asio::error_code& ec) {
+        if (ec || !running) {
+            return;
+        }
+        std::uint64_t count = 0; // resets the eventfd counter; the wake-up itself is the message
+        (void)!::read(completions->native_handle(), &count, sizeof count);
+        pollNow();
+        awaitCompletions();
     });
 }
 
@@ -582,6 +605,9 @@ void ControlServer::Impl::shutdown() {
         unixAcceptor->close(ignored);
     }
     pollTimer.cancel();
+    if (completions) {
+        completions->cancel(ignored);
+    }
     acceptRetry.cancel();
     const auto all = connections;
     for (const auto& c : all) {
@@ -616,6 +642,13 @@ bool ControlServer::start(std::string& error) {
     impl_->running = true;
     impl_->acceptNext();
     impl_->schedulePoll();
+    if (const int fd = impl_->target.completionFd(); fd >= 0) {
+        const int own = ::dup(fd);
+        if (own >= 0) {
+            impl_->completions.emplace(impl_->io, own);
+            impl_->awaitCompletions();
+        }
+    }
     impl_->thread = std::thread([impl = impl_.get()] {
         // Below the scan thread and the drivers: the endpoint must never compete with the cycle.
         (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 10);

@@ -606,9 +606,11 @@ bool Harness::loaded() const {
     return state_->engine != nullptr;
 }
 
-// The harness commands (seed 001), one table of the kind the JSON-RPC surfaces use: the NDJSON
-// protocol does not check params against schemas (unknown members are ignored there), so each
-// command's schema is left open and its handler checks what it reads.
+// The harness commands (seed 001), one table of the kind the JSON-RPC surfaces use. The schemas
+// describe the request's members beside "cmd" and the `data` of the answer: they give
+// docs/testing.md its command table and are checked against every request of the seed replay
+// and the conformance scripts. The NDJSON protocol itself ignores unknown members (seed 001), so
+// the handlers check what they read instead of the schema refusing the request.
 struct Harness::Command {
     HarnessResult (*run)(State& s, const Value& req);
     bool needsProgram = true; // not_loaded until a program is loaded
@@ -617,12 +619,35 @@ struct Harness::Command {
 std::span<const MethodSpec<Harness::Command>> Harness::commands() {
     using S = State&;
     using V = const Value&;
-    static constexpr std::string_view kOpen = R"({"type":"object"})";
+// The schemas, built from a few shared members.
+#define TAKT_H_OBJ(props, req) R"({"type":"object","properties":{)" props R"(},"required":[)" req "]}"
+#define TAKT_H_WATCH R"("watch":{"type":"array","items":{"type":"string"},"description":"variables to return"})"
+#define TAKT_H_DT R"("dt_ms":{"type":"number","minimum":0,"description":"virtual time per cycle"})"
+#define TAKT_H_VALUE R"("value":{"description":"typed value {type, value}"})"
+#define TAKT_H_NAME R"("name":{"type":"string","description":"variable path"})"
+#define TAKT_H_ADDRESS R"("address":{"type":"string","description":"direct address such as %IX0.0"})"
+#define TAKT_H_SOURCES                                                                                                 \
+    R"("source":{"type":"string","description":"one ST source"},"sources":{"type":"array","items":{"type":"string"}})"
+#define TAKT_H_PROGRESS                                                                                                \
+    TAKT_H_OBJ(R"("cycle":{"type":"integer"},"time_nanos":{"type":"integer"},"watch":{"type":"object"})",              \
+               R"("cycle","time_nanos")")
+    static constexpr std::string_view kNone = R"({"type":"object","properties":{}})";
+    static constexpr std::string_view kLoaded =
+        TAKT_H_OBJ(R"("cycle":{"type":"integer"},"time_nanos":{"type":"integer"},"programs":{"type":"array"})",
+                   R"("cycle","time_nanos","programs")");
+    static constexpr std::string_view kNamed = TAKT_H_OBJ(TAKT_H_NAME, R"("name")");
+    static constexpr std::string_view kSet = TAKT_H_OBJ(TAKT_H_NAME "," TAKT_H_VALUE, R"("name","value")");
+    static constexpr std::string_view kValue =
+        TAKT_H_OBJ(R"("name":{"type":"string"},"value":{"type":"object"})", R"("value")");
+    static constexpr std::string_view kAddressed = TAKT_H_OBJ(TAKT_H_ADDRESS, R"("address")");
+    static constexpr std::string_view kAddressValue =
+        TAKT_H_OBJ(R"("address":{"type":"string"},"value":{"type":"object"})", R"("address","value")");
+    static constexpr std::string_view kProgress = TAKT_H_PROGRESS;
     static const MethodSpec<Command> kTable[] = {
         {"load",
          "Load sources; runs one initial cycle at virtual time 0",
-         kOpen,
-         kOpen,
+         TAKT_H_OBJ(TAKT_H_SOURCES, ""),
+         kLoaded,
          std::nullopt,
          {[](S s, V req) {
               HarnessResult err;
@@ -635,8 +660,12 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
           false}},
         {"reload",
          "Online change at the cycle boundary (mode warm: warm-restart semantics)",
-         kOpen,
-         kOpen,
+         TAKT_H_OBJ(TAKT_H_SOURCES R"(,"mode":{"type":"string","enum":["online","warm"]})", ""),
+         TAKT_H_OBJ(R"("cycle":{"type":"integer"},"time_nanos":{"type":"integer"},"programs":{"type":"array"},)"
+                    R"("kept":{"type":"integer"},"initialised":{"type":"integer"},"dropped":{"type":"integer"},)"
+                    R"("retyped":{"type":"integer"},"retyped_paths":{"type":"array"},"old_hash":{"type":"string"},)"
+                    R"("new_hash":{"type":"string"})",
+                    R"("cycle","time_nanos","programs","kept","initialised","dropped")"),
          std::nullopt,
          {[](S s, V req) {
              bool warm = false;
@@ -656,35 +685,41 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
          }}},
         {"cycle",
          "Advance virtual time by dt_ms, then run one cycle, count times",
-         kOpen,
-         kOpen,
+         TAKT_H_OBJ(R"("count":{"type":"integer","minimum":0},)" TAKT_H_DT "," TAKT_H_WATCH, ""),
+         kProgress,
          std::nullopt,
          {[](S s, V req) { return s.cycle(req); }}},
-        {"set_input", "Write any variable", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+        {"set_input", "Write any variable", kSet, kNone, std::nullopt, {[](S s, V req) {
              return s.setInput(req, false);
          }}},
-        {"get_output", "Read any variable", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+        {"get_output", "Read any variable", kNamed, kValue, std::nullopt, {[](S s, V req) {
              return s.getOutput(req, false);
          }}},
-        {"set_access", "Write a VAR_ACCESS path", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+        {"set_access", "Write a VAR_ACCESS path", kSet, kNone, std::nullopt, {[](S s, V req) {
              return s.setInput(req, true);
          }}},
-        {"get_access", "Read a VAR_ACCESS path", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+        {"get_access", "Read a VAR_ACCESS path", kNamed, kValue, std::nullopt, {[](S s, V req) {
              return s.getOutput(req, true);
          }}},
-        {"bind_direct", "Bind a variable to a direct address", kOpen, kOpen, std::nullopt, {[](S s, V req) {
-             return s.bindDirect(req);
-         }}},
-        {"set_direct_input", "Write an input address", kOpen, kOpen, std::nullopt, {[](S s, V req) {
-             return s.setDirectInput(req);
-         }}},
-        {"get_direct_output", "Read an output address", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+        {"bind_direct",
+         "Bind a variable to a direct address",
+         TAKT_H_OBJ(TAKT_H_NAME "," TAKT_H_ADDRESS, R"("name","address")"),
+         kNone,
+         std::nullopt,
+         {[](S s, V req) { return s.bindDirect(req); }}},
+        {"set_direct_input",
+         "Write an input address",
+         TAKT_H_OBJ(TAKT_H_ADDRESS "," TAKT_H_VALUE, R"("address","value")"),
+         kNone,
+         std::nullopt,
+         {[](S s, V req) { return s.setDirectInput(req); }}},
+        {"get_direct_output", "Read an output address", kAddressed, kAddressValue, std::nullopt, {[](S s, V req) {
              return s.getDirectOutput(req);
          }}},
         {"advance_time",
          "Advance virtual time without a cycle",
-         kOpen,
-         kOpen,
+         TAKT_H_OBJ(R"("duration_ms":{"type":"number","minimum":0})", R"("duration_ms")"),
+         kNone,
          std::nullopt,
          {[](S s, V req) {
               HarnessResult err;
@@ -699,13 +734,29 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
               return success();
           },
           false}},
-        {"run_until", "Cycle until name equals a value", kOpen, kOpen, std::nullopt, {[](S s, V req) {
-             return s.runUntil(req);
-         }}},
-        {"restart", "Cold or warm restart; runs no cycle", kOpen, kOpen, std::nullopt, {[](S s, V req) {
-             return s.restart(req);
-         }}},
-        {"snapshot", "Cycle, time and watch values; no work is done", kOpen, kOpen, std::nullopt, {[](S s, V req) {
+        {"run_until",
+         "Cycle until name equals a value",
+         TAKT_H_OBJ(TAKT_H_NAME
+                    R"(,"equals":{"description":"typed value"},"max_cycles":{"type":"integer","minimum":1},)" TAKT_H_DT
+                    "," TAKT_H_WATCH,
+                    R"("name","equals")"),
+         TAKT_H_OBJ(
+             R"("cycle":{"type":"integer"},"time_nanos":{"type":"integer"},"cycles_run":{"type":"integer"},"watch":{"type":"object"})",
+             R"("cycle","time_nanos")"),
+         std::nullopt,
+         {[](S s, V req) { return s.runUntil(req); }}},
+        {"restart",
+         "Cold or warm restart; runs no cycle",
+         TAKT_H_OBJ(R"("mode":{"type":"string","enum":["cold","warm"]})", R"("mode")"),
+         TAKT_H_OBJ(R"("mode":{"type":"string"})", R"("mode")"),
+         std::nullopt,
+         {[](S s, V req) { return s.restart(req); }}},
+        {"snapshot",
+         "Cycle, time and watch values; no work is done",
+         TAKT_H_OBJ(TAKT_H_WATCH, ""),
+         kProgress,
+         std::nullopt,
+         {[](S s, V req) {
              HarnessResult err;
              std::vector<std::pair<std::string, engine::VarRef>> watch;
              if (!s.watchRefs(req, watch, err)) {
@@ -715,6 +766,25 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
          }}},
     };
     return kTable;
+}
+#undef TAKT_H_OBJ
+#undef TAKT_H_WATCH
+#undef TAKT_H_DT
+#undef TAKT_H_VALUE
+#undef TAKT_H_NAME
+#undef TAKT_H_ADDRESS
+#undef TAKT_H_SOURCES
+#undef TAKT_H_PROGRESS
+
+std::span<const Harness::CommandFacts> Harness::commandFacts() {
+    static const std::vector<CommandFacts> kFacts = [] {
+        std::vector<CommandFacts> out;
+        for (const MethodSpec<Command>& c : commands()) {
+            out.push_back({rpc::factsOf(c)});
+        }
+        return out;
+    }();
+    return kFacts;
 }
 
 HarnessResult Harness::handle(std::string_view cmd, const Value& req) {

@@ -6,9 +6,19 @@
 
 #include <rapidjson/document.h>
 
+#include "method_table.h"
+#include "takt/agent/harness.h"
 #include "takt/bytecode/address.h"
 #include "takt/bytecode/module.h"
 #include "takt/compiler/sema.h"
+
+namespace takt::agent {
+
+struct Harness::CommandFacts {
+    rpc::MethodFacts facts;
+};
+
+} // namespace takt::agent
 
 namespace takt::agent::detail {
 

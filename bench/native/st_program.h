@@ -10,11 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "takt/bytecode/verifier.h"
-#include "takt/compiler/codegen.h"
+#include "takt/compiler/compile_program.h"
 #include "takt/compiler/diagnostics.h"
-#include "takt/compiler/parser.h"
-#include "takt/compiler/sema.h"
+#include "takt/compiler/project.h"
 #include "takt/engine/program.h"
 #include "takt/engine/values.h"
 #include "takt/engine/vm_runner.h"
@@ -35,21 +33,15 @@ public:
         }
         std::stringstream text;
         text << in.rdbuf();
-        compiler::SourceManager sm;
-        compiler::DiagnosticSink diags;
-        std::vector<compiler::ast::CompilationUnit> units;
-        units.push_back(compiler::parseSource(sm.file(sm.add(path, text.str())), diags));
-        const compiler::AnalysisResult analysis = compiler::analyze(units, sm, diags);
-        auto module = std::make_shared<bytecode::Module>();
-        if (diags.hasErrors() ||
-            !compiler::generate(*analysis.model, units, sm, compiler::CodegenOptions{}, *module, diags)) {
-            error = compiler::renderHuman(diags.diagnostics(), sm);
+        // The one compile path: the benchmark runs what program.stbc would hold.
+        compiler::Project project = compiler::checkSources({{path, text.str()}});
+        const compiler::CompiledProgram compiled = compiler::compileProgram(project);
+        if (!compiled.ok()) {
+            error = compiled.failure.empty() ? compiler::renderHuman(compiled.diagnostics, *project.sources)
+                                             : "bytecode verification failed: " + compiled.failure;
             return false;
         }
-        if (const bytecode::VerifyResult v = bytecode::verify(*module); !v.ok()) {
-            error = "bytecode verification failed: " + v.message;
-            return false;
-        }
+        const std::shared_ptr<const bytecode::Module> module = compiled.module;
         instance_ = nullptr;
         for (const bytecode::ProgramInstance& p : module->programs) {
             if (module->pous[p.pou].kind == bytecode::PouKind::Program) {
@@ -61,7 +53,7 @@ public:
             error = path + ": no program instance";
             return false;
         }
-        program_ = std::make_unique<engine::LoadedProgram>(module, "");
+        program_ = std::make_unique<engine::LoadedProgram>(module, compiled.hash);
         runner_ = std::make_unique<engine::VmRunner>(0);
         runner_->attach(*program_);
         now_ = 0;

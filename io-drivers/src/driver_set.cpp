@@ -41,10 +41,11 @@ std::string driverLabel(const IoConfig& config, const DriverSpec& spec, std::siz
 } // namespace
 
 std::string wholeImageOverlapWarning(const std::string& earlier, const std::string& later, const ByteRange& common) {
-    return fmt::format("{} and {} both write {} as truST whole-image inputs (mqtt topic_in, modbus-tcp "
-                       "input_start); accepted: the later driver in the list wins for the bytes it writes in a cycle "
-                       "(drivers are read in list order)",
-                       earlier, later, describeRange(common));
+    return fmt::format(
+        "{} and {} both write {} as truST whole-image inputs (mqtt topic_in, modbus-tcp or "
+        "modbus-rtu input_start); accepted: the later driver in the list wins for the bytes it writes in a cycle "
+        "(drivers are read in list order)",
+        earlier, later, describeRange(common));
 }
 
 std::string describeRange(const ByteRange& r) {

@@ -10,6 +10,7 @@ constexpr std::array kDrivers{
     detail::RegisteredDriver{"loopback", &detail::makeLoopback},
     detail::RegisteredDriver{"simulated", &detail::makeSimulated},
     detail::RegisteredDriver{"modbus-tcp", &detail::makeModbusTcp},
+    detail::RegisteredDriver{"modbus-rtu", &detail::makeModbusRtu},
     detail::RegisteredDriver{"modbus-server", &detail::makeModbusServer},
     detail::RegisteredDriver{"mqtt", &detail::makeMqtt},
     detail::RegisteredDriver{"gpio", &detail::makeGpio},

@@ -17,6 +17,7 @@ struct RegisteredDriver {
 std::unique_ptr<Driver> makeLoopback();
 std::unique_ptr<Driver> makeSimulated();
 std::unique_ptr<Driver> makeModbusTcp();
+std::unique_ptr<Driver> makeModbusRtu();
 std::unique_ptr<Driver> makeModbusServer();
 std::unique_ptr<Driver> makeMqtt();
 std::unique_ptr<Driver> makeGpio();

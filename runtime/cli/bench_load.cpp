@@ -15,9 +15,7 @@
 
 #include <fmt/format.h>
 
-#include "takt/agent/control.h"
 #include "takt/agent/control_client.h"
-#include "takt/agent/control_runtime.h"
 
 namespace takt::cli {
 namespace {
@@ -75,17 +73,15 @@ PhaseLateness summarise(const Counts& counts) {
 
 } // namespace
 
-bool runAgentLoad(engine::ScanLoop& loop, engine::Engine& engine, std::int64_t durationNs, bool counterProgram,
-                  AgentLoadResult& out, std::string& error) {
+bool runAgentLoad(LiveRuntime& live, std::int64_t durationNs, bool counterProgram, AgentLoadResult& out,
+                  std::string& error) {
     std::error_code ec;
     const fs::path dir = fs::temp_directory_path(ec) / fmt::format("takt-bench-ctl-{}", ::getpid());
     fs::create_directories(dir, ec);
-    agent::RuntimeControl control(loop, engine, {});
     agent::ControlOptions options;
     options.endpoint = "unix://" + (dir / "ctl.sock").string();
     options.maxRequestsPerSecond = 1000; // the clients pace themselves at 200/s; no -32005 at the edge
-    agent::ControlServer server(options, control);
-    if (!server.start(error)) {
+    if (!live.serveControl(options, {}, error)) {
         fs::remove_all(dir, ec);
         return false;
     }
@@ -129,12 +125,12 @@ bool runAgentLoad(engine::ScanLoop& loop, engine::Engine& engine, std::int64_t d
     }
 
     Counts phases[2];
-    Counts before = snapshot(loop.lateness());
+    Counts before = snapshot(live.loop().lateness());
     for (int phase = 0; phase < kPhases; ++phase) {
         const bool load = phase % 2 == 1;
         loaded = load;
         std::this_thread::sleep_for(std::chrono::nanoseconds(durationNs / kPhases));
-        const Counts after = snapshot(loop.lateness());
+        const Counts after = snapshot(live.loop().lateness());
         addDifference(before, after, phases[load ? 1 : 0]);
         before = after;
     }
@@ -143,7 +139,7 @@ bool runAgentLoad(engine::ScanLoop& loop, engine::Engine& engine, std::int64_t d
     for (std::thread& t : clients) {
         t.join();
     }
-    server.stop();
+    live.server()->stop();
     fs::remove_all(dir, ec);
     out.unloaded = summarise(phases[0]);
     out.loaded = summarise(phases[1]);

@@ -6,8 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "takt/engine/engine.h"
-#include "takt/engine/scan_loop.h"
+#include "live_runtime.h"
 
 namespace takt::cli {
 
@@ -24,7 +23,7 @@ struct AgentLoadResult {
 
 // Runs `durationNs` on a started loop: four phases, unloaded / loaded / unloaded / loaded. False
 // with `error` when the control endpoint cannot be served.
-bool runAgentLoad(engine::ScanLoop& loop, engine::Engine& engine, std::int64_t durationNs, bool counterProgram,
-                  AgentLoadResult& out, std::string& error);
+bool runAgentLoad(LiveRuntime& live, std::int64_t durationNs, bool counterProgram, AgentLoadResult& out,
+                  std::string& error);
 
 } // namespace takt::cli

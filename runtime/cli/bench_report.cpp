@@ -47,13 +47,14 @@ engine::ScanOptions benchScanOptions(std::int64_t periodNs, const BenchRealtime&
     return options;
 }
 
-bool startBenchLoop(engine::ScanLoop& loop, const char* command) {
+bool startBenchLoop(LiveRuntime& live, const engine::ScanOptions& options, const char* command, engine::ProcessIo* io) {
     std::string error;
-    if (!loop.start(error)) {
+    if (!live.startScan(options, error, io)) {
+        live.stop(); // now, while a caller's `io` still exists
         std::fprintf(stderr, "%s: %s\n", command, error.c_str());
         return false;
     }
-    for (const std::string& w : loop.warnings()) {
+    for (const std::string& w : live.loop().warnings()) {
         std::fprintf(stderr, "%s: warning: %s\n", command, w.c_str());
     }
     return true;
@@ -182,22 +183,20 @@ bool loadBenchProgram(const std::string& project, RunnableProgram& out, std::str
 
 } // namespace
 
-std::unique_ptr<engine::Engine> loadBenchEngine(const std::string& project, const char* command, engine::Clock& clock,
-                                                RunnableProgram& program, int& exitCode) {
+std::unique_ptr<LiveRuntime> loadBenchRuntime(const std::string& project, const char* command, RunnableProgram& program,
+                                              int& exitCode) {
     std::string error;
     exitCode = kExitOk;
     if (!loadBenchProgram(project, program, error, exitCode)) {
         std::fputs(error.c_str(), stderr);
         return nullptr;
     }
-    auto engine = std::make_unique<engine::Engine>(std::make_unique<engine::VmRunner>(0), clock);
-    engine::FaultReport fault;
-    if (!engine->load(std::make_unique<engine::LoadedProgram>(program.module, program.hash), fault)) {
-        std::fprintf(stderr, "%s: init fault: %s\n", command, fault.message.c_str());
+    std::unique_ptr<LiveRuntime> live = LiveRuntime::load(program.module, program.hash, error);
+    if (live == nullptr) {
+        std::fprintf(stderr, "%s: %s\n", command, error.c_str());
         exitCode = kExitInternal;
-        return nullptr;
     }
-    return engine;
+    return live;
 }
 
 std::string histogramSvg(const std::string& title, const std::vector<SvgPanel>& panels) {

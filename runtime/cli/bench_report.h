@@ -15,6 +15,7 @@
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 
+#include "live_runtime.h"
 #include "run_support.h"
 #include "takt/engine/engine.h"
 #include "takt/engine/histogram.h"
@@ -48,10 +49,6 @@ void addRealtimeOptions(CLI::App& cmd, BenchRealtime& realtime);
 // A benchmark's scan options: `periodNs`, no watchdog, `realtime`.
 [[nodiscard]] engine::ScanOptions benchScanOptions(std::int64_t periodNs, const BenchRealtime& realtime);
 
-// Starts `loop`; false after writing the error to stderr under `command`, else its warnings
-// (a realtime setting that degraded) go there.
-[[nodiscard]] bool startBenchLoop(engine::ScanLoop& loop, const char* command);
-
 // "realtime": {"fifo","priority","lock_memory","warnings":[…]} with the loop's warnings.
 void writeRealtimeJson(JsonWriter& w, const BenchRealtime& realtime, const std::vector<std::string>& warnings);
 
@@ -72,11 +69,16 @@ struct SvgPanel {
                                            const std::filesystem::path& svg, const std::string& svgText);
 
 // The program of `project`, or without one a small counter (so the figures show the loop),
-// loaded into an Engine (VM runner) on `clock`. Null after writing the error to stderr under
+// loaded into the live runtime `takt run` uses. Null after writing the error to stderr under
 // `command` ("takt bench jitter"), with `exitCode` set.
-[[nodiscard]] std::unique_ptr<engine::Engine> loadBenchEngine(const std::string& project, const char* command,
-                                                              engine::Clock& clock, RunnableProgram& program,
-                                                              int& exitCode);
+[[nodiscard]] std::unique_ptr<LiveRuntime> loadBenchRuntime(const std::string& project, const char* command,
+                                                            RunnableProgram& program, int& exitCode);
+
+// Starts the scan loop of `live` on `io` (the drivers, or no field I/O, when null); false after
+// writing the error to stderr under `command`, else its warnings (a realtime setting that
+// degraded) go there.
+[[nodiscard]] bool startBenchLoop(LiveRuntime& live, const engine::ScanOptions& options, const char* command,
+                                  engine::ProcessIo* io = nullptr);
 
 // `takt bench io-latency` under `bench` (cmd_bench_io_latency.cpp).
 void registerBenchIoLatency(CLI::App& bench, int& exitCode);

@@ -32,19 +32,6 @@ struct JitterOptions {
     std::string load; // "" or "agent"
 };
 
-// No field I/O: the benchmark measures the loop and the program.
-class NullIo final : public engine::ProcessIo {
-public:
-    std::size_t inputBytes() const noexcept override { return 0; }
-    std::size_t outputBytes() const noexcept override { return 0; }
-    std::size_t memoryBytes() const noexcept override { return 0; }
-    void readInputs(const engine::ProcessImageView& /*image*/) noexcept override {}
-    void writeOutputs(const engine::ProcessImageView& /*image*/) noexcept override {}
-    void applySafeState() noexcept override {}
-    void releaseSafeState() noexcept override {}
-    engine::IoHealthSummary healthSummary() const noexcept override { return {}; }
-};
-
 int runJitter(const JitterOptions& o) {
     const std::optional<BenchTiming> timing = parseBenchTiming("takt bench jitter", o.period, o.duration, 0);
     if (!timing) {
@@ -55,29 +42,25 @@ int runJitter(const JitterOptions& o) {
         return kExitInvalidProject;
     }
     RunnableProgram program;
-    engine::CycleClock clock;
     int exitCode = kExitOk;
-    const std::unique_ptr<engine::Engine> loaded =
-        loadBenchEngine(o.project, "takt bench jitter", clock, program, exitCode);
-    if (loaded == nullptr) {
+    const std::unique_ptr<LiveRuntime> live = loadBenchRuntime(o.project, "takt bench jitter", program, exitCode);
+    if (live == nullptr) {
         return exitCode;
     }
-    engine::Engine& engine = *loaded;
-    NullIo io;
-    engine::ScanLoop loop(engine, clock, io, benchScanOptions(timing->periodNs, o.realtime));
-    if (!startBenchLoop(loop, "takt bench jitter")) {
+    if (!startBenchLoop(*live, benchScanOptions(timing->periodNs, o.realtime), "takt bench jitter")) {
         return kExitInternal;
     }
+    engine::ScanLoop& loop = live->loop();
     AgentLoadResult load;
     std::string error;
     if (o.load.empty()) {
         std::this_thread::sleep_for(std::chrono::nanoseconds(timing->durationNs));
-    } else if (!runAgentLoad(loop, engine, timing->durationNs, o.project.empty(), load, error)) {
-        loop.stop();
+    } else if (!runAgentLoad(*live, timing->durationNs, o.project.empty(), load, error)) {
+        live->stop();
         std::fprintf(stderr, "takt bench jitter: --load agent: %s\n", error.c_str());
         return kExitInternal;
     }
-    loop.stop();
+    live->stop();
     const engine::ScanSnapshot snap = loop.snapshot();
 
     rapidjson::StringBuffer buf;

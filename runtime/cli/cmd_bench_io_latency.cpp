@@ -216,25 +216,21 @@ int runIoLatency(const IoLatencyOptions& o) {
         return kExitInvalidProject;
     }
     RunnableProgram program;
-    engine::CycleClock clock;
     int exitCode = kExitOk;
-    const std::unique_ptr<engine::Engine> loaded =
-        loadBenchEngine(o.project, "takt bench io-latency", clock, program, exitCode);
-    if (loaded == nullptr) {
+    const std::unique_ptr<LiveRuntime> live = loadBenchRuntime(o.project, "takt bench io-latency", program, exitCode);
+    if (live == nullptr) {
         return exitCode;
     }
-    engine::Engine& engine = *loaded;
     std::string error;
 
     const int port = o.via == "modbus" ? (o.port != 0 ? o.port : freeLoopbackPort()) : 0;
     const io::IoConfigResult parsed = io::parseIoConfig(wiringToml(o, port), "io-latency wiring", false);
-    io::DriverSet drivers;
-    const std::size_t outBytes = std::max<std::size_t>(2, engine.area(bytecode::IoArea::Output).size());
-    if (!parsed.config || !drivers.configure(*parsed.config, outBytes, error) || !drivers.start(error)) {
+    if (!parsed.config || !live->configureDrivers(*parsed.config, 2, error) || !live->startDrivers(error)) {
         std::fprintf(stderr, "takt bench io-latency: %s\n",
                      parsed.config ? error.c_str() : "internal wiring config rejected");
         return kExitInternal;
     }
+    io::DriverSet& drivers = live->drivers();
     // Connected before the first sample, so no sample holds the connection set-up.
     const std::int64_t connectBy = engine::monotonicNs() + 5'000'000'000;
     for (;;) {
@@ -245,7 +241,7 @@ int runIoLatency(const IoLatencyOptions& o) {
             break;
         }
         if (engine::monotonicNs() > connectBy) {
-            drivers.stop();
+            live->stop();
             const auto bad = std::find_if(health.begin(), health.end(), [](const io::DriverHealthReport& h) {
                 return h.status.health != io::Health::Ok;
             });
@@ -261,18 +257,16 @@ int runIoLatency(const IoLatencyOptions& o) {
         static_cast<std::size_t>(o.samples != 0 ? o.samples : std::min<std::uint64_t>(fit, 10'000'000));
     LatencyProbe probe(drivers, o.every, capacity, std::max<std::int64_t>(2'000'000'000, 1000 * periodNs));
 
-    engine::ScanLoop loop(engine, clock, probe, benchScanOptions(periodNs, o.realtime));
-    if (!startBenchLoop(loop, "takt bench io-latency")) {
-        drivers.stop();
+    if (!startBenchLoop(*live, benchScanOptions(periodNs, o.realtime), "takt bench io-latency", &probe)) {
         return kExitInternal;
     }
+    engine::ScanLoop& loop = live->loop();
     const std::int64_t started = engine::monotonicNs();
     while (engine::monotonicNs() - started < durationNs && probe.count() < capacity) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     const std::int64_t ran = engine::monotonicNs() - started;
-    loop.stop();
-    drivers.stop();
+    live->stop();
     const engine::ScanSnapshot snap = loop.snapshot();
 
     std::vector<std::uint32_t> cycles;

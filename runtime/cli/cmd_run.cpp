@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "live_runtime.h"
+#include "retain_slots.h"
 #include "run_log.h"
 #include "run_support.h"
 #include "systemd_notify.h"
@@ -26,9 +28,7 @@
 #include "takt/agent/control_config.h"
 #include "takt/agent/control_runtime.h"
 #include "takt/engine/config.h"
-#include "takt/engine/retain.h"
 #include "takt/engine/scan_loop.h"
-#include "takt/engine/vm_runner.h"
 #include "takt/io/board.h"
 #include "takt/io/driver_set.h"
 #include "takt/io/io_config.h"
@@ -48,100 +48,6 @@ struct RunOptions {
 
 constexpr std::int64_t kStatusPeriodNs = 250'000'000; // 4 Hz
 constexpr std::int64_t kLogPeriodNs = 1'000'000'000;  // plain log: one status line a second
-
-// RETAIN variables in A/B slot files (retain.h). The scan loop hands this sink a copy of the
-// data image on its low-priority retain thread every save_interval_ms and once on stop; the
-// sink extracts the RETAIN bytes and writes a slot only when they changed since the last save.
-class SlotRetainSink final : public engine::RetainSink {
-public:
-    SlotRetainSink(const fs::path& path, const bytecode::Module& module, std::shared_ptr<spdlog::logger> log)
-        : store_(path), layout_(module), payload_(layout_.payloadSize()), log_(std::move(log)) {
-        loaded_ = store_.load();
-        for (const std::string& r : loaded_.rejected) {
-            log_->warn("runtime.retain: ignoring {}", r);
-        }
-    }
-
-    engine::RetainSaveResult save(const bytecode::Module& module,
-                                  std::span<const std::uint8_t> image) noexcept override {
-        try {
-            // After an online change the RETAIN variables (and their offsets) are the new
-            // program's. The layout is rebuilt from the module every save (about once a second,
-            // on the retain thread) rather than cached by module address, which a freed and
-            // reallocated module could reuse.
-            engine::RetainLayout layout(module);
-            if (layout.hash() != layout_.hash() || layout.payloadSize() != layout_.payloadSize()) {
-                layout_ = std::move(layout);
-                payload_.assign(layout_.payloadSize(), 0);
-                saved_ = false;
-            }
-            if (layout_.empty()) {
-                return engine::RetainSaveResult::Unchanged;
-            }
-            layout_.capture(image.data(), payload_);
-            if (saved_ && payload_ == lastSaved_) {
-                return engine::RetainSaveResult::Unchanged;
-            }
-            std::string error;
-            if (!store_.save(layout_, payload_, error)) {
-                // Reported once per distinct error: a full disk must not flood the log every second.
-                if (error != lastError_) {
-                    log_->error("runtime.retain: save failed, the previous image is kept: {}", error);
-                    lastError_ = error;
-                }
-                return engine::RetainSaveResult::Failed;
-            }
-            lastError_.clear();
-            lastSaved_ = payload_;
-            saved_ = true;
-            return engine::RetainSaveResult::Saved;
-        } catch (const std::exception& e) {
-            log_->error("runtime.retain: save failed: {}", e.what());
-            return engine::RetainSaveResult::Failed;
-        }
-    }
-
-    bool restore(engine::LoadedProgram& program, std::string& message) override {
-        if (!loaded_.found) {
-            message = fmt::format("no valid retain image at {}.a/.b", store_.path().string());
-            return false;
-        }
-        const engine::RetainApplyReport r = engine::applyRetainImage(loaded_.image, program);
-        log_->info("warm start: {} RETAIN variables restored from {} (sequence {})", r.restored,
-                   store_.slotPath(loaded_.slot).string(), loaded_.image.sequence);
-        for (const std::string& d : r.dropped) {
-            log_->warn("warm start: retained '{}' is not in this program (or changed type); dropped", d);
-        }
-        return true;
-    }
-
-private:
-    engine::RetainStore store_;
-    engine::RetainLayout layout_;
-    engine::RetainLoadResult loaded_;
-    std::vector<std::uint8_t> payload_;
-    std::vector<std::uint8_t> lastSaved_;
-    bool saved_ = false;
-    std::string lastError_;
-    std::shared_ptr<spdlog::logger> log_;
-};
-
-std::unique_ptr<engine::RetainSink> makeRetainSink(const engine::RuntimeConfig& config, const fs::path& state,
-                                                   const bytecode::Module& module,
-                                                   const std::shared_ptr<spdlog::logger>& log) {
-    if (!config.retain.enabled) {
-        return nullptr;
-    }
-    const fs::path path = config.retain.path.is_absolute() ? config.retain.path : state / config.retain.path;
-    std::error_code ec;
-    fs::create_directories(path.parent_path(), ec);
-    if (ec) {
-        log->error("runtime.retain.path: cannot create {}: {}; RETAIN variables are not saved",
-                   path.parent_path().string(), ec.message());
-        return nullptr;
-    }
-    return std::make_unique<SlotRetainSink>(path, module, log);
-}
 
 std::string healthText(const std::vector<io::DriverHealthReport>& health) {
     if (health.empty()) {
@@ -361,29 +267,25 @@ int runMain(const RunOptions& options) {
         }
         return exitCode;
     }
-    engine::CycleClock clock;
-    engine::Engine engine(std::make_unique<engine::VmRunner>(0), clock);
-    engine::FaultReport initFault;
-    if (!engine.load(std::make_unique<engine::LoadedProgram>(program.module, program.hash), initFault)) {
-        std::fprintf(stderr, "%stakt run: the program faulted while initialising: %s (%s:%u:%u)\n",
-                     journalPrefix(kPriorityError).c_str(), initFault.message.c_str(), initFault.path.c_str(),
-                     initFault.line, initFault.column);
+    const std::unique_ptr<LiveRuntime> live = LiveRuntime::load(program.module, program.hash, error);
+    if (live == nullptr) {
+        std::fprintf(stderr, "%stakt run: %s\n", journalPrefix(kPriorityError).c_str(), error.c_str());
         return kExitInternal;
     }
-    std::unique_ptr<engine::RetainSink> retain = makeRetainSink(runtime, state, engine.program().module(), log);
-    if (options.restart == "warm" && retain != nullptr) {
-        std::string message;
-        if (!retain->restore(engine.program(), message)) {
-            log->warn("warm start: {}; starting cold", message);
-        }
+    std::string message;
+    if (!live->attachRetain(makeRetainSink(runtime, state, live->engine().program().module(), log),
+                            options.restart == "warm", message)) {
+        log->warn("warm start: {}; starting cold", message);
     }
-
-    io::DriverSet drivers;
-    if (!drivers.configure(ioConfig, engine.area(bytecode::IoArea::Output).size(), error)) {
-        std::fprintf(stderr, "%stakt run: %s\n", journalPrefix(kPriorityError).c_str(), error.c_str());
-        return kExitInvalidProject;
+    const auto fail = [&](const char* what, int code) {
+        live->stop();
+        std::fprintf(stderr, "%stakt run: %s%s\n", journalPrefix(kPriorityError).c_str(), what, error.c_str());
+        return code;
+    };
+    if (!live->configureDrivers(ioConfig, 0, error)) {
+        return fail("", kExitInvalidProject);
     }
-    for (const std::string& w : drivers.warnings()) {
+    for (const std::string& w : live->drivers().warnings()) {
         log->warn("{}", w);
     }
 
@@ -395,41 +297,28 @@ int runMain(const RunOptions& options) {
     sigaddset(&signals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-    if (!drivers.start(error)) {
-        std::fprintf(stderr, "%stakt run: %s\n", journalPrefix(kPriorityError).c_str(), error.c_str());
-        return kExitInvalidProject;
+    if (!live->startDrivers(error)) {
+        return fail("", kExitInvalidProject);
     }
-    engine::ScanLoop loop(engine, clock, drivers, engine::ScanOptions::fromConfig(runtime));
-    loop.setRetainSink(retain.get());
-    if (!loop.start(error)) {
-        drivers.stop();
-        std::fprintf(stderr, "%stakt run: %s\n", journalPrefix(kPriorityError).c_str(), error.c_str());
-        return kExitInternal;
+    if (!live->startScan(engine::ScanOptions::fromConfig(runtime), error)) {
+        return fail("", kExitInternal);
     }
+    engine::ScanLoop& loop = live->loop();
+    io::DriverSet& drivers = live->drivers();
     for (const std::string& w : loop.warnings()) {
         log->warn("realtime: {}", w);
     }
-    // The control endpoint: its own low-priority thread; it reaches the scan thread only
-    // through the loop's command queue and snapshots.
     HealthCache healthCache;
     healthCache.update(drivers.refreshHealth());
-    std::unique_ptr<agent::RuntimeControl> control;
-    std::unique_ptr<agent::ControlServer> server;
     if (!runtime.control.endpoint.empty()) {
         agent::RuntimeControlOptions ropts;
         ropts.byteAddressing = runtime.byteAddressing;
         ropts.driverHealth = [&healthCache] { return healthCache.get(); };
-        control = std::make_unique<agent::RuntimeControl>(loop, engine, ropts);
         completeControlOptions(runtime, state, copts);
-        server = std::make_unique<agent::ControlServer>(copts, *control);
-        if (!server->start(error)) {
-            loop.stop();
-            drivers.stop();
-            std::fprintf(stderr, "%stakt run: runtime.control: %s\n", journalPrefix(kPriorityError).c_str(),
-                         error.c_str());
-            return kExitInvalidProject;
+        if (!live->serveControl(copts, std::move(ropts), error)) {
+            return fail("runtime.control: ", kExitInvalidProject);
         }
-        log->info("control endpoint {}", server->boundEndpoint());
+        log->info("control endpoint {}", live->server()->boundEndpoint());
     }
     log->info("running {} (program {:.16}) from {}: cycle {} ms, watchdog {}, "
               "fault policy {}, {} driver(s)",
@@ -480,11 +369,7 @@ int runMain(const RunOptions& options) {
         }
     }
     systemd.stopping();
-    if (server != nullptr) {
-        server->stop(); // no command arrives after this
-    }
-    loop.stop(); // safe state latched, last retain save
-    drivers.stop();
+    live->stop(); // endpoint, then scan (safe state latched, last retain save), then drivers
     const std::vector<io::DriverHealthReport> health = drivers.refreshHealth();
     if (tty) {
         std::fputs("\n", stdout);

@@ -1,12 +1,15 @@
 // libFuzzer target for the io.toml and board-file loaders. Whatever the bytes: no crash, no
 // exception; a config exactly when no diagnostic is an error; every safe-state entry lies in
-// %Q and its value fits its width; safeOutputImage() stays inside the image.
+// %Q and its value fits its width; safeOutputImage() stays inside the image; every driver's
+// init() reads its params (modbus-tcp/-rtu keys, maps, …) without crashing, opening nothing.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "takt/io/board.h"
+#include "takt/io/driver.h"
 #include "takt/io/io_config.h"
 
 namespace {
@@ -34,6 +37,14 @@ void checkIo(const takt::io::IoConfig& io) {
     }
     if (takt::io::safeOutputImage(io, 16).size() != 16) {
         std::abort();
+    }
+    for (const takt::io::DriverSpec& spec : io.drivers) {
+        if (auto driver = takt::io::createDriver(spec.name)) {
+            std::string error;
+            if (!driver->init(spec, error) && error.empty()) {
+                std::abort(); // a refusal always says why
+            }
+        }
     }
 }
 

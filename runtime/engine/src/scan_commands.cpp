@@ -4,6 +4,8 @@
 #include <span>
 #include <utility>
 
+#include <unistd.h>
+
 #include "takt/engine/scan_loop.h"
 
 namespace takt::engine {
@@ -23,6 +25,7 @@ void ScanLoop::setState(ScanState state, ScanEventKind event) noexcept {
 
 bool ScanLoop::applyCommands() noexcept {
     bool forcesChanged = false;
+    bool applied = false;
     while (const ScanCommand* c = commands_.front()) {
         // An online change waits while the retain writer is busy with a copy of the old image
         // (CopyWaiting): the buffer and module it reads are swapped with the program. The writer
@@ -31,13 +34,20 @@ bool ScanLoop::applyCommands() noexcept {
         if (c->kind == ScanCommandKind::Reload && retainSink_ != nullptr) {
             RetainHandoff idle = RetainHandoff::Idle;
             if (!retainState_.compare_exchange_strong(idle, RetainHandoff::Swapping, std::memory_order_acq_rel)) {
-                return forcesChanged;
+                break;
             }
         }
         forcesChanged = forcesChanged || c->kind == ScanCommandKind::SetForces || c->kind == ScanCommandKind::Reload;
         applyCommand(*c);
         commands_.pop();
         current_.commandsDone = commandsDone_.fetch_add(1, std::memory_order_acq_rel) + 1;
+        applied = true;
+    }
+    // One write(2) per cycle that applied commands (none in a cycle without): the control thread
+    // wakes and answers at once. A full counter (EAGAIN) still leaves the descriptor readable.
+    if (applied && commandWake_ >= 0) {
+        const std::uint64_t one = 1;
+        (void)!::write(commandWake_, &one, sizeof one);
     }
     return forcesChanged;
 }

@@ -8,8 +8,10 @@
 #include <fmt/format.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 namespace takt::engine {
 namespace {
@@ -115,10 +117,14 @@ const char* scanEventName(ScanEventKind k) noexcept {
 }
 
 ScanLoop::ScanLoop(Engine& engine, CycleClock& clock, ProcessIo& io, const ScanOptions& options)
-    : engine_(engine), clock_(clock), io_(io), options_(options) {}
+    : engine_(engine), clock_(clock), io_(io), options_(options),
+      commandWake_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
 
 ScanLoop::~ScanLoop() {
     stop();
+    if (commandWake_ >= 0) {
+        ::close(commandWake_);
+    }
 }
 
 ProcessImageView ScanLoop::view() noexcept {

@@ -1,17 +1,21 @@
 // The method tables: the params check and role check of the control endpoint, agent.schema from
 // the table, and the method tables of docs/ regenerated from the tables (so they cannot drift).
 // TAKT_UPDATE_DOCS=1 rewrites the docs sections instead of comparing them.
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
 #include "agent_methods.h"
 #include "control_session.h"
+#include "harness_support.h"
 #include "method_table.h"
 #include "support/paths.h"
 #include "takt/agent/control_runtime.h"
@@ -223,6 +227,93 @@ TEST(RpcMethodTable, AgentApiDocsListTheAgentTable) {
 TEST(RpcMethodTable, ControlDocsListTheControlTable) {
     Endpoint e;
     expectDocTable("docs/control.md", rpc::markdownTable(rpc::factsOf(e.service->methods()), true));
+}
+
+std::vector<rpc::MethodFacts> harnessFacts() {
+    std::vector<rpc::MethodFacts> out;
+    for (const Harness::CommandFacts& c : Harness::commandFacts()) {
+        out.push_back(c.facts);
+    }
+    return out;
+}
+
+TEST(RpcMethodTable, HarnessDocsListTheHarnessTable) {
+    expectDocTable("docs/harness.md", rpc::markdownTable(harnessFacts(), false));
+}
+
+// The harness schemas are documentation (the NDJSON protocol ignores unknown members), so they
+// are held to every request takt's own tests send and expect answered: the seed 001 replay and
+// every conformance script. A schema that refuses one of them fails here.
+TEST(RpcMethodTable, EveryHarnessRequestOfTheSeedReplayAndTheConformanceScriptsFitsItsSchema) {
+    rpc::ParamsSchemas schemas;
+    for (const rpc::MethodFacts& f : harnessFacts()) {
+        schemas.add(f);
+    }
+    std::vector<std::pair<std::string, std::string>> requests; // where, request line
+    {
+        std::ifstream in(std::string(TAKT_SOURCE_DIR) + "/tests/protocol/seed001_replay.json");
+        std::stringstream buf;
+        buf << in.rdbuf();
+        rapidjson::Document d;
+        d.Parse(buf.str().c_str());
+        ASSERT_TRUE(d.IsObject());
+        for (const auto& step : d["steps"].GetArray()) {
+            const bool refused =
+                step.HasMember("expect") && step["expect"].HasMember("ok") && !step["expect"]["ok"].GetBool();
+            if (!refused) {
+                requests.emplace_back("seed001_replay.json", step["request"].GetString());
+            }
+        }
+    }
+    const std::filesystem::path root = std::filesystem::path(TAKT_SOURCE_DIR) / "tests/st/conformance";
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+        if (entry.path().extension() != ".script") {
+            continue;
+        }
+        std::ifstream in(entry.path());
+        std::vector<std::string> lines;
+        for (std::string line; std::getline(in, line);) {
+            lines.push_back(line);
+        }
+        for (std::size_t n = 0; n < lines.size(); ++n) {
+            // A request the script expects refused (`{"expect":{"ok":false…`) may break its schema.
+            const bool refused = n + 1 < lines.size() && lines[n + 1].find(R"("ok":false)") != std::string::npos;
+            if (lines[n].starts_with("{\"cmd\"") && !refused) {
+                requests.emplace_back(fmt::format("{}:{}", entry.path().lexically_relative(root).string(), n + 1),
+                                      lines[n]);
+            }
+        }
+    }
+    ASSERT_GT(requests.size(), 250u);
+    std::size_t checked = 0;
+    for (const auto& [where, text] : requests) {
+        rapidjson::Document req;
+        req.Parse(text.c_str());
+        if (!req.IsObject() || !req.HasMember("cmd") || !req["cmd"].IsString()) {
+            continue; // malformed on purpose: the protocol tests check the answer
+        }
+        const std::string cmd = req["cmd"].GetString();
+        const std::vector<rpc::MethodFacts> facts = harnessFacts();
+        if (std::none_of(facts.begin(), facts.end(), [&](const rpc::MethodFacts& f) { return f.name == cmd; })) {
+            continue; // an unknown command on purpose (invalid_request is asserted by the script)
+        }
+        req.RemoveMember("cmd");
+        // The conformance runner replaces these with source / sources before sending.
+        if (req.HasMember("source_file")) {
+            req.RemoveMember("source_file");
+            req.AddMember("source", "text", req.GetAllocator());
+        }
+        if (req.HasMember("source_files")) {
+            req.RemoveMember("source_files");
+            rapidjson::Value list(rapidjson::kArrayType);
+            list.PushBack("text", req.GetAllocator());
+            req.AddMember("sources", list, req.GetAllocator());
+        }
+        rpc::Error error;
+        EXPECT_TRUE(schemas.check(cmd, req, error)) << where << ": " << cmd << ": " << error.message;
+        ++checked;
+    }
+    EXPECT_GT(checked, 250u);
 }
 
 } // namespace

@@ -9,32 +9,21 @@
 #include <string_view>
 #include <vector>
 
-#include "takt/bytecode/verifier.h"
-#include "takt/compiler/codegen.h"
+#include "support/compile_text.h"
 #include "takt/compiler/names.h"
-#include "takt/compiler/parser.h"
-#include "takt/compiler/sema.h"
-#include "takt/compiler/sema/model.h"
 #include "takt/vm/vm.h"
 
 namespace takt::compiler::testing {
 
 class StRunner {
 public:
+    // Through the one compile path (compileProgram): the VM runs what program.stbc holds.
     explicit StRunner(const std::string& text, CodegenOptions options = {}) {
-        const FileId id = sm_.add("main.st", text);
-        units_.push_back(parseSource(sm_.file(id), diags_));
-        auto analysis = analyze(units_, sm_, diags_);
-        model_ = analysis.model;
-        if (!diags_.hasErrors()) {
-            ok = generate(*model_, units_, sm_, options, module_, diags_);
-        }
+        compiled_ = takt::test::compileText(text, options);
+        ok = compiled_.program.ok();
+        verifyMessage = compiled_.program.failure;
         if (ok) {
-            const auto v = bytecode::verify(module_);
-            verifyMessage = v.message;
-            ok = v.ok();
-        }
-        if (ok) {
+            module_ = *compiled_.program.module;
             image_.resize(vm::Vm::requiredImageSize(module_));
             vm_ = std::make_unique<vm::Vm>(module_, image_);
             vm_->resetImage();
@@ -42,7 +31,7 @@ public:
         }
     }
 
-    [[nodiscard]] std::string errors() const { return renderHuman(diags_.diagnostics(), sm_) + verifyMessage; }
+    [[nodiscard]] std::string errors() const { return compiled_.rendered() + verifyMessage; }
 
     // One cycle: every program instance in order; dtMs of virtual time per cycle.
     vm::Trap cycle(std::int64_t dtMs = 1) {
@@ -112,10 +101,7 @@ public:
     const bytecode::Module& module() const { return module_; }
 
 private:
-    SourceManager sm_;
-    DiagnosticSink diags_;
-    std::vector<ast::CompilationUnit> units_;
-    std::shared_ptr<SemanticModel> model_;
+    takt::test::CompiledText compiled_;
     bytecode::Module module_;
     std::vector<std::uint8_t> image_;
     std::unique_ptr<vm::Vm> vm_;

@@ -1,5 +1,6 @@
 #pragma once
-// Compiles ST texts through the whole compiler (parse, analyze, generate) for back-end tests.
+// Compiles ST texts through the one compile path (compileProgram: front end, code generator,
+// program.stbc, decoded and verified Module) for back-end tests.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -7,32 +8,33 @@
 
 #include <cstring>
 
+#include "support/compile_text.h"
 #include "takt/bytecode/disasm.h"
 #include "takt/bytecode/opcodes.h"
-#include "takt/bytecode/verifier.h"
-#include "takt/compiler/codegen.h"
 #include "takt/compiler/names.h"
-#include "takt/compiler/parser.h"
-#include "takt/compiler/sema.h"
-#include "takt/compiler/sema/model.h"
 
 namespace takt::compiler::test {
 
 class Compiled {
 public:
+    // What `verified.ok()` and `verified.message` tell a test: decoded and verified, or why not.
+    struct Verified {
+        bool passed = false;
+        std::string message;
+        [[nodiscard]] bool ok() const { return passed; }
+    };
+
     explicit Compiled(const std::string& text, CodegenOptions options = {}) {
-        const FileId id = sm.add("main.st", text);
-        units.push_back(parseSource(sm.file(id), diags));
-        AnalysisOptions ao;
-        ao.addressMode = options.addressMode;
-        analysis = analyze(units, sm, diags, ao);
-        if (!diags.hasErrors()) {
-            ok = generate(*analysis.model, units, sm, options, module, diags);
+        compiled = takt::test::compileText(text, options);
+        const CompiledProgram& program = compiled.program;
+        ok = program.ok();
+        verified = {program.ok(), program.failure};
+        if (program.module != nullptr) {
+            module = *program.module;
         }
-        verified = bytecode::verify(module);
     }
 
-    [[nodiscard]] std::string rendered() const { return renderHuman(diags.diagnostics(), sm); }
+    [[nodiscard]] std::string rendered() const { return compiled.rendered(); }
 
     [[nodiscard]] const bytecode::VarEntry* var(std::string_view path) const {
         for (const auto& v : module.variables) {
@@ -63,12 +65,9 @@ public:
         return nl == std::string::npos ? text : text.substr(nl + 1);
     }
 
-    SourceManager sm;
-    DiagnosticSink diags;
-    std::vector<ast::CompilationUnit> units;
-    AnalysisResult analysis;
-    bytecode::Module module;
-    bytecode::VerifyResult verified;
+    takt::test::CompiledText compiled;
+    bytecode::Module module; // what program.stbc holds, decoded
+    Verified verified;
     bool ok = false;
 };
 

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <unistd.h>
 
 #include "scan_test_support.h"
 
@@ -425,6 +427,39 @@ TEST(ScanCommand, CommandsApplyInFifoOrderAndAreCountedDone) {
     }
     // The published snapshot catches up with the count.
     ASSERT_TRUE(waitFor([&] { return rig.snap().commandsDone == rig.loop->commandsDone(); }));
+    rig.loop->stop();
+}
+
+// The control thread sleeps on the wake descriptor instead of polling commandsDone(): it must
+// stay quiet while no command is applied and become readable once one is, without waiting for
+// the next poll.
+TEST(ScanCommand, TheWakeDescriptorSignalsOnlyCyclesThatAppliedCommands) {
+    Rig rig(options(2));
+    ASSERT_TRUE(rig.load());
+    ASSERT_TRUE(rig.startLoop());
+    const int fd = rig.loop->commandWakeFd();
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(rig.boundaries(5));
+    pollfd p{fd, POLLIN, 0};
+    EXPECT_EQ(::poll(&p, 1, 0), 0) << "readable though no command was submitted";
+
+    ScanCommand read;
+    read.kind = ScanCommandKind::Read;
+    const ImageRange word = dataRange(rig.word, 4);
+    std::int32_t seen = 0;
+    CommandResult result;
+    read.ranges = &word;
+    read.rangeCount = 1;
+    read.readBytes = reinterpret_cast<std::uint8_t*>(&seen);
+    read.result = &result;
+    ASSERT_TRUE(rig.loop->submit(read));
+    ASSERT_EQ(::poll(&p, 1, 5000), 1) << "not signalled after the command";
+    EXPECT_GE(rig.loop->commandsDone(), rig.loop->commandsSubmitted()) << "signalled before the command was done";
+    std::uint64_t count = 0;
+    ASSERT_EQ(::read(fd, &count, sizeof count), static_cast<ssize_t>(sizeof count));
+    EXPECT_EQ(count, 1u);
+    ASSERT_TRUE(rig.boundaries(5));
+    EXPECT_EQ(::poll(&p, 1, 0), 0) << "signalled again without a command";
     rig.loop->stop();
 }
 

@@ -1,4 +1,4 @@
-// Every `[[io.drivers]]` example in docs/io-drivers.md (the board io sections) is valid TOML
+// Every `[[io.drivers]]` example in docs/io-drivers.md (modbus-rtu, the board io sections) is valid TOML
 // and every driver in it accepts its params.
 #include <fstream>
 #include <sstream>
@@ -53,7 +53,7 @@ TEST(DocsExamples, BoardIoSectionsInitialise) {
             ++drivers;
         }
     }
-    EXPECT_EQ(drivers, 4); // raspberry-pi, two beaglebone chips, x86-ipc-modbus
+    EXPECT_EQ(drivers, 5); // modbus-rtu, raspberry-pi, two beaglebone chips, x86-ipc-modbus
 }
 
 } // namespace

@@ -89,7 +89,7 @@ TEST(IoConfig, ArrayOfTablesIsTheSameListForm) {
 }
 
 TEST(IoConfig, EveryDesignedDriverNameIsAccepted) {
-    for (const char* name : {"loopback", "simulated", "modbus-tcp", "modbus-server", "mqtt", "gpio"}) {
+    for (const char* name : {"loopback", "simulated", "modbus-tcp", "modbus-rtu", "modbus-server", "mqtt", "gpio"}) {
         EXPECT_TRUE(parse(std::string("[io]\ndriver = \"") + name + "\"\n").config) << name;
     }
 }

@@ -18,6 +18,7 @@
 #include "io_test_support.h"
 #include "modbus_peer.h"
 #include "mqtt_peer.h"
+#include "rtu_peer.h"
 #include "support/takt_cli.h"
 #include "takt/bytecode/container.h"
 #include "takt/engine/scan_loop.h"
@@ -89,7 +90,8 @@ const char* triggerName(Trigger t) {
     return "?";
 }
 
-constexpr const char* kDrivers[] = {"loopback", "simulated", "modbus-tcp", "modbus-server", "mqtt", "gpio"};
+constexpr const char* kDrivers[] = {"loopback",      "simulated", "modbus-tcp", "modbus-rtu",
+                                    "modbus-server", "mqtt",      "gpio"};
 
 // program.stbc of kProgram, built once by `takt build`.
 std::shared_ptr<const bytecode::Module> program() {
@@ -127,6 +129,11 @@ public:
             port_ = freeTcpPort();
             server_ = std::make_unique<PeerServer>(port_);
             server_->start();
+        } else if (driver_ == "modbus-rtu") {
+            line_ = std::make_unique<SerialLine>(dir.path());
+            EXPECT_TRUE(line_->start());
+            slave_ = std::make_unique<RtuPeer>(line_->peerEnd(), 1);
+            slave_->start();
         } else if (driver_ == "modbus-server") {
             port_ = freeTcpPort();
             master_ = std::make_unique<Master>(port_);
@@ -148,6 +155,11 @@ public:
                                  "outputs = [{{ area = \"coils\", start = 0, count = 8, address = \"%QX0.0\" }},\n"
                                  "  {{ area = \"holding_registers\", start = 10, count = 1, address = \"%QW1\" }}]\n",
                                  port_);
+        } else if (driver_ == "modbus-rtu") {
+            params = fmt::format("device = \"{}\"\npoll_ms = 5\ntimeout_ms = 500\n"
+                                 "outputs = [{{ area = \"coils\", start = 0, count = 8, address = \"%QX0.0\" }},\n"
+                                 "  {{ area = \"holding_registers\", start = 10, count = 1, address = \"%QW1\" }}]\n",
+                                 line_->driverEnd());
         } else if (driver_ == "modbus-server") {
             params = fmt::format("listen = \"127.0.0.1:{}\"\n", port_); // default map: coils = %QX, holding = %QW
         } else if (driver_ == "mqtt") {
@@ -187,6 +199,10 @@ public:
             return Outputs{static_cast<std::uint8_t>(coilBits([&](int i) { return server_->coil(i); })),
                            server_->holding(10)};
         }
+        if (driver_ == "modbus-rtu") {
+            return Outputs{static_cast<std::uint8_t>(coilBits([&](int i) { return slave_->coil(i); })),
+                           slave_->holding(10)};
+        }
         if (driver_ == "modbus-server") {
             const auto coils = master_->coilByte(0);
             const auto reg = master_->holding(1);
@@ -209,7 +225,7 @@ public:
 
     // Whether the peer still holds what it saw once takt is gone (a server, a subscriber, a chip).
     [[nodiscard]] bool outlivesTakt() const {
-        return driver_ == "modbus-tcp" || driver_ == "mqtt" || driver_ == "gpio";
+        return driver_ == "modbus-tcp" || driver_ == "modbus-rtu" || driver_ == "mqtt" || driver_ == "gpio";
     }
 
 private:
@@ -225,6 +241,8 @@ private:
     std::uint16_t port_ = 0;
     std::unique_ptr<PeerServer> server_;
     std::unique_ptr<Master> master_;
+    std::unique_ptr<SerialLine> line_;
+    std::unique_ptr<RtuPeer> slave_; // declared after line_: stops before the line goes away
     std::unique_ptr<Broker> broker_;
     std::unique_ptr<Peer> subscriber_;
     std::shared_ptr<FakeLines> lines_ = std::make_shared<FakeLines>();
@@ -277,6 +295,9 @@ TEST_P(SafeStateMatrix, ThePeerSeesTheConfiguredSafeValues) {
     const Trigger trigger = std::get<1>(GetParam());
     if (driver == "mqtt" && !std::filesystem::exists(kBroker)) {
         GTEST_SKIP() << "mosquitto is not installed (scripts/setup.sh installs it)";
+    }
+    if (driver == "modbus-rtu" && !std::filesystem::exists(kSocat)) {
+        GTEST_SKIP() << "socat is not installed (scripts/setup.sh installs it)";
     }
     const TempDir dir;
     Field field(driver, dir);

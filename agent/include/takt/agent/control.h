@@ -46,9 +46,13 @@ public:
     // The methods this target serves (the server rejects the rest with -32601). The table must
     // outlive the server.
     [[nodiscard]] virtual std::span<const ControlMethod> methods() const = 0;
-    // Called on the server thread about every millisecond: completes pending calls, and returns
-    // events ({"type", "ts", ...} objects as JSON text, in order) for events.subscribe sessions.
+    // Called on the server thread about every millisecond, and at once when completionFd() is
+    // readable: completes pending calls, and returns events ({"type", "ts", ...} objects as JSON
+    // text, in order) for events.subscribe sessions.
     virtual void poll(std::vector<std::string>& events) = 0;
+    // A descriptor that becomes readable (an eventfd: reading resets it) when a pending call may
+    // be complete, so its answer does not wait for the next poll; -1 when there is none.
+    [[nodiscard]] virtual int completionFd() const { return -1; }
 };
 
 struct ControlToken {

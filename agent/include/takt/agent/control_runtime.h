@@ -45,6 +45,7 @@ public:
 
     [[nodiscard]] std::span<const ControlMethod> methods() const override { return methodTable(); }
     void poll(std::vector<std::string>& events) override;
+    [[nodiscard]] int completionFd() const override { return loop_.commandWakeFd(); }
     // The runtime's methods (PROTOCOLS.md), the same for every instance: docs/control.md is
     // checked against it.
     [[nodiscard]] static std::span<const ControlMethod> methodTable();
@@ -67,6 +68,7 @@ private:
     void force(const std::string& method, const rapidjson::Value& params, ControlReplyFn& reply);
     void listForced(ControlReplyFn& reply);
     void reload(const rapidjson::Value& params, ControlReplyFn& reply);
+    ControlAnswer finishReload(Pending& done);
 
     // Submits `pending->command` (its result block and buffers already set); the reply comes
     // from poll() once the loop has applied it. False (and an error reply) when it cannot be

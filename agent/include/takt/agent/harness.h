@@ -89,6 +89,10 @@ public:
 
     [[nodiscard]] static std::string render(const HarnessResult& result);
 
+    struct CommandFacts; // a command's name, summary and schemas (the table without handlers)
+    // The command table as facts, for docs/harness.md and the schema tests (harness_support.h).
+    [[nodiscard]] static std::span<const CommandFacts> commandFacts();
+
 private:
     struct State;
     struct Command;

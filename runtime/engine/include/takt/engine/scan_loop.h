@@ -199,6 +199,10 @@ public:
     bool submit(const ScanCommand& command) noexcept;
     [[nodiscard]] std::uint64_t commandsSubmitted() const noexcept { return submitted_; }
     [[nodiscard]] std::uint64_t commandsDone() const noexcept { return commandsDone_.load(std::memory_order_acquire); }
+    // An eventfd the scan thread signals at a cycle boundary where it applied commands, so the
+    // control thread answers them when they are done instead of polling commandsDone(). The loop
+    // owns it (the control side waits on a dup); -1 when the system refused one.
+    [[nodiscard]] int commandWakeFd() const noexcept { return commandWake_; }
     [[nodiscard]] std::size_t queueDepth() const noexcept { return commands_.size(); }
     // Whether the scan thread is cycling (commands will be applied).
     [[nodiscard]] bool running() const noexcept { return running_.load(std::memory_order_acquire); }
@@ -269,6 +273,7 @@ private:
     SpscQueue<ScanCommand, kCommandCapacity> commands_;
     std::uint64_t submitted_ = 0; // control thread only
     std::atomic<std::uint64_t> commandsDone_{0};
+    int commandWake_ = -1;
 
     LatencyHistogram exec_, lateness_;
     std::unique_ptr<LatencyHistogram[]> taskExec_, taskLate_;

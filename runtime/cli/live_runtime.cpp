@@ -1,0 +1,74 @@
+#include "live_runtime.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "takt/engine/vm_runner.h"
+
+namespace takt::cli {
+
+LiveRuntime::LiveRuntime() : engine_(std::make_unique<engine::VmRunner>(0), clock_) {}
+
+LiveRuntime::~LiveRuntime() {
+    stop();
+}
+
+std::unique_ptr<LiveRuntime> LiveRuntime::load(std::shared_ptr<const bytecode::Module> module, const std::string& hash,
+                                               std::string& error) {
+    std::unique_ptr<LiveRuntime> live(new LiveRuntime());
+    engine::FaultReport fault;
+    if (!live->engine_.load(std::make_unique<engine::LoadedProgram>(std::move(module), hash), fault)) {
+        error = fmt::format("the program faulted while initialising: {} ({}:{}:{})", fault.message, fault.path,
+                            fault.line, fault.column);
+        return nullptr;
+    }
+    return live;
+}
+
+bool LiveRuntime::attachRetain(std::unique_ptr<engine::RetainSink> sink, bool warm, std::string& message) {
+    retain_ = std::move(sink);
+    return retain_ == nullptr || !warm || retain_->restore(engine_.program(), message);
+}
+
+bool LiveRuntime::configureDrivers(const io::IoConfig& io, std::size_t minOutputBytes, std::string& error) {
+    const std::size_t outputs = std::max(minOutputBytes, engine_.area(bytecode::IoArea::Output).size());
+    driversConfigured_ = drivers_.configure(io, outputs, error);
+    return driversConfigured_;
+}
+
+bool LiveRuntime::startDrivers(std::string& error) {
+    driversStarted_ = drivers_.start(error);
+    return driversStarted_;
+}
+
+bool LiveRuntime::startScan(const engine::ScanOptions& options, std::string& error, engine::ProcessIo* io) {
+    engine::ProcessIo& field = io != nullptr        ? *io
+                               : driversConfigured_ ? static_cast<engine::ProcessIo&>(drivers_)
+                                                    : nullIo_;
+    loop_.emplace(engine_, clock_, field, options);
+    loop_->setRetainSink(retain_.get());
+    return loop_->start(error);
+}
+
+bool LiveRuntime::serveControl(const agent::ControlOptions& options, agent::RuntimeControlOptions runtimeOptions,
+                               std::string& error) {
+    control_ = std::make_unique<agent::RuntimeControl>(*loop_, engine_, std::move(runtimeOptions));
+    server_ = std::make_unique<agent::ControlServer>(options, *control_);
+    return server_->start(error);
+}
+
+void LiveRuntime::stop() {
+    if (server_ != nullptr) {
+        server_->stop();
+    }
+    if (loop_) {
+        loop_->stop();
+    }
+    if (driversStarted_) {
+        drivers_.stop();
+        driversStarted_ = false;
+    }
+}
+
+} // namespace takt::cli

@@ -1,0 +1,91 @@
+#pragma once
+// The live runtime as one object: engine and VM runner, field drivers, scan loop, retain sink and
+// control endpoint, started in one order and stopped in the reverse one. `takt run`,
+// `takt bench jitter` and `takt bench io-latency` assemble the same parts through it, so their
+// command files only parse options and print, and a benchmark measures the runtime users run.
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "takt/agent/control.h"
+#include "takt/agent/control_runtime.h"
+#include "takt/engine/engine.h"
+#include "takt/engine/retain.h"
+#include "takt/engine/scan_loop.h"
+#include "takt/io/driver_set.h"
+#include "takt/io/io_config.h"
+
+namespace takt::cli {
+
+class LiveRuntime {
+public:
+    // A fresh engine with the program loaded (initial values and init code run). nullptr with
+    // `error` when the program faults while initialising.
+    static std::unique_ptr<LiveRuntime> load(std::shared_ptr<const bytecode::Module> module, const std::string& hash,
+                                             std::string& error);
+    ~LiveRuntime(); // stop()
+    LiveRuntime(const LiveRuntime&) = delete;
+    LiveRuntime& operator=(const LiveRuntime&) = delete;
+
+    [[nodiscard]] engine::Engine& engine() { return engine_; }
+    [[nodiscard]] engine::CycleClock& clock() { return clock_; }
+
+    // RETAIN variables restored from `sink` and saved to it by the scan loop (every
+    // save_interval_ms and once on stop); `warm` restores before the first cycle. Before startScan.
+    // False with `message` when a warm start found nothing to restore (the run starts cold).
+    bool attachRetain(std::unique_ptr<engine::RetainSink> sink, bool warm, std::string& message);
+
+    // The field drivers from io.toml, configured for an output area of at least `minOutputBytes`
+    // (the program's own when 0). Warnings are what configure accepted with one.
+    bool configureDrivers(const io::IoConfig& io, std::size_t minOutputBytes, std::string& error);
+    bool startDrivers(std::string& error);
+    [[nodiscard]] io::DriverSet& drivers() { return drivers_; }
+    [[nodiscard]] bool hasDrivers() const { return driversConfigured_; }
+
+    // The scan loop on `io`: by default the drivers when configured, else no field I/O (a
+    // benchmark of the loop and the program). Realtime settings that are refused degrade with a
+    // warning (loop().warnings()).
+    bool startScan(const engine::ScanOptions& options, std::string& error, engine::ProcessIo* io = nullptr);
+    [[nodiscard]] engine::ScanLoop& loop() { return *loop_; }
+
+    // The control endpoint on its own low-priority thread; it reaches the scan thread only through
+    // the loop's command queue and snapshots. After startScan.
+    bool serveControl(const agent::ControlOptions& options, agent::RuntimeControlOptions runtimeOptions,
+                      std::string& error);
+    [[nodiscard]] agent::ControlServer* server() { return server_.get(); }
+
+    // The endpoint first (no command arrives after it), then the scan loop (safe state latched,
+    // last retain save), then the drivers. Idempotent.
+    void stop();
+
+private:
+    LiveRuntime();
+
+    // No field I/O: for benchmarks of the loop and the program alone.
+    class NullIo final : public engine::ProcessIo {
+    public:
+        std::size_t inputBytes() const noexcept override { return 0; }
+        std::size_t outputBytes() const noexcept override { return 0; }
+        std::size_t memoryBytes() const noexcept override { return 0; }
+        void readInputs(const engine::ProcessImageView& /*image*/) noexcept override {}
+        void writeOutputs(const engine::ProcessImageView& /*image*/) noexcept override {}
+        void applySafeState() noexcept override {}
+        void releaseSafeState() noexcept override {}
+        engine::IoHealthSummary healthSummary() const noexcept override { return {}; }
+    };
+
+    engine::CycleClock clock_;
+    engine::Engine engine_;
+    io::DriverSet drivers_;
+    bool driversConfigured_ = false;
+    bool driversStarted_ = false;
+    NullIo nullIo_;
+    std::unique_ptr<engine::RetainSink> retain_;
+    std::optional<engine::ScanLoop> loop_;
+    std::unique_ptr<agent::RuntimeControl> control_;
+    std::unique_ptr<agent::ControlServer> server_;
+};
+
+} // namespace takt::cli
