@@ -304,7 +304,7 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
     const std::vector<int> binding = bindArguments(e, target->params);
     const std::vector<Value> values = frameArguments(e, target, binding);
     Operand instPtr{};
-    if (instance && (instance->indirect || slot)) {
+    if (instance && instance->indirect) {
         instPtr = pointerOf(*instance);
     }
     const std::uint32_t c = bindFrameArguments(layout, e, target, binding, values);
@@ -315,8 +315,10 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
     const std::uint32_t p = g_.pouIndex(target);
     if (!method) {
         emit(Opcode::CALL_FN, {imm(p), imm(c)});
-    } else if (slot) {
+    } else if (slot && instance->indirect) {
         emit(Opcode::CALL_IFACE, {instPtr, imm(*slot), imm(c)});
+    } else if (slot) {
+        emit(Opcode::CALL_VIRT, {instance->at, imm(*slot), imm(c)});
     } else if (instance->indirect) {
         emit(Opcode::CALL_FB_IND, {imm(p), instPtr, imm(c)});
     } else {
