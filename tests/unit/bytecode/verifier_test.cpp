@@ -298,7 +298,7 @@ TEST(Verifier, ChecksTheHeaderOperandOfAVirtualCall) {
     Layout l;
     Module m = validModule(&l);
     m.code[l.callFb] = static_cast<std::uint32_t>(Opcode::CALL_VIRT); // same length as CALL_FB
-    m.code[l.callFb + 1] = self(12);                                   // Main's last 4 bytes
+    m.code[l.callFb + 1] = self(12);                                  // Main's last 4 bytes
     m.code[l.callFb + 2] = 0;
     m.code[l.callFb + 3] = 16;
     EXPECT_TRUE(verify(m).ok()) << verify(m).message;
