@@ -25,12 +25,6 @@
 #include "rpc_framer.h"
 #include "takt/agent/harness.h"
 
-// RapidJSON 1.1 declares its member-iterator == and != as members taking an iterator of another
-// constness; C++20 reversed candidates make FindMember() != MemberEnd() ambiguous for clang.
-#if defined(__clang__)
-#pragma clang diagnostic ignored "-Wambiguous-reversed-operator"
-#endif
-
 namespace takt::agent {
 
 namespace {

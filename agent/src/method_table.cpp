@@ -6,12 +6,6 @@
 
 #include <fmt/format.h>
 
-// RapidJSON 1.1 declares its member-iterator == and != as members taking an iterator of another
-// constness; C++20 reversed candidates make FindMember() != MemberEnd() ambiguous for clang.
-#if defined(__clang__)
-#pragma clang diagnostic ignored "-Wambiguous-reversed-operator"
-#endif
-
 namespace takt::agent::rpc {
 
 namespace {

@@ -9,6 +9,14 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+// RapidJSON 1.1 declares its member-iterator == and != as members taking an iterator of another
+// constness; C++20 reversed candidates make FindMember() != MemberEnd() ambiguous for clang. Every
+// agent source that walks RapidJSON members includes this header, so the warning is silenced here,
+// for the rest of each of those translation units.
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wambiguous-reversed-operator"
+#endif
+
 namespace takt::agent::rpc {
 
 inline constexpr int kParseError = -32700;

@@ -8,7 +8,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "../../tests/unit/agent/agent_process.h"
+#include "../../tests/support/agent_process.h"
 
 namespace {
 

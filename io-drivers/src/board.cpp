@@ -154,16 +154,15 @@ BoardResult loadBoard(std::string_view nameOrPath, bool byteAddressing) {
                                                   "not a board name (a-z, 0-9, '-', '_') or a path to a .toml file"));
         return result;
     }
-    std::string text;
-    if (!engine::readConfigFile(path, text, result.diagnostics)) {
-        return result;
-    }
-    result = parseBoard(text, path.string(), byteAddressing);
-    if (result.board) {
-        result.board->file = path;
-        result.board->io.file = path;
-    }
-    return result;
+    return engine::loadConfigFile<BoardResult>(
+        path,
+        [&](const std::string& text, const std::string& display) { return parseBoard(text, display, byteAddressing); },
+        [&](BoardResult& r) {
+            if (r.board) {
+                r.board->file = path;
+                r.board->io.file = path;
+            }
+        });
 }
 
 std::vector<BoardSummary> listBoards(const std::filesystem::path& dir) {

@@ -578,16 +578,14 @@ IoConfigResult parseIoConfig(std::string_view text, const std::string& file, boo
 }
 
 IoConfigResult loadIoConfig(const std::filesystem::path& file, bool byteAddressing) {
-    IoConfigResult result;
-    std::string text;
-    if (!engine::readConfigFile(file, text, result.diagnostics)) {
-        return result;
-    }
-    result = parseIoConfig(text, file.string(), byteAddressing);
-    if (result.config) {
-        result.config->file = file;
-    }
-    return result;
+    return engine::loadConfigFile<IoConfigResult>(
+        file,
+        [&](const std::string& text, const std::string& path) { return parseIoConfig(text, path, byteAddressing); },
+        [&](IoConfigResult& r) {
+            if (r.config) {
+                r.config->file = file;
+            }
+        });
 }
 
 std::vector<std::uint8_t> safeOutputImage(const IoConfig& io, std::size_t outputBytes) {

@@ -226,16 +226,14 @@ SimulationResult parseSimulation(std::string_view text, const std::string& file,
 }
 
 SimulationResult loadSimulation(const std::filesystem::path& file, bool byteAddressing) {
-    SimulationResult result;
-    std::string text;
-    if (!engine::readConfigFile(file, text, result.diagnostics)) {
-        return result;
-    }
-    result = parseSimulation(text, file.string(), byteAddressing);
-    if (result.script) {
-        result.script->file = file;
-    }
-    return result;
+    return engine::loadConfigFile<SimulationResult>(
+        file,
+        [&](const std::string& text, const std::string& path) { return parseSimulation(text, path, byteAddressing); },
+        [&](SimulationResult& r) {
+            if (r.script) {
+                r.script->file = file;
+            }
+        });
 }
 
 } // namespace takt::io

@@ -440,15 +440,13 @@ RuntimeConfigResult loadRuntimeConfig(const std::filesystem::path& file) {
             diagnosticAt(Severity::Error, file.string(), {}, {}, "missing runtime.toml (required to run)"));
         return result;
     }
-    std::string text;
-    if (!readConfigFile(file, text, result.diagnostics)) {
-        return result;
-    }
-    result = parseRuntimeConfig(text, file.string());
-    if (result.config) {
-        result.config->file = file;
-    }
-    return result;
+    return loadConfigFile<RuntimeConfigResult>(
+        file, [](const std::string& text, const std::string& path) { return parseRuntimeConfig(text, path); },
+        [&](RuntimeConfigResult& r) {
+            if (r.config) {
+                r.config->file = file;
+            }
+        });
 }
 
 } // namespace takt::engine

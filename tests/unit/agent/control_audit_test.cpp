@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "control_test_support.h"
+#include "support/control_test_support.h"
 #include "support/temp_dir.h"
 #include "support/wait.h"
 #include "takt/agent/control.h"

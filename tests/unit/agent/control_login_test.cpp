@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "control_auth.h"
-#include "control_test_support.h"
+#include "support/control_test_support.h"
 #include "takt/agent/control.h"
 
 namespace takt::agent {

@@ -3,7 +3,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "io_test_support.h"
+#include "support/io_test_support.h"
 #include "support/paths.h"
 
 namespace takt::io::test {

@@ -3,8 +3,8 @@
 #include <map>
 
 #include "gpio.h"
-#include "gpio_fake_chip.h"
-#include "io_test_support.h"
+#include "support/gpio_fake_chip.h"
+#include "support/io_test_support.h"
 
 namespace takt::io::test {
 namespace {

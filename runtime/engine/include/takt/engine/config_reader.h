@@ -37,6 +37,21 @@ namespace takt::engine {
 [[nodiscard]] bool readConfigFile(const std::filesystem::path& path, std::string& text,
                                   std::vector<ConfigDiagnostic>& out);
 
+// What every load*(file) of a configuration file does: read it (a failure is the result's one
+// diagnostic), `parse(text, displayPath)` it, and let `stamp(result)` record the file in what was
+// parsed. One shape for runtime.toml, io.toml, simulation.toml and board files.
+template <class Result, class Parse, class Stamp>
+[[nodiscard]] Result loadConfigFile(const std::filesystem::path& path, Parse&& parse, Stamp&& stamp) {
+    Result result;
+    std::string text;
+    if (!readConfigFile(path, text, result.diagnostics)) {
+        return result;
+    }
+    result = parse(text, path.string());
+    stamp(result);
+    return result;
+}
+
 class TableReader {
 public:
     // `path` is the dotted key path of `table` ("" for the document root).

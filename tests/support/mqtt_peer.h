@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "io_test_support.h"
+#include "support/io_test_support.h"
 
 namespace takt::io::test {
 

@@ -8,8 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "io_test_support.h"
-#include "modbus_peer.h"
+#include "support/io_test_support.h"
+#include "support/modbus_peer.h"
 #include "takt/io/driver_set.h"
 #include "takt/io/io_config.h"
 

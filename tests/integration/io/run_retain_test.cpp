@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "io_test_support.h"
+#include "support/io_test_support.h"
 #include "support/takt_cli.h"
 #include "takt/engine/retain.h"
 

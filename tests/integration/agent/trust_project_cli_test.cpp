@@ -14,13 +14,13 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include "support/modbus_peer.h"
+#include "support/mqtt_peer.h"
 #include "support/net.h"
 #include "support/process.h"
 #include "support/takt_cli.h"
 #include "support/temp_dir.h"
 #include "support/validate_report.h"
-#include "unit/io/modbus_peer.h"
-#include "unit/io/mqtt_peer.h"
 
 namespace takt::agent {
 namespace {

@@ -12,8 +12,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "control_live_support.h"
-#include "control_test_support.h"
+#include "support/control_live_support.h"
+#include "support/control_test_support.h"
 #include "support/paths.h"
 
 namespace takt::agent::live {

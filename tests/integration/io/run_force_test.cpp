@@ -1,8 +1,8 @@
 // Forces on inputs a driver owns, through a running `takt run`, its control endpoint (`takt ctl`)
 // and a real Modbus master: a force overrides what the program reads, never the field's value,
 // so an unforce gives the program what the master wrote last.
-#include "io_test_support.h"
-#include "modbus_peer.h"
+#include "support/io_test_support.h"
+#include "support/modbus_peer.h"
 #include "support/takt_cli.h"
 
 namespace takt::io::test {

@@ -1,8 +1,8 @@
 // The mqtt driver against a real mosquitto broker the test starts on a free loopback port,
 // observed and driven by a libmosquitto client of the test's own.
-#include "io_test_support.h"
 #include "mqtt_payload.h"
-#include "mqtt_peer.h"
+#include "support/io_test_support.h"
+#include "support/mqtt_peer.h"
 
 namespace takt::io::test {
 namespace {

@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "control_test_support.h"
+#include "support/control_test_support.h"
 #include "support/net.h"
 #include "support/process.h"
 #include "support/takt_cli.h"

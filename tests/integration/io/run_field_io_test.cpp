@@ -3,9 +3,9 @@
 // the tests observe both the peer and takt's status lines ("io modbus-tcp=ok %I=… %Q=…").
 #include <rapidjson/document.h>
 
-#include "io_test_support.h"
-#include "modbus_peer.h"
-#include "mqtt_peer.h"
+#include "support/io_test_support.h"
+#include "support/modbus_peer.h"
+#include "support/mqtt_peer.h"
 #include "support/takt_cli.h"
 
 namespace takt::io::test {

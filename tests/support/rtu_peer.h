@@ -16,7 +16,7 @@
 
 #include <gtest/gtest.h>
 
-#include "io_test_support.h"
+#include "support/io_test_support.h"
 
 namespace takt::io::test {
 

@@ -14,9 +14,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "control_live_support.h"
-#include "control_test_support.h"
 #include "rpc_json.h"
+#include "support/control_live_support.h"
+#include "support/control_test_support.h"
 
 namespace takt::agent::live {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "io_test_support.h"
+#include "support/io_test_support.h"
 #include "support/takt_cli.h"
 
 namespace takt::io::test {

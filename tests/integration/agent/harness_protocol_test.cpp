@@ -13,11 +13,11 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "../engine/module_builder.h"
 #include "support/json.h"
 #include "support/paths.h"
 #include "support/temp_dir.h"
 #include "takt/agent/harness.h"
+#include "unit/engine/module_builder.h"
 
 namespace takt::agent {
 namespace {

@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "control_live_support.h"
+#include "support/control_live_support.h"
 #include "takt/agent/control.h"
 
 namespace takt::agent::live {

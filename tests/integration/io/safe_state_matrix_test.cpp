@@ -14,11 +14,11 @@
 #include <optional>
 
 #include "gpio.h"
-#include "gpio_fake_chip.h"
-#include "io_test_support.h"
-#include "modbus_peer.h"
-#include "mqtt_peer.h"
-#include "rtu_peer.h"
+#include "support/gpio_fake_chip.h"
+#include "support/io_test_support.h"
+#include "support/modbus_peer.h"
+#include "support/mqtt_peer.h"
+#include "support/rtu_peer.h"
 #include "support/takt_cli.h"
 #include "takt/bytecode/container.h"
 #include "takt/engine/scan_loop.h"

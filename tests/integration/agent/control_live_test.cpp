@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "control_live_support.h"
+#include "support/control_live_support.h"
 #include "support/paths.h"
 #include "takt/agent/control.h"
 

@@ -11,8 +11,7 @@
 #include "support/paths.h"
 #include "takt/bytecode/container.h"
 #include "takt/bytecode/disasm.h"
-#include "takt/bytecode/verifier.h"
-#include "takt/compiler/codegen.h"
+#include "takt/compiler/compile_program.h"
 #include "takt/compiler/project.h"
 
 namespace {
@@ -43,19 +42,15 @@ TEST(StbcCorpus, CompiledProgramsVerifyAndRoundTrip) {
         if (!project.ok()) {
             continue; // the corpus runner reports front-end problems
         }
-        takt::bytecode::Module module;
-        takt::compiler::DiagnosticSink sink;
-        if (!takt::compiler::generate(*project.model, project.units, *project.sources, {}, module, sink)) {
+        // The one compile path: program.stbc bytes, decoded and verified (Internal when not).
+        const takt::compiler::CompiledProgram program = takt::compiler::compileProgram(project);
+        if (program.status == takt::compiler::CompileStatus::SourceErrors) {
             continue; // a construct the back end does not compile yet is its own test's business
         }
         ++compiled;
-        takt::bytecode::VerifyResult verified = takt::bytecode::verify(module);
-        EXPECT_TRUE(verified.ok()) << entry.filename() << ": " << verified.message;
-        std::vector<std::uint8_t> bytes = takt::bytecode::serialize(module);
-        takt::bytecode::LoadResult loaded = takt::bytecode::deserialize(bytes);
-        ASSERT_TRUE(loaded.ok()) << entry.filename() << ": " << loaded.error;
-        EXPECT_EQ(takt::bytecode::serialize(loaded.module), bytes) << entry.filename();
-        EXPECT_FALSE(takt::bytecode::disassemble(loaded.module).empty());
+        ASSERT_TRUE(program.ok()) << entry.filename() << ": " << program.failure;
+        EXPECT_EQ(takt::bytecode::serialize(*program.module), program.bytes) << entry.filename();
+        EXPECT_FALSE(takt::bytecode::disassemble(*program.module).empty());
     }
     EXPECT_GT(compiled, 0u) << "no corpus program compiled";
 }

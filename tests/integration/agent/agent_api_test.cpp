@@ -12,7 +12,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "agent_process.h"
+#include "support/agent_process.h"
 #include "support/json.h"
 #include "support/paths.h"
 #include "support/temp_dir.h"
