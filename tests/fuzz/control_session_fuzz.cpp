@@ -87,7 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     options.version = "fuzz";
     takt::agent::detail::ControlService service(options, target, "unix");
     CheckingSink sink;
-    takt::agent::detail::PeerInfo peer{"fuzz", "uid:0", true};
+    takt::agent::detail::PeerInfo peer{"fuzz", "uid:0", true, std::nullopt};
     takt::agent::detail::ControlSession session(service, peer, sink);
     // Split where the first byte says, so framing across reads is exercised.
     const std::size_t cut = size == 0 ? 0 : static_cast<std::size_t>(data[0]) % (size + 1);
