@@ -160,6 +160,7 @@ void compile(Project& project, const std::vector<bool>& readable, DiagnosticSink
     AnalysisOptions options;
     options.addressMode = project.build.addressMode;
     options.dialect = project.build.dialect;
+    options.vendor = project.build.vendor;
     project.model = analyze(project.units, sm, sink, options).model;
     sink.sort();
     project.diagnostics = sink.diagnostics();
@@ -326,6 +327,7 @@ Project checkProject(const ProjectInput& input, std::optional<Dialect> dialect) 
     ManifestSources manifest;
     if (!explicitFiles) {
         manifest = readTrustManifest(project.directory, *project.sources, sink, &displayPath);
+        project.build.vendor = manifest.vendor;
         readable.assign(project.sources->size(), false);
     }
     std::vector<fs::path> files = explicitFiles ? input.files : projectSources(project.directory, manifest);

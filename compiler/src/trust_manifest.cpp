@@ -81,6 +81,7 @@ struct Library {
     std::vector<fs::path> folders;
     std::vector<Dependency> dependencies;
     std::string version; // [package] version; empty when not declared
+    VendorProfile vendor = VendorProfile::Codesys;
 };
 
 // Reads the keys of one trust-lsp.toml that takt uses and warns on each one it does not.
@@ -120,7 +121,9 @@ void readTables(const toml::table& root, const fs::path& dir, ManifestReader& r,
                     }
                 } else if (k.str() == "vendor_profile") {
                     const auto* s = r.string(v, path);
-                    if (s != nullptr && s->get() != "codesys") {
+                    if (s != nullptr && (s->get() == "mitsubishi" || s->get() == "gxworks3")) {
+                        out.vendor = VendorProfile::Mitsubishi;
+                    } else if (s != nullptr && s->get() != "codesys") {
                         r.ignored(v.source(), path,
                                   fmt::format("takt compiles every project as CODESYS does; \"{}\" library blocks "
                                               "and syntax are not provided",
@@ -257,6 +260,7 @@ ManifestSources readTrustManifest(const fs::path& projectDir, SourceManager& sou
     out.present = true;
     Library project = readFolder(projectDir, true);
     out.folders = project.folders;
+    out.vendor = project.vendor; // a library's own profile does not change the project's
     std::vector<Dependency> pending(project.dependencies.rbegin(), project.dependencies.rend());
     while (!pending.empty()) {
         Dependency dep = std::move(pending.back());

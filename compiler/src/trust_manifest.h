@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "takt/compiler/diagnostics.h"
+#include "takt/compiler/sema.h"
 #include "takt/compiler/source.h"
 
 namespace takt::compiler {
@@ -18,6 +19,7 @@ namespace takt::compiler {
 struct ManifestSources {
     bool present = false;                       // the project has a trust-lsp.toml
     bool failed = false;                        // an error was reported: compile no ST
+    VendorProfile vendor = VendorProfile::Codesys; // the project's [project] vendor_profile
     std::vector<std::filesystem::path> folders; // the project's folders, then each library's once
     std::vector<FileId> manifests;              // the trust-lsp.toml files added to the SourceManager
 };
