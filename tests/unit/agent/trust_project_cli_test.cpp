@@ -352,6 +352,21 @@ outputs = [ { address = "%QX0.0", line = 27, initial = false } ]
     EXPECT_EQ(warnings, (std::vector<std::string>{"io.toml:5: io.params.backend", "io.toml:6: io.params.sysfs_base"}));
 }
 
+// truST's mqtt [[io.params.mappings]] (tag/topic/direction by variable name) is one warning at
+// the key, not an unknown-parameter error: the project validates and builds.
+TEST(TrustProject, MqttMappingsWarnOnce) {
+    TempDir dir;
+    dir.write("runtime.toml",
+              runtimeToml("Lights", "endpoint = \"unix://" + (dir.path() / "ctl.sock").string() + "\"\n"));
+    dir.write("io.toml", "[io]\ndriver = \"mqtt\"\n\n[io.params]\nbroker = \"127.0.0.1:1883\"\n\n"
+                         "[[io.params.mappings]]\ntag = \"Main.Green\"\ntopic = \"t/green\"\ndirection = \"write\"\n\n"
+                         "[[io.params.mappings]]\ntag = \"Main.Red\"\ntopic = \"t/red\"\ndirection = \"write\"\n");
+    dir.write("src/Main.st", "PROGRAM Lights\nVAR\n    Green : BOOL;\n    Red : BOOL;\nEND_VAR\n    Red := NOT Green;\n"
+                             "END_PROGRAM\n");
+    std::string built;
+    EXPECT_EQ(buildAndValidate(dir, built), (std::vector<std::string>{"io.toml:7: io.params.mappings"}));
+}
+
 // The same folder with `[io.params]` empty and no simulation.toml: no model, the inputs stay 0,
 // and validate says that no driver reads or writes the located variables.
 TEST(TrustProject, SimulatedWithoutPlantOrSimulationToml) {
