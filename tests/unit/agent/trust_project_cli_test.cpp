@@ -388,6 +388,29 @@ TEST(TrustProject, SimulatedWithoutPlantOrSimulationToml) {
     EXPECT_NE(last.find("%I=00 "), std::string::npos) << last;
 }
 
+// With simulation.toml and no io.toml, truST drives the I/O from simulation.toml alone: takt
+// runs a `simulated` driver without a plant (not the host-sim board's filling line), says so at
+// start-up, and the couplings and disturbances reach the inputs.
+TEST(TrustProject, SimulationTomlWithoutIoToml) {
+    TempDir dir;
+    dir.write("runtime.toml",
+              runtimeToml("Echo", "endpoint = \"unix://" + (dir.path() / "ctl.sock").string() + "\"\n"));
+    dir.write("simulation.toml", "[[couplings]]\nsource = \"%QX0.0\"\ntarget = \"%IX0.1\"\n\n"
+                                 "[[disturbances]]\nat_ms = 0\nkind = \"set\"\ntarget = \"%IX0.0\"\nvalue = \"TRUE\"\n");
+    dir.write("src/Main.st", "PROGRAM Echo\nVAR\n    x AT %IX0.0 : BOOL;\n    seen AT %IX0.1 : BOOL;\n"
+                             "    y AT %QX0.0 : BOOL;\nEND_VAR\n    y := x;\nEND_PROGRAM\n");
+    std::string built;
+    EXPECT_EQ(buildAndValidate(dir, built), std::vector<std::string>{});
+    const takt::test::RunResult v = runTakt("validate", dir.path());
+    EXPECT_NE(v.out.find("I/O from simulation.toml (simulated)"), std::string::npos) << v.out << v.err;
+    const Step run = runFor1s(dir);
+    EXPECT_EQ(run.exitCode, 0) << run.output;
+    EXPECT_NE(run.output.find("info I/O from simulation.toml"), std::string::npos) << run.output;
+    const std::string last = lastStatus(run.output);
+    EXPECT_NE(last.find("simulated=ok"), std::string::npos) << last;
+    EXPECT_NE(last.find("%I=03"), std::string::npos) << last; // x set by the disturbance, seen by the coupling
+}
+
 // A simulation.toml no driver uses is a warning; a bad value in it refuses validate and run
 // (exit 10) with the file, line and key.
 TEST(TrustProject, SimulationTomlUnusedOrInvalid) {
