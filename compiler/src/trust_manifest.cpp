@@ -107,8 +107,12 @@ void readTables(const toml::table& root, const fs::path& dir, ManifestReader& r,
                         fs::path abs = (dir / folder->get()).lexically_normal();
                         std::error_code ec;
                         if (!fs::is_directory(abs, ec)) {
-                            r.report(DiagCode::DependencyNotFound, item.source(), path,
-                                     fmt::format("no folder '{}' (looked for {})", folder->get(), abs.string()));
+                            // truST's own examples name include paths that are not there and
+                            // still build from src/: a warning, and src/ when none is left.
+                            r.ignored(item.source(), path,
+                                      fmt::format("no folder '{}' at {}; with no include path left, src/ is "
+                                                  "compiled",
+                                                  folder->get(), abs.string()));
                             continue;
                         }
                         out.folders.push_back(std::move(abs));
@@ -244,7 +248,7 @@ ManifestSources readTrustManifest(const fs::path& projectDir, SourceManager& sou
             return lib;
         }
         readTables(root, dir, reader, lib);
-        if (lib.folders.empty() && root.get("project") == nullptr) {
+        if (lib.folders.empty()) {
             lib.folders.push_back(isProject || fs::is_directory(dir / "src", ec) ? dir / "src" : dir);
         }
         for (Dependency& d : lib.dependencies) {

@@ -113,6 +113,18 @@ TEST(TrustDeps, VersionMismatchWarnsAndGitIsRefused) {
         << v.out;
 }
 
+// An include path that does not exist is a warning; with none left, src/ is compiled.
+TEST(TrustDeps, MissingIncludePathFallsBackToSrc) {
+    TempDir dir;
+    const fs::path app = copyFixture(dir);
+    rewrite(app / "trust-lsp.toml", "include_paths = [\"src\"]", "include_paths = [\"sources\"]");
+    const takt::test::RunResult v = runTakt("validate --ci", app);
+    EXPECT_EQ(v.exitCode, 0) << v.out << v.err;
+    EXPECT_NE(v.out.find("project.include_paths: ignored by takt (no folder 'sources' at"), std::string::npos) << v.out;
+    const takt::test::RunResult tested = runTakt("test", app);
+    EXPECT_EQ(tested.exitCode, 0) << tested.out << tested.err;
+}
+
 // A source error fails validate (exit 11, as takt check) with its file, line and column.
 TEST(TrustDeps, ValidateReportsSourceErrors) {
     TempDir dir;
