@@ -293,8 +293,8 @@ void writeOptional(rapidjson::Writer<rapidjson::StringBuffer>& w, const std::opt
 
 bool ValidateReport::sourceErrorsOnly() const {
     return !ok() && std::all_of(diagnostics.begin(), diagnostics.end(), [](const ConfigDiagnostic& d) {
-               return d.severity != Severity::Error || !d.code.empty();
-           });
+        return d.severity != Severity::Error || !d.code.empty();
+    });
 }
 
 bool ValidateReport::ok() const {

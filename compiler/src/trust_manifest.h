@@ -17,18 +17,17 @@
 namespace takt::compiler {
 
 struct ManifestSources {
-    bool present = false;                       // the project has a trust-lsp.toml
-    bool failed = false;                        // an error was reported: compile no ST
+    bool present = false;                          // the project has a trust-lsp.toml
+    bool failed = false;                           // an error was reported: compile no ST
     VendorProfile vendor = VendorProfile::Codesys; // the project's [project] vendor_profile
-    std::vector<std::filesystem::path> folders; // the project's folders, then each library's once
-    std::vector<FileId> manifests;              // the trust-lsp.toml files added to the SourceManager
+    std::vector<std::filesystem::path> folders;    // the project's folders, then each library's once
+    std::vector<FileId> manifests;                 // the trust-lsp.toml files added to the SourceManager
 };
 
 // Reads `<projectDir>/trust-lsp.toml` when it exists. `display` turns a path into the name
 // diagnostics show.
-[[nodiscard]] ManifestSources readTrustManifest(const std::filesystem::path& projectDir, SourceManager& sources,
-                                                DiagnosticSink& sink,
-                                                std::string (*display)(const std::filesystem::path&,
-                                                                       const std::filesystem::path&));
+[[nodiscard]] ManifestSources
+readTrustManifest(const std::filesystem::path& projectDir, SourceManager& sources, DiagnosticSink& sink,
+                  std::string (*display)(const std::filesystem::path&, const std::filesystem::path&));
 
 } // namespace takt::compiler

@@ -63,7 +63,8 @@ TEST(TrustDeps, NestedLibrariesCompileWithTheProject) {
 
     const takt::test::RunResult built = runTakt("build", app);
     EXPECT_EQ(built.exitCode, 0) << built.out << built.err;
-    EXPECT_NE((built.out + built.err).find("4 sources"), std::string::npos) << built.out << built.err; // Main.st, Tests.st, smoother.st, clamp.st
+    EXPECT_NE((built.out + built.err).find("4 sources"), std::string::npos)
+        << built.out << built.err; // Main.st, Tests.st, smoother.st, clamp.st
     const takt::test::RunResult tested = runTakt("test", app);
     EXPECT_EQ(tested.exitCode, 0) << tested.out << tested.err;
     EXPECT_NE(tested.out.find("1 passed, 0 failed"), std::string::npos) << tested.out;
@@ -81,9 +82,9 @@ TEST(TrustDeps, MissingLibraryFolderIsOneErrorAtItsKey) {
     const takt::test::RunResult v = runTakt("validate --ci", app);
     EXPECT_EQ(v.exitCode, 11) << v.out << v.err;
     const rapidjson::Document doc = validateReport(v);
-    EXPECT_EQ(coded(doc, "E0022").substr(0, 80),
-              std::string("9:18 dependencies.Maths.path: library folder '../mathematics' does not exist (lo")
-                  .substr(0, 80))
+    EXPECT_EQ(
+        coded(doc, "E0022").substr(0, 80),
+        std::string("9:18 dependencies.Maths.path: library folder '../mathematics' does not exist (lo").substr(0, 80))
         << v.out;
     EXPECT_EQ(coded(doc, "E0102"), "") << v.out; // Clamp's users are not reported as unknown names
 
@@ -103,7 +104,8 @@ TEST(TrustDeps, VersionMismatchWarnsAndGitIsRefused) {
     rewrite(app / "trust-lsp.toml", "version = \"1.0.0\"", "version = \"2.0.0\"");
     takt::test::RunResult v = runTakt("validate --ci", app);
     EXPECT_EQ(v.exitCode, 0) << v.out << v.err;
-    EXPECT_EQ(coded(validateReport(v), "W0013").substr(0, 47), "8:49 dependencies.Filters.version: asks for 2.0") << v.out;
+    EXPECT_EQ(coded(validateReport(v), "W0013").substr(0, 47), "8:49 dependencies.Filters.version: asks for 2.0")
+        << v.out;
 
     rewrite(app / "trust-lsp.toml", "path = \"../libs/filters\"", "git = \"https://example.org/filters.git\"");
     v = runTakt("validate --ci", app);

@@ -395,8 +395,9 @@ TEST(TrustProject, SimulationTomlWithoutIoToml) {
     TempDir dir;
     dir.write("runtime.toml",
               runtimeToml("Echo", "endpoint = \"unix://" + (dir.path() / "ctl.sock").string() + "\"\n"));
-    dir.write("simulation.toml", "[[couplings]]\nsource = \"%QX0.0\"\ntarget = \"%IX0.1\"\n\n"
-                                 "[[disturbances]]\nat_ms = 0\nkind = \"set\"\ntarget = \"%IX0.0\"\nvalue = \"TRUE\"\n");
+    dir.write("simulation.toml",
+              "[[couplings]]\nsource = \"%QX0.0\"\ntarget = \"%IX0.1\"\n\n"
+              "[[disturbances]]\nat_ms = 0\nkind = \"set\"\ntarget = \"%IX0.0\"\nvalue = \"TRUE\"\n");
     dir.write("src/Main.st", "PROGRAM Echo\nVAR\n    x AT %IX0.0 : BOOL;\n    seen AT %IX0.1 : BOOL;\n"
                              "    y AT %QX0.0 : BOOL;\nEND_VAR\n    y := x;\nEND_PROGRAM\n");
     std::string built;
