@@ -150,7 +150,10 @@ TEST(TrustDeps, MitsubishiProfileAddsDifuDifd) {
     rewrite(dir.path() / "trust-lsp.toml", "\"mitsubishi\"", "\"codesys\"");
     t = runTakt("check", dir.path());
     EXPECT_EQ(t.exitCode, 11);
-    EXPECT_NE(t.err.find("error[E0102]: unknown type 'DIFU'"), std::string::npos) << t.err;
+    EXPECT_NE(t.err.find("error[E0102]: unknown type 'DIFU' (a Mitsubishi GX Works3 block: set vendor_profile = "
+                         "\"mitsubishi\" in trust-lsp.toml [project])"),
+              std::string::npos)
+        << t.err;
 
     rewrite(dir.path() / "trust-lsp.toml", "\"codesys\"", "\"siemens\"");
     t = runTakt("check", dir.path());
