@@ -79,12 +79,21 @@ bool controlOptionsFromConfig(const engine::RuntimeConfig& config, ControlOption
         if (!why.empty() && !local) {
             refuse(c.authTokenWhere, "runtime.control.auth_token", std::move(why));
         } else {
-            report(
-                engine::ConfigDiagnostic::Severity::Warning, c.authTokenWhere, "runtime.control.auth_token",
-                fmt::format("the token is written in runtime.toml{}; move it into a token file "
-                            "([[runtime.control.tokens]] role = \"admin\", token_file = \"…\", mode 0600) "
-                            "and remove auth_token",
-                            why.empty() ? "" : fmt::format(" and would be refused on a network endpoint ({})", why)));
+            // Say why this endpoint accepts it: a loopback tcp:// is a network endpoint too.
+            const std::string accepted =
+                why.empty() ? std::string()
+                : c.endpoint.starts_with("unix://")
+                    ? fmt::format(" and is weak ({}): accepted only because a unix:// socket is reachable from "
+                                  "this host alone, refused on an endpoint other hosts can reach",
+                                  why)
+                    : fmt::format(" and is weak ({}): accepted only because {} listens on loopback, refused on "
+                                  "an address other hosts can reach",
+                                  why, c.endpoint);
+            report(engine::ConfigDiagnostic::Severity::Warning, c.authTokenWhere, "runtime.control.auth_token",
+                   fmt::format("the token is written in runtime.toml{}; move it into a token file "
+                               "([[runtime.control.tokens]] role = \"admin\", token_file = \"…\", mode 0600) "
+                               "and remove auth_token",
+                               accepted));
         }
         out.tokens.push_back({Role::Admin, c.authToken});
     }

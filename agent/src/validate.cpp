@@ -13,6 +13,8 @@
 #include "takt/agent/control_config.h"
 #include "takt/bytecode/container.h"
 #include "takt/bytecode/verifier.h"
+#include "takt/compiler/compile_program.h"
+#include "takt/compiler/project.h"
 #include "takt/io/board.h"
 #include "takt/io/driver.h"
 #include "takt/io/driver_set.h"
@@ -163,6 +165,46 @@ void checkProgram(const fs::path& path, const std::optional<engine::RuntimeConfi
     }
 }
 
+// The sources compiled as `takt build` would (program.stbc may be older than them): their errors,
+// and the trust-lsp.toml warnings (the ST warnings are `takt check`'s to list; only counted).
+void checkSources(const fs::path& dir, ValidateReport& report) {
+    std::error_code ec;
+    if (!fs::is_directory(dir / "src", ec) && !fs::exists(dir / "trust-lsp.toml", ec)) {
+        return; // no sources here: a project run from a program.stbc alone
+    }
+    compiler::ProjectInput input;
+    input.directory = dir;
+    compiler::Project project = compiler::checkProject(input);
+    for (const compiler::ConfigError& e : project.configErrors) {
+        report.diagnostics.push_back(diag(Severity::Error, e.path, e.line, e.column, e.key, e.message));
+    }
+    if (!project.valid()) {
+        return;
+    }
+    const compiler::CompiledProgram compiled = compiler::compileProgram(project);
+    report.sourcesCompiled = compiled.ok();
+    for (const compiler::Diagnostic& d : compiled.diagnostics) {
+        const bool manifest = d.span.valid() && project.sources->file(d.span.file).path().ends_with("trust-lsp.toml");
+        if (d.severity != compiler::Severity::Error && !manifest) {
+            report.sourceWarnings += d.severity == compiler::Severity::Warning ? 1 : 0;
+            continue;
+        }
+        ConfigDiagnostic c = diag(d.severity == compiler::Severity::Error ? Severity::Error : Severity::Warning, {}, 0,
+                                  0, {}, d.message);
+        if (d.span.valid()) {
+            const compiler::LineCol at = project.sources->lineCol(d.span);
+            c.file = project.sources->file(d.span.file).path();
+            c.line = at.line;
+            c.column = at.column;
+        }
+        c.code = std::string(compiler::diagInfo(d.code).code);
+        report.diagnostics.push_back(std::move(c));
+    }
+    if (!compiled.ok() && compiled.diagnostics.empty()) {
+        report.diagnostics.push_back(diag(Severity::Error, dir.string(), 0, 0, {}, compiled.failure));
+    }
+}
+
 void validate(const ValidateRequest& request, ValidateReport& report) {
     std::error_code ec;
     const fs::path dir = request.project.empty() ? fs::path(".") : request.project;
@@ -228,6 +270,7 @@ void validate(const ValidateRequest& request, ValidateReport& report) {
         }
         owned = checkDrivers(*sel.io.config, report);
     }
+    checkSources(dir, report);
     const fs::path program = dir / "program.stbc";
     if (fs::exists(program, ec)) {
         checkProgram(program, runtime, owned, report);
@@ -247,6 +290,12 @@ void writeOptional(rapidjson::Writer<rapidjson::StringBuffer>& w, const std::opt
 }
 
 } // namespace
+
+bool ValidateReport::sourceErrorsOnly() const {
+    return !ok() && std::all_of(diagnostics.begin(), diagnostics.end(), [](const ConfigDiagnostic& d) {
+        return d.severity != Severity::Error || !d.code.empty();
+    });
+}
 
 bool ValidateReport::ok() const {
     return std::none_of(diagnostics.begin(), diagnostics.end(),
@@ -314,6 +363,10 @@ std::string renderValidateJson(const ValidateReport& report) {
         writeString(w, d.key);
         w.Key("message");
         writeString(w, d.message);
+        if (!d.code.empty()) {
+            w.Key("code");
+            writeString(w, d.code);
+        }
         w.EndObject();
     }
     w.EndArray();

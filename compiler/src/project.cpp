@@ -14,6 +14,7 @@
 #include <toml++/toml.h>
 
 #include "takt/compiler/parser.h"
+#include "trust_manifest.h"
 
 namespace takt::compiler {
 
@@ -159,6 +160,7 @@ void compile(Project& project, const std::vector<bool>& readable, DiagnosticSink
     AnalysisOptions options;
     options.addressMode = project.build.addressMode;
     options.dialect = project.build.dialect;
+    options.vendor = project.build.vendor;
     project.model = analyze(project.units, sm, sink, options).model;
     sink.sort();
     project.diagnostics = sink.diagnostics();
@@ -180,6 +182,28 @@ void readProjectConfig(Project& project) {
     }
     std::vector<ConfigError> errors = readBuildOptions(text, "runtime.toml", project.build);
     project.configErrors.insert(project.configErrors.end(), errors.begin(), errors.end());
+}
+
+// The ST files of a project: src/ or, with a trust-lsp.toml, its include paths and then its
+// libraries' folders; a file reached through two folders is compiled once.
+std::vector<fs::path> projectSources(const fs::path& dir, const ManifestSources& manifest) {
+    if (!manifest.present) {
+        return discoverSources(dir / "src");
+    }
+    std::vector<fs::path> files;
+    std::vector<fs::path> seen;
+    for (const fs::path& folder : manifest.folders) {
+        for (fs::path& file : discoverSources(folder)) {
+            std::error_code ec;
+            fs::path key = fs::weakly_canonical(file, ec);
+            if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+                continue;
+            }
+            seen.push_back(std::move(key));
+            files.push_back(std::move(file));
+        }
+    }
+    return files;
 }
 
 } // namespace
@@ -298,10 +322,19 @@ Project checkProject(const ProjectInput& input, std::optional<Dialect> dialect) 
         project.build.dialect = *dialect;
     }
 
-    std::vector<fs::path> files = explicitFiles ? input.files : discoverSources(project.directory / "src");
     DiagnosticSink sink;
-    std::vector<bool> readable;
-    readable.reserve(files.size());
+    std::vector<bool> readable; // by FileId: the trust-lsp.toml files read are not ST
+    ManifestSources manifest;
+    if (!explicitFiles) {
+        manifest = readTrustManifest(project.directory, *project.sources, sink, &displayPath);
+        project.build.vendor = manifest.vendor;
+        readable.assign(project.sources->size(), false);
+    }
+    std::vector<fs::path> files = explicitFiles ? input.files : projectSources(project.directory, manifest);
+    if (manifest.failed) {
+        files.clear(); // a missing library would only show as unknown names in every file using it
+    }
+    readable.reserve(readable.size() + files.size());
     for (const fs::path& file : files) {
         std::string shown = displayPath(file, project.directory);
         std::string text;
@@ -315,7 +348,7 @@ Project checkProject(const ProjectInput& input, std::optional<Dialect> dialect) 
                               fmt::format("cannot read '{}': {}", shown, error));
         }
     }
-    if (files.empty()) {
+    if (files.empty() && !manifest.failed) {
         (void)sink.report(DiagCode::EmptyProject, Span{},
                           fmt::format("no source files (*.st, *.pou) found under '{}'",
                                       displayPath(project.directory / "src", project.directory) + "/"));

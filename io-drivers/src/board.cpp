@@ -258,6 +258,14 @@ IoSelection selectIoFile(const std::filesystem::path& projectDir, std::string_vi
         sel.io = loadIoConfig(std::filesystem::path(kSystemIoConfig), byteAddressing);
         return sel;
     }
+    if (board.empty() && std::filesystem::exists(projectDir / "simulation.toml", ec)) {
+        // truST drives such a project's I/O from simulation.toml alone: a `simulated` driver
+        // without a plant, which attachSimulation() hands the script.
+        sel.origin = "simulation.toml";
+        sel.io = parseIoConfig("[io]\ndriver = \"simulated\"\n[io.params]\n", (projectDir / "simulation.toml").string(),
+                               byteAddressing);
+        return sel;
+    }
     const std::string_view name = board.empty() ? kDefaultBoard : board;
     BoardResult b = loadBoard(name, byteAddressing);
     sel.origin = fmt::format("board {}", name);

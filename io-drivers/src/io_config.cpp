@@ -311,6 +311,10 @@ constexpr IgnoredTrustParam kIgnoredTrustParams[] = {
      "ignored: takt drives GPIO lines through the character device of `chip` (default gpiochip0), not sysfs; a "
      "line is an offset on that chip (on a Raspberry Pi, gpiochip0's offsets are the BCM numbers truST uses)"},
     {"gpio", "sysfs_base", "", "ignored: takt does not use sysfs for GPIO (see `chip`)"},
+    {"mqtt", "mappings", "",
+     "not supported yet: nothing is published or subscribed for these tags; takt's mqtt exchanges located "
+     "variables: locate each tag (AT or VAR_CONFIG) and list it in publish = [...] (direction \"write\") or "
+     "subscribe = [...] (direction \"read\")"},
 };
 
 // Warns for each ignored truST key of `spec` at its line and removes it from the params.

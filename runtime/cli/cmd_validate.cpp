@@ -24,7 +24,7 @@ int runValidate(const ValidateOptions& options) {
     request.project = options.project;
     request.board = options.board;
     const agent::ValidateReport report = agent::validateProject(request);
-    const int code = report.ok() ? kExitOk : kExitInvalidProject;
+    const int code = report.ok() ? kExitOk : report.sourceErrorsOnly() ? kExitBuildFailure : kExitInvalidProject;
     if (options.ci) {
         const std::string doc = agent::renderValidateJson(report) + "\n";
         std::fwrite(doc.data(), 1, doc.size(), stdout);
@@ -34,7 +34,8 @@ int runValidate(const ValidateOptions& options) {
         std::fprintf(stderr, "%s\n", engine::formatDiagnostic(d).c_str());
     }
     if (!report.ok()) {
-        std::fprintf(stderr, "takt validate: invalid configuration\n");
+        std::fprintf(stderr, "takt validate: %s\n",
+                     report.sourceErrorsOnly() ? "the sources do not compile" : "invalid configuration");
         return code;
     }
     std::string drivers;
@@ -47,6 +48,13 @@ int runValidate(const ValidateOptions& options) {
     }
     if (!report.ioSource.empty()) {
         std::printf(", I/O from %s (%s)", report.ioSource.c_str(), drivers.c_str());
+    }
+    if (report.sourcesCompiled) {
+        std::printf(", sources compile");
+        if (report.sourceWarnings > 0) {
+            std::printf(" (%zu warning%s: takt check lists them)", report.sourceWarnings,
+                        report.sourceWarnings == 1 ? "" : "s");
+        }
     }
     if (report.program) {
         std::printf(", program.stbc %.16s", report.programHash.c_str());

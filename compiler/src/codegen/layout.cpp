@@ -38,9 +38,9 @@ static std::uint32_t nativeFb(const std::string& name) {
         k = Native::Tof;
     } else if (starts("TP") || starts("LTP")) {
         k = Native::Tp;
-    } else if (starts("R_TRIG")) {
+    } else if (starts("R_TRIG") || n == "DIFU") {
         k = Native::RTrig;
-    } else if (starts("F_TRIG")) {
+    } else if (starts("F_TRIG") || n == "DIFD") {
         k = Native::FTrig;
     } else if (starts("CTUD")) {
         k = Native::Ctud;

@@ -724,6 +724,11 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
         emit(add ? Opcode::ADD_I64 : Opcode::SUB_I64, {d, a.at, b.at});
         return finish(Value{d, Calc::I64, rt});
     }
+    case StdOp::PlcTime: {
+        const Operand block = nativeBlock(1); // CALL_NATIVE's block is at least two slots (the verifier's bound)
+        callNative(bc::Native::PlcTime, block, e.span);
+        return finish(Value{block, Calc::I64, rt});
+    }
     default: break;
     }
     if (auto v = nativeStandardCall(e, sig, args, want, dest)) {

@@ -83,7 +83,7 @@ Symbol* lookup(const Context& cx, const Scope* scope, std::string_view name, boo
 // ST source declaring the interfaces of the standard FBs (TON, TOF, TP, LTON…, R_TRIG, F_TRIG,
 // CTU/CTD/CTUD and typed variants, SR, RS). Parsed as an extra unit named "<stdlib>"; their
 // bodies are provided natively by the VM.
-std::string_view standardFbSource();
+std::string_view standardFbSource(VendorProfile vendor);
 // The IEC name of a standard FB input that CODESYS spells differently (CTU "RESET" -> "R",
 // SR "SET1" -> "S1"…); empty when `name` is no such CODESYS name of FB `fb`.
 std::string_view iecParameterName(std::string_view fb, std::string_view name);

@@ -226,7 +226,7 @@ void resolveUsings(Context& cx) {
 }
 
 void parseStandardLibrary(Context& cx) {
-    const std::string_view text = standardFbSource();
+    const std::string_view text = standardFbSource(cx.options.vendor);
     if (text.empty()) {
         return;
     }

@@ -378,6 +378,47 @@ namespace {
 
 // The variables a VAR_CONFIG entry may locate although they have no AT: storage that lives as long
 // as its instance (not VAR_TEMP, VAR_IN_OUT, VAR_EXTERNAL or a CONSTANT).
+struct PlainEntry {
+    Span span;
+    std::string name;
+    std::string address;
+};
+
+// CODESYS (and truST) locate a variable declared without AT from VAR_CONFIG; IEC 61131-3 only
+// completes AT %I* / %Q* / %M* declarations. A truST project locates every I/O variable this
+// way, so the warning comes once per file, at its first entry, naming the others; under
+// dialect iec each entry is an error of its own, since each needs fixing.
+void reportPlainEntries(Context& cx, const std::vector<PlainEntry>& entries) {
+    const auto one = [](const PlainEntry& e) { return "'" + e.name + "' at " + e.address; };
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const PlainEntry& first = entries[i];
+        std::size_t end = i + 1;
+        while (!cx.iec() && end < entries.size() && entries[end].span.file == first.span.file) {
+            ++end;
+        }
+        if (end - i == 1) {
+            cx.lenient(DiagCode::ConfigLocatesPlainVariable, first.span,
+                       "VAR_CONFIG gives an address to '" + first.name +
+                           "', which is declared without AT %I*/%Q*/%M*; it is located at " + first.address +
+                           " in this instance");
+            continue;
+        }
+        constexpr std::size_t kNamed = 4;
+        std::string list;
+        for (std::size_t k = i; k < end && k < i + kNamed; ++k) {
+            list += (k == i ? "" : ", ") + one(entries[k]);
+        }
+        if (end - i > kNamed) {
+            list += ", and " + std::to_string(end - i - kNamed) + " more";
+        }
+        cx.lenient(DiagCode::ConfigLocatesPlainVariable, first.span,
+                   "VAR_CONFIG in this file gives addresses to " + std::to_string(end - i) +
+                       " variables declared without AT %I*/%Q*/%M* (" + list +
+                       "); each is located there in its instance");
+        i = end - 1;
+    }
+}
+
 bool locatableFromConfig(const Symbol& s) {
     if (s.kind != SymbolKind::Variable || s.constant) {
         return false;
@@ -395,6 +436,7 @@ bool locatableFromConfig(const Symbol& s) {
 
 void resolveConfigPaths(Context& cx) {
     SemanticModel& model = cx.model;
+    std::vector<PlainEntry> plainEntries;
     for (PathBlock& pb : cx.decl->pathBlocks) {
         if (pb.block->section == ast::VarSection::Config) {
             for (ast::ConfigDecl& cd : pb.block->config) {
@@ -427,12 +469,7 @@ void resolveConfigPaths(Context& cx) {
                     continue;
                 }
                 if (plain) {
-                    // CODESYS (and truST) locate a variable declared without AT from VAR_CONFIG;
-                    // IEC 61131-3 only completes AT %I* / %Q* / %M* declarations.
-                    cx.lenient(DiagCode::ConfigLocatesPlainVariable, cd.path->span,
-                               "VAR_CONFIG gives an address to '" + target->name +
-                                   "', which is declared without AT %I*/%Q*/%M*; it is located at " +
-                                   cd.address->text() + " in this instance");
+                    plainEntries.push_back(PlainEntry{cd.path->span, target->name, cd.address->text()});
                 }
                 if (cd.address->wildcard) {
                     cx.error(DiagCode::WildcardNotAllowed, cd.address->span,
@@ -490,6 +527,9 @@ void resolveConfigPaths(Context& cx) {
             }
         }
     }
+    std::stable_sort(plainEntries.begin(), plainEntries.end(),
+                     [](const PlainEntry& a, const PlainEntry& b) { return a.span.file < b.span.file; });
+    reportPlainEntries(cx, plainEntries);
 }
 
 void checkAddresses(Context& cx) {

@@ -116,6 +116,7 @@ enum class StdOp : std::uint16_t {
     SplitTod,   // SPLIT_TOD / SPLIT_LTOD(IN, HOUR =>, MINUTE =>, SECOND =>, MILLISECOND =>)
     SplitDt,    // SPLIT_DT / SPLIT_LDT(IN, YEAR =>, … MILLISECOND =>)
     DayOfWeek,  // DAY_OF_WEEK(IN: DATE): 0 = Sunday … 6 = Saturday
+    PlcTime,    // TIME(): the PLC's clock (OSCAT's T_PLC_MS / T_PLC_US read it)
 };
 
 struct StdParam {

@@ -589,6 +589,37 @@ END_VAR
 END_FUNCTION_BLOCK
 )ST";
 
+// GX Works3's edge one-shots, under trust-lsp.toml vendor_profile = "mitsubishi" only (a CODESYS
+// project may name its own FB DIFU). Run by the R_TRIG and F_TRIG natives (codegen/layout.cpp).
+constexpr std::string_view kMitsubishiFbs = R"ST(
+(* Mitsubishi rising-edge one-shot: Q = CLK AND NOT M; M := CLK (R_TRIG's semantics). *)
+FUNCTION_BLOCK DIFU
+VAR_INPUT
+    CLK : BOOL;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+END_VAR
+VAR
+    M : BOOL;
+END_VAR
+END_FUNCTION_BLOCK
+
+(* Mitsubishi falling-edge one-shot: Q = NOT CLK AND NOT M; M := NOT CLK (F_TRIG's semantics,
+   so Q is TRUE on the first call with CLK FALSE, as truST runs it). *)
+FUNCTION_BLOCK DIFD
+VAR_INPUT
+    CLK : BOOL;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+END_VAR
+VAR
+    M : BOOL;
+END_VAR
+END_FUNCTION_BLOCK
+)ST";
+
 // CODESYS's names for standard FB inputs (its library spells them out), beside the IEC ones.
 struct CodesysParamName {
     std::string_view fb; // the FB, or a counter family: CTU also covers CTU_INT, CTU_DINT…
@@ -616,8 +647,9 @@ bool equalsUpper(std::string_view a, std::string_view upper) {
 
 } // namespace
 
-std::string_view standardFbSource() {
-    return kStandardFbs;
+std::string_view standardFbSource(VendorProfile vendor) {
+    static const std::string kWithMitsubishi = std::string(kStandardFbs) + std::string(kMitsubishiFbs);
+    return vendor == VendorProfile::Mitsubishi ? std::string_view(kWithMitsubishi) : kStandardFbs;
 }
 
 std::string_view iecParameterName(std::string_view fb, std::string_view name) {

@@ -368,6 +368,8 @@ void addDateFields(TableBuilder& b) {
 }
 
 void addTimeFunctions(TableBuilder& b) {
+    // CODESYS's TIME(): the PLC's clock, fixed for the cycle like the timers' (docs/language-notes.md).
+    b.add(sig("TIME", StdOp::PlcTime, {}, StdResult::Exact, K::Time));
     struct Variant {
         const char* t;
         const char* tod;

@@ -468,7 +468,10 @@ std::string formatDiagnostic(const ConfigDiagnostic& d) {
     if (d.line != 0) {
         where += fmt::format(":{}:{}", d.line, d.column);
     }
-    const char* severity = d.severity == Severity::Error ? "error" : "warning";
+    std::string severity = d.severity == Severity::Error ? "error" : "warning";
+    if (!d.code.empty()) {
+        severity += fmt::format("[{}]", d.code);
+    }
     if (d.key.empty()) {
         return fmt::format("{}: {}: {}", where, severity, d.message);
     }

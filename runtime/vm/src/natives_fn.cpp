@@ -286,6 +286,12 @@ Trap stringToReal(const NativeContext& ctx, std::uint8_t* args) noexcept {
 
 #undef TAKT_STRING_ARG
 
+// The cycle's start time, the one the timers see: reading it twice in a cycle gives one value.
+Trap plcTime(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    setInt(args, ctx.nowNs);
+    return Trap::None;
+}
+
 } // namespace
 
 NativeFn nativeFn(Native n) noexcept {
@@ -321,6 +327,7 @@ NativeFn nativeFn(Native n) noexcept {
     case Native::TimeToString: return timeToString;
     case Native::StringToInt: return stringToInt;
     case Native::StringToReal: return stringToReal;
+    case Native::PlcTime: return plcTime;
     default: return nativeDateFn(n);
     }
 }

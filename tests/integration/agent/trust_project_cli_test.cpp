@@ -176,7 +176,12 @@ END_PROGRAM
     EXPECT_EQ(warnings, (std::vector<std::string>{
                             "runtime.toml:10: runtime.control.auth_token", "runtime.toml:12: runtime.opcua",
                             "simulation.toml:3: simulation.seed", "simulation.toml:4: simulation.time_scale"}));
-    EXPECT_NE(built.find("Configuration.st:10:5: warning[W1013]"), std::string::npos) << built;
+    // One W1013 for the file's nine VAR_CONFIG entries, at the first.
+    EXPECT_NE(built.find("Configuration.st:7:5: warning[W1013]: VAR_CONFIG in this file gives addresses to 9 "
+                         "variables"),
+              std::string::npos)
+        << built;
+    EXPECT_EQ(built.find("W1013", built.find("W1013") + 1), std::string::npos) << built;
     EXPECT_EQ(built.find("error"), std::string::npos) << built;
 
     const Step run = runFor1s(dir);
@@ -347,6 +352,21 @@ outputs = [ { address = "%QX0.0", line = 27, initial = false } ]
     EXPECT_EQ(warnings, (std::vector<std::string>{"io.toml:5: io.params.backend", "io.toml:6: io.params.sysfs_base"}));
 }
 
+// truST's mqtt [[io.params.mappings]] (tag/topic/direction by variable name) is one warning at
+// the key, not an unknown-parameter error: the project validates and builds.
+TEST(TrustProject, MqttMappingsWarnOnce) {
+    TempDir dir;
+    dir.write("runtime.toml",
+              runtimeToml("Lights", "endpoint = \"unix://" + (dir.path() / "ctl.sock").string() + "\"\n"));
+    dir.write("io.toml", "[io]\ndriver = \"mqtt\"\n\n[io.params]\nbroker = \"127.0.0.1:1883\"\n\n"
+                         "[[io.params.mappings]]\ntag = \"Main.Green\"\ntopic = \"t/green\"\ndirection = \"write\"\n\n"
+                         "[[io.params.mappings]]\ntag = \"Main.Red\"\ntopic = \"t/red\"\ndirection = \"write\"\n");
+    dir.write("src/Main.st", "PROGRAM Lights\nVAR\n    Green : BOOL;\n    Red : BOOL;\nEND_VAR\n    Red := NOT Green;\n"
+                             "END_PROGRAM\n");
+    std::string built;
+    EXPECT_EQ(buildAndValidate(dir, built), (std::vector<std::string>{"io.toml:7: io.params.mappings"}));
+}
+
 // The same folder with `[io.params]` empty and no simulation.toml: no model, the inputs stay 0,
 // and validate says that no driver reads or writes the located variables.
 TEST(TrustProject, SimulatedWithoutPlantOrSimulationToml) {
@@ -366,6 +386,30 @@ TEST(TrustProject, SimulatedWithoutPlantOrSimulationToml) {
     const std::string last = lastStatus(run.output);
     EXPECT_NE(last.find("simulated=ok"), std::string::npos) << last;
     EXPECT_NE(last.find("%I=00 "), std::string::npos) << last;
+}
+
+// With simulation.toml and no io.toml, truST drives the I/O from simulation.toml alone: takt
+// runs a `simulated` driver without a plant (not the host-sim board's filling line), says so at
+// start-up, and the couplings and disturbances reach the inputs.
+TEST(TrustProject, SimulationTomlWithoutIoToml) {
+    TempDir dir;
+    dir.write("runtime.toml",
+              runtimeToml("Echo", "endpoint = \"unix://" + (dir.path() / "ctl.sock").string() + "\"\n"));
+    dir.write("simulation.toml",
+              "[[couplings]]\nsource = \"%QX0.0\"\ntarget = \"%IX0.1\"\n\n"
+              "[[disturbances]]\nat_ms = 0\nkind = \"set\"\ntarget = \"%IX0.0\"\nvalue = \"TRUE\"\n");
+    dir.write("src/Main.st", "PROGRAM Echo\nVAR\n    x AT %IX0.0 : BOOL;\n    seen AT %IX0.1 : BOOL;\n"
+                             "    y AT %QX0.0 : BOOL;\nEND_VAR\n    y := x;\nEND_PROGRAM\n");
+    std::string built;
+    EXPECT_EQ(buildAndValidate(dir, built), std::vector<std::string>{});
+    const takt::test::RunResult v = runTakt("validate", dir.path());
+    EXPECT_NE(v.out.find("I/O from simulation.toml (simulated)"), std::string::npos) << v.out << v.err;
+    const Step run = runFor1s(dir);
+    EXPECT_EQ(run.exitCode, 0) << run.output;
+    EXPECT_NE(run.output.find("info I/O from simulation.toml"), std::string::npos) << run.output;
+    const std::string last = lastStatus(run.output);
+    EXPECT_NE(last.find("simulated=ok"), std::string::npos) << last;
+    EXPECT_NE(last.find("%I=03"), std::string::npos) << last; // x set by the disturbance, seen by the coupling
 }
 
 // A simulation.toml no driver uses is a warning; a bad value in it refuses validate and run

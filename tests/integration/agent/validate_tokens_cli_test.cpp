@@ -105,3 +105,27 @@ TEST(ValidateTokensCli, GoodTokensAreAccepted) {
 }
 
 } // namespace
+
+// A weak inline auth_token on an endpoint only this host reaches is a warning that says why this
+// endpoint accepts it: a Unix socket, or a tcp:// endpoint on loopback (a network endpoint too).
+TEST(ValidateTokensCli, WeakInlineTokenWarningNamesWhyTheEndpointAcceptsIt) {
+    TempDir dir;
+    writeProject(dir, "auth_token = \"trust-example-token\"\n");
+    RunResult v = runTakt("validate", dir.path());
+    EXPECT_EQ(v.exitCode, 0) << v.out << v.err;
+    EXPECT_NE(v.err.find("is weak (the token looks like a placeholder ('example'); generate a random one): accepted "
+                         "only because a unix:// socket is reachable from this host alone, refused on an endpoint "
+                         "other hosts can reach; move it into a token file"),
+              std::string::npos)
+        << v.err;
+
+    dir.write("runtime.toml", "[resource]\nname = \"cell\"\n[runtime.control]\nendpoint = \"tcp://127.0.0.1:0\"\n"
+                              "auth_token = \"trust-example-token\"\n");
+    v = runTakt("validate", dir.path());
+    EXPECT_EQ(v.exitCode, 0) << v.out << v.err;
+    EXPECT_NE(v.err.find("accepted only because tcp://127.0.0.1:0 listens on loopback, refused on an address other "
+                         "hosts can reach; move it"),
+              std::string::npos)
+        << v.err;
+    EXPECT_EQ(v.err.find("network endpoint"), std::string::npos) << v.err;
+}

@@ -40,7 +40,7 @@ TEST(SemaDecl, BenchmarkProgramsHaveNoErrors) {
 }
 
 TEST(SemaDecl, StandardLibraryPreludeIsCleanAndComplete) {
-    SourceFile prelude(0, "<stdlib>", std::string(sema::standardFbSource()));
+    SourceFile prelude(0, "<stdlib>", std::string(sema::standardFbSource(VendorProfile::Mitsubishi)));
     DiagnosticSink diags;
     const ast::CompilationUnit unit = parseSource(prelude, diags);
     EXPECT_EQ(diags.errorCount(), 0u) << renderHuman(diags.diagnostics(), SourceManager());

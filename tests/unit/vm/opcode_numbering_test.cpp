@@ -283,7 +283,7 @@ constexpr std::array<std::string_view, 266> kGoldenOpcodes = {
 
 // W* and the STRING/WSTRING conversions (WSTRING string functions) were appended after StringToReal,
 // the date and time natives after WstringToString.
-constexpr std::array<std::string_view, 55> kGoldenNatives = {
+constexpr std::array<std::string_view, 56> kGoldenNatives = {
     "Ton",
     "Tof",
     "Tp",
@@ -339,6 +339,7 @@ constexpr std::array<std::string_view, 55> kGoldenNatives = {
     "SplitDt",
     "DayOfWeek",
     "Real32ToString",
+    "PlcTime",
 };
 
 TEST(OpcodeNumbering, MatchesTheGoldenList) {

@@ -1,8 +1,10 @@
 #pragma once
 // `takt validate` as a library call, so the CLI and the agent's runtime.validate give the same
-// answer: runtime.toml, the project's I/O (io.toml, else the board's, CONFIG.md), each
+// answer: runtime.toml, the project's sources (compiled as `takt build` would, trust-lsp.toml
+// libraries included), the project's I/O (io.toml, else the board's, CONFIG.md), each
 // registered driver's init() on its params, the drivers' owned byte ranges, the safe state
 // and program.stbc (loader + verifier) when present.
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -29,8 +31,12 @@ struct ValidateReport {
     std::optional<std::filesystem::path> program; // program.stbc when present and valid
     std::string programHash;
     std::vector<engine::ConfigDiagnostic> diagnostics;
+    bool sourcesCompiled = false;   // the project's ST compiled without errors
+    std::size_t sourceWarnings = 0; // ST warnings, not listed (takt check lists them)
 
     [[nodiscard]] bool ok() const;
+    // Every error is in the ST sources (coded): `takt validate` exits as `takt check` does.
+    [[nodiscard]] bool sourceErrorsOnly() const;
 };
 
 [[nodiscard]] ValidateReport validateProject(const ValidateRequest& request);

@@ -30,6 +30,7 @@ struct BuildOptions {
     OverflowMode overflow = OverflowMode::Wrap;
     AddressMode addressMode = AddressMode::Word;
     Dialect dialect = Dialect::Codesys;
+    VendorProfile vendor = VendorProfile::Codesys; // trust-lsp.toml [project] vendor_profile
 
     // The code generator's options these settings select (the rest keep their defaults).
     [[nodiscard]] CodegenOptions codegenOptions() const {

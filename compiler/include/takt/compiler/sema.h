@@ -19,9 +19,14 @@ enum class AddressMode : std::uint8_t { Word, Byte }; // runtime.toml [build] ad
 // those W1xxx codes as errors (docs/dialects.md).
 enum class Dialect : std::uint8_t { Codesys, Iec };
 
+// trust-lsp.toml [project] vendor_profile: which vendor's extra standard blocks exist
+// (docs/trust-projects.md). Mitsubishi adds DIFU and DIFD, GX Works3's edge one-shots.
+enum class VendorProfile : std::uint8_t { Codesys, Mitsubishi };
+
 struct AnalysisOptions {
     AddressMode addressMode = AddressMode::Word;
     Dialect dialect = Dialect::Codesys;
+    VendorProfile vendor = VendorProfile::Codesys;
 };
 
 class SemanticModel; // sema/model.h (defined by the semantic-analysis implementation)

@@ -19,9 +19,11 @@ struct ConfigDiagnostic {
     std::uint32_t column = 0;
     std::string key; // dotted key path, e.g. "runtime.watchdog.timeout_ms"
     std::string message;
+    std::string code; // a compiler diagnostic code ("E0102") when the problem is in the ST sources
 };
 
-// "file:line:col: error: key: message" — the one human rendering of a ConfigDiagnostic.
+// "file:line:col: error: key: message" ("error[E0102]: message" for a coded one) — the one human rendering of a
+// ConfigDiagnostic.
 [[nodiscard]] std::string formatDiagnostic(const ConfigDiagnostic& d);
 
 enum class FaultAction : std::uint8_t { Halt, SafeHalt, Restart };
