@@ -30,6 +30,7 @@ struct BuildOptions {
     OverflowMode overflow = OverflowMode::Wrap;
     AddressMode addressMode = AddressMode::Word;
     Dialect dialect = Dialect::Codesys;
+    std::string sourcesRoot = "src"; // [build] sources_root: the folder below the project holding its ST
 
     // The code generator's options these settings select (the rest keep their defaults).
     [[nodiscard]] CodegenOptions codegenOptions() const {
