@@ -211,6 +211,19 @@ Answer didClose(LspServer::State& s, const Value& params) {
     return Answer::result("null");
 }
 
+// Files changed on disk (another editor, git, a generator): every cached analysis is stale, and
+// each project with an open document is checked again.
+Answer didChangeWatchedFiles(LspServer::State& s, const Value&) {
+    s.analyses.clear();
+    std::set<fs::path> roots;
+    for (const auto& [path, doc] : s.docs.all()) {
+        if (roots.insert(lsp::projectRootFor(path, s.workspace)).second) {
+            s.publish(path);
+        }
+    }
+    return Answer::result("null");
+}
+
 Answer formatting(LspServer::State& s, const Value& params, bool ranged) {
     fs::path path;
     if (!documentPath(params, path)) {
@@ -327,6 +340,8 @@ constexpr MethodSpec<LspHandler> kMethods[] = {
     {"textDocument/didChange", "apply full or incremental edits; publish diagnostics", "", "", std::nullopt, didChange},
     {"textDocument/didSave", "publish diagnostics", "", "", std::nullopt, didSave},
     {"textDocument/didClose", "back to the file on disk; publish diagnostics", "", "", std::nullopt, didClose},
+    {"workspace/didChangeWatchedFiles", "notification: re-check the projects of the open documents", "", "",
+     std::nullopt, didChangeWatchedFiles},
     {"textDocument/formatting", "takt fmt's layout as edits", "", "", std::nullopt, documentFormatting},
     {"textDocument/rangeFormatting", "takt fmt's layout for some lines", "", "", std::nullopt, rangeFormatting},
     {"textDocument/hover", "declaration, type, doc comment, value range", "", "", std::nullopt, hover},
@@ -452,6 +467,14 @@ std::vector<std::string> LspServer::handleMessage(std::string_view body) {
     }
     s.out.clear();
     return replies;
+}
+
+std::vector<std::string_view> lspMethodNames() {
+    std::vector<std::string_view> names;
+    for (const MethodSpec<LspHandler>& m : kMethods) {
+        names.push_back(m.name);
+    }
+    return names;
 }
 
 std::string lspFrame(std::string_view body) {

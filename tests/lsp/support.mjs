@@ -38,7 +38,7 @@ export function generatedSource(tag, lines) {
   let fb = 0;
   while (out.length < lines - 10) {
     out.push(`FUNCTION_BLOCK FB_${tag}_${fb}`, 'VAR_INPUT', '    a : INT;', 'END_VAR', 'VAR_OUTPUT', '    q : INT;', 'END_VAR', 'VAR');
-    for (let v = 0; v < 40; ++v) out.push(`    v${v} : INT;`);
+    for (let v = 0; v < 30; ++v) out.push(`    v${v} : INT;`);
     out.push('END_VAR');
     for (let v = 1; v < 30; ++v) {
       out.push(`IF v${v - 1} > ${v} THEN`, `    v${v} := v${v - 1} * 2 + a;`, 'ELSE', `    v${v} := v${v - 1} - 1;`, 'END_IF;');

@@ -166,6 +166,18 @@ TEST_F(LspServerTest, AnEditInOneFileReportsInAnother) {
     EXPECT_NE(codesFor(msgs, uri("tank.st")).find("E0103"), std::string::npos) << codesFor(msgs, uri("tank.st"));
 }
 
+TEST_F(LspServerTest, FilesChangedOnDiskAreCheckedAgain) {
+    initialize();
+    EXPECT_EQ(codesFor(open("tank.st"), uri("tank.st")), "");
+    // Another tool renames the FUNCTION on disk: tank.st (open, unchanged) now calls an unknown POU.
+    std::string scaling = text("scaling.st");
+    scaling.replace(scaling.find("ScaleAnalog"), 11, "ScaleAnalogX");
+    std::ofstream(dir_ / "src" / "scaling.st") << scaling;
+    const auto msgs = notify("workspace/didChangeWatchedFiles",
+                             R"({"changes":[{"uri":)" + rpc::quoted(uri("scaling.st")) + R"(,"type":2}]})");
+    EXPECT_NE(codesFor(msgs, uri("tank.st")).find("E0103"), std::string::npos) << codesFor(msgs, uri("tank.st"));
+}
+
 TEST_F(LspServerTest, HoverShowsDeclarationTypeDocAndRange) {
     initialize();
     (void)open("tank.st");
@@ -334,6 +346,14 @@ TEST_F(LspServerTest, RenameEditsEveryUseAndRefusesClashes) {
     EXPECT_EQ(renameTo("level")["error"]["code"].GetInt(), -32803); // a clash, in any case
     EXPECT_EQ(renameTo("END_IF")["error"]["code"].GetInt(), -32803);
     EXPECT_EQ(renameTo("9lives")["error"]["code"].GetInt(), -32803);
+}
+
+TEST(LspDocs, EditorMdNamesEveryMethod) {
+    std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "docs" / "editor.md");
+    const std::string doc{std::istreambuf_iterator<char>(in), {}};
+    for (const std::string_view name : lspMethodNames()) {
+        EXPECT_NE(doc.find("`" + std::string(name) + "`"), std::string::npos) << name;
+    }
 }
 
 TEST(LspText, Utf16PositionsAndUris) {

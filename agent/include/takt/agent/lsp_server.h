@@ -39,6 +39,9 @@ private:
     std::unique_ptr<State> state_;
 };
 
+// The methods the server answers, from its method table (docs/editor.md lists each; a test checks).
+[[nodiscard]] std::vector<std::string_view> lspMethodNames();
+
 // The Content-Length framing of one outgoing body.
 [[nodiscard]] std::string lspFrame(std::string_view body);
 
