@@ -5,6 +5,7 @@
 #include "lsp_resolve.h"
 #include "rpc_json.h"
 #include "takt/compiler/formatter.h"
+#include "takt/compiler/lexer.h"
 #include "takt/compiler/names.h"
 
 namespace takt::agent::lsp {
@@ -620,6 +621,72 @@ std::string workspaceSymbols(const Analysis& a, std::string_view query) {
         }
         for (const Symbol* s : model.globals) {
             add(s);
+        }
+    }
+    w.EndArray();
+    return finish(buf);
+}
+
+namespace {
+
+// The opening keyword an END_* keyword closes ("END_VAR" closes any VAR section), by spelling:
+// the token list pairs them by name, so no second list of blocks is kept here.
+bool closes(std::string_view end, std::string_view open) {
+    const std::string_view closed = end.substr(4); // after "END_"
+    return open == closed || (closed == "VAR" && open.starts_with("VAR_") && open != "VAR_") ||
+           (closed == "VAR" && open == "VAR");
+}
+
+} // namespace
+
+std::string foldingRanges(const compiler::SourceFile& file) {
+    compiler::DiagnosticSink ignored;
+    const compiler::LexResult lexed = compiler::lex(file, ignored);
+    rapidjson::StringBuffer buf;
+    JsonWriter w(buf);
+    w.StartArray();
+    const auto range = [&](std::uint32_t from, std::uint32_t to, const char* kind) {
+        if (to <= from) {
+            return;
+        }
+        w.StartObject();
+        w.Key("startLine");
+        w.Uint(from);
+        w.Key("endLine");
+        w.Uint(to);
+        if (kind != nullptr) {
+            w.Key("kind");
+            w.String(kind);
+        }
+        w.EndObject();
+    };
+    std::vector<std::pair<std::string_view, std::uint32_t>> open; // keyword, 0-based line
+    for (const compiler::Token& t : lexed.tokens) {
+        if (!compiler::isKeyword(t.kind)) {
+            continue;
+        }
+        const std::string_view spelling = compiler::tokenSpelling(t.kind);
+        const std::uint32_t line = file.lineCol(t.begin).line - 1;
+        if (spelling.starts_with("END_")) {
+            for (std::size_t i = open.size(); i-- > 0;) {
+                if (closes(spelling, open[i].first)) {
+                    range(open[i].second, line - 1, nullptr);
+                    open.resize(i);
+                    break;
+                }
+            }
+            continue;
+        }
+        std::string end = "END_" + std::string(spelling);
+        compiler::TokenKind ignoredKind{};
+        if (spelling.starts_with("VAR") || compiler::keywordKind(end, ignoredKind)) {
+            open.emplace_back(spelling, line);
+        }
+    }
+    for (const compiler::Trivia& c : lexed.trivia) {
+        if (c.kind == compiler::TriviaKind::BlockComment) {
+            range(file.lineCol(c.begin).line - 1, file.lineCol(c.end > c.begin ? c.end - 1 : c.end).line - 1,
+                  "comment");
         }
     }
     w.EndArray();

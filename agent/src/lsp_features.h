@@ -30,5 +30,8 @@ namespace takt::agent::lsp {
                                      bool includeDeclaration);
 [[nodiscard]] std::string documentSymbols(const Analysis& a, compiler::FileId file);
 [[nodiscard]] std::string workspaceSymbols(const Analysis& a, std::string_view query);
+// FoldingRange[]: every block from its opening keyword to the line before its END_* (POUs, VAR
+// sections, types, IF/CASE/FOR/WHILE/REPEAT…), and block comments over several lines.
+[[nodiscard]] std::string foldingRanges(const compiler::SourceFile& file);
 
 } // namespace takt::agent::lsp

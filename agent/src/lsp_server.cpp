@@ -131,7 +131,7 @@ Answer initialize(LspServer::State& s, const Value& params) {
         R"("documentFormattingProvider":true,"documentRangeFormattingProvider":true,"hoverProvider":true,)"
         R"("definitionProvider":true,"referencesProvider":true,"documentSymbolProvider":true,)"
         R"("workspaceSymbolProvider":true,"completionProvider":{{"triggerCharacters":["."]}},)"
-        R"("signatureHelpProvider":{{"triggerCharacters":["(",","]}},"renameProvider":true}},"serverInfo":{{"name":"takt","version":{}}}}})",
+        R"("foldingRangeProvider":true,"signatureHelpProvider":{{"triggerCharacters":["(",","]}},"renameProvider":true}},"serverInfo":{{"name":"takt","version":{}}}}})",
         rpc::quoted(taktVersion())));
 }
 
@@ -321,6 +321,16 @@ Answer documentSymbol(LspServer::State& s, const Value& params) {
     return Answer::result(id ? lsp::documentSymbols(a, *id) : "null");
 }
 
+Answer foldingRange(LspServer::State& s, const Value& params) {
+    fs::path path;
+    if (!documentPath(params, path)) {
+        return invalidParams("textDocument.uri is required");
+    }
+    const lsp::Analysis& a = s.analysisFor(path);
+    const std::optional<compiler::FileId> id = a.fileOf(path);
+    return Answer::result(id ? lsp::foldingRanges(a.project.sources->file(*id)) : "null");
+}
+
 Answer workspaceSymbol(LspServer::State& s, const Value& params) {
     const Value* query = memberOf(params, "query");
     const std::string q = query != nullptr && query->IsString() ? query->GetString() : "";
@@ -352,6 +362,7 @@ constexpr MethodSpec<LspHandler> kMethods[] = {
     {"textDocument/signatureHelp", "the parameters of the call at the cursor", "", "", std::nullopt, signatureHelp},
     {"textDocument/rename", "the name in every file; refused on a clash", "", "", std::nullopt, rename},
     {"textDocument/documentSymbol", "the file's POUs, types, variables", "", "", std::nullopt, documentSymbol},
+    {"textDocument/foldingRange", "blocks and multi-line comments", "", "", std::nullopt, foldingRange},
     {"workspace/symbol", "the project's POUs, types and globals by name", "", "", std::nullopt, workspaceSymbol},
 };
 

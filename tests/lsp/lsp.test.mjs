@@ -9,7 +9,7 @@ import path from 'node:path';
 import {
   DidOpenTextDocumentNotification, DidChangeTextDocumentNotification, DidCloseTextDocumentNotification,
   HoverRequest, DefinitionRequest, ReferencesRequest, DocumentFormattingRequest, DocumentSymbolRequest,
-  WorkspaceSymbolRequest, CompletionRequest, SignatureHelpRequest, RenameRequest,
+  WorkspaceSymbolRequest, FoldingRangeRequest, CompletionRequest, SignatureHelpRequest, RenameRequest,
 } from 'vscode-languageserver-protocol';
 import { scratchProject, startServer, takt, uriOf } from './support.mjs';
 
@@ -170,4 +170,15 @@ test('rename edits every use and refuses a clash', async () => {
   await assert.rejects(server.connection.sendRequest(RenameRequest.type, {
     textDocument: { uri: tankUri }, position: { line: 20, character: 6 }, newName: 'Pump',
   }), /already declared/);
+});
+
+test('folding ranges cover the blocks and the header comment', async () => {
+  const ranges = await server.connection.sendRequest(FoldingRangeRequest.type, { textDocument: { uri: tankUri } });
+  const lines = readFileSync(tank, 'utf8').split('\n');
+  for (const r of ranges.filter((x) => x.kind !== 'comment')) {
+    // Each block folds from its keyword to the line before the END_* that closes it.
+    assert.match(lines[r.endLine + 1], /^\s*END_/, `${r.startLine}..${r.endLine}`);
+  }
+  assert.ok(ranges.some((r) => r.kind === 'comment' && r.startLine === 0));
+  assert.ok(ranges.some((r) => /^IF /.test(lines[r.startLine])));
 });

@@ -348,6 +348,24 @@ TEST_F(LspServerTest, RenameEditsEveryUseAndRefusesClashes) {
     EXPECT_EQ(renameTo("9lives")["error"]["code"].GetInt(), -32803);
 }
 
+TEST_F(LspServerTest, FoldingRangesFollowTheBlocks) {
+    initialize();
+    (void)open("tank.st");
+    const auto r =
+        request("textDocument/foldingRange", R"({"textDocument":{"uri":)" + rpc::quoted(uri("tank.st")) + "}}");
+    ASSERT_TRUE(r["result"].IsArray()) << rpc::toJson(r);
+    std::vector<std::pair<int, int>> ranges;
+    for (const auto& f : r["result"].GetArray()) {
+        ranges.emplace_back(f["startLine"].GetInt(), f["endLine"].GetInt());
+    }
+    // FUNCTION_BLOCK (4..41), VAR_INPUT (5..12), VAR_OUTPUT, VAR, IF (27..32), the header comment (0..3).
+    for (const std::pair<int, int>& expected : {std::pair{4, 40}, {5, 11}, {13, 17}, {19, 22}, {27, 31}, {0, 3}}) {
+        EXPECT_NE(std::find(ranges.begin(), ranges.end(), expected), ranges.end())
+            << expected.first << ".." << expected.second;
+    }
+    EXPECT_EQ(ranges.size(), 6u);
+}
+
 TEST(LspDocs, EditorMdNamesEveryMethod) {
     std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "docs" / "editor.md");
     const std::string doc{std::istreambuf_iterator<char>(in), {}};
