@@ -633,8 +633,7 @@ namespace {
 // the token list pairs them by name, so no second list of blocks is kept here.
 bool closes(std::string_view end, std::string_view open) {
     const std::string_view closed = end.substr(4); // after "END_"
-    return open == closed || (closed == "VAR" && open.starts_with("VAR_") && open != "VAR_") ||
-           (closed == "VAR" && open == "VAR");
+    return open == closed || (closed == "VAR" && open.starts_with("VAR_"));
 }
 
 } // namespace

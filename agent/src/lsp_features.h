@@ -33,5 +33,9 @@ namespace takt::agent::lsp {
 // FoldingRange[]: every block from its opening keyword to the line before its END_* (POUs, VAR
 // sections, types, IF/CASE/FOR/WHILE/REPEAT…), and block comments over several lines.
 [[nodiscard]] std::string foldingRanges(const compiler::SourceFile& file);
+// SemanticTokens of a file (identifiers by what they name) and the legend announced in
+// initialize (lsp_semantic.cpp).
+[[nodiscard]] std::string semanticTokens(const Analysis& a, compiler::FileId file);
+[[nodiscard]] std::string_view semanticTokensLegend();
 
 } // namespace takt::agent::lsp

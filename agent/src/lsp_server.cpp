@@ -131,8 +131,9 @@ Answer initialize(LspServer::State& s, const Value& params) {
         R"("documentFormattingProvider":true,"documentRangeFormattingProvider":true,"hoverProvider":true,)"
         R"("definitionProvider":true,"referencesProvider":true,"documentSymbolProvider":true,)"
         R"("workspaceSymbolProvider":true,"completionProvider":{{"triggerCharacters":["."]}},)"
-        R"("foldingRangeProvider":true,"signatureHelpProvider":{{"triggerCharacters":["(",","]}},"renameProvider":true}},"serverInfo":{{"name":"takt","version":{}}}}})",
-        rpc::quoted(taktVersion())));
+        R"("foldingRangeProvider":true,"semanticTokensProvider":{{"legend":{},"full":true}},)"
+        R"("signatureHelpProvider":{{"triggerCharacters":["(",","]}},"renameProvider":true}},"serverInfo":{{"name":"takt","version":{}}}}})",
+        lsp::semanticTokensLegend(), rpc::quoted(taktVersion())));
 }
 
 Answer initialized(LspServer::State&, const Value&) {
@@ -331,6 +332,16 @@ Answer foldingRange(LspServer::State& s, const Value& params) {
     return Answer::result(id ? lsp::foldingRanges(a.project.sources->file(*id)) : "null");
 }
 
+Answer semanticTokens(LspServer::State& s, const Value& params) {
+    fs::path path;
+    if (!documentPath(params, path)) {
+        return invalidParams("textDocument.uri is required");
+    }
+    const lsp::Analysis& a = s.analysisFor(path);
+    const std::optional<compiler::FileId> id = a.fileOf(path);
+    return Answer::result(id ? lsp::semanticTokens(a, *id) : "null");
+}
+
 Answer workspaceSymbol(LspServer::State& s, const Value& params) {
     const Value* query = memberOf(params, "query");
     const std::string q = query != nullptr && query->IsString() ? query->GetString() : "";
@@ -363,6 +374,7 @@ constexpr MethodSpec<LspHandler> kMethods[] = {
     {"textDocument/rename", "the name in every file; refused on a clash", "", "", std::nullopt, rename},
     {"textDocument/documentSymbol", "the file's POUs, types, variables", "", "", std::nullopt, documentSymbol},
     {"textDocument/foldingRange", "blocks and multi-line comments", "", "", std::nullopt, foldingRange},
+    {"textDocument/semanticTokens/full", "identifiers by what they name", "", "", std::nullopt, semanticTokens},
     {"workspace/symbol", "the project's POUs, types and globals by name", "", "", std::nullopt, workspaceSymbol},
 };
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -364,6 +365,37 @@ TEST_F(LspServerTest, FoldingRangesFollowTheBlocks) {
             << expected.first << ".." << expected.second;
     }
     EXPECT_EQ(ranges.size(), 6u);
+}
+
+TEST_F(LspServerTest, SemanticTokensClassifyWhatEachNameIs) {
+    initialize();
+    (void)open("tank.st");
+    const auto r =
+        request("textDocument/semanticTokens/full", R"({"textDocument":{"uri":)" + rpc::quoted(uri("tank.st")) + "}}");
+    ASSERT_TRUE(r["result"]["data"].IsArray()) << rpc::toJson(r);
+    const auto& data = r["result"]["data"];
+    ASSERT_EQ(data.Size() % 5, 0u);
+    // Decoded: (line, character) -> (type, modifiers); the legend is the one initialize announced.
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::pair<std::uint32_t, std::uint32_t>> at;
+    std::uint32_t line = 0;
+    std::uint32_t ch = 0;
+    for (rapidjson::SizeType i = 0; i < data.Size(); i += 5) {
+        line += data[i].GetUint();
+        ch = data[i].GetUint() == 0 ? ch + data[i + 1].GetUint() : data[i + 1].GetUint();
+        at[{line, ch}] = {data[i + 3].GetUint(), data[i + 4].GetUint()};
+    }
+    enum : std::uint32_t { kClass = 2, kParameter = 6, kVariable = 7, kFunction = 10 };
+    using Kind = std::pair<std::uint32_t, std::uint32_t>;
+    const auto kindAt = [&](std::uint32_t l, std::uint32_t c) {
+        const auto it = at.find({l, c});
+        return it == at.end() ? Kind{99, 99} : it->second;
+    };
+    EXPECT_EQ(kindAt(25, 0), Kind(kParameter, 0u)); // Level (VAR_OUTPUT)
+    EXPECT_EQ(kindAt(25, 9), Kind(kFunction, 0u));  // ScaleAnalog
+    EXPECT_EQ(kindAt(21, 4), Kind(kVariable, 1u));  // DryRunTimer where declared
+    EXPECT_EQ(kindAt(21, 19), Kind(kClass, 4u));    // TON, of the standard library
+    EXPECT_EQ(kindAt(7, 17), Kind(1, 4));           // INT: an elementary type
+    EXPECT_EQ(kindAt(0, 0), Kind(99, 99));          // nothing inside the comment
 }
 
 TEST(LspDocs, EditorMdNamesEveryMethod) {
