@@ -9,8 +9,9 @@ packages=(
   libasio-dev rapidjson-dev libtomlplusplus-dev libcli11-dev libfmt-dev libspdlog-dev
   libgtest-dev libgmock-dev libbenchmark-dev liblua5.4-dev
   libmodbus-dev libmosquitto-dev libgpiod-dev libssl-dev openssl libsystemd-dev zlib1g-dev
-  python3 valgrind nodejs npm
+  python3 valgrind
   mosquitto socat python3-pymodbus python3-serial python3-serial-asyncio
+  nodejs npm
 )
 
 missing=()
