@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include <rapidjson/document.h>
+
 #include "lsp_project.h"
 
 namespace takt::agent::lsp {
@@ -37,5 +39,8 @@ namespace takt::agent::lsp {
 // initialize (lsp_semantic.cpp).
 [[nodiscard]] std::string semanticTokens(const Analysis& a, compiler::FileId file);
 [[nodiscard]] std::string_view semanticTokensLegend();
+// CodeAction[] for the diagnostics the client passes back (lsp_actions.cpp): declare an unknown
+// identifier (E0104), insert a missing END_* (E0012).
+[[nodiscard]] std::string codeActions(const Analysis& a, compiler::FileId file, const rapidjson::Value& diagnostics);
 
 } // namespace takt::agent::lsp

@@ -131,7 +131,7 @@ Answer initialize(LspServer::State& s, const Value& params) {
         R"("documentFormattingProvider":true,"documentRangeFormattingProvider":true,"hoverProvider":true,)"
         R"("definitionProvider":true,"referencesProvider":true,"documentSymbolProvider":true,)"
         R"("workspaceSymbolProvider":true,"completionProvider":{{"triggerCharacters":["."]}},)"
-        R"("foldingRangeProvider":true,"semanticTokensProvider":{{"legend":{},"full":true}},)"
+        R"("codeActionProvider":{{"codeActionKinds":["quickfix"]}},"foldingRangeProvider":true,"semanticTokensProvider":{{"legend":{},"full":true}},)"
         R"("signatureHelpProvider":{{"triggerCharacters":["(",","]}},"renameProvider":true}},"serverInfo":{{"name":"takt","version":{}}}}})",
         lsp::semanticTokensLegend(), rpc::quoted(taktVersion())));
 }
@@ -332,6 +332,18 @@ Answer foldingRange(LspServer::State& s, const Value& params) {
     return Answer::result(id ? lsp::foldingRanges(a.project.sources->file(*id)) : "null");
 }
 
+Answer codeAction(LspServer::State& s, const Value& params) {
+    fs::path path;
+    const Value* context = memberOf(params, "context");
+    const Value* diagnostics = context != nullptr ? memberOf(*context, "diagnostics") : nullptr;
+    if (!documentPath(params, path) || diagnostics == nullptr || !diagnostics->IsArray()) {
+        return invalidParams("textDocument.uri and context.diagnostics are required");
+    }
+    const lsp::Analysis& a = s.analysisFor(path);
+    const std::optional<compiler::FileId> id = a.fileOf(path);
+    return Answer::result(id ? lsp::codeActions(a, *id, *diagnostics) : "null");
+}
+
 Answer semanticTokens(LspServer::State& s, const Value& params) {
     fs::path path;
     if (!documentPath(params, path)) {
@@ -374,6 +386,8 @@ constexpr MethodSpec<LspHandler> kMethods[] = {
     {"textDocument/rename", "the name in every file; refused on a clash", "", "", std::nullopt, rename},
     {"textDocument/documentSymbol", "the file's POUs, types, variables", "", "", std::nullopt, documentSymbol},
     {"textDocument/foldingRange", "blocks and multi-line comments", "", "", std::nullopt, foldingRange},
+    {"textDocument/codeAction", "quick fixes: declare an unknown name, insert a missing END_*", "", "", std::nullopt,
+     codeAction},
     {"textDocument/semanticTokens/full", "identifiers by what they name", "", "", std::nullopt, semanticTokens},
     {"workspace/symbol", "the project's POUs, types and globals by name", "", "", std::nullopt, workspaceSymbol},
 };

@@ -9,7 +9,7 @@ import path from 'node:path';
 import {
   DidOpenTextDocumentNotification, DidChangeTextDocumentNotification, DidCloseTextDocumentNotification,
   HoverRequest, DefinitionRequest, ReferencesRequest, DocumentFormattingRequest, DocumentSymbolRequest,
-  WorkspaceSymbolRequest, FoldingRangeRequest, CompletionRequest, SignatureHelpRequest, RenameRequest,
+  WorkspaceSymbolRequest, FoldingRangeRequest, CodeActionRequest, CompletionRequest, SignatureHelpRequest, RenameRequest,
 } from 'vscode-languageserver-protocol';
 import { scratchProject, startServer, takt, uriOf } from './support.mjs';
 
@@ -181,4 +181,23 @@ test('folding ranges cover the blocks and the header comment', async () => {
   }
   assert.ok(ranges.some((r) => r.kind === 'comment' && r.startLine === 0));
   assert.ok(ranges.some((r) => /^IF /.test(lines[r.startLine])));
+});
+
+test('a quick fix declares an unknown name', async () => {
+  const uri = uriOf(path.join(project.dir, 'src/fixme.st'));
+  const published = server.nextDiagnostics(uri);
+  await server.connection.sendNotification(DidOpenTextDocumentNotification.type, {
+    textDocument: { uri, languageId: 'iecst', version: 1, text: 'PROGRAM Fixme\nVAR\n    a : INT;\nEND_VAR\nflag := a > 1;\nEND_PROGRAM\n' },
+  });
+  const { diagnostics } = await published;
+  assert.deepEqual(diagnostics.map((d) => d.code), ['E0104']);
+  const actions = await server.connection.sendRequest(CodeActionRequest.type, {
+    textDocument: { uri }, range: diagnostics[0].range, context: { diagnostics },
+  });
+  assert.equal(actions.length, 1);
+  assert.equal(actions[0].kind, 'quickfix');
+  assert.deepEqual(actions[0].edit.changes[uri], [{
+    range: { start: { line: 3, character: 0 }, end: { line: 3, character: 0 } }, newText: '    flag : BOOL;\n',
+  }]);
+  await server.connection.sendNotification(DidCloseTextDocumentNotification.type, { textDocument: { uri } });
 });

@@ -398,6 +398,48 @@ TEST_F(LspServerTest, SemanticTokensClassifyWhatEachNameIs) {
     EXPECT_EQ(kindAt(0, 0), Kind(99, 99));          // nothing inside the comment
 }
 
+TEST_F(LspServerTest, CodeActionsFixWhatTheDiagnosticsName) {
+    initialize();
+    (void)open("tank.st");
+    // The diagnostics as published come back in the request, as clients send them.
+    const auto published = [&](const std::vector<rapidjson::Document>& msgs, const std::string& u) {
+        for (const auto& m : msgs) {
+            if (m.HasMember("method") && u == m["params"]["uri"].GetString()) {
+                return rpc::toJson(m["params"]["diagnostics"]);
+            }
+        }
+        return std::string("[]");
+    };
+    const auto actions = [&](const std::string& u, const std::string& diags) {
+        return request("textDocument/codeAction", R"({"textDocument":{"uri":)" + rpc::quoted(u) +
+                                                      R"(},"range":{"start":{"line":0,"character":0},"end":{"line":0,)"
+                                                      R"("character":0}},"context":{"diagnostics":)" +
+                                                      diags + "}}");
+    };
+    const std::string unknown = published(
+        notify("textDocument/didChange", R"({"textDocument":{"uri":)" + rpc::quoted(uri("tank.st")) +
+                                             R"(,"version":2},"contentChanges":[{"range":{"start":{"line":25,)"
+                                             R"("character":0},"end":{"line":25,"character":5}},"text":"Levle"}]})"),
+        uri("tank.st"));
+    const auto declare = actions(uri("tank.st"), unknown);
+    ASSERT_TRUE(declare["result"].IsArray() && declare["result"].Size() == 1) << rpc::toJson(declare);
+    const auto& edit = declare["result"][0]["edit"]["changes"][uri("tank.st").c_str()][0];
+    EXPECT_EQ(std::string(edit["newText"].GetString()), "    Levle : BOOL;\n");
+    EXPECT_EQ(edit["range"]["start"]["line"].GetInt(), 23); // before the END_VAR of the VAR block
+    EXPECT_EQ(edit["range"]["start"]["character"].GetInt(), 0);
+
+    const std::string open = "PROGRAM P\nVAR x : INT; END_VAR\nIF x > 1 THEN\n    x := 0;\nEND_PROGRAM\n";
+    const std::string missing = published(
+        notify("textDocument/didOpen", R"({"textDocument":{"uri":)" + rpc::quoted(uri("open.st")) +
+                                           R"(,"languageId":"iecst","version":1,"text":)" + rpc::quoted(open) + "}}"),
+        uri("open.st"));
+    const auto end = actions(uri("open.st"), missing);
+    ASSERT_TRUE(end["result"].IsArray() && end["result"].Size() == 1) << rpc::toJson(end) << missing;
+    const auto& insert = end["result"][0]["edit"]["changes"][uri("open.st").c_str()][0];
+    EXPECT_EQ(std::string(insert["newText"].GetString()), "END_IF;\n");
+    EXPECT_EQ(insert["range"]["start"]["line"].GetInt(), 4);
+}
+
 TEST(LspDocs, EditorMdNamesEveryMethod) {
     std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "docs" / "editor.md");
     const std::string doc{std::istreambuf_iterator<char>(in), {}};
