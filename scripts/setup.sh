@@ -11,6 +11,7 @@ packages=(
   libmodbus-dev libmosquitto-dev libgpiod-dev libssl-dev openssl libsystemd-dev zlib1g-dev libcpp-httplib-dev
   python3 valgrind
   mosquitto socat python3-pymodbus python3-serial python3-serial-asyncio
+  nodejs npm
 )
 
 missing=()

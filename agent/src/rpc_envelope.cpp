@@ -50,7 +50,7 @@ void startResponse(JsonWriter& w, const RequestId& id) {
 
 } // namespace
 
-bool parseRequest(std::string_view line, ParsedLine& scratch, Request& out, Error& error) {
+bool parseRequest(std::string_view line, ParsedLine& scratch, Request& out, Error& error, std::size_t maxBytes) {
     out = Request{};
     static const rapidjson::Value kNoParams(rapidjson::kObjectType);
     out.params = &kNoParams;
@@ -60,8 +60,8 @@ bool parseRequest(std::string_view line, ParsedLine& scratch, Request& out, Erro
     if (line.find_first_not_of(" \t") == std::string_view::npos) {
         return invalid(error, kBlankLineMessage);
     }
-    if (line.size() > kMaxLineBytes) {
-        return invalid(error, kOversizeLineMessage);
+    if (line.size() > maxBytes) {
+        return invalid(error, maxBytes == kMaxLineBytes ? kOversizeLineMessage : "message exceeds the size limit");
     }
     parseLine(line, kMaxJsonDepth, scratch);
     if (scratch.status == ParsedLine::Status::ParseError) {

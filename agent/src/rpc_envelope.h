@@ -31,7 +31,9 @@ struct Request {
 // Checks one request line: blanks, the 1 MiB cap, JSON (-32700), depth, batch, object, id,
 // "jsonrpc", "method", "params". False when the envelope is invalid: `error` is the answer, sent
 // to `out.id` (null unless a valid id was read) whether or not the request is a notification.
-[[nodiscard]] bool parseRequest(std::string_view line, ParsedLine& scratch, Request& out, Error& error);
+// The language server passes its message body with the body cap (kMaxBodyBytes) instead.
+[[nodiscard]] bool parseRequest(std::string_view line, ParsedLine& scratch, Request& out, Error& error,
+                                std::size_t maxBytes = kMaxLineBytes);
 
 // A reply as a client reads it.
 struct Response {

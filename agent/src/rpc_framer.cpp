@@ -1,5 +1,8 @@
 #include "rpc_framer.h"
 
+#include <algorithm>
+#include <optional>
+
 namespace takt::agent::rpc {
 
 LineFramer::Status LineFramer::next(std::string_view& in) {
@@ -61,6 +64,165 @@ LineFramer::Status LineFramer::finish() {
         return Status::NeedMore;
     }
     return complete();
+}
+
+namespace {
+
+constexpr std::string_view kLengthHeader = "content-length:";
+
+bool equalsLower(std::string_view text, std::string_view lower) {
+    if (text.size() != lower.size()) {
+        return false;
+    }
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i] >= 'A' && text[i] <= 'Z' ? static_cast<char>(text[i] - 'A' + 'a') : text[i];
+        if (c != lower[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+        s.remove_prefix(1);
+    }
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+        s.remove_suffix(1);
+    }
+    return s;
+}
+
+} // namespace
+
+HeaderFramer::Status HeaderFramer::bad(std::string message) {
+    error_ = std::move(message);
+    header_.clear();
+    line_.clear();
+    matched_ = 0;
+    state_ = State::Resync;
+    return Status::BadHeader;
+}
+
+// header_ holds a complete block (its blank line dropped): one Content-Length is required,
+// other headers (Content-Type) are accepted as the protocol allows.
+HeaderFramer::Status HeaderFramer::endOfHeader() {
+    std::string_view block = header_;
+    std::optional<std::size_t> length;
+    while (!block.empty()) {
+        const std::size_t nl = block.find('\n');
+        const std::string_view line = trim(block.substr(0, nl));
+        block.remove_prefix(nl == std::string_view::npos ? block.size() : nl + 1);
+        const std::size_t colon = line.find(':');
+        if (colon == std::string_view::npos || colon == 0) {
+            return bad("malformed header line (expected 'Name: value')");
+        }
+        if (!equalsLower(trim(line.substr(0, colon + 1)), kLengthHeader)) {
+            continue;
+        }
+        const std::string_view value = trim(line.substr(colon + 1));
+        std::size_t n = 0;
+        if (value.empty() || value.size() > 12 || value.find_first_not_of("0123456789") != std::string_view::npos) {
+            return bad("Content-Length must be a decimal byte count");
+        }
+        for (const char c : value) {
+            n = n * 10 + static_cast<std::size_t>(c - '0');
+        }
+        if (length && *length != n) {
+            return bad("conflicting Content-Length headers");
+        }
+        length = n;
+    }
+    header_.clear();
+    if (!length) {
+        return bad("header block without Content-Length");
+    }
+    want_ = *length;
+    if (want_ > maxBody_) {
+        error_ = "message body of " + std::to_string(want_) + " bytes exceeds the limit of " +
+                 std::to_string(maxBody_) + " bytes; it is skipped";
+        state_ = State::Skip;
+        return Status::TooLarge;
+    }
+    state_ = State::Body;
+    body_.reserve(want_);
+    return Status::NeedMore;
+}
+
+HeaderFramer::Status HeaderFramer::next(std::string_view& in) {
+    if (delivered_) {
+        body_.clear();
+        delivered_ = false;
+    }
+    while (!in.empty()) {
+        switch (state_) {
+        case State::Header: {
+            const std::size_t nl = in.find('\n');
+            const std::string_view part = in.substr(0, nl);
+            in.remove_prefix(nl == std::string_view::npos ? in.size() : nl + 1);
+            if (header_.size() + line_.size() + part.size() > maxHeader_) {
+                return bad("header block exceeds " + std::to_string(maxHeader_) + " bytes");
+            }
+            line_.append(part);
+            if (nl == std::string_view::npos) {
+                break;
+            }
+            if (!line_.empty() && line_.back() == '\r') {
+                line_.pop_back();
+            }
+            if (!line_.empty()) {
+                header_.append(line_).push_back('\n');
+                line_.clear();
+                break;
+            }
+            if (header_.empty()) {
+                break; // blank lines between messages
+            }
+            if (const Status s = endOfHeader(); s != Status::NeedMore) {
+                return s;
+            }
+            if (want_ == 0) {
+                state_ = State::Header;
+                delivered_ = true;
+                return Status::Message;
+            }
+            break;
+        }
+        case State::Body:
+        case State::Skip: {
+            const std::size_t take = std::min(want_, in.size());
+            if (state_ == State::Body) {
+                body_.append(in.substr(0, take));
+            }
+            in.remove_prefix(take);
+            want_ -= take;
+            if (want_ == 0) {
+                const bool message = state_ == State::Body;
+                state_ = State::Header;
+                if (message) {
+                    delivered_ = true;
+                    return Status::Message;
+                }
+            }
+            break;
+        }
+        case State::Resync: {
+            // "content-length:" has no proper prefix that is also a suffix, so a mismatch restarts
+            // the match at this byte.
+            const char c =
+                in.front() >= 'A' && in.front() <= 'Z' ? static_cast<char>(in.front() - 'A' + 'a') : in.front();
+            in.remove_prefix(1);
+            matched_ = c == kLengthHeader[matched_] ? matched_ + 1 : (c == kLengthHeader[0] ? 1 : 0);
+            if (matched_ == kLengthHeader.size()) {
+                matched_ = 0;
+                line_ = "Content-Length:";
+                state_ = State::Header;
+            }
+            break;
+        }
+        }
+    }
+    return Status::NeedMore;
 }
 
 } // namespace takt::agent::rpc

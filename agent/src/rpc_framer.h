@@ -45,3 +45,49 @@ private:
 };
 
 } // namespace takt::agent::rpc
+
+namespace takt::agent::rpc {
+
+// The framer of the language server (LSP base protocol): header lines `Name: value` ending in
+// CRLF (a bare LF is accepted), a blank line, then a body of exactly Content-Length bytes.
+// A header block without a valid Content-Length is reported once (BadHeader) and the framer
+// then looks for the next `Content-Length:` in the stream, so one garbled message does not end
+// the session. A body over the cap is reported (TooLarge) and its bytes are dropped unbuffered.
+class HeaderFramer {
+public:
+    enum class Status : std::uint8_t {
+        NeedMore,  // the input is used up without completing a message
+        Message,   // body() holds one complete body
+        BadHeader, // error() says what was wrong with the header block
+        TooLarge,  // the announced body exceeds the cap; it is being skipped
+    };
+
+    explicit HeaderFramer(std::size_t maxBody = kMaxBodyBytes, std::size_t maxHeader = kMaxHeaderBytes)
+        : maxBody_(maxBody), maxHeader_(maxHeader) {}
+
+    // Consumes `in` up to the end of the next event, or all of it.
+    [[nodiscard]] Status next(std::string_view& in);
+
+    [[nodiscard]] std::string_view body() const { return body_; }
+    [[nodiscard]] const std::string& error() const { return error_; }
+    // Bytes held now (tests: never more than the larger of the two caps).
+    [[nodiscard]] std::size_t buffered() const { return header_.size() + line_.size() + body_.size(); }
+
+private:
+    enum class State : std::uint8_t { Header, Body, Skip, Resync };
+    [[nodiscard]] Status endOfHeader();
+    [[nodiscard]] Status bad(std::string message);
+
+    State state_ = State::Header;
+    std::string header_;      // the complete header lines so far, each ending in '\n'
+    std::string line_;        // the header line being read
+    std::size_t matched_ = 0; // Resync: bytes of "content-length:" matched so far
+    std::string body_;
+    std::string error_;
+    std::size_t want_ = 0; // body bytes still to read (Body) or to drop (Skip)
+    std::size_t maxBody_;
+    std::size_t maxHeader_;
+    bool delivered_ = false; // body_ was handed out and is cleared on the next call
+};
+
+} // namespace takt::agent::rpc

@@ -148,6 +148,27 @@ void readChoice(const toml::node& node, const std::string& path, const std::stri
         errorAt(path, node.source(), key, fmt::format("unknown value \"{}\" (expected {})", str->get(), expected)));
 }
 
+// [build] sources_root: a relative path that stays inside the project, so a project checked
+// out anywhere finds the same sources.
+void readSourcesRoot(const toml::node& node, const std::string& path, const std::string& key, std::string& out,
+                     std::vector<ConfigError>& errors) {
+    const auto* str = node.as_string();
+    if (str == nullptr) {
+        errors.push_back(errorAt(
+            path, node.source(), key,
+            fmt::format("expected a string (a folder relative to the project), found {}", tomlTypeName(node.type()))));
+        return;
+    }
+    const fs::path root = fs::path(str->get()).lexically_normal();
+    if (str->get().empty() || root.is_absolute() || root.generic_string().starts_with("..")) {
+        errors.push_back(
+            errorAt(path, node.source(), key,
+                    fmt::format("\"{}\" must be a folder inside the project (a relative path)", str->get())));
+        return;
+    }
+    out = root.generic_string();
+}
+
 void compile(Project& project, const std::vector<bool>& readable, DiagnosticSink& sink) {
     SourceManager& sm = *project.sources;
     project.units.reserve(sm.size());
@@ -186,9 +207,11 @@ void readProjectConfig(Project& project) {
 
 // The ST files of a project: src/ or, with a trust-lsp.toml, its include paths and then its
 // libraries' folders; a file reached through two folders is compiled once.
-std::vector<fs::path> projectSources(const fs::path& dir, const ManifestSources& manifest) {
+// The project's ST: [build] sources_root (src/ by default), or the folders a trust-lsp.toml names.
+std::vector<fs::path> projectSources(const fs::path& dir, const ManifestSources& manifest,
+                                     const std::string& sourcesRoot) {
     if (!manifest.present) {
-        return discoverSources(dir / "src");
+        return discoverSources(dir / sourcesRoot);
     }
     std::vector<fs::path> files;
     std::vector<fs::path> seen;
@@ -257,10 +280,12 @@ std::vector<ConfigError> readBuildOptions(std::string_view tomlText, const std::
             readChoice(node, displayPath, path, kAddress, out.addressMode, errors);
         } else if (key.str() == "dialect") {
             readChoice(node, displayPath, path, kDialect, out.dialect, errors);
+        } else if (key.str() == "sources_root") {
+            readSourcesRoot(node, displayPath, path, out.sourcesRoot, errors);
         } else {
-            errors.push_back(
-                errorAt(displayPath, key.source(), path,
-                        fmt::format("unknown key \"{}\" (known: overflow, address_mode, dialect)", key.str())));
+            errors.push_back(errorAt(
+                displayPath, key.source(), path,
+                fmt::format("unknown key \"{}\" (known: overflow, address_mode, dialect, sources_root)", key.str())));
         }
     }
     // toml++ iterates tables in key order; report in file order like every other diagnostic.
@@ -330,7 +355,8 @@ Project checkProject(const ProjectInput& input, std::optional<Dialect> dialect) 
         project.build.vendor = manifest.vendor;
         readable.assign(project.sources->size(), false);
     }
-    std::vector<fs::path> files = explicitFiles ? input.files : projectSources(project.directory, manifest);
+    std::vector<fs::path> files =
+        explicitFiles ? input.files : projectSources(project.directory, manifest, project.build.sourcesRoot);
     if (manifest.failed) {
         files.clear(); // a missing library would only show as unknown names in every file using it
     }
@@ -349,9 +375,10 @@ Project checkProject(const ProjectInput& input, std::optional<Dialect> dialect) 
         }
     }
     if (files.empty() && !manifest.failed) {
-        (void)sink.report(DiagCode::EmptyProject, Span{},
-                          fmt::format("no source files (*.st, *.pou) found under '{}'",
-                                      displayPath(project.directory / "src", project.directory) + "/"));
+        (void)sink.report(
+            DiagCode::EmptyProject, Span{},
+            fmt::format("no source files (*.st, *.pou) found under '{}'",
+                        displayPath(project.directory / project.build.sourcesRoot, project.directory) + "/"));
     }
     compile(project, readable, sink);
     return project;

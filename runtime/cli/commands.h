@@ -19,6 +19,7 @@ void registerRetainStress(CLI::App& app, int& exitCode); // hidden: retain crash
 void registerRun(CLI::App& app, int& exitCode);
 void registerBench(CLI::App& app, int& exitCode);
 void registerAgent(CLI::App& app, int& exitCode);
+void registerLsp(CLI::App& app, int& exitCode);
 void registerCtl(CLI::App& app, int& exitCode);    // the generic control-endpoint client
 void registerReload(CLI::App& app, int& exitCode); // build + bytecode.reload
 

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
         takt::cli::registerRun(app, exitCode);
         takt::cli::registerBench(app, exitCode);
         takt::cli::registerAgent(app, exitCode);
+        takt::cli::registerLsp(app, exitCode);
         takt::cli::registerCtl(app, exitCode);
         takt::cli::registerReload(app, exitCode);
         try {

@@ -147,6 +147,30 @@ TEST(CheckProjectTest, BuildOptionsAreApplied) {
     EXPECT_EQ(p.build.addressMode, AddressMode::Byte);
 }
 
+TEST(CheckProjectTest, SourcesRootNamesTheSourceFolder) {
+    TempDir dir;
+    dir.write("runtime.toml", "[build]\nsources_root = \"st/plc\"\n");
+    dir.write("st/plc/main.st", kValidProgram);
+    dir.write("src/ignored.st", "this is not ST");
+    Project p = checkProject({dir.path(), {}, false});
+    ASSERT_TRUE(p.valid());
+    EXPECT_EQ(p.build.sourcesRoot, "st/plc");
+    EXPECT_EQ(p.sourcePaths, (std::vector<std::string>{"st/plc/main.st"}));
+    EXPECT_TRUE(p.ok());
+}
+
+TEST(BuildOptionsTest, SourcesRootMustStayInsideTheProject) {
+    for (const char* bad : {"\"/etc\"", "\"../other\"", "\"\"", "3"}) {
+        BuildOptions opts;
+        const auto errors =
+            readBuildOptions(std::string("[build]\nsources_root = ") + bad + "\n", "runtime.toml", opts);
+        ASSERT_EQ(errors.size(), 1u) << bad;
+        EXPECT_EQ(errors[0].key, "build.sources_root");
+        EXPECT_EQ(errors[0].line, 2u);
+        EXPECT_EQ(opts.sourcesRoot, "src");
+    }
+}
+
 TEST(CheckProjectTest, EmptySrcIsE0018) {
     TempDir dir;
     dir.write("runtime.toml", "[resource]\nname = \"x\"\n");

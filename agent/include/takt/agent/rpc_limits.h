@@ -1,5 +1,5 @@
 #pragma once
-// The limits every line-based protocol surface of takt shares (harness, agent API, control
+// The limits every JSON-RPC surface of takt shares (harness, agent API, control
 // endpoint; PROTOCOLS.md), and the messages that report a line breaking them. One place, so the
 // surfaces cannot drift apart.
 #include <cstddef>
@@ -8,6 +8,11 @@
 namespace takt::agent {
 
 inline constexpr std::size_t kMaxLineBytes = 1u << 20; // one request line, without its newline
+// The Content-Length framing of the language server (`takt lsp`): a message body carries a whole
+// source file in didOpen/didChange, so it may be larger than a request line; its header block
+// is a few short lines.
+inline constexpr std::size_t kMaxBodyBytes = 16u << 20;
+inline constexpr std::size_t kMaxHeaderBytes = 8u << 10;
 inline constexpr int kMaxJsonDepth = 64;
 // The answer to a line holding nothing but blanks (space, tab, CR): an invalid request, never
 // silence, so a client never waits on a line that was dropped.

@@ -31,6 +31,7 @@ struct BuildOptions {
     AddressMode addressMode = AddressMode::Word;
     Dialect dialect = Dialect::Codesys;
     VendorProfile vendor = VendorProfile::Codesys; // trust-lsp.toml [project] vendor_profile
+    std::string sourcesRoot = "src";               // [build] sources_root: the folder below the project holding its ST
 
     // The code generator's options these settings select (the rest keep their defaults).
     [[nodiscard]] CodegenOptions codegenOptions() const {

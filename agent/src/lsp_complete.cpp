@@ -1,0 +1,416 @@
+#include "lsp_complete.h"
+
+#include <cctype>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "lsp_resolve.h"
+#include "rpc_json.h"
+#include "takt/compiler/names.h"
+
+namespace takt::agent::lsp {
+
+namespace {
+
+using compiler::Symbol;
+using compiler::SymbolKind;
+using compiler::TokenKind;
+using rpc::JsonWriter;
+
+// LSP CompletionItemKind values.
+enum CompletionKind : int {
+    kMethodItem = 2,
+    kFunctionItem = 3,
+    kFieldItem = 5,
+    kVariableItem = 6,
+    kClassItem = 7,
+    kInterfaceItem = 8,
+    kModuleItem = 9,
+    kEnumItem = 13,
+    kKeywordItem = 14,
+    kSnippetItem = 15,
+    kEnumMemberItem = 20,
+    kConstantItem = 21,
+    kStructItem = 22,
+};
+
+int itemKind(const Symbol& s) {
+    switch (s.kind) {
+    case SymbolKind::Variable: return s.constant ? kConstantItem : kVariableItem;
+    case SymbolKind::Pou:
+        return s.pouKind == compiler::ast::PouKind::Method     ? kMethodItem
+               : s.pouKind == compiler::ast::PouKind::Function ? kFunctionItem
+               : s.pouKind == compiler::ast::PouKind::Program  ? kModuleItem
+                                                               : kClassItem;
+    case SymbolKind::StandardFunction: return kFunctionItem;
+    case SymbolKind::Interface: return kInterfaceItem;
+    case SymbolKind::Type: {
+        const compiler::Type* t = compiler::stripAlias(s.type);
+        return t != nullptr && t->kind() == compiler::TypeKind::Enum ? kEnumItem : kStructItem;
+    }
+    case SymbolKind::EnumValue: return kEnumMemberItem;
+    case SymbolKind::Namespace: return kModuleItem;
+    default: return kVariableItem;
+    }
+}
+
+// "IN : BOOL, PT : TIME" for the inputs and in-outs of a POU; outputs after "=>".
+std::string parameterList(const Symbol& pou) {
+    std::string out;
+    for (const Symbol* p : pou.params) {
+        const bool output = p->section == compiler::ast::VarSection::Output;
+        out += fmt::format("{}{}{} : {}", out.empty() ? "" : ", ", p->name, output ? " =>" : "",
+                           p->type != nullptr ? p->type->name() : "?");
+    }
+    return out;
+}
+
+std::string detailOf(const Symbol& s) {
+    if (s.kind == SymbolKind::Pou) {
+        std::string d = fmt::format("{}({})", compiler::ast::pouKeyword(s.pouKind), parameterList(s));
+        if (s.type != nullptr && s.type->kind() != compiler::TypeKind::Void &&
+            (s.pouKind == compiler::ast::PouKind::Function || s.pouKind == compiler::ast::PouKind::Method)) {
+            d += " : " + s.type->name();
+        }
+        return d;
+    }
+    if (s.kind == SymbolKind::StandardFunction) {
+        return "standard function";
+    }
+    if (s.kind == SymbolKind::Variable) {
+        return fmt::format("{} : {}", compiler::ast::sectionKeyword(s.section),
+                           s.type != nullptr ? s.type->name() : "?");
+    }
+    return s.type != nullptr ? s.type->name() : std::string();
+}
+
+class Items {
+public:
+    explicit Items(JsonWriter& w) : w_(w) {}
+    void add(std::string_view label, int kind, std::string_view detail, std::string_view snippet = {}) {
+        if (!seen_.insert(compiler::upperName(label)).second) {
+            return; // an inner declaration hides an outer one of the same name
+        }
+        w_.StartObject();
+        w_.Key("label");
+        rpc::writeString(w_, label);
+        w_.Key("kind");
+        w_.Int(kind);
+        if (!detail.empty()) {
+            w_.Key("detail");
+            rpc::writeString(w_, detail);
+        }
+        if (!snippet.empty()) {
+            w_.Key("insertText");
+            rpc::writeString(w_, snippet);
+            w_.Key("insertTextFormat");
+            w_.Int(2);
+        }
+        w_.EndObject();
+    }
+    void add(const Symbol& s) {
+        if (!s.hidden) {
+            add(s.name, itemKind(s), detailOf(s));
+        }
+    }
+
+private:
+    JsonWriter& w_;
+    std::set<std::string> seen_;
+};
+
+// The statement snippets CODESYS's input assistant offers.
+constexpr std::pair<std::string_view, std::string_view> kSnippets[] = {
+    {"IF … END_IF", "IF ${1:condition} THEN\n\t$0\nEND_IF;"},
+    {"IF … ELSE … END_IF", "IF ${1:condition} THEN\n\t$2\nELSE\n\t$0\nEND_IF;"},
+    {"CASE … END_CASE", "CASE ${1:selector} OF\n\t${2:1}:\n\t\t$0\nEND_CASE;"},
+    {"FOR … END_FOR", "FOR ${1:i} := ${2:1} TO ${3:10} DO\n\t$0\nEND_FOR;"},
+    {"WHILE … END_WHILE", "WHILE ${1:condition} DO\n\t$0\nEND_WHILE;"},
+    {"REPEAT … END_REPEAT", "REPEAT\n\t$0\nUNTIL ${1:condition}\nEND_REPEAT;"},
+};
+
+void members(Items& items, const Target& object) {
+    if (object.symbol != nullptr && object.symbol->kind == SymbolKind::Namespace && object.symbol->scope != nullptr) {
+        for (const Symbol* s : object.symbol->scope->symbols()) {
+            items.add(*s);
+        }
+        return;
+    }
+    const compiler::Type* type =
+        compiler::stripAlias(object.field != nullptr ? object.field->type : object.symbol->type);
+    while (type != nullptr && type->kind() == compiler::TypeKind::Ref) {
+        type = compiler::stripAlias(static_cast<const compiler::RefType*>(type)->target);
+    }
+    if (const auto* pou = dynamic_cast<const compiler::PouType*>(type); pou != nullptr) {
+        for (const Symbol* s = pou->symbol; s != nullptr; s = s->base) {
+            if (s->scope != nullptr) {
+                for (const Symbol* m : s->scope->symbols()) {
+                    items.add(*m);
+                }
+            }
+        }
+    } else if (const auto* st = dynamic_cast<const compiler::StructType*>(type); st != nullptr) {
+        for (const compiler::Field& f : st->fields) {
+            items.add(f.name, kFieldItem, f.type != nullptr ? f.type->name() : "");
+        }
+    } else if (const auto* en = dynamic_cast<const compiler::EnumType*>(type); en != nullptr) {
+        for (const compiler::EnumValue& v : en->values) {
+            items.add(v.name, kEnumMemberItem, fmt::format("{} = {}", en->name(), v.value));
+        }
+    }
+}
+
+std::string finish(rapidjson::StringBuffer& buf) {
+    return {buf.GetString(), buf.GetSize()};
+}
+
+} // namespace
+
+std::string completion(const Analysis& a, compiler::FileId file, std::uint32_t offset) {
+    rapidjson::StringBuffer buf;
+    JsonWriter w(buf);
+    w.StartArray();
+    Items items(w);
+    const compiler::SourceFile& f = a.project.sources->file(file);
+    const FileTokens tokens = tokensOf(f);
+    // The token the cursor is in or after: a name being typed, or the `.` just typed.
+    int last = -1;
+    for (std::size_t i = 0; i < tokens.tokens.size() && tokens.tokens[i].kind != TokenKind::EndOfFile; ++i) {
+        if (tokens.tokens[i].begin >= offset) {
+            break;
+        }
+        last = static_cast<int>(i);
+    }
+    int dot = -1;
+    if (last >= 0 && tokens.tokens[last].kind == TokenKind::Dot) {
+        dot = last;
+    } else if (last >= 1 && tokens.tokens[last].kind == TokenKind::Identifier &&
+               tokens.tokens[last - 1].kind == TokenKind::Dot) {
+        dot = last - 1;
+    }
+    if (a.project.model && dot >= 1) {
+        if (const std::optional<Target> object = resolve(a.project, f, tokens, dot - 1); object) {
+            members(items, *object);
+        }
+    } else if (a.project.model) {
+        const compiler::SemanticModel& model = *a.project.model;
+        for (const compiler::Scope* s = scopeAt(model, file, offset); s != nullptr; s = s->parent()) {
+            for (const Symbol* sym : s->symbols()) {
+                items.add(*sym);
+            }
+        }
+        for (const Symbol* v : model.enumValues) {
+            items.add(*v);
+        }
+        for (std::size_t k = 0; k < static_cast<std::size_t>(TokenKind::Count_); ++k) {
+            const auto kind = static_cast<TokenKind>(k);
+            if (compiler::isKeyword(kind)) {
+                items.add(compiler::tokenSpelling(kind), kKeywordItem, "");
+            }
+        }
+        for (const auto& [label, body] : kSnippets) {
+            items.add(label, kSnippetItem, "", body);
+        }
+    }
+    w.EndArray();
+    return finish(buf);
+}
+
+std::string signatureHelp(const Analysis& a, compiler::FileId file, std::uint32_t offset) {
+    const compiler::SourceFile& f = a.project.sources->file(file);
+    const FileTokens tokens = tokensOf(f);
+    // Back from the cursor to the `(` that is still open, counting the commas at its depth.
+    int depth = 0;
+    std::uint32_t commas = 0;
+    int open = -1;
+    int lastFormal = -1; // `name :=` / `name =>` of the argument the cursor is in
+    for (int i = static_cast<int>(tokens.tokens.size()) - 1; i >= 0; --i) {
+        const compiler::Token& t = tokens.tokens[static_cast<std::size_t>(i)];
+        if (t.begin >= offset) {
+            continue;
+        }
+        if (t.kind == TokenKind::RParen) {
+            ++depth;
+        } else if (t.kind == TokenKind::LParen) {
+            if (depth == 0) {
+                open = i;
+                break;
+            }
+            --depth;
+        } else if (t.kind == TokenKind::Semicolon) {
+            break;
+        } else if (depth == 0 && t.kind == TokenKind::Comma) {
+            ++commas;
+        } else if (depth == 0 && commas == 0 && lastFormal < 0 &&
+                   (t.kind == TokenKind::Assign || t.kind == TokenKind::Arrow) && i >= 1 &&
+                   tokens.tokens[i - 1].kind == TokenKind::Identifier) {
+            lastFormal = i - 1;
+        }
+    }
+    if (open < 1 || tokens.tokens[open - 1].kind != TokenKind::Identifier) {
+        return "null";
+    }
+    std::optional<Target> callee = resolve(a.project, f, tokens, open - 1);
+    if (!callee || callee->symbol == nullptr) {
+        return "null";
+    }
+    const Symbol* pou = callee->symbol;
+    // An FB instance: its type's POU.
+    if (pou->kind == SymbolKind::Variable) {
+        const auto* t = dynamic_cast<const compiler::PouType*>(compiler::stripAlias(pou->type));
+        pou = t != nullptr ? t->symbol : nullptr;
+    }
+    if (pou == nullptr || pou->kind != SymbolKind::Pou) {
+        return "null";
+    }
+    std::string label = pou->name + "(";
+    std::vector<std::pair<std::size_t, std::size_t>> ranges;
+    std::uint32_t active = commas;
+    for (std::size_t i = 0; i < pou->params.size(); ++i) {
+        const Symbol* p = pou->params[i];
+        const std::string text =
+            fmt::format("{}{} {}", p->name, p->section == compiler::ast::VarSection::Output ? " =>" : " :",
+                        p->type != nullptr ? p->type->name() : "?");
+        if (i > 0) {
+            label += ", ";
+        }
+        ranges.emplace_back(label.size(), label.size() + text.size());
+        label += text;
+        if (lastFormal >= 0) {
+            const compiler::Token& ft = tokens.tokens[static_cast<std::size_t>(lastFormal)];
+            if (compiler::upperName(f.text().substr(ft.begin, ft.end - ft.begin)) == compiler::upperName(p->name)) {
+                active = static_cast<std::uint32_t>(i);
+            }
+        }
+    }
+    label += ")";
+    if (pou->type != nullptr && pou->type->kind() != compiler::TypeKind::Void &&
+        (pou->pouKind == compiler::ast::PouKind::Function || pou->pouKind == compiler::ast::PouKind::Method)) {
+        label += " : " + pou->type->name();
+    }
+    rapidjson::StringBuffer buf;
+    JsonWriter w(buf);
+    w.StartObject();
+    w.Key("signatures");
+    w.StartArray();
+    w.StartObject();
+    w.Key("label");
+    rpc::writeString(w, label);
+    w.Key("parameters");
+    w.StartArray();
+    for (const auto& [from, to] : ranges) {
+        w.StartObject();
+        w.Key("label");
+        w.StartArray();
+        w.Uint64(from); // UTF-16 offsets: labels are ASCII identifiers and type names
+        w.Uint64(to);
+        w.EndArray();
+        w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+    w.EndArray();
+    w.Key("activeSignature");
+    w.Uint(0);
+    w.Key("activeParameter");
+    w.Uint(active);
+    w.EndObject();
+    return finish(buf);
+}
+
+RenameResult rename(const Analysis& a, compiler::FileId file, std::uint32_t offset, std::string_view newName) {
+    RenameResult r;
+    const bool identifier =
+        !newName.empty() && (std::isalpha(static_cast<unsigned char>(newName[0])) != 0 || newName[0] == '_') &&
+        newName.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") ==
+            std::string_view::npos;
+    if (compiler::TokenKind kw{}; !identifier || compiler::keywordKind(newName, kw)) {
+        r.error = fmt::format("'{}' is not a name ST allows (an identifier that is not a keyword)", newName);
+        return r;
+    }
+    const compiler::SourceFile& f = a.project.sources->file(file);
+    const FileTokens tokens = tokensOf(f);
+    const std::optional<Target> target = resolve(a.project, f, tokens, tokenAt(tokens, offset));
+    if (!target || target->decl.file >= a.files.size()) {
+        r.error = "nothing to rename here (only names declared in the project can be renamed)";
+        return r;
+    }
+    // A clash: the new name is declared already where the target is, or visible from there.
+    if (target->symbol != nullptr && a.project.model) {
+        const compiler::Scope* scope = target->symbol->declScope != nullptr
+                                           ? target->symbol->declScope
+                                           : scopeAt(*a.project.model, target->decl.file, target->decl.begin);
+        for (const compiler::Scope* s = scope; s != nullptr; s = s->parent()) {
+            if (const Symbol* other = s->findLocal(newName); other != nullptr && other != target->symbol) {
+                r.error = fmt::format("'{}' is already declared ({}), renaming would change what names refer to",
+                                      newName, other->owner != nullptr ? "in " + other->owner->name : "globally");
+                return r;
+            }
+        }
+    } else if (target->owner != nullptr && target->owner->field(newName) != nullptr) {
+        r.error = fmt::format("'{}' is already a field of {}", newName, target->owner->name());
+        return r;
+    }
+    const compiler::Token& at = tokens.tokens[static_cast<std::size_t>(tokenAt(tokens, offset))];
+    const std::string name = compiler::upperName(f.text().substr(at.begin, at.end - at.begin));
+    rapidjson::StringBuffer buf;
+    JsonWriter w(buf);
+    w.StartObject();
+    w.Key("changes");
+    w.StartObject();
+    for (compiler::FileId id = 0; id < a.files.size(); ++id) {
+        const compiler::SourceFile& sf = a.project.sources->file(id);
+        const FileTokens ft = tokensOf(sf);
+        bool any = false;
+        for (std::size_t i = 0; i < ft.tokens.size(); ++i) {
+            const compiler::Token& t = ft.tokens[i];
+            if (t.kind != TokenKind::Identifier ||
+                compiler::upperName(sf.text().substr(t.begin, t.end - t.begin)) != name) {
+                continue;
+            }
+            const std::optional<Target> here = resolve(a.project, sf, ft, static_cast<int>(i));
+            if (!here || !here->same(*target)) {
+                continue;
+            }
+            if (!any) {
+                w.Key(uriFromPath(a.pathOf(id)).c_str());
+                w.StartArray();
+                any = true;
+            }
+            w.StartObject();
+            w.Key("range");
+            w.StartObject();
+            const Position from = positionOf(sf, t.begin);
+            const Position to = positionOf(sf, t.end);
+            w.Key("start");
+            w.StartObject();
+            w.Key("line");
+            w.Uint(from.line);
+            w.Key("character");
+            w.Uint(from.character);
+            w.EndObject();
+            w.Key("end");
+            w.StartObject();
+            w.Key("line");
+            w.Uint(to.line);
+            w.Key("character");
+            w.Uint(to.character);
+            w.EndObject();
+            w.EndObject();
+            w.Key("newText");
+            rpc::writeString(w, newName);
+            w.EndObject();
+        }
+        if (any) {
+            w.EndArray();
+        }
+    }
+    w.EndObject();
+    w.EndObject();
+    r.ok = true;
+    r.json = finish(buf);
+    return r;
+}
+
+} // namespace takt::agent::lsp
