@@ -3,9 +3,12 @@
 // timeout, events, the audit log.
 #include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -360,6 +363,34 @@ TEST(ControlServer, UnixSocketWithTokensNeedsLogin) {
     EXPECT_TRUE(isResult(c.call(request(3, "runtime.pause"))));
 }
 
+// Without an endpoint the server listens on nothing and serves the calls of another surface of
+// the runtime (the web server) with the caller's token or granted role, through the same table.
+TEST(ControlServer, WithoutAnEndpointServesLocalCallsOnly) {
+    ControlOptions o;
+    o.tokens = {{Role::Engineer, kEngineer}};
+    Server s(o);
+    ASSERT_TRUE(s.start()) << s.error;
+    EXPECT_EQ(s.server.boundEndpoint(), "");
+    const auto call = [&](std::string token, std::optional<Role> granted, const std::string& line) {
+        std::promise<std::string> reply;
+        std::future<std::string> got = reply.get_future();
+        s.server.callLocal({"web:test", std::move(token), granted, line},
+                           [&reply](std::string answer) { reply.set_value(std::move(answer)); });
+        EXPECT_EQ(got.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+        return got.get();
+    };
+    // A granted viewer reads, cannot pause; the engineer's token logs in first and may.
+    EXPECT_TRUE(isResult(call("", Role::Viewer, request(1, "runtime.status"))));
+    EXPECT_EQ(errorCode(call("", Role::Viewer, request(2, "runtime.pause"))), kForbidden);
+    EXPECT_EQ(errorCode(call("", std::nullopt, request(3, "runtime.status"))), kUnauthorized);
+    EXPECT_TRUE(isResult(call(kEngineer, Role::Viewer, request(4, "runtime.pause"))));
+    // A wrong token is the login's refusal, and the call is not made.
+    EXPECT_EQ(errorCode(call("engineer-token-that-is-wrong-000", Role::Viewer, request(5, "runtime.resume"))),
+              kUnauthorized);
+    // The answer carries the caller's id.
+    EXPECT_NE(call("", Role::Viewer, request(77, "runtime.status")).find(R"("id":77)"), std::string::npos);
+}
+
 TEST(ControlServer, RefusesUnsafeOrBrokenOptionsAtStart) {
     test::TempDir dir;
     const auto refused = [](ControlOptions o, std::string_view expect) {
@@ -376,7 +407,7 @@ TEST(ControlServer, RefusesUnsafeOrBrokenOptionsAtStart) {
     o = tcpOptions();
     o.endpoint = "tls://127.0.0.1:0";
     refused(o, "cert and key");
-    for (const char* bad : {"", "http://x:1", "tcp://127.0.0.1", "tcp://127.0.0.1:99999", "tcp://:80", "unix://",
+    for (const char* bad : {"http://x:1", "tcp://127.0.0.1", "tcp://127.0.0.1:99999", "tcp://:80", "unix://",
                             "tcp://::1:80", "tcp://127.0.0.1:8x"}) {
         o = tcpOptions();
         o.endpoint = bad;

@@ -299,7 +299,7 @@ policy = "halt"
 
 [runtime.web]
 enabled = true
-listen = "0.0.0.0:8080"
+listen = "127.0.0.1:8080"
 auth = "local"
 tls = false
 
@@ -330,7 +330,7 @@ enabled = false
     ASSERT_TRUE(r.config) << dump(r);
     EXPECT_EQ(count(r, Severity::Error), 0U) << dump(r);
     for (const char* key :
-         {"resource.tasks", "runtime.execution_backend", "runtime.web", "runtime.discovery", "runtime.observability"}) {
+         {"resource.tasks", "runtime.execution_backend", "runtime.discovery", "runtime.observability"}) {
         const ConfigDiagnostic* d = find(r, key);
         ASSERT_NE(d, nullptr) << key << "\n" << dump(r);
         EXPECT_EQ(d->severity, Severity::Warning);
@@ -340,7 +340,13 @@ enabled = false
     // Disabled features ask for nothing takt lacks.
     EXPECT_EQ(find(r, "runtime.mesh"), nullptr);
     EXPECT_EQ(find(r, "runtime.opcua"), nullptr);
-    EXPECT_EQ(count(r, Severity::Warning), 5U) << dump(r);
+    EXPECT_EQ(count(r, Severity::Warning), 4U) << dump(r);
+    // truST's [runtime.web] is takt's own web page now: served, not warned.
+    EXPECT_EQ(find(r, "runtime.web"), nullptr);
+    ASSERT_TRUE(r.config);
+    EXPECT_TRUE(r.config->web.enabled);
+    EXPECT_EQ(r.config->web.port, 8080);
+    EXPECT_FALSE(r.config->web.tokenAuth);
 }
 
 // truST's ADS server section (its ads_line1 example): a warning when enabled, nothing when off;
