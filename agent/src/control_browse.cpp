@@ -70,10 +70,22 @@ void RuntimeControl::varList(const rapidjson::Value& params, ControlReplyFn& rep
     for (const bytecode::IoBinding& b : m.io) {
         located.emplace(b.imageOffset, &b);
     }
+    // TEST_PROGRAM instances are in the image but never run in a scan: not worth watching.
+    std::vector<std::string> testPrefixes;
+    for (const bytecode::ProgramInstance& p : m.programs) {
+        if (p.pou < m.pous.size() && bytecode::isTestPou(m.pous[p.pou].kind)) {
+            testPrefixes.push_back(p.name + ".");
+        }
+    }
+    const auto inTest = [&](const std::string& path) {
+        return std::any_of(testPrefixes.begin(), testPrefixes.end(), [&](const std::string& prefix) {
+            return path.starts_with(prefix) || path + "." == prefix;
+        });
+    };
     std::string rows;
     std::uint64_t total = 0;
     for (const bytecode::VarEntry& v : m.variables) {
-        if (v.kind == bytecode::VarKind::Temp || !varPatternMatches(filter, v.path)) {
+        if (v.kind == bytecode::VarKind::Temp || inTest(v.path) || !varPatternMatches(filter, v.path)) {
             continue;
         }
         if (total++ < offset || total > offset + limit) {

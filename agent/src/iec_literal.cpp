@@ -238,10 +238,14 @@ bool parseElementary(ValueKind kind, std::string_view text, rapidjson::Value& ou
 bool parseEnum(const bytecode::TypeDesc& t, std::string_view text, rapidjson::Value& out, engine::JsonAllocator& a,
                std::string& error) {
     text = trim(text);
+    std::string names;
+    for (const bytecode::EnumValueDesc& e : t.enumValues) {
+        names += fmt::format("{}{}#{}", names.empty() ? "" : ", ", t.name, e.name);
+    }
     std::string_view body = text;
     if (const std::string_view prefix = compiler::literalPrefix(text); !prefix.empty()) {
         if (upper(prefix) != upper(t.name)) {
-            error = fmt::format("'{}' is not a value of {}", text, t.name);
+            error = fmt::format("'{}' is not a value of {}; expected one of {}", text, t.name, names);
             return false;
         }
         body = compiler::literalBody(text);
@@ -260,10 +264,6 @@ bool parseEnum(const bytecode::TypeDesc& t, std::string_view text, rapidjson::Va
     if (parseInteger(body, n, why)) {
         out.AddMember("numeric", n, a);
         return true;
-    }
-    std::string names;
-    for (const bytecode::EnumValueDesc& e : t.enumValues) {
-        names += fmt::format("{}{}#{}", names.empty() ? "" : ", ", t.name, e.name);
     }
     error = fmt::format("'{}' is not a value of {}; expected one of {}", text, t.name, names);
     return false;

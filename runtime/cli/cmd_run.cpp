@@ -154,7 +154,15 @@ bool loadConfigs(const fs::path& dir, const RunOptions& options, engine::Runtime
     if (!selection.io.config) {
         return false;
     }
-    log.info("I/O from {}", selection.origin);
+    if (selection.board && options.board.empty()) {
+        // Nobody chose this I/O: a project without io.toml must not look as if it drove its own
+        // machine while it runs on a board's wiring (the default board simulates a filling line).
+        log.warn("no io.toml in {}: the I/O is board {}'s ({}), not this project's; write an io.toml (takt init "
+                 "shows one) or choose a board with --board NAME (takt boards lists them)",
+                 dir.string(), selection.board->name, selection.board->description);
+    } else {
+        log.info("I/O from {}", selection.origin);
+    }
     if (selection.board && io::applyBoardRealtime(*selection.board, runtime)) {
         const engine::RuntimeConfig::Realtime& rt = runtime.realtime;
         log.info("realtime from board {} (runtime.toml has no [runtime.realtime]): scheduler {}{}, cpu_affinity [{}], "
