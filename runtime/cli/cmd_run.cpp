@@ -1,7 +1,7 @@
 // `takt run [--project DIR] [--board NAME] [--for 10s] [--restart warm|cold]`
 // (CONFIG.md): the runtime. Loads runtime.toml and io.toml, compiles src/ (or
 // loads program.stbc), starts the drivers and the scan loop, and shows a live
-// status line on a terminal (plain log lines otherwise). SIGTERM / SIGINT end
+// status line on a terminal (a log gets state changes, faults and health changes). SIGTERM / SIGINT end
 // the run at a cycle boundary: safe state, last retain save, exit 0 (16 when a fault
 // halted the program, 17 when the last retain save failed). Started by
 // systemd (NOTIFY_SOCKET), it reports READY=1 and pings WATCHDOG=1 while the
@@ -47,7 +47,7 @@ struct RunOptions {
 };
 
 constexpr std::int64_t kStatusPeriodNs = 250'000'000; // 4 Hz
-constexpr std::int64_t kLogPeriodNs = 1'000'000'000;  // plain log: one status line a second
+constexpr std::int64_t kLogPeriodNs = 1'000'000'000;  // debug log and systemd STATUS=: once a second
 
 std::string healthText(const std::vector<io::DriverHealthReport>& health) {
     if (health.empty()) {
@@ -63,15 +63,29 @@ std::string healthText(const std::vector<io::DriverHealthReport>& health) {
     return out;
 }
 
+// The health names alone ("modbus-tcp=degraded"): a change is logged, a changing reason is not.
+std::string healthNames(const std::vector<io::DriverHealthReport>& health) {
+    std::string out;
+    for (const auto& h : health) {
+        out += fmt::format("{}{}={}", out.empty() ? "" : ",", h.name, io::healthName(h.status.health));
+    }
+    return out;
+}
+
+// The status of the run in one line: the terminal's line, systemd's STATUS= and the stop line.
 std::string statusText(const engine::ScanLoop& loop, const std::vector<io::DriverHealthReport>& health) {
     const engine::ScanSnapshot s = loop.snapshot();
     const engine::HistogramSummary exec = loop.execTime().summary();
     const engine::HistogramSummary late = loop.lateness().summary();
-    return fmt::format("{} cycles={} exec p50={} p99={} lateness p99={} "
-                       "overruns={} faults={} io {} %I={} %Q={}",
+    return fmt::format("{} cycles={} exec p50={} p99={} lateness p99={} overruns={} faults={} io {}",
                        engine::scanStateName(s.state), s.cycles, formatNs(exec.p50), formatNs(exec.p99),
-                       formatNs(late.p99), s.overruns, s.faults, healthText(health),
-                       hexBytes(std::span(s.inputs.data(), s.inputBytes)),
+                       formatNs(late.p99), s.overruns, s.faults, healthText(health));
+}
+
+// The process image, for the stop line and the debug log: what the field saw last.
+std::string imageText(const engine::ScanLoop& loop) {
+    const engine::ScanSnapshot s = loop.snapshot();
+    return fmt::format("%I={} %Q={}", hexBytes(std::span(s.inputs.data(), s.inputBytes)),
                        hexBytes(std::span(s.outputs.data(), s.outputBytes)));
 }
 
@@ -339,11 +353,15 @@ int runMain(const RunOptions& options) {
     SystemdNotifier systemd;
     systemd.ready(fmt::format("takt running {}", runtime.resourceName));
 
+    // A terminal gets one line redrawn in place; a log (journal, file) gets state changes, faults
+    // and driver health changes as they happen, the full status once a second only at debug
+    // level, and one line on stop.
     const bool tty = isatty(STDOUT_FILENO) == 1;
     const std::int64_t started = engine::monotonicNs();
     std::int64_t nextLog = started + kLogPeriodNs;
     std::uint64_t eventsSeen = 0;
     std::uint64_t lastCycles = 0;
+    std::string healthSeen = healthNames(drivers.refreshHealth());
     std::string stopReason = "--for elapsed";
     for (;;) {
         const timespec wait{0, kStatusPeriodNs};
@@ -362,15 +380,26 @@ int runMain(const RunOptions& options) {
             systemd.watchdogPing();
         }
         lastCycles = s.cycles;
+        if (tty) {
+            std::fputs("\r\033[K", stdout); // the log lines below must not be glued to the status line
+            std::fflush(stdout);
+        }
         logEvents(loop, eventsSeen, *log);
+        if (std::string names = healthNames(health); names != healthSeen) {
+            log->warn("driver health: {}", healthText(health));
+            healthSeen = std::move(names);
+        }
         const std::int64_t now = engine::monotonicNs();
         if (tty) {
-            const std::string line = statusText(loop, health);
-            std::fprintf(stdout, "\r\033[K%s", line.c_str());
+            std::fprintf(stdout, "\r\033[K%s", statusText(loop, health).c_str());
             std::fflush(stdout);
-        } else if (now >= nextLog) {
+        }
+        if (now >= nextLog) {
             nextLog = now + kLogPeriodNs;
-            log->info("{}", statusText(loop, health));
+            systemd.status(statusText(loop, health));
+            if (!tty) {
+                log->debug("{} {}", statusText(loop, health), imageText(loop));
+            }
         }
         if (forNs && now - started >= *forNs) {
             break;
@@ -380,10 +409,10 @@ int runMain(const RunOptions& options) {
     live->stop(); // endpoint, then scan (safe state latched, last retain save), then drivers
     const std::vector<io::DriverHealthReport> health = drivers.refreshHealth();
     if (tty) {
-        std::fputs("\n", stdout);
+        std::fputs("\r\033[K", stdout);
     }
     logEvents(loop, eventsSeen, *log);
-    log->info("stopped ({}): outputs in safe state; {}", stopReason, statusText(loop, health));
+    log->info("stopped ({}): outputs in safe state; {} {}", stopReason, statusText(loop, health), imageText(loop));
     return runOutcome(loop, *log);
 }
 

@@ -49,12 +49,22 @@ int fromProject(const char* command, const ControlConnectOptions& in, agent::Con
     if (!out.token.empty() || !in.tokenFile.empty()) {
         return kExitOk;
     }
-    // The least role that suffices: watching must not need an engineer's token when a viewer's is there.
+    // The least role that suffices: watching must not need an engineer's token when a viewer's is
+    // there. When none suffices, the highest there is (the endpoint then says what is missing).
     const int wanted = static_cast<int>(role);
-    int best = 99;
+    const auto better = [wanted](int rank, int than) {
+        if (than < 0) {
+            return true;
+        }
+        if ((rank >= wanted) != (than >= wanted)) {
+            return rank >= wanted;
+        }
+        return rank >= wanted ? rank < than : rank > than;
+    };
+    int chosen = -1;
     for (const engine::ControlToken& t : c.tokens) {
         const int rank = roleRank(t.role);
-        if (rank < wanted || rank >= best) {
+        if (!better(rank, chosen)) {
             continue;
         }
         std::string token = t.token;
@@ -67,7 +77,7 @@ int fromProject(const char* command, const ControlConnectOptions& in, agent::Con
         }
         if (!token.empty()) {
             out.token = token;
-            best = rank;
+            chosen = rank;
         }
     }
     if (out.token.empty() && !c.authToken.empty()) {
