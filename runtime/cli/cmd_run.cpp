@@ -6,6 +6,7 @@
 // halted the program, 17 when the last retain save failed). Started by
 // systemd (NOTIFY_SOCKET), it reports READY=1 and pings WATCHDOG=1 while the
 // scan makes progress.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -361,7 +362,9 @@ int runMain(const RunOptions& options) {
     std::int64_t nextLog = started + kLogPeriodNs;
     std::uint64_t eventsSeen = 0;
     std::uint64_t lastCycles = 0;
-    std::string healthSeen = healthNames(drivers.refreshHealth());
+    const std::vector<io::DriverHealthReport> startHealth = drivers.refreshHealth();
+    std::string healthSeen = healthNames(startHealth);
+    log->info("driver health: {}", healthText(startHealth));
     std::string stopReason = "--for elapsed";
     for (;;) {
         const timespec wait{0, kStatusPeriodNs};
@@ -386,7 +389,10 @@ int runMain(const RunOptions& options) {
         }
         logEvents(loop, eventsSeen, *log);
         if (std::string names = healthNames(health); names != healthSeen) {
-            log->warn("driver health: {}", healthText(health));
+            const bool allOk = std::all_of(health.begin(), health.end(), [](const io::DriverHealthReport& h) {
+                return h.status.health == io::Health::Ok;
+            });
+            log->log(allOk ? spdlog::level::info : spdlog::level::warn, "driver health: {}", healthText(health));
             healthSeen = std::move(names);
         }
         const std::int64_t now = engine::monotonicNs();
