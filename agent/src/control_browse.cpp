@@ -78,9 +78,8 @@ void RuntimeControl::varList(const rapidjson::Value& params, ControlReplyFn& rep
         }
     }
     const auto inTest = [&](const std::string& path) {
-        return std::any_of(testPrefixes.begin(), testPrefixes.end(), [&](const std::string& prefix) {
-            return path.starts_with(prefix) || path + "." == prefix;
-        });
+        return std::any_of(testPrefixes.begin(), testPrefixes.end(),
+                           [&](const std::string& prefix) { return path.starts_with(prefix) || path + "." == prefix; });
     };
     std::string rows;
     std::uint64_t total = 0;
@@ -99,11 +98,10 @@ void RuntimeControl::varList(const rapidjson::Value& params, ControlReplyFn& rep
         rows += fmt::format("{}{{\"path\":{},\"type\":{},\"address\":{},\"retain\":{},\"constant\":{},\"forced\":{}}}",
                             rows.empty() ? "" : ",", ctl::quoted(v.path),
                             ctl::quoted(v.type < m.types.size() ? m.types[v.type].name : std::string("?")),
-                            hasAddress ? ctl::quoted(at->second->address) : std::string("null"), v.retain,
-                            v.constant, forced);
+                            hasAddress ? ctl::quoted(at->second->address) : std::string("null"), v.retain, v.constant,
+                            forced);
     }
-    reply(ControlAnswer::result(
-        fmt::format("{{\"total\":{},\"offset\":{},\"variables\":[{}]}}", total, offset, rows)));
+    reply(ControlAnswer::result(fmt::format("{{\"total\":{},\"offset\":{},\"variables\":[{}]}}", total, offset, rows)));
 }
 
 } // namespace takt::agent

@@ -144,8 +144,9 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
         {"runtime.restart", "Warm (RETAIN kept, the default) or cold restart",
          R"({"type":"object","properties":{"mode":{"enum":["warm","cold"]}},"additionalProperties":false})",
          TAKT_RUN_STATE, Role::Operator, run},
-        {"var.list", "Browse the program's variables: path, type, address, retain, forced; `pattern` filters "
-                     "(a glob with * and ?, else a substring), `offset`/`limit` page",
+        {"var.list",
+         "Browse the program's variables: path, type, address, retain, forced; `pattern` filters "
+         "(a glob with * and ?, else a substring), `offset`/`limit` page",
          R"({"type":"object","properties":{"pattern":{"type":"string"},)"
          R"("offset":{"type":"integer","minimum":0,"maximum":4294967295},)"
          R"("limit":{"type":"integer","minimum":1,"maximum":1000}},"additionalProperties":false})",

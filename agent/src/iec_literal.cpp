@@ -334,8 +334,13 @@ std::string durationText(std::int64_t nanos) {
     static constexpr struct {
         std::uint64_t ns;
         const char* unit;
-    } kUnits[] = {{86'400'000'000'000, "d"}, {3'600'000'000'000, "h"}, {60'000'000'000, "m"}, {1'000'000'000, "s"},
-                  {1'000'000, "ms"},         {1'000, "us"},            {1, "ns"}};
+    } kUnits[] = {{86'400'000'000'000, "d"},
+                  {3'600'000'000'000, "h"},
+                  {60'000'000'000, "m"},
+                  {1'000'000'000, "s"},
+                  {1'000'000, "ms"},
+                  {1'000, "us"},
+                  {1, "ns"}};
     for (const auto& u : kUnits) {
         if (n >= u.ns) {
             out += fmt::format("{}{}", n / u.ns, u.unit);

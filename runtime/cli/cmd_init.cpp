@@ -59,15 +59,13 @@ int runInit(const InitOptions& o) {
         }
     }
     if (chosen == nullptr) {
-        std::fprintf(stderr, "takt init: --template '%s': expected one of %s\n", o.templateName.c_str(),
-                     names.c_str());
+        std::fprintf(stderr, "takt init: --template '%s': expected one of %s\n", o.templateName.c_str(), names.c_str());
         return kExitInvalidProject;
     }
     std::error_code ec;
     const fs::path dir = fs::absolute(o.dir, ec).lexically_normal();
     if (fs::exists(dir, ec) && !(fs::is_directory(dir, ec) && fs::is_empty(dir, ec))) {
-        std::fprintf(stderr, "takt init: %s exists and is not an empty directory; nothing was written\n",
-                     dir.c_str());
+        std::fprintf(stderr, "takt init: %s exists and is not an empty directory; nothing was written\n", dir.c_str());
         return kExitInvalidProject;
     }
     const std::string endpoint = controlEndpoint(dir.filename().empty() ? dir.parent_path() : dir);
@@ -112,8 +110,7 @@ int runInit(const InitOptions& o) {
 void registerInit(CLI::App& app, int& exitCode) {
     auto options = std::make_shared<InitOptions>();
     CLI::App* cmd = app.add_subcommand("init", "Create a new project that runs and tests at once");
-    cmd->add_option("dir", options->dir, "Directory of the new project (created; must not hold anything)")
-        ->required();
+    cmd->add_option("dir", options->dir, "Directory of the new project (created; must not hold anything)")->required();
     cmd->add_option("--template", options->templateName, "blank (default), motor, modbus or gpio");
     cmd->callback([options, &exitCode] { exitCode = runInit(*options); });
 }

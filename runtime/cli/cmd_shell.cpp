@@ -69,7 +69,8 @@ int runStatus(const StatusOptions& o) {
         std::printf("task       %s every %.3f ms: %llu cycles, exec p99 %s, lateness p99 %s, overruns %llu\n",
                     t["name"].GetString(), t["interval_ms"].GetDouble(),
                     static_cast<unsigned long long>(t["cycles"].GetUint64()), usText(t["exec"], "p99_us").c_str(),
-                    usText(t["lateness"], "p99_us").c_str(), static_cast<unsigned long long>(t["overruns"].GetUint64()));
+                    usText(t["lateness"], "p99_us").c_str(),
+                    static_cast<unsigned long long>(t["overruns"].GetUint64()));
     }
     std::string drivers;
     for (const rapidjson::Value& d : s["drivers"].GetArray()) {
@@ -116,8 +117,9 @@ int runSet(const char* command, const char* verb, const SetOptions& o) {
     const std::string key = isAddress(o.name) ? "addresses" : "names";
     if (shell.call(read, fmt::format("{{\"{}\":[{}]}}", key, jsonQuoted(o.name)), back) == kExitOk) {
         const auto it = back["values"].MemberBegin();
-        std::printf("%s %s %s (cycle %llu)\n", o.name.c_str(), verb[0] == 'f' ? "forced to" : ":=",
-                    agent::formatIecLiteral(it->value).c_str(), static_cast<unsigned long long>(r["cycle"].GetUint64()));
+        std::printf("%s %s %s (cycle %llu)\n", o.name.c_str(),
+                    verb[0] == 'f' ? "forced to" : ":=", agent::formatIecLiteral(it->value).c_str(),
+                    static_cast<unsigned long long>(r["cycle"].GetUint64()));
     }
     return kExitOk;
 }
@@ -252,7 +254,8 @@ void registerShell(CLI::App& app, int& exitCode) {
         addConnectOptions(*c, o->connect);
         c->add_option("variable", o->name, "Variable path (Main.speed) or direct address (%QX0.1)")->required();
         c->add_option("value", o->value, "IEC literal: T#330ms, 16#00FF, 'text', Mode#Auto, TRUE, -1.5")->required();
-        c->callback([o, name, verb, &exitCode] { exitCode = runSet(name[0] == 'w' ? "takt write" : "takt force", verb, *o); });
+        c->callback(
+            [o, name, verb, &exitCode] { exitCode = runSet(name[0] == 'w' ? "takt write" : "takt force", verb, *o); });
     };
     addSet("write", "Write a variable of a running runtime once, at the next cycle boundary", "write");
     addSet("force", "Force a variable of a running runtime to a value every cycle until unforced", "force");

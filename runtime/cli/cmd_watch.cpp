@@ -36,8 +36,8 @@ int runVars(const VarsOptions& o) {
     std::uint64_t offset = 0;
     for (;;) {
         rapidjson::Document page;
-        const std::string params = fmt::format("{{\"pattern\":{},\"offset\":{},\"limit\":1000}}",
-                                               jsonQuoted(o.pattern), offset);
+        const std::string params =
+            fmt::format("{{\"pattern\":{},\"offset\":{},\"limit\":1000}}", jsonQuoted(o.pattern), offset);
         if (const int rc = shell.call("var.list", params, page); rc != kExitOk) {
             return rc;
         }
@@ -46,8 +46,7 @@ int runVars(const VarsOptions& o) {
             json += (json.empty() ? "" : ",") + jsonText(v);
             rows.push_back(fmt::format("{:<40} {:<24} {:<10} {:<6} {}", v["path"].GetString(), v["type"].GetString(),
                                        v["address"].IsString() ? v["address"].GetString() : "",
-                                       v["retain"].GetBool() ? "retain" : "",
-                                       v["forced"].GetBool() ? "forced" : ""));
+                                       v["retain"].GetBool() ? "retain" : "", v["forced"].GetBool() ? "forced" : ""));
         }
         offset += vars.Size();
         if (vars.Empty() || offset >= page["total"].GetUint64()) {

@@ -39,8 +39,9 @@ int fromProject(const char* command, const ControlConnectOptions& in, agent::Con
     const engine::RuntimeConfig::Control& c = rc.config->control;
     if (out.endpoint.empty()) {
         if (c.endpoint.empty()) {
-            std::fprintf(stderr, "%s: %s has no [runtime.control] endpoint; add one (and restart takt run) or give "
-                                 "--endpoint\n",
+            std::fprintf(stderr,
+                         "%s: %s has no [runtime.control] endpoint; add one (and restart takt run) or give "
+                         "--endpoint\n",
                          command, file.c_str());
             return kExitInvalidProject;
         }

@@ -6,7 +6,8 @@ namespace takt::cli {
 
 namespace {
 
-constexpr std::string_view kRuntimeToml = R"(# takt runtime configuration (docs/ of takt: "runtime.toml" describes every key).
+constexpr std::string_view kRuntimeToml =
+    R"(# takt runtime configuration (docs/ of takt: "runtime.toml" describes every key).
 [bundle]
 version = 1
 
@@ -41,7 +42,8 @@ action = "safe_halt"              # outputs to their [[io.safe_state]] values, p
 policy = "safe_halt"              # on a runtime fault (division by zero, array bounds, …)
 )";
 
-constexpr std::string_view kGitignore = R"(# Built by takt build / takt run, and the runtime's state (retain, audit log, control socket).
+constexpr std::string_view kGitignore =
+    R"(# Built by takt build / takt run, and the runtime's state (retain, audit log, control socket).
 program.stbc
 .takt/
 )";
@@ -60,7 +62,8 @@ END_CONFIGURATION
 
 // ---- blank ---------------------------------------------------------------------------------
 
-constexpr std::string_view kBlankIo = R"(# I/O of this project (docs/ of takt: "io-drivers.md" lists the drivers and their keys).
+constexpr std::string_view kBlankIo =
+    R"(# I/O of this project (docs/ of takt: "io-drivers.md" lists the drivers and their keys).
 # "simulated" without a plant: inputs stay 0 and outputs go nowhere until you choose a real
 # driver (modbus-tcp, modbus-rtu, mqtt, gpio, …) or add a simulation.toml beside this file.
 [io]
@@ -126,7 +129,8 @@ END_TEST_PROGRAM
 
 // ---- motor ---------------------------------------------------------------------------------
 
-constexpr std::string_view kMotorIo = R"(# A motor starter on simulated I/O: simulation.toml presses the buttons and answers the
+constexpr std::string_view kMotorIo =
+    R"(# A motor starter on simulated I/O: simulation.toml presses the buttons and answers the
 # contactor with its feedback contact. Replace the driver with your field bus when wiring it up
 # (docs/ of takt: "io-drivers.md").
 #   %IX0.0 start button (NO)   %IX0.1 stop button (NC: TRUE when not pressed)
@@ -145,7 +149,8 @@ address = "%QX0.1"                # fault lamp on
 value = "TRUE"
 )";
 
-constexpr std::string_view kMotorSimulation = R"(# The simulated field of the motor template (truST's simulation.toml format).
+constexpr std::string_view kMotorSimulation =
+    R"(# The simulated field of the motor template (truST's simulation.toml format).
 [simulation]
 enabled = true
 
@@ -246,7 +251,8 @@ END_TEST_PROGRAM
 
 // ---- modbus --------------------------------------------------------------------------------
 
-constexpr std::string_view kModbusIo = R"(# A Modbus TCP client polling one slave (docs/ of takt: "io-drivers.md", modbus-tcp).
+constexpr std::string_view kModbusIo =
+    R"(# A Modbus TCP client polling one slave (docs/ of takt: "io-drivers.md", modbus-tcp).
 # Until a slave answers at `address` the driver is degraded and its inputs read 0; the program
 # runs anyway. To try it on this machine: takt init a second project, set its io.toml to
 # driver = "modbus-server" with listen = "127.0.0.1:5020", and run both.
@@ -306,7 +312,8 @@ END_TEST_PROGRAM
 
 // ---- gpio ----------------------------------------------------------------------------------
 
-constexpr std::string_view kGpioIo = R"(# A push button and a lamp. Until the project runs on the board, simulation.toml presses the
+constexpr std::string_view kGpioIo =
+    R"(# A push button and a lamp. Until the project runs on the board, simulation.toml presses the
 # button (a "simulated" driver without a plant reads it). On the board, replace the [io] and
 # [io.params] below with the gpio block under them (docs/ of takt: "io-drivers.md", gpio): the
 # gpio driver refuses to start where its chip does not exist.
@@ -332,7 +339,8 @@ address = "%QX0.0"
 value = "FALSE"
 )";
 
-constexpr std::string_view kGpioSimulation = R"(# Stands in for the push button until the project runs on the board (truST's format).
+constexpr std::string_view kGpioSimulation =
+    R"(# Stands in for the push button until the project runs on the board (truST's format).
 [simulation]
 enabled = true
 

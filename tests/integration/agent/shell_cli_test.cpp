@@ -135,7 +135,7 @@ TEST_F(ShellCommands, VarsListsPathsTypesAndAddresses) {
     const test::RunResult r = takt("vars Starter");
     ASSERT_EQ(r.exitCode, 0) << r.err;
     EXPECT_NE(r.out.find("Main.Starter.FeedbackTime"), std::string::npos) << r.out;
-    EXPECT_EQ(r.out.find("Main.StartButton"), std::string::npos) << r.out; // filtered out
+    EXPECT_EQ(r.out.find("Main.StartButton"), std::string::npos) << r.out;       // filtered out
     EXPECT_EQ(r.out.find("StarterSealsInAndStops"), std::string::npos) << r.out; // tests never run in a scan
     const rapidjson::Document d = parse(takt("vars --json").out);
     bool found = false;

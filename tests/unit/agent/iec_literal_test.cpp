@@ -31,8 +31,7 @@ struct Fixture {
     Fixture() {
         compiler::Project project = compiler::checkSources({{"main.st", kProgram}});
         compiled = compiler::compileProgram(project);
-        EXPECT_TRUE(compiled.ok()) << compiler::renderHuman(compiled.diagnostics, *project.sources)
-                                   << compiled.failure;
+        EXPECT_TRUE(compiled.ok()) << compiler::renderHuman(compiled.diagnostics, *project.sources) << compiled.failure;
     }
     std::uint32_t typeOf(const std::string& path) {
         engine::VarRef ref;
