@@ -17,7 +17,7 @@ export DEBIAN_FRONTEND=noninteractive
 bash "$root/scripts/setup.sh"
 
 # The :arm64 libraries takt links, their headers, and what runs the result here.
-arm64_dev=(libfmt-dev libspdlog-dev libtomlplusplus-dev libssl-dev zlib1g-dev libsystemd-dev libmodbus-dev libmosquitto-dev
+arm64_dev=(libfmt-dev libspdlog-dev libtomlplusplus-dev libssl-dev zlib1g-dev libsystemd-dev libmodbus-dev libmosquitto-dev libcpp-httplib-dev
            libgpiod-dev libgtest-dev libgmock-dev)
 host=(crossbuild-essential-arm64 qemu-user-static dpkg-dev)
 missing=()

@@ -65,6 +65,7 @@ bool isLoopback(const asio::ip::address& a) {
 
 struct ControlServer::Impl {
     class Connection;
+    class LocalSession;
 
     Impl(ControlOptions o, ControlTarget& t) : options(std::move(o)), target(t) {}
 
@@ -93,6 +94,8 @@ struct ControlServer::Impl {
     asio::steady_timer acceptRetry{io};
     std::unique_ptr<detail::ControlService> service;
     std::list<std::shared_ptr<Connection>> connections;
+    std::list<std::unique_ptr<LocalSession>> locals; // local calls not answered yet
+    bool trimLocal = false;
     std::uint32_t rejecting = 0;
     bool trimPending = false;
     Clock::time_point lastTrim{};
@@ -101,6 +104,53 @@ struct ControlServer::Impl {
     bool running = false;
     ino_t socketIno = 0;
     dev_t socketDev = 0;
+};
+
+// One call of another surface: a session of its own whose output is captured. It lives until the
+// target answered (a reload answers cycles later).
+class ControlServer::Impl::LocalSession final : public detail::SessionSink {
+public:
+    LocalSession(Impl& server, detail::PeerInfo peer, std::function<void(std::string)> done)
+        : server_(server), session_(*server.service, std::move(peer), *this), done_(std::move(done)) {}
+
+    void run(const LocalCall& call) {
+        if (!call.token.empty()) {
+            rapidjson::StringBuffer params;
+            rpc::JsonWriter w(params);
+            w.StartObject();
+            w.Key("token");
+            rpc::writeString(w, call.token);
+            w.EndObject();
+            loggingIn_ = true;
+            session_.handleLine(
+                rpc::requestLine(0, "auth.login", std::string_view(params.GetString(), params.GetSize())));
+            loggingIn_ = false;
+            if (finished_) {
+                return; // the login failed and was answered
+            }
+        }
+        session_.handleLine(call.line);
+    }
+    [[nodiscard]] bool finished() const { return finished_; }
+
+    void sendLine(std::string line) override {
+        if (finished_) {
+            return;
+        }
+        if (loggingIn_ && line.find(R"("error")") == std::string::npos) {
+            return; // the login's result; the call's answer comes next
+        }
+        finished_ = true;
+        done_(std::move(line));
+        server_.trimLocal = true;
+    }
+
+private:
+    Impl& server_;
+    detail::ControlSession session_;
+    std::function<void(std::string)> done_;
+    bool loggingIn_ = false;
+    bool finished_ = false;
 };
 
 class ControlServer::Impl::Connection final : public std::enable_shared_from_this<Connection>,
@@ -283,6 +333,11 @@ private:
 };
 
 bool ControlServer::Impl::prepare(std::string& error) {
+    if (options.endpoint.empty()) {
+        // No endpoint: only local calls (the web server of a runtime without [runtime.control]).
+        service = std::make_unique<detail::ControlService>(options, target, "local");
+        return service->openAudit(error);
+    }
     if (!detail::parseEndpoint(options.endpoint, endpoint, error)) {
         return false;
     }
@@ -543,6 +598,10 @@ void ControlServer::Impl::pollNow() {
             }
         }
     });
+    if (trimLocal) {
+        trimLocal = false;
+        locals.remove_if([](const std::unique_ptr<LocalSession>& l) { return l->finished(); });
+    }
 }
 
 // Events, command timeouts and heap trimming. Commands are answered from awaitCompletions() as
@@ -613,6 +672,12 @@ void ControlServer::Impl::shutdown() {
     for (const auto& c : all) {
         c->close();
     }
+    // A local caller waiting for an answer the target will not give any more gets one now.
+    for (const std::unique_ptr<LocalSession>& l : locals) {
+        l->sendLine(
+            rpc::errorLine(rpc::RequestId{}, rpc::Error{rpc::kInternalError, "the control service stopped", {}}));
+    }
+    locals.clear();
 }
 
 ControlServer::ControlServer(ControlOptions options, ControlTarget& target)
@@ -636,11 +701,14 @@ bool ControlServer::start(std::string& error) {
     if (!impl_->prepare(error)) {
         return false;
     }
-    if (!(impl_->endpoint.kind == Endpoint::Kind::Unix ? impl_->bindUnix(error) : impl_->bindTcp(error))) {
+    const bool listening = !impl_->options.endpoint.empty();
+    if (listening && !(impl_->endpoint.kind == Endpoint::Kind::Unix ? impl_->bindUnix(error) : impl_->bindTcp(error))) {
         return false;
     }
     impl_->running = true;
-    impl_->acceptNext();
+    if (listening) {
+        impl_->acceptNext();
+    }
     impl_->schedulePoll();
     if (const int fd = impl_->target.completionFd(); fd >= 0) {
         const int own = ::dup(fd);
@@ -681,6 +749,27 @@ void ControlServer::stop() {
         }
         impl_->socketIno = 0;
     }
+}
+
+void ControlServer::callLocal(LocalCall call, std::function<void(std::string)> done) {
+    asio::post(impl_->io, [impl = impl_.get(), call = std::move(call), done = std::move(done)]() mutable {
+        if (!impl->running) {
+            done(rpc::errorLine(rpc::RequestId{},
+                                rpc::Error{rpc::kInternalError, "the control service is stopping", {}}));
+            return;
+        }
+        detail::PeerInfo peer;
+        peer.label = call.peer;
+        peer.key = call.peer;
+        peer.grantedRole = call.grantedRole;
+        auto& local =
+            impl->locals.emplace_back(std::make_unique<Impl::LocalSession>(*impl, std::move(peer), std::move(done)));
+        local->run(call);
+        if (impl->trimLocal) {
+            impl->trimLocal = false;
+            impl->locals.remove_if([](const std::unique_ptr<Impl::LocalSession>& l) { return l->finished(); });
+        }
+    });
 }
 
 std::string ControlServer::boundEndpoint() const {

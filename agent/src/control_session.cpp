@@ -113,6 +113,8 @@ ControlSession::ControlSession(ControlService& service, PeerInfo peer, SessionSi
       self_(std::make_shared<ControlSession*>(this)) {
     if (peer_.trustedUnix && !service_.loginRequired()) {
         role_ = Role::Admin;
+    } else if (peer_.grantedRole) {
+        role_ = peer_.grantedRole;
     }
 }
 

@@ -97,6 +97,9 @@ struct PeerInfo {
     std::string label;        // for the audit log: "tcp:127.0.0.1:50122", "unix:uid=1000,pid=42"
     std::string key;          // for the back-off: "ip:192.0.2.7", "ip:loopback", "uid:1000"
     bool trustedUnix = false; // a Unix peer of an endpoint without tokens: admin
+    // A role held without auth.login (a web page on loopback with auth = "local": viewer); a login
+    // replaces it.
+    std::optional<Role> grantedRole;
 };
 
 // Where a session's output goes.

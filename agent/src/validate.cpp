@@ -198,7 +198,7 @@ void validate(const ValidateRequest& request, ValidateReport& report) {
         runtime = std::move(r.config);
         if (runtime) {
             report.resource = runtime->resourceName;
-            if (!runtime->control.endpoint.empty()) {
+            if (!runtime->control.endpoint.empty() || runtime->web.enabled) {
                 report.controlEndpoint = runtime->control.endpoint;
                 // The tokens `takt run` reads and refuses, by the very same check.
                 ControlOptions control;

@@ -20,6 +20,7 @@
 
 #include "commands.h"
 #include "live_runtime.h"
+#include "metrics.h"
 #include "retain_slots.h"
 #include "run_log.h"
 #include "run_support.h"
@@ -150,7 +151,7 @@ void printDiagnostic(const engine::ConfigDiagnostic& d) {
 bool loadConfigs(const fs::path& dir, const RunOptions& options, engine::RuntimeConfig& runtime,
                  agent::ControlOptions& control, io::IoConfig& io, spdlog::logger& log) {
     engine::RuntimeConfigResult rc = engine::loadRuntimeConfig(dir / "runtime.toml");
-    if (rc.config && !rc.config->control.endpoint.empty()) {
+    if (rc.config && (!rc.config->control.endpoint.empty() || rc.config->web.enabled)) {
         (void)agent::controlOptionsFromConfig(*rc.config, control, rc.diagnostics);
     }
     bool ok = rc.config.has_value();
@@ -333,7 +334,9 @@ int runMain(const RunOptions& options) {
     }
     HealthCache healthCache;
     healthCache.update(drivers.refreshHealth());
-    if (!runtime.control.endpoint.empty()) {
+    // The control service serves the endpoint and the web server's calls; without an endpoint it
+    // listens on nothing.
+    if (!runtime.control.endpoint.empty() || runtime.web.enabled) {
         agent::RuntimeControlOptions ropts;
         ropts.byteAddressing = runtime.byteAddressing;
         ropts.driverHealth = [&healthCache] { return healthCache.get(); };
@@ -341,7 +344,24 @@ int runMain(const RunOptions& options) {
         if (!live->serveControl(copts, std::move(ropts), error)) {
             return fail("runtime.control: ", kExitInvalidProject);
         }
-        log->info("control endpoint {}", live->server()->boundEndpoint());
+        if (!runtime.control.endpoint.empty()) {
+            log->info("control endpoint {}", live->server()->boundEndpoint());
+        }
+    }
+    if (runtime.web.enabled) {
+        agent::WebOptions web;
+        web.host = runtime.web.host;
+        web.port = runtime.web.port;
+        web.tokenAuth = runtime.web.tokenAuth;
+        if (runtime.web.tls) {
+            web.tlsCert = runtime.web.tlsCert;
+            web.tlsKey = runtime.web.tlsKey;
+        }
+        web.metrics = [&live, &healthCache] { return prometheusText(live->loop(), healthCache.get()); };
+        if (!live->serveWeb(std::move(web), error)) {
+            return fail("", kExitInvalidProject);
+        }
+        log->info("web {} (/metrics, /api/rpc)", live->web()->url());
     }
     log->info("running {} (program {:.16}) from {}: cycle {} ms, watchdog {}, "
               "fault policy {}, {} driver(s)",

@@ -58,7 +58,15 @@ bool LiveRuntime::serveControl(const agent::ControlOptions& options, agent::Runt
     return server_->start(error);
 }
 
+bool LiveRuntime::serveWeb(agent::WebOptions options, std::string& error) {
+    web_ = std::make_unique<agent::WebServer>(std::move(options), *server_);
+    return web_->start(error);
+}
+
 void LiveRuntime::stop() {
+    if (web_ != nullptr) {
+        web_->stop();
+    }
     if (server_ != nullptr) {
         server_->stop();
     }

@@ -11,6 +11,7 @@
 
 #include "takt/agent/control.h"
 #include "takt/agent/control_runtime.h"
+#include "takt/agent/web.h"
 #include "takt/engine/engine.h"
 #include "takt/engine/retain.h"
 #include "takt/engine/scan_loop.h"
@@ -51,13 +52,19 @@ public:
     [[nodiscard]] engine::ScanLoop& loop() { return *loop_; }
 
     // The control endpoint on its own low-priority thread; it reaches the scan thread only through
-    // the loop's command queue and snapshots. After startScan.
+    // the loop's command queue and snapshots. After startScan. An empty options.endpoint serves
+    // no socket, only the web server's calls.
     bool serveControl(const agent::ControlOptions& options, agent::RuntimeControlOptions runtimeOptions,
                       std::string& error);
     [[nodiscard]] agent::ControlServer* server() { return server_.get(); }
 
-    // The endpoint first (no command arrives after it), then the scan loop (safe state latched,
-    // last retain save), then the drivers. Idempotent.
+    // [runtime.web]: /metrics and /api/rpc (through the control service's methods and roles) on
+    // threads of its own at low priority. After serveControl.
+    bool serveWeb(agent::WebOptions options, std::string& error);
+    [[nodiscard]] agent::WebServer* web() { return web_.get(); }
+
+    // The web server and the endpoint first (no command arrives after them), then the scan loop
+    // (safe state latched, last retain save), then the drivers. Idempotent.
     void stop();
 
 private:
@@ -86,6 +93,7 @@ private:
     std::optional<engine::ScanLoop> loop_;
     std::unique_ptr<agent::RuntimeControl> control_;
     std::unique_ptr<agent::ControlServer> server_;
+    std::unique_ptr<agent::WebServer> web_;
 };
 
 } // namespace takt::cli

@@ -2,6 +2,8 @@
 // Private state of the back end, shared by the layout (layout.cpp), initial values
 // (init_image.cpp) and the entry point (generate.cpp).
 #include <cstdint>
+#include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -121,6 +123,11 @@ public:
     // The FB at the root of `fb`'s EXTENDS chain carries the table offset when it reserves a
     // header; 0 when instances of `fb` have no header.
     static std::uint32_t dispatchHeaderOf(const Symbol* fb);
+    // The dispatch slot of a call of METHOD (or property accessor) `method` on an instance
+    // whose declared type is `fb`, when some FB extending `fb` overrides it (CODESYS methods
+    // are virtual); none when every instance of that type runs `method` itself.
+    std::optional<std::uint32_t> virtualSlot(const Symbol* method, const Symbol* fb);
+    void numberSlots();
 
     // ---- lower_direct.cpp ----
     // Image offset (globals region, provisional like every global) of the cell that stands for
@@ -160,6 +167,8 @@ private:
     std::unordered_map<const Symbol*, std::unordered_map<const Symbol*, MemberSlot>> members_;
     std::unordered_map<const Symbol*, std::uint32_t> interfaceSlots_; // prototype -> slot
     bool interfaceSlotsNumbered_ = false;
+    // (FB, upper-cased method name) for every method some FB extending that FB overrides.
+    std::set<std::pair<const Symbol*, std::string>> overridden_;
     std::unordered_map<const Symbol*, std::uint32_t> dispatchTables_; // FB -> image offset
     std::unordered_map<std::string, std::uint32_t> directCells_;      // "%IX0.1" -> image offset
 };

@@ -194,6 +194,13 @@ std::string Generator::signature(const Type* type) {
     case TypeKind::Program: {
         const Symbol* pou = instancePou(t);
         std::string s = (t->kind() == TypeKind::Program ? "PROGRAM " : "FB ") + t->name() + "{";
+        if (dispatchHeaderOf(pou) > 0) {
+            // The header holds the image offset of the type's dispatch table: an instance copied
+            // whole by an online change or a retain restore must not bring an offset from a
+            // program whose tables sat elsewhere, so a moved table makes the type differ (its
+            // members are then carried over one by one and the header comes from the new image).
+            s += "DISPATCH@" + std::to_string(dispatchTable(pou)) + ";";
+        }
         const auto& slots = members(pou);
         for (const Symbol* m : memberList(pou)) {
             const MemberSlot& slot = slots.at(m);

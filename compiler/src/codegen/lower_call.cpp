@@ -19,6 +19,33 @@ bool isSelf(const ast::Expr& e) {
     return x->kind == ast::ExprKind::Super || x->kind == ast::ExprKind::This;
 }
 
+bool isSuper(const ast::Expr& e) {
+    const ast::Expr* x = &e;
+    while (x->kind == ast::ExprKind::Paren || x->kind == ast::ExprKind::Deref) {
+        x = x->kind == ast::ExprKind::Paren ? static_cast<const ast::ParenExpr*>(x)->inner.get()
+                                            : static_cast<const ast::DerefExpr*>(x)->reference.get();
+    }
+    return x->kind == ast::ExprKind::Super;
+}
+
+// Whether `e` designates an instance of exactly its declared type: a variable, member or array
+// element declared with an FB type. A VAR_IN_OUT, a REFERENCE TO or a dereferenced pointer may
+// designate an instance of a derived type.
+bool exactInstance(const ast::Expr& e) {
+    switch (e.kind) {
+    case ast::ExprKind::Paren: return exactInstance(*static_cast<const ast::ParenExpr&>(e).inner);
+    case ast::ExprKind::Index: return true; // elements have the array's element type
+    case ast::ExprKind::Name:
+    case ast::ExprKind::Member: {
+        const Symbol* s = e.kind == ast::ExprKind::Name ? static_cast<const ast::NameExpr&>(e).symbol
+                                                        : static_cast<const ast::MemberExpr&>(e).symbol;
+        return s != nullptr && s->kind == SymbolKind::Variable && s->section != ast::VarSection::InOut &&
+               !isReference(s->type);
+    }
+    default: return false;
+    }
+}
+
 } // namespace
 
 using bc::Opcode;
@@ -248,11 +275,16 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
     // FUNCTION or METHOD: arguments go straight into the callee's frame.
     const bool method = target->pouKind == ast::PouKind::Method;
     std::optional<Loc> instance;
+    // The declared type of an instance whose actual type may extend it (THIS, a VAR_IN_OUT, a
+    // dereferenced REFERENCE/POINTER): the call dispatches when a derived FB overrides the method.
+    const Symbol* openType = nullptr;
+    const Symbol* self = pou_->pouKind == ast::PouKind::Method ? pou_->owner : pou_;
     if (method) {
         if (e.callee->kind == ast::ExprKind::Member) {
             const auto& m = static_cast<const ast::MemberExpr&>(*e.callee);
             if (isSelf(*m.object)) {
                 instance = Loc{false, {bc::address(bc::kTagThis, 0), false}, 0, nullptr};
+                openType = isSuper(*m.object) ? nullptr : self; // SUPER^.M() runs the base's body
             } else {
                 const Type* ot = stripAlias(m.object->type);
                 if (ot != nullptr && ot->kind() == TypeKind::Interface) {
@@ -260,11 +292,14 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
                 }
                 instance = locate(*m.object);
                 lastIdx_ = kNoIdx; // the instance pointer is passed to the call: keep its IDX
+                openType = instance->indirect && !exactInstance(*m.object) ? instancePou(ot) : nullptr;
             }
         } else {
             instance = Loc{false, {bc::address(bc::kTagThis, 0), false}, 0, nullptr};
+            openType = self;
         }
     }
+    const std::optional<std::uint32_t> slot = method ? g_.virtualSlot(target, openType) : std::nullopt;
     const Generator::FrameLayout& layout = g_.frameLayout(target);
     const std::vector<int> binding = bindArguments(e, target->params);
     const std::vector<Value> values = frameArguments(e, target, binding);
@@ -280,6 +315,10 @@ Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Oper
     const std::uint32_t p = g_.pouIndex(target);
     if (!method) {
         emit(Opcode::CALL_FN, {imm(p), imm(c)});
+    } else if (slot && instance->indirect) {
+        emit(Opcode::CALL_IFACE, {instPtr, imm(*slot), imm(c)});
+    } else if (slot) {
+        emit(Opcode::CALL_VIRT, {instance->at, imm(*slot), imm(c)});
     } else if (instance->indirect) {
         emit(Opcode::CALL_FB_IND, {imm(p), instPtr, imm(c)});
     } else {

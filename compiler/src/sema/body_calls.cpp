@@ -249,6 +249,15 @@ void BodyChecker::checkInOutArgument(ast::Expr& value, const Symbol& param, cons
     if (!same && b->kind() == TypeKind::Interface) {
         same = implicitlyConvertible(t, param.type);
     }
+    if (!same && a->kind() == TypeKind::FunctionBlock && b->kind() == TypeKind::FunctionBlock) {
+        // A derived instance is passed where its base is declared, as in CODESYS; its methods
+        // keep their overrides (late binding).
+        const Symbol* base = static_cast<const PouType*>(b)->symbol;
+        const Symbol* fb = static_cast<const PouType*>(a)->symbol;
+        for (int depth = 0; fb != nullptr && depth < 64 && !same; ++depth, fb = fb->base) {
+            same = fb == base;
+        }
+    }
     if (!same) {
         cx_.error(DiagCode::TypeMismatch, value.span,
                   "VAR_IN_OUT '" + param.name + "' of '" + calleeName + "' has type " + typeName(param.type) +

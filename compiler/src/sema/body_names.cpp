@@ -356,7 +356,14 @@ const Type* BodyChecker::checkMember(ast::MemberExpr& e) {
             m = codesysParameter(*owner, e.member);
         }
         if (m == nullptr) {
-            cx_.error(DiagCode::UnknownMember, e.member.span, "'" + t->name() + "' has no member '" + name + "'");
+            // CODESYS has implicit EN/ENO only on graphical boxes: in ST an FB has ENO when it
+            // declares it.
+            const bool eno = sameName(name, "ENO") && t->kind() == TypeKind::FunctionBlock;
+            cx_.error(DiagCode::UnknownMember, e.member.span,
+                      "'" + t->name() + "' has no member '" + name + "'" +
+                          (eno ? "; it declares no ENO output: read the variable connected with 'ENO =>' in the "
+                                 "call, or declare ENO : BOOL as VAR_OUTPUT"
+                               : ""));
             return errorType();
         }
         e.symbol = m;

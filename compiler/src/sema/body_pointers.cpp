@@ -64,6 +64,14 @@ const Type* sizeOfOperand(Context& cx, const Scope* scope, const ast::Expr& arg)
     return nullptr;
 }
 
+const Type* pointerSizedType(const TypeTable& types, std::string_view name) {
+    const std::string upper = upperName(name);
+    return upper == "__XWORD"   ? types.get(K::LWord)
+           : upper == "__UXINT" ? types.get(K::ULInt)
+           : upper == "__XINT"  ? types.get(K::LInt)
+                                : nullptr;
+}
+
 void codesysExtension(Context& cx, Span span, std::string_view what) {
     if (cx.iec()) {
         cx.lenient(DiagCode::CodesysExtension, span,
@@ -99,7 +107,10 @@ std::optional<const Type*> BodyChecker::checkBuiltinCall(ast::CallExpr& e) {
             return errorType();
         }
         if (!analyzeTarget(arg).isVariable) {
-            cx_.error(DiagCode::InvalidRefOperand, arg.span, "ADR() needs a variable, not '" + text(arg.span) + "'");
+            if (!reportPropertyAddress(arg, "ADR()")) {
+                cx_.error(DiagCode::InvalidRefOperand, arg.span,
+                          "ADR() needs a variable, not '" + text(arg.span) + "'");
+            }
             return errorType();
         }
         return types.ref(t, ast::RefSpelling::PointerTo);

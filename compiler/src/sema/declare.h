@@ -99,7 +99,8 @@ void checkObjectOrientation(Context& cx);
 // ---- declare_oop.cpp -------------------------------------------------------------------------
 // CLASS members (E0725), FINAL (E0728), instances of ABSTRACT POUs (E0729).
 void checkClassesAndModifiers(Context& cx);
-// Sets Symbol::dispatchHeader on the roots of FB hierarchies that implement an INTERFACE.
+// Sets Symbol::dispatchHeader on the roots of FB hierarchies that implement an INTERFACE or
+// override a METHOD.
 void reserveDispatchHeaders(Context& cx);
 
 // ---- declare_config.cpp ---------------------------------------------------------------------

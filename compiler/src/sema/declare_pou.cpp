@@ -363,12 +363,25 @@ void resolveInheritance(Context& cx) {
     }
 }
 
-// An FB reached through an INTERFACE carries the offset of its dispatch table in its first 4
-// bytes; the header belongs to the root of its EXTENDS chain so that a derived instance and
-// its base part agree on where every member lives.
+// An FB reached through an INTERFACE, or whose methods (or property accessors) some derived FB
+// overrides, carries the offset of its dispatch table in its first 4 bytes: calls that need
+// the instance's own override find it there. The header belongs to the root of its EXTENDS
+// chain so that a derived instance and its base part agree on where every member lives.
 void reserveDispatchHeaders(Context& cx) {
+    auto overridesBase = [](const Symbol* fb) {
+        if (fb->base == nullptr || fb->scope == nullptr) {
+            return false;
+        }
+        for (const Symbol* m : fb->scope->symbols()) {
+            if (m->kind == SymbolKind::Pou && m->pouKind == ast::PouKind::Method &&
+                findMethod(fb->base, m->name) != nullptr) {
+                return true;
+            }
+        }
+        return false;
+    };
     for (Symbol* pou : cx.decl->pouOrder) {
-        if (pou->interfaces.empty() || !isFunctionBlock(pou)) {
+        if (!isFunctionBlock(pou) || (pou->interfaces.empty() && !overridesBase(pou))) {
             continue;
         }
         Symbol* root = pou;

@@ -203,6 +203,10 @@ private:
             if (const Type* e = cx_.model.types.elementary(spec.name.parts[0].name)) {
                 return e;
             }
+            if (const Type* e = pointerSizedType(cx_.model.types, spec.name.parts[0].name)) {
+                codesysExtension(cx_, spec.span, upperName(spec.name.parts[0].name));
+                return e;
+            }
         }
         bool reported = false;
         Symbol* sym = lookupQualified(cx_, spec.name, scope_, true, &reported);

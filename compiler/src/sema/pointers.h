@@ -18,5 +18,9 @@ namespace takt::compiler::sema {
 // A CODESYS extension (POINTER TO, ADR, UNION…) used under dialect "iec": W1015 as an error.
 // Under dialect "codesys" these have one meaning and nothing to warn about.
 void codesysExtension(Context& cx, Span span, std::string_view what);
+// CODESYS's pointer-sized integers __XWORD, __UXINT and __XINT: takt's pointers convert to and
+// from 64-bit integers, so they are LWORD, ULINT and LINT (as on a 64-bit CODESYS target).
+// Null for any other name.
+[[nodiscard]] const Type* pointerSizedType(const TypeTable& types, std::string_view name);
 
 } // namespace takt::compiler::sema

@@ -26,7 +26,6 @@ struct TrustSection {
 };
 
 const TrustSection kTrustSections[] = {
-    {"runtime.web", "web UI", {"enabled", "listen", "auth", "tls"}},
     {"runtime.tls",
      "TLS settings for a web UI or mesh (the control endpoint has [runtime.control.tls])",
      {"mode", "cert_path", "key_path", "ca_path", "require_remote"}},
@@ -292,10 +291,67 @@ void readControl(TableReader& r, RuntimeConfig::Control& c) {
     }
 }
 
+// [runtime.web]: truST's enabled / listen / auth / tls, and tls_cert / tls_key. Loopback serves
+// without TLS; any other address needs TLS and tokens, as the control endpoint does.
+void readWeb(TableReader& r, const RuntimeConfig::Control& control, RuntimeConfig::Web& w) {
+    w.enabled = r.boolean("enabled").value_or(true);
+    if (auto listen = r.string("listen")) {
+        w.listen = *listen;
+    }
+    if (auto auth = r.choice<bool>("auth", {{"local", false}, {"token", true}})) {
+        w.tokenAuth = *auth;
+    }
+    if (auto tls = r.boolean("tls")) {
+        w.tls = *tls;
+    }
+    if (auto cert = r.string("tls_cert")) {
+        w.tlsCert = *cert;
+    }
+    if (auto key = r.string("tls_key")) {
+        w.tlsKey = *key;
+    }
+    r.finish();
+    if (!w.enabled) {
+        return;
+    }
+    const std::size_t colon = w.listen.rfind(':');
+    const std::string port = colon == std::string::npos ? std::string() : w.listen.substr(colon + 1);
+    const bool portOk = !port.empty() && port.size() <= 5 &&
+                        std::all_of(port.begin(), port.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) &&
+                        std::stoi(port) <= 65535;
+    w.host = colon == std::string::npos ? std::string() : w.listen.substr(0, colon);
+    if (w.host.size() > 2 && w.host.front() == '[' && w.host.back() == ']') {
+        w.host = w.host.substr(1, w.host.size() - 2);
+    }
+    if (w.host.empty() || !portOk) {
+        r.error("listen", fmt::format("\"{}\" needs host:port, e.g. 127.0.0.1:8080", w.listen));
+        return;
+    }
+    w.port = static_cast<std::uint16_t>(std::stoi(port));
+    const bool tokens = !control.authToken.empty() || !control.tokens.empty();
+    if (w.tls && (w.tlsCert.empty() || w.tlsKey.empty())) {
+        r.error("tls", "tls = true needs tls_cert and tls_key (PEM files)");
+    }
+    if (w.tokenAuth && !tokens) {
+        r.error("auth", "auth = \"token\" needs the control endpoint's tokens ([[runtime.control.tokens]] or "
+                        "runtime.control.auth_token)");
+    }
+    if (!isLoopbackHost(w.host) && (!w.tls || !w.tokenAuth)) {
+        // As for the control endpoint: writes and tokens in clear text over a network are refused.
+        r.error("listen", fmt::format("\"{}\" is not a loopback address: serving it needs tls = true (tls_cert, "
+                                      "tls_key) and auth = \"token\"",
+                                      w.listen));
+    }
+}
+
 void readRuntime(TableReader& r, RuntimeConfig& c) {
     if (const toml::table* t = r.table("control")) {
         TableReader tr(*t, r.keyPath("control"), r.file(), r.diagnostics());
         readControl(tr, c.control);
+    }
+    if (const toml::table* t = r.table("web")) {
+        TableReader tr(*t, r.keyPath("web"), r.file(), r.diagnostics());
+        readWeb(tr, c.control, c.web);
     }
     if (const toml::table* t = r.table("log")) {
         TableReader tr(*t, r.keyPath("log"), r.file(), r.diagnostics());

@@ -218,6 +218,22 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
     std::uintptr_t base[4] = {adjusted(0, 0), adjusted(thisO, 1), adjusted(frameO, 2), adjusted(0, 3)};
     Trap trap = Trap::None;
 
+    // The POU a dispatched call runs on instance `inst` (whose first 4 bytes are in the image):
+    // entry `slot` of the dispatch table the instance's header names; kNone when that is no
+    // method whose instance fits in the image.
+    const auto dispatchTarget = [&](std::uint32_t inst, std::uint32_t slot) -> std::uint32_t {
+        const std::uint64_t at = static_cast<std::uint64_t>(load<std::uint32_t>(image + inst)) + 4ull * slot;
+        if (at + 4 > imageSize) [[unlikely]] {
+            return bytecode::kNone;
+        }
+        const std::uint32_t p = load<std::uint32_t>(image + at);
+        if (p >= pouCount || pous[p].code == bytecode::kNone ||
+            static_cast<std::uint64_t>(inst) + res.instanceSize[p] > imageSize) [[unlikely]] {
+            return bytecode::kNone;
+        }
+        return p;
+    };
+
 #define W(k) ip[1 + (k)]
 #define A(k) (reinterpret_cast<std::uint8_t*>(base[W(k) >> kOffsetBits] + W(k)))
 #define IMM32(k) static_cast<std::int32_t>(W(k))
@@ -955,15 +971,20 @@ dispatch_switch:
                 FAULT(Trap::NullReference);
             if (static_cast<U64>(inst) + 4 > imageSize) [[unlikely]]
                 FAULT(Trap::InvalidReference);
-            const U64 slot = static_cast<U64>(load<U32>(image + inst)) + 4ull * W(1);
-            if (slot + 4 > imageSize) [[unlikely]]
-                FAULT(Trap::InvalidCall);
-            const U32 p = load<U32>(image + slot);
-            if (p >= pouCount || pous[p].code == bytecode::kNone ||
-                static_cast<U64>(inst) + res.instanceSize[p] > imageSize) [[unlikely]]
+            const U32 p = dispatchTarget(inst, W(1));
+            if (p == bytecode::kNone) [[unlikely]]
                 FAULT(Trap::InvalidCall);
             ENTER(pous[p].code, inst, static_cast<std::uint64_t>(frameO) + W(2), pous[p].frameSize,
                   static_cast<std::uint32_t>(ip - code) + LEN(CALL_IFACE));
+        }
+        CASE(CALL_VIRT) {
+            // The verifier placed the 4 header bytes inside the image (a 4-byte operand).
+            const U32 inst = static_cast<U32>(A(0) - image);
+            const U32 p = dispatchTarget(inst, W(1));
+            if (p == bytecode::kNone) [[unlikely]]
+                FAULT(Trap::InvalidCall);
+            ENTER(pous[p].code, inst, static_cast<std::uint64_t>(frameO) + W(2), pous[p].frameSize,
+                  static_cast<std::uint32_t>(ip - code) + LEN(CALL_VIRT));
         }
         CASE(CALL_NATIVE) {
             const NativeFn fn = nativeFn(static_cast<bytecode::Native>(W(0)));

@@ -292,6 +292,22 @@ TEST(Verifier, RejectsFbInstanceNotFittingItsSpace) {
     expectRejected(m, VerifyError::OperandRange, "outside the instance");
 }
 
+// CALL_VIRT reads the dispatch header at its instance operand without a run-time check: the 4
+// bytes must lie inside the caller's own space.
+TEST(Verifier, ChecksTheHeaderOperandOfAVirtualCall) {
+    Layout l;
+    Module m = validModule(&l);
+    m.code[l.callFb] = static_cast<std::uint32_t>(Opcode::CALL_VIRT); // same length as CALL_FB
+    m.code[l.callFb + 1] = self(12);                                  // Main's last 4 bytes
+    m.code[l.callFb + 2] = 0;
+    m.code[l.callFb + 3] = 16;
+    EXPECT_TRUE(verify(m).ok()) << verify(m).message;
+    m.code[l.callFb + 1] = self(14); // [14, 18) leaves Main's 16
+    expectRejected(m, VerifyError::OperandRange, "outside the instance");
+    m.code[l.callFb + 1] = address(3, 0);
+    expectRejected(m, VerifyError::OperandTag, "reserved tag");
+}
+
 TEST(Verifier, RejectsNativeIndexOutOfRangeOrOfTheWrongKind) {
     Layout l;
     Module m = validModule(&l);

@@ -323,5 +323,85 @@ L001d:
 )");
 }
 
+// Late binding costs only where an override can be reached: THIS^.M() in a base method is
+// CALL_VIRT on the instance, a base VAR_IN_OUT is CALL_IFACE on the reference it already holds,
+// each in place of one CALL_FB / CALL_FB_IND; a plain
+// instance, an array element, SUPER^, a FINAL method and a hierarchy without overrides compile to
+// CALL_FB / CALL_FB_IND as before.
+TEST(CodegenDisasm, MethodCallsDispatchOnlyWhereAnOverrideCanRun) {
+    Compiled c(R"(
+FUNCTION_BLOCK Base
+  METHOD M : INT  M := 1;  END_METHOD
+  METHOD Twice : INT  Twice := THIS^.M() + M();  END_METHOD
+END_FUNCTION_BLOCK
+FUNCTION_BLOCK Derived EXTENDS Base
+  METHOD M : INT  M := SUPER^.M() + 1;  END_METHOD
+END_FUNCTION_BLOCK
+FUNCTION_BLOCK Sealed EXTENDS Base
+  METHOD FINAL M : INT  M := 4;  END_METHOD
+END_FUNCTION_BLOCK
+FUNCTION_BLOCK Plain
+  METHOD N : INT  N := 3;  END_METHOD
+END_FUNCTION_BLOCK
+FUNCTION ViaBase : INT
+  VAR_IN_OUT b : Base; s : Sealed; p : Plain; END_VAR
+  ViaBase := b.M() + s.M() + p.N();
+END_FUNCTION
+PROGRAM Main
+  VAR d : Derived; s : Sealed; pl : Plain; r : INT; arr : ARRAY [1..2] OF Derived; k : INT := 1; END_VAR
+  r := d.M() + ViaBase(d, s, pl) + arr[k].M();
+END_PROGRAM
+)");
+    ASSERT_TRUE(c.ok) << c.rendered();
+    ASSERT_TRUE(c.verified.ok()) << c.verified.message;
+    EXPECT_EQ(c.code("Base.Twice"), R"(  0009  COPY         fp+0, g:0x28, 2
+  000d  CALL_VIRT    this+0, 0, 8
+  0011  SX_16_32     fp+16, fp+8
+  0014  CALL_VIRT    this+0, 0, 24
+  0018  SX_16_32     fp+32, fp+24
+  001b  ADD_I32      fp+40, fp+16, fp+32
+  001f  MOV_16       fp+0, fp+40
+  0022  RET
+)");
+    EXPECT_EQ(c.code("Derived.M"), R"(  0024  COPY         fp+0, g:0x30, 2
+  0028  CALL_FB      Base.M, this+0, 8
+  002c  SX_16_32     fp+16, fp+8
+  002f  ADD_I32_IMM  fp+20, fp+16, 1
+  0033  MOV_16       fp+0, fp+20
+  0036  RET
+)");
+    EXPECT_EQ(c.code("ViaBase"), R"(  0049  COPY         fp+0, g:0x58, 2
+  004d  CALL_IFACE   fp+8, 0, 32
+  0051  SX_16_32     fp+40, fp+32
+  0054  CALL_FB_IND  Sealed.M, fp+16, 48
+  0058  SX_16_32     fp+56, fp+48
+  005b  ADD_I32      fp+64, fp+40, fp+56
+  005f  CALL_FB_IND  Plain.N, fp+24, 72
+  0063  SX_16_32     fp+80, fp+72
+  0066  ADD_I32      fp+88, fp+64, fp+80
+  006a  MOV_16       fp+0, fp+88
+  006d  RET
+)");
+    EXPECT_EQ(c.code("Main"), R"(  006e  CALL_FB      Derived.M, this+0 <Main.d>, 0
+  0072  SX_16_32     fp+8, fp+0
+  0075  ADDR         fp+12, this+0 <Main.d>
+  0078  ADDR         fp+16, this+4 <Main.s>
+  007b  ADDR         fp+20, this+8 <Main.pl>
+  007e  MOV_32       fp+32, fp+12
+  0081  MOV_32       fp+40, fp+16
+  0084  MOV_32       fp+48, fp+20
+  0087  CALL_FN      ViaBase, 24
+  008a  SX_16_32     fp+56, fp+24
+  008d  ADD_I32      fp+64, fp+8, fp+56
+  0091  SX_16_32     fp+68, this+20 <Main.k>
+  0094  IDX          fp+72, this+12 <Main.arr>, fp+68, 1, 4, 2
+  009b  CALL_FB_IND  Derived.M, fp+72, 80
+  009f  SX_16_32     fp+88, fp+80
+  00a2  ADD_I32      fp+96, fp+64, fp+88
+  00a6  MOV_16       this+8 <Main.r>, fp+96
+  00a9  RET
+)");
+}
+
 } // namespace
 } // namespace takt::compiler::test

@@ -337,7 +337,11 @@ END_PROGRAM
     EXPECT_EQ(derived->base, a.symbol("Base"));
     ASSERT_EQ(derived->params.size(), 2u);
     EXPECT_EQ(derived->params[0]->name, "x");
-    EXPECT_EQ(derived->type->size, 4u);
+    // Derived overrides Run: the root of the hierarchy reserves the 4-byte dispatch header,
+    // then x (Base, padded to 4), then y.
+    EXPECT_EQ(a.symbol("Base")->dispatchHeader, 4u);
+    EXPECT_EQ(derived->dispatchHeader, 0u);
+    EXPECT_EQ(derived->type->size, 12u);
 }
 
 TEST(SemaDecl, StandardLibraryNamesCanBeRedefined) {

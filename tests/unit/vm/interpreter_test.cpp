@@ -419,6 +419,31 @@ TEST_P(InterpreterTest, InterfaceCallDispatchesThroughTheVtable) {
     EXPECT_EQ(p.get<std::int32_t>(68), 3);
 }
 
+TEST_P(InterpreterTest, VirtualCallDispatchesOnTheInstanceItself) {
+    // Instance at this+64: [0] vtable offset (constants at 16: {kNone, pou 1}), [4] counter.
+    TestProgram p;
+    Asm a;
+    a.op(Opcode::CALL_VIRT, {self(64), 1, 0});
+    a.op(Opcode::CALL_VIRT, {self(64), 1, 0});
+    a.op(Opcode::CALL_VIRT, {self(64), 0, 0}); // a slot the type does not fill
+    a.op(Opcode::RET);
+    const std::uint32_t method = a.here();
+    a.op(Opcode::ADD_I32_IMM, {self(4), self(4), imm(3)});
+    a.op(Opcode::RET);
+    p.setMain(a);
+    p.module.pous[0].codeEnd = method;
+    bytecode::PouEntry m;
+    m.kind = bytecode::PouKind::Method;
+    m.code = method;
+    m.codeEnd = a.here();
+    p.module.pous.push_back(m);
+    p.setAbs<std::uint32_t>(16, bytecode::kNone);
+    p.setAbs<std::uint32_t>(20, 1);
+    p.set<std::uint32_t>(64, 16);
+    EXPECT_EQ(p.run(useSwitch()), Trap::InvalidCall);
+    EXPECT_EQ(p.get<std::int32_t>(68), 6);
+}
+
 TEST_P(InterpreterTest, StringMoveTruncatesAndCompares) {
     TestProgram p;
     Asm a;

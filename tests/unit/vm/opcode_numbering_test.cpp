@@ -12,7 +12,7 @@
 namespace takt::bytecode {
 namespace {
 
-constexpr std::array<std::string_view, 265> kGoldenOpcodes = {
+constexpr std::array<std::string_view, 266> kGoldenOpcodes = {
     "NOP",
     "RET",
     "JMP",
@@ -277,6 +277,7 @@ constexpr std::array<std::string_view, 265> kGoldenOpcodes = {
     "ADDW_F64",
     "EQ_AGG",
     "CHK_PTR",
+    "CALL_VIRT",
     "ASSERT_FAIL",
 };
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -98,8 +99,22 @@ public:
     bool start(std::string& error);
     void stop();
 
-    // The bound endpoint (tcp://127.0.0.1:PORT with the real port when 0 was asked for).
+    // The bound endpoint (tcp://127.0.0.1:PORT with the real port when 0 was asked for); empty for
+    // a server without an endpoint (options.endpoint empty: it serves local calls only).
     [[nodiscard]] std::string boundEndpoint() const;
+
+    // A call from another surface of the runtime (the web server), served as a session of the
+    // endpoint would serve it: on the endpoint's thread, through the same method table, login,
+    // roles, params check and audit log. `token` (when not empty) is logged in first; without it
+    // the call has `grantedRole` (or none). `done` gets the JSON-RPC response line, on the
+    // endpoint's thread; a failed login answers with the login's error instead.
+    struct LocalCall {
+        std::string peer;  // for the audit log, e.g. "web:127.0.0.1:50312"
+        std::string token; // a control token, or empty
+        std::optional<Role> grantedRole;
+        std::string line; // one JSON-RPC request
+    };
+    void callLocal(LocalCall call, std::function<void(std::string)> done);
 
 private:
     struct Impl;

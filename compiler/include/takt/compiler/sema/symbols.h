@@ -65,7 +65,8 @@ struct Symbol {
     Scope* scope = nullptr;                // members / locals / namespace contents
     // FB at the root of an EXTENDS hierarchy in which some FB implements an INTERFACE: bytes
     // reserved at the start of every instance for the image offset of its dispatch table
-    // (CALL_IFACE reads it). 0 for every other POU.
+    // (CALL_IFACE reads it), or in which some FB overrides a METHOD or PROPERTY accessor of its
+    // base (late-bound calls read it). 0 for every other POU.
     std::uint32_t dispatchHeader = 0;
 
     // Enum values

@@ -60,6 +60,18 @@ struct RuntimeConfig {
         std::uint32_t handshakeTimeoutMs = 5000; // handshake_timeout_ms: a TLS client's handshake
     } control;
 
+    // [runtime.web] (truST's keys): the live web page and /metrics, served from a low-priority
+    // thread through the control endpoint's methods and roles.
+    struct Web {
+        bool enabled = false;                  // the table is given and enabled is not false
+        std::string listen = "127.0.0.1:8080"; // host:port; 0 as port: any free one (tests)
+        std::string host = "127.0.0.1";
+        std::uint16_t port = 8080;
+        bool tokenAuth = false; // auth = "token": every request logs in with a control token
+        bool tls = false;       // HTTPS with tls_cert / tls_key
+        std::string tlsCert, tlsKey;
+    } web;
+
     struct Log {
         std::string level = "info"; // trace | debug | info | warn | error | off
     } log;

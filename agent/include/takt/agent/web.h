@@ -1,0 +1,50 @@
+#pragma once
+// The runtime's HTTP surface ([runtime.web]): `/metrics` in Prometheus text format and
+// `/api/rpc`, one JSON-RPC request per POST answered by the control service's method table with
+// the caller's role, plus the web page's files when they are installed. Served by cpp-httplib on
+// threads of its own at low priority; nothing here touches the scan thread: every call goes
+// through ControlServer::callLocal, as a control session would.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "takt/agent/control.h"
+
+namespace takt::agent {
+
+struct WebOptions {
+    std::string host = "127.0.0.1";
+    std::uint16_t port = 8080; // 0: any free port (port() tells which)
+    // Every request must carry `Authorization: Bearer <control token>`; otherwise a request
+    // without one has the viewer role (a page on loopback) and a token raises it.
+    bool tokenAuth = false;
+    std::string tlsCert, tlsKey; // both set: HTTPS
+    std::string root;            // the page's files; empty or missing: no page, the API still works
+    // The Prometheus text of the runtime's figures, called on a web thread for each scrape.
+    std::function<std::string()> metrics;
+};
+
+class WebServer {
+public:
+    WebServer(WebOptions options, ControlServer& control);
+    ~WebServer(); // stops
+    WebServer(const WebServer&) = delete;
+    WebServer& operator=(const WebServer&) = delete;
+
+    // Binds and starts serving; false with `error` (the address, the TLS files) and nothing left
+    // listening.
+    bool start(std::string& error);
+    void stop();
+    [[nodiscard]] std::uint16_t port() const { return port_; }
+    [[nodiscard]] std::string url() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    WebOptions options_;
+    std::uint16_t port_ = 0;
+};
+
+} // namespace takt::agent
