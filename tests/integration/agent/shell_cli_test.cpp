@@ -87,6 +87,21 @@ TEST(TaktInit, EveryTemplateRunsAndTestsAtOnce) {
     EXPECT_NE(bad.err.find("expected one of blank, motor, modbus, gpio"), std::string::npos) << bad.err;
 }
 
+TEST(TaktJsonFlag, OneSpellingAcrossCommands) {
+    TempDir dir;
+    ASSERT_EQ(taktIn(dir.path(), "init p").exitCode, 0);
+    const fs::path p = dir.path() / "p";
+    for (const char* args : {"build --json", "validate --json", "test --json", "check --json", "build --ci"}) {
+        const test::RunResult r = taktIn(p, args);
+        EXPECT_EQ(r.exitCode, 0) << args << "\n" << r.out << r.err;
+        rapidjson::Document d;
+        d.Parse(r.out.c_str());
+        EXPECT_TRUE(!d.HasParseError() && d.IsObject()) << args << ": " << r.out;
+    }
+    // --ci still works and is not advertised.
+    EXPECT_EQ(taktIn(p, "build --help").out.find("--ci"), std::string::npos);
+}
+
 TEST(TaktRunIo, AProjectWithoutIoTomlSaysWhichBoardItRunsOn) {
     TempDir dir;
     ASSERT_EQ(taktIn(dir.path(), "init p").exitCode, 0);
