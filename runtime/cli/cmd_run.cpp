@@ -435,7 +435,8 @@ int runMain(const RunOptions& options) {
     live->stop(); // endpoint, then scan (safe state latched, last retain save), then drivers
     const std::vector<io::DriverHealthReport> health = drivers.refreshHealth();
     if (tty) {
-        std::fputs("\r\033[K", stdout);
+        std::fputs("\r\033[K", stdout); // the stop line replaces the status line
+        std::fflush(stdout);
     }
     logEvents(loop, eventsSeen, *log);
     log->info("stopped ({}): outputs in safe state; {} {}", stopReason, statusText(loop, health), imageText(loop));
