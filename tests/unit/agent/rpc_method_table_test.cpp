@@ -61,7 +61,8 @@ struct Endpoint {
             o.tokens = {{role, "test-token-0123456789abcdef"}};
         }
         service = std::make_unique<ControlService>(o, target, "unix");
-        session = std::make_unique<ControlSession>(*service, detail::PeerInfo{"test", "uid:0", true, std::nullopt}, sink);
+        session =
+            std::make_unique<ControlSession>(*service, detail::PeerInfo{"test", "uid:0", true, std::nullopt}, sink);
         if (role != Role::Admin) {
             (void)call(
                 R"({"jsonrpc":"2.0","id":0,"method":"auth.login","params":{"token":"test-token-0123456789abcdef"}})");
