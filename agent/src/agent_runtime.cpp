@@ -116,7 +116,7 @@ Outcome runtimeValidate(Context& ctx, const Value& params) {
     if (rpc::Error e; !selectProject(ctx, params, sel, e)) {
         return failed(std::move(e));
     }
-    // The same library call and document as `takt validate --ci`.
+    // The same library call and document as `takt validate --json`.
     ValidateRequest request;
     request.project = sel.dir;
     return success(renderValidateJson(validateProject(request)));

@@ -82,7 +82,7 @@ const MethodSpec kMethods[] = {
      R"({"type":"object","required":["path","file","formatted","changed"],"properties":{"path":{"type":"string"},)"
      R"("file":{"type":"string"},"formatted":{"type":"string"},"changed":{"type":"boolean"}}})",
      std::nullopt, lspFormat},
-    {"runtime.build", "takt build --ci: compile to program.stbc",
+    {"runtime.build", "takt build --json: compile to program.stbc",
      R"({"type":"object","properties":{)" TAKT_PROJECT "," TAKT_SOURCES_ROOT R"(},"additionalProperties":false})",
      R"({"type":"object","required":["version","command","status","project","program","source_count","sources",)"
      R"("diagnostics"],"properties":{"command":{"const":"build"}}})",
@@ -94,7 +94,7 @@ const MethodSpec kMethods[] = {
      R"("build_failed","no_endpoint","unreachable","reload_failed"]},"runtimeMessage":{"type":"string"},)"
      R"("build":{"type":"object"},"reload":{"type":"object"}}})",
      std::nullopt, runtimeCompileReload},
-    {"runtime.validate", "takt validate --ci: runtime.toml, io.toml and program.stbc checks",
+    {"runtime.validate", "takt validate --json: runtime.toml, io.toml and program.stbc checks",
      R"({"type":"object","properties":{)" TAKT_PROJECT R"(},"additionalProperties":false})",
      R"({"type":"object","required":["version","command","status","project"],)"
      R"("properties":{"command":{"const":"validate"}}})",

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "control_runtime_internal.h"
+#include "takt/agent/iec_literal.h"
 #include "takt/bytecode/address.h"
 #include "takt/engine/values.h"
 
@@ -89,11 +90,26 @@ bool decodeFor(const bytecode::Module& m, const Target& t, const rapidjson::Valu
                std::vector<std::uint8_t>& out, ControlAnswer& error) {
     const rapidjson::Value* value = ctl::member(params, "value");
     if (value == nullptr) {
-        error = ctl::badParam("value", "missing: a typed value such as {\"type\":\"INT\",\"value\":3}");
+        error = ctl::badParam("value", "missing: a typed value such as {\"type\":\"INT\",\"value\":3} or IEC "
+                                       "literal text such as \"T#330ms\"");
         return false;
     }
     out.assign(t.range.valueBytes(), 0);
     std::string why;
+    // A JSON string is IEC literal text ("T#330ms", "16#00FF", "Mode#Auto"): typed values are
+    // always objects, so the two never overlap.
+    rapidjson::Document literal;
+    if (value->IsString()) {
+        const std::string_view text(value->GetString(), value->GetStringLength());
+        const bool parsed = t.type != bytecode::kNone
+                                ? parseIecLiteral(m, t.type, text, literal, literal.GetAllocator(), why)
+                                : parseIecLiteral(t.kind, text, literal, literal.GetAllocator(), why);
+        if (!parsed) {
+            error = ctl::badParam("value", why);
+            return false;
+        }
+        value = &literal;
+    }
     const bool ok = t.type != bytecode::kNone ? engine::decodeValue(m, t.type, *value, out.data(), why)
                                               : engine::decodeElementary(t.kind, t.range.isBit ? 0 : t.range.size, 0,
                                                                          *value, out.data(), why);

@@ -123,6 +123,7 @@ struct ControlClient::Impl {
     SSL_CTX* ctx = nullptr;
     SSL* ssl = nullptr;
     std::string buffer;
+    bool closed = false; // the peer closed the connection
     rpc::LineFramer framer{kMaxReplyBytes};
     int nextId = 1;
     rpc::ParsedLine parsed;
@@ -308,6 +309,7 @@ struct ControlClient::Impl {
                 }
             }
             if (n <= 0) {
+                closed = true;
                 return false;
             }
             buffer.append(chunk, static_cast<std::size_t>(n));
@@ -398,6 +400,10 @@ ControlReply ControlClient::call(std::string_view method, std::string_view param
 
 bool ControlClient::readLine(std::string& line, int timeoutMs) {
     return impl_->readLine(line, timeoutMs);
+}
+
+bool ControlClient::closed() const {
+    return impl_->closed;
 }
 
 ControlReply controlCall(const ControlClientOptions& options, std::string_view method, std::string_view paramsJson) {

@@ -87,7 +87,8 @@ RuntimeControl::~RuntimeControl() = default;
 namespace {
 
 #define TAKT_NONE R"({"type":"object","properties":{},"additionalProperties":false})"
-#define TAKT_VALUE R"("value":{"description":"typed value, see PROTOCOLS.md"})"
+#define TAKT_VALUE                                                                                                     \
+    R"("value":{"type":["object","string"],"description":"typed value, or IEC literal text such as T#330ms"})"
 #define TAKT_NAME R"("name":{"type":"string","description":"variable path: P1.x, fb.Q, arr[2], s.f"})"
 #define TAKT_ADDRESS R"("address":{"type":"string","description":"direct address such as %QX0.1"})"
 // {target, value} and {target} params of the write, force and unforce methods; the params of a read.
@@ -143,6 +144,16 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
         {"runtime.restart", "Warm (RETAIN kept, the default) or cold restart",
          R"({"type":"object","properties":{"mode":{"enum":["warm","cold"]}},"additionalProperties":false})",
          TAKT_RUN_STATE, Role::Operator, run},
+        {"var.list",
+         "Browse the program's variables: path, type, address, retain, forced; `pattern` filters "
+         "(a glob with * and ?, else a substring), `offset`/`limit` page",
+         R"({"type":"object","properties":{"pattern":{"type":"string"},)"
+         R"("offset":{"type":"integer","minimum":0,"maximum":4294967295},)"
+         R"("limit":{"type":"integer","minimum":1,"maximum":1000}},"additionalProperties":false})",
+         R"({"type":"object","required":["total","offset","variables"],"properties":{"total":{"type":"integer"},)"
+         R"("offset":{"type":"integer"},"variables":{"type":"array","items":{"type":"object","required":)"
+         R"(["path","type","address","retain","constant","forced"]}}}})",
+         Role::Viewer, [](T t, M, V p, R r) { self(t).varList(p, r); }},
         {"var.read", "Read variables by path (`names`, or one `name`) at one cycle boundary",
          TAKT_READ("names", TAKT_NAME), TAKT_VALUES, Role::Viewer, [](T t, M, V p, R r) { self(t).varRead(p, r); }},
         {"var.write", "Write a variable at the next cycle boundary", TAKT_SET("name", TAKT_NAME),

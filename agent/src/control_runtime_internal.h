@@ -53,4 +53,7 @@ namespace ctl {
 
 } // namespace ctl
 
+// var.list's filter: a case-insensitive glob when `pattern` has * or ?, else a substring.
+[[nodiscard]] bool varPatternMatches(std::string_view pattern, std::string_view path);
+
 } // namespace takt::agent

@@ -1,4 +1,4 @@
-// The build pipeline and the JSON reports shared by `takt build --ci`, `takt check --json` and
+// The build pipeline and the JSON reports shared by `takt build --json`, `takt check --json` and
 // the agent API.
 #include "takt/agent/project_build.h"
 

@@ -1,6 +1,6 @@
-// `takt build [--project DIR] [--ci]`: the front end, the back end and the verifier, then
+// `takt build [--project DIR] [--json]`: the front end, the back end and the verifier, then
 // program.stbc written atomically into the project directory (a running `takt run` or a reload
-// never sees a half-written file). --ci prints one JSON document on stdout (CONFIG.md).
+// never sees a half-written file). --json prints one JSON document on stdout (CONFIG.md).
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -55,7 +55,8 @@ void registerBuild(CLI::App& app, int& exitCode) {
     auto options = std::make_shared<BuildOptions>();
     CLI::App* cmd = app.add_subcommand("build", "Compile the project's src/ to program.stbc");
     cmd->add_option("--project", options->project, "Project directory (default: the current directory)");
-    cmd->add_flag("--ci", options->ci, "Print one JSON document on stdout");
+    cmd->add_flag("--json", options->ci, "Print one JSON document on stdout");
+    cmd->add_flag("--ci", options->ci, "The same as --json (its earlier name)")->group(""); // hidden alias
     cmd->callback([options, &exitCode] { exitCode = runBuild(*options); });
 }
 

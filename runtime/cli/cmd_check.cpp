@@ -1,6 +1,6 @@
 // `takt check [--project DIR | FILE…] [--json] [--dialect codesys|iec]`: the whole front end without writing anything.
 // Human output (diagnostics and a summary line) goes to stderr; --json prints one document on
-// stdout in the shape `takt build --ci` also uses (CONFIG.md).
+// stdout in the shape `takt build --json` also uses (CONFIG.md).
 #include <cstdio>
 #include <memory>
 #include <optional>

@@ -1,4 +1,4 @@
-// `takt reload --endpoint E --token-file F [--project DIR]`: builds the project like `takt
+// `takt reload [--project DIR] [--endpoint E --token-file F]`: builds the project like `takt
 // build` (program.stbc written atomically), then sends it to a running runtime as
 // bytecode.reload (an online change) and prints the reply's result on stdout.
 #include <cstdio>
@@ -18,17 +18,16 @@ namespace takt::cli {
 namespace {
 
 struct ReloadOptions {
-    ControlConnectOptions connect;
-    std::string project;
+    ControlConnectOptions connect; // connect.project is also the project built
 };
 
 int runReload(const ReloadOptions& options) {
     agent::ControlClientOptions client;
-    if (const int rc = clientOptions("takt reload", options.connect, client); rc != kExitOk) {
+    if (const int rc = clientOptions("takt reload", options.connect, client, agent::Role::Engineer); rc != kExitOk) {
         return rc;
     }
     compiler::ProjectInput input;
-    input.directory = options.project;
+    input.directory = options.connect.project;
     compiler::Project project = compiler::checkProject(input);
     const agent::BuildOutcome outcome = agent::buildProject(project);
     for (const compiler::ConfigError& e : project.configErrors) {
@@ -64,7 +63,6 @@ void registerReload(CLI::App& app, int& exitCode) {
     CLI::App* cmd =
         app.add_subcommand("reload", "Build the project and load it into a running runtime (online change)");
     addConnectOptions(*cmd, options->connect);
-    cmd->add_option("--project", options->project, "Project directory (default: the current directory)");
     cmd->callback([options, &exitCode] { exitCode = runReload(*options); });
 }
 

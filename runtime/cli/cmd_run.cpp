@@ -1,11 +1,12 @@
 // `takt run [--project DIR] [--board NAME] [--for 10s] [--restart warm|cold]`
 // (CONFIG.md): the runtime. Loads runtime.toml and io.toml, compiles src/ (or
 // loads program.stbc), starts the drivers and the scan loop, and shows a live
-// status line on a terminal (plain log lines otherwise). SIGTERM / SIGINT end
+// status line on a terminal (a log gets state changes, faults and health changes). SIGTERM / SIGINT end
 // the run at a cycle boundary: safe state, last retain save, exit 0 (16 when a fault
 // halted the program, 17 when the last retain save failed). Started by
 // systemd (NOTIFY_SOCKET), it reports READY=1 and pings WATCHDOG=1 while the
 // scan makes progress.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -48,7 +49,7 @@ struct RunOptions {
 };
 
 constexpr std::int64_t kStatusPeriodNs = 250'000'000; // 4 Hz
-constexpr std::int64_t kLogPeriodNs = 1'000'000'000;  // plain log: one status line a second
+constexpr std::int64_t kLogPeriodNs = 1'000'000'000;  // debug log and systemd STATUS=: once a second
 
 std::string healthText(const std::vector<io::DriverHealthReport>& health) {
     if (health.empty()) {
@@ -64,15 +65,29 @@ std::string healthText(const std::vector<io::DriverHealthReport>& health) {
     return out;
 }
 
+// The health names alone ("modbus-tcp=degraded"): a change is logged, a changing reason is not.
+std::string healthNames(const std::vector<io::DriverHealthReport>& health) {
+    std::string out;
+    for (const auto& h : health) {
+        out += fmt::format("{}{}={}", out.empty() ? "" : ",", h.name, io::healthName(h.status.health));
+    }
+    return out;
+}
+
+// The status of the run in one line: the terminal's line, systemd's STATUS= and the stop line.
 std::string statusText(const engine::ScanLoop& loop, const std::vector<io::DriverHealthReport>& health) {
     const engine::ScanSnapshot s = loop.snapshot();
     const engine::HistogramSummary exec = loop.execTime().summary();
     const engine::HistogramSummary late = loop.lateness().summary();
-    return fmt::format("{} cycles={} exec p50={} p99={} lateness p99={} "
-                       "overruns={} faults={} io {} %I={} %Q={}",
+    return fmt::format("{} cycles={} exec p50={} p99={} lateness p99={} overruns={} faults={} io {}",
                        engine::scanStateName(s.state), s.cycles, formatNs(exec.p50), formatNs(exec.p99),
-                       formatNs(late.p99), s.overruns, s.faults, healthText(health),
-                       hexBytes(std::span(s.inputs.data(), s.inputBytes)),
+                       formatNs(late.p99), s.overruns, s.faults, healthText(health));
+}
+
+// The process image, for the stop line and the debug log: what the field saw last.
+std::string imageText(const engine::ScanLoop& loop) {
+    const engine::ScanSnapshot s = loop.snapshot();
+    return fmt::format("%I={} %Q={}", hexBytes(std::span(s.inputs.data(), s.inputBytes)),
                        hexBytes(std::span(s.outputs.data(), s.outputBytes)));
 }
 
@@ -155,7 +170,15 @@ bool loadConfigs(const fs::path& dir, const RunOptions& options, engine::Runtime
     if (!selection.io.config) {
         return false;
     }
-    log.info("I/O from {}", selection.origin);
+    if (selection.board && options.board.empty()) {
+        // Nobody chose this I/O: a project without io.toml must not look as if it drove its own
+        // machine while it runs on a board's wiring (the default board simulates a filling line).
+        log.warn("no io.toml in {}: the I/O is board {}'s ({}), not this project's; write an io.toml (takt init "
+                 "shows one) or choose a board with --board NAME (takt boards lists them)",
+                 dir.string(), selection.board->name, selection.board->description);
+    } else {
+        log.info("I/O from {}", selection.origin);
+    }
     if (selection.board && io::applyBoardRealtime(*selection.board, runtime)) {
         const engine::RuntimeConfig::Realtime& rt = runtime.realtime;
         log.info("realtime from board {} (runtime.toml has no [runtime.realtime]): scheduler {}{}, cpu_affinity [{}], "
@@ -351,11 +374,17 @@ int runMain(const RunOptions& options) {
     SystemdNotifier systemd;
     systemd.ready(fmt::format("takt running {}", runtime.resourceName));
 
+    // A terminal gets one line redrawn in place; a log (journal, file) gets state changes, faults
+    // and driver health changes as they happen, the full status once a second only at debug
+    // level, and one line on stop.
     const bool tty = isatty(STDOUT_FILENO) == 1;
     const std::int64_t started = engine::monotonicNs();
     std::int64_t nextLog = started + kLogPeriodNs;
     std::uint64_t eventsSeen = 0;
     std::uint64_t lastCycles = 0;
+    const std::vector<io::DriverHealthReport> startHealth = drivers.refreshHealth();
+    std::string healthSeen = healthNames(startHealth);
+    log->info("driver health: {}", healthText(startHealth));
     std::string stopReason = "--for elapsed";
     for (;;) {
         const timespec wait{0, kStatusPeriodNs};
@@ -374,15 +403,29 @@ int runMain(const RunOptions& options) {
             systemd.watchdogPing();
         }
         lastCycles = s.cycles;
+        if (tty) {
+            std::fputs("\r\033[K", stdout); // the log lines below must not be glued to the status line
+            std::fflush(stdout);
+        }
         logEvents(loop, eventsSeen, *log);
+        if (std::string names = healthNames(health); names != healthSeen) {
+            const bool allOk = std::all_of(health.begin(), health.end(), [](const io::DriverHealthReport& h) {
+                return h.status.health == io::Health::Ok;
+            });
+            log->log(allOk ? spdlog::level::info : spdlog::level::warn, "driver health: {}", healthText(health));
+            healthSeen = std::move(names);
+        }
         const std::int64_t now = engine::monotonicNs();
         if (tty) {
-            const std::string line = statusText(loop, health);
-            std::fprintf(stdout, "\r\033[K%s", line.c_str());
+            std::fprintf(stdout, "\r\033[K%s", statusText(loop, health).c_str());
             std::fflush(stdout);
-        } else if (now >= nextLog) {
+        }
+        if (now >= nextLog) {
             nextLog = now + kLogPeriodNs;
-            log->info("{}", statusText(loop, health));
+            systemd.status(statusText(loop, health));
+            if (!tty) {
+                log->debug("{} {}", statusText(loop, health), imageText(loop));
+            }
         }
         if (forNs && now - started >= *forNs) {
             break;
@@ -392,10 +435,11 @@ int runMain(const RunOptions& options) {
     live->stop(); // endpoint, then scan (safe state latched, last retain save), then drivers
     const std::vector<io::DriverHealthReport> health = drivers.refreshHealth();
     if (tty) {
-        std::fputs("\n", stdout);
+        std::fputs("\r\033[K", stdout); // the stop line replaces the status line
+        std::fflush(stdout);
     }
     logEvents(loop, eventsSeen, *log);
-    log->info("stopped ({}): outputs in safe state; {}", stopReason, statusText(loop, health));
+    log->info("stopped ({}): outputs in safe state; {} {}", stopReason, statusText(loop, health), imageText(loop));
     return runOutcome(loop, *log);
 }
 

@@ -24,6 +24,8 @@ void registerTest(CLI::App& app, int& exitCode) {
     cmd->add_flag("--list", args->list, "List the tests without running them");
     cmd->add_option("--output", args->output, "human, json, junit or tap")
         ->check(CLI::IsMember({"human", "json", "junit", "tap"}));
+    cmd->add_flag_callback(
+        "--json", [args] { args->output = "json"; }, "The same as --output json");
     cmd->add_option("--timeout", args->timeout, "Seconds for the whole run (0 = none)");
     cmd->callback([args, &exitCode] {
         agent::TestOptions options;

@@ -1,4 +1,4 @@
-// `takt validate [--project DIR] [--board NAME] [--ci]`: runtime.toml, the project's I/O, the
+// `takt validate [--project DIR] [--board NAME] [--json]`: runtime.toml, the project's I/O, the
 // drivers' params and program.stbc, without starting anything (takt/agent/validate.h).
 // `takt boards`: the board files takt knows (CONFIG.md "boards/").
 #include <cstdio>
@@ -83,7 +83,8 @@ void registerValidate(CLI::App& app, int& exitCode) {
     CLI::App* cmd = app.add_subcommand("validate", "Check runtime.toml, the I/O configuration and program.stbc");
     cmd->add_option("--project", options->project, "Project directory (default: the current directory)");
     cmd->add_option("--board", options->board, "Board name or board file to check (and use when there is no io.toml)");
-    cmd->add_flag("--ci", options->ci, "Print one JSON document on stdout");
+    cmd->add_flag("--json", options->ci, "Print one JSON document on stdout");
+    cmd->add_flag("--ci", options->ci, "The same as --json (its earlier name)")->group(""); // hidden alias
     cmd->callback([options, &exitCode] { exitCode = runValidate(*options); });
 
     CLI::App* boards = app.add_subcommand("boards", "List the board files (name, arch, description)");

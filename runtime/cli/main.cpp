@@ -1,8 +1,44 @@
 // The takt command line: parses arguments and dispatches to one cmd_<name>.cpp per subcommand.
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "commands.h"
+#include "takt/agent/agent_server.h"
+#include "takt/bytecode/version.h"
+#include "takt_commit.h"
+
+namespace {
+
+std::string versionText() {
+    return fmt::format("takt {} (commit {}, {} build, bytecode format {})", takt::agent::taktVersion(), TAKT_COMMIT,
+                       TAKT_BUILD_TYPE, takt::bytecode::kFormatVersion);
+}
+
+// A first argument that is neither an option nor a command: CLI11 would only say it was "not
+// expected"; a user who typed `takt stat` needs the list.
+bool unknownCommand(const CLI::App& app, int argc, char** argv) {
+    if (argc < 2 || argv[1][0] == '-') {
+        return false;
+    }
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+        if (sub->check_name(argv[1])) {
+            return false;
+        }
+        if (!sub->get_group().empty()) { // hidden ones stay hidden
+            names += (names.empty() ? "" : ", ") + sub->get_name();
+        }
+    }
+    std::fprintf(stderr, "takt: unknown command '%s'; the commands are: %s (takt --help describes them)\n", argv[1],
+                 names.c_str());
+    return true;
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
     // CLI11 reports usage errors by exception; nothing else in takt throws through here, but an
@@ -10,8 +46,12 @@ int main(int argc, char** argv) {
     try {
         CLI::App app{"takt - IEC 61131-3 Structured Text soft-PLC runtime"};
         app.require_subcommand(1);
+        app.set_version_flag("--version", versionText());
         int exitCode = takt::kExitOk;
-        app.add_subcommand("version", "Print the version")->callback([] { std::puts("takt 0.1.0"); });
+        app.add_subcommand("version", "Print the version, commit, build type and bytecode format")->callback([] {
+            std::puts(versionText().c_str());
+        });
+        takt::cli::registerInit(app, exitCode);
         takt::cli::registerCheck(app, exitCode);
         takt::cli::registerFmt(app, exitCode);
         takt::cli::registerExplain(app, exitCode);
@@ -25,8 +65,13 @@ int main(int argc, char** argv) {
         takt::cli::registerBench(app, exitCode);
         takt::cli::registerAgent(app, exitCode);
         takt::cli::registerLsp(app, exitCode);
+        takt::cli::registerShell(app, exitCode);
+        takt::cli::registerWatch(app, exitCode);
         takt::cli::registerCtl(app, exitCode);
         takt::cli::registerReload(app, exitCode);
+        if (unknownCommand(app, argc, argv)) {
+            return takt::kExitInvalidProject;
+        }
         try {
             app.parse(argc, argv);
         } catch (const CLI::ParseError& e) {

@@ -30,6 +30,10 @@ void SystemdNotifier::watchdogPing() {
     }
 }
 
+void SystemdNotifier::status(const std::string& text) {
+    (void)sd_notify(0, ("STATUS=" + text).c_str());
+}
+
 void SystemdNotifier::stopping() {
     (void)sd_notify(0, "STOPPING=1");
 }

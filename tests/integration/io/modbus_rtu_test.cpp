@@ -379,7 +379,9 @@ TEST(ModbusRtu, LoopDeviceLoopsOutputsBack) {
 TEST(RunModbusRtu, TrustLoopDeviceRunsAndLoopsBack) {
     TempDir dir;
     std::filesystem::create_directories(dir.path() / "src");
-    dir.write("runtime.toml", "[bundle]\nversion = 1\n\n[resource]\nname = \"cell\"\ncycle_interval_ms = 5\n");
+    // Debug level: the status with the process image once a second.
+    dir.write("runtime.toml", "[bundle]\nversion = 1\n\n[resource]\nname = \"cell\"\ncycle_interval_ms = 5\n\n"
+                              "[runtime.log]\nlevel = \"debug\"\n");
     dir.write("io.toml", "[io]\ndrivers = [\n  { name = \"modbus-rtu\", params = { device = \"loop://meter\", baud = "
                          "19200, parity = \"even\", slave = 41, timeout_ms = 250, on_error = \"warn\" } }\n]\n\n"
                          "[[io.safe_state]]\naddress = \"%QX0.0\"\nvalue = \"FALSE\"\n");

@@ -157,8 +157,10 @@ TEST(TaktRun, RuntimeFaultWithRestartKeepsRunning) {
 TEST(TaktRun, ForEndsTheRunWithExitZeroAndSafeOutputs) {
     TempDir dir;
     writeProject(dir, runtimeToml("safe_halt", "safe_halt"), program("x := 1;"));
-    const RunResult r = runTakt(dir, {"run", "--project", dir.path().string(), "--for", "600ms"});
+    const RunResult r = runTakt(dir, {"run", "--project", dir.path().string(), "--for", "1300ms"});
     ASSERT_EQ(r.exitCode, 0) << r.output;
+    // Not a terminal, log level info: no status line a second, only the one on stop.
+    EXPECT_EQ(r.output.find("running cycles="), std::string::npos) << r.output;
     const std::string last = lastLine(r.output, "stopped (--for elapsed)");
     ASSERT_FALSE(last.empty()) << r.output;
     EXPECT_EQ(last.find("halted"), std::string::npos) << last;
@@ -168,7 +170,9 @@ TEST(TaktRun, ForEndsTheRunWithExitZeroAndSafeOutputs) {
 
 TEST(TaktRun, SigtermStopsWithSafeStateAndExitZero) {
     TempDir dir;
-    writeProject(dir, runtimeToml("safe_halt", "safe_halt"), program("x := 1;"));
+    // At debug level the log gets the status with the process image once a second.
+    writeProject(dir, runtimeToml("safe_halt", "safe_halt") + "\n[runtime.log]\nlevel = \"debug\"\n",
+                 program("x := 1;"));
     const std::filesystem::path log = dir.path() / "run.log";
     Process takt(taktArgv({"run", "--project", dir.path().string()}), {.log = log});
     ASSERT_TRUE(takt.started());

@@ -22,6 +22,9 @@ cycle_interval_ms = 5
 enabled = true
 timeout_ms = 500
 action = "safe_halt"
+
+[runtime.log]
+level = "debug"                   # the status with the process image once a second
 )";
 
 void writeProject(const TempDir& dir, const std::string& ioToml, const std::string& source) {

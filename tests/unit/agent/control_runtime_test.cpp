@@ -182,6 +182,64 @@ TEST(ControlRuntime, ForcedVariableWinsOverTheProgramUntilUnforced) {
     EXPECT_EQ(live.call("var.unforce", R"({"name":"cnt"})").code, -32602);
 }
 
+TEST(ControlRuntime, WritesAndForcesAcceptIecLiteralText) {
+    Live live;
+    ASSERT_TRUE(live.call("var.write", R"({"name":"limit","value":"16#7F"})").ok);
+    EXPECT_EQ(live.readInt("limit"), 0x7F);
+    ASSERT_TRUE(live.call("var.force", R"({"name":"cnt","value":"-9"})").ok);
+    EXPECT_EQ(live.readInt("cnt"), -9);
+    ASSERT_TRUE(live.call("var.unforce", R"({"name":"cnt"})").ok);
+    ASSERT_TRUE(live.call("io.force", R"({"address":"%IX0.0","value":"TRUE"})").ok);
+    (void)live.result("var.read", R"({"names":["mirror"]})");
+    EXPECT_TRUE(live.result("var.read", R"({"names":["mirror"]})")["values"]["mirror"]["value"].GetBool());
+    const ControlAnswer bad = live.call("var.write", R"({"name":"limit","value":"T#1s"})");
+    EXPECT_EQ(bad.code, -32602);
+    EXPECT_NE(bad.message.find("value: 'T#1s' is not a INT literal; expected an integer"), std::string::npos)
+        << bad.message;
+    EXPECT_NE(live.call("var.write", R"({"name":"limit","value":"70000"})").message.find("does not fit INT"),
+              std::string::npos);
+    EXPECT_EQ(live.readInt("limit"), 0x7F);
+}
+
+TEST(ControlRuntime, VarListPagesAndFiltersTheSymbols) {
+    Live live;
+    rapidjson::Document all = live.result("var.list");
+    const rapidjson::SizeType total = all["total"].GetUint();
+    ASSERT_GE(total, 6u); // Main, cnt, limit, seen, mirror, out, v1only (at least these)
+    ASSERT_EQ(all["variables"].Size(), total);
+    bool sawSeen = false;
+    for (const rapidjson::Value& v : all["variables"].GetArray()) {
+        if (std::string_view(v["path"].GetString()) == "Main.seen") {
+            sawSeen = true;
+            EXPECT_STREQ(v["type"].GetString(), "BOOL");
+            EXPECT_STREQ(v["address"].GetString(), "%IX0.0");
+        }
+        if (std::string_view(v["path"].GetString()) == "Main.cnt") {
+            EXPECT_TRUE(v["retain"].GetBool());
+            EXPECT_TRUE(v["address"].IsNull());
+        }
+    }
+    EXPECT_TRUE(sawSeen);
+    // Paging: two at a time covers the same rows in order.
+    rapidjson::Document page = live.result("var.list", R"({"offset":1,"limit":2})");
+    EXPECT_EQ(page["total"].GetUint(), total);
+    ASSERT_EQ(page["variables"].Size(), 2u);
+    EXPECT_STREQ(page["variables"][0]["path"].GetString(), all["variables"][1]["path"].GetString());
+    EXPECT_EQ(live.result("var.list", R"({"offset":100000})")["variables"].Size(), 0u);
+    // A substring is case-insensitive; a glob must match the whole path.
+    rapidjson::Document sub = live.result("var.list", R"({"pattern":"MIRR"})");
+    ASSERT_EQ(sub["total"].GetUint(), 1u);
+    EXPECT_STREQ(sub["variables"][0]["path"].GetString(), "Main.mirror");
+    EXPECT_EQ(live.result("var.list", R"({"pattern":"main.v?only"})")["total"].GetUint(), 1u);
+    EXPECT_EQ(live.result("var.list", R"({"pattern":"*.o*"})")["total"].GetUint(), 1u); // Main.out
+    EXPECT_EQ(live.result("var.list", R"({"pattern":"mirr*"})")["total"].GetUint(), 0u);
+    // Forced shows; bad paging is refused by the schema.
+    ASSERT_TRUE(live.call("var.force", R"({"name":"mirror","value":"TRUE"})").ok);
+    EXPECT_TRUE(live.result("var.list", R"({"pattern":"mirror"})")["variables"][0]["forced"].GetBool());
+    EXPECT_EQ(live.call("var.list", R"({"limit":0})").code, -32602);
+    EXPECT_EQ(live.call("var.list", R"({"limit":1001})").code, -32602);
+}
+
 TEST(ControlRuntime, IoForceOfAnInputReachesTheProgram) {
     Live live;
     ASSERT_TRUE(live.call("io.force", R"({"address":"%IX0.0","value":{"type":"BOOL","value":true}})").ok);

@@ -44,6 +44,8 @@ public:
     // The next line from the server (e.g. an event notification after events.subscribe); false
     // on timeout or when the connection closed.
     bool readLine(std::string& line, int timeoutMs);
+    // The server closed the connection (readLine's false was not a timeout).
+    [[nodiscard]] bool closed() const;
 
 private:
     struct Impl;

@@ -61,6 +61,7 @@ private:
     void stats(ControlReplyFn& reply);
     void runControl(const std::string& method, const rapidjson::Value& params, ControlReplyFn& reply);
     void varRead(const rapidjson::Value& params, ControlReplyFn& reply);
+    void varList(const rapidjson::Value& params, ControlReplyFn& reply);
     void varWrite(const rapidjson::Value& params, ControlReplyFn& reply);
     void ioRead(const rapidjson::Value& params, ControlReplyFn& reply);
     void readTargets(const rapidjson::Value& params, bool io, ControlReplyFn& reply);
