@@ -11,8 +11,16 @@ packages=(
   libmodbus-dev libmosquitto-dev libgpiod-dev libssl-dev openssl libsystemd-dev zlib1g-dev libcpp-httplib-dev
   python3 valgrind
   mosquitto socat python3-pymodbus python3-serial python3-serial-asyncio
-  nodejs npm
 )
+# Node.js and npm for the language-server and grammar tests: Debian's packages when the machine
+# has none. A Node.js that ships its own npm (the nodesource package) is kept: Debian's npm
+# package cannot be installed beside it.
+if ! command -v node >/dev/null 2>&1; then
+  packages+=(nodejs)
+fi
+if ! command -v npm >/dev/null 2>&1; then
+  packages+=(npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
