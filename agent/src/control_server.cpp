@@ -760,7 +760,7 @@ void ControlServer::callLocal(LocalCall call, std::function<void(std::string)> d
         }
         detail::PeerInfo peer;
         peer.label = call.peer;
-        peer.key = call.peer;
+        peer.key = detail::loginPeerKey(call.address);
         peer.grantedRole = call.grantedRole;
         auto& local =
             impl->locals.emplace_back(std::make_unique<Impl::LocalSession>(*impl, std::move(peer), std::move(done)));

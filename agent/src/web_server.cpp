@@ -86,6 +86,7 @@ WebServer::WebServer(WebOptions options, ControlServer& control)
         std::future<std::string> got = answer.get_future();
         ControlServer::LocalCall c;
         c.peer = fmt::format("web:{}:{}", req.remote_addr, req.remote_port);
+        c.address = req.remote_addr;
         c.token = bearer(req);
         if (!options_.tokenAuth) {
             c.grantedRole = Role::Viewer;
@@ -105,9 +106,11 @@ WebServer::WebServer(WebOptions options, ControlServer& control)
             return;
         }
         const std::string reply = call(req, req.body);
-        // A failed login is the HTTP client's problem, not the method's.
+        // A failed or backed-off login is the HTTP client's problem, not the method's.
         const bool unauthorized = reply.find(fmt::format("\"code\":{}", kUnauthorized)) != std::string::npos;
-        res.status = unauthorized ? 401 : 200;
+        const bool backedOff = !bearer(req).empty() && reply.find(fmt::format("\"code\":{}", kRateLimited)) !=
+                                                           std::string::npos;
+        res.status = unauthorized ? 401 : backedOff ? 429 : 200;
         res.set_content(reply + "\n", "application/json");
     });
     s.Get("/metrics", [this, admitted, call](const httplib::Request& req, httplib::Response& res) {

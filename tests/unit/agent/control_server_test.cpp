@@ -374,7 +374,7 @@ TEST(ControlServer, WithoutAnEndpointServesLocalCallsOnly) {
     const auto call = [&](std::string token, std::optional<Role> granted, const std::string& line) {
         std::promise<std::string> reply;
         std::future<std::string> got = reply.get_future();
-        s.server.callLocal({"web:test", std::move(token), granted, line},
+        s.server.callLocal({"web:test", "127.0.0.1", std::move(token), granted, line},
                            [&reply](std::string answer) { reply.set_value(std::move(answer)); });
         EXPECT_EQ(got.wait_for(std::chrono::seconds(5)), std::future_status::ready);
         return got.get();
@@ -389,6 +389,14 @@ TEST(ControlServer, WithoutAnEndpointServesLocalCallsOnly) {
               kUnauthorized);
     // The answer carries the caller's id.
     EXPECT_NE(call("", Role::Viewer, request(77, "runtime.status")).find(R"("id":77)"), std::string::npos);
+    // Failed logins back off per client address, as on the endpoint: after five wrong tokens
+    // even the right one is refused for a while.
+    for (int i = 0; i < 4; ++i) {
+        EXPECT_EQ(errorCode(call("guess-" + std::to_string(i) + "-0000000000000000", Role::Viewer,
+                                 request(10 + i, "runtime.status"))),
+                  kUnauthorized);
+    }
+    EXPECT_EQ(errorCode(call(kEngineer, Role::Viewer, request(20, "runtime.pause"))), kRateLimited);
 }
 
 TEST(ControlServer, RefusesUnsafeOrBrokenOptionsAtStart) {

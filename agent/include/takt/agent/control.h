@@ -109,7 +109,10 @@ public:
     // the call has `grantedRole` (or none). `done` gets the JSON-RPC response line, on the
     // endpoint's thread; a failed login answers with the login's error instead.
     struct LocalCall {
-        std::string peer;  // for the audit log, e.g. "web:127.0.0.1:50312"
+        std::string peer; // for the audit log, e.g. "web:127.0.0.1:50312"
+        // The client's IP address: failed logins back off per address, shared with the control
+        // endpoint's TCP peers, so guessing tokens over HTTP is slowed as it is there.
+        std::string address;
         std::string token; // a control token, or empty
         std::optional<Role> grantedRole;
         std::string line; // one JSON-RPC request
