@@ -108,8 +108,8 @@ WebServer::WebServer(WebOptions options, ControlServer& control)
         const std::string reply = call(req, req.body);
         // A failed or backed-off login is the HTTP client's problem, not the method's.
         const bool unauthorized = reply.find(fmt::format("\"code\":{}", kUnauthorized)) != std::string::npos;
-        const bool backedOff = !bearer(req).empty() && reply.find(fmt::format("\"code\":{}", kRateLimited)) !=
-                                                           std::string::npos;
+        const bool backedOff =
+            !bearer(req).empty() && reply.find(fmt::format("\"code\":{}", kRateLimited)) != std::string::npos;
         res.status = unauthorized ? 401 : backedOff ? 429 : 200;
         res.set_content(reply + "\n", "application/json");
     });
