@@ -326,7 +326,7 @@ private:
             outPoll_.bits = outShared_.bits; // the safe values (applySafeState)
             outPoll_.regs = outShared_.regs;
         }
-        const std::unique_lock<std::mutex> turn = takeTurn();
+        const std::unique_lock<LineTurn> turn = takeTurn();
         std::string failure;
         for (std::size_t i = 0; i < out_.maps.size(); ++i) {
             if (!transfer(out_.maps[i], out_.offsets[i], outPoll_, true, failure)) {
@@ -386,9 +386,9 @@ private:
     }
 
     // Drivers sharing a serial line hold it for a whole exchange, so requests never interleave.
-    std::unique_lock<std::mutex> takeTurn() {
-        std::unique_lock<std::mutex> turn;
-        if (std::mutex* line = transport_->line(); line != nullptr) {
+    std::unique_lock<LineTurn> takeTurn() {
+        std::unique_lock<LineTurn> turn;
+        if (LineTurn* line = transport_->line(); line != nullptr) {
             turn = std::unique_lock(*line);
         }
         transport_->beforeExchange(ctx_);
@@ -397,7 +397,7 @@ private:
 
     // The outputs (when `write`), then the inputs, as one turn on the line.
     bool exchange(bool write, std::string& failure) {
-        const std::unique_lock<std::mutex> turn = takeTurn();
+        const std::unique_lock<LineTurn> turn = takeTurn();
         for (std::size_t i = 0; write && i < out_.maps.size(); ++i) {
             if (!transfer(out_.maps[i], out_.offsets[i], outPoll_, true, failure)) {
                 return false;

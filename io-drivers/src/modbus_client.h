@@ -3,6 +3,8 @@
 // polling thread, double buffers, comm loss, safe state) and a transport per driver that only
 // knows how to reach the peer. Transport calls happen at init, start, stop and on the driver
 // thread, never on the scan path.
+#include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -14,6 +16,31 @@
 #include "driver_support.h"
 
 namespace takt::io::detail {
+
+// The turn on a serial line shared by several drivers: granted in the order it was asked for. A
+// driver retrying a silent slave back to back must not starve the others on the bus, and
+// std::mutex promises no order (a thread that unlocks and locks again mostly wins).
+class LineTurn {
+public:
+    void lock() {
+        std::unique_lock guard(mutex_);
+        const std::uint64_t ticket = next_++;
+        served_.wait(guard, [&] { return serving_ == ticket; });
+    }
+    void unlock() {
+        {
+            const std::lock_guard guard(mutex_);
+            ++serving_;
+        }
+        served_.notify_all();
+    }
+
+private:
+    std::mutex mutex_;
+    std::condition_variable served_;
+    std::uint64_t next_ = 0;    // the ticket the next asker gets
+    std::uint64_t serving_ = 0; // the ticket whose turn it is
+};
 
 class ModbusTransport {
 public:
@@ -38,7 +65,7 @@ public:
     virtual void afterRequest() {}
     // Held for a whole exchange: drivers sharing a serial line take turns on it. Null when the
     // transport has a line of its own.
-    [[nodiscard]] virtual std::mutex* line() { return nullptr; }
+    [[nodiscard]] virtual LineTurn* line() { return nullptr; }
     // After the driver thread has ended and its context is closed.
     virtual void stop() noexcept {}
 };

@@ -35,7 +35,7 @@ constexpr std::array kBaudRates = {110,     300,     600,     1200,    2400,    
                                    1000000, 1152000, 1500000, 2000000, 2500000, 3000000, 3500000, 4000000};
 
 struct Line {
-    std::mutex turn;
+    LineTurn turn;
     std::string settings;       // "19200 8E1 rs232": every driver on the line must agree
     std::int64_t quietAtNs = 0; // under `turn`: when the silence after the last frame is long enough
 };
@@ -171,7 +171,7 @@ public:
     }
     void afterRequest() override { line_->quietAtNs = monotonicNs() + frameGapNs(); }
 
-    std::mutex* line() override { return line_ ? &line_->turn : nullptr; }
+    LineTurn* line() override { return line_ ? &line_->turn : nullptr; }
 
     void stop() noexcept override {
         if (loop_) {
