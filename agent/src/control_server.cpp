@@ -76,6 +76,7 @@ struct ControlServer::Impl {
     template <class Socket> void admit(Socket socket, detail::PeerInfo peer);
     void schedulePoll();
     void pollNow();
+    void forgetAnsweredLocals(); // local calls answered since the last look
     void awaitCompletions();
     void shutdown();
     void forget(const Connection* c);
@@ -598,6 +599,10 @@ void ControlServer::Impl::pollNow() {
             }
         }
     });
+    forgetAnsweredLocals();
+}
+
+void ControlServer::Impl::forgetAnsweredLocals() {
     if (trimLocal) {
         trimLocal = false;
         locals.remove_if([](const std::unique_ptr<LocalSession>& l) { return l->finished(); });
@@ -765,10 +770,7 @@ void ControlServer::callLocal(LocalCall call, std::function<void(std::string)> d
         auto& local =
             impl->locals.emplace_back(std::make_unique<Impl::LocalSession>(*impl, std::move(peer), std::move(done)));
         local->run(call);
-        if (impl->trimLocal) {
-            impl->trimLocal = false;
-            impl->locals.remove_if([](const std::unique_ptr<Impl::LocalSession>& l) { return l->finished(); });
-        }
+        impl->forgetAnsweredLocals();
     });
 }
 

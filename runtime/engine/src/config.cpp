@@ -163,6 +163,26 @@ void readBuild(TableReader& r, RuntimeConfig& c) {
     r.finish();
 }
 
+// "host:port" split at its last colon: false unless both are there and the port is 0..65535.
+bool splitHostPort(std::string_view text, std::string& host, std::uint16_t& port) {
+    const std::size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos || colon == 0) {
+        return false;
+    }
+    const std::string_view digits = text.substr(colon + 1);
+    if (digits.empty() || digits.size() > 5 ||
+        !std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+        return false;
+    }
+    const int value = std::stoi(std::string(digits));
+    if (value > 65535) {
+        return false;
+    }
+    host = std::string(text.substr(0, colon));
+    port = static_cast<std::uint16_t>(value);
+    return true;
+}
+
 bool isLoopbackHost(std::string_view host) {
     return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]";
 }
@@ -264,13 +284,9 @@ void readControl(TableReader& r, RuntimeConfig::Control& c) {
                                         c.endpoint));
         return;
     }
-    const std::size_t colon = rest.rfind(':');
-    const std::string host = colon == std::string::npos ? rest : rest.substr(0, colon);
-    const std::string port = colon == std::string::npos ? std::string() : rest.substr(colon + 1);
-    const bool portOk = !port.empty() && port.size() <= 5 &&
-                        std::all_of(port.begin(), port.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) &&
-                        std::stoi(port) <= 65535;
-    if (host.empty() || !portOk) {
+    std::string host;
+    std::uint16_t port = 0;
+    if (!splitHostPort(rest, host, port)) {
         r.error("endpoint", fmt::format("\"{}\" needs host:port, e.g. {}://127.0.0.1:9001", c.endpoint, scheme));
         return;
     }
@@ -314,20 +330,13 @@ void readWeb(TableReader& r, const RuntimeConfig::Control& control, RuntimeConfi
     if (!w.enabled) {
         return;
     }
-    const std::size_t colon = w.listen.rfind(':');
-    const std::string port = colon == std::string::npos ? std::string() : w.listen.substr(colon + 1);
-    const bool portOk = !port.empty() && port.size() <= 5 &&
-                        std::all_of(port.begin(), port.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) &&
-                        std::stoi(port) <= 65535;
-    w.host = colon == std::string::npos ? std::string() : w.listen.substr(0, colon);
-    if (w.host.size() > 2 && w.host.front() == '[' && w.host.back() == ']') {
-        w.host = w.host.substr(1, w.host.size() - 2);
-    }
-    if (w.host.empty() || !portOk) {
+    if (!splitHostPort(w.listen, w.host, w.port)) {
         r.error("listen", fmt::format("\"{}\" needs host:port, e.g. 127.0.0.1:8080", w.listen));
         return;
     }
-    w.port = static_cast<std::uint16_t>(std::stoi(port));
+    if (w.host.size() > 2 && w.host.front() == '[' && w.host.back() == ']') {
+        w.host = w.host.substr(1, w.host.size() - 2); // [::1]:8080
+    }
     const bool tokens = !control.authToken.empty() || !control.tokens.empty();
     if (w.tls && (w.tlsCert.empty() || w.tlsKey.empty())) {
         r.error("tls", "tls = true needs tls_cert and tls_key (PEM files)");
