@@ -261,7 +261,7 @@ public:
             thread_.join();
         }
         if (ctx_ != nullptr) {
-            modbus_close(ctx_);
+            transport_->close(ctx_, 0);
             modbus_free(ctx_);
             ctx_ = nullptr;
         }
@@ -300,7 +300,7 @@ private:
             }
             std::string failure;
             if (!pollOnce(failure)) {
-                modbus_close(ctx_);
+                transport_->close(ctx_, lastErrno_);
                 connected = false;
                 commError(failure);
                 waitUntil(monotonicNs() + std::chrono::nanoseconds(backoff.next()).count());
@@ -440,6 +440,7 @@ private:
             const int err = errno;
             transport_->afterRequest();
             if (rc != n) {
+                lastErrno_ = rc < 0 ? err : 0;
                 failure = fmt::format("{} {} {}..{} failed: {}", write ? "writing" : "reading", tableName(m.table),
                                       addr, addr + n - 1, rc < 0 ? modbus_strerror(err) : "short response");
                 return false;
@@ -506,6 +507,7 @@ private:
     // Driver thread only.
     Values inPoll_, outPoll_;
     modbus_t* ctx_ = nullptr;
+    int lastErrno_ = 0; // the last failed request's, for the transport's close()
     std::thread thread_;
     HealthCell health_;
 };

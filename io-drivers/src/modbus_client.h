@@ -14,33 +14,9 @@
 #include <modbus.h>
 
 #include "driver_support.h"
+#include "line_turn.h"
 
 namespace takt::io::detail {
-
-// The turn on a serial line shared by several drivers: granted in the order it was asked for. A
-// driver retrying a silent slave back to back must not starve the others on the bus, and
-// std::mutex promises no order (a thread that unlocks and locks again mostly wins).
-class LineTurn {
-public:
-    void lock() {
-        std::unique_lock guard(mutex_);
-        const std::uint64_t ticket = next_++;
-        served_.wait(guard, [&] { return serving_ == ticket; });
-    }
-    void unlock() {
-        {
-            const std::lock_guard guard(mutex_);
-            ++serving_;
-        }
-        served_.notify_all();
-    }
-
-private:
-    std::mutex mutex_;
-    std::condition_variable served_;
-    std::uint64_t next_ = 0;    // the ticket the next asker gets
-    std::uint64_t serving_ = 0; // the ticket whose turn it is
-};
 
 class ModbusTransport {
 public:
@@ -58,6 +34,13 @@ public:
     [[nodiscard]] virtual modbus_t* newContext(std::string& error) = 0;
     // Driver thread: connects the context; `why` names the peer on failure.
     virtual bool open(modbus_t* ctx, std::string& why) = 0;
+    // Driver thread: after a failed exchange (`lastErrno` is the failed request's errno, 0 for a
+    // short response) and at stop (0). A TCP connection is closed and opened again; a serial
+    // port stays open through a slave's silence.
+    virtual void close(modbus_t* ctx, int lastErrno) {
+        (void)lastErrno;
+        modbus_close(ctx);
+    }
     // Driver thread, before each exchange (under line()): drops stale bytes on a serial line.
     virtual void beforeExchange(modbus_t* ctx) { (void)ctx; }
     // Driver thread, around each request (under line()): a serial line keeps its frames apart.

@@ -8,9 +8,9 @@
 // Modbus serial line specification's (19200 8E1), as CODESYS's Modbus COM port takes them.
 //
 // Requests keep the serial line specification's silence of 3.5 character times between frames.
-// Several drivers may name one device (slaves on one RS-485 bus): each opens the port, and they
-// take turns on it one whole exchange at a time (a process-wide lock per device), with the
-// same line settings.
+// Several drivers may name one device (slaves on one RS-485 bus): the port is opened once and
+// shared, and they take turns on it one whole exchange at a time (a process-wide lock per
+// device), with the same line settings.
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -34,10 +34,30 @@ constexpr std::array kBaudRates = {110,     300,     600,     1200,    2400,    
                                    38400,   57600,   115200,  230400,  460800,  500000,  576000,  921600,
                                    1000000, 1152000, 1500000, 2000000, 2500000, 3000000, 3500000, 4000000};
 
+// One serial line, shared by the drivers whose slaves are on it. The port is opened once and its
+// descriptor lent to every driver's context: a second open of one tty in a process fails under
+// libmodbus (a pseudo-terminal answers EINVAL), and two descriptors on one port would each take
+// bytes meant for the other. Everything but `settings` is under `turn`.
 struct Line {
     LineTurn turn;
-    std::string settings;       // "19200 8E1 rs232": every driver on the line must agree
-    std::int64_t quietAtNs = 0; // under `turn`: when the silence after the last frame is long enough
+    std::string settings;         // "19200 8E1 rs232": every driver on the line must agree
+    std::int64_t quietAtNs = 0;   // when the silence after the last frame is long enough
+    modbus_t* port = nullptr;     // owns the open descriptor; null while closed
+    std::uint64_t generation = 0; // counts closes, so a driver closes only the port it failed on
+
+    Line() = default;
+    Line(const Line&) = delete;
+    Line& operator=(const Line&) = delete;
+    ~Line() { closePort(); }
+
+    void closePort() noexcept {
+        if (port != nullptr) {
+            modbus_close(port);
+            modbus_free(port);
+            port = nullptr;
+            ++generation;
+        }
+    }
 };
 
 // The serial lines this process has open, by device path.
@@ -147,16 +167,38 @@ public:
     }
 
     bool open(modbus_t* ctx, std::string& why) override {
-        if (modbus_connect(ctx) != 0) {
-            why = fmt::format("cannot open serial device {}: {}", device_, modbus_strerror(errno));
-            return false;
+        const std::lock_guard turn(line_->turn);
+        if (line_->port == nullptr) {
+            modbus_t* port = modbus_new_rtu(path_.c_str(), baud_, parity_, dataBits_, stopBits_);
+            if (port == nullptr || modbus_connect(port) != 0) {
+                why = fmt::format("cannot open serial device {}: {}", device_, modbus_strerror(errno));
+                modbus_free(port);
+                return false;
+            }
+            if (rs485_ && modbus_rtu_set_serial_mode(port, MODBUS_RTU_RS485) != 0) {
+                why = fmt::format("cannot switch {} to RS-485 mode: {}", device_, modbus_strerror(errno));
+                modbus_close(port);
+                modbus_free(port);
+                return false;
+            }
+            line_->port = port;
         }
-        if (rs485_ && modbus_rtu_set_serial_mode(ctx, MODBUS_RTU_RS485) != 0) {
-            why = fmt::format("cannot switch {} to RS-485 mode: {}", device_, modbus_strerror(errno));
-            modbus_close(ctx);
-            return false;
-        }
+        modbus_set_socket(ctx, modbus_get_socket(line_->port));
+        generation_ = line_->generation;
         return true;
+    }
+
+    // A timeout, a CRC error or an exception is the slave's trouble: the port stays open for the
+    // others on the line. An error of the port itself (the USB adapter unplugged) closes it for
+    // every driver on it; each opens it again through its reconnect back-off.
+    void close(modbus_t* ctx, int lastErrno) override {
+        modbus_set_socket(ctx, -1); // the descriptor is the line's, not this context's
+        if (lastErrno != 0 && lastErrno != ETIMEDOUT && lastErrno < MODBUS_ENOBASE) {
+            const std::lock_guard turn(line_->turn);
+            if (generation_ == line_->generation) {
+                line_->closePort();
+            }
+        }
     }
 
     // A reply that arrived after its request timed out would be taken for the next one's.
@@ -200,6 +242,7 @@ private:
     int unitId_ = 1;
     std::unique_ptr<LoopSlave> loop_;
     std::shared_ptr<Line> line_;
+    std::uint64_t generation_ = 0; // the line's, when this driver's context was lent the port
 };
 
 } // namespace

@@ -3,6 +3,7 @@
 // line, a libmodbus RTU server answers on one end, and the driver opens the other.
 #include <modbus.h>
 #include <poll.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -80,8 +81,12 @@ public:
             thread_.join();
         }
         if (ctx_ != nullptr) {
-            modbus_close(ctx_);
+            // The port is closed by hand: a fresh context (see forgetOtherSlavesReply) never
+            // read the settings it would restore on modbus_close.
+            const int fd = modbus_get_socket(ctx_);
+            modbus_set_socket(ctx_, -1);
             modbus_free(ctx_);
+            ::close(fd);
             ctx_ = nullptr;
         }
     }
@@ -116,6 +121,8 @@ public:
     }
     // Requests answered so far.
     [[nodiscard]] int answered() const { return answered_; }
+    // Requests for another slave on the line, seen and left unanswered.
+    [[nodiscard]] int ignored() const { return ignored_; }
     // The shortest silence seen between a reply and the request after it.
     [[nodiscard]] std::chrono::nanoseconds shortestQuiet() const { return std::chrono::nanoseconds(shortestQuietNs_); }
 
@@ -133,7 +140,9 @@ private:
                 continue;
             }
             if (len == 0) {
-                continue; // for another slave
+                ++ignored_; // for another slave
+                forgetOtherSlavesReply();
+                continue;
             }
             const auto now = std::chrono::steady_clock::now();
             if (answered_ > 0) {
@@ -151,12 +160,25 @@ private:
         }
     }
 
+    // After a request for another slave, libmodbus's server takes the next frame for that
+    // slave's reply and drops it unread. On a bus whose other slave is silent that frame is the
+    // next request to this one, so the peer starts a fresh context on the same open port.
+    void forgetOtherSlavesReply() {
+        modbus_t* fresh = modbus_new_rtu(device_.c_str(), 19200, 'E', 8, 1);
+        modbus_set_slave(fresh, unit_);
+        modbus_set_socket(fresh, modbus_get_socket(ctx_));
+        modbus_set_socket(ctx_, -1);
+        modbus_free(ctx_);
+        ctx_ = fresh;
+    }
+
     std::string device_;
     int unit_;
     modbus_t* ctx_ = nullptr;
     modbus_mapping_t* mapping_ = nullptr;
     std::atomic<bool> stopping_ = false;
     std::atomic<int> answered_ = 0;
+    std::atomic<int> ignored_ = 0;
     std::chrono::steady_clock::time_point lastReply_;
     std::atomic<std::int64_t> shortestQuietNs_ = INT64_MAX;
     std::thread thread_;
