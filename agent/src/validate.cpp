@@ -130,18 +130,44 @@ std::optional<std::vector<Owned>> checkDrivers(const io::IoConfig& config, Valid
     return owned;
 }
 
-void checkProgram(const fs::path& path, const std::optional<engine::RuntimeConfig>& runtime,
+// Every located variable of `module` is owned by a configured driver; `where` names the file the
+// warnings point at.
+void checkWiring(const bytecode::Module& module, const std::string& where, const std::vector<Owned>& owned,
+                 ValidateReport& report) {
+    for (const bytecode::IoBinding& b : module.io) {
+        if (b.area == bytecode::IoArea::Memory) {
+            continue; // %M is the runtime's own memory, no driver needed
+        }
+        const io::ByteRange r{b.area == bytecode::IoArea::Input ? io::Area::Input : io::Area::Output, b.byteOffset,
+                              std::max<std::uint32_t>(b.size, 1)};
+        if (!covered(owned, r)) {
+            report.diagnostics.push_back(diag(Severity::Warning, where, 0, 0, b.path,
+                                              fmt::format("{} is not wired: no configured driver owns it", b.address)));
+        }
+    }
+}
+
+// program.stbc as `takt run` would load it. With sources beside it, `takt build` and `takt run`
+// rebuild it, so a stale or unreadable file is a warning and the wiring was checked on the
+// sources' program instead.
+void checkProgram(const fs::path& path, bool rebuiltFromSources, const std::optional<engine::RuntimeConfig>& runtime,
                   const std::optional<std::vector<Owned>>& owned, ValidateReport& report) {
     const bytecode::VerifiedProgram loaded = bytecode::loadVerifiedFile(path);
     if (!loaded.ok()) {
-        report.diagnostics.push_back(diag(Severity::Error, path.string(), 0, 0, {},
-                                          loaded.stage == bytecode::VerifiedProgram::Stage::Verify
-                                              ? "fails verification: " + loaded.error
-                                              : loaded.error));
+        std::string why =
+            loaded.stage == bytecode::VerifiedProgram::Stage::Verify ? "fails verification: " + loaded.error : loaded.error;
+        if (rebuiltFromSources) {
+            why += "; `takt build` and `takt run` write it again from the sources";
+        }
+        report.diagnostics.push_back(
+            diag(rebuiltFromSources ? Severity::Warning : Severity::Error, path.string(), 0, 0, {}, why));
         return;
     }
     report.program = path;
     report.programHash = loaded.hashHex();
+    if (rebuiltFromSources) {
+        return;
+    }
     if (runtime && runtime->overflowTrap != loaded.module->overflowTrap) {
         report.diagnostics.push_back(
             diag(Severity::Warning, path.string(), 0, 0, "build.overflow",
@@ -149,29 +175,15 @@ void checkProgram(const fs::path& path, const std::optional<engine::RuntimeConfi
                              "says \"{}\"; run `takt build`",
                              loaded.module->overflowTrap ? "trap" : "wrap", runtime->overflowTrap ? "trap" : "wrap")));
     }
-    if (!owned) {
-        return;
-    }
-    for (const bytecode::IoBinding& b : loaded.module->io) {
-        if (b.area == bytecode::IoArea::Memory) {
-            continue; // %M is the runtime's own memory, no driver needed
-        }
-        const io::ByteRange r{b.area == bytecode::IoArea::Input ? io::Area::Input : io::Area::Output, b.byteOffset,
-                              std::max<std::uint32_t>(b.size, 1)};
-        if (!covered(*owned, r)) {
-            report.diagnostics.push_back(diag(Severity::Warning, path.string(), 0, 0, b.path,
-                                              fmt::format("{} is not wired: no configured driver owns it", b.address)));
-        }
+    if (owned) {
+        checkWiring(*loaded.module, path.string(), *owned, report);
     }
 }
 
 // The sources compiled as `takt build` would (program.stbc may be older than them): their errors,
 // and the trust-lsp.toml warnings (the ST warnings are `takt check`'s to list; only counted).
-void checkSources(const fs::path& dir, ValidateReport& report) {
-    std::error_code ec;
-    if (!fs::is_directory(dir / "src", ec) && !fs::exists(dir / "trust-lsp.toml", ec)) {
-        return; // no sources here: a project run from a program.stbc alone
-    }
+// Null when the project has no sources or they do not compile.
+std::shared_ptr<const bytecode::Module> checkSources(const fs::path& dir, ValidateReport& report) {
     compiler::ProjectInput input;
     input.directory = dir;
     compiler::Project project = compiler::checkProject(input);
@@ -179,7 +191,7 @@ void checkSources(const fs::path& dir, ValidateReport& report) {
         report.diagnostics.push_back(diag(Severity::Error, e.path, e.line, e.column, e.key, e.message));
     }
     if (!project.valid()) {
-        return;
+        return nullptr;
     }
     const compiler::CompiledProgram compiled = compiler::compileProgram(project);
     report.sourcesCompiled = compiled.ok();
@@ -203,6 +215,7 @@ void checkSources(const fs::path& dir, ValidateReport& report) {
     if (!compiled.ok() && compiled.diagnostics.empty()) {
         report.diagnostics.push_back(diag(Severity::Error, dir.string(), 0, 0, {}, compiled.failure));
     }
+    return compiled.module;
 }
 
 void validate(const ValidateRequest& request, ValidateReport& report) {
@@ -270,10 +283,18 @@ void validate(const ValidateRequest& request, ValidateReport& report) {
         }
         owned = checkDrivers(*sel.io.config, report);
     }
-    checkSources(dir, report);
+    // A project with sources runs what they compile to; one without runs its program.stbc alone.
+    const bool hasSources = fs::is_directory(dir / "src", ec) || fs::exists(dir / "trust-lsp.toml", ec);
+    std::shared_ptr<const bytecode::Module> fromSources;
+    if (hasSources) {
+        fromSources = checkSources(dir, report);
+        if (fromSources && owned) {
+            checkWiring(*fromSources, (dir / "src").string(), *owned, report);
+        }
+    }
     const fs::path program = dir / "program.stbc";
     if (fs::exists(program, ec)) {
-        checkProgram(program, runtime, owned, report);
+        checkProgram(program, hasSources, runtime, owned, report);
     }
 }
 

@@ -505,7 +505,7 @@ RuntimeConfigResult loadRuntimeConfig(const std::filesystem::path& file) {
     if (!std::filesystem::exists(file, ec) && !ec) {
         // One message for `takt validate`, `takt run` and the agent alike.
         result.diagnostics.push_back(
-            diagnosticAt(Severity::Error, file.string(), {}, {}, "missing runtime.toml (required to run)"));
+            diagnosticAt(Severity::Error, file.string(), {}, {}, "missing runtime.toml (required to run: it names the task, its period and the I/O; see docs/getting-started.md, or copy the commented one `takt init NEWDIR` writes)"));
         return result;
     }
     return loadConfigFile<RuntimeConfigResult>(

@@ -384,7 +384,7 @@ TEST(TrustProject, SimulatedWithoutPlantOrSimulationToml) {
                                                               "    Cpu0.Plant.y AT %QX0.0 : BOOL;\n"));
     std::string built;
     EXPECT_EQ(buildAndValidate(dir, built),
-              (std::vector<std::string>{"program.stbc:0: Plant.x", "program.stbc:0: Plant.y"}));
+              (std::vector<std::string>{"src:0: Plant.x", "src:0: Plant.y"}));
     const Step run = runFor1s(dir);
     EXPECT_EQ(run.exitCode, 0) << run.output;
     const std::string last = lastStatus(run.output);

@@ -121,15 +121,34 @@ TEST(ValidateCli, UnwiredAddressAndUndrivenSafeStateWarn) {
     EXPECT_TRUE(hasDiagnostic(doc, "warning", "Main.far", "%IX5.0")) << r.out;
 }
 
-TEST(ValidateCli, CorruptProgramIsExit10) {
+// A project shipped as program.stbc alone runs that file: a corrupt one cannot run.
+TEST(ValidateCli, CorruptProgramWithoutSourcesIsExit10) {
     TempDir dir;
     writeProject(dir);
+    std::filesystem::remove_all(dir.path() / "src");
     dir.write("program.stbc", "STBC but not really");
     const RunResult r = runTakt("validate --ci", dir.path());
     EXPECT_EQ(r.exitCode, 10) << r.out;
     rapidjson::Document doc = validateReport(r);
     EXPECT_TRUE(doc["program"].IsNull());
     ASSERT_GE(doc["diagnostics"].Size(), 1U);
+}
+
+// With sources beside it, `takt run` and `takt build` write program.stbc again: one left by an
+// older takt (another format version) or damaged is a warning, and the wiring is checked on
+// what the sources compile to.
+TEST(ValidateCli, StaleProgramBesideSourcesIsAWarning) {
+    TempDir dir;
+    writeProject(dir, "[io]\ndriver = \"loopback\"\n[io.params]\nbytes = 2\n",
+                 "PROGRAM Main\nVAR\n  far AT %IX5.0 : BOOL;\nEND_VAR\nEND_PROGRAM\n");
+    dir.write("program.stbc", "STBC but not really");
+    const RunResult r = runTakt("validate --ci", dir.path());
+    EXPECT_EQ(r.exitCode, 0) << r.out;
+    rapidjson::Document doc = validateReport(r);
+    EXPECT_TRUE(hasDiagnostic(doc, "warning", "", "write it again from the sources")) << r.out;
+    EXPECT_TRUE(hasDiagnostic(doc, "warning", "Main.far", "%IX5.0 is not wired")) << r.out;
+    const RunResult run = runTakt("run --for 50ms", dir.path());
+    EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
 }
 
 TEST(ValidateCli, MissingRuntimeTomlIsExit10) {

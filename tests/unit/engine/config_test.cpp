@@ -391,7 +391,7 @@ TEST(RuntimeConfig, MissingFileIsOneError) {
     EXPECT_FALSE(r.config);
     ASSERT_EQ(r.diagnostics.size(), 1U);
     EXPECT_EQ(r.diagnostics[0].file, "/nonexistent/takt/runtime.toml");
-    EXPECT_EQ(r.diagnostics[0].message, "missing runtime.toml (required to run)");
+    EXPECT_EQ(r.diagnostics[0].message, "missing runtime.toml (required to run: it names the task, its period and the I/O; see docs/getting-started.md, or copy the commented one `takt init NEWDIR` writes)");
 }
 
 TEST(RuntimeConfig, DiagnosticsComeInFileOrder) {
