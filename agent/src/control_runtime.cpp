@@ -359,11 +359,11 @@ void RuntimeControl::translateScanEvents(std::vector<std::string>& events) {
                                  e.missed));
                 break;
             case engine::ScanEventKind::RuntimeFault:
-            case engine::ScanEventKind::WatchdogTimeout: {
+            case engine::ScanEventKind::WatchdogTimeout:
+            case engine::ScanEventKind::IoFault: {
                 const std::optional<engine::FaultRecord> f = loop_.lastFault();
                 emit(events, "fault",
-                     fmt::format("{},\"kind\":\"{}\",\"message\":{}", cycle,
-                                 e.kind == engine::ScanEventKind::WatchdogTimeout ? "watchdog" : "runtime",
+                     fmt::format("{},\"kind\":\"{}\",\"message\":{}", cycle, engine::faultKindName(e.kind),
                                  ctl::quoted(f && f->cycle == e.cycle ? f->report.message : std::string())));
                 break;
             }

@@ -173,16 +173,33 @@ std::vector<DriverHealthReport> DriverSet::refreshHealth() {
     std::uint8_t worst = 0;
     std::uint16_t degraded = 0;
     std::uint16_t faulted = 0;
+    std::uint16_t failedClosed = 0;
     for (const auto& d : drivers_) {
         DriverHealthReport r{std::string(d->name()), d->health()};
+        const bool isFaulted = r.status.health == Health::Faulted;
         worst = std::max(worst, static_cast<std::uint8_t>(r.status.health));
         degraded = static_cast<std::uint16_t>(degraded + (r.status.health == Health::Degraded ? 1 : 0));
-        faulted = static_cast<std::uint16_t>(faulted + (r.status.health == Health::Faulted ? 1 : 0));
+        faulted = static_cast<std::uint16_t>(faulted + (isFaulted ? 1 : 0));
+        failedClosed = static_cast<std::uint16_t>(failedClosed + (isFaulted && d->failsClosed() ? 1 : 0));
         out.push_back(std::move(r));
     }
     worst_.store(worst, std::memory_order_relaxed);
     degraded_.store(degraded, std::memory_order_relaxed);
     faulted_.store(faulted, std::memory_order_relaxed);
+    failedClosed_.store(failedClosed, std::memory_order_relaxed);
+    return out;
+}
+
+std::string DriverSet::failedClosedReason() const {
+    std::string out;
+    for (const auto& d : drivers_) {
+        if (!d->failsClosed()) {
+            continue;
+        }
+        if (const HealthStatus h = d->health(); h.health == Health::Faulted) {
+            out += fmt::format("{}{} (on_error = \"fault\"): {}", out.empty() ? "" : "; ", d->name(), h.reason);
+        }
+    }
     return out;
 }
 
@@ -214,7 +231,8 @@ void DriverSet::releaseSafeState() noexcept {
 
 engine::IoHealthSummary DriverSet::healthSummary() const noexcept {
     return engine::IoHealthSummary{worst_.load(std::memory_order_relaxed), degraded_.load(std::memory_order_relaxed),
-                                   faulted_.load(std::memory_order_relaxed)};
+                                   faulted_.load(std::memory_order_relaxed),
+                                   failedClosed_.load(std::memory_order_relaxed)};
 }
 
 } // namespace takt::io

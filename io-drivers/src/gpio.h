@@ -37,6 +37,7 @@ public:
     void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept override;
     void releaseSafeState() noexcept override;
     HealthStatus health() const override { return health_.get(); }
+    bool failsClosed() const noexcept override { return onError_ == OnError::Fault; }
     void stop() noexcept override;
 
     // One pass of the driver thread at time `nowNs`: sample and debounce every input, drive
@@ -68,10 +69,10 @@ private:
     bool ownThread_;
     std::string chipName_;
     std::int64_t pollNs_ = 1'000'000;
-    OnError onError_ = OnError::Fault;
-    std::vector<Input> inputs_;      // driver thread
-    std::vector<Output> outputs_;    // driver thread
-    std::vector<std::uint8_t> want_; // driver thread: outShared_ copied out of the lock
+    OnError onError_ = OnError::Warn; // CODESYS: a bus error does not stop the PLC
+    std::vector<Input> inputs_;       // driver thread
+    std::vector<Output> outputs_;     // driver thread
+    std::vector<std::uint8_t> want_;  // driver thread: outShared_ copied out of the lock
     std::unique_ptr<GpioChip> chip_;
 
     // Shared with the scan thread (and the watchdog) under mutex_: one byte per line.

@@ -250,6 +250,7 @@ public:
     }
 
     HealthStatus health() const override { return health_.get(); }
+    bool failsClosed() const noexcept override { return onError_ == OnError::Fault; }
 
     void stop() noexcept override {
         {
@@ -488,8 +489,8 @@ private:
     std::unique_ptr<ModbusTransport> transport_;
     int unitId_ = 1;
     std::int64_t timeoutMs_ = 500, pollMs_ = 10, commLossMs_ = 1000, reconnectMs_ = 100, reconnectMaxMs_ = 5000;
-    OnError onError_ = OnError::Fault;
-    bool trustForm_ = false; // input_start/output_start, no maps: its input range is a whole-image one
+    OnError onError_ = OnError::Warn; // CODESYS: a bus error does not stop the PLC
+    bool trustForm_ = false;          // input_start/output_start, no maps: its input range is a whole-image one
     Layout in_, out_;
 
     // Shared between the scan thread and the driver thread, under mutex_ (held for copies only).

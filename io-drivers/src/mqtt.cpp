@@ -277,6 +277,7 @@ public:
     }
 
     HealthStatus health() const override { return health_.get(); }
+    bool failsClosed() const noexcept override { return onError_ == OnError::Fault; }
 
     void stop() noexcept override {
         {
@@ -557,7 +558,7 @@ private:
     std::size_t inBytes_ = 64, outBytes_ = 64;
     int qos_ = 1, keepalive_ = 30;
     std::int64_t reconnectMs_ = 1000, reconnectMaxMs_ = 30000, commLossMs_ = 5000;
-    OnError onError_ = OnError::Fault;
+    OnError onError_ = OnError::Warn; // CODESYS: a bus error does not stop the PLC
     std::vector<Binding> publish_, subscribe_;
 
     // Shared under mutex_ (the scan thread only copies bytes under it).

@@ -213,11 +213,11 @@ void logEvents(const engine::ScanLoop& loop, std::uint64_t& seen, spdlog::logger
             break;
         case engine::ScanEventKind::RuntimeFault:
         case engine::ScanEventKind::WatchdogTimeout:
+        case engine::ScanEventKind::IoFault:
             if (latest && latest->cycle == e.cycle) {
                 log.error("{}", faultText(*latest));
             } else {
-                log.error("{} fault in cycle {}",
-                          e.kind == engine::ScanEventKind::WatchdogTimeout ? "watchdog" : "runtime", e.cycle);
+                log.error("{} fault in cycle {}", engine::faultKindName(e.kind), e.cycle);
             }
             break;
         case engine::ScanEventKind::Restart: log.info("program restarted at cycle {}", e.cycle); break;

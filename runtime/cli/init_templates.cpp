@@ -264,7 +264,7 @@ address = "127.0.0.1:5020"        # the slave; port 502 when omitted
 unit_id = 1
 timeout_ms = 500
 poll_ms = 50
-on_error = "warn"                 # degraded while unreachable ("fault": faulted)
+on_error = "warn"                 # degraded while unreachable ("fault": the PLC faults, safe state everywhere)
 comm_loss_timeout_ms = 1000
 inputs = [
   { area = "holding_registers", start = 0, count = 1, address = "%IW0" },   # level, raw 0..27648

@@ -105,6 +105,7 @@ const char* scanEventName(ScanEventKind k) noexcept {
     case ScanEventKind::CycleOverrun: return "cycle_overrun";
     case ScanEventKind::RuntimeFault: return "runtime_fault";
     case ScanEventKind::WatchdogTimeout: return "watchdog_timeout";
+    case ScanEventKind::IoFault: return "io_fault";
     case ScanEventKind::Restart: return "restart";
     case ScanEventKind::Halt: return "halt";
     case ScanEventKind::Paused: return "paused";
@@ -114,6 +115,15 @@ const char* scanEventName(ScanEventKind k) noexcept {
     case ScanEventKind::ReloadApplied: return "reload_applied";
     }
     return "cycle_overrun";
+}
+
+const char* faultKindName(ScanEventKind k) noexcept {
+    switch (k) {
+    case ScanEventKind::RuntimeFault: return "runtime";
+    case ScanEventKind::WatchdogTimeout: return "watchdog";
+    case ScanEventKind::IoFault: return "io";
+    default: return "";
+    }
 }
 
 ScanLoop::ScanLoop(Engine& engine, CycleClock& clock, ProcessIo& io, const ScanOptions& options)
@@ -274,7 +284,9 @@ void ScanLoop::scanMain() {
         if (applyCommands()) {
             engine_.applyInputForces();
         }
-        if (current_.state == ScanState::Running) {
+        if (current_.state == ScanState::Running && ioFailedClosed()) {
+            idleCycle(release, start);
+        } else if (current_.state == ScanState::Running) {
             runOneCycle(release, start);
         } else {
             idleCycle(release, start);
@@ -311,7 +323,7 @@ void ScanLoop::runOneCycle(std::int64_t release, std::int64_t start) {
         recordTaskStats(release); // in a faulted cycle some due tasks never ran: no timings then
     }
     if (!ok || tripped) {
-        handleFault(tripped, faultScratch_);
+        handleFault(tripped ? FaultKind::Watchdog : FaultKind::Runtime, faultScratch_);
     } else if (stepsLeft_ > 0 && --stepsLeft_ == 0) {
         setState(ScanState::Paused, ScanEventKind::Paused);
     }
@@ -362,18 +374,34 @@ void ScanLoop::accountOverrun(std::int64_t release, std::int64_t end, std::int64
     publish();
 }
 
-void ScanLoop::handleFault(bool watchdog, const FaultReport& report) {
+// A driver told to fail closed (on_error = "fault") is faulted: the program does not run this
+// cycle and the runtime faults as for a runtime error, so the safe state reaches every peer,
+// not only the one that failed. Checked before the program runs, on the drivers' cached health
+// (refreshed off the cycle): an atomic load per cycle.
+bool ScanLoop::ioFailedClosed() {
+    if (io_.healthSummary().failedClosed == 0) {
+        return false;
+    }
+    FaultReport report;
+    report.message = "I/O fault: " + io_.failedClosedReason();
+    handleFault(FaultKind::Io, report);
+    return true;
+}
+
+void ScanLoop::handleFault(FaultKind kind, const FaultReport& report) {
     // The fault path may allocate (the report's strings); it is not part of a regular cycle.
+    const bool watchdog = kind == FaultKind::Watchdog;
     const FaultAction action = watchdog ? options_.watchdog.action : options_.faultPolicy;
     latchSafeState();
     ++current_.faults;
     const std::int64_t now = monotonicNs();
-    pushEvent(ScanEvent{watchdog ? ScanEventKind::WatchdogTimeout : ScanEventKind::RuntimeFault, current_.cycles, now,
-                        current_.lastExecNs, 0});
+    static constexpr ScanEventKind kEvent[] = {ScanEventKind::RuntimeFault, ScanEventKind::WatchdogTimeout,
+                                               ScanEventKind::IoFault};
+    pushEvent(ScanEvent{kEvent[static_cast<int>(kind)], current_.cycles, now, current_.lastExecNs, 0});
     {
         const std::lock_guard lock(faultMutex_);
         FaultRecord rec;
-        rec.kind = watchdog ? "watchdog" : "runtime";
+        rec.kind = faultKindName(kEvent[static_cast<int>(kind)]);
         rec.report = report;
         if (watchdog) {
             rec.report.message = fmt::format("watchdog: cycle exceeded timeout_ms = {} ({})",

@@ -257,6 +257,63 @@ TEST(ScanLoop, RuntimeFaultWithHaltAlsoAppliesSafeState) {
     loop.stop();
 }
 
+// A driver told to fail closed (on_error = "fault") faults: the program stops running before
+// its next cycle, the safe state is latched on every driver, and the fault names the driver.
+TEST(ScanLoop, DriverFailingClosedFaultsTheRuntimeUnderItsPolicy) {
+    ScanOptions o = options(2);
+    o.faultPolicy = FaultAction::SafeHalt;
+    Rig rig(o);
+    std::atomic<int> calls{0};
+    rig.runner->body = [&calls](std::uint8_t*, const std::atomic<bool>*, Fault&) {
+        calls.fetch_add(1);
+        return true;
+    };
+    ASSERT_TRUE(rig.load());
+    ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+    std::string error;
+    ASSERT_TRUE(loop.start(error));
+    ASSERT_TRUE(waitFor([&] { return calls.load() >= 3; }));
+    EXPECT_EQ(rig.io.safeCalls.load(), 0);
+    rig.io.failedClosed = true;
+    ASSERT_TRUE(waitFor([&] { return loop.snapshot().state == ScanState::Halted; }));
+    const int ran = calls.load();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(calls.load(), ran); // halted: the program does not run any more
+    EXPECT_EQ(rig.io.wire(0), FakeIo::kSafe);
+    EXPECT_EQ(rig.io.safeCalls.load(), 1);
+    const auto fault = loop.lastFault();
+    ASSERT_TRUE(fault.has_value());
+    EXPECT_EQ(fault->kind, "io");
+    EXPECT_EQ(fault->report.message, "I/O fault: fake: peer gone");
+    EXPECT_EQ(loop.snapshot().faults, 1U);
+    const auto events = loop.events();
+    EXPECT_TRUE(
+        std::any_of(events.begin(), events.end(), [](const ScanEvent& e) { return e.kind == ScanEventKind::IoFault; }));
+    loop.stop();
+    EXPECT_TRUE(loop.endedHaltedByFault());
+}
+
+// Degraded or faulted drivers that do not fail closed (on_error = "warn", the default) leave the
+// program running: the summary says so, nothing faults.
+TEST(ScanLoop, DriverFaultedWithoutFailingClosedKeepsTheProgramRunning) {
+    Rig rig(options(2));
+    std::atomic<int> calls{0};
+    rig.runner->body = [&calls](std::uint8_t*, const std::atomic<bool>*, Fault&) {
+        calls.fetch_add(1);
+        return true;
+    };
+    ASSERT_TRUE(rig.load());
+    ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+    std::string error;
+    rig.io.faulted = true;
+    ASSERT_TRUE(loop.start(error));
+    ASSERT_TRUE(waitFor([&] { return calls.load() >= 10; }));
+    EXPECT_EQ(loop.snapshot().state, ScanState::Running);
+    EXPECT_FALSE(loop.lastFault().has_value());
+    EXPECT_EQ(rig.io.safeCalls.load(), 0);
+    loop.stop();
+}
+
 TEST(ScanLoop, RuntimeFaultWithRestartColdRestartsAndRuns) {
     ScanOptions o = options(2);
     o.faultPolicy = FaultAction::Restart;

@@ -50,7 +50,16 @@ public:
         safe_ = false;
         releases.fetch_add(1);
     }
-    engine::IoHealthSummary healthSummary() const noexcept override { return {}; }
+    engine::IoHealthSummary healthSummary() const noexcept override {
+        engine::IoHealthSummary s;
+        if (failedClosed.load() || faulted.load()) {
+            s.worst = 2;
+            s.faulted = 1;
+            s.failedClosed = failedClosed.load() ? 1 : 0;
+        }
+        return s;
+    }
+    std::string failedClosedReason() const override { return "fake: peer gone"; }
     // What applySafeState() puts on the wire: kSafe in every byte.
     std::span<const std::uint8_t> safeOutputs() const noexcept override { return safeImage_; }
 
@@ -60,6 +69,8 @@ public:
     }
 
     std::atomic<int> reads{0}, writes{0}, safeCalls{0}, releases{0};
+    std::atomic<bool> failedClosed{false}; // a driver with on_error = "fault" is faulted
+    std::atomic<bool> faulted{false};      // a driver is faulted but does not fail closed
 
 private:
     mutable std::mutex mutex_;

@@ -147,11 +147,15 @@ public:
 
     // Any thread.
     [[nodiscard]] virtual HealthStatus health() const = 0;
+    // Any thread: true when the driver was told to fail closed (`on_error = "fault"`): while its
+    // health is faulted the runtime faults, under [runtime.fault] policy, and every driver puts
+    // its safe state on the field. Otherwise a faulted driver only reports it.
+    [[nodiscard]] virtual bool failsClosed() const noexcept { return false; }
 
     virtual void stop() noexcept = 0;
 };
 
-// The registry: every driver name CONFIG.md lists. Unknown name -> nullptr.
+// The registry: every driver name docs/io-drivers.md lists. Unknown name -> nullptr.
 [[nodiscard]] std::unique_ptr<Driver> createDriver(std::string_view name);
 [[nodiscard]] std::vector<std::string_view> driverNames();
 

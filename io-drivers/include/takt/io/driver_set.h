@@ -59,6 +59,7 @@ public:
     void releaseSafeState() noexcept override;
     [[nodiscard]] std::span<const std::uint8_t> safeOutputs() const noexcept override { return safe_; }
     [[nodiscard]] engine::IoHealthSummary healthSummary() const noexcept override;
+    [[nodiscard]] std::string failedClosedReason() const override;
 
 private:
     std::vector<std::unique_ptr<Driver>> drivers_;
@@ -68,7 +69,7 @@ private:
     std::size_t bytes_[3] = {0, 0, 0};
     std::vector<std::uint8_t> safe_;
     std::atomic<std::uint8_t> worst_{0};
-    std::atomic<std::uint16_t> degraded_{0}, faulted_{0};
+    std::atomic<std::uint16_t> degraded_{0}, faulted_{0}, failedClosed_{0};
 };
 
 // "%IB0..%IB63" for a byte range.

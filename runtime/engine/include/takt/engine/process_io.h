@@ -4,6 +4,7 @@
 // graph pointing one way: takt_io depends on takt_engine, never the reverse.
 #include <cstdint>
 #include <span>
+#include <string>
 
 namespace takt::engine {
 
@@ -21,6 +22,7 @@ struct IoHealthSummary {
     std::uint8_t worst = 0; // 0 ok, 1 degraded, 2 faulted (io::Health order)
     std::uint16_t degraded = 0;
     std::uint16_t faulted = 0;
+    std::uint16_t failedClosed = 0; // faulted drivers that fail closed (on_error = "fault")
 };
 
 class ProcessIo {
@@ -48,6 +50,9 @@ public:
 
     // Any thread.
     [[nodiscard]] virtual IoHealthSummary healthSummary() const noexcept = 0;
+    // The fault path only (it may allocate): which driver failed closed and why, for the fault
+    // record ("modbus-tcp: communication lost …").
+    [[nodiscard]] virtual std::string failedClosedReason() const { return {}; }
 };
 
 } // namespace takt::engine

@@ -105,6 +105,7 @@ enum class ScanEventKind : std::uint8_t {
     CycleOverrun,
     RuntimeFault,
     WatchdogTimeout,
+    IoFault, // a driver that fails closed (on_error = "fault") reported faulted
     Restart, // the program was restarted (fault policy, or runtime.restart)
     Halt,    // halted after a fault
     Paused,
@@ -113,6 +114,8 @@ enum class ScanEventKind : std::uint8_t {
     Started, // runtime.start
     ReloadApplied,
 };
+// The fault record's kind for a fault event: "runtime", "watchdog" or "io" ("" for other events).
+[[nodiscard]] const char* faultKindName(ScanEventKind k) noexcept;
 [[nodiscard]] const char* scanEventName(ScanEventKind k) noexcept; // "cycle_overrun", ...
 
 struct ScanEvent {
@@ -147,7 +150,7 @@ struct ScanSnapshot {
 };
 
 struct FaultRecord {
-    std::string kind; // "runtime" | "watchdog"
+    std::string kind; // "runtime" | "watchdog" | "io"
     FaultReport report;
     FaultAction action = FaultAction::SafeHalt;
     std::uint64_t cycle = 0;
@@ -226,7 +229,9 @@ private:
     bool restartAllowed(std::int64_t now) noexcept;
     void countRetain(RetainSaveResult r) noexcept;
     void accountOverrun(std::int64_t release, std::int64_t end, std::int64_t& next);
-    void handleFault(bool watchdog, const FaultReport& report);
+    enum class FaultKind : std::uint8_t { Runtime, Watchdog, Io };
+    void handleFault(FaultKind kind, const FaultReport& report);
+    [[nodiscard]] bool ioFailedClosed();
     void pushEvent(const ScanEvent& e) noexcept;
     void publish() noexcept;
     void maybeHandRetain(std::int64_t now) noexcept;
