@@ -31,51 +31,56 @@ void writeProject(const TempDir& dir, std::uint16_t portA, std::uint16_t portB, 
                              "a := 1234;\nb := 4321;\nEND_PROGRAM\n");
 }
 
-TEST(FailClosed, LosingADriverWithOnErrorFaultPutsEveryPeerInTheSafeState) {
-    const std::uint16_t portA = freeTcpPort();
-    const std::uint16_t portB = freeTcpPort();
-    PeerServer a(portA);
-    PeerServer b(portB);
-    a.start();
-    b.start();
+// Peers A and B listening, the project written with `onErrorA` for A's driver, `takt run` started
+// and both peers fed by the program.
+struct TwoPeerRun {
+    explicit TwoPeerRun(const char* onErrorA) {
+        a.start();
+        b.start();
+        writeProject(dir, portA, portB, onErrorA);
+        takt =
+            std::make_unique<Process>(takt::test::taktArgv({"run", "--project", dir.path().string(), "--for", "60s"}),
+                                      takt::test::ProcessOptions{.log = dir.path() / "run.log"});
+    }
+    [[nodiscard]] bool fed() {
+        return eventually([&] { return a.holding(0) == 1234 && b.holding(0) == 4321; });
+    }
+
+    std::uint16_t portA = freeTcpPort();
+    std::uint16_t portB = freeTcpPort();
+    PeerServer a{portA};
+    PeerServer b{portB};
     TempDir dir;
-    writeProject(dir, portA, portB, "fault");
-    Process takt(takt::test::taktArgv({"run", "--project", dir.path().string(), "--for", "60s"}),
-                 {.log = dir.path() / "run.log"});
-    ASSERT_TRUE(takt.started());
-    ASSERT_TRUE(eventually([&] { return a.holding(0) == 1234 && b.holding(0) == 4321; })) << takt.log();
-    a.stop(); // peer A is gone: its driver fails closed
-    ASSERT_TRUE(eventually([&] { return b.holding(0) == 5; })) << takt.log();
+    std::unique_ptr<Process> takt;
+};
+
+TEST(FailClosed, LosingADriverWithOnErrorFaultPutsEveryPeerInTheSafeState) {
+    TwoPeerRun run("fault");
+    Process& takt = *run.takt;
+    ASSERT_TRUE(run.fed()) << takt.log();
+    run.a.stop(); // peer A is gone: its driver fails closed
+    ASSERT_TRUE(eventually([&] { return run.b.holding(0) == 5; })) << takt.log();
     EXPECT_FALSE(takt.waitForLine({"I/O fault: modbus-tcp (on_error = \"fault\")"}).empty()) << takt.log();
     EXPECT_FALSE(takt.waitForLine({"program halted after the fault"}).empty()) << takt.log();
     // Peer A back: the runtime stays halted (a fault is cleared by a restart, not by the field),
     // and its driver writes the safe value to it, not the program's.
-    a.start();
-    ASSERT_TRUE(eventually([&] { return a.holding(0) == 0x0BAD; })) << takt.log();
-    EXPECT_EQ(b.holding(0), 5);
+    run.a.start();
+    ASSERT_TRUE(eventually([&] { return run.a.holding(0) == 0x0BAD; })) << takt.log();
+    EXPECT_EQ(run.b.holding(0), 5);
     EXPECT_EQ(takt.terminate(), 16) << takt.log(); // ended halted by a fault
 }
 
 TEST(FailClosed, OnErrorWarnKeepsTheProgramRunningAndTheOtherPeerFed) {
-    const std::uint16_t portA = freeTcpPort();
-    const std::uint16_t portB = freeTcpPort();
-    PeerServer a(portA);
-    PeerServer b(portB);
-    a.start();
-    b.start();
-    TempDir dir;
-    writeProject(dir, portA, portB, nullptr); // the default: warn
-    Process takt(takt::test::taktArgv({"run", "--project", dir.path().string(), "--for", "60s"}),
-                 {.log = dir.path() / "run.log"});
-    ASSERT_TRUE(takt.started());
-    ASSERT_TRUE(eventually([&] { return a.holding(0) == 1234 && b.holding(0) == 4321; })) << takt.log();
-    a.stop();
+    TwoPeerRun run(nullptr); // the default: warn
+    Process& takt = *run.takt;
+    ASSERT_TRUE(run.fed()) << takt.log();
+    run.a.stop();
     EXPECT_FALSE(takt.waitForLine({"driver health:", "modbus-tcp=degraded"}).empty()) << takt.log();
     // Peer A back: after its comm loss its driver writes the safe value first, then the program's.
-    b.setRegister(0, 0);
-    a.start();
-    ASSERT_TRUE(eventually([&] { return a.holding(0) == 1234; })) << takt.log();
-    ASSERT_TRUE(eventually([&] { return b.holding(0) == 4321; })) << takt.log(); // still fed by the program
+    run.b.setRegister(0, 0);
+    run.a.start();
+    ASSERT_TRUE(eventually([&] { return run.a.holding(0) == 1234; })) << takt.log();
+    ASSERT_TRUE(eventually([&] { return run.b.holding(0) == 4321; })) << takt.log(); // still fed by the program
     EXPECT_EQ(takt.log().find("I/O fault"), std::string::npos) << takt.log();
     EXPECT_EQ(takt.terminate(), 0) << takt.log();
 }

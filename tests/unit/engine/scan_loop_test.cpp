@@ -257,6 +257,14 @@ TEST(ScanLoop, RuntimeFaultWithHaltAlsoAppliesSafeState) {
     loop.stop();
 }
 
+// A program body that only counts its calls.
+AbortableRunner::Body countCalls(std::atomic<int>& calls) {
+    return [&calls](std::uint8_t*, const std::atomic<bool>*, Fault&) {
+        calls.fetch_add(1);
+        return true;
+    };
+}
+
 // A driver told to fail closed (on_error = "fault") faults: the program stops running before
 // its next cycle, the safe state is latched on every driver, and the fault names the driver.
 TEST(ScanLoop, DriverFailingClosedFaultsTheRuntimeUnderItsPolicy) {
@@ -264,10 +272,7 @@ TEST(ScanLoop, DriverFailingClosedFaultsTheRuntimeUnderItsPolicy) {
     o.faultPolicy = FaultAction::SafeHalt;
     Rig rig(o);
     std::atomic<int> calls{0};
-    rig.runner->body = [&calls](std::uint8_t*, const std::atomic<bool>*, Fault&) {
-        calls.fetch_add(1);
-        return true;
-    };
+    rig.runner->body = countCalls(calls);
     ASSERT_TRUE(rig.load());
     ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
     std::string error;
@@ -298,10 +303,7 @@ TEST(ScanLoop, DriverFailingClosedFaultsTheRuntimeUnderItsPolicy) {
 TEST(ScanLoop, DriverFaultedWithoutFailingClosedKeepsTheProgramRunning) {
     Rig rig(options(2));
     std::atomic<int> calls{0};
-    rig.runner->body = [&calls](std::uint8_t*, const std::atomic<bool>*, Fault&) {
-        calls.fetch_add(1);
-        return true;
-    };
+    rig.runner->body = countCalls(calls);
     ASSERT_TRUE(rig.load());
     ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
     std::string error;
