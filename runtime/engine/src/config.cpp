@@ -17,14 +17,7 @@ namespace {
 using Severity = ConfigDiagnostic::Severity;
 
 // The truST sections takt accepts but ignores, with every key truST defines in them (its
-// runtime.toml schema), so a typo inside them is still an error. "[]" marks an array of
-// tables, "*" a table with free-form keys.
-struct TrustSection {
-    std::string_view path;
-    std::string_view what; // what takt does not do yet
-    std::initializer_list<std::string_view> keys;
-};
-
+// runtime.toml schema), so a typo inside them is still an error.
 const TrustSection kTrustSections[] = {
     {"runtime.tls",
      "TLS settings for a web UI or mesh (the control endpoint has [runtime.control.tls])",
@@ -158,8 +151,10 @@ void readBuild(TableReader& r, RuntimeConfig& c) {
     if (auto byte = r.choice<bool>("address_mode", {{"word", false}, {"byte", true}})) {
         c.byteAddressing = *byte;
     }
-    // The compiler reads the dialect (compiler/src/project.cpp); the runtime only validates it.
+    // The compiler reads the dialect and the sources folder (compiler/src/project.cpp) and reports
+    // a bad sources_root at its key; the runtime only checks what it can on its own.
     (void)r.choice<bool>("dialect", {{"codesys", false}, {"iec", true}});
+    (void)r.string("sources_root");
     r.finish();
 }
 
@@ -472,6 +467,10 @@ RuntimeConfigResult parseDocument(std::string_view text, const std::string& file
 
 } // namespace
 
+std::span<const TrustSection> trustSections() noexcept {
+    return kTrustSections;
+}
+
 std::string formatDiagnostic(const ConfigDiagnostic& d) {
     std::string where = d.file.empty() ? std::string("<config>") : d.file;
     if (d.line != 0) {
@@ -505,7 +504,9 @@ RuntimeConfigResult loadRuntimeConfig(const std::filesystem::path& file) {
     if (!std::filesystem::exists(file, ec) && !ec) {
         // One message for `takt validate`, `takt run` and the agent alike.
         result.diagnostics.push_back(
-            diagnosticAt(Severity::Error, file.string(), {}, {}, "missing runtime.toml (required to run: it names the task, its period and the I/O; see docs/getting-started.md, or copy the commented one `takt init NEWDIR` writes)"));
+            diagnosticAt(Severity::Error, file.string(), {}, {},
+                         "missing runtime.toml (required to run: it names the task, its period and the I/O; see "
+                         "docs/getting-started.md, or copy the commented one `takt init NEWDIR` writes)"));
         return result;
     }
     return loadConfigFile<RuntimeConfigResult>(

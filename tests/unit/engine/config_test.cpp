@@ -198,6 +198,20 @@ TEST(RuntimeConfig, BuildDialectIsAcceptedAndChecked) {
     EXPECT_NE(d->message.find("codesys, iec"), std::string::npos) << d->message;
 }
 
+// Regression: README.md and editor.md document [build] sources_root and the compiler reads it, but
+// the runtime's reader did not know the key, so takt validate and takt run refused such a project
+// with "unknown key" while takt build compiled it.
+TEST(RuntimeConfig, BuildSourcesRootIsAccepted) {
+    RuntimeConfigResult ok = parse("[build]\nsources_root = \"plc/st\"\n");
+    EXPECT_TRUE(ok.config.has_value()) << dump(ok);
+    EXPECT_TRUE(ok.diagnostics.empty()) << dump(ok);
+    RuntimeConfigResult bad = parse("[build]\nsources_root = 3\n");
+    ASSERT_FALSE(bad.config.has_value());
+    const ConfigDiagnostic* d = find(bad, "build.sources_root");
+    ASSERT_NE(d, nullptr) << dump(bad);
+    EXPECT_NE(d->message.find("expected a string"), std::string::npos) << d->message;
+}
+
 TEST(RuntimeConfig, TomlSyntaxErrorIsOneDiagnosticWithPosition) {
     RuntimeConfigResult r = parse("[resource]\nname = \"x\"\ncycle_interval_ms = = 3\n");
     EXPECT_FALSE(r.config);
@@ -391,7 +405,9 @@ TEST(RuntimeConfig, MissingFileIsOneError) {
     EXPECT_FALSE(r.config);
     ASSERT_EQ(r.diagnostics.size(), 1U);
     EXPECT_EQ(r.diagnostics[0].file, "/nonexistent/takt/runtime.toml");
-    EXPECT_EQ(r.diagnostics[0].message, "missing runtime.toml (required to run: it names the task, its period and the I/O; see docs/getting-started.md, or copy the commented one `takt init NEWDIR` writes)");
+    EXPECT_EQ(r.diagnostics[0].message,
+              "missing runtime.toml (required to run: it names the task, its period and the I/O; see "
+              "docs/getting-started.md, or copy the commented one `takt init NEWDIR` writes)");
 }
 
 TEST(RuntimeConfig, DiagnosticsComeInFileOrder) {

@@ -4,8 +4,11 @@
 // takt does not implement are warnings, and nothing is defaulted silently for a typo.
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace takt::engine {
@@ -107,6 +110,19 @@ struct RuntimeConfigResult {
     std::optional<RuntimeConfig> config; // empty when any error was found
     std::vector<ConfigDiagnostic> diagnostics;
 };
+
+// A runtime.toml section truST defines for a service takt does not have: accepted and ignored
+// (a warning when it asks for something), with every key truST defines in it, so a typo inside
+// it is still an error. In `keys`, "a[].b" is key b of the tables of array a and "a.*" a table
+// with free-form keys.
+struct TrustSection {
+    std::string_view path; // "runtime.opcua"
+    std::string_view what; // what takt does not do yet
+    std::initializer_list<std::string_view> keys;
+};
+
+// Every such section; docs/configuration.md lists them and a test holds the page to this list.
+[[nodiscard]] std::span<const TrustSection> trustSections() noexcept;
 
 // Reads and checks runtime.toml. Never throws.
 [[nodiscard]] RuntimeConfigResult loadRuntimeConfig(const std::filesystem::path& file);
