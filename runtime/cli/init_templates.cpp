@@ -7,7 +7,7 @@ namespace takt::cli {
 namespace {
 
 constexpr std::string_view kRuntimeToml =
-    R"(# takt runtime configuration (docs/ of takt: "runtime.toml" describes every key).
+    R"(# takt runtime configuration (docs/ of takt: "configuration.md" describes every key).
 [bundle]
 version = 1
 
@@ -63,7 +63,7 @@ END_CONFIGURATION
 // ---- blank ---------------------------------------------------------------------------------
 
 constexpr std::string_view kBlankIo =
-    R"(# I/O of this project (docs/ of takt: "io-drivers.md" lists the drivers and their keys).
+    R"(# I/O of this project (docs/ of takt: "configuration.md" for this file, "io-drivers.md" for each driver).
 # "simulated" without a plant: inputs stay 0 and outputs go nowhere until you choose a real
 # driver (modbus-tcp, modbus-rtu, mqtt, gpio, …) or add a simulation.toml beside this file.
 [io]
