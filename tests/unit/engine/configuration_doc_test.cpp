@@ -34,15 +34,20 @@ std::vector<std::string> rendered(const RuntimeConfigResult& r) {
 
 TEST(ConfigurationDoc, RuntimeExamplesGiveTheDiagnosticsThePageShows) {
     const std::vector<DocExample> examples = test::docExamples(section(), "# runtime.toml");
-    ASSERT_GE(examples.size(), 2U); // the complete file and the truST one
+    ASSERT_GE(examples.size(), 3U); // refused keys, the complete file, a truST file
     std::size_t withWarnings = 0;
+    std::size_t withErrors = 0;
     for (const DocExample& e : examples) {
         const RuntimeConfigResult r = parseRuntimeConfig(e.text, "runtime.toml");
         EXPECT_EQ(rendered(r), e.expected) << "the example at line " << e.line << " of the runtime.toml section";
-        EXPECT_TRUE(r.config.has_value()) << "the example at line " << e.line;
-        withWarnings += e.expected.empty() ? 0 : 1;
+        const bool refused = std::any_of(e.expected.begin(), e.expected.end(),
+                                         [](const std::string& d) { return d.find(": error: ") != std::string::npos; });
+        EXPECT_EQ(r.config.has_value(), !refused) << "the example at line " << e.line;
+        withWarnings += !refused && !e.expected.empty() ? 1 : 0;
+        withErrors += refused ? 1 : 0;
     }
     EXPECT_GE(withWarnings, 1U) << "the page shows what a truST file's warnings look like";
+    EXPECT_GE(withErrors, 1U) << "the page shows what an error looks like";
 }
 
 // The parser's list of the keys of table `t`: the "known here" of the error a probe key gets.
