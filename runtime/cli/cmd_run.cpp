@@ -354,8 +354,11 @@ int runMain(const RunOptions& options) {
         web.port = runtime.web.port;
         web.tokenAuth = runtime.web.tokenAuth;
         if (runtime.web.tls) {
-            web.tlsCert = runtime.web.tlsCert;
-            web.tlsKey = runtime.web.tlsKey;
+            // Relative to runtime.toml's folder, as every other file it names: a service starts
+            // takt run elsewhere than in its project.
+            const fs::path base = runtime.file.parent_path();
+            web.tlsCert = (base / runtime.web.tlsCert).string();
+            web.tlsKey = (base / runtime.web.tlsKey).string();
         }
         web.metrics = [&live, &healthCache] { return prometheusText(live->loop(), healthCache.get()); };
         if (!live->serveWeb(std::move(web), error)) {

@@ -43,6 +43,18 @@ inline int shell(const std::string& cmd) {
     return test::runShell(cmd).exitCode;
 }
 
+// A test CA (ca.pem, ca.key) and a server certificate for 127.0.0.1 signed by it (server.pem,
+// server.key) in `dir`, made with openssl; openssl's output in dir/openssl.log.
+inline bool writeServerCertificate(const TempDir& dir) {
+    const std::string key = "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes ";
+    dir.write("server.ext", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
+    return shell("cd " + dir.path().string() + " && (" + key +
+                 "-x509 -keyout ca.key -out ca.pem -days 1 -subj /CN=takt-test-ca && " + key +
+                 "-keyout server.key -out server.csr -subj /CN=takt-test-server && openssl x509 -req "
+                 "-in server.csr -out server.pem -extfile server.ext -CA ca.pem -CAkey ca.key "
+                 "-CAcreateserial -days 1 && chmod 600 *.key) > openssl.log 2>&1") == 0;
+}
+
 // `takt build --project dir`; the program.stbc bytes (empty on failure).
 inline std::vector<std::uint8_t> build(const fs::path& dir) {
     const int rc = shell(std::string(TAKT_BINARY) + " build --project " + dir.string() + " > " +

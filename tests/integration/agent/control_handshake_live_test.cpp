@@ -25,13 +25,7 @@ constexpr const char* kToken = "viewer-5b0e2c9d41f7a8e36c1d";
 // A CA and a server certificate for 127.0.0.1 (openssl), and a project serving tls:// on `port`
 // with a viewer token.
 bool writeTlsProject(const TempDir& dir, std::uint16_t port) {
-    const std::string key = "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes ";
-    dir.write("server.ext", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
-    const bool ok = shell("cd " + dir.path().string() + " && (" + key +
-                          "-x509 -keyout ca.key -out ca.pem -days 1 -subj /CN=takt-test-ca && " + key +
-                          "-keyout server.key -out server.csr -subj /CN=takt-test-server && openssl x509 -req "
-                          "-in server.csr -out server.pem -extfile server.ext -CA ca.pem -CAkey ca.key "
-                          "-CAcreateserial -days 1 && chmod 600 *.key) > openssl.log 2>&1") == 0;
+    const bool ok = writeServerCertificate(dir);
     dir.write("viewer.token", std::string(kToken) + "\n", 0600);
     dir.write("runtime.toml", fmt::format(R"([bundle]
 version = 1

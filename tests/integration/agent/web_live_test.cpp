@@ -214,6 +214,27 @@ TEST(WebLive, AuthTokenRefusesRequestsWithoutOne) {
     EXPECT_EQ(rt.stop(), 0) << rt.log();
 }
 
+// Regression: tls_cert and tls_key were opened relative to the directory takt run started in,
+// while every other file runtime.toml names is relative to runtime.toml's folder, so a project
+// run with --project from elsewhere (as a service is) could not serve HTTPS.
+TEST(WebLive, TlsFilesAreRelativeToRuntimeToml) {
+    TempDir project;
+    ASSERT_TRUE(writeServerCertificate(project)) << readText(project.path() / "openssl.log");
+    const std::uint16_t port = test::freeTcpPort();
+    writeProject(project, "", port, "tls = true\ntls_cert = \"server.pem\"\ntls_key = \"server.key\"");
+    Runtime rt(project.path());
+    ASSERT_NE(fs::current_path(), project.path());
+    ASSERT_TRUE(waitWeb(rt, port)) << rt.log();
+    httplib::SSLClient https("127.0.0.1", port);
+    https.set_ca_cert_path((project.path() / "ca.pem").string());
+    https.enable_server_certificate_verification(true);
+    const httplib::Result r = https.Get("/metrics");
+    ASSERT_TRUE(r) << httplib::to_string(r.error()) << rt.log();
+    EXPECT_EQ(r->status, 200);
+    EXPECT_NE(r->body.find("takt_cycles_total"), std::string::npos);
+    EXPECT_EQ(rt.stop(), 0) << rt.log();
+}
+
 // Any address but loopback needs TLS and tokens, as the control endpoint does: refused by
 // `takt validate` and by `takt run` at the key, before anything listens.
 TEST(WebLive, ANetworkAddressWithoutTlsIsRefusedAtTheKey) {
