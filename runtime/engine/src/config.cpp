@@ -33,7 +33,7 @@ const TrustSection kTrustSections[] = {
      {"profile", "wan.allow_write[].action", "wan.allow_write[].target", "links.transports[].source",
       "links.transports[].target", "links.transports[].transport"}},
     {"runtime.observability",
-     "historian or Prometheus metrics",
+     "historian (its Prometheus metrics are [runtime.web]'s /metrics)",
      {"enabled", "sample_interval_ms", "mode", "include", "history_path", "max_entries", "prometheus_enabled",
       "prometheus_path", "alerts[].name", "alerts[].variable", "alerts[].above", "alerts[].below",
       "alerts[].debounce_samples", "alerts[].hook"}},

@@ -382,6 +382,17 @@ TEST(RuntimeConfig, TrustAdsSectionIsIgnoredWithAWarning) {
     EXPECT_NE(find(r, "runtime.ads.port"), nullptr) << dump(r);
 }
 
+// takt serves Prometheus metrics ([runtime.web]); the warning for truST's observability section
+// must not say it has none.
+TEST(RuntimeConfig, TrustObservabilityWarningPointsAtTheMetrics) {
+    RuntimeConfigResult r = parse("[runtime.observability]\nenabled = true\nprometheus_enabled = true\n");
+    ASSERT_TRUE(r.config) << dump(r);
+    ASSERT_EQ(r.diagnostics.size(), 1U) << dump(r);
+    EXPECT_EQ(r.diagnostics[0].severity, Severity::Warning);
+    EXPECT_EQ(r.diagnostics[0].message, "not supported yet: takt has no historian (its Prometheus metrics are "
+                                        "[runtime.web]'s /metrics); the section is ignored");
+}
+
 TEST(RuntimeConfig, TypoInsideATrustSectionIsStillAnError) {
     RuntimeConfigResult r = parse("[runtime.web]\nenabled = true\nlisten_addr = \"0.0.0.0:80\"\n");
     EXPECT_FALSE(r.config);
