@@ -154,8 +154,9 @@ void checkProgram(const fs::path& path, bool rebuiltFromSources, const std::opti
                   const std::optional<std::vector<Owned>>& owned, ValidateReport& report) {
     const bytecode::VerifiedProgram loaded = bytecode::loadVerifiedFile(path);
     if (!loaded.ok()) {
-        std::string why =
-            loaded.stage == bytecode::VerifiedProgram::Stage::Verify ? "fails verification: " + loaded.error : loaded.error;
+        std::string why = loaded.stage == bytecode::VerifiedProgram::Stage::Verify
+                              ? "fails verification: " + loaded.error
+                              : loaded.error;
         if (rebuiltFromSources) {
             why += "; `takt build` and `takt run` write it again from the sources";
         }
@@ -284,12 +285,13 @@ void validate(const ValidateRequest& request, ValidateReport& report) {
         owned = checkDrivers(*sel.io.config, report);
     }
     // A project with sources runs what they compile to; one without runs its program.stbc alone.
-    const bool hasSources = fs::is_directory(dir / "src", ec) || fs::exists(dir / "trust-lsp.toml", ec);
+    const std::optional<fs::path> sources = compiler::sourcesToCompile(dir);
+    const bool hasSources = sources.has_value();
     std::shared_ptr<const bytecode::Module> fromSources;
     if (hasSources) {
         fromSources = checkSources(dir, report);
         if (fromSources && owned) {
-            checkWiring(*fromSources, (dir / "src").string(), *owned, report);
+            checkWiring(*fromSources, sources->string(), *owned, report);
         }
     }
     const fs::path program = dir / "program.stbc";

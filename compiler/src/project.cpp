@@ -320,6 +320,18 @@ std::vector<fs::path> discoverSources(const fs::path& dir) {
     return out;
 }
 
+std::optional<fs::path> sourcesToCompile(const fs::path& dir) {
+    Project probe;
+    probe.directory = dir;
+    readProjectConfig(probe);
+    const fs::path root = dir / probe.build.sourcesRoot;
+    std::error_code ec;
+    if (!probe.valid() || fs::is_directory(root, ec) || fs::exists(dir / "trust-lsp.toml", ec)) {
+        return root;
+    }
+    return std::nullopt;
+}
+
 Project checkProject(const ProjectInput& input, std::optional<Dialect> dialect) {
     Project project;
     project.directory = normalDirectory(input.directory);

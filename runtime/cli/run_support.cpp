@@ -10,6 +10,7 @@
 #include "takt/bytecode/verifier.h"
 #include "takt/compiler/compile_program.h"
 #include "takt/compiler/exit_codes.h"
+#include "takt/compiler/project.h"
 
 namespace takt::cli {
 
@@ -23,7 +24,7 @@ bool loadRunnableProgram(const fs::path& project, RunnableProgram& out, std::str
         exitCode = kExitInvalidProject;
         return false;
     }
-    if (fs::is_directory(dir / "src", ec)) {
+    if (const std::optional<fs::path> sources = compiler::sourcesToCompile(dir)) {
         compiler::ProjectInput input;
         input.directory = dir;
         compiler::Project p = compiler::checkProject(input);
@@ -40,7 +41,7 @@ bool loadRunnableProgram(const fs::path& project, RunnableProgram& out, std::str
         }
         out.hash = std::move(compiled.hash);
         out.module = std::move(compiled.module);
-        out.origin = fmt::format("{} ({} sources)", (dir / "src").string(), p.sourcePaths.size());
+        out.origin = fmt::format("{} ({} sources)", sources->string(), p.sourcePaths.size());
         return true;
     }
     const fs::path stbc = dir / "program.stbc";
@@ -48,7 +49,7 @@ bool loadRunnableProgram(const fs::path& project, RunnableProgram& out, std::str
     if (!loaded.ok()) {
         error = loaded.stage == bytecode::VerifiedProgram::Stage::Verify
                     ? fmt::format("{}: rejected by the verifier: {}", stbc.string(), loaded.error)
-                    : fmt::format("{}: {} (and no src/ to compile)", stbc.string(), loaded.error);
+                    : fmt::format("{}: {} (and no sources to compile)", stbc.string(), loaded.error);
         exitCode = kExitInvalidProject;
         return false;
     }

@@ -151,6 +151,23 @@ TEST(ValidateCli, StaleProgramBesideSourcesIsAWarning) {
     EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
 }
 
+// [build] sources_root names the ST folder for takt validate and takt run as for takt build:
+// validate compiles it (the wiring warning comes from the sources) and run runs what it compiles
+// to. Both used to look for src/ alone (and runtime.toml refused the key).
+TEST(ValidateCli, SourcesRootIsCompiledByValidateAndRun) {
+    TempDir dir;
+    dir.write("runtime.toml", std::string(kRuntime) + "[build]\nsources_root = \"plc/st\"\n");
+    dir.write("io.toml", "[io]\ndriver = \"loopback\"\n[io.params]\nbytes = 2\n");
+    dir.write("plc/st/main.st", "PROGRAM Main\nVAR\n  far AT %IX5.0 : BOOL;\nEND_VAR\nEND_PROGRAM\n");
+    const RunResult r = runTakt("validate --ci", dir.path());
+    EXPECT_EQ(r.exitCode, 0) << r.out;
+    rapidjson::Document doc = validateReport(r);
+    EXPECT_TRUE(hasDiagnostic(doc, "warning", "Main.far", "%IX5.0 is not wired")) << r.out;
+    const RunResult run = runTakt("run --for 50ms", dir.path());
+    EXPECT_EQ(run.exitCode, 0) << run.out << run.err;
+    EXPECT_NE((run.out + run.err).find("plc/st (1 sources)"), std::string::npos) << run.out << run.err;
+}
+
 TEST(ValidateCli, MissingRuntimeTomlIsExit10) {
     TempDir dir;
     dir.write("io.toml", kIo);

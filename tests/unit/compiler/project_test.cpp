@@ -159,6 +159,25 @@ TEST(CheckProjectTest, SourcesRootNamesTheSourceFolder) {
     EXPECT_TRUE(p.ok());
 }
 
+// What takt run and takt validate compile: the sources root when it exists (or a trust-lsp.toml
+// names the folders, or [build] is broken and compiling says why), else nothing: program.stbc.
+TEST(CheckProjectTest, SourcesToCompileFollowsSourcesRoot) {
+    TempDir dir;
+    EXPECT_EQ(sourcesToCompile(dir.path()), std::nullopt);
+    dir.write("src/main.st", kValidProgram);
+    EXPECT_EQ(sourcesToCompile(dir.path()), dir.path() / "src");
+    dir.write("runtime.toml", "[build]\nsources_root = \"st/plc\"\n");
+    EXPECT_EQ(sourcesToCompile(dir.path()), std::nullopt) << "src/ is not this project's sources folder";
+    dir.write("st/plc/main.st", kValidProgram);
+    EXPECT_EQ(sourcesToCompile(dir.path()), dir.path() / "st/plc");
+    dir.write("runtime.toml", "[build]\nsources_root = \"/etc\"\n");
+    EXPECT_TRUE(sourcesToCompile(dir.path()).has_value()) << "compiling reports the bad key";
+
+    TempDir trust;
+    trust.write("trust-lsp.toml", "[project]\ninclude_paths = [\"sources\"]\n");
+    EXPECT_TRUE(sourcesToCompile(trust.path()).has_value());
+}
+
 TEST(BuildOptionsTest, SourcesRootMustStayInsideTheProject) {
     for (const char* bad : {"\"/etc\"", "\"../other\"", "\"\"", "3"}) {
         BuildOptions opts;

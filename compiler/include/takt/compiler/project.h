@@ -102,6 +102,12 @@ struct Project {
 // runtime.toml's [build] dialect when set.
 [[nodiscard]] Project checkProject(const ProjectInput& input, std::optional<Dialect> dialect = std::nullopt);
 
+// The folder of ST sources `takt run` and `takt validate` compile the project in `dir` from:
+// `dir` / [build] sources_root (src/ by default) when it exists or a trust-lsp.toml names the
+// folders, or when runtime.toml's [build] is broken (compiling reports why). Nothing when the
+// project has no sources and runs its program.stbc alone.
+[[nodiscard]] std::optional<std::filesystem::path> sourcesToCompile(const std::filesystem::path& dir);
+
 // The same pipeline over in-memory sources (no disk access, default directory ".").
 [[nodiscard]] Project checkSources(std::vector<SourceText> sources, const BuildOptions& build = {});
 
