@@ -12,6 +12,7 @@
 //   there is no such block).
 // The parser's side comes from the parser itself: a table given an unknown key answers with the
 // keys it asked for ("unknown key (known here: …)").
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <map>
