@@ -28,6 +28,10 @@ constexpr std::size_t kWorkers = 4;
 constexpr std::size_t kMaxBody = std::size_t{8} << 20;
 // Longer than any method takes (the control service answers a command it cannot apply in time).
 constexpr auto kCallTimeout = std::chrono::seconds(15);
+// The page loads nothing but its own files and talks to nothing but its own origin.
+constexpr const char* kContentSecurityPolicy =
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 // The token of `Authorization: Bearer <token>`, or empty.
 std::string bearer(const httplib::Request& req) {
@@ -128,12 +132,38 @@ WebServer::WebServer(WebOptions options, ControlServer& control)
         }
         res.set_content(options_.metrics ? options_.metrics() : std::string(), "text/plain; version=0.0.4");
     });
-    if (!options_.root.empty() && std::filesystem::is_directory(options_.root)) {
-        s.set_mount_point("/", options_.root);
-    } else {
+    serveAssets(s);
+}
+
+// The page's files from memory, each at its exact path; anything else is 404 (no file system is
+// reached from a URL, so `..` leads nowhere).
+void WebServer::serveAssets(httplib::Server& s) {
+    const auto headers = [](httplib::Response& res) {
+        res.set_header("Content-Security-Policy", kContentSecurityPolicy);
+        res.set_header("X-Content-Type-Options", "nosniff");
+        res.set_header("Referrer-Policy", "no-referrer");
+    };
+    for (const WebAsset& asset : options_.assets) {
+        const auto serve = [&asset, headers](const httplib::Request& req, httplib::Response& res) {
+            headers(res);
+            res.set_header("ETag", std::string(asset.etag));
+            res.set_header("Cache-Control", asset.immutable ? "public, max-age=31536000, immutable" : "no-cache");
+            if (req.get_header_value("If-None-Match") == asset.etag) {
+                res.status = 304;
+                return;
+            }
+            res.set_content(asset.body.data(), asset.body.size(), std::string(asset.contentType));
+        };
+        s.Get(std::string(asset.path), serve);
+        if (asset.path == "/index.html") {
+            s.Get("/", serve);
+        }
+    }
+    if (options_.assets.empty()) {
         s.Get("/", [](const httplib::Request&, httplib::Response& res) {
             res.status = 404;
-            res.set_content("takt: the web page is not installed here; /metrics and /api/rpc are served\n",
+            res.set_content("takt: this takt was built without its web page (node and npm were missing when it was "
+                            "built; see docs/web.md); /metrics and /api/rpc are served\n",
                             "text/plain");
         });
     }

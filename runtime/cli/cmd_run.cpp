@@ -25,6 +25,7 @@
 #include "run_log.h"
 #include "run_support.h"
 #include "systemd_notify.h"
+#include "web_assets.h"
 #include "takt/agent/agent_server.h"
 #include "takt/agent/control.h"
 #include "takt/agent/control_config.h"
@@ -357,11 +358,14 @@ int runMain(const RunOptions& options) {
             web.tlsCert = runtime.web.tlsCert;
             web.tlsKey = runtime.web.tlsKey;
         }
+        web.assets = webAssets();
+        const bool page = !web.assets.empty();
         web.metrics = [&live, &healthCache] { return prometheusText(live->loop(), healthCache.get()); };
         if (!live->serveWeb(std::move(web), error)) {
             return fail("", kExitInvalidProject);
         }
-        log->info("web {} (/metrics, /api/rpc)", live->web()->url());
+        log->info("web {} (the page at /, /metrics, /api/rpc{})", live->web()->url(),
+                  page ? "" : "; built without the page");
     }
     log->info("running {} (program {:.16}) from {}: cycle {} ms, watchdog {}, "
               "fault policy {}, {} driver(s)",
