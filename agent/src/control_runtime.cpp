@@ -134,8 +134,8 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
         {"runtime.stats", "Cycle, execution-time and jitter figures per task and overall", TAKT_NONE,
          R"({"type":"object","required":["cycles","exec","lateness","overruns","tasks","rss_bytes","queue_depth"]})",
          Role::Viewer, [](T t, M, V, R r) { self(t).stats(r); }},
-        {"runtime.histogram", "Execution time and lateness of all scans as histograms: [low_us, high_us, count] per bucket",
-         TAKT_NONE,
+        {"runtime.histogram",
+         "Execution time and lateness of all scans as histograms: [low_us, high_us, count] per bucket", TAKT_NONE,
          R"({"type":"object","required":["exec","lateness"],"properties":{"exec":{"type":"array"},)"
          R"("lateness":{"type":"array"}}})",
          Role::Viewer, [](T t, M, V, R r) { self(t).histogram(r); }},

@@ -25,7 +25,6 @@
 #include "run_log.h"
 #include "run_support.h"
 #include "systemd_notify.h"
-#include "web_assets.h"
 #include "takt/agent/agent_server.h"
 #include "takt/agent/control.h"
 #include "takt/agent/control_config.h"
@@ -35,6 +34,7 @@
 #include "takt/io/board.h"
 #include "takt/io/driver_set.h"
 #include "takt/io/io_config.h"
+#include "web_assets.h"
 
 namespace takt::cli {
 namespace {

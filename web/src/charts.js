@@ -134,7 +134,7 @@ export class Histogram {
           legend: { show: false },
           cursor: { show: false },
           scales: { x: { time: false, distr: 3 }, y: { distr: 3 } },
-          axes: [{ label: 'µs', values: (u, v) => v.map((n) => (n >= 1000 ? `${n / 1000} ms` : `${n}`)) }, { size: 60 }],
+          axes: [{ label: 'µs', values: (u, v) => v.map((n) => (n == null ? '' : n >= 1000 ? `${n / 1000} ms` : `${n}`)) }, { size: 60 }],
           series: [{}, { label: 'cycles', stroke: '#2b6cb0', fill: 'rgba(43,108,176,.35)',
                          paths: uPlot.paths.bars({ size: [0.9, 12] }), points: { show: false } }],
         },

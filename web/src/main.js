@@ -114,6 +114,11 @@ function renderEvents(recent) {
 
 const rows = new Map(); // path -> {row, value}
 
+// Elementary values only: an instance or a structure is browsed by its members (listed right
+// after it), an array by its elements.
+const compound = (v, i, list) => /^ARRAY\b/.test(v.type) || !!list[i + 1]?.path.startsWith(`${v.path}.`);
+const readable = (v, i, list) => !compound(v, i, list);
+
 function action(method, name, value) {
   const params = value === undefined ? { name } : { name, value };
   call(method, params)
@@ -125,12 +130,12 @@ function renderVars() {
   rows.clear();
   const body = $('#vars tbody');
   body.replaceChildren(
-    ...state.vars.map((v) => {
+    ...state.vars.map((v, i) => {
       const value = el('td', { className: 'value', textContent: '' });
       const check = el('input', { type: 'checkbox', className: 'trend', checked: trend.has(v.path), title: 'draw in the trend' });
       check.addEventListener('change', () => trend.toggle(v.path, check.checked));
       const cells = [el('td', { textContent: v.path }), el('td', { textContent: v.type + (v.address ? ` ${v.address}` : '') }), value, el('td', {}, check)];
-      if (canEngineer()) {
+      if (canEngineer() && !compound(v, i, state.vars)) {
         const input = el('input', { className: 'value-input', placeholder: 'IEC literal', disabled: v.constant });
         const button = (label, cls, fn) => {
           const b = el('button', { type: 'button', className: cls, textContent: label, disabled: v.constant });
@@ -162,8 +167,6 @@ async function loadVars() {
   if (!same) renderVars();
 }
 
-// Elementary values only: a structure or an array is browsed by its members.
-const readable = (v) => !/^(ARRAY|STRUCT)\b/.test(v.type) && !v.type.includes('[');
 
 async function readValues() {
   const names = [...new Set([...state.vars.filter(readable).map((v) => v.path), ...trend.names])];
@@ -184,7 +187,10 @@ async function readValues() {
   }
   for (const [name, text] of Object.entries(r.values)) {
     const row = rows.get(name);
-    if (row && row.value.textContent !== text) row.value.textContent = text;
+    if (row && row.value.textContent !== text) {
+      row.value.textContent = text;
+      row.value.title = text;
+    }
   }
   trend.add(Date.now() / 1000, r.values);
 }
