@@ -73,7 +73,11 @@ WebServer::WebServer(WebOptions options, ControlServer& control)
     httplib::Server& s = *impl_->server;
     s.new_task_queue = [] { return new LowPriorityPool(); };
     s.set_payload_max_length(kMaxBody);
-    s.set_keep_alive_timeout(30);
+    // A worker serves one connection at a time, for as long as it is kept alive: an idle browser
+    // connection must not hold one of the four for long. A page polls every 250 ms, so its
+    // connections stay warm; a vanished one is closed after this, a stalled one after the read
+    // and write timeouts (5 s).
+    s.set_keep_alive_timeout(2);
 
     // A request without a token is a viewer's (auth = "local"), or refused (auth = "token").
     const auto admitted = [this](const httplib::Request& req, httplib::Response& res) {

@@ -55,9 +55,10 @@ export async function until(what, fn, timeoutMs = 20000) {
   throw new Error(`timed out waiting for ${what}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
 }
 
-// A running demo with the page on a free loopback port, a Unix control endpoint and an engineer
-// and a viewer token; the shell commands find both through runtime.toml.
-export async function startDemo() {
+// A running demo with the page on a free loopback port (`auth` of [runtime.web]: local or
+// token), a Unix control endpoint and an engineer and a viewer token; the shell commands find
+// both through runtime.toml.
+export async function startDemo({ auth = 'local' } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'takt-web-'));
   cpSync(path.join(repo, 'examples/demo'), dir, { recursive: true });
   writeFileSync(path.join(dir, 'engineer.token'), `${ENGINEER_TOKEN}\n`, { mode: 0o600 });
@@ -77,6 +78,7 @@ token_file = "viewer.token"
 
 [runtime.web]
 listen = "127.0.0.1:${port}"
+auth = "${auth}"
 `);
   const child = spawn(takt, ['run', '--project', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';

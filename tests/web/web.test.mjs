@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
-  ENGINEER_TOKEN, haveChromium, launchBrowser, openPage, rpc, showVariable, startDemo, until,
+  ENGINEER_TOKEN, VIEWER_TOKEN, haveChromium, launchBrowser, openPage, rpc, showVariable, startDemo, until,
 } from './support.mjs';
 
 const skip = haveChromium() ? false : 'chromium is not installed (scripts/setup.sh installs it)';
@@ -66,7 +66,8 @@ describe('the live page', { skip }, () => {
     const row = await showVariable(page, 'aiTankLevel');
     await row.locator('input.value-input').fill('13824');
     await row.locator('button.force').click();
-    await until('the row to show the force', async () => (await row.getAttribute('class')) === 'forced');
+    await until('the row to show the force', async () => (await row.getAttribute('class')) === 'forced' || (await page.textContent('#action-error')) || null);
+    assert.equal(await row.getAttribute('class'), 'forced', await page.textContent('#action-error'));
     await until('the forced value on the page', async () => (await row.locator('td.value').textContent()) === '13824');
 
     const watched = JSON.parse((await demo.takt('watch', 'aiTankLevel', 'gTankLevel', '--count', '1', '--json')).trim());
@@ -128,5 +129,41 @@ describe('the live page', { skip }, () => {
       await page.screenshot({ path: process.env.TAKT_WEB_SCREENSHOT, fullPage: true });
     }
     await close();
+  });
+});
+
+describe('the live page with auth = "token"', { skip }, () => {
+  let demo;
+  let browser;
+
+  before(async () => {
+    demo = await startDemo({ auth: 'token' });
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await demo?.stop();
+  });
+
+  test('asks for a token, then works with the role of the token it was given', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(demo.url);
+    await until('the request for a token', async () => (await page.textContent('#link')) === 'log in with a control token');
+    assert.equal(await page.locator('#vars tbody tr').count(), 0, 'nothing is shown without a token');
+    await page.fill('#token', VIEWER_TOKEN);
+    await page.click('#login button[type=submit]');
+    await until('the viewer role', async () => (await page.textContent('#role')) === 'viewer' && (await page.isVisible('#logout')));
+    const row = await showVariable(page, 'gTankLevel');
+    await until('a value', async () => (await row.locator('td.value').textContent()) !== '');
+    assert.equal(await row.locator('button.force').count(), 0);
+    // The token lives in the tab's sessionStorage and goes out as a Bearer header.
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('takt.token')), VIEWER_TOKEN);
+    const sent = await Promise.all([
+      page.waitForRequest((r) => r.url().endsWith('/api/rpc')),
+    ]);
+    assert.equal(sent[0].headers().authorization, `Bearer ${VIEWER_TOKEN}`);
+    await context.close();
   });
 });

@@ -113,6 +113,7 @@ function renderEvents(recent) {
 // --- variables ------------------------------------------------------------------------------
 
 const rows = new Map(); // path -> {row, value}
+const typed = new Map(); // path -> the text in its value field
 
 // Elementary values only: an instance or a structure is browsed by its members (listed right
 // after it), an array by its elements.
@@ -136,7 +137,10 @@ function renderVars() {
       check.addEventListener('change', () => trend.toggle(v.path, check.checked));
       const cells = [el('td', { textContent: v.path }), el('td', { textContent: v.type + (v.address ? ` ${v.address}` : '') }), value, el('td', {}, check)];
       if (canEngineer() && !compound(v, i, state.vars)) {
-        const input = el('input', { className: 'value-input', placeholder: 'IEC literal', disabled: v.constant });
+        // What was typed survives a redraw of the list (a force elsewhere changes its flags).
+        const input = el('input', { className: 'value-input', placeholder: 'IEC literal', disabled: v.constant,
+          value: typed.get(v.path) ?? '' });
+        input.addEventListener('input', () => typed.set(v.path, input.value));
         const button = (label, cls, fn) => {
           const b = el('button', { type: 'button', className: cls, textContent: label, disabled: v.constant });
           b.addEventListener('click', fn);
@@ -159,7 +163,9 @@ function renderVars() {
 }
 
 async function loadVars() {
-  const r = await call('var.list', { pattern: state.pattern, offset: state.offset, limit: PAGE_SIZE });
+  const { pattern, offset } = state;
+  const r = await call('var.list', { pattern, offset, limit: PAGE_SIZE });
+  if (pattern !== state.pattern || offset !== state.offset) return; // the filter changed meanwhile
   const same = r.variables.length === state.vars.length &&
     r.variables.every((v, i) => v.path === state.vars[i].path && v.forced === state.vars[i].forced);
   state.total = r.total;
@@ -198,9 +204,12 @@ async function readValues() {
 // --- polling --------------------------------------------------------------------------------
 
 async function slow() {
-  const [status, stats, recent, hist] = await Promise.all([
-    call('runtime.status'), call('runtime.stats'), call('events.recent', { since: state.eventsSince }), call('runtime.histogram'),
-  ]);
+  // One request at a time: a page holds at most two of the server's four workers (this loop and
+  // the values').
+  const status = await call('runtime.status');
+  const stats = await call('runtime.stats');
+  const recent = await call('events.recent', { since: state.eventsSince });
+  const hist = await call('runtime.histogram');
   renderStatus(status, stats);
   if (recent.events.length || recent.reloads.length !== $('#reloads tbody').children.length) renderEvents(recent);
   histogram.show(hist.lateness);
