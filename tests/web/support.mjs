@@ -56,9 +56,9 @@ export async function until(what, fn, timeoutMs = 20000) {
 }
 
 // A running demo with the page on a free loopback port (`auth` of [runtime.web]: local or
-// token), a Unix control endpoint and an engineer and a viewer token; the shell commands find
-// both through runtime.toml.
-export async function startDemo({ auth = 'local' } = {}) {
+// token), a Unix control endpoint and an engineer and a viewer token (`extraToml` is appended
+// to runtime.toml); the shell commands find both through runtime.toml.
+export async function startDemo({ auth = 'local', extraToml = '' } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'takt-web-'));
   cpSync(path.join(repo, 'examples/demo'), dir, { recursive: true });
   writeFileSync(path.join(dir, 'engineer.token'), `${ENGINEER_TOKEN}\n`, { mode: 0o600 });
@@ -79,7 +79,7 @@ token_file = "viewer.token"
 [runtime.web]
 listen = "127.0.0.1:${port}"
 auth = "${auth}"
-`);
+${extraToml}`);
   const child = spawn(takt, ['run', '--project', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stdout.on('data', (d) => { log += d; });
