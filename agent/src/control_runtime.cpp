@@ -399,8 +399,10 @@ void RuntimeControl::translateScanEvents(std::vector<std::string>& events) {
                 emit(events, "runtime_started", cycle + ",\"reason\":\"start\"");
                 break;
             case engine::ScanEventKind::ReloadApplied:
+                // hash_ names the program the reload submitted (it is set when the reload is queued).
                 emit(events, "reload_applied",
-                     fmt::format("{},\"swap_pause_us\":{:.3f}", cycle, static_cast<double>(e.valueNs) / 1000.0));
+                     fmt::format("{},\"swap_pause_us\":{:.3f},\"program_hash\":{}", cycle,
+                                 static_cast<double>(e.valueNs) / 1000.0, ctl::quoted(hash_)));
                 break;
             }
         }

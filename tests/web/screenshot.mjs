@@ -1,5 +1,6 @@
 // Saves docs/img/web.png (the README's picture): the live page on the running demo, logged in as
-// an engineer, with the tank level and the pump in the trend. `node screenshot.mjs [OUT]`.
+// an engineer, with the tank level and the pump in the trend and one online change. `node screenshot.mjs [OUT]`.
+import { appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { ENGINEER_TOKEN, launchBrowser, openPage, repo, showVariable, sleep, startDemo } from './support.mjs';
 
@@ -14,7 +15,11 @@ try {
     await row.locator('input.trend').check();
   }
   await page.fill('#search', 'Line.Tank');
-  await sleep(20000); // a trend worth looking at
+  await sleep(10000);
+  // An online change, for the history.
+  appendFileSync(path.join(demo.dir, 'src/tank.st'), '\nFUNCTION OnlineChangeMarker : INT\nOnlineChangeMarker := 7;\nEND_FUNCTION\n');
+  await demo.takt('reload');
+  await sleep(10000); // a trend worth looking at
   await page.screenshot({ path: out, fullPage: true });
   console.log(`saved ${out}`);
 } finally {

@@ -113,13 +113,16 @@ describe('the live page', { skip }, () => {
     const row = await showVariable(page, 'gTankLevel');
     await until('a value', async () => (await row.locator('td.value').textContent()) !== '');
     const before = await page.locator('#reloads tbody tr').count();
-    // A changed program: the tank's set points move.
+    // A changed program: one more function.
     const tank = path.join(demo.dir, 'src/tank.st');
     const source = readFileSync(tank, 'utf8');
-    writeFileSync(tank, `${source}\n(* online change from the browser test *)\n`);
+    writeFileSync(tank, `${source}\nFUNCTION OnlineChangeMarker : INT\nOnlineChangeMarker := 7;\nEND_FUNCTION\n`);
     await demo.takt('reload');
-    await until('the online change in the history', async () =>
-      (await page.locator('#reloads tbody tr.reload_applied').count()) > before);
+    const applied = page.locator('#reloads tbody tr.reload_applied');
+    await until('the online change in the history', async () => (await applied.count()) > before);
+    const hash = (await rpc(demo.url, 'runtime.status')).body.result.program_hash;
+    assert.equal(await applied.first().locator('td.hash').textContent(), hash.slice(0, 12));
+    await until('the new program in the header', async () => (await page.textContent('#program')) === `program ${hash.slice(0, 12)}`);
     await until('the event log entry', async () =>
       (await page.locator('#events tbody td', { hasText: 'reload_applied' }).count()) > 0);
     const was = await row.locator('td.value').textContent();

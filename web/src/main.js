@@ -105,8 +105,8 @@ function renderEvents(recent) {
     ...[...recent.reloads].reverse().map((r) =>
       el('tr', { className: r.type },
         el('td', { textContent: clock(r.ts) }),
-        el('td', { textContent: r.type === 'reload_applied' ? 'applied' : `rejected: ${r.reason ?? r.message ?? ''}` }),
-        el('td', { textContent: r.type === 'reload_applied' ? `${String(r.old_hash ?? '').slice(0, 12)} → ${String(r.new_hash ?? '').slice(0, 12)}` : '' }))),
+        el('td', { textContent: r.type === 'reload_applied' ? `applied at cycle ${r.cycle}, the swap paused the scan ${r.swap_pause_us} µs` : `rejected: ${r.reason}` }),
+        el('td', { className: 'hash', textContent: String(r.program_hash ?? '').slice(0, 12) }))),
   );
 }
 
