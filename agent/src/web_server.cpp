@@ -56,6 +56,40 @@ void lowerPriority() {
     (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 10);
 }
 
+// The page's files from memory, each at its exact path; anything else is 404 (no file system is
+// reached from a URL, so `..` leads nowhere).
+void serveAssets(httplib::Server& s, std::span<const WebAsset> assets) {
+    const auto headers = [](httplib::Response& res) {
+        res.set_header("Content-Security-Policy", kContentSecurityPolicy);
+        res.set_header("X-Content-Type-Options", "nosniff");
+        res.set_header("Referrer-Policy", "no-referrer");
+    };
+    for (const WebAsset& asset : assets) {
+        const auto serve = [&asset, headers](const httplib::Request& req, httplib::Response& res) {
+            headers(res);
+            res.set_header("ETag", std::string(asset.etag));
+            res.set_header("Cache-Control", asset.immutable ? "public, max-age=31536000, immutable" : "no-cache");
+            if (req.get_header_value("If-None-Match") == asset.etag) {
+                res.status = 304;
+                return;
+            }
+            res.set_content(asset.body.data(), asset.body.size(), std::string(asset.contentType));
+        };
+        s.Get(std::string(asset.path), serve);
+        if (asset.path == "/index.html") {
+            s.Get("/", serve);
+        }
+    }
+    if (assets.empty()) {
+        s.Get("/", [](const httplib::Request&, httplib::Response& res) {
+            res.status = 404;
+            res.set_content("takt: this takt was built without its web page (node and npm were missing when it was "
+                            "built; see docs/web.md); /metrics and /api/rpc are served\n",
+                            "text/plain");
+        });
+    }
+}
+
 } // namespace
 
 struct WebServer::Impl {
@@ -136,41 +170,7 @@ WebServer::WebServer(WebOptions options, ControlServer& control)
         }
         res.set_content(options_.metrics ? options_.metrics() : std::string(), "text/plain; version=0.0.4");
     });
-    serveAssets(s);
-}
-
-// The page's files from memory, each at its exact path; anything else is 404 (no file system is
-// reached from a URL, so `..` leads nowhere).
-void WebServer::serveAssets(httplib::Server& s) {
-    const auto headers = [](httplib::Response& res) {
-        res.set_header("Content-Security-Policy", kContentSecurityPolicy);
-        res.set_header("X-Content-Type-Options", "nosniff");
-        res.set_header("Referrer-Policy", "no-referrer");
-    };
-    for (const WebAsset& asset : options_.assets) {
-        const auto serve = [&asset, headers](const httplib::Request& req, httplib::Response& res) {
-            headers(res);
-            res.set_header("ETag", std::string(asset.etag));
-            res.set_header("Cache-Control", asset.immutable ? "public, max-age=31536000, immutable" : "no-cache");
-            if (req.get_header_value("If-None-Match") == asset.etag) {
-                res.status = 304;
-                return;
-            }
-            res.set_content(asset.body.data(), asset.body.size(), std::string(asset.contentType));
-        };
-        s.Get(std::string(asset.path), serve);
-        if (asset.path == "/index.html") {
-            s.Get("/", serve);
-        }
-    }
-    if (options_.assets.empty()) {
-        s.Get("/", [](const httplib::Request&, httplib::Response& res) {
-            res.status = 404;
-            res.set_content("takt: this takt was built without its web page (node and npm were missing when it was "
-                            "built; see docs/web.md); /metrics and /api/rpc are served\n",
-                            "text/plain");
-        });
-    }
+    serveAssets(s, options_.assets);
 }
 
 WebServer::~WebServer() {

@@ -14,10 +14,6 @@
 
 #include "takt/agent/control.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace takt::agent {
 
 // One file of the page, served at `path` from memory: no file system is reached from a URL.
@@ -36,7 +32,8 @@ struct WebOptions {
     // without one has the viewer role (a page on loopback) and a token raises it.
     bool tokenAuth = false;
     std::string tlsCert, tlsKey; // both set: HTTPS
-    // The page's files; `/` is /index.html. Empty: no page (`/` says so), the API still works.
+    // The page's files (not copied: they must outlive the server; takt's are static); `/` is
+    // /index.html. Empty: no page (`/` says so), the API still works.
     std::span<const WebAsset> assets;
     // The Prometheus text of the runtime's figures, called on a web thread for each scrape.
     std::function<std::string()> metrics;
@@ -57,8 +54,6 @@ public:
     [[nodiscard]] std::string url() const;
 
 private:
-    void serveAssets(httplib::Server& s);
-
     struct Impl;
     std::unique_ptr<Impl> impl_;
     WebOptions options_;
