@@ -9,6 +9,12 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -328,6 +334,38 @@ TEST(WebLive, ThePageMethodsAnswerEventsHistogramAndLiterals) {
     EXPECT_NE(body.find(R"("values":{"Main.setpoint":"16"})"), std::string::npos) << body;
     std::tie(status, body) = rpcCall(http, "var.read", R"({"names":["Main.setpoint"],"format":"json"})");
     EXPECT_NE(body.find(R"("code":-32602)"), std::string::npos) << body;
+    EXPECT_EQ(rt.stop(), 0) << rt.log();
+}
+
+// Browsers that went silent (a laptop closed mid-poll, a tab frozen) hold connections open
+// without sending: they cost a worker for the 2 s keep-alive at most, so a live page is
+// answered meanwhile, and the runtime goes on cycling.
+TEST(WebLive, SilentConnectionsDoNotStarveAPage) {
+    TempDir project;
+    const std::uint16_t port = test::freeTcpPort();
+    writeProject(project, "", port);
+    Runtime rt(project.path());
+    ASSERT_TRUE(waitWeb(rt, port)) << rt.log();
+    std::vector<int> silent;
+    for (int i = 0; i < 12; ++i) { // three times the workers
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ASSERT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a), 0);
+        silent.push_back(fd);
+    }
+    httplib::Client http("127.0.0.1", port);
+    http.set_read_timeout(std::chrono::seconds(15));
+    // Answered within the client's 15 s: three rounds of the 2 s keep-alive; with the former
+    // 30 s keep-alive the request waited 90 s behind the silent ones.
+    auto [status, body] = rpcCall(http, "runtime.status", "");
+    EXPECT_EQ(status, 200) << body;
+    EXPECT_NE(body.find(R"("state":"running")"), std::string::npos) << body;
+    for (const int fd : silent) {
+        ::close(fd);
+    }
     EXPECT_EQ(rt.stop(), 0) << rt.log();
 }
 
