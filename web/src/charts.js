@@ -2,6 +2,7 @@
 // histogram, both uPlot on a canvas.
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { numeric } from './literal.js';
 
 const COLORS = ['#2b6cb0', '#c53030', '#1f8a4c', '#b7791f', '#6b46c1', '#319795', '#d53f8c', '#4a5568'];
 // Samples kept per variable: the longest window at the fastest poll, so memory stays bounded.
@@ -9,27 +10,6 @@ const MAX_POINTS = 4000;
 
 function width(el) {
   return Math.max(320, el.clientWidth - 4);
-}
-
-// Trend values are numbers: numeric literals, TRUE/FALSE as 1/0, 16#/8#/2# bit strings, and
-// T#/LT# durations in milliseconds. Anything else (a string, a structure) is not drawn.
-const UNITS_MS = { d: 86400000, h: 3600000, m: 60000, s: 1000, ms: 1, us: 1e-3, ns: 1e-6 };
-export function numeric(literal) {
-  if (literal === 'TRUE') return 1;
-  if (literal === 'FALSE') return 0;
-  const body = literal.replace(/^[A-Z_]+#(?=[-0-9])/, '');
-  const radix = /^(2|8|16)#([0-9A-Fa-f_]+)$/.exec(body);
-  if (radix) return parseInt(radix[2].replace(/_/g, ''), Number(radix[1]));
-  const time = /^L?T(?:IME)?#(-?)([0-9dhms_.]+)$/i.exec(literal);
-  if (time) {
-    let ms = 0;
-    for (const [, n, unit] of time[2].replace(/_/g, '').matchAll(/([0-9.]+)(ms|us|ns|d|h|m|s)/g)) {
-      ms += Number(n) * UNITS_MS[unit];
-    }
-    return time[1] ? -ms : ms;
-  }
-  const n = Number(body);
-  return Number.isFinite(n) ? n : null;
 }
 
 export class Trend {
