@@ -11,10 +11,12 @@ packages=(
   libmodbus-dev libmosquitto-dev libgpiod-dev libssl-dev openssl libsystemd-dev zlib1g-dev libcpp-httplib-dev
   python3 valgrind
   mosquitto socat python3-pymodbus python3-serial python3-serial-asyncio
+  chromium
 )
-# Node.js and npm for the language-server and grammar tests: Debian's packages when the machine
-# has none. A Node.js that ships its own npm (the nodesource package) is kept: Debian's npm
-# package cannot be installed beside it.
+# chromium: the browser tests of the live page (tests/web) drive Debian's build headless.
+# Node.js and npm for the web page's build (web/) and for the language-server, grammar and
+# browser tests: Debian's packages when the machine has none. A Node.js that ships its own npm
+# (the nodesource package) is kept: Debian's npm package cannot be installed beside it.
 if ! command -v node >/dev/null 2>&1; then
   packages+=(nodejs)
 fi

@@ -5,12 +5,13 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/setup.sh"
-# The npm packages of the language-server and grammar tests (tests/lsp), exactly as locked; only
-# when the lock changed since the last install.
-lsp=$root/tests/lsp
-if [ ! -f "$lsp/node_modules/.package-lock.json" ] || ! cmp -s "$lsp/package-lock.json" "$lsp/node_modules/.lock-installed"; then
-  (cd "$lsp" && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.lock-installed)
-fi
+# The npm packages of the language-server and grammar tests (tests/lsp) and of the browser tests
+# (tests/web), exactly as locked; only when a lock changed since the last install.
+for dir in "$root/tests/lsp" "$root/tests/web"; do
+  if [ ! -f "$dir/node_modules/.package-lock.json" ] || ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.lock-installed"; then
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.lock-installed)
+  fi
+done
 build=${TAKT_TEST_BUILD_DIR:-$root/build-test}
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \

@@ -120,7 +120,8 @@ bool decodeFor(const bytecode::Module& m, const Target& t, const rapidjson::Valu
     return true;
 }
 
-std::string encodeFor(const bytecode::Module& m, const Target& t, const std::uint8_t* data) {
+// The typed JSON of a value, or (iec) its IEC literal text as a JSON string.
+std::string encodeFor(const bytecode::Module& m, const Target& t, const std::uint8_t* data, bool iec = false) {
     rapidjson::Document doc;
     rapidjson::Value v;
     if (t.type != bytecode::kNone) {
@@ -128,7 +129,7 @@ std::string encodeFor(const bytecode::Module& m, const Target& t, const std::uin
     } else {
         engine::encodeElementary(t.kind, data, v, doc.GetAllocator());
     }
-    return ctl::jsonText(v);
+    return iec ? ctl::quoted(formatIecLiteral(v)) : ctl::jsonText(v);
 }
 
 } // namespace
@@ -169,12 +170,14 @@ void RuntimeControl::readTargets(const rapidjson::Value& params, bool io, Contro
     p->command.kind = engine::ScanCommandKind::Read;
     p->command.readBytes = p->bytes.data();
     p->module = module_;
-    p->finish = [targets](Pending& done) {
+    const rapidjson::Value* format = ctl::member(params, "format");
+    const bool iec = format != nullptr && format->IsString() && std::string_view(format->GetString()) == "iec";
+    p->finish = [targets, iec](Pending& done) {
         std::string values;
         std::size_t at = 0;
         for (const Target& t : *targets) {
             values += fmt::format("{}{}:{}", values.empty() ? "" : ",", ctl::quoted(t.name),
-                                  encodeFor(*done.module, t, done.bytes.data() + at));
+                                  encodeFor(*done.module, t, done.bytes.data() + at, iec));
             at += t.range.valueBytes();
         }
         return ControlAnswer::result(fmt::format("{{\"cycle\":{},\"values\":{{{}}}}}", done.result.cycle, values));

@@ -99,7 +99,8 @@ namespace {
     R"({"type":"object","required":[")" key R"("],"properties":{)" member R"(},"additionalProperties":false})"
 #define TAKT_READ(plural, member)                                                                                      \
     R"({"type":"object","properties":{")" plural R"(":{"type":"array","items":{"type":"string"}},)" member             \
-    R"(},"additionalProperties":false})"
+    R"(,"format":{"enum":["typed","iec"],"description":"iec: each value as IEC literal text"}},)"                      \
+    R"("additionalProperties":false})"
 #define TAKT_RUN_STATE                                                                                                 \
     R"({"type":"object","required":["state","cycle"],"properties":{"state":{"type":"string"},)"                        \
     R"("cycle":{"type":"integer"}}})"
@@ -133,6 +134,11 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
         {"runtime.stats", "Cycle, execution-time and jitter figures per task and overall", TAKT_NONE,
          R"({"type":"object","required":["cycles","exec","lateness","overruns","tasks","rss_bytes","queue_depth"]})",
          Role::Viewer, [](T t, M, V, R r) { self(t).stats(r); }},
+        {"runtime.histogram",
+         "Execution time and lateness of all scans as histograms: [low_us, high_us, count] per bucket", TAKT_NONE,
+         R"({"type":"object","required":["exec","lateness"],"properties":{"exec":{"type":"array"},)"
+         R"("lateness":{"type":"array"}}})",
+         Role::Viewer, [](T t, M, V, R r) { self(t).histogram(r); }},
         {"runtime.pause", "Pause cycling at the next cycle boundary", TAKT_NONE, TAKT_RUN_STATE, Role::Operator, run},
         {"runtime.resume", "Resume cycling", TAKT_NONE, TAKT_RUN_STATE, Role::Operator, run},
         {"runtime.step", "Run `count` cycles (default 1) while paused",
@@ -235,6 +241,21 @@ void RuntimeControl::stats(ControlReplyFn& reply) {
         s.cycles, static_cast<double>(loop_.options().periodNs) / 1e6, histogramJson(loop_.execTime().summary()),
         histogramJson(loop_.lateness().summary()), s.overruns, s.missedReleases, s.faults, s.watchdogTrips, tasks,
         residentBytes(), loop_.queueDepth(), loop_.retainSaves(), loop_.retainFailures())));
+}
+
+// The loop's own buckets (3 % wide), only those that counted something: a page draws them on a
+// log axis without the loss of a fixed set of bounds.
+void RuntimeControl::histogram(ControlReplyFn& reply) {
+    const auto json = [](const engine::LatencyHistogram& h) {
+        std::string out = "[";
+        for (const engine::HistogramBucket& b : h.buckets()) {
+            out += fmt::format("{}[{:.3f},{:.3f},{}]", out.size() > 1 ? "," : "", static_cast<double>(b.low) / 1e3,
+                               static_cast<double>(b.high) / 1e3, b.count);
+        }
+        return out + "]";
+    };
+    reply(ControlAnswer::result(
+        fmt::format("{{\"exec\":{},\"lateness\":{}}}", json(loop_.execTime()), json(loop_.lateness()))));
 }
 
 void RuntimeControl::runControl(const std::string& method, const rapidjson::Value& params, ControlReplyFn& reply) {
@@ -378,8 +399,10 @@ void RuntimeControl::translateScanEvents(std::vector<std::string>& events) {
                 emit(events, "runtime_started", cycle + ",\"reason\":\"start\"");
                 break;
             case engine::ScanEventKind::ReloadApplied:
+                // hash_ names the program the reload submitted (it is set when the reload is queued).
                 emit(events, "reload_applied",
-                     fmt::format("{},\"swap_pause_us\":{:.3f}", cycle, static_cast<double>(e.valueNs) / 1000.0));
+                     fmt::format("{},\"swap_pause_us\":{:.3f},\"program_hash\":{}", cycle,
+                                 static_cast<double>(e.valueNs) / 1000.0, ctl::quoted(hash_)));
                 break;
             }
         }

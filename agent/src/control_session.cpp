@@ -101,8 +101,38 @@ bool ControlService::eventLine(const std::string& event, int& type, std::string&
     if (type < 0) {
         return false;
     }
-    line = rpc::notificationLine("event", rpc::toJson(eventParse_.doc));
+    const std::string json = rpc::toJson(eventParse_.doc);
+    eventLog_.add(kEventTypes[static_cast<std::size_t>(type)], json);
+    line = rpc::notificationLine("event", json);
     return true;
+}
+
+void EventLog::add(std::string_view type, const std::string& eventJson) {
+    Entry e{next_++, fmt::format(R"({{"seq":{},{})", next_ - 1, std::string_view(eventJson).substr(1))};
+    if (type == "reload_applied" || type == "reload_rejected") {
+        if (reloads_.size() == kReloads) {
+            reloads_.pop_front();
+        }
+        reloads_.push_back(e);
+    }
+    if (events_.size() == kEvents) {
+        events_.pop_front();
+    }
+    events_.push_back(std::move(e));
+}
+
+std::string EventLog::since(std::uint64_t seq) const {
+    const auto list = [](const std::deque<Entry>& entries, std::uint64_t after) {
+        std::string out = "[";
+        for (const Entry& e : entries) {
+            if (e.seq > after) {
+                out += out.size() > 1 ? "," : "";
+                out += e.json;
+            }
+        }
+        return out + "]";
+    };
+    return fmt::format(R"({{"next":{},"events":{},"reloads":{}}})", next_, list(events_, seq), list(reloads_, 0));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -278,6 +308,11 @@ std::span<const ControlService::Method> ControlSession::builtins() {
          R"("additionalProperties":false})",
          R"({"type":"object","required":["subscribed"],"properties":{"subscribed":{"type":"array"}}})", Role::Viewer,
          Route{&ControlSession::subscribe, nullptr}},
+        {"events.recent", "The recent events after `since` (at most 256) and the online-change history (32)",
+         R"({"type":"object","properties":{"since":{"type":"integer","minimum":0}},"additionalProperties":false})",
+         R"({"type":"object","required":["next","events","reloads"],"properties":{"next":{"type":"integer"},)"
+         R"("events":{"type":"array"},"reloads":{"type":"array"}}})",
+         Role::Viewer, Route{&ControlSession::recentEvents, nullptr}},
     };
     return kTable;
 }
@@ -362,6 +397,14 @@ ControlAnswer ControlSession::subscribe(const Value& params) {
         }
     }
     return ControlAnswer::result(out + "]}");
+}
+
+// A client that polls (the web page) asks with the `next` of its last answer and gets only what
+// came after it; one that lags by more than the log holds gets what is left.
+ControlAnswer ControlSession::recentEvents(const Value& params) {
+    const auto it = params.FindMember("since");
+    const std::uint64_t since = it != params.MemberEnd() && it->value.IsUint64() ? it->value.GetUint64() : 0;
+    return ControlAnswer::result(service_.eventLog_.since(since));
 }
 
 ControlAnswer ControlSession::describe(const Value&) {

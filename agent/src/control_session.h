@@ -6,6 +6,7 @@
 // without any socket.
 #include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -29,6 +30,28 @@ inline constexpr std::string_view kEventTypes[] = {
 [[nodiscard]] int eventTypeIndex(std::string_view name) noexcept;
 
 class ControlSession;
+
+// The recent events with a sequence number each, for a client that asks instead of subscribing
+// (events.recent: the web page polls it). Bounded: a client that never asks costs nothing more.
+class EventLog {
+public:
+    static constexpr std::size_t kEvents = 256; // all types
+    // reload_applied / reload_rejected, kept apart so that a burst of overruns cannot push the
+    // online-change history out.
+    static constexpr std::size_t kReloads = 32;
+    struct Entry {
+        std::uint64_t seq = 0;
+        std::string json; // the event object with "seq" first
+    };
+    void add(std::string_view type, const std::string& eventJson);
+    // {"next", "events" (seq > since), "reloads"}.
+    [[nodiscard]] std::string since(std::uint64_t seq) const;
+
+private:
+    std::deque<Entry> events_;
+    std::deque<Entry> reloads_;
+    std::uint64_t next_ = 1;
+};
 
 // What the sessions of one endpoint share: options, tokens, back-off, the method table, the
 // audit log.
@@ -88,6 +111,7 @@ private:
     std::vector<Method> methods_;
     rpc::ParamsSchemas schemas_;
     std::vector<std::string> events_;
+    EventLog eventLog_;
     rpc::ParsedLine eventParse_;
     AuditLog audit_;
     Clock::time_point started_ = Clock::now();
@@ -147,6 +171,7 @@ private:
     ControlAnswer login(const rapidjson::Value& params);
     void forgetLogin();
     ControlAnswer subscribe(const rapidjson::Value& params);
+    ControlAnswer recentEvents(const rapidjson::Value& params);
     ControlAnswer describe(const rapidjson::Value& params);
     ControlAnswer schema(const rapidjson::Value& params);
 

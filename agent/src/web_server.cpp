@@ -28,6 +28,10 @@ constexpr std::size_t kWorkers = 4;
 constexpr std::size_t kMaxBody = std::size_t{8} << 20;
 // Longer than any method takes (the control service answers a command it cannot apply in time).
 constexpr auto kCallTimeout = std::chrono::seconds(15);
+// The page loads nothing but its own files and talks to nothing but its own origin.
+constexpr const char* kContentSecurityPolicy =
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 // The token of `Authorization: Bearer <token>`, or empty.
 std::string bearer(const httplib::Request& req) {
@@ -52,6 +56,40 @@ void lowerPriority() {
     (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 10);
 }
 
+// The page's files from memory, each at its exact path; anything else is 404 (no file system is
+// reached from a URL, so `..` leads nowhere).
+void serveAssets(httplib::Server& s, std::span<const WebAsset> assets) {
+    const auto headers = [](httplib::Response& res) {
+        res.set_header("Content-Security-Policy", kContentSecurityPolicy);
+        res.set_header("X-Content-Type-Options", "nosniff");
+        res.set_header("Referrer-Policy", "no-referrer");
+    };
+    for (const WebAsset& asset : assets) {
+        const auto serve = [&asset, headers](const httplib::Request& req, httplib::Response& res) {
+            headers(res);
+            res.set_header("ETag", std::string(asset.etag));
+            res.set_header("Cache-Control", asset.immutable ? "public, max-age=31536000, immutable" : "no-cache");
+            if (req.get_header_value("If-None-Match") == asset.etag) {
+                res.status = 304;
+                return;
+            }
+            res.set_content(asset.body.data(), asset.body.size(), std::string(asset.contentType));
+        };
+        s.Get(std::string(asset.path), serve);
+        if (asset.path == "/index.html") {
+            s.Get("/", serve);
+        }
+    }
+    if (assets.empty()) {
+        s.Get("/", [](const httplib::Request&, httplib::Response& res) {
+            res.status = 404;
+            res.set_content("takt: this takt was built without its web page (node and npm were missing when it was "
+                            "built; see docs/web.md); /metrics and /api/rpc are served\n",
+                            "text/plain");
+        });
+    }
+}
+
 } // namespace
 
 struct WebServer::Impl {
@@ -69,7 +107,11 @@ WebServer::WebServer(WebOptions options, ControlServer& control)
     httplib::Server& s = *impl_->server;
     s.new_task_queue = [] { return new LowPriorityPool(); };
     s.set_payload_max_length(kMaxBody);
-    s.set_keep_alive_timeout(30);
+    // A worker serves one connection at a time, for as long as it is kept alive: an idle browser
+    // connection must not hold one of the four for long. A page polls every 250 ms, so its
+    // connections stay warm; a vanished one is closed after this, a stalled one after the read
+    // and write timeouts (5 s).
+    s.set_keep_alive_timeout(2);
 
     // A request without a token is a viewer's (auth = "local"), or refused (auth = "token").
     const auto admitted = [this](const httplib::Request& req, httplib::Response& res) {
@@ -128,15 +170,7 @@ WebServer::WebServer(WebOptions options, ControlServer& control)
         }
         res.set_content(options_.metrics ? options_.metrics() : std::string(), "text/plain; version=0.0.4");
     });
-    if (!options_.root.empty() && std::filesystem::is_directory(options_.root)) {
-        s.set_mount_point("/", options_.root);
-    } else {
-        s.Get("/", [](const httplib::Request&, httplib::Response& res) {
-            res.status = 404;
-            res.set_content("takt: the web page is not installed here; /metrics and /api/rpc are served\n",
-                            "text/plain");
-        });
-    }
+    serveAssets(s, options_.assets);
 }
 
 WebServer::~WebServer() {

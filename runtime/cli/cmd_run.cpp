@@ -34,6 +34,7 @@
 #include "takt/io/board.h"
 #include "takt/io/driver_set.h"
 #include "takt/io/io_config.h"
+#include "web_assets.h"
 
 namespace takt::cli {
 namespace {
@@ -360,11 +361,14 @@ int runMain(const RunOptions& options) {
             web.tlsCert = (base / runtime.web.tlsCert).string();
             web.tlsKey = (base / runtime.web.tlsKey).string();
         }
+        web.assets = webAssets();
+        const bool page = !web.assets.empty();
         web.metrics = [&live, &healthCache] { return prometheusText(live->loop(), healthCache.get()); };
         if (!live->serveWeb(std::move(web), error)) {
             return fail("", kExitInvalidProject);
         }
-        log->info("web {} (/metrics, /api/rpc)", live->web()->url());
+        log->info("web {} (the page at /, /metrics, /api/rpc{})", live->web()->url(),
+                  page ? "" : "; built without the page");
     }
     log->info("running {} (program {:.16}) from {}: cycle {} ms, watchdog {}, "
               "fault policy {}, {} driver(s)",

@@ -295,6 +295,9 @@ TEST(ControlLive, InvalidReloadsChangeNothing) {
     std::string line;
     ASSERT_TRUE(events->readLine(line, 5000));
     EXPECT_EQ(parse(line)["params"]["type"].GetString(), std::string("reload_applied")) << line;
+    EXPECT_STREQ(parse(line)["params"]["program_hash"].GetString(),
+                 result(*c, "runtime.status", "")["program_hash"].GetString());
+    EXPECT_STRNE(parse(line)["params"]["program_hash"].GetString(), hash.c_str());
     EXPECT_EQ(sample(*c).version, 2);
     EXPECT_EQ(rt.stop(), 0) << rt.log();
 }

@@ -5,9 +5,16 @@
 // rules `takt validate` applies.
 #include <chrono>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -256,6 +263,131 @@ TEST(WebLive, ANetworkAddressWithoutTlsIsRefusedAtTheKey) {
                        {.capture = test::Capture::Stdout});
     EXPECT_NE(r.exitCode, 0);
     EXPECT_NE(r.out.find("runtime.web.listen"), std::string::npos) << r.out;
+}
+
+// The page's files come from memory at their exact paths, with their content types, caching
+// headers and a Content-Security-Policy; anything else is 404, `..` included.
+TEST(WebLive, ThePageIsServedWithTypesCachingAndNoPathTraversal) {
+    TempDir project;
+    const std::uint16_t port = test::freeTcpPort();
+    writeProject(project, "", port);
+    Runtime rt(project.path());
+    ASSERT_TRUE(waitWeb(rt, port)) << rt.log();
+    httplib::Client http("127.0.0.1", port);
+    const httplib::Result index = http.Get("/");
+    ASSERT_TRUE(index) << httplib::to_string(index.error());
+#if TAKT_WEB_PAGE
+    ASSERT_EQ(index->status, 200) << index->body;
+    EXPECT_EQ(index->get_header_value("Content-Type"), "text/html; charset=utf-8");
+    EXPECT_EQ(index->get_header_value("Cache-Control"), "no-cache");
+    EXPECT_NE(index->get_header_value("Content-Security-Policy").find("default-src 'none'"), std::string::npos);
+    EXPECT_EQ(index->get_header_value("X-Content-Type-Options"), "nosniff");
+    const std::string etag = index->get_header_value("ETag");
+    ASSERT_FALSE(etag.empty());
+    // Unchanged since the browser's copy: 304 without a body.
+    const httplib::Result again = http.Get("/", httplib::Headers{{"If-None-Match", etag}});
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->status, 304);
+    EXPECT_TRUE(again->body.empty());
+    EXPECT_EQ(http.Get("/index.html")->body, index->body);
+
+    // The script and the style sheet the page names, by their hashed names: cached for good.
+    for (const auto& [pattern, type] : {std::pair{std::string(R"(src="(/app-[0-9a-f]+\.js)\")"), "text/javascript"},
+                                        std::pair{std::string(R"(href="(/app-[0-9a-f]+\.css)\")"), "text/css"}}) {
+        std::smatch m;
+        ASSERT_TRUE(std::regex_search(index->body, m, std::regex(pattern))) << index->body;
+        const httplib::Result file = http.Get(m[1].str());
+        ASSERT_TRUE(file);
+        EXPECT_EQ(file->status, 200) << m[1];
+        EXPECT_EQ(file->get_header_value("Content-Type"), std::string(type) + "; charset=utf-8");
+        EXPECT_EQ(file->get_header_value("Cache-Control"), "public, max-age=31536000, immutable");
+        EXPECT_GT(file->body.size(), 1000U);
+    }
+#else
+    EXPECT_EQ(index->status, 404);
+    EXPECT_NE(index->body.find("built without its web page"), std::string::npos) << index->body;
+#endif
+    for (const char* path : {"/nothing.js", "/../../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd",
+                             "/index.html/../../runtime.toml", "/runtime.toml", "/src/main.st", "/.."}) {
+        const httplib::Result r = http.Get(path);
+        ASSERT_TRUE(r) << path;
+        EXPECT_EQ(r->status, 404) << path;
+        EXPECT_EQ(r->body.find("cycle_interval_ms"), std::string::npos) << path;
+        EXPECT_EQ(r->body.find("root:"), std::string::npos) << path;
+    }
+    EXPECT_EQ(rt.stop(), 0) << rt.log();
+}
+
+// What the page polls besides the values: the event log since a sequence number with the
+// online-change history, the lateness histogram's buckets, and values as IEC literals.
+TEST(WebLive, ThePageMethodsAnswerEventsHistogramAndLiterals) {
+    TempDir project;
+    const std::uint16_t port = test::freeTcpPort();
+    writeProject(project, "", port);
+    Runtime rt(project.path());
+    ASSERT_TRUE(waitWeb(rt, port)) << rt.log();
+    httplib::Client http("127.0.0.1", port);
+
+    auto [status, body] = rpcCall(http, "events.recent", "");
+    EXPECT_EQ(status, 200);
+    EXPECT_NE(body.find(R"("events":[{"seq":1,"type":"runtime_started")"), std::string::npos) << body;
+    EXPECT_NE(body.find(R"("reloads":[])"), std::string::npos) << body;
+    // Only what came after the last one seen (an overrun on a busy machine may come meanwhile).
+    std::tie(status, body) = rpcCall(http, "events.recent", R"({"since":1})");
+    rapidjson::Document later;
+    later.Parse(body.c_str());
+    ASSERT_TRUE(later.IsObject() && later.HasMember("result")) << body;
+    EXPECT_GE(later["result"]["next"].GetUint64(), 2U) << body;
+    for (const auto& e : later["result"]["events"].GetArray()) {
+        EXPECT_GT(e["seq"].GetUint64(), 1U) << body;
+    }
+    std::tie(status, body) = rpcCall(http, "events.recent", R"({"since":-1})");
+    EXPECT_NE(body.find(R"("code":-32602)"), std::string::npos) << body;
+
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::tie(status, body) = rpcCall(http, "runtime.histogram", "");
+    EXPECT_NE(body.find(R"("exec":[[)"), std::string::npos) << body;
+    EXPECT_NE(body.find(R"("lateness":[[)"), std::string::npos) << body;
+
+    std::tie(status, body) = rpcCall(http, "var.write", R"({"name":"Main.setpoint","value":"16#10"})", kEngineerToken);
+    ASSERT_NE(body.find(R"("result")"), std::string::npos) << body;
+    std::tie(status, body) = rpcCall(http, "var.read", R"({"names":["Main.setpoint"],"format":"iec"})");
+    EXPECT_NE(body.find(R"("values":{"Main.setpoint":"16"})"), std::string::npos) << body;
+    std::tie(status, body) = rpcCall(http, "var.read", R"({"names":["Main.setpoint"],"format":"json"})");
+    EXPECT_NE(body.find(R"("code":-32602)"), std::string::npos) << body;
+    EXPECT_EQ(rt.stop(), 0) << rt.log();
+}
+
+// Browsers that went silent (a laptop closed mid-poll, a tab frozen) hold connections open
+// without sending: they cost a worker for the 2 s keep-alive at most, so a live page is
+// answered meanwhile, and the runtime goes on cycling.
+TEST(WebLive, SilentConnectionsDoNotStarveAPage) {
+    TempDir project;
+    const std::uint16_t port = test::freeTcpPort();
+    writeProject(project, "", port);
+    Runtime rt(project.path());
+    ASSERT_TRUE(waitWeb(rt, port)) << rt.log();
+    std::vector<int> silent;
+    for (int i = 0; i < 12; ++i) { // three times the workers
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ASSERT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a), 0);
+        silent.push_back(fd);
+    }
+    httplib::Client http("127.0.0.1", port);
+    http.set_read_timeout(std::chrono::seconds(15));
+    // Answered within the client's 15 s: three rounds of the 2 s keep-alive; with the former
+    // 30 s keep-alive the request waited 90 s behind the silent ones.
+    auto [status, body] = rpcCall(http, "runtime.status", "");
+    EXPECT_EQ(status, 200) << body;
+    EXPECT_NE(body.find(R"("state":"running")"), std::string::npos) << body;
+    for (const int fd : silent) {
+        ::close(fd);
+    }
+    EXPECT_EQ(rt.stop(), 0) << rt.log();
 }
 
 } // namespace

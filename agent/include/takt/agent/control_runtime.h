@@ -59,6 +59,7 @@ public:
 private:
     void status(ControlReplyFn& reply);
     void stats(ControlReplyFn& reply);
+    void histogram(ControlReplyFn& reply);
     void runControl(const std::string& method, const rapidjson::Value& params, ControlReplyFn& reply);
     void varRead(const rapidjson::Value& params, ControlReplyFn& reply);
     void varList(const rapidjson::Value& params, ControlReplyFn& reply);

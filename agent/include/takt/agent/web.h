@@ -8,11 +8,22 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "takt/agent/control.h"
 
 namespace takt::agent {
+
+// One file of the page, served at `path` from memory: no file system is reached from a URL.
+struct WebAsset {
+    std::string_view path;        // "/index.html", "/app-1a2b3c4d5e6f.js"
+    std::string_view contentType; // with its charset
+    std::string_view etag;        // quoted, as sent in ETag
+    bool immutable = false;       // the name carries the content's hash: cached for a year
+    std::string_view body;
+};
 
 struct WebOptions {
     std::string host = "127.0.0.1";
@@ -21,7 +32,9 @@ struct WebOptions {
     // without one has the viewer role (a page on loopback) and a token raises it.
     bool tokenAuth = false;
     std::string tlsCert, tlsKey; // both set: HTTPS
-    std::string root;            // the page's files; empty or missing: no page, the API still works
+    // The page's files (not copied: they must outlive the server; takt's are static); `/` is
+    // /index.html. Empty: no page (`/` says so), the API still works.
+    std::span<const WebAsset> assets;
     // The Prometheus text of the runtime's figures, called on a web thread for each scrape.
     std::function<std::string()> metrics;
 };

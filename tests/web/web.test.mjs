@@ -1,0 +1,172 @@
+// The live page of `takt run` in a real headless Chromium against the running demo: values change
+// on the page, a trend draws, a force made on the page reaches the runtime (seen by `takt watch`
+// and by the control endpoint), a viewer cannot force, and the page survives an online change.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  ENGINEER_TOKEN, VIEWER_TOKEN, haveChromium, launchBrowser, openPage, rpc, showVariable, startDemo, until,
+} from './support.mjs';
+
+const skip = haveChromium() ? false : 'chromium is not installed (scripts/setup.sh installs it)';
+
+describe('the live page', { skip }, () => {
+  let demo;
+  let browser;
+
+  before(async () => {
+    demo = await startDemo();
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await demo?.stop();
+  });
+
+  test('the tank level changes on the page', async () => {
+    const { page, errors, close } = await openPage(browser, demo.url);
+    const row = await showVariable(page, 'gTankLevel');
+    const value = row.locator('td.value');
+    const first = await until('a first value', async () => (await value.textContent()) || null);
+    assert.match(first, /^-?\d+(\.\d+)?$/, 'a REAL as an IEC literal');
+    await until('the level to change', async () => (await value.textContent()) !== first);
+    await until('the state badge', async () => (await page.textContent('#state')) === 'running');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  test('a trend of two variables draws new points on its canvas', async () => {
+    const { page, errors, close } = await openPage(browser, demo.url);
+    for (const name of ['gTankLevel', 'Line.Tank.Pump']) {
+      const row = await showVariable(page, name);
+      await row.locator('input.trend').check();
+    }
+    const points = async () => Number(await page.getAttribute('#trend', 'data-points'));
+    const start = await until('the first points', async () => ((await points()) > 2 ? points() : 0));
+    await until('more points', async () => (await points()) > start + 4);
+    // The canvas holds painted pixels of the series colour, not only the background.
+    const painted = await page.evaluate(() => {
+      const c = document.querySelector('#trend canvas');
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let blue = 0;
+      for (let i = 0; i < d.length; i += 4) if (d[i + 2] > 150 && d[i] < 100 && d[i + 3] > 0) blue++;
+      return blue;
+    });
+    assert.ok(painted > 50, `the tank level's line is drawn (${painted} pixels)`);
+    assert.ok(Number(await page.getAttribute('#histogram', 'data-buckets')) > 0, 'the lateness histogram has buckets');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  test('a force made on the page is seen by takt watch and the control endpoint', async () => {
+    const { page, errors, close } = await openPage(browser, demo.url, ENGINEER_TOKEN);
+    assert.equal(await page.textContent('#role'), 'engineer');
+    const row = await showVariable(page, 'aiTankLevel');
+    await row.locator('input.value-input').fill('13824');
+    await row.locator('button.force').click();
+    await until('the row to show the force', async () => (await row.getAttribute('class')) === 'forced' || (await page.textContent('#action-error')) || null);
+    assert.equal(await row.getAttribute('class'), 'forced', await page.textContent('#action-error'));
+    await until('the forced value on the page', async () => (await row.locator('td.value').textContent()) === '13824');
+
+    const watched = JSON.parse((await demo.takt('watch', 'aiTankLevel', 'gTankLevel', '--count', '1', '--json')).trim());
+    assert.equal(watched.values.aiTankLevel.literal, '13824');
+    assert.match(watched.values.gTankLevel.literal, /^50(\.0*)?$/, 'half of the raw range is 50 %');
+    const listed = JSON.parse(await demo.takt('vars', 'aiTankLevel', '--json'));
+    assert.equal(listed.variables[0].forced, true);
+    const read = await rpc(demo.url, 'var.forced', {}, ENGINEER_TOKEN);
+    assert.ok(read.body.result.forced.some((f) => f.name === 'aiTankLevel'), JSON.stringify(read.body));
+
+    await row.locator('button.unforce').click();
+    await until('the force to be released', async () => (await row.getAttribute('class')) === '');
+    const released = JSON.parse(await demo.takt('vars', 'aiTankLevel', '--json'));
+    assert.equal(released.variables[0].forced, false);
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  test('a viewer has no force controls and the server refuses a force anyway', async () => {
+    const { page, errors, close } = await openPage(browser, demo.url);
+    assert.equal(await page.textContent('#role'), 'viewer');
+    const row = await showVariable(page, 'aiTankLevel');
+    await until('the value', async () => (await row.locator('td.value').textContent()) !== '');
+    assert.equal(await row.locator('button.force').count(), 0);
+    assert.equal(await row.locator('input.value-input').count(), 0);
+    // What a hand-made request from the same page gets: forbidden for its role.
+    const refused = await page.evaluate(async () => {
+      const res = await fetch('/api/rpc', {
+        method: 'POST',
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'var.force', params: { name: 'aiTankLevel', value: '1' } }),
+      });
+      return res.json();
+    });
+    assert.equal(refused.error?.code, -32011, JSON.stringify(refused));
+    const listed = JSON.parse(await demo.takt('vars', 'aiTankLevel', '--json'));
+    assert.equal(listed.variables[0].forced, false);
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
+  test('the page keeps working through an online change and lists it', async () => {
+    const { page, errors, close } = await openPage(browser, demo.url);
+    const row = await showVariable(page, 'gTankLevel');
+    await until('a value', async () => (await row.locator('td.value').textContent()) !== '');
+    const before = await page.locator('#reloads tbody tr').count();
+    // A changed program: one more function.
+    const tank = path.join(demo.dir, 'src/tank.st');
+    const source = readFileSync(tank, 'utf8');
+    writeFileSync(tank, `${source}\nFUNCTION OnlineChangeMarker : INT\nOnlineChangeMarker := 7;\nEND_FUNCTION\n`);
+    await demo.takt('reload');
+    const applied = page.locator('#reloads tbody tr.reload_applied');
+    await until('the online change in the history', async () => (await applied.count()) > before);
+    const hash = (await rpc(demo.url, 'runtime.status')).body.result.program_hash;
+    assert.equal(await applied.first().locator('td.hash').textContent(), hash.slice(0, 12));
+    await until('the new program in the header', async () => (await page.textContent('#program')) === `program ${hash.slice(0, 12)}`);
+    await until('the event log entry', async () =>
+      (await page.locator('#events tbody td', { hasText: 'reload_applied' }).count()) > 0);
+    const was = await row.locator('td.value').textContent();
+    await until('values to go on changing', async () => (await row.locator('td.value').textContent()) !== was);
+    assert.deepEqual(errors, []);
+    if (process.env.TAKT_WEB_SCREENSHOT) {
+      await page.screenshot({ path: process.env.TAKT_WEB_SCREENSHOT, fullPage: true });
+    }
+    await close();
+  });
+});
+
+describe('the live page with auth = "token"', { skip }, () => {
+  let demo;
+  let browser;
+
+  before(async () => {
+    demo = await startDemo({ auth: 'token' });
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await demo?.stop();
+  });
+
+  test('asks for a token, then works with the role of the token it was given', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(demo.url);
+    await until('the request for a token', async () => (await page.textContent('#link')) === 'log in with a control token');
+    assert.equal(await page.locator('#vars tbody tr').count(), 0, 'nothing is shown without a token');
+    await page.fill('#token', VIEWER_TOKEN);
+    await page.click('#login button[type=submit]');
+    await until('the viewer role', async () => (await page.textContent('#role')) === 'viewer' && (await page.isVisible('#logout')));
+    const row = await showVariable(page, 'gTankLevel');
+    await until('a value', async () => (await row.locator('td.value').textContent()) !== '');
+    assert.equal(await row.locator('button.force').count(), 0);
+    // The token lives in the tab's sessionStorage and goes out as a Bearer header.
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('takt.token')), VIEWER_TOKEN);
+    const sent = await Promise.all([
+      page.waitForRequest((r) => r.url().endsWith('/api/rpc')),
+    ]);
+    assert.equal(sent[0].headers().authorization, `Bearer ${VIEWER_TOKEN}`);
+    await context.close();
+  });
+});

@@ -1,0 +1,273 @@
+// The live page of `takt run`: polls /api/rpc (docs/web.md). Each poll loop waits for its answer
+// before the next request, so a slow runtime or network never piles requests up; a hidden tab
+// polls slowly.
+import { call, RpcError, setToken, token } from './rpc.js';
+import { Histogram, Trend } from './charts.js';
+import './style.css';
+
+const FAST_MS = 250; // values of the visible variables and the trends
+const SLOW_MS = 1000; // status, statistics, events, histogram, variable list
+const HIDDEN_MS = 5000;
+const PAGE_SIZE = 40;
+const RANKS = { viewer: 0, operator: 1, engineer: 2, admin: 3 };
+
+const $ = (sel) => document.querySelector(sel);
+const state = { role: 'viewer', pattern: '', offset: 0, total: 0, vars: [], eventsSince: 0, events: [] };
+const trend = new Trend($('#trend'), $('#trend-names'));
+const histogram = new Histogram($('#histogram'));
+
+function el(tag, props = {}, ...children) {
+  const e = document.createElement(tag);
+  Object.assign(e, props);
+  e.append(...children);
+  return e;
+}
+
+function canEngineer() {
+  return RANKS[state.role] >= RANKS.engineer;
+}
+
+function setRole(role) {
+  state.role = role;
+  $('#role').textContent = role;
+  document.body.classList.toggle('viewer', !canEngineer());
+  $('#logout').hidden = !token();
+  $('#token').hidden = !!token();
+  document.querySelector('#login button[type=submit]').hidden = !!token();
+  renderVars();
+}
+
+function showError(where, err) {
+  const box = $(where);
+  box.hidden = !err;
+  box.textContent = err ? err.message : '';
+}
+
+function link(ok, text) {
+  $('#link').textContent = text;
+  if (!ok) {
+    $('#state').className = 'badge offline';
+    $('#state').textContent = 'offline';
+  }
+}
+
+// --- runtime --------------------------------------------------------------------------------
+
+const us = (v) => (v >= 1000 ? `${(v / 1000).toFixed(2)} ms` : `${v.toFixed(1)} µs`);
+const spread = (h) => `${us(h.p50_us)} / ${us(h.p99_us)} / ${us(h.max_us)}`;
+
+function renderStatus(s, stats) {
+  $('#state').className = `badge ${s.state}`;
+  $('#state').textContent = s.state;
+  $('#program').textContent = `program ${s.program_hash.slice(0, 12)}`;
+  $('#uptime').textContent = `up ${Math.floor(s.uptime_ms / 1000)} s`;
+  const fault = $('#fault');
+  fault.hidden = !s.fault;
+  fault.textContent = s.fault ? `${s.fault.kind}: ${s.fault.message} (${s.fault.pou} line ${s.fault.line}, cycle ${s.fault.cycle})` : '';
+  const counters = [
+    ['cycles', s.cycles], ['overruns', stats.overruns], ['faults', s.faults], ['restarts', s.restarts],
+    ['reloads', s.reloads], ['forced', s.forced], ['watchdog', stats.watchdog_trips], ['memory', `${(stats.rss_bytes / 1048576).toFixed(1)} MiB`],
+  ];
+  $('#counters').replaceChildren(...counters.flatMap(([k, v]) => [el('dt', { textContent: k }), el('dd', { textContent: String(v) })]));
+  $('#tasks tbody').replaceChildren(
+    ...stats.tasks.map((t) =>
+      el('tr', {}, el('td', { textContent: t.name }), el('td', { textContent: `${t.interval_ms} ms` }),
+        el('td', { textContent: String(t.cycles) }), el('td', { textContent: spread(t.exec) }),
+        el('td', { textContent: spread(t.lateness) }), el('td', { textContent: String(t.overruns) }))),
+    el('tr', {}, el('td', { textContent: 'all' }), el('td', { textContent: `${stats.period_ms} ms` }),
+      el('td', { textContent: String(stats.cycles) }), el('td', { textContent: spread(stats.exec) }),
+      el('td', { textContent: spread(stats.lateness) }), el('td', { textContent: String(stats.overruns) })),
+  );
+  $('#drivers tbody').replaceChildren(
+    ...s.drivers.map((d) =>
+      el('tr', {}, el('td', { textContent: d.name }), el('td', {}, el('span', { className: `badge ${d.health}`, textContent: d.health })),
+        el('td', { textContent: d.reason }))),
+  );
+}
+
+// --- events and online changes --------------------------------------------------------------
+
+const clock = (ts) => (typeof ts === 'number' ? new Date(ts).toLocaleTimeString() : String(ts ?? ''));
+
+function details(e) {
+  const { seq, type, ts, ...rest } = e;
+  return Object.entries(rest).map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`).join(' ');
+}
+
+function renderEvents(recent) {
+  state.eventsSince = recent.next - 1;
+  state.events = [...recent.events.reverse(), ...state.events].slice(0, 200);
+  $('#events tbody').replaceChildren(
+    ...state.events.map((e) => el('tr', {}, el('td', { textContent: String(e.seq) }), el('td', { textContent: clock(e.ts) }),
+      el('td', { textContent: e.type }), el('td', { textContent: details(e) }))),
+  );
+  $('#reloads tbody').replaceChildren(
+    ...[...recent.reloads].reverse().map((r) =>
+      el('tr', { className: r.type },
+        el('td', { textContent: clock(r.ts) }),
+        el('td', { textContent: r.type === 'reload_applied' ? `applied at cycle ${r.cycle}, the swap paused the scan ${r.swap_pause_us} µs` : `rejected: ${r.reason}` }),
+        el('td', { className: 'hash', textContent: String(r.program_hash ?? '').slice(0, 12) }))),
+  );
+}
+
+// --- variables ------------------------------------------------------------------------------
+
+const rows = new Map(); // path -> {row, value}
+const typed = new Map(); // path -> the text in its value field
+
+// Elementary values only: an instance or a structure is browsed by its members (listed right
+// after it), an array by its elements.
+const compound = (v, i, list) => /^ARRAY\b/.test(v.type) || !!list[i + 1]?.path.startsWith(`${v.path}.`);
+const readable = (v, i, list) => !compound(v, i, list);
+
+function action(method, name, value) {
+  const params = value === undefined ? { name } : { name, value };
+  call(method, params)
+    .then(() => { showError('#action-error', null); return loadVars(); })
+    .catch((err) => showError('#action-error', err));
+}
+
+function renderVars() {
+  rows.clear();
+  const body = $('#vars tbody');
+  body.replaceChildren(
+    ...state.vars.map((v, i) => {
+      const value = el('td', { className: 'value', textContent: '' });
+      const check = el('input', { type: 'checkbox', className: 'trend', checked: trend.has(v.path), title: 'draw in the trend' });
+      check.addEventListener('change', () => trend.toggle(v.path, check.checked));
+      const cells = [el('td', { textContent: v.path }), el('td', { textContent: v.type + (v.address ? ` ${v.address}` : '') }), value, el('td', {}, check)];
+      if (canEngineer() && !compound(v, i, state.vars)) {
+        // What was typed survives a redraw of the list (a force elsewhere changes its flags).
+        const input = el('input', { className: 'value-input', placeholder: 'IEC literal', disabled: v.constant,
+          value: typed.get(v.path) ?? '' });
+        input.addEventListener('input', () => typed.set(v.path, input.value));
+        const button = (label, cls, fn) => {
+          const b = el('button', { type: 'button', className: cls, textContent: label, disabled: v.constant });
+          b.addEventListener('click', fn);
+          return b;
+        };
+        cells.push(el('td', { className: 'actions engineer' }, input,
+          button('write', 'write', () => action('var.write', v.path, input.value)),
+          button('force', 'force', () => action('var.force', v.path, input.value)),
+          button('unforce', 'unforce', () => action('var.unforce', v.path))));
+      } else {
+        cells.push(el('td', { className: 'engineer' }));
+      }
+      const row = el('tr', { className: v.forced ? 'forced' : '' }, ...cells);
+      row.dataset.path = v.path;
+      rows.set(v.path, { row, value });
+      return row;
+    }),
+  );
+  $('#page').textContent = state.total ? `${state.offset + 1}–${state.offset + state.vars.length} of ${state.total}` : 'none';
+}
+
+async function loadVars() {
+  const { pattern, offset } = state;
+  const r = await call('var.list', { pattern, offset, limit: PAGE_SIZE });
+  if (pattern !== state.pattern || offset !== state.offset) return; // the filter changed meanwhile
+  const same = r.variables.length === state.vars.length &&
+    r.variables.every((v, i) => v.path === state.vars[i].path && v.forced === state.vars[i].forced);
+  state.total = r.total;
+  state.vars = r.variables;
+  if (!same) renderVars();
+}
+
+
+async function readValues() {
+  const names = [...new Set([...state.vars.filter(readable).map((v) => v.path), ...trend.names])];
+  if (names.length === 0) return;
+  let r;
+  try {
+    r = await call('var.read', { names, format: 'iec' });
+  } catch (err) {
+    // After an online change a name may be gone: drop it and go on with the others.
+    const gone = /^names\[(\d+)\]$/.exec(err.data?.param ?? '');
+    if (err instanceof RpcError && gone) {
+      const name = names[Number(gone[1])];
+      if (trend.has(name)) trend.toggle(name, false);
+      state.vars = state.vars.filter((v) => v.path !== name);
+      return;
+    }
+    throw err;
+  }
+  for (const [name, text] of Object.entries(r.values)) {
+    const row = rows.get(name);
+    if (row && row.value.textContent !== text) {
+      row.value.textContent = text;
+      row.value.title = text;
+    }
+  }
+  trend.add(Date.now() / 1000, r.values);
+}
+
+// --- polling --------------------------------------------------------------------------------
+
+async function slow() {
+  // One request at a time: a page holds at most two of the server's four workers (this loop and
+  // the values').
+  const status = await call('runtime.status');
+  const stats = await call('runtime.stats');
+  const recent = await call('events.recent', { since: state.eventsSince });
+  const hist = await call('runtime.histogram');
+  renderStatus(status, stats);
+  if (recent.events.length || recent.reloads.length !== $('#reloads tbody').children.length) renderEvents(recent);
+  histogram.show(hist.lateness);
+  await loadVars();
+}
+
+function loop(fn, periodMs) {
+  const tick = async () => {
+    try {
+      await fn();
+      link(true, '');
+    } catch (err) {
+      if (err.status === 401) {
+        link(false, 'log in with a control token');
+        $('#token').hidden = false;
+      } else {
+        link(false, err.message);
+      }
+    }
+    setTimeout(tick, document.hidden ? HIDDEN_MS : periodMs);
+  };
+  tick();
+}
+
+async function login(value) {
+  setToken(value);
+  try {
+    const r = await call('auth.login', { token: value });
+    setRole(r.role);
+  } catch (err) {
+    setToken('');
+    setRole('viewer');
+    link(false, err.message);
+  }
+}
+
+function wire() {
+  $('#login').addEventListener('submit', (e) => {
+    e.preventDefault();
+    login($('#token').value.trim());
+    $('#token').value = '';
+  });
+  $('#logout').addEventListener('click', () => { setToken(''); setRole('viewer'); });
+  let searchTimer;
+  $('#search').addEventListener('input', () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => { state.pattern = $('#search').value.trim(); state.offset = 0; loadVars().catch(() => {}); }, 200);
+  });
+  $('#prev').addEventListener('click', () => { state.offset = Math.max(0, state.offset - PAGE_SIZE); loadVars().catch(() => {}); });
+  $('#next').addEventListener('click', () => {
+    if (state.offset + PAGE_SIZE < state.total) { state.offset += PAGE_SIZE; loadVars().catch(() => {}); }
+  });
+  $('#window').addEventListener('change', () => trend.setWindow(Number($('#window').value)));
+  window.addEventListener('resize', () => { trend.resize(); histogram.resize(); });
+}
+
+wire();
+setRole('viewer');
+if (token()) login(token());
+loop(slow, SLOW_MS);
+loop(readValues, FAST_MS);
