@@ -2,6 +2,8 @@
 // open documents, and the method table (MethodSpec) that routes each request to its feature.
 #include "takt/agent/lsp_server.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <exception>
 #include <map>
@@ -293,10 +295,29 @@ Answer references(LspServer::State& s, const Value& params) {
                                           include != nullptr && include->IsBool() && include->GetBool()));
 }
 
+// Whether the name being typed at `offset` follows a `.` (the members of one object) rather than
+// standing alone (every name of the project, so a check of every file).
+bool afterDot(std::string_view text, std::size_t offset) {
+    std::size_t i = std::min(offset, text.size());
+    while (i > 0 && (std::isalnum(static_cast<unsigned char>(text[i - 1])) != 0 || text[i - 1] == '_')) {
+        --i;
+    }
+    while (i > 0 && (text[i - 1] == ' ' || text[i - 1] == '\t')) {
+        --i;
+    }
+    return i > 0 && text[i - 1] == '.';
+}
+
 Answer completion(LspServer::State& s, const Value& params) {
+    fs::path path;
+    lsp::Position pos;
+    const lsp::Documents::Document* doc = documentPath(params, path) ? s.docs.find(path) : nullptr;
+    const bool members = doc != nullptr && position(memberOf(params, "position"), pos) &&
+                         afterDot(doc->text, lsp::offsetOf(doc->text, pos));
     At at;
     Answer early;
-    return locate(s, params, at, early) ? Answer::result(lsp::completion(*at.analysis, at.file, at.offset)) : early;
+    return locate(s, params, at, early, !members) ? Answer::result(lsp::completion(*at.analysis, at.file, at.offset))
+                                                  : early;
 }
 
 Answer signatureHelp(LspServer::State& s, const Value& params) {

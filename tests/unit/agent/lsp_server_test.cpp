@@ -316,6 +316,36 @@ TEST_F(LspServerTest, CompletionOffersScopeMembersAndKeywords) {
     }
 }
 
+// After `arr[i].`, `f().`, `fb.member.` and `p^.`: the members of the type of what precedes the
+// dot, typed through the semantic model.
+TEST_F(LspServerTest, CompletionAfterChains) {
+    std::ofstream(dir_ / "src" / "chain.st")
+        << "TYPE ST_Point :\nSTRUCT\n    x : INT;\n    y : INT;\nEND_STRUCT\nEND_TYPE\n"
+           "FUNCTION_BLOCK FB_Inner\nVAR_OUTPUT\n    done : BOOL;\nEND_VAR\n"
+           "END_FUNCTION_BLOCK\nFUNCTION_BLOCK FB_Outer\nVAR_OUTPUT\n"
+           "    inner : FB_Inner;\nEND_VAR\nEND_FUNCTION_BLOCK\n"
+           "FUNCTION MakePoint : ST_Point\nMakePoint.x := 1;\nEND_FUNCTION\n"
+           "PROGRAM ChainMain\nVAR\n    pts : ARRAY[1..3] OF ST_Point;\n"
+           "    outer : FB_Outer;\n    p : POINTER TO ST_Point;\n    i : INT;\n"
+           "    b : BOOL;\nEND_VAR\ni := pts[i + 1].x;\ni := MakePoint().y;\n"
+           "b := outer.inner.done;\ni := p^.x;\nEND_PROGRAM\n";
+    initialize();
+    (void)open("chain.st");
+    const auto labels = [&](int line, int character) {
+        std::string out;
+        const auto r = request("textDocument/completion", at("chain.st", line, character));
+        EXPECT_TRUE(r["result"].IsArray()) << rpc::toJson(r);
+        for (const auto& item : r["result"].GetArray()) {
+            out += std::string(out.empty() ? "" : ",") + item["label"].GetString();
+        }
+        return out;
+    };
+    EXPECT_EQ(labels(27, 16), "x,y");  // pts[i + 1].
+    EXPECT_EQ(labels(28, 17), "x,y");  // MakePoint().
+    EXPECT_EQ(labels(29, 17), "done"); // outer.inner.
+    EXPECT_EQ(labels(30, 8), "x,y");   // p^.
+}
+
 TEST_F(LspServerTest, SignatureHelpFollowsTheArgument) {
     initialize();
     (void)open("tank.st");
