@@ -7,10 +7,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/setup.sh"
 # The npm packages of the language-server and grammar tests (tests/lsp), exactly as locked; only
 # when the lock changed since the last install.
-lsp=$root/tests/lsp
-if [ ! -f "$lsp/node_modules/.package-lock.json" ] || ! cmp -s "$lsp/package-lock.json" "$lsp/node_modules/.lock-installed"; then
-  (cd "$lsp" && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.lock-installed)
-fi
+# The same for the VS Code extension, whose .vsix the tests package with @vscode/vsce.
+for npm_dir in "$root/tests/lsp" "$root/editors/vscode"; do
+  if [ ! -f "$npm_dir/node_modules/.package-lock.json" ] || ! cmp -s "$npm_dir/package-lock.json" "$npm_dir/node_modules/.lock-installed"; then
+    (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.lock-installed)
+  fi
+done
 build=${TAKT_TEST_BUILD_DIR:-$root/build-test}
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
