@@ -386,66 +386,118 @@ std::string signatureHelp(const Analysis& a, compiler::FileId file, std::uint32_
     if (!callee || callee->symbol == nullptr) {
         return "null";
     }
+    // Each signature as one line and its parameters' ranges in it, the standard functions'
+    // overloads one each (with the generic families they take), else the POU's parameters.
+    struct Param {
+        std::string name;
+        std::string text;
+    };
+    struct Signature {
+        std::vector<Param> params;
+        bool extensible = false;
+        std::string name;
+        std::string result;
+    };
+    std::vector<Signature> sigs;
     const Symbol* pou = callee->symbol;
-    // An FB instance: its type's POU.
-    if (pou->kind == SymbolKind::Variable) {
-        const auto* t = dynamic_cast<const compiler::PouType*>(compiler::stripAlias(pou->type));
-        pou = t != nullptr ? t->symbol : nullptr;
+    if (pou->kind == SymbolKind::StandardFunction) {
+        for (const compiler::StandardSignatureInfo& info : compiler::standardSignaturesOf(pou->name)) {
+            Signature sig{{}, info.extensible, info.name, info.result};
+            for (const compiler::StandardParameterInfo& p : info.params) {
+                sig.params.push_back({p.name, fmt::format("{}{} {}", p.name, p.output ? " =>" : " :", p.type)});
+            }
+            sigs.push_back(std::move(sig));
+        }
+    } else {
+        // An FB instance: its type's POU.
+        if (pou->kind == SymbolKind::Variable) {
+            const auto* t = dynamic_cast<const compiler::PouType*>(compiler::stripAlias(pou->type));
+            pou = t != nullptr ? t->symbol : nullptr;
+        }
+        if (pou == nullptr || pou->kind != SymbolKind::Pou) {
+            return "null";
+        }
+        Signature sig{{}, false, pou->name, {}};
+        for (const Symbol* p : pou->params) {
+            sig.params.push_back({p->name, fmt::format("{}{} {}", p->name,
+                                                       p->section == compiler::ast::VarSection::Output ? " =>" : " :",
+                                                       p->type != nullptr ? p->type->name() : "?")});
+        }
+        if (pou->type != nullptr && pou->type->kind() != compiler::TypeKind::Void &&
+            (pou->pouKind == compiler::ast::PouKind::Function || pou->pouKind == compiler::ast::PouKind::Method)) {
+            sig.result = pou->type->name();
+        }
+        sigs.push_back(std::move(sig));
     }
-    if (pou == nullptr || pou->kind != SymbolKind::Pou) {
+    if (sigs.empty()) {
         return "null";
     }
-    std::string label = pou->name + "(";
-    std::vector<std::pair<std::size_t, std::size_t>> ranges;
-    std::uint32_t active = commas;
-    for (std::size_t i = 0; i < pou->params.size(); ++i) {
-        const Symbol* p = pou->params[i];
-        const std::string text =
-            fmt::format("{}{} {}", p->name, p->section == compiler::ast::VarSection::Output ? " =>" : " :",
-                        p->type != nullptr ? p->type->name() : "?");
-        if (i > 0) {
-            label += ", ";
-        }
-        ranges.emplace_back(label.size(), label.size() + text.size());
-        label += text;
-        if (lastFormal >= 0) {
-            const compiler::Token& ft = tokens.tokens[static_cast<std::size_t>(lastFormal)];
-            if (compiler::upperName(f.text().substr(ft.begin, ft.end - ft.begin)) == compiler::upperName(p->name)) {
-                active = static_cast<std::uint32_t>(i);
+    const std::string formal =
+        lastFormal >= 0
+            ? compiler::upperName(f.text().substr(tokens.tokens[static_cast<std::size_t>(lastFormal)].begin,
+                                                  tokens.tokens[static_cast<std::size_t>(lastFormal)].end -
+                                                      tokens.tokens[static_cast<std::size_t>(lastFormal)].begin))
+            : std::string();
+    // The argument the cursor is in: by its formal name, else by position (an extensible
+    // function's last parameter takes the rest).
+    const auto activeIn = [&](const Signature& sig) -> std::optional<std::uint32_t> {
+        for (std::size_t i = 0; i < sig.params.size(); ++i) {
+            if (!formal.empty() && compiler::upperName(sig.params[i].name) == formal) {
+                return static_cast<std::uint32_t>(i);
             }
         }
-    }
-    label += ")";
-    if (pou->type != nullptr && pou->type->kind() != compiler::TypeKind::Void &&
-        (pou->pouKind == compiler::ast::PouKind::Function || pou->pouKind == compiler::ast::PouKind::Method)) {
-        label += " : " + pou->type->name();
+        if (commas < sig.params.size()) {
+            return commas;
+        }
+        return sig.extensible && !sig.params.empty() ? std::optional(static_cast<std::uint32_t>(sig.params.size() - 1))
+                                                     : std::nullopt;
+    };
+    std::uint32_t activeSignature = 0;
+    for (std::size_t k = 0; k < sigs.size(); ++k) {
+        if (activeIn(sigs[k])) {
+            activeSignature = static_cast<std::uint32_t>(k);
+            break;
+        }
     }
     rapidjson::StringBuffer buf;
     JsonWriter w(buf);
     w.StartObject();
     w.Key("signatures");
     w.StartArray();
-    w.StartObject();
-    w.Key("label");
-    rpc::writeString(w, label);
-    w.Key("parameters");
-    w.StartArray();
-    for (const auto& [from, to] : ranges) {
+    for (const Signature& sig : sigs) {
+        std::string label = sig.name + "(";
         w.StartObject();
+        std::vector<std::pair<std::size_t, std::size_t>> ranges;
+        for (const Param& p : sig.params) {
+            label += ranges.empty() ? "" : ", ";
+            ranges.emplace_back(label.size(), label.size() + p.text.size());
+            label += p.text;
+        }
+        label += sig.extensible ? ", …)" : ")";
+        label += sig.result.empty() ? "" : " : " + sig.result;
         w.Key("label");
+        rpc::writeString(w, label);
+        w.Key("parameters");
         w.StartArray();
-        w.Uint64(from); // UTF-16 offsets: labels are ASCII identifiers and type names
-        w.Uint64(to);
+        for (const auto& [from, to] : ranges) {
+            w.StartObject();
+            w.Key("label");
+            w.StartArray();
+            w.Uint64(from); // UTF-16 offsets: labels are ASCII identifiers and type names
+            w.Uint64(to);
+            w.EndArray();
+            w.EndObject();
+        }
         w.EndArray();
+        w.Key("activeParameter");
+        w.Uint(activeIn(sig).value_or(static_cast<std::uint32_t>(sig.params.size())));
         w.EndObject();
     }
     w.EndArray();
-    w.EndObject();
-    w.EndArray();
     w.Key("activeSignature");
-    w.Uint(0);
+    w.Uint(activeSignature);
     w.Key("activeParameter");
-    w.Uint(active);
+    w.Uint(activeIn(sigs[activeSignature]).value_or(commas));
     w.EndObject();
     return finish(buf);
 }

@@ -414,8 +414,9 @@ constexpr MethodSpec<LspHandler> kMethods[] = {
     {"textDocument/rename", "the name in every file; refused on a clash", "", "", std::nullopt, rename},
     {"textDocument/documentSymbol", "the file's POUs, types, variables", "", "", std::nullopt, documentSymbol},
     {"textDocument/foldingRange", "blocks and multi-line comments", "", "", std::nullopt, foldingRange},
-    {"textDocument/codeAction", "quick fixes: declare an unknown name, insert a missing END_*", "", "", std::nullopt,
-     codeAction},
+    {"textDocument/codeAction",
+     "quick fixes: declare an unknown name, insert a missing END_*, the IEC spelling of a CODESYS hint", "", "",
+     std::nullopt, codeAction},
     {"textDocument/semanticTokens/full", "identifiers by what they name", "", "", std::nullopt, semanticTokens},
     {"workspace/symbol", "the project's POUs, types and globals by name", "", "", std::nullopt, workspaceSymbol},
 };

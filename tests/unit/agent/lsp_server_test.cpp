@@ -358,6 +358,27 @@ TEST_F(LspServerTest, SignatureHelpFollowsTheArgument) {
     EXPECT_TRUE(request("textDocument/signatureHelp", at("tank.st", 28, 3))["result"].IsNull());
 }
 
+// Standard functions show each overload with the generic families they take; a standard FB
+// instance its inputs and outputs; the active parameter follows commas and formal names.
+TEST_F(LspServerTest, SignatureHelpOfStandardFunctionsAndFbs) {
+    std::ofstream(dir_ / "src" / "sig.st") << "PROGRAM SigMain\nVAR\n    t : TON;\n    x : INT;\nEND_VAR\n"
+                                              "x := MAX(1, x, 3);\nt(IN := TRUE, PT := T#1s);\n"
+                                              "x := LIMIT(0, x, 10);\nEND_PROGRAM\n";
+    initialize();
+    (void)open("sig.st");
+    const auto help = [&](int line, int character) {
+        const auto r = request("textDocument/signatureHelp", at("sig.st", line, character));
+        EXPECT_TRUE(r["result"].IsObject()) << rpc::toJson(r);
+        const auto& res = r["result"];
+        const auto& sig = res["signatures"][res["activeSignature"].GetUint()];
+        return std::string(sig["label"].GetString()) + " @" + std::to_string(res["activeParameter"].GetUint());
+    };
+    EXPECT_EQ(help(5, 12), "MAX(IN1 : ANY_ELEMENTARY, IN2 : ANY_ELEMENTARY, …) : ANY_ELEMENTARY @1");
+    EXPECT_EQ(help(5, 15), "MAX(IN1 : ANY_ELEMENTARY, IN2 : ANY_ELEMENTARY, …) : ANY_ELEMENTARY @1"); // IN3 extends IN2
+    EXPECT_EQ(help(6, 20), "TON(IN : BOOL, PT : TIME, Q => BOOL, ET => TIME) @1");
+    EXPECT_EQ(help(7, 17), "LIMIT(MN : ANY_ELEMENTARY, IN : ANY_ELEMENTARY, MX : ANY_ELEMENTARY) : ANY_ELEMENTARY @2");
+}
+
 TEST_F(LspServerTest, RenameEditsEveryUseAndRefusesClashes) {
     initialize();
     (void)open("tank.st");
@@ -426,6 +447,39 @@ TEST_F(LspServerTest, SemanticTokensClassifyWhatEachNameIs) {
     EXPECT_EQ(kindAt(21, 19), Kind(kClass, 4u));    // TON, of the standard library
     EXPECT_EQ(kindAt(7, 17), Kind(1, 4));           // INT: an elementary type
     EXPECT_EQ(kindAt(0, 0), Kind(99, 99));          // nothing inside the comment
+}
+
+// The CODESYS-name hints as quick fixes: W1009 writes the IEC input name, W1010 the explicit
+// conversion the compiler computes.
+TEST_F(LspServerTest, CodeActionsForTheCodesysHints) {
+    std::ofstream(dir_ / "src" / "hints.st")
+        << "PROGRAM Hints\nVAR\n    c : CTU;\n    d : DINT;\n    i : INT;\n"
+           "END_VAR\nc(CU := TRUE, RESET := FALSE, PV := 3);\ni := d;\nEND_PROGRAM\n";
+    initialize();
+    std::string diags;
+    for (const auto& m : open("hints.st")) {
+        if (m.HasMember("method") && uri("hints.st") == m["params"]["uri"].GetString()) {
+            diags = rpc::toJson(m["params"]["diagnostics"]);
+        }
+    }
+    ASSERT_NE(diags.find("W1009"), std::string::npos) << diags;
+    ASSERT_NE(diags.find("W1010"), std::string::npos) << diags;
+    const auto r =
+        request("textDocument/codeAction", R"({"textDocument":{"uri":)" + rpc::quoted(uri("hints.st")) +
+                                               R"(},"range":{"start":{"line":0,"character":0},"end":{"line":0,)"
+                                               R"("character":0}},"context":{"diagnostics":)" +
+                                               diags + "}}");
+    ASSERT_TRUE(r["result"].IsArray()) << rpc::toJson(r);
+    std::map<std::string, std::string> fixes; // title -> "line:from-to newText"
+    for (const auto& a : r["result"].GetArray()) {
+        const auto& e = a["edit"]["changes"][uri("hints.st").c_str()][0];
+        fixes[a["title"].GetString()] = std::to_string(e["range"]["start"]["line"].GetInt()) + ":" +
+                                        std::to_string(e["range"]["start"]["character"].GetInt()) + "-" +
+                                        std::to_string(e["range"]["end"]["character"].GetInt()) + " " +
+                                        e["newText"].GetString();
+    }
+    EXPECT_EQ(fixes["Use the IEC name 'R'"], "6:14-19 R");
+    EXPECT_EQ(fixes["Convert explicitly: DINT_TO_INT(d)"], "7:5-6 DINT_TO_INT(d)");
 }
 
 TEST_F(LspServerTest, CodeActionsFixWhatTheDiagnosticsName) {
