@@ -35,8 +35,9 @@ const std::map<std::string, std::string> kProject = {
                 "q := count;\nEND_FUNCTION_BLOCK\n"},
     {"derived.st", "FUNCTION_BLOCK FB_Derived EXTENDS FB_Base\nVAR\n    extra : INT;\nEND_VAR\n"
                    "extra := Helper(extra);\nEND_FUNCTION_BLOCK\n"},
-    {"config.st", "CONFIGURATION Plant\n    RESOURCE Cpu ON PLC\n        TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);\n"
-                  "        PROGRAM Run1 WITH Fast : Main;\n    END_RESOURCE\nEND_CONFIGURATION\n"},
+    {"config.st",
+     "CONFIGURATION Plant\n    RESOURCE Cpu ON PLC\n        TASK Fast (INTERVAL := T#10ms, PRIORITY := 1);\n"
+     "        PROGRAM Run1 WITH Fast : Main;\n    END_RESOURCE\nEND_CONFIGURATION\n"},
     {"main.st", "PROGRAM Main\nVAR\n    d : FB_Derived;\n    b : FB_Base;\n    r : REAL;\n    data : ST_Data;\n"
                 "END_VAR\nd(en := TRUE);\nb(en := gMode = Run);\nr := Scale(b.q);\ngCount := Helper(gCount);\n"
                 "data.a := d.q;\nEND_PROGRAM\n"},

@@ -247,8 +247,9 @@ TEST(CheckSourcesTest, InMemorySourcesKeepTheirNamesAndOrder) {
 TEST(CheckSourcesTest, ModelRecordsCallsAndLocalsUsedFromOtherFiles) {
     Project p = checkSources(
         {{"base.st", "FUNCTION_BLOCK Base\nVAR\n    count : INT;\nEND_VAR\ncount := F(count);\nEND_FUNCTION_BLOCK\n"},
-         {"derived.st", "FUNCTION_BLOCK Derived EXTENDS Base\nVAR\n    own : INT;\nEND_VAR\nown := count;\n"
-                        "END_FUNCTION_BLOCK\nFUNCTION F : INT\nVAR_INPUT\n    n : INT;\nEND_VAR\nF := n;\nEND_FUNCTION\n"}});
+         {"derived.st",
+          "FUNCTION_BLOCK Derived EXTENDS Base\nVAR\n    own : INT;\nEND_VAR\nown := count;\n"
+          "END_FUNCTION_BLOCK\nFUNCTION F : INT\nVAR_INPUT\n    n : INT;\nEND_VAR\nF := n;\nEND_FUNCTION\n"}});
     ASSERT_TRUE(p.ok()) << (p.diagnostics.empty() ? "" : p.diagnostics.front().message);
     ASSERT_EQ(p.model->calls.size(), 1u);
     EXPECT_EQ(p.model->calls[0].user->name, "Base");
