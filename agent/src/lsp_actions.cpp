@@ -1,6 +1,8 @@
 // Code actions: the fixes the compiler's diagnostics already name. E0104 (an unknown
 // identifier) declares it in the POU's VAR block, as CODESYS's Auto Declare does (type BOOL,
-// its default); E0012 (a block without its END_*) inserts the END_* the parser expected.
+// its default); E0012 (a block without its END_*) inserts the END_* the parser expected; W1009
+// (CODESYS's name for a standard FB input) writes the IEC name; W1010 (an implicit narrowing
+// conversion) writes the conversion the compiler computes, as IEC 61131-3 wants it spelt.
 #include <algorithm>
 #include <iterator>
 
@@ -33,8 +35,17 @@ std::string indentOf(std::string_view text, std::uint32_t start) {
     return std::string(text.substr(start, (end == std::string_view::npos ? text.size() : end) - start));
 }
 
-void writeAction(JsonWriter& w, const std::string& title, const std::string& uri, Position at, const std::string& text,
-                 const rapidjson::Value* diagnostic) {
+// The last name between quotes (W1009: "… IEC 61131-3 calls it 'R'").
+std::string lastQuotedName(std::string_view message) {
+    const std::size_t close = message.rfind('\'');
+    const std::size_t open =
+        close == std::string_view::npos || close == 0 ? std::string_view::npos : message.rfind('\'', close - 1);
+    return open == std::string_view::npos ? std::string() : std::string(message.substr(open + 1, close - open - 1));
+}
+
+// A quick fix replacing [from, to) with `text` (an insertion when they are equal).
+void writeAction(JsonWriter& w, const std::string& title, const std::string& uri, Position from, Position to,
+                 const std::string& text, const rapidjson::Value* diagnostic) {
     w.StartObject();
     w.Key("title");
     rpc::writeString(w, title);
@@ -56,8 +67,8 @@ void writeAction(JsonWriter& w, const std::string& title, const std::string& uri
     w.StartObject();
     w.Key("range");
     w.StartObject();
-    for (const char* end : {"start", "end"}) {
-        w.Key(end);
+    for (const auto& [key, at] : {std::pair{"start", from}, std::pair{"end", to}}) {
+        w.Key(key);
         w.StartObject();
         w.Key("line");
         w.Uint(at.line);
@@ -124,6 +135,7 @@ std::string codeActions(const Analysis& a, compiler::FileId file, const rapidjso
         const std::string_view code = d["code"].GetString();
         const std::string_view message = d["message"].GetString();
         const rapidjson::Value& start = d["range"]["start"];
+        const rapidjson::Value& rangeEnd = d["range"].HasMember("end") ? d["range"]["end"] : start;
         if (!start.IsObject() || !start.HasMember("line") || !start["line"].IsUint() || !start.HasMember("character") ||
             !start["character"].IsUint()) {
             continue;
@@ -139,7 +151,8 @@ std::string codeActions(const Analysis& a, compiler::FileId file, const rapidjso
             }
             const std::string text =
                 newBlock ? fmt::format("VAR\n    {} : BOOL;\nEND_VAR\n", name) : fmt::format("    {} : BOOL;\n", name);
-            writeAction(w, fmt::format("Declare '{}' : BOOL in VAR", name), uri, positionOf(f, at), text, &d);
+            writeAction(w, fmt::format("Declare '{}' : BOOL in VAR", name), uri, positionOf(f, at), positionOf(f, at),
+                        text, &d);
         } else if (code == "E0012" && message.starts_with("missing END_")) {
             const std::string end(message.substr(8, message.find(' ', 8) - 8));
             // The block's opening line (related location) gives the indentation.
@@ -157,8 +170,32 @@ std::string codeActions(const Analysis& a, compiler::FileId file, const rapidjso
             const bool statement =
                 std::find(std::begin(kStatements), std::end(kStatements), end) != std::end(kStatements);
             const std::uint32_t at = lineStart(f.text(), offset);
-            writeAction(w, fmt::format("Insert {}", end), uri, positionOf(f, at),
+            writeAction(w, fmt::format("Insert {}", end), uri, positionOf(f, at), positionOf(f, at),
                         indent + end + (statement ? ";" : "") + "\n", &d);
+        } else if ((code == "W1009" || code == "W1010") && rangeEnd.IsObject() && rangeEnd.HasMember("line") &&
+                   rangeEnd["line"].IsUint() && rangeEnd.HasMember("character") && rangeEnd["character"].IsUint()) {
+            const Position from{start["line"].GetUint(), start["character"].GetUint()};
+            const Position to{rangeEnd["line"].GetUint(), rangeEnd["character"].GetUint()};
+            const std::size_t toOffset = offsetOf(f.text(), to);
+            if (toOffset < offset) {
+                continue;
+            }
+            if (code == "W1009") {
+                const std::string iec = lastQuotedName(message);
+                if (!iec.empty()) {
+                    writeAction(w, fmt::format("Use the IEC name '{}'", iec), uri, from, to, iec, &d);
+                }
+                continue;
+            }
+            // "… computed as DINT_TO_INT computes it"
+            const std::size_t as = message.find("computed as ");
+            const std::size_t stop = as == std::string_view::npos ? as : message.find(' ', as + 12);
+            if (stop == std::string_view::npos) {
+                continue;
+            }
+            const std::string conversion(message.substr(as + 12, stop - as - 12));
+            const std::string written = fmt::format("{}({})", conversion, f.text().substr(offset, toOffset - offset));
+            writeAction(w, fmt::format("Convert explicitly: {}", written), uri, from, to, written, &d);
         }
     }
     w.EndArray();

@@ -130,15 +130,8 @@ constexpr std::pair<std::string_view, std::string_view> kSnippets[] = {
     {"REPEAT … END_REPEAT", "REPEAT\n\t$0\nUNTIL ${1:condition}\nEND_REPEAT;"},
 };
 
-void members(Items& items, const Target& object) {
-    if (object.symbol != nullptr && object.symbol->kind == SymbolKind::Namespace && object.symbol->scope != nullptr) {
-        for (const Symbol* s : object.symbol->scope->symbols()) {
-            items.add(*s);
-        }
-        return;
-    }
-    const compiler::Type* type =
-        compiler::stripAlias(object.field != nullptr ? object.field->type : object.symbol->type);
+void membersOfType(Items& items, const compiler::Type* type) {
+    type = compiler::stripAlias(type);
     while (type != nullptr && type->kind() == compiler::TypeKind::Ref) {
         type = compiler::stripAlias(static_cast<const compiler::RefType*>(type)->target);
     }
@@ -159,6 +152,139 @@ void members(Items& items, const Target& object) {
             items.add(v.name, kEnumMemberItem, fmt::format("{} = {}", en->name(), v.value));
         }
     }
+}
+
+// A step of a chain being typed: the value so far, or the FUNCTION / METHOD a `(…)` would call.
+struct ChainValue {
+    const compiler::Type* type = nullptr;
+    const Symbol* callable = nullptr;
+};
+
+ChainValue valueOf(const Symbol* s) {
+    const bool function = s->kind == SymbolKind::Pou && (s->pouKind == compiler::ast::PouKind::Function ||
+                                                         s->pouKind == compiler::ast::PouKind::Method);
+    return function ? ChainValue{nullptr, s} : ChainValue{s->kind == SymbolKind::Variable ? s->type : nullptr, nullptr};
+}
+
+// The member `name` of a value of type `type` (through EXTENDS and REFERENCE TO).
+std::optional<ChainValue> memberValue(const compiler::Type* type, std::string_view name) {
+    type = compiler::stripAlias(type);
+    while (type != nullptr && type->kind() == compiler::TypeKind::Ref) {
+        type = compiler::stripAlias(static_cast<const compiler::RefType*>(type)->target);
+    }
+    if (const auto* pou = dynamic_cast<const compiler::PouType*>(type); pou != nullptr) {
+        for (const Symbol* s = pou->symbol; s != nullptr; s = s->base) {
+            if (const Symbol* m = s->scope != nullptr ? s->scope->findLocal(name) : nullptr; m != nullptr) {
+                return valueOf(m);
+            }
+        }
+    } else if (const auto* st = dynamic_cast<const compiler::StructType*>(type); st != nullptr) {
+        if (const compiler::Field* f = st->field(name); f != nullptr) {
+            return ChainValue{f->type, nullptr};
+        }
+    }
+    return std::nullopt;
+}
+
+// The index of the token opening the bracket or parenthesis that token `close` closes, or -1.
+int openerOf(const FileTokens& t, int close) {
+    const TokenKind closeKind = t.tokens[static_cast<std::size_t>(close)].kind;
+    const TokenKind openKind = closeKind == TokenKind::RBracket ? TokenKind::LBracket : TokenKind::LParen;
+    int depth = 0;
+    for (int i = close; i >= 0; --i) {
+        const TokenKind k = t.tokens[static_cast<std::size_t>(i)].kind;
+        depth += k == closeKind ? 1 : k == openKind ? -1 : 0;
+        if (depth == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+// The type of the expression that ends at token `end`, just before a `.`: a chain of a name and
+// `.member`, `[…]`, `(…)` and `^` (`arr[i].`, `f().`, `fb.inner.`, `p^.`), typed left to right
+// through the semantic model. Null when it is not such a chain or names nothing known.
+const compiler::Type* chainType(const compiler::Project& project, const compiler::SourceFile& file, const FileTokens& t,
+                                int end) {
+    int start = end;
+    while (start >= 0) {
+        const TokenKind k = t.tokens[static_cast<std::size_t>(start)].kind;
+        if (k == TokenKind::RBracket || k == TokenKind::RParen) {
+            start = openerOf(t, start) - 1;
+        } else if (k == TokenKind::Caret) {
+            --start;
+        } else if (k == TokenKind::Identifier && start >= 2 &&
+                   t.tokens[static_cast<std::size_t>(start - 1)].kind == TokenKind::Dot) {
+            start -= 2;
+        } else {
+            break;
+        }
+    }
+    if (start < 0 || t.tokens[static_cast<std::size_t>(start)].kind != TokenKind::Identifier) {
+        return nullptr;
+    }
+    const std::optional<Target> first = resolve(project, file, t, start);
+    if (!first) {
+        return nullptr;
+    }
+    ChainValue v = first->field != nullptr ? ChainValue{first->field->type, nullptr} : valueOf(first->symbol);
+    for (int i = start + 1; i <= end; ++i) {
+        const compiler::Token& tok = t.tokens[static_cast<std::size_t>(i)];
+        if (tok.kind == TokenKind::Dot && i + 1 <= end) {
+            ++i;
+            const compiler::Token& name = t.tokens[static_cast<std::size_t>(i)];
+            const std::optional<ChainValue> m =
+                memberValue(v.type, file.text().substr(name.begin, name.end - name.begin));
+            if (!m) {
+                return nullptr;
+            }
+            v = *m;
+        } else if (tok.kind == TokenKind::LBracket) {
+            const auto* array = dynamic_cast<const compiler::ArrayType*>(compiler::stripAlias(v.type));
+            if (array == nullptr) {
+                return nullptr;
+            }
+            v = ChainValue{array->element, nullptr};
+            for (int depth = 0; i <= end; ++i) {
+                const TokenKind k = t.tokens[static_cast<std::size_t>(i)].kind;
+                depth += k == TokenKind::LBracket ? 1 : k == TokenKind::RBracket ? -1 : 0;
+                if (depth == 0) {
+                    break;
+                }
+            }
+        } else if (tok.kind == TokenKind::LParen) {
+            if (v.callable == nullptr) {
+                return nullptr; // an FB instance's call has no value
+            }
+            v = ChainValue{v.callable->type, nullptr};
+            for (int depth = 0; i <= end; ++i) {
+                const TokenKind k = t.tokens[static_cast<std::size_t>(i)].kind;
+                depth += k == TokenKind::LParen ? 1 : k == TokenKind::RParen ? -1 : 0;
+                if (depth == 0) {
+                    break;
+                }
+            }
+        } else if (tok.kind == TokenKind::Caret) {
+            const compiler::Type* ref = compiler::stripAlias(v.type);
+            if (ref == nullptr || ref->kind() != compiler::TypeKind::Ref) {
+                return nullptr;
+            }
+            v = ChainValue{static_cast<const compiler::RefType*>(ref)->target, nullptr};
+        } else {
+            return nullptr;
+        }
+    }
+    return v.type;
+}
+
+void members(Items& items, const Target& object) {
+    if (object.symbol != nullptr && object.symbol->kind == SymbolKind::Namespace && object.symbol->scope != nullptr) {
+        for (const Symbol* s : object.symbol->scope->symbols()) {
+            items.add(*s);
+        }
+        return;
+    }
+    membersOfType(items, object.field != nullptr ? object.field->type : object.symbol->type);
 }
 
 std::string finish(rapidjson::StringBuffer& buf) {
@@ -190,8 +316,13 @@ std::string completion(const Analysis& a, compiler::FileId file, std::uint32_t o
         dot = last - 1;
     }
     if (a.project.model && dot >= 1) {
-        if (const std::optional<Target> object = resolve(a.project, f, tokens, dot - 1); object) {
+        const TokenKind before = tokens.tokens[static_cast<std::size_t>(dot - 1)].kind;
+        const std::optional<Target> object =
+            before == TokenKind::Identifier ? resolve(a.project, f, tokens, dot - 1) : std::nullopt;
+        if (object) {
             members(items, *object);
+        } else if (const compiler::Type* type = chainType(a.project, f, tokens, dot - 1); type != nullptr) {
+            membersOfType(items, type);
         }
     } else if (a.project.model) {
         const compiler::SemanticModel& model = *a.project.model;
@@ -255,66 +386,118 @@ std::string signatureHelp(const Analysis& a, compiler::FileId file, std::uint32_
     if (!callee || callee->symbol == nullptr) {
         return "null";
     }
+    // Each signature as one line and its parameters' ranges in it, the standard functions'
+    // overloads one each (with the generic families they take), else the POU's parameters.
+    struct Param {
+        std::string name;
+        std::string text;
+    };
+    struct Signature {
+        std::vector<Param> params;
+        bool extensible = false;
+        std::string name;
+        std::string result;
+    };
+    std::vector<Signature> sigs;
     const Symbol* pou = callee->symbol;
-    // An FB instance: its type's POU.
-    if (pou->kind == SymbolKind::Variable) {
-        const auto* t = dynamic_cast<const compiler::PouType*>(compiler::stripAlias(pou->type));
-        pou = t != nullptr ? t->symbol : nullptr;
+    if (pou->kind == SymbolKind::StandardFunction) {
+        for (const compiler::StandardSignatureInfo& info : compiler::standardSignaturesOf(pou->name)) {
+            Signature sig{{}, info.extensible, info.name, info.result};
+            for (const compiler::StandardParameterInfo& p : info.params) {
+                sig.params.push_back({p.name, fmt::format("{}{} {}", p.name, p.output ? " =>" : " :", p.type)});
+            }
+            sigs.push_back(std::move(sig));
+        }
+    } else {
+        // An FB instance: its type's POU.
+        if (pou->kind == SymbolKind::Variable) {
+            const auto* t = dynamic_cast<const compiler::PouType*>(compiler::stripAlias(pou->type));
+            pou = t != nullptr ? t->symbol : nullptr;
+        }
+        if (pou == nullptr || pou->kind != SymbolKind::Pou) {
+            return "null";
+        }
+        Signature sig{{}, false, pou->name, {}};
+        for (const Symbol* p : pou->params) {
+            sig.params.push_back({p->name, fmt::format("{}{} {}", p->name,
+                                                       p->section == compiler::ast::VarSection::Output ? " =>" : " :",
+                                                       p->type != nullptr ? p->type->name() : "?")});
+        }
+        if (pou->type != nullptr && pou->type->kind() != compiler::TypeKind::Void &&
+            (pou->pouKind == compiler::ast::PouKind::Function || pou->pouKind == compiler::ast::PouKind::Method)) {
+            sig.result = pou->type->name();
+        }
+        sigs.push_back(std::move(sig));
     }
-    if (pou == nullptr || pou->kind != SymbolKind::Pou) {
+    if (sigs.empty()) {
         return "null";
     }
-    std::string label = pou->name + "(";
-    std::vector<std::pair<std::size_t, std::size_t>> ranges;
-    std::uint32_t active = commas;
-    for (std::size_t i = 0; i < pou->params.size(); ++i) {
-        const Symbol* p = pou->params[i];
-        const std::string text =
-            fmt::format("{}{} {}", p->name, p->section == compiler::ast::VarSection::Output ? " =>" : " :",
-                        p->type != nullptr ? p->type->name() : "?");
-        if (i > 0) {
-            label += ", ";
-        }
-        ranges.emplace_back(label.size(), label.size() + text.size());
-        label += text;
-        if (lastFormal >= 0) {
-            const compiler::Token& ft = tokens.tokens[static_cast<std::size_t>(lastFormal)];
-            if (compiler::upperName(f.text().substr(ft.begin, ft.end - ft.begin)) == compiler::upperName(p->name)) {
-                active = static_cast<std::uint32_t>(i);
+    const std::string formal =
+        lastFormal >= 0
+            ? compiler::upperName(f.text().substr(tokens.tokens[static_cast<std::size_t>(lastFormal)].begin,
+                                                  tokens.tokens[static_cast<std::size_t>(lastFormal)].end -
+                                                      tokens.tokens[static_cast<std::size_t>(lastFormal)].begin))
+            : std::string();
+    // The argument the cursor is in: by its formal name, else by position (an extensible
+    // function's last parameter takes the rest).
+    const auto activeIn = [&](const Signature& sig) -> std::optional<std::uint32_t> {
+        for (std::size_t i = 0; i < sig.params.size(); ++i) {
+            if (!formal.empty() && compiler::upperName(sig.params[i].name) == formal) {
+                return static_cast<std::uint32_t>(i);
             }
         }
-    }
-    label += ")";
-    if (pou->type != nullptr && pou->type->kind() != compiler::TypeKind::Void &&
-        (pou->pouKind == compiler::ast::PouKind::Function || pou->pouKind == compiler::ast::PouKind::Method)) {
-        label += " : " + pou->type->name();
+        if (commas < sig.params.size()) {
+            return commas;
+        }
+        return sig.extensible && !sig.params.empty() ? std::optional(static_cast<std::uint32_t>(sig.params.size() - 1))
+                                                     : std::nullopt;
+    };
+    std::uint32_t activeSignature = 0;
+    for (std::size_t k = 0; k < sigs.size(); ++k) {
+        if (activeIn(sigs[k])) {
+            activeSignature = static_cast<std::uint32_t>(k);
+            break;
+        }
     }
     rapidjson::StringBuffer buf;
     JsonWriter w(buf);
     w.StartObject();
     w.Key("signatures");
     w.StartArray();
-    w.StartObject();
-    w.Key("label");
-    rpc::writeString(w, label);
-    w.Key("parameters");
-    w.StartArray();
-    for (const auto& [from, to] : ranges) {
+    for (const Signature& sig : sigs) {
+        std::string label = sig.name + "(";
         w.StartObject();
+        std::vector<std::pair<std::size_t, std::size_t>> ranges;
+        for (const Param& p : sig.params) {
+            label += ranges.empty() ? "" : ", ";
+            ranges.emplace_back(label.size(), label.size() + p.text.size());
+            label += p.text;
+        }
+        label += sig.extensible ? ", …)" : ")";
+        label += sig.result.empty() ? "" : " : " + sig.result;
         w.Key("label");
+        rpc::writeString(w, label);
+        w.Key("parameters");
         w.StartArray();
-        w.Uint64(from); // UTF-16 offsets: labels are ASCII identifiers and type names
-        w.Uint64(to);
+        for (const auto& [from, to] : ranges) {
+            w.StartObject();
+            w.Key("label");
+            w.StartArray();
+            w.Uint64(from); // UTF-16 offsets: labels are ASCII identifiers and type names
+            w.Uint64(to);
+            w.EndArray();
+            w.EndObject();
+        }
         w.EndArray();
+        w.Key("activeParameter");
+        w.Uint(activeIn(sig).value_or(static_cast<std::uint32_t>(sig.params.size())));
         w.EndObject();
     }
     w.EndArray();
-    w.EndObject();
-    w.EndArray();
     w.Key("activeSignature");
-    w.Uint(0);
+    w.Uint(activeSignature);
     w.Key("activeParameter");
-    w.Uint(active);
+    w.Uint(activeIn(sigs[activeSignature]).value_or(commas));
     w.EndObject();
     return finish(buf);
 }

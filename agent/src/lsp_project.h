@@ -22,6 +22,9 @@ struct Analysis {
     std::filesystem::path sourcesDir;         // root/sources_root, or root when it has no runtime.toml
     compiler::Project project;                // display paths relative to root; valid() false: configErrors
     std::vector<std::filesystem::path> files; // absolute path of each FileId
+    // Set by an incremental check (lsp_incremental.h): only this file was checked in full, the
+    // others by their declarations; their diagnostics and bodies here are not theirs.
+    std::filesystem::path focus;
 
     [[nodiscard]] std::optional<compiler::FileId> fileOf(const std::filesystem::path& path) const;
     [[nodiscard]] std::filesystem::path pathOf(compiler::FileId id) const {

@@ -2,6 +2,8 @@
 // open documents, and the method table (MethodSpec) that routes each request to its feature.
 #include "takt/agent/lsp_server.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <exception>
 #include <map>
@@ -13,6 +15,7 @@
 
 #include "lsp_complete.h"
 #include "lsp_features.h"
+#include "lsp_incremental.h"
 #include "lsp_project.h"
 #include "method_table.h"
 #include "rpc_envelope.h"
@@ -42,12 +45,17 @@ struct LspServer::State {
     bool exited = false;
     lsp::Documents docs;
     std::map<fs::path, lsp::Analysis> analyses;       // by project root; dropped when a file changes
+    std::map<fs::path, lsp::ProjectFacts> facts;      // by project root: for incremental checks
     std::map<fs::path, std::set<fs::path>> published; // files last published with diagnostics, by root
     std::vector<std::string> out;                     // notifications to send after the response
     rpc::ParsedLine parsed;
+    std::size_t incrementalChecks = 0; // edits answered by an incremental check (tests read it)
 
-    const lsp::Analysis& analysisFor(const fs::path& file);
+    // The analysis `file`'s answers come from; `whole`: one that checked every file in full
+    // (references and rename look into every body).
+    const lsp::Analysis& analysisFor(const fs::path& file, bool whole = false);
     void publish(const fs::path& file);
+    void publishFull(const fs::path& file);
 };
 
 namespace {
@@ -89,14 +97,14 @@ struct At {
     compiler::FileId file = 0;
     std::uint32_t offset = 0;
 };
-bool locate(LspServer::State& s, const Value& params, At& at, Answer& error) {
+bool locate(LspServer::State& s, const Value& params, At& at, Answer& error, bool whole = false) {
     fs::path path;
     lsp::Position pos;
     if (!documentPath(params, path) || !position(memberOf(params, "position"), pos)) {
         error = invalidParams("textDocument.uri (a file:// URI) and position are required");
         return false;
     }
-    at.analysis = &s.analysisFor(path);
+    at.analysis = &s.analysisFor(path, whole);
     const std::optional<compiler::FileId> id = at.analysis->fileOf(path);
     if (!id) {
         error = Answer::result("null");
@@ -216,6 +224,7 @@ Answer didClose(LspServer::State& s, const Value& params) {
 // each project with an open document is checked again.
 Answer didChangeWatchedFiles(LspServer::State& s, const Value&) {
     s.analyses.clear();
+    s.facts.clear();
     std::set<fs::path> roots;
     for (const auto& [path, doc] : s.docs.all()) {
         if (roots.insert(lsp::projectRootFor(path, s.workspace)).second) {
@@ -277,7 +286,7 @@ Answer definition(LspServer::State& s, const Value& params) {
 Answer references(LspServer::State& s, const Value& params) {
     At at;
     Answer early;
-    if (!locate(s, params, at, early)) {
+    if (!locate(s, params, at, early, true)) {
         return early;
     }
     const Value* context = memberOf(params, "context");
@@ -286,10 +295,29 @@ Answer references(LspServer::State& s, const Value& params) {
                                           include != nullptr && include->IsBool() && include->GetBool()));
 }
 
+// Whether the name being typed at `offset` follows a `.` (the members of one object) rather than
+// standing alone (every name of the project, so a check of every file).
+bool afterDot(std::string_view text, std::size_t offset) {
+    std::size_t i = std::min(offset, text.size());
+    while (i > 0 && (std::isalnum(static_cast<unsigned char>(text[i - 1])) != 0 || text[i - 1] == '_')) {
+        --i;
+    }
+    while (i > 0 && (text[i - 1] == ' ' || text[i - 1] == '\t')) {
+        --i;
+    }
+    return i > 0 && text[i - 1] == '.';
+}
+
 Answer completion(LspServer::State& s, const Value& params) {
+    fs::path path;
+    lsp::Position pos;
+    const lsp::Documents::Document* doc = documentPath(params, path) ? s.docs.find(path) : nullptr;
+    const bool members = doc != nullptr && position(memberOf(params, "position"), pos) &&
+                         afterDot(doc->text, lsp::offsetOf(doc->text, pos));
     At at;
     Answer early;
-    return locate(s, params, at, early) ? Answer::result(lsp::completion(*at.analysis, at.file, at.offset)) : early;
+    return locate(s, params, at, early, !members) ? Answer::result(lsp::completion(*at.analysis, at.file, at.offset))
+                                                  : early;
 }
 
 Answer signatureHelp(LspServer::State& s, const Value& params) {
@@ -305,7 +333,7 @@ Answer rename(LspServer::State& s, const Value& params) {
     }
     At at;
     Answer early;
-    if (!locate(s, params, at, early)) {
+    if (!locate(s, params, at, early, true)) {
         return early;
     }
     lsp::RenameResult r = lsp::rename(*at.analysis, at.file, at.offset, newName->GetString());
@@ -358,7 +386,7 @@ Answer workspaceSymbol(LspServer::State& s, const Value& params) {
     const Value* query = memberOf(params, "query");
     const std::string q = query != nullptr && query->IsString() ? query->GetString() : "";
     // The project of the workspace folder (or the one it lies in).
-    const lsp::Analysis& a = s.analysisFor(s.workspace / "runtime.toml");
+    const lsp::Analysis& a = s.analysisFor(s.workspace / "runtime.toml", true);
     return Answer::result(lsp::workspaceSymbols(a, q));
 }
 
@@ -386,28 +414,64 @@ constexpr MethodSpec<LspHandler> kMethods[] = {
     {"textDocument/rename", "the name in every file; refused on a clash", "", "", std::nullopt, rename},
     {"textDocument/documentSymbol", "the file's POUs, types, variables", "", "", std::nullopt, documentSymbol},
     {"textDocument/foldingRange", "blocks and multi-line comments", "", "", std::nullopt, foldingRange},
-    {"textDocument/codeAction", "quick fixes: declare an unknown name, insert a missing END_*", "", "", std::nullopt,
-     codeAction},
+    {"textDocument/codeAction",
+     "quick fixes: declare an unknown name, insert a missing END_*, the IEC spelling of a CODESYS hint", "", "",
+     std::nullopt, codeAction},
     {"textDocument/semanticTokens/full", "identifiers by what they name", "", "", std::nullopt, semanticTokens},
     {"workspace/symbol", "the project's POUs, types and globals by name", "", "", std::nullopt, workspaceSymbol},
 };
 
 } // namespace
 
-const lsp::Analysis& LspServer::State::analysisFor(const fs::path& file) {
+const lsp::Analysis& LspServer::State::analysisFor(const fs::path& file, bool whole) {
     const fs::path root = lsp::projectRootFor(file, workspace);
     auto it = analyses.find(root);
-    if (it == analyses.end() ||
+    if (it == analyses.end() || (!it->second.focus.empty() && (whole || it->second.focus != file)) ||
         (file.extension() != ".toml" && !it->second.fileOf(file) && docs.find(file) != nullptr)) {
         lsp::Analysis a = lsp::analyse(root, docs, docs.find(file) != nullptr ? file : fs::path());
         it = analyses.insert_or_assign(root, std::move(a)).first;
+        if (std::optional<lsp::ProjectFacts> f = lsp::factsOf(it->second)) {
+            facts.insert_or_assign(root, std::move(*f));
+        } else {
+            facts.erase(root);
+        }
     }
     return it->second;
 }
 
-// Re-checks the project of `file` as the editor has it and publishes every file whose
-// diagnostics may have changed: those with diagnostics now, and those that had some.
+// An open document of a project checked before: re-check it alone when that gives the full
+// check's answer (lsp_incremental.h), and publish its diagnostics (no other file's can change).
 void LspServer::State::publish(const fs::path& file) {
+    const fs::path root = lsp::projectRootFor(file, workspace);
+    const lsp::Documents::Document* doc = docs.find(file);
+    auto f = facts.find(root);
+    auto a = analyses.find(root);
+    if (doc == nullptr || f == facts.end() || a == analyses.end()) {
+        publishFull(file);
+        return;
+    }
+    std::optional<lsp::Analysis> partial = lsp::recheckFile(f->second, root, a->second.sourcesDir, file, doc->text);
+    if (!partial) {
+        publishFull(file);
+        return;
+    }
+    ++incrementalChecks;
+    a->second = std::move(*partial);
+    const compiler::FileId id = *a->second.fileOf(file);
+    out.push_back(
+        rpc::notificationLine("textDocument/publishDiagnostics", lsp::diagnosticsParams(a->second, id, doc->version)));
+    const bool has = std::any_of(a->second.project.diagnostics.begin(), a->second.project.diagnostics.end(),
+                                 [&](const compiler::Diagnostic& d) { return d.span.file == id; });
+    if (has) {
+        published[root].insert(file);
+    } else {
+        published[root].erase(file);
+    }
+}
+
+// Re-checks the whole project of `file` as the editor has it and publishes every file whose
+// diagnostics may have changed: those with diagnostics now, and those that had some.
+void LspServer::State::publishFull(const fs::path& file) {
     const fs::path root = lsp::projectRootFor(file, workspace);
     analyses.erase(root);
     const lsp::Analysis& a = analysisFor(file);
@@ -454,6 +518,10 @@ LspServer::~LspServer() = default;
 
 bool LspServer::exited() const {
     return state_->exited;
+}
+
+std::size_t LspServer::incrementalChecks() const {
+    return state_->incrementalChecks;
 }
 
 int LspServer::exitCode() const {

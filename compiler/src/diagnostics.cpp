@@ -56,7 +56,7 @@ Diagnostic* DiagnosticSink::report(DiagCode code, Severity severity, Span span, 
         return nullptr;
     }
     std::uint64_t key = locationKey(span, severity);
-    if (std::find(seen_.begin(), seen_.end(), key) != seen_.end()) {
+    if (seen_.contains(key)) {
         return nullptr;
     }
     if (severity == Severity::Error && errors_ >= errorLimit_) {
@@ -69,7 +69,7 @@ Diagnostic* DiagnosticSink::report(DiagCode code, Severity severity, Span span, 
                                     {}});
         return nullptr;
     }
-    seen_.push_back(key);
+    seen_.insert(key);
     if (severity == Severity::Error) {
         ++errors_;
     } else if (severity == Severity::Warning) {

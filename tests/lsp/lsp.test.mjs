@@ -162,6 +162,22 @@ test('signature help names the active parameter', async () => {
   assert.equal(help.activeParameter, 1);
 });
 
+test('signature help shows a standard function with its generic types', async () => {
+  const uri = uriOf(path.join(project.dir, 'src/sig.st'));
+  const published = server.nextDiagnostics(uri);
+  await server.connection.sendNotification(DidOpenTextDocumentNotification.type, {
+    textDocument: { uri, languageId: 'iecst', version: 1, text: 'PROGRAM Sig\nVAR\n    x : INT;\nEND_VAR\nx := LIMIT(0, x, 10);\nEND_PROGRAM\n' },
+  });
+  await published;
+  const help = await server.connection.sendRequest(SignatureHelpRequest.type, {
+    textDocument: { uri }, position: { line: 4, character: 14 },
+  });
+  assert.equal(help.signatures[help.activeSignature].label,
+    'LIMIT(MN : ANY_ELEMENTARY, IN : ANY_ELEMENTARY, MX : ANY_ELEMENTARY) : ANY_ELEMENTARY');
+  assert.equal(help.activeParameter, 1);
+  await server.connection.sendNotification(DidCloseTextDocumentNotification.type, { textDocument: { uri } });
+});
+
 test('rename edits every use and refuses a clash', async () => {
   const edit = await server.connection.sendRequest(RenameRequest.type, {
     textDocument: { uri: tankUri }, position: { line: 20, character: 6 }, newName: 'LevelAtBegin',
@@ -198,6 +214,25 @@ test('a quick fix declares an unknown name', async () => {
   assert.equal(actions[0].kind, 'quickfix');
   assert.deepEqual(actions[0].edit.changes[uri], [{
     range: { start: { line: 3, character: 0 }, end: { line: 3, character: 0 } }, newText: '    flag : BOOL;\n',
+  }]);
+  await server.connection.sendNotification(DidCloseTextDocumentNotification.type, { textDocument: { uri } });
+});
+
+test('the CODESYS-name hints are quick fixes', async () => {
+  const uri = uriOf(path.join(project.dir, 'src/hints.st'));
+  const published = server.nextDiagnostics(uri);
+  await server.connection.sendNotification(DidOpenTextDocumentNotification.type, {
+    textDocument: { uri, languageId: 'iecst', version: 1, text: 'PROGRAM Hints\nVAR\n    c : CTU;\nEND_VAR\nc(CU := TRUE, RESET := FALSE, PV := 3);\nEND_PROGRAM\n' },
+  });
+  const { diagnostics } = await published;
+  assert.deepEqual(diagnostics.map((d) => d.code), ['W1009']);
+  const actions = await server.connection.sendRequest(CodeActionRequest.type, {
+    textDocument: { uri }, range: diagnostics[0].range, context: { diagnostics },
+  });
+  assert.equal(actions.length, 1);
+  assert.equal(actions[0].title, "Use the IEC name 'R'");
+  assert.deepEqual(actions[0].edit.changes[uri], [{
+    range: { start: { line: 4, character: 14 }, end: { line: 4, character: 19 } }, newText: 'R',
   }]);
   await server.connection.sendNotification(DidCloseTextDocumentNotification.type, { textDocument: { uri } });
 });

@@ -207,6 +207,8 @@ private:
     void checkStructInit(ast::StructInitExpr& init, const Type* target);
 
     // ---- utilities ----
+    // Records that a body names `s` at `at` (W0001 and SemanticModel::foreignLocalUses).
+    void markUsed(const Symbol* s, Span at);
     [[nodiscard]] std::string text(const Span& span) const;
     [[nodiscard]] std::string typeName(const Type* t) const { return t == nullptr ? "?" : t->name(); }
     [[nodiscard]] const Type* errorType() const { return cx_.model.types.get(TypeKind::Error); }

@@ -179,7 +179,7 @@ const Type* BodyChecker::checkCall(ast::CallExpr& e, const Type* expected, bool 
         result = checkPouCall(e, *callee, calleeName);
         break;
     case SymbolKind::Variable: {
-        used_.insert(callee);
+        markUsed(callee, ce.span);
         if (isError(callee->type)) {
             typeArguments(e); // its declaration is already reported
             return errorType();

@@ -350,7 +350,19 @@ void checkBodies(Context& cx) {
     checker.reportUnused();
 }
 
+void BodyChecker::markUsed(const Symbol* s, Span at) {
+    used_.insert(s);
+    if (s->kind == SymbolKind::Variable &&
+        (s->section == ast::VarSection::Var || s->section == ast::VarSection::Temp) && s->owner != nullptr &&
+        s->owner->kind == SymbolKind::Pou && s->span.file != at.file) {
+        cx_.model.foreignLocalUses.push_back({nullptr, s, at});
+    }
+}
+
 void BodyChecker::reportUnused() {
+    for (const CallEdge& c : calls_) {
+        cx_.model.calls.push_back({c.caller, c.callee, c.span});
+    }
     // Paths of VAR_ACCESS and VAR_CONFIG use variables from outside any body.
     for (const Symbol* a : cx_.model.accessPaths) {
         used_.insert(a->accessPath.begin(), a->accessPath.end());

@@ -244,7 +244,7 @@ const Type* BodyChecker::checkName(ast::NameExpr& e, const Type* expected) {
         return errorType();
     }
     e.symbol = sym;
-    used_.insert(sym);
+    markUsed(sym, e.span);
     if (propertyOf(e) != nullptr) {
         return propertyType(*sym, e); // access is checked per accessor once reads and writes are known
     }
@@ -367,7 +367,7 @@ const Type* BodyChecker::checkMember(ast::MemberExpr& e) {
             return errorType();
         }
         e.symbol = m;
-        used_.insert(m);
+        markUsed(m, e.member.span);
         if (propertyOf(e) != nullptr) {
             return propertyType(*m, e); // access is checked per accessor once reads and writes are known
         }

@@ -5,6 +5,7 @@
 
 #include "sema/stdlib.h"
 #include "takt/compiler/names.h"
+#include "takt/compiler/sema.h"
 
 namespace takt::compiler::sema {
 
@@ -467,3 +468,34 @@ StdOutcome resolveStandardCall(TypeTable& types, const StdFunction& fn, const st
 }
 
 } // namespace takt::compiler::sema
+
+namespace takt::compiler {
+
+std::vector<StandardSignatureInfo> standardSignaturesOf(std::string_view name) {
+    using sema::StdResult;
+    std::vector<StandardSignatureInfo> out;
+    const sema::StdFunction* fn = sema::findStandardFunction(name);
+    if (fn == nullptr) {
+        return out;
+    }
+    for (std::uint32_t k = fn->first; k < fn->first + fn->count; ++k) {
+        const sema::StdSignature& sig = sema::standardSignatures()[k];
+        StandardSignatureInfo info;
+        info.name = sig.name;
+        info.extensible = sig.extensible;
+        for (const sema::StdParam& p : sig.params) {
+            info.params.push_back({p.name, std::string(sema::familyName(p.family, p.exact)), p.output});
+            if (p.generic && (sig.result == StdResult::Generic || sig.result == StdResult::StringSum) &&
+                info.result.empty()) {
+                info.result = sema::familyName(p.family, p.exact);
+            }
+        }
+        if (sig.result == StdResult::Exact) {
+            info.result = sema::familyName(sema::TypeFamily::Exact, sig.resultKind);
+        }
+        out.push_back(std::move(info));
+    }
+    return out;
+}
+
+} // namespace takt::compiler

@@ -316,6 +316,36 @@ TEST_F(LspServerTest, CompletionOffersScopeMembersAndKeywords) {
     }
 }
 
+// After `arr[i].`, `f().`, `fb.member.` and `p^.`: the members of the type of what precedes the
+// dot, typed through the semantic model.
+TEST_F(LspServerTest, CompletionAfterChains) {
+    std::ofstream(dir_ / "src" / "chain.st")
+        << "TYPE ST_Point :\nSTRUCT\n    x : INT;\n    y : INT;\nEND_STRUCT\nEND_TYPE\n"
+           "FUNCTION_BLOCK FB_Inner\nVAR_OUTPUT\n    done : BOOL;\nEND_VAR\n"
+           "END_FUNCTION_BLOCK\nFUNCTION_BLOCK FB_Outer\nVAR_OUTPUT\n"
+           "    inner : FB_Inner;\nEND_VAR\nEND_FUNCTION_BLOCK\n"
+           "FUNCTION MakePoint : ST_Point\nMakePoint.x := 1;\nEND_FUNCTION\n"
+           "PROGRAM ChainMain\nVAR\n    pts : ARRAY[1..3] OF ST_Point;\n"
+           "    outer : FB_Outer;\n    p : POINTER TO ST_Point;\n    i : INT;\n"
+           "    b : BOOL;\nEND_VAR\ni := pts[i + 1].x;\ni := MakePoint().y;\n"
+           "b := outer.inner.done;\ni := p^.x;\nEND_PROGRAM\n";
+    initialize();
+    (void)open("chain.st");
+    const auto labels = [&](int line, int character) {
+        std::string out;
+        const auto r = request("textDocument/completion", at("chain.st", line, character));
+        EXPECT_TRUE(r["result"].IsArray()) << rpc::toJson(r);
+        for (const auto& item : r["result"].GetArray()) {
+            out += std::string(out.empty() ? "" : ",") + item["label"].GetString();
+        }
+        return out;
+    };
+    EXPECT_EQ(labels(27, 16), "x,y");  // pts[i + 1].
+    EXPECT_EQ(labels(28, 17), "x,y");  // MakePoint().
+    EXPECT_EQ(labels(29, 17), "done"); // outer.inner.
+    EXPECT_EQ(labels(30, 8), "x,y");   // p^.
+}
+
 TEST_F(LspServerTest, SignatureHelpFollowsTheArgument) {
     initialize();
     (void)open("tank.st");
@@ -326,6 +356,27 @@ TEST_F(LspServerTest, SignatureHelpFollowsTheArgument) {
               "ScaleAnalog(Raw : INT, RawLow : INT, RawHigh : INT, EngLow : REAL, EngHigh : REAL) : REAL");
     EXPECT_EQ(r["result"]["activeParameter"].GetInt(), 1);
     EXPECT_TRUE(request("textDocument/signatureHelp", at("tank.st", 28, 3))["result"].IsNull());
+}
+
+// Standard functions show each overload with the generic families they take; a standard FB
+// instance its inputs and outputs; the active parameter follows commas and formal names.
+TEST_F(LspServerTest, SignatureHelpOfStandardFunctionsAndFbs) {
+    std::ofstream(dir_ / "src" / "sig.st") << "PROGRAM SigMain\nVAR\n    t : TON;\n    x : INT;\nEND_VAR\n"
+                                              "x := MAX(1, x, 3);\nt(IN := TRUE, PT := T#1s);\n"
+                                              "x := LIMIT(0, x, 10);\nEND_PROGRAM\n";
+    initialize();
+    (void)open("sig.st");
+    const auto help = [&](int line, int character) {
+        const auto r = request("textDocument/signatureHelp", at("sig.st", line, character));
+        EXPECT_TRUE(r["result"].IsObject()) << rpc::toJson(r);
+        const auto& res = r["result"];
+        const auto& sig = res["signatures"][res["activeSignature"].GetUint()];
+        return std::string(sig["label"].GetString()) + " @" + std::to_string(res["activeParameter"].GetUint());
+    };
+    EXPECT_EQ(help(5, 12), "MAX(IN1 : ANY_ELEMENTARY, IN2 : ANY_ELEMENTARY, …) : ANY_ELEMENTARY @1");
+    EXPECT_EQ(help(5, 15), "MAX(IN1 : ANY_ELEMENTARY, IN2 : ANY_ELEMENTARY, …) : ANY_ELEMENTARY @1"); // IN3 extends IN2
+    EXPECT_EQ(help(6, 20), "TON(IN : BOOL, PT : TIME, Q => BOOL, ET => TIME) @1");
+    EXPECT_EQ(help(7, 17), "LIMIT(MN : ANY_ELEMENTARY, IN : ANY_ELEMENTARY, MX : ANY_ELEMENTARY) : ANY_ELEMENTARY @2");
 }
 
 TEST_F(LspServerTest, RenameEditsEveryUseAndRefusesClashes) {
@@ -396,6 +447,39 @@ TEST_F(LspServerTest, SemanticTokensClassifyWhatEachNameIs) {
     EXPECT_EQ(kindAt(21, 19), Kind(kClass, 4u));    // TON, of the standard library
     EXPECT_EQ(kindAt(7, 17), Kind(1, 4));           // INT: an elementary type
     EXPECT_EQ(kindAt(0, 0), Kind(99, 99));          // nothing inside the comment
+}
+
+// The CODESYS-name hints as quick fixes: W1009 writes the IEC input name, W1010 the explicit
+// conversion the compiler computes.
+TEST_F(LspServerTest, CodeActionsForTheCodesysHints) {
+    std::ofstream(dir_ / "src" / "hints.st")
+        << "PROGRAM Hints\nVAR\n    c : CTU;\n    d : DINT;\n    i : INT;\n"
+           "END_VAR\nc(CU := TRUE, RESET := FALSE, PV := 3);\ni := d;\nEND_PROGRAM\n";
+    initialize();
+    std::string diags;
+    for (const auto& m : open("hints.st")) {
+        if (m.HasMember("method") && uri("hints.st") == m["params"]["uri"].GetString()) {
+            diags = rpc::toJson(m["params"]["diagnostics"]);
+        }
+    }
+    ASSERT_NE(diags.find("W1009"), std::string::npos) << diags;
+    ASSERT_NE(diags.find("W1010"), std::string::npos) << diags;
+    const auto r =
+        request("textDocument/codeAction", R"({"textDocument":{"uri":)" + rpc::quoted(uri("hints.st")) +
+                                               R"(},"range":{"start":{"line":0,"character":0},"end":{"line":0,)"
+                                               R"("character":0}},"context":{"diagnostics":)" +
+                                               diags + "}}");
+    ASSERT_TRUE(r["result"].IsArray()) << rpc::toJson(r);
+    std::map<std::string, std::string> fixes; // title -> "line:from-to newText"
+    for (const auto& a : r["result"].GetArray()) {
+        const auto& e = a["edit"]["changes"][uri("hints.st").c_str()][0];
+        fixes[a["title"].GetString()] = std::to_string(e["range"]["start"]["line"].GetInt()) + ":" +
+                                        std::to_string(e["range"]["start"]["character"].GetInt()) + "-" +
+                                        std::to_string(e["range"]["end"]["character"].GetInt()) + " " +
+                                        e["newText"].GetString();
+    }
+    EXPECT_EQ(fixes["Use the IEC name 'R'"], "6:14-19 R");
+    EXPECT_EQ(fixes["Convert explicitly: DINT_TO_INT(d)"], "7:5-6 DINT_TO_INT(d)");
 }
 
 TEST_F(LspServerTest, CodeActionsFixWhatTheDiagnosticsName) {

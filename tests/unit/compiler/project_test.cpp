@@ -13,6 +13,7 @@
 
 #include "support/temp_dir.h"
 #include "takt/compiler/project.h"
+#include "takt/compiler/sema/model.h"
 
 namespace takt::compiler {
 namespace {
@@ -258,6 +259,24 @@ TEST(CheckSourcesTest, InMemorySourcesKeepTheirNamesAndOrder) {
     EXPECT_EQ(p.sources->file(p.diagnostics.front().span.file).path(), "one.st");
     EXPECT_EQ(p.sources->file(p.diagnostics.back().span.file).path(), "two.st");
     EXPECT_NE(p.model, nullptr);
+}
+
+// The body facts a tool needs to re-check one file alone (takt lsp): every call between POUs,
+// and each local named from a file other than its declaration's (here through EXTENDS).
+TEST(CheckSourcesTest, ModelRecordsCallsAndLocalsUsedFromOtherFiles) {
+    Project p = checkSources(
+        {{"base.st", "FUNCTION_BLOCK Base\nVAR\n    count : INT;\nEND_VAR\ncount := F(count);\nEND_FUNCTION_BLOCK\n"},
+         {"derived.st",
+          "FUNCTION_BLOCK Derived EXTENDS Base\nVAR\n    own : INT;\nEND_VAR\nown := count;\n"
+          "END_FUNCTION_BLOCK\nFUNCTION F : INT\nVAR_INPUT\n    n : INT;\nEND_VAR\nF := n;\nEND_FUNCTION\n"}});
+    ASSERT_TRUE(p.ok()) << (p.diagnostics.empty() ? "" : p.diagnostics.front().message);
+    ASSERT_EQ(p.model->calls.size(), 1u);
+    EXPECT_EQ(p.model->calls[0].user->name, "Base");
+    EXPECT_EQ(p.model->calls[0].used->name, "F");
+    EXPECT_EQ(p.model->calls[0].at.file, 0u);
+    ASSERT_EQ(p.model->foreignLocalUses.size(), 1u); // `own` and Base's own use of `count` stay home
+    EXPECT_EQ(p.model->foreignLocalUses[0].used->name, "count");
+    EXPECT_EQ(p.model->foreignLocalUses[0].at.file, 1u);
 }
 
 } // namespace

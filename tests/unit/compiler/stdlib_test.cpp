@@ -3,6 +3,7 @@
 
 #include "sema/context.h"
 #include "sema/stdlib.h"
+#include "takt/compiler/sema.h"
 #include "takt/compiler/sema/types.h"
 
 namespace takt::compiler::sema {
@@ -286,6 +287,23 @@ TEST_F(StdlibTest, StandardFbSourceDeclaresEveryBlock) {
     const std::string_view mitsubishi = standardFbSource(VendorProfile::Mitsubishi);
     EXPECT_NE(mitsubishi.find("FUNCTION_BLOCK DIFU\n"), std::string_view::npos);
     EXPECT_NE(mitsubishi.find("FUNCTION_BLOCK DIFD\n"), std::string_view::npos);
+}
+
+// What editors show of a standard function: each overload's parameters with their generic
+// families, the result, and whether the last input repeats.
+TEST(StandardSignaturesOf, OverloadsWithTheirGenericTypes) {
+    const std::vector<StandardSignatureInfo> limit = standardSignaturesOf("limit");
+    ASSERT_EQ(limit.size(), 1u);
+    ASSERT_EQ(limit[0].params.size(), 3u);
+    EXPECT_EQ(limit[0].params[0].name, "MN");
+    EXPECT_EQ(limit[0].params[1].type, "ANY_ELEMENTARY");
+    EXPECT_EQ(limit[0].result, "ANY_ELEMENTARY");
+    EXPECT_FALSE(limit[0].extensible);
+    const std::vector<StandardSignatureInfo> add = standardSignaturesOf("ADD");
+    ASSERT_GE(add.size(), 2u); // numbers, and the TIME / date overloads
+    EXPECT_TRUE(add[0].extensible);
+    EXPECT_EQ(standardSignaturesOf("INT_TO_REAL").at(0).result, "REAL");
+    EXPECT_TRUE(standardSignaturesOf("NO_SUCH_FUNCTION").empty());
 }
 
 } // namespace

@@ -28,6 +28,8 @@ public:
     // The client sent `exit`: the process ends with exitCode() (0 after `shutdown`, else 1).
     [[nodiscard]] bool exited() const;
     [[nodiscard]] int exitCode() const;
+    // How many edits were answered by re-checking the edited file alone (docs/editor.md).
+    [[nodiscard]] std::size_t incrementalChecks() const;
 
     // Reads framed messages from `inFd` and writes framed replies to `outFd` until `exit` or
     // the end of input. Returns the process exit code.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "takt/compiler/source.h"
@@ -67,7 +68,9 @@ public:
 
 private:
     std::vector<Diagnostic> diags_;
-    std::vector<std::uint64_t> seen_; // (file, begin, severity) keys already reported
+    // (file, begin, severity) keys already reported; a set, as a project with thousands of
+    // warnings made a linear search quadratic
+    std::unordered_set<std::uint64_t> seen_;
     std::size_t errorLimit_;
     std::size_t errors_ = 0;
     std::size_t warnings_ = 0;

@@ -5,6 +5,7 @@
 // NameExpr::symbol, TypeSpec::resolved) and returns the model later phases compile from.
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "takt/compiler/ast.h"
@@ -37,6 +38,22 @@ struct AnalysisResult {
 
 [[nodiscard]] AnalysisResult analyze(std::vector<ast::CompilationUnit>& units, const SourceManager& sm,
                                      DiagnosticSink& diags, const AnalysisOptions& options = {});
+
+// The overloads of a standard function as an editor shows them (signature help): each parameter's
+// formal name and type, the generic family (ANY_NUM, ANY_ELEMENTARY …) where the function is
+// overloaded over one. Empty when `name` (any case) is no standard function.
+struct StandardParameterInfo {
+    std::string name;
+    std::string type;
+    bool output = false; // given with =>
+};
+struct StandardSignatureInfo {
+    std::string name;
+    std::vector<StandardParameterInfo> params;
+    bool extensible = false; // the last parameter repeats: IN3, IN4 …
+    std::string result;      // empty: no value (the assertions)
+};
+[[nodiscard]] std::vector<StandardSignatureInfo> standardSignaturesOf(std::string_view name);
 
 // A stable, sorted, human-readable listing of every declared symbol with its type
 // ("PROGRAM Main", "Main.counter : INT", "TYPE Mode : (Idle, Run)"). Used by tests to prove

@@ -59,6 +59,18 @@ public:
     std::vector<const Symbol*> typeDecls;      // TYPE declarations (user types first, then the standard library's)
     std::vector<ConfigBinding> configBindings; // VAR_CONFIG entries, in source order
 
+    // What the bodies reached that decides diagnostics elsewhere, for a tool that re-checks one
+    // file's bodies against the declarations of the others (takt lsp): every FUNCTION / METHOD /
+    // PROGRAM call (E0115 looks for cycles over all of them) and every local (VAR, VAR_TEMP)
+    // named from a file other than its declaration's (W0001 counts such uses).
+    struct BodyUse {
+        const Symbol* user = nullptr; // the calling POU; for a local, null
+        const Symbol* used = nullptr;
+        Span at;
+    };
+    std::vector<BodyUse> calls;
+    std::vector<BodyUse> foreignLocalUses;
+
     // The parsed standard FB prelude (standardFbSource()); symbols point into it.
     std::unique_ptr<SourceFile> stdlibFile;
     ast::CompilationUnit stdlibUnit;
