@@ -383,8 +383,7 @@ TEST(TrustProject, SimulatedWithoutPlantOrSimulationToml) {
     dir.write("src/Configuration.st", configurationSt("Idle", "    Cpu0.Plant.x AT %IX0.0 : BOOL;\n"
                                                               "    Cpu0.Plant.y AT %QX0.0 : BOOL;\n"));
     std::string built;
-    EXPECT_EQ(buildAndValidate(dir, built),
-              (std::vector<std::string>{"src:0: Plant.x", "src:0: Plant.y"}));
+    EXPECT_EQ(buildAndValidate(dir, built), (std::vector<std::string>{"src:0: Plant.x", "src:0: Plant.y"}));
     const Step run = runFor1s(dir);
     EXPECT_EQ(run.exitCode, 0) << run.output;
     const std::string last = lastStatus(run.output);

@@ -196,7 +196,10 @@ TEST(TaktRun, BadDurationAndMissingRuntimeTomlAreInvalidProject) {
     const RunResult r = runTakt(empty, {"run", "--project", empty.path().string(), "--for", "100ms"});
     EXPECT_EQ(r.exitCode, 10) << r.output;
     // The words `takt validate` uses for it, not the system's "No such file or directory".
-    EXPECT_NE(r.output.find("runtime.toml: error: missing runtime.toml (required to run: it names the task, its period and the I/O; see docs/getting-started.md, or copy the commented one `takt init NEWDIR` writes)"), std::string::npos)
+    EXPECT_NE(
+        r.output.find("runtime.toml: error: missing runtime.toml (required to run: it names the task, its period and "
+                      "the I/O; see docs/getting-started.md, or copy the commented one `takt init NEWDIR` writes)"),
+        std::string::npos)
         << r.output;
 }
 
