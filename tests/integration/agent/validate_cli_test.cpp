@@ -27,6 +27,15 @@ constexpr const char* kIo = "[io]\ndriver = \"loopback\"\n[io.params]\nbytes = 4
 constexpr const char* kMain = "PROGRAM Main\nVAR\n  start AT %IX0.0 : BOOL;\n  motor AT %QX0.0 : BOOL;\nEND_VAR\n"
                               "motor := start;\nEND_PROGRAM\n";
 
+// kRuntime with the control endpoint in `dir`: for the tests that also `takt run`, which listens
+// there (the fixed path of kRuntime would collide with another test running at the same time).
+std::string runtimeListeningIn(const TempDir& dir) {
+    std::string toml = kRuntime;
+    const std::string fixed = "unix:///tmp/takt-validate-test.sock";
+    toml.replace(toml.find(fixed), fixed.size(), "unix://" + (dir.path() / "c.sock").string());
+    return toml;
+}
+
 // A project with runtime.toml, io.toml and src/, built with `takt build`.
 void writeProject(const TempDir& dir, const std::string& io = kIo, const std::string& main = kMain) {
     dir.write("runtime.toml", kRuntime);
@@ -142,6 +151,7 @@ TEST(ValidateCli, StaleProgramBesideSourcesIsAWarning) {
     writeProject(dir, "[io]\ndriver = \"loopback\"\n[io.params]\nbytes = 2\n",
                  "PROGRAM Main\nVAR\n  far AT %IX5.0 : BOOL;\nEND_VAR\nEND_PROGRAM\n");
     dir.write("program.stbc", "STBC but not really");
+    dir.write("runtime.toml", runtimeListeningIn(dir));
     const RunResult r = runTakt("validate --ci", dir.path());
     EXPECT_EQ(r.exitCode, 0) << r.out;
     rapidjson::Document doc = validateReport(r);
@@ -156,7 +166,7 @@ TEST(ValidateCli, StaleProgramBesideSourcesIsAWarning) {
 // to. Both used to look for src/ alone (and runtime.toml refused the key).
 TEST(ValidateCli, SourcesRootIsCompiledByValidateAndRun) {
     TempDir dir;
-    dir.write("runtime.toml", std::string(kRuntime) + "[build]\nsources_root = \"plc/st\"\n");
+    dir.write("runtime.toml", runtimeListeningIn(dir) + "[build]\nsources_root = \"plc/st\"\n");
     dir.write("io.toml", "[io]\ndriver = \"loopback\"\n[io.params]\nbytes = 2\n");
     dir.write("plc/st/main.st", "PROGRAM Main\nVAR\n  far AT %IX5.0 : BOOL;\nEND_VAR\nEND_PROGRAM\n");
     const RunResult r = runTakt("validate --ci", dir.path());
