@@ -349,6 +349,9 @@ void readWeb(TableReader& r, const RuntimeConfig::Control& control, RuntimeConfi
 }
 
 void readRuntime(TableReader& r, RuntimeConfig& c) {
+    if (auto native = r.choice<bool>("execution", {{"native", true}, {"interpreter", false}})) {
+        c.nativeExecution = *native;
+    }
     if (const toml::table* t = r.table("control")) {
         TableReader tr(*t, r.keyPath("control"), r.file(), r.diagnostics());
         readControl(tr, c.control);
