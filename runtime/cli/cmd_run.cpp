@@ -302,7 +302,12 @@ int runMain(const RunOptions& options) {
         return kExitInternal;
     }
     if (execution == engine::Execution::Native) {
-        log->info("execution: {} (compiled in {:.1f} ms)", live->executionStatus(), live->nativeCompileMs());
+        const std::string status = live->executionStatus();
+        if (status == "native") {
+            log->info("execution: native (compiled in {:.1f} ms)", live->nativeCompileMs());
+        } else {
+            log->warn("execution: {}", status);
+        }
     }
     std::string message;
     if (!live->attachRetain(makeRetainSink(runtime, state, live->engine().program().module(), log),

@@ -33,6 +33,11 @@ bool report(const vm::Vm& machine, vm::Trap trap, Fault& fault) {
 
 const std::atomic<bool> kNeverAbort{false};
 
+std::uint32_t instanceBytes(const bytecode::Module& module, std::uint32_t pou) {
+    const std::uint32_t type = module.pous[pou].instanceType;
+    return type < module.types.size() ? module.types[type].size : 0;
+}
+
 // Why a program runs on the interpreter although native was asked for.
 std::string fallbackStatus(const LoadedProgram& program, const native::CompileResult& result) {
     if (result.unsupportedPc == bytecode::kNone) {
@@ -165,8 +170,10 @@ bool VmRunner::runProgram(LoadedProgram& program, const bytecode::ProgramInstanc
         const native::Entry entry = native_->entry(instance.pou);
         const std::uint64_t stackBase = static_cast<std::uint64_t>(module.constSize) + module.globalSize;
         // A body the tier has no entry for, or whose frame does not fit, goes to the interpreter,
-        // which reports InvalidCall / StackOverflow as it always has.
-        if (entry != nullptr && stackBase + module.pous[instance.pou].frameSize <= program.imageSize()) {
+        // which reports InvalidCall / StackOverflow as it always has. The compiled code also
+        // relies on the instance lying below the stack (translator.cpp: alias scopes).
+        if (entry != nullptr && stackBase + module.pous[instance.pou].frameSize <= program.imageSize() &&
+            instance.offset + static_cast<std::uint64_t>(instanceBytes(module, instance.pou)) <= stackBase) {
             native::RunContext ctx{budget_ != 0 ? budget_ : std::numeric_limits<std::uint64_t>::max(),
                                    abort_ != nullptr ? abort_ : &kNeverAbort, bytecode::kNone};
             const vm::Trap trap = native::trapOf(

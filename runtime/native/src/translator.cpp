@@ -69,6 +69,12 @@ struct Emitter {
     Value* ticks = nullptr; // i64 alloca: budget left in this run
     Value* abort = nullptr; // i8*: the abort flag
     std::vector<BasicBlock*>* blocks = nullptr;
+    // Alias scopes of the instance and the frame: an entry's instance lies in the globals and its
+    // frame in the stack (the runner checks both before it calls the code), and the verifier
+    // holds this- and frame-relative operands inside them, so the two never overlap. Telling
+    // LLVM lets it keep variables in registers across a loop.
+    std::array<llvm::MDNode*, 3> scope{};
+    std::array<llvm::MDNode*, 3> noalias{};
     std::uint64_t constSize = 0; // stores through a reference below this are refused
     std::uint64_t imageSize = 0; // constants + globals + stack (LoadedProgram's image)
 
@@ -103,14 +109,25 @@ struct Emitter {
         default: return off;
         }
     }
-    Value* loadAt(Type* t, Value* p) {
-        return b.CreateAlignedLoad(t, b.CreateBitCast(p, t->getPointerTo()), llvm::MaybeAlign(1));
+    // `tag`: the space the address lies in (an operand's tag, or the array's for an element);
+    // kTagAbsolute for a dereferenced pointer, which may point anywhere.
+    Value* loadAt(Type* t, Value* p, std::uint32_t tag = bytecode::kTagAbsolute) {
+        llvm::Instruction* i = b.CreateAlignedLoad(t, b.CreateBitCast(p, t->getPointerTo()), llvm::MaybeAlign(1));
+        scoped(i, tag);
+        return i;
     }
-    void storeAt(Value* p, Value* v) {
-        b.CreateAlignedStore(v, b.CreateBitCast(p, v->getType()->getPointerTo()), llvm::MaybeAlign(1));
+    void storeAt(Value* p, Value* v, std::uint32_t tag = bytecode::kTagAbsolute) {
+        scoped(b.CreateAlignedStore(v, b.CreateBitCast(p, v->getType()->getPointerTo()), llvm::MaybeAlign(1)), tag);
     }
-    Value* ld(Type* t, std::uint32_t k) { return loadAt(t, addr(k)); }
-    void st(std::uint32_t k, Value* v) { storeAt(addr(k), v); }
+    void scoped(llvm::Instruction* i, std::uint32_t tag) {
+        if (scope[tag] != nullptr) {
+            i->setMetadata(llvm::LLVMContext::MD_alias_scope, scope[tag]);
+            i->setMetadata(llvm::LLVMContext::MD_noalias, noalias[tag]);
+        }
+    }
+    [[nodiscard]] std::uint32_t tagOf(std::uint32_t k) const { return bytecode::addressTag(w(k)); }
+    Value* ld(Type* t, std::uint32_t k) { return loadAt(t, addr(k), tagOf(k)); }
+    void st(std::uint32_t k, Value* v) { storeAt(addr(k), v, tagOf(k)); }
     Value* boolByte(Value* cond) { return b.CreateZExt(cond, i8()); }
 
     BasicBlock* block(std::uint32_t at) { return (*blocks)[at]; }
@@ -621,7 +638,7 @@ OP(IDX) {
 #define LDX(name, TS, conv)                                                                                            \
     OP(name) {                                                                                                         \
         auto& B = e.b;                                                                                                 \
-        Value* a = e.loadAt(e.TS(), e.element(1, 2));                                                                  \
+        Value* a = e.loadAt(e.TS(), e.element(1, 2), e.tagOf(1));                                                     \
         (void)B;                                                                                                       \
         e.st(0, conv);                                                                                                 \
         e.next();                                                                                                      \
@@ -637,7 +654,7 @@ LDX(LDX_U16, i16, B.CreateZExt(a, e.i32()))
 #define STX(name, T)                                                                                                   \
     OP(name) {                                                                                                         \
         Value* p = e.element(1, 2);                                                                                    \
-        e.storeAt(p, e.ld(e.T(), 0));                                                                                  \
+        e.storeAt(p, e.ld(e.T(), 0), e.tagOf(1));                                                                      \
         e.next();                                                                                                      \
     }
 STX(STX_8, i8)
@@ -657,7 +674,7 @@ OP(STX_N) {
     OP(name) {                                                                                                         \
         Value* p = e.element(1, 2);                                                                                    \
         Value* a = e.ld(e.T(), 6);                                                                                     \
-        e.st(0, e.b.add(a, e.loadAt(e.T(), p)));                                                                       \
+        e.st(0, e.b.add(a, e.loadAt(e.T(), p, e.tagOf(1))));                                                           \
         e.next();                                                                                                      \
     }
 ADDX(ADDX_I32, i32, CreateAdd)
@@ -1043,8 +1060,18 @@ CompileResult compile(const bytecode::Module& module) {
         llvm::Function* fn = llvm::Function::Create(fnType, llvm::Function::ExternalLinkage, "pou" + std::to_string(p),
                                                     mod.get());
         fn->addFnAttr(llvm::Attribute::NoUnwind);
+        // The image is reached only through this argument while the code runs.
+        fn->addParamAttr(0, llvm::Attribute::NoAlias);
         Emitter e{*cx, *mod, builder};
         e.fn = fn;
+        llvm::MDBuilder md(*cx);
+        llvm::MDNode* domain = md.createAnonymousAliasScopeDomain("takt.image");
+        llvm::MDNode* inInstance = md.createAnonymousAliasScope(domain, "instance");
+        llvm::MDNode* inFrame = md.createAnonymousAliasScope(domain, "frame");
+        e.scope[bytecode::kTagThis] = llvm::MDNode::get(*cx, {inInstance});
+        e.scope[bytecode::kTagFrame] = llvm::MDNode::get(*cx, {inFrame});
+        e.noalias[bytecode::kTagThis] = e.scope[bytecode::kTagFrame];
+        e.noalias[bytecode::kTagFrame] = e.scope[bytecode::kTagThis];
         e.constSize = module.constSize;
         e.imageSize = static_cast<std::uint64_t>(module.constSize) + module.globalSize + module.stackSize;
         translateBody(e, module, module.pous[p].code, reach);
