@@ -125,11 +125,11 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
     const auto run = [](T t, M m, V p, R r) { self(t).runControl(std::string(m), p, r); };
     const auto force = [](T t, M m, V p, R r) { self(t).force(std::string(m), p, r); };
     static const ControlMethod kTable[] = {
-        {"runtime.status", "State, fault, program hash, uptime, cycles and driver health", TAKT_NONE,
-         R"({"type":"object","required":["state","fault","program_hash","uptime_ms","cycles","drivers"],)"
+        {"runtime.status", "State, fault, program hash, uptime, cycles, driver health and execution tier", TAKT_NONE,
+         R"({"type":"object","required":["state","fault","program_hash","uptime_ms","cycles","drivers","execution"],)"
          R"("properties":{"state":{"enum":["booting","running","paused","stopped","faulted"]},)"
          R"("fault":{"type":["object","null"]},"program_hash":{"type":"string"},"uptime_ms":{"type":"integer"},)"
-         R"("cycles":{"type":"integer"},"drivers":{"type":"array"}}})",
+         R"("cycles":{"type":"integer"},"drivers":{"type":"array"},"execution":{"type":"string"}}})",
          Role::Viewer, [](T t, M, V, R r) { self(t).status(r); }},
         {"runtime.stats", "Cycle, execution-time and jitter figures per task and overall", TAKT_NONE,
          R"({"type":"object","required":["cycles","exec","lateness","overruns","tasks","rss_bytes","queue_depth"]})",
@@ -208,11 +208,12 @@ void RuntimeControl::status(ControlReplyFn& reply) {
         }
     }
     drivers += "]";
+    const std::string execution = options_.execution ? options_.execution() : std::string("interpreter");
     reply(ControlAnswer::result(fmt::format(
         "{{\"state\":\"{}\",\"fault\":{},\"program_hash\":{},\"uptime_ms\":{},\"cycles\":{},\"faults\":{},"
-        "\"restarts\":{},\"reloads\":{},\"forced\":{},\"drivers\":{}}}",
+        "\"restarts\":{},\"reloads\":{},\"forced\":{},\"drivers\":{},\"execution\":{}}}",
         stateName(loop_, s.state), fault, ctl::quoted(hash_), (engine::monotonicNs() - startedNs_) / 1'000'000,
-        s.cycles, s.faults, s.restarts, s.reloads, forced_.size(), drivers)));
+        s.cycles, s.faults, s.restarts, s.reloads, forced_.size(), drivers, ctl::quoted(execution))));
 }
 
 void RuntimeControl::stats(ControlReplyFn& reply) {

@@ -52,7 +52,7 @@ void Harness::serve(std::istream& in, std::ostream& out) {
     answer(framer.finish());
 }
 
-HarnessDeps defaultHarnessDeps() {
+HarnessDeps defaultHarnessDeps(engine::Execution execution) {
     HarnessDeps deps;
     deps.compile = [](const std::vector<compiler::SourceText>& sources) {
         CompileOutcome out;
@@ -75,7 +75,9 @@ HarnessDeps defaultHarnessDeps() {
         return out;
     };
     // The watchdog stops endless loops (WHILE TRUE) instead of hanging the harness.
-    deps.makeRunner = [] { return std::unique_ptr<engine::CodeRunner>(new engine::VmRunner(kHarnessBudget)); };
+    deps.makeRunner = [execution] {
+        return std::unique_ptr<engine::CodeRunner>(new engine::VmRunner(kHarnessBudget, execution));
+    };
     return deps;
 }
 

@@ -87,7 +87,7 @@ TestReport runTests(const TestOptions& options) {
         }
         const auto t0 = std::chrono::steady_clock::now();
         engine::LoadedProgram program(shared, "");
-        engine::VmRunner runner(kTestBudget);
+        engine::VmRunner runner(kTestBudget, options.execution);
         runner.attach(program);
         engine::Fault fault;
         bool ok = shared->initCode == bytecode::kNone || runner.runInit(program, fault);

@@ -23,9 +23,10 @@ class StProgram {
 public:
     static constexpr std::int64_t kScanNs = 1'000'000;
 
-    // Compiles `path` (one .st file with a CONFIGURATION naming one program instance); on
-    // failure returns false with the diagnostics in `error`.
-    bool load(const std::string& path, std::string& error) {
+    // Compiles `path` (one .st file with a CONFIGURATION naming one program instance) and runs
+    // it on `execution`'s tier; on failure returns false with the diagnostics in `error`.
+    bool load(const std::string& path, std::string& error,
+              engine::Execution execution = engine::Execution::Interpreter) {
         std::ifstream in(path, std::ios::binary);
         if (!in) {
             error = "cannot read " + path;
@@ -54,7 +55,7 @@ public:
             return false;
         }
         program_ = std::make_unique<engine::LoadedProgram>(module, compiled.hash);
-        runner_ = std::make_unique<engine::VmRunner>(0);
+        runner_ = std::make_unique<engine::VmRunner>(0, execution);
         runner_->attach(*program_);
         now_ = 0;
         engine::Fault fault;
@@ -73,6 +74,9 @@ public:
     }
 
     [[nodiscard]] const std::string& faultMessage() const { return fault_.message; }
+    [[nodiscard]] std::string executionStatus() const { return runner_->executionStatus(); }
+    [[nodiscard]] double nativeCompileMs() const { return runner_->nativeCompileMs(); }
+    [[nodiscard]] const engine::LoadedProgram& program() const { return *program_; }
 
     // The LREAL at `path` (engine path syntax); false if it does not resolve to an LREAL.
     bool readLreal(std::string_view path, double& out) const {

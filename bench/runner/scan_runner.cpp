@@ -1,7 +1,10 @@
-// Runs N scans of one benchmark program, on the VM (`st`) or as its native twin (`native`), and
-// prints its check value. Meant for instruction counts: under `valgrind --tool=callgrind`, the
-// difference between two scan counts divided by the difference in scans is instructions per
-// scan without the compile and start-up cost (scripts/bench.sh does that).
+// Runs N scans of one benchmark program, on the VM's interpreter (`st`), on the native execution
+// tier (`tier`) or as its native twin (`native`), and prints its check value. Meant for
+// instruction counts: under `valgrind --tool=callgrind`, the difference between two scan counts
+// divided by the difference in scans is instructions per scan without the compile and start-up
+// cost (scripts/bench.sh does that). On stderr: the wall-clock ns per scan of the scan loop and,
+// for `tier`, the compile time and the tier the program ran on.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -12,20 +15,27 @@
 
 int main(int argc, char** argv) {
     if (argc != 4) {
-        std::fprintf(stderr, "usage: %s st|native <program.st> <scans>\n", argv[0]);
+        std::fprintf(stderr, "usage: %s st|tier|native <program.st> <scans>\n", argv[0]);
         return 2;
     }
     const std::string_view mode = argv[1];
     const std::string path = argv[2];
     const long scans = std::strtol(argv[3], nullptr, 10);
     double check = 0.0;
-    if (mode == "st") {
+    auto started = std::chrono::steady_clock::now();
+    if (mode == "st" || mode == "tier") {
         takt::bench::StProgram st;
         std::string error;
-        if (!st.load(path, error)) {
+        const auto execution = mode == "tier" ? takt::engine::Execution::Native : takt::engine::Execution::Interpreter;
+        if (!st.load(path, error, execution)) {
             std::fprintf(stderr, "%s\n", error.c_str());
             return 1;
         }
+        if (mode == "tier") {
+            std::fprintf(stderr, "execution: %s, compiled in %.2f ms\n", st.executionStatus().c_str(),
+                         st.nativeCompileMs());
+        }
+        started = std::chrono::steady_clock::now();
         for (long n = 0; n < scans; ++n) {
             if (!st.scan()) {
                 std::fprintf(stderr, "scan %ld: %s\n", n, st.faultMessage().c_str());
@@ -41,6 +51,7 @@ int main(int argc, char** argv) {
         program = program.substr(0, program.find('.'));
         const bool known = takt::bench::withTwin(program, [&]<typename Twin>() {
             Twin twin;
+            started = std::chrono::steady_clock::now();
             for (long n = 0; n < scans; ++n) {
                 takt::bench::scanTwin(twin, n * takt::bench::StProgram::kScanNs);
             }
@@ -54,6 +65,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "unknown mode %s\n", argv[1]);
         return 2;
     }
+    const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - started).count();
+    std::fprintf(stderr, "%.1f ns/scan\n", scans > 0 ? ns / static_cast<double>(scans) : 0.0);
     std::printf("%.17g\n", check);
     return 0;
 }

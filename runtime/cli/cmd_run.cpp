@@ -47,6 +47,8 @@ struct RunOptions {
     std::string stateDir;
     std::string duration;
     std::string restart = "warm";
+    engine::Execution execution = engine::Execution::Interpreter;
+    bool executionGiven = false; // --execution overrides [runtime] execution
 };
 
 constexpr std::int64_t kStatusPeriodNs = 250'000'000; // 4 Hz
@@ -292,10 +294,21 @@ int runMain(const RunOptions& options) {
         }
         return exitCode;
     }
-    const std::unique_ptr<LiveRuntime> live = LiveRuntime::load(program.module, program.hash, error);
+    const engine::Execution execution =
+        options.executionGiven ? options.execution
+                               : (runtime.nativeExecution ? engine::Execution::Native : engine::Execution::Interpreter);
+    const std::unique_ptr<LiveRuntime> live = LiveRuntime::load(program.module, program.hash, error, execution);
     if (live == nullptr) {
         std::fprintf(stderr, "%stakt run: %s\n", journalPrefix(kPriorityError).c_str(), error.c_str());
         return kExitInternal;
+    }
+    if (execution == engine::Execution::Native) {
+        const std::string status = live->executionStatus();
+        if (status == "native") {
+            log->info("execution: native (compiled in {:.1f} ms)", live->nativeCompileMs());
+        } else {
+            log->warn("execution: {}", status);
+        }
     }
     std::string message;
     if (!live->attachRetain(makeRetainSink(runtime, state, live->engine().program().module(), log),
@@ -341,6 +354,7 @@ int runMain(const RunOptions& options) {
         agent::RuntimeControlOptions ropts;
         ropts.byteAddressing = runtime.byteAddressing;
         ropts.driverHealth = [&healthCache] { return healthCache.get(); };
+        ropts.execution = [&live] { return live->executionStatus(); };
         completeControlOptions(runtime, state, copts);
         if (!live->serveControl(copts, std::move(ropts), error)) {
             return fail("runtime.control: ", kExitInvalidProject);
@@ -463,7 +477,11 @@ void registerRun(CLI::App& app, int& exitCode) {
     cmd->add_option("--for", options->duration, "Stop after this long (10s, 500ms, 2m); default: until SIGTERM");
     cmd->add_option("--restart", options->restart, "warm (restore RETAIN variables) or cold")
         ->check(CLI::IsMember({"warm", "cold"}));
-    cmd->callback([options, &exitCode] { exitCode = runMain(*options); });
+    CLI::Option* execution = addExecutionOption(*cmd, options->execution);
+    cmd->callback([options, execution, &exitCode] {
+        options->executionGiven = execution->count() > 0;
+        exitCode = runMain(*options);
+    });
 }
 
 } // namespace takt::cli

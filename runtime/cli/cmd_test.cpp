@@ -16,6 +16,7 @@ void registerTest(CLI::App& app, int& exitCode) {
         bool list = false;
         std::string output = "human";
         double timeout = 0;
+        engine::Execution execution = engine::Execution::Interpreter;
     };
     auto args = std::make_shared<Args>();
     CLI::App* cmd = app.add_subcommand("test", "Run TEST_PROGRAM / TEST_FUNCTION_BLOCK POUs");
@@ -27,12 +28,14 @@ void registerTest(CLI::App& app, int& exitCode) {
     cmd->add_flag_callback(
         "--json", [args] { args->output = "json"; }, "The same as --output json");
     cmd->add_option("--timeout", args->timeout, "Seconds for the whole run (0 = none)");
+    addExecutionOption(*cmd, args->execution);
     cmd->callback([args, &exitCode] {
         agent::TestOptions options;
         options.project = args->project;
         options.filter = args->filter;
         options.listOnly = args->list;
         options.timeoutS = args->timeout;
+        options.execution = args->execution;
         const agent::TestReport report = agent::runTests(options);
         if (report.buildFailed) {
             std::fputs(report.buildMessage.c_str(), stderr);

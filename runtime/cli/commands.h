@@ -3,6 +3,9 @@
 #include <CLI/CLI.hpp>
 
 #include "takt/compiler/exit_codes.h" // kExit…
+#include "takt/engine/vm_runner.h"
+
+#include <string>
 
 namespace takt::cli {
 
@@ -25,5 +28,14 @@ void registerReload(CLI::App& app, int& exitCode); // build + bytecode.reload
 void registerWatch(CLI::App& app, int& exitCode);  // vars + watch
 void registerShell(CLI::App& app, int& exitCode);  // status, write, force, unforce, events
 void registerInit(CLI::App& app, int& exitCode);   // a new project from a template
+
+// --execution native|interpreter (takt run, harness, test): the tier program bodies run on.
+inline CLI::Option* addExecutionOption(CLI::App& cmd, engine::Execution& out) {
+    return cmd
+        .add_option_function<std::string>(
+            "--execution", [&out](const std::string& text) { (void)engine::parseExecution(text, out); },
+            "Run program bodies on the interpreter (default) or compiled to native code")
+        ->check(CLI::IsMember({"native", "interpreter"}));
+}
 
 } // namespace takt::cli

@@ -15,6 +15,7 @@
 #include "takt/engine/engine.h"
 #include "takt/engine/retain.h"
 #include "takt/engine/scan_loop.h"
+#include "takt/engine/vm_runner.h"
 #include "takt/io/driver_set.h"
 #include "takt/io/io_config.h"
 
@@ -24,14 +25,19 @@ class LiveRuntime {
 public:
     // A fresh engine with the program loaded (initial values and init code run). nullptr with
     // `error` when the program faults while initialising.
+    // `execution`: the tier program bodies run on ([runtime] execution, --execution).
     static std::unique_ptr<LiveRuntime> load(std::shared_ptr<const bytecode::Module> module, const std::string& hash,
-                                             std::string& error);
+                                             std::string& error,
+                                             engine::Execution execution = engine::Execution::Interpreter);
     ~LiveRuntime(); // stop()
     LiveRuntime(const LiveRuntime&) = delete;
     LiveRuntime& operator=(const LiveRuntime&) = delete;
 
     [[nodiscard]] engine::Engine& engine() { return engine_; }
     [[nodiscard]] engine::CycleClock& clock() { return clock_; }
+    // "native", "interpreter" or "interpreter (native: why not)" for the running program.
+    [[nodiscard]] std::string executionStatus() const { return runner_->executionStatus(); }
+    [[nodiscard]] double nativeCompileMs() const { return runner_->nativeCompileMs(); }
 
     // RETAIN variables restored from `sink` and saved to it by the scan loop (every
     // save_interval_ms and once on stop); `warm` restores before the first cycle. Before startScan.
@@ -68,7 +74,7 @@ public:
     void stop();
 
 private:
-    LiveRuntime();
+    explicit LiveRuntime(engine::Execution execution);
 
     // No field I/O: for benchmarks of the loop and the program alone.
     class NullIo final : public engine::ProcessIo {
@@ -84,6 +90,7 @@ private:
     };
 
     engine::CycleClock clock_;
+    engine::VmRunner* runner_; // owned by engine_ (declared first: initialised before it)
     engine::Engine engine_;
     io::DriverSet drivers_;
     bool driversConfigured_ = false;

@@ -349,6 +349,9 @@ void readWeb(TableReader& r, const RuntimeConfig::Control& control, RuntimeConfi
 }
 
 void readRuntime(TableReader& r, RuntimeConfig& c) {
+    if (auto native = r.choice<bool>("execution", {{"native", true}, {"interpreter", false}})) {
+        c.nativeExecution = *native;
+    }
     if (const toml::table* t = r.table("control")) {
         TableReader tr(*t, r.keyPath("control"), r.file(), r.diagnostics());
         readControl(tr, c.control);
@@ -418,7 +421,9 @@ void readRuntime(TableReader& r, RuntimeConfig& c) {
         readTrustSection(r, s.path.substr(std::string_view("runtime.").size()), s);
     }
     if (r.string("execution_backend")) {
-        r.warning("execution_backend", "not supported yet: takt has one execution backend (its bytecode VM); ignored");
+        r.warning("execution_backend",
+                  "not supported yet: takt chooses how programs run with [runtime] execution (\"interpreter\" or "
+                  "\"native\"); ignored");
     }
     r.finish();
 }

@@ -327,5 +327,38 @@ TEST(ControlLive, BenchJitterUnderAgentLoadReportsBothPhases) {
     EXPECT_NE(readText(dir.path() / "bad.log").find("--load"), std::string::npos) << readText(dir.path() / "bad.log");
 }
 
+// [runtime] execution = "native": the program is compiled at start and again for every online
+// change, runtime.status says so, and the reloads keep every cycle as on the interpreter.
+TEST(NativeTierLive, ReloadsStayNativeAndKeepEveryCycle) {
+    TempDir project, v1, v2;
+    const std::string native = "[runtime]\nexecution = \"native\"\n\n";
+    writeProject(project, 1, native + unixControl(project));
+    writeProject(v1, 1, "");
+    writeProject(v2, 2, "");
+    const std::vector<std::uint8_t> bytes[2] = {build(v1.path()), build(v2.path())};
+    ASSERT_FALSE(bytes[0].empty());
+    ASSERT_FALSE(bytes[1].empty());
+    Runtime rt(project.path());
+    const ControlClientOptions options = clientOptions(unixEndpoint(project));
+    ASSERT_TRUE(waitServing(rt, options)) << rt.log();
+    auto c = connected(options);
+    EXPECT_EQ(std::string(result(*c, "runtime.status", "")["execution"].GetString()), "native") << rt.log();
+    for (int i = 0; i < 20; ++i) {
+        const int version = i % 2 == 0 ? 2 : 1;
+        const ControlReply r = c->call("bytecode.reload", bytecodeReloadParams(bytes[version - 1]));
+        ASSERT_TRUE(r.ok) << "reload " << i << ": " << r.code << " " << r.message << " " << r.json;
+        EXPECT_EQ(std::string(result(*c, "runtime.status", "")["execution"].GetString()), "native");
+        const Sample s = sample(*c);
+        EXPECT_EQ(s.cnt, s.cycle) << "reload " << i << ": the counter lost or doubled a cycle";
+        EXPECT_EQ(s.version, version) << "reload " << i;
+        EXPECT_EQ(s.extra, s.cnt * (version + 1)) << "reload " << i;
+    }
+    const Sample end = sample(*c);
+    EXPECT_EQ(end.torn, 0);
+    EXPECT_EQ(end.skew, 0);
+    EXPECT_EQ(rt.stop(), 0) << rt.log();
+    EXPECT_NE(rt.log().find("execution: native (compiled in"), std::string::npos) << rt.log();
+}
+
 } // namespace
 } // namespace takt::agent::live

@@ -594,7 +594,9 @@ Outcome matchResponses(const Script& script, const std::vector<std::string>& res
     return out;
 }
 
-std::vector<std::string> runHarness(const Script& script, const fs::path& dir, std::string& note) {
+// `options`: extra arguments of `takt harness` (the native tier: --execution native).
+std::vector<std::string> runHarness(const Script& script, const fs::path& dir, std::string& note,
+                                    const std::string& options = "") {
     fs::create_directories(dir);
     const fs::path in = dir / "requests.ndjson";
     const fs::path out = dir / "responses.ndjson";
@@ -605,7 +607,7 @@ std::vector<std::string> runHarness(const Script& script, const fs::path& dir, s
             f << r.request << '\n';
         }
     }
-    const std::string cmd = std::string(TAKT_BINARY) + " harness < '" + in.string() + "' > '" + out.string() +
+    const std::string cmd = std::string(TAKT_BINARY) + " harness" + options + " < '" + in.string() + "' > '" + out.string() +
                             "' 2> '" + err.string() + "'";
     const int status = std::system(cmd.c_str());
     note = "takt harness exit status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
@@ -647,10 +649,8 @@ std::string testName(const std::string& rel) {
     return name;
 }
 
-class StConformance : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(StConformance, Script) {
-    const std::string rel = GetParam();
+// One script through `takt harness` + `options`, judged against its expectations.
+void runScript(const std::string& rel, const std::string& options) {
     const fs::path path = suiteRoot() / rel;
     const Script script = parseScript(readFile(path), path);
     for (const std::string& e : script.errors) {
@@ -659,8 +659,9 @@ TEST_P(StConformance, Script) {
     ASSERT_TRUE(script.errors.empty());
     ASSERT_FALSE(script.requests.empty()) << rel << " holds no requests";
     std::string note;
-    const std::vector<std::string> responses =
-        runHarness(script, fs::path(::testing::TempDir()) / ("st_conformance_" + testName(rel)), note);
+    const std::vector<std::string> responses = runHarness(
+        script, fs::path(::testing::TempDir()) / ("st_conformance_" + testName(rel) + (options.empty() ? "" : "_n")),
+        note, options);
     const Outcome outcome = matchResponses(script, responses, "tests/st/conformance/" + rel, note);
     for (const std::string& f : outcome.failures) {
         ADD_FAILURE() << f;
@@ -674,12 +675,29 @@ TEST_P(StConformance, Script) {
     }
 }
 
+class StConformance : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(StConformance, Script) {
+    runScript(GetParam(), "");
+}
+
+// Every script again with program bodies on the native tier (those it cannot compile run on
+// the interpreter, as takt run does): the same expectations hold, so both tiers give the same
+// results. ctest -L native runs these alone.
+class NativeTierConformance : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NativeTierConformance, Script) {
+    runScript(GetParam(), " --execution native");
+}
+
 std::string paramName(const ::testing::TestParamInfo<std::string>& p) {
     return testName(p.param);
 }
 
 INSTANTIATE_TEST_SUITE_P(Suite, StConformance, ::testing::ValuesIn(scriptFiles()), paramName);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(StConformance);
+INSTANTIATE_TEST_SUITE_P(Suite, NativeTierConformance, ::testing::ValuesIn(scriptFiles()), paramName);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(NativeTierConformance);
 
 // The runner itself: a wrong expectation is reported with its line and field, a row expands to
 // set_input + cycle, and a known_bug that passes is a failure.

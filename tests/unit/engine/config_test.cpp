@@ -149,6 +149,23 @@ TEST(RuntimeConfig, UnknownKeyNamesLineColumnAndPath) {
         << formatDiagnostic(*d);
 }
 
+TEST(RuntimeConfig, ExecutionTier) {
+    EXPECT_FALSE(parse("").config->nativeExecution) << "the interpreter is the default";
+    RuntimeConfigResult native = parse("[runtime]\nexecution = \"native\"\n");
+    ASSERT_TRUE(native.config) << dump(native);
+    EXPECT_TRUE(native.config->nativeExecution);
+    RuntimeConfigResult interp = parse("[runtime]\nexecution = \"interpreter\"\n");
+    ASSERT_TRUE(interp.config) << dump(interp);
+    EXPECT_FALSE(interp.config->nativeExecution);
+    RuntimeConfigResult bad = parse("[runtime]\nexecution = \"jit\"\n");
+    EXPECT_FALSE(bad.config);
+    const ConfigDiagnostic* d = find(bad, "runtime.execution");
+    ASSERT_NE(d, nullptr) << dump(bad);
+    EXPECT_EQ(d->severity, Severity::Error);
+    EXPECT_EQ(d->line, 2U);
+    EXPECT_NE(d->message.find("native, interpreter"), std::string::npos) << d->message;
+}
+
 TEST(RuntimeConfig, UnknownSectionIsAnError) {
     RuntimeConfigResult r = parse("[runtime.extra]\nflag = true\n");
     EXPECT_FALSE(r.config);

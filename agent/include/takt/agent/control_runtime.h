@@ -34,6 +34,8 @@ struct RuntimeControlOptions {
     std::int64_t commandTimeoutMs = 5000; // a command the loop has not applied by then is an error
     // The drivers' latest health (the runtime refreshes it off the cycle); may be empty.
     std::function<std::vector<DriverHealthView>()> driverHealth;
+    // How program bodies run ("native", "interpreter (native: …)"); runtime.status reports it.
+    std::function<std::string()> execution;
 };
 
 class RuntimeControl final : public ControlTarget {

@@ -19,6 +19,7 @@
 #include "takt/bytecode/module.h"
 #include "takt/compiler/project.h"
 #include "takt/engine/engine.h"
+#include "takt/engine/vm_runner.h"
 
 namespace takt::agent {
 
@@ -41,7 +42,8 @@ struct HarnessDeps {
 };
 
 // The project's compiler and the VM.
-[[nodiscard]] HarnessDeps defaultHarnessDeps();
+// `execution`: the tier program bodies run on (--execution; engine/vm_runner.h).
+[[nodiscard]] HarnessDeps defaultHarnessDeps(engine::Execution execution = engine::Execution::Interpreter);
 
 // Error kinds (seed 001).
 enum class ErrorKind : std::uint8_t {

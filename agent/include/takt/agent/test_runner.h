@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "takt/engine/vm_runner.h"
+
 namespace takt::agent {
 
 struct TestOptions {
@@ -13,6 +15,7 @@ struct TestOptions {
     std::string filter;            // substring of the test name (case-insensitive); empty: all
     bool listOnly = false;
     double timeoutS = 0; // whole run; 0 = none
+    engine::Execution execution = engine::Execution::Interpreter; // --execution
 };
 
 struct TestCase {

@@ -52,6 +52,9 @@ struct RuntimeConfig {
     std::uint32_t cycleIntervalMs = 10;
 
     bool overflowTrap = false;   // [build] overflow = "trap"
+    // [runtime] execution = "native": program bodies compiled to machine code (vm_runner.h);
+    // "interpreter" (the default) runs the bytecode interpreter.
+    bool nativeExecution = false;
     bool byteAddressing = false; // [build] address_mode = "byte"
 
     struct Control {

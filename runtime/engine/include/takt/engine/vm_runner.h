@@ -1,20 +1,35 @@
 #pragma once
-// The CodeRunner that executes bytecode with the takt VM.
+// The CodeRunner that executes bytecode with the takt VM: the interpreter, or the native tier
+// (takt/native/native.h) where it compiled the program, with the interpreter as its fallback.
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
 
 #include "takt/engine/program.h"
 
 namespace takt::vm {
 class Vm;
 }
+namespace takt::native {
+class CompiledModule;
+}
 
 namespace takt::engine {
+
+// [runtime] execution / --execution: how program bodies run.
+enum class Execution : std::uint8_t { Interpreter, Native };
+
+// "interpreter" / "native"; false for any other text.
+[[nodiscard]] bool parseExecution(std::string_view text, Execution& out);
 
 class VmRunner final : public CodeRunner {
 public:
     // `budget`: watchdog ticks (back-edges and calls) per program run; 0 = unlimited.
-    explicit VmRunner(std::uint64_t budget = 0);
+    // `execution` Native compiles each program in prepare() (off the cycle); a program the
+    // native tier cannot compile runs on the interpreter, which executionStatus() says.
+    explicit VmRunner(std::uint64_t budget = 0, Execution execution = Execution::Interpreter);
     ~VmRunner() override;
 
     bool runInit(LoadedProgram& program, Fault& fault) override;
@@ -24,12 +39,25 @@ public:
     void prepare(LoadedProgram& program) const override;
     void setAbortFlag(const std::atomic<bool>* flag) override;
 
+    // How the attached program runs: "interpreter", "native", or "interpreter (native: why
+    // not)"; empty before the first attach. Any thread (runtime.status): a copy under a lock
+    // that attach() holds only to swap.
+    [[nodiscard]] std::string executionStatus() const;
+    // Wall-clock milliseconds the native tier took to compile the attached program (0 when it
+    // was not compiled).
+    [[nodiscard]] double nativeCompileMs() const;
+
 private:
     vm::Vm& vmFor(LoadedProgram& program);
 
     std::uint64_t budget_;
+    Execution execution_;
     const std::atomic<bool>* abort_ = nullptr;
     std::unique_ptr<vm::Vm> vm_;
+    std::unique_ptr<native::CompiledModule> native_;
+    mutable std::mutex statusMutex_;
+    std::string status_;
+    double compileMs_ = 0;
     const LoadedProgram* attached_ = nullptr;
 };
 

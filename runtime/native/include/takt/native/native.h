@@ -1,0 +1,74 @@
+#pragma once
+// takt_native: the native execution tier. A verified Module is translated instruction by
+// instruction (opcodes.def, the one list) into machine code through a JIT library found at
+// build time (LLVM ORC). The code runs on the same data image and frames as the interpreter and
+// reports the same traps at the same instruction, so the engine can run either tier on one
+// program. A module with any instruction the translator does not handle yet is not compiled:
+// the caller runs it on the interpreter and says why.
+#include "takt/bytecode/module.h"
+#include "takt/bytecode/traps.h"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace takt::native {
+
+// What one run of compiled code reads and reports. The layout is part of the generated code
+// (translator.cpp builds the same struct type): keep the field order.
+struct RunContext {
+    std::uint64_t ticks = 0;                  // watchdog budget left; UINT64_MAX when unlimited
+    const std::atomic<bool>* abort = nullptr; // never null while code runs
+    std::uint32_t pc = bytecode::kNone;       // code offset of the faulting instruction
+};
+
+// The entry of one POU's body: returns the Trap (None when it returned normally).
+using Entry = std::uint32_t (*)(std::uint8_t* image, std::uint32_t thisOffset, std::uint32_t frameOffset,
+                                RunContext* ctx);
+
+class CompiledModule {
+public:
+    virtual ~CompiledModule() = default;
+    // The body of POU `pou`, null when it has none (native FBs, no code).
+    [[nodiscard]] virtual Entry entry(std::uint32_t pou) const noexcept = 0;
+};
+
+struct CompileResult {
+    std::unique_ptr<CompiledModule> code; // null: run on the interpreter
+    // Why not: the first instruction the translator does not handle (unsupportedPc, its opcode)
+    // or a failure of the JIT library (error).
+    std::uint32_t unsupportedPc = bytecode::kNone;
+    std::uint32_t unsupportedOp = 0;
+    std::string error;
+    double compileMs = 0; // wall-clock time of translation and code generation
+};
+
+// True when takt was built with a JIT library (TAKT_NATIVE).
+[[nodiscard]] bool available() noexcept;
+// The library, for logs and status ("LLVM 14 ORC"); empty when not available.
+[[nodiscard]] std::string_view libraryName() noexcept;
+
+// Translates every POU body of a verified module (Module::initCode, run once at a cold start,
+// stays on the interpreter). Never throws; thread
+// safe (each call has its own JIT), so it runs off the scan thread.
+[[nodiscard]] CompileResult compile(const bytecode::Module& module);
+
+// The POU whose code holds `pc` (kNone if none), as the interpreter names a fault's POU.
+[[nodiscard]] inline std::uint32_t pouContaining(const bytecode::Module& module, std::uint32_t pc) noexcept {
+    for (std::uint32_t i = 0; i < module.pous.size(); ++i) {
+        const bytecode::PouEntry& pou = module.pous[i];
+        if (pou.code != bytecode::kNone && pc >= pou.code && pc < pou.codeEnd) {
+            return i;
+        }
+    }
+    return bytecode::kNone;
+}
+
+// The Trap a run returned, as the enum.
+[[nodiscard]] inline bytecode::Trap trapOf(std::uint32_t code) noexcept {
+    return code < bytecode::kTrapCount ? static_cast<bytecode::Trap>(code) : bytecode::Trap::InvalidOpcode;
+}
+
+} // namespace takt::native

@@ -1,0 +1,1116 @@
+// The native tier's translator: verified bytecode to LLVM IR, one function per POU body, then
+// machine code through LLVM's ORC JIT at -O2.
+//
+// Each instruction becomes the IR of its interpreter handler over the same image: operands
+// resolve to image + base[tag] + offset (the this and frame bases are the function's arguments,
+// since a body that calls nothing keeps them), loads and stores are unaligned and in the
+// handler's order, so a destination that is also a source behaves the same. A trap stores the
+// instruction's code offset in the RunContext and returns the Trap; back-edges charge the
+// watchdog budget and poll the abort flag exactly as the interpreter does (every 64th tick), so
+// a fault or an abort happens at the same instruction with the same image.
+//
+// Which instructions are translated is decided per opcode by a specialisation of Op<> below;
+// the tables of emitters are generated from opcodes.def, so an opcode added to the list is
+// "unsupported" (the module runs on the interpreter) until it gets one.
+#include "takt/native/native.h"
+
+#include "takt/bytecode/opcodes.h"
+
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Weverything"
+#endif
+#include <llvm/Config/llvm-config.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/MDBuilder.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
+
+#include <array>
+#include <chrono>
+#include <limits>
+#include <mutex>
+#include <vector>
+
+namespace takt::native {
+
+namespace {
+
+using bytecode::Opcode;
+using bytecode::Trap;
+using llvm::BasicBlock;
+using llvm::Type;
+using llvm::Value;
+
+constexpr std::uint64_t kAbortPollMask = 63; // as the interpreter: the flag on every 64th tick
+
+// The state of translating one POU body.
+struct Emitter {
+    llvm::LLVMContext& cx;
+    llvm::Module& mod;
+    llvm::IRBuilder<>& b;
+    llvm::Function* fn = nullptr;
+    const std::uint32_t* code = nullptr;
+    std::uint32_t pc = 0;
+    Value* image = nullptr;
+    Value* thisOffset = nullptr;  // i32
+    Value* frameOffset = nullptr; // i32
+    std::array<Value*, 3> base{}; // i8*: image, image + this, image + frame
+    Value* ctx = nullptr;
+    Value* ticks = nullptr; // i64 alloca: budget left in this run
+    Value* abort = nullptr; // i8*: the abort flag
+    std::vector<BasicBlock*>* blocks = nullptr;
+    // Alias scopes of the instance and the frame: an entry's instance lies in the globals and its
+    // frame in the stack (the runner checks both before it calls the code), and the verifier
+    // holds this- and frame-relative operands inside them, so the two never overlap. Telling
+    // LLVM lets it keep variables in registers across a loop.
+    std::array<llvm::MDNode*, 3> scope{};
+    std::array<llvm::MDNode*, 3> noalias{};
+    std::uint64_t constSize = 0; // stores through a reference below this are refused
+    std::uint64_t imageSize = 0; // constants + globals + stack (LoadedProgram's image)
+
+    [[nodiscard]] std::uint32_t w(std::uint32_t k) const { return code[pc + 1 + k]; }
+    [[nodiscard]] std::int32_t imm32(std::uint32_t k) const { return static_cast<std::int32_t>(w(k)); }
+    [[nodiscard]] std::uint64_t imm64(std::uint32_t k) const {
+        return static_cast<std::uint64_t>(w(k)) | (static_cast<std::uint64_t>(w(k + 1)) << 32);
+    }
+
+    Type* i1() { return b.getInt1Ty(); }
+    Type* i8() { return b.getInt8Ty(); }
+    Type* i16() { return b.getInt16Ty(); }
+    Type* i32() { return b.getInt32Ty(); }
+    Type* i64() { return b.getInt64Ty(); }
+    Type* f32() { return b.getFloatTy(); }
+    Type* f64() { return b.getDoubleTy(); }
+    Value* c32(std::uint32_t v) { return b.getInt32(v); }
+    Value* c64(std::uint64_t v) { return b.getInt64(v); }
+
+    // Operand k as an i8* into the image.
+    Value* addr(std::uint32_t k) {
+        const std::uint32_t word = w(k);
+        return b.CreateConstInBoundsGEP1_64(i8(), base[bytecode::addressTag(word)], bytecode::addressOffset(word));
+    }
+    // The image offset of operand k (ADDR, IDX), as the interpreter computes A(k) - image.
+    Value* offsetOf(std::uint32_t k) {
+        const std::uint32_t word = w(k);
+        Value* off = c32(bytecode::addressOffset(word));
+        switch (bytecode::addressTag(word)) {
+        case bytecode::kTagThis: return b.CreateAdd(thisOffset, off);
+        case bytecode::kTagFrame: return b.CreateAdd(frameOffset, off);
+        default: return off;
+        }
+    }
+    // `tag`: the space the address lies in (an operand's tag, or the array's for an element);
+    // kTagAbsolute for a dereferenced pointer, which may point anywhere.
+    Value* loadAt(Type* t, Value* p, std::uint32_t tag = bytecode::kTagAbsolute) {
+        llvm::Instruction* i = b.CreateAlignedLoad(t, b.CreateBitCast(p, t->getPointerTo()), llvm::MaybeAlign(1));
+        scoped(i, tag);
+        return i;
+    }
+    void storeAt(Value* p, Value* v, std::uint32_t tag = bytecode::kTagAbsolute) {
+        scoped(b.CreateAlignedStore(v, b.CreateBitCast(p, v->getType()->getPointerTo()), llvm::MaybeAlign(1)), tag);
+    }
+    void scoped(llvm::Instruction* i, std::uint32_t tag) {
+        if (scope[tag] != nullptr) {
+            i->setMetadata(llvm::LLVMContext::MD_alias_scope, scope[tag]);
+            i->setMetadata(llvm::LLVMContext::MD_noalias, noalias[tag]);
+        }
+    }
+    [[nodiscard]] std::uint32_t tagOf(std::uint32_t k) const { return bytecode::addressTag(w(k)); }
+    Value* ld(Type* t, std::uint32_t k) { return loadAt(t, addr(k), tagOf(k)); }
+    void st(std::uint32_t k, Value* v) { storeAt(addr(k), v, tagOf(k)); }
+    Value* boolByte(Value* cond) { return b.CreateZExt(cond, i8()); }
+
+    BasicBlock* block(std::uint32_t at) { return (*blocks)[at]; }
+    BasicBlock* fresh(const char* name) { return BasicBlock::Create(cx, name, fn); }
+
+    // if (cond) fault with `trap` at this instruction; continues in a new block.
+    void trapIf(Value* cond, Trap trap) {
+        BasicBlock* bad = fresh("trap");
+        BasicBlock* ok = fresh("ok");
+        b.CreateCondBr(cond, bad, ok, unlikely());
+        b.SetInsertPoint(bad);
+        raise(trap);
+        b.SetInsertPoint(ok);
+    }
+    void raise(Trap trap) {
+        b.CreateStore(c32(pc), b.CreateStructGEP(runContextType(), ctx, 2));
+        b.CreateRet(c32(static_cast<std::uint32_t>(trap)));
+    }
+    llvm::MDNode* unlikely() { return llvm::MDBuilder(cx).createBranchWeights(1, 1 << 20); }
+    llvm::StructType* runContextType() {
+        return llvm::StructType::get(cx, {i64(), i8()->getPointerTo(), i32()});
+    }
+
+    // A back-edge or call: one tick of the budget, the abort flag on every 64th.
+    void watchdog() {
+        Value* t = b.CreateSub(b.CreateLoad(i64(), ticks), c64(1));
+        b.CreateStore(t, ticks);
+        BasicBlock* poll = fresh("poll");
+        BasicBlock* cont = fresh("cont");
+        b.CreateCondBr(b.CreateICmpEQ(b.CreateAnd(t, c64(kAbortPollMask)), c64(0)), poll, cont, unlikely());
+        b.SetInsertPoint(poll);
+        trapIf(b.CreateICmpEQ(t, c64(0)), Trap::BudgetExceeded);
+        llvm::LoadInst* flag = b.CreateAlignedLoad(i8(), abort, llvm::MaybeAlign(1));
+        flag->setAtomic(llvm::AtomicOrdering::Monotonic);
+        trapIf(b.CreateICmpNE(flag, b.getInt8(0)), Trap::Aborted);
+        b.CreateBr(cont);
+        b.SetInsertPoint(cont);
+    }
+    void next() { b.CreateBr(block(pc + bytecode::instructionLength(static_cast<Opcode>(code[pc])))); }
+    void jump(std::uint32_t target) {
+        if (target <= pc) {
+            watchdog();
+        }
+        b.CreateBr(block(target));
+    }
+    void loopBack(std::uint32_t target) {
+        watchdog();
+        b.CreateBr(block(target));
+    }
+    // if (cond) jump to target else next.
+    void branch(Value* cond, std::uint32_t target) {
+        BasicBlock* taken = fresh("taken");
+        BasicBlock* notTaken = block(pc + bytecode::instructionLength(static_cast<Opcode>(code[pc])));
+        b.CreateCondBr(cond, taken, notTaken);
+        b.SetInsertPoint(taken);
+        jump(target);
+    }
+    Value* intrinsic(llvm::Intrinsic::ID id, std::initializer_list<Value*> args) {
+        std::vector<Type*> types{(*args.begin())->getType()};
+        return b.CreateCall(llvm::Intrinsic::getDeclaration(&mod, id, types), args);
+    }
+    // Overflow-checked arithmetic (the _T forms): the result, trapping Overflow.
+    Value* checked(llvm::Intrinsic::ID id, Value* x, Value* y) {
+        Value* pair = intrinsic(id, {x, y});
+        trapIf(b.CreateExtractValue(pair, 1), Trap::Overflow);
+        return b.CreateExtractValue(pair, 0);
+    }
+    // (n * r) >> 64 and ((r * n) * d) >> 64 in 128 bits: DIV/MOD by a constant through its
+    // reciprocal, the interpreter's arithmetic to the bit.
+    Value* divByReciprocal(Value* n32, std::uint64_t r) {
+        Type* i128 = b.getInt128Ty();
+        Value* p = b.CreateMul(b.CreateZExt(n32, i128), llvm::ConstantInt::get(i128, r));
+        return b.CreateTrunc(b.CreateLShr(p, 64), i32());
+    }
+    Value* modByReciprocal(Value* n32, std::uint32_t d, std::uint64_t r) {
+        Type* i128 = b.getInt128Ty();
+        Value* low = b.CreateMul(c64(r), b.CreateZExt(n32, i64()));
+        Value* p = b.CreateMul(b.CreateZExt(low, i128), llvm::ConstantInt::get(i128, d));
+        return b.CreateTrunc(b.CreateLShr(p, 64), i32());
+    }
+    Value* magnitude(Value* a) { // |a| as u32 (INT_MIN gives 2^31)
+        return b.CreateSelect(b.CreateICmpSLT(a, c32(0)), b.CreateSub(c32(0), a), a);
+    }
+    Value* negIf(Value* cond, Value* v) { return b.CreateSelect(cond, b.CreateSub(c32(0), v), v); }
+
+    // The element of an array access (LDX_*, STX_*, ADDX_*): operand `arr` is the array, `idx`
+    // the index followed by the lower bound, the element size and the count.
+    Value* element(std::uint32_t arr, std::uint32_t idx) {
+        Value* rel = b.CreateSub(b.CreateSExt(ld(i32(), idx), i64()), c64(static_cast<std::uint64_t>(
+                                                                            static_cast<std::int64_t>(imm32(idx + 1)))));
+        trapIf(b.CreateICmpUGE(rel, c64(w(idx + 3))), Trap::ArrayBounds);
+        return b.CreateInBoundsGEP(i8(), addr(arr), b.CreateMul(rel, c64(w(idx + 2))));
+    }
+    // The image address of a dereference: [operand k] + c, checked as the interpreter's LDI /
+    // STI (NullReference for 0; InvalidReference outside the image or, for a store, in the
+    // constants).
+    Value* deref(std::uint32_t k, std::uint64_t add, std::uint64_t bytes, bool forStore) {
+        Value* p = ld(i32(), k);
+        trapIf(b.CreateICmpEQ(p, c32(0)), Trap::NullReference);
+        Value* at = b.CreateAdd(b.CreateZExt(p, i64()), c64(add));
+        Value* bad = b.CreateICmpUGT(b.CreateAdd(at, c64(bytes)), c64(imageSize));
+        if (forStore) {
+            bad = b.CreateOr(bad, b.CreateICmpULT(at, c64(constSize)));
+        }
+        trapIf(bad, Trap::InvalidReference);
+        return b.CreateInBoundsGEP(i8(), image, at);
+    }
+    void copy(Value* dst, Value* src, std::uint32_t n) {
+        b.CreateMemMove(dst, llvm::MaybeAlign(1), src, llvm::MaybeAlign(1), c64(n));
+    }
+    Value* libm(const char* name, Type* t, std::initializer_list<Value*> args) {
+        std::vector<Type*> params(args.size(), t);
+        llvm::FunctionCallee f = mod.getOrInsertFunction(name, llvm::FunctionType::get(t, params, false));
+        return b.CreateCall(f, args);
+    }
+};
+
+// One specialisation per translated opcode; the rest keep kSupported = false.
+template <Opcode op> struct Op {
+    static constexpr bool kSupported = false;
+    static void emit(Emitter& /*e*/) {}
+};
+
+#define OP(name)                                                                                                       \
+    template <> struct Op<Opcode::name> {                                                                              \
+        static constexpr bool kSupported = true;                                                                       \
+        static void emit(Emitter& e);                                                                                  \
+    };                                                                                                                 \
+    void Op<Opcode::name>::emit(Emitter& e)
+
+// d := expr(a, b) over type T (the interpreter's BIN / UN / CMP).
+#define BIN(name, T, expr)                                                                                             \
+    OP(name) {                                                                                                         \
+        auto& B = e.b;                                                                                                 \
+        Value* a = e.ld(e.T(), 1);                                                                                     \
+        Value* b = e.ld(e.T(), 2);                                                                                     \
+        (void)B;                                                                                                       \
+        e.st(0, expr);                                                                                                 \
+        e.next();                                                                                                      \
+    }
+#define UN(name, TS, expr)                                                                                             \
+    OP(name) {                                                                                                         \
+        auto& B = e.b;                                                                                                 \
+        Value* a = e.ld(e.TS(), 1);                                                                                    \
+        (void)B;                                                                                                       \
+        e.st(0, expr);                                                                                                 \
+        e.next();                                                                                                      \
+    }
+#define CMP(name, T, pred) BIN(name, T, e.boolByte(B.CreateCmp(llvm::CmpInst::pred, a, b)))
+#define JCMP(name, T, pred)                                                                                            \
+    OP(name) { e.branch(e.b.CreateCmp(llvm::CmpInst::pred, e.ld(e.T(), 0), e.ld(e.T(), 1)), e.w(2)); }
+#define JCMPI(name, pred)                                                                                              \
+    OP(name) { e.branch(e.b.CreateCmp(llvm::CmpInst::pred, e.ld(e.i32(), 0), e.c32(e.w(1))), e.w(2)); }
+#define BIN_T(name, T, id) BIN(name, T, e.checked(llvm::Intrinsic::id, a, b))
+
+// --- control ---
+OP(NOP) { e.next(); }
+OP(RET) { e.b.CreateRet(e.c32(0)); } // only entry bodies are translated: a return ends the run
+OP(JMP) { e.jump(e.w(0)); }
+OP(JMP_T) { e.branch(e.b.CreateICmpNE(e.ld(e.i8(), 0), e.b.getInt8(0)), e.w(1)); }
+OP(JMP_F) { e.branch(e.b.CreateICmpEQ(e.ld(e.i8(), 0), e.b.getInt8(0)), e.w(1)); }
+JCMP(JEQ_I32, i32, ICMP_EQ)
+JCMP(JNE_I32, i32, ICMP_NE)
+JCMP(JLT_I32, i32, ICMP_SLT)
+JCMP(JLE_I32, i32, ICMP_SLE)
+JCMP(JGT_I32, i32, ICMP_SGT)
+JCMP(JGE_I32, i32, ICMP_SGE)
+JCMP(JEQ_I64, i64, ICMP_EQ)
+JCMP(JNE_I64, i64, ICMP_NE)
+JCMP(JLT_I64, i64, ICMP_SLT)
+JCMP(JLE_I64, i64, ICMP_SLE)
+JCMP(JGT_I64, i64, ICMP_SGT)
+JCMP(JGE_I64, i64, ICMP_SGE)
+JCMPI(JLT_I32_IMM, ICMP_SLT)
+JCMPI(JLE_I32_IMM, ICMP_SLE)
+JCMPI(JGT_I32_IMM, ICMP_SGT)
+JCMPI(JGE_I32_IMM, ICMP_SGE)
+JCMPI(JEQ_I32_IMM, ICMP_EQ)
+JCMPI(JNE_I32_IMM, ICMP_NE)
+// NaN: = < <= are ordered (false), <> and the negated forms are unordered (true), as in C++.
+JCMP(JEQ_F32, f32, FCMP_OEQ)
+JCMP(JNE_F32, f32, FCMP_UNE)
+JCMP(JLT_F32, f32, FCMP_OLT)
+JCMP(JLE_F32, f32, FCMP_OLE)
+JCMP(JNLT_F32, f32, FCMP_UGE)
+JCMP(JNLE_F32, f32, FCMP_UGT)
+JCMP(JEQ_F64, f64, FCMP_OEQ)
+JCMP(JNE_F64, f64, FCMP_UNE)
+JCMP(JLT_F64, f64, FCMP_OLT)
+JCMP(JLE_F64, f64, FCMP_OLE)
+JCMP(JNLT_F64, f64, FCMP_UGE)
+JCMP(JNLE_F64, f64, FCMP_UGT)
+OP(CHK_STEP_I32) {
+    e.trapIf(e.b.CreateICmpEQ(e.ld(e.i32(), 0), e.c32(0)), Trap::ForStepZero);
+    e.next();
+}
+OP(CHK_STEP_I64) {
+    e.trapIf(e.b.CreateICmpEQ(e.ld(e.i64(), 0), e.c64(0)), Trap::ForStepZero);
+    e.next();
+}
+OP(CHKR_I32) {
+    Value* v = e.ld(e.i32(), 0);
+    e.trapIf(e.b.CreateOr(e.b.CreateICmpSLT(v, e.c32(e.w(1))), e.b.CreateICmpSGT(v, e.c32(e.w(2)))), Trap::Overflow);
+    e.next();
+}
+OP(CHKR_U32) {
+    Value* v = e.ld(e.i32(), 0);
+    e.trapIf(e.b.CreateOr(e.b.CreateICmpULT(v, e.c32(e.w(1))), e.b.CreateICmpUGT(v, e.c32(e.w(2)))), Trap::Overflow);
+    e.next();
+}
+OP(CHKR_I64) {
+    Value* v = e.ld(e.i64(), 0);
+    e.trapIf(e.b.CreateOr(e.b.CreateICmpSLT(v, e.c64(e.imm64(1))), e.b.CreateICmpSGT(v, e.c64(e.imm64(3)))),
+             Trap::Overflow);
+    e.next();
+}
+OP(TRAP) {
+    const std::uint32_t t = e.w(0);
+    e.raise(bytecode::raisableByTrap(t) ? static_cast<Trap>(t) : Trap::InvalidOpcode);
+}
+
+// --- moves ---
+OP(MOV_8) {
+    e.st(0, e.ld(e.i8(), 1));
+    e.next();
+}
+OP(MOV_16) {
+    e.st(0, e.ld(e.i16(), 1));
+    e.next();
+}
+OP(MOV_32) {
+    e.st(0, e.ld(e.i32(), 1));
+    e.next();
+}
+OP(MOV_64) {
+    e.st(0, e.ld(e.i64(), 1));
+    e.next();
+}
+OP(MOVI_8) {
+    e.st(0, e.b.getInt8(static_cast<std::uint8_t>(e.w(1))));
+    e.next();
+}
+OP(MOVI_16) {
+    e.st(0, e.b.getInt16(static_cast<std::uint16_t>(e.w(1))));
+    e.next();
+}
+OP(MOVI_32) {
+    e.st(0, e.c32(e.w(1)));
+    e.next();
+}
+OP(MOVI_64) {
+    e.st(0, e.c64(e.imm64(1)));
+    e.next();
+}
+OP(COPY) {
+    e.copy(e.addr(0), e.addr(1), e.w(2));
+    e.next();
+}
+OP(ZERO) {
+    e.b.CreateMemSet(e.addr(0), e.b.getInt8(0), e.c64(e.w(1)), llvm::MaybeAlign(1));
+    e.next();
+}
+OP(ADDR) {
+    e.st(0, e.offsetOf(1));
+    e.next();
+}
+UN(SX_8_32, i8, B.CreateSExt(a, e.i32()))
+UN(ZX_8_32, i8, B.CreateZExt(a, e.i32()))
+UN(SX_16_32, i16, B.CreateSExt(a, e.i32()))
+UN(ZX_16_32, i16, B.CreateZExt(a, e.i32()))
+UN(SX_32_64, i32, B.CreateSExt(a, e.i64()))
+UN(ZX_32_64, i32, B.CreateZExt(a, e.i64()))
+UN(TO_BOOL_32, i32, e.boolByte(B.CreateICmpNE(a, e.c32(0))))
+UN(TO_BOOL_64, i64, e.boolByte(B.CreateICmpNE(a, e.c64(0))))
+
+// --- integer arithmetic (wrapping: LLVM's add/sub/mul without nsw/nuw wrap) ---
+BIN(ADD_I32, i32, B.CreateAdd(a, b))
+BIN(SUB_I32, i32, B.CreateSub(a, b))
+BIN(MUL_I32, i32, B.CreateMul(a, b))
+OP(DIV_I32) {
+    Value* a = e.ld(e.i32(), 1);
+    Value* b = e.ld(e.i32(), 2);
+    e.trapIf(e.b.CreateICmpEQ(b, e.c32(0)), Trap::DivByZero);
+    e.trapIf(e.b.CreateAnd(e.b.CreateICmpEQ(a, e.c32(0x80000000u)), e.b.CreateICmpEQ(b, e.c32(0xFFFFFFFFu))),
+             Trap::Overflow);
+    e.st(0, e.b.CreateSDiv(a, b));
+    e.next();
+}
+OP(MOD_I32) {
+    Value* a = e.ld(e.i32(), 1);
+    Value* b = e.ld(e.i32(), 2);
+    e.trapIf(e.b.CreateICmpEQ(b, e.c32(0)), Trap::DivByZero);
+    // b = -1 gives 0 without the division (INT_MIN MOD -1 would fault in hardware).
+    Value* minusOne = e.b.CreateICmpEQ(b, e.c32(0xFFFFFFFFu));
+    e.st(0, e.b.CreateSelect(minusOne, e.c32(0), e.b.CreateSRem(a, e.b.CreateSelect(minusOne, e.c32(1), b))));
+    e.next();
+}
+OP(DIV_U32) {
+    Value* b = e.ld(e.i32(), 2);
+    e.trapIf(e.b.CreateICmpEQ(b, e.c32(0)), Trap::DivByZero);
+    e.st(0, e.b.CreateUDiv(e.ld(e.i32(), 1), b));
+    e.next();
+}
+OP(MOD_U32) {
+    Value* b = e.ld(e.i32(), 2);
+    e.trapIf(e.b.CreateICmpEQ(b, e.c32(0)), Trap::DivByZero);
+    e.st(0, e.b.CreateURem(e.ld(e.i32(), 1), b));
+    e.next();
+}
+UN(NEG_I32, i32, B.CreateSub(e.c32(0), a))
+UN(ABS_I32, i32, e.magnitude(a))
+OP(ADD_I32_IMM) {
+    e.st(0, e.b.CreateAdd(e.ld(e.i32(), 1), e.c32(e.w(2))));
+    e.next();
+}
+OP(MUL_I32_IMM) {
+    e.st(0, e.b.CreateMul(e.ld(e.i32(), 1), e.c32(e.w(2))));
+    e.next();
+}
+BIN(ADD_I64, i64, B.CreateAdd(a, b))
+BIN(SUB_I64, i64, B.CreateSub(a, b))
+BIN(MUL_I64, i64, B.CreateMul(a, b))
+OP(DIV_I64) {
+    Value* a = e.ld(e.i64(), 1);
+    Value* b = e.ld(e.i64(), 2);
+    e.trapIf(e.b.CreateICmpEQ(b, e.c64(0)), Trap::DivByZero);
+    e.trapIf(e.b.CreateAnd(e.b.CreateICmpEQ(a, e.c64(std::uint64_t{1} << 63)), e.b.CreateICmpEQ(b, e.c64(~0ull))),
+             Trap::Overflow);
+    e.st(0, e.b.CreateSDiv(a, b));
+    e.next();
+}
+OP(MOD_I64) {
+    Value* a = e.ld(e.i64(), 1);
+    Value* b = e.ld(e.i64(), 2);
+    e.trapIf(e.b.CreateICmpEQ(b, e.c64(0)), Trap::DivByZero);
+    Value* minusOne = e.b.CreateICmpEQ(b, e.c64(~0ull));
+    e.st(0, e.b.CreateSelect(minusOne, e.c64(0), e.b.CreateSRem(a, e.b.CreateSelect(minusOne, e.c64(1), b))));
+    e.next();
+}
+OP(DIV_U64) {
+    Value* b = e.ld(e.i64(), 2);
+    e.trapIf(e.b.CreateICmpEQ(b, e.c64(0)), Trap::DivByZero);
+    e.st(0, e.b.CreateUDiv(e.ld(e.i64(), 1), b));
+    e.next();
+}
+OP(MOD_U64) {
+    Value* b = e.ld(e.i64(), 2);
+    e.trapIf(e.b.CreateICmpEQ(b, e.c64(0)), Trap::DivByZero);
+    e.st(0, e.b.CreateURem(e.ld(e.i64(), 1), b));
+    e.next();
+}
+UN(NEG_I64, i64, B.CreateSub(e.c64(0), a))
+UN(ABS_I64, i64, B.CreateSelect(B.CreateICmpSLT(a, e.c64(0)), B.CreateSub(e.c64(0), a), a))
+OP(ADD_I64_IMM) {
+    e.st(0, e.b.CreateAdd(e.ld(e.i64(), 1), e.c64(e.imm64(2))));
+    e.next();
+}
+BIN_T(ADD_I32_T, i32, sadd_with_overflow)
+BIN_T(SUB_I32_T, i32, ssub_with_overflow)
+BIN_T(MUL_I32_T, i32, smul_with_overflow)
+BIN_T(ADD_U32_T, i32, uadd_with_overflow)
+BIN_T(SUB_U32_T, i32, usub_with_overflow)
+BIN_T(MUL_U32_T, i32, umul_with_overflow)
+BIN_T(ADD_I64_T, i64, sadd_with_overflow)
+BIN_T(SUB_I64_T, i64, ssub_with_overflow)
+BIN_T(MUL_I64_T, i64, smul_with_overflow)
+BIN_T(ADD_U64_T, i64, uadd_with_overflow)
+BIN_T(SUB_U64_T, i64, usub_with_overflow)
+BIN_T(MUL_U64_T, i64, umul_with_overflow)
+UN(NEG_I32_T, i32, e.checked(llvm::Intrinsic::ssub_with_overflow, e.c32(0), a))
+UN(NEG_I64_T, i64, e.checked(llvm::Intrinsic::ssub_with_overflow, e.c64(0), a))
+
+// --- floating point (no fast-math flags: IEEE results in source order, no contraction) ---
+BIN(ADD_F32, f32, B.CreateFAdd(a, b))
+BIN(SUB_F32, f32, B.CreateFSub(a, b))
+BIN(MUL_F32, f32, B.CreateFMul(a, b))
+BIN(DIV_F32, f32, B.CreateFDiv(a, b))
+UN(NEG_F32, f32, B.CreateFNeg(a))
+UN(ABS_F32, f32, e.intrinsic(llvm::Intrinsic::fabs, {a}))
+BIN(ADD_F64, f64, B.CreateFAdd(a, b))
+BIN(SUB_F64, f64, B.CreateFSub(a, b))
+BIN(MUL_F64, f64, B.CreateFMul(a, b))
+BIN(DIV_F64, f64, B.CreateFDiv(a, b))
+UN(NEG_F64, f64, B.CreateFNeg(a))
+UN(ABS_F64, f64, e.intrinsic(llvm::Intrinsic::fabs, {a}))
+UN(SQRT_F32, f32, e.intrinsic(llvm::Intrinsic::sqrt, {a}))
+UN(SQRT_F64, f64, e.intrinsic(llvm::Intrinsic::sqrt, {a}))
+BIN(ATAN2_F32, f32, e.libm("atan2f", e.f32(), {a, b}))
+BIN(ATAN2_F64, f64, e.libm("atan2", e.f64(), {a, b}))
+
+// MATH_*: the same libm functions the interpreter calls (std::sin of a float is sinf).
+constexpr std::array<const char*, bytecode::kMathFnCount> kMathF64 = {"log",  "log10", "exp",  "sin", "cos",
+                                                                       "tan", "asin",  "acos", "atan"};
+constexpr std::array<const char*, bytecode::kMathFnCount> kMathF32 = {"logf",  "log10f", "expf",  "sinf", "cosf",
+                                                                       "tanf", "asinf",  "acosf", "atanf"};
+OP(MATH_F32) {
+    const std::uint32_t f = e.w(2);
+    Value* a = e.ld(e.f32(), 1);
+    e.st(0, f < kMathF32.size() ? e.libm(kMathF32[f], e.f32(), {a})
+                                : llvm::ConstantFP::getNaN(e.f32()));
+    e.next();
+}
+OP(MATH_F64) {
+    const std::uint32_t f = e.w(2);
+    Value* a = e.ld(e.f64(), 1);
+    e.st(0, f < kMathF64.size() ? e.libm(kMathF64[f], e.f64(), {a})
+                                : llvm::ConstantFP::getNaN(e.f64()));
+    e.next();
+}
+
+CMP(EQ_I32, i32, ICMP_EQ)
+CMP(NE_I32, i32, ICMP_NE)
+CMP(LT_I32, i32, ICMP_SLT)
+CMP(LE_I32, i32, ICMP_SLE)
+CMP(GT_I32, i32, ICMP_SGT)
+CMP(GE_I32, i32, ICMP_SGE)
+CMP(LT_U32, i32, ICMP_ULT)
+CMP(LE_U32, i32, ICMP_ULE)
+CMP(GT_U32, i32, ICMP_UGT)
+CMP(GE_U32, i32, ICMP_UGE)
+CMP(EQ_I64, i64, ICMP_EQ)
+CMP(NE_I64, i64, ICMP_NE)
+CMP(LT_I64, i64, ICMP_SLT)
+CMP(LE_I64, i64, ICMP_SLE)
+CMP(GT_I64, i64, ICMP_SGT)
+CMP(GE_I64, i64, ICMP_SGE)
+CMP(LT_U64, i64, ICMP_ULT)
+CMP(LE_U64, i64, ICMP_ULE)
+CMP(GT_U64, i64, ICMP_UGT)
+CMP(GE_U64, i64, ICMP_UGE)
+CMP(EQ_F32, f32, FCMP_OEQ)
+CMP(NE_F32, f32, FCMP_UNE)
+CMP(LT_F32, f32, FCMP_OLT)
+CMP(LE_F32, f32, FCMP_OLE)
+CMP(GT_F32, f32, FCMP_OGT)
+CMP(GE_F32, f32, FCMP_OGE)
+CMP(EQ_F64, f64, FCMP_OEQ)
+CMP(NE_F64, f64, FCMP_UNE)
+CMP(LT_F64, f64, FCMP_OLT)
+CMP(LE_F64, f64, FCMP_OLE)
+CMP(GT_F64, f64, FCMP_OGT)
+CMP(GE_F64, f64, FCMP_OGE)
+// MIN(a, b) = b < a ? b : a and MAX(a, b) = a < b ? b : a, as the interpreter (which operand
+// a NaN or a signed zero yields follows from that).
+BIN(MIN_I32, i32, B.CreateSelect(B.CreateICmpSLT(b, a), b, a))
+BIN(MAX_I32, i32, B.CreateSelect(B.CreateICmpSLT(a, b), b, a))
+BIN(MIN_U32, i32, B.CreateSelect(B.CreateICmpULT(b, a), b, a))
+BIN(MAX_U32, i32, B.CreateSelect(B.CreateICmpULT(a, b), b, a))
+BIN(MIN_I64, i64, B.CreateSelect(B.CreateICmpSLT(b, a), b, a))
+BIN(MAX_I64, i64, B.CreateSelect(B.CreateICmpSLT(a, b), b, a))
+BIN(MIN_U64, i64, B.CreateSelect(B.CreateICmpULT(b, a), b, a))
+BIN(MAX_U64, i64, B.CreateSelect(B.CreateICmpULT(a, b), b, a))
+BIN(MIN_F32, f32, B.CreateSelect(B.CreateFCmpOLT(b, a), b, a))
+BIN(MAX_F32, f32, B.CreateSelect(B.CreateFCmpOLT(a, b), b, a))
+BIN(MIN_F64, f64, B.CreateSelect(B.CreateFCmpOLT(b, a), b, a))
+BIN(MAX_F64, f64, B.CreateSelect(B.CreateFCmpOLT(a, b), b, a))
+BIN(AND_B, i8, e.boolByte(B.CreateAnd(B.CreateICmpNE(a, B.getInt8(0)), B.CreateICmpNE(b, B.getInt8(0)))))
+BIN(OR_B, i8, e.boolByte(B.CreateOr(B.CreateICmpNE(a, B.getInt8(0)), B.CreateICmpNE(b, B.getInt8(0)))))
+BIN(XOR_B, i8, e.boolByte(B.CreateXor(B.CreateICmpNE(a, B.getInt8(0)), B.CreateICmpNE(b, B.getInt8(0)))))
+UN(NOT_B, i8, e.boolByte(B.CreateICmpEQ(a, B.getInt8(0))))
+BIN(AND_32, i32, B.CreateAnd(a, b))
+BIN(OR_32, i32, B.CreateOr(a, b))
+BIN(XOR_32, i32, B.CreateXor(a, b))
+UN(NOT_32, i32, B.CreateNot(a))
+BIN(AND_64, i64, B.CreateAnd(a, b))
+BIN(OR_64, i64, B.CreateOr(a, b))
+BIN(XOR_64, i64, B.CreateXor(a, b))
+UN(NOT_64, i64, B.CreateNot(a))
+// A shift by the width or more gives 0 (LLVM's shift would be poison): the count is clamped
+// before the shift and the result selected after it.
+BIN(SHL_32, i32, B.CreateSelect(B.CreateICmpUGE(b, e.c32(32)), e.c32(0), B.CreateShl(a, B.CreateAnd(b, e.c32(31)))))
+BIN(SHR_32, i32, B.CreateSelect(B.CreateICmpUGE(b, e.c32(32)), e.c32(0), B.CreateLShr(a, B.CreateAnd(b, e.c32(31)))))
+OP(SHL_64) {
+    Value* a = e.ld(e.i64(), 1);
+    Value* n = e.ld(e.i32(), 2);
+    Value* s = e.b.CreateZExt(e.b.CreateAnd(n, e.c32(63)), e.i64());
+    e.st(0, e.b.CreateSelect(e.b.CreateICmpUGE(n, e.c32(64)), e.c64(0), e.b.CreateShl(a, s)));
+    e.next();
+}
+OP(SHR_64) {
+    Value* a = e.ld(e.i64(), 1);
+    Value* n = e.ld(e.i32(), 2);
+    Value* s = e.b.CreateZExt(e.b.CreateAnd(n, e.c32(63)), e.i64());
+    e.st(0, e.b.CreateSelect(e.b.CreateICmpUGE(n, e.c32(64)), e.c64(0), e.b.CreateLShr(a, s)));
+    e.next();
+}
+
+// --- conversions (integer to REAL rounds to nearest, as the C++ conversions) ---
+UN(I32_TO_F32, i32, B.CreateSIToFP(a, e.f32()))
+UN(I32_TO_F64, i32, B.CreateSIToFP(a, e.f64()))
+UN(U32_TO_F32, i32, B.CreateUIToFP(a, e.f32()))
+UN(U32_TO_F64, i32, B.CreateUIToFP(a, e.f64()))
+UN(I64_TO_F32, i64, B.CreateSIToFP(a, e.f32()))
+UN(I64_TO_F64, i64, B.CreateSIToFP(a, e.f64()))
+UN(U64_TO_F32, i64, B.CreateUIToFP(a, e.f32()))
+UN(U64_TO_F64, i64, B.CreateUIToFP(a, e.f64()))
+UN(F32_TO_F64, f32, B.CreateFPExt(a, e.f64()))
+UN(F64_TO_F32, f64, B.CreateFPTrunc(a, e.f32()))
+
+// --- arrays by a run-time subscript ---
+OP(IDX) {
+    Value* rel = e.b.CreateSub(e.b.CreateSExt(e.ld(e.i32(), 2), e.i64()),
+                               e.c64(static_cast<std::uint64_t>(static_cast<std::int64_t>(e.imm32(3)))));
+    e.trapIf(e.b.CreateICmpUGE(rel, e.c64(e.w(5))), Trap::ArrayBounds);
+    e.st(0, e.b.CreateAdd(e.offsetOf(1), e.b.CreateMul(e.b.CreateTrunc(rel, e.i32()), e.c32(e.w(4)))));
+    e.next();
+}
+#define LDX(name, TS, conv)                                                                                            \
+    OP(name) {                                                                                                         \
+        auto& B = e.b;                                                                                                 \
+        Value* a = e.loadAt(e.TS(), e.element(1, 2), e.tagOf(1));                                                     \
+        (void)B;                                                                                                       \
+        e.st(0, conv);                                                                                                 \
+        e.next();                                                                                                      \
+    }
+LDX(LDX_8, i8, a)
+LDX(LDX_16, i16, a)
+LDX(LDX_32, i32, a)
+LDX(LDX_64, i64, a)
+LDX(LDX_S8, i8, B.CreateSExt(a, e.i32()))
+LDX(LDX_U8, i8, B.CreateZExt(a, e.i32()))
+LDX(LDX_S16, i16, B.CreateSExt(a, e.i32()))
+LDX(LDX_U16, i16, B.CreateZExt(a, e.i32()))
+#define STX(name, T)                                                                                                   \
+    OP(name) {                                                                                                         \
+        Value* p = e.element(1, 2);                                                                                    \
+        e.storeAt(p, e.ld(e.T(), 0), e.tagOf(1));                                                                      \
+        e.next();                                                                                                      \
+    }
+STX(STX_8, i8)
+STX(STX_16, i16)
+STX(STX_32, i32)
+STX(STX_64, i64)
+OP(LDX_N) {
+    e.copy(e.addr(0), e.element(1, 2), e.w(4));
+    e.next();
+}
+OP(STX_N) {
+    Value* p = e.element(1, 2);
+    e.copy(p, e.addr(0), e.w(4));
+    e.next();
+}
+#define ADDX(name, T, add)                                                                                             \
+    OP(name) {                                                                                                         \
+        Value* p = e.element(1, 2);                                                                                    \
+        Value* a = e.ld(e.T(), 6);                                                                                     \
+        e.st(0, e.b.add(a, e.loadAt(e.T(), p, e.tagOf(1))));                                                           \
+        e.next();                                                                                                      \
+    }
+ADDX(ADDX_I32, i32, CreateAdd)
+ADDX(ADDX_F32, f32, CreateFAdd)
+ADDX(ADDX_F64, f64, CreateFAdd)
+
+// --- references (REF_TO, VAR_IN_OUT): the address checked before every access ---
+#define LDI(name, T)                                                                                                   \
+    OP(name) {                                                                                                         \
+        Value* p = e.deref(1, e.w(2), e.T()->getPrimitiveSizeInBits() / 8, false);                                     \
+        e.st(0, e.loadAt(e.T(), p));                                                                                   \
+        e.next();                                                                                                      \
+    }
+LDI(LDI_8, i8)
+LDI(LDI_16, i16)
+LDI(LDI_32, i32)
+LDI(LDI_64, i64)
+#define STI(name, T)                                                                                                   \
+    OP(name) {                                                                                                         \
+        Value* p = e.deref(0, e.w(1), e.T()->getPrimitiveSizeInBits() / 8, true);                                      \
+        e.storeAt(p, e.ld(e.T(), 2));                                                                                  \
+        e.next();                                                                                                      \
+    }
+STI(STI_8, i8)
+STI(STI_16, i16)
+STI(STI_32, i32)
+STI(STI_64, i64)
+OP(LDI_N) {
+    Value* p = e.deref(1, 0, e.w(2), false);
+    e.copy(e.addr(0), p, e.w(2));
+    e.next();
+}
+OP(STI_N) {
+    Value* p = e.deref(0, 0, e.w(2), true);
+    e.copy(p, e.addr(1), e.w(2));
+    e.next();
+}
+OP(CHK_REF) {
+    e.trapIf(e.b.CreateICmpEQ(e.ld(e.i32(), 0), e.c32(0)), Trap::NullReference);
+    e.next();
+}
+OP(CHK_PTR) {
+    Value* p = e.ld(e.i32(), 0);
+    e.trapIf(e.b.CreateICmpEQ(p, e.c32(0)), Trap::NullReference);
+    Value* misaligned = e.b.CreateICmpNE(e.b.CreateAnd(p, e.c32(e.w(1) - 1)), e.c32(0));
+    Value* outside = e.b.CreateICmpUGT(e.b.CreateAdd(e.b.CreateZExt(p, e.i64()), e.c64(e.w(2))), e.c64(e.imageSize));
+    e.trapIf(e.b.CreateOr(misaligned, outside), Trap::InvalidReference);
+    e.next();
+}
+OP(IDXP) {
+    Value* p = e.ld(e.i32(), 1);
+    e.trapIf(e.b.CreateICmpEQ(p, e.c32(0)), Trap::NullReference);
+    Value* rel = e.b.CreateSub(e.b.CreateSExt(e.ld(e.i32(), 2), e.i64()),
+                               e.c64(static_cast<std::uint64_t>(static_cast<std::int64_t>(e.imm32(3)))));
+    e.trapIf(e.b.CreateICmpUGE(rel, e.c64(e.w(5))), Trap::ArrayBounds);
+    e.st(0, e.b.CreateAdd(p, e.b.CreateMul(e.b.CreateTrunc(rel, e.i32()), e.c32(e.w(4)))));
+    e.next();
+}
+
+// --- FOR back-edges (the bound and step were folded by the back end) ---
+#define LOOP_IMM(name, pred)                                                                                           \
+    OP(name) {                                                                                                         \
+        Value* v = e.ld(e.i32(), 0);                                                                                   \
+        BasicBlock* again = e.fresh("again");                                                                          \
+        e.b.CreateCondBr(e.b.CreateCmp(llvm::CmpInst::pred, v, e.c32(e.w(1))), again,                                  \
+                         e.block(e.pc + bytecode::instructionLength(Opcode::name)));                                   \
+        e.b.SetInsertPoint(again);                                                                                     \
+        e.st(0, e.b.CreateAdd(v, e.c32(e.w(2))));                                                                      \
+        e.loopBack(e.w(3));                                                                                            \
+    }
+LOOP_IMM(LOOP_I32_IMM, ICMP_SLE)
+LOOP_IMM(LOOP_DN_I32_IMM, ICMP_SGE)
+#define LOOP_I16(name, pred)                                                                                           \
+    OP(name) {                                                                                                         \
+        Value* v = e.ld(e.i32(), 0);                                                                                   \
+        BasicBlock* again = e.fresh("again");                                                                          \
+        e.b.CreateCondBr(e.b.CreateCmp(llvm::CmpInst::pred, v, e.c32(e.w(2))), again,                                  \
+                         e.block(e.pc + bytecode::instructionLength(Opcode::name)));                                   \
+        e.b.SetInsertPoint(again);                                                                                     \
+        Value* next = e.b.CreateAdd(v, e.c32(e.w(3)));                                                                 \
+        e.st(0, next);                                                                                                 \
+        e.st(1, e.b.CreateTrunc(next, e.i16()));                                                                       \
+        e.loopBack(e.w(4));                                                                                            \
+    }
+LOOP_I16(LOOP_I16_IMM, ICMP_SLE)
+LOOP_I16(LOOP_DN_I16_IMM, ICMP_SGE)
+// LOOP_I32 / LOOP_DN_I32: the room left (a - d, in 64 bits) against the step i.
+#define LOOP_VAR(name, pred)                                                                                           \
+    OP(name) {                                                                                                         \
+        Value* v = e.ld(e.i32(), 0);                                                                                   \
+        Value* room = e.b.CreateSub(e.b.CreateSExt(e.ld(e.i32(), 1), e.i64()), e.b.CreateSExt(v, e.i64()));            \
+        Value* step = e.c64(static_cast<std::uint64_t>(static_cast<std::int64_t>(e.imm32(2))));                        \
+        BasicBlock* again = e.fresh("again");                                                                          \
+        e.b.CreateCondBr(e.b.CreateCmp(llvm::CmpInst::pred, room, step), again,                                        \
+                         e.block(e.pc + bytecode::instructionLength(Opcode::name)));                                   \
+        e.b.SetInsertPoint(again);                                                                                     \
+        e.st(0, e.b.CreateAdd(v, e.c32(e.w(2))));                                                                      \
+        e.loopBack(e.w(3));                                                                                            \
+    }
+LOOP_VAR(LOOP_I32, ICMP_SGE)
+LOOP_VAR(LOOP_DN_I32, ICMP_SLE)
+// A step known only at run time (CHK_STEP_* has refused 0 before the loop).
+OP(LOOP_STEP_I32) {
+    auto& B = e.b;
+    Value* v = e.ld(e.i32(), 0);
+    Value* room = B.CreateSub(B.CreateSExt(e.ld(e.i32(), 1), e.i64()), B.CreateSExt(v, e.i64()));
+    Value* step = e.ld(e.i32(), 2);
+    Value* step64 = B.CreateSExt(step, e.i64());
+    Value* up = B.CreateAnd(B.CreateICmpSGT(step, e.c32(0)), B.CreateICmpSGE(room, step64));
+    Value* down = B.CreateAnd(B.CreateICmpSLT(step, e.c32(0)), B.CreateICmpSLE(room, step64));
+    BasicBlock* again = e.fresh("again");
+    B.CreateCondBr(B.CreateOr(up, down), again, e.block(e.pc + bytecode::instructionLength(Opcode::LOOP_STEP_I32)));
+    B.SetInsertPoint(again);
+    e.st(0, B.CreateAdd(v, step));
+    e.loopBack(e.w(3));
+}
+OP(LOOP_STEP_I64) {
+    auto& B = e.b;
+    Value* v = e.ld(e.i64(), 0);
+    Value* bound = e.ld(e.i64(), 1);
+    Value* step = e.ld(e.i64(), 2);
+    Value* zero = e.c64(0);
+    Value* up = B.CreateAnd(B.CreateAnd(B.CreateICmpSGT(step, zero), B.CreateICmpSLT(v, bound)),
+                            B.CreateICmpUGE(B.CreateSub(bound, v), step));
+    Value* down = B.CreateAnd(B.CreateAnd(B.CreateICmpSLT(step, zero), B.CreateICmpSGT(v, bound)),
+                              B.CreateICmpUGE(B.CreateSub(v, bound), B.CreateSub(zero, step)));
+    BasicBlock* again = e.fresh("again");
+    B.CreateCondBr(B.CreateOr(up, down), again, e.block(e.pc + bytecode::instructionLength(Opcode::LOOP_STEP_I64)));
+    B.SetInsertPoint(again);
+    e.st(0, B.CreateAdd(v, step));
+    e.loopBack(e.w(3));
+}
+
+// --- division by a constant through the reciprocal (l), bit for bit as the interpreter ---
+OP(DIV_I32_IMM) {
+    Value* a = e.ld(e.i32(), 1);
+    Value* q = e.divByReciprocal(e.magnitude(a), e.imm64(3));
+    const bool negDivisor = e.imm32(2) < 0;
+    Value* aNeg = e.b.CreateICmpSLT(a, e.c32(0));
+    e.st(0, e.negIf(negDivisor ? e.b.CreateNot(aNeg) : aNeg, q));
+    e.next();
+}
+OP(MOD_I32_IMM) {
+    Value* a = e.ld(e.i32(), 1);
+    Value* r = e.modByReciprocal(e.magnitude(a), e.w(2), e.imm64(3));
+    e.st(0, e.negIf(e.b.CreateICmpSLT(a, e.c32(0)), r));
+    e.next();
+}
+OP(DIV_U32_IMM) {
+    e.st(0, e.divByReciprocal(e.ld(e.i32(), 1), e.imm64(3)));
+    e.next();
+}
+OP(MOD_U32_IMM) {
+    e.st(0, e.modByReciprocal(e.ld(e.i32(), 1), e.w(2), e.imm64(3)));
+    e.next();
+}
+OP(ADDMOD_I32_IMM) {
+    Value* sum = e.b.CreateAdd(e.ld(e.i32(), 1), e.ld(e.i32(), 2));
+    Value* r = e.modByReciprocal(e.magnitude(sum), e.w(3), e.imm64(4));
+    e.st(0, e.negIf(e.b.CreateICmpSLT(sum, e.c32(0)), r));
+    e.next();
+}
+OP(ADDMOD_U32_IMM) {
+    Value* sum = e.b.CreateAdd(e.ld(e.i32(), 1), e.ld(e.i32(), 2));
+    e.st(0, e.modByReciprocal(sum, e.w(3), e.imm64(4)));
+    e.next();
+}
+
+// --- fused REAL forms: each product rounded to its type, then added (never a hardware FMA:
+//     IR without the contract flag is not fused) ---
+BIN(MULADD_F32, f32, B.CreateFAdd(B.CreateFMul(a, b), e.ld(e.f32(), 3)))
+BIN(MULADD_F64, f64, B.CreateFAdd(B.CreateFMul(a, b), e.ld(e.f64(), 3)))
+BIN(MUL2ADD_F32, f32, B.CreateFAdd(B.CreateFMul(a, b), B.CreateFMul(e.ld(e.f32(), 3), e.ld(e.f32(), 4))))
+BIN(MUL2ADD_F64, f64, B.CreateFAdd(B.CreateFMul(a, b), B.CreateFMul(e.ld(e.f64(), 3), e.ld(e.f64(), 4))))
+OP(MULW_F64) {
+    Value* a = e.b.CreateFPExt(e.ld(e.f32(), 1), e.f64());
+    e.st(0, e.b.CreateFMul(a, e.ld(e.f64(), 2)));
+    e.next();
+}
+OP(DIVW_F64) {
+    Value* a = e.b.CreateFPExt(e.ld(e.f32(), 1), e.f64());
+    e.st(0, e.b.CreateFDiv(a, e.ld(e.f64(), 2)));
+    e.next();
+}
+OP(ADDW_F64) {
+    Value* a = e.b.CreateFPExt(e.ld(e.f32(), 1), e.f64());
+    e.st(0, e.b.CreateFAdd(a, e.ld(e.f64(), 2)));
+    e.next();
+}
+
+#undef OP
+#undef BIN
+#undef UN
+#undef CMP
+#undef JCMP
+#undef JCMPI
+#undef BIN_T
+#undef LDX
+#undef LDI
+#undef STI
+#undef STX
+#undef ADDX
+#undef LOOP_IMM
+#undef LOOP_I16
+#undef LOOP_VAR
+
+// The tables, generated from the one list.
+constexpr std::array<bool, bytecode::kOpcodeCount> kSupported = {{
+#define TAKT_OP(name, format, doc) Op<Opcode::name>::kSupported,
+#include "takt/bytecode/opcodes.def"
+#undef TAKT_OP
+}};
+using EmitFn = void (*)(Emitter&);
+constexpr std::array<EmitFn, bytecode::kOpcodeCount> kEmit = {{
+#define TAKT_OP(name, format, doc) &Op<Opcode::name>::emit,
+#include "takt/bytecode/opcodes.def"
+#undef TAKT_OP
+}};
+
+// Where control can go after the instruction at `pc`: the next instruction unless it ends the
+// run or always jumps, and its jump target.
+bool fallsThrough(Opcode op) {
+    return op != Opcode::RET && op != Opcode::JMP && op != Opcode::TRAP && op != Opcode::ASSERT_FAIL;
+}
+
+// The instructions reachable from `entry` (true at their first word), or the first one that is
+// not translated (unsupported).
+struct Reach {
+    std::vector<bool> starts;
+    std::uint32_t unsupportedPc = bytecode::kNone;
+};
+Reach reachable(const bytecode::Module& module, std::uint32_t entry) {
+    Reach r;
+    r.starts.assign(module.code.size() + 1, false);
+    std::vector<std::uint32_t> work{entry};
+    while (!work.empty()) {
+        const std::uint32_t pc = work.back();
+        work.pop_back();
+        if (pc >= module.code.size() || r.starts[pc]) {
+            continue;
+        }
+        r.starts[pc] = true;
+        const std::uint32_t opWord = module.code[pc];
+        if (opWord >= bytecode::kOpcodeCount || !kSupported[opWord]) {
+            r.unsupportedPc = pc;
+            return r;
+        }
+        const auto op = static_cast<Opcode>(opWord);
+        const bytecode::OpcodeInfo& info = bytecode::kOpcodeInfo[opWord];
+        for (std::uint32_t k = 0; k < info.operandCount; ++k) {
+            if (info.operands[k].kind == bytecode::OperandKind::Jump) {
+                work.push_back(module.code[pc + 1 + info.operands[k].word]);
+            }
+        }
+        if (fallsThrough(op)) {
+            work.push_back(pc + info.length);
+        }
+    }
+    return r;
+}
+
+void translateBody(Emitter& e, const bytecode::Module& module, std::uint32_t entry, const Reach& reach) {
+    llvm::Argument* args = e.fn->arg_begin();
+    e.image = args + 0;
+    e.thisOffset = args + 1;
+    e.frameOffset = args + 2;
+    e.ctx = args + 3;
+    BasicBlock* start = e.fresh("start");
+    e.b.SetInsertPoint(start);
+    e.ticks = e.b.CreateAlloca(e.i64());
+    e.b.CreateStore(e.b.CreateLoad(e.i64(), e.b.CreateStructGEP(e.runContextType(), e.ctx, 0)), e.ticks);
+    e.abort = e.b.CreateLoad(e.i8()->getPointerTo(), e.b.CreateStructGEP(e.runContextType(), e.ctx, 1));
+    e.base = {e.image, e.b.CreateInBoundsGEP(e.i8(), e.image, e.b.CreateZExt(e.thisOffset, e.i64())),
+              e.b.CreateInBoundsGEP(e.i8(), e.image, e.b.CreateZExt(e.frameOffset, e.i64()))};
+    std::vector<BasicBlock*> blocks(module.code.size() + 1, nullptr);
+    for (std::size_t pc = 0; pc < reach.starts.size(); ++pc) {
+        if (reach.starts[pc]) {
+            blocks[pc] = e.fresh("i");
+        }
+    }
+    e.blocks = &blocks;
+    e.b.CreateBr(blocks[entry]);
+    e.code = module.code.data();
+    for (std::size_t pc = 0; pc < reach.starts.size(); ++pc) {
+        if (!reach.starts[pc]) {
+            continue;
+        }
+        e.pc = static_cast<std::uint32_t>(pc);
+        e.b.SetInsertPoint(blocks[pc]);
+        kEmit[module.code[pc]](e);
+    }
+}
+
+class JitModule final : public CompiledModule {
+public:
+    JitModule(std::unique_ptr<llvm::orc::LLJIT> jit, std::vector<Entry> entries)
+        : jit_(std::move(jit)), entries_(std::move(entries)) {}
+    [[nodiscard]] Entry entry(std::uint32_t pou) const noexcept override {
+        return pou < entries_.size() ? entries_[pou] : nullptr;
+    }
+
+private:
+    std::unique_ptr<llvm::orc::LLJIT> jit_; // owns the code the entries point into
+    std::vector<Entry> entries_;
+};
+
+void initialiseLlvm() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        llvm::InitializeNativeTarget();
+        llvm::InitializeNativeTargetAsmPrinter();
+    });
+}
+
+std::string errorText(llvm::Error err) {
+    return llvm::toString(std::move(err));
+}
+
+void optimise(llvm::Module& mod, llvm::TargetMachine* tm) {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(tm);
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(mod, mam);
+}
+
+} // namespace
+
+bool available() noexcept {
+    return true;
+}
+
+std::string_view libraryName() noexcept {
+    return "LLVM " LLVM_VERSION_STRING " ORC";
+}
+
+CompileResult compile(const bytecode::Module& module) {
+    const auto started = std::chrono::steady_clock::now();
+    CompileResult result;
+    std::vector<std::pair<std::uint32_t, Reach>> bodies;
+    for (std::uint32_t p = 0; p < module.pous.size(); ++p) {
+        const bytecode::PouEntry& pou = module.pous[p];
+        if (pou.code == bytecode::kNone || pou.native != bytecode::kNone) {
+            continue;
+        }
+        Reach reach = reachable(module, pou.code);
+        if (reach.unsupportedPc != bytecode::kNone) {
+            result.unsupportedPc = reach.unsupportedPc;
+            result.unsupportedOp = module.code[reach.unsupportedPc];
+            return result;
+        }
+        bodies.emplace_back(p, std::move(reach));
+    }
+
+    initialiseLlvm();
+    auto tmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!tmb) {
+        result.error = errorText(tmb.takeError());
+        return result;
+    }
+    tmb->setCodeGenOptLevel(llvm::CodeGenOpt::Default);
+    auto tm = tmb->createTargetMachine();
+    if (!tm) {
+        result.error = errorText(tm.takeError());
+        return result;
+    }
+    auto cx = std::make_unique<llvm::LLVMContext>();
+    auto mod = std::make_unique<llvm::Module>("takt", *cx);
+    mod->setDataLayout((*tm)->createDataLayout());
+    mod->setTargetTriple((*tm)->getTargetTriple().str());
+    llvm::IRBuilder<> builder(*cx);
+    Type* i8p = builder.getInt8PtrTy();
+    Type* i32 = builder.getInt32Ty();
+    llvm::FunctionType* fnType = llvm::FunctionType::get(
+        i32, {i8p, i32, i32, llvm::StructType::get(*cx, {builder.getInt64Ty(), i8p, i32})->getPointerTo()}, false);
+    for (const auto& [p, reach] : bodies) {
+        llvm::Function* fn = llvm::Function::Create(fnType, llvm::Function::ExternalLinkage, "pou" + std::to_string(p),
+                                                    mod.get());
+        fn->addFnAttr(llvm::Attribute::NoUnwind);
+        // The image is reached only through this argument while the code runs.
+        fn->addParamAttr(0, llvm::Attribute::NoAlias);
+        Emitter e{*cx, *mod, builder};
+        e.fn = fn;
+        llvm::MDBuilder md(*cx);
+        llvm::MDNode* domain = md.createAnonymousAliasScopeDomain("takt.image");
+        llvm::MDNode* inInstance = md.createAnonymousAliasScope(domain, "instance");
+        llvm::MDNode* inFrame = md.createAnonymousAliasScope(domain, "frame");
+        e.scope[bytecode::kTagThis] = llvm::MDNode::get(*cx, {inInstance});
+        e.scope[bytecode::kTagFrame] = llvm::MDNode::get(*cx, {inFrame});
+        e.noalias[bytecode::kTagThis] = e.scope[bytecode::kTagFrame];
+        e.noalias[bytecode::kTagFrame] = e.scope[bytecode::kTagThis];
+        e.constSize = module.constSize;
+        e.imageSize = static_cast<std::uint64_t>(module.constSize) + module.globalSize + module.stackSize;
+        translateBody(e, module, module.pous[p].code, reach);
+    }
+    if (llvm::verifyModule(*mod, &llvm::errs())) {
+        result.error = "the translator produced invalid IR";
+        return result;
+    }
+    optimise(*mod, tm->get());
+
+    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*tmb)).create();
+    if (!jit) {
+        result.error = errorText(jit.takeError());
+        return result;
+    }
+    auto generator = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        (*jit)->getDataLayout().getGlobalPrefix());
+    if (!generator) {
+        result.error = errorText(generator.takeError());
+        return result;
+    }
+    (*jit)->getMainJITDylib().addGenerator(std::move(*generator));
+    if (llvm::Error err = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(cx)))) {
+        result.error = errorText(std::move(err));
+        return result;
+    }
+    std::vector<Entry> entries(module.pous.size(), nullptr);
+    for (const auto& body : bodies) {
+        auto sym = (*jit)->lookup("pou" + std::to_string(body.first));
+        if (!sym) {
+            result.error = errorText(sym.takeError());
+            return result;
+        }
+        entries[body.first] = reinterpret_cast<Entry>(static_cast<std::uintptr_t>(sym->getAddress()));
+    }
+    result.code = std::make_unique<JitModule>(std::move(*jit), std::move(entries));
+    result.compileMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    return result;
+}
+
+} // namespace takt::native
