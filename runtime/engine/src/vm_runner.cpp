@@ -176,8 +176,8 @@ bool VmRunner::runProgram(LoadedProgram& program, const bytecode::ProgramInstanc
             instance.offset + static_cast<std::uint64_t>(instanceBytes(module, instance.pou)) <= stackBase) {
             native::RunContext ctx{budget_ != 0 ? budget_ : std::numeric_limits<std::uint64_t>::max(),
                                    abort_ != nullptr ? abort_ : &kNeverAbort, bytecode::kNone};
-            const vm::Trap trap = native::trapOf(
-                entry(program.image(), instance.offset, static_cast<std::uint32_t>(stackBase), &ctx));
+            const vm::Trap trap =
+                native::trapOf(entry(program.image(), instance.offset, static_cast<std::uint32_t>(stackBase), &ctx));
             if (trap == vm::Trap::None) {
                 return true;
             }

@@ -147,9 +147,7 @@ struct Emitter {
         b.CreateRet(c32(static_cast<std::uint32_t>(trap)));
     }
     llvm::MDNode* unlikely() { return llvm::MDBuilder(cx).createBranchWeights(1, 1 << 20); }
-    llvm::StructType* runContextType() {
-        return llvm::StructType::get(cx, {i64(), i8()->getPointerTo(), i32()});
-    }
+    llvm::StructType* runContextType() { return llvm::StructType::get(cx, {i64(), i8()->getPointerTo(), i32()}); }
 
     // A back-edge or call: one tick of the budget, the abort flag on every 64th.
     void watchdog() {
@@ -216,8 +214,8 @@ struct Emitter {
     // The element of an array access (LDX_*, STX_*, ADDX_*): operand `arr` is the array, `idx`
     // the index followed by the lower bound, the element size and the count.
     Value* element(std::uint32_t arr, std::uint32_t idx) {
-        Value* rel = b.CreateSub(b.CreateSExt(ld(i32(), idx), i64()), c64(static_cast<std::uint64_t>(
-                                                                            static_cast<std::int64_t>(imm32(idx + 1)))));
+        Value* rel = b.CreateSub(b.CreateSExt(ld(i32(), idx), i64()),
+                                 c64(static_cast<std::uint64_t>(static_cast<std::int64_t>(imm32(idx + 1)))));
         trapIf(b.CreateICmpUGE(rel, c64(w(idx + 3))), Trap::ArrayBounds);
         return b.CreateInBoundsGEP(i8(), addr(arr), b.CreateMul(rel, c64(w(idx + 2))));
     }
@@ -278,17 +276,31 @@ template <Opcode op> struct Op {
     }
 #define CMP(name, T, pred) BIN(name, T, e.boolByte(B.CreateCmp(llvm::CmpInst::pred, a, b)))
 #define JCMP(name, T, pred)                                                                                            \
-    OP(name) { e.branch(e.b.CreateCmp(llvm::CmpInst::pred, e.ld(e.T(), 0), e.ld(e.T(), 1)), e.w(2)); }
+    OP(name) {                                                                                                         \
+        e.branch(e.b.CreateCmp(llvm::CmpInst::pred, e.ld(e.T(), 0), e.ld(e.T(), 1)), e.w(2));                          \
+    }
 #define JCMPI(name, pred)                                                                                              \
-    OP(name) { e.branch(e.b.CreateCmp(llvm::CmpInst::pred, e.ld(e.i32(), 0), e.c32(e.w(1))), e.w(2)); }
+    OP(name) {                                                                                                         \
+        e.branch(e.b.CreateCmp(llvm::CmpInst::pred, e.ld(e.i32(), 0), e.c32(e.w(1))), e.w(2));                         \
+    }
 #define BIN_T(name, T, id) BIN(name, T, e.checked(llvm::Intrinsic::id, a, b))
 
 // --- control ---
-OP(NOP) { e.next(); }
-OP(RET) { e.b.CreateRet(e.c32(0)); } // only entry bodies are translated: a return ends the run
-OP(JMP) { e.jump(e.w(0)); }
-OP(JMP_T) { e.branch(e.b.CreateICmpNE(e.ld(e.i8(), 0), e.b.getInt8(0)), e.w(1)); }
-OP(JMP_F) { e.branch(e.b.CreateICmpEQ(e.ld(e.i8(), 0), e.b.getInt8(0)), e.w(1)); }
+OP(NOP) {
+    e.next();
+}
+OP(RET) {
+    e.b.CreateRet(e.c32(0));
+} // only entry bodies are translated: a return ends the run
+OP(JMP) {
+    e.jump(e.w(0));
+}
+OP(JMP_T) {
+    e.branch(e.b.CreateICmpNE(e.ld(e.i8(), 0), e.b.getInt8(0)), e.w(1));
+}
+OP(JMP_F) {
+    e.branch(e.b.CreateICmpEQ(e.ld(e.i8(), 0), e.b.getInt8(0)), e.w(1));
+}
 JCMP(JEQ_I32, i32, ICMP_EQ)
 JCMP(JNE_I32, i32, ICMP_NE)
 JCMP(JLT_I32, i32, ICMP_SLT)
@@ -519,22 +531,20 @@ BIN(ATAN2_F32, f32, e.libm("atan2f", e.f32(), {a, b}))
 BIN(ATAN2_F64, f64, e.libm("atan2", e.f64(), {a, b}))
 
 // MATH_*: the same libm functions the interpreter calls (std::sin of a float is sinf).
-constexpr std::array<const char*, bytecode::kMathFnCount> kMathF64 = {"log",  "log10", "exp",  "sin", "cos",
-                                                                       "tan", "asin",  "acos", "atan"};
-constexpr std::array<const char*, bytecode::kMathFnCount> kMathF32 = {"logf",  "log10f", "expf",  "sinf", "cosf",
-                                                                       "tanf", "asinf",  "acosf", "atanf"};
+constexpr std::array<const char*, bytecode::kMathFnCount> kMathF64 = {"log", "log10", "exp",  "sin", "cos",
+                                                                      "tan", "asin",  "acos", "atan"};
+constexpr std::array<const char*, bytecode::kMathFnCount> kMathF32 = {"logf", "log10f", "expf",  "sinf", "cosf",
+                                                                      "tanf", "asinf",  "acosf", "atanf"};
 OP(MATH_F32) {
     const std::uint32_t f = e.w(2);
     Value* a = e.ld(e.f32(), 1);
-    e.st(0, f < kMathF32.size() ? e.libm(kMathF32[f], e.f32(), {a})
-                                : llvm::ConstantFP::getNaN(e.f32()));
+    e.st(0, f < kMathF32.size() ? e.libm(kMathF32[f], e.f32(), {a}) : llvm::ConstantFP::getNaN(e.f32()));
     e.next();
 }
 OP(MATH_F64) {
     const std::uint32_t f = e.w(2);
     Value* a = e.ld(e.f64(), 1);
-    e.st(0, f < kMathF64.size() ? e.libm(kMathF64[f], e.f64(), {a})
-                                : llvm::ConstantFP::getNaN(e.f64()));
+    e.st(0, f < kMathF64.size() ? e.libm(kMathF64[f], e.f64(), {a}) : llvm::ConstantFP::getNaN(e.f64()));
     e.next();
 }
 
@@ -638,7 +648,7 @@ OP(IDX) {
 #define LDX(name, TS, conv)                                                                                            \
     OP(name) {                                                                                                         \
         auto& B = e.b;                                                                                                 \
-        Value* a = e.loadAt(e.TS(), e.element(1, 2), e.tagOf(1));                                                     \
+        Value* a = e.loadAt(e.TS(), e.element(1, 2), e.tagOf(1));                                                      \
         (void)B;                                                                                                       \
         e.st(0, conv);                                                                                                 \
         e.next();                                                                                                      \
@@ -1057,8 +1067,8 @@ CompileResult compile(const bytecode::Module& module) {
     llvm::FunctionType* fnType = llvm::FunctionType::get(
         i32, {i8p, i32, i32, llvm::StructType::get(*cx, {builder.getInt64Ty(), i8p, i32})->getPointerTo()}, false);
     for (const auto& [p, reach] : bodies) {
-        llvm::Function* fn = llvm::Function::Create(fnType, llvm::Function::ExternalLinkage, "pou" + std::to_string(p),
-                                                    mod.get());
+        llvm::Function* fn =
+            llvm::Function::Create(fnType, llvm::Function::ExternalLinkage, "pou" + std::to_string(p), mod.get());
         fn->addFnAttr(llvm::Attribute::NoUnwind);
         // The image is reached only through this argument while the code runs.
         fn->addParamAttr(0, llvm::Attribute::NoAlias);
@@ -1087,8 +1097,8 @@ CompileResult compile(const bytecode::Module& module) {
         result.error = errorText(jit.takeError());
         return result;
     }
-    auto generator = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-        (*jit)->getDataLayout().getGlobalPrefix());
+    auto generator =
+        llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess((*jit)->getDataLayout().getGlobalPrefix());
     if (!generator) {
         result.error = errorText(generator.takeError());
         return result;
@@ -1108,8 +1118,7 @@ CompileResult compile(const bytecode::Module& module) {
         entries[body.first] = reinterpret_cast<Entry>(static_cast<std::uintptr_t>(sym->getAddress()));
     }
     result.code = std::make_unique<JitModule>(std::move(*jit), std::move(entries));
-    result.compileMs =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    result.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     return result;
 }
 

@@ -607,8 +607,8 @@ std::vector<std::string> runHarness(const Script& script, const fs::path& dir, s
             f << r.request << '\n';
         }
     }
-    const std::string cmd = std::string(TAKT_BINARY) + " harness" + options + " < '" + in.string() + "' > '" + out.string() +
-                            "' 2> '" + err.string() + "'";
+    const std::string cmd = std::string(TAKT_BINARY) + " harness" + options + " < '" + in.string() + "' > '" +
+                            out.string() + "' 2> '" + err.string() + "'";
     const int status = std::system(cmd.c_str());
     note = "takt harness exit status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
            (WIFSIGNALED(status) ? ", signal " + std::to_string(WTERMSIG(status)) : "") +

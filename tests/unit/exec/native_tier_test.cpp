@@ -68,8 +68,7 @@ TEST(NativeTierStatus, BenchProgramsCompiledOrExplained) {
     const auto status = [](const char* name) {
         bench::StProgram p;
         std::string error;
-        EXPECT_TRUE(p.load(std::string(TAKT_SOURCE_DIR) + "/bench/programs/" + name + ".st", error,
-                           Execution::Native))
+        EXPECT_TRUE(p.load(std::string(TAKT_SOURCE_DIR) + "/bench/programs/" + name + ".st", error, Execution::Native))
             << error;
         return p.executionStatus();
     };

@@ -14,7 +14,7 @@ struct TestOptions {
     std::filesystem::path project; // empty: current directory
     std::string filter;            // substring of the test name (case-insensitive); empty: all
     bool listOnly = false;
-    double timeoutS = 0; // whole run; 0 = none
+    double timeoutS = 0;                                          // whole run; 0 = none
     engine::Execution execution = engine::Execution::Interpreter; // --execution
 };
 

@@ -51,7 +51,7 @@ struct RuntimeConfig {
     std::string resourceName = "takt";
     std::uint32_t cycleIntervalMs = 10;
 
-    bool overflowTrap = false;   // [build] overflow = "trap"
+    bool overflowTrap = false; // [build] overflow = "trap"
     // [runtime] execution = "native": program bodies compiled to machine code (vm_runner.h);
     // "interpreter" (the default) runs the bytecode interpreter.
     bool nativeExecution = false;
