@@ -58,9 +58,10 @@ export async function until(what, fn, timeoutMs = 20000) {
 // A running demo with the page on a free loopback port (`auth` of [runtime.web]: local or
 // token), a Unix control endpoint and an engineer and a viewer token (`extraToml` is appended
 // to runtime.toml); the shell commands find both through runtime.toml.
-export async function startDemo({ auth = 'local', extraToml = '' } = {}) {
+export async function startDemo({ auth = 'local', extraToml = '', extraFiles = {} } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'takt-web-'));
   cpSync(path.join(repo, 'examples/demo'), dir, { recursive: true });
+  for (const [name, text] of Object.entries(extraFiles)) writeFileSync(path.join(dir, name), text);
   writeFileSync(path.join(dir, 'engineer.token'), `${ENGINEER_TOKEN}\n`, { mode: 0o600 });
   writeFileSync(path.join(dir, 'viewer.token'), `${VIEWER_TOKEN}\n`, { mode: 0o600 });
   const port = await freePort();
