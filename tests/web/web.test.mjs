@@ -1,7 +1,7 @@
 // The live page of `takt run` in a real headless Chromium against the running demo: values change
 // on the page, a trend draws, a force made on the page reaches the runtime (seen by `takt watch`
 // and by the control endpoint), a viewer cannot force, and the page survives an online change.
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -10,6 +10,22 @@ import {
 } from './support.mjs';
 
 const skip = haveChromium() ? false : 'chromium is not installed (scripts/setup.sh installs it)';
+
+// What the page says about its link and its last action, for a failure message.
+async function pageState(page) {
+  const link = await page.textContent('#link').catch(() => '?');
+  const action = await page.textContent('#action-error').catch(() => '?');
+  return `page link: '${link}', action error: '${action}'`;
+}
+
+// `until`, with the page's state in the message when it times out.
+async function untilOnPage(page, what, fn, timeoutMs) {
+  try {
+    return await until(what, fn, timeoutMs);
+  } catch (err) {
+    throw new Error(`${err.message}; ${await pageState(page)}`);
+  }
+}
 
 describe('the live page', { skip }, () => {
   let demo;
@@ -90,7 +106,9 @@ describe('the live page', { skip }, () => {
     await row.locator('button.force').click();
     await until('the row to show the force', async () => (await row.getAttribute('class')) === 'forced' || (await page.textContent('#action-error')) || null);
     assert.equal(await row.getAttribute('class'), 'forced', await page.textContent('#action-error'));
-    await until('the forced value on the page', async () => (await row.locator('td.value').textContent()) === '13824');
+    const forced = await rpc(demo.url, 'var.forced', {}, ENGINEER_TOKEN);
+    await untilOnPage(page, `the forced value on the page (forced: ${JSON.stringify(forced.body.result)})`,
+      async () => (await row.locator('td.value').textContent()) === '13824', 60000);
 
     const watched = JSON.parse((await demo.takt('watch', 'aiTankLevel', 'gTankLevel', '--count', '1', '--json')).trim());
     assert.equal(watched.values.aiTankLevel.literal, '13824');
@@ -106,6 +124,11 @@ describe('the live page', { skip }, () => {
     assert.equal(released.variables[0].forced, false);
     assert.deepEqual(errors, []);
     await close();
+  });
+
+  // A failed force test must not leave the tank level forced for the tests after it.
+  afterEach(async () => {
+    await rpc(demo.url, 'var.unforce', { name: 'aiTankLevel' }, ENGINEER_TOKEN).catch(() => {});
   });
 
   test('a viewer has no force controls and the server refuses a force anyway', async () => {
@@ -148,7 +171,8 @@ describe('the live page', { skip }, () => {
     await until('the event log entry', async () =>
       (await page.locator('#events tbody td', { hasText: 'reload_applied' }).count()) > 0);
     const was = await row.locator('td.value').textContent();
-    await until('values to go on changing', async () => (await row.locator('td.value').textContent()) !== was);
+    await untilOnPage(page, 'values to go on changing', async () => (await row.locator('td.value').textContent()) !== was,
+      60000);
     assert.deepEqual(errors, []);
     if (process.env.TAKT_WEB_SCREENSHOT) {
       await page.screenshot({ path: process.env.TAKT_WEB_SCREENSHOT, fullPage: true });
