@@ -11,11 +11,16 @@
 namespace takt::engine {
 namespace {
 
-void fill(Fault& fault, vm::Trap trap, std::uint32_t pou, std::uint32_t codeOffset) {
+// `info`: where a failed assertion's operands are (either tier records them in the Vm).
+void fill(Fault& fault, vm::Trap trap, std::uint32_t pou, std::uint32_t codeOffset, const vm::TrapInfo& info) {
     fault.message = std::string(vm::trapMessage(trap));
     fault.pou = pou;
     fault.codeOffset = codeOffset;
     fault.assertion = AssertionDetail{};
+    if (trap == vm::Trap::AssertionFailed) {
+        fault.assertion =
+            AssertionDetail{true, info.assertA, info.assertB, info.assertMessage, info.assertFormat, info.assertKind};
+    }
 }
 
 bool report(const vm::Vm& machine, vm::Trap trap, Fault& fault) {
@@ -23,23 +28,54 @@ bool report(const vm::Vm& machine, vm::Trap trap, Fault& fault) {
         return true;
     }
     const vm::TrapInfo& info = machine.lastTrap();
-    fill(fault, trap, info.pou, info.codeOffset);
-    if (trap == vm::Trap::AssertionFailed) {
-        fault.assertion =
-            AssertionDetail{true, info.assertA, info.assertB, info.assertMessage, info.assertFormat, info.assertKind};
-    }
+    fill(fault, trap, info.pou, info.codeOffset, info);
     return false;
 }
 
 const std::atomic<bool> kNeverAbort{false};
+
+vm::Vm& machineOf(void* vm) {
+    return *static_cast<vm::Vm*>(vm);
+}
+// The native tier's calls into the interpreter's implementations (native::Host). The image
+// argument is the one the Vm already holds: it is passed so LLVM sees the image escape.
+native::Host hostFor(vm::Vm& machine) {
+    native::Host host;
+    host.vm = &machine;
+    host.callFb = [](void* vm, std::uint8_t*, std::uint32_t pou, std::uint32_t instance) noexcept {
+        return static_cast<std::uint32_t>(machineOf(vm).callNativeFb(pou, instance));
+    };
+    host.callNative = [](void* vm, std::uint8_t*, std::uint32_t native, std::uint32_t args) noexcept {
+        return static_cast<std::uint32_t>(machineOf(vm).callNativeFunction(native, args));
+    };
+    host.dispatch = [](void* vm, std::uint8_t*, std::uint32_t instance, std::uint32_t slot) noexcept {
+        return machineOf(vm).dispatchTarget(instance, slot);
+    };
+    host.moveString = [](void* vm, std::uint8_t*, std::uint32_t dst, std::uint32_t src, std::uint32_t cap,
+                         std::uint32_t wide) noexcept {
+        return static_cast<std::uint32_t>(
+            machineOf(vm).moveString(dst, src, cap, wide != 0) ? vm::Trap::None : vm::Trap::InvalidReference);
+    };
+    host.compareStrings = [](void* vm, std::uint8_t*, std::uint32_t a, std::uint32_t b, std::uint32_t wide) noexcept {
+        return machineOf(vm).compareStrings(a, b, wide != 0);
+    };
+    host.valuesEqual = [](void* vm, std::uint8_t*, std::uint32_t type, std::uint32_t a, std::uint32_t b) noexcept {
+        return static_cast<std::uint32_t>(machineOf(vm).valuesEqual(type, a, b) ? 1 : 0);
+    };
+    host.assertFailed = [](void* vm, std::uint8_t*, std::uint32_t a, std::uint32_t b, std::uint32_t message,
+                           std::uint32_t format,
+                           std::uint32_t kind) noexcept { machineOf(vm).recordAssertion(a, b, message, format, kind); };
+    return host;
+}
 
 std::uint32_t instanceBytes(const bytecode::Module& module, std::uint32_t pou) {
     const std::uint32_t type = module.pous[pou].instanceType;
     return type < module.types.size() ? module.types[type].size : 0;
 }
 
-// Why a program runs on the interpreter although native was asked for.
-std::string fallbackStatus(const LoadedProgram& program, const native::CompileResult& result) {
+} // namespace
+
+std::string nativeFallbackStatus(const LoadedProgram& program, const native::CompileResult& result) {
     if (result.unsupportedPc == bytecode::kNone) {
         return "interpreter (native: " + result.error + ")";
     }
@@ -57,8 +93,6 @@ std::string fallbackStatus(const LoadedProgram& program, const native::CompileRe
     }
     return text + ")";
 }
-
-} // namespace
 
 bool parseExecution(std::string_view text, Execution& out) {
     if (text == "interpreter") {
@@ -120,7 +154,7 @@ void VmRunner::prepare(LoadedProgram& program) const {
             state->native = std::move(compiled.code);
             state->status = "native";
         } else {
-            state->status = fallbackStatus(program, compiled);
+            state->status = nativeFallbackStatus(program, compiled);
         }
     }
     program.setRunnerState(std::move(state));
@@ -174,14 +208,15 @@ bool VmRunner::runProgram(LoadedProgram& program, const bytecode::ProgramInstanc
         // relies on the instance lying below the stack (translator.cpp: alias scopes).
         if (entry != nullptr && stackBase + module.pous[instance.pou].frameSize <= program.imageSize() &&
             instance.offset + static_cast<std::uint64_t>(instanceBytes(module, instance.pou)) <= stackBase) {
+            const native::Host host = hostFor(machine);
             native::RunContext ctx{budget_ != 0 ? budget_ : std::numeric_limits<std::uint64_t>::max(),
-                                   abort_ != nullptr ? abort_ : &kNeverAbort, bytecode::kNone};
+                                   abort_ != nullptr ? abort_ : &kNeverAbort, bytecode::kNone, &host};
             const vm::Trap trap =
-                native::trapOf(entry(program.image(), instance.offset, static_cast<std::uint32_t>(stackBase), &ctx));
+                native::trapOf(entry(program.image(), instance.offset, static_cast<std::uint32_t>(stackBase), &ctx, 0));
             if (trap == vm::Trap::None) {
                 return true;
             }
-            fill(fault, trap, native::pouContaining(module, ctx.pc), ctx.pc);
+            fill(fault, trap, native::pouContaining(module, ctx.pc), ctx.pc, machine.lastTrap());
             return false;
         }
     }

@@ -35,8 +35,10 @@
 #pragma clang diagnostic pop
 #endif
 
+#include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstddef>
 #include <limits>
 #include <mutex>
 #include <vector>
@@ -50,6 +52,10 @@ using bytecode::Trap;
 using llvm::BasicBlock;
 using llvm::Type;
 using llvm::Value;
+
+// The generated code reads native::Host as an array of pointers (Emitter::HostSlot).
+static_assert(offsetof(Host, assertFailed) == 7 * sizeof(void*) && sizeof(Host) == 8 * sizeof(void*));
+static_assert(offsetof(RunContext, host) == 24);
 
 constexpr std::uint64_t kAbortPollMask = 63; // as the interpreter: the flag on every 64th tick
 
@@ -66,7 +72,8 @@ struct Emitter {
     Value* frameOffset = nullptr; // i32
     std::array<Value*, 3> base{}; // i8*: image, image + this, image + frame
     Value* ctx = nullptr;
-    Value* ticks = nullptr; // i64 alloca: budget left in this run
+    Value* depth = nullptr; // i32: call depth of this body
+    Value* ticks = nullptr; // i64 alloca: budget left in this run (in ctx across calls)
     Value* abort = nullptr; // i8*: the abort flag
     std::vector<BasicBlock*>* blocks = nullptr;
     // Alias scopes of the instance and the frame: an entry's instance lies in the globals and its
@@ -77,6 +84,10 @@ struct Emitter {
     std::array<llvm::MDNode*, 3> noalias{};
     std::uint64_t constSize = 0; // stores through a reference below this are refused
     std::uint64_t imageSize = 0; // constants + globals + stack (LoadedProgram's image)
+    const bytecode::Module* module = nullptr;
+    const std::vector<llvm::Function*>* bodies = nullptr; // per POU, null without a body
+    llvm::GlobalVariable* bodyTable = nullptr;            // the same as [N x i8*], for dispatch
+    llvm::GlobalVariable* frameTable = nullptr;           // [N x i32]: each POU's frame size
 
     [[nodiscard]] std::uint32_t w(std::uint32_t k) const { return code[pc + 1 + k]; }
     [[nodiscard]] std::int32_t imm32(std::uint32_t k) const { return static_cast<std::int32_t>(w(k)); }
@@ -147,7 +158,9 @@ struct Emitter {
         b.CreateRet(c32(static_cast<std::uint32_t>(trap)));
     }
     llvm::MDNode* unlikely() { return llvm::MDBuilder(cx).createBranchWeights(1, 1 << 20); }
-    llvm::StructType* runContextType() { return llvm::StructType::get(cx, {i64(), i8()->getPointerTo(), i32()}); }
+    llvm::StructType* runContextType() {
+        return llvm::StructType::get(cx, {i64(), i8()->getPointerTo(), i32(), i8()->getPointerTo()});
+    }
 
     // A back-edge or call: one tick of the budget, the abort flag on every 64th.
     void watchdog() {
@@ -236,6 +249,129 @@ struct Emitter {
     void copy(Value* dst, Value* src, std::uint32_t n) {
         b.CreateMemMove(dst, llvm::MaybeAlign(1), src, llvm::MaybeAlign(1), c64(n));
     }
+    // --- calls ---
+    // The budget lives in the RunContext across a call, so the callee charges the same ticks.
+    void ticksOut() { b.CreateStore(b.CreateLoad(i64(), ticks), b.CreateStructGEP(runContextType(), ctx, 0)); }
+    void ticksIn() { b.CreateStore(b.CreateLoad(i64(), b.CreateStructGEP(runContextType(), ctx, 0)), ticks); }
+    // Host function `slot` (native::Host's order: vm first, then the functions).
+    enum HostSlot : unsigned {
+        kCallFb = 1,
+        kCallNative,
+        kDispatch,
+        kMoveString,
+        kCompareStrings,
+        kValuesEqual,
+        kAssertFailed,
+        kHostSlots
+    };
+    Value* hostCall(HostSlot slot, Type* result, std::initializer_list<Value*> args) {
+        Type* ptr = i8()->getPointerTo();
+        Value* host = b.CreateLoad(ptr, b.CreateStructGEP(runContextType(), ctx, 3));
+        Value* fields = b.CreateBitCast(host, ptr->getPointerTo());
+        std::vector<Value*> all{b.CreateLoad(ptr, fields), image};
+        std::vector<Type*> params{ptr, ptr};
+        for (Value* a : args) {
+            all.push_back(a);
+            params.push_back(a->getType());
+        }
+        llvm::FunctionType* type = llvm::FunctionType::get(result, params, false);
+        Value* fnPtr = b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, fields, slot));
+        llvm::CallInst* call = b.CreateCall(type, b.CreateBitCast(fnPtr, type->getPointerTo()), all);
+        call->addFnAttr(llvm::Attribute::NoUnwind);
+        return call;
+    }
+    // The interpreter's ENTER: StackOverflow past kMaxCallDepth or the stack's end, one watchdog
+    // tick, then the body (`callee`, or the function pointer `calleePtr` for a dispatched call)
+    // with this := thisOff and frame := frame + c; a trap in the callee returns at once (the
+    // callee stored its own instruction).
+    void enter(Value* calleePtr, Value* frameSize, Value* thisOff, std::uint32_t c) {
+        Value* nf = b.CreateAdd(b.CreateZExt(frameOffset, i64()), c64(c));
+        Value* deep = b.CreateICmpUGE(depth, c32(bytecode::kMaxCallDepth));
+        Value* past = b.CreateICmpUGT(b.CreateAdd(nf, b.CreateZExt(frameSize, i64())), c64(imageSize));
+        trapIf(b.CreateOr(deep, past), Trap::StackOverflow);
+        watchdog();
+        ticksOut();
+        llvm::FunctionType* type = fn->getFunctionType();
+        Value* target = b.CreateBitCast(calleePtr, type->getPointerTo());
+        llvm::CallInst* call =
+            b.CreateCall(type, target, {image, thisOff, b.CreateTrunc(nf, i32()), ctx, b.CreateAdd(depth, c32(1))});
+        call->addFnAttr(llvm::Attribute::NoUnwind);
+        ticksIn();
+        BasicBlock* failed = fresh("callee-trap");
+        BasicBlock* ok = fresh("returned");
+        b.CreateCondBr(b.CreateICmpNE(call, c32(0)), failed, ok, unlikely());
+        b.SetInsertPoint(failed);
+        b.CreateRet(call);
+        b.SetInsertPoint(ok);
+        next();
+    }
+    void enterPou(std::uint32_t p, Value* thisOff, std::uint32_t c) {
+        llvm::Function* callee = (*bodies)[p];
+        if (callee == nullptr) {
+            raise(Trap::InvalidCall);
+            return;
+        }
+        enter(callee, c32(module->pous[p].frameSize), thisOff, c);
+    }
+    // A call of FB or METHOD p on the instance at image offset `inst`: a native FB runs in C++.
+    void callInstance(std::uint32_t p, Value* inst, std::uint32_t c) {
+        if (module->pous[p].native != bytecode::kNone) {
+            Value* t = hostCall(kCallFb, i32(), {c32(p), inst});
+            trapIfCode(t);
+            next();
+            return;
+        }
+        enterPou(p, inst, c);
+    }
+    // A dispatched call: the Vm picks the POU (kNone: InvalidCall), the tables give its body.
+    void callDispatched(Value* inst, std::uint32_t slot, std::uint32_t c) {
+        Value* p = hostCall(kDispatch, i32(), {inst, c32(slot)});
+        trapIf(b.CreateICmpEQ(p, c32(bytecode::kNone)), Trap::InvalidCall);
+        Value* index[] = {c32(0), p};
+        Value* body =
+            b.CreateLoad(i8()->getPointerTo(), b.CreateInBoundsGEP(bodyTable->getValueType(), bodyTable, index));
+        trapIf(b.CreateIsNull(body), Trap::InvalidCall);
+        Value* frameSize = b.CreateLoad(i32(), b.CreateInBoundsGEP(frameTable->getValueType(), frameTable, index));
+        enter(body, frameSize, inst, c);
+    }
+    // A Trap code a host function returned: fault with it at this instruction unless None.
+    void trapIfCode(Value* t) {
+        BasicBlock* bad = fresh("trap");
+        BasicBlock* ok = fresh("ok");
+        b.CreateCondBr(b.CreateICmpNE(t, c32(0)), bad, ok, unlikely());
+        b.SetInsertPoint(bad);
+        b.CreateStore(c32(pc), b.CreateStructGEP(runContextType(), ctx, 2));
+        b.CreateRet(t);
+        b.SetInsertPoint(ok);
+    }
+    // rotl8 / rotl16 of the interpreter: v and n masked to the width, the result too.
+    Value* rotateLeftNarrow(Value* v, Value* n, std::uint32_t width) {
+        const std::uint32_t mask = (1u << width) - 1;
+        v = b.CreateAnd(v, c32(mask));
+        n = b.CreateAnd(n, c32(width - 1));
+        Value* back = b.CreateAnd(b.CreateSub(c32(width), n), c32(width - 1));
+        return b.CreateAnd(b.CreateOr(b.CreateShl(v, n), b.CreateLShr(v, back)), c32(mask));
+    }
+    Value* rightAsLeft(Value* n, std::uint32_t width) { // rotr(v, n) = rotl(v, (w - n mod w) mod w)
+        return b.CreateAnd(b.CreateSub(c32(width), b.CreateAnd(n, c32(width - 1))), c32(width - 1));
+    }
+    // roundToInt / truncToInt of the interpreter: nearbyint (or trunc) in the source type, NaN
+    // gives 0, at or past a bound (converted to the source type) gives the bound.
+    Value* realToInt(Value* x, Type* to, double lo, double hi, bool truncate, bool isSigned = true) {
+        Type* from = x->getType();
+        Value* r = intrinsic(truncate ? llvm::Intrinsic::trunc : llvm::Intrinsic::nearbyint, {x});
+        Value* loF = llvm::ConstantFP::get(from, lo);
+        Value* hiF = llvm::ConstantFP::get(from, hi);
+        const unsigned bits = to->getIntegerBitWidth();
+        Value* loI = b.getInt(isSigned ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt(bits, 0));
+        Value* hiI = b.getInt(isSigned ? llvm::APInt::getSignedMaxValue(bits) : llvm::APInt::getMaxValue(bits));
+        // The conversion is computed only where it is defined (fptosi of an out-of-range value is poison).
+        Value* inRange = b.CreateAnd(b.CreateFCmpOLT(r, hiF), b.CreateFCmpOGT(r, loF));
+        Value* safe = b.CreateSelect(inRange, r, llvm::ConstantFP::get(from, 0.0));
+        Value* conv = isSigned ? b.CreateFPToSI(safe, to) : b.CreateFPToUI(safe, to);
+        Value* v = b.CreateSelect(b.CreateFCmpOGE(r, hiF), hiI, b.CreateSelect(b.CreateFCmpOLE(r, loF), loI, conv));
+        return b.CreateSelect(b.CreateFCmpUNO(x, x), llvm::ConstantInt::get(to, 0), v);
+    }
     Value* libm(const char* name, Type* t, std::initializer_list<Value*> args) {
         std::vector<Type*> params(args.size(), t);
         llvm::FunctionCallee f = mod.getOrInsertFunction(name, llvm::FunctionType::get(t, params, false));
@@ -290,8 +426,9 @@ OP(NOP) {
     e.next();
 }
 OP(RET) {
+    e.ticksOut();
     e.b.CreateRet(e.c32(0));
-} // only entry bodies are translated: a return ends the run
+}
 OP(JMP) {
     e.jump(e.w(0));
 }
@@ -875,7 +1012,135 @@ OP(ADDW_F64) {
     e.next();
 }
 
+// --- calls (the interpreter's ENTER: Emitter::enter) ---
+OP(CALL_FN) {
+    e.enterPou(e.w(0), e.thisOffset, e.w(1));
+}
+OP(CALL_FB) {
+    e.callInstance(e.w(0), e.offsetOf(1), e.w(2));
+}
+OP(CALL_FB_IND) {
+    const std::uint32_t p = e.w(0);
+    Value* inst = e.ld(e.i32(), 1);
+    e.trapIf(e.b.CreateICmpEQ(inst, e.c32(0)), Trap::NullReference);
+    const bytecode::PouEntry& pou = e.module->pous[p];
+    const std::uint64_t size = pou.instanceType < e.module->types.size() ? e.module->types[pou.instanceType].size : 0;
+    Value* wide = e.b.CreateZExt(inst, e.i64());
+    e.trapIf(e.b.CreateOr(e.b.CreateICmpUGT(e.b.CreateAdd(wide, e.c64(size)), e.c64(e.imageSize)),
+                          e.b.CreateICmpULT(wide, e.c64(e.constSize))),
+             Trap::InvalidReference);
+    e.callInstance(p, inst, e.w(2));
+}
+OP(CALL_IFACE) {
+    Value* inst = e.ld(e.i32(), 0);
+    e.trapIf(e.b.CreateICmpEQ(inst, e.c32(0)), Trap::NullReference);
+    e.trapIf(e.b.CreateICmpUGT(e.b.CreateAdd(e.b.CreateZExt(inst, e.i64()), e.c64(4)), e.c64(e.imageSize)),
+             Trap::InvalidReference);
+    e.callDispatched(inst, e.w(1), e.w(2));
+}
+OP(CALL_VIRT) {
+    e.callDispatched(e.offsetOf(0), e.w(1), e.w(2));
+}
+OP(CALL_NATIVE) {
+    e.trapIfCode(e.hostCall(Emitter::kCallNative, e.i32(), {e.c32(e.w(0)), e.offsetOf(1)}));
+    e.next();
+}
+
+// --- strings, aggregate equality and assertions: the interpreter's code, through the host ---
+OP(SMOV) {
+    e.trapIfCode(e.hostCall(Emitter::kMoveString, e.i32(), {e.offsetOf(0), e.offsetOf(1), e.c32(e.w(2)), e.c32(0)}));
+    e.next();
+}
+OP(WSMOV) {
+    e.trapIfCode(e.hostCall(Emitter::kMoveString, e.i32(), {e.offsetOf(0), e.offsetOf(1), e.c32(e.w(2)), e.c32(1)}));
+    e.next();
+}
+OP(SCMP) {
+    e.st(0, e.hostCall(Emitter::kCompareStrings, e.i32(), {e.offsetOf(1), e.offsetOf(2), e.c32(0)}));
+    e.next();
+}
+OP(WSCMP) {
+    e.st(0, e.hostCall(Emitter::kCompareStrings, e.i32(), {e.offsetOf(1), e.offsetOf(2), e.c32(1)}));
+    e.next();
+}
+OP(EQ_AGG) {
+    Value* eq = e.hostCall(Emitter::kValuesEqual, e.i32(), {e.c32(e.w(3)), e.offsetOf(1), e.offsetOf(2)});
+    e.st(0, e.b.CreateTrunc(eq, e.i8()));
+    e.next();
+}
+OP(ASSERT_FAIL) {
+    e.hostCall(Emitter::kAssertFailed, e.b.getVoidTy(),
+               {e.offsetOf(0), e.offsetOf(1), e.offsetOf(2), e.c32(e.w(3)), e.c32(e.w(4))});
+    e.raise(Trap::AssertionFailed);
+}
+
+// --- rotations (the interpreter's rotl8/rotl16 for the narrow ones; funnel shifts take the
+//     count modulo the width, as std::rotl with b & 31 / & 63) ---
+OP(ROL_32) {
+    Value* a = e.ld(e.i32(), 1);
+    e.st(0, e.intrinsic(llvm::Intrinsic::fshl, {a, a, e.ld(e.i32(), 2)}));
+    e.next();
+}
+OP(ROR_32) {
+    Value* a = e.ld(e.i32(), 1);
+    e.st(0, e.intrinsic(llvm::Intrinsic::fshr, {a, a, e.ld(e.i32(), 2)}));
+    e.next();
+}
+OP(ROL_64) {
+    Value* a = e.ld(e.i64(), 1);
+    e.st(0, e.intrinsic(llvm::Intrinsic::fshl, {a, a, e.b.CreateZExt(e.ld(e.i32(), 2), e.i64())}));
+    e.next();
+}
+OP(ROR_64) {
+    Value* a = e.ld(e.i64(), 1);
+    e.st(0, e.intrinsic(llvm::Intrinsic::fshr, {a, a, e.b.CreateZExt(e.ld(e.i32(), 2), e.i64())}));
+    e.next();
+}
+OP(ROL_8) {
+    e.st(0, e.rotateLeftNarrow(e.ld(e.i32(), 1), e.ld(e.i32(), 2), 8));
+    e.next();
+}
+OP(ROR_8) {
+    e.st(0, e.rotateLeftNarrow(e.ld(e.i32(), 1), e.rightAsLeft(e.ld(e.i32(), 2), 8), 8));
+    e.next();
+}
+OP(ROL_16) {
+    e.st(0, e.rotateLeftNarrow(e.ld(e.i32(), 1), e.ld(e.i32(), 2), 16));
+    e.next();
+}
+OP(ROR_16) {
+    e.st(0, e.rotateLeftNarrow(e.ld(e.i32(), 1), e.rightAsLeft(e.ld(e.i32(), 2), 16), 16));
+    e.next();
+}
+
+// --- REAL to integer: round half even (TRUNC: toward zero), NaN 0, saturating ---
+#define TO_INT(name, TS, TD, lo, hi, trunc)                                                                            \
+    OP(name) {                                                                                                         \
+        e.st(0, e.realToInt(e.ld(e.TS(), 1), e.TD(), lo, hi, trunc));                                                  \
+        e.next();                                                                                                      \
+    }
+constexpr auto kI32Min = static_cast<double>(std::numeric_limits<std::int32_t>::min());
+constexpr auto kI32Max = static_cast<double>(std::numeric_limits<std::int32_t>::max());
+constexpr auto kI64Min = static_cast<double>(std::numeric_limits<std::int64_t>::min());
+constexpr auto kI64Max = static_cast<double>(std::numeric_limits<std::int64_t>::max());
+constexpr auto kU64Max = static_cast<double>(std::numeric_limits<std::uint64_t>::max());
+TO_INT(F32_TO_I32, f32, i32, kI32Min, kI32Max, false)
+TO_INT(F64_TO_I32, f64, i32, kI32Min, kI32Max, false)
+TO_INT(F32_TO_I64, f32, i64, kI64Min, kI64Max, false)
+TO_INT(F64_TO_I64, f64, i64, kI64Min, kI64Max, false)
+TO_INT(TRUNC_F32_I32, f32, i32, kI32Min, kI32Max, true)
+TO_INT(TRUNC_F64_I32, f64, i32, kI32Min, kI32Max, true)
+TO_INT(TRUNC_F32_I64, f32, i64, kI64Min, kI64Max, true)
+TO_INT(TRUNC_F64_I64, f64, i64, kI64Min, kI64Max, true)
+OP(F64_TO_U64) {
+    e.st(0, e.realToInt(e.ld(e.f64(), 1), e.i64(), 0.0, kU64Max, false, false));
+    e.next();
+}
+BIN(EXPT_F32, f32, e.libm("powf", e.f32(), {a, b}))
+BIN(EXPT_F64, f64, e.libm("pow", e.f64(), {a, b}))
+
 #undef OP
+#undef TO_INT
 #undef BIN
 #undef UN
 #undef CMP
@@ -916,7 +1181,7 @@ struct Reach {
     std::vector<bool> starts;
     std::uint32_t unsupportedPc = bytecode::kNone;
 };
-Reach reachable(const bytecode::Module& module, std::uint32_t entry) {
+Reach reachable(const bytecode::Module& module, std::uint32_t entry, std::span<const Opcode> refused) {
     Reach r;
     r.starts.assign(module.code.size() + 1, false);
     std::vector<std::uint32_t> work{entry};
@@ -928,7 +1193,8 @@ Reach reachable(const bytecode::Module& module, std::uint32_t entry) {
         }
         r.starts[pc] = true;
         const std::uint32_t opWord = module.code[pc];
-        if (opWord >= bytecode::kOpcodeCount || !kSupported[opWord]) {
+        if (opWord >= bytecode::kOpcodeCount || !kSupported[opWord] ||
+            std::find(refused.begin(), refused.end(), static_cast<Opcode>(opWord)) != refused.end()) {
             r.unsupportedPc = pc;
             return r;
         }
@@ -946,12 +1212,31 @@ Reach reachable(const bytecode::Module& module, std::uint32_t entry) {
     return r;
 }
 
+// The POUs some instruction calls directly (CALL_FN, CALL_FB, CALL_FB_IND).
+std::vector<bool> callTargets(const bytecode::Module& module) {
+    std::vector<bool> called(module.pous.size(), false);
+    for (std::size_t pc = 0; pc < module.code.size();) {
+        const std::uint32_t opWord = module.code[pc];
+        if (opWord >= bytecode::kOpcodeCount) {
+            break; // verified code never gets here
+        }
+        const auto op = static_cast<Opcode>(opWord);
+        if ((op == Opcode::CALL_FN || op == Opcode::CALL_FB || op == Opcode::CALL_FB_IND) &&
+            module.code[pc + 1] < called.size()) {
+            called[module.code[pc + 1]] = true;
+        }
+        pc += bytecode::kOpcodeInfo[opWord].length;
+    }
+    return called;
+}
+
 void translateBody(Emitter& e, const bytecode::Module& module, std::uint32_t entry, const Reach& reach) {
     llvm::Argument* args = e.fn->arg_begin();
     e.image = args + 0;
     e.thisOffset = args + 1;
     e.frameOffset = args + 2;
     e.ctx = args + 3;
+    e.depth = args + 4;
     BasicBlock* start = e.fresh("start");
     e.b.SetInsertPoint(start);
     e.ticks = e.b.CreateAlloca(e.i64());
@@ -1023,11 +1308,16 @@ bool available() noexcept {
     return true;
 }
 
+bool translates(bytecode::Opcode op) noexcept {
+    const auto index = static_cast<std::size_t>(op);
+    return index < kSupported.size() && kSupported[index];
+}
+
 std::string_view libraryName() noexcept {
     return "LLVM " LLVM_VERSION_STRING " ORC";
 }
 
-CompileResult compile(const bytecode::Module& module) {
+CompileResult compile(const bytecode::Module& module, std::span<const Opcode> leaveToInterpreter) {
     const auto started = std::chrono::steady_clock::now();
     CompileResult result;
     std::vector<std::pair<std::uint32_t, Reach>> bodies;
@@ -1036,7 +1326,7 @@ CompileResult compile(const bytecode::Module& module) {
         if (pou.code == bytecode::kNone || pou.native != bytecode::kNone) {
             continue;
         }
-        Reach reach = reachable(module, pou.code);
+        Reach reach = reachable(module, pou.code, leaveToInterpreter);
         if (reach.unsupportedPc != bytecode::kNone) {
             result.unsupportedPc = reach.unsupportedPc;
             result.unsupportedOp = module.code[reach.unsupportedPc];
@@ -1065,23 +1355,55 @@ CompileResult compile(const bytecode::Module& module) {
     Type* i8p = builder.getInt8PtrTy();
     Type* i32 = builder.getInt32Ty();
     llvm::FunctionType* fnType = llvm::FunctionType::get(
-        i32, {i8p, i32, i32, llvm::StructType::get(*cx, {builder.getInt64Ty(), i8p, i32})->getPointerTo()}, false);
-    for (const auto& [p, reach] : bodies) {
-        llvm::Function* fn =
-            llvm::Function::Create(fnType, llvm::Function::ExternalLinkage, "pou" + std::to_string(p), mod.get());
+        i32, {i8p, i32, i32, llvm::StructType::get(*cx, {builder.getInt64Ty(), i8p, i32, i8p})->getPointerTo(), i32},
+        false);
+    // Every body is declared first, so a call can name any of them; the tables serve dispatched
+    // calls (the Vm picks the POU, its body and frame size come from here).
+    std::vector<llvm::Function*> functions(module.pous.size(), nullptr);
+    for (const auto& body : bodies) {
+        llvm::Function* fn = llvm::Function::Create(fnType, llvm::Function::ExternalLinkage,
+                                                    "pou" + std::to_string(body.first), mod.get());
         fn->addFnAttr(llvm::Attribute::NoUnwind);
-        // The image is reached only through this argument while the code runs.
+        // The image is reached only through this argument while the code runs (host calls get
+        // it passed, so LLVM knows they may touch it).
         fn->addParamAttr(0, llvm::Attribute::NoAlias);
+        functions[body.first] = fn;
+    }
+    std::vector<llvm::Constant*> bodyPtrs;
+    std::vector<llvm::Constant*> frameSizes;
+    for (std::uint32_t p = 0; p < module.pous.size(); ++p) {
+        bodyPtrs.push_back(functions[p] != nullptr
+                               ? llvm::ConstantExpr::getBitCast(functions[p], i8p)
+                               : llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(i8p)));
+        frameSizes.push_back(builder.getInt32(module.pous[p].frameSize));
+    }
+    auto* bodyArray = llvm::ArrayType::get(i8p, bodyPtrs.size());
+    auto* bodyTable = new llvm::GlobalVariable(*mod, bodyArray, true, llvm::GlobalValue::PrivateLinkage,
+                                               llvm::ConstantArray::get(bodyArray, bodyPtrs), "takt.bodies");
+    auto* frameArray = llvm::ArrayType::get(i32, frameSizes.size());
+    auto* frameTable = new llvm::GlobalVariable(*mod, frameArray, true, llvm::GlobalValue::PrivateLinkage,
+                                                llvm::ConstantArray::get(frameArray, frameSizes), "takt.frames");
+    const std::vector<bool> called = callTargets(module);
+    for (const auto& [p, reach] : bodies) {
         Emitter e{*cx, *mod, builder};
-        e.fn = fn;
-        llvm::MDBuilder md(*cx);
-        llvm::MDNode* domain = md.createAnonymousAliasScopeDomain("takt.image");
-        llvm::MDNode* inInstance = md.createAnonymousAliasScope(domain, "instance");
-        llvm::MDNode* inFrame = md.createAnonymousAliasScope(domain, "frame");
-        e.scope[bytecode::kTagThis] = llvm::MDNode::get(*cx, {inInstance});
-        e.scope[bytecode::kTagFrame] = llvm::MDNode::get(*cx, {inFrame});
-        e.noalias[bytecode::kTagThis] = e.scope[bytecode::kTagFrame];
-        e.noalias[bytecode::kTagFrame] = e.scope[bytecode::kTagThis];
+        e.fn = functions[p];
+        e.module = &module;
+        e.bodies = &functions;
+        e.bodyTable = bodyTable;
+        e.frameTable = frameTable;
+        // The alias scopes hold for a PROGRAM body the engine runs (its instance below the stack,
+        // its frame at the stack base: VmRunner checks both). A called body's instance may come
+        // from a reference into the stack, so it gets none.
+        if (module.pous[p].kind == bytecode::PouKind::Program && !called[p]) {
+            llvm::MDBuilder md(*cx);
+            llvm::MDNode* domain = md.createAnonymousAliasScopeDomain("takt.image");
+            llvm::MDNode* inInstance = md.createAnonymousAliasScope(domain, "instance");
+            llvm::MDNode* inFrame = md.createAnonymousAliasScope(domain, "frame");
+            e.scope[bytecode::kTagThis] = llvm::MDNode::get(*cx, {inInstance});
+            e.scope[bytecode::kTagFrame] = llvm::MDNode::get(*cx, {inFrame});
+            e.noalias[bytecode::kTagThis] = e.scope[bytecode::kTagFrame];
+            e.noalias[bytecode::kTagFrame] = e.scope[bytecode::kTagThis];
+        }
         e.constSize = module.constSize;
         e.imageSize = static_cast<std::uint64_t>(module.constSize) + module.globalSize + module.stackSize;
         translateBody(e, module, module.pous[p].code, reach);

@@ -8,11 +8,15 @@ bool available() noexcept {
     return false;
 }
 
+bool translates(bytecode::Opcode /*op*/) noexcept {
+    return false;
+}
+
 std::string_view libraryName() noexcept {
     return {};
 }
 
-CompileResult compile(const bytecode::Module& /*module*/) {
+CompileResult compile(const bytecode::Module& /*module*/, std::span<const bytecode::Opcode> /*leaveToInterpreter*/) {
     CompileResult result;
     result.error = "this takt was built without the native tier (LLVM 14 not found at build time)";
     return result;

@@ -149,38 +149,6 @@ template <typename F> inline F rounded(F v) noexcept {
     return v;
 }
 
-// Three-way comparison of NUL-terminated code-unit strings that may run to the image end.
-template <typename C>
-std::int32_t compareStrings(const std::uint8_t* a, const std::uint8_t* b, const std::uint8_t* end) noexcept {
-    for (;;) {
-        const C ca = a + sizeof(C) <= end ? load<C>(a) : C{0};
-        const C cb = b + sizeof(C) <= end ? load<C>(b) : C{0};
-        if (ca != cb) {
-            return ca < cb ? -1 : 1;
-        }
-        if (ca == 0) {
-            return 0;
-        }
-        a += sizeof(C);
-        b += sizeof(C);
-    }
-}
-
-// Copies a NUL-terminated string of at most `cap` code units; false if dst cannot hold cap + 1.
-template <typename C>
-bool moveString(std::uint8_t* dst, const std::uint8_t* src, std::uint32_t cap, const std::uint8_t* end) noexcept {
-    if (dst + (static_cast<std::size_t>(cap) + 1) * sizeof(C) > end) {
-        return false;
-    }
-    std::size_t n = 0;
-    while (n < cap && src + (n + 1) * sizeof(C) <= end && load<C>(src + n * sizeof(C)) != 0) {
-        ++n;
-    }
-    std::memmove(dst, src, n * sizeof(C));
-    store<C>(dst + n * sizeof(C), C{0});
-    return true;
-}
-
 } // namespace
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -217,22 +185,6 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
     };
     std::uintptr_t base[4] = {adjusted(0, 0), adjusted(thisO, 1), adjusted(frameO, 2), adjusted(0, 3)};
     Trap trap = Trap::None;
-
-    // The POU a dispatched call runs on instance `inst` (whose first 4 bytes are in the image):
-    // entry `slot` of the dispatch table the instance's header names; kNone when that is no
-    // method whose instance fits in the image.
-    const auto dispatchTarget = [&](std::uint32_t inst, std::uint32_t slot) -> std::uint32_t {
-        const std::uint64_t at = static_cast<std::uint64_t>(load<std::uint32_t>(image + inst)) + 4ull * slot;
-        if (at + 4 > imageSize) [[unlikely]] {
-            return bytecode::kNone;
-        }
-        const std::uint32_t p = load<std::uint32_t>(image + at);
-        if (p >= pouCount || pous[p].code == bytecode::kNone ||
-            static_cast<std::uint64_t>(inst) + res.instanceSize[p] > imageSize) [[unlikely]] {
-            return bytecode::kNone;
-        }
-        return p;
-    };
 
 #define W(k) ip[1 + (k)]
 #define A(k) (reinterpret_cast<std::uint8_t*>(base[W(k) >> kOffsetBits] + W(k)))
@@ -971,7 +923,7 @@ dispatch_switch:
                 FAULT(Trap::NullReference);
             if (static_cast<U64>(inst) + 4 > imageSize) [[unlikely]]
                 FAULT(Trap::InvalidReference);
-            const U32 p = dispatchTarget(inst, W(1));
+            const U32 p = dispatchTarget(*rs.module, res.instanceSize, image, imageSize, inst, W(1));
             if (p == bytecode::kNone) [[unlikely]]
                 FAULT(Trap::InvalidCall);
             ENTER(pous[p].code, inst, static_cast<std::uint64_t>(frameO) + W(2), pous[p].frameSize,
@@ -980,7 +932,7 @@ dispatch_switch:
         CASE(CALL_VIRT) {
             // The verifier placed the 4 header bytes inside the image (a 4-byte operand).
             const U32 inst = static_cast<U32>(A(0) - image);
-            const U32 p = dispatchTarget(inst, W(1));
+            const U32 p = dispatchTarget(*rs.module, res.instanceSize, image, imageSize, inst, W(1));
             if (p == bytecode::kNone) [[unlikely]]
                 FAULT(Trap::InvalidCall);
             ENTER(pous[p].code, inst, static_cast<std::uint64_t>(frameO) + W(2), pous[p].frameSize,

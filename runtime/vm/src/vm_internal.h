@@ -19,6 +19,56 @@ template <typename T> inline void store(std::uint8_t* p, T v) noexcept {
     std::memcpy(p, &v, sizeof(T));
 }
 
+// Three-way comparison of NUL-terminated code-unit strings that may run to the image end.
+template <typename C>
+std::int32_t compareStrings(const std::uint8_t* a, const std::uint8_t* b, const std::uint8_t* end) noexcept {
+    for (;;) {
+        const C ca = a + sizeof(C) <= end ? load<C>(a) : C{0};
+        const C cb = b + sizeof(C) <= end ? load<C>(b) : C{0};
+        if (ca != cb) {
+            return ca < cb ? -1 : 1;
+        }
+        if (ca == 0) {
+            return 0;
+        }
+        a += sizeof(C);
+        b += sizeof(C);
+    }
+}
+
+// Copies a NUL-terminated string of at most `cap` code units; false if dst cannot hold cap + 1.
+template <typename C>
+bool moveString(std::uint8_t* dst, const std::uint8_t* src, std::uint32_t cap, const std::uint8_t* end) noexcept {
+    if (dst + (static_cast<std::size_t>(cap) + 1) * sizeof(C) > end) {
+        return false;
+    }
+    std::size_t n = 0;
+    while (n < cap && src + (n + 1) * sizeof(C) <= end && load<C>(src + n * sizeof(C)) != 0) {
+        ++n;
+    }
+    std::memmove(dst, src, n * sizeof(C));
+    store<C>(dst + n * sizeof(C), C{0});
+    return true;
+}
+
+// The POU a dispatched call runs on instance `inst` (whose first 4 bytes are in the image):
+// entry `slot` of the dispatch table the instance's header names; kNone when that is no
+// method whose instance fits in the image. Shared by the interpreter and the native tier.
+inline std::uint32_t dispatchTarget(const bytecode::Module& module, const std::vector<std::uint32_t>& instanceSize,
+                                    const std::uint8_t* image, std::uint64_t imageSize, std::uint32_t inst,
+                                    std::uint32_t slot) noexcept {
+    const std::uint64_t at = static_cast<std::uint64_t>(load<std::uint32_t>(image + inst)) + 4ull * slot;
+    if (at + 4 > imageSize) [[unlikely]] {
+        return bytecode::kNone;
+    }
+    const std::uint32_t p = load<std::uint32_t>(image + at);
+    if (p >= module.pous.size() || module.pous[p].code == bytecode::kNone ||
+        static_cast<std::uint64_t>(inst) + instanceSize[p] > imageSize) [[unlikely]] {
+        return bytecode::kNone;
+    }
+    return p;
+}
+
 // One member of a native FB instance: where it is and how wide (0 = absent).
 struct FbField {
     std::uint32_t offset = 0;

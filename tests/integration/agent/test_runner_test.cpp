@@ -316,6 +316,34 @@ TEST(TaktTest, AggregateEqualityReportsTheFirstDifference) {
     expectFailure("ArrayOfArrays", R"(ASSERT_EQUAL failed: expected[2][1] = "ab", actual[2][1] = "ac")", 85);
 }
 
+// The failing assertions (ASSERT_FAIL records where the values are) and run-time errors report
+// the same on the native tier: every test's status, message and line (ctest -L native).
+TEST(TaktTest, NativeTierSameReportsAsTheInterpreter) {
+    const auto results = [](const fs::path& dir, const char* execution) {
+        const CliRun r = takt("test --project " + dir.string() + " --output json --execution " + execution);
+        rapidjson::Document d;
+        d.Parse(r.out.c_str());
+        std::map<std::string, std::string> got;
+        EXPECT_FALSE(d.HasParseError()) << r.out;
+        if (!d.HasParseError()) {
+            for (const auto& t : d["tests"].GetArray()) {
+                got[t["name"].GetString()] = std::string(t["status"].GetString()) + " " + t["message"].GetString() +
+                                             " @" + std::to_string(t["line"].GetUint());
+            }
+        }
+        got["exit"] = std::to_string(r.exitCode);
+        return got;
+    };
+    for (const auto& [name, source] :
+         {std::pair{"takt_test_native_asserts", kAssertions}, std::pair{"takt_test_native_aggregates", kAggregates},
+          std::pair{"takt_test_native_errors", kTests}}) {
+        const fs::path dir = makeProject(name, source);
+        const auto interpreted = results(dir, "interpreter");
+        EXPECT_GT(interpreted.size(), 2u) << name;
+        EXPECT_EQ(results(dir, "native"), interpreted) << name;
+    }
+}
+
 // The same failure in the other formats: the location is part of the message text.
 TEST(TaktTest, AggregateFailureInHumanAndJunitOutput) {
     const fs::path dir = makeProject("takt_test_aggregates_formats", kAggregates);

@@ -45,7 +45,7 @@ TEST(StCorpusRun, ForLoopBoundsIsPartOfTheRun) {
               files.end());
 }
 
-TEST(StCorpusRun, EveryTestProgramPasses) {
+void expectEveryTestProgramPasses(engine::Execution execution) {
     for (const fs::path& file : filesWithTests()) {
         const fs::path dir = fs::path(::testing::TempDir()) / ("st_corpus_run_" + file.stem().string());
         fs::remove_all(dir);
@@ -53,6 +53,7 @@ TEST(StCorpusRun, EveryTestProgramPasses) {
         fs::copy_file(file, dir / "src" / file.filename());
         TestOptions options;
         options.project = dir;
+        options.execution = execution;
         const TestReport report = runTests(options);
         ASSERT_FALSE(report.buildFailed) << file.filename() << ": " << report.buildMessage;
         EXPECT_GT(report.passed, 0u) << file.filename();
@@ -60,6 +61,15 @@ TEST(StCorpusRun, EveryTestProgramPasses) {
         EXPECT_EQ(report.errors, 0u) << file.filename() << "\n" << renderTestHuman(report);
         fs::remove_all(dir);
     }
+}
+
+TEST(StCorpusRun, EveryTestProgramPasses) {
+    expectEveryTestProgramPasses(engine::Execution::Interpreter);
+}
+
+// The same TEST_PROGRAMs on the native tier (ctest -L native).
+TEST(StCorpusRun, NativeTierEveryTestProgramPasses) {
+    expectEveryTestProgramPasses(engine::Execution::Native);
 }
 
 } // namespace

@@ -23,6 +23,9 @@
 namespace takt::bytecode {
 
 inline constexpr std::uint32_t kNone = 0xFFFFFFFFu;
+// Maximum nesting of calls in one run (FB, FUNCTION, METHOD) on either execution tier; deeper
+// gives StackOverflow.
+inline constexpr std::uint32_t kMaxCallDepth = 256;
 
 // Storage kinds of the data image (IEC elementary types plus the composite ones). The one list
 // of these names: the compiler's TypeKind starts with the same entries (sema/types.h), so a kind

@@ -14,7 +14,8 @@ class Vm;
 }
 namespace takt::native {
 class CompiledModule;
-}
+struct CompileResult;
+} // namespace takt::native
 
 namespace takt::engine {
 
@@ -23,6 +24,10 @@ enum class Execution : std::uint8_t { Interpreter, Native };
 
 // "interpreter" / "native"; false for any other text.
 [[nodiscard]] bool parseExecution(std::string_view text, Execution& out);
+
+// runtime.status's `execution` for a program the native tier did not compile: "interpreter
+// (native: unsupported OP at POU:line)" or "interpreter (native: <library error>)".
+[[nodiscard]] std::string nativeFallbackStatus(const LoadedProgram& program, const native::CompileResult& result);
 
 class VmRunner final : public CodeRunner {
 public:

@@ -6,15 +6,40 @@
 // program. A module with any instruction the translator does not handle yet is not compiled:
 // the caller runs it on the interpreter and says why.
 #include "takt/bytecode/module.h"
+#include "takt/bytecode/opcodes.h"
 #include "takt/bytecode/traps.h"
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
 namespace takt::native {
+
+// What compiled code calls back into: the interpreter's own implementations of the instructions
+// that run C++ (native FBs and functions, dispatch, strings, aggregate equality, assertions),
+// so both tiers share one implementation. `vm` is the vm::Vm of the program; every call also
+// gets the image pointer the code runs on, which tells LLVM the call may read and write the
+// image (the code's image argument is noalias). Offsets are image offsets.
+struct Host {
+    void* vm = nullptr;
+    std::uint32_t (*callFb)(void* vm, std::uint8_t* image, std::uint32_t pou, std::uint32_t instance) noexcept;
+    std::uint32_t (*callNative)(void* vm, std::uint8_t* image, std::uint32_t native, std::uint32_t args) noexcept;
+    // The POU a dispatched call runs (CALL_IFACE / CALL_VIRT), kNone when there is none.
+    std::uint32_t (*dispatch)(void* vm, std::uint8_t* image, std::uint32_t instance, std::uint32_t slot) noexcept;
+    // SMOV / WSMOV (wide = 1): the Trap (InvalidReference when dst cannot hold cap + 1 units).
+    std::uint32_t (*moveString)(void* vm, std::uint8_t* image, std::uint32_t dst, std::uint32_t src, std::uint32_t cap,
+                                std::uint32_t wide) noexcept;
+    std::int32_t (*compareStrings)(void* vm, std::uint8_t* image, std::uint32_t a, std::uint32_t b,
+                                   std::uint32_t wide) noexcept;
+    std::uint32_t (*valuesEqual)(void* vm, std::uint8_t* image, std::uint32_t type, std::uint32_t a,
+                                 std::uint32_t b) noexcept;
+    // ASSERT_FAIL: records where the values are, as the interpreter's TrapInfo holds them.
+    void (*assertFailed)(void* vm, std::uint8_t* image, std::uint32_t a, std::uint32_t b, std::uint32_t message,
+                         std::uint32_t format, std::uint32_t kind) noexcept;
+};
 
 // What one run of compiled code reads and reports. The layout is part of the generated code
 // (translator.cpp builds the same struct type): keep the field order.
@@ -22,11 +47,13 @@ struct RunContext {
     std::uint64_t ticks = 0;                  // watchdog budget left; UINT64_MAX when unlimited
     const std::atomic<bool>* abort = nullptr; // never null while code runs
     std::uint32_t pc = bytecode::kNone;       // code offset of the faulting instruction
+    const Host* host = nullptr;               // never null while code runs
 };
 
-// The entry of one POU's body: returns the Trap (None when it returned normally).
+// The entry of one POU's body: returns the Trap (None when it returned normally). `depth` is the
+// call depth (0 for a PROGRAM body the engine runs; kMaxCallDepth bounds it as in the VM).
 using Entry = std::uint32_t (*)(std::uint8_t* image, std::uint32_t thisOffset, std::uint32_t frameOffset,
-                                RunContext* ctx);
+                                RunContext* ctx, std::uint32_t depth);
 
 class CompiledModule {
 public:
@@ -45,6 +72,9 @@ struct CompileResult {
     double compileMs = 0; // wall-clock time of translation and code generation
 };
 
+// True when the translator has an emitter for `op` (false for all when not available()).
+[[nodiscard]] bool translates(bytecode::Opcode op) noexcept;
+
 // True when takt was built with a JIT library (TAKT_NATIVE).
 [[nodiscard]] bool available() noexcept;
 // The library, for logs and status ("LLVM 14 ORC"); empty when not available.
@@ -53,7 +83,10 @@ struct CompileResult {
 // Translates every POU body of a verified module (Module::initCode, run once at a cold start,
 // stays on the interpreter). Never throws; thread
 // safe (each call has its own JIT), so it runs off the scan thread.
-[[nodiscard]] CompileResult compile(const bytecode::Module& module);
+// `leaveToInterpreter`: opcodes to treat as not translated (tests of the fallback, which a new
+// opcode without an emitter takes).
+[[nodiscard]] CompileResult compile(const bytecode::Module& module,
+                                    std::span<const bytecode::Opcode> leaveToInterpreter = {});
 
 // The POU whose code holds `pc` (kNone if none), as the interpreter names a fault's POU.
 [[nodiscard]] inline std::uint32_t pouContaining(const bytecode::Module& module, std::uint32_t pc) noexcept {

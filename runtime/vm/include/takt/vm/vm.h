@@ -38,8 +38,7 @@ struct TrapInfo {
     std::uint32_t assertKind = 0;
 };
 
-// Maximum nesting of calls in one run (FB, FUNCTION, METHOD); deeper gives StackOverflow.
-inline constexpr std::uint32_t kMaxCallDepth = 256;
+inline constexpr std::uint32_t kMaxCallDepth = bytecode::kMaxCallDepth;
 
 class Vm {
 public:
@@ -72,6 +71,19 @@ public:
     [[nodiscard]] const TrapInfo& lastTrap() const noexcept { return trap_; }
     [[nodiscard]] std::span<std::uint8_t> image() const noexcept { return image_; }
     [[nodiscard]] const bytecode::Module& module() const noexcept { return *module_; }
+
+    // For the native execution tier (takt/native/native.h, Host): the interpreter's own
+    // implementations of the instructions that run C++, on this Vm's image and cycle time, so
+    // both tiers share them. Arguments are image offsets the verified code computed.
+    [[nodiscard]] Trap callNativeFb(std::uint32_t pou, std::uint32_t instance) noexcept;
+    [[nodiscard]] Trap callNativeFunction(std::uint32_t native, std::uint32_t args) noexcept;
+    [[nodiscard]] std::uint32_t dispatchTarget(std::uint32_t instance, std::uint32_t slot) const noexcept;
+    [[nodiscard]] bool moveString(std::uint32_t dst, std::uint32_t src, std::uint32_t cap, bool wide) noexcept;
+    [[nodiscard]] std::int32_t compareStrings(std::uint32_t a, std::uint32_t b, bool wide) const noexcept;
+    [[nodiscard]] bool valuesEqual(std::uint32_t type, std::uint32_t a, std::uint32_t b) const noexcept;
+    // ASSERT_FAIL: lastTrap()'s assertion fields then name the operands, as after a run.
+    void recordAssertion(std::uint32_t a, std::uint32_t b, std::uint32_t message, std::uint32_t format,
+                         std::uint32_t kind) noexcept;
 
     // Implementation detail shared with the natives (natives.h); not for the engine.
     struct Resolved;
