@@ -69,10 +69,12 @@ ControlAnswer RuntimeControl::finishReload(Pending& done) {
     }
     ControlAnswer answer = ControlAnswer::result(
         fmt::format("{{\"old_hash\":{},\"new_hash\":{},\"kept\":{},\"initialised\":{},\"dropped\":{},\"retyped\":{},"
-                    "\"retyped_paths\":{},\"forces_dropped\":{},\"swap_pause_us\":{:.3f},\"cycle\":{}}}",
+                    "\"retyped_paths\":{},\"forces_dropped\":{},\"swap_pause_us\":{:.3f},\"cycle\":{},\"execution\":{},"
+                    "\"native_compile_ms\":{:.3f}}}",
                     ctl::quoted(r.oldHash), ctl::quoted(r.newHash), r.kept, r.initialised, r.dropped, r.retyped,
                     stringArray(r.retypedPaths), stringArray(done.forcesLost), static_cast<double>(r.pauseNs) / 1000.0,
-                    done.result.cycle));
+                    done.result.cycle, ctl::quoted(options_.execution ? options_.execution() : "interpreter"),
+                    options_.nativeCompileMs ? options_.nativeCompileMs() : 0.0));
     if (!done.idempotencyKey.empty()) {
         if (idempotentOrder_.size() == kIdempotencyKeys) {
             idempotent_.erase(idempotentOrder_.front());

@@ -184,8 +184,8 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
         {"bytecode.reload", "Online change to a new program.stbc at a cycle boundary",
          R"({"type":"object","required":["bytes"],"properties":{"bytes":{"type":"string",)"
          R"("description":"base64 of program.stbc"},"idempotency_key":{"type":"string"}},"additionalProperties":false})",
-         R"({"type":"object","required":["old_hash","new_hash"]})", Role::Engineer,
-         [](T t, M, V p, R r) { self(t).reload(p, r); }},
+         R"({"type":"object","required":["old_hash","new_hash","swap_pause_us","execution","native_compile_ms"]})",
+         Role::Engineer, [](T t, M, V p, R r) { self(t).reload(p, r); }},
     };
     return kTable;
 }

@@ -355,6 +355,7 @@ int runMain(const RunOptions& options) {
         ropts.byteAddressing = runtime.byteAddressing;
         ropts.driverHealth = [&healthCache] { return healthCache.get(); };
         ropts.execution = [&live] { return live->executionStatus(); };
+        ropts.nativeCompileMs = [&live] { return live->nativeCompileMs(); };
         completeControlOptions(runtime, state, copts);
         if (!live->serveControl(copts, std::move(ropts), error)) {
             return fail("runtime.control: ", kExitInvalidProject);

@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "takt/native/native.h"
+
 #include "support/control_live_support.h"
 #include "support/paths.h"
 #include "takt/agent/control.h"
@@ -61,8 +63,10 @@ std::string runtimeToml(int cycleMs, const std::string& control) {
                        control);
 }
 
-void writeProject(const TempDir& dir, int version, const std::string& control) {
-    dir.write("runtime.toml", runtimeToml(10, control));
+// `execution`: the [runtime] execution key, when not empty.
+void writeProject(const TempDir& dir, int version, const std::string& control, const std::string& execution = "") {
+    dir.write("runtime.toml",
+              runtimeToml(10, control) + (execution.empty() ? "" : "\n[runtime]\nexecution = \"" + execution + "\"\n"));
     dir.write("io.toml", "[io]\ndriver = \"loopback\"\n");
     dir.write("src/main.st", program(version));
 }
@@ -94,9 +98,10 @@ Sample sample(ControlClient& c) {
     return s;
 }
 
-TEST(ControlLive, TwoHundredReloadsUnderPollingKeepEveryCycle) {
+// 200 online changes under four polling clients; `execution` as the [runtime] key.
+void twoHundredReloadsUnderPolling(const std::string& execution) {
     TempDir project, v1, v2;
-    writeProject(project, 1, unixControl(project));
+    writeProject(project, 1, unixControl(project), execution);
     writeProject(v1, 1, "");
     writeProject(v2, 2, "");
     const std::vector<std::uint8_t> bytes[2] = {build(v1.path()), build(v2.path())};
@@ -158,6 +163,7 @@ TEST(ControlLive, TwoHundredReloadsUnderPollingKeepEveryCycle) {
         lastCycle = result(*c, "runtime.status", "")["cycles"].GetInt64();
     }
     std::vector<double> pauses;
+    std::vector<double> compileMs;
     constexpr int kReloads = 200;
     for (int i = 0; i < kReloads; ++i) {
         const int version = i % 2 == 0 ? 2 : 1;
@@ -165,6 +171,8 @@ TEST(ControlLive, TwoHundredReloadsUnderPollingKeepEveryCycle) {
         ASSERT_TRUE(r.ok) << "reload " << i << ": " << r.code << " " << r.message << " " << r.json;
         const rapidjson::Document d = parse(r.json);
         pauses.push_back(d["swap_pause_us"].GetDouble());
+        compileMs.push_back(d["native_compile_ms"].GetDouble());
+        EXPECT_EQ(std::string(d["execution"].GetString()), execution.empty() ? "interpreter" : execution) << r.json;
         const std::int64_t cycle = d["cycle"].GetInt64();
         EXPECT_GE(cycle, lastCycle) << "reload " << i << ": " << r.json; // cycles never go back
         lastCycle = cycle;
@@ -195,18 +203,36 @@ TEST(ControlLive, TwoHundredReloadsUnderPollingKeepEveryCycle) {
     const std::int64_t overruns = stats["overruns"].GetInt64();
     const std::int64_t missed = stats["missed_releases"].GetInt64();
     const auto& late = stats["lateness"];
-    std::printf("[ figures ] %d reloads over %lld cycles, %d polls (%d rate-limited): swap pause p50 %.1f us, "
-                "p99 %.1f us, max %.1f us; overruns %lld, missed releases %lld; lateness %s\n",
-                kReloads, static_cast<long long>(end.cycle), polls.load(), rateLimited.load(), percentile(pauses, 0.5),
-                percentile(pauses, 0.99), percentile(pauses, 1.0), static_cast<long long>(overruns),
-                static_cast<long long>(missed),
+    std::printf("[ figures ] %s: %d reloads over %lld cycles, %d polls (%d rate-limited): swap pause p50 %.1f us, "
+                "p99 %.1f us, max %.1f us; native compile p50 %.2f ms, max %.2f ms; overruns %lld, missed releases "
+                "%lld; lateness %s\n",
+                execution.empty() ? "interpreter" : execution.c_str(), kReloads, static_cast<long long>(end.cycle),
+                polls.load(), rateLimited.load(), percentile(pauses, 0.5), percentile(pauses, 0.99),
+                percentile(pauses, 1.0), percentile(compileMs, 0.5), percentile(compileMs, 1.0),
+                static_cast<long long>(overruns), static_cast<long long>(missed),
                 std::string(late.IsObject() && late.HasMember("p99_us")
                                 ? fmt::format("p99 {} us", late["p99_us"].GetDouble())
                                 : "n/a")
                     .c_str());
-    RecordProperty("swap_pause_p99_us", std::to_string(percentile(pauses, 0.99)));
-    RecordProperty("missed_releases", std::to_string(missed));
+    ::testing::Test::RecordProperty("swap_pause_p99_us", std::to_string(percentile(pauses, 0.99)));
+    ::testing::Test::RecordProperty("missed_releases", std::to_string(missed));
+    if (execution == "native") {
+        EXPECT_GT(percentile(compileMs, 0.5), 0.0) << "every reload compiles the new program";
+    }
     EXPECT_EQ(rt.stop(), 0) << rt.log();
+}
+
+TEST(ControlLive, TwoHundredReloadsUnderPollingKeepEveryCycle) {
+    twoHundredReloadsUnderPolling("");
+}
+
+// The same on the native tier: each new program is compiled on the control thread before the
+// swap, so the swap itself costs what it costs on the interpreter (ctest -L native).
+TEST(ControlLive, NativeTierTwoHundredReloadsUnderPollingKeepEveryCycle) {
+    if (!native::available()) {
+        GTEST_SKIP() << "takt built without the native tier";
+    }
+    twoHundredReloadsUnderPolling("native");
 }
 
 // Reloads that must be refused: the reply's code, the hash unchanged, the counter running on, and

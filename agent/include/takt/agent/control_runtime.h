@@ -36,6 +36,9 @@ struct RuntimeControlOptions {
     std::function<std::vector<DriverHealthView>()> driverHealth;
     // How program bodies run ("native", "interpreter (native: …)"); runtime.status reports it.
     std::function<std::string()> execution;
+    // The native tier's compile time of the running program in ms (0 on the interpreter); an
+    // online change's reply reports it for the new program.
+    std::function<double()> nativeCompileMs;
 };
 
 class RuntimeControl final : public ControlTarget {
