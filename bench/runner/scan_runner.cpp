@@ -4,23 +4,69 @@
 // divided by the difference in scans is instructions per scan without the compile and start-up
 // cost (scripts/bench.sh does that). On stderr: the wall-clock ns per scan of the scan loop and,
 // for `tier`, the compile time and the tier the program ran on.
+// `compile <program.stbc> <times>` measures the native tier's compile of a whole project (what
+// `takt run` and each online change pay, off the scan thread): the program.stbc `takt build`
+// wrote, verified, then attached to a fresh native VmRunner `times` times.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "../native/st_program.h"
 #include "../native/twins.h"
+#include "takt/bytecode/verifier.h"
+
+namespace {
+
+// The engine's compile path (VmRunner::prepare on attach) on `path`, `times` times: prints the
+// tier's status and the median and fastest compile time.
+int compileProject(const std::string& path, long times) {
+    const takt::bytecode::VerifiedProgram verified = takt::bytecode::loadVerifiedFile(path);
+    if (!verified.ok()) {
+        std::fprintf(stderr, "%s: %s\n", path.c_str(), verified.error.c_str());
+        return 1;
+    }
+    std::vector<double> ms;
+    std::vector<double> tierMs; // the tier's own figure: translation, -O2 and code generation
+    std::string status;
+    for (long n = 0; n < times; ++n) {
+        takt::engine::LoadedProgram program(verified.module, verified.hashHex());
+        takt::engine::VmRunner runner(0, takt::engine::Execution::Native);
+        const auto started = std::chrono::steady_clock::now();
+        runner.attach(program);
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+        status = runner.executionStatus();
+        tierMs.push_back(runner.nativeCompileMs());
+    }
+    if (ms.empty()) {
+        return 2;
+    }
+    std::sort(ms.begin(), ms.end());
+    std::sort(tierMs.begin(), tierMs.end());
+    std::printf("execution: %s\ncode words: %zu\ncompile ms: median %.1f, fastest %.1f\n"
+                "attach ms: median %.1f, fastest %.1f (%ld runs)\n",
+                status.c_str(), verified.module->code.size(), tierMs[tierMs.size() / 2], tierMs.front(),
+                ms[ms.size() / 2], ms.front(), times);
+    return 0;
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
     if (argc != 4) {
-        std::fprintf(stderr, "usage: %s st|tier|native <program.st> <scans>\n", argv[0]);
+        std::fprintf(stderr, "usage: %s st|tier|native <program.st> <scans>\n"
+                             "       %s compile <program.stbc> <times>\n", argv[0], argv[0]);
         return 2;
     }
     const std::string_view mode = argv[1];
     const std::string path = argv[2];
     const long scans = std::strtol(argv[3], nullptr, 10);
+    if (mode == "compile") {
+        return compileProject(path, scans);
+    }
     double check = 0.0;
     auto started = std::chrono::steady_clock::now();
     if (mode == "st" || mode == "tier") {
