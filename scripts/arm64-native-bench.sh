@@ -57,7 +57,7 @@ run() { # mode program -> "ns check" (the runner prints ns/scan on stderr, check
   echo "$(sed -n 's/ ns\/scan$//p' "$out/err") $check"
 }
 echo "arm64 under qemu-aarch64, $scans scans, median of $reps runs (load average $(cut -d' ' -f1-3 /proc/loadavg))"
-"${qemu[@]}" "$runner" tier "$root/bench/programs/int_arith.st" 1 2>&1 >/dev/null | head -1
+"${qemu[@]}" "$runner" tier "$root/bench/programs/int_arith.st" 1 2>&1 >/dev/null | sed -n 1p
 printf '%-14s%16s%16s  %s\n' program 'interpreter ×' 'native tier ×' 'tier runs on'
 status=0
 for f in "$root"/bench/programs/*.st; do
