@@ -13,8 +13,9 @@
 # 3. Compile times: `takt build` and the tier's compile (takt_scan_runner compile, the engine's
 #    own compile call) of a generated 50,000-line project (scripts/gen-large-project.py, with and
 #    without calls), of examples/demo and of the demo after an online-change edit.
-# 4. Instructions per scan under callgrind (the difference between two scan counts, so compile
-#    and start-up cost drop out). CALLGRIND=0 skips it.
+# 4. Instructions per scan under callgrind of the twin, the interpreter and the tier (the
+#    difference between two scan counts, so compile and start-up cost drop out). CALLGRIND=0
+#    skips it.
 # Environment: TAKT_BUILD_DIR (default build/), REPS (default 5), FILTER (program regex),
 # CHECK_SCANS (default 300), LINES (generated project, default 50000), COMPILES (default 3).
 set -euo pipefail
@@ -178,14 +179,19 @@ echo "demo after an online-change edit: $(tier_ms "$out/demo")"
 [ "${CALLGRIND:-1}" = 0 ] && exit 0
 echo
 echo "callgrind: instructions per scan ((I(110 scans) - I(10 scans)) / 100)"
+# Without its debug information: valgrind 3.19 (Debian 12) gives up on clang 14's DWARF 5, and
+# instruction counts do not need it.
+objcopy --strip-debug "$runner" "$out/scan_runner"
 instr() { # mode program scans -> total instructions
-  valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" "$runner" "$1" \
+  valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" "$out/scan_runner" "$1" \
     "$root/bench/programs/$2.st" "$3" >/dev/null 2>&1
   sed -n 's/^summary: //p' "$out/cg.out"
 }
-printf '%-14s%14s%14s%10s\n' program takt native ratio
+printf '%-14s%14s%14s%14s%14s%10s\n' program twin interpreter 'native tier' 'interp ×' 'tier ×'
 for p in "${programs[@]}"; do
   st=$(( ($(instr st "$p" 110) - $(instr st "$p" 10)) / 100 ))
+  tier=$(( ($(instr tier "$p" 110) - $(instr tier "$p" 10)) / 100 ))
   nat=$(( ($(instr native "$p" 110) - $(instr native "$p" 10)) / 100 ))
-  printf '%-14s%14d%14d%9.1fx\n' "$p" "$st" "$nat" "$(awk -v a="$st" -v b="$nat" 'BEGIN { print a / b }')"
+  printf '%-14s%14d%14d%14d%13.1fx%9.1fx\n' "$p" "$nat" "$st" "$tier" \
+    "$(awk -v a="$st" -v b="$nat" 'BEGIN { print a / b }')" "$(awk -v a="$tier" -v b="$nat" 'BEGIN { print a / b }')"
 done
