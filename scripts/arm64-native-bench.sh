@@ -20,8 +20,10 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 
-command -v aarch64-linux-gnu-g++ >/dev/null && command -v qemu-aarch64-static >/dev/null ||
-  { echo "arm64: no cross toolchain or qemu: run scripts/arm64.sh first" >&2; exit 1; }
+if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v qemu-aarch64-static >/dev/null; then
+  echo "arm64: no cross toolchain or qemu: run scripts/arm64.sh first" >&2
+  exit 1
+fi
 missing=()
 for p in libllvm14 libbenchmark-dev; do
   dpkg-query -W -f='${Status}' "$p:arm64" 2>/dev/null | grep -q "install ok installed" || missing+=("$p:arm64")

@@ -126,7 +126,7 @@ def station(k, calls):
           f"    S{k}_Ready:",
           "        IF NOT Enable THEN",
           f"            Step := S{k}_Idle;",
-          f"        ELSIF Slots[0].Present THEN",
+          "        ELSIF Slots[0].Present THEN",
           f"            Step := S{k}_Working;",
           "            Running := TRUE;",
           "        END_IF;",

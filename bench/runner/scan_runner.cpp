@@ -57,8 +57,10 @@ int compileProject(const std::string& path, long times) {
 
 int main(int argc, char** argv) {
     if (argc != 4) {
-        std::fprintf(stderr, "usage: %s st|tier|native <program.st> <scans>\n"
-                             "       %s compile <program.stbc> <times>\n", argv[0], argv[0]);
+        std::fprintf(stderr,
+                     "usage: %s st|tier|native <program.st> <scans>\n"
+                     "       %s compile <program.stbc> <times>\n",
+                     argv[0], argv[0]);
         return 2;
     }
     const std::string_view mode = argv[1];
