@@ -4,7 +4,7 @@
 # 1. takt_bench (-O2, RelWithDebInfo) runs BM_Native (the C++ twin), BM_St (the interpreter),
 #    BM_Tier (the native execution tier) and BM_Lua (Lua 5.4) in one process with repetitions;
 #    LuaJIT runs the same Lua files with its JIT on (`luajit`) and off (`luajit -joff`) in
-#    processes of the same run. One table: the twin's median ns per scan and every other column
+#    processes of the same run, each paired with a run of the twin right after it. One table: the twin's median ns per scan and every other column
 #    as a multiple of it, MATIEC -O2's ratios beside them, geometric means; the tier's status
 #    (native, or the reason it fell back to the interpreter) and compile time per program.
 # 2. The `check` of every variant after CHECK_SCANS scans (takt_scan_runner, luajit): the
@@ -59,7 +59,9 @@ echo "takt_bench: BM_Native, BM_St, BM_Tier, BM_Lua, $reps repetitions (load ave
   --benchmark_out="$out/programs.json" --benchmark_out_format=json >/dev/null
 
 # LuaJIT: 50 warm-up scans, then REPS runs of 200 scans timed with CLOCK_MONOTONIC (wall clock,
-# as takt_bench's real_time), the median in ns per scan.
+# as takt_bench's real_time), the median in ns per scan. Its ratio is to the twin timed right
+# after it (takt_scan_runner native, the same number of scans): on a shared machine the twin's
+# time in takt_bench, seconds earlier, can differ by half.
 for p in "${programs[@]}"; do
   for mode in jit joff; do
     flag=""
@@ -77,7 +79,8 @@ for p in "${programs[@]}"; do
         t[r] = (now() - t0) / 200
       end
       table.sort(t); print(string.format('%.1f', t[math.floor(($reps + 1) / 2)]))")
-    echo "$p $mode $ns" >>"$out/luajit.txt"
+    twin=$("$runner" native "$root/bench/programs/$p.st" $((50 + 200 * reps)) 2>&1 >/dev/null | sed -n 's/ ns\/scan$//p')
+    echo "$p $mode $ns $twin" >>"$out/luajit.txt"
   done
 done
 
@@ -107,9 +110,10 @@ for b in runs:
     if kind == "BM_Tier":
         label[program] = b.get("label", "?")
         compile_ms[program] = b.get("compile_ms")
+paired = {}  # LuaJIT's ratio to the twin timed right after it
 for line in open(sys.argv[2]):
-    p, mode, ns = line.split()
-    med[("luajit" if mode == "jit" else "luajit-joff", p)] = float(ns)
+    p, mode, ns, twin = line.split()
+    paired[("luajit" if mode == "jit" else "luajit-joff", p)] = float(ns) / float(twin)
 # MATIEC -> C at -O2 (the OpenPLC route) on the same programs, measured against the same twins.
 matiec = {"int_arith": 1.20, "real_math": 1.23, "fb_calls": 3.34, "timers_edges": 8.73, "array_struct": 3.95}
 cols = [("interpreter", "BM_St"), ("native tier", "BM_Tier"), ("luajit", "luajit"),
@@ -123,7 +127,7 @@ for p in programs:
     twin = med[("BM_Native", p)]
     row = f"{p:<14}{twin:>10.1f}"
     for _, k in cols:
-        r = med.get((k, p), nan) / twin
+        r = paired[(k, p)] if (k, p) in paired else med.get((k, p), nan) / twin
         if not math.isnan(r):
             logs[k].append(math.log(r))
         row += f"{r:>14.2f}x"
