@@ -102,6 +102,10 @@ int main(int argc, char** argv) {
             started = std::chrono::steady_clock::now();
             for (long n = 0; n < scans; ++n) {
                 takt::bench::scanTwin(twin, n * takt::bench::StProgram::kScanNs);
+                // As takt_bench's DoNotOptimize + ClobberMemory: each scan starts from the state
+                // in memory, as a program instance's scan does, instead of the compiler carrying
+                // it in registers from one scan into the next.
+                asm volatile("" : : "r"(&twin) : "memory");
             }
             check = twin.check;
         });
