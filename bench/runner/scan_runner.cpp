@@ -2,15 +2,18 @@
 // tier (`tier`) or as its native twin (`native`), and prints its check value. Meant for
 // instruction counts: under `valgrind --tool=callgrind`, the difference between two scan counts
 // divided by the difference in scans is instructions per scan without the compile and start-up
-// cost (scripts/bench.sh does that). On stderr: the wall-clock ns per scan of the scan loop and,
-// for `tier`, the compile time and the tier the program ran on.
+// cost (scripts/bench.sh does that). On stderr: the CPU time per scan of the scan loop (on a
+// shared machine wall-clock time mostly measures the other processes) and, for `tier`, the
+// compile time and the tier the program ran on.
 // `compile <program.stbc> <times>` measures the native tier's compile of a whole project (what
 // `takt run` and each online change pay, off the scan thread): the program.stbc `takt build`
 // wrote, verified, then attached to a fresh native VmRunner `times` times.
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +23,13 @@
 #include "takt/bytecode/verifier.h"
 
 namespace {
+
+// CPU time of this process, in ns.
+std::int64_t cpuNs() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
 
 // The engine's compile path (VmRunner::prepare on attach) on `path`, `times` times: prints the
 // tier's status and the median and fastest compile time.
@@ -70,7 +80,7 @@ int main(int argc, char** argv) {
         return compileProject(path, scans);
     }
     double check = 0.0;
-    auto started = std::chrono::steady_clock::now();
+    std::int64_t started = cpuNs();
     if (mode == "st" || mode == "tier") {
         takt::bench::StProgram st;
         std::string error;
@@ -83,7 +93,7 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "execution: %s, compiled in %.2f ms\n", st.executionStatus().c_str(),
                          st.nativeCompileMs());
         }
-        started = std::chrono::steady_clock::now();
+        started = cpuNs();
         for (long n = 0; n < scans; ++n) {
             if (!st.scan()) {
                 std::fprintf(stderr, "scan %ld: %s\n", n, st.faultMessage().c_str());
@@ -99,7 +109,7 @@ int main(int argc, char** argv) {
         program = program.substr(0, program.find('.'));
         const bool known = takt::bench::withTwin(program, [&]<typename Twin>() {
             Twin twin;
-            started = std::chrono::steady_clock::now();
+            started = cpuNs();
             for (long n = 0; n < scans; ++n) {
                 takt::bench::scanTwin(twin, n * takt::bench::StProgram::kScanNs);
                 // As takt_bench's DoNotOptimize + ClobberMemory: each scan starts from the state
@@ -117,7 +127,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "unknown mode %s\n", argv[1]);
         return 2;
     }
-    const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - started).count();
+    const auto ns = static_cast<double>(cpuNs() - started);
     std::fprintf(stderr, "%.1f ns/scan\n", scans > 0 ? ns / static_cast<double>(scans) : 0.0);
     std::printf("%.17g\n", check);
     return 0;
