@@ -9,7 +9,7 @@
 #    (native, or the reason it fell back to the interpreter) and compile time per program.
 # 2. The `check` of every variant after CHECK_SCANS scans (takt_scan_runner, luajit): the
 #    interpreter and the tier must equal the twin (the script fails otherwise); LuaJIT's is shown
-#    beside it (Lua computes REAL in double, so real_math differs in the last digits there).
+#    beside it (Lua computes REAL in double, so the REAL programs differ in the last digits).
 # 3. Compile times: `takt build` and the tier's compile (takt_scan_runner compile, the engine's
 #    own compile call) of a generated 50,000-line project (scripts/gen-large-project.py, with and
 #    without calls), of examples/demo and of the demo after an online-change edit.
