@@ -94,8 +94,10 @@ python3 - "$out/programs.json" "$out/luajit.txt" "$out/checks.txt" "$check_scans
 import json, math, sys
 runs = json.load(open(sys.argv[1]))["benchmarks"]
 med, label, compile_ms = {}, {}, {}
+# The medians of the repetitions; with REPS=1 Google Benchmark writes no aggregates, so the one run.
+single = not any(b.get("aggregate_name") == "median" for b in runs)
 for b in runs:
-    if b.get("aggregate_name") != "median":
+    if b.get("aggregate_name") != "median" and not (single and b.get("run_type") == "iteration"):
         continue
     kind, program = b["run_name"].split("/", 1)
     unit = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[b["time_unit"]]
