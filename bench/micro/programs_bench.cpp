@@ -1,8 +1,10 @@
 // The five benchmark programs (bench/programs/*.st) side by side: BM_St compiles the ST once and
-// runs it scan by scan on the VM with a virtual clock, BM_Native runs the hand-written C++ twin
-// (bench/native), BM_Lua the same work in Lua 5.4 through the C API (bench/lua). Time per
-// iteration is time per scan; each case reports its `check` after the run so the twins can be
-// compared. scripts/bench.sh turns repetitions into the median ratios takt/native, lua/native.
+// runs it scan by scan on the VM's interpreter with a virtual clock, BM_Tier the same on the
+// native execution tier (its label says whether the program runs native or why it fell back to
+// the interpreter), BM_Native runs the hand-written C++ twin (bench/native), BM_Lua the same work
+// in Lua 5.4 through the C API (bench/lua). Time per iteration is time per scan; each case
+// reports its `check` after the run so the twins can be compared. scripts/bench.sh turns
+// repetitions into the median ratios against the twin.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -27,12 +29,17 @@ std::string luaPath(const std::string& program) {
     return std::string(TAKT_SOURCE_DIR) + "/bench/lua/" + program + ".lua";
 }
 
-void bmSt(benchmark::State& state, const std::string& program) {
+void bmSt(benchmark::State& state, const std::string& program, takt::engine::Execution execution) {
     StProgram st;
     std::string error;
-    if (!st.load(stPath(program), error)) {
+    if (!st.load(stPath(program), error, execution)) {
         state.SkipWithError(error.c_str());
         return;
+    }
+    if (execution == takt::engine::Execution::Native) {
+        // The same label in every repetition, so the aggregates keep it.
+        state.SetLabel(st.executionStatus());
+        state.counters["compile_ms"] = st.nativeCompileMs();
     }
     for (auto _ : state) {
         if (!st.scan()) {
@@ -88,11 +95,12 @@ void bmLua(benchmark::State& state, const std::string& program) {
 }
 #endif
 
-// Registered at start-up so the three variants of each program sit next to each other.
+// Registered at start-up so the variants of each program sit next to each other.
 const bool kRegistered = [] {
     for (const char* program : takt::bench::kPrograms) {
         const std::string name(program);
-        benchmark::RegisterBenchmark(("BM_St/" + name).c_str(), bmSt, name);
+        benchmark::RegisterBenchmark(("BM_St/" + name).c_str(), bmSt, name, takt::engine::Execution::Interpreter);
+        benchmark::RegisterBenchmark(("BM_Tier/" + name).c_str(), bmSt, name, takt::engine::Execution::Native);
         benchmark::RegisterBenchmark(("BM_Native/" + name).c_str(), bmNative, name);
 #if TAKT_HAVE_LUA
         benchmark::RegisterBenchmark(("BM_Lua/" + name).c_str(), bmLua, name);
