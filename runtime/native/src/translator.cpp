@@ -344,6 +344,30 @@ struct Emitter {
         b.CreateRet(t);
         b.SetInsertPoint(ok);
     }
+    void signedDivMod(Type* t, bool divide) {
+        Value* a = ld(t, 1);
+        Value* d = ld(t, 2);
+        Value* zero = llvm::ConstantInt::get(t, 0);
+        Value* minusOne = b.CreateICmpEQ(d, llvm::ConstantInt::getAllOnesValue(t));
+        trapIf(b.CreateICmpEQ(d, zero), Trap::DivByZero);
+        if (divide) {
+            const unsigned bits = t->getIntegerBitWidth();
+            trapIf(b.CreateAnd(b.CreateICmpEQ(a, b.getInt(llvm::APInt::getSignedMinValue(bits))), minusOne),
+                   Trap::Overflow);
+            st(0, b.CreateSDiv(a, d));
+        } else {
+            st(0, b.CreateSelect(minusOne, zero,
+                                 b.CreateSRem(a, b.CreateSelect(minusOne, llvm::ConstantInt::get(t, 1), d))));
+        }
+        next();
+    }
+    void unsignedDivMod(Type* t, bool divide) {
+        Value* d = ld(t, 2);
+        trapIf(b.CreateICmpEQ(d, llvm::ConstantInt::get(t, 0)), Trap::DivByZero);
+        Value* a = ld(t, 1);
+        st(0, divide ? b.CreateUDiv(a, d) : b.CreateURem(a, d));
+        next();
+    }
     // rotl8 / rotl16 of the interpreter: v and n masked to the width, the result too.
     Value* rotateLeftNarrow(Value* v, Value* n, std::uint32_t width) {
         const std::uint32_t mask = (1u << width) - 1;
@@ -556,36 +580,23 @@ UN(TO_BOOL_64, i64, e.boolByte(B.CreateICmpNE(a, e.c64(0))))
 BIN(ADD_I32, i32, B.CreateAdd(a, b))
 BIN(SUB_I32, i32, B.CreateSub(a, b))
 BIN(MUL_I32, i32, B.CreateMul(a, b))
-OP(DIV_I32) {
-    Value* a = e.ld(e.i32(), 1);
-    Value* b = e.ld(e.i32(), 2);
-    e.trapIf(e.b.CreateICmpEQ(b, e.c32(0)), Trap::DivByZero);
-    e.trapIf(e.b.CreateAnd(e.b.CreateICmpEQ(a, e.c32(0x80000000u)), e.b.CreateICmpEQ(b, e.c32(0xFFFFFFFFu))),
-             Trap::Overflow);
-    e.st(0, e.b.CreateSDiv(a, b));
-    e.next();
-}
-OP(MOD_I32) {
-    Value* a = e.ld(e.i32(), 1);
-    Value* b = e.ld(e.i32(), 2);
-    e.trapIf(e.b.CreateICmpEQ(b, e.c32(0)), Trap::DivByZero);
-    // b = -1 gives 0 without the division (INT_MIN MOD -1 would fault in hardware).
-    Value* minusOne = e.b.CreateICmpEQ(b, e.c32(0xFFFFFFFFu));
-    e.st(0, e.b.CreateSelect(minusOne, e.c32(0), e.b.CreateSRem(a, e.b.CreateSelect(minusOne, e.c32(1), b))));
-    e.next();
-}
-OP(DIV_U32) {
-    Value* b = e.ld(e.i32(), 2);
-    e.trapIf(e.b.CreateICmpEQ(b, e.c32(0)), Trap::DivByZero);
-    e.st(0, e.b.CreateUDiv(e.ld(e.i32(), 1), b));
-    e.next();
-}
-OP(MOD_U32) {
-    Value* b = e.ld(e.i32(), 2);
-    e.trapIf(e.b.CreateICmpEQ(b, e.c32(0)), Trap::DivByZero);
-    e.st(0, e.b.CreateURem(e.ld(e.i32(), 1), b));
-    e.next();
-}
+// Division and MOD, both widths: DivByZero; INT_MIN / -1 is Overflow; x MOD -1 gives 0 without
+// the division (INT_MIN MOD -1 would fault in hardware).
+#define DIVMOD(width)                                                                                                  \
+    OP(DIV_I##width) {                                                                                                 \
+        e.signedDivMod(e.i##width(), true);                                                                            \
+    }                                                                                                                  \
+    OP(MOD_I##width) {                                                                                                 \
+        e.signedDivMod(e.i##width(), false);                                                                           \
+    }                                                                                                                  \
+    OP(DIV_U##width) {                                                                                                 \
+        e.unsignedDivMod(e.i##width(), true);                                                                          \
+    }                                                                                                                  \
+    OP(MOD_U##width) {                                                                                                 \
+        e.unsignedDivMod(e.i##width(), false);                                                                         \
+    }
+DIVMOD(32)
+DIVMOD(64)
 UN(NEG_I32, i32, B.CreateSub(e.c32(0), a))
 UN(ABS_I32, i32, e.magnitude(a))
 OP(ADD_I32_IMM) {
@@ -599,35 +610,6 @@ OP(MUL_I32_IMM) {
 BIN(ADD_I64, i64, B.CreateAdd(a, b))
 BIN(SUB_I64, i64, B.CreateSub(a, b))
 BIN(MUL_I64, i64, B.CreateMul(a, b))
-OP(DIV_I64) {
-    Value* a = e.ld(e.i64(), 1);
-    Value* b = e.ld(e.i64(), 2);
-    e.trapIf(e.b.CreateICmpEQ(b, e.c64(0)), Trap::DivByZero);
-    e.trapIf(e.b.CreateAnd(e.b.CreateICmpEQ(a, e.c64(std::uint64_t{1} << 63)), e.b.CreateICmpEQ(b, e.c64(~0ull))),
-             Trap::Overflow);
-    e.st(0, e.b.CreateSDiv(a, b));
-    e.next();
-}
-OP(MOD_I64) {
-    Value* a = e.ld(e.i64(), 1);
-    Value* b = e.ld(e.i64(), 2);
-    e.trapIf(e.b.CreateICmpEQ(b, e.c64(0)), Trap::DivByZero);
-    Value* minusOne = e.b.CreateICmpEQ(b, e.c64(~0ull));
-    e.st(0, e.b.CreateSelect(minusOne, e.c64(0), e.b.CreateSRem(a, e.b.CreateSelect(minusOne, e.c64(1), b))));
-    e.next();
-}
-OP(DIV_U64) {
-    Value* b = e.ld(e.i64(), 2);
-    e.trapIf(e.b.CreateICmpEQ(b, e.c64(0)), Trap::DivByZero);
-    e.st(0, e.b.CreateUDiv(e.ld(e.i64(), 1), b));
-    e.next();
-}
-OP(MOD_U64) {
-    Value* b = e.ld(e.i64(), 2);
-    e.trapIf(e.b.CreateICmpEQ(b, e.c64(0)), Trap::DivByZero);
-    e.st(0, e.b.CreateURem(e.ld(e.i64(), 1), b));
-    e.next();
-}
 UN(NEG_I64, i64, B.CreateSub(e.c64(0), a))
 UN(ABS_I64, i64, B.CreateSelect(B.CreateICmpSLT(a, e.c64(0)), B.CreateSub(e.c64(0), a), a))
 OP(ADD_I64_IMM) {
@@ -1141,6 +1123,7 @@ BIN(EXPT_F64, f64, e.libm("pow", e.f64(), {a, b}))
 
 #undef OP
 #undef TO_INT
+#undef DIVMOD
 #undef BIN
 #undef UN
 #undef CMP
@@ -1212,20 +1195,21 @@ Reach reachable(const bytecode::Module& module, std::uint32_t entry, std::span<c
     return r;
 }
 
-// The POUs some instruction calls directly (CALL_FN, CALL_FB, CALL_FB_IND).
+// The POUs some instruction of a POU body calls directly (CALL_FN, CALL_FB, CALL_FB_IND). The
+// walk follows instruction boundaries within each body, as the verifier does.
 std::vector<bool> callTargets(const bytecode::Module& module) {
     std::vector<bool> called(module.pous.size(), false);
-    for (std::size_t pc = 0; pc < module.code.size();) {
-        const std::uint32_t opWord = module.code[pc];
-        if (opWord >= bytecode::kOpcodeCount) {
-            break; // verified code never gets here
+    for (const bytecode::PouEntry& pou : module.pous) {
+        if (pou.code == bytecode::kNone) {
+            continue;
         }
-        const auto op = static_cast<Opcode>(opWord);
-        if ((op == Opcode::CALL_FN || op == Opcode::CALL_FB || op == Opcode::CALL_FB_IND) &&
-            module.code[pc + 1] < called.size()) {
-            called[module.code[pc + 1]] = true;
+        for (std::uint32_t pc = pou.code; pc < pou.codeEnd; pc += bytecode::kOpcodeInfo[module.code[pc]].length) {
+            const auto op = static_cast<Opcode>(module.code[pc]);
+            if ((op == Opcode::CALL_FN || op == Opcode::CALL_FB || op == Opcode::CALL_FB_IND) &&
+                module.code[pc + 1] < called.size()) {
+                called[module.code[pc + 1]] = true;
+            }
         }
-        pc += bytecode::kOpcodeInfo[opWord].length;
     }
     return called;
 }
