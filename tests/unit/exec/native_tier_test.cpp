@@ -98,7 +98,9 @@ TierRun start(const takt::test::CompiledText& compiled, Execution execution, std
 
 // Runs `cycles` cycles of the first program on both tiers; both must fault in the last one,
 // with the same fault, at the same source position, over the same image.
-void expectSameFault(const std::string& text, int cycles, bool overflowTrap = false, std::uint64_t budget = 0) {
+// `message`: the native tier's fault.
+void expectSameFault(const std::string& text, int cycles, bool overflowTrap, std::uint64_t budget,
+                     std::string& message) {
     compiler::CodegenOptions options;
     options.overflowTrap = overflowTrap;
     const takt::test::CompiledText compiled = takt::test::compileText(text, options);
@@ -114,6 +116,7 @@ void expectSameFault(const std::string& text, int cycles, bool overflowTrap = fa
         ASSERT_EQ(interp.runner->runProgram(*interp.program, inst, c, fi), !last) << "interpreter, cycle " << c;
         ASSERT_EQ(nat.runner->runProgram(*nat.program, inst, c, fn), !last) << "native, cycle " << c;
     }
+    message = fn.message;
     EXPECT_EQ(fn.message, fi.message);
     EXPECT_EQ(fn.pou, fi.pou);
     EXPECT_EQ(fn.codeOffset, fi.codeOffset);
@@ -124,100 +127,6 @@ void expectSameFault(const std::string& text, int cycles, bool overflowTrap = fa
     EXPECT_EQ(rn.column, ri.column);
     EXPECT_NE(ri.line, 0u);
     EXPECT_EQ(imageOf(*nat.program), imageOf(*interp.program));
-}
-
-TEST(NativeTierTraps, DivisionByZero) {
-    if (!native::available()) {
-        GTEST_SKIP();
-    }
-    expectSameFault(R"(
-PROGRAM p
-VAR a : DINT := 10; b : DINT := 3; q : DINT; n : DINT; END_VAR
-n := n + 1;
-b := b - 1;
-q := q + a / b;
-END_PROGRAM
-CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
-)",
-                    3);
-}
-
-TEST(NativeTierTraps, ModByZeroLint) {
-    if (!native::available()) {
-        GTEST_SKIP();
-    }
-    expectSameFault(R"(
-PROGRAM p
-VAR a : LINT := 10; b : LINT := 2; q : LINT; END_VAR
-b := b - 1;
-q := q + a MOD b;
-END_PROGRAM
-CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
-)",
-                    2);
-}
-
-TEST(NativeTierTraps, ArrayBounds) {
-    if (!native::available()) {
-        GTEST_SKIP();
-    }
-    expectSameFault(R"(
-PROGRAM p
-VAR arr : ARRAY[1..4] OF DINT; i : DINT; s : DINT; END_VAR
-i := i + 1;
-arr[i] := i;
-s := s + arr[i];
-END_PROGRAM
-CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
-)",
-                    5);
-}
-
-TEST(NativeTierTraps, ForStepZero) {
-    if (!native::available()) {
-        GTEST_SKIP();
-    }
-    expectSameFault(R"(
-PROGRAM p
-VAR k : DINT; st : DINT := 2; s : DINT; END_VAR
-st := st - 1;
-FOR k := 1 TO 10 BY st DO
-  s := s + k;
-END_FOR;
-END_PROGRAM
-CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
-)",
-                    2);
-}
-
-TEST(NativeTierTraps, NullReference) {
-    if (!native::available()) {
-        GTEST_SKIP();
-    }
-    expectSameFault(R"(
-PROGRAM p
-VAR r : REF_TO DINT; x : DINT; y : DINT; END_VAR
-x := x + 1;
-y := y + r^;
-END_PROGRAM
-CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
-)",
-                    1);
-}
-
-TEST(NativeTierTraps, OverflowInTrapMode) {
-    if (!native::available()) {
-        GTEST_SKIP();
-    }
-    expectSameFault(R"(
-PROGRAM p
-VAR x : DINT := 2147483640; n : INT := 32760; END_VAR
-n := n + 1;
-x := x + 1;
-END_PROGRAM
-CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
-)",
-                    8, true);
 }
 
 TEST(NativeTierTraps, WrapModeDoesNotTrap) {
@@ -324,12 +233,106 @@ TEST(NativeTierCalls, SameImageAsInterpreterEveryCycle) {
     }
 }
 
-// A trap inside a callee names the callee's line, on both tiers.
-TEST(NativeTierTraps, DivisionByZeroInsideAFunctionCalledFromAMethod) {
+// ---- the watchdog: WHILE TRUE is caught by the budget and by the abort flag ---------------
+
+constexpr const char* kEndless = R"(
+PROGRAM p
+VAR n : DINT; END_VAR
+WHILE TRUE DO
+  n := n + 1;
+END_WHILE;
+END_PROGRAM
+CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
+)";
+
+TEST(NativeTierWatchdog, WhileTrueStopsOnTheAbortFlag) {
     if (!native::available()) {
         GTEST_SKIP();
     }
-    expectSameFault(R"(
+    const takt::test::CompiledText compiled = takt::test::compileText(kEndless);
+    ASSERT_TRUE(compiled.program.ok()) << compiled.rendered();
+    TierRun nat = start(compiled, Execution::Native);
+    ASSERT_EQ(nat.runner->executionStatus(), "native");
+    const std::atomic<bool> abort{true}; // as the watchdog thread leaves it at its timeout
+    nat.runner->setAbortFlag(&abort);
+    Fault f;
+    ASSERT_FALSE(nat.runner->runProgram(*nat.program, compiled.program.module->programs.front(), 0, f));
+    EXPECT_EQ(f.message, vm::trapMessage(vm::Trap::Aborted));
+    EXPECT_EQ(nat.program->describe(f).line, 5u);
+}
+
+// ---- faults: the same trap at the same instruction on both tiers (one case per row) --------
+
+struct FaultCase {
+    const char* name;
+    const char* source;
+    int cycles; // the last one faults
+    bool overflowTrap;
+    std::uint64_t budget;
+    vm::Trap trap;
+};
+
+const FaultCase kFaultCases[] = {
+    {"DivisionByZero", R"(
+PROGRAM p
+VAR a : DINT := 10; b : DINT := 3; q : DINT; n : DINT; END_VAR
+n := n + 1;
+b := b - 1;
+q := q + a / b;
+END_PROGRAM
+CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
+)",
+     3, false, 0, vm::Trap::DivByZero},
+    {"ModByZeroLint", R"(
+PROGRAM p
+VAR a : LINT := 10; b : LINT := 2; q : LINT; END_VAR
+b := b - 1;
+q := q + a MOD b;
+END_PROGRAM
+CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
+)",
+     2, false, 0, vm::Trap::DivByZero},
+    {"ArrayBounds", R"(
+PROGRAM p
+VAR arr : ARRAY[1..4] OF DINT; i : DINT; s : DINT; END_VAR
+i := i + 1;
+arr[i] := i;
+s := s + arr[i];
+END_PROGRAM
+CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
+)",
+     5, false, 0, vm::Trap::ArrayBounds},
+    {"ForStepZero", R"(
+PROGRAM p
+VAR k : DINT; st : DINT := 2; s : DINT; END_VAR
+st := st - 1;
+FOR k := 1 TO 10 BY st DO
+  s := s + k;
+END_FOR;
+END_PROGRAM
+CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
+)",
+     2, false, 0, vm::Trap::ForStepZero},
+    {"NullReference", R"(
+PROGRAM p
+VAR r : REF_TO DINT; x : DINT; y : DINT; END_VAR
+x := x + 1;
+y := y + r^;
+END_PROGRAM
+CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
+)",
+     1, false, 0, vm::Trap::NullReference},
+    {"OverflowInTrapMode", R"(
+PROGRAM p
+VAR x : DINT := 2147483640; n : INT := 32760; END_VAR
+n := n + 1;
+x := x + 1;
+END_PROGRAM
+CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
+)",
+     8, true, 0, vm::Trap::Overflow},
+    // A trap inside a callee names the callee's line, on both tiers.
+    {"DivisionByZeroInsideAFunctionCalledFromAMethod", R"(
 FUNCTION Ratio : DINT
 VAR_INPUT a, b : DINT; END_VAR
 Ratio := a / b;
@@ -350,16 +353,10 @@ r := m.Read();
 END_PROGRAM
 CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
 )",
-                    3);
-}
-
-// Calls through an interface cannot be checked for recursion by the compiler: past the call
-// depth limit both tiers stop with StackOverflow at the same call.
-TEST(NativeTierTraps, StackOverflowThroughInterfaceRecursion) {
-    if (!native::available()) {
-        GTEST_SKIP();
-    }
-    expectSameFault(R"(
+     3, false, 0, vm::Trap::DivByZero},
+    // Calls through an interface cannot be checked for recursion by the compiler: past the call
+    // depth limit both tiers stop with StackOverflow at the same call.
+    {"StackOverflowThroughInterfaceRecursion", R"(
 INTERFACE INode
 METHOD Walk : DINT
 VAR_INPUT n : DINT; END_VAR
@@ -384,50 +381,10 @@ r := a.Walk(depth);
 END_PROGRAM
 CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
 )",
-                    2);
-}
-
-// ---- the watchdog: WHILE TRUE is caught by the budget and by the abort flag ---------------
-
-constexpr const char* kEndless = R"(
-PROGRAM p
-VAR n : DINT; END_VAR
-WHILE TRUE DO
-  n := n + 1;
-END_WHILE;
-END_PROGRAM
-CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
-)";
-
-TEST(NativeTierWatchdog, WhileTrueStopsAtTheSameTickAsTheInterpreter) {
-    if (!native::available()) {
-        GTEST_SKIP();
-    }
-    expectSameFault(kEndless, 1, false, 100'000);
-}
-
-TEST(NativeTierWatchdog, WhileTrueStopsOnTheAbortFlag) {
-    if (!native::available()) {
-        GTEST_SKIP();
-    }
-    const takt::test::CompiledText compiled = takt::test::compileText(kEndless);
-    ASSERT_TRUE(compiled.program.ok()) << compiled.rendered();
-    TierRun nat = start(compiled, Execution::Native);
-    ASSERT_EQ(nat.runner->executionStatus(), "native");
-    const std::atomic<bool> abort{true}; // as the watchdog thread leaves it at its timeout
-    nat.runner->setAbortFlag(&abort);
-    Fault f;
-    ASSERT_FALSE(nat.runner->runProgram(*nat.program, compiled.program.module->programs.front(), 0, f));
-    EXPECT_EQ(f.message, vm::trapMessage(vm::Trap::Aborted));
-    EXPECT_EQ(nat.program->describe(f).line, 5u);
-}
-
-// Calls charge the budget as back-edges do: a loop of calls stops at the same call.
-TEST(NativeTierWatchdog, CallsChargeTheBudgetAsInTheInterpreter) {
-    if (!native::available()) {
-        GTEST_SKIP();
-    }
-    expectSameFault(R"(
+     2, false, 0, vm::Trap::StackOverflow},
+    {"WhileTrueStopsAtTheSameTickAsTheInterpreter", kEndless, 1, false, 100'000, vm::Trap::BudgetExceeded},
+    // Calls charge the budget as back-edges do: a loop of calls stops at the same call.
+    {"CallsChargeTheBudgetAsInTheInterpreter", R"(
 FUNCTION Inc : DINT
 VAR_INPUT x : DINT; END_VAR
 Inc := x + 1;
@@ -441,8 +398,25 @@ END_WHILE;
 END_PROGRAM
 CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
 )",
-                    1, false, 10'001);
+     1, false, 10'001, vm::Trap::BudgetExceeded},
+};
+
+class NativeTierFaults : public ::testing::TestWithParam<FaultCase> {};
+
+TEST_P(NativeTierFaults, SameTrapSameInstructionSameImage) {
+    if (!native::available()) {
+        GTEST_SKIP();
+    }
+    const FaultCase& c = GetParam();
+    std::string message;
+    expectSameFault(c.source, c.cycles, c.overflowTrap, c.budget, message);
+    EXPECT_EQ(message, vm::trapMessage(c.trap));
 }
+
+INSTANTIATE_TEST_SUITE_P(Cases, NativeTierFaults, ::testing::ValuesIn(kFaultCases),
+                         [](const ::testing::TestParamInfo<FaultCase>& param) {
+                             return std::string(param.param.name);
+                         });
 
 // ---- what is not translated runs on the interpreter, and says where ----------------------
 
