@@ -323,8 +323,9 @@ END_PROGRAM
 // between the execution tiers. Such a product is no constant and wraps at run time.
 TEST(SemaExpr, ProductOfTwoLargeUlintConstantsIsNoOverflowInTheCompiler) {
     EXPECT_EQ(diagsOf(R"(PROGRAM Main
-VAR q : ULINT; END_VAR
+VAR q : ULINT; a : ARRAY[0..3] OF INT; END_VAR
     q := ULINT#18446744073709551615 * ULINT#18446744073709551614;
+    a[ULINT_TO_DINT(ULINT#18446744073709551615 * ULINT#18446744073709551614)] := 1;
     q := q + 1;
 END_PROGRAM
 )"),
