@@ -56,6 +56,7 @@ std::string Gen::declare(const Var& v) {
     case Shape::Struct: return v.name + " : S0;";
     case Shape::StructArray: return v.name + " : " + range + "S0;";
     case Shape::Instance: return v.name + " : " + fbs_[static_cast<std::size_t>(v.fb)].name + ";";
+    case Shape::Ref: return v.name + " : REF_TO " + elem + ";";
     }
     return {};
 }
@@ -95,6 +96,14 @@ std::string Gen::pouVars(const std::vector<Var>& vars, std::size_t from) {
 }
 
 std::string Gen::lvalue(Ty& t, int depth) {
+    if (c_.percent(8)) {
+        for (const Var& r : scope_) {
+            if (r.shape == Shape::Ref) {
+                t = r.ty;
+                return r.name + "^";
+            }
+        }
+    }
     const Var* v = nullptr;
     for (int tries = 0; tries < 4 && v == nullptr; ++tries) {
         v = pickVar(anyType(true), false, true);
@@ -115,7 +124,58 @@ std::string Gen::lvalue(Ty& t, int depth) {
     return v->name + member;
 }
 
+// A whole STRUCT (or array element of one) from another: a block copy.
+std::string Gen::structCopy() {
+    std::vector<const Var*> from;
+    std::vector<const Var*> to;
+    for (const Var& v : scope_) {
+        if (v.shape == Shape::Struct || v.shape == Shape::StructArray) {
+            from.push_back(&v);
+            if (v.writable) {
+                to.push_back(&v);
+            }
+        }
+    }
+    if (to.empty()) {
+        return {};
+    }
+    const auto whole = [this](const Var& v) {
+        return v.shape == Shape::StructArray ? v.name + "[" + index(v, 2) + "]" : v.name;
+    };
+    const Var& target = *to[c_.below(static_cast<std::uint32_t>(to.size()))];
+    const Var& source = *from[c_.below(static_cast<std::uint32_t>(from.size()))];
+    return whole(target) + " := " + whole(source) + ";\n";
+}
+
+// REF() of a writable variable or array element: never of a loop counter, which a write
+// through the reference could keep from ending its loop.
+std::string Gen::refTo(const Var& ref) {
+    const Var* v = pickVar(ref.ty, false, true);
+    if (v == nullptr || v->shape == Shape::Struct || v->shape == Shape::StructArray) {
+        v = pickVar(ref.ty, true, true);
+    }
+    if (v == nullptr) {
+        return {};
+    }
+    const std::string target = v->shape == Shape::Array ? v->name + "[" + index(*v, 2) + "]" : v->name;
+    return ref.name + " := REF(" + target + ");\n";
+}
+
 std::string Gen::assignment(int depth) {
+    if (c_.percent(4)) {
+        for (const Var& v : scope_) {
+            if (v.shape == Shape::Ref) {
+                if (std::string s = refTo(v); !s.empty()) {
+                    return s;
+                }
+            }
+        }
+    }
+    if (c_.percent(5)) {
+        if (std::string s = structCopy(); !s.empty()) {
+            return s;
+        }
+    }
     Ty t = Ty::Dint;
     const std::string target = lvalue(t, 2);
     if (target.empty()) {
@@ -194,23 +254,27 @@ std::string Gen::caseStmt(int depth) {
 
 std::string Gen::forStmt(int depth) {
     const std::string i = fresh("i");
+    // DINT counters mostly; INT and LINT ones have their own loop instructions.
+    const std::uint32_t kind = c_.below(10);
+    const Ty t = kind < 6 ? Ty::Dint : kind < 8 ? Ty::Int : Ty::Lint;
+    const std::string type = tyName(t);
     const auto bound = [&] {
-        return c_.percent(50) ? "DINT#" + std::to_string(static_cast<int>(c_.below(13)) - 4)
-                              : "LIMIT(DINT#-4, " + expr(Ty::Dint, 2) + ", DINT#8)";
+        return c_.percent(50) ? type + "#" + std::to_string(static_cast<int>(c_.below(13)) - 4)
+                              : "LIMIT(" + type + "#-4, " + expr(t, 2) + ", " + type + "#8)";
     };
     std::string s = "FOR " + i + " := " + bound() + " TO " + bound();
     const std::uint32_t step = c_.below(100);
     if (step < 30) {
         static constexpr std::array<int, 5> kSteps{2, 3, -1, -2, 1};
-        s += " BY DINT#" + std::to_string(kSteps[c_.below(kSteps.size())]);
+        s += " BY " + type + "#" + std::to_string(kSteps[c_.below(kSteps.size())]);
     } else if (step < 35) {
         // A step read from a variable: zero now and then, which faults.
-        if (const Var* v = pickVar(Ty::Dint, true, false); v != nullptr) {
-            s += " BY LIMIT(DINT#-2, " + v->name + ", DINT#2)";
+        if (const Var* v = pickVar(t, true, false); v != nullptr) {
+            s += " BY LIMIT(" + type + "#-2, " + v->name + ", " + type + "#2)";
         }
     }
     // The counter is readable (an index, an operand) but never assigned.
-    scope_.push_back({i, Ty::Dint, Shape::Scalar, 0, 0, false});
+    scope_.push_back({i, t, Shape::Scalar, 0, 0, false});
     ++loops_;
     s += " DO\n" + block(1 + static_cast<int>(c_.below(3)), depth + 1) + "END_FOR;\n";
     --loops_;
@@ -416,9 +480,19 @@ GeneratedProgram Gen::run() {
             scope_.push_back({fresh("tm"), Ty::Bool, Shape::Instance, 0, 0, false, static_cast<int>(fbs_.size()) - 1});
         }
     }
+    // A reference set at the start of every cycle, except now and then: dereferencing NULL faults.
+    std::string body;
+    if (c_.percent(60)) {
+        Ty t = anyType(false);
+        t = t == Ty::Bool ? Ty::Dint : t; // a BOOL target would make most reads a NULL fault
+        scope_.push_back({fresh("rf"), t, Shape::Ref, 0, 0, false});
+        if (c_.percent(90)) {
+            body += refTo(scope_.back());
+        }
+    }
     callableFns_ = fns_.size();
     budget_ = o_.statements;
-    const std::string body = block(o_.statements, 0);
+    body += block(o_.statements, 0);
     text += "PROGRAM p\nVAR\n" + pouVars(scope_, locals) + "END_VAR\n" + body + "END_PROGRAM\n\n" + kConfiguration;
     out.text = std::move(text);
     return out;

@@ -109,7 +109,7 @@ const Var* Gen::pickVar(Ty t, bool scalarOnly, bool writableOnly) {
     std::vector<const Var*> found;
     const auto consider = [&](const std::vector<Var>& vars) {
         for (const Var& v : vars) {
-            if ((writableOnly && !v.writable) || v.shape == Shape::Instance) {
+            if ((writableOnly && !v.writable) || v.shape == Shape::Instance || v.shape == Shape::Ref) {
                 continue;
             }
             const bool structural = v.shape == Shape::Struct || v.shape == Shape::StructArray;
@@ -142,6 +142,13 @@ std::string Gen::index(const Var& v, int depth) {
 
 // A variable, array element or struct member of type t; empty when the scope has none.
 std::string Gen::reads(Ty t) {
+    if (c_.percent(15)) {
+        for (const Var& r : scope_) {
+            if (r.shape == Shape::Ref && r.ty == t) {
+                return r.name + "^";
+            }
+        }
+    }
     const Var* v = pickVar(t, false, false);
     if (v == nullptr) {
         return {};
@@ -354,7 +361,13 @@ std::string Gen::realExpr(Ty t, int depth) {
         if (o_.calls) {
             return call("EXPT", expr(t, d), c_.below(2) != 0 ? expr(t, d) : expr(Ty::Dint, d));
         }
-        break;
+        if (t == Ty::Lreal && c_.percent(50)) {
+            // REAL widened to LREAL inside the operation.
+            static constexpr std::array<const char*, 4> kOps{" + ", " - ", " * ", " / "};
+            return "(" + expr(t, d) + kOps[c_.below(4)] + expr(Ty::Real, d) + ")";
+        }
+        // Sums of products have their own fused instructions.
+        return "(" + expr(t, d) + " * " + expr(t, d) + " + " + expr(t, d) + " * " + expr(t, d) + ")";
     case 6: return conversionTo(t, depth);
     default: break;
     }
@@ -396,6 +409,10 @@ std::string Gen::boolExpr(int depth) {
     }
     case 3: return "NOT " + expr(Ty::Bool, d);
     case 4: {
+        if (c_.percent(30)) {
+            const Ty from = static_cast<Ty>(static_cast<std::uint32_t>(Ty::Sint) + c_.below(12)); // SINT .. LWORD
+            return std::string(tyName(from)) + "_TO_BOOL(" + expr(from, d) + ")";
+        }
         bool done = false;
         std::string r = common(Ty::Bool, depth, done);
         if (done) {

@@ -40,7 +40,7 @@ inline bool isNumeric(Ty t) {
     return isInteger(t) || kindOf(t) == Kind::Bits || kindOf(t) == Kind::Real;
 }
 
-enum class Shape : std::uint8_t { Scalar, Array, Struct, StructArray, Instance };
+enum class Shape : std::uint8_t { Scalar, Array, Struct, StructArray, Instance, Ref };
 
 struct Field {
     std::string name;
@@ -103,6 +103,9 @@ private:
     std::string block(int count, int depth);
     std::string statement(int depth);
     std::string assignment(int depth);
+    std::string structCopy();
+    std::string refTo(const Var& ref);
+    const Var* pickRef(Ty t);
     std::string ifStmt(int depth);
     std::string caseStmt(int depth);
     std::string forStmt(int depth);

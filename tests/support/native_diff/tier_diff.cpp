@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "support/compile_text.h"
+#include "takt/bytecode/opcodes.h"
 #include "takt/engine/program.h"
 #include "takt/engine/vm_runner.h"
 
@@ -140,6 +141,26 @@ std::string compareImages(const bytecode::Module& m, const engine::LoadedProgram
     return {};
 }
 
+std::vector<std::uint32_t> opcodesOf(const bytecode::Module& m) {
+    std::vector<bool> seen(bytecode::kOpcodeCount);
+    for (const bytecode::PouEntry& pou : m.pous) {
+        if (pou.code == bytecode::kNone) {
+            continue;
+        }
+        for (std::uint32_t pc = pou.code; pc < pou.codeEnd;
+             pc += bytecode::instructionLength(static_cast<bytecode::Opcode>(m.code[pc]))) {
+            seen[m.code[pc]] = true;
+        }
+    }
+    std::vector<std::uint32_t> out;
+    for (std::uint32_t op = 0; op < seen.size(); ++op) {
+        if (seen[op]) {
+            out.push_back(op);
+        }
+    }
+    return out;
+}
+
 } // namespace
 
 TierDiff compareTiers(const std::string& text, bool overflowTrap, int cycles) {
@@ -153,6 +174,7 @@ TierDiff compareTiers(const std::string& text, bool overflowTrap, int cycles) {
     }
     d.compiled = true;
     const bytecode::Module& m = *compiled.program.module;
+    d.opcodes = opcodesOf(m);
     Tier interp = start(compiled, Execution::Interpreter);
     Tier native = start(compiled, Execution::Native);
     d.status = native.runner->executionStatus();

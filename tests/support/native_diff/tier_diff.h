@@ -4,19 +4,22 @@
 // after the start-up code and after every cycle, and fault in the same cycle with the same trap
 // at the same POU, line and column. A NaN equals a NaN there, whatever its sign and payload
 // bits (which the tiers do not keep alike; nanBits says so).
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace takt::test {
 
 struct TierDiff {
     bool compiled = false;
-    std::string compileErrors; // the diagnostics when the program did not compile
-    std::string status;        // the native tier's executionStatus(): "native" or why not
-    int cyclesRun = 0;         // cycles both tiers ran, the faulting one included
-    bool faulted = false;      // the run ended with a fault (the same on both tiers)
-    std::string fault;         // "message at POU:line:column" when faulted
-    std::string difference;    // the first difference; empty when the tiers agreed
-    bool nanBits = false;      // a REAL/LREAL was NaN on both tiers, with different sign or payload
+    std::string compileErrors;          // the diagnostics when the program did not compile
+    std::string status;                 // the native tier's executionStatus(): "native" or why not
+    int cyclesRun = 0;                  // cycles both tiers ran, the faulting one included
+    bool faulted = false;               // the run ended with a fault (the same on both tiers)
+    std::string fault;                  // "message at POU:line:column" when faulted
+    std::string difference;             // the first difference; empty when the tiers agreed
+    std::vector<std::uint32_t> opcodes; // the opcodes in the program's POU bodies, each once
+    bool nanBits = false;               // a REAL/LREAL was NaN on both tiers, with different sign or payload
 
     [[nodiscard]] bool ranNative() const { return status == "native"; }
     [[nodiscard]] bool agreed() const { return compiled && difference.empty(); }

@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <string>
 
 #include "support/native_diff/st_gen.h"
 #include "support/native_diff/tier_diff.h"
+#include "takt/bytecode/opcodes.h"
 #include "takt/native/native.h"
 
 namespace takt::test {
@@ -38,9 +40,10 @@ struct Tally {
     std::uint64_t runs = 0; // seeds that compiled and agreed
     std::uint64_t native = 0;
     std::uint64_t faulted = 0;
-    std::uint64_t nanBits = 0;            // seeds where a NaN's sign or payload differed (not compared)
-    std::map<std::string, int> fallbacks; // unsupported opcode -> seeds
-    std::map<std::string, int> faults;    // trap message -> seeds
+    std::uint64_t nanBits = 0;             // seeds where a NaN's sign or payload differed (not compared)
+    std::map<std::string, int> fallbacks;  // unsupported opcode -> seeds
+    std::map<std::string, int> faults;     // trap message -> seeds
+    std::set<std::uint32_t> nativeOpcodes; // opcodes of the programs that ran native
 };
 
 // Runs the seeds of one profile, failing the test for each program that does not compile (a bug
@@ -68,7 +71,10 @@ void runSeeds(const SeedRange& range, bool calls, Tally& tally) {
         }
         --failures;
         ++tally.runs;
-        tally.native += d.ranNative() ? 1 : 0;
+        if (d.ranNative()) {
+            ++tally.native;
+            tally.nativeOpcodes.insert(d.opcodes.begin(), d.opcodes.end());
+        }
         tally.nanBits += d.nanBits ? 1 : 0;
         if (d.faulted) {
             ++tally.faulted;
@@ -81,8 +87,9 @@ void runSeeds(const SeedRange& range, bool calls, Tally& tally) {
 }
 
 std::string summary(const Tally& t) {
-    std::string s = std::to_string(t.runs) + " seeds, " + std::to_string(t.native) + " ran native; " +
-                    std::to_string(t.faulted) + " ended in a fault:";
+    std::string s = std::to_string(t.runs) + " seeds, " + std::to_string(t.native) + " ran native (" +
+                    std::to_string(t.nativeOpcodes.size()) + " of the " + std::to_string(bytecode::kOpcodeCount) +
+                    " opcodes); " + std::to_string(t.faulted) + " ended in a fault:";
     for (const auto& [message, n] : t.faults) {
         s += " [" + message + "] " + std::to_string(n);
     }
