@@ -19,15 +19,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     options.calls = choices.below(4) != 0; // a quarter of the inputs stay within what the tier translates
     options.statements = 16;
     const takt::test::GeneratedProgram program = takt::test::generateProgram(choices, options);
-    const takt::test::TierDiff d = takt::test::compareTiers(program.text, program.overflowTrap, 12);
+    const takt::test::TierDiff d = takt::test::compareTiers(program.text, program.overflowTrap, 12, program.budget);
     if (!d.compiled) {
         std::fprintf(stderr, "generated program does not compile:\n%s\n%s\n", d.compileErrors.c_str(),
                      program.text.c_str());
         std::abort();
     }
     if (!d.difference.empty()) {
-        std::fprintf(stderr, "tiers differ (%s, overflow %s): %s\n%s\n", d.status.c_str(),
-                     program.overflowTrap ? "trap" : "wrap", d.difference.c_str(), program.text.c_str());
+        std::fprintf(stderr, "tiers differ (%s, overflow %s, budget %llu): %s\n%s\n", d.status.c_str(),
+                     program.overflowTrap ? "trap" : "wrap", static_cast<unsigned long long>(program.budget),
+                     d.difference.c_str(), program.text.c_str());
         std::abort();
     }
     return 0;

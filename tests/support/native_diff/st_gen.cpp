@@ -447,6 +447,7 @@ std::string Gen::functionBlock(int k) {
 GeneratedProgram Gen::run() {
     GeneratedProgram out;
     out.overflowTrap = c_.percent(25);
+    out.budget = c_.percent(15) ? 4 + c_.below(40) : 0;
     for (std::uint32_t n = 1 + c_.below(4); n > 0; --n) {
         fields_.push_back({fresh("f"), anyType(true)});
     }

@@ -52,6 +52,9 @@ struct GenOptions {
 struct GeneratedProgram {
     std::string text;
     bool overflowTrap = false; // compile with [build] overflow = "trap"
+    // Watchdog ticks (back-edges and calls) per cycle, 0 = unlimited: a small budget now and
+    // then, so that a cycle is stopped at the same tick on both tiers.
+    std::uint64_t budget = 0;
 };
 
 [[nodiscard]] GeneratedProgram generateProgram(Choices& choices, const GenOptions& options);

@@ -22,10 +22,10 @@ struct Tier {
     std::unique_ptr<engine::VmRunner> runner;
 };
 
-Tier start(const CompiledText& compiled, Execution execution) {
+Tier start(const CompiledText& compiled, Execution execution, std::uint64_t budget) {
     Tier t;
     t.program = std::make_unique<engine::LoadedProgram>(compiled.program.module, "");
-    t.runner = std::make_unique<engine::VmRunner>(0, execution);
+    t.runner = std::make_unique<engine::VmRunner>(budget, execution);
     t.runner->attach(*t.program);
     return t;
 }
@@ -163,7 +163,7 @@ std::vector<std::uint32_t> opcodesOf(const bytecode::Module& m) {
 
 } // namespace
 
-TierDiff compareTiers(const std::string& text, bool overflowTrap, int cycles) {
+TierDiff compareTiers(const std::string& text, bool overflowTrap, int cycles, std::uint64_t budget) {
     TierDiff d;
     compiler::CodegenOptions options;
     options.overflowTrap = overflowTrap;
@@ -175,8 +175,8 @@ TierDiff compareTiers(const std::string& text, bool overflowTrap, int cycles) {
     d.compiled = true;
     const bytecode::Module& m = *compiled.program.module;
     d.opcodes = opcodesOf(m);
-    Tier interp = start(compiled, Execution::Interpreter);
-    Tier native = start(compiled, Execution::Native);
+    Tier interp = start(compiled, Execution::Interpreter, budget);
+    Tier native = start(compiled, Execution::Native, budget);
     d.status = native.runner->executionStatus();
     engine::Fault fi;
     engine::Fault fn;

@@ -25,6 +25,7 @@ struct TierDiff {
     [[nodiscard]] bool agreed() const { return compiled && difference.empty(); }
 };
 
-[[nodiscard]] TierDiff compareTiers(const std::string& text, bool overflowTrap, int cycles);
+// `budget`: watchdog ticks per cycle (VmRunner), 0 = unlimited.
+[[nodiscard]] TierDiff compareTiers(const std::string& text, bool overflowTrap, int cycles, std::uint64_t budget = 0);
 
 } // namespace takt::test

@@ -55,9 +55,10 @@ void runSeeds(const SeedRange& range, bool calls, Tally& tally) {
         GenOptions options;
         options.calls = calls;
         const GeneratedProgram program = generateProgram(choices, options);
-        const TierDiff d = compareTiers(program.text, program.overflowTrap, kCycles);
+        const TierDiff d = compareTiers(program.text, program.overflowTrap, kCycles, program.budget);
         const std::string name = "seed " + std::to_string(seed) + (calls ? "" : " (calls off)") +
-                                 (program.overflowTrap ? ", overflow = \"trap\"" : "");
+                                 (program.overflowTrap ? ", overflow = \"trap\"" : "") +
+                                 (program.budget != 0 ? ", budget " + std::to_string(program.budget) : "");
         const std::string text = ++failures <= 3 ? program.text : "";
         if (!d.compiled) {
             ADD_FAILURE() << name << ": the generated program does not compile (a bug of the generator)\n"
