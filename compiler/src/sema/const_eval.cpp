@@ -480,7 +480,12 @@ private:
         switch (op) {
         case ast::BinaryOp::Add: r = a + c; break;
         case ast::BinaryOp::Sub: r = a - c; break;
-        case ast::BinaryOp::Mul: r = a * c; break;
+        case ast::BinaryOp::Mul:
+            // Two ULINT operands can pass even 128 bits (signed overflow, undefined in C++).
+            if (__builtin_mul_overflow(a, c, &r)) {
+                return outOfRange(b.span, "expression");
+            }
+            break;
         case ast::BinaryOp::Div:
         case ast::BinaryOp::Mod:
             if (c == 0) {

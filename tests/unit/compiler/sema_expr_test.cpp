@@ -318,6 +318,20 @@ END_PROGRAM
               "W0006@6:10");
 }
 
+// Folding a product of two large ULINT constants passed even the compiler's 128-bit arithmetic
+// (a signed overflow, which the sanitizer build stops at): found by comparing generated programs
+// between the execution tiers. Such a product is no constant and wraps at run time.
+TEST(SemaExpr, ProductOfTwoLargeUlintConstantsIsNoOverflowInTheCompiler) {
+    EXPECT_EQ(diagsOf(R"(PROGRAM Main
+VAR q : ULINT; a : ARRAY[0..3] OF INT; END_VAR
+    q := ULINT#18446744073709551615 * ULINT#18446744073709551614;
+    a[ULINT_TO_DINT(ULINT#18446744073709551615 * ULINT#18446744073709551614)] := 1;
+    q := q + 1;
+END_PROGRAM
+)"),
+              "");
+}
+
 TEST(SemaExpr, UntypedConstantsAreRangeChecked) {
     EXPECT_EQ(diagsOf(R"(TYPE Percent : INT (0..100); END_TYPE
 PROGRAM Main
