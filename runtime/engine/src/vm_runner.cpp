@@ -3,6 +3,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "takt/bytecode/opcodes.h"
 #include "takt/native/native.h"
@@ -42,9 +43,6 @@ vm::Vm& machineOf(void* vm) {
 native::Host hostFor(vm::Vm& machine) {
     native::Host host;
     host.vm = &machine;
-    host.callFb = [](void* vm, std::uint8_t*, std::uint32_t pou, std::uint32_t instance) noexcept {
-        return static_cast<std::uint32_t>(machineOf(vm).callNativeFb(pou, instance));
-    };
     host.callNative = [](void* vm, std::uint8_t*, std::uint32_t native, std::uint32_t args) noexcept {
         return static_cast<std::uint32_t>(machineOf(vm).callNativeFunction(native, args));
     };
@@ -148,7 +146,13 @@ void VmRunner::prepare(LoadedProgram& program) const {
     state->machine->setAbortFlag(abort_);
     state->status = "interpreter";
     if (execution_ == Execution::Native) {
-        native::CompileResult compiled = native::compile(program.module());
+        // The standard FBs: the machine's own C++, called directly by the compiled code.
+        std::vector<native::DirectFb> direct(program.module().pous.size());
+        for (std::uint32_t p = 0; p < direct.size(); ++p) {
+            const vm::Vm::NativeFbEntry fb = state->machine->nativeFbEntry(p);
+            direct[p] = native::DirectFb{fb.fn, fb.context, fb.layout};
+        }
+        native::CompileResult compiled = native::compile(program.module(), direct);
         state->compileMs = compiled.compileMs;
         if (compiled.code != nullptr) {
             state->native = std::move(compiled.code);

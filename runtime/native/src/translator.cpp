@@ -54,7 +54,8 @@ using llvm::Type;
 using llvm::Value;
 
 // The generated code reads native::Host as an array of pointers (Emitter::HostSlot).
-static_assert(offsetof(Host, assertFailed) == 7 * sizeof(void*) && sizeof(Host) == 8 * sizeof(void*));
+static_assert(offsetof(Host, callNative) == 1 * sizeof(void*) && offsetof(Host, assertFailed) == 6 * sizeof(void*) &&
+              sizeof(Host) == 7 * sizeof(void*));
 static_assert(offsetof(RunContext, host) == 24);
 
 constexpr std::uint64_t kAbortPollMask = 63; // as the interpreter: the flag on every 64th tick
@@ -88,6 +89,7 @@ struct Emitter {
     const std::vector<llvm::Function*>* bodies = nullptr; // per POU, null without a body
     llvm::GlobalVariable* bodyTable = nullptr;            // the same as [N x i8*], for dispatch
     llvm::GlobalVariable* frameTable = nullptr;           // [N x i32]: each POU's frame size
+    std::span<const DirectFb> directFbs{};                // per POU, may be empty
 
     [[nodiscard]] std::uint32_t w(std::uint32_t k) const { return code[pc + 1 + k]; }
     [[nodiscard]] std::int32_t imm32(std::uint32_t k) const { return static_cast<std::int32_t>(w(k)); }
@@ -255,8 +257,7 @@ struct Emitter {
     void ticksIn() { b.CreateStore(b.CreateLoad(i64(), b.CreateStructGEP(runContextType(), ctx, 0)), ticks); }
     // Host function `slot` (native::Host's order: vm first, then the functions).
     enum HostSlot : unsigned {
-        kCallFb = 1,
-        kCallNative,
+        kCallNative = 1,
         kDispatch,
         kMoveString,
         kCompareStrings,
@@ -264,6 +265,7 @@ struct Emitter {
         kAssertFailed,
         kHostSlots
     };
+    static_assert(kHostSlots * sizeof(void*) == sizeof(Host));
     Value* hostCall(HostSlot slot, Type* result, std::initializer_list<Value*> args) {
         Type* ptr = i8()->getPointerTo();
         Value* host = b.CreateLoad(ptr, b.CreateStructGEP(runContextType(), ctx, 3));
@@ -279,6 +281,9 @@ struct Emitter {
         llvm::CallInst* call = b.CreateCall(type, b.CreateBitCast(fnPtr, type->getPointerTo()), all);
         call->addFnAttr(llvm::Attribute::NoUnwind);
         return call;
+    }
+    Value* constPointer(const void* p, Type* type) {
+        return b.CreateIntToPtr(c64(reinterpret_cast<std::uintptr_t>(p)), type);
     }
     // The interpreter's ENTER: StackOverflow past kMaxCallDepth or the stack's end, one watchdog
     // tick, then the body (`callee`, or the function pointer `calleePtr` for a dispatched call)
@@ -316,8 +321,16 @@ struct Emitter {
     // A call of FB or METHOD p on the instance at image offset `inst`: a native FB runs in C++.
     void callInstance(std::uint32_t p, Value* inst, std::uint32_t c) {
         if (module->pous[p].native != bytecode::kNone) {
-            Value* t = hostCall(kCallFb, i32(), {c32(p), inst});
-            trapIfCode(t);
+            // The interpreter's C++ called directly, its context and layout as constants
+            // (compile() refused the module when it has no DirectFb for p).
+            const DirectFb& d = directFbs[p];
+            Type* ptr = i8()->getPointerTo();
+            llvm::FunctionType* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr}, false);
+            llvm::CallInst* call =
+                b.CreateCall(type, constPointer(d.fn, type->getPointerTo()),
+                             {constPointer(d.context, ptr), b.CreateInBoundsGEP(i8(), image, b.CreateZExt(inst, i64())),
+                              constPointer(d.layout, ptr)});
+            call->addFnAttr(llvm::Attribute::NoUnwind);
             next();
             return;
         }
@@ -1164,7 +1177,19 @@ struct Reach {
     std::vector<bool> starts;
     std::uint32_t unsupportedPc = bytecode::kNone;
 };
-Reach reachable(const bytecode::Module& module, std::uint32_t entry, std::span<const Opcode> refused) {
+// A call of a standard FB needs its DirectFb.
+bool callable(const bytecode::Module& module, const std::uint32_t* at, std::span<const DirectFb> directFbs) {
+    const auto op = static_cast<Opcode>(at[0]);
+    if (op != Opcode::CALL_FB && op != Opcode::CALL_FB_IND) {
+        return true;
+    }
+    const std::uint32_t p = at[1];
+    return p >= module.pous.size() || module.pous[p].native == bytecode::kNone ||
+           (p < directFbs.size() && directFbs[p].fn != nullptr);
+}
+
+Reach reachable(const bytecode::Module& module, std::uint32_t entry, std::span<const Opcode> refused,
+                std::span<const DirectFb> directFbs) {
     Reach r;
     r.starts.assign(module.code.size() + 1, false);
     std::vector<std::uint32_t> work{entry};
@@ -1177,7 +1202,8 @@ Reach reachable(const bytecode::Module& module, std::uint32_t entry, std::span<c
         r.starts[pc] = true;
         const std::uint32_t opWord = module.code[pc];
         if (opWord >= bytecode::kOpcodeCount || !kSupported[opWord] ||
-            std::find(refused.begin(), refused.end(), static_cast<Opcode>(opWord)) != refused.end()) {
+            std::find(refused.begin(), refused.end(), static_cast<Opcode>(opWord)) != refused.end() ||
+            !callable(module, &module.code[pc], directFbs)) {
             r.unsupportedPc = pc;
             return r;
         }
@@ -1301,7 +1327,8 @@ std::string_view libraryName() noexcept {
     return "LLVM " LLVM_VERSION_STRING " ORC";
 }
 
-CompileResult compile(const bytecode::Module& module, std::span<const Opcode> leaveToInterpreter) {
+CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> directFbs,
+                      std::span<const Opcode> leaveToInterpreter) {
     const auto started = std::chrono::steady_clock::now();
     CompileResult result;
     std::vector<std::pair<std::uint32_t, Reach>> bodies;
@@ -1310,7 +1337,7 @@ CompileResult compile(const bytecode::Module& module, std::span<const Opcode> le
         if (pou.code == bytecode::kNone || pou.native != bytecode::kNone) {
             continue;
         }
-        Reach reach = reachable(module, pou.code, leaveToInterpreter);
+        Reach reach = reachable(module, pou.code, leaveToInterpreter, directFbs);
         if (reach.unsupportedPc != bytecode::kNone) {
             result.unsupportedPc = reach.unsupportedPc;
             result.unsupportedOp = module.code[reach.unsupportedPc];
@@ -1375,6 +1402,7 @@ CompileResult compile(const bytecode::Module& module, std::span<const Opcode> le
         e.bodies = &functions;
         e.bodyTable = bodyTable;
         e.frameTable = frameTable;
+        e.directFbs = directFbs;
         // The alias scopes hold for a PROGRAM body the engine runs (its instance below the stack,
         // its frame at the stack base: VmRunner checks both). A called body's instance may come
         // from a reference into the stack, so it gets none.

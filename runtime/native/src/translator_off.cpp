@@ -16,7 +16,8 @@ std::string_view libraryName() noexcept {
     return {};
 }
 
-CompileResult compile(const bytecode::Module& /*module*/, std::span<const bytecode::Opcode> /*leaveToInterpreter*/) {
+CompileResult compile(const bytecode::Module& /*module*/, std::span<const DirectFb> /*directFbs*/,
+                      std::span<const bytecode::Opcode> /*leaveToInterpreter*/) {
     CompileResult result;
     result.error = "this takt was built without the native tier (LLVM 14 not found at build time)";
     return result;

@@ -7,14 +7,12 @@
 
 namespace takt::vm {
 
-Trap Vm::callNativeFb(std::uint32_t pou, std::uint32_t instance) noexcept {
-    const FbLayout& layout = resolved_->fbLayouts[pou];
-    if (layout.fn == nullptr) [[unlikely]] {
-        return Trap::InvalidCall;
+Vm::NativeFbEntry Vm::nativeFbEntry(std::uint32_t pou) const noexcept {
+    if (pou >= resolved_->fbLayouts.size() || resolved_->fbLayouts[pou].fn == nullptr) {
+        return {};
     }
-    const NativeContext nctx{image_.data(), static_cast<std::uint32_t>(image_.size()), module_->constSize, nowNs_};
-    layout.fn(nctx, image_.data() + instance, layout);
-    return Trap::None;
+    const FbLayout& layout = resolved_->fbLayouts[pou];
+    return {reinterpret_cast<const void*>(layout.fn), &resolved_->context, &layout};
 }
 
 Trap Vm::callNativeFunction(std::uint32_t native, std::uint32_t args) noexcept {

@@ -126,6 +126,12 @@ void resolveModule(const bytecode::Module& module, Vm::Resolved& out) {
 Vm::Vm(const bytecode::Module& module, std::span<std::uint8_t> image)
     : module_(&module), image_(image), resolved_(std::make_unique<Resolved>()) {
     resolveModule(module, *resolved_);
+    resolved_->context = NativeContext{image_.data(), static_cast<std::uint32_t>(image_.size()), module.constSize, 0};
+}
+
+void Vm::setCycleTime(std::int64_t nowNs) noexcept {
+    nowNs_ = nowNs;
+    resolved_->context.nowNs = nowNs;
 }
 
 Vm::~Vm() = default;

@@ -169,6 +169,7 @@ struct Vm::Resolved {
     std::vector<FbLayout> fbLayouts;             // one per POU (meaningful where PouEntry::native is an FB)
     std::vector<std::uint32_t> instanceSize;     // one per POU: size of the instance type (0 if none)
     std::array<CallRecord, kMaxCallDepth> calls; // no allocation during a run
+    NativeContext context;                       // what the standard FBs read, for compiled code
 };
 
 // Fills the per-POU tables (what the Vm constructor does once at load).

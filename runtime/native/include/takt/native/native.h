@@ -19,13 +19,13 @@
 namespace takt::native {
 
 // What compiled code calls back into: the interpreter's own implementations of the instructions
-// that run C++ (native FBs and functions, dispatch, strings, aggregate equality, assertions),
+// that run C++ (native functions, dispatch, strings, aggregate equality, assertions; the
+// standard FBs are called directly, DirectFb),
 // so both tiers share one implementation. `vm` is the vm::Vm of the program; every call also
 // gets the image pointer the code runs on, which tells LLVM the call may read and write the
 // image (the code's image argument is noalias). Offsets are image offsets.
 struct Host {
     void* vm = nullptr;
-    std::uint32_t (*callFb)(void* vm, std::uint8_t* image, std::uint32_t pou, std::uint32_t instance) noexcept;
     std::uint32_t (*callNative)(void* vm, std::uint8_t* image, std::uint32_t native, std::uint32_t args) noexcept;
     // The POU a dispatched call runs (CALL_IFACE / CALL_VIRT), kNone when there is none.
     std::uint32_t (*dispatch)(void* vm, std::uint8_t* image, std::uint32_t instance, std::uint32_t slot) noexcept;
@@ -83,9 +83,19 @@ struct CompileResult {
 // Translates every POU body of a verified module (Module::initCode, run once at a cold start,
 // stays on the interpreter). Never throws; thread
 // safe (each call has its own JIT), so it runs off the scan thread.
-// `leaveToInterpreter`: opcodes to treat as not translated (tests of the fallback, which a new
-// opcode without an emitter takes).
-[[nodiscard]] CompileResult compile(const bytecode::Module& module,
+// A standard FB (TON, R_TRIG …) the compiled code calls directly instead of through Host:
+// fn(context, image + instance, layout) — the interpreter's C++ with its arguments, which stay
+// valid as long as the code (vm::Vm::nativeFbEntry). A call of a standard FB without one (null
+// fn) is not translated: the program runs on the interpreter.
+struct DirectFb {
+    const void* fn = nullptr;
+    const void* context = nullptr;
+    const void* layout = nullptr;
+};
+
+// `directFbs`: per POU (may be empty). `leaveToInterpreter`: opcodes to treat as not translated
+// (tests of the fallback, which a new opcode without an emitter takes).
+[[nodiscard]] CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> directFbs = {},
                                     std::span<const bytecode::Opcode> leaveToInterpreter = {});
 
 // The POU whose code holds `pc` (kNone if none), as the interpreter names a fault's POU.

@@ -59,7 +59,7 @@ public:
     [[nodiscard]] Trap runPou(std::uint32_t pou, std::uint32_t instanceOffset) noexcept;
 
     // Cycle start time in ns (virtual or CLOCK_MONOTONIC), read by timers and TIME().
-    void setCycleTime(std::int64_t nowNs) noexcept { nowNs_ = nowNs; }
+    void setCycleTime(std::int64_t nowNs) noexcept;
     [[nodiscard]] std::int64_t cycleTime() const noexcept { return nowNs_; }
 
     // Watchdog. The budget counts back-edges and calls per run (0 = unlimited): a run that
@@ -75,12 +75,20 @@ public:
     // For the native execution tier (takt/native/native.h, Host): the interpreter's own
     // implementations of the instructions that run C++, on this Vm's image and cycle time, so
     // both tiers share them. Arguments are image offsets the verified code computed.
-    [[nodiscard]] Trap callNativeFb(std::uint32_t pou, std::uint32_t instance) noexcept;
     [[nodiscard]] Trap callNativeFunction(std::uint32_t native, std::uint32_t args) noexcept;
     [[nodiscard]] std::uint32_t dispatchTarget(std::uint32_t instance, std::uint32_t slot) const noexcept;
     [[nodiscard]] bool moveString(std::uint32_t dst, std::uint32_t src, std::uint32_t cap, bool wide) noexcept;
     [[nodiscard]] std::int32_t compareStrings(std::uint32_t a, std::uint32_t b, bool wide) const noexcept;
     [[nodiscard]] bool valuesEqual(std::uint32_t type, std::uint32_t a, std::uint32_t b) const noexcept;
+    // A standard FB's C++ for compiled code to call directly, fn(*context, image + instance,
+    // *layout) (natives.h's NativeFb): all null when POU `pou` is no standard FB. The pointers
+    // live as long as this Vm; the context follows setCycleTime.
+    struct NativeFbEntry {
+        const void* fn = nullptr;
+        const void* context = nullptr;
+        const void* layout = nullptr;
+    };
+    [[nodiscard]] NativeFbEntry nativeFbEntry(std::uint32_t pou) const noexcept;
     // ASSERT_FAIL: lastTrap()'s assertion fields then name the operands, as after a run.
     void recordAssertion(std::uint32_t a, std::uint32_t b, std::uint32_t message, std::uint32_t format,
                          std::uint32_t kind) noexcept;
