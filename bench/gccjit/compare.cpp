@@ -5,14 +5,15 @@
 //   cmake -S . -B build -G Ninja -DTAKT_BENCH_GCCJIT=ON && ninja -C build takt_gccjit_compare
 //   build/bench/gccjit/takt_gccjit_compare bench/programs/int_arith.st bench/programs/real_math.st
 //   build/bench/gccjit/takt_gccjit_compare --generate 20     (one POU of 20 copies of both bodies)
+//   build/bench/gccjit/takt_gccjit_compare --generate-programs 20   (the same as 20 PROGRAMs)
 //   build/bench/gccjit/takt_gccjit_compare --compile gccjit|llvm <program.st>   (one compile, for strace)
 // `--march CPU` first gives libgccjit GCC's -march=CPU (it has no -march=native), to compare
 // with LLVM, which always compiles for the host CPU (`llc --version` names it).
 //
-// Per program: the compile time of each library (median of 9, alternating), then ns per scan
-// (median of 9 runs of 300 scans after 50 warm-up scans, the interpreter and both libraries'
-// code each on its own image, alternating in one process), and the `check` value of each, which
-// must be the interpreter's to the bit (exit status 1 otherwise).
+// Per program: the compile time of each library (wall clock, median of 9, alternating), then ns
+// per scan (thread CPU time, median of 9 runs of 300 scans after 50 warm-up scans, the
+// interpreter and both libraries' code each on its own image, alternating in one process), and
+// the `check` value of each, which must be the interpreter's to the bit (exit status 1 otherwise).
 #include "gccjit_translator.h"
 
 #include "takt/bytecode/opcodes.h"
@@ -29,6 +30,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -60,7 +62,8 @@ bool load(const std::string& name, const std::string& text, Image& out, std::str
     out.module = compiled.module;
     for (const bytecode::ProgramInstance& p : out.module->programs) {
         if (out.module->pous[p.pou].kind == bytecode::PouKind::Program) {
-            out.instance = &p;
+            out.instance = &p; // the first, whose variables "check" names
+            break;
         }
     }
     out.program = std::make_unique<engine::LoadedProgram>(out.module, compiled.hash);
@@ -90,6 +93,14 @@ double median(std::vector<double> v) {
 
 double msSince(Clock::time_point t) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+// CPU time of this thread: on a machine shared with other builds, wall-clock time of a scan loop
+// includes the time slices other processes got, which swung the medians by 2-3x between runs.
+double threadNs() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
 }
 
 const std::atomic<bool> kNeverAbort{false};
@@ -171,14 +182,14 @@ bool compare(const std::string& name, const std::string& text, const Reps& reps)
     for (int r = 0; r < reps.runs; ++r) {
         for (int k = 0; k < 3; ++k) {
             const int t = (r % 2 == 0) ? k : 2 - k;
-            const auto started = Clock::now();
+            const double started = threadNs();
             for (int n = 0; n < reps.scans; ++n) {
                 if (!scan[t]()) {
                     std::fprintf(stderr, "%s: tier %d faulted\n", name.c_str(), t);
                     return false;
                 }
             }
-            ns[t].push_back(msSince(started) * 1e6 / reps.scans);
+            ns[t].push_back((threadNs() - started) / reps.scans);
         }
     }
     const std::array<double, 3> check = {lrealAt(img[0], "check"), lrealAt(img[1], "check"), lrealAt(img[2], "check")};
@@ -195,14 +206,16 @@ bool compare(const std::string& name, const std::string& text, const Reps& reps)
     return agree;
 }
 
-// One PROGRAM whose body is `copies` copies of int_arith's and real_math's bodies, each copy on
-// its own variables, for the compile time of a large body.
-std::string generated(int copies) {
+// `copies` copies of int_arith's and real_math's bodies, each on its own variables, for the
+// compile time of a large program: all in one PROGRAM (one function), or one PROGRAM each.
+std::string generated(int copies, bool programEach) {
+    std::string pous;
     std::string vars;
     std::string body;
     std::string sum = "0.0";
+    std::string instances;
     for (int k = 0; k < copies; ++k) {
-        std::string s = std::to_string(k);
+        const std::string s = std::to_string(k);
         vars += "i" + s + ", x" + s + ", acc" + s + ", hits" + s + ", cycle" + s + " : DINT;\n";
         vars += "j" + s + ", cnt" + s + " : INT; base" + s + ", r" + s + ", s" + s + ", accr" + s + " : REAL; lr" + s +
                 ", lacc" + s + " : LREAL;\n";
@@ -219,10 +232,18 @@ std::string generated(int copies) {
                 " := lacc" + s + " * 0.999 + lr" + s + ";\n  accr" + s + " := accr" + s + " * 0.99 + s" + s +
                 " * 0.01;\nEND_FOR;\n";
         sum += " + DINT_TO_LREAL(acc" + s + " + hits" + s + ") + lacc" + s + " + REAL_TO_LREAL(accr" + s + ")";
+        if (programEach || k + 1 == copies) {
+            const std::string name = programEach ? "p" + s : "big";
+            pous += "PROGRAM " + name + "\nVAR\n" + vars + "check : LREAL;\nEND_VAR\n" + body + "check := " + sum +
+                    ";\nEND_PROGRAM\n";
+            instances += "PROGRAM inst" + s + " WITH task0 : " + name + ";\n";
+            vars.clear();
+            body.clear();
+            sum = "0.0";
+        }
     }
-    return "PROGRAM big\nVAR\n" + vars + "check : LREAL;\nEND_VAR\n" + body + "check := " + sum +
-           ";\nEND_PROGRAM\nCONFIGURATION config RESOURCE res0 ON PLC TASK task0(INTERVAL := T#1ms, PRIORITY := 0);\n"
-           "PROGRAM inst0 WITH task0 : big; END_RESOURCE END_CONFIGURATION\n";
+    return pous + "CONFIGURATION config RESOURCE res0 ON PLC TASK task0(INTERVAL := T#1ms, PRIORITY := 0);\n" +
+           instances + "END_RESOURCE END_CONFIGURATION\n";
 }
 
 bool readFile(const std::string& path, std::string& text) {
@@ -244,17 +265,20 @@ int main(int argc, char** argv) {
     }
     if (args.empty()) {
         std::fprintf(stderr,
-                     "usage: %s [--march CPU] <program.st>... | --generate N | --compile gccjit|llvm <program.st>\n",
+                     "usage: %s [--march CPU] <program.st>... | --generate N | --generate-programs N | --compile "
+                     "gccjit|llvm <program.st>\n",
                      argv[0]);
         return 2;
     }
-    if (args[0] == "--generate" && args.size() == 2) {
+    if ((args[0] == "--generate" || args[0] == "--generate-programs") && args.size() == 2) {
         const int copies = std::stoi(args[1]);
-        const std::string text = generated(copies);
+        const bool programEach = args[0] == "--generate-programs";
+        const std::string text = generated(copies, programEach);
         const auto lines = std::count(text.begin(), text.end(), '\n');
-        std::printf("generated: %d copies, %td lines of ST\n", copies, lines);
+        std::printf("generated: %d copies in %s, %td lines of ST\n", copies,
+                    programEach ? "as many programs" : "one program", lines);
         reps = Reps{3, 3, 5, 2, reps.cpu};
-        return compare("generated" + args[1], text, reps) ? 0 : 1;
+        return compare((programEach ? "programs" : "generated") + args[1], text, reps) ? 0 : 1;
     }
     if (args[0] == "--compile" && args.size() == 3) {
         Image img;
