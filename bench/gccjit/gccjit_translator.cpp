@@ -185,11 +185,8 @@ struct Emitter {
         blk = taken;
         jump(target);
     }
-    // (n * r) >> 64 and ((r * n) * d) >> 64 in 128 bits, as translator.cpp and the interpreter.
-    Rv divByReciprocal(Rv n32, std::uint64_t r) {
-        Rv p = mul(cast(cast(n32, u32()), u128()), cast(cu64(r), u128()));
-        return cast(bin(GCC_JIT_BINARY_OP_RSHIFT, p, gcc_jit_context_new_rvalue_from_int(cx, u128(), 64)), u32());
-    }
+    // ((r * n) * d) >> 64 in 128 bits: MOD by a constant through its reciprocal, as translator.cpp
+    // and the interpreter.
     Rv modByReciprocal(Rv n32, std::uint32_t d, std::uint64_t r) {
         Rv low = mul(cu64(r), cast(cast(n32, u32()), u64()));
         Rv p = mul(cast(low, u128()), gcc_jit_context_new_rvalue_from_int(cx, u128(), static_cast<int>(d)));
