@@ -104,13 +104,16 @@ double threadNs() {
 }
 
 const std::atomic<bool> kNeverAbort{false};
+// The bench programs call nothing, so no host function is ever reached; the context only needs
+// a host that is not null.
+const native::Host kNoHost{};
 
 // One scan of compiled code, called as the engine's VmRunner calls the native tier.
 bool runEntry(native::Entry entry, Image& img) {
     const bytecode::Module& m = *img.module;
-    native::RunContext ctx{std::numeric_limits<std::uint64_t>::max(), &kNeverAbort, bytecode::kNone};
+    native::RunContext ctx{std::numeric_limits<std::uint64_t>::max(), &kNeverAbort, bytecode::kNone, &kNoHost};
     const auto stackBase = static_cast<std::uint32_t>(m.constSize + m.globalSize);
-    return entry(img.program->image(), img.instance->offset, stackBase, &ctx) == 0;
+    return entry(img.program->image(), img.instance->offset, stackBase, &ctx, 0) == 0;
 }
 
 std::string why(std::uint32_t pc, std::uint32_t op, const std::string& error) {

@@ -45,7 +45,7 @@ struct Emitter {
     std::array<Rv, 3> base{}; // uint8_t*: image, image + this, image + frame
     Rv image = nullptr;
     Rv ctx = nullptr;                         // RunContext*
-    std::array<gcc_jit_field*, 3> ctxField{}; // ticks, abort, pc
+    std::array<gcc_jit_field*, 4> ctxField{}; // ticks, abort, pc, host (unused: no calls)
     gcc_jit_lvalue* ticks = nullptr;
     Rv abort = nullptr; // const volatile uint8_t*
     std::vector<Blk>* blocks = nullptr;
@@ -580,19 +580,22 @@ Result compile(const bytecode::Module& module, const std::string& cpu) {
     // native::RunContext, field for field.
     proto.ctxField = {gcc_jit_context_new_field(cx, nullptr, u64, "ticks"),
                       gcc_jit_context_new_field(cx, nullptr, abortPtr, "abort"),
-                      gcc_jit_context_new_field(cx, nullptr, proto.u32(), "pc")};
+                      gcc_jit_context_new_field(cx, nullptr, proto.u32(), "pc"),
+                      gcc_jit_context_new_field(cx, nullptr, proto.type(GCC_JIT_TYPE_VOID_PTR), "host")};
     Ty ctxPtr = gcc_jit_type_get_pointer(
-        gcc_jit_struct_as_type(gcc_jit_context_new_struct_type(cx, nullptr, "RunContext", 3, proto.ctxField.data())));
+        gcc_jit_struct_as_type(gcc_jit_context_new_struct_type(cx, nullptr, "RunContext", 4, proto.ctxField.data())));
     std::map<Ty, Ty> unaligned;
     std::map<std::string, gcc_jit_function*> imported;
     for (const auto& [p, starts] : bodies) {
-        std::array<gcc_jit_param*, 4> params{gcc_jit_context_new_param(cx, nullptr, proto.bytePtr(), "image"),
+        // native::Entry; the call depth is unused, as no call is translated.
+        std::array<gcc_jit_param*, 5> params{gcc_jit_context_new_param(cx, nullptr, proto.bytePtr(), "image"),
                                              gcc_jit_context_new_param(cx, nullptr, proto.u32(), "thisOffset"),
                                              gcc_jit_context_new_param(cx, nullptr, proto.u32(), "frameOffset"),
-                                             gcc_jit_context_new_param(cx, nullptr, ctxPtr, "ctx")};
+                                             gcc_jit_context_new_param(cx, nullptr, ctxPtr, "ctx"),
+                                             gcc_jit_context_new_param(cx, nullptr, proto.u32(), "depth")};
         Emitter e = proto;
         e.fn = gcc_jit_context_new_function(cx, nullptr, GCC_JIT_FUNCTION_EXPORTED, proto.u32(),
-                                            ("pou" + std::to_string(p)).c_str(), 4, params.data(), 0);
+                                            ("pou" + std::to_string(p)).c_str(), 5, params.data(), 0);
         e.image = gcc_jit_param_as_rvalue(params[0]);
         e.ctx = gcc_jit_param_as_rvalue(params[3]);
         e.unaligned = &unaligned;
