@@ -15,7 +15,9 @@ const skip = haveChromium() ? false : 'chromium is not installed (scripts/setup.
 async function pageState(page) {
   const link = await page.textContent('#link').catch(() => '?');
   const action = await page.textContent('#action-error').catch(() => '?');
-  return `page link: '${link}', action error: '${action}'`;
+  const state = await page.textContent('#state').catch(() => '?');
+  const fault = await page.textContent('#fault').catch(() => '?');
+  return `page link: '${link}', action error: '${action}', state: '${state}', fault: '${fault}'`;
 }
 
 // `until`, with the page's state in the message when it times out.
@@ -47,7 +49,7 @@ describe('the live page', { skip }, () => {
     const value = row.locator('td.value');
     const first = await until('a first value', async () => (await value.textContent()) || null);
     assert.match(first, /^-?\d+(\.\d+)?$/, 'a REAL as an IEC literal');
-    await until('the level to change', async () => (await value.textContent()) !== first);
+    await untilOnPage(page, 'the level to change', async () => (await value.textContent()) !== first);
     await until('the state badge', async () => (await page.textContent('#state')) === 'running');
     assert.deepEqual(errors, []);
     await close();
