@@ -150,7 +150,7 @@ void VmRunner::prepare(LoadedProgram& program) const {
         std::vector<native::DirectFb> direct(program.module().pous.size());
         for (std::uint32_t p = 0; p < direct.size(); ++p) {
             const vm::Vm::NativeFbEntry fb = state->machine->nativeFbEntry(p);
-            direct[p] = native::DirectFb{fb.fn, fb.context, fb.layout};
+            direct[p] = native::DirectFb{fb.fn, fb.context, fb.layout, fb.layoutBytes, fb.native};
         }
         native::CompileResult compiled = native::compile(program.module(), direct);
         state->compileMs = compiled.compileMs;

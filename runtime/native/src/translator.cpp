@@ -20,6 +20,7 @@
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Weverything"
 #endif
+#include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -29,6 +30,7 @@
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/Linker/Linker.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #if defined(__clang__)
@@ -44,6 +46,12 @@
 #include <vector>
 
 namespace takt::native {
+
+#if defined(TAKT_STANDARD_FB_BITCODE)
+// natives_fb.cpp as LLVM bitcode (generated/natives_fb_bitcode.cpp, cmake/takt_bitcode_embed.cmake).
+extern const unsigned char kStandardFbBitcode[];
+extern const std::size_t kStandardFbBitcodeSize;
+#endif
 
 namespace {
 
@@ -90,6 +98,7 @@ struct Emitter {
     llvm::GlobalVariable* bodyTable = nullptr;            // the same as [N x i8*], for dispatch
     llvm::GlobalVariable* frameTable = nullptr;           // [N x i32]: each POU's frame size
     std::span<const DirectFb> directFbs{};                // per POU, may be empty
+    llvm::Function* standardFb = nullptr;                 // vm::nativeFb from the linked bitcode, when there is one
 
     [[nodiscard]] std::uint32_t w(std::uint32_t k) const { return code[pc + 1 + k]; }
     [[nodiscard]] std::int32_t imm32(std::uint32_t k) const { return static_cast<std::int32_t>(w(k)); }
@@ -282,6 +291,15 @@ struct Emitter {
         call->addFnAttr(llvm::Attribute::NoUnwind);
         return call;
     }
+    // The FB's layout as a constant of the module (its bytes as the Vm resolved them).
+    Value* layoutCopy(const DirectFb& d) {
+        const auto* bytes = static_cast<const std::uint8_t*>(d.layout);
+        llvm::Constant* init = llvm::ConstantDataArray::get(cx, llvm::ArrayRef<std::uint8_t>(bytes, d.layoutBytes));
+        auto* global = new llvm::GlobalVariable(mod, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init,
+                                                "takt.fb.layout");
+        global->setAlignment(llvm::Align(8));
+        return b.CreateBitCast(global, i8()->getPointerTo());
+    }
     Value* constPointer(const void* p, Type* type) {
         return b.CreateIntToPtr(c64(reinterpret_cast<std::uintptr_t>(p)), type);
     }
@@ -322,14 +340,21 @@ struct Emitter {
     void callInstance(std::uint32_t p, Value* inst, std::uint32_t c) {
         if (module->pous[p].native != bytecode::kNone) {
             // The interpreter's C++ called directly, its context and layout as constants
-            // (compile() refused the module when it has no DirectFb for p).
+            // (compile() refused the module when it has no DirectFb for p). With the standard
+            // FBs' bitcode linked in, the function comes from vm::nativeFb(n) and the layout
+            // from a copy in the module, so LLVM inlines the FB and folds its member offsets.
             const DirectFb& d = directFbs[p];
             Type* ptr = i8()->getPointerTo();
             llvm::FunctionType* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr}, false);
-            llvm::CallInst* call =
-                b.CreateCall(type, constPointer(d.fn, type->getPointerTo()),
-                             {constPointer(d.context, ptr), b.CreateInBoundsGEP(i8(), image, b.CreateZExt(inst, i64())),
-                              constPointer(d.layout, ptr)});
+            Value* target = constPointer(d.fn, type->getPointerTo());
+            Value* layout = constPointer(d.layout, ptr);
+            if (standardFb != nullptr) {
+                target = b.CreateBitCast(b.CreateCall(standardFb, {c32(d.native)}), type->getPointerTo());
+                layout = layoutCopy(d);
+            }
+            llvm::CallInst* call = b.CreateCall(
+                type, target,
+                {constPointer(d.context, ptr), b.CreateInBoundsGEP(i8(), image, b.CreateZExt(inst, i64())), layout});
             call->addFnAttr(llvm::Attribute::NoUnwind);
             next();
             return;
@@ -1286,6 +1311,38 @@ private:
     std::vector<Entry> entries_;
 };
 
+// takt::vm::nativeFb(takt::bytecode::Native): the standard FB's function by its index.
+constexpr const char* kStandardFbLookup = "_ZN4takt2vm8nativeFbENS_8bytecode6NativeE";
+
+// The standard FBs' C++ as LLVM bitcode (built from natives_fb.cpp with clang 14), for the
+// module to link and inline; null when takt was built without it or no FB is called directly.
+std::unique_ptr<llvm::Module> standardFbBitcode(llvm::LLVMContext& cx, const llvm::Module& into,
+                                                std::span<const DirectFb> directFbs) {
+#if defined(TAKT_STANDARD_FB_BITCODE)
+    if (std::none_of(directFbs.begin(), directFbs.end(), [](const DirectFb& d) { return d.fn != nullptr; })) {
+        return nullptr;
+    }
+    const llvm::StringRef bytes(reinterpret_cast<const char*>(kStandardFbBitcode), kStandardFbBitcodeSize);
+    auto parsed = llvm::parseBitcodeFile(llvm::MemoryBufferRef(bytes, "natives_fb.bc"), cx);
+    if (!parsed) {
+        llvm::consumeError(parsed.takeError());
+        return nullptr; // the direct calls still work
+    }
+    std::unique_ptr<llvm::Module> m = std::move(*parsed);
+    if (m->getFunction(kStandardFbLookup) == nullptr) {
+        return nullptr;
+    }
+    m->setDataLayout(into.getDataLayout());
+    m->setTargetTriple(into.getTargetTriple());
+    return m;
+#else
+    (void)cx;
+    (void)into;
+    (void)directFbs;
+    return nullptr;
+#endif
+}
+
 void initialiseLlvm() {
     static std::once_flag once;
     std::call_once(once, [] {
@@ -1395,6 +1452,12 @@ CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> 
     auto* frameTable = new llvm::GlobalVariable(*mod, frameArray, true, llvm::GlobalValue::PrivateLinkage,
                                                 llvm::ConstantArray::get(frameArray, frameSizes), "takt.frames");
     const std::vector<bool> called = callTargets(module);
+    std::unique_ptr<llvm::Module> standardFbs = standardFbBitcode(*cx, *mod, directFbs);
+    llvm::Function* standardFb = nullptr;
+    if (standardFbs != nullptr) {
+        standardFb = llvm::Function::Create(llvm::FunctionType::get(i8p, {i32}, false), llvm::Function::ExternalLinkage,
+                                            kStandardFbLookup, mod.get());
+    }
     for (const auto& [p, reach] : bodies) {
         Emitter e{*cx, *mod, builder};
         e.fn = functions[p];
@@ -1403,6 +1466,7 @@ CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> 
         e.bodyTable = bodyTable;
         e.frameTable = frameTable;
         e.directFbs = directFbs;
+        e.standardFb = standardFb;
         // The alias scopes hold for a PROGRAM body the engine runs (its instance below the stack,
         // its frame at the stack base: VmRunner checks both). A called body's instance may come
         // from a reference into the stack, so it gets none.
@@ -1419,6 +1483,11 @@ CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> 
         e.constSize = module.constSize;
         e.imageSize = static_cast<std::uint64_t>(module.constSize) + module.globalSize + module.stackSize;
         translateBody(e, module, module.pous[p].code, reach);
+    }
+    if (standardFbs != nullptr &&
+        llvm::Linker::linkModules(*mod, std::move(standardFbs), llvm::Linker::LinkOnlyNeeded)) {
+        result.error = "the standard FBs' bitcode did not link";
+        return result;
     }
     if (llvm::verifyModule(*mod, &llvm::errs())) {
         result.error = "the translator produced invalid IR";

@@ -91,6 +91,8 @@ struct DirectFb {
     const void* fn = nullptr;
     const void* context = nullptr;
     const void* layout = nullptr;
+    std::uint32_t layoutBytes = 0; // the layout's size: copied into the code as a constant
+    std::uint32_t native = 0;      // bytecode::Native: which standard FB
 };
 
 // `directFbs`: per POU (may be empty). `leaveToInterpreter`: opcodes to treat as not translated

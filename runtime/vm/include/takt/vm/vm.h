@@ -87,6 +87,8 @@ public:
         const void* fn = nullptr;
         const void* context = nullptr;
         const void* layout = nullptr;
+        std::uint32_t layoutBytes = 0;
+        std::uint32_t native = 0; // bytecode::Native
     };
     [[nodiscard]] NativeFbEntry nativeFbEntry(std::uint32_t pou) const noexcept;
     // ASSERT_FAIL: lastTrap()'s assertion fields then name the operands, as after a run.
