@@ -92,6 +92,15 @@ std::string nativeFallbackStatus(const LoadedProgram& program, const native::Com
     return text + ")";
 }
 
+std::vector<native::DirectFb> directFbsOf(const vm::Vm& machine) {
+    std::vector<native::DirectFb> direct(machine.module().pous.size());
+    for (std::uint32_t p = 0; p < direct.size(); ++p) {
+        const vm::Vm::NativeFbEntry fb = machine.nativeFbEntry(p);
+        direct[p] = native::DirectFb{fb.fn, fb.context, fb.layout, fb.layoutBytes, fb.native};
+    }
+    return direct;
+}
+
 bool parseExecution(std::string_view text, Execution& out) {
     if (text == "interpreter") {
         out = Execution::Interpreter;
@@ -146,13 +155,8 @@ void VmRunner::prepare(LoadedProgram& program) const {
     state->machine->setAbortFlag(abort_);
     state->status = "interpreter";
     if (execution_ == Execution::Native) {
-        // The standard FBs: the machine's own C++, called directly by the compiled code.
-        std::vector<native::DirectFb> direct(program.module().pous.size());
-        for (std::uint32_t p = 0; p < direct.size(); ++p) {
-            const vm::Vm::NativeFbEntry fb = state->machine->nativeFbEntry(p);
-            direct[p] = native::DirectFb{fb.fn, fb.context, fb.layout, fb.layoutBytes, fb.native};
-        }
-        native::CompileResult compiled = native::compile(program.module(), direct);
+        // The standard FBs: the machine's own C++, called or inlined by the compiled code.
+        native::CompileResult compiled = native::compile(program.module(), directFbsOf(*state->machine));
         state->compileMs = compiled.compileMs;
         if (compiled.code != nullptr) {
             state->native = std::move(compiled.code);

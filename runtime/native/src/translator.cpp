@@ -1484,10 +1484,12 @@ CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> 
         e.imageSize = static_cast<std::uint64_t>(module.constSize) + module.globalSize + module.stackSize;
         translateBody(e, module, module.pous[p].code, reach);
     }
-    if (standardFbs != nullptr &&
-        llvm::Linker::linkModules(*mod, std::move(standardFbs), llvm::Linker::LinkOnlyNeeded)) {
-        result.error = "the standard FBs' bitcode did not link";
-        return result;
+    if (standardFbs != nullptr) {
+        if (llvm::Linker::linkModules(*mod, std::move(standardFbs), llvm::Linker::LinkOnlyNeeded)) {
+            result.error = "the standard FBs' bitcode did not link";
+            return result;
+        }
+        result.standardFbsLinked = true;
     }
     if (llvm::verifyModule(*mod, &llvm::errs())) {
         result.error = "the translator produced invalid IR";

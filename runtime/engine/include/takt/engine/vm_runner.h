@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "takt/engine/program.h"
 
@@ -15,6 +16,7 @@ class Vm;
 namespace takt::native {
 class CompiledModule;
 struct CompileResult;
+struct DirectFb;
 } // namespace takt::native
 
 namespace takt::engine {
@@ -24,6 +26,9 @@ enum class Execution : std::uint8_t { Interpreter, Native };
 
 // "interpreter" / "native"; false for any other text.
 [[nodiscard]] bool parseExecution(std::string_view text, Execution& out);
+
+// The standard FBs of `machine`'s module as the native tier calls them (one per POU).
+[[nodiscard]] std::vector<native::DirectFb> directFbsOf(const vm::Vm& machine);
 
 // runtime.status's `execution` for a program the native tier did not compile: "interpreter
 // (native: unsupported OP at POU:line)" or "interpreter (native: <library error>)".

@@ -70,6 +70,9 @@ struct CompileResult {
     std::uint32_t unsupportedOp = 0;
     std::string error;
     double compileMs = 0; // wall-clock time of translation and code generation
+    // The standard FBs' C++ was linked in as LLVM bitcode (for LLVM to inline), rather than
+    // called (takt built without clang 14's bitcode, or no standard FB called).
+    bool standardFbsLinked = false;
 };
 
 // True when the translator has an emitter for `op` (false for all when not available()).
