@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "takt/compiler/ast_dump.h"
+#include "takt/compiler/call_graph.h"
 #include "takt/compiler/names.h"
 #include "takt/compiler/sema/model.h"
 
@@ -195,20 +196,8 @@ bool callsOnCycle(const ProjectFacts& facts, std::size_t focus, const std::set<s
         add(e, true);
     }
     for (const auto& [caller, callee] : mine) {
-        std::vector<std::string> stack{callee};
-        std::set<std::string> seen;
-        while (!stack.empty()) {
-            std::string s = std::move(stack.back());
-            stack.pop_back();
-            if (s == caller) {
-                return true;
-            }
-            if (!seen.insert(s).second) {
-                continue;
-            }
-            if (auto it = graph.find(s); it != graph.end()) {
-                stack.insert(stack.end(), it->second.begin(), it->second.end());
-            }
+        if (compiler::reaches(graph, callee, caller)) {
+            return true;
         }
     }
     return false;

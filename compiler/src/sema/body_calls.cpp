@@ -5,6 +5,7 @@
 
 #include "sema/body.h"
 #include "sema/stdlib.h"
+#include "takt/compiler/call_graph.h"
 #include "takt/compiler/names.h"
 
 namespace takt::compiler::sema {
@@ -537,29 +538,11 @@ void BodyChecker::reportRecursion() {
         graph[c.caller].push_back(c.callee);
     }
     // Does `from` reach `to` through calls?
-    auto reaches = [&graph](const Symbol* from, const Symbol* to) {
-        std::vector<const Symbol*> stack{from};
-        std::set<const Symbol*> seen;
-        while (!stack.empty()) {
-            const Symbol* s = stack.back();
-            stack.pop_back();
-            if (s == to) {
-                return true;
-            }
-            if (!seen.insert(s).second) {
-                continue;
-            }
-            if (auto it = graph.find(s); it != graph.end()) {
-                stack.insert(stack.end(), it->second.begin(), it->second.end());
-            }
-        }
-        return false;
-    };
     for (const CallEdge& c : calls_) {
         if (c.callee == c.caller) {
             cx_.error(DiagCode::RecursiveCall, c.span,
                       "'" + c.caller->name + "' calls itself; IEC 61131-3 does not allow recursion");
-        } else if (reaches(c.callee, c.caller)) {
+        } else if (compiler::reaches(graph, c.callee, c.caller)) {
             cx_.error(DiagCode::RecursiveCall, c.span,
                       "'" + c.caller->name + "' calls '" + c.callee->name + "', which calls '" + c.caller->name +
                           "' again; IEC 61131-3 does not allow recursion");
