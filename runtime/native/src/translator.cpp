@@ -14,13 +14,14 @@
 // "unsupported" (the module runs on the interpreter) until it gets one.
 #include "takt/native/native.h"
 
+#include "standard_fbs.h"
+
 #include "takt/bytecode/opcodes.h"
 
 #if defined(__clang__)
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Weverything"
 #endif
-#include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -30,8 +31,8 @@
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
-#include <llvm/Linker/Linker.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/TargetSelect.h>
 #if defined(__clang__)
 #pragma clang diagnostic pop
@@ -46,12 +47,6 @@
 #include <vector>
 
 namespace takt::native {
-
-#if defined(TAKT_STANDARD_FB_BITCODE)
-// natives_fb.cpp as LLVM bitcode (generated/natives_fb_bitcode.cpp, cmake/takt_bitcode_embed.cmake).
-extern const unsigned char kStandardFbBitcode[];
-extern const std::size_t kStandardFbBitcodeSize;
-#endif
 
 namespace {
 
@@ -98,7 +93,7 @@ struct Emitter {
     llvm::GlobalVariable* bodyTable = nullptr;            // the same as [N x i8*], for dispatch
     llvm::GlobalVariable* frameTable = nullptr;           // [N x i32]: each POU's frame size
     std::span<const DirectFb> directFbs{};                // per POU, may be empty
-    llvm::Function* standardFb = nullptr;                 // vm::nativeFb from the linked bitcode, when there is one
+    StandardFbs* standardFbs = nullptr;                   // the FBs' bitcode, when linked
 
     [[nodiscard]] std::uint32_t w(std::uint32_t k) const { return code[pc + 1 + k]; }
     [[nodiscard]] std::int32_t imm32(std::uint32_t k) const { return static_cast<std::int32_t>(w(k)); }
@@ -126,8 +121,8 @@ struct Emitter {
         const std::uint32_t word = w(k);
         Value* off = c32(bytecode::addressOffset(word));
         switch (bytecode::addressTag(word)) {
-        case bytecode::kTagThis: return b.CreateAdd(thisOffset, off);
-        case bytecode::kTagFrame: return b.CreateAdd(frameOffset, off);
+        case bytecode::kTagThis: return b.CreateNUWAdd(thisOffset, off);
+        case bytecode::kTagFrame: return b.CreateNUWAdd(frameOffset, off);
         default: return off;
         }
     }
@@ -292,14 +287,6 @@ struct Emitter {
         return call;
     }
     // The FB's layout as a constant of the module (its bytes as the Vm resolved them).
-    Value* layoutCopy(const DirectFb& d) {
-        const auto* bytes = static_cast<const std::uint8_t*>(d.layout);
-        llvm::Constant* init = llvm::ConstantDataArray::get(cx, llvm::ArrayRef<std::uint8_t>(bytes, d.layoutBytes));
-        auto* global = new llvm::GlobalVariable(mod, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init,
-                                                "takt.fb.layout");
-        global->setAlignment(llvm::Align(8));
-        return b.CreateBitCast(global, i8()->getPointerTo());
-    }
     Value* constPointer(const void* p, Type* type) {
         return b.CreateIntToPtr(c64(reinterpret_cast<std::uintptr_t>(p)), type);
     }
@@ -337,25 +324,27 @@ struct Emitter {
         enter(callee, c32(module->pous[p].frameSize), thisOff, c);
     }
     // A call of FB or METHOD p on the instance at image offset `inst`: a native FB runs in C++.
-    void callInstance(std::uint32_t p, Value* inst, std::uint32_t c) {
+    // `at`: the instance as a pointer when the operand names it (image + base + offset, the form
+    // the body's own accesses have, so LLVM sees an FB's members apart from the caller's other
+    // variables); null for one reached through a reference.
+    void callInstance(std::uint32_t p, Value* inst, std::uint32_t c, Value* at = nullptr) {
         if (module->pous[p].native != bytecode::kNone) {
             // The interpreter's C++ called directly, its context and layout as constants
-            // (compile() refused the module when it has no DirectFb for p). With the standard
-            // FBs' bitcode linked in, the function comes from vm::nativeFb(n) and the layout
-            // from a copy in the module, so LLVM inlines the FB and folds its member offsets.
+            // (compile() refused the module when it has no DirectFb for p), or with the standard
+            // FBs' bitcode linked in, the FB's copy for this layout (standard_fbs.h), which LLVM
+            // inlines like any small function.
             const DirectFb& d = directFbs[p];
-            Type* ptr = i8()->getPointerTo();
-            llvm::FunctionType* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr}, false);
-            Value* target = constPointer(d.fn, type->getPointerTo());
-            Value* layout = constPointer(d.layout, ptr);
-            if (standardFb != nullptr) {
-                target = b.CreateBitCast(b.CreateCall(standardFb, {c32(d.native)}), type->getPointerTo());
-                layout = layoutCopy(d);
+            Value* instance = at != nullptr ? at : b.CreateInBoundsGEP(i8(), image, b.CreateZExt(inst, i64()));
+            llvm::Function* copy = standardFbs != nullptr ? standardFbs->forInstance(d) : nullptr;
+            if (copy != nullptr) {
+                b.CreateCall(copy, {instance})->addFnAttr(llvm::Attribute::NoUnwind);
+            } else {
+                Type* ptr = i8()->getPointerTo();
+                llvm::FunctionType* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr}, false);
+                b.CreateCall(type, constPointer(d.fn, type->getPointerTo()),
+                             {constPointer(d.context, ptr), instance, constPointer(d.layout, ptr)})
+                    ->addFnAttr(llvm::Attribute::NoUnwind);
             }
-            llvm::CallInst* call = b.CreateCall(
-                type, target,
-                {constPointer(d.context, ptr), b.CreateInBoundsGEP(i8(), image, b.CreateZExt(inst, i64())), layout});
-            call->addFnAttr(llvm::Attribute::NoUnwind);
             next();
             return;
         }
@@ -1037,7 +1026,7 @@ OP(CALL_FN) {
     e.enterPou(e.w(0), e.thisOffset, e.w(1));
 }
 OP(CALL_FB) {
-    e.callInstance(e.w(0), e.offsetOf(1), e.w(2));
+    e.callInstance(e.w(0), e.offsetOf(1), e.w(2), e.addr(1));
 }
 OP(CALL_FB_IND) {
     const std::uint32_t p = e.w(0);
@@ -1311,36 +1300,17 @@ private:
     std::vector<Entry> entries_;
 };
 
-// takt::vm::nativeFb(takt::bytecode::Native): the standard FB's function by its index.
-constexpr const char* kStandardFbLookup = "_ZN4takt2vm8nativeFbENS_8bytecode6NativeE";
+// GVN's search for the store a load reads spans at most this many blocks (LLVM's default:
+// 1000). A generated straight-line program (200 TON calls inlined, each a few blocks) took 1.9 s
+// to optimise with the default, 0.5 s with 20, and ran as fast. The option is LLVM's own and
+// process-wide; only the native tier uses LLVM in takt.
+constexpr const char* kMemDepBlockLimit = "20";
 
-// The standard FBs' C++ as LLVM bitcode (built from natives_fb.cpp with clang 14), for the
-// module to link and inline; null when takt was built without it or no FB is called directly.
-std::unique_ptr<llvm::Module> standardFbBitcode(llvm::LLVMContext& cx, const llvm::Module& into,
-                                                std::span<const DirectFb> directFbs) {
-#if defined(TAKT_STANDARD_FB_BITCODE)
-    if (std::none_of(directFbs.begin(), directFbs.end(), [](const DirectFb& d) { return d.fn != nullptr; })) {
-        return nullptr;
+void limitMemoryDependenceSearch() {
+    auto& options = llvm::cl::getRegisteredOptions();
+    if (auto found = options.find("memdep-block-number-limit"); found != options.end()) {
+        (void)found->second->addOccurrence(0, "memdep-block-number-limit", kMemDepBlockLimit);
     }
-    const llvm::StringRef bytes(reinterpret_cast<const char*>(kStandardFbBitcode), kStandardFbBitcodeSize);
-    auto parsed = llvm::parseBitcodeFile(llvm::MemoryBufferRef(bytes, "natives_fb.bc"), cx);
-    if (!parsed) {
-        llvm::consumeError(parsed.takeError());
-        return nullptr; // the direct calls still work
-    }
-    std::unique_ptr<llvm::Module> m = std::move(*parsed);
-    if (m->getFunction(kStandardFbLookup) == nullptr) {
-        return nullptr;
-    }
-    m->setDataLayout(into.getDataLayout());
-    m->setTargetTriple(into.getTargetTriple());
-    return m;
-#else
-    (void)cx;
-    (void)into;
-    (void)directFbs;
-    return nullptr;
-#endif
 }
 
 void initialiseLlvm() {
@@ -1348,6 +1318,7 @@ void initialiseLlvm() {
     std::call_once(once, [] {
         llvm::InitializeNativeTarget();
         llvm::InitializeNativeTargetAsmPrinter();
+        limitMemoryDependenceSearch();
     });
 }
 
@@ -1410,6 +1381,14 @@ CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> 
         return result;
     }
     tmb->setCodeGenOptLevel(llvm::CodeGenOpt::Default);
+    if (tmb->getTargetTriple().isX86()) {
+        // SSE encodings, not AVX: for the VEX forms of int-to-float conversion LLVM 14 picks as the
+        // undefined upper source a register last written inside a called function (its reaching
+        // definitions ignore call clobbers), which made every loop iteration after a SIN wait for
+        // it to finish (real_math ran 1.8x its twin; with SSE 1.05x). Disabling AVX also drops
+        // AVX2, FMA and AVX-512; the programs' loops gain little from wider vectors.
+        tmb->getFeatures().AddFeature("avx", false);
+    }
     auto tm = tmb->createTargetMachine();
     if (!tm) {
         result.error = errorText(tm.takeError());
@@ -1452,12 +1431,8 @@ CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> 
     auto* frameTable = new llvm::GlobalVariable(*mod, frameArray, true, llvm::GlobalValue::PrivateLinkage,
                                                 llvm::ConstantArray::get(frameArray, frameSizes), "takt.frames");
     const std::vector<bool> called = callTargets(module);
-    std::unique_ptr<llvm::Module> standardFbs = standardFbBitcode(*cx, *mod, directFbs);
-    llvm::Function* standardFb = nullptr;
-    if (standardFbs != nullptr) {
-        standardFb = llvm::Function::Create(llvm::FunctionType::get(i8p, {i32}, false), llvm::Function::ExternalLinkage,
-                                            kStandardFbLookup, mod.get());
-    }
+    StandardFbs standardFbs(*mod, directFbs);
+    result.standardFbsLinked = standardFbs.linked();
     for (const auto& [p, reach] : bodies) {
         Emitter e{*cx, *mod, builder};
         e.fn = functions[p];
@@ -1466,7 +1441,7 @@ CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> 
         e.bodyTable = bodyTable;
         e.frameTable = frameTable;
         e.directFbs = directFbs;
-        e.standardFb = standardFb;
+        e.standardFbs = &standardFbs;
         // The alias scopes hold for a PROGRAM body the engine runs (its instance below the stack,
         // its frame at the stack base: VmRunner checks both). A called body's instance may come
         // from a reference into the stack, so it gets none.
@@ -1483,13 +1458,6 @@ CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> 
         e.constSize = module.constSize;
         e.imageSize = static_cast<std::uint64_t>(module.constSize) + module.globalSize + module.stackSize;
         translateBody(e, module, module.pous[p].code, reach);
-    }
-    if (standardFbs != nullptr) {
-        if (llvm::Linker::linkModules(*mod, std::move(standardFbs), llvm::Linker::LinkOnlyNeeded)) {
-            result.error = "the standard FBs' bitcode did not link";
-            return result;
-        }
-        result.standardFbsLinked = true;
     }
     if (llvm::verifyModule(*mod, &llvm::errs())) {
         result.error = "the translator produced invalid IR";

@@ -231,4 +231,20 @@ NativeFb nativeFb(Native n) noexcept {
     }
 }
 
+// Each standard FB under a C name from natives.def (takt_fb_Ton, takt_fb_RTrig …): the native
+// tier links this file's LLVM bitcode and finds an FB by that name, to compile a copy of it for
+// each instance layout (the layout a constant, so LLVM folds the member offsets).
+extern "C" {
+#define TAKT_NATIVE_Fb(name)                                                                                           \
+    void takt_fb_##name(const NativeContext& ctx, std::uint8_t* in, const FbLayout& l) noexcept {                      \
+        nativeFb(Native::name)(ctx, in, l);                                                                            \
+    }
+#define TAKT_NATIVE_Fn(name)
+#define TAKT_NATIVE(name, kind, signature) TAKT_NATIVE_##kind(name)
+#include "takt/bytecode/natives.def"
+#undef TAKT_NATIVE
+#undef TAKT_NATIVE_Fn
+#undef TAKT_NATIVE_Fb
+}
+
 } // namespace takt::vm

@@ -233,6 +233,72 @@ TEST(NativeTierCalls, SameImageAsInterpreterEveryCycle) {
     }
 }
 
+// ---- the standard FBs: every one, in several widths (so several instance layouts, each its
+//      own compiled copy), as a program variable, inside an FB and in an array --------------------
+
+constexpr const char* kStandardFbs = R"(
+FUNCTION_BLOCK Stage
+VAR_INPUT go : BOOL; END_VAR
+VAR_OUTPUT done : BOOL; END_VAR
+VAR inner : TON; edge : F_TRIG; END_VAR
+inner(IN := go, PT := T#4ms);
+edge(CLK := inner.Q);
+done := edge.Q;
+END_FUNCTION_BLOCK
+PROGRAM p
+VAR
+  n : DINT; a, b, c : BOOL;
+  ton1 : TON; lton1 : LTON; tof1 : TOF; tp1 : TP; ltp1 : LTP;
+  rt : R_TRIG; ft : F_TRIG; sr1 : SR; rs1 : RS;
+  cu : CTU; cuDint : CTU_DINT; cuUdint : CTU_UDINT; cd : CTD; cdLint : CTD_LINT; cud : CTUD; cudDint : CTUD_DINT;
+  stage : Stage; stages : ARRAY[0..2] OF Stage; timers : ARRAY[0..3] OF TON; k : INT;
+  outs : ARRAY[0..15] OF BOOL; counts : ARRAY[0..7] OF LINT; times : ARRAY[0..4] OF LINT;
+END_VAR
+n := n + 1;
+a := n MOD 7 < 4; b := n MOD 5 = 0; c := n MOD 11 > 6;
+ton1(IN := a, PT := T#3ms); lton1(IN := c, PT := LT#2ms);
+tof1(IN := a, PT := T#2ms); tp1(IN := b, PT := T#3ms); ltp1(IN := c, PT := LT#5ms);
+rt(CLK := a); ft(CLK := c); sr1(S1 := b, RESET := c); rs1(SET := a, R1 := b);
+cu(CU := a, RESET := n MOD 23 = 0, PV := 4); cuDint(CU := b, RESET := c AND b, PV := 2);
+cuUdint(CU := c, RESET := FALSE, PV := 3); cd(CD := a, LOAD := n MOD 17 = 0, PV := 5);
+cdLint(CD := b, LOAD := n MOD 13 = 0, PV := 2);
+cud(CU := a, CD := b, RESET := n MOD 29 = 0, LOAD := n MOD 19 = 0, PV := 3);
+cudDint(CU := c, CD := a, RESET := FALSE, LOAD := n MOD 31 = 0, PV := 6);
+stage(go := a);
+FOR k := 0 TO 2 DO stages[k](go := (n + k) MOD 6 < 3); END_FOR;
+FOR k := 0 TO 3 DO timers[k](IN := (n + k) MOD 9 < 5, PT := INT_TO_TIME(k + 1)); END_FOR;
+outs[0] := ton1.Q; outs[1] := lton1.Q; outs[2] := tof1.Q; outs[3] := tp1.Q; outs[4] := ltp1.Q;
+outs[5] := rt.Q; outs[6] := ft.Q; outs[7] := sr1.Q1; outs[8] := rs1.Q1; outs[9] := cu.Q;
+outs[10] := cud.QU; outs[11] := cud.QD; outs[12] := stage.done; outs[13] := stages[1].done;
+outs[14] := timers[3].Q; outs[15] := cd.Q;
+counts[0] := cu.CV; counts[1] := cuDint.CV; counts[2] := cuUdint.CV; counts[3] := cd.CV;
+counts[4] := cdLint.CV; counts[5] := cud.CV; counts[6] := cudDint.CV; counts[7] := BOOL_TO_LINT(cdLint.Q);
+times[0] := TIME_TO_LINT(ton1.ET); times[1] := LTIME_TO_LINT(lton1.ET); times[2] := TIME_TO_LINT(tof1.ET);
+times[3] := TIME_TO_LINT(tp1.ET); times[4] := LTIME_TO_LINT(ltp1.ET);
+END_PROGRAM
+CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
+)";
+
+TEST(NativeTierStandardFbs, EveryFbEveryLayoutSameImageEveryCycle) {
+    if (!native::available()) {
+        GTEST_SKIP();
+    }
+    const takt::test::CompiledText compiled = takt::test::compileText(kStandardFbs);
+    ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
+    TierRun interp = start(compiled, Execution::Interpreter);
+    TierRun nat = start(compiled, Execution::Native);
+    ASSERT_EQ(nat.runner->executionStatus(), "native");
+    const bytecode::ProgramInstance& inst = compiled.program.module->programs.front();
+    Fault f;
+    for (int c = 0; c < 200; ++c) {
+        // 700 µs steps: the timers see elapsed times between and on their presets.
+        const std::int64_t now = std::int64_t{c} * 700'000;
+        ASSERT_TRUE(interp.runner->runProgram(*interp.program, inst, now, f)) << f.message;
+        ASSERT_TRUE(nat.runner->runProgram(*nat.program, inst, now, f)) << f.message;
+        ASSERT_EQ(imageOf(*nat.program), imageOf(*interp.program)) << "after cycle " << c + 1;
+    }
+}
+
 // ---- the watchdog: WHILE TRUE is caught by the budget and by the abort flag ---------------
 
 constexpr const char* kEndless = R"(
