@@ -14,6 +14,7 @@
 // "unsupported" (the module runs on the interpreter) until it gets one.
 #include "takt/native/native.h"
 
+#include "fast_loops.h"
 #include "standard_fbs.h"
 
 #include "takt/bytecode/opcodes.h"
@@ -94,6 +95,14 @@ struct Emitter {
     llvm::GlobalVariable* frameTable = nullptr;           // [N x i32]: each POU's frame size
     std::span<const DirectFb> directFbs{};                // per POU, may be empty
     StandardFbs* standardFbs = nullptr;                   // the FBs' bitcode, when linked
+    // The FOR loops whose back-edges skip the budget check when `fast` (an i1 alloca) is set; it
+    // is set in the loop's preheader, which every entry from outside the loop goes through.
+    struct Fast {
+        FastLoop loop;
+        Value* fast = nullptr;
+        BasicBlock* preheader = nullptr;
+    };
+    std::vector<Fast> fastLoops{};
 
     [[nodiscard]] std::uint32_t w(std::uint32_t k) const { return code[pc + 1 + k]; }
     [[nodiscard]] std::int32_t imm32(std::uint32_t k) const { return static_cast<std::int32_t>(w(k)); }
@@ -147,7 +156,16 @@ struct Emitter {
     void st(std::uint32_t k, Value* v) { storeAt(addr(k), v, tagOf(k)); }
     Value* boolByte(Value* cond) { return b.CreateZExt(cond, i8()); }
 
-    BasicBlock* block(std::uint32_t at) { return (*blocks)[at]; }
+    // The block of instruction `at` as a jump from this instruction reaches it: through the
+    // preheader when `at` starts a fast loop this instruction is outside of.
+    BasicBlock* block(std::uint32_t at) {
+        for (const Fast& f : fastLoops) {
+            if (f.loop.head == at && (pc < f.loop.head || pc > f.loop.backEdge)) {
+                return f.preheader;
+            }
+        }
+        return (*blocks)[at];
+    }
     BasicBlock* fresh(const char* name) { return BasicBlock::Create(cx, name, fn); }
 
     // if (cond) fault with `trap` at this instruction; continues in a new block.
@@ -169,12 +187,17 @@ struct Emitter {
     }
 
     // A back-edge or call: one tick of the budget, the abort flag on every 64th.
-    void watchdog() {
+    // One tick; `unchecked` (i1, may be null): count it without the check (fast_loops.h).
+    void watchdog(Value* unchecked = nullptr) {
         Value* t = b.CreateSub(b.CreateLoad(i64(), ticks), c64(1));
         b.CreateStore(t, ticks);
         BasicBlock* poll = fresh("poll");
         BasicBlock* cont = fresh("cont");
-        b.CreateCondBr(b.CreateICmpEQ(b.CreateAnd(t, c64(kAbortPollMask)), c64(0)), poll, cont, unlikely());
+        Value* due = b.CreateICmpEQ(b.CreateAnd(t, c64(kAbortPollMask)), c64(0));
+        if (unchecked != nullptr) {
+            due = b.CreateAnd(due, b.CreateNot(unchecked));
+        }
+        b.CreateCondBr(due, poll, cont, unlikely());
         b.SetInsertPoint(poll);
         trapIf(b.CreateICmpEQ(t, c64(0)), Trap::BudgetExceeded);
         llvm::LoadInst* flag = b.CreateAlignedLoad(i8(), abort, llvm::MaybeAlign(1));
@@ -191,8 +214,34 @@ struct Emitter {
         b.CreateBr(block(target));
     }
     void loopBack(std::uint32_t target) {
-        watchdog();
+        Value* unchecked = nullptr;
+        for (const Fast& f : fastLoops) {
+            if (f.loop.backEdge == pc) {
+                unchecked = b.CreateLoad(i1(), f.fast);
+            }
+        }
+        watchdog(unchecked);
         b.CreateBr(block(target));
+    }
+    // The preheader of fast loop f: how many back-edges are left if the counter keeps its value
+    // through the body (it does: fastLoops() checked), and whether the budget covers them.
+    void preheader(const Fast& f) {
+        pc = f.loop.backEdge;
+        b.SetInsertPoint(f.preheader);
+        const auto op = static_cast<Opcode>(code[pc]);
+        const bool narrow = op == Opcode::LOOP_I16_IMM || op == Opcode::LOOP_DN_I16_IMM;
+        const bool down = op == Opcode::LOOP_DN_I32_IMM || op == Opcode::LOOP_DN_I16_IMM;
+        const std::int64_t limit = imm32(narrow ? 2 : 1);
+        const std::int64_t step = imm32(narrow ? 3 : 2);
+        Value* d = b.CreateSExt(ld(i32(), 0), i64());
+        Value* room = down ? b.CreateSub(d, c64(static_cast<std::uint64_t>(limit)))
+                           : b.CreateSub(c64(static_cast<std::uint64_t>(limit)), d);
+        const auto stride = static_cast<std::uint64_t>(step < 0 ? -step : step);
+        Value* trips =
+            b.CreateSelect(b.CreateICmpSLT(room, c64(0)), c64(0), b.CreateAdd(b.CreateUDiv(room, c64(stride)), c64(1)));
+        Value* covered = b.CreateICmpULT(trips, b.CreateLoad(i64(), ticks));
+        b.CreateStore(b.CreateAnd(b.CreateICmpULE(trips, c64(f.loop.maxTrips)), covered), f.fast);
+        b.CreateBr((*blocks)[f.loop.head]);
     }
     // if (cond) jump to target else next.
     void branch(Value* cond, std::uint32_t target) {
@@ -1275,8 +1324,14 @@ void translateBody(Emitter& e, const bytecode::Module& module, std::uint32_t ent
         }
     }
     e.blocks = &blocks;
-    e.b.CreateBr(blocks[entry]);
     e.code = module.code.data();
+    for (const FastLoop& loop : fastLoops(module, reach.starts, e.scope[bytecode::kTagThis] != nullptr)) {
+        Value* fast = e.b.CreateAlloca(e.i1());
+        e.b.CreateStore(e.b.getFalse(), fast);
+        e.fastLoops.push_back({loop, fast, e.fresh("preheader")});
+    }
+    e.pc = bytecode::kNone; // the entry comes from outside every loop
+    e.b.CreateBr(e.block(entry));
     for (std::size_t pc = 0; pc < reach.starts.size(); ++pc) {
         if (!reach.starts[pc]) {
             continue;
@@ -1284,6 +1339,9 @@ void translateBody(Emitter& e, const bytecode::Module& module, std::uint32_t ent
         e.pc = static_cast<std::uint32_t>(pc);
         e.b.SetInsertPoint(blocks[pc]);
         kEmit[module.code[pc]](e);
+    }
+    for (const Emitter::Fast& f : e.fastLoops) {
+        e.preheader(f);
     }
 }
 
@@ -1300,16 +1358,29 @@ private:
     std::vector<Entry> entries_;
 };
 
-// GVN's search for the store a load reads spans at most this many blocks (LLVM's default:
-// 1000). A generated straight-line program (200 TON calls inlined, each a few blocks) took 1.9 s
-// to optimise with the default, 0.5 s with 20, and ran as fast. The option is LLVM's own and
-// process-wide; only the native tier uses LLVM in takt.
-constexpr const char* kMemDepBlockLimit = "20";
+// LLVM's own options, set once for the process (only the native tier uses LLVM in takt).
+struct LlvmOption {
+    const char* name;
+    const char* value;
+};
+constexpr std::array kLlvmOptions = {
+    // GVN's search for the store a load reads spans at most this many blocks (default 1000). A
+    // generated straight-line program (200 TON calls inlined, each a few blocks) took 1.9 s to
+    // optimise with the default, 0.5 s with 20, and ran as fast.
+    LlvmOption{"memdep-block-number-limit", "20"},
+    // Loops with a loop-invariant condition inside are split in two (O3 does this, O2 not), up to
+    // this size: a fast loop's unchecked back-edges (fast_loops.h) then become a loop without the
+    // watchdog's check. int_arith's loop needs a threshold above 50 (the default).
+    LlvmOption{"enable-nontrivial-unswitch", "true"},
+    LlvmOption{"unswitch-threshold", "200"},
+};
 
-void limitMemoryDependenceSearch() {
+void setLlvmOptions() {
     auto& options = llvm::cl::getRegisteredOptions();
-    if (auto found = options.find("memdep-block-number-limit"); found != options.end()) {
-        (void)found->second->addOccurrence(0, "memdep-block-number-limit", kMemDepBlockLimit);
+    for (const LlvmOption& o : kLlvmOptions) {
+        if (auto found = options.find(o.name); found != options.end()) {
+            (void)found->second->addOccurrence(0, o.name, o.value);
+        }
     }
 }
 
@@ -1318,7 +1389,7 @@ void initialiseLlvm() {
     std::call_once(once, [] {
         llvm::InitializeNativeTarget();
         llvm::InitializeNativeTargetAsmPrinter();
-        limitMemoryDependenceSearch();
+        setLlvmOptions();
     });
 }
 

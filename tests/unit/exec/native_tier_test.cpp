@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../../../bench/native/st_program.h"
+#include "../../../runtime/native/src/fast_loops.h"
 #include "support/compile_text.h"
 #include "support/paths.h"
 #include "takt/engine/program.h"
@@ -296,6 +297,92 @@ TEST(NativeTierStandardFbs, EveryFbEveryLayoutSameImageEveryCycle) {
         ASSERT_TRUE(interp.runner->runProgram(*interp.program, inst, now, f)) << f.message;
         ASSERT_TRUE(nat.runner->runProgram(*nat.program, inst, now, f)) << f.message;
         ASSERT_EQ(imageOf(*nat.program), imageOf(*interp.program)) << "after cycle " << c + 1;
+    }
+}
+
+// ---- FOR loops whose back-edges skip the budget check (fast_loops.h) ------------------------
+
+constexpr const char* kLoops = R"(
+FUNCTION Twice : DINT
+VAR_INPUT v : DINT; END_VAR
+Twice := v * 2;
+END_FUNCTION
+PROGRAM p
+VAR i, j, k, m, n : DINT; s : DINT; x : INT; a : ARRAY[0..9] OF DINT; r : REF_TO DINT; END_VAR
+FOR i := 1 TO 100 DO s := s + i; END_FOR;
+FOR j := 1 TO 10 DO
+  FOR k := 1 TO 8 DO s := s + k; END_FOR;
+END_FOR;
+r := REF(m);
+FOR m := 1 TO 10 DO r^ := r^ + 0; s := s + 1; END_FOR;
+FOR n := 1 TO 5 DO s := s + Twice(n); END_FOR;
+FOR x := 0 TO 9 DO a[x] := x * 2; END_FOR;
+END_PROGRAM
+CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
+)";
+
+TEST(NativeTierFastLoops, CountedInnermostLoopsQualifyOthersDoNot) {
+    const takt::test::CompiledText compiled = takt::test::compileText(kLoops);
+    ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
+    const bytecode::Module& module = *compiled.program.module;
+    const bytecode::ProgramInstance& inst = module.programs.front();
+    const bytecode::PouEntry& body = module.pous[inst.pou];
+    std::vector<bool> starts(module.code.size(), false);
+    for (std::uint32_t pc = body.code; pc < body.codeEnd;
+         pc += bytecode::instructionLength(static_cast<bytecode::Opcode>(module.code[pc]))) {
+        starts[pc] = true;
+    }
+    const LoadedProgram program(compiled.program.module, "");
+    std::vector<std::uint32_t> lines;
+    for (const native::FastLoop& loop : native::fastLoops(module, starts, true)) {
+        Fault at;
+        at.pou = inst.pou;
+        at.codeOffset = loop.head;
+        lines.push_back(program.describe(at).line);
+        EXPECT_GE(loop.maxTrips, 64u);
+    }
+    // The loop over i (line 8), the inner loop over k (10) and the INT loop storing into an
+    // array beside its counter (15). Not: the outer loop over j (it holds a loop), the loop
+    // storing through a reference (13), the loop calling a function (14).
+    EXPECT_EQ(lines, (std::vector<std::uint32_t>{8, 10, 15}));
+    // In a body whose instance may overlap its frame, the INT loop's frame counter is no longer
+    // apart from the instance it stores into.
+    EXPECT_EQ(native::fastLoops(module, starts, false).size(), 2u);
+}
+
+TEST(NativeTierFastLoops, EveryBudgetEndsAtTheSameInstructionOverTheSameImage) {
+    if (!native::available()) {
+        GTEST_SKIP();
+    }
+    const takt::test::CompiledText compiled = takt::test::compileText(kLoops);
+    ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
+    const bytecode::ProgramInstance& inst = compiled.program.module->programs.front();
+    // Around the loop boundaries (the first loop takes 99 ticks, the nested ones 79) and the
+    // end of the run; 0 is unlimited.
+    std::vector<std::uint64_t> budgets{0};
+    for (std::uint64_t b = 1; b <= 12; ++b) {
+        budgets.push_back(b);
+    }
+    for (std::uint64_t b = 60; b <= 200; b += 4) {
+        budgets.push_back(b);
+    }
+    for (const std::uint64_t budget : budgets) {
+        TierRun interp = start(compiled, Execution::Interpreter, budget);
+        TierRun nat = start(compiled, Execution::Native, budget);
+        ASSERT_EQ(nat.runner->executionStatus(), "native");
+        for (int c = 0; c < 3; ++c) {
+            Fault fi;
+            Fault fn;
+            const bool okInterp = interp.runner->runProgram(*interp.program, inst, c, fi);
+            const bool okNative = nat.runner->runProgram(*nat.program, inst, c, fn);
+            ASSERT_EQ(okNative, okInterp) << "budget " << budget << ", cycle " << c;
+            EXPECT_EQ(fn.message, fi.message) << "budget " << budget;
+            EXPECT_EQ(fn.codeOffset, fi.codeOffset) << "budget " << budget;
+            ASSERT_EQ(imageOf(*nat.program), imageOf(*interp.program)) << "budget " << budget << ", cycle " << c;
+            if (!okInterp) {
+                break;
+            }
+        }
     }
 }
 

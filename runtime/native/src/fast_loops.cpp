@@ -1,0 +1,178 @@
+#include "fast_loops.h"
+
+#include "takt/bytecode/opcodes.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+namespace takt::native {
+
+namespace {
+
+using bytecode::Opcode;
+using bytecode::OperandKind;
+
+constexpr std::uint64_t kUnbounded = std::numeric_limits<std::uint64_t>::max();
+// Instructions a fast entry may run without a poll of the abort flag (see fast_loops.h).
+constexpr std::uint32_t kUncheckedInstructions = 65'536;
+constexpr std::uint32_t kPollInterval = 64; // the interpreter's: every 64th tick
+
+struct Span {
+    std::uint32_t tag;
+    std::uint64_t offset;
+    std::uint64_t size; // kUnbounded: from offset on
+};
+
+// The fused FOR back-edges with an immediate bound: the operand word of the counter.
+std::optional<std::uint32_t> counterOf(Opcode op) {
+    switch (op) {
+    case Opcode::LOOP_I32_IMM:
+    case Opcode::LOOP_DN_I32_IMM:
+    case Opcode::LOOP_I16_IMM:
+    case Opcode::LOOP_DN_I16_IMM: return 0;
+    default: return std::nullopt;
+    }
+}
+
+// What only a call or a store through a pointer can change: anything.
+bool writesAnywhere(Opcode op) {
+    switch (op) {
+    case Opcode::CALL_FN:
+    case Opcode::CALL_FB:
+    case Opcode::CALL_FB_IND:
+    case Opcode::CALL_IFACE:
+    case Opcode::CALL_VIRT:
+    case Opcode::CALL_NATIVE:
+    case Opcode::STI_8:
+    case Opcode::STI_16:
+    case Opcode::STI_32:
+    case Opcode::STI_64:
+    case Opcode::STI_N: return true;
+    default: return false;
+    }
+}
+
+// The bytes destination operand k of the instruction at `at` may write. A width-0 destination
+// is an array element store's whole array (element size x count) or, for any other, unbounded.
+Span destinationSpan(const std::uint32_t* at, const bytecode::OpcodeInfo& info, std::size_t k) {
+    const bytecode::OperandInfo& d = info.operands[k];
+    const std::uint32_t word = at[1 + d.word];
+    Span span{bytecode::addressTag(word), bytecode::addressOffset(word), d.width};
+    if (d.width == 0) {
+        span.size = kUnbounded;
+        const auto op = static_cast<Opcode>(at[0]);
+        if (op == Opcode::STX_8 || op == Opcode::STX_16 || op == Opcode::STX_32 || op == Opcode::STX_64 ||
+            op == Opcode::STX_N) {
+            // "s?d0s4icc": the last two operands are the element size and the element count.
+            const std::uint64_t elementSize = at[1 + info.operands[info.operandCount - 2].word];
+            const std::uint64_t count = at[1 + info.operands[info.operandCount - 1].word];
+            span.size = elementSize * count;
+        }
+    }
+    return span;
+}
+
+bool apart(const Span& a, const Span& b, std::uint64_t stackBase, bool instanceApartFromFrame) {
+    const auto end = [](const Span& s) { return s.size == kUnbounded ? kUnbounded : s.offset + s.size; };
+    if (a.tag == b.tag) {
+        return end(a) <= b.offset || end(b) <= a.offset;
+    }
+    const auto pair = [&](std::uint32_t x, std::uint32_t y) {
+        return (a.tag == x && b.tag == y) || (a.tag == y && b.tag == x);
+    };
+    if (pair(bytecode::kTagThis, bytecode::kTagFrame)) {
+        return instanceApartFromFrame;
+    }
+    if (pair(bytecode::kTagAbsolute, bytecode::kTagFrame)) {
+        // A global ends below the stack, where every frame lies.
+        return end(a.tag == bytecode::kTagAbsolute ? a : b) <= stackBase;
+    }
+    return false; // an absolute address may lie in the instance
+}
+
+// Whether the body [head, backEdge) leaves the counter alone and leaves the loop only forward.
+bool qualifies(const bytecode::Module& module, const std::vector<bool>& starts, std::uint32_t head,
+               std::uint32_t backEdge, const Span& counter, bool instanceApartFromFrame) {
+    const std::uint64_t stackBase = std::uint64_t{module.constSize} + module.globalSize;
+    std::uint32_t pc = head;
+    while (pc < backEdge) {
+        if (!starts[pc]) {
+            return false;
+        }
+        const auto op = static_cast<Opcode>(module.code[pc]);
+        if (writesAnywhere(op)) {
+            return false;
+        }
+        const bytecode::OpcodeInfo& info = bytecode::opcodeInfo(op);
+        for (std::size_t k = 0; k < info.operandCount; ++k) {
+            const bytecode::OperandInfo& operand = info.operands[k];
+            if (operand.kind == OperandKind::Jump && module.code[pc + 1 + operand.word] <= pc) {
+                return false; // another loop inside, or a jump back
+            }
+            if (operand.kind == OperandKind::Dest &&
+                !apart(destinationSpan(&module.code[pc], info, k), counter, stackBase, instanceApartFromFrame)) {
+                return false;
+            }
+        }
+        pc += info.length;
+    }
+    return pc == backEdge;
+}
+
+// No jump from outside [head, backEdge] lands inside it after the head.
+bool enteredAtHeadOnly(const bytecode::Module& module, const std::vector<bool>& starts, std::uint32_t head,
+                       std::uint32_t backEdge) {
+    for (std::uint32_t pc = 0; pc < starts.size(); ++pc) {
+        if (!starts[pc] || (pc >= head && pc <= backEdge)) {
+            continue;
+        }
+        const bytecode::OpcodeInfo& info = bytecode::opcodeInfo(static_cast<Opcode>(module.code[pc]));
+        for (std::size_t k = 0; k < info.operandCount; ++k) {
+            if (info.operands[k].kind != OperandKind::Jump) {
+                continue;
+            }
+            const std::uint32_t target = module.code[pc + 1 + info.operands[k].word];
+            if (target > head && target <= backEdge) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+} // namespace
+
+std::vector<FastLoop> fastLoops(const bytecode::Module& module, const std::vector<bool>& starts,
+                                bool instanceApartFromFrame) {
+    std::vector<FastLoop> loops;
+    for (std::uint32_t pc = 0; pc < starts.size(); ++pc) {
+        if (!starts[pc]) {
+            continue;
+        }
+        const auto op = static_cast<Opcode>(module.code[pc]);
+        const std::optional<std::uint32_t> counterOperand = counterOf(op);
+        if (!counterOperand) {
+            continue;
+        }
+        const bytecode::OpcodeInfo& info = bytecode::opcodeInfo(op);
+        const std::uint32_t head = module.code[pc + 1 + info.operands[info.operandCount - 1].word];
+        if (head >= pc || !starts[head]) {
+            continue;
+        }
+        const std::uint32_t word = module.code[pc + 1 + info.operands[*counterOperand].word];
+        const Span counter{bytecode::addressTag(word), bytecode::addressOffset(word), 4};
+        if (!qualifies(module, starts, head, pc, counter, instanceApartFromFrame) ||
+            !enteredAtHeadOnly(module, starts, head, pc)) {
+            continue;
+        }
+        std::uint32_t instructions = 1;
+        for (std::uint32_t q = head; q < pc; q += bytecode::instructionLength(static_cast<Opcode>(module.code[q]))) {
+            ++instructions;
+        }
+        loops.push_back({head, pc, std::max(kPollInterval, kUncheckedInstructions / instructions)});
+    }
+    return loops;
+}
+
+} // namespace takt::native

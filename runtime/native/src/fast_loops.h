@@ -1,0 +1,32 @@
+#pragma once
+// FOR loops whose back-edges may skip the watchdog's check (the translator's fast path).
+//
+// Every back-edge charges one tick of the watchdog budget, and every 64th polls the abort flag.
+// In a small counted loop that check is a third of the work and keeps LLVM from unrolling or
+// vectorising cleanly. For an innermost FOR loop whose counter nothing in the body can write,
+// the number of back-edges left is known when the loop is entered; when the budget covers it,
+// the ticks are still counted but not checked, so the budget ends the same and a trap still
+// falls at the same instruction. The abort flag is then polled after the loop; a fast entry
+// runs at most `maxTrips` back-edges (about 65,000 instructions), so an abort waits no longer
+// than it does in the interpreter's 64 iterations of a long body.
+#include "takt/bytecode/module.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace takt::native {
+
+struct FastLoop {
+    std::uint32_t head = 0;     // the loop's first instruction (the back-edge's target)
+    std::uint32_t backEdge = 0; // the fused FOR back-edge (LOOP_I32_IMM, LOOP_I16_IMM and DN forms)
+    std::uint32_t maxTrips = 0; // a fast entry runs at most this many back-edges
+};
+
+// The loops of the body whose instructions start where `starts` is true. A loop qualifies when
+// its body calls nothing, stores through no pointer, holds no other backward jump, is entered
+// only at its head, and writes nothing that may overlap the counter. `instanceApartFromFrame`:
+// the body's instance and frame never overlap (a PROGRAM body the engine runs).
+[[nodiscard]] std::vector<FastLoop> fastLoops(const bytecode::Module& module, const std::vector<bool>& starts,
+                                              bool instanceApartFromFrame);
+
+} // namespace takt::native
