@@ -6,9 +6,9 @@
 // vectorising cleanly. For an innermost FOR loop whose counter nothing in the body can write,
 // the number of back-edges left is known when the loop is entered; when the budget covers it,
 // the ticks are still counted but not checked, so the budget ends the same and a trap still
-// falls at the same instruction. The abort flag is then polled after the loop; a fast entry
-// runs at most `maxTrips` back-edges (about 65,000 instructions), so an abort waits no longer
-// than it does in the interpreter's 64 iterations of a long body.
+// falls at the same instruction. The abort flag is polled once when a fast entry starts; it runs
+// at most `maxTrips` back-edges (about 65,000 instructions), so an abort waits no longer than it
+// does in the interpreter's 64 iterations of a long body.
 #include "takt/bytecode/module.h"
 
 #include <cstdint>

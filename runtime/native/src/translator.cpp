@@ -187,6 +187,11 @@ struct Emitter {
     }
 
     // A back-edge or call: one tick of the budget, the abort flag on every 64th.
+    Value* abortRequested() {
+        llvm::LoadInst* flag = b.CreateAlignedLoad(i8(), abort, llvm::MaybeAlign(1));
+        flag->setAtomic(llvm::AtomicOrdering::Monotonic);
+        return b.CreateICmpNE(flag, b.getInt8(0));
+    }
     // One tick; `unchecked` (i1, may be null): count it without the check (fast_loops.h).
     void watchdog(Value* unchecked = nullptr) {
         Value* t = b.CreateSub(b.CreateLoad(i64(), ticks), c64(1));
@@ -200,9 +205,7 @@ struct Emitter {
         b.CreateCondBr(due, poll, cont, unlikely());
         b.SetInsertPoint(poll);
         trapIf(b.CreateICmpEQ(t, c64(0)), Trap::BudgetExceeded);
-        llvm::LoadInst* flag = b.CreateAlignedLoad(i8(), abort, llvm::MaybeAlign(1));
-        flag->setAtomic(llvm::AtomicOrdering::Monotonic);
-        trapIf(b.CreateICmpNE(flag, b.getInt8(0)), Trap::Aborted);
+        trapIf(abortRequested(), Trap::Aborted);
         b.CreateBr(cont);
         b.SetInsertPoint(cont);
     }
@@ -240,7 +243,11 @@ struct Emitter {
         Value* trips =
             b.CreateSelect(b.CreateICmpSLT(room, c64(0)), c64(0), b.CreateAdd(b.CreateUDiv(room, c64(stride)), c64(1)));
         Value* covered = b.CreateICmpULT(trips, b.CreateLoad(i64(), ticks));
-        b.CreateStore(b.CreateAnd(b.CreateICmpULE(trips, c64(f.loop.maxTrips)), covered), f.fast);
+        Value* fast = b.CreateAnd(b.CreateICmpULE(trips, c64(f.loop.maxTrips)), covered);
+        b.CreateStore(fast, f.fast);
+        // The unchecked back-edges do not poll the abort flag, so a fast entry does: a loop around
+        // this one whose ticks per round are a multiple of 64 would otherwise never see it.
+        trapIf(b.CreateAnd(fast, abortRequested()), Trap::Aborted);
         b.CreateBr((*blocks)[f.loop.head]);
     }
     // if (cond) jump to target else next.

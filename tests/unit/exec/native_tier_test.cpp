@@ -386,6 +386,36 @@ TEST(NativeTierFastLoops, EveryBudgetEndsAtTheSameInstructionOverTheSameImage) {
     }
 }
 
+// Each round of the outer loop takes 64 ticks (63 unchecked back-edges and its own), so its own
+// back-edge always sees the same ticks modulo 64: only the fast entry's poll sees the flag.
+constexpr const char* kRoundsOf64 = R"(
+PROGRAM p
+VAR n, k, s : DINT; END_VAR
+WHILE n < 100000 DO
+  FOR k := 0 TO 63 DO s := s + k; END_FOR;
+  n := n + 1;
+END_WHILE;
+END_PROGRAM
+CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
+)";
+
+TEST(NativeTierFastLoops, AbortFlagSeenAroundUncheckedLoops) {
+    if (!native::available()) {
+        GTEST_SKIP();
+    }
+    const takt::test::CompiledText compiled = takt::test::compileText(kRoundsOf64);
+    ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
+    for (const Execution execution : {Execution::Interpreter, Execution::Native}) {
+        TierRun run = start(compiled, execution);
+        const std::atomic<bool> abort{true};
+        run.runner->setAbortFlag(&abort);
+        Fault f;
+        ASSERT_FALSE(run.runner->runProgram(*run.program, compiled.program.module->programs.front(), 0, f))
+            << run.runner->executionStatus();
+        EXPECT_EQ(f.message, vm::trapMessage(vm::Trap::Aborted)) << run.runner->executionStatus();
+    }
+}
+
 // ---- the watchdog: WHILE TRUE is caught by the budget and by the abort flag ---------------
 
 constexpr const char* kEndless = R"(
