@@ -4,11 +4,12 @@
 // Every back-edge charges one tick of the watchdog budget, and every 64th polls the abort flag.
 // In a small counted loop that check is a third of the work and keeps LLVM from unrolling or
 // vectorising cleanly. For an innermost FOR loop whose counter nothing in the body can write,
-// the number of back-edges left is known when the loop is entered; when the budget covers it,
-// the ticks are still counted but not checked, so the budget ends the same and a trap still
-// falls at the same instruction. The abort flag is polled once when a fast entry starts; it runs
-// at most `maxTrips` back-edges (about 65,000 instructions), so an abort waits no longer than it
-// does in the interpreter's 64 iterations of a long body.
+// the number of back-edges left is known when the loop is entered; the translator emits the
+// loop twice, and when the budget covers those back-edges it runs the copy whose back-edges
+// count the ticks without checking them, so the budget ends the same and a trap still falls at
+// the same instruction. Loops known to run 16 times or fewer are left alone (LLVM unrolls them). The abort flag is
+// polled once when a fast entry starts; it runs at most `maxTrips` back-edges (about 65,000 instructions), so an abort
+// waits no longer than it does in the interpreter's 64 iterations of a long body.
 #include "takt/bytecode/module.h"
 
 #include <cstdint>
@@ -24,8 +25,8 @@ struct FastLoop {
 
 // The loops of the body whose instructions start where `starts` is true. A loop qualifies when
 // its body calls nothing, stores through no pointer, holds no other backward jump, is entered
-// only at its head, and writes nothing that may overlap the counter. `instanceApartFromFrame`:
-// the body's instance and frame never overlap (a PROGRAM body the engine runs).
+// only at its head, writes nothing that may overlap the counter, and is not known to be short.
+// `instanceApartFromFrame`: the body's instance and frame never overlap (a PROGRAM body the engine runs).
 [[nodiscard]] std::vector<FastLoop> fastLoops(const bytecode::Module& module, const std::vector<bool>& starts,
                                               bool instanceApartFromFrame);
 

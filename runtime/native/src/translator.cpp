@@ -95,14 +95,16 @@ struct Emitter {
     llvm::GlobalVariable* frameTable = nullptr;           // [N x i32]: each POU's frame size
     std::span<const DirectFb> directFbs{};                // per POU, may be empty
     StandardFbs* standardFbs = nullptr;                   // the FBs' bitcode, when linked
-    // The FOR loops whose back-edges skip the budget check when `fast` (an i1 alloca) is set; it
-    // is set in the loop's preheader, which every entry from outside the loop goes through.
+    // The FOR loops translated twice (fast_loops.h): every entry from outside goes through the
+    // preheader, which picks the copy whose back-edge counts ticks without checking them when the
+    // budget covers the trips left, the checked loop otherwise.
     struct Fast {
         FastLoop loop;
-        Value* fast = nullptr;
         BasicBlock* preheader = nullptr;
+        std::vector<BasicBlock*> blocks; // the unchecked copy, by pc - loop.head
     };
     std::vector<Fast> fastLoops{};
+    const Fast* copying = nullptr; // the unchecked copy being translated
 
     [[nodiscard]] std::uint32_t w(std::uint32_t k) const { return code[pc + 1 + k]; }
     [[nodiscard]] std::int32_t imm32(std::uint32_t k) const { return static_cast<std::int32_t>(w(k)); }
@@ -159,6 +161,9 @@ struct Emitter {
     // The block of instruction `at` as a jump from this instruction reaches it: through the
     // preheader when `at` starts a fast loop this instruction is outside of.
     BasicBlock* block(std::uint32_t at) {
+        if (copying != nullptr && at >= copying->loop.head && at <= copying->loop.backEdge) {
+            return copying->blocks[at - copying->loop.head];
+        }
         for (const Fast& f : fastLoops) {
             if (f.loop.head == at && (pc < f.loop.head || pc > f.loop.backEdge)) {
                 return f.preheader;
@@ -192,17 +197,16 @@ struct Emitter {
         flag->setAtomic(llvm::AtomicOrdering::Monotonic);
         return b.CreateICmpNE(flag, b.getInt8(0));
     }
-    // One tick; `unchecked` (i1, may be null): count it without the check (fast_loops.h).
-    void watchdog(Value* unchecked = nullptr) {
+    // One tick; `checked` false: counted only (an unchecked copy's back-edge, fast_loops.h).
+    void watchdog(bool checked = true) {
         Value* t = b.CreateSub(b.CreateLoad(i64(), ticks), c64(1));
         b.CreateStore(t, ticks);
+        if (!checked) {
+            return;
+        }
         BasicBlock* poll = fresh("poll");
         BasicBlock* cont = fresh("cont");
-        Value* due = b.CreateICmpEQ(b.CreateAnd(t, c64(kAbortPollMask)), c64(0));
-        if (unchecked != nullptr) {
-            due = b.CreateAnd(due, b.CreateNot(unchecked));
-        }
-        b.CreateCondBr(due, poll, cont, unlikely());
+        b.CreateCondBr(b.CreateICmpEQ(b.CreateAnd(t, c64(kAbortPollMask)), c64(0)), poll, cont, unlikely());
         b.SetInsertPoint(poll);
         trapIf(b.CreateICmpEQ(t, c64(0)), Trap::BudgetExceeded);
         trapIf(abortRequested(), Trap::Aborted);
@@ -217,13 +221,7 @@ struct Emitter {
         b.CreateBr(block(target));
     }
     void loopBack(std::uint32_t target) {
-        Value* unchecked = nullptr;
-        for (const Fast& f : fastLoops) {
-            if (f.loop.backEdge == pc) {
-                unchecked = b.CreateLoad(i1(), f.fast);
-            }
-        }
-        watchdog(unchecked);
+        watchdog(copying == nullptr || copying->loop.backEdge != pc);
         b.CreateBr(block(target));
     }
     // The preheader of fast loop f: how many back-edges are left if the counter keeps its value
@@ -244,11 +242,10 @@ struct Emitter {
             b.CreateSelect(b.CreateICmpSLT(room, c64(0)), c64(0), b.CreateAdd(b.CreateUDiv(room, c64(stride)), c64(1)));
         Value* covered = b.CreateICmpULT(trips, b.CreateLoad(i64(), ticks));
         Value* fast = b.CreateAnd(b.CreateICmpULE(trips, c64(f.loop.maxTrips)), covered);
-        b.CreateStore(fast, f.fast);
         // The unchecked back-edges do not poll the abort flag, so a fast entry does: a loop around
         // this one whose ticks per round are a multiple of 64 would otherwise never see it.
         trapIf(b.CreateAnd(fast, abortRequested()), Trap::Aborted);
-        b.CreateBr((*blocks)[f.loop.head]);
+        b.CreateCondBr(fast, f.blocks.front(), (*blocks)[f.loop.head]);
     }
     // if (cond) jump to target else next.
     void branch(Value* cond, std::uint32_t target) {
@@ -1333,9 +1330,10 @@ void translateBody(Emitter& e, const bytecode::Module& module, std::uint32_t ent
     e.blocks = &blocks;
     e.code = module.code.data();
     for (const FastLoop& loop : fastLoops(module, reach.starts, e.scope[bytecode::kTagThis] != nullptr)) {
-        Value* fast = e.b.CreateAlloca(e.i1());
-        e.b.CreateStore(e.b.getFalse(), fast);
-        e.fastLoops.push_back({loop, fast, e.fresh("preheader")});
+        Emitter::Fast& f = e.fastLoops.emplace_back(Emitter::Fast{loop, e.fresh("preheader"), {}});
+        for (std::uint32_t pc = loop.head; pc <= loop.backEdge; ++pc) {
+            f.blocks.push_back(reach.starts[pc] ? e.fresh("fast") : nullptr);
+        }
     }
     e.pc = bytecode::kNone; // the entry comes from outside every loop
     e.b.CreateBr(e.block(entry));
@@ -1348,6 +1346,15 @@ void translateBody(Emitter& e, const bytecode::Module& module, std::uint32_t ent
         kEmit[module.code[pc]](e);
     }
     for (const Emitter::Fast& f : e.fastLoops) {
+        e.copying = &f;
+        for (std::uint32_t pc = f.loop.head; pc <= f.loop.backEdge; ++pc) {
+            if (reach.starts[pc]) {
+                e.pc = pc;
+                e.b.SetInsertPoint(f.blocks[pc - f.loop.head]);
+                kEmit[module.code[pc]](e);
+            }
+        }
+        e.copying = nullptr;
         e.preheader(f);
     }
 }
@@ -1375,11 +1382,6 @@ constexpr std::array kLlvmOptions = {
     // generated straight-line program (200 TON calls inlined, each a few blocks) took 1.9 s to
     // optimise with the default, 0.5 s with 20, and ran as fast.
     LlvmOption{"memdep-block-number-limit", "20"},
-    // Loops with a loop-invariant condition inside are split in two (O3 does this, O2 not), up to
-    // this size: a fast loop's unchecked back-edges (fast_loops.h) then become a loop without the
-    // watchdog's check. int_arith's loop needs a threshold above 50 (the default).
-    LlvmOption{"enable-nontrivial-unswitch", "true"},
-    LlvmOption{"unswitch-threshold", "200"},
 };
 
 void setLlvmOptions() {

@@ -308,15 +308,16 @@ VAR_INPUT v : DINT; END_VAR
 Twice := v * 2;
 END_FUNCTION
 PROGRAM p
-VAR i, j, k, m, n : DINT; s : DINT; x : INT; a : ARRAY[0..9] OF DINT; r : REF_TO DINT; END_VAR
+VAR i, j, k, m, n : DINT; s : DINT; x : INT; a : ARRAY[0..19] OF DINT; r : REF_TO DINT; END_VAR
 FOR i := 1 TO 100 DO s := s + i; END_FOR;
 FOR j := 1 TO 10 DO
-  FOR k := 1 TO 8 DO s := s + k; END_FOR;
+  FOR k := 1 TO 20 DO s := s + k; END_FOR;
 END_FOR;
 r := REF(m);
-FOR m := 1 TO 10 DO r^ := r^ + 0; s := s + 1; END_FOR;
-FOR n := 1 TO 5 DO s := s + Twice(n); END_FOR;
-FOR x := 0 TO 9 DO a[x] := x * 2; END_FOR;
+FOR m := 1 TO 30 DO r^ := r^ + 0; s := s + 1; END_FOR;
+FOR n := 1 TO 50 DO s := s + Twice(n); END_FOR;
+FOR x := 0 TO 19 DO a[x] := x * 2; END_FOR;
+FOR n := 1 TO 8 DO s := s + n; END_FOR;
 END_PROGRAM
 CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
 )";
@@ -343,7 +344,7 @@ TEST(NativeTierFastLoops, CountedInnermostLoopsQualifyOthersDoNot) {
     }
     // The loop over i (line 8), the inner loop over k (10) and the INT loop storing into an
     // array beside its counter (15). Not: the outer loop over j (it holds a loop), the loop
-    // storing through a reference (13), the loop calling a function (14).
+    // storing through a reference (13), the loop calling a function (14), the loop of 8 (16).
     EXPECT_EQ(lines, (std::vector<std::uint32_t>{8, 10, 15}));
     // In a body whose instance may overlap its frame, the INT loop's frame counter is no longer
     // apart from the instance it stores into.
@@ -357,13 +358,13 @@ TEST(NativeTierFastLoops, EveryBudgetEndsAtTheSameInstructionOverTheSameImage) {
     const takt::test::CompiledText compiled = takt::test::compileText(kLoops);
     ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
     const bytecode::ProgramInstance& inst = compiled.program.module->programs.front();
-    // Around the loop boundaries (the first loop takes 99 ticks, the nested ones 79) and the
-    // end of the run; 0 is unlimited.
+    // Small ones, then across the run (about 500 ticks: the first loop takes 99, the nested
+    // ones 209); 0 is unlimited.
     std::vector<std::uint64_t> budgets{0};
-    for (std::uint64_t b = 1; b <= 12; ++b) {
+    for (std::uint64_t b = 1; b <= 8; ++b) {
         budgets.push_back(b);
     }
-    for (std::uint64_t b = 60; b <= 200; b += 4) {
+    for (std::uint64_t b = 90; b <= 560; b += 13) {
         budgets.push_back(b);
     }
     for (const std::uint64_t budget : budgets) {
