@@ -216,22 +216,29 @@ END_PROGRAM
 CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
 )";
 
-TEST(NativeTierCalls, SameImageAsInterpreterEveryCycle) {
-    if (!native::available()) {
-        GTEST_SKIP();
-    }
-    const takt::test::CompiledText compiled = takt::test::compileText(kCalls);
+// Runs `cycles` cycles of the first program on both tiers, the clock advancing `stepNs` a cycle;
+// the whole image must agree after every one.
+void expectSameImageEveryCycle(const char* source, int cycles, std::int64_t stepNs) {
+    const takt::test::CompiledText compiled = takt::test::compileText(source);
     ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
     TierRun interp = start(compiled, Execution::Interpreter);
     TierRun nat = start(compiled, Execution::Native);
     ASSERT_EQ(nat.runner->executionStatus(), "native");
     const bytecode::ProgramInstance& inst = compiled.program.module->programs.front();
     Fault f;
-    for (int c = 0; c < 60; ++c) {
-        ASSERT_TRUE(interp.runner->runProgram(*interp.program, inst, c * 1'000'000, f)) << f.message;
-        ASSERT_TRUE(nat.runner->runProgram(*nat.program, inst, c * 1'000'000, f)) << f.message;
+    for (int c = 0; c < cycles; ++c) {
+        const std::int64_t now = std::int64_t{c} * stepNs;
+        ASSERT_TRUE(interp.runner->runProgram(*interp.program, inst, now, f)) << f.message;
+        ASSERT_TRUE(nat.runner->runProgram(*nat.program, inst, now, f)) << f.message;
         ASSERT_EQ(imageOf(*nat.program), imageOf(*interp.program)) << "after cycle " << c + 1;
     }
+}
+
+TEST(NativeTierCalls, SameImageAsInterpreterEveryCycle) {
+    if (!native::available()) {
+        GTEST_SKIP();
+    }
+    expectSameImageEveryCycle(kCalls, 60, 1'000'000);
 }
 
 // ---- the standard FBs: every one, in several widths (so several instance layouts, each its
@@ -284,20 +291,8 @@ TEST(NativeTierStandardFbs, EveryFbEveryLayoutSameImageEveryCycle) {
     if (!native::available()) {
         GTEST_SKIP();
     }
-    const takt::test::CompiledText compiled = takt::test::compileText(kStandardFbs);
-    ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
-    TierRun interp = start(compiled, Execution::Interpreter);
-    TierRun nat = start(compiled, Execution::Native);
-    ASSERT_EQ(nat.runner->executionStatus(), "native");
-    const bytecode::ProgramInstance& inst = compiled.program.module->programs.front();
-    Fault f;
-    for (int c = 0; c < 200; ++c) {
-        // 700 µs steps: the timers see elapsed times between and on their presets.
-        const std::int64_t now = std::int64_t{c} * 700'000;
-        ASSERT_TRUE(interp.runner->runProgram(*interp.program, inst, now, f)) << f.message;
-        ASSERT_TRUE(nat.runner->runProgram(*nat.program, inst, now, f)) << f.message;
-        ASSERT_EQ(imageOf(*nat.program), imageOf(*interp.program)) << "after cycle " << c + 1;
-    }
+    // 700 µs steps: the timers see elapsed times between and on their presets.
+    expectSameImageEveryCycle(kStandardFbs, 200, 700'000);
 }
 
 // ---- FOR loops whose back-edges skip the budget check (fast_loops.h) ------------------------
