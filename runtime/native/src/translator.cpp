@@ -154,7 +154,36 @@ struct Emitter {
         }
     }
     [[nodiscard]] std::uint32_t tagOf(std::uint32_t k) const { return bytecode::addressTag(w(k)); }
-    Value* ld(Type* t, std::uint32_t k) { return loadAt(t, addr(k), tagOf(k)); }
+    Value* ld(Type* t, std::uint32_t k) {
+        if (Value* c = constantOperand(t, k); c != nullptr) {
+            return c;
+        }
+        return loadAt(t, addr(k), tagOf(k));
+    }
+    // Operand k's value when it lies in the constants: nothing writes there (the verifier refuses
+    // such a destination, the VM a store through a reference below constSize, the engine and the
+    // agent write variables only), so the bytes are the module's initial image. LLVM then folds
+    // a literal like any other, instead of loading it on every use.
+    Value* constantOperand(Type* t, std::uint32_t k) {
+        const std::uint32_t word = w(k);
+        const std::uint64_t bytes = t->getPrimitiveSizeInBits() / 8;
+        const std::uint64_t offset = bytecode::addressOffset(word);
+        if (bytecode::addressTag(word) != bytecode::kTagAbsolute || bytes == 0 || bytes > 8 ||
+            offset + bytes > constSize || offset + bytes > module->initImage.size()) {
+            return nullptr;
+        }
+        std::uint64_t bits = 0;
+        for (std::uint64_t i = 0; i < bytes; ++i) {
+            bits |= std::uint64_t{module->initImage[offset + i]} << (8 * i);
+        }
+        if (t->isFloatTy()) {
+            return llvm::ConstantFP::get(cx, llvm::APFloat(llvm::APFloat::IEEEsingle(), llvm::APInt(32, bits)));
+        }
+        if (t->isDoubleTy()) {
+            return llvm::ConstantFP::get(cx, llvm::APFloat(llvm::APFloat::IEEEdouble(), llvm::APInt(64, bits)));
+        }
+        return t->isIntegerTy() ? llvm::ConstantInt::get(t, bits) : nullptr;
+    }
     void st(std::uint32_t k, Value* v) { storeAt(addr(k), v, tagOf(k)); }
     Value* boolByte(Value* cond) { return b.CreateZExt(cond, i8()); }
 
