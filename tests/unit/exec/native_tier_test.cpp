@@ -295,6 +295,58 @@ TEST(NativeTierStandardFbs, EveryFbEveryLayoutSameImageEveryCycle) {
     expectSameImageEveryCycle(kStandardFbs, 200, 700'000);
 }
 
+// ---- frames: temporaries of PROGRAMs and FBs, a reference to a temporary, FUNCTION arguments
+//      in the caller's frame, a frame over 4 KB; the whole image after every cycle ---------------
+
+constexpr const char* kFrames = R"(
+FUNCTION Add3 : DINT
+VAR_INPUT a, b, c : DINT; END_VAR
+Add3 := a + b + c;
+END_FUNCTION
+FUNCTION_BLOCK Temps
+VAR_INPUT x : DINT; END_VAR
+VAR_OUTPUT y : DINT; END_VAR
+VAR_TEMP t : DINT; u : ARRAY[0..7] OF DINT; k : INT; END_VAR
+t := t + x;
+FOR k := 0 TO 7 DO u[k] := t * k + u[k]; END_FOR;
+y := u[7] - u[3] + t;
+END_FUNCTION_BLOCK
+FUNCTION_BLOCK Escapes
+VAR_INPUT x : DINT; END_VAR
+VAR_OUTPUT y : DINT; END_VAR
+VAR_TEMP t : DINT; r : REF_TO DINT; END_VAR
+t := x * 3;
+r := REF(t);
+r^ := r^ + 1;
+y := Add3(t, x, r^);
+END_FUNCTION_BLOCK
+FUNCTION_BLOCK Big
+VAR_INPUT x : DINT; END_VAR
+VAR_OUTPUT y : DINT; END_VAR
+VAR_TEMP big : ARRAY[0..1199] OF DINT; k : INT; END_VAR
+FOR k := 0 TO 1199 DO big[k] := x + k; END_FOR;
+y := big[1199] - big[17];
+END_FUNCTION_BLOCK
+PROGRAM p
+VAR n : DINT; a : Temps; b : Escapes; c : Big; s : DINT; END_VAR
+VAR_TEMP q : DINT; END_VAR
+n := n + 1;
+q := n * 2;
+a(x := q);
+b(x := n);
+c(x := n);
+s := s + a.y + b.y + c.y + Add3(q, n, 1);
+END_PROGRAM
+CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
+)";
+
+TEST(NativeTierFrames, TemporariesReferencesAndArgumentsSameImageEveryCycle) {
+    if (!native::available()) {
+        GTEST_SKIP();
+    }
+    expectSameImageEveryCycle(kFrames, 40, 1'000'000);
+}
+
 // ---- FOR loops whose back-edges skip the budget check (fast_loops.h) ------------------------
 
 constexpr const char* kLoops = R"(
