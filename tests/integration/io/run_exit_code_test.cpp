@@ -44,6 +44,9 @@ TEST(RunExitCode, ACleanRunExits0) {
 
 // The retain slots become unwritable while takt runs (each slot path turns into a directory, as
 // root is not stopped by file modes): the save SIGTERM makes fails, is logged, and exits 17.
+// SIGTERM waits for a periodic save to fail first: that proves a cycle changed the RETAIN values
+// after the last good save, and a stop with nothing changed rightly skips its save (this test
+// once sent SIGTERM before the next cycle and saw exit 0).
 TEST(RunExitCode, AFinalRetainSaveThatFailsIsLoggedAndExits17) {
     const TempDir dir;
     writeProject(dir, "[runtime.retain]\nmode = \"file\"\npath = \".takt/retain\"\nsave_interval_ms = 50\n",
@@ -58,6 +61,7 @@ TEST(RunExitCode, AFinalRetainSaveThatFailsIsLoggedAndExits17) {
         fs::remove(slot);
         fs::create_directories(slot);
     }
+    ASSERT_TRUE(takt.waitFor([&] { return !takt.lineWith({"runtime.retain: save failed"}).empty(); })) << takt.log();
     EXPECT_EQ(takt.terminate(), 17) << takt.log();
     EXPECT_FALSE(takt.lineWith({"runtime.retain: the final save failed"}).empty()) << takt.log();
 }
