@@ -3,6 +3,7 @@
 #include "takt/bytecode/opcodes.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <optional>
 
@@ -27,15 +28,26 @@ struct Span {
     std::uint64_t size; // kUnbounded: from offset on
 };
 
-// The fused FOR back-edges with an immediate bound: the operand word of the counter.
-std::optional<std::uint32_t> counterOf(Opcode op) {
-    switch (op) {
-    case Opcode::LOOP_I32_IMM:
-    case Opcode::LOOP_DN_I32_IMM:
-    case Opcode::LOOP_I16_IMM:
-    case Opcode::LOOP_DN_I16_IMM: return 0;
-    default: return std::nullopt;
+// A fused FOR back-edge with an immediate bound ("d4iij", "d4d2iij"): the counter is operand 0,
+// the limit, the step and the head the last three.
+struct CountedBackEdge {
+    std::uint32_t counter; // operand word
+    std::uint32_t head;
+    std::int32_t limit;
+    std::int32_t step;
+};
+
+std::optional<CountedBackEdge> countedBackEdge(const std::uint32_t* at) {
+    const auto op = static_cast<Opcode>(at[0]);
+    if (op != Opcode::LOOP_I32_IMM && op != Opcode::LOOP_DN_I32_IMM && op != Opcode::LOOP_I16_IMM &&
+        op != Opcode::LOOP_DN_I16_IMM) {
+        return std::nullopt;
     }
+    const bytecode::OpcodeInfo& info = bytecode::opcodeInfo(op);
+    const auto operand = [&](std::size_t k) { return at[1 + info.operands[k].word]; };
+    const std::size_t n = info.operandCount;
+    return CountedBackEdge{operand(0), operand(n - 1), static_cast<std::int32_t>(operand(n - 3)),
+                           static_cast<std::int32_t>(operand(n - 2))};
 }
 
 // What only a call or a store through a pointer can change: anything.
@@ -147,19 +159,14 @@ bool enteredAtHeadOnly(const bytecode::Module& module, const std::vector<bool>& 
 // The trips of a loop whose counter the instruction before its head (or the one before that, for
 // an INT counter copied to its variable) sets to a constant; nullopt when not so.
 std::optional<std::int64_t> knownTrips(const bytecode::Module& module, const std::vector<std::uint32_t>& before,
-                                       std::uint32_t head, std::uint32_t backEdge, std::uint32_t counterWord) {
-    std::uint32_t pc = head;
+                                       const CountedBackEdge& loop) {
+    std::uint32_t pc = loop.head;
     for (int back = 0; back < 2 && before[pc] != bytecode::kNone; ++back) {
         pc = before[pc];
-        if (static_cast<Opcode>(module.code[pc]) == Opcode::MOVI_32 && module.code[pc + 1] == counterWord) {
-            const auto op = static_cast<Opcode>(module.code[backEdge]);
-            const bool narrow = op == Opcode::LOOP_I16_IMM || op == Opcode::LOOP_DN_I16_IMM;
-            const bool down = op == Opcode::LOOP_DN_I32_IMM || op == Opcode::LOOP_DN_I16_IMM;
+        if (static_cast<Opcode>(module.code[pc]) == Opcode::MOVI_32 && module.code[pc + 1] == loop.counter) {
             const std::int64_t start = static_cast<std::int32_t>(module.code[pc + 2]);
-            const std::int64_t limit = static_cast<std::int32_t>(module.code[backEdge + (narrow ? 3 : 2)]);
-            const std::int64_t step = static_cast<std::int32_t>(module.code[backEdge + (narrow ? 4 : 3)]);
-            const std::int64_t room = down ? start - limit : limit - start;
-            return room < 0 ? 1 : room / (step < 0 ? -step : step) + 2;
+            const std::int64_t room = loop.step < 0 ? start - loop.limit : loop.limit - start;
+            return room < 0 ? 1 : room / std::abs(std::int64_t{loop.step}) + 2;
         }
     }
     return std::nullopt;
@@ -181,19 +188,13 @@ std::vector<FastLoop> fastLoops(const bytecode::Module& module, const std::vecto
         if (!starts[pc]) {
             continue;
         }
-        const auto op = static_cast<Opcode>(module.code[pc]);
-        const std::optional<std::uint32_t> counterOperand = counterOf(op);
-        if (!counterOperand) {
+        const std::optional<CountedBackEdge> loop = countedBackEdge(&module.code[pc]);
+        if (!loop || loop->head >= pc || !starts[loop->head]) {
             continue;
         }
-        const bytecode::OpcodeInfo& info = bytecode::opcodeInfo(op);
-        const std::uint32_t head = module.code[pc + 1 + info.operands[info.operandCount - 1].word];
-        if (head >= pc || !starts[head]) {
-            continue;
-        }
-        const std::uint32_t word = module.code[pc + 1 + info.operands[*counterOperand].word];
-        const Span counter{bytecode::addressTag(word), bytecode::addressOffset(word), 4};
-        const std::optional<std::int64_t> trips = knownTrips(module, before, head, pc, word);
+        const std::uint32_t head = loop->head;
+        const Span counter{bytecode::addressTag(loop->counter), bytecode::addressOffset(loop->counter), 4};
+        const std::optional<std::int64_t> trips = knownTrips(module, before, *loop);
         if ((trips && *trips <= kShortLoop) || !qualifies(module, starts, head, pc, counter, instanceApartFromFrame) ||
             !enteredAtHeadOnly(module, starts, head, pc)) {
             continue;
@@ -202,7 +203,8 @@ std::vector<FastLoop> fastLoops(const bytecode::Module& module, const std::vecto
         for (std::uint32_t q = head; q < pc; q += bytecode::instructionLength(static_cast<Opcode>(module.code[q]))) {
             ++instructions;
         }
-        loops.push_back({head, pc, std::max(kPollInterval, kUncheckedInstructions / instructions)});
+        loops.push_back(
+            {head, pc, std::max(kPollInterval, kUncheckedInstructions / instructions), loop->limit, loop->step});
     }
     return loops;
 }

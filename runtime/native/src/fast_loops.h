@@ -21,6 +21,10 @@ struct FastLoop {
     std::uint32_t head = 0;     // the loop's first instruction (the back-edge's target)
     std::uint32_t backEdge = 0; // the fused FOR back-edge (LOOP_I32_IMM, LOOP_I16_IMM and DN forms)
     std::uint32_t maxTrips = 0; // a fast entry runs at most this many back-edges
+    // The back-edge is taken while the counter (its operand 0) has not passed `limit`, and adds
+    // `step` (negative counting down).
+    std::int32_t limit = 0;
+    std::int32_t step = 0;
 };
 
 // The loops of the body whose instructions start where `starts` is true. A loop qualifies when

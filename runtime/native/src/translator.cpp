@@ -258,14 +258,11 @@ struct Emitter {
     void preheader(const Fast& f) {
         pc = f.loop.backEdge;
         b.SetInsertPoint(f.preheader);
-        const auto op = static_cast<Opcode>(code[pc]);
-        const bool narrow = op == Opcode::LOOP_I16_IMM || op == Opcode::LOOP_DN_I16_IMM;
-        const bool down = op == Opcode::LOOP_DN_I32_IMM || op == Opcode::LOOP_DN_I16_IMM;
-        const std::int64_t limit = imm32(narrow ? 2 : 1);
-        const std::int64_t step = imm32(narrow ? 3 : 2);
-        Value* d = b.CreateSExt(ld(i32(), 0), i64());
-        Value* room = down ? b.CreateSub(d, c64(static_cast<std::uint64_t>(limit)))
-                           : b.CreateSub(c64(static_cast<std::uint64_t>(limit)), d);
+        const std::int64_t limit = f.loop.limit;
+        const std::int64_t step = f.loop.step;
+        Value* d = b.CreateSExt(ld(i32(), 0), i64()); // the counter, the back-edge's operand 0
+        Value* limitValue = c64(static_cast<std::uint64_t>(limit));
+        Value* room = step < 0 ? b.CreateSub(d, limitValue) : b.CreateSub(limitValue, d);
         const auto stride = static_cast<std::uint64_t>(step < 0 ? -step : step);
         Value* trips =
             b.CreateSelect(b.CreateICmpSLT(room, c64(0)), c64(0), b.CreateAdd(b.CreateUDiv(room, c64(stride)), c64(1)));
@@ -368,7 +365,6 @@ struct Emitter {
         call->addFnAttr(llvm::Attribute::NoUnwind);
         return call;
     }
-    // The FB's layout as a constant of the module (its bytes as the Vm resolved them).
     Value* constPointer(const void* p, Type* type) {
         return b.CreateIntToPtr(c64(reinterpret_cast<std::uintptr_t>(p)), type);
     }
