@@ -77,6 +77,7 @@ public:
     [[nodiscard]] std::string executionStatus() const { return runner_->executionStatus(); }
     [[nodiscard]] double nativeCompileMs() const { return runner_->nativeCompileMs(); }
     [[nodiscard]] const engine::LoadedProgram& program() const { return *program_; }
+    [[nodiscard]] engine::LoadedProgram& program() { return *program_; }
 
     // The LREAL at `path` (engine path syntax); false if it does not resolve to an LREAL.
     bool readLreal(std::string_view path, double& out) const {

@@ -495,9 +495,13 @@ void Lowerer::store(const Loc& dst, const Value& v) {
             emit(mov, {dst.at, v.at, imm(cap)});
             return;
         }
+        // Through a reference: moved into a temporary, then stored as the bytes the move wrote
+        // (the value, its terminator and zeros up to `cap`). Storing the whole destination
+        // would carry the temporary's older bytes, which are stack scratch, into the variable.
+        const std::uint32_t unit = calc == Calc::Str ? 1 : 2;
         const Operand tmp = frameSlot(t->size, 8);
         emit(mov, {tmp, v.at, imm(cap)});
-        emit(Opcode::STI_N, {pointerOf(dst), tmp, imm(t->size)});
+        emit(Opcode::STI_N, {pointerOf(dst), tmp, imm((cap + 1) * unit)});
         return;
     }
     if (calc == Calc::Agg) {

@@ -66,7 +66,7 @@ Trap setString(const NativeContext& ctx, std::uint8_t* args, std::basic_string_v
         std::memmove(dst + n, piece.data(), take * sizeof(C));
         n += take;
     }
-    dst[n] = C{0};
+    endString(dst, n, cap);
     return Trap::None;
 }
 

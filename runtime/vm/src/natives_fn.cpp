@@ -131,7 +131,7 @@ Trap stringToWstring(const NativeContext& ctx, std::uint8_t* args) noexcept {
     for (std::size_t i = 0; i < n; ++i) {
         dst[i] = static_cast<char16_t>(static_cast<unsigned char>(s[i]));
     }
-    dst[n] = u'\0';
+    endString(dst, n, cap);
     return Trap::None;
 }
 
@@ -147,7 +147,7 @@ Trap wstringToString(const NativeContext& ctx, std::uint8_t* args) noexcept {
     for (std::size_t i = 0; i < n; ++i) {
         dst[i] = s[i] <= 0xFF ? static_cast<char>(s[i]) : '?';
     }
-    dst[n] = '\0';
+    endString(dst, n, cap);
     return Trap::None;
 }
 

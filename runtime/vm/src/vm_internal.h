@@ -4,6 +4,7 @@
 #include "takt/bytecode/opcodes.h"
 #include "takt/vm/vm.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <vector>
@@ -17,6 +18,15 @@ template <typename T> inline T load(const std::uint8_t* p) noexcept {
 }
 template <typename T> inline void store(std::uint8_t* p, T v) noexcept {
     std::memcpy(p, &v, sizeof(T));
+}
+
+// Ends a string value of `n` code units in a buffer of `cap` + 1: the terminator, then zeros to
+// the buffer's end. A whole-buffer copy (a STRING inside a structure or array is copied as bytes)
+// then carries only the value, never what the buffer held before; that matters because a
+// temporary's buffer lies in the stack region, which is scratch (its bytes differ between the
+// interpreter and the native tier, which keeps some frames in machine registers).
+template <typename C> inline void endString(C* dst, std::size_t n, std::size_t cap) noexcept {
+    std::fill(dst + n, dst + cap + 1, C{0});
 }
 
 // Three-way comparison of NUL-terminated code-unit strings that may run to the image end.
@@ -47,7 +57,8 @@ bool moveString(std::uint8_t* dst, const std::uint8_t* src, std::uint32_t cap, c
         ++n;
     }
     std::memmove(dst, src, n * sizeof(C));
-    store<C>(dst + n * sizeof(C), C{0});
+    // endString on bytes (dst may be unaligned for C)
+    std::memset(dst + n * sizeof(C), 0, (static_cast<std::size_t>(cap) + 1 - n) * sizeof(C));
     return true;
 }
 

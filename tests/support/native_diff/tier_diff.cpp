@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "support/compile_text.h"
+#include "support/image_state.h"
 #include "takt/bytecode/opcodes.h"
 #include "takt/engine/program.h"
 #include "takt/engine/vm_runner.h"
@@ -36,14 +37,14 @@ std::string where(const engine::LoadedProgram& p, const engine::Fault& f) {
            " (code offset " + std::to_string(f.codeOffset) + ")";
 }
 
-// The variable holding the image byte `at`, or the stack region (frames of functions and methods).
+// The variable holding the image byte `at`.
 std::string variableAt(const bytecode::Module& m, std::size_t at) {
     for (const bytecode::VarEntry& v : m.variables) {
         if (at >= v.offset && at < std::size_t{v.offset} + v.size) {
             return v.path + " (byte " + std::to_string(at - v.offset) + " of " + std::to_string(v.size) + ")";
         }
     }
-    return at >= std::size_t{m.constSize} + m.globalSize ? "the stack" : "no named variable";
+    return "no named variable";
 }
 
 // The REAL or LREAL inside a value of type `type` that holds its byte `rel`: where it starts
@@ -91,16 +92,17 @@ bool isNan(const std::uint8_t* p, std::uint32_t size) {
     return std::isnan(d);
 }
 
-// Empty when the images are equal. A REAL or LREAL that is NaN on both tiers counts as equal
-// whatever its sign and payload bits (`nanBits` then says they differed): ST's comparisons and
-// arithmetic treat every NaN alike, and LLVM does not keep those bits (it folds `a - -b` to
-// `a + b`, which leaves the sign of a NaN from b unflipped). A value computed from a NaN that
-// differs elsewhere (an integer) is still a difference.
+// Empty when the states are equal (the stack after them is scratch: support/image_state.h).
+// A REAL or LREAL that is NaN on both tiers counts as equal whatever its sign and payload bits
+// (`nanBits` then says they differed): ST's comparisons and arithmetic treat every NaN alike,
+// and LLVM does not keep those bits (it folds `a - -b` to `a + b`, which leaves the sign of a
+// NaN from b unflipped). A value computed from a NaN that differs elsewhere (an integer) is
+// still a difference.
 std::string compareImages(const bytecode::Module& m, const engine::LoadedProgram& interp,
                           const engine::LoadedProgram& native, bool& nanBits) {
     const std::uint8_t* a = interp.image();
     const std::uint8_t* b = native.image();
-    for (std::size_t i = 0; i < interp.imageSize(); ++i) {
+    for (std::size_t i = 0; i < interp.stateSize(); ++i) {
         if (a[i] == b[i]) {
             continue;
         }
@@ -115,19 +117,6 @@ std::string compareImages(const bytecode::Module& m, const engine::LoadedProgram
                 bothNan = true;
                 i = at + s.size - 1; // the rest of this value
                 break;
-            }
-        }
-        if (!bothNan && i >= std::size_t{m.constSize} + m.globalSize) {
-            // A frame's temporaries have no types: a 4- or 8-byte word, aligned, that is NaN on
-            // both tiers and differs in no bit but the sign is taken for a REAL or LREAL.
-            for (const std::uint32_t size : {4U, 8U}) {
-                const std::size_t at = i / size * size;
-                if (at + size <= interp.imageSize() && a[at + size - 1] == (b[at + size - 1] ^ 0x80) &&
-                    std::memcmp(a + at, b + at, size - 1) == 0 && isNan(a + at, size) && isNan(b + at, size)) {
-                    bothNan = true;
-                    i = at + size - 1;
-                    break;
-                }
             }
         }
         nanBits = nanBits || bothNan;
@@ -202,6 +191,10 @@ TierDiff compareTiers(const std::string& text, bool overflowTrap, int cycles, st
     const bytecode::ProgramInstance& inst = m.programs.front();
     for (int c = 0; c < cycles; ++c) {
         const std::int64_t now = std::int64_t{c} * 1'000'000;
+        // Different scratch on each tier: a program that read a stack byte it had not written
+        // in the same call would show as a difference in state.
+        scribbleStack(*interp.program, static_cast<std::uint8_t>(0x5A + c));
+        scribbleStack(*native.program, static_cast<std::uint8_t>(0xA5 - c));
         const bool okI = interp.runner->runProgram(*interp.program, inst, now, fi);
         const bool okN = native.runner->runProgram(*native.program, inst, now, fn);
         d.cyclesRun = c + 1;

@@ -17,6 +17,7 @@
 #include "../../../bench/native/st_program.h"
 #include "../../../runtime/native/src/fast_loops.h"
 #include "support/compile_text.h"
+#include "support/image_state.h"
 #include "support/paths.h"
 #include "takt/engine/program.h"
 #include "takt/engine/vm_runner.h"
@@ -28,8 +29,16 @@ namespace {
 
 using Bytes = std::vector<std::uint8_t>;
 
+// The state both tiers must leave alike (the stack after it is scratch: support/image_state.h).
 Bytes imageOf(const LoadedProgram& p) {
-    return Bytes(p.image(), p.image() + p.imageSize());
+    return takt::test::stateOf(p);
+}
+
+// Before every cycle the two tiers' stacks get different bytes, so a program that read scratch
+// it had not written in the same call would show as a difference in state.
+void scribbleStacks(LoadedProgram& interp, LoadedProgram& native, int cycle) {
+    takt::test::scribbleStack(interp, static_cast<std::uint8_t>(0x5A + cycle));
+    takt::test::scribbleStack(native, static_cast<std::uint8_t>(0xA5 - cycle));
 }
 
 // ---- the bench programs: the whole image after every scan ---------------------------------
@@ -48,6 +57,7 @@ TEST_P(NativeTierBench, SameImageAsInterpreterEveryScan) {
     ASSERT_TRUE(compiled.load(path, error, Execution::Native)) << error;
     EXPECT_EQ(interp.executionStatus(), "interpreter");
     for (int n = 0; n < 600; ++n) {
+        scribbleStacks(interp.program(), compiled.program(), n);
         ASSERT_TRUE(interp.scan()) << interp.faultMessage();
         ASSERT_TRUE(compiled.scan()) << compiled.faultMessage();
         ASSERT_EQ(imageOf(interp.program()), imageOf(compiled.program())) << GetParam() << " after scan " << n + 1;
@@ -228,6 +238,7 @@ void expectSameImageEveryCycle(const char* source, int cycles, std::int64_t step
     Fault f;
     for (int c = 0; c < cycles; ++c) {
         const std::int64_t now = std::int64_t{c} * stepNs;
+        scribbleStacks(*interp.program, *nat.program, c);
         ASSERT_TRUE(interp.runner->runProgram(*interp.program, inst, now, f)) << f.message;
         ASSERT_TRUE(nat.runner->runProgram(*nat.program, inst, now, f)) << f.message;
         ASSERT_EQ(imageOf(*nat.program), imageOf(*interp.program)) << "after cycle " << c + 1;
@@ -421,6 +432,7 @@ TEST(NativeTierFastLoops, EveryBudgetEndsAtTheSameInstructionOverTheSameImage) {
         for (int c = 0; c < 3; ++c) {
             Fault fi;
             Fault fn;
+            scribbleStacks(*interp.program, *nat.program, c);
             const bool okInterp = interp.runner->runProgram(*interp.program, inst, c, fi);
             const bool okNative = nat.runner->runProgram(*nat.program, inst, c, fn);
             ASSERT_EQ(okNative, okInterp) << "budget " << budget << ", cycle " << c;

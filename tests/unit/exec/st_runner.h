@@ -3,6 +3,7 @@
 // variables through the module's variable table (the language tests of the back end).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -91,6 +92,22 @@ public:
             }
         }
         ADD_FAILURE() << "no I/O binding " << address;
+    }
+
+    // The bytes of a variable, and every byte of the call stack set to `b` (scratch: a program
+    // that carries a stack byte it did not write into a variable shows as that byte there).
+    [[nodiscard]] std::vector<std::uint8_t> bytes(std::string_view path) const {
+        for (const auto& v : module_.variables) {
+            if (sameName(v.path, path)) {
+                return {image_.begin() + v.offset, image_.begin() + v.offset + v.size};
+            }
+        }
+        ADD_FAILURE() << "no variable " << path;
+        return {};
+    }
+    void fillStack(std::uint8_t b) {
+        const std::size_t state = std::size_t{module_.constSize} + module_.globalSize;
+        std::fill(image_.begin() + static_cast<std::ptrdiff_t>(state), image_.end(), b);
     }
 
     [[nodiscard]] const vm::TrapInfo& lastTrap() const { return vm_->lastTrap(); }

@@ -59,6 +59,14 @@ public:
     [[nodiscard]] std::uint8_t* image() { return image_.data(); }
     [[nodiscard]] const std::uint8_t* image() const { return image_.data(); }
     [[nodiscard]] std::size_t imageSize() const { return image_.size(); }
+    // The bytes of the image that are state: the constants and the globals (every variable,
+    // program and FB instance). The call stack after them is scratch: no value there outlives the
+    // call that wrote it, nothing outside a running body reads it, and the native tier keeps the
+    // frames of some PROGRAM and FB bodies in machine registers, so the two tiers leave different
+    // bytes there. Retain, online change, forcing and the agent read only state.
+    [[nodiscard]] std::size_t stateSize() const {
+        return static_cast<std::size_t>(module_->constSize) + module_->globalSize;
+    }
 
     // Copies the initial image over constants and globals and clears the stack (cold start;
     // the init code is run by the engine through its runner).
