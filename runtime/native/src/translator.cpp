@@ -501,10 +501,21 @@ struct Emitter {
         Value* v = b.CreateSelect(b.CreateFCmpOGE(r, hiF), hiI, b.CreateSelect(b.CreateFCmpOLE(r, loF), loI, conv));
         return b.CreateSelect(b.CreateFCmpUNO(x, x), llvm::ConstantInt::get(to, 0), v);
     }
+    // A call of the libm function the interpreter calls, which LLVM must neither fold nor
+    // rewrite (nobuiltin): it folds a float function on a constant by computing in double and
+    // rounding, one bit off libm's tanf(-2.5f), and may turn powf(2, x) into exp2f. Declared
+    // without side effects (the errno it may set is never read), so calls still move and merge.
     Value* libm(const char* name, Type* t, std::initializer_list<Value*> args) {
         std::vector<Type*> params(args.size(), t);
         llvm::FunctionCallee f = mod.getOrInsertFunction(name, llvm::FunctionType::get(t, params, false));
-        return b.CreateCall(f, args);
+        if (auto* decl = llvm::dyn_cast<llvm::Function>(f.getCallee()); decl != nullptr) {
+            decl->setDoesNotAccessMemory();
+            decl->setDoesNotThrow();
+            decl->setWillReturn();
+        }
+        llvm::CallInst* call = b.CreateCall(f, args);
+        call->addFnAttr(llvm::Attribute::NoBuiltin);
+        return call;
     }
 };
 
