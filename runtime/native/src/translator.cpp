@@ -95,6 +95,7 @@ struct Emitter {
     llvm::GlobalVariable* frameTable = nullptr;           // [N x i32]: each POU's frame size
     std::span<const DirectFb> directFbs{};                // per POU, may be empty
     StandardFbs* standardFbs = nullptr;                   // the FBs' bitcode, when linked
+    std::uint32_t pou = 0;                                // the POU whose body is translated
     // The FOR loops translated twice (fast_loops.h): every entry from outside goes through the
     // preheader, which picks the copy whose back-edge counts ticks without checking them when the
     // budget covers the trips left, the checked loop otherwise.
@@ -105,6 +106,14 @@ struct Emitter {
     };
     std::vector<Fast> fastLoops{};
     const Fast* copying = nullptr; // the unchecked copy being translated
+    // A PROGRAM's or FB's frame (its temporaries) in an LLVM alloca rather than the image, so
+    // they live in machine registers: set per body while nothing outside it can see the frame,
+    // cleared (and the body translated again on the image) when an instruction takes a frame
+    // operand's image offset (host calls, ADDR, IDX, a callee's arguments) or the body calls one
+    // whose caller passes arguments in the frame. Nothing is written back: the stack region of
+    // the image is scratch, not state (LoadedProgram::stateSize).
+    bool privateFrame = false;
+    bool frameEscapes = false;
 
     [[nodiscard]] std::uint32_t w(std::uint32_t k) const { return code[pc + 1 + k]; }
     [[nodiscard]] std::int32_t imm32(std::uint32_t k) const { return static_cast<std::int32_t>(w(k)); }
@@ -133,7 +142,7 @@ struct Emitter {
         Value* off = c32(bytecode::addressOffset(word));
         switch (bytecode::addressTag(word)) {
         case bytecode::kTagThis: return b.CreateNUWAdd(thisOffset, off);
-        case bytecode::kTagFrame: return b.CreateNUWAdd(frameOffset, off);
+        case bytecode::kTagFrame: frameEscapes = true; return b.CreateNUWAdd(frameOffset, off);
         default: return off;
         }
     }
@@ -394,6 +403,10 @@ struct Emitter {
         next();
     }
     void enterPou(std::uint32_t p, Value* thisOff, std::uint32_t c) {
+        const bytecode::PouKind kind = module->pous[p].kind;
+        if (kind != bytecode::PouKind::FunctionBlock && kind != bytecode::PouKind::Program) {
+            frameEscapes = true; // a FUNCTION's or METHOD's arguments are written into its frame
+        }
         llvm::Function* callee = (*bodies)[p];
         if (callee == nullptr) {
             raise(Trap::InvalidCall);
@@ -430,6 +443,7 @@ struct Emitter {
     }
     // A dispatched call: the Vm picks the POU (kNone: InvalidCall), the tables give its body.
     void callDispatched(Value* inst, std::uint32_t slot, std::uint32_t c) {
+        frameEscapes = true; // a METHOD: its arguments are in its frame
         Value* p = hostCall(kDispatch, i32(), {inst, c32(slot)});
         trapIf(b.CreateICmpEQ(p, c32(bytecode::kNone)), Trap::InvalidCall);
         Value* index[] = {c32(0), p};
@@ -1357,6 +1371,19 @@ void translateBody(Emitter& e, const bytecode::Module& module, std::uint32_t ent
     e.abort = e.b.CreateLoad(e.i8()->getPointerTo(), e.b.CreateStructGEP(e.runContextType(), e.ctx, 1));
     e.base = {e.image, e.b.CreateInBoundsGEP(e.i8(), e.image, e.b.CreateZExt(e.thisOffset, e.i64())),
               e.b.CreateInBoundsGEP(e.i8(), e.image, e.b.CreateZExt(e.frameOffset, e.i64()))};
+    e.fastLoops.clear();
+    e.frameEscapes = false;
+    if (e.privateFrame) {
+        // The frame starts as the image's bytes there (LLVM drops the copy of every byte the
+        // body writes before reading, as compiled ST does), then lives in registers and on the
+        // machine stack.
+        const std::uint32_t size = module.pous[e.pou].frameSize;
+        llvm::AllocaInst* frame = e.b.CreateAlloca(llvm::ArrayType::get(e.i8(), size));
+        frame->setAlignment(llvm::Align(8));
+        Value* at = e.b.CreateBitCast(frame, e.i8()->getPointerTo());
+        e.b.CreateMemCpy(at, llvm::MaybeAlign(8), e.base[bytecode::kTagFrame], llvm::MaybeAlign(1), size);
+        e.base[bytecode::kTagFrame] = at;
+    }
     std::vector<BasicBlock*> blocks(module.code.size() + 1, nullptr);
     for (std::size_t pc = 0; pc < reach.starts.size(); ++pc) {
         if (reach.starts[pc]) {
@@ -1407,6 +1434,9 @@ private:
     std::unique_ptr<llvm::orc::LLJIT> jit_; // owns the code the entries point into
     std::vector<Entry> entries_;
 };
+
+// The largest frame kept in registers and on the machine stack rather than in the image.
+constexpr std::uint32_t kPrivateFrameBytes = 4096;
 
 // LLVM's own options, set once for the process (only the native tier uses LLVM in takt).
 struct LlvmOption {
@@ -1573,7 +1603,21 @@ CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> 
         }
         e.constSize = module.constSize;
         e.imageSize = static_cast<std::uint64_t>(module.constSize) + module.globalSize + module.stackSize;
+        e.pou = p;
+        // A PROGRAM's or FB's frame holds only its temporaries (the caller passes nothing there
+        // and reads nothing back), so unless the body lets its image offsets out, the frame
+        // lives in registers: the stack region of the image is scratch, not state, and keeps
+        // whatever it held. A large frame stays in the image, so a call chain of private
+        // frames takes at most kMaxCallDepth x 4 KB (1 MB) of the scan thread's stack.
+        const bytecode::PouKind kind = module.pous[p].kind;
+        e.privateFrame = (kind == bytecode::PouKind::Program || kind == bytecode::PouKind::FunctionBlock) &&
+                         module.pous[p].frameSize != 0 && module.pous[p].frameSize <= kPrivateFrameBytes;
         translateBody(e, module, module.pous[p].code, reach);
+        if (e.privateFrame && e.frameEscapes) {
+            e.fn->deleteBody();
+            e.privateFrame = false;
+            translateBody(e, module, module.pous[p].code, reach);
+        }
     }
     if (llvm::verifyModule(*mod, &llvm::errs())) {
         result.error = "the translator produced invalid IR";
