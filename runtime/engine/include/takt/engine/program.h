@@ -61,9 +61,11 @@ public:
     [[nodiscard]] std::size_t imageSize() const { return image_.size(); }
     // The bytes of the image that are state: the constants and the globals (every variable,
     // program and FB instance). The call stack after them is scratch: no value there outlives the
-    // call that wrote it, nothing outside a running body reads it, and the native tier keeps the
-    // frames of some PROGRAM and FB bodies in machine registers, so the two tiers leave different
-    // bytes there. Retain, online change, forcing and the agent read only state.
+    // call that wrote it, and the native tier keeps the frames of some PROGRAM and FB bodies in
+    // machine registers, so the two tiers leave different bytes there. Retain, online change,
+    // forcing and the agent read only state; the one reader of the stack, `takt test` showing a
+    // failed assertion's values, reads a frame both tiers keep in the image (the assertion takes
+    // its address).
     [[nodiscard]] std::size_t stateSize() const {
         return static_cast<std::size_t>(module_->constSize) + module_->globalSize;
     }
