@@ -36,6 +36,22 @@ bool isAdrCall(const ast::Expr& e) {
            static_cast<const ast::CallExpr*>(inner)->builtin == ast::CallExpr::Builtin::Adr;
 }
 
+// A variable in its call's frame (a VAR_TEMP; a FUNCTION's or METHOD's VAR, VAR_INPUT or
+// VAR_OUTPUT): the call stack's bytes, which the next call reuses once this one returns.
+bool isTemporary(const Symbol* s) {
+    if (s == nullptr || s->kind != SymbolKind::Variable) {
+        return false;
+    }
+    if (s->section == ast::VarSection::Temp) {
+        return true;
+    }
+    const Symbol* pou = s->owner;
+    const bool framed = pou != nullptr && pou->kind == SymbolKind::Pou &&
+                        (pou->pouKind == ast::PouKind::Function || pou->pouKind == ast::PouKind::Method);
+    return framed && (s->section == ast::VarSection::Var || s->section == ast::VarSection::Input ||
+                      s->section == ast::VarSection::Output);
+}
+
 } // namespace
 
 const Type* sizeOfResultType(const TypeTable& types, std::uint64_t size) {
@@ -248,7 +264,22 @@ void BodyChecker::checkBindReference(ast::AssignStmt& a) {
     }
     if (checkWritable(*a.target)) {
         checkReferenceBinding(*a.value, t);
+        warnTemporaryAddressKept(*a.target, *a.value);
     }
+}
+
+void BodyChecker::warnTemporaryAddressKept(const ast::Expr& target, const ast::Expr& operand) {
+    const Target from = analyzeTarget(operand);
+    if (!isTemporary(from.root)) {
+        return;
+    }
+    const Target to = analyzeTarget(target);
+    if (!to.isResult && (to.root == nullptr || isTemporary(to.root))) {
+        return; // kept in the same call (or not a variable: reported elsewhere)
+    }
+    cx_.diags.report(DiagCode::TemporaryAddressKept, operand.span,
+                     "'" + text(operand.span) + "' is a temporary of this call: its address in '" + text(target.span) +
+                         "' points into the call stack once the call returns, where other calls' values then lie");
 }
 
 void BodyChecker::checkReferenceBinding(ast::Expr& value, const Type* reference) {
