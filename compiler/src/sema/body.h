@@ -157,7 +157,8 @@ private:
     void checkReferenceBinding(ast::Expr& value, const Type* reference); // `value` is typed already
     // W0014: `target := REF(t)`, `ADR(t)` or `target REF= t` where t is a temporary and the
     // target outlives the call (a variable of an instance or a global, or a FUNCTION's result).
-    void warnTemporaryAddressKept(const ast::Expr& target, const ast::Expr& operand);
+    // `value` is the assigned value, or with `binding` the variable REF= binds to.
+    void warnTemporaryAddressKept(const ast::Expr& target, const ast::Expr& value, bool binding);
     // Set just before checking an expression that names a REFERENCE TO itself (the left side of
     // REF=, the operand of __ISVALIDREF); everywhere else a REFERENCE denotes what it is bound to.
     bool keepReference_ = false;

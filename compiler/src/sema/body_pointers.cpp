@@ -36,6 +36,19 @@ bool isAdrCall(const ast::Expr& e) {
            static_cast<const ast::CallExpr*>(inner)->builtin == ast::CallExpr::Builtin::Adr;
 }
 
+// The variable whose address `REF(x)` or `ADR(x)` takes; null for any other expression.
+const ast::Expr* addressOperand(const ast::Expr& e) {
+    const ast::Expr* inner = stripParen(&e);
+    if (inner->kind == ast::ExprKind::Ref) {
+        return static_cast<const ast::RefExpr*>(inner)->operand.get();
+    }
+    if (!isAdrCall(*inner)) {
+        return nullptr;
+    }
+    const auto& args = static_cast<const ast::CallExpr*>(inner)->args;
+    return args.size() == 1 ? args.front().value.get() : nullptr;
+}
+
 // A variable in its call's frame (a VAR_TEMP; a FUNCTION's or METHOD's VAR, VAR_INPUT or
 // VAR_OUTPUT): the call stack's bytes, which the next call reuses once this one returns.
 bool isTemporary(const Symbol* s) {
@@ -264,11 +277,16 @@ void BodyChecker::checkBindReference(ast::AssignStmt& a) {
     }
     if (checkWritable(*a.target)) {
         checkReferenceBinding(*a.value, t);
-        warnTemporaryAddressKept(*a.target, *a.value);
+        warnTemporaryAddressKept(*a.target, *a.value, true);
     }
 }
 
-void BodyChecker::warnTemporaryAddressKept(const ast::Expr& target, const ast::Expr& operand) {
+void BodyChecker::warnTemporaryAddressKept(const ast::Expr& target, const ast::Expr& value, bool binding) {
+    const ast::Expr* taken = binding ? &value : addressOperand(value);
+    if (taken == nullptr) {
+        return;
+    }
+    const ast::Expr& operand = *taken;
     const Target from = analyzeTarget(operand);
     if (!isTemporary(from.root)) {
         return;

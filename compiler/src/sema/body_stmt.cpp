@@ -77,14 +77,7 @@ void BodyChecker::checkStmt(ast::Stmt& s) {
         assignedValue_ = nullptr;
         if (checkWritable(*a.target)) {
             convert(*a.value, t);
-            if (const ast::Expr* v = stripParen(a.value.get()); v->kind == ast::ExprKind::Ref) {
-                warnTemporaryAddressKept(*a.target, *static_cast<const ast::RefExpr*>(v)->operand);
-            } else if (v->kind == ast::ExprKind::Call &&
-                       static_cast<const ast::CallExpr*>(v)->builtin == ast::CallExpr::Builtin::Adr &&
-                       static_cast<const ast::CallExpr*>(v)->args.size() == 1 &&
-                       static_cast<const ast::CallExpr*>(v)->args.front().value != nullptr) {
-                warnTemporaryAddressKept(*a.target, *static_cast<const ast::CallExpr*>(v)->args.front().value);
-            }
+            warnTemporaryAddressKept(*a.target, *a.value, false);
         }
         return;
     }

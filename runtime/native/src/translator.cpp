@@ -95,7 +95,6 @@ struct Emitter {
     llvm::GlobalVariable* frameTable = nullptr;           // [N x i32]: each POU's frame size
     std::span<const DirectFb> directFbs{};                // per POU, may be empty
     StandardFbs* standardFbs = nullptr;                   // the FBs' bitcode, when linked
-    std::uint32_t pou = 0;                                // the POU whose body is translated
     // The FOR loops translated twice (fast_loops.h): every entry from outside goes through the
     // preheader, which picks the copy whose back-edge counts ticks without checking them when the
     // budget covers the trips left, the checked loop otherwise.
@@ -112,7 +111,7 @@ struct Emitter {
     // operand's image offset (host calls, ADDR, IDX, a callee's arguments) or the body calls one
     // whose caller passes arguments in the frame. Nothing is written back: the stack region of
     // the image is scratch, not state (LoadedProgram::stateSize).
-    bool privateFrame = false;
+    std::uint32_t privateFrameBytes = 0; // the frame's size while it is private, else 0
     bool frameEscapes = false;
 
     [[nodiscard]] std::uint32_t w(std::uint32_t k) const { return code[pc + 1 + k]; }
@@ -1373,11 +1372,10 @@ void translateBody(Emitter& e, const bytecode::Module& module, std::uint32_t ent
               e.b.CreateInBoundsGEP(e.i8(), e.image, e.b.CreateZExt(e.frameOffset, e.i64()))};
     e.fastLoops.clear();
     e.frameEscapes = false;
-    if (e.privateFrame) {
+    if (const std::uint32_t size = e.privateFrameBytes; size != 0) {
         // The frame starts as the image's bytes there (LLVM drops the copy of every byte the
         // body writes before reading, as compiled ST does), then lives in registers and on the
         // machine stack.
-        const std::uint32_t size = module.pous[e.pou].frameSize;
         llvm::AllocaInst* frame = e.b.CreateAlloca(llvm::ArrayType::get(e.i8(), size));
         frame->setAlignment(llvm::Align(8));
         Value* at = e.b.CreateBitCast(frame, e.i8()->getPointerTo());
@@ -1611,19 +1609,19 @@ CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> 
         }
         e.constSize = module.constSize;
         e.imageSize = static_cast<std::uint64_t>(module.constSize) + module.globalSize + module.stackSize;
-        e.pou = p;
         // A PROGRAM's or FB's frame holds only its temporaries (the caller passes nothing there
         // and reads nothing back), so unless the body lets its image offsets out, the frame
         // lives in registers: the stack region of the image is scratch, not state, and keeps
         // whatever it held. A large frame stays in the image, so a call chain of private
         // frames takes at most kMaxCallDepth x 4 KB (1 MB) of the scan thread's stack.
         const bytecode::PouKind kind = module.pous[p].kind;
-        e.privateFrame = (kind == bytecode::PouKind::Program || kind == bytecode::PouKind::FunctionBlock) &&
-                         module.pous[p].frameSize != 0 && module.pous[p].frameSize <= kPrivateFrameBytes;
+        const std::uint32_t frameSize = module.pous[p].frameSize;
+        const bool ownFrame = kind == bytecode::PouKind::Program || kind == bytecode::PouKind::FunctionBlock;
+        e.privateFrameBytes = ownFrame && frameSize <= kPrivateFrameBytes ? frameSize : 0;
         translateBody(e, module, module.pous[p].code, reach);
-        if (e.privateFrame && e.frameEscapes) {
+        if (e.privateFrameBytes != 0 && e.frameEscapes) {
             e.fn->deleteBody();
-            e.privateFrame = false;
+            e.privateFrameBytes = 0;
             translateBody(e, module, module.pous[p].code, reach);
         }
     }

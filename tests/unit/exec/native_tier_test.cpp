@@ -1,5 +1,5 @@
 // The native execution tier against the interpreter: the same program on both tiers leaves the
-// same image after every scan, faults with the same trap at the same instruction (so the same
+// same state after every scan, faults with the same trap at the same instruction (so the same
 // POU, line and column), and is stopped by the watchdog budget and the abort flag. Every test
 // name holds "NativeTier" (ctest label `native`: ctest -L native).
 #include <gtest/gtest.h>
@@ -29,11 +29,6 @@ namespace {
 
 using Bytes = std::vector<std::uint8_t>;
 
-// The state both tiers must leave alike (the stack after it is scratch: support/image_state.h).
-Bytes imageOf(const LoadedProgram& p) {
-    return takt::test::stateOf(p);
-}
-
 // Before every cycle the two tiers' stacks get different bytes, so a program that read scratch
 // it had not written in the same call would show as a difference in state.
 void scribbleStacks(LoadedProgram& interp, LoadedProgram& native, int cycle) {
@@ -41,7 +36,7 @@ void scribbleStacks(LoadedProgram& interp, LoadedProgram& native, int cycle) {
     takt::test::scribbleStack(native, static_cast<std::uint8_t>(0xA5 - cycle));
 }
 
-// ---- the bench programs: the whole image after every scan ---------------------------------
+// ---- the bench programs: the state after every scan ----------------------------------------
 
 class NativeTierBench : public ::testing::TestWithParam<std::string> {};
 
@@ -60,7 +55,8 @@ TEST_P(NativeTierBench, SameImageAsInterpreterEveryScan) {
         scribbleStacks(interp.program(), compiled.program(), n);
         ASSERT_TRUE(interp.scan()) << interp.faultMessage();
         ASSERT_TRUE(compiled.scan()) << compiled.faultMessage();
-        ASSERT_EQ(imageOf(interp.program()), imageOf(compiled.program())) << GetParam() << " after scan " << n + 1;
+        ASSERT_EQ(takt::test::stateOf(interp.program()), takt::test::stateOf(compiled.program()))
+            << GetParam() << " after scan " << n + 1;
     }
     double a = 0;
     double b = 0;
@@ -159,7 +155,7 @@ void expectSameFault(const std::string& text, int cycles, bool overflowTrap, std
     EXPECT_EQ(rn.line, ri.line);
     EXPECT_EQ(rn.column, ri.column);
     EXPECT_NE(ri.line, 0u);
-    EXPECT_EQ(imageOf(*nat.program), imageOf(*interp.program));
+    EXPECT_EQ(takt::test::stateOf(*nat.program), takt::test::stateOf(*interp.program));
 }
 
 TEST(NativeTierTraps, WrapModeDoesNotTrap) {
@@ -183,7 +179,7 @@ CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : 
     Fault f;
     ASSERT_TRUE(interp.runner->runProgram(*interp.program, inst, 0, f));
     ASSERT_TRUE(nat.runner->runProgram(*nat.program, inst, 0, f)) << f.message;
-    EXPECT_EQ(imageOf(*nat.program), imageOf(*interp.program));
+    EXPECT_EQ(takt::test::stateOf(*nat.program), takt::test::stateOf(*interp.program));
 }
 
 // ---- calls: FUNCTION, FB, METHOD (direct, virtual, through an interface), native FBs and ----
@@ -249,7 +245,7 @@ CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : 
 )";
 
 // Runs `cycles` cycles of the first program on both tiers, the clock advancing `stepNs` a cycle;
-// the whole image must agree after every one.
+// the state must agree after every one (each tier's stack gets different bytes before it).
 void expectSameImageEveryCycle(const char* source, int cycles, std::int64_t stepNs) {
     const takt::test::CompiledText compiled = takt::test::compileText(source);
     ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
@@ -263,7 +259,7 @@ void expectSameImageEveryCycle(const char* source, int cycles, std::int64_t step
         scribbleStacks(*interp.program, *nat.program, c);
         ASSERT_TRUE(interp.runner->runProgram(*interp.program, inst, now, f)) << f.message;
         ASSERT_TRUE(nat.runner->runProgram(*nat.program, inst, now, f)) << f.message;
-        ASSERT_EQ(imageOf(*nat.program), imageOf(*interp.program)) << "after cycle " << c + 1;
+        ASSERT_EQ(takt::test::stateOf(*nat.program), takt::test::stateOf(*interp.program)) << "after cycle " << c + 1;
     }
 }
 
@@ -336,7 +332,7 @@ TEST(NativeTierStandardFbs, EveryFbEveryLayoutSameImageEveryCycle) {
 }
 
 // ---- frames: temporaries of PROGRAMs and FBs, a reference to a temporary, FUNCTION arguments
-//      in the caller's frame, a frame over 4 KB; the whole image after every cycle ---------------
+//      in the caller's frame, a frame over 4 KB; the state after every cycle --------------------
 
 constexpr const char* kFrames = R"(
 FUNCTION Add3 : DINT
@@ -467,7 +463,8 @@ TEST(NativeTierFastLoops, EveryBudgetEndsAtTheSameInstructionOverTheSameImage) {
             ASSERT_EQ(okNative, okInterp) << "budget " << budget << ", cycle " << c;
             EXPECT_EQ(fn.message, fi.message) << "budget " << budget;
             EXPECT_EQ(fn.codeOffset, fi.codeOffset) << "budget " << budget;
-            ASSERT_EQ(imageOf(*nat.program), imageOf(*interp.program)) << "budget " << budget << ", cycle " << c;
+            ASSERT_EQ(takt::test::stateOf(*nat.program), takt::test::stateOf(*interp.program))
+                << "budget " << budget << ", cycle " << c;
             if (!okInterp) {
                 break;
             }
