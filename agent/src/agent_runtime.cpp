@@ -83,7 +83,7 @@ void build(const ProjectSelection& sel, BuildStep& step) {
 }
 
 // Reads program.stbc back from disk (what the runtime will load) and sends it.
-ControlReply reload(Context& ctx, const ProjectSelection& sel, const ControlTarget& target) {
+ControlReply reload(Context& ctx, const ProjectSelection& sel, const ControlTarget& target, bool dryRun = false) {
     std::string bytes;
     if (const Workspace::Result r = ctx.workspace.readFile(joinRel(sel.rel, "program.stbc"), kMaxProgramBytes, bytes);
         !r.ok()) {
@@ -92,7 +92,7 @@ ControlReply reload(Context& ctx, const ProjectSelection& sel, const ControlTarg
         return failedRead;
     }
     return sendReload(target.endpoint, target.token,
-                      std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+                      std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()), 10000, dryRun);
 }
 
 std::string noEndpointMessage() {
@@ -157,7 +157,8 @@ Outcome runtimeReload(Context& ctx, const Value& params) {
     if (target.endpoint.empty()) {
         return failed(rpc::Error{rpc::kCommandFailed, noEndpointMessage(), R"({"build":)" + step.json + "}"});
     }
-    const ControlReply reply = reload(ctx, sel, target);
+    // dry_run: the runtime's preview of the change (docs/control.md), nothing applied.
+    const ControlReply reply = reload(ctx, sel, target, boolParam(params, "dry_run", false));
     rapidjson::StringBuffer buf;
     JsonWriter w(buf);
     w.StartObject();

@@ -105,7 +105,10 @@ const MethodSpec kMethods[] = {
      R"({"type":"object","required":["version","project","summary","tests"],"properties":{"summary":{"type":"object",)"
      R"("required":["total","passed","failed","errors","duration_ms"]},"tests":{"type":"array"}}})",
      std::nullopt, runtimeTest},
-    {"runtime.reload", "Rebuild program.stbc and send bytecode.reload to a running runtime", TAKT_RELOAD_PARAMS,
+    {"runtime.reload", "Rebuild program.stbc and send bytecode.reload to a running runtime (dry_run: preview only)",
+     R"({"type":"object","properties":{)" TAKT_PROJECT "," TAKT_SOURCES_ROOT
+     R"(,"endpoint":{"type":"string"},"token":{"type":"string"},"dry_run":{"type":"boolean"}},)"
+     R"("additionalProperties":false})",
      R"({"type":"object","required":["build","reload"],"properties":{"build":{"type":"object"},)"
      R"("reload":{"type":"object"}}})",
      std::nullopt, runtimeReload},

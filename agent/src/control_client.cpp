@@ -427,12 +427,20 @@ std::string base64(std::span<const std::uint8_t> bytes) {
 
 } // namespace detail
 
-std::string bytecodeReloadParams(std::span<const std::uint8_t> program) {
+std::string bytecodeReloadParams(std::span<const std::uint8_t> program, bool dryRun, std::string_view expectedHash) {
     rapidjson::StringBuffer buf;
     rpc::JsonWriter w(buf);
     w.StartObject();
     w.Key("bytes");
     rpc::writeString(w, detail::base64(program));
+    if (dryRun) {
+        w.Key("dry_run");
+        w.Bool(true);
+    }
+    if (!expectedHash.empty()) {
+        w.Key("expected_hash");
+        rpc::writeString(w, expectedHash);
+    }
     w.EndObject();
     return {buf.GetString(), buf.GetSize()};
 }
@@ -440,12 +448,12 @@ std::string bytecodeReloadParams(std::span<const std::uint8_t> program) {
 namespace detail {
 
 ControlReply sendReload(const std::string& endpoint, const std::string& token, std::span<const std::uint8_t> program,
-                        int timeoutMs) {
+                        int timeoutMs, bool dryRun) {
     ControlClientOptions options;
     options.endpoint = endpoint;
     options.token = token;
     options.timeoutMs = timeoutMs;
-    return controlCall(options, "bytecode.reload", bytecodeReloadParams(program));
+    return controlCall(options, "bytecode.reload", bytecodeReloadParams(program, dryRun));
 }
 
 } // namespace detail

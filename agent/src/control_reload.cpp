@@ -14,6 +14,7 @@
 #include "control_runtime_internal.h"
 #include "takt/bytecode/verifier.h"
 #include "takt/engine/values.h"
+#include "transfer_report_json.h"
 
 namespace takt::agent {
 
@@ -54,7 +55,12 @@ std::string stringArray(const std::vector<std::string>& items) {
 // The answer to a reload the scan loop applied: the transfer report, and the forces re-resolved in
 // the new program.
 ControlAnswer RuntimeControl::finishReload(Pending& done) {
-    const engine::TransferReport& r = done.result.change;
+    engine::TransferReport& r = done.result.change;
+    // Which ENUM values had no match is known only now that the scan thread applied the plan.
+    engine::settleTransferReport(done.change.plan, r);
+    if (options_.changeLog) {
+        options_.changeLog(transferReportLogLine(r));
+    }
     // The forced variables now live where the new program put them (or are gone).
     std::erase_if(forced_, [&](const Forced& f) {
         return std::find(done.forcesLost.begin(), done.forcesLost.end(), f.name) != done.forcesLost.end();
@@ -68,12 +74,12 @@ ControlAnswer RuntimeControl::finishReload(Pending& done) {
         }
     }
     ControlAnswer answer = ControlAnswer::result(
-        fmt::format("{{\"old_hash\":{},\"new_hash\":{},\"kept\":{},\"initialised\":{},\"dropped\":{},\"retyped\":{},"
-                    "\"retyped_paths\":{},\"forces_dropped\":{},\"swap_pause_us\":{:.3f},\"cycle\":{},\"execution\":{},"
+        fmt::format("{{\"old_hash\":{},\"new_hash\":{},\"dry_run\":false,{},"
+                    "\"forces_dropped\":{},\"swap_pause_us\":{:.3f},\"cycle\":{},\"execution\":{},"
                     "\"native_compile_ms\":{:.3f}}}",
-                    ctl::quoted(r.oldHash), ctl::quoted(r.newHash), r.kept, r.initialised, r.dropped, r.retyped,
-                    stringArray(r.retypedPaths), stringArray(done.forcesLost), static_cast<double>(r.pauseNs) / 1000.0,
-                    done.result.cycle, ctl::quoted(options_.execution ? options_.execution() : "interpreter"),
+                    ctl::quoted(r.oldHash), ctl::quoted(r.newHash), transferReportMembers(r),
+                    stringArray(done.forcesLost), static_cast<double>(r.pauseNs) / 1000.0, done.result.cycle,
+                    ctl::quoted(options_.execution ? options_.execution() : "interpreter"),
                     options_.nativeCompileMs ? options_.nativeCompileMs() : 0.0));
     if (!done.idempotencyKey.empty()) {
         if (idempotentOrder_.size() == kIdempotencyKeys) {
@@ -92,8 +98,21 @@ void RuntimeControl::reload(const rapidjson::Value& params, ControlReplyFn& repl
         reply(ctl::badParam("bytes", "missing: program.stbc as a base64 string"));
         return;
     }
+    bool dryRun = false;
+    if (const rapidjson::Value* d = ctl::member(params, "dry_run")) {
+        if (!d->IsBool()) {
+            reply(ctl::badParam("dry_run", "expected true or false"));
+            return;
+        }
+        dryRun = d->GetBool();
+    }
+    const rapidjson::Value* expected = ctl::member(params, "expected_hash");
+    if (expected != nullptr && !expected->IsString()) {
+        reply(ctl::badParam("expected_hash", "expected the program hash as a string"));
+        return;
+    }
     std::string key;
-    if (const rapidjson::Value* k = ctl::member(params, "idempotency_key")) {
+    if (const rapidjson::Value* k = dryRun ? nullptr : ctl::member(params, "idempotency_key")) {
         if (!k->IsString() || k->GetStringLength() == 0 || k->GetStringLength() > kMaxKeyBytes) {
             reply(ctl::badParam("idempotency_key", "expected a string of 1 to 128 bytes"));
             return;
@@ -117,6 +136,13 @@ void RuntimeControl::reload(const rapidjson::Value& params, ControlReplyFn& repl
         reply(ControlAnswer::error(rpc::kCommandFailed, "reload rejected: " + why,
                                    fmt::format("{{\"program_hash\":{}}}", ctl::quoted(hash_))));
     };
+    if (expected != nullptr && expected->GetString() != hash_) {
+        // Previewed against another program (someone else reloaded since): the preview no longer
+        // describes this change.
+        reject(fmt::format("the running program is {}, not the expected {}; preview the change again", hash_,
+                           expected->GetString()));
+        return;
+    }
     std::vector<std::uint8_t> stbc;
     if (!decodeBase64(std::string_view(bytes->GetString(), bytes->GetStringLength()), stbc)) {
         reply(ctl::badParam("bytes", "not valid base64"));
@@ -137,6 +163,14 @@ void RuntimeControl::reload(const rapidjson::Value& params, ControlReplyFn& repl
         const engine::FaultReport& fault = p->change.fault;
         reject(fmt::format("the new program faulted while initialising: {}{}", fault.message,
                            fault.path.empty() ? "" : fmt::format(" ({}:{}:{})", fault.path, fault.line, fault.column)));
+        return;
+    }
+    if (dryRun) {
+        // The preview: the plan the change would apply, computed exactly as for the change, and
+        // dropped here. Nothing reaches the scan thread; the running program is untouched.
+        engine::TransferReport& r = p->change.plan.report;
+        reply(ControlAnswer::result(fmt::format("{{\"old_hash\":{},\"new_hash\":{},\"dry_run\":true,{}}}",
+                                                ctl::quoted(hash_), ctl::quoted(hash), transferReportMembers(r))));
         return;
     }
     p->forces = buildForces(*module, &p->forcesLost);

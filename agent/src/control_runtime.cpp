@@ -181,10 +181,12 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
          TAKT_FORCED, Role::Engineer, force},
         {"io.unforce", "Release a forced address", TAKT_ONE("address", TAKT_ADDRESS), TAKT_FORCED, Role::Engineer,
          force},
-        {"bytecode.reload", "Online change to a new program.stbc at a cycle boundary",
+        {"bytecode.reload", "Online change to a new program.stbc at a cycle boundary (dry_run: its report only)",
          R"({"type":"object","required":["bytes"],"properties":{"bytes":{"type":"string",)"
-         R"("description":"base64 of program.stbc"},"idempotency_key":{"type":"string"}},"additionalProperties":false})",
-         R"({"type":"object","required":["old_hash","new_hash","swap_pause_us","execution","native_compile_ms"]})",
+         R"("description":"base64 of program.stbc"},"dry_run":{"type":"boolean"},"expected_hash":{"type":"string"},)"
+         R"("idempotency_key":{"type":"string"}},"additionalProperties":false})",
+         R"({"type":"object","required":["old_hash","new_hash","dry_run","kept","converted","reinitialised","dropped",)"
+         R"("added","loses_state","variables"]})",
          Role::Engineer, [](T t, M, V p, R r) { self(t).reload(p, r); }},
     };
     return kTable;

@@ -13,6 +13,7 @@
 #include "method_table.h"
 #include "rpc_json.h"
 #include "takt/engine/values.h"
+#include "transfer_report_json.h"
 
 namespace takt::agent {
 namespace {
@@ -310,20 +311,17 @@ HarnessResult Harness::State::reload(const std::vector<compiler::SourceText>& te
     if (!change.ok()) {
         return failure(ErrorKind::RuntimeError, fmt::format("online change rejected: {}", change.fault.message));
     }
-    const engine::TransferReport rep = engine->applyChange(change);
+    engine::TransferReport rep = engine->applyChange(change);
+    engine::settleTransferReport(change.plan, rep);
     HarnessResult r = progress({});
     r.payload.RemoveMember("watch");
     programNames(r);
     auto& a = r.payload.GetAllocator();
-    r.payload.AddMember("kept", rep.kept, a);
-    r.payload.AddMember("initialised", rep.initialised, a);
-    r.payload.AddMember("dropped", rep.dropped, a);
-    r.payload.AddMember("retyped", rep.retyped, a);
-    Value paths(rapidjson::kArrayType);
-    for (const std::string& p : rep.retypedPaths) {
-        paths.PushBack(Value(p.c_str(), a), a);
+    rapidjson::Document report;
+    report.Parse(("{" + transferReportMembers(rep) + "}").c_str());
+    for (auto& m : report.GetObject()) {
+        r.payload.AddMember(Value(m.name, a), Value(m.value, a), a);
     }
-    r.payload.AddMember("retyped_paths", paths, a);
     r.payload.AddMember("old_hash", Value(rep.oldHash.c_str(), a), a);
     r.payload.AddMember("new_hash", Value(rep.newHash.c_str(), a), a);
     return r;
@@ -661,11 +659,15 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
         {"reload",
          "Online change at the cycle boundary (mode warm: warm-restart semantics)",
          TAKT_H_OBJ(TAKT_H_SOURCES R"(,"mode":{"type":"string","enum":["online","warm"]})", ""),
-         TAKT_H_OBJ(R"("cycle":{"type":"integer"},"time_nanos":{"type":"integer"},"programs":{"type":"array"},)"
-                    R"("kept":{"type":"integer"},"initialised":{"type":"integer"},"dropped":{"type":"integer"},)"
-                    R"("retyped":{"type":"integer"},"retyped_paths":{"type":"array"},"old_hash":{"type":"string"},)"
-                    R"("new_hash":{"type":"string"})",
-                    R"("cycle","time_nanos","programs","kept","initialised","dropped")"),
+         TAKT_H_OBJ(
+             R"("cycle":{"type":"integer"},"time_nanos":{"type":"integer"},"programs":{"type":"array"},)"
+             R"("kept":{"type":"integer"},"converted":{"type":"integer"},"reinitialised":{"type":"integer"},)"
+             R"("dropped":{"type":"integer"},"added":{"type":"integer"},"loses_state":{"type":"boolean"},)"
+             R"("variables":{"type":"array"},"initialised":{"type":"integer"},)"
+             R"("retyped":{"type":"integer"},"retyped_paths":{"type":"array"},"old_hash":{"type":"string"},)"
+             R"("new_hash":{"type":"string"})",
+             R"("cycle","time_nanos","programs","kept","converted","reinitialised","dropped","added","loses_state",)"
+             R"("variables","initialised","retyped","retyped_paths","old_hash","new_hash")"),
          std::nullopt,
          {[](S s, V req) {
              bool warm = false;

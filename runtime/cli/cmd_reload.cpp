@@ -1,14 +1,24 @@
-// `takt reload [--project DIR] [--endpoint E --token-file F]`: builds the project like `takt
-// build` (program.stbc written atomically), then sends it to a running runtime as
-// bytecode.reload (an online change) and prints the reply's result on stdout.
+// `takt reload [--project DIR] [--endpoint E --token-file F] [--dry-run] [--yes] [--json]`: builds
+// the project like `takt build` (program.stbc written atomically), then sends it to a running
+// runtime as bytecode.reload (an online change) and prints what the change kept, converted,
+// re-initialised, dropped and added (docs/runtime-control.md "Online change").
+//
+// Unless --yes, the change is previewed first (dry_run); a change that would re-initialise or drop
+// state is applied only after a person confirms it on a terminal, and refused without one. The
+// change then names the previewed program (expected_hash), so a reload by someone else in between
+// makes it fail rather than apply what nobody saw.
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <memory>
 #include <string>
+#include <unistd.h>
+
+#include <rapidjson/document.h>
 
 #include "commands.h"
 #include "ctl_support.h"
+#include "reload_report.h"
 #include "takt/agent/control_client.h"
 #include "takt/agent/project_build.h"
 #include "takt/compiler/project.h"
@@ -19,7 +29,41 @@ namespace {
 
 struct ReloadOptions {
     ControlConnectOptions connect; // connect.project is also the project built
+    bool dryRun = false;
+    bool yes = false;
+    bool json = false;
 };
+
+constexpr const char* kCommand = "takt reload";
+
+// Prints a reply's report: the JSON result, or the text for a person.
+int printReport(const ReloadOptions& options, const agent::ControlReply& reply) {
+    if (const int rc = replyFailure(kCommand, "bytecode.reload", reply); rc != kExitOk) {
+        return rc;
+    }
+    if (options.json) {
+        std::fwrite(reply.json.data(), 1, reply.json.size(), stdout);
+        std::fputc('\n', stdout);
+        return kExitOk;
+    }
+    rapidjson::Document d;
+    d.Parse(reply.json.c_str());
+    const std::string text = renderReloadReport(d);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return kExitOk;
+}
+
+// Asks on the terminal; true for "y" or "yes".
+bool confirm() {
+    std::fprintf(stderr, "Apply this online change? It re-initialises or drops the state listed above. [y/N] ");
+    std::fflush(stderr);
+    char line[16] = {};
+    if (std::fgets(line, sizeof line, stdin) == nullptr) {
+        return false;
+    }
+    const std::string answer(line);
+    return answer == "y\n" || answer == "Y\n" || answer == "yes\n" || answer == "YES\n" || answer == "Yes\n";
+}
 
 int runReload(const ReloadOptions& options) {
     agent::ControlClientOptions client;
@@ -37,23 +81,54 @@ int runReload(const ReloadOptions& options) {
         project.valid() ? compiler::renderHuman(outcome.diagnostics, *project.sources) : std::string();
     std::fwrite(text.data(), 1, text.size(), stderr);
     if (!outcome.failure.empty()) {
-        std::fprintf(stderr, "takt reload: %s\n", outcome.failure.c_str());
+        std::fprintf(stderr, "%s: %s\n", kCommand, outcome.failure.c_str());
     }
     if (!outcome.program) {
-        std::fprintf(stderr, "takt reload: the build failed; nothing was sent\n");
+        std::fprintf(stderr, "%s: the build failed; nothing was sent\n", kCommand);
         return outcome.exitCode != kExitOk ? outcome.exitCode : kExitBuildFailure;
     }
     std::ifstream in(*outcome.program, std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (!in.good() && !in.eof()) {
-        std::fprintf(stderr, "takt reload: cannot read %s\n", outcome.program->c_str());
+        std::fprintf(stderr, "%s: cannot read %s\n", kCommand, outcome.program->c_str());
         return kExitInternal;
     }
-    std::fprintf(stderr, "takt reload: built %s (%zu bytes, program hash %.16s); sending to %s\n",
+    std::fprintf(stderr, "%s: built %s (%zu bytes, program hash %.16s); sending to %s\n", kCommand,
                  outcome.program->c_str(), bytes.size(), outcome.hash.c_str(), client.endpoint.c_str());
-    const std::string params =
-        agent::bytecodeReloadParams(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
-    return printReply("takt reload", "bytecode.reload", agent::controlCall(client, "bytecode.reload", params));
+    const std::span<const std::uint8_t> program(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+    if (options.dryRun) {
+        return printReport(options,
+                           agent::controlCall(client, "bytecode.reload", agent::bytecodeReloadParams(program, true)));
+    }
+    std::string expectedHash;
+    if (!options.yes) {
+        const agent::ControlReply preview =
+            agent::controlCall(client, "bytecode.reload", agent::bytecodeReloadParams(program, true));
+        if (const int rc = replyFailure(kCommand, "bytecode.reload", preview); rc != kExitOk) {
+            return rc;
+        }
+        rapidjson::Document d;
+        d.Parse(preview.json.c_str());
+        if (reloadLosesState(d)) {
+            const std::string report = renderReloadReport(d);
+            std::fwrite(report.data(), 1, report.size(), stderr);
+            if (isatty(STDIN_FILENO) != 1) {
+                std::fprintf(stderr,
+                             "%s: this change re-initialises or drops state (listed above); nothing was "
+                             "applied. Pass --yes to apply it without asking.\n",
+                             kCommand);
+                return kExitControlError;
+            }
+            if (!confirm()) {
+                std::fprintf(stderr, "%s: not applied\n", kCommand);
+                return kExitControlError;
+            }
+        }
+        expectedHash =
+            d.IsObject() && d.HasMember("old_hash") && d["old_hash"].IsString() ? d["old_hash"].GetString() : "";
+    }
+    return printReport(options, agent::controlCall(client, "bytecode.reload",
+                                                   agent::bytecodeReloadParams(program, false, expectedHash)));
 }
 
 } // namespace
@@ -63,6 +138,10 @@ void registerReload(CLI::App& app, int& exitCode) {
     CLI::App* cmd =
         app.add_subcommand("reload", "Build the project and load it into a running runtime (online change)");
     addConnectOptions(*cmd, options->connect);
+    cmd->add_flag("--dry-run", options->dryRun,
+                  "Show what the change would keep, convert, re-initialise, drop and add; apply nothing");
+    cmd->add_flag("-y,--yes", options->yes, "Apply without asking, even a change that re-initialises or drops state");
+    cmd->add_flag("--json", options->json, "Print the runtime's report as JSON");
     cmd->callback([options, &exitCode] { exitCode = runReload(*options); });
 }
 

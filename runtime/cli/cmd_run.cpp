@@ -356,6 +356,7 @@ int runMain(const RunOptions& options) {
         ropts.driverHealth = [&healthCache] { return healthCache.get(); };
         ropts.execution = [&live] { return live->executionStatus(); };
         ropts.nativeCompileMs = [&live] { return live->nativeCompileMs(); };
+        ropts.changeLog = [log](const std::string& line) { log->info("{}", line); }; // stderr_sink_mt
         completeControlOptions(runtime, state, copts);
         if (!live->serveControl(copts, std::move(ropts), error)) {
             return fail("runtime.control: ", kExitInvalidProject);

@@ -295,6 +295,12 @@ PreparedChange Engine::prepareChange(std::unique_ptr<LoadedProgram> next, bool w
             return change;
         }
     }
+    for (const TransferConvert& c : plan.converts) {
+        if (!convertInside(c, program_->imageSize(), next->imageSize())) {
+            change.fault.message = "transfer plan addresses data outside the program image";
+            return change;
+        }
+    }
     plan.report.oldHash = program_->hash();
     plan.report.newHash = next->hash();
     runner_->prepare(*next);

@@ -12,7 +12,9 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <cstring>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -127,6 +129,78 @@ bool hasAncestorIn(const std::string& path, const std::unordered_set<std::string
         }
     }
     return false;
+}
+
+// A slot file describes a variable's type by its signature only. What online change needs to
+// convert a value (transfer.h) is read back from it for the elementary types, STRING[n]/WSTRING[n]
+// and ENUMs; any other type, or text that does not parse, stays of an unknown kind (Interface),
+// which is carried over only when the signature is unchanged. `types` may grow (an ENUM's base).
+void typeFromSignature(std::vector<bytecode::TypeDesc>& types, std::size_t index) {
+    using bytecode::ValueKind;
+    static constexpr std::pair<std::string_view, ValueKind> kElementary[] = {
+        {"BOOL", ValueKind::Bool},   {"SINT", ValueKind::SInt},   {"INT", ValueKind::Int},
+        {"DINT", ValueKind::DInt},   {"LINT", ValueKind::LInt},   {"USINT", ValueKind::USInt},
+        {"UINT", ValueKind::UInt},   {"UDINT", ValueKind::UDInt}, {"ULINT", ValueKind::ULInt},
+        {"BYTE", ValueKind::Byte},   {"WORD", ValueKind::Word},   {"DWORD", ValueKind::DWord},
+        {"LWORD", ValueKind::LWord}, {"REAL", ValueKind::Real},   {"LREAL", ValueKind::LReal},
+        {"TIME", ValueKind::Time},   {"LTIME", ValueKind::LTime}, {"DATE", ValueKind::Date},
+        {"LDATE", ValueKind::LDate}, {"TOD", ValueKind::Tod},     {"LTOD", ValueKind::LTod},
+        {"DT", ValueKind::Dt},       {"LDT", ValueKind::Ldt},     {"CHAR", ValueKind::Char},
+        {"WCHAR", ValueKind::WChar}};
+    bytecode::TypeDesc& t = types[index];
+    const std::string_view sig = t.signature;
+    t.kind = ValueKind::Interface;
+    t.name = t.signature;
+    for (const auto& [name, kind] : kElementary) {
+        if (sig == name) {
+            t.kind = kind;
+            return;
+        }
+    }
+    for (const auto& [prefix, kind, unit] : {std::tuple{std::string_view("STRING"), ValueKind::String, 1u},
+                                             std::tuple{std::string_view("WSTRING"), ValueKind::WString, 2u}}) {
+        if ((sig == prefix || (sig.starts_with(prefix) && sig.substr(prefix.size()).starts_with("["))) &&
+            t.size >= unit && t.size % unit == 0) {
+            t.kind = kind;
+            t.stringLength = t.size / unit - 1;
+            return;
+        }
+    }
+    // "ENUM State(INT){Idle=0;Fill=1;}" (the compiler's codegen/layout.cpp writes it).
+    if (!sig.starts_with("ENUM ") || !sig.ends_with("}")) {
+        return;
+    }
+    const std::size_t open = sig.find('(');
+    const std::size_t close = sig.find("){", open == std::string_view::npos ? 0 : open);
+    if (open == std::string_view::npos || close == std::string_view::npos) {
+        return;
+    }
+    std::vector<bytecode::EnumValueDesc> values;
+    std::string_view body = sig.substr(close + 2, sig.size() - close - 3);
+    while (!body.empty()) {
+        const std::size_t eq = body.find('=');
+        const std::size_t semi = body.find(';');
+        if (eq == std::string_view::npos || semi == std::string_view::npos || eq == 0 || semi < eq + 2) {
+            return;
+        }
+        std::int64_t value = 0;
+        const std::string_view digits = body.substr(eq + 1, semi - eq - 1);
+        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+        if (ec != std::errc() || end != digits.data() + digits.size()) {
+            return;
+        }
+        values.push_back(bytecode::EnumValueDesc{std::string(body.substr(0, eq)), value});
+        body.remove_prefix(semi + 1);
+    }
+    bytecode::TypeDesc base;
+    base.signature = std::string(sig.substr(open + 1, close - open - 1));
+    base.size = t.size;
+    t.kind = ValueKind::Enum;
+    t.name = std::string(sig.substr(5, open - 5));
+    t.enumValues = std::move(values);
+    t.element = static_cast<std::uint32_t>(types.size());
+    types.push_back(std::move(base));
+    typeFromSignature(types, types.size() - 1);
 }
 
 std::uint64_t fnv1a(std::span<const std::uint8_t> bytes) {
@@ -305,6 +379,7 @@ bool decodeRetainSlot(std::span<const std::uint8_t> bytes, RetainImage& out, std
         v.retain = true;
         v.kind = bytecode::VarKind::Global;
         image.layout.types.push_back(std::move(t));
+        typeFromSignature(image.layout.types, v.type);
         image.layout.variables.push_back(std::move(v));
     }
     if (body.left() != payloadSize) {
@@ -327,8 +402,13 @@ RetainApplyReport applyRetainImage(const RetainImage& image, LoadedProgram& prog
         return static_cast<std::size_t>(c.from) + c.size > image.payload.size() ||
                static_cast<std::size_t>(c.to) + c.size > program.imageSize();
     });
+    std::erase_if(plan.converts, [&](const TransferConvert& c) {
+        return !convertInside(c, image.payload.size(), program.imageSize());
+    });
+    plan.missed.assign(plan.converts.size(), 0);
     applyTransferPlan(plan, image.payload.data(), program.image());
-    report.restored = plan.report.kept;
+    settleTransferReport(plan, plan.report);
+    report.restored = plan.report.kept + plan.report.converted;
 
     // Dropped: the outermost saved variables none of whose bytes were restored. A variable
     // partly restored (an instance whose type changed but whose members matched) is not
@@ -349,6 +429,10 @@ RetainApplyReport applyRetainImage(const RetainImage& image, LoadedProgram& prog
             const std::uint64_t hi =
                 std::min<std::uint64_t>(std::uint64_t{c.from} + c.size, std::uint64_t{v->offset} + v->size);
             covered += hi > lo ? hi - lo : 0;
+        }
+        for (std::size_t i = 0; i < plan.converts.size(); ++i) {
+            const TransferConvert& c = plan.converts[i];
+            covered += plan.missed[i] == 0 && c.from >= v->offset && c.from < std::uint64_t{v->offset} + v->size;
         }
         if (covered == 0) {
             report.dropped.push_back(v->path);

@@ -1,5 +1,7 @@
 #include "takt/engine/transfer.h"
 
+#include "transfer_convert.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -41,104 +43,32 @@ std::vector<std::pair<std::string, const VarEntry*>> sortedEntries(const Module&
     return out;
 }
 
+std::string joinValues(const std::vector<std::string>& values) {
+    std::string s;
+    for (const std::string& v : values) {
+        s += (s.empty() ? "" : ", ") + v;
+    }
+    return s;
+}
+
+void countOutcomes(TransferReport& r) {
+    r.kept = r.converted = r.reinitialised = r.dropped = r.added = 0;
+    for (const TransferEntry& e : r.entries) {
+        switch (e.outcome) {
+        case TransferOutcome::Kept: ++r.kept; break;
+        case TransferOutcome::Converted: ++r.converted; break;
+        case TransferOutcome::Reinitialised: ++r.reinitialised; break;
+        case TransferOutcome::Dropped: ++r.dropped; break;
+        case TransferOutcome::Added: ++r.added; break;
+        }
+    }
+}
+
 bool hasMembers(const std::vector<std::pair<std::string, const VarEntry*>>& sorted, std::size_t i) {
     return i + 1 < sorted.size() && sorted[i + 1].first.size() > sorted[i].first.size() &&
            sorted[i + 1].first.compare(0, sorted[i].first.size(), sorted[i].first) == 0 &&
            sorted[i + 1].first[sorted[i].first.size()] == '.';
 }
-
-bool sameFieldName(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-           });
-}
-
-// The variable table lists members of instances but not of array elements. A retyped array
-// (its element FB gained a variable, its bounds changed) is therefore transferred by its types:
-// elements at the same indices, and within an element the members of the same name and type,
-// like the table-driven matching does for a single instance.
-class StructuralTransfer {
-public:
-    StructuralTransfer(const Module& from, const Module& to, std::vector<TransferCopy>& copies)
-        : from_(from), to_(to), copies_(copies) {}
-
-    void value(std::uint32_t fromType, std::uint32_t fromOffset, std::uint32_t toType, std::uint32_t toOffset) {
-        if (fromType >= from_.types.size() || toType >= to_.types.size()) {
-            return;
-        }
-        const bytecode::TypeDesc& o = from_.types[fromType];
-        const bytecode::TypeDesc& n = to_.types[toType];
-        if (o.size == n.size && typeSignature(from_, fromType) == typeSignature(to_, toType)) {
-            copies_.push_back(TransferCopy{fromOffset, toOffset, n.size});
-            return;
-        }
-        if (o.kind != n.kind) {
-            return;
-        }
-        if (o.kind == bytecode::ValueKind::Array) {
-            array(o, fromOffset, n, toOffset);
-        } else if (!n.fields.empty()) {
-            for (const bytecode::FieldDesc& nf : n.fields) {
-                for (const bytecode::FieldDesc& of : o.fields) {
-                    if (sameFieldName(of.name, nf.name)) {
-                        value(of.type, fromOffset + of.offset, nf.type, toOffset + nf.offset);
-                        break;
-                    }
-                }
-            }
-        }
-    }
-
-private:
-    // Row-major elements; every index present in both bound sets is carried over.
-    void array(const bytecode::TypeDesc& o, std::uint32_t fromOffset, const bytecode::TypeDesc& n,
-               std::uint32_t toOffset) {
-        const std::size_t dims = n.bounds.size() / 2;
-        if (dims == 0 || o.bounds.size() != n.bounds.size() || o.element >= from_.types.size() ||
-            n.element >= to_.types.size()) {
-            return;
-        }
-        const std::uint64_t oElem = from_.types[o.element].size;
-        const std::uint64_t nElem = to_.types[n.element].size;
-        std::vector<std::int64_t> lo(dims), hi(dims), index(dims);
-        for (std::size_t d = 0; d < dims; ++d) {
-            lo[d] = std::max(o.bounds[2 * d], n.bounds[2 * d]);
-            hi[d] = std::min(o.bounds[2 * d + 1], n.bounds[2 * d + 1]);
-            if (lo[d] > hi[d]) {
-                return;
-            }
-        }
-        index = lo;
-        for (;;) {
-            std::uint64_t oLinear = 0;
-            std::uint64_t nLinear = 0;
-            for (std::size_t d = 0; d < dims; ++d) {
-                oLinear = oLinear * static_cast<std::uint64_t>(o.bounds[2 * d + 1] - o.bounds[2 * d] + 1) +
-                          static_cast<std::uint64_t>(index[d] - o.bounds[2 * d]);
-                nLinear = nLinear * static_cast<std::uint64_t>(n.bounds[2 * d + 1] - n.bounds[2 * d] + 1) +
-                          static_cast<std::uint64_t>(index[d] - n.bounds[2 * d]);
-            }
-            if ((oLinear + 1) * oElem > o.size || (nLinear + 1) * nElem > n.size) {
-                return; // inconsistent type table: carry nothing rather than copy out of range
-            }
-            value(o.element, fromOffset + static_cast<std::uint32_t>(oLinear * oElem), n.element,
-                  toOffset + static_cast<std::uint32_t>(nLinear * nElem));
-            std::size_t d = dims;
-            while (d > 0 && index[d - 1] == hi[d - 1]) {
-                index[d - 1] = lo[d - 1];
-                --d;
-            }
-            if (d == 0) {
-                return;
-            }
-            ++index[d - 1];
-        }
-    }
-
-    const Module& from_;
-    const Module& to_;
-    std::vector<TransferCopy>& copies_;
-};
 
 } // namespace
 
@@ -165,8 +95,10 @@ TransferPlan computeTransferPlan(const Module& from, const Module& to, bool reta
     for (const auto& [path, v] : newSorted) {
         newPaths.insert(path);
     }
+    detail::Converter converter(from, to, plan);
+    std::vector<TransferEntry>& entries = plan.report.entries;
 
-    std::unordered_set<std::string> handled; // copied whole or new as a whole
+    std::unordered_set<std::string> handled; // carried over as a whole, or new as a whole
     for (std::size_t i = 0; i < newSorted.size(); ++i) {
         const auto& [path, e] = newSorted[i];
         if (ancestorIn(path, handled)) {
@@ -174,30 +106,27 @@ TransferPlan computeTransferPlan(const Module& from, const Module& to, bool reta
         }
         auto it = oldByPath.find(path);
         if (it == oldByPath.end()) {
-            ++plan.report.initialised;
+            entries.push_back(
+                transferEntry(e->path, TransferOutcome::Added, {}, detail::Converter::describe(to, e->type, false)));
             handled.insert(path);
             continue;
         }
         const VarEntry* o = it->second;
-        const bool sameType = typeSignature(from, o->type) == typeSignature(to, e->type) && o->size == e->size;
-        if (!sameType) {
-            ++plan.report.retyped;
-            plan.report.retypedPaths.push_back(e->path);
-            if (!hasMembers(newSorted, i) && (!retainOnly || e->retain)) {
-                // No member entries to match one by one (array elements): match by type.
-                StructuralTransfer(from, to, plan.copies).value(o->type, o->offset, e->type, e->offset);
-            }
-            continue; // members are still matched one by one
-        }
         if (retainOnly && !e->retain) {
             // Warm semantics: only RETAIN survives; RETAIN members of an instance still may.
             if (!hasMembers(newSorted, i)) {
-                ++plan.report.initialised;
+                TransferEntry r = transferEntry(e->path, TransferOutcome::Reinitialised);
+                r.reason = "not RETAIN (warm change)";
+                entries.push_back(std::move(r));
+                handled.insert(path);
             }
             continue;
         }
-        plan.copies.push_back(TransferCopy{o->offset, e->offset, e->size});
-        ++plan.report.kept;
+        const bool sameType = typeSignature(from, o->type) == typeSignature(to, e->type) && o->size == e->size;
+        if (!sameType && hasMembers(newSorted, i)) {
+            continue; // an instance whose type changed: its members are matched one by one
+        }
+        converter.variable(e->path, o->type, o->offset, e->type, e->offset);
         handled.insert(path);
     }
 
@@ -206,9 +135,32 @@ TransferPlan computeTransferPlan(const Module& from, const Module& to, bool reta
         if (newPaths.count(path) != 0 || ancestorIn(path, dropped)) {
             continue;
         }
-        ++plan.report.dropped;
+        entries.push_back(
+            transferEntry(o->path, TransferOutcome::Dropped, detail::Converter::describe(from, o->type, false)));
         dropped.insert(path);
     }
+
+    // Entries by path (case-insensitive); conversions follow their entry.
+    std::vector<std::uint32_t> order(entries.size());
+    std::vector<std::string> keys(entries.size());
+    for (std::uint32_t k = 0; k < order.size(); ++k) {
+        order[k] = k;
+        keys[k] = lower(entries[k].path);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return keys[a] < keys[b]; });
+    std::vector<std::uint32_t> position(entries.size());
+    std::vector<TransferEntry> sorted;
+    sorted.reserve(entries.size());
+    for (std::uint32_t k = 0; k < order.size(); ++k) {
+        position[order[k]] = k;
+        sorted.push_back(std::move(entries[order[k]]));
+    }
+    entries = std::move(sorted);
+    for (TransferConvert& c : plan.converts) {
+        c.entry = position[c.entry];
+    }
+    countOutcomes(plan.report);
+    plan.missed.assign(plan.converts.size(), 0);
 
     std::sort(plan.copies.begin(), plan.copies.end(),
               [](const TransferCopy& a, const TransferCopy& b) { return a.from < b.from; });
@@ -228,10 +180,139 @@ TransferPlan computeTransferPlan(const Module& from, const Module& to, bool reta
     return plan;
 }
 
-void applyTransferPlan(const TransferPlan& plan, const std::uint8_t* oldImage, std::uint8_t* newImage) {
+namespace {
+
+std::int64_t load(const std::uint8_t* p, std::uint8_t size, bool isSigned) noexcept {
+    switch (size) {
+    case 1: {
+        std::uint8_t v;
+        std::memcpy(&v, p, 1);
+        return isSigned ? static_cast<std::int8_t>(v) : v;
+    }
+    case 2: {
+        std::uint16_t v;
+        std::memcpy(&v, p, 2);
+        return isSigned ? static_cast<std::int16_t>(v) : v;
+    }
+    case 4: {
+        std::uint32_t v;
+        std::memcpy(&v, p, 4);
+        return isSigned ? static_cast<std::int32_t>(v) : static_cast<std::int64_t>(v);
+    }
+    default: {
+        std::int64_t v;
+        std::memcpy(&v, p, 8);
+        return v;
+    }
+    }
+}
+
+void store(std::uint8_t* p, std::uint8_t size, std::int64_t value) noexcept {
+    // Little-endian targets only (ARCHITECTURE.md): the low `size` bytes are the narrower value.
+    std::memcpy(p, &value, size);
+}
+
+// Returns false when an ENUM value had no match (the new variable keeps its initial value).
+bool convert(const TransferPlan& plan, const TransferConvert& c, const std::uint8_t* oldImage,
+             std::uint8_t* newImage) noexcept {
+    switch (c.op) {
+    case ConvertOp::Integer: store(newImage + c.to, c.toSize, load(oldImage + c.from, c.fromSize, c.fromSigned)); break;
+    case ConvertOp::RealWiden: {
+        float f;
+        std::memcpy(&f, oldImage + c.from, sizeof f);
+        const double d = f;
+        std::memcpy(newImage + c.to, &d, sizeof d);
+        break;
+    }
+    case ConvertOp::Text:
+        std::memcpy(newImage + c.to, oldImage + c.from, c.textSize);
+        std::memset(newImage + c.to + c.textSize, 0, c.textEnd - c.textSize);
+        break;
+    case ConvertOp::Enum: {
+        const std::int64_t v = load(oldImage + c.from, c.fromSize, c.fromSigned);
+        const TransferEnumMap* first = plan.enumMap.data() + c.mapBegin;
+        const TransferEnumMap* last = plan.enumMap.data() + c.mapEnd;
+        const TransferEnumMap* hit =
+            std::lower_bound(first, last, v, [](const TransferEnumMap& m, std::int64_t x) { return m.from < x; });
+        if (hit == last || hit->from != v) {
+            return false;
+        }
+        store(newImage + c.to, c.toSize, hit->to);
+        break;
+    }
+    }
+    return true;
+}
+
+} // namespace
+
+void applyTransferPlan(TransferPlan& plan, const std::uint8_t* oldImage, std::uint8_t* newImage) noexcept {
     for (const TransferCopy& c : plan.copies) {
         std::memcpy(newImage + c.to, oldImage + c.from, c.size);
     }
+    for (std::size_t i = 0; i < plan.converts.size(); ++i) {
+        const bool ok = convert(plan, plan.converts[i], oldImage, newImage);
+        if (i < plan.missed.size()) {
+            plan.missed[i] = ok ? 0 : 1;
+        }
+    }
+}
+
+void applyTransferPlan(const TransferPlan& plan, const std::uint8_t* oldImage, std::uint8_t* newImage) noexcept {
+    for (const TransferCopy& c : plan.copies) {
+        std::memcpy(newImage + c.to, oldImage + c.from, c.size);
+    }
+    for (const TransferConvert& c : plan.converts) {
+        (void)convert(plan, c, oldImage, newImage);
+    }
+}
+
+void settleTransferReport(const TransferPlan& plan, TransferReport& report) {
+    for (std::size_t i = 0; i < plan.converts.size() && i < plan.missed.size(); ++i) {
+        if (plan.missed[i] != 0 && plan.converts[i].entry < report.entries.size()) {
+            TransferEntry& e = report.entries[plan.converts[i].entry];
+            if (!e.lost) {
+                e.lost = true;
+                e.outcome = TransferOutcome::Reinitialised;
+                e.reason = "held an ENUM value that no longer exists (" + joinValues(e.lostValues) + ")";
+            }
+        }
+    }
+    countOutcomes(report);
+}
+
+TransferEntry transferEntry(std::string path, TransferOutcome outcome, std::string fromType, std::string toType) {
+    TransferEntry e;
+    e.path = std::move(path);
+    e.outcome = outcome;
+    e.fromType = std::move(fromType);
+    e.toType = std::move(toType);
+    return e;
+}
+
+bool convertInside(const TransferConvert& c, std::size_t fromSize, std::size_t toSize) {
+    const std::size_t read = c.op == ConvertOp::Text ? c.textSize : c.fromSize;
+    const std::size_t write = c.op == ConvertOp::Text ? c.textEnd : c.toSize;
+    return c.textSize <= c.textEnd && std::size_t{c.from} + read <= fromSize && std::size_t{c.to} + write <= toSize &&
+           c.mapBegin <= c.mapEnd;
+}
+
+const char* outcomeName(TransferOutcome o) {
+    switch (o) {
+    case TransferOutcome::Kept: return "kept";
+    case TransferOutcome::Converted: return "converted";
+    case TransferOutcome::Reinitialised: return "reinitialised";
+    case TransferOutcome::Dropped: return "dropped";
+    case TransferOutcome::Added: return "added";
+    }
+    return "kept";
+}
+
+bool TransferReport::losesState() const {
+    return std::any_of(entries.begin(), entries.end(), [](const TransferEntry& e) {
+        return e.outcome == TransferOutcome::Reinitialised || e.outcome == TransferOutcome::Dropped ||
+               !e.lostValues.empty();
+    });
 }
 
 } // namespace takt::engine

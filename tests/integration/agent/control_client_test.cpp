@@ -308,7 +308,8 @@ TEST(ControlCli, CtlAndReloadTalkToTheEndpoint) {
     // takt reload: build, then bytecode.reload with program.stbc as base64.
     dir.write("proj/src/main.st", "PROGRAM Main\nVAR x : INT; END_VAR\nx := x + 1;\nEND_PROGRAM\n");
     dir.write("proj/runtime.toml", "[resource]\nname = \"t\"\n");
-    out = run("reload --endpoint " + ep + " --token-file " + tokenPath + " --project " + (dir.path() / "proj").string(),
+    out = run("reload --yes --json --endpoint " + ep + " --token-file " + tokenPath + " --project " +
+                  (dir.path() / "proj").string(),
               rc);
     EXPECT_EQ(rc, 0) << out;
     const auto size = std::filesystem::file_size(dir.path() / "proj" / "program.stbc");

@@ -246,7 +246,7 @@ TEST(Restart, ColdReinitialisesWarmKeepsRetain) {
 }
 
 // Version 1: Main.a INT, Main.t TON-like FB, Main.gone INT, Main.c INT.
-// Version 2: Main.a INT (kept), Main.t same FB (kept whole), Main.c DINT (retyped), Main.n INT (new).
+// Version 2: Main.a INT (kept), Main.t same FB (kept whole), Main.c DINT (converted), Main.n INT (new).
 struct Versions {
     Plant v1, v2;
     std::shared_ptr<const bytecode::Module> m1, m2;
@@ -265,18 +265,21 @@ struct Versions {
     }
 };
 
-TEST(Transfer, PlanCountsKeptInitialisedDroppedRetyped) {
+TEST(Transfer, PlanCountsKeptConvertedAddedDropped) {
     Versions v;
     const TransferPlan plan = computeTransferPlan(*v.m1, *v.m2);
-    EXPECT_EQ(plan.report.kept, 2u);        // Main.a, Main.t (whole; its members not counted)
-    EXPECT_EQ(plan.report.initialised, 1u); // Main.n
-    EXPECT_EQ(plan.report.dropped, 1u);     // Main.gone
-    EXPECT_EQ(plan.report.retyped, 1u);     // Main.c
-    ASSERT_EQ(plan.report.retypedPaths.size(), 1u);
-    EXPECT_EQ(plan.report.retypedPaths[0], "Main.c");
+    EXPECT_EQ(plan.report.kept, 2u);      // Main.a, Main.t (whole; its members not counted)
+    EXPECT_EQ(plan.report.added, 1u);     // Main.n
+    EXPECT_EQ(plan.report.dropped, 1u);   // Main.gone
+    EXPECT_EQ(plan.report.converted, 1u); // Main.c, INT -> DINT
+    EXPECT_EQ(plan.report.reinitialised, 0u);
+    ASSERT_EQ(plan.report.entries.size(), 5u);
+    EXPECT_EQ(plan.report.entries[1].path, "Main.c"); // sorted by path
+    EXPECT_EQ(plan.report.entries[1].fromType, "INT");
+    EXPECT_EQ(plan.report.entries[1].toType, "DINT");
 }
 
-TEST(Transfer, OnlineChangeKeepsStateAndReinitialisesRetyped) {
+TEST(Transfer, OnlineChangeKeepsStateAndConvertsWidenedTypes) {
     Versions v;
     VirtualClock clock;
     Engine e(std::make_unique<ScriptedRunner>(), clock);
@@ -297,7 +300,7 @@ TEST(Transfer, OnlineChangeKeepsStateAndReinitialisesRetyped) {
     const std::uint8_t* img = e.program().image();
     EXPECT_EQ(peek<std::int16_t>(img, base2 + t2.fields[3].offset), 7);        // a kept
     EXPECT_EQ(peek<std::int32_t>(img, base2 + t2.fields[2].offset + 8), 1234); // FB state kept
-    EXPECT_EQ(peek<std::int32_t>(img, base2 + t2.fields[1].offset), 0);        // c re-initialised
+    EXPECT_EQ(peek<std::int32_t>(img, base2 + t2.fields[1].offset), 99);       // c converted INT -> DINT
     EXPECT_EQ(peek<std::int16_t>(img, base2 + t2.fields[0].offset), 9);        // n initial value
 }
 
@@ -332,7 +335,7 @@ TEST(Transfer, WarmPlanCarriesOnlyRetain) {
     auto m = p.b.build();
     const TransferPlan plan = computeTransferPlan(*m, *m, true);
     EXPECT_EQ(plan.report.kept, 1u);
-    EXPECT_EQ(plan.report.initialised, 1u);
+    EXPECT_EQ(plan.report.reinitialised, 1u);
     ASSERT_EQ(plan.copies.size(), 1u);
     EXPECT_EQ(plan.copies[0].from, m->programs[0].offset);
 }

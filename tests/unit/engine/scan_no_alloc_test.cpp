@@ -1,13 +1,18 @@
 // A running scan loop never allocates: this binary counts every operator new while cycles run
 // (start and stop, which allocate threads and buffers, are outside the counted window).
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <new>
 
 #include <gtest/gtest.h>
 
+#include "module_builder.h"
 #include "scan_test_support.h"
+#include "takt/engine/transfer.h"
 
 #include "../counting_new.h"
 
@@ -18,6 +23,7 @@ using takt::test::gFrees;
 namespace takt::engine {
 namespace {
 
+using bytecode::ValueKind;
 using testing::AbortableRunner;
 using testing::ByteLoopRig;
 using testing::ByteProgram;
@@ -205,6 +211,64 @@ TEST(ScanNoAllocation, OnlineChangeThatAddsTasksAndGrowsAnAreaThenAWarmRestartNe
     EXPECT_EQ(change.program->hash(), "v0");
     EXPECT_EQ(change.tasks.order.size(), 1u);
     EXPECT_EQ(change.areas[static_cast<std::size_t>(bytecode::IoArea::Input)].size(), 8u);
+}
+
+// Applying a plan with conversions (ENUM by name, integer widening, REAL -> LREAL, a longer
+// STRING) next to a 64 KiB memcpy run allocates and frees nothing; the time it takes is printed.
+TEST(ScanNoAllocation, ApplyingAConvertingTransferPlanAllocatesNothing) {
+    const auto version = [](testing::ModuleBuilder& b, bool changed) {
+        const std::uint32_t tInt = b.elementary(ValueKind::Int, "INT", 2);
+        const std::uint32_t tDint = b.elementary(ValueKind::DInt, "DINT", 4);
+        bytecode::TypeDesc e;
+        e.kind = ValueKind::Enum;
+        e.name = "State";
+        e.size = 2;
+        e.element = tInt;
+        e.enumValues = changed ? std::vector<bytecode::EnumValueDesc>{{"Idle", 0}, {"Hold", 1}, {"Heat", 2}}
+                               : std::vector<bytecode::EnumValueDesc>{{"Idle", 0}, {"Heat", 1}};
+        e.signature = changed ? "ENUM State(INT){Idle=0;Hold=1;Heat=2;}" : "ENUM State(INT){Idle=0;Heat=1;}";
+        const std::uint32_t tEnum = b.add(e);
+        bytecode::TypeDesc str;
+        str.kind = ValueKind::String;
+        str.stringLength = changed ? 40 : 20;
+        str.name = changed ? "STRING[40]" : "STRING[20]";
+        str.size = str.stringLength + 1;
+        const std::uint32_t tStr = b.add(str);
+        b.global("state", tEnum);
+        b.global("count", changed ? tDint : tInt);
+        b.global("r", changed ? b.elementary(ValueKind::LReal, "LREAL", 8) : b.elementary(ValueKind::Real, "REAL", 4));
+        b.global("name", tStr);
+        const std::uint32_t tStates = b.array(tEnum, {0, 99});
+        b.m.types[tStates].signature = "ARRAY[0..99] OF " + e.signature; // as the compiler signs it
+        b.global("states", tStates);
+        b.global("data", b.array(tDint, {0, 16383})); // 64 KiB kept as it is
+    };
+    testing::ModuleBuilder v1;
+    testing::ModuleBuilder v2;
+    version(v1, false);
+    version(v2, true);
+    TransferPlan plan = computeTransferPlan(v1.m, v2.m);
+    ASSERT_EQ(plan.converts.size(), 104u); // state, count, r, name and 100 states[i]
+    std::vector<std::uint8_t> oldImage(v1.m.initImage.size(), 1);
+    std::vector<std::uint8_t> newImage(v2.m.initImage.size(), 0);
+    constexpr int kRounds = 200;
+    std::vector<std::int64_t> ns(kRounds);
+    gAllocations = 0;
+    gFrees = 0;
+    gCounting = true;
+    for (int i = 0; i < kRounds; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        applyTransferPlan(plan, oldImage.data(), newImage.data());
+        ns[static_cast<std::size_t>(i)] =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    }
+    gCounting = false;
+    EXPECT_EQ(gAllocations.load(), 0u);
+    EXPECT_EQ(gFrees.load(), 0u);
+    std::sort(ns.begin(), ns.end());
+    std::printf("[ figures ] applying a plan over %zu bytes with %zu conversions: p50 %.1f us, p99 %.1f us\n",
+                newImage.size(), plan.converts.size(), static_cast<double>(ns[kRounds / 2]) / 1000.0,
+                static_cast<double>(ns[kRounds * 99 / 100]) / 1000.0);
 }
 
 } // namespace

@@ -56,7 +56,9 @@ private:
 [[nodiscard]] ControlReply controlCall(const ControlClientOptions& options, std::string_view method,
                                        std::string_view paramsJson);
 
-// The params of bytecode.reload: {"bytes":"<base64 of program.stbc>"}.
-[[nodiscard]] std::string bytecodeReloadParams(std::span<const std::uint8_t> program);
+// The params of bytecode.reload: {"bytes":"<base64 of program.stbc>"}, with `dry_run` (a preview
+// that applies nothing) and `expected_hash` (apply only over this program: the one previewed).
+[[nodiscard]] std::string bytecodeReloadParams(std::span<const std::uint8_t> program, bool dryRun = false,
+                                               std::string_view expectedHash = {});
 
 } // namespace takt::agent

@@ -39,6 +39,9 @@ struct RuntimeControlOptions {
     // The native tier's compile time of the running program in ms (0 on the interpreter); an
     // online change's reply reports it for the new program.
     std::function<double()> nativeCompileMs;
+    // The run's log: one line per applied online change naming what it kept, converted and
+    // re-initialised (transfer_report_json.h). May be empty.
+    std::function<void(const std::string&)> changeLog;
 };
 
 class RuntimeControl final : public ControlTarget {

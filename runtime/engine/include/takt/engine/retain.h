@@ -5,8 +5,10 @@
 // happens during the write; load picks the newest slot whose CRC checks out.
 //
 // A slot holds the RETAIN variables by path with their type signatures, not a raw image, so a
-// program whose layout changed still gets every variable that kept its path and type (matched
-// as online change matches, transfer.h); the others are reported as dropped.
+// program whose layout changed still gets every variable that kept its path, by the rules of
+// online change (transfer.h): an unchanged type is copied, an ENUM kept by value name, a widened
+// elementary type or STRING converted (what those need is read back from the signature); the
+// others are reported as dropped.
 //
 // Who calls what in `takt run`:
 //   start-up   RetainStore::load(); on a warm start applyRetainImage() to the loaded program
@@ -142,8 +144,8 @@ struct RetainApplyReport {
 };
 
 // Copies the RETAIN variables of `image` into `program`'s data image (warm start, after the
-// program was cold-initialised). Variables are matched by path and type signature with the
-// online-change rules (computeTransferPlan); only variables RETAIN in `program` are written.
+// program was cold-initialised). Variables are matched by path with the online-change rules
+// (computeTransferPlan); only variables RETAIN in `program` are written.
 RetainApplyReport applyRetainImage(const RetainImage& image, LoadedProgram& program);
 
 // The low-priority thread that writes retain images. The scan thread hands it snapshots with
