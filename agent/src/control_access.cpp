@@ -203,6 +203,14 @@ bool prepareWrite(const bytecode::Module& m, const Target& t, const rapidjson::V
     return true;
 }
 
+// The answer to a write names the target and the value written, decoded back from the bytes the
+// scan thread copied: what the runtime took the literal to mean, not a later read of the
+// variable (which the next input copy or the program may already have overwritten).
+ControlAnswer writeAnswer(const char* key, const Target& t, RuntimeControl::Pending& done) {
+    return ControlAnswer::result(fmt::format("{{\"{}\":{},\"cycle\":{},\"value\":{}}}", key, ctl::quoted(t.name),
+                                             done.result.cycle, encodeFor(*done.module, t, done.bytes.data())));
+}
+
 } // namespace
 
 void RuntimeControl::varWrite(const rapidjson::Value& params, ControlReplyFn& reply) {
@@ -214,9 +222,8 @@ void RuntimeControl::varWrite(const rapidjson::Value& params, ControlReplyFn& re
         reply(std::move(error));
         return;
     }
-    p->finish = [n = t.name](Pending& done) {
-        return ControlAnswer::result(fmt::format("{{\"name\":{},\"cycle\":{}}}", ctl::quoted(n), done.result.cycle));
-    };
+    p->module = module_;
+    p->finish = [t](Pending& done) { return writeAnswer("name", t, done); };
     submit(std::move(p), reply);
 }
 
@@ -230,9 +237,8 @@ void RuntimeControl::ioWrite(const rapidjson::Value& params, ControlReplyFn& rep
         reply(std::move(error));
         return;
     }
-    p->finish = [n = t.name](Pending& done) {
-        return ControlAnswer::result(fmt::format("{{\"address\":{},\"cycle\":{}}}", ctl::quoted(n), done.result.cycle));
-    };
+    p->module = module_;
+    p->finish = [t](Pending& done) { return writeAnswer("address", t, done); };
     submit(std::move(p), reply);
 }
 

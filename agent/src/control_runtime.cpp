@@ -43,10 +43,7 @@ std::int64_t wallMs() {
         .count();
 }
 
-const char* stateName(const engine::ScanLoop& loop, engine::ScanState s) {
-    if (!loop.running()) {
-        return loop.snapshot().cycles == 0 ? "booting" : "stopped";
-    }
+const char* stateName(engine::ScanState s) {
     switch (s) {
     case engine::ScanState::Running: return "running";
     case engine::ScanState::Paused: return "paused";
@@ -54,6 +51,17 @@ const char* stateName(const engine::ScanLoop& loop, engine::ScanState s) {
     case engine::ScanState::Halted: return "faulted";
     }
     return "stopped";
+}
+
+const char* stateName(const engine::ScanLoop& loop, engine::ScanState s) {
+    if (!loop.running()) {
+        return loop.snapshot().cycles == 0 ? "booting" : "stopped";
+    }
+    return stateName(s);
+}
+
+ControlAnswer runStateAnswer(engine::ScanState state, std::uint64_t cycle) {
+    return ControlAnswer::result(fmt::format("{{\"state\":\"{}\",\"cycle\":{}}}", stateName(state), cycle));
 }
 
 // min/avg/p50/p99/p99.9/max in microseconds, for execution time and start lateness alike.
@@ -141,7 +149,7 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
          Role::Viewer, [](T t, M, V, R r) { self(t).histogram(r); }},
         {"runtime.pause", "Pause cycling at the next cycle boundary", TAKT_NONE, TAKT_RUN_STATE, Role::Operator, run},
         {"runtime.resume", "Resume cycling", TAKT_NONE, TAKT_RUN_STATE, Role::Operator, run},
-        {"runtime.step", "Run `count` cycles (default 1) while paused",
+        {"runtime.step", "Run `count` cycles (default 1) while paused; answered once they have run",
          R"({"type":"object","properties":{"count":{"type":"integer","minimum":1,"maximum":1000000}},)"
          R"("additionalProperties":false})",
          TAKT_RUN_STATE, Role::Operator, run},
@@ -163,7 +171,7 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
         {"var.read", "Read variables by path (`names`, or one `name`) at one cycle boundary",
          TAKT_READ("names", TAKT_NAME), TAKT_VALUES, Role::Viewer, [](T t, M, V p, R r) { self(t).varRead(p, r); }},
         {"var.write", "Write a variable at the next cycle boundary", TAKT_SET("name", TAKT_NAME),
-         R"({"type":"object","required":["name","cycle"]})", Role::Engineer,
+         R"({"type":"object","required":["name","cycle","value"]})", Role::Engineer,
          [](T t, M, V p, R r) { self(t).varWrite(p, r); }},
         {"var.force", "Force a variable to a value every cycle until unforced", TAKT_SET("name", TAKT_NAME),
          TAKT_FORCED, Role::Engineer, force},
@@ -175,7 +183,7 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
          TAKT_READ("addresses", TAKT_ADDRESS), TAKT_VALUES, Role::Viewer,
          [](T t, M, V p, R r) { self(t).ioRead(p, r); }},
         {"io.write", "Write a process-image address at the next cycle boundary", TAKT_SET("address", TAKT_ADDRESS),
-         R"({"type":"object","required":["address","cycle"]})", Role::Engineer,
+         R"({"type":"object","required":["address","cycle","value"]})", Role::Engineer,
          [](T t, M, V p, R r) { self(t).ioWrite(p, r); }},
         {"io.force", "Force a process-image address every cycle until unforced", TAKT_SET("address", TAKT_ADDRESS),
          TAKT_FORCED, Role::Engineer, force},
@@ -283,10 +291,9 @@ void RuntimeControl::runControl(const std::string& method, const rapidjson::Valu
         c.mode = mode != nullptr && std::string_view(mode->GetString()) == "cold" ? engine::RestartMode::Cold
                                                                                   : engine::RestartMode::Warm;
     }
-    p->finish = [this](Pending& done) {
-        return ControlAnswer::result(fmt::format("{{\"state\":\"{}\",\"cycle\":{}}}",
-                                                 stateName(loop_, loop_.snapshot().state), done.result.cycle));
-    };
+    // The state the command left, as the scan thread recorded it when applying it; a step is
+    // answered from poll() once its cycles have run (stepUntil).
+    p->finish = [](Pending& done) { return runStateAnswer(done.result.state, done.result.cycle); };
     submit(std::move(p), reply);
 }
 
@@ -338,9 +345,18 @@ void RuntimeControl::complete(Pending& p) {
 void RuntimeControl::poll(std::vector<std::string>& events) {
     const std::uint64_t done = loop_.commandsDone();
     while (!pending_.empty() && pending_.front()->ticket <= done) {
-        complete(*pending_.front());
+        Pending& p = *pending_.front();
+        if (p.command.kind == engine::ScanCommandKind::Step && p.result.ok) {
+            // Accepted: the answer waits for the steps (or the command timeout, from now).
+            p.stepUntil = p.result.cycle + p.command.count;
+            p.deadlineNs = engine::monotonicNs() + options_.commandTimeoutMs * 1'000'000;
+            stepping_.push_back(std::move(pending_.front()));
+        } else {
+            complete(p);
+        }
         pending_.pop_front();
     }
+    answerSteps();
     // A command the loop has not applied in time is answered now; its buffers stay alive until
     // the loop reports it done (above), since the scan thread may still read them.
     const std::int64_t now = engine::monotonicNs();
@@ -355,9 +371,44 @@ void RuntimeControl::poll(std::vector<std::string>& events) {
     translateScanEvents(events);
 }
 
+// A step's answer is the state after its cycles: paused at the cycle it stopped at, or what a
+// pause, resume, stop or fault made of it meanwhile. The snapshot shows state and cycle count of
+// one boundary together; one that takes longer than the command timeout is answered as it is then.
+void RuntimeControl::answerSteps() {
+    if (stepping_.empty()) {
+        return;
+    }
+    const engine::ScanSnapshot s = loop_.snapshot();
+    const std::int64_t now = engine::monotonicNs();
+    for (auto it = stepping_.begin(); it != stepping_.end();) {
+        Pending& p = **it;
+        if (s.state == engine::ScanState::Running && s.cycles < p.stepUntil && now <= p.deadlineNs) {
+            ++it;
+            continue;
+        }
+        p.replied = true;
+        p.reply(runStateAnswer(s.state, s.cycles));
+        it = stepping_.erase(it);
+    }
+}
+
 void RuntimeControl::emit(std::vector<std::string>& events, const std::string& type, const std::string& fields) {
     events.push_back(
         fmt::format("{{\"type\":\"{}\",\"ts\":{}{}{}}}", type, wallMs(), fields.empty() ? "" : ",", fields));
+}
+
+// The overruns counted since the last one reported, once their interval has passed at `nowNs`:
+// a cycle_overrun event with their count, causes and worst figures.
+void RuntimeControl::emitOverrunSummary(std::vector<std::string>& events, std::int64_t nowNs) {
+    engine::OverrunSummary s;
+    if (!overruns_.due(nowNs, s)) {
+        return;
+    }
+    emit(events, "cycle_overrun",
+         fmt::format("\"cycle\":{},\"count\":{},\"late_release\":{},\"long_execution\":{},\"max_exec_us\":{:.3f},"
+                     "\"max_late_us\":{:.3f},\"missed\":{},\"interval_s\":{}",
+                     s.lastCycle, s.count, s.lateRelease, s.longExecution, static_cast<double>(s.maxExecNs) / 1000.0,
+                     static_cast<double>(s.maxLateNs) / 1000.0, s.missed, s.intervalNs / 1'000'000'000));
 }
 
 void RuntimeControl::translateScanEvents(std::vector<std::string>& events) {
@@ -378,9 +429,16 @@ void RuntimeControl::translateScanEvents(std::vector<std::string>& events) {
             const std::string cycle = fmt::format("\"cycle\":{}", e.cycle);
             switch (e.kind) {
             case engine::ScanEventKind::CycleOverrun:
-                emit(events, "cycle_overrun",
-                     fmt::format("{},\"exec_us\":{:.3f},\"missed\":{}", cycle, static_cast<double>(e.valueNs) / 1000.0,
-                                 e.missed));
+                // The first of a burst on its own, the rest as one summary per interval.
+                emitOverrunSummary(events, e.timeNs);
+                if (overruns_.add(e)) {
+                    emit(events, "cycle_overrun",
+                         fmt::format("{},\"count\":1,\"cause\":\"{}\",\"exec_us\":{:.3f},\"late_us\":{:.3f},"
+                                     "\"missed\":{}",
+                                     cycle, engine::overrunCauseName(engine::overrunCause(e)),
+                                     static_cast<double>(e.valueNs) / 1000.0, static_cast<double>(e.lateNs) / 1000.0,
+                                     e.missed));
+                }
                 break;
             case engine::ScanEventKind::RuntimeFault:
             case engine::ScanEventKind::WatchdogTimeout:
@@ -411,6 +469,7 @@ void RuntimeControl::translateScanEvents(std::vector<std::string>& events) {
         }
         eventsSeen_ = total;
     }
+    emitOverrunSummary(events, engine::monotonicNs());
     if (const std::uint64_t saves = loop_.retainSaves(); saves != retainSavesSeen_) {
         emit(events, "retain_saved", fmt::format("\"saves\":{}", saves));
         retainSavesSeen_ = saves;

@@ -20,6 +20,7 @@ struct RuntimeControl::Pending {
     std::unique_ptr<const engine::ForceTable> forces; // SetForces / Reload: the table handed over
     engine::PreparedChange change;                    // Reload: the new program in, the old one back
     std::uint64_t ticket = 0;
+    std::uint64_t stepUntil = 0; // Step: the cycle count at which the program pauses again
     std::int64_t deadlineNs = 0;
     bool replied = false;
     ControlReplyFn reply;

@@ -115,10 +115,11 @@ void EventLog::add(std::string_view type, const std::string& eventJson) {
         }
         reloads_.push_back(e);
     }
-    if (events_.size() == kEvents) {
-        events_.pop_front();
+    std::deque<Entry>& list = type == "cycle_overrun" ? overruns_ : events_;
+    if (list.size() == (&list == &overruns_ ? kOverruns : kEvents)) {
+        list.pop_front();
     }
-    events_.push_back(std::move(e));
+    list.push_back(std::move(e));
 }
 
 std::string EventLog::since(std::uint64_t seq) const {
@@ -132,7 +133,20 @@ std::string EventLog::since(std::uint64_t seq) const {
         }
         return out + "]";
     };
-    return fmt::format(R"({{"next":{},"events":{},"reloads":{}}})", next_, list(events_, seq), list(reloads_, 0));
+    // The events and the overruns merged in sequence order.
+    std::string events = "[";
+    auto a = events_.begin();
+    auto b = overruns_.begin();
+    while (a != events_.end() || b != overruns_.end()) {
+        const bool takeA = b == overruns_.end() || (a != events_.end() && a->seq < b->seq);
+        const Entry& e = takeA ? *a++ : *b++;
+        if (e.seq > seq) {
+            events += events.size() > 1 ? "," : "";
+            events += e.json;
+        }
+    }
+    events += "]";
+    return fmt::format(R"({{"next":{},"events":{},"reloads":{}}})", next_, events, list(reloads_, 0));
 }
 
 // ---------------------------------------------------------------------------------------------

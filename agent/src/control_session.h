@@ -35,7 +35,10 @@ class ControlSession;
 // (events.recent: the web page polls it). Bounded: a client that never asks costs nothing more.
 class EventLog {
 public:
-    static constexpr std::size_t kEvents = 256; // all types
+    static constexpr std::size_t kEvents = 256; // every type but cycle_overrun
+    // cycle_overrun events have a list of their own: however many a busy machine has, they
+    // cannot push faults and state changes out of the recent events.
+    static constexpr std::size_t kOverruns = 32;
     // reload_applied / reload_rejected, kept apart so that a burst of overruns cannot push the
     // online-change history out.
     static constexpr std::size_t kReloads = 32;
@@ -49,6 +52,7 @@ public:
 
 private:
     std::deque<Entry> events_;
+    std::deque<Entry> overruns_;
     std::deque<Entry> reloads_;
     std::uint64_t next_ = 1;
 };

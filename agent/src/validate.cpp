@@ -97,23 +97,39 @@ std::optional<std::vector<Owned>> checkDrivers(const io::IoConfig& config, Valid
             continue;
         }
         const std::string who = fmt::format("{} ({})", entry, spec.name);
+        // The driver's status block is one more writer of its own (it clashes with the driver's
+        // ranges too), as DriverSet::configure has it; its errors point at the status key.
+        struct Writer {
+            io::ByteRange range;
+            std::string owner, key;
+            std::uint32_t line, column;
+        };
+        std::vector<Writer> writers;
         for (const io::ByteRange& r : driver->ownedRanges()) {
+            writers.push_back({r, who, entry, spec.line, spec.column});
+        }
+        if (spec.status.count != 0) {
+            writers.push_back({spec.status, fmt::format("{}.status ({})", entry, spec.name), entry + ".status",
+                               spec.statusLine, spec.statusColumn});
+        }
+        for (const Writer& w : writers) {
             for (const Owned& o : owned) {
                 // One driver may list several lines in one byte (gpio); only other drivers clash.
-                if (const io::ByteRange common = io::writeClash(o.range, r); o.owner != who && common.count != 0) {
-                    if (io::sharedWholeImage(o.range, r)) {
-                        report.diagnostics.push_back(diag(Severity::Warning, file, spec.line, spec.column, entry,
-                                                          io::wholeImageOverlapWarning(o.owner, who, common)));
+                if (const io::ByteRange common = io::writeClash(o.range, w.range);
+                    o.owner != w.owner && common.count != 0) {
+                    if (io::sharedWholeImage(o.range, w.range)) {
+                        report.diagnostics.push_back(diag(Severity::Warning, file, w.line, w.column, w.key,
+                                                          io::wholeImageOverlapWarning(o.owner, w.owner, common)));
                         continue;
                     }
                     report.diagnostics.push_back(
-                        diag(Severity::Error, file, spec.line, spec.column, entry,
+                        diag(Severity::Error, file, w.line, w.column, w.key,
                              fmt::format("writes {} which {} also writes; each byte of the process image has one "
                                          "writer (drivers that only read outputs may share them)",
                                          io::describeRange(common), o.owner)));
                 }
             }
-            owned.push_back({r, who});
+            owned.push_back({w.range, w.owner});
         }
         driver->stop();
     }

@@ -17,6 +17,13 @@ char areaLetter(Area a) {
     return 'I';
 }
 
+// Bytes 0..3 of a status block (driver.h kStatusBlockBytes): flags, health, error code.
+std::uint32_t packStatus(const HealthStatus& h) {
+    const bool ok = h.health == Health::Ok;
+    const std::uint32_t flags = (ok ? 1u : 0u) | (h.inputsBad ? 2u : 0u) | (h.health == Health::Faulted ? 4u : 0u);
+    return flags | (static_cast<std::uint32_t>(h.health) << 8) | (static_cast<std::uint32_t>(h.code) << 16);
+}
+
 std::size_t areaIndex(Area a) {
     return static_cast<std::size_t>(a);
 }
@@ -39,6 +46,15 @@ std::string driverLabel(const IoConfig& config, const DriverSpec& spec, std::siz
 }
 
 } // namespace
+
+std::string statusBlockLabel(const IoConfig& config, const DriverSpec& spec, std::size_t index) {
+    const std::string file = spec.source.file.empty() ? config.file.string() : spec.source.file;
+    std::string prefix =
+        spec.source.keyPrefix.empty() ? fmt::format("io.drivers[{}].params", index) : spec.source.keyPrefix;
+    prefix = prefix.substr(0, prefix.size() - std::string_view(".params").size()) + ".status";
+    return fmt::format("{}:{}:{}: status block of driver '{}' ({})", file, spec.statusLine, spec.statusColumn,
+                       spec.name, prefix);
+}
 
 std::string wholeImageOverlapWarning(const std::string& earlier, const std::string& later, const ByteRange& common) {
     return fmt::format(
@@ -92,7 +108,11 @@ bool DriverSet::configure(std::vector<std::unique_ptr<Driver>> drivers, const st
     std::vector<Owned> owned;
     std::vector<std::string> labels;
     std::vector<std::string> warnings;
-    for (std::size_t i = 0; i < drivers.size(); ++i) {
+    // Owners past the drivers are their status blocks (owner n + i: driver i's), which clash with
+    // any other writer of their bytes, the driver's own ranges included.
+    const std::size_t n = drivers.size();
+    std::vector<std::string> statusLabels(n);
+    for (std::size_t i = 0; i < n; ++i) {
         labels.push_back(driverLabel(config, specs[i], i));
         std::string why;
         if (!drivers[i]->init(specs[i], why)) {
@@ -101,12 +121,21 @@ bool DriverSet::configure(std::vector<std::unique_ptr<Driver>> drivers, const st
             error = fmt::format("{}: {}", driverLabel(config, specs[i], i, key), why);
             return false;
         }
+        std::vector<std::pair<ByteRange, std::size_t>> ranges;
         for (const ByteRange& r : drivers[i]->ownedRanges()) {
+            ranges.emplace_back(r, i);
+        }
+        if (specs[i].status.count != 0) {
+            statusLabels[i] = statusBlockLabel(config, specs[i], i);
+            ranges.emplace_back(specs[i].status, n + i);
+        }
+        for (const auto& [r, owner] : ranges) {
             if (r.count == 0) {
                 continue;
             }
+            const auto label = [&](std::size_t who) { return who < n ? labels[who] : statusLabels[who - n]; };
             for (const Owned& o : owned) {
-                if (o.driver == i) {
+                if (o.driver == owner) {
                     continue; // one driver may list adjacent or shared bytes (gpio lines of one byte)
                 }
                 if (const ByteRange common = writeClash(o.range, r); common.count != 0) {
@@ -116,11 +145,11 @@ bool DriverSet::configure(std::vector<std::unique_ptr<Driver>> drivers, const st
                     }
                     error = fmt::format("{} and {} both write {}: each byte of the process image has one writer "
                                         "(change the drivers' address ranges)",
-                                        labels[o.driver], labels[i], describeRange(common));
+                                        label(o.driver), label(owner), describeRange(common));
                     return false;
                 }
             }
-            owned.push_back({r, i});
+            owned.push_back({r, owner});
             const std::size_t a = areaIndex(r.area);
             bytes_[a] = std::max<std::size_t>(bytes_[a], static_cast<std::size_t>(r.first) + r.count);
         }
@@ -136,6 +165,11 @@ bool DriverSet::configure(std::vector<std::unique_ptr<Driver>> drivers, const st
     safe_ = safeOutputImage(config, outBytes);
     for (const auto& d : drivers) {
         d->setSafeImage(safe_); // before start: a comm loss applies io.toml's safe state, not zeros
+    }
+    status_.assign(n, StatusSlot{});
+    statusWords_ = std::make_unique<std::atomic<std::uint32_t>[]>(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        status_[i].range = specs[i].status;
     }
     drivers_ = std::move(drivers);
     labels_ = std::move(labels);
@@ -174,8 +208,10 @@ std::vector<DriverHealthReport> DriverSet::refreshHealth() {
     std::uint16_t degraded = 0;
     std::uint16_t faulted = 0;
     std::uint16_t failedClosed = 0;
-    for (const auto& d : drivers_) {
+    for (std::size_t i = 0; i < drivers_.size(); ++i) {
+        const auto& d = drivers_[i];
         DriverHealthReport r{std::string(d->name()), d->health()};
+        statusWords_[i].store(packStatus(r.status), std::memory_order_relaxed);
         const bool isFaulted = r.status.health == Health::Faulted;
         worst = std::max(worst, static_cast<std::uint8_t>(r.status.health));
         degraded = static_cast<std::uint16_t>(degraded + (r.status.health == Health::Degraded ? 1 : 0));
@@ -207,6 +243,37 @@ void DriverSet::readInputs(const engine::ProcessImageView& image) noexcept {
     const ImageView v = toDriverView(image);
     for (const auto& d : drivers_) {
         d->readInputs(v);
+    }
+    writeStatusBlocks(v);
+}
+
+// Scan thread, after the drivers' inputs: every status block from the packed health word and
+// the cycles since the driver's last good exchange (or, for a driver that does not count them,
+// since its health was last ok).
+void DriverSet::writeStatusBlocks(const ImageView& image) noexcept {
+    for (std::size_t i = 0; i < status_.size(); ++i) {
+        StatusSlot& slot = status_[i];
+        if (slot.range.count == 0) {
+            continue;
+        }
+        const std::uint32_t word = statusWords_[i].load(std::memory_order_relaxed);
+        const Driver& d = *drivers_[i];
+        bool fresh = (word & 1u) != 0; // ok
+        if (d.countsExchanges()) {
+            const std::uint64_t seen = d.goodExchanges();
+            fresh = seen != slot.seenExchanges;
+            slot.seenExchanges = seen;
+        }
+        slot.cycles = fresh ? 0 : (slot.cycles == UINT32_MAX ? slot.cycles : slot.cycles + 1);
+        const std::span<std::uint8_t> area = slot.range.area == Area::Input ? image.inputs : image.memory;
+        if (std::size_t{slot.range.first} + kStatusBlockBytes > area.size()) {
+            continue; // the area is sized to hold it (configure); a smaller view gets nothing
+        }
+        std::uint8_t* out = area.data() + slot.range.first;
+        for (std::uint32_t b = 0; b < 4; ++b) {
+            out[b] = static_cast<std::uint8_t>(word >> (8 * b));
+            out[4 + b] = static_cast<std::uint8_t>(slot.cycles >> (8 * b));
+        }
     }
 }
 

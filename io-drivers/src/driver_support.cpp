@@ -222,10 +222,12 @@ bool parseHostPort(std::string_view text, std::optional<std::uint16_t> defaultPo
     return true;
 }
 
-void HealthCell::set(Health h, std::string reason) {
+void HealthCell::set(Health h, std::string reason, IoError code, bool inputsBad) {
     const std::lock_guard lock(mutex_);
     status_.health = h;
     status_.reason = h == Health::Ok ? std::string() : std::move(reason);
+    status_.code = h == Health::Ok ? IoError::None : (code == IoError::None ? IoError::Other : code);
+    status_.inputsBad = h != Health::Ok && inputsBad;
 }
 
 HealthStatus HealthCell::get() const {

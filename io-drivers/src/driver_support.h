@@ -152,7 +152,8 @@ private:
 // Health written by a driver thread, read by any thread.
 class HealthCell {
 public:
-    void set(Health h, std::string reason);
+    // A reason without a code gets IoError::Other; ok clears reason, code and inputsBad.
+    void set(Health h, std::string reason, IoError code = IoError::Other, bool inputsBad = false);
     [[nodiscard]] HealthStatus get() const;
 
 private:

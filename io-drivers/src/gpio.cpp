@@ -219,9 +219,9 @@ void GpioDriver::poll(std::int64_t nowNs) {
 
 void GpioDriver::fail(const std::string& why) {
     if (onError_ == OnError::Fault) {
-        health_.set(Health::Faulted, why);
+        health_.set(Health::Faulted, why, IoError::DeviceError);
     } else if (onError_ == OnError::Warn) {
-        health_.set(Health::Degraded, why);
+        health_.set(Health::Degraded, why, IoError::DeviceError);
     }
 }
 

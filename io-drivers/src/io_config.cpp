@@ -378,6 +378,50 @@ DriverSpec makeSpec(std::string name, toml::table* params, std::string keyPrefix
     return spec;
 }
 
+// A driver entry's `status` key: the byte in %I or %M where its status block starts
+// (kStatusBlockBytes, layout in driver.h). A byte address on a multiple of 4, so that the block's
+// UINT and UDINT fields have word-mode addresses too (%IB100: %IW51, %ID26).
+void readStatusKey(TableReader& r, bool byteAddressing, DriverSpec& spec) {
+    const std::optional<std::string> text = r.string("status");
+    if (!text) {
+        return;
+    }
+    bytecode::DirectAddress address;
+    std::string error;
+    if (!bytecode::parseDirectAddress(*text, address, error)) {
+        r.error("status", error);
+        return;
+    }
+    if (address.area == bytecode::IoArea::Output) {
+        r.error("status", fmt::format("{} is an output: the program reads the driver's status block, so it goes in "
+                                      "%I or %M (such as %IB100)",
+                                      *text));
+        return;
+    }
+    if (address.width != bytecode::AddressWidth::Byte) {
+        r.error("status", fmt::format("{} is not a byte address: give the byte where the {}-byte status block starts, "
+                                      "such as %IB100",
+                                      *text, kStatusBlockBytes));
+        return;
+    }
+    const std::uint64_t first = address.byteOffset(byteAddressing);
+    if (first % 4 != 0) {
+        r.error("status", fmt::format("{} does not start on a multiple of 4 bytes: the block's UINT and UDINT need "
+                                      "word and double-word addresses (%IB100 gives %IW51 and %ID26)",
+                                      *text));
+        return;
+    }
+    if (first + kStatusBlockBytes > std::numeric_limits<std::uint32_t>::max()) {
+        r.error("status", fmt::format("{} lies beyond the 4 GiB process image", *text));
+        return;
+    }
+    const toml::source_region at = r.where("status");
+    spec.status = ByteRange{address.area == bytecode::IoArea::Input ? Area::Input : Area::Memory,
+                            static_cast<std::uint32_t>(first), kStatusBlockBytes};
+    spec.statusLine = at.begin.line;
+    spec.statusColumn = at.begin.column;
+}
+
 void checkDriverName(TableReader& r, std::string_view key, const std::string& name) {
     if (name.empty()) {
         r.error(key, "must not be empty");
@@ -392,7 +436,7 @@ void checkDriverName(TableReader& r, std::string_view key, const std::string& na
     }
 }
 
-void readDriverList(TableReader& io, toml::table& ioTable, std::vector<DriverSpec>& out) {
+void readDriverList(TableReader& io, toml::table& ioTable, bool byteAddressing, std::vector<DriverSpec>& out) {
     toml::array* list = ioTable["drivers"].as_array();
     if (list == nullptr) {
         return;
@@ -414,6 +458,8 @@ void readDriverList(TableReader& io, toml::table& ioTable, std::vector<DriverSpe
         std::optional<std::string> name = entry.string("name", true);
         const toml::table* params = entry.table("params");
         const bool paramsOk = params != nullptr || t->get("params") == nullptr;
+        DriverSpec status;
+        readStatusKey(entry, byteAddressing, status);
         entry.finish();
         if (!name) {
             continue;
@@ -421,6 +467,9 @@ void readDriverList(TableReader& io, toml::table& ioTable, std::vector<DriverSpe
         checkDriverName(entry, "name", *name);
         if (paramsOk) {
             out.push_back(makeSpec(*name, (*t)["params"].as_table(), path + ".params", io.file(), t->source()));
+            out.back().status = status.status;
+            out.back().statusLine = status.statusLine;
+            out.back().statusColumn = status.statusColumn;
         }
     }
 }
@@ -522,17 +571,25 @@ std::optional<IoConfig> readIoSection(toml::table& ioTable, const std::string& p
     std::optional<std::string> single = io.string("driver");
     const toml::table* params = io.table("params");
     const toml::array* list = io.array("drivers");
+    DriverSpec status; // io.status, of the single-driver form
+    readStatusKey(io, byteAddressing, status);
     if (single && list != nullptr) {
         io.error("drivers", "use either io.driver (with io.params) or io.drivers, not both");
     } else if (single) {
         checkDriverName(io, "driver", *single);
         config.drivers.push_back(makeSpec(*single, params != nullptr ? ioTable["params"].as_table() : nullptr,
                                           io.keyPath("params"), file, io.where("driver")));
+        config.drivers.back().status = status.status;
+        config.drivers.back().statusLine = status.statusLine;
+        config.drivers.back().statusColumn = status.statusColumn;
     } else if (list != nullptr) {
         if (params != nullptr) {
             io.error("params", "io.params belongs to the single-driver form; give each entry of io.drivers its params");
         }
-        readDriverList(io, ioTable, config.drivers);
+        if (status.status.count != 0) {
+            io.error("status", "io.status belongs to the single-driver form; give each entry of io.drivers its status");
+        }
+        readDriverList(io, ioTable, byteAddressing, config.drivers);
     } else if (ioTable.get("driver") == nullptr && ioTable.get("drivers") == nullptr) {
         io.error("", "set io.driver (and [io.params]) or io.drivers = [{name, params}]");
     }

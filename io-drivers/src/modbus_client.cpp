@@ -192,7 +192,8 @@ public:
         modbus_set_byte_timeout(ctx_, t / 1000, (t % 1000) * 1000);
         modbus_set_error_recovery(ctx_, MODBUS_ERROR_RECOVERY_NONE);
         lastGoodNs_ = monotonicNs();
-        health_.set(Health::Degraded, "connecting");
+        // Until the first poll the inputs are zeros, not the field's values: bad.
+        health_.set(Health::Degraded, "connecting", IoError::Connecting, true);
         stopping_ = false;
         thread_ = std::thread([this] { run(); });
         return true;
@@ -250,6 +251,7 @@ public:
     }
 
     HealthStatus health() const override { return health_.get(); }
+    bool countsExchanges() const noexcept override { return true; }
     bool failsClosed() const noexcept override { return onError_ == OnError::Fault; }
 
     void stop() noexcept override {
@@ -293,7 +295,7 @@ private:
         while (!stopRequested()) {
             if (!connected) {
                 if (std::string why; !transport_->open(ctx_, why)) {
-                    commError(why);
+                    commError(why, IoError::ConnectFailed);
                     waitUntil(monotonicNs() + std::chrono::nanoseconds(backoff.next()).count());
                     continue;
                 }
@@ -303,7 +305,7 @@ private:
             if (!pollOnce(failure)) {
                 transport_->close(ctx_, lastErrno_);
                 connected = false;
-                commError(failure);
+                commError(failure, errorCode(lastErrno_));
                 waitUntil(monotonicNs() + std::chrono::nanoseconds(backoff.next()).count());
                 continue;
             }
@@ -382,7 +384,9 @@ private:
         if (commLossSafe_ && writingSafe) {
             commLossSafe_ = false; // the safe values reached the peer; the program's flow next poll
         }
+        everGood_ = true;
         health_.set(Health::Ok, {});
+        countGoodExchange();
         return true;
     }
 
@@ -451,17 +455,38 @@ private:
         return true;
     }
 
-    void commError(const std::string& why) {
+    // The status block's code for a failed request's errno (0: a short response).
+    static IoError errorCode(int err) {
+        if (err >= MODBUS_ENOBASE) {
+            return err - MODBUS_ENOBASE < 64 ? IoError::PeerException : IoError::Other; // EMBX*: an exception
+        }
+        switch (err) {
+        case ETIMEDOUT: return IoError::Timeout;
+        case ECONNRESET:
+        case ECONNABORTED:
+        case EPIPE:
+        case EBADF:
+        case ENOTCONN: return IoError::ConnectionLost;
+        case ECONNREFUSED:
+        case EHOSTUNREACH:
+        case ENETUNREACH: return IoError::ConnectFailed;
+        case EIO: return IoError::DeviceError;
+        default: return IoError::Other;
+        }
+    }
+
+    void commError(const std::string& why, IoError code) {
         {
             const std::lock_guard lock(mutex_);
             lastError_ = why;
             errorEpisode_ = true;
         }
         if (!checkCommLoss(monotonicNs())) {
+            // Until comm loss the inputs keep the last values read; before any, they are zeros.
             if (onError_ == OnError::Fault) {
-                health_.set(Health::Faulted, why);
+                health_.set(Health::Faulted, why, code, !everGood_);
             } else if (onError_ == OnError::Warn) {
-                health_.set(Health::Degraded, why);
+                health_.set(Health::Degraded, why, code, !everGood_);
             }
         }
     }
@@ -481,7 +506,7 @@ private:
             reason = fmt::format("communication lost for {} ms ({}); inputs bad (read as 0), safe state applied",
                                  (now - lastGoodNs_) / 1'000'000, lastError_);
         }
-        health_.set(onError_ == OnError::Fault ? Health::Faulted : Health::Degraded, reason);
+        health_.set(onError_ == OnError::Fault ? Health::Faulted : Health::Degraded, reason, IoError::CommLost, true);
         return true;
     }
 
@@ -507,6 +532,7 @@ private:
 
     // Driver thread only.
     Values inPoll_, outPoll_;
+    bool everGood_ = false; // a poll has succeeded since start
     modbus_t* ctx_ = nullptr;
     int lastErrno_ = 0; // the last failed request's, for the transport's close()
     std::thread thread_;

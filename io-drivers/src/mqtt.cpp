@@ -209,7 +209,8 @@ public:
             stopping_ = false;
             disconnectedSinceNs_ = monotonicNs();
         }
-        health_.set(Health::Degraded, fmt::format("connecting to {}:{}", broker_.host, broker_.port));
+        health_.set(Health::Degraded, fmt::format("connecting to {}:{}", broker_.host, broker_.port),
+                    IoError::Connecting);
         // A broker that is not up yet is not an error: the network thread keeps retrying.
         mosquitto_connect_async(mosq_, broker_.host.c_str(), broker_.port, keepalive_);
         rc = mosquitto_loop_start(mosq_);
@@ -453,9 +454,9 @@ private:
             lastError_ = why;
         }
         if (onError_ == OnError::Fault) {
-            health_.set(Health::Faulted, why);
+            health_.set(Health::Faulted, why, IoError::ConnectionLost);
         } else if (onError_ == OnError::Warn) {
-            health_.set(Health::Degraded, why);
+            health_.set(Health::Degraded, why, IoError::ConnectionLost);
         }
     }
 
@@ -548,7 +549,7 @@ private:
         const std::string reason = fmt::format(
             "broker unreachable for over {} ms ({}); subscribed inputs bad (read as 0)", commLossMs_, lastError_);
         lock.unlock();
-        health_.set(onError_ == OnError::Fault ? Health::Faulted : Health::Degraded, reason);
+        health_.set(onError_ == OnError::Fault ? Health::Faulted : Health::Degraded, reason, IoError::CommLost, true);
         lock.lock();
     }
 

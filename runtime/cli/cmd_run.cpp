@@ -30,6 +30,7 @@
 #include "takt/agent/control_config.h"
 #include "takt/agent/control_runtime.h"
 #include "takt/engine/config.h"
+#include "takt/engine/overrun_digest.h"
 #include "takt/engine/scan_loop.h"
 #include "takt/io/board.h"
 #include "takt/io/driver_set.h"
@@ -196,8 +197,14 @@ bool loadConfigs(const fs::path& dir, const RunOptions& options, engine::Runtime
 
 // Logs the events recorded since the last call (the ring keeps the newest kEventCapacity). A
 // fault is logged with its details when it is the latest one (older details were replaced).
-void logEvents(const engine::ScanLoop& loop, std::uint64_t& seen, spdlog::logger& log) {
+// Overruns say whether the cycle started late or ran long; after the first of a burst they are
+// counted and logged as one summary line per interval (`overruns`).
+void logEvents(const engine::ScanLoop& loop, std::uint64_t& seen, engine::OverrunDigest& overruns,
+               spdlog::logger& log) {
     const std::uint64_t total = loop.eventCount();
+    if (engine::OverrunSummary summary; total == seen && overruns.due(engine::monotonicNs(), summary)) {
+        log.warn("cycle_overrun: {}", engine::overrunSummaryText(summary));
+    }
     if (total == seen) {
         return;
     }
@@ -212,7 +219,13 @@ void logEvents(const engine::ScanLoop& loop, std::uint64_t& seen, spdlog::logger
         const engine::ScanEvent& e = events[i];
         switch (e.kind) {
         case engine::ScanEventKind::CycleOverrun:
-            log.warn("cycle_overrun: cycle {} took {}, {} release(s) skipped", e.cycle, formatNs(e.valueNs), e.missed);
+            if (engine::OverrunSummary summary; overruns.due(e.timeNs, summary)) {
+                log.warn("cycle_overrun: {}", engine::overrunSummaryText(summary));
+            }
+            if (overruns.add(e)) {
+                log.warn("cycle_overrun: {} (repeats are summed up every {}s)", engine::overrunText(e),
+                         engine::OverrunDigest::kDefaultIntervalNs / 1'000'000'000);
+            }
             break;
         case engine::ScanEventKind::RuntimeFault:
         case engine::ScanEventKind::WatchdogTimeout:
@@ -237,6 +250,9 @@ void logEvents(const engine::ScanLoop& loop, std::uint64_t& seen, spdlog::logger
         }
     }
     seen = total;
+    if (engine::OverrunSummary summary; overruns.due(engine::monotonicNs(), summary)) {
+        log.warn("cycle_overrun: {}", engine::overrunSummaryText(summary));
+    }
 }
 
 // The exit code of a run that started: a supervisor (systemd, a test script) must see a program
@@ -404,6 +420,7 @@ int runMain(const RunOptions& options) {
     const std::int64_t started = engine::monotonicNs();
     std::int64_t nextLog = started + kLogPeriodNs;
     std::uint64_t eventsSeen = 0;
+    engine::OverrunDigest overruns;
     std::uint64_t lastCycles = 0;
     const std::vector<io::DriverHealthReport> startHealth = drivers.refreshHealth();
     std::string healthSeen = healthNames(startHealth);
@@ -430,7 +447,7 @@ int runMain(const RunOptions& options) {
             std::fputs("\r\033[K", stdout); // the log lines below must not be glued to the status line
             std::fflush(stdout);
         }
-        logEvents(loop, eventsSeen, *log);
+        logEvents(loop, eventsSeen, overruns, *log);
         if (std::string names = healthNames(health); names != healthSeen) {
             const bool allOk = std::all_of(health.begin(), health.end(), [](const io::DriverHealthReport& h) {
                 return h.status.health == io::Health::Ok;
@@ -461,7 +478,10 @@ int runMain(const RunOptions& options) {
         std::fputs("\r\033[K", stdout); // the stop line replaces the status line
         std::fflush(stdout);
     }
-    logEvents(loop, eventsSeen, *log);
+    logEvents(loop, eventsSeen, overruns, *log);
+    if (engine::OverrunSummary summary; overruns.flush(summary)) {
+        log->warn("cycle_overrun: {}", engine::overrunSummaryText(summary)); // the last interval's, on the way out
+    }
     log->info("stopped ({}): outputs in safe state; {} {}", stopReason, statusText(loop, health), imageText(loop));
     return runOutcome(loop, *log);
 }

@@ -1,7 +1,7 @@
-// `takt status`, `takt write VAR VALUE`, `takt force VAR VALUE`, `takt unforce VAR|--all` and
-// `takt events`: a running runtime from the shell, through its control endpoint. VALUE is IEC
-// literal text (T#330ms, 16#00FF, 'text', Mode#Auto, TRUE, -1.5), parsed by the runtime for the
-// variable's type; a VAR starting with % is a direct address (io.write / io.force).
+// `takt status`, `takt write VAR VALUE`, `takt force VAR VALUE`, `takt unforce VAR|--all`,
+// `takt stop`, `takt start`, `takt restart [--cold]` and `takt events`: a running runtime from the shell, through its
+// control endpoint. VALUE is IEC literal text (T#330ms, 16#00FF, 'text', Mode#Auto, TRUE, -1.5), parsed by the runtime
+// for the variable's type; a VAR starting with % is a direct address (io.write / io.force).
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -111,15 +111,23 @@ int runSet(const char* command, const char* verb, const SetOptions& o) {
         rc != kExitOk) {
         return rc;
     }
-    // Read back what the runtime now holds, as the literal it would show.
+    // A write answers with the value it wrote, as the runtime decoded it; a force is read back
+    // (it holds, so the read shows it).
+    const bool write = verb[0] == 'w';
     rapidjson::Document back;
     const std::string read = isAddress(o.name) ? "io.read" : "var.read";
     const std::string key = isAddress(o.name) ? "addresses" : "names";
-    if (shell.call(read, fmt::format("{{\"{}\":[{}]}}", key, jsonQuoted(o.name)), back) == kExitOk) {
-        const auto it = back["values"].MemberBegin();
-        std::printf("%s %s %s (cycle %llu)\n", o.name.c_str(),
-                    verb[0] == 'f' ? "forced to" : ":=", agent::formatIecLiteral(it->value).c_str(),
-                    static_cast<unsigned long long>(r["cycle"].GetUint64()));
+    const bool readBack = shell.call(read, fmt::format("{{\"{}\":[{}]}}", key, jsonQuoted(o.name)), back) == kExitOk;
+    const std::string now = readBack ? agent::formatIecLiteral(back["values"].MemberBegin()->value) : std::string();
+    const std::string shown = write ? agent::formatIecLiteral(r["value"]) : now;
+    std::printf("%s %s %s (cycle %llu)\n", o.name.c_str(), write ? ":=" : "forced to", shown.c_str(),
+                static_cast<unsigned long long>(r["cycle"].GetUint64()));
+    // A write lands once: a variable the inputs or the program assign every cycle holds it for
+    // that cycle only, which is worth a line rather than a silent surprise.
+    if (write && readBack && now != shown) {
+        std::printf("%s reads %s at cycle %llu: the inputs or the program changed it since (takt force holds "
+                    "a value)\n",
+                    o.name.c_str(), now.c_str(), static_cast<unsigned long long>(back["cycle"].GetUint64()));
     }
     return kExitOk;
 }
@@ -156,6 +164,31 @@ int runUnforce(const SetOptions& o) {
     if (names.empty()) {
         std::printf("nothing is forced\n");
     }
+    return kExitOk;
+}
+
+struct RunControlOptions {
+    ControlConnectOptions connect;
+    bool cold = false;
+};
+
+// stop / start / restart: one runtime.* call; the answer is the state the command left, which
+// the runtime records as it applies it at the cycle boundary.
+int runRunControl(const char* command, const char* method, const RunControlOptions& o) {
+    ShellClient shell(command);
+    if (const int rc = shell.connect(o.connect, agent::Role::Operator); rc != kExitOk) {
+        return rc;
+    }
+    rapidjson::Document r;
+    const std::string params = std::string_view(method) == "runtime.restart"
+                                   ? fmt::format("{{\"mode\":\"{}\"}}", o.cold ? "cold" : "warm")
+                                   : std::string();
+    if (const int rc = shell.call(method, params, r); rc != kExitOk) {
+        return rc;
+    }
+    const std::string_view state = r["state"].GetString();
+    std::printf("%s at cycle %llu%s\n", r["state"].GetString(), static_cast<unsigned long long>(r["cycle"].GetUint64()),
+                state == "stopped" ? " (outputs in the safe state)" : "");
     return kExitOk;
 }
 
@@ -266,6 +299,21 @@ void registerShell(CLI::App& app, int& exitCode) {
     u->add_option("variable", unforce->name, "Variable path or direct address");
     u->add_flag("--all", unforce->all, "Release every forced variable and address");
     u->callback([unforce, &exitCode] { exitCode = runUnforce(*unforce); });
+
+    const auto addRunControl = [&](const char* name, const char* help, const char* command, const char* method) {
+        auto o = std::make_shared<RunControlOptions>();
+        CLI::App* c = app.add_subcommand(name, help);
+        addConnectOptions(*c, o->connect);
+        if (std::string_view(name) == "restart") {
+            c->add_flag("--cold", o->cold, "Cold restart: RETAIN variables get their initial values too");
+        }
+        c->callback([o, command, method, &exitCode] { exitCode = runRunControl(command, method, *o); });
+    };
+    addRunControl("stop", "Stop a running runtime's program and latch the safe state (the process stays up)",
+                  "takt stop", "runtime.stop");
+    addRunControl("start", "Run a stopped program again, releasing the safe state", "takt start", "runtime.start");
+    addRunControl("restart", "Restart a running runtime's program: warm (RETAIN kept) or --cold", "takt restart",
+                  "runtime.restart");
 
     auto events = std::make_shared<EventsOptions>();
     CLI::App* e = app.add_subcommand("events", "Stream a running runtime's events until Ctrl-C");

@@ -258,6 +258,7 @@ constexpr std::string_view kModbusIo =
 # driver = "modbus-server" with listen = "127.0.0.1:5020", and run both.
 [io]
 driver = "modbus-tcp"
+status = "%IB100"                 # the driver's status block, read by the program (Slave* in main.st)
 
 [io.params]
 address = "127.0.0.1:5020"        # the slave; port 502 when omitted
@@ -280,17 +281,26 @@ value = "TRUE"                    # alarm on in the safe state
 
 constexpr std::string_view kModbusMain = R"((*
  * Reads a raw level from holding register 0, scales it to %, sets coil 0 above HighLimit.
- * Try: takt watch Main.LevelRaw Main.Level Main.HighAlarm    takt force %IW0 20000
+ * A lost slave is not an empty tank: its inputs then read 0, but the driver's status block
+ * (io.toml: status = "%IB100") says the level is bad, and the alarm goes on.
+ * Try: takt watch Main.LevelRaw Main.Level Main.SlaveBad Main.SlaveError Main.HighAlarm
  *)
 PROGRAM MainProgram
 VAR
     LevelRaw AT %IW0 : INT;
     HighAlarm AT %QX0.0 : BOOL;
-    Level : REAL;                  (* % *)
+    (* The status block at %IB100 (docs/ of takt: "io-drivers.md", Driver status). *)
+    SlaveOk AT %IX100.0 : BOOL;    (* the driver is healthy *)
+    SlaveBad AT %IX100.1 : BOOL;   (* LevelRaw is not from the slave: not read yet, or lost *)
+    SlaveError AT %IW51 : UINT;    (* why not: 2 connecting, 3 refused, 4 timeout, 7 lost, ... *)
+    SlaveStale AT %ID26 : UDINT;   (* cycles since the last good poll *)
+    Level : REAL;                  (* %, the last good value while the slave is lost *)
     HighLimit : REAL := 90.0;
 END_VAR
-Level := Scale(LevelRaw);
-HighAlarm := Level >= HighLimit;
+IF NOT SlaveBad THEN
+    Level := Scale(LevelRaw);
+END_IF;
+HighAlarm := Level >= HighLimit OR SlaveBad;
 END_PROGRAM
 
 (* 0..27648 (an analog card's full scale) to 0..100 %. *)

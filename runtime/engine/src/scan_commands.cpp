@@ -25,7 +25,7 @@ void ScanLoop::setState(ScanState state, ScanEventKind event) noexcept {
 
 bool ScanLoop::applyCommands() noexcept {
     bool forcesChanged = false;
-    bool applied = false;
+    std::uint64_t applied = 0;
     while (const ScanCommand* c = commands_.front()) {
         // An online change waits while the retain writer is busy with a copy of the old image
         // (CopyWaiting): the buffer and module it reads are swapped with the program. The writer
@@ -40,12 +40,19 @@ bool ScanLoop::applyCommands() noexcept {
         forcesChanged = forcesChanged || c->kind == ScanCommandKind::SetForces || c->kind == ScanCommandKind::Reload;
         applyCommand(*c);
         commands_.pop();
-        current_.commandsDone = commandsDone_.fetch_add(1, std::memory_order_acq_rel) + 1;
-        applied = true;
+        ++applied;
     }
+    if (applied == 0) {
+        return false;
+    }
+    // The snapshot shows what the commands did before they count as done: a reader woken by
+    // the count (runtime.status after runtime.stop) never sees the state of the cycle before.
+    current_.commandsDone = commandsDone_.load(std::memory_order_relaxed) + applied;
+    publish();
+    commandsDone_.fetch_add(applied, std::memory_order_acq_rel);
     // One write(2) per cycle that applied commands (none in a cycle without): the control thread
     // wakes and answers at once. A full counter (EAGAIN) still leaves the descriptor readable.
-    if (applied && commandWake_ >= 0) {
+    if (commandWake_ >= 0) {
         const std::uint64_t one = 1;
         (void)!::write(commandWake_, &one, sizeof one);
     }
@@ -192,6 +199,7 @@ void ScanLoop::applyCommand(const ScanCommand& c) noexcept {
     case ScanCommandKind::Reload: applyReload(c); break;
     }
     r.cycle = current_.cycles;
+    r.state = current_.state;
 }
 
 void ScanLoop::applyReload(const ScanCommand& c) noexcept {

@@ -370,7 +370,8 @@ void ScanLoop::accountOverrun(std::int64_t release, std::int64_t end, std::int64
             taskOverruns_[t].store(taskOverruns_[t].load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         }
     }
-    pushEvent(ScanEvent{ScanEventKind::CycleOverrun, current_.cycles, end, exec, missed});
+    pushEvent(
+        ScanEvent{ScanEventKind::CycleOverrun, current_.cycles, end, exec, missed, current_.lastStartNs - release});
     publish();
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "support/control_live_support.h"
+#include "support/wait.h"
 #include "takt/bytecode/version.h"
 
 namespace takt::agent::live {
@@ -85,6 +86,29 @@ TEST(TaktInit, EveryTemplateRunsAndTestsAtOnce) {
     const test::RunResult bad = taktIn(dir.path(), "init x --template plc");
     EXPECT_EQ(bad.exitCode, 10);
     EXPECT_NE(bad.err.find("expected one of blank, motor, modbus, gpio"), std::string::npos) << bad.err;
+}
+
+// The modbus template reads its slave's status block: with no slave at its address the level is
+// bad (not an empty tank), the code says why and the alarm is on.
+TEST(TaktInit, TheModbusTemplateSeesItsSlaveMissing) {
+    TempDir dir;
+    ASSERT_EQ(taktIn(dir.path(), "init m --template modbus").exitCode, 0);
+    const fs::path project = dir.path() / "m";
+    Runtime runtime(project);
+    ASSERT_TRUE(waitServing(runtime, clientOptions("unix://" + (project / ".takt" / "control.sock").string())))
+        << runtime.log();
+    std::string out;
+    const bool seen = test::waitUntil(
+        [&] {
+            out = taktIn(project, "watch Main.SlaveOk Main.SlaveBad Main.SlaveError Main.HighAlarm --count 1").out;
+            return out.find("Main.SlaveError=7") != std::string::npos; // communication lost, after 1 s
+        },
+        std::chrono::seconds(15), std::chrono::milliseconds(100));
+    EXPECT_TRUE(seen) << out << runtime.log();
+    EXPECT_NE(out.find("Main.SlaveOk=FALSE Main.SlaveBad=TRUE Main.SlaveError=7 Main.HighAlarm=TRUE"),
+              std::string::npos)
+        << out;
+    EXPECT_EQ(runtime.stop(), 0) << runtime.log();
 }
 
 TEST(TaktJsonFlag, OneSpellingAcrossCommands) {
@@ -199,6 +223,57 @@ TEST_F(ShellCommands, WatchWriteForceAndUnforceSpeakIecLiterals) {
         << r.err;
     EXPECT_EQ(takt("write Main.NoSuch 1").exitCode, 14);
     EXPECT_EQ(takt("unforce").exitCode, 10);
+}
+
+// A write to a variable the inputs overwrite every cycle prints the value written, then says that
+// it reads otherwise again: it used to print only the read-back (`:= FALSE`), a failed write to
+// the eye. The same for a direct address.
+TEST_F(ShellCommands, WritePrintsTheValueWrittenAndWhatItReadsSince) {
+    // The read-back comes at a later cycle boundary; the input copy overwrote the write by then
+    // unless the task was not due in between (a loaded machine): a few tries.
+    test::RunResult r;
+    bool noted = false;
+    for (int i = 0; i < 5 && !noted; ++i) {
+        r = takt("write Main.StartButton TRUE");
+        ASSERT_EQ(r.exitCode, 0) << r.err;
+        EXPECT_NE(r.out.find("Main.StartButton := TRUE (cycle "), std::string::npos) << r.out;
+        noted = r.out.find("Main.StartButton reads FALSE at cycle ") != std::string::npos;
+    }
+    EXPECT_TRUE(noted) << r.out;
+    EXPECT_NE(r.out.find("the inputs or the program changed it since"), std::string::npos) << r.out;
+    r = takt("write %IX0.0 TRUE");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("%IX0.0 := TRUE (cycle "), std::string::npos) << r.out;
+    // A variable nothing else assigns reads what was written: one line.
+    r = takt("write Main.Starter.FeedbackTime T#750ms");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_EQ(r.out.find("reads"), std::string::npos) << r.out;
+    auto client = connected(options);
+    const rapidjson::Document w =
+        result(*client, "var.write", R"({"name":"Main.Starter.FeedbackTime","value":"T#1s"})");
+    EXPECT_EQ(w["value"]["nanos"].GetInt64(), 1'000'000'000);
+}
+
+// stop, start and restart from the shell: each prints the state the runtime says it left.
+TEST_F(ShellCommands, StopStartAndRestartPrintTheStateTheyLeft) {
+    test::RunResult r = takt("stop");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("stopped at cycle "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("(outputs in the safe state)"), std::string::npos) << r.out;
+    EXPECT_NE(takt("status").out.find("state      stopped"), std::string::npos);
+    r = takt("start");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("running at cycle "), std::string::npos) << r.out;
+    ASSERT_EQ(takt("write Main.Starter.FeedbackTime T#2s500ms").exitCode, 0);
+    r = takt("restart");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("running at cycle "), std::string::npos) << r.out;
+    r = takt("restart --cold");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find("running at cycle "), std::string::npos) << r.out;
+    // A restart re-initialises the program: the written value is gone.
+    EXPECT_EQ(takt("watch Main.Starter.FeedbackTime --count 1").out.find("T#2s500ms"), std::string::npos);
+    EXPECT_EQ(takt("restart --warm").exitCode, 10); // an unknown option
 }
 
 TEST_F(ShellCommands, EventsStreamUntilSigterm) {

@@ -69,10 +69,21 @@ std::string stbcBase64(const char* text) {
     return detail::base64(compileText(text).bytes);
 }
 
+// kV1's counter behind a loop that keeps the scan thread busy for about half of a 2 ms cycle: a
+// command that starts the program is applied long before the cycle's end publishes a snapshot.
+const char* const kBusy = R"(
+PROGRAM Main
+VAR RETAIN cnt : DINT; END_VAR
+VAR i : DINT; acc : DINT; END_VAR
+cnt := cnt + 1;
+FOR i := 1 TO 40000 DO acc := acc + i MOD 7; END_FOR;
+END_PROGRAM
+)";
+
 struct Live {
-    Live() {
+    explicit Live(const char* program = kV1) {
         engine = std::make_unique<engine::Engine>(std::make_unique<engine::VmRunner>(0), clock);
-        const compiler::CompiledProgram v1 = compileText(kV1);
+        const compiler::CompiledProgram v1 = compileText(program);
         engine::FaultReport f;
         EXPECT_TRUE(engine->load(std::make_unique<engine::LoadedProgram>(v1.module, v1.hash), f));
         engine::ScanOptions o;
@@ -317,6 +328,33 @@ TEST(ControlRuntime, ReloadDryRunReportsThePlanAndAppliesNothing) {
     EXPECT_NE(stale.message.find("not the expected 0000"), std::string::npos) << stale.message;
     EXPECT_EQ(live.control->programHash(), oldHash);
     EXPECT_EQ(live.call("bytecode.reload", "{\"bytes\":\"AA==\",\"dry_run\":1}").code, -32602);
+}
+
+// runtime.stop / start / pause / step answer with the state they left. They used to read the
+// published snapshot when the answer was built, which the scan thread refreshes only at the end
+// of the cycle: a start applied before a long cycle answered "stopped", a step answered before
+// its cycles ran.
+TEST(ControlRuntime, RunControlAnswersWithTheStateItLeft) {
+    Live live(kBusy);
+    const auto answer = [&live](const char* method, const std::string& params = "{}") {
+        rapidjson::Document d = live.result(method, params);
+        return std::make_pair(std::string(d["state"].GetString()), d["cycle"].GetUint64());
+    };
+    for (int round = 0; round < 20; ++round) {
+        EXPECT_EQ(answer("runtime.stop").first, "stopped") << "round " << round;
+        EXPECT_STREQ(live.result("runtime.status")["state"].GetString(), "stopped") << "round " << round;
+        EXPECT_EQ(answer("runtime.start").first, "running") << "round " << round;
+        EXPECT_STREQ(live.result("runtime.status")["state"].GetString(), "running") << "round " << round;
+    }
+    const auto [paused, at] = answer("runtime.pause");
+    EXPECT_EQ(paused, "paused");
+    // A step answers once its cycles have run: paused again, at the cycle it paused at.
+    const auto [stepped, cycle] = answer("runtime.step", R"({"count":3})");
+    EXPECT_EQ(stepped, "paused");
+    EXPECT_EQ(cycle, at + 3);
+    EXPECT_EQ(live.readInt("cnt"), static_cast<std::int64_t>(cycle));
+    EXPECT_EQ(answer("runtime.resume").first, "running");
+    EXPECT_EQ(answer("runtime.restart", R"({"mode":"warm"})").first, "running");
 }
 
 TEST(ControlRuntime, ReloadKeepsStateAndReportsTheTransfer) {

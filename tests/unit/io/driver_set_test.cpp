@@ -267,5 +267,98 @@ TEST(DriverSet, AFailedStartStopsTheDriversAlreadyStarted) {
     EXPECT_TRUE(pa->stopped);
 }
 
+// A peer driver that counts its exchanges, with a health the test sets.
+class Exchanger final : public Driver {
+public:
+    std::string_view name() const noexcept override { return "exchanger"; }
+    bool init(const DriverSpec& /*spec*/, std::string& /*error*/) override { return true; }
+    std::vector<ByteRange> ownedRanges() const override { return {{Area::Input, 0, 2}}; }
+    bool start(std::string& /*error*/) override { return true; }
+    void readInputs(ImageView /*image*/) noexcept override {}
+    void writeOutputs(ImageView /*image*/) noexcept override {}
+    void applySafeState(std::span<const std::uint8_t> /*safe*/) noexcept override {}
+    void releaseSafeState() noexcept override {}
+    HealthStatus health() const override { return status; }
+    bool countsExchanges() const noexcept override { return true; }
+    void stop() noexcept override {}
+    void exchange() { countGoodExchange(); }
+
+    HealthStatus status;
+};
+
+// The status block at %IB8 as the program reads it: flags, health, code, cycles since the last
+// good exchange — written by the scan thread's readInputs from what refreshHealth packed.
+TEST(DriverSet, TheStatusBlockTellsTheProgramHowItsDriverIs) {
+    auto owned = std::make_unique<Exchanger>();
+    Exchanger* d = owned.get();
+    std::vector<std::unique_ptr<Driver>> drivers;
+    drivers.push_back(std::move(owned));
+    DriverSpec spec;
+    spec.status = ByteRange{Area::Input, 8, kStatusBlockBytes};
+    IoConfig config;
+    DriverSet set;
+    std::string error;
+    ASSERT_TRUE(set.configure(std::move(drivers), {spec}, config, 0, error)) << error;
+    ASSERT_EQ(set.inputBytes(), 16u); // the block's bytes are part of %I
+    std::vector<std::uint8_t> in(16, 0xEE);
+    std::vector<std::uint8_t> out(1, 0);
+    engine::ProcessImageView view;
+    view.inputs = in;
+    view.outputs = out;
+    const auto cycles = [&in] {
+        return static_cast<std::uint32_t>(in[12] | in[13] << 8 | in[14] << 16 | in[15] << 24);
+    };
+    (void)set.refreshHealth();
+    d->exchange();
+    set.readInputs(view);
+    EXPECT_EQ(in[8], 0x01); // ok
+    EXPECT_EQ(in[9], 0);    // health ok
+    EXPECT_EQ(in[10] | in[11] << 8, 0);
+    EXPECT_EQ(cycles(), 0u);
+    set.readInputs(view);
+    set.readInputs(view);
+    EXPECT_EQ(cycles(), 2u); // no exchange for two cycles
+    d->exchange();
+    set.readInputs(view);
+    EXPECT_EQ(cycles(), 0u);
+    // The peer is lost: degraded, bad, "communication lost" (7), and the count climbs.
+    d->status = HealthStatus{Health::Degraded, "lost", IoError::CommLost, true};
+    (void)set.refreshHealth();
+    for (int i = 0; i < 5; ++i) {
+        set.readInputs(view);
+    }
+    EXPECT_EQ(in[8], 0x02);
+    EXPECT_EQ(in[9], 1);
+    EXPECT_EQ(in[10] | in[11] << 8, 7);
+    EXPECT_EQ(cycles(), 5u);
+    d->status = HealthStatus{Health::Faulted, "lost", IoError::Timeout, false};
+    (void)set.refreshHealth();
+    set.readInputs(view);
+    EXPECT_EQ(in[8], 0x04);
+    EXPECT_EQ(in[9], 2);
+    EXPECT_EQ(in[10] | in[11] << 8, 4);
+    EXPECT_EQ(in[0], 0xEE); // the driver's own bytes are not the block's
+}
+
+// The block is one more writer of its bytes: overlapping the driver's own inputs is refused.
+TEST(DriverSet, AStatusBlockOverTheDriversOwnBytesIsRefused) {
+    std::vector<std::unique_ptr<Driver>> drivers;
+    drivers.push_back(std::make_unique<Exchanger>());
+    DriverSpec spec;
+    spec.name = "exchanger";
+    spec.source = ParamSource{"io.toml", "io.drivers[0].params"};
+    spec.status = ByteRange{Area::Input, 0, kStatusBlockBytes};
+    spec.statusLine = 4;
+    spec.statusColumn = 1;
+    IoConfig config;
+    config.file = "io.toml";
+    DriverSet set;
+    std::string error;
+    EXPECT_FALSE(set.configure(std::move(drivers), {spec}, config, 0, error));
+    EXPECT_NE(error.find("io.toml:4:1: status block of driver 'exchanger' (io.drivers[0].status)"), std::string::npos)
+        << error;
+    EXPECT_NE(error.find("both write %IB0..%IB1"), std::string::npos) << error;
+}
+
 } // namespace
 } // namespace takt::io

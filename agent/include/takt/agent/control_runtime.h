@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "takt/agent/control.h"
+#include "takt/engine/overrun_digest.h"
 #include "takt/engine/scan_loop.h"
 
 namespace takt::agent {
@@ -85,12 +86,14 @@ private:
     // submitted.
     bool submit(std::unique_ptr<Pending> pending, ControlReplyFn& reply);
     void complete(Pending& p);
+    void answerSteps();
     // A force table for the current forces against `module` (data-image entries re-resolved
     // by path); paths that no longer resolve are listed in `lost`.
     [[nodiscard]] std::unique_ptr<engine::ForceTable> buildForces(const bytecode::Module& module,
                                                                   std::vector<std::string>* lost) const;
     void emit(std::vector<std::string>& events, const std::string& type, const std::string& fields);
     void translateScanEvents(std::vector<std::string>& events);
+    void emitOverrunSummary(std::vector<std::string>& events, std::int64_t nowNs);
 
     engine::ScanLoop& loop_;
     engine::Engine& engine_;
@@ -99,6 +102,7 @@ private:
     std::shared_ptr<const bytecode::Module> module_; // the program the next command applies to
     std::string hash_;
     std::deque<std::unique_ptr<Pending>> pending_;
+    std::deque<std::unique_ptr<Pending>> stepping_; // steps applied, answered once their cycles ran
     std::vector<Forced> forced_;
     std::unique_ptr<const engine::ForceTable> forces_; // the table the scan thread uses
     bool reloadInFlight_ = false;
@@ -106,6 +110,7 @@ private:
     std::deque<std::string> idempotentOrder_;
     // Event translation state.
     std::uint64_t eventsSeen_ = 0;
+    engine::OverrunDigest overruns_; // repeated cycle_overrun events summed up per interval
     std::uint64_t retainSavesSeen_ = 0, retainFailuresSeen_ = 0;
     std::string healthSeen_;
     bool healthPolled_ = false;

@@ -15,6 +15,7 @@
 //   -> stop (join threads; idempotent).
 // applySafeState() may be called from any thread (the watchdog calls it while the scan thread
 // may be stuck inside the VM), so it must be thread-safe against writeOutputs().
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -74,9 +75,25 @@ struct ByteRange {
 enum class Health : std::uint8_t { Ok, Degraded, Faulted };
 [[nodiscard]] std::string_view healthName(Health h) noexcept; // "ok" | "degraded" | "faulted"
 
+// Why a driver is not ok, as the number its status block gives the program (docs/io-drivers.md
+// "Driver status" lists them; the numbers are stable). The text is HealthStatus::reason.
+enum class IoError : std::uint16_t {
+    None = 0,           // ok
+    Other = 1,          // see the reason (takt status)
+    Connecting = 2,     // not connected yet, or reconnecting after a failure
+    ConnectFailed = 3,  // the peer refused or is unreachable
+    Timeout = 4,        // the peer did not answer within timeout_ms
+    PeerException = 5,  // the peer answered with an error (a Modbus exception)
+    ConnectionLost = 6, // the connection broke (reset, closed by the peer)
+    CommLost = 7,       // no good exchange for comm_loss_timeout_ms: inputs bad
+    DeviceError = 8,    // the local device failed (serial port, GPIO chip)
+};
+
 struct HealthStatus {
     Health health = Health::Ok;
-    std::string reason; // empty when ok
+    std::string reason;           // empty when ok
+    IoError code = IoError::None; // None exactly when ok (HealthCell sets Other for a reason without one)
+    bool inputsBad = false;       // the inputs this driver writes are not values from the field (read as 0)
 };
 
 struct SimulationScript; // simulation.h
@@ -100,7 +117,19 @@ struct DriverSpec {
     // The project's simulation.toml, for a `simulated` driver without a plant (selectIoConfig
     // attaches it); null otherwise.
     std::shared_ptr<const SimulationScript> simulation;
+    // The entry's `status` key: where the driver's status block goes in %I or %M (count
+    // kStatusBlockBytes), or count 0 when the program does not ask for it.
+    ByteRange status;
+    std::uint32_t statusLine = 0; // where the key is
+    std::uint32_t statusColumn = 0;
 };
+
+// The status block (docs/io-drivers.md "Driver status"), little-endian like the whole image:
+//   byte 0   bit 0 ok (health ok), bit 1 bad (inputs not from the field), bit 2 faulted
+//   byte 1   health: 0 ok, 1 degraded, 2 faulted                               (USINT)
+//   byte 2   error code (IoError)                                                (UINT)
+//   byte 4   scan cycles since the last good exchange, saturating               (UDINT)
+inline constexpr std::uint32_t kStatusBlockBytes = 8;
 
 // Per-cycle view of the scan thread's process image.
 struct ImageView {
@@ -147,12 +176,26 @@ public:
 
     // Any thread.
     [[nodiscard]] virtual HealthStatus health() const = 0;
+    // Any thread, lock-free: the number of exchanges with the peer that succeeded so far (the
+    // status block counts the cycles since the last one). Only a driver that counts them says
+    // so; for the others the status block counts the cycles since health was last ok.
+    [[nodiscard]] virtual bool countsExchanges() const noexcept { return false; }
+    [[nodiscard]] std::uint64_t goodExchanges() const noexcept {
+        return goodExchanges_.load(std::memory_order_acquire);
+    }
     // Any thread: true when the driver was told to fail closed (`on_error = "fault"`): while its
     // health is faulted the runtime faults, under [runtime.fault] policy, and every driver puts
     // its safe state on the field. Otherwise a faulted driver only reports it.
     [[nodiscard]] virtual bool failsClosed() const noexcept { return false; }
 
     virtual void stop() noexcept = 0;
+
+protected:
+    // Driver thread: one more exchange succeeded (countsExchanges()).
+    void countGoodExchange() noexcept { goodExchanges_.fetch_add(1, std::memory_order_release); }
+
+private:
+    std::atomic<std::uint64_t> goodExchanges_{0};
 };
 
 // The registry: every driver name docs/io-drivers.md lists. Unknown name -> nullptr.

@@ -62,8 +62,20 @@ public:
     [[nodiscard]] std::string failedClosedReason() const override;
 
 private:
+    // One driver's status block (DriverSpec::status): written by the scan thread in readInputs
+    // from `word`, which refreshHealth() packs (bytes 0..3 of the block), and from the exchange
+    // count the driver keeps; neither needs a lock or an allocation.
+    struct StatusSlot {
+        ByteRange range;                 // count 0: no block
+        std::uint64_t seenExchanges = 0; // scan thread
+        std::uint32_t cycles = 0;        // scan thread: cycles since the last good exchange
+    };
+    void writeStatusBlocks(const ImageView& image) noexcept;
+
     std::vector<std::unique_ptr<Driver>> drivers_;
-    std::vector<std::string> labels_; // "io.drivers[1] 'loopback'" for errors
+    std::vector<StatusSlot> status_;
+    std::unique_ptr<std::atomic<std::uint32_t>[]> statusWords_; // per driver, packed by refreshHealth
+    std::vector<std::string> labels_;                           // "io.drivers[1] 'loopback'" for errors
     std::vector<std::string> warnings_;
     std::vector<bool> started_;
     std::size_t bytes_[3] = {0, 0, 0};

@@ -75,12 +75,19 @@ enum class ScanCommandKind : std::uint8_t {
     Reload,    // apply `change` (Engine::prepareChange) and `forces`
 };
 
+// Halted: after a fault (the control endpoint calls it "faulted"); Stopped: by runtime.stop or
+// before/after the loop runs; Paused: by runtime.pause (outputs hold, no safe state).
+enum class ScanState : std::uint8_t { Stopped, Running, Halted, Paused };
+
 // Filled by the scan thread before the command counts as done; read by the submitter after.
 struct CommandResult {
     bool ok = false;
     const char* refusal = nullptr; // static text when !ok
     std::uint64_t cycle = 0;       // the cycle count when it was applied
-    TransferReport change;         // Reload
+    // The state the command left (a refused one: the state it found). The published snapshot
+    // may still show the state of the cycle before, so an answer takes the state from here.
+    ScanState state = ScanState::Stopped;
+    TransferReport change; // Reload
 };
 
 struct ScanCommand {

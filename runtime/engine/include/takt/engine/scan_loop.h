@@ -95,9 +95,6 @@ struct ScanOptions {
     [[nodiscard]] static ScanOptions fromConfig(const RuntimeConfig& config);
 };
 
-// Halted: after a fault (the control endpoint calls it "faulted"); Stopped: by runtime.stop or
-// before/after the loop runs; Paused: by runtime.pause (outputs hold, no safe state).
-enum class ScanState : std::uint8_t { Stopped, Running, Halted, Paused };
 [[nodiscard]] const char* scanStateName(ScanState s) noexcept;
 [[nodiscard]] const char* faultActionName(FaultAction a) noexcept;
 
@@ -122,8 +119,9 @@ struct ScanEvent {
     ScanEventKind kind = ScanEventKind::CycleOverrun;
     std::uint64_t cycle = 0;
     std::int64_t timeNs = 0;  // CLOCK_MONOTONIC
-    std::int64_t valueNs = 0; // cycle_overrun: execution time
+    std::int64_t valueNs = 0; // cycle_overrun: execution time (start to end, I/O included)
     std::uint32_t missed = 0; // cycle_overrun: releases skipped
+    std::int64_t lateNs = 0;  // cycle_overrun: how late the cycle started after its release
 };
 
 inline constexpr std::size_t kSnapshotIoBytes = 32;
