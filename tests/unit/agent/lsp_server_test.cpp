@@ -117,6 +117,24 @@ TEST_F(LspServerTest, LifecycleErrorsKeepTheServerUp) {
     EXPECT_EQ(server_.exitCode(), 0);
 }
 
+// An unpaired surrogate escape in a message body and a NUL byte (which ended the body early, so
+// the request before it ran) are the parse error.
+TEST_F(LspServerTest, UnpairedSurrogateAndNulByteAreParseErrors) {
+    initialize();
+    const std::string hover =
+        R"({"jsonrpc":"2.0","id":9,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///x\udc00"}}})";
+    auto r = send(hover);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0]["error"]["code"].GetInt(), rpc::kParseError);
+    EXPECT_NE(std::string(r[0]["error"]["message"].GetString()).find("offset 96"), std::string::npos)
+        << r[0]["error"]["message"].GetString();
+    r = send(R"({"jsonrpc":"2.0","id":10,"method":"shutdown"})" + std::string(1, '\0') + "x");
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0]["error"]["code"].GetInt(), rpc::kParseError);
+    EXPECT_FALSE(server_.exited());
+    EXPECT_TRUE(request("shutdown", "").HasMember("result")); // shutdown did not run before
+}
+
 TEST_F(LspServerTest, ExitWithoutShutdownIsCodeOne) {
     initialize();
     (void)notify("exit", "");
