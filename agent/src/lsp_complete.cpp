@@ -110,8 +110,17 @@ public:
         w_.EndObject();
     }
     void add(const Symbol& s) {
-        if (!s.hidden) {
-            add(s.name, itemKind(s), detailOf(s));
+        if (s.hidden) {
+            return;
+        }
+        // A SET-only PROPERTY is named by its setter `P$set`: offer the property's name. Other
+        // names with '$' are the compiler's own, which no source text can name.
+        const std::string_view name = s.name;
+        const std::string_view setter = compiler::ast::kSetterSuffix;
+        if (name.size() > setter.size() && name.ends_with(setter)) {
+            add(name.substr(0, name.size() - setter.size()), itemKind(s), detailOf(s));
+        } else if (!compiler::isGeneratedName(name)) {
+            add(name, itemKind(s), detailOf(s));
         }
     }
 
@@ -130,7 +139,11 @@ constexpr std::pair<std::string_view, std::string_view> kSnippets[] = {
     {"REPEAT … END_REPEAT", "REPEAT\n\t$0\nUNTIL ${1:condition}\nEND_REPEAT;"},
 };
 
-void membersOfType(Items& items, const compiler::Type* type) {
+// The members of a value of `type` that the code of POU `from` (null: global code) may name
+// after a `.`: as the compiler checks them, an FB's VAR_INPUT and VAR_OUTPUT (W1002 tolerates
+// reading its VAR, which CODESYS's input assistant does not offer either), and the METHODs and
+// PROPERTYs whose PRIVATE or PROTECTED does not shut `from` out.
+void membersOfType(Items& items, const compiler::Type* type, const Symbol* from) {
     type = compiler::stripAlias(type);
     while (type != nullptr && type->kind() == compiler::TypeKind::Ref) {
         type = compiler::stripAlias(static_cast<const compiler::RefType*>(type)->target);
@@ -139,7 +152,11 @@ void membersOfType(Items& items, const compiler::Type* type) {
         for (const Symbol* s = pou->symbol; s != nullptr; s = s->base) {
             if (s->scope != nullptr) {
                 for (const Symbol* m : s->scope->symbols()) {
-                    items.add(*m);
+                    const bool offered = m->kind == SymbolKind::Variable ? compiler::variableVisibleOutside(*m)
+                                                                         : compiler::memberAccessible(*m, from);
+                    if (offered) {
+                        items.add(*m);
+                    }
                 }
             }
         }
@@ -277,14 +294,14 @@ const compiler::Type* chainType(const compiler::Project& project, const compiler
     return v.type;
 }
 
-void members(Items& items, const Target& object) {
+void members(Items& items, const Target& object, const Symbol* from) {
     if (object.symbol != nullptr && object.symbol->kind == SymbolKind::Namespace && object.symbol->scope != nullptr) {
         for (const Symbol* s : object.symbol->scope->symbols()) {
             items.add(*s);
         }
         return;
     }
-    membersOfType(items, object.field != nullptr ? object.field->type : object.symbol->type);
+    membersOfType(items, object.field != nullptr ? object.field->type : object.symbol->type, from);
 }
 
 std::string finish(rapidjson::StringBuffer& buf) {
@@ -316,13 +333,14 @@ std::string completion(const Analysis& a, compiler::FileId file, std::uint32_t o
         dot = last - 1;
     }
     if (a.project.model && dot >= 1) {
+        const Symbol* from = scopeAt(*a.project.model, file, offset)->owner();
         const TokenKind before = tokens.tokens[static_cast<std::size_t>(dot - 1)].kind;
         const std::optional<Target> object =
             before == TokenKind::Identifier ? resolve(a.project, f, tokens, dot - 1) : std::nullopt;
         if (object) {
-            members(items, *object);
+            members(items, *object, from);
         } else if (const compiler::Type* type = chainType(a.project, f, tokens, dot - 1); type != nullptr) {
-            membersOfType(items, type);
+            membersOfType(items, type, from);
         }
     } else if (a.project.model) {
         const compiler::SemanticModel& model = *a.project.model;

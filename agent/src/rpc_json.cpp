@@ -3,6 +3,7 @@
 // numbers as written so a numeric id can be echoed byte for byte.
 #include "rpc_json.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -66,12 +67,12 @@ public:
     }
     bool String(const char* str, rapidjson::SizeType len, bool copy) {
         idKey_ = false;
-        return doc_.String(str, len, copy);
+        return whole(str, len) && doc_.String(str, len, copy);
     }
     bool StartObject() { return enter() && doc_.StartObject(); }
     bool Key(const char* str, rapidjson::SizeType len, bool copy) {
         idKey_ = depth_ == 1 && len == 2 && std::memcmp(str, "id", 2) == 0;
-        return doc_.Key(str, len, copy);
+        return whole(str, len) && doc_.Key(str, len, copy);
     }
     bool EndObject(rapidjson::SizeType n) {
         --depth_;
@@ -84,8 +85,22 @@ public:
     }
 
     [[nodiscard]] bool tooDeep() const { return tooDeep_; }
+    [[nodiscard]] bool loneSurrogate() const { return loneSurrogate_; }
 
 private:
+    // RapidJSON 1.1 refuses a high surrogate escape that no low one follows, but decodes a lone
+    // low one (\uDC00) into the three bytes ED B0 80, which are not UTF-8: every string written
+    // back from it would be invalid. Such bytes come only from an escape (raw input is validated).
+    bool whole(const char* str, rapidjson::SizeType len) {
+        for (rapidjson::SizeType i = 0; i + 1 < len; ++i) {
+            if (static_cast<unsigned char>(str[i]) == 0xED && static_cast<unsigned char>(str[i + 1]) >= 0xA0) {
+                loneSurrogate_ = true;
+                return false;
+            }
+        }
+        return true;
+    }
+
     bool enter() {
         idKey_ = false;
         if (++depth_ > maxDepth_) {
@@ -101,8 +116,55 @@ private:
     int depth_ = 0;
     bool idKey_ = false;
     bool tooDeep_ = false;
+    bool loneSurrogate_ = false;
 };
 // NOLINTEND(readability-identifier-naming)
+
+// The offset of the first \uXXXX escape in a string of `text` that is a UTF-16 low surrogate
+// (DC00-DFFF) not preceded by a high one, or npos.
+std::size_t loneLowSurrogateAt(std::string_view text) {
+    const auto hex4 = [&](std::size_t at) -> long {
+        if (at + 4 > text.size()) {
+            return -1;
+        }
+        long v = 0;
+        for (std::size_t k = at; k < at + 4; ++k) {
+            const char c = text[k];
+            const int d = c >= '0' && c <= '9'   ? c - '0'
+                          : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                          : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                                 : -1;
+            if (d < 0) {
+                return -1;
+            }
+            v = v * 16 + d;
+        }
+        return v;
+    };
+    bool inString = false;
+    bool afterHigh = false; // the previous character of the string was a high surrogate escape
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '"') {
+            inString = !inString;
+            afterHigh = false;
+        } else if (inString && text[i] == '\\' && i + 1 < text.size()) {
+            if (text[i + 1] != 'u') {
+                ++i;
+                afterHigh = false;
+                continue;
+            }
+            const long cp = hex4(i + 2);
+            if (cp >= 0xDC00 && cp <= 0xDFFF && !afterHigh) {
+                return i;
+            }
+            afterHigh = cp >= 0xD800 && cp <= 0xDBFF;
+            i += 5;
+        } else {
+            afterHigh = false;
+        }
+    }
+    return std::string_view::npos;
+}
 
 } // namespace
 
@@ -124,6 +186,13 @@ void parseLine(std::string_view text, int maxDepth, ParsedLine& out) {
     // long-lived control or agent connection would leak a little with every request.
     out.doc.SetNull();
     out.doc.GetAllocator().Clear();
+    // RapidJSON reads a NUL byte as the end of the text: `{"method":"agent.ping"}\0garbage` would
+    // run the ping. No JSON text holds a raw NUL (in a string it must be written \u0000).
+    if (const void* nul = std::memchr(text.data(), '\0', text.size()); nul != nullptr) {
+        out.status = ParsedLine::Status::ParseError;
+        out.error = fmt::format("invalid JSON at offset {}: a NUL byte", static_cast<const char*>(nul) - text.data());
+        return;
+    }
     BoundedHandler handler(out.doc, maxDepth, out.rawNumericId);
     rapidjson::Reader reader;
     auto generate = [&](rapidjson::Document& doc) {
@@ -131,7 +200,15 @@ void parseLine(std::string_view text, int maxDepth, ParsedLine& out) {
         rapidjson::MemoryStream ms(text.data(), text.size());
         const rapidjson::ParseResult r = reader.Parse<kFlags>(ms, handler);
         if (r.IsError()) {
-            if (handler.tooDeep()) {
+            // A lone low surrogate escape before where RapidJSON stopped is the first fault (the
+            // handler found it, or RapidJSON stopped at a later one inside the same string).
+            if (const std::size_t lone = loneLowSurrogateAt(text.substr(0, r.Offset()));
+                handler.loneSurrogate() || lone != std::string_view::npos) {
+                out.status = ParsedLine::Status::ParseError;
+                out.error = fmt::format("invalid JSON at offset {}: a UTF-16 low surrogate escape without the high "
+                                        "one before it (no Unicode character)",
+                                        std::min(lone, std::size_t{r.Offset()}));
+            } else if (handler.tooDeep()) {
                 out.status = ParsedLine::Status::TooDeep;
                 out.error = fmt::format("request nesting exceeds {} levels (at offset {})", maxDepth, r.Offset());
             } else {

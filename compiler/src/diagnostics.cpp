@@ -22,7 +22,60 @@ std::uint64_t locationKey(const Span& span, Severity severity) {
            static_cast<std::uint64_t>(severity);
 }
 
+bool nameChar(char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+           (static_cast<unsigned char>(c) & 0x80U) != 0;
+}
+
+// The byte length of the first `limit` UTF-8 characters of `text` (all of it when shorter).
+std::size_t prefixOfCharacters(std::string_view text, std::size_t limit) {
+    std::size_t chars = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if ((static_cast<unsigned char>(text[i]) & 0xC0U) != 0x80U && chars++ == limit) {
+            return i;
+        }
+    }
+    return text.size();
+}
+
 } // namespace
+
+std::string boundQuotedText(std::string message) {
+    std::string out;
+    std::size_t copied = 0; // message[0, copied) is in `out`
+    std::size_t i = 0;
+    while (i < message.size()) {
+        const std::size_t open = message.find('\'', i);
+        if (open == std::string::npos) {
+            break;
+        }
+        i = open + 1;
+        if (open > 0 && nameChar(message[open - 1])) {
+            continue; // an apostrophe ("FB's"), not an opening quote
+        }
+        std::size_t close = open + 1;
+        while ((close = message.find('\'', close)) != std::string::npos && close + 1 < message.size() &&
+               nameChar(message[close + 1])) {
+            ++close;
+        }
+        if (close == std::string::npos) {
+            break;
+        }
+        const std::string_view quoted(message.data() + open + 1, close - open - 1);
+        const std::size_t keep = prefixOfCharacters(quoted, kQuotedTextLimit);
+        if (keep < quoted.size()) {
+            out.append(message, copied, open + 1 + keep - copied);
+            out += "…";
+            copied = close;
+        }
+        i = close + 1;
+    }
+    if (copied == 0) {
+        return message;
+    }
+    out.append(message, copied, std::string::npos);
+    return out;
+}
 
 const DiagInfo& diagInfo(DiagCode code) {
     return kInfos[static_cast<std::size_t>(code)];
@@ -75,7 +128,7 @@ Diagnostic* DiagnosticSink::report(DiagCode code, Severity severity, Span span, 
     } else if (severity == Severity::Warning) {
         ++warnings_;
     }
-    diags_.push_back(Diagnostic{code, severity, span, std::move(message), {}});
+    diags_.push_back(Diagnostic{code, severity, span, boundQuotedText(std::move(message)), {}});
     return &diags_.back();
 }
 

@@ -126,7 +126,7 @@ void Parser::missingEnd(TokenKind end, std::string_view what, Span open) {
         DiagCode::MissingEnd, span(),
         fmt::format("missing {} for {} opened at line {}; found {}", tokenSpelling(end), what, lc.line, foundText()));
     if (d != nullptr) {
-        d->related.push_back(RelatedLocation{open, fmt::format("{} opened here", what)});
+        d->relate(open, fmt::format("{} opened here", what));
     }
 }
 

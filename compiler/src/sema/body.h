@@ -77,7 +77,8 @@ private:
     void buildEnumIndex();
     void indexEnum(const Type* t);
     // Resolution without diagnostics: locals, POU members, base FBs, then lookup().
-    [[nodiscard]] Symbol* findName(std::string_view name) const;
+    // With `where`, a name two USING namespaces both declare is reported there (E0116).
+    [[nodiscard]] Symbol* findName(std::string_view name, const Span* where = nullptr) const;
     [[nodiscard]] const Symbol* findMember(const Symbol* owner, std::string_view name) const;
     const Symbol* enumValueSymbol(const EnumType* type, std::size_t index);
     [[nodiscard]] bool isResultName(std::string_view name) const;

@@ -47,7 +47,7 @@ const Type* BodyChecker::checkCall(ast::CallExpr& e, const Type* expected, bool 
     if (ce.kind == ast::ExprKind::Name) {
         auto& n = static_cast<ast::NameExpr&>(ce);
         calleeName = n.name.name;
-        callee = findName(n.name.name);
+        callee = findName(n.name.name, &n.name.span);
         if (callee == nullptr) {
             if (auto builtin = checkBuiltinCall(e)) {
                 return *builtin;

@@ -131,7 +131,7 @@ bool BodyChecker::isResultName(std::string_view name) const {
     return local == nullptr || local->kind != SymbolKind::Variable;
 }
 
-Symbol* BodyChecker::findName(std::string_view name) const {
+Symbol* BodyChecker::findName(std::string_view name, const Span* where) const {
     const Scope* s = pc_.scope;
     int guard = 0;
     while (s != nullptr && s->owner() != nullptr && s->owner()->kind == SymbolKind::Pou && guard++ < 64) {
@@ -153,7 +153,7 @@ Symbol* BodyChecker::findName(std::string_view name) const {
             return const_cast<Symbol*>(m);
         }
     }
-    return pc_.scope != nullptr ? lookup(cx_, pc_.scope, name) : lookup(cx_, cx_.model.global.get(), name);
+    return lookup(cx_, pc_.scope != nullptr ? pc_.scope : cx_.model.global.get(), name, false, where);
 }
 
 const Scope* BodyChecker::namespaceOf(const ast::Expr& e) const {
@@ -201,7 +201,7 @@ const Type* BodyChecker::checkName(ast::NameExpr& e, const Type* expected) {
         e.symbol = pc_.pou;
         return pc_.pou->type;
     }
-    Symbol* sym = findName(name);
+    Symbol* sym = findName(name, &e.name.span);
     if (sym == nullptr) {
         sym = findName(name + ast::kSetterSuffix); // a SET-only PROPERTY of the FB
     }
@@ -257,7 +257,7 @@ const Type* BodyChecker::checkName(ast::NameExpr& e, const Type* expected) {
 }
 
 const Type* BodyChecker::checkEnumLiteral(ast::EnumLiteralExpr& e) {
-    const Symbol* t = findName(e.typeName.name);
+    const Symbol* t = findName(e.typeName.name, &e.typeName.span);
     if (t != nullptr && t->kind == SymbolKind::Variable) { // `color : Color := Color#Red`
         if (const Symbol* type =
                 lookup(cx_, pc_.scope != nullptr ? pc_.scope : cx_.model.global.get(), e.typeName.name, true)) {
@@ -377,9 +377,7 @@ const Type* BodyChecker::checkMember(ast::MemberExpr& e) {
                           (m->kind == SymbolKind::Pou ? "; call the method with ()" : ""));
             return errorType();
         }
-        const bool visible = isSelfExpr(e.object.get()) || m->section == ast::VarSection::Input ||
-                             m->section == ast::VarSection::Output ||
-                             (t->kind() == TypeKind::Program && m->section != ast::VarSection::Temp);
+        const bool visible = isSelfExpr(e.object.get()) || variableVisibleOutside(*m);
         if (!visible && t->kind() == TypeKind::FunctionBlock &&
             (m->section == ast::VarSection::Var || m->section == ast::VarSection::InOut)) {
             // CODESYS lets callers peek at an instance's state (OSCAT reads timers' internals).

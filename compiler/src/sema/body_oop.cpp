@@ -100,33 +100,16 @@ const Symbol* BodyChecker::accessorFor(const ast::Expr& e, const Symbol& accesso
 }
 
 void BodyChecker::checkMemberAccess(const Symbol& member, Span where) {
-    if (member.pou == nullptr || member.owner == nullptr || member.owner->kind != SymbolKind::Pou) {
-        return; // interface prototypes are public
-    }
-    const ast::Access a = member.pou->access;
-    if (a != ast::Access::Private && a != ast::Access::Protected) {
+    if (memberAccessible(member, pc_.pou)) {
         return;
     }
-    // The POU whose code this is: a METHOD's (or accessor's) FB, CLASS or PROGRAM.
-    const Symbol* from = pc_.pou;
-    while (from != nullptr && from->kind == SymbolKind::Pou && from->pouKind == ast::PouKind::Method) {
-        from = from->owner;
-    }
-    int guard = 0;
-    for (const Symbol* b = from; b != nullptr && guard < 64; b = b->base, ++guard) {
-        if (b == member.owner) {
-            return;
-        }
-        if (a == ast::Access::Private) {
-            break;
-        }
-    }
+    const ast::Access a = member.pou->access;
     if (Diagnostic* d = cx_.error(DiagCode::MemberNotAccessible, where,
                                   memberLabel(member) + " is " + accessName(a) + " in '" + member.owner->name + "'" +
                                       (a == ast::Access::Private ? "; only its own code may use it"
                                                                  : "; only its own code and that of the POUs "
                                                                    "extending it may use it"))) {
-        d->related.push_back({member.span, "declared here"});
+        d->relate(member.span, "declared here");
     }
 }
 

@@ -155,7 +155,7 @@ void BodyChecker::checkStmt(ast::Stmt& s) {
         if (auto [it, fresh] = pc_.labels.emplace(upperName(l.name.name), l.name.span); !fresh) {
             if (Diagnostic* d = cx_.error(DiagCode::DuplicateLabel, l.name.span,
                                           "label '" + l.name.name + "' is declared twice in this body")) {
-                d->related.push_back({it->second, "the first '" + l.name.name + "' is here"});
+                d->relate(it->second, "the first '" + l.name.name + "' is here");
             }
         }
         return;
@@ -219,7 +219,7 @@ void BodyChecker::checkCase(ast::CaseStmt& s) {
                                               "the CASE label '" + text(label.span) +
                                                   "' covers a value already covered by '" + text(r.span) + "'");
                     if (d != nullptr) {
-                        d->related.push_back({r.span, "first covered here"});
+                        d->relate(r.span, "first covered here");
                     }
                     break;
                 }

@@ -296,7 +296,7 @@ private:
     }
 
     std::optional<ConstValue> name(const ast::NameExpr& n) {
-        return fromSymbol(lookup(cx_, scope_, n.name.name), n.span, n.name.name);
+        return fromSymbol(lookup(cx_, scope_, n.name.name, false, &n.name.span), n.span, n.name.name);
     }
 
     // Lib.N (namespace member) or Mode.Run (enumeration value).

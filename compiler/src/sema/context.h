@@ -77,7 +77,10 @@ const Type* resolveType(Context& cx, ast::TypeSpec& spec, Scope* scope);
 // Looks a (case-insensitive) name up: scope chain, USING namespaces, then the global scope.
 // For a type name, `typeName` lets the search pass over variables: ST names are case-insensitive,
 // so `color : Color` and `Color#Red` next to it must still find the type.
-Symbol* lookup(const Context& cx, const Scope* scope, std::string_view name, bool typeName = false);
+// With `where`, a name that two USING namespaces of one scope both declare is reported there
+// (E0116); the first USING's is returned either way, so checking goes on.
+Symbol* lookup(const Context& cx, const Scope* scope, std::string_view name, bool typeName = false,
+               const Span* where = nullptr);
 
 // ---- standard library (stdlib side) -----------------------------------------------------------
 // ST source declaring the interfaces of the standard FBs (TON, TOF, TP, LTON…, R_TRIG, F_TRIG,

@@ -32,7 +32,7 @@ bool declareSymbol(Context& cx, Scope* scope, Symbol* symbol) {
     if (Diagnostic* d = cx.error(DiagCode::DuplicateDeclaration, symbol->span,
                                  "'" + symbol->name + "' is already declared in this scope")) {
         if (existing->span.valid() && !isStdlibSymbol(existing)) {
-            d->related.push_back({existing->span, "'" + existing->name + "' is first declared here"});
+            d->relate(existing->span, "'" + existing->name + "' is first declared here");
         }
     }
     return false;

@@ -238,7 +238,7 @@ void checkExternals(Context& cx) {
                 if (Diagnostic* d = cx.error(DiagCode::ExternalTypeMismatch, s->span,
                                              "VAR_EXTERNAL '" + s->name + "' is declared " + s->type->name() +
                                                  " but its VAR_GLOBAL is " + gt->name())) {
-                    d->related.push_back({global->span, "VAR_GLOBAL '" + global->name + "' is declared here"});
+                    d->relate(global->span, "VAR_GLOBAL '" + global->name + "' is declared here");
                 }
             }
         }
@@ -259,7 +259,7 @@ void checkShadowing(Context& cx) {
             if (outer != nullptr && outer->kind == SymbolKind::Variable && outer->section == ast::VarSection::Global) {
                 if (Diagnostic* d = cx.error(DiagCode::ShadowedName, s->span,
                                              "local '" + s->name + "' hides the global variable of the same name")) {
-                    d->related.push_back({outer->span, "the global '" + outer->name + "' is declared here"});
+                    d->relate(outer->span, "the global '" + outer->name + "' is declared here");
                 }
             }
         }
@@ -294,7 +294,12 @@ void declareConfigurations(Context& cx) {
                         s->taskInterval = v->i;
                     }
                 }
-                if (task.priority != nullptr) {
+                if (task.priority == nullptr) {
+                    cx.error(DiagCode::TaskWithoutPriority, task.name.span,
+                             "TASK '" + s->name +
+                                 "' has no PRIORITY, which IEC 61131-3 requires; it runs at priority 0, the highest "
+                                 "(write PRIORITY := n, 0 the highest)");
+                } else {
                     auto v = evaluateConstant(cx, *task.priority, scope, false);
                     if (!v || v->kind != ConstValue::Kind::Int || (v->i < 0 && !v->isUnsigned)) {
                         cx.error(DiagCode::InvalidTaskSetting, task.priority->span,
@@ -565,7 +570,7 @@ void checkAddresses(Context& cx) {
                 if (Diagnostic* d = cx.error(DiagCode::OverlappingAddress, a.span,
                                              "'" + a.symbol->name + "' at " + a.address->text() + " overlaps '" +
                                                  b.symbol->name + "' at " + b.address->text())) {
-                    d->related.push_back({b.span, "'" + b.symbol->name + "' is located here"});
+                    d->relate(b.span, "'" + b.symbol->name + "' is located here");
                 }
                 break;
             }

@@ -78,7 +78,7 @@ void checkClassesAndModifiers(Context& cx) {
                 if (Diagnostic* d = cx.error(DiagCode::FinalOverridden, decl.extends->span,
                                              std::string(kindName(base)) + " '" + pou->base->name +
                                                  "' is FINAL and cannot be extended")) {
-                    d->related.push_back({pou->base->span, "declared FINAL here"});
+                    d->relate(pou->base->span, "declared FINAL here");
                 }
             }
         }
@@ -92,7 +92,7 @@ void checkClassesAndModifiers(Context& cx) {
                     if (Diagnostic* d = cx.error(DiagCode::FinalOverridden, s->span,
                                                  "'" + s->pou->name.name + "' of '" + overridden->owner->name +
                                                      "' is FINAL and cannot be overridden")) {
-                        d->related.push_back({overridden->span, "declared FINAL here"});
+                        d->relate(overridden->span, "declared FINAL here");
                     }
                 }
             }

@@ -407,7 +407,7 @@ void checkObjectOrientation(Context& cx) {
                     if (Diagnostic* d = cx.error(DiagCode::MethodSignatureMismatch, m->span,
                                                  memberText(m) + " differs from the one it overrides in '" +
                                                      overridden->owner->name + "'")) {
-                        d->related.push_back({overridden->span, "overridden method"});
+                        d->relate(overridden->span, "overridden method");
                     }
                 }
             }
@@ -432,7 +432,7 @@ void checkObjectOrientation(Context& cx) {
                     if (Diagnostic* d = cx.error(DiagCode::MethodSignatureMismatch, impl->span,
                                                  memberText(impl) + " differs from its declaration in INTERFACE '" +
                                                      proto->owner->name + "'")) {
-                        d->related.push_back({proto->span, "interface method"});
+                        d->relate(proto->span, "interface method");
                     }
                 }
             }

@@ -173,7 +173,7 @@ public:
                 if (const Field* existing = st->field(name.name)) {
                     if (Diagnostic* d = cx_.error(DiagCode::DuplicateDeclaration, name.span,
                                                   "field '" + name.name + "' is already declared")) {
-                        d->related.push_back({existing->span, "'" + existing->name + "' is first declared here"});
+                        d->relate(existing->span, "'" + existing->name + "' is first declared here");
                     }
                     continue;
                 }
@@ -341,9 +341,10 @@ Symbol* lookupQualified(Context& cx, const ast::QualifiedName& name, const Scope
     if (name.parts.empty()) {
         return nullptr;
     }
-    Symbol* sym = lookup(cx, scope, name.parts[0].name, true);
+    const Span* where = report ? &name.parts[0].span : nullptr;
+    Symbol* sym = lookup(cx, scope, name.parts[0].name, true, where);
     if (sym == nullptr) { // reported as what it is (E0112 for a variable used as a type)
-        sym = lookup(cx, scope, name.parts[0].name);
+        sym = lookup(cx, scope, name.parts[0].name, false, where);
     }
     for (std::size_t i = 1; i < name.parts.size(); ++i) {
         if (sym == nullptr || sym->kind != SymbolKind::Namespace) {

@@ -2,6 +2,7 @@
 #include "takt/compiler/sema/symbols.h"
 
 #include "sema/context.h"
+#include "sema/declare.h"
 #include "takt/compiler/names.h"
 
 namespace takt::compiler {
@@ -42,6 +43,41 @@ Symbol* Scope::find(std::string_view name) const {
     return nullptr;
 }
 
+bool memberAccessible(const Symbol& member, const Symbol* from) {
+    if (member.pou == nullptr || member.owner == nullptr || member.owner->kind != SymbolKind::Pou) {
+        return true; // interface prototypes are public
+    }
+    const ast::Access a = member.pou->access;
+    if (a != ast::Access::Private && a != ast::Access::Protected) {
+        return true;
+    }
+    while (from != nullptr && from->kind == SymbolKind::Pou && from->pouKind == ast::PouKind::Method) {
+        from = from->owner;
+    }
+    int guard = 0;
+    for (const Symbol* b = from; b != nullptr && guard < 64; b = b->base, ++guard) {
+        if (b == member.owner) {
+            return true;
+        }
+        if (a == ast::Access::Private) {
+            break;
+        }
+    }
+    return false;
+}
+
+bool variableVisibleOutside(const Symbol& member) {
+    if (member.section == ast::VarSection::Input || member.section == ast::VarSection::Output) {
+        return true;
+    }
+    return member.owner != nullptr && member.owner->kind == SymbolKind::Pou &&
+           member.owner->pouKind == ast::PouKind::Program && member.section != ast::VarSection::Temp;
+}
+
+bool isGeneratedName(std::string_view name) {
+    return name.find('$') != std::string_view::npos;
+}
+
 namespace sema {
 
 namespace {
@@ -59,9 +95,22 @@ Symbol* findInBases(const Symbol* pou, std::string_view name) {
     return nullptr;
 }
 
+void reportAmbiguousUsing(const Context& cx, Span where, std::string_view name, const Symbol& first,
+                          const Symbol& second) {
+    const std::string a = qualifiedName(first.owner);
+    const std::string b = qualifiedName(second.owner);
+    if (Diagnostic* d = cx.diags.report(DiagCode::AmbiguousName, where,
+                                        "'" + std::string(name) + "' is declared in both '" + a + "' and '" + b +
+                                            "', which USING makes visible here; write '" + a + "." + std::string(name) +
+                                            "' or '" + b + "." + std::string(name) + "'")) {
+        d->relate(first.span, "'" + a + "." + first.name + "' is declared here");
+        d->relate(second.span, "'" + b + "." + second.name + "' is declared here");
+    }
+}
+
 } // namespace
 
-Symbol* lookup(const Context& cx, const Scope* scope, std::string_view name, bool typeName) {
+Symbol* lookup(const Context& cx, const Scope* scope, std::string_view name, bool typeName, const Span* where) {
     auto wanted = [typeName](Symbol* found) {
         return found != nullptr && !(typeName && found->kind == SymbolKind::Variable);
     };
@@ -75,10 +124,23 @@ Symbol* lookup(const Context& cx, const Scope* scope, std::string_view name, boo
                 return found;
             }
         }
+        // A name two USING namespaces both declare is ambiguous (IEC 61131-3 ed.3 6.9; CODESYS:
+        // "ambiguous use of name"); one declared in the scope itself was found above and wins.
+        Symbol* imported = nullptr;
         for (const Scope* u : s->usings) {
-            if (Symbol* found = u->findLocal(name); wanted(found)) {
-                return found;
+            Symbol* found = u->findLocal(name);
+            if (!wanted(found) || found == imported) {
+                continue;
             }
+            if (imported == nullptr) {
+                imported = found;
+            } else if (where != nullptr) {
+                reportAmbiguousUsing(cx, *where, name, *imported, *found);
+                break;
+            }
+        }
+        if (imported != nullptr) {
+            return imported;
         }
     }
     Symbol* found = cx.model.global->findLocal(name);

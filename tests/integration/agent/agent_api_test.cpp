@@ -128,6 +128,20 @@ TEST_F(Replay, HundredMebibyteLineIsRejectedAndTheNextServed) {
     EXPECT_EQ(agent.finish(), 0);
 }
 
+// A NUL byte ended a request early: the ping before it ran and the rest was ignored.
+TEST_F(Replay, RequestLineWithNulIsAParseError) {
+    test::AgentProcess agent(TAKT_BINARY, dir_.path().string());
+    std::string line;
+    ASSERT_TRUE(agent.readLine(line));
+    const std::string ping = R"({"jsonrpc":"2.0","id":1,"method":"agent.ping"})";
+    const rapidjson::Document d = parse(agent.call(ping + std::string(1, '\0') + "garbage"));
+    EXPECT_EQ(at(d, {"error", "code"}).GetInt(), -32700);
+    EXPECT_TRUE(at(d, {"id"}).IsNull());
+    EXPECT_NE(std::string(at(d, {"error", "message"}).GetString()).find("offset 46"), std::string::npos);
+    EXPECT_EQ(at(parse(agent.call(R"({"jsonrpc":"2.0","id":2,"method":"agent.ping"})")), {"id"}).GetInt(), 2);
+    EXPECT_EQ(agent.finish(), 0);
+}
+
 class Conformance : public ::testing::Test {
 protected:
     Conformance() : server_(options()) {}
@@ -208,6 +222,25 @@ TEST_F(Conformance, ErrorCodeTable) {
     for (const Row& row : rows) {
         EXPECT_EQ(code(row.line), row.code) << row.line;
     }
+}
+
+// An unpaired UTF-16 surrogate escape is no character: refused before any method runs, so
+// workspace.write never writes the bytes RapidJSON decoded it into (not UTF-8).
+TEST_F(Conformance, UnpairedSurrogatesAreParseErrorsAndWriteNothing) {
+    for (const char* text : {R"(\uDC00)", R"(a\uD800)", R"(\uD800\u0041)", R"(\uDFFF\uD800)"}) {
+        const std::string line =
+            R"({"jsonrpc":"2.0","id":1,"method":"workspace.write","params":{"path":"s.txt","text":")" +
+            std::string(text) + "\"}}";
+        const rapidjson::Document d = call(line);
+        EXPECT_EQ(at(d, {"error", "code"}).GetInt(), -32700) << line;
+        const std::string where = "offset " + std::to_string(line.find('\\'));
+        EXPECT_NE(std::string(at(d, {"error", "message"}).GetString()).find(where), std::string::npos) << line;
+        EXPECT_FALSE(fs::exists(dir_.path() / "s.txt")) << line;
+    }
+    const rapidjson::Document pair =
+        call(R"({"jsonrpc":"2.0","id":1,"method":"workspace.write","params":{"path":"s.txt","text":"\uD83D\uDE00"}})");
+    EXPECT_TRUE(pair.HasMember("result"));
+    EXPECT_EQ(test::readText(dir_.path() / "s.txt"), "\xF0\x9F\x98\x80");
 }
 
 TEST_F(Conformance, InvalidParamsNameTheMember) {

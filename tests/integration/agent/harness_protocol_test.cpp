@@ -242,6 +242,20 @@ TEST(HarnessProtocol, BadLinesDoNotStopTheServer) {
     EXPECT_EQ(lines[5], R"({"ok":true,"data":{}})");
 }
 
+// An unpaired surrogate escape is no character, and a NUL byte ended the line early (the command
+// before it ran): both are invalid_request naming the offset.
+TEST(HarnessProtocol, UnpairedSurrogateAndNulByteAreRefused) {
+    Harness h(fakeDeps());
+    for (const std::string& line :
+         {std::string(R"({"cmd":"load","source":"\udc00"})"), std::string(R"({"cmd":"load","source":"\ud800"})"),
+          std::string(R"({"cmd":"load","source":"x"})") + std::string(1, '\0') + "garbage"}) {
+        const std::string r = h.handleLine(line);
+        EXPECT_NE(r.find(R"("kind":"invalid_request")"), std::string::npos) << r;
+        EXPECT_NE(r.find(line.find('\\') != std::string::npos ? "offset 24" : "offset 27"), std::string::npos) << r;
+    }
+    EXPECT_NE(h.handleLine(R"({"cmd":"cycle"})").find("not_loaded"), std::string::npos);
+}
+
 TEST(HarnessProtocol, FailedLoadNamesTheFirstErrorNotAnEarlierWarning) {
     Harness h(defaultHarnessDeps());
     // W0001 (unused) on line 3 comes before the error on line 5 in source order.

@@ -100,6 +100,21 @@ TEST(ControlServer, FramingSplitJoinedNotificationsAndBatches) {
     EXPECT_EQ(errorCode(c.call(R"({"jsonrpc":"2.0","id":7,"method":"agent.ping","params":[1]})")), -32602);
 }
 
+// An unpaired surrogate escape and a NUL byte (which ended the request early: the ping before it
+// ran) are -32700 with id null; the connection serves the next line.
+TEST(ControlServer, UnpairedSurrogateAndNulByteAreParseErrors) {
+    auto s = startTcp();
+    LineClient c(s->server.boundEndpoint());
+    const std::string surrogate = R"({"jsonrpc":"2.0","id":1,"method":"agent.ping","params":{"\udc00":1}})";
+    const std::string lone = c.call(surrogate);
+    EXPECT_EQ(errorCode(lone), -32700) << lone;
+    EXPECT_NE(lone.find("offset 57"), std::string::npos) << lone;
+    const std::string nul = c.call(request(2, "agent.ping") + std::string(1, '\0') + "garbage");
+    EXPECT_EQ(errorCode(nul), -32700) << nul;
+    EXPECT_NE(nul.find("\"id\":null"), std::string::npos) << nul;
+    EXPECT_EQ(parseJson(c.call(request(3, "agent.ping")))["id"].GetInt(), 3);
+}
+
 TEST(ControlServer, OversizeLineGetsOneErrorAndTheNextLineIsServed) {
     auto s = startTcp();
     LineClient c(s->server.boundEndpoint());

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,24 @@ TEST_F(LspServerTest, LifecycleErrorsKeepTheServerUp) {
     EXPECT_TRUE(notify("exit", "").empty());
     EXPECT_TRUE(server_.exited());
     EXPECT_EQ(server_.exitCode(), 0);
+}
+
+// An unpaired surrogate escape in a message body and a NUL byte (which ended the body early, so
+// the request before it ran) are the parse error.
+TEST_F(LspServerTest, UnpairedSurrogateAndNulByteAreParseErrors) {
+    initialize();
+    const std::string hover =
+        R"({"jsonrpc":"2.0","id":9,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///x\udc00"}}})";
+    auto r = send(hover);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0]["error"]["code"].GetInt(), rpc::kParseError);
+    EXPECT_NE(std::string(r[0]["error"]["message"].GetString()).find("offset 96"), std::string::npos)
+        << r[0]["error"]["message"].GetString();
+    r = send(R"({"jsonrpc":"2.0","id":10,"method":"shutdown"})" + std::string(1, '\0') + "x");
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0]["error"]["code"].GetInt(), rpc::kParseError);
+    EXPECT_FALSE(server_.exited());
+    EXPECT_TRUE(request("shutdown", "").HasMember("result")); // shutdown did not run before
 }
 
 TEST_F(LspServerTest, ExitWithoutShutdownIsCodeOne) {
@@ -344,6 +363,43 @@ TEST_F(LspServerTest, CompletionAfterChains) {
     EXPECT_EQ(labels(28, 17), "x,y");  // MakePoint().
     EXPECT_EQ(labels(29, 17), "done"); // outer.inner.
     EXPECT_EQ(labels(30, 8), "x,y");   // p^.
+}
+
+// After `fb.`: what the compiler lets that code name. Outside the FB neither its PRIVATE nor its
+// PROTECTED methods and properties, nor its VAR, VAR_IN_OUT and VAR_TEMP; from an FB extending
+// it the PROTECTED ones too; never the compiler's own names (`IN$edge`, `Target$set`), though a
+// SET-only PROPERTY is offered by its name.
+TEST_F(LspServerTest, CompletionOffersOnlyAccessibleMembers) {
+    std::ofstream(dir_ / "src" / "access.st")
+        << "FUNCTION_BLOCK FB_Base\nVAR_INPUT\n    Start : BOOL R_EDGE;\nEND_VAR\n"            // 1-4
+           "VAR_OUTPUT\n    Done : BOOL;\nEND_VAR\nVAR\n    count : INT;\nEND_VAR\n"           // 5-10
+           "METHOD PRIVATE Secret\n    count := 1;\nEND_METHOD\n"                              // 11-13
+           "METHOD PROTECTED Shared\n    Secret();\nEND_METHOD\n"                              // 14-16
+           "METHOD Run\nEND_METHOD\n"                                                          // 17-18
+           "PROTECTED PROPERTY Level : INT\nGET\n    Level := count;\nEND_GET\nEND_PROPERTY\n" // 19-23
+           "PROPERTY Target : INT\nSET\n    count := Target;\nEND_SET\nEND_PROPERTY\n"         // 24-28
+           "END_FUNCTION_BLOCK\n"                                                              // 29
+           "FUNCTION_BLOCK FB_Derived EXTENDS FB_Base\nVAR\n    peer : FB_Base;\nEND_VAR\n"    // 30-33
+           "peer.Run();\nEND_FUNCTION_BLOCK\n"                                                 // 34-35
+           "PROGRAM AccessMain\nVAR\n    b : FB_Base;\nEND_VAR\nb.Run();\nEND_PROGRAM\n";      // 36-41
+    initialize();
+    (void)open("access.st");
+    const auto labels = [&](int line, int character) {
+        std::set<std::string> out;
+        const auto r = request("textDocument/completion", at("access.st", line, character));
+        EXPECT_TRUE(r["result"].IsArray()) << rpc::toJson(r);
+        for (const auto& item : r["result"].GetArray()) {
+            out.insert(item["label"].GetString());
+        }
+        return out;
+    };
+    EXPECT_EQ(labels(39, 2), (std::set<std::string>{"Done", "Run", "Start", "Target"}));                    // b.
+    EXPECT_EQ(labels(33, 5), (std::set<std::string>{"Done", "Level", "Run", "Shared", "Start", "Target"})); // peer.
+    const auto inside = labels(11, 4); // in FB_Base's METHOD Secret: its names, none generated
+    EXPECT_TRUE(inside.contains("Target") && inside.contains("count"));
+    for (const std::string& name : inside) {
+        EXPECT_EQ(name.find('$'), std::string::npos) << name;
+    }
 }
 
 TEST_F(LspServerTest, SignatureHelpFollowsTheArgument) {

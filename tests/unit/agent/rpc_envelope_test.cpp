@@ -99,6 +99,36 @@ TEST(RpcEnvelope, EveryMalformedFormHasItsCodeAndAnIdOnlyWhenOneWasRead) {
     EXPECT_EQ(check(std::string(kMaxLineBytes + 1, 'x')).error.message, kOversizeLineMessage);
 }
 
+// An unpaired UTF-16 surrogate escape names no character (RapidJSON 1.1 decoded a lone low one into
+// bytes that are not UTF-8), and a NUL byte ended the text early, so the request before it ran:
+// both are the parse error, which says at what offset.
+TEST(RpcEnvelope, UnpairedSurrogatesAndNulBytesAreParseErrors) {
+    const std::string head = R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"t":")";
+    struct Case {
+        std::string line;
+        std::size_t offset;
+    };
+    const Case cases[] = {
+        {head + R"(ab\uDC00"}})", head.size() + 2},
+        {head + R"(\uDFFF\uD800"}})", head.size()},
+        {head + R"(\uD800"}})", head.size()},
+        {head + R"(\uD800\u0041"}})", head.size()},
+        {head + R"(\uDBFF x"}})", head.size()},
+        {R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"\udc00":1}})", 48},
+        {std::string(R"({"jsonrpc":"2.0","id":1,"method":"m"})") + '\0' + "garbage", 37},
+        {std::string(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"t":"a)") + '\0' + "\"}}", 53},
+    };
+    for (const Case& c : cases) {
+        const Checked r = check(c.line);
+        EXPECT_FALSE(r.ok) << c.line;
+        EXPECT_EQ(r.error.code, kParseError) << c.line;
+        EXPECT_NE(r.error.message.find("offset " + std::to_string(c.offset)), std::string::npos)
+            << c.line << ": " << r.error.message;
+    }
+    // A pair is one character (U+1F600), and an escaped backslash before "uDC00" no escape.
+    EXPECT_TRUE(check(head + R"(\uD83D\uDE00 \\uDC00"}})").ok);
+}
+
 TEST(RpcEnvelope, ExactlyTheLineCapIsParsed) {
     std::string line = R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"pad":")";
     line.append(kMaxLineBytes - line.size() - 3, 'p');

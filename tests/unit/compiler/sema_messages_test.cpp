@@ -51,4 +51,27 @@ TEST(SemaMessages, FunctionBlockThatContainsItselfIsNamedAsAFunctionBlock) {
 }
 
 } // namespace
+// A message quotes at most kQuotedTextLimit characters of user text: a 1 MB identifier does not
+// make a 1 MB message, and the cut never splits a UTF-8 character.
+TEST(SemaMessages, QuotedUserTextIsBounded) {
+    const std::string name(std::size_t{1} << 20, 'x');
+    const test::Analysis a("PROGRAM Main\nVAR v : INT; END_VAR\nv := " + name + ";\nEND_PROGRAM\n");
+    const std::string m = message(a, "E0104");
+    ASSERT_FALSE(m.empty()) << a.rendered().substr(0, 300);
+    EXPECT_EQ(m.find("'" + std::string(kQuotedTextLimit, 'x') + "…'"), m.find('\'')) << m.substr(0, 300);
+    EXPECT_LT(m.size(), 200u);
+
+    EXPECT_EQ(boundQuotedText("unknown 'abc' in the FB's input 'de'"), "unknown 'abc' in the FB's input 'de'");
+    std::string wide;
+    for (std::size_t i = 0; i < kQuotedTextLimit + 3; ++i) {
+        wide += "ä"; // two bytes each
+    }
+    EXPECT_EQ(boundQuotedText("string '" + wide + "' too long"),
+              "string '" + wide.substr(0, 2 * kQuotedTextLimit) + "…' too long");
+    EXPECT_EQ(boundQuotedText("'" + std::string(kQuotedTextLimit, 'y') + "'"),
+              "'" + std::string(kQuotedTextLimit, 'y') + "'");
+    const std::string two = boundQuotedText("'" + name + "' and '" + name + "'");
+    EXPECT_EQ(two, "'" + std::string(kQuotedTextLimit, 'x') + "…' and '" + std::string(kQuotedTextLimit, 'x') + "…'");
+}
+
 } // namespace takt::compiler

@@ -37,12 +37,24 @@ struct RelatedLocation {
     std::string message;
 };
 
+// Messages quote user text ('FillTimr', an expression) between single quotes. The sink bounds
+// every quoted part to its first kQuotedTextLimit characters and "…" (cut between UTF-8
+// characters), so a 50 MB identifier does not make a 50 MB message: one place for all codes.
+inline constexpr std::size_t kQuotedTextLimit = 64;
+// `message` with each quoted part longer than kQuotedTextLimit characters cut to that many and
+// "…". A quote opens after a character that cannot be in a name and closes before one (so the
+// apostrophe in "the FB's input" is neither).
+[[nodiscard]] std::string boundQuotedText(std::string message);
+
 struct Diagnostic {
     DiagCode code{};
     Severity severity = Severity::Error;
     Span span;
     std::string message;
     std::vector<RelatedLocation> related;
+
+    // Adds a related location; its message is bounded like the diagnostic's.
+    void relate(Span where, std::string note) { related.push_back({where, boundQuotedText(std::move(note))}); }
 };
 
 class DiagnosticSink {

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -89,6 +90,18 @@ struct Symbol {
     // Standard functions: index into the standard library's signature table
     std::uint32_t stdIndex = 0;
 };
+
+// Whether the code of POU `from` (a METHOD's or accessor's code counts as its POU's) may use
+// `member`, a METHOD, ACTION or PROPERTY accessor of an FB, CLASS or PROGRAM: a PRIVATE one only
+// from the POU declaring it, a PROTECTED one also from the POUs extending it (CODESYS's rules).
+// INTERNAL is public: takt compiles a project and its libraries as one unit.
+[[nodiscard]] bool memberAccessible(const Symbol& member, const Symbol* from);
+// Whether a variable of an FB or PROGRAM instance may be named from outside it (`fb.x`, `Main.x`):
+// an FB's VAR_INPUT and VAR_OUTPUT, a PROGRAM's variables but its VAR_TEMP.
+[[nodiscard]] bool variableVisibleOutside(const Symbol& member);
+// A name the compiler makes up (an R_EDGE input's memory `IN$edge`): '$' cannot occur in an ST
+// identifier, so no source text can name it. A SET-only PROPERTY's accessor `P$set` is one too.
+[[nodiscard]] bool isGeneratedName(std::string_view name);
 
 class Scope {
 public:
