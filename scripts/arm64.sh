@@ -16,7 +16,9 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 bash "$root/scripts/setup.sh"
 
-# The :arm64 libraries takt links, their headers, and what runs the result here.
+# The :arm64 libraries takt links, their headers, and what runs the result here. Header-only
+# libraries (Asio, Boost.Beast from libboost1.74-dev, RapidJSON, CLI11) come from setup.sh: their
+# headers are the same on every architecture.
 arm64_dev=(libfmt-dev libspdlog-dev libtomlplusplus-dev libssl-dev zlib1g-dev libsystemd-dev libmodbus-dev libmosquitto-dev libcpp-httplib-dev
            libgpiod-dev libgtest-dev libgmock-dev)
 host=(crossbuild-essential-arm64 qemu-user-static dpkg-dev)

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
   clang clang-format clang-tidy libclang-rt-14-dev
-  libasio-dev rapidjson-dev libtomlplusplus-dev libcli11-dev libfmt-dev libspdlog-dev
+  libasio-dev libboost1.74-dev rapidjson-dev libtomlplusplus-dev libcli11-dev libfmt-dev libspdlog-dev
   libgtest-dev libgmock-dev libbenchmark-dev liblua5.4-dev
   libmodbus-dev libmosquitto-dev libgpiod-dev libssl-dev openssl libsystemd-dev zlib1g-dev libcpp-httplib-dev
   python3 valgrind llvm-14-dev

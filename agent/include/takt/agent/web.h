@@ -1,7 +1,7 @@
 #pragma once
 // The runtime's HTTP surface ([runtime.web]): `/metrics` in Prometheus text format and
 // `/api/rpc`, one JSON-RPC request per POST answered by the control service's method table with
-// the caller's role, plus the web page's files when they are installed. Served by cpp-httplib on
+// the caller's role, plus the web page's files when they are installed. Served by Boost.Beast on
 // threads of its own at low priority; nothing here touches the scan thread: every call goes
 // through ControlServer::callLocal, as a control session would.
 #include <cstdint>
