@@ -322,7 +322,8 @@ std::span<const ControlService::Method> ControlSession::builtins() {
          R"("additionalProperties":false})",
          R"({"type":"object","required":["subscribed"],"properties":{"subscribed":{"type":"array"}}})", Role::Viewer,
          Route{&ControlSession::subscribe, nullptr}},
-        {"events.recent", "The recent events after `since` (at most 256) and the online-change history (32)",
+        {"events.recent",
+         "The recent events after `since` (at most 256, and 32 overruns) and the online-change history (32)",
          R"({"type":"object","properties":{"since":{"type":"integer","minimum":0}},"additionalProperties":false})",
          R"({"type":"object","required":["next","events","reloads"],"properties":{"next":{"type":"integer"},)"
          R"("events":{"type":"array"},"reloads":{"type":"array"}}})",

@@ -1,7 +1,8 @@
 // DriverSet: drivers created from an IoConfig, ownership checked, cycles fanned
-// out, safe state and health summarised.
+// out, safe state and health summarised, status blocks written without allocating.
 #include <gtest/gtest.h>
 
+#include "../counting_new.h"
 #include "takt/io/driver_set.h"
 
 namespace takt::io {
@@ -324,9 +325,14 @@ TEST(DriverSet, TheStatusBlockTellsTheProgramHowItsDriverIs) {
     // The peer is lost: degraded, bad, "communication lost" (7), and the count climbs.
     d->status = HealthStatus{Health::Degraded, "lost", IoError::CommLost, true};
     (void)set.refreshHealth();
+    // The scan thread's part allocates nothing.
+    test::gAllocations = 0;
+    test::gCounting = true;
     for (int i = 0; i < 5; ++i) {
         set.readInputs(view);
     }
+    test::gCounting = false;
+    EXPECT_EQ(test::gAllocations.load(), 0u);
     EXPECT_EQ(in[8], 0x02);
     EXPECT_EQ(in[9], 1);
     EXPECT_EQ(in[10] | in[11] << 8, 7);
