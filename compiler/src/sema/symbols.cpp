@@ -124,7 +124,7 @@ Symbol* lookup(const Context& cx, const Scope* scope, std::string_view name, boo
                 return found;
             }
         }
-        // A name two USING namespaces both declare is ambiguous (IEC 61131-3 ed.3 6.9; CODESYS:
+        // A name two USING namespaces both declare is ambiguous (IEC 61131-3 ed.3; CODESYS:
         // "ambiguous use of name"); one declared in the scope itself was found above and wins.
         Symbol* imported = nullptr;
         for (const Scope* u : s->usings) {
