@@ -26,15 +26,31 @@ std::shared_ptr<const takt::bytecode::Module> targetModule() {
     fb.size = 8;
     fb.fields = {{"ET", 0, 0, false}, {"Q", 0, 4, false}};
     m->types.push_back(fb);
-    const char* names[] = {"v0", "v1", "v2", "Main.fb", "Main.fb.ET", "Main.fb.Q"};
-    const std::uint32_t types[] = {0, 0, 0, 1, 0, 0};
-    const std::uint32_t offsets[] = {0, 4, 8, 12, 12, 16};
-    for (int i = 0; i < 6; ++i) {
+    // The types an online change converts into (a slot's types are read back from signatures):
+    // an ENUM and a STRING[10].
+    takt::bytecode::TypeDesc state;
+    state.kind = takt::bytecode::ValueKind::Enum;
+    state.name = "State";
+    state.signature = "ENUM State(DINT){Idle=0;Heat=1;}";
+    state.size = state.align = 4;
+    state.element = 0;
+    state.enumValues = {{"Idle", 0}, {"Heat", 1}};
+    m->types.push_back(state);
+    takt::bytecode::TypeDesc text;
+    text.kind = takt::bytecode::ValueKind::String;
+    text.name = text.signature = "STRING[10]";
+    text.size = 11;
+    text.stringLength = 10;
+    m->types.push_back(text);
+    const char* names[] = {"v0", "v1", "v2", "Main.fb", "Main.fb.ET", "Main.fb.Q", "state", "text"};
+    const std::uint32_t types[] = {0, 0, 0, 1, 0, 0, 2, 3};
+    const std::uint32_t offsets[] = {0, 4, 8, 12, 12, 16, 20, 24};
+    for (int i = 0; i < 8; ++i) {
         m->variables.push_back(takt::bytecode::VarEntry{names[i], types[i], offsets[i], m->types[types[i]].size,
                                                         takt::bytecode::VarKind::Global, true, false});
     }
-    m->globalSize = 20;
-    m->initImage.assign(20, 0);
+    m->globalSize = 35;
+    m->initImage.assign(35, 0);
     return m;
 }
 

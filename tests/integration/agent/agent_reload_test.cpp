@@ -118,6 +118,26 @@ TEST(AgentReload, SendsProgramToTheEndpointAndReturnsItsReply) {
     EXPECT_EQ(end - (at + 9), 4 * ((size + 2) / 3));
 }
 
+TEST(AgentReload, DryRunAsksTheEndpointForAPreview) {
+    test::TempDir dir;
+    dir.write("p/src/main.st", "PROGRAM Main\nVAR x : INT; END_VAR\nx := x + 1;\nEND_PROGRAM\n");
+    FakeEndpoint endpoint;
+    ASSERT_GT(endpoint.port(), 0);
+    dir.write("p/runtime.toml", "[runtime.control]\nendpoint = \"tcp://127.0.0.1:" + std::to_string(endpoint.port()) +
+                                    "\"\nauth_token = \"0123456789abcdef0123\"\n");
+    AgentOptions o;
+    o.workspace = dir.path();
+    AgentServer server(o);
+    const rapidjson::Document d =
+        call(server, R"({"jsonrpc":"2.0","id":1,"method":"runtime.reload","params":{"project":"p","dry_run":true}})");
+    ASSERT_TRUE(d.IsObject() && d.HasMember("result"));
+    ASSERT_EQ(endpoint.requests.size(), 2u);
+    EXPECT_NE(endpoint.requests[1].find(R"("dry_run":true)"), std::string::npos) << endpoint.requests[1];
+    const rapidjson::Document bad =
+        call(server, R"({"jsonrpc":"2.0","id":2,"method":"runtime.reload","params":{"project":"p","dry_run":"yes"}})");
+    EXPECT_EQ(bad["error"]["code"].GetInt(), -32602);
+}
+
 TEST(AgentReload, CompileReloadBlocksOnErrorsAndReportsUnreachable) {
     test::TempDir dir;
     dir.write("p/src/main.st", "PROGRAM Main\nVAR x : INT; END_VAR\nx := undefined_thing;\nEND_PROGRAM\n");
