@@ -102,7 +102,7 @@ struct Shared {
 
 template <class Stream> class Session : public std::enable_shared_from_this<Session<Stream>> {
 public:
-    Session(std::shared_ptr<Shared> shared, Stream stream, tcp::endpoint peer)
+    Session(std::shared_ptr<Shared> shared, Stream stream, const tcp::endpoint& peer)
         : shared_(std::move(shared)), stream_(std::move(stream)), callTimer_(stream_.get_executor()),
           address_(peer.address().to_string()), port_(peer.port()) {}
     Session(const Session&) = delete;
@@ -255,14 +255,14 @@ private:
                 net::post(self->executor(), [self, reply = std::move(reply)]() mutable {
                     if (!self->replied_) {
                         self->callTimer_.cancel();
-                        self->onReply(std::move(reply));
+                        self->onReply(reply);
                     }
                 });
             }
         });
     }
 
-    void onReply(std::string reply) {
+    void onReply(const std::string& reply) {
         replied_ = true;
         answer(web::answerCall(request_, call_, reply, shared_->options));
     }

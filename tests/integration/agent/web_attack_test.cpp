@@ -309,6 +309,67 @@ TEST(WebAttack, HeadersTrickledAByteASecondAreClosedAndAPageIsServed) {
     EXPECT_EQ(rt.stop(), 0) << rt.log();
 }
 
+// With tls = true (how the surface is served beyond loopback): 300 connections that never start
+// their TLS handshake and 8 that trickle it a byte a second are displaced at the cap or closed at
+// the 5 s deadline, and an HTTPS client with a token is served throughout.
+TEST(WebAttack, SilentAndTricklingTlsHandshakesDoNotLockOutHttps) {
+    raiseOwnDescriptorLimit(4096);
+    TempDir project;
+    ASSERT_TRUE(writeServerCertificate(project)) << readText(project.path() / "openssl.log");
+    const std::uint16_t port = test::freeTcpPort();
+    writeProject(project, port, "tls = true\ntls_cert = \"server.pem\"\ntls_key = \"server.key\"\nauth = \"token\"");
+    Runtime rt(project.path());
+    ASSERT_TRUE(waitWeb(rt, port)) << rt.log();
+    const auto httpsServed = [&] {
+        httplib::SSLClient https("127.0.0.1", port);
+        https.set_ca_cert_path((project.path() / "ca.pem").string());
+        https.enable_server_certificate_verification(true);
+        https.set_connection_timeout(3s);
+        https.set_read_timeout(3s);
+        const httplib::Result r = https.Get("/metrics", {{"Authorization", std::string("Bearer ") + kToken}});
+        return r && r->status == 200;
+    };
+    ASSERT_TRUE(httpsServed());
+
+    std::vector<int> silent;
+    for (int i = 0; i < 300; ++i) {
+        silent.push_back(connectFrom(fmt::format("127.0.0.{}", 2 + i % 8), port));
+    }
+    std::vector<int> tricklers;
+    for (int i = 0; i < 8; ++i) {
+        tricklers.push_back(connectFrom("127.0.0.20", port));
+    }
+    const auto start = Clock::now();
+    int answered = 0;
+    int polls = 0;
+    const std::string hello("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11);
+    for (std::size_t b = 0; Clock::now() - start < 8s; ++b) {
+        for (const int fd : tricklers) {
+            sendAll(fd, std::string_view(&hello[b % hello.size()], 1));
+        }
+        ++polls;
+        answered += httpsServed() ? 1 : 0;
+        std::this_thread::sleep_for(500ms);
+    }
+    EXPECT_EQ(answered, polls);
+    int open = 0;
+    for (const int fd : silent) {
+        open += fd >= 0 && !closedByPeer(fd) ? 1 : 0;
+    }
+    for (const int fd : tricklers) {
+        open += fd >= 0 && !closedByPeer(fd) ? 1 : 0;
+    }
+    EXPECT_EQ(open, 0) << "connections still open 8 s after a 5 s handshake deadline";
+    for (const int fd : silent) {
+        ::close(fd);
+    }
+    for (const int fd : tricklers) {
+        ::close(fd);
+    }
+    EXPECT_TRUE(controlAnswers(project));
+    EXPECT_EQ(rt.stop(), 0) << rt.log();
+}
+
 // 2,000 connections from 40 addresses, reopened as soon as they are closed, against a takt
 // limited to the unit's 1,024 descriptors: the web server keeps to its cap (256), so the page
 // is served, the control endpoint answers and every RETAIN save succeeds throughout. Before, the
@@ -421,6 +482,25 @@ TEST(WebAttack, BodiesAndHeadersBeforeAuthenticationAreBounded) {
                                          }
                                      })),
                   431);
+    }
+    // Large bodies with a length share 16 MiB: two 8 MiB ones being sent hold it, a third is
+    // told to come back (503) before any of its body is read.
+    std::vector<int> slow;
+    for (int i = 0; i < 2; ++i) {
+        slow.push_back(connectFrom("127.0.0.3", port));
+        ASSERT_TRUE(sendAll(slow.back(), fmt::format("POST /api/rpc HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                                                     "{}\r\nContent-Length: 8388608\r\n\r\n{}",
+                                                     kToken, std::string(0x10000, ' '))));
+    }
+    std::this_thread::sleep_for(300ms);
+    const std::string third =
+        roundTrip(port, fmt::format("POST /api/rpc HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nContent-Length: "
+                                    "8388608\r\n\r\n",
+                                    kToken));
+    EXPECT_EQ(statusOf(third), 503) << third;
+    EXPECT_NE(third.find("Retry-After: 1\r\n"), std::string::npos) << third;
+    for (const int fd : slow) {
+        ::close(fd);
     }
     // Several at once, from many addresses.
     std::vector<std::thread> senders;
