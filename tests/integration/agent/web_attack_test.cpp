@@ -17,6 +17,7 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -522,6 +523,50 @@ TEST(WebAttack, BodiesAndHeadersBeforeAuthenticationAreBounded) {
     EXPECT_TRUE(controlAnswers(project));
     const double rssAfter = rssMiB(rt.pid());
     EXPECT_LT(rssAfter - rssBefore, 96.0) << "RSS " << rssBefore << " MiB -> " << rssAfter << " MiB";
+    EXPECT_EQ(rt.stop(), 0) << rt.log();
+}
+
+// Requests whose control calls wait (a var.read waits for the next cycle boundary, 2 s away
+// here): at most 32 wait on the control service at once, the others are told to come back (503)
+// instead of queueing on the thread the control endpoint shares, which goes on answering.
+TEST(WebAttack, ControlCallsWaitingAtOnceAreCapped) {
+    TempDir project;
+    const std::uint16_t port = test::freeTcpPort();
+    writeProject(project, port);
+    std::string text = readText(project.path() / "runtime.toml");
+    text.replace(text.find("cycle_interval_ms = 10"), 22, "cycle_interval_ms = 2000");
+    project.write("runtime.toml", text);
+    Runtime rt(project.path());
+    ASSERT_TRUE(waitWeb(rt, port)) << rt.log();
+    std::map<int, int> statuses;
+    std::mutex m;
+    std::vector<std::thread> clients;
+    for (int i = 0; i < 64; ++i) {
+        clients.emplace_back([&, i] {
+            const std::string body = R"({"jsonrpc":"2.0","id":1,"method":"var.read","params":{"names":["Main.kept"]}})";
+            const int fd = connectFrom(fmt::format("127.0.0.{}", 2 + i % 16), port);
+            int status = 0;
+            if (fd >= 0) {
+                sendAll(fd, fmt::format("POST /api/rpc HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: "
+                                        "{}\r\n\r\n{}",
+                                        body.size(), body));
+                status = statusOf(readUntilClosed(fd, 10s));
+                ::close(fd);
+            }
+            const std::lock_guard lock(m);
+            ++statuses[status];
+        });
+    }
+    std::this_thread::sleep_for(300ms);
+    const bool control = controlAnswers(project);
+    for (std::thread& t : clients) {
+        t.join();
+    }
+    EXPECT_TRUE(control);
+    EXPECT_EQ(statuses[200] + statuses[503], 64) << statuses[0];
+    EXPECT_GE(statuses[200], 32);
+    EXPECT_GE(statuses[503], 1);
+    EXPECT_TRUE(served(port));
     EXPECT_EQ(rt.stop(), 0) << rt.log();
 }
 
