@@ -68,6 +68,10 @@ constexpr std::size_t kLingerBytes = std::size_t{1} << 20;
 constexpr std::size_t kMaxBuffer = web::kMaxHeaderBytes + (std::size_t{8} << 10);
 // A request or answer this large gives its memory back to the system once answered.
 constexpr std::size_t kTrimAbove = std::size_t{1} << 20;
+// Control calls of all connections waiting for the control service at once: a page holds at most
+// two; beyond this a request is told to come back (503) rather than queue on the service's thread,
+// which the control endpoint shares.
+constexpr int kMaxCallsInFlight = 32;
 // After a failed accept (descriptors exhausted by something else): the next try.
 constexpr auto kAcceptRetry = 100ms;
 
@@ -94,6 +98,7 @@ struct Shared {
     ControlServer& control;
     web::ConnectionTable table;
     web::BodyBudget budget;
+    std::atomic<int> calls{0};
     // Closed when the server stops: a control answer arriving later is dropped, not posted to
     // an io_context that is gone.
     std::mutex gate;
@@ -102,7 +107,7 @@ struct Shared {
 
 template <class Stream> class Session : public std::enable_shared_from_this<Session<Stream>> {
 public:
-    Session(std::shared_ptr<Shared> shared, Stream stream, tcp::endpoint peer)
+    Session(std::shared_ptr<Shared> shared, Stream stream, const tcp::endpoint& peer)
         : shared_(std::move(shared)), stream_(std::move(stream)), callTimer_(stream_.get_executor()),
           address_(peer.address().to_string()), port_(peer.port()) {}
     Session(const Session&) = delete;
@@ -227,6 +232,14 @@ private:
             answer(std::move(*routed.response));
             return;
         }
+        if (shared_->calls.fetch_add(1) >= kMaxCallsInFlight) {
+            shared_->calls.fetch_sub(1);
+            web::Response busy = web::plain(request_, http::status::service_unavailable,
+                                            "the control service is answering other requests; try again\n");
+            busy.set(http::field::retry_after, "1");
+            answer(std::move(busy));
+            return;
+        }
         call_ = std::move(*routed.call);
         callControl();
     }
@@ -255,15 +268,16 @@ private:
                 net::post(self->executor(), [self, reply = std::move(reply)]() mutable {
                     if (!self->replied_) {
                         self->callTimer_.cancel();
-                        self->onReply(std::move(reply));
+                        self->onReply(reply);
                     }
                 });
             }
         });
     }
 
-    void onReply(std::string reply) {
+    void onReply(const std::string& reply) {
         replied_ = true;
+        shared_->calls.fetch_sub(1);
         answer(web::answerCall(request_, call_, reply, shared_->options));
     }
 

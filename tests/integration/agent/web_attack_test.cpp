@@ -17,6 +17,7 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -309,6 +310,67 @@ TEST(WebAttack, HeadersTrickledAByteASecondAreClosedAndAPageIsServed) {
     EXPECT_EQ(rt.stop(), 0) << rt.log();
 }
 
+// With tls = true (how the surface is served beyond loopback): 300 connections that never start
+// their TLS handshake and 8 that trickle it a byte a second are displaced at the cap or closed at
+// the 5 s deadline, and an HTTPS client with a token is served throughout.
+TEST(WebAttack, SilentAndTricklingTlsHandshakesDoNotLockOutHttps) {
+    raiseOwnDescriptorLimit(4096);
+    TempDir project;
+    ASSERT_TRUE(writeServerCertificate(project)) << readText(project.path() / "openssl.log");
+    const std::uint16_t port = test::freeTcpPort();
+    writeProject(project, port, "tls = true\ntls_cert = \"server.pem\"\ntls_key = \"server.key\"\nauth = \"token\"");
+    Runtime rt(project.path());
+    ASSERT_TRUE(waitWeb(rt, port)) << rt.log();
+    const auto httpsServed = [&] {
+        httplib::SSLClient https("127.0.0.1", port);
+        https.set_ca_cert_path((project.path() / "ca.pem").string());
+        https.enable_server_certificate_verification(true);
+        https.set_connection_timeout(3s);
+        https.set_read_timeout(3s);
+        const httplib::Result r = https.Get("/metrics", {{"Authorization", std::string("Bearer ") + kToken}});
+        return r && r->status == 200;
+    };
+    ASSERT_TRUE(httpsServed());
+
+    std::vector<int> silent;
+    for (int i = 0; i < 300; ++i) {
+        silent.push_back(connectFrom(fmt::format("127.0.0.{}", 2 + i % 8), port));
+    }
+    std::vector<int> tricklers;
+    for (int i = 0; i < 8; ++i) {
+        tricklers.push_back(connectFrom("127.0.0.20", port));
+    }
+    const auto start = Clock::now();
+    int answered = 0;
+    int polls = 0;
+    const std::string hello("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11);
+    for (std::size_t b = 0; Clock::now() - start < 8s; ++b) {
+        for (const int fd : tricklers) {
+            sendAll(fd, std::string_view(&hello[b % hello.size()], 1));
+        }
+        ++polls;
+        answered += httpsServed() ? 1 : 0;
+        std::this_thread::sleep_for(500ms);
+    }
+    EXPECT_EQ(answered, polls);
+    int open = 0;
+    for (const int fd : silent) {
+        open += fd >= 0 && !closedByPeer(fd) ? 1 : 0;
+    }
+    for (const int fd : tricklers) {
+        open += fd >= 0 && !closedByPeer(fd) ? 1 : 0;
+    }
+    EXPECT_EQ(open, 0) << "connections still open 8 s after a 5 s handshake deadline";
+    for (const int fd : silent) {
+        ::close(fd);
+    }
+    for (const int fd : tricklers) {
+        ::close(fd);
+    }
+    EXPECT_TRUE(controlAnswers(project));
+    EXPECT_EQ(rt.stop(), 0) << rt.log();
+}
+
 // 2,000 connections from 40 addresses, reopened as soon as they are closed, against a takt
 // limited to the unit's 1,024 descriptors: the web server keeps to its cap (256), so the page
 // is served, the control endpoint answers and every RETAIN save succeeds throughout. Before, the
@@ -422,6 +484,25 @@ TEST(WebAttack, BodiesAndHeadersBeforeAuthenticationAreBounded) {
                                      })),
                   431);
     }
+    // Large bodies with a length share 16 MiB: two 8 MiB ones being sent hold it, a third is
+    // told to come back (503) before any of its body is read.
+    std::vector<int> slow;
+    for (int i = 0; i < 2; ++i) {
+        slow.push_back(connectFrom("127.0.0.3", port));
+        ASSERT_TRUE(sendAll(slow.back(), fmt::format("POST /api/rpc HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                                                     "{}\r\nContent-Length: 8388608\r\n\r\n{}",
+                                                     kToken, std::string(0x10000, ' '))));
+    }
+    std::this_thread::sleep_for(300ms);
+    const std::string third =
+        roundTrip(port, fmt::format("POST /api/rpc HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nContent-Length: "
+                                    "8388608\r\n\r\n",
+                                    kToken));
+    EXPECT_EQ(statusOf(third), 503) << third;
+    EXPECT_NE(third.find("Retry-After: 1\r\n"), std::string::npos) << third;
+    for (const int fd : slow) {
+        ::close(fd);
+    }
     // Several at once, from many addresses.
     std::vector<std::thread> senders;
     for (int i = 0; i < 8; ++i) {
@@ -442,6 +523,50 @@ TEST(WebAttack, BodiesAndHeadersBeforeAuthenticationAreBounded) {
     EXPECT_TRUE(controlAnswers(project));
     const double rssAfter = rssMiB(rt.pid());
     EXPECT_LT(rssAfter - rssBefore, 96.0) << "RSS " << rssBefore << " MiB -> " << rssAfter << " MiB";
+    EXPECT_EQ(rt.stop(), 0) << rt.log();
+}
+
+// Requests whose control calls wait (a var.read waits for the next cycle boundary, 2 s away
+// here): at most 32 wait on the control service at once, the others are told to come back (503)
+// instead of queueing on the thread the control endpoint shares, which goes on answering.
+TEST(WebAttack, ControlCallsWaitingAtOnceAreCapped) {
+    TempDir project;
+    const std::uint16_t port = test::freeTcpPort();
+    writeProject(project, port);
+    std::string text = readText(project.path() / "runtime.toml");
+    text.replace(text.find("cycle_interval_ms = 10"), 22, "cycle_interval_ms = 2000");
+    project.write("runtime.toml", text);
+    Runtime rt(project.path());
+    ASSERT_TRUE(waitWeb(rt, port)) << rt.log();
+    std::map<int, int> statuses;
+    std::mutex m;
+    std::vector<std::thread> clients;
+    for (int i = 0; i < 64; ++i) {
+        clients.emplace_back([&, i] {
+            const std::string body = R"({"jsonrpc":"2.0","id":1,"method":"var.read","params":{"names":["Main.kept"]}})";
+            const int fd = connectFrom(fmt::format("127.0.0.{}", 2 + i % 16), port);
+            int status = 0;
+            if (fd >= 0) {
+                sendAll(fd, fmt::format("POST /api/rpc HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: "
+                                        "{}\r\n\r\n{}",
+                                        body.size(), body));
+                status = statusOf(readUntilClosed(fd, 10s));
+                ::close(fd);
+            }
+            const std::lock_guard lock(m);
+            ++statuses[status];
+        });
+    }
+    std::this_thread::sleep_for(300ms);
+    const bool control = controlAnswers(project);
+    for (std::thread& t : clients) {
+        t.join();
+    }
+    EXPECT_TRUE(control);
+    EXPECT_EQ(statuses[200] + statuses[503], 64) << statuses[0];
+    EXPECT_GE(statuses[200], 32);
+    EXPECT_GE(statuses[503], 1);
+    EXPECT_TRUE(served(port));
     EXPECT_EQ(rt.stop(), 0) << rt.log();
 }
 
