@@ -454,6 +454,12 @@ bool WebServer::start(std::string& error) {
                                     tcp::resolver::passive | tcp::resolver::numeric_service, ec);
     if (!ec && !found.empty()) {
         endpoint = found.begin()->endpoint();
+        for (const auto& entry : found) { // `localhost`: 127.0.0.1 rather than ::1, as a browser tries first
+            if (entry.endpoint().address().is_v4()) {
+                endpoint = entry.endpoint();
+                break;
+            }
+        }
     } else if (!ec) {
         ec = net::error::host_not_found;
     }

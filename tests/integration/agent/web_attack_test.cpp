@@ -310,6 +310,45 @@ TEST(WebAttack, HeadersTrickledAByteASecondAreClosedAndAPageIsServed) {
     EXPECT_EQ(rt.stop(), 0) << rt.log();
 }
 
+// The same for a body: a whole header, then the body a byte a second. The body must be whole
+// within 15 s of the header's end, so each is closed then, and a page is served meanwhile.
+TEST(WebAttack, BodiesTrickledAByteASecondAreClosedAfterTheirDeadline) {
+    TempDir project;
+    const std::uint16_t port = test::freeTcpPort();
+    writeProject(project, port);
+    Runtime rt(project.path());
+    ASSERT_TRUE(waitWeb(rt, port)) << rt.log();
+    constexpr int kTricklers = 8;
+    std::vector<int> fds;
+    for (int i = 0; i < kTricklers; ++i) {
+        fds.push_back(connectFrom("127.0.0.2", port));
+        ASSERT_GE(fds.back(), 0);
+        ASSERT_TRUE(sendAll(fds.back(), "POST /api/rpc HTTP/1.1\r\nHost: x\r\nContent-Length: 200\r\n\r\n{"));
+    }
+    const auto start = Clock::now();
+    std::vector<double> closedAfter(kTricklers, -1);
+    int answered = 0;
+    int polls = 0;
+    while (Clock::now() - start < 19s) {
+        for (int i = 0; i < kTricklers; ++i) {
+            if (closedAfter[i] < 0 && (closedByPeer(fds[i]) || !sendAll(fds[i], " "))) {
+                closedAfter[i] = std::chrono::duration<double>(Clock::now() - start).count();
+            }
+        }
+        ++polls;
+        answered += served(port) ? 1 : 0;
+        std::this_thread::sleep_for(1s);
+    }
+    EXPECT_EQ(answered, polls);
+    EXPECT_TRUE(controlAnswers(project));
+    for (int i = 0; i < kTricklers; ++i) {
+        EXPECT_GE(closedAfter[i], 13.0) << "trickler " << i; // not before its deadline
+        EXPECT_LT(closedAfter[i], 19.0) << "trickler " << i;
+        ::close(fds[i]);
+    }
+    EXPECT_EQ(rt.stop(), 0) << rt.log();
+}
+
 // With tls = true (how the surface is served beyond loopback): 300 connections that never start
 // their TLS handshake and 8 that trickle it a byte a second are displaced at the cap or closed at
 // the 5 s deadline, and an HTTPS client with a token is served throughout.
