@@ -128,11 +128,14 @@ void RuntimeControl::reload(const rapidjson::Value& params, ControlReplyFn& repl
         return;
     }
     const auto reject = [&](const std::string& why) {
-        localEvents_.push_back(fmt::format(
-            "{{\"type\":\"reload_rejected\",\"ts\":{},\"reason\":{},\"program_hash\":{}}}",
-            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-                .count(),
-            ctl::quoted(why), ctl::quoted(hash_)));
+        if (!dryRun) { // a preview sends no event
+            localEvents_.push_back(
+                fmt::format("{{\"type\":\"reload_rejected\",\"ts\":{},\"reason\":{},\"program_hash\":{}}}",
+                            std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count(),
+                            ctl::quoted(why), ctl::quoted(hash_)));
+        }
         reply(ControlAnswer::error(rpc::kCommandFailed, "reload rejected: " + why,
                                    fmt::format("{{\"program_hash\":{}}}", ctl::quoted(hash_))));
     };
@@ -158,8 +161,8 @@ void RuntimeControl::reload(const rapidjson::Value& params, ControlReplyFn& repl
     const std::string hash = loaded.hashHex();
     const std::shared_ptr<const bytecode::Module> module = std::move(loaded.module);
     auto p = std::make_unique<Pending>();
-    p->change = engine_.prepareChange(std::make_unique<engine::LoadedProgram>(module, hash), false);
-    if (!p->change.ok()) {
+    p->change = engine_.prepareChange(std::make_unique<engine::LoadedProgram>(module, hash), false, dryRun);
+    if (!p->change.ok() && !(dryRun && p->change.fault.message.empty())) {
         const engine::FaultReport& fault = p->change.fault;
         reject(fmt::format("the new program faulted while initialising: {}{}", fault.message,
                            fault.path.empty() ? "" : fmt::format(" ({}:{}:{})", fault.path, fault.line, fault.column)));

@@ -282,7 +282,7 @@ bool Engine::restart(RestartMode mode, FaultReport& report) {
     return true;
 }
 
-PreparedChange Engine::prepareChange(std::unique_ptr<LoadedProgram> next, bool warm) const {
+PreparedChange Engine::prepareChange(std::unique_ptr<LoadedProgram> next, bool warm, bool previewOnly) const {
     PreparedChange change;
     if (!coldInit(*next, change.fault)) {
         return change;
@@ -303,6 +303,10 @@ PreparedChange Engine::prepareChange(std::unique_ptr<LoadedProgram> next, bool w
     }
     plan.report.oldHash = program_->hash();
     plan.report.newHash = next->hash();
+    if (previewOnly) {
+        change.plan = std::move(plan); // no program: not ok(), nothing to apply
+        return change;
+    }
     runner_->prepare(*next);
     next->prepareWarmRestart();
     change.tasks.reset(next->module());

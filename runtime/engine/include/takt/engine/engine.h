@@ -134,7 +134,10 @@ public:
     // variables (warm-restart semantics). Reads only the current program's module (immutable)
     // and the process-image area sizes (which change only at a cycle boundary), so the control
     // thread may call it while the scan thread runs cycles. Not ok() with `fault` on failure.
-    [[nodiscard]] PreparedChange prepareChange(std::unique_ptr<LoadedProgram> next, bool warm) const;
+    // `previewOnly`: the plan and its report alone (a dry run): the runner does not prepare the
+    // program (no native compile) and the result is not ok() to apply.
+    [[nodiscard]] PreparedChange prepareChange(std::unique_ptr<LoadedProgram> next, bool warm,
+                                               bool previewOnly = false) const;
     // Step 2 (at a cycle boundary, `change.ok()`): memcpy runs, swap. Returns the report of the
     // change; `change` then holds what was replaced. A task keeps its interval phase and SINGLE
     // memory when the task count is unchanged; the priority order is the new one.
