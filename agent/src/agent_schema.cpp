@@ -102,7 +102,9 @@ const MethodSpec kMethods[] = {
      std::nullopt, runtimeValidate},
     {"runtime.test", "takt test --output json",
      R"({"type":"object","properties":{)" TAKT_PROJECT R"(,"filter":{"type":"string"},"list":{"type":"boolean"},)"
-     R"("timeout_seconds":{"type":"number","minimum":0}},"additionalProperties":false})",
+     R"("timeout_seconds":{"type":"number","minimum":0},"cycle_time_ms":{"type":"number","minimum":0.001,)"
+     R"("maximum":86400000},"max_cycles":{"type":"integer","minimum":1,"maximum":1000000000}},)"
+     R"("additionalProperties":false})",
      R"({"type":"object","required":["version","project","summary","tests"],"properties":{"summary":{"type":"object",)"
      R"("required":["total","passed","failed","errors","duration_ms"]},"tests":{"type":"array"}}})",
      std::nullopt, runtimeTest},

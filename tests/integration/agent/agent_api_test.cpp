@@ -198,6 +198,8 @@ TEST_F(Conformance, ErrorCodeTable) {
         {R"({"jsonrpc":"2.0","id":1,"method":"lsp.format","params":{}})", -32602},
         {R"({"jsonrpc":"2.0","id":1,"method":"agent.schema","params":{"method":"nope"}})", -32602},
         {R"({"jsonrpc":"2.0","id":1,"method":"runtime.test","params":{"timeout_seconds":-1}})", -32602},
+        {R"({"jsonrpc":"2.0","id":1,"method":"runtime.test","params":{"cycle_time_ms":0}})", -32602},
+        {R"({"jsonrpc":"2.0","id":1,"method":"runtime.test","params":{"max_cycles":0}})", -32602},
         {R"({"jsonrpc":"2.0","id":1,"method":"workspace.read","params":{"path":"../x"}})", -32001},
         {R"({"jsonrpc":"2.0","id":1,"method":"workspace.read","params":{"path":"missing.st"}})", -32002},
         {R"({"jsonrpc":"2.0","id":1,"method":"project_info"})", -32601},
@@ -439,6 +441,17 @@ TEST(AgentHarness, DirectAddressesInitialCycleAndOverflow) {
         R"({"overflow":"trap","inline_sources":[{"text":"PROGRAM Main\nVAR i : INT := 32767; END_VAR\ni := i + 1;\nEND_PROGRAM\n"}]})");
     ASSERT_TRUE(d.HasMember("error")) << toJson(d);
     EXPECT_STREQ(at(d, {"error", "data", "kind"}).GetString(), "runtime_cycle_error");
+    // runtime.test runs a TEST_FINISHED() test on the cycle time the call gives.
+    dir.write("plant/src/tests.st", "TEST_PROGRAM Elapses\nVAR t : TON; n : INT; END_VAR\n"
+                                    "t(IN := TRUE, PT := T#100ms);\nn := n + 1;\n"
+                                    "IF t.Q THEN ASSERT_EQUAL(T#100ms, t.ET); TEST_FINISHED(); END_IF;\n"
+                                    "END_TEST_PROGRAM\n");
+    d = call("runtime.test", R"({"project":"plant"})");
+    EXPECT_EQ(at(d, {"result", "summary", "passed"}).GetUint(), 1u) << toJson(d);
+    d = call("runtime.test", R"({"project":"plant","cycle_time_ms":50,"max_cycles":3})");
+    EXPECT_EQ(at(d, {"result", "summary", "passed"}).GetUint(), 1u) << toJson(d); // 100 ms in 3 cycles
+    d = call("runtime.test", R"({"project":"plant","max_cycles":5})");
+    EXPECT_EQ(at(d, {"result", "summary", "errors"}).GetUint(), 1u) << toJson(d);
     // Bad values are -32602 naming the member.
     d = call("harness.load", R"({"project":"plant","overflow":"saturate"})");
     EXPECT_EQ(at(d, {"error", "code"}).GetInt(), -32602) << toJson(d);
