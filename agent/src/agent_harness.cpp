@@ -45,7 +45,9 @@ Outcome toOutcome(const HarnessResult& r) {
 }
 
 // The sources of harness.load / harness.reload: exactly one of inline_sources, project, files.
-bool gatherSources(Context& ctx, const Value& params, std::vector<compiler::SourceText>& out, rpc::Error& error) {
+// A project's sources come with its runtime.toml [build] options (overflow, address mode).
+bool gatherSources(Context& ctx, const Value& params, std::vector<compiler::SourceText>& out,
+                   std::optional<compiler::BuildOptions>& build, rpc::Error& error) {
     const Value* inlineSources = member(params, "inline_sources");
     const Value* files = member(params, "files");
     const bool project = member(params, "project") != nullptr || member(params, "sources_root") != nullptr;
@@ -99,6 +101,7 @@ bool gatherSources(Context& ctx, const Value& params, std::vector<compiler::Sour
         return false;
     }
     out = std::move(sel.sources);
+    build = sel.build;
     return true;
 }
 
@@ -118,10 +121,15 @@ bool overLimit(const Context& ctx, const Value& params, const char* name, rpc::E
 
 Outcome harnessLoad(Context& ctx, const Value& params) {
     std::vector<compiler::SourceText> sources;
-    if (rpc::Error e; !gatherSources(ctx, params, sources, e)) {
+    std::optional<compiler::BuildOptions> build;
+    if (rpc::Error e; !gatherSources(ctx, params, sources, build, e)) {
         return failed(std::move(e));
     }
-    return toOutcome(ctx.harness.load(sources));
+    LoadOptions options;
+    if (build) {
+        options.build = *build;
+    }
+    return toOutcome(ctx.harness.load(sources, options, params));
 }
 
 Outcome harnessReload(Context& ctx, const Value& params) {
@@ -129,10 +137,11 @@ Outcome harnessReload(Context& ctx, const Value& params) {
     if (!ctx.harness.loaded()) {
         return failed(rpc::kHarnessNotLoaded, "harness not loaded; call harness.load first");
     }
-    if (rpc::Error e; !gatherSources(ctx, params, sources, e)) {
+    std::optional<compiler::BuildOptions> build;
+    if (rpc::Error e; !gatherSources(ctx, params, sources, build, e)) {
         return failed(std::move(e));
     }
-    return toOutcome(ctx.harness.reload(sources, stringParam(params, "mode") == "warm"));
+    return toOutcome(ctx.harness.reload(sources, stringParam(params, "mode") == "warm", build, params));
 }
 
 Outcome harnessCycle(Context& ctx, const Value& params) {
@@ -144,6 +153,22 @@ Outcome harnessCycle(Context& ctx, const Value& params) {
 
 Outcome harnessSetInput(Context& ctx, const Value& params) {
     return toOutcome(ctx.harness.handle("set_input", params));
+}
+
+Outcome harnessSetDirectInput(Context& ctx, const Value& params) {
+    return toOutcome(ctx.harness.handle("set_direct_input", params));
+}
+
+Outcome harnessSetDirectMemory(Context& ctx, const Value& params) {
+    return toOutcome(ctx.harness.handle("set_direct_memory", params));
+}
+
+Outcome harnessSetWallClock(Context& ctx, const Value& params) {
+    return toOutcome(ctx.harness.handle("set_wall_clock", params));
+}
+
+Outcome harnessGetDirectOutput(Context& ctx, const Value& params) {
+    return toOutcome(ctx.harness.handle("get_direct_output", params));
 }
 
 Outcome harnessGetOutput(Context& ctx, const Value& params) {

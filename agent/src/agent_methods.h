@@ -97,6 +97,10 @@ Outcome harnessReload(Context& ctx, const rapidjson::Value& params);
 Outcome harnessCycle(Context& ctx, const rapidjson::Value& params);
 Outcome harnessSetInput(Context& ctx, const rapidjson::Value& params);
 Outcome harnessGetOutput(Context& ctx, const rapidjson::Value& params);
+Outcome harnessSetDirectInput(Context& ctx, const rapidjson::Value& params);
+Outcome harnessSetDirectMemory(Context& ctx, const rapidjson::Value& params);
+Outcome harnessGetDirectOutput(Context& ctx, const rapidjson::Value& params);
+Outcome harnessSetWallClock(Context& ctx, const rapidjson::Value& params);
 Outcome harnessAdvanceTime(Context& ctx, const rapidjson::Value& params);
 Outcome harnessRunUntil(Context& ctx, const rapidjson::Value& params);
 

@@ -1,6 +1,7 @@
 // runtime.build / validate / test / reload / compile_reload: the CLI's payloads (shared
 // renderers), plus bytecode.reload to a running runtime's control endpoint.
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -133,6 +134,13 @@ Outcome runtimeTest(Context& ctx, const Value& params) {
     options.listOnly = boolParam(params, "list", false);
     if (const Value* t = member(params, "timeout_seconds"); t != nullptr) {
         options.timeoutS = t->GetDouble();
+    }
+    // Tests that call TEST_FINISHED() (takt test --cycle-time, --max-cycles).
+    if (const Value* c = member(params, "cycle_time_ms"); c != nullptr) {
+        options.cycleTimeNs = std::llround(c->GetDouble() * 1e6);
+    }
+    if (const Value* m = member(params, "max_cycles"); m != nullptr) {
+        options.maxCycles = m->GetUint64();
     }
     const TestReport report = runTests(options);
     if (report.buildFailed) {

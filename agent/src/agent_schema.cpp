@@ -15,6 +15,7 @@ using rapidjson::Value;
     R"("sources_root":{"type":"string","description":"source directory relative to the project, default src"})"
 #define TAKT_TYPED R"({"type":"object","required":["type"],"description":"typed value, see PROTOCOLS.md"})"
 #define TAKT_WATCH R"("watch":{"type":"array","items":{"type":"string"}})"
+#define TAKT_OVERFLOW R"("overflow":{"enum":["trap","wrap"]})"
 #define TAKT_PROGRESS                                                                                                  \
     R"({"type":"object","required":["cycle","time_nanos","watch"],"properties":{"cycle":{"type":"integer"},)"          \
     R"("time_nanos":{"type":"integer"},"watch":{"type":"object","additionalProperties":)" TAKT_TYPED "}}}"
@@ -101,7 +102,9 @@ const MethodSpec kMethods[] = {
      std::nullopt, runtimeValidate},
     {"runtime.test", "takt test --output json",
      R"({"type":"object","properties":{)" TAKT_PROJECT R"(,"filter":{"type":"string"},"list":{"type":"boolean"},)"
-     R"("timeout_seconds":{"type":"number","minimum":0}},"additionalProperties":false})",
+     R"("timeout_seconds":{"type":"number","minimum":0},"cycle_time_ms":{"type":"number","minimum":0.001,)"
+     R"("maximum":86400000},"max_cycles":{"type":"integer","minimum":1,"maximum":1000000000}},)"
+     R"("additionalProperties":false})",
      R"({"type":"object","required":["version","project","summary","tests"],"properties":{"summary":{"type":"object",)"
      R"("required":["total","passed","failed","errors","duration_ms"]},"tests":{"type":"array"}}})",
      std::nullopt, runtimeTest},
@@ -113,11 +116,12 @@ const MethodSpec kMethods[] = {
      R"("reload":{"type":"object"}}})",
      std::nullopt, runtimeReload},
     {"harness.load", "Load inline, project or file sources into the deterministic harness",
-     R"({"type":"object","properties":{)" TAKT_SOURCES_PARAMS R"(},"additionalProperties":false})", TAKT_LOADED,
-     std::nullopt, harnessLoad},
+     R"({"type":"object","properties":{)" TAKT_SOURCES_PARAMS "," TAKT_OVERFLOW
+     R"(,"initial_cycle":{"type":"boolean"}},"additionalProperties":false})",
+     TAKT_LOADED, std::nullopt, harnessLoad},
     {"harness.reload", "Online change of the harness program (mode warm: warm-restart semantics)",
-     R"({"type":"object","properties":{)" TAKT_SOURCES_PARAMS
-     R"(,"mode":{"enum":["online","warm"]}},"additionalProperties":false})",
+     R"({"type":"object","properties":{)" TAKT_SOURCES_PARAMS R"(,"mode":{"enum":["online","warm"]},)" TAKT_OVERFLOW
+     R"(},"additionalProperties":false})",
      TAKT_LOADED, std::nullopt, harnessReload},
     {"harness.cycle", "Advance cycles, each after advancing virtual time by dt_ms",
      R"({"type":"object","properties":{"count":{"type":"integer","minimum":0},"dt_ms":{"type":"number","minimum":0},)" TAKT_WATCH
@@ -127,6 +131,22 @@ const MethodSpec kMethods[] = {
      R"({"type":"object","required":["name","value"],"properties":{"name":{"type":"string"},"value":)" TAKT_TYPED
      R"(},"additionalProperties":false})",
      R"({"type":"object"})", std::nullopt, harnessSetInput},
+    {"harness.set_direct_input", "Write an input address (%I) that the next cycle reads",
+     R"({"type":"object","required":["address","value"],"properties":{"address":{"type":"string"},"value":)" TAKT_TYPED
+     R"(},"additionalProperties":false})",
+     R"({"type":"object"})", std::nullopt, harnessSetDirectInput},
+    {"harness.set_direct_memory", "Write a memory address (%M) that the next cycle reads",
+     R"({"type":"object","required":["address","value"],"properties":{"address":{"type":"string"},"value":)" TAKT_TYPED
+     R"(},"additionalProperties":false})",
+     R"({"type":"object"})", std::nullopt, harnessSetDirectMemory},
+    {"harness.get_direct_output", "Read a process-image address (%Q, %M or %I)",
+     R"({"type":"object","required":["address"],"properties":{"address":{"type":"string"}},"additionalProperties":false})",
+     R"({"type":"object","required":["address","value"],"properties":{"address":{"type":"string"},"value":)" TAKT_TYPED
+     "}}",
+     std::nullopt, harnessGetDirectOutput},
+    {"harness.set_wall_clock", "Set the virtual date and time (NOW_DT(), RTC); it runs on with virtual time",
+     R"({"type":"object","required":["value"],"properties":{"value":)" TAKT_TYPED R"(},"additionalProperties":false})",
+     R"({"type":"object"})", std::nullopt, harnessSetWallClock},
     {"harness.get_output", "Read an output, global or program variable",
      R"({"type":"object","required":["name"],"properties":{"name":{"type":"string"}},"additionalProperties":false})",
      R"({"type":"object","required":["name","value"],"properties":{"name":{"type":"string"},"value":)" TAKT_TYPED "}}",

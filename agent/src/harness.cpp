@@ -95,9 +95,40 @@ std::string_view errorKindName(ErrorKind kind) {
     return "invalid_request";
 }
 
+// load's and reload's optional `overflow` ("trap" | "wrap") into `build`; absent keeps it.
+bool overflowParam(const Value& req, compiler::BuildOptions& build, HarnessResult& err) {
+    const Value* v = param(req, "overflow");
+    if (v == nullptr) {
+        return true;
+    }
+    if (!v->IsString() || (std::strcmp(v->GetString(), "trap") != 0 && std::strcmp(v->GetString(), "wrap") != 0)) {
+        err = failure(ErrorKind::InvalidArgument, "parameter 'overflow' must be \"trap\" or \"wrap\"");
+        return false;
+    }
+    build.overflow =
+        std::strcmp(v->GetString(), "trap") == 0 ? compiler::OverflowMode::Trap : compiler::OverflowMode::Wrap;
+    return true;
+}
+
+bool loadOptions(const Value& req, LoadOptions& options, HarnessResult& err) {
+    if (!overflowParam(req, options.build, err)) {
+        return false;
+    }
+    if (const Value* v = param(req, "initial_cycle"); v != nullptr) {
+        if (!v->IsBool()) {
+            err = failure(ErrorKind::InvalidArgument, "parameter 'initial_cycle' must be a boolean");
+            return false;
+        }
+        options.initialCycle = v->GetBool();
+    }
+    return true;
+}
+
 struct Harness::State {
     HarnessDeps deps;
+    compiler::BuildOptions build; // of the last load: reload compiles with the same
     engine::VirtualClock clock;
+    std::int64_t wallAtLoad = engine::kVirtualWallEpochNs; // the last set_wall_clock
     std::unique_ptr<engine::Engine> engine;
     compiler::AddressMode addressMode = compiler::AddressMode::Word;
     std::vector<std::uint8_t> scratch; // decode target for values before they are committed
@@ -199,7 +230,7 @@ struct Harness::State {
     }
 
     bool compile(const std::vector<compiler::SourceText>& texts, CompileOutcome& outcome, HarnessResult& err) const {
-        outcome = deps.compile(texts);
+        outcome = deps.compile(texts, build);
         if (outcome.status == CompileOutcome::Status::CompileError) {
             err = failure(ErrorKind::CompileError, "compilation failed");
             err.payload.SetObject();
@@ -256,32 +287,38 @@ struct Harness::State {
         return true;
     }
 
-    HarnessResult load(const std::vector<compiler::SourceText>& texts);
-    HarnessResult reload(const std::vector<compiler::SourceText>& texts, bool warm);
+    HarnessResult load(const std::vector<compiler::SourceText>& texts, const LoadOptions& options);
+    HarnessResult reload(const std::vector<compiler::SourceText>& texts, bool warm, const compiler::BuildOptions& with);
     HarnessResult cycle(const Value& req);
     HarnessResult runUntil(const Value& req);
     HarnessResult setInput(const Value& req, bool access);
     HarnessResult getOutput(const Value& req, bool access);
     HarnessResult bindDirect(const Value& req);
-    HarnessResult setDirectInput(const Value& req);
+    HarnessResult setDirect(const Value& req, IoArea want);
     HarnessResult getDirectOutput(const Value& req);
     HarnessResult restart(const Value& req);
     const bytecode::AccessEntry* accessEntry(const std::string& name, HarnessResult& err) const;
 };
 
-HarnessResult Harness::State::load(const std::vector<compiler::SourceText>& texts) {
+HarnessResult Harness::State::load(const std::vector<compiler::SourceText>& texts, const LoadOptions& options) {
     HarnessResult err;
     CompileOutcome outcome;
+    const compiler::BuildOptions previous = build;
+    build = options.build;
     if (!compile(texts, outcome, err)) {
+        build = previous; // a failed load changes nothing: the loaded program reloads as before
         return err;
     }
     std::unique_ptr<engine::CodeRunner> runner = deps.makeRunner ? deps.makeRunner() : nullptr;
     if (runner == nullptr) {
+        build = previous;
         return failure(ErrorKind::RuntimeError, "no bytecode interpreter is available in this build");
     }
-    // A fresh harness: a new engine and virtual time 0.
+    // A fresh harness: a new engine and virtual time 0; the wall clock at the date last set
+    // (kVirtualWallEpochNs if none).
     engine.reset();
     clock.set(0);
+    clock.setWall(wallAtLoad);
     addressMode = outcome.addressMode;
     auto next = std::make_unique<engine::Engine>(std::move(runner), clock);
     engine::FaultReport fault;
@@ -289,7 +326,9 @@ HarnessResult Harness::State::load(const std::vector<compiler::SourceText>& text
         return failure(ErrorKind::RuntimeError, fmt::format("initialisation failed: {}", fault.message));
     }
     engine = std::move(next);
-    if (!engine->runCycle(fault)) {
+    // Without the initial cycle the program has run only its initialisation: inputs set now are
+    // what its first cycle sees.
+    if (options.initialCycle && !engine->runCycle(fault)) {
         HarnessResult r = cycleFault(fault);
         engine.reset();
         return r;
@@ -300,15 +339,20 @@ HarnessResult Harness::State::load(const std::vector<compiler::SourceText>& text
     return r;
 }
 
-HarnessResult Harness::State::reload(const std::vector<compiler::SourceText>& texts, bool warm) {
+HarnessResult Harness::State::reload(const std::vector<compiler::SourceText>& texts, bool warm,
+                                     const compiler::BuildOptions& with) {
     HarnessResult err;
     CompileOutcome outcome;
+    const compiler::BuildOptions previous = build;
+    build = with;
     if (!compile(texts, outcome, err)) {
+        build = previous;
         return err; // the old program stays loaded
     }
     engine::PreparedChange change =
         engine->prepareChange(std::make_unique<engine::LoadedProgram>(outcome.module, outcome.hash), warm);
     if (!change.ok()) {
+        build = previous;
         return failure(ErrorKind::RuntimeError, fmt::format("online change rejected: {}", change.fault.message));
     }
     engine::TransferReport rep = engine->applyChange(change);
@@ -490,7 +534,8 @@ HarnessResult Harness::State::bindDirect(const Value& req) {
     return success();
 }
 
-HarnessResult Harness::State::setDirectInput(const Value& req) {
+// set_direct_input (%I) and set_direct_memory (%M): the process image the next cycle copies in.
+HarnessResult Harness::State::setDirect(const Value& req, IoArea want) {
     HarnessResult err;
     std::string address;
     if (!stringParam(req, "address", address, err)) {
@@ -505,16 +550,17 @@ HarnessResult Harness::State::setDirectInput(const Value& req) {
     if (!detail::parseDirectAddress(address, addressMode, addr, why)) {
         return failure(ErrorKind::InvalidArgument, why);
     }
-    if (addr.area != IoArea::Input) {
-        return failure(ErrorKind::InvalidArgument, fmt::format("'{}' is not an input address (%I…)", address));
+    if (addr.area != want) {
+        return failure(ErrorKind::InvalidArgument, want == IoArea::Input
+                                                       ? fmt::format("'{}' is not an input address (%I…)", address)
+                                                       : fmt::format("'{}' is not a memory address (%M…)", address));
     }
     std::uint8_t buf[8] = {};
     if (!engine::decodeElementary(bytecode::addressValueKind(addr.width), addr.size, 0, *value, buf, why)) {
         return failure(ErrorKind::InvalidArgument, why);
     }
-    engine->ensureArea(IoArea::Input,
-                       static_cast<std::size_t>(addr.byteOffset) + std::max<std::uint32_t>(addr.size, 1));
-    std::vector<std::uint8_t>& in = engine->area(IoArea::Input);
+    engine->ensureArea(want, static_cast<std::size_t>(addr.byteOffset) + std::max<std::uint32_t>(addr.size, 1));
+    std::vector<std::uint8_t>& in = engine->area(want);
     if (addr.size == 0) {
         const auto mask = static_cast<std::uint8_t>(1u << addr.bit);
         in[addr.byteOffset] =
@@ -576,6 +622,15 @@ Harness::Harness(HarnessDeps deps) : state_(std::make_unique<State>()) {
     state_->deps = std::move(deps);
 }
 
+HarnessResult Harness::load(const std::vector<compiler::SourceText>& sources, LoadOptions options,
+                            const Value& params) {
+    HarnessResult err;
+    if (!loadOptions(params, options, err)) {
+        return err;
+    }
+    return state_->load(sources, options);
+}
+
 Harness::~Harness() = default;
 
 HarnessResult Harness::handle(const Value& req) {
@@ -589,15 +644,16 @@ HarnessResult Harness::handle(const Value& req) {
     return handle(std::string_view(cmdValue->GetString(), cmdValue->GetStringLength()), req);
 }
 
-HarnessResult Harness::load(const std::vector<compiler::SourceText>& sources) {
-    return state_->load(sources);
-}
-
-HarnessResult Harness::reload(const std::vector<compiler::SourceText>& sources, bool warm) {
+HarnessResult Harness::reload(const std::vector<compiler::SourceText>& sources, bool warm,
+                              const std::optional<compiler::BuildOptions>& build, const Value& params) {
     if (state_->engine == nullptr) {
         return failure(ErrorKind::NotLoaded, "no program is loaded; send 'load' first");
     }
-    return state_->reload(sources, warm);
+    compiler::BuildOptions with = build ? *build : state_->build;
+    if (HarnessResult err; !overflowParam(params, with, err)) {
+        return err;
+    }
+    return state_->reload(sources, warm, with);
 }
 
 bool Harness::loaded() const {
@@ -626,6 +682,9 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
 #define TAKT_H_ADDRESS R"("address":{"type":"string","description":"direct address such as %IX0.0"})"
 #define TAKT_H_SOURCES                                                                                                 \
     R"("source":{"type":"string","description":"one ST source"},"sources":{"type":"array","items":{"type":"string"}})"
+#define TAKT_H_OVERFLOW                                                                                                \
+    R"("overflow":{"type":"string","enum":["trap","wrap"],"description":"integer overflow: fault or wrap"})"
+#define TAKT_H_LOAD TAKT_H_OVERFLOW R"(,"initial_cycle":{"type":"boolean","description":"false: run no cycle on load"})"
 #define TAKT_H_PROGRESS                                                                                                \
     TAKT_H_OBJ(R"("cycle":{"type":"integer"},"time_nanos":{"type":"integer"},"watch":{"type":"object"})",              \
                R"("cycle","time_nanos")")
@@ -643,22 +702,23 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
     static constexpr std::string_view kProgress = TAKT_H_PROGRESS;
     static const MethodSpec<Command> kTable[] = {
         {"load",
-         "Load sources; runs one initial cycle at virtual time 0",
-         TAKT_H_OBJ(TAKT_H_SOURCES, ""),
+         "Load sources; runs one initial cycle at virtual time 0 unless initial_cycle is false",
+         TAKT_H_OBJ(TAKT_H_SOURCES "," TAKT_H_LOAD, ""),
          kLoaded,
          std::nullopt,
          {[](S s, V req) {
               HarnessResult err;
               std::vector<compiler::SourceText> texts;
-              if (!s.sources(req, texts, err)) {
+              LoadOptions options;
+              if (!loadOptions(req, options, err) || !s.sources(req, texts, err)) {
                   return err;
               }
-              return s.load(texts);
+              return s.load(texts, options);
           },
           false}},
         {"reload",
          "Online change at the cycle boundary (mode warm: warm-restart semantics)",
-         TAKT_H_OBJ(TAKT_H_SOURCES R"(,"mode":{"type":"string","enum":["online","warm"]})", ""),
+         TAKT_H_OBJ(TAKT_H_SOURCES R"(,"mode":{"type":"string","enum":["online","warm"]},)" TAKT_H_OVERFLOW, ""),
          TAKT_H_OBJ(
              R"("cycle":{"type":"integer"},"time_nanos":{"type":"integer"},"programs":{"type":"array"},)"
              R"("kept":{"type":"integer"},"converted":{"type":"integer"},"reinitialised":{"type":"integer"},)"
@@ -680,10 +740,11 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
              }
              HarnessResult err;
              std::vector<compiler::SourceText> texts;
-             if (!s.sources(req, texts, err)) {
+             compiler::BuildOptions build = s.build;
+             if (!overflowParam(req, build, err) || !s.sources(req, texts, err)) {
                  return err;
              }
-             return s.reload(texts, warm);
+             return s.reload(texts, warm, build);
          }}},
         {"cycle",
          "Advance virtual time by dt_ms, then run one cycle, count times",
@@ -714,7 +775,13 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
          TAKT_H_OBJ(TAKT_H_ADDRESS "," TAKT_H_VALUE, R"("address","value")"),
          kNone,
          std::nullopt,
-         {[](S s, V req) { return s.setDirectInput(req); }}},
+         {[](S s, V req) { return s.setDirect(req, IoArea::Input); }}},
+        {"set_direct_memory",
+         "Write a memory address (%M)",
+         TAKT_H_OBJ(TAKT_H_ADDRESS "," TAKT_H_VALUE, R"("address","value")"),
+         kNone,
+         std::nullopt,
+         {[](S s, V req) { return s.setDirect(req, IoArea::Memory); }}},
         {"get_direct_output", "Read an output address", kAddressed, kAddressValue, std::nullopt, {[](S s, V req) {
              return s.getDirectOutput(req);
          }}},
@@ -733,6 +800,28 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
                   return err;
               }
               s.clock.advance(ns);
+              return success();
+          },
+          false}},
+        {"set_wall_clock",
+         "Set the virtual date and time NOW_DT() and RTC read; it runs on with virtual time",
+         TAKT_H_OBJ(R"("value":{"description":"typed value {type: DT or LDT, nanos}"})", R"("value")"),
+         kNone,
+         std::nullopt,
+         {[](S s, V req) {
+              const Value* value = param(req, "value");
+              if (value == nullptr) {
+                  return failure(ErrorKind::InvalidArgument, "parameter 'value' is required");
+              }
+              std::uint8_t buf[8] = {};
+              std::string why;
+              if (!engine::decodeElementary(bytecode::ValueKind::Ldt, 8, 0, *value, buf, why)) {
+                  return failure(ErrorKind::InvalidArgument, why);
+              }
+              std::int64_t ns = 0;
+              std::memcpy(&ns, buf, sizeof ns);
+              s.clock.setWall(ns);
+              s.wallAtLoad = ns;
               return success();
           },
           false}},
@@ -777,6 +866,8 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
 #undef TAKT_H_ADDRESS
 #undef TAKT_H_SOURCES
 #undef TAKT_H_PROGRESS
+#undef TAKT_H_OVERFLOW
+#undef TAKT_H_LOAD
 
 std::span<const Harness::CommandFacts> Harness::commandFacts() {
     static const std::vector<CommandFacts> kFacts = [] {

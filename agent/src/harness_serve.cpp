@@ -54,9 +54,9 @@ void Harness::serve(std::istream& in, std::ostream& out) {
 
 HarnessDeps defaultHarnessDeps(engine::Execution execution) {
     HarnessDeps deps;
-    deps.compile = [](const std::vector<compiler::SourceText>& sources) {
+    deps.compile = [](const std::vector<compiler::SourceText>& sources, const compiler::BuildOptions& build) {
         CompileOutcome out;
-        compiler::Project project = compiler::checkSources(sources);
+        compiler::Project project = compiler::checkSources(sources, build);
         out.addressMode = project.build.addressMode;
         compiler::CompiledProgram compiled = compiler::compileProgram(project);
         if (compiled.status == compiler::CompileStatus::SourceErrors) {

@@ -250,7 +250,8 @@ std::string describeValues(const engine::LoadedProgram& p, const engine::Asserti
 void appendScalar(std::string& text, bc::AssertKind kind, const std::string& a, const std::string& b) {
     switch (kind) {
     case bc::AssertKind::True:
-    case bc::AssertKind::False: break;
+    case bc::AssertKind::False:
+    case bc::AssertKind::Finished: break;
     case bc::AssertKind::Equal: text += ": expected " + a + ", actual " + b; break;
     case bc::AssertKind::NotEqual: text += ": both are " + a; break;
     case bc::AssertKind::Greater: text += ": " + a + " is not greater than " + b; break;
@@ -272,7 +273,8 @@ std::string describeAssertion(const engine::LoadedProgram& program, const engine
                                          "ASSERT_LESS",
                                          "ASSERT_GREATER_OR_EQUAL",
                                          "ASSERT_LESS_OR_EQUAL",
-                                         "ASSERT_NEAR"};
+                                         "ASSERT_NEAR",
+                                         "TEST_FINISHED"};
     const std::uint32_t kind = d.kind & ~bc::kAssertWideMessage;
     const std::uint32_t format = d.format & bc::kAssertFormatMask;
     if (kind >= bc::kAssertKindCount || format >= bc::kAssertFormatCount) {
@@ -283,7 +285,14 @@ std::string describeAssertion(const engine::LoadedProgram& program, const engine
     const std::string b = render(program, d.b, f);
     std::string text = std::string(kNames[kind]) + " failed";
     const auto k = static_cast<bc::AssertKind>(kind);
-    if (f == bc::AssertFormat::Value && (k == bc::AssertKind::Equal || k == bc::AssertKind::NotEqual)) {
+    const std::uint32_t type = d.format >> bc::kAssertTypeShift;
+    const bool leaf = f == bc::AssertFormat::Value && type < program.module().types.size() &&
+                      program.module().types[type].kind != bc::ValueKind::Struct &&
+                      program.module().types[type].kind != bc::ValueKind::Array;
+    if (leaf) {
+        // An enumeration (the only leaf type the compiler names): its values by name.
+        appendScalar(text, k, renderLeaf(program, type, d.a), renderLeaf(program, type, d.b));
+    } else if (f == bc::AssertFormat::Value && (k == bc::AssertKind::Equal || k == bc::AssertKind::NotEqual)) {
         text += describeValues(program, d, k);
     } else {
         appendScalar(text, k, a, b);

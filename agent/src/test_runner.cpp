@@ -1,12 +1,16 @@
-// `takt test`: compile the project, then run each TEST_PROGRAM instance once on a cold image.
+// `takt test`: compile the project, then run each TEST_PROGRAM instance on a cold image: once,
+// or, when its body calls TEST_FINISHED(), cycle after cycle with virtual time advancing between
+// the cycles, until the call ends the test.
 #include <algorithm>
 #include <cctype>
 #include <chrono>
 
 #include "takt/agent/test_runner.h"
+#include "takt/bytecode/opcodes.h"
 #include "takt/compiler/compile_program.h"
 #include "takt/compiler/diagnostics.h"
 #include "takt/compiler/project.h"
+#include "takt/engine/engine.h"
 #include "takt/engine/vm_runner.h"
 #include "test_assertion.h"
 
@@ -31,6 +35,35 @@ void position(const bytecode::Module& m, const bytecode::PouEntry& pou, std::str
             return;
         }
     }
+}
+
+// Whether the test's own code calls TEST_FINISHED() (an ASSERT_FAIL of kind Finished): sema
+// allows it only in the body of the test POU, so the POU's code range is where it is.
+bool callsTestFinished(const bytecode::Module& m, const bytecode::PouEntry& pou) {
+    for (std::uint32_t pc = pou.code; pc < pou.codeEnd && pc < m.code.size();) {
+        const std::uint32_t word = m.code[pc];
+        if (word >= bytecode::kOpcodeCount) {
+            return false; // the verifier passed this code; not expected
+        }
+        const auto op = static_cast<bytecode::Opcode>(word);
+        const std::uint32_t length = bytecode::instructionLength(op);
+        if (op == bytecode::Opcode::ASSERT_FAIL && pc + 5 < m.code.size() &&
+            (m.code[pc + 5] & ~bytecode::kAssertWideMessage) ==
+                static_cast<std::uint32_t>(bytecode::AssertKind::Finished)) {
+            return true;
+        }
+        pc += length;
+    }
+    return false;
+}
+
+bool isFinished(const engine::Fault& fault) {
+    return fault.assertion.failed && (fault.assertion.kind & ~bytecode::kAssertWideMessage) ==
+                                         static_cast<std::uint32_t>(bytecode::AssertKind::Finished);
+}
+
+std::string timeText(std::int64_t ns) {
+    return ns % 1'000'000 == 0 ? "T#" + std::to_string(ns / 1'000'000) + "ms" : "T#" + std::to_string(ns) + "ns";
 }
 
 double msSince(std::chrono::steady_clock::time_point t0) {
@@ -91,9 +124,36 @@ TestReport runTests(const TestOptions& options) {
         runner.attach(program);
         engine::Fault fault;
         bool ok = shared->initCode == bytecode::kNone || runner.runInit(program, fault);
-        ok = ok && runner.runProgram(program, inst, 0, fault);
+        // One cycle at virtual time 0; a test that calls TEST_FINISHED() runs on, the clock
+        // advancing by the cycle time before each further cycle, until the call ends the run.
+        const bool multiCycle = callsTestFinished(*shared, pou);
+        std::string unfinished;
+        std::int64_t now = 0;
+        for (std::uint64_t cycle = 1; ok; ++cycle, now += options.cycleTimeNs) {
+            // The wall clock is virtual too: NOW_DT() and RTC give the same dates on every run.
+            runner.setWallClock(engine::kVirtualWallEpochNs + now);
+            ok = runner.runProgram(program, inst, now, fault);
+            if (!multiCycle || (!ok && isFinished(fault))) {
+                ok = ok || isFinished(fault);
+                break;
+            }
+            if (ok && cycle >= options.maxCycles) {
+                unfinished = "TEST_FINISHED() not reached in " + std::to_string(cycle) + " cycles (virtual time " +
+                             timeText(now) + ")";
+                break;
+            }
+            if (ok && options.timeoutS > 0 && cycle % 1024 == 0 && msSince(start) > options.timeoutS * 1000.0) {
+                report.timedOut = true;
+                unfinished = "stopped after " + std::to_string(cycle) + " cycles: the --timeout budget was used up";
+                break;
+            }
+        }
         tc.durationMs = msSince(t0);
-        if (ok) {
+        if (!unfinished.empty()) {
+            tc.status = "error";
+            tc.message = unfinished;
+            ++report.errors;
+        } else if (ok) {
             tc.status = "passed";
             ++report.passed;
         } else {

@@ -1,5 +1,8 @@
-// `takt test [--project DIR] [--filter S] [--list] [--output human|json|junit|tap] [--timeout S]`
+// `takt test [--project DIR] [--filter S] [--list] [--output human|json|junit|tap] [--timeout S]
+// [--cycle-time MS] [--max-cycles N]`
 // (CONFIG.md): exit 12 when a test fails, 13 on timeout, 11 when the project does not build.
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -16,6 +19,8 @@ void registerTest(CLI::App& app, int& exitCode) {
         bool list = false;
         std::string output = "human";
         double timeout = 0;
+        double cycleTimeMs = 10;
+        std::uint64_t maxCycles = 100'000;
         engine::Execution execution = engine::Execution::Interpreter;
     };
     auto args = std::make_shared<Args>();
@@ -28,6 +33,12 @@ void registerTest(CLI::App& app, int& exitCode) {
     cmd->add_flag_callback(
         "--json", [args] { args->output = "json"; }, "The same as --output json");
     cmd->add_option("--timeout", args->timeout, "Seconds for the whole run (0 = none)");
+    cmd->add_option("--cycle-time", args->cycleTimeMs,
+                    "Virtual milliseconds between the cycles of a test that calls TEST_FINISHED() (default 10)")
+        ->check(CLI::Range(0.001, 86'400'000.0));
+    cmd->add_option("--max-cycles", args->maxCycles,
+                    "Cycles a test that calls TEST_FINISHED() may run before it is an error (default 100000)")
+        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000}));
     addExecutionOption(*cmd, args->execution);
     cmd->callback([args, &exitCode] {
         agent::TestOptions options;
@@ -36,6 +47,8 @@ void registerTest(CLI::App& app, int& exitCode) {
         options.listOnly = args->list;
         options.timeoutS = args->timeout;
         options.execution = args->execution;
+        options.cycleTimeNs = std::llround(args->cycleTimeMs * 1e6);
+        options.maxCycles = args->maxCycles;
         const agent::TestReport report = agent::runTests(options);
         if (report.buildFailed) {
             std::fputs(report.buildMessage.c_str(), stderr);

@@ -52,6 +52,8 @@ static std::uint32_t nativeFb(const std::string& name) {
         k = Native::Sr;
     } else if (n == "RS") {
         k = Native::Rs;
+    } else if (n == "RTC") {
+        k = Native::Rtc;
     } else {
         return bytecode::kNone;
     }

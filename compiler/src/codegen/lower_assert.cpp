@@ -38,9 +38,10 @@ Value Lowerer::assertion(const ast::CallExpr& e, const sema::StdSignature& sig,
     using sema::StdOp;
     const Type* boolType = g_.model().types.get(TypeKind::Bool);
     const Value none{constant64(0), Calc::Bool, boolType};
-    const std::size_t valueArgs = sig.op == StdOp::AssertTrue || sig.op == StdOp::AssertFalse ? 1
-                                  : sig.op == StdOp::AssertNear                               ? 3
-                                                                                              : 2;
+    const std::size_t valueArgs = sig.op == StdOp::TestFinished                                 ? 0
+                                  : sig.op == StdOp::AssertTrue || sig.op == StdOp::AssertFalse ? 1
+                                  : sig.op == StdOp::AssertNear                                 ? 3
+                                                                                                : 2;
     std::vector<std::uint32_t> pass;
     Value a = none;
     Value b = none;
@@ -52,6 +53,10 @@ Value Lowerer::assertion(const ast::CallExpr& e, const sema::StdSignature& sig,
     case StdOp::AssertFalse:
         kind = sig.op == StdOp::AssertTrue ? bc::AssertKind::True : bc::AssertKind::False;
         condJump(*args[0], sig.op == StdOp::AssertTrue, pass);
+        break;
+    case StdOp::TestFinished:
+        // Not a check: the instruction always ends the run, and `takt test` reads its kind as a pass.
+        kind = bc::AssertKind::Finished;
         break;
     case StdOp::AssertNear: {
         // |expected - actual| <= delta, computed in LREAL so REAL operands lose nothing.
@@ -110,6 +115,13 @@ Value Lowerer::assertion(const ast::CallExpr& e, const sema::StdSignature& sig,
         compareInto(kRel[i], a, b, c, ok);
         emitJump(Opcode::JMP_T, {ok}, pass);
         format = formatOf(t, c);
+        if (const Type* plain = stripAlias(t); plain->kind() == TypeKind::Enum) {
+            // An enumeration carries its type, so `takt test` prints Mode#Auto rather than 1.
+            if (const std::uint32_t type = g_.typeIndex(plain); type <= (0xFFFFFFFFu >> bc::kAssertTypeShift)) {
+                format = bc::AssertFormat::Value;
+                formatWord = static_cast<std::uint32_t>(format) | type << bc::kAssertTypeShift;
+            }
+        }
         break;
     }
     }

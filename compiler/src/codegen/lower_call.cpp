@@ -493,7 +493,8 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
     case StdOp::AssertLess:
     case StdOp::AssertGreaterOrEqual:
     case StdOp::AssertLessOrEqual:
-    case StdOp::AssertNear: return assertion(e, sig, args, t);
+    case StdOp::AssertNear:
+    case StdOp::TestFinished: return assertion(e, sig, args, t);
     case StdOp::Convert: {
         const Type* from = args[0]->type;
         if (calcOf(from) == Calc::Str || calcOf(rt) == Calc::Str || calcOf(from) == Calc::WStr ||
@@ -724,9 +725,10 @@ Value Lowerer::standardCall(const ast::CallExpr& e, const Type* want, std::optio
         emit(add ? Opcode::ADD_I64 : Opcode::SUB_I64, {d, a.at, b.at});
         return finish(Value{d, Calc::I64, rt});
     }
-    case StdOp::PlcTime: {
+    case StdOp::PlcTime:
+    case StdOp::NowDt: {
         const Operand block = nativeBlock(1); // CALL_NATIVE's block is at least two slots (the verifier's bound)
-        callNative(bc::Native::PlcTime, block, e.span);
+        callNative(sig.op == StdOp::PlcTime ? bc::Native::PlcTime : bc::Native::NowDt, block, e.span);
         return finish(Value{block, Calc::I64, rt});
     }
     default: break;

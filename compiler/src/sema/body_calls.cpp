@@ -468,6 +468,14 @@ const Type* BodyChecker::checkStandardCall(ast::CallExpr& e, const Symbol& fn, c
     if (standardSignatures()[f.first].testOnly && !inTestPou()) {
         cx_.error(DiagCode::AssertOutsideTest, e.callee->span,
                   "'" + f.name + "' is only allowed inside TEST_PROGRAM or TEST_FUNCTION_BLOCK");
+    } else if (standardSignatures()[f.first].op == StdOp::TestFinished &&
+               (pc_.pou == nullptr || pc_.pou->kind != SymbolKind::Pou ||
+                (pc_.pou->pouKind != ast::PouKind::TestProgram &&
+                 pc_.pou->pouKind != ast::PouKind::TestFunctionBlock))) {
+        // `takt test` finds it in the test's own code to know the test runs over several cycles.
+        cx_.error(DiagCode::AssertOutsideTest, e.callee->span,
+                  "'TEST_FINISHED' is only allowed in the body of a TEST_PROGRAM or TEST_FUNCTION_BLOCK, not in "
+                  "its methods or actions");
     }
     if (standardSignatures()[f.first].testOnly && !checkAssertOperands(e, f, args)) {
         return errorType();

@@ -109,14 +109,16 @@ enum class StdOp : std::uint16_t {
     AssertGreaterOrEqual,
     AssertLessOrEqual,
     AssertNear,
-    ConcatDate, // CONCAT_DATE(YEAR, MONTH, DAY)
-    ConcatTod,  // CONCAT_TOD / CONCAT_LTOD(HOUR, MINUTE, SECOND, MILLISECOND)
-    ConcatDt,   // CONCAT_DT / CONCAT_LDT(YEAR, MONTH, DAY, HOUR, MINUTE, SECOND, MILLISECOND)
-    SplitDate,  // SPLIT_DATE(IN, YEAR =>, MONTH =>, DAY =>)
-    SplitTod,   // SPLIT_TOD / SPLIT_LTOD(IN, HOUR =>, MINUTE =>, SECOND =>, MILLISECOND =>)
-    SplitDt,    // SPLIT_DT / SPLIT_LDT(IN, YEAR =>, … MILLISECOND =>)
-    DayOfWeek,  // DAY_OF_WEEK(IN: DATE): 0 = Sunday … 6 = Saturday
-    PlcTime,    // TIME(): the PLC's clock (OSCAT's T_PLC_MS / T_PLC_US read it)
+    TestFinished, // TEST_FINISHED(): a multi-cycle test passes here (docs/testing.md)
+    ConcatDate,   // CONCAT_DATE(YEAR, MONTH, DAY)
+    ConcatTod,    // CONCAT_TOD / CONCAT_LTOD(HOUR, MINUTE, SECOND, MILLISECOND)
+    ConcatDt,     // CONCAT_DT / CONCAT_LDT(YEAR, MONTH, DAY, HOUR, MINUTE, SECOND, MILLISECOND)
+    SplitDate,    // SPLIT_DATE(IN, YEAR =>, MONTH =>, DAY =>)
+    SplitTod,     // SPLIT_TOD / SPLIT_LTOD(IN, HOUR =>, MINUTE =>, SECOND =>, MILLISECOND =>)
+    SplitDt,      // SPLIT_DT / SPLIT_LDT(IN, YEAR =>, … MILLISECOND =>)
+    DayOfWeek,    // DAY_OF_WEEK(IN: DATE): 0 = Sunday … 6 = Saturday
+    PlcTime,      // TIME(): the PLC's clock (OSCAT's T_PLC_MS / T_PLC_US read it)
+    NowDt,        // NOW_DT() / NOW_LDT(): the wall clock at the cycle's start
 };
 
 struct StdParam {

@@ -209,6 +209,22 @@ END_VAR
 END_FUNCTION_BLOCK
 
 
+(* Real-time clock, as OpenPLC defines it: Q = IN. IN FALSE: CDT = the date and time now (the wall clock at the cycle's start). On the rising edge of IN, Offset = PDT - now; while IN stays TRUE, CDT = now + Offset, a clock running on from PDT. *)
+FUNCTION_BLOCK RTC
+VAR_INPUT
+    IN : BOOL;
+    PDT : DT;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    CDT : DT;
+END_VAR
+VAR
+    PrevIn : BOOL;
+    Offset : LTIME;
+END_VAR
+END_FUNCTION_BLOCK
+
 (* Rising edge: Q = CLK AND NOT M; M := CLK. M starts FALSE. *)
 FUNCTION_BLOCK R_TRIG
 VAR_INPUT

@@ -370,6 +370,9 @@ void addDateFields(TableBuilder& b) {
 void addTimeFunctions(TableBuilder& b) {
     // CODESYS's TIME(): the PLC's clock, fixed for the cycle like the timers' (docs/language-notes.md).
     b.add(sig("TIME", StdOp::PlcTime, {}, StdResult::Exact, K::Time));
+    // The date and time at the cycle's start (CODESYS has it only through vendor libraries).
+    b.add(sig("NOW_DT", StdOp::NowDt, {}, StdResult::Exact, K::Dt));
+    b.add(sig("NOW_LDT", StdOp::NowDt, {}, StdResult::Exact, K::Ldt));
     struct Variant {
         const char* t;
         const char* tod;
@@ -440,6 +443,10 @@ void addAssertions(TableBuilder& b) {
     }
     add(sig("ASSERT_NEAR", StdOp::AssertNear,
             {gen("EXPECTED", F::AnyReal), gen("ACTUAL", F::AnyReal), gen("DELTA", F::AnyReal)}, StdResult::Void));
+    // CfUnit's and TcUnit's name: the test runs cycle after cycle until its body reaches this.
+    StdSignature finished = sig("TEST_FINISHED", StdOp::TestFinished, {}, StdResult::Void);
+    finished.testOnly = true;
+    b.add(std::move(finished));
 }
 
 struct Table {

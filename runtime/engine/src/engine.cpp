@@ -163,6 +163,7 @@ void Engine::copyOut() {
 
 bool Engine::runCycle(FaultReport& report) {
     const std::int64_t now = clock_.nowNs();
+    runner_->setWallClock(clock_.wallNs());
     lastNow_ = now;
     ++cycles_;
     copyIn();

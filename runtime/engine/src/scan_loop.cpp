@@ -71,6 +71,12 @@ std::int64_t monotonicNs() noexcept {
     return static_cast<std::int64_t>(ts.tv_sec) * kNsPerS + ts.tv_nsec;
 }
 
+std::int64_t CycleClock::wallNs() {
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * kNsPerS + ts.tv_nsec;
+}
+
 ScanOptions ScanOptions::fromConfig(const RuntimeConfig& config) {
     ScanOptions o;
     o.periodNs = static_cast<std::int64_t>(std::max<std::uint32_t>(config.cycleIntervalMs, 1)) * kNsPerMs;

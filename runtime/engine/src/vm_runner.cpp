@@ -207,6 +207,7 @@ bool VmRunner::runProgram(LoadedProgram& program, const bytecode::ProgramInstanc
                           Fault& fault) {
     vm::Vm& machine = vmFor(program);
     machine.setCycleTime(nowNs);
+    machine.setWallTime(wallNs_);
     if (native_ != nullptr) {
         const bytecode::Module& module = program.module();
         const native::Entry entry = native_->entry(instance.pou);

@@ -170,7 +170,7 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
     const std::uint64_t imageSize = rs.imageSize;
     const std::uint64_t constSize = rs.module->constSize;
     const std::atomic<bool>& abortFlag = rs.abort != nullptr ? *rs.abort : kNeverAbort;
-    const NativeContext nctx{rs.image, rs.imageSize, rs.module->constSize, rs.nowNs};
+    const NativeContext nctx{rs.image, rs.imageSize, rs.module->constSize, rs.nowNs, rs.wallNs};
     Vm::Resolved& res = *rs.resolved;
 
     const std::uint32_t* ip = code + entry;

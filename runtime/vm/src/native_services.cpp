@@ -21,7 +21,8 @@ Trap Vm::callNativeFunction(std::uint32_t native, std::uint32_t args) noexcept {
     if (fn == nullptr) [[unlikely]] {
         return Trap::InvalidCall;
     }
-    const NativeContext nctx{image_.data(), static_cast<std::uint32_t>(image_.size()), module_->constSize, nowNs_};
+    const NativeContext nctx{image_.data(), static_cast<std::uint32_t>(image_.size()), module_->constSize, nowNs_,
+                             wallNs_};
     return fn(nctx, image_.data() + args);
 }
 

@@ -213,6 +213,22 @@ void rs(const NativeContext&, std::uint8_t* in, const FbLayout& l) noexcept {
     writeBool(in, f[kQ1], !readBool(in, f[kR1]) && (readBool(in, f[kS]) || readBool(in, f[kQ1])));
 }
 
+// RTC as OpenPLC defines it: Q copies IN. IN FALSE: CDT is the date and time now. On the rising
+// edge of IN the offset PDT - now is kept, and while IN stays TRUE CDT = now + offset, a clock
+// running on from PDT. Through unsigned: any DT values wrap rather than overflow.
+void rtc(const NativeContext& ctx, std::uint8_t* in, const FbLayout& l) noexcept {
+    const auto& f = l.fields;
+    const bool input = readBool(in, f[kIn]);
+    const auto now = static_cast<std::uint64_t>(ctx.wallNs);
+    if (input && !readBool(in, f[kPrevIn])) {
+        writeInt(in, f[kOffset], static_cast<std::int64_t>(static_cast<std::uint64_t>(readInt(in, f[kPdt])) - now));
+    }
+    const std::uint64_t offset = input ? static_cast<std::uint64_t>(readInt(in, f[kOffset])) : 0;
+    writeInt(in, f[kCdt], static_cast<std::int64_t>(now + offset));
+    writeBool(in, f[kQ], input);
+    writeBool(in, f[kPrevIn], input);
+}
+
 } // namespace
 
 NativeFb nativeFb(Native n) noexcept {
@@ -227,6 +243,7 @@ NativeFb nativeFb(Native n) noexcept {
     case Native::Ctud: return ctud;
     case Native::Sr: return sr;
     case Native::Rs: return rs;
+    case Native::Rtc: return rtc;
     default: return nullptr;
     }
 }

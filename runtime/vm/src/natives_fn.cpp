@@ -292,6 +292,12 @@ Trap plcTime(const NativeContext& ctx, std::uint8_t* args) noexcept {
     return Trap::None;
 }
 
+// The wall clock at the cycle's start (NOW_DT, NOW_LDT): one value for the whole cycle.
+Trap nowDt(const NativeContext& ctx, std::uint8_t* args) noexcept {
+    setInt(args, ctx.wallNs);
+    return Trap::None;
+}
+
 } // namespace
 
 NativeFn nativeFn(Native n) noexcept {
@@ -328,6 +334,7 @@ NativeFn nativeFn(Native n) noexcept {
     case Native::StringToInt: return stringToInt;
     case Native::StringToReal: return stringToReal;
     case Native::PlcTime: return plcTime;
+    case Native::NowDt: return nowDt;
     default: return nativeDateFn(n);
     }
 }

@@ -84,7 +84,8 @@ constexpr std::array<RoleName, kRoleCount> kRoleNames = {{
     {kRunning, "Running"}, {kPrevIn, "PrevIn"}, {kClk, "CLK"},    {kM, "M"},        {kCu, "CU"},
     {kCd, "CD"},           {kR, "R"},           {kLd, "LD"},      {kPv, "PV"},      {kQu, "QU"},
     {kQd, "QD"},           {kCv, "CV"},         {kCuM, "CU_T.M"}, {kCdM, "CD_T.M"}, {kS1, "S1"},
-    {kR1, "R1"},           {kS, "S"},           {kQ1, "Q1"},
+    {kR1, "R1"},           {kS, "S"},           {kQ1, "Q1"},      {kPdt, "PDT"},    {kCdt, "CDT"},
+    {kOffset, "Offset"},
 }};
 
 } // namespace
@@ -126,12 +127,18 @@ void resolveModule(const bytecode::Module& module, Vm::Resolved& out) {
 Vm::Vm(const bytecode::Module& module, std::span<std::uint8_t> image)
     : module_(&module), image_(image), resolved_(std::make_unique<Resolved>()) {
     resolveModule(module, *resolved_);
-    resolved_->context = NativeContext{image_.data(), static_cast<std::uint32_t>(image_.size()), module.constSize, 0};
+    resolved_->context =
+        NativeContext{image_.data(), static_cast<std::uint32_t>(image_.size()), module.constSize, 0, 0};
 }
 
 void Vm::setCycleTime(std::int64_t nowNs) noexcept {
     nowNs_ = nowNs;
     resolved_->context.nowNs = nowNs;
+}
+
+void Vm::setWallTime(std::int64_t wallNs) noexcept {
+    wallNs_ = wallNs;
+    resolved_->context.wallNs = wallNs;
 }
 
 Vm::~Vm() = default;
@@ -149,7 +156,8 @@ void Vm::resetImage() noexcept {
 Trap Vm::run(std::uint32_t entry, std::uint32_t thisOffset, std::uint32_t frameOffset) noexcept {
     trap_ = TrapInfo{};
     const RunState rs{module_, resolved_.get(), image_.data(), static_cast<std::uint32_t>(image_.size()),
-                      nowNs_,  budget_,         abort_,        &trap_};
+                      nowNs_,  wallNs_,         budget_,       abort_,
+                      &trap_};
     return execute<kDefaultSwitch>(rs, entry, thisOffset, frameOffset);
 }
 

@@ -112,6 +112,9 @@ enum FbRole : std::uint8_t {
     kR1,
     kS,
     kQ1,
+    kPdt,
+    kCdt,
+    kOffset,
     kRoleCount
 };
 
@@ -162,6 +165,7 @@ struct NativeContext {
     std::uint32_t imageSize;
     std::uint32_t constSize; // stores below this are refused
     std::int64_t nowNs;
+    std::int64_t wallNs; // the wall clock at the cycle's start (ns since 1970-01-01)
 };
 
 using NativeFn = Trap (*)(const NativeContext& ctx, std::uint8_t* args) noexcept;
@@ -197,6 +201,7 @@ struct RunState {
     std::uint8_t* image;
     std::uint32_t imageSize;
     std::int64_t nowNs;
+    std::int64_t wallNs;
     std::uint64_t budget; // 0 = unlimited
     const std::atomic<bool>* abort;
     TrapInfo* trap;

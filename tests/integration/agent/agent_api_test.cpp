@@ -212,6 +212,8 @@ TEST_F(Conformance, ErrorCodeTable) {
         {R"({"jsonrpc":"2.0","id":1,"method":"lsp.format","params":{}})", -32602},
         {R"({"jsonrpc":"2.0","id":1,"method":"agent.schema","params":{"method":"nope"}})", -32602},
         {R"({"jsonrpc":"2.0","id":1,"method":"runtime.test","params":{"timeout_seconds":-1}})", -32602},
+        {R"({"jsonrpc":"2.0","id":1,"method":"runtime.test","params":{"cycle_time_ms":0}})", -32602},
+        {R"({"jsonrpc":"2.0","id":1,"method":"runtime.test","params":{"max_cycles":0}})", -32602},
         {R"({"jsonrpc":"2.0","id":1,"method":"workspace.read","params":{"path":"../x"}})", -32001},
         {R"({"jsonrpc":"2.0","id":1,"method":"workspace.read","params":{"path":"missing.st"}})", -32002},
         {R"({"jsonrpc":"2.0","id":1,"method":"project_info"})", -32601},
@@ -347,14 +349,33 @@ TEST_F(Conformance, DescribePingSchema) {
     for (const auto& m : at(r, {"methods"}).GetArray()) {
         methods.emplace_back(m.GetString());
     }
-    for (const char* m : {"agent.describe",       "workspace.read",    "workspace.write",   "workspace.project_info",
-                          "lsp.diagnostics",      "lsp.format",        "runtime.build",     "runtime.compile_reload",
-                          "runtime.validate",     "runtime.test",      "runtime.reload",    "harness.load",
-                          "harness.reload",       "harness.cycle",     "harness.set_input", "harness.get_output",
-                          "harness.advance_time", "harness.run_until", "agent.ping",        "agent.schema"}) {
+    for (const char* m : {"agent.describe",
+                          "workspace.read",
+                          "workspace.write",
+                          "workspace.project_info",
+                          "lsp.diagnostics",
+                          "lsp.format",
+                          "runtime.build",
+                          "runtime.compile_reload",
+                          "runtime.validate",
+                          "runtime.test",
+                          "runtime.reload",
+                          "harness.load",
+                          "harness.reload",
+                          "harness.cycle",
+                          "harness.set_input",
+                          "harness.get_output",
+                          "harness.advance_time",
+                          "harness.run_until",
+                          "agent.ping",
+                          "agent.schema",
+                          "harness.set_direct_input",
+                          "harness.set_direct_memory",
+                          "harness.get_direct_output",
+                          "harness.set_wall_clock"}) {
         EXPECT_NE(std::find(methods.begin(), methods.end(), m), methods.end()) << m;
     }
-    EXPECT_EQ(methods.size(), 20u);
+    EXPECT_EQ(methods.size(), 24u);
     ASSERT_EQ(at(r, {"notifications"}).Size(), 1u);
     EXPECT_STREQ(at(r, {"notifications"})[0].GetString(), "agent.ready");
     d = call(R"({"jsonrpc":"2.0","id":2,"method":"agent.ping"})");
@@ -393,6 +414,80 @@ TEST_F(Conformance, HarnessThroughTheSharedCore) {
     const rapidjson::Document reload =
         call(R"({"jsonrpc":"2.0","id":6,"method":"harness.reload","params":{"files":["src/main.st"]}})");
     EXPECT_EQ(at(reload, {"result", "kept"}).GetUint(), 1u) << toJson(reload);
+}
+
+// The harness through the Agent API: direct inputs and %M written from outside, a load that runs
+// no initial cycle, and the overflow mode from the project's runtime.toml unless the call names one.
+TEST(AgentHarness, DirectAddressesInitialCycleAndOverflow) {
+    test::TempDir dir;
+    dir.write("plant/runtime.toml", "[build]\noverflow = \"trap\"\n");
+    dir.write("plant/src/main.st", "PROGRAM Main\nVAR start AT %IX0.1 : BOOL; level AT %MW4 : INT; "
+                                   "first : BOOL := TRUE; sawStart : BOOL; i : INT := 32766; out : INT; END_VAR\n"
+                                   "IF first THEN sawStart := start; first := FALSE; END_IF;\n"
+                                   "out := level * 2;\nIF start THEN i := i + 1; END_IF;\nEND_PROGRAM\n");
+    AgentOptions o;
+    o.workspace = dir.path();
+    AgentServer server(o);
+    const auto call = [&](const std::string& method, const std::string& params) {
+        const std::optional<std::string> r =
+            server.handleLine(R"({"jsonrpc":"2.0","id":1,"method":")" + method + R"(","params":)" + params + "}");
+        rapidjson::Document d;
+        d.Parse(r.value_or("").c_str());
+        return d;
+    };
+    rapidjson::Document d = call("harness.load", R"({"project":"plant","initial_cycle":false})");
+    ASSERT_TRUE(d.HasMember("result")) << toJson(d);
+    EXPECT_EQ(at(d, {"result", "cycle"}).GetUint(), 0u);
+    d = call("harness.set_direct_input", R"({"address":"%IX0.1","value":{"type":"BOOL","value":true}})");
+    ASSERT_TRUE(d.HasMember("result")) << toJson(d);
+    d = call("harness.set_direct_memory", R"({"address":"%MW4","value":{"type":"INT","value":21}})");
+    ASSERT_TRUE(d.HasMember("result")) << toJson(d);
+    d = call("harness.cycle", R"({"watch":["Main.sawStart","Main.out","Main.i"]})");
+    ASSERT_TRUE(d.HasMember("result")) << toJson(d);
+    EXPECT_TRUE(at(d, {"result", "watch", "Main.sawStart", "value"}).GetBool()) << toJson(d);
+    EXPECT_EQ(at(d, {"result", "watch", "Main.out", "value"}).GetInt(), 42) << toJson(d);
+    EXPECT_EQ(at(d, {"result", "watch", "Main.i", "value"}).GetInt(), 32767) << toJson(d);
+    d = call("harness.get_direct_output", R"({"address":"%MW4"})");
+    EXPECT_EQ(at(d, {"result", "value", "value"}).GetInt(), 21) << toJson(d);
+    d = call("harness.set_direct_memory", R"({"address":"%QX0.0","value":{"type":"BOOL","value":true}})");
+    EXPECT_EQ(at(d, {"error", "code"}).GetInt(), -32602) << toJson(d);
+    // runtime.toml says trap: INT 32767 + 1 stored into INT faults.
+    d = call("harness.cycle", "{}");
+    ASSERT_TRUE(d.HasMember("error")) << toJson(d);
+    EXPECT_EQ(at(d, {"error", "code"}).GetInt(), -32002);
+    EXPECT_STREQ(at(d, {"error", "data", "kind"}).GetString(), "runtime_cycle_error");
+    // The call's overflow wins over the project's; the default load still runs its first cycle.
+    d = call("harness.load", R"({"project":"plant","overflow":"wrap"})");
+    ASSERT_TRUE(d.HasMember("result")) << toJson(d);
+    EXPECT_EQ(at(d, {"result", "cycle"}).GetUint(), 1u);
+    call("harness.set_direct_input", R"({"address":"%IX0.1","value":{"type":"BOOL","value":true}})");
+    d = call("harness.cycle", R"({"count":2,"watch":["Main.i"]})");
+    ASSERT_TRUE(d.HasMember("result")) << toJson(d);
+    EXPECT_EQ(at(d, {"result", "watch", "Main.i", "value"}).GetInt(), -32768) << toJson(d);
+    // Inline sources have no runtime.toml: wrap unless the call says trap.
+    d = call(
+        "harness.load",
+        R"({"inline_sources":[{"text":"PROGRAM Main\nVAR i : INT := 32767; END_VAR\ni := i + 1;\nEND_PROGRAM\n"}]})");
+    ASSERT_TRUE(d.HasMember("result")) << toJson(d);
+    d = call(
+        "harness.load",
+        R"({"overflow":"trap","inline_sources":[{"text":"PROGRAM Main\nVAR i : INT := 32767; END_VAR\ni := i + 1;\nEND_PROGRAM\n"}]})");
+    ASSERT_TRUE(d.HasMember("error")) << toJson(d);
+    EXPECT_STREQ(at(d, {"error", "data", "kind"}).GetString(), "runtime_cycle_error");
+    // runtime.test runs a TEST_FINISHED() test on the cycle time the call gives.
+    dir.write("plant/src/tests.st", "TEST_PROGRAM Elapses\nVAR t : TON; n : INT; END_VAR\n"
+                                    "t(IN := TRUE, PT := T#100ms);\nn := n + 1;\n"
+                                    "IF t.Q THEN ASSERT_EQUAL(T#100ms, t.ET); TEST_FINISHED(); END_IF;\n"
+                                    "END_TEST_PROGRAM\n");
+    d = call("runtime.test", R"({"project":"plant"})");
+    EXPECT_EQ(at(d, {"result", "summary", "passed"}).GetUint(), 1u) << toJson(d);
+    d = call("runtime.test", R"({"project":"plant","cycle_time_ms":50,"max_cycles":3})");
+    EXPECT_EQ(at(d, {"result", "summary", "passed"}).GetUint(), 1u) << toJson(d); // 100 ms in 3 cycles
+    d = call("runtime.test", R"({"project":"plant","max_cycles":5})");
+    EXPECT_EQ(at(d, {"result", "summary", "errors"}).GetUint(), 1u) << toJson(d);
+    // Bad values are -32602 naming the member.
+    d = call("harness.load", R"({"project":"plant","overflow":"saturate"})");
+    EXPECT_EQ(at(d, {"error", "code"}).GetInt(), -32602) << toJson(d);
 }
 
 } // namespace

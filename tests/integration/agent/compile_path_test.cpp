@@ -43,7 +43,7 @@ TEST(CompilePath, EveryPathReportsTheSameProgramHash) {
     EXPECT_EQ(file.hashHex(), built.hash);
 
     // The harness compiles from memory; with the same display path it builds the same file.
-    const CompileOutcome harness = defaultHarnessDeps().compile({{"src/main.st", kMain}});
+    const CompileOutcome harness = defaultHarnessDeps().compile({{"src/main.st", kMain}}, compiler::BuildOptions{});
     ASSERT_EQ(harness.status, CompileOutcome::Status::Ok) << harness.message;
     EXPECT_EQ(harness.hash, built.hash);
 

@@ -113,7 +113,7 @@ struct Plant {
 HarnessDeps fakeDeps() {
     auto plant = std::make_shared<Plant>();
     HarnessDeps deps;
-    deps.compile = [plant](const std::vector<compiler::SourceText>& sources) {
+    deps.compile = [plant](const std::vector<compiler::SourceText>& sources, const compiler::BuildOptions&) {
         CompileOutcome out;
         if (sources.front().text.find("SYNTAX ERROR") != std::string::npos) {
             out.status = CompileOutcome::Status::CompileError;
@@ -296,6 +296,129 @@ TEST(HarnessProtocol, CycleFaultReportsPosition) {
     EXPECT_NE(r.find(R"("kind":"runtime_cycle_error")"), std::string::npos) << r;
     EXPECT_NE(r.find(R"("errors":[{"message":"integer division or MOD by zero","pou":"Main")"), std::string::npos) << r;
     EXPECT_NE(h.handleLine(R"({"cmd":"cycle"})").find("not_loaded"), std::string::npos);
+}
+
+// `load` with "initial_cycle": false runs no cycle, so inputs written after it are what the
+// program's first cycle sees; without it the first cycle has already run with them FALSE.
+TEST(HarnessProtocol, LoadWithoutInitialCycleLetsATestSetFirstCycleInputs) {
+    const std::string source = R"(PROGRAM Main\nVAR start AT %IX0.0 : BOOL; first : BOOL := TRUE; )"
+                               R"(sawStart : BOOL; cycles : INT; END_VAR\nIF first THEN sawStart := start; )"
+                               R"(first := FALSE; END_IF;\ncycles := cycles + 1;\nEND_PROGRAM\n)";
+    for (const bool initial : {true, false}) {
+        Harness h(defaultHarnessDeps());
+        const std::string load = h.handleLine(R"({"cmd":"load","source":")" + source + R"(","initial_cycle":)" +
+                                              (initial ? "true" : "false") + "}");
+        ASSERT_NE(load.find(R"("ok":true)"), std::string::npos) << load;
+        EXPECT_NE(load.find(initial ? R"("cycle":1)" : R"("cycle":0)"), std::string::npos) << load;
+        const std::string get = h.handleLine(R"({"cmd":"get_output","name":"Main.cycles"})");
+        EXPECT_NE(get.find(initial ? R"("value":1)" : R"("value":0)"), std::string::npos) << get;
+        ASSERT_NE(h.handleLine(R"({"cmd":"set_direct_input","address":"%IX0.0","value":{"type":"BOOL","value":true}})")
+                      .find(R"("ok":true)"),
+                  std::string::npos);
+        const std::string c = h.handleLine(R"({"cmd":"cycle","watch":["Main.sawStart"]})");
+        EXPECT_NE(c.find(initial ? R"({"type":"BOOL","value":false})" : R"({"type":"BOOL","value":true})"),
+                  std::string::npos)
+            << c;
+    }
+    Harness h(defaultHarnessDeps());
+    EXPECT_NE(h.handleLine(R"({"cmd":"load","source":"x","initial_cycle":"no"})").find("invalid_argument"),
+              std::string::npos);
+}
+
+// set_direct_memory writes %M from outside; a variable located there reads it the next cycle.
+TEST(HarnessProtocol, SetDirectMemoryReachesLocatedVariables) {
+    Harness h(defaultHarnessDeps());
+    const std::string load = h.handleLine(
+        R"({"cmd":"load","source":"PROGRAM Main\nVAR m AT %MW2 : INT; flag AT %MX0.3 : BOOL; out : INT; END_VAR\n)"
+        R"(out := m + 1;\nIF flag THEN out := out + 100; END_IF;\nEND_PROGRAM\n"})");
+    ASSERT_NE(load.find(R"("ok":true)"), std::string::npos) << load;
+    EXPECT_NE(h.handleLine(R"({"cmd":"set_direct_memory","address":"%MW2","value":{"type":"INT","value":41}})")
+                  .find(R"("ok":true)"),
+              std::string::npos);
+    EXPECT_NE(h.handleLine(R"({"cmd":"set_direct_memory","address":"%MX0.3","value":{"type":"BOOL","value":true}})")
+                  .find(R"("ok":true)"),
+              std::string::npos);
+    const std::string c = h.handleLine(R"({"cmd":"cycle","watch":["Main.out"]})");
+    EXPECT_NE(c.find(R"({"type":"INT","value":142})"), std::string::npos) << c;
+    const std::string read = h.handleLine(R"({"cmd":"get_direct_output","address":"%MW2"})");
+    EXPECT_NE(read.find(R"("value":41)"), std::string::npos) << read;
+    // Only %M addresses; a value that does not fit is refused and writes nothing.
+    EXPECT_NE(h.handleLine(R"({"cmd":"set_direct_memory","address":"%IX0.0","value":{"type":"BOOL","value":true}})")
+                  .find("not a memory address"),
+              std::string::npos);
+    EXPECT_NE(h.handleLine(R"({"cmd":"set_direct_memory","address":"%MB9","value":{"type":"BYTE","value":300}})")
+                  .find("invalid_argument"),
+              std::string::npos);
+}
+
+// overflow "trap" compiles the program as runtime.toml's [build] overflow = "trap" does: an
+// addition or assignment that overflows faults instead of wrapping.
+TEST(HarnessProtocol, OverflowTrapOnLoadAndReload) {
+    const std::string source = R"(PROGRAM Main\nVAR a : DINT := 2147483646; b : DINT := 1; q : DINT; )"
+                               R"(go : BOOL; END_VAR\nIF go THEN a := a + b; q := a + b; END_IF;\nEND_PROGRAM\n)";
+    const std::string go = R"({"cmd":"set_input","name":"Main.go","value":{"type":"BOOL","value":true}})";
+    {
+        Harness h(defaultHarnessDeps()); // default: wrap
+        ASSERT_NE(h.handleLine(R"({"cmd":"load","source":")" + source + "\"}").find(R"("ok":true)"), std::string::npos);
+        ASSERT_NE(h.handleLine(go).find(R"("ok":true)"), std::string::npos);
+        const std::string c = h.handleLine(R"({"cmd":"cycle","watch":["Main.q"]})");
+        EXPECT_NE(c.find(R"({"type":"DINT","value":-2147483648})"), std::string::npos) << c;
+    }
+    {
+        Harness h(defaultHarnessDeps());
+        ASSERT_NE(h.handleLine(R"({"cmd":"load","overflow":"trap","source":")" + source + "\"}").find(R"("ok":true)"),
+                  std::string::npos);
+        ASSERT_NE(h.handleLine(go).find(R"("ok":true)"), std::string::npos);
+        const std::string c = h.handleLine(R"({"cmd":"cycle"})");
+        EXPECT_NE(c.find(R"("kind":"runtime_cycle_error")"), std::string::npos) << c;
+        EXPECT_NE(c.find("overflow"), std::string::npos) << c;
+        // A reload keeps the load's mode unless it names one.
+        ASSERT_NE(h.handleLine(R"({"cmd":"load","overflow":"trap","source":")" + source + "\"}").find(R"("ok":true)"),
+                  std::string::npos);
+        ASSERT_NE(h.handleLine(R"({"cmd":"reload","overflow":"wrap","source":")" + source + "\"}").find(R"("ok":true)"),
+                  std::string::npos);
+        ASSERT_NE(h.handleLine(go).find(R"("ok":true)"), std::string::npos);
+        EXPECT_NE(h.handleLine(R"({"cmd":"cycle"})").find(R"("ok":true)"), std::string::npos);
+    }
+    Harness h(defaultHarnessDeps());
+    EXPECT_NE(h.handleLine(R"({"cmd":"load","overflow":"saturate","source":"x"})").find("invalid_argument"),
+              std::string::npos);
+}
+
+// The wall clock is virtual in the harness: DT#2024-01-01-00:00:00 at load, running on with the
+// virtual time; set_wall_clock moves it. NOW_DT() and RTC read it.
+TEST(HarnessProtocol, VirtualWallClockForNowDtAndRtc) {
+    Harness h(defaultHarnessDeps());
+    const std::string load =
+        h.handleLine(R"({"cmd":"load","source":"PROGRAM Main\nVAR now : DT; lnow : LDT; clk : RTC; set : BOOL; )"
+                     R"(preset : DT := DT#2030-06-01-12:00:00; END_VAR\nnow := NOW_DT(); lnow := NOW_LDT();\n)"
+                     R"(clk(IN := set, PDT := preset);\nEND_PROGRAM\n"})");
+    ASSERT_NE(load.find(R"("ok":true)"), std::string::npos) << load;
+    constexpr long long kEpoch = 1'704'067'200'000'000'000; // DT#2024-01-01-00:00:00
+    std::string c = h.handleLine(R"({"cmd":"cycle","dt_ms":1500,"watch":["Main.now","Main.lnow","Main.clk.CDT"]})");
+    const std::string at1500 = std::to_string(kEpoch + 1'500'000'000);
+    EXPECT_NE(c.find(R"("Main.now":{"type":"DT","nanos":)" + at1500), std::string::npos) << c;
+    EXPECT_NE(c.find(R"("Main.lnow":{"type":"LDT","nanos":)" + at1500), std::string::npos) << c;
+    EXPECT_NE(c.find(R"("Main.clk.CDT":{"type":"DT","nanos":)" + at1500), std::string::npos) << c;
+    // IN rises: CDT starts from PDT and runs on with the clock.
+    ASSERT_NE(h.handleLine(R"({"cmd":"set_input","name":"Main.set","value":{"type":"BOOL","value":true}})")
+                  .find(R"("ok":true)"),
+              std::string::npos);
+    constexpr long long kPreset = 1'906'545'600'000'000'000; // DT#2030-06-01-12:00:00
+    c = h.handleLine(R"({"cmd":"cycle","dt_ms":10,"watch":["Main.clk.CDT","Main.clk.Q"]})");
+    EXPECT_NE(c.find(R"("Main.clk.CDT":{"type":"DT","nanos":)" + std::to_string(kPreset) + "}"), std::string::npos)
+        << c;
+    EXPECT_NE(c.find(R"("Main.clk.Q":{"type":"BOOL","value":true})"), std::string::npos) << c;
+    c = h.handleLine(R"({"cmd":"cycle","dt_ms":250,"watch":["Main.clk.CDT"]})");
+    EXPECT_NE(c.find(std::to_string(kPreset + 250'000'000) + "}"), std::string::npos) << c;
+    // set_wall_clock: the date now; NOW_DT() reads it in the next cycle.
+    ASSERT_NE(
+        h.handleLine(R"({"cmd":"set_wall_clock","value":{"type":"DT","nanos":86400000000000}})").find(R"("ok":true)"),
+        std::string::npos);
+    c = h.handleLine(R"({"cmd":"cycle","dt_ms":5,"watch":["Main.now"]})");
+    EXPECT_NE(c.find(R"("Main.now":{"type":"DT","nanos":86400005000000})"), std::string::npos) << c;
+    EXPECT_NE(h.handleLine(R"({"cmd":"set_wall_clock","value":{"type":"BOOL","value":true}})").find("invalid_argument"),
+              std::string::npos);
 }
 
 } // namespace

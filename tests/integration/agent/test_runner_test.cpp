@@ -358,6 +358,142 @@ TEST(TaktTest, AggregateFailureInHumanAndJunitOutput) {
         << junit.out;
 }
 
+// A scalar enumeration in a failed assertion is printed as ST writes it (Mode#Auto, not 1), in
+// every output format.
+constexpr const char* kEnums = R"(TYPE Mode : (Off, Manual, Auto); END_TYPE
+TYPE Level : (Low := 10, High := 20) INT; END_TYPE
+
+TEST_PROGRAM EnumEqual
+VAR m : Mode := Mode#Manual; END_VAR
+ASSERT_EQUAL(Mode#Auto, m);
+END_TEST_PROGRAM
+
+TEST_PROGRAM EnumNotEqual
+VAR m : Mode := Mode#Auto; END_VAR
+ASSERT_NOT_EQUAL(Mode#Auto, m, 'still auto');
+END_TEST_PROGRAM
+
+TEST_PROGRAM EnumWithValues
+VAR l : Level := Level#Low; END_VAR
+ASSERT_EQUAL(Level#High, l);
+END_TEST_PROGRAM
+)";
+
+TEST(TaktTest, EnumerationValuesPrintedByName) {
+    const fs::path dir = makeProject("takt_test_enums", kEnums);
+    const CliRun r = takt("test --project " + dir.string() + " --output json");
+    ASSERT_EQ(r.exitCode, 12) << r.out;
+    rapidjson::Document d;
+    d.Parse(r.out.c_str());
+    ASSERT_FALSE(d.HasParseError()) << r.out;
+    std::map<std::string, std::string> got;
+    for (const auto& t : d["tests"].GetArray()) {
+        got[t["name"].GetString()] = t["message"].GetString();
+    }
+    EXPECT_EQ(got["EnumEqual"].rfind("ASSERT_EQUAL failed: expected Mode#Auto, actual Mode#Manual (", 0), 0u)
+        << got["EnumEqual"];
+    EXPECT_EQ(got["EnumNotEqual"].rfind("ASSERT_NOT_EQUAL failed: both are Mode#Auto: still auto (", 0), 0u)
+        << got["EnumNotEqual"];
+    EXPECT_EQ(got["EnumWithValues"].rfind("ASSERT_EQUAL failed: expected Level#High, actual Level#Low (", 0), 0u)
+        << got["EnumWithValues"];
+    const std::string expected = "ASSERT_EQUAL failed: expected Mode#Auto, actual Mode#Manual";
+    for (const char* format : {"human", "junit", "tap"}) {
+        const CliRun o = takt("test --project " + dir.string() + " --filter EnumEqual --output " + format);
+        EXPECT_NE(o.out.find(expected), std::string::npos) << format << ": " << o.out;
+    }
+    // Both tiers print the same.
+    const CliRun native = takt("test --project " + dir.string() + " --output json --execution native");
+    EXPECT_NE(native.out.find("expected Mode#Auto, actual Mode#Manual"), std::string::npos) << native.out;
+}
+
+// A test that calls TEST_FINISHED() runs cycle after cycle, virtual time advancing by the cycle
+// time (10 ms unless --cycle-time says otherwise) between cycles, so timers elapse in a test.
+constexpr const char* kCycles = R"(TEST_PROGRAM TonElapses
+VAR t : TON; cycles : INT; END_VAR
+t(IN := TRUE, PT := T#100ms);
+cycles := cycles + 1;
+IF NOT t.Q THEN
+  ASSERT_LESS(cycles, 1000, 'the TON never elapses');
+ELSE
+  ASSERT_EQUAL(T#100ms, t.ET);
+  ASSERT_EQUAL(T#100ms, TIME());
+  ASSERT_EQUAL(11, cycles);
+  TEST_FINISHED();
+END_IF;
+END_TEST_PROGRAM
+
+TEST_FUNCTION_BLOCK Sequence
+VAR step : INT; pulse : TP; timeout : TON; END_VAR
+CASE step OF
+0: pulse(IN := TRUE, PT := T#30ms); step := 1;
+1: pulse(IN := TRUE, PT := T#30ms);
+   IF NOT pulse.Q THEN step := 2; END_IF;
+2: timeout(IN := TRUE, PT := T#1s);
+   ASSERT_FALSE(timeout.Q, 'waited too long');
+END_CASE;
+IF step = 2 AND pulse.ET = T#30ms THEN
+  TEST_FINISHED();
+END_IF;
+END_TEST_FUNCTION_BLOCK
+
+TEST_PROGRAM FailsInALaterCycle
+VAR n : INT; END_VAR
+n := n + 1;
+ASSERT_LESS(n, 5);
+IF n > 100 THEN TEST_FINISHED(); END_IF;
+END_TEST_PROGRAM
+
+TEST_PROGRAM NeverFinishes
+VAR n : INT; END_VAR
+n := n + 1;
+IF n < 0 THEN TEST_FINISHED(); END_IF;
+END_TEST_PROGRAM
+)";
+
+TEST(TaktTest, TestFinishedRunsCyclesOnVirtualTime) {
+    const fs::path dir = makeProject("takt_test_cycles", kCycles);
+    for (const char* execution : {"interpreter", "native"}) {
+        const CliRun r = takt("test --project " + dir.string() + " --output json --max-cycles 500 --execution " +
+                              std::string(execution));
+        ASSERT_EQ(r.exitCode, 12) << r.out;
+        rapidjson::Document d;
+        d.Parse(r.out.c_str());
+        ASSERT_FALSE(d.HasParseError()) << r.out;
+        std::map<std::string, std::pair<std::string, std::string>> got;
+        for (const auto& t : d["tests"].GetArray()) {
+            got[t["name"].GetString()] = {t["status"].GetString(), t["message"].GetString()};
+        }
+        EXPECT_EQ(got["TonElapses"].first, "passed") << got["TonElapses"].second;
+        EXPECT_EQ(got["Sequence"].first, "passed") << got["Sequence"].second;
+        EXPECT_EQ(got["FailsInALaterCycle"].first, "failed");
+        EXPECT_EQ(got["FailsInALaterCycle"].second.rfind("ASSERT_LESS failed: 5 is not less than 5 (", 0), 0u)
+            << got["FailsInALaterCycle"].second;
+        EXPECT_EQ(got["NeverFinishes"].first, "error");
+        EXPECT_EQ(got["NeverFinishes"].second, "TEST_FINISHED() not reached in 500 cycles (virtual time T#4990ms)");
+    }
+    // A shorter cycle time: the TON takes 101 cycles of 1 ms.
+    const CliRun fine = takt("test --project " + dir.string() + " --filter TonElapses --cycle-time 1");
+    EXPECT_EQ(fine.exitCode, 12) << fine.out;
+    EXPECT_NE(fine.out.find("ASSERT_EQUAL failed: expected 11, actual 101"), std::string::npos) << fine.out;
+}
+
+TEST(TaktTest, TestFinishedOnlyInATestBody) {
+    const fs::path dir = makeProject("takt_test_finished_outside", R"(FUNCTION_BLOCK Helper
+TEST_FINISHED();
+END_FUNCTION_BLOCK
+
+TEST_FUNCTION_BLOCK T
+METHOD Done
+TEST_FINISHED();
+END_METHOD
+END_TEST_FUNCTION_BLOCK
+)");
+    const CliRun r = test::runTaktMerged("test --project " + dir.string());
+    EXPECT_EQ(r.exitCode, 11) << r.out;
+    EXPECT_NE(r.out.find("'TEST_FINISHED' is only allowed inside TEST_PROGRAM"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("'TEST_FINISHED' is only allowed in the body of a TEST_PROGRAM"), std::string::npos) << r.out;
+}
+
 // Ordering has no meaning for STRUCT/ARRAY values, and both operands of ASSERT_EQUAL need one
 // type: coded compile errors, so `takt test` stops at the build.
 TEST(TaktTest, AggregateAssertionDiagnostics) {

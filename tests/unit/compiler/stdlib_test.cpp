@@ -277,9 +277,9 @@ TEST_F(StdlibTest, AssertionsAreTestOnlyAndVoid) {
 
 TEST_F(StdlibTest, StandardFbSourceDeclaresEveryBlock) {
     const std::string_view src = standardFbSource(VendorProfile::Codesys);
-    for (const char* fb :
-         {"TON",  "TOF",     "TP",       "LTON",     "LTOF",      "LTP",       "R_TRIG",    "F_TRIG",    "CTU", "CTD",
-          "CTUD", "CTU_INT", "CTU_DINT", "CTU_LINT", "CTU_UDINT", "CTU_ULINT", "CTD_ULINT", "CTUD_LINT", "SR",  "RS"}) {
+    for (const char* fb : {"TON",       "TOF",       "TP",        "LTON",      "LTOF",    "LTP",      "R_TRIG",
+                           "F_TRIG",    "CTU",       "CTD",       "CTUD",      "CTU_INT", "CTU_DINT", "CTU_LINT",
+                           "CTU_UDINT", "CTU_ULINT", "CTD_ULINT", "CTUD_LINT", "SR",      "RS",       "RTC"}) {
         EXPECT_NE(src.find("FUNCTION_BLOCK " + std::string(fb) + "\n"), std::string_view::npos) << fb;
     }
     // GX Works3's edge one-shots exist under the Mitsubishi profile only.

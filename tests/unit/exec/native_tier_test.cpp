@@ -19,6 +19,7 @@
 #include "support/compile_text.h"
 #include "support/image_state.h"
 #include "support/paths.h"
+#include "takt/engine/engine.h"
 #include "takt/engine/program.h"
 #include "takt/engine/vm_runner.h"
 #include "takt/native/native.h"
@@ -257,6 +258,9 @@ void expectSameImageEveryCycle(const char* source, int cycles, std::int64_t step
     for (int c = 0; c < cycles; ++c) {
         const std::int64_t now = std::int64_t{c} * stepNs;
         scribbleStacks(*interp.program, *nat.program, c);
+        // The wall clock (NOW_DT(), RTC) a second ahead of the cycle clock, moving with it.
+        interp.runner->setWallClock(engine::kVirtualWallEpochNs + 1'000'000'000 + now);
+        nat.runner->setWallClock(engine::kVirtualWallEpochNs + 1'000'000'000 + now);
         ASSERT_TRUE(interp.runner->runProgram(*interp.program, inst, now, f)) << f.message;
         ASSERT_TRUE(nat.runner->runProgram(*nat.program, inst, now, f)) << f.message;
         ASSERT_EQ(takt::test::stateOf(*nat.program), takt::test::stateOf(*interp.program)) << "after cycle " << c + 1;
@@ -297,6 +301,7 @@ VAR
   cu : CTU; cuDint : CTU_DINT; cuUdint : CTU_UDINT; cd : CTD; cdLint : CTD_LINT; cud : CTUD; cudDint : CTUD_DINT;
   stage : Stage; stages : ARRAY[0..2] OF Stage; timers : ARRAY[0..3] OF TON; k : INT;
   outs : ARRAY[0..15] OF BOOL; counts : ARRAY[0..7] OF LINT; times : ARRAY[0..4] OF LINT;
+  clock : RTC; clocks : ARRAY[0..1] OF RTC; now : DT; lnow : LDT;
 END_VAR
 n := n + 1;
 a := n MOD 7 < 4; b := n MOD 5 = 0; c := n MOD 11 > 6;
@@ -319,6 +324,9 @@ counts[0] := cu.CV; counts[1] := cuDint.CV; counts[2] := cuUdint.CV; counts[3] :
 counts[4] := cdLint.CV; counts[5] := cud.CV; counts[6] := cudDint.CV; counts[7] := BOOL_TO_LINT(cdLint.Q);
 times[0] := TIME_TO_LINT(ton1.ET); times[1] := LTIME_TO_LINT(lton1.ET); times[2] := TIME_TO_LINT(tof1.ET);
 times[3] := TIME_TO_LINT(tp1.ET); times[4] := LTIME_TO_LINT(ltp1.ET);
+now := NOW_DT(); lnow := NOW_LDT();
+clock(IN := b OR c, PDT := DT#2030-06-01-12:00:00);
+FOR k := 0 TO 1 DO clocks[k](IN := (n + k) MOD 4 < 2, PDT := now + INT_TO_TIME(k * 1000)); END_FOR;
 END_PROGRAM
 CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
 )";

@@ -307,6 +307,41 @@ TEST_P(NativeFbTest, Bistables) {
     EXPECT_TRUE(rs.getBool("Q1"));
 }
 
+// RTC (OpenPLC): Q copies IN; IN FALSE gives CDT = the wall clock; IN's rising edge takes the
+// offset PDT - now, kept while IN stays TRUE (a later PDT does not move the running clock).
+TEST_P(NativeFbTest, RtcRunsFromThePresetOnTheRisingEdge) {
+    FbHarness h(Native::Rtc, {{"IN", ValueKind::Bool, 1, 0},
+                              {"PDT", ValueKind::Dt, 8, 8},
+                              {"Q", ValueKind::Bool, 1, 16},
+                              {"CDT", ValueKind::Dt, 8, 24},
+                              {"PrevIn", ValueKind::Bool, 1, 32},
+                              {"Offset", ValueKind::LTime, 8, 40}});
+    constexpr std::int64_t kWall = 1'700'000'000'000'000'000;
+    constexpr std::int64_t kPreset = 1'000'000'000'000'000'000;
+    h.setInt<std::int64_t>("PDT", kPreset);
+    h.p.wallNs = kWall;
+    h.cycle(0, useSwitch());
+    EXPECT_FALSE(h.getBool("Q"));
+    EXPECT_EQ(h.getInt<std::int64_t>("CDT"), kWall);
+    h.setBool("IN", true);
+    h.p.wallNs = kWall + 5 * kMs;
+    h.cycle(5, useSwitch());
+    EXPECT_TRUE(h.getBool("Q"));
+    EXPECT_EQ(h.getInt<std::int64_t>("CDT"), kPreset);
+    h.setInt<std::int64_t>("PDT", 0); // ignored until the next rising edge
+    h.p.wallNs = kWall + 25 * kMs;
+    h.cycle(25, useSwitch());
+    EXPECT_EQ(h.getInt<std::int64_t>("CDT"), kPreset + 20 * kMs);
+    h.setBool("IN", false);
+    h.p.wallNs = kWall + 30 * kMs;
+    h.cycle(30, useSwitch());
+    EXPECT_FALSE(h.getBool("Q"));
+    EXPECT_EQ(h.getInt<std::int64_t>("CDT"), kWall + 30 * kMs);
+    h.setBool("IN", true);
+    h.cycle(30, useSwitch());
+    EXPECT_EQ(h.getInt<std::int64_t>("CDT"), 0); // the new PDT
+}
+
 TAKT_VM_BOTH_DISPATCH_MODES(NativeFbTest);
 
 // --- native functions: argument block in the frame (8-byte slots) -------------------------

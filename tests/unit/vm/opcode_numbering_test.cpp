@@ -283,7 +283,7 @@ constexpr std::array<std::string_view, 266> kGoldenOpcodes = {
 
 // W* and the STRING/WSTRING conversions (WSTRING string functions) were appended after StringToReal,
 // the date and time natives after WstringToString.
-constexpr std::array<std::string_view, 56> kGoldenNatives = {
+constexpr std::array<std::string_view, 58> kGoldenNatives = {
     "Ton",
     "Tof",
     "Tp",
@@ -340,6 +340,8 @@ constexpr std::array<std::string_view, 56> kGoldenNatives = {
     "DayOfWeek",
     "Real32ToString",
     "PlcTime",
+    "Rtc",
+    "NowDt",
 };
 
 TEST(OpcodeNumbering, MatchesTheGoldenList) {

@@ -65,6 +65,7 @@ struct TestProgram {
     Vm::Resolved resolved;
     TrapInfo trap;
     std::int64_t nowNs = 0;
+    std::int64_t wallNs = 0; // NOW_DT(), RTC
     std::uint64_t budget = 0;
     const std::atomic<bool>* abort = nullptr;
 
@@ -96,8 +97,8 @@ struct TestProgram {
     Trap run(bool useSwitch, std::uint32_t pou = 0) {
         resolveModule(module, resolved);
         trap = TrapInfo{};
-        const RunState rs{&module, &resolved, image.data(), static_cast<std::uint32_t>(image.size()),
-                          nowNs,   budget,    abort,        &trap};
+        const RunState rs{&module, &resolved, image.data(), static_cast<std::uint32_t>(image.size()), nowNs, wallNs,
+                          budget,  abort,     &trap};
         const std::uint32_t stackBase = kConst + kGlobals;
         return useSwitch ? execute<true>(rs, module.pous[pou].code, kInst, stackBase)
                          : execute<false>(rs, module.pous[pou].code, kInst, stackBase);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <istream>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <span>
 #include <string>
@@ -33,7 +34,9 @@ struct CompileOutcome {
     compiler::AddressMode addressMode = compiler::AddressMode::Word;
 };
 
-using CompileFn = std::function<CompileOutcome(const std::vector<compiler::SourceText>&)>;
+// `build`: the [build] options the sources compile with (overflow, address mode, dialect).
+using CompileFn =
+    std::function<CompileOutcome(const std::vector<compiler::SourceText>&, const compiler::BuildOptions& build)>;
 using RunnerFactory = std::function<std::unique_ptr<engine::CodeRunner>()>;
 
 struct HarnessDeps {
@@ -65,6 +68,12 @@ struct HarnessResult {
     rapidjson::Document payload; // data (success) or error data (null when none)
 };
 
+// How `load` compiles and starts a program (optional members of load; PROTOCOLS.md defaults).
+struct LoadOptions {
+    compiler::BuildOptions build; // overflow "trap" | "wrap" and the rest of [build]
+    bool initialCycle = true;     // false: no cycle yet, so the first cycle sees inputs set after load
+};
+
 class Harness {
 public:
     explicit Harness(HarnessDeps deps);
@@ -79,8 +88,15 @@ public:
     [[nodiscard]] HarnessResult handle(std::string_view cmd, const rapidjson::Value& params);
     // load / reload from sources already read (the agent API reads them from the workspace).
     // reload: an online change (warm: warm-restart semantics); not_loaded without a program.
-    [[nodiscard]] HarnessResult load(const std::vector<compiler::SourceText>& sources);
-    [[nodiscard]] HarnessResult reload(const std::vector<compiler::SourceText>& sources, bool warm);
+    // `overflow` in `params` ("trap" | "wrap"), when given, overrides options.build.overflow;
+    // `initial_cycle` (boolean) overrides options.initialCycle.
+    [[nodiscard]] HarnessResult load(const std::vector<compiler::SourceText>& sources, LoadOptions options,
+                                     const rapidjson::Value& params);
+    // `build`: the options to compile with (a project's); none: those of the last load. An
+    // `overflow` in `params` overrides either.
+    [[nodiscard]] HarnessResult reload(const std::vector<compiler::SourceText>& sources, bool warm,
+                                       const std::optional<compiler::BuildOptions>& build,
+                                       const rapidjson::Value& params);
     [[nodiscard]] bool loaded() const;
     // One NDJSON line in, one response line out (without the newline); a blank line is
     // invalid_request.

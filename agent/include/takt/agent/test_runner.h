@@ -1,6 +1,7 @@
 #pragma once
-// `takt test`: builds the project and runs every TEST_PROGRAM (CONFIG.md). Each test runs
-// once on a freshly cold-started image; a runtime fault fails it with the fault's position.
+// `takt test`: builds the project and runs every TEST_PROGRAM (CONFIG.md). Each test runs on a
+// freshly cold-started image: once, or, when its body calls TEST_FINISHED(), cycle after cycle on
+// a virtual clock until it gets there. A runtime fault fails it with the fault's position.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -16,6 +17,10 @@ struct TestOptions {
     bool listOnly = false;
     double timeoutS = 0;                                          // whole run; 0 = none
     engine::Execution execution = engine::Execution::Interpreter; // --execution
+    // Tests that call TEST_FINISHED(): the virtual time between two cycles (--cycle-time) and
+    // the cycles a test may take before it is an error (--max-cycles).
+    std::int64_t cycleTimeNs = 10'000'000;
+    std::uint64_t maxCycles = 100'000;
 };
 
 struct TestCase {

@@ -82,12 +82,13 @@ enum class AssertKind : std::uint32_t {
     Less,
     GreaterOrEqual,
     LessOrEqual,
-    Near
+    Near,
+    Finished // TEST_FINISHED(): not a failure; the multi-cycle test ends and passes
 };
 inline constexpr std::uint32_t kAssertFormatCount = 12;
 inline constexpr std::uint32_t kAssertFormatMask = 0xFF;
 inline constexpr std::uint32_t kAssertTypeShift = 8;
-inline constexpr std::uint32_t kAssertKindCount = 9;
+inline constexpr std::uint32_t kAssertKindCount = 10;
 inline constexpr std::uint32_t kAssertWideMessage = 0x100;
 
 // Selector of MATH_F32 / MATH_F64 (the i operand).

@@ -17,22 +17,39 @@
 
 namespace takt::engine {
 
+// DT#2024-01-01-00:00:00 in ns: where the virtual wall clock of the harness and of `takt test`
+// starts, so NOW_DT() and RTC give the same dates on every run (docs/harness.md).
+inline constexpr std::int64_t kVirtualWallEpochNs = 1'704'067'200'000'000'000;
+
 class Clock {
 public:
     virtual ~Clock() = default;
+    // The cycle clock (TIME(), timers, task intervals).
     [[nodiscard]] virtual std::int64_t nowNs() = 0;
+    // The date and time in ns since 1970-01-01 (NOW_DT(), RTC); read once per cycle, after nowNs().
+    [[nodiscard]] virtual std::int64_t wallNs() = 0;
 };
 
-// Time moves only when told to (the harness; ARCHITECTURE.md "Determinism").
+// Time moves only when told to (the harness; ARCHITECTURE.md "Determinism"). The wall clock
+// moves with it: a fixed epoch (kVirtualWallEpochNs unless set) plus the virtual time.
 class VirtualClock final : public Clock {
 public:
     [[nodiscard]] std::int64_t nowNs() override { return now_; }
+    [[nodiscard]] std::int64_t wallNs() override { return wall(); }
     [[nodiscard]] std::int64_t now() const { return now_; }
+    [[nodiscard]] std::int64_t wall() const {
+        return static_cast<std::int64_t>(static_cast<std::uint64_t>(wallEpoch_) + static_cast<std::uint64_t>(now_));
+    }
     void advance(std::int64_t ns) { now_ += ns; }
     void set(std::int64_t ns) { now_ = ns; }
+    // The wall clock reads `ns` now and runs on with the virtual time.
+    void setWall(std::int64_t ns) {
+        wallEpoch_ = static_cast<std::int64_t>(static_cast<std::uint64_t>(ns) - static_cast<std::uint64_t>(now_));
+    }
 
 private:
     std::int64_t now_ = 0;
+    std::int64_t wallEpoch_ = kVirtualWallEpochNs;
 };
 
 enum class RestartMode : std::uint8_t { Cold, Warm };

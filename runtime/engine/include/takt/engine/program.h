@@ -115,6 +115,9 @@ public:
     virtual void setAbortFlag(const std::atomic<bool>* flag) { (void)flag; }
     // Runs Module::initCode (if any) after the initial image was copied.
     virtual bool runInit(LoadedProgram& program, Fault& fault) = 0;
+    // The date and time for the programs of the cycle about to run (NOW_DT(), RTC): called by the
+    // engine once per cycle before the first runProgram, on the scan thread.
+    virtual void setWallClock(std::int64_t wallNs) { (void)wallNs; }
     // Runs one PROGRAM body on its instance data.
     virtual bool runProgram(LoadedProgram& program, const bytecode::ProgramInstance& instance, std::int64_t nowNs,
                             Fault& fault) = 0;

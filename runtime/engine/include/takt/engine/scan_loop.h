@@ -60,6 +60,8 @@ namespace takt::engine {
 class CycleClock final : public Clock {
 public:
     [[nodiscard]] std::int64_t nowNs() override { return now_; }
+    // CLOCK_REALTIME (a vDSO read: no lock, no allocation), read by the engine at the cycle's start.
+    [[nodiscard]] std::int64_t wallNs() override;
     void set(std::int64_t ns) { now_ = ns; }
 
 private:

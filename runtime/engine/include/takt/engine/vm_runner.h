@@ -48,6 +48,7 @@ public:
     void attach(LoadedProgram& program) override;
     void prepare(LoadedProgram& program) const override;
     void setAbortFlag(const std::atomic<bool>* flag) override;
+    void setWallClock(std::int64_t wallNs) override { wallNs_ = wallNs; }
 
     // How the attached program runs: "interpreter", "native", or "interpreter (native: why
     // not)"; empty before the first attach. Any thread (runtime.status): a copy under a lock
@@ -63,6 +64,7 @@ private:
     std::uint64_t budget_;
     Execution execution_;
     const std::atomic<bool>* abort_ = nullptr;
+    std::int64_t wallNs_ = 0;
     std::unique_ptr<vm::Vm> vm_;
     std::unique_ptr<native::CompiledModule> native_;
     mutable std::mutex statusMutex_;

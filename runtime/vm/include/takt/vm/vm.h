@@ -6,6 +6,7 @@
 //
 // Typical use by the engine, once per cycle and program instance:
 //   vm.setCycleTime(nowNs);                   // fixed for the whole cycle (timers, TIME())
+//   vm.setWallTime(wallNs);                   // likewise the date and time (NOW_DT(), RTC)
 //   Trap t = vm.runPou(inst.pou, inst.offset);  // one PROGRAM body
 //   if (t != Trap::None) { const TrapInfo& info = vm.lastTrap(); … }
 #include "takt/bytecode/module.h"
@@ -61,6 +62,10 @@ public:
     // Cycle start time in ns (virtual or CLOCK_MONOTONIC), read by timers and TIME().
     void setCycleTime(std::int64_t nowNs) noexcept;
     [[nodiscard]] std::int64_t cycleTime() const noexcept { return nowNs_; }
+    // The wall clock at the cycle's start in ns since 1970-01-01 (CLOCK_REALTIME, or virtual),
+    // read by NOW_DT() and RTC; fixed for the whole cycle like the cycle time.
+    void setWallTime(std::int64_t wallNs) noexcept;
+    [[nodiscard]] std::int64_t wallTime() const noexcept { return wallNs_; }
 
     // Watchdog. The budget counts back-edges and calls per run (0 = unlimited): a run that
     // exceeds it stops with BudgetExceeded. The abort flag (may be set from another thread)
@@ -105,6 +110,7 @@ private:
     std::span<std::uint8_t> image_;
     std::unique_ptr<Resolved> resolved_;
     std::int64_t nowNs_ = 0;
+    std::int64_t wallNs_ = 0;
     std::uint64_t budget_ = 0;
     const std::atomic<bool>* abort_ = nullptr;
     TrapInfo trap_;
