@@ -428,6 +428,12 @@ const lsp::Analysis& LspServer::State::analysisFor(const fs::path& file, bool wh
     auto it = analyses.find(root);
     if (it == analyses.end() || (!it->second.focus.empty() && (whole || it->second.focus != file)) ||
         (file.extension() != ".toml" && !it->second.fileOf(file) && docs.find(file) != nullptr)) {
+        // The stale analysis and its facts go before the new one is built, so an edit never
+        // holds two syntax trees of the project (docs/performance.md, memory).
+        if (it != analyses.end()) {
+            analyses.erase(it);
+        }
+        facts.erase(root);
         lsp::Analysis a = lsp::analyse(root, docs, docs.find(file) != nullptr ? file : fs::path());
         it = analyses.insert_or_assign(root, std::move(a)).first;
         if (std::optional<lsp::ProjectFacts> f = lsp::factsOf(it->second)) {
@@ -450,13 +456,17 @@ void LspServer::State::publish(const fs::path& file) {
         publishFull(file);
         return;
     }
-    std::optional<lsp::Analysis> partial = lsp::recheckFile(f->second, root, a->second.sourcesDir, file, doc->text);
+    // recheckFile needs only the sources folder of the analysis it replaces: that analysis is
+    // released first, so the re-check does not hold two syntax trees of the file.
+    const fs::path sourcesDir = a->second.sourcesDir;
+    analyses.erase(a);
+    std::optional<lsp::Analysis> partial = lsp::recheckFile(f->second, root, sourcesDir, file, doc->text);
     if (!partial) {
         publishFull(file);
         return;
     }
     ++incrementalChecks;
-    a->second = std::move(*partial);
+    a = analyses.insert_or_assign(root, std::move(*partial)).first;
     const compiler::FileId id = *a->second.fileOf(file);
     out.push_back(
         rpc::notificationLine("textDocument/publishDiagnostics", lsp::diagnosticsParams(a->second, id, doc->version)));

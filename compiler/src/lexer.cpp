@@ -70,6 +70,8 @@ TokenKind timePrefixKind(std::string_view prefix) {
     return TokenKind::Error;
 }
 
+static_assert(sizeof(Token) == 12, "tokens are held until the parse ends: keep them small");
+
 class Lexer {
 public:
     Lexer(const SourceFile& file, DiagnosticSink& diags) : file_(file), src_(file.text()), diags_(diags) {}
@@ -82,7 +84,7 @@ public:
         for (;;) {
             lineStart = skipTrivia(result.trivia) || lineStart;
             if (pos_ >= src_.size()) {
-                result.tokens.push_back(Token{TokenKind::EndOfFile, pos_, pos_, lineStart});
+                result.tokens.push_back(Token{TokenKind::EndOfFile, lineStart, pos_, pos_});
                 return result;
             }
             Token t = next();
@@ -170,7 +172,7 @@ private:
         trivia.push_back(Trivia{TriviaKind::Pragma, begin, pos_});
     }
 
-    Token make(TokenKind kind, std::uint32_t begin) const { return Token{kind, begin, pos_, false}; }
+    Token make(TokenKind kind, std::uint32_t begin) const { return Token{kind, false, begin, pos_}; }
 
     Token next() {
         std::uint32_t begin = pos_;

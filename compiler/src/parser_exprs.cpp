@@ -395,8 +395,8 @@ bool Parser::decodeLiteralToken(const Token& t, ast::LiteralExpr& lit) {
     case TokenKind::TodLiteral:
     case TokenKind::DtLiteral: {
         std::string_view prefix = literalPrefix(s);
-        lit.typePrefix = ast::Identifier{
-            std::string(prefix), Span{file_.id(), t.begin, t.begin + static_cast<std::uint32_t>(prefix.size())}};
+        lit.typePrefix = std::make_unique<ast::Identifier>(ast::Identifier{
+            std::string(prefix), Span{file_.id(), t.begin, t.begin + static_cast<std::uint32_t>(prefix.size())}});
         std::string_view body = literalBody(s);
         code = DiagCode::InvalidTimeLiteral;
         if (t.kind == TokenKind::TimeLiteral) {
@@ -465,7 +465,7 @@ ast::ExprPtr Parser::parseTypedLiteral() {
         return en;
     }
     auto lit = makeNode<ast::LiteralExpr>(Span{});
-    lit->typePrefix = std::move(typeName);
+    lit->typePrefix = std::make_unique<ast::Identifier>(std::move(typeName));
     bool negative = false;
     if (at(TokenKind::Minus) || at(TokenKind::Plus)) {
         negative = advance().kind == TokenKind::Minus;

@@ -119,7 +119,7 @@ TEST(ParserExpr, LiteralDetailsAreDecodedIntoTheTree) {
     const auto& pou = static_cast<const ast::PouDecl&>(*p->unit.decls[0]);
     const auto& lit = static_cast<const ast::LiteralExpr&>(*static_cast<const ast::AssignStmt&>(*pou.body[0]).value);
     EXPECT_EQ(lit.literalKind, ast::LiteralKind::Int);
-    ASSERT_TRUE(lit.typePrefix.has_value());
+    ASSERT_NE(lit.typePrefix, nullptr);
     EXPECT_EQ(lit.typePrefix->name, "INT");
     EXPECT_TRUE(lit.negative);
     EXPECT_EQ(lit.intValue, 5u);

@@ -146,15 +146,18 @@ enum class ExprKind : std::uint8_t {
     Error,         // placeholder after a syntax error
 };
 
+// Members are ordered so that `kind` ends the node and a derived node's one-byte fields (an
+// operator, a literal's kind) fill the padding after it: a syntax tree holds several nodes per
+// line of source, and every byte of a node counts (docs/performance.md, memory).
 struct Expr {
-    explicit Expr(ExprKind k, Span s) : kind(k), span(s) {}
+    explicit Expr(ExprKind k, Span s) : span(s), kind(k) {}
     virtual ~Expr() = default;
     Expr(const Expr&) = delete;
     Expr& operator=(const Expr&) = delete;
 
-    ExprKind kind;
-    Span span;
     const Type* type = nullptr; // set by semantic analysis
+    Span span;
+    ExprKind kind;
 };
 
 enum class LiteralKind : std::uint8_t { Bool, Int, Real, String, WString, Time, Date, Tod, Dt, Null };
@@ -162,11 +165,13 @@ enum class LiteralKind : std::uint8_t { Bool, Int, Real, String, WString, Time, 
 struct LiteralExpr final : Expr {
     explicit LiteralExpr(Span s) : Expr(ExprKind::Literal, s) {}
     LiteralKind literalKind = LiteralKind::Int;
-    std::optional<Identifier> typePrefix; // INT#5 -> "INT"; T#… keeps its prefix here too ("T", "LTIME")
     // Decoded value (literals.h). Integers: magnitude + sign so the whole ULINT and LINT ranges
     // fit; times/dates: nanoseconds (TIME, TOD from midnight; DATE, DT from 1970-01-01).
     bool boolValue = false;
     bool negative = false;
+    // INT#5 -> "INT"; T#… keeps its prefix here too ("T", "LTIME"); null: none. Out of line,
+    // as most literals have none: inline it would make every literal 56 bytes larger.
+    std::unique_ptr<Identifier> typePrefix;
     std::uint64_t intValue = 0;
     double realValue = 0.0;
     std::int64_t nanos = 0;
@@ -363,21 +368,22 @@ enum class StmtKind : std::uint8_t {
     Jump
 };
 
+// `kind` last for the same reason as in Expr.
 struct Stmt {
-    explicit Stmt(StmtKind k, Span s) : kind(k), span(s) {}
+    explicit Stmt(StmtKind k, Span s) : span(s), kind(k) {}
     virtual ~Stmt() = default;
     Stmt(const Stmt&) = delete;
     Stmt& operator=(const Stmt&) = delete;
 
-    StmtKind kind;
     Span span;
+    StmtKind kind;
 };
 
 struct AssignStmt final : Stmt {
     explicit AssignStmt(Span s) : Stmt(StmtKind::Assign, s) {}
+    bool bindReference = false; // `r REF= x`: r (a REFERENCE TO) now denotes x
     ExprPtr target;
     ExprPtr value;
-    bool bindReference = false; // `r REF= x`: r (a REFERENCE TO) now denotes x
 };
 
 // A call statement (`fb(IN := x);`, `f(1);`). Other expressions here are an error (E0412).
