@@ -80,7 +80,7 @@ TEST(DriverStatus, TheProgramTellsALostPeerFromAnEmptyTank) {
     // After comm_loss_timeout_ms: bad, the inputs read 0 and the code is "communication lost" (7).
     ASSERT_TRUE(eventually([&] { return b.holding(0) == 0x0102; })) << takt.log();
     EXPECT_EQ(b.holding(1), 7);
-    EXPECT_EQ(b.holding(3), 0); // what an empty tank reads, but flagged bad
+    EXPECT_EQ(b.holding(3), 0);                                      // what an empty tank reads, but flagged bad
     EXPECT_GT(b.holding(2), 10) << "stale cycles: " << b.holding(2); // 300 ms of 5 ms cycles, less skipped ones
     const std::uint16_t stale = b.holding(2);
     ASSERT_TRUE(eventually([&] { return b.holding(2) > stale; })) << takt.log();
