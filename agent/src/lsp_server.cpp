@@ -543,7 +543,7 @@ std::vector<std::string> LspServer::handleMessage(std::string_view body) {
     std::vector<std::string> replies;
     rpc::Request request;
     rpc::Error invalid;
-    if (!rpc::parseRequest(body, s.parsed, request, invalid, kMaxBodyBytes)) {
+    if (!rpc::parseRequest(body, s.parsed, request, invalid, kMaxBodyBytes, rpc::NullParams::Absent)) {
         // A client's answer to a server request carries result/error and no method: nothing to say.
         const rapidjson::Document& doc = s.parsed.doc;
         if (s.parsed.status == rpc::ParsedLine::Status::Ok && doc.IsObject() && !doc.HasMember("method") &&

@@ -50,7 +50,8 @@ void startResponse(JsonWriter& w, const RequestId& id) {
 
 } // namespace
 
-bool parseRequest(std::string_view line, ParsedLine& scratch, Request& out, Error& error, std::size_t maxBytes) {
+bool parseRequest(std::string_view line, ParsedLine& scratch, Request& out, Error& error, std::size_t maxBytes,
+                  NullParams nullParams) {
     out = Request{};
     static const rapidjson::Value kNoParams(rapidjson::kObjectType);
     out.params = &kNoParams;
@@ -101,7 +102,9 @@ bool parseRequest(std::string_view line, ParsedLine& scratch, Request& out, Erro
     }
     out.method = std::string_view(method->value.GetString(), method->value.GetStringLength());
     if (auto it = doc.FindMember("params"); it != doc.MemberEnd()) {
-        if (it->value.IsArray()) {
+        if (it->value.IsNull() && nullParams == NullParams::Absent) {
+            // As if absent: out.params stays the empty object.
+        } else if (it->value.IsArray()) {
             out.paramsError =
                 invalidParam("params", "invalid params: takt methods take named params (an object), not an array");
         } else if (!it->value.IsObject()) {

@@ -32,8 +32,13 @@ struct Request {
 // "jsonrpc", "method", "params". False when the envelope is invalid: `error` is the answer, sent
 // to `out.id` (null unless a valid id was read) whether or not the request is a notification.
 // The language server passes its message body with the body cap (kMaxBodyBytes) instead.
+// `"params": null` is an invalid request in JSON-RPC 2.0 (params are an object or an array), as
+// the Agent API and the control endpoint answer it; the language server protocol types the params
+// of shutdown and exit as void and its clients send null there, so the language server reads null
+// as absent (NullParams::Absent).
+enum class NullParams : std::uint8_t { Invalid, Absent };
 [[nodiscard]] bool parseRequest(std::string_view line, ParsedLine& scratch, Request& out, Error& error,
-                                std::size_t maxBytes = kMaxLineBytes);
+                                std::size_t maxBytes = kMaxLineBytes, NullParams nullParams = NullParams::Invalid);
 
 // A reply as a client reads it.
 struct Response {

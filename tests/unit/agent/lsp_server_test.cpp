@@ -136,6 +136,26 @@ TEST_F(LspServerTest, UnpairedSurrogateAndNulByteAreParseErrors) {
     EXPECT_TRUE(request("shutdown", "").HasMember("result")); // shutdown did not run before
 }
 
+// The specification types the params of shutdown and exit as void; clients that send
+// `"params": null` there got -32600 for both, and the server never exited.
+TEST_F(LspServerTest, ShutdownAndExitAcceptNullParams) {
+    initialize();
+    const auto r = send(R"({"jsonrpc":"2.0","id":20,"method":"shutdown","params":null})");
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_TRUE(r[0].HasMember("result")) << "shutdown with null params was refused";
+    EXPECT_TRUE(send(R"({"jsonrpc":"2.0","method":"exit","params":null})").empty());
+    EXPECT_TRUE(server_.exited());
+    EXPECT_EQ(server_.exitCode(), 0);
+}
+
+// A method that takes params still says which one is missing when they are null.
+TEST_F(LspServerTest, NullParamsOfAMethodWithParamsAreInvalidParams) {
+    initialize();
+    const auto r = send(R"({"jsonrpc":"2.0","id":21,"method":"textDocument/hover","params":null})");
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0]["error"]["code"].GetInt(), rpc::kInvalidParams);
+}
+
 TEST_F(LspServerTest, ExitWithoutShutdownIsCodeOne) {
     initialize();
     (void)notify("exit", "");
