@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <limits>
 
 #include "takt/agent/test_runner.h"
 #include "takt/bytecode/opcodes.h"
@@ -16,6 +17,10 @@
 
 namespace takt::agent {
 namespace {
+
+// Virtual time a test may reach: the wall clock (kVirtualWallEpochNs plus virtual time) stays an
+// int64 count of nanoseconds.
+constexpr std::int64_t kVirtualTimeEnd = std::numeric_limits<std::int64_t>::max() - engine::kVirtualWallEpochNs;
 
 constexpr std::uint64_t kTestBudget = 100'000'000; // watchdog ticks per test run
 
@@ -135,6 +140,13 @@ TestReport runTests(const TestOptions& options) {
             ok = runner.runProgram(program, inst, now, fault);
             if (!multiCycle || (!ok && isFinished(fault))) {
                 ok = ok || isFinished(fault);
+                break;
+            }
+            // The clock ends before it would overflow (with the wall clock's epoch added), however
+            // long the cycle time and how many cycles --max-cycles allows.
+            if (ok && now > kVirtualTimeEnd - options.cycleTimeNs) {
+                unfinished = "TEST_FINISHED() not reached before the end of the virtual clock, in " +
+                             std::to_string(cycle) + " cycles (virtual time " + timeText(now) + ")";
                 break;
             }
             if (ok && cycle >= options.maxCycles) {

@@ -477,6 +477,23 @@ TEST(TaktTest, TestFinishedRunsCyclesOnVirtualTime) {
     EXPECT_NE(fine.out.find("ASSERT_EQUAL failed: expected 11, actual 101"), std::string::npos) << fine.out;
 }
 
+// A test that never finishes at the longest cycle time and the most cycles allowed: its virtual
+// clock stops before it would overflow (about 87,000 cycles of a day), an error of the test. The
+// clock overflowed before, which the sanitizer build stops at.
+TEST(TaktTest, VirtualTimeEndsBeforeItOverflows) {
+    const fs::path dir = makeProject("takt_test_clock_end", R"(TEST_PROGRAM NeverEnds
+VAR n : DINT; END_VAR
+n := n + 1;
+IF n < 0 THEN TEST_FINISHED(); END_IF;
+END_TEST_PROGRAM
+)");
+    const CliRun r =
+        takt("test --project " + dir.string() + " --output json --cycle-time 86400000 --max-cycles 1000000000");
+    ASSERT_EQ(r.exitCode, 12) << r.out;
+    EXPECT_NE(r.out.find("TEST_FINISHED() not reached before the end of the virtual clock, in 87"), std::string::npos)
+        << r.out;
+}
+
 TEST(TaktTest, TestFinishedOnlyInATestBody) {
     const fs::path dir = makeProject("takt_test_finished_outside", R"(FUNCTION_BLOCK Helper
 TEST_FINISHED();
