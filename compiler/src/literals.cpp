@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "takt/bytecode/calendar.h"
+#include "takt/common/text.h"
 #include "takt/compiler/names.h"
 
 namespace takt::compiler {
@@ -139,19 +140,6 @@ bool parseTimePart(std::string_view s, std::size_t& pos, std::int64_t& nanos, st
     }
     nanos = ((h * 60 + m) * 60 + sec) * kNsPerSecond + frac;
     return true;
-}
-
-void appendUtf8(std::string& out, std::uint32_t cp) {
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
 }
 
 } // namespace
@@ -308,7 +296,7 @@ bool decodeString(std::string_view text, bool wide, std::string& value, std::str
             return false;
         }
         if (wide) {
-            appendUtf8(value, code);
+            common::appendUtf8(value, code);
         } else {
             value += static_cast<char>(code);
         }

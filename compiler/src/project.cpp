@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "takt/common/toml_names.h"
 #include "takt/compiler/parser.h"
 #include "trust_manifest.h"
 
@@ -103,22 +104,6 @@ bool hasSourceExtension(const fs::path& p) {
     return ext == ".st" || ext == ".pou";
 }
 
-std::string_view tomlTypeName(toml::node_type t) {
-    switch (t) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a float";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::date:
-    case toml::node_type::time:
-    case toml::node_type::date_time: return "a date/time";
-    case toml::node_type::none: break;
-    }
-    return "nothing";
-}
-
 ConfigError errorAt(const std::string& path, const toml::source_region& where, std::string key, std::string message) {
     return ConfigError{path, static_cast<std::uint32_t>(where.begin.line),
                        static_cast<std::uint32_t>(where.begin.column), std::move(key), std::move(message)};
@@ -134,8 +119,9 @@ void readChoice(const toml::node& node, const std::string& path, const std::stri
         expected += fmt::format("{}\"{}\"", i == 0 ? "" : i + 1 == N ? " or " : ", ", choices[i].first);
     }
     if (str == nullptr) {
-        errors.push_back(errorAt(path, node.source(), key,
-                                 fmt::format("expected a string ({}), found {}", expected, tomlTypeName(node.type()))));
+        errors.push_back(
+            errorAt(path, node.source(), key,
+                    fmt::format("expected a string ({}), found {}", expected, common::tomlTypeName(node.type()))));
         return;
     }
     for (const auto& [spelling, value] : choices) {
@@ -154,9 +140,9 @@ void readSourcesRoot(const toml::node& node, const std::string& path, const std:
                      std::vector<ConfigError>& errors) {
     const auto* str = node.as_string();
     if (str == nullptr) {
-        errors.push_back(errorAt(
-            path, node.source(), key,
-            fmt::format("expected a string (a folder relative to the project), found {}", tomlTypeName(node.type()))));
+        errors.push_back(errorAt(path, node.source(), key,
+                                 fmt::format("expected a string (a folder relative to the project), found {}",
+                                             common::tomlTypeName(node.type()))));
         return;
     }
     const fs::path root = fs::path(str->get()).lexically_normal();
@@ -263,7 +249,7 @@ std::vector<ConfigError> readBuildOptions(std::string_view tomlText, const std::
     const toml::table* table = build->as_table();
     if (table == nullptr) {
         errors.push_back(errorAt(displayPath, build->source(), "build",
-                                 fmt::format("expected a table, found {}", tomlTypeName(build->type()))));
+                                 fmt::format("expected a table, found {}", common::tomlTypeName(build->type()))));
         return errors;
     }
     static constexpr std::pair<std::string_view, OverflowMode> kOverflow[] = {{"wrap", OverflowMode::Wrap},

@@ -12,6 +12,8 @@
 
 #include "io_config_internal.h"
 #include "takt/bytecode/address.h"
+#include "takt/common/text.h"
+#include "takt/common/toml_names.h"
 #include "takt/engine/config_reader.h"
 
 namespace takt::io {
@@ -30,15 +32,6 @@ using Severity = ConfigDiagnostic::Severity;
 // check. Names registered with driverNames() are accepted too.
 constexpr std::string_view kConfigDriverNames[] = {"loopback",      "simulated", "modbus-tcp", "modbus-rtu",
                                                    "modbus-server", "mqtt",      "gpio"};
-
-std::string trim(std::string_view s) {
-    const auto first = s.find_first_not_of(" \t");
-    if (first == std::string_view::npos) {
-        return {};
-    }
-    const auto last = s.find_last_not_of(" \t");
-    return std::string(s.substr(first, last - first + 1));
-}
 
 std::string upper(std::string_view s) {
     std::string out(s);
@@ -134,10 +127,10 @@ bool parseSafeValue(const toml::node& node, const bytecode::DirectAddress& addre
     if (const auto* i = node.as_integer()) {
         text = std::to_string(i->get());
     } else if (const auto* s = node.as_string()) {
-        text = upper(trim(s->get()));
+        text = upper(std::string(common::trim(s->get(), " \t")));
     } else {
         error = fmt::format("expected a string such as \"FALSE\" or \"16#00FF\", found {}",
-                            engine::tomlTypeName(node.type()));
+                            common::tomlTypeName(node.type()));
         return false;
     }
     const std::string written = text;
@@ -241,7 +234,7 @@ void readSafeState(TableReader& io, bool byteAddressing, std::vector<SafeValue>&
         if (t == nullptr) {
             io.diagnostics().push_back(diagnosticAt(
                 Severity::Error, io.file(), n.source(), path,
-                fmt::format("expected a table {{address, value}}, found {}", engine::tomlTypeName(n.type()))));
+                fmt::format("expected a table {{address, value}}, found {}", common::tomlTypeName(n.type()))));
             continue;
         }
         TableReader entry(*t, path, io.file(), io.diagnostics());
@@ -451,7 +444,7 @@ void readDriverList(TableReader& io, toml::table& ioTable, bool byteAddressing, 
         if (t == nullptr) {
             io.diagnostics().push_back(diagnosticAt(
                 Severity::Error, io.file(), n.source(), path,
-                fmt::format("expected a table {{name, params}}, found {}", engine::tomlTypeName(n.type()))));
+                fmt::format("expected a table {{name, params}}, found {}", common::tomlTypeName(n.type()))));
             continue;
         }
         TableReader entry(*t, path, io.file(), io.diagnostics());

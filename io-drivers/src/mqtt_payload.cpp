@@ -9,7 +9,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "takt/engine/json_number.h"
+#include "takt/common/json_number.h"
 #include "takt/engine/values.h"
 
 namespace takt::io::detail {
@@ -63,7 +63,7 @@ bool decodePayload(std::string_view payload, const ValueType& type, std::uint8_t
     // Iterative parsing: no recursion, so nesting depth cannot exhaust the stack. RapidJSON
     // itself refuses anything but whitespace after the value. Exact numbers: a REAL/LREAL
     // arrives as the nearest value, not one a few ulps off (json_number.h).
-    if (const rapidjson::ParseResult r = engine::parseJsonExact(doc, payload); r.IsError()) {
+    if (const rapidjson::ParseResult r = common::parseJsonExact(doc, payload); r.IsError()) {
         error = fmt::format("not JSON: {} at offset {}", rapidjson::GetParseError_En(r.Code()), r.Offset());
         return false;
     }

@@ -9,6 +9,7 @@
 
 #include "io_config_internal.h"
 #include "takt/bytecode/address.h"
+#include "takt/common/toml_names.h"
 #include "takt/engine/config_reader.h"
 #include "takt/io/simulation.h"
 
@@ -164,7 +165,7 @@ template <typename Read> void eachTable(TableReader& root, std::string_view key,
         if (t == nullptr) {
             root.diagnostics().push_back(
                 diagnosticAt(Severity::Error, root.file(), n.source(), path,
-                             fmt::format("expected a table, found {}", engine::tomlTypeName(n.type()))));
+                             fmt::format("expected a table, found {}", common::tomlTypeName(n.type()))));
             continue;
         }
         TableReader entry(*t, path, root.file(), root.diagnostics());

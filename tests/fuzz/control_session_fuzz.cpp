@@ -11,7 +11,7 @@
 
 #include <rapidjson/document.h>
 
-#include "control_session.h"
+#include "control/control_session.h"
 #include "takt/agent/control.h"
 
 namespace {

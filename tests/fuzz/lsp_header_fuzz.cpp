@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "rpc_framer.h"
+#include "rpc/rpc_framer.h"
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "rpc_envelope.h"
-#include "rpc_framer.h"
+#include "rpc/rpc_envelope.h"
+#include "rpc/rpc_framer.h"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include <boost/beast/http/serializer.hpp>
 #include <boost/beast/http/write.hpp>
 
-#include "web_http.h"
+#include "web/web_http.h"
 
 namespace {
 

@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "takt/bytecode/version.h"
+#include "takt/common/fd_io.h"
 
 namespace takt::bytecode {
 
@@ -612,21 +613,6 @@ LoadResult readProgramFile(const std::filesystem::path& path) {
     return deserialize(bytes);
 }
 
-bool writeAll(int fd, std::string_view bytes) {
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return false;
-        }
-        done += static_cast<std::size_t>(n);
-    }
-    return true;
-}
-
 std::string writeFileAtomically(const std::filesystem::path& path, std::span<const std::uint8_t> bytes) {
     std::filesystem::path dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
     std::string tmpl = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
@@ -642,7 +628,7 @@ std::string writeFileAtomically(const std::filesystem::path& path, std::span<con
         ::unlink(tmp.c_str());
         return message + ": " + std::strerror(errno);
     };
-    if (!writeAll(fd, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()))) {
+    if (!common::writeAll(fd, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()))) {
         return abandon("cannot write " + tmp);
     }
     // mkstemp creates 0600; a build product is an ordinary readable file.

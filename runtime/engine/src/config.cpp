@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "takt/common/toml_names.h"
 #include "takt/engine/config.h"
 #include "takt/engine/config_reader.h"
 
@@ -129,7 +130,7 @@ void readResource(TableReader& r, RuntimeConfig& c) {
             if (t == nullptr) {
                 r.diagnostics().push_back(
                     diagnosticAt(Severity::Error, r.file(), n.source(), path,
-                                 fmt::format("expected a table, found {}", tomlTypeName(n.type()))));
+                                 fmt::format("expected a table, found {}", common::tomlTypeName(n.type()))));
                 continue;
             }
             TableReader task(*t, path, r.file(), r.diagnostics());
@@ -197,8 +198,9 @@ void readControlTokens(TableReader& r, RuntimeConfig::Control& c) {
         const std::string path = indexedPath(r.keyPath("tokens"), i);
         const auto* t = n.as_table();
         if (t == nullptr) {
-            r.diagnostics().push_back(diagnosticAt(Severity::Error, r.file(), n.source(), path,
-                                                   fmt::format("expected a table, found {}", tomlTypeName(n.type()))));
+            r.diagnostics().push_back(
+                diagnosticAt(Severity::Error, r.file(), n.source(), path,
+                             fmt::format("expected a table, found {}", common::tomlTypeName(n.type()))));
             continue;
         }
         TableReader tr(*t, path, r.file(), r.diagnostics());

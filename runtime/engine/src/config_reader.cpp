@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "takt/common/toml_names.h"
+
 namespace takt::engine {
 
 namespace {
@@ -35,22 +37,6 @@ ConfigDiagnostic diagnosticAt(ConfigDiagnostic::Severity severity, const std::st
     d.key = std::move(key);
     d.message = std::move(message);
     return d;
-}
-
-std::string_view tomlTypeName(toml::node_type type) noexcept {
-    switch (type) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a float";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::date:
-    case toml::node_type::time:
-    case toml::node_type::date_time: return "a date/time";
-    case toml::node_type::none: break;
-    }
-    return "nothing";
 }
 
 std::optional<toml::table> parseTomlText(std::string_view text, const std::string& file,
@@ -143,7 +129,7 @@ void TableReader::accept(std::string_view key) {
 }
 
 void TableReader::typeError(std::string_view key, const toml::node& node, std::string_view expected) {
-    error(key, fmt::format("expected {}, found {}", expected, tomlTypeName(node.type())));
+    error(key, fmt::format("expected {}, found {}", expected, common::tomlTypeName(node.type())));
 }
 
 const toml::node* TableReader::lookup(std::string_view key, bool required, std::string_view expected) {

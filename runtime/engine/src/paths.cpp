@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "takt/common/text.h"
+
 #include "takt/engine/values.h"
 
 namespace takt::engine {
@@ -35,16 +37,6 @@ struct Segment {
 
 bool isIdentChar(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
-}
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) {
-        s.remove_suffix(1);
-    }
-    return s;
 }
 
 bool parsePath(std::string_view path, std::vector<Segment>& out, std::string& error) {
@@ -79,7 +71,7 @@ bool parsePath(std::string_view path, std::vector<Segment>& out, std::string& er
             std::string_view list = path.substr(i + 1, close - i - 1);
             while (true) {
                 std::size_t comma = list.find(',');
-                std::string_view item = trim(list.substr(0, comma));
+                std::string_view item = common::trim(list.substr(0, comma));
                 std::int64_t v = 0;
                 auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
                 if (item.empty() || ec != std::errc{} || p != item.data() + item.size()) {
@@ -153,7 +145,7 @@ bool resolveRoot(const Module& m, std::string_view name, VarRef& out) {
 
 bool resolvePath(const Module& m, std::string_view path, VarRef& out, std::string& error) {
     std::vector<Segment> segs;
-    if (!parsePath(trim(path), segs, error)) {
+    if (!parsePath(common::trim(path), segs, error)) {
         return false;
     }
     VarRef cur;

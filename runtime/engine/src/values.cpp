@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "takt/common/text.h"
+
 #include "takt/engine/values.h"
 
 namespace takt::engine {
@@ -126,24 +128,6 @@ std::uint64_t readUnsigned(const std::uint8_t* p, std::uint32_t size) {
 
 void writeBytes(std::uint8_t* p, std::uint64_t v, std::uint32_t size) {
     std::memcpy(p, &v, size > 8 ? 8 : size);
-}
-
-void appendUtf8(std::string& out, std::uint32_t cp) {
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
 }
 
 // UTF-8 -> UTF-16 code units; false on malformed input.
@@ -306,7 +290,7 @@ void encodeElementary(ValueKind kind, const std::uint8_t* p, rapidjson::Value& o
             if (info.size == 1) {
                 s += static_cast<char>(cp);
             } else {
-                appendUtf8(s, cp);
+                common::appendUtf8(s, cp);
             }
         }
         setString(v, s, a);
@@ -350,7 +334,7 @@ void encodeValue(const Module& m, std::uint32_t type, const std::uint8_t* p, rap
                 u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
                 ++i;
             }
-            appendUtf8(s, u);
+            common::appendUtf8(s, u);
         }
         typedObject(out, "WSTRING", a);
         rapidjson::Value v;

@@ -11,6 +11,8 @@
 #include <limits>
 #include <system_error>
 
+#include "takt/common/text.h"
+
 namespace takt::vm {
 
 namespace {
@@ -29,19 +31,8 @@ constexpr NumberType kTypes[bytecode::kTextNumberCount] = {
     {"WORD", 16, false}, {"DWORD", 32, false}, {"LWORD", 64, false}, {"REAL", 32, true},   {"LREAL", 64, true},
 };
 
-bool isBlank(char c) noexcept {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-std::string_view trim(std::string_view s) noexcept {
-    while (!s.empty() && isBlank(s.front())) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && isBlank(s.back())) {
-        s.remove_suffix(1);
-    }
-    return s;
-}
+// What a conversion skips around the number (not \v or \f, which no PLC text carries).
+constexpr std::string_view kBlank = " \t\r\n";
 
 char upper(char c) noexcept {
     return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
@@ -219,7 +210,7 @@ std::int64_t textToInt(std::string_view text, TextNumber type) noexcept {
         return 0;
     }
     const NumberType& t = kTypes[index];
-    const std::string_view s = dropPrefix(trim(text), t.name);
+    const std::string_view s = dropPrefix(common::trim(text, kBlank), t.name);
     if (type == TextNumber::Bool && (equalsNoCase(s, "TRUE") || equalsNoCase(s, "FALSE"))) {
         return equalsNoCase(s, "TRUE") ? 1 : 0;
     }
@@ -243,7 +234,7 @@ double textToReal(std::string_view text, TextNumber type) noexcept {
     if (type != TextNumber::Real && type != TextNumber::Lreal) {
         return 0.0;
     }
-    const std::string_view s = dropPrefix(trim(text), kTypes[static_cast<std::uint32_t>(type)].name);
+    const std::string_view s = dropPrefix(common::trim(text, kBlank), kTypes[static_cast<std::uint32_t>(type)].name);
     return type == TextNumber::Real ? parseReal<float>(s) : parseReal<double>(s);
 }
 

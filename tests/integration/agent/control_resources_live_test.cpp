@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "rpc_json.h"
+#include "rpc/rpc_json.h"
 #include "support/control_live_support.h"
 #include "support/control_test_support.h"
 

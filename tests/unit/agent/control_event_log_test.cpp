@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
-#include "control_session.h"
+#include "control/control_session.h"
 
 namespace takt::agent::detail {
 namespace {

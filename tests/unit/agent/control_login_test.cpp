@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "control_auth.h"
+#include "control/control_auth.h"
 #include "support/control_test_support.h"
 #include "takt/agent/control.h"
 

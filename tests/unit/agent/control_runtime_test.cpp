@@ -8,9 +8,9 @@
 #include <thread>
 
 #include "../engine/scan_test_support.h"
-#include "control_client.h"
-#include "method_table.h"
-#include "rpc_json.h"
+#include "control/control_client.h"
+#include "rpc/method_table.h"
+#include "rpc/rpc_json.h"
 #include "takt/agent/control_runtime.h"
 #include "takt/bytecode/container.h"
 #include "takt/compiler/compile_program.h"

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "rpc_framer.h"
+#include "rpc/rpc_framer.h"
 #include "takt/agent/lsp_server.h"
 
 namespace takt::agent::rpc {

@@ -13,8 +13,8 @@
 #include <rapidjson/document.h>
 #include <unistd.h>
 
-#include "lsp_text.h"
-#include "rpc_json.h"
+#include "lsp/lsp_text.h"
+#include "rpc/rpc_json.h"
 #include "support/paths.h"
 #include "takt/agent/lsp_server.h"
 #include "takt/compiler/formatter.h"

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "rpc_envelope.h"
+#include "rpc/rpc_envelope.h"
 
 namespace takt::agent::rpc {
 namespace {

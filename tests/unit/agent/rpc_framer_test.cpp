@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "rpc_framer.h"
+#include "rpc/rpc_framer.h"
 
 namespace takt::agent::rpc {
 namespace {

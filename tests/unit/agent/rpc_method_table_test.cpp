@@ -13,10 +13,10 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
-#include "agent_methods.h"
-#include "control_session.h"
-#include "harness_support.h"
-#include "method_table.h"
+#include "api/agent_methods.h"
+#include "control/control_session.h"
+#include "harness/harness_support.h"
+#include "rpc/method_table.h"
 #include "support/paths.h"
 #include "takt/agent/control_runtime.h"
 

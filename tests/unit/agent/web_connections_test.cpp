@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "web_connections.h"
+#include "web/web_connections.h"
 
 namespace takt::agent::web {
 namespace {

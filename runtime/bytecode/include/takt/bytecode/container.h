@@ -111,8 +111,4 @@ struct LoadResult {
 // empty on success.
 [[nodiscard]] std::string writeFileAtomically(const std::filesystem::path& path, std::span<const std::uint8_t> bytes);
 
-// Writes all of `bytes` to `fd`, going on after short writes and EINTR; false (errno set) on an
-// error.
-[[nodiscard]] bool writeAll(int fd, std::string_view bytes);
-
 } // namespace takt::bytecode

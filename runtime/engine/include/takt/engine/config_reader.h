@@ -24,9 +24,6 @@ namespace takt::engine {
 [[nodiscard]] ConfigDiagnostic diagnosticAt(ConfigDiagnostic::Severity severity, const std::string& file,
                                             const toml::source_region& where, std::string key, std::string message);
 
-// "a string", "an integer", … for messages.
-[[nodiscard]] std::string_view tomlTypeName(toml::node_type type) noexcept;
-
 // Parses TOML text; on a syntax error appends one diagnostic with toml++'s line/column and
 // returns nothing.
 [[nodiscard]] std::optional<toml::table> parseTomlText(std::string_view text, const std::string& file,

@@ -1,0 +1,60 @@
+#pragma once
+// Shared by the control_runtime*.cpp files: what a submitted command carries while the scan
+// loop applies it, and the small JSON helpers the methods use.
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rpc/rpc_json.h"
+#include "takt/agent/control_runtime.h"
+
+namespace takt::agent {
+
+struct RuntimeControl::Pending {
+    engine::ScanCommand command;
+    engine::CommandResult result;
+    std::vector<engine::ImageRange> ranges;
+    std::vector<std::uint8_t> bytes;                  // Read destination / Write source
+    std::unique_ptr<const engine::ForceTable> forces; // SetForces / Reload: the table handed over
+    engine::PreparedChange change;                    // Reload: the new program in, the old one back
+    std::uint64_t ticket = 0;
+    std::uint64_t stepUntil = 0; // Step: the cycle count at which the program pauses again
+    std::int64_t deadlineNs = 0;
+    bool replied = false;
+    ControlReplyFn reply;
+    // Builds the answer once the loop has applied the command (result.ok) — the refusal is
+    // answered generically.
+    std::function<ControlAnswer(Pending&)> finish;
+    // Reload: the program that will be current, and what the reply needs.
+    std::shared_ptr<const bytecode::Module> module;
+    std::string hash;
+    std::string idempotencyKey;
+    std::vector<std::string> forcesLost;
+};
+
+struct RuntimeControl::Forced {
+    std::string name;     // the path or canonical address as listed by var.forced
+    bool address = false; // io.force (fixed process-image range) or var.force (a path)
+    engine::ImageRange range;
+    std::uint32_t type = bytecode::kNone; // var.force: type id in the module it was resolved in
+    std::string signature;                // var.force: type signature, must match after a reload
+    std::vector<std::uint8_t> value;
+};
+
+namespace ctl {
+
+// "-32602 on <member>: <message>".
+[[nodiscard]] ControlAnswer badParam(std::string_view member, const std::string& message);
+// A required string member; null when missing or not a string.
+[[nodiscard]] const rapidjson::Value* member(const rapidjson::Value& params, const char* name);
+[[nodiscard]] std::string jsonText(const rapidjson::Value& v);
+[[nodiscard]] std::string quoted(std::string_view s);
+
+} // namespace ctl
+
+// var.list's filter: a case-insensitive glob when `pattern` has * or ?, else a substring.
+[[nodiscard]] bool varPatternMatches(std::string_view pattern, std::string_view path);
+
+} // namespace takt::agent

@@ -1,0 +1,196 @@
+#pragma once
+// One control-endpoint session without its socket: lines (rpc_framer.h) and the JSON-RPC envelope
+// (rpc_envelope.h) as every surface has them, the endpoint's method table, auth.login and roles, the rate limit, the
+// server's own methods, event subscriptions and the hand-off to the ControlTarget. The Asio server (control_server.cpp)
+// feeds it the bytes a connection receives and writes out the lines it produces; the fuzz target drives it the same way
+// without any socket.
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "control/control_audit.h"
+#include "control/control_auth.h"
+#include "rpc/method_table.h"
+#include "rpc/rpc_envelope.h"
+#include "rpc/rpc_framer.h"
+#include "takt/agent/control.h"
+
+namespace takt::agent::detail {
+
+// PROTOCOLS.md event types, in the order of the subscription bit mask.
+inline constexpr std::string_view kEventTypes[] = {
+    "runtime_started", "runtime_stopped", "paused",        "resumed",      "cycle_overrun", "fault",
+    "reload_applied",  "reload_rejected", "driver_health", "retain_saved", "retain_failed"};
+[[nodiscard]] int eventTypeIndex(std::string_view name) noexcept;
+
+class ControlSession;
+
+// The recent events with a sequence number each, for a client that asks instead of subscribing
+// (events.recent: the web page polls it). Bounded: a client that never asks costs nothing more.
+class EventLog {
+public:
+    static constexpr std::size_t kEvents = 256; // every type but cycle_overrun
+    // cycle_overrun events have a list of their own: however many a busy machine has, they
+    // cannot push faults and state changes out of the recent events.
+    static constexpr std::size_t kOverruns = 32;
+    // reload_applied / reload_rejected, kept apart so that a burst of overruns cannot push the
+    // online-change history out.
+    static constexpr std::size_t kReloads = 32;
+    struct Entry {
+        std::uint64_t seq = 0;
+        std::string json; // the event object with "seq" first
+    };
+    void add(std::string_view type, const std::string& eventJson);
+    // {"next", "events" (seq > since), "reloads"}.
+    [[nodiscard]] std::string since(std::uint64_t seq) const;
+
+private:
+    std::deque<Entry> events_;
+    std::deque<Entry> overruns_;
+    std::deque<Entry> reloads_;
+    std::uint64_t next_ = 1;
+};
+
+// What the sessions of one endpoint share: options, tokens, back-off, the method table, the
+// audit log.
+class ControlService {
+public:
+    ControlService(ControlOptions options, ControlTarget& target, std::string transport);
+    ~ControlService();
+    ControlService(const ControlService&) = delete;
+    ControlService& operator=(const ControlService&) = delete;
+
+    // Opens the audit log (when configured). False with `error` naming the file.
+    bool openAudit(std::string& error);
+    // Re-reads target.methods(); called once before serving.
+    void loadMethods();
+
+    [[nodiscard]] bool loginRequired() const { return !tokens_.empty(); }
+    [[nodiscard]] const ControlOptions& options() const { return options_; }
+    [[nodiscard]] ControlTarget& target() { return target_; }
+
+    // How a method of the endpoint's table is served: by the session itself, or by the target.
+    struct Route {
+        ControlAnswer (ControlSession::*builtin)(const rapidjson::Value& params) = nullptr;
+        ControlHandler target = nullptr;
+    };
+    using Method = agent::MethodSpec<Route>;
+    // The endpoint's one method table: the session's methods, then the target's.
+    [[nodiscard]] std::span<const Method> methods() const { return methods_; }
+
+    // One audit line: ISO time, peer, role, method, ok or the error code. Never params or tokens.
+    // Rejections repeated within a second are summed up (control_audit.h).
+    void audit(std::string_view peer, std::optional<Role> role, std::string_view method, int code);
+
+    // Polls the target; each event becomes a notification line for the sessions subscribed to
+    // its type (`deliver(typeIndex, line)`).
+    template <class Deliver> void pollEvents(Deliver&& deliver) {
+        audit_.flush(Clock::now());
+        events_.clear();
+        target_.poll(events_);
+        for (const std::string& e : events_) {
+            int type = -1;
+            std::string line;
+            if (eventLine(e, type, line)) {
+                deliver(type, line);
+            }
+        }
+    }
+
+private:
+    friend class ControlSession;
+    bool eventLine(const std::string& event, int& type, std::string& line);
+
+    ControlOptions options_;
+    ControlTarget& target_;
+    std::string transport_;
+    TokenSet tokens_;
+    LoginBackoff backoff_;
+    std::vector<Method> methods_;
+    rpc::ParamsSchemas schemas_;
+    std::vector<std::string> events_;
+    EventLog eventLog_;
+    rpc::ParsedLine eventParse_;
+    AuditLog audit_;
+    Clock::time_point started_ = Clock::now();
+};
+
+struct PeerInfo {
+    std::string label;        // for the audit log: "tcp:127.0.0.1:50122", "unix:uid=1000,pid=42"
+    std::string key;          // for the back-off: "ip:192.0.2.7", "ip:loopback", "uid:1000"
+    bool trustedUnix = false; // a Unix peer of an endpoint without tokens: admin
+    // A role held without auth.login (a web page on loopback with auth = "local": viewer); a login
+    // replaces it.
+    std::optional<Role> grantedRole;
+};
+
+// Where a session's output goes.
+class SessionSink {
+public:
+    virtual ~SessionSink() = default;
+    SessionSink() = default;
+    SessionSink(const SessionSink&) = delete;
+    SessionSink& operator=(const SessionSink&) = delete;
+    // One JSON line, without its newline.
+    virtual void sendLine(std::string line) = 0;
+};
+
+class ControlSession {
+public:
+    ControlSession(ControlService& service, PeerInfo peer, SessionSink& sink);
+    ~ControlSession();
+    ControlSession(const ControlSession&) = delete;
+    ControlSession& operator=(const ControlSession&) = delete;
+
+    // The methods the session answers itself (auth, ping, describe, schema, events).
+    [[nodiscard]] static std::span<const ControlService::Method> builtins();
+
+    // Bytes received: complete lines are handled in order; a line longer than kMaxLineBytes gets
+    // one -32600 as soon as it crosses the cap and is skipped up to its newline (never buffered).
+    void feed(std::string_view bytes);
+    // End of input: a last line without newline is handled.
+    void finish();
+    // One complete line (without its newline).
+    void handleLine(std::string_view line);
+
+    // Logged in, or (without tokens) has made a request: not evicted for a newcomer.
+    [[nodiscard]] bool proven() const { return proven_; }
+    // Calls the target has not answered yet.
+    [[nodiscard]] std::uint32_t pending() const { return pending_; }
+    [[nodiscard]] bool subscribed(int type) const { return type >= 0 && (subscriptions_ & (1U << type)) != 0; }
+    [[nodiscard]] const PeerInfo& peer() const { return peer_; }
+
+private:
+    void reply(const rpc::RequestId& id, const ControlAnswer& answer);
+    void finishRequest(const rpc::RequestId& id, bool notification, std::string_view method,
+                       const ControlAnswer& answer);
+    void refuseOversize();
+    ControlAnswer ping(const rapidjson::Value& params);
+    ControlAnswer login(const rapidjson::Value& params);
+    void forgetLogin();
+    ControlAnswer subscribe(const rapidjson::Value& params);
+    ControlAnswer recentEvents(const rapidjson::Value& params);
+    ControlAnswer describe(const rapidjson::Value& params);
+    ControlAnswer schema(const rapidjson::Value& params);
+
+    ControlService& service_;
+    PeerInfo peer_;
+    SessionSink& sink_;
+    std::optional<Role> role_;
+    bool proven_ = false;
+    std::uint32_t pending_ = 0;
+    std::uint32_t subscriptions_ = 0;
+    RateLimiter limiter_;
+    rpc::LineFramer framer_;
+    rpc::ParsedLine parsed_;
+    // Replies that arrive after the session is gone are dropped: callbacks hold a weak reference.
+    std::shared_ptr<ControlSession*> self_;
+};
+
+} // namespace takt::agent::detail
