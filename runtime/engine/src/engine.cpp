@@ -108,6 +108,8 @@ void Engine::resetTaskState() {
 
 bool Engine::coldInit(LoadedProgram& p, FaultReport& report) const {
     p.resetToInitialImage();
+    // An initial value may read the date (`started : DT := NOW_DT()`): the same clock as a cycle.
+    runner_->setWallClock(clock_.wallNs());
     Fault fault;
     if (p.module().initCode != kNone && !runner_->runInit(p, fault)) {
         report = p.describe(fault);

@@ -194,10 +194,12 @@ vm::Vm& VmRunner::vmFor(LoadedProgram& program) {
 
 bool VmRunner::runInit(LoadedProgram& program, Fault& fault) {
     if (attached_ == &program && vm_ != nullptr) {
+        vm_->setWallTime(wallNs_);
         return report(*vm_, vm_->runInit(), fault);
     }
     // Online change prepares the next program while the current one stays attached.
     vm::Vm machine(program.module(), std::span<std::uint8_t>(program.image(), program.imageSize()));
+    machine.setWallTime(wallNs_);
     machine.setBudget(budget_);
     machine.setAbortFlag(abort_);
     return report(machine, machine.runInit(), fault);

@@ -421,5 +421,20 @@ TEST(HarnessProtocol, VirtualWallClockForNowDtAndRtc) {
               std::string::npos);
 }
 
+// An initial value that reads the clock reads the same date as the first cycle, not 1970: the
+// initialisation runs with the wall clock set, on a load as on a cold restart.
+TEST(HarnessProtocol, InitialValuesReadTheWallClock) {
+    Harness h(defaultHarnessDeps());
+    const std::string load =
+        h.handleLine(R"({"cmd":"load","initial_cycle":false,"source":"PROGRAM Main\nVAR started : DT := NOW_DT(); )"
+                     R"(lstarted : LDT := NOW_LDT(); END_VAR\nEND_PROGRAM\n"})");
+    ASSERT_NE(load.find(R"("ok":true)"), std::string::npos) << load;
+    constexpr long long kEpoch = 1'704'067'200'000'000'000; // DT#2024-01-01-00:00:00
+    const std::string c = h.handleLine(R"({"cmd":"cycle","watch":["Main.started","Main.lstarted"]})");
+    EXPECT_NE(c.find(R"("Main.started":{"type":"DT","nanos":)" + std::to_string(kEpoch) + "}"), std::string::npos) << c;
+    EXPECT_NE(c.find(R"("Main.lstarted":{"type":"LDT","nanos":)" + std::to_string(kEpoch) + "}"), std::string::npos)
+        << c;
+}
+
 } // namespace
 } // namespace takt::agent
