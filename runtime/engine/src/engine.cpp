@@ -292,8 +292,7 @@ PreparedChange Engine::prepareChange(std::unique_ptr<LoadedProgram> next, bool w
     }
     TransferPlan plan = computeTransferPlan(program_->module(), next->module(), warm);
     for (const TransferCopy& c : plan.copies) {
-        if (static_cast<std::size_t>(c.from) + c.size > program_->imageSize() ||
-            static_cast<std::size_t>(c.to) + c.size > next->imageSize()) {
+        if (!copyInside(c, program_->imageSize(), next->imageSize())) {
             change.fault.message = "transfer plan addresses data outside the program image";
             return change;
         }

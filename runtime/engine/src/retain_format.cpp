@@ -398,10 +398,8 @@ RetainApplyReport applyRetainImage(const RetainImage& image, LoadedProgram& prog
     report.layoutChanged = image.layoutHash != RetainLayout(module).hash();
     TransferPlan plan = computeTransferPlan(image.layout, module, true);
     // A decoded image keeps its entries inside its payload; the program side is checked here.
-    std::erase_if(plan.copies, [&](const TransferCopy& c) {
-        return static_cast<std::size_t>(c.from) + c.size > image.payload.size() ||
-               static_cast<std::size_t>(c.to) + c.size > program.imageSize();
-    });
+    std::erase_if(plan.copies,
+                  [&](const TransferCopy& c) { return !copyInside(c, image.payload.size(), program.imageSize()); });
     std::erase_if(plan.converts, [&](const TransferConvert& c) {
         return !convertInside(c, image.payload.size(), program.imageSize());
     });

@@ -290,6 +290,10 @@ TransferEntry transferEntry(std::string path, TransferOutcome outcome, std::stri
     return e;
 }
 
+bool copyInside(const TransferCopy& c, std::size_t fromSize, std::size_t toSize) {
+    return std::size_t{c.from} + c.size <= fromSize && std::size_t{c.to} + c.size <= toSize;
+}
+
 bool convertInside(const TransferConvert& c, std::size_t fromSize, std::size_t toSize) {
     const std::size_t read = c.op == ConvertOp::Text ? c.textSize : c.fromSize;
     const std::size_t write = c.op == ConvertOp::Text ? c.textEnd : c.toSize;

@@ -104,7 +104,9 @@ struct TransferPlan {
 // without signatures. Retain slot files store it per variable.
 [[nodiscard]] std::string typeSignature(const bytecode::Module& module, std::uint32_t type);
 
-// Whether a conversion reads and writes inside images of these sizes.
+// Whether a copy or a conversion reads and writes inside images of these sizes: an online change
+// refuses a plan that does not, a RETAIN restore leaves such an entry out.
+[[nodiscard]] bool copyInside(const TransferCopy& c, std::size_t fromSize, std::size_t toSize);
 [[nodiscard]] bool convertInside(const TransferConvert& c, std::size_t fromSize, std::size_t toSize);
 
 // `retainOnly`: only RETAIN variables are carried over (warm-restart semantics on reload).
