@@ -25,6 +25,10 @@ struct Frontend::FileState {
     std::set<std::string> calls;                  // "CALLER>CALLEE" (qualified, upper case) its bodies make
     std::set<std::string> foreignLocals;          // "path|POU.NAME": locals of other files its bodies name
     std::set<std::filesystem::path> relatedFiles; // other files its diagnostics point into
+    // What decides which files an edit of another file is checked with (frontend_incremental.cpp):
+    std::set<std::string> declares; // upper-case names it declares where others can name them (from the model)
+    std::set<std::string> mentions; // upper-case identifiers of its declarations (of its text with syntax errors)
+    bool reachesAll = false;        // a CONFIGURATION or a top-level USING: it names into every file
     std::size_t errors = 0;
 };
 

@@ -15,6 +15,7 @@
 #include "frontend_cache.h"
 #include "takt/compiler/ast_dump.h"
 #include "takt/compiler/call_graph.h"
+#include "takt/compiler/lexer.h"
 #include "takt/compiler/names.h"
 #include "takt/compiler/parser.h"
 #include "takt/compiler/sema/model.h"
@@ -90,6 +91,67 @@ std::string keyOf(const Symbol* s) {
         key = upperName(o->name) + "." + key;
     }
     return key;
+}
+
+// The identifiers of `file` as the lexer reads them, upper-cased: what it can name.
+std::set<std::string> identifiersOf(const SourceFile& file) {
+    DiagnosticSink ignored;
+    std::set<std::string> out;
+    for (const Token& t : lex(file, ignored).tokens) {
+        if (t.kind == TokenKind::Identifier) {
+            out.insert(upperName(file.text().substr(t.begin, t.end - t.begin)));
+        }
+    }
+    return out;
+}
+
+// The names file `id` declares where other files can name them: the global scope, namespaces,
+// and enumeration values (a bare value resolves across the project).
+void declaredNames(const Scope& scope, FileId id, std::set<std::string>& out) {
+    for (const Symbol* s : scope.symbols()) {
+        if (s->span.file == id) {
+            out.insert(upperName(s->name));
+        }
+        if (s->kind == SymbolKind::Namespace && s->scope != nullptr) {
+            declaredNames(*s->scope, id, out);
+        }
+    }
+}
+
+// The files `focus` is checked with, in compilation order with it: those declaring a name it
+// mentions (`names`: the identifiers of its new text), then a name those mention, to the end;
+// and every file that reaches into all others.
+std::vector<bool> dependencies(const std::vector<Frontend::FileState>& states, std::size_t focus,
+                               std::set<std::string> names) {
+    std::map<std::string, std::vector<std::size_t>> declaredBy;
+    std::vector<bool> in(states.size(), false);
+    in[focus] = true;
+    for (std::size_t i = 0; i < states.size(); ++i) {
+        for (const std::string& name : states[i].declares) {
+            declaredBy[name].push_back(i);
+        }
+        if (states[i].reachesAll && !in[i]) {
+            in[i] = true;
+            names.insert(states[i].mentions.begin(), states[i].mentions.end());
+        }
+    }
+    while (!names.empty()) {
+        std::set<std::string> next;
+        for (const std::string& n : names) {
+            const auto d = declaredBy.find(n);
+            if (d == declaredBy.end()) {
+                continue;
+            }
+            for (const std::size_t i : d->second) {
+                if (!in[i]) {
+                    in[i] = true;
+                    next.insert(states[i].mentions.begin(), states[i].mentions.end());
+                }
+            }
+        }
+        names = std::move(next);
+    }
+    return in;
 }
 
 // ---- reusing a parsed unit ------------------------------------------------------------------
@@ -305,9 +367,21 @@ void recordFacts(const CheckedProject& checked, FileId id, ast::CompilationUnit&
     out.interface = interfaceOf(unit, sm);
     out.declText = syntax ? std::string() : declarationsOnly(unit, std::string(sm.file(id).text()));
     out.declUnit.reset();
+    out.mentions = identifiersOf(out.declText.empty() ? sm.file(id) : SourceFile(id, sm.file(id).path(), out.declText));
+    out.reachesAll = false;
+    for (const ast::DeclPtr& d : unit.decls) {
+        out.reachesAll = out.reachesAll || d->kind == ast::DeclKind::Configuration || d->kind == ast::DeclKind::Using;
+    }
     out.calls.clear();
     out.foreignLocals.clear();
     const SemanticModel& model = *p.model;
+    out.declares.clear();
+    declaredNames(*model.global, id, out.declares);
+    for (const Symbol* v : model.enumValues) {
+        if (v->span.file == id) {
+            out.declares.insert(upperName(v->name));
+        }
+    }
     for (const SemanticModel::BodyUse& c : model.calls) {
         if (c.at.file == id) {
             out.calls.insert(keyOf(c.user) + ">" + keyOf(c.used));
@@ -364,15 +438,24 @@ bool Frontend::incremental(const fs::path& file) {
     const auto focusId = static_cast<FileId>(first + focus);
     DiagnosticSink sink;
     std::vector<ast::CompilationUnit> units;
+    std::vector<std::size_t> unitState; // the FileState of each unit
     units.reserve(states.size());
     bool brokenDeclarations = false;
     std::vector<bool> kept(states.size(), false); // the unit goes back to its FileState afterwards
+    // The files left out keep their FileId with no text, so the kept units' spans stay valid.
+    const std::vector<bool> needed =
+        dependencies(states, focus, identifiersOf(SourceFile(first + static_cast<FileId>(focus), {}, *edited)));
     for (std::size_t i = 0; i < states.size(); ++i) {
         FileState& s = states[i];
         const auto id = static_cast<FileId>(first + i);
         const bool declarations = i != focus && !s.declText.empty();
         project.sourcePaths.push_back(loaded_->display[id]);
+        if (!needed[i]) {
+            (void)sm.add(loaded_->display[id], {});
+            continue;
+        }
         (void)sm.add(loaded_->display[id], i == focus ? *edited : declarations ? s.declText : s.text);
+        unitState.push_back(i);
         if (declarations && s.declUnit != nullptr && clearDecls(s.declUnit->decls)) {
             units.push_back(std::move(*s.declUnit));
             kept[i] = true;
@@ -396,17 +479,19 @@ bool Frontend::incremental(const fs::path& file) {
     options.addressMode = project.build.addressMode;
     options.dialect = project.build.dialect;
     options.vendor = project.build.vendor;
+    options.bodiesOf = focusId;
     project.model = analyze(units, sm, sink, options).model;
     sink.sort();
 
     // The declarations units go back to their files (the model points into them, and lives in
     // last_, which is released before any of them is used again); the edited file's stays here.
     ast::CompilationUnit focusUnit;
-    for (std::size_t i = 0; i < states.size(); ++i) {
+    for (std::size_t u = 0; u < units.size(); ++u) {
+        const std::size_t i = unitState[u];
         if (i == focus) {
-            focusUnit = std::move(units[i]);
+            focusUnit = std::move(units[u]);
         } else if (kept[i]) {
-            states[i].declUnit = std::make_unique<ast::CompilationUnit>(std::move(units[i]));
+            states[i].declUnit = std::make_unique<ast::CompilationUnit>(std::move(units[u]));
         }
     }
     units.clear();
