@@ -74,8 +74,8 @@ std::optional<FileId> CheckedProject::fileOf(const fs::path& path) const {
     return std::nullopt;
 }
 
-Frontend::Frontend(ProjectInput input, std::optional<Dialect> dialect)
-    : input_(std::move(input)), dialect_(dialect), directory_(normalDirectory(input_.directory)) {}
+Frontend::Frontend(ProjectInput input, std::optional<Dialect> dialect, bool forEdits)
+    : input_(std::move(input)), dialect_(dialect), directory_(normalDirectory(input_.directory)), forEdits_(forEdits) {}
 
 Frontend::~Frontend() = default;
 
@@ -229,7 +229,7 @@ void Frontend::fullCheck(const fs::path& also) {
     stats_.parses += compile(project, readable, sink);
     out->files = loaded->files;
     loaded->build = project.build;
-    loaded->usable = !manifest.failed && allRead && !files.empty();
+    loaded->usable = forEdits_ && !manifest.failed && allRead && !files.empty();
     if (loaded->usable) {
         const auto first = static_cast<FileId>(loaded->manifestTexts.size());
         loaded->states.resize(files.size());

@@ -300,7 +300,7 @@ std::optional<fs::path> sourcesToCompile(const fs::path& dir) {
 }
 
 Project checkProject(const ProjectInput& input, std::optional<Dialect> dialect) {
-    Frontend frontend(input, dialect);
+    Frontend frontend(input, dialect, false);
     (void)frontend.check();
     return std::move(frontend.takeCheck().project);
 }

@@ -54,7 +54,9 @@ public:
     };
 
     // `dialect` (`takt check --dialect`) replaces runtime.toml's [build] dialect when set.
-    explicit Frontend(ProjectInput input, std::optional<Dialect> dialect = std::nullopt);
+    // `forEdits`: keep what incremental checks need after each full check (an editor); a tool
+    // that checks once (`takt check`, `takt build`) saves that work.
+    explicit Frontend(ProjectInput input, std::optional<Dialect> dialect = std::nullopt, bool forEdits = true);
     ~Frontend();
     Frontend(const Frontend&) = delete;
     Frontend& operator=(const Frontend&) = delete;
@@ -95,6 +97,7 @@ private:
     std::filesystem::path directory_;
     std::map<std::filesystem::path, std::string> texts_; // the editor's texts by absolute path
     std::unique_ptr<CheckedProject> last_;
+    bool forEdits_ = true;
     bool stale_ = true; // last_ is not the answer for the current texts
     // What the last full check loaded, for the incremental checks after it.
     std::unique_ptr<Loaded> loaded_;
