@@ -27,8 +27,11 @@ struct Frontend::FileState {
     std::set<std::filesystem::path> relatedFiles; // other files its diagnostics point into
     // What decides which files an edit of another file is checked with (frontend_incremental.cpp):
     std::set<std::string> declares; // upper-case names it declares where others can name them (from the model)
-    std::set<std::string> mentions; // upper-case identifiers of its declarations (of its text with syntax errors)
-    bool reachesAll = false;        // a CONFIGURATION or a top-level USING: it names into every file
+    // Upper-case identifiers of its declarations (of its text with syntax errors); read from the
+    // text when first needed (mentionsKnown), as most files' are never needed.
+    std::set<std::string> mentions;
+    bool mentionsKnown = false;
+    bool reachesAll = false; // a CONFIGURATION or a top-level USING: it names into every file
     std::size_t errors = 0;
 };
 

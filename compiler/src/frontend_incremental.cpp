@@ -93,16 +93,25 @@ std::string keyOf(const Symbol* s) {
     return key;
 }
 
-// The identifiers of `file` as the lexer reads them, upper-cased: what it can name.
-std::set<std::string> identifiersOf(const SourceFile& file) {
-    DiagnosticSink ignored;
+// The identifiers of a lexed file, upper-cased: what it can name.
+std::set<std::string> identifiersOf(std::string_view text, const LexResult& lexed) {
     std::set<std::string> out;
-    for (const Token& t : lex(file, ignored).tokens) {
+    for (const Token& t : lexed.tokens) {
         if (t.kind == TokenKind::Identifier) {
-            out.insert(upperName(file.text().substr(t.begin, t.end - t.begin)));
+            out.insert(upperName(text.substr(t.begin, t.end - t.begin)));
         }
     }
     return out;
+}
+
+const std::set<std::string>& mentionsOf(Frontend::FileState& s) {
+    if (!s.mentionsKnown) {
+        const SourceFile file(0, {}, s.declText.empty() ? s.text : s.declText);
+        DiagnosticSink ignored;
+        s.mentions = identifiersOf(file.text(), lex(file, ignored));
+        s.mentionsKnown = true;
+    }
+    return s.mentions;
 }
 
 // The names file `id` declares where other files can name them: the global scope, namespaces,
@@ -121,7 +130,7 @@ void declaredNames(const Scope& scope, FileId id, std::set<std::string>& out) {
 // The files `focus` is checked with, in compilation order with it: those declaring a name it
 // mentions (`names`: the identifiers of its new text), then a name those mention, to the end;
 // and every file that reaches into all others.
-std::vector<bool> dependencies(const std::vector<Frontend::FileState>& states, std::size_t focus,
+std::vector<bool> dependencies(std::vector<Frontend::FileState>& states, std::size_t focus,
                                std::set<std::string> names) {
     std::map<std::string, std::vector<std::size_t>> declaredBy;
     std::vector<bool> in(states.size(), false);
@@ -132,7 +141,8 @@ std::vector<bool> dependencies(const std::vector<Frontend::FileState>& states, s
         }
         if (states[i].reachesAll && !in[i]) {
             in[i] = true;
-            names.insert(states[i].mentions.begin(), states[i].mentions.end());
+            const std::set<std::string>& m = mentionsOf(states[i]);
+            names.insert(m.begin(), m.end());
         }
     }
     while (!names.empty()) {
@@ -145,7 +155,8 @@ std::vector<bool> dependencies(const std::vector<Frontend::FileState>& states, s
             for (const std::size_t i : d->second) {
                 if (!in[i]) {
                     in[i] = true;
-                    next.insert(states[i].mentions.begin(), states[i].mentions.end());
+                    const std::set<std::string>& m = mentionsOf(states[i]);
+                    next.insert(m.begin(), m.end());
                 }
             }
         }
@@ -367,7 +378,8 @@ void recordFacts(const CheckedProject& checked, FileId id, ast::CompilationUnit&
     out.interface = interfaceOf(unit, sm);
     out.declText = syntax ? std::string() : declarationsOnly(unit, std::string(sm.file(id).text()));
     out.declUnit.reset();
-    out.mentions = identifiersOf(out.declText.empty() ? sm.file(id) : SourceFile(id, sm.file(id).path(), out.declText));
+    out.mentions.clear();
+    out.mentionsKnown = false;
     out.reachesAll = false;
     for (const ast::DeclPtr& d : unit.decls) {
         out.reachesAll = out.reachesAll || d->kind == ast::DeclKind::Configuration || d->kind == ast::DeclKind::Using;
@@ -443,8 +455,10 @@ bool Frontend::incremental(const fs::path& file) {
     bool brokenDeclarations = false;
     std::vector<bool> kept(states.size(), false); // the unit goes back to its FileState afterwards
     // The files left out keep their FileId with no text, so the kept units' spans stay valid.
-    const std::vector<bool> needed =
-        dependencies(states, focus, identifiersOf(SourceFile(first + static_cast<FileId>(focus), {}, *edited)));
+    // The edited file is lexed once: for the names it spells, then for its parse.
+    const SourceFile focusFile(first + static_cast<FileId>(focus), {}, *edited);
+    const LexResult focusTokens = lex(focusFile, sink);
+    const std::vector<bool> needed = dependencies(states, focus, identifiersOf(*edited, focusTokens));
     for (std::size_t i = 0; i < states.size(); ++i) {
         FileState& s = states[i];
         const auto id = static_cast<FileId>(first + i);
@@ -462,7 +476,7 @@ bool Frontend::incremental(const fs::path& file) {
             continue;
         }
         const std::size_t errorsBefore = sink.errorCount();
-        units.push_back(parseSource(sm.file(id), sink));
+        units.push_back(i == focus ? parse(sm.file(id), focusTokens, sink) : parseSource(sm.file(id), sink));
         ++stats_.parses;
         if (declarations) {
             // Blanking the bodies never changes how the declarations parse; if it did, this
