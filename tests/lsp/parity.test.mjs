@@ -171,6 +171,26 @@ for (const project of kProjects) {
         writeFileSync(file, edited);
         assert.deepEqual(lspLines(server), checkLines(dir), `after the edit to version ${version - 1}`);
       }
+      if (project.files['lib/st/axis.st']) {
+        // The library's file, open in the editor (its own project), loses the input the project
+        // connects: the project's diagnostics follow, as takt check of the project prints them.
+        const libFile = path.join(base, 'lib/st/axis.st');
+        const libUri = uriOf(libFile);
+        const libText = readFileSync(libFile, 'utf8');
+        await server.connection.sendNotification(DidOpenTextDocumentNotification.type, {
+          textDocument: { uri: libUri, languageId: 'iecst', version: 1, text: libText },
+        });
+        const renamed = libText.replace('    enable : BOOL;', '    en : BOOL;').replace('ready := enable;', 'ready := en;');
+        await server.connection.sendNotification(DidChangeTextDocumentNotification.type, {
+          textDocument: { uri: libUri, version: 2 },
+          contentChanges: [{ text: renamed }],
+        });
+        await settled(server, libUri);
+        writeFileSync(libFile, renamed);
+        const now = checkLines(dir);
+        assert.ok(now.some((l) => l.includes("'enable'")), now.join('\n'));
+        assert.deepEqual(lspLines(server), now, 'after an edit of the library');
+      }
       assert.equal(await server.stop(), 0);
     } finally {
       rmSync(base, { recursive: true, force: true });

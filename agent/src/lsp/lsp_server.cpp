@@ -50,7 +50,12 @@ struct LspServer::State {
     std::vector<std::string> out;                     // notifications to send after the response
     rpc::ParsedLine parsed;
 
+    std::map<fs::path, std::set<fs::path>> filesOf; // by root: the files of its last full check
+
     compiler::Frontend& frontendFor(const fs::path& file);
+    // Gives every project the editor's text of `file` (or the file on disk again once it is
+    // closed): a library's file belongs to its own project and to each project using it.
+    void holdText(const fs::path& file);
     // The check `file`'s answers come from; `whole`: one that checked every file in full
     // (references and rename look into every body).
     const lsp::Analysis& analysisFor(const fs::path& file, bool whole = false);
@@ -168,7 +173,7 @@ Answer didOpen(LspServer::State& s, const Value& params) {
     }
     s.docs.open(path, std::string(text->GetString(), text->GetStringLength()),
                 version != nullptr && version->IsInt64() ? version->GetInt64() : 0);
-    s.frontendFor(path).setText(path, s.docs.find(path)->text);
+    s.holdText(path);
     s.publish(path);
     return Answer::result("null");
 }
@@ -198,7 +203,7 @@ Answer didChange(LspServer::State& s, const Value& params) {
             return invalidParams("the document is not open");
         }
     }
-    s.frontendFor(path).setText(path, s.docs.find(path)->text);
+    s.holdText(path);
     s.publish(path);
     return Answer::result("null");
 }
@@ -218,7 +223,7 @@ Answer didClose(LspServer::State& s, const Value& params) {
         return invalidParams("textDocument.uri is required");
     }
     s.docs.close(path);
-    s.frontendFor(path).dropText(path);
+    s.holdText(path);
     s.publish(path); // the file on disk is what counts again
     return Answer::result("null");
 }
@@ -433,13 +438,23 @@ compiler::Frontend& LspServer::State::frontendFor(const fs::path& file) {
     if (it == projects.end()) {
         auto frontend = std::make_unique<compiler::Frontend>(compiler::ProjectInput{root, {}, false});
         for (const auto& [path, doc] : docs.all()) {
-            if (compiler::projectRootFor(path, workspace) == root) {
-                frontend->setText(path, doc.text);
-            }
+            frontend->setText(path, doc.text);
         }
         it = projects.emplace(root, std::move(frontend)).first;
     }
     return *it->second;
+}
+
+void LspServer::State::holdText(const fs::path& file) {
+    (void)frontendFor(file);
+    const lsp::Documents::Document* doc = docs.find(file);
+    for (auto& [root, frontend] : projects) {
+        if (doc != nullptr) {
+            frontend->setText(file, doc->text);
+        } else {
+            frontend->dropText(file);
+        }
+    }
 }
 
 const lsp::Analysis& LspServer::State::analysisFor(const fs::path& file, bool whole) {
@@ -458,6 +473,13 @@ const lsp::Analysis& LspServer::State::analysisFor(const fs::path& file, bool wh
 // (frontend.h), and then only its diagnostics can have changed.
 void LspServer::State::publish(const fs::path& file) {
     compiler::Frontend& frontend = frontendFor(file);
+    // Other projects that compile the file (a library's, edited in its own project) are checked
+    // again in full: their diagnostics may name it.
+    for (auto& [root, other] : projects) {
+        if (other.get() != &frontend && filesOf[root].contains(file)) {
+            publishAll(other->check(), {});
+        }
+    }
     const lsp::Documents::Document* doc = docs.find(file);
     const lsp::Analysis& a = doc != nullptr ? frontend.checkFile(file) : frontend.check();
     if (a.focus.empty()) {
@@ -482,6 +504,7 @@ void LspServer::State::publishAll(const lsp::Analysis& a, const fs::path& file) 
     const fs::path& root = a.project.directory;
     std::set<fs::path>& before = published[root];
     std::set<fs::path> now;
+    filesOf[root] = std::set<fs::path>(a.files.begin(), a.files.end());
     if (!a.project.valid()) {
         out.push_back(rpc::notificationLine("textDocument/publishDiagnostics", lsp::configDiagnosticsParams(a)));
         now.insert(root / "runtime.toml");
