@@ -1,8 +1,9 @@
 #pragma once
-// The front end of one project, kept between checks: every tool that asks the compiler about a
-// project goes through a Frontend, so `takt check`, `takt build`, `takt run`, `takt lsp` and
-// the agent's methods load it the same way (runtime.toml [build], trust-lsp.toml include paths,
-// libraries and vendor profile, the sources root) and see the same diagnostics.
+// The front end of one project, kept between checks. `takt check`, `takt build`, `takt run`,
+// `takt validate`, `takt reload` and `takt test` (through checkProject) and `takt lsp` load a
+// project through a Frontend, so they read it the same way (runtime.toml [build], trust-lsp.toml
+// include paths, libraries and vendor profile, the sources root) and see the same diagnostics.
+// (The Agent API's workspace methods still select sources through their workspace sandbox.)
 //
 // A Frontend also holds what lets an editor re-check one file quickly. After a full check it
 // keeps, per file and keyed by its text, the facts semantic analysis recorded while checking it
