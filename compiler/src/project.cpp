@@ -13,8 +13,9 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "project_files.h"
 #include "takt/common/toml_names.h"
-#include "takt/compiler/parser.h"
+#include "takt/compiler/frontend.h"
 #include "trust_manifest.h"
 
 namespace takt::compiler {
@@ -26,7 +27,8 @@ namespace {
 // Spans are 32-bit byte offsets; anything near that size is not a hand-written ST file anyway.
 constexpr std::size_t kMaxSourceBytes = std::size_t{256} << 20;
 
-// Reads a whole file; on failure returns false and sets `error` to the OS reason.
+} // namespace
+
 bool readFile(const fs::path& path, std::string& text, std::string& error) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -96,6 +98,8 @@ std::string displayPath(const fs::path& file, const fs::path& projectDir) {
     return file.generic_string();
 }
 
+namespace {
+
 bool hasSourceExtension(const fs::path& p) {
     std::string ext = p.extension().string();
     for (char& c : ext) {
@@ -155,25 +159,7 @@ void readSourcesRoot(const toml::node& node, const std::string& path, const std:
     out = root.generic_string();
 }
 
-void compile(Project& project, const std::vector<bool>& readable, DiagnosticSink& sink) {
-    SourceManager& sm = *project.sources;
-    project.units.reserve(sm.size());
-    for (FileId id = 0; id < sm.size(); ++id) {
-        if (!readable[id]) {
-            continue;
-        }
-        project.units.push_back(parseSource(sm.file(id), sink));
-    }
-    AnalysisOptions options;
-    options.addressMode = project.build.addressMode;
-    options.dialect = project.build.dialect;
-    options.vendor = project.build.vendor;
-    project.model = analyze(project.units, sm, sink, options).model;
-    sink.sort();
-    project.diagnostics = sink.diagnostics();
-    project.errorCount = sink.errorCount();
-    project.warningCount = sink.warningCount();
-}
+} // namespace
 
 void readProjectConfig(Project& project) {
     fs::path toml = project.directory / "runtime.toml";
@@ -191,9 +177,6 @@ void readProjectConfig(Project& project) {
     project.configErrors.insert(project.configErrors.end(), errors.begin(), errors.end());
 }
 
-// The ST files of a project: src/ or, with a trust-lsp.toml, its include paths and then its
-// libraries' folders; a file reached through two folders is compiled once.
-// The project's ST: [build] sources_root (src/ by default), or the folders a trust-lsp.toml names.
 std::vector<fs::path> projectSources(const fs::path& dir, const ManifestSources& manifest,
                                      const std::string& sourcesRoot) {
     if (!manifest.present) {
@@ -214,8 +197,6 @@ std::vector<fs::path> projectSources(const fs::path& dir, const ManifestSources&
     }
     return files;
 }
-
-} // namespace
 
 std::string renderConfigError(const ConfigError& e) {
     std::string out = e.path;
@@ -319,84 +300,9 @@ std::optional<fs::path> sourcesToCompile(const fs::path& dir) {
 }
 
 Project checkProject(const ProjectInput& input, std::optional<Dialect> dialect) {
-    Project project;
-    project.directory = normalDirectory(input.directory);
-    std::error_code ec;
-    bool explicitFiles = !input.files.empty();
-    if (!explicitFiles) {
-        if (!fs::is_directory(project.directory, ec)) {
-            bool exists = fs::exists(project.directory, ec);
-            project.configErrors.push_back(
-                ConfigError{input.directory.empty() ? project.directory.string() : input.directory.generic_string(),
-                            0,
-                            0,
-                            {},
-                            exists ? "the project path is not a directory" : "the project directory does not exist"});
-            return project;
-        }
-    }
-    if (!explicitFiles || input.readConfig) {
-        readProjectConfig(project);
-        if (!project.valid()) {
-            return project;
-        }
-    }
-    if (dialect) {
-        project.build.dialect = *dialect;
-    }
-
-    DiagnosticSink sink;
-    std::vector<bool> readable; // by FileId: the trust-lsp.toml files read are not ST
-    ManifestSources manifest;
-    if (!explicitFiles) {
-        manifest = readTrustManifest(project.directory, *project.sources, sink, &displayPath);
-        project.build.vendor = manifest.vendor;
-        readable.assign(project.sources->size(), false);
-    }
-    std::vector<fs::path> files =
-        explicitFiles ? input.files : projectSources(project.directory, manifest, project.build.sourcesRoot);
-    if (manifest.failed) {
-        files.clear(); // a missing library would only show as unknown names in every file using it
-    }
-    readable.reserve(readable.size() + files.size());
-    for (const fs::path& file : files) {
-        std::string shown = displayPath(file, project.directory);
-        std::string text;
-        std::string error;
-        bool ok = readFile(file, text, error);
-        FileId id = project.sources->add(shown, ok ? std::move(text) : std::string());
-        project.sourcePaths.push_back(shown);
-        readable.push_back(ok);
-        if (!ok) {
-            (void)sink.report(DiagCode::FileReadError, Span{id, 0, 0},
-                              fmt::format("cannot read '{}': {}", shown, error));
-        }
-    }
-    if (files.empty() && !manifest.failed) {
-        (void)sink.report(
-            DiagCode::EmptyProject, Span{},
-            fmt::format("no source files (*.st, *.pou) found under '{}'",
-                        displayPath(project.directory / project.build.sourcesRoot, project.directory) + "/"));
-    }
-    compile(project, readable, sink);
-    return project;
-}
-
-Project checkSources(std::vector<SourceText> sources, const BuildOptions& build) {
-    Project project;
-    project.directory = ".";
-    project.build = build;
-    DiagnosticSink sink;
-    std::vector<bool> readable(sources.size(), true);
-    for (SourceText& s : sources) {
-        project.sourcePaths.push_back(s.path);
-        (void)project.sources->add(std::move(s.path), std::move(s.text));
-    }
-    if (sources.empty()) {
-        (void)sink.report(DiagCode::EmptyProject, Span{}, "no source files were given");
-    }
-    compile(project, readable, sink);
-    return project;
+    Frontend frontend(input, dialect, false);
+    (void)frontend.check();
+    return std::move(frontend.takeCheck().project);
 }
 
 } // namespace takt::compiler

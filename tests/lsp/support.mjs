@@ -70,7 +70,7 @@ export async function startServer(rootDir) {
   await connection.sendNotification(InitializedNotification.type, {});
   const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
   return {
-    connection, init, latest, exited,
+    connection, init, latest, exited, pid: child.pid,
     nextDiagnostics(uri) {
       return new Promise((resolve) => waiting.set(uri, resolve));
     },

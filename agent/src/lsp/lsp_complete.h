@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "lsp/lsp_project.h"
+#include "lsp/lsp_features.h"
 
 namespace takt::agent::lsp {
 

@@ -300,7 +300,7 @@ std::string configDiagnosticsParams(const Analysis& a) {
     JsonWriter w(buf);
     w.StartObject();
     w.Key("uri");
-    rpc::writeString(w, uriFromPath(a.root / "runtime.toml"));
+    rpc::writeString(w, uriFromPath(a.project.directory / "runtime.toml"));
     w.Key("diagnostics");
     w.StartArray();
     for (const compiler::ConfigError& e : a.project.configErrors) {

@@ -1,15 +1,19 @@
 #pragma once
 // The answers of the language server, each as the JSON text of its LSP result, computed from one
-// Analysis of the project (lsp_project.h) and the text the editor holds.
+// check of the project by its compiler::Frontend and the text the editor holds.
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include <rapidjson/document.h>
 
-#include "lsp/lsp_project.h"
+#include "lsp/lsp_text.h"
+#include "takt/compiler/frontend.h"
 
 namespace takt::agent::lsp {
+
+// What every answer reads: the project as its Frontend last checked it (frontend.h).
+using Analysis = compiler::CheckedProject;
 
 // textDocument/publishDiagnostics params for one file of the analysis (an empty list clears).
 [[nodiscard]] std::string diagnosticsParams(const Analysis& a, compiler::FileId file,

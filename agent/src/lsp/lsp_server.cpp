@@ -15,8 +15,6 @@
 
 #include "lsp/lsp_complete.h"
 #include "lsp/lsp_features.h"
-#include "lsp/lsp_incremental.h"
-#include "lsp/lsp_project.h"
 #include "rpc/method_table.h"
 #include "rpc/rpc_envelope.h"
 #include "rpc/rpc_framer.h"
@@ -45,18 +43,24 @@ struct LspServer::State {
     bool shutdown = false;
     bool exited = false;
     lsp::Documents docs;
-    std::map<fs::path, lsp::Analysis> analyses;       // by project root; dropped when a file changes
-    std::map<fs::path, lsp::ProjectFacts> facts;      // by project root: for incremental checks
+    // One front end per project root, loaded as `takt check` loads it; it holds the open
+    // documents' texts and answers each edit (incrementally where it can).
+    std::map<fs::path, std::unique_ptr<compiler::Frontend>> projects;
     std::map<fs::path, std::set<fs::path>> published; // files last published with diagnostics, by root
     std::vector<std::string> out;                     // notifications to send after the response
     rpc::ParsedLine parsed;
-    std::size_t incrementalChecks = 0; // edits answered by an incremental check (tests read it)
 
-    // The analysis `file`'s answers come from; `whole`: one that checked every file in full
+    std::map<fs::path, std::set<fs::path>> filesOf; // by root: the files of its last full check
+
+    compiler::Frontend& frontendFor(const fs::path& file);
+    // Gives every project the editor's text of `file` (or the file on disk again once it is
+    // closed): a library's file belongs to its own project and to each project using it.
+    void holdText(const fs::path& file);
+    // The check `file`'s answers come from; `whole`: one that checked every file in full
     // (references and rename look into every body).
     const lsp::Analysis& analysisFor(const fs::path& file, bool whole = false);
     void publish(const fs::path& file);
-    void publishFull(const fs::path& file);
+    void publishAll(const lsp::Analysis& a, const fs::path& file);
 };
 
 namespace {
@@ -169,6 +173,7 @@ Answer didOpen(LspServer::State& s, const Value& params) {
     }
     s.docs.open(path, std::string(text->GetString(), text->GetStringLength()),
                 version != nullptr && version->IsInt64() ? version->GetInt64() : 0);
+    s.holdText(path);
     s.publish(path);
     return Answer::result("null");
 }
@@ -198,6 +203,7 @@ Answer didChange(LspServer::State& s, const Value& params) {
             return invalidParams("the document is not open");
         }
     }
+    s.holdText(path);
     s.publish(path);
     return Answer::result("null");
 }
@@ -217,18 +223,20 @@ Answer didClose(LspServer::State& s, const Value& params) {
         return invalidParams("textDocument.uri is required");
     }
     s.docs.close(path);
+    s.holdText(path);
     s.publish(path); // the file on disk is what counts again
     return Answer::result("null");
 }
 
-// Files changed on disk (another editor, git, a generator): every cached analysis is stale, and
+// Files changed on disk (another editor, git, a generator): every project's check is stale, and
 // each project with an open document is checked again.
 Answer didChangeWatchedFiles(LspServer::State& s, const Value&) {
-    s.analyses.clear();
-    s.facts.clear();
+    for (auto& [root, frontend] : s.projects) {
+        frontend->invalidate();
+    }
     std::set<fs::path> roots;
     for (const auto& [path, doc] : s.docs.all()) {
-        if (roots.insert(lsp::projectRootFor(path, s.workspace)).second) {
+        if (roots.insert(compiler::projectRootFor(path, s.workspace)).second) {
             s.publish(path);
         }
     }
@@ -424,70 +432,79 @@ constexpr MethodSpec<LspHandler> kMethods[] = {
 
 } // namespace
 
-const lsp::Analysis& LspServer::State::analysisFor(const fs::path& file, bool whole) {
-    const fs::path root = lsp::projectRootFor(file, workspace);
-    auto it = analyses.find(root);
-    if (it == analyses.end() || (!it->second.focus.empty() && (whole || it->second.focus != file)) ||
-        (file.extension() != ".toml" && !it->second.fileOf(file) && docs.find(file) != nullptr)) {
-        // The stale analysis and its facts go before the new one is built, so an edit never
-        // holds two syntax trees of the project (docs/performance.md, memory).
-        if (it != analyses.end()) {
-            analyses.erase(it);
+compiler::Frontend& LspServer::State::frontendFor(const fs::path& file) {
+    const fs::path root = compiler::projectRootFor(file, workspace);
+    auto it = projects.find(root);
+    if (it == projects.end()) {
+        auto frontend = std::make_unique<compiler::Frontend>(compiler::ProjectInput{root, {}, false});
+        for (const auto& [path, doc] : docs.all()) {
+            frontend->setText(path, doc.text);
         }
-        facts.erase(root);
-        lsp::Analysis a = lsp::analyse(root, docs, docs.find(file) != nullptr ? file : fs::path());
-        it = analyses.insert_or_assign(root, std::move(a)).first;
-        if (std::optional<lsp::ProjectFacts> f = lsp::factsOf(it->second)) {
-            facts.insert_or_assign(root, std::move(*f));
-        } else {
-            facts.erase(root);
-        }
+        it = projects.emplace(root, std::move(frontend)).first;
     }
-    return it->second;
+    return *it->second;
 }
 
-// An open document of a project checked before: re-check it alone when that gives the full
-// check's answer (lsp_incremental.h), and publish its diagnostics (no other file's can change).
-void LspServer::State::publish(const fs::path& file) {
-    const fs::path root = lsp::projectRootFor(file, workspace);
+void LspServer::State::holdText(const fs::path& file) {
+    (void)frontendFor(file);
     const lsp::Documents::Document* doc = docs.find(file);
-    auto f = facts.find(root);
-    auto a = analyses.find(root);
-    if (doc == nullptr || f == facts.end() || a == analyses.end()) {
-        publishFull(file);
+    for (auto& [root, frontend] : projects) {
+        if (doc != nullptr) {
+            frontend->setText(file, doc->text);
+        } else {
+            frontend->dropText(file);
+        }
+    }
+}
+
+const lsp::Analysis& LspServer::State::analysisFor(const fs::path& file, bool whole) {
+    compiler::Frontend& frontend = frontendFor(file);
+    const bool open = docs.find(file) != nullptr;
+    const lsp::Analysis* last = frontend.last();
+    if (!whole && last != nullptr && (last->focus.empty() || last->focus == file) &&
+        (last->fileOf(file) || !open || file.extension() == ".toml")) {
+        return *last;
+    }
+    return frontend.check(open ? file : fs::path());
+}
+
+// Checks the project of `file` as the editor has it and publishes what changed: after an edit
+// the Frontend re-checks the edited file alone when that gives the full check's answer
+// (frontend.h), and then only its diagnostics can have changed.
+void LspServer::State::publish(const fs::path& file) {
+    compiler::Frontend& frontend = frontendFor(file);
+    // Other projects that compile the file (a library's, edited in its own project) are checked
+    // again in full: their diagnostics may name it.
+    for (auto& [root, other] : projects) {
+        if (other.get() != &frontend && filesOf[root].contains(file)) {
+            publishAll(other->check(), {});
+        }
+    }
+    const lsp::Documents::Document* doc = docs.find(file);
+    const lsp::Analysis& a = doc != nullptr ? frontend.checkFile(file) : frontend.check();
+    if (a.focus.empty()) {
+        publishAll(a, file);
         return;
     }
-    // recheckFile needs only the sources folder of the analysis it replaces: that analysis is
-    // released first, so the re-check does not hold two syntax trees of the file.
-    const fs::path sourcesDir = a->second.sourcesDir;
-    analyses.erase(a);
-    std::optional<lsp::Analysis> partial = lsp::recheckFile(f->second, root, sourcesDir, file, doc->text);
-    if (!partial) {
-        publishFull(file);
-        return;
-    }
-    ++incrementalChecks;
-    a = analyses.insert_or_assign(root, std::move(*partial)).first;
-    const compiler::FileId id = *a->second.fileOf(file);
+    const compiler::FileId id = *a.fileOf(file);
     out.push_back(
-        rpc::notificationLine("textDocument/publishDiagnostics", lsp::diagnosticsParams(a->second, id, doc->version)));
-    const bool has = std::any_of(a->second.project.diagnostics.begin(), a->second.project.diagnostics.end(),
+        rpc::notificationLine("textDocument/publishDiagnostics", lsp::diagnosticsParams(a, id, doc->version)));
+    const bool has = std::any_of(a.project.diagnostics.begin(), a.project.diagnostics.end(),
                                  [&](const compiler::Diagnostic& d) { return d.span.file == id; });
     if (has) {
-        published[root].insert(file);
+        published[a.project.directory].insert(file);
     } else {
-        published[root].erase(file);
+        published[a.project.directory].erase(file);
     }
 }
 
-// Re-checks the whole project of `file` as the editor has it and publishes every file whose
-// diagnostics may have changed: those with diagnostics now, and those that had some.
-void LspServer::State::publishFull(const fs::path& file) {
-    const fs::path root = lsp::projectRootFor(file, workspace);
-    analyses.erase(root);
-    const lsp::Analysis& a = analysisFor(file);
+// Publishes every file of a full check whose diagnostics may have changed: those with
+// diagnostics now, those that had some, and `file`.
+void LspServer::State::publishAll(const lsp::Analysis& a, const fs::path& file) {
+    const fs::path& root = a.project.directory;
     std::set<fs::path>& before = published[root];
     std::set<fs::path> now;
+    filesOf[root] = std::set<fs::path>(a.files.begin(), a.files.end());
     if (!a.project.valid()) {
         out.push_back(rpc::notificationLine("textDocument/publishDiagnostics", lsp::configDiagnosticsParams(a)));
         now.insert(root / "runtime.toml");
@@ -532,7 +549,11 @@ bool LspServer::exited() const {
 }
 
 std::size_t LspServer::incrementalChecks() const {
-    return state_->incrementalChecks;
+    std::size_t n = 0;
+    for (const auto& [root, frontend] : state_->projects) {
+        n += frontend->stats().incrementalChecks;
+    }
+    return n;
 }
 
 int LspServer::exitCode() const {

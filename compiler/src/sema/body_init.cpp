@@ -180,7 +180,7 @@ void BodyChecker::checkProgramArguments(const Symbol& instance) {
 void BodyChecker::checkTypeInits() {
     std::set<const Type*> structsDone;
     for (const Symbol* s : cx_.model.typeDecls) {
-        if (s->type == nullptr) {
+        if (s->type == nullptr || !cx_.options.checksBodiesIn(s->span.file)) {
             continue;
         }
         pc_ = PouContext{};
@@ -336,15 +336,22 @@ void BodyChecker::checkStructInit(ast::StructInitExpr& init, const Type* target)
 
 void checkBodies(Context& cx) {
     BodyChecker checker(cx);
+    const AnalysisOptions& o = cx.options;
     for (const Symbol* g : cx.model.globals) {
-        checker.checkGlobalInit(*g);
+        if (o.checksBodiesIn(g->span.file)) {
+            checker.checkGlobalInit(*g);
+        }
     }
     checker.checkTypeInits();
     for (const Symbol* inst : cx.model.programInstances) {
-        checker.checkProgramArguments(*inst);
+        if (o.checksBodiesIn(inst->span.file)) {
+            checker.checkProgramArguments(*inst);
+        }
     }
     for (const Symbol* pou : cx.model.pous) {
-        checker.checkPou(*pou);
+        if (o.checksBodiesIn(pou->span.file)) {
+            checker.checkPou(*pou);
+        }
     }
     checker.reportRecursion();
     checker.reportUnused();
@@ -372,7 +379,8 @@ void BodyChecker::reportUnused() {
         used_.insert(b.path.begin(), b.path.end());
     }
     for (const Symbol* pou : cx_.model.pous) {
-        if (pou->scope == nullptr || pou->span.file == kStdlibFile || pou->pou == nullptr || pou->pou->prototypeOnly) {
+        if (pou->scope == nullptr || pou->span.file == kStdlibFile || pou->pou == nullptr || pou->pou->prototypeOnly ||
+            !cx_.options.checksBodiesIn(pou->span.file)) {
             continue;
         }
         for (const Symbol* v : pou->scope->symbols()) {

@@ -1,4 +1,4 @@
-// Incremental re-analysis of `takt lsp` (lsp_incremental.h): after every edit of a series of
+// Incremental re-analysis of `takt lsp` through compiler::Frontend (frontend.h): after every edit of a series of
 // random and realistic edits (typing in bodies and declarations, syntax errors, renames, calls
 // that close a cycle across files, locals named from another file), the diagnostics the server
 // has published for every file equal those of a full check of the same texts by a fresh server.

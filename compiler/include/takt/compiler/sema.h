@@ -28,6 +28,11 @@ struct AnalysisOptions {
     AddressMode addressMode = AddressMode::Word;
     Dialect dialect = Dialect::Codesys;
     VendorProfile vendor = VendorProfile::Codesys;
+    // Every declaration is analysed, but only the bodies and initialisers of this file are
+    // checked (kNoFile: all). compiler::Frontend's re-check of an edited file: the others'
+    // body diagnostics are kept from the check that had them (frontend.h).
+    FileId bodiesOf = kNoFile;
+    [[nodiscard]] bool checksBodiesIn(FileId file) const { return bodiesOf == kNoFile || file == bodiesOf; }
 };
 
 class SemanticModel; // sema/model.h (defined by the semantic-analysis implementation)
