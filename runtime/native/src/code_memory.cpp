@@ -11,11 +11,15 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #ifndef MFD_EXEC
@@ -180,6 +184,32 @@ bool CodeMemory::finalizeMemory(std::string* error) {
         s.working = nullptr;
     }
     return false;
+}
+
+void releaseLibraryCode(const void* inLibrary) noexcept {
+    Dl_info info{};
+    struct stat file {};
+    if (::dladdr(inLibrary, &info) == 0 || info.dli_fname == nullptr || ::stat(info.dli_fname, &file) != 0) {
+        return;
+    }
+    std::FILE* maps = std::fopen("/proc/self/maps", "re");
+    if (maps == nullptr) {
+        return;
+    }
+    char line[4096];
+    while (std::fgets(line, sizeof line, maps) != nullptr) {
+        unsigned long start = 0;
+        unsigned long end = 0;
+        char perms[5] = {};
+        unsigned major = 0;
+        unsigned minor = 0;
+        unsigned long inode = 0;
+        if (std::sscanf(line, "%lx-%lx %4s %*s %x:%x %lu", &start, &end, perms, &major, &minor, &inode) == 6 &&
+            std::strcmp(perms, "r-xp") == 0 && inode == file.st_ino && ::makedev(major, minor) == file.st_dev) {
+            ::madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);
+        }
+    }
+    std::fclose(maps);
 }
 
 } // namespace takt::native

@@ -83,4 +83,12 @@ private:
     std::size_t totalBytes_ = 0;
 };
 
+// Drops this process's pages of the machine code of the shared library holding `inLibrary` (libLLVM,
+// after a compile): a compile touches tens of MiB of LLVM's code, which would otherwise stay
+// resident for as long as the program runs natively, although nothing runs it until the next
+// compile, which reads it back from the page cache. Only read+execute mappings of the file: code
+// is never written (no text relocations in a shared library), so nothing is lost; the library's
+// data and relocated pointers stay.
+void releaseLibraryCode(const void* inLibrary) noexcept;
+
 } // namespace takt::native

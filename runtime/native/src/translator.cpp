@@ -50,6 +50,8 @@
 #include <mutex>
 #include <vector>
 
+#include <malloc.h>
+
 namespace takt::native {
 
 namespace {
@@ -1510,8 +1512,10 @@ std::string_view libraryName() noexcept {
     return "LLVM " LLVM_VERSION_STRING " ORC";
 }
 
-CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> directFbs,
-                      std::span<const Opcode> leaveToInterpreter) {
+namespace {
+
+CompileResult translate(const bytecode::Module& module, std::span<const DirectFb> directFbs,
+                        std::span<const Opcode> leaveToInterpreter) {
     const auto started = std::chrono::steady_clock::now();
     CompileResult result;
     std::vector<std::pair<std::uint32_t, Reach>> bodies;
@@ -1669,6 +1673,20 @@ CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> 
     }
     result.code = std::make_unique<JitModule>(std::move(code), std::move(entries));
     result.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    return result;
+}
+
+} // namespace
+
+CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> directFbs,
+                      std::span<const Opcode> leaveToInterpreter) {
+    CompileResult result = translate(module, directFbs, leaveToInterpreter);
+    // The JIT, the LLVM context and the module are freed by now; hand the heap they took back to
+    // the system (glibc keeps freed memory in its arenas otherwise), so a native run's RSS after
+    // the compile is the code and what the interpreter needs.
+    ::malloc_trim(0);
+    releaseLibraryCode(reinterpret_cast<const void*>(
+        static_cast<bool (*)(const llvm::Module&, llvm::raw_ostream*, bool*)>(&llvm::verifyModule)));
     return result;
 }
 
