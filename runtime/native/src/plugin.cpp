@@ -15,6 +15,8 @@ const takt::native::PluginApi kApi{
 
 } // namespace
 
+// A C name, the one symbol the plugin exports (kPluginSymbol).
+// NOLINTNEXTLINE(readability-identifier-naming)
 extern "C" __attribute__((visibility("default"))) const takt::native::PluginApi* takt_native_plugin() {
     return &kApi;
 }
