@@ -5,6 +5,7 @@
 #include "plugin_api.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -40,8 +41,8 @@ std::vector<std::string> candidates() {
     if (const char* given = std::getenv("TAKT_NATIVE_PLUGIN"); given != nullptr && *given != '\0') {
         return {given};
     }
-    const std::string dir = executableDir();
-    return {dir + "/" + kPluginFile, dir + "/" TAKT_NATIVE_PLUGIN_DIR "/" + kPluginFile};
+    const std::filesystem::path dir = executableDir();
+    return {(dir / kPluginFile).string(), (dir / TAKT_NATIVE_PLUGIN_DIR / kPluginFile).lexically_normal().string()};
 }
 
 Plugin load() {
