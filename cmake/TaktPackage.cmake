@@ -39,7 +39,8 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME takt)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT ${TAKT_PACKAGE_MAINTAINER})
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "IEC 61131-3 Structured Text soft-PLC runtime")
+# No CPACK_PACKAGE_DESCRIPTION_SUMMARY: CPack would put it above every package's description; each
+# package's description (below) starts with its own synopsis.
 set(CPACK_PACKAGE_DESCRIPTION
     "takt compiles IEC 61131-3 Structured Text to bytecode and runs it on a\n\
 real-time scan-cycle VM that exchanges a process image with field I/O: a\n\
@@ -66,7 +67,7 @@ set(CPACK_DEBIAN_MAIN_PACKAGE_DEPENDS "adduser")
 set(CPACK_DEBIAN_MAIN_PACKAGE_CONTROL_EXTRA
     ${PROJECT_BINARY_DIR}/packaging/conffiles ${PROJECT_SOURCE_DIR}/packaging/debian/postinst
     ${PROJECT_SOURCE_DIR}/packaging/debian/prerm ${PROJECT_SOURCE_DIR}/packaging/debian/postrm)
-set(CPACK_DEBIAN_MAIN_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION_SUMMARY}\n${CPACK_PACKAGE_DESCRIPTION}")
+set(CPACK_DEBIAN_MAIN_DESCRIPTION "IEC 61131-3 Structured Text soft-PLC runtime\n${CPACK_PACKAGE_DESCRIPTION}")
 if(TARGET takt_native_plugin)
   list(APPEND CPACK_COMPONENTS_ALL native)
   set(CPACK_DEBIAN_NATIVE_PACKAGE_NAME takt-native)
@@ -78,8 +79,9 @@ if(TARGET takt_native_plugin)
       "native execution tier for the takt soft-PLC runtime\n\
 takt compiles IEC 61131-3 Structured Text to bytecode and runs it on an\n\
 interpreter. This add-on compiles program bodies to machine code with\n\
-LLVM 14 when a project asks for execution = \"native\" (or takt run\n\
---execution native). Without it such a project runs on the interpreter.")
+LLVM 14 when a project's runtime.toml sets execution to native (or for\n\
+takt run --execution native). Without it such a project runs on the\n\
+interpreter, and takt says so.")
 endif()
 include(CPack)
 cpack_add_component_group(main)

@@ -105,7 +105,6 @@ if [ -n "$native_deb" ]; then
   dpkg -r takt-native >/dev/null
   [ -e /usr/lib/"$(dpkg-architecture -qDEB_HOST_MULTIARCH)"/takt ] && fail "dpkg -r takt-native left its directory"
   ok "dpkg -r takt-native removed the add-on"
-  dpkg --purge takt-native >/dev/null
 fi
 
 echo "package-test: dpkg -r takt"
