@@ -48,3 +48,9 @@ set(TAKT_ETC_DIR ${CMAKE_INSTALL_FULL_SYSCONFDIR}/takt)
 install(FILES ${TAKT_DEFAULT_PROJECT}/runtime.toml ${PROJECT_SOURCE_DIR}/examples/demo/io.toml
         DESTINATION ${TAKT_ETC_DIR}/project COMPONENT service)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/demo/src DESTINATION ${TAKT_ETC_DIR}/project COMPONENT service)
+
+# The native tier's plugin, the package takt-native (TaktPackage.cmake): beside it, takt finds it
+# at ../lib/<triple>/takt relative to its binary (runtime/native/src/loader.cpp).
+if(TARGET takt_native_plugin)
+  install(TARGETS takt_native_plugin LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/takt COMPONENT native)
+endif()

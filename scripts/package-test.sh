@@ -4,11 +4,14 @@
 # enabled but not started, run the installed takt as the user takt on the installed project for a
 # few seconds the way takt.service does, read its status through the installed socket path, then
 # dpkg -r and check that only conffiles (/etc/takt) and state (/var/lib/takt) are left. Ends with
-# a purge so the machine is as before. Any failed check exits 1.
+# a purge so the machine is as before. Any failed check exits 1. With the add-on takt-native beside
+# the .deb: takt alone says the add-on is missing when native is asked for and runs on the
+# interpreter; with takt-native installed the same run is native; dpkg -r takt-native removes it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 deb=${1:-$(ls -t "$root"/dist/takt_*_"$(dpkg --print-architecture)".deb 2>/dev/null | head -1)}
 [ -n "$deb" ] && [ -f "$deb" ] || { echo "package-test: no .deb (run scripts/package.sh)" >&2; exit 1; }
+native_deb=$(ls "$(dirname "$deb")/$(basename "$deb" | sed 's/^takt_/takt-native_/')" 2>/dev/null || true)
 [ "$(id -u)" -eq 0 ] || { echo "package-test: run as root (it installs the package)" >&2; exit 1; }
 if dpkg-query -W -f='${Status}' takt 2>/dev/null | grep -q "installed"; then
   echo "package-test: takt is already installed; remove it first" >&2
@@ -18,6 +21,7 @@ fi
 pid=""
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  dpkg-query -W -f='${Status}' takt-native 2>/dev/null | grep -q "installed\|config-files" && dpkg --purge takt-native >/dev/null
   dpkg-query -W -f='${Status}' takt 2>/dev/null | grep -q "installed\|config-files" && dpkg --purge takt >/dev/null
   rm -rf /run/takt
 }
@@ -76,6 +80,32 @@ grep -q "stopped" "$log" || { cat "$log"; fail "takt run did not stop cleanly"; 
 rm -f "$log"
 ok "installed takt ran /etc/takt/project as takt; status over /run/takt/takt.sock: $(echo "$status" | head -c 120)"
 rm -rf /run/takt
+
+# The native tier: asked for without the add-on, then with it (as root: only the log matters).
+native_run() {
+  install -d -o takt -g takt -m 0755 /run/takt
+  local state
+  state=$(mktemp -d)
+  /usr/bin/takt run --project /etc/takt/project --state-dir "$state" --execution native --for 2s 2>&1 || true
+  rm -rf "$state" /run/takt
+}
+[ -e /usr/lib/"$(dpkg-architecture -qDEB_HOST_MULTIARCH)"/takt/takt-native.so ] && fail "takt installed the native tier"
+out=$(native_run)
+echo "$out" | grep -q "execution: interpreter (native: the native tier add-on is not installed" \
+  || fail "takt without takt-native did not name the missing add-on: $out"
+echo "$out" | grep -q "stopped" || fail "takt without takt-native did not run on the interpreter: $out"
+ok "without takt-native, --execution native names the missing add-on and runs on the interpreter"
+if [ -n "$native_deb" ]; then
+  echo "package-test: dpkg -i $native_deb"
+  dpkg -i "$native_deb" >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get -f install -y -qq >/dev/null
+  dpkg-deb -f "$native_deb" Depends | grep -q libllvm14 || fail "takt-native does not depend on libllvm14"
+  out=$(native_run)
+  echo "$out" | grep -q "execution: native (compiled in" || fail "takt-native installed, still not native: $out"
+  ok "with takt-native the demo runs native"
+  dpkg -r takt-native >/dev/null
+  [ -e /usr/lib/"$(dpkg-architecture -qDEB_HOST_MULTIARCH)"/takt ] && fail "dpkg -r takt-native left its directory"
+  ok "dpkg -r takt-native removed the add-on"
+fi
 
 echo "package-test: dpkg -r takt"
 dpkg -r takt >/dev/null

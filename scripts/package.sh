@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the Debian package of takt into dist/ (docs/install.md): a stripped release build in
+# Builds the Debian packages of takt into dist/ (docs/install.md): a stripped release build in
 # build-rel/ (or $TAKT_REL_BUILD_DIR) configured for /usr with Debian's hardening flags, only the
-# takt target, CPack (dependencies from dpkg-shlibdeps), then lintian, which must report no errors.
-#   bash scripts/package.sh                  # dist/takt_<version>_amd64.deb
+# takt target (with the native tier's plugin where it is built), CPack (dependencies from
+# dpkg-shlibdeps), then lintian, which must report no errors.
+#   bash scripts/package.sh                  # dist/takt_<version>_amd64.deb, dist/takt-native_<version>_amd64.deb
 #   TAKT_ARCH=arm64 bash scripts/package.sh  # the cross build (scripts/arm64.sh calls this)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,6 +42,7 @@ if [ ! -f "$build/build.ninja" ]; then
         -DTAKT_TESTS=OFF -DTAKT_BENCH=OFF "${cross[@]}" >/dev/null
 fi
 nice -n 10 cmake --build "$build" --target takt
+rm -f "$build"/cpack/takt_*.deb "$build"/cpack/takt-native_*.deb
 # `cpack` installs the project (building "all" first: with tests and benchmarks off that is takt
 # and its libraries, already built) into a staging tree and packs it.
 (cd "$build" && nice -n 10 cpack -G DEB -B "$build/cpack" >/dev/null)
@@ -52,3 +54,14 @@ echo "package: $deb ($(du -h "$deb" | cut -f1); takt $(dpkg-deb --fsys-tarfile "
 dpkg-deb -f "$deb" Depends
 # Errors fail the build; warnings are shown.
 lintian --fail-on error --tag-display-limit 0 "$deb"
+# The add-on with the native tier (not built where LLVM 14 is missing, as in the arm64 cross build).
+native_deb=$(ls -t "$build"/cpack/takt-native_*_"$arch".deb 2>/dev/null | head -1 || true)
+if [ -n "$native_deb" ]; then
+  cp "$native_deb" "$root/dist/"
+  native_deb="$root/dist/$(basename "$native_deb")"
+  echo "package: $native_deb ($(du -h "$native_deb" | cut -f1))"
+  dpkg-deb -f "$native_deb" Depends
+  lintian --fail-on error --tag-display-limit 0 "$native_deb"
+else
+  echo "package: no takt-native (this build has no native tier)"
+fi

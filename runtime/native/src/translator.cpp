@@ -14,7 +14,9 @@
 // "unsupported" (the module runs on the interpreter) until it gets one.
 #include "takt/native/native.h"
 
+#include "code_memory.h"
 #include "fast_loops.h"
+#include "plugin_api.h"
 #include "standard_fbs.h"
 
 #include "takt/bytecode/opcodes.h"
@@ -26,6 +28,7 @@
 #include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
@@ -46,6 +49,8 @@
 #include <limits>
 #include <mutex>
 #include <vector>
+
+#include <malloc.h>
 
 namespace takt::native {
 
@@ -1420,16 +1425,18 @@ void translateBody(Emitter& e, const bytecode::Module& module, std::uint32_t ent
     }
 }
 
+// The code of a compiled module without the JIT that linked it: the code's own mappings
+// (code_memory.h), so the JIT's memory is given back once the compile is done.
 class JitModule final : public CompiledModule {
 public:
-    JitModule(std::unique_ptr<llvm::orc::LLJIT> jit, std::vector<Entry> entries)
-        : jit_(std::move(jit)), entries_(std::move(entries)) {}
+    JitModule(std::shared_ptr<CodeMappings> code, std::vector<Entry> entries)
+        : code_(std::move(code)), entries_(std::move(entries)) {}
     [[nodiscard]] Entry entry(std::uint32_t pou) const noexcept override {
         return pou < entries_.size() ? entries_[pou] : nullptr;
     }
 
 private:
-    std::unique_ptr<llvm::orc::LLJIT> jit_; // owns the code the entries point into
+    std::shared_ptr<CodeMappings> code_; // the code the entries point into
     std::vector<Entry> entries_;
 };
 
@@ -1494,9 +1501,7 @@ void optimise(llvm::Module& mod, llvm::TargetMachine* tm, std::size_t codeWords)
 
 } // namespace
 
-bool available() noexcept {
-    return true;
-}
+namespace tier {
 
 bool translates(bytecode::Opcode op) noexcept {
     const auto index = static_cast<std::size_t>(op);
@@ -1507,8 +1512,10 @@ std::string_view libraryName() noexcept {
     return "LLVM " LLVM_VERSION_STRING " ORC";
 }
 
-CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> directFbs,
-                      std::span<const Opcode> leaveToInterpreter) {
+namespace {
+
+CompileResult translate(const bytecode::Module& module, std::span<const DirectFb> directFbs,
+                        std::span<const Opcode> leaveToInterpreter) {
     const auto started = std::chrono::steady_clock::now();
     CompileResult result;
     std::vector<std::pair<std::uint32_t, Reach>> bodies;
@@ -1631,7 +1638,15 @@ CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> 
     }
     optimise(*mod, tm->get(), module.code.size());
 
-    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*tmb)).create();
+    // The objects are linked into CodeMemory: code never writable and executable at once.
+    auto code = std::make_shared<CodeMappings>();
+    auto jit = llvm::orc::LLJITBuilder()
+                   .setJITTargetMachineBuilder(std::move(*tmb))
+                   .setObjectLinkingLayerCreator([code](llvm::orc::ExecutionSession& session, const llvm::Triple&) {
+                       return std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+                           session, [code] { return std::make_unique<CodeMemory>(code); });
+                   })
+                   .create();
     if (!jit) {
         result.error = errorText(jit.takeError());
         return result;
@@ -1656,9 +1671,25 @@ CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> 
         }
         entries[body.first] = reinterpret_cast<Entry>(static_cast<std::uintptr_t>(sym->getAddress()));
     }
-    result.code = std::make_unique<JitModule>(std::move(*jit), std::move(entries));
+    result.code = std::make_unique<JitModule>(std::move(code), std::move(entries));
     result.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     return result;
 }
+
+} // namespace
+
+CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> directFbs,
+                      std::span<const Opcode> leaveToInterpreter) {
+    CompileResult result = translate(module, directFbs, leaveToInterpreter);
+    // The JIT, the LLVM context and the module are freed by now; hand the heap they took back to
+    // the system (glibc keeps freed memory in its arenas otherwise), so a native run's RSS after
+    // the compile is the code and what the interpreter needs.
+    ::malloc_trim(0);
+    releaseLibraryCode(reinterpret_cast<const void*>(
+        static_cast<bool (*)(const llvm::Module&, llvm::raw_ostream*, bool*)>(&llvm::verifyModule)));
+    return result;
+}
+
+} // namespace tier
 
 } // namespace takt::native

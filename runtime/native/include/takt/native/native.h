@@ -78,14 +78,22 @@ struct CompileResult {
 // True when the translator has an emitter for `op` (false for all when not available()).
 [[nodiscard]] bool translates(bytecode::Opcode op) noexcept;
 
-// True when takt was built with a JIT library (TAKT_NATIVE).
+// The tier is a plugin, takt-native.so (the Debian package takt-native, which brings LLVM):
+// the first call of any function below loads it (dlopen), so a program on the interpreter never
+// maps LLVM. True when it loaded: takt was built with a JIT library (TAKT_NATIVE) and the plugin
+// of this takt's build is installed.
 [[nodiscard]] bool available() noexcept;
+// Why not available(): the add-on not installed, not loadable, of another build, or takt built
+// without the tier. Empty when available.
+[[nodiscard]] std::string_view unavailableReason() noexcept;
 // The library, for logs and status ("LLVM 14 ORC"); empty when not available.
 [[nodiscard]] std::string_view libraryName() noexcept;
 
 // Translates every POU body of a verified module (Module::initCode, run once at a cold start,
 // stays on the interpreter). Never throws; thread
-// safe (each call has its own JIT), so it runs off the scan thread.
+// safe (each call has its own JIT), so it runs off the scan thread. The code lives in memory
+// never writable and executable at once (code_memory.h); the JIT is gone when this returns.
+// Without the plugin: no code, and `error` says unavailableReason().
 // A standard FB (TON, R_TRIG …) the compiled code calls directly instead of through Host:
 // fn(context, image + instance, layout) — the interpreter's C++ with its arguments, which stay
 // valid as long as the code (vm::Vm::nativeFbEntry). A call of a standard FB without one (null
