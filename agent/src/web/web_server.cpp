@@ -58,8 +58,6 @@ constexpr auto kHeaderDeadline = 5s;
 constexpr auto kBodyDeadline = 15s;
 // Writing an answer to a client that does not read it.
 constexpr auto kWriteDeadline = 15s;
-// Longer than any method takes (the control service answers a command it cannot apply in time).
-constexpr auto kCallTimeout = 15s;
 // After a refusal whose body was not read, the rest of what the client sends is read and dropped
 // for at most this long before closing, so the client reads the answer rather than a reset.
 constexpr auto kLinger = 1s;
@@ -253,32 +251,43 @@ private:
             c.grantedRole = Role::Viewer;
         }
         c.line = call_.line;
+        // The timer and the reply answer this call only: a reply that comes after the timer
+        // answered must not answer the connection's next request.
+        const std::uint64_t number = ++callNumber_;
         replied_ = false;
-        callTimer_.expires_after(kCallTimeout);
-        callTimer_.async_wait([self = this->shared_from_this()](const beast::error_code& ec) {
-            if (!ec && !self->replied_) {
-                self->onReply(rpc::errorLine(
-                    rpc::RequestId{}, rpc::Error{rpc::kInternalError, "the control service did not answer", {}}));
+        callTimer_.expires_after(shared_->options.callTimeout);
+        callTimer_.async_wait([self = this->shared_from_this(), number](const beast::error_code& ec) {
+            if (!ec && self->callNumber_ == number && !self->replied_) {
+                self->onReply(rpc::errorLine(rpc::RequestId{},
+                                             rpc::Error{rpc::kInternalError, "the control service did not answer", {}}),
+                              true);
             }
         });
-        shared_->control.callLocal(std::move(c), [weak = this->weak_from_this(), shared = shared_](std::string reply) {
-            const std::lock_guard lock(shared->gate);
-            const auto self = weak.lock();
-            if (shared->open && self) {
-                net::post(self->executor(), [self, reply = std::move(reply)]() mutable {
-                    if (!self->replied_) {
-                        self->callTimer_.cancel();
-                        self->onReply(reply);
-                    }
-                });
-            }
-        });
+        shared_->control.callLocal(
+            std::move(c), [weak = this->weak_from_this(), shared = shared_, number](std::string reply) {
+                const std::lock_guard lock(shared->gate);
+                const auto self = weak.lock();
+                if (shared->open && self) {
+                    net::post(self->executor(), [self, number, reply = std::move(reply)]() mutable {
+                        if (self->callNumber_ == number && !self->replied_) {
+                            self->callTimer_.cancel();
+                            self->onReply(reply, false);
+                        }
+                    });
+                }
+            });
     }
 
-    void onReply(const std::string& reply) {
+    void onReply(const std::string& reply, bool timedOut) {
         replied_ = true;
         shared_->calls.fetch_sub(1);
-        answer(web::answerCall(request_, call_, reply, shared_->options));
+        web::Response response = web::answerCall(request_, call_, reply, shared_->options);
+        if (timedOut) {
+            // The call may still be answered later, and is still counted by the control service:
+            // the connection ends rather than serve another request beside it.
+            response.keep_alive(false);
+        }
+        answer(std::move(response));
     }
 
     // A request that could not be read: its status if it has one, else the connection closes.
@@ -355,6 +364,7 @@ private:
     std::optional<web::RequestParser> parser_;
     web::Request request_;
     web::Call call_;
+    std::uint64_t callNumber_ = 0;
     bool replied_ = false;
     std::optional<web::Response> response_;
     std::size_t reserved_ = 0;
