@@ -266,8 +266,12 @@ private:
         shared_->control.callLocal(
             std::move(c), [weak = this->weak_from_this(), shared = shared_, number](std::string reply) {
                 const std::lock_guard lock(shared->gate);
-                const auto self = weak.lock();
-                if (shared->open && self) {
+                // Closed first: once the server stopped, a session taken here could be the last
+                // reference and be destroyed on this thread, after its io_context.
+                if (!shared->open) {
+                    return;
+                }
+                if (const auto self = weak.lock()) {
                     net::post(self->executor(), [self, number, reply = std::move(reply)]() mutable {
                         if (self->callNumber_ == number && !self->replied_) {
                             self->callTimer_.cancel();
