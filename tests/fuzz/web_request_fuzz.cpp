@@ -128,7 +128,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     for (const char* reply : {R"({"jsonrpc":"2.0","id":1,"result":{}})",
                               R"({"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"unauthorized"}})"}) {
-        web::Response res = web::answerCall(request, *routed.call, reply, options);
+        web::Response res = web::answerCall(request, *routed.call, reply);
         serialise(res);
     }
     return 0;

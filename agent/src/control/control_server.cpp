@@ -774,6 +774,24 @@ void ControlServer::callLocal(LocalCall call, std::function<void(std::string)> d
     });
 }
 
+void ControlServer::authenticate(std::string peer, std::string address, std::string token,
+                                 std::function<void(TokenCheck)> done) {
+    asio::post(impl_->io, [impl = impl_.get(), peer = std::move(peer), address = std::move(address),
+                           token = std::move(token), done = std::move(done)] {
+        if (!impl->running) {
+            done({std::nullopt, MethodAnswer::error(rpc::kInternalError, "the control service is stopping")});
+            return;
+        }
+        if (!impl->service->loginRequired()) {
+            done({std::nullopt, MethodAnswer::result("{}")});
+            return;
+        }
+        detail::ControlService::TokenCheck checked = impl->service->checkToken(detail::loginPeerKey(address), token);
+        impl->service->audit(peer, checked.role, "auth.login", checked.answer.ok ? 0 : checked.answer.code);
+        done({checked.role, std::move(checked.answer)});
+    });
+}
+
 std::string ControlServer::boundEndpoint() const {
     return impl_->bound;
 }

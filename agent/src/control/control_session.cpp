@@ -88,6 +88,27 @@ void ControlService::audit(std::string_view peer, std::optional<Role> role, std:
     audit_.record(body, code != 0, Clock::now());
 }
 
+ControlService::TokenCheck ControlService::checkToken(const std::string& peerKey, std::string_view token) {
+    const Clock::time_point now = Clock::now();
+    if (const std::int64_t wait = backoff_.retryAfterMs(peerKey, now); wait > 0) {
+        return {std::nullopt,
+                ControlAnswer::error(kRateLimited,
+                                     fmt::format("too many failed logins from this peer; retry in {} ms", wait),
+                                     retryData(wait))};
+    }
+    const std::optional<Role> role = tokens_.match(token);
+    if (!role) {
+        backoff_.failed(peerKey, now);
+        return {std::nullopt, ControlAnswer::error(kUnauthorized, "unauthorized: auth.login: invalid token")};
+    }
+    // A success does not clear the peer's failures: otherwise a viewer token, used between
+    // guesses at an engineer or admin token, would reset the back-off every time (and one leaked
+    // low-role token would lift the back-off for the whole peer). The cost is that a user who
+    // mistyped a few times and then logged in still carries those failures until a quiet period
+    // of kMax forgets them (LoginBackoff::failed): a few seconds of wait, never a lock-out.
+    return {role, ControlAnswer::result(fmt::format(R"({{"role":"{}"}})", roleName(*role)))};
+}
+
 bool ControlService::eventLine(const std::string& event, int& type, std::string& line) {
     rpc::parseLine(event, kMaxJsonDepth, eventParse_);
     if (eventParse_.status != rpc::ParsedLine::Status::Ok || !eventParse_.doc.IsObject()) {
@@ -357,27 +378,15 @@ ControlAnswer ControlSession::login(const Value& params) {
         // No tokens configured: only trusted Unix peers get here, and they are admin already.
         return ControlAnswer::result(fmt::format(R"({{"role":"{}"}})", roleName(role_.value_or(Role::Admin))));
     }
-    const Clock::time_point now = Clock::now();
-    if (const std::int64_t wait = service_.backoff_.retryAfterMs(peer_.key, now); wait > 0) {
+    ControlService::TokenCheck checked =
+        service_.checkToken(peer_.key, std::string_view(token.GetString(), token.GetStringLength()));
+    if (!checked.role) {
         forgetLogin();
-        return ControlAnswer::error(
-            kRateLimited, fmt::format("too many failed logins from this peer; retry in {} ms", wait), retryData(wait));
+        return std::move(checked.answer);
     }
-    const std::optional<Role> role =
-        service_.tokens_.match(std::string_view(token.GetString(), token.GetStringLength()));
-    if (!role) {
-        service_.backoff_.failed(peer_.key, now);
-        forgetLogin();
-        return ControlAnswer::error(kUnauthorized, "unauthorized: auth.login: invalid token");
-    }
-    // A success does not clear the peer's failures: otherwise a viewer token, used between
-    // guesses at an engineer or admin token, would reset the back-off every time (and one leaked
-    // low-role token would lift the back-off for the whole peer). The cost is that a user who
-    // mistyped a few times and then logged in still carries those failures until a quiet period
-    // of kMax forgets them (LoginBackoff::failed): a few seconds of wait, never a lock-out.
-    role_ = role;
+    role_ = checked.role;
     proven_ = true;
-    return ControlAnswer::result(fmt::format(R"({{"role":"{}"}})", roleName(*role)));
+    return std::move(checked.answer);
 }
 
 ControlAnswer ControlSession::subscribe(const Value& params) {

@@ -84,6 +84,15 @@ public:
     // The endpoint's one method table: the session's methods, then the target's.
     [[nodiscard]] std::span<const Method> methods() const { return methods_; }
 
+    // A token checked as auth.login checks it: the peer's back-off first, then the token set in
+    // constant time; a wrong token counts against the peer (`peerKey`, PeerInfo::key). The
+    // result is the role (`answer` ok), or the refusal (kRateLimited, kUnauthorized).
+    struct TokenCheck {
+        std::optional<Role> role;
+        ControlAnswer answer;
+    };
+    [[nodiscard]] TokenCheck checkToken(const std::string& peerKey, std::string_view token);
+
     // One audit line: ISO time, peer, role, method, ok or the error code. Never params or tokens.
     // Rejections repeated within a second are summed up (control_audit.h).
     void audit(std::string_view peer, std::optional<Role> role, std::string_view method, int code);

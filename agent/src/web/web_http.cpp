@@ -184,14 +184,10 @@ std::optional<Response> screenHeader(RequestParser& parser, const WebOptions& op
 Routed route(const Request& req, const WebOptions& options) {
     const std::string_view path = pathOf(req);
     if (path == "/api/rpc") {
-        return {std::nullopt, Call{Call::Kind::Rpc, req.body(), bearerOf(req)}};
+        return {std::nullopt, Call{req.body(), bearerOf(req)}};
     }
     if (path == "/metrics") {
-        if (options.tokenAuth) {
-            // The token must be one of the endpoint's: checked by a login through the service.
-            return {std::nullopt,
-                    Call{Call::Kind::MetricsLogin, rpc::requestLine(1, "agent.ping", "{}"), bearerOf(req)}};
-        }
+        // With token auth, the token was checked with the header (refusedToken otherwise).
         return {text(askedBy(req), http::status::ok, options.metrics ? options.metrics() : std::string(),
                      "text/plain; version=0.0.4"),
                 std::nullopt};
@@ -208,14 +204,7 @@ Routed route(const Request& req, const WebOptions& options) {
     return {text(askedBy(req), http::status::not_found, "not found\n"), std::nullopt};
 }
 
-Response answerCall(const Request& req, const Call& call, const std::string& reply, const WebOptions& options) {
-    if (call.kind == Call::Kind::MetricsLogin) {
-        if (reply.find(R"("error")") != std::string::npos) {
-            return text(askedBy(req), http::status::unauthorized, reply + "\n", "application/json");
-        }
-        return text(askedBy(req), http::status::ok, options.metrics ? options.metrics() : std::string(),
-                    "text/plain; version=0.0.4");
-    }
+Response answerCall(const Request& req, const Call& call, const std::string& reply) {
     // A failed or backed-off login is the HTTP client's problem, not the method's.
     const bool unauthorized = reply.find(fmt::format("\"code\":{}", kUnauthorized)) != std::string::npos;
     const bool backedOff =
@@ -235,8 +224,23 @@ Response plain(http::status status, std::string body) {
     return text(Asked{}, status, std::move(body));
 }
 
-std::string bearer(const Request& request) {
-    return bearerOf(request);
+Response refusedToken(const http::request_header<>& header, const MethodAnswer& refusal) {
+    const std::string body =
+        rpc::errorLine(rpc::RequestId{}, rpc::Error{refusal.code, refusal.message, refusal.data}) + "\n";
+    const http::status status = refusal.code == kUnauthorized  ? http::status::unauthorized
+                                : refusal.code == kRateLimited ? http::status::too_many_requests
+                                                               : http::status::service_unavailable;
+    Response res = text(askedBy(header), status, body, "application/json");
+    if (status == http::status::unauthorized) {
+        res.set(http::field::www_authenticate, "Bearer");
+    } else {
+        res.set(http::field::retry_after, "1");
+    }
+    return res;
+}
+
+std::string bearer(const http::request_header<>& header) {
+    return bearerOf(header);
 }
 
 } // namespace takt::agent::web

@@ -46,12 +46,18 @@ std::optional<unsigned> statusOfReadError(const boost::beast::error_code& ec);
 // connection is closed), else nullopt with the parser's body limit set for the framing (chunked
 // bodies get kMaxChunkedBody). Checks the framing the parser leaves to its user (a
 // Transfer-Encoding other than chunked), the route and method (404, 405 with Allow), and with
-// token auth that a token is there (401), so nobody without one makes the server read a body.
+// token auth that a token is there (401). A token that is there is checked next, by the server
+// through the control service (ControlServer::authenticate), still before the body is read:
+// nobody without a valid token makes the server read a body or reserve memory for one.
 std::optional<Response> screenHeader(RequestParser& parser, const WebOptions& options);
+
+// The answer to a request whose token the control service refused (`refusal`): 401 with
+// WWW-Authenticate for a wrong token, 429 with Retry-After while the client's address is backed
+// off; the JSON-RPC error as its body. Its body was not read: the connection closes.
+Response refusedToken(const http::request_header<>& header, const MethodAnswer& refusal);
 
 // A control call a request needs before it can be answered.
 struct Call {
-    enum class Kind { Rpc, MetricsLogin } kind = Kind::Rpc;
     std::string line;  // one JSON-RPC request
     std::string token; // from Authorization: Bearer, or empty
 };
@@ -62,7 +68,7 @@ struct Routed {
     std::optional<Call> call;
 };
 Routed route(const Request& request, const WebOptions& options);
-Response answerCall(const Request& request, const Call& call, const std::string& reply, const WebOptions& options);
+Response answerCall(const Request& request, const Call& call, const std::string& reply);
 
 // A plain-text answer with `status` (and the headers every answer carries).
 Response plain(const Request& request, http::status status, std::string text);
@@ -70,6 +76,6 @@ Response plain(const Request& request, http::status status, std::string text);
 Response plain(http::status status, std::string text);
 
 // The token of `Authorization: Bearer <token>`, or empty.
-std::string bearer(const Request& request);
+std::string bearer(const http::request_header<>& header);
 
 } // namespace takt::agent::web

@@ -129,6 +129,7 @@ public:
 
 private:
     beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+    [[nodiscard]] std::string peerLabel() const { return fmt::format("web:{}:{}", address_, port_); }
 
     void handshake() {
         if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
@@ -180,6 +181,61 @@ private:
             answer(std::move(*refused));
             return;
         }
+        role_ = shared_->options.tokenAuth ? std::nullopt : std::optional<Role>(Role::Viewer);
+        std::string token = web::bearer(parser_->get());
+        if (token.empty()) {
+            admitBody();
+            return;
+        }
+        // The token is checked before any of the body is read or any memory is reserved for it:
+        // a client without a valid token makes the server read nothing more.
+        shared_->table.set(id_, web::ConnectionTable::State::Busy);
+        // The timer holds the connection meanwhile (the control service only holds it weakly).
+        const std::uint64_t number = ++callNumber_;
+        replied_ = false;
+        callTimer_.expires_after(shared_->options.callTimeout);
+        callTimer_.async_wait([self = this->shared_from_this(), number](const beast::error_code& ec) {
+            if (!ec && self->callNumber_ == number && !self->replied_) {
+                self->replied_ = true;
+                web::Response busy = web::plain(http::status::service_unavailable,
+                                                "the control service did not check the token in time; try again\n");
+                busy.set(http::field::retry_after, "1");
+                self->answer(std::move(busy));
+            }
+        });
+        shared_->control.authenticate(
+            peerLabel(), address_, std::move(token),
+            [weak = this->weak_from_this(), shared = shared_, number](ControlServer::TokenCheck checked) {
+                const std::lock_guard lock(shared->gate);
+                if (!shared->open) {
+                    return;
+                }
+                if (const auto self = weak.lock()) {
+                    net::post(self->executor(), [self, number, checked = std::move(checked)]() mutable {
+                        if (self->callNumber_ == number && !self->replied_) {
+                            self->replied_ = true;
+                            self->callTimer_.cancel();
+                            self->onAuthenticated(std::move(checked));
+                        }
+                    });
+                }
+            });
+    }
+
+    void onAuthenticated(ControlServer::TokenCheck checked) {
+        if (!checked.answer.ok) {
+            answer(web::refusedToken(parser_->get(), checked.answer));
+            return;
+        }
+        if (checked.role) {
+            role_ = checked.role;
+        }
+        admitBody();
+    }
+
+    // The header passed and its token (if any) is valid: the body may be read.
+    void admitBody() {
+        shared_->table.set(id_, web::ConnectionTable::State::Reading);
         const std::uint64_t length = parser_->content_length().value_or(0);
         if (length > web::kSmallBody) {
             if (!shared_->budget.reserve(length)) {
@@ -244,12 +300,9 @@ private:
 
     void callControl() {
         ControlServer::LocalCall c;
-        c.peer = fmt::format("web:{}:{}", address_, port_);
+        c.peer = peerLabel();
         c.address = address_;
-        c.token = call_.token;
-        if (!shared_->options.tokenAuth) {
-            c.grantedRole = Role::Viewer;
-        }
+        c.grantedRole = role_; // the token was checked with the header
         c.line = call_.line;
         // The timer and the reply answer this call only: a reply that comes after the timer
         // answered must not answer the connection's next request.
@@ -285,7 +338,7 @@ private:
     void onReply(const std::string& reply, bool timedOut) {
         replied_ = true;
         shared_->calls.fetch_sub(1);
-        web::Response response = web::answerCall(request_, call_, reply, shared_->options);
+        web::Response response = web::answerCall(request_, call_, reply);
         if (timedOut) {
             // The call may still be answered later, and is still counted by the control service:
             // the connection ends rather than serve another request beside it.
@@ -368,6 +421,7 @@ private:
     std::optional<web::RequestParser> parser_;
     web::Request request_;
     web::Call call_;
+    std::optional<Role> role_; // of the request being served: its token's, or the viewer's without one
     std::uint64_t callNumber_ = 0;
     bool replied_ = false;
     std::optional<web::Response> response_;

@@ -119,6 +119,18 @@ public:
     };
     void callLocal(LocalCall call, std::function<void(std::string)> done);
 
+    // The role a control token gives a client of another surface, checked on the endpoint's
+    // thread as auth.login checks it (the per-address back-off shared with the endpoint's TCP
+    // peers, the token digests compared in constant time, an auth.login line in the audit log),
+    // so a surface can refuse a request before reading its body. `answer` is ok with the role,
+    // ok without one when the endpoint has no tokens (the token gives nothing), or the refusal
+    // (kUnauthorized, kRateLimited). `done` runs on the endpoint's thread.
+    struct TokenCheck {
+        std::optional<Role> role;
+        MethodAnswer answer;
+    };
+    void authenticate(std::string peer, std::string address, std::string token, std::function<void(TokenCheck)> done);
+
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
