@@ -96,7 +96,7 @@ struct Shared {
     ControlServer& control;
     web::ConnectionTable table;
     web::BodyBudget budget;
-    std::atomic<int> calls{0};
+    web::CallSlots calls{kMaxCallsInFlight};
     // Closed when the server stops: a control answer arriving later is dropped, not posted to
     // an io_context that is gone.
     std::mutex gate;
@@ -286,8 +286,8 @@ private:
             answer(std::move(*routed.response));
             return;
         }
-        if (shared_->calls.fetch_add(1) >= kMaxCallsInFlight) {
-            shared_->calls.fetch_sub(1);
+        slot_ = shared_->calls.take();
+        if (!slot_) {
             web::Response busy = web::plain(request_, http::status::service_unavailable,
                                             "the control service is answering other requests; try again\n");
             busy.set(http::field::retry_after, "1");
@@ -337,7 +337,7 @@ private:
 
     void onReply(const std::string& reply, bool timedOut) {
         replied_ = true;
-        shared_->calls.fetch_sub(1);
+        slot_.reset();
         web::Response response = web::answerCall(request_, call_, reply);
         if (timedOut) {
             // The call may still be answered later, and is still counted by the control service:
@@ -421,7 +421,8 @@ private:
     std::optional<web::RequestParser> parser_;
     web::Request request_;
     web::Call call_;
-    std::optional<Role> role_; // of the request being served: its token's, or the viewer's without one
+    std::optional<Role> role_;                 // of the request being served: its token's, or the viewer's without one
+    std::optional<web::CallSlots::Slot> slot_; // while a control call is waited for
     std::uint64_t callNumber_ = 0;
     bool replied_ = false;
     std::optional<web::Response> response_;
