@@ -107,50 +107,45 @@ struct ControlServer::Impl {
     dev_t socketDev = 0;
 };
 
-// One call of another surface: a session of its own whose output is captured. It lives until the
-// target answered (a reload answers cycles later).
+// One call from inside the process: a session of its own (the caller's role, the caller's
+// rate-limit budget) that dispatches the typed call and hands the answer to `done`. It lives
+// until the target answered (a reload answers cycles later).
 class ControlServer::Impl::LocalSession final : public detail::SessionSink {
 public:
-    LocalSession(Impl& server, detail::PeerInfo peer, std::function<void(std::string)> done)
-        : server_(server), session_(*server.service, std::move(peer), *this), done_(std::move(done)) {}
+    LocalSession(Impl& server, detail::PeerInfo peer, detail::RateLimiter& limiter, Call call,
+                 std::function<void(MethodAnswer)> done)
+        : server_(server), session_(*server.service, std::move(peer), *this, &limiter), call_(std::move(call)),
+          done_(std::move(done)) {}
 
-    void run(const LocalCall& call) {
-        if (!call.token.empty()) {
-            rapidjson::StringBuffer params;
-            rpc::JsonWriter w(params);
-            w.StartObject();
-            w.Key("token");
-            rpc::writeString(w, call.token);
-            w.EndObject();
-            loggingIn_ = true;
-            session_.handleLine(
-                rpc::requestLine(0, "auth.login", std::string_view(params.GetString(), params.GetSize())));
-            loggingIn_ = false;
-            if (finished_) {
-                return; // the login failed and was answered
-            }
+    void run() {
+        if (call_.params.IsNull()) {
+            call_.params.SetObject();
         }
-        session_.handleLine(call.line);
+        // A params value that is not an object is refused as the envelope refuses one.
+        const rpc::Error notObject{rpc::kInvalidParams, "invalid params: params must be an object", {}};
+        session_.dispatch(call_.method, call_.params, call_.params.IsObject() ? nullptr : &notObject,
+                          [this](const ControlAnswer& a) { answer(a); });
     }
     [[nodiscard]] bool finished() const { return finished_; }
 
-    void sendLine(std::string line) override {
+    // Answered by dispatch (now or when the target answers), or by the service stopping.
+    void answer(const MethodAnswer& a) {
         if (finished_) {
             return;
         }
-        if (loggingIn_ && line.find(R"("error")") == std::string::npos) {
-            return; // the login's result; the call's answer comes next
-        }
         finished_ = true;
-        done_(std::move(line));
         server_.trimLocal = true;
+        done_(a);
     }
+
+    // Nothing goes out as lines: every answer comes through dispatch.
+    void sendLine(std::string) override {}
 
 private:
     Impl& server_;
     detail::ControlSession session_;
-    std::function<void(std::string)> done_;
-    bool loggingIn_ = false;
+    Call call_;
+    std::function<void(MethodAnswer)> done_;
     bool finished_ = false;
 };
 
@@ -679,8 +674,7 @@ void ControlServer::Impl::shutdown() {
     }
     // A local caller waiting for an answer the target will not give any more gets one now.
     for (const std::unique_ptr<LocalSession>& l : locals) {
-        l->sendLine(
-            rpc::errorLine(rpc::RequestId{}, rpc::Error{rpc::kInternalError, "the control service stopped", {}}));
+        l->answer(MethodAnswer::error(rpc::kInternalError, "the control service stopped"));
     }
     locals.clear();
 }
@@ -756,40 +750,41 @@ void ControlServer::stop() {
     }
 }
 
-void ControlServer::callLocal(LocalCall call, std::function<void(std::string)> done) {
+void ControlServer::call(Call call, std::function<void(MethodAnswer)> done) {
     asio::post(impl_->io, [impl = impl_.get(), call = std::move(call), done = std::move(done)]() mutable {
         if (!impl->running) {
-            done(rpc::errorLine(rpc::RequestId{},
-                                rpc::Error{rpc::kInternalError, "the control service is stopping", {}}));
+            done(MethodAnswer::error(rpc::kInternalError, "the control service is stopping"));
             return;
         }
         detail::PeerInfo peer;
-        peer.label = call.peer;
-        peer.key = detail::loginPeerKey(call.address);
-        peer.grantedRole = call.grantedRole;
-        auto& local =
-            impl->locals.emplace_back(std::make_unique<Impl::LocalSession>(*impl, std::move(peer), std::move(done)));
-        local->run(call);
+        peer.label = fmt::format("{}:{}", call.caller.origin, call.caller.peer);
+        peer.key = detail::loginPeerKey(call.caller.address);
+        peer.grantedRole = call.role;
+        detail::RateLimiter& limiter = impl->service->callerLimiter(peer.label);
+        auto& local = impl->locals.emplace_back(
+            std::make_unique<Impl::LocalSession>(*impl, std::move(peer), limiter, std::move(call), std::move(done)));
+        local->run();
         impl->forgetAnsweredLocals();
     });
 }
 
-void ControlServer::authenticate(std::string peer, std::string address, std::string token,
-                                 std::function<void(TokenCheck)> done) {
-    asio::post(impl_->io, [impl = impl_.get(), peer = std::move(peer), address = std::move(address),
-                           token = std::move(token), done = std::move(done)] {
-        if (!impl->running) {
-            done({std::nullopt, MethodAnswer::error(rpc::kInternalError, "the control service is stopping")});
-            return;
-        }
-        if (!impl->service->loginRequired()) {
-            done({std::nullopt, MethodAnswer::result("{}")});
-            return;
-        }
-        detail::ControlService::TokenCheck checked = impl->service->checkToken(detail::loginPeerKey(address), token);
-        impl->service->audit(peer, checked.role, "auth.login", checked.answer.ok ? 0 : checked.answer.code);
-        done({checked.role, std::move(checked.answer)});
-    });
+void ControlServer::authenticate(Caller caller, std::string token, std::function<void(TokenCheck)> done) {
+    asio::post(
+        impl_->io, [impl = impl_.get(), caller = std::move(caller), token = std::move(token), done = std::move(done)] {
+            if (!impl->running) {
+                done({std::nullopt, MethodAnswer::error(rpc::kInternalError, "the control service is stopping")});
+                return;
+            }
+            if (!impl->service->loginRequired()) {
+                done({std::nullopt, MethodAnswer::result("{}")});
+                return;
+            }
+            detail::ControlService::TokenCheck checked =
+                impl->service->checkToken(detail::loginPeerKey(caller.address), token);
+            impl->service->audit(fmt::format("{}:{}", caller.origin, caller.peer), checked.role, "auth.login",
+                                 checked.answer.ok ? 0 : checked.answer.code);
+            done({checked.role, std::move(checked.answer)});
+        });
 }
 
 std::string ControlServer::boundEndpoint() const {

@@ -13,6 +13,7 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include "rpc/rpc_envelope.h"
 #include "takt/agent/web.h"
 
 namespace takt::agent::web {
@@ -56,19 +57,29 @@ std::optional<Response> screenHeader(RequestParser& parser, const WebOptions& op
 // off; the JSON-RPC error as its body. Its body was not read: the connection closes.
 Response refusedToken(const http::request_header<>& header, const MethodAnswer& refusal);
 
-// A control call a request needs before it can be answered.
+// The control call a /api/rpc request makes: its JSON-RPC envelope read here, the method and
+// params handed typed to the control service (ControlServer::call), the answer written back
+// with the request's id.
 struct Call {
-    std::string line;  // one JSON-RPC request
-    std::string token; // from Authorization: Bearer, or empty
+    rpc::RequestId id;
+    bool notification = false; // no id: called, answered 204 without a body
+    std::string method;
+    rapidjson::Document params; // the request's params object (an array is left for the call to refuse)
 };
 
-// The answer to a whole request, or the call to make first (then answerCall).
+// The answer to a whole request, or the call to make first (then answerCall). A body that is not
+// a JSON-RPC request is answered here, as the control endpoint answers such a line (HTTP 200 with
+// the -32700/-32600 error); a body may be as large as kMaxBody (a reload's program).
 struct Routed {
     std::optional<Response> response;
     std::optional<Call> call;
 };
 Routed route(const Request& request, const WebOptions& options);
-Response answerCall(const Request& request, const Call& call, const std::string& reply);
+// The call's answer: the JSON-RPC response with HTTP 200, except what is the HTTP client's to
+// act on, chosen by the error's code: 401 (kUnauthorized: an auth.login with a wrong token) and
+// 429 with Retry-After (kRateLimited: the caller's rate limit, the command queue, a backed-off
+// login).
+Response answerCall(const Request& request, const Call& call, const MethodAnswer& answer);
 
 // A plain-text answer with `status` (and the headers every answer carries).
 Response plain(const Request& request, http::status status, std::string text);

@@ -129,7 +129,9 @@ public:
 
 private:
     beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
-    [[nodiscard]] std::string peerLabel() const { return fmt::format("web:{}:{}", address_, port_); }
+    [[nodiscard]] ControlServer::Caller caller() const {
+        return {"web", fmt::format("{}:{}", address_, port_), address_};
+    }
 
     void handshake() {
         if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
@@ -204,7 +206,7 @@ private:
             }
         });
         shared_->control.authenticate(
-            peerLabel(), address_, std::move(token),
+            caller(), std::move(token),
             [weak = this->weak_from_this(), shared = shared_, number](ControlServer::TokenCheck checked) {
                 const std::lock_guard lock(shared->gate);
                 if (!shared->open) {
@@ -299,43 +301,40 @@ private:
     }
 
     void callControl() {
-        ControlServer::LocalCall c;
-        c.peer = peerLabel();
-        c.address = address_;
-        c.grantedRole = role_; // the token was checked with the header
-        c.line = call_.line;
-        // The timer and the reply answer this call only: a reply that comes after the timer
+        ControlServer::Call c;
+        c.caller = caller();
+        c.role = role_; // the token was checked with the header
+        c.method = call_.method;
+        c.params = std::move(call_.params);
+        // The timer and the answer answer this call only: an answer that comes after the timer
         // answered must not answer the connection's next request.
         const std::uint64_t number = ++callNumber_;
         replied_ = false;
         callTimer_.expires_after(shared_->options.callTimeout);
         callTimer_.async_wait([self = this->shared_from_this(), number](const beast::error_code& ec) {
             if (!ec && self->callNumber_ == number && !self->replied_) {
-                self->onReply(rpc::errorLine(rpc::RequestId{},
-                                             rpc::Error{rpc::kInternalError, "the control service did not answer", {}}),
-                              true);
+                self->onReply(MethodAnswer::error(rpc::kInternalError, "the control service did not answer"), true);
             }
         });
-        shared_->control.callLocal(
-            std::move(c), [weak = this->weak_from_this(), shared = shared_, number](std::string reply) {
-                const std::lock_guard lock(shared->gate);
-                // Closed first: once the server stopped, a session taken here could be the last
-                // reference and be destroyed on this thread, after its io_context.
-                if (!shared->open) {
-                    return;
-                }
-                if (const auto self = weak.lock()) {
-                    net::post(self->executor(), [self, number, reply = std::move(reply)]() mutable {
-                        if (self->callNumber_ == number && !self->replied_) {
-                            self->callTimer_.cancel();
-                            self->onReply(reply, false);
-                        }
-                    });
-                }
-            });
+        shared_->control.call(std::move(c), [weak = this->weak_from_this(), shared = shared_, number](MethodAnswer a) {
+            const std::lock_guard lock(shared->gate);
+            // Closed first: once the server stopped, a session taken here could be the last
+            // reference and be destroyed on this thread, after its io_context.
+            if (!shared->open) {
+                return;
+            }
+            if (const auto self = weak.lock()) {
+                net::post(self->executor(), [self, number, a = std::move(a)]() mutable {
+                    if (self->callNumber_ == number && !self->replied_) {
+                        self->callTimer_.cancel();
+                        self->onReply(a, false);
+                    }
+                });
+            }
+        });
     }
 
-    void onReply(const std::string& reply, bool timedOut) {
+    void onReply(const MethodAnswer& reply, bool timedOut) {
         replied_ = true;
         slot_.reset();
         web::Response response = web::answerCall(request_, call_, reply);

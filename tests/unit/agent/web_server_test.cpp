@@ -251,8 +251,8 @@ TEST(WebServer, AWrongTokenIsRefusedBeforeItsBodyIsRead) {
     for (auto& c : wrong) {
         (void)c->send(std::string(4096, ' '));
     }
-    // (Over the control service's 1 MiB line limit, so its answer is that error: what matters
-    // here is that the body was read and answered, not refused for want of budget.)
+    // (Over the control endpoint's 1 MiB line limit: the web surface reads its body with the
+    // body's limit and hands the params over typed, so the method is called.)
     const std::string padding(kLarge - 200, 'x');
     const std::string body =
         R"({"jsonrpc":"2.0","id":7,"method":"runtime.status","params":{"pad":")" + padding + "\"}}";
@@ -261,7 +261,8 @@ TEST(WebServer, AWrongTokenIsRefusedBeforeItsBodyIsRead) {
     const std::optional<HttpAnswer> served = good.read(10s);
     ASSERT_TRUE(served);
     EXPECT_EQ(served->status, 200) << served->head << "\n" << served->body.substr(0, 200);
-    EXPECT_NE(served->body.find("\"jsonrpc\""), std::string::npos) << served->body.substr(0, 200);
+    EXPECT_EQ(served->body, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"state\":\"running\"}}\n")
+        << served->body.substr(0, 200);
 }
 
 } // namespace
