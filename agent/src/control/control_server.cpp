@@ -1,6 +1,7 @@
 // The control endpoint's transport: Asio on one low-priority thread, one acceptor (Unix, TCP or
 // TLS), connections with a bounded write queue and an idle timer, the connection cap, and the
-// ~1 ms poll of the target for replies and events. What a line means is control_session.cpp.
+// poll of the target for replies and events when it signals, after a call, at the time it names
+// and once a second. What a line means is control_session.cpp.
 #include <malloc.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -39,7 +40,10 @@ constexpr std::size_t kMaxQueuedBytes = std::size_t{1} << 20;
 constexpr std::size_t kReadChunk = 16384;
 constexpr std::uint32_t kMaxRejecting = 64; // connections being told "too many connections"
 constexpr auto kRejectDeadline = std::chrono::milliseconds(2000);
-constexpr auto kPollInterval = std::chrono::milliseconds(1);
+// A target without a completion descriptor is polled this often; one with is polled when it
+// signals, when it asks, and at least this often (audit summaries, heap trimming).
+constexpr auto kPollWithoutWakeUps = std::chrono::milliseconds(1);
+constexpr auto kPollAtLeast = std::chrono::seconds(1);
 constexpr auto kAcceptRetry = std::chrono::milliseconds(50);
 // After connections close, free heap pages go back to the system at most this often (a flood
 // would otherwise leave its peak as the process's RSS for good).
@@ -76,6 +80,7 @@ struct ControlServer::Impl {
     template <class Socket> void admit(Socket socket, detail::PeerInfo peer);
     void schedulePoll();
     void pollNow();
+    void pollSoon();             // after a call: what it queued (an event, an answer) goes out at once
     void forgetAnsweredLocals(); // local calls answered since the last look
     void awaitCompletions();
     void shutdown();
@@ -90,6 +95,7 @@ struct ControlServer::Impl {
     std::optional<asio::ip::tcp::acceptor> tcpAcceptor;
     std::optional<asio::local::stream_protocol::acceptor> unixAcceptor;
     asio::steady_timer pollTimer{io};
+    bool pollPosted = false;
     // A dup of the target's completion descriptor: readable when a command may be done.
     std::optional<asio::posix::stream_descriptor> completions;
     asio::steady_timer acceptRetry{io};
@@ -280,6 +286,7 @@ private:
                               self->last_ = Clock::now();
                               if (self->active_) {
                                   self->session_.feed(std::string_view(self->buffer_.data(), n));
+                                  self->server_.pollSoon();
                               }
                               if (!self->closed_) {
                                   self->read();
@@ -595,6 +602,7 @@ void ControlServer::Impl::pollNow() {
         }
     });
     forgetAnsweredLocals();
+    schedulePoll();
 }
 
 void ControlServer::Impl::forgetAnsweredLocals() {
@@ -604,18 +612,38 @@ void ControlServer::Impl::forgetAnsweredLocals() {
     }
 }
 
-// Events, command timeouts and heap trimming. Commands are answered from awaitCompletions() as
-// soon as the scan loop applied them; this timer only answers them for a target without a
-// completion descriptor.
+// Events, command timeouts and heap trimming: the timer is set, after every poll, to the time
+// the target names (pollDeadline), a second at most; without a completion descriptor to a
+// millisecond. Commands are answered from awaitCompletions() as soon as the scan loop applied
+// them.
 void ControlServer::Impl::schedulePoll() {
-    pollTimer.expires_after(kPollInterval);
+    const Clock::time_point now = Clock::now();
+    Clock::time_point next = now + kPollAtLeast;
+    if (!completions) {
+        next = now + kPollWithoutWakeUps;
+    } else {
+        next = std::min(next, target.pollDeadline());
+    }
+    pollTimer.expires_at(next);
     pollTimer.async_wait([this](const asio::error_code& ec) {
         if (ec || !running) {
             return;
         }
         pollNow();
         trimHeap();
-        schedulePoll();
+    });
+}
+
+void ControlServer::Impl::pollSoon() {
+    if (pollPosted) {
+        return;
+    }
+    pollPosted = true;
+    asio::post(io, [this] {
+        pollPosted = false;
+        if (running) {
+            pollNow();
+        }
     });
 }
 
@@ -708,7 +736,6 @@ bool ControlServer::start(std::string& error) {
     if (listening) {
         impl_->acceptNext();
     }
-    impl_->schedulePoll();
     if (const int fd = impl_->target.completionFd(); fd >= 0) {
         const int own = ::dup(fd);
         if (own >= 0) {
@@ -716,6 +743,7 @@ bool ControlServer::start(std::string& error) {
             impl_->awaitCompletions();
         }
     }
+    impl_->schedulePoll();
     impl_->thread = std::thread([impl = impl_.get()] {
         // Below the scan thread and the drivers: the endpoint must never compete with the cycle.
         (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 10);
@@ -765,6 +793,7 @@ void ControlServer::call(Call call, std::function<void(MethodAnswer)> done) {
             std::make_unique<Impl::LocalSession>(*impl, std::move(peer), limiter, std::move(call), std::move(done)));
         local->run();
         impl->forgetAnsweredLocals();
+        impl->pollSoon();
     });
 }
 

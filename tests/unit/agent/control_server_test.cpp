@@ -1,7 +1,11 @@
 // The control endpoint over real sockets (loopback TCP and Unix sockets in a temp dir): framing,
 // size and depth caps, the auth matrix, roles, back-off, rate limit, connection cap, idle
 // timeout, events, the audit log.
+#include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
 
 #include <chrono>
 #include <filesystem>
@@ -11,6 +15,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -451,6 +456,71 @@ TEST(ControlServer, WithoutAnEndpointServesInProcessCallsOnly) {
     EXPECT_NE(text.str().find("peer=web:127.0.0.1:50312 role=viewer method=runtime.pause error=-32011"),
               std::string::npos);
     EXPECT_NE(text.str().find("method=auth.login error=-32010"), std::string::npos);
+}
+
+// A target that signals when it has something: counts its polls, emits events and answers
+// `runtime.pause` when the test says so, and signals its eventfd then.
+class SignallingTarget final : public ControlTarget {
+public:
+    SignallingTarget() : fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
+    ~SignallingTarget() override { ::close(fd_); }
+    SignallingTarget(const SignallingTarget&) = delete;
+    SignallingTarget& operator=(const SignallingTarget&) = delete;
+    [[nodiscard]] std::span<const ControlMethod> methods() const override {
+        static constexpr std::string_view kAny = R"({"type":"object"})";
+        constexpr ControlHandler call = [](ControlTarget& t, std::string_view m, const rapidjson::Value& p,
+                                           ControlReplyFn r) {
+            static_cast<SignallingTarget&>(t).inner_.call(std::string(m), p, std::move(r));
+        };
+        static const ControlMethod kTable[] = {{"runtime.pause", "", kAny, kAny, Role::Operator, call}};
+        return kTable;
+    }
+    void poll(std::vector<std::string>& events) override {
+        polls_.fetch_add(1);
+        inner_.poll(events);
+    }
+    [[nodiscard]] int completionFd() const override { return fd_; }
+    void emit(std::string event) {
+        inner_.emit(std::move(event));
+        const std::uint64_t one = 1;
+        (void)!::write(fd_, &one, sizeof one);
+    }
+    [[nodiscard]] int polls() const { return polls_.load(); }
+
+private:
+    test::RecordingTarget inner_;
+    int fd_;
+    std::atomic<int> polls_{0};
+};
+
+// With a completion descriptor the endpoint's thread sleeps until its target signals (or a
+// second passes): it polled the target every millisecond, a thousand wake-ups a second on an
+// idle runtime. What the target signals still goes out at once.
+TEST(ControlServer, AnIdleTargetIsPolledWhenItSignalsNotEveryMillisecond) {
+    SignallingTarget target;
+    ControlOptions o;
+    o.endpoint = "tcp://127.0.0.1:0";
+    o.tokens = {{Role::Viewer, kViewer}, {Role::Engineer, kEngineer}};
+    ControlServer server(o, target);
+    std::string error;
+    ASSERT_TRUE(server.start(error)) << error;
+    LineClient c(server.boundEndpoint());
+    ASSERT_TRUE(isResult(c.login(kEngineer)));
+    ASSERT_TRUE(isResult(c.call(request(2, "events.subscribe"))));
+    const int before = target.polls();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const int idle = target.polls() - before;
+    EXPECT_LE(idle, 3) << "polls in 500 ms of an idle target";
+    // A signalled event goes out at once; an answer the target gives at its next poll comes
+    // right after the call.
+    const auto start = std::chrono::steady_clock::now();
+    target.emit(R"({"type":"paused","ts":1,"cycle":7})");
+    const std::string event = c.line(2000);
+    EXPECT_NE(event.find(R"("method":"event")"), std::string::npos) << event;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(200));
+    const auto asked = std::chrono::steady_clock::now();
+    EXPECT_TRUE(isResult(c.call(request(3, "runtime.pause"))));
+    EXPECT_LT(std::chrono::steady_clock::now() - asked, std::chrono::milliseconds(200));
 }
 
 TEST(ControlServer, RefusesUnsafeOrBrokenOptionsAtStart) {

@@ -9,6 +9,7 @@
 // Threads: every ControlTarget call, every reply callback and every event comes on the server's
 // thread, so a target needs no locking of its own; it talks to the scan thread only through the
 // scan loop's command queue and snapshots.
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -47,13 +48,23 @@ public:
     // The methods this target serves (the server rejects the rest with -32601). The table must
     // outlive the server.
     [[nodiscard]] virtual std::span<const ControlMethod> methods() const = 0;
-    // Called on the server thread about every millisecond, and at once when completionFd() is
-    // readable: completes pending calls, and returns events ({"type", "ts", ...} objects as JSON
-    // text, in order) for events.subscribe sessions.
+    // Completes pending calls, and returns events ({"type", "ts", ...} objects as JSON text, in
+    // order) for events.subscribe sessions. Called on the server thread when completionFd() is
+    // readable, right after a call was handed to the target, when the time pollDeadline() named
+    // has come, and once a second besides. A target without a completion descriptor is polled
+    // every millisecond instead.
     virtual void poll(std::vector<std::string>& events) = 0;
     // A descriptor that becomes readable (an eventfd: reading resets it) when a pending call may
-    // be complete, so its answer does not wait for the next poll; -1 when there is none.
+    // be complete or an event happened: the server thread sleeps until then rather than poll
+    // (an idle runtime's control thread wakes once a second). -1 when there is none.
     [[nodiscard]] virtual int completionFd() const { return -1; }
+    // The latest time poll() must run again though completionFd() stays quiet (a command's
+    // deadline, a periodic check), asked after every poll; time_point::max() when only a wake-up
+    // can give poll() something to do. A stream of values taken at an interval would name its
+    // next interval here, or signal completionFd().
+    [[nodiscard]] virtual std::chrono::steady_clock::time_point pollDeadline() const {
+        return std::chrono::steady_clock::time_point::max();
+    }
 };
 
 struct ControlToken {
