@@ -3,7 +3,7 @@
 // `/api/rpc`, one JSON-RPC request per POST answered by the control service's method table with
 // the caller's role, plus the web page's files when they are installed. Served by Boost.Beast on
 // threads of its own at low priority; nothing here touches the scan thread: every call goes
-// through ControlServer::callLocal, as a control session would.
+// through ControlServer::call (typed, with the role its token gave), as a control line would.
 #include <chrono>
 #include <cstdint>
 #include <functional>
