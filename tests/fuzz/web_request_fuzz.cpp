@@ -126,9 +126,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         serialise(*routed.response);
         return 0;
     }
-    for (const char* reply : {R"({"jsonrpc":"2.0","id":1,"result":{}})",
-                              R"({"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"unauthorized"}})"}) {
-        web::Response res = web::answerCall(request, *routed.call, reply, options);
+    for (const MethodAnswer& answer : {MethodAnswer::result("{}"), MethodAnswer::error(kUnauthorized, "unauthorized"),
+                                       MethodAnswer::error(kRateLimited, "rate limited", R"({"retry_after_ms":10})")}) {
+        web::Response res = web::answerCall(request, *routed.call, answer);
         serialise(res);
     }
     return 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -369,6 +370,34 @@ void RuntimeControl::poll(std::vector<std::string>& events) {
         }
     }
     translateScanEvents(events);
+}
+
+// The scan loop signals commands applied, events and RETAIN saves; what it does not signal is
+// time passing: a command's deadline, the boot event (the loop may not run yet at the first
+// poll), the driver health compared ten times a second. Overrun summaries fall due within the
+// server's one-second poll.
+std::chrono::steady_clock::time_point RuntimeControl::pollDeadline() const {
+    std::int64_t due = std::numeric_limits<std::int64_t>::max();
+    for (const auto* list : {&pending_, &stepping_}) {
+        for (const std::unique_ptr<Pending>& p : *list) {
+            if (!p->replied) {
+                due = std::min(due, p->deadlineNs);
+            }
+        }
+    }
+    const std::int64_t now = engine::monotonicNs();
+    if (!startedSent_) {
+        due = std::min(due, now + 10'000'000);
+    }
+    if (options_.driverHealth) {
+        due = std::min(due, nextHealthNs_);
+    }
+    if (due == std::numeric_limits<std::int64_t>::max()) {
+        return std::chrono::steady_clock::time_point::max();
+    }
+    // CLOCK_MONOTONIC both: the steady clock's now plus what is left.
+    return std::chrono::steady_clock::now() +
+           std::chrono::nanoseconds(std::max<std::int64_t>(due - now, 0) + 1'000'000);
 }
 
 // A step's answer is the state after its cycles: paused at the cycle it stopped at, or what a

@@ -1,6 +1,7 @@
 // The control endpoint's transport: Asio on one low-priority thread, one acceptor (Unix, TCP or
 // TLS), connections with a bounded write queue and an idle timer, the connection cap, and the
-// ~1 ms poll of the target for replies and events. What a line means is control_session.cpp.
+// poll of the target for replies and events when it signals, after a call, at the time it names
+// and once a second. What a line means is control_session.cpp.
 #include <malloc.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -39,7 +40,10 @@ constexpr std::size_t kMaxQueuedBytes = std::size_t{1} << 20;
 constexpr std::size_t kReadChunk = 16384;
 constexpr std::uint32_t kMaxRejecting = 64; // connections being told "too many connections"
 constexpr auto kRejectDeadline = std::chrono::milliseconds(2000);
-constexpr auto kPollInterval = std::chrono::milliseconds(1);
+// A target without a completion descriptor is polled this often; one with is polled when it
+// signals, when it asks, and at least this often (audit summaries, heap trimming).
+constexpr auto kPollWithoutWakeUps = std::chrono::milliseconds(1);
+constexpr auto kPollAtLeast = std::chrono::seconds(1);
 constexpr auto kAcceptRetry = std::chrono::milliseconds(50);
 // After connections close, free heap pages go back to the system at most this often (a flood
 // would otherwise leave its peak as the process's RSS for good).
@@ -76,6 +80,7 @@ struct ControlServer::Impl {
     template <class Socket> void admit(Socket socket, detail::PeerInfo peer);
     void schedulePoll();
     void pollNow();
+    void pollSoon();             // after a call: what it queued (an event, an answer) goes out at once
     void forgetAnsweredLocals(); // local calls answered since the last look
     void awaitCompletions();
     void shutdown();
@@ -90,6 +95,7 @@ struct ControlServer::Impl {
     std::optional<asio::ip::tcp::acceptor> tcpAcceptor;
     std::optional<asio::local::stream_protocol::acceptor> unixAcceptor;
     asio::steady_timer pollTimer{io};
+    bool pollPosted = false;
     // A dup of the target's completion descriptor: readable when a command may be done.
     std::optional<asio::posix::stream_descriptor> completions;
     asio::steady_timer acceptRetry{io};
@@ -107,50 +113,45 @@ struct ControlServer::Impl {
     dev_t socketDev = 0;
 };
 
-// One call of another surface: a session of its own whose output is captured. It lives until the
-// target answered (a reload answers cycles later).
+// One call from inside the process: a session of its own (the caller's role, the caller's
+// rate-limit budget) that dispatches the typed call and hands the answer to `done`. It lives
+// until the target answered (a reload answers cycles later).
 class ControlServer::Impl::LocalSession final : public detail::SessionSink {
 public:
-    LocalSession(Impl& server, detail::PeerInfo peer, std::function<void(std::string)> done)
-        : server_(server), session_(*server.service, std::move(peer), *this), done_(std::move(done)) {}
+    LocalSession(Impl& server, detail::PeerInfo peer, detail::RateLimiter& limiter, Call call,
+                 std::function<void(MethodAnswer)> done)
+        : server_(server), session_(*server.service, std::move(peer), *this, &limiter), call_(std::move(call)),
+          done_(std::move(done)) {}
 
-    void run(const LocalCall& call) {
-        if (!call.token.empty()) {
-            rapidjson::StringBuffer params;
-            rpc::JsonWriter w(params);
-            w.StartObject();
-            w.Key("token");
-            rpc::writeString(w, call.token);
-            w.EndObject();
-            loggingIn_ = true;
-            session_.handleLine(
-                rpc::requestLine(0, "auth.login", std::string_view(params.GetString(), params.GetSize())));
-            loggingIn_ = false;
-            if (finished_) {
-                return; // the login failed and was answered
-            }
+    void run() {
+        if (call_.params.IsNull()) {
+            call_.params.SetObject();
         }
-        session_.handleLine(call.line);
+        // A params value that is not an object is refused as the envelope refuses one.
+        const rpc::Error notObject{rpc::kInvalidParams, "invalid params: params must be an object", {}};
+        session_.dispatch(call_.method, call_.params, call_.params.IsObject() ? nullptr : &notObject,
+                          [this](const ControlAnswer& a) { answer(a); });
     }
     [[nodiscard]] bool finished() const { return finished_; }
 
-    void sendLine(std::string line) override {
+    // Answered by dispatch (now or when the target answers), or by the service stopping.
+    void answer(const MethodAnswer& a) {
         if (finished_) {
             return;
         }
-        if (loggingIn_ && line.find(R"("error")") == std::string::npos) {
-            return; // the login's result; the call's answer comes next
-        }
         finished_ = true;
-        done_(std::move(line));
         server_.trimLocal = true;
+        done_(a);
     }
+
+    // Nothing goes out as lines: every answer comes through dispatch.
+    void sendLine(std::string) override {}
 
 private:
     Impl& server_;
     detail::ControlSession session_;
-    std::function<void(std::string)> done_;
-    bool loggingIn_ = false;
+    Call call_;
+    std::function<void(MethodAnswer)> done_;
     bool finished_ = false;
 };
 
@@ -285,6 +286,7 @@ private:
                               self->last_ = Clock::now();
                               if (self->active_) {
                                   self->session_.feed(std::string_view(self->buffer_.data(), n));
+                                  self->server_.pollSoon();
                               }
                               if (!self->closed_) {
                                   self->read();
@@ -600,6 +602,7 @@ void ControlServer::Impl::pollNow() {
         }
     });
     forgetAnsweredLocals();
+    schedulePoll();
 }
 
 void ControlServer::Impl::forgetAnsweredLocals() {
@@ -609,18 +612,38 @@ void ControlServer::Impl::forgetAnsweredLocals() {
     }
 }
 
-// Events, command timeouts and heap trimming. Commands are answered from awaitCompletions() as
-// soon as the scan loop applied them; this timer only answers them for a target without a
-// completion descriptor.
+// Events, command timeouts and heap trimming: the timer is set, after every poll, to the time
+// the target names (pollDeadline), a second at most; without a completion descriptor to a
+// millisecond. Commands are answered from awaitCompletions() as soon as the scan loop applied
+// them.
 void ControlServer::Impl::schedulePoll() {
-    pollTimer.expires_after(kPollInterval);
+    const Clock::time_point now = Clock::now();
+    Clock::time_point next = now + kPollAtLeast;
+    if (!completions) {
+        next = now + kPollWithoutWakeUps;
+    } else {
+        next = std::min(next, target.pollDeadline());
+    }
+    pollTimer.expires_at(next);
     pollTimer.async_wait([this](const asio::error_code& ec) {
         if (ec || !running) {
             return;
         }
         pollNow();
         trimHeap();
-        schedulePoll();
+    });
+}
+
+void ControlServer::Impl::pollSoon() {
+    if (pollPosted) {
+        return;
+    }
+    pollPosted = true;
+    asio::post(io, [this] {
+        pollPosted = false;
+        if (running) {
+            pollNow();
+        }
     });
 }
 
@@ -679,8 +702,7 @@ void ControlServer::Impl::shutdown() {
     }
     // A local caller waiting for an answer the target will not give any more gets one now.
     for (const std::unique_ptr<LocalSession>& l : locals) {
-        l->sendLine(
-            rpc::errorLine(rpc::RequestId{}, rpc::Error{rpc::kInternalError, "the control service stopped", {}}));
+        l->answer(MethodAnswer::error(rpc::kInternalError, "the control service stopped"));
     }
     locals.clear();
 }
@@ -714,7 +736,6 @@ bool ControlServer::start(std::string& error) {
     if (listening) {
         impl_->acceptNext();
     }
-    impl_->schedulePoll();
     if (const int fd = impl_->target.completionFd(); fd >= 0) {
         const int own = ::dup(fd);
         if (own >= 0) {
@@ -722,6 +743,7 @@ bool ControlServer::start(std::string& error) {
             impl_->awaitCompletions();
         }
     }
+    impl_->schedulePoll();
     impl_->thread = std::thread([impl = impl_.get()] {
         // Below the scan thread and the drivers: the endpoint must never compete with the cycle.
         (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 10);
@@ -756,22 +778,42 @@ void ControlServer::stop() {
     }
 }
 
-void ControlServer::callLocal(LocalCall call, std::function<void(std::string)> done) {
+void ControlServer::call(Call call, std::function<void(MethodAnswer)> done) {
     asio::post(impl_->io, [impl = impl_.get(), call = std::move(call), done = std::move(done)]() mutable {
         if (!impl->running) {
-            done(rpc::errorLine(rpc::RequestId{},
-                                rpc::Error{rpc::kInternalError, "the control service is stopping", {}}));
+            done(MethodAnswer::error(rpc::kInternalError, "the control service is stopping"));
             return;
         }
         detail::PeerInfo peer;
-        peer.label = call.peer;
-        peer.key = detail::loginPeerKey(call.address);
-        peer.grantedRole = call.grantedRole;
-        auto& local =
-            impl->locals.emplace_back(std::make_unique<Impl::LocalSession>(*impl, std::move(peer), std::move(done)));
-        local->run(call);
+        peer.label = fmt::format("{}:{}", call.caller.origin, call.caller.peer);
+        peer.key = detail::loginPeerKey(call.caller.address);
+        peer.grantedRole = call.role;
+        detail::RateLimiter& limiter = impl->service->callerLimiter(peer.label);
+        auto& local = impl->locals.emplace_back(
+            std::make_unique<Impl::LocalSession>(*impl, std::move(peer), limiter, std::move(call), std::move(done)));
+        local->run();
         impl->forgetAnsweredLocals();
+        impl->pollSoon();
     });
+}
+
+void ControlServer::authenticate(Caller caller, std::string token, std::function<void(TokenCheck)> done) {
+    asio::post(
+        impl_->io, [impl = impl_.get(), caller = std::move(caller), token = std::move(token), done = std::move(done)] {
+            if (!impl->running) {
+                done({std::nullopt, MethodAnswer::error(rpc::kInternalError, "the control service is stopping")});
+                return;
+            }
+            if (!impl->service->loginRequired()) {
+                done({std::nullopt, MethodAnswer::result("{}")});
+                return;
+            }
+            detail::ControlService::TokenCheck checked =
+                impl->service->checkToken(detail::loginPeerKey(caller.address), token);
+            impl->service->audit(fmt::format("{}:{}", caller.origin, caller.peer), checked.role, "auth.login",
+                                 checked.answer.ok ? 0 : checked.answer.code);
+            done({checked.role, std::move(checked.answer)});
+        });
 }
 
 std::string ControlServer::boundEndpoint() const {

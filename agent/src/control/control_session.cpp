@@ -88,6 +88,42 @@ void ControlService::audit(std::string_view peer, std::optional<Role> role, std:
     audit_.record(body, code != 0, Clock::now());
 }
 
+ControlService::TokenCheck ControlService::checkToken(const std::string& peerKey, std::string_view token) {
+    const Clock::time_point now = Clock::now();
+    if (const std::int64_t wait = backoff_.retryAfterMs(peerKey, now); wait > 0) {
+        return {std::nullopt,
+                ControlAnswer::error(kRateLimited,
+                                     fmt::format("too many failed logins from this peer; retry in {} ms", wait),
+                                     retryData(wait))};
+    }
+    const std::optional<Role> role = tokens_.match(token);
+    if (!role) {
+        backoff_.failed(peerKey, now);
+        return {std::nullopt, ControlAnswer::error(kUnauthorized, "unauthorized: auth.login: invalid token")};
+    }
+    // A success does not clear the peer's failures: otherwise a viewer token, used between
+    // guesses at an engineer or admin token, would reset the back-off every time (and one leaked
+    // low-role token would lift the back-off for the whole peer). The cost is that a user who
+    // mistyped a few times and then logged in still carries those failures until a quiet period
+    // of kMax forgets them (LoginBackoff::failed): a few seconds of wait, never a lock-out.
+    return {role, ControlAnswer::result(fmt::format(R"({{"role":"{}"}})", roleName(*role)))};
+}
+
+RateLimiter& ControlService::callerLimiter(const std::string& key) {
+    const Clock::time_point now = Clock::now();
+    if (callerLimits_.size() >= 1024) {
+        // A budget unused for two seconds has refilled (a second's worth at most): forgetting it
+        // changes nothing for its caller.
+        std::erase_if(callerLimits_, [now](const auto& e) { return now - e.second.used > std::chrono::seconds(2); });
+    }
+    auto it = callerLimits_.find(key);
+    if (it == callerLimits_.end()) {
+        it = callerLimits_.emplace(key, CallerBudget{RateLimiter(options_.maxRequestsPerSecond), now}).first;
+    }
+    it->second.used = now;
+    return it->second.limiter;
+}
+
 bool ControlService::eventLine(const std::string& event, int& type, std::string& line) {
     rpc::parseLine(event, kMaxJsonDepth, eventParse_);
     if (eventParse_.status != rpc::ParsedLine::Status::Ok || !eventParse_.doc.IsObject()) {
@@ -152,9 +188,9 @@ std::string EventLog::since(std::uint64_t seq) const {
 // ---------------------------------------------------------------------------------------------
 // ControlSession
 
-ControlSession::ControlSession(ControlService& service, PeerInfo peer, SessionSink& sink)
-    : service_(service), peer_(std::move(peer)), sink_(sink), limiter_(service.options().maxRequestsPerSecond),
-      self_(std::make_shared<ControlSession*>(this)) {
+ControlSession::ControlSession(ControlService& service, PeerInfo peer, SessionSink& sink, RateLimiter* limiter)
+    : service_(service), peer_(std::move(peer)), sink_(sink), ownLimiter_(service.options().maxRequestsPerSecond),
+      limiter_(limiter != nullptr ? limiter : &ownLimiter_), self_(std::make_shared<ControlSession*>(this)) {
     if (peer_.trustedUnix && !service_.loginRequired()) {
         role_ = Role::Admin;
     } else if (peer_.grantedRole) {
@@ -194,12 +230,9 @@ void ControlSession::reply(const rpc::RequestId& id, const ControlAnswer& answer
                              : rpc::errorLine(id, rpc::Error{answer.code, answer.message, answer.data}));
 }
 
-void ControlSession::finishRequest(const rpc::RequestId& id, bool notification, std::string_view method,
-                                   const ControlAnswer& answer) {
+void ControlSession::finish(std::string_view method, const ControlAnswer& answer, const Answered& answered) {
     service_.audit(peer_.label, role_, method, answer.ok ? 0 : answer.code);
-    if (!notification) {
-        reply(id, answer);
-    }
+    answered(answer);
 }
 
 void ControlSession::handleLine(std::string_view line) {
@@ -212,67 +245,77 @@ void ControlSession::handleLine(std::string_view line) {
         reply(request.id, ControlAnswer::error(invalid.code, std::move(invalid.message), std::move(invalid.data)));
         return;
     }
-    const std::string_view method = request.method;
+    // The session outlives `answered`'s every call (dispatch drops a late answer to a session
+    // that is gone), so it may hold `this`.
+    dispatch(request.method, *request.params, request.paramsError ? &*request.paramsError : nullptr,
+             [this, id = request.id, notification = request.notification](const ControlAnswer& a) {
+                 if (!notification) {
+                     reply(id, a);
+                 }
+             });
+}
+
+void ControlSession::dispatch(std::string_view method, const rapidjson::Value& params, const rpc::Error* paramsError,
+                              Answered answered) {
     // Every request, valid or not, takes from the connection's budget.
-    if (const std::int64_t wait = limiter_.take(Clock::now()); wait > 0) {
-        finishRequest(
-            request.id, request.notification, method,
-            ControlAnswer::error(kRateLimited,
-                                 fmt::format("rate limited: more than {} requests a second on this connection",
-                                             service_.options().maxRequestsPerSecond),
-                                 retryData(wait)));
+    if (const std::int64_t wait = limiter_->take(Clock::now()); wait > 0) {
+        finish(method,
+               ControlAnswer::error(kRateLimited,
+                                    fmt::format("rate limited: more than {} requests a second on this connection",
+                                                service_.options().maxRequestsPerSecond),
+                                    retryData(wait)),
+               answered);
         return;
     }
-    if (request.paramsError) {
+    if (paramsError != nullptr) {
         if (method == "auth.login") {
             forgetLogin();
         }
-        const rpc::Error& e = *request.paramsError;
-        finishRequest(request.id, request.notification, method, ControlAnswer::error(e.code, e.message, e.data));
+        finish(method, ControlAnswer::error(paramsError->code, paramsError->message, paramsError->data), answered);
         return;
     }
     const ControlService::Method* entry = rpc::findMethod(service_.methods(), method);
     if (entry == nullptr) {
-        finishRequest(request.id, request.notification, method,
-                      ControlAnswer::error(rpc::kMethodNotFound, fmt::format("Method '{}' is not available.", method)));
+        finish(method, ControlAnswer::error(rpc::kMethodNotFound, fmt::format("Method '{}' is not available.", method)),
+               answered);
         return;
     }
     if (entry->role) {
         if (!role_) {
-            finishRequest(request.id, request.notification, method,
-                          ControlAnswer::error(
-                              kUnauthorized, fmt::format("unauthorized: log in with auth.login before '{}'", method)));
+            finish(method,
+                   ControlAnswer::error(kUnauthorized,
+                                        fmt::format("unauthorized: log in with auth.login before '{}'", method)),
+                   answered);
             return;
         }
         if (*role_ < *entry->role) {
-            finishRequest(
-                request.id, request.notification, method,
-                ControlAnswer::error(kForbidden, fmt::format("forbidden: '{}' needs role {} (this session "
-                                                             "is {})",
-                                                             method, roleName(*entry->role), roleName(*role_))));
+            finish(method,
+                   ControlAnswer::error(kForbidden, fmt::format("forbidden: '{}' needs role {} (this session "
+                                                                "is {})",
+                                                                method, roleName(*entry->role), roleName(*role_))),
+                   answered);
             return;
         }
     }
-    if (rpc::Error e; !service_.schemas_.check(method, *request.params, e)) {
+    if (rpc::Error e; !service_.schemas_.check(method, params, e)) {
         if (method == "auth.login") {
             forgetLogin();
         }
-        finishRequest(request.id, request.notification, method, ControlAnswer::error(e.code, e.message, e.data));
+        finish(method, ControlAnswer::error(e.code, e.message, e.data), answered);
         return;
     }
     if (!service_.loginRequired()) {
         proven_ = true;
     }
     if (entry->handler.builtin != nullptr) {
-        finishRequest(request.id, request.notification, method, (this->*entry->handler.builtin)(*request.params));
+        finish(method, (this->*entry->handler.builtin)(params), answered);
         return;
     }
     // The target may answer now or later; `reply` runs exactly once, on the server thread.
     ++pending_;
     auto self = std::weak_ptr<ControlSession*>(self_);
     auto done = std::make_shared<bool>(false);
-    auto answer = [self, done, id = request.id, notification = request.notification,
-                   name = std::string(method)](const ControlAnswer& a) {
+    auto answer = [self, done, answered = std::move(answered), name = std::string(method)](const ControlAnswer& a) {
         if (*done) {
             return;
         }
@@ -283,10 +326,10 @@ void ControlSession::handleLine(std::string_view line) {
         }
         ControlSession& s = **alive;
         --s.pending_;
-        s.finishRequest(id, notification, name, a);
+        s.finish(name, a, answered);
     };
     try {
-        entry->handler.target(service_.target(), method, *request.params, answer);
+        entry->handler.target(service_.target(), method, params, answer);
     } catch (const std::exception& e) {
         answer(ControlAnswer::error(rpc::kInternalError, fmt::format("internal error in '{}': {}", method, e.what())));
     }
@@ -357,27 +400,15 @@ ControlAnswer ControlSession::login(const Value& params) {
         // No tokens configured: only trusted Unix peers get here, and they are admin already.
         return ControlAnswer::result(fmt::format(R"({{"role":"{}"}})", roleName(role_.value_or(Role::Admin))));
     }
-    const Clock::time_point now = Clock::now();
-    if (const std::int64_t wait = service_.backoff_.retryAfterMs(peer_.key, now); wait > 0) {
+    ControlService::TokenCheck checked =
+        service_.checkToken(peer_.key, std::string_view(token.GetString(), token.GetStringLength()));
+    if (!checked.role) {
         forgetLogin();
-        return ControlAnswer::error(
-            kRateLimited, fmt::format("too many failed logins from this peer; retry in {} ms", wait), retryData(wait));
+        return std::move(checked.answer);
     }
-    const std::optional<Role> role =
-        service_.tokens_.match(std::string_view(token.GetString(), token.GetStringLength()));
-    if (!role) {
-        service_.backoff_.failed(peer_.key, now);
-        forgetLogin();
-        return ControlAnswer::error(kUnauthorized, "unauthorized: auth.login: invalid token");
-    }
-    // A success does not clear the peer's failures: otherwise a viewer token, used between
-    // guesses at an engineer or admin token, would reset the back-off every time (and one leaked
-    // low-role token would lift the back-off for the whole peer). The cost is that a user who
-    // mistyped a few times and then logged in still carries those failures until a quiet period
-    // of kMax forgets them (LoginBackoff::failed): a few seconds of wait, never a lock-out.
-    role_ = role;
+    role_ = checked.role;
     proven_ = true;
-    return ControlAnswer::result(fmt::format(R"({{"role":"{}"}})", roleName(*role)));
+    return std::move(checked.answer);
 }
 
 ControlAnswer ControlSession::subscribe(const Value& params) {

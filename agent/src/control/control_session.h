@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "control/control_audit.h"
@@ -84,6 +86,19 @@ public:
     // The endpoint's one method table: the session's methods, then the target's.
     [[nodiscard]] std::span<const Method> methods() const { return methods_; }
 
+    // A token checked as auth.login checks it: the peer's back-off first, then the token set in
+    // constant time; a wrong token counts against the peer (`peerKey`, PeerInfo::key). The
+    // result is the role (`answer` ok), or the refusal (kRateLimited, kUnauthorized).
+    struct TokenCheck {
+        std::optional<Role> role;
+        ControlAnswer answer;
+    };
+    [[nodiscard]] TokenCheck checkToken(const std::string& peerKey, std::string_view token);
+
+    // The rate-limit budget of an in-process caller (`key`: origin and peer), kept while it is
+    // used; budgets idle for a while are full again and are forgotten (bounded).
+    RateLimiter& callerLimiter(const std::string& key);
+
     // One audit line: ISO time, peer, role, method, ok or the error code. Never params or tokens.
     // Rejections repeated within a second are summed up (control_audit.h).
     void audit(std::string_view peer, std::optional<Role> role, std::string_view method, int code);
@@ -112,6 +127,11 @@ private:
     std::string transport_;
     TokenSet tokens_;
     LoginBackoff backoff_;
+    struct CallerBudget {
+        RateLimiter limiter;
+        Clock::time_point used;
+    };
+    std::unordered_map<std::string, CallerBudget> callerLimits_;
     std::vector<Method> methods_;
     rpc::ParamsSchemas schemas_;
     std::vector<std::string> events_;
@@ -143,7 +163,9 @@ public:
 
 class ControlSession {
 public:
-    ControlSession(ControlService& service, PeerInfo peer, SessionSink& sink);
+    // `limiter`: a rate-limit budget the session shares with others of the same client (an
+    // in-process caller's calls); null: the session's own, as for a connection.
+    ControlSession(ControlService& service, PeerInfo peer, SessionSink& sink, RateLimiter* limiter = nullptr);
     ~ControlSession();
     ControlSession(const ControlSession&) = delete;
     ControlSession& operator=(const ControlSession&) = delete;
@@ -156,8 +178,17 @@ public:
     void feed(std::string_view bytes);
     // End of input: a last line without newline is handled.
     void finish();
-    // One complete line (without its newline).
+    // One complete line (without its newline): the envelope, then dispatch().
     void handleLine(std::string_view line);
+
+    // One request whose envelope was read (by handleLine, or typed by an in-process caller,
+    // ControlServer::call): the rate limit, an envelope-level params error (`paramsError`, or
+    // null), the method table, the role, the params schema, then the session's own method or the
+    // target's. Every outcome is audited and handed to `answered` exactly once, at once or later
+    // on the server thread; a target's answer that comes after the session is gone is dropped.
+    using Answered = std::function<void(const ControlAnswer&)>;
+    void dispatch(std::string_view method, const rapidjson::Value& params, const rpc::Error* paramsError,
+                  Answered answered);
 
     // Logged in, or (without tokens) has made a request: not evicted for a newcomer.
     [[nodiscard]] bool proven() const { return proven_; }
@@ -168,8 +199,7 @@ public:
 
 private:
     void reply(const rpc::RequestId& id, const ControlAnswer& answer);
-    void finishRequest(const rpc::RequestId& id, bool notification, std::string_view method,
-                       const ControlAnswer& answer);
+    void finish(std::string_view method, const ControlAnswer& answer, const Answered& answered);
     void refuseOversize();
     ControlAnswer ping(const rapidjson::Value& params);
     ControlAnswer login(const rapidjson::Value& params);
@@ -186,7 +216,8 @@ private:
     bool proven_ = false;
     std::uint32_t pending_ = 0;
     std::uint32_t subscriptions_ = 0;
-    RateLimiter limiter_;
+    RateLimiter ownLimiter_;
+    RateLimiter* limiter_;
     rpc::LineFramer framer_;
     rpc::ParsedLine parsed_;
     // Replies that arrive after the session is gone are dropped: callbacks hold a weak reference.

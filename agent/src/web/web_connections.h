@@ -3,6 +3,7 @@
 // client address (below the descriptor budget, docs/web.md), which connection gives way to a
 // newcomer at the cap, and a budget for the memory large request bodies take. Thread-safe: the
 // server's threads admit, update and remove connections concurrently.
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace takt::agent::web {
@@ -65,6 +67,56 @@ private:
     std::map<std::uint64_t, Entry> entries_;
     std::map<std::string, std::size_t> perAddress_;
     std::uint64_t next_ = 1;
+};
+
+// Places for requests waiting on the control service, over all connections. A place is held by
+// a Slot and given back when the Slot goes, whatever ends the wait: the answer, the timeout, or
+// a handler that threw and took its connection with it (a count taken and given back by hand
+// leaked there, and after as many leaks as places every call was refused).
+class CallSlots {
+public:
+    class Slot {
+    public:
+        Slot(Slot&& other) noexcept : owner_(std::exchange(other.owner_, nullptr)) {}
+        Slot& operator=(Slot&& other) noexcept {
+            if (this != &other) {
+                release();
+                owner_ = std::exchange(other.owner_, nullptr);
+            }
+            return *this;
+        }
+        Slot(const Slot&) = delete;
+        Slot& operator=(const Slot&) = delete;
+        ~Slot() { release(); }
+
+    private:
+        friend class CallSlots;
+        explicit Slot(CallSlots* owner) : owner_(owner) {}
+        void release() {
+            if (owner_ != nullptr) {
+                owner_->used_.fetch_sub(1, std::memory_order_relaxed);
+                owner_ = nullptr;
+            }
+        }
+        CallSlots* owner_;
+    };
+
+    explicit CallSlots(int places) : places_(places) {}
+    CallSlots(const CallSlots&) = delete;
+    CallSlots& operator=(const CallSlots&) = delete;
+    // A place, or nullopt when all are held. The CallSlots must outlive its Slots.
+    [[nodiscard]] std::optional<Slot> take() {
+        if (used_.fetch_add(1, std::memory_order_relaxed) >= places_) {
+            used_.fetch_sub(1, std::memory_order_relaxed);
+            return std::nullopt;
+        }
+        return Slot(this);
+    }
+    [[nodiscard]] int inUse() const { return used_.load(std::memory_order_relaxed); }
+
+private:
+    int places_;
+    std::atomic<int> used_{0};
 };
 
 // Bytes reserved by large bodies being read; a reservation that does not fit is refused.

@@ -123,6 +123,33 @@ std::string bearerOf(const http::request_header<>& header) {
     return value.starts_with(kPrefix) ? std::string(value.substr(kPrefix.size())) : std::string();
 }
 
+// The body of a POST to /api/rpc: its envelope read with the body's limit (a reload's program
+// is larger than a control line may be), its params moved, not copied, into the call.
+Routed readCall(const Request& req) {
+    rpc::ParsedLine parsed;
+    rpc::Request request;
+    rpc::Error invalid;
+    if (!rpc::parseRequest(req.body(), parsed, request, invalid, kMaxBody)) {
+        return {text(askedBy(req), http::status::ok, rpc::errorLine(request.id, invalid) + "\n", "application/json"),
+                std::nullopt};
+    }
+    Call call;
+    call.id = request.id;
+    call.notification = request.notification;
+    call.method = std::string(request.method);
+    // The params value lives in the parsed document's allocator: the document moves into the
+    // call and the params become its root.
+    call.params = std::move(parsed.doc);
+    rapidjson::Value params;
+    if (const auto it = call.params.FindMember("params"); it != call.params.MemberEnd()) {
+        params.Swap(it->value);
+    } else {
+        params.SetObject();
+    }
+    static_cast<rapidjson::Value&>(call.params).Swap(params);
+    return {std::nullopt, std::move(call)};
+}
+
 } // namespace
 
 void limitParser(RequestParser& parser) {
@@ -184,14 +211,10 @@ std::optional<Response> screenHeader(RequestParser& parser, const WebOptions& op
 Routed route(const Request& req, const WebOptions& options) {
     const std::string_view path = pathOf(req);
     if (path == "/api/rpc") {
-        return {std::nullopt, Call{Call::Kind::Rpc, req.body(), bearerOf(req)}};
+        return readCall(req);
     }
     if (path == "/metrics") {
-        if (options.tokenAuth) {
-            // The token must be one of the endpoint's: checked by a login through the service.
-            return {std::nullopt,
-                    Call{Call::Kind::MetricsLogin, rpc::requestLine(1, "agent.ping", "{}"), bearerOf(req)}};
-        }
+        // With token auth, the token was checked with the header (refusedToken otherwise).
         return {text(askedBy(req), http::status::ok, options.metrics ? options.metrics() : std::string(),
                      "text/plain; version=0.0.4"),
                 std::nullopt};
@@ -208,23 +231,26 @@ Routed route(const Request& req, const WebOptions& options) {
     return {text(askedBy(req), http::status::not_found, "not found\n"), std::nullopt};
 }
 
-Response answerCall(const Request& req, const Call& call, const std::string& reply, const WebOptions& options) {
-    if (call.kind == Call::Kind::MetricsLogin) {
-        if (reply.find(R"("error")") != std::string::npos) {
-            return text(askedBy(req), http::status::unauthorized, reply + "\n", "application/json");
-        }
-        return text(askedBy(req), http::status::ok, options.metrics ? options.metrics() : std::string(),
-                    "text/plain; version=0.0.4");
+Response answerCall(const Request& req, const Call& call, const MethodAnswer& answer) {
+    if (call.notification) {
+        Response res{http::status::no_content, 11};
+        Response done = finish(askedBy(req), std::move(res));
+        done.erase(http::field::content_length);
+        return done;
     }
-    // A failed or backed-off login is the HTTP client's problem, not the method's.
-    const bool unauthorized = reply.find(fmt::format("\"code\":{}", kUnauthorized)) != std::string::npos;
-    const bool backedOff =
-        !call.token.empty() && reply.find(fmt::format("\"code\":{}", kRateLimited)) != std::string::npos;
-    return text(askedBy(req),
-                unauthorized ? http::status::unauthorized
-                : backedOff  ? http::status::too_many_requests
-                             : http::status::ok,
-                reply + "\n", "application/json");
+    const http::status status = answer.ok                      ? http::status::ok
+                                : answer.code == kUnauthorized ? http::status::unauthorized
+                                : answer.code == kRateLimited  ? http::status::too_many_requests
+                                                               : http::status::ok;
+    Response res = text(askedBy(req), status,
+                        (answer.ok ? rpc::resultLine(call.id, answer.json)
+                                   : rpc::errorLine(call.id, rpc::Error{answer.code, answer.message, answer.data})) +
+                            "\n",
+                        "application/json");
+    if (status == http::status::too_many_requests) {
+        res.set(http::field::retry_after, "1");
+    }
+    return res;
 }
 
 Response plain(const Request& request, http::status status, std::string body) {
@@ -235,8 +261,23 @@ Response plain(http::status status, std::string body) {
     return text(Asked{}, status, std::move(body));
 }
 
-std::string bearer(const Request& request) {
-    return bearerOf(request);
+Response refusedToken(const http::request_header<>& header, const MethodAnswer& refusal) {
+    const std::string body =
+        rpc::errorLine(rpc::RequestId{}, rpc::Error{refusal.code, refusal.message, refusal.data}) + "\n";
+    const http::status status = refusal.code == kUnauthorized  ? http::status::unauthorized
+                                : refusal.code == kRateLimited ? http::status::too_many_requests
+                                                               : http::status::service_unavailable;
+    Response res = text(askedBy(header), status, body, "application/json");
+    if (status == http::status::unauthorized) {
+        res.set(http::field::www_authenticate, "Bearer");
+    } else {
+        res.set(http::field::retry_after, "1");
+    }
+    return res;
+}
+
+std::string bearer(const http::request_header<>& header) {
+    return bearerOf(header);
 }
 
 } // namespace takt::agent::web

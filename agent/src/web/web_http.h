@@ -13,6 +13,7 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include "rpc/rpc_envelope.h"
 #include "takt/agent/web.h"
 
 namespace takt::agent::web {
@@ -46,23 +47,39 @@ std::optional<unsigned> statusOfReadError(const boost::beast::error_code& ec);
 // connection is closed), else nullopt with the parser's body limit set for the framing (chunked
 // bodies get kMaxChunkedBody). Checks the framing the parser leaves to its user (a
 // Transfer-Encoding other than chunked), the route and method (404, 405 with Allow), and with
-// token auth that a token is there (401), so nobody without one makes the server read a body.
+// token auth that a token is there (401). A token that is there is checked next, by the server
+// through the control service (ControlServer::authenticate), still before the body is read:
+// nobody without a valid token makes the server read a body or reserve memory for one.
 std::optional<Response> screenHeader(RequestParser& parser, const WebOptions& options);
 
-// A control call a request needs before it can be answered.
+// The answer to a request whose token the control service refused (`refusal`): 401 with
+// WWW-Authenticate for a wrong token, 429 with Retry-After while the client's address is backed
+// off; the JSON-RPC error as its body. Its body was not read: the connection closes.
+Response refusedToken(const http::request_header<>& header, const MethodAnswer& refusal);
+
+// The control call a /api/rpc request makes: its JSON-RPC envelope read here, the method and
+// params handed typed to the control service (ControlServer::call), the answer written back
+// with the request's id.
 struct Call {
-    enum class Kind { Rpc, MetricsLogin } kind = Kind::Rpc;
-    std::string line;  // one JSON-RPC request
-    std::string token; // from Authorization: Bearer, or empty
+    rpc::RequestId id;
+    bool notification = false; // no id: called, answered 204 without a body
+    std::string method;
+    rapidjson::Document params; // the request's params object (an array is left for the call to refuse)
 };
 
-// The answer to a whole request, or the call to make first (then answerCall).
+// The answer to a whole request, or the call to make first (then answerCall). A body that is not
+// a JSON-RPC request is answered here, as the control endpoint answers such a line (HTTP 200 with
+// the -32700/-32600 error); a body may be as large as kMaxBody (a reload's program).
 struct Routed {
     std::optional<Response> response;
     std::optional<Call> call;
 };
 Routed route(const Request& request, const WebOptions& options);
-Response answerCall(const Request& request, const Call& call, const std::string& reply, const WebOptions& options);
+// The call's answer: the JSON-RPC response with HTTP 200, except what is the HTTP client's to
+// act on, chosen by the error's code: 401 (kUnauthorized: an auth.login with a wrong token) and
+// 429 with Retry-After (kRateLimited: the caller's rate limit, the command queue, a backed-off
+// login).
+Response answerCall(const Request& request, const Call& call, const MethodAnswer& answer);
 
 // A plain-text answer with `status` (and the headers every answer carries).
 Response plain(const Request& request, http::status status, std::string text);
@@ -70,6 +87,6 @@ Response plain(const Request& request, http::status status, std::string text);
 Response plain(http::status status, std::string text);
 
 // The token of `Authorization: Bearer <token>`, or empty.
-std::string bearer(const Request& request);
+std::string bearer(const http::request_header<>& header);
 
 } // namespace takt::agent::web

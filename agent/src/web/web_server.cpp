@@ -58,8 +58,6 @@ constexpr auto kHeaderDeadline = 5s;
 constexpr auto kBodyDeadline = 15s;
 // Writing an answer to a client that does not read it.
 constexpr auto kWriteDeadline = 15s;
-// Longer than any method takes (the control service answers a command it cannot apply in time).
-constexpr auto kCallTimeout = 15s;
 // After a refusal whose body was not read, the rest of what the client sends is read and dropped
 // for at most this long before closing, so the client reads the answer rather than a reset.
 constexpr auto kLinger = 1s;
@@ -98,7 +96,7 @@ struct Shared {
     ControlServer& control;
     web::ConnectionTable table;
     web::BodyBudget budget;
-    std::atomic<int> calls{0};
+    web::CallSlots calls{kMaxCallsInFlight};
     // Closed when the server stops: a control answer arriving later is dropped, not posted to
     // an io_context that is gone.
     std::mutex gate;
@@ -131,6 +129,9 @@ public:
 
 private:
     beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+    [[nodiscard]] ControlServer::Caller caller() const {
+        return {"web", fmt::format("{}:{}", address_, port_), address_};
+    }
 
     void handshake() {
         if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
@@ -182,6 +183,61 @@ private:
             answer(std::move(*refused));
             return;
         }
+        role_ = shared_->options.tokenAuth ? std::nullopt : std::optional<Role>(Role::Viewer);
+        std::string token = web::bearer(parser_->get());
+        if (token.empty()) {
+            admitBody();
+            return;
+        }
+        // The token is checked before any of the body is read or any memory is reserved for it:
+        // a client without a valid token makes the server read nothing more.
+        shared_->table.set(id_, web::ConnectionTable::State::Busy);
+        // The timer holds the connection meanwhile (the control service only holds it weakly).
+        const std::uint64_t number = ++callNumber_;
+        replied_ = false;
+        callTimer_.expires_after(shared_->options.callTimeout);
+        callTimer_.async_wait([self = this->shared_from_this(), number](const beast::error_code& ec) {
+            if (!ec && self->callNumber_ == number && !self->replied_) {
+                self->replied_ = true;
+                web::Response busy = web::plain(http::status::service_unavailable,
+                                                "the control service did not check the token in time; try again\n");
+                busy.set(http::field::retry_after, "1");
+                self->answer(std::move(busy));
+            }
+        });
+        shared_->control.authenticate(
+            caller(), std::move(token),
+            [weak = this->weak_from_this(), shared = shared_, number](ControlServer::TokenCheck checked) {
+                const std::lock_guard lock(shared->gate);
+                if (!shared->open) {
+                    return;
+                }
+                if (const auto self = weak.lock()) {
+                    net::post(self->executor(), [self, number, checked = std::move(checked)]() mutable {
+                        if (self->callNumber_ == number && !self->replied_) {
+                            self->replied_ = true;
+                            self->callTimer_.cancel();
+                            self->onAuthenticated(std::move(checked));
+                        }
+                    });
+                }
+            });
+    }
+
+    void onAuthenticated(ControlServer::TokenCheck checked) {
+        if (!checked.answer.ok) {
+            answer(web::refusedToken(parser_->get(), checked.answer));
+            return;
+        }
+        if (checked.role) {
+            role_ = checked.role;
+        }
+        admitBody();
+    }
+
+    // The header passed and its token (if any) is valid: the body may be read.
+    void admitBody() {
+        shared_->table.set(id_, web::ConnectionTable::State::Reading);
         const std::uint64_t length = parser_->content_length().value_or(0);
         if (length > web::kSmallBody) {
             if (!shared_->budget.reserve(length)) {
@@ -232,8 +288,8 @@ private:
             answer(std::move(*routed.response));
             return;
         }
-        if (shared_->calls.fetch_add(1) >= kMaxCallsInFlight) {
-            shared_->calls.fetch_sub(1);
+        slot_ = shared_->calls.take();
+        if (!slot_) {
             web::Response busy = web::plain(request_, http::status::service_unavailable,
                                             "the control service is answering other requests; try again\n");
             busy.set(http::field::retry_after, "1");
@@ -245,40 +301,49 @@ private:
     }
 
     void callControl() {
-        ControlServer::LocalCall c;
-        c.peer = fmt::format("web:{}:{}", address_, port_);
-        c.address = address_;
-        c.token = call_.token;
-        if (!shared_->options.tokenAuth) {
-            c.grantedRole = Role::Viewer;
-        }
-        c.line = call_.line;
+        ControlServer::Call c;
+        c.caller = caller();
+        c.role = role_; // the token was checked with the header
+        c.method = call_.method;
+        c.params = std::move(call_.params);
+        // The timer and the answer answer this call only: an answer that comes after the timer
+        // answered must not answer the connection's next request.
+        const std::uint64_t number = ++callNumber_;
         replied_ = false;
-        callTimer_.expires_after(kCallTimeout);
-        callTimer_.async_wait([self = this->shared_from_this()](const beast::error_code& ec) {
-            if (!ec && !self->replied_) {
-                self->onReply(rpc::errorLine(
-                    rpc::RequestId{}, rpc::Error{rpc::kInternalError, "the control service did not answer", {}}));
+        callTimer_.expires_after(shared_->options.callTimeout);
+        callTimer_.async_wait([self = this->shared_from_this(), number](const beast::error_code& ec) {
+            if (!ec && self->callNumber_ == number && !self->replied_) {
+                self->onReply(MethodAnswer::error(rpc::kInternalError, "the control service did not answer"), true);
             }
         });
-        shared_->control.callLocal(std::move(c), [weak = this->weak_from_this(), shared = shared_](std::string reply) {
+        shared_->control.call(std::move(c), [weak = this->weak_from_this(), shared = shared_, number](MethodAnswer a) {
             const std::lock_guard lock(shared->gate);
-            const auto self = weak.lock();
-            if (shared->open && self) {
-                net::post(self->executor(), [self, reply = std::move(reply)]() mutable {
-                    if (!self->replied_) {
+            // Closed first: once the server stopped, a session taken here could be the last
+            // reference and be destroyed on this thread, after its io_context.
+            if (!shared->open) {
+                return;
+            }
+            if (const auto self = weak.lock()) {
+                net::post(self->executor(), [self, number, a = std::move(a)]() mutable {
+                    if (self->callNumber_ == number && !self->replied_) {
                         self->callTimer_.cancel();
-                        self->onReply(reply);
+                        self->onReply(a, false);
                     }
                 });
             }
         });
     }
 
-    void onReply(const std::string& reply) {
+    void onReply(const MethodAnswer& reply, bool timedOut) {
         replied_ = true;
-        shared_->calls.fetch_sub(1);
-        answer(web::answerCall(request_, call_, reply, shared_->options));
+        slot_.reset();
+        web::Response response = web::answerCall(request_, call_, reply);
+        if (timedOut) {
+            // The call may still be answered later, and is still counted by the control service:
+            // the connection ends rather than serve another request beside it.
+            response.keep_alive(false);
+        }
+        answer(std::move(response));
     }
 
     // A request that could not be read: its status if it has one, else the connection closes.
@@ -355,6 +420,9 @@ private:
     std::optional<web::RequestParser> parser_;
     web::Request request_;
     web::Call call_;
+    std::optional<Role> role_;                 // of the request being served: its token's, or the viewer's without one
+    std::optional<web::CallSlots::Slot> slot_; // while a control call is waited for
+    std::uint64_t callNumber_ = 0;
     bool replied_ = false;
     std::optional<web::Response> response_;
     std::size_t reserved_ = 0;

@@ -51,11 +51,8 @@ bool ScanLoop::applyCommands() noexcept {
     publish();
     commandsDone_.fetch_add(applied, std::memory_order_acq_rel);
     // One write(2) per cycle that applied commands (none in a cycle without): the control thread
-    // wakes and answers at once. A full counter (EAGAIN) still leaves the descriptor readable.
-    if (commandWake_ >= 0) {
-        const std::uint64_t one = 1;
-        (void)!::write(commandWake_, &one, sizeof one);
-    }
+    // wakes and answers at once.
+    wakeControl();
     return forcesChanged;
 }
 

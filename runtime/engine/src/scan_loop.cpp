@@ -510,8 +510,10 @@ void ScanLoop::retainMain() {
 void ScanLoop::countRetain(RetainSaveResult r) noexcept {
     if (r == RetainSaveResult::Saved) {
         retainSaves_.fetch_add(1, std::memory_order_relaxed);
+        wakeControl();
     } else if (r == RetainSaveResult::Failed) {
         retainFailures_.fetch_add(1, std::memory_order_relaxed);
+        wakeControl();
     }
 }
 
@@ -537,6 +539,15 @@ void ScanLoop::pushEvent(const ScanEvent& e) noexcept {
     const std::uint64_t n = eventCount_.load(std::memory_order_relaxed);
     events_[n % kEventCapacity].store(e);
     eventCount_.store(n + 1, std::memory_order_release);
+    wakeDue_ = true;
+}
+
+void ScanLoop::wakeControl() noexcept {
+    // A full counter (EAGAIN) still leaves the descriptor readable.
+    if (commandWake_ >= 0) {
+        const std::uint64_t one = 1;
+        (void)!::write(commandWake_, &one, sizeof one);
+    }
 }
 
 void ScanLoop::publish() noexcept {
@@ -554,6 +565,12 @@ void ScanLoop::publish() noexcept {
         current_.outputs[i] = outputSeen(i); // what the field sees: the safe image while latched
     }
     snapshot_.store(current_);
+    // Events recorded this cycle: the control thread reads them with the snapshot they show (a
+    // step's Paused with the cycle count it stopped at).
+    if (wakeDue_) {
+        wakeDue_ = false;
+        wakeControl();
+    }
 }
 
 void ScanLoop::latchSafeState() noexcept {

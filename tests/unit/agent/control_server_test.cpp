@@ -1,7 +1,11 @@
 // The control endpoint over real sockets (loopback TCP and Unix sockets in a temp dir): framing,
 // size and depth caps, the auth matrix, roles, back-off, rate limit, connection cap, idle
 // timeout, events, the audit log.
+#include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
 
 #include <chrono>
 #include <filesystem>
@@ -11,6 +15,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -378,40 +383,144 @@ TEST(ControlServer, UnixSocketWithTokensNeedsLogin) {
     EXPECT_TRUE(isResult(c.call(request(3, "runtime.pause"))));
 }
 
-// Without an endpoint the server listens on nothing and serves the calls of another surface of
-// the runtime (the web server) with the caller's token or granted role, through the same table.
-TEST(ControlServer, WithoutAnEndpointServesLocalCallsOnly) {
+// Without an endpoint the server listens on nothing and serves typed calls from inside the
+// process (the web server) with the caller's role, through the same table, role check, params
+// schema, rate limit and audit log; a token is checked as auth.login checks it.
+TEST(ControlServer, WithoutAnEndpointServesInProcessCallsOnly) {
+    test::TempDir dir;
     ControlOptions o;
     o.tokens = {{Role::Engineer, kEngineer}};
+    o.auditLog = (dir.path() / "audit.log").string();
+    o.maxRequestsPerSecond = 20;
     Server s(o);
     ASSERT_TRUE(s.start()) << s.error;
     EXPECT_EQ(s.server.boundEndpoint(), "");
-    const auto call = [&](std::string token, std::optional<Role> granted, const std::string& line) {
-        std::promise<std::string> reply;
-        std::future<std::string> got = reply.get_future();
-        s.server.callLocal({"web:test", "127.0.0.1", std::move(token), granted, line},
-                           [&reply](std::string answer) { reply.set_value(std::move(answer)); });
+    const ControlServer::Caller caller{"web", "127.0.0.1:50312", "127.0.0.1"};
+    const auto call = [&](std::optional<Role> role, std::string method, std::string params = "{}",
+                          ControlServer::Caller who = {"web", "127.0.0.1:50312", "127.0.0.1"}) {
+        std::promise<MethodAnswer> reply;
+        std::future<MethodAnswer> got = reply.get_future();
+        ControlServer::Call c;
+        c.caller = std::move(who);
+        c.role = role;
+        c.method = std::move(method);
+        c.params.Parse(params.c_str());
+        s.server.call(std::move(c), [&reply](MethodAnswer a) { reply.set_value(std::move(a)); });
         EXPECT_EQ(got.wait_for(std::chrono::seconds(5)), std::future_status::ready);
         return got.get();
     };
-    // A granted viewer reads, cannot pause; the engineer's token logs in first and may.
-    EXPECT_TRUE(isResult(call("", Role::Viewer, request(1, "runtime.status"))));
-    EXPECT_EQ(errorCode(call("", Role::Viewer, request(2, "runtime.pause"))), kForbidden);
-    EXPECT_EQ(errorCode(call("", std::nullopt, request(3, "runtime.status"))), kUnauthorized);
-    EXPECT_TRUE(isResult(call(kEngineer, Role::Viewer, request(4, "runtime.pause"))));
-    // A wrong token is the login's refusal, and the call is not made.
-    EXPECT_EQ(errorCode(call("engineer-token-that-is-wrong-000", Role::Viewer, request(5, "runtime.resume"))),
-              kUnauthorized);
-    // The answer carries the caller's id.
-    EXPECT_NE(call("", Role::Viewer, request(77, "runtime.status")).find(R"("id":77)"), std::string::npos);
-    // Failed logins back off per client address, as on the endpoint: after five wrong tokens
-    // even the right one is refused for a while.
-    for (int i = 0; i < 4; ++i) {
-        EXPECT_EQ(errorCode(call("guess-" + std::to_string(i) + "-0000000000000000", Role::Viewer,
-                                 request(10 + i, "runtime.status"))),
-                  kUnauthorized);
+    const auto check = [&](std::string token) {
+        std::promise<ControlServer::TokenCheck> reply;
+        std::future<ControlServer::TokenCheck> got = reply.get_future();
+        s.server.authenticate(caller, std::move(token),
+                              [&reply](ControlServer::TokenCheck c) { reply.set_value(std::move(c)); });
+        EXPECT_EQ(got.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+        return got.get();
+    };
+    // A viewer reads, cannot pause; without a role only the methods without one.
+    const MethodAnswer status = call(Role::Viewer, "runtime.status");
+    ASSERT_TRUE(status.ok) << status.message;
+    EXPECT_EQ(status.json, R"({"state":"running","method":"runtime.status"})");
+    EXPECT_EQ(call(Role::Viewer, "runtime.pause").code, kForbidden);
+    EXPECT_EQ(call(std::nullopt, "runtime.status").code, kUnauthorized);
+    EXPECT_TRUE(call(std::nullopt, "agent.ping").ok);
+    EXPECT_EQ(call(Role::Viewer, "no.such").code, -32601);
+    EXPECT_EQ(call(Role::Viewer, "agent.schema", R"({"method":7})").code, -32602);
+    EXPECT_EQ(call(Role::Viewer, "runtime.status", "[1]").code, -32602);
+    // An answer that comes later (runtime.pause answers at the target's next poll).
+    EXPECT_TRUE(call(Role::Engineer, "runtime.pause").ok);
+    // The token check: the role, or auth.login's refusal; failed checks back off per address.
+    const ControlServer::TokenCheck good = check(kEngineer);
+    EXPECT_TRUE(good.answer.ok);
+    EXPECT_EQ(good.role, Role::Engineer);
+    for (int i = 0; i < 5; ++i) {
+        const ControlServer::TokenCheck wrong = check("guess-" + std::to_string(i) + "-0000000000000000");
+        EXPECT_FALSE(wrong.role);
+        EXPECT_EQ(wrong.answer.code, kUnauthorized);
     }
-    EXPECT_EQ(errorCode(call(kEngineer, Role::Viewer, request(20, "runtime.pause"))), kRateLimited);
+    EXPECT_EQ(check(kEngineer).answer.code, kRateLimited);
+    // The rate limit is the endpoint's, per caller: a burst over it is refused for this caller
+    // and not for another.
+    int limited = 0;
+    for (int i = 0; i < 40; ++i) {
+        limited += call(Role::Viewer, "runtime.status").code == kRateLimited ? 1 : 0;
+    }
+    EXPECT_GT(limited, 0);
+    EXPECT_TRUE(call(Role::Viewer, "runtime.status", "{}", {"web", "127.0.0.1:50313", "127.0.0.1"}).ok);
+    // The audit log has the calls under the caller's origin and peer.
+    std::ifstream in(o.auditLog);
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT_NE(text.str().find("peer=web:127.0.0.1:50312 role=viewer method=runtime.status ok"), std::string::npos)
+        << text.str();
+    EXPECT_NE(text.str().find("peer=web:127.0.0.1:50312 role=viewer method=runtime.pause error=-32011"),
+              std::string::npos);
+    EXPECT_NE(text.str().find("method=auth.login error=-32010"), std::string::npos);
+}
+
+// A target that signals when it has something: counts its polls, emits events and answers
+// `runtime.pause` when the test says so, and signals its eventfd then.
+class SignallingTarget final : public ControlTarget {
+public:
+    SignallingTarget() : fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
+    ~SignallingTarget() override { ::close(fd_); }
+    SignallingTarget(const SignallingTarget&) = delete;
+    SignallingTarget& operator=(const SignallingTarget&) = delete;
+    [[nodiscard]] std::span<const ControlMethod> methods() const override {
+        static constexpr std::string_view kAny = R"({"type":"object"})";
+        constexpr ControlHandler call = [](ControlTarget& t, std::string_view m, const rapidjson::Value& p,
+                                           ControlReplyFn r) {
+            static_cast<SignallingTarget&>(t).inner_.call(std::string(m), p, std::move(r));
+        };
+        static const ControlMethod kTable[] = {{"runtime.pause", "", kAny, kAny, Role::Operator, call}};
+        return kTable;
+    }
+    void poll(std::vector<std::string>& events) override {
+        polls_.fetch_add(1);
+        inner_.poll(events);
+    }
+    [[nodiscard]] int completionFd() const override { return fd_; }
+    void emit(std::string event) {
+        inner_.emit(std::move(event));
+        const std::uint64_t one = 1;
+        (void)!::write(fd_, &one, sizeof one);
+    }
+    [[nodiscard]] int polls() const { return polls_.load(); }
+
+private:
+    test::RecordingTarget inner_;
+    int fd_;
+    std::atomic<int> polls_{0};
+};
+
+// With a completion descriptor the endpoint's thread sleeps until its target signals (or a
+// second passes): it polled the target every millisecond, a thousand wake-ups a second on an
+// idle runtime. What the target signals still goes out at once.
+TEST(ControlServer, AnIdleTargetIsPolledWhenItSignalsNotEveryMillisecond) {
+    SignallingTarget target;
+    ControlOptions o;
+    o.endpoint = "tcp://127.0.0.1:0";
+    o.tokens = {{Role::Viewer, kViewer}, {Role::Engineer, kEngineer}};
+    ControlServer server(o, target);
+    std::string error;
+    ASSERT_TRUE(server.start(error)) << error;
+    LineClient c(server.boundEndpoint());
+    ASSERT_TRUE(isResult(c.login(kEngineer)));
+    ASSERT_TRUE(isResult(c.call(request(2, "events.subscribe"))));
+    const int before = target.polls();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const int idle = target.polls() - before;
+    EXPECT_LE(idle, 3) << "polls in 500 ms of an idle target";
+    // A signalled event goes out at once; an answer the target gives at its next poll comes
+    // right after the call.
+    const auto start = std::chrono::steady_clock::now();
+    target.emit(R"({"type":"paused","ts":1,"cycle":7})");
+    const std::string event = c.line(2000);
+    EXPECT_NE(event.find(R"("method":"event")"), std::string::npos) << event;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(200));
+    const auto asked = std::chrono::steady_clock::now();
+    EXPECT_TRUE(isResult(c.call(request(3, "runtime.pause"))));
+    EXPECT_LT(std::chrono::steady_clock::now() - asked, std::chrono::milliseconds(200));
 }
 
 TEST(ControlServer, RefusesUnsafeOrBrokenOptionsAtStart) {

@@ -1,5 +1,7 @@
 // The web server's connection table: the caps, who gives way to a newcomer, and the budget of
 // large bodies.
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -79,6 +81,33 @@ TEST(WebConnections, LargeBodiesShareOneBudget) {
     budget.release(8);
     EXPECT_TRUE(budget.reserve(5));
     EXPECT_FALSE(budget.reserve(4));
+}
+
+// A place for a control call is given back however its holder ends: dropped after the answer,
+// moved, or unwound by an exception (which leaked the place while it was a counter).
+TEST(WebConnections, ACallPlaceIsGivenBackHoweverItsHolderEnds) {
+    CallSlots slots(2);
+    {
+        std::optional<CallSlots::Slot> a = slots.take();
+        std::optional<CallSlots::Slot> b = slots.take();
+        ASSERT_TRUE(a && b);
+        EXPECT_FALSE(slots.take());
+        std::optional<CallSlots::Slot> moved = std::move(a);
+        a.reset();
+        EXPECT_EQ(slots.inUse(), 2);
+        EXPECT_FALSE(slots.take());
+    }
+    EXPECT_EQ(slots.inUse(), 0);
+    for (int i = 0; i < 5; ++i) {
+        try {
+            std::optional<CallSlots::Slot> held = slots.take();
+            ASSERT_TRUE(held);
+            throw std::runtime_error("a handler that threw");
+        } catch (const std::runtime_error&) {
+        }
+    }
+    EXPECT_EQ(slots.inUse(), 0);
+    EXPECT_TRUE(slots.take());
 }
 
 } // namespace

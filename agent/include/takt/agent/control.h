@@ -9,6 +9,7 @@
 // Threads: every ControlTarget call, every reply callback and every event comes on the server's
 // thread, so a target needs no locking of its own; it talks to the scan thread only through the
 // scan loop's command queue and snapshots.
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -47,13 +48,23 @@ public:
     // The methods this target serves (the server rejects the rest with -32601). The table must
     // outlive the server.
     [[nodiscard]] virtual std::span<const ControlMethod> methods() const = 0;
-    // Called on the server thread about every millisecond, and at once when completionFd() is
-    // readable: completes pending calls, and returns events ({"type", "ts", ...} objects as JSON
-    // text, in order) for events.subscribe sessions.
+    // Completes pending calls, and returns events ({"type", "ts", ...} objects as JSON text, in
+    // order) for events.subscribe sessions. Called on the server thread when completionFd() is
+    // readable, right after a call was handed to the target, when the time pollDeadline() named
+    // has come, and once a second besides. A target without a completion descriptor is polled
+    // every millisecond instead.
     virtual void poll(std::vector<std::string>& events) = 0;
     // A descriptor that becomes readable (an eventfd: reading resets it) when a pending call may
-    // be complete, so its answer does not wait for the next poll; -1 when there is none.
+    // be complete or an event happened: the server thread sleeps until then rather than poll
+    // (an idle runtime's control thread wakes once a second). -1 when there is none.
     [[nodiscard]] virtual int completionFd() const { return -1; }
+    // The latest time poll() must run again though completionFd() stays quiet (a command's
+    // deadline, a periodic check), asked after every poll; time_point::max() when only a wake-up
+    // can give poll() something to do. A stream of values taken at an interval would name its
+    // next interval here, or signal completionFd().
+    [[nodiscard]] virtual std::chrono::steady_clock::time_point pollDeadline() const {
+        return std::chrono::steady_clock::time_point::max();
+    }
 };
 
 struct ControlToken {
@@ -103,21 +114,59 @@ public:
     // a server without an endpoint (options.endpoint empty: it serves local calls only).
     [[nodiscard]] std::string boundEndpoint() const;
 
-    // A call from another surface of the runtime (the web server), served as a session of the
-    // endpoint would serve it: on the endpoint's thread, through the same method table, login,
-    // roles, params check and audit log. `token` (when not empty) is logged in first; without it
-    // the call has `grantedRole` (or none). `done` gets the JSON-RPC response line, on the
-    // endpoint's thread; a failed login answers with the login's error instead.
-    struct LocalCall {
-        std::string peer; // for the audit log, e.g. "web:127.0.0.1:50312"
-        // The client's IP address: failed logins back off per address, shared with the control
-        // endpoint's TCP peers, so guessing tokens over HTTP is slowed as it is there.
+    // ---- Calls from inside the process ---------------------------------------------------
+    //
+    // The web surface, and next the debugger (DAP), the OPC UA server and the Sparkplug node,
+    // serve clients of their own and call the runtime's methods for them. They call here, not
+    // through a socket of the endpoint, and get a typed answer: no JSON-RPC line is written for
+    // them and parsed back, no auth.login is sent as a request, and a surface maps an error to
+    // its own protocol (an HTTP status, an OPC UA StatusCode, a DAP error) by its code, never by
+    // reading reply text. What a call goes through is what a request line of a control session
+    // goes through, in the same code (ControlSession::dispatch): the method table, the role
+    // check, the params schema, the rate limit, the audit log. So a surface adds no second
+    // dispatcher, and every caller, inside the process or not, is held to the same rules.
+    //
+    // Threads: call() and authenticate() may be called from any thread; `done` runs on the
+    // endpoint's thread, exactly once (with an error when the service stops first), and must
+    // only hand the answer over to the surface's own thread: it must not block.
+
+    // Who calls, as the surface knows its client.
+    struct Caller {
+        // The surface: "web", "dap", "opcua", "sparkplug". The audit log's peer is
+        // "<origin>:<peer>", e.g. "web:127.0.0.1:50312".
+        std::string origin;
+        // The client: one rate-limit budget per origin and peer, as one per connection on the
+        // endpoint (a web client's address and port, an OPC UA session id).
+        std::string peer;
+        // The client's IP address: failed token checks back off per address, shared with the
+        // endpoint's TCP peers, so guessing tokens through a surface is slowed as it is there.
+        // Empty for a client that is not on a network.
         std::string address;
-        std::string token; // a control token, or empty
-        std::optional<Role> grantedRole;
-        std::string line; // one JSON-RPC request
     };
-    void callLocal(LocalCall call, std::function<void(std::string)> done);
+
+    // One call. `role` is what the surface established for the client: the role of a token it
+    // checked with authenticate(), or the role its configuration grants (the web page on
+    // loopback without tokens: viewer); nothing allows only the methods without a role. The
+    // method's own auth.login answers as on the endpoint but changes no role: a surface keeps
+    // the role it passes here.
+    struct Call {
+        Caller caller;
+        std::optional<Role> role;
+        std::string method;
+        rapidjson::Document params; // an object; a null document is read as {}
+    };
+    void call(Call call, std::function<void(MethodAnswer)> done);
+
+    // The role a control token gives a caller, checked as auth.login checks it (the per-address
+    // back-off, the token digests compared in constant time, an auth.login line in the audit
+    // log), so a surface can refuse a request before reading its body. `answer` is ok with the
+    // role, ok without one when the endpoint has no tokens (the token gives nothing), or the
+    // refusal (kUnauthorized, kRateLimited).
+    struct TokenCheck {
+        std::optional<Role> role;
+        MethodAnswer answer;
+    };
+    void authenticate(Caller caller, std::string token, std::function<void(TokenCheck)> done);
 
 private:
     struct Impl;

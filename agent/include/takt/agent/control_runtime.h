@@ -55,6 +55,7 @@ public:
     [[nodiscard]] std::span<const ControlMethod> methods() const override { return methodTable(); }
     void poll(std::vector<std::string>& events) override;
     [[nodiscard]] int completionFd() const override { return loop_.commandWakeFd(); }
+    [[nodiscard]] std::chrono::steady_clock::time_point pollDeadline() const override;
     // The runtime's methods (PROTOCOLS.md), the same for every instance: docs/control.md is
     // checked against it.
     [[nodiscard]] static std::span<const ControlMethod> methodTable();

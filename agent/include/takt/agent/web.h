@@ -3,7 +3,8 @@
 // `/api/rpc`, one JSON-RPC request per POST answered by the control service's method table with
 // the caller's role, plus the web page's files when they are installed. Served by Boost.Beast on
 // threads of its own at low priority; nothing here touches the scan thread: every call goes
-// through ControlServer::callLocal, as a control session would.
+// through ControlServer::call (typed, with the role its token gave), as a control line would.
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -37,6 +38,10 @@ struct WebOptions {
     std::span<const WebAsset> assets;
     // The Prometheus text of the runtime's figures, called on a web thread for each scrape.
     std::function<std::string()> metrics;
+    // How long a request waits for its control call: longer than any method takes (the control
+    // service answers a command the scan loop cannot apply in time). A call that passes it is
+    // answered with an error and its connection closed. Tests shorten it.
+    std::chrono::milliseconds callTimeout{15'000};
 };
 
 class WebServer {

@@ -202,9 +202,11 @@ public:
     bool submit(const ScanCommand& command) noexcept;
     [[nodiscard]] std::uint64_t commandsSubmitted() const noexcept { return submitted_; }
     [[nodiscard]] std::uint64_t commandsDone() const noexcept { return commandsDone_.load(std::memory_order_acquire); }
-    // An eventfd the scan thread signals at a cycle boundary where it applied commands, so the
-    // control thread answers them when they are done instead of polling commandsDone(). The loop
-    // owns it (the control side waits on a dup); -1 when the system refused one.
+    // An eventfd signalled at a cycle boundary where the scan thread applied commands or
+    // recorded events (after it published the snapshot they show), and by the RETAIN writer after
+    // a save, so the control thread answers commands and passes events on when they happen
+    // instead of polling. The loop owns it (the control side waits on a dup); -1 when the system
+    // refused one.
     [[nodiscard]] int commandWakeFd() const noexcept { return commandWake_; }
     [[nodiscard]] std::size_t queueDepth() const noexcept { return commands_.size(); }
     // Whether the scan thread is cycling (commands will be applied).
@@ -233,6 +235,7 @@ private:
     void handleFault(FaultKind kind, const FaultReport& report);
     [[nodiscard]] bool ioFailedClosed();
     void pushEvent(const ScanEvent& e) noexcept;
+    void wakeControl() noexcept; // signals commandWake_
     void publish() noexcept;
     void maybeHandRetain(std::int64_t now) noexcept;
     [[nodiscard]] ProcessImageView view() noexcept;
@@ -279,6 +282,7 @@ private:
     std::uint64_t submitted_ = 0; // control thread only
     std::atomic<std::uint64_t> commandsDone_{0};
     int commandWake_ = -1;
+    bool wakeDue_ = false; // scan thread: an event was recorded since the last publish()
 
     LatencyHistogram exec_, lateness_;
     std::unique_ptr<LatencyHistogram[]> taskExec_, taskLate_;
