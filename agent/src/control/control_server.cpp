@@ -25,6 +25,7 @@
 #include "control/control_stream.h"
 #include "rpc/rpc_envelope.h"
 #include "takt/agent/control.h"
+#include "takt/agent/value_feed.h"
 
 namespace takt::agent {
 
@@ -81,6 +82,8 @@ struct ControlServer::Impl {
     void shutdown();
     void forget(const Connection* c);
     void trimHeap();
+    void sampleValues();
+    void sampleValuesAt(Clock::time_point at);
 
     ControlOptions options;
     ControlTarget& target;
@@ -93,6 +96,8 @@ struct ControlServer::Impl {
     // A dup of the target's completion descriptor: readable when a command may be done.
     std::optional<asio::posix::stream_descriptor> completions;
     asio::steady_timer acceptRetry{io};
+    asio::steady_timer valuesTimer{io}; // the next round of value sampling (var.subscribe)
+    std::optional<Clock::time_point> valuesAt;
     std::unique_ptr<detail::ControlService> service;
     std::list<std::shared_ptr<Connection>> connections;
     std::list<std::unique_ptr<LocalSession>> locals; // local calls not answered yet
@@ -230,6 +235,9 @@ public:
         asio::post(server_.io, [self = shared_from_this()] { self->server_.forget(self.get()); });
     }
 
+    // Value notifications wait while a line is still being written to this client.
+    [[nodiscard]] bool backlogged() const override { return !queue_.empty(); }
+
     [[nodiscard]] bool active() const { return active_ && !closed_; }
     [[nodiscard]] bool evictable() const { return active() && !session_.proven() && session_.pending() == 0; }
     [[nodiscard]] bool handshaken() const { return handshaken_; }
@@ -260,8 +268,8 @@ private:
         const Clock::time_point now = Clock::now();
         if (now < due) {
             armTimer(due - now);
-        } else if (session_.pending() > 0) {
-            armTimer(idle()); // waiting for the target is not idleness
+        } else if (session_.pending() > 0 || session_.subscribedToValues()) {
+            armTimer(idle()); // waiting for the target, or for values to change, is not idleness
         } else {
             close();
         }
@@ -602,6 +610,50 @@ void ControlServer::Impl::pollNow() {
     forgetAnsweredLocals();
 }
 
+// A round of value sampling: one read of what the scan thread published, then every session's
+// due subscriptions; the timer is set for the earliest next one.
+void ControlServer::Impl::sampleValues() {
+    ValueFeed* feed = target.valueFeed();
+    const Clock::time_point now = Clock::now();
+    const auto anyone = [this] {
+        return std::any_of(connections.begin(), connections.end(),
+                           [](const auto& c) { return c->active() && c->session().subscribedToValues(); });
+    };
+    if (feed == nullptr || !anyone()) {
+        return;
+    }
+    if (!feed->refresh()) {
+        sampleValuesAt(now + std::chrono::milliseconds(2)); // the watch is not published yet
+        return;
+    }
+    std::optional<Clock::time_point> next;
+    for (const auto& c : connections) {
+        if (c->active()) {
+            if (const auto due = c->session().sampleValues(now)) {
+                next = next ? std::min(*next, *due) : *due;
+            }
+        }
+    }
+    if (next) {
+        sampleValuesAt(*next);
+    }
+}
+
+void ControlServer::Impl::sampleValuesAt(Clock::time_point at) {
+    if (valuesAt && *valuesAt <= at) {
+        return; // an earlier round is set
+    }
+    valuesAt = at;
+    valuesTimer.expires_at(at);
+    valuesTimer.async_wait([this](const asio::error_code& ec) {
+        if (ec || !running) {
+            return;
+        }
+        valuesAt.reset();
+        sampleValues();
+    });
+}
+
 void ControlServer::Impl::forgetAnsweredLocals() {
     if (trimLocal) {
         trimLocal = false;
@@ -669,6 +721,7 @@ void ControlServer::Impl::shutdown() {
         unixAcceptor->close(ignored);
     }
     pollTimer.cancel();
+    valuesTimer.cancel();
     if (completions) {
         completions->cancel(ignored);
     }
@@ -711,6 +764,7 @@ bool ControlServer::start(std::string& error) {
         return false;
     }
     impl_->running = true;
+    impl_->service->valuesWanted = [impl = impl_.get()] { impl->sampleValuesAt(Clock::now()); };
     if (listening) {
         impl_->acceptNext();
     }

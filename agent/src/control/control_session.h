@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -20,6 +21,7 @@
 #include "rpc/rpc_envelope.h"
 #include "rpc/rpc_framer.h"
 #include "takt/agent/control.h"
+#include "value_subscription.h"
 
 namespace takt::agent::detail {
 
@@ -88,6 +90,9 @@ public:
     // Rejections repeated within a second are summed up (control_audit.h).
     void audit(std::string_view peer, std::optional<Role> role, std::string_view method, int code);
 
+    // Called when a session subscribed to values: the server samples them from now on.
+    std::function<void()> valuesWanted;
+
     // Polls the target; each event becomes a notification line for the sessions subscribed to
     // its type (`deliver(typeIndex, line)`).
     template <class Deliver> void pollEvents(Deliver&& deliver) {
@@ -139,6 +144,8 @@ public:
     SessionSink& operator=(const SessionSink&) = delete;
     // One JSON line, without its newline.
     virtual void sendLine(std::string line) = 0;
+    // The client has not taken what was sent yet: value notifications wait (latest wins).
+    [[nodiscard]] virtual bool backlogged() const { return false; }
 };
 
 class ControlSession {
@@ -165,6 +172,10 @@ public:
     [[nodiscard]] std::uint32_t pending() const { return pending_; }
     [[nodiscard]] bool subscribed(int type) const { return type >= 0 && (subscriptions_ & (1U << type)) != 0; }
     [[nodiscard]] const PeerInfo& peer() const { return peer_; }
+    // A round of value sampling (ValueSubscriptions::sample) after the feed's refresh(): when
+    // this session's next subscription is due, or nothing.
+    std::optional<Clock::time_point> sampleValues(Clock::time_point now);
+    [[nodiscard]] bool subscribedToValues() const { return values_ != nullptr && !values_->empty(); }
 
 private:
     void reply(const rpc::RequestId& id, const ControlAnswer& answer);
@@ -176,6 +187,8 @@ private:
     void forgetLogin();
     ControlAnswer subscribe(const rapidjson::Value& params);
     ControlAnswer recentEvents(const rapidjson::Value& params);
+    ControlAnswer subscribeValues(const rapidjson::Value& params);
+    ControlAnswer unsubscribeValues(const rapidjson::Value& params);
     ControlAnswer describe(const rapidjson::Value& params);
     ControlAnswer schema(const rapidjson::Value& params);
 
@@ -186,6 +199,7 @@ private:
     bool proven_ = false;
     std::uint32_t pending_ = 0;
     std::uint32_t subscriptions_ = 0;
+    std::unique_ptr<ValueSubscriptions> values_;
     RateLimiter limiter_;
     rpc::LineFramer framer_;
     rpc::ParsedLine parsed_;

@@ -33,6 +33,7 @@ using ControlAnswer = MethodAnswer;
 using ControlReplyFn = ReplyFn;
 
 class ControlTarget;
+class ValueFeed; // value_feed.h
 // A method of a ControlTarget. The handler gets the target that listed it (its own object) and
 // the method's name, and may answer at once or later; either way `reply` is invoked exactly once,
 // on the server thread. The server checks the role and the params (against paramsSchema) before.
@@ -54,6 +55,8 @@ public:
     // A descriptor that becomes readable (an eventfd: reading resets it) when a pending call may
     // be complete, so its answer does not wait for the next poll; -1 when there is none.
     [[nodiscard]] virtual int completionFd() const { return -1; }
+    // The variables value subscriptions read (var.subscribe); nullptr: this target has none.
+    [[nodiscard]] virtual ValueFeed* valueFeed() { return nullptr; }
 };
 
 struct ControlToken {
