@@ -11,16 +11,19 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <exception>
 #include <list>
+#include <map>
 #include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 #include <openssl/ssl.h>
 
+#include "control/control_local_stream.h"
 #include "control/control_session.h"
 #include "control/control_stream.h"
 #include "rpc/rpc_envelope.h"
@@ -100,7 +103,9 @@ struct ControlServer::Impl {
     std::optional<Clock::time_point> valuesAt;
     std::unique_ptr<detail::ControlService> service;
     std::list<std::shared_ptr<Connection>> connections;
-    std::list<std::unique_ptr<LocalSession>> locals; // local calls not answered yet
+    std::list<std::unique_ptr<LocalSession>> locals;                              // local calls not answered yet
+    std::map<std::uint64_t, std::unique_ptr<detail::LocalStreamSession>> streams; // openStream
+    std::atomic<std::uint64_t> nextStream{1};
     bool trimLocal = false;
     std::uint32_t rejecting = 0;
     bool trimPending = false;
@@ -617,7 +622,9 @@ void ControlServer::Impl::sampleValues() {
     const Clock::time_point now = Clock::now();
     const auto anyone = [this] {
         return std::any_of(connections.begin(), connections.end(),
-                           [](const auto& c) { return c->active() && c->session().subscribedToValues(); });
+                           [](const auto& c) { return c->active() && c->session().subscribedToValues(); }) ||
+               std::any_of(streams.begin(), streams.end(),
+                           [](const auto& s) { return s.second->session().subscribedToValues(); });
     };
     if (feed == nullptr || !anyone()) {
         return;
@@ -632,6 +639,11 @@ void ControlServer::Impl::sampleValues() {
             if (const auto due = c->session().sampleValues(now)) {
                 next = next ? std::min(*next, *due) : *due;
             }
+        }
+    }
+    for (const auto& [id, stream] : streams) {
+        if (const auto due = stream->session().sampleValues(now)) {
+            next = next ? std::min(*next, *due) : *due;
         }
     }
     if (next) {
@@ -736,6 +748,7 @@ void ControlServer::Impl::shutdown() {
             rpc::errorLine(rpc::RequestId{}, rpc::Error{rpc::kInternalError, "the control service stopped", {}}));
     }
     locals.clear();
+    streams.clear();
 }
 
 ControlServer::ControlServer(ControlOptions options, ControlTarget& target)
@@ -826,6 +839,29 @@ void ControlServer::callLocal(LocalCall call, std::function<void(std::string)> d
         local->run(call);
         impl->forgetAnsweredLocals();
     });
+}
+
+std::uint64_t ControlServer::openStream(LocalCall call, LocalStream stream) {
+    const std::uint64_t id = impl_->nextStream.fetch_add(1);
+    asio::post(impl_->io, [impl = impl_.get(), id, call = std::move(call), stream = std::move(stream)]() mutable {
+        if (!impl->running) {
+            stream.line(rpc::errorLine(rpc::RequestId{},
+                                       rpc::Error{rpc::kInternalError, "the control service is stopping", {}}));
+            return;
+        }
+        detail::PeerInfo peer;
+        peer.label = call.peer;
+        peer.key = detail::loginPeerKey(call.address);
+        peer.grantedRole = call.grantedRole;
+        auto& s = impl->streams[id];
+        s = std::make_unique<detail::LocalStreamSession>(*impl->service, std::move(peer), std::move(stream));
+        s->run(call);
+    });
+    return id;
+}
+
+void ControlServer::closeStream(std::uint64_t id) {
+    asio::post(impl_->io, [impl = impl_.get(), id] { impl->streams.erase(id); });
 }
 
 std::string ControlServer::boundEndpoint() const {

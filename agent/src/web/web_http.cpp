@@ -7,6 +7,7 @@
 
 #include "rpc/rpc_envelope.h"
 #include "takt/agent/control.h"
+#include "web_events.h"
 
 namespace takt::agent::web {
 
@@ -35,7 +36,7 @@ const WebAsset* assetAt(std::string_view path, const WebOptions& options) {
 
 // The methods a path answers ("" for a path that is not served).
 std::string_view allowedAt(std::string_view path, const WebOptions& options) {
-    if (path == "/api/rpc") {
+    if (path == "/api/rpc" || path == "/api/events") {
         return "POST";
     }
     if (path == "/metrics" || path == "/" || assetAt(path, options) != nullptr) {
@@ -185,6 +186,13 @@ Routed route(const Request& req, const WebOptions& options) {
     const std::string_view path = pathOf(req);
     if (path == "/api/rpc") {
         return {std::nullopt, Call{Call::Kind::Rpc, req.body(), bearerOf(req)}};
+    }
+    if (path == "/api/events") {
+        Call call;
+        if (std::optional<Response> refused = eventsCall(req, call)) {
+            return {std::move(refused), std::nullopt};
+        }
+        return {std::nullopt, std::move(call)};
     }
     if (path == "/metrics") {
         if (options.tokenAuth) {

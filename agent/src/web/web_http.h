@@ -51,9 +51,9 @@ std::optional<Response> screenHeader(RequestParser& parser, const WebOptions& op
 
 // A control call a request needs before it can be answered.
 struct Call {
-    enum class Kind { Rpc, MetricsLogin } kind = Kind::Rpc;
-    std::string line;  // one JSON-RPC request
-    std::string token; // from Authorization: Bearer, or empty
+    enum class Kind { Rpc, MetricsLogin, Events } kind = Kind::Rpc; // Events: web_events.h
+    std::string line;                                               // one JSON-RPC request
+    std::string token;                                              // from Authorization: Bearer, or empty
 };
 
 // The answer to a whole request, or the call to make first (then answerCall).

@@ -34,6 +34,7 @@
 
 #include "rpc/rpc_envelope.h"
 #include "web/web_connections.h"
+#include "web/web_events.h"
 #include "web/web_http.h"
 
 namespace takt::agent {
@@ -241,10 +242,26 @@ private:
             return;
         }
         call_ = std::move(*routed.call);
+        if (call_.kind == web::Call::Kind::Events) {
+            shared_->calls.fetch_sub(1); // a stream, not a call the service answers once
+            auto events = std::make_shared<web::EventStream<Stream>>(
+                stream_, std::move(request_), this->shared_from_this(), shared_->control,
+                // No executor is kept here: the control service holds this past the io_context.
+                [shared = shared_, weak = this->weak_from_this()](std::function<void()> fn) {
+                    const std::lock_guard lock(shared->gate);
+                    const auto self = weak.lock();
+                    if (shared->open && self) {
+                        net::post(self->executor(), std::move(fn));
+                    }
+                });
+            events->start(localCall());
+            return;
+        }
         callControl();
     }
 
-    void callControl() {
+    // The control call of the request: its peer, address, token and (without token auth) role.
+    ControlServer::LocalCall localCall() const {
         ControlServer::LocalCall c;
         c.peer = fmt::format("web:{}:{}", address_, port_);
         c.address = address_;
@@ -253,6 +270,11 @@ private:
             c.grantedRole = Role::Viewer;
         }
         c.line = call_.line;
+        return c;
+    }
+
+    void callControl() {
+        ControlServer::LocalCall c = localCall();
         replied_ = false;
         callTimer_.expires_after(kCallTimeout);
         callTimer_.async_wait([self = this->shared_from_this()](const beast::error_code& ec) {

@@ -122,6 +122,18 @@ public:
     };
     void callLocal(LocalCall call, std::function<void(std::string)> done);
 
+    // A session for another surface that stays open until closeStream (the web page's
+    // /api/events): `call` is served as by callLocal, and every line the session sends after —
+    // the answer, then its notifications (var.changed) — goes to `line`, on the endpoint's
+    // thread. `backlogged` (called on that thread) says the consumer has not written the last
+    // line yet: value notifications then wait and merge, as for a connection that does not read.
+    struct LocalStream {
+        std::function<void(std::string)> line;
+        std::function<bool()> backlogged;
+    };
+    [[nodiscard]] std::uint64_t openStream(LocalCall call, LocalStream stream);
+    void closeStream(std::uint64_t id);
+
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
