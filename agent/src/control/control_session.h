@@ -17,11 +17,11 @@
 
 #include "control/control_audit.h"
 #include "control/control_auth.h"
+#include "control/value_subscription.h"
 #include "rpc/method_table.h"
 #include "rpc/rpc_envelope.h"
 #include "rpc/rpc_framer.h"
 #include "takt/agent/control.h"
-#include "value_subscription.h"
 
 namespace takt::agent::detail {
 

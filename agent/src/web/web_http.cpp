@@ -7,7 +7,7 @@
 
 #include "rpc/rpc_envelope.h"
 #include "takt/agent/control.h"
-#include "web_events.h"
+#include "web/web_events.h"
 
 namespace takt::agent::web {
 

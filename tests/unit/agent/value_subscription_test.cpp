@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
-#include "value_subscription.h"
+#include "control/value_subscription.h"
 
 namespace takt::agent::detail {
 namespace {

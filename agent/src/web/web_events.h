@@ -28,7 +28,7 @@
 #include <boost/beast/http/write.hpp>
 
 #include "takt/agent/control.h"
-#include "web_http.h"
+#include "web/web_http.h"
 
 namespace takt::agent::web {
 

@@ -1,6 +1,6 @@
-#include "control_local_stream.h"
+#include "control/control_local_stream.h"
 
-#include "rpc_envelope.h"
+#include "rpc/rpc_envelope.h"
 
 namespace takt::agent::detail {
 

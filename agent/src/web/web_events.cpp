@@ -1,9 +1,9 @@
-#include "web_events.h"
+#include "web/web_events.h"
 
 #include <fmt/format.h>
 
-#include "rpc_envelope.h"
-#include "rpc_json.h"
+#include "rpc/rpc_envelope.h"
+#include "rpc/rpc_json.h"
 #include "takt/agent/rpc_limits.h"
 
 namespace takt::agent::web {

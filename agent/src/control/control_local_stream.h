@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "control_session.h"
+#include "control/control_session.h"
 #include "takt/agent/control.h"
 
 namespace takt::agent::detail {

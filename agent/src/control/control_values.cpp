@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "control_runtime_internal.h"
+#include "control/control_runtime_internal.h"
 
 namespace takt::agent {
 

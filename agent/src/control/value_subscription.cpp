@@ -1,12 +1,12 @@
-#include "value_subscription.h"
+#include "control/value_subscription.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "rpc_envelope.h"
-#include "rpc_json.h"
+#include "rpc/rpc_envelope.h"
+#include "rpc/rpc_json.h"
 
 namespace takt::agent::detail {
 
