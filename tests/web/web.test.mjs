@@ -43,14 +43,31 @@ describe('the live page', { skip }, () => {
     await demo?.stop();
   });
 
-  test('the tank level changes on the page', async () => {
+  // The values come from a subscription (/api/events), not from polling var.read: every request
+  // the page makes is recorded, and no /api/rpc body asks for var.read.
+  test('the tank level changes on the page without any var.read', async () => {
     const { page, errors, close } = await openPage(browser, demo.url);
+    const rpcMethods = [];
+    const streams = [];
+    page.on('request', (r) => {
+      const url = new URL(r.url());
+      if (url.pathname === '/api/rpc') rpcMethods.push(JSON.parse(r.postData() ?? '{}').method);
+      if (url.pathname === '/api/events') streams.push(JSON.parse(r.postData() ?? '{}'));
+    });
     const row = await showVariable(page, 'gTankLevel');
     const value = row.locator('td.value');
     const first = await until('a first value', async () => (await value.textContent()) || null);
     assert.match(first, /^-?\d+(\.\d+)?$/, 'a REAL as an IEC literal');
     await untilOnPage(page, 'the level to change', async () => (await value.textContent()) !== first);
+    const second = await value.textContent();
+    await untilOnPage(page, 'the level to change again', async () => (await value.textContent()) !== second);
     await until('the state badge', async () => (await page.textContent('#state')) === 'running');
+    assert.ok(rpcMethods.length > 0, 'the page polls the status');
+    assert.deepEqual(rpcMethods.filter((m) => m === 'var.read'), [], `no var.read among ${rpcMethods.join(', ')}`);
+    assert.ok(streams.some((p) => p.names?.includes('gTankLevel') && p.format === 'iec'),
+      `a subscription of the shown variables: ${JSON.stringify(streams)}`);
+    // One stream for the one set of variables shown, not one per value.
+    assert.ok(streams.length <= 5, `${streams.length} streams opened`);
     assert.deepEqual(errors, []);
     await close();
   });

@@ -44,7 +44,7 @@ export class Trend {
     this.redraw();
   }
 
-  // One sample of every trended variable at time `t` (seconds), from a var.read in IEC form.
+  // One sample of every trended variable at time `t` (seconds): the latest values in IEC form.
   add(t, values) {
     if (this.names.length === 0) return;
     this.x.push(t);

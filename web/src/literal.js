@@ -1,4 +1,4 @@
-// IEC literal text (var.read with format = iec) as the number a trend draws.
+// IEC literal text (var.read or var.subscribe with format = iec) as the number a trend draws.
 
 // Trend values are numbers: numeric literals, TRUE/FALSE as 1/0, 16#/8#/2# bit strings, and
 // T#/LT# durations in milliseconds. Anything else (a string, a structure) is not drawn.

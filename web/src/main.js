@@ -1,11 +1,12 @@
-// The live page of `takt run`: polls /api/rpc (docs/web.md). Each poll loop waits for its answer
-// before the next request, so a slow runtime or network never piles requests up; a hidden tab
-// polls slowly.
-import { call, RpcError, setToken, token } from './rpc.js';
+// The live page of `takt run` (docs/web.md): the values of the shown variables and the trends come
+// as changes from a subscription (/api/events), the rest is polled from /api/rpc. Each poll loop
+// waits for its answer before the next request, so a slow runtime or network never piles requests
+// up; a hidden tab polls slowly.
+import { call, RpcError, setToken, subscribe, token } from './rpc.js';
 import { Histogram, Trend } from './charts.js';
 import './style.css';
 
-const FAST_MS = 250; // values of the visible variables and the trends
+const FAST_MS = 250; // values of the visible variables and the trends: the subscription's interval
 const SLOW_MS = 1000; // status, statistics, events, histogram, variable list
 const HIDDEN_MS = 5000;
 const PAGE_SIZE = 40;
@@ -139,7 +140,8 @@ function renderVars() {
   const body = $('#vars tbody');
   body.replaceChildren(
     ...state.vars.map((v, i) => {
-      const value = el('td', { className: 'value', textContent: '' });
+      const text = live.latest[v.path] ?? ''; // a redraw keeps the value the subscription sent last
+      const value = el('td', { className: 'value', textContent: text, title: text });
       const check = el('input', { type: 'checkbox', className: 'trend', checked: trend.has(v.path), title: 'draw in the trend' });
       check.addEventListener('change', () => trend.toggle(v.path, check.checked));
       const cells = [el('td', { textContent: v.path }), el('td', { textContent: v.type + (v.address ? ` ${v.address}` : '') }), value, el('td', {}, check)];
@@ -181,31 +183,50 @@ async function loadVars() {
 }
 
 
-async function readValues() {
-  const names = [...new Set([...state.vars.filter(readable).map((v) => v.path), ...trend.names])];
-  if (names.length === 0) return;
-  let r;
-  try {
-    r = await call('var.read', { names, format: 'iec' });
-  } catch (err) {
-    // After an online change a name may be gone: drop it and go on with the others.
-    const gone = /^names\[(\d+)\]$/.exec(err.data?.param ?? '');
-    if (err instanceof RpcError && gone) {
-      const name = names[Number(gone[1])];
-      if (trend.has(name)) trend.toggle(name, false);
-      state.vars = state.vars.filter((v) => v.path !== name);
-      return;
-    }
-    throw err;
-  }
-  for (const [name, text] of Object.entries(r.values)) {
+// The values come from one subscription of the shown variables and the trended ones; a change of
+// that set (another page, a filter, a trend ticked) replaces it. Every FAST_MS the trends get a
+// point of the latest values, so they move on while nothing changes.
+const live = { key: '', abort: null, latest: {} };
+
+function showValues(values) {
+  Object.assign(live.latest, values);
+  for (const [name, text] of Object.entries(values)) {
     const row = rows.get(name);
     if (row && row.value.textContent !== text) {
       row.value.textContent = text;
       row.value.title = text;
     }
   }
-  trend.add(Date.now() / 1000, r.values);
+}
+
+function watchValues() {
+  const names = [...new Set([...state.vars.filter(readable).map((v) => v.path), ...trend.names])];
+  const key = names.join('\n');
+  if (key === live.key && live.abort) return;
+  live.abort?.abort();
+  live.key = key;
+  live.abort = null;
+  live.latest = {};
+  if (names.length === 0) return;
+  const abort = new AbortController();
+  live.abort = abort;
+  subscribe({ names, format: 'iec', interval_ms: FAST_MS }, (n) => showValues(n.values), abort.signal)
+    .then(() => link(true, ''))
+    .catch((err) => {
+      if (abort.signal.aborted) return;
+      // After an online change a name may be gone: drop it and go on with the others.
+      const gone = /^names\[(\d+)\]$/.exec(err.data?.param ?? '');
+      if (err instanceof RpcError && gone) {
+        const name = names[Number(gone[1])];
+        if (trend.has(name)) trend.toggle(name, false);
+        state.vars = state.vars.filter((v) => v.path !== name);
+        return;
+      }
+      link(false, err.status === 401 ? 'log in with a control token' : err.message);
+    })
+    .finally(() => {
+      if (live.abort === abort) live.abort = null; // ended: the next tick opens it again
+    });
 }
 
 // --- polling --------------------------------------------------------------------------------
@@ -277,4 +298,7 @@ wire();
 setRole('viewer');
 if (token()) login(token());
 loop(slow, SLOW_MS);
-loop(readValues, FAST_MS);
+setInterval(() => {
+  watchValues();
+  trend.add(Date.now() / 1000, live.latest);
+}, FAST_MS);

@@ -9,6 +9,10 @@
 
 namespace takt::agent {
 
+using ctl::encodeFor;
+using ctl::resolveVar;
+using ctl::Target;
+
 namespace {
 
 engine::ImageArea imageArea(bytecode::IoArea a) {
@@ -44,16 +48,12 @@ bool nameList(const rapidjson::Value& params, const char* plural, const char* si
     return false;
 }
 
-struct Target {
-    std::string name;
-    engine::ImageRange range;
-    std::uint32_t type = bytecode::kNone;                 // a variable's type; kNone for an address
-    bytecode::ValueKind kind = bytecode::ValueKind::Bool; // an address's value kind
-    bool readOnly = false;
-};
+} // namespace
+
+namespace ctl {
 
 bool resolveVar(const bytecode::Module& m, const std::string& name, Target& t, ControlAnswer& error,
-                const char* member) {
+                std::string_view member) {
     engine::VarRef ref;
     std::string why;
     if (!engine::resolvePath(m, name, ref, why)) {
@@ -66,6 +66,10 @@ bool resolveVar(const bytecode::Module& m, const std::string& name, Target& t, C
     t.range = engine::ImageRange{engine::ImageArea::Data, false, 0, ref.offset, m.types[ref.type].size};
     return true;
 }
+
+} // namespace ctl
+
+namespace {
 
 bool resolveAddress(const std::string& text, bool byteAddressing, Target& t, ControlAnswer& error, const char* member) {
     bytecode::DirectAddress a;
@@ -120,19 +124,31 @@ bool decodeFor(const bytecode::Module& m, const Target& t, const rapidjson::Valu
     return true;
 }
 
-// The typed JSON of a value, or (iec) its IEC literal text as a JSON string.
-std::string encodeFor(const bytecode::Module& m, const Target& t, const std::uint8_t* data, bool iec = false) {
-    rapidjson::Document doc;
-    rapidjson::Value v;
+} // namespace
+
+namespace ctl {
+
+void encodeTyped(const bytecode::Module& m, const Target& t, const std::uint8_t* data, rapidjson::Value& v,
+                 engine::JsonAllocator& alloc) {
     if (t.type != bytecode::kNone) {
-        engine::encodeValue(m, t.type, data, v, doc.GetAllocator());
+        engine::encodeValue(m, t.type, data, v, alloc);
     } else {
-        engine::encodeElementary(t.kind, data, v, doc.GetAllocator());
+        engine::encodeElementary(t.kind, data, v, alloc);
     }
+}
+
+std::string renderTyped(const rapidjson::Value& v, bool iec) {
     return iec ? ctl::quoted(formatIecLiteral(v)) : ctl::jsonText(v);
 }
 
-} // namespace
+std::string encodeFor(const bytecode::Module& m, const Target& t, const std::uint8_t* data, bool iec) {
+    rapidjson::Document doc;
+    rapidjson::Value v;
+    encodeTyped(m, t, data, v, doc.GetAllocator());
+    return renderTyped(v, iec);
+}
+
+} // namespace ctl
 
 void RuntimeControl::varRead(const rapidjson::Value& params, ControlReplyFn& reply) {
     readTargets(params, false, reply);

@@ -57,6 +57,27 @@ bool varPatternMatches(std::string_view pattern, std::string_view path) {
     return it != path.end();
 }
 
+std::vector<const bytecode::VarEntry*> listedVariables(const bytecode::Module& m, std::string_view filter) {
+    // TEST_PROGRAM instances are in the image but never run in a scan: not worth watching.
+    std::vector<std::string> testPrefixes;
+    for (const bytecode::ProgramInstance& p : m.programs) {
+        if (p.pou < m.pous.size() && bytecode::isTestPou(m.pous[p.pou].kind)) {
+            testPrefixes.push_back(p.name + ".");
+        }
+    }
+    const auto inTest = [&](const std::string& path) {
+        return std::any_of(testPrefixes.begin(), testPrefixes.end(),
+                           [&](const std::string& prefix) { return path.starts_with(prefix) || path + "." == prefix; });
+    };
+    std::vector<const bytecode::VarEntry*> out;
+    for (const bytecode::VarEntry& v : m.variables) {
+        if (v.kind != bytecode::VarKind::Temp && !inTest(v.path) && varPatternMatches(filter, v.path)) {
+            out.push_back(&v);
+        }
+    }
+    return out;
+}
+
 void RuntimeControl::varList(const rapidjson::Value& params, ControlReplyFn& reply) {
     // The schema has checked the types and ranges of all three.
     const rapidjson::Value* pattern = ctl::member(params, "pattern");
@@ -70,23 +91,10 @@ void RuntimeControl::varList(const rapidjson::Value& params, ControlReplyFn& rep
     for (const bytecode::IoBinding& b : m.io) {
         located.emplace(b.imageOffset, &b);
     }
-    // TEST_PROGRAM instances are in the image but never run in a scan: not worth watching.
-    std::vector<std::string> testPrefixes;
-    for (const bytecode::ProgramInstance& p : m.programs) {
-        if (p.pou < m.pous.size() && bytecode::isTestPou(m.pous[p.pou].kind)) {
-            testPrefixes.push_back(p.name + ".");
-        }
-    }
-    const auto inTest = [&](const std::string& path) {
-        return std::any_of(testPrefixes.begin(), testPrefixes.end(),
-                           [&](const std::string& prefix) { return path.starts_with(prefix) || path + "." == prefix; });
-    };
     std::string rows;
     std::uint64_t total = 0;
-    for (const bytecode::VarEntry& v : m.variables) {
-        if (v.kind == bytecode::VarKind::Temp || inTest(v.path) || !varPatternMatches(filter, v.path)) {
-            continue;
-        }
+    for (const bytecode::VarEntry* entry : listedVariables(m, filter)) {
+        const bytecode::VarEntry& v = *entry;
         if (total++ < offset || total > offset + limit) {
             continue;
         }

@@ -9,8 +9,39 @@
 
 #include "rpc/rpc_json.h"
 #include "takt/agent/control_runtime.h"
+#include "takt/engine/values.h"
 
 namespace takt::agent {
+
+namespace ctl {
+
+// "-32602 on <member>: <message>".
+[[nodiscard]] ControlAnswer badParam(std::string_view member, const std::string& message);
+// A required string member; null when missing or not a string.
+[[nodiscard]] const rapidjson::Value* member(const rapidjson::Value& params, const char* name);
+[[nodiscard]] std::string jsonText(const rapidjson::Value& v);
+[[nodiscard]] std::string quoted(std::string_view s);
+
+// What var.* and io.* act on: a variable resolved by path, or a direct address.
+struct Target {
+    std::string name;
+    engine::ImageRange range;
+    std::uint32_t type = bytecode::kNone;                 // a variable's type; kNone for an address
+    bytecode::ValueKind kind = bytecode::ValueKind::Bool; // an address's value kind
+    bool readOnly = false;
+};
+// Resolves a variable path in `m`; a -32602 naming `member` when it does not resolve.
+[[nodiscard]] bool resolveVar(const bytecode::Module& m, const std::string& name, Target& t, ControlAnswer& error,
+                              std::string_view member);
+// A value as var.read renders it: the typed JSON, or (iec) its IEC literal text as a JSON string.
+void encodeTyped(const bytecode::Module& m, const Target& t, const std::uint8_t* data, rapidjson::Value& v,
+                 engine::JsonAllocator& alloc);
+// A typed value's text: the JSON itself, or (iec) its IEC literal text as a JSON string.
+[[nodiscard]] std::string renderTyped(const rapidjson::Value& v, bool iec);
+[[nodiscard]] std::string encodeFor(const bytecode::Module& m, const Target& t, const std::uint8_t* data,
+                                    bool iec = false);
+
+} // namespace ctl
 
 struct RuntimeControl::Pending {
     engine::ScanCommand command;
@@ -19,6 +50,7 @@ struct RuntimeControl::Pending {
     std::vector<std::uint8_t> bytes;                  // Read destination / Write source
     std::unique_ptr<const engine::ForceTable> forces; // SetForces / Reload: the table handed over
     engine::PreparedChange change;                    // Reload: the new program in, the old one back
+    std::shared_ptr<engine::ValueWatch> watch;        // SetWatch: the watch it replaces, freed when done
     std::uint64_t ticket = 0;
     std::uint64_t stepUntil = 0; // Step: the cycle count at which the program pauses again
     std::int64_t deadlineNs = 0;
@@ -43,18 +75,19 @@ struct RuntimeControl::Forced {
     std::vector<std::uint8_t> value;
 };
 
-namespace ctl {
-
-// "-32602 on <member>: <message>".
-[[nodiscard]] ControlAnswer badParam(std::string_view member, const std::string& message);
-// A required string member; null when missing or not a string.
-[[nodiscard]] const rapidjson::Value* member(const rapidjson::Value& params, const char* name);
-[[nodiscard]] std::string jsonText(const rapidjson::Value& v);
-[[nodiscard]] std::string quoted(std::string_view s);
-
-} // namespace ctl
+// One subscribed variable: a slot shared by every subscription of its path (control_values.cpp).
+struct RuntimeControl::Watched {
+    ctl::Target target;
+    std::string signature;   // its type's, which an online change must keep for the slot to stay
+    std::uint32_t users = 0; // subscriptions holding the slot; 0: free
+    bool gone = false;       // an online change removed the variable (or changed its type)
+};
 
 // var.list's filter: a case-insensitive glob when `pattern` has * or ?, else a substring.
 [[nodiscard]] bool varPatternMatches(std::string_view pattern, std::string_view path);
+// The variables var.list lists for `filter`, in its order: no temporaries, nothing of a
+// TEST_PROGRAM instance.
+[[nodiscard]] std::vector<const bytecode::VarEntry*> listedVariables(const bytecode::Module& m,
+                                                                     std::string_view filter);
 
 } // namespace takt::agent

@@ -12,20 +12,24 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <exception>
 #include <list>
+#include <map>
 #include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 #include <openssl/ssl.h>
 
+#include "control/control_local_stream.h"
 #include "control/control_session.h"
 #include "control/control_stream.h"
 #include "rpc/rpc_envelope.h"
 #include "takt/agent/control.h"
+#include "takt/agent/value_feed.h"
 
 namespace takt::agent {
 
@@ -86,6 +90,8 @@ struct ControlServer::Impl {
     void shutdown();
     void forget(const Connection* c);
     void trimHeap();
+    void sampleValues();
+    void sampleValuesAt(Clock::time_point at);
 
     ControlOptions options;
     ControlTarget& target;
@@ -99,9 +105,13 @@ struct ControlServer::Impl {
     // A dup of the target's completion descriptor: readable when a command may be done.
     std::optional<asio::posix::stream_descriptor> completions;
     asio::steady_timer acceptRetry{io};
+    asio::steady_timer valuesTimer{io}; // the next round of value sampling (var.subscribe)
+    std::optional<Clock::time_point> valuesAt;
     std::unique_ptr<detail::ControlService> service;
     std::list<std::shared_ptr<Connection>> connections;
-    std::list<std::unique_ptr<LocalSession>> locals; // local calls not answered yet
+    std::list<std::unique_ptr<LocalSession>> locals;                              // local calls not answered yet
+    std::map<std::uint64_t, std::unique_ptr<detail::LocalStreamSession>> streams; // openStream
+    std::atomic<std::uint64_t> nextStream{1};
     bool trimLocal = false;
     std::uint32_t rejecting = 0;
     bool trimPending = false;
@@ -112,6 +122,20 @@ struct ControlServer::Impl {
     ino_t socketIno = 0;
     dev_t socketDev = 0;
 };
+
+namespace {
+
+// The session peer of a call from inside the process: "<origin>:<peer>" in the audit log and as
+// the key of its rate-limit budget, its address for the token back-off, the surface's role.
+detail::PeerInfo peerOf(const ControlServer::Call& call) {
+    detail::PeerInfo peer;
+    peer.label = fmt::format("{}:{}", call.caller.origin, call.caller.peer);
+    peer.key = detail::loginPeerKey(call.caller.address);
+    peer.grantedRole = call.role;
+    return peer;
+}
+
+} // namespace
 
 // One call from inside the process: a session of its own (the caller's role, the caller's
 // rate-limit budget) that dispatches the typed call and hands the answer to `done`. It lives
@@ -124,13 +148,7 @@ public:
           done_(std::move(done)) {}
 
     void run() {
-        if (call_.params.IsNull()) {
-            call_.params.SetObject();
-        }
-        // A params value that is not an object is refused as the envelope refuses one.
-        const rpc::Error notObject{rpc::kInvalidParams, "invalid params: params must be an object", {}};
-        session_.dispatch(call_.method, call_.params, call_.params.IsObject() ? nullptr : &notObject,
-                          [this](const ControlAnswer& a) { answer(a); });
+        session_.dispatchCall(call_.method, call_.params, [this](const ControlAnswer& a) { answer(a); });
     }
     [[nodiscard]] bool finished() const { return finished_; }
 
@@ -231,6 +249,9 @@ public:
         asio::post(server_.io, [self = shared_from_this()] { self->server_.forget(self.get()); });
     }
 
+    // Value notifications wait while a line is still being written to this client.
+    [[nodiscard]] bool backlogged() const override { return !queue_.empty(); }
+
     [[nodiscard]] bool active() const { return active_ && !closed_; }
     [[nodiscard]] bool evictable() const { return active() && !session_.proven() && session_.pending() == 0; }
     [[nodiscard]] bool handshaken() const { return handshaken_; }
@@ -261,8 +282,8 @@ private:
         const Clock::time_point now = Clock::now();
         if (now < due) {
             armTimer(due - now);
-        } else if (session_.pending() > 0) {
-            armTimer(idle()); // waiting for the target is not idleness
+        } else if (session_.pending() > 0 || session_.subscribedToValues()) {
+            armTimer(idle()); // waiting for the target, or for values to change, is not idleness
         } else {
             close();
         }
@@ -605,6 +626,57 @@ void ControlServer::Impl::pollNow() {
     schedulePoll();
 }
 
+// A round of value sampling: one read of what the scan thread published, then every session's
+// due subscriptions; the timer is set for the earliest next one.
+void ControlServer::Impl::sampleValues() {
+    ValueFeed* feed = target.valueFeed();
+    const Clock::time_point now = Clock::now();
+    const auto anyone = [this] {
+        return std::any_of(connections.begin(), connections.end(),
+                           [](const auto& c) { return c->active() && c->session().subscribedToValues(); }) ||
+               std::any_of(streams.begin(), streams.end(),
+                           [](const auto& s) { return s.second->session().subscribedToValues(); });
+    };
+    if (feed == nullptr || !anyone()) {
+        return;
+    }
+    if (!feed->refresh()) {
+        sampleValuesAt(now + std::chrono::milliseconds(2)); // the watch is not published yet
+        return;
+    }
+    std::optional<Clock::time_point> next;
+    for (const auto& c : connections) {
+        if (c->active()) {
+            if (const auto due = c->session().sampleValues(now)) {
+                next = next ? std::min(*next, *due) : *due;
+            }
+        }
+    }
+    for (const auto& [id, stream] : streams) {
+        if (const auto due = stream->session().sampleValues(now)) {
+            next = next ? std::min(*next, *due) : *due;
+        }
+    }
+    if (next) {
+        sampleValuesAt(*next);
+    }
+}
+
+void ControlServer::Impl::sampleValuesAt(Clock::time_point at) {
+    if (valuesAt && *valuesAt <= at) {
+        return; // an earlier round is set
+    }
+    valuesAt = at;
+    valuesTimer.expires_at(at);
+    valuesTimer.async_wait([this](const asio::error_code& ec) {
+        if (ec || !running) {
+            return;
+        }
+        valuesAt.reset();
+        sampleValues();
+    });
+}
+
 void ControlServer::Impl::forgetAnsweredLocals() {
     if (trimLocal) {
         trimLocal = false;
@@ -692,6 +764,7 @@ void ControlServer::Impl::shutdown() {
         unixAcceptor->close(ignored);
     }
     pollTimer.cancel();
+    valuesTimer.cancel();
     if (completions) {
         completions->cancel(ignored);
     }
@@ -705,6 +778,7 @@ void ControlServer::Impl::shutdown() {
         l->answer(MethodAnswer::error(rpc::kInternalError, "the control service stopped"));
     }
     locals.clear();
+    streams.clear();
 }
 
 ControlServer::ControlServer(ControlOptions options, ControlTarget& target)
@@ -733,6 +807,7 @@ bool ControlServer::start(std::string& error) {
         return false;
     }
     impl_->running = true;
+    impl_->service->valuesWanted = [impl = impl_.get()] { impl->sampleValuesAt(Clock::now()); };
     if (listening) {
         impl_->acceptNext();
     }
@@ -784,10 +859,7 @@ void ControlServer::call(Call call, std::function<void(MethodAnswer)> done) {
             done(MethodAnswer::error(rpc::kInternalError, "the control service is stopping"));
             return;
         }
-        detail::PeerInfo peer;
-        peer.label = fmt::format("{}:{}", call.caller.origin, call.caller.peer);
-        peer.key = detail::loginPeerKey(call.caller.address);
-        peer.grantedRole = call.role;
+        detail::PeerInfo peer = peerOf(call);
         detail::RateLimiter& limiter = impl->service->callerLimiter(peer.label);
         auto& local = impl->locals.emplace_back(
             std::make_unique<Impl::LocalSession>(*impl, std::move(peer), limiter, std::move(call), std::move(done)));
@@ -814,6 +886,28 @@ void ControlServer::authenticate(Caller caller, std::string token, std::function
                                  checked.answer.ok ? 0 : checked.answer.code);
             done({checked.role, std::move(checked.answer)});
         });
+}
+
+std::uint64_t ControlServer::openStream(Call call, Stream stream) {
+    const std::uint64_t id = impl_->nextStream.fetch_add(1);
+    asio::post(impl_->io, [impl = impl_.get(), id, call = std::move(call), stream = std::move(stream)]() mutable {
+        if (!impl->running) {
+            stream.answer(MethodAnswer::error(rpc::kInternalError, "the control service is stopping"));
+            return;
+        }
+        detail::PeerInfo peer = peerOf(call);
+        detail::RateLimiter& limiter = impl->service->callerLimiter(peer.label);
+        // The budget is taken by this one call only (the stream's session reads no further
+        // requests), so it is not held while the stream stays open.
+        auto& s = impl->streams[id];
+        s = std::make_unique<detail::LocalStreamSession>(*impl->service, std::move(peer), limiter, std::move(stream));
+        s->run(call);
+    });
+    return id;
+}
+
+void ControlServer::closeStream(std::uint64_t id) {
+    asio::post(impl_->io, [impl = impl_.get(), id] { impl->streams.erase(id); });
 }
 
 std::string ControlServer::boundEndpoint() const {

@@ -255,6 +255,19 @@ void ControlSession::handleLine(std::string_view line) {
              });
 }
 
+void SessionSink::sendNotification(std::string_view method, std::string params) {
+    sendLine(rpc::notificationLine(method, params));
+}
+
+void ControlSession::dispatchCall(std::string_view method, rapidjson::Document& params, Answered answered) {
+    if (params.IsNull()) {
+        params.SetObject();
+    }
+    // A params value that is not an object is refused as the envelope refuses one.
+    const rpc::Error notObject{rpc::kInvalidParams, "invalid params: params must be an object", {}};
+    dispatch(method, params, params.IsObject() ? nullptr : &notObject, std::move(answered));
+}
+
 void ControlSession::dispatch(std::string_view method, const rapidjson::Value& params, const rpc::Error* paramsError,
                               Answered answered) {
     // Every request, valid or not, takes from the connection's budget.
@@ -371,6 +384,22 @@ std::span<const ControlService::Method> ControlSession::builtins() {
          R"({"type":"object","required":["next","events","reloads"],"properties":{"next":{"type":"integer"},)"
          R"("events":{"type":"array"},"reloads":{"type":"array"}}})",
          Role::Viewer, Route{&ControlSession::recentEvents, nullptr}},
+        {"var.subscribe",
+         "Receive `var.changed` notifications of the variables (`names`, or those `pattern` matches) whose value "
+         "changed, sampled at a cycle boundary at most every `interval_ms`",
+         R"({"type":"object","properties":{"names":{"type":"array","items":{"type":"string"}},)"
+         R"("pattern":{"type":"string"},)"
+         R"("interval_ms":{"type":"integer","minimum":10,"maximum":3600000},)"
+         R"("deadband":{"type":"number","minimum":0},"format":{"enum":["typed","iec"]}},"additionalProperties":false})",
+         R"({"type":"object","required":["subscription","names","interval_ms"],"properties":{)"
+         R"("subscription":{"type":"integer"},"names":{"type":"array"},"interval_ms":{"type":"integer"}}})",
+         Role::Viewer, Route{&ControlSession::subscribeValues, nullptr}},
+        {"var.unsubscribe", "End a value subscription",
+         R"({"type":"object","required":["subscription"],"properties":{"subscription":{"type":"integer","minimum":1}},)"
+         R"("additionalProperties":false})",
+         R"({"type":"object","required":["subscription","unsubscribed"],"properties":{)"
+         R"("subscription":{"type":"integer"},"unsubscribed":{"const":true}}})",
+         Role::Viewer, Route{&ControlSession::unsubscribeValues, nullptr}},
     };
     return kTable;
 }
@@ -389,7 +418,10 @@ void ControlSession::forgetLogin() {
     }
     role_.reset();
     proven_ = false;
-    subscriptions_ = 0; // events need a role too
+    subscriptions_ = 0; // events need a role too, and so do values
+    if (values_ != nullptr) {
+        values_->clear();
+    }
 }
 
 // Every auth.login that does not log in (malformed, backed off or a wrong token) drops the
@@ -445,6 +477,39 @@ ControlAnswer ControlSession::subscribe(const Value& params) {
     return ControlAnswer::result(out + "]}");
 }
 
+ControlAnswer ControlSession::subscribeValues(const Value& params) {
+    ValueFeed* feed = service_.target().valueFeed();
+    if (feed == nullptr) {
+        return ControlAnswer::error(rpc::kCommandFailed, "this endpoint serves no program variables");
+    }
+    if (values_ == nullptr) {
+        values_ = std::make_unique<ValueSubscriptions>(*feed);
+    }
+    ControlAnswer answer = values_->subscribe(params, Clock::now());
+    if (answer.ok && service_.valuesWanted) {
+        service_.valuesWanted();
+    }
+    return answer;
+}
+
+ControlAnswer ControlSession::unsubscribeValues(const Value& params) {
+    if (values_ == nullptr) {
+        const rpc::Error e = rpc::invalidParam(
+            "subscription", fmt::format("subscription: {} is not a subscription of this session",
+                                        params["subscription"].GetUint64())); // the schema has checked it
+        return ControlAnswer::error(e.code, e.message, e.data);
+    }
+    return values_->unsubscribe(params);
+}
+
+std::optional<Clock::time_point> ControlSession::sampleValues(Clock::time_point now) {
+    if (values_ == nullptr) {
+        return std::nullopt;
+    }
+    return values_->sample(now, sink_.backlogged(),
+                           [this](std::string params) { sink_.sendNotification("var.changed", std::move(params)); });
+}
+
 // A client that polls (the web page) asks with the `next` of its last answer and gets only what
 // came after it; one that lags by more than the log holds gets what is left.
 ControlAnswer ControlSession::recentEvents(const Value& params) {
@@ -456,8 +521,8 @@ ControlAnswer ControlSession::recentEvents(const Value& params) {
 ControlAnswer ControlSession::describe(const Value&) {
     const std::vector<rpc::MethodFacts> methods = rpc::factsOf(service_.methods());
     return ControlAnswer::result(
-        fmt::format(R"({{"transport":"{}","version":{},"methods":{},"notifications":["event"]}})", service_.transport_,
-                    rpc::quoted(service_.options().version), rpc::namesJson(methods)));
+        fmt::format(R"({{"transport":"{}","version":{},"methods":{},"notifications":["event","var.changed"]}})",
+                    service_.transport_, rpc::quoted(service_.options().version), rpc::namesJson(methods)));
 }
 
 ControlAnswer ControlSession::schema(const Value& params) {

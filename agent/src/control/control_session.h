@@ -18,6 +18,7 @@
 
 #include "control/control_audit.h"
 #include "control/control_auth.h"
+#include "control/value_subscription.h"
 #include "rpc/method_table.h"
 #include "rpc/rpc_envelope.h"
 #include "rpc/rpc_framer.h"
@@ -103,6 +104,9 @@ public:
     // Rejections repeated within a second are summed up (control_audit.h).
     void audit(std::string_view peer, std::optional<Role> role, std::string_view method, int code);
 
+    // Called when a session subscribed to values: the server samples them from now on.
+    std::function<void()> valuesWanted;
+
     // Polls the target; each event becomes a notification line for the sessions subscribed to
     // its type (`deliver(typeIndex, line)`).
     template <class Deliver> void pollEvents(Deliver&& deliver) {
@@ -159,6 +163,11 @@ public:
     SessionSink& operator=(const SessionSink&) = delete;
     // One JSON line, without its newline.
     virtual void sendLine(std::string line) = 0;
+    // One notification (`params`: its params object as JSON text). A socket's sink writes it as
+    // a JSON-RPC notification line (the default); an in-process consumer takes it typed.
+    virtual void sendNotification(std::string_view method, std::string params);
+    // The client has not taken what was sent yet: value notifications wait (latest wins).
+    [[nodiscard]] virtual bool backlogged() const { return false; }
 };
 
 class ControlSession {
@@ -189,6 +198,10 @@ public:
     using Answered = std::function<void(const ControlAnswer&)>;
     void dispatch(std::string_view method, const rapidjson::Value& params, const rpc::Error* paramsError,
                   Answered answered);
+    // dispatch() for a typed call from inside the process (ControlServer::call, openStream):
+    // null params are read as {}, params that are not an object are refused as the envelope
+    // refuses them.
+    void dispatchCall(std::string_view method, rapidjson::Document& params, Answered answered);
 
     // Logged in, or (without tokens) has made a request: not evicted for a newcomer.
     [[nodiscard]] bool proven() const { return proven_; }
@@ -196,6 +209,10 @@ public:
     [[nodiscard]] std::uint32_t pending() const { return pending_; }
     [[nodiscard]] bool subscribed(int type) const { return type >= 0 && (subscriptions_ & (1U << type)) != 0; }
     [[nodiscard]] const PeerInfo& peer() const { return peer_; }
+    // A round of value sampling (ValueSubscriptions::sample) after the feed's refresh(): when
+    // this session's next subscription is due, or nothing.
+    std::optional<Clock::time_point> sampleValues(Clock::time_point now);
+    [[nodiscard]] bool subscribedToValues() const { return values_ != nullptr && !values_->empty(); }
 
 private:
     void reply(const rpc::RequestId& id, const ControlAnswer& answer);
@@ -206,6 +223,8 @@ private:
     void forgetLogin();
     ControlAnswer subscribe(const rapidjson::Value& params);
     ControlAnswer recentEvents(const rapidjson::Value& params);
+    ControlAnswer subscribeValues(const rapidjson::Value& params);
+    ControlAnswer unsubscribeValues(const rapidjson::Value& params);
     ControlAnswer describe(const rapidjson::Value& params);
     ControlAnswer schema(const rapidjson::Value& params);
 
@@ -216,6 +235,7 @@ private:
     bool proven_ = false;
     std::uint32_t pending_ = 0;
     std::uint32_t subscriptions_ = 0;
+    std::unique_ptr<ValueSubscriptions> values_;
     RateLimiter ownLimiter_;
     RateLimiter* limiter_;
     rpc::LineFramer framer_;

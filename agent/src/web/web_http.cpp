@@ -7,6 +7,7 @@
 
 #include "rpc/rpc_envelope.h"
 #include "takt/agent/control.h"
+#include "web/web_events.h"
 
 namespace takt::agent::web {
 
@@ -35,7 +36,7 @@ const WebAsset* assetAt(std::string_view path, const WebOptions& options) {
 
 // The methods a path answers ("" for a path that is not served).
 std::string_view allowedAt(std::string_view path, const WebOptions& options) {
-    if (path == "/api/rpc") {
+    if (path == "/api/rpc" || path == "/api/events") {
         return "POST";
     }
     if (path == "/metrics" || path == "/" || assetAt(path, options) != nullptr) {
@@ -213,8 +214,15 @@ Routed route(const Request& req, const WebOptions& options) {
     if (path == "/api/rpc") {
         return readCall(req);
     }
+    if (path == "/api/events") {
+        Call call;
+        if (std::optional<Response> refused = eventsCall(req, call)) {
+            return {std::move(refused), std::nullopt};
+        }
+        return {std::nullopt, std::move(call)};
+    }
     if (path == "/metrics") {
-        // With token auth, the token was checked with the header (refusedToken otherwise).
+        // With token auth, the token was checked with the header (refused otherwise).
         return {text(askedBy(req), http::status::ok, options.metrics ? options.metrics() : std::string(),
                      "text/plain; version=0.0.4"),
                 std::nullopt};
@@ -238,10 +246,9 @@ Response answerCall(const Request& req, const Call& call, const MethodAnswer& an
         done.erase(http::field::content_length);
         return done;
     }
-    const http::status status = answer.ok                      ? http::status::ok
-                                : answer.code == kUnauthorized ? http::status::unauthorized
-                                : answer.code == kRateLimited  ? http::status::too_many_requests
-                                                               : http::status::ok;
+    // Only what the HTTP client acts on gets a status of its own; other errors are JSON-RPC's.
+    const bool ownStatus = !answer.ok && (answer.code == kUnauthorized || answer.code == kRateLimited);
+    const http::status status = ownStatus ? statusOfRefusal(answer.code) : http::status::ok;
     Response res = text(askedBy(req), status,
                         (answer.ok ? rpc::resultLine(call.id, answer.json)
                                    : rpc::errorLine(call.id, rpc::Error{answer.code, answer.message, answer.data})) +
@@ -261,18 +268,29 @@ Response plain(http::status status, std::string body) {
     return text(Asked{}, status, std::move(body));
 }
 
-Response refusedToken(const http::request_header<>& header, const MethodAnswer& refusal) {
+http::status statusOfRefusal(int code) {
+    switch (code) {
+    case kUnauthorized: return http::status::unauthorized;
+    case kForbidden: return http::status::forbidden;
+    case kRateLimited: return http::status::too_many_requests;
+    case rpc::kInvalidParams:
+    case rpc::kParseError:
+    case rpc::kInvalidRequest: return http::status::bad_request;
+    default: return http::status::service_unavailable;
+    }
+}
+
+Response refused(const http::request_header<>& header, const MethodAnswer& refusal) {
     const std::string body =
         rpc::errorLine(rpc::RequestId{}, rpc::Error{refusal.code, refusal.message, refusal.data}) + "\n";
-    const http::status status = refusal.code == kUnauthorized  ? http::status::unauthorized
-                                : refusal.code == kRateLimited ? http::status::too_many_requests
-                                                               : http::status::service_unavailable;
+    const http::status status = statusOfRefusal(refusal.code);
     Response res = text(askedBy(header), status, body, "application/json");
     if (status == http::status::unauthorized) {
         res.set(http::field::www_authenticate, "Bearer");
-    } else {
+    } else if (status == http::status::too_many_requests || status == http::status::service_unavailable) {
         res.set(http::field::retry_after, "1");
     }
+    res.keep_alive(false);
     return res;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // What the web surface does with one HTTP request, without sockets: the limits a request's
 // parser gets, the framing rules checked once its header is in, the routes (the page's files,
-// /metrics, /api/rpc) and the answer to each, the status each malformed or oversized request
+// /metrics, /api/rpc, /api/events) and the answer to each, the status each malformed or oversized request
 // gets. The server (web_server.cpp) reads and writes; the fuzz target (tests/fuzz/web_request_fuzz)
 // feeds arbitrary bytes through exactly this.
 #include <cstddef>
@@ -52,10 +52,15 @@ std::optional<unsigned> statusOfReadError(const boost::beast::error_code& ec);
 // nobody without a valid token makes the server read a body or reserve memory for one.
 std::optional<Response> screenHeader(RequestParser& parser, const WebOptions& options);
 
-// The answer to a request whose token the control service refused (`refusal`): 401 with
-// WWW-Authenticate for a wrong token, 429 with Retry-After while the client's address is backed
-// off; the JSON-RPC error as its body. Its body was not read: the connection closes.
-Response refusedToken(const http::request_header<>& header, const MethodAnswer& refusal);
+// The HTTP status of a refusal by the control service, chosen by its code: 401 (kUnauthorized),
+// 403 (kForbidden), 429 (kRateLimited), 400 (params or request not valid), 503 for the rest.
+http::status statusOfRefusal(int code);
+
+// The answer to a request the control service refused before anything was served for it: a token
+// it refused (the body was not read), an event stream whose var.subscribe it refused. Its status
+// from statusOfRefusal, with WWW-Authenticate for 401 and Retry-After for 429 and 503; the
+// JSON-RPC error as its body. The connection closes.
+Response refused(const http::request_header<>& header, const MethodAnswer& refusal);
 
 // The control call a /api/rpc request makes: its JSON-RPC envelope read here, the method and
 // params handed typed to the control service (ControlServer::call), the answer written back
@@ -65,6 +70,7 @@ struct Call {
     bool notification = false; // no id: called, answered 204 without a body
     std::string method;
     rapidjson::Document params; // the request's params object (an array is left for the call to refuse)
+    bool events = false;        // /api/events: var.subscribe whose session stays open (web_events.h)
 };
 
 // The answer to a whole request, or the call to make first (then answerCall). A body that is not

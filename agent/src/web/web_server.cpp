@@ -34,6 +34,7 @@
 
 #include "rpc/rpc_envelope.h"
 #include "web/web_connections.h"
+#include "web/web_events.h"
 #include "web/web_http.h"
 
 namespace takt::agent {
@@ -226,7 +227,7 @@ private:
 
     void onAuthenticated(ControlServer::TokenCheck checked) {
         if (!checked.answer.ok) {
-            answer(web::refusedToken(parser_->get(), checked.answer));
+            answer(web::refused(parser_->get(), checked.answer));
             return;
         }
         if (checked.role) {
@@ -297,15 +298,37 @@ private:
             return;
         }
         call_ = std::move(*routed.call);
+        if (call_.events) {
+            slot_.reset(); // a stream, not a call the service answers once
+            auto events = std::make_shared<web::EventStream<Stream>>(
+                stream_, std::move(request_), this->shared_from_this(), shared_->control,
+                // No executor is kept here: the control service holds this past the io_context.
+                [shared = shared_, weak = this->weak_from_this()](std::function<void()> fn) {
+                    const std::lock_guard lock(shared->gate);
+                    const auto self = weak.lock();
+                    if (shared->open && self) {
+                        net::post(self->executor(), std::move(fn));
+                    }
+                });
+            events->start(controlCall());
+            return;
+        }
         callControl();
     }
 
-    void callControl() {
+    // The control call of the request: the caller, the role its token gave when it was checked
+    // with the header (or the viewer's without token auth), the method and params.
+    ControlServer::Call controlCall() {
         ControlServer::Call c;
         c.caller = caller();
-        c.role = role_; // the token was checked with the header
+        c.role = role_;
         c.method = call_.method;
         c.params = std::move(call_.params);
+        return c;
+    }
+
+    void callControl() {
+        ControlServer::Call c = controlCall();
         // The timer and the answer answer this call only: an answer that comes after the timer
         // answered must not answer the connection's next request.
         const std::uint64_t number = ++callNumber_;

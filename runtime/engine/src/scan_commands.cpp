@@ -194,6 +194,7 @@ void ScanLoop::applyCommand(const ScanCommand& c) noexcept {
         engine_.setForces(c.forces);
         break;
     case ScanCommandKind::Reload: applyReload(c); break;
+    case ScanCommandKind::SetWatch: watch_ = c.watch; break;
     }
     r.cycle = current_.cycles;
     r.state = current_.state;

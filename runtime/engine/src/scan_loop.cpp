@@ -334,6 +334,7 @@ void ScanLoop::runOneCycle(std::int64_t release, std::int64_t start) {
         setState(ScanState::Paused, ScanEventKind::Paused);
     }
     maybeHandRetain(end);
+    publishWatch();
     publish();
 }
 
@@ -355,6 +356,7 @@ void ScanLoop::idleCycle(std::int64_t release, std::int64_t start) {
     current_.lastStartNs = start;
     current_.lastLatenessNs = start - release;
     current_.lastExecNs = 0;
+    publishWatch();
     publish();
 }
 
@@ -570,6 +572,14 @@ void ScanLoop::publish() noexcept {
     if (wakeDue_) {
         wakeDue_ = false;
         wakeControl();
+    }
+}
+
+// The subscribed values at the cycle boundary, once per cycle (not with every snapshot): only
+// while the program they were resolved in runs.
+void ScanLoop::publishWatch() noexcept {
+    if (watch_ != nullptr && watch_->module() == &engine_.program().module()) {
+        watch_->publish(current_.cycles, [this](ImageArea a) { return imageOf(a); });
     }
 }
 

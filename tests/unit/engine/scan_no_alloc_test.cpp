@@ -13,6 +13,7 @@
 #include "module_builder.h"
 #include "scan_test_support.h"
 #include "takt/engine/transfer.h"
+#include "takt/engine/value_watch.h"
 
 #include "../counting_new.h"
 
@@ -28,6 +29,8 @@ using testing::AbortableRunner;
 using testing::ByteLoopRig;
 using testing::ByteProgram;
 using testing::FakeIo;
+using testing::submitAndWait;
+using testing::waitFor;
 
 TEST(ScanNoAllocation, CyclesWithIoStatisticsSnapshotsAndTasksDoNotAllocate) {
     ScanOptions o;
@@ -269,6 +272,37 @@ TEST(ScanNoAllocation, ApplyingAConvertingTransferPlanAllocatesNothing) {
     std::printf("[ figures ] applying a plan over %zu bytes with %zu conversions: p50 %.1f us, p99 %.1f us\n",
                 newImage.size(), plan.converts.size(), static_cast<double>(ns[kRounds / 2]) / 1000.0,
                 static_cast<double>(ns[kRounds * 99 / 100]) / 1000.0);
+}
+
+TEST(ValueWatchOnTheScanLoop, PublishingAThousandVariablesDoesNotAllocate) {
+    ScanOptions o;
+    o.periodNs = 1'000'000;
+    ByteLoopRig rig(1, o);
+    ASSERT_TRUE(rig.loaded);
+    ScanLoop& loop = *rig.loop;
+    std::vector<ImageRange> ranges(1000, ImageRange{ImageArea::Data, false, 0, rig.prog.out, 1});
+    ValueWatch watch(&rig.engine->program().module(), ranges);
+    std::string error;
+    ASSERT_TRUE(loop.start(error));
+    ScanCommand set;
+    set.kind = ScanCommandKind::SetWatch;
+    set.watch = &watch;
+    CommandResult r;
+    ASSERT_TRUE(submitAndWait(loop, set, r));
+    ASSERT_TRUE(waitFor([&] { return loop.snapshot().cycles >= r.cycle + 5; }));
+    gAllocations = 0;
+    gCounting = true;
+    const std::uint64_t from = loop.snapshot().cycles;
+    while (loop.snapshot().cycles < from + 50) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    gCounting = false;
+    loop.stop();
+    EXPECT_EQ(gAllocations.load(), 0u);
+    std::vector<std::uint8_t> out;
+    std::uint64_t cycle = 0;
+    ASSERT_TRUE(watch.read(out, cycle));
+    EXPECT_GE(cycle, from + 50);
 }
 
 } // namespace

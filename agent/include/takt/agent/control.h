@@ -34,6 +34,7 @@ using ControlAnswer = MethodAnswer;
 using ControlReplyFn = ReplyFn;
 
 class ControlTarget;
+class ValueFeed; // value_feed.h
 // A method of a ControlTarget. The handler gets the target that listed it (its own object) and
 // the method's name, and may answer at once or later; either way `reply` is invoked exactly once,
 // on the server thread. The server checks the role and the params (against paramsSchema) before.
@@ -65,6 +66,8 @@ public:
     [[nodiscard]] virtual std::chrono::steady_clock::time_point pollDeadline() const {
         return std::chrono::steady_clock::time_point::max();
     }
+    // The variables value subscriptions read (var.subscribe); nullptr: this target has none.
+    [[nodiscard]] virtual ValueFeed* valueFeed() { return nullptr; }
 };
 
 struct ControlToken {
@@ -167,6 +170,23 @@ public:
         MethodAnswer answer;
     };
     void authenticate(Caller caller, std::string token, std::function<void(TokenCheck)> done);
+
+    // A call whose session stays open until closeStream (the web page's /api/events): `call` is
+    // served as call() serves it (var.subscribe: the method table, the role the surface
+    // established, the params schema, the caller's rate limit, the audit log); its answer goes to
+    // `answer`, then every notification of the session (var.changed) to `notification` as its
+    // method and params object (JSON text), typed as the answer is: no line is written for the
+    // surface to parse back. Both run on the endpoint's thread and must only hand over.
+    // `backlogged` (called on that thread) says the consumer has not written the last
+    // notification yet: value notifications then wait and merge, as for a connection that does
+    // not read. Notifications come only after an answer that is ok.
+    struct Stream {
+        std::function<void(MethodAnswer)> answer;
+        std::function<void(std::string_view method, std::string params)> notification;
+        std::function<bool()> backlogged;
+    };
+    [[nodiscard]] std::uint64_t openStream(Call call, Stream stream);
+    void closeStream(std::uint64_t id);
 
 private:
     struct Impl;

@@ -19,8 +19,10 @@
 #include <vector>
 
 #include "takt/agent/control.h"
+#include "takt/agent/value_feed.h"
 #include "takt/engine/overrun_digest.h"
 #include "takt/engine/scan_loop.h"
+#include "takt/engine/value_watch.h"
 
 namespace takt::agent {
 
@@ -45,7 +47,7 @@ struct RuntimeControlOptions {
     std::function<void(const std::string&)> changeLog;
 };
 
-class RuntimeControl final : public ControlTarget {
+class RuntimeControl final : public ControlTarget, public ValueFeed {
 public:
     RuntimeControl(engine::ScanLoop& loop, engine::Engine& engine, RuntimeControlOptions options);
     ~RuntimeControl() override;
@@ -56,6 +58,7 @@ public:
     void poll(std::vector<std::string>& events) override;
     [[nodiscard]] int completionFd() const override { return loop_.commandWakeFd(); }
     [[nodiscard]] std::chrono::steady_clock::time_point pollDeadline() const override;
+    [[nodiscard]] ValueFeed* valueFeed() override { return this; }
     // The runtime's methods (PROTOCOLS.md), the same for every instance: docs/control.md is
     // checked against it.
     [[nodiscard]] static std::span<const ControlMethod> methodTable();
@@ -65,6 +68,18 @@ public:
 
     struct Pending; // a submitted command waiting for the scan loop
     struct Forced;  // one forced variable or address
+    struct Watched; // one subscribed variable (control_values.cpp)
+
+    // ValueFeed: the subscribed variables, published by the scan thread (control_values.cpp).
+    [[nodiscard]] std::vector<std::string> match(std::string_view pattern, std::size_t limit) const override;
+    [[nodiscard]] bool acquire(std::span<const std::string> names, std::string_view member,
+                               std::vector<std::uint32_t>& slots, ControlAnswer& error) override;
+    void release(std::span<const std::uint32_t> slots) override;
+    [[nodiscard]] bool refresh() override;
+    [[nodiscard]] std::uint64_t cycle() const override { return sampleCycle_; }
+    [[nodiscard]] std::span<const std::uint8_t> bytes(std::uint32_t slot) const override;
+    [[nodiscard]] std::string render(std::uint32_t slot, std::span<const std::uint8_t> bytes, bool iec,
+                                     std::optional<double>& number) const override;
 
 private:
     void status(ControlReplyFn& reply);
@@ -118,6 +133,16 @@ private:
     std::int64_t nextHealthNs_ = 0;
     bool startedSent_ = false;
     std::vector<std::string> localEvents_; // produced by calls (reload_rejected), sent by poll
+    // Value subscriptions: one slot per subscribed path (shared), the watch the scan thread
+    // publishes them into (the last one submitted), and the last publication read.
+    void rebuildWatch();
+    std::vector<Watched> watched_;
+    std::shared_ptr<engine::ValueWatch> watch_;
+    std::vector<std::int32_t> watchIndex_;               // slot -> range of watch_, -1: not in it
+    std::shared_ptr<const bytecode::Module> resolvedIn_; // the program the slots were resolved in
+    bool watchDirty_ = false;
+    std::vector<std::uint8_t> sample_;
+    std::uint64_t sampleCycle_ = 0;
 };
 
 } // namespace takt::agent

@@ -18,6 +18,8 @@ namespace takt::engine {
 
 enum class ImageArea : std::uint8_t { Data, Input, Output, Memory };
 
+class ValueWatch; // value_watch.h
+
 // Bytes of the data image or of a process image area; `isBit` addresses one bit (%IX0.3), whose
 // value travels as one byte 0/1.
 struct ImageRange {
@@ -73,6 +75,7 @@ enum class ScanCommandKind : std::uint8_t {
     Write,     // copy `writeBytes` (packed in order) into `ranges`
     SetForces, // replace the force table with `forces` (nullptr: none)
     Reload,    // apply `change` (Engine::prepareChange) and `forces`
+    SetWatch,  // publish `watch` after every cycle from now on (nullptr: nothing)
 };
 
 // Halted: after a fault (the control endpoint calls it "faulted"); Stopped: by runtime.stop or
@@ -104,6 +107,8 @@ struct ScanCommand {
     // Reload: the prepared change, owned by the submitter. Applied, it holds what was replaced
     // (the old program, the previous retain hand-off buffer, …), to be freed by the submitter.
     PreparedChange* change = nullptr;
+    // SetWatch: owned by the submitter; the one it replaces may be freed once this is done.
+    ValueWatch* watch = nullptr;
     CommandResult* result = nullptr;
 };
 

@@ -47,6 +47,7 @@
 #include "takt/engine/scan_command.h"
 #include "takt/engine/seqlock.h"
 #include "takt/engine/spsc_queue.h"
+#include "takt/engine/value_watch.h"
 
 namespace takt::engine {
 
@@ -237,6 +238,7 @@ private:
     void pushEvent(const ScanEvent& e) noexcept;
     void wakeControl() noexcept; // signals commandWake_
     void publish() noexcept;
+    void publishWatch() noexcept;
     void maybeHandRetain(std::int64_t now) noexcept;
     [[nodiscard]] ProcessImageView view() noexcept;
     // Scan thread (or the control thread once the scan thread has ended): the safe state through
@@ -282,7 +284,8 @@ private:
     std::uint64_t submitted_ = 0; // control thread only
     std::atomic<std::uint64_t> commandsDone_{0};
     int commandWake_ = -1;
-    bool wakeDue_ = false; // scan thread: an event was recorded since the last publish()
+    bool wakeDue_ = false;        // scan thread: an event was recorded since the last publish()
+    ValueWatch* watch_ = nullptr; // SetWatch: what the subscriptions read, published after every cycle
 
     LatencyHistogram exec_, lateness_;
     std::unique_ptr<LatencyHistogram[]> taskExec_, taskLate_;
