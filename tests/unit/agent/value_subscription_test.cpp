@@ -70,9 +70,10 @@ struct Note {
 };
 
 Note parseNote(const std::string& params) {
-    rapidjson::Document p;
-    p.Parse(params.c_str());
-    EXPECT_FALSE(p.HasParseError()) << params;
+    rapidjson::Document doc;
+    doc.Parse(params.c_str());
+    EXPECT_FALSE(doc.HasParseError()) << params;
+    const rapidjson::Value& p = doc;
     Note n{p["subscription"].GetInt64(), p["cycle"].GetInt64(), p["skipped"].GetInt64(), {}};
     for (const auto& m : p["values"].GetObject()) {
         n.values[m.name.GetString()] = m.value["value"].GetInt();
