@@ -71,7 +71,8 @@ public:
             });
         };
         // Framed on the control thread: the connection's thread only writes it.
-        s.notification = [weak = this->weak_from_this(), post = post_](std::string_view method, std::string params) {
+        s.notification = [weak = this->weak_from_this(), post = post_](std::string_view method,
+                                                                       const std::string& params) {
             post([weak, frame = eventFrame(method, params)]() mutable {
                 if (const auto self = weak.lock()) {
                     self->onFrame(std::move(frame));
