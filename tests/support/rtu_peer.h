@@ -150,8 +150,12 @@ private:
             }
             const std::lock_guard lock(mutex_);
             const int fc = query[1];
+            // The silence is measured from the start of the reply's write: a peer thread preempted
+            // after the write (a loaded machine) would otherwise take a late time and measure the
+            // driver's gap as shorter than it was. A driver that does not wait is still caught.
+            const auto replying = std::chrono::steady_clock::now();
             if (modbus_reply(ctx_, query, len, mapping_) > 0) {
-                lastReply_ = std::chrono::steady_clock::now();
+                lastReply_ = replying;
                 ++answered_;
             }
             if ((fc == 0x0F || fc == 0x05) && ((query[2] << 8) | query[3]) == 0) {
