@@ -87,10 +87,10 @@ public:
         if (::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
             return;
         }
-        const std::string request =
-            fmt::format("POST /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n{}"
-                        "Content-Length: {}\r\n\r\n{}",
-                        token.empty() ? "" : "Authorization: Bearer " + token + "\r\n", declared.value_or(body.size()), body);
+        const std::string request = fmt::format(
+            "POST /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n{}"
+            "Content-Length: {}\r\n\r\n{}",
+            token.empty() ? "" : "Authorization: Bearer " + token + "\r\n", declared.value_or(body.size()), body);
         sent_ = ::write(fd_, request.data(), request.size()) == static_cast<ssize_t>(request.size());
     }
     ~EventClient() { ::close(fd_); }
