@@ -218,14 +218,14 @@ private:
                         if (self->callNumber_ == number && !self->replied_) {
                             self->replied_ = true;
                             self->callTimer_.cancel();
-                            self->onAuthenticated(std::move(checked));
+                            self->onAuthenticated(checked);
                         }
                     });
                 }
             });
     }
 
-    void onAuthenticated(ControlServer::TokenCheck checked) {
+    void onAuthenticated(const ControlServer::TokenCheck& checked) {
         if (!checked.answer.ok) {
             answer(web::refused(parser_->get(), checked.answer));
             return;
