@@ -255,7 +255,9 @@ void ControlSession::handleLine(std::string_view line) {
              });
 }
 
-void SessionSink::sendNotification(std::string_view method, std::string params) {
+// By value: a sink that hands the params on (LocalStreamSession) moves them.
+void SessionSink::sendNotification(std::string_view method,
+                                   std::string params) { // NOLINT(performance-unnecessary-value-param)
     sendLine(rpc::notificationLine(method, params));
 }
 

@@ -106,7 +106,7 @@ void RuntimeControl::rebuildWatch() {
     p->command.kind = engine::ScanCommandKind::SetWatch;
     p->command.watch = next.get();
     p->watch = watch_; // kept until the scan thread has let go of it
-    ControlReplyFn ignore = [](ControlAnswer) {};
+    ControlReplyFn ignore = [](const ControlAnswer&) {};
     if (!submit(std::move(p), ignore)) {
         return; // the queue is full or the loop is not cycling: the next round tries again
     }
