@@ -130,6 +130,10 @@ void encodeSection(Writer& w, SectionId id, const Module& m) {
             w.i64(t.intervalNs);
             w.u32(t.priority);
             w.u32(t.singleOffset);
+            w.count(t.io.size());
+            for (const std::uint32_t i : t.io) {
+                w.u32(i);
+            }
         }
         break;
     case SectionId::Programs:
@@ -380,12 +384,16 @@ void decodeSection(Reader& r, SectionId id, Module& m) {
         }
         break;
     case SectionId::Tasks:
-        m.tasks.resize(r.count(20, "task"));
+        m.tasks.resize(r.count(24, "task"));
         for (TaskEntry& t : m.tasks) {
             t.name = r.str();
             t.intervalNs = r.i64();
             t.priority = r.u32();
             t.singleOffset = r.u32();
+            t.io.resize(r.count(4, "task I/O index"));
+            for (std::uint32_t& i : t.io) {
+                i = r.u32();
+            }
         }
         break;
     case SectionId::Programs:

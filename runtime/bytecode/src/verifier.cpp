@@ -480,6 +480,12 @@ private:
             if (t.intervalNs < 0) {
                 return fail(VerifyError::TaskTable, "task '" + t.name + "': negative interval");
             }
+            for (std::size_t i = 0; i < t.io.size(); ++i) {
+                if (t.io[i] >= m_.io.size() || (i > 0 && t.io[i] <= t.io[i - 1])) {
+                    return fail(VerifyError::TaskTable, "task '" + t.name + "': I/O index " + std::to_string(t.io[i]) +
+                                                            " is out of range or out of order");
+                }
+            }
         }
         return true;
     }

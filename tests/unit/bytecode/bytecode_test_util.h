@@ -102,7 +102,7 @@ inline Module validModule(Layout* layout = nullptr) {
                    {"Main.count", 0, 16, 4, VarKind::ProgramVar, true, false},
                    {"Main.flag", 1, 20, 1, VarKind::ProgramVar, false, false},
                    {"Main.fb", 2, 24, 8, VarKind::ProgramVar, false, false}};
-    m.tasks = {{"Fast", 10'000'000, 1, kNone}};
+    m.tasks = {{"Fast", 10'000'000, 1, kNone, {0}}};
     m.programs = {{"Main", 0, 16, 0}};
     m.io = {{IoArea::Input, 0, 0, 0, 20, 1, "%IX0.0", "Main.flag"}};
     m.access = {{"COUNT", "Main.count", 0, 16, true}};

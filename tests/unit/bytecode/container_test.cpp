@@ -66,7 +66,7 @@ Module richModule() {
     m.pous = {{"Main", PouKind::Program, 0, 3, 0, 4, kNone},
               {"Motor", PouKind::FunctionBlock, 3, 5, 0, 4, kNone},
               {"TON", PouKind::Native, kNone, kNone, 16, kNone, 3}};
-    m.tasks = {{"Fast", 10'000'000, 1, kNone}, {"Evt", 0, 7, 6}};
+    m.tasks = {{"Fast", 10'000'000, 1, kNone, {0, 1}}, {"Evt", 0, 7, 6, {}}};
     m.programs = {{"P1", 0, 4, 0}, {"P2", 0, 8, kNone}};
     m.io = {{IoArea::Input, 3, 5, 0, 6, 0, "%IX3.5", "Main.start"},
             {IoArea::Output, 10, 0, 2, 8, 0, "%QW10", "Main.speed"}};
@@ -123,6 +123,8 @@ TEST(Container, RoundTripKeepsFieldValues) {
     EXPECT_EQ(m.pous[2].native, 3u);
     EXPECT_EQ(m.tasks[0].intervalNs, 10'000'000);
     EXPECT_EQ(m.tasks[1].singleOffset, 6u);
+    EXPECT_EQ(m.tasks[0].io, (std::vector<std::uint32_t>{0, 1}));
+    EXPECT_TRUE(m.tasks[1].io.empty());
     EXPECT_EQ(m.io[0].bit, 5);
     EXPECT_EQ(m.io[1].address, "%QW10");
     EXPECT_FALSE(m.access[0].readOnly);

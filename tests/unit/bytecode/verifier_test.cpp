@@ -400,6 +400,9 @@ TEST(Verifier, RejectsTablesPointingOutsideTheImage) {
     m = validModule();
     m.tasks[0].singleOffset = 2;
     expectRejected(m, VerifyError::TaskTable, "SINGLE input");
+    m = validModule();
+    m.tasks[0].io = {1};
+    expectRejected(m, VerifyError::TaskTable, "I/O index 1");
 }
 
 TEST(Verifier, RejectsUnsortedDebugMap) {

@@ -141,6 +141,9 @@ struct TaskEntry {
     std::int64_t intervalNs = 0;        // 0: event task (SINGLE) or every cycle
     std::uint32_t priority = 0;         // lower runs first
     std::uint32_t singleOffset = kNone; // BOOL in the image whose rising edge triggers the task
+    // Indices into Module::io of the located variables this task's programs (and what they call)
+    // read or write, ascending: a task copies only these at its own cycle start and end.
+    std::vector<std::uint32_t> io;
 };
 
 struct ProgramInstance {
