@@ -187,12 +187,14 @@ struct Harness::State {
         return r;
     }
 
-    HarnessResult cycleFault(const engine::FaultReport& f) const {
+    HarnessResult cycleFault(const engine::FaultReport& f) const { return cycleFault(*engine, f); }
+    // `faulted`: the engine that ran the cycle (a load's new engine is not `engine` yet).
+    static HarnessResult cycleFault(const engine::Engine& faulted, const engine::FaultReport& f) {
         HarnessResult r = failure(ErrorKind::RuntimeCycleError,
-                                  fmt::format("runtime fault in cycle {}: {}", engine->cycleCount(), f.message));
+                                  fmt::format("runtime fault in cycle {}: {}", faulted.cycleCount(), f.message));
         r.payload.SetObject();
         auto& a = r.payload.GetAllocator();
-        r.payload.AddMember("cycle", Value().SetUint64(engine->cycleCount()), a);
+        r.payload.AddMember("cycle", Value().SetUint64(faulted.cycleCount()), a);
         Value e(rapidjson::kObjectType);
         e.AddMember("message", Value(f.message.c_str(), a), a);
         e.AddMember("pou", Value(f.pou.c_str(), a), a);
@@ -315,24 +317,30 @@ HarnessResult Harness::State::load(const std::vector<compiler::SourceText>& text
         return failure(ErrorKind::RuntimeError, "no bytecode interpreter is available in this build");
     }
     // A fresh harness: a new engine and virtual time 0; the wall clock at the date last set
-    // (kVirtualWallEpochNs if none).
-    engine.reset();
+    // (kVirtualWallEpochNs if none). The program loaded before stays, with its time, until the new
+    // one has initialised and run its initial cycle: a load that fails there changes nothing.
+    const std::int64_t nowBefore = clock.now();
+    const std::int64_t wallBefore = clock.wall();
+    const auto failed = [&](HarnessResult r) {
+        clock.set(nowBefore);
+        clock.setWall(wallBefore);
+        build = previous;
+        return r;
+    };
     clock.set(0);
     clock.setWall(wallAtLoad);
-    addressMode = outcome.addressMode;
     auto next = std::make_unique<engine::Engine>(std::move(runner), clock);
     engine::FaultReport fault;
     if (!next->load(std::make_unique<engine::LoadedProgram>(outcome.module, outcome.hash), fault)) {
-        return failure(ErrorKind::RuntimeError, fmt::format("initialisation failed: {}", fault.message));
+        return failed(failure(ErrorKind::RuntimeError, fmt::format("initialisation failed: {}", fault.message)));
     }
-    engine = std::move(next);
     // Without the initial cycle the program has run only its initialisation: inputs set now are
     // what its first cycle sees.
-    if (options.initialCycle && !engine->runCycle(fault)) {
-        HarnessResult r = cycleFault(fault);
-        engine.reset();
-        return r;
+    if (options.initialCycle && !next->runCycle(fault)) {
+        return failed(cycleFault(*next, fault));
     }
+    engine = std::move(next);
+    addressMode = outcome.addressMode;
     HarnessResult r = progress({});
     r.payload.RemoveMember("watch");
     programNames(r);
