@@ -17,6 +17,7 @@
 #include "code_memory.h"
 #include "fast_loops.h"
 #include "plugin_api.h"
+#include "repeats.h"
 #include "standard_fbs.h"
 
 #include "takt/bytecode/opcodes.h"
@@ -37,7 +38,9 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/CommandLine.h>
+#include <llvm/Support/FileSystem.h>
 #include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
 #if defined(__clang__)
 #pragma clang diagnostic pop
 #endif
@@ -46,7 +49,9 @@
 #include <array>
 #include <chrono>
 #include <cstddef>
+#include <cstdlib>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -110,6 +115,20 @@ struct Emitter {
     };
     std::vector<Fast> fastLoops{};
     const Fast* copying = nullptr; // the unchecked copy being translated
+    // Runs of repeated segments emitted as a loop (repeats.h): the first segment's instructions
+    // with `index` the segment, the varying operand words read from a table per segment (or
+    // computed, when they step by a constant).
+    struct Rolled {
+        RepeatRun run;
+        BasicBlock* entry = nullptr;  // every entry from outside: index 0
+        BasicBlock* header = nullptr; // the index's phi
+        BasicBlock* latch = nullptr;  // the end of a segment: the next one, or out after the last
+        llvm::PHINode* index = nullptr;
+        std::map<std::uint32_t, std::pair<llvm::GlobalVariable*, std::int64_t>> words; // word -> table, or stride
+        std::map<std::uint32_t, std::uint32_t> first;                                  // word -> its value in segment 0
+    };
+    std::vector<Rolled> rolled{};
+    const Rolled* rolling = nullptr; // the run whose first segment is being translated
     // A PROGRAM's or FB's frame (its temporaries) in an LLVM alloca rather than the image, so
     // they live in machine registers: set per body while nothing outside it can see the frame,
     // cleared (and the body translated again on the image) when an instruction takes a frame
@@ -120,6 +139,40 @@ struct Emitter {
     bool frameEscapes = false;
 
     [[nodiscard]] std::uint32_t w(std::uint32_t k) const { return code[pc + 1 + k]; }
+    // Operand word k of this instruction differs between the segments of the run being rolled.
+    [[nodiscard]] bool varies(std::uint32_t k) const {
+        return rolling != nullptr && rolling->words.count(pc + 1 + k - rolling->run.start) != 0;
+    }
+    // Word k in the current segment (varies(k)): first + index * stride, computed without wrap
+    // (nuw: every segment's word is a valid offset), so LLVM sees the operands of a segment, and
+    // a called FB's members, at constant distances from each other.
+    Value* varyingWord(std::uint32_t k) {
+        const std::uint32_t at = pc + 1 + k - rolling->run.start;
+        const auto& [table, stride] = rolling->words.at(at);
+        if (table == nullptr) {
+            Value* step = b.CreateMul(rolling->index, c32(static_cast<std::uint32_t>(stride)), "", true);
+            return b.CreateNUWAdd(c32(rolling->first.at(at)), step);
+        }
+        Value* index[] = {c32(0), rolling->index};
+        return b.CreateLoad(i32(), b.CreateInBoundsGEP(table->getValueType(), table, index));
+    }
+    Value* varyingWord64(std::uint32_t k) { return b.CreateZExt(varyingWord(k), i64()); }
+    // Immediate word k (a MOVI's value) as an i32 constant, or this segment's.
+    Value* imm32Value(std::uint32_t k) { return varies(k) ? varyingWord(k) : c32(w(k)); }
+    Value* imm64Value(std::uint32_t k) {
+        if (!varies(k) && !varies(k + 1)) {
+            return c64(imm64(k));
+        }
+        Value* lo = b.CreateZExt(imm32Value(k), i64());
+        return b.CreateOr(lo, b.CreateShl(b.CreateZExt(imm32Value(k + 1), i64()), 32));
+    }
+    // The code offset of this instruction in the segment running (a trap's pc).
+    Value* pcValue() {
+        if (rolling == nullptr) {
+            return c32(pc);
+        }
+        return b.CreateAdd(c32(pc), b.CreateMul(rolling->index, c32(rolling->run.length)));
+    }
     [[nodiscard]] std::int32_t imm32(std::uint32_t k) const { return static_cast<std::int32_t>(w(k)); }
     [[nodiscard]] std::uint64_t imm64(std::uint32_t k) const {
         return static_cast<std::uint64_t>(w(k)) | (static_cast<std::uint64_t>(w(k + 1)) << 32);
@@ -138,12 +191,15 @@ struct Emitter {
     // Operand k as an i8* into the image.
     Value* addr(std::uint32_t k) {
         const std::uint32_t word = w(k);
+        if (varies(k)) {
+            return b.CreateInBoundsGEP(i8(), base[bytecode::addressTag(word)], varyingWord64(k));
+        }
         return b.CreateConstInBoundsGEP1_64(i8(), base[bytecode::addressTag(word)], bytecode::addressOffset(word));
     }
     // The image offset of operand k (ADDR, IDX), as the interpreter computes A(k) - image.
     Value* offsetOf(std::uint32_t k) {
         const std::uint32_t word = w(k);
-        Value* off = c32(bytecode::addressOffset(word));
+        Value* off = varies(k) ? varyingWord(k) : c32(bytecode::addressOffset(word));
         switch (bytecode::addressTag(word)) {
         case bytecode::kTagThis: return b.CreateNUWAdd(thisOffset, off);
         case bytecode::kTagFrame: frameEscapes = true; return b.CreateNUWAdd(frameOffset, off);
@@ -178,6 +234,9 @@ struct Emitter {
     // agent write variables only), so the bytes are the module's initial image. LLVM then folds
     // a literal like any other, instead of loading it on every use.
     Value* constantOperand(Type* t, std::uint32_t k) {
+        if (varies(k)) {
+            return nullptr;
+        }
         const std::uint32_t word = w(k);
         const std::uint64_t bytes = t->getPrimitiveSizeInBits() / 8;
         const std::uint64_t offset = bytecode::addressOffset(word);
@@ -206,6 +265,14 @@ struct Emitter {
         if (copying != nullptr && at >= copying->loop.head && at <= copying->loop.backEdge) {
             return copying->blocks[at - copying->loop.head];
         }
+        if (rolling != nullptr && at == rolling->run.start + rolling->run.length) {
+            return rolling->latch;
+        }
+        for (const Rolled& r : rolled) {
+            if (r.run.start == at && (pc < r.run.start || pc >= r.run.end())) {
+                return r.entry;
+            }
+        }
         for (const Fast& f : fastLoops) {
             if (f.loop.head == at && (pc < f.loop.head || pc > f.loop.backEdge)) {
                 return f.preheader;
@@ -225,7 +292,7 @@ struct Emitter {
         b.SetInsertPoint(ok);
     }
     void raise(Trap trap) {
-        b.CreateStore(c32(pc), b.CreateStructGEP(runContextType(), ctx, 2));
+        b.CreateStore(pcValue(), b.CreateStructGEP(runContextType(), ctx, 2));
         b.CreateRet(c32(static_cast<std::uint32_t>(trap)));
     }
     llvm::MDNode* unlikely() { return llvm::MDBuilder(cx).createBranchWeights(1, 1 << 20); }
@@ -463,7 +530,7 @@ struct Emitter {
         BasicBlock* ok = fresh("ok");
         b.CreateCondBr(b.CreateICmpNE(t, c32(0)), bad, ok, unlikely());
         b.SetInsertPoint(bad);
-        b.CreateStore(c32(pc), b.CreateStructGEP(runContextType(), ctx, 2));
+        b.CreateStore(pcValue(), b.CreateStructGEP(runContextType(), ctx, 2));
         b.CreateRet(t);
         b.SetInsertPoint(ok);
     }
@@ -674,19 +741,19 @@ OP(MOV_64) {
     e.next();
 }
 OP(MOVI_8) {
-    e.st(0, e.b.getInt8(static_cast<std::uint8_t>(e.w(1))));
+    e.st(0, e.b.CreateTrunc(e.imm32Value(1), e.i8()));
     e.next();
 }
 OP(MOVI_16) {
-    e.st(0, e.b.getInt16(static_cast<std::uint16_t>(e.w(1))));
+    e.st(0, e.b.CreateTrunc(e.imm32Value(1), e.i16()));
     e.next();
 }
 OP(MOVI_32) {
-    e.st(0, e.c32(e.w(1)));
+    e.st(0, e.imm32Value(1));
     e.next();
 }
 OP(MOVI_64) {
-    e.st(0, e.c64(e.imm64(1)));
+    e.st(0, e.imm64Value(1));
     e.next();
 }
 OP(COPY) {
@@ -1395,6 +1462,51 @@ void translateBody(Emitter& e, const bytecode::Module& module, std::uint32_t ent
     }
     e.blocks = &blocks;
     e.code = module.code.data();
+    e.rolled.clear();
+    e.rolling = nullptr;
+    const bytecode::PouEntry& pou = module.pous[pouContaining(module, entry)];
+    for (RepeatRun& run : repeatRuns(module, pou.code, pou.codeEnd, reach.starts)) {
+        Emitter::Rolled& r = e.rolled.emplace_back();
+        r.run = std::move(run);
+        r.entry = e.fresh("rolled");
+        r.header = e.fresh("segment");
+        r.latch = e.fresh("next-segment");
+        const RepeatRun& rr = r.run;
+        for (std::size_t v = 0; v < rr.varying.size(); ++v) {
+            const std::uint32_t word = rr.varying[v];
+            std::vector<std::uint32_t> values;
+            for (std::uint32_t j = 0; j < rr.count; ++j) {
+                const std::uint32_t raw = module.code[rr.start + j * rr.length + word];
+                values.push_back(rr.address[v] ? bytecode::addressOffset(raw) : raw);
+            }
+            const std::int64_t stride = std::int64_t{values[1]} - std::int64_t{values[0]};
+            bool affine = stride >= 0;
+            for (std::uint32_t j = 1; j < rr.count; ++j) {
+                affine = affine && std::int64_t{values[j]} - std::int64_t{values[j - 1]} == stride;
+            }
+            r.first[word] = values[0];
+            llvm::GlobalVariable* table = nullptr;
+            if (!affine) {
+                auto* type = llvm::ArrayType::get(e.i32(), values.size());
+                table = new llvm::GlobalVariable(e.mod, type, true, llvm::GlobalValue::PrivateLinkage,
+                                                 llvm::ConstantDataArray::get(e.cx, values), "takt.segments");
+            }
+            r.words[word] = {table, stride};
+        }
+        for (std::uint32_t pc = rr.start + rr.length; pc < rr.end(); ++pc) {
+            if (blocks[pc] != nullptr) { // the later segments run as the first one's code
+                blocks[pc]->eraseFromParent();
+                blocks[pc] = nullptr;
+            }
+        }
+        e.b.SetInsertPoint(r.header);
+        r.index = e.b.CreatePHI(e.i32(), 2);
+        e.b.CreateBr(blocks[rr.start]);
+        e.b.SetInsertPoint(r.entry);
+        e.b.CreateBr(r.header);
+        r.index->addIncoming(e.c32(0), r.entry);
+    }
+    e.b.SetInsertPoint(start);
     for (const FastLoop& loop : fastLoops(module, reach.starts, e.scope[bytecode::kTagThis] != nullptr)) {
         Emitter::Fast& f = e.fastLoops.emplace_back(Emitter::Fast{loop, e.fresh("preheader"), {}});
         for (std::uint32_t pc = loop.head; pc <= loop.backEdge; ++pc) {
@@ -1404,12 +1516,26 @@ void translateBody(Emitter& e, const bytecode::Module& module, std::uint32_t ent
     e.pc = bytecode::kNone; // the entry comes from outside every loop
     e.b.CreateBr(e.block(entry));
     for (std::size_t pc = 0; pc < reach.starts.size(); ++pc) {
-        if (!reach.starts[pc]) {
+        if (!reach.starts[pc] || blocks[pc] == nullptr) {
             continue;
         }
         e.pc = static_cast<std::uint32_t>(pc);
+        e.rolling = nullptr;
+        for (const Emitter::Rolled& r : e.rolled) {
+            if (pc >= r.run.start && pc < r.run.start + r.run.length) {
+                e.rolling = &r;
+            }
+        }
         e.b.SetInsertPoint(blocks[pc]);
         kEmit[module.code[pc]](e);
+    }
+    e.rolling = nullptr;
+    for (const Emitter::Rolled& r : e.rolled) {
+        e.pc = r.run.start;
+        e.b.SetInsertPoint(r.latch);
+        Value* following = e.b.CreateAdd(r.index, e.c32(1));
+        r.index->addIncoming(following, r.latch);
+        e.b.CreateCondBr(e.b.CreateICmpULT(following, e.c32(r.run.count)), r.header, e.block(r.run.end()));
     }
     for (const Emitter::Fast& f : e.fastLoops) {
         e.copying = &f;
@@ -1497,6 +1623,21 @@ void optimise(llvm::Module& mod, llvm::TargetMachine* tm, std::size_t codeWords)
     pb.registerLoopAnalyses(lam);
     pb.crossRegisterProxies(lam, fam, cgam, mam);
     pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(mod, mam);
+}
+
+// TAKT_NATIVE_DUMP=PREFIX writes the module's IR as the translator emitted it (PREFIX.ll) and
+// after the optimisation (PREFIX.opt.ll), for reading the code a program gets (`llc-14 -O2
+// -mattr=-avx PREFIX.opt.ll` gives its machine code). Each compile overwrites the files.
+void dumpIr(const llvm::Module& mod, const char* suffix) {
+    const char* prefix = std::getenv("TAKT_NATIVE_DUMP");
+    if (prefix == nullptr || *prefix == '\0') {
+        return;
+    }
+    std::error_code ec;
+    llvm::raw_fd_ostream out(std::string(prefix) + suffix, ec, llvm::sys::fs::OF_Text);
+    if (!ec) {
+        mod.print(out, nullptr);
+    }
 }
 
 } // namespace
@@ -1632,11 +1773,13 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
             translateBody(e, module, module.pous[p].code, reach);
         }
     }
+    dumpIr(*mod, ".ll");
     if (llvm::verifyModule(*mod, &llvm::errs())) {
         result.error = "the translator produced invalid IR";
         return result;
     }
     optimise(*mod, tm->get(), module.code.size());
+    dumpIr(*mod, ".opt.ll");
 
     // The objects are linked into CodeMemory: code never writable and executable at once.
     auto code = std::make_shared<CodeMappings>();
