@@ -1,9 +1,10 @@
 #pragma once
 // The front end of one project, kept between checks. `takt check`, `takt build`, `takt run`,
-// `takt validate`, `takt reload` and `takt test` (through checkProject) and `takt lsp` load a
-// project through a Frontend, so they read it the same way (runtime.toml [build], trust-lsp.toml
-// include paths, libraries and vendor profile, the sources root) and see the same diagnostics.
-// (The Agent API's workspace methods still select sources through their workspace sandbox.)
+// `takt validate`, `takt reload` and `takt test` (through checkProject), `takt lsp` and the Agent
+// API's project methods (lsp.diagnostics, runtime.build, …) load a project through a Frontend, so
+// they read it the same way (runtime.toml [build], trust-lsp.toml include paths, libraries and
+// vendor profile, the sources root) and see the same diagnostics. The Agent API reads every file
+// through its workspace (ProjectInput::access): a library outside the workspace root is E0024.
 //
 // A Frontend also holds what lets an editor re-check one file quickly. After a full check it
 // keeps, per file and keyed by its text, the facts semantic analysis recorded while checking it
