@@ -88,9 +88,10 @@ TEST_F(FrontendTest, BodyEditDoesNotParseOtherFilesAgain) {
     EXPECT_EQ(first.focus, path("src/main.st"));
     EXPECT_EQ(f.stats().incrementalChecks, 1U);
     EXPECT_EQ(f.stats().fullChecks, 1U);
-    // The first edit parses the edited file and, once, the others' declarations.
+    // The first edit parses the edited file, finds the names it looked up in the others, and
+    // parses it again with their declarations (once each).
     const std::size_t parses = f.stats().parses;
-    EXPECT_EQ(parses, 3U + 3U);
+    EXPECT_EQ(parses, 3U + 1U + 3U);
     for (int i = 0; i < 5; ++i) {
         text.insert(text.find("END_PROGRAM"), "unknown" + std::to_string(i) + " := 1;\n");
         const CheckedProject& a = edit(f, "src/main.st", text);
@@ -201,6 +202,12 @@ TEST_F(FrontendTest, ABodyEditKeepsADuplicateDeclaredElsewhere) {
         f, "src/util.st", "FUNCTION Scale : REAL\nVAR_INPUT\n    x : INT;\nEND_VAR\nScale := 2.0;\nEND_FUNCTION\n");
     EXPECT_FALSE(dup.focus.empty());
     EXPECT_EQ(linesOf(dup.project, "src/util.st").size(), 1U);
+    // zz.st adds a third Scale, naming nothing: its E0101 needs funcs.st's declaration all the same.
+    const CheckedProject& third = edit(f, "src/zz.st",
+                                       "FUNCTION Other : INT\nOther := 2;\nEND_FUNCTION\n\nFUNCTION Scale : REAL\n"
+                                       "Scale := 3.0;\nEND_FUNCTION\n");
+    EXPECT_FALSE(third.focus.empty()) << "a duplicate declares nothing the other files see";
+    EXPECT_EQ(linesOf(third.project, "src/zz.st").size(), 1U);
 }
 
 // Renaming a declaration changes what the file declares for the others: a full check, after
