@@ -119,6 +119,34 @@ TEST_F(AgentFrontend, DiagnosticsOfATrustProjectAreThoseOfTaktCheck) {
     EXPECT_TRUE(fs::exists(root_ / "app/program.stbc"));
 }
 
+// harness.load of a project runs what `takt build` compiles: the library's FB and the include
+// paths' function are there (before, only app/src/ was read: "no source files").
+TEST_F(AgentFrontend, TheHarnessLoadsATrustProjectWithItsLibraries) {
+    AgentOptions o;
+    o.workspace = root_;
+    AgentServer server(o);
+    ASSERT_TRUE(server.ok()) << server.error();
+    rapidjson::Document d;
+    d.Parse(server.handleLine(R"({"jsonrpc":"2.0","id":1,"method":"harness.load","params":{"project":"app"}})")
+                .value_or("null")
+                .c_str());
+    ASSERT_TRUE(d.HasMember("result")) << test::toJson(d);
+    (void)server.handleLine(R"({"jsonrpc":"2.0","id":3,"method":"harness.cycle","params":{"count":1}})");
+    d.Parse(server.handleLine(R"({"jsonrpc":"2.0","id":4,"method":"harness.get_output","params":{"name":"Main.n"}})")
+                .value_or("null")
+                .c_str());
+    const std::string value = test::toJson(at(d, {"result", "value"}));
+    EXPECT_NE(value.find('4'), std::string::npos) << test::toJson(d); // Twice(2), from shared/
+    // A library outside the workspace stops the load with its E0024.
+    AgentOptions inner;
+    inner.workspace = root_ / "app";
+    AgentServer confined(inner);
+    d.Parse(confined.handleLine(R"({"jsonrpc":"2.0","id":1,"method":"harness.load","params":{"project":"."}})")
+                .value_or("null")
+                .c_str());
+    EXPECT_NE(test::toJson(d).find("E0024"), std::string::npos) << test::toJson(d);
+}
+
 TEST_F(AgentFrontend, AnUnsavedBufferIsCheckedWithTheLibraries) {
     const std::string edited = "PROGRAM Main\nVAR\n    axis : FB_Axis;\n    n : INT;\nEND_VAR\n"
                                "axis(enable := TRUE);\nn := Twice(axis.ready);\nn := Scale(1);\nEND_PROGRAM\n";
