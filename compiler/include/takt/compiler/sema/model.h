@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "takt/compiler/names.h"
@@ -70,6 +71,10 @@ public:
     };
     std::vector<BodyUse> calls;
     std::vector<BodyUse> foreignLocalUses;
+    // With AnalysisOptions::bodiesOf: every name (upper case) looked up in the global scope or a
+    // namespace, found or not. A file left out of that analysis that declares one of them could
+    // have changed the answer (compiler::Frontend then checks again with it).
+    std::unordered_set<std::string> probedNames;
 
     // The parsed standard FB prelude (standardFbSource()); symbols point into it.
     std::unique_ptr<SourceFile> stdlibFile;
