@@ -10,6 +10,7 @@
 #include "takt/compiler/names.h"
 #include "takt/compiler/sema.h"
 #include "takt/compiler/sema/symbols.h"
+#include "takt/compiler/sema/task_data.h"
 #include "takt/compiler/sema/types.h"
 
 namespace takt::compiler {
@@ -70,6 +71,10 @@ public:
     };
     std::vector<BodyUse> calls;
     std::vector<BodyUse> foreignLocalUses;
+
+    // Per TASK (in the order of `tasks`), the POUs and shared variables its programs reach
+    // (task_data.h); filled after the bodies when every body was checked, else empty.
+    std::vector<TaskData> taskData;
 
     // The parsed standard FB prelude (standardFbSource()); symbols point into it.
     std::unique_ptr<SourceFile> stdlibFile;
