@@ -290,22 +290,27 @@ void analyzeTaskData(Context& cx) {
     }
     // A METHOD (or accessor) called on an FB or INTERFACE may run any FB's METHOD of that name
     // that derives from it: late binding and interface dispatch.
+    std::map<const Symbol*, std::vector<const Symbol*>> implemented; // per METHOD called, once
     auto implementations = [&](const Symbol* m, std::vector<const Symbol*>& out) {
         const Symbol* owner = m->owner;
         if (m->pouKind != ast::PouKind::Method || owner == nullptr) {
             return;
         }
-        for (const Symbol* p : model.pous) {
-            if (p != m && p->pouKind == ast::PouKind::Method && p->owner != nullptr && p->owner != owner &&
-                sameName(p->name, m->name) && derivesFrom(p->owner, owner)) {
-                out.push_back(p);
+        auto [it, fresh] = implemented.try_emplace(m);
+        if (fresh) {
+            for (const Symbol* p : model.pous) {
+                if (p != m && p->pouKind == ast::PouKind::Method && p->owner != nullptr && p->owner != owner &&
+                    sameName(p->name, m->name) && derivesFrom(p->owner, owner)) {
+                    it->second.push_back(p);
+                }
             }
         }
+        out.insert(out.end(), it->second.begin(), it->second.end());
     };
     for (const Symbol* task : model.tasks) {
         TaskData data;
         data.task = task;
-        std::map<TaskVariable, std::size_t> index;
+        std::map<TaskVariable, std::size_t>& index = data.index;
         std::set<std::string> direct;
         for (const Symbol* inst : model.programInstances) {
             if (inst->taskSymbol != task) {

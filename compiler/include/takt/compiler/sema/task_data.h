@@ -5,6 +5,8 @@
 // write that outlive a call and belong to no single instance of theirs: globals (VAR_GLOBAL,
 // VAR_STAT) and program variables. Code generation lists each task's located variables from it
 // (TaskEntry::io); W0016 and `takt check --shared-variables` report what two tasks share.
+#include <cstddef>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,16 +40,13 @@ struct TaskVariableUse {
 
 struct TaskData {
     const Symbol* task = nullptr;
-    std::vector<const Symbol*> pous;          // every POU the task's program instances reach
-    std::vector<TaskVariableUse> uses;        // in the order the walk met them
-    std::vector<std::string> directAddresses; // "%IX0.1" used as a value (canonical text), sorted
+    std::vector<const Symbol*> pous;           // every POU the task's program instances reach
+    std::vector<TaskVariableUse> uses;         // in the order the walk met them
+    std::vector<std::string> directAddresses;  // "%IX0.1" used as a value (canonical text), sorted
+    std::map<TaskVariable, std::size_t> index; // uses[index[v]] is v's
     [[nodiscard]] const TaskVariableUse* find(const TaskVariable& v) const {
-        for (const TaskVariableUse& u : uses) {
-            if (u.var == v) {
-                return &u;
-            }
-        }
-        return nullptr;
+        const auto it = index.find(v);
+        return it == index.end() ? nullptr : &uses[it->second];
     }
 };
 
