@@ -155,6 +155,57 @@ END_CONFIGURATION
     EXPECT_EQ(taskIo(c, "T"), (Addresses{"%QX5.0", "%QX5.1"}));
 }
 
+// ---- alignment: what makes an elementary value atomic across tasks -------------------------------
+
+TEST(SharedValueLayout, EveryElementaryValueLiesAtAMultipleOfItsSize) {
+    Compiled c(R"(
+TYPE Mixed : STRUCT flag : BOOL; big : LINT; small : INT; real8 : LREAL; b : BYTE; t : TIME; d : DATE; END_STRUCT; END_TYPE
+FUNCTION_BLOCK Holder
+  VAR_INPUT run : BOOL; END_VAR
+  VAR count : LINT; m : Mixed; w : WORD; END_VAR
+  count := count + 1;
+END_FUNCTION_BLOCK
+VAR_GLOBAL
+  g1 : BOOL;
+  g2 : LWORD;
+  g3 : SINT;
+  g4 : LREAL;
+  g5 : Mixed;
+  g6 : ARRAY [0..2] OF Mixed;
+  g7 : Holder;
+END_VAR
+PROGRAM Main
+  VAR a : BOOL; b : LTIME; h : Holder; e : DINT; END_VAR
+  g7(run := a);
+  h(run := g1);
+END_PROGRAM
+)");
+    ASSERT_TRUE(c.ok) << c.rendered();
+    std::size_t checked = 0;
+    for (const bytecode::VarEntry& v : c.module.variables) {
+        const bytecode::TypeDesc& t = c.module.types.at(v.type);
+        if (t.kind <= bytecode::ValueKind::WChar && t.size <= 8) {
+            EXPECT_EQ(v.offset % t.size, 0u) << v.path << " (" << t.name << ") at " << v.offset;
+            ++checked;
+        }
+    }
+    // Inside STRUCTs and FB instances too, whose own alignment is their largest member's.
+    for (const bytecode::TypeDesc& t : c.module.types) {
+        if (t.kind != bytecode::ValueKind::Struct && t.kind != bytecode::ValueKind::FunctionBlock) {
+            continue;
+        }
+        for (const bytecode::FieldDesc& f : t.fields) {
+            const bytecode::TypeDesc& ft = c.module.types.at(f.type);
+            if (ft.kind <= bytecode::ValueKind::WChar && ft.size <= 8 && ft.size > 0) {
+                EXPECT_EQ(f.offset % ft.size, 0u) << t.name << "." << f.name;
+                EXPECT_GE(t.align, ft.size) << t.name << "." << f.name;
+                ++checked;
+            }
+        }
+    }
+    EXPECT_GT(checked, 20u);
+}
+
 // ---- W0016 ------------------------------------------------------------------------------------
 
 const char* const kSharedPrelude = R"(
@@ -196,7 +247,8 @@ END_CONFIGURATION
     EXPECT_EQ(a.at("W0016"), (std::vector<std::string>{"main.st:10:3", "main.st:11:3"}));
     const Diagnostic* d = a.first("W0016");
     ASSERT_NE(d, nullptr);
-    EXPECT_NE(d->message.find("'recipe' (TRecipe) is written in task 'Fast' and read in task 'Slow'"), std::string::npos)
+    EXPECT_NE(d->message.find("'recipe' (TRecipe) is written in task 'Fast' and read in task 'Slow'"),
+              std::string::npos)
         << d->message;
     ASSERT_EQ(d->related.size(), 1u);
     EXPECT_EQ(a.where(d->related[0].span), "main.st:16:8");
