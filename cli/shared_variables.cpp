@@ -30,7 +30,7 @@ std::string access(const compiler::TaskVariableUse& u) {
 
 // Whether the pair's use of the variable draws W0016.
 bool warned(const compiler::SharedVariable& s) {
-    return !compiler::sharedAtomically(s.var.variable->type) && (s.first->written || s.second->written);
+    return compiler::tornAccess(s).has_value();
 }
 
 } // namespace

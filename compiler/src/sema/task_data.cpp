@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "sema/body.h"
@@ -47,6 +48,39 @@ std::vector<SharedTasks> sharedVariables(const std::vector<TaskData>& tasks) {
     return out;
 }
 
+std::optional<TornAccess> tornAccess(const SharedVariable& s) {
+    if (sharedAtomically(s.var.variable->type)) {
+        return std::nullopt;
+    }
+    // `writer` writes it and `other` uses it, one of them the whole (or a part that is not atomic).
+    auto check = [](const TaskVariableUse& writer, const TaskVariableUse& other,
+                    bool first) -> std::optional<TornAccess> {
+        if (!writer.written || (!other.read && !other.written) ||
+            (!writer.wholeWritten && !other.wholeRead && !other.wholeWritten)) {
+            return std::nullopt;
+        }
+        TornAccess t;
+        t.writerIsFirst = first;
+        t.write = writer.wholeWritten ? writer.firstWholeWrite : writer.firstWrite;
+        if (!writer.wholeWritten && other.wholeRead) {
+            t.other = other.firstWholeRead;
+        } else if (!writer.wholeWritten && other.wholeWritten) {
+            t.other = other.firstWholeWrite;
+            t.otherWrites = true;
+        } else if (other.read) {
+            t.other = other.firstRead;
+        } else {
+            t.other = other.firstWrite;
+            t.otherWrites = true;
+        }
+        return t;
+    };
+    if (auto t = check(*s.first, *s.second, true)) {
+        return t;
+    }
+    return check(*s.second, *s.first, false);
+}
+
 namespace sema {
 
 namespace {
@@ -56,6 +90,7 @@ struct RawUse {
     const Symbol* qualifier = nullptr;
     const Symbol* variable = nullptr;
     bool write = false;
+    bool atomic = false; // the access moves one value sharedAtomically() (an element, a member)
     Span at;
 };
 
@@ -103,7 +138,7 @@ public:
             break;
         }
         // The address escapes: whoever holds it may write through it.
-        case ast::ExprKind::Ref: access(static_cast<const ast::RefExpr*>(e)->operand.get(), true); break;
+        case ast::ExprKind::Ref: access(static_cast<const ast::RefExpr*>(e)->operand.get(), true, false); break;
         case ast::ExprKind::Paren: expr(static_cast<const ast::ParenExpr*>(e)->inner.get()); break;
         case ast::ExprKind::DirectAddress:
             out_.directAddresses.push_back(static_cast<const ast::DirectAddressExpr*>(e)->address.text());
@@ -119,7 +154,7 @@ private:
             const auto& a = static_cast<const ast::AssignStmt&>(s);
             access(a.target.get(), true);
             if (a.bindReference) {
-                access(a.value.get(), true);
+                access(a.value.get(), true, false);
             } else {
                 expr(a.value.get());
             }
@@ -169,22 +204,25 @@ private:
         }
     }
 
-    void record(const Symbol* qualifier, const Symbol* s, bool write, Span at) {
+    void record(const Symbol* qualifier, const Symbol* s, bool write, bool atomic, Span at) {
         if (s != nullptr && s->kind == SymbolKind::Variable) {
-            out_.uses.push_back({qualifier, s, write, at});
+            out_.uses.push_back({qualifier, s, write, atomic, at});
         }
     }
 
     // A variable access path (x, a.b, a[i].c, w.3): the variable at its root is read, or written
-    // when `write`; index expressions are read.
-    void access(const ast::Expr* e, bool write) {
+    // when `write`; index expressions are read. `atomic`: whether the access moves one value
+    // that is shared atomically; by default the path's own type decides (`a[i]` of an ARRAY OF
+    // BOOL is, `a` is not). An FB call or an address taken covers the whole variable.
+    void access(const ast::Expr* e, bool write, std::optional<bool> atomicAccess = std::nullopt) {
         if (e == nullptr) {
             return;
         }
+        const bool atomic = atomicAccess ? *atomicAccess : sharedAtomically(e->type);
         switch (e->kind) {
         case ast::ExprKind::Name: {
             const auto* n = static_cast<const ast::NameExpr*>(e);
-            record(nullptr, n->symbol, write, n->span);
+            record(nullptr, n->symbol, write, atomic, n->span);
             break;
         }
         case ast::ExprKind::Member: {
@@ -195,22 +233,24 @@ private:
                                    : nullptr;
             if (os != nullptr && os->kind != SymbolKind::Variable) {
                 // A namespace, a global list or a program instance qualifies the variable itself.
-                record(isProgramSymbol(os) ? os : nullptr, m->symbol, write, m->span);
+                record(isProgramSymbol(os) ? os : nullptr, m->symbol, write, atomic, m->span);
             } else {
-                access(m->object.get(), write);
+                access(m->object.get(), write, atomic);
             }
             break;
         }
         case ast::ExprKind::Index: {
             const auto* i = static_cast<const ast::IndexExpr*>(e);
-            access(i->array.get(), write);
+            access(i->array.get(), write, atomic);
             for (const ast::ExprPtr& x : i->indices) {
                 expr(x.get());
             }
             break;
         }
-        case ast::ExprKind::BitAccess: access(static_cast<const ast::BitAccessExpr*>(e)->object.get(), write); break;
-        case ast::ExprKind::Paren: access(static_cast<const ast::ParenExpr*>(e)->inner.get(), write); break;
+        case ast::ExprKind::BitAccess:
+            access(static_cast<const ast::BitAccessExpr*>(e)->object.get(), write, atomic);
+            break;
+        case ast::ExprKind::Paren: access(static_cast<const ast::ParenExpr*>(e)->inner.get(), write, atomic); break;
         default: expr(e); break; // r^ := …, f().x: what the path reads
         }
     }
@@ -224,9 +264,9 @@ private:
         const ast::Expr* callee = stripParen(c.callee.get());
         if (callee != nullptr && callee->kind == ast::ExprKind::Member) {
             const auto* m = static_cast<const ast::MemberExpr*>(callee);
-            access(m->object.get(), true);
+            access(m->object.get(), true, false);
         } else if (callee != nullptr && callee->kind == ast::ExprKind::Name) {
-            access(callee, true);
+            access(callee, true, false);
         } else {
             expr(callee);
         }
@@ -319,7 +359,7 @@ void analyzeTaskData(Context& cx) {
             const Type* t = stripAlias(inst->type);
             const Symbol* program =
                 t != nullptr && t->kind() == TypeKind::Program ? static_cast<const PouType*>(t)->symbol : nullptr;
-            auto note = [&](const Symbol* qualifier, const Symbol* v, bool write, Span at) {
+            auto note = [&](const Symbol* qualifier, const Symbol* v, bool write, bool atomic, Span at) {
                 if (v == nullptr || v->kind != SymbolKind::Variable) {
                     return;
                 }
@@ -344,7 +384,7 @@ void analyzeTaskData(Context& cx) {
                 }
                 auto [it, fresh] = index.emplace(key, data.uses.size());
                 if (fresh) {
-                    data.uses.push_back({key, false, false, {}, {}});
+                    data.uses.push_back(TaskVariableUse{key, false, false, {}, {}, false, false, {}, {}});
                 }
                 TaskVariableUse& u = data.uses[it->second];
                 if (write && !u.written) {
@@ -354,6 +394,13 @@ void analyzeTaskData(Context& cx) {
                     u.read = true;
                     u.firstRead = at;
                 }
+                if (!atomic && write && !u.wholeWritten) {
+                    u.wholeWritten = true;
+                    u.firstWholeWrite = at;
+                } else if (!atomic && !write && !u.wholeRead) {
+                    u.wholeRead = true;
+                    u.firstWholeRead = at;
+                }
             };
             // Arguments of `PROGRAM p WITH t : Main (in := x, out => y)` move every cycle of t.
             if (inst->instance != nullptr) {
@@ -362,7 +409,7 @@ void analyzeTaskData(Context& cx) {
                     FactWalker w(args);
                     w.expr(a.value.get());
                     for (const RawUse& u : args.uses) {
-                        note(u.qualifier, u.variable, a.output, u.at);
+                        note(u.qualifier, u.variable, a.output, u.atomic, u.at);
                     }
                     direct.insert(args.directAddresses.begin(), args.directAddresses.end());
                 }
@@ -387,7 +434,7 @@ void analyzeTaskData(Context& cx) {
                     continue;
                 }
                 for (const RawUse& u : it->second.uses) {
-                    note(u.qualifier, u.variable, u.write, u.at);
+                    note(u.qualifier, u.variable, u.write, u.atomic, u.at);
                 }
                 direct.insert(it->second.directAddresses.begin(), it->second.directAddresses.end());
                 for (const Symbol* callee : it->second.callees) {
@@ -401,27 +448,24 @@ void analyzeTaskData(Context& cx) {
     }
     for (const SharedTasks& pair : sharedVariables(model.taskData)) {
         for (const SharedVariable& s : pair.variables) {
-            const Type* type = s.var.variable->type;
-            if (sharedAtomically(type) || (!s.first->written && !s.second->written)) {
+            const std::optional<TornAccess> torn = tornAccess(s);
+            if (!torn) {
                 continue;
             }
-            const bool firstWrites = s.first->written;
-            const TaskVariableUse* writer = firstWrites ? s.first : s.second;
-            const TaskVariableUse* other = firstWrites ? s.second : s.first;
-            const Symbol* writerTask = firstWrites ? pair.first->task : pair.second->task;
-            const Symbol* otherTask = firstWrites ? pair.second->task : pair.first->task;
+            const Symbol* writerTask = torn->writerIsFirst ? pair.first->task : pair.second->task;
+            const Symbol* otherTask = torn->writerIsFirst ? pair.second->task : pair.first->task;
+            const Type* type = s.var.variable->type;
             const std::string name =
                 s.var.instance != nullptr ? s.var.instance->name + "." + s.var.variable->name : s.var.variable->name;
-            const bool otherWrites = other->written;
             Diagnostic* d = cx.diags.report(
-                DiagCode::SharedNonAtomic, writer->firstWrite,
+                DiagCode::SharedNonAtomic, torn->write,
                 "'" + name + "' (" + (type != nullptr ? type->name() : "?") + ") is written in task '" +
-                    writerTask->name + "' and " + (otherWrites ? "written" : "read") + " in task '" + otherTask->name +
+                    writerTask->name + "' and " + (torn->otherWrites ? "written" : "read") + " in task '" +
+                    otherTask->name +
                     "': a value larger than 64 bits or not elementary can be seen half-written by the other task");
             if (d != nullptr) {
-                d->relate(otherWrites ? other->firstWrite : other->firstRead, "task '" + otherTask->name + "' " +
-                                                                                  (otherWrites ? "writes" : "reads") +
-                                                                                  " '" + name + "' here");
+                d->relate(torn->other, "task '" + otherTask->name + "' " + (torn->otherWrites ? "writes" : "reads") +
+                                           " '" + name + "' here");
             }
         }
     }

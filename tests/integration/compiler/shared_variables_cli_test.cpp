@@ -19,10 +19,11 @@ VAR_GLOBAL
     target : Setpoint;
     cycles : LINT;
     onlyFast : INT;
+    preset : Setpoint;
 END_VAR
 PROGRAM Fast
     cycles := cycles + 1;
-    target.speed := 100;
+    target := preset;
     onlyFast := 1;
 END_PROGRAM
 PROGRAM Slow

@@ -214,10 +214,10 @@ VAR_GLOBAL
   recipe : TRecipe;
   label : STRING[20];
   counter : LINT;
-  ticks : ARRAY [0..3] OF INT;
+  ticks : ARRAY [0..3] OF INT; next : TRecipe;
 END_VAR
 PROGRAM Writer
-  recipe.speed := recipe.speed + 1;
+  recipe := next;
   label := 'running';
   counter := counter + 1;
 END_PROGRAM
@@ -253,6 +253,36 @@ END_CONFIGURATION
     ASSERT_EQ(d->related.size(), 1u);
     EXPECT_EQ(a.where(d->related[0].span), "main.st:16:8");
     EXPECT_NE(d->related[0].message.find("task 'Slow' reads 'recipe'"), std::string::npos);
+}
+
+TEST(SharedVariables, SingleElementsAndMembersOnBothSidesDoNotWarn) {
+    // Each write and each read moves one BOOL or one INT, which no reader sees half-written.
+    Analysis a(R"(
+TYPE Pair : STRUCT speed : INT; ramp : REAL; END_STRUCT; END_TYPE
+VAR_GLOBAL alarms : ARRAY [1..5] OF BOOL; p : Pair; whole : Pair; END_VAR
+PROGRAM Writer
+  alarms[2] := TRUE;
+  p.speed := 3;
+  whole.speed := 4;
+END_PROGRAM
+PROGRAM Reader
+  VAR b : BOOL; s : INT; w : Pair; END_VAR
+  b := alarms[2];
+  s := p.speed;
+  w := whole;
+END_PROGRAM
+CONFIGURATION Cfg
+  RESOURCE Res ON PLC
+    TASK A(INTERVAL := T#10ms, PRIORITY := 0);
+    TASK B(INTERVAL := T#20ms, PRIORITY := 1);
+    PROGRAM W WITH A : Writer;
+    PROGRAM R WITH B : Reader;
+  END_RESOURCE
+END_CONFIGURATION
+)");
+    EXPECT_EQ(a.errors(), 0u) << a.rendered();
+    // Only `whole`, read as a whole while a member of it is written: at the member's write.
+    EXPECT_EQ(a.at("W0016"), std::vector<std::string>{"main.st:7:3"}) << a.rendered();
 }
 
 TEST(SharedVariables, OneTaskOrNoWriterDoesNotWarn) {

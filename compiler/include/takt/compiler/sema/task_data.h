@@ -7,6 +7,7 @@
 // (TaskEntry::io); W0016 and `takt check --shared-variables` report what two tasks share.
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,12 @@ struct TaskVariableUse {
     bool written = false;
     Span firstRead;  // where the task's code first reads it (source order of the POUs)
     Span firstWrite; // … and first writes it (a call of an FB instance, a VAR_IN_OUT or REF/ADR counts)
+    // Accesses that move more than one atomically shared value: the whole STRUCT, STRING or
+    // ARRAY, an FB call, an address taken (a member or an element of 64 bits or less is not).
+    bool wholeRead = false;
+    bool wholeWritten = false;
+    Span firstWholeRead;
+    Span firstWholeWrite;
 };
 
 struct TaskData {
@@ -69,5 +76,17 @@ struct SharedTasks {
 // Every pair of tasks that share a variable, with the variables: the one computation behind
 // W0016 and `takt check --shared-variables`.
 [[nodiscard]] std::vector<SharedTasks> sharedVariables(const std::vector<TaskData>& tasks);
+
+// W0016's rule: a variable whose type is not shared atomically, written in one task and used in
+// the other, where the write or the other use moves more than one atomic value (a reader of
+// single BOOL elements beside a writer of single BOOL elements sees no torn value). Where to
+// report it; nullopt when no value can be seen half-written.
+struct TornAccess {
+    bool writerIsFirst = true; // the writing task is SharedTasks::first
+    Span write;                // the write to report at
+    Span other;                // the other task's use
+    bool otherWrites = false;
+};
+[[nodiscard]] std::optional<TornAccess> tornAccess(const SharedVariable& s);
 
 } // namespace takt::compiler
