@@ -13,6 +13,9 @@ AnalysisResult analyze(std::vector<ast::CompilationUnit>& units, const SourceMan
     sema::Context cx{*model, diags, sm, options, units};
     sema::declare(cx);
     sema::checkBodies(cx);
+    if (options.bodiesOf == kNoFile) {
+        sema::analyzeTaskData(cx);
+    }
     return AnalysisResult{std::move(model)};
 }
 

@@ -207,14 +207,38 @@ struct Emitter {
         }
     }
     // `tag`: the space the address lies in (an operand's tag, or the array's for an element);
-    // kTagAbsolute for a dereferenced pointer, which may point anywhere.
-    Value* loadAt(Type* t, Value* p, std::uint32_t tag = bytecode::kTagAbsolute) {
-        llvm::Instruction* i = b.CreateAlignedLoad(t, b.CreateBitCast(p, t->getPointerTo()), llvm::MaybeAlign(1));
+    // kTagAbsolute for a dereferenced pointer, which may point anywhere. `value`: an operand or
+    // an array element, which the compiler aligns to its size; outside the frame (globals,
+    // program and FB instances, which other tasks' threads may read or write) such a value of
+    // up to 64 bits moves as one `unordered` atomic access, which LLVM never splits or tears
+    // yet may still keep in a register across a loop (docs/language-notes.md, "Data shared
+    // between tasks"). A frame is the running task's own, and a dereferenced pointer may be
+    // unaligned: plain accesses, align 1.
+    [[nodiscard]] bool atomicValue(Type* t, std::uint32_t tag, bool value) const {
+        if (!value || tag == bytecode::kTagFrame) {
+            return false;
+        }
+        const auto bits = t->getPrimitiveSizeInBits().getFixedSize();
+        return (t->isIntegerTy() || t->isFloatTy() || t->isDoubleTy()) &&
+               (bits == 8 || bits == 16 || bits == 32 || bits == 64);
+    }
+    Value* loadAt(Type* t, Value* p, std::uint32_t tag = bytecode::kTagAbsolute, bool value = false) {
+        llvm::LoadInst* i = b.CreateAlignedLoad(t, b.CreateBitCast(p, t->getPointerTo()), llvm::MaybeAlign(1));
+        if (atomicValue(t, tag, value)) {
+            i->setAlignment(llvm::Align(t->getPrimitiveSizeInBits().getFixedSize() / 8));
+            i->setAtomic(llvm::AtomicOrdering::Unordered);
+        }
         scoped(i, tag);
         return i;
     }
-    void storeAt(Value* p, Value* v, std::uint32_t tag = bytecode::kTagAbsolute) {
-        scoped(b.CreateAlignedStore(v, b.CreateBitCast(p, v->getType()->getPointerTo()), llvm::MaybeAlign(1)), tag);
+    void storeAt(Value* p, Value* v, std::uint32_t tag = bytecode::kTagAbsolute, bool value = false) {
+        Type* t = v->getType();
+        llvm::StoreInst* i = b.CreateAlignedStore(v, b.CreateBitCast(p, t->getPointerTo()), llvm::MaybeAlign(1));
+        if (atomicValue(t, tag, value)) {
+            i->setAlignment(llvm::Align(t->getPrimitiveSizeInBits().getFixedSize() / 8));
+            i->setAtomic(llvm::AtomicOrdering::Unordered);
+        }
+        scoped(i, tag);
     }
     void scoped(llvm::Instruction* i, std::uint32_t tag) {
         if (scope[tag] != nullptr) {
@@ -227,7 +251,7 @@ struct Emitter {
         if (Value* c = constantOperand(t, k); c != nullptr) {
             return c;
         }
-        return loadAt(t, addr(k), tagOf(k));
+        return loadAt(t, addr(k), tagOf(k), true);
     }
     // Operand k's value when it lies in the constants: nothing writes there (the verifier refuses
     // such a destination, the VM a store through a reference below constSize, the engine and the
@@ -256,7 +280,7 @@ struct Emitter {
         }
         return t->isIntegerTy() ? llvm::ConstantInt::get(t, bits) : nullptr;
     }
-    void st(std::uint32_t k, Value* v) { storeAt(addr(k), v, tagOf(k)); }
+    void st(std::uint32_t k, Value* v) { storeAt(addr(k), v, tagOf(k), true); }
     Value* boolByte(Value* cond) { return b.CreateZExt(cond, i8()); }
 
     // The block of instruction `at` as a jump from this instruction reaches it: through the
@@ -968,7 +992,7 @@ OP(IDX) {
 #define LDX(name, TS, conv)                                                                                            \
     OP(name) {                                                                                                         \
         auto& B = e.b;                                                                                                 \
-        Value* a = e.loadAt(e.TS(), e.element(1, 2), e.tagOf(1));                                                      \
+        Value* a = e.loadAt(e.TS(), e.element(1, 2), e.tagOf(1), true);                                                \
         (void)B;                                                                                                       \
         e.st(0, conv);                                                                                                 \
         e.next();                                                                                                      \
@@ -984,7 +1008,7 @@ LDX(LDX_U16, i16, B.CreateZExt(a, e.i32()))
 #define STX(name, T)                                                                                                   \
     OP(name) {                                                                                                         \
         Value* p = e.element(1, 2);                                                                                    \
-        e.storeAt(p, e.ld(e.T(), 0), e.tagOf(1));                                                                      \
+        e.storeAt(p, e.ld(e.T(), 0), e.tagOf(1), true);                                                                \
         e.next();                                                                                                      \
     }
 STX(STX_8, i8)
@@ -1004,7 +1028,7 @@ OP(STX_N) {
     OP(name) {                                                                                                         \
         Value* p = e.element(1, 2);                                                                                    \
         Value* a = e.ld(e.T(), 6);                                                                                     \
-        e.st(0, e.b.add(a, e.loadAt(e.T(), p, e.tagOf(1))));                                                           \
+        e.st(0, e.b.add(a, e.loadAt(e.T(), p, e.tagOf(1), true)));                                                     \
         e.next();                                                                                                      \
     }
 ADDX(ADDX_I32, i32, CreateAdd)
