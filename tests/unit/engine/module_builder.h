@@ -100,7 +100,7 @@ public:
     }
     std::uint32_t task(const std::string& name, std::int64_t intervalNs, std::uint32_t priority,
                        std::uint32_t singleOffset = bytecode::kNone) {
-        m.tasks.push_back(bytecode::TaskEntry{name, intervalNs, priority, singleOffset});
+        m.tasks.push_back(bytecode::TaskEntry{name, intervalNs, priority, singleOffset, {}});
         return static_cast<std::uint32_t>(m.tasks.size() - 1);
     }
     std::shared_ptr<const Module> build() { return std::make_shared<const Module>(m); }
