@@ -100,6 +100,14 @@ void TaskSchedule::reset(const bytecode::Module& m) {
     due.assign(tasks.size(), false);
     start.assign(tasks.size(), 0);
     end.assign(tasks.size(), 0);
+    ioOwned.assign(tasks.size() >= 2 ? m.io.size() : 0, 0);
+    for (std::size_t t = 0; t < tasks.size() && !ioOwned.empty(); ++t) {
+        for (const std::uint32_t i : tasks[t].io) {
+            if (i < ioOwned.size()) {
+                ioOwned[i] = 1;
+            }
+        }
+    }
 }
 
 void Engine::resetTaskState() {
@@ -133,11 +141,16 @@ bool Engine::load(std::unique_ptr<LoadedProgram> program, FaultReport& report) {
     return true;
 }
 
+bool Engine::ownedByTask(std::size_t binding) const {
+    return threaded_ && binding < tasks_.ioOwned.size() && tasks_.ioOwned[binding] != 0;
+}
+
 void Engine::copyIn() {
     const bytecode::Module& m = program_->module();
     std::uint8_t* image = program_->image();
-    for (const bytecode::IoBinding& b : m.io) {
-        if (b.area != IoArea::Output) {
+    for (std::size_t i = 0; i < m.io.size(); ++i) {
+        const bytecode::IoBinding& b = m.io[i];
+        if (b.area != IoArea::Output && !ownedByTask(i)) {
             copyToImage(area(b.area), b.byteOffset, b.bit, b.size, image + b.imageOffset);
         }
     }
@@ -151,8 +164,9 @@ void Engine::copyIn() {
 void Engine::copyOut() {
     const bytecode::Module& m = program_->module();
     const std::uint8_t* image = program_->image();
-    for (const bytecode::IoBinding& b : m.io) {
-        if (b.area != IoArea::Input) {
+    for (std::size_t i = 0; i < m.io.size(); ++i) {
+        const bytecode::IoBinding& b = m.io[i];
+        if (b.area != IoArea::Input && !ownedByTask(i)) {
             copyFromImage(area(b.area), b.byteOffset, b.bit, b.size, image + b.imageOffset);
         }
     }
@@ -179,6 +193,8 @@ bool Engine::runCycle(FaultReport& report) {
             const std::uint8_t v = program_->image()[task.singleOffset] != 0 ? 1 : 0;
             due = v != 0 && tasks_.lastSingle[t] == 0;
             tasks_.lastSingle[t] = v;
+        } else if (threaded_) {
+            due = false; // a cyclic task runs on its own thread, released at its own interval
         } else if (task.intervalNs > 0) {
             if (tasks_.lastRun[t] == kNever) {
                 due = true;
@@ -206,7 +222,7 @@ bool Engine::runCycle(FaultReport& report) {
     };
     bool ok = true;
     for (std::uint32_t t : tasks_.order) {
-        if (!tasks_.due[t]) {
+        if (!tasks_.due[t] || threaded_) { // an event task on its own thread: the scan loop releases it
             continue;
         }
         if (timer_ != nullptr) {
@@ -242,6 +258,66 @@ bool Engine::runCycle(FaultReport& report) {
     if (forces_ != nullptr) {
         applyForces(*forces_, ImageArea::Output, outputs_.data(), outputs_.size());
         applyForces(*forces_, ImageArea::Memory, memory_.data(), memory_.size());
+    }
+    return ok;
+}
+
+bool Engine::enableTaskThreads() {
+    const std::size_t n = program_->module().tasks.size();
+    if (n < 2 || program_->stackCount() < n + 1) {
+        return false;
+    }
+    std::vector<std::unique_ptr<CodeRunner>> runners;
+    for (std::size_t t = 0; t < n; ++t) {
+        std::unique_ptr<CodeRunner> r = runner_->forTask(static_cast<std::uint32_t>(t + 1));
+        if (r == nullptr) {
+            return false;
+        }
+        r->attach(*program_);
+        runners.push_back(std::move(r));
+    }
+    taskRunners_ = std::move(runners);
+    threaded_ = true;
+    return true;
+}
+
+void Engine::disableTaskThreads() {
+    threaded_ = false;
+    taskRunners_.clear();
+}
+
+bool Engine::runTask(std::size_t t, std::int64_t now, std::int64_t wallNs, FaultReport& report) {
+    const bytecode::Module& m = program_->module();
+    std::uint8_t* image = program_->image();
+    const bytecode::TaskEntry& task = m.tasks[t];
+    for (const std::uint32_t i : task.io) {
+        const bytecode::IoBinding& b = m.io[i];
+        if (b.area != IoArea::Output) {
+            copyToImage(area(b.area), b.byteOffset, b.bit, b.size, image + b.imageOffset);
+        }
+    }
+    CodeRunner& runner = *taskRunners_[t];
+    runner.setWallClock(wallNs);
+    bool ok = true;
+    for (const bytecode::ProgramInstance& inst : m.programs) {
+        if (inst.task != t) {
+            continue;
+        }
+        Fault fault;
+        if (!runner.runProgram(*program_, inst, now, fault)) {
+            report = program_->describe(fault);
+            if (report.pou.empty() && inst.pou < m.pous.size()) {
+                report.pou = m.pous[inst.pou].name;
+            }
+            ok = false;
+            break;
+        }
+    }
+    for (const std::uint32_t i : task.io) {
+        const bytecode::IoBinding& b = m.io[i];
+        if (b.area != IoArea::Input) {
+            copyFromImage(area(b.area), b.byteOffset, b.bit, b.size, image + b.imageOffset);
+        }
     }
     return ok;
 }
@@ -310,6 +386,11 @@ PreparedChange Engine::prepareChange(std::unique_ptr<LoadedProgram> next, bool w
         return change;
     }
     runner_->prepare(*next);
+    for (std::size_t t = 0; t < taskRunners_.size(); ++t) {
+        if (t + 1 < next->stackCount()) {
+            taskRunners_[t]->prepare(*next);
+        }
+    }
     next->prepareWarmRestart();
     change.tasks.reset(next->module());
     for (const IoArea a : {IoArea::Input, IoArea::Output, IoArea::Memory}) {
@@ -348,6 +429,9 @@ TransferReport Engine::applyChange(PreparedChange& change) {
     std::swap(program_, change.program);
     change.applied = true;
     runner_->attach(*program_);
+    for (std::size_t t = 0; t < taskRunners_.size() && t + 1 < program_->stackCount(); ++t) {
+        taskRunners_[t]->attach(*program_);
+    }
     r.pauseNs = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
     return r;
 }

@@ -172,6 +172,11 @@ bool ScanLoop::start(std::string& error) {
     engine_.ensureArea(bytecode::IoArea::Memory, io_.memoryBytes());
     engine_.setAbortFlag(&abort_);
     engine_.setTaskTimer(&monotonicNs);
+    const bool tasksApart = engine_.program().module().tasks.size() >= 2 && engine_.enableTaskThreads();
+    if (engine_.program().module().tasks.size() >= 2 && !tasksApart) {
+        warnings_.emplace_back("the tasks run one after the other in the base cycle: the runner cannot run them "
+                               "on threads of their own");
+    }
     taskCount_.store(std::min(engine_.program().module().tasks.size(), kMaxTaskStats));
     taskOverruns_ = std::make_unique<std::atomic<std::uint64_t>[]>(kMaxTaskStats);
     taskExec_ = std::make_unique<LatencyHistogram[]>(kMaxTaskStats);
@@ -195,6 +200,9 @@ bool ScanLoop::start(std::string& error) {
     scanExited_ = false;
     setupDone_ = 0;
     running_ = true;
+    if (tasksApart) {
+        startTaskThreads(); // before the base cycle that releases the event tasks
+    }
     scanThread_ = std::thread([this] { scanMain(); });
     setupDone_.wait(0);
     if (options_.watchdog.enabled && options_.watchdog.timeoutMs > 0) {
@@ -225,6 +233,7 @@ void ScanLoop::stop() {
     if (scanThread_.joinable()) {
         scanThread_.join();
     }
+    stopTaskThreads(giveUp);
     if (watchdogThread_.joinable()) {
         watchdogThread_.join();
     }
@@ -290,6 +299,10 @@ void ScanLoop::scanMain() {
         if (applyCommands()) {
             engine_.applyInputForces();
         }
+        if (taskThreadCount_ > 0) {
+            collectTaskFaults();
+            finishExclusive();
+        }
         if (current_.state == ScanState::Running && ioFailedClosed()) {
             idleCycle(release, start);
         } else if (current_.state == ScanState::Running) {
@@ -325,8 +338,11 @@ void ScanLoop::runOneCycle(std::int64_t release, std::int64_t start) {
     if (tripped && stopAbort_.load()) {
         return; // aborted by stop(), not a fault
     }
-    if (ok && !tripped) {
+    if (ok && !tripped && taskThreadCount_ == 0) {
         recordTaskStats(release); // in a faulted cycle some due tasks never ran: no timings then
+    }
+    if (ok && !tripped) {
+        releaseEventTasks(); // the SINGLE edges this cycle sampled
     }
     if (!ok || tripped) {
         handleFault(tripped ? FaultKind::Watchdog : FaultKind::Runtime, faultScratch_);
@@ -371,7 +387,9 @@ void ScanLoop::accountOverrun(std::int64_t release, std::int64_t end, std::int64
     current_.missedReleases += missed;
     const bytecode::Module& m = engine_.program().module();
     const std::int64_t exec = end - current_.lastStartNs;
-    const std::size_t tasks = std::min(taskCount_.load(std::memory_order_relaxed), m.tasks.size());
+    // Tasks on threads of their own count their overruns themselves.
+    const std::size_t tasks =
+        taskThreadCount_ > 0 ? 0 : std::min(taskCount_.load(std::memory_order_relaxed), m.tasks.size());
     for (std::size_t t = 0; t < tasks; ++t) {
         const std::int64_t deadline = std::max(m.tasks[t].intervalNs, period);
         if (engine_.taskRanLastCycle(t) && end - release > deadline) {
@@ -428,23 +446,43 @@ void ScanLoop::handleFault(FaultKind kind, const FaultReport& report) {
         const std::lock_guard lock(faultMutex_);
         lastFault_->report.message += fmt::format("; not restarted: {} restarts within {} s already",
                                                   recentRestarts_.size(), options_.restartWindowNs / kNsPerS);
+    } else if (action == FaultAction::Restart && taskThreadCount_ > 0 && !exclusive()) {
+        // The restart re-initialises the image every task runs on: it waits until every task is
+        // parked at its cycle boundary (finishExclusive); the program does not run meanwhile.
+        pendingFaultRestart_ = true;
+        pendingStepping_ = stepping;
+        current_.state = ScanState::Halted;
+        return;
     } else if (action == FaultAction::Restart) {
-        FaultReport initFault;
-        if (engine_.restart(RestartMode::Cold, initFault)) {
-            ++current_.restarts;
-            pushEvent(ScanEvent{ScanEventKind::Restart, current_.cycles, now, 0, 0});
-            releaseSafeState();
-            if (stepping) {
-                setState(ScanState::Paused, ScanEventKind::Paused);
-            }
-            return;
+        (void)restartAfterFault(now, stepping);
+        return;
+    }
+    current_.state = ScanState::Halted;
+    faultLatched_ = true;
+    pushEvent(ScanEvent{ScanEventKind::Halt, current_.cycles, now, 0, 0});
+}
+
+// The fault policy's cold restart; halts when the init code faults.
+bool ScanLoop::restartAfterFault(std::int64_t now, bool stepping) {
+    FaultReport initFault;
+    if (engine_.restart(RestartMode::Cold, initFault)) {
+        ++current_.restarts;
+        pushEvent(ScanEvent{ScanEventKind::Restart, current_.cycles, now, 0, 0});
+        releaseSafeState();
+        current_.state = ScanState::Running;
+        if (stepping) {
+            setState(ScanState::Paused, ScanEventKind::Paused);
         }
+        return true;
+    }
+    {
         const std::lock_guard lock(faultMutex_);
         lastFault_->report.message += "; cold restart failed: " + initFault.message;
     }
     current_.state = ScanState::Halted;
     faultLatched_ = true;
     pushEvent(ScanEvent{ScanEventKind::Halt, current_.cycles, now, 0, 0});
+    return false;
 }
 
 void ScanLoop::watchdogMain() {
@@ -464,6 +502,7 @@ void ScanLoop::watchdogMain() {
         sleepUntil(next);
         const std::int64_t busy = busySince_.load(std::memory_order_acquire);
         const std::int64_t now = monotonicNs();
+        watchTasks(now, timeout);
         if (busy == 0 || now - busy <= timeout) {
             continue;
         }
@@ -553,6 +592,7 @@ void ScanLoop::wakeControl() noexcept {
 }
 
 void ScanLoop::publish() noexcept {
+    tasksMayRun_.store(current_.state == ScanState::Running, std::memory_order_release);
     current_.watchdogTrips = watchdogTrips_.load(std::memory_order_relaxed);
     current_.io = io_.healthSummary();
     const auto& in = engine_.area(bytecode::IoArea::Input);

@@ -73,6 +73,9 @@ struct TaskSchedule {
     std::vector<std::uint32_t> order;     // task indices by priority, ties in declaration order
     std::vector<bool> due;                // due in the last cycle
     std::vector<std::int64_t> start, end; // per-task timestamps of the last cycle
+    // By Module::io index: 1 when a task's TaskEntry::io lists the binding, so with task threads
+    // that task copies it and the base cycle does not (empty when the module has fewer than two tasks).
+    std::vector<std::uint8_t> ioOwned;
     // Starts afresh for `m`. Allocates only when `m` has more tasks than the vectors hold.
     void reset(const bytecode::Module& m);
 };
@@ -141,6 +144,22 @@ public:
     [[nodiscard]] std::int64_t taskStartNs(std::size_t t) const { return tasks_.start[t]; }
     [[nodiscard]] std::int64_t taskEndNs(std::size_t t) const { return tasks_.end[t]; }
 
+    // Task threads (scan_loop.h): with two or more tasks and a runner that can (CodeRunner::
+    // forTask), every task gets a runner of its own on a call stack of its own and runCycle() no
+    // longer runs tasks: it runs the programs bound to no task, copies the bindings no task owns,
+    // and samples the event tasks' SINGLE edges (taskRanLastCycle() then says which task was
+    // triggered). A task thread runs its task with runTask(). Off the cycle; false when not
+    // possible (the tasks then stay in the base cycle). disableTaskThreads() goes back.
+    bool enableTaskThreads();
+    void disableTaskThreads();
+    [[nodiscard]] bool taskThreads() const { return threaded_; }
+    [[nodiscard]] CodeRunner& taskRunner(std::size_t t) { return *taskRunners_[t]; }
+    // One cycle of task `t` on its own thread, released at `now` (its own clock): copies in the
+    // inputs its programs use (TaskEntry::io), runs its programs in declaration order with its
+    // own runner, copies out its outputs. False with `report` on a fault. Touches no state of
+    // the base cycle, so task threads and the base cycle may run it at once.
+    bool runTask(std::size_t t, std::int64_t now, std::int64_t wallNs, FaultReport& report);
+
     // Cold: everything re-initialised. Warm: RETAIN variables keep their values. Task state
     // (interval phase, SINGLE edges) starts afresh; the process image is kept. Allocates
     // nothing (LoadedProgram::prepareWarmRestart), so the scan thread may call it.
@@ -172,6 +191,7 @@ private:
     void resetTaskState();
     void sizeProcessImage();
     [[nodiscard]] std::size_t areaBytesNeeded(const bytecode::Module& m, bytecode::IoArea a) const;
+    [[nodiscard]] bool ownedByTask(std::size_t binding) const;
     void copyIn();
     void copyOut();
     void applyDataForces() noexcept;
@@ -188,6 +208,8 @@ private:
     const ForceTable* forces_ = nullptr;
     bool inputsForced_ = false; // forces_ is over %I and its `field` holds the field's bytes
     Timer timer_ = nullptr;
+    bool threaded_ = false;
+    std::vector<std::unique_ptr<CodeRunner>> taskRunners_; // by task index: call stack t + 1
 };
 
 } // namespace takt::engine
