@@ -277,7 +277,11 @@ void ScanLoop::scanMain() {
     std::int64_t next = monotonicNs() + period;
     nextRetainNs_ = next + options_.retainIntervalNs;
     while (!stopRequested_.load(std::memory_order_relaxed)) {
-        sleepUntil(next);
+        if (taskThreadCount_ > 0) {
+            waitRelease(next);
+        } else {
+            sleepUntil(next);
+        }
         if (stopRequested_.load(std::memory_order_relaxed)) {
             break;
         }

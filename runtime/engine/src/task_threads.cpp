@@ -104,6 +104,7 @@ void ScanLoop::startTaskThreads() {
     for (std::size_t t = 0; t < n; ++t) {
         TaskThread& w = taskThreads_[t];
         w.task = t;
+        w.name = m.tasks[t].name;
         w.priority = m.tasks[t].priority;
         w.event = m.tasks[t].singleOffset != bytecode::kNone;
         // A task with neither an interval nor SINGLE runs at the base cycle's period.
@@ -157,7 +158,7 @@ void ScanLoop::wakeTask(TaskThread& w) noexcept {
 
 void ScanLoop::taskMain(TaskThread& w) {
     (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-    applyTaskPriority(options_.realtime, w, engine_.program().module().tasks[w.task].name);
+    applyTaskPriority(options_.realtime, w, w.name);
     w.ready.store(true);
     w.ready.notify_all();
     std::uint64_t consumed = 0;
@@ -259,6 +260,10 @@ bool ScanLoop::mayPark(const TaskThread& w) const noexcept {
 void ScanLoop::parkTask(TaskThread& w) {
     const std::int64_t since = monotonicNs();
     w.parked.store(true);
+    if (allTasksParked()) { // the last one: the base cycle applies the change now
+        baseSignal_.fetch_add(1);
+        futexWake(baseSignal_);
+    }
     // Tasks of higher priority may be waiting for this one.
     for (std::size_t t = 0; t < taskThreadCount_; ++t) {
         if (&taskThreads_[t] != &w && taskThreads_[t].priority < w.priority) {
@@ -353,6 +358,37 @@ void ScanLoop::finishExclusive() noexcept {
     const ScanCommand* head = commands_.front();
     if (head == nullptr || (head->kind != ScanCommandKind::Reload && head->kind != ScanCommandKind::Restart)) {
         unparkTasks();
+    }
+}
+
+bool ScanLoop::exclusiveWaiting() const noexcept {
+    if (pendingFaultRestart_) {
+        return true;
+    }
+    const ScanCommand* head = commands_.front();
+    return head != nullptr && (head->kind == ScanCommandKind::Reload || head->kind == ScanCommandKind::Restart);
+}
+
+void ScanLoop::waitRelease(std::int64_t next) noexcept {
+    bool applied = false; // one boundary between cycles per release, however often woken
+    for (;;) {
+        const std::uint32_t seen = baseSignal_.load();
+        if (stopRequested_.load(std::memory_order_relaxed) || monotonicNs() >= next) {
+            return;
+        }
+        if (!applied && parkRequested_.load() && allTasksParked() && exclusiveWaiting()) {
+            // A boundary between two base cycles: the commands and the fault restart that wait
+            // for the park apply now; the programs bound to no task run at the next release.
+            applied = true;
+            if (applyCommands()) {
+                engine_.applyInputForces();
+            }
+            collectTaskFaults();
+            finishExclusive();
+            publish();
+            continue;
+        }
+        futexWait(baseSignal_, seen, next);
     }
 }
 

@@ -165,6 +165,7 @@ struct ScanSnapshot {
 struct TaskThread {
     std::thread thread;
     std::size_t task = 0;
+    std::string name;            // the TASK's name (status line)
     std::int64_t intervalNs = 0; // 0 with `event`: released by the base cycle
     bool event = false;
     std::uint32_t priority = 0; // IEC PRIORITY (0 highest)
@@ -291,6 +292,10 @@ private:
     void collectTaskFaults();
     void finishExclusive() noexcept;
     void watchTasks(std::int64_t now, std::int64_t timeout) noexcept;
+    // The base cycle's sleep until `next` with task threads: woken when the last task parks, it
+    // applies the waiting online change or restart at once instead of at its next release.
+    void waitRelease(std::int64_t next) noexcept;
+    [[nodiscard]] bool exclusiveWaiting() const noexcept;
     [[nodiscard]] bool ioFailedClosed();
     void pushEvent(const ScanEvent& e) noexcept;
     void wakeControl() noexcept; // signals commandWake_
@@ -348,7 +353,8 @@ private:
     std::size_t taskThreadCount_ = 0;             // running task threads (start() to stop())
     std::atomic<std::size_t> taskThreadsMade_{0}; // entries of taskThreads_ readers may look at
     std::atomic<bool> parkRequested_{false};
-    std::atomic<bool> tasksMayRun_{false}; // the state is Running (published with the snapshot)
+    std::atomic<std::uint32_t> baseSignal_{0}; // the base cycle's futex word (the last task parked)
+    std::atomic<bool> tasksMayRun_{false};     // the state is Running (published with the snapshot)
     std::int64_t tasksStartNs_ = 0;
     bool pendingFaultRestart_ = false; // a fault restart waits for every task to park
     bool pendingStepping_ = false;
