@@ -233,6 +233,32 @@ TEST(TaskThreads, FaultInTheSlowTaskAppliesTheFaultPolicy) {
     loop.stop();
 }
 
+TEST(TaskThreads, WatchdogTimesATaskOnItsOwnThread) {
+    // timeout_ms is every task's budget: the slow task's 80 ms body trips a 20 ms watchdog, which
+    // applies the safe state before the body returns and halts the runtime (safe_halt).
+    ScanOptions o;
+    o.periodNs = 2 * kMs;
+    o.watchdog.enabled = true;
+    o.watchdog.timeoutMs = 20;
+    o.watchdog.action = FaultAction::SafeHalt;
+    TaskRig rig({{2 * kMs, 0}, {100 * kMs, 1}}, o);
+    ASSERT_TRUE(rig.load());
+    ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+    std::string error;
+    ASSERT_TRUE(loop.start(error)) << error;
+    ASSERT_TRUE(waitFor([&] { return rig.script->runs[1].load() >= 1; }));
+    rig.script->spinNs[1].store(80 * kMs);
+    ASSERT_TRUE(waitFor([&] { return rig.io.safeCalls.load() >= 1; }));
+    EXPECT_EQ(rig.io.wire(0), FakeIo::kSafe);
+    ASSERT_TRUE(waitFor([&] { return loop.snapshot().state == ScanState::Halted; }));
+    const std::optional<FaultRecord> rec = loop.lastFault();
+    ASSERT_TRUE(rec.has_value());
+    EXPECT_EQ(rec->kind, "watchdog");
+    EXPECT_NE(rec->report.message.find("task T1"), std::string::npos) << rec->report.message;
+    EXPECT_GE(loop.snapshot().watchdogTrips, 1u);
+    loop.stop();
+}
+
 TEST(TaskThreads, FaultRestartWaitsForEveryTaskAndRunsAgain) {
     ScanOptions o;
     o.periodNs = 2 * kMs;
