@@ -8,10 +8,12 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include "takt/native/native.h"
 
 #include "support/control_live_support.h"
+#include "support/net.h"
 
 namespace takt::agent::live {
 namespace {
@@ -74,19 +76,22 @@ struct Run {
     double seconds = 0;
     std::int64_t fastCycles = 0; // in the measured window
     bool fifoRefused = false;
+    std::string metrics; // GET /metrics at the end
 };
 
 // Runs the program for about 2 s after a warm-up; the stats at the end.
 Run runFor(int loops, const std::string& execution) {
     Run out;
     TempDir project;
+    const std::uint16_t port = test::freeTcpPort();
     const std::string endpoint = "unix://" + (project.path() / "ctl.sock").string();
     project.write("runtime.toml",
                   fmt::format("[bundle]\nversion = 1\n\n[resource]\nname = \"cell\"\ncycle_interval_ms = 10\n\n"
                               "[runtime]\nexecution = \"{}\"\n\n[runtime.control]\nendpoint = \"{}\"\n\n"
                               "[runtime.realtime]\nscheduler = \"fifo\"\npriority = 60\n\n"
-                              "[runtime.watchdog]\nenabled = true\ntimeout_ms = 2000\n",
-                              execution, endpoint));
+                              "[runtime.watchdog]\nenabled = true\ntimeout_ms = 2000\n\n"
+                              "[runtime.web]\nlisten = \"127.0.0.1:{}\"\n",
+                              execution, endpoint, port));
     project.write("io.toml", "[io]\ndriver = \"loopback\"\n");
     project.write("src/main.st", program(loops));
     Runtime rt(project.path());
@@ -102,6 +107,10 @@ Run runFor(int loops, const std::string& execution) {
     out.fast = taskFigures(after, 0);
     out.slow = taskFigures(after, 1);
     out.fastCycles = out.fast.cycles - taskFigures(before, 0).cycles;
+    httplib::Client http("127.0.0.1", port);
+    if (const httplib::Result r = http.Get("/metrics")) {
+        out.metrics = r->body;
+    }
     rt.stop();
     out.fifoRefused = rt.log().find("SCHED_FIFO") != std::string::npos;
     return out;
@@ -116,6 +125,13 @@ void fastTaskBesideBusySlowTask(const std::string& execution) {
     EXPECT_TRUE(busy.fast.thread);
     EXPECT_TRUE(busy.slow.thread);
     EXPECT_GE(busy.slow.execP50, 10'000.0) << "the slow body must take 10 ms or more to prove anything";
+    // /metrics has the same per-task figures, labelled with the task's name.
+    for (const char* series :
+         {"takt_task_cycles_total{task=\"FastT\"}", "takt_task_cycles_total{task=\"SlowT\"}",
+          "takt_task_overruns_total{task=\"SlowT\"}", "takt_task_lateness_seconds_bucket{task=\"FastT\",le=\"+Inf\"}",
+          "takt_task_exec_seconds_count{task=\"SlowT\"}"}) {
+        EXPECT_NE(busy.metrics.find(series), std::string::npos) << series << " in\n" << busy.metrics;
+    }
     const double releases = busy.seconds / 0.002;
     EXPECT_GE(static_cast<double>(busy.fastCycles), 0.95 * releases)
         << busy.fastCycles << " cycles of the 2 ms task for " << releases << " releases";
