@@ -56,8 +56,8 @@ std::int64_t wallClockNs() noexcept {
 // The task's thread priority: under SCHED_FIFO one level below the base scan thread per distinct
 // IEC priority above it (PRIORITY 0 is the highest), never below level 1; under SCHED_OTHER the
 // same rank as a nice level (0, 1, 2, ... up to 19). Refusals become warnings.
-void applyTaskPriority(const RuntimeConfig::Realtime& rt, const TaskThread& w, const std::string& name) {
-    std::vector<std::string>& warnings = const_cast<TaskThread&>(w).warnings;
+void applyTaskPriority(const RuntimeConfig::Realtime& rt, TaskThread& w, const std::string& name) {
+    std::vector<std::string>& warnings = w.warnings;
     if (rt.fifo) {
         const int lo = sched_get_priority_min(SCHED_FIFO);
         const int hi = sched_get_priority_max(SCHED_FIFO);
