@@ -10,6 +10,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -72,10 +73,17 @@ void applyTaskPriority(const RuntimeConfig::Realtime& rt, TaskThread& w, const s
         warnings.push_back(fmt::format("task {} thread: nice level {} not applied ({})", name,
                                        std::min(w.boost - 1, kMaxNice), std::strerror(errno)));
     }
-    if (!rt.cpuAffinity.empty()) {
+    // The task's own CPUs ([runtime.realtime.task_affinity]) or those of every scan thread.
+    const std::vector<int>* cpus = &rt.cpuAffinity;
+    for (const auto& [task, list] : rt.taskAffinity) {
+        if (strcasecmp(task.c_str(), name.c_str()) == 0) { // IEC names ignore case
+            cpus = &list;
+        }
+    }
+    if (!cpus->empty()) {
         cpu_set_t set;
         CPU_ZERO(&set);
-        for (const int cpu : rt.cpuAffinity) {
+        for (const int cpu : *cpus) {
             if (cpu >= 0 && cpu < CPU_SETSIZE) {
                 CPU_SET(cpu, &set);
             }
@@ -112,6 +120,14 @@ void ScanLoop::startTaskThreads() {
         const auto rank = std::lower_bound(levels.begin(), levels.end(), w.priority) - levels.begin();
         w.boost = 1 + static_cast<int>(rank);
         engine_.taskRunner(t).setAbortFlag(&w.abort);
+    }
+    for (const auto& entry : options_.realtime.taskAffinity) {
+        const std::string& name = entry.first;
+        if (std::none_of(m.tasks.begin(), m.tasks.end(),
+                         [&](const bytecode::TaskEntry& e) { return strcasecmp(e.name.c_str(), name.c_str()) == 0; })) {
+            warnings_.push_back(
+                fmt::format("runtime.realtime.task_affinity.{}: the program has no task {}; ignored", name, name));
+        }
     }
     taskThreadCount_ = n;
     taskThreadsMade_.store(n, std::memory_order_release);

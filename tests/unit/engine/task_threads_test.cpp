@@ -8,6 +8,8 @@
 #include <optional>
 #include <thread>
 
+#include <sched.h>
+
 #include <gtest/gtest.h>
 
 #include "scan_test_support.h"
@@ -37,6 +39,7 @@ struct Script {
     std::uint32_t trigger = 0;
     std::atomic<int> togglePeriod{0};
     std::atomic<int> edges{0};
+    std::array<std::atomic<std::uint64_t>, kMaxTasks> cpusSeen{}; // bit per CPU a task's body ran on
 };
 
 void spin(std::int64_t ns) {
@@ -60,6 +63,9 @@ public:
         const int n = script_->orderLen.fetch_add(1);
         if (n < static_cast<int>(script_->order.size())) {
             script_->order[static_cast<std::size_t>(n)].store(static_cast<int>(inst.task));
+        }
+        if (const int cpu = sched_getcpu(); cpu >= 0 && cpu < 64) {
+            script_->cpusSeen[inst.task].fetch_or(std::uint64_t{1} << cpu);
         }
         spin(script_->spinNs[inst.task].load());
         const int run = script_->runs[inst.task].fetch_add(1) + 1;
@@ -206,6 +212,30 @@ TEST(TaskThreads, HigherPriorityRunsFirstAtACommonRelease) {
         EXPECT_EQ(rig.script->order[i].load(), 1) << "run " << i;
         EXPECT_EQ(rig.script->order[i + 1].load(), 0) << "run " << i + 1;
     }
+}
+
+TEST(TaskThreads, TaskAffinityPinsATaskToItsOwnCpus) {
+    ScanOptions o;
+    o.periodNs = 2 * kMs;
+    o.realtime.cpuAffinity = {0};
+    o.realtime.taskAffinity = {{"t1", {1}}}; // names ignore case
+    TaskRig rig({{2 * kMs, 0}, {2 * kMs, 1}}, o);
+    rig.script->spinNs[0].store(200'000);
+    rig.script->spinNs[1].store(200'000);
+    ASSERT_TRUE(rig.load());
+    ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+    std::string error;
+    ASSERT_TRUE(loop.start(error)) << error;
+    for (const std::string& w : loop.warnings()) {
+        if (w.find("affinity") != std::string::npos) {
+            loop.stop();
+            GTEST_SKIP() << w;
+        }
+    }
+    ASSERT_TRUE(waitFor([&] { return rig.script->runs[0].load() >= 50 && rig.script->runs[1].load() >= 50; }));
+    loop.stop();
+    EXPECT_EQ(rig.script->cpusSeen[0].load(), 1u) << "T0 runs on cpu_affinity = [0]";
+    EXPECT_EQ(rig.script->cpusSeen[1].load(), 2u) << "T1 runs on task_affinity.T1 = [1]";
 }
 
 TEST(TaskThreads, FaultInTheSlowTaskAppliesTheFaultPolicy) {
