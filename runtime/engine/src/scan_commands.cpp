@@ -23,9 +23,36 @@ void ScanLoop::setState(ScanState state, ScanEventKind event) noexcept {
     pushEvent(ScanEvent{event, current_.cycles, monotonicNs(), 0, 0});
 }
 
+void ScanLoop::beginForceGrace() noexcept {
+    forceGrace_ = true;
+    for (std::size_t t = 0; t < taskThreadCount_; ++t) {
+        taskThreads_[t].graceMark = taskThreads_[t].cycleMark.load();
+    }
+}
+
+bool ScanLoop::forceGraceOver() const noexcept {
+    for (std::size_t t = 0; t < taskThreadCount_; ++t) {
+        const TaskThread& w = taskThreads_[t];
+        // Outside a cycle then (even), or past the end of the one it was in.
+        if ((w.graceMark & 1u) != 0 && w.cycleMark.load() == w.graceMark) {
+            return false;
+        }
+    }
+    return true;
+}
+
 bool ScanLoop::applyCommands() noexcept {
     bool forcesChanged = false;
     std::uint64_t applied = 0;
+    if (forceGrace_) {
+        // The SetForces applied in an earlier cycle, popped and not counted yet: commands behind
+        // it wait, so answers still come in the order the commands were sent.
+        if (!forceGraceOver()) {
+            return false;
+        }
+        forceGrace_ = false;
+        applied = 1;
+    }
     while (const ScanCommand* c = commands_.front()) {
         // An online change or a restart rewrites the image every task runs on: it waits until
         // every task thread is parked at its cycle boundary; commands behind it wait too.
@@ -43,12 +70,20 @@ bool ScanLoop::applyCommands() noexcept {
             }
         }
         forcesChanged = forcesChanged || c->kind == ScanCommandKind::SetForces || c->kind == ScanCommandKind::Reload;
+        const ScanCommandKind kind = c->kind;
         applyCommand(*c);
         commands_.pop();
+        if (kind == ScanCommandKind::SetForces && taskThreadCount_ > 0 && !allTasksParked()) {
+            beginForceGrace(); // counted done once forceGraceOver()
+            if (!forceGraceOver()) {
+                break;
+            }
+            forceGrace_ = false;
+        }
         ++applied;
     }
     if (applied == 0) {
-        return false;
+        return forcesChanged;
     }
     // The snapshot shows what the commands did before they count as done: a reader woken by
     // the count (runtime.status after runtime.stop) never sees the state of the cycle before.

@@ -173,6 +173,16 @@ bool ScanLoop::start(std::string& error) {
     engine_.setAbortFlag(&abort_);
     engine_.setTaskTimer(&monotonicNs);
     const bool tasksApart = engine_.program().module().tasks.size() >= 2 && engine_.enableTaskThreads();
+    cycleIntervalNs_ = options_.periodNs;
+    if (tasksApart) {
+        // The base cycle runs the drivers: at the fastest task's interval when that is shorter
+        // than the configured cycle, so a 1 ms task gets inputs at most 1 ms old.
+        for (const bytecode::TaskEntry& t : engine_.program().module().tasks) {
+            if (t.intervalNs > 0 && t.intervalNs < options_.periodNs) {
+                options_.periodNs = t.intervalNs;
+            }
+        }
+    }
     if (engine_.program().module().tasks.size() >= 2 && !tasksApart) {
         warnings_.emplace_back("the tasks run one after the other in the base cycle: the runner cannot run them "
                                "on threads of their own");
@@ -186,6 +196,7 @@ bool ScanLoop::start(std::string& error) {
     // The ring holds one time per allowed restart, sized here off the cycle.
     recentRestarts_.assign(std::min(options_.restartLimit, ScanOptions::kMaxRestartLimit), 0);
     restartCount_ = 0;
+    forceGrace_ = false;
     faultLatched_ = false;
     stepsLeft_ = 0;
     current_ = ScanSnapshot{};
@@ -376,6 +387,7 @@ void ScanLoop::idleCycle(std::int64_t release, std::int64_t start) {
     current_.lastStartNs = start;
     current_.lastLatenessNs = start - release;
     current_.lastExecNs = 0;
+    engine_.publishTaskInputs(); // the tasks that run on see the inputs of now when they resume
     publishWatch();
     publish();
 }

@@ -115,8 +115,8 @@ void ScanLoop::startTaskThreads() {
         w.name = m.tasks[t].name;
         w.priority = m.tasks[t].priority;
         w.event = m.tasks[t].singleOffset != bytecode::kNone;
-        // A task with neither an interval nor SINGLE runs at the base cycle's period.
-        w.intervalNs = m.tasks[t].intervalNs > 0 ? m.tasks[t].intervalNs : options_.periodNs;
+        // A task with neither an interval nor SINGLE runs at cycle_interval_ms.
+        w.intervalNs = m.tasks[t].intervalNs > 0 ? m.tasks[t].intervalNs : cycleIntervalNs_;
         const auto rank = std::lower_bound(levels.begin(), levels.end(), w.priority) - levels.begin();
         w.boost = 1 + static_cast<int>(rank);
         engine_.taskRunner(t).setAbortFlag(&w.abort);
@@ -241,7 +241,12 @@ void ScanLoop::taskMain(TaskThread& w) {
 void ScanLoop::runTaskCycle(TaskThread& w, std::int64_t release) {
     const std::int64_t start = monotonicNs();
     w.busySince.store(start, std::memory_order_release);
+    // Odd: in a cycle, under the force table runTask reads next. Sequentially consistent, like
+    // the table's store and load, so the base cycle that replaces the table and then reads this
+    // mark even knows the task will read the new one (ScanLoop::forceGraceOver).
+    w.cycleMark.fetch_add(1);
     const bool ok = engine_.runTask(w.task, release, wallClockNs(), w.report);
+    w.cycleMark.fetch_add(1);
     const std::int64_t end = monotonicNs();
     w.busySince.store(0, std::memory_order_release);
     const bool tripped = w.abort.load(std::memory_order_acquire);

@@ -39,6 +39,11 @@
 // statistics through single-writer histograms and atomics and a fault through a one-slot hand-off
 // the base cycle takes. An online change or restart parks every task at its cycle boundary,
 // lower priorities first, and applies at a base-cycle boundary once all are parked.
+// The process image stays the base cycle's: it runs the drivers (at the fastest task's interval
+// when that is shorter than the configured period), applies the forces and exchanges the image
+// with each task through lock-free triple buffers (task_exchange.h). A task applies the
+// data-image forces itself; a replaced force table counts as done only once no task still runs a
+// cycle that began under it (beginForceGrace), so the submitter may then free it.
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -177,7 +182,11 @@ struct TaskThread {
     std::atomic<std::uint64_t> released{0}; // event releases posted by the base cycle
     std::atomic<std::int64_t> releasedAt{0};
     std::atomic<bool> parked{false};
-    std::atomic<int> fault{0}; // 0, or 1 + ScanLoop::FaultKind waiting for the base cycle
+    // Bumped when a cycle starts and when it ends (odd: inside one), so the base cycle knows
+    // when the task has left every cycle that began under a replaced force table.
+    std::atomic<std::uint64_t> cycleMark{0};
+    std::uint64_t graceMark = 0; // base cycle: cycleMark when the force table was replaced
+    std::atomic<int> fault{0};   // 0, or 1 + ScanLoop::FaultKind waiting for the base cycle
     FaultReport report;
     std::atomic<std::uint64_t> cycles{0}, overruns{0}, missed{0};
     std::atomic<std::int64_t> lastExecNs{0}, maxPauseNs{0};
@@ -266,6 +275,10 @@ private:
     void runOneCycle(std::int64_t release, std::int64_t start);
     void idleCycle(std::int64_t release, std::int64_t start);
     bool applyCommands() noexcept; // true when the force table changed
+    // With task threads: a SetForces counts as done only once every task has left the cycle it
+    // was in when the table was replaced, so the submitter may free the old table then.
+    void beginForceGrace() noexcept;
+    [[nodiscard]] bool forceGraceOver() const noexcept;
     void applyCommand(const ScanCommand& c) noexcept;
     void applyReload(const ScanCommand& c) noexcept;
     [[nodiscard]] std::span<std::uint8_t> imageOf(ImageArea a) noexcept;
@@ -356,6 +369,8 @@ private:
     std::atomic<std::uint32_t> baseSignal_{0}; // the base cycle's futex word (the last task parked)
     std::atomic<bool> tasksMayRun_{false};     // the state is Running (published with the snapshot)
     std::int64_t tasksStartNs_ = 0;
+    std::int64_t cycleIntervalNs_ = 0; // the configured base period (options_.periodNs may be shorter with tasks)
+    bool forceGrace_ = false;          // a SetForces waits for every task to leave its cycle (beginForceGrace)
     bool pendingFaultRestart_ = false; // a fault restart waits for every task to park
     bool pendingStepping_ = false;
 
