@@ -1,5 +1,6 @@
 #include "takt/engine/vm_runner.h"
 
+#include <algorithm>
 #include <limits>
 #include <span>
 #include <string>
@@ -117,6 +118,12 @@ VmRunner::VmRunner(std::uint64_t budget, Execution execution) : budget_(budget),
 
 VmRunner::~VmRunner() = default;
 
+std::unique_ptr<CodeRunner> VmRunner::forTask(std::uint32_t slot) const {
+    auto runner = std::make_unique<VmRunner>(budget_, Execution::Interpreter);
+    runner->slot_ = slot;
+    return runner;
+}
+
 namespace {
 // The machine (and native code) prepare() built for a program. attach() takes them and parks
 // the previous ones here instead, so those are freed with this program, off the cycle.
@@ -130,10 +137,10 @@ struct VmState final : RunnerState {
 } // namespace
 
 void VmRunner::attach(LoadedProgram& program) {
-    auto* state = static_cast<VmState*>(program.runnerState());
+    auto* state = static_cast<VmState*>(program.runnerState(slot_));
     if (state == nullptr || !state->fresh) {
         prepare(program);
-        state = static_cast<VmState*>(program.runnerState());
+        state = static_cast<VmState*>(program.runnerState(slot_));
     }
     vm_.swap(state->machine);
     native_.swap(state->native);
@@ -149,8 +156,13 @@ void VmRunner::attach(LoadedProgram& program) {
 
 void VmRunner::prepare(LoadedProgram& program) const {
     auto state = std::make_unique<VmState>();
-    state->machine =
-        std::make_unique<vm::Vm>(program.module(), std::span<std::uint8_t>(program.image(), program.imageSize()));
+    // The machine's image ends where its own call stack ends (vm.h setStackBase).
+    const std::size_t end =
+        std::min<std::size_t>(program.imageSize(), std::size_t{program.stackBase(slot_)} + program.module().stackSize);
+    state->machine = std::make_unique<vm::Vm>(program.module(), std::span<std::uint8_t>(program.image(), end));
+    if (slot_ != 0) {
+        state->machine->setStackBase(program.stackBase(slot_));
+    }
     state->machine->setBudget(budget_);
     state->machine->setAbortFlag(abort_);
     state->status = "interpreter";
@@ -165,7 +177,7 @@ void VmRunner::prepare(LoadedProgram& program) const {
             state->status = nativeFallbackStatus(program, compiled);
         }
     }
-    program.setRunnerState(std::move(state));
+    program.setRunnerState(std::move(state), slot_);
 }
 
 std::string VmRunner::executionStatus() const {

@@ -42,6 +42,10 @@ public:
     explicit VmRunner(std::uint64_t budget = 0, Execution execution = Execution::Interpreter);
     ~VmRunner() override;
 
+    // A task thread's runner: the interpreter on call stack `slot`, same budget. The native
+    // tier's code is compiled for the base call stack only, so task threads interpret.
+    [[nodiscard]] std::unique_ptr<CodeRunner> forTask(std::uint32_t slot) const override;
+
     bool runInit(LoadedProgram& program, Fault& fault) override;
     bool runProgram(LoadedProgram& program, const bytecode::ProgramInstance& instance, std::int64_t nowNs,
                     Fault& fault) override;
@@ -63,6 +67,7 @@ private:
 
     std::uint64_t budget_;
     Execution execution_;
+    std::uint32_t slot_ = 0; // the call stack (LoadedProgram::stackBase) this runner's machine uses
     const std::atomic<bool>* abort_ = nullptr;
     std::int64_t wallNs_ = 0;
     std::unique_ptr<vm::Vm> vm_;

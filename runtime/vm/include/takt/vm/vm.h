@@ -72,6 +72,11 @@ public:
     // is polled at the same points and stops the run with Aborted; the Vm never clears it.
     void setBudget(std::uint64_t ticks) noexcept { budget_ = ticks; }
     void setAbortFlag(const std::atomic<bool>* flag) noexcept { abort_ = flag; }
+    // Where runPou puts its first frame (default: right after the globals). A task on a scan
+    // thread of its own gets a call stack of its own further up the image; its Vm's image span
+    // ends where that stack ends, so a deep call traps StackOverflow instead of running into
+    // another task's stack. Set off the cycle.
+    void setStackBase(std::uint32_t offset) noexcept { stackBase_ = offset; }
 
     [[nodiscard]] const TrapInfo& lastTrap() const noexcept { return trap_; }
     [[nodiscard]] std::span<std::uint8_t> image() const noexcept { return image_; }
@@ -112,6 +117,7 @@ private:
     std::int64_t nowNs_ = 0;
     std::int64_t wallNs_ = 0;
     std::uint64_t budget_ = 0;
+    std::uint32_t stackBase_ = 0; // set by the constructor to constSize + globalSize
     const std::atomic<bool>* abort_ = nullptr;
     TrapInfo trap_;
 };
