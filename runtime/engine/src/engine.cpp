@@ -371,7 +371,7 @@ void Engine::publishTaskInputs() noexcept {
     if (!threaded_) {
         return;
     }
-    mergeTaskOutputs(); // a task's %M value reaches the others, and its next inputs say it was taken
+    // No merge here: runCycle merges before the output forces, which a merge after them would undo.
     for (std::size_t t = 0; t < tasks_.exchange.count; ++t) {
         tasks_.exchange[t].publish(inputs_, memory_);
     }

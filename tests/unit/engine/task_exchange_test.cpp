@@ -237,6 +237,12 @@ TEST(TaskExchange, ForcesReachAProgramOnItsOwnTaskThread) {
     EXPECT_EQ(seenIn.load(), 7) << "a forced %I reaches the task";
     EXPECT_EQ(seenX.load(), 42) << "a forced variable is forced in the task that writes it";
     EXPECT_TRUE(waitFor([&] { return rig.io.wire(0) == 9; })) << "a forced %Q goes over the task's output";
+    int unforced = 0; // the field never sees the task's value while the force holds
+    for (int i = 0; i < 200; ++i) {
+        unforced += rig.io.wire(0) != 9 ? 1 : 0;
+        std::this_thread::sleep_for(std::chrono::microseconds(250));
+    }
+    EXPECT_EQ(unforced, 0);
     CommandResult unforce;
     ASSERT_TRUE(
         testing::submitAndWait(loop, ScanCommand{.kind = ScanCommandKind::SetForces, .forces = nullptr}, unforce));
