@@ -326,6 +326,8 @@ void ScanLoop::parkTask(TaskThread& w) {
     if (pause > w.maxPauseNs.load(std::memory_order_relaxed)) {
         w.maxPauseNs.store(pause, std::memory_order_relaxed);
     }
+    w.lastPauseNs.store(pause, std::memory_order_relaxed);
+    w.parks.fetch_add(1, std::memory_order_release);
 }
 
 bool ScanLoop::allTasksParked() const noexcept {
