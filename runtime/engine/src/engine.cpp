@@ -100,6 +100,7 @@ void TaskSchedule::reset(const bytecode::Module& m) {
     due.assign(tasks.size(), false);
     start.assign(tasks.size(), 0);
     end.assign(tasks.size(), 0);
+    runs.assign(tasks.size(), 0);
     ioOwned.assign(tasks.size() >= 2 ? m.io.size() : 0, 0);
     for (std::size_t t = 0; t < tasks.size() && !ioOwned.empty(); ++t) {
         for (const std::uint32_t i : tasks[t].io) {
@@ -228,6 +229,7 @@ bool Engine::runCycle(FaultReport& report) {
         if (!tasks_.due[t] || threaded_) { // an event task on its own thread: the scan loop releases it
             continue;
         }
+        ++tasks_.runs[t];
         if (timer_ != nullptr) {
             tasks_.start[t] = timer_();
         }

@@ -23,6 +23,16 @@ namespace {
 
 constexpr std::int64_t kNsPerS = 1'000'000'000;
 constexpr int kMaxNice = 19;
+// How long the last task to park spins for the swap before it sleeps (parkTask).
+constexpr std::int64_t kParkSpinNs = 300'000;
+
+void cpuRelax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield" ::: "memory");
+#endif
+}
 
 void sleepTill(std::int64_t ns) noexcept {
     timespec ts{};
@@ -281,7 +291,8 @@ bool ScanLoop::mayPark(const TaskThread& w) const noexcept {
 void ScanLoop::parkTask(TaskThread& w) {
     const std::int64_t since = monotonicNs();
     w.parked.store(true);
-    if (allTasksParked()) { // the last one: the base cycle applies the change now
+    const bool last = allTasksParked();
+    if (last) { // the base cycle applies the change now
         baseSignal_.fetch_add(1);
         futexWake(baseSignal_);
     }
@@ -289,6 +300,18 @@ void ScanLoop::parkTask(TaskThread& w) {
     for (std::size_t t = 0; t < taskThreadCount_; ++t) {
         if (&taskThreads_[t] != &w && taskThreads_[t].priority < w.priority) {
             wakeTask(taskThreads_[t]);
+        }
+    }
+    if (last) {
+        // The last task to park is the fastest (lower priorities park first), the one whose pause
+        // matters, and what follows takes tens of microseconds: the base cycle's wake-up and the
+        // swap. It waits for them spinning, for a bounded time, so that a futex wake-up of its
+        // own does not add a trip through the scheduler to its pause. Under SCHED_FIFO the base
+        // cycle preempts it on a shared CPU.
+        const std::int64_t until = since + kParkSpinNs;
+        while (parkRequested_.load(std::memory_order_acquire) && !stopRequested_.load(std::memory_order_relaxed) &&
+               monotonicNs() < until) {
+            cpuRelax();
         }
     }
     for (;;) {
@@ -303,6 +326,8 @@ void ScanLoop::parkTask(TaskThread& w) {
     if (pause > w.maxPauseNs.load(std::memory_order_relaxed)) {
         w.maxPauseNs.store(pause, std::memory_order_relaxed);
     }
+    w.lastPauseNs.store(pause, std::memory_order_relaxed);
+    w.parks.fetch_add(1, std::memory_order_release);
 }
 
 bool ScanLoop::allTasksParked() const noexcept {

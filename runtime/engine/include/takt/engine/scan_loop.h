@@ -190,6 +190,10 @@ struct TaskThread {
     FaultReport report;
     std::atomic<std::uint64_t> cycles{0}, overruns{0}, missed{0};
     std::atomic<std::int64_t> lastExecNs{0}, maxPauseNs{0};
+    // The last park's length and the parks so far: `parks` moves after `lastPauseNs` is stored
+    // (release), so a reader that sees it move (acquire) reads that park's length.
+    std::atomic<std::int64_t> lastPauseNs{0};
+    std::atomic<std::uint64_t> parks{0};
     std::atomic<bool> ready{false};
     std::vector<std::string> warnings; // written before `ready`, read by start() after it
 };
