@@ -372,7 +372,8 @@ private:
     std::atomic<bool> parkRequested_{false};
     std::atomic<std::uint32_t> baseSignal_{0}; // the base cycle's futex word (the last task parked)
     std::atomic<bool> tasksMayRun_{false};     // the state is Running (published with the snapshot)
-    std::int64_t tasksStartNs_ = 0;
+    std::int64_t tasksStartNs_ = 0;            // written before tasksGo_ is set, read by the task threads after
+    std::atomic<bool> tasksGo_{false};         // every task thread is set up: the release grid starts
     std::int64_t cycleIntervalNs_ = 0; // the configured base period (options_.periodNs may be shorter with tasks)
     bool forceGrace_ = false;          // a SetForces waits for every task to leave its cycle (beginForceGrace)
     bool pendingFaultRestart_ = false; // a fault restart waits for every task to park
