@@ -514,7 +514,7 @@ private:
 
     // Publishes what changed since the last pass (everything after a reconnect). Called and
     // returns with `lock` held; releases it while publishing.
-    void publishChanges(std::unique_lock<std::mutex>& lock) {
+    void publishChanges(std::unique_lock<PiMutex>& lock) {
         const bool all = republish_;
         republish_ = false;
         outNow_ = outShared_; // same sizes: no allocation
@@ -539,7 +539,7 @@ private:
         lock.lock();
     }
 
-    void checkCommLoss(std::unique_lock<std::mutex>& lock) {
+    void checkCommLoss(std::unique_lock<PiMutex>& lock) {
         if (connected_ || inputsBad_ || monotonicNs() - disconnectedSinceNs_ < commLossMs_ * 1'000'000) {
             return;
         }
@@ -563,8 +563,8 @@ private:
     std::vector<Binding> publish_, subscribe_;
 
     // Shared under mutex_ (the scan thread only copies bytes under it).
-    mutable std::mutex mutex_;
-    std::condition_variable wake_;
+    mutable PiMutex mutex_; // the scan thread's (pi_mutex.h)
+    std::condition_variable_any wake_;
     std::vector<std::uint8_t> inShared_, outShared_, imageIn_, imageOut_;
     bool haveOutputs_ = false, safeLatched_ = false, stopping_ = false, connected_ = false, republish_ = false;
     bool inputsBad_ = false;
