@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -38,6 +37,7 @@
 #include "driver_support.h"
 #include "mqtt_payload.h"
 #include "registry.h"
+#include "wakeup.h"
 
 namespace takt::io {
 namespace {
@@ -250,7 +250,7 @@ public:
             }
             haveOutputs_ = true;
         }
-        wake_.notify_one();
+        wake_.notify();
     }
 
     // Published values follow the safe image from now on (so subscribers see the safe state).
@@ -269,7 +269,7 @@ public:
             safeLatched_ = true;
             haveOutputs_ = true;
         }
-        wake_.notify_one();
+        wake_.notify();
     }
 
     void releaseSafeState() noexcept override {
@@ -285,7 +285,7 @@ public:
             const std::lock_guard lock(mutex_);
             stopping_ = true;
         }
-        wake_.notify_all();
+        wake_.notify();
         if (publisher_.joinable()) {
             publisher_.join();
         }
@@ -435,7 +435,7 @@ private:
             d->republish_ = true;
             d->inputsBad_ = false;
         }
-        d->wake_.notify_one();
+        d->wake_.notify();
         d->health_.set(Health::Ok, {});
     }
 
@@ -494,7 +494,7 @@ private:
     void publishLoop() {
         std::unique_lock lock(mutex_);
         while (!stopping_) {
-            wake_.wait_for(lock, std::chrono::milliseconds(50));
+            wake_.waitFor(lock, std::chrono::milliseconds(50));
             if (stopping_) {
                 break;
             }
@@ -564,7 +564,7 @@ private:
 
     // Shared under mutex_ (the scan thread only copies bytes under it).
     mutable PiMutex mutex_; // the scan thread's (pi_mutex.h)
-    std::condition_variable_any wake_;
+    Wakeup wake_;           // notified by the scan thread after every cycle: no lock (wakeup.h)
     std::vector<std::uint8_t> inShared_, outShared_, imageIn_, imageOut_;
     bool haveOutputs_ = false, safeLatched_ = false, stopping_ = false, connected_ = false, republish_ = false;
     bool inputsBad_ = false;
