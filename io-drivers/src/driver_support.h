@@ -14,7 +14,7 @@
 
 #include <toml++/toml.h>
 
-#include "pi_mutex.h"
+#include "scan_exchange.h"
 #include "takt/io/driver.h"
 
 namespace takt::io::detail {
@@ -103,38 +103,40 @@ private:
 
 // The %Q bytes a driver hands on to its peer (the loopback's next inputs, the simulated plant's
 // actuators): the program's outputs, or while the safe state is latched the safe values (0 past
-// them). The scan thread and the watchdog both reach it; the lock is held for one memcpy.
+// them). The scan thread writes and reads it; the watchdog may latch the safe state meanwhile,
+// and neither waits for the other (scan_exchange.h).
 class OutputLatch {
 public:
-    void resize(std::size_t bytes) {
-        const std::lock_guard lock(mutex_);
-        bytes_.assign(bytes, 0);
-    }
-    [[nodiscard]] std::size_t size() const {
-        const std::lock_guard lock(mutex_);
-        return bytes_.size();
-    }
+    void resize(std::size_t bytes) { exchange_.resize(bytes, bytes); }
+    [[nodiscard]] std::size_t size() const { return exchange_.bytes(); }
     // The program's outputs; ignored while the safe state is latched.
     void write(std::span<const std::uint8_t> outputs) noexcept {
-        const std::lock_guard lock(mutex_);
-        if (!safe_) {
-            copy(bytes_.data(), outputs.data(), std::min(bytes_.size(), outputs.size()));
+        if (!exchange_.accepting()) {
+            return;
         }
+        std::uint8_t* to = exchange_.back();
+        const std::size_t n = std::min(size(), outputs.size());
+        copy(to, outputs.data(), n);
+        if (size() > n) {
+            std::memset(to + n, 0, size() - n);
+        }
+        exchange_.publish();
     }
-    void latchSafe(std::span<const std::uint8_t> safeOutputs) noexcept {
-        const std::lock_guard lock(mutex_);
-        safe_ = true;
-        std::fill(bytes_.begin(), bytes_.end(), 0);
-        copy(bytes_.data(), safeOutputs.data(), std::min(bytes_.size(), safeOutputs.size()));
-    }
-    void release() noexcept {
-        const std::lock_guard lock(mutex_);
-        safe_ = false;
-    }
-    // Copies the held bytes into `out` (as many as both have).
-    void read(std::span<std::uint8_t> out) const noexcept {
-        const std::lock_guard lock(mutex_);
-        copy(out.data(), bytes_.data(), std::min(bytes_.size(), out.size()));
+    void latchSafe(std::span<const std::uint8_t> safeOutputs) noexcept { exchange_.latchSafe(safeOutputs); }
+    void release() noexcept { exchange_.release(); }
+    // Copies the held bytes into `out` (as many as both have): the safe values from the latch
+    // until the first write after the release.
+    void read(std::span<std::uint8_t> out) noexcept {
+        const std::size_t n = std::min(size(), out.size());
+        switch (exchange_.take()) {
+        case OutputExchange::Source::None:
+            if (n != 0) {
+                std::memset(out.data(), 0, n);
+            }
+            break;
+        case OutputExchange::Source::Program: copy(out.data(), exchange_.program(), n); break;
+        case OutputExchange::Source::Safe: copy(out.data(), exchange_.safeImage().data(), n); break;
+        }
     }
 
 private:
@@ -145,9 +147,7 @@ private:
         }
     }
 
-    mutable PiMutex mutex_; // the scan thread's (pi_mutex.h)
-    std::vector<std::uint8_t> bytes_;
-    bool safe_ = false;
+    OutputExchange exchange_;
 };
 
 // Health written by a driver thread, read by any thread.

@@ -107,12 +107,12 @@ bool GpioDriver::init(const DriverSpec& spec, std::string& error) {
     if (!p.ok()) {
         return false;
     }
-    inShared_.assign(inputs_.size(), 0);
-    outShared_.assign(outputs_.size(), 0);
-    want_.assign(outputs_.size(), 0);
-    for (std::size_t i = 0; i < outputs_.size(); ++i) {
-        outShared_[i] = outputs_[i].initial ? 1 : 0;
+    in_.resize(inputs_.size());
+    std::uint32_t safeBytes = 0; // the %Q bytes the safe image needs for the output lines
+    for (const Output& out : outputs_) {
+        safeBytes = std::max(safeBytes, static_cast<std::uint32_t>(out.address.bitPosition() / 8 + 1));
     }
+    out_.resize(outputs_.size(), safeBytes);
     return true;
 }
 
@@ -158,12 +158,12 @@ bool GpioDriver::start(std::string& error) {
     if (ownThread_) {
         stopping_ = false;
         thread_ = std::thread([this] {
-            std::unique_lock lock(mutex_);
-            while (!stopping_) {
-                lock.unlock();
+            while (!stopping_.load(std::memory_order_acquire)) {
+                const std::uint32_t seen = wake_.epoch();
                 poll(monotonicNs());
-                lock.lock();
-                wake_.wait_for(lock, std::chrono::nanoseconds(pollNs_));
+                if (!stopping_.load(std::memory_order_acquire)) {
+                    wake_.waitFor(seen, std::chrono::nanoseconds(pollNs_));
+                }
             }
         });
     }
@@ -192,16 +192,21 @@ void GpioDriver::poll(std::int64_t nowNs) {
             in.stable = in.candidate;
         }
     }
-    {
-        const std::lock_guard lock(mutex_);
-        for (std::size_t i = 0; i < inputs_.size(); ++i) {
-            inShared_[i] = inputs_[i].stable ? 1 : 0;
-        }
-        want_ = outShared_; // same size: no allocation
+    std::uint8_t* sampled = in_.back();
+    for (std::size_t i = 0; i < inputs_.size(); ++i) {
+        sampled[i] = inputs_[i].stable ? 1 : 0;
     }
+    in_.publish();
+    // Until the first cycle's outputs the lines keep their initial levels.
+    const OutputExchange::Source source = out_.take();
     for (std::size_t i = 0; i < outputs_.size(); ++i) {
-        const bool want = want_[i] != 0;
         Output& out = outputs_[i];
+        bool want = out.initial;
+        if (source == OutputExchange::Source::Program) {
+            want = out_.program()[i] != 0;
+        } else if (source == OutputExchange::Source::Safe) {
+            want = getBit(out_.safeImage(), out.address.bitPosition());
+        }
         if (want != out.driven) {
             if (chip_->set(out.line, want != out.invert, why)) {
                 out.driven = want;
@@ -226,54 +231,43 @@ void GpioDriver::fail(const std::string& why) {
 }
 
 void GpioDriver::readInputs(ImageView image) noexcept {
-    const std::lock_guard lock(mutex_);
+    in_.refresh();
+    const std::uint8_t* sampled = in_.front();
     for (std::size_t i = 0; i < inputs_.size(); ++i) {
-        setBit(areaSpan(image, inputs_[i].address.area), inputs_[i].address.bitPosition(), inShared_[i] != 0);
+        setBit(areaSpan(image, inputs_[i].address.area), inputs_[i].address.bitPosition(), sampled[i] != 0);
     }
 }
 
 void GpioDriver::writeOutputs(ImageView image) noexcept {
-    const std::lock_guard lock(mutex_);
-    if (safeLatched_) {
+    if (!out_.accepting()) {
         return;
     }
+    std::uint8_t* want = out_.back();
     for (std::size_t i = 0; i < outputs_.size(); ++i) {
-        outShared_[i] = getBit(areaSpan(image, outputs_[i].address.area), outputs_[i].address.bitPosition()) ? 1 : 0;
+        want[i] = getBit(areaSpan(image, outputs_[i].address.area), outputs_[i].address.bitPosition()) ? 1 : 0;
     }
+    out_.publish();
 }
 
 void GpioDriver::applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept {
-    const std::lock_guard lock(mutex_);
-    for (std::size_t i = 0; i < outputs_.size(); ++i) {
-        outShared_[i] = getBit(safeOutputs, outputs_[i].address.bitPosition()) ? 1 : 0;
-    }
-    safeLatched_ = true;
-    wake_.notify_all(); // the driver thread drives the lines now, even if the scan is stuck
+    out_.latchSafe(safeOutputs);
+    wake_.notify(); // the driver thread drives the lines now, even if the scan is stuck
 }
 
 void GpioDriver::releaseSafeState() noexcept {
-    const std::lock_guard lock(mutex_);
-    safeLatched_ = false;
+    out_.release();
 }
 
 void GpioDriver::stop() noexcept {
-    {
-        const std::lock_guard lock(mutex_);
-        stopping_ = true;
-    }
-    wake_.notify_all();
+    stopping_ = true;
+    wake_.notify();
     if (thread_.joinable()) {
         thread_.join();
     }
     // The runtime latches the safe state right before it stops the drivers (SIGTERM, --for, a
     // halt): the stop can win the race against the poll that was woken to drive it, and a
     // released line keeps its level, so drive the safe levels here before letting go.
-    bool latched = false;
-    {
-        const std::lock_guard lock(mutex_);
-        latched = safeLatched_;
-    }
-    if (chip_ != nullptr && latched) {
+    if (chip_ != nullptr && out_.latched()) {
         poll(monotonicNs());
     }
     chip_.reset();

@@ -10,13 +10,12 @@
 // continuously for debounce_ms (sampled every poll_ms), so shorter glitches never reach %I.
 // Lines are read and written on the driver's thread, never on the scan thread.
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "driver_support.h"
 #include "gpio_chip.h"
+#include "wakeup.h"
 
 namespace takt::io::detail {
 
@@ -72,15 +71,14 @@ private:
     OnError onError_ = OnError::Warn; // CODESYS: a bus error does not stop the PLC
     std::vector<Input> inputs_;       // driver thread
     std::vector<Output> outputs_;     // driver thread
-    std::vector<std::uint8_t> want_;  // driver thread: outShared_ copied out of the lock
     std::unique_ptr<GpioChip> chip_;
 
-    // Shared with the scan thread (and the watchdog) under mutex_: one byte per line.
-    mutable PiMutex mutex_; // the scan thread's (pi_mutex.h)
-    std::condition_variable_any wake_;
-    std::vector<std::uint8_t> inShared_, outShared_;
-    bool safeLatched_ = false;
-    bool stopping_ = false;
+    // Shared with the scan thread (and the watchdog) without a lock (scan_exchange.h): one
+    // byte per line each way.
+    TripleBuffer in_;
+    OutputExchange out_;
+    Wakeup wake_; // a safe state to drive at once, or the stop
+    std::atomic<bool> stopping_{false};
     std::thread thread_;
     HealthCell health_;
 };

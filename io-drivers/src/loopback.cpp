@@ -57,8 +57,8 @@ public:
     void stop() noexcept override {}
 
 private:
-    // Its lock is held only for a memcpy of at most kMaxBytes; the watchdog is the only other
-    // thread that takes it.
+    // Written and read by the scan thread; the watchdog may latch the safe state into it
+    // meanwhile, without a lock (scan_exchange.h).
     detail::OutputLatch wire_;
 };
 

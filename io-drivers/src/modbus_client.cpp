@@ -1,6 +1,7 @@
 // The Modbus client engine (CONFIG.md "io.toml") of the modbus-tcp and modbus-rtu drivers: polls
-// one peer with libmodbus on its own thread and exchanges with the scan thread through double
-// buffers. The transport (modbus_tcp.cpp, modbus_rtu.cpp) only reaches the peer.
+// one peer with libmodbus on its own thread and exchanges with the scan thread through triple
+// buffers, without a lock (scan_exchange.h). The transport (modbus_tcp.cpp, modbus_rtu.cpp)
+// only reaches the peer.
 //
 // Params beside the transport's: timeout_ms (per request and connect, 500), poll_ms (10),
 // on_error (fault|warn|ignore, fault), comm_loss_timeout_ms (1000), reconnect_ms (first
@@ -25,13 +26,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
 #include "modbus_client.h"
 #include "modbus_map.h"
-#include "pi_mutex.h"
+#include "wakeup.h"
 #include <fmt/format.h>
 
 namespace takt::io {
@@ -53,6 +52,21 @@ struct Values {
     void zero() {
         std::fill(bits.begin(), bits.end(), 0);
         std::fill(regs.begin(), regs.end(), 0);
+    }
+    // As bytes in an exchange slot: the bits, then the registers in host order.
+    [[nodiscard]] std::size_t bytes() const { return bits.size() + 2 * regs.size(); }
+    void pack(std::uint8_t* to) const noexcept {
+        copyBytes(to, bits.data(), bits.size());
+        copyBytes(to + bits.size(), regs.data(), 2 * regs.size());
+    }
+    void unpack(const std::uint8_t* from) noexcept {
+        copyBytes(bits.data(), from, bits.size());
+        copyBytes(regs.data(), from + bits.size(), 2 * regs.size());
+    }
+    static void copyBytes(void* to, const void* from, std::size_t n) noexcept {
+        if (n != 0) { // an empty vector's data() may be null
+            std::memcpy(to, from, n);
+        }
     }
 };
 
@@ -116,8 +130,9 @@ public:
             return false;
         }
         if (explicitMaps) {
-            if (!readModbusMaps(p, "inputs", "area", kInputTables, kInputAreas, spec.byteAddressing, in_.maps) ||
-                !readModbusMaps(p, "outputs", "area", kOutputTables, kOutputAreas, spec.byteAddressing, out_.maps)) {
+            if (!readModbusMaps(p, "inputs", "area", kInputTables, kInputAreas, spec.byteAddressing, inMaps_.maps) ||
+                !readModbusMaps(p, "outputs", "area", kOutputTables, kOutputAreas, spec.byteAddressing,
+                                outMaps_.maps)) {
                 return false;
             }
         } else {
@@ -142,34 +157,41 @@ public:
                 return w;
             };
             if (inCount > 0) {
-                in_.maps.push_back({ModbusTable::InputRegisters, static_cast<std::uint32_t>(inStart),
-                                    static_cast<std::uint32_t>(inCount), word0(Area::Input)});
+                inMaps_.maps.push_back({ModbusTable::InputRegisters, static_cast<std::uint32_t>(inStart),
+                                        static_cast<std::uint32_t>(inCount), word0(Area::Input)});
             }
             if (outCount > 0) {
-                out_.maps.push_back({ModbusTable::HoldingRegisters, static_cast<std::uint32_t>(outStart),
-                                     static_cast<std::uint32_t>(outCount), word0(Area::Output)});
+                outMaps_.maps.push_back({ModbusTable::HoldingRegisters, static_cast<std::uint32_t>(outStart),
+                                         static_cast<std::uint32_t>(outCount), word0(Area::Output)});
             }
         }
-        if (!checkNoOverlap(p, "inputs", in_.maps) || !checkNoOverlap(p, "outputs", out_.maps)) {
+        if (!checkNoOverlap(p, "inputs", inMaps_.maps) || !checkNoOverlap(p, "outputs", outMaps_.maps)) {
             return false;
         }
-        inShared_ = in_.make();
-        inPoll_ = in_.make();
-        outShared_ = out_.make();
-        outPoll_ = out_.make();
-        outSafe_ = out_.make();
+        inScan_ = inMaps_.make();
+        inPoll_ = inMaps_.make();
+        outScan_ = outMaps_.make();
+        outPoll_ = outMaps_.make();
+        in_.resize(inPoll_.bytes());
+        std::uint64_t safeBits = 0; // the %Q bits the output maps reach: what the safe image needs
+        for (const ModbusMap& m : outMaps_.maps) {
+            if (m.address.area == Area::Output) {
+                safeBits = std::max(safeBits, m.extent().last);
+            }
+        }
+        out_.resize(outPoll_.bytes(), static_cast<std::size_t>((safeBits + 7) / 8));
         return true;
     }
 
     // Input maps write the image; output maps only read it (what the peer is sent).
     std::vector<ByteRange> ownedRanges() const override {
         std::vector<ByteRange> r;
-        for (const auto* layout : {&in_, &out_}) {
+        for (const auto* layout : {&inMaps_, &outMaps_}) {
             std::vector<BitExtent> e;
             for (const ModbusMap& m : layout->maps) {
                 e.push_back(m.extent());
             }
-            auto part = byteRanges(e, layout == &in_ ? Access::Write : Access::Read);
+            auto part = byteRanges(e, layout == &inMaps_ ? Access::Write : Access::Read);
             for (ByteRange& b : part) {
                 b.wholeImage = trustForm_ && b.access == Access::Write;
             }
@@ -201,66 +223,54 @@ public:
     }
 
     void readInputs(ImageView image) noexcept override {
-        const std::lock_guard lock(mutex_);
-        for (std::size_t i = 0; i < in_.maps.size(); ++i) {
-            const ModbusMap& m = in_.maps[i];
+        in_.refresh();
+        inScan_.unpack(in_.front());
+        for (std::size_t i = 0; i < inMaps_.maps.size(); ++i) {
+            const ModbusMap& m = inMaps_.maps[i];
             const std::span<std::uint8_t> area = areaSpan(image, m.address.area);
             if (isBitTable(m.table)) {
-                bitsToImage(m, std::span(inShared_.bits).subspan(in_.offsets[i], m.count), area);
+                bitsToImage(m, std::span(inScan_.bits).subspan(inMaps_.offsets[i], m.count), area);
             } else {
-                regsToImage(m, std::span(inShared_.regs).subspan(in_.offsets[i], m.count), area);
+                regsToImage(m, std::span(inScan_.regs).subspan(inMaps_.offsets[i], m.count), area);
             }
         }
     }
 
     void writeOutputs(ImageView image) noexcept override {
-        const std::lock_guard lock(mutex_);
-        if (safeLatched_) {
+        if (!out_.accepting()) {
             return;
         }
-        for (std::size_t i = 0; i < out_.maps.size(); ++i) {
-            const ModbusMap& m = out_.maps[i];
+        for (std::size_t i = 0; i < outMaps_.maps.size(); ++i) {
+            const ModbusMap& m = outMaps_.maps[i];
             const std::span<std::uint8_t> area = areaSpan(image, m.address.area);
             if (isBitTable(m.table)) {
-                imageToBits(m, area, std::span(outShared_.bits).subspan(out_.offsets[i], m.count));
+                imageToBits(m, area, std::span(outScan_.bits).subspan(outMaps_.offsets[i], m.count));
             } else {
-                imageToRegs(m, area, std::span(outShared_.regs).subspan(out_.offsets[i], m.count));
+                imageToRegs(m, area, std::span(outScan_.regs).subspan(outMaps_.offsets[i], m.count));
             }
         }
-        haveOutputs_ = true;
+        outScan_.pack(out_.back());
+        out_.publish();
     }
 
     // The values a comm loss sends (checkCommLoss), known from the start rather than only once
     // the runtime latched the safe state.
-    void setSafeImage(std::span<const std::uint8_t> safeOutputs) override {
-        const std::lock_guard lock(mutex_);
-        takeSafeValues(safeOutputs);
-    }
+    void setSafeImage(std::span<const std::uint8_t> safeOutputs) override { out_.setSafe(safeOutputs); }
 
     void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept override {
-        const std::lock_guard lock(mutex_);
-        takeSafeValues(safeOutputs);
-        outShared_ = outSafe_;
-        safeLatched_ = true;
-        haveOutputs_ = true;
-        wake_.notify_all(); // write the safe values now rather than at the next poll
+        out_.latchSafe(safeOutputs);
+        wake_.notify(); // write the safe values now rather than at the next poll
     }
 
-    void releaseSafeState() noexcept override {
-        const std::lock_guard lock(mutex_);
-        safeLatched_ = false;
-    }
+    void releaseSafeState() noexcept override { out_.release(); }
 
     HealthStatus health() const override { return health_.get(); }
     bool countsExchanges() const noexcept override { return true; }
     bool failsClosed() const noexcept override { return onError_ == OnError::Fault; }
 
     void stop() noexcept override {
-        {
-            const std::lock_guard lock(mutex_);
-            stopping_ = true;
-        }
-        wake_.notify_all();
+        stopping_ = true;
+        wake_.notify();
         if (thread_.joinable()) {
             thread_.join();
         }
@@ -273,20 +283,26 @@ public:
     }
 
 private:
-    // The output maps' values in `safeOutputs` (the whole %Q image) into outSafe_; maps from %M
-    // stay zero. Under mutex_; sizes are fixed at init, so nothing allocates.
-    void takeSafeValues(std::span<const std::uint8_t> safeOutputs) noexcept {
+    // Driver thread: the output maps' values in the safe %Q image into `to`; maps from %M stay
+    // zero. Sizes are fixed at init, so nothing allocates.
+    void takeSafeValues(std::span<const std::uint8_t> safeOutputs, Values& to) noexcept {
         const ImageView view{{}, std::span(const_cast<std::uint8_t*>(safeOutputs.data()), safeOutputs.size()), {}};
-        outSafe_.zero();
-        for (std::size_t i = 0; i < out_.maps.size(); ++i) {
-            const ModbusMap& m = out_.maps[i];
+        to.zero();
+        for (std::size_t i = 0; i < outMaps_.maps.size(); ++i) {
+            const ModbusMap& m = outMaps_.maps[i];
             const std::span<std::uint8_t> area = areaSpan(view, m.address.area);
             if (isBitTable(m.table)) {
-                imageToBits(m, area, std::span(outSafe_.bits).subspan(out_.offsets[i], m.count));
+                imageToBits(m, area, std::span(to.bits).subspan(outMaps_.offsets[i], m.count));
             } else {
-                imageToRegs(m, area, std::span(outSafe_.regs).subspan(out_.offsets[i], m.count));
+                imageToRegs(m, area, std::span(to.regs).subspan(outMaps_.offsets[i], m.count));
             }
         }
+    }
+
+    // Driver thread: hands the inputs just read (or zeros) to the scan thread.
+    void publishInputs(const Values& v) noexcept {
+        v.pack(in_.back());
+        in_.publish();
     }
 
     // Driver thread -------------------------------------------------------------------------
@@ -297,7 +313,7 @@ private:
             if (!connected) {
                 if (std::string why; !transport_->open(ctx_, why)) {
                     commError(why, IoError::ConnectFailed);
-                    waitUntil(monotonicNs() + std::chrono::nanoseconds(backoff.next()).count());
+                    waitUntil(monotonicNs() + std::chrono::nanoseconds(backoff.next()).count(), false);
                     continue;
                 }
                 connected = true;
@@ -307,11 +323,11 @@ private:
                 transport_->close(ctx_, lastErrno_);
                 connected = false;
                 commError(failure, errorCode(lastErrno_));
-                waitUntil(monotonicNs() + std::chrono::nanoseconds(backoff.next()).count());
+                waitUntil(monotonicNs() + std::chrono::nanoseconds(backoff.next()).count(), false);
                 continue;
             }
             backoff.reset();
-            waitUntil(monotonicNs() + pollMs_ * 1'000'000);
+            waitUntil(monotonicNs() + pollMs_ * 1'000'000, true);
         }
         // The runtime latches the safe state right before it stops the drivers (SIGTERM, --for,
         // a halt): the stop can win the race against the poll that was woken to write it, so
@@ -322,64 +338,55 @@ private:
     }
 
     void writeLatchedSafeState() {
-        {
-            const std::lock_guard lock(mutex_);
-            if (!safeLatched_) {
-                return;
-            }
-            outPoll_.bits = outShared_.bits; // the safe values (applySafeState)
-            outPoll_.regs = outShared_.regs;
+        (void)out_.take();
+        if (!out_.latched()) {
+            return;
         }
+        takeSafeValues(out_.safeImage(), outPoll_);
         const std::unique_lock<LineTurn> turn = takeTurn();
         std::string failure;
-        for (std::size_t i = 0; i < out_.maps.size(); ++i) {
-            if (!transfer(out_.maps[i], out_.offsets[i], outPoll_, true, failure)) {
+        for (std::size_t i = 0; i < outMaps_.maps.size(); ++i) {
+            if (!transfer(outMaps_.maps[i], outMaps_.offsets[i], outPoll_, true, failure)) {
                 return; // the peer is gone: nothing more to do on the way out
             }
         }
     }
 
-    bool stopRequested() {
-        const std::lock_guard lock(mutex_);
-        return stopping_;
-    }
+    bool stopRequested() const { return stopping_.load(std::memory_order_acquire); }
 
     // Sleeps until `deadlineNs` (or stop), checking the communication-loss timeout meanwhile.
-    void waitUntil(std::int64_t deadlineNs) {
-        std::unique_lock lock(mutex_);
-        while (!stopping_) {
+    // Connected (`safeWakes`), a safe state latched since the last poll ends the wait: it is
+    // written at once.
+    void waitUntil(std::int64_t deadlineNs, bool safeWakes) {
+        while (!stopRequested()) {
             const std::int64_t now = monotonicNs();
             if (now >= deadlineNs) {
                 return;
             }
-            lock.unlock();
             checkCommLoss(now);
-            lock.lock();
-            const std::int64_t slice = std::min<std::int64_t>(deadlineNs - now, 20'000'000);
-            if (wake_.wait_for(lock, std::chrono::nanoseconds(slice)) == std::cv_status::no_timeout && safeLatched_) {
-                return; // a fresh safe state: write it at once
+            const std::uint32_t seen = wake_.epoch();
+            if ((safeWakes && out_.latches() != latchesPolled_) || stopRequested()) {
+                return;
             }
+            wake_.waitFor(seen, std::chrono::nanoseconds(std::min<std::int64_t>(deadlineNs - now, 20'000'000)));
         }
     }
 
     // One exchange: all output maps, then all input maps. False with `failure` on any error.
     bool pollOnce(std::string& failure) {
-        bool write = false;
-        bool writingSafe = false;
-        {
-            const std::lock_guard lock(mutex_);
-            writingSafe = commLossSafe_ || safeLatched_;
-            const Values& src = commLossSafe_ && !safeLatched_ ? outSafe_ : outShared_;
-            outPoll_.bits = src.bits; // same sizes: no allocation
-            outPoll_.regs = src.regs;
-            write = haveOutputs_ || commLossSafe_;
+        latchesPolled_ = out_.latches();
+        const OutputExchange::Source source = out_.take();
+        const bool writingSafe = commLossSafe_ || source == OutputExchange::Source::Safe;
+        if (writingSafe) {
+            takeSafeValues(out_.safeImage(), outPoll_);
+        } else if (source == OutputExchange::Source::Program) {
+            outPoll_.unpack(out_.program());
         }
-        if (!exchange(write, failure)) {
+        // Nothing is written before the first cycle's outputs.
+        if (!exchange(source != OutputExchange::Source::None || commLossSafe_, failure)) {
             return false;
         }
-        const std::lock_guard lock(mutex_);
-        inShared_.bits = inPoll_.bits;
-        inShared_.regs = inPoll_.regs;
+        publishInputs(inPoll_);
         lastGoodNs_ = monotonicNs();
         errorEpisode_ = false;
         if (commLossSafe_ && writingSafe) {
@@ -404,13 +411,13 @@ private:
     // The outputs (when `write`), then the inputs, as one turn on the line.
     bool exchange(bool write, std::string& failure) {
         const std::unique_lock<LineTurn> turn = takeTurn();
-        for (std::size_t i = 0; write && i < out_.maps.size(); ++i) {
-            if (!transfer(out_.maps[i], out_.offsets[i], outPoll_, true, failure)) {
+        for (std::size_t i = 0; write && i < outMaps_.maps.size(); ++i) {
+            if (!transfer(outMaps_.maps[i], outMaps_.offsets[i], outPoll_, true, failure)) {
                 return false;
             }
         }
-        for (std::size_t i = 0; i < in_.maps.size(); ++i) {
-            if (!transfer(in_.maps[i], in_.offsets[i], inPoll_, false, failure)) {
+        for (std::size_t i = 0; i < inMaps_.maps.size(); ++i) {
+            if (!transfer(inMaps_.maps[i], inMaps_.offsets[i], inPoll_, false, failure)) {
                 return false;
             }
         }
@@ -477,11 +484,8 @@ private:
     }
 
     void commError(const std::string& why, IoError code) {
-        {
-            const std::lock_guard lock(mutex_);
-            lastError_ = why;
-            errorEpisode_ = true;
-        }
+        lastError_ = why;
+        errorEpisode_ = true;
         if (!checkCommLoss(monotonicNs())) {
             // Until comm loss the inputs keep the last values read; before any, they are zeros.
             if (onError_ == OnError::Fault) {
@@ -494,19 +498,17 @@ private:
 
     // True when communication counts as lost (and the consequences are in force).
     bool checkCommLoss(std::int64_t now) {
-        std::string reason;
-        {
-            const std::lock_guard lock(mutex_);
-            if (!errorEpisode_ || now - lastGoodNs_ < commLossMs_ * 1'000'000) {
-                return false;
-            }
-            if (!commLossSafe_) {
-                inShared_.zero();
-                commLossSafe_ = true;
-            }
-            reason = fmt::format("communication lost for {} ms ({}); inputs bad (read as 0), safe state applied",
-                                 (now - lastGoodNs_) / 1'000'000, lastError_);
+        if (!errorEpisode_ || now - lastGoodNs_ < commLossMs_ * 1'000'000) {
+            return false;
         }
+        if (!commLossSafe_) {
+            inPoll_.zero();
+            publishInputs(inPoll_);
+            commLossSafe_ = true;
+        }
+        const std::string reason =
+            fmt::format("communication lost for {} ms ({}); inputs bad (read as 0), safe state applied",
+                        (now - lastGoodNs_) / 1'000'000, lastError_);
         health_.set(onError_ == OnError::Fault ? Health::Faulted : Health::Degraded, reason, IoError::CommLost, true);
         return true;
     }
@@ -517,22 +519,25 @@ private:
     std::int64_t timeoutMs_ = 500, pollMs_ = 10, commLossMs_ = 1000, reconnectMs_ = 100, reconnectMaxMs_ = 5000;
     OnError onError_ = OnError::Warn; // CODESYS: a bus error does not stop the PLC
     bool trustForm_ = false;          // input_start/output_start, no maps: its input range is a whole-image one
-    Layout in_, out_;
+    Layout inMaps_, outMaps_;
 
-    // Shared between the scan thread and the driver thread, under mutex_ (held for copies only).
-    mutable PiMutex mutex_; // the scan thread's (pi_mutex.h)
-    std::condition_variable_any wake_;
-    Values inShared_, outShared_, outSafe_;
-    bool haveOutputs_ = false;  // nothing is written before the first cycle's outputs
-    bool safeLatched_ = false;  // applySafeState() until releaseSafeState()
-    bool commLossSafe_ = false; // comm loss: the safe values go out until a poll has written them
-    bool errorEpisode_ = false;
-    bool stopping_ = false;
-    std::int64_t lastGoodNs_ = 0;
-    std::string lastError_;
+    // Shared between the scan thread (and the watchdog) and the driver thread without a lock
+    // (scan_exchange.h): the values of the input maps one way, of the output maps the other.
+    TripleBuffer in_;
+    OutputExchange out_;
+    Wakeup wake_; // a safe state to write at once, or the stop
+    std::atomic<bool> stopping_{false};
+
+    // Scan thread only.
+    Values inScan_, outScan_;
 
     // Driver thread only.
     Values inPoll_, outPoll_;
+    std::uint64_t latchesPolled_ = 0; // out_.latches() at the last poll
+    bool commLossSafe_ = false;       // comm loss: the safe values go out until a poll has written them
+    bool errorEpisode_ = false;
+    std::int64_t lastGoodNs_ = 0;
+    std::string lastError_;
     bool everGood_ = false; // a poll has succeeded since start
     modbus_t* ctx_ = nullptr;
     int lastErrno_ = 0; // the last failed request's, for the transport's close()

@@ -1,6 +1,6 @@
 #pragma once
 // The Modbus client engine behind modbus-tcp and modbus-rtu: one request/mapping engine (maps,
-// polling thread, double buffers, comm loss, safe state) and a transport per driver that only
+// polling thread, triple buffers to the scan thread, comm loss, safe state) and a transport per driver that only
 // knows how to reach the peer. Transport calls happen at init, start, stop and on the driver
 // thread, never on the scan path.
 #include <condition_variable>

@@ -14,8 +14,9 @@
 // Threads: the server runs a poll() loop on its own thread and serves up to max_connections
 // masters concurrently (one request at a time each; a further connection is closed at once).
 // At the end of each cycle writeOutputs() snapshots the mapped image bytes; requests are
-// answered from that snapshot. A master's write is recorded as pending (and visible to reads
-// at once) and is applied to the image at the next cycle boundary (readInputs()). Coils and
+// answered from the newest snapshot. A master's write is recorded as pending (and visible to
+// reads at once) and is applied to the image at the next cycle boundary (readInputs()). Both
+// travel through triple buffers (scan_exchange.h): the scan thread never waits for the server. Coils and
 // holding registers are the writable tables: their image bytes are what this driver owns.
 // While the runtime latches the safe state, every entry mapped to %Q is answered with the safe
 // image ([[io.safe_state]]) and masters' writes to those entries are dropped: the masters are this
@@ -28,15 +29,14 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
 #include <modbus.h>
 
 #include "modbus_map.h"
-#include "pi_mutex.h"
 #include "registry.h"
+#include "scan_exchange.h"
 
 namespace takt::io {
 namespace {
@@ -52,10 +52,28 @@ constexpr int kPollMs = 50; // how soon stop() is noticed
 // uint16 per register. Sized once in init().
 template <typename T> struct Table {
     std::uint32_t first = 0;
-    std::vector<T> values;
-    std::vector<std::uint8_t> pending; // writable tables: 1 where a master's write waits
-    std::vector<T> pendingValue;
+    std::uint32_t size = 0;
+    std::size_t snapshot = 0; // byte offset of its values in a snapshot slot
+    std::size_t pending = 0;  // writable tables: byte offset of [gen u32 x size][T x size] in a pending slot
+    std::vector<T> values;    // the scan thread's snapshot of it
+    // Writable tables, server thread: per entry the write (pendingSeq_) that last changed it and
+    // is not known to be applied (0: none), and its value; 1 where an entry is mapped to %Q.
+    std::vector<std::uint32_t> gen;
+    std::vector<T> written;
+    std::vector<std::uint8_t> output;
 };
+
+template <typename T> T loadAt(const std::uint8_t* p) noexcept {
+    T v{};
+    std::memcpy(&v, p, sizeof(T));
+    return v;
+}
+
+template <typename T> void copyIn(std::uint8_t* to, const std::vector<T>& from) noexcept {
+    if (!from.empty()) {
+        std::memcpy(to, from.data(), from.size() * sizeof(T));
+    }
+}
 
 ImageAddress addr(Area a, char letter, std::uint32_t byteOffset) {
     ImageAddress x;
@@ -115,10 +133,22 @@ public:
                 }
             }
         }
-        size(coils_, ModbusTable::Coils, true);
-        size(discrete_, ModbusTable::DiscreteInputs, false);
-        size(inputRegs_, ModbusTable::InputRegisters, false);
-        size(holding_, ModbusTable::HoldingRegisters, true);
+        std::size_t snapshot = kSeqBytes;
+        std::size_t pending = kSeqBytes;
+        size(coils_, ModbusTable::Coils, true, snapshot, pending);
+        size(discrete_, ModbusTable::DiscreteInputs, false, snapshot, pending);
+        size(holding_, ModbusTable::HoldingRegisters, true, snapshot, pending);
+        size(inputRegs_, ModbusTable::InputRegisters, false, snapshot, pending);
+        pending_.resize(pending);
+        std::uint64_t safeBits = 0; // the %Q bits the map reaches: what the safe image needs
+        for (const ModbusMap& m : maps_) {
+            if (m.address.area == Area::Output) {
+                safeBits = std::max(safeBits, m.extent().last);
+            }
+        }
+        snapshot_.resize(snapshot, static_cast<std::size_t>((safeBits + 7) / 8));
+        coilsBefore_.assign(coils_.size, 0);
+        holdingBefore_.assign(holding_.size, 0);
         return true;
     }
 
@@ -156,19 +186,26 @@ public:
         return true;
     }
 
+    // The masters' writes not applied yet, each once: those of a newer write than applied_.
     void readInputs(ImageView image) noexcept override {
-        const std::lock_guard lock(mutex_);
-        if (!pendingAny_) {
+        pending_.refresh();
+        const std::uint8_t* slot = pending_.front();
+        const auto seq = loadAt<std::uint32_t>(slot);
+        if (seq == applied_) {
             return;
         }
+        const bool latched = snapshot_.latched(); // writes to %Q entries wait for no one: dropped
         for (const ModbusMap& m : maps_) {
+            if (latched && m.address.area == Area::Output) {
+                continue;
+            }
             const std::span<std::uint8_t> area = areaSpan(image, m.address.area);
             if (m.table == ModbusTable::Coils) {
-                applyPending(coils_, m, [&](std::uint32_t k, std::uint8_t v) {
+                applyPending(coils_, m, slot, [&](std::uint32_t k, std::uint8_t v) {
                     setBit(area, m.address.bitPosition() + k, v != 0);
                 });
             } else if (m.table == ModbusTable::HoldingRegisters) {
-                applyPending(holding_, m, [&](std::uint32_t k, std::uint16_t v) {
+                applyPending(holding_, m, slot, [&](std::uint32_t k, std::uint16_t v) {
                     const std::size_t at = m.address.byteOffset + 2 * std::size_t{k};
                     if (at + 2 <= area.size()) {
                         std::memcpy(area.data() + at, &v, 2);
@@ -176,18 +213,13 @@ public:
                 });
             }
         }
-        for (auto* t : {&coils_.pending, &holding_.pending}) {
-            std::fill(t->begin(), t->end(), 0);
-        }
-        pendingAny_ = false;
+        applied_ = seq;
     }
 
+    // The snapshot masters read, stamped with the writes it already holds. Entries mapped to %Q
+    // are served from the safe image while it is latched (the server thread overlays them).
     void writeOutputs(ImageView image) noexcept override {
-        const std::lock_guard lock(mutex_);
         for (const ModbusMap& m : maps_) {
-            if (safeLatched_ && m.address.area == Area::Output) {
-                continue; // masters keep reading the latched safe values (applySafeState)
-            }
             const std::span<std::uint8_t> area = areaSpan(image, m.address.area);
             switch (m.table) {
             case ModbusTable::Coils: imageToBits(m, area, slice(coils_, m)); break;
@@ -196,32 +228,24 @@ public:
             case ModbusTable::HoldingRegisters: imageToRegs(m, area, slice(holding_, m)); break;
             }
         }
-        if (pendingAny_) { // a write not applied yet stays what masters read
-            overlayPending(coils_);
-            overlayPending(holding_);
-        }
+        std::uint8_t* slot = snapshot_.back();
+        std::memcpy(slot, &applied_, sizeof(applied_));
+        copyIn(slot + coils_.snapshot, coils_.values);
+        copyIn(slot + discrete_.snapshot, discrete_.values);
+        copyIn(slot + holding_.snapshot, holding_.values);
+        copyIn(slot + inputRegs_.snapshot, inputRegs_.values);
+        snapshot_.publish();
     }
 
     // The masters are this driver's field: every entry mapped to %Q serves the safe image from
     // now on, and a master's write to one is dropped, until releaseSafeState().
-    void setSafeImage(std::span<const std::uint8_t> safeOutputs) override {
-        const std::lock_guard lock(mutex_);
-        safe_.assign(safeOutputs.begin(), safeOutputs.end());
-    }
+    void setSafeImage(std::span<const std::uint8_t> safeOutputs) override { snapshot_.setSafe(safeOutputs); }
 
     void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept override {
-        const std::lock_guard lock(mutex_);
-        // setSafeImage() sized safe_ for this same image; a longer one is cut, the rest is 0.
-        std::fill(safe_.begin(), safe_.end(), 0);
-        std::copy_n(safeOutputs.begin(), std::min(safe_.size(), safeOutputs.size()), safe_.begin());
-        safeLatched_ = true;
-        serveSafeValues();
+        snapshot_.latchSafe(safeOutputs);
     }
 
-    void releaseSafeState() noexcept override {
-        const std::lock_guard lock(mutex_);
-        safeLatched_ = false;
-    }
+    void releaseSafeState() noexcept override { snapshot_.release(); }
 
     HealthStatus health() const override { return health_.get(); }
 
@@ -250,7 +274,8 @@ public:
     }
 
 private:
-    template <typename T> void size(Table<T>& t, ModbusTable which, bool writable) {
+    template <typename T>
+    void size(Table<T>& t, ModbusTable which, bool writable, std::size_t& snapshot, std::size_t& pending) {
         std::uint32_t lo = 0xFFFFFFFFU;
         std::uint32_t hi = 0;
         for (const ModbusMap& m : maps_) {
@@ -260,57 +285,68 @@ private:
             }
         }
         t.first = hi == 0 ? 0 : lo;
-        t.values.assign(hi == 0 ? 0 : hi - lo, 0);
+        t.size = hi == 0 ? 0 : hi - lo;
+        t.values.assign(t.size, 0);
+        t.snapshot = snapshot;
+        snapshot += t.size * sizeof(T);
         if (writable) {
-            t.pending.assign(t.values.size(), 0);
-            t.pendingValue.assign(t.values.size(), 0);
-        }
-    }
-
-    // Under mutex_, while latched: the tables' entries mapped to %Q take the safe image, and
-    // pending writes to them are dropped (they would reach the image at the next cycle).
-    void serveSafeValues() noexcept {
-        const std::span<std::uint8_t> safe(safe_);
-        for (const ModbusMap& m : maps_) {
-            if (m.address.area != Area::Output) {
-                continue;
+            t.gen.assign(t.size, 0);
+            t.written.assign(t.size, 0);
+            t.output.assign(t.size, 0);
+            for (const ModbusMap& m : maps_) {
+                if (m.table == which && m.address.area == Area::Output) {
+                    std::fill_n(t.output.begin() + (m.start - t.first), m.count, 1);
+                }
             }
-            switch (m.table) {
-            case ModbusTable::Coils:
-                dropPending(coils_, m);
-                imageToBits(m, safe, slice(coils_, m));
-                break;
-            case ModbusTable::DiscreteInputs: imageToBits(m, safe, slice(discrete_, m)); break;
-            case ModbusTable::InputRegisters: imageToRegs(m, safe, slice(inputRegs_, m)); break;
-            case ModbusTable::HoldingRegisters:
-                dropPending(holding_, m);
-                imageToRegs(m, safe, slice(holding_, m));
-                break;
-            }
+            t.pending = pending;
+            pending += t.size * (sizeof(std::uint32_t) + sizeof(T));
         }
-    }
-
-    template <typename T> static void dropPending(Table<T>& t, const ModbusMap& m) {
-        std::fill_n(t.pending.begin() + (m.start - t.first), m.count, 0);
     }
 
     template <typename T> static std::span<T> slice(Table<T>& t, const ModbusMap& m) {
         return std::span(t.values).subspan(m.start - t.first, m.count);
     }
 
-    template <typename T, typename F> static void applyPending(const Table<T>& t, const ModbusMap& m, F&& put) {
+    // Scan thread: `put` for every entry of `m` that a write newer than applied_ changed.
+    template <typename T, typename F>
+    void applyPending(const Table<T>& t, const ModbusMap& m, const std::uint8_t* slot, F&& put) const {
+        const std::uint8_t* gens = slot + t.pending;
+        const std::uint8_t* values = gens + t.size * sizeof(std::uint32_t);
         for (std::uint32_t k = 0; k < m.count; ++k) {
             const std::size_t i = m.start - t.first + k;
-            if (t.pending[i] != 0) {
-                put(k, t.pendingValue[i]);
+            if (loadAt<std::uint32_t>(gens + i * sizeof(std::uint32_t)) > applied_) {
+                put(k, loadAt<T>(values + i * sizeof(T)));
             }
         }
     }
 
-    template <typename T> static void overlayPending(Table<T>& t) {
-        for (std::size_t i = 0; i < t.values.size(); ++i) {
-            if (t.pending[i] != 0) {
-                t.values[i] = t.pendingValue[i];
+    // Server thread: the writes newer than `applied` (those the snapshot does not hold yet)
+    // over the table in the mapping, as masters read them.
+    template <typename T> static void overlayPending(const Table<T>& t, std::uint32_t applied, T* tab) {
+        for (std::size_t i = 0; i < t.size; ++i) {
+            if (t.gen[i] > applied) {
+                tab[i] = t.written[i];
+            }
+        }
+    }
+
+    // Server thread: the entries mapped to %Q take the safe image.
+    void serveSafeValues() noexcept {
+        const std::span<const std::uint8_t> safe = snapshot_.safeImage();
+        const auto tab = [](auto& t, auto* base, const ModbusMap& m) {
+            return std::span(base + (m.start - t.first), m.count);
+        };
+        for (const ModbusMap& m : maps_) {
+            if (m.address.area != Area::Output) {
+                continue;
+            }
+            switch (m.table) {
+            case ModbusTable::Coils: imageToBits(m, safe, tab(coils_, mapping_->tab_bits, m)); break;
+            case ModbusTable::DiscreteInputs: imageToBits(m, safe, tab(discrete_, mapping_->tab_input_bits, m)); break;
+            case ModbusTable::InputRegisters:
+                imageToRegs(m, safe, tab(inputRegs_, mapping_->tab_input_registers, m));
+                break;
+            case ModbusTable::HoldingRegisters: imageToRegs(m, safe, tab(holding_, mapping_->tab_registers, m)); break;
             }
         }
     }
@@ -381,15 +417,21 @@ private:
         if (unit != unitId_ && unit != 0 && unit != 0xFF) {
             return modbus_reply_exception(ctx_, query.data(), MODBUS_EXCEPTION_GATEWAY_TARGET) >= 0;
         }
-        {
-            const std::lock_guard lock(mutex_);
-            copyTo(coils_.values, mapping_->tab_bits);
-            copyTo(discrete_.values, mapping_->tab_input_bits);
-            copyTo(holding_.values, mapping_->tab_registers);
-            copyTo(inputRegs_.values, mapping_->tab_input_registers);
-            coilsBefore_ = coils_.values; // same sizes every time: no allocation after the first
-            holdingBefore_ = holding_.values;
+        // The newest snapshot, the writes it does not hold yet, the safe image while latched.
+        const OutputExchange::Source source = snapshot_.take();
+        const std::uint8_t* slot = snapshot_.program();
+        const auto held = loadAt<std::uint32_t>(slot); // the newest write the snapshot holds
+        copyOut(slot + coils_.snapshot, coils_.size, mapping_->tab_bits);
+        copyOut(slot + discrete_.snapshot, discrete_.size, mapping_->tab_input_bits);
+        copyOut(slot + holding_.snapshot, holding_.size, mapping_->tab_registers);
+        copyOut(slot + inputRegs_.snapshot, inputRegs_.size, mapping_->tab_input_registers);
+        overlayPending(coils_, held, mapping_->tab_bits);
+        overlayPending(holding_, held, mapping_->tab_registers);
+        if (source == OutputExchange::Source::Safe) {
+            serveSafeValues(); // a latched safe state is not the master's to change
         }
+        copyTo(mapping_->tab_bits, coilsBefore_);
+        copyTo(mapping_->tab_registers, holdingBefore_);
         const std::uint8_t function = query[static_cast<std::size_t>(header)];
         const bool writes = function == 0x05 || function == 0x06 || function == 0x0F || function == 0x10 ||
                             function == 0x16 || function == 0x17;
@@ -397,33 +439,53 @@ private:
             return false;
         }
         if (writes) {
-            const std::lock_guard lock(mutex_);
-            record(coils_, mapping_->tab_bits, coilsBefore_);
-            record(holding_, mapping_->tab_registers, holdingBefore_);
-            if (safeLatched_) {
-                serveSafeValues(); // a latched safe state is not the master's to change
+            // Writes to entries mapped to %Q are dropped while the safe state is latched.
+            const bool latched = snapshot_.latched();
+            ++pendingSeq_;
+            const bool coils = record(coils_, mapping_->tab_bits, coilsBefore_, latched);
+            const bool any = record(holding_, mapping_->tab_registers, holdingBefore_, latched) || coils;
+            if (any) {
+                publishPending();
+            } else {
+                --pendingSeq_;
             }
         }
         return true;
     }
 
-    template <typename T> static void copyTo(const std::vector<T>& from, T* to) {
-        if (!from.empty()) {
-            std::memcpy(to, from.data(), from.size() * sizeof(T));
+    template <typename T> static void copyOut(const std::uint8_t* from, std::uint32_t n, T* to) {
+        if (n != 0) {
+            std::memcpy(to, from, n * sizeof(T));
         }
     }
 
-    // What a write changed relative to what the request was served from becomes pending (and
-    // the new snapshot).
-    template <typename T> void record(Table<T>& t, const T* after, const std::vector<T>& before) {
-        for (std::size_t i = 0; i < t.values.size(); ++i) {
-            if (after[i] != before[i]) {
-                t.values[i] = after[i];
-                t.pendingValue[i] = after[i];
-                t.pending[i] = 1;
-                pendingAny_ = true;
+    template <typename T> static void copyTo(const T* from, std::vector<T>& to) {
+        std::copy_n(from, to.size(), to.begin()); // sized in start(): no allocation
+    }
+
+    // What a write changed relative to what the request was served from becomes pending, under
+    // the write's number. True when anything did.
+    template <typename T> bool record(Table<T>& t, const T* after, const std::vector<T>& before, bool latched) {
+        bool any = false;
+        for (std::size_t i = 0; i < t.size; ++i) {
+            if (after[i] != before[i] && !(latched && t.output[i] != 0)) {
+                t.written[i] = after[i];
+                t.gen[i] = pendingSeq_;
+                any = true;
             }
         }
+        return any;
+    }
+
+    // Server thread: every pending write to the scan thread, in one slot.
+    void publishPending() noexcept {
+        std::uint8_t* slot = pending_.back();
+        std::memcpy(slot, &pendingSeq_, sizeof(pendingSeq_));
+        copyIn(slot + coils_.pending, coils_.gen);
+        copyIn(slot + coils_.pending + coils_.size * sizeof(std::uint32_t), coils_.written);
+        copyIn(slot + holding_.pending, holding_.gen);
+        copyIn(slot + holding_.pending + holding_.size * sizeof(std::uint32_t), holding_.written);
+        pending_.publish();
     }
 
     // Config
@@ -432,13 +494,16 @@ private:
     int maxConnections_ = 8;
     std::vector<ModbusMap> maps_;
 
-    // Snapshot and pending writes, shared with the scan thread under mutex_ (copies only).
-    mutable PiMutex mutex_; // the scan thread's (pi_mutex.h)
+    // Shared with the scan thread (and the watchdog) without a lock (scan_exchange.h):
+    //   snapshot_ (scan -> server): [applied u32, pad] coils | discrete | holding | input regs
+    //   pending_ (server -> scan):  [seq u32, pad] coils' gen u32 and value | holding's
+    static constexpr std::size_t kSeqBytes = 8;
+    OutputExchange snapshot_;
+    TripleBuffer pending_;
     Table<std::uint8_t> coils_, discrete_;
     Table<std::uint16_t> inputRegs_, holding_;
-    bool pendingAny_ = false;
-    bool safeLatched_ = false;
-    std::vector<std::uint8_t> safe_; // the %Q safe image (setSafeImage, applySafeState)
+    std::uint32_t applied_ = 0;    // scan thread: the newest write applied to the image
+    std::uint32_t pendingSeq_ = 0; // server thread: the writes recorded so far
 
     // Server thread only (after start()).
     modbus_t* ctx_ = nullptr;

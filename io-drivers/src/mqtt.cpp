@@ -19,13 +19,15 @@
 //     `address` at the next cycle start.
 // Threads: libmosquitto's own network thread (mosquitto_loop_start: non-blocking connect and
 // reconnect with exponential back-off) receives messages; a publisher thread turns the outputs
-// the scan thread left in the double buffer into publishes. The scan thread only copies bytes.
+// the scan thread left in the exchange into publishes. The two share a lock of their own; the
+// scan thread takes none and only copies bytes through triple buffers (scan_exchange.h).
 // Communication loss: while disconnected health is degraded (faulted under on_error = fault);
 // after comm_loss_timeout_ms the subscribed inputs are marked bad: they read as 0 until a new
 // message arrives.
 #include <mosquitto.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -43,6 +45,12 @@ namespace takt::io {
 namespace {
 
 using namespace detail;
+
+void copyBytes(std::uint8_t* to, const std::uint8_t* from, std::size_t n) noexcept {
+    if (n != 0) { // an empty vector's data() may be null
+        std::memcpy(to, from, n);
+    }
+}
 
 struct Binding {
     std::string topic;
@@ -143,13 +151,21 @@ public:
             in.push_back(e);
         }
         inShared_.assign(subscribe_.size() * 8, 0);
-        outShared_.assign(publish_.size() * 8, 0);
         outSent_.assign(publish_.size() * 8, 0);
         outNow_.assign(publish_.size() * 8, 0);
+        safeNow_.assign((topicOut_.empty() ? 0 : outBytes_) + outNow_.size(), 0);
         imageIn_.assign(topicIn_.empty() ? 0 : inBytes_, 0);
-        imageOut_.assign(topicOut_.empty() ? 0 : outBytes_, 0);
-        imageOutSent_ = imageOut_;
-        imageOutNow_ = imageOut_;
+        imageInSeq_.assign(imageIn_.size(), 0);
+        imageOutSent_.assign(topicOut_.empty() ? 0 : outBytes_, 0);
+        imageOutNow_ = imageOutSent_;
+        in_.resize(kInHeader + imageIn_.size() * (1 + sizeof(std::uint32_t)) + inShared_.size());
+        std::uint64_t safeBits = imageOutNow_.size() * 8; // the %Q bits published: what the safe image needs
+        for (const Binding& b : publish_) {
+            if (b.address.area == Area::Output) {
+                safeBits = std::max(safeBits, extent(b).last);
+            }
+        }
+        out_.resize(imageOutNow_.size() + outNow_.size(), static_cast<std::size_t>((safeBits + 7) / 8));
         return true;
     }
 
@@ -208,6 +224,7 @@ public:
             const std::lock_guard lock(mutex_);
             stopping_ = false;
             disconnectedSinceNs_ = monotonicNs();
+            publishInputs(); // nothing received yet: zeros, not bad
         }
         health_.set(Health::Degraded, fmt::format("connecting to {}:{}", broker_.host, broker_.port),
                     IoError::Connecting);
@@ -223,59 +240,54 @@ public:
         return true;
     }
 
+    // The newest received values, and whether they are bad, from one slot (publishInputs).
     void readInputs(ImageView image) noexcept override {
-        const std::lock_guard lock(mutex_);
-        // Bad inputs read as 0 every cycle, as every driver's (imageIn_ was zeroed).
-        const std::size_t n = inputsBad_ ? imageIn_.size() : imageInFresh_;
-        if (n != 0 && !image.inputs.empty()) {
-            std::memcpy(image.inputs.data(), imageIn_.data(), std::min(n, image.inputs.size()));
+        in_.refresh();
+        const std::uint8_t* slot = in_.front();
+        std::uint32_t seq = 0;
+        std::memcpy(&seq, slot, sizeof(seq));
+        const bool bad = slot[sizeof(seq)] != 0;
+        const std::uint8_t* held = slot + kInHeader;
+        const std::uint8_t* heldSeq = held + imageIn_.size();
+        const std::uint8_t* values = heldSeq + imageIn_.size() * sizeof(std::uint32_t);
+        const std::size_t n = std::min(imageIn_.size(), image.inputs.size());
+        if (bad) {
+            // Bad inputs read as 0 every cycle, as every driver's (the slot holds zeros).
+            if (n != 0) {
+                std::memcpy(image.inputs.data(), held, n);
+            }
+        } else if (seq != seenSeq_) {
+            // Only the topic_in bytes a message carried since the last cycle start, once.
+            for (std::size_t j = 0; j < n; ++j) {
+                std::uint32_t byteSeq = 0;
+                std::memcpy(&byteSeq, heldSeq + j * sizeof(byteSeq), sizeof(byteSeq));
+                if (byteSeq > seenSeq_) {
+                    image.inputs[j] = held[j];
+                }
+            }
         }
-        imageInFresh_ = 0;
+        seenSeq_ = seq;
         for (std::size_t i = 0; i < subscribe_.size(); ++i) {
-            put(subscribe_[i], inShared_.data() + i * 8, image);
+            put(subscribe_[i], values + i * 8, image);
         }
     }
 
     void writeOutputs(ImageView image) noexcept override {
-        {
-            const std::lock_guard lock(mutex_);
-            if (safeLatched_) {
-                return;
-            }
-            if (!imageOut_.empty() && !image.outputs.empty()) {
-                std::memcpy(imageOut_.data(), image.outputs.data(), std::min(imageOut_.size(), image.outputs.size()));
-            }
-            for (std::size_t i = 0; i < publish_.size(); ++i) {
-                get(publish_[i], image, outShared_.data() + i * 8);
-            }
-            haveOutputs_ = true;
+        if (!out_.accepting()) {
+            return;
         }
+        fillOutputs(image, out_.back());
+        out_.publish();
         wake_.notify();
     }
 
     // Published values follow the safe image from now on (so subscribers see the safe state).
     void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept override {
-        {
-            const std::lock_guard lock(mutex_);
-            const ImageView view{{}, std::span(const_cast<std::uint8_t*>(safeOutputs.data()), safeOutputs.size()), {}};
-            std::fill(imageOut_.begin(), imageOut_.end(), 0);
-            if (!imageOut_.empty() && !safeOutputs.empty()) { // no memcpy from or to an empty area
-                std::memcpy(imageOut_.data(), safeOutputs.data(), std::min(imageOut_.size(), safeOutputs.size()));
-            }
-            for (std::size_t i = 0; i < publish_.size(); ++i) {
-                std::memset(outShared_.data() + i * 8, 0, 8);
-                get(publish_[i], view, outShared_.data() + i * 8);
-            }
-            safeLatched_ = true;
-            haveOutputs_ = true;
-        }
+        out_.latchSafe(safeOutputs);
         wake_.notify();
     }
 
-    void releaseSafeState() noexcept override {
-        const std::lock_guard lock(mutex_);
-        safeLatched_ = false;
-    }
+    void releaseSafeState() noexcept override { out_.release(); }
 
     HealthStatus health() const override { return health_.get(); }
     bool failsClosed() const noexcept override { return onError_ == OnError::Fault; }
@@ -295,7 +307,7 @@ public:
             connected = connected_;
             // Whatever the publisher thread managed before it saw the stop, the latched safe
             // values go out now (publishChanges sends only what differs from what was sent).
-            if (mosq_ != nullptr && safeLatched_ && connected_ && haveOutputs_) {
+            if (mosq_ != nullptr && out_.latched() && connected_) {
                 publishChanges(lock);
             }
         }
@@ -331,6 +343,41 @@ private:
         } else if (b.address.byteOffset + b.type.size <= area.size()) {
             std::memcpy(area.data() + b.address.byteOffset, value, b.type.size);
         }
+    }
+
+    // What goes out for `image` (the program's %Q and %M, or the safe %Q image) into an output
+    // slot: %QB0.. for topic_out, then 8 bytes per publish binding.
+    void fillOutputs(const ImageView& image, std::uint8_t* slot) const noexcept {
+        const std::size_t n = std::min(imageOutNow_.size(), image.outputs.size());
+        if (n != 0) {
+            std::memcpy(slot, image.outputs.data(), n);
+        }
+        if (imageOutNow_.size() > n) {
+            std::memset(slot + n, 0, imageOutNow_.size() - n);
+        }
+        std::uint8_t* values = slot + imageOutNow_.size();
+        for (std::size_t i = 0; i < publish_.size(); ++i) {
+            std::memset(values + i * 8, 0, 8);
+            get(publish_[i], image, values + i * 8);
+        }
+    }
+
+    // Under mutex_, by whichever driver thread changed the received values: hands them, and
+    // whether they are bad, to the scan thread in one slot: [seq][bad] | topic_in bytes | per
+    // byte the seq of the message that last carried it | 8 bytes per subscribe binding.
+    void publishInputs() noexcept {
+        std::uint8_t* slot = in_.back();
+        std::memcpy(slot, &imageSeq_, sizeof(imageSeq_));
+        std::memset(slot + sizeof(imageSeq_), inputsBad_ ? 1 : 0, kInHeader - sizeof(imageSeq_));
+        std::uint8_t* held = slot + kInHeader;
+        if (!imageIn_.empty()) {
+            std::memcpy(held, imageIn_.data(), imageIn_.size());
+            std::memcpy(held + imageIn_.size(), imageInSeq_.data(), imageInSeq_.size() * sizeof(std::uint32_t));
+        }
+        if (!inShared_.empty()) {
+            std::memcpy(held + imageIn_.size() * (1 + sizeof(std::uint32_t)), inShared_.data(), inShared_.size());
+        }
+        in_.publish();
     }
 
     static void get(const Binding& b, const ImageView& image, std::uint8_t* value) {
@@ -433,7 +480,10 @@ private:
             const std::lock_guard lock(d->mutex_);
             d->connected_ = true;
             d->republish_ = true;
-            d->inputsBad_ = false;
+            if (d->inputsBad_) {
+                d->inputsBad_ = false;
+                d->publishInputs();
+            }
         }
         d->wake_.notify();
         d->health_.set(Health::Ok, {});
@@ -470,7 +520,9 @@ private:
             const std::size_t n = std::min(payload.size(), d->imageIn_.size());
             std::memcpy(d->imageIn_.data(), payload.data(), n);
             // Two messages in one cycle: the held image has the newest of each byte either carried.
-            d->imageInFresh_ = std::max(d->imageInFresh_, n);
+            ++d->imageSeq_;
+            std::fill_n(d->imageInSeq_.begin(), n, d->imageSeq_);
+            d->publishInputs();
         }
         for (std::size_t i = 0; i < d->subscribe_.size(); ++i) {
             const Binding& b = d->subscribe_[i];
@@ -487,6 +539,7 @@ private:
             }
             const std::lock_guard lock(d->mutex_);
             std::memcpy(d->inShared_.data() + i * 8, value, 8);
+            d->publishInputs();
         }
     }
 
@@ -499,7 +552,7 @@ private:
                 break;
             }
             checkCommLoss(lock);
-            if (!connected_ || !haveOutputs_) {
+            if (!connected_) {
                 continue;
             }
             publishChanges(lock);
@@ -507,18 +560,30 @@ private:
         // The runtime latches the safe state right before it stops the drivers (SIGTERM, --for,
         // a halt): the stop can win the race against the pass that was woken to publish it, so
         // the safe values go out here rather than leaving subscribers with the program's values.
-        if (safeLatched_ && connected_ && haveOutputs_) {
+        if (out_.latched() && connected_) {
             publishChanges(lock);
         }
     }
 
-    // Publishes what changed since the last pass (everything after a reconnect). Called and
-    // returns with `lock` held; releases it while publishing.
-    void publishChanges(std::unique_lock<PiMutex>& lock) {
+    // Publishes what changed since the last pass (everything after a reconnect); nothing before
+    // the first cycle's outputs. Called and returns with `lock` held; releases it while
+    // publishing.
+    void publishChanges(std::unique_lock<std::mutex>& lock) {
+        const OutputExchange::Source source = out_.take();
+        if (source == OutputExchange::Source::None) {
+            return;
+        }
+        const std::uint8_t* slot = out_.program();
+        if (source == OutputExchange::Source::Safe) {
+            const std::span<const std::uint8_t> safe = out_.safeImage();
+            const ImageView view{{}, std::span(const_cast<std::uint8_t*>(safe.data()), safe.size()), {}};
+            fillOutputs(view, safeNow_.data());
+            slot = safeNow_.data();
+        }
         const bool all = republish_;
         republish_ = false;
-        outNow_ = outShared_; // same sizes: no allocation
-        imageOutNow_ = imageOut_;
+        copyBytes(imageOutNow_.data(), slot, imageOutNow_.size()); // same sizes: no allocation
+        copyBytes(outNow_.data(), slot + imageOutNow_.size(), outNow_.size());
         lock.unlock();
         for (std::size_t i = 0; i < publish_.size(); ++i) {
             std::uint8_t* now = outNow_.data() + i * 8;
@@ -539,13 +604,14 @@ private:
         lock.lock();
     }
 
-    void checkCommLoss(std::unique_lock<PiMutex>& lock) {
+    void checkCommLoss(std::unique_lock<std::mutex>& lock) {
         if (connected_ || inputsBad_ || monotonicNs() - disconnectedSinceNs_ < commLossMs_ * 1'000'000) {
             return;
         }
         std::fill(inShared_.begin(), inShared_.end(), 0);
         std::fill(imageIn_.begin(), imageIn_.end(), 0);
         inputsBad_ = true;
+        publishInputs(); // the zeros and the flag that says so, together
         const std::string reason = fmt::format(
             "broker unreachable for over {} ms ({}); subscribed inputs bad (read as 0)", commLossMs_, lastError_);
         lock.unlock();
@@ -562,18 +628,27 @@ private:
     OnError onError_ = OnError::Warn; // CODESYS: a bus error does not stop the PLC
     std::vector<Binding> publish_, subscribe_;
 
-    // Shared under mutex_ (the scan thread only copies bytes under it).
-    mutable PiMutex mutex_; // the scan thread's (pi_mutex.h)
-    Wakeup wake_;           // notified by the scan thread after every cycle: no lock (wakeup.h)
-    std::vector<std::uint8_t> inShared_, outShared_, imageIn_, imageOut_;
-    bool haveOutputs_ = false, safeLatched_ = false, stopping_ = false, connected_ = false, republish_ = false;
+    // Shared with the scan thread (and the watchdog) without a lock (scan_exchange.h).
+    static constexpr std::size_t kInHeader = 8; // [seq u32][bad][3 bytes 0 or 1 like bad]
+    TripleBuffer in_;                           // the network and publisher threads, under mutex_ -> the scan thread
+    OutputExchange out_;                        // the scan thread -> the publisher thread (or stop() after it)
+    Wakeup wake_;                               // notified by the scan thread after every cycle: no lock (wakeup.h)
+
+    // The driver's own threads', under mutex_; the scan thread never takes it.
+    std::mutex mutex_;
+    std::vector<std::uint8_t> inShared_, imageIn_;
+    std::vector<std::uint32_t> imageInSeq_; // per topic_in byte: the message that last carried it
+    std::uint32_t imageSeq_ = 0;            // topic_in messages so far
+    bool stopping_ = false, connected_ = false, republish_ = false;
     bool inputsBad_ = false;
-    std::size_t imageInFresh_ = 0; // topic_in bytes received since the last cycle start
     std::int64_t disconnectedSinceNs_ = 0;
     std::string lastError_;
 
-    // Publisher thread only.
-    std::vector<std::uint8_t> outNow_, outSent_, imageOutNow_, imageOutSent_;
+    // Scan thread only.
+    std::uint32_t seenSeq_ = 0; // the topic_in message last written to the image
+
+    // Publisher thread only (then stop()).
+    std::vector<std::uint8_t> outNow_, outSent_, imageOutNow_, imageOutSent_, safeNow_;
     bool sentOnce_ = false;
 
     mosquitto* mosq_ = nullptr;

@@ -148,8 +148,8 @@ private:
     std::int64_t maxStepNs_ = 10'000'000;
     std::int64_t lastNs_ = 0;
     bool synced_ = false;
-    // wire_: outputs as the plant will see them (scan thread and watchdog, under the lock held
-    // for a memcpy of a few bytes). seen_, sensed_: scan thread only.
+    // wire_: outputs as the plant will see them (scan thread and watchdog, lock-free:
+    // scan_exchange.h). seen_, sensed_: scan thread only.
     detail::OutputLatch wire_;
     std::vector<std::uint8_t> seen_;
     std::vector<std::uint8_t> sensed_;

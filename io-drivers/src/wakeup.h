@@ -1,8 +1,9 @@
 #pragma once
 // Wakes a driver's own thread without a lock: a futex word that notify() bumps and wakes. The
-// scan thread calls notify() after every cycle's outputs (mqtt), so a condition variable, whose
-// notify takes an internal lock the sleeping driver thread also takes, would put a lock on the
-// scan thread that no priority inheritance covers (pi_mutex.h).
+// scan thread (after every cycle's outputs) and the watchdog (a safe state to write at once)
+// call notify(), so a condition variable, whose notify takes an internal lock the sleeping
+// driver thread also takes, would put a lock on them that a lower priority can hold
+// (scan_exchange.h).
 #include <atomic>
 #include <chrono>
 #include <climits>
@@ -24,15 +25,23 @@ public:
                       nullptr, 0);
     }
 
-    // The driver's thread, holding `lock`: releases it, sleeps until a notify() that came after
-    // the call began or until `timeout`, and takes it again (as condition_variable::wait_for).
-    template <typename Lock> void waitFor(Lock& lock, std::chrono::nanoseconds timeout) {
-        const std::uint32_t seen = word_.load(std::memory_order_acquire);
-        lock.unlock();
+    // The driver's thread: the word now, then waitFor(seen, …) after checking what it waits for,
+    // so a notify() in between is not lost.
+    [[nodiscard]] std::uint32_t epoch() const noexcept { return word_.load(std::memory_order_acquire); }
+    // Sleeps until a notify() after `seen` was read, or until `timeout`.
+    void waitFor(std::uint32_t seen, std::chrono::nanoseconds timeout) {
         timespec ts{};
         ts.tv_sec = static_cast<time_t>(timeout.count() / 1'000'000'000);
         ts.tv_nsec = static_cast<long>(timeout.count() % 1'000'000'000);
         (void)syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAIT_PRIVATE, seen, &ts, nullptr, 0);
+    }
+
+    // The driver's thread, holding `lock`: releases it, sleeps until a notify() that came after
+    // the call began or until `timeout`, and takes it again (as condition_variable::wait_for).
+    template <typename Lock> void waitFor(Lock& lock, std::chrono::nanoseconds timeout) {
+        const std::uint32_t seen = epoch();
+        lock.unlock();
+        waitFor(seen, timeout);
         lock.lock();
     }
 

@@ -78,28 +78,6 @@ void imageToArea(std::uint32_t byteOffset, std::uint8_t bit, std::uint32_t size,
     }
 }
 
-void TripleBuffer::resize(std::size_t bytes) {
-    size_ = bytes;
-    bytes_.assign(3 * bytes, 0);
-    middle_.store(1, std::memory_order_relaxed);
-    back_ = 0;
-    front_ = 2;
-}
-
-void TripleBuffer::publish() noexcept {
-    // Release: the slot's bytes are visible to the reader that takes it.
-    back_ = static_cast<std::uint8_t>(
-        middle_.exchange(static_cast<std::uint8_t>(back_ | kFresh), std::memory_order_acq_rel) & ~kFresh);
-}
-
-bool TripleBuffer::refresh() noexcept {
-    if ((middle_.load(std::memory_order_relaxed) & kFresh) == 0) {
-        return false;
-    }
-    front_ = static_cast<std::uint8_t>(middle_.exchange(front_, std::memory_order_acq_rel) & ~kFresh);
-    return true;
-}
-
 void TaskExchange::size(const bytecode::TaskEntry& task, std::size_t inputBytes, std::size_t outputBytes,
                         std::size_t memoryBytes) {
     inputBytes_ = inputBytes;

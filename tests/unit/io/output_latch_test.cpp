@@ -11,7 +11,7 @@
 namespace takt::io::detail {
 namespace {
 
-std::vector<std::uint8_t> held(const OutputLatch& latch) {
+std::vector<std::uint8_t> held(OutputLatch& latch) {
     std::vector<std::uint8_t> out(latch.size(), 0xEE);
     latch.read(out);
     return out;

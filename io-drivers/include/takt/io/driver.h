@@ -5,16 +5,19 @@
 // The scan thread owns three byte areas, %I, %Q and %M. Each driver lists the byte ranges it
 // writes (it owns them: two drivers never write the same bytes) and those it only reads (any
 // number of drivers may read the same outputs), and exchanges with the scan thread
-// through double buffers: readInputs()/writeOutputs() copy between the scan thread's image and
-// the driver's own buffers and never block, never allocate, never throw. A networked driver
-// talks to its peer on its own thread and only swaps buffers under a short lock (or a seqlock).
+// through buffers of its own: readInputs()/writeOutputs() copy between the scan thread's image
+// and the driver's own buffers and never block, never allocate, never throw, and take no lock
+// (a task of any priority may preempt the driver's thread while it holds one). A networked
+// driver talks to its peer on its own thread and hands buffers over through lock-free triple
+// buffers (io-drivers/src/scan_exchange.h).
 //
 // Life cycle, all calls from one control thread except where marked:
 //   create (registry) -> init (parse params, allocate) -> start (threads, sockets)
 //   -> [scan thread: readInputs / writeOutputs every cycle]
 //   -> stop (join threads; idempotent).
 // applySafeState() may be called from any thread (the watchdog calls it while the scan thread
-// may be stuck inside the VM), so it must be thread-safe against writeOutputs().
+// may be stuck inside the VM), so it must be thread-safe against writeOutputs(), and it must not
+// wait for anything either: the scan thread latches the safe state too (scan_exchange.h).
 #include <atomic>
 #include <cstdint>
 #include <memory>

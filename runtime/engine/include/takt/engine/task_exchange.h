@@ -11,9 +11,7 @@
 //   - outputs (task -> base): at its cycle end the task writes its own %Q and %M bindings
 //     (TaskEntry::io) and, per binding, whether the base must take it. The base merges the
 //     newest binding by binding, so two tasks may share a byte of %QX or %MX bits.
-// A triple buffer never makes either side wait: the writer fills a slot nobody reads, then
-// swaps it with the middle one in one atomic exchange; the reader swaps its slot with the
-// middle one only when the writer published a newer one.
+// A triple buffer (triple_buffer.h) never makes either side wait.
 //
 // %M is read and written by both the drivers (a Modbus master writing a holding register) and
 // the program, so a task hands over only the %M bindings its programs changed, and keeps a
@@ -28,6 +26,7 @@
 #include <vector>
 
 #include "takt/bytecode/module.h"
+#include "takt/engine/triple_buffer.h"
 
 namespace takt::engine {
 
@@ -38,27 +37,6 @@ void areaToImage(std::uint32_t byteOffset, std::uint8_t bit, std::uint32_t size,
                  std::uint8_t* image) noexcept;
 void imageToArea(std::uint32_t byteOffset, std::uint8_t bit, std::uint32_t size, const std::uint8_t* image,
                  std::uint8_t* area) noexcept;
-
-// One writer thread, one reader thread; sized off the cycle.
-class TripleBuffer {
-public:
-    void resize(std::size_t bytes);
-    [[nodiscard]] std::size_t size() const noexcept { return size_; }
-    // Writer: the slot to fill, then publish() it.
-    [[nodiscard]] std::uint8_t* back() noexcept { return bytes_.data() + back_ * size_; }
-    void publish() noexcept;
-    // Reader: take the newest published slot (false when there is none newer than front()).
-    bool refresh() noexcept;
-    [[nodiscard]] const std::uint8_t* front() const noexcept { return bytes_.data() + front_ * size_; }
-
-private:
-    static constexpr std::uint8_t kFresh = 4; // in middle_: the slot was published and not taken yet
-    std::vector<std::uint8_t> bytes_;         // three slots of size_ bytes
-    std::size_t size_ = 0;
-    std::atomic<std::uint8_t> middle_{1};
-    std::uint8_t back_ = 0;  // writer's
-    std::uint8_t front_ = 2; // reader's
-};
 
 // The exchange of one task. Slot layouts (offsets in bytes):
 //   inputs:  [0, 8) merged generation | %I | %M
