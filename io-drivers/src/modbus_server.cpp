@@ -188,6 +188,9 @@ public:
 
     // The masters' writes not applied yet, each once: those of a newer write than applied_.
     void readInputs(ImageView image) noexcept override {
+        if (pending_.size() == 0) {
+            return; // not initialised
+        }
         pending_.refresh();
         const std::uint8_t* slot = pending_.front();
         const auto seq = loadAt<std::uint32_t>(slot);
@@ -219,6 +222,9 @@ public:
     // The snapshot masters read, stamped with the writes it already holds. Entries mapped to %Q
     // are served from the safe image while it is latched (the server thread overlays them).
     void writeOutputs(ImageView image) noexcept override {
+        if (snapshot_.bytes() == 0) {
+            return; // not initialised
+        }
         for (const ModbusMap& m : maps_) {
             const std::span<std::uint8_t> area = areaSpan(image, m.address.area);
             switch (m.table) {

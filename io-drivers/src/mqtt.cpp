@@ -242,6 +242,9 @@ public:
 
     // The newest received values, and whether they are bad, from one slot (publishInputs).
     void readInputs(ImageView image) noexcept override {
+        if (in_.size() == 0) {
+            return; // not initialised
+        }
         in_.refresh();
         const std::uint8_t* slot = in_.front();
         std::uint32_t seq = 0;

@@ -47,7 +47,7 @@ public:
         latched_.store(false, std::memory_order_relaxed);
         releases_.store(0, std::memory_order_relaxed);
     }
-    [[nodiscard]] std::size_t bytes() const noexcept { return out_.size() - kHeader; }
+    [[nodiscard]] std::size_t bytes() const noexcept { return out_.size() < kHeader ? 0 : out_.size() - kHeader; }
     [[nodiscard]] std::size_t safeBytes() const noexcept { return safe_.size(); }
 
     // Scan thread (writeOutputs): false while the safe state is latched, when the program's
@@ -56,6 +56,9 @@ public:
     [[nodiscard]] std::uint8_t* back() noexcept { return out_.back() + kHeader; }
     void publish() noexcept {
         // The stamp says after which release the outputs were written (take()).
+        if (out_.size() == 0) {
+            return; // not sized (a driver whose init() failed)
+        }
         const std::uint64_t stamp = releases_.load(std::memory_order_relaxed) + 1;
         std::memcpy(out_.back(), &stamp, kHeader);
         out_.publish();
@@ -102,7 +105,9 @@ public:
         }
         const std::uint64_t releases = releases_.load(std::memory_order_acquire);
         std::uint64_t stamp = 0;
-        std::memcpy(&stamp, out_.front(), kHeader);
+        if (out_.size() != 0) {
+            std::memcpy(&stamp, out_.front(), kHeader);
+        }
         if (stamp == releases + 1) {
             return Source::Program;
         }
