@@ -256,8 +256,12 @@ void DriverSet::writeStatusBlocks(const ImageView& image) noexcept {
         if (slot.range.count == 0) {
             continue;
         }
-        const std::uint32_t word = statusWords_[i].load(std::memory_order_relaxed);
+        std::uint32_t word = statusWords_[i].load(std::memory_order_relaxed);
         const Driver& d = *drivers_[i];
+        if (const std::optional<bool> bad = d.inputsBadThisCycle()) {
+            // The bad flag of this very cycle's inputs; bad inputs are never ok.
+            word = *bad ? (word | 2u) & ~1u : word & ~2u;
+        }
         bool fresh = (word & 1u) != 0; // ok
         if (d.countsExchanges()) {
             const std::uint64_t seen = d.goodExchanges();

@@ -172,7 +172,7 @@ public:
         inPoll_ = inMaps_.make();
         outScan_ = outMaps_.make();
         outPoll_ = outMaps_.make();
-        in_.resize(inPoll_.bytes());
+        in_.resize(kInHeader + inPoll_.bytes());
         std::uint64_t safeBits = 0; // the %Q bits the output maps reach: what the safe image needs
         for (const ModbusMap& m : outMaps_.maps) {
             if (m.address.area == Area::Output) {
@@ -216,6 +216,8 @@ public:
         modbus_set_error_recovery(ctx_, MODBUS_ERROR_RECOVERY_NONE);
         lastGoodNs_ = monotonicNs();
         // Until the first poll the inputs are zeros, not the field's values: bad.
+        inPoll_.zero();
+        publishInputs(inPoll_, true);
         health_.set(Health::Degraded, "connecting", IoError::Connecting, true);
         stopping_ = false;
         thread_ = std::thread([this] { run(); });
@@ -224,7 +226,8 @@ public:
 
     void readInputs(ImageView image) noexcept override {
         in_.refresh();
-        inScan_.unpack(in_.front());
+        inBad_ = in_.size() != 0 && in_.front()[0] != 0;
+        inScan_.unpack(in_.front() + kInHeader);
         for (std::size_t i = 0; i < inMaps_.maps.size(); ++i) {
             const ModbusMap& m = inMaps_.maps[i];
             const std::span<std::uint8_t> area = areaSpan(image, m.address.area);
@@ -265,6 +268,7 @@ public:
     void releaseSafeState() noexcept override { out_.release(); }
 
     HealthStatus health() const override { return health_.get(); }
+    std::optional<bool> inputsBadThisCycle() const noexcept override { return inBad_; }
     bool countsExchanges() const noexcept override { return true; }
     bool failsClosed() const noexcept override { return onError_ == OnError::Fault; }
 
@@ -299,9 +303,12 @@ private:
         }
     }
 
-    // Driver thread: hands the inputs just read (or zeros) to the scan thread.
-    void publishInputs(const Values& v) noexcept {
-        v.pack(in_.back());
+    // Driver thread: hands the inputs just read (or zeros) to the scan thread, with whether they
+    // are bad in the same slot: [bad, 7 bytes 0] | values.
+    void publishInputs(const Values& v, bool bad) noexcept {
+        std::memset(in_.back(), 0, kInHeader);
+        in_.back()[0] = bad ? 1 : 0;
+        v.pack(in_.back() + kInHeader);
         in_.publish();
     }
 
@@ -386,7 +393,7 @@ private:
         if (!exchange(source != OutputExchange::Source::None || commLossSafe_, failure)) {
             return false;
         }
-        publishInputs(inPoll_);
+        publishInputs(inPoll_, false);
         lastGoodNs_ = monotonicNs();
         errorEpisode_ = false;
         if (commLossSafe_ && writingSafe) {
@@ -503,7 +510,7 @@ private:
         }
         if (!commLossSafe_) {
             inPoll_.zero();
-            publishInputs(inPoll_);
+            publishInputs(inPoll_, true);
             commLossSafe_ = true;
         }
         const std::string reason =
@@ -530,6 +537,8 @@ private:
 
     // Scan thread only.
     Values inScan_, outScan_;
+    bool inBad_ = false; // the inputs of this cycle are bad (the slot's flag)
+    static constexpr std::size_t kInHeader = 8;
 
     // Driver thread only.
     Values inPoll_, outPoll_;

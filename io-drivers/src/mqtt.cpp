@@ -250,6 +250,7 @@ public:
         std::uint32_t seq = 0;
         std::memcpy(&seq, slot, sizeof(seq));
         const bool bad = slot[sizeof(seq)] != 0;
+        inBad_ = bad;
         const std::uint8_t* held = slot + kInHeader;
         const std::uint8_t* heldSeq = held + imageIn_.size();
         const std::uint8_t* values = heldSeq + imageIn_.size() * sizeof(std::uint32_t);
@@ -293,6 +294,7 @@ public:
     void releaseSafeState() noexcept override { out_.release(); }
 
     HealthStatus health() const override { return health_.get(); }
+    std::optional<bool> inputsBadThisCycle() const noexcept override { return inBad_; }
     bool failsClosed() const noexcept override { return onError_ == OnError::Fault; }
 
     void stop() noexcept override {
@@ -649,6 +651,7 @@ private:
 
     // Scan thread only.
     std::uint32_t seenSeq_ = 0; // the topic_in message last written to the image
+    bool inBad_ = false;        // the inputs of this cycle are bad (the slot's flag)
 
     // Publisher thread only (then stop()).
     std::vector<std::uint8_t> outNow_, outSent_, imageOutNow_, imageOutSent_, safeNow_;

@@ -7,6 +7,8 @@
 #include "support/io_test_support.h"
 #include "support/modbus_peer.h"
 #include "support/takt_cli.h"
+#include "takt/io/driver_set.h"
+#include "takt/io/io_config.h"
 
 namespace takt::io::test {
 namespace {
@@ -77,9 +79,9 @@ TEST(DriverStatus, TheProgramTellsALostPeerFromAnEmptyTank) {
     // At once: not ok, degraded (1), an error code saying why, the last level still held, and
     // the cycles since the last good exchange counting up.
     ASSERT_TRUE(eventually([&] { return (b.holding(0) & 0x0001) == 0; })) << takt.log();
-    // After comm_loss_timeout_ms: bad, the inputs read 0 and the code is "communication lost" (7).
-    ASSERT_TRUE(eventually([&] { return b.holding(0) == 0x0102; })) << takt.log();
-    EXPECT_EQ(b.holding(1), 7);
+    // After comm_loss_timeout_ms: bad, the inputs read 0 and the code is "communication lost" (7)
+    // (bad comes with the zeros, the code with the next health refresh).
+    ASSERT_TRUE(eventually([&] { return b.holding(0) == 0x0102 && b.holding(1) == 7; })) << takt.log();
     EXPECT_EQ(b.holding(3), 0);                                      // what an empty tank reads, but flagged bad
     EXPECT_GT(b.holding(2), 10) << "stale cycles: " << b.holding(2); // 300 ms of 5 ms cycles, less skipped ones
     const std::uint16_t stale = b.holding(2);
@@ -91,6 +93,58 @@ TEST(DriverStatus, TheProgramTellsALostPeerFromAnEmptyTank) {
     EXPECT_EQ(b.holding(1), 0);
     EXPECT_LT(b.holding(2), 200);
     EXPECT_EQ(takt.terminate(), 0) << takt.log();
+}
+
+// The bad flag arrives in the same cycle as the zeros it describes, from the driver's own
+// hand-over, not whenever the health is next refreshed (four times a second in `takt run`; never
+// here): a program that sees its level drop to 0 sees in that very cycle that it is not from
+// the field, and while the level is still the peer's it is never called bad.
+TEST(DriverStatus, TheBadFlagArrivesInTheCycleOfTheZeros) {
+    const std::uint16_t port = freeTcpPort();
+    PeerServer peer{port};
+    peer.setRegister(0, 1234);
+    peer.start();
+    const IoConfigResult parsed = parseIoConfig(
+        fmt::format(
+            "[[io.drivers]]\nname = \"modbus-tcp\"\nstatus = \"%IB100\"\n[io.drivers.params]\n"
+            "address = \"127.0.0.1:{}\"\ntimeout_ms = 50\npoll_ms = 2\nreconnect_ms = 20\nreconnect_max_ms = 20\n"
+            "comm_loss_timeout_ms = 100\n"
+            "inputs = [ {{ area = \"holding_registers\", start = 0, count = 1, address = \"%IW0\" }} ]\n",
+            port),
+        "io.toml", false);
+    ASSERT_TRUE(parsed.config) << (parsed.diagnostics.empty() ? "" : parsed.diagnostics[0].message);
+    DriverSet set;
+    std::string error;
+    ASSERT_TRUE(set.configure(*parsed.config, 0, error)) << error;
+    ASSERT_TRUE(set.start(error)) << error;
+    std::vector<std::uint8_t> in(set.inputBytes(), 0), out(1, 0);
+    engine::ProcessImageView view;
+    view.inputs = in;
+    view.outputs = out;
+    const auto level = [&in] { return in[0] | in[1] << 8; };
+    const auto bad = [&in] { return (in[100] & 2u) != 0; };
+    ASSERT_TRUE(eventually([&] { return level() == 1234; }, [&] { set.readInputs(view); }));
+    (void)set.refreshHealth(); // ok from here on, as far as the packed health knows
+    set.readInputs(view);
+    EXPECT_FALSE(bad());
+    EXPECT_EQ(in[100] & 1u, 1u); // ok
+
+    peer.stop();
+    bool sawZero = false;
+    for (int k = 0; k < 2000 && !sawZero; ++k) {
+        set.readInputs(view);
+        if (level() == 1234) {
+            ASSERT_FALSE(bad()) << "the peer's value, called bad";
+        } else {
+            sawZero = true;
+            EXPECT_EQ(level(), 0);
+            EXPECT_TRUE(bad()) << "the zeros of a comm loss, not called bad in their cycle";
+            EXPECT_EQ(in[100] & 1u, 0u) << "bad inputs, called ok";
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_TRUE(sawZero) << "the inputs never went bad";
+    set.stop();
 }
 
 // A status key that cannot work is refused with file, line and key, and nothing runs.

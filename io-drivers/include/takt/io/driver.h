@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -183,6 +184,10 @@ public:
     // status block counts the cycles since the last one). Only a driver that counts them says
     // so; for the others the status block counts the cycles since health was last ok.
     [[nodiscard]] virtual bool countsExchanges() const noexcept { return false; }
+    // Scan thread, after readInputs(): whether the inputs it just wrote are bad (not from the
+    // field), taken from the same hand-over as the values, so the status block's bad flag never
+    // lags or leads them. Empty for a driver that says so only through health().
+    [[nodiscard]] virtual std::optional<bool> inputsBadThisCycle() const noexcept { return std::nullopt; }
     [[nodiscard]] std::uint64_t goodExchanges() const noexcept {
         return goodExchanges_.load(std::memory_order_acquire);
     }
