@@ -29,6 +29,7 @@
 #include "takt/agent/control.h"
 #include "takt/agent/control_config.h"
 #include "takt/agent/control_runtime.h"
+#include "takt/agent/opcua_config.h"
 #include "takt/engine/config.h"
 #include "takt/engine/overrun_digest.h"
 #include "takt/engine/scan_loop.h"
@@ -150,13 +151,16 @@ void printDiagnostic(const engine::ConfigDiagnostic& d) {
                  engine::formatDiagnostic(d).c_str());
 }
 
-// runtime.toml, the control tokens (the same check as `takt validate`) and the I/O, before
+// runtime.toml, the control tokens and the OPC UA users (the same checks as `takt validate`) and the I/O, before
 // anything starts: false after printing every refused key.
 bool loadConfigs(const fs::path& dir, const RunOptions& options, engine::RuntimeConfig& runtime,
-                 agent::ControlOptions& control, io::IoConfig& io, spdlog::logger& log) {
+                 agent::ControlOptions& control, agent::OpcuaOptions& opcua, io::IoConfig& io, spdlog::logger& log) {
     engine::RuntimeConfigResult rc = engine::loadRuntimeConfig(dir / "runtime.toml");
     if (rc.config && (!rc.config->control.endpoint.empty() || rc.config->web.enabled)) {
         (void)agent::controlOptionsFromConfig(*rc.config, control, rc.diagnostics);
+    }
+    if (rc.config) {
+        (void)agent::opcuaOptionsFromConfig(*rc.config, opcua, rc.diagnostics);
     }
     bool ok = rc.config.has_value();
     for (const engine::ConfigDiagnostic& d : rc.diagnostics) {
@@ -294,8 +298,9 @@ int runMain(const RunOptions& options) {
     }
     engine::RuntimeConfig runtime;
     agent::ControlOptions copts;
+    agent::OpcuaOptions opcua;
     io::IoConfig ioConfig;
-    if (!loadConfigs(dir, options, runtime, copts, ioConfig, *log)) {
+    if (!loadConfigs(dir, options, runtime, copts, opcua, ioConfig, *log)) {
         return kExitInvalidProject;
     }
     log->set_level(spdlog::level::from_str(runtime.log.level));
@@ -401,6 +406,10 @@ int runMain(const RunOptions& options) {
         }
         log->info("web {} (the page at /, /metrics, /api/rpc{})", live->web()->url(),
                   page ? "" : "; built without the page");
+    }
+    if (opcua.enabled) {
+        log->warn("runtime.opcua: the section is checked, but this version of takt does not start the OPC UA "
+                  "server yet");
     }
     log->info("running {} (program {:.16}) from {}: cycle {} ms, watchdog {}, "
               "fault policy {}, {} driver(s)",

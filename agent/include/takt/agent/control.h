@@ -97,8 +97,9 @@ struct ControlOptions {
 [[nodiscard]] std::string tokenProblem(std::string_view token);
 
 // Reads a token file: mode 0600 or stricter, one trailing newline trimmed, then tokenProblem().
-// False with `error` naming the file and the reason.
-bool readTokenFile(const std::string& path, std::string& token, std::string& error);
+// False with `error` naming the file (as `what`: an OPC UA user's "password file") and the reason.
+bool readTokenFile(const std::string& path, std::string& token, std::string& error,
+                   std::string_view what = "token file");
 
 class ControlServer {
 public:
