@@ -371,13 +371,16 @@ int runMain(const RunOptions& options) {
     healthCache.update(drivers.refreshHealth());
     // The control service serves the endpoint and the web server's calls; without an endpoint it
     // listens on nothing.
-    if (!runtime.control.endpoint.empty() || runtime.web.enabled) {
+    if (!runtime.control.endpoint.empty() || runtime.web.enabled || opcua.enabled) {
         agent::RuntimeControlOptions ropts;
         ropts.byteAddressing = runtime.byteAddressing;
         ropts.driverHealth = [&healthCache] { return healthCache.get(); };
         ropts.execution = [&live] { return live->executionStatus(); };
         ropts.nativeCompileMs = [&live] { return live->nativeCompileMs(); };
         ropts.changeLog = [log](const std::string& line) { log->info("{}", line); }; // stderr_sink_mt
+        if (opcua.enabled) {
+            ropts.opcua = [&live] { return live->opcua() != nullptr ? live->opcua()->health() : agent::OpcuaHealth{}; };
+        }
         completeControlOptions(runtime, state, copts);
         if (!live->serveControl(copts, std::move(ropts), error)) {
             return fail("runtime.control: ", kExitInvalidProject);
@@ -408,8 +411,24 @@ int runMain(const RunOptions& options) {
                   page ? "" : "; built without the page");
     }
     if (opcua.enabled) {
-        log->warn("runtime.opcua: the section is checked, but this version of takt does not start the OPC UA "
-                  "server yet");
+        agent::OpcuaProcess process;
+        process.node = opcua.node;
+        process.script = agent::findOpcuaScript(error);
+        if (process.script.empty()) {
+            return fail("runtime.opcua: ", kExitInvalidProject);
+        }
+        process.pkiDir = opcua.pkiDir.empty() ? (state / ".takt" / "opcua" / "pki").string() : opcua.pkiDir;
+        process.resource = runtime.resourceName;
+        process.version = std::string(agent::taktVersion());
+        const std::string where = fmt::format("{}:{}", opcua.host, opcua.port);
+        if (!opcua.users.empty()) {
+            log->warn("runtime.opcua: users cannot log in yet in this version of takt: the OPC UA server serves "
+                      "anonymous sessions only");
+        }
+        if (!live->serveOpcua(std::move(opcua), std::move(process), error)) {
+            return fail("runtime.opcua: ", kExitInternal);
+        }
+        log->info("OPC UA server starting on {} (a Node.js process beside the runtime)", where);
     }
     log->info("running {} (program {:.16}) from {}: cycle {} ms, watchdog {}, "
               "fault policy {}, {} driver(s)",

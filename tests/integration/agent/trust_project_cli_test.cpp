@@ -100,7 +100,7 @@ TEST(TrustProject, SimulatedWithSimulationTomlCouplesOutputsToInputs) {
     dir.write("runtime.toml",
               runtimeToml("MixerClassic",
                           "endpoint = \"tcp://127.0.0.1:0\"\nauth_token = \"mixer-oscat-example-token\"\n",
-                          "[runtime.opcua]\nenabled = true\nlisten = \"127.0.0.1:4840\"\n"
+                          "[runtime.opcua]\nenabled = false\nlisten = \"127.0.0.1:4840\"\n"
                           "namespace_uri = \"urn:example:mixer\"\nsecurity_policy = \"none\"\n\n"));
     dir.write("io.toml", "[io]\ndriver = \"simulated\"\nparams = {}\n\n[[io.safe_state]]\naddress = \"%QX0.0\"\n"
                          "value = \"FALSE\"\n");
