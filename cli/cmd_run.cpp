@@ -421,10 +421,6 @@ int runMain(const RunOptions& options) {
         process.resource = runtime.resourceName;
         process.version = std::string(agent::taktVersion());
         const std::string where = fmt::format("{}:{}", opcua.host, opcua.port);
-        if (!opcua.users.empty()) {
-            log->warn("runtime.opcua: users cannot log in yet in this version of takt: the OPC UA server serves "
-                      "anonymous sessions only");
-        }
         if (!live->serveOpcua(std::move(opcua), std::move(process), error)) {
             return fail("runtime.opcua: ", kExitInternal);
         }

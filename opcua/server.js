@@ -7,7 +7,7 @@
 
 const opcua = require('node-opcua');
 const { Channel } = require('./channel');
-const { shapeOf, toVariant } = require('./types');
+const { shapeOf, toVariant, toWritable } = require('./types');
 
 const kPage = 1000; // var.list's largest page, var.read's most names per call
 
@@ -165,8 +165,10 @@ async function buildAddressSpace(server, options) {
       valueRank: shape.arrayDimensions ? shape.arrayDimensions.length : -1,
       arrayDimensions: shape.arrayDimensions,
       description: v.type,
-      accessLevel: 'CurrentRead',
-      userAccessLevel: 'CurrentRead',
+      // CONSTANTs are read-only for everyone; who may write the rest is the runtime's decision
+      // (the session's role), answered per write.
+      accessLevel: v.constant ? 'CurrentRead' : 'CurrentRead | CurrentWrite',
+      userAccessLevel: v.constant ? 'CurrentRead' : 'CurrentRead | CurrentWrite',
       minimumSamplingInterval: options.publishIntervalMs,
     });
     variable.bindVariable(
@@ -188,9 +190,53 @@ async function buildAddressSpace(server, options) {
       },
       true,
     );
+    variable.writeValue = function writeValue(context, dataValue, ...args) {
+      const callback = args[args.length - 1];
+      const range = args.length === 2 ? opcua.NumericRange.coerce(args[0]) : null;
+      if (!this.isWritable(context)) {
+        callback(null, opcua.StatusCodes.BadNotWritable);
+        return;
+      }
+      if (range && !range.isEmpty()) {
+        callback(null, opcua.StatusCodes.BadWriteNotSupported); // whole values only
+        return;
+      }
+      if (this.checkVariantCompatibility(dataValue.value).isNot(opcua.StatusCodes.Good)) {
+        callback(null, opcua.StatusCodes.BadTypeMismatch);
+        return;
+      }
+      let value;
+      try {
+        value = toWritable(dataValue.value, shape);
+      } catch (e) {
+        callback(null, opcua.StatusCodes.BadTypeMismatch);
+        return;
+      }
+      const session = context && context.session ? context.session.taktSession : undefined;
+      channel.call('var.write', { name: v.path, value }, session).then(
+        () => callback(null, opcua.StatusCodes.Good),
+        (err) => callback(null, writeStatus(err)),
+      );
+    };
     served++;
   }
   log(`address space: ${served} variables in ${options.namespaceUri} (ns=${namespace.index})`);
+}
+
+// The runtime's refusal of a write as an OPC UA status (docs/opcua.md "Writes").
+function writeStatus(err) {
+  switch (err.code) {
+    case -32010: // unauthorized: no session, or a role that may not write
+    case -32011: // forbidden
+      return opcua.StatusCodes.BadUserAccessDenied;
+    case -32602: // the value is not one of the variable's type, or does not fit it
+      return /does not fit|out of range/.test(err.message) ? opcua.StatusCodes.BadOutOfRange : opcua.StatusCodes.BadTypeMismatch;
+    case -32005: // the rate limit
+      return opcua.StatusCodes.BadTooManyOperations;
+    default:
+      log(`a write failed: ${err.message}`);
+      return opcua.StatusCodes.BadInternalError;
+  }
 }
 
 const kPolicies = {
@@ -218,7 +264,13 @@ async function start(options) {
     hostname: options.host === '0.0.0.0' || options.host === '::' ? undefined : options.host,
     port: options.port,
     resourcePath: options.endpointPath === '/' ? '' : options.endpointPath,
-    securityPolicies: [kPolicies[options.securityPolicy]],
+    // Without message security, Basic256Sha256 is still listed: it is what user passwords are
+    // encrypted with (the user token policy), so they never cross the network in clear text;
+    // with only the None mode there is no endpoint of that policy.
+    securityPolicies:
+      options.securityPolicy === 'none'
+        ? [opcua.SecurityPolicy.None, opcua.SecurityPolicy.Basic256Sha256]
+        : [kPolicies[options.securityPolicy]],
     securityModes: [kModes[options.securityMode]],
     allowAnonymous: options.allowAnonymous,
     serverCertificateManager: certificateManager,
@@ -236,6 +288,28 @@ async function start(options) {
       applicationName: { text: `takt ${options.resource}`, locale: 'en' },
     },
     serverCapabilities: { minSupportedSampleRate: options.publishIntervalMs },
+    // A user name and password go to the runtime, which checks them and answers a session
+    // handle; every call for the session carries it (channel.js).
+    userManager: {
+      isValidUserAsync(user, password, callback) {
+        const session = this;
+        channel.call('opcua.login', { user, password }).then(
+          (answer) => {
+            session.taktSession = answer.session;
+            callback(null, true);
+          },
+          () => callback(null, false),
+        );
+      },
+      getUserRoles() {
+        return opcua.makeRoles('AuthenticatedUser');
+      },
+    },
+  });
+  server.on('session_closed', (session) => {
+    if (session.taktSession) {
+      channel.call('opcua.logout', { session: session.taktSession }).catch(() => {});
+    }
   });
   await server.initialize();
   await buildAddressSpace(server, options);

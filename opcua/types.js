@@ -52,7 +52,7 @@ function shapeOf(typed) {
       return null;
     }
     const dims = typed.dimensions.map(([low, high]) => high - low + 1);
-    return { dataType: element.dataType, iecType: element.iecType, arrayDimensions: dims };
+    return { dataType: element.dataType, iecType: element.iecType, arrayDimensions: dims, bounds: typed.dimensions };
   }
   if (typed.type === 'STRUCT') {
     return { struct: true };
@@ -111,4 +111,47 @@ function toVariant(typed, shape) {
   });
 }
 
-module.exports = { shapeOf, toVariant };
+// 64-bit words as node-opcua gives them ([high, low] 32-bit halves) -> the decimal text.
+function int64Text(value, signed) {
+  const big = (BigInt(value[0] >>> 0) << 32n) | BigInt(value[1] >>> 0);
+  return (signed ? BigInt.asIntN(64, big) : big).toString();
+}
+
+function scalarTyped(value, shape) {
+  const iec = shape.iecType;
+  if (iec === 'ENUM') {
+    return String(value); // an enumeration takes its number as a literal
+  }
+  if (kDurations.has(iec)) {
+    return { type: iec, nanos: Math.round(value * 1e6) };
+  }
+  if (kDates.has(iec)) {
+    return { type: iec, nanos: value.getTime() * 1e6 };
+  }
+  switch (shape.dataType) {
+    case DataType.Int64:
+    case DataType.UInt64:
+      // Exact as an IEC literal: a JSON number would pass through a double.
+      return int64Text(value, shape.dataType === DataType.Int64);
+    case DataType.Float:
+    case DataType.Double:
+      return { type: iec, value: Number.isFinite(value) ? value : String(value) };
+    default:
+      return { type: iec, value };
+  }
+}
+
+// The value var.write takes for a Variant written to a variable of `shape` (its type already
+// checked by the server): typed JSON, or an IEC literal where typed JSON would lose digits.
+function toWritable(variant, shape) {
+  if (!shape.arrayDimensions) {
+    return scalarTyped(variant.value, shape);
+  }
+  const elements = [...variant.value].map((v) => {
+    const typed = scalarTyped(v, shape);
+    return typeof typed === 'string' ? { type: shape.iecType, value: typed } : typed;
+  });
+  return { type: 'ARRAY', dimensions: shape.bounds, elements };
+}
+
+module.exports = { shapeOf, toVariant, toWritable };

@@ -109,7 +109,13 @@ export async function connect(endpoint, { userIdentity } = {}) {
     connectionStrategy: { maxRetry: 2, initialDelay: 200, maxDelay: 1000 },
   });
   await client.connect(endpoint);
-  const session = await client.createSession(userIdentity);
+  let session;
+  try {
+    session = await client.createSession(userIdentity);
+  } catch (err) {
+    await client.disconnect(); // a refused session leaves no connection behind
+    throw err;
+  }
   return {
     client,
     session,

@@ -11,16 +11,21 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -38,7 +43,38 @@ using Clock = std::chrono::steady_clock;
 
 // The methods the process may call. Everything else is refused before the method table: the
 // process serves reads, not runtime control.
-constexpr std::string_view kAllowed[] = {"var.list", "var.read", "runtime.status", "opcua.ready"};
+constexpr std::string_view kAllowed[] = {"var.list",    "var.read",    "var.write",   "runtime.status",
+                                         "opcua.ready", "opcua.login", "opcua.logout"};
+// Logged-in sessions a process may hold at once; a login beyond it ends the oldest.
+constexpr std::size_t kMaxLogins = 1024;
+
+// Passwords are compared as digests in constant time: neither their bytes nor their length show
+// in how long a wrong one takes.
+std::array<unsigned char, SHA256_DIGEST_LENGTH> digestOf(std::string_view text) {
+    std::array<unsigned char, SHA256_DIGEST_LENGTH> out{};
+    ::SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), out.data());
+    return out;
+}
+
+std::string randomHandle() {
+    unsigned char bytes[16];
+    if (::RAND_bytes(bytes, sizeof bytes) != 1) {
+        return {};
+    }
+    std::string out;
+    for (const unsigned char b : bytes) {
+        out += fmt::format("{:02x}", b);
+    }
+    return out;
+}
+
+std::string memberString(const rapidjson::Value& object, const char* name) {
+    if (!object.IsObject()) {
+        return {};
+    }
+    const auto it = object.FindMember(name);
+    return it != object.MemberEnd() && it->value.IsString() ? std::string(it->value.GetString()) : std::string();
+}
 
 constexpr std::chrono::milliseconds kFirstBackoff{1000};
 constexpr std::chrono::milliseconds kMaxBackoff{30'000};
@@ -158,6 +194,7 @@ struct OpcuaServer::Impl {
     bool spawn(int& channel, std::string& error);
     void serve(int channel);
     void handle(std::string_view line, int channel);
+    void login(const rpc::Request& request, int channel);
     void end(const std::string& why);
     bool waitOrStop(std::chrono::milliseconds delay);
     void setHealth(const std::function<void(OpcuaHealth&)>& change) {
@@ -174,6 +211,13 @@ struct OpcuaServer::Impl {
     std::thread thread;
     pid_t pid = 0;
     std::uint64_t generation = 0; // answers for an earlier process are dropped
+    struct Login {
+        std::string user;
+        Role role = Role::Viewer;
+        std::uint64_t serial = 0; // the oldest goes first past kMaxLogins
+    };
+    std::map<std::string, Login> logins; // session handle -> who; of the current process only
+    std::uint64_t loginSerial = 0;
     mutable std::mutex healthMutex;
     OpcuaHealth healthState;
 };
@@ -274,6 +318,17 @@ void OpcuaServer::Impl::handle(std::string_view line, int channel) {
         }
         return;
     }
+    if (request.method == "opcua.login") {
+        login(request, channel);
+        return;
+    }
+    if (request.method == "opcua.logout") {
+        logins.erase(memberString(*request.params, "session"));
+        if (!request.notification) {
+            writeAll(channel, rpc::resultLine(request.id, "{}") + "\n");
+        }
+        return;
+    }
     if (request.method == "opcua.ready") {
         const auto endpoint = request.params->FindMember("endpoint");
         const std::string url = endpoint != request.params->MemberEnd() && endpoint->value.IsString()
@@ -292,6 +347,27 @@ void OpcuaServer::Impl::handle(std::string_view line, int channel) {
     call.caller.origin = "opcua";
     call.caller.peer = "anonymous";
     call.role = Role::Viewer; // an anonymous session
+    // The session a call is made for: what opcua.login answered, checked here, so the role is
+    // the runtime's decision and the audit log names the user ("opcua:scada").
+    const std::string session = memberString(scratch.doc, "session");
+    if (!session.empty()) {
+        const auto it = logins.find(session);
+        if (it == logins.end()) {
+            if (!request.notification) {
+                writeAll(channel, rpc::errorLine(request.id, rpc::Error{kUnauthorized, "unknown session", {}}) + "\n");
+            }
+            return;
+        }
+        call.caller.peer = it->second.user;
+        call.role = it->second.role;
+    } else if (!options.allowAnonymous) {
+        if (!request.notification) {
+            writeAll(channel,
+                     rpc::errorLine(request.id, rpc::Error{kUnauthorized, "anonymous sessions are not allowed", {}}) +
+                         "\n");
+        }
+        return;
+    }
     call.method = std::string(request.method);
     call.params.CopyFrom(*request.params, call.params.GetAllocator());
     const bool answer = !request.notification;
@@ -303,7 +379,37 @@ void OpcuaServer::Impl::handle(std::string_view line, int channel) {
     });
 }
 
+void OpcuaServer::Impl::login(const rpc::Request& request, int channel) {
+    const std::string user = memberString(*request.params, "user");
+    const auto given = digestOf(memberString(*request.params, "password"));
+    const OpcuaUserOptions* match = nullptr;
+    for (const OpcuaUserOptions& u : options.users) {
+        const auto expected = digestOf(u.password);
+        // Every user is compared, the right one or not, so the time says nothing about names.
+        const bool same = u.name == user && CRYPTO_memcmp(given.data(), expected.data(), given.size()) == 0;
+        match = same ? &u : match;
+    }
+    if (request.notification) {
+        return;
+    }
+    const std::string handle = match != nullptr ? randomHandle() : std::string();
+    if (handle.empty()) {
+        writeAll(channel,
+                 rpc::errorLine(request.id, rpc::Error{kUnauthorized, "wrong user name or password", {}}) + "\n");
+        return;
+    }
+    if (logins.size() >= kMaxLogins) {
+        logins.erase(std::min_element(logins.begin(), logins.end(),
+                                      [](const auto& a, const auto& b) { return a.second.serial < b.second.serial; }));
+    }
+    logins[handle] = Login{match->name, match->role, ++loginSerial};
+    writeAll(channel, rpc::resultLine(request.id, fmt::format("{{\"session\":\"{}\",\"role\":\"{}\"}}", handle,
+                                                              roleName(match->role))) +
+                          "\n");
+}
+
 void OpcuaServer::Impl::serve(int channel) {
+    logins.clear(); // a new process: no session of the last one goes on
     writeAll(channel, configureLine(options, process));
     rpc::LineFramer framer(std::size_t{16} << 20);
     char buf[65536];

@@ -10,8 +10,11 @@
 // runtime's typed calls, JSON-RPC lines as on the control endpoint; each goes through
 // ControlServer::call with the origin "opcua" and the role of the OPC UA session, so the method
 // table, the role checks, the rate limit and the audit log are the endpoint's. Only the methods a
-// server needs pass (var.list, var.read, runtime.status); the process holds no password and
-// claims no role.
+// server needs pass (var.list, var.read, var.write, runtime.status). The process keeps no
+// password and claims no role: it hands a client's user name and password to opcua.login, the
+// runtime checks them against [[runtime.opcua.users]] and answers a session handle, and every
+// call for that session carries the handle, which the runtime maps to the user and its role (the
+// audit log's peer is "opcua:<user>"). Calls without one are anonymous: the viewer role.
 #include <cstdint>
 #include <memory>
 #include <string>
