@@ -173,9 +173,9 @@ END_PROGRAM
                               "    Cpu0.Plant.echo_fb AT %IW3 : INT;\n"));
     std::string built;
     const std::vector<std::string> warnings = buildAndValidate(dir, built);
-    EXPECT_EQ(warnings, (std::vector<std::string>{
-                            "runtime.toml:10: runtime.control.auth_token",
-                            "simulation.toml:3: simulation.seed", "simulation.toml:4: simulation.time_scale"}));
+    EXPECT_EQ(warnings, (std::vector<std::string>{"runtime.toml:10: runtime.control.auth_token",
+                                                  "simulation.toml:3: simulation.seed",
+                                                  "simulation.toml:4: simulation.time_scale"}));
     // One W1013 for the file's nine VAR_CONFIG entries, at the first.
     EXPECT_NE(built.find("Configuration.st:7:5: warning[W1013]: VAR_CONFIG in this file gives addresses to 9 "
                          "variables"),
