@@ -84,9 +84,16 @@ std::string statusText(const engine::ScanLoop& loop, const std::vector<io::Drive
     const engine::ScanSnapshot s = loop.snapshot();
     const engine::HistogramSummary exec = loop.execTime().summary();
     const engine::HistogramSummary late = loop.lateness().summary();
-    return fmt::format("{} cycles={} exec p50={} p99={} lateness p99={} overruns={} faults={} io {}",
-                       engine::scanStateName(s.state), s.cycles, formatNs(exec.p50), formatNs(exec.p99),
-                       formatNs(late.p99), s.overruns, s.faults, healthText(health));
+    std::string out = fmt::format("{} cycles={} exec p50={} p99={} lateness p99={} overruns={} faults={} io {}",
+                                  engine::scanStateName(s.state), s.cycles, formatNs(exec.p50), formatNs(exec.p99),
+                                  formatNs(late.p99), s.overruns, s.faults, healthText(health));
+    // Tasks on threads of their own: cycles, lateness p99 and overruns of each.
+    for (std::size_t t = 0; const engine::TaskThread* task = loop.taskThread(t); ++t) {
+        const engine::LatencyHistogram* taskLate = loop.taskLateness(t);
+        out += fmt::format(" | {} cycles={} lateness p99={} overruns={}", task->name, task->cycles.load(),
+                           formatNs(taskLate != nullptr ? taskLate->summary().p99 : 0), task->overruns.load());
+    }
+    return out;
 }
 
 // The process image, for the stop line and the debug log: what the field saw last.

@@ -19,8 +19,8 @@ void counter(std::string& out, const char* name, const char* help, std::uint64_t
 
 // The loop's fine-grained histogram folded into the fixed bounds: a record counts under `le` when
 // its bucket's upper edge is at most the bound, so the counts never claim more than was measured.
-void histogram(std::string& out, const char* name, const char* help, const engine::LatencyHistogram& h) {
-    out += fmt::format("# HELP {0} {1}\n# TYPE {0} histogram\n", name, help);
+// One series of a histogram; `labels` ("task=\"Fast\",") go before `le`.
+void histogramSeries(std::string& out, const char* name, const std::string& labels, const engine::LatencyHistogram& h) {
     const std::vector<engine::HistogramBucket> buckets = h.buckets();
     const engine::HistogramSummary summary = h.summary();
     std::uint64_t total = 0;
@@ -35,11 +35,18 @@ void histogram(std::string& out, const char* name, const char* help, const engin
                 below += b.count;
             }
         }
-        out += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name, bound, below);
+        out += fmt::format("{}_bucket{{{}le=\"{}\"}} {}\n", name, labels, bound, below);
     }
-    out += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n", name, total);
-    out += fmt::format("{}_sum {:.9f}\n", name, static_cast<double>(summary.mean) * static_cast<double>(total) / 1e9);
-    out += fmt::format("{}_count {}\n", name, total);
+    out += fmt::format("{}_bucket{{{}le=\"+Inf\"}} {}\n", name, labels, total);
+    const std::string plain = labels.empty() ? std::string() : "{" + labels.substr(0, labels.size() - 1) + "}";
+    out += fmt::format("{}_sum{} {:.9f}\n", name, plain,
+                       static_cast<double>(summary.mean) * static_cast<double>(total) / 1e9);
+    out += fmt::format("{}_count{} {}\n", name, plain, total);
+}
+
+void histogram(std::string& out, const char* name, const char* help, const engine::LatencyHistogram& h) {
+    out += fmt::format("# HELP {0} {1}\n# TYPE {0} histogram\n", name, help);
+    histogramSeries(out, name, "", h);
 }
 
 // A label value with \, " and newline escaped, as the format asks.
@@ -56,6 +63,43 @@ std::string label(const std::string& text) {
         }
     }
     return out;
+}
+
+// Tasks on scan threads of their own: cycles, overruns, skipped releases and the two histograms,
+// labelled with the task's name.
+void taskMetrics(std::string& out, const engine::ScanLoop& loop) {
+    if (loop.taskThread(0) == nullptr) {
+        return;
+    }
+    const auto each = [&](const char* name, const char* help, const char* type, auto&& series) {
+        out += fmt::format("# HELP {0} {1}\n# TYPE {0} {2}\n", name, help, type);
+        for (std::size_t t = 0; const engine::TaskThread* task = loop.taskThread(t); ++t) {
+            series(t, *task, fmt::format("task=\"{}\",", label(task->name)));
+        }
+    };
+    const auto counterOf = [&](const char* name, auto value) {
+        return [&out, name, value](std::size_t, const engine::TaskThread& task, const std::string& labels) {
+            out += fmt::format("{}{{{}}} {}\n", name, labels.substr(0, labels.size() - 1), value(task));
+        };
+    };
+    each("takt_task_cycles_total", "Cycles a task ran on its own thread.", "counter",
+         counterOf("takt_task_cycles_total", [](const engine::TaskThread& t) { return t.cycles.load(); }));
+    each("takt_task_overruns_total", "Cycles of a task that ended after its next release.", "counter",
+         counterOf("takt_task_overruns_total", [](const engine::TaskThread& t) { return t.overruns.load(); }));
+    each("takt_task_missed_releases_total", "Releases of a task skipped after overruns or a long park.", "counter",
+         counterOf("takt_task_missed_releases_total", [](const engine::TaskThread& t) { return t.missed.load(); }));
+    each("takt_task_exec_seconds", "Execution time of a task's cycle (its I/O copy and programs).", "histogram",
+         [&](std::size_t t, const engine::TaskThread&, const std::string& labels) {
+             if (const engine::LatencyHistogram* h = loop.taskExecTime(t)) {
+                 histogramSeries(out, "takt_task_exec_seconds", labels, *h);
+             }
+         });
+    each("takt_task_lateness_seconds", "Start of a task's cycle after its release.", "histogram",
+         [&](std::size_t t, const engine::TaskThread&, const std::string& labels) {
+             if (const engine::LatencyHistogram* h = loop.taskLateness(t)) {
+                 histogramSeries(out, "takt_task_lateness_seconds", labels, *h);
+             }
+         });
 }
 
 } // namespace
@@ -79,6 +123,7 @@ std::string prometheusText(const engine::ScanLoop& loop, const std::vector<agent
     }
     histogram(out, "takt_scan_exec_seconds", "Execution time of a scan (inputs, programs, outputs).", loop.execTime());
     histogram(out, "takt_scan_lateness_seconds", "Start of a scan after its release.", loop.lateness());
+    taskMetrics(out, loop);
     out += "# HELP takt_driver_health A driver's health (1 for the current one).\n# TYPE takt_driver_health gauge\n";
     for (const agent::DriverHealthView& d : health) {
         for (const char* h : {"ok", "degraded", "faulted"}) {

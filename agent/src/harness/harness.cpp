@@ -187,6 +187,29 @@ struct Harness::State {
         return r;
     }
 
+    // Each task's runs so far, by Module::tasks index: what a cycle or run_until request counts from.
+    [[nodiscard]] std::vector<std::uint64_t> taskRuns() const {
+        std::vector<std::uint64_t> runs(module().tasks.size());
+        for (std::size_t t = 0; t < runs.size(); ++t) {
+            runs[t] = engine->taskRuns(t);
+        }
+        return runs;
+    }
+
+    // `tasks`: how many times each task ran in this request, in declaration order.
+    void addTaskCycles(HarnessResult& r, const std::vector<std::uint64_t>& before) const {
+        auto& a = r.payload.GetAllocator();
+        Value tasks(rapidjson::kArrayType);
+        const std::vector<std::uint64_t> now = taskRuns();
+        for (std::size_t t = 0; t < now.size(); ++t) {
+            Value task(rapidjson::kObjectType);
+            task.AddMember("name", Value(module().tasks[t].name.c_str(), a), a);
+            task.AddMember("cycles", Value().SetUint64(now[t] - (t < before.size() ? before[t] : 0)), a);
+            tasks.PushBack(task, a);
+        }
+        r.payload.AddMember("tasks", tasks, a);
+    }
+
     HarnessResult cycleFault(const engine::FaultReport& f) const { return cycleFault(*engine, f); }
     // `faulted`: the engine that ran the cycle (a load's new engine is not `engine` yet).
     static HarnessResult cycleFault(const engine::Engine& faulted, const engine::FaultReport& f) {
@@ -387,6 +410,7 @@ HarnessResult Harness::State::cycle(const Value& req) {
     if (!countParam(req, "count", 1, count, err) || !msParam(req, "dt_ms", 0, dt, err) || !watchRefs(req, watch, err)) {
         return err;
     }
+    const std::vector<std::uint64_t> before = taskRuns();
     engine::FaultReport fault;
     for (std::uint64_t i = 0; i < count; ++i) {
         clock.advance(dt);
@@ -394,7 +418,9 @@ HarnessResult Harness::State::cycle(const Value& req) {
             return cycleFault(fault);
         }
     }
-    return progress(watch);
+    HarnessResult r = progress(watch);
+    addTaskCycles(r, before);
+    return r;
 }
 
 HarnessResult Harness::State::runUntil(const Value& req) {
@@ -422,6 +448,7 @@ HarnessResult Harness::State::runUntil(const Value& req) {
     rapidjson::Document scratchDoc;
     Value expected;
     engine::encodeValue(m, ref.type, expectedBytes.data(), expected, scratchDoc.GetAllocator());
+    const std::vector<std::uint64_t> before = taskRuns();
     engine::FaultReport fault;
     for (std::uint64_t i = 1; i <= maxCycles; ++i) {
         clock.advance(dt);
@@ -433,6 +460,7 @@ HarnessResult Harness::State::runUntil(const Value& req) {
         if (actual == expected) {
             HarnessResult r = progress(watch);
             r.payload.AddMember("cycles_run", Value().SetUint64(i), r.payload.GetAllocator());
+            addTaskCycles(r, before);
             return r;
         }
     }
@@ -696,6 +724,9 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
 #define TAKT_H_PROGRESS                                                                                                \
     TAKT_H_OBJ(R"("cycle":{"type":"integer"},"time_nanos":{"type":"integer"},"watch":{"type":"object"})",              \
                R"("cycle","time_nanos")")
+#define TAKT_H_TASKS                                                                                                   \
+    R"("tasks":{"type":"array","description":"times each task ran in this request","items":{"type":"object",)"         \
+    R"("required":["name","cycles"],"properties":{"name":{"type":"string"},"cycles":{"type":"integer"}}}})"
     static constexpr std::string_view kNone = R"({"type":"object","properties":{}})";
     static constexpr std::string_view kLoaded =
         TAKT_H_OBJ(R"("cycle":{"type":"integer"},"time_nanos":{"type":"integer"},"programs":{"type":"array"})",
@@ -708,6 +739,9 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
     static constexpr std::string_view kAddressValue =
         TAKT_H_OBJ(R"("address":{"type":"string"},"value":{"type":"object"})", R"("address","value")");
     static constexpr std::string_view kProgress = TAKT_H_PROGRESS;
+    static constexpr std::string_view kCycled = TAKT_H_OBJ(
+        R"("cycle":{"type":"integer"},"time_nanos":{"type":"integer"},"watch":{"type":"object"},)" TAKT_H_TASKS,
+        R"("cycle","time_nanos","tasks")");
     static const MethodSpec<Command> kTable[] = {
         {"load",
          "Load sources; runs one initial cycle at virtual time 0 unless initial_cycle is false",
@@ -757,7 +791,7 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
         {"cycle",
          "Advance virtual time by dt_ms, then run one cycle, count times",
          TAKT_H_OBJ(R"("count":{"type":"integer","minimum":0},)" TAKT_H_DT "," TAKT_H_WATCH, ""),
-         kProgress,
+         kCycled,
          std::nullopt,
          {[](S s, V req) { return s.cycle(req); }}},
         {"set_input", "Write any variable", kSet, kNone, std::nullopt, {[](S s, V req) {
@@ -839,9 +873,9 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
                     R"(,"equals":{"description":"typed value"},"max_cycles":{"type":"integer","minimum":1},)" TAKT_H_DT
                     "," TAKT_H_WATCH,
                     R"("name","equals")"),
-         TAKT_H_OBJ(
-             R"("cycle":{"type":"integer"},"time_nanos":{"type":"integer"},"cycles_run":{"type":"integer"},"watch":{"type":"object"})",
-             R"("cycle","time_nanos")"),
+         TAKT_H_OBJ(R"("cycle":{"type":"integer"},"time_nanos":{"type":"integer"},"cycles_run":{"type":"integer"},)"
+                    R"("watch":{"type":"object"},)" TAKT_H_TASKS,
+                    R"("cycle","time_nanos","tasks")"),
          std::nullopt,
          {[](S s, V req) { return s.runUntil(req); }}},
         {"restart",
@@ -874,6 +908,7 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
 #undef TAKT_H_ADDRESS
 #undef TAKT_H_SOURCES
 #undef TAKT_H_PROGRESS
+#undef TAKT_H_TASKS
 #undef TAKT_H_OVERFLOW
 #undef TAKT_H_LOAD
 

@@ -276,6 +276,32 @@ void TableReader::finish() {
     }
 }
 
+namespace {
+
+// A list of CPU numbers (cpu_affinity, task_affinity.NAME): 0..1023, each once.
+std::vector<int> readCpuList(TableReader& r, const toml::array& cpus, const std::string& path) {
+    std::vector<int> out;
+    for (std::size_t i = 0; i < cpus.size(); ++i) {
+        const toml::node& n = *cpus.get(i);
+        const auto* v = n.as_integer();
+        if (v == nullptr || v->get() < 0 || v->get() > 1023) {
+            r.diagnostics().push_back(diagnosticAt(ConfigDiagnostic::Severity::Error, r.file(), n.source(),
+                                                   indexedPath(path, i), "expected a CPU number 0..1023"));
+            continue;
+        }
+        const int cpu = static_cast<int>(v->get());
+        if (std::find(out.begin(), out.end(), cpu) != out.end()) {
+            r.diagnostics().push_back(diagnosticAt(ConfigDiagnostic::Severity::Error, r.file(), n.source(),
+                                                   indexedPath(path, i), fmt::format("CPU {} is listed twice", cpu)));
+            continue;
+        }
+        out.push_back(cpu);
+    }
+    return out;
+}
+
+} // namespace
+
 void readRealtime(TableReader& r, RuntimeConfig::Realtime& out) {
     enum class Scheduler : std::uint8_t { Fifo, Other };
     if (auto s = r.choice<Scheduler>("scheduler", {{"fifo", Scheduler::Fifo}, {"other", Scheduler::Other}})) {
@@ -290,24 +316,18 @@ void readRealtime(TableReader& r, RuntimeConfig::Realtime& out) {
         out.priority = 80; // CONFIG.md's recommended real-time priority
     }
     if (const toml::array* cpus = r.array("cpu_affinity")) {
-        out.cpuAffinity.clear();
-        for (std::size_t i = 0; i < cpus->size(); ++i) {
-            const toml::node& n = *cpus->get(i);
-            const auto* v = n.as_integer();
-            if (v == nullptr || v->get() < 0 || v->get() > 1023) {
-                r.diagnostics().push_back(diagnosticAt(ConfigDiagnostic::Severity::Error, r.file(), n.source(),
-                                                       indexedPath(r.keyPath("cpu_affinity"), i),
-                                                       "expected a CPU number 0..1023"));
-                continue;
+        out.cpuAffinity = readCpuList(r, *cpus, r.keyPath("cpu_affinity"));
+    }
+    if (const toml::table* tasks = r.table("task_affinity")) {
+        out.taskAffinity.clear();
+        for (const auto& [name, node] : *tasks) {
+            const std::string path = r.keyPath("task_affinity") + "." + std::string(name.str());
+            if (const toml::array* cpus = node.as_array(); cpus != nullptr && !cpus->empty()) {
+                out.taskAffinity.emplace_back(std::string(name.str()), readCpuList(r, *cpus, path));
+            } else {
+                r.diagnostics().push_back(diagnosticAt(ConfigDiagnostic::Severity::Error, r.file(), node.source(), path,
+                                                       "expected a non-empty array of CPU numbers"));
             }
-            const int cpu = static_cast<int>(v->get());
-            if (std::find(out.cpuAffinity.begin(), out.cpuAffinity.end(), cpu) != out.cpuAffinity.end()) {
-                r.diagnostics().push_back(diagnosticAt(ConfigDiagnostic::Severity::Error, r.file(), n.source(),
-                                                       indexedPath(r.keyPath("cpu_affinity"), i),
-                                                       fmt::format("CPU {} is listed twice", cpu)));
-                continue;
-            }
-            out.cpuAffinity.push_back(cpu);
         }
     }
     if (auto m = r.boolean("lock_memory")) {

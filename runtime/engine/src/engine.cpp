@@ -17,26 +17,6 @@ using bytecode::kNone;
 
 constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::min();
 
-void copyToImage(const std::vector<std::uint8_t>& area, std::uint32_t byteOffset, std::uint8_t bit, std::uint32_t size,
-                 std::uint8_t* image) {
-    if (size == 0) {
-        *image = static_cast<std::uint8_t>((area[byteOffset] >> bit) & 1u);
-    } else {
-        std::memcpy(image, area.data() + byteOffset, size);
-    }
-}
-
-void copyFromImage(std::vector<std::uint8_t>& area, std::uint32_t byteOffset, std::uint8_t bit, std::uint32_t size,
-                   const std::uint8_t* image) {
-    if (size == 0) {
-        const auto mask = static_cast<std::uint8_t>(1u << bit);
-        area[byteOffset] =
-            static_cast<std::uint8_t>(*image != 0 ? (area[byteOffset] | mask) : (area[byteOffset] & ~mask));
-    } else {
-        std::memcpy(area.data() + byteOffset, image, size);
-    }
-}
-
 } // namespace
 
 Engine::Engine(std::unique_ptr<CodeRunner> runner, Clock& clock) : runner_(std::move(runner)), clock_(clock) {}
@@ -100,10 +80,22 @@ void TaskSchedule::reset(const bytecode::Module& m) {
     due.assign(tasks.size(), false);
     start.assign(tasks.size(), 0);
     end.assign(tasks.size(), 0);
+    runs.assign(tasks.size(), 0);
+    ioOwned.assign(tasks.size() >= 2 ? m.io.size() : 0, 0);
+    for (std::size_t t = 0; t < tasks.size() && !ioOwned.empty(); ++t) {
+        for (const std::uint32_t i : tasks[t].io) {
+            if (i < ioOwned.size()) {
+                ioOwned[i] = 1;
+            }
+        }
+    }
 }
 
 void Engine::resetTaskState() {
     tasks_.reset(program_->module());
+    for (std::size_t t = 0; t < tasks_.exchange.count; ++t) {
+        tasks_.exchange[t].reset();
+    }
 }
 
 bool Engine::coldInit(LoadedProgram& p, FaultReport& report) const {
@@ -133,17 +125,22 @@ bool Engine::load(std::unique_ptr<LoadedProgram> program, FaultReport& report) {
     return true;
 }
 
+bool Engine::ownedByTask(std::size_t binding) const {
+    return threaded_ && binding < tasks_.ioOwned.size() && tasks_.ioOwned[binding] != 0;
+}
+
 void Engine::copyIn() {
     const bytecode::Module& m = program_->module();
     std::uint8_t* image = program_->image();
-    for (const bytecode::IoBinding& b : m.io) {
-        if (b.area != IoArea::Output) {
-            copyToImage(area(b.area), b.byteOffset, b.bit, b.size, image + b.imageOffset);
+    for (std::size_t i = 0; i < m.io.size(); ++i) {
+        const bytecode::IoBinding& b = m.io[i];
+        if (b.area != IoArea::Output && !ownedByTask(i)) {
+            areaToImage(b.byteOffset, b.bit, b.size, area(b.area).data(), image + b.imageOffset);
         }
     }
     for (const DirectBinding& b : extraBindings_) {
         if (b.area == IoArea::Input) {
-            copyToImage(inputs_, b.byteOffset, b.bit, b.size, image + b.imageOffset);
+            areaToImage(b.byteOffset, b.bit, b.size, inputs_.data(), image + b.imageOffset);
         }
     }
 }
@@ -151,14 +148,15 @@ void Engine::copyIn() {
 void Engine::copyOut() {
     const bytecode::Module& m = program_->module();
     const std::uint8_t* image = program_->image();
-    for (const bytecode::IoBinding& b : m.io) {
-        if (b.area != IoArea::Input) {
-            copyFromImage(area(b.area), b.byteOffset, b.bit, b.size, image + b.imageOffset);
+    for (std::size_t i = 0; i < m.io.size(); ++i) {
+        const bytecode::IoBinding& b = m.io[i];
+        if (b.area != IoArea::Input && !ownedByTask(i)) {
+            imageToArea(b.byteOffset, b.bit, b.size, image + b.imageOffset, area(b.area).data());
         }
     }
     for (const DirectBinding& b : extraBindings_) {
         if (b.area != IoArea::Input) {
-            copyFromImage(area(b.area), b.byteOffset, b.bit, b.size, image + b.imageOffset);
+            imageToArea(b.byteOffset, b.bit, b.size, image + b.imageOffset, area(b.area).data());
         }
     }
 }
@@ -179,6 +177,8 @@ bool Engine::runCycle(FaultReport& report) {
             const std::uint8_t v = program_->image()[task.singleOffset] != 0 ? 1 : 0;
             due = v != 0 && tasks_.lastSingle[t] == 0;
             tasks_.lastSingle[t] = v;
+        } else if (threaded_) {
+            due = false; // a cyclic task runs on its own thread, released at its own interval
         } else if (task.intervalNs > 0) {
             if (tasks_.lastRun[t] == kNever) {
                 due = true;
@@ -206,9 +206,10 @@ bool Engine::runCycle(FaultReport& report) {
     };
     bool ok = true;
     for (std::uint32_t t : tasks_.order) {
-        if (!tasks_.due[t]) {
+        if (!tasks_.due[t] || threaded_) { // an event task on its own thread: the scan loop releases it
             continue;
         }
+        ++tasks_.runs[t];
         if (timer_ != nullptr) {
             tasks_.start[t] = timer_();
         }
@@ -239,34 +240,122 @@ bool Engine::runCycle(FaultReport& report) {
     }
     applyDataForces();
     copyOut();
-    if (forces_ != nullptr) {
-        applyForces(*forces_, ImageArea::Output, outputs_.data(), outputs_.size());
-        applyForces(*forces_, ImageArea::Memory, memory_.data(), memory_.size());
+    if (threaded_) {
+        mergeTaskOutputs(); // before the output forces, which go over what any task wrote
+    }
+    if (const ForceTable* forces = this->forces(); forces != nullptr) {
+        applyForces(*forces, ImageArea::Output, outputs_.data(), outputs_.size());
+        applyForces(*forces, ImageArea::Memory, memory_.data(), memory_.size());
+    }
+    if (threaded_) {
+        publishTaskInputs();
     }
     return ok;
 }
 
+bool Engine::enableTaskThreads() {
+    const std::size_t n = program_->module().tasks.size();
+    if (n < 2 || program_->stackCount() < n + 1) {
+        return false;
+    }
+    std::vector<std::unique_ptr<CodeRunner>> runners;
+    for (std::size_t t = 0; t < n; ++t) {
+        std::unique_ptr<CodeRunner> r = runner_->forTask(static_cast<std::uint32_t>(t + 1));
+        if (r == nullptr) {
+            return false;
+        }
+        r->attach(*program_);
+        runners.push_back(std::move(r));
+    }
+    taskRunners_ = std::move(runners);
+    tasks_.exchange.size(program_->module(), inputs_.size(), outputs_.size(), memory_.size());
+    threaded_ = true;
+    publishTaskInputs(); // the first cycle of every task reads the inputs of now
+    return true;
+}
+
+void Engine::disableTaskThreads() {
+    if (threaded_) {
+        mergeTaskOutputs(); // the tasks' last outputs
+    }
+    threaded_ = false;
+    taskRunners_.clear();
+}
+
+bool Engine::runTask(std::size_t t, std::int64_t now, std::int64_t wallNs, FaultReport& report) {
+    const bytecode::Module& m = program_->module();
+    std::uint8_t* image = program_->image();
+    const bytecode::TaskEntry& task = m.tasks[t];
+    TaskExchange& exchange = tasks_.exchange[t];
+    // The table is read once: the scan loop frees a replaced one only after this cycle ends.
+    const ForceTable* forces = forces_.load(); // sequentially consistent: ScanLoop::forceGraceOver
+    exchange.copyIn(m, task, image);
+    if (forces != nullptr) {
+        applyForces(*forces, ImageArea::Data, image, program_->imageSize());
+    }
+    CodeRunner& runner = *taskRunners_[t];
+    runner.setWallClock(wallNs);
+    bool ok = true;
+    for (const bytecode::ProgramInstance& inst : m.programs) {
+        if (inst.task != t) {
+            continue;
+        }
+        Fault fault;
+        if (!runner.runProgram(*program_, inst, now, fault)) {
+            report = program_->describe(fault);
+            if (report.pou.empty() && inst.pou < m.pous.size()) {
+                report.pou = m.pous[inst.pou].name;
+            }
+            ok = false;
+            break;
+        }
+    }
+    if (forces != nullptr) {
+        applyForces(*forces, ImageArea::Data, image, program_->imageSize());
+    }
+    exchange.copyOut(m, task, image);
+    return ok;
+}
+
 void Engine::applyInputForces() noexcept {
-    if (forces_ == nullptr) {
+    const ForceTable* forces = this->forces();
+    if (forces == nullptr) {
         return;
     }
     if (!inputsForced_) { // a second call before the restore must not save forced bytes as the field's
-        saveForcedInputs(*forces_, inputs_.data(), inputs_.size());
+        saveForcedInputs(*forces, inputs_.data(), inputs_.size());
         inputsForced_ = true;
     }
-    applyForces(*forces_, ImageArea::Input, inputs_.data(), inputs_.size());
+    applyForces(*forces, ImageArea::Input, inputs_.data(), inputs_.size());
 }
 
 void Engine::restoreFieldInputs() noexcept {
-    if (forces_ != nullptr && inputsForced_) {
-        restoreForcedInputs(*forces_, inputs_.data(), inputs_.size());
+    if (const ForceTable* forces = this->forces(); forces != nullptr && inputsForced_) {
+        restoreForcedInputs(*forces, inputs_.data(), inputs_.size());
     }
     inputsForced_ = false;
 }
 
 void Engine::applyDataForces() noexcept {
-    if (forces_ != nullptr) {
-        applyForces(*forces_, ImageArea::Data, program_->image(), program_->imageSize());
+    if (const ForceTable* forces = this->forces(); forces != nullptr) {
+        applyForces(*forces, ImageArea::Data, program_->image(), program_->imageSize());
+    }
+}
+
+void Engine::mergeTaskOutputs() noexcept {
+    const bytecode::Module& m = program_->module();
+    for (std::size_t t = 0; t < tasks_.exchange.count && t < m.tasks.size(); ++t) {
+        (void)tasks_.exchange[t].merge(m, m.tasks[t], outputs_, memory_);
+    }
+}
+
+void Engine::publishTaskInputs() noexcept {
+    if (!threaded_) {
+        return;
+    }
+    // No merge here: runCycle merges before the output forces, which a merge after them would undo.
+    for (std::size_t t = 0; t < tasks_.exchange.count; ++t) {
+        tasks_.exchange[t].publish(inputs_, memory_);
     }
 }
 
@@ -310,13 +399,23 @@ PreparedChange Engine::prepareChange(std::unique_ptr<LoadedProgram> next, bool w
         return change;
     }
     runner_->prepare(*next);
+    for (std::size_t t = 0; t < taskRunners_.size(); ++t) {
+        if (t + 1 < next->stackCount()) {
+            taskRunners_[t]->prepare(*next);
+        }
+    }
     next->prepareWarmRestart();
     change.tasks.reset(next->module());
+    std::array<std::size_t, 3> sizes{};
     for (const IoArea a : {IoArea::Input, IoArea::Output, IoArea::Memory}) {
         const std::size_t need = areaBytesNeeded(next->module(), a);
+        sizes[static_cast<std::size_t>(a)] = std::max(need, area(a).size());
         if (need > area(a).size()) {
             change.areas[static_cast<std::size_t>(a)].assign(need, 0);
         }
+    }
+    if (threaded_) { // the new program's bindings, over the areas as they will be
+        change.tasks.exchange.size(next->module(), sizes[0], sizes[1], sizes[2]);
     }
     change.retainBuffer.assign(next->imageSize(), 0);
     change.plan = std::move(plan);
@@ -327,9 +426,15 @@ PreparedChange Engine::prepareChange(std::unique_ptr<LoadedProgram> next, bool w
 TransferReport Engine::applyChange(PreparedChange& change) {
     const auto t0 = std::chrono::steady_clock::now();
     applyTransferPlan(change.plan, program_->image(), change.program->image());
+    if (threaded_) {
+        mergeTaskOutputs(); // the parked tasks' last outputs, by the bindings they were made for
+    }
     if (change.program->module().tasks.size() == program_->module().tasks.size()) {
-        // Same tasks by index: keep their phase and SINGLE memory, take the new priority order.
+        // Same tasks by index: keep their phase and SINGLE memory, take the new priority order
+        // and the new program's bindings.
         std::swap(tasks_.order, change.tasks.order);
+        std::swap(tasks_.ioOwned, change.tasks.ioOwned);
+        std::swap(tasks_.exchange, change.tasks.exchange);
     } else {
         std::swap(tasks_, change.tasks);
     }
@@ -348,6 +453,10 @@ TransferReport Engine::applyChange(PreparedChange& change) {
     std::swap(program_, change.program);
     change.applied = true;
     runner_->attach(*program_);
+    for (std::size_t t = 0; t < taskRunners_.size() && t + 1 < program_->stackCount(); ++t) {
+        taskRunners_[t]->attach(*program_);
+    }
+    publishTaskInputs(); // before the parked tasks run again, on the new exchange
     r.pauseNs = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
     return r;
 }

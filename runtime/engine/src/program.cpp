@@ -8,7 +8,9 @@ namespace takt::engine {
 LoadedProgram::LoadedProgram(std::shared_ptr<const bytecode::Module> module, std::string hash)
     : module_(std::move(module)), hash_(std::move(hash)) {
     const bytecode::Module& m = *module_;
-    image_.assign(static_cast<std::size_t>(m.constSize) + m.globalSize + m.stackSize, 0);
+    stacks_ = m.tasks.size() >= 2 ? 1 + static_cast<std::uint32_t>(m.tasks.size()) : 1;
+    image_.assign(static_cast<std::size_t>(m.constSize) + m.globalSize + std::size_t{stacks_} * m.stackSize, 0);
+    runnerStates_.resize(stacks_);
     resetToInitialImage();
 }
 

@@ -23,10 +23,42 @@ void ScanLoop::setState(ScanState state, ScanEventKind event) noexcept {
     pushEvent(ScanEvent{event, current_.cycles, monotonicNs(), 0, 0});
 }
 
+void ScanLoop::beginForceGrace() noexcept {
+    forceGrace_ = true;
+    for (std::size_t t = 0; t < taskThreadCount_; ++t) {
+        taskThreads_[t].graceMark = taskThreads_[t].cycleMark.load();
+    }
+}
+
+bool ScanLoop::forceGraceOver() const noexcept {
+    for (std::size_t t = 0; t < taskThreadCount_; ++t) {
+        const TaskThread& w = taskThreads_[t];
+        // Outside a cycle then (even), or past the end of the one it was in.
+        if ((w.graceMark & 1u) != 0 && w.cycleMark.load() == w.graceMark) {
+            return false;
+        }
+    }
+    return true;
+}
+
 bool ScanLoop::applyCommands() noexcept {
     bool forcesChanged = false;
     std::uint64_t applied = 0;
+    if (forceGrace_) {
+        // The SetForces applied in an earlier cycle, popped and not counted yet: commands behind
+        // it wait, so answers still come in the order the commands were sent.
+        if (!forceGraceOver()) {
+            return false;
+        }
+        forceGrace_ = false;
+        applied = 1;
+    }
     while (const ScanCommand* c = commands_.front()) {
+        // An online change or a restart rewrites the image every task runs on: it waits until
+        // every task thread is parked at its cycle boundary; commands behind it wait too.
+        if ((c->kind == ScanCommandKind::Reload || c->kind == ScanCommandKind::Restart) && !exclusive()) {
+            break;
+        }
         // An online change waits while the retain writer is busy with a copy of the old image
         // (CopyWaiting): the buffer and module it reads are swapped with the program. The writer
         // takes a few milliseconds, so the change lands a cycle or two later; commands behind it
@@ -38,12 +70,20 @@ bool ScanLoop::applyCommands() noexcept {
             }
         }
         forcesChanged = forcesChanged || c->kind == ScanCommandKind::SetForces || c->kind == ScanCommandKind::Reload;
+        const ScanCommandKind kind = c->kind;
         applyCommand(*c);
         commands_.pop();
+        if (kind == ScanCommandKind::SetForces && taskThreadCount_ > 0 && !allTasksParked()) {
+            beginForceGrace(); // counted done once forceGraceOver()
+            if (!forceGraceOver()) {
+                break;
+            }
+            forceGrace_ = false;
+        }
         ++applied;
     }
     if (applied == 0) {
-        return false;
+        return forcesChanged;
     }
     // The snapshot shows what the commands did before they count as done: a reader woken by
     // the count (runtime.status after runtime.stop) never sees the state of the cycle before.
@@ -57,6 +97,21 @@ bool ScanLoop::applyCommands() noexcept {
 }
 
 namespace {
+
+bool sameTasks(const bytecode::Module& a, const bytecode::Module& b) noexcept {
+    if (a.tasks.size() != b.tasks.size()) {
+        return false;
+    }
+    for (std::size_t t = 0; t < a.tasks.size(); ++t) {
+        const bytecode::TaskEntry& x = a.tasks[t];
+        const bytecode::TaskEntry& y = b.tasks[t];
+        if (x.name != y.name || x.intervalNs != y.intervalNs || x.priority != y.priority ||
+            (x.singleOffset == bytecode::kNone) != (y.singleOffset == bytecode::kNone)) {
+            return false;
+        }
+    }
+    return true;
+}
 
 const char* checkRange(const ImageRange& r, std::size_t size) noexcept {
     if (static_cast<std::size_t>(r.offset) + (r.isBit ? 1u : r.size) > size || (r.isBit && r.bit > 7)) {
@@ -205,6 +260,16 @@ void ScanLoop::applyReload(const ScanCommand& c) noexcept {
     if (c.change == nullptr || !c.change->ok()) {
         r.ok = false;
         r.refusal = "no prepared change";
+        if (retainSink_ != nullptr) {
+            retainState_.store(RetainHandoff::Idle, std::memory_order_release);
+        }
+        return;
+    }
+    if (taskThreadCount_ > 0 && !sameTasks(engine_.program().module(), c.change->program->module())) {
+        // A task thread per task, with its priority and interval: a changed task list needs a
+        // restart of takt (as a download does on other PLCs), not an online change.
+        r.ok = false;
+        r.refusal = "the tasks changed (names, intervals, priorities or SINGLE): restart takt to load this program";
         if (retainSink_ != nullptr) {
             retainState_.store(RetainHandoff::Idle, std::memory_order_release);
         }

@@ -172,6 +172,21 @@ bool ScanLoop::start(std::string& error) {
     engine_.ensureArea(bytecode::IoArea::Memory, io_.memoryBytes());
     engine_.setAbortFlag(&abort_);
     engine_.setTaskTimer(&monotonicNs);
+    const bool tasksApart = engine_.program().module().tasks.size() >= 2 && engine_.enableTaskThreads();
+    cycleIntervalNs_ = options_.periodNs;
+    if (tasksApart) {
+        // The base cycle runs the drivers: at the fastest task's interval when that is shorter
+        // than the configured cycle, so a 1 ms task gets inputs at most 1 ms old.
+        for (const bytecode::TaskEntry& t : engine_.program().module().tasks) {
+            if (t.intervalNs > 0 && t.intervalNs < options_.periodNs) {
+                options_.periodNs = t.intervalNs;
+            }
+        }
+    }
+    if (engine_.program().module().tasks.size() >= 2 && !tasksApart) {
+        warnings_.emplace_back("the tasks run one after the other in the base cycle: the runner cannot run them "
+                               "on threads of their own");
+    }
     taskCount_.store(std::min(engine_.program().module().tasks.size(), kMaxTaskStats));
     taskOverruns_ = std::make_unique<std::atomic<std::uint64_t>[]>(kMaxTaskStats);
     taskExec_ = std::make_unique<LatencyHistogram[]>(kMaxTaskStats);
@@ -181,6 +196,7 @@ bool ScanLoop::start(std::string& error) {
     // The ring holds one time per allowed restart, sized here off the cycle.
     recentRestarts_.assign(std::min(options_.restartLimit, ScanOptions::kMaxRestartLimit), 0);
     restartCount_ = 0;
+    forceGrace_ = false;
     faultLatched_ = false;
     stepsLeft_ = 0;
     current_ = ScanSnapshot{};
@@ -195,6 +211,9 @@ bool ScanLoop::start(std::string& error) {
     scanExited_ = false;
     setupDone_ = 0;
     running_ = true;
+    if (tasksApart) {
+        startTaskThreads(); // before the base cycle that releases the event tasks
+    }
     scanThread_ = std::thread([this] { scanMain(); });
     setupDone_.wait(0);
     if (options_.watchdog.enabled && options_.watchdog.timeoutMs > 0) {
@@ -225,6 +244,7 @@ void ScanLoop::stop() {
     if (scanThread_.joinable()) {
         scanThread_.join();
     }
+    stopTaskThreads(giveUp);
     if (watchdogThread_.joinable()) {
         watchdogThread_.join();
     }
@@ -268,7 +288,11 @@ void ScanLoop::scanMain() {
     std::int64_t next = monotonicNs() + period;
     nextRetainNs_ = next + options_.retainIntervalNs;
     while (!stopRequested_.load(std::memory_order_relaxed)) {
-        sleepUntil(next);
+        if (taskThreadCount_ > 0) {
+            waitRelease(next);
+        } else {
+            sleepUntil(next);
+        }
         if (stopRequested_.load(std::memory_order_relaxed)) {
             break;
         }
@@ -289,6 +313,10 @@ void ScanLoop::scanMain() {
         engine_.applyInputForces();
         if (applyCommands()) {
             engine_.applyInputForces();
+        }
+        if (taskThreadCount_ > 0) {
+            collectTaskFaults();
+            finishExclusive();
         }
         if (current_.state == ScanState::Running && ioFailedClosed()) {
             idleCycle(release, start);
@@ -325,8 +353,11 @@ void ScanLoop::runOneCycle(std::int64_t release, std::int64_t start) {
     if (tripped && stopAbort_.load()) {
         return; // aborted by stop(), not a fault
     }
-    if (ok && !tripped) {
+    if (ok && !tripped && taskThreadCount_ == 0) {
         recordTaskStats(release); // in a faulted cycle some due tasks never ran: no timings then
+    }
+    if (ok && !tripped) {
+        releaseEventTasks(); // the SINGLE edges this cycle sampled
     }
     if (!ok || tripped) {
         handleFault(tripped ? FaultKind::Watchdog : FaultKind::Runtime, faultScratch_);
@@ -356,6 +387,7 @@ void ScanLoop::idleCycle(std::int64_t release, std::int64_t start) {
     current_.lastStartNs = start;
     current_.lastLatenessNs = start - release;
     current_.lastExecNs = 0;
+    engine_.publishTaskInputs(); // the tasks that run on see the inputs of now when they resume
     publishWatch();
     publish();
 }
@@ -371,7 +403,9 @@ void ScanLoop::accountOverrun(std::int64_t release, std::int64_t end, std::int64
     current_.missedReleases += missed;
     const bytecode::Module& m = engine_.program().module();
     const std::int64_t exec = end - current_.lastStartNs;
-    const std::size_t tasks = std::min(taskCount_.load(std::memory_order_relaxed), m.tasks.size());
+    // Tasks on threads of their own count their overruns themselves.
+    const std::size_t tasks =
+        taskThreadCount_ > 0 ? 0 : std::min(taskCount_.load(std::memory_order_relaxed), m.tasks.size());
     for (std::size_t t = 0; t < tasks; ++t) {
         const std::int64_t deadline = std::max(m.tasks[t].intervalNs, period);
         if (engine_.taskRanLastCycle(t) && end - release > deadline) {
@@ -428,23 +462,43 @@ void ScanLoop::handleFault(FaultKind kind, const FaultReport& report) {
         const std::lock_guard lock(faultMutex_);
         lastFault_->report.message += fmt::format("; not restarted: {} restarts within {} s already",
                                                   recentRestarts_.size(), options_.restartWindowNs / kNsPerS);
+    } else if (action == FaultAction::Restart && taskThreadCount_ > 0 && !exclusive()) {
+        // The restart re-initialises the image every task runs on: it waits until every task is
+        // parked at its cycle boundary (finishExclusive); the program does not run meanwhile.
+        pendingFaultRestart_ = true;
+        pendingStepping_ = stepping;
+        current_.state = ScanState::Halted;
+        return;
     } else if (action == FaultAction::Restart) {
-        FaultReport initFault;
-        if (engine_.restart(RestartMode::Cold, initFault)) {
-            ++current_.restarts;
-            pushEvent(ScanEvent{ScanEventKind::Restart, current_.cycles, now, 0, 0});
-            releaseSafeState();
-            if (stepping) {
-                setState(ScanState::Paused, ScanEventKind::Paused);
-            }
-            return;
+        (void)restartAfterFault(now, stepping);
+        return;
+    }
+    current_.state = ScanState::Halted;
+    faultLatched_ = true;
+    pushEvent(ScanEvent{ScanEventKind::Halt, current_.cycles, now, 0, 0});
+}
+
+// The fault policy's cold restart; halts when the init code faults.
+bool ScanLoop::restartAfterFault(std::int64_t now, bool stepping) {
+    FaultReport initFault;
+    if (engine_.restart(RestartMode::Cold, initFault)) {
+        ++current_.restarts;
+        pushEvent(ScanEvent{ScanEventKind::Restart, current_.cycles, now, 0, 0});
+        releaseSafeState();
+        current_.state = ScanState::Running;
+        if (stepping) {
+            setState(ScanState::Paused, ScanEventKind::Paused);
         }
+        return true;
+    }
+    {
         const std::lock_guard lock(faultMutex_);
         lastFault_->report.message += "; cold restart failed: " + initFault.message;
     }
     current_.state = ScanState::Halted;
     faultLatched_ = true;
     pushEvent(ScanEvent{ScanEventKind::Halt, current_.cycles, now, 0, 0});
+    return false;
 }
 
 void ScanLoop::watchdogMain() {
@@ -464,6 +518,7 @@ void ScanLoop::watchdogMain() {
         sleepUntil(next);
         const std::int64_t busy = busySince_.load(std::memory_order_acquire);
         const std::int64_t now = monotonicNs();
+        watchTasks(now, timeout);
         if (busy == 0 || now - busy <= timeout) {
             continue;
         }
@@ -553,6 +608,7 @@ void ScanLoop::wakeControl() noexcept {
 }
 
 void ScanLoop::publish() noexcept {
+    tasksMayRun_.store(current_.state == ScanState::Running, std::memory_order_release);
     current_.watchdogTrips = watchdogTrips_.load(std::memory_order_relaxed);
     current_.io = io_.healthSummary();
     const auto& in = engine_.area(bytecode::IoArea::Input);

@@ -70,7 +70,15 @@ using llvm::Value;
 // The generated code reads native::Host as an array of pointers (Emitter::HostSlot).
 static_assert(offsetof(Host, callNative) == 1 * sizeof(void*) && offsetof(Host, assertFailed) == 6 * sizeof(void*) &&
               sizeof(Host) == 7 * sizeof(void*));
-static_assert(offsetof(RunContext, host) == 24);
+static_assert(offsetof(RunContext, host) == 24 && offsetof(RunContext, stackEnd) == 32 &&
+              offsetof(RunContext, fbContext) == 40);
+
+// native::RunContext as the generated code sees it (the field order of native.h).
+llvm::StructType* runContextType(llvm::LLVMContext& cx) {
+    Type* ptr = llvm::Type::getInt8PtrTy(cx);
+    Type* i64 = llvm::Type::getInt64Ty(cx);
+    return llvm::StructType::get(cx, {i64, ptr, llvm::Type::getInt32Ty(cx), ptr, i64, ptr});
+}
 
 constexpr std::uint64_t kAbortPollMask = 63; // as the interpreter: the flag on every 64th tick
 
@@ -90,15 +98,19 @@ struct Emitter {
     Value* depth = nullptr; // i32: call depth of this body
     Value* ticks = nullptr; // i64 alloca: budget left in this run (in ctx across calls)
     Value* abort = nullptr; // i8*: the abort flag
+    // i64: RunContext::stackEnd, the bound of calls and references; i8*: RunContext::fbContext.
+    // Read once per body: the code is shared by the call stacks of all task threads.
+    Value* stackEnd = nullptr;
+    Value* fbContext = nullptr;
     std::vector<BasicBlock*>* blocks = nullptr;
     // Alias scopes of the instance and the frame: an entry's instance lies in the globals and its
-    // frame in the stack (the runner checks both before it calls the code), and the verifier
+    // frame in the call stack it runs on (the runner checks both before it calls the code; the
+    // globals lie below every task's stack too), and the verifier
     // holds this- and frame-relative operands inside them, so the two never overlap. Telling
     // LLVM lets it keep variables in registers across a loop.
     std::array<llvm::MDNode*, 3> scope{};
     std::array<llvm::MDNode*, 3> noalias{};
     std::uint64_t constSize = 0; // stores through a reference below this are refused
-    std::uint64_t imageSize = 0; // constants + globals + stack (LoadedProgram's image)
     const bytecode::Module* module = nullptr;
     const std::vector<llvm::Function*>* bodies = nullptr; // per POU, null without a body
     llvm::GlobalVariable* bodyTable = nullptr;            // the same as [N x i8*], for dispatch
@@ -213,9 +225,11 @@ struct Emitter {
     // up to 64 bits moves as one `unordered` atomic access, which LLVM never splits or tears
     // yet may still keep in a register across a loop (docs/language-notes.md, "Data shared
     // between tasks"). A frame is the running task's own, and a dereferenced pointer may be
-    // unaligned: plain accesses, align 1.
+    // unaligned: plain accesses, align 1. So is every access of a program with fewer than two
+    // tasks: nothing else runs its code, and the atomic accesses keep LLVM from folding the
+    // stores and loads of inlined FB bodies (fb_calls and timers_edges ran 15-20 % slower).
     [[nodiscard]] bool atomicValue(Type* t, std::uint32_t tag, bool value) const {
-        if (!value || tag == bytecode::kTagFrame) {
+        if (!value || tag == bytecode::kTagFrame || module == nullptr || module->tasks.size() < 2) {
             return false;
         }
         const auto bits = t->getPrimitiveSizeInBits().getFixedSize();
@@ -320,9 +334,7 @@ struct Emitter {
         b.CreateRet(c32(static_cast<std::uint32_t>(trap)));
     }
     llvm::MDNode* unlikely() { return llvm::MDBuilder(cx).createBranchWeights(1, 1 << 20); }
-    llvm::StructType* runContextType() {
-        return llvm::StructType::get(cx, {i64(), i8()->getPointerTo(), i32(), i8()->getPointerTo()});
-    }
+    llvm::StructType* runContextType() { return native::runContextType(cx); }
 
     // A back-edge or call: one tick of the budget, the abort flag on every 64th.
     Value* abortRequested() {
@@ -428,7 +440,7 @@ struct Emitter {
         Value* p = ld(i32(), k);
         trapIf(b.CreateICmpEQ(p, c32(0)), Trap::NullReference);
         Value* at = b.CreateAdd(b.CreateZExt(p, i64()), c64(add));
-        Value* bad = b.CreateICmpUGT(b.CreateAdd(at, c64(bytes)), c64(imageSize));
+        Value* bad = b.CreateICmpUGT(b.CreateAdd(at, c64(bytes)), stackEnd);
         if (forStore) {
             bad = b.CreateOr(bad, b.CreateICmpULT(at, c64(constSize)));
         }
@@ -479,7 +491,7 @@ struct Emitter {
     void enter(Value* calleePtr, Value* frameSize, Value* thisOff, std::uint32_t c) {
         Value* nf = b.CreateAdd(b.CreateZExt(frameOffset, i64()), c64(c));
         Value* deep = b.CreateICmpUGE(depth, c32(bytecode::kMaxCallDepth));
-        Value* past = b.CreateICmpUGT(b.CreateAdd(nf, b.CreateZExt(frameSize, i64())), c64(imageSize));
+        Value* past = b.CreateICmpUGT(b.CreateAdd(nf, b.CreateZExt(frameSize, i64())), stackEnd);
         trapIf(b.CreateOr(deep, past), Trap::StackOverflow);
         watchdog();
         ticksOut();
@@ -515,20 +527,21 @@ struct Emitter {
     // variables); null for one reached through a reference.
     void callInstance(std::uint32_t p, Value* inst, std::uint32_t c, Value* at = nullptr) {
         if (module->pous[p].native != bytecode::kNone) {
-            // The interpreter's C++ called directly, its context and layout as constants
-            // (compile() refused the module when it has no DirectFb for p), or with the standard
-            // FBs' bitcode linked in, the FB's copy for this layout (standard_fbs.h), which LLVM
-            // inlines like any small function.
+            // The interpreter's C++ called directly, its layout as a constant and the running
+            // Vm's context from the RunContext (compile() refused the module when it has no
+            // DirectFb for p), or with the standard FBs' bitcode linked in, the FB's copy for
+            // this layout (standard_fbs.h), which LLVM inlines like any small function.
             const DirectFb& d = directFbs[p];
             Value* instance = at != nullptr ? at : b.CreateInBoundsGEP(i8(), image, b.CreateZExt(inst, i64()));
             llvm::Function* copy = standardFbs != nullptr ? standardFbs->forInstance(d) : nullptr;
             if (copy != nullptr) {
-                b.CreateCall(copy, {instance})->addFnAttr(llvm::Attribute::NoUnwind);
+                Value* context = b.CreateBitCast(fbContext, copy->getArg(0)->getType());
+                b.CreateCall(copy, {context, instance})->addFnAttr(llvm::Attribute::NoUnwind);
             } else {
                 Type* ptr = i8()->getPointerTo();
                 llvm::FunctionType* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr}, false);
                 b.CreateCall(type, constPointer(d.fn, type->getPointerTo()),
-                             {constPointer(d.context, ptr), instance, constPointer(d.layout, ptr)})
+                             {fbContext, instance, constPointer(d.layout, ptr)})
                     ->addFnAttr(llvm::Attribute::NoUnwind);
             }
             next();
@@ -1074,7 +1087,7 @@ OP(CHK_PTR) {
     Value* p = e.ld(e.i32(), 0);
     e.trapIf(e.b.CreateICmpEQ(p, e.c32(0)), Trap::NullReference);
     Value* misaligned = e.b.CreateICmpNE(e.b.CreateAnd(p, e.c32(e.w(1) - 1)), e.c32(0));
-    Value* outside = e.b.CreateICmpUGT(e.b.CreateAdd(e.b.CreateZExt(p, e.i64()), e.c64(e.w(2))), e.c64(e.imageSize));
+    Value* outside = e.b.CreateICmpUGT(e.b.CreateAdd(e.b.CreateZExt(p, e.i64()), e.c64(e.w(2))), e.stackEnd);
     e.trapIf(e.b.CreateOr(misaligned, outside), Trap::InvalidReference);
     e.next();
 }
@@ -1233,7 +1246,7 @@ OP(CALL_FB_IND) {
     const bytecode::PouEntry& pou = e.module->pous[p];
     const std::uint64_t size = pou.instanceType < e.module->types.size() ? e.module->types[pou.instanceType].size : 0;
     Value* wide = e.b.CreateZExt(inst, e.i64());
-    e.trapIf(e.b.CreateOr(e.b.CreateICmpUGT(e.b.CreateAdd(wide, e.c64(size)), e.c64(e.imageSize)),
+    e.trapIf(e.b.CreateOr(e.b.CreateICmpUGT(e.b.CreateAdd(wide, e.c64(size)), e.stackEnd),
                           e.b.CreateICmpULT(wide, e.c64(e.constSize))),
              Trap::InvalidReference);
     e.callInstance(p, inst, e.w(2));
@@ -1241,7 +1254,7 @@ OP(CALL_FB_IND) {
 OP(CALL_IFACE) {
     Value* inst = e.ld(e.i32(), 0);
     e.trapIf(e.b.CreateICmpEQ(inst, e.c32(0)), Trap::NullReference);
-    e.trapIf(e.b.CreateICmpUGT(e.b.CreateAdd(e.b.CreateZExt(inst, e.i64()), e.c64(4)), e.c64(e.imageSize)),
+    e.trapIf(e.b.CreateICmpUGT(e.b.CreateAdd(e.b.CreateZExt(inst, e.i64()), e.c64(4)), e.stackEnd),
              Trap::InvalidReference);
     e.callDispatched(inst, e.w(1), e.w(2));
 }
@@ -1464,6 +1477,8 @@ void translateBody(Emitter& e, const bytecode::Module& module, std::uint32_t ent
     e.ticks = e.b.CreateAlloca(e.i64());
     e.b.CreateStore(e.b.CreateLoad(e.i64(), e.b.CreateStructGEP(e.runContextType(), e.ctx, 0)), e.ticks);
     e.abort = e.b.CreateLoad(e.i8()->getPointerTo(), e.b.CreateStructGEP(e.runContextType(), e.ctx, 1));
+    e.stackEnd = e.b.CreateLoad(e.i64(), e.b.CreateStructGEP(e.runContextType(), e.ctx, 4));
+    e.fbContext = e.b.CreateLoad(e.i8()->getPointerTo(), e.b.CreateStructGEP(e.runContextType(), e.ctx, 5));
     e.base = {e.image, e.b.CreateInBoundsGEP(e.i8(), e.image, e.b.CreateZExt(e.thisOffset, e.i64())),
               e.b.CreateInBoundsGEP(e.i8(), e.image, e.b.CreateZExt(e.frameOffset, e.i64()))};
     e.fastLoops.clear();
@@ -1725,9 +1740,8 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
     llvm::IRBuilder<> builder(*cx);
     Type* i8p = builder.getInt8PtrTy();
     Type* i32 = builder.getInt32Ty();
-    llvm::FunctionType* fnType = llvm::FunctionType::get(
-        i32, {i8p, i32, i32, llvm::StructType::get(*cx, {builder.getInt64Ty(), i8p, i32, i8p})->getPointerTo(), i32},
-        false);
+    llvm::FunctionType* fnType =
+        llvm::FunctionType::get(i32, {i8p, i32, i32, runContextType(*cx)->getPointerTo(), i32}, false);
     // Every body is declared first, so a call can name any of them; the tables serve dispatched
     // calls (the Vm picks the POU, its body and frame size come from here).
     std::vector<llvm::Function*> functions(module.pous.size(), nullptr);
@@ -1780,7 +1794,6 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
             e.noalias[bytecode::kTagFrame] = e.scope[bytecode::kTagThis];
         }
         e.constSize = module.constSize;
-        e.imageSize = static_cast<std::uint64_t>(module.constSize) + module.globalSize + module.stackSize;
         // A PROGRAM's or FB's frame holds only its temporaries (the caller passes nothing there
         // and reads nothing back), so unless the body lets its image offsets out, the frame
         // lives in registers: the stack region of the image is scratch, not state, and keeps

@@ -125,7 +125,8 @@ void resolveModule(const bytecode::Module& module, Vm::Resolved& out) {
 }
 
 Vm::Vm(const bytecode::Module& module, std::span<std::uint8_t> image)
-    : module_(&module), image_(image), resolved_(std::make_unique<Resolved>()) {
+    : module_(&module), image_(image), resolved_(std::make_unique<Resolved>()),
+      stackBase_(module.constSize + module.globalSize) {
     resolveModule(module, *resolved_);
     resolved_->context =
         NativeContext{image_.data(), static_cast<std::uint32_t>(image_.size()), module.constSize, 0, 0};
@@ -170,7 +171,7 @@ Trap Vm::runInit() noexcept {
 }
 
 Trap Vm::runPou(std::uint32_t pou, std::uint32_t instanceOffset) noexcept {
-    const std::uint32_t stackBase = module_->constSize + module_->globalSize;
+    const std::uint32_t stackBase = stackBase_;
     if (pou >= module_->pous.size() || module_->pous[pou].code == bytecode::kNone) {
         trap_ = TrapInfo{Trap::InvalidCall, bytecode::kNone, pou, 0};
         return Trap::InvalidCall;

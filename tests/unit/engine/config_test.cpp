@@ -288,6 +288,30 @@ TEST(RuntimeConfig, DuplicateCpuIsAnError) {
     EXPECT_NE(find(r, "runtime.realtime.cpu_affinity[1]"), nullptr) << dump(r);
 }
 
+TEST(RuntimeConfig, TaskAffinityGivesATaskItsOwnCpus) {
+    RuntimeConfigResult r = parse("[runtime.realtime]\ncpu_affinity = [0]\n\n[runtime.realtime.task_affinity]\n"
+                                  "FastT = [1]\nSlowT = [0, 1]\n");
+    ASSERT_TRUE(r.config) << dump(r);
+    const auto& a = r.config->realtime.taskAffinity;
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_EQ(a[0].first, "FastT");
+    EXPECT_EQ(a[0].second, std::vector<int>({1}));
+    EXPECT_EQ(a[1].first, "SlowT");
+    EXPECT_EQ(a[1].second, std::vector<int>({0, 1}));
+}
+
+TEST(RuntimeConfig, BadTaskAffinityIsAnErrorNamingTheKey) {
+    for (const char* bad : {"FastT = []", "FastT = 1", "FastT = [2000]", "FastT = [1, 1]"}) {
+        RuntimeConfigResult r = parse(std::string("[runtime.realtime.task_affinity]\n") + bad + "\n");
+        EXPECT_FALSE(r.config) << bad;
+        bool named = false;
+        for (const ConfigDiagnostic& d : r.diagnostics) {
+            named = named || d.key.find("runtime.realtime.task_affinity.FastT") == 0;
+        }
+        EXPECT_TRUE(named) << bad << ": " << dump(r);
+    }
+}
+
 // The runtime.toml of a truST project (its documented schema): it must start on takt with
 // warnings only, one per feature takt does not have.
 TEST(RuntimeConfig, TrustProjectStartsWithWarnings) {

@@ -274,6 +274,66 @@ TEST(ScanNoAllocation, ApplyingAConvertingTransferPlanAllocatesNothing) {
                 static_cast<double>(ns[kRounds * 99 / 100]) / 1000.0);
 }
 
+// A runner that can run tasks on threads of their own (CodeRunner::forTask) and does nothing.
+class TaskApartRunner final : public CodeRunner {
+public:
+    bool runInit(LoadedProgram& /*p*/, Fault& /*f*/) override { return true; }
+    std::unique_ptr<CodeRunner> forTask(std::uint32_t /*slot*/) const override {
+        return std::make_unique<TaskApartRunner>();
+    }
+    bool runProgram(LoadedProgram& /*p*/, const bytecode::ProgramInstance& /*inst*/, std::int64_t /*now*/,
+                    Fault& /*f*/) override {
+        return true;
+    }
+};
+
+TEST(ScanNoAllocation, TaskThreadsAndAnOnlineChangeAcrossThemDoNotAllocate) {
+    testing::ModuleBuilder b;
+    const std::uint32_t tBool = b.elementary(ValueKind::Bool, "BOOL", 1);
+    const std::uint32_t trigger = b.global("trigger", tBool);
+    const std::uint32_t prog = b.composite(ValueKind::Program, "Prog", {{"x", tBool}});
+    b.program("F", prog, b.task("Fast", 1'000'000, 0));
+    b.program("S", prog, b.task("Slow", 7'000'000, 2));
+    b.program("E", prog, b.task("Event", 0, 1, trigger));
+    CycleClock clock;
+    Engine engine(std::make_unique<TaskApartRunner>(), clock);
+    FaultReport fault;
+    ASSERT_TRUE(engine.load(std::make_unique<LoadedProgram>(b.build(), ""), fault));
+    FakeIo io;
+    ScanOptions o;
+    o.periodNs = 1'000'000;
+    o.watchdog.enabled = true;
+    o.watchdog.timeoutMs = 500;
+    ScanLoop loop(engine, clock, io, o);
+    std::string error;
+    ASSERT_TRUE(loop.start(error)) << error;
+    ASSERT_TRUE(loop.taskThreads());
+    while (loop.snapshot().cycles < 5 || loop.taskThread(1)->cycles.load() < 2) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    PreparedChange change = engine.prepareChange(std::make_unique<LoadedProgram>(b.build(), ""), false);
+    ASSERT_TRUE(change.ok());
+    ScanCommand reload;
+    reload.kind = ScanCommandKind::Reload;
+    reload.change = &change;
+    CommandResult r;
+    reload.result = &r;
+    const std::uint64_t fast = loop.taskThread(0)->cycles.load();
+    gAllocations = 0;
+    gFrees = 0;
+    gCounting = true;
+    ASSERT_TRUE(loop.submit(reload));
+    const std::uint64_t ticket = loop.commandsSubmitted();
+    while (loop.commandsDone() < ticket || loop.taskThread(0)->cycles.load() < fast + 50) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    gCounting = false;
+    loop.stop();
+    EXPECT_TRUE(r.ok);
+    EXPECT_EQ(gAllocations.load(), 0u);
+    EXPECT_EQ(gFrees.load(), 0u);
+}
+
 TEST(ValueWatchOnTheScanLoop, PublishingAThousandVariablesDoesNotAllocate) {
     ScanOptions o;
     o.periodNs = 1'000'000;

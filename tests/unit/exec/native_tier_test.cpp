@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "../../../bench/native/st_program.h"
 #include "../../../runtime/native/src/fast_loops.h"
 #include "../../../runtime/native/src/repeats.h"
@@ -800,6 +802,49 @@ CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : 
     // Without them (no DirectFb) the call of TON is not translated.
     EXPECT_EQ(native::compile(*compiled.program.module).unsupportedPc, result.unsupportedPc);
     EXPECT_EQ(start(compiled, Execution::Native).runner->executionStatus(), "native");
+}
+
+// Globals and instances move as `unordered` atomic accesses only in a program with two or more
+// tasks, which other threads may run; a one-task program keeps plain accesses, which LLVM folds
+// across inlined FB bodies (docs/language-notes.md, "What is atomic").
+TEST(NativeTierShared, AtomicAccessesOnlyWhereTwoTasksShareTheImage) {
+    if (!native::available()) {
+        GTEST_SKIP();
+    }
+    const std::string body = R"(
+VAR_GLOBAL total : LINT; END_VAR
+PROGRAM p
+VAR_EXTERNAL total : LINT; END_VAR
+total := total + 1;
+END_PROGRAM
+)";
+    const auto irOf = [&](const std::string& configuration) {
+        const takt::test::CompiledText compiled = takt::test::compileText(body + configuration);
+        EXPECT_TRUE(compiled.program.ok()) << compiled.rendered();
+        const std::filesystem::path prefix =
+            std::filesystem::temp_directory_path() / ("takt_native_shared_" + std::to_string(::getpid()));
+        ::setenv("TAKT_NATIVE_DUMP", prefix.c_str(), 1);
+        const native::CompileResult result = native::compile(*compiled.program.module);
+        ::unsetenv("TAKT_NATIVE_DUMP");
+        EXPECT_NE(result.code, nullptr) << result.error;
+        std::ifstream in(prefix.string() + ".ll");
+        std::string ir((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::filesystem::remove(prefix.string() + ".ll");
+        std::filesystem::remove(prefix.string() + ".opt.ll");
+        return ir;
+    };
+    const std::string one = irOf("CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); "
+                                 "PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION");
+    const std::string two = irOf("CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); "
+                                 "TASK u(INTERVAL := T#5ms); PROGRAM i WITH t : p; PROGRAM k WITH u : p; "
+                                 "END_RESOURCE END_CONFIGURATION");
+    ASSERT_FALSE(one.empty());
+    ASSERT_FALSE(two.empty());
+    EXPECT_EQ(one.find("load atomic i64"), std::string::npos);
+    EXPECT_EQ(one.find("store atomic i64"), std::string::npos);
+    EXPECT_NE(two.find("load atomic i64"), std::string::npos) << two;
+    EXPECT_NE(two.find("store atomic i64"), std::string::npos) << two;
+    EXPECT_NE(two.find("unordered, align 8"), std::string::npos) << two;
 }
 
 // Every instruction of the list has an emitter: a program never falls back today.

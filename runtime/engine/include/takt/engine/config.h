@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace takt::engine {
@@ -138,6 +139,9 @@ struct RuntimeConfig {
         bool fifo = false; // scheduler = "fifo"
         int priority = 0;  // 1..99 with fifo
         std::vector<int> cpuAffinity;
+        // [runtime.realtime.task_affinity]: a TASK's name -> the CPUs its thread may run on
+        // (instead of cpuAffinity), when the tasks run on threads of their own.
+        std::vector<std::pair<std::string, std::vector<int>>> taskAffinity;
         bool lockMemory = false;
     } realtime;
 };

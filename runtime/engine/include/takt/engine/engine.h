@@ -7,12 +7,14 @@
 // programs in declaration order; then every program bound to no task; copy outputs to %Q/%M.
 // A fault aborts the rest of the cycle; writes already done stay.
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "takt/engine/program.h"
+#include "takt/engine/task_exchange.h"
 #include "takt/engine/transfer.h"
 
 namespace takt::engine {
@@ -73,6 +75,15 @@ struct TaskSchedule {
     std::vector<std::uint32_t> order;     // task indices by priority, ties in declaration order
     std::vector<bool> due;                // due in the last cycle
     std::vector<std::int64_t> start, end; // per-task timestamps of the last cycle
+    // Times each task ran in the base cycle since the schedule started afresh (the harness's
+    // per-task cycle counts; a task on a thread of its own counts in its TaskThread instead).
+    std::vector<std::uint64_t> runs;
+    // By Module::io index: 1 when a task's TaskEntry::io lists the binding, so with task threads
+    // that task copies it and the base cycle does not (empty when the module has fewer than two tasks).
+    std::vector<std::uint8_t> ioOwned;
+    // With task threads: how each task exchanges the process image with the base cycle (sized
+    // by Engine::enableTaskThreads and prepareChange, off the cycle; reset() keeps it).
+    TaskExchanges exchange;
     // Starts afresh for `m`. Allocates only when `m` has more tasks than the vectors hold.
     void reset(const bytecode::Module& m);
 };
@@ -114,17 +125,23 @@ public:
     [[nodiscard]] std::int64_t lastCycleTime() const { return lastNow_; }
     // Whether task `t` (Module::tasks index) was due in the last cycle (overrun accounting).
     [[nodiscard]] bool taskRanLastCycle(std::size_t t) const { return t < tasks_.due.size() && tasks_.due[t]; }
+    // How many times task `t` ran in the base cycle since the load, the last restart or an online
+    // change of the number of tasks (TaskSchedule::runs); 0 for an index beyond the tasks.
+    [[nodiscard]] std::uint64_t taskRuns(std::size_t t) const { return t < tasks_.runs.size() ? tasks_.runs[t] : 0; }
     // Forwarded to the runner (CodeRunner::setAbortFlag); off the cycle.
     void setAbortFlag(const std::atomic<bool>* flag) { runner_->setAbortFlag(flag); }
 
     // Forced values applied by every cycle (scan_command.h ForceTable); nullptr for none. The
     // table must outlive its use; the scan loop swaps it at a cycle boundary, after
     // restoreFieldInputs() under the old one.
+    // With task threads, a task reads the table at its cycle start and applies its data-image
+    // entries itself: the scan loop keeps a replaced table alive until every task has left the
+    // cycle it started under it (ScanLoop's grace period).
     void setForces(const ForceTable* forces) {
-        forces_ = forces;
+        forces_.store(forces); // sequentially consistent: ScanLoop::forceGraceOver
         inputsForced_ = false;
     }
-    [[nodiscard]] const ForceTable* forces() const { return forces_; }
+    [[nodiscard]] const ForceTable* forces() const { return forces_.load(std::memory_order_relaxed); }
     // Writes the forced %I values over the input area, keeping the field's bytes under them
     // (once per restoreFieldInputs()). The scan loop calls it right after the drivers filled the
     // inputs; runCycle applies the data-image and output forces itself.
@@ -140,6 +157,27 @@ public:
     void setTaskTimer(Timer timer) { timer_ = timer; }
     [[nodiscard]] std::int64_t taskStartNs(std::size_t t) const { return tasks_.start[t]; }
     [[nodiscard]] std::int64_t taskEndNs(std::size_t t) const { return tasks_.end[t]; }
+
+    // Task threads (scan_loop.h): with two or more tasks and a runner that can (CodeRunner::
+    // forTask), every task gets a runner of its own on a call stack of its own and runCycle() no
+    // longer runs tasks: it runs the programs bound to no task, copies the bindings no task owns,
+    // and samples the event tasks' SINGLE edges (taskRanLastCycle() then says which task was
+    // triggered). A task thread runs its task with runTask(). Off the cycle; false when not
+    // possible (the tasks then stay in the base cycle). disableTaskThreads() goes back.
+    bool enableTaskThreads();
+    void disableTaskThreads();
+    [[nodiscard]] bool taskThreads() const { return threaded_; }
+    [[nodiscard]] CodeRunner& taskRunner(std::size_t t) { return *taskRunners_[t]; }
+    // One cycle of task `t` on its own thread, released at `now` (its own clock): copies in the
+    // inputs its programs use (TaskEntry::io) from the newest the base cycle published, applies
+    // the data-image forces, runs its programs in declaration order with its own runner, applies
+    // the forces again and hands its outputs to the base cycle (task_exchange.h). False with
+    // `report` on a fault. Touches no state of the base cycle, so task threads and the base
+    // cycle may run at once.
+    bool runTask(std::size_t t, std::int64_t now, std::int64_t wallNs, FaultReport& report);
+    // Base cycle with task threads: publishes %I and %M to every task as its next inputs (the
+    // scan loop calls it after a cycle the program did not run in; runCycle does it itself).
+    void publishTaskInputs() noexcept;
 
     // Cold: everything re-initialised. Warm: RETAIN variables keep their values. Task state
     // (interval phase, SINGLE edges) starts afresh; the process image is kept. Allocates
@@ -172,9 +210,11 @@ private:
     void resetTaskState();
     void sizeProcessImage();
     [[nodiscard]] std::size_t areaBytesNeeded(const bytecode::Module& m, bytecode::IoArea a) const;
+    [[nodiscard]] bool ownedByTask(std::size_t binding) const;
     void copyIn();
     void copyOut();
     void applyDataForces() noexcept;
+    void mergeTaskOutputs() noexcept;
     bool coldInit(LoadedProgram& p, FaultReport& report) const;
 
     std::unique_ptr<CodeRunner> runner_;
@@ -185,9 +225,11 @@ private:
     std::vector<std::uint8_t> inputs_, outputs_, memory_;
     std::vector<DirectBinding> extraBindings_;
     TaskSchedule tasks_;
-    const ForceTable* forces_ = nullptr;
+    std::atomic<const ForceTable*> forces_{nullptr};
     bool inputsForced_ = false; // forces_ is over %I and its `field` holds the field's bytes
     Timer timer_ = nullptr;
+    bool threaded_ = false;
+    std::vector<std::unique_ptr<CodeRunner>> taskRunners_; // by task index: call stack t + 1
 };
 
 } // namespace takt::engine

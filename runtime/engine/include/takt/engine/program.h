@@ -70,6 +70,14 @@ public:
         return static_cast<std::size_t>(module_->constSize) + module_->globalSize;
     }
 
+    // Call stacks in the image: one for the base cycle, and one per task when the module has two
+    // or more tasks (each may run on a scan thread of its own, scan_loop.h). Stack `slot` starts
+    // at stackBase(slot) and is Module::stackSize bytes long.
+    [[nodiscard]] std::uint32_t stackCount() const { return stacks_; }
+    [[nodiscard]] std::uint32_t stackBase(std::uint32_t slot) const {
+        return module_->constSize + module_->globalSize + slot * module_->stackSize;
+    }
+
     // Copies the initial image over constants and globals and clears the stack (cold start;
     // the init code is run by the engine through its runner).
     void resetToInitialImage();
@@ -85,9 +93,16 @@ public:
     [[nodiscard]] const TransferPlan& warmRestartPlan() const { return warmPlan_; }
     [[nodiscard]] std::uint8_t* restartScratch() { return scratch_.data(); }
 
-    // The runner's state for this program (CodeRunner::prepare / attach); null until built.
-    [[nodiscard]] RunnerState* runnerState() const { return runnerState_.get(); }
-    void setRunnerState(std::unique_ptr<RunnerState> state) { runnerState_ = std::move(state); }
+    // The runner's state for this program (CodeRunner::prepare / attach); null until built. One
+    // per stack slot: the runner of a task thread prepares its own (slot < stackCount()).
+    [[nodiscard]] RunnerState* runnerState(std::uint32_t slot = 0) const {
+        return slot < runnerStates_.size() ? runnerStates_[slot].get() : nullptr;
+    }
+    void setRunnerState(std::unique_ptr<RunnerState> state, std::uint32_t slot = 0) {
+        if (slot < runnerStates_.size()) {
+            runnerStates_[slot] = std::move(state);
+        }
+    }
 
 private:
     std::shared_ptr<const bytecode::Module> module_;
@@ -95,7 +110,8 @@ private:
     std::vector<std::uint8_t> image_;
     TransferPlan warmPlan_;
     std::vector<std::uint8_t> scratch_;
-    std::unique_ptr<RunnerState> runnerState_;
+    std::vector<std::unique_ptr<RunnerState>> runnerStates_;
+    std::uint32_t stacks_ = 1;
 };
 
 // Executes bytecode on a LoadedProgram's image. The VM implements it; tests use scripted
@@ -118,6 +134,13 @@ public:
     // The date and time for the programs of the cycle about to run (NOW_DT(), RTC): called by the
     // engine once per cycle before the first runProgram, on the scan thread.
     virtual void setWallClock(std::int64_t wallNs) { (void)wallNs; }
+    // A runner of the same kind for a task on a scan thread of its own: it runs on call stack
+    // `slot` (>= 1, LoadedProgram::stackBase) with state of its own, so it may run while this one
+    // does. nullptr when the runner cannot (the tasks then share the base cycle). Off the cycle.
+    [[nodiscard]] virtual std::unique_ptr<CodeRunner> forTask(std::uint32_t slot) const {
+        (void)slot;
+        return nullptr;
+    }
     // Runs one PROGRAM body on its instance data.
     virtual bool runProgram(LoadedProgram& program, const bytecode::ProgramInstance& instance, std::int64_t nowNs,
                             Fault& fault) = 0;

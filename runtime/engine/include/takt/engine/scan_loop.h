@@ -29,6 +29,21 @@
 // lock-free SPSC queue; the scan thread applies every queued command at the next cycle boundary
 // (after the inputs are read, before the program runs), also while paused, stopped or halted, and
 // counts it done. The scan thread never waits for the control side and takes no lock it can hold.
+//
+// Task threads: a module with two or more TASKs whose runner can run tasks apart
+// (Engine::enableTaskThreads) runs every task on a scan thread of its own (task_threads.cpp):
+// a cyclic task released on absolute deadlines at its own interval from a common start, an event
+// task once per rising edge of its SINGLE variable as the base cycle samples it. The scan thread
+// above stays the base cycle: drivers, commands, the programs bound to no task, the snapshot.
+// Task threads take no lock: they wait on their own futex word (TaskThread::signal), and report
+// statistics through single-writer histograms and atomics and a fault through a one-slot hand-off
+// the base cycle takes. An online change or restart parks every task at its cycle boundary,
+// lower priorities first, and applies at a base-cycle boundary once all are parked.
+// The process image stays the base cycle's: it runs the drivers (at the fastest task's interval
+// when that is shorter than the configured period), applies the forces and exchanges the image
+// with each task through lock-free triple buffers (task_exchange.h). A task applies the
+// data-image forces itself; a replaced force table counts as done only once no task still runs a
+// cycle that began under it (beginForceGrace), so the submitter may then free it.
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -150,6 +165,39 @@ struct ScanSnapshot {
     std::array<std::uint8_t, kSnapshotIoBytes> outputs{};
 };
 
+// A TASK on a scan thread of its own. The task thread writes the statistics; `fault` and
+// `report` are its one-slot hand-off to the base cycle, which clears `fault` when it has handled it.
+struct TaskThread {
+    std::thread thread;
+    std::size_t task = 0;
+    std::string name;            // the TASK's name (status line)
+    std::int64_t intervalNs = 0; // 0 with `event`: released by the base cycle
+    bool event = false;
+    std::uint32_t priority = 0; // IEC PRIORITY (0 highest)
+    int boost = 0;              // SCHED_FIFO level relative to [runtime.realtime] priority; nice level
+    std::atomic<bool> abort{false};
+    std::atomic<std::int64_t> busySince{0}; // heartbeat for the watchdog
+    std::atomic<std::int64_t> trippedAt{0};
+    std::atomic<std::uint32_t> signal{0};   // bumped (and notified) to wake the thread
+    std::atomic<std::uint64_t> released{0}; // event releases posted by the base cycle
+    std::atomic<std::int64_t> releasedAt{0};
+    std::atomic<bool> parked{false};
+    // Bumped when a cycle starts and when it ends (odd: inside one), so the base cycle knows
+    // when the task has left every cycle that began under a replaced force table.
+    std::atomic<std::uint64_t> cycleMark{0};
+    std::uint64_t graceMark = 0; // base cycle: cycleMark when the force table was replaced
+    std::atomic<int> fault{0};   // 0, or 1 + ScanLoop::FaultKind waiting for the base cycle
+    FaultReport report;
+    std::atomic<std::uint64_t> cycles{0}, overruns{0}, missed{0};
+    std::atomic<std::int64_t> lastExecNs{0}, maxPauseNs{0};
+    // The last park's length and the parks so far: `parks` moves after `lastPauseNs` is stored
+    // (release), so a reader that sees it move (acquire) reads that park's length.
+    std::atomic<std::int64_t> lastPauseNs{0};
+    std::atomic<std::uint64_t> parks{0};
+    std::atomic<bool> ready{false};
+    std::vector<std::string> warnings; // written before `ready`, read by start() after it
+};
+
 struct FaultRecord {
     std::string kind; // "runtime" | "watchdog" | "io"
     FaultReport report;
@@ -186,6 +234,13 @@ public:
     // programs and start lateness against the cycle's release.
     [[nodiscard]] const LatencyHistogram* taskExecTime(std::size_t t) const noexcept;
     [[nodiscard]] const LatencyHistogram* taskLateness(std::size_t t) const noexcept;
+    // Whether tasks run on scan threads of their own (after start(), until stop()).
+    [[nodiscard]] bool taskThreads() const noexcept { return taskThreadCount_ > 0; }
+    // Per task on its own thread (nullptr otherwise): cycles, overruns, the longest park. Kept
+    // after stop() until the next start().
+    [[nodiscard]] const TaskThread* taskThread(std::size_t t) const noexcept {
+        return t < taskThreadsMade_.load(std::memory_order_acquire) ? &taskThreads_[t] : nullptr;
+    }
     [[nodiscard]] std::uint64_t retainSaves() const noexcept { return retainSaves_.load(std::memory_order_relaxed); }
     [[nodiscard]] std::uint64_t retainFailures() const noexcept {
         return retainFailures_.load(std::memory_order_relaxed);
@@ -224,6 +279,10 @@ private:
     void runOneCycle(std::int64_t release, std::int64_t start);
     void idleCycle(std::int64_t release, std::int64_t start);
     bool applyCommands() noexcept; // true when the force table changed
+    // With task threads: a SetForces counts as done only once every task has left the cycle it
+    // was in when the table was replaced, so the submitter may free the old table then.
+    void beginForceGrace() noexcept;
+    [[nodiscard]] bool forceGraceOver() const noexcept;
     void applyCommand(const ScanCommand& c) noexcept;
     void applyReload(const ScanCommand& c) noexcept;
     [[nodiscard]] std::span<std::uint8_t> imageOf(ImageArea a) noexcept;
@@ -234,6 +293,26 @@ private:
     void accountOverrun(std::int64_t release, std::int64_t end, std::int64_t& next);
     enum class FaultKind : std::uint8_t { Runtime, Watchdog, Io };
     void handleFault(FaultKind kind, const FaultReport& report);
+    bool restartAfterFault(std::int64_t now, bool stepping);
+    // Task threads (task_threads.cpp).
+    void startTaskThreads();
+    void stopTaskThreads(std::int64_t giveUp);
+    void taskMain(TaskThread& w);
+    void runTaskCycle(TaskThread& w, std::int64_t release);
+    void parkTask(TaskThread& w);
+    [[nodiscard]] bool mayPark(const TaskThread& w) const noexcept;
+    [[nodiscard]] bool allTasksParked() const noexcept;
+    bool exclusive() noexcept; // requests the park; true once every task is parked
+    void unparkTasks() noexcept;
+    void wakeTask(TaskThread& w) noexcept;
+    void releaseEventTasks() noexcept;
+    void collectTaskFaults();
+    void finishExclusive() noexcept;
+    void watchTasks(std::int64_t now, std::int64_t timeout) noexcept;
+    // The base cycle's sleep until `next` with task threads: woken when the last task parks, it
+    // applies the waiting online change or restart at once instead of at its next release.
+    void waitRelease(std::int64_t next) noexcept;
+    [[nodiscard]] bool exclusiveWaiting() const noexcept;
     [[nodiscard]] bool ioFailedClosed();
     void pushEvent(const ScanEvent& e) noexcept;
     void wakeControl() noexcept; // signals commandWake_
@@ -286,6 +365,19 @@ private:
     int commandWake_ = -1;
     bool wakeDue_ = false;        // scan thread: an event was recorded since the last publish()
     ValueWatch* watch_ = nullptr; // SetWatch: what the subscriptions read, published after every cycle
+
+    std::unique_ptr<TaskThread[]> taskThreads_;
+    std::size_t taskThreadCount_ = 0;             // running task threads (start() to stop())
+    std::atomic<std::size_t> taskThreadsMade_{0}; // entries of taskThreads_ readers may look at
+    std::atomic<bool> parkRequested_{false};
+    std::atomic<std::uint32_t> baseSignal_{0}; // the base cycle's futex word (the last task parked)
+    std::atomic<bool> tasksMayRun_{false};     // the state is Running (published with the snapshot)
+    std::int64_t tasksStartNs_ = 0;            // written before tasksGo_ is set, read by the task threads after
+    std::atomic<bool> tasksGo_{false};         // every task thread is set up: the release grid starts
+    std::int64_t cycleIntervalNs_ = 0; // the configured base period (options_.periodNs may be shorter with tasks)
+    bool forceGrace_ = false;          // a SetForces waits for every task to leave its cycle (beginForceGrace)
+    bool pendingFaultRestart_ = false; // a fault restart waits for every task to park
+    bool pendingStepping_ = false;
 
     LatencyHistogram exec_, lateness_;
     std::unique_ptr<LatencyHistogram[]> taskExec_, taskLate_;

@@ -42,6 +42,11 @@ public:
     explicit VmRunner(std::uint64_t budget = 0, Execution execution = Execution::Interpreter);
     ~VmRunner() override;
 
+    // A task thread's runner: call stack `slot`, same budget and execution, a machine of its
+    // own. With Execution::Native it runs the code this runner compiled for the same program
+    // (prepared and attached after this one: vm_runner.cpp, SharedCode), never compiling.
+    [[nodiscard]] std::unique_ptr<CodeRunner> forTask(std::uint32_t slot) const override;
+
     bool runInit(LoadedProgram& program, Fault& fault) override;
     bool runProgram(LoadedProgram& program, const bytecode::ProgramInstance& instance, std::int64_t nowNs,
                     Fault& fault) override;
@@ -63,6 +68,7 @@ private:
 
     std::uint64_t budget_;
     Execution execution_;
+    std::uint32_t slot_ = 0; // the call stack (LoadedProgram::stackBase) this runner's machine uses
     const std::atomic<bool>* abort_ = nullptr;
     std::int64_t wallNs_ = 0;
     std::unique_ptr<vm::Vm> vm_;
