@@ -427,6 +427,7 @@ int runMain(const RunOptions& options) {
         process.pkiDir = opcua.pkiDir.empty() ? (state / ".takt" / "opcua" / "pki").string() : opcua.pkiDir;
         process.resource = runtime.resourceName;
         process.version = std::string(agent::taktVersion());
+        process.cycleIntervalMs = runtime.cycleIntervalMs;
         const std::string where = fmt::format("{}:{}", opcua.host, opcua.port);
         if (!live->serveOpcua(std::move(opcua), std::move(process), error)) {
             return fail("runtime.opcua: ", kExitInternal);

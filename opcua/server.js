@@ -2,14 +2,16 @@
 // The OPC UA server of takt (docs/opcua.md): node-opcua, started and supervised by `takt run`
 // when runtime.toml has [runtime.opcua] enabled = true. It knows the runtime only through the
 // private channel on descriptor 3 (channel.js) and its typed calls: the address space comes from
-// var.list, values from var.read. It holds no password and decides no role: logins and role
-// checks are the runtime's.
+// var.list (space.js), the values of monitored variables from the change stream (feed.js), other
+// values from var.read, the runtime's state from runtime.status (runtime_nodes.js), and online
+// changes from its events. It holds no password and decides no role: logins and role checks are
+// the runtime's.
 
 const opcua = require('node-opcua');
 const { Channel } = require('./channel');
-const { shapeOf, toVariant, toWritable } = require('./types');
-
-const kPage = 1000; // var.list's largest page, var.read's most names per call
+const { ValueFeed } = require('./feed');
+const { ProgramSpace } = require('./space');
+const { RuntimeNodes } = require('./runtime_nodes');
 
 const channel = new Channel(3);
 
@@ -17,226 +19,29 @@ function log(message) {
   process.stderr.write(`opcua: ${message}\n`);
 }
 
-// Case-insensitive glob over a whole path: `*` any run, `?` one character (var.list's globs).
-function globToRegExp(glob) {
-  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${body}$`, 'i');
-}
+// The runtime's events that change what the Runtime nodes show, and the online change, after
+// which the address space follows the new program.
+const kEvents = ['runtime_started', 'runtime_stopped', 'paused', 'resumed', 'fault', 'reload_applied'];
 
-async function listVariables(expose) {
-  const all = [];
-  for (let offset = 0; ; ) {
-    const page = await channel.call('var.list', { offset, limit: kPage });
-    all.push(...page.variables);
-    offset += page.variables.length;
-    if (page.variables.length === 0 || offset >= page.total) {
-      break;
-    }
-  }
-  if (expose.length === 0) {
-    return all;
-  }
-  const globs = expose.map(globToRegExp);
-  return all.filter((v) => globs.some((g) => g.test(v.path)));
-}
-
-async function readTyped(names) {
-  const values = {};
-  for (let i = 0; i < names.length; i += kPage) {
-    const answer = await channel.call('var.read', { names: names.slice(i, i + kPage) });
-    Object.assign(values, answer.values);
-  }
-  return values;
-}
-
-// Reads of many variables in one OPC UA Read come as one refresh per variable in the same turn
-// of the event loop: they are gathered into one var.read (one cycle boundary for all of them).
-class ReadBatch {
-  constructor() {
-    this.waiting = new Map(); // path -> [callback]
-  }
-  read(name, callback) {
-    if (this.waiting.size === 0) {
-      setImmediate(() => this.flush());
-    }
-    const list = this.waiting.get(name) || [];
-    list.push(callback);
-    this.waiting.set(name, list);
-  }
-  flush() {
-    const batch = this.waiting;
-    this.waiting = new Map();
-    const names = [...batch.keys()];
-    readTyped(names).then(
-      (values) => {
-        for (const [name, callbacks] of batch) {
-          for (const cb of callbacks) {
-            cb(null, values[name]);
-          }
-        }
-      },
-      (err) => {
-        for (const callbacks of batch.values()) {
-          for (const cb of callbacks) {
-            cb(err);
-          }
-        }
-      },
-    );
-  }
-}
-
-// The address space of the program: program instances, FB instances and STRUCTs as objects, the
-// rest as variables with NodeId ns=<namespace>;s=<path>.
-async function buildAddressSpace(server, options) {
-  const addressSpace = server.engine.addressSpace;
-  const namespace = addressSpace.registerNamespace(options.namespaceUri);
-  const listed = await listVariables(options.expose);
-  const parents = new Set();
-  for (const v of listed) {
-    const parts = v.path.split('.');
-    for (let i = 1; i < parts.length; i++) {
-      parents.add(parts.slice(0, i).join('.'));
-    }
-  }
-  let leaves = listed.filter((v) => !parents.has(v.path));
-  if (leaves.length > options.maxNodes) {
-    log(`${leaves.length} variables, max_nodes is ${options.maxNodes}: the first ${options.maxNodes} are served`);
-    leaves = leaves.slice(0, options.maxNodes);
-  }
-  const first = await readTyped(leaves.map((v) => v.path));
-  // A STRUCT variable is an object of its fields (var.list lists FB members, not STRUCT fields):
-  // its fields are variables (or objects again) with paths <variable>.<field>, as var.read reads
-  // them.
-  const expanded = [];
-  const expand = (v, typed) => {
-    if (typed && typed.type === 'STRUCT') {
-      parents.add(v.path);
-      for (const [field, value] of Object.entries(typed.fields)) {
-        const path = `${v.path}.${field}`;
-        first[path] = value;
-        expand({ path, type: value.type_name || value.type }, value);
+// Every monitored item of a program variable makes the change stream carry that variable while
+// the item exists (feed.js), whichever session's subscription it is in.
+function followMonitoredItems(server, space, feed) {
+  const watchSubscription = (subscription) => {
+    subscription.on('monitoredItem', (item) => {
+      const path = item.itemToMonitor.attributeId === opcua.AttributeIds.Value ? space.pathOf(item.node) : null;
+      if (path) {
+        item.taktPath = path;
+        feed.watch(path);
       }
-      return;
-    }
-    expanded.push(v);
-  };
-  for (const v of leaves) {
-    expand(v, first[v.path]);
-  }
-  leaves = expanded.slice(0, options.maxNodes);
-  const root = namespace.addFolder(addressSpace.rootFolder.objects, {
-    nodeId: `s=${options.resource}`,
-    browseName: options.resource,
-  });
-  const objects = new Map(); // path -> UAObject
-  const objectOf = (objectPath) => {
-    if (objectPath === '') {
-      return root;
-    }
-    let node = objects.get(objectPath);
-    if (!node) {
-      const dot = objectPath.lastIndexOf('.');
-      node = namespace.addObject({
-        organizedBy: dot < 0 ? root : undefined,
-        componentOf: dot < 0 ? undefined : objectOf(objectPath.slice(0, dot)),
-        nodeId: `s=${objectPath}`,
-        browseName: objectPath.slice(dot + 1),
-      });
-      objects.set(objectPath, node);
-    }
-    return node;
-  };
-  const batch = new ReadBatch();
-  let served = 0;
-  for (const v of leaves) {
-    const typed = first[v.path];
-    const shape = typed ? shapeOf(typed) : null;
-    if (!shape || shape.struct) {
-      log(`${v.path} (${v.type}) has no OPC UA type here and is left out`);
-      continue;
-    }
-    const dot = v.path.lastIndexOf('.');
-    const variable = namespace.addVariable({
-      componentOf: objectOf(dot < 0 ? '' : v.path.slice(0, dot)),
-      nodeId: `s=${v.path}`,
-      browseName: v.path.slice(dot + 1),
-      dataType: shape.dataType,
-      valueRank: shape.arrayDimensions ? shape.arrayDimensions.length : -1,
-      arrayDimensions: shape.arrayDimensions,
-      description: v.type,
-      // CONSTANTs are read-only for everyone; who may write the rest is the runtime's decision
-      // (the session's role), answered per write.
-      accessLevel: v.constant ? 'CurrentRead' : 'CurrentRead | CurrentWrite',
-      userAccessLevel: v.constant ? 'CurrentRead' : 'CurrentRead | CurrentWrite',
-      minimumSamplingInterval: options.publishIntervalMs,
     });
-    variable.bindVariable(
-      {
-        refreshFunc(callback) {
-          batch.read(v.path, (err, value) => {
-            if (err || !value) {
-              callback(null, new opcua.DataValue({ statusCode: opcua.StatusCodes.BadCommunicationError }));
-              return;
-            }
-            try {
-              callback(null, new opcua.DataValue({ value: toVariant(value, shape), sourceTimestamp: new Date() }));
-            } catch (e) {
-              log(`${v.path}: ${e.message}`);
-              callback(null, new opcua.DataValue({ statusCode: opcua.StatusCodes.BadInternalError }));
-            }
-          });
-        },
-      },
-      true,
-    );
-    variable.writeValue = function writeValue(context, dataValue, ...args) {
-      const callback = args[args.length - 1];
-      const range = args.length === 2 ? opcua.NumericRange.coerce(args[0]) : null;
-      if (!this.isWritable(context)) {
-        callback(null, opcua.StatusCodes.BadNotWritable);
-        return;
+    subscription.on('removeMonitoredItem', (item) => {
+      if (item.taktPath) {
+        feed.unwatch(item.taktPath);
+        item.taktPath = undefined;
       }
-      if (range && !range.isEmpty()) {
-        callback(null, opcua.StatusCodes.BadWriteNotSupported); // whole values only
-        return;
-      }
-      if (this.checkVariantCompatibility(dataValue.value).isNot(opcua.StatusCodes.Good)) {
-        callback(null, opcua.StatusCodes.BadTypeMismatch);
-        return;
-      }
-      let value;
-      try {
-        value = toWritable(dataValue.value, shape);
-      } catch (e) {
-        callback(null, opcua.StatusCodes.BadTypeMismatch);
-        return;
-      }
-      const session = context && context.session ? context.session.taktSession : undefined;
-      channel.call('var.write', { name: v.path, value }, session).then(
-        () => callback(null, opcua.StatusCodes.Good),
-        (err) => callback(null, writeStatus(err)),
-      );
-    };
-    served++;
-  }
-  log(`address space: ${served} variables in ${options.namespaceUri} (ns=${namespace.index})`);
-}
-
-// The runtime's refusal of a write as an OPC UA status (docs/opcua.md "Writes").
-function writeStatus(err) {
-  switch (err.code) {
-    case -32010: // unauthorized: no session, or a role that may not write
-    case -32011: // forbidden
-      return opcua.StatusCodes.BadUserAccessDenied;
-    case -32602: // the value is not one of the variable's type, or does not fit it
-      return /does not fit|out of range/.test(err.message) ? opcua.StatusCodes.BadOutOfRange : opcua.StatusCodes.BadTypeMismatch;
-    case -32005: // the rate limit
-      return opcua.StatusCodes.BadTooManyOperations;
-    default:
-      log(`a write failed: ${err.message}`);
-      return opcua.StatusCodes.BadInternalError;
-  }
+    });
+  };
+  server.on('create_session', (session) => session.on('new_subscription', watchSubscription));
 }
 
 const kPolicies = {
@@ -311,8 +116,27 @@ async function start(options) {
       channel.call('opcua.logout', { session: session.taktSession }).catch(() => {});
     }
   });
+  // Sampling down to the base cycle: no monitored item is sampled faster than the runtime
+  // publishes (node-opcua's own floor is 50 ms).
+  const feedInterval = Math.max(10, options.cycleIntervalMs || 10);
+  opcua.MonitoredItem.minimumSamplingInterval = feedInterval;
   await server.initialize();
-  await buildAddressSpace(server, options);
+  const namespace = server.engine.addressSpace.registerNamespace(options.namespaceUri);
+  let space = null;
+  const feed = new ValueFeed(channel, feedInterval, (values) => space.changed(values), log);
+  space = new ProgramSpace({ server, namespace, options, channel, feed, log });
+  await space.build();
+  const runtime = new RuntimeNodes({ server, namespace, channel, log });
+  followMonitoredItems(server, space, feed);
+  // Online changes one after the other: a second one waits for the first's rebuild.
+  let syncing = Promise.resolve();
+  channel.on('event', (event) => {
+    runtime.changed();
+    if (event.type === 'reload_applied') {
+      syncing = syncing.then(() => space.sync()).catch((err) => log(`online change: ${err.message}`));
+    }
+  });
+  await channel.call('events.subscribe', { types: kEvents });
   await server.start();
   const endpoint = server.getEndpointUrl();
   log(`listening on ${endpoint}`);

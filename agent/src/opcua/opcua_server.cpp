@@ -43,8 +43,12 @@ using Clock = std::chrono::steady_clock;
 
 // The methods the process may call. Everything else is refused before the method table: the
 // process serves reads, not runtime control.
-constexpr std::string_view kAllowed[] = {"var.list",    "var.read",    "var.write",   "runtime.status",
-                                         "opcua.ready", "opcua.login", "opcua.logout"};
+constexpr std::string_view kAllowed[] = {"var.list",      "var.read",         "var.write",   "runtime.status",
+                                         "var.subscribe", "events.subscribe", "opcua.ready", "opcua.login",
+                                         "opcua.logout",  "opcua.unsubscribe"};
+// The calls that open a feed: a control session kept open for the process (ControlServer::
+// openStream) whose notifications (var.changed, event) follow on the channel.
+constexpr std::string_view kFeeds[] = {"var.subscribe", "events.subscribe"};
 // Logged-in sessions a process may hold at once; a login beyond it ends the oldest.
 constexpr std::size_t kMaxLogins = 1024;
 
@@ -66,6 +70,17 @@ std::string randomHandle() {
         out += fmt::format("{:02x}", b);
     }
     return out;
+}
+
+// A JSON object with `"stream":id` as its first member: the feed a var.subscribe answer or a
+// notification belongs to.
+std::string withStream(std::string_view object, std::uint64_t id) {
+    if (object.size() < 2 || object.front() != '{') {
+        return fmt::format(R"({{"stream":{}}})", id);
+    }
+    const std::string_view rest = object.substr(1);
+    const bool empty = rest.find_first_not_of(" \t\r\n") == rest.size() - 1; // just the closing brace
+    return fmt::format(R"({{"stream":{}{}{})", id, empty ? "" : ",", rest);
 }
 
 std::string memberString(const rapidjson::Value& object, const char* name) {
@@ -147,6 +162,8 @@ std::string configureLine(const OpcuaOptions& o, const OpcuaProcess& p) {
     str("pkiDir", p.pkiDir);
     str("resource", p.resource);
     str("version", p.version);
+    w.Key("cycleIntervalMs");
+    w.Uint(p.cycleIntervalMs);
     w.EndObject();
     w.EndObject();
     return std::string(buf.GetString(), buf.GetSize()) + "\n";
@@ -168,6 +185,7 @@ struct Outbox {
         {
             const std::lock_guard lock(mutex);
             lines.emplace_back(generation, std::move(line));
+            queued.store(lines.size());
         }
         const std::uint64_t one = 1;
         (void)!::write(fd, &one, sizeof one);
@@ -175,6 +193,9 @@ struct Outbox {
 
     std::mutex mutex;
     std::deque<std::pair<std::uint64_t, std::string>> lines; // (process generation, line)
+    // Lines not written to the process yet: while there are any, the feeds hold their changes back
+    // and merge them (the latest value wins), as for a control client that does not read.
+    std::atomic<std::size_t> queued{0};
     int fd;
 };
 
@@ -195,6 +216,8 @@ struct OpcuaServer::Impl {
     void serve(int channel);
     void handle(std::string_view line, int channel);
     void login(const rpc::Request& request, int channel);
+    void openFeed(const rpc::Request& request, ControlServer::Call call);
+    void closeFeeds();
     void end(const std::string& why);
     bool waitOrStop(std::chrono::milliseconds delay);
     void setHealth(const std::function<void(OpcuaHealth&)>& change) {
@@ -216,7 +239,9 @@ struct OpcuaServer::Impl {
         Role role = Role::Viewer;
         std::uint64_t serial = 0; // the oldest goes first past kMaxLogins
     };
-    std::map<std::string, Login> logins; // session handle -> who; of the current process only
+    std::map<std::string, Login> logins;                        // session handle -> who; of the current process only
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> feeds; // (feed, stream) of the current process
+    std::uint64_t feedSerial = 0;
     std::uint64_t loginSerial = 0;
     mutable std::mutex healthMutex;
     OpcuaHealth healthState;
@@ -329,6 +354,27 @@ void OpcuaServer::Impl::handle(std::string_view line, int channel) {
         }
         return;
     }
+    if (request.method == "opcua.unsubscribe") {
+        const auto stream = request.params->FindMember("stream");
+        const std::uint64_t id =
+            stream != request.params->MemberEnd() && stream->value.IsUint64() ? stream->value.GetUint64() : 0;
+        const auto it = std::find_if(feeds.begin(), feeds.end(), [id](const auto& f) { return f.first == id; });
+        const bool known = it != feeds.end();
+        if (known) {
+            control.closeStream(it->second);
+            feeds.erase(it);
+        }
+        if (!request.notification) {
+            writeAll(channel, (known ? rpc::resultLine(request.id, "{}")
+                                     : rpc::errorLine(request.id, rpc::Error{rpc::kInvalidParams,
+                                                                             fmt::format("stream: {} is not an open "
+                                                                                         "feed",
+                                                                                         id),
+                                                                             {}})) +
+                                  "\n");
+        }
+        return;
+    }
     if (request.method == "opcua.ready") {
         const auto endpoint = request.params->FindMember("endpoint");
         const std::string url = endpoint != request.params->MemberEnd() && endpoint->value.IsString()
@@ -347,6 +393,16 @@ void OpcuaServer::Impl::handle(std::string_view line, int channel) {
     call.caller.origin = "opcua";
     call.caller.peer = "anonymous";
     call.role = Role::Viewer; // an anonymous session
+    if (std::find(std::begin(kFeeds), std::end(kFeeds), request.method) != std::end(kFeeds)) {
+        // The feeds are the server's own, not a client's: one stream of values serves every
+        // session's monitored items, and every session (anonymous where allowed, or logged in)
+        // may read what it carries. They have the viewer role, the least one that reads.
+        call.caller.peer = "server";
+        call.method = std::string(request.method);
+        call.params.CopyFrom(*request.params, call.params.GetAllocator());
+        openFeed(request, std::move(call));
+        return;
+    }
     // The session a call is made for: what opcua.login answered, checked here, so the role is
     // the runtime's decision and the audit log names the user ("opcua:scada").
     const std::string session = memberString(scratch.doc, "session");
@@ -377,6 +433,33 @@ void OpcuaServer::Impl::handle(std::string_view line, int channel) {
         }
         box->push(gen, a.ok ? rpc::resultLine(id, a.json) : rpc::errorLine(id, rpc::Error{a.code, a.message, a.data}));
     });
+}
+
+// A feed: the call's answer, then its notifications, go to the process as lines, each with the
+// stream's id (`stream`) so the process knows which feed they belong to and can close it
+// (opcua.unsubscribe).
+void OpcuaServer::Impl::openFeed(const rpc::Request& request, ControlServer::Call call) {
+    ControlServer::Stream stream;
+    const std::uint64_t id = ++feedSerial;
+    const bool answer = !request.notification;
+    stream.answer = [box = outbox, gen = generation, rid = request.id, id, answer](const MethodAnswer& a) {
+        if (answer) {
+            box->push(gen, a.ok ? rpc::resultLine(rid, withStream(a.json, id))
+                                : rpc::errorLine(rid, rpc::Error{a.code, a.message, a.data}));
+        }
+    };
+    stream.notification = [box = outbox, gen = generation, id](std::string_view method, std::string params) {
+        box->push(gen, rpc::notificationLine(method, withStream(params, id)));
+    };
+    stream.backlogged = [box = outbox] { return box->queued.load() > 0; };
+    feeds.emplace_back(id, control.openStream(std::move(call), std::move(stream)));
+}
+
+void OpcuaServer::Impl::closeFeeds() {
+    for (const auto& [feed, stream] : feeds) {
+        control.closeStream(stream);
+    }
+    feeds.clear();
 }
 
 void OpcuaServer::Impl::login(const rpc::Request& request, int channel) {
@@ -433,6 +516,10 @@ void OpcuaServer::Impl::serve(int channel) {
                 if (gen == generation) {
                     writeAll(channel, text + "\n");
                 }
+            }
+            {
+                const std::lock_guard lock(outbox->mutex);
+                outbox->queued.store(outbox->lines.size());
             }
         }
         if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
@@ -505,6 +592,7 @@ void OpcuaServer::Impl::run() {
         if (spawn(channel, error)) {
             setHealth([&](OpcuaHealth& h) { h.pid = pid; });
             serve(channel);
+            closeFeeds(); // the process is ending: nothing is fed to it any more
             ::close(channel);
             // The process ends on its own once its channel is closed; stopping ends it now.
             end(stopping ? "stopped with the runtime" : std::string());

@@ -38,6 +38,9 @@ struct OpcuaProcess {
     std::string pkiDir;   // OpcuaOptions::pkiDir, else <state>/.takt/opcua/pki
     std::string resource; // [resource] name: the root folder of the address space
     std::string version;  // takt's, for BuildInfo
+    // The base cycle's interval: the fastest a value can change, so the fastest the value feed
+    // samples and monitored items are offered (never below var.subscribe's 10 ms).
+    std::uint32_t cycleIntervalMs = 10;
 };
 
 class OpcuaServer {
