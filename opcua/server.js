@@ -57,6 +57,9 @@ const kModes = {
 };
 
 async function start(options) {
+  // Sampling down to the base cycle: no monitored item is sampled faster than the runtime
+  // publishes (node-opcua's own floor is 50 ms).
+  const feedInterval = Math.max(10, options.cycleIntervalMs || 10);
   const certificateManager = new opcua.OPCUACertificateManager({
     rootFolder: options.pkiDir,
     automaticallyAcceptUnknownCertificate: false,
@@ -92,7 +95,7 @@ async function start(options) {
       productUri: 'urn:takt',
       applicationName: { text: `takt ${options.resource}`, locale: 'en' },
     },
-    serverCapabilities: { minSupportedSampleRate: options.publishIntervalMs },
+    serverCapabilities: { minSupportedSampleRate: feedInterval },
     // A user name and password go to the runtime, which checks them and answers a session
     // handle; every call for the session carries it (channel.js).
     userManager: {
@@ -116,10 +119,9 @@ async function start(options) {
       channel.call('opcua.logout', { session: session.taktSession }).catch(() => {});
     }
   });
-  // Sampling down to the base cycle: no monitored item is sampled faster than the runtime
-  // publishes (node-opcua's own floor is 50 ms).
-  const feedInterval = Math.max(10, options.cycleIntervalMs || 10);
   opcua.MonitoredItem.minimumSamplingInterval = feedInterval;
+  // publish_interval_ms: the shortest publishing interval a subscription is granted.
+  opcua.Subscription.minimumPublishingInterval = options.publishIntervalMs;
   await server.initialize();
   const namespace = server.engine.addressSpace.registerNamespace(options.namespaceUri);
   let space = null;

@@ -117,6 +117,8 @@ test('a running counter: every value in order, none twice, no read per sample', 
 test('a sampling interval takes the latest value at that interval', async () => {
   const sub = await subscription();
   try {
+    // Asked for 50 ms: publish_interval_ms (100 by default) is the shortest granted.
+    await until('the revised publishing interval', async () => sub.publishingInterval === 100, 3000);
     const values = await monitor(sub, node('Main.counter'), { samplingInterval: 200, ms: 2000 });
     const numbers = values.map((dv) => dv.value.value);
     assert.ok(numbers.length >= 5 && numbers.length <= 14, `${numbers.length} values at 200 ms in 2 s`);
