@@ -25,6 +25,7 @@ class RuntimeNodes {
     const kFields = [
       ['State', opcua.DataType.String, 0, (s) => s.state],
       ['Fault', opcua.DataType.String, 0, (s) => faultText(s.fault)],
+      ['Faults', opcua.DataType.UInt32, 0, (s) => s.faults],
       ['ProgramHash', opcua.DataType.String, 0, (s) => s.program_hash],
       ['Execution', opcua.DataType.String, 0, (s) => s.execution],
       ['Cycles', opcua.DataType.UInt64, 100, (s) => opcua.coerceUInt64(String(s.cycles))],
@@ -101,19 +102,23 @@ class RuntimeNodes {
     }
     const now = new Date();
     for (const { variable, dataType, pick, name } of this.nodes) {
-      if (name !== 'Cycles') {
-        variable.setValueFromSource(this.variant(dataType, pick(s)), opcua.StatusCodes.Good, now);
+      const value = this.variant(dataType, pick(s));
+      const current = variable.readValue();
+      // Only a change: a monitored item's first value (a read) and an event must not repeat it.
+      if (name !== 'Cycles' && !(current.statusCode.isGood() && opcua.sameVariant(current.value, value))) {
+        variable.setValueFromSource(value, opcua.StatusCodes.Good, now);
       }
     }
   }
 }
 
-// A fault as one line: its code and message, and where (empty: none).
+// The fault that halted the program as one line, its kind, message and where (empty: none), as
+// the status line of `takt run` names it.
 function faultText(fault) {
   if (!fault) {
     return '';
   }
-  const parts = [fault.code, fault.message].filter((p) => p !== undefined && p !== null && p !== '');
+  const parts = [fault.kind, fault.message].filter((p) => p !== undefined && p !== null && p !== '');
   const where = fault.pou ? ` in ${fault.pou}${fault.line ? ` line ${fault.line}` : ''}` : '';
   return `${parts.join(': ')}${where}` || JSON.stringify(fault);
 }

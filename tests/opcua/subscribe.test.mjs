@@ -25,10 +25,13 @@ VAR
   counter : UDINT;
   level : DINT;
   pct : INT(0..1000);
+  divisor : INT := 1;
+  quotient : INT;
 END_VAR
 counter := counter + 1;
 level := level + 1;
 pct := (pct + 1) MOD 1000;
+quotient := 100 / divisor;
 END_PROGRAM
 `;
 
@@ -176,7 +179,7 @@ test('a percent deadband is a percentage of a subrange, its EURange; refused wit
   }
 });
 
-test('the runtime state, cycles and fault are nodes; State follows a stop and a start', async () => {
+test('the runtime state, cycles and faults are nodes; State and Fault follow a stop, a start and a fault', async () => {
   const read = async (name) => {
     const dv = await ua.session.read({ nodeId: node(`#Runtime.${name}`), attributeId: AttributeIds.Value });
     assert.equal(dv.statusCode.value, StatusCodes.Good.value, `${name}: ${dv.statusCode.toString()}`);
@@ -208,6 +211,19 @@ test('the runtime state, cycles and fault are nodes; State follows a stop and a 
     await until('State to say stopped', async () => states.includes('stopped'), 10000);
     await ctl('runtime.start');
     await until('State to say running again', async () => states.lastIndexOf('running') > states.indexOf('stopped'), 10000);
+    // A division by zero halts the program: State and Fault say so, Faults counts it.
+    assert.equal(await read('Faults'), 0);
+    await promisify(execFile)(taktBin, ['write', '--project', takt.dir, 'Main.divisor', '0']);
+    const fault = await until('the fault', async () => await read('Fault'), 10000);
+    assert.match(fault, /division or MOD by zero/);
+    assert.match(fault, /in Main line \d+/);
+    assert.equal(await read('Faults'), 1);
+    await until('State to say faulted', async () => states[states.length - 1] === 'faulted', 10000);
+    assert.equal(await read('State'), 'faulted');
+    await promisify(execFile)(taktBin, ['write', '--project', takt.dir, 'Main.divisor', '1']);
+    await ctl('runtime.restart');
+    await until('State to say running after the restart', async () => (await read('State')) === 'running' && states[states.length - 1] === 'running', 10000);
+    assert.equal(await read('Fault'), '');
   } finally {
     await sub.terminate();
   }
