@@ -23,6 +23,9 @@ class ValueFeed {
     this.groupOf = new Map(); // path -> the group that feeds it
     this.groups = new Map(); // stream id -> group
     this.waiting = new Set(); // paths to subscribe at the end of this turn
+    // Bumped when an online change removes a path: a monitored item of the removed node that ends
+    // later must not count against one of a variable added again under that path.
+    this.epochs = new Map(); // path -> number
     channel.on('var.changed', (params) => {
       if (this.groups.has(params.stream)) {
         this.onValues(params.values);
@@ -36,25 +39,31 @@ class ValueFeed {
     return this.groupOf.has(path);
   }
 
+  // Returns what unwatch takes back.
   watch(path) {
+    const epoch = this.epochs.get(path) || 0;
     const n = this.watchers.get(path) || 0;
     this.watchers.set(path, n + 1);
     if (n > 0) {
-      return;
+      return epoch;
     }
     const group = this.groupOf.get(path);
     if (group) {
       group.live++;
       group.closing = false; // watched again before its feed was answered
-      return;
+      return epoch;
     }
     if (this.waiting.size === 0) {
       setImmediate(() => this.flush());
     }
     this.waiting.add(path);
+    return epoch;
   }
 
-  unwatch(path) {
+  unwatch(path, epoch) {
+    if (epoch !== (this.epochs.get(path) || 0)) {
+      return; // its node was removed, and with it what it counted
+    }
     const n = this.watchers.get(path) || 0;
     if (n > 1) {
       this.watchers.set(path, n - 1);
@@ -73,6 +82,7 @@ class ValueFeed {
   // Forgets `paths` (an online change removed them): their groups lose them for good.
   forget(paths) {
     for (const path of paths) {
+      this.epochs.set(path, (this.epochs.get(path) || 0) + 1);
       this.waiting.delete(path);
       if (this.watchers.delete(path)) {
         const group = this.groupOf.get(path);

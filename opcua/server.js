@@ -30,14 +30,13 @@ function followMonitoredItems(server, space, feed) {
     subscription.on('monitoredItem', (item) => {
       const path = item.itemToMonitor.attributeId === opcua.AttributeIds.Value ? space.pathOf(item.node) : null;
       if (path) {
-        item.taktPath = path;
-        feed.watch(path);
+        item.taktWatch = { path, epoch: feed.watch(path) };
       }
     });
     subscription.on('removeMonitoredItem', (item) => {
-      if (item.taktPath) {
-        feed.unwatch(item.taktPath);
-        item.taktPath = undefined;
+      if (item.taktWatch) {
+        feed.unwatch(item.taktWatch.path, item.taktWatch.epoch);
+        item.taktWatch = undefined;
       }
     });
   };
