@@ -1,10 +1,18 @@
 // [runtime.opcua] -> OpcuaOptions (opcua_config.h).
 #include "takt/agent/opcua_config.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <charconv>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -30,6 +38,63 @@ bool roleByName(std::string_view name, Role& role) {
         }
     }
     return false;
+}
+
+// node-opcua's certificate code (@peculiar/x509) needs Node.js 20; on 18 the server would die at
+// every start and be restarted for ever.
+constexpr int kMinNodeMajor = 20;
+
+// The major version `node --version` prints ("v20.11.1" -> 20), nothing when it prints none within
+// 5 s. Nothing of takt's is handed to it: no descriptor beyond the pipe, no input.
+std::optional<int> nodeMajorVersion(const std::string& node) {
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) {
+        return std::nullopt;
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    std::string program = node;
+    std::string flag = "--version";
+    char* argv[] = {program.data(), flag.data(), nullptr};
+    char* envp[] = {nullptr};
+    pid_t pid = 0;
+    const int rc = ::posix_spawn(&pid, node.c_str(), &actions, nullptr, argv, envp);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(out[1]);
+    std::string text;
+    if (rc == 0) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        char buf[64];
+        while (text.size() < 64) {
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            pollfd p{out[0], POLLIN, 0};
+            if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
+                break;
+            }
+            const ssize_t n = ::read(out[0], buf, sizeof buf);
+            if (n <= 0) {
+                break;
+            }
+            text.append(buf, static_cast<std::size_t>(n));
+        }
+        (void)::kill(pid, SIGKILL); // done or hung: it has said what it will say
+        int status = 0;
+        (void)::waitpid(pid, &status, 0);
+    }
+    ::close(out[0]);
+    if (text.size() < 2 || text[0] != 'v') {
+        return std::nullopt;
+    }
+    int major = 0;
+    const auto [end, ec] = std::from_chars(text.data() + 1, text.data() + text.size(), major);
+    if (ec != std::errc() || end == text.data() + 1) {
+        return std::nullopt;
+    }
+    return major;
 }
 
 } // namespace
@@ -83,6 +148,13 @@ bool opcuaOptionsFromConfig(const engine::RuntimeConfig& config, OpcuaOptions& o
         report(engine::ConfigDiagnostic::Severity::Error, c.where, "runtime.opcua.enabled",
                "the OPC UA server runs on Node.js, and there is no node (or nodejs) on PATH: install it (Debian: "
                "apt install nodejs), or set enabled = false");
+    } else if (const std::optional<int> major = nodeMajorVersion(out.node); !major || *major < kMinNodeMajor) {
+        report(engine::ConfigDiagnostic::Severity::Error, c.where, "runtime.opcua.enabled",
+               fmt::format("the OPC UA server needs Node.js {} or later, and {} is {}: install Node.js {} or later "
+                           "(Debian 12's nodejs is 18: NodeSource's package, or Debian 13's), or set enabled = false",
+                           kMinNodeMajor, out.node,
+                           major ? fmt::format("version {}", *major) : std::string("of no version `--version` names"),
+                           kMinNodeMajor));
     }
     out.enabled = true;
     out.host = c.host;

@@ -65,7 +65,7 @@ TEST(ValidateOpcuaCli, LoosePasswordFileIsRefusedAtItsKey) {
     writeProject(dir, "[[runtime.opcua.users]]\nname = \"scada\"\nrole = \"engineer\"\npassword_file = \"scada.pw\"\n");
     dir.write("scada.pw", "7d2e9b0c4a1f6358e2b7\n", 0644);
     // A node on PATH, whatever the machine has: only the password file is under test.
-    dir.write("bin/node", "#!/bin/sh\n", 0755);
+    dir.write("bin/node", "#!/bin/sh\necho v20.11.1\n", 0755);
     const ProcessOptions withNode{.cwd = dir.path(),
                                   .env = {"PATH=" + (dir.path() / "bin").string() + ":/usr/bin:/bin"}};
     const RunResult v = taktDirect({"validate", "--ci"}, withNode);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "support/temp_dir.h"
@@ -16,9 +17,9 @@ namespace {
 
 using Severity = engine::ConfigDiagnostic::Severity;
 
-// A folder with an executable `node` in it, to stand for a PATH that has Node.js.
-std::string fakeNodeDir(test::TempDir& dir) {
-    const auto node = dir.write("bin/node", "#!/bin/sh\n");
+// A folder with an executable `node` in it, to stand for a PATH that has Node.js (of `version`).
+std::string fakeNodeDir(test::TempDir& dir, std::string_view version = "v20.11.1") {
+    const auto node = dir.write("bin/node", fmt::format("#!/bin/sh\necho {}\n", version));
     ::chmod(node.c_str(), 0755);
     return (dir.path() / "bin").string();
 }
@@ -96,6 +97,22 @@ TEST(OpcuaOptions, WithoutNodeTheSectionIsRefusedSayingWhatToInstall) {
               std::vector<std::string>{"/p/runtime.toml:2:1: error: runtime.opcua.enabled: the OPC UA server runs on "
                                        "Node.js, and there is no node (or nodejs) on PATH: install it (Debian: apt "
                                        "install nodejs), or set enabled = false"});
+
+    // A node too old for node-opcua (Debian 12's 18), or one that names no version, is refused
+    // too: the server would die at every start.
+    for (const auto& [version, says] : {std::pair<std::string, std::string>{"v18.19.0", "is version 18"},
+                                        {"", "is of no version `--version` names"}}) {
+        test::TempDir dir;
+        const std::string bin = fakeNodeDir(dir, version);
+        diagnostics.clear();
+        EXPECT_FALSE(opcuaOptionsFromConfig(*loaded.config, o, diagnostics, bin)) << version;
+        EXPECT_EQ(errors(diagnostics),
+                  std::vector<std::string>{fmt::format(
+                      "/p/runtime.toml:2:1: error: runtime.opcua.enabled: the OPC UA server needs Node.js 20 or later, "
+                      "and {}/node {}: install Node.js 20 or later (Debian 12's nodejs is 18: NodeSource's package, "
+                      "or Debian 13's), or set enabled = false",
+                      bin, says)});
+    }
 
     // A disabled section needs nothing.
     const engine::RuntimeConfigResult off =
