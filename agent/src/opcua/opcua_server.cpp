@@ -448,7 +448,7 @@ void OpcuaServer::Impl::openFeed(const rpc::Request& request, ControlServer::Cal
                                 : rpc::errorLine(rid, rpc::Error{a.code, a.message, a.data}));
         }
     };
-    stream.notification = [box = outbox, gen = generation, id](std::string_view method, std::string params) {
+    stream.notification = [box = outbox, gen = generation, id](std::string_view method, const std::string& params) {
         box->push(gen, rpc::notificationLine(method, withStream(params, id)));
     };
     stream.backlogged = [box = outbox] { return box->queued.load() > 0; };
