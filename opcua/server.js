@@ -23,19 +23,31 @@ function log(message) {
 // which the address space follows the new program.
 const kEvents = ['runtime_started', 'runtime_stopped', 'paused', 'resumed', 'fault', 'reload_applied'];
 
-// Every monitored item of a program variable makes the change stream carry that variable while
-// the item exists (feed.js), whichever session's subscription it is in.
+// Every monitored item of a program variable makes the change stream carry that variable, at the
+// item's sampling rate, while the item exists (feed.js), whichever session's subscription it is in.
 function followMonitoredItems(server, space, feed) {
   const watchSubscription = (subscription) => {
     subscription.on('monitoredItem', (item) => {
       const path = item.itemToMonitor.attributeId === opcua.AttributeIds.Value ? space.pathOf(item.node) : null;
-      if (path) {
-        item.taktWatch = { path, epoch: feed.watch(path) };
+      if (!path) {
+        return;
       }
+      item.taktWatch = feed.watch(path, item.samplingInterval);
+      // ModifyMonitoredItems may change the sampling interval: the feed's rate follows.
+      const modify = item.modify.bind(item);
+      item.modify = (...args) => {
+        const result = modify(...args);
+        const old = item.taktWatch;
+        if (old && feed.rateFor(item.samplingInterval) !== old.rate) {
+          item.taktWatch = feed.watch(path, item.samplingInterval);
+          feed.unwatch(old);
+        }
+        return result;
+      };
     });
     subscription.on('removeMonitoredItem', (item) => {
       if (item.taktWatch) {
-        feed.unwatch(item.taktWatch.path, item.taktWatch.epoch);
+        feed.unwatch(item.taktWatch);
         item.taktWatch = undefined;
       }
     });
