@@ -29,6 +29,7 @@
 #include "takt/agent/control.h"
 #include "takt/agent/control_config.h"
 #include "takt/agent/control_runtime.h"
+#include "takt/agent/opcua_config.h"
 #include "takt/engine/config.h"
 #include "takt/engine/overrun_digest.h"
 #include "takt/engine/scan_loop.h"
@@ -157,13 +158,16 @@ void printDiagnostic(const engine::ConfigDiagnostic& d) {
                  engine::formatDiagnostic(d).c_str());
 }
 
-// runtime.toml, the control tokens (the same check as `takt validate`) and the I/O, before
+// runtime.toml, the control tokens and the OPC UA users (the same checks as `takt validate`) and the I/O, before
 // anything starts: false after printing every refused key.
 bool loadConfigs(const fs::path& dir, const RunOptions& options, engine::RuntimeConfig& runtime,
-                 agent::ControlOptions& control, io::IoConfig& io, spdlog::logger& log) {
+                 agent::ControlOptions& control, agent::OpcuaOptions& opcua, io::IoConfig& io, spdlog::logger& log) {
     engine::RuntimeConfigResult rc = engine::loadRuntimeConfig(dir / "runtime.toml");
     if (rc.config && (!rc.config->control.endpoint.empty() || rc.config->web.enabled)) {
         (void)agent::controlOptionsFromConfig(*rc.config, control, rc.diagnostics);
+    }
+    if (rc.config) {
+        (void)agent::opcuaOptionsFromConfig(*rc.config, opcua, rc.diagnostics);
     }
     bool ok = rc.config.has_value();
     for (const engine::ConfigDiagnostic& d : rc.diagnostics) {
@@ -301,8 +305,9 @@ int runMain(const RunOptions& options) {
     }
     engine::RuntimeConfig runtime;
     agent::ControlOptions copts;
+    agent::OpcuaOptions opcua;
     io::IoConfig ioConfig;
-    if (!loadConfigs(dir, options, runtime, copts, ioConfig, *log)) {
+    if (!loadConfigs(dir, options, runtime, copts, opcua, ioConfig, *log)) {
         return kExitInvalidProject;
     }
     log->set_level(spdlog::level::from_str(runtime.log.level));
@@ -373,13 +378,16 @@ int runMain(const RunOptions& options) {
     healthCache.update(drivers.refreshHealth());
     // The control service serves the endpoint and the web server's calls; without an endpoint it
     // listens on nothing.
-    if (!runtime.control.endpoint.empty() || runtime.web.enabled) {
+    if (!runtime.control.endpoint.empty() || runtime.web.enabled || opcua.enabled) {
         agent::RuntimeControlOptions ropts;
         ropts.byteAddressing = runtime.byteAddressing;
         ropts.driverHealth = [&healthCache] { return healthCache.get(); };
         ropts.execution = [&live] { return live->executionStatus(); };
         ropts.nativeCompileMs = [&live] { return live->nativeCompileMs(); };
         ropts.changeLog = [log](const std::string& line) { log->info("{}", line); }; // stderr_sink_mt
+        if (opcua.enabled) {
+            ropts.opcua = [&live] { return live->opcua() != nullptr ? live->opcua()->health() : agent::OpcuaHealth{}; };
+        }
         completeControlOptions(runtime, state, copts);
         if (!live->serveControl(copts, std::move(ropts), error)) {
             return fail("runtime.control: ", kExitInvalidProject);
@@ -408,6 +416,23 @@ int runMain(const RunOptions& options) {
         }
         log->info("web {} (the page at /, /metrics, /api/rpc{})", live->web()->url(),
                   page ? "" : "; built without the page");
+    }
+    if (opcua.enabled) {
+        agent::OpcuaProcess process;
+        process.node = opcua.node;
+        process.script = agent::findOpcuaScript(error);
+        if (process.script.empty()) {
+            return fail("runtime.opcua: ", kExitInvalidProject);
+        }
+        process.pkiDir = opcua.pkiDir.empty() ? (state / ".takt" / "opcua" / "pki").string() : opcua.pkiDir;
+        process.resource = runtime.resourceName;
+        process.version = std::string(agent::taktVersion());
+        process.cycleIntervalMs = runtime.cycleIntervalMs;
+        const std::string where = fmt::format("{}:{}", opcua.host, opcua.port);
+        if (!live->serveOpcua(std::move(opcua), std::move(process), error)) {
+            return fail("runtime.opcua: ", kExitInternal);
+        }
+        log->info("OPC UA server starting on {} (a Node.js process beside the runtime)", where);
     }
     log->info("running {} (program {:.16}) from {}: cycle {} ms, watchdog {}, "
               "fault policy {}, {} driver(s)",

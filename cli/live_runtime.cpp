@@ -64,7 +64,15 @@ bool LiveRuntime::serveWeb(agent::WebOptions options, std::string& error) {
     return web_->start(error);
 }
 
+bool LiveRuntime::serveOpcua(agent::OpcuaOptions options, agent::OpcuaProcess process, std::string& error) {
+    opcua_ = std::make_unique<agent::OpcuaServer>(std::move(options), std::move(process), *server_);
+    return opcua_->start(error);
+}
+
 void LiveRuntime::stop() {
+    if (opcua_ != nullptr) {
+        opcua_->stop();
+    }
     if (web_ != nullptr) {
         web_->stop();
     }

@@ -11,6 +11,7 @@
 
 #include "takt/agent/control.h"
 #include "takt/agent/control_runtime.h"
+#include "takt/agent/opcua_server.h"
 #include "takt/agent/web.h"
 #include "takt/engine/engine.h"
 #include "takt/engine/retain.h"
@@ -68,6 +69,9 @@ public:
     // threads of its own at low priority. After serveControl.
     bool serveWeb(agent::WebOptions options, std::string& error);
     [[nodiscard]] agent::WebServer* web() { return web_.get(); }
+    // The OPC UA server process ([runtime.opcua]), calling through the control service.
+    bool serveOpcua(agent::OpcuaOptions options, agent::OpcuaProcess process, std::string& error);
+    [[nodiscard]] agent::OpcuaServer* opcua() { return opcua_.get(); }
 
     // The web server and the endpoint first (no command arrives after them), then the scan loop
     // (safe state latched, last retain save), then the drivers. Idempotent.
@@ -101,6 +105,7 @@ private:
     std::unique_ptr<agent::RuntimeControl> control_;
     std::unique_ptr<agent::ControlServer> server_;
     std::unique_ptr<agent::WebServer> web_;
+    std::unique_ptr<agent::OpcuaServer> opcua_;
 };
 
 } // namespace takt::cli

@@ -14,8 +14,8 @@ packages=(
   chromium
 )
 # chromium: the browser tests of the live page (tests/web) drive Debian's build headless.
-# Node.js and npm for the web page's build (web/) and for the language-server, grammar and
-# browser tests: Debian's packages when the machine has none. A Node.js that ships its own npm
+# Node.js and npm for the web page's build (web/), the OPC UA server (opcua/) and for the
+# language-server, grammar, OPC UA and browser tests: Debian's packages when the machine has none. A Node.js that ships its own npm
 # (the nodesource package) is kept: Debian's npm package cannot be installed beside it.
 if ! command -v node >/dev/null 2>&1; then
   packages+=(nodejs)

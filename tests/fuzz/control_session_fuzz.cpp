@@ -100,7 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         target.pendingEvents.emplace_back(rest.substr(0, nl));
         rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     }
-    service.pollEvents([&](int type, const std::string& line) {
+    service.pollEvents([&](int type, const std::string& /*params*/, const std::string& line) {
         if (session.subscribed(type)) {
             sink.sendLine(line);
         }

@@ -87,22 +87,22 @@ std::string tokenProblem(std::string_view token) {
     return {};
 }
 
-bool readTokenFile(const std::string& path, std::string& token, std::string& error) {
+bool readTokenFile(const std::string& path, std::string& token, std::string& error, std::string_view what) {
     token.clear();
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
-        error = fmt::format("token file '{}': {}", path, std::strerror(errno));
+        error = fmt::format("{} '{}': {}", what, path, std::strerror(errno));
         return false;
     }
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         ::close(fd);
-        error = fmt::format("token file '{}': not a regular file", path);
+        error = fmt::format("{} '{}': not a regular file", what, path);
         return false;
     }
     if ((st.st_mode & 077) != 0) {
         ::close(fd);
-        error = fmt::format("token file '{}': mode {:04o} lets other users read it; chmod 600 it", path,
+        error = fmt::format("{} '{}': mode {:04o} lets other users read it; chmod 600 it", what, path,
                             static_cast<unsigned>(st.st_mode & 07777));
         return false;
     }
@@ -114,7 +114,7 @@ bool readTokenFile(const std::string& path, std::string& token, std::string& err
             continue;
         }
         if (n < 0) {
-            error = fmt::format("token file '{}': {}", path, std::strerror(errno));
+            error = fmt::format("{} '{}': {}", what, path, std::strerror(errno));
             ::close(fd);
             return false;
         }
@@ -124,7 +124,7 @@ bool readTokenFile(const std::string& path, std::string& token, std::string& err
         text.append(buf, static_cast<std::size_t>(n));
         if (text.size() > kMaxTokenFileBytes) {
             ::close(fd);
-            error = fmt::format("token file '{}': larger than {} bytes", path, kMaxTokenFileBytes);
+            error = fmt::format("{} '{}': larger than {} bytes", what, path, kMaxTokenFileBytes);
             return false;
         }
     }
@@ -136,7 +136,7 @@ bool readTokenFile(const std::string& path, std::string& token, std::string& err
         }
     }
     if (std::string why = tokenProblem(text); !why.empty()) {
-        error = fmt::format("token file '{}': {}", path, why);
+        error = fmt::format("{} '{}': {}", what, path, why);
         return false;
     }
     token = std::move(text);

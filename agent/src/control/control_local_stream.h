@@ -1,11 +1,12 @@
 #pragma once
 // A session of the control endpoint that another surface of the runtime keeps open (ControlServer::
-// openStream: the web page's /api/events). It serves the surface's one typed call (var.subscribe)
-// through ControlSession::dispatchCall, as ControlServer::call serves a call, with the role the
-// surface established and the caller's rate-limit budget, and then hands on the session's
-// notifications (var.changed) typed: method and params, no line to parse back. The consumer says
-// when it has not written the last notification yet (backlogged), so the subscriptions hold their
-// changes back and merge them as for a slow connection.
+// openStream: the web page's /api/events, the OPC UA server's value and event feeds). It serves
+// the surface's one typed call (var.subscribe or events.subscribe) through
+// ControlSession::dispatchCall, as ControlServer::call serves a call, with the role the surface
+// established and the caller's rate-limit budget, and then hands on the session's notifications
+// (var.changed, event) typed: method and params, no line to parse back. The consumer says when it
+// has not written the last notification yet (backlogged), so the subscriptions hold their changes
+// back and merge them as for a slow connection.
 #include <string>
 #include <string_view>
 

@@ -220,11 +220,17 @@ void RuntimeControl::status(ControlReplyFn& reply) {
     }
     drivers += "]";
     const std::string execution = options_.execution ? options_.execution() : std::string("interpreter");
+    std::string opcua;
+    if (options_.opcua) {
+        const OpcuaHealth h = options_.opcua();
+        opcua = fmt::format(",\"opcua\":{{\"state\":{},\"endpoint\":{},\"restarts\":{},\"reason\":{},\"pid\":{}}}",
+                            ctl::quoted(h.state), ctl::quoted(h.endpoint), h.restarts, ctl::quoted(h.reason), h.pid);
+    }
     reply(ControlAnswer::result(fmt::format(
         "{{\"state\":\"{}\",\"fault\":{},\"program_hash\":{},\"uptime_ms\":{},\"cycles\":{},\"faults\":{},"
-        "\"restarts\":{},\"reloads\":{},\"forced\":{},\"drivers\":{},\"execution\":{}}}",
+        "\"restarts\":{},\"reloads\":{},\"forced\":{},\"drivers\":{},\"execution\":{}{}}}",
         stateName(loop_, s.state), fault, ctl::quoted(hash_), (engine::monotonicNs() - startedNs_) / 1'000'000,
-        s.cycles, s.faults, s.restarts, s.reloads, forced_.size(), drivers, ctl::quoted(execution))));
+        s.cycles, s.faults, s.restarts, s.reloads, forced_.size(), drivers, ctl::quoted(execution), opcua)));
 }
 
 void RuntimeControl::stats(ControlReplyFn& reply) {

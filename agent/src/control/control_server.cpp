@@ -615,10 +615,17 @@ template <class Socket> void ControlServer::Impl::admit(Socket socket, detail::P
 }
 
 void ControlServer::Impl::pollNow() {
-    service->pollEvents([this](int type, const std::string& line) {
+    service->pollEvents([this](int type, const std::string& json, const std::string& line) {
         for (const auto& c : connections) {
             if (c->active() && c->session().subscribed(type)) {
                 c->sendLine(line);
+            }
+        }
+        // A surface's stream that asked for events (the OPC UA server's events.subscribe) gets
+        // them typed, as its value changes.
+        for (const auto& [id, stream] : streams) {
+            if (stream->session().subscribed(type)) {
+                stream->sendNotification("event", json);
             }
         }
     });

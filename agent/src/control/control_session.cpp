@@ -124,7 +124,7 @@ RateLimiter& ControlService::callerLimiter(const std::string& key) {
     return it->second.limiter;
 }
 
-bool ControlService::eventLine(const std::string& event, int& type, std::string& line) {
+bool ControlService::eventLine(const std::string& event, int& type, std::string& json, std::string& line) {
     rpc::parseLine(event, kMaxJsonDepth, eventParse_);
     if (eventParse_.status != rpc::ParsedLine::Status::Ok || !eventParse_.doc.IsObject()) {
         return false;
@@ -137,7 +137,7 @@ bool ControlService::eventLine(const std::string& event, int& type, std::string&
     if (type < 0) {
         return false;
     }
-    const std::string json = rpc::toJson(eventParse_.doc);
+    json = rpc::toJson(eventParse_.doc);
     eventLog_.add(kEventTypes[static_cast<std::size_t>(type)], json);
     line = rpc::notificationLine("event", json);
     return true;

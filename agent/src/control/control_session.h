@@ -108,23 +108,24 @@ public:
     std::function<void()> valuesWanted;
 
     // Polls the target; each event becomes a notification line for the sessions subscribed to
-    // its type (`deliver(typeIndex, line)`).
+    // its type (`deliver(typeIndex, params, line)`: the event object, and the line that carries it).
     template <class Deliver> void pollEvents(Deliver&& deliver) {
         audit_.flush(Clock::now());
         events_.clear();
         target_.poll(events_);
         for (const std::string& e : events_) {
             int type = -1;
+            std::string json;
             std::string line;
-            if (eventLine(e, type, line)) {
-                deliver(type, line);
+            if (eventLine(e, type, json, line)) {
+                deliver(type, json, line);
             }
         }
     }
 
 private:
     friend class ControlSession;
-    bool eventLine(const std::string& event, int& type, std::string& line);
+    bool eventLine(const std::string& event, int& type, std::string& json, std::string& line);
 
     ControlOptions options_;
     ControlTarget& target_;

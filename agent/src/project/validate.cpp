@@ -11,6 +11,7 @@
 #include <rapidjson/writer.h>
 
 #include "takt/agent/control_config.h"
+#include "takt/agent/opcua_config.h"
 #include "takt/bytecode/container.h"
 #include "takt/bytecode/verifier.h"
 #include "takt/compiler/compile_program.h"
@@ -278,6 +279,9 @@ void validate(const ValidateRequest& request, ValidateReport& report) {
                 ControlOptions control;
                 (void)controlOptionsFromConfig(*runtime, control, report.diagnostics);
             }
+            // Node.js and the OPC UA users' password files, by the check `takt run` makes.
+            OpcuaOptions opcua;
+            (void)opcuaOptionsFromConfig(*runtime, opcua, report.diagnostics);
         }
     }
     const bool byteAddressing = runtime && runtime->byteAddressing;

@@ -38,10 +38,6 @@ const TrustSection kTrustSections[] = {
      {"enabled", "sample_interval_ms", "mode", "include", "history_path", "max_entries", "prometheus_enabled",
       "prometheus_path", "alerts[].name", "alerts[].variable", "alerts[].above", "alerts[].below",
       "alerts[].debounce_samples", "alerts[].hook"}},
-    {"runtime.opcua",
-     "OPC UA server",
-     {"enabled", "listen", "endpoint_path", "namespace_uri", "publish_interval_ms", "max_nodes", "expose",
-      "security_policy", "security_mode", "allow_anonymous", "username", "password"}},
     {"runtime.ads", "ADS (TwinCAT) server", {"enabled", "config_path", "worker_tick_interval_ms"}},
 };
 
@@ -93,7 +89,7 @@ bool asksForSomething(const toml::table& t, std::string_view path) {
     if (path == "runtime.deploy") {
         return t["require_signed"].value_or(false);
     }
-    if (path == "runtime.mesh" || path == "runtime.observability" || path == "runtime.opcua" || path == "runtime.ads") {
+    if (path == "runtime.mesh" || path == "runtime.observability" || path == "runtime.ads") {
         return t["enabled"].value_or(false); // off unless enabled in truST
     }
     return true;
@@ -159,35 +155,6 @@ void readBuild(TableReader& r, RuntimeConfig& c) {
     r.finish();
 }
 
-// "host:port" split at its last colon: false unless both are there and the port is 0..65535.
-bool splitHostPort(std::string_view text, std::string& host, std::uint16_t& port) {
-    const std::size_t colon = text.rfind(':');
-    if (colon == std::string_view::npos || colon == 0) {
-        return false;
-    }
-    const std::string_view digits = text.substr(colon + 1);
-    if (digits.empty() || digits.size() > 5 ||
-        !std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
-        return false;
-    }
-    const int value = std::stoi(std::string(digits));
-    if (value > 65535) {
-        return false;
-    }
-    host = std::string(text.substr(0, colon));
-    port = static_cast<std::uint16_t>(value);
-    return true;
-}
-
-bool isLoopbackHost(std::string_view host) {
-    return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]";
-}
-
-ConfigPosition positionOf(const TableReader& r, std::string_view key) {
-    const toml::source_region where = r.where(key);
-    return {where.begin.line, where.begin.column};
-}
-
 void readControlTokens(TableReader& r, RuntimeConfig::Control& c) {
     const toml::array* tokens = r.array("tokens");
     if (tokens == nullptr) {
@@ -215,7 +182,7 @@ void readControlTokens(TableReader& r, RuntimeConfig::Control& c) {
         if (token.token.empty() == token.tokenFile.empty()) {
             tr.error("", "give exactly one of token or token_file (non-empty)");
         }
-        token.where = positionOf(tr, token.token.empty() ? "token_file" : "token");
+        token.where = tr.position(token.token.empty() ? "token_file" : "token");
         tr.finish();
         c.tokens.push_back(std::move(token));
     }
@@ -230,7 +197,7 @@ void readControl(TableReader& r, RuntimeConfig::Control& c) {
             r.error("auth_token", "must not be empty (remove the key for no token)");
         }
         c.authToken = *token;
-        c.authTokenWhere = positionOf(r, "auth_token");
+        c.authTokenWhere = r.position("auth_token");
     }
     readControlTokens(r, c);
     if (auto mib = r.integer("audit_max_mib", 1, 4096)) {
@@ -418,6 +385,10 @@ void readRuntime(TableReader& r, RuntimeConfig& c) {
         c.realtimeGiven = true;
         TableReader tr(*t, r.keyPath("realtime"), r.file(), r.diagnostics());
         readRealtime(tr, c.realtime);
+    }
+    if (const toml::table* t = r.table("opcua")) {
+        TableReader tr(*t, r.keyPath("opcua"), r.file(), r.diagnostics());
+        readOpcua(tr, c.opcua);
     }
     for (const TrustSection& s : kTrustSections) {
         readTrustSection(r, s.path.substr(std::string_view("runtime.").size()), s);

@@ -92,6 +92,29 @@ bool readConfigFile(const std::filesystem::path& path, std::string& text, std::v
     return true;
 }
 
+bool splitHostPort(std::string_view text, std::string& host, std::uint16_t& port) {
+    const std::size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos || colon == 0) {
+        return false;
+    }
+    const std::string_view digits = text.substr(colon + 1);
+    if (digits.empty() || digits.size() > 5 ||
+        !std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+        return false;
+    }
+    const int value = std::stoi(std::string(digits));
+    if (value > 65535) {
+        return false;
+    }
+    host = std::string(text.substr(0, colon));
+    port = static_cast<std::uint16_t>(value);
+    return true;
+}
+
+bool isLoopbackHost(std::string_view host) {
+    return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]";
+}
+
 std::string indexedPath(const std::string& arrayPath, std::size_t index) {
     return fmt::format("{}[{}]", arrayPath, index);
 }
@@ -112,6 +135,11 @@ toml::source_region TableReader::where(std::string_view key) const {
         return it->first.source().begin.line != 0 ? it->first.source() : it->second.source();
     }
     return table_.source();
+}
+
+ConfigPosition TableReader::position(std::string_view key) const {
+    const toml::source_region at = where(key);
+    return {at.begin.line, at.begin.column};
 }
 
 void TableReader::error(std::string_view key, std::string message) {

@@ -100,7 +100,7 @@ TEST(TrustProject, SimulatedWithSimulationTomlCouplesOutputsToInputs) {
     dir.write("runtime.toml",
               runtimeToml("MixerClassic",
                           "endpoint = \"tcp://127.0.0.1:0\"\nauth_token = \"mixer-oscat-example-token\"\n",
-                          "[runtime.opcua]\nenabled = true\nlisten = \"127.0.0.1:4840\"\n"
+                          "[runtime.opcua]\nenabled = false\nlisten = \"127.0.0.1:4840\"\n"
                           "namespace_uri = \"urn:example:mixer\"\nsecurity_policy = \"none\"\n\n"));
     dir.write("io.toml", "[io]\ndriver = \"simulated\"\nparams = {}\n\n[[io.safe_state]]\naddress = \"%QX0.0\"\n"
                          "value = \"FALSE\"\n");
@@ -173,9 +173,9 @@ END_PROGRAM
                               "    Cpu0.Plant.echo_fb AT %IW3 : INT;\n"));
     std::string built;
     const std::vector<std::string> warnings = buildAndValidate(dir, built);
-    EXPECT_EQ(warnings, (std::vector<std::string>{
-                            "runtime.toml:10: runtime.control.auth_token", "runtime.toml:12: runtime.opcua",
-                            "simulation.toml:3: simulation.seed", "simulation.toml:4: simulation.time_scale"}));
+    EXPECT_EQ(warnings, (std::vector<std::string>{"runtime.toml:10: runtime.control.auth_token",
+                                                  "simulation.toml:3: simulation.seed",
+                                                  "simulation.toml:4: simulation.time_scale"}));
     // One W1013 for the file's nine VAR_CONFIG entries, at the first.
     EXPECT_NE(built.find("Configuration.st:7:5: warning[W1013]: VAR_CONFIG in this file gives addresses to 9 "
                          "variables"),

@@ -97,8 +97,9 @@ struct ControlOptions {
 [[nodiscard]] std::string tokenProblem(std::string_view token);
 
 // Reads a token file: mode 0600 or stricter, one trailing newline trimmed, then tokenProblem().
-// False with `error` naming the file and the reason.
-bool readTokenFile(const std::string& path, std::string& token, std::string& error);
+// False with `error` naming the file (as `what`: an OPC UA user's "password file") and the reason.
+bool readTokenFile(const std::string& path, std::string& token, std::string& error,
+                   std::string_view what = "token file");
 
 class ControlServer {
 public:
@@ -174,7 +175,8 @@ public:
     // A call whose session stays open until closeStream (the web page's /api/events): `call` is
     // served as call() serves it (var.subscribe: the method table, the role the surface
     // established, the params schema, the caller's rate limit, the audit log); its answer goes to
-    // `answer`, then every notification of the session (var.changed) to `notification` as its
+    // `answer`, then every notification of the session (var.changed; `event` after events.subscribe,
+    // the OPC UA server's way to learn of state changes and online changes) to `notification` as its
     // method and params object (JSON text), typed as the answer is: no line is written for the
     // surface to parse back. Both run on the endpoint's thread and must only hand over.
     // `backlogged` (called on that thread) says the consumer has not written the last

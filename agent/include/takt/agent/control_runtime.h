@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "takt/agent/control.h"
+#include "takt/agent/opcua_server.h"
 #include "takt/agent/value_feed.h"
 #include "takt/engine/overrun_digest.h"
 #include "takt/engine/scan_loop.h"
@@ -45,6 +46,8 @@ struct RuntimeControlOptions {
     // The run's log: one line per applied online change naming what it kept, converted and
     // re-initialised (transfer_report_json.h). May be empty.
     std::function<void(const std::string&)> changeLog;
+    // The OPC UA server process's health ([runtime.opcua]); empty: runtime.status has no "opcua".
+    std::function<OpcuaHealth()> opcua;
 };
 
 class RuntimeControl final : public ControlTarget, public ValueFeed {

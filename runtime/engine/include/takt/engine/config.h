@@ -45,6 +45,16 @@ struct ControlToken {
     ConfigPosition where; // of the token or token_file key
 };
 
+// A user of the OPC UA server: [[runtime.opcua.users]], or truST's username / password.
+struct OpcuaUser {
+    std::string name;
+    std::string role;         // viewer | operator | engineer | admin
+    std::string passwordFile; // relative to runtime.toml's folder
+    std::string password;     // truST's inline password (runtime.opcua.password)
+    std::string key;          // of the secret: "runtime.opcua.users[0].password_file", "runtime.opcua.password"
+    ConfigPosition where;     // of password_file or password
+};
+
 struct RuntimeConfig {
     std::filesystem::path file; // the runtime.toml read
     std::int64_t bundleVersion = 1;
@@ -80,6 +90,29 @@ struct RuntimeConfig {
         bool tls = false;       // HTTPS with tls_cert / tls_key
         std::string tlsCert, tlsKey;
     } web;
+
+    // [runtime.opcua]: the OPC UA server process beside the runtime (docs/opcua.md).
+    struct Opcua {
+        bool enabled = false; // the table is given with enabled = true
+        ConfigPosition where; // of enabled
+        std::string listen = "127.0.0.1:4840";
+        std::string host = "127.0.0.1";
+        std::uint16_t port = 4840;
+        std::string endpointPath = "/";
+        std::string namespaceUri;              // empty: "urn:takt:<resource name>"
+        std::uint32_t publishIntervalMs = 100; // the shortest publishing interval granted
+        std::uint32_t maxNodes = 10000;        // variables in the address space at most
+        std::vector<std::string> expose;       // globs over var.list paths; empty: every variable
+        std::string securityPolicy = "none";   // none | basic256sha256 | aes128_sha256_rsaoaep | aes256_sha256_rsapss
+        std::string securityMode = "none";     // none | sign | sign_and_encrypt
+        bool allowAnonymous = true;            // an anonymous session has the viewer role
+        bool allowInsecureNetwork = false;     // security "none" on an address other hosts can reach
+        std::string certificate, privateKey;   // PEM; empty: generated into the state directory
+        // The server's PKI folder: own/ (its certificate), trusted/certs (client certificates it
+        // trusts), rejected/ (refused clients'); empty: .takt/opcua/pki under the state directory.
+        std::string pkiDir;
+        std::vector<OpcuaUser> users;
+    } opcua;
 
     struct Log {
         std::string level = "info"; // trace | debug | info | warn | error | off

@@ -102,6 +102,8 @@ public:
     [[nodiscard]] std::vector<ConfigDiagnostic>& diagnostics() noexcept { return out_; }
     // The source position of `key` (its key text), or of the table when the key is absent.
     [[nodiscard]] toml::source_region where(std::string_view key) const;
+    // The same as a ConfigPosition, for checks made after loading (a token file's contents).
+    [[nodiscard]] ConfigPosition position(std::string_view key) const;
 
 private:
     const toml::node* lookup(std::string_view key, bool required, std::string_view expected);
@@ -117,6 +119,14 @@ private:
 // [runtime.realtime] (runtime.toml and board files share it). scheduler = "fifo" without a
 // priority means priority 80 (CONFIG.md); a priority without fifo is an error.
 void readRealtime(TableReader& reader, RuntimeConfig::Realtime& out);
+
+// "host:port" split at its last colon: false unless both are there and the port is 0..65535.
+[[nodiscard]] bool splitHostPort(std::string_view text, std::string& host, std::uint16_t& port);
+// 127.0.0.1, localhost, ::1 or [::1]: an address only this host can reach.
+[[nodiscard]] bool isLoopbackHost(std::string_view host);
+
+// [runtime.opcua] (config_opcua.cpp): the OPC UA server's keys, truST's and takt's.
+void readOpcua(TableReader& reader, RuntimeConfig::Opcua& out);
 
 // The path of element `index` of array `key` for diagnostics: "io.drivers[1]".
 [[nodiscard]] std::string indexedPath(const std::string& arrayPath, std::size_t index);

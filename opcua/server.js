@@ -1,0 +1,173 @@
+'use strict';
+// The OPC UA server of takt (docs/opcua.md): node-opcua, started and supervised by `takt run`
+// when runtime.toml has [runtime.opcua] enabled = true. It knows the runtime only through the
+// private channel on descriptor 3 (channel.js) and its typed calls: the address space comes from
+// var.list (space.js), the values of monitored variables from the change stream (feed.js), other
+// values from var.read, the runtime's state from runtime.status (runtime_nodes.js), and online
+// changes from its events. It holds no password and decides no role: logins and role checks are
+// the runtime's.
+
+const opcua = require('node-opcua');
+const { Channel } = require('./channel');
+const { ValueFeed } = require('./feed');
+const { ProgramSpace } = require('./space');
+const { RuntimeNodes } = require('./runtime_nodes');
+
+const channel = new Channel(3);
+
+function log(message) {
+  process.stderr.write(`opcua: ${message}\n`);
+}
+
+// The runtime's events that change what the Runtime nodes show, and the online change, after
+// which the address space follows the new program.
+const kEvents = ['runtime_started', 'runtime_stopped', 'paused', 'resumed', 'fault', 'reload_applied'];
+
+// Every monitored item of a program variable makes the change stream carry that variable, at the
+// item's sampling rate, while the item exists (feed.js), whichever session's subscription it is in.
+function followMonitoredItems(server, space, feed) {
+  const watchSubscription = (subscription) => {
+    subscription.on('monitoredItem', (item) => {
+      const path = item.itemToMonitor.attributeId === opcua.AttributeIds.Value ? space.pathOf(item.node) : null;
+      if (!path) {
+        return;
+      }
+      item.taktWatch = feed.watch(path, item.samplingInterval);
+      // ModifyMonitoredItems may change the sampling interval: the feed's rate follows.
+      const modify = item.modify.bind(item);
+      item.modify = (...args) => {
+        const result = modify(...args);
+        const old = item.taktWatch;
+        if (old && feed.rateFor(item.samplingInterval) !== old.rate) {
+          item.taktWatch = feed.watch(path, item.samplingInterval);
+          feed.unwatch(old);
+        }
+        return result;
+      };
+    });
+    subscription.on('removeMonitoredItem', (item) => {
+      if (item.taktWatch) {
+        feed.unwatch(item.taktWatch);
+        item.taktWatch = undefined;
+      }
+    });
+  };
+  server.on('create_session', (session) => session.on('new_subscription', watchSubscription));
+}
+
+const kPolicies = {
+  none: opcua.SecurityPolicy.None,
+  basic256sha256: opcua.SecurityPolicy.Basic256Sha256,
+  aes128_sha256_rsaoaep: opcua.SecurityPolicy.Aes128_Sha256_RsaOaep,
+  aes256_sha256_rsapss: opcua.SecurityPolicy.Aes256_Sha256_RsaPss,
+};
+const kModes = {
+  none: opcua.MessageSecurityMode.None,
+  sign: opcua.MessageSecurityMode.Sign,
+  sign_and_encrypt: opcua.MessageSecurityMode.SignAndEncrypt,
+};
+
+async function start(options) {
+  // Sampling down to the base cycle: no monitored item is sampled faster than the runtime
+  // publishes (node-opcua's own floor is 50 ms).
+  const feedInterval = Math.max(10, options.cycleIntervalMs || 10);
+  const certificateManager = new opcua.OPCUACertificateManager({
+    rootFolder: options.pkiDir,
+    automaticallyAcceptUnknownCertificate: false,
+  });
+  await certificateManager.initialize();
+  const server = new opcua.OPCUAServer({
+    host: options.host,
+    // The endpoint URL names the address listened on, so a client that asks for it finds it;
+    // on every interface the machine's name.
+    hostname: options.host === '0.0.0.0' || options.host === '::' ? undefined : options.host,
+    port: options.port,
+    resourcePath: options.endpointPath === '/' ? '' : options.endpointPath,
+    // Without message security, Basic256Sha256 is still listed: it is what user passwords are
+    // encrypted with (the user token policy), so they never cross the network in clear text;
+    // with only the None mode there is no endpoint of that policy.
+    securityPolicies:
+      options.securityPolicy === 'none'
+        ? [opcua.SecurityPolicy.None, opcua.SecurityPolicy.Basic256Sha256]
+        : [kPolicies[options.securityPolicy]],
+    securityModes: [kModes[options.securityMode]],
+    allowAnonymous: options.allowAnonymous,
+    serverCertificateManager: certificateManager,
+    certificateFile: options.certificate || undefined,
+    privateKeyFile: options.privateKey || undefined,
+    buildInfo: {
+      productName: 'takt',
+      productUri: 'urn:takt',
+      manufacturerName: 'takt',
+      softwareVersion: options.version,
+    },
+    serverInfo: {
+      applicationUri: `urn:takt:${options.resource}:opcua`,
+      productUri: 'urn:takt',
+      applicationName: { text: `takt ${options.resource}`, locale: 'en' },
+    },
+    serverCapabilities: { minSupportedSampleRate: feedInterval },
+    // A user name and password go to the runtime, which checks them and answers a session
+    // handle; every call for the session carries it (channel.js).
+    userManager: {
+      isValidUserAsync(user, password, callback) {
+        const session = this;
+        channel.call('opcua.login', { user, password }).then(
+          (answer) => {
+            session.taktSession = answer.session;
+            callback(null, true);
+          },
+          () => callback(null, false),
+        );
+      },
+      getUserRoles() {
+        return opcua.makeRoles('AuthenticatedUser');
+      },
+    },
+  });
+  server.on('session_closed', (session) => {
+    if (session.taktSession) {
+      channel.call('opcua.logout', { session: session.taktSession }).catch(() => {});
+    }
+  });
+  opcua.MonitoredItem.minimumSamplingInterval = feedInterval;
+  // publish_interval_ms: the shortest publishing interval a subscription is granted.
+  opcua.Subscription.minimumPublishingInterval = options.publishIntervalMs;
+  await server.initialize();
+  const namespace = server.engine.addressSpace.registerNamespace(options.namespaceUri);
+  let space = null;
+  const feed = new ValueFeed(channel, feedInterval, (values) => space.changed(values), log);
+  space = new ProgramSpace({ server, namespace, options, channel, feed, log });
+  await space.build();
+  const runtime = new RuntimeNodes({ server, namespace, channel, log });
+  followMonitoredItems(server, space, feed);
+  // Online changes one after the other: a second one waits for the first's rebuild.
+  let syncing = Promise.resolve();
+  channel.on('event', (event) => {
+    runtime.changed();
+    if (event.type === 'reload_applied') {
+      syncing = syncing.then(() => space.sync()).catch((err) => log(`online change: ${err.message}`));
+    }
+  });
+  await channel.call('events.subscribe', { types: kEvents });
+  await server.start();
+  const endpoint = server.getEndpointUrl();
+  log(`listening on ${endpoint}`);
+  channel.call('opcua.ready', { endpoint }).catch(() => {});
+  channel.on('close', () => {
+    // The runtime is gone (or stopping): nothing to serve.
+    server.shutdown(0).then(() => process.exit(0));
+    setTimeout(() => process.exit(0), 2000).unref();
+  });
+}
+
+channel.on('opcua.configure', (options) => {
+  start(options).catch((err) => {
+    log(`cannot start: ${err.message}`);
+    process.exit(1);
+  });
+});
+channel.on('close', () => process.exit(0));
+
+process.on('SIGTERM', () => process.exit(0));
+

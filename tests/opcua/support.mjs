@@ -1,0 +1,127 @@
+// What the OPC UA tests share: a `takt run` of a scratch project with [runtime.opcua] on a free
+// loopback port, and node-opcua's client against it.
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { OPCUAClient, MessageSecurityMode, SecurityPolicy } from 'node-opcua-client';
+
+export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const takt = process.env.TAKT_BIN || path.join(repo, 'build/takt');
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+// Polls `fn` until it returns a truthy value; the last value (or error) names what was awaited.
+export async function until(what, fn, timeoutMs = 60000) {
+  const end = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < end) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(200);
+  }
+  throw new Error(`timed out waiting for ${what}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+}
+
+// A `takt run` of a project made of `sources` ({name: text} under src/) with the OPC UA server on a
+// free loopback port; `opcuaToml` is added to its [runtime.opcua]. Resolves once the server
+// answers; `stop()` ends the run and returns its output.
+export async function startTakt({ sources, opcuaToml = '', files = {} }) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'takt-opcua-'));
+  mkdirSync(path.join(dir, 'src'));
+  for (const [name, text] of Object.entries(sources)) writeFileSync(path.join(dir, 'src', name), text);
+  for (const [name, { text, mode }] of Object.entries(files)) writeFileSync(path.join(dir, name), text, { mode });
+  const port = await freePort();
+  writeFileSync(path.join(dir, 'io.toml'), '[io]\ndriver = "loopback"\n\n[io.params]\nbytes = 4\n');
+  writeFileSync(path.join(dir, 'runtime.toml'), `[resource]
+name = "cell"
+cycle_interval_ms = 10
+
+[runtime.watchdog]
+timeout_ms = 5000
+
+[runtime.control]
+endpoint = "unix://${dir}/takt.sock"
+
+[runtime.opcua]
+enabled = true
+listen = "127.0.0.1:${port}"
+${opcuaToml}
+`);
+  const child = spawn(takt, ['run', '--project', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d) => { output += d; });
+  child.stderr.on('data', (d) => { output += d; });
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const endpoint = `opc.tcp://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15000);
+    const result = await exited;
+    clearTimeout(timer);
+    rmSync(dir, { recursive: true, force: true });
+    return { ...result, output };
+  };
+  try {
+    const end = Date.now() + 60000;
+    while (!output.includes('opcua: listening on')) {
+      if (child.exitCode !== null) throw new Error(`takt run ended: ${output}`);
+      if (Date.now() > end) throw new Error(`no OPC UA server at ${endpoint} after 60 s: ${output}`);
+      await sleep(200);
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  // runtime.status through the control endpoint, as `takt ctl` answers it.
+  const status = async () => {
+    const { stdout } = await promisify(execFile)(takt, ['ctl', '--project', dir, 'runtime.status']);
+    return JSON.parse(stdout);
+  };
+  return { dir, port, endpoint, stop, status, output: () => output };
+}
+
+// A session of node-opcua's client on `endpoint` (anonymous unless `userIdentity` is given).
+export async function connect(endpoint, { userIdentity } = {}) {
+  const client = OPCUAClient.create({
+    applicationName: 'takt-opcua-test',
+    securityMode: MessageSecurityMode.None,
+    securityPolicy: SecurityPolicy.None,
+    endpointMustExist: false,
+    connectionStrategy: { maxRetry: 2, initialDelay: 200, maxDelay: 1000 },
+  });
+  await client.connect(endpoint);
+  let session;
+  try {
+    session = await client.createSession(userIdentity);
+  } catch (err) {
+    await client.disconnect(); // a refused session leaves no connection behind
+    throw err;
+  }
+  return {
+    client,
+    session,
+    close: async () => {
+      await session.close();
+      await client.disconnect();
+    },
+  };
+}
