@@ -123,6 +123,10 @@ public:
         observerContext_ = context;
     }
 
+    // The stop map of the program the thread runs next (an online change brings a new one). Only
+    // while the thread runs no program (parked at its cycle boundary).
+    void setStops(const StopMap& stops) noexcept { stops_ = &stops; }
+
     // ---- the running thread (the interpreter) ----
     [[nodiscard]] const StopMap& stops() const noexcept { return *stops_; }
     // Whether a run must use the loop that can halt.
