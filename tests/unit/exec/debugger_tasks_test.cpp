@@ -165,6 +165,38 @@ TEST(DebuggerTasks, ABreakpointHaltsOneTaskWhileTheOtherKeepsItsReleases) {
     loop.stop();
 }
 
+// An online change brings a new program with a stop map of its own: the task's debugger follows
+// it, so a breakpoint set in the new program halts the task (and the old map, freed with the old
+// program, is never read again).
+TEST(DebuggerTasks, AfterAnOnlineChangeTheNewProgramsBreakpointsHalt) {
+    Rig rig;
+    ASSERT_TRUE(rig.ok);
+    ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+    std::string error;
+    ASSERT_TRUE(loop.start(error)) << error;
+    vm::Debugger* dbg = loop.taskDebugger(rig.task("SLOW"));
+    ASSERT_NE(dbg, nullptr);
+    dbg->attach();
+    for (int i = 0; i < 2; ++i) {
+        PreparedChange change = rig.engine->prepareChange(
+            std::make_unique<LoadedProgram>(rig.compiled.program.module, rig.compiled.program.hash), false);
+        ASSERT_TRUE(change.ok()) << change.fault.message;
+        ScanCommand c;
+        c.kind = ScanCommandKind::Reload;
+        c.change = &change;
+        CommandResult r;
+        ASSERT_TRUE(testing::submitAndWait(loop, c, r));
+        ASSERT_TRUE(r.ok) << (r.refusal != nullptr ? r.refusal : "");
+    }
+    const std::uint32_t seen = dbg->haltCount();
+    rig.setLine(kLineCall, true);
+    ASSERT_TRUE(dbg->waitHalted(seen, deadlineIn(10)));
+    EXPECT_EQ(vm::sourceAt(rig.module(), dbg->frames().back().pc).line, kLineCall);
+    EXPECT_EQ(&dbg->stops(), &rig.engine->program().stops());
+    loop.stop();
+    EXPECT_FALSE(dbg->halted());
+}
+
 // A PLC never stays halted because its debugger is gone: stop() releases a halted task.
 TEST(DebuggerTasks, StopWhileATaskIsHaltedDetachesAndStops) {
     Rig rig;
