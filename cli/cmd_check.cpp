@@ -1,6 +1,7 @@
-// `takt check [--project DIR | FILE…] [--json] [--dialect codesys|iec]`: the whole front end without writing anything.
-// Human output (diagnostics and a summary line) goes to stderr; --json prints one document on
-// stdout in the shape `takt build --json` also uses (CONFIG.md).
+// `takt check [--project DIR | FILE…] [--json] [--dialect codesys|iec] [--shared-variables]`: the whole front
+// end without writing anything. Human output (diagnostics and a summary line) goes to stderr; --json prints one
+// document on stdout in the shape `takt build --json` also uses (CONFIG.md). --shared-variables prints, on
+// stdout, the variables each pair of tasks shares (as text, or with --json as its own document).
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -10,8 +11,10 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "shared_variables.h"
 #include "takt/agent/project_build.h"
 #include "takt/compiler/project.h"
+#include "takt/compiler/sema/model.h"
 
 namespace takt::cli {
 
@@ -21,6 +24,7 @@ struct CheckOptions {
     std::string project;
     std::vector<std::string> files;
     bool json = false;
+    bool sharedVariables = false;
     std::string dialect; // empty: runtime.toml's [build] dialect (default "codesys")
 };
 
@@ -42,7 +46,18 @@ int runCheck(const CheckOptions& options) {
     }
     compiler::Project project = compiler::checkProject(input, dialect);
 
-    if (options.json) {
+    if (options.sharedVariables && project.valid() && project.model != nullptr) {
+        const std::string listing =
+            options.json ? renderSharedVariablesJson(*project.model) : renderSharedVariables(*project.model);
+        std::fwrite(listing.data(), 1, listing.size(), stdout);
+    }
+    if (options.json && options.sharedVariables) {
+        if (!project.valid()) {
+            std::string doc = agent::renderCheckJson(project);
+            doc += '\n';
+            std::fwrite(doc.data(), 1, doc.size(), stdout);
+        }
+    } else if (options.json) {
         std::string doc = agent::renderCheckJson(project);
         doc += '\n';
         std::fwrite(doc.data(), 1, doc.size(), stdout);
@@ -73,6 +88,8 @@ void registerCheck(CLI::App& app, int& exitCode) {
     CLI::Option* files = cmd->add_option("files", options->files, "Check these .st/.pou files instead of a project");
     project->excludes(files);
     cmd->add_flag("--json", options->json, "Print one JSON document on stdout");
+    cmd->add_flag("--shared-variables", options->sharedVariables,
+                  "List, per pair of tasks, the variables both use and whether each reads or writes them");
     cmd->add_option("--dialect", options->dialect,
                     "codesys: CODESYS leniencies are W1xxx warnings; iec: they are errors (default: runtime.toml "
                     "[build] dialect, else codesys)")

@@ -12,8 +12,9 @@ std::string str(const rapidjson::Value& v, const char* key) {
     return v.IsObject() && v.HasMember(key) && v[key].IsString() ? v[key].GetString() : "";
 }
 
+// GetInt64 of a number that is not an integer reads the bits of a double: IsInt64, not IsNumber.
 std::int64_t num(const rapidjson::Value& v, const char* key) {
-    return v.IsObject() && v.HasMember(key) && v[key].IsNumber() ? v[key].GetInt64() : 0;
+    return v.IsObject() && v.HasMember(key) && v[key].IsInt64() ? v[key].GetInt64() : 0;
 }
 
 std::string shortHash(const std::string& h) {

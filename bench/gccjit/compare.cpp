@@ -111,7 +111,14 @@ const native::Host kNoHost{};
 // One scan of compiled code, called as the engine's VmRunner calls the native tier.
 bool runEntry(native::Entry entry, Image& img) {
     const bytecode::Module& m = *img.module;
-    native::RunContext ctx{std::numeric_limits<std::uint64_t>::max(), &kNeverAbort, bytecode::kNone, &kNoHost};
+    // The image has the one call stack (no tasks here): it ends where the image ends. The
+    // programs call no standard FB (compiled without DirectFbs), so no FB context.
+    native::RunContext ctx{std::numeric_limits<std::uint64_t>::max(),
+                           &kNeverAbort,
+                           bytecode::kNone,
+                           &kNoHost,
+                           img.program->imageSize(),
+                           nullptr};
     const auto stackBase = static_cast<std::uint32_t>(m.constSize + m.globalSize);
     return entry(img.program->image(), img.instance->offset, stackBase, &ctx, 0) == 0;
 }

@@ -2,9 +2,10 @@
 // tier (`tier`) or as its native twin (`native`), and prints its check value. Meant for
 // instruction counts: under `valgrind --tool=callgrind`, the difference between two scan counts
 // divided by the difference in scans is instructions per scan without the compile and start-up
-// cost (scripts/bench.sh does that). On stderr: the CPU time per scan of the scan loop (on a
-// shared machine wall-clock time mostly measures the other processes) and, for `tier`, the
-// compile time and the tier the program ran on.
+// cost (scripts/bench.sh does that). On stderr: the CPU and wall-clock time per scan of the scan
+// loop (on a shared machine wall-clock time also measures the other processes; scripts/
+// bench-cycles.py compares wall-clock times of runs interleaved with the harness's) and, for
+// `tier`, the compile time and the tier the program ran on.
 // `compile <program.stbc> <times>` measures the native tier's compile of a whole project (what
 // `takt run` and each online change pay, off the scan thread): the program.stbc `takt build`
 // wrote, verified, then attached to a fresh native VmRunner `times` times.
@@ -28,6 +29,13 @@ namespace {
 std::int64_t cpuNs() {
     timespec ts{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Wall-clock time, in ns.
+std::int64_t wallNs() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
     return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
@@ -81,6 +89,7 @@ int main(int argc, char** argv) {
     }
     double check = 0.0;
     std::int64_t started = cpuNs();
+    std::int64_t wallStarted = wallNs();
     if (mode == "st" || mode == "tier") {
         takt::bench::StProgram st;
         std::string error;
@@ -94,6 +103,7 @@ int main(int argc, char** argv) {
                          st.nativeCompileMs());
         }
         started = cpuNs();
+        wallStarted = wallNs();
         for (long n = 0; n < scans; ++n) {
             if (!st.scan()) {
                 std::fprintf(stderr, "scan %ld: %s\n", n, st.faultMessage().c_str());
@@ -110,6 +120,7 @@ int main(int argc, char** argv) {
         const bool known = takt::bench::withTwin(program, [&]<typename Twin>() {
             Twin twin;
             started = cpuNs();
+            wallStarted = wallNs();
             for (long n = 0; n < scans; ++n) {
                 takt::bench::scanTwin(twin, n * takt::bench::StProgram::kScanNs);
                 // As takt_bench's DoNotOptimize + ClobberMemory: each scan starts from the state
@@ -128,7 +139,9 @@ int main(int argc, char** argv) {
         return 2;
     }
     const auto ns = static_cast<double>(cpuNs() - started);
-    std::fprintf(stderr, "%.1f ns/scan\n", scans > 0 ? ns / static_cast<double>(scans) : 0.0);
+    const auto wall = static_cast<double>(wallNs() - wallStarted);
+    const double per = scans > 0 ? 1.0 / static_cast<double>(scans) : 0.0;
+    std::fprintf(stderr, "%.1f ns/scan CPU, %.1f ns/scan wall\n", ns * per, wall * per);
     std::printf("%.17g\n", check);
     return 0;
 }

@@ -144,9 +144,11 @@ void Frontend::fullCheck(const fs::path& also) {
     Project& project = out->project;
     project.directory = directory_;
     std::error_code ec;
+    const FileAccess& access = input_.access != nullptr ? *input_.access : diskAccess();
     const bool explicitFiles = !input_.files.empty();
-    if (!explicitFiles && !fs::is_directory(project.directory, ec)) {
-        const bool exists = fs::exists(project.directory, ec);
+    const FileAccess::Kind dirKind = explicitFiles ? FileAccess::Kind::Directory : access.kind(project.directory);
+    if (dirKind != FileAccess::Kind::Directory) {
+        const bool exists = dirKind != FileAccess::Kind::Missing;
         project.configErrors.push_back(
             ConfigError{input_.directory.empty() ? project.directory.string() : input_.directory.generic_string(),
                         0,
@@ -157,7 +159,7 @@ void Frontend::fullCheck(const fs::path& also) {
         return;
     }
     if (!explicitFiles || input_.readConfig) {
-        readProjectConfig(project);
+        readProjectConfig(project, access);
         if (!project.valid()) {
             last_ = std::move(out);
             return;
@@ -166,13 +168,16 @@ void Frontend::fullCheck(const fs::path& also) {
     if (dialect_) {
         project.build.dialect = *dialect_;
     }
+    if (!input_.sourcesRoot.empty()) {
+        project.build.sourcesRoot = input_.sourcesRoot;
+    }
 
     DiagnosticSink sink;
     std::vector<bool> readable; // by FileId: the trust-lsp.toml files read are not ST
     ManifestSources manifest;
     auto loaded = std::make_unique<Loaded>();
     if (!explicitFiles) {
-        manifest = readTrustManifest(project.directory, *project.sources, sink, &displayPath);
+        manifest = readTrustManifest(project.directory, *project.sources, sink, &displayPath, access);
         project.build.vendor = manifest.vendor;
         readable.assign(project.sources->size(), false);
         for (FileId id = 0; id < project.sources->size(); ++id) {
@@ -183,7 +188,7 @@ void Frontend::fullCheck(const fs::path& also) {
         }
     }
     std::vector<fs::path> files =
-        explicitFiles ? input_.files : projectSources(project.directory, manifest, project.build.sourcesRoot);
+        explicitFiles ? input_.files : projectSources(project.directory, manifest, project.build.sourcesRoot, access);
     if (manifest.failed) {
         files.clear(); // a missing library would only show as unknown names in every file using it
     }
@@ -207,7 +212,7 @@ void Frontend::fullCheck(const fs::path& also) {
         if (const std::string* open = textOf(absolute[i]); open != nullptr) {
             text = *open;
         } else {
-            ok = readFile(files[i], text, error);
+            ok = access.read(files[i], text, error);
         }
         const FileId id = project.sources->add(shown, ok ? std::move(text) : std::string());
         project.sourcePaths.push_back(shown);

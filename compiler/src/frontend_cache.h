@@ -1,6 +1,6 @@
 #pragma once
 // What a Frontend keeps between checks (frontend.h): per ST file, keyed by its text, the facts
-// semantic analysis recorded while checking it in full and its declarations parsed once.
+// semantic analysis recorded while checking it and its declarations parsed once.
 #include <cstddef>
 #include <filesystem>
 #include <memory>
@@ -15,7 +15,9 @@ namespace takt::compiler {
 struct Frontend::FileState {
     std::filesystem::path path; // absolute
     std::string text;           // the text these facts are about
-    std::string interface;      // its declarations without bodies and positions, as the syntax tree prints them
+    // What it declares for the other files, from the model (frontend_facts.cpp): an edit that
+    // changes it sends the project to a full check.
+    std::string digest;
     // The text with each POU body blanked (offsets kept); empty when the file has syntax errors
     // (it is then checked by its whole text).
     std::string declText;
@@ -25,12 +27,12 @@ struct Frontend::FileState {
     std::set<std::string> calls;                  // "CALLER>CALLEE" (qualified, upper case) its bodies make
     std::set<std::string> foreignLocals;          // "path|POU.NAME": locals of other files its bodies name
     std::set<std::filesystem::path> relatedFiles; // other files its diagnostics point into
-    // What decides which files an edit of another file is checked with (frontend_incremental.cpp):
-    std::set<std::string> declares; // upper-case names it declares where others can name them (from the model)
-    // Upper-case identifiers of its declarations (of its text with syntax errors); read from the
-    // text when first needed (mentionsKnown), as most files' are never needed.
-    std::set<std::string> mentions;
-    bool mentionsKnown = false;
+    // Upper-case names it declares where others can name them (from the model): a file whose
+    // check looked one of them up is checked with this file's declarations.
+    std::set<std::string> declares;
+    // The other files (indices into Loaded::states) its last incremental check used: the next
+    // edit starts from them (frontend_incremental.cpp).
+    std::vector<std::size_t> checkedWith;
     bool reachesAll = false; // a CONFIGURATION or a top-level USING: it names into every file
     std::size_t errors = 0;
 };
@@ -46,7 +48,16 @@ struct Frontend::Loaded {
     bool usable = false;           // valid, every file read, no manifest error: incremental checks may run
 };
 
-// The facts of file `id` of `checked` (whose bodies were all checked) from its unit and the model.
+// The facts of file `id` of `checked` (whose bodies were all checked) from its unit and the model
+// (frontend_facts.cpp).
 void recordFacts(const CheckedProject& checked, FileId id, ast::CompilationUnit& unit, Frontend::FileState& out);
+// The upper-case names file `id` declares where other files can name them: the global scope,
+// namespaces, and enumeration values (a bare value resolves across the project).
+[[nodiscard]] std::set<std::string> declaredNames(const SemanticModel& model, FileId id);
+// A digest of what file `id` declares for the others, from the model's symbols and types.
+[[nodiscard]] std::string declarationsDigest(const SemanticModel& model, FileId id, std::string_view text);
+// Clears what the last analysis wrote into a kept declarations unit; false when that cannot be
+// undone and the unit must be parsed again (frontend_reuse.cpp).
+[[nodiscard]] bool clearForReuse(ast::CompilationUnit& unit);
 
 } // namespace takt::compiler

@@ -161,15 +161,33 @@ void readSourcesRoot(const toml::node& node, const std::string& path, const std:
 
 } // namespace
 
-void readProjectConfig(Project& project) {
-    fs::path toml = project.directory / "runtime.toml";
+FileAccess::Kind FileAccess::kind(const fs::path& path) const {
     std::error_code ec;
-    if (!fs::exists(toml, ec)) {
+    const fs::file_status st = fs::status(path, ec);
+    return fs::is_directory(st) ? Kind::Directory : fs::exists(st) ? Kind::File : Kind::Missing;
+}
+
+bool FileAccess::read(const fs::path& path, std::string& text, std::string& error) const {
+    return readFile(path, text, error);
+}
+
+std::vector<fs::path> FileAccess::sources(const fs::path& dir) const {
+    return discoverSources(dir);
+}
+
+const FileAccess& diskAccess() {
+    static const FileAccess disk;
+    return disk;
+}
+
+void readProjectConfig(Project& project, const FileAccess& access) {
+    fs::path toml = project.directory / "runtime.toml";
+    if (access.kind(toml) == FileAccess::Kind::Missing) {
         return; // runtime.toml is required to run, not to check
     }
     std::string text;
     std::string error;
-    if (!readFile(toml, text, error)) {
+    if (!access.read(toml, text, error)) {
         project.configErrors.push_back(ConfigError{"runtime.toml", 0, 0, {}, fmt::format("cannot read: {}", error)});
         return;
     }
@@ -178,14 +196,14 @@ void readProjectConfig(Project& project) {
 }
 
 std::vector<fs::path> projectSources(const fs::path& dir, const ManifestSources& manifest,
-                                     const std::string& sourcesRoot) {
+                                     const std::string& sourcesRoot, const FileAccess& access) {
     if (!manifest.present) {
-        return discoverSources(dir / sourcesRoot);
+        return access.sources(dir / sourcesRoot);
     }
     std::vector<fs::path> files;
     std::vector<fs::path> seen;
     for (const fs::path& folder : manifest.folders) {
-        for (fs::path& file : discoverSources(folder)) {
+        for (fs::path& file : access.sources(folder)) {
             std::error_code ec;
             fs::path key = fs::weakly_canonical(file, ec);
             if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
@@ -290,7 +308,7 @@ std::vector<fs::path> discoverSources(const fs::path& dir) {
 std::optional<fs::path> sourcesToCompile(const fs::path& dir) {
     Project probe;
     probe.directory = dir;
-    readProjectConfig(probe);
+    readProjectConfig(probe, diskAccess());
     const fs::path root = dir / probe.build.sourcesRoot;
     std::error_code ec;
     if (!probe.valid() || fs::is_directory(root, ec) || fs::exists(dir / "trust-lsp.toml", ec)) {

@@ -18,10 +18,12 @@ namespace takt::compiler {
 [[nodiscard]] std::string displayPath(const std::filesystem::path& file, const std::filesystem::path& projectDir);
 // Reads `<project.directory>/runtime.toml` [build] into project.build (nothing when absent);
 // problems go to project.configErrors.
-void readProjectConfig(Project& project);
+void readProjectConfig(Project& project, const FileAccess& access);
 // The project's ST: [build] sources_root (src/ by default) or, with a trust-lsp.toml, its include
 // paths and then its libraries' folders; a file reached through two folders is compiled once.
-[[nodiscard]] std::vector<std::filesystem::path>
-projectSources(const std::filesystem::path& dir, const ManifestSources& manifest, const std::string& sourcesRoot);
+[[nodiscard]] std::vector<std::filesystem::path> projectSources(const std::filesystem::path& dir,
+                                                                const ManifestSources& manifest,
+                                                                const std::string& sourcesRoot,
+                                                                const FileAccess& access);
 
 } // namespace takt::compiler

@@ -1,8 +1,6 @@
 #include "trust_manifest.h"
 
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -19,7 +17,8 @@ constexpr std::string_view kManifestName = "trust-lsp.toml";
 // One trust-lsp.toml being read: reports point into its text.
 class ManifestReader {
 public:
-    ManifestReader(const SourceFile& file, DiagnosticSink& sink) : file_(file), sink_(sink) {}
+    ManifestReader(const SourceFile& file, DiagnosticSink& sink, const FileAccess& access)
+        : access(access), file_(file), sink_(sink) {}
 
     Span spanOf(const toml::source_region& where) const {
         const auto offset = [&](const toml::source_position& p) -> std::uint32_t {
@@ -62,7 +61,21 @@ public:
         return s;
     }
 
+    // Whether `folder` (named by `key` at `where`) is a folder to read: E0024 when it lies
+    // outside what the access may read; false without a report when it does not exist.
+    bool folderToRead(const fs::path& folder, const toml::source_region& where, const std::string& key,
+                      const std::string& given, FileAccess::Kind& kind) {
+        kind = access.kind(folder);
+        if (kind == FileAccess::Kind::Outside) {
+            report(DiagCode::FolderOutside, where, key,
+                   fmt::format("'{}' ({}) lies outside {}; nothing is read from it", given, folder.string(),
+                               access.boundary()));
+        }
+        return kind == FileAccess::Kind::Directory;
+    }
+
     bool failed = false;
+    const FileAccess& access;
 
 private:
     const SourceFile& file_;
@@ -105,8 +118,11 @@ void readTables(const toml::table& root, const fs::path& dir, ManifestReader& r,
                             continue;
                         }
                         fs::path abs = (dir / folder->get()).lexically_normal();
-                        std::error_code ec;
-                        if (!fs::is_directory(abs, ec)) {
+                        FileAccess::Kind kind{};
+                        if (!r.folderToRead(abs, item.source(), path, folder->get(), kind)) {
+                            if (kind == FileAccess::Kind::Outside) {
+                                continue;
+                            }
                             // truST's own examples name include paths that are not there and
                             // still build from src/: a warning, and src/ when none is left.
                             r.ignored(item.source(), path,
@@ -189,9 +205,13 @@ void readTables(const toml::table& root, const fs::path& dir, ManifestReader& r,
                 }
                 const fs::path given = dep.folder;
                 dep.folder = (dir / given).lexically_normal();
-                std::error_code ec;
-                if (!fs::is_directory(dep.folder, ec)) {
-                    r.report(DiagCode::DependencyNotFound, where->source(), where == &v ? path : path + ".path",
+                const std::string keyPath = where == &v ? path : path + ".path";
+                FileAccess::Kind kind{};
+                if (!r.folderToRead(dep.folder, where->source(), keyPath, given.generic_string(), kind)) {
+                    if (kind == FileAccess::Kind::Outside) {
+                        continue;
+                    }
+                    r.report(DiagCode::DependencyNotFound, where->source(), keyPath,
                              fmt::format("library folder '{}' does not exist (looked for {})", given.generic_string(),
                                          dep.folder.string()));
                     continue;
@@ -206,21 +226,10 @@ void readTables(const toml::table& root, const fs::path& dir, ManifestReader& r,
     }
 }
 
-bool readText(const fs::path& path, std::string& text) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        return false;
-    }
-    std::ostringstream all;
-    all << in.rdbuf();
-    text = std::move(all).str();
-    return true;
-}
-
 } // namespace
 
 ManifestSources readTrustManifest(const fs::path& projectDir, SourceManager& sources, DiagnosticSink& sink,
-                                  std::string (*display)(const fs::path&, const fs::path&)) {
+                                  std::string (*display)(const fs::path&, const fs::path&), const FileAccess& access) {
     ManifestSources out;
     std::error_code ec;
     std::set<fs::path> seen; // library folders already read: each once, and no cycles
@@ -230,13 +239,15 @@ ManifestSources readTrustManifest(const fs::path& projectDir, SourceManager& sou
         Library lib;
         const fs::path file = dir / kManifestName;
         std::string text;
-        if (!fs::is_regular_file(file, ec) || !readText(file, text)) {
-            lib.folders.push_back(isProject || fs::is_directory(dir / "src", ec) ? dir / "src" : dir);
+        std::string error;
+        const auto hasSrc = [&] { return access.kind(dir / "src") == FileAccess::Kind::Directory; };
+        if (access.kind(file) != FileAccess::Kind::File || !access.read(file, text, error)) {
+            lib.folders.push_back(isProject || hasSrc() ? dir / "src" : dir);
             return lib;
         }
         const FileId id = sources.add(display(file, projectDir), text);
         out.manifests.push_back(id);
-        ManifestReader reader(sources.file(id), sink);
+        ManifestReader reader(sources.file(id), sink, access);
         toml::table root;
         // The packaged toml++ is built with exceptions; its parse errors surface only this way.
         try {
@@ -249,7 +260,7 @@ ManifestSources readTrustManifest(const fs::path& projectDir, SourceManager& sou
         }
         readTables(root, dir, reader, lib);
         if (lib.folders.empty()) {
-            lib.folders.push_back(isProject || fs::is_directory(dir / "src", ec) ? dir / "src" : dir);
+            lib.folders.push_back(isProject || hasSrc() ? dir / "src" : dir);
         }
         for (Dependency& d : lib.dependencies) {
             d.manifest = id;
@@ -258,7 +269,7 @@ ManifestSources readTrustManifest(const fs::path& projectDir, SourceManager& sou
         return lib;
     };
 
-    if (!fs::is_regular_file(projectDir / kManifestName, ec)) {
+    if (access.kind(projectDir / kManifestName) != FileAccess::Kind::File) {
         return out;
     }
     out.present = true;
@@ -275,7 +286,7 @@ ManifestSources readTrustManifest(const fs::path& projectDir, SourceManager& sou
         }
         Library lib = readFolder(dep.folder, false);
         if (!dep.version.empty() && !lib.version.empty() && lib.version != dep.version) {
-            ManifestReader reader(sources.file(dep.manifest), sink);
+            ManifestReader reader(sources.file(dep.manifest), sink, access);
             reader.report(DiagCode::DependencyVersionMismatch, dep.versionAt,
                           fmt::format("dependencies.{}.version", dep.name),
                           fmt::format("asks for {} but the library at {} declares version {}; its sources are "

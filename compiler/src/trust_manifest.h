@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "takt/compiler/diagnostics.h"
+#include "takt/compiler/project.h"
 #include "takt/compiler/sema.h"
 #include "takt/compiler/source.h"
 
@@ -28,6 +29,7 @@ struct ManifestSources {
 // diagnostics show.
 [[nodiscard]] ManifestSources
 readTrustManifest(const std::filesystem::path& projectDir, SourceManager& sources, DiagnosticSink& sink,
-                  std::string (*display)(const std::filesystem::path&, const std::filesystem::path&));
+                  std::string (*display)(const std::filesystem::path&, const std::filesystem::path&),
+                  const FileAccess& access);
 
 } // namespace takt::compiler

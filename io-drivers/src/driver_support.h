@@ -14,6 +14,7 @@
 
 #include <toml++/toml.h>
 
+#include "pi_mutex.h"
 #include "takt/io/driver.h"
 
 namespace takt::io::detail {
@@ -144,7 +145,7 @@ private:
         }
     }
 
-    mutable std::mutex mutex_;
+    mutable PiMutex mutex_; // the scan thread's (pi_mutex.h)
     std::vector<std::uint8_t> bytes_;
     bool safe_ = false;
 };

@@ -76,8 +76,8 @@ private:
     std::unique_ptr<GpioChip> chip_;
 
     // Shared with the scan thread (and the watchdog) under mutex_: one byte per line.
-    mutable std::mutex mutex_;
-    std::condition_variable wake_;
+    mutable PiMutex mutex_; // the scan thread's (pi_mutex.h)
+    std::condition_variable_any wake_;
     std::vector<std::uint8_t> inShared_, outShared_;
     bool safeLatched_ = false;
     bool stopping_ = false;

@@ -31,6 +31,7 @@
 
 #include "modbus_client.h"
 #include "modbus_map.h"
+#include "pi_mutex.h"
 #include <fmt/format.h>
 
 namespace takt::io {
@@ -519,8 +520,8 @@ private:
     Layout in_, out_;
 
     // Shared between the scan thread and the driver thread, under mutex_ (held for copies only).
-    mutable std::mutex mutex_;
-    std::condition_variable wake_;
+    mutable PiMutex mutex_; // the scan thread's (pi_mutex.h)
+    std::condition_variable_any wake_;
     Values inShared_, outShared_, outSafe_;
     bool haveOutputs_ = false;  // nothing is written before the first cycle's outputs
     bool safeLatched_ = false;  // applySafeState() until releaseSafeState()

@@ -35,6 +35,7 @@
 #include <modbus.h>
 
 #include "modbus_map.h"
+#include "pi_mutex.h"
 #include "registry.h"
 
 namespace takt::io {
@@ -432,7 +433,7 @@ private:
     std::vector<ModbusMap> maps_;
 
     // Snapshot and pending writes, shared with the scan thread under mutex_ (copies only).
-    mutable std::mutex mutex_;
+    mutable PiMutex mutex_; // the scan thread's (pi_mutex.h)
     Table<std::uint8_t> coils_, discrete_;
     Table<std::uint16_t> inputRegs_, holding_;
     bool pendingAny_ = false;

@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -38,6 +37,7 @@
 #include "driver_support.h"
 #include "mqtt_payload.h"
 #include "registry.h"
+#include "wakeup.h"
 
 namespace takt::io {
 namespace {
@@ -250,7 +250,7 @@ public:
             }
             haveOutputs_ = true;
         }
-        wake_.notify_one();
+        wake_.notify();
     }
 
     // Published values follow the safe image from now on (so subscribers see the safe state).
@@ -269,7 +269,7 @@ public:
             safeLatched_ = true;
             haveOutputs_ = true;
         }
-        wake_.notify_one();
+        wake_.notify();
     }
 
     void releaseSafeState() noexcept override {
@@ -285,7 +285,7 @@ public:
             const std::lock_guard lock(mutex_);
             stopping_ = true;
         }
-        wake_.notify_all();
+        wake_.notify();
         if (publisher_.joinable()) {
             publisher_.join();
         }
@@ -435,7 +435,7 @@ private:
             d->republish_ = true;
             d->inputsBad_ = false;
         }
-        d->wake_.notify_one();
+        d->wake_.notify();
         d->health_.set(Health::Ok, {});
     }
 
@@ -494,7 +494,7 @@ private:
     void publishLoop() {
         std::unique_lock lock(mutex_);
         while (!stopping_) {
-            wake_.wait_for(lock, std::chrono::milliseconds(50));
+            wake_.waitFor(lock, std::chrono::milliseconds(50));
             if (stopping_) {
                 break;
             }
@@ -514,7 +514,7 @@ private:
 
     // Publishes what changed since the last pass (everything after a reconnect). Called and
     // returns with `lock` held; releases it while publishing.
-    void publishChanges(std::unique_lock<std::mutex>& lock) {
+    void publishChanges(std::unique_lock<PiMutex>& lock) {
         const bool all = republish_;
         republish_ = false;
         outNow_ = outShared_; // same sizes: no allocation
@@ -539,7 +539,7 @@ private:
         lock.lock();
     }
 
-    void checkCommLoss(std::unique_lock<std::mutex>& lock) {
+    void checkCommLoss(std::unique_lock<PiMutex>& lock) {
         if (connected_ || inputsBad_ || monotonicNs() - disconnectedSinceNs_ < commLossMs_ * 1'000'000) {
             return;
         }
@@ -563,8 +563,8 @@ private:
     std::vector<Binding> publish_, subscribe_;
 
     // Shared under mutex_ (the scan thread only copies bytes under it).
-    mutable std::mutex mutex_;
-    std::condition_variable wake_;
+    mutable PiMutex mutex_; // the scan thread's (pi_mutex.h)
+    Wakeup wake_;           // notified by the scan thread after every cycle: no lock (wakeup.h)
     std::vector<std::uint8_t> inShared_, outShared_, imageIn_, imageOut_;
     bool haveOutputs_ = false, safeLatched_ = false, stopping_ = false, connected_ = false, republish_ = false;
     bool inputsBad_ = false;

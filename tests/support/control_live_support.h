@@ -63,15 +63,40 @@ inline std::vector<std::uint8_t> build(const fs::path& dir) {
     return rc == 0 ? readBytes(dir / "program.stbc") : std::vector<std::uint8_t>{};
 }
 
-// `takt run --project dir --for 60s` as a child with stdout and stderr in dir/run.log; SIGTERM
-// (then SIGKILL) when stopped or destroyed.
+// `argv` run through setpriv (util-linux) so that the kernel sends the program SIGTERM when the
+// thread that started it ends (PR_SET_PDEATHSIG): with the test process, since every test starts
+// its runtime on the test's own thread.
+inline std::vector<std::string> endsWithParent(std::vector<std::string> argv) {
+    argv.insert(argv.begin(), {"/usr/bin/setpriv", "--pdeathsig", "TERM", "--"});
+    return argv;
+}
+
+// `takt run --project dir` as a child with stdout and stderr in dir/run.log; SIGTERM (then
+// SIGKILL) when stopped or destroyed, and not before, however long the test takes on a loaded
+// machine: a fixed lifetime (it was `--for 60s`) stopped takt in the middle of a long test (200
+// native reloads at 0.3 s each), which then failed with "no reply". A takt whose test process
+// dies first gets SIGTERM from the kernel (setpriv --pdeathsig), so none outlives its test.
 class Runtime : public test::Process {
 public:
-    explicit Runtime(const fs::path& dir, const std::string& duration = "60s")
-        : Process(test::taktArgv({"run", "--project", dir.string(), "--for", duration}), {.log = dir / "run.log"}) {}
+    explicit Runtime(const fs::path& dir)
+        : Process(endsWithParent(test::taktArgv({"run", "--project", dir.string()})), {.log = dir / "run.log"}) {}
 
     // SIGTERM; the exit code (SIGKILL after 5 s: -1).
     int stop() { return terminate(std::chrono::seconds(5)); }
+
+    // For a failure message: "" while takt runs; else that it exited and the last lines of its log.
+    std::string exitNote() {
+        if (running()) {
+            return "";
+        }
+        const std::string text = log();
+        std::size_t from = text.size();
+        for (int lines = 0; lines < 4 && from > 0; ++lines) {
+            from = text.rfind('\n', from - 2);
+            from = from == std::string::npos ? 0 : from + 1;
+        }
+        return "; takt has exited, its log ends:\n" + text.substr(from);
+    }
 };
 
 inline rapidjson::Document parse(const std::string& json) {

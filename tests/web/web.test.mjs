@@ -117,6 +117,53 @@ describe('the live page', { skip }, () => {
     await close();
   });
 
+  // The demo's CONFIGURATION has two tasks, so each runs on a scan thread of its own: the page
+  // shows each one's priority, interval, cycles, overruns, last and longest execution time and
+  // lateness p99 as runtime.stats gives them, and the cycles move on.
+  test('each task on its own thread has its figures on the page', async () => {
+    const { page, errors, close } = await openPage(browser, demo.url);
+    const columns = await page.locator('#tasks thead th').allTextContents();
+    const cell = async (task, column) => {
+      const i = columns.indexOf(column);
+      assert.ok(i >= 0, `a column '${column}' among ${columns.join(', ')}`);
+      return page.locator(`#tasks tbody tr[data-task="${task}"] td`).nth(i).textContent();
+    };
+    const duration = /^\d+\.\d+ (µs|ms)$/;
+    const ms = (text) => Number(text.replace(/ (µs|ms)$/, '')) / (text.endsWith('µs') ? 1000 : 1);
+    const spreadOf = (text) => text.split(' / ').map((part) => { assert.match(part, duration); return ms(part); });
+    await until('both tasks on the page', async () => (await page.locator('#tasks tbody tr.thread').count()) === 2);
+    assert.match(await page.textContent('#tasks-mode'), /own/);
+    const expected = { FastTask: { priority: '1', interval: '10 ms' }, SlowTask: { priority: '2', interval: '50 ms' } };
+    const first = {};
+    for (const [task, want] of Object.entries(expected)) {
+      assert.equal(await cell(task, 'task'), task);
+      assert.equal(await cell(task, 'priority'), want.priority);
+      assert.equal(await cell(task, 'interval'), want.interval);
+      assert.equal(await cell(task, 'runs on'), 'own thread');
+      assert.match(await cell(task, 'overruns'), /^\d+$/);
+      assert.match(await cell(task, 'exec last'), duration);
+      const [, , max] = spreadOf(await cell(task, 'exec p50 / p99 / max'));
+      assert.ok(ms(await cell(task, 'exec last')) <= max, `${task}: the last execution time is within the longest`);
+      const [p50, p99] = spreadOf(await cell(task, 'lateness p50 / p99 / max'));
+      assert.ok(p50 <= p99, `${task}: lateness p50 ${p50} ms <= p99 ${p99} ms`);
+      first[task] = Number(await cell(task, 'cycles'));
+    }
+    // The figures are runtime.stats' own, and they move on.
+    const stats = (await rpc(demo.url, 'runtime.stats')).body.result;
+    for (const t of stats.tasks) {
+      assert.equal(t.thread, true, `${t.name} runs on a thread of its own`);
+      assert.ok(first[t.name] <= t.cycles, `${t.name}: page ${first[t.name]} cycles, runtime.stats ${t.cycles} later`);
+      assert.ok(typeof t.last_exec_us === 'number' && t.last_exec_us > 0, `${t.name}: last_exec_us ${t.last_exec_us}`);
+    }
+    await untilOnPage(page, 'the slow task to run again', async () => Number(await cell('SlowTask', 'cycles')) > first.SlowTask + 2);
+    const fast = Number(await cell('FastTask', 'cycles'));
+    const slow = Number(await cell('SlowTask', 'cycles'));
+    assert.ok(fast > first.FastTask && fast > 2 * slow, `FastTask every 10 ms ran ${fast}, SlowTask every 50 ms ${slow}`);
+    assert.equal(await page.locator('#tasks tbody tr.base td').first().textContent(), 'base cycle');
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
   test('a force made on the page is seen by takt watch and the control endpoint', async () => {
     const { page, errors, close } = await openPage(browser, demo.url, ENGINEER_TOKEN);
     assert.equal(await page.textContent('#role'), 'engineer');

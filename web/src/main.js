@@ -57,6 +57,32 @@ function link(ok, text) {
 const us = (v) => (v >= 1000 ? `${(v / 1000).toFixed(2)} ms` : `${v.toFixed(1)} µs`);
 const spread = (h) => `${us(h.p50_us)} / ${us(h.p99_us)} / ${us(h.max_us)}`;
 
+// One row per TASK, then the base cycle. A task on a scan thread of its own has its own last
+// execution time, skipped releases and longest park for an online change; a task in the base
+// cycle has none of these ('—').
+const NONE = '—';
+
+function taskRow(name, className, texts) {
+  const row = el('tr', { className }, ...texts.map((t) => el('td', { textContent: String(t) })));
+  row.dataset.task = name;
+  return row;
+}
+
+function renderTasks(stats) {
+  const threaded = stats.tasks.some((t) => t.thread);
+  $('#tasks-mode').textContent = stats.tasks.length === 0 ? 'no TASK: the programs run in the base cycle'
+    : threaded ? 'each on a scan thread of its own' : 'all in the base cycle';
+  $('#tasks tbody').replaceChildren(
+    ...stats.tasks.map((t) => taskRow(t.name, t.thread ? 'thread' : 'shared', [
+      t.name, t.priority, t.interval_ms > 0 ? `${t.interval_ms} ms` : NONE, t.thread ? 'own thread' : 'base cycle',
+      t.cycles, t.overruns, t.thread ? t.missed_releases : NONE, t.last_exec_us != null ? us(t.last_exec_us) : NONE,
+      spread(t.exec), spread(t.lateness), t.thread ? us(t.max_pause_us) : NONE])),
+    taskRow('', 'base', [
+      threaded ? 'base cycle' : 'all', NONE, `${stats.period_ms} ms`, threaded ? 'scan thread' : NONE, stats.cycles,
+      stats.overruns, stats.missed_releases, NONE, spread(stats.exec), spread(stats.lateness), NONE]),
+  );
+}
+
 function renderStatus(s, stats) {
   $('#state').className = `badge ${s.state}`;
   $('#state').textContent = s.state;
@@ -70,15 +96,7 @@ function renderStatus(s, stats) {
     ['reloads', s.reloads], ['forced', s.forced], ['watchdog', stats.watchdog_trips], ['memory', `${(stats.rss_bytes / 1048576).toFixed(1)} MiB`],
   ];
   $('#counters').replaceChildren(...counters.flatMap(([k, v]) => [el('dt', { textContent: k }), el('dd', { textContent: String(v) })]));
-  $('#tasks tbody').replaceChildren(
-    ...stats.tasks.map((t) =>
-      el('tr', {}, el('td', { textContent: t.name }), el('td', { textContent: `${t.interval_ms} ms` }),
-        el('td', { textContent: String(t.cycles) }), el('td', { textContent: spread(t.exec) }),
-        el('td', { textContent: spread(t.lateness) }), el('td', { textContent: String(t.overruns) }))),
-    el('tr', {}, el('td', { textContent: 'all' }), el('td', { textContent: `${stats.period_ms} ms` }),
-      el('td', { textContent: String(stats.cycles) }), el('td', { textContent: spread(stats.exec) }),
-      el('td', { textContent: spread(stats.lateness) }), el('td', { textContent: String(stats.overruns) })),
-  );
+  renderTasks(stats);
   $('#drivers tbody').replaceChildren(
     ...s.drivers.map((d) =>
       el('tr', {}, el('td', { textContent: d.name }), el('td', {}, el('span', { className: `badge ${d.health}`, textContent: d.health })),

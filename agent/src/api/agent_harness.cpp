@@ -85,23 +85,43 @@ bool gatherSources(Context& ctx, const Value& params, std::vector<compiler::Sour
         }
         return true;
     }
+    // A project is loaded as `takt check` loads it (trust-lsp.toml libraries, include paths and
+    // vendor profile too), every file read through the workspace.
     ProjectSelection sel;
-    if (!selectProject(ctx, params, sel, error)) {
+    if (!selectProject(ctx, params, sel, error, false)) {
         return false;
     }
-    if (!sel.configErrors.empty()) {
-        error =
-            rpc::Error{rpc::kCommandFailed, "invalid project: " + compiler::renderConfigError(sel.configErrors[0]), {}};
+    const compiler::Project checked = checkSelection(ctx, sel);
+    if (!checked.valid()) {
+        error = rpc::Error{
+            rpc::kCommandFailed, "invalid project: " + compiler::renderConfigError(checked.configErrors[0]), {}};
         return false;
     }
-    if (sel.sources.empty()) {
-        error = rpc::Error{rpc::kCommandFailed,
-                           fmt::format("no source files (*.st, *.pou) under '{}'", joinRel(sel.rel, sel.sourcesRoot)),
-                           {}};
+    // What stops the loader (a trust-lsp.toml error, an unreadable file, no sources) is the answer.
+    std::vector<compiler::Diagnostic> loading;
+    for (const compiler::Diagnostic& d : checked.diagnostics) {
+        using compiler::DiagCode;
+        if (d.code == DiagCode::FileReadError || d.code == DiagCode::ManifestInvalid ||
+            d.code == DiagCode::DependencyNotFound || d.code == DiagCode::DependencyUnsupported ||
+            d.code == DiagCode::FolderOutside) {
+            loading.push_back(d);
+        }
+    }
+    if (!loading.empty() || checked.sourcePaths.empty()) {
+        error = rpc::Error{
+            rpc::kCommandFailed,
+            loading.empty() ? fmt::format("no source files (*.st, *.pou) under '{}'", joinRel(sel.rel, sel.sourcesRoot))
+                            : "the project cannot be loaded:\n" + compiler::renderHuman(loading, *checked.sources),
+            {}};
         return false;
     }
-    out = std::move(sel.sources);
-    build = sel.build;
+    // The ST files are the SourceManager's last ones (the trust-lsp.toml files read come first).
+    const std::size_t first = checked.sources->size() - checked.sourcePaths.size();
+    for (std::size_t i = 0; i < checked.sourcePaths.size(); ++i) {
+        const auto id = static_cast<compiler::FileId>(first + i);
+        out.push_back({checked.sourcePaths[i], std::string(checked.sources->file(id).text())});
+    }
+    build = checked.build;
     return true;
 }
 

@@ -82,30 +82,22 @@ Outcome lspDiagnostics(Context& ctx, const Value& params) {
         return failed(rpc::invalidParam("content", "invalid params: 'content' requires 'path'"));
     }
     ProjectSelection sel;
-    if (rpc::Error e; !selectProject(ctx, params, sel, e)) {
+    if (rpc::Error e; !selectProject(ctx, params, sel, e, false)) {
         return failed(std::move(e));
     }
     std::string only;
+    std::string text;
+    std::filesystem::path open;
     if (member(params, "path") != nullptr) {
         const std::string pathParam = stringParam(params, "path");
         const std::string rel = joinRel(sel.rel, pathParam);
-        std::string text;
         if (rpc::Error e; !sourceText(ctx, params, rel, text, e)) {
             return failed(std::move(e));
         }
         only = normalRel(pathParam);
-        bool replaced = false;
-        for (compiler::SourceText& s : sel.sources) {
-            if (s.path == only) {
-                s.text = text;
-                replaced = true;
-            }
-        }
-        if (!replaced) {
-            sel.sources.push_back({only, std::move(text)});
-        }
+        open = (sel.dir / only).lexically_normal();
     }
-    const compiler::Project project = checkSelection(sel);
+    const compiler::Project project = checkSelection(ctx, sel, open, open.empty() ? nullptr : &text);
     if (!project.valid()) {
         std::string message = "invalid project:";
         for (const compiler::ConfigError& e : project.configErrors) {

@@ -53,19 +53,28 @@ using MethodSpec = agent::MethodSpec<Handler>;
 // A selected project: its directory and the sources below its sources root, all verified to
 // resolve inside the workspace.
 struct ProjectSelection {
-    std::filesystem::path dir; // canonical absolute
-    std::string rel;           // relative to the workspace root ("." for the root)
-    std::string sourcesRoot;   // relative to the project ("src")
+    std::filesystem::path dir;     // canonical absolute
+    std::string rel;               // relative to the workspace root ("." for the root)
+    std::string sourcesRoot;       // relative to the project: the param, else runtime.toml [build] ("src")
+    bool sourcesRootGiven = false; // by the `sources_root` param
     std::filesystem::path sourcesAbs;
     std::vector<compiler::SourceText> sources; // display paths relative to the project
     compiler::BuildOptions build;
     std::vector<compiler::ConfigError> configErrors;
 };
-// Reads `project` / `sources_root` from params (both optional) and loads the sources.
-[[nodiscard]] bool selectProject(Context& ctx, const rapidjson::Value& params, ProjectSelection& out,
-                                 rpc::Error& error);
-// The front end over a selection (as `takt check` sees it).
-[[nodiscard]] compiler::Project checkSelection(const ProjectSelection& sel);
+// Reads `project` / `sources_root` from params (both optional) and, with `readSources`, loads the
+// sources below the sources root into out.sources.
+[[nodiscard]] bool selectProject(Context& ctx, const rapidjson::Value& params, ProjectSelection& out, rpc::Error& error,
+                                 bool readSources = true);
+// The project as `takt check` loads it (compiler::Frontend: runtime.toml [build], trust-lsp.toml
+// include paths, libraries and vendor profile), every file read through the workspace. `open`
+// (absolute) with `text`: an unsaved buffer in place of that file, checked with the project even
+// when its folders do not hold it.
+[[nodiscard]] compiler::Project checkSelection(Context& ctx, const ProjectSelection& sel,
+                                               const std::filesystem::path& open = {},
+                                               const std::string* text = nullptr);
+// What the front end reads a selection's files through: the workspace.
+[[nodiscard]] std::shared_ptr<const compiler::FileAccess> workspaceFiles(Context& ctx);
 // The diagnostics of a project as lsp.diagnostics issues (only those of `onlyPath` when set),
 // counting errors and warnings.
 [[nodiscard]] std::string issuesJson(const compiler::Project& project, const std::string& onlyPath, std::size_t& errors,

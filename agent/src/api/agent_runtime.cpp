@@ -77,8 +77,8 @@ struct BuildStep {
     std::string json;
 };
 
-void build(const ProjectSelection& sel, BuildStep& step) {
-    step.project = checkSelection(sel);
+void build(Context& ctx, const ProjectSelection& sel, BuildStep& step) {
+    step.project = checkSelection(ctx, sel);
     step.outcome = buildProject(step.project);
     step.json = renderBuildJson(step.project, step.outcome);
 }
@@ -104,32 +104,34 @@ std::string noEndpointMessage() {
 
 Outcome runtimeBuild(Context& ctx, const Value& params) {
     ProjectSelection sel;
-    if (rpc::Error e; !selectProject(ctx, params, sel, e)) {
+    if (rpc::Error e; !selectProject(ctx, params, sel, e, false)) {
         return failed(std::move(e));
     }
     BuildStep step;
-    build(sel, step);
+    build(ctx, sel, step);
     return success(step.json);
 }
 
 Outcome runtimeValidate(Context& ctx, const Value& params) {
     ProjectSelection sel;
-    if (rpc::Error e; !selectProject(ctx, params, sel, e)) {
+    if (rpc::Error e; !selectProject(ctx, params, sel, e, false)) {
         return failed(std::move(e));
     }
     // The same library call and document as `takt validate --json`.
     ValidateRequest request;
     request.project = sel.dir;
+    request.access = workspaceFiles(ctx);
     return success(renderValidateJson(validateProject(request)));
 }
 
 Outcome runtimeTest(Context& ctx, const Value& params) {
     ProjectSelection sel;
-    if (rpc::Error e; !selectProject(ctx, params, sel, e)) {
+    if (rpc::Error e; !selectProject(ctx, params, sel, e, false)) {
         return failed(std::move(e));
     }
     TestOptions options;
     options.project = sel.dir;
+    options.access = workspaceFiles(ctx);
     options.filter = stringParam(params, "filter");
     options.listOnly = boolParam(params, "list", false);
     if (const Value* t = member(params, "timeout_seconds"); t != nullptr) {
@@ -152,11 +154,11 @@ Outcome runtimeTest(Context& ctx, const Value& params) {
 
 Outcome runtimeReload(Context& ctx, const Value& params) {
     ProjectSelection sel;
-    if (rpc::Error e; !selectProject(ctx, params, sel, e)) {
+    if (rpc::Error e; !selectProject(ctx, params, sel, e, false)) {
         return failed(std::move(e));
     }
     BuildStep step;
-    build(sel, step);
+    build(ctx, sel, step);
     if (step.outcome.exitCode != kExitOk) {
         return failed(rpc::Error{rpc::kCommandFailed, "build failed; nothing was sent to the runtime",
                                  R"({"build":)" + step.json + "}"});
@@ -193,11 +195,11 @@ Outcome runtimeReload(Context& ctx, const Value& params) {
 
 Outcome runtimeCompileReload(Context& ctx, const Value& params) {
     ProjectSelection sel;
-    if (rpc::Error e; !selectProject(ctx, params, sel, e)) {
+    if (rpc::Error e; !selectProject(ctx, params, sel, e, false)) {
         return failed(std::move(e));
     }
     BuildStep step;
-    step.project = checkSelection(sel);
+    step.project = checkSelection(ctx, sel);
     std::size_t errors = 0;
     std::size_t warnings = 0;
     const std::string issues = issuesJson(step.project, {}, errors, warnings);

@@ -16,9 +16,13 @@ using rapidjson::Value;
 #define TAKT_TYPED R"({"type":"object","required":["type"],"description":"typed value, see PROTOCOLS.md"})"
 #define TAKT_WATCH R"("watch":{"type":"array","items":{"type":"string"}})"
 #define TAKT_OVERFLOW R"("overflow":{"enum":["trap","wrap"]})"
+#define TAKT_TASKS                                                                                                     \
+    R"("tasks":{"type":"array","description":"times each task ran in this call","items":{"type":"object",)"            \
+    R"("required":["name","cycles"],"properties":{"name":{"type":"string"},"cycles":{"type":"integer"}}}})"
 #define TAKT_PROGRESS                                                                                                  \
-    R"({"type":"object","required":["cycle","time_nanos","watch"],"properties":{"cycle":{"type":"integer"},)"          \
-    R"("time_nanos":{"type":"integer"},"watch":{"type":"object","additionalProperties":)" TAKT_TYPED "}}}"
+    R"({"type":"object","required":["cycle","time_nanos","watch","tasks"],"properties":{"cycle":{"type":"integer"},)"  \
+    R"("time_nanos":{"type":"integer"},"watch":{"type":"object","additionalProperties":)" TAKT_TYPED "}," TAKT_TASKS   \
+    "}}"
 #define TAKT_SOURCES_PARAMS                                                                                            \
     R"("inline_sources":{"type":"array","items":{"type":"object","required":["text"],"properties":{)"                  \
     R"("text":{"type":"string"},"path":{"type":"string"}},"additionalProperties":false}},)" TAKT_PROJECT               \
@@ -159,7 +163,10 @@ const MethodSpec kMethods[] = {
      R"({"type":"object","required":["name","equals"],"properties":{"name":{"type":"string"},"equals":)" TAKT_TYPED
      R"(,"dt_ms":{"type":"number","minimum":0},"max_cycles":{"type":"integer","minimum":0},)" TAKT_WATCH
      R"(},"additionalProperties":false})",
-     R"({"type":"object","required":["cycle","time_nanos","cycles_run","watch"]})", std::nullopt, harnessRunUntil},
+     R"({"type":"object","required":["cycle","time_nanos","cycles_run","watch","tasks"],"properties":{)"
+     R"("cycle":{"type":"integer"},"time_nanos":{"type":"integer"},"cycles_run":{"type":"integer"},)"
+     R"("watch":{"type":"object","additionalProperties":)" TAKT_TYPED "}," TAKT_TASKS "}}",
+     std::nullopt, harnessRunUntil},
 };
 
 } // namespace

@@ -6,6 +6,8 @@
 #include <toml++/toml.h>
 
 #include "api/agent_methods.h"
+#include "api/workspace_files.h"
+#include "takt/compiler/frontend.h"
 
 namespace takt::agent::detail {
 
@@ -157,7 +159,7 @@ std::string joinRel(const std::string& base, const std::string& rel) {
     return base.empty() || base == "." ? rel : base + "/" + rel;
 }
 
-bool selectProject(Context& ctx, const Value& params, ProjectSelection& out, rpc::Error& error) {
+bool selectProject(Context& ctx, const Value& params, ProjectSelection& out, rpc::Error& error, bool readSources) {
     const std::string project = stringParam(params, "project", ".");
     Workspace::Result r = ctx.workspace.resolve(project, true, out.dir);
     if (!r.ok()) {
@@ -168,7 +170,18 @@ bool selectProject(Context& ctx, const Value& params, ProjectSelection& out, rpc
         return false;
     }
     out.rel = ctx.workspace.relative(out.dir);
-    out.sourcesRoot = stringParam(params, "sources_root", "src");
+    // runtime.toml [build] decides overflow, address mode and the sources root, as for `takt build`.
+    const std::string tomlRel = joinRel(out.rel, "runtime.toml");
+    std::string toml;
+    r = ctx.workspace.readFile(tomlRel, kMaxReadBytes, toml);
+    if (r.ok()) {
+        out.configErrors = compiler::readBuildOptions(toml, "runtime.toml", out.build);
+    } else if (r.status != Workspace::Status::NotFound) {
+        error = workspaceError(r, "project");
+        return false;
+    }
+    out.sourcesRootGiven = member(params, "sources_root") != nullptr;
+    out.sourcesRoot = stringParam(params, "sources_root", out.build.sourcesRoot);
     // An absolute sources_root ("/etc", "/proc/self/root/...") is checked on its own: joined
     // under a project directory it would read as "proj//etc", a path inside.
     if (out.sourcesRoot.starts_with('/')) {
@@ -181,16 +194,6 @@ bool selectProject(Context& ctx, const Value& params, ProjectSelection& out, rpc
         return false;
     }
     const std::string rootRel = joinRel(out.rel, out.sourcesRoot);
-    // runtime.toml [build] decides overflow and address mode, as for `takt build`.
-    const std::string tomlRel = joinRel(out.rel, "runtime.toml");
-    std::string toml;
-    r = ctx.workspace.readFile(tomlRel, kMaxReadBytes, toml);
-    if (r.ok()) {
-        out.configErrors = compiler::readBuildOptions(toml, "runtime.toml", out.build);
-    } else if (r.status != Workspace::Status::NotFound) {
-        error = workspaceError(r, "project");
-        return false;
-    }
     // Only a sources root that does not exist makes an empty project (an E-code diagnostic); one
     // that resolves outside the workspace (a symlinked src/) is -32001 like any other path.
     if (r = ctx.workspace.resolve(rootRel, true, out.sourcesAbs); r.status == Workspace::Status::NotFound) {
@@ -200,6 +203,9 @@ bool selectProject(Context& ctx, const Value& params, ProjectSelection& out, rpc
     if (!r.ok()) {
         error = workspaceError(r, "sources_root");
         return false;
+    }
+    if (!readSources) {
+        return true;
     }
     for (const std::filesystem::path& file : compiler::discoverSources(out.sourcesAbs)) {
         const std::string rel = ctx.workspace.relative(file.lexically_normal());
@@ -215,16 +221,22 @@ bool selectProject(Context& ctx, const Value& params, ProjectSelection& out, rpc
     return true;
 }
 
-compiler::Project checkSelection(const ProjectSelection& sel) {
-    if (!sel.configErrors.empty()) {
-        compiler::Project invalid;
-        invalid.directory = sel.dir;
-        invalid.configErrors = sel.configErrors;
-        return invalid;
+std::shared_ptr<const compiler::FileAccess> workspaceFiles(Context& ctx) {
+    return std::make_shared<WorkspaceFiles>(ctx.workspace);
+}
+
+compiler::Project checkSelection(Context& ctx, const ProjectSelection& sel, const std::filesystem::path& open,
+                                 const std::string* text) {
+    compiler::ProjectInput input;
+    input.directory = sel.dir;
+    input.sourcesRoot = sel.sourcesRootGiven ? sel.sourcesRoot : std::string();
+    input.access = workspaceFiles(ctx);
+    compiler::Frontend frontend(std::move(input), std::nullopt, false);
+    if (text != nullptr) {
+        frontend.setText(open, *text);
     }
-    compiler::Project p = compiler::checkSources(sel.sources, sel.build);
-    p.directory = sel.dir;
-    return p;
+    (void)frontend.check(text != nullptr ? open : std::filesystem::path());
+    return std::move(frontend.takeCheck().project);
 }
 
 Outcome workspaceRead(Context& ctx, const Value& params) {

@@ -238,14 +238,18 @@ void RuntimeControl::stats(ControlReplyFn& reply) {
         if (exec == nullptr || late == nullptr) {
             break; // beyond kMaxTaskStats: in the overall figures only
         }
-        // With task threads: the task's own thread, its skipped releases and its longest park.
+        // With task threads: the task's own thread, its last cycle's execution time, its skipped
+        // releases and its longest park. In the base cycle a task has no last time of its own
+        // that another thread may read (null).
         const engine::TaskThread* own = loop_.taskThread(t);
+        const std::string last =
+            own != nullptr ? fmt::format("{:.1f}", static_cast<double>(own->lastExecNs.load()) / 1e3) : "null";
         tasks += fmt::format(
             "{}{{\"name\":{},\"interval_ms\":{:.3f},\"priority\":{},\"cycles\":{},\"exec\":{},"
-            "\"lateness\":{},\"overruns\":{},\"thread\":{},\"missed_releases\":{},"
+            "\"last_exec_us\":{},\"lateness\":{},\"overruns\":{},\"thread\":{},\"missed_releases\":{},"
             "\"max_pause_us\":{:.1f}}}",
             t == 0 ? "" : ",", ctl::quoted(m.tasks[t].name), static_cast<double>(m.tasks[t].intervalNs) / 1e6,
-            m.tasks[t].priority, exec->count(), histogramJson(exec->summary()), histogramJson(late->summary()),
+            m.tasks[t].priority, exec->count(), histogramJson(exec->summary()), last, histogramJson(late->summary()),
             t < overruns.size() ? overruns[t] : 0, own != nullptr, own != nullptr ? own->missed.load() : 0,
             own != nullptr ? static_cast<double>(own->maxPauseNs.load()) / 1e3 : 0.0);
     }

@@ -187,12 +187,37 @@ struct Harness::State {
         return r;
     }
 
-    HarnessResult cycleFault(const engine::FaultReport& f) const {
+    // Each task's runs so far, by Module::tasks index: what a cycle or run_until request counts from.
+    [[nodiscard]] std::vector<std::uint64_t> taskRuns() const {
+        std::vector<std::uint64_t> runs(module().tasks.size());
+        for (std::size_t t = 0; t < runs.size(); ++t) {
+            runs[t] = engine->taskRuns(t);
+        }
+        return runs;
+    }
+
+    // `tasks`: how many times each task ran in this request, in declaration order.
+    void addTaskCycles(HarnessResult& r, const std::vector<std::uint64_t>& before) const {
+        auto& a = r.payload.GetAllocator();
+        Value tasks(rapidjson::kArrayType);
+        const std::vector<std::uint64_t> now = taskRuns();
+        for (std::size_t t = 0; t < now.size(); ++t) {
+            Value task(rapidjson::kObjectType);
+            task.AddMember("name", Value(module().tasks[t].name.c_str(), a), a);
+            task.AddMember("cycles", Value().SetUint64(now[t] - (t < before.size() ? before[t] : 0)), a);
+            tasks.PushBack(task, a);
+        }
+        r.payload.AddMember("tasks", tasks, a);
+    }
+
+    HarnessResult cycleFault(const engine::FaultReport& f) const { return cycleFault(*engine, f); }
+    // `faulted`: the engine that ran the cycle (a load's new engine is not `engine` yet).
+    static HarnessResult cycleFault(const engine::Engine& faulted, const engine::FaultReport& f) {
         HarnessResult r = failure(ErrorKind::RuntimeCycleError,
-                                  fmt::format("runtime fault in cycle {}: {}", engine->cycleCount(), f.message));
+                                  fmt::format("runtime fault in cycle {}: {}", faulted.cycleCount(), f.message));
         r.payload.SetObject();
         auto& a = r.payload.GetAllocator();
-        r.payload.AddMember("cycle", Value().SetUint64(engine->cycleCount()), a);
+        r.payload.AddMember("cycle", Value().SetUint64(faulted.cycleCount()), a);
         Value e(rapidjson::kObjectType);
         e.AddMember("message", Value(f.message.c_str(), a), a);
         e.AddMember("pou", Value(f.pou.c_str(), a), a);
@@ -315,24 +340,30 @@ HarnessResult Harness::State::load(const std::vector<compiler::SourceText>& text
         return failure(ErrorKind::RuntimeError, "no bytecode interpreter is available in this build");
     }
     // A fresh harness: a new engine and virtual time 0; the wall clock at the date last set
-    // (kVirtualWallEpochNs if none).
-    engine.reset();
+    // (kVirtualWallEpochNs if none). The program loaded before stays, with its time, until the new
+    // one has initialised and run its initial cycle: a load that fails there changes nothing.
+    const std::int64_t nowBefore = clock.now();
+    const std::int64_t wallBefore = clock.wall();
+    const auto failed = [&](HarnessResult r) {
+        clock.set(nowBefore);
+        clock.setWall(wallBefore);
+        build = previous;
+        return r;
+    };
     clock.set(0);
     clock.setWall(wallAtLoad);
-    addressMode = outcome.addressMode;
     auto next = std::make_unique<engine::Engine>(std::move(runner), clock);
     engine::FaultReport fault;
     if (!next->load(std::make_unique<engine::LoadedProgram>(outcome.module, outcome.hash), fault)) {
-        return failure(ErrorKind::RuntimeError, fmt::format("initialisation failed: {}", fault.message));
+        return failed(failure(ErrorKind::RuntimeError, fmt::format("initialisation failed: {}", fault.message)));
     }
-    engine = std::move(next);
     // Without the initial cycle the program has run only its initialisation: inputs set now are
     // what its first cycle sees.
-    if (options.initialCycle && !engine->runCycle(fault)) {
-        HarnessResult r = cycleFault(fault);
-        engine.reset();
-        return r;
+    if (options.initialCycle && !next->runCycle(fault)) {
+        return failed(cycleFault(*next, fault));
     }
+    engine = std::move(next);
+    addressMode = outcome.addressMode;
     HarnessResult r = progress({});
     r.payload.RemoveMember("watch");
     programNames(r);
@@ -379,6 +410,7 @@ HarnessResult Harness::State::cycle(const Value& req) {
     if (!countParam(req, "count", 1, count, err) || !msParam(req, "dt_ms", 0, dt, err) || !watchRefs(req, watch, err)) {
         return err;
     }
+    const std::vector<std::uint64_t> before = taskRuns();
     engine::FaultReport fault;
     for (std::uint64_t i = 0; i < count; ++i) {
         clock.advance(dt);
@@ -386,7 +418,9 @@ HarnessResult Harness::State::cycle(const Value& req) {
             return cycleFault(fault);
         }
     }
-    return progress(watch);
+    HarnessResult r = progress(watch);
+    addTaskCycles(r, before);
+    return r;
 }
 
 HarnessResult Harness::State::runUntil(const Value& req) {
@@ -414,6 +448,7 @@ HarnessResult Harness::State::runUntil(const Value& req) {
     rapidjson::Document scratchDoc;
     Value expected;
     engine::encodeValue(m, ref.type, expectedBytes.data(), expected, scratchDoc.GetAllocator());
+    const std::vector<std::uint64_t> before = taskRuns();
     engine::FaultReport fault;
     for (std::uint64_t i = 1; i <= maxCycles; ++i) {
         clock.advance(dt);
@@ -425,6 +460,7 @@ HarnessResult Harness::State::runUntil(const Value& req) {
         if (actual == expected) {
             HarnessResult r = progress(watch);
             r.payload.AddMember("cycles_run", Value().SetUint64(i), r.payload.GetAllocator());
+            addTaskCycles(r, before);
             return r;
         }
     }
@@ -688,6 +724,9 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
 #define TAKT_H_PROGRESS                                                                                                \
     TAKT_H_OBJ(R"("cycle":{"type":"integer"},"time_nanos":{"type":"integer"},"watch":{"type":"object"})",              \
                R"("cycle","time_nanos")")
+#define TAKT_H_TASKS                                                                                                   \
+    R"("tasks":{"type":"array","description":"times each task ran in this request","items":{"type":"object",)"         \
+    R"("required":["name","cycles"],"properties":{"name":{"type":"string"},"cycles":{"type":"integer"}}}})"
     static constexpr std::string_view kNone = R"({"type":"object","properties":{}})";
     static constexpr std::string_view kLoaded =
         TAKT_H_OBJ(R"("cycle":{"type":"integer"},"time_nanos":{"type":"integer"},"programs":{"type":"array"})",
@@ -700,6 +739,9 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
     static constexpr std::string_view kAddressValue =
         TAKT_H_OBJ(R"("address":{"type":"string"},"value":{"type":"object"})", R"("address","value")");
     static constexpr std::string_view kProgress = TAKT_H_PROGRESS;
+    static constexpr std::string_view kCycled = TAKT_H_OBJ(
+        R"("cycle":{"type":"integer"},"time_nanos":{"type":"integer"},"watch":{"type":"object"},)" TAKT_H_TASKS,
+        R"("cycle","time_nanos","tasks")");
     static const MethodSpec<Command> kTable[] = {
         {"load",
          "Load sources; runs one initial cycle at virtual time 0 unless initial_cycle is false",
@@ -749,7 +791,7 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
         {"cycle",
          "Advance virtual time by dt_ms, then run one cycle, count times",
          TAKT_H_OBJ(R"("count":{"type":"integer","minimum":0},)" TAKT_H_DT "," TAKT_H_WATCH, ""),
-         kProgress,
+         kCycled,
          std::nullopt,
          {[](S s, V req) { return s.cycle(req); }}},
         {"set_input", "Write any variable", kSet, kNone, std::nullopt, {[](S s, V req) {
@@ -831,9 +873,9 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
                     R"(,"equals":{"description":"typed value"},"max_cycles":{"type":"integer","minimum":1},)" TAKT_H_DT
                     "," TAKT_H_WATCH,
                     R"("name","equals")"),
-         TAKT_H_OBJ(
-             R"("cycle":{"type":"integer"},"time_nanos":{"type":"integer"},"cycles_run":{"type":"integer"},"watch":{"type":"object"})",
-             R"("cycle","time_nanos")"),
+         TAKT_H_OBJ(R"("cycle":{"type":"integer"},"time_nanos":{"type":"integer"},"cycles_run":{"type":"integer"},)"
+                    R"("watch":{"type":"object"},)" TAKT_H_TASKS,
+                    R"("cycle","time_nanos","tasks")"),
          std::nullopt,
          {[](S s, V req) { return s.runUntil(req); }}},
         {"restart",
@@ -866,6 +908,7 @@ std::span<const MethodSpec<Harness::Command>> Harness::commands() {
 #undef TAKT_H_ADDRESS
 #undef TAKT_H_SOURCES
 #undef TAKT_H_PROGRESS
+#undef TAKT_H_TASKS
 #undef TAKT_H_OVERFLOW
 #undef TAKT_H_LOAD
 

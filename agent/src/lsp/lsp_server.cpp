@@ -436,7 +436,7 @@ compiler::Frontend& LspServer::State::frontendFor(const fs::path& file) {
     const fs::path root = compiler::projectRootFor(file, workspace);
     auto it = projects.find(root);
     if (it == projects.end()) {
-        auto frontend = std::make_unique<compiler::Frontend>(compiler::ProjectInput{root, {}, false});
+        auto frontend = std::make_unique<compiler::Frontend>(compiler::ProjectInput{root, {}, false, {}, {}});
         for (const auto& [path, doc] : docs.all()) {
             frontend->setText(path, doc.text);
         }

@@ -200,9 +200,11 @@ void checkProgram(const fs::path& path, bool rebuiltFromSources, const std::opti
 // The sources compiled as `takt build` would (program.stbc may be older than them): their errors,
 // and the trust-lsp.toml warnings (the ST warnings are `takt check`'s to list; only counted).
 // Null when the project has no sources or they do not compile.
-std::shared_ptr<const bytecode::Module> checkSources(const fs::path& dir, ValidateReport& report) {
+std::shared_ptr<const bytecode::Module>
+checkSources(const fs::path& dir, const std::shared_ptr<const compiler::FileAccess>& access, ValidateReport& report) {
     compiler::ProjectInput input;
     input.directory = dir;
+    input.access = access;
     compiler::Project project = compiler::checkProject(input);
     for (const compiler::ConfigError& e : project.configErrors) {
         report.diagnostics.push_back(diag(Severity::Error, e.path, e.line, e.column, e.key, e.message));
@@ -305,7 +307,7 @@ void validate(const ValidateRequest& request, ValidateReport& report) {
     const bool hasSources = sources.has_value();
     std::shared_ptr<const bytecode::Module> fromSources;
     if (hasSources) {
-        fromSources = checkSources(dir, report);
+        fromSources = checkSources(dir, request.access, report);
         if (fromSources && owned) {
             checkWiring(*fromSources, sources->string(), *owned, report);
         }

@@ -82,6 +82,7 @@ TestReport runTests(const TestOptions& options) {
     TestReport report;
     compiler::ProjectInput input;
     input.directory = options.project;
+    input.access = options.access;
     compiler::Project project = compiler::checkProject(input);
     report.project = project.directory.string();
     compiler::CompiledProgram compiled = compiler::compileProgram(project);

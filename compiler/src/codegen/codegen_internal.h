@@ -140,6 +140,9 @@ public:
 
     // ---- lower*.cpp ----
     void generateCode();
+    // TaskEntry::io of every task, once every I/O binding exists (direct addresses get theirs
+    // while code is generated).
+    void assignTaskIo();
     void finish(const std::vector<std::uint8_t>& globals);
 
 private:
@@ -150,6 +153,13 @@ private:
                      bool retain, std::vector<const Symbol*>& symbolPath);
     void addIo(const Symbol* var, const std::string& path, std::uint32_t offset,
                const std::vector<const Symbol*>& symbolPath);
+    // Per Module::io entry, what a task must reach to use it: the variable as tasks share it
+    // (task_data.h), or for a direct address used as a value its text.
+    struct IoOwner {
+        TaskVariable var;
+        std::string direct;
+    };
+    std::vector<IoOwner> ioOwners_;
     std::string signature(const Type* type);
 
     const SemanticModel& model_;

@@ -51,6 +51,7 @@ bool codegen::Generator::run() {
     }
     generateCode();
     lowerProgramArguments();
+    assignTaskIo();
     finish(globals);
     checkSizes(out_, diags_, failed);
     return !failed;

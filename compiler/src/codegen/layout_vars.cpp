@@ -86,6 +86,13 @@ void Generator::addIo(const Symbol* var, const std::string& path, std::uint32_t 
     io.address = address->text();
     io.path = path;
     out_.io.push_back(std::move(io));
+    // A global (or a member of a global FB instance) is reached as the global; a variable of a
+    // program instance as that instance's member at the top of the path.
+    const Symbol* root = symbolPath.front();
+    ioOwners_.push_back({root->kind == SymbolKind::Variable
+                             ? TaskVariable{nullptr, root}
+                             : TaskVariable{root, symbolPath.size() > 1 ? symbolPath[1] : nullptr},
+                         {}});
 }
 
 void Generator::addVariable(const Symbol* var, const std::string& path, std::uint32_t offset, bc::VarKind kind,
@@ -189,6 +196,25 @@ void Generator::layoutTasks() {
             }
         }
         out_.tasks.push_back(std::move(e));
+    }
+}
+
+void Generator::assignTaskIo() {
+    for (std::size_t t = 0; t < out_.tasks.size() && t < model_.tasks.size(); ++t) {
+        const auto data = std::find_if(model_.taskData.begin(), model_.taskData.end(),
+                                       [&](const TaskData& d) { return d.task == model_.tasks[t]; });
+        if (data == model_.taskData.end()) {
+            continue;
+        }
+        for (std::size_t i = 0; i < out_.io.size() && i < ioOwners_.size(); ++i) {
+            const IoOwner& o = ioOwners_[i];
+            const bool used = o.direct.empty() ? data->find(o.var) != nullptr
+                                               : std::binary_search(data->directAddresses.begin(),
+                                                                    data->directAddresses.end(), o.direct);
+            if (used) {
+                out_.tasks[t].io.push_back(static_cast<std::uint32_t>(i));
+            }
+        }
     }
 }
 

@@ -33,6 +33,7 @@ std::uint32_t Generator::directAddressCell(const ast::Address& address, const Ty
     io.address = key;
     io.path = key;
     out_.io.push_back(std::move(io));
+    ioOwners_.push_back({{}, key});
     return directCells_.emplace(key, at).first->second;
 }
 

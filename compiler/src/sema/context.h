@@ -97,4 +97,9 @@ void declareStandardFunctions(Context& cx);
 // Types every expression, checks calls, statements, assignability and initialisers.
 void checkBodies(Context& cx);
 
+// ---- tasks (task_data.cpp) --------------------------------------------------------------------
+// Fills SemanticModel::taskData from the checked bodies and reports W0016 for a variable that
+// two tasks share, one writing it, and that is not shared atomically (task_data.h).
+void analyzeTaskData(Context& cx);
+
 } // namespace takt::compiler::sema

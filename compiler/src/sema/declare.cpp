@@ -100,6 +100,7 @@ private:
             }
             Symbol* s = make(SymbolKind::Namespace, part, owner, scope);
             s->scope = model_.newScope(scope, s);
+            s->scope->probes = scope->probes;
             declareSymbol(cx_, scope, s);
             scope = s->scope;
             owner = s;

@@ -8,7 +8,11 @@
 namespace takt::compiler {
 
 const Symbol* Scope::declare(Symbol* symbol) {
-    auto [it, inserted] = byName_.emplace(upperName(symbol->name), symbol);
+    std::string key = upperName(symbol->name);
+    if (probes != nullptr) {
+        probes->insert(key); // a declaration another file's of the same name makes a duplicate
+    }
+    auto [it, inserted] = byName_.emplace(std::move(key), symbol);
     if (!inserted) {
         return it->second;
     }
@@ -30,8 +34,13 @@ void Scope::replace(Symbol* symbol) {
 }
 
 Symbol* Scope::findLocal(std::string_view name) const {
-    auto it = byName_.find(upperName(name));
-    return it == byName_.end() ? nullptr : it->second;
+    std::string key = upperName(name);
+    auto it = byName_.find(key);
+    Symbol* found = it == byName_.end() ? nullptr : it->second;
+    if (probes != nullptr) {
+        probes->insert(std::move(key));
+    }
+    return found;
 }
 
 Symbol* Scope::find(std::string_view name) const {

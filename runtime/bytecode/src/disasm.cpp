@@ -43,7 +43,12 @@ public:
             const TaskEntry& t = m_.tasks[i];
             out += format("; task %zu %s interval %lld ns priority %u", i, t.name.c_str(),
                           static_cast<long long>(t.intervalNs), t.priority);
-            out += t.singleOffset != kNone ? format(" single g:0x%x\n", t.singleOffset) : "\n";
+            out += t.singleOffset != kNone ? format(" single g:0x%x", t.singleOffset) : "";
+            // The located variables the task copies at its cycle start and end, by address.
+            for (std::size_t k = 0; k < t.io.size(); ++k) {
+                out += (k == 0 ? " io " : ", ") + (t.io[k] < m_.io.size() ? m_.io[t.io[k]].address : "?");
+            }
+            out += "\n";
         }
         for (const ProgramInstance& p : m_.programs) {
             out += format("; program %s : %s at g:0x%x", p.name.c_str(), pouName(p.pou).c_str(), p.offset);

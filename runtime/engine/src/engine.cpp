@@ -17,26 +17,6 @@ using bytecode::kNone;
 
 constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::min();
 
-void copyToImage(const std::vector<std::uint8_t>& area, std::uint32_t byteOffset, std::uint8_t bit, std::uint32_t size,
-                 std::uint8_t* image) {
-    if (size == 0) {
-        *image = static_cast<std::uint8_t>((area[byteOffset] >> bit) & 1u);
-    } else {
-        std::memcpy(image, area.data() + byteOffset, size);
-    }
-}
-
-void copyFromImage(std::vector<std::uint8_t>& area, std::uint32_t byteOffset, std::uint8_t bit, std::uint32_t size,
-                   const std::uint8_t* image) {
-    if (size == 0) {
-        const auto mask = static_cast<std::uint8_t>(1u << bit);
-        area[byteOffset] =
-            static_cast<std::uint8_t>(*image != 0 ? (area[byteOffset] | mask) : (area[byteOffset] & ~mask));
-    } else {
-        std::memcpy(area.data() + byteOffset, image, size);
-    }
-}
-
 } // namespace
 
 Engine::Engine(std::unique_ptr<CodeRunner> runner, Clock& clock) : runner_(std::move(runner)), clock_(clock) {}
@@ -100,6 +80,7 @@ void TaskSchedule::reset(const bytecode::Module& m) {
     due.assign(tasks.size(), false);
     start.assign(tasks.size(), 0);
     end.assign(tasks.size(), 0);
+    runs.assign(tasks.size(), 0);
     ioOwned.assign(tasks.size() >= 2 ? m.io.size() : 0, 0);
     for (std::size_t t = 0; t < tasks.size() && !ioOwned.empty(); ++t) {
         for (const std::uint32_t i : tasks[t].io) {
@@ -154,12 +135,12 @@ void Engine::copyIn() {
     for (std::size_t i = 0; i < m.io.size(); ++i) {
         const bytecode::IoBinding& b = m.io[i];
         if (b.area != IoArea::Output && !ownedByTask(i)) {
-            copyToImage(area(b.area), b.byteOffset, b.bit, b.size, image + b.imageOffset);
+            areaToImage(b.byteOffset, b.bit, b.size, area(b.area).data(), image + b.imageOffset);
         }
     }
     for (const DirectBinding& b : extraBindings_) {
         if (b.area == IoArea::Input) {
-            copyToImage(inputs_, b.byteOffset, b.bit, b.size, image + b.imageOffset);
+            areaToImage(b.byteOffset, b.bit, b.size, inputs_.data(), image + b.imageOffset);
         }
     }
 }
@@ -170,12 +151,12 @@ void Engine::copyOut() {
     for (std::size_t i = 0; i < m.io.size(); ++i) {
         const bytecode::IoBinding& b = m.io[i];
         if (b.area != IoArea::Input && !ownedByTask(i)) {
-            copyFromImage(area(b.area), b.byteOffset, b.bit, b.size, image + b.imageOffset);
+            imageToArea(b.byteOffset, b.bit, b.size, image + b.imageOffset, area(b.area).data());
         }
     }
     for (const DirectBinding& b : extraBindings_) {
         if (b.area != IoArea::Input) {
-            copyFromImage(area(b.area), b.byteOffset, b.bit, b.size, image + b.imageOffset);
+            imageToArea(b.byteOffset, b.bit, b.size, image + b.imageOffset, area(b.area).data());
         }
     }
 }
@@ -228,6 +209,7 @@ bool Engine::runCycle(FaultReport& report) {
         if (!tasks_.due[t] || threaded_) { // an event task on its own thread: the scan loop releases it
             continue;
         }
+        ++tasks_.runs[t];
         if (timer_ != nullptr) {
             tasks_.start[t] = timer_();
         }

@@ -18,24 +18,12 @@ bool inside(const IoBinding& b, std::size_t bytes) noexcept {
     return std::size_t{b.byteOffset} + std::max<std::uint32_t>(b.size, 1) <= bytes;
 }
 
-// Copies a binding's value between an area (`area` is its first byte) and the data image:
-// a bit as one byte 0/1, anything else byte for byte.
 void toImage(const IoBinding& b, const std::uint8_t* area, std::uint8_t* image) noexcept {
-    if (b.size == 0) {
-        *image = static_cast<std::uint8_t>((area[b.byteOffset] >> b.bit) & 1u);
-    } else {
-        std::memcpy(image, area + b.byteOffset, b.size);
-    }
+    areaToImage(b.byteOffset, b.bit, b.size, area, image);
 }
 
 void fromImage(const IoBinding& b, const std::uint8_t* image, std::uint8_t* area) noexcept {
-    if (b.size == 0) {
-        const auto mask = static_cast<std::uint8_t>(1u << b.bit);
-        area[b.byteOffset] =
-            static_cast<std::uint8_t>(*image != 0 ? (area[b.byteOffset] | mask) : (area[b.byteOffset] & ~mask));
-    } else {
-        std::memcpy(area + b.byteOffset, image, b.size);
-    }
+    imageToArea(b.byteOffset, b.bit, b.size, image, area);
 }
 
 // Binding `b` from one copy of an area into another (the base merging a task's value): a bit
@@ -69,6 +57,26 @@ void writeHeader(std::uint8_t* slot, std::uint64_t v) noexcept {
 }
 
 } // namespace
+
+void areaToImage(std::uint32_t byteOffset, std::uint8_t bit, std::uint32_t size, const std::uint8_t* area,
+                 std::uint8_t* image) noexcept {
+    if (size == 0) {
+        *image = static_cast<std::uint8_t>((area[byteOffset] >> bit) & 1u);
+    } else {
+        std::memcpy(image, area + byteOffset, size);
+    }
+}
+
+void imageToArea(std::uint32_t byteOffset, std::uint8_t bit, std::uint32_t size, const std::uint8_t* image,
+                 std::uint8_t* area) noexcept {
+    if (size == 0) {
+        const auto mask = static_cast<std::uint8_t>(1u << bit);
+        area[byteOffset] =
+            static_cast<std::uint8_t>(*image != 0 ? (area[byteOffset] | mask) : (area[byteOffset] & ~mask));
+    } else {
+        std::memcpy(area + byteOffset, image, size);
+    }
+}
 
 void TripleBuffer::resize(std::size_t bytes) {
     size_ = bytes;

@@ -160,13 +160,19 @@ void ScanLoop::startTaskThreads() {
     }
     taskThreadCount_ = n;
     taskThreadsMade_.store(n, std::memory_order_release);
-    tasksStartNs_ = monotonicNs();
+    tasksGo_.store(false);
     for (std::size_t t = 0; t < n; ++t) {
         TaskThread& w = taskThreads_[t];
         w.thread = std::thread([this, &w] { taskMain(w); });
         w.ready.wait(false);
         warnings_.insert(warnings_.end(), w.warnings.begin(), w.warnings.end());
     }
+    // The grid starts once every thread is set up: on a loaded machine making a thread can take
+    // longer than an interval, and the first common release would then find only the tasks
+    // made before it, whatever their priority.
+    tasksStartNs_ = monotonicNs();
+    tasksGo_.store(true);
+    tasksGo_.notify_all();
 }
 
 void ScanLoop::stopTaskThreads(std::int64_t giveUp) {
@@ -208,6 +214,7 @@ void ScanLoop::taskMain(TaskThread& w) {
     applyTaskPriority(options_.realtime, w, w.name);
     w.ready.store(true);
     w.ready.notify_all();
+    tasksGo_.wait(false);
     std::uint64_t consumed = 0;
     std::int64_t next = tasksStartNs_ + w.intervalNs;
     while (!stopRequested_.load()) {
@@ -353,6 +360,8 @@ void ScanLoop::parkTask(TaskThread& w) {
     if (pause > w.maxPauseNs.load(std::memory_order_relaxed)) {
         w.maxPauseNs.store(pause, std::memory_order_relaxed);
     }
+    w.lastPauseNs.store(pause, std::memory_order_relaxed);
+    w.parks.fetch_add(1, std::memory_order_release);
 }
 
 bool ScanLoop::allTasksParked() const noexcept {

@@ -98,7 +98,7 @@ std::vector<native::DirectFb> directFbsOf(const vm::Vm& machine) {
     std::vector<native::DirectFb> direct(machine.module().pous.size());
     for (std::uint32_t p = 0; p < direct.size(); ++p) {
         const vm::Vm::NativeFbEntry fb = machine.nativeFbEntry(p);
-        direct[p] = native::DirectFb{fb.fn, fb.context, fb.layout, fb.layoutBytes, fb.native};
+        direct[p] = native::DirectFb{fb.fn, fb.layout, fb.layoutBytes, fb.native};
     }
     return direct;
 }
@@ -120,7 +120,7 @@ VmRunner::VmRunner(std::uint64_t budget, Execution execution) : budget_(budget),
 VmRunner::~VmRunner() = default;
 
 std::unique_ptr<CodeRunner> VmRunner::forTask(std::uint32_t slot) const {
-    auto runner = std::make_unique<VmRunner>(budget_, Execution::Interpreter);
+    auto runner = std::make_unique<VmRunner>(budget_, execution_);
     runner->slot_ = slot;
     return runner;
 }
@@ -134,6 +134,25 @@ struct VmState final : RunnerState {
     std::string status;
     double compileMs = 0;
     bool fresh = true; // `machine` is this program's, not yet taken
+    // The base call stack's state (slot 0): the code compiled for this program, which stays
+    // here when attach() takes `native`, so the task runners prepared after it find it.
+    const native::CompiledModule* compiled = nullptr;
+};
+
+// A task runner's view of the code the base runner compiled for the same program (one
+// compilation per program, however many tasks): the task runs it on its own call stack with its
+// own machine (runProgram). The base runner owns the code while the program is attached to it,
+// and its next attach parks it with the next program (freed with that one), so the code
+// outlives every run of it through this view: the engine prepares and attaches the base runner
+// before the task runners, and attaches them again, while every task is parked, before a task
+// runs the next program (Engine::enableTaskThreads, prepareChange, applyChange).
+class SharedCode final : public native::CompiledModule {
+public:
+    explicit SharedCode(const native::CompiledModule& code) : code_(code) {}
+    [[nodiscard]] native::Entry entry(std::uint32_t pou) const noexcept override { return code_.entry(pou); }
+
+private:
+    const native::CompiledModule& code_;
 };
 } // namespace
 
@@ -171,12 +190,21 @@ void VmRunner::prepare(LoadedProgram& program) const {
     state->machine->setBudget(budget_);
     state->machine->setAbortFlag(abort_);
     state->status = "interpreter";
-    if (execution_ == Execution::Native) {
+    if (execution_ == Execution::Native && slot_ != 0) {
+        // A task's runner (forTask): the base runner's code, prepared for this program before
+        // (runnerState(0), built by the same kind of runner); none there: the task interprets.
+        const auto* base = static_cast<const VmState*>(program.runnerState(0));
+        if (base != nullptr && base->compiled != nullptr) {
+            state->native = std::make_unique<SharedCode>(*base->compiled);
+            state->status = "native";
+        }
+    } else if (execution_ == Execution::Native) {
         // The standard FBs: the machine's own C++, called or inlined by the compiled code.
         native::CompileResult compiled = native::compile(program.module(), directFbsOf(*state->machine));
         state->compileMs = compiled.compileMs;
         if (compiled.code != nullptr) {
             state->native = std::move(compiled.code);
+            state->compiled = state->native.get();
             state->status = "native";
         } else {
             state->status = nativeFallbackStatus(program, compiled);
@@ -240,15 +268,22 @@ bool VmRunner::runProgram(LoadedProgram& program, const bytecode::ProgramInstanc
     if (native_ != nullptr) {
         const bytecode::Module& module = program.module();
         const native::Entry entry = native_->entry(instance.pou);
-        const std::uint64_t stackBase = static_cast<std::uint64_t>(module.constSize) + module.globalSize;
+        // This runner's call stack (slot_), which ends where its machine's image ends (prepare).
+        const std::uint64_t stackBase = program.stackBase(slot_);
+        const std::uint64_t stackEnd = std::min<std::uint64_t>(program.imageSize(), stackBase + module.stackSize);
+        const std::uint64_t stateEnd = program.stateSize(); // below every call stack
         // A body the tier has no entry for, or whose frame does not fit, goes to the interpreter,
         // which reports InvalidCall / StackOverflow as it always has. The compiled code also
         // relies on the instance lying below the stack (translator.cpp: alias scopes).
-        if (entry != nullptr && stackBase + module.pous[instance.pou].frameSize <= program.imageSize() &&
-            instance.offset + static_cast<std::uint64_t>(instanceBytes(module, instance.pou)) <= stackBase) {
+        if (entry != nullptr && stackBase + module.pous[instance.pou].frameSize <= stackEnd &&
+            instance.offset + static_cast<std::uint64_t>(instanceBytes(module, instance.pou)) <= stateEnd) {
             const native::Host host = hostFor(machine);
             native::RunContext ctx{budget_ != 0 ? budget_ : std::numeric_limits<std::uint64_t>::max(),
-                                   abort_ != nullptr ? abort_ : &kNeverAbort, bytecode::kNone, &host};
+                                   abort_ != nullptr ? abort_ : &kNeverAbort,
+                                   bytecode::kNone,
+                                   &host,
+                                   stackEnd,
+                                   machine.nativeFbContext()};
             const vm::Trap trap =
                 native::trapOf(entry(program.image(), instance.offset, static_cast<std::uint32_t>(stackBase), &ctx, 0));
             if (trap == vm::Trap::None) {

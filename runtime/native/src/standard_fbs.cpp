@@ -103,9 +103,7 @@ llvm::Function* StandardFbs::forInstance(const DirectFb& d) {
         return nullptr;
     }
     const auto* layoutBytes = static_cast<const std::uint8_t*>(d.layout);
-    std::string key(reinterpret_cast<const char*>(layoutBytes), d.layoutBytes);
-    const auto context = reinterpret_cast<std::uintptr_t>(d.context);
-    key.append(reinterpret_cast<const char*>(&context), sizeof context);
+    const std::string key(reinterpret_cast<const char*>(layoutBytes), d.layoutBytes);
     auto& copy = copies_[{d.native, key}];
     if (copy != nullptr) {
         return copy;
@@ -116,10 +114,9 @@ llvm::Function* StandardFbs::forInstance(const DirectFb& d) {
                                             "takt.fb.layout");
     layout->setAlignment(llvm::Align(8));
     llvm::ValueToValueMapTy map;
-    llvm::Argument* ctxArg = fb->getArg(0);
+    // The context stays an argument: one copy serves every call stack of the program, each with
+    // the context of its own Vm (RunContext::fbContext).
     llvm::Argument* layoutArg = fb->getArg(2);
-    map[ctxArg] = llvm::ConstantExpr::getIntToPtr(
-        llvm::ConstantInt::get(llvm::Type::getInt64Ty(cx), static_cast<std::uint64_t>(context)), ctxArg->getType());
     map[layoutArg] = llvm::ConstantExpr::getBitCast(layout, layoutArg->getType());
     copy = llvm::CloneFunction(fb, map);
     copy->setName(std::string("takt.") + kFbNames[d.native]);

@@ -1,7 +1,8 @@
 #pragma once
 // The standard FBs (TON, R_TRIG, CTU …) for the translator: their one C++ source
 // (runtime/vm/src/natives_fb.cpp) linked into the program's LLVM module as bitcode, then one
-// copy of an FB per distinct instance layout, with the layout and the VM's context as constants.
+// copy of an FB per distinct instance layout, with the layout as a constant (the VM's context
+// stays an argument: it is the running call stack's, RunContext::fbContext).
 //
 // Why copies before optimisation rather than calls LLVM may inline: an FB's body optimised with
 // an unknown layout gets its member stores merged behind a phi of layout pointers, which the
@@ -28,7 +29,7 @@ public:
     StandardFbs(llvm::Module& mod, std::span<const DirectFb> directFbs);
 
     [[nodiscard]] bool linked() const noexcept { return linked_; }
-    // The copy of `d`'s FB for its layout: void (i8* instance). Null when not linked() or the
+    // The copy of `d`'s FB for its layout: void (i8* context, i8* instance). Null when not linked() or the
     // bitcode has no such FB.
     llvm::Function* forInstance(const DirectFb& d);
 

@@ -17,6 +17,7 @@
 #include "code_memory.h"
 #include "fast_loops.h"
 #include "plugin_api.h"
+#include "repeats.h"
 #include "standard_fbs.h"
 
 #include "takt/bytecode/opcodes.h"
@@ -37,7 +38,9 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/CommandLine.h>
+#include <llvm/Support/FileSystem.h>
 #include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
 #if defined(__clang__)
 #pragma clang diagnostic pop
 #endif
@@ -46,7 +49,9 @@
 #include <array>
 #include <chrono>
 #include <cstddef>
+#include <cstdlib>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -65,7 +70,15 @@ using llvm::Value;
 // The generated code reads native::Host as an array of pointers (Emitter::HostSlot).
 static_assert(offsetof(Host, callNative) == 1 * sizeof(void*) && offsetof(Host, assertFailed) == 6 * sizeof(void*) &&
               sizeof(Host) == 7 * sizeof(void*));
-static_assert(offsetof(RunContext, host) == 24);
+static_assert(offsetof(RunContext, host) == 24 && offsetof(RunContext, stackEnd) == 32 &&
+              offsetof(RunContext, fbContext) == 40);
+
+// native::RunContext as the generated code sees it (the field order of native.h).
+llvm::StructType* runContextType(llvm::LLVMContext& cx) {
+    Type* ptr = llvm::Type::getInt8PtrTy(cx);
+    Type* i64 = llvm::Type::getInt64Ty(cx);
+    return llvm::StructType::get(cx, {i64, ptr, llvm::Type::getInt32Ty(cx), ptr, i64, ptr});
+}
 
 constexpr std::uint64_t kAbortPollMask = 63; // as the interpreter: the flag on every 64th tick
 
@@ -85,15 +98,19 @@ struct Emitter {
     Value* depth = nullptr; // i32: call depth of this body
     Value* ticks = nullptr; // i64 alloca: budget left in this run (in ctx across calls)
     Value* abort = nullptr; // i8*: the abort flag
+    // i64: RunContext::stackEnd, the bound of calls and references; i8*: RunContext::fbContext.
+    // Read once per body: the code is shared by the call stacks of all task threads.
+    Value* stackEnd = nullptr;
+    Value* fbContext = nullptr;
     std::vector<BasicBlock*>* blocks = nullptr;
     // Alias scopes of the instance and the frame: an entry's instance lies in the globals and its
-    // frame in the stack (the runner checks both before it calls the code), and the verifier
+    // frame in the call stack it runs on (the runner checks both before it calls the code; the
+    // globals lie below every task's stack too), and the verifier
     // holds this- and frame-relative operands inside them, so the two never overlap. Telling
     // LLVM lets it keep variables in registers across a loop.
     std::array<llvm::MDNode*, 3> scope{};
     std::array<llvm::MDNode*, 3> noalias{};
     std::uint64_t constSize = 0; // stores through a reference below this are refused
-    std::uint64_t imageSize = 0; // constants + globals + stack (LoadedProgram's image)
     const bytecode::Module* module = nullptr;
     const std::vector<llvm::Function*>* bodies = nullptr; // per POU, null without a body
     llvm::GlobalVariable* bodyTable = nullptr;            // the same as [N x i8*], for dispatch
@@ -110,6 +127,20 @@ struct Emitter {
     };
     std::vector<Fast> fastLoops{};
     const Fast* copying = nullptr; // the unchecked copy being translated
+    // Runs of repeated segments emitted as a loop (repeats.h): the first segment's instructions
+    // with `index` the segment, the varying operand words read from a table per segment (or
+    // computed, when they step by a constant).
+    struct Rolled {
+        RepeatRun run;
+        BasicBlock* entry = nullptr;  // every entry from outside: index 0
+        BasicBlock* header = nullptr; // the index's phi
+        BasicBlock* latch = nullptr;  // the end of a segment: the next one, or out after the last
+        llvm::PHINode* index = nullptr;
+        std::map<std::uint32_t, std::pair<llvm::GlobalVariable*, std::int64_t>> words; // word -> table, or stride
+        std::map<std::uint32_t, std::uint32_t> first;                                  // word -> its value in segment 0
+    };
+    std::vector<Rolled> rolled{};
+    const Rolled* rolling = nullptr; // the run whose first segment is being translated
     // A PROGRAM's or FB's frame (its temporaries) in an LLVM alloca rather than the image, so
     // they live in machine registers: set per body while nothing outside it can see the frame,
     // cleared (and the body translated again on the image) when an instruction takes a frame
@@ -120,6 +151,40 @@ struct Emitter {
     bool frameEscapes = false;
 
     [[nodiscard]] std::uint32_t w(std::uint32_t k) const { return code[pc + 1 + k]; }
+    // Operand word k of this instruction differs between the segments of the run being rolled.
+    [[nodiscard]] bool varies(std::uint32_t k) const {
+        return rolling != nullptr && rolling->words.count(pc + 1 + k - rolling->run.start) != 0;
+    }
+    // Word k in the current segment (varies(k)): first + index * stride, computed without wrap
+    // (nuw: every segment's word is a valid offset), so LLVM sees the operands of a segment, and
+    // a called FB's members, at constant distances from each other.
+    Value* varyingWord(std::uint32_t k) {
+        const std::uint32_t at = pc + 1 + k - rolling->run.start;
+        const auto& [table, stride] = rolling->words.at(at);
+        if (table == nullptr) {
+            Value* step = b.CreateMul(rolling->index, c32(static_cast<std::uint32_t>(stride)), "", true);
+            return b.CreateNUWAdd(c32(rolling->first.at(at)), step);
+        }
+        Value* index[] = {c32(0), rolling->index};
+        return b.CreateLoad(i32(), b.CreateInBoundsGEP(table->getValueType(), table, index));
+    }
+    Value* varyingWord64(std::uint32_t k) { return b.CreateZExt(varyingWord(k), i64()); }
+    // Immediate word k (a MOVI's value) as an i32 constant, or this segment's.
+    Value* imm32Value(std::uint32_t k) { return varies(k) ? varyingWord(k) : c32(w(k)); }
+    Value* imm64Value(std::uint32_t k) {
+        if (!varies(k) && !varies(k + 1)) {
+            return c64(imm64(k));
+        }
+        Value* lo = b.CreateZExt(imm32Value(k), i64());
+        return b.CreateOr(lo, b.CreateShl(b.CreateZExt(imm32Value(k + 1), i64()), 32));
+    }
+    // The code offset of this instruction in the segment running (a trap's pc).
+    Value* pcValue() {
+        if (rolling == nullptr) {
+            return c32(pc);
+        }
+        return b.CreateAdd(c32(pc), b.CreateMul(rolling->index, c32(rolling->run.length)));
+    }
     [[nodiscard]] std::int32_t imm32(std::uint32_t k) const { return static_cast<std::int32_t>(w(k)); }
     [[nodiscard]] std::uint64_t imm64(std::uint32_t k) const {
         return static_cast<std::uint64_t>(w(k)) | (static_cast<std::uint64_t>(w(k + 1)) << 32);
@@ -138,12 +203,15 @@ struct Emitter {
     // Operand k as an i8* into the image.
     Value* addr(std::uint32_t k) {
         const std::uint32_t word = w(k);
+        if (varies(k)) {
+            return b.CreateInBoundsGEP(i8(), base[bytecode::addressTag(word)], varyingWord64(k));
+        }
         return b.CreateConstInBoundsGEP1_64(i8(), base[bytecode::addressTag(word)], bytecode::addressOffset(word));
     }
     // The image offset of operand k (ADDR, IDX), as the interpreter computes A(k) - image.
     Value* offsetOf(std::uint32_t k) {
         const std::uint32_t word = w(k);
-        Value* off = c32(bytecode::addressOffset(word));
+        Value* off = varies(k) ? varyingWord(k) : c32(bytecode::addressOffset(word));
         switch (bytecode::addressTag(word)) {
         case bytecode::kTagThis: return b.CreateNUWAdd(thisOffset, off);
         case bytecode::kTagFrame: frameEscapes = true; return b.CreateNUWAdd(frameOffset, off);
@@ -151,14 +219,40 @@ struct Emitter {
         }
     }
     // `tag`: the space the address lies in (an operand's tag, or the array's for an element);
-    // kTagAbsolute for a dereferenced pointer, which may point anywhere.
-    Value* loadAt(Type* t, Value* p, std::uint32_t tag = bytecode::kTagAbsolute) {
-        llvm::Instruction* i = b.CreateAlignedLoad(t, b.CreateBitCast(p, t->getPointerTo()), llvm::MaybeAlign(1));
+    // kTagAbsolute for a dereferenced pointer, which may point anywhere. `value`: an operand or
+    // an array element, which the compiler aligns to its size; outside the frame (globals,
+    // program and FB instances, which other tasks' threads may read or write) such a value of
+    // up to 64 bits moves as one `unordered` atomic access, which LLVM never splits or tears
+    // yet may still keep in a register across a loop (docs/language-notes.md, "Data shared
+    // between tasks"). A frame is the running task's own, and a dereferenced pointer may be
+    // unaligned: plain accesses, align 1. So is every access of a program with fewer than two
+    // tasks: nothing else runs its code, and the atomic accesses keep LLVM from folding the
+    // stores and loads of inlined FB bodies (fb_calls and timers_edges ran 15-20 % slower).
+    [[nodiscard]] bool atomicValue(Type* t, std::uint32_t tag, bool value) const {
+        if (!value || tag == bytecode::kTagFrame || module == nullptr || module->tasks.size() < 2) {
+            return false;
+        }
+        const auto bits = t->getPrimitiveSizeInBits().getFixedSize();
+        return (t->isIntegerTy() || t->isFloatTy() || t->isDoubleTy()) &&
+               (bits == 8 || bits == 16 || bits == 32 || bits == 64);
+    }
+    Value* loadAt(Type* t, Value* p, std::uint32_t tag = bytecode::kTagAbsolute, bool value = false) {
+        llvm::LoadInst* i = b.CreateAlignedLoad(t, b.CreateBitCast(p, t->getPointerTo()), llvm::MaybeAlign(1));
+        if (atomicValue(t, tag, value)) {
+            i->setAlignment(llvm::Align(t->getPrimitiveSizeInBits().getFixedSize() / 8));
+            i->setAtomic(llvm::AtomicOrdering::Unordered);
+        }
         scoped(i, tag);
         return i;
     }
-    void storeAt(Value* p, Value* v, std::uint32_t tag = bytecode::kTagAbsolute) {
-        scoped(b.CreateAlignedStore(v, b.CreateBitCast(p, v->getType()->getPointerTo()), llvm::MaybeAlign(1)), tag);
+    void storeAt(Value* p, Value* v, std::uint32_t tag = bytecode::kTagAbsolute, bool value = false) {
+        Type* t = v->getType();
+        llvm::StoreInst* i = b.CreateAlignedStore(v, b.CreateBitCast(p, t->getPointerTo()), llvm::MaybeAlign(1));
+        if (atomicValue(t, tag, value)) {
+            i->setAlignment(llvm::Align(t->getPrimitiveSizeInBits().getFixedSize() / 8));
+            i->setAtomic(llvm::AtomicOrdering::Unordered);
+        }
+        scoped(i, tag);
     }
     void scoped(llvm::Instruction* i, std::uint32_t tag) {
         if (scope[tag] != nullptr) {
@@ -171,13 +265,16 @@ struct Emitter {
         if (Value* c = constantOperand(t, k); c != nullptr) {
             return c;
         }
-        return loadAt(t, addr(k), tagOf(k));
+        return loadAt(t, addr(k), tagOf(k), true);
     }
     // Operand k's value when it lies in the constants: nothing writes there (the verifier refuses
     // such a destination, the VM a store through a reference below constSize, the engine and the
     // agent write variables only), so the bytes are the module's initial image. LLVM then folds
     // a literal like any other, instead of loading it on every use.
     Value* constantOperand(Type* t, std::uint32_t k) {
+        if (varies(k)) {
+            return nullptr;
+        }
         const std::uint32_t word = w(k);
         const std::uint64_t bytes = t->getPrimitiveSizeInBits() / 8;
         const std::uint64_t offset = bytecode::addressOffset(word);
@@ -197,7 +294,7 @@ struct Emitter {
         }
         return t->isIntegerTy() ? llvm::ConstantInt::get(t, bits) : nullptr;
     }
-    void st(std::uint32_t k, Value* v) { storeAt(addr(k), v, tagOf(k)); }
+    void st(std::uint32_t k, Value* v) { storeAt(addr(k), v, tagOf(k), true); }
     Value* boolByte(Value* cond) { return b.CreateZExt(cond, i8()); }
 
     // The block of instruction `at` as a jump from this instruction reaches it: through the
@@ -205,6 +302,14 @@ struct Emitter {
     BasicBlock* block(std::uint32_t at) {
         if (copying != nullptr && at >= copying->loop.head && at <= copying->loop.backEdge) {
             return copying->blocks[at - copying->loop.head];
+        }
+        if (rolling != nullptr && at == rolling->run.start + rolling->run.length) {
+            return rolling->latch;
+        }
+        for (const Rolled& r : rolled) {
+            if (r.run.start == at && (pc < r.run.start || pc >= r.run.end())) {
+                return r.entry;
+            }
         }
         for (const Fast& f : fastLoops) {
             if (f.loop.head == at && (pc < f.loop.head || pc > f.loop.backEdge)) {
@@ -225,13 +330,11 @@ struct Emitter {
         b.SetInsertPoint(ok);
     }
     void raise(Trap trap) {
-        b.CreateStore(c32(pc), b.CreateStructGEP(runContextType(), ctx, 2));
+        b.CreateStore(pcValue(), b.CreateStructGEP(runContextType(), ctx, 2));
         b.CreateRet(c32(static_cast<std::uint32_t>(trap)));
     }
     llvm::MDNode* unlikely() { return llvm::MDBuilder(cx).createBranchWeights(1, 1 << 20); }
-    llvm::StructType* runContextType() {
-        return llvm::StructType::get(cx, {i64(), i8()->getPointerTo(), i32(), i8()->getPointerTo()});
-    }
+    llvm::StructType* runContextType() { return native::runContextType(cx); }
 
     // A back-edge or call: one tick of the budget, the abort flag on every 64th.
     Value* abortRequested() {
@@ -337,7 +440,7 @@ struct Emitter {
         Value* p = ld(i32(), k);
         trapIf(b.CreateICmpEQ(p, c32(0)), Trap::NullReference);
         Value* at = b.CreateAdd(b.CreateZExt(p, i64()), c64(add));
-        Value* bad = b.CreateICmpUGT(b.CreateAdd(at, c64(bytes)), c64(imageSize));
+        Value* bad = b.CreateICmpUGT(b.CreateAdd(at, c64(bytes)), stackEnd);
         if (forStore) {
             bad = b.CreateOr(bad, b.CreateICmpULT(at, c64(constSize)));
         }
@@ -388,7 +491,7 @@ struct Emitter {
     void enter(Value* calleePtr, Value* frameSize, Value* thisOff, std::uint32_t c) {
         Value* nf = b.CreateAdd(b.CreateZExt(frameOffset, i64()), c64(c));
         Value* deep = b.CreateICmpUGE(depth, c32(bytecode::kMaxCallDepth));
-        Value* past = b.CreateICmpUGT(b.CreateAdd(nf, b.CreateZExt(frameSize, i64())), c64(imageSize));
+        Value* past = b.CreateICmpUGT(b.CreateAdd(nf, b.CreateZExt(frameSize, i64())), stackEnd);
         trapIf(b.CreateOr(deep, past), Trap::StackOverflow);
         watchdog();
         ticksOut();
@@ -424,20 +527,21 @@ struct Emitter {
     // variables); null for one reached through a reference.
     void callInstance(std::uint32_t p, Value* inst, std::uint32_t c, Value* at = nullptr) {
         if (module->pous[p].native != bytecode::kNone) {
-            // The interpreter's C++ called directly, its context and layout as constants
-            // (compile() refused the module when it has no DirectFb for p), or with the standard
-            // FBs' bitcode linked in, the FB's copy for this layout (standard_fbs.h), which LLVM
-            // inlines like any small function.
+            // The interpreter's C++ called directly, its layout as a constant and the running
+            // Vm's context from the RunContext (compile() refused the module when it has no
+            // DirectFb for p), or with the standard FBs' bitcode linked in, the FB's copy for
+            // this layout (standard_fbs.h), which LLVM inlines like any small function.
             const DirectFb& d = directFbs[p];
             Value* instance = at != nullptr ? at : b.CreateInBoundsGEP(i8(), image, b.CreateZExt(inst, i64()));
             llvm::Function* copy = standardFbs != nullptr ? standardFbs->forInstance(d) : nullptr;
             if (copy != nullptr) {
-                b.CreateCall(copy, {instance})->addFnAttr(llvm::Attribute::NoUnwind);
+                Value* context = b.CreateBitCast(fbContext, copy->getArg(0)->getType());
+                b.CreateCall(copy, {context, instance})->addFnAttr(llvm::Attribute::NoUnwind);
             } else {
                 Type* ptr = i8()->getPointerTo();
                 llvm::FunctionType* type = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr}, false);
                 b.CreateCall(type, constPointer(d.fn, type->getPointerTo()),
-                             {constPointer(d.context, ptr), instance, constPointer(d.layout, ptr)})
+                             {fbContext, instance, constPointer(d.layout, ptr)})
                     ->addFnAttr(llvm::Attribute::NoUnwind);
             }
             next();
@@ -463,7 +567,7 @@ struct Emitter {
         BasicBlock* ok = fresh("ok");
         b.CreateCondBr(b.CreateICmpNE(t, c32(0)), bad, ok, unlikely());
         b.SetInsertPoint(bad);
-        b.CreateStore(c32(pc), b.CreateStructGEP(runContextType(), ctx, 2));
+        b.CreateStore(pcValue(), b.CreateStructGEP(runContextType(), ctx, 2));
         b.CreateRet(t);
         b.SetInsertPoint(ok);
     }
@@ -674,19 +778,19 @@ OP(MOV_64) {
     e.next();
 }
 OP(MOVI_8) {
-    e.st(0, e.b.getInt8(static_cast<std::uint8_t>(e.w(1))));
+    e.st(0, e.b.CreateTrunc(e.imm32Value(1), e.i8()));
     e.next();
 }
 OP(MOVI_16) {
-    e.st(0, e.b.getInt16(static_cast<std::uint16_t>(e.w(1))));
+    e.st(0, e.b.CreateTrunc(e.imm32Value(1), e.i16()));
     e.next();
 }
 OP(MOVI_32) {
-    e.st(0, e.c32(e.w(1)));
+    e.st(0, e.imm32Value(1));
     e.next();
 }
 OP(MOVI_64) {
-    e.st(0, e.c64(e.imm64(1)));
+    e.st(0, e.imm64Value(1));
     e.next();
 }
 OP(COPY) {
@@ -901,7 +1005,7 @@ OP(IDX) {
 #define LDX(name, TS, conv)                                                                                            \
     OP(name) {                                                                                                         \
         auto& B = e.b;                                                                                                 \
-        Value* a = e.loadAt(e.TS(), e.element(1, 2), e.tagOf(1));                                                      \
+        Value* a = e.loadAt(e.TS(), e.element(1, 2), e.tagOf(1), true);                                                \
         (void)B;                                                                                                       \
         e.st(0, conv);                                                                                                 \
         e.next();                                                                                                      \
@@ -917,7 +1021,7 @@ LDX(LDX_U16, i16, B.CreateZExt(a, e.i32()))
 #define STX(name, T)                                                                                                   \
     OP(name) {                                                                                                         \
         Value* p = e.element(1, 2);                                                                                    \
-        e.storeAt(p, e.ld(e.T(), 0), e.tagOf(1));                                                                      \
+        e.storeAt(p, e.ld(e.T(), 0), e.tagOf(1), true);                                                                \
         e.next();                                                                                                      \
     }
 STX(STX_8, i8)
@@ -937,7 +1041,7 @@ OP(STX_N) {
     OP(name) {                                                                                                         \
         Value* p = e.element(1, 2);                                                                                    \
         Value* a = e.ld(e.T(), 6);                                                                                     \
-        e.st(0, e.b.add(a, e.loadAt(e.T(), p, e.tagOf(1))));                                                           \
+        e.st(0, e.b.add(a, e.loadAt(e.T(), p, e.tagOf(1), true)));                                                     \
         e.next();                                                                                                      \
     }
 ADDX(ADDX_I32, i32, CreateAdd)
@@ -983,7 +1087,7 @@ OP(CHK_PTR) {
     Value* p = e.ld(e.i32(), 0);
     e.trapIf(e.b.CreateICmpEQ(p, e.c32(0)), Trap::NullReference);
     Value* misaligned = e.b.CreateICmpNE(e.b.CreateAnd(p, e.c32(e.w(1) - 1)), e.c32(0));
-    Value* outside = e.b.CreateICmpUGT(e.b.CreateAdd(e.b.CreateZExt(p, e.i64()), e.c64(e.w(2))), e.c64(e.imageSize));
+    Value* outside = e.b.CreateICmpUGT(e.b.CreateAdd(e.b.CreateZExt(p, e.i64()), e.c64(e.w(2))), e.stackEnd);
     e.trapIf(e.b.CreateOr(misaligned, outside), Trap::InvalidReference);
     e.next();
 }
@@ -1142,7 +1246,7 @@ OP(CALL_FB_IND) {
     const bytecode::PouEntry& pou = e.module->pous[p];
     const std::uint64_t size = pou.instanceType < e.module->types.size() ? e.module->types[pou.instanceType].size : 0;
     Value* wide = e.b.CreateZExt(inst, e.i64());
-    e.trapIf(e.b.CreateOr(e.b.CreateICmpUGT(e.b.CreateAdd(wide, e.c64(size)), e.c64(e.imageSize)),
+    e.trapIf(e.b.CreateOr(e.b.CreateICmpUGT(e.b.CreateAdd(wide, e.c64(size)), e.stackEnd),
                           e.b.CreateICmpULT(wide, e.c64(e.constSize))),
              Trap::InvalidReference);
     e.callInstance(p, inst, e.w(2));
@@ -1150,7 +1254,7 @@ OP(CALL_FB_IND) {
 OP(CALL_IFACE) {
     Value* inst = e.ld(e.i32(), 0);
     e.trapIf(e.b.CreateICmpEQ(inst, e.c32(0)), Trap::NullReference);
-    e.trapIf(e.b.CreateICmpUGT(e.b.CreateAdd(e.b.CreateZExt(inst, e.i64()), e.c64(4)), e.c64(e.imageSize)),
+    e.trapIf(e.b.CreateICmpUGT(e.b.CreateAdd(e.b.CreateZExt(inst, e.i64()), e.c64(4)), e.stackEnd),
              Trap::InvalidReference);
     e.callDispatched(inst, e.w(1), e.w(2));
 }
@@ -1373,6 +1477,8 @@ void translateBody(Emitter& e, const bytecode::Module& module, std::uint32_t ent
     e.ticks = e.b.CreateAlloca(e.i64());
     e.b.CreateStore(e.b.CreateLoad(e.i64(), e.b.CreateStructGEP(e.runContextType(), e.ctx, 0)), e.ticks);
     e.abort = e.b.CreateLoad(e.i8()->getPointerTo(), e.b.CreateStructGEP(e.runContextType(), e.ctx, 1));
+    e.stackEnd = e.b.CreateLoad(e.i64(), e.b.CreateStructGEP(e.runContextType(), e.ctx, 4));
+    e.fbContext = e.b.CreateLoad(e.i8()->getPointerTo(), e.b.CreateStructGEP(e.runContextType(), e.ctx, 5));
     e.base = {e.image, e.b.CreateInBoundsGEP(e.i8(), e.image, e.b.CreateZExt(e.thisOffset, e.i64())),
               e.b.CreateInBoundsGEP(e.i8(), e.image, e.b.CreateZExt(e.frameOffset, e.i64()))};
     e.fastLoops.clear();
@@ -1395,6 +1501,51 @@ void translateBody(Emitter& e, const bytecode::Module& module, std::uint32_t ent
     }
     e.blocks = &blocks;
     e.code = module.code.data();
+    e.rolled.clear();
+    e.rolling = nullptr;
+    const bytecode::PouEntry& pou = module.pous[pouContaining(module, entry)];
+    for (RepeatRun& run : repeatRuns(module, pou.code, pou.codeEnd, reach.starts)) {
+        Emitter::Rolled& r = e.rolled.emplace_back();
+        r.run = std::move(run);
+        r.entry = e.fresh("rolled");
+        r.header = e.fresh("segment");
+        r.latch = e.fresh("next-segment");
+        const RepeatRun& rr = r.run;
+        for (std::size_t v = 0; v < rr.varying.size(); ++v) {
+            const std::uint32_t word = rr.varying[v];
+            std::vector<std::uint32_t> values;
+            for (std::uint32_t j = 0; j < rr.count; ++j) {
+                const std::uint32_t raw = module.code[rr.start + j * rr.length + word];
+                values.push_back(rr.address[v] ? bytecode::addressOffset(raw) : raw);
+            }
+            const std::int64_t stride = std::int64_t{values[1]} - std::int64_t{values[0]};
+            bool affine = stride >= 0;
+            for (std::uint32_t j = 1; j < rr.count; ++j) {
+                affine = affine && std::int64_t{values[j]} - std::int64_t{values[j - 1]} == stride;
+            }
+            r.first[word] = values[0];
+            llvm::GlobalVariable* table = nullptr;
+            if (!affine) {
+                auto* type = llvm::ArrayType::get(e.i32(), values.size());
+                table = new llvm::GlobalVariable(e.mod, type, true, llvm::GlobalValue::PrivateLinkage,
+                                                 llvm::ConstantDataArray::get(e.cx, values), "takt.segments");
+            }
+            r.words[word] = {table, stride};
+        }
+        for (std::uint32_t pc = rr.start + rr.length; pc < rr.end(); ++pc) {
+            if (blocks[pc] != nullptr) { // the later segments run as the first one's code
+                blocks[pc]->eraseFromParent();
+                blocks[pc] = nullptr;
+            }
+        }
+        e.b.SetInsertPoint(r.header);
+        r.index = e.b.CreatePHI(e.i32(), 2);
+        e.b.CreateBr(blocks[rr.start]);
+        e.b.SetInsertPoint(r.entry);
+        e.b.CreateBr(r.header);
+        r.index->addIncoming(e.c32(0), r.entry);
+    }
+    e.b.SetInsertPoint(start);
     for (const FastLoop& loop : fastLoops(module, reach.starts, e.scope[bytecode::kTagThis] != nullptr)) {
         Emitter::Fast& f = e.fastLoops.emplace_back(Emitter::Fast{loop, e.fresh("preheader"), {}});
         for (std::uint32_t pc = loop.head; pc <= loop.backEdge; ++pc) {
@@ -1404,12 +1555,26 @@ void translateBody(Emitter& e, const bytecode::Module& module, std::uint32_t ent
     e.pc = bytecode::kNone; // the entry comes from outside every loop
     e.b.CreateBr(e.block(entry));
     for (std::size_t pc = 0; pc < reach.starts.size(); ++pc) {
-        if (!reach.starts[pc]) {
+        if (!reach.starts[pc] || blocks[pc] == nullptr) {
             continue;
         }
         e.pc = static_cast<std::uint32_t>(pc);
+        e.rolling = nullptr;
+        for (const Emitter::Rolled& r : e.rolled) {
+            if (pc >= r.run.start && pc < r.run.start + r.run.length) {
+                e.rolling = &r;
+            }
+        }
         e.b.SetInsertPoint(blocks[pc]);
         kEmit[module.code[pc]](e);
+    }
+    e.rolling = nullptr;
+    for (const Emitter::Rolled& r : e.rolled) {
+        e.pc = r.run.start;
+        e.b.SetInsertPoint(r.latch);
+        Value* following = e.b.CreateAdd(r.index, e.c32(1));
+        r.index->addIncoming(following, r.latch);
+        e.b.CreateCondBr(e.b.CreateICmpULT(following, e.c32(r.run.count)), r.header, e.block(r.run.end()));
     }
     for (const Emitter::Fast& f : e.fastLoops) {
         e.copying = &f;
@@ -1499,6 +1664,21 @@ void optimise(llvm::Module& mod, llvm::TargetMachine* tm, std::size_t codeWords)
     pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(mod, mam);
 }
 
+// TAKT_NATIVE_DUMP=PREFIX writes the module's IR as the translator emitted it (PREFIX.ll) and
+// after the optimisation (PREFIX.opt.ll), for reading the code a program gets (`llc-14 -O2
+// -mattr=-avx PREFIX.opt.ll` gives its machine code). Each compile overwrites the files.
+void dumpIr(const llvm::Module& mod, const char* suffix) {
+    const char* prefix = std::getenv("TAKT_NATIVE_DUMP");
+    if (prefix == nullptr || *prefix == '\0') {
+        return;
+    }
+    std::error_code ec;
+    llvm::raw_fd_ostream out(std::string(prefix) + suffix, ec, llvm::sys::fs::OF_Text);
+    if (!ec) {
+        mod.print(out, nullptr);
+    }
+}
+
 } // namespace
 
 namespace tier {
@@ -1560,9 +1740,8 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
     llvm::IRBuilder<> builder(*cx);
     Type* i8p = builder.getInt8PtrTy();
     Type* i32 = builder.getInt32Ty();
-    llvm::FunctionType* fnType = llvm::FunctionType::get(
-        i32, {i8p, i32, i32, llvm::StructType::get(*cx, {builder.getInt64Ty(), i8p, i32, i8p})->getPointerTo(), i32},
-        false);
+    llvm::FunctionType* fnType =
+        llvm::FunctionType::get(i32, {i8p, i32, i32, runContextType(*cx)->getPointerTo(), i32}, false);
     // Every body is declared first, so a call can name any of them; the tables serve dispatched
     // calls (the Vm picks the POU, its body and frame size come from here).
     std::vector<llvm::Function*> functions(module.pous.size(), nullptr);
@@ -1615,7 +1794,6 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
             e.noalias[bytecode::kTagFrame] = e.scope[bytecode::kTagThis];
         }
         e.constSize = module.constSize;
-        e.imageSize = static_cast<std::uint64_t>(module.constSize) + module.globalSize + module.stackSize;
         // A PROGRAM's or FB's frame holds only its temporaries (the caller passes nothing there
         // and reads nothing back), so unless the body lets its image offsets out, the frame
         // lives in registers: the stack region of the image is scratch, not state, and keeps
@@ -1632,11 +1810,13 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
             translateBody(e, module, module.pous[p].code, reach);
         }
     }
+    dumpIr(*mod, ".ll");
     if (llvm::verifyModule(*mod, &llvm::errs())) {
         result.error = "the translator produced invalid IR";
         return result;
     }
     optimise(*mod, tm->get(), module.code.size());
+    dumpIr(*mod, ".opt.ll");
 
     // The objects are linked into CodeMemory: code never writable and executable at once.
     auto code = std::make_shared<CodeMappings>();

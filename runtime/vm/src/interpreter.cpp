@@ -281,41 +281,41 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
 
 #define BIN(name, T, expr)                                                                                             \
     CASE(name) {                                                                                                       \
-        const T a = load<T>(A(1));                                                                                     \
-        const T b = load<T>(A(2));                                                                                     \
-        store<T>(A(0), static_cast<T>(expr));                                                                          \
+        const T a = loadValue<T>(A(1));                                                                                \
+        const T b = loadValue<T>(A(2));                                                                                \
+        storeValue<T>(A(0), static_cast<T>(expr));                                                                     \
         NEXT(name);                                                                                                    \
     }
 #define UN(name, TS, TD, expr)                                                                                         \
     CASE(name) {                                                                                                       \
-        const TS a = load<TS>(A(1));                                                                                   \
-        store<TD>(A(0), static_cast<TD>(expr));                                                                        \
+        const TS a = loadValue<TS>(A(1));                                                                              \
+        storeValue<TD>(A(0), static_cast<TD>(expr));                                                                   \
         NEXT(name);                                                                                                    \
     }
 #define CMP(name, T, op)                                                                                               \
     CASE(name) {                                                                                                       \
-        const T a = load<T>(A(1));                                                                                     \
-        const T b = load<T>(A(2));                                                                                     \
-        store<std::uint8_t>(A(0), (a op b) ? 1 : 0);                                                                   \
+        const T a = loadValue<T>(A(1));                                                                                \
+        const T b = loadValue<T>(A(2));                                                                                \
+        storeValue<std::uint8_t>(A(0), (a op b) ? 1 : 0);                                                              \
         NEXT(name);                                                                                                    \
     }
 #define JCMP(name, T, op)                                                                                              \
     CASE(name) {                                                                                                       \
-        if (load<T>(A(0)) op load<T>(A(1))) {                                                                          \
+        if (loadValue<T>(A(0)) op loadValue<T>(A(1))) {                                                                \
             JUMP(W(2));                                                                                                \
         }                                                                                                              \
         NEXT(name);                                                                                                    \
     }
 #define JNCMP(name, T, op)                                                                                             \
     CASE(name) {                                                                                                       \
-        if (!(load<T>(A(0)) op load<T>(A(1)))) {                                                                       \
+        if (!(loadValue<T>(A(0)) op loadValue<T>(A(1)))) {                                                             \
             JUMP(W(2));                                                                                                \
         }                                                                                                              \
         NEXT(name);                                                                                                    \
     }
 #define JCMPI(name, op)                                                                                                \
     CASE(name) {                                                                                                       \
-        if (load<std::int32_t>(A(0)) op IMM32(1)) {                                                                    \
+        if (loadValue<std::int32_t>(A(0)) op IMM32(1)) {                                                               \
             JUMP(W(2));                                                                                                \
         }                                                                                                              \
         NEXT(name);                                                                                                    \
@@ -323,20 +323,20 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
 #define BIN_T(name, T, builtin)                                                                                        \
     CASE(name) {                                                                                                       \
         T r;                                                                                                           \
-        if (builtin(load<T>(A(1)), load<T>(A(2)), &r)) [[unlikely]]                                                    \
+        if (builtin(loadValue<T>(A(1)), loadValue<T>(A(2)), &r)) [[unlikely]]                                          \
             FAULT(Trap::Overflow);                                                                                     \
-        store<T>(A(0), r);                                                                                             \
+        storeValue<T>(A(0), r);                                                                                        \
         NEXT(name);                                                                                                    \
     }
 #define LDI(name, T)                                                                                                   \
     CASE(name) {                                                                                                       \
-        const std::uint32_t p_ = load<std::uint32_t>(A(1));                                                            \
+        const std::uint32_t p_ = loadValue<std::uint32_t>(A(1));                                                       \
         const std::uint64_t at_ = static_cast<std::uint64_t>(p_) + W(2);                                               \
         if (p_ == 0) [[unlikely]]                                                                                      \
             FAULT(Trap::NullReference);                                                                                \
         if (at_ + sizeof(T) > imageSize) [[unlikely]]                                                                  \
             FAULT(Trap::InvalidReference);                                                                             \
-        store<T>(A(0), load<T>(image + at_));                                                                          \
+        storeValue<T>(A(0), loadValueAt<T>(image + at_));                                                              \
         NEXT(name);                                                                                                    \
     }
 // An array element by a run-time subscript (LDX_*, STX_*): bounds check and scale in one dispatch.
@@ -344,40 +344,40 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
 // the element size c1 and the count c2. The verifier checked that the array operand covers
 // (c2 - 1) * c1 bytes plus the access, so an index inside the bounds stays inside it.
 #define ELEMENT(ptr, arr, idx)                                                                                         \
-    const std::int64_t rel_ = static_cast<std::int64_t>(load<std::int32_t>(A(idx))) - IMM32((idx) + 1);                \
+    const std::int64_t rel_ = static_cast<std::int64_t>(loadValue<std::int32_t>(A(idx))) - IMM32((idx) + 1);           \
     if (static_cast<std::uint64_t>(rel_) >= W((idx) + 3)) [[unlikely]]                                                 \
         FAULT(Trap::ArrayBounds);                                                                                      \
     std::uint8_t* const ptr = A(arr) + static_cast<std::uint64_t>(rel_) * W((idx) + 2)
 #define LDX(name, TS, TD)                                                                                              \
     CASE(name) {                                                                                                       \
         ELEMENT(p_, 1, 2);                                                                                             \
-        store<TD>(A(0), static_cast<TD>(load<TS>(p_)));                                                                \
+        storeValue<TD>(A(0), static_cast<TD>(loadValue<TS>(p_)));                                                      \
         NEXT(name);                                                                                                    \
     }
 // a + element: the words up to c2 are those of LDX (the back end rewrites an IDX in place), a follows.
 #define ADDX(name, T, expr)                                                                                            \
     CASE(name) {                                                                                                       \
         ELEMENT(p_, 1, 2);                                                                                             \
-        const T a = load<T>(A(6));                                                                                     \
-        const T b = load<T>(p_);                                                                                       \
-        store<T>(A(0), static_cast<T>(expr));                                                                          \
+        const T a = loadValue<T>(A(6));                                                                                \
+        const T b = loadValue<T>(p_);                                                                                  \
+        storeValue<T>(A(0), static_cast<T>(expr));                                                                     \
         NEXT(name);                                                                                                    \
     }
 #define STX(name, T)                                                                                                   \
     CASE(name) {                                                                                                       \
         ELEMENT(p_, 1, 2);                                                                                             \
-        store<T>(p_, load<T>(A(0)));                                                                                   \
+        storeValue<T>(p_, loadValue<T>(A(0)));                                                                         \
         NEXT(name);                                                                                                    \
     }
 #define STI(name, T)                                                                                                   \
     CASE(name) {                                                                                                       \
-        const std::uint32_t p_ = load<std::uint32_t>(A(0));                                                            \
+        const std::uint32_t p_ = loadValue<std::uint32_t>(A(0));                                                       \
         const std::uint64_t at_ = static_cast<std::uint64_t>(p_) + W(1);                                               \
         if (p_ == 0) [[unlikely]]                                                                                      \
             FAULT(Trap::NullReference);                                                                                \
         if (at_ < constSize || at_ + sizeof(T) > imageSize) [[unlikely]]                                               \
             FAULT(Trap::InvalidReference);                                                                             \
-        store<T>(image + at_, load<T>(A(2)));                                                                          \
+        storeValueAt<T>(image + at_, loadValue<T>(A(2)));                                                              \
         NEXT(name);                                                                                                    \
     }
 
@@ -456,29 +456,29 @@ dispatch_switch:
         JCMPI(JEQ_I32_IMM, ==)
         JCMPI(JNE_I32_IMM, !=)
         CASE(CHK_STEP_I32) {
-            if (load<I32>(A(0)) == 0) [[unlikely]]
+            if (loadValue<I32>(A(0)) == 0) [[unlikely]]
                 FAULT(Trap::ForStepZero);
             NEXT(CHK_STEP_I32);
         }
         CASE(CHK_STEP_I64) {
-            if (load<I64>(A(0)) == 0) [[unlikely]]
+            if (loadValue<I64>(A(0)) == 0) [[unlikely]]
                 FAULT(Trap::ForStepZero);
             NEXT(CHK_STEP_I64);
         }
         CASE(CHKR_I32) {
-            const I32 v = load<I32>(A(0));
+            const I32 v = loadValue<I32>(A(0));
             if (v < IMM32(1) || v > IMM32(2)) [[unlikely]]
                 FAULT(Trap::Overflow);
             NEXT(CHKR_I32);
         }
         CASE(CHKR_U32) {
-            const U32 v = load<U32>(A(0));
+            const U32 v = loadValue<U32>(A(0));
             if (v < W(1) || v > W(2)) [[unlikely]]
                 FAULT(Trap::Overflow);
             NEXT(CHKR_U32);
         }
         CASE(CHKR_I64) {
-            const I64 v = load<I64>(A(0));
+            const I64 v = loadValue<I64>(A(0));
             if (v < IMM64(1) || v > IMM64(3)) [[unlikely]]
                 FAULT(Trap::Overflow);
             NEXT(CHKR_I64);
@@ -509,15 +509,15 @@ dispatch_switch:
             NEXT(MOV_8);
         }
         CASE(MOV_16) {
-            store<std::uint16_t>(A(0), load<std::uint16_t>(A(1)));
+            storeValue<std::uint16_t>(A(0), loadValue<std::uint16_t>(A(1)));
             NEXT(MOV_16);
         }
         CASE(MOV_32) {
-            store<U32>(A(0), load<U32>(A(1)));
+            storeValue<U32>(A(0), loadValue<U32>(A(1)));
             NEXT(MOV_32);
         }
         CASE(MOV_64) {
-            store<U64>(A(0), load<U64>(A(1)));
+            storeValue<U64>(A(0), loadValue<U64>(A(1)));
             NEXT(MOV_64);
         }
         CASE(MOVI_8) {
@@ -525,15 +525,15 @@ dispatch_switch:
             NEXT(MOVI_8);
         }
         CASE(MOVI_16) {
-            store<std::uint16_t>(A(0), static_cast<std::uint16_t>(W(1)));
+            storeValue<std::uint16_t>(A(0), static_cast<std::uint16_t>(W(1)));
             NEXT(MOVI_16);
         }
         CASE(MOVI_32) {
-            store<U32>(A(0), W(1));
+            storeValue<U32>(A(0), W(1));
             NEXT(MOVI_32);
         }
         CASE(MOVI_64) {
-            store<I64>(A(0), IMM64(1));
+            storeValue<I64>(A(0), IMM64(1));
             NEXT(MOVI_64);
         }
         CASE(COPY) {
@@ -545,7 +545,7 @@ dispatch_switch:
             NEXT(ZERO);
         }
         CASE(ADDR) {
-            store<U32>(A(0), static_cast<U32>(A(1) - image));
+            storeValue<U32>(A(0), static_cast<U32>(A(1) - image));
             NEXT(ADDR);
         }
         UN(SX_8_32, std::int8_t, I32, a)
@@ -562,86 +562,86 @@ dispatch_switch:
         BIN(SUB_I32, U32, a - b)
         BIN(MUL_I32, U32, a * b)
         CASE(DIV_I32) {
-            const I32 a = load<I32>(A(1));
-            const I32 b = load<I32>(A(2));
+            const I32 a = loadValue<I32>(A(1));
+            const I32 b = loadValue<I32>(A(2));
             if (b == 0) [[unlikely]]
                 FAULT(Trap::DivByZero);
             if (a == std::numeric_limits<I32>::min() && b == -1) [[unlikely]]
                 FAULT(Trap::Overflow);
-            store<I32>(A(0), a / b);
+            storeValue<I32>(A(0), a / b);
             NEXT(DIV_I32);
         }
         CASE(MOD_I32) {
-            const I32 a = load<I32>(A(1));
-            const I32 b = load<I32>(A(2));
+            const I32 a = loadValue<I32>(A(1));
+            const I32 b = loadValue<I32>(A(2));
             if (b == 0) [[unlikely]]
                 FAULT(Trap::DivByZero);
-            store<I32>(A(0), b == -1 ? 0 : a % b);
+            storeValue<I32>(A(0), b == -1 ? 0 : a % b);
             NEXT(MOD_I32);
         }
         CASE(DIV_U32) {
-            const U32 b = load<U32>(A(2));
+            const U32 b = loadValue<U32>(A(2));
             if (b == 0) [[unlikely]]
                 FAULT(Trap::DivByZero);
-            store<U32>(A(0), load<U32>(A(1)) / b);
+            storeValue<U32>(A(0), loadValue<U32>(A(1)) / b);
             NEXT(DIV_U32);
         }
         CASE(MOD_U32) {
-            const U32 b = load<U32>(A(2));
+            const U32 b = loadValue<U32>(A(2));
             if (b == 0) [[unlikely]]
                 FAULT(Trap::DivByZero);
-            store<U32>(A(0), load<U32>(A(1)) % b);
+            storeValue<U32>(A(0), loadValue<U32>(A(1)) % b);
             NEXT(MOD_U32);
         }
         UN(NEG_I32, U32, U32, 0u - a)
         UN(ABS_I32, I32, U32, a < 0 ? 0u - static_cast<U32>(a) : static_cast<U32>(a))
         CASE(ADD_I32_IMM) {
-            store<U32>(A(0), load<U32>(A(1)) + W(2));
+            storeValue<U32>(A(0), loadValue<U32>(A(1)) + W(2));
             NEXT(ADD_I32_IMM);
         }
         CASE(MUL_I32_IMM) {
-            store<U32>(A(0), load<U32>(A(1)) * W(2));
+            storeValue<U32>(A(0), loadValue<U32>(A(1)) * W(2));
             NEXT(MUL_I32_IMM);
         }
         BIN(ADD_I64, U64, a + b)
         BIN(SUB_I64, U64, a - b)
         BIN(MUL_I64, U64, a * b)
         CASE(DIV_I64) {
-            const I64 a = load<I64>(A(1));
-            const I64 b = load<I64>(A(2));
+            const I64 a = loadValue<I64>(A(1));
+            const I64 b = loadValue<I64>(A(2));
             if (b == 0) [[unlikely]]
                 FAULT(Trap::DivByZero);
             if (a == std::numeric_limits<I64>::min() && b == -1) [[unlikely]]
                 FAULT(Trap::Overflow);
-            store<I64>(A(0), a / b);
+            storeValue<I64>(A(0), a / b);
             NEXT(DIV_I64);
         }
         CASE(MOD_I64) {
-            const I64 a = load<I64>(A(1));
-            const I64 b = load<I64>(A(2));
+            const I64 a = loadValue<I64>(A(1));
+            const I64 b = loadValue<I64>(A(2));
             if (b == 0) [[unlikely]]
                 FAULT(Trap::DivByZero);
-            store<I64>(A(0), b == -1 ? 0 : a % b);
+            storeValue<I64>(A(0), b == -1 ? 0 : a % b);
             NEXT(MOD_I64);
         }
         CASE(DIV_U64) {
-            const U64 b = load<U64>(A(2));
+            const U64 b = loadValue<U64>(A(2));
             if (b == 0) [[unlikely]]
                 FAULT(Trap::DivByZero);
-            store<U64>(A(0), load<U64>(A(1)) / b);
+            storeValue<U64>(A(0), loadValue<U64>(A(1)) / b);
             NEXT(DIV_U64);
         }
         CASE(MOD_U64) {
-            const U64 b = load<U64>(A(2));
+            const U64 b = loadValue<U64>(A(2));
             if (b == 0) [[unlikely]]
                 FAULT(Trap::DivByZero);
-            store<U64>(A(0), load<U64>(A(1)) % b);
+            storeValue<U64>(A(0), loadValue<U64>(A(1)) % b);
             NEXT(MOD_U64);
         }
         UN(NEG_I64, U64, U64, 0u - a)
         UN(ABS_I64, I64, U64, a < 0 ? U64{0} - static_cast<U64>(a) : static_cast<U64>(a))
         CASE(ADD_I64_IMM) {
-            store<U64>(A(0), load<U64>(A(1)) + static_cast<U64>(IMM64(2)));
+            storeValue<U64>(A(0), loadValue<U64>(A(1)) + static_cast<U64>(IMM64(2)));
             NEXT(ADD_I64_IMM);
         }
         BIN_T(ADD_I32_T, I32, __builtin_add_overflow)
@@ -657,17 +657,17 @@ dispatch_switch:
         BIN_T(SUB_U64_T, U64, __builtin_sub_overflow)
         BIN_T(MUL_U64_T, U64, __builtin_mul_overflow)
         CASE(NEG_I32_T) {
-            const I32 a = load<I32>(A(1));
+            const I32 a = loadValue<I32>(A(1));
             if (a == std::numeric_limits<I32>::min()) [[unlikely]]
                 FAULT(Trap::Overflow);
-            store<I32>(A(0), -a);
+            storeValue<I32>(A(0), -a);
             NEXT(NEG_I32_T);
         }
         CASE(NEG_I64_T) {
-            const I64 a = load<I64>(A(1));
+            const I64 a = loadValue<I64>(A(1));
             if (a == std::numeric_limits<I64>::min()) [[unlikely]]
                 FAULT(Trap::Overflow);
-            store<I64>(A(0), -a);
+            storeValue<I64>(A(0), -a);
             NEXT(NEG_I64_T);
         }
 
@@ -687,11 +687,11 @@ dispatch_switch:
         UN(SQRT_F32, F32, F32, std::sqrt(a))
         UN(SQRT_F64, F64, F64, std::sqrt(a))
         CASE(MATH_F32) {
-            store<F32>(A(0), mathFn<F32>(W(2), load<F32>(A(1))));
+            storeValue<F32>(A(0), mathFn<F32>(W(2), loadValue<F32>(A(1))));
             NEXT(MATH_F32);
         }
         CASE(MATH_F64) {
-            store<F64>(A(0), mathFn<F64>(W(2), load<F64>(A(1))));
+            storeValue<F64>(A(0), mathFn<F64>(W(2), loadValue<F64>(A(1))));
             NEXT(MATH_F64);
         }
         BIN(ATAN2_F32, F32, std::atan2(a, b))
@@ -761,15 +761,15 @@ dispatch_switch:
         BIN(SHL_32, U32, b >= 32 ? 0u : a << b)
         BIN(SHR_32, U32, b >= 32 ? 0u : a >> b)
         CASE(SHL_64) {
-            const U64 a = load<U64>(A(1));
-            const U32 b = load<U32>(A(2));
-            store<U64>(A(0), b >= 64 ? U64{0} : a << b);
+            const U64 a = loadValue<U64>(A(1));
+            const U32 b = loadValue<U32>(A(2));
+            storeValue<U64>(A(0), b >= 64 ? U64{0} : a << b);
             NEXT(SHL_64);
         }
         CASE(SHR_64) {
-            const U64 a = load<U64>(A(1));
-            const U32 b = load<U32>(A(2));
-            store<U64>(A(0), b >= 64 ? U64{0} : a >> b);
+            const U64 a = loadValue<U64>(A(1));
+            const U32 b = loadValue<U32>(A(2));
+            storeValue<U64>(A(0), b >= 64 ? U64{0} : a >> b);
             NEXT(SHR_64);
         }
         BIN(ROL_8, U32, rotl8(a, b))
@@ -779,11 +779,11 @@ dispatch_switch:
         BIN(ROL_32, U32, std::rotl(a, static_cast<int>(b & 31u)))
         BIN(ROR_32, U32, std::rotr(a, static_cast<int>(b & 31u)))
         CASE(ROL_64) {
-            store<U64>(A(0), std::rotl(load<U64>(A(1)), static_cast<int>(load<U32>(A(2)) & 63u)));
+            storeValue<U64>(A(0), std::rotl(loadValue<U64>(A(1)), static_cast<int>(loadValue<U32>(A(2)) & 63u)));
             NEXT(ROL_64);
         }
         CASE(ROR_64) {
-            store<U64>(A(0), std::rotr(load<U64>(A(1)), static_cast<int>(load<U32>(A(2)) & 63u)));
+            storeValue<U64>(A(0), std::rotr(loadValue<U64>(A(1)), static_cast<int>(loadValue<U32>(A(2)) & 63u)));
             NEXT(ROR_64);
         }
 
@@ -810,20 +810,20 @@ dispatch_switch:
 
         // --- arrays and references ---
         CASE(IDX) {
-            const std::int64_t rel = static_cast<std::int64_t>(load<I32>(A(2))) - IMM32(3);
+            const std::int64_t rel = static_cast<std::int64_t>(loadValue<I32>(A(2))) - IMM32(3);
             if (static_cast<U64>(rel) >= W(5)) [[unlikely]]
                 FAULT(Trap::ArrayBounds);
-            store<U32>(A(0), static_cast<U32>(A(1) - image) + static_cast<U32>(rel) * W(4));
+            storeValue<U32>(A(0), static_cast<U32>(A(1) - image) + static_cast<U32>(rel) * W(4));
             NEXT(IDX);
         }
         CASE(IDXP) {
-            const U32 p = load<U32>(A(1));
+            const U32 p = loadValue<U32>(A(1));
             if (p == 0) [[unlikely]]
                 FAULT(Trap::NullReference);
-            const std::int64_t rel = static_cast<std::int64_t>(load<I32>(A(2))) - IMM32(3);
+            const std::int64_t rel = static_cast<std::int64_t>(loadValue<I32>(A(2))) - IMM32(3);
             if (static_cast<U64>(rel) >= W(5)) [[unlikely]]
                 FAULT(Trap::ArrayBounds);
-            store<U32>(A(0), p + static_cast<U32>(rel) * W(4));
+            storeValue<U32>(A(0), p + static_cast<U32>(rel) * W(4));
             NEXT(IDXP);
         }
         LDX(LDX_8, std::uint8_t, std::uint8_t)
@@ -857,7 +857,7 @@ dispatch_switch:
         STI(STI_32, U32)
         STI(STI_64, U64)
         CASE(LDI_N) {
-            const U32 p = load<U32>(A(1));
+            const U32 p = loadValue<U32>(A(1));
             if (p == 0) [[unlikely]]
                 FAULT(Trap::NullReference);
             if (static_cast<U64>(p) + W(2) > imageSize) [[unlikely]]
@@ -866,7 +866,7 @@ dispatch_switch:
             NEXT(LDI_N);
         }
         CASE(STI_N) {
-            const U32 p = load<U32>(A(0));
+            const U32 p = loadValue<U32>(A(0));
             if (p == 0) [[unlikely]]
                 FAULT(Trap::NullReference);
             if (p < constSize || static_cast<U64>(p) + W(2) > imageSize) [[unlikely]]
@@ -875,12 +875,12 @@ dispatch_switch:
             NEXT(STI_N);
         }
         CASE(CHK_REF) {
-            if (load<U32>(A(0)) == 0) [[unlikely]]
+            if (loadValue<U32>(A(0)) == 0) [[unlikely]]
                 FAULT(Trap::NullReference);
             NEXT(CHK_REF);
         }
         CASE(CHK_PTR) {
-            const U32 p = load<U32>(A(0));
+            const U32 p = loadValue<U32>(A(0));
             if (p == 0) [[unlikely]]
                 FAULT(Trap::NullReference);
             if ((p & (W(1) - 1)) != 0 || static_cast<U64>(p) + W(2) > imageSize) [[unlikely]]
@@ -895,7 +895,7 @@ dispatch_switch:
             NEXT(SMOV);
         }
         CASE(SCMP) {
-            store<I32>(A(0), compareStrings<std::uint8_t>(A(1), A(2), imageEnd));
+            storeValue<I32>(A(0), compareStrings<std::uint8_t>(A(1), A(2), imageEnd));
             NEXT(SCMP);
         }
         CASE(WSMOV) {
@@ -904,7 +904,7 @@ dispatch_switch:
             NEXT(WSMOV);
         }
         CASE(WSCMP) {
-            store<I32>(A(0), compareStrings<std::uint16_t>(A(1), A(2), imageEnd));
+            storeValue<I32>(A(0), compareStrings<std::uint16_t>(A(1), A(2), imageEnd));
             NEXT(WSCMP);
         }
 
@@ -933,7 +933,7 @@ dispatch_switch:
         CASE(CALL_FB_IND) {
             const std::uint32_t p = W(0);
             const bytecode::PouEntry& pou = pous[p];
-            const U32 inst = load<U32>(A(1));
+            const U32 inst = loadValue<U32>(A(1));
             if (inst == 0) [[unlikely]]
                 FAULT(Trap::NullReference);
             if (static_cast<U64>(inst) + res.instanceSize[p] > imageSize || inst < constSize) [[unlikely]]
@@ -949,7 +949,7 @@ dispatch_switch:
                   static_cast<std::uint32_t>(ip - code) + LEN(CALL_FB_IND));
         }
         CASE(CALL_IFACE) {
-            const U32 inst = load<U32>(A(0));
+            const U32 inst = loadValue<U32>(A(0));
             if (inst == 0) [[unlikely]]
                 FAULT(Trap::NullReference);
             if (static_cast<U64>(inst) + 4 > imageSize) [[unlikely]]
@@ -981,26 +981,26 @@ dispatch_switch:
 
         // --- division by a constant ---
         CASE(DIV_I32_IMM) {
-            const I32 a = load<I32>(A(1));
+            const I32 a = loadValue<I32>(A(1));
             const I32 b = IMM32(2);
             const U32 q = divByReciprocal(bytecode::divisorMagnitude(a), static_cast<U64>(IMM64(3)));
-            store<U32>(A(0), (a < 0) != (b < 0) ? 0u - q : q);
+            storeValue<U32>(A(0), (a < 0) != (b < 0) ? 0u - q : q);
             NEXT(DIV_I32_IMM);
         }
         CASE(MOD_I32_IMM) {
-            const I32 a = load<I32>(A(1));
+            const I32 a = loadValue<I32>(A(1));
             // The sign of the divisor does not matter (the result has the sign of a): the back
             // end gives its magnitude.
             const U32 r = modByReciprocal(bytecode::divisorMagnitude(a), W(2), static_cast<U64>(IMM64(3)));
-            store<U32>(A(0), a < 0 ? 0u - r : r);
+            storeValue<U32>(A(0), a < 0 ? 0u - r : r);
             NEXT(MOD_I32_IMM);
         }
         CASE(DIV_U32_IMM) {
-            store<U32>(A(0), divByReciprocal(load<U32>(A(1)), static_cast<U64>(IMM64(3))));
+            storeValue<U32>(A(0), divByReciprocal(loadValue<U32>(A(1)), static_cast<U64>(IMM64(3))));
             NEXT(DIV_U32_IMM);
         }
         CASE(MOD_U32_IMM) {
-            store<U32>(A(0), modByReciprocal(load<U32>(A(1)), W(2), static_cast<U64>(IMM64(3))));
+            storeValue<U32>(A(0), modByReciprocal(loadValue<U32>(A(1)), W(2), static_cast<U64>(IMM64(3))));
             NEXT(MOD_U32_IMM);
         }
 
@@ -1022,43 +1022,43 @@ dispatch_switch:
         // left (bound - counter) is computed in 64 bits and compared with the step, so the
         // counter never passes the bound and the step never overflows.
         CASE(LOOP_I32_IMM) { // i1 is bound - step (the back end computes it)
-            const I32 v = load<I32>(A(0));
+            const I32 v = loadValue<I32>(A(0));
             if (v <= IMM32(1)) {
-                store<U32>(A(0), static_cast<U32>(v) + W(2));
+                storeValue<U32>(A(0), static_cast<U32>(v) + W(2));
                 LOOP_BACK(W(3));
             }
             NEXT(LOOP_I32_IMM);
         }
         CASE(LOOP_DN_I32_IMM) {
-            const I32 v = load<I32>(A(0));
+            const I32 v = loadValue<I32>(A(0));
             if (v >= IMM32(1)) {
-                store<U32>(A(0), static_cast<U32>(v) + W(2));
+                storeValue<U32>(A(0), static_cast<U32>(v) + W(2));
                 LOOP_BACK(W(3));
             }
             NEXT(LOOP_DN_I32_IMM);
         }
         CASE(LOOP_I32) {
-            const I32 v = load<I32>(A(0));
-            if (static_cast<I64>(load<I32>(A(1))) - v >= IMM32(2)) {
-                store<I32>(A(0), static_cast<I32>(v + IMM32(2)));
+            const I32 v = loadValue<I32>(A(0));
+            if (static_cast<I64>(loadValue<I32>(A(1))) - v >= IMM32(2)) {
+                storeValue<I32>(A(0), static_cast<I32>(v + IMM32(2)));
                 LOOP_BACK(W(3));
             }
             NEXT(LOOP_I32);
         }
         CASE(LOOP_DN_I32) {
-            const I32 v = load<I32>(A(0));
-            if (static_cast<I64>(load<I32>(A(1))) - v <= IMM32(2)) {
-                store<I32>(A(0), static_cast<I32>(v + IMM32(2)));
+            const I32 v = loadValue<I32>(A(0));
+            if (static_cast<I64>(loadValue<I32>(A(1))) - v <= IMM32(2)) {
+                storeValue<I32>(A(0), static_cast<I32>(v + IMM32(2)));
                 LOOP_BACK(W(3));
             }
             NEXT(LOOP_DN_I32);
         }
         CASE(LOOP_STEP_I32) {
-            const I32 v = load<I32>(A(0));
-            const I64 room = static_cast<I64>(load<I32>(A(1))) - v;
-            const I32 step = load<I32>(A(2));
+            const I32 v = loadValue<I32>(A(0));
+            const I64 room = static_cast<I64>(loadValue<I32>(A(1))) - v;
+            const I32 step = loadValue<I32>(A(2));
             if ((step > 0 && room >= step) || (step < 0 && room <= step)) {
-                store<I32>(A(0), static_cast<I32>(v + step));
+                storeValue<I32>(A(0), static_cast<I32>(v + step));
                 LOOP_BACK(W(3));
             }
             NEXT(LOOP_STEP_I32);
@@ -1066,34 +1066,34 @@ dispatch_switch:
         CASE(LOOP_STEP_I64) {
             // In unsigned arithmetic: bound - counter (or counter - bound) is exact once the
             // counter is known to be on the right side, and so is the step's magnitude.
-            const auto v = load<U64>(A(0));
-            const auto bound = load<U64>(A(1));
-            const auto step = load<U64>(A(2));
+            const auto v = loadValue<U64>(A(0));
+            const auto bound = loadValue<U64>(A(1));
+            const auto step = loadValue<U64>(A(2));
             const auto sv = static_cast<I64>(v);
             const auto sb = static_cast<I64>(bound);
             const auto ss = static_cast<I64>(step);
             if ((ss > 0 && sv < sb && bound - v >= step) || (ss < 0 && sv > sb && v - bound >= U64{0} - step)) {
-                store<U64>(A(0), v + step);
+                storeValue<U64>(A(0), v + step);
                 LOOP_BACK(W(3));
             }
             NEXT(LOOP_STEP_I64);
         }
         CASE(LOOP_I16_IMM) { // LOOP_I32_IMM, and the INT variable d2 gets the new value
-            const I32 v = load<I32>(A(0));
+            const I32 v = loadValue<I32>(A(0));
             if (v <= IMM32(2)) {
                 const U32 next = static_cast<U32>(v) + W(3);
-                store<U32>(A(0), next);
-                store<std::uint16_t>(A(1), static_cast<std::uint16_t>(next));
+                storeValue<U32>(A(0), next);
+                storeValue<std::uint16_t>(A(1), static_cast<std::uint16_t>(next));
                 LOOP_BACK(W(4));
             }
             NEXT(LOOP_I16_IMM);
         }
         CASE(LOOP_DN_I16_IMM) {
-            const I32 v = load<I32>(A(0));
+            const I32 v = loadValue<I32>(A(0));
             if (v >= IMM32(2)) {
                 const U32 next = static_cast<U32>(v) + W(3);
-                store<U32>(A(0), next);
-                store<std::uint16_t>(A(1), static_cast<std::uint16_t>(next));
+                storeValue<U32>(A(0), next);
+                storeValue<std::uint16_t>(A(1), static_cast<std::uint16_t>(next));
                 LOOP_BACK(W(4));
             }
             NEXT(LOOP_DN_I16_IMM);
@@ -1101,25 +1101,25 @@ dispatch_switch:
 
         // --- multiply then add, rounded after each step ---
         CASE(MULADD_F32) {
-            const F32 p = rounded(load<F32>(A(1)) * load<F32>(A(2)));
-            store<F32>(A(0), p + load<F32>(A(3)));
+            const F32 p = rounded(loadValue<F32>(A(1)) * loadValue<F32>(A(2)));
+            storeValue<F32>(A(0), p + loadValue<F32>(A(3)));
             NEXT(MULADD_F32);
         }
         CASE(MULADD_F64) {
-            const F64 p = rounded(load<F64>(A(1)) * load<F64>(A(2)));
-            store<F64>(A(0), p + load<F64>(A(3)));
+            const F64 p = rounded(loadValue<F64>(A(1)) * loadValue<F64>(A(2)));
+            storeValue<F64>(A(0), p + loadValue<F64>(A(3)));
             NEXT(MULADD_F64);
         }
         CASE(MUL2ADD_F32) {
-            const F32 p = rounded(load<F32>(A(1)) * load<F32>(A(2)));
-            const F32 q = rounded(load<F32>(A(3)) * load<F32>(A(4)));
-            store<F32>(A(0), p + q);
+            const F32 p = rounded(loadValue<F32>(A(1)) * loadValue<F32>(A(2)));
+            const F32 q = rounded(loadValue<F32>(A(3)) * loadValue<F32>(A(4)));
+            storeValue<F32>(A(0), p + q);
             NEXT(MUL2ADD_F32);
         }
         CASE(MUL2ADD_F64) {
-            const F64 p = rounded(load<F64>(A(1)) * load<F64>(A(2)));
-            const F64 q = rounded(load<F64>(A(3)) * load<F64>(A(4)));
-            store<F64>(A(0), p + q);
+            const F64 p = rounded(loadValue<F64>(A(1)) * loadValue<F64>(A(2)));
+            const F64 q = rounded(loadValue<F64>(A(3)) * loadValue<F64>(A(4)));
+            storeValue<F64>(A(0), p + q);
             NEXT(MUL2ADD_F64);
         }
 
@@ -1130,28 +1130,28 @@ dispatch_switch:
 
         // --- LREAL arithmetic with a REAL operand widened ---
         CASE(MULW_F64) {
-            store<F64>(A(0), static_cast<F64>(load<F32>(A(1))) * load<F64>(A(2)));
+            storeValue<F64>(A(0), static_cast<F64>(loadValue<F32>(A(1))) * loadValue<F64>(A(2)));
             NEXT(MULW_F64);
         }
         CASE(DIVW_F64) {
-            store<F64>(A(0), static_cast<F64>(load<F32>(A(1))) / load<F64>(A(2)));
+            storeValue<F64>(A(0), static_cast<F64>(loadValue<F32>(A(1))) / loadValue<F64>(A(2)));
             NEXT(DIVW_F64);
         }
         CASE(ADDW_F64) {
-            store<F64>(A(0), static_cast<F64>(load<F32>(A(1))) + load<F64>(A(2)));
+            storeValue<F64>(A(0), static_cast<F64>(loadValue<F32>(A(1))) + loadValue<F64>(A(2)));
             NEXT(ADDW_F64);
         }
 
         // --- ring-buffer index (a + b) MOD constant ---
         CASE(ADDMOD_I32_IMM) {
-            const auto sum = static_cast<I32>(load<U32>(A(1)) + load<U32>(A(2)));
+            const auto sum = static_cast<I32>(loadValue<U32>(A(1)) + loadValue<U32>(A(2)));
             const U32 r = modByReciprocal(bytecode::divisorMagnitude(sum), W(3), static_cast<U64>(IMM64(4)));
-            store<U32>(A(0), sum < 0 ? 0u - r : r);
+            storeValue<U32>(A(0), sum < 0 ? 0u - r : r);
             NEXT(ADDMOD_I32_IMM);
         }
         CASE(ADDMOD_U32_IMM) {
-            const U32 sum = load<U32>(A(1)) + load<U32>(A(2));
-            store<U32>(A(0), modByReciprocal(sum, W(3), static_cast<U64>(IMM64(4))));
+            const U32 sum = loadValue<U32>(A(1)) + loadValue<U32>(A(2));
+            storeValue<U32>(A(0), modByReciprocal(sum, W(3), static_cast<U64>(IMM64(4))));
             NEXT(ADDMOD_U32_IMM);
         }
     default: goto invalid;

@@ -12,8 +12,11 @@ Vm::NativeFbEntry Vm::nativeFbEntry(std::uint32_t pou) const noexcept {
         return {};
     }
     const FbLayout& layout = resolved_->fbLayouts[pou];
-    return {reinterpret_cast<const void*>(layout.fn), &resolved_->context, &layout, sizeof(FbLayout),
-            module_->pous[pou].native};
+    return {reinterpret_cast<const void*>(layout.fn), &layout, sizeof(FbLayout), module_->pous[pou].native};
+}
+
+const void* Vm::nativeFbContext() const noexcept {
+    return &resolved_->context;
 }
 
 Trap Vm::callNativeFunction(std::uint32_t native, std::uint32_t args) noexcept {

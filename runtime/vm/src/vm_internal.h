@@ -6,11 +6,16 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace takt::vm {
 
+// Bytes at any address (block copies, the natives' argument slots, an FB's own members): no
+// promise of atomicity, so the compiler may split or merge them.
 template <typename T> inline T load(const std::uint8_t* p) noexcept {
     T v;
     std::memcpy(&v, p, sizeof(T));
@@ -18,6 +23,41 @@ template <typename T> inline T load(const std::uint8_t* p) noexcept {
 }
 template <typename T> inline void store(std::uint8_t* p, T v) noexcept {
     std::memcpy(p, &v, sizeof(T));
+}
+
+// A value of the data image at an address aligned to its size (the compiler lays every
+// elementary value out so; docs/language-notes.md, "Data shared between tasks"): one relaxed
+// atomic access, so a value of up to 64 bits that tasks on other threads read or write is never
+// seen half-written. On amd64 and arm64 a relaxed access is the same single MOV / LDR / STR as a
+// plain one; it only forbids the compiler to split it. Floating-point values move as integers of
+// their width.
+template <typename T>
+using ValueBits =
+    std::conditional_t<sizeof(T) == 1, std::uint8_t,
+                       std::conditional_t<sizeof(T) == 2, std::uint16_t,
+                                          std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>>;
+template <typename T> inline T loadValue(const std::uint8_t* p) noexcept {
+    static_assert(sizeof(T) == sizeof(ValueBits<T>));
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the image holds the value at p
+    const auto bits = __atomic_load_n(reinterpret_cast<const ValueBits<T>*>(p), __ATOMIC_RELAXED);
+    return std::bit_cast<T>(bits);
+}
+template <typename T> inline void storeValue(std::uint8_t* p, T v) noexcept {
+    static_assert(sizeof(T) == sizeof(ValueBits<T>));
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the image holds the value at p
+    __atomic_store_n(reinterpret_cast<ValueBits<T>*>(p), std::bit_cast<ValueBits<T>>(v), __ATOMIC_RELAXED);
+}
+// Through a pointer (REF_TO, POINTER TO), which CODESYS pointer arithmetic may leave at any
+// byte: atomic when aligned, else bytes (an unaligned value is not atomic on any CPU).
+template <typename T> inline T loadValueAt(const std::uint8_t* p) noexcept {
+    return (reinterpret_cast<std::uintptr_t>(p) & (sizeof(T) - 1)) == 0 ? loadValue<T>(p) : load<T>(p);
+}
+template <typename T> inline void storeValueAt(std::uint8_t* p, T v) noexcept {
+    if ((reinterpret_cast<std::uintptr_t>(p) & (sizeof(T) - 1)) == 0) {
+        storeValue<T>(p, v);
+    } else {
+        store<T>(p, v);
+    }
 }
 
 // Ends a string value of `n` code units in a buffer of `cap` + 1: the terminator, then zeros to

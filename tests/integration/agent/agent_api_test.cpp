@@ -401,6 +401,7 @@ TEST_F(Conformance, HarnessThroughTheSharedCore) {
     const rapidjson::Document c =
         call(R"({"jsonrpc":"2.0","id":2,"method":"harness.cycle","params":{"count":4,"watch":["x"]}})");
     EXPECT_EQ(at(c, {"result", "watch", "x", "value"}).GetInt(), 5) << toJson(c);
+    EXPECT_TRUE(at(c, {"result", "tasks"}).IsArray()) << toJson(c); // the program has no TASK: []
     // A compile error is -32002 with the harness's diagnostics as data; the old program stays.
     const rapidjson::Document bad =
         call(R"({"jsonrpc":"2.0","id":3,"method":"harness.reload","params":{"inline_sources":[{"text":"PROGRAM"}]}})");

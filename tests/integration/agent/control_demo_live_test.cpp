@@ -70,17 +70,18 @@ TEST(ControlDemoLive, TwoHundredReloadsOfTheDemoKeepEveryCycle) {
     const ControlClientOptions options = clientOptions(endpoint);
     ASSERT_TRUE(waitServing(rt, options)) << rt.log();
 
-    std::atomic<bool> done{false};
     std::atomic<int> polls{0}, pollErrors{0};
-    std::vector<std::thread> pollers;
+    // Stopped and joined when the test returns, also through a failed ASSERT (a joinable
+    // std::thread destroyed would abort the whole test binary).
+    std::vector<std::jthread> pollers;
     for (int i = 0; i < 4; ++i) {
-        pollers.emplace_back([&] {
+        pollers.emplace_back([&](const std::stop_token& done) {
             ControlClient c(options);
             if (!c.connect().ok) {
                 ++pollErrors;
                 return;
             }
-            while (!done) {
+            while (!done.stop_requested()) {
                 const ControlReply r = c.call("runtime.status", "");
                 if (r.ok) {
                     ++polls;
@@ -96,7 +97,7 @@ TEST(ControlDemoLive, TwoHundredReloadsOfTheDemoKeepEveryCycle) {
     for (int i = 0; i < 200; ++i) {
         const bool second = i % 2 == 0;
         const ControlReply r = c->call("bytecode.reload", params[second ? 1 : 0]);
-        ASSERT_TRUE(r.ok) << "reload " << i << ": " << r.code << " " << r.message;
+        ASSERT_TRUE(r.ok) << "reload " << i << ": " << r.code << " " << r.message << rt.exitNote();
         // FastTask runs on a thread of its own: its counter is between FastTask's cycles before
         // and after the read (one body may be running), whatever the base cycle did.
         const std::int64_t before = fastTaskCycles(*c);
@@ -110,10 +111,7 @@ TEST(ControlDemoLive, TwoHundredReloadsOfTheDemoKeepEveryCycle) {
         const ControlReply marker = c->call("var.read", R"({"names":["Counter.marker"]})");
         EXPECT_EQ(marker.ok, second) << "reload " << i << ": the other version is running";
     }
-    done = true;
-    for (std::thread& t : pollers) {
-        t.join();
-    }
+    pollers.clear();
     EXPECT_EQ(pollErrors.load(), 0);
     EXPECT_GT(polls.load(), 0);
     const rapidjson::Document status = result(*c, "runtime.status", "");

@@ -114,19 +114,20 @@ void twoHundredReloadsUnderPolling(const std::string& execution) {
     ASSERT_TRUE(waitServing(rt, options)) << rt.log();
 
     // Four clients poll status and the counter as fast as the rate limit lets them.
-    std::atomic<bool> done{false};
     std::atomic<int> polls{0}, pollErrors{0}, rateLimited{0}, counterMismatch{0};
     std::mutex errorMutex;
     std::string firstError;
-    std::vector<std::thread> pollers;
+    // Stopped and joined when the test returns, also through a failed ASSERT (a joinable
+    // std::thread destroyed would abort the whole test binary).
+    std::vector<std::jthread> pollers;
     for (int i = 0; i < 4; ++i) {
-        pollers.emplace_back([&] {
+        pollers.emplace_back([&](const std::stop_token& done) {
             ControlClient c(options);
             if (!c.connect().ok) {
                 ++pollErrors;
                 return;
             }
-            while (!done) {
+            while (!done.stop_requested()) {
                 for (const char* method : {"runtime.status", "var.read"}) {
                     const ControlReply r =
                         c.call(method, std::strcmp(method, "var.read") == 0 ? R"({"names":["cnt"]})" : "");
@@ -168,7 +169,7 @@ void twoHundredReloadsUnderPolling(const std::string& execution) {
     for (int i = 0; i < kReloads; ++i) {
         const int version = i % 2 == 0 ? 2 : 1;
         const ControlReply r = c->call("bytecode.reload", params[version - 1]);
-        ASSERT_TRUE(r.ok) << "reload " << i << ": " << r.code << " " << r.message << " " << r.json;
+        ASSERT_TRUE(r.ok) << "reload " << i << ": " << r.code << " " << r.message << " " << r.json << rt.exitNote();
         const rapidjson::Document d = parse(r.json);
         pauses.push_back(d["swap_pause_us"].GetDouble());
         compileMs.push_back(d["native_compile_ms"].GetDouble());
@@ -185,10 +186,7 @@ void twoHundredReloadsUnderPolling(const std::string& execution) {
         EXPECT_EQ(s.extra, s.cnt * (version + 1)) << "reload " << i;
         EXPECT_EQ(result(*c, "runtime.status", "")["program_hash"].GetString(), std::string(d["new_hash"].GetString()));
     }
-    done = true;
-    for (std::thread& t : pollers) {
-        t.join();
-    }
+    pollers.clear();
     const Sample end = sample(*c);
     EXPECT_EQ(end.cnt, end.cycle);
     EXPECT_EQ(end.torn, 0) << "outputs torn across a swap";

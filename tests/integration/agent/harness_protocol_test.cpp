@@ -280,6 +280,36 @@ TEST(HarnessProtocol, FailedLoadNamesTheFirstErrorNotAnEarlierWarning) {
     EXPECT_EQ(std::string(d["error"]["message"].GetString()), "compilation failed: " + firstError) << reply;
 }
 
+// A load that compiles but faults while initialising, or in its initial cycle, changes nothing:
+// the program loaded before keeps running where it was, in its own virtual time (it used to be
+// dropped, and the harness answered not_loaded).
+TEST(HarnessProtocol, ALoadThatFaultsKeepsTheProgramLoadedBefore) {
+    Harness h(defaultHarnessDeps());
+    ASSERT_NE(
+        h.handleLine(R"({"cmd":"load","source":"PROGRAM Main\nVAR n : INT; END_VAR\nn := n + 1;\nEND_PROGRAM\n"})")
+            .find(R"("ok":true)"),
+        std::string::npos);
+    ASSERT_NE(h.handleLine(R"({"cmd":"cycle","count":4,"dt_ms":10})").find(R"("ok":true)"), std::string::npos);
+    const std::string before = h.handleLine(R"({"cmd":"snapshot","watch":["Main.n"]})");
+    ASSERT_NE(before.find(R"("cycle":5,"time_nanos":40000000)"), std::string::npos) << before;
+
+    const std::string initFault = h.handleLine(
+        R"({"cmd":"load","source":"FUNCTION Div : INT\nVAR_INPUT a : INT; END_VAR\nDiv := 10 / a;\nEND_FUNCTION\n)"
+        R"(PROGRAM Main\nVAR d : INT := Div(0); END_VAR\nd := d + 1;\nEND_PROGRAM\n"})");
+    EXPECT_NE(initFault.find(R"("kind":"runtime_error")"), std::string::npos) << initFault;
+    EXPECT_EQ(h.handleLine(R"({"cmd":"snapshot","watch":["Main.n"]})"), before);
+
+    const std::string cycleFault = h.handleLine(
+        R"({"cmd":"load","source":"PROGRAM Main\nVAR z : INT; q : INT; END_VAR\nq := 10 / z;\nEND_PROGRAM\n"})");
+    EXPECT_NE(cycleFault.find(R"("kind":"runtime_cycle_error")"), std::string::npos) << cycleFault;
+    EXPECT_NE(cycleFault.find(R"("cycle":1)"), std::string::npos) << cycleFault;
+    EXPECT_EQ(h.handleLine(R"({"cmd":"snapshot","watch":["Main.n"]})"), before);
+
+    const std::string next = h.handleLine(R"({"cmd":"cycle","dt_ms":10,"watch":["Main.n"]})");
+    EXPECT_NE(next.find(R"("cycle":6,"time_nanos":50000000)"), std::string::npos) << next;
+    EXPECT_NE(next.find(R"("Main.n":{"type":"INT","value":6})"), std::string::npos) << next;
+}
+
 TEST(HarnessProtocol, CycleFaultReportsPosition) {
     HarnessDeps deps = fakeDeps();
     deps.makeRunner = [] {

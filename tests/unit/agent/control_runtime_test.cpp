@@ -485,5 +485,44 @@ TEST(ControlRuntime, StatsReportPerTaskAndOverallFigures) {
     EXPECT_TRUE(s["tasks"].IsArray());
 }
 
+// Two tasks, so each runs on a scan thread of its own: each has a last execution time of its own
+// (the web page's "exec last"); a task in the base cycle has none (null).
+TEST(ControlRuntime, StatsGiveEachTaskOnItsOwnThreadItsLastExecutionTime) {
+    {
+        Live live(R"(
+PROGRAM Fast VAR n : DINT; END_VAR n := n + 1; END_PROGRAM
+PROGRAM Slow VAR n : DINT; END_VAR n := n + 1; END_PROGRAM
+CONFIGURATION Cfg RESOURCE R ON PLC
+    TASK FastT (INTERVAL := T#2ms, PRIORITY := 1);
+    TASK SlowT (INTERVAL := T#6ms, PRIORITY := 2);
+    PROGRAM F WITH FastT : Fast;
+    PROGRAM S WITH SlowT : Slow;
+END_RESOURCE END_CONFIGURATION
+)");
+        ASSERT_TRUE(live.loop->taskThreads());
+        ASSERT_TRUE(takt::testing::waitFor([&] { return live.loop->taskThread(1)->cycles.load() > 3; }));
+        rapidjson::Document s = live.result("runtime.stats");
+        ASSERT_EQ(s["tasks"].Size(), 2u);
+        for (const auto& t : s["tasks"].GetArray()) {
+            EXPECT_TRUE(t["thread"].GetBool()) << t["name"].GetString();
+            ASSERT_TRUE(t["last_exec_us"].IsNumber()) << t["name"].GetString();
+            EXPECT_GT(t["last_exec_us"].GetDouble(), 0.0) << t["name"].GetString();
+            EXPECT_LE(t["last_exec_us"].GetDouble(), t["exec"]["max_us"].GetDouble() + 0.1) << t["name"].GetString();
+        }
+    }
+    Live one(R"(
+PROGRAM Fast VAR n : DINT; END_VAR n := n + 1; END_PROGRAM
+CONFIGURATION Cfg RESOURCE R ON PLC
+    TASK FastT (INTERVAL := T#2ms, PRIORITY := 1);
+    PROGRAM F WITH FastT : Fast;
+END_RESOURCE END_CONFIGURATION
+)");
+    ASSERT_TRUE(takt::testing::waitFor([&] { return one.loop->snapshot().cycles > 3; }));
+    rapidjson::Document base = one.result("runtime.stats");
+    ASSERT_EQ(base["tasks"].Size(), 1u);
+    EXPECT_FALSE(base["tasks"][0]["thread"].GetBool());
+    EXPECT_TRUE(base["tasks"][0]["last_exec_us"].IsNull());
+}
+
 } // namespace
 } // namespace takt::agent

@@ -25,7 +25,7 @@ class DemoLine {
 public:
     DemoLine() {
         const std::filesystem::path dir = std::filesystem::path(TAKT_SOURCE_DIR) / "examples" / "demo";
-        compiler::Project project = compiler::checkProject(compiler::ProjectInput{dir, {}, false});
+        compiler::Project project = compiler::checkProject(compiler::ProjectInput{dir, {}, false, {}, {}});
         const compiler::CompiledProgram compiled = compiler::compileProgram(project);
         if (!compiled.ok()) {
             ADD_FAILURE() << "the demo does not compile: " << compiled.failure;

@@ -282,12 +282,14 @@ TEST_F(LspIncrementalTest, LocalsNamedFromAnotherFile) {
               1U); // main.st alone
 }
 
-// main.st declares Scale again: its E0101 points at funcs.st, whose edit moves that declaration.
+// main.st declares Scale a second time: E0101 is main.st's own (the duplicate declares nothing the
+// other files see), answered by main.st with funcs.st's declarations. Then funcs.st moves the
+// first Scale down: main.st's E0101 points there, so that edit is a full check.
 TEST_F(LspIncrementalTest, RelatedLocationsFollowTheEdit) {
     EXPECT_EQ(replay({{"main.st", "END_PROGRAM\n",
                        "FUNCTION Scale : REAL\nVAR_INPUT\n    x : INT;\nEND_VAR\nScale := 1.0;\nEND_FUNCTION\n"},
                       {"funcs.st", "", "// a first line moves Scale down\n"}}),
-              0U);
+              1U);
 }
 
 } // namespace

@@ -57,7 +57,7 @@ protected:
         dir.write(rel, text);
         f.setText(path(rel), text);
         const CheckedProject& a = f.checkFile(path(rel));
-        const Project full = checkProject({dir.path(), {}, false});
+        const Project full = checkProject({dir.path(), {}, false, {}, {}});
         EXPECT_EQ(linesOf(a.project, a.focus.empty() ? "" : rel), linesOf(full, a.focus.empty() ? "" : rel))
             << "after an edit of " << rel;
         return a;
@@ -68,9 +68,9 @@ protected:
 
 TEST_F(FrontendTest, CheckIsWhatCheckProjectReports) {
     dir.write("src/main.st", std::string(kMain) + "FUNCTION Bad : INT\nBad := nothing;\nEND_FUNCTION\n");
-    Frontend f({dir.path(), {}, false});
+    Frontend f({dir.path(), {}, false, {}, {}});
     const CheckedProject& a = f.check();
-    const Project full = checkProject({dir.path(), {}, false});
+    const Project full = checkProject({dir.path(), {}, false, {}, {}});
     EXPECT_FALSE(linesOf(full).empty());
     EXPECT_EQ(linesOf(a.project), linesOf(full));
     EXPECT_EQ(a.project.sourcePaths, full.sourcePaths);
@@ -80,7 +80,7 @@ TEST_F(FrontendTest, CheckIsWhatCheckProjectReports) {
 }
 
 TEST_F(FrontendTest, BodyEditDoesNotParseOtherFilesAgain) {
-    Frontend f({dir.path(), {}, false});
+    Frontend f({dir.path(), {}, false, {}, {}});
     (void)f.check();
     std::string text = kMain;
     text.insert(text.find("END_PROGRAM"), "r := Scale(2);\n");
@@ -88,9 +88,10 @@ TEST_F(FrontendTest, BodyEditDoesNotParseOtherFilesAgain) {
     EXPECT_EQ(first.focus, path("src/main.st"));
     EXPECT_EQ(f.stats().incrementalChecks, 1U);
     EXPECT_EQ(f.stats().fullChecks, 1U);
-    // The first edit parses the edited file and, once, the others' declarations.
+    // The first edit parses the edited file, finds the names it looked up in the others, and
+    // parses it again with their declarations (once each).
     const std::size_t parses = f.stats().parses;
-    EXPECT_EQ(parses, 3U + 3U);
+    EXPECT_EQ(parses, 3U + 1U + 3U);
     for (int i = 0; i < 5; ++i) {
         text.insert(text.find("END_PROGRAM"), "unknown" + std::to_string(i) + " := 1;\n");
         const CheckedProject& a = edit(f, "src/main.st", text);
@@ -103,7 +104,7 @@ TEST_F(FrontendTest, BodyEditDoesNotParseOtherFilesAgain) {
 }
 
 TEST_F(FrontendTest, DeclarationEditRechecksDependents) {
-    Frontend f({dir.path(), {}, false});
+    Frontend f({dir.path(), {}, false, {}, {}});
     (void)f.check();
     // Scale now takes a BOOL: main.st, which calls it with an INT, gets an error.
     std::string funcs = kFuncs;
@@ -120,7 +121,7 @@ TEST_F(FrontendTest, DeclarationEditRechecksDependents) {
 }
 
 TEST_F(FrontendTest, CrossFileDiagnosticsAppearAndDisappear) {
-    Frontend f({dir.path(), {}, false});
+    Frontend f({dir.path(), {}, false, {}, {}});
     (void)f.check();
     // base.st's body calls a FUNCTION that calls back through main.st's: E0115 in both files.
     dir.write("src/main.st", std::string(kMain) + "FUNCTION Back : INT\nBack := 1;\nEND_FUNCTION\n");
@@ -145,7 +146,7 @@ TEST_F(FrontendTest, CrossFileDiagnosticsAppearAndDisappear) {
 }
 
 TEST_F(FrontendTest, LocalNamedFromAnotherFileGetsAFullCheck) {
-    Frontend f({dir.path(), {}, false});
+    Frontend f({dir.path(), {}, false, {}, {}});
     (void)f.check();
     // A PROGRAM's locals can be named from outside it: main.st names one of Helper's program.
     dir.write("src/funcs.st", std::string(kFuncs) + "PROGRAM Helper\nVAR\n    spare : INT;\nEND_VAR\nEND_PROGRAM\n");
@@ -160,6 +161,73 @@ TEST_F(FrontendTest, LocalNamedFromAnotherFileGetsAFullCheck) {
     EXPECT_TRUE(a.focus.empty()) << "W0001 of spare depends on main.st's body";
 }
 
+// The files an edit is checked with are those whose declarations semantic analysis looked names
+// up in: an edit of a body that starts naming another file's function, a global whose type lies in
+// a third file, or an enumeration value, is answered by the file alone, as checkProject answers it.
+TEST_F(FrontendTest, AnEditThatStartsNamingOtherFilesIsCheckedWithThem) {
+    dir.write("src/types.st", "TYPE E_Mode : (Idle, Run, Fault);\nEND_TYPE\n\nTYPE ST_Pair :\nSTRUCT\n    a : INT;\n"
+                              "    b : BOOL;\nEND_STRUCT\nEND_TYPE\n");
+    dir.write("src/globals.st", "VAR_GLOBAL\n    gPair : ST_Pair;\n    gMode : E_Mode;\nEND_VAR\n");
+    dir.write("src/util.st", "FUNCTION Twice : INT\nVAR_INPUT\n    v : INT;\nEND_VAR\nTwice := v * 2;\nEND_FUNCTION\n");
+    Frontend f({dir.path(), {}, false, {}, {}});
+    (void)f.check();
+    std::string text = kMain;
+    text.insert(text.find("END_PROGRAM"), "r := Scale(3);\n");
+    EXPECT_FALSE(edit(f, "src/main.st", text).focus.empty()); // checked with funcs.st and base.st
+    // util.st: a function main.st never named.
+    text.insert(text.find("END_PROGRAM"), "r := Scale(Twice(TRUE));\n");
+    const CheckedProject& twice = edit(f, "src/main.st", text);
+    EXPECT_FALSE(twice.focus.empty());
+    ASSERT_EQ(linesOf(twice.project).size(), 1U) << "BOOL into Twice's INT input";
+    // globals.st, and through gPair's type, types.st.
+    text.insert(text.find("END_PROGRAM"), "gPair.b := 5;\ngMode := Fault;\ngMode := 7;\n");
+    const CheckedProject& globals = edit(f, "src/main.st", text);
+    EXPECT_FALSE(globals.focus.empty());
+    EXPECT_EQ(linesOf(globals.project).size(), 3U);
+    EXPECT_EQ(f.stats().fullChecks, 1U);
+}
+
+// A name the edited file declares that another file declares too is an error the edited file
+// keeps after a body edit, although nothing in it names the other file.
+TEST_F(FrontendTest, ABodyEditKeepsADuplicateDeclaredElsewhere) {
+    dir.write("src/util.st", "FUNCTION Scale : REAL\nVAR_INPUT\n    x : INT;\nEND_VAR\nScale := 1.0;\nEND_FUNCTION\n");
+    dir.write("src/zz.st", "FUNCTION Other : INT\nOther := 1;\nEND_FUNCTION\n");
+    Frontend f({dir.path(), {}, false, {}, {}});
+    (void)f.check();
+    // zz.st's only name is declared by no one else; a body edit of it is checked alone.
+    const CheckedProject& alone = edit(f, "src/zz.st", "FUNCTION Other : INT\nOther := 2;\nEND_FUNCTION\n");
+    EXPECT_FALSE(alone.focus.empty());
+    // util.st's Scale is a duplicate of funcs.st's (E0101 lands on the later file, util.st).
+    const CheckedProject& dup = edit(
+        f, "src/util.st", "FUNCTION Scale : REAL\nVAR_INPUT\n    x : INT;\nEND_VAR\nScale := 2.0;\nEND_FUNCTION\n");
+    EXPECT_FALSE(dup.focus.empty());
+    EXPECT_EQ(linesOf(dup.project, "src/util.st").size(), 1U);
+    // zz.st adds a third Scale, naming nothing: its E0101 needs funcs.st's declaration all the same.
+    const CheckedProject& third = edit(f, "src/zz.st",
+                                       "FUNCTION Other : INT\nOther := 2;\nEND_FUNCTION\n\nFUNCTION Scale : REAL\n"
+                                       "Scale := 3.0;\nEND_FUNCTION\n");
+    EXPECT_FALSE(third.focus.empty()) << "a duplicate declares nothing the other files see";
+    EXPECT_EQ(linesOf(third.project, "src/zz.st").size(), 1U);
+}
+
+// Renaming a declaration changes what the file declares for the others: a full check, after
+// which the file that used the old name reports it.
+TEST_F(FrontendTest, RenamingADeclarationIsAFullCheck) {
+    Frontend f({dir.path(), {}, false, {}, {}});
+    (void)f.check();
+    std::string base = kBase;
+    base.replace(base.find("FB_Base"), 7, "FB_Bass");
+    const CheckedProject& a = edit(f, "src/base.st", base);
+    EXPECT_TRUE(a.focus.empty());
+    EXPECT_EQ(f.stats().fullChecks, 2U);
+    EXPECT_FALSE(linesOf(a.project, "src/main.st").empty());
+    // A change of a local's spelling only (FB_Base's `en` as `En`) is one too: messages quote it.
+    std::string respelled = kBase;
+    respelled.replace(respelled.find("en : BOOL"), 2, "En");
+    (void)edit(f, "src/base.st", respelled);
+    EXPECT_EQ(f.stats().fullChecks, 3U);
+}
+
 // The bug an outside check found: the editor's loader did not read trust-lsp.toml.
 TEST(FrontendTrust, LibrariesIncludePathsAndVendorProfileAsCheckProject) {
     TempDir dir;
@@ -172,10 +240,10 @@ TEST(FrontendTrust, LibrariesIncludePathsAndVendorProfileAsCheckProject) {
     dir.write("app/sources/main.st", main);
     const fs::path app = dir.path() / "app";
     EXPECT_EQ(projectRootFor(app / "sources/main.st", dir.path()), app);
-    Frontend f({app, {}, false});
+    Frontend f({app, {}, false, {}, {}});
     f.setText(app / "sources/main.st", main);
     const CheckedProject& a = f.check();
-    const Project full = checkProject({app, {}, false});
+    const Project full = checkProject({app, {}, false, {}, {}});
     EXPECT_EQ(linesOf(a.project), linesOf(full));
     for (const std::string& l : linesOf(a.project)) {
         EXPECT_EQ(l.find("E0102"), std::string::npos) << l;
@@ -188,7 +256,8 @@ TEST(FrontendTrust, LibrariesIncludePathsAndVendorProfileAsCheckProject) {
     const CheckedProject& b = f.checkFile(app / "sources/main.st");
     EXPECT_EQ(b.focus, app / "sources/main.st");
     dir.write("app/sources/main.st", edited);
-    EXPECT_EQ(linesOf(b.project, "sources/main.st"), linesOf(checkProject({app, {}, false}), "sources/main.st"));
+    EXPECT_EQ(linesOf(b.project, "sources/main.st"),
+              linesOf(checkProject({app, {}, false, {}, {}}), "sources/main.st"));
 }
 
 } // namespace

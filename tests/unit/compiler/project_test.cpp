@@ -120,7 +120,7 @@ TEST(BuildOptionsTest, TomlSyntaxErrorHasPosition) {
 
 TEST(CheckProjectTest, MissingDirectoryIsInvalidProject) {
     TempDir dir;
-    Project p = checkProject({dir.path() / "nope", {}, false});
+    Project p = checkProject({dir.path() / "nope", {}, false, {}, {}});
     EXPECT_FALSE(p.valid());
     ASSERT_EQ(p.configErrors.size(), 1u);
     EXPECT_NE(p.configErrors[0].message.find("does not exist"), std::string::npos);
@@ -131,7 +131,7 @@ TEST(CheckProjectTest, BadRuntimeTomlStopsBeforeCompiling) {
     TempDir dir;
     dir.write("runtime.toml", "[build]\naddress_mode = \"bit\"\n");
     dir.write("src/main.st", kValidProgram);
-    Project p = checkProject({dir.path(), {}, false});
+    Project p = checkProject({dir.path(), {}, false, {}, {}});
     ASSERT_FALSE(p.valid());
     EXPECT_EQ(p.configErrors[0].key, "build.address_mode");
     EXPECT_EQ(p.configErrors[0].line, 2u);
@@ -142,7 +142,7 @@ TEST(CheckProjectTest, BuildOptionsAreApplied) {
     TempDir dir;
     dir.write("runtime.toml", "[build]\noverflow = \"trap\"\naddress_mode = \"byte\"\n");
     dir.write("src/main.st", kValidProgram);
-    Project p = checkProject({dir.path(), {}, false});
+    Project p = checkProject({dir.path(), {}, false, {}, {}});
     ASSERT_TRUE(p.valid());
     EXPECT_EQ(p.build.overflow, OverflowMode::Trap);
     EXPECT_EQ(p.build.addressMode, AddressMode::Byte);
@@ -153,7 +153,7 @@ TEST(CheckProjectTest, SourcesRootNamesTheSourceFolder) {
     dir.write("runtime.toml", "[build]\nsources_root = \"st/plc\"\n");
     dir.write("st/plc/main.st", kValidProgram);
     dir.write("src/ignored.st", "this is not ST");
-    Project p = checkProject({dir.path(), {}, false});
+    Project p = checkProject({dir.path(), {}, false, {}, {}});
     ASSERT_TRUE(p.valid());
     EXPECT_EQ(p.build.sourcesRoot, "st/plc");
     EXPECT_EQ(p.sourcePaths, (std::vector<std::string>{"st/plc/main.st"}));
@@ -194,7 +194,7 @@ TEST(BuildOptionsTest, SourcesRootMustStayInsideTheProject) {
 TEST(CheckProjectTest, EmptySrcIsE0018) {
     TempDir dir;
     dir.write("runtime.toml", "[resource]\nname = \"x\"\n");
-    Project p = checkProject({dir.path(), {}, false});
+    Project p = checkProject({dir.path(), {}, false, {}, {}});
     ASSERT_TRUE(p.valid());
     ASSERT_EQ(p.diagnostics.size(), 1u);
     EXPECT_EQ(p.diagnostics[0].code, DiagCode::EmptyProject);
@@ -205,7 +205,7 @@ TEST(CheckProjectTest, EmptySrcIsE0018) {
 TEST(CheckProjectTest, UnreadableFileIsE0017WithReason) {
     TempDir dir;
     fs::path missing = dir.path() / "src" / "gone.st";
-    Project p = checkProject({dir.path(), {missing}, false});
+    Project p = checkProject({dir.path(), {missing}, false, {}, {}});
     ASSERT_EQ(p.diagnostics.size(), 1u);
     const Diagnostic& d = p.diagnostics[0];
     EXPECT_EQ(d.code, DiagCode::FileReadError);
@@ -217,7 +217,7 @@ TEST(CheckProjectTest, UnreadableFileIsE0017WithReason) {
 TEST(CheckProjectTest, DirectoryGivenAsFileIsE0017) {
     TempDir dir;
     fs::create_directories(dir.path() / "src" / "folder.st");
-    Project p = checkProject({dir.path(), {dir.path() / "src" / "folder.st"}, false});
+    Project p = checkProject({dir.path(), {dir.path() / "src" / "folder.st"}, false, {}, {}});
     ASSERT_EQ(p.diagnostics.size(), 1u);
     EXPECT_EQ(p.diagnostics[0].code, DiagCode::FileReadError);
     EXPECT_NE(p.diagnostics[0].message.find("directory"), std::string::npos) << p.diagnostics[0].message;
@@ -227,7 +227,7 @@ TEST(CheckProjectTest, PathsAreRelativeToProjectAndSorted) {
     TempDir dir;
     dir.write("src/b.st", "PROGRAM B\n  x := 1 ? 2;\nEND_PROGRAM\n"); // '?' is a lexical error
     dir.write("src/a/c.st", "PROGRAM C\nEND_PROGRAM ?\n");
-    Project p = checkProject({dir.path() / "", {}, false});
+    Project p = checkProject({dir.path() / "", {}, false, {}, {}});
     EXPECT_EQ(p.sourcePaths, (std::vector<std::string>{"src/a/c.st", "src/b.st"}));
     std::vector<std::string> invalid;
     for (const Diagnostic& d : p.diagnostics) {
@@ -246,7 +246,7 @@ TEST(CheckProjectTest, FileOutsideProjectKeepsItsPath) {
     TempDir project;
     TempDir other;
     fs::path outside = other.write("lib.st", "?");
-    Project p = checkProject({project.path(), {outside}, false});
+    Project p = checkProject({project.path(), {outside}, false, {}, {}});
     ASSERT_EQ(p.sourcePaths.size(), 1u);
     EXPECT_EQ(p.sourcePaths[0], outside.generic_string());
 }

@@ -154,12 +154,12 @@ Expectations readExpectations(const Project& project) {
 
 Project checkCase(const CorpusCase& c) {
     if (!fs::is_directory(c.path)) {
-        return checkProject(ProjectInput{c.path.parent_path(), {c.path}, false});
+        return checkProject(ProjectInput{c.path.parent_path(), {c.path}, false, {}, {}});
     }
     if (fs::is_directory(c.path / "src")) {
-        return checkProject(ProjectInput{c.path, {}, false});
+        return checkProject(ProjectInput{c.path, {}, false, {}, {}});
     }
-    return checkProject(ProjectInput{c.path, discoverSources(c.path), false});
+    return checkProject(ProjectInput{c.path, discoverSources(c.path), false, {}, {}});
 }
 
 class StCorpus : public ::testing::TestWithParam<CorpusCase> {};

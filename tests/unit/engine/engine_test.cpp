@@ -61,6 +61,15 @@ TEST(Tasks, IntervalPriorityAndBackgroundOrder) {
     EXPECT_EQ(perCycle[4], "A Bg ");
     EXPECT_EQ(perCycle[5], "B A Bg ");
     EXPECT_EQ(e.cycleCount(), 6u);
+    // Each task counts its runs (the harness's per-task cycles); a restart starts them afresh.
+    EXPECT_EQ(e.taskRuns(fast), 6u);
+    EXPECT_EQ(e.taskRuns(slow), 3u);
+    EXPECT_EQ(e.taskRuns(2), 0u); // no such task
+    ASSERT_TRUE(e.restart(RestartMode::Warm, f));
+    EXPECT_EQ(e.taskRuns(fast), 0u);
+    ASSERT_TRUE(e.runCycle(f));
+    EXPECT_EQ(e.taskRuns(fast), 1u);
+    EXPECT_EQ(e.taskRuns(slow), 1u);
 }
 
 // Two tasks "Fast" (10 ms) and "Slow" (25 ms) with the given priorities; A on Fast, B on Slow.
@@ -103,6 +112,9 @@ TEST(Tasks, OnlineChangeTakesTheNewPriorityOrderAndKeepsEachTasksPhase) {
     EXPECT_EQ(change.program->hash(), "v0");
     EXPECT_EQ(cycle(), "A ");   // t = 20
     EXPECT_EQ(cycle(), "B A "); // t = 30
+    // The same tasks by index keep their counts across the change.
+    EXPECT_EQ(e.taskRuns(0), 4u);
+    EXPECT_EQ(e.taskRuns(1), 2u);
 }
 
 TEST(Tasks, OnlineChangeWithMoreTasksStartsTheirScheduleAfresh) {

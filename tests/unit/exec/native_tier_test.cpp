@@ -14,8 +14,11 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "../../../bench/native/st_program.h"
 #include "../../../runtime/native/src/fast_loops.h"
+#include "../../../runtime/native/src/repeats.h"
 #include "support/compile_text.h"
 #include "support/image_state.h"
 #include "support/paths.h"
@@ -442,6 +445,78 @@ TEST(NativeTierFastLoops, CountedInnermostLoopsQualifyOthersDoNot) {
     EXPECT_EQ(native::fastLoops(module, starts, false).size(), 2u);
 }
 
+// Runs of repeated calls (repeats.h): ten TON/R_TRIG pairs with an edge count (lines 13-22, PT
+// from a table, the instances and the array elements a constant step apart) are rolled into one
+// loop; the eight user FB calls, the five pairs (too few) and the pairs inside a FOR loop are not.
+constexpr const char* kRepeats = R"(FUNCTION_BLOCK Acc
+VAR_INPUT x : DINT; END_VAR
+VAR_OUTPUT y : DINT; END_VAR
+y := y + x;
+END_FUNCTION_BLOCK
+PROGRAM p
+VAR
+  t : ARRAY[0..9] OF TON; e : ARRAY[0..9] OF R_TRIG; u : ARRAY[0..4] OF TON;
+  a0, a1, a2, a3, a4, a5, a6, a7 : Acc;
+  inp : ARRAY[0..9] OF BOOL; n, k, fired : DINT; q : TIME;
+END_VAR
+n := n + 1; FOR k := 0 TO 9 DO inp[k] := ((n + k) MOD 7) < 4; END_FOR;
+t[0](IN := inp[0], PT := T#2ms); e[0](CLK := t[0].Q); IF e[0].Q THEN fired := fired + 1; END_IF;
+t[1](IN := inp[1], PT := T#5ms); e[1](CLK := t[1].Q); IF e[1].Q THEN fired := fired + 1; END_IF;
+t[2](IN := inp[2], PT := T#3ms); e[2](CLK := t[2].Q); IF e[2].Q THEN fired := fired + 1; END_IF;
+t[3](IN := inp[3], PT := T#1ms); e[3](CLK := t[3].Q); IF e[3].Q THEN fired := fired + 1; END_IF;
+t[4](IN := inp[4], PT := T#4ms); e[4](CLK := t[4].Q); IF e[4].Q THEN fired := fired + 1; END_IF;
+t[5](IN := inp[5], PT := T#2ms); e[5](CLK := t[5].Q); IF e[5].Q THEN fired := fired + 1; END_IF;
+t[6](IN := inp[6], PT := T#6ms); e[6](CLK := t[6].Q); IF e[6].Q THEN fired := fired + 1; END_IF;
+t[7](IN := inp[7], PT := T#3ms); e[7](CLK := t[7].Q); IF e[7].Q THEN fired := fired + 1; END_IF;
+t[8](IN := inp[8], PT := T#7ms); e[8](CLK := t[8].Q); IF e[8].Q THEN fired := fired + 1; END_IF;
+t[9](IN := inp[9], PT := T#1ms); e[9](CLK := t[9].Q); IF e[9].Q THEN fired := fired + 1; END_IF;
+a0(x := n); a1(x := n); a2(x := n); a3(x := n); a4(x := n); a5(x := n); a6(x := n); a7(x := n);
+u[0](IN := inp[0], PT := T#2ms); q := u[0].ET;
+u[1](IN := inp[1], PT := T#2ms); q := u[1].ET;
+u[2](IN := inp[2], PT := T#2ms); q := u[2].ET;
+u[3](IN := inp[3], PT := T#2ms); q := u[3].ET;
+u[4](IN := inp[4], PT := T#2ms); q := u[4].ET;
+FOR k := 0 TO 1 DO
+  t[0](IN := inp[0]); t[1](IN := inp[1]); t[2](IN := inp[2]); t[3](IN := inp[3]); t[4](IN := inp[4]);
+  t[5](IN := inp[5]); t[6](IN := inp[6]); t[7](IN := inp[7]); t[8](IN := inp[8]); t[9](IN := inp[9]);
+END_FOR;
+END_PROGRAM
+CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
+)";
+
+TEST(NativeTierRepeats, RunsOfStandardFbCallsQualifyOthersDoNot) {
+    const takt::test::CompiledText compiled = takt::test::compileText(kRepeats);
+    ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
+    const bytecode::Module& module = *compiled.program.module;
+    const bytecode::ProgramInstance& inst = module.programs.front();
+    const bytecode::PouEntry& body = module.pous[inst.pou];
+    std::vector<bool> starts(module.code.size() + 1, false);
+    for (std::uint32_t pc = body.code; pc < body.codeEnd;
+         pc += bytecode::instructionLength(static_cast<bytecode::Opcode>(module.code[pc]))) {
+        starts[pc] = true;
+    }
+    const std::vector<native::RepeatRun> runs = native::repeatRuns(module, body.code, body.codeEnd, starts);
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs[0].count, 10u);
+    const LoadedProgram program(compiled.program.module, "");
+    Fault at;
+    at.pou = inst.pou;
+    at.codeOffset = runs[0].start;
+    EXPECT_EQ(program.describe(at).line, 13u);
+    at.codeOffset = runs[0].end();
+    EXPECT_EQ(program.describe(at).line, 23u);
+    // The words that differ: the input element, the TON's IN, PT, PT's value (its low word), the
+    // TON in the call, its Q, the R_TRIG's CLK, the R_TRIG in the call, its Q.
+    EXPECT_EQ(runs[0].varying.size(), 9u);
+}
+
+TEST(NativeTierRepeats, RolledRunsSameImageAsInterpreterEveryCycle) {
+    if (!native::available()) {
+        GTEST_SKIP();
+    }
+    expectSameImageEveryCycle(kRepeats, 120, 1'000'000);
+}
+
 TEST(NativeTierFastLoops, EveryBudgetEndsAtTheSameInstructionOverTheSameImage) {
     if (!native::available()) {
         GTEST_SKIP();
@@ -727,6 +802,49 @@ CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : 
     // Without them (no DirectFb) the call of TON is not translated.
     EXPECT_EQ(native::compile(*compiled.program.module).unsupportedPc, result.unsupportedPc);
     EXPECT_EQ(start(compiled, Execution::Native).runner->executionStatus(), "native");
+}
+
+// Globals and instances move as `unordered` atomic accesses only in a program with two or more
+// tasks, which other threads may run; a one-task program keeps plain accesses, which LLVM folds
+// across inlined FB bodies (docs/language-notes.md, "What is atomic").
+TEST(NativeTierShared, AtomicAccessesOnlyWhereTwoTasksShareTheImage) {
+    if (!native::available()) {
+        GTEST_SKIP();
+    }
+    const std::string body = R"(
+VAR_GLOBAL total : LINT; END_VAR
+PROGRAM p
+VAR_EXTERNAL total : LINT; END_VAR
+total := total + 1;
+END_PROGRAM
+)";
+    const auto irOf = [&](const std::string& configuration) {
+        const takt::test::CompiledText compiled = takt::test::compileText(body + configuration);
+        EXPECT_TRUE(compiled.program.ok()) << compiled.rendered();
+        const std::filesystem::path prefix =
+            std::filesystem::temp_directory_path() / ("takt_native_shared_" + std::to_string(::getpid()));
+        ::setenv("TAKT_NATIVE_DUMP", prefix.c_str(), 1);
+        const native::CompileResult result = native::compile(*compiled.program.module);
+        ::unsetenv("TAKT_NATIVE_DUMP");
+        EXPECT_NE(result.code, nullptr) << result.error;
+        std::ifstream in(prefix.string() + ".ll");
+        std::string ir((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::filesystem::remove(prefix.string() + ".ll");
+        std::filesystem::remove(prefix.string() + ".opt.ll");
+        return ir;
+    };
+    const std::string one = irOf("CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); "
+                                 "PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION");
+    const std::string two = irOf("CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); "
+                                 "TASK u(INTERVAL := T#5ms); PROGRAM i WITH t : p; PROGRAM k WITH u : p; "
+                                 "END_RESOURCE END_CONFIGURATION");
+    ASSERT_FALSE(one.empty());
+    ASSERT_FALSE(two.empty());
+    EXPECT_EQ(one.find("load atomic i64"), std::string::npos);
+    EXPECT_EQ(one.find("store atomic i64"), std::string::npos);
+    EXPECT_NE(two.find("load atomic i64"), std::string::npos) << two;
+    EXPECT_NE(two.find("store atomic i64"), std::string::npos) << two;
+    EXPECT_NE(two.find("unordered, align 8"), std::string::npos) << two;
 }
 
 // Every instruction of the list has an emitter: a program never falls back today.

@@ -4,9 +4,11 @@
 // a virtual clock until it gets there. A runtime fault fails it with the fault's position.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "takt/compiler/project.h"
 #include "takt/engine/vm_runner.h"
 
 namespace takt::agent {
@@ -14,6 +16,8 @@ namespace takt::agent {
 struct TestOptions {
     std::filesystem::path project; // empty: current directory
     std::string filter;            // substring of the test name (case-insensitive); empty: all
+    // What the sources are read through (the Agent API's workspace); null: the disk.
+    std::shared_ptr<const compiler::FileAccess> access;
     bool listOnly = false;
     double timeoutS = 0;                                          // whole run; 0 = none
     engine::Execution execution = engine::Execution::Interpreter; // --execution

@@ -6,10 +6,12 @@
 // and program.stbc (loader + verifier) when present.
 #include <cstddef>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "takt/compiler/project.h"
 #include "takt/engine/config.h"
 
 namespace takt::agent {
@@ -17,6 +19,8 @@ namespace takt::agent {
 struct ValidateRequest {
     std::filesystem::path project; // empty: the current directory
     std::string board;             // --board NAME or a board file path; empty: none
+    // What the sources are read through (the Agent API's workspace); null: the disk.
+    std::shared_ptr<const compiler::FileAccess> access;
 };
 
 struct ValidateReport {

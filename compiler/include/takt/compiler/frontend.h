@@ -1,17 +1,21 @@
 #pragma once
 // The front end of one project, kept between checks. `takt check`, `takt build`, `takt run`,
-// `takt validate`, `takt reload` and `takt test` (through checkProject) and `takt lsp` load a
-// project through a Frontend, so they read it the same way (runtime.toml [build], trust-lsp.toml
-// include paths, libraries and vendor profile, the sources root) and see the same diagnostics.
-// (The Agent API's workspace methods still select sources through their workspace sandbox.)
+// `takt validate`, `takt reload` and `takt test` (through checkProject), `takt lsp` and the Agent
+// API's project methods (lsp.diagnostics, runtime.build, …) load a project through a Frontend, so
+// they read it the same way (runtime.toml [build], trust-lsp.toml include paths, libraries and
+// vendor profile, the sources root) and see the same diagnostics. The Agent API reads every file
+// through its workspace (ProjectInput::access): a library outside the workspace root is E0024.
 //
 // A Frontend also holds what lets an editor re-check one file quickly. After a full check it
 // keeps, per file and keyed by its text, the facts semantic analysis recorded while checking it
-// (the calls its bodies make, the locals of other files they name, the files its diagnostics
-// point into) and its declarations: the file's text with every POU body blanked, parsed once.
-// An edit that leaves a file's declarations as they were is then checked by that file in full
-// against the kept declarations of every other file, with no other file parsed again; the rules
-// that send it back to a full check are in checkFile() (docs/editor.md).
+// (what it declares, as names and as a digest of its symbols and types; the calls its bodies
+// make; the locals of other files they name; the files its diagnostics point into) and its
+// declarations: the file's text with every POU body blanked, parsed once. An edit that leaves a
+// file's declarations as they were is then checked by that file in full against the kept
+// declarations of the files it needs, with no other file parsed again: those it was checked with
+// last, and every file declaring a name the analysis looked up (in the global scope or a
+// namespace) — analysis records those names, and the check runs again with any file it lacked.
+// The rules that send an edit back to a full check are in checkFile() (docs/editor.md).
 #include <cstddef>
 #include <filesystem>
 #include <map>

@@ -70,6 +70,31 @@ struct SourceText {
     std::string text;
 };
 
+// How a Frontend reaches a project's files: the disk by default. A client that must confine what
+// it reads (the Agent API reads only below its workspace root) gives its own; a folder it refuses
+// is Outside, and a trust-lsp.toml naming one gets E0024 at the key that names it. Paths are
+// absolute and normalised.
+class FileAccess {
+public:
+    enum class Kind : std::uint8_t { Missing, File, Directory, Outside };
+
+    FileAccess() = default;
+    virtual ~FileAccess() = default;
+    FileAccess(const FileAccess&) = delete;
+    FileAccess& operator=(const FileAccess&) = delete;
+
+    [[nodiscard]] virtual Kind kind(const std::filesystem::path& path) const;
+    // Reads a whole file; false with the reason in `error`.
+    [[nodiscard]] virtual bool read(const std::filesystem::path& path, std::string& text, std::string& error) const;
+    // The ST files below `dir`, as discoverSources() finds them.
+    [[nodiscard]] virtual std::vector<std::filesystem::path> sources(const std::filesystem::path& dir) const;
+    // What Outside means, for E0024 ("the Agent API's workspace root /srv/ws").
+    [[nodiscard]] virtual std::string boundary() const { return "the folders takt may read"; }
+};
+
+// The disk, unconfined.
+[[nodiscard]] const FileAccess& diskAccess();
+
 struct ProjectInput {
     // The project directory; empty means the current directory. Display paths are relative to
     // it when a file lies inside it.
@@ -78,6 +103,10 @@ struct ProjectInput {
     // runtime.toml is read (the files are not necessarily a project), unless readConfig is set.
     std::vector<std::filesystem::path> files;
     bool readConfig = false;
+    // Replaces runtime.toml's [build] sources_root when set (the Agent API's `sources_root`).
+    std::string sourcesRoot;
+    // Every file and folder is reached through this; null: the disk.
+    std::shared_ptr<const FileAccess> access;
 };
 
 // The result of checking a project. Owns every source and AST; the model refers into both, so

@@ -5,11 +5,13 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "takt/compiler/names.h"
 #include "takt/compiler/sema.h"
 #include "takt/compiler/sema/symbols.h"
+#include "takt/compiler/sema/task_data.h"
 #include "takt/compiler/sema/types.h"
 
 namespace takt::compiler {
@@ -70,6 +72,14 @@ public:
     };
     std::vector<BodyUse> calls;
     std::vector<BodyUse> foreignLocalUses;
+    // With AnalysisOptions::bodiesOf: every name (upper case) looked up in the global scope or a
+    // namespace, found or not. A file left out of that analysis that declares one of them could
+    // have changed the answer (compiler::Frontend then checks again with it).
+    std::unordered_set<std::string> probedNames;
+
+    // Per TASK (in the order of `tasks`), the POUs and shared variables its programs reach
+    // (task_data.h); filled after the bodies when every body was checked, else empty.
+    std::vector<TaskData> taskData;
 
     // The parsed standard FB prelude (standardFbSource()); symbols point into it.
     std::unique_ptr<SourceFile> stdlibFile;

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "takt/compiler/ast.h"
@@ -121,6 +122,10 @@ public:
     [[nodiscard]] const Symbol* owner() const { return owner_; }
     [[nodiscard]] const std::vector<Symbol*>& symbols() const { return ordered_; } // declaration order
     std::vector<Scope*> usings; // USING namespaces, searched after this scope's own names
+    // When set, every name looked up or declared here, found or not (upper case). An analysis that checks one
+    // file's bodies (AnalysisOptions::bodiesOf) sets it on the global scope and the namespaces:
+    // the names another file's declarations could answer (SemanticModel::probedNames).
+    std::unordered_set<std::string>* probes = nullptr;
 
 private:
     Scope* parent_;

@@ -75,6 +75,9 @@ struct TaskSchedule {
     std::vector<std::uint32_t> order;     // task indices by priority, ties in declaration order
     std::vector<bool> due;                // due in the last cycle
     std::vector<std::int64_t> start, end; // per-task timestamps of the last cycle
+    // Times each task ran in the base cycle since the schedule started afresh (the harness's
+    // per-task cycle counts; a task on a thread of its own counts in its TaskThread instead).
+    std::vector<std::uint64_t> runs;
     // By Module::io index: 1 when a task's TaskEntry::io lists the binding, so with task threads
     // that task copies it and the base cycle does not (empty when the module has fewer than two tasks).
     std::vector<std::uint8_t> ioOwned;
@@ -122,6 +125,9 @@ public:
     [[nodiscard]] std::int64_t lastCycleTime() const { return lastNow_; }
     // Whether task `t` (Module::tasks index) was due in the last cycle (overrun accounting).
     [[nodiscard]] bool taskRanLastCycle(std::size_t t) const { return t < tasks_.due.size() && tasks_.due[t]; }
+    // How many times task `t` ran in the base cycle since the load, the last restart or an online
+    // change of the number of tasks (TaskSchedule::runs); 0 for an index beyond the tasks.
+    [[nodiscard]] std::uint64_t taskRuns(std::size_t t) const { return t < tasks_.runs.size() ? tasks_.runs[t] : 0; }
     // Forwarded to the runner (CodeRunner::setAbortFlag); off the cycle.
     void setAbortFlag(const std::atomic<bool>* flag) { runner_->setAbortFlag(flag); }
 

@@ -191,6 +191,10 @@ struct TaskThread {
     FaultReport report;
     std::atomic<std::uint64_t> cycles{0}, overruns{0}, missed{0};
     std::atomic<std::int64_t> lastExecNs{0}, maxPauseNs{0};
+    // The last park's length and the parks so far: `parks` moves after `lastPauseNs` is stored
+    // (release), so a reader that sees it move (acquire) reads that park's length.
+    std::atomic<std::int64_t> lastPauseNs{0};
+    std::atomic<std::uint64_t> parks{0};
     std::atomic<bool> ready{false};
     std::vector<std::string> warnings; // written before `ready`, read by start() after it
     // Halts the task at a breakpoint (takt/vm/debug.h). While halted the watchdog does not count
@@ -381,7 +385,8 @@ private:
     std::atomic<bool> parkRequested_{false};
     std::atomic<std::uint32_t> baseSignal_{0}; // the base cycle's futex word (the last task parked)
     std::atomic<bool> tasksMayRun_{false};     // the state is Running (published with the snapshot)
-    std::int64_t tasksStartNs_ = 0;
+    std::int64_t tasksStartNs_ = 0;            // written before tasksGo_ is set, read by the task threads after
+    std::atomic<bool> tasksGo_{false};         // every task thread is set up: the release grid starts
     std::int64_t cycleIntervalNs_ = 0; // the configured base period (options_.periodNs may be shorter with tasks)
     bool forceGrace_ = false;          // a SetForces waits for every task to leave its cycle (beginForceGrace)
     bool pendingFaultRestart_ = false; // a fault restart waits for every task to park

@@ -31,6 +31,14 @@
 
 namespace takt::engine {
 
+// A located value between a process-image area (`area` is its first byte) and the data image: a
+// bit as one byte 0/1 (writing it leaves the byte's other bits), anything else byte for byte.
+// The engine's own copies and the task exchange both use these.
+void areaToImage(std::uint32_t byteOffset, std::uint8_t bit, std::uint32_t size, const std::uint8_t* area,
+                 std::uint8_t* image) noexcept;
+void imageToArea(std::uint32_t byteOffset, std::uint8_t bit, std::uint32_t size, const std::uint8_t* image,
+                 std::uint8_t* area) noexcept;
+
 // One writer thread, one reader thread; sized off the cycle.
 class TripleBuffer {
 public:

@@ -43,8 +43,9 @@ public:
     explicit VmRunner(std::uint64_t budget = 0, Execution execution = Execution::Interpreter);
     ~VmRunner() override;
 
-    // A task thread's runner: the interpreter on call stack `slot`, same budget. The native
-    // tier's code is compiled for the base call stack only, so task threads interpret.
+    // A task thread's runner: call stack `slot`, same budget and execution, a machine of its
+    // own. With Execution::Native it runs the code this runner compiled for the same program
+    // (prepared and attached after this one: vm_runner.cpp, SharedCode), never compiling.
     [[nodiscard]] std::unique_ptr<CodeRunner> forTask(std::uint32_t slot) const override;
 
     bool runInit(LoadedProgram& program, Fault& fault) override;

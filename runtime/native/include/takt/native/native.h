@@ -48,6 +48,16 @@ struct RunContext {
     const std::atomic<bool>* abort = nullptr; // never null while code runs
     std::uint32_t pc = bytecode::kNone;       // code offset of the faulting instruction
     const Host* host = nullptr;               // never null while code runs
+    // The end of the call stack the code runs on (image offset): a call whose frame would pass it
+    // is a StackOverflow, a reference past it an InvalidReference, as in the interpreter, whose
+    // image of that stack ends there (vm::Vm::setStackBase). One compiled module serves every
+    // call stack of the program (the base cycle's and each task thread's), so this is read per
+    // run, once per function, rather than compiled in. 0 traps every call and reference.
+    std::uint64_t stackEnd = 0;
+    // The context of the standard FBs the code calls directly (DirectFb::fn's first argument):
+    // the vm::Vm of the running call stack (vm::Vm::nativeFbContext), whose cycle time the
+    // timers read. Per run for the same reason.
+    const void* fbContext = nullptr;
 };
 
 // The entry of one POU's body: returns the Trap (None when it returned normally). `depth` is the
@@ -95,12 +105,11 @@ struct CompileResult {
 // never writable and executable at once (code_memory.h); the JIT is gone when this returns.
 // Without the plugin: no code, and `error` says unavailableReason().
 // A standard FB (TON, R_TRIG …) the compiled code calls directly instead of through Host:
-// fn(context, image + instance, layout) — the interpreter's C++ with its arguments, which stay
-// valid as long as the code (vm::Vm::nativeFbEntry). A call of a standard FB without one (null
-// fn) is not translated: the program runs on the interpreter.
+// fn(RunContext::fbContext, image + instance, layout) — the interpreter's C++ with its
+// arguments; fn and layout stay valid as long as the code (vm::Vm::nativeFbEntry). A call of a
+// standard FB without one (null fn) is not translated: the program runs on the interpreter.
 struct DirectFb {
     const void* fn = nullptr;
-    const void* context = nullptr;
     const void* layout = nullptr;
     std::uint32_t layoutBytes = 0; // the layout's size: copied into the code as a constant
     std::uint32_t native = 0;      // bytecode::Native: which standard FB

@@ -98,17 +98,19 @@ public:
     [[nodiscard]] bool moveString(std::uint32_t dst, std::uint32_t src, std::uint32_t cap, bool wide) noexcept;
     [[nodiscard]] std::int32_t compareStrings(std::uint32_t a, std::uint32_t b, bool wide) const noexcept;
     [[nodiscard]] bool valuesEqual(std::uint32_t type, std::uint32_t a, std::uint32_t b) const noexcept;
-    // A standard FB's C++ for compiled code to call directly, fn(*context, image + instance,
-    // *layout) (natives.h's NativeFb): all null when POU `pou` is no standard FB. The pointers
-    // live as long as this Vm; the context follows setCycleTime.
+    // A standard FB's C++ for compiled code to call directly, fn(*nativeFbContext(), image +
+    // instance, *layout) (natives.h's NativeFb): all null when POU `pou` is no standard FB. The
+    // pointers live as long as this Vm. The layout depends on the module only, so code compiled
+    // with one Vm's entries may run with another Vm of the same module as the context.
     struct NativeFbEntry {
         const void* fn = nullptr;
-        const void* context = nullptr;
         const void* layout = nullptr;
         std::uint32_t layoutBytes = 0;
         std::uint32_t native = 0; // bytecode::Native
     };
     [[nodiscard]] NativeFbEntry nativeFbEntry(std::uint32_t pou) const noexcept;
+    // The standard FBs' context: this Vm's image and cycle time (it follows setCycleTime).
+    [[nodiscard]] const void* nativeFbContext() const noexcept;
     // ASSERT_FAIL: lastTrap()'s assertion fields then name the operands, as after a run.
     void recordAssertion(std::uint32_t a, std::uint32_t b, std::uint32_t message, std::uint32_t format,
                          std::uint32_t kind) noexcept;

@@ -1,0 +1,43 @@
+#pragma once
+// Wakes a driver's own thread without a lock: a futex word that notify() bumps and wakes. The
+// scan thread calls notify() after every cycle's outputs (mqtt), so a condition variable, whose
+// notify takes an internal lock the sleeping driver thread also takes, would put a lock on the
+// scan thread that no priority inheritance covers (pi_mutex.h).
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <ctime>
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace takt::io {
+
+class Wakeup {
+public:
+    // Any thread; never blocks.
+    void notify() noexcept {
+        word_.fetch_add(1, std::memory_order_release);
+        (void)syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr,
+                      nullptr, 0);
+    }
+
+    // The driver's thread, holding `lock`: releases it, sleeps until a notify() that came after
+    // the call began or until `timeout`, and takes it again (as condition_variable::wait_for).
+    template <typename Lock> void waitFor(Lock& lock, std::chrono::nanoseconds timeout) {
+        const std::uint32_t seen = word_.load(std::memory_order_acquire);
+        lock.unlock();
+        timespec ts{};
+        ts.tv_sec = static_cast<time_t>(timeout.count() / 1'000'000'000);
+        ts.tv_nsec = static_cast<long>(timeout.count() % 1'000'000'000);
+        (void)syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAIT_PRIVATE, seen, &ts, nullptr, 0);
+        lock.lock();
+    }
+
+private:
+    std::atomic<std::uint32_t> word_{0};
+};
+
+} // namespace takt::io
