@@ -381,6 +381,7 @@ int runMain(const RunOptions& options) {
     if (!runtime.control.endpoint.empty() || runtime.web.enabled || opcua.enabled) {
         agent::RuntimeControlOptions ropts;
         ropts.byteAddressing = runtime.byteAddressing;
+        ropts.debugEnabled = runtime.control.debugEnabled;
         ropts.driverHealth = [&healthCache] { return healthCache.get(); };
         ropts.execution = [&live] { return live->executionStatus(); };
         ropts.nativeCompileMs = [&live] { return live->nativeCompileMs(); };

@@ -23,6 +23,7 @@ void registerRun(CLI::App& app, int& exitCode);
 void registerBench(CLI::App& app, int& exitCode);
 void registerAgent(CLI::App& app, int& exitCode);
 void registerLsp(CLI::App& app, int& exitCode);
+void registerDap(CLI::App& app, int& exitCode);
 void registerCtl(CLI::App& app, int& exitCode);    // the generic control-endpoint client
 void registerReload(CLI::App& app, int& exitCode); // build + bytecode.reload
 void registerWatch(CLI::App& app, int& exitCode);  // vars + watch

@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
         takt::cli::registerBench(app, exitCode);
         takt::cli::registerAgent(app, exitCode);
         takt::cli::registerLsp(app, exitCode);
+        takt::cli::registerDap(app, exitCode);
         takt::cli::registerShell(app, exitCode);
         takt::cli::registerWatch(app, exitCode);
         takt::cli::registerCtl(app, exitCode);

@@ -2,6 +2,7 @@
 // run through the public Vm API; the reported ns/op divides by the instructions of the class.
 #include "takt/bytecode/module.h"
 #include "takt/bytecode/opcodes.h"
+#include "takt/vm/debug.h"
 #include "takt/vm/vm.h"
 
 #include <benchmark/benchmark.h>
@@ -65,8 +66,9 @@ struct Bench {
         image.assign(takt::vm::Vm::requiredImageSize(module), 0);
     }
 
-    void run(benchmark::State& state) {
+    void run(benchmark::State& state, takt::vm::Debugger* debugger = nullptr) {
         takt::vm::Vm vm(module, image);
+        vm.setDebugger(debugger);
         for (auto _ : state) {
             if (vm.runPou(0, 64) != takt::vm::Trap::None) {
                 state.SkipWithError("trap");
@@ -179,5 +181,29 @@ void BM_CallNativeTon(benchmark::State& state) {
     b.run(state);
 }
 BENCHMARK(BM_CallNativeTon);
+
+// BM_AddI32 with every ADD a statement of its own (as compiled ST marks them) and a debugger:
+// /0 attached with no breakpoint (a run takes the plain loop: compare with BM_AddI32), /1 with a
+// breakpoint on a statement the loop never reaches (the loop that looks the stop map up before
+// each instruction: what a run costs while a breakpoint is set anywhere in the program).
+void BM_AddI32Debugger(benchmark::State& state) {
+    Bench b([](Bench& x) {
+        x.module.debug.push_back({static_cast<std::uint32_t>(x.module.code.size()), 0, 1, 1, true});
+        x.emit(Opcode::ADD_I32, {self(8), self(8), self(12)});
+    });
+    const auto unreached = static_cast<std::uint32_t>(b.module.code.size());
+    b.emit(Opcode::RET, {});
+    b.module.debug.push_back({unreached, 0, 2, 1, true});
+    b.module.files = {"bench.st"};
+    takt::vm::StopMap stops(b.module);
+    takt::vm::Debugger dbg(stops);
+    dbg.attach();
+    if (state.range(0) == 1 && !stops.setBreakpoint(unreached, true)) {
+        state.SkipWithError("no statement for the breakpoint");
+        return;
+    }
+    b.run(state, &dbg);
+}
+BENCHMARK(BM_AddI32Debugger)->Arg(0)->Arg(1);
 
 } // namespace

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include <netdb.h>
 #include <poll.h>
@@ -132,6 +133,8 @@ struct ControlClient::Impl {
     // alert on the first read, which would otherwise look like a server that never answered.
     bool certificateRequested = false;
     std::string tlsFailure; // the TLS error that ended a read or write, if any
+    bool keepNotifications = false;
+    std::vector<std::string> kept; // lines that came during a call (keepNotifications)
 
     // OpenSSL asks this when the server requests a certificate and the context has none.
     static int onCertificateRequest(SSL* s, X509** /*x509*/, EVP_PKEY** /*pkey*/) {
@@ -338,6 +341,9 @@ struct ControlClient::Impl {
                 (response.id.kind == rpc::RequestId::Kind::Null || response.id.text == std::to_string(id))) {
                 break;
             }
+            if (keepNotifications) {
+                kept.push_back(line);
+            }
         }
         reply.reached = true;
         reply.ok = response.ok;
@@ -404,6 +410,14 @@ bool ControlClient::readLine(std::string& line, int timeoutMs) {
 
 bool ControlClient::closed() const {
     return impl_->closed;
+}
+
+void ControlClient::keepNotifications(bool keep) {
+    impl_->keepNotifications = keep;
+}
+
+std::vector<std::string> ControlClient::takeNotifications() {
+    return std::exchange(impl_->kept, {});
 }
 
 ControlReply controlCall(const ControlClientOptions& options, std::string_view method, std::string_view paramsJson) {

@@ -127,6 +127,13 @@ void RuntimeControl::reload(const rapidjson::Value& params, ControlReplyFn& repl
         reply(ControlAnswer::error(rpc::kCommandFailed, "a reload is already in progress; retry when it is answered"));
         return;
     }
+    if (!dryRun && anyHalted()) {
+        // The change waits for every task to reach its cycle boundary, which a halted one does not.
+        reply(ControlAnswer::error(rpc::kCommandFailed,
+                                   "a task is halted in the debugger; continue it (debug.continue) before an online "
+                                   "change"));
+        return;
+    }
     const auto reject = [&](const std::string& why) {
         if (!dryRun) { // a preview sends no event
             localEvents_.push_back(
@@ -177,6 +184,9 @@ void RuntimeControl::reload(const rapidjson::Value& params, ControlReplyFn& repl
         return;
     }
     p->forces = buildForces(*module, &p->forcesLost);
+    vm::StopMap* const oldStops = stops_;
+    p->stopsBefore = stops_;
+    carryBreakpoints(*module, p->change.program->stops());
     p->command.kind = engine::ScanCommandKind::Reload;
     p->command.forces = p->forces.get();
     p->command.change = &p->change;
@@ -193,6 +203,7 @@ void RuntimeControl::reload(const rapidjson::Value& params, ControlReplyFn& repl
     if (!submit(std::move(p), reply)) {
         module_ = oldModule;
         hash_ = oldHash;
+        stops_ = oldStops;
         reloadInFlight_ = false;
     }
 }

@@ -89,9 +89,11 @@ std::uint64_t residentBytes() {
 
 RuntimeControl::RuntimeControl(engine::ScanLoop& loop, engine::Engine& engine, RuntimeControlOptions options)
     : loop_(loop), engine_(engine), options_(std::move(options)), startedNs_(engine::monotonicNs()),
-      module_(engine.program().modulePtr()), hash_(engine.program().hash()) {}
+      module_(engine.program().modulePtr()), hash_(engine.program().hash()), stops_(&engine.program().stops()) {}
 
-RuntimeControl::~RuntimeControl() = default;
+RuntimeControl::~RuntimeControl() {
+    releaseDebugger(); // no task stays halted without a session to resume it
+}
 
 namespace {
 
@@ -120,6 +122,11 @@ namespace {
     R"({"type":"object","required":["name","forced","count","cycle"],"properties":{"name":{"type":"string"},)"         \
     R"("forced":{"type":"boolean"},"count":{"type":"integer"},"cycle":{"type":"integer"}}})"
 
+#define TAKT_THREAD                                                                                                    \
+    R"({"type":"object","required":["thread"],"properties":{"thread":{"type":"integer","minimum":1,)"                  \
+    R"("maximum":4294967295}},"additionalProperties":false})"
+#define TAKT_THREAD_ANSWER R"({"type":"object","required":["thread","task"]})"
+
 RuntimeControl& self(ControlTarget& t) {
     return static_cast<RuntimeControl&>(t);
 }
@@ -133,12 +140,17 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
     using M = std::string_view;
     const auto run = [](T t, M m, V p, R r) { self(t).runControl(std::string(m), p, r); };
     const auto force = [](T t, M m, V p, R r) { self(t).force(std::string(m), p, r); };
+    const auto step = [](T t, M m, V p, R r) { self(t).debugRun(std::string(m), p, r); };
     static const ControlMethod kTable[] = {
-        {"runtime.status", "State, fault, program hash, uptime, cycles, driver health and execution tier", TAKT_NONE,
-         R"({"type":"object","required":["state","fault","program_hash","uptime_ms","cycles","drivers","execution"],)"
-         R"("properties":{"state":{"enum":["booting","running","paused","stopped","faulted"]},)"
+        {"runtime.status",
+         "State, fault, program hash, uptime, cycles, driver health, execution tier and the tasks halted in the "
+         "debugger",
+         TAKT_NONE,
+         R"({"type":"object","required":["state","fault","program_hash","uptime_ms","cycles","drivers","execution",)"
+         R"("halted"],"properties":{"state":{"enum":["booting","running","paused","stopped","faulted"]},)"
          R"("fault":{"type":["object","null"]},"program_hash":{"type":"string"},"uptime_ms":{"type":"integer"},)"
-         R"("cycles":{"type":"integer"},"drivers":{"type":"array"},"execution":{"type":"string"}}})",
+         R"("cycles":{"type":"integer"},"drivers":{"type":"array"},"execution":{"type":"string"},)"
+         R"("halted":{"type":"array"}}})",
          Role::Viewer, [](T t, M, V, R r) { self(t).status(r); }},
         {"runtime.stats", "Cycle, execution-time and jitter figures per task and overall", TAKT_NONE,
          R"({"type":"object","required":["cycles","exec","lateness","overruns","tasks","rss_bytes","queue_depth"]})",
@@ -197,6 +209,42 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
          R"({"type":"object","required":["old_hash","new_hash","dry_run","kept","converted","reinitialised","dropped",)"
          R"("added","loses_state","variables"]})",
          Role::Engineer, [](T t, M, V p, R r) { self(t).reload(p, r); }},
+        {"debug.setBreakpoints",
+         "Set the line breakpoints of one source file (replacing its earlier ones); each line answers whether it "
+         "halts and at which line",
+         R"({"type":"object","required":["file","lines"],"properties":{"file":{"type":"string","minLength":1},)"
+         R"("lines":{"type":"array","maxItems":1000,"items":{"type":"integer","minimum":1,"maximum":4294967295}}},)"
+         R"("additionalProperties":false})",
+         R"({"type":"object","required":["file","breakpoints"],"properties":{"file":{"type":"string"},)"
+         R"("breakpoints":{"type":"array","items":{"type":"object","required":["line","verified"]}}}})",
+         Role::Engineer, [](T t, M, V p, R r) { self(t).debugSetBreakpoints(p, r); }},
+        {"debug.continue", "Run a halted task on until a breakpoint", TAKT_THREAD, TAKT_THREAD_ANSWER, Role::Engineer,
+         step},
+        {"debug.next", "Step a halted task over to its next statement", TAKT_THREAD, TAKT_THREAD_ANSWER, Role::Engineer,
+         step},
+        {"debug.stepIn", "Step a halted task into what its statement calls", TAKT_THREAD, TAKT_THREAD_ANSWER,
+         Role::Engineer, step},
+        {"debug.stepOut", "Step a halted task out to its caller", TAKT_THREAD, TAKT_THREAD_ANSWER, Role::Engineer,
+         step},
+        {"debug.pause", "Halt a task at the next statement it runs", TAKT_THREAD, TAKT_THREAD_ANSWER, Role::Engineer,
+         step},
+        {"debug.detach", "End this session's debugging: breakpoints removed, halted tasks resumed", TAKT_NONE,
+         R"({"type":"object"})", Role::Engineer, [](T t, M, V, R r) { self(t).debugDetach(r); }},
+        {"debug.threads", "The tasks as threads: id, name, whether breakpoints halt it, whether it is halted",
+         TAKT_NONE, R"({"type":"object","required":["threads"],"properties":{"threads":{"type":"array"}}})",
+         Role::Viewer, [](T t, M, V, R r) { self(t).debugThreads(r); }},
+        {"debug.stackTrace", "The call chain of a halted task, innermost first: POU, instance path, file, line",
+         TAKT_THREAD, R"({"type":"object","required":["reason","frames"],"properties":{"frames":{"type":"array"}}})",
+         Role::Viewer, [](T t, M, V p, R r) { self(t).debugStackTrace(p, r); }},
+        {"debug.variables",
+         "The variables of a halted frame's instance (scope locals, inputs, outputs), the globals, or the members "
+         "of a STRUCT or FB variable (path), read at one cycle boundary",
+         R"({"type":"object","properties":{"thread":{"type":"integer","minimum":1,"maximum":4294967295},)"
+         R"("frame":{"type":"integer","minimum":0,"maximum":4294967295},)"
+         R"("scope":{"enum":["locals","inputs","outputs","globals"]},"path":{"type":"string","minLength":1}},)"
+         R"("additionalProperties":false})",
+         R"({"type":"object","required":["instance","variables"],"properties":{"variables":{"type":"array"}}})",
+         Role::Viewer, [](T t, M, V p, R r) { self(t).debugVariables(p, r); }},
     };
     return kTable;
 }
@@ -226,11 +274,12 @@ void RuntimeControl::status(ControlReplyFn& reply) {
         opcua = fmt::format(",\"opcua\":{{\"state\":{},\"endpoint\":{},\"restarts\":{},\"reason\":{},\"pid\":{}}}",
                             ctl::quoted(h.state), ctl::quoted(h.endpoint), h.restarts, ctl::quoted(h.reason), h.pid);
     }
-    reply(ControlAnswer::result(fmt::format(
-        "{{\"state\":\"{}\",\"fault\":{},\"program_hash\":{},\"uptime_ms\":{},\"cycles\":{},\"faults\":{},"
-        "\"restarts\":{},\"reloads\":{},\"forced\":{},\"drivers\":{},\"execution\":{}{}}}",
-        stateName(loop_, s.state), fault, ctl::quoted(hash_), (engine::monotonicNs() - startedNs_) / 1'000'000,
-        s.cycles, s.faults, s.restarts, s.reloads, forced_.size(), drivers, ctl::quoted(execution), opcua)));
+    reply(ControlAnswer::result(
+        fmt::format("{{\"state\":\"{}\",\"fault\":{},\"program_hash\":{},\"uptime_ms\":{},\"cycles\":{},\"faults\":{},"
+                    "\"restarts\":{},\"reloads\":{},\"forced\":{},\"drivers\":{},\"execution\":{},\"halted\":{}{}}}",
+                    stateName(loop_, s.state), fault, ctl::quoted(hash_),
+                    (engine::monotonicNs() - startedNs_) / 1'000'000, s.cycles, s.faults, s.restarts, s.reloads,
+                    forced_.size(), drivers, ctl::quoted(execution), haltedJson(), opcua)));
 }
 
 void RuntimeControl::stats(ControlReplyFn& reply) {
@@ -345,6 +394,9 @@ void RuntimeControl::complete(Pending& p) {
     }
     if (p.command.kind == engine::ScanCommandKind::Reload) {
         reloadInFlight_ = false;
+        if (!p.result.ok && p.stopsBefore != nullptr) {
+            stops_ = p.stopsBefore; // the new program, and its stop map, are freed with `p`
+        }
     }
     // What the scan thread handed back is freed here, off the cycle.
     p.change = {};
@@ -372,6 +424,7 @@ void RuntimeControl::poll(std::vector<std::string>& events) {
         pending_.pop_front();
     }
     answerSteps();
+    emitDebugEvents(events);
     // A command the loop has not applied in time is answered now; its buffers stay alive until
     // the loop reports it done (above), since the scan thread may still read them.
     const std::int64_t now = engine::monotonicNs();
@@ -400,7 +453,7 @@ std::chrono::steady_clock::time_point RuntimeControl::pollDeadline() const {
         }
     }
     const std::int64_t now = engine::monotonicNs();
-    if (!startedSent_) {
+    if (!startedSent_ || debugOwner_ != 0) { // a debugging session: a halt is told within 10 ms
         due = std::min(due, now + 10'000'000);
     }
     if (options_.driverHealth) {

@@ -64,6 +64,7 @@ struct RuntimeControl::Pending {
     std::string hash;
     std::string idempotencyKey;
     std::vector<std::string> forcesLost;
+    vm::StopMap* stopsBefore = nullptr; // Reload: the running program's, current again if refused
 };
 
 struct RuntimeControl::Forced {

@@ -1,6 +1,7 @@
 // The socket-free part of a control session: framing, envelope, auth, limits and dispatch.
 #include "control/control_session.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -188,9 +189,17 @@ std::string EventLog::since(std::uint64_t seq) const {
 // ---------------------------------------------------------------------------------------------
 // ControlSession
 
+namespace {
+std::uint64_t nextSessionId() {
+    static std::atomic<std::uint64_t> next{1};
+    return next.fetch_add(1, std::memory_order_relaxed);
+}
+} // namespace
+
 ControlSession::ControlSession(ControlService& service, PeerInfo peer, SessionSink& sink, RateLimiter* limiter)
     : service_(service), peer_(std::move(peer)), sink_(sink), ownLimiter_(service.options().maxRequestsPerSecond),
-      limiter_(limiter != nullptr ? limiter : &ownLimiter_), self_(std::make_shared<ControlSession*>(this)) {
+      limiter_(limiter != nullptr ? limiter : &ownLimiter_), self_(std::make_shared<ControlSession*>(this)),
+      id_(nextSessionId()), target_(service.target()) {
     if (peer_.trustedUnix && !service_.loginRequired()) {
         role_ = Role::Admin;
     } else if (peer_.grantedRole) {
@@ -200,6 +209,7 @@ ControlSession::ControlSession(ControlService& service, PeerInfo peer, SessionSi
 
 ControlSession::~ControlSession() {
     *self_ = nullptr;
+    target_.sessionClosed(id_);
 }
 
 void ControlSession::feed(std::string_view bytes) {
@@ -344,8 +354,11 @@ void ControlSession::dispatch(std::string_view method, const rapidjson::Value& p
         s.finish(name, a, answered);
     };
     try {
+        service_.target().setCallerSession(id_);
         entry->handler.target(service_.target(), method, params, answer);
+        service_.target().setCallerSession(0);
     } catch (const std::exception& e) {
+        service_.target().setCallerSession(0);
         answer(ControlAnswer::error(rpc::kInternalError, fmt::format("internal error in '{}': {}", method, e.what())));
     }
 }

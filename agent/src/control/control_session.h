@@ -29,7 +29,7 @@ namespace takt::agent::detail {
 // PROTOCOLS.md event types, in the order of the subscription bit mask.
 inline constexpr std::string_view kEventTypes[] = {
     "runtime_started", "runtime_stopped", "paused",        "resumed",      "cycle_overrun", "fault",
-    "reload_applied",  "reload_rejected", "driver_health", "retain_saved", "retain_failed"};
+    "reload_applied",  "reload_rejected", "driver_health", "retain_saved", "retain_failed", "debug_stopped"};
 [[nodiscard]] int eventTypeIndex(std::string_view name) noexcept;
 
 class ControlSession;
@@ -243,6 +243,10 @@ private:
     rpc::ParsedLine parsed_;
     // Replies that arrive after the session is gone are dropped: callbacks hold a weak reference.
     std::shared_ptr<ControlSession*> self_;
+    // Names the session to the target (ControlTarget::callerSession), unique in the process. The
+    // target outlives the server and so every session (the service may go first).
+    std::uint64_t id_;
+    ControlTarget& target_;
 };
 
 } // namespace takt::agent::detail

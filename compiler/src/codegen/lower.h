@@ -82,7 +82,7 @@ private:
     void emit(bc::Opcode op, std::initializer_list<Operand> operands);
     void emitJump(bc::Opcode op, std::initializer_list<Operand> operands, std::vector<std::uint32_t>& patches);
     void patch(const std::vector<std::uint32_t>& patches, std::uint32_t target);
-    void debugAt(Span span);
+    void debugAt(Span span, bool statement = false);
     static Operand imm(std::uint32_t v) { return {v, false}; }
 
     // ---- storage ----

@@ -121,16 +121,19 @@ void Lowerer::patch(const std::vector<std::uint32_t>& patches, std::uint32_t tar
     }
 }
 
-void Lowerer::debugAt(Span span) {
+void Lowerer::debugAt(Span span, bool statement) {
     if (span.file == kNoFile || span.file == kStdlibFile) {
         return;
     }
     const LineCol lc = g_.sources().lineCol(span);
     if (!out_.debug.empty() && out_.debug.back().codeOffset == here()) {
-        out_.debug.back() = {here(), span.file, lc.line, lc.column};
+        // A statement that emitted no code, or a faulting instruction first in its statement: one
+        // entry, the later position (what a fault there names), still a statement start.
+        const bool starts = statement || out_.debug.back().statement;
+        out_.debug.back() = {here(), span.file, lc.line, lc.column, starts};
         return;
     }
-    out_.debug.push_back({here(), span.file, lc.line, lc.column});
+    out_.debug.push_back({here(), span.file, lc.line, lc.column, statement});
 }
 
 // ---- storage ----------------------------------------------------------------------------------

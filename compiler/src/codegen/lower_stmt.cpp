@@ -139,7 +139,7 @@ void Lowerer::lowerBody(const ast::StmtList& body) {
 
 void Lowerer::lowerStmt(const ast::Stmt& s) {
     span_ = s.span;
-    debugAt(s.span);
+    debugAt(s.span, true);
     if (const ast::CallExpr* c = enabledCall(s); c != nullptr && c != guarded_) {
         lowerEnabled(s, *c);
         return;

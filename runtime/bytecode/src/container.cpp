@@ -181,6 +181,7 @@ void encodeSection(Writer& w, SectionId id, const Module& m) {
             w.u32(d.file);
             w.u32(d.line);
             w.u32(d.column);
+            w.u32(d.statement ? 1 : 0);
         }
         break;
     }
@@ -435,12 +436,13 @@ void decodeSection(Reader& r, SectionId id, Module& m) {
         }
         break;
     case SectionId::Debug:
-        m.debug.resize(r.count(16, "debug entry"));
+        m.debug.resize(r.count(20, "debug entry"));
         for (DebugEntry& d : m.debug) {
             d.codeOffset = r.u32();
             d.file = r.u32();
             d.line = r.u32();
             d.column = r.u32();
+            d.statement = r.u32() != 0;
         }
         break;
     }

@@ -216,14 +216,16 @@ void readControl(TableReader& r, RuntimeConfig::Control& c) {
         c.tlsClientCa = tr.string("client_ca").value_or("");
         tr.finish();
     }
-    // truST's debug switches: takt has no separate debug mode, so only "debug" is worth a word.
+    // truST's debug switches: debug_enabled lets the debug.* methods halt tasks; takt has no
+    // separate debug mode besides, so only mode = "debug" is worth a word.
     if (auto mode = r.choice<std::string_view>("mode", {{"production", "production"}, {"debug", "debug"}})) {
         if (*mode == "debug") {
-            r.warning("mode", "not supported yet: takt has no debug control mode; running as \"production\"");
+            r.warning("mode", "takt has no debug control mode: debug_enabled = true allows debugging; running as "
+                              "\"production\"");
         }
     }
-    if (auto debug = r.boolean("debug_enabled"); debug && *debug) {
-        r.warning("debug_enabled", "not supported yet: takt has no debug control mode; ignored");
+    if (auto debug = r.boolean("debug_enabled")) {
+        c.debugEnabled = *debug;
     }
     r.finish();
 

@@ -11,6 +11,7 @@ LoadedProgram::LoadedProgram(std::shared_ptr<const bytecode::Module> module, std
     stacks_ = m.tasks.size() >= 2 ? 1 + static_cast<std::uint32_t>(m.tasks.size()) : 1;
     image_.assign(static_cast<std::size_t>(m.constSize) + m.globalSize + std::size_t{stacks_} * m.stackSize, 0);
     runnerStates_.resize(stacks_);
+    stops_ = std::make_unique<vm::StopMap>(m);
     resetToInitialImage();
 }
 

@@ -105,6 +105,22 @@ void applyTaskPriority(const RuntimeConfig::Realtime& rt, TaskThread& w, const s
     }
 }
 
+// The task's debugger halts or resumes it (on the task thread): the watchdog skips a task whose
+// busySince is 0, and on resuming the heartbeat moves on by the time halted, so the watchdog
+// counts only the time the body ran.
+void taskHaltChanged(void* context, bool halted) noexcept {
+    TaskThread& w = *static_cast<TaskThread*>(context);
+    const std::int64_t now = monotonicNs();
+    if (halted) {
+        w.haltedAt = now;
+        w.busyAtHalt = w.busySince.load(std::memory_order_acquire);
+        w.busySince.store(0, std::memory_order_release);
+    } else {
+        w.haltedNs += now - w.haltedAt;
+        w.busySince.store(w.busyAtHalt + (now - w.haltedAt), std::memory_order_release);
+    }
+}
+
 } // namespace
 
 void ScanLoop::startTaskThreads() {
@@ -130,6 +146,9 @@ void ScanLoop::startTaskThreads() {
         const auto rank = std::lower_bound(levels.begin(), levels.end(), w.priority) - levels.begin();
         w.boost = 1 + static_cast<int>(rank);
         engine_.taskRunner(t).setAbortFlag(&w.abort);
+        w.debugger = std::make_unique<vm::Debugger>(engine_.program().stops());
+        w.debugger->setObserver(&taskHaltChanged, &w);
+        engine_.taskRunner(t).setDebugger(w.debugger.get());
     }
     for (const auto& entry : options_.realtime.taskAffinity) {
         const std::string& name = entry.first;
@@ -158,6 +177,7 @@ void ScanLoop::startTaskThreads() {
 
 void ScanLoop::stopTaskThreads(std::int64_t giveUp) {
     for (std::size_t t = 0; t < taskThreadCount_; ++t) {
+        taskThreads_[t].debugger->detach(); // a halted task runs on to its boundary
         wakeTask(taskThreads_[t]);
     }
     // A body stuck in a loop with the watchdog off never reaches its boundary: abort it.
@@ -177,6 +197,7 @@ void ScanLoop::stopTaskThreads(std::int64_t giveUp) {
             w.thread.join();
         }
         engine_.taskRunner(t).setAbortFlag(nullptr);
+        engine_.taskRunner(t).setDebugger(nullptr);
     }
     parkRequested_.store(false);
     taskThreadCount_ = 0;
@@ -242,7 +263,11 @@ void ScanLoop::taskMain(TaskThread& w) {
         if (!w.event) {
             next += w.intervalNs;
             const std::int64_t end = monotonicNs();
-            if (end > next) { // overrun: skip the missed releases, keep the phase
+            if (end > next && w.haltedNs > 0) {
+                // Halted in the debugger: the releases that fell due meanwhile are skipped on the
+                // grid, but a halt is no overrun.
+                next += ((end - next) / w.intervalNs + 1) * w.intervalNs;
+            } else if (end > next) { // overrun: skip the missed releases, keep the phase
                 const auto missed = static_cast<std::uint64_t>((end - next) / w.intervalNs + 1);
                 next += static_cast<std::int64_t>(missed) * w.intervalNs;
                 w.overruns.fetch_add(1, std::memory_order_relaxed);
@@ -257,6 +282,7 @@ void ScanLoop::taskMain(TaskThread& w) {
 
 void ScanLoop::runTaskCycle(TaskThread& w, std::int64_t release) {
     const std::int64_t start = monotonicNs();
+    w.haltedNs = 0;
     w.busySince.store(start, std::memory_order_release);
     // Odd: in a cycle, under the force table runTask reads next. Sequentially consistent, like
     // the table's store and load, so the base cycle that replaces the table and then reads this
@@ -268,9 +294,10 @@ void ScanLoop::runTaskCycle(TaskThread& w, std::int64_t release) {
     w.busySince.store(0, std::memory_order_release);
     const bool tripped = w.abort.load(std::memory_order_acquire);
     w.cycles.fetch_add(1, std::memory_order_relaxed);
-    w.lastExecNs.store(end - start, std::memory_order_relaxed);
+    const std::int64_t ran = end - start - w.haltedNs; // the time halted is not execution time
+    w.lastExecNs.store(ran, std::memory_order_relaxed);
     if (w.task < kMaxTaskStats) {
-        taskExec_[w.task].record(end - start);
+        taskExec_[w.task].record(ran);
         taskLate_[w.task].record(start - release);
     }
     if (tripped && stopAbort_.load()) {

@@ -8,6 +8,7 @@
 
 #include "takt/bytecode/opcodes.h"
 #include "takt/native/native.h"
+#include "takt/vm/debug.h"
 #include "takt/vm/vm.h"
 
 namespace takt::engine {
@@ -170,6 +171,10 @@ void VmRunner::attach(LoadedProgram& program) {
     }
     state->fresh = false;
     vm_->setAbortFlag(abort_);
+    vm_->setDebugger(debugger_);
+    if (debugger_ != nullptr) {
+        debugger_->setStops(program.stops());
+    }
     attached_ = &program;
 }
 
@@ -222,6 +227,16 @@ void VmRunner::setAbortFlag(const std::atomic<bool>* flag) {
     abort_ = flag;
     if (vm_ != nullptr) {
         vm_->setAbortFlag(flag);
+    }
+}
+
+void VmRunner::setDebugger(vm::Debugger* debugger) {
+    debugger_ = debugger;
+    if (vm_ != nullptr) {
+        vm_->setDebugger(debugger);
+    }
+    if (debugger != nullptr && attached_ != nullptr) {
+        debugger->setStops(attached_->stops());
     }
 }
 

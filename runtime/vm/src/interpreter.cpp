@@ -12,6 +12,7 @@
 #include "vm_internal.h"
 
 #include "takt/bytecode/value_compare.h"
+#include "takt/vm/debug.h"
 
 #include <algorithm>
 #include <bit>
@@ -160,7 +161,7 @@ template <typename F> inline F rounded(F v) noexcept {
 #define TAKT_HAS_COMPUTED_GOTO 0
 #endif
 
-template <bool kSwitch>
+template <bool kSwitch, bool kDebug>
 Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, std::uint32_t frameOffset) noexcept {
     const std::uint32_t* const code = rs.module->code.data();
     const bytecode::PouEntry* const pous = rs.module->pous.data();
@@ -185,6 +186,9 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
     };
     std::uintptr_t base[4] = {adjusted(0, 0), adjusted(thisO, 1), adjusted(frameO, 2), adjusted(0, 3)};
     Trap trap = Trap::None;
+    // kDebug: the stop map is looked up before every instruction; a hit asks the debugger.
+    const std::atomic<std::uint8_t>* const stops = kDebug ? rs.debugger->stops().bytes() : nullptr;
+    std::uint8_t stopMask = kDebug ? rs.debugger->stopMask() : 0;
 
 #define W(k) ip[1 + (k)]
 #define A(k) (reinterpret_cast<std::uint8_t*>(base[W(k) >> kOffsetBits] + W(k)))
@@ -218,7 +222,7 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
 #define CASE(name)                                                                                                     \
     case Opcode::name:                                                                                                 \
         L_##name:
-#define DISPATCH()                                                                                                     \
+#define DISPATCH_OP()                                                                                                  \
     do {                                                                                                               \
         if constexpr (kSwitch) {                                                                                       \
             goto dispatch_switch;                                                                                      \
@@ -228,8 +232,16 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
     } while (0)
 #else
 #define CASE(name) case Opcode::name:
-#define DISPATCH() goto dispatch_switch
+#define DISPATCH_OP() goto dispatch_switch
 #endif
+#define DISPATCH()                                                                                                     \
+    do {                                                                                                               \
+        if constexpr (kDebug) {                                                                                        \
+            if ((stops[ip - code].load(std::memory_order_relaxed) & stopMask) != 0) [[unlikely]]                       \
+                goto debug_stop;                                                                                       \
+        }                                                                                                              \
+        DISPATCH_OP();                                                                                                 \
+    } while (0)
 #define NEXT(op)                                                                                                       \
     do {                                                                                                               \
         ip += LEN(op);                                                                                                 \
@@ -377,6 +389,25 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
     using F64 = double;
 
     DISPATCH();
+debug_stop:
+    // A statement with a breakpoint, or any statement while a step or a pause is pending.
+    if constexpr (kDebug) {
+        Debugger& dbg = *rs.debugger;
+        if (dbg.shouldHalt(stops[ip - code].load(std::memory_order_relaxed), depth)) {
+            HaltFrame* frames = dbg.frameBuffer();
+            for (std::uint32_t k = 0; k < depth; ++k) {
+                const CallRecord& c = res.calls[k]; // pushed by level k when it called level k + 1
+                // The caller stands at its call: the instruction before the return point.
+                const std::uint32_t at = c.returnPc > 0 ? c.returnPc - 1 : 0;
+                frames[k] = HaltFrame{pouAt(*rs.module, at), at, c.thisOffset, c.frameOffset};
+            }
+            const std::uint32_t pc = static_cast<std::uint32_t>(ip - code);
+            frames[depth] = HaltFrame{pouAt(*rs.module, pc), pc, thisO, frameO};
+            dbg.halt(depth + 1);
+        }
+        stopMask = dbg.stopMask();
+        DISPATCH_OP();
+    }
 dispatch_switch:
     switch (static_cast<Opcode>(*ip)) {
         // --- control ---
@@ -1154,6 +1185,7 @@ fault:
 #undef WATCHDOG
 #undef CASE
 #undef DISPATCH
+#undef DISPATCH_OP
 #undef NEXT
 #undef JUMP
 #undef LOOP_BACK
@@ -1177,7 +1209,9 @@ fault:
 #pragma GCC diagnostic pop
 #endif
 
-template Trap execute<false>(const RunState&, std::uint32_t, std::uint32_t, std::uint32_t) noexcept;
-template Trap execute<true>(const RunState&, std::uint32_t, std::uint32_t, std::uint32_t) noexcept;
+template Trap execute<false, false>(const RunState&, std::uint32_t, std::uint32_t, std::uint32_t) noexcept;
+template Trap execute<true, false>(const RunState&, std::uint32_t, std::uint32_t, std::uint32_t) noexcept;
+template Trap execute<false, true>(const RunState&, std::uint32_t, std::uint32_t, std::uint32_t) noexcept;
+template Trap execute<true, true>(const RunState&, std::uint32_t, std::uint32_t, std::uint32_t) noexcept;
 
 } // namespace takt::vm

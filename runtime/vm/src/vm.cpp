@@ -2,6 +2,8 @@
 // the engine calls each cycle. The loop itself is interpreter.cpp.
 #include "vm_internal.h"
 
+#include "takt/vm/debug.h"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -158,8 +160,11 @@ Trap Vm::run(std::uint32_t entry, std::uint32_t thisOffset, std::uint32_t frameO
     trap_ = TrapInfo{};
     const RunState rs{module_, resolved_.get(), image_.data(), static_cast<std::uint32_t>(image_.size()),
                       nowNs_,  wallNs_,         budget_,       abort_,
-                      &trap_};
-    return execute<kDefaultSwitch>(rs, entry, thisOffset, frameOffset);
+                      &trap_,  debugger_};
+    if (debugger_ != nullptr && debugger_->armed()) [[unlikely]] {
+        return execute<kDefaultSwitch, true>(rs, entry, thisOffset, frameOffset);
+    }
+    return execute<kDefaultSwitch, false>(rs, entry, thisOffset, frameOffset);
 }
 
 Trap Vm::runInit() noexcept {

@@ -245,8 +245,10 @@ struct RunState {
     std::uint64_t budget; // 0 = unlimited
     const std::atomic<bool>* abort;
     TrapInfo* trap;
+    Debugger* debugger = nullptr; // used by execute<…, true> only
 };
-template <bool kSwitch>
+// kDebug: the loop that looks the debugger's stop map up before each instruction (debug.h).
+template <bool kSwitch, bool kDebug = false>
 Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, std::uint32_t frameOffset) noexcept;
 
 #if defined(TAKT_VM_SWITCH) || !(defined(__GNUC__) || defined(__clang__))

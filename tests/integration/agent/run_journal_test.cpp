@@ -32,7 +32,7 @@ fs::path writeProject(const TempDir& dir) {
         return {};
     }
     toml.replace(toml.find(endpoint), endpoint.size(),
-                 "endpoint = \"unix://" + (dir.path() / "c.sock").string() + "\"\ndebug_enabled = true");
+                 "endpoint = \"unix://" + (dir.path() / "c.sock").string() + "\"\nmode = \"debug\"");
     toml.replace(toml.find(retain), retain.size(), "path = \"/proc/takt-none/retain\"");
     // The test is about log lines, not timing: on a loaded machine the demo's 50 ms watchdog can
     // trip and end the run with exit 16.
@@ -84,7 +84,7 @@ TEST(RunJournal, EveryLineCarriesItsSyslogPriorityUnderJournald) {
     ASSERT_EQ(r.exitCode, 0) << r.out << readText(log);
     const std::vector<std::string> all = lines(readText(log));
     ASSERT_FALSE(all.empty());
-    EXPECT_TRUE(anyLineStartsWith(all, "<4>", "debug_enabled")) << readText(log);
+    EXPECT_TRUE(anyLineStartsWith(all, "<4>", "debug control mode")) << readText(log);
     EXPECT_TRUE(anyLineStartsWith(all, "<3>error ", "runtime.retain.path")) << readText(log);
     EXPECT_TRUE(anyLineStartsWith(all, "<6>info ", "running filling_line")) << readText(log);
     for (const std::string& l : all) {

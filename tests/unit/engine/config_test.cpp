@@ -452,6 +452,20 @@ TEST(RuntimeConfig, DebugControlModeWarns) {
     EXPECT_EQ(d->severity, Severity::Warning);
 }
 
+// debug_enabled lets the debug.* methods of the control endpoint halt tasks (docs/debugging.md):
+// read, no warning; off by default; a value that is not a boolean is an error at the key.
+TEST(RuntimeConfig, DebugEnabledAllowsDebugging) {
+    RuntimeConfigResult r = parse("[runtime.control]\nendpoint = \"unix:///tmp/s\"\ndebug_enabled = true\n");
+    ASSERT_TRUE(r.config) << dump(r);
+    EXPECT_TRUE(r.config->control.debugEnabled);
+    EXPECT_EQ(find(r, "runtime.control.debug_enabled"), nullptr) << dump(r);
+    r = parse("[runtime.control]\nendpoint = \"unix:///tmp/s\"\n");
+    ASSERT_TRUE(r.config) << dump(r);
+    EXPECT_FALSE(r.config->control.debugEnabled);
+    r = parse("[runtime.control]\nendpoint = \"unix:///tmp/s\"\ndebug_enabled = \"yes\"\n");
+    EXPECT_NE(find(r, "runtime.control.debug_enabled"), nullptr) << dump(r);
+}
+
 TEST(RuntimeConfig, MissingFileIsOneError) {
     RuntimeConfigResult r = loadRuntimeConfig("/nonexistent/takt/runtime.toml");
     EXPECT_FALSE(r.config);

@@ -111,6 +111,7 @@ public:
     }
 
     [[nodiscard]] const vm::TrapInfo& lastTrap() const { return vm_->lastTrap(); }
+    [[nodiscard]] vm::Vm& vm() { return *vm_; }
 
     bool ok = false;
     vm::Trap initTrap = vm::Trap::None;

@@ -51,8 +51,8 @@ TEST(NoAllocation, ScansWithCallsNativesAndStringsDoNotAllocate) {
     p.setString(250, "def");
     resolveModule(p.module, p.resolved);
 
-    const RunState rs{&p.module, &p.resolved, p.image.data(), static_cast<std::uint32_t>(p.image.size()), 0, 0,
-                      0,         nullptr,     &p.trap};
+    const RunState rs{&p.module, &p.resolved, p.image.data(), static_cast<std::uint32_t>(p.image.size()), 0, 0, 0,
+                      nullptr,   &p.trap,     nullptr};
     gAllocations = 0;
     gCounting = true;
     Trap t1 = execute<false>(rs, 0, kInst, kConst + kGlobals);
@@ -106,8 +106,8 @@ TEST(NoAllocation, AggregateComparisonDoesNotAllocate) {
     p.set<float>(100 + 12, 0.0F);
     p.set<float>(200 + 12, -0.0F);
     resolveModule(p.module, p.resolved);
-    const RunState rs{&p.module, &p.resolved, p.image.data(), static_cast<std::uint32_t>(p.image.size()), 0, 0,
-                      0,         nullptr,     &p.trap};
+    const RunState rs{&p.module, &p.resolved, p.image.data(), static_cast<std::uint32_t>(p.image.size()), 0, 0, 0,
+                      nullptr,   &p.trap,     nullptr};
     gAllocations = 0;
     gCounting = true;
     Trap t1 = execute<false>(rs, 0, kInst, kConst + kGlobals);

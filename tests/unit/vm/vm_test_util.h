@@ -68,6 +68,7 @@ struct TestProgram {
     std::int64_t wallNs = 0; // NOW_DT(), RTC
     std::uint64_t budget = 0;
     const std::atomic<bool>* abort = nullptr;
+    Debugger* debugger = nullptr; // set: runs take the loop that looks the stop map up
 
     TestProgram() {
         module.constSize = kConst;
@@ -97,9 +98,14 @@ struct TestProgram {
     Trap run(bool useSwitch, std::uint32_t pou = 0) {
         resolveModule(module, resolved);
         trap = TrapInfo{};
-        const RunState rs{&module, &resolved, image.data(), static_cast<std::uint32_t>(image.size()), nowNs, wallNs,
-                          budget,  abort,     &trap};
+        const RunState rs{&module, &resolved, image.data(), static_cast<std::uint32_t>(image.size()),
+                          nowNs,   wallNs,    budget,       abort,
+                          &trap,   debugger};
         const std::uint32_t stackBase = kConst + kGlobals;
+        if (debugger != nullptr) { // the loop that can halt, as Vm::run picks it when armed
+            return useSwitch ? execute<true, true>(rs, module.pous[pou].code, kInst, stackBase)
+                             : execute<false, true>(rs, module.pous[pou].code, kInst, stackBase);
+        }
         return useSwitch ? execute<true>(rs, module.pous[pou].code, kInst, stackBase)
                          : execute<false>(rs, module.pous[pou].code, kInst, stackBase);
     }

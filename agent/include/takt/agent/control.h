@@ -68,6 +68,17 @@ public:
     }
     // The variables value subscriptions read (var.subscribe); nullptr: this target has none.
     [[nodiscard]] virtual ValueFeed* valueFeed() { return nullptr; }
+
+    // The session (connection, or in-process caller) a handler runs for, while it runs: a target
+    // that keeps what a session set up (the debug.* breakpoints and halted tasks) keys it by this.
+    // Set by the session right before the handler is called; 0 outside a call.
+    [[nodiscard]] std::uint64_t callerSession() const noexcept { return callerSession_; }
+    void setCallerSession(std::uint64_t session) noexcept { callerSession_ = session; }
+    // A session ended (its connection closed or died): what it set up goes with it.
+    virtual void sessionClosed(std::uint64_t session) { (void)session; }
+
+private:
+    std::uint64_t callerSession_ = 0;
 };
 
 struct ControlToken {

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace takt::agent {
 
@@ -46,6 +47,11 @@ public:
     bool readLine(std::string& line, int timeoutMs);
     // The server closed the connection (readLine's false was not a timeout).
     [[nodiscard]] bool closed() const;
+    // Keep the lines that come while call() waits for its reply (event notifications after
+    // events.subscribe) for takeNotifications(), instead of skipping them: a client that acts on
+    // events (takt dap) must not lose one to a call.
+    void keepNotifications(bool keep);
+    [[nodiscard]] std::vector<std::string> takeNotifications();
 
 private:
     struct Impl;

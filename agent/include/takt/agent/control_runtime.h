@@ -24,6 +24,7 @@
 #include "takt/engine/overrun_digest.h"
 #include "takt/engine/scan_loop.h"
 #include "takt/engine/value_watch.h"
+#include "takt/vm/debug.h"
 
 namespace takt::agent {
 
@@ -43,6 +44,9 @@ struct RuntimeControlOptions {
     // The native tier's compile time of the running program in ms (0 on the interpreter); an
     // online change's reply reports it for the new program.
     std::function<double()> nativeCompileMs;
+    // [runtime.control] debug_enabled: the debug.* methods answer (docs/debugging.md); off, they
+    // refuse.
+    bool debugEnabled = false;
     // The run's log: one line per applied online change naming what it kept, converted and
     // re-initialised (transfer_report_json.h). May be empty.
     std::function<void(const std::string&)> changeLog;
@@ -62,6 +66,8 @@ public:
     [[nodiscard]] int completionFd() const override { return loop_.commandWakeFd(); }
     [[nodiscard]] std::chrono::steady_clock::time_point pollDeadline() const override;
     [[nodiscard]] ValueFeed* valueFeed() override { return this; }
+    // The debugging session ends with its connection: breakpoints removed, halted tasks resumed.
+    void sessionClosed(std::uint64_t session) override;
     // The runtime's methods (PROTOCOLS.md), the same for every instance: docs/control.md is
     // checked against it.
     [[nodiscard]] static std::span<const ControlMethod> methodTable();
@@ -99,6 +105,25 @@ private:
     void listForced(ControlReplyFn& reply);
     void reload(const rapidjson::Value& params, ControlReplyFn& reply);
     ControlAnswer finishReload(Pending& done);
+
+    // debug.* (control_debug.cpp).
+    void debugSetBreakpoints(const rapidjson::Value& params, ControlReplyFn& reply);
+    void debugRun(const std::string& method, const rapidjson::Value& params, ControlReplyFn& reply);
+    void debugDetach(ControlReplyFn& reply);
+    void debugThreads(ControlReplyFn& reply);
+    void debugStackTrace(const rapidjson::Value& params, ControlReplyFn& reply);
+    void debugVariables(const rapidjson::Value& params, ControlReplyFn& reply);
+    [[nodiscard]] bool debugRefused(ControlReplyFn& reply);
+    [[nodiscard]] bool claimDebugger(ControlReplyFn& reply);
+    void attachDebuggers();
+    void releaseDebugger();
+    [[nodiscard]] vm::Debugger* haltedThread(const rapidjson::Value& params, ControlReplyFn& reply);
+    [[nodiscard]] std::string applyBreakpoints(const bytecode::Module& m, vm::StopMap& stops, const std::string& file,
+                                               const std::vector<std::uint32_t>& lines) const;
+    void carryBreakpoints(const bytecode::Module& m, vm::StopMap& next);
+    [[nodiscard]] std::string haltedJson() const;
+    [[nodiscard]] bool anyHalted() const;
+    void emitDebugEvents(std::vector<std::string>& events);
 
     // Submits `pending->command` (its result block and buffers already set); the reply comes
     // from poll() once the loop has applied it. False (and an error reply) when it cannot be
@@ -146,6 +171,13 @@ private:
     bool watchDirty_ = false;
     std::vector<std::uint8_t> sample_;
     std::uint64_t sampleCycle_ = 0;
+    // Debugging: the session that owns the debugger (0: none), its breakpoints by file as asked
+    // (set again in the new program at an online change), the stop map of the program the next
+    // command applies to, and each task's halt count last reported.
+    std::uint64_t debugOwner_ = 0;
+    std::map<std::string, std::vector<std::uint32_t>> breakpoints_;
+    vm::StopMap* stops_ = nullptr;
+    std::vector<std::uint32_t> haltsSeen_;
 };
 
 } // namespace takt::agent

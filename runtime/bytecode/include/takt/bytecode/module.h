@@ -175,11 +175,15 @@ struct AccessEntry { // VAR_ACCESS
     bool readOnly = true;
 };
 
-struct DebugEntry { // code offset -> source position; sorted by codeOffset
+// code offset -> source position; sorted by codeOffset. An entry marks where a statement's code
+// starts (where a line breakpoint or a step halts) or where an instruction that can fault starts
+// (what a fault report names); both may share one code offset, the statement first.
+struct DebugEntry {
     std::uint32_t codeOffset;
     std::uint32_t file; // index into Module::files
     std::uint32_t line;
     std::uint32_t column;
+    bool statement = false;
 };
 
 struct Module {

@@ -77,6 +77,7 @@ struct RuntimeConfig {
         std::uint32_t auditMaxMib = 8;           // audit_max_mib: .takt/audit.log is rotated at this size
         std::uint32_t auditKeep = 4;             // audit_keep: rotated files kept (audit.log.1 .. .N)
         std::uint32_t handshakeTimeoutMs = 5000; // handshake_timeout_ms: a TLS client's handshake
+        bool debugEnabled = false;               // debug_enabled (truST's key): the debug.* methods answer
     } control;
 
     // [runtime.web] (truST's keys): the live web page and /metrics, served from a low-priority

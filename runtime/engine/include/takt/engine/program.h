@@ -11,6 +11,7 @@
 
 #include "takt/bytecode/module.h"
 #include "takt/engine/transfer.h"
+#include "takt/vm/debug.h"
 
 namespace takt::engine {
 
@@ -82,6 +83,10 @@ public:
     // the init code is run by the engine through its runner).
     void resetToInitialImage();
 
+    // The program's breakpoints (takt/vm/debug.h): one stop map per loaded program, so an online
+    // change starts with none. Set from any thread; every runner of the program reads it.
+    [[nodiscard]] vm::StopMap& stops() const { return *stops_; }
+
     // Source position of a fault through the debug map.
     [[nodiscard]] FaultReport describe(const Fault& fault) const;
 
@@ -112,6 +117,7 @@ private:
     std::vector<std::uint8_t> scratch_;
     std::vector<std::unique_ptr<RunnerState>> runnerStates_;
     std::uint32_t stacks_ = 1;
+    std::unique_ptr<vm::StopMap> stops_;
 };
 
 // Executes bytecode on a LoadedProgram's image. The VM implements it; tests use scripted
@@ -129,6 +135,10 @@ public:
     // The watchdog's abort flag (set from another thread): a runner that can stop a run early
     // polls it and returns a fault. Set off the cycle; nullptr clears it.
     virtual void setAbortFlag(const std::atomic<bool>* flag) { (void)flag; }
+    // The debugger of the thread this runner runs on (takt/vm/debug.h): while it is armed, runs
+    // may halt at a statement; attach() points it at the attached program's stop map. Set off the
+    // cycle; nullptr clears it.
+    virtual void setDebugger(vm::Debugger* debugger) { (void)debugger; }
     // Runs Module::initCode (if any) after the initial image was copied.
     virtual bool runInit(LoadedProgram& program, Fault& fault) = 0;
     // The date and time for the programs of the cycle about to run (NOW_DT(), RTC): called by the

@@ -63,6 +63,7 @@
 #include "takt/engine/seqlock.h"
 #include "takt/engine/spsc_queue.h"
 #include "takt/engine/value_watch.h"
+#include "takt/vm/debug.h"
 
 namespace takt::engine {
 
@@ -196,6 +197,12 @@ struct TaskThread {
     std::atomic<std::uint64_t> parks{0};
     std::atomic<bool> ready{false};
     std::vector<std::string> warnings; // written before `ready`, read by start() after it
+    // Halts the task at a breakpoint (takt/vm/debug.h). While halted the watchdog does not count
+    // (busySince is 0) and the time halted counts neither as execution time nor as an overrun.
+    std::unique_ptr<vm::Debugger> debugger;
+    std::int64_t haltedAt = 0;   // task thread: when the halt began
+    std::int64_t busyAtHalt = 0; // task thread: busySince when it began
+    std::int64_t haltedNs = 0;   // task thread: time halted in the cycle in progress
 };
 
 struct FaultRecord {
@@ -240,6 +247,12 @@ public:
     // after stop() until the next start().
     [[nodiscard]] const TaskThread* taskThread(std::size_t t) const noexcept {
         return t < taskThreadsMade_.load(std::memory_order_acquire) ? &taskThreads_[t] : nullptr;
+    }
+    // The debugger of task `t` on its own thread (nullptr otherwise): attach it, set breakpoints
+    // in the program's stop map (LoadedProgram::stops), then see where it halts and resume it.
+    // stop() detaches every one, so a halted task never keeps the runtime from stopping.
+    [[nodiscard]] vm::Debugger* taskDebugger(std::size_t t) const noexcept {
+        return t < taskThreadsMade_.load(std::memory_order_acquire) ? taskThreads_[t].debugger.get() : nullptr;
     }
     [[nodiscard]] std::uint64_t retainSaves() const noexcept { return retainSaves_.load(std::memory_order_relaxed); }
     [[nodiscard]] std::uint64_t retainFailures() const noexcept {

@@ -12,7 +12,8 @@
 
 namespace takt::vm {
 class Vm;
-}
+class Debugger;
+} // namespace takt::vm
 namespace takt::native {
 class CompiledModule;
 struct CompileResult;
@@ -53,6 +54,7 @@ public:
     void attach(LoadedProgram& program) override;
     void prepare(LoadedProgram& program) const override;
     void setAbortFlag(const std::atomic<bool>* flag) override;
+    void setDebugger(vm::Debugger* debugger) override;
     void setWallClock(std::int64_t wallNs) override { wallNs_ = wallNs; }
 
     // How the attached program runs: "interpreter", "native", or "interpreter (native: why
@@ -70,6 +72,7 @@ private:
     Execution execution_;
     std::uint32_t slot_ = 0; // the call stack (LoadedProgram::stackBase) this runner's machine uses
     const std::atomic<bool>* abort_ = nullptr;
+    vm::Debugger* debugger_ = nullptr;
     std::int64_t wallNs_ = 0;
     std::unique_ptr<vm::Vm> vm_;
     std::unique_ptr<native::CompiledModule> native_;

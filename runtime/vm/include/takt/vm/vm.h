@@ -20,6 +20,8 @@
 
 namespace takt::vm {
 
+class Debugger;
+
 // Every run-time fault (takt/bytecode/traps.h: TRAP instructions name them too).
 using Trap = bytecode::Trap;
 
@@ -78,6 +80,12 @@ public:
     // another task's stack. Set off the cycle.
     void setStackBase(std::uint32_t offset) noexcept { stackBase_ = offset; }
 
+    // Source-level debugging (debug.h): while `debugger` is armed, runs look its stop map up
+    // before each instruction and may halt this thread at a statement. Null (the default): none.
+    // Set off the cycle; the Debugger outlives the runs.
+    void setDebugger(Debugger* debugger) noexcept { debugger_ = debugger; }
+    [[nodiscard]] Debugger* debugger() const noexcept { return debugger_; }
+
     [[nodiscard]] const TrapInfo& lastTrap() const noexcept { return trap_; }
     [[nodiscard]] std::span<std::uint8_t> image() const noexcept { return image_; }
     [[nodiscard]] const bytecode::Module& module() const noexcept { return *module_; }
@@ -121,6 +129,7 @@ private:
     std::uint64_t budget_ = 0;
     std::uint32_t stackBase_ = 0; // set by the constructor to constSize + globalSize
     const std::atomic<bool>* abort_ = nullptr;
+    Debugger* debugger_ = nullptr;
     TrapInfo trap_;
 };
 

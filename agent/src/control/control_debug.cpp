@@ -1,0 +1,541 @@
+// The debug.* methods of the control endpoint (docs/debugging.md): line breakpoints in the
+// running program's stop map, the tasks on threads of their own as threads that halt at them,
+// stepping, the halted call chain and the variables of a frame's instance.
+//
+// One session at a time debugs a runtime: the first that sets a breakpoint or halts a task owns
+// the debugger until it calls debug.detach or its connection ends; then its breakpoints go and
+// every task it halted runs on (sessionClosed). Everything here runs on the control server's
+// thread; the task threads are reached only through their vm::Debugger (atomics and a futex word)
+// and the program's StopMap, so no request can make a task wait.
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "control/control_runtime_internal.h"
+#include "takt/agent/iec_literal.h"
+#include "takt/vm/debug.h"
+
+namespace takt::agent {
+
+namespace {
+
+constexpr std::size_t kMaxListed = 1000; // variables in one debug.variables answer
+
+const char* reasonName(vm::HaltReason r) {
+    switch (r) {
+    case vm::HaltReason::Breakpoint: return "breakpoint";
+    case vm::HaltReason::Step: return "step";
+    case vm::HaltReason::Pause: return "pause";
+    }
+    return "breakpoint";
+}
+
+// The module's file a client names: the same text, or a path that ends with it at a '/' (a client
+// sends the absolute path of its editor's file; program.stbc keeps the project's relative one).
+// kNone when none or more than one file match.
+std::uint32_t fileIndex(const bytecode::Module& m, std::string_view name) {
+    std::uint32_t found = bytecode::kNone;
+    for (std::uint32_t i = 0; i < m.files.size(); ++i) {
+        const std::string& f = m.files[i];
+        if (f == name) {
+            return i;
+        }
+        const std::string_view tail = std::string_view(f).starts_with("./") ? std::string_view(f).substr(2) : f;
+        if (name.size() > tail.size() && name.ends_with(tail) && name[name.size() - tail.size() - 1] == '/') {
+            if (found != bytecode::kNone) {
+                return bytecode::kNone;
+            }
+            found = i;
+        }
+    }
+    return found;
+}
+
+// The instance path a frame runs on: the PROGRAM instance or the FB instance whose data lies at
+// `thisOffset` with the POU's instance type ("" for a FUNCTION, which has none).
+std::string instancePath(const bytecode::Module& m, const vm::HaltFrame& f) {
+    if (f.pou >= m.pous.size()) {
+        return {};
+    }
+    const bytecode::PouEntry& pou = m.pous[f.pou];
+    if (pou.kind == bytecode::PouKind::Program) {
+        for (const bytecode::ProgramInstance& p : m.programs) {
+            if (p.offset == f.thisOffset && p.pou == f.pou) {
+                return p.name;
+            }
+        }
+        return {};
+    }
+    if (pou.instanceType == bytecode::kNone || pou.kind == bytecode::PouKind::Function) {
+        return {};
+    }
+    for (const bytecode::VarEntry& v : m.variables) {
+        if (v.offset == f.thisOffset && v.type == pou.instanceType) {
+            return v.path;
+        }
+    }
+    return {};
+}
+
+std::string frameJson(const bytecode::Module& m, const vm::HaltFrame& f, std::size_t id) {
+    const vm::SourcePosition at = vm::sourceAt(m, f.pc);
+    const std::string pou = f.pou < m.pous.size() ? m.pous[f.pou].name : std::string("?");
+    return fmt::format("{{\"id\":{},\"pou\":{},\"instance\":{},\"file\":{},\"line\":{},\"column\":{}}}", id,
+                       ctl::quoted(pou), ctl::quoted(instancePath(m, f)),
+                       ctl::quoted(at.file < m.files.size() ? m.files[at.file] : std::string()), at.line, at.column);
+}
+
+// The variables a scope lists: the members of `prefix` (an instance or a STRUCT/FB variable
+// path) of the kinds asked for, or the globals.
+enum class Scope : std::uint8_t { Locals, Inputs, Outputs, Members, Globals };
+
+bool inScope(const bytecode::VarEntry& v, Scope scope) {
+    switch (scope) {
+    case Scope::Locals: return v.kind == bytecode::VarKind::ProgramVar || v.kind == bytecode::VarKind::Temp;
+    case Scope::Inputs: return v.kind == bytecode::VarKind::Input;
+    case Scope::Outputs: return v.kind == bytecode::VarKind::Output || v.kind == bytecode::VarKind::InOut;
+    case Scope::Members: return true;
+    case Scope::Globals: return v.kind == bytecode::VarKind::Global || v.kind == bytecode::VarKind::Constant;
+    }
+    return false;
+}
+
+bool scopeOf(std::string_view name, Scope& out) {
+    static constexpr std::pair<std::string_view, Scope> kNames[] = {
+        {"locals", Scope::Locals}, {"inputs", Scope::Inputs}, {"outputs", Scope::Outputs}, {"globals", Scope::Globals}};
+    for (const auto& [n, s] : kNames) {
+        if (n == name) {
+            out = s;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool expandable(const bytecode::Module& m, std::uint32_t type) {
+    if (type >= m.types.size()) {
+        return false;
+    }
+    const bytecode::ValueKind k = m.types[type].kind;
+    return k == bytecode::ValueKind::Struct || k == bytecode::ValueKind::FunctionBlock ||
+           k == bytecode::ValueKind::Program;
+}
+
+} // namespace
+
+bool RuntimeControl::debugRefused(ControlReplyFn& reply) {
+    if (!options_.debugEnabled) {
+        reply(ControlAnswer::error(rpc::kCommandFailed,
+                                   "debugging is off on this runtime: set [runtime.control] debug_enabled = true "
+                                   "in runtime.toml"));
+        return true;
+    }
+    return false;
+}
+
+// The calling session owns the debugger from now on, unless another one does.
+bool RuntimeControl::claimDebugger(ControlReplyFn& reply) {
+    if (debugRefused(reply)) {
+        return true;
+    }
+    const std::uint64_t caller = callerSession();
+    if (debugOwner_ != 0 && debugOwner_ != caller) {
+        reply(ControlAnswer::error(rpc::kCommandFailed,
+                                   "another session debugs this runtime; it must detach (debug.detach) or disconnect "
+                                   "first"));
+        return true;
+    }
+    if (debugOwner_ == 0) {
+        debugOwner_ = caller;
+        haltsSeen_.assign(module_->tasks.size(), 0);
+        for (std::size_t t = 0; t < module_->tasks.size(); ++t) {
+            if (vm::Debugger* d = loop_.taskDebugger(t)) {
+                haltsSeen_[t] = d->haltCount();
+            }
+        }
+    }
+    attachDebuggers();
+    return false;
+}
+
+// Task threads started again (runtime.start after a stop) come with debuggers of their own.
+void RuntimeControl::attachDebuggers() {
+    for (std::size_t t = 0; t < module_->tasks.size(); ++t) {
+        if (vm::Debugger* d = loop_.taskDebugger(t); d != nullptr && !d->attached()) {
+            d->attach();
+        }
+    }
+}
+
+void RuntimeControl::releaseDebugger() {
+    if (debugOwner_ == 0) {
+        return;
+    }
+    debugOwner_ = 0;
+    breakpoints_.clear();
+    stops_->clearBreakpoints();
+    for (std::size_t t = 0; t < module_->tasks.size(); ++t) {
+        if (vm::Debugger* d = loop_.taskDebugger(t)) {
+            d->detach(); // a halted task runs on
+        }
+    }
+}
+
+void RuntimeControl::sessionClosed(std::uint64_t session) {
+    if (session != 0 && session == debugOwner_) {
+        releaseDebugger();
+    }
+}
+
+// Sets the breakpoints of every file the owner asked for in `stops` (the running program's, or a
+// new one's before an online change) and answers how each line resolved there.
+std::string RuntimeControl::applyBreakpoints(const bytecode::Module& m, vm::StopMap& stops, const std::string& file,
+                                             const std::vector<std::uint32_t>& lines) const {
+    std::string out = "[";
+    const std::uint32_t index = fileIndex(m, file);
+    const bool halts = loop_.taskDebugger(0) != nullptr;
+    // The native tier's code has no stop map: only the interpreter halts.
+    const bool native = options_.execution && options_.execution() == "native";
+    for (const std::uint32_t line : lines) {
+        std::string entry;
+        if (index == bytecode::kNone) {
+            entry = fmt::format("{{\"line\":{},\"verified\":false,\"reason\":{}}}", line,
+                                ctl::quoted(fmt::format("no file {} in the running program", file)));
+        } else if (const vm::ResolvedLine r = vm::resolveLine(m, index, line); !r.verified) {
+            entry = fmt::format("{{\"line\":{},\"verified\":false,\"reason\":{}}}", line, ctl::quoted(r.reason));
+        } else if (!halts) {
+            entry = fmt::format("{{\"line\":{},\"verified\":false,\"resolved_line\":{},\"reason\":{}}}", line, r.line,
+                                ctl::quoted("the program runs on the base cycle, which does not halt: breakpoints "
+                                            "halt tasks on threads of their own (two or more tasks)"));
+        } else if (native) {
+            entry = fmt::format("{{\"line\":{},\"verified\":false,\"resolved_line\":{},\"reason\":{}}}", line, r.line,
+                                ctl::quoted("the program runs on the native tier, which does not halt: debug with "
+                                            "[runtime] execution = \"interpreter\""));
+        } else {
+            for (const std::uint32_t pc : r.pcs) {
+                (void)stops.setBreakpoint(pc, true);
+            }
+            entry = fmt::format("{{\"line\":{},\"verified\":true,\"resolved_line\":{}}}", line, r.line);
+        }
+        out += (out.size() > 1 ? "," : "") + entry;
+    }
+    return out + "]";
+}
+
+// The StopMap of the program that becomes current with a reload: the owner's breakpoints are
+// set in it before the swap, by file and line, so they stay across an online change.
+void RuntimeControl::carryBreakpoints(const bytecode::Module& m, vm::StopMap& next) {
+    for (const auto& [file, lines] : breakpoints_) {
+        (void)applyBreakpoints(m, next, file, lines);
+    }
+    stops_ = &next;
+}
+
+void RuntimeControl::debugSetBreakpoints(const rapidjson::Value& params, ControlReplyFn& reply) {
+    if (reloadInFlight_) {
+        reply(ControlAnswer::error(rpc::kCommandFailed, "a reload is in progress; retry when it is answered"));
+        return;
+    }
+    if (claimDebugger(reply)) {
+        return;
+    }
+    const std::string asked = ctl::member(params, "file")->GetString(); // the schema has checked both
+    // Kept by the program's name of the file, however a client spells it.
+    const std::uint32_t index = fileIndex(*module_, asked);
+    const std::string file = index == bytecode::kNone ? asked : module_->files[index];
+    std::vector<std::uint32_t> lines;
+    for (const rapidjson::Value& l : ctl::member(params, "lines")->GetArray()) {
+        lines.push_back(l.GetUint());
+    }
+    // The file's breakpoints are replaced as a whole (as a DAP client sends them): the map is
+    // rebuilt from every file's lines.
+    if (lines.empty()) {
+        breakpoints_.erase(file);
+    } else {
+        breakpoints_[file] = lines;
+    }
+    stops_->clearBreakpoints();
+    std::string answer;
+    for (const auto& [f, ls] : breakpoints_) {
+        const std::string resolved = applyBreakpoints(*module_, *stops_, f, ls);
+        if (f == file) {
+            answer = resolved;
+        }
+    }
+    // `source`: the program's name of the file (relative to the project), null when none matched.
+    reply(ControlAnswer::result(fmt::format("{{\"file\":{},\"source\":{},\"breakpoints\":{}}}", ctl::quoted(asked),
+                                            index == bytecode::kNone ? "null" : ctl::quoted(module_->files[index]),
+                                            answer.empty() ? "[]" : answer)));
+}
+
+// debug.continue / next / stepIn / stepOut / pause on one task (thread = task index + 1).
+void RuntimeControl::debugRun(const std::string& method, const rapidjson::Value& params, ControlReplyFn& reply) {
+    if (claimDebugger(reply)) {
+        return;
+    }
+    const std::uint32_t thread = ctl::member(params, "thread")->GetUint();
+    vm::Debugger* d = thread >= 1 && thread <= module_->tasks.size() ? loop_.taskDebugger(thread - 1) : nullptr;
+    if (d == nullptr) {
+        reply(ctl::badParam("thread", fmt::format("no task thread {} (debug.threads lists them)", thread)));
+        return;
+    }
+    const std::string& task = module_->tasks[thread - 1].name;
+    if (method == "debug.pause") {
+        d->pause();
+        reply(ControlAnswer::result(fmt::format("{{\"thread\":{},\"task\":{}}}", thread, ctl::quoted(task))));
+        return;
+    }
+    vm::StepMode step = vm::StepMode::None;
+    if (method == "debug.next") {
+        step = vm::StepMode::Over;
+    } else if (method == "debug.stepIn") {
+        step = vm::StepMode::Into;
+    } else if (method == "debug.stepOut") {
+        step = vm::StepMode::Out;
+    }
+    if (!d->resume(step)) {
+        reply(ControlAnswer::error(rpc::kCommandFailed, fmt::format("task {} is not halted", task)));
+        return;
+    }
+    reply(ControlAnswer::result(fmt::format("{{\"thread\":{},\"task\":{}}}", thread, ctl::quoted(task))));
+}
+
+void RuntimeControl::debugDetach(ControlReplyFn& reply) {
+    if (debugRefused(reply)) {
+        return;
+    }
+    if (debugOwner_ != 0 && debugOwner_ != callerSession()) {
+        reply(ControlAnswer::error(rpc::kCommandFailed, "another session debugs this runtime"));
+        return;
+    }
+    releaseDebugger();
+    reply(ControlAnswer::result("{}"));
+}
+
+void RuntimeControl::debugThreads(ControlReplyFn& reply) {
+    if (debugRefused(reply)) {
+        return;
+    }
+    std::string out;
+    for (std::size_t t = 0; t < module_->tasks.size(); ++t) {
+        const vm::Debugger* d = loop_.taskDebugger(t);
+        out += fmt::format("{}{{\"id\":{},\"name\":{},\"halts\":{},\"halted\":{}}}", out.empty() ? "" : ",", t + 1,
+                           ctl::quoted(module_->tasks[t].name), d != nullptr, d != nullptr && d->halted());
+    }
+    reply(ControlAnswer::result(fmt::format("{{\"threads\":[{}]}}", out)));
+}
+
+// The halted debugger of params.thread, or an error answer.
+vm::Debugger* RuntimeControl::haltedThread(const rapidjson::Value& params, ControlReplyFn& reply) {
+    const std::uint32_t thread = ctl::member(params, "thread")->GetUint();
+    vm::Debugger* d = thread >= 1 && thread <= module_->tasks.size() ? loop_.taskDebugger(thread - 1) : nullptr;
+    if (d == nullptr) {
+        reply(ctl::badParam("thread", fmt::format("no task thread {} (debug.threads lists them)", thread)));
+        return nullptr;
+    }
+    if (!d->halted()) {
+        reply(ControlAnswer::error(rpc::kCommandFailed,
+                                   fmt::format("task {} is not halted", module_->tasks[thread - 1].name)));
+        return nullptr;
+    }
+    return d;
+}
+
+// The call chain of a halted task, innermost frame first (id 0), as DAP lists it.
+void RuntimeControl::debugStackTrace(const rapidjson::Value& params, ControlReplyFn& reply) {
+    if (debugRefused(reply)) {
+        return;
+    }
+    const vm::Debugger* d = haltedThread(params, reply);
+    if (d == nullptr) {
+        return;
+    }
+    const std::span<const vm::HaltFrame> frames = d->frames();
+    std::string out;
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+        out += (out.empty() ? "" : ",") + frameJson(*module_, frames[frames.size() - 1 - i], i);
+    }
+    reply(ControlAnswer::result(fmt::format("{{\"reason\":\"{}\",\"frames\":[{}]}}", reasonName(d->reason()), out)));
+}
+
+// The variables of a frame's scope (its instance's locals, inputs or outputs, or the globals),
+// or the members of a STRUCT or FB variable (`path`), read at one cycle boundary as var.read
+// reads them: the halted task does not write them meanwhile.
+void RuntimeControl::debugVariables(const rapidjson::Value& params, ControlReplyFn& reply) {
+    if (debugRefused(reply)) {
+        return;
+    }
+    Scope scope = Scope::Members;
+    std::string prefix;
+    if (const rapidjson::Value* path = ctl::member(params, "path")) {
+        prefix = path->GetString();
+    } else {
+        const rapidjson::Value* name = ctl::member(params, "scope");
+        const rapidjson::Value* frame = ctl::member(params, "frame");
+        if (name == nullptr || !scopeOf(name->GetString(), scope)) {
+            reply(ctl::badParam("scope", "give \"path\", or \"scope\" (locals, inputs, outputs, globals)"));
+            return;
+        }
+        if (scope != Scope::Globals) {
+            if (ctl::member(params, "thread") == nullptr || frame == nullptr) {
+                reply(ctl::badParam("frame", "a frame's scope needs \"thread\" and \"frame\""));
+                return;
+            }
+            const vm::Debugger* d = haltedThread(params, reply);
+            if (d == nullptr) {
+                return;
+            }
+            const std::span<const vm::HaltFrame> frames = d->frames();
+            const std::uint32_t id = frame->GetUint();
+            if (id >= frames.size()) {
+                reply(ctl::badParam("frame", fmt::format("the task has {} frames", frames.size())));
+                return;
+            }
+            prefix = instancePath(*module_, frames[frames.size() - 1 - id]);
+            if (prefix.empty()) {
+                reply(ControlAnswer::result("{\"instance\":\"\",\"variables\":[]}"));
+                return;
+            }
+        }
+    }
+    auto targets = std::make_shared<std::vector<ctl::Target>>();
+    auto p = std::make_unique<Pending>();
+    bool truncated = false;
+    const auto add = [&](const std::string& path, std::uint32_t type, std::uint32_t offset) {
+        if (targets->size() == kMaxListed) {
+            truncated = true;
+            return;
+        }
+        ctl::Target t;
+        t.name = path;
+        t.type = type;
+        t.range = engine::ImageRange{engine::ImageArea::Data, false, 0, offset, module_->types[type].size};
+        p->ranges.push_back(t.range);
+        targets->push_back(std::move(t));
+    };
+    if (scope == Scope::Members) {
+        // The members of a STRUCT or an instance, by its type's fields (a STRUCT's fields have no
+        // entries of their own in the variable table).
+        engine::VarRef ref;
+        std::string why;
+        if (!engine::resolvePath(*module_, prefix, ref, why)) {
+            reply(ctl::badParam("path", why));
+            return;
+        }
+        if (!expandable(*module_, ref.type)) {
+            reply(ctl::badParam("path", fmt::format("'{}' is no STRUCT or FB instance", prefix)));
+            return;
+        }
+        for (const bytecode::FieldDesc& f : module_->types[ref.type].fields) {
+            add(prefix + "." + f.name, f.type, ref.offset + f.offset);
+        }
+    } else {
+        // A frame's scope: the instance's members of the section asked for (the variable table
+        // knows the sections), or the globals.
+        const std::string dotted = prefix.empty() ? std::string() : prefix + ".";
+        for (const bytecode::VarEntry& v : module_->variables) {
+            if (!v.path.starts_with(dotted) || v.path.size() == dotted.size() ||
+                v.path.find('.', dotted.size()) != std::string::npos || !inScope(v, scope)) {
+                continue;
+            }
+            add(v.path, v.type, v.offset);
+        }
+    }
+    std::size_t bytes = 0;
+    for (const engine::ImageRange& r : p->ranges) {
+        bytes += r.valueBytes();
+    }
+    if (!prefix.empty()) {
+        prefix += '.';
+    }
+    if (targets->empty()) {
+        reply(
+            ControlAnswer::result(fmt::format("{{\"instance\":{},\"variables\":[]}}",
+                                              ctl::quoted(prefix.empty() ? "" : prefix.substr(0, prefix.size() - 1)))));
+        return;
+    }
+    p->bytes.assign(bytes, 0);
+    p->command.kind = engine::ScanCommandKind::Read;
+    p->command.readBytes = p->bytes.data();
+    p->module = module_;
+    p->finish = [targets, prefix, truncated](Pending& done) {
+        const bytecode::Module& m = *done.module;
+        std::string list;
+        std::size_t at = 0;
+        for (const ctl::Target& t : *targets) {
+            rapidjson::Document doc;
+            rapidjson::Value v;
+            ctl::encodeTyped(m, t, done.bytes.data() + at, v, doc.GetAllocator());
+            at += t.range.valueBytes();
+            // Values as IEC literal text (what a watch shows); a STRUCT or an FB instance is
+            // named by its type and expanded by its path.
+            const bool expand = expandable(m, t.type);
+            const std::string text = expand ? m.types[t.type].name : formatIecLiteral(v);
+            list += fmt::format("{}{{\"name\":{},\"path\":{},\"type\":{},\"value\":{},\"expandable\":{}}}",
+                                list.empty() ? "" : ",", ctl::quoted(t.name.substr(prefix.size())), ctl::quoted(t.name),
+                                ctl::quoted(m.types[t.type].name), ctl::quoted(text), expand);
+        }
+        return ControlAnswer::result(
+            fmt::format("{{\"cycle\":{},\"instance\":{},\"truncated\":{},\"variables\":[{}]}}", done.result.cycle,
+                        ctl::quoted(prefix.empty() ? "" : prefix.substr(0, prefix.size() - 1)), truncated, list));
+    };
+    submit(std::move(p), reply);
+}
+
+// A halted task's frames and why, for runtime.status: [{task, thread, pou, instance, file, line}].
+std::string RuntimeControl::haltedJson() const {
+    std::string out;
+    for (std::size_t t = 0; t < module_->tasks.size(); ++t) {
+        const vm::Debugger* d = loop_.taskDebugger(t);
+        if (d == nullptr || !d->halted() || d->frames().empty()) {
+            continue;
+        }
+        const vm::HaltFrame& f = d->frames().back();
+        const vm::SourcePosition at = vm::sourceAt(*module_, f.pc);
+        out += fmt::format("{}{{\"task\":{},\"thread\":{},\"reason\":\"{}\",\"pou\":{},\"instance\":{},\"file\":{},"
+                           "\"line\":{}}}",
+                           out.empty() ? "" : ",", ctl::quoted(module_->tasks[t].name), t + 1, reasonName(d->reason()),
+                           ctl::quoted(f.pou < module_->pous.size() ? module_->pous[f.pou].name : ""),
+                           ctl::quoted(instancePath(*module_, f)),
+                           ctl::quoted(at.file < module_->files.size() ? module_->files[at.file] : ""), at.line);
+    }
+    return "[" + out + "]";
+}
+
+bool RuntimeControl::anyHalted() const {
+    for (std::size_t t = 0; t < module_->tasks.size(); ++t) {
+        if (const vm::Debugger* d = loop_.taskDebugger(t); d != nullptr && d->halted()) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// A debug_stopped event for every halt since the last poll, while a session debugs.
+void RuntimeControl::emitDebugEvents(std::vector<std::string>& events) {
+    if (debugOwner_ == 0) {
+        return;
+    }
+    attachDebuggers();
+    haltsSeen_.resize(module_->tasks.size(), 0);
+    for (std::size_t t = 0; t < module_->tasks.size(); ++t) {
+        const vm::Debugger* d = loop_.taskDebugger(t);
+        if (d == nullptr || d->haltCount() == haltsSeen_[t]) {
+            continue;
+        }
+        haltsSeen_[t] = d->haltCount();
+        if (!d->halted() || d->frames().empty()) {
+            continue; // resumed meanwhile (runtime.stop)
+        }
+        const vm::HaltFrame& f = d->frames().back();
+        const vm::SourcePosition at = vm::sourceAt(*module_, f.pc);
+        emit(events, "debug_stopped",
+             fmt::format("\"thread\":{},\"task\":{},\"reason\":\"{}\",\"pou\":{},\"file\":{},\"line\":{}", t + 1,
+                         ctl::quoted(module_->tasks[t].name), reasonName(d->reason()),
+                         ctl::quoted(f.pou < module_->pous.size() ? module_->pous[f.pou].name : ""),
+                         ctl::quoted(at.file < module_->files.size() ? module_->files[at.file] : ""), at.line));
+    }
+}
+
+} // namespace takt::agent

@@ -1,0 +1,479 @@
+// `takt dap` (dap_adapter.h): the Debug Adapter Protocol on one side, the control endpoint's
+// debug.* methods on the other. Requests are answered one at a time, each with the calls it needs
+// on the one control connection; the runtime's debug_stopped events arrive on the same connection
+// (events.subscribe) and become `stopped` events. A DAP client names variables by reference
+// numbers, which stand for a frame's scope or a STRUCT / FB path until the task runs on.
+#include "takt/agent/dap_adapter.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <map>
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "rpc/rpc_framer.h"
+#include "rpc/rpc_json.h"
+#include "takt/agent/control.h"
+#include "takt/agent/control_client.h"
+#include "takt/agent/iec_literal.h"
+#include "takt/common/fd_io.h"
+
+namespace takt::agent {
+
+namespace {
+
+using rpc::quoted;
+
+constexpr std::uint32_t kFramesPerThread = 100'000; // frame id = thread * this + index + 1
+constexpr int kKeepAliveMs = 10'000;                // below the endpoint's idle timeout (30 s)
+
+std::string dapFrame(std::string_view body) {
+    return fmt::format("Content-Length: {}\r\n\r\n{}", body.size(), body);
+}
+
+const rapidjson::Value* memberOf(const rapidjson::Value& v, const char* name) {
+    if (!v.IsObject()) {
+        return nullptr;
+    }
+    const auto it = v.FindMember(name);
+    return it == v.MemberEnd() ? nullptr : &it->value;
+}
+
+std::string stringOf(const rapidjson::Value& v, const char* name) {
+    const rapidjson::Value* m = memberOf(v, name);
+    return m != nullptr && m->IsString() ? std::string(m->GetString(), m->GetStringLength()) : std::string();
+}
+
+std::int64_t intOf(const rapidjson::Value& v, const char* name, std::int64_t fallback = 0) {
+    const rapidjson::Value* m = memberOf(v, name);
+    return m != nullptr && m->IsInt64() ? m->GetInt64() : fallback;
+}
+
+// What a variables reference stands for.
+struct VarRef {
+    std::uint32_t thread = 0;
+    std::uint32_t frame = 0;
+    std::string scope; // locals | inputs | outputs | globals; empty: `path`
+    std::string path;
+};
+
+} // namespace
+
+struct DapAdapter::State {
+    std::unique_ptr<ControlClient> client;
+    int seq = 1;
+    bool finished = false;
+    std::vector<std::string> outbox; // bodies to send
+    // Client paths by the program's file names, learned from setBreakpoints, so frames name the
+    // files the editor opened; `sourceRoot` (attach) for the rest.
+    std::map<std::string, std::string> paths;
+    std::string sourceRoot;
+    std::vector<VarRef> refs; // variablesReference - 1; valid while the tasks stay halted
+    // Per reference: the listed variables' paths by name, for setVariable.
+    std::map<std::pair<std::int64_t, std::string>, std::string> listed;
+    std::chrono::steady_clock::time_point lastCall = std::chrono::steady_clock::now();
+
+    void event(std::string_view name, const std::string& bodyJson) {
+        outbox.push_back(fmt::format(R"({{"seq":{},"type":"event","event":"{}","body":{}}})", seq++, name, bodyJson));
+    }
+    void respond(const rapidjson::Value& request, const std::string& bodyJson) {
+        outbox.push_back(fmt::format(R"({{"seq":{},"type":"response","request_seq":{},"success":true,"command":{},)"
+                                     R"("body":{}}})",
+                                     seq++, intOf(request, "seq"), quoted(stringOf(request, "command")), bodyJson));
+    }
+    void fail(const rapidjson::Value& request, const std::string& message) {
+        outbox.push_back(fmt::format(R"({{"seq":{},"type":"response","request_seq":{},"success":false,"command":{},)"
+                                     R"("message":{},"body":{{"error":{{"id":1,"format":{}}}}}}})",
+                                     seq++, intOf(request, "seq"), quoted(stringOf(request, "command")),
+                                     quoted(message), quoted(message)));
+    }
+
+    // One control call; false (and the request failed with the runtime's message) on an error.
+    bool call(const rapidjson::Value& request, std::string_view method, const std::string& params,
+              rapidjson::Document& result) {
+        if (client == nullptr) {
+            fail(request, "not attached: send attach with the runtime's endpoint first");
+            return false;
+        }
+        const ControlReply r = client->call(method, params);
+        lastCall = std::chrono::steady_clock::now();
+        if (!r.reached || !r.ok) {
+            fail(request, fmt::format("{}: {}", method, r.message));
+            return false;
+        }
+        result.Parse(r.json.c_str());
+        return true;
+    }
+
+    std::string clientPath(const std::string& file) const {
+        if (const auto it = paths.find(file); it != paths.end()) {
+            return it->second;
+        }
+        if (!sourceRoot.empty() && !file.empty() && file[0] != '/') {
+            return sourceRoot + "/" + file;
+        }
+        return file;
+    }
+
+    std::int64_t newRef(VarRef r) {
+        refs.push_back(std::move(r));
+        return static_cast<std::int64_t>(refs.size());
+    }
+
+    void attach(const rapidjson::Value& request, const rapidjson::Value& args);
+    void setBreakpoints(const rapidjson::Value& request, const rapidjson::Value& args);
+    void stackTrace(const rapidjson::Value& request, const rapidjson::Value& args);
+    void scopes(const rapidjson::Value& request, const rapidjson::Value& args);
+    void variables(const rapidjson::Value& request, const rapidjson::Value& args);
+    void setVariable(const rapidjson::Value& request, const rapidjson::Value& args);
+    void run(const rapidjson::Value& request, const rapidjson::Value& args, std::string_view method);
+    void runtimeLine(const std::string& line);
+};
+
+void DapAdapter::State::attach(const rapidjson::Value& request, const rapidjson::Value& args) {
+    ControlClientOptions options;
+    options.endpoint = stringOf(args, "endpoint");
+    if (options.endpoint.empty()) {
+        fail(request, "attach: give \"endpoint\", the runtime's control endpoint (as takt ctl --endpoint)");
+        return;
+    }
+    if (const std::string tokenFile = stringOf(args, "tokenFile"); !tokenFile.empty()) {
+        std::string error;
+        if (!readTokenFile(tokenFile, options.token, error)) {
+            fail(request, "attach: tokenFile: " + error);
+            return;
+        }
+    }
+    sourceRoot = stringOf(args, "sourceRoot");
+    auto c = std::make_unique<ControlClient>(options);
+    const ControlReply r = c->connect();
+    if (!r.reached || !r.ok) {
+        fail(request, "attach: " + r.message);
+        return;
+    }
+    c->keepNotifications(true);
+    client = std::move(c);
+    rapidjson::Document d;
+    if (!call(request, "debug.threads", "", d) ||
+        !call(request, "events.subscribe", R"({"types":["debug_stopped","runtime_stopped"]})", d)) {
+        client.reset();
+        return;
+    }
+    respond(request, "{}");
+    event("initialized", "{}");
+}
+
+void DapAdapter::State::setBreakpoints(const rapidjson::Value& request, const rapidjson::Value& args) {
+    const rapidjson::Value* source = memberOf(args, "source");
+    const std::string path = source != nullptr ? stringOf(*source, "path") : std::string();
+    if (path.empty()) {
+        fail(request, "setBreakpoints: the source has no path");
+        return;
+    }
+    std::string lines;
+    if (const rapidjson::Value* bps = memberOf(args, "breakpoints"); bps != nullptr && bps->IsArray()) {
+        for (const rapidjson::Value& b : bps->GetArray()) {
+            lines += fmt::format("{}{}", lines.empty() ? "" : ",", intOf(b, "line", 1));
+        }
+    }
+    rapidjson::Document d;
+    if (!call(request, "debug.setBreakpoints", fmt::format(R"({{"file":{},"lines":[{}]}})", quoted(path), lines), d)) {
+        return;
+    }
+    if (const std::string program = stringOf(d, "source"); !program.empty()) {
+        paths[program] = path; // frames in that file name the editor's path
+    }
+    std::string out;
+    for (const rapidjson::Value& b : d["breakpoints"].GetArray()) {
+        const bool verified = b["verified"].GetBool();
+        const std::int64_t line = intOf(b, "resolved_line", intOf(b, "line"));
+        out += fmt::format(R"({}{{"verified":{},"line":{},"source":{{"path":{}}}{}}})", out.empty() ? "" : ",",
+                           verified, line, quoted(path),
+                           verified ? "" : fmt::format(R"(,"message":{})", quoted(stringOf(b, "reason"))));
+    }
+    respond(request, fmt::format(R"({{"breakpoints":[{}]}})", out));
+}
+
+void DapAdapter::State::stackTrace(const rapidjson::Value& request, const rapidjson::Value& args) {
+    const std::int64_t thread = intOf(args, "threadId");
+    rapidjson::Document d;
+    if (!call(request, "debug.stackTrace", fmt::format(R"({{"thread":{}}})", thread), d)) {
+        return;
+    }
+    std::string out;
+    const rapidjson::Value& frames = d["frames"];
+    for (rapidjson::SizeType i = 0; i < frames.Size(); ++i) {
+        const rapidjson::Value& f = frames[i];
+        const std::string file = stringOf(f, "file");
+        const std::string instance = stringOf(f, "instance");
+        const std::string name =
+            instance.empty() ? stringOf(f, "pou") : fmt::format("{} ({})", stringOf(f, "pou"), instance);
+        out += fmt::format(R"({}{{"id":{},"name":{},"source":{{"name":{},"path":{}}},"line":{},"column":{}}})",
+                           out.empty() ? "" : ",", thread * kFramesPerThread + i + 1, quoted(name),
+                           quoted(file.substr(file.rfind('/') + 1)), quoted(clientPath(file)), intOf(f, "line"),
+                           std::max<std::int64_t>(1, intOf(f, "column")));
+    }
+    respond(request, fmt::format(R"({{"stackFrames":[{}],"totalFrames":{}}})", out, frames.Size()));
+}
+
+void DapAdapter::State::scopes(const rapidjson::Value& request, const rapidjson::Value& args) {
+    const std::int64_t id = intOf(args, "frameId");
+    if (id <= 0) {
+        fail(request, "scopes: no such frame");
+        return;
+    }
+    const auto thread = static_cast<std::uint32_t>((id - 1) / kFramesPerThread);
+    const auto frame = static_cast<std::uint32_t>((id - 1) % kFramesPerThread);
+    std::string out;
+    for (const char* scope : {"locals", "inputs", "outputs", "globals"}) {
+        const std::int64_t ref = newRef(VarRef{thread, frame, scope, {}});
+        std::string name = scope;
+        name[0] = static_cast<char>(name[0] - 'a' + 'A');
+        out += fmt::format(R"({}{{"name":{},"variablesReference":{},"expensive":{}}})", out.empty() ? "" : ",",
+                           quoted(name), ref, std::string_view(scope) == "globals");
+    }
+    respond(request, fmt::format(R"({{"scopes":[{}]}})", out));
+}
+
+void DapAdapter::State::variables(const rapidjson::Value& request, const rapidjson::Value& args) {
+    const std::int64_t ref = intOf(args, "variablesReference");
+    if (ref <= 0 || static_cast<std::size_t>(ref) > refs.size()) {
+        fail(request, "variables: the reference is no longer valid (the task ran on)");
+        return;
+    }
+    const VarRef r = refs[static_cast<std::size_t>(ref) - 1];
+    const std::string params =
+        !r.scope.empty() && r.scope != "globals"
+            ? fmt::format(R"({{"thread":{},"frame":{},"scope":{}}})", r.thread, r.frame, quoted(r.scope))
+        : r.scope == "globals" ? std::string(R"({"scope":"globals"})")
+                               : fmt::format(R"({{"path":{}}})", quoted(r.path));
+    rapidjson::Document d;
+    if (!call(request, "debug.variables", params, d)) {
+        return;
+    }
+    std::string out;
+    for (const rapidjson::Value& v : d["variables"].GetArray()) {
+        const std::string path = stringOf(v, "path");
+        const std::string name = stringOf(v, "name");
+        listed[{ref, name}] = path;
+        const std::int64_t child = v["expandable"].GetBool() ? newRef(VarRef{0, 0, {}, path}) : 0;
+        out += fmt::format(R"({}{{"name":{},"value":{},"type":{},"evaluateName":{},"variablesReference":{}}})",
+                           out.empty() ? "" : ",", quoted(name), quoted(stringOf(v, "value")),
+                           quoted(stringOf(v, "type")), quoted(path), child);
+    }
+    respond(request, fmt::format(R"({{"variables":[{}]}})", out));
+}
+
+// A value written as var.write writes it (its type checks, IEC literal text) at the next cycle
+// boundary of the base cycle, which keeps running while a task is halted.
+void DapAdapter::State::setVariable(const rapidjson::Value& request, const rapidjson::Value& args) {
+    const std::int64_t ref = intOf(args, "variablesReference");
+    const auto it = listed.find({ref, stringOf(args, "name")});
+    if (it == listed.end()) {
+        fail(request, "setVariable: list the variables of this scope first");
+        return;
+    }
+    rapidjson::Document d;
+    if (!call(request, "var.write",
+              fmt::format(R"({{"name":{},"value":{}}})", quoted(it->second), quoted(stringOf(args, "value"))), d)) {
+        return;
+    }
+    respond(request, fmt::format(R"({{"value":{}}})", quoted(formatIecLiteral(d["value"]))));
+}
+
+void DapAdapter::State::run(const rapidjson::Value& request, const rapidjson::Value& args, std::string_view method) {
+    rapidjson::Document d;
+    if (!call(request, method, fmt::format(R"({{"thread":{}}})", intOf(args, "threadId")), d)) {
+        return;
+    }
+    if (method != "debug.pause") {
+        refs.clear(); // what they named may change now
+        listed.clear();
+    }
+    respond(request, method == "debug.continue" ? R"({"allThreadsContinued":false})" : "{}");
+}
+
+// A line from the runtime: a debug_stopped event becomes `stopped`, the runtime stopping ends the
+// session.
+void DapAdapter::State::runtimeLine(const std::string& line) {
+    rapidjson::Document d;
+    d.Parse(line.c_str());
+    const rapidjson::Value* params = d.HasParseError() ? nullptr : memberOf(d, "params");
+    if (params == nullptr || stringOf(d, "method") != "event") {
+        return;
+    }
+    const std::string type = stringOf(*params, "type");
+    if (type == "debug_stopped") {
+        refs.clear();
+        listed.clear();
+        event("stopped", fmt::format(R"({{"reason":{},"threadId":{},"allThreadsStopped":false,"description":{}}})",
+                                     quoted(stringOf(*params, "reason")), intOf(*params, "thread"),
+                                     quoted(fmt::format("{} in {} at line {}", stringOf(*params, "task"),
+                                                        stringOf(*params, "pou"), intOf(*params, "line")))));
+    } else if (type == "runtime_stopped") {
+        event("output", R"({"category":"console","output":"the runtime stopped\n"})");
+    }
+}
+
+DapAdapter::DapAdapter() : state_(std::make_unique<State>()) {}
+DapAdapter::~DapAdapter() = default;
+
+bool DapAdapter::finished() const {
+    return state_->finished;
+}
+
+std::vector<std::string> DapAdapter::handleMessage(std::string_view body) {
+    State& s = *state_;
+    rpc::ParsedLine parsed;
+    rpc::parseLine(body, 64, parsed);
+    const rapidjson::Value& request = parsed.doc;
+    if (parsed.status != rpc::ParsedLine::Status::Ok || !request.IsObject() || stringOf(request, "type") != "request") {
+        s.event("output", fmt::format(R"({{"category":"stderr","output":{}}})",
+                                      quoted("takt dap: not a request: " + parsed.error + "\n")));
+        return std::exchange(s.outbox, {});
+    }
+    static const rapidjson::Value kNoArgs(rapidjson::kObjectType);
+    const rapidjson::Value* a = memberOf(request, "arguments");
+    const rapidjson::Value& args = a != nullptr && a->IsObject() ? *a : kNoArgs;
+    const std::string command = stringOf(request, "command");
+    rapidjson::Document d;
+    if (command == "initialize") {
+        s.respond(request, R"({"supportsConfigurationDoneRequest":true,"supportsSetVariable":true,)"
+                           R"("supportsTerminateRequest":false,"supportsConditionalBreakpoints":false,)"
+                           R"("supportsHitConditionalBreakpoints":false,"supportsLogPoints":false,)"
+                           R"("supportsFunctionBreakpoints":false,"exceptionBreakpointFilters":[]})");
+    } else if (command == "attach") {
+        s.attach(request, args);
+    } else if (command == "launch") {
+        s.fail(request, "launch is not supported yet: start `takt run` and attach to its control endpoint");
+    } else if (command == "setBreakpoints") {
+        s.setBreakpoints(request, args);
+    } else if (command == "setExceptionBreakpoints" || command == "configurationDone") {
+        s.respond(request, "{}");
+    } else if (command == "threads") {
+        if (s.call(request, "debug.threads", "", d)) {
+            std::string out;
+            for (const rapidjson::Value& t : d["threads"].GetArray()) {
+                out += fmt::format(R"({}{{"id":{},"name":{}}})", out.empty() ? "" : ",", t["id"].GetInt64(),
+                                   quoted(stringOf(t, "name")));
+            }
+            s.respond(request, fmt::format(R"({{"threads":[{}]}})", out));
+        }
+    } else if (command == "stackTrace") {
+        s.stackTrace(request, args);
+    } else if (command == "scopes") {
+        s.scopes(request, args);
+    } else if (command == "variables") {
+        s.variables(request, args);
+    } else if (command == "setVariable") {
+        s.setVariable(request, args);
+    } else if (command == "continue") {
+        s.run(request, args, "debug.continue");
+    } else if (command == "next") {
+        s.run(request, args, "debug.next");
+    } else if (command == "stepIn") {
+        s.run(request, args, "debug.stepIn");
+    } else if (command == "stepOut") {
+        s.run(request, args, "debug.stepOut");
+    } else if (command == "pause") {
+        s.run(request, args, "debug.pause");
+    } else if (command == "disconnect") {
+        if (s.client != nullptr) {
+            (void)s.client->call("debug.detach", "");
+            s.client.reset();
+        }
+        s.respond(request, "{}");
+        s.finished = true;
+    } else {
+        s.fail(request, fmt::format("takt dap does not support '{}'", command));
+    }
+    if (s.client != nullptr) {
+        for (const std::string& line : s.client->takeNotifications()) {
+            s.runtimeLine(line);
+        }
+    }
+    return std::exchange(s.outbox, {});
+}
+
+std::vector<std::string> DapAdapter::pollRuntime() {
+    State& s = *state_;
+    if (s.client == nullptr) {
+        return {};
+    }
+    for (const std::string& line : s.client->takeNotifications()) {
+        s.runtimeLine(line);
+    }
+    std::string line;
+    while (s.client->readLine(line, 0)) {
+        s.runtimeLine(line);
+    }
+    if (s.client->closed()) {
+        s.client.reset();
+        s.event("terminated", "{}");
+        s.finished = true;
+    } else if (std::chrono::steady_clock::now() - s.lastCall > std::chrono::milliseconds(kKeepAliveMs)) {
+        // The endpoint closes a connection idle for 30 s, and with it this debugging session.
+        (void)s.client->call("agent.ping", "");
+        s.lastCall = std::chrono::steady_clock::now();
+        for (const std::string& l : s.client->takeNotifications()) {
+            s.runtimeLine(l);
+        }
+    }
+    return std::exchange(s.outbox, {});
+}
+
+int DapAdapter::serve(int inFd, int outFd) {
+    rpc::HeaderFramer framer;
+    std::vector<char> buf(1 << 16);
+    const auto send = [&](const std::vector<std::string>& bodies) {
+        for (const std::string& b : bodies) {
+            if (!common::writeAll(outFd, dapFrame(b))) {
+                return false;
+            }
+        }
+        return true;
+    };
+    while (!finished()) {
+        // While attached the runtime's events are looked for every 10 ms.
+        pollfd p{inFd, POLLIN, 0};
+        const int ready = ::poll(&p, 1, state_->client != nullptr ? 10 : -1);
+        if (ready < 0 && errno != EINTR) {
+            return 1;
+        }
+        if (ready > 0) {
+            const ssize_t n = ::read(inFd, buf.data(), buf.size());
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n <= 0) {
+                return 0; // the client went away: closing the connection resumes its tasks
+            }
+            std::string_view chunk(buf.data(), static_cast<std::size_t>(n));
+            while (!chunk.empty()) {
+                using Status = rpc::HeaderFramer::Status;
+                const Status status = framer.next(chunk);
+                if (status == Status::Message) {
+                    if (!send(handleMessage(framer.body()))) {
+                        return 1;
+                    }
+                } else if (status == Status::BadHeader || status == Status::TooLarge) {
+                    std::fprintf(stderr, "takt dap: %s\n", framer.error().c_str());
+                }
+                if (finished()) {
+                    return 0;
+                }
+            }
+        }
+        if (!send(pollRuntime())) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+} // namespace takt::agent

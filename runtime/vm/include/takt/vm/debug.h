@@ -1,0 +1,165 @@
+#pragma once
+// takt_vm: halting a run at a statement, the runtime half of the source-level debugger.
+//
+// The compiler marks where every statement's code starts (DebugEntry::statement). A StopMap holds
+// one byte per code word of a module: "a statement starts here" and "a breakpoint is set here";
+// every Vm that runs the module reads it. A Debugger belongs to one thread that runs a Vm (a task):
+// given to Vm::setDebugger, it makes the run use the interpreter loop that looks the map up before
+// each instruction, and only while something can stop it (a breakpoint set anywhere, a step or a
+// pause asked for). With no debugger, or nothing armed, a run takes the loop it always took, so an
+// unused debugger costs one test per run, not per instruction.
+//
+// A halt blocks the running thread on a futex word of its Debugger (no lock, no allocation) until
+// another thread resumes it; while halted, frames() tells where it stands: the call chain from the
+// entry POU to the halted statement, with each frame's instance and frame offsets in the image.
+//
+//   vm::StopMap stops(module);                 // off the scan thread, once per loaded module
+//   vm::Debugger dbg(stops);  vm.setDebugger(&dbg);
+//   stops.setBreakpoint(resolveLine(module, file, 12).pcs[0], true);
+//   ... the scan thread halts; another thread: dbg.waitHalted(seen, deadline), dbg.frames(),
+//   dbg.resume(StepMode::Over) ...
+#include "takt/bytecode/module.h"
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace takt::vm {
+
+// The source position of the instruction at `pc`: the last debug entry at or before it
+// (file = kNone when the module has none there).
+struct SourcePosition {
+    std::uint32_t file = bytecode::kNone;
+    std::uint32_t line = 0;
+    std::uint32_t column = 0;
+};
+[[nodiscard]] SourcePosition sourceAt(const bytecode::Module& module, std::uint32_t pc) noexcept;
+// The POU whose code holds `pc` (kNone outside every POU, e.g. the cold-start code).
+[[nodiscard]] std::uint32_t pouAt(const bytecode::Module& module, std::uint32_t pc) noexcept;
+
+// A line breakpoint resolved to code: the first line at or after the asked one in that file where a
+// statement starts (a declaration or a comment moves on to the next statement, as in CODESYS), and
+// every statement start on that line (a line may hold several, a loop's header code in two places).
+// Unverified, with the reason, when the file has no statement there or after it.
+struct ResolvedLine {
+    bool verified = false;
+    std::uint32_t line = 0;
+    std::vector<std::uint32_t> pcs;
+    std::string reason;
+};
+[[nodiscard]] ResolvedLine resolveLine(const bytecode::Module& module, std::uint32_t file, std::uint32_t line);
+
+class StopMap {
+public:
+    static constexpr std::uint8_t kStatement = 1;
+    static constexpr std::uint8_t kBreakpoint = 2;
+
+    explicit StopMap(const bytecode::Module& module);
+    // Sets or clears a breakpoint at a statement start (false, and nothing changes, when `pc` is
+    // none). Any thread; a running Vm sees it at its next run at the latest.
+    bool setBreakpoint(std::uint32_t pc, bool on) noexcept;
+    void clearBreakpoints() noexcept;
+    [[nodiscard]] bool hasBreakpoint(std::uint32_t pc) const noexcept;
+    [[nodiscard]] std::uint32_t breakpointCount() const noexcept { return count_.load(std::memory_order_acquire); }
+    [[nodiscard]] const std::atomic<std::uint8_t>* bytes() const noexcept { return map_.get(); }
+    [[nodiscard]] const bytecode::Module& module() const noexcept { return *module_; }
+
+private:
+    const bytecode::Module* module_;
+    std::size_t size_;
+    std::unique_ptr<std::atomic<std::uint8_t>[]> map_;
+    std::atomic<std::uint32_t> count_{0};
+};
+
+// What a resumed thread does next. Over: halt at the next statement of this call or a caller
+// (not in what it calls); Into: at the next statement anywhere; Out: at the next statement of a
+// caller. A step that runs off the end of the entry POU halts at the first statement the thread
+// runs next (the next program of its task, or the next cycle). Pause: at the next statement.
+enum class StepMode : std::uint8_t { None, Into, Over, Out, Pause };
+enum class HaltReason : std::uint8_t { Breakpoint, Step, Pause };
+
+// One frame of the halted call chain: the POU, the instruction it stands at (the halted statement
+// in the innermost frame, the call in the others), its instance (`this`) and its frame.
+struct HaltFrame {
+    std::uint32_t pou = bytecode::kNone;
+    std::uint32_t pc = 0;
+    std::uint32_t thisOffset = 0;
+    std::uint32_t frameOffset = 0;
+};
+
+class Debugger {
+public:
+    explicit Debugger(const StopMap& stops) noexcept : stops_(&stops) {}
+    Debugger(const Debugger&) = delete;
+    Debugger& operator=(const Debugger&) = delete;
+
+    // ---- any thread ----
+    // A debugger halts its thread only while attached (a client is there to resume it).
+    void attach() noexcept { attached_.store(true, std::memory_order_seq_cst); }
+    // Forgets a pending step or pause and resumes the thread if it is halted or about to halt (a
+    // session that closed): after detach() returns the thread does not stay halted.
+    void detach() noexcept;
+    [[nodiscard]] bool attached() const noexcept { return attached_.load(std::memory_order_acquire); }
+    // Halt at the next statement the thread runs.
+    void pause() noexcept;
+    // Continues a halted thread with `step` (None: run until a breakpoint); false when not halted.
+    bool resume(StepMode step) noexcept;
+    [[nodiscard]] bool halted() const noexcept { return state_.load(std::memory_order_acquire) == kHalted; }
+    // Counts halts; waitHalted sleeps until it passes `seen` (true) or CLOCK_MONOTONIC `deadlineNs`.
+    [[nodiscard]] std::uint32_t haltCount() const noexcept { return halts_.load(std::memory_order_acquire); }
+    [[nodiscard]] bool waitHalted(std::uint32_t seen, std::int64_t deadlineNs) noexcept;
+    // While halted() (the thread is blocked, so they hold still): the chain, entry POU first.
+    [[nodiscard]] std::span<const HaltFrame> frames() const noexcept { return {frames_.data(), frameCount_}; }
+    [[nodiscard]] HaltReason reason() const noexcept { return reason_; }
+    // Called on the halting thread as it halts (true) and as it resumes (false), e.g. to suspend
+    // the thread's watchdog. Set before the thread runs.
+    using Observer = void (*)(void* context, bool halted) noexcept;
+    void setObserver(Observer observer, void* context) noexcept {
+        observer_ = observer;
+        observerContext_ = context;
+    }
+
+    // The stop map of the program the thread runs next (an online change brings a new one). Only
+    // while the thread runs no program (parked at its cycle boundary).
+    void setStops(const StopMap& stops) noexcept { stops_ = &stops; }
+
+    // ---- the running thread (the interpreter) ----
+    [[nodiscard]] const StopMap& stops() const noexcept { return *stops_; }
+    // Whether a run must use the loop that can halt.
+    [[nodiscard]] bool armed() const noexcept {
+        return attached_.load(std::memory_order_relaxed) &&
+               (stops_->breakpointCount() != 0 || step_.load(std::memory_order_acquire) != StepMode::None);
+    }
+    // The StopMap bits that make the loop ask shouldHalt.
+    [[nodiscard]] std::uint8_t stopMask() const noexcept {
+        return step_.load(std::memory_order_acquire) != StepMode::None ? StopMap::kStatement | StopMap::kBreakpoint
+                                                                       : StopMap::kBreakpoint;
+    }
+    [[nodiscard]] bool shouldHalt(std::uint8_t bits, std::uint32_t depth) noexcept;
+    // The frames to fill (kMaxCallDepth + 1), then halt(n) blocks until resumed.
+    [[nodiscard]] HaltFrame* frameBuffer() noexcept { return frames_.data(); }
+    void halt(std::uint32_t frameCount) noexcept;
+
+private:
+    static constexpr std::uint32_t kRunning = 0;
+    static constexpr std::uint32_t kHalted = 1;
+
+    const StopMap* stops_;
+    std::atomic<bool> attached_{false};
+    std::atomic<StepMode> step_{StepMode::None};
+    std::uint32_t stepDepth_ = 0;
+    HaltReason pending_ = HaltReason::Breakpoint;
+    HaltReason reason_ = HaltReason::Breakpoint;
+    std::atomic<std::uint32_t> state_{kRunning};
+    std::atomic<std::uint32_t> halts_{0};
+    Observer observer_ = nullptr;
+    void* observerContext_ = nullptr;
+    std::uint32_t frameCount_ = 0;
+    std::array<HaltFrame, bytecode::kMaxCallDepth + 1> frames_{};
+};
+
+} // namespace takt::vm

@@ -1,0 +1,374 @@
+// The debug.* methods of the control endpoint on a live scan loop (RuntimeControl, called
+// directly as the server calls it): a real compiled ST program with two tasks on threads of their
+// own, real time. A breakpoint halts the slow task inside an FB it calls in a loop; the fast task
+// keeps running; stepping, the call chain, variables, a write while halted, and the end of the
+// session that resumes the task.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include "../engine/scan_test_support.h"
+#include "rpc/method_table.h"
+#include "takt/agent/control_runtime.h"
+#include "takt/compiler/compile_program.h"
+#include "takt/compiler/diagnostics.h"
+#include "takt/engine/vm_runner.h"
+
+namespace takt::agent {
+namespace {
+
+constexpr std::int64_t kMs = 1'000'000;
+
+// Line numbers are those of this text (line 1 is the empty line after R"().
+const char* const kTwoTasks = R"(
+FUNCTION_BLOCK Accum
+  VAR_INPUT x : DINT; END_VAR
+  VAR_OUTPUT total : DINT; END_VAR
+  VAR calls : DINT; END_VAR
+  calls := calls + 1;
+  total := total + x;
+END_FUNCTION_BLOCK
+
+PROGRAM SlowProg
+  VAR acc : Accum; i : DINT; cycles : DINT; END_VAR
+  FOR i := 1 TO 3 DO
+    acc(x := i);
+  END_FOR;
+  cycles := cycles + 1;
+END_PROGRAM
+
+PROGRAM FastProg
+  VAR cycles : DINT; END_VAR
+  cycles := cycles + 1;
+END_PROGRAM
+
+VAR_GLOBAL
+  shared : INT := 7;
+END_VAR
+
+CONFIGURATION Cell
+  RESOURCE Cpu ON PLC
+    TASK Fast (INTERVAL := T#2ms, PRIORITY := 1);
+    TASK Slow (INTERVAL := T#10ms, PRIORITY := 2);
+    PROGRAM pFast WITH Fast : FastProg;
+    PROGRAM pSlow WITH Slow : SlowProg;
+  END_RESOURCE
+END_CONFIGURATION
+)";
+constexpr int kLineCalls = 6;
+constexpr int kLineTotal = 7;
+constexpr int kLineCall = 13;
+constexpr std::uint32_t kSlowThread = 2; // the second task
+
+const char* const kOneTask = R"(
+PROGRAM Main
+VAR cnt : DINT; END_VAR
+cnt := cnt + 1;
+END_PROGRAM
+)";
+
+compiler::CompiledProgram compileText(const char* text) {
+    compiler::Project project = compiler::checkSources({{"src/main.st", text}});
+    compiler::CompiledProgram compiled = compiler::compileProgram(project);
+    EXPECT_TRUE(compiled.ok()) << compiler::renderHuman(compiled.diagnostics, *project.sources) << compiled.failure;
+    return compiled;
+}
+
+struct Live {
+    explicit Live(const char* program = kTwoTasks, bool debugEnabled = true) {
+        engine = std::make_unique<engine::Engine>(std::make_unique<engine::VmRunner>(0), clock);
+        const compiler::CompiledProgram p = compileText(program);
+        engine::FaultReport f;
+        EXPECT_TRUE(engine->load(std::make_unique<engine::LoadedProgram>(p.module, p.hash), f));
+        engine::ScanOptions o;
+        o.periodNs = 2 * kMs;
+        o.watchdog.enabled = true; // a halted task's watchdog does not count
+        o.watchdog.timeoutMs = 100;
+        loop = std::make_unique<engine::ScanLoop>(*engine, clock, io, o);
+        std::string error;
+        EXPECT_TRUE(loop->start(error)) << error;
+        RuntimeControlOptions options;
+        options.debugEnabled = debugEnabled;
+        control = std::make_unique<RuntimeControl>(*loop, *engine, options);
+    }
+    ~Live() {
+        control.reset(); // releases the debugger: no task stays halted
+        loop->stop();
+    }
+
+    // Calls a method as session `session` does (params checked against the method's schema
+    // first) and polls until it is answered.
+    ControlAnswer call(const std::string& method, const std::string& params = "{}", std::uint64_t session = 1) {
+        rapidjson::Document doc;
+        doc.Parse(params.c_str());
+        std::optional<ControlAnswer> answer;
+        const ControlMethod* m = rpc::findMethod(control->methods(), method);
+        rpc::ParamsSchemas schemas;
+        rpc::Error e;
+        if (m == nullptr) {
+            answer = ControlAnswer::error(-32601, "not listed");
+        } else if (schemas.add(rpc::factsOf(*m)); !schemas.check(method, doc, e)) {
+            answer = ControlAnswer::error(e.code, e.message, e.data);
+        } else {
+            control->setCallerSession(session);
+            m->handler(*control, m->name, doc, [&answer](ControlAnswer a) { answer = std::move(a); });
+            control->setCallerSession(0);
+        }
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!answer && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::microseconds(500));
+            pollEvents();
+        }
+        EXPECT_TRUE(answer.has_value()) << method << " was not answered";
+        return answer.value_or(ControlAnswer::error(0, "no answer"));
+    }
+
+    rapidjson::Document result(const std::string& method, const std::string& params = "{}", std::uint64_t session = 1) {
+        const ControlAnswer a = call(method, params, session);
+        EXPECT_TRUE(a.ok) << method << ": " << a.code << " " << a.message;
+        rapidjson::Document d;
+        d.Parse(a.ok ? a.json.c_str() : "{}");
+        return d;
+    }
+
+    void pollEvents() {
+        std::vector<std::string> ev;
+        control->poll(ev);
+        for (const std::string& e : ev) {
+            rapidjson::Document d;
+            d.Parse(e.c_str());
+            if (d.IsObject() && d.HasMember("type") && std::string_view(d["type"].GetString()) == "debug_stopped") {
+                stops.push_back(e);
+            }
+        }
+    }
+
+    // The next debug_stopped event (polled within 10 s), parsed; an empty object when none came.
+    rapidjson::Document nextStop() {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (stops.size() <= stopsTaken && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            pollEvents();
+        }
+        rapidjson::Document d;
+        d.Parse(stops.size() > stopsTaken ? stops[stopsTaken++].c_str() : "{}");
+        EXPECT_TRUE(d.HasMember("line")) << "no debug_stopped event";
+        return d;
+    }
+
+    std::int64_t readInt(const std::string& name) {
+        rapidjson::Document d = result("var.read", "{\"names\":[\"" + name + "\"]}");
+        return d.HasMember("values") ? d["values"][name.c_str()]["value"].GetInt64() : -1;
+    }
+
+    // The variable `name` of a debug.variables answer, as its value text ("" when not listed).
+    static std::string valueOf(const rapidjson::Document& d, const char* name) {
+        if (!d.HasMember("variables")) {
+            return {};
+        }
+        for (const rapidjson::Value& v : d["variables"].GetArray()) {
+            if (std::string_view(v["name"].GetString()) == name) {
+                return v["value"].GetString();
+            }
+        }
+        return {};
+    }
+
+    engine::CycleClock clock;
+    takt::testing::FakeIo io;
+    std::unique_ptr<engine::Engine> engine;
+    std::unique_ptr<engine::ScanLoop> loop;
+    std::unique_ptr<RuntimeControl> control;
+    std::vector<std::string> stops;
+    std::size_t stopsTaken = 0;
+};
+
+std::string lines(int line) {
+    return R"({"file":"/home/me/project/src/main.st","lines":[)" + std::to_string(line) + "]}";
+}
+
+TEST(ControlDebug, RefusedUnlessDebugEnabled) {
+    Live live(kTwoTasks, false);
+    const ControlAnswer a = live.call("debug.setBreakpoints", lines(kLineCalls));
+    EXPECT_FALSE(a.ok);
+    EXPECT_NE(a.message.find("debug_enabled = true"), std::string::npos) << a.message;
+    EXPECT_FALSE(live.call("debug.threads").ok);
+}
+
+TEST(ControlDebug, SettingAndHaltingNeedEngineerReadingViewer) {
+    for (const char* m : {"debug.setBreakpoints", "debug.continue", "debug.next", "debug.stepIn", "debug.stepOut",
+                          "debug.pause", "debug.detach"}) {
+        const ControlMethod* entry = rpc::findMethod(RuntimeControl::methodTable(), m);
+        ASSERT_NE(entry, nullptr) << m;
+        EXPECT_EQ(entry->role, Role::Engineer) << m;
+    }
+    for (const char* m : {"debug.threads", "debug.stackTrace", "debug.variables"}) {
+        const ControlMethod* entry = rpc::findMethod(RuntimeControl::methodTable(), m);
+        ASSERT_NE(entry, nullptr) << m;
+        EXPECT_EQ(entry->role, Role::Viewer) << m;
+    }
+}
+
+TEST(ControlDebug, LinesResolveOrSayWhyNot) {
+    Live live;
+    rapidjson::Document d =
+        live.result("debug.setBreakpoints", R"({"file":"/home/me/project/src/main.st","lines":[3,6,400]})");
+    ASSERT_TRUE(d.HasMember("breakpoints"));
+    const rapidjson::Value& b = d["breakpoints"];
+    ASSERT_EQ(b.Size(), 3u);
+    // A declaration moves on to the first statement after it.
+    EXPECT_TRUE(b[0]["verified"].GetBool());
+    EXPECT_EQ(b[0]["resolved_line"].GetInt(), kLineCalls);
+    EXPECT_TRUE(b[1]["verified"].GetBool());
+    EXPECT_EQ(b[1]["resolved_line"].GetInt(), kLineCalls);
+    EXPECT_FALSE(b[2]["verified"].GetBool());
+    EXPECT_NE(std::string(b[2]["reason"].GetString()).find("no statement at or after line 400"), std::string::npos);
+    d = live.result("debug.setBreakpoints", R"({"file":"other.st","lines":[2]})");
+    EXPECT_FALSE(d["breakpoints"][0]["verified"].GetBool());
+    EXPECT_NE(std::string(d["breakpoints"][0]["reason"].GetString()).find("no file other.st"), std::string::npos);
+    live.result("debug.detach");
+}
+
+TEST(ControlDebug, TheBaseCycleDoesNotHaltSoItsLinesAreUnverified) {
+    Live live(kOneTask);
+    rapidjson::Document d = live.result("debug.setBreakpoints", R"({"file":"src/main.st","lines":[4]})");
+    ASSERT_TRUE(d.HasMember("breakpoints"));
+    EXPECT_FALSE(d["breakpoints"][0]["verified"].GetBool());
+    EXPECT_EQ(d["breakpoints"][0]["resolved_line"].GetInt(), 4);
+    EXPECT_NE(std::string(d["breakpoints"][0]["reason"].GetString()).find("base cycle"), std::string::npos);
+}
+
+TEST(ControlDebug, ABreakpointInAnFbHaltsItsTaskWhileTheOtherRuns) {
+    Live live;
+    rapidjson::Document b = live.result("debug.setBreakpoints", lines(kLineCalls));
+    ASSERT_TRUE(b["breakpoints"][0]["verified"].GetBool());
+    rapidjson::Document stop = live.nextStop();
+    ASSERT_TRUE(stop.HasMember("line"));
+    EXPECT_EQ(stop["thread"].GetUint(), kSlowThread);
+    EXPECT_STREQ(stop["task"].GetString(), "Slow");
+    EXPECT_STREQ(stop["reason"].GetString(), "breakpoint");
+    EXPECT_STREQ(stop["pou"].GetString(), "Accum");
+    EXPECT_STREQ(stop["file"].GetString(), "src/main.st");
+    EXPECT_EQ(stop["line"].GetInt(), kLineCalls);
+
+    // Where it halted: runtime.status, the call chain with instance paths, innermost first.
+    rapidjson::Document s = live.result("runtime.status");
+    ASSERT_EQ(s["halted"].Size(), 1u);
+    EXPECT_STREQ(s["halted"][0]["task"].GetString(), "Slow");
+    EXPECT_STREQ(s["halted"][0]["pou"].GetString(), "Accum");
+    EXPECT_EQ(s["halted"][0]["line"].GetInt(), kLineCalls);
+    rapidjson::Document t = live.result("debug.stackTrace", R"({"thread":2})");
+    ASSERT_EQ(t["frames"].Size(), 2u);
+    EXPECT_STREQ(t["frames"][0]["instance"].GetString(), "pSlow.acc");
+    EXPECT_EQ(t["frames"][0]["line"].GetInt(), kLineCalls);
+    EXPECT_STREQ(t["frames"][1]["pou"].GetString(), "SlowProg");
+    EXPECT_STREQ(t["frames"][1]["instance"].GetString(), "pSlow");
+    EXPECT_EQ(t["frames"][1]["line"].GetInt(), kLineCall);
+    EXPECT_FALSE(live.call("debug.stackTrace", R"({"thread":1})").ok) << "the fast task is not halted";
+
+    // The fast task runs on; the halted one does not count cycles.
+    const std::int64_t slow = live.readInt("pSlow.cycles");
+    const std::int64_t fast = live.readInt("pFast.cycles");
+    std::this_thread::sleep_for(std::chrono::milliseconds(150)); // beyond the 100 ms watchdog
+    EXPECT_GT(live.readInt("pFast.cycles"), fast + 10);
+    EXPECT_EQ(live.readInt("pSlow.cycles"), slow);
+    EXPECT_EQ(live.result("runtime.status")["state"].GetString(), std::string("running")) << "no watchdog trip";
+
+    // The frame's scopes: inputs, outputs and locals of pSlow.acc; the globals.
+    rapidjson::Document in = live.result("debug.variables", R"({"thread":2,"frame":0,"scope":"inputs"})");
+    EXPECT_STREQ(in["instance"].GetString(), "pSlow.acc");
+    EXPECT_EQ(Live::valueOf(in, "x"), "1"); // the first call of the loop
+    rapidjson::Document locals = live.result("debug.variables", R"({"thread":2,"frame":0,"scope":"locals"})");
+    EXPECT_EQ(Live::valueOf(locals, "calls"), std::to_string(3 * slow));
+    EXPECT_EQ(Live::valueOf(locals, "x"), "") << "an input is not a local";
+    rapidjson::Document outer = live.result("debug.variables", R"({"thread":2,"frame":1,"scope":"locals"})");
+    EXPECT_EQ(Live::valueOf(outer, "i"), "1");
+    EXPECT_EQ(Live::valueOf(outer, "acc"), "Accum");
+    rapidjson::Document members = live.result("debug.variables", R"({"path":"pSlow.acc"})");
+    EXPECT_EQ(Live::valueOf(members, "x"), "1");
+    rapidjson::Document globals = live.result("debug.variables", R"({"scope":"globals"})");
+    EXPECT_EQ(Live::valueOf(globals, "shared"), "7");
+
+    live.result("debug.continue", R"({"thread":2})");
+    stop = live.nextStop(); // the same breakpoint, the loop's second call
+    EXPECT_EQ(stop["line"].GetInt(), kLineCalls);
+    in = live.result("debug.variables", R"({"thread":2,"frame":0,"scope":"inputs"})");
+    EXPECT_EQ(Live::valueOf(in, "x"), "2");
+}
+
+TEST(ControlDebug, AValueWrittenWhileHaltedIsWhatTheTaskRunsOn) {
+    Live live;
+    live.result("debug.setBreakpoints", lines(kLineCalls));
+    ASSERT_TRUE(live.nextStop().HasMember("line"));
+    ASSERT_TRUE(live.call("var.write", R"({"name":"pSlow.acc.calls","value":"1000"})").ok);
+    live.result("debug.continue", R"({"thread":2})");
+    ASSERT_TRUE(live.nextStop().HasMember("line")); // the next call: calls := calls + 1 ran once
+    rapidjson::Document locals = live.result("debug.variables", R"({"thread":2,"frame":0,"scope":"locals"})");
+    EXPECT_EQ(Live::valueOf(locals, "calls"), "1001");
+}
+
+TEST(ControlDebug, StepsOverIntoAndOut) {
+    Live live;
+    live.result("debug.setBreakpoints", lines(kLineCall));
+    rapidjson::Document stop = live.nextStop();
+    ASSERT_EQ(stop["line"].GetInt(), kLineCall);
+    live.result("debug.setBreakpoints", R"({"file":"src/main.st","lines":[]})");
+    live.result("debug.stepIn", R"({"thread":2})");
+    stop = live.nextStop();
+    EXPECT_STREQ(stop["reason"].GetString(), "step");
+    EXPECT_STREQ(stop["pou"].GetString(), "Accum");
+    EXPECT_EQ(stop["line"].GetInt(), kLineCalls);
+    live.result("debug.next", R"({"thread":2})");
+    stop = live.nextStop();
+    EXPECT_STREQ(stop["pou"].GetString(), "Accum");
+    EXPECT_EQ(stop["line"].GetInt(), kLineTotal);
+    live.result("debug.stepOut", R"({"thread":2})");
+    stop = live.nextStop();
+    EXPECT_STREQ(stop["pou"].GetString(), "SlowProg");
+    rapidjson::Document t = live.result("debug.stackTrace", R"({"thread":2})");
+    EXPECT_EQ(t["frames"].Size(), 1u);
+    // Continue with no breakpoint left: the task cycles again.
+    live.result("debug.continue", R"({"thread":2})");
+    const std::int64_t slow = live.readInt("pSlow.cycles");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_GT(live.readInt("pSlow.cycles"), slow);
+}
+
+TEST(ControlDebug, PauseHaltsATaskAtItsNextStatement) {
+    Live live;
+    live.result("debug.pause", R"({"thread":1})");
+    rapidjson::Document stop = live.nextStop();
+    EXPECT_EQ(stop["thread"].GetUint(), 1u);
+    EXPECT_STREQ(stop["reason"].GetString(), "pause");
+    EXPECT_STREQ(stop["pou"].GetString(), "FastProg");
+    EXPECT_FALSE(live.call("debug.continue", R"({"thread":2})").ok) << "the slow task is not halted";
+    EXPECT_FALSE(live.call("debug.continue", R"({"thread":9})").ok);
+}
+
+TEST(ControlDebug, OneSessionDebugsAtATimeAndItsEndResumesItsTasks) {
+    Live live;
+    live.result("debug.setBreakpoints", lines(kLineCalls), 1);
+    ASSERT_TRUE(live.nextStop().HasMember("line"));
+    const ControlAnswer other = live.call("debug.setBreakpoints", lines(kLineTotal), 2);
+    EXPECT_FALSE(other.ok);
+    EXPECT_NE(other.message.find("another session"), std::string::npos);
+    EXPECT_FALSE(live.call("debug.continue", R"({"thread":2})", 2).ok);
+    // An online change waits for every task at its boundary: refused while one is halted.
+    const ControlAnswer reload = live.call("bytecode.reload", R"({"bytes":"AAAA"})", 2);
+    EXPECT_FALSE(reload.ok);
+    EXPECT_NE(reload.message.find("halted in the debugger"), std::string::npos) << reload.message;
+
+    live.control->sessionClosed(1); // its connection closed
+    EXPECT_FALSE(live.result("debug.threads")["threads"][1]["halted"].GetBool());
+    const std::int64_t slow = live.readInt("pSlow.cycles");
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    EXPECT_GT(live.readInt("pSlow.cycles"), slow + 2) << "no breakpoint left";
+    // Now the other session may debug.
+    EXPECT_TRUE(live.call("debug.setBreakpoints", lines(kLineTotal), 2).ok);
+    EXPECT_EQ(live.nextStop()["line"].GetInt(), kLineTotal);
+}
+
+} // namespace
+} // namespace takt::agent

@@ -1,0 +1,106 @@
+// The loop that can halt (execute<…, true>, takt/vm/debug.h) in both dispatch modes: it halts
+// the running thread before a statement with a breakpoint, with the frame it stands in, and
+// runs on from there when resumed; statements without one, and the other instructions, run
+// as in the loop without the debugger.
+#include "takt/vm/debug.h"
+
+#include "vm_test_util.h"
+
+#include <ctime>
+#include <future>
+
+namespace takt::vm::test {
+namespace {
+
+std::int64_t deadlineIn(std::int64_t seconds) {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (static_cast<std::int64_t>(ts.tv_sec) + seconds) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// n := 0; REPEAT n := n + 1; UNTIL n >= 3 — three statements on lines 1, 2 and 3.
+struct CountToThree : TestProgram {
+    std::uint32_t increment = 0;
+    std::uint32_t until = 0;
+    CountToThree() {
+        Asm a;
+        a.op(Opcode::MOVI_32, {self(0), imm(0)});
+        increment = a.op(Opcode::ADD_I32_IMM, {self(0), self(0), imm(1)});
+        until = a.op(Opcode::JLT_I32_IMM, {self(0), imm(3), increment});
+        a.op(Opcode::RET);
+        setMain(a);
+        module.files = {"count.st"};
+        module.debug = {{0, 0, 1, 3, true}, {increment, 0, 2, 3, true}, {until, 0, 3, 3, true}};
+    }
+};
+
+class DebugLoop : public DispatchTest {};
+
+TEST_P(DebugLoop, HaltsBeforeTheStatementEachTimeAndRunsOn) {
+    CountToThree p;
+    StopMap stops(p.module);
+    Debugger dbg(stops);
+    dbg.attach();
+    p.debugger = &dbg;
+    ASSERT_TRUE(stops.setBreakpoint(p.increment, true));
+    auto run = std::async(std::launch::async, [&] { return p.run(useSwitch()); });
+    std::uint32_t seen = 0;
+    for (std::int32_t n = 0; n < 3; ++n) {
+        ASSERT_TRUE(dbg.waitHalted(seen, deadlineIn(10))) << "halt " << n;
+        seen = dbg.haltCount();
+        ASSERT_TRUE(dbg.halted());
+        ASSERT_EQ(dbg.frames().size(), 1u);
+        EXPECT_EQ(dbg.frames()[0].pc, p.increment);
+        EXPECT_EQ(dbg.frames()[0].pou, 0u);
+        EXPECT_EQ(dbg.frames()[0].thisOffset, kInst);
+        EXPECT_EQ(sourceAt(p.module, dbg.frames()[0].pc).line, 2u);
+        EXPECT_EQ(p.get<std::int32_t>(0), n); // not yet incremented
+        ASSERT_TRUE(dbg.resume(StepMode::None));
+    }
+    ASSERT_EQ(run.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    EXPECT_EQ(run.get(), Trap::None);
+    EXPECT_EQ(p.get<std::int32_t>(0), 3);
+    EXPECT_EQ(dbg.haltCount(), 3u);
+    EXPECT_FALSE(dbg.resume(StepMode::None)); // not halted
+}
+
+TEST_P(DebugLoop, AStepHaltsAtEveryStatementAndNoWhereElse) {
+    CountToThree p;
+    StopMap stops(p.module);
+    Debugger dbg(stops);
+    dbg.attach();
+    p.debugger = &dbg;
+    dbg.pause();
+    auto run = std::async(std::launch::async, [&] { return p.run(useSwitch()); });
+    std::vector<std::uint32_t> lines;
+    std::uint32_t seen = 0;
+    for (int i = 0; i < 7; ++i) {
+        ASSERT_TRUE(dbg.waitHalted(seen, deadlineIn(10))) << "halt " << i;
+        seen = dbg.haltCount();
+        lines.push_back(sourceAt(p.module, dbg.frames().back().pc).line);
+        ASSERT_TRUE(dbg.resume(i < 6 ? StepMode::Over : StepMode::None));
+    }
+    ASSERT_EQ(run.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    EXPECT_EQ(run.get(), Trap::None);
+    EXPECT_EQ(lines, (std::vector<std::uint32_t>{1, 2, 3, 2, 3, 2, 3}));
+    EXPECT_EQ(p.get<std::int32_t>(0), 3);
+}
+
+TEST_P(DebugLoop, BudgetAndResultsAsWithoutTheDebugger) {
+    CountToThree p;
+    StopMap stops(p.module);
+    Debugger dbg(stops);
+    p.debugger = &dbg; // not attached: never halts
+    ASSERT_TRUE(stops.setBreakpoint(p.increment, true));
+    p.budget = 2; // the second back-edge uses it up, as in the plain loop
+    EXPECT_EQ(p.run(useSwitch()), Trap::BudgetExceeded);
+    EXPECT_EQ(dbg.haltCount(), 0u);
+    p.budget = 0;
+    EXPECT_EQ(p.run(useSwitch()), Trap::None);
+    EXPECT_EQ(p.get<std::int32_t>(0), 3);
+}
+
+TAKT_VM_BOTH_DISPATCH_MODES(DebugLoop);
+
+} // namespace
+} // namespace takt::vm::test
