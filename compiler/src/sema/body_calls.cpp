@@ -495,6 +495,9 @@ const Type* BodyChecker::checkStandardCall(ast::CallExpr& e, const Symbol& fn, c
     if (!out.resolution && out.failure == StdFailure::Types) {
         lenientSignedShift(e, f, args, expected, out); // SHL(anInt, 2) (W1012)
     }
+    if (!out.resolution && out.failure == StdFailure::Types) {
+        lenientRealArgument(e, f, args, expected, out); // SQRT(anInt) (W1016)
+    }
     if (!out.resolution) {
         const Span argSpan = out.argIndex < e.args.size() ? (e.args[out.argIndex].name ? e.args[out.argIndex].name->span
                                                                                        : e.args[out.argIndex].span)

@@ -245,5 +245,43 @@ TEST(DialectLeniency, W1013ConfigLocatesPlainVariable) {
                    "W1013@14:5");
 }
 
+TEST(DialectLeniency, W1016RealFunctionOnInteger) {
+    expectLeniency("PROGRAM Main\nVAR\n    i : INT;\n    r : REAL;\nEND_VAR\n    r := SQRT(i);\nEND_PROGRAM\n",
+                   "W1016@6:15");
+    expectLeniency("PROGRAM Main\nVAR\n    d : DINT;\n    x : LREAL;\nEND_VAR\n    x := SIN(IN := d);\nEND_PROGRAM\n",
+                   "W1016@6:20");
+    // A DINT computes in LREAL, which then narrows into a REAL (W1010 as for any LREAL).
+    EXPECT_EQ(check("PROGRAM Main\nVAR\n    d : DINT;\n    r : REAL;\nEND_VAR\n    r := COS(d);\nEND_PROGRAM\n",
+                    Dialect::Codesys)
+                  .diags,
+              "W1010@6:10(warning) W1016@6:14(warning)");
+    // Bit strings, BOOL and TIME are no numbers: rejected as before, also by CODESYS.
+    for (const char* type : {"WORD", "BOOL", "TIME"}) {
+        EXPECT_EQ(check(std::string("PROGRAM Main\nVAR\n    v : ") + type +
+                            ";\n    r : REAL;\nEND_VAR\n    r := SQRT(v);\nEND_PROGRAM\n",
+                        Dialect::Codesys)
+                      .diags,
+                  "E0306@6:10(error)")
+            << type;
+    }
+    // A REAL argument is standard and never warned.
+    EXPECT_EQ(check("PROGRAM Main\nVAR\n    r : REAL;\nEND_VAR\n    r := SQRT(r);\nEND_PROGRAM\n", Dialect::Iec).diags,
+              "");
+}
+
+// MULTIME and DIVTIME: edition 1's names of MUL_TIME and DIV_TIME (matiec, OpenPLC), on TIME only.
+TEST(DialectLeniency, OlderTimeFunctionNames) {
+    EXPECT_EQ(check("PROGRAM Main\nVAR\n    t : TIME;\nEND_VAR\n    t := MULTIME(t, 2);\n    t := DIVTIME(IN1 := t, "
+                    "IN2 := 1.5);\nEND_PROGRAM\n",
+                    Dialect::Iec)
+                  .diags,
+              "");
+    EXPECT_EQ(check("PROGRAM Main\nVAR\n    t : LTIME;\n    i : INT;\nEND_VAR\n    t := MULTIME(t, 2);\n    i := "
+                    "DIVTIME(i, 2);\nEND_PROGRAM\n",
+                    Dialect::Codesys)
+                  .diags,
+              "E0306@6:10(error) E0306@7:10(error)");
+}
+
 } // namespace
 } // namespace takt::compiler
