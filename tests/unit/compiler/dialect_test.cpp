@@ -283,5 +283,10 @@ TEST(DialectLeniency, OlderTimeFunctionNames) {
               "E0306@6:10(error) E0306@7:10(error)");
 }
 
+TEST(DialectLeniency, W1017AddressSizeDiffers) {
+    expectLeniency("PROGRAM Main\nVAR\n    d AT %ML50 : DWORD;\nEND_VAR\n    d := 16#FF;\nEND_PROGRAM\n", "W1017@3:10");
+    expectLeniency("PROGRAM Main\nVAR\n    r AT %MW2 : REAL;\nEND_VAR\n    r := 1.5;\nEND_PROGRAM\n", "W1017@3:10");
+}
+
 } // namespace
 } // namespace takt::compiler

@@ -89,5 +89,61 @@ END_PROGRAM
     EXPECT_EQ(r.get<std::int64_t>("Main.c"), 1'500'000'000);
 }
 
+const bytecode::IoBinding* binding(const Runner& r, std::string_view address) {
+    for (const auto& b : r.module().io) {
+        if (b.address == address) {
+            return &b;
+        }
+    }
+    ADD_FAILURE() << "no I/O binding " << address;
+    return nullptr;
+}
+
+// `%IX1` is `%IX1.0`; `%IW0.0` and `%ID1.0` (OpenPLC's EtherCAT mapping) are `%IW0` and `%ID1`;
+// a DWORD at `%ML50` takes 4 bytes from byte 400 (word addressing: LWORD 50 starts there).
+TEST(UsersSt, ShortBitHierarchicalAndWiderAddresses) {
+    Runner r(R"(
+PROGRAM Main
+VAR
+    button AT %IX1 : BOOL;
+    status AT %IW0.0 : UINT;
+    position AT %ID1.0 : DINT;
+    wide AT %ML50 : DWORD;
+    seen : BOOL; st : UINT; pos : DINT; count : DWORD;
+END_VAR
+    seen := button;
+    st := status;
+    pos := position;
+    count := wide;
+    wide := count + 1;
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    const auto* bit = binding(r, "%IX1.0");
+    const auto* word = binding(r, "%IW0");
+    const auto* dword = binding(r, "%ID1");
+    const auto* lword = binding(r, "%ML50");
+    ASSERT_TRUE(bit != nullptr && word != nullptr && dword != nullptr && lword != nullptr);
+    EXPECT_EQ(bit->byteOffset, 1U);
+    EXPECT_EQ(bit->bit, 0);
+    EXPECT_EQ(bit->size, 0U);
+    EXPECT_EQ(word->byteOffset, 0U);
+    EXPECT_EQ(word->size, 2U);
+    EXPECT_EQ(dword->byteOffset, 4U);
+    EXPECT_EQ(dword->size, 4U);
+    EXPECT_EQ(lword->byteOffset, 400U);
+    EXPECT_EQ(lword->size, 4U); // the DWORD's own size, not the LWORD's
+    r.setIo<bool>("%IX1.0", true);
+    r.setIo<std::uint16_t>("%IW0", 513);
+    r.setIo<std::int32_t>("%ID1", -7);
+    r.setIo<std::uint32_t>("%ML50", 41);
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    EXPECT_TRUE(r.get<bool>("Main.seen"));
+    EXPECT_EQ(r.get<std::uint16_t>("Main.st"), 513);
+    EXPECT_EQ(r.get<std::int32_t>("Main.pos"), -7);
+    EXPECT_EQ(r.get<std::uint32_t>("Main.count"), 41U);
+    EXPECT_EQ(r.io<std::uint32_t>("%ML50"), 42U);
+}
+
 } // namespace
 } // namespace takt::compiler
