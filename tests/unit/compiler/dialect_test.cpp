@@ -288,5 +288,34 @@ TEST(DialectLeniency, W1017AddressSizeDiffers) {
     expectLeniency("PROGRAM Main\nVAR\n    r AT %MW2 : REAL;\nEND_VAR\n    r := 1.5;\nEND_PROGRAM\n", "W1017@3:10");
 }
 
+// OpenPLC's library blocks need no declaration, and their ST bodies report nothing to the user
+// in either dialect; a project's own PID replaces the standard one (W1011) as for TON.
+TEST(OpenPlcLibrary, BlocksCompileWithoutDiagnostics) {
+    const std::string text =
+        "PROGRAM Main\nVAR\n    p : PID;\n    r : RAMP;\n    i : INTEGRAL;\n    d : DERIVATIVE;\n"
+        "    h : HYSTERESIS;\n    s : SEMA;\n    x : REAL;\n    b : BOOL;\nEND_VAR\n"
+        "    p(AUTO := b, PV := x, SP := 1.0, KP := 2.0, TR := 1.0, TD := 0.0, CYCLE := T#10ms);\n"
+        "    r(RUN := b, X0 := 0.0, X1 := 5.0, TR := T#1s, CYCLE := T#10ms);\n"
+        "    i(RUN := b, XIN := x, CYCLE := T#10ms);\n    d(RUN := b, XIN := x, CYCLE := T#10ms);\n"
+        "    h(XIN1 := x, XIN2 := 1.0, EPS := 0.5);\n    s(CLAIM := b);\n"
+        "    x := p.XOUT + r.XOUT + i.XOUT + d.XOUT;\n    b := h.Q AND s.BUSY AND r.BUSY AND i.Q;\n"
+        "END_PROGRAM\n";
+    EXPECT_EQ(check(text, Dialect::Codesys).diags, "");
+    EXPECT_EQ(check(text, Dialect::Iec).diags, "");
+    // Not IEC names: a project's own Ramp or PID replaces the library block silently, also
+    // under iec, and calls it with its own parameters.
+    for (const Dialect d : {Dialect::Codesys, Dialect::Iec}) {
+        EXPECT_EQ(check("FUNCTION_BLOCK Pid\nVAR_INPUT\n    Setpoint : REAL;\nEND_VAR\nEND_FUNCTION_BLOCK\n"
+                        "PROGRAM Main\nVAR\n    p : PID;\nEND_VAR\n    p(Setpoint := 1.0);\nEND_PROGRAM\n",
+                        d)
+                      .diags,
+                  "");
+    }
+    // An IEC name still warns.
+    expectLeniency("FUNCTION_BLOCK TON\nVAR_INPUT\n    SP : REAL;\nEND_VAR\nEND_FUNCTION_BLOCK\n"
+                   "PROGRAM Main\nVAR\n    p : TON;\nEND_VAR\n    p(SP := 1.0);\nEND_PROGRAM\n",
+                   "W1011@1:16");
+}
+
 } // namespace
 } // namespace takt::compiler

@@ -145,5 +145,87 @@ END_PROGRAM
     EXPECT_EQ(r.io<std::uint32_t>("%ML50"), 42U);
 }
 
+// OpenPLC's library blocks, cycle by cycle. The values follow the formulas of
+// docs/language-notes.md ("OpenPLC's library blocks"), with inputs chosen so every step is exact
+// in REAL: CYCLE T#500ms is 0.5 s, T#250ms of T#1s a quarter.
+TEST(UsersSt, OpenPlcLibraryBlocksCycleByCycle) {
+    Runner r(R"(
+PROGRAM Main
+VAR
+    run : BOOL; r1 : BOOL; x : REAL; hx : REAL; pv : REAL; autoMode : BOOL; claim : BOOL; release : BOOL;
+    integ : INTEGRAL; deriv : DERIVATIVE; hyst : HYSTERESIS; ctl : PID; ramp1 : RAMP; sem : SEMA;
+END_VAR
+    integ(RUN := run, R1 := r1, XIN := 2.0, X0 := 1.0, CYCLE := T#500ms);
+    deriv(RUN := run, XIN := x, CYCLE := T#500ms);
+    hyst(XIN1 := hx, XIN2 := 10.0, EPS := 2.0);
+    ctl(AUTO := autoMode, PV := pv, SP := 0.0, X0 := 3.0, KP := 2.0, TR := 1.0, TD := 0.5, CYCLE := T#500ms);
+    ramp1(RUN := run, X0 := 0.0, X1 := 10.0, TR := T#1s, CYCLE := T#250ms);
+    sem(CLAIM := claim, RELEASE := release);
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    struct Row {
+        bool run, r1;
+        float x, hx, pv;
+        bool autoMode, claim, release;
+        // expected
+        bool integQ;
+        float integOut, derivOut;
+        bool hystQ;
+        float pidOut;
+        bool rampBusy;
+        float rampOut;
+        bool semBusy;
+    };
+    const Row rows[] = {
+        // R1: XOUT = X0; RUN FALSE: DERIVATIVE 0, its samples = XIN (1); 11 is not above 12: FALSE;
+        // PID manual: ITERM = TR (X0 - ERROR) = 2, XOUT = 2 (1 + 2) = KP * X0 = 6; RAMP at X0; CLAIM.
+        {false, true, 1.0F, 11.0F, 1.0F, false, true, false, false, 1.0F, 0.0F, false, 6.0F, false, 0.0F, true},
+        // 1 + 2 * 0.5 = 2; (3 (6 - 1) + 1 - 1) / 5 = 3; 12.5 > 12: TRUE; PID auto, ERROR 1: ITERM
+        // 2 + 1 * 0.5 = 2.5, DTERM 3 (1 - 1) / 5 = 0: 2 (1 + 2.5 + 0) = 7; RAMP at T = 0: 0, BUSY.
+        {true, false, 6.0F, 12.5F, 1.0F, true, false, false, true, 2.0F, 3.0F, true, 7.0F, true, 0.0F, true},
+        // 3; (3 (11 - 1) + 6 - 1) / 5 = 7; 9 is not below 8: TRUE; ERROR 6: ITERM 2.5 + 3 = 5.5, DTERM
+        // (3 (6 - 1) + 1 - 1) / 5 = 3: 2 (6 + 5.5 + 3 * 0.5) = 26; RAMP 10 * 0.25 / 1 = 2.5.
+        {true, false, 11.0F, 9.0F, 6.0F, true, false, false, true, 3.0F, 7.0F, true, 26.0F, true, 2.5F, true},
+        // 4; (3 (16 - 1) + 11 - 6) / 5 = 10; 7.5 < 8: FALSE; ERROR 6: ITERM 8.5, DTERM (3 (6 - 1) + 6
+        // - 1) / 5 = 4: 2 (6 + 8.5 + 2) = 33; RAMP 5; RELEASE frees SEMA.
+        {true, false, 16.0F, 7.5F, 6.0F, true, false, true, true, 4.0F, 10.0F, false, 33.0F, true, 5.0F, false},
+        // RUN FALSE holds INTEGRAL at 4, DERIVATIVE 0 (samples 9); 12 is not above 12: FALSE; AUTO
+        // FALSE: KP * X0 = 6; RAMP back to X0 = 0; CLAIM with RELEASE: claimed.
+        {false, false, 9.0F, 12.0F, 6.0F, false, true, true, true, 4.0F, 0.0F, false, 6.0F, false, 0.0F, true},
+        // 5; (3 (9 - 9) + 9 - 9) / 5 = 0; 12.1 > 12: TRUE; RAMP restarts from 0 at T = 0.
+        {true, false, 9.0F, 12.1F, 6.0F, false, false, false, true, 5.0F, 0.0F, true, 6.0F, true, 0.0F, true},
+    };
+    int cycle = 0;
+    for (const Row& row : rows) {
+        ++cycle;
+        r.set<bool>("Main.run", row.run);
+        r.set<bool>("Main.r1", row.r1);
+        r.set<float>("Main.x", row.x);
+        r.set<float>("Main.hx", row.hx);
+        r.set<float>("Main.pv", row.pv);
+        r.set<bool>("Main.autoMode", row.autoMode);
+        r.set<bool>("Main.claim", row.claim);
+        r.set<bool>("Main.release", row.release);
+        ASSERT_EQ(r.cycle(), vm::Trap::None) << "cycle " << cycle;
+        EXPECT_EQ(r.get<bool>("Main.integ.Q"), row.integQ) << "cycle " << cycle;
+        EXPECT_EQ(r.get<float>("Main.integ.XOUT"), row.integOut) << "cycle " << cycle;
+        EXPECT_EQ(r.get<float>("Main.deriv.XOUT"), row.derivOut) << "cycle " << cycle;
+        EXPECT_EQ(r.get<bool>("Main.hyst.Q"), row.hystQ) << "cycle " << cycle;
+        EXPECT_EQ(r.get<float>("Main.ctl.XOUT"), row.pidOut) << "cycle " << cycle;
+        EXPECT_EQ(r.get<bool>("Main.ramp1.BUSY"), row.rampBusy) << "cycle " << cycle;
+        EXPECT_EQ(r.get<float>("Main.ramp1.XOUT"), row.rampOut) << "cycle " << cycle;
+        EXPECT_EQ(r.get<bool>("Main.sem.BUSY"), row.semBusy) << "cycle " << cycle;
+    }
+    // The ramp goes on from T = 0.25 s and reaches X1 once T reaches TR.
+    const float ramp[] = {2.5F, 5.0F, 7.5F, 10.0F};
+    const bool busy[] = {true, true, true, false};
+    for (int k = 0; k < 4; ++k) {
+        ASSERT_EQ(r.cycle(), vm::Trap::None);
+        EXPECT_EQ(r.get<float>("Main.ramp1.XOUT"), ramp[k]) << k;
+        EXPECT_EQ(r.get<bool>("Main.ramp1.BUSY"), busy[k]) << k;
+    }
+}
+
 } // namespace
 } // namespace takt::compiler
