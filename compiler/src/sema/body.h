@@ -132,6 +132,9 @@ private:
     // CODESYS's name of a standard FB input (CTU `RESET` for `R`, W1009): the IEC parameter,
     // with `name` rewritten to it (code generation matches arguments by name); else null.
     const Symbol* codesysParameter(const Symbol& fb, ast::Identifier& name);
+    // Whether `sym` is a variable of the POU being checked (or, in a METHOD or ACTION, of its FB):
+    // what Siemens SCL's `#name` may name.
+    [[nodiscard]] bool ownVariable(const Symbol* sym) const;
     // Implicit conversion of an already typed expression to `target` (E0201, E0202, E0504,
     // E0210, W0011).
     void convert(ast::Expr& e, const Type* target);

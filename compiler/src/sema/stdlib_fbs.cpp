@@ -756,8 +756,8 @@ END_VAR
 END_FUNCTION_BLOCK
 )ST";
 
-// GX Works3's edge one-shots, under trust-lsp.toml vendor_profile = "mitsubishi" only (a CODESYS
-// project may name its own FB DIFU). Run by the R_TRIG and F_TRIG natives (codegen/layout.cpp).
+// GX Works3's edge one-shots, in every profile as truST has them (a project's own DIFU replaces
+// them without a warning: isVendorLibraryFb). Run by the R_TRIG and F_TRIG natives (codegen/layout.cpp).
 constexpr std::string_view kMitsubishiFbs = R"ST(
 (* Mitsubishi rising-edge one-shot: Q = CLK AND NOT M; M := CLK (R_TRIG's semantics). *)
 FUNCTION_BLOCK DIFU
@@ -814,10 +814,11 @@ bool equalsUpper(std::string_view a, std::string_view upper) {
 
 } // namespace
 
-std::string_view standardFbSource(VendorProfile vendor) {
-    static const std::string kAll = std::string(kStandardFbs) + std::string(kOpenPlcFbs);
-    static const std::string kWithMitsubishi = kAll + std::string(kMitsubishiFbs);
-    return vendor == VendorProfile::Mitsubishi ? std::string_view(kWithMitsubishi) : std::string_view(kAll);
+std::string_view standardFbSource([[maybe_unused]] VendorProfile vendor) {
+    // Every profile has the same blocks since DIFU and DIFD need none; the profile stays for the
+    // vendors whose blocks clash with another's.
+    static const std::string kAll = std::string(kStandardFbs) + std::string(kOpenPlcFbs) + std::string(kMitsubishiFbs);
+    return kAll;
 }
 
 bool isVendorLibraryFb(std::string_view name) {

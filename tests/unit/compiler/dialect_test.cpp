@@ -317,5 +317,25 @@ TEST(OpenPlcLibrary, BlocksCompileWithoutDiagnostics) {
                    "W1011@1:16");
 }
 
+// truST's vendor built-ins without a profile: DIFU and DIFD, and Siemens SCL's `#name` for a
+// variable of the POU itself (its FB's, in a METHOD), in both dialects.
+TEST(VendorBuiltins, DifuDifdAndSclLocalsNeedNoProfile) {
+    const std::string text = "VAR_GLOBAL\n    g : INT;\nEND_VAR\nFUNCTION_BLOCK Valve\nVAR_INPUT\n    open : BOOL;\n"
+                             "END_VAR\nVAR\n    count : INT;\n    up : DIFU;\n    down : DIFD;\nEND_VAR\n"
+                             "    up(CLK := #open);\n    down(CLK := #open);\n    IF up.Q OR down.Q THEN\n"
+                             "        #count := #count + g;\n    END_IF;\nEND_FUNCTION_BLOCK\n";
+    EXPECT_EQ(check(text, Dialect::Codesys).diags, "");
+    EXPECT_EQ(check(text, Dialect::Iec).diags, "");
+    // `#` names the POU's own variables only: a global, another POU's local or an unknown name
+    // is E0104, as in TIA Portal; a lone '#' is a syntax error.
+    EXPECT_EQ(check("VAR_GLOBAL\n    g : INT;\nEND_VAR\nPROGRAM Main\nVAR\n    i : INT;\nEND_VAR\n"
+                    "    #i := #g;\n    #i := #nothing;\nEND_PROGRAM\n",
+                    Dialect::Codesys)
+                  .diags,
+              "E0104@8:11(error) E0104@9:11(error)");
+    EXPECT_NE(check("PROGRAM Main\nVAR\n    i : INT;\nEND_VAR\n    i := #;\nEND_PROGRAM\n", Dialect::Codesys).errors,
+              0u);
+}
+
 } // namespace
 } // namespace takt::compiler

@@ -227,5 +227,35 @@ END_PROGRAM
     }
 }
 
+// SCL's `#count` is the FB's own `count`; DIFU and DIFD are R_TRIG and F_TRIG, with no profile.
+TEST(UsersSt, SclLocalsAndDifuDifd) {
+    Runner r(R"(
+FUNCTION_BLOCK Edges
+VAR_INPUT clk : BOOL; END_VAR
+VAR_OUTPUT rises : INT; falls : INT; END_VAR
+VAR up : DIFU; down : DIFD; END_VAR
+    #up(CLK := #clk);
+    #down(CLK := #clk);
+    IF #up.Q THEN #rises := #rises + 1; END_IF;
+    IF down.Q THEN falls := falls + 1; END_IF;
+END_FUNCTION_BLOCK
+PROGRAM Main
+VAR x : BOOL; e : Edges; END_VAR
+    e(clk := x);
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    // clk: F (DIFD fires on a first FALSE, as F_TRIG), T, T, F, T.
+    const bool clk[] = {false, true, true, false, true};
+    const std::int16_t rises[] = {0, 1, 1, 1, 2};
+    const std::int16_t falls[] = {1, 1, 1, 2, 2};
+    for (int k = 0; k < 5; ++k) {
+        r.set<bool>("Main.x", clk[k]);
+        ASSERT_EQ(r.cycle(), vm::Trap::None);
+        EXPECT_EQ(r.get<std::int16_t>("Main.e.rises"), rises[k]) << k;
+        EXPECT_EQ(r.get<std::int16_t>("Main.e.falls"), falls[k]) << k;
+    }
+}
+
 } // namespace
 } // namespace takt::compiler
