@@ -505,6 +505,9 @@ bool parseAddress(std::string_view text, ast::Address& address, std::string& err
     }
     bool bit = address.size == ast::AddressSize::Bit || address.size == ast::AddressSize::None;
     if (bit) {
+        if (address.indices.size() == 1) {
+            address.indices.push_back(0); // %IX1 (IronPLC, CODESYS's optional bit number) is %IX1.0
+        }
         if (address.indices.size() != 2) {
             error = fmt::format("bit address '{}' needs the form byte.bit (e.g. %IX0.3)", text);
             return false;
@@ -513,10 +516,20 @@ bool parseAddress(std::string_view text, ast::Address& address, std::string& err
             error = fmt::format("bit number {} in '{}' is outside 0..7", address.indices[1], text);
             return false;
         }
-    } else if (address.indices.size() != 1) {
-        error = fmt::format("address '{}' takes one number after its size letter", text);
-        return false;
+        return true;
     }
+    // A hierarchical address (OpenPLC's EtherCAT mapping writes `%IW0.0 : UINT`, `%ID1.0 : DINT`;
+    // CODESYS leaves `%IW2.5.7.1` to the device): takt's process image is flat, so the first
+    // number is the place and every further number must be 0.
+    for (std::size_t i = 1; i < address.indices.size(); ++i) {
+        if (address.indices[i] != 0) {
+            error = fmt::format("address '{}' names a module below word {}; takt's process image is flat, so only the "
+                                "first number may be other than 0 (a bit is written %IX byte.bit)",
+                                text, address.indices[0]);
+            return false;
+        }
+    }
+    address.indices.resize(1);
     return true;
 }
 

@@ -323,6 +323,18 @@ ast::ExprPtr Parser::parsePrimary() {
         return lit;
     }
     case TokenKind::TypedPrefix: return parseTypedLiteral();
+    case TokenKind::Hash:
+        // Siemens SCL's `#name`: a variable of the POU's own interface. The NameExpr's span
+        // covers the '#' and its name does not, which tells BodyChecker::checkName to look in
+        // the POU only.
+        if (peek(1) == TokenKind::Identifier) {
+            advance();
+            auto n = makeNode<ast::NameExpr>(Span{});
+            n->name = identifier(advance());
+            n->span = spanFrom(begin);
+            return n;
+        }
+        return errorExpr("");
     case TokenKind::Identifier: {
         auto n = makeNode<ast::NameExpr>(span());
         n->name = identifier(advance());

@@ -37,6 +37,10 @@ struct DeferredInit {
     InitContext cx;
 };
 
+// Whether `pou` is a standard FB the VM runs natively (TON, CTU, R_TRIG…). The other standard
+// FBs (OpenPLC's PID, RAMP…) have ST bodies in the prelude and compile like user FBs.
+[[nodiscard]] bool isNativeFb(const Symbol* pou);
+
 class Generator {
 public:
     Generator(const SemanticModel& model, std::vector<ast::CompilationUnit>& units, const SourceManager& sm,

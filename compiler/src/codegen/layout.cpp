@@ -60,6 +60,10 @@ static std::uint32_t nativeFb(const std::string& name) {
     return static_cast<std::uint32_t>(k);
 }
 
+bool isNativeFb(const Symbol* pou) {
+    return pou->span.file == kStdlibFile && nativeFb(pou->name) != bytecode::kNone;
+}
+
 std::uint32_t Generator::pouIndex(const Symbol* pou) {
     if (auto it = pous_.find(pou); it != pous_.end()) {
         return it->second;
@@ -78,7 +82,7 @@ std::uint32_t Generator::pouIndex(const Symbol* pou) {
         }
     }
     e.name = name;
-    const bool native = pou->span.file == kStdlibFile;
+    const bool native = isNativeFb(pou);
     switch (pou->pouKind) {
     case ast::PouKind::Program: e.kind = bc::PouKind::Program; break;
     case ast::PouKind::Function: e.kind = bc::PouKind::Function; break;

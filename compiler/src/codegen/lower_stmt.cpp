@@ -21,7 +21,7 @@ void Generator::layoutConstants() {
 
 void Generator::generateCode() {
     for (const Symbol* p : model_.pous) {
-        if (p->span.file == kStdlibFile || p->pou == nullptr || p->pou->prototypeOnly) {
+        if (isNativeFb(p) || p->pou == nullptr || p->pou->prototypeOnly) {
             continue;
         }
         Lowerer(*this, p).lowerPou();

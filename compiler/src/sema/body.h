@@ -124,9 +124,17 @@ private:
     // shifts arithmetically); leaves `out` alone when the call is something else.
     void lenientSignedShift(ast::CallExpr& e, const StdFunction& f, std::vector<StdArg>& args, const Type* expected,
                             StdOutcome& out);
+    // SQRT, LN, LOG, EXP, SIN, COS, TAN, ASIN, ACOS, ATAN on an integer (W1016): resolved in
+    // REAL, or LREAL when the context expects LREAL or the integer does not fit REAL exactly
+    // (DINT, UDINT, LINT, ULINT); leaves `out` alone when the call is something else.
+    void lenientRealArgument(ast::CallExpr& e, const StdFunction& f, std::vector<StdArg>& args, const Type* expected,
+                             StdOutcome& out);
     // CODESYS's name of a standard FB input (CTU `RESET` for `R`, W1009): the IEC parameter,
     // with `name` rewritten to it (code generation matches arguments by name); else null.
     const Symbol* codesysParameter(const Symbol& fb, ast::Identifier& name);
+    // Whether `sym` is a variable of the POU being checked (or, in a METHOD or ACTION, of its FB):
+    // what Siemens SCL's `#name` may name.
+    [[nodiscard]] bool ownVariable(const Symbol* sym) const;
     // Implicit conversion of an already typed expression to `target` (E0201, E0202, E0504,
     // E0210, W0011).
     void convert(ast::Expr& e, const Type* target);

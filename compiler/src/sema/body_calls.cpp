@@ -289,6 +289,10 @@ void BodyChecker::checkOutputArgument(ast::Expr* value, const Symbol& param) {
 }
 
 const Type* BodyChecker::checkPouCall(ast::CallExpr& e, const Symbol& callee, const std::string& calleeName) {
+    // A call that opens with a formal argument is formal even when that argument is EN or ENO,
+    // which takeEnableArguments takes out: `F(EN := c)` leaves the inputs at their initial
+    // values as `F(x := 1)` does for the rest, and a positional argument after it is mixed.
+    const bool formal = !e.args.empty() && e.args.front().name;
     takeEnableArguments(e, &callee, calleeName);
     checkOopCall(e, callee);
     std::vector<const Symbol*> positional;
@@ -298,7 +302,7 @@ const Type* BodyChecker::checkPouCall(ast::CallExpr& e, const Symbol& callee, co
         }
     }
     std::vector<const Symbol*> given;
-    bool sawFormal = false;
+    bool sawFormal = formal;
     bool countReported = false;
     std::size_t next = 0;
     for (auto& a : e.args) {
@@ -490,6 +494,9 @@ const Type* BodyChecker::checkStandardCall(ast::CallExpr& e, const Symbol& fn, c
     }
     if (!out.resolution && out.failure == StdFailure::Types) {
         lenientSignedShift(e, f, args, expected, out); // SHL(anInt, 2) (W1012)
+    }
+    if (!out.resolution && out.failure == StdFailure::Types) {
+        lenientRealArgument(e, f, args, expected, out); // SQRT(anInt) (W1016)
     }
     if (!out.resolution) {
         const Span argSpan = out.argIndex < e.args.size() ? (e.args[out.argIndex].name ? e.args[out.argIndex].name->span

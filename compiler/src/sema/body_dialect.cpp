@@ -1,8 +1,8 @@
 // Operators IEC 61131-3 leaves undefined but CODESYS accepts (docs/dialects.md): arithmetic on
 // bit strings (W1004), AND/OR/XOR/NOT on integers (W1005), integers mixed with bit strings
 // (W1006), bit-string array indices and CASE selectors (W1007), `i.3` on integers (W1008), and
-// CODESYS's names for standard FB inputs (W1009), implicit narrowing conversions (W1010) and
-// shifts and rotations of signed integers (W1012). They are tried only after the
+// CODESYS's names for standard FB inputs (W1009), implicit narrowing conversions (W1010),
+// shifts and rotations of signed integers (W1012) and SQRT, SIN … of integers (W1016). They are tried only after the
 // standard rules found no operand type, so a program that IEC accepts never sees them; Context::lenient makes them
 // errors under dialect "iec".
 #include <algorithm>
@@ -194,6 +194,36 @@ void BodyChecker::lenientSignedShift(ast::CallExpr& e, const StdFunction& f, std
                 f.name + " on '" + text(at) + "' of the signed type " + typeName(signedType) +
                     "; IEC 61131-3 defines it for ANY_BIT only" +
                     (f.name == "SHR" ? " (CODESYS shifts signed values arithmetically)" : ""));
+}
+
+void BodyChecker::lenientRealArgument(ast::CallExpr& e, const StdFunction& f, std::vector<StdArg>& args,
+                                      const Type* expected, StdOutcome& out) {
+    // The one-input functions of ANY_REAL that return their input's type: SQRT … ATAN.
+    const StdSignature& sig = standardSignatures()[f.first];
+    if (f.count != 1 || sig.params.size() != 1 || sig.params[0].family != TypeFamily::AnyReal ||
+        sig.result != StdResult::Generic || args.size() != 1 || e.args.size() != 1) {
+        return;
+    }
+    const Type* integer = args[0].type;
+    if (isError(integer) || !isTypedInteger(baseType(integer))) {
+        return; // bit strings, BOOL, TIME keep E0306, as in CODESYS
+    }
+    auto& types = cx_.model.types;
+    const Type* real = types.get(K::Real);
+    const bool lreal =
+        (expected != nullptr && baseType(expected)->kind() == K::LReal) || !implicitlyConvertible(integer, real);
+    const Type* computed = lreal ? types.get(K::LReal) : real;
+    args[0].type = computed;
+    StdOutcome retry = resolveStandardCall(types, f, args, expected);
+    args[0].type = integer;
+    if (!retry.resolution) {
+        return;
+    }
+    out = std::move(retry); // the argument converts to `computed` where the call is resolved
+    const Span at = e.args[0].value ? e.args[0].value->span : e.args[0].span;
+    cx_.lenient(DiagCode::RealFunctionOnInteger, at,
+                f.name + " of '" + text(at) + "' of the integer type " + typeName(integer) + ", computed in " +
+                    typeName(computed) + "; IEC 61131-3 defines it for ANY_REAL only");
 }
 
 } // namespace takt::compiler::sema

@@ -195,6 +195,19 @@ const Type* BodyChecker::symbolValueType(const Symbol* sym, const ast::Expr& e, 
     }
 }
 
+bool BodyChecker::ownVariable(const Symbol* sym) const {
+    if (sym->kind != SymbolKind::Variable) {
+        return false;
+    }
+    // The POU's own variables, and for a METHOD or ACTION those of its FB.
+    for (const Symbol* o = pc_.pou; o != nullptr && o->kind == SymbolKind::Pou; o = o->owner) {
+        if (sym->owner == o) {
+            return true;
+        }
+    }
+    return false;
+}
+
 const Type* BodyChecker::checkName(ast::NameExpr& e, const Type* expected) {
     const std::string& name = e.name.name;
     if (isResultName(name)) {
@@ -241,6 +254,12 @@ const Type* BodyChecker::checkName(ast::NameExpr& e, const Type* expected) {
     }
     if (sym == nullptr) {
         cx_.error(DiagCode::UnknownIdentifier, e.span, "unknown identifier '" + name + "'");
+        return errorType();
+    }
+    if (e.span.begin < e.name.span.begin && !ownVariable(sym)) { // SCL's #name (parser_exprs.cpp)
+        cx_.error(DiagCode::UnknownIdentifier, e.span,
+                  "'#" + name + "' names a variable of '" + pc_.pou->name + "' itself, and '" + name +
+                      "' is not one (write it without '#')");
         return errorType();
     }
     e.symbol = sym;

@@ -84,9 +84,13 @@ Symbol* lookup(const Context& cx, const Scope* scope, std::string_view name, boo
 
 // ---- standard library (stdlib side) -----------------------------------------------------------
 // ST source declaring the interfaces of the standard FBs (TON, TOF, TP, LTON…, R_TRIG, F_TRIG,
-// CTU/CTD/CTUD and typed variants, SR, RS). Parsed as an extra unit named "<stdlib>"; their
-// bodies are provided natively by the VM.
+// CTU/CTD/CTUD and typed variants, SR, RS, RTC), whose bodies the VM provides natively, and
+// OpenPLC's library blocks (PID, RAMP…) with ST bodies. Parsed as an extra unit named "<stdlib>".
 std::string_view standardFbSource(VendorProfile vendor);
+// A block of a vendor's library rather than of IEC 61131-3 (OpenPLC's PID, RAMP, INTEGRAL,
+// DERIVATIVE, HYSTERESIS, SEMA; GX Works3's DIFU, DIFD): a project's own declaration of that
+// name replaces it without W1011, as a CODESYS project's own POU hides a library's.
+[[nodiscard]] bool isVendorLibraryFb(std::string_view name);
 // The IEC name of a standard FB input that CODESYS spells differently (CTU "RESET" -> "R",
 // SR "SET1" -> "S1"…); empty when `name` is no such CODESYS name of FB `fb`.
 std::string_view iecParameterName(std::string_view fb, std::string_view name);

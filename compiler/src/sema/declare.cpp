@@ -23,6 +23,9 @@ bool declareSymbol(Context& cx, Scope* scope, Symbol* symbol) {
         // standard library before any user declaration (declare()), so a CTU keeps the
         // standard R_TRIG inside even when the project redefines R_TRIG.
         scope->replace(symbol);
+        if (existing->kind == SymbolKind::Pou && isVendorLibraryFb(existing->name)) {
+            return true; // not an IEC name: a project's own PID or DIFU is no leniency
+        }
         cx.lenient(DiagCode::StandardNameRedefined, symbol->span,
                    "'" + symbol->name + "' is the name of a standard " +
                        (existing->kind == SymbolKind::StandardFunction ? "function" : "function block") +

@@ -205,6 +205,16 @@ bool checkAddressShape(Context& cx, const ast::Address& a, const Type* type, std
     const std::uint32_t want = bit ? 1 : addressWidth(a.size);
     const bool isBool = stripAlias(t)->kind() == TypeKind::Bool;
     const bool fits = bit ? isBool : (!isBool && bitWidth(t) == want);
+    const Type* element = stripAlias(t);
+    if (!fits && !bit && (isNumeric(element) || isBitString(element)) && !isBool) {
+        // `%ML50 : DWORD`, `%MW0 : DINT`: CODESYS and matiec locate it at the address's start.
+        cx.lenient(DiagCode::AddressSizeDiffers, a.span,
+                   "'" + std::string(name) + "' of type " + type->name() + " (" + std::to_string(bitWidth(t)) +
+                       " bits) is located at the " + std::to_string(want) + "-bit address " + text +
+                       "; it takes its own " + std::to_string(bitWidth(t) / 8) +
+                       " bytes from the address's first byte");
+        return true;
+    }
     if (!fits) {
         cx.error(DiagCode::AddressSizeMismatch, a.span,
                  "'" + std::string(name) + "' of type " + type->name() + " cannot be located at " + text +

@@ -212,14 +212,7 @@ private:
         Symbol* sym = lookupQualified(cx_, spec.name, scope_, true, &reported);
         if (sym == nullptr) {
             if (!reported) {
-                const std::string upper = upperName(spec.name.text());
-                // GX Works3's one-shots exist only under the Mitsubishi profile: say where they are.
-                const bool mitsubishi = upper == "DIFU" || upper == "DIFD";
-                cx_.error(DiagCode::UnknownType, spec.span,
-                          "unknown type '" + spec.name.text() + "'" +
-                              (mitsubishi ? " (a Mitsubishi GX Works3 block: set vendor_profile = \"mitsubishi\" "
-                                            "in trust-lsp.toml [project])"
-                                          : ""));
+                cx_.error(DiagCode::UnknownType, spec.span, "unknown type '" + spec.name.text() + "'");
             }
             return errorType(cx_);
         }

@@ -1,7 +1,9 @@
 // The standard function blocks (LANGUAGE.md "Standard FBs"): their interfaces as ST, parsed as
 // an extra unit named "<stdlib>" so that instances, member access and calls are checked like
-// any user FB. The bodies are empty here: the VM implements them natively with the pinned
-// semantics written in the comments (LANGUAGE.md, "Pinned semantics").
+// any user FB. The timers, edges, counters, bistables and RTC have empty bodies here: the VM
+// implements them natively with the pinned semantics written in the comments (LANGUAGE.md,
+// "Pinned semantics"). OpenPLC's library blocks (kOpenPlcFbs) are written in ST and compiled
+// like user FBs.
 #include "sema/context.h"
 
 namespace takt::compiler::sema {
@@ -605,8 +607,157 @@ END_VAR
 END_FUNCTION_BLOCK
 )ST";
 
-// GX Works3's edge one-shots, under trust-lsp.toml vendor_profile = "mitsubishi" only (a CODESYS
-// project may name its own FB DIFU). Run by the R_TRIG and F_TRIG natives (codegen/layout.cpp).
+// The blocks OpenPLC's editor offers beside the IEC ones (matiec's library, from IEC 61131-3
+// edition 2's annex F), which OpenPLC programs use without declaring them. As in matiec a TIME
+// counts in seconds where it scales a value (TIME_TO_REAL(CYCLE) / 1000.0: takt's TIME_TO_REAL
+// counts milliseconds). docs/language-notes.md "OpenPLC's library blocks" gives the formulas.
+constexpr std::string_view kOpenPlcFbs = R"ST(
+(* Integrator: Q = NOT R1; R1 sets XOUT := X0, else while RUN XOUT := XOUT + XIN * CYCLE (in seconds). *)
+FUNCTION_BLOCK INTEGRAL
+VAR_INPUT
+    RUN : BOOL;
+    R1 : BOOL;
+    XIN : REAL;
+    X0 : REAL;
+    CYCLE : TIME;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+    XOUT : REAL;
+END_VAR
+    Q := NOT R1;
+    IF R1 THEN
+        XOUT := X0;
+    ELSIF RUN THEN
+        XOUT := XOUT + XIN * (TIME_TO_REAL(CYCLE) / 1000.0);
+    END_IF;
+END_FUNCTION_BLOCK
+
+(* Differentiator over the last four samples: while RUN XOUT := (3 (XIN - X3) + X1 - X2) / (10 CYCLE), then the samples shift; RUN FALSE gives XOUT 0 and fills the samples with XIN. *)
+FUNCTION_BLOCK DERIVATIVE
+VAR_INPUT
+    RUN : BOOL;
+    XIN : REAL;
+    CYCLE : TIME;
+END_VAR
+VAR_OUTPUT
+    XOUT : REAL;
+END_VAR
+VAR
+    X1 : REAL;
+    X2 : REAL;
+    X3 : REAL;
+END_VAR
+    IF RUN THEN
+        XOUT := (3.0 * (XIN - X3) + X1 - X2) / (10.0 * (TIME_TO_REAL(CYCLE) / 1000.0));
+        X3 := X2;
+        X2 := X1;
+        X1 := XIN;
+    ELSE
+        XOUT := 0.0;
+        X1 := XIN;
+        X2 := XIN;
+        X3 := XIN;
+    END_IF;
+END_FUNCTION_BLOCK
+
+(* Boolean hysteresis on XIN1 - XIN2: Q turns TRUE above XIN2 + EPS, FALSE below XIN2 - EPS. *)
+FUNCTION_BLOCK HYSTERESIS
+VAR_INPUT
+    XIN1 : REAL;
+    XIN2 : REAL;
+    EPS : REAL;
+END_VAR
+VAR_OUTPUT
+    Q : BOOL;
+END_VAR
+    IF Q THEN
+        IF XIN1 < XIN2 - EPS THEN
+            Q := FALSE;
+        END_IF;
+    ELSIF XIN1 > XIN2 + EPS THEN
+        Q := TRUE;
+    END_IF;
+END_FUNCTION_BLOCK
+
+(* PID controller on ERROR = PV - SP: XOUT := KP (ERROR + ITERM / TR + DTERM * TD). AUTO FALSE sets the integral to TR (X0 - ERROR), so XOUT = KP * X0, and AUTO goes on from there. *)
+FUNCTION_BLOCK PID
+VAR_INPUT
+    AUTO : BOOL;
+    PV : REAL;
+    SP : REAL;
+    X0 : REAL;
+    KP : REAL;
+    TR : REAL;
+    TD : REAL;
+    CYCLE : TIME;
+END_VAR
+VAR_OUTPUT
+    XOUT : REAL;
+END_VAR
+VAR
+    ERROR : REAL;
+    ITERM : INTEGRAL;
+    DTERM : DERIVATIVE;
+END_VAR
+    ERROR := PV - SP;
+    ITERM(RUN := AUTO, R1 := NOT AUTO, XIN := ERROR, X0 := TR * (X0 - ERROR), CYCLE := CYCLE);
+    DTERM(RUN := AUTO, XIN := ERROR, CYCLE := CYCLE);
+    XOUT := KP * (ERROR + ITERM.XOUT / TR + DTERM.XOUT * TD);
+END_FUNCTION_BLOCK
+
+(* Ramp from X0 to X1 in TR: while RUN, XOUT := XI + (X1 - XI) * T / TR and T grows by CYCLE per call; BUSY until T reaches TR, then XOUT = X1. RUN FALSE: XOUT := X0, the ramp restarts from there. *)
+FUNCTION_BLOCK RAMP
+VAR_INPUT
+    RUN : BOOL;
+    X0 : REAL;
+    X1 : REAL;
+    TR : TIME;
+    CYCLE : TIME;
+END_VAR
+VAR_OUTPUT
+    BUSY : BOOL;
+    XOUT : REAL;
+END_VAR
+VAR
+    XI : REAL;
+    T : TIME;
+END_VAR
+    BUSY := RUN;
+    IF RUN THEN
+        IF T >= TR THEN
+            BUSY := FALSE;
+            XOUT := X1;
+        ELSE
+            XOUT := XI + (X1 - XI) * (TIME_TO_REAL(T) / 1000.0) / (TIME_TO_REAL(TR) / 1000.0);
+            T := T + CYCLE;
+        END_IF;
+    ELSE
+        XOUT := X0;
+        XI := X0;
+        T := T#0s;
+    END_IF;
+END_FUNCTION_BLOCK
+
+(* Semaphore: BUSY := CLAIM OR (BUSY AND NOT RELEASE), kept in Q_INTERNAL. *)
+FUNCTION_BLOCK SEMA
+VAR_INPUT
+    CLAIM : BOOL;
+    RELEASE : BOOL;
+END_VAR
+VAR_OUTPUT
+    BUSY : BOOL;
+END_VAR
+VAR
+    Q_INTERNAL : BOOL;
+END_VAR
+    Q_INTERNAL := CLAIM OR (Q_INTERNAL AND NOT RELEASE);
+    BUSY := Q_INTERNAL;
+END_FUNCTION_BLOCK
+)ST";
+
+// GX Works3's edge one-shots, in every profile as truST has them (a project's own DIFU replaces
+// them without a warning: isVendorLibraryFb). Run by the R_TRIG and F_TRIG natives (codegen/layout.cpp).
 constexpr std::string_view kMitsubishiFbs = R"ST(
 (* Mitsubishi rising-edge one-shot: Q = CLK AND NOT M; M := CLK (R_TRIG's semantics). *)
 FUNCTION_BLOCK DIFU
@@ -663,9 +814,20 @@ bool equalsUpper(std::string_view a, std::string_view upper) {
 
 } // namespace
 
-std::string_view standardFbSource(VendorProfile vendor) {
-    static const std::string kWithMitsubishi = std::string(kStandardFbs) + std::string(kMitsubishiFbs);
-    return vendor == VendorProfile::Mitsubishi ? std::string_view(kWithMitsubishi) : kStandardFbs;
+std::string_view standardFbSource([[maybe_unused]] VendorProfile vendor) {
+    // Every profile has the same blocks since DIFU and DIFD need none; the profile stays for the
+    // vendors whose blocks clash with another's.
+    static const std::string kAll = std::string(kStandardFbs) + std::string(kOpenPlcFbs) + std::string(kMitsubishiFbs);
+    return kAll;
+}
+
+bool isVendorLibraryFb(std::string_view name) {
+    for (std::string_view n : {"PID", "RAMP", "INTEGRAL", "DERIVATIVE", "HYSTERESIS", "SEMA", "DIFU", "DIFD"}) {
+        if (equalsUpper(name, n)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 std::string_view iecParameterName(std::string_view fb, std::string_view name) {

@@ -408,6 +408,9 @@ void addTimeFunctions(TableBuilder& b) {
         b.add(sig("CONCAT_" + date + "_" + tod, StdOp::ConcatDateTod, {exact("IN1", v.kdate), exact("IN2", v.ktod)},
                   StdResult::Exact, v.kdt));
     }
+    // IEC 61131-3 edition 1's names of MUL_TIME and DIV_TIME, as matiec and OpenPLC still call them.
+    b.add(sig("MULTIME", StdOp::MulTime, {exact("IN1", K::Time), fam("IN2", F::AnyNum)}, StdResult::Exact, K::Time));
+    b.add(sig("DIVTIME", StdOp::DivTime, {exact("IN1", K::Time), fam("IN2", F::AnyNum)}, StdResult::Exact, K::Time));
     b.add(sig("CONCAT_DATE_LTOD", StdOp::ConcatDateTod, {exact("IN1", K::Date), exact("IN2", K::LTod)},
               StdResult::Exact, K::Ldt));
     addDateFields(b);

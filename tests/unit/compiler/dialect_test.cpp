@@ -245,5 +245,97 @@ TEST(DialectLeniency, W1013ConfigLocatesPlainVariable) {
                    "W1013@14:5");
 }
 
+TEST(DialectLeniency, W1016RealFunctionOnInteger) {
+    expectLeniency("PROGRAM Main\nVAR\n    i : INT;\n    r : REAL;\nEND_VAR\n    r := SQRT(i);\nEND_PROGRAM\n",
+                   "W1016@6:15");
+    expectLeniency("PROGRAM Main\nVAR\n    d : DINT;\n    x : LREAL;\nEND_VAR\n    x := SIN(IN := d);\nEND_PROGRAM\n",
+                   "W1016@6:20");
+    // A DINT computes in LREAL, which then narrows into a REAL (W1010 as for any LREAL).
+    EXPECT_EQ(check("PROGRAM Main\nVAR\n    d : DINT;\n    r : REAL;\nEND_VAR\n    r := COS(d);\nEND_PROGRAM\n",
+                    Dialect::Codesys)
+                  .diags,
+              "W1010@6:10(warning) W1016@6:14(warning)");
+    // Bit strings, BOOL and TIME are no numbers: rejected as before, also by CODESYS.
+    for (const char* type : {"WORD", "BOOL", "TIME"}) {
+        EXPECT_EQ(check(std::string("PROGRAM Main\nVAR\n    v : ") + type +
+                            ";\n    r : REAL;\nEND_VAR\n    r := SQRT(v);\nEND_PROGRAM\n",
+                        Dialect::Codesys)
+                      .diags,
+                  "E0306@6:10(error)")
+            << type;
+    }
+    // A REAL argument is standard and never warned.
+    EXPECT_EQ(check("PROGRAM Main\nVAR\n    r : REAL;\nEND_VAR\n    r := SQRT(r);\nEND_PROGRAM\n", Dialect::Iec).diags,
+              "");
+}
+
+// MULTIME and DIVTIME: edition 1's names of MUL_TIME and DIV_TIME (matiec, OpenPLC), on TIME only.
+TEST(DialectLeniency, OlderTimeFunctionNames) {
+    EXPECT_EQ(check("PROGRAM Main\nVAR\n    t : TIME;\nEND_VAR\n    t := MULTIME(t, 2);\n    t := DIVTIME(IN1 := t, "
+                    "IN2 := 1.5);\nEND_PROGRAM\n",
+                    Dialect::Iec)
+                  .diags,
+              "");
+    EXPECT_EQ(check("PROGRAM Main\nVAR\n    t : LTIME;\n    i : INT;\nEND_VAR\n    t := MULTIME(t, 2);\n    i := "
+                    "DIVTIME(i, 2);\nEND_PROGRAM\n",
+                    Dialect::Codesys)
+                  .diags,
+              "E0306@6:10(error) E0306@7:10(error)");
+}
+
+TEST(DialectLeniency, W1017AddressSizeDiffers) {
+    expectLeniency("PROGRAM Main\nVAR\n    d AT %ML50 : DWORD;\nEND_VAR\n    d := 16#FF;\nEND_PROGRAM\n", "W1017@3:10");
+    expectLeniency("PROGRAM Main\nVAR\n    r AT %MW2 : REAL;\nEND_VAR\n    r := 1.5;\nEND_PROGRAM\n", "W1017@3:10");
+}
+
+// OpenPLC's library blocks need no declaration, and their ST bodies report nothing to the user
+// in either dialect; a project's own PID replaces the standard one (W1011) as for TON.
+TEST(OpenPlcLibrary, BlocksCompileWithoutDiagnostics) {
+    const std::string text =
+        "PROGRAM Main\nVAR\n    p : PID;\n    r : RAMP;\n    i : INTEGRAL;\n    d : DERIVATIVE;\n"
+        "    h : HYSTERESIS;\n    s : SEMA;\n    x : REAL;\n    b : BOOL;\nEND_VAR\n"
+        "    p(AUTO := b, PV := x, SP := 1.0, KP := 2.0, TR := 1.0, TD := 0.0, CYCLE := T#10ms);\n"
+        "    r(RUN := b, X0 := 0.0, X1 := 5.0, TR := T#1s, CYCLE := T#10ms);\n"
+        "    i(RUN := b, XIN := x, CYCLE := T#10ms);\n    d(RUN := b, XIN := x, CYCLE := T#10ms);\n"
+        "    h(XIN1 := x, XIN2 := 1.0, EPS := 0.5);\n    s(CLAIM := b);\n"
+        "    x := p.XOUT + r.XOUT + i.XOUT + d.XOUT;\n    b := h.Q AND s.BUSY AND r.BUSY AND i.Q;\n"
+        "END_PROGRAM\n";
+    EXPECT_EQ(check(text, Dialect::Codesys).diags, "");
+    EXPECT_EQ(check(text, Dialect::Iec).diags, "");
+    // Not IEC names: a project's own Ramp or PID replaces the library block silently, also
+    // under iec, and calls it with its own parameters.
+    for (const Dialect d : {Dialect::Codesys, Dialect::Iec}) {
+        EXPECT_EQ(check("FUNCTION_BLOCK Pid\nVAR_INPUT\n    Setpoint : REAL;\nEND_VAR\nEND_FUNCTION_BLOCK\n"
+                        "PROGRAM Main\nVAR\n    p : PID;\nEND_VAR\n    p(Setpoint := 1.0);\nEND_PROGRAM\n",
+                        d)
+                      .diags,
+                  "");
+    }
+    // An IEC name still warns.
+    expectLeniency("FUNCTION_BLOCK TON\nVAR_INPUT\n    SP : REAL;\nEND_VAR\nEND_FUNCTION_BLOCK\n"
+                   "PROGRAM Main\nVAR\n    p : TON;\nEND_VAR\n    p(SP := 1.0);\nEND_PROGRAM\n",
+                   "W1011@1:16");
+}
+
+// truST's vendor built-ins without a profile: DIFU and DIFD, and Siemens SCL's `#name` for a
+// variable of the POU itself (its FB's, in a METHOD), in both dialects.
+TEST(VendorBuiltins, DifuDifdAndSclLocalsNeedNoProfile) {
+    const std::string text = "VAR_GLOBAL\n    g : INT;\nEND_VAR\nFUNCTION_BLOCK Valve\nVAR_INPUT\n    open : BOOL;\n"
+                             "END_VAR\nVAR\n    count : INT;\n    up : DIFU;\n    down : DIFD;\nEND_VAR\n"
+                             "    up(CLK := #open);\n    down(CLK := #open);\n    IF up.Q OR down.Q THEN\n"
+                             "        #count := #count + g;\n    END_IF;\nEND_FUNCTION_BLOCK\n";
+    EXPECT_EQ(check(text, Dialect::Codesys).diags, "");
+    EXPECT_EQ(check(text, Dialect::Iec).diags, "");
+    // `#` names the POU's own variables only: a global, another POU's local or an unknown name
+    // is E0104, as in TIA Portal; a lone '#' is a syntax error.
+    EXPECT_EQ(check("VAR_GLOBAL\n    g : INT;\nEND_VAR\nPROGRAM Main\nVAR\n    i : INT;\nEND_VAR\n"
+                    "    #i := #g;\n    #i := #nothing;\nEND_PROGRAM\n",
+                    Dialect::Codesys)
+                  .diags,
+              "E0104@8:11(error) E0104@9:11(error)");
+    EXPECT_NE(check("PROGRAM Main\nVAR\n    i : INT;\nEND_VAR\n    i := #;\nEND_PROGRAM\n", Dialect::Codesys).errors,
+              0u);
+}
+
 } // namespace
 } // namespace takt::compiler

@@ -182,16 +182,29 @@ TEST(Literals, DirectAddresses) {
     EXPECT_EQ(addr("%qx2.7").text(), "%QX2.7");
 }
 
+// A bit address without its bit number is bit 0 of that byte; a sized address with further
+// numbers that are all 0 (OpenPLC's EtherCAT mapping) is the first number's place.
+TEST(Literals, ShortBitAndHierarchicalAddresses) {
+    EXPECT_EQ(addr("%IX1").text(), "%IX1.0");
+    EXPECT_EQ(addr("%Q5").text(), "%Q5.0");
+    EXPECT_EQ(addr("%IW0.0").text(), "%IW0");
+    EXPECT_EQ(addr("%ID2.0.0").indices, (std::vector<std::uint32_t>{2}));
+    EXPECT_EQ(addr("%ML50").size, ast::AddressSize::LWord);
+}
+
 TEST(Literals, BadAddressesExplainWhy) {
     ast::Address a;
     std::string err;
     EXPECT_FALSE(parseAddress("%Z1", a, err));
     EXPECT_NE(err.find("I, Q or M"), std::string::npos);
-    EXPECT_FALSE(parseAddress("%IX1", a, err));
+    EXPECT_FALSE(parseAddress("%IX1.2.3", a, err));
     EXPECT_NE(err.find("byte.bit"), std::string::npos);
     EXPECT_FALSE(parseAddress("%IX1.8", a, err));
     EXPECT_NE(err.find("0..7"), std::string::npos);
     EXPECT_FALSE(parseAddress("%IW1.2", a, err));
+    EXPECT_NE(err.find("flat"), std::string::npos);
+    EXPECT_FALSE(parseAddress("%ID0.0.1", a, err));
+    EXPECT_FALSE(parseAddress("%IW1.", a, err));
     EXPECT_FALSE(parseAddress("%I*1", a, err));
     EXPECT_FALSE(parseAddress("%IQ1", a, err));
     EXPECT_FALSE(parseAddress("%I", a, err));

@@ -84,6 +84,30 @@ END_PROGRAM
               "E0301@24:10");
 }
 
+// A call passing only EN is a formal call (OpenPLC and CODESYS programs write `F(EN := TRUE)`):
+// the inputs keep their initial values. A positional argument after EN is still mixed, a
+// standard function still needs its inputs and an FB still its VAR_IN_OUT.
+TEST(SemaCalls, CallWithOnlyEnIsFormal) {
+    EXPECT_EQ(diagsOf(kDecls + R"(PROGRAM Main
+VAR
+    i : INT;
+    ok : BOOL;
+    sum : DINT;
+    acc : Acc;
+    r : REAL;
+END_VAR
+    i := Scale(EN := ok);
+    i := Scale(EN := TRUE, ENO => ok);
+    Scale(ENO => ok);
+    i := Scale(EN := ok, 2, 3);
+    r := SQRT(EN := ok);
+    acc(EN := ok);
+    acc(EN := ok, total := sum);
+END_PROGRAM
+)"),
+              "E0303@31:26 E0303@31:29 E0301@32:10 E0308@33:5");
+}
+
 TEST(SemaCalls, ArgumentTypesAreConverted) {
     EXPECT_EQ(diagsOf(kDecls + R"(PROGRAM Main
 VAR

@@ -460,13 +460,15 @@ TEST(SemaDecl, AddressSizeMustMatchType) {
     bad1 AT %IX0.1 : INT;
     bad2 AT %IW4 : DINT;
     bad3 AT %QB0 : BOOL;
+    bad4 AT %QD0 : TIME;
 END_VAR
 )");
-    EXPECT_EQ(a.at("E0602"), (Where{"main.st:7:13", "main.st:8:13", "main.st:9:13"})) << a.rendered();
+    EXPECT_EQ(a.at("E0602"), (Where{"main.st:7:13", "main.st:9:13", "main.st:10:13"})) << a.rendered();
+    EXPECT_EQ(a.at("W1017"), (Where{"main.st:8:13"})) << a.rendered(); // a DINT from word 4's first byte
 }
 
 TEST(SemaDecl, MalformedAddresses) {
-    test::Analysis a("VAR_GLOBAL\n    a AT %IX0 : BOOL;\n    b AT %IB1.2 : BYTE;\nEND_VAR\n");
+    test::Analysis a("VAR_GLOBAL\n    a AT %IX0.1.2 : BOOL;\n    b AT %IB1.2 : BYTE;\nEND_VAR\n");
     EXPECT_EQ(a.at("E0601"), (Where{"main.st:2:10", "main.st:3:10"})) << a.rendered();
 }
 

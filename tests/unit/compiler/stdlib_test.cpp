@@ -282,8 +282,12 @@ TEST_F(StdlibTest, StandardFbSourceDeclaresEveryBlock) {
                            "CTU_UDINT", "CTU_ULINT", "CTD_ULINT", "CTUD_LINT", "SR",      "RS",       "RTC"}) {
         EXPECT_NE(src.find("FUNCTION_BLOCK " + std::string(fb) + "\n"), std::string_view::npos) << fb;
     }
-    // GX Works3's edge one-shots exist under the Mitsubishi profile only.
-    EXPECT_EQ(src.find("FUNCTION_BLOCK DIFU\n"), std::string_view::npos);
+    // OpenPLC's library blocks, with their ST bodies.
+    for (const char* fb : {"PID", "RAMP", "INTEGRAL", "DERIVATIVE", "HYSTERESIS", "SEMA"}) {
+        EXPECT_NE(src.find("FUNCTION_BLOCK " + std::string(fb) + "\n"), std::string_view::npos) << fb;
+    }
+    // GX Works3's edge one-shots exist in every profile.
+    EXPECT_NE(src.find("FUNCTION_BLOCK DIFU\n"), std::string_view::npos);
     const std::string_view mitsubishi = standardFbSource(VendorProfile::Mitsubishi);
     EXPECT_NE(mitsubishi.find("FUNCTION_BLOCK DIFU\n"), std::string_view::npos);
     EXPECT_NE(mitsubishi.find("FUNCTION_BLOCK DIFD\n"), std::string_view::npos);
