@@ -158,7 +158,7 @@ public:
         imageInSeq_.assign(imageIn_.size(), 0);
         imageOutSent_.assign(topicOut_.empty() ? 0 : outBytes_, 0);
         imageOutNow_ = imageOutSent_;
-        in_.resize(kInHeader + imageIn_.size() * (1 + sizeof(std::uint32_t)) + inShared_.size());
+        in_.resize(kInHeader + imageIn_.size() * (1 + sizeof(std::uint64_t)) + inShared_.size());
         std::uint64_t safeBits = imageOutNow_.size() * 8; // the %Q bits published: what the safe image needs
         for (const Binding& b : publish_) {
             if (b.address.area == Area::Output) {
@@ -247,13 +247,13 @@ public:
         }
         in_.refresh();
         const std::uint8_t* slot = in_.front();
-        std::uint32_t seq = 0;
+        std::uint64_t seq = 0;
         std::memcpy(&seq, slot, sizeof(seq));
         const bool bad = slot[sizeof(seq)] != 0;
         inBad_ = bad;
         const std::uint8_t* held = slot + kInHeader;
         const std::uint8_t* heldSeq = held + imageIn_.size();
-        const std::uint8_t* values = heldSeq + imageIn_.size() * sizeof(std::uint32_t);
+        const std::uint8_t* values = heldSeq + imageIn_.size() * sizeof(std::uint64_t);
         const std::size_t n = std::min(imageIn_.size(), image.inputs.size());
         if (bad) {
             // Bad inputs read as 0 every cycle, as every driver's (the slot holds zeros).
@@ -263,7 +263,7 @@ public:
         } else if (seq != seenSeq_) {
             // Only the topic_in bytes a message carried since the last cycle start, once.
             for (std::size_t j = 0; j < n; ++j) {
-                std::uint32_t byteSeq = 0;
+                std::uint64_t byteSeq = 0;
                 std::memcpy(&byteSeq, heldSeq + j * sizeof(byteSeq), sizeof(byteSeq));
                 if (byteSeq > seenSeq_) {
                     image.inputs[j] = held[j];
@@ -377,10 +377,10 @@ private:
         std::uint8_t* held = slot + kInHeader;
         if (!imageIn_.empty()) {
             std::memcpy(held, imageIn_.data(), imageIn_.size());
-            std::memcpy(held + imageIn_.size(), imageInSeq_.data(), imageInSeq_.size() * sizeof(std::uint32_t));
+            std::memcpy(held + imageIn_.size(), imageInSeq_.data(), imageInSeq_.size() * sizeof(std::uint64_t));
         }
         if (!inShared_.empty()) {
-            std::memcpy(held + imageIn_.size() * (1 + sizeof(std::uint32_t)), inShared_.data(), inShared_.size());
+            std::memcpy(held + imageIn_.size() * (1 + sizeof(std::uint64_t)), inShared_.data(), inShared_.size());
         }
         in_.publish();
     }
@@ -634,23 +634,23 @@ private:
     std::vector<Binding> publish_, subscribe_;
 
     // Shared with the scan thread (and the watchdog) without a lock (scan_exchange.h).
-    static constexpr std::size_t kInHeader = 8; // [seq u32][bad][3 bytes 0 or 1 like bad]
-    TripleBuffer in_;                           // the network and publisher threads, under mutex_ -> the scan thread
-    OutputExchange out_;                        // the scan thread -> the publisher thread (or stop() after it)
-    Wakeup wake_;                               // notified by the scan thread after every cycle: no lock (wakeup.h)
+    static constexpr std::size_t kInHeader = 16; // [seq u64][bad, 7 bytes like it]
+    TripleBuffer in_;                            // the network and publisher threads, under mutex_ -> the scan thread
+    OutputExchange out_;                         // the scan thread -> the publisher thread (or stop() after it)
+    Wakeup wake_;                                // notified by the scan thread after every cycle: no lock (wakeup.h)
 
     // The driver's own threads', under mutex_; the scan thread never takes it.
     std::mutex mutex_;
     std::vector<std::uint8_t> inShared_, imageIn_;
-    std::vector<std::uint32_t> imageInSeq_; // per topic_in byte: the message that last carried it
-    std::uint32_t imageSeq_ = 0;            // topic_in messages so far
+    std::vector<std::uint64_t> imageInSeq_; // per topic_in byte: the message that last carried it
+    std::uint64_t imageSeq_ = 0;            // topic_in messages so far
     bool stopping_ = false, connected_ = false, republish_ = false;
     bool inputsBad_ = false;
     std::int64_t disconnectedSinceNs_ = 0;
     std::string lastError_;
 
     // Scan thread only.
-    std::uint32_t seenSeq_ = 0; // the topic_in message last written to the image
+    std::uint64_t seenSeq_ = 0; // the topic_in message last written to the image
     bool inBad_ = false;        // the inputs of this cycle are bad (the slot's flag)
 
     // Publisher thread only (then stop()).
