@@ -122,7 +122,9 @@ public:
         }
         exchange_.publish();
     }
-    void latchSafe(std::span<const std::uint8_t> safeOutputs) noexcept { exchange_.latchSafe(safeOutputs); }
+    // Before start (Driver::setSafeImage): the safe values, zeros past them.
+    void setSafe(std::span<const std::uint8_t> safeOutputs) { exchange_.setSafe(safeOutputs); }
+    void latchSafe() noexcept { exchange_.latchSafe(); }
     void release() noexcept { exchange_.release(); }
     // Copies the held bytes into `out` (as many as both have): the safe values from the latch
     // until the first write after the release.

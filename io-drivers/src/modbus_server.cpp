@@ -247,9 +247,7 @@ public:
     // now on, and a master's write to one is dropped, until releaseSafeState().
     void setSafeImage(std::span<const std::uint8_t> safeOutputs) override { snapshot_.setSafe(safeOutputs); }
 
-    void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept override {
-        snapshot_.latchSafe(safeOutputs);
-    }
+    void applySafeState(std::span<const std::uint8_t> /*safeOutputs*/) noexcept override { snapshot_.latchSafe(); }
 
     void releaseSafeState() noexcept override { snapshot_.release(); }
 

@@ -153,19 +153,13 @@ public:
         inShared_.assign(subscribe_.size() * 8, 0);
         outSent_.assign(publish_.size() * 8, 0);
         outNow_.assign(publish_.size() * 8, 0);
-        safeNow_.assign((topicOut_.empty() ? 0 : outBytes_) + outNow_.size(), 0);
         imageIn_.assign(topicIn_.empty() ? 0 : inBytes_, 0);
         imageInSeq_.assign(imageIn_.size(), 0);
         imageOutSent_.assign(topicOut_.empty() ? 0 : outBytes_, 0);
         imageOutNow_ = imageOutSent_;
         in_.resize(kInHeader + imageIn_.size() * (1 + sizeof(std::uint64_t)) + inShared_.size());
-        std::uint64_t safeBits = imageOutNow_.size() * 8; // the %Q bits published: what the safe image needs
-        for (const Binding& b : publish_) {
-            if (b.address.area == Area::Output) {
-                safeBits = std::max(safeBits, extent(b).last);
-            }
-        }
-        out_.resize(imageOutNow_.size() + outNow_.size(), static_cast<std::size_t>((safeBits + 7) / 8));
+        // The safe values in the same layout as the outputs (setSafeImage).
+        out_.resize(imageOutNow_.size() + outNow_.size(), imageOutNow_.size() + outNow_.size());
         return true;
     }
 
@@ -285,9 +279,17 @@ public:
         wake_.notify();
     }
 
+    // Converted once here to what the publisher sends (publish values from %M or %I stay zero).
+    void setSafeImage(std::span<const std::uint8_t> safeOutputs) override {
+        std::vector<std::uint8_t> outputs(safeOutputs.begin(), safeOutputs.end());
+        std::vector<std::uint8_t> safe(out_.safeBytes(), 0);
+        fillOutputs(ImageView{{}, outputs, {}}, safe.data());
+        out_.setSafe(safe);
+    }
+
     // Published values follow the safe image from now on (so subscribers see the safe state).
-    void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept override {
-        out_.latchSafe(safeOutputs);
+    void applySafeState(std::span<const std::uint8_t> /*safeOutputs*/) noexcept override {
+        out_.latchSafe();
         wake_.notify();
     }
 
@@ -580,10 +582,7 @@ private:
         }
         const std::uint8_t* slot = out_.program();
         if (source == OutputExchange::Source::Safe) {
-            const std::span<const std::uint8_t> safe = out_.safeImage();
-            const ImageView view{{}, std::span(const_cast<std::uint8_t*>(safe.data()), safe.size()), {}};
-            fillOutputs(view, safeNow_.data());
-            slot = safeNow_.data();
+            slot = out_.safeImage().data();
         }
         const bool all = republish_;
         republish_ = false;
@@ -654,7 +653,7 @@ private:
     bool inBad_ = false;        // the inputs of this cycle are bad (the slot's flag)
 
     // Publisher thread only (then stop()).
-    std::vector<std::uint8_t> outNow_, outSent_, imageOutNow_, imageOutSent_, safeNow_;
+    std::vector<std::uint8_t> outNow_, outSent_, imageOutNow_, imageOutSent_;
     bool sentOnce_ = false;
 
     mosquitto* mosq_ = nullptr;

@@ -196,7 +196,8 @@ TEST(Mqtt, StopRightAfterApplySafeStatePublishesTheSafeValues) {
         const std::string running = fmt::format(R"({{"type":"INT","value":{}}})", 100 + round);
         ASSERT_TRUE(eventually([&] { return peer.last("line1/out/speed") == running; }, [&] { cycle(*d, img); }));
         std::vector<std::uint8_t> safe(16, 0);
-        safe[8] = 5; // %QW4 = 5
+        safe[8] = 5;           // %QW4 = 5
+        d->setSafeImage(safe); // the safe image latched is the one configured
         d->applySafeState(safe);
         d->stop();
         EXPECT_TRUE(eventually([&] { return peer.last("line1/out/speed") == R"({"type":"INT","value":5})"; }))
