@@ -219,8 +219,11 @@ public:
     }
 
     void readInputs(ImageView image) noexcept override {
+        if (in_.size() == 0) {
+            return; // not initialised
+        }
         in_.refresh();
-        inBad_ = in_.size() != 0 && in_.front()[0] != 0;
+        inBad_ = in_.front()[0] != 0;
         inScan_.unpack(in_.front() + kInHeader);
         for (std::size_t i = 0; i < inMaps_.maps.size(); ++i) {
             const ModbusMap& m = inMaps_.maps[i];
