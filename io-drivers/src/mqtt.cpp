@@ -553,11 +553,15 @@ private:
     // Publisher thread ----------------------------------------------------------------------
     void publishLoop() {
         std::unique_lock lock(mutex_);
+        // Read before the pass takes the outputs: a cycle or a latch that notifies after the
+        // take ends the next wait at once instead of waiting out the 50 ms.
+        std::uint32_t seen = wake_.epoch();
         while (!stopping_) {
-            wake_.waitFor(lock, std::chrono::milliseconds(50));
+            wake_.waitFor(lock, seen, std::chrono::milliseconds(50));
             if (stopping_) {
                 break;
             }
+            seen = wake_.epoch();
             checkCommLoss(lock);
             if (!connected_) {
                 continue;
