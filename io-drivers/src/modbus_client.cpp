@@ -63,11 +63,6 @@ struct Values {
         copyBytes(bits.data(), from, bits.size());
         copyBytes(regs.data(), from + bits.size(), 2 * regs.size());
     }
-    static void copyBytes(void* to, const void* from, std::size_t n) noexcept {
-        if (n != 0) { // an empty vector's data() may be null
-            std::memcpy(to, from, n);
-        }
-    }
 };
 
 struct Layout {

@@ -34,6 +34,7 @@
 #include <fmt/format.h>
 #include <modbus.h>
 
+#include "driver_support.h"
 #include "modbus_map.h"
 #include "registry.h"
 #include "scan_exchange.h"
@@ -70,9 +71,7 @@ template <typename T> T loadAt(const std::uint8_t* p) noexcept {
 }
 
 template <typename T> void copyIn(std::uint8_t* to, const std::vector<T>& from) noexcept {
-    if (!from.empty()) {
-        std::memcpy(to, from.data(), from.size() * sizeof(T));
-    }
+    copyBytes(to, from.data(), from.size() * sizeof(T));
 }
 
 ImageAddress addr(Area a, char letter, std::uint32_t byteOffset) {
@@ -458,9 +457,7 @@ private:
     }
 
     template <typename T> static void copyOut(const std::uint8_t* from, std::uint32_t n, T* to) {
-        if (n != 0) {
-            std::memcpy(to, from, n * sizeof(T));
-        }
+        copyBytes(to, from, n * sizeof(T));
     }
 
     template <typename T> static void copyTo(const T* from, std::vector<T>& to) {

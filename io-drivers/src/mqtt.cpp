@@ -46,12 +46,6 @@ namespace {
 
 using namespace detail;
 
-void copyBytes(std::uint8_t* to, const std::uint8_t* from, std::size_t n) noexcept {
-    if (n != 0) { // an empty vector's data() may be null
-        std::memcpy(to, from, n);
-    }
-}
-
 struct Binding {
     std::string topic;
     ImageAddress address;
@@ -251,9 +245,7 @@ public:
         const std::size_t n = std::min(imageIn_.size(), image.inputs.size());
         if (bad) {
             // Bad inputs read as 0 every cycle, as every driver's (the slot holds zeros).
-            if (n != 0) {
-                std::memcpy(image.inputs.data(), held, n);
-            }
+            copyBytes(image.inputs.data(), held, n);
         } else if (seq != seenSeq_) {
             // Only the topic_in bytes a message carried since the last cycle start, once.
             for (std::size_t j = 0; j < n; ++j) {
@@ -356,9 +348,7 @@ private:
     // slot: %QB0.. for topic_out, then 8 bytes per publish binding.
     void fillOutputs(const ImageView& image, std::uint8_t* slot) const noexcept {
         const std::size_t n = std::min(imageOutNow_.size(), image.outputs.size());
-        if (n != 0) {
-            std::memcpy(slot, image.outputs.data(), n);
-        }
+        copyBytes(slot, image.outputs.data(), n);
         if (imageOutNow_.size() > n) {
             std::memset(slot + n, 0, imageOutNow_.size() - n);
         }
