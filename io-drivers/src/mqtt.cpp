@@ -477,7 +477,9 @@ private:
             const std::lock_guard lock(d->mutex_);
             d->connected_ = true;
             d->republish_ = true;
-            if (d->inputsBad_) {
+            // Bad inputs stay bad until a message brings the peer's values again (onMessage);
+            // a driver that receives nothing has no inputs to wait for.
+            if (d->inputsBad_ && d->topicIn_.empty() && d->subscribe_.empty()) {
                 d->inputsBad_ = false;
                 d->publishInputs();
             }
@@ -519,6 +521,7 @@ private:
             // Two messages in one cycle: the held image has the newest of each byte either carried.
             ++d->imageSeq_;
             std::fill_n(d->imageInSeq_.begin(), n, d->imageSeq_);
+            d->inputsBad_ = false; // after a comm loss: the first of the peer's values again
             d->publishInputs();
         }
         for (std::size_t i = 0; i < d->subscribe_.size(); ++i) {
@@ -536,6 +539,7 @@ private:
             }
             const std::lock_guard lock(d->mutex_);
             std::memcpy(d->inShared_.data() + i * 8, value, 8);
+            d->inputsBad_ = false; // after a comm loss: the first of the peer's values again
             d->publishInputs();
         }
     }
