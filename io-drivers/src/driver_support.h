@@ -19,6 +19,14 @@
 
 namespace takt::io::detail {
 
+// memcpy of `n` bytes where `n` may be 0 with a null pointer (an empty vector's data()), which
+// memcpy must not see.
+inline void copyBytes(void* to, const void* from, std::size_t n) noexcept {
+    if (n != 0) {
+        std::memcpy(to, from, n);
+    }
+}
+
 // A direct address from a driver's params ("%IX0.1", "%QW4", "%MD2").
 struct ImageAddress {
     Area area = Area::Input;
@@ -116,13 +124,15 @@ public:
         }
         std::uint8_t* to = exchange_.back();
         const std::size_t n = std::min(size(), outputs.size());
-        copy(to, outputs.data(), n);
+        copyBytes(to, outputs.data(), n);
         if (size() > n) {
             std::memset(to + n, 0, size() - n);
         }
         exchange_.publish();
     }
-    void latchSafe(std::span<const std::uint8_t> safeOutputs) noexcept { exchange_.latchSafe(safeOutputs); }
+    // Before start (Driver::setSafeImage): the safe values, zeros past them.
+    void setSafe(std::span<const std::uint8_t> safeOutputs) { exchange_.setSafe(safeOutputs); }
+    void latchSafe() noexcept { exchange_.latchSafe(); }
     void release() noexcept { exchange_.release(); }
     // Copies the held bytes into `out` (as many as both have): the safe values from the latch
     // until the first write after the release.
@@ -134,19 +144,12 @@ public:
                 std::memset(out.data(), 0, n);
             }
             break;
-        case OutputExchange::Source::Program: copy(out.data(), exchange_.program(), n); break;
-        case OutputExchange::Source::Safe: copy(out.data(), exchange_.safeImage().data(), n); break;
+        case OutputExchange::Source::Program: copyBytes(out.data(), exchange_.program(), n); break;
+        case OutputExchange::Source::Safe: copyBytes(out.data(), exchange_.safeImage().data(), n); break;
         }
     }
 
 private:
-    // An empty latch (a driver with no outputs to pass on) has no buffer: memcpy must not see it.
-    static void copy(std::uint8_t* to, const std::uint8_t* from, std::size_t n) noexcept {
-        if (n != 0) {
-            std::memcpy(to, from, n);
-        }
-    }
-
     OutputExchange exchange_;
 };
 

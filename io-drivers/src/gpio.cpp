@@ -108,11 +108,8 @@ bool GpioDriver::init(const DriverSpec& spec, std::string& error) {
         return false;
     }
     in_.resize(inputs_.size());
-    std::uint32_t safeBytes = 0; // the %Q bytes the safe image needs for the output lines
-    for (const Output& out : outputs_) {
-        safeBytes = std::max(safeBytes, static_cast<std::uint32_t>(out.address.bitPosition() / 8 + 1));
-    }
-    out_.resize(outputs_.size(), safeBytes);
+    out_.resize(outputs_.size(), outputs_.size()); // the safe level of each output line
+
     return true;
 }
 
@@ -205,7 +202,7 @@ void GpioDriver::poll(std::int64_t nowNs) {
         if (source == OutputExchange::Source::Program) {
             want = out_.program()[i] != 0;
         } else if (source == OutputExchange::Source::Safe) {
-            want = getBit(out_.safeImage(), out.address.bitPosition());
+            want = out_.safeImage()[i] != 0;
         }
         if (want != out.driven) {
             if (chip_->set(out.line, want != out.invert, why)) {
@@ -249,8 +246,17 @@ void GpioDriver::writeOutputs(ImageView image) noexcept {
     out_.publish();
 }
 
-void GpioDriver::applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept {
-    out_.latchSafe(safeOutputs);
+// Each output line's safe level, in the layout writeOutputs() uses: one byte per line.
+void GpioDriver::setSafeImage(std::span<const std::uint8_t> safeOutputs) {
+    std::vector<std::uint8_t> levels(outputs_.size(), 0);
+    for (std::size_t i = 0; i < outputs_.size(); ++i) {
+        levels[i] = getBit(safeOutputs, outputs_[i].address.bitPosition()) ? 1 : 0;
+    }
+    out_.setSafe(levels);
+}
+
+void GpioDriver::applySafeState(std::span<const std::uint8_t> /*safeOutputs*/) noexcept {
+    out_.latchSafe();
     wake_.notify(); // the driver thread drives the lines now, even if the scan is stuck
 }
 

@@ -33,6 +33,7 @@ public:
     bool start(std::string& error) override;
     void readInputs(ImageView image) noexcept override;
     void writeOutputs(ImageView image) noexcept override;
+    void setSafeImage(std::span<const std::uint8_t> safeOutputs) override;
     void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept override;
     void releaseSafeState() noexcept override;
     HealthStatus health() const override { return health_.get(); }

@@ -48,7 +48,8 @@ public:
 
     void writeOutputs(ImageView image) noexcept override { wire_.write(image.outputs); }
 
-    void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept override { wire_.latchSafe(safeOutputs); }
+    void setSafeImage(std::span<const std::uint8_t> safeOutputs) override { wire_.setSafe(safeOutputs); }
+    void applySafeState(std::span<const std::uint8_t> /*safeOutputs*/) noexcept override { wire_.latchSafe(); }
 
     void releaseSafeState() noexcept override { wire_.release(); }
 

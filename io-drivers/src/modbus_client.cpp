@@ -63,11 +63,6 @@ struct Values {
         copyBytes(bits.data(), from, bits.size());
         copyBytes(regs.data(), from + bits.size(), 2 * regs.size());
     }
-    static void copyBytes(void* to, const void* from, std::size_t n) noexcept {
-        if (n != 0) { // an empty vector's data() may be null
-            std::memcpy(to, from, n);
-        }
-    }
 };
 
 struct Layout {
@@ -173,13 +168,7 @@ public:
         outScan_ = outMaps_.make();
         outPoll_ = outMaps_.make();
         in_.resize(kInHeader + inPoll_.bytes());
-        std::uint64_t safeBits = 0; // the %Q bits the output maps reach: what the safe image needs
-        for (const ModbusMap& m : outMaps_.maps) {
-            if (m.address.area == Area::Output) {
-                safeBits = std::max(safeBits, m.extent().last);
-            }
-        }
-        out_.resize(outPoll_.bytes(), static_cast<std::size_t>((safeBits + 7) / 8));
+        out_.resize(outPoll_.bytes(), outPoll_.bytes()); // the safe values in the outputs' layout
         return true;
     }
 
@@ -225,8 +214,11 @@ public:
     }
 
     void readInputs(ImageView image) noexcept override {
+        if (in_.size() == 0) {
+            return; // not initialised
+        }
         in_.refresh();
-        inBad_ = in_.size() != 0 && in_.front()[0] != 0;
+        inBad_ = in_.front()[0] != 0;
         inScan_.unpack(in_.front() + kInHeader);
         for (std::size_t i = 0; i < inMaps_.maps.size(); ++i) {
             const ModbusMap& m = inMaps_.maps[i];
@@ -258,10 +250,28 @@ public:
 
     // The values a comm loss sends (checkCommLoss), known from the start rather than only once
     // the runtime latched the safe state.
-    void setSafeImage(std::span<const std::uint8_t> safeOutputs) override { out_.setSafe(safeOutputs); }
+    // Converted once here to the values of the output maps (maps from %M stay zero), so the
+    // driver's thread sends them as they are.
+    void setSafeImage(std::span<const std::uint8_t> safeOutputs) override {
+        std::vector<std::uint8_t> outputs(safeOutputs.begin(), safeOutputs.end());
+        const ImageView view{{}, outputs, {}};
+        Values safe = outMaps_.make();
+        for (std::size_t i = 0; i < outMaps_.maps.size(); ++i) {
+            const ModbusMap& m = outMaps_.maps[i];
+            const std::span<std::uint8_t> area = areaSpan(view, m.address.area);
+            if (isBitTable(m.table)) {
+                imageToBits(m, area, std::span(safe.bits).subspan(outMaps_.offsets[i], m.count));
+            } else {
+                imageToRegs(m, area, std::span(safe.regs).subspan(outMaps_.offsets[i], m.count));
+            }
+        }
+        std::vector<std::uint8_t> packed(safe.bytes());
+        safe.pack(packed.data());
+        out_.setSafe(packed);
+    }
 
-    void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept override {
-        out_.latchSafe(safeOutputs);
+    void applySafeState(std::span<const std::uint8_t> /*safeOutputs*/) noexcept override {
+        out_.latchSafe();
         wake_.notify(); // write the safe values now rather than at the next poll
     }
 
@@ -287,22 +297,6 @@ public:
     }
 
 private:
-    // Driver thread: the output maps' values in the safe %Q image into `to`; maps from %M stay
-    // zero. Sizes are fixed at init, so nothing allocates.
-    void takeSafeValues(std::span<const std::uint8_t> safeOutputs, Values& to) noexcept {
-        const ImageView view{{}, std::span(const_cast<std::uint8_t*>(safeOutputs.data()), safeOutputs.size()), {}};
-        to.zero();
-        for (std::size_t i = 0; i < outMaps_.maps.size(); ++i) {
-            const ModbusMap& m = outMaps_.maps[i];
-            const std::span<std::uint8_t> area = areaSpan(view, m.address.area);
-            if (isBitTable(m.table)) {
-                imageToBits(m, area, std::span(to.bits).subspan(outMaps_.offsets[i], m.count));
-            } else {
-                imageToRegs(m, area, std::span(to.regs).subspan(outMaps_.offsets[i], m.count));
-            }
-        }
-    }
-
     // Driver thread: hands the inputs just read (or zeros) to the scan thread, with whether they
     // are bad in the same slot: [bad, 7 bytes 0] | values.
     void publishInputs(const Values& v, bool bad) noexcept {
@@ -349,7 +343,7 @@ private:
         if (!out_.latched()) {
             return;
         }
-        takeSafeValues(out_.safeImage(), outPoll_);
+        outPoll_.unpack(out_.safeImage().data());
         const std::unique_lock<LineTurn> turn = takeTurn();
         std::string failure;
         for (std::size_t i = 0; i < outMaps_.maps.size(); ++i) {
@@ -385,7 +379,7 @@ private:
         const OutputExchange::Source source = out_.take();
         const bool writingSafe = commLossSafe_ || source == OutputExchange::Source::Safe;
         if (writingSafe) {
-            takeSafeValues(out_.safeImage(), outPoll_);
+            outPoll_.unpack(out_.safeImage().data());
         } else if (source == OutputExchange::Source::Program) {
             outPoll_.unpack(out_.program());
         }

@@ -34,6 +34,7 @@
 #include <fmt/format.h>
 #include <modbus.h>
 
+#include "driver_support.h"
 #include "modbus_map.h"
 #include "registry.h"
 #include "scan_exchange.h"
@@ -54,11 +55,11 @@ template <typename T> struct Table {
     std::uint32_t first = 0;
     std::uint32_t size = 0;
     std::size_t snapshot = 0; // byte offset of its values in a snapshot slot
-    std::size_t pending = 0;  // writable tables: byte offset of [gen u32 x size][T x size] in a pending slot
+    std::size_t pending = 0;  // writable tables: byte offset of [gen u64 x size][T x size] in a pending slot
     std::vector<T> values;    // the scan thread's snapshot of it
     // Writable tables, server thread: per entry the write (pendingSeq_) that last changed it and
     // is not known to be applied (0: none), and its value; 1 where an entry is mapped to %Q.
-    std::vector<std::uint32_t> gen;
+    std::vector<std::uint64_t> gen;
     std::vector<T> written;
     std::vector<std::uint8_t> output;
 };
@@ -70,9 +71,7 @@ template <typename T> T loadAt(const std::uint8_t* p) noexcept {
 }
 
 template <typename T> void copyIn(std::uint8_t* to, const std::vector<T>& from) noexcept {
-    if (!from.empty()) {
-        std::memcpy(to, from.data(), from.size() * sizeof(T));
-    }
+    copyBytes(to, from.data(), from.size() * sizeof(T));
 }
 
 ImageAddress addr(Area a, char letter, std::uint32_t byteOffset) {
@@ -193,7 +192,7 @@ public:
         }
         pending_.refresh();
         const std::uint8_t* slot = pending_.front();
-        const auto seq = loadAt<std::uint32_t>(slot);
+        const auto seq = loadAt<std::uint64_t>(slot);
         if (seq == applied_) {
             return;
         }
@@ -247,9 +246,7 @@ public:
     // now on, and a master's write to one is dropped, until releaseSafeState().
     void setSafeImage(std::span<const std::uint8_t> safeOutputs) override { snapshot_.setSafe(safeOutputs); }
 
-    void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept override {
-        snapshot_.latchSafe(safeOutputs);
-    }
+    void applySafeState(std::span<const std::uint8_t> /*safeOutputs*/) noexcept override { snapshot_.latchSafe(); }
 
     void releaseSafeState() noexcept override { snapshot_.release(); }
 
@@ -305,7 +302,7 @@ private:
                 }
             }
             t.pending = pending;
-            pending += t.size * (sizeof(std::uint32_t) + sizeof(T));
+            pending += t.size * (sizeof(std::uint64_t) + sizeof(T));
         }
     }
 
@@ -317,10 +314,10 @@ private:
     template <typename T, typename F>
     void applyPending(const Table<T>& t, const ModbusMap& m, const std::uint8_t* slot, F&& put) const {
         const std::uint8_t* gens = slot + t.pending;
-        const std::uint8_t* values = gens + t.size * sizeof(std::uint32_t);
+        const std::uint8_t* values = gens + t.size * sizeof(std::uint64_t);
         for (std::uint32_t k = 0; k < m.count; ++k) {
             const std::size_t i = m.start - t.first + k;
-            if (loadAt<std::uint32_t>(gens + i * sizeof(std::uint32_t)) > applied_) {
+            if (loadAt<std::uint64_t>(gens + i * sizeof(std::uint64_t)) > applied_) {
                 put(k, loadAt<T>(values + i * sizeof(T)));
             }
         }
@@ -328,7 +325,7 @@ private:
 
     // Server thread: the writes newer than `applied` (those the snapshot does not hold yet)
     // over the table in the mapping, as masters read them.
-    template <typename T> static void overlayPending(const Table<T>& t, std::uint32_t applied, T* tab) {
+    template <typename T> static void overlayPending(const Table<T>& t, std::uint64_t applied, T* tab) {
         for (std::size_t i = 0; i < t.size; ++i) {
             if (t.gen[i] > applied) {
                 tab[i] = t.written[i];
@@ -426,7 +423,7 @@ private:
         // The newest snapshot, the writes it does not hold yet, the safe image while latched.
         const OutputExchange::Source source = snapshot_.take();
         const std::uint8_t* slot = snapshot_.program();
-        const auto held = loadAt<std::uint32_t>(slot); // the newest write the snapshot holds
+        const auto held = loadAt<std::uint64_t>(slot); // the newest write the snapshot holds
         copyOut(slot + coils_.snapshot, coils_.size, mapping_->tab_bits);
         copyOut(slot + discrete_.snapshot, discrete_.size, mapping_->tab_input_bits);
         copyOut(slot + holding_.snapshot, holding_.size, mapping_->tab_registers);
@@ -460,9 +457,7 @@ private:
     }
 
     template <typename T> static void copyOut(const std::uint8_t* from, std::uint32_t n, T* to) {
-        if (n != 0) {
-            std::memcpy(to, from, n * sizeof(T));
-        }
+        copyBytes(to, from, n * sizeof(T));
     }
 
     template <typename T> static void copyTo(const T* from, std::vector<T>& to) {
@@ -488,9 +483,9 @@ private:
         std::uint8_t* slot = pending_.back();
         std::memcpy(slot, &pendingSeq_, sizeof(pendingSeq_));
         copyIn(slot + coils_.pending, coils_.gen);
-        copyIn(slot + coils_.pending + coils_.size * sizeof(std::uint32_t), coils_.written);
+        copyIn(slot + coils_.pending + coils_.size * sizeof(std::uint64_t), coils_.written);
         copyIn(slot + holding_.pending, holding_.gen);
-        copyIn(slot + holding_.pending + holding_.size * sizeof(std::uint32_t), holding_.written);
+        copyIn(slot + holding_.pending + holding_.size * sizeof(std::uint64_t), holding_.written);
         pending_.publish();
     }
 
@@ -501,15 +496,15 @@ private:
     std::vector<ModbusMap> maps_;
 
     // Shared with the scan thread (and the watchdog) without a lock (scan_exchange.h):
-    //   snapshot_ (scan -> server): [applied u32, pad] coils | discrete | holding | input regs
-    //   pending_ (server -> scan):  [seq u32, pad] coils' gen u32 and value | holding's
+    //   snapshot_ (scan -> server): [applied u64] coils | discrete | holding | input regs
+    //   pending_ (server -> scan):  [seq u64] coils' gen u64 and value | holding's
     static constexpr std::size_t kSeqBytes = 8;
     OutputExchange snapshot_;
     TripleBuffer pending_;
     Table<std::uint8_t> coils_, discrete_;
     Table<std::uint16_t> inputRegs_, holding_;
-    std::uint32_t applied_ = 0;    // scan thread: the newest write applied to the image
-    std::uint32_t pendingSeq_ = 0; // server thread: the writes recorded so far
+    std::uint64_t applied_ = 0;    // scan thread: the newest write applied to the image
+    std::uint64_t pendingSeq_ = 0; // server thread: the writes recorded so far
 
     // Server thread only (after start()).
     modbus_t* ctx_ = nullptr;

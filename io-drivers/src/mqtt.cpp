@@ -46,12 +46,6 @@ namespace {
 
 using namespace detail;
 
-void copyBytes(std::uint8_t* to, const std::uint8_t* from, std::size_t n) noexcept {
-    if (n != 0) { // an empty vector's data() may be null
-        std::memcpy(to, from, n);
-    }
-}
-
 struct Binding {
     std::string topic;
     ImageAddress address;
@@ -153,19 +147,13 @@ public:
         inShared_.assign(subscribe_.size() * 8, 0);
         outSent_.assign(publish_.size() * 8, 0);
         outNow_.assign(publish_.size() * 8, 0);
-        safeNow_.assign((topicOut_.empty() ? 0 : outBytes_) + outNow_.size(), 0);
         imageIn_.assign(topicIn_.empty() ? 0 : inBytes_, 0);
         imageInSeq_.assign(imageIn_.size(), 0);
         imageOutSent_.assign(topicOut_.empty() ? 0 : outBytes_, 0);
         imageOutNow_ = imageOutSent_;
-        in_.resize(kInHeader + imageIn_.size() * (1 + sizeof(std::uint32_t)) + inShared_.size());
-        std::uint64_t safeBits = imageOutNow_.size() * 8; // the %Q bits published: what the safe image needs
-        for (const Binding& b : publish_) {
-            if (b.address.area == Area::Output) {
-                safeBits = std::max(safeBits, extent(b).last);
-            }
-        }
-        out_.resize(imageOutNow_.size() + outNow_.size(), static_cast<std::size_t>((safeBits + 7) / 8));
+        in_.resize(kInHeader + imageIn_.size() * (1 + sizeof(std::uint64_t)) + inShared_.size());
+        // The safe values in the same layout as the outputs (setSafeImage).
+        out_.resize(imageOutNow_.size() + outNow_.size(), imageOutNow_.size() + outNow_.size());
         return true;
     }
 
@@ -247,23 +235,21 @@ public:
         }
         in_.refresh();
         const std::uint8_t* slot = in_.front();
-        std::uint32_t seq = 0;
+        std::uint64_t seq = 0;
         std::memcpy(&seq, slot, sizeof(seq));
         const bool bad = slot[sizeof(seq)] != 0;
         inBad_ = bad;
         const std::uint8_t* held = slot + kInHeader;
         const std::uint8_t* heldSeq = held + imageIn_.size();
-        const std::uint8_t* values = heldSeq + imageIn_.size() * sizeof(std::uint32_t);
+        const std::uint8_t* values = heldSeq + imageIn_.size() * sizeof(std::uint64_t);
         const std::size_t n = std::min(imageIn_.size(), image.inputs.size());
         if (bad) {
             // Bad inputs read as 0 every cycle, as every driver's (the slot holds zeros).
-            if (n != 0) {
-                std::memcpy(image.inputs.data(), held, n);
-            }
+            copyBytes(image.inputs.data(), held, n);
         } else if (seq != seenSeq_) {
             // Only the topic_in bytes a message carried since the last cycle start, once.
             for (std::size_t j = 0; j < n; ++j) {
-                std::uint32_t byteSeq = 0;
+                std::uint64_t byteSeq = 0;
                 std::memcpy(&byteSeq, heldSeq + j * sizeof(byteSeq), sizeof(byteSeq));
                 if (byteSeq > seenSeq_) {
                     image.inputs[j] = held[j];
@@ -285,9 +271,17 @@ public:
         wake_.notify();
     }
 
+    // Converted once here to what the publisher sends (publish values from %M or %I stay zero).
+    void setSafeImage(std::span<const std::uint8_t> safeOutputs) override {
+        std::vector<std::uint8_t> outputs(safeOutputs.begin(), safeOutputs.end());
+        std::vector<std::uint8_t> safe(out_.safeBytes(), 0);
+        fillOutputs(ImageView{{}, outputs, {}}, safe.data());
+        out_.setSafe(safe);
+    }
+
     // Published values follow the safe image from now on (so subscribers see the safe state).
-    void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept override {
-        out_.latchSafe(safeOutputs);
+    void applySafeState(std::span<const std::uint8_t> /*safeOutputs*/) noexcept override {
+        out_.latchSafe();
         wake_.notify();
     }
 
@@ -354,9 +348,7 @@ private:
     // slot: %QB0.. for topic_out, then 8 bytes per publish binding.
     void fillOutputs(const ImageView& image, std::uint8_t* slot) const noexcept {
         const std::size_t n = std::min(imageOutNow_.size(), image.outputs.size());
-        if (n != 0) {
-            std::memcpy(slot, image.outputs.data(), n);
-        }
+        copyBytes(slot, image.outputs.data(), n);
         if (imageOutNow_.size() > n) {
             std::memset(slot + n, 0, imageOutNow_.size() - n);
         }
@@ -377,10 +369,10 @@ private:
         std::uint8_t* held = slot + kInHeader;
         if (!imageIn_.empty()) {
             std::memcpy(held, imageIn_.data(), imageIn_.size());
-            std::memcpy(held + imageIn_.size(), imageInSeq_.data(), imageInSeq_.size() * sizeof(std::uint32_t));
+            std::memcpy(held + imageIn_.size(), imageInSeq_.data(), imageInSeq_.size() * sizeof(std::uint64_t));
         }
         if (!inShared_.empty()) {
-            std::memcpy(held + imageIn_.size() * (1 + sizeof(std::uint32_t)), inShared_.data(), inShared_.size());
+            std::memcpy(held + imageIn_.size() * (1 + sizeof(std::uint64_t)), inShared_.data(), inShared_.size());
         }
         in_.publish();
     }
@@ -485,7 +477,9 @@ private:
             const std::lock_guard lock(d->mutex_);
             d->connected_ = true;
             d->republish_ = true;
-            if (d->inputsBad_) {
+            // Bad inputs stay bad until a message brings the peer's values again (onMessage);
+            // a driver that receives nothing has no inputs to wait for.
+            if (d->inputsBad_ && d->topicIn_.empty() && d->subscribe_.empty()) {
                 d->inputsBad_ = false;
                 d->publishInputs();
             }
@@ -527,6 +521,7 @@ private:
             // Two messages in one cycle: the held image has the newest of each byte either carried.
             ++d->imageSeq_;
             std::fill_n(d->imageInSeq_.begin(), n, d->imageSeq_);
+            d->inputsBad_ = false; // after a comm loss: the first of the peer's values again
             d->publishInputs();
         }
         for (std::size_t i = 0; i < d->subscribe_.size(); ++i) {
@@ -544,6 +539,7 @@ private:
             }
             const std::lock_guard lock(d->mutex_);
             std::memcpy(d->inShared_.data() + i * 8, value, 8);
+            d->inputsBad_ = false; // after a comm loss: the first of the peer's values again
             d->publishInputs();
         }
     }
@@ -551,11 +547,15 @@ private:
     // Publisher thread ----------------------------------------------------------------------
     void publishLoop() {
         std::unique_lock lock(mutex_);
+        // Read before the pass takes the outputs: a cycle or a latch that notifies after the
+        // take ends the next wait at once instead of waiting out the 50 ms.
+        std::uint32_t seen = wake_.epoch();
         while (!stopping_) {
-            wake_.waitFor(lock, std::chrono::milliseconds(50));
+            wake_.waitFor(lock, seen, std::chrono::milliseconds(50));
             if (stopping_) {
                 break;
             }
+            seen = wake_.epoch();
             checkCommLoss(lock);
             if (!connected_) {
                 continue;
@@ -580,10 +580,7 @@ private:
         }
         const std::uint8_t* slot = out_.program();
         if (source == OutputExchange::Source::Safe) {
-            const std::span<const std::uint8_t> safe = out_.safeImage();
-            const ImageView view{{}, std::span(const_cast<std::uint8_t*>(safe.data()), safe.size()), {}};
-            fillOutputs(view, safeNow_.data());
-            slot = safeNow_.data();
+            slot = out_.safeImage().data();
         }
         const bool all = republish_;
         republish_ = false;
@@ -634,27 +631,27 @@ private:
     std::vector<Binding> publish_, subscribe_;
 
     // Shared with the scan thread (and the watchdog) without a lock (scan_exchange.h).
-    static constexpr std::size_t kInHeader = 8; // [seq u32][bad][3 bytes 0 or 1 like bad]
-    TripleBuffer in_;                           // the network and publisher threads, under mutex_ -> the scan thread
-    OutputExchange out_;                        // the scan thread -> the publisher thread (or stop() after it)
-    Wakeup wake_;                               // notified by the scan thread after every cycle: no lock (wakeup.h)
+    static constexpr std::size_t kInHeader = 16; // [seq u64][bad, 7 bytes like it]
+    TripleBuffer in_;                            // the network and publisher threads, under mutex_ -> the scan thread
+    OutputExchange out_;                         // the scan thread -> the publisher thread (or stop() after it)
+    Wakeup wake_;                                // notified by the scan thread after every cycle: no lock (wakeup.h)
 
     // The driver's own threads', under mutex_; the scan thread never takes it.
     std::mutex mutex_;
     std::vector<std::uint8_t> inShared_, imageIn_;
-    std::vector<std::uint32_t> imageInSeq_; // per topic_in byte: the message that last carried it
-    std::uint32_t imageSeq_ = 0;            // topic_in messages so far
+    std::vector<std::uint64_t> imageInSeq_; // per topic_in byte: the message that last carried it
+    std::uint64_t imageSeq_ = 0;            // topic_in messages so far
     bool stopping_ = false, connected_ = false, republish_ = false;
     bool inputsBad_ = false;
     std::int64_t disconnectedSinceNs_ = 0;
     std::string lastError_;
 
     // Scan thread only.
-    std::uint32_t seenSeq_ = 0; // the topic_in message last written to the image
+    std::uint64_t seenSeq_ = 0; // the topic_in message last written to the image
     bool inBad_ = false;        // the inputs of this cycle are bad (the slot's flag)
 
     // Publisher thread only (then stop()).
-    std::vector<std::uint8_t> outNow_, outSent_, imageOutNow_, imageOutSent_, safeNow_;
+    std::vector<std::uint8_t> outNow_, outSent_, imageOutNow_, imageOutSent_;
     bool sentOnce_ = false;
 
     mosquitto* mosq_ = nullptr;

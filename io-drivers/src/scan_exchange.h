@@ -10,11 +10,11 @@
 //     quality flag always travel in one slot.
 //   outputs (scan thread -> driver thread): an OutputExchange below, a TripleBuffer the scan
 //     thread fills in writeOutputs() plus the safe state.
-//   safe state (any thread -> driver thread): applySafeState() stores the safe %Q image in a
-//     buffer of its own and sets an atomic latch; from then on the driver's thread sends the
-//     safe image and ignores the program's outputs until releaseSafeState() and the next
-//     writeOutputs() after it. The watchdog latches it while the scan thread may be stuck in
-//     the program, so neither side waits for the other here either.
+//   safe state (any thread -> driver thread): the safe image is stored before start
+//     (setSafeImage(), in the driver's layout) and applySafeState() only sets an atomic latch;
+//     from then on the driver's thread sends the safe image and ignores the program's outputs
+//     until releaseSafeState() and the next writeOutputs() after it. The watchdog latches it while the scan thread may
+//     be stuck in the program, so neither side waits for the other here either.
 // A driver's threads may still share a lock of their own (the mqtt network and publisher
 // threads do); the scan thread takes none, and only the scan thread calls writeOutputs() and
 // releaseSafeState().
@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <vector>
 
 #include "takt/engine/triple_buffer.h"
 
@@ -40,10 +41,10 @@ public:
     };
 
     // Off the cycle: `bytes` of outputs per slot in the driver's own layout, and `safeBytes` of
-    // the safe %Q image kept (the part of %Q the driver drives; the rest is cut).
+    // safe image (setSafe) in whatever layout the driver sends it from.
     void resize(std::size_t bytes, std::size_t safeBytes) {
         out_.resize(kHeader + bytes);
-        safe_.resize(safeBytes);
+        safe_.assign(safeBytes, 0);
         latched_.store(false, std::memory_order_relaxed);
         releases_.store(0, std::memory_order_relaxed);
     }
@@ -51,8 +52,11 @@ public:
     [[nodiscard]] std::size_t safeBytes() const noexcept { return safe_.size(); }
 
     // Scan thread (writeOutputs): false while the safe state is latched, when the program's
-    // outputs are to be ignored. Otherwise fill back() whole and publish().
-    [[nodiscard]] bool accepting() const noexcept { return !latched_.load(std::memory_order_acquire); }
+    // outputs are to be ignored, and when never sized (a driver whose init() failed): back()
+    // then has no slot. Otherwise fill back() whole and publish().
+    [[nodiscard]] bool accepting() const noexcept {
+        return out_.size() != 0 && !latched_.load(std::memory_order_acquire);
+    }
     [[nodiscard]] std::uint8_t* back() noexcept { return out_.back() + kHeader; }
     void publish() noexcept {
         // The stamp says after which release the outputs were written (take()).
@@ -64,23 +68,19 @@ public:
         out_.publish();
     }
 
-    // Any thread, never waits: stores `safeOutputs` (the whole %Q safe image; zeros past it)
-    // and latches the safe state. When two threads latch at once (the watchdog and the scan
-    // thread, both with the runtime's one safe image) the second leaves the copy to the first.
-    void latchSafe(std::span<const std::uint8_t> safeOutputs) noexcept {
-        if (!writingSafe_.test_and_set(std::memory_order_acquire)) {
-            storeSafe(safeOutputs);
-            writingSafe_.clear(std::memory_order_release);
-        }
+    // Control thread, after resize() and before the reader starts (Driver::setSafeImage): the
+    // safe image the latch and a comm loss send, already in the driver's layout (zeros past
+    // `safe`). The runtime's safe image is fixed at configure, so the latch copies nothing and
+    // two latchers at once (the watchdog and the scan thread's fault latch) cannot hand the
+    // reader a half-stored image.
+    void setSafe(std::span<const std::uint8_t> safe) {
+        std::fill(safe_.begin(), safe_.end(), 0);
+        std::copy_n(safe.begin(), std::min(safe_.size(), safe.size()), safe_.begin());
+    }
+    // Any thread, never waits: the reader sends safeImage() from its next take().
+    void latchSafe() noexcept {
         latched_.store(true, std::memory_order_release);
         latches_.fetch_add(1, std::memory_order_release);
-    }
-    // Control thread, before start: the safe image a comm loss sends, without latching it.
-    void setSafe(std::span<const std::uint8_t> safeOutputs) noexcept {
-        while (writingSafe_.test_and_set(std::memory_order_acquire)) {
-        }
-        storeSafe(safeOutputs);
-        writingSafe_.clear(std::memory_order_release);
     }
     // Scan thread: the program's outputs go out again from the next writeOutputs().
     void release() noexcept {
@@ -93,12 +93,10 @@ public:
     [[nodiscard]] bool latched() const noexcept { return latched_.load(std::memory_order_acquire); }
 
     // The reader (the driver's thread, or whichever thread a join handed it to): takes the
-    // newest outputs and safe image and says which the field gets. program() and safeImage()
-    // stay valid and unchanged until the next take().
+    // newest outputs and says which the field gets. program() stays valid and unchanged until
+    // the next take(); safeImage() does not change after start.
     Source take() noexcept {
-        // The latch first: the safe image it was latched with is published before it.
         const bool latched = latched_.load(std::memory_order_acquire);
-        safe_.refresh();
         out_.refresh();
         if (latched) {
             return Source::Safe;
@@ -114,26 +112,13 @@ public:
         return releases == 0 && stamp == 0 ? Source::None : Source::Safe;
     }
     [[nodiscard]] const std::uint8_t* program() const noexcept { return out_.front() + kHeader; }
-    [[nodiscard]] std::span<const std::uint8_t> safeImage() const noexcept { return {safe_.front(), safe_.size()}; }
+    [[nodiscard]] std::span<const std::uint8_t> safeImage() const noexcept { return safe_; }
 
 private:
     static constexpr std::size_t kHeader = sizeof(std::uint64_t);
 
-    void storeSafe(std::span<const std::uint8_t> safeOutputs) noexcept {
-        std::uint8_t* to = safe_.back();
-        const std::size_t n = std::min(safe_.size(), safeOutputs.size());
-        if (safe_.size() != 0) {
-            std::memset(to, 0, safe_.size());
-        }
-        if (n != 0) {
-            std::memcpy(to, safeOutputs.data(), n);
-        }
-        safe_.publish();
-    }
-
-    TripleBuffer out_;                                // scan thread -> reader: [stamp][outputs]
-    TripleBuffer safe_;                               // latchSafe's thread -> reader: the safe %Q image
-    std::atomic_flag writingSafe_ = ATOMIC_FLAG_INIT; // one writer of safe_ at a time, never waited for on the cycle
+    TripleBuffer out_;               // scan thread -> reader: [stamp][outputs]
+    std::vector<std::uint8_t> safe_; // set before the reader starts, read-only after
     std::atomic<bool> latched_{false};
     std::atomic<std::uint64_t> releases_{0};
     std::atomic<std::uint64_t> latches_{0};

@@ -113,7 +113,8 @@ public:
         }
     }
 
-    void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept override { wire_.latchSafe(safeOutputs); }
+    void setSafeImage(std::span<const std::uint8_t> safeOutputs) override { wire_.setSafe(safeOutputs); }
+    void applySafeState(std::span<const std::uint8_t> /*safeOutputs*/) noexcept override { wire_.latchSafe(); }
 
     void releaseSafeState() noexcept override { wire_.release(); }
 

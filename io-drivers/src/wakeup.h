@@ -36,10 +36,9 @@ public:
         (void)syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAIT_PRIVATE, seen, &ts, nullptr, 0);
     }
 
-    // The driver's thread, holding `lock`: releases it, sleeps until a notify() that came after
-    // the call began or until `timeout`, and takes it again (as condition_variable::wait_for).
-    template <typename Lock> void waitFor(Lock& lock, std::chrono::nanoseconds timeout) {
-        const std::uint32_t seen = epoch();
+    // The driver's thread, holding `lock`: releases it, sleeps until a notify() after `seen` was
+    // read or until `timeout`, and takes it again (as condition_variable::wait_for).
+    template <typename Lock> void waitFor(Lock& lock, std::uint32_t seen, std::chrono::nanoseconds timeout) {
         lock.unlock();
         waitFor(seen, timeout);
         lock.lock();

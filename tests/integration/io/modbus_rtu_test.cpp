@@ -246,7 +246,8 @@ TEST_F(RtuTest, StopRightAfterApplySafeStateLeavesTheSlaveSafe) {
         Image::setBit(img.outputs, 0, true);
         ASSERT_TRUE(eventually([&] { return peer_.coil(0) == 1 && peer_.coil(1) == 0; }, [&] { cycle(*d, img); }));
         std::vector<std::uint8_t> safe(4, 0);
-        safe[0] = 0b10; // %QX0.0 FALSE, %QX0.1 TRUE
+        safe[0] = 0b10;        // %QX0.0 FALSE, %QX0.1 TRUE
+        d->setSafeImage(safe); // the safe image latched is the one configured
         d->applySafeState(safe);
         d->stop();
         EXPECT_EQ(peer_.coil(0), 0) << "round " << round;

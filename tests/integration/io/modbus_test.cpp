@@ -216,7 +216,8 @@ TEST(ModbusTcp, ApplySafeStateWritesSafeValuesAndIgnoresTheProgram) {
     Image::setBit(img.outputs, 0, true);
     ASSERT_TRUE(eventually([&] { return peer.coil(0) == 1 && peer.coil(1) == 0; }, [&] { cycle(*d, img); }));
     std::vector<std::uint8_t> safe(4, 0);
-    safe[0] = 0b10; // %QX0.0 FALSE, %QX0.1 TRUE
+    safe[0] = 0b10;        // %QX0.0 FALSE, %QX0.1 TRUE
+    d->setSafeImage(safe); // the safe image latched is the one configured
     d->applySafeState(safe);
     ASSERT_TRUE(eventually([&] { return peer.coil(0) == 0 && peer.coil(1) == 1; }, [&] { cycle(*d, img); }));
     d->releaseSafeState();
@@ -243,7 +244,8 @@ TEST(ModbusTcp, StopRightAfterApplySafeStateLeavesThePeerSafe) {
         Image::setBit(img.outputs, 0, true);
         ASSERT_TRUE(eventually([&] { return peer.coil(0) == 1 && peer.coil(1) == 0; }, [&] { cycle(*d, img); }));
         std::vector<std::uint8_t> safe(4, 0);
-        safe[0] = 0b10; // %QX0.0 FALSE, %QX0.1 TRUE
+        safe[0] = 0b10;        // %QX0.0 FALSE, %QX0.1 TRUE
+        d->setSafeImage(safe); // the safe image latched is the one configured
         d->applySafeState(safe);
         d->stop();
         // stop() joined the driver thread: whatever it wrote has been answered.

@@ -196,7 +196,8 @@ TEST(Mqtt, StopRightAfterApplySafeStatePublishesTheSafeValues) {
         const std::string running = fmt::format(R"({{"type":"INT","value":{}}})", 100 + round);
         ASSERT_TRUE(eventually([&] { return peer.last("line1/out/speed") == running; }, [&] { cycle(*d, img); }));
         std::vector<std::uint8_t> safe(16, 0);
-        safe[8] = 5; // %QW4 = 5
+        safe[8] = 5;           // %QW4 = 5
+        d->setSafeImage(safe); // the safe image latched is the one configured
         d->applySafeState(safe);
         d->stop();
         EXPECT_TRUE(eventually([&] { return peer.last("line1/out/speed") == R"({"type":"INT","value":5})"; }))
@@ -231,6 +232,11 @@ TEST(Mqtt, ReconnectsAfterTheBrokerRestartsAndMarksInputsBadMeanwhile) {
     ASSERT_TRUE(broker.start());
     Peer peer(broker.port());
     ASSERT_TRUE(eventually([&] { return d->health().health == Health::Ok; }, [&] { cycle(*d, img); }));
+    // Connected again, but nothing received yet (the broker lost the retained value): the zeros
+    // are not the peer's, so they are still bad; the first message makes them good.
+    cycle(*d, img);
+    EXPECT_EQ(img.word(img.inputs, 8), 0);
+    EXPECT_EQ(d->inputsBadThisCycle(), std::optional<bool>(true));
     Image::setWord(img.outputs, 8, 99);
     peer.publish("line1/in/setpoint", "6", true);
     EXPECT_TRUE(eventually(
@@ -238,6 +244,7 @@ TEST(Mqtt, ReconnectsAfterTheBrokerRestartsAndMarksInputsBadMeanwhile) {
             return peer.received("line1/out/speed", R"({"type":"INT","value":99})") && img.word(img.inputs, 8) == 6;
         },
         [&] { cycle(*d, img); }));
+    EXPECT_EQ(d->inputsBadThisCycle(), std::optional<bool>(false));
     d->stop();
 }
 

@@ -1,5 +1,7 @@
 // DriverSet: drivers created from an IoConfig, ownership checked, cycles fanned
 // out, safe state and health summarised, status blocks written without allocating.
+#include <array>
+
 #include <gtest/gtest.h>
 
 #include "../counting_new.h"
@@ -364,6 +366,24 @@ TEST(DriverSet, AStatusBlockOverTheDriversOwnBytesIsRefused) {
     EXPECT_NE(error.find("io.toml:4:1: status block of driver 'exchanger' (io.drivers[0].status)"), std::string::npos)
         << error;
     EXPECT_NE(error.find("both write %IB0..%IB1"), std::string::npos) << error;
+}
+
+// A driver whose init() failed (or never ran) has no exchange buffers: the scan thread's calls
+// read and write nothing rather than reach past a null slot (UBSan stops the test otherwise).
+TEST(DriverSet, EveryDriverWithoutInitReadsAndWritesNothing) {
+    for (const std::string_view name : driverNames()) {
+        SCOPED_TRACE(name);
+        std::unique_ptr<Driver> d = createDriver(name);
+        ASSERT_NE(d, nullptr);
+        std::array<std::uint8_t, 8> in{1, 2, 3, 4, 5, 6, 7, 8}, out{}, mem{};
+        const ImageView image{in, out, mem};
+        d->readInputs(image);
+        d->writeOutputs(image);
+        d->applySafeState(out);
+        d->releaseSafeState();
+        d->writeOutputs(image);
+        d->stop();
+    }
 }
 
 } // namespace

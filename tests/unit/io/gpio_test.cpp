@@ -148,6 +148,7 @@ TEST(Gpio, SafeStateDrivesTheLinesAndLatches) {
     EXPECT_TRUE(rig.level(5));
     EXPECT_TRUE(rig.level(6));
     const std::vector<std::uint8_t> safe{0b10}; // %QX0.0 FALSE, %QX0.1 TRUE
+    rig.driver.setSafeImage(safe);              // the safe image latched is the one configured
     rig.driver.applySafeState(safe);
     rig.driver.writeOutputs(img.view()); // ignored while latched
     rig.driver.poll(2 * kMs);
@@ -223,6 +224,7 @@ TEST(Gpio, StopRightAfterApplySafeStateLeavesTheLinesSafe) {
             return lines->level[5];
         }));
         const std::vector<std::uint8_t> safe{0};
+        d.setSafeImage(safe); // the safe image latched is the one configured
         d.applySafeState(safe);
         d.stop();
         const std::lock_guard lock(lines->mutex);

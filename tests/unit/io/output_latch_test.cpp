@@ -27,7 +27,8 @@ TEST(OutputLatch, PassesOutputsUntilTheSafeStateIsLatchedAndAgainAfterRelease) {
 
     // Fewer safe values than bytes: the rest are 0, and the program's writes are ignored.
     const std::array<std::uint8_t, 2> safe{9, 8};
-    latch.latchSafe(safe);
+    latch.setSafe(safe);
+    latch.latchSafe();
     EXPECT_EQ(held(latch), (std::vector<std::uint8_t>{9, 8, 0, 0}));
     latch.write(outputs);
     EXPECT_EQ(held(latch), (std::vector<std::uint8_t>{9, 8, 0, 0}));

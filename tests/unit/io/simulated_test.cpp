@@ -199,6 +199,7 @@ TEST(TankPlant, SafeStateStopsThePumpUntilReleased) {
     EXPECT_GT(before, 20.0);
 
     const std::vector<std::uint8_t> safe(8, 0); // pump off
+    rig.driver->setSafeImage(safe);             // the safe image latched is the one configured
     rig.driver->applySafeState(safe);
     rig.run(5.0); // the program keeps commanding the pump
     EXPECT_DOUBLE_EQ(rig.quantity("tank_l"), before);
@@ -351,7 +352,8 @@ TEST(FillingLinePlant, PumpAndSafeState) {
     rig.run(10.0);
     EXPECT_NEAR(rig.quantity("tank_l"), 80.0 + 40.0, 1e-9);
     std::vector<std::uint8_t> safe(8, 0);
-    safe[0] = 1U << 3; // alarm lamp on, everything else off
+    safe[0] = 1U << 3;              // alarm lamp on, everything else off
+    rig.driver->setSafeImage(safe); // the safe image latched is the one configured
     rig.driver->applySafeState(safe);
     rig.run(10.0);
     EXPECT_NEAR(rig.quantity("tank_l"), 80.0 + 40.0, 1e-9);

@@ -233,6 +233,7 @@ TEST(SimulatedScript, CouplingsSeeTheSafeOutputsWhileLatched) {
     rig.cycle(10);
     EXPECT_EQ(rig.inputs[0], 0x01);
     const std::vector<std::uint8_t> safe(8, 0);
+    rig.driver->setSafeImage(safe); // the safe image latched is the one configured
     rig.driver->applySafeState(safe);
     rig.cycle(20);
     rig.cycle(30);

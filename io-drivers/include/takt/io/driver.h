@@ -169,13 +169,16 @@ public:
     // Any thread. Drive every owned output to `safeOutputs` (the whole %Q area with io.toml's
     // [[io.safe_state]] applied, zeros elsewhere) and latch: writeOutputs() is ignored until
     // releaseSafeState(). A driver with its own per-driver safe state applies that on top.
+    // `safeOutputs` is the image setSafeImage() got: the drivers in this tree send what they
+    // stored there and only latch here, so two threads latching at once copy nothing.
     virtual void applySafeState(std::span<const std::uint8_t> safeOutputs) noexcept = 0;
     virtual void releaseSafeState() noexcept = 0;
 
     // Control thread, after init() and before start(): the same safe image applySafeState()
     // gets, handed over up front so a driver that loses its peer on its own (comm loss after
-    // comm_loss_timeout_ms) drives the configured safe values, not zeros. A driver copies what
-    // it needs; the default ignores it (drivers without a comm-loss path).
+    // comm_loss_timeout_ms) drives the configured safe values, not zeros, and so that
+    // applySafeState() has nothing to copy. A driver stores what it needs, in its own layout;
+    // the default ignores it (a driver without outputs).
     virtual void setSafeImage(std::span<const std::uint8_t> safeOutputs) { (void)safeOutputs; }
 
     // Any thread.
