@@ -96,24 +96,9 @@ constexpr std::chrono::milliseconds kMaxBackoff{30'000};
 // A process that ran this long before it died starts its back-off again from the first step.
 constexpr std::chrono::seconds kStableRun{60};
 constexpr std::chrono::seconds kTermGrace{3};
-
-void writeAll(int fd, std::string_view text) {
-    while (!text.empty()) {
-        const ssize_t n = ::send(fd, text.data(), text.size(), MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0 && errno == EAGAIN) {
-            pollfd p{fd, POLLOUT, 0};
-            (void)::poll(&p, 1, 100);
-            continue;
-        }
-        if (n <= 0) {
-            return; // the process is gone: the supervisor sees the channel close
-        }
-        text.remove_prefix(static_cast<std::size_t>(n));
-    }
-}
+// A process that takes no byte of a line for this long is stuck: the channel is given up and the
+// process ended (and started again), so neither the runtime's stop nor its other answers wait on it.
+constexpr std::chrono::seconds kWriteStall{5};
 
 std::string describeExit(int status) {
     if (WIFEXITED(status)) {
@@ -213,6 +198,7 @@ struct OpcuaServer::Impl {
 
     void run();
     bool spawn(int& channel, std::string& error);
+    void writeAll(int channel, std::string_view text);
     void serve(int channel);
     void handle(std::string_view line, int channel);
     void login(const rpc::Request& request, int channel);
@@ -231,6 +217,7 @@ struct OpcuaServer::Impl {
     std::shared_ptr<Outbox> outbox;
     int wake;
     std::atomic<bool> stopping{false};
+    bool stalled = false; // the process stopped reading its channel (writeAll gave up)
     std::thread thread;
     pid_t pid = 0;
     std::uint64_t generation = 0; // answers for an earlier process are dropped
@@ -321,6 +308,33 @@ bool OpcuaServer::Impl::spawn(int& channel, std::string& error) {
     channel = pair[0];
     (void)::fcntl(channel, F_SETFL, ::fcntl(channel, F_GETFL) | O_NONBLOCK);
     return true;
+}
+
+// Writes all of `text`, waiting while the process's buffer is full, but not past kWriteStall
+// without progress nor once the runtime stops: then `stalled` is set and serve() gives the
+// channel up. After that nothing more is written to this channel.
+void OpcuaServer::Impl::writeAll(int channel, std::string_view text) {
+    auto deadline = Clock::now() + kWriteStall;
+    while (!text.empty() && !stalled) {
+        const ssize_t n = ::send(channel, text.data(), text.size(), MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0 && errno == EAGAIN) {
+            if (stopping || Clock::now() >= deadline) {
+                stalled = true;
+                return;
+            }
+            pollfd p[2] = {{channel, POLLOUT, 0}, {wake, POLLIN, 0}};
+            (void)::poll(p, 2, 100);
+            continue;
+        }
+        if (n <= 0) {
+            return; // the process is gone: the supervisor sees the channel close
+        }
+        text.remove_prefix(static_cast<std::size_t>(n));
+        deadline = Clock::now() + kWriteStall;
+    }
 }
 
 void OpcuaServer::Impl::handle(std::string_view line, int channel) {
@@ -493,6 +507,7 @@ void OpcuaServer::Impl::login(const rpc::Request& request, int channel) {
 
 void OpcuaServer::Impl::serve(int channel) {
     logins.clear(); // a new process: no session of the last one goes on
+    stalled = false;
     writeAll(channel, configureLine(options, process));
     rpc::LineFramer framer(std::size_t{16} << 20);
     char buf[65536];
@@ -501,7 +516,7 @@ void OpcuaServer::Impl::serve(int channel) {
         if (::poll(fds, 3, 1000) < 0 && errno != EINTR) {
             return;
         }
-        if (stopping) {
+        if (stopping || stalled) {
             return;
         }
         if ((fds[1].revents & POLLIN) != 0) {
@@ -516,6 +531,9 @@ void OpcuaServer::Impl::serve(int channel) {
                 if (gen == generation) {
                     writeAll(channel, text + "\n");
                 }
+            }
+            if (stalled) {
+                return;
             }
             {
                 const std::lock_guard lock(outbox->mutex);
@@ -535,6 +553,9 @@ void OpcuaServer::Impl::serve(int channel) {
                 const rpc::LineFramer::Status s = framer.next(in);
                 if (s == rpc::LineFramer::Status::Line) {
                     handle(framer.line(), channel);
+                }
+                if (stalled) {
+                    return;
                 }
             }
         }
@@ -595,7 +616,9 @@ void OpcuaServer::Impl::run() {
             closeFeeds(); // the process is ending: nothing is fed to it any more
             ::close(channel);
             // The process ends on its own once its channel is closed; stopping ends it now.
-            end(stopping ? "stopped with the runtime" : std::string());
+            end(stopping  ? "stopped with the runtime"
+                : stalled ? fmt::format("stopped reading its channel for {} s", kWriteStall.count())
+                          : std::string());
         } else {
             setHealth([&](OpcuaHealth& h) { h.reason = error; });
         }

@@ -1,0 +1,72 @@
+// The server process as `takt run` supervises it, with stand-in scripts (TAKT_OPCUA_DIR) that
+// misbehave on purpose: one that stops reading its channel must not hold up takt's stop.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startTakt, sleep, until } from './support.mjs';
+
+const kProgram = `PROGRAM Main
+VAR
+  counter : UDINT;
+END_VAR
+counter := counter + 1;
+END_PROGRAM
+`;
+
+// A folder that findOpcuaScript takes for the server: server.js and node_modules/node-opcua.
+function standIn(script) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'takt-opcua-standin-'));
+  mkdirSync(path.join(dir, 'node_modules', 'node-opcua'), { recursive: true });
+  writeFileSync(path.join(dir, 'server.js'), script);
+  return dir;
+}
+
+// Says it listens, then sends calls whose answers it never reads: the answers fill the channel
+// and the runtime's writes block.
+const kDeaf = `'use strict';
+const fs = require('fs');
+process.stderr.write('opcua: listening on opc.tcp://stand-in\\n');
+const line = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'runtime.stop' }) + '\\n';
+const block = line.repeat(1000);
+for (let i = 0; i < 50; i++) fs.writeSync(3, block);
+setInterval(() => {}, 1000);
+`;
+
+// takt run with the stand-in server `script`; `fn(takt)` drives it, the run is stopped after.
+async function withStandIn(script, fn) {
+  const dir = standIn(script);
+  const takt = await startTakt({ sources: { 'main.st': kProgram }, env: { TAKT_OPCUA_DIR: dir } });
+  try {
+    await fn(takt);
+  } finally {
+    await takt.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// Stops takt run and checks that it ended by itself, within `boundMs`.
+async function stopWithin(takt, boundMs) {
+  const t0 = Date.now();
+  const { code, signal, output } = await takt.stop();
+  const ms = Date.now() - t0;
+  assert.equal(signal, null, `takt run was killed after ${ms} ms: ${output}`);
+  assert.equal(code, 0, output);
+  assert.ok(ms < boundMs, `takt run took ${ms} ms to stop`);
+  return { ms, output };
+}
+
+test('takt run stops while the server process does not read its channel', async () => {
+  await withStandIn(kDeaf, async (takt) => {
+    await sleep(1500); // its flood is in: takt is blocked writing answers
+    await stopWithin(takt, 8000);
+  });
+});
+
+test('a server process that stops reading its channel is given up and started again', async () => {
+  await withStandIn(kDeaf, async (takt) => {
+    await until('the stalled process to be given up', () => /stopped reading its channel for 5 s; starting it again/.test(takt.output()), 20000);
+    await until('the process started again', () => takt.output().split('opcua: listening on').length > 2, 10000);
+  });
+});
