@@ -186,11 +186,36 @@ async function start(options) {
   const endpoint = server.getEndpointUrl();
   log(`listening on ${endpoint}`);
   channel.call('opcua.ready', { endpoint }).catch(() => {});
-  channel.on('close', () => {
-    // The runtime is gone (or stopping): nothing to serve.
-    server.shutdown(0).then(() => process.exit(0));
-    setTimeout(() => process.exit(0), 2000).unref();
-  });
+  stopServer = () => server.shutdown(kShutdownMs);
+}
+
+// How long the server says it is shutting down (ServerStatus.State Shutdown, SecondsTillShutdown)
+// before it closes the sessions; the runtime ends the process 3 s after asking it to.
+const kShutdownMs = 500;
+let stopServer = null; // once the server listens
+let stopping = false;
+
+// The runtime is stopping (SIGTERM) or gone (its channel closed): the server tells its clients,
+// closes their sessions and ends, within 2.5 s whatever happens.
+function shutdown() {
+  if (stopping) {
+    return;
+  }
+  stopping = true;
+  if (!stopServer) {
+    process.exit(0);
+  }
+  setTimeout(() => process.exit(0), 2500).unref();
+  stopServer().then(
+    () => {
+      log('shut down');
+      process.exit(0);
+    },
+    (err) => {
+      log(`shutting down: ${err.message}`);
+      process.exit(0);
+    },
+  );
 }
 
 channel.on('opcua.configure', (options) => {
@@ -199,7 +224,6 @@ channel.on('opcua.configure', (options) => {
     process.exit(1);
   });
 });
-channel.on('close', () => process.exit(0));
-
-process.on('SIGTERM', () => process.exit(0));
+channel.on('close', shutdown);
+process.on('SIGTERM', shutdown);
 

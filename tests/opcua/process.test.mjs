@@ -1,11 +1,20 @@
 // The server process as `takt run` supervises it, with stand-in scripts (TAKT_OPCUA_DIR) that
-// misbehave on purpose: one that stops reading its channel must not hold up takt's stop.
+// misbehave on purpose: one that stops reading its channel must not hold up takt's stop; and the
+// real server's shutdown as its clients see it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startTakt, sleep, until } from './support.mjs';
+import {
+  AttributeIds,
+  ClientMonitoredItem,
+  ClientSubscription,
+  ServerState,
+  TimestampsToReturn,
+  VariableIds,
+} from 'node-opcua-client';
+import { startTakt, connect, sleep, until } from './support.mjs';
 
 const kProgram = `PROGRAM Main
 VAR
@@ -69,4 +78,35 @@ test('a server process that stops reading its channel is given up and started ag
     await until('the stalled process to be given up', () => /stopped reading its channel for 5 s; starting it again/.test(takt.output()), 20000);
     await until('the process started again', () => takt.output().split('opcua: listening on').length > 2, 10000);
   });
+});
+
+test('on stop the server tells its clients it shuts down before it ends', async () => {
+  const takt = await startTakt({ sources: { 'main.st': kProgram } });
+  let ua;
+  try {
+    ua = await connect(takt.endpoint);
+    const sub = await ClientSubscription.create(ua.session, {
+      requestedPublishingInterval: 100,
+      requestedLifetimeCount: 1000,
+      requestedMaxKeepAliveCount: 10,
+      maxNotificationsPerPublish: 0,
+      publishingEnabled: true,
+      priority: 1,
+    });
+    const item = ClientMonitoredItem.create(
+      sub,
+      { nodeId: VariableIds.Server_ServerStatus_State, attributeId: AttributeIds.Value },
+      { samplingInterval: 100, discardOldest: true, queueSize: 10 },
+      TimestampsToReturn.Both,
+    );
+    const states = [];
+    item.on('changed', (dv) => states.push(dv.value.value));
+    await until('the running state', () => states.includes(ServerState.Running), 5000);
+    const { output } = await stopWithin(takt, 6000);
+    assert.ok(states.includes(ServerState.Shutdown), `server states seen: ${states}`);
+    assert.match(output, /opcua: shut down/);
+  } finally {
+    if (ua) await ua.client.disconnect().catch(() => {});
+    await takt.stop();
+  }
 });
