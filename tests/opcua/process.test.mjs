@@ -44,9 +44,9 @@ setInterval(() => {}, 1000);
 `;
 
 // takt run with the stand-in server `script`; `fn(takt)` drives it, the run is stopped after.
-async function withStandIn(script, fn) {
+async function withStandIn(script, fn, { env = {}, ...options } = {}) {
   const dir = standIn(script);
-  const takt = await startTakt({ sources: { 'main.st': kProgram }, env: { TAKT_OPCUA_DIR: dir } });
+  const takt = await startTakt({ sources: { 'main.st': kProgram }, env: { TAKT_OPCUA_DIR: dir, ...env }, ...options });
   try {
     await fn(takt);
   } finally {
@@ -65,6 +65,36 @@ async function stopWithin(takt, boundMs) {
   assert.ok(ms < boundMs, `takt run took ${ms} ms to stop`);
   return { ms, output };
 }
+
+// Says what it was started with: its process group, its stdin and NODE_OPTIONS.
+const kProbe = `'use strict';
+const fs = require('fs');
+const pgrp = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[2];
+process.stderr.write('opcua: probe pid=' + process.pid + ' pgrp=' + pgrp + ' stdin=' + fs.readlinkSync('/proc/self/fd/0') +
+  ' node_options=' + JSON.stringify(process.env.NODE_OPTIONS || '') + '\\n');
+process.stderr.write('opcua: listening on opc.tcp://stand-in\\n');
+process.on('SIGTERM', () => process.exit(0));
+setInterval(() => {}, 1000);
+`;
+
+test('the server process has a process group of its own, no stdin and no NODE_OPTIONS; Ctrl-C does not restart it', async () => {
+  await withStandIn(
+    kProbe,
+    async (takt) => {
+      const probe = takt.output().match(/opcua: probe pid=(\d+) pgrp=(\d+) stdin=(\S+) node_options=(\S*)/);
+      assert.ok(probe, takt.output());
+      assert.equal(probe[2], probe[1], 'its own process group');
+      assert.notEqual(probe[2], String(takt.child.pid));
+      assert.equal(probe[3], '/dev/null');
+      assert.equal(probe[4], '""');
+      // Ctrl-C signals the terminal's foreground group: takt's.
+      process.kill(-takt.child.pid, 'SIGINT');
+      const { output } = await stopWithin(takt, 6000);
+      assert.doesNotMatch(output, /starting it again/);
+    },
+    { env: { NODE_OPTIONS: '--max-old-space-size=200' }, detached: true, stdin: 'pipe' },
+  );
+});
 
 test('takt run stops while the server process does not read its channel', async () => {
   await withStandIn(kDeaf, async (takt) => {

@@ -43,8 +43,10 @@ export async function until(what, fn, timeoutMs = 60000) {
 
 // A `takt run` of a project made of `sources` ({name: text} under src/) with the OPC UA server on a
 // free loopback port; `opcuaToml` is added to its [runtime.opcua]. Resolves once the server
-// answers; `stop()` ends the run and returns its output. `env` is added to takt's environment.
-export async function startTakt({ sources, opcuaToml = '', files = {}, env = {} }) {
+// answers; `stop()` ends the run and returns its output. `env` is added to takt's environment;
+// `detached` runs it in a process group of its own, as a shell runs a command; `stdin` is what
+// it reads ('ignore': /dev/null, 'pipe').
+export async function startTakt({ sources, opcuaToml = '', files = {}, env = {}, detached = false, stdin = 'ignore' }) {
   const dir = mkdtempSync(path.join(tmpdir(), 'takt-opcua-'));
   mkdirSync(path.join(dir, 'src'));
   for (const [name, text] of Object.entries(sources)) writeFileSync(path.join(dir, 'src', name), text);
@@ -66,7 +68,7 @@ enabled = true
 listen = "127.0.0.1:${port}"
 ${opcuaToml}
 `);
-  const child = spawn(takt, ['run', '--project', dir], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const child = spawn(takt, ['run', '--project', dir], { stdio: [stdin, 'pipe', 'pipe'], env: { ...process.env, ...env }, detached });
   let output = '';
   child.stdout.on('data', (d) => { output += d; });
   child.stderr.on('data', (d) => { output += d; });

@@ -21,6 +21,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <openssl/crypto.h>
@@ -279,6 +280,8 @@ bool OpcuaServer::Impl::spawn(int& channel, std::string& error) {
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, pair[1], 3);
     posix_spawn_file_actions_addclosefrom_np(&actions, 4);
+    // Nothing to read on a terminal: a service's stdin, or the shell's, is not the server's.
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
     sigset_t none;
@@ -290,12 +293,24 @@ bool OpcuaServer::Impl::spawn(int& channel, std::string& error) {
     sigaddset(&defaults, SIGINT);
     sigaddset(&defaults, SIGPIPE);
     posix_spawnattr_setsigdefault(&attr, &defaults);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    // A process group of its own: Ctrl-C on the terminal signals takt's group, and takt stops the
+    // server itself (gracefully, opcua/server.js) instead of it dying first and being restarted.
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    // takt's environment without NODE_OPTIONS: options meant for other Node programs (a
+    // --require, an inspector port) must not reach the server.
+    std::vector<char*> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+        if (std::string_view(*e).substr(0, 13) != "NODE_OPTIONS=") {
+            env.push_back(*e);
+        }
+    }
+    env.push_back(nullptr);
     std::string node = process.node;
     std::string script = process.script;
     char* argv[] = {node.data(), script.data(), nullptr};
     pid_t child = 0;
-    const int rc = ::posix_spawn(&child, node.c_str(), &actions, &attr, argv, environ);
+    const int rc = ::posix_spawn(&child, node.c_str(), &actions, &attr, argv, env.data());
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
     ::close(pair[1]);
