@@ -96,6 +96,64 @@ test('the server process has a process group of its own, no stdin and no NODE_OP
   );
 });
 
+// Makes variable calls on the channel, exposed names and others, and says what each was answered.
+const kCaller = `'use strict';
+const net = require('net');
+const readline = require('readline');
+const socket = new net.Socket({ fd: 3, readable: true, writable: true });
+const calls = [
+  ['var.read', { names: ['Main.counter'] }],
+  ['var.read', { names: ['Main.counter', 'Main.hidden'] }],
+  ['var.read', { name: 'Main.hidden' }],
+  ['var.write', { name: 'Main.hidden', value: { type: 'DINT', value: 5 } }],
+  ['var.subscribe', { names: ['Main.hidden'] }],
+  ['var.subscribe', { pattern: 'Main.*' }],
+  ['var.subscribe', { names: ['Main.counter'] }],
+];
+const answers = new Map();
+readline.createInterface({ input: socket }).on('line', (line) => {
+  const m = JSON.parse(line);
+  if (m.method === 'opcua.configure') {
+    calls.forEach(([method, params], i) => socket.write(JSON.stringify({ jsonrpc: '2.0', id: i + 1, method, params }) + '\\n'));
+  } else if (m.id !== undefined && !answers.has(m.id)) {
+    answers.set(m.id, m.error ? 'error ' + m.error.code + ' ' + m.error.message : 'ok');
+    if (answers.size === calls.length) {
+      for (let i = 1; i <= calls.length; i++) process.stderr.write('opcua: answer ' + i + ': ' + answers.get(i) + '\\n');
+      process.stderr.write('opcua: listening on opc.tcp://stand-in\\n');
+    }
+  }
+});
+process.on('SIGTERM', () => process.exit(0));
+`;
+
+test('the runtime refuses variable calls of the server process for variables expose leaves out', async () => {
+  const dir = standIn(kCaller);
+  const sources = {
+    'main.st': `PROGRAM Main
+VAR
+  counter : UDINT;
+  hidden : DINT;
+END_VAR
+counter := counter + 1;
+END_PROGRAM
+`,
+  };
+  const takt = await startTakt({ sources, env: { TAKT_OPCUA_DIR: dir }, opcuaToml: 'expose = ["main.c*"]' });
+  try {
+    const answers = Object.fromEntries([...takt.output().matchAll(/opcua: answer (\d+): (.*)/g)].map((m) => [m[1], m[2]]));
+    assert.equal(answers[1], 'ok');
+    assert.equal(answers[2], 'error -32011 names[1]: Main.hidden is not exposed to OPC UA');
+    assert.equal(answers[3], 'error -32011 name: Main.hidden is not exposed to OPC UA');
+    assert.equal(answers[4], 'error -32011 name: Main.hidden is not exposed to OPC UA');
+    assert.equal(answers[5], 'error -32011 names[0]: Main.hidden is not exposed to OPC UA');
+    assert.match(answers[6], /^error -32011 pattern: /);
+    assert.equal(answers[7], 'ok');
+  } finally {
+    await takt.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('takt run stops while the server process does not read its channel', async () => {
   await withStandIn(kDeaf, async (takt) => {
     await sleep(1500); // its flood is in: takt is blocked writing answers

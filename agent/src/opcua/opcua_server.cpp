@@ -30,6 +30,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "control/control_runtime_internal.h"
 #include "rpc/rpc_envelope.h"
 #include "rpc/rpc_framer.h"
 
@@ -82,6 +83,50 @@ std::string withStream(std::string_view object, std::uint64_t id) {
     const std::string_view rest = object.substr(1);
     const bool empty = rest.find_first_not_of(" \t\r\n") == rest.size() - 1; // just the closing brace
     return fmt::format(R"({{"stream":{}{}{})", id, empty ? "" : ",", rest);
+}
+
+// The variable calls the process makes for OPC UA clients: each name they take must be one the
+// server serves ([runtime.opcua] expose), whatever the process asks.
+constexpr std::string_view kVariableCalls[] = {"var.read", "var.write", "var.subscribe"};
+
+// True when `path` is exposed: it, or the STRUCT or array it is a part of, matches a glob.
+bool exposed(const std::vector<std::string>& globs, std::string_view path) {
+    if (globs.empty()) {
+        return true;
+    }
+    std::size_t end = path.size();
+    while (end > 0) {
+        const std::string_view whole = path.substr(0, end);
+        if (std::any_of(globs.begin(), globs.end(), [&](const std::string& g) { return globMatch(g, whole); })) {
+            return true;
+        }
+        const std::size_t cut = path.find_last_of(".[", end - 1);
+        end = cut == std::string_view::npos ? 0 : cut;
+    }
+    return false;
+}
+
+// Why a variable call of the process is refused under `globs`, or empty when it is not.
+std::string unexposed(const std::vector<std::string>& globs, const rapidjson::Value& params) {
+    if (globs.empty() || !params.IsObject()) {
+        return {};
+    }
+    if (params.HasMember("pattern")) {
+        return "pattern: not open to the OPC UA server when expose is set (name the variables)";
+    }
+    if (const auto name = params.FindMember("name");
+        name != params.MemberEnd() && name->value.IsString() && !exposed(globs, name->value.GetString())) {
+        return fmt::format("name: {} is not exposed to OPC UA", name->value.GetString());
+    }
+    if (const auto names = params.FindMember("names"); names != params.MemberEnd() && names->value.IsArray()) {
+        for (rapidjson::SizeType i = 0; i < names->value.Size(); ++i) {
+            const rapidjson::Value& n = names->value[i];
+            if (n.IsString() && !exposed(globs, n.GetString())) {
+                return fmt::format("names[{}]: {} is not exposed to OPC UA", i, n.GetString());
+            }
+        }
+    }
+    return {};
 }
 
 std::string memberString(const rapidjson::Value& object, const char* name) {
@@ -371,6 +416,14 @@ void OpcuaServer::Impl::handle(std::string_view line, int channel) {
                                   "\n");
         }
         return;
+    }
+    if (std::find(std::begin(kVariableCalls), std::end(kVariableCalls), request.method) != std::end(kVariableCalls)) {
+        if (const std::string why = unexposed(options.expose, *request.params); !why.empty()) {
+            if (!request.notification) {
+                writeAll(channel, rpc::errorLine(request.id, rpc::Error{kForbidden, why, {}}) + "\n");
+            }
+            return;
+        }
     }
     if (request.method == "opcua.login") {
         login(request, channel);
