@@ -378,6 +378,24 @@ int runMain(const RunOptions& options) {
     healthCache.update(drivers.refreshHealth());
     // The control service serves the endpoint and the web server's calls; without an endpoint it
     // listens on nothing.
+    // The OPC UA server is made with the control service it calls through (LiveRuntime::
+    // serveControl) and started after the web server.
+    std::optional<LiveRuntime::OpcuaSetup> opcuaSetup;
+    const std::string opcuaHost = opcua.host;
+    const auto opcuaPort = opcua.port;
+    if (opcua.enabled) {
+        agent::OpcuaProcess process;
+        process.node = opcua.node;
+        process.script = agent::findOpcuaScript(error);
+        if (process.script.empty()) {
+            return fail("runtime.opcua: ", kExitInvalidProject);
+        }
+        process.pkiDir = opcua.pkiDir.empty() ? (state / ".takt" / "opcua" / "pki").string() : opcua.pkiDir;
+        process.resource = runtime.resourceName;
+        process.version = std::string(agent::taktVersion());
+        process.cycleIntervalMs = runtime.cycleIntervalMs;
+        opcuaSetup = LiveRuntime::OpcuaSetup{opcua, std::move(process)};
+    }
     if (!runtime.control.endpoint.empty() || runtime.web.enabled || opcua.enabled) {
         agent::RuntimeControlOptions ropts;
         ropts.byteAddressing = runtime.byteAddressing;
@@ -390,7 +408,7 @@ int runMain(const RunOptions& options) {
             ropts.opcua = [&live] { return live->opcua() != nullptr ? live->opcua()->health() : agent::OpcuaHealth{}; };
         }
         completeControlOptions(runtime, state, copts);
-        if (!live->serveControl(copts, std::move(ropts), error)) {
+        if (!live->serveControl(copts, std::move(ropts), error, std::move(opcuaSetup))) {
             return fail("runtime.control: ", kExitInvalidProject);
         }
         if (!runtime.control.endpoint.empty()) {
@@ -419,21 +437,10 @@ int runMain(const RunOptions& options) {
                   page ? "" : "; built without the page");
     }
     if (opcua.enabled) {
-        agent::OpcuaProcess process;
-        process.node = opcua.node;
-        process.script = agent::findOpcuaScript(error);
-        if (process.script.empty()) {
-            return fail("runtime.opcua: ", kExitInvalidProject);
-        }
-        process.pkiDir = opcua.pkiDir.empty() ? (state / ".takt" / "opcua" / "pki").string() : opcua.pkiDir;
-        process.resource = runtime.resourceName;
-        process.version = std::string(agent::taktVersion());
-        process.cycleIntervalMs = runtime.cycleIntervalMs;
-        const std::string where = fmt::format("{}:{}", opcua.host, opcua.port);
-        if (!live->serveOpcua(std::move(opcua), std::move(process), error)) {
+        if (!live->serveOpcua(error)) {
             return fail("runtime.opcua: ", kExitInternal);
         }
-        log->info("OPC UA server starting on {} (a Node.js process beside the runtime)", where);
+        log->info("OPC UA server starting on {}:{} (a Node.js process beside the runtime)", opcuaHost, opcuaPort);
     }
     log->info("running {} (program {:.16}) from {}: cycle {} ms, watchdog {}, "
               "fault policy {}, {} driver(s)",

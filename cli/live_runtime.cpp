@@ -53,9 +53,12 @@ bool LiveRuntime::startScan(const engine::ScanOptions& options, std::string& err
 }
 
 bool LiveRuntime::serveControl(const agent::ControlOptions& options, agent::RuntimeControlOptions runtimeOptions,
-                               std::string& error) {
+                               std::string& error, std::optional<OpcuaSetup> opcua) {
     control_ = std::make_unique<agent::RuntimeControl>(*loop_, engine_, std::move(runtimeOptions));
     server_ = std::make_unique<agent::ControlServer>(options, *control_);
+    if (opcua) {
+        opcua_ = std::make_unique<agent::OpcuaServer>(std::move(opcua->options), std::move(opcua->process), *server_);
+    }
     return server_->start(error);
 }
 
@@ -64,9 +67,8 @@ bool LiveRuntime::serveWeb(agent::WebOptions options, std::string& error) {
     return web_->start(error);
 }
 
-bool LiveRuntime::serveOpcua(agent::OpcuaOptions options, agent::OpcuaProcess process, std::string& error) {
-    opcua_ = std::make_unique<agent::OpcuaServer>(std::move(options), std::move(process), *server_);
-    return opcua_->start(error);
+bool LiveRuntime::serveOpcua(std::string& error) {
+    return opcua_ != nullptr && opcua_->start(error);
 }
 
 void LiveRuntime::stop() {

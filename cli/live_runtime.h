@@ -61,16 +61,23 @@ public:
     // The control endpoint on its own low-priority thread; it reaches the scan thread only through
     // the loop's command queue and snapshots. After startScan. An empty options.endpoint serves
     // no socket, only the web server's calls.
+    // With `opcua`, the OPC UA server is made here, before the service serves a call: a call of
+    // the service (runtime.status) reads opcua() on its own thread.
+    struct OpcuaSetup {
+        agent::OpcuaOptions options;
+        agent::OpcuaProcess process;
+    };
     bool serveControl(const agent::ControlOptions& options, agent::RuntimeControlOptions runtimeOptions,
-                      std::string& error);
+                      std::string& error, std::optional<OpcuaSetup> opcua = std::nullopt);
     [[nodiscard]] agent::ControlServer* server() { return server_.get(); }
 
     // [runtime.web]: /metrics and /api/rpc (through the control service's methods and roles) on
     // threads of its own at low priority. After serveControl.
     bool serveWeb(agent::WebOptions options, std::string& error);
     [[nodiscard]] agent::WebServer* web() { return web_.get(); }
-    // The OPC UA server process ([runtime.opcua]), calling through the control service.
-    bool serveOpcua(agent::OpcuaOptions options, agent::OpcuaProcess process, std::string& error);
+    // Starts the OPC UA server process ([runtime.opcua]) serveControl made, calling through the
+    // control service.
+    bool serveOpcua(std::string& error);
     [[nodiscard]] agent::OpcuaServer* opcua() { return opcua_.get(); }
 
     // The web server and the endpoint first (no command arrives after them), then the scan loop

@@ -18,6 +18,8 @@
 
 const kGroup = 1000; // var.subscribe's most names
 const kMaxRate = 60000; // var.subscribe takes up to an hour; a slower item is fed every minute
+const kFirstValues = 2000; // how long a read of a watched variable waits for its first values
+const kEarly = 1000; // most notifications kept for streams whose var.subscribe is not answered
 
 const keyOf = (path, rate) => `${rate}\n${path}`; // no path has a line break
 
@@ -36,11 +38,64 @@ class ValueFeed {
     // Bumped when an online change removes a path: a monitored item of the removed node that ends
     // later must not count against one of a variable added again under that path.
     this.epochs = new Map(); // path -> number
+    // A var.subscribe's answer and the stream's first var.changed can come in one read: the
+    // notification is handled before the answer's promise settles. It is kept until the answer
+    // says whose stream it is; without a feed waiting for its answer, an unknown stream is not
+    // this server's.
+    this.unanswered = 0; // feeds whose var.subscribe is not answered yet
+    this.early = []; // var.changed params of streams not yet known, in the order they came
+    this.waiters = new Map(); // path -> callbacks of whenFed waiting for its first values
+    this.waitTimer = null;
     channel.on('var.changed', (params) => {
-      if (this.groups.has(params.stream)) {
-        this.onValues(params.values);
+      const group = this.groups.get(params.stream);
+      if (group) {
+        this.deliver(group, params);
+      } else if (this.unanswered > 0 && this.early.length < kEarly) {
+        this.early.push(params);
       }
     });
+  }
+
+  deliver(group, params) {
+    group.primed = true;
+    this.onValues(params.values);
+    this.wake(group.names, true);
+  }
+
+  // `callback(fed)` once `path` is fed (true) or will not be soon (false: read it). A watched
+  // variable is read from its feed's first values, not by a read of its own: a read would be
+  // sampled at another cycle than the values fed after it, and could show a newer value than the
+  // next fed one.
+  whenFed(path, callback) {
+    if (this.covers(path) || !this.fed.has(path)) {
+      callback(this.covers(path));
+      return;
+    }
+    const list = this.waiters.get(path) || [];
+    list.push(callback);
+    this.waiters.set(path, list);
+    if (!this.waitTimer) {
+      this.waitTimer = setTimeout(() => {
+        this.waitTimer = null;
+        this.wake([...this.waiters.keys()], false);
+      }, kFirstValues);
+    }
+  }
+
+  wake(paths, fed) {
+    for (const path of paths) {
+      const list = this.waiters.get(path);
+      if (list) {
+        this.waiters.delete(path);
+        for (const callback of list) {
+          callback(fed);
+        }
+      }
+    }
+    if (this.waiters.size === 0 && this.waitTimer) {
+      clearTimeout(this.waitTimer);
+      this.waitTimer = null;
+    }
   }
 
   // The feed's rate for a monitored item sampled every `samplingMs` (0: exception-based).
@@ -52,10 +107,16 @@ class ValueFeed {
     return rate;
   }
 
-  // True when the stream carries `path`'s changes, or will once its var.subscribe is answered:
-  // the variable's value is kept current without a read.
+  // True once a feed of `path` brought its first values (which carry every value of the feed):
+  // from then on the variable's value is kept current without a read. Until then a value is read.
   covers(path) {
-    return this.fed.has(path);
+    for (const key of this.fed.get(path) || []) {
+      const group = this.groupOf.get(key);
+      if (group && group.primed) {
+        return true;
+      }
+    }
+    return false;
   }
 
   // A monitored item starts watching `path`, sampled every `samplingMs`; returns what unwatch
@@ -143,26 +204,41 @@ class ValueFeed {
   }
 
   subscribe(names, rate) {
-    const group = { names, rate, live: names.length, stream: null, closing: false };
+    const group = { names, rate, live: names.length, stream: null, closing: false, primed: false };
     for (const path of names) {
       this.groupOf.set(keyOf(path, rate), group);
     }
+    this.unanswered++;
     // No deadband here: each monitored item has its own filter, which node-opcua applies.
     this.channel.call('var.subscribe', { names, interval_ms: rate }).then(
       (answer) => {
         group.stream = answer.stream;
         this.groups.set(answer.stream, group);
+        // What came for the stream before its answer, in order, before anything after it.
+        const early = this.early.filter((params) => params.stream === answer.stream);
+        this.early = this.early.filter((params) => params.stream !== answer.stream);
+        this.answered();
+        for (const params of early) {
+          this.deliver(group, params);
+        }
         if (group.closing) {
           this.close(group);
         }
       },
       (err) => {
+        this.answered();
         // The variables stay served by reads (an online change may have removed one of them
         // between the address space and this call; the next one rebuilds the space).
         this.log(`the change stream of ${names.length} variables was refused: ${err.message}`);
         this.release(group);
       },
     );
+  }
+
+  answered() {
+    if (--this.unanswered === 0) {
+      this.early = []; // every answer is in: what is left is no feed of this server
+    }
   }
 
   release(group) {
@@ -173,6 +249,8 @@ class ValueFeed {
         this.mark(path, key, false);
       }
     }
+    // Whoever still waits for a value of the feed reads it.
+    this.wake(group.names.filter((path) => !this.fed.has(path)), false);
   }
 
   close(group) {

@@ -33,6 +33,22 @@ function followMonitoredItems(server, space, feed) {
         return;
       }
       item.taktWatch = feed.watch(path, item.samplingInterval);
+      // The item's initial value waits for the feed's first values (space.js), which reach the
+      // item as a change before the initial read is answered: that same value is not queued twice.
+      const record = item.recordValue.bind(item);
+      item.recordValue = (dataValue, skipChangeTest, ...rest) => {
+        const last = item.oldDataValue;
+        if (
+          skipChangeTest &&
+          last &&
+          last.statusCode.isGood() &&
+          dataValue.statusCode.isGood() &&
+          opcua.sameVariant(last.value, dataValue.value)
+        ) {
+          return false;
+        }
+        return record(dataValue, skipChangeTest, ...rest);
+      };
       // ModifyMonitoredItems may change the sampling interval: the feed's rate follows.
       const modify = item.modify.bind(item);
       item.modify = (...args) => {
@@ -40,6 +56,22 @@ function followMonitoredItems(server, space, feed) {
         const old = item.taktWatch;
         if (old && feed.rateFor(item.samplingInterval) !== old.rate) {
           item.taktWatch = feed.watch(path, item.samplingInterval);
+      // The item's initial value waits for the feed's first values (space.js), which reach the
+      // item as a change before the initial read is answered: that same value is not queued twice.
+      const record = item.recordValue.bind(item);
+      item.recordValue = (dataValue, skipChangeTest, ...rest) => {
+        const last = item.oldDataValue;
+        if (
+          skipChangeTest &&
+          last &&
+          last.statusCode.isGood() &&
+          dataValue.statusCode.isGood() &&
+          opcua.sameVariant(last.value, dataValue.value)
+        ) {
+          return false;
+        }
+        return record(dataValue, skipChangeTest, ...rest);
+      };
           feed.unwatch(old);
         }
         return result;
@@ -154,11 +186,36 @@ async function start(options) {
   const endpoint = server.getEndpointUrl();
   log(`listening on ${endpoint}`);
   channel.call('opcua.ready', { endpoint }).catch(() => {});
-  channel.on('close', () => {
-    // The runtime is gone (or stopping): nothing to serve.
-    server.shutdown(0).then(() => process.exit(0));
-    setTimeout(() => process.exit(0), 2000).unref();
-  });
+  stopServer = () => server.shutdown(kShutdownMs);
+}
+
+// How long the server says it is shutting down (ServerStatus.State Shutdown, SecondsTillShutdown)
+// before it closes the sessions; the runtime ends the process 3 s after asking it to.
+const kShutdownMs = 500;
+let stopServer = null; // once the server listens
+let stopping = false;
+
+// The runtime is stopping (SIGTERM) or gone (its channel closed): the server tells its clients,
+// closes their sessions and ends, within 2.5 s whatever happens.
+function shutdown() {
+  if (stopping) {
+    return;
+  }
+  stopping = true;
+  if (!stopServer) {
+    process.exit(0);
+  }
+  setTimeout(() => process.exit(0), 2500).unref();
+  stopServer().then(
+    () => {
+      log('shut down');
+      process.exit(0);
+    },
+    (err) => {
+      log(`shutting down: ${err.message}`);
+      process.exit(0);
+    },
+  );
 }
 
 channel.on('opcua.configure', (options) => {
@@ -167,7 +224,6 @@ channel.on('opcua.configure', (options) => {
     process.exit(1);
   });
 });
-channel.on('close', () => process.exit(0));
-
-process.on('SIGTERM', () => process.exit(0));
+channel.on('close', shutdown);
+process.on('SIGTERM', shutdown);
 

@@ -311,26 +311,36 @@ class ProgramSpace {
       this.log(`${path}: ${e.message}`);
     }
     const space = this;
+    const read = (callback) => {
+      space.batch.read(path, (err, value) => {
+        if (err || !value) {
+          callback(null, new opcua.DataValue({ statusCode: opcua.StatusCodes.BadCommunicationError }));
+          return;
+        }
+        try {
+          callback(null, new opcua.DataValue({ value: toVariant(value, shape), sourceTimestamp: new Date() }));
+        } catch (e) {
+          space.log(`${path}: ${e.message}`);
+          callback(null, new opcua.DataValue({ statusCode: opcua.StatusCodes.BadInternalError }));
+        }
+      });
+    };
     variable.bindVariable(
       {
         refreshFunc(callback) {
           // A monitored variable's value is the change stream's: no read. It is answered at once,
           // so a monitored item's first value (read right after it starts listening for changes)
           // cannot come after a change and repeat a value.
-          if (space.feed.covers(path)) {
-            callback(null, variable.readValue());
-            return;
-          }
-          space.batch.read(path, (err, value) => {
-            if (err || !value) {
-              callback(null, new opcua.DataValue({ statusCode: opcua.StatusCodes.BadCommunicationError }));
-              return;
-            }
-            try {
-              callback(null, new opcua.DataValue({ value: toVariant(value, shape), sourceTimestamp: new Date() }));
-            } catch (e) {
-              space.log(`${path}: ${e.message}`);
-              callback(null, new opcua.DataValue({ statusCode: opcua.StatusCodes.BadInternalError }));
+          //
+          // A watched variable whose feed has not brought its first values yet waits for them
+          // (or reads, when they do not come): until then its value is the one listed or last
+          // read, which must not be served as current, and a read of its own would be sampled at
+          // another cycle than the fed values after it.
+          space.feed.whenFed(path, (fed) => {
+            if (fed) {
+              callback(null, variable.readValue());
+            } else {
+              read(callback);
             }
           });
         },

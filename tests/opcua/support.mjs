@@ -43,8 +43,10 @@ export async function until(what, fn, timeoutMs = 60000) {
 
 // A `takt run` of a project made of `sources` ({name: text} under src/) with the OPC UA server on a
 // free loopback port; `opcuaToml` is added to its [runtime.opcua]. Resolves once the server
-// answers; `stop()` ends the run and returns its output.
-export async function startTakt({ sources, opcuaToml = '', files = {} }) {
+// answers; `stop()` ends the run and returns its output. `env` is added to takt's environment;
+// `detached` runs it in a process group of its own, as a shell runs a command; `stdin` is what
+// it reads ('ignore': /dev/null, 'pipe').
+export async function startTakt({ sources, opcuaToml = '', files = {}, env = {}, detached = false, stdin = 'ignore' }) {
   const dir = mkdtempSync(path.join(tmpdir(), 'takt-opcua-'));
   mkdirSync(path.join(dir, 'src'));
   for (const [name, text] of Object.entries(sources)) writeFileSync(path.join(dir, 'src', name), text);
@@ -66,7 +68,7 @@ enabled = true
 listen = "127.0.0.1:${port}"
 ${opcuaToml}
 `);
-  const child = spawn(takt, ['run', '--project', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(takt, ['run', '--project', dir], { stdio: [stdin, 'pipe', 'pipe'], env: { ...process.env, ...env }, detached });
   let output = '';
   child.stdout.on('data', (d) => { output += d; });
   child.stderr.on('data', (d) => { output += d; });
@@ -96,7 +98,7 @@ ${opcuaToml}
     const { stdout } = await promisify(execFile)(takt, ['ctl', '--project', dir, 'runtime.status']);
     return JSON.parse(stdout);
   };
-  return { dir, port, endpoint, stop, status, output: () => output };
+  return { dir, port, endpoint, stop, status, output: () => output, child };
 }
 
 // A session of node-opcua's client on `endpoint` (anonymous unless `userIdentity` is given).

@@ -16,7 +16,8 @@ char lower(char c) {
     return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
 }
 
-// Case-insensitive glob: `*` any run, `?` one character.
+} // namespace
+
 bool globMatch(std::string_view pattern, std::string_view text) {
     std::size_t p = 0;
     std::size_t t = 0;
@@ -41,8 +42,6 @@ bool globMatch(std::string_view pattern, std::string_view text) {
     }
     return p == pattern.size();
 }
-
-} // namespace
 
 bool varPatternMatches(std::string_view pattern, std::string_view path) {
     if (pattern.empty()) {

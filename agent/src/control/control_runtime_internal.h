@@ -86,6 +86,8 @@ struct RuntimeControl::Watched {
 
 // var.list's filter: a case-insensitive glob when `pattern` has * or ?, else a substring.
 [[nodiscard]] bool varPatternMatches(std::string_view pattern, std::string_view path);
+// Case-insensitive glob over the whole of `text`: `*` any run, `?` one character.
+[[nodiscard]] bool globMatch(std::string_view pattern, std::string_view text);
 // The variables var.list lists for `filter`, in its order: no temporaries, nothing of a
 // TEST_PROGRAM instance.
 [[nodiscard]] std::vector<const bytecode::VarEntry*> listedVariables(const bytecode::Module& m,

@@ -21,6 +21,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <openssl/crypto.h>
@@ -29,6 +30,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "control/control_runtime_internal.h"
 #include "rpc/rpc_envelope.h"
 #include "rpc/rpc_framer.h"
 
@@ -83,6 +85,50 @@ std::string withStream(std::string_view object, std::uint64_t id) {
     return fmt::format(R"({{"stream":{}{}{})", id, empty ? "" : ",", rest);
 }
 
+// The variable calls the process makes for OPC UA clients: each name they take must be one the
+// server serves ([runtime.opcua] expose), whatever the process asks.
+constexpr std::string_view kVariableCalls[] = {"var.read", "var.write", "var.subscribe"};
+
+// True when `path` is exposed: it, or the STRUCT or array it is a part of, matches a glob.
+bool exposed(const std::vector<std::string>& globs, std::string_view path) {
+    if (globs.empty()) {
+        return true;
+    }
+    std::size_t end = path.size();
+    while (end > 0) {
+        const std::string_view whole = path.substr(0, end);
+        if (std::any_of(globs.begin(), globs.end(), [&](const std::string& g) { return globMatch(g, whole); })) {
+            return true;
+        }
+        const std::size_t cut = path.find_last_of(".[", end - 1);
+        end = cut == std::string_view::npos ? 0 : cut;
+    }
+    return false;
+}
+
+// Why a variable call of the process is refused under `globs`, or empty when it is not.
+std::string unexposed(const std::vector<std::string>& globs, const rapidjson::Value& params) {
+    if (globs.empty() || !params.IsObject()) {
+        return {};
+    }
+    if (params.HasMember("pattern")) {
+        return "pattern: not open to the OPC UA server when expose is set (name the variables)";
+    }
+    if (const auto name = params.FindMember("name");
+        name != params.MemberEnd() && name->value.IsString() && !exposed(globs, name->value.GetString())) {
+        return fmt::format("name: {} is not exposed to OPC UA", name->value.GetString());
+    }
+    if (const auto names = params.FindMember("names"); names != params.MemberEnd() && names->value.IsArray()) {
+        for (rapidjson::SizeType i = 0; i < names->value.Size(); ++i) {
+            const rapidjson::Value& n = names->value[i];
+            if (n.IsString() && !exposed(globs, n.GetString())) {
+                return fmt::format("names[{}]: {} is not exposed to OPC UA", i, n.GetString());
+            }
+        }
+    }
+    return {};
+}
+
 std::string memberString(const rapidjson::Value& object, const char* name) {
     if (!object.IsObject()) {
         return {};
@@ -96,24 +142,9 @@ constexpr std::chrono::milliseconds kMaxBackoff{30'000};
 // A process that ran this long before it died starts its back-off again from the first step.
 constexpr std::chrono::seconds kStableRun{60};
 constexpr std::chrono::seconds kTermGrace{3};
-
-void writeAll(int fd, std::string_view text) {
-    while (!text.empty()) {
-        const ssize_t n = ::send(fd, text.data(), text.size(), MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0 && errno == EAGAIN) {
-            pollfd p{fd, POLLOUT, 0};
-            (void)::poll(&p, 1, 100);
-            continue;
-        }
-        if (n <= 0) {
-            return; // the process is gone: the supervisor sees the channel close
-        }
-        text.remove_prefix(static_cast<std::size_t>(n));
-    }
-}
+// A process that takes no byte of a line for this long is stuck: the channel is given up and the
+// process ended (and started again), so neither the runtime's stop nor its other answers wait on it.
+constexpr std::chrono::seconds kWriteStall{5};
 
 std::string describeExit(int status) {
     if (WIFEXITED(status)) {
@@ -213,6 +244,7 @@ struct OpcuaServer::Impl {
 
     void run();
     bool spawn(int& channel, std::string& error);
+    void writeAll(int channel, std::string_view text);
     void serve(int channel);
     void handle(std::string_view line, int channel);
     void login(const rpc::Request& request, int channel);
@@ -231,6 +263,7 @@ struct OpcuaServer::Impl {
     std::shared_ptr<Outbox> outbox;
     int wake;
     std::atomic<bool> stopping{false};
+    bool stalled = false; // the process stopped reading its channel (writeAll gave up)
     std::thread thread;
     pid_t pid = 0;
     std::uint64_t generation = 0; // answers for an earlier process are dropped
@@ -292,6 +325,8 @@ bool OpcuaServer::Impl::spawn(int& channel, std::string& error) {
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, pair[1], 3);
     posix_spawn_file_actions_addclosefrom_np(&actions, 4);
+    // Nothing to read on a terminal: a service's stdin, or the shell's, is not the server's.
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
     sigset_t none;
@@ -303,12 +338,24 @@ bool OpcuaServer::Impl::spawn(int& channel, std::string& error) {
     sigaddset(&defaults, SIGINT);
     sigaddset(&defaults, SIGPIPE);
     posix_spawnattr_setsigdefault(&attr, &defaults);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    // A process group of its own: Ctrl-C on the terminal signals takt's group, and takt stops the
+    // server itself (gracefully, opcua/server.js) instead of it dying first and being restarted.
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    // takt's environment without NODE_OPTIONS: options meant for other Node programs (a
+    // --require, an inspector port) must not reach the server.
+    std::vector<char*> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+        if (std::string_view(*e).substr(0, 13) != "NODE_OPTIONS=") {
+            env.push_back(*e);
+        }
+    }
+    env.push_back(nullptr);
     std::string node = process.node;
     std::string script = process.script;
     char* argv[] = {node.data(), script.data(), nullptr};
     pid_t child = 0;
-    const int rc = ::posix_spawn(&child, node.c_str(), &actions, &attr, argv, environ);
+    const int rc = ::posix_spawn(&child, node.c_str(), &actions, &attr, argv, env.data());
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
     ::close(pair[1]);
@@ -321,6 +368,33 @@ bool OpcuaServer::Impl::spawn(int& channel, std::string& error) {
     channel = pair[0];
     (void)::fcntl(channel, F_SETFL, ::fcntl(channel, F_GETFL) | O_NONBLOCK);
     return true;
+}
+
+// Writes all of `text`, waiting while the process's buffer is full, but not past kWriteStall
+// without progress nor once the runtime stops: then `stalled` is set and serve() gives the
+// channel up. After that nothing more is written to this channel.
+void OpcuaServer::Impl::writeAll(int channel, std::string_view text) {
+    auto deadline = Clock::now() + kWriteStall;
+    while (!text.empty() && !stalled) {
+        const ssize_t n = ::send(channel, text.data(), text.size(), MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0 && errno == EAGAIN) {
+            if (stopping || Clock::now() >= deadline) {
+                stalled = true;
+                return;
+            }
+            pollfd p[2] = {{channel, POLLOUT, 0}, {wake, POLLIN, 0}};
+            (void)::poll(p, 2, 100);
+            continue;
+        }
+        if (n <= 0) {
+            return; // the process is gone: the supervisor sees the channel close
+        }
+        text.remove_prefix(static_cast<std::size_t>(n));
+        deadline = Clock::now() + kWriteStall;
+    }
 }
 
 void OpcuaServer::Impl::handle(std::string_view line, int channel) {
@@ -342,6 +416,14 @@ void OpcuaServer::Impl::handle(std::string_view line, int channel) {
                                   "\n");
         }
         return;
+    }
+    if (std::find(std::begin(kVariableCalls), std::end(kVariableCalls), request.method) != std::end(kVariableCalls)) {
+        if (const std::string why = unexposed(options.expose, *request.params); !why.empty()) {
+            if (!request.notification) {
+                writeAll(channel, rpc::errorLine(request.id, rpc::Error{kForbidden, why, {}}) + "\n");
+            }
+            return;
+        }
     }
     if (request.method == "opcua.login") {
         login(request, channel);
@@ -493,6 +575,7 @@ void OpcuaServer::Impl::login(const rpc::Request& request, int channel) {
 
 void OpcuaServer::Impl::serve(int channel) {
     logins.clear(); // a new process: no session of the last one goes on
+    stalled = false;
     writeAll(channel, configureLine(options, process));
     rpc::LineFramer framer(std::size_t{16} << 20);
     char buf[65536];
@@ -501,7 +584,7 @@ void OpcuaServer::Impl::serve(int channel) {
         if (::poll(fds, 3, 1000) < 0 && errno != EINTR) {
             return;
         }
-        if (stopping) {
+        if (stopping || stalled) {
             return;
         }
         if ((fds[1].revents & POLLIN) != 0) {
@@ -516,6 +599,9 @@ void OpcuaServer::Impl::serve(int channel) {
                 if (gen == generation) {
                     writeAll(channel, text + "\n");
                 }
+            }
+            if (stalled) {
+                return;
             }
             {
                 const std::lock_guard lock(outbox->mutex);
@@ -535,6 +621,9 @@ void OpcuaServer::Impl::serve(int channel) {
                 const rpc::LineFramer::Status s = framer.next(in);
                 if (s == rpc::LineFramer::Status::Line) {
                     handle(framer.line(), channel);
+                }
+                if (stalled) {
+                    return;
                 }
             }
         }
@@ -595,7 +684,9 @@ void OpcuaServer::Impl::run() {
             closeFeeds(); // the process is ending: nothing is fed to it any more
             ::close(channel);
             // The process ends on its own once its channel is closed; stopping ends it now.
-            end(stopping ? "stopped with the runtime" : std::string());
+            end(stopping  ? "stopped with the runtime"
+                : stalled ? fmt::format("stopped reading its channel for {} s", kWriteStall.count())
+                          : std::string());
         } else {
             setHealth([&](OpcuaHealth& h) { h.reason = error; });
         }

@@ -1,0 +1,200 @@
+// The server process as `takt run` supervises it, with stand-in scripts (TAKT_OPCUA_DIR) that
+// misbehave on purpose: one that stops reading its channel must not hold up takt's stop; and the
+// real server's shutdown as its clients see it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import {
+  AttributeIds,
+  ClientMonitoredItem,
+  ClientSubscription,
+  ServerState,
+  TimestampsToReturn,
+  VariableIds,
+} from 'node-opcua-client';
+import { startTakt, connect, sleep, until } from './support.mjs';
+
+const kProgram = `PROGRAM Main
+VAR
+  counter : UDINT;
+END_VAR
+counter := counter + 1;
+END_PROGRAM
+`;
+
+// A folder that findOpcuaScript takes for the server: server.js and node_modules/node-opcua.
+function standIn(script) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'takt-opcua-standin-'));
+  mkdirSync(path.join(dir, 'node_modules', 'node-opcua'), { recursive: true });
+  writeFileSync(path.join(dir, 'server.js'), script);
+  return dir;
+}
+
+// Says it listens, then sends calls whose answers it never reads: the answers fill the channel
+// and the runtime's writes block.
+const kDeaf = `'use strict';
+const fs = require('fs');
+process.stderr.write('opcua: listening on opc.tcp://stand-in\\n');
+const line = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'runtime.stop' }) + '\\n';
+const block = line.repeat(1000);
+for (let i = 0; i < 50; i++) fs.writeSync(3, block);
+setInterval(() => {}, 1000);
+`;
+
+// takt run with the stand-in server `script`; `fn(takt)` drives it, the run is stopped after.
+async function withStandIn(script, fn, { env = {}, ...options } = {}) {
+  const dir = standIn(script);
+  const takt = await startTakt({ sources: { 'main.st': kProgram }, env: { TAKT_OPCUA_DIR: dir, ...env }, ...options });
+  try {
+    await fn(takt);
+  } finally {
+    await takt.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// Stops takt run and checks that it ended by itself, within `boundMs`.
+async function stopWithin(takt, boundMs) {
+  const t0 = Date.now();
+  const { code, signal, output } = await takt.stop();
+  const ms = Date.now() - t0;
+  assert.equal(signal, null, `takt run was killed after ${ms} ms: ${output}`);
+  assert.equal(code, 0, output);
+  assert.ok(ms < boundMs, `takt run took ${ms} ms to stop`);
+  return { ms, output };
+}
+
+// Says what it was started with: its process group, its stdin and NODE_OPTIONS.
+const kProbe = `'use strict';
+const fs = require('fs');
+const pgrp = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[2];
+process.stderr.write('opcua: probe pid=' + process.pid + ' pgrp=' + pgrp + ' stdin=' + fs.readlinkSync('/proc/self/fd/0') +
+  ' node_options=' + JSON.stringify(process.env.NODE_OPTIONS || '') + '\\n');
+process.stderr.write('opcua: listening on opc.tcp://stand-in\\n');
+process.on('SIGTERM', () => process.exit(0));
+setInterval(() => {}, 1000);
+`;
+
+test('the server process has a process group of its own, no stdin and no NODE_OPTIONS; Ctrl-C does not restart it', async () => {
+  await withStandIn(
+    kProbe,
+    async (takt) => {
+      const probe = takt.output().match(/opcua: probe pid=(\d+) pgrp=(\d+) stdin=(\S+) node_options=(\S*)/);
+      assert.ok(probe, takt.output());
+      assert.equal(probe[2], probe[1], 'its own process group');
+      assert.notEqual(probe[2], String(takt.child.pid));
+      assert.equal(probe[3], '/dev/null');
+      assert.equal(probe[4], '""');
+      // Ctrl-C signals the terminal's foreground group: takt's.
+      process.kill(-takt.child.pid, 'SIGINT');
+      const { output } = await stopWithin(takt, 6000);
+      assert.doesNotMatch(output, /starting it again/);
+    },
+    { env: { NODE_OPTIONS: '--max-old-space-size=200' }, detached: true, stdin: 'pipe' },
+  );
+});
+
+// Makes variable calls on the channel, exposed names and others, and says what each was answered.
+const kCaller = `'use strict';
+const net = require('net');
+const readline = require('readline');
+const socket = new net.Socket({ fd: 3, readable: true, writable: true });
+const calls = [
+  ['var.read', { names: ['Main.counter'] }],
+  ['var.read', { names: ['Main.counter', 'Main.hidden'] }],
+  ['var.read', { name: 'Main.hidden' }],
+  ['var.write', { name: 'Main.hidden', value: { type: 'DINT', value: 5 } }],
+  ['var.subscribe', { names: ['Main.hidden'] }],
+  ['var.subscribe', { pattern: 'Main.*' }],
+  ['var.subscribe', { names: ['Main.counter'] }],
+];
+const answers = new Map();
+readline.createInterface({ input: socket }).on('line', (line) => {
+  const m = JSON.parse(line);
+  if (m.method === 'opcua.configure') {
+    calls.forEach(([method, params], i) => socket.write(JSON.stringify({ jsonrpc: '2.0', id: i + 1, method, params }) + '\\n'));
+  } else if (m.id !== undefined && !answers.has(m.id)) {
+    answers.set(m.id, m.error ? 'error ' + m.error.code + ' ' + m.error.message : 'ok');
+    if (answers.size === calls.length) {
+      for (let i = 1; i <= calls.length; i++) process.stderr.write('opcua: answer ' + i + ': ' + answers.get(i) + '\\n');
+      process.stderr.write('opcua: listening on opc.tcp://stand-in\\n');
+    }
+  }
+});
+process.on('SIGTERM', () => process.exit(0));
+`;
+
+test('the runtime refuses variable calls of the server process for variables expose leaves out', async () => {
+  const dir = standIn(kCaller);
+  const sources = {
+    'main.st': `PROGRAM Main
+VAR
+  counter : UDINT;
+  hidden : DINT;
+END_VAR
+counter := counter + 1;
+END_PROGRAM
+`,
+  };
+  const takt = await startTakt({ sources, env: { TAKT_OPCUA_DIR: dir }, opcuaToml: 'expose = ["main.c*"]' });
+  try {
+    const answers = Object.fromEntries([...takt.output().matchAll(/opcua: answer (\d+): (.*)/g)].map((m) => [m[1], m[2]]));
+    assert.equal(answers[1], 'ok');
+    assert.equal(answers[2], 'error -32011 names[1]: Main.hidden is not exposed to OPC UA');
+    assert.equal(answers[3], 'error -32011 name: Main.hidden is not exposed to OPC UA');
+    assert.equal(answers[4], 'error -32011 name: Main.hidden is not exposed to OPC UA');
+    assert.equal(answers[5], 'error -32011 names[0]: Main.hidden is not exposed to OPC UA');
+    assert.match(answers[6], /^error -32011 pattern: /);
+    assert.equal(answers[7], 'ok');
+  } finally {
+    await takt.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('takt run stops while the server process does not read its channel', async () => {
+  await withStandIn(kDeaf, async (takt) => {
+    await sleep(1500); // its flood is in: takt is blocked writing answers
+    await stopWithin(takt, 8000);
+  });
+});
+
+test('a server process that stops reading its channel is given up and started again', async () => {
+  await withStandIn(kDeaf, async (takt) => {
+    await until('the stalled process to be given up', () => /stopped reading its channel for 5 s; starting it again/.test(takt.output()), 20000);
+    await until('the process started again', () => takt.output().split('opcua: listening on').length > 2, 10000);
+  });
+});
+
+test('on stop the server tells its clients it shuts down before it ends', async () => {
+  const takt = await startTakt({ sources: { 'main.st': kProgram } });
+  let ua;
+  try {
+    ua = await connect(takt.endpoint);
+    const sub = await ClientSubscription.create(ua.session, {
+      requestedPublishingInterval: 100,
+      requestedLifetimeCount: 1000,
+      requestedMaxKeepAliveCount: 10,
+      maxNotificationsPerPublish: 0,
+      publishingEnabled: true,
+      priority: 1,
+    });
+    const item = ClientMonitoredItem.create(
+      sub,
+      { nodeId: VariableIds.Server_ServerStatus_State, attributeId: AttributeIds.Value },
+      { samplingInterval: 100, discardOldest: true, queueSize: 10 },
+      TimestampsToReturn.Both,
+    );
+    const states = [];
+    item.on('changed', (dv) => states.push(dv.value.value));
+    await until('the running state', () => states.includes(ServerState.Running), 5000);
+    const { output } = await stopWithin(takt, 6000);
+    assert.ok(states.includes(ServerState.Shutdown), `server states seen: ${states}`);
+    assert.match(output, /opcua: shut down/);
+  } finally {
+    if (ua) await ua.client.disconnect().catch(() => {});
+    await takt.stop();
+  }
+});
