@@ -6,13 +6,9 @@
 // (scan_exchange.h).
 #include <atomic>
 #include <chrono>
-#include <climits>
 #include <cstdint>
-#include <ctime>
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include "takt/common/futex.h"
 
 namespace takt::io {
 
@@ -21,8 +17,7 @@ public:
     // Any thread; never blocks.
     void notify() noexcept {
         word_.fetch_add(1, std::memory_order_release);
-        (void)syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr,
-                      nullptr, 0);
+        common::futexWake(word_);
     }
 
     // The driver's thread: the word now, then waitFor(seen, …) after checking what it waits for,
@@ -30,10 +25,7 @@ public:
     [[nodiscard]] std::uint32_t epoch() const noexcept { return word_.load(std::memory_order_acquire); }
     // Sleeps until a notify() after `seen` was read, or until `timeout`.
     void waitFor(std::uint32_t seen, std::chrono::nanoseconds timeout) {
-        timespec ts{};
-        ts.tv_sec = static_cast<time_t>(timeout.count() / 1'000'000'000);
-        ts.tv_nsec = static_cast<long>(timeout.count() % 1'000'000'000);
-        (void)syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAIT_PRIVATE, seen, &ts, nullptr, 0);
+        common::futexWaitFor(word_, seen, timeout.count());
     }
 
     // The driver's thread, holding `lock`: releases it, sleeps until a notify() after `seen` was

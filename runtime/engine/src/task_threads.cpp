@@ -7,18 +7,21 @@
 #include <ctime>
 
 #include <fmt/format.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <strings.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "takt/common/futex.h"
 #include "takt/engine/scan_loop.h"
 
 namespace takt::engine {
+
+using common::futexWait;
+using common::futexWake;
+
 namespace {
 
 constexpr std::int64_t kNsPerS = 1'000'000'000;
@@ -40,22 +43,6 @@ void sleepTill(std::int64_t ns) noexcept {
     ts.tv_nsec = static_cast<long>(ns % kNsPerS);
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
     }
-}
-
-// The task thread's own futex word: it sleeps until the word moves from `seen` or, with
-// `untilNs` >= 0, until that CLOCK_MONOTONIC time (FUTEX_WAIT_BITSET takes an absolute time).
-// No lock, and a wake costs one system call.
-void futexWait(std::atomic<std::uint32_t>& word, std::uint32_t seen, std::int64_t untilNs) noexcept {
-    timespec ts{};
-    ts.tv_sec = static_cast<time_t>(untilNs / kNsPerS);
-    ts.tv_nsec = static_cast<long>(untilNs % kNsPerS);
-    (void)syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_BITSET_PRIVATE, seen,
-                  untilNs >= 0 ? &ts : nullptr, nullptr, FUTEX_BITSET_MATCH_ANY);
-}
-
-void futexWake(std::atomic<std::uint32_t>& word) noexcept {
-    (void)syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr,
-                  0);
 }
 
 std::int64_t wallClockNs() noexcept {

@@ -1,9 +1,7 @@
 // The debugger's runtime half (debug.h): source lines to code, the stop map, and a thread's halt.
 #include "takt/vm/debug.h"
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include "takt/common/futex.h"
 
 #include <algorithm>
 #include <climits>
@@ -11,24 +9,12 @@
 
 namespace takt::vm {
 
+using common::futexWait;
+using common::futexWake;
+
 namespace {
 
 constexpr std::int64_t kNsPerS = 1'000'000'000;
-
-// Sleeps while `word` holds `seen`, until CLOCK_MONOTONIC `untilNs` when >= 0 (absolute, as
-// FUTEX_WAIT_BITSET takes it). No lock; a wake costs one system call.
-void futexWait(std::atomic<std::uint32_t>& word, std::uint32_t seen, std::int64_t untilNs) noexcept {
-    timespec ts{};
-    ts.tv_sec = static_cast<time_t>(untilNs / kNsPerS);
-    ts.tv_nsec = static_cast<long>(untilNs % kNsPerS);
-    (void)syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_BITSET_PRIVATE, seen,
-                  untilNs >= 0 ? &ts : nullptr, nullptr, FUTEX_BITSET_MATCH_ANY);
-}
-
-void futexWake(std::atomic<std::uint32_t>& word) noexcept {
-    (void)syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr,
-                  0);
-}
 
 std::int64_t monotonicNs() noexcept {
     timespec ts{};
