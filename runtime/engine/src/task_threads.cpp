@@ -227,6 +227,7 @@ void ScanLoop::taskMain(TaskThread& w) {
         }
         if (parkRequested_.load() && mayPark(w)) {
             parkTask(w);
+            w.afterPark = true;
             if (!w.event) {
                 // On the original grid: a release that fell due while parked runs at once (late,
                 // not lost); only when the park outlasted a whole interval are releases skipped.
@@ -286,6 +287,11 @@ void ScanLoop::runTaskCycle(TaskThread& w, std::int64_t release) {
     if (w.task < kMaxTaskStats) {
         taskExec_[w.task].record(ran);
         taskLate_[w.task].record(start - release);
+    }
+    if (w.afterPark) {
+        w.afterPark = false;
+        w.lateAfterParkNs.store(start - release, std::memory_order_relaxed);
+        w.resumes.fetch_add(1, std::memory_order_release);
     }
     if (tripped && stopAbort_.load()) {
         return; // aborted by stop(), not a fault

@@ -195,6 +195,13 @@ struct TaskThread {
     // (release), so a reader that sees it move (acquire) reads that park's length.
     std::atomic<std::int64_t> lastPauseNs{0};
     std::atomic<std::uint64_t> parks{0};
+    // What a park added to the task's next release: the start lateness of the first cycle after
+    // it. `resumes` moves after it is stored, as `parks` does for `lastPauseNs`. A task parked
+    // between its releases starts that cycle as late as any other; one whose release fell due
+    // while it stood parked starts late by the rest of the park.
+    std::atomic<std::int64_t> lateAfterParkNs{0};
+    std::atomic<std::uint64_t> resumes{0};
+    bool afterPark = false; // task thread: the next cycle is the first after a park
     std::atomic<bool> ready{false};
     std::vector<std::string> warnings; // written before `ready`, read by start() after it
     // Halts the task at a breakpoint (takt/vm/debug.h). While halted the watchdog does not count
