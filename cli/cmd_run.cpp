@@ -390,6 +390,7 @@ int runMain(const RunOptions& options) {
         if (process.script.empty()) {
             return fail("runtime.opcua: ", kExitInvalidProject);
         }
+        log->info("opcua: {} on {}", process.script, process.node);
         process.pkiDir = opcua.pkiDir.empty() ? (state / ".takt" / "opcua" / "pki").string() : opcua.pkiDir;
         process.resource = runtime.resourceName;
         process.version = std::string(agent::taktVersion());

@@ -22,6 +22,12 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/boards/ DESTINATION ${CMAKE_INSTALL_DATA
         FILES_MATCHING PATTERN "*.toml")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/takt/examples COMPONENT takt
         PATTERN ".takt" EXCLUDE PATTERN "program.stbc" EXCLUDE)
+# The OPC UA server `takt run` starts (agent/src/opcua/opcua_server.cpp, findOpcuaScript looks in
+# share/takt/opcua beside the binary) with its npm packages: node_modules is there after
+# `scripts/npm-ci.sh opcua` (scripts/package.sh and scripts/test.sh run it). Without it the
+# installed takt says to run `npm ci` in the installed folder.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/opcua/ DESTINATION ${CMAKE_INSTALL_DATADIR}/takt/opcua COMPONENT takt
+        PATTERN ".lock-installed" EXCLUDE)
 
 # The units name the installed binary; docs/takt.service is written for /usr/bin/takt.
 foreach(unit takt.service takt@.service)

@@ -64,6 +64,9 @@ set(CPACK_COMPONENTS_ALL takt service)
 set(CPACK_DEBIAN_MAIN_PACKAGE_NAME takt)
 # deb-systemd-helper (init-system-helpers) is essential in Debian: no dependency needed.
 set(CPACK_DEBIAN_MAIN_PACKAGE_DEPENDS "adduser")
+# The OPC UA server runs on Node.js ([runtime.opcua]); a box that does not serve OPC UA can go
+# without it (apt installs recommended packages by default).
+set(CPACK_DEBIAN_MAIN_PACKAGE_RECOMMENDS "nodejs (>= 18)")
 set(CPACK_DEBIAN_MAIN_PACKAGE_CONTROL_EXTRA
     ${PROJECT_BINARY_DIR}/packaging/conffiles ${PROJECT_SOURCE_DIR}/packaging/debian/postinst
     ${PROJECT_SOURCE_DIR}/packaging/debian/prerm ${PROJECT_SOURCE_DIR}/packaging/debian/postrm)

@@ -7,6 +7,13 @@
 // changes from its events. It holds no password and decides no role: logins and role checks are
 // the runtime's.
 
+// Debian 12's Node.js 18 has the Web Crypto API only as require('node:crypto').webcrypto, not as
+// the global `crypto` that node-opcua's certificate code (@peculiar/x509) expects (Node.js 19 made
+// it global). Node's own implementation, exposed where the library looks for it.
+if (globalThis.crypto === undefined) {
+  globalThis.crypto = require('node:crypto').webcrypto;
+}
+
 const opcua = require('node-opcua');
 const { Channel } = require('./channel');
 const { ValueFeed } = require('./feed');

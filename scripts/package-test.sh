@@ -43,10 +43,13 @@ echo "package-test: dpkg -i $deb"
 # dpkg does not fetch dependencies: a box without them gets them from apt afterwards.
 dpkg -i "$deb" >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get -f install -y -qq >/dev/null
 for f in /usr/bin/takt /usr/share/takt/boards/raspberry-pi-4.toml /usr/share/takt/examples/demo/runtime.toml \
+         /usr/share/takt/opcua/server.js \
          /lib/systemd/system/takt.service /lib/systemd/system/takt@.service /etc/takt/project/runtime.toml \
          /usr/share/doc/takt/copyright; do
   [ -e "$f" ] || fail "$f not installed"
 done
+[ -d /usr/share/takt/opcua/node_modules/node-opcua ] || fail "the OPC UA server's npm packages are not installed"
+dpkg-deb -f "$deb" Recommends | grep -q "nodejs (>= 18)" || fail "the package does not recommend nodejs (>= 18)"
 getent passwd takt >/dev/null || fail "no user takt"
 [ "$(stat -c %U /var/lib/takt)" = takt ] || fail "/var/lib/takt is not owned by takt"
 [ -L /etc/systemd/system/multi-user.target.wants/takt.service ] || fail "takt.service is not enabled"

@@ -42,6 +42,8 @@ if [ ! -f "$build/build.ninja" ]; then
         -DTAKT_TESTS=OFF -DTAKT_BENCH=OFF "${cross[@]}" >/dev/null
 fi
 nice -n 10 cmake --build "$build" --target takt
+# The OPC UA server goes into the package with its npm packages, as locked (TaktInstall.cmake).
+bash "$root/scripts/npm-ci.sh" "$root/opcua"
 rm -f "$build"/cpack/takt_*.deb "$build"/cpack/takt-native_*.deb
 # `cpack` installs the project (building "all" first: with tests and benchmarks off that is takt
 # and its libraries, already built) into a staging tree and packs it.

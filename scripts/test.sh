@@ -10,11 +10,8 @@ bash "$root/scripts/setup.sh"
 # tests package with @vscode/vsce), of the OPC UA server `takt run` starts (opcua/, node-opcua) and
 # of its tests' client (tests/opcua, node-opcua-client), exactly as locked; only when a lock
 # changed since the last install.
-for npm_dir in "$root/tests/lsp" "$root/tests/web" "$root/tests/dap" "$root/editors/vscode" "$root/opcua" "$root/tests/opcua"; do
-  if [ ! -f "$npm_dir/node_modules/.package-lock.json" ] || ! cmp -s "$npm_dir/package-lock.json" "$npm_dir/node_modules/.lock-installed"; then
-    (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.lock-installed)
-  fi
-done
+bash "$root/scripts/npm-ci.sh" "$root/tests/lsp" "$root/tests/web" "$root/tests/dap" "$root/editors/vscode" "$root/opcua" \
+  "$root/tests/opcua"
 build=${TAKT_TEST_BUILD_DIR:-$root/build-test}
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \

@@ -40,9 +40,9 @@ bool roleByName(std::string_view name, Role& role) {
     return false;
 }
 
-// node-opcua's certificate code (@peculiar/x509) needs Node.js 20; on 18 the server would die at
-// every start and be restarted for ever.
-constexpr int kMinNodeMajor = 20;
+// Debian 12's nodejs. Older ones lack what node-opcua needs (the Web Crypto API, which server.js
+// makes global on 18, and ES2022); the server would die at every start and be restarted for ever.
+constexpr int kMinNodeMajor = 18;
 
 // The major version `node --version` prints ("v20.11.1" -> 20), nothing when it prints none within
 // 5 s. Nothing of takt's is handed to it: no descriptor beyond the pipe, no input.
@@ -151,7 +151,7 @@ bool opcuaOptionsFromConfig(const engine::RuntimeConfig& config, OpcuaOptions& o
     } else if (const std::optional<int> major = nodeMajorVersion(out.node); !major || *major < kMinNodeMajor) {
         report(engine::ConfigDiagnostic::Severity::Error, c.where, "runtime.opcua.enabled",
                fmt::format("the OPC UA server needs Node.js {} or later, and {} is {}: install Node.js {} or later "
-                           "(Debian 12's nodejs is 18: NodeSource's package, or Debian 13's), or set enabled = false",
+                           "(Debian: apt install nodejs), or set enabled = false",
                            kMinNodeMajor, out.node,
                            major ? fmt::format("version {}", *major) : std::string("of no version `--version` names"),
                            kMinNodeMajor));

@@ -98,9 +98,9 @@ TEST(OpcuaOptions, WithoutNodeTheSectionIsRefusedSayingWhatToInstall) {
                                        "Node.js, and there is no node (or nodejs) on PATH: install it (Debian: apt "
                                        "install nodejs), or set enabled = false"});
 
-    // A node too old for node-opcua (Debian 12's 18), or one that names no version, is refused
-    // too: the server would die at every start.
-    for (const auto& [version, says] : {std::pair<std::string, std::string>{"v18.19.0", "is version 18"},
+    // A node too old for node-opcua, or one that names no version, is refused too: the server
+    // would die at every start.
+    for (const auto& [version, says] : {std::pair<std::string, std::string>{"v16.20.2", "is version 16"},
                                         {"", "is of no version `--version` names"}}) {
         test::TempDir dir;
         const std::string bin = fakeNodeDir(dir, version);
@@ -108,10 +108,18 @@ TEST(OpcuaOptions, WithoutNodeTheSectionIsRefusedSayingWhatToInstall) {
         EXPECT_FALSE(opcuaOptionsFromConfig(*loaded.config, o, diagnostics, bin)) << version;
         EXPECT_EQ(errors(diagnostics),
                   std::vector<std::string>{fmt::format(
-                      "/p/runtime.toml:2:1: error: runtime.opcua.enabled: the OPC UA server needs Node.js 20 or later, "
-                      "and {}/node {}: install Node.js 20 or later (Debian 12's nodejs is 18: NodeSource's package, "
-                      "or Debian 13's), or set enabled = false",
+                      "/p/runtime.toml:2:1: error: runtime.opcua.enabled: the OPC UA server needs Node.js 18 or later, "
+                      "and {}/node {}: install Node.js 18 or later (Debian: apt install nodejs), or set enabled = "
+                      "false",
                       bin, says)});
+    }
+    // Debian 12's own nodejs (18) will do.
+    {
+        test::TempDir dir;
+        const std::string bin = fakeNodeDir(dir, "v18.20.4");
+        diagnostics.clear();
+        EXPECT_TRUE(opcuaOptionsFromConfig(*loaded.config, o, diagnostics, bin));
+        EXPECT_TRUE(errors(diagnostics).empty()) << errors(diagnostics).front();
     }
 
     // A disabled section needs nothing.
