@@ -2,6 +2,8 @@
 // the project like `takt build` (program.stbc written atomically), then sends it to a running
 // runtime as bytecode.reload (an online change) and prints what the change kept, converted,
 // re-initialised, dropped and added (docs/runtime-control.md "Online change").
+// `takt rollback [--endpoint E --token-file F] [--dry-run] [--yes] [--json]` does the same with
+// runtime.rollback: the program the runtime's last online change replaced.
 //
 // Unless --yes, the change is previewed first (dry_run); a change that would re-initialise or drop
 // state is applied only after a person confirms it on a terminal, and refused without one. The
@@ -9,11 +11,13 @@
 // makes it fail rather than apply what nobody saw.
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <string>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <rapidjson/document.h>
 
 #include "commands.h"
@@ -37,8 +41,9 @@ struct ReloadOptions {
 constexpr const char* kCommand = "takt reload";
 
 // Prints a reply's report: the JSON result, or the text for a person.
-int printReport(const ReloadOptions& options, const agent::ControlReply& reply) {
-    if (const int rc = replyFailure(kCommand, "bytecode.reload", reply); rc != kExitOk) {
+int printReport(const ReloadOptions& options, const char* command, const char* method,
+                const agent::ControlReply& reply) {
+    if (const int rc = replyFailure(command, method, reply); rc != kExitOk) {
         return rc;
     }
     if (options.json) {
@@ -63,6 +68,43 @@ bool confirm() {
     }
     const std::string answer(line);
     return answer == "y\n" || answer == "Y\n" || answer == "yes\n" || answer == "YES\n" || answer == "Yes\n";
+}
+
+// The change as a person applies it: with --dry-run only its preview; without --yes the preview
+// first, a change that loses state confirmed on a terminal, and then the change over the previewed
+// program only (expected_hash). `params` gives the method's params for a preview or the change.
+int previewAndApply(const ReloadOptions& options, const agent::ControlClientOptions& client, const char* command,
+                    const char* method, const std::function<std::string(bool, std::string_view)>& params) {
+    if (options.dryRun) {
+        return printReport(options, command, method, agent::controlCall(client, method, params(true, {})));
+    }
+    std::string expectedHash;
+    if (!options.yes) {
+        const agent::ControlReply preview = agent::controlCall(client, method, params(true, {}));
+        if (const int rc = replyFailure(command, method, preview); rc != kExitOk) {
+            return rc;
+        }
+        rapidjson::Document d;
+        d.Parse(preview.json.c_str());
+        if (reloadLosesState(d)) {
+            const std::string report = renderReloadReport(d);
+            std::fwrite(report.data(), 1, report.size(), stderr);
+            if (isatty(STDIN_FILENO) != 1) {
+                std::fprintf(stderr,
+                             "%s: this change re-initialises or drops state (listed above); nothing was "
+                             "applied. Pass --yes to apply it without asking.\n",
+                             command);
+                return kExitControlError;
+            }
+            if (!confirm()) {
+                std::fprintf(stderr, "%s: not applied\n", command);
+                return kExitControlError;
+            }
+        }
+        expectedHash =
+            d.IsObject() && d.HasMember("old_hash") && d["old_hash"].IsString() ? d["old_hash"].GetString() : "";
+    }
+    return printReport(options, command, method, agent::controlCall(client, method, params(false, expectedHash)));
 }
 
 int runReload(const ReloadOptions& options) {
@@ -96,39 +138,25 @@ int runReload(const ReloadOptions& options) {
     std::fprintf(stderr, "%s: built %s (%zu bytes, program hash %.16s); sending to %s\n", kCommand,
                  outcome.program->c_str(), bytes.size(), outcome.hash.c_str(), client.endpoint.c_str());
     const std::span<const std::uint8_t> program(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
-    if (options.dryRun) {
-        return printReport(options,
-                           agent::controlCall(client, "bytecode.reload", agent::bytecodeReloadParams(program, true)));
+    return previewAndApply(options, client, kCommand, "bytecode.reload",
+                           [program](bool dryRun, std::string_view expected) {
+                               return agent::bytecodeReloadParams(program, dryRun, expected);
+                           });
+}
+
+int runRollback(const ReloadOptions& options) {
+    agent::ControlClientOptions client;
+    if (const int rc = clientOptions("takt rollback", options.connect, client, agent::Role::Engineer); rc != kExitOk) {
+        return rc;
     }
-    std::string expectedHash;
-    if (!options.yes) {
-        const agent::ControlReply preview =
-            agent::controlCall(client, "bytecode.reload", agent::bytecodeReloadParams(program, true));
-        if (const int rc = replyFailure(kCommand, "bytecode.reload", preview); rc != kExitOk) {
-            return rc;
-        }
-        rapidjson::Document d;
-        d.Parse(preview.json.c_str());
-        if (reloadLosesState(d)) {
-            const std::string report = renderReloadReport(d);
-            std::fwrite(report.data(), 1, report.size(), stderr);
-            if (isatty(STDIN_FILENO) != 1) {
-                std::fprintf(stderr,
-                             "%s: this change re-initialises or drops state (listed above); nothing was "
-                             "applied. Pass --yes to apply it without asking.\n",
-                             kCommand);
-                return kExitControlError;
-            }
-            if (!confirm()) {
-                std::fprintf(stderr, "%s: not applied\n", kCommand);
-                return kExitControlError;
-            }
-        }
-        expectedHash =
-            d.IsObject() && d.HasMember("old_hash") && d["old_hash"].IsString() ? d["old_hash"].GetString() : "";
-    }
-    return printReport(options, agent::controlCall(client, "bytecode.reload",
-                                                   agent::bytecodeReloadParams(program, false, expectedHash)));
+    return previewAndApply(options, client, "takt rollback", "runtime.rollback",
+                           [](bool dryRun, std::string_view expected) {
+                               std::string params = fmt::format("{{\"dry_run\":{}", dryRun ? "true" : "false");
+                               if (!expected.empty()) {
+                                   params += fmt::format(",\"expected_hash\":\"{}\"", expected);
+                               }
+                               return params + "}";
+                           });
 }
 
 } // namespace
@@ -143,6 +171,18 @@ void registerReload(CLI::App& app, int& exitCode) {
     cmd->add_flag("-y,--yes", options->yes, "Apply without asking, even a change that re-initialises or drops state");
     cmd->add_flag("--json", options->json, "Print the runtime's report as JSON");
     cmd->callback([options, &exitCode] { exitCode = runReload(*options); });
+}
+
+void registerRollback(CLI::App& app, int& exitCode) {
+    auto options = std::make_shared<ReloadOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "rollback", "Bring back the program a running runtime's last online change replaced (an online change)");
+    addConnectOptions(*cmd, options->connect);
+    cmd->add_flag("--dry-run", options->dryRun,
+                  "Show what the change would keep, convert, re-initialise, drop and add; apply nothing");
+    cmd->add_flag("-y,--yes", options->yes, "Apply without asking, even a change that re-initialises or drops state");
+    cmd->add_flag("--json", options->json, "Print the runtime's report as JSON");
+    cmd->callback([options, &exitCode] { exitCode = runRollback(*options); });
 }
 
 } // namespace takt::cli

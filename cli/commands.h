@@ -24,11 +24,12 @@ void registerBench(CLI::App& app, int& exitCode);
 void registerAgent(CLI::App& app, int& exitCode);
 void registerLsp(CLI::App& app, int& exitCode);
 void registerDap(CLI::App& app, int& exitCode);
-void registerCtl(CLI::App& app, int& exitCode);    // the generic control-endpoint client
-void registerReload(CLI::App& app, int& exitCode); // build + bytecode.reload
-void registerWatch(CLI::App& app, int& exitCode);  // vars + watch
-void registerShell(CLI::App& app, int& exitCode);  // status, write, force, unforce, stop, start, restart, events
-void registerInit(CLI::App& app, int& exitCode);   // a new project from a template
+void registerCtl(CLI::App& app, int& exitCode);      // the generic control-endpoint client
+void registerReload(CLI::App& app, int& exitCode);   // build + bytecode.reload
+void registerRollback(CLI::App& app, int& exitCode); // runtime.rollback
+void registerWatch(CLI::App& app, int& exitCode);    // vars + watch
+void registerShell(CLI::App& app, int& exitCode);    // status, write, force, unforce, stop, start, restart, events
+void registerInit(CLI::App& app, int& exitCode);     // a new project from a template
 
 // --execution native|interpreter (takt run, harness, test): the tier program bodies run on.
 inline CLI::Option* addExecutionOption(CLI::App& cmd, engine::Execution& out) {

@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
         takt::cli::registerWatch(app, exitCode);
         takt::cli::registerCtl(app, exitCode);
         takt::cli::registerReload(app, exitCode);
+        takt::cli::registerRollback(app, exitCode);
         if (unknownCommand(app, argc, argv)) {
             return takt::kExitInvalidProject;
         }

@@ -56,6 +56,8 @@ std::string stringArray(const std::vector<std::string>& items) {
 // the new program.
 ControlAnswer RuntimeControl::finishReload(Pending& done) {
     engine::TransferReport& r = done.result.change;
+    previous_ = done.moduleBefore;
+    previousHash_ = done.hashBefore;
     // Which ENUM values had no match is known only now that the scan thread applied the plan.
     engine::settleTransferReport(done.change.plan, r);
     if (options_.changeLog) {
@@ -92,65 +94,84 @@ ControlAnswer RuntimeControl::finishReload(Pending& done) {
     return answer;
 }
 
+bool RuntimeControl::changeParams(const rapidjson::Value& params, ChangeRequest& out, ControlReplyFn& reply) const {
+    if (const rapidjson::Value* d = ctl::member(params, "dry_run")) {
+        if (!d->IsBool()) {
+            reply(ctl::badParam("dry_run", "expected true or false"));
+            return false;
+        }
+        out.dryRun = d->GetBool();
+    }
+    if (const rapidjson::Value* e = ctl::member(params, "expected_hash")) {
+        if (!e->IsString()) {
+            reply(ctl::badParam("expected_hash", "expected the program hash as a string"));
+            return false;
+        }
+        out.expectedHash = e->GetString();
+        out.expected = true;
+    }
+    if (const rapidjson::Value* k = out.dryRun ? nullptr : ctl::member(params, "idempotency_key")) {
+        if (!k->IsString() || k->GetStringLength() == 0 || k->GetStringLength() > kMaxKeyBytes) {
+            reply(ctl::badParam("idempotency_key", "expected a string of 1 to 128 bytes"));
+            return false;
+        }
+        out.key = k->GetString();
+    }
+    return true;
+}
+
+void RuntimeControl::rejectChange(const ChangeRequest& request, const std::string& why, ControlReplyFn& reply) {
+    if (!request.dryRun) { // a preview sends no event
+        localEvents_.push_back(fmt::format(
+            "{{\"type\":\"reload_rejected\",\"ts\":{},\"reason\":{},\"program_hash\":{}}}",
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count(),
+            ctl::quoted(why), ctl::quoted(hash_)));
+    }
+    reply(ControlAnswer::error(rpc::kCommandFailed, "reload rejected: " + why,
+                               fmt::format("{{\"program_hash\":{}}}", ctl::quoted(hash_))));
+}
+
+// What refuses any change before its program is looked at: an answer already given for its key,
+// one in flight, a halted task, another program running than the one previewed.
+bool RuntimeControl::changeRefused(const ChangeRequest& request, ControlReplyFn& reply) {
+    if (!request.key.empty()) {
+        if (const auto it = idempotent_.find(request.key); it != idempotent_.end()) {
+            reply(it->second); // the same request again: the first answer, nothing applied twice
+            return true;
+        }
+    }
+    if (reloadInFlight_) {
+        reply(ControlAnswer::error(rpc::kCommandFailed, "a reload is already in progress; retry when it is answered"));
+        return true;
+    }
+    if (!request.dryRun && anyHalted()) {
+        // The change waits for every task to reach its cycle boundary, which a halted one does not.
+        reply(ControlAnswer::error(rpc::kCommandFailed,
+                                   "a task is halted in the debugger; continue it (debug.continue) before an online "
+                                   "change"));
+        return true;
+    }
+    if (request.expected && request.expectedHash != hash_) {
+        // Previewed against another program (someone else reloaded since): the preview no longer
+        // describes this change.
+        rejectChange(request,
+                     fmt::format("the running program is {}, not the expected {}; preview the change again", hash_,
+                                 request.expectedHash),
+                     reply);
+        return true;
+    }
+    return false;
+}
+
 void RuntimeControl::reload(const rapidjson::Value& params, ControlReplyFn& reply) {
     const rapidjson::Value* bytes = ctl::member(params, "bytes");
     if (bytes == nullptr || !bytes->IsString()) {
         reply(ctl::badParam("bytes", "missing: program.stbc as a base64 string"));
         return;
     }
-    bool dryRun = false;
-    if (const rapidjson::Value* d = ctl::member(params, "dry_run")) {
-        if (!d->IsBool()) {
-            reply(ctl::badParam("dry_run", "expected true or false"));
-            return;
-        }
-        dryRun = d->GetBool();
-    }
-    const rapidjson::Value* expected = ctl::member(params, "expected_hash");
-    if (expected != nullptr && !expected->IsString()) {
-        reply(ctl::badParam("expected_hash", "expected the program hash as a string"));
-        return;
-    }
-    std::string key;
-    if (const rapidjson::Value* k = dryRun ? nullptr : ctl::member(params, "idempotency_key")) {
-        if (!k->IsString() || k->GetStringLength() == 0 || k->GetStringLength() > kMaxKeyBytes) {
-            reply(ctl::badParam("idempotency_key", "expected a string of 1 to 128 bytes"));
-            return;
-        }
-        key = k->GetString();
-        if (const auto it = idempotent_.find(key); it != idempotent_.end()) {
-            reply(it->second); // the same request again: the first answer, nothing applied twice
-            return;
-        }
-    }
-    if (reloadInFlight_) {
-        reply(ControlAnswer::error(rpc::kCommandFailed, "a reload is already in progress; retry when it is answered"));
-        return;
-    }
-    if (!dryRun && anyHalted()) {
-        // The change waits for every task to reach its cycle boundary, which a halted one does not.
-        reply(ControlAnswer::error(rpc::kCommandFailed,
-                                   "a task is halted in the debugger; continue it (debug.continue) before an online "
-                                   "change"));
-        return;
-    }
-    const auto reject = [&](const std::string& why) {
-        if (!dryRun) { // a preview sends no event
-            localEvents_.push_back(
-                fmt::format("{{\"type\":\"reload_rejected\",\"ts\":{},\"reason\":{},\"program_hash\":{}}}",
-                            std::chrono::duration_cast<std::chrono::milliseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count(),
-                            ctl::quoted(why), ctl::quoted(hash_)));
-        }
-        reply(ControlAnswer::error(rpc::kCommandFailed, "reload rejected: " + why,
-                                   fmt::format("{{\"program_hash\":{}}}", ctl::quoted(hash_))));
-    };
-    if (expected != nullptr && expected->GetString() != hash_) {
-        // Previewed against another program (someone else reloaded since): the preview no longer
-        // describes this change.
-        reject(fmt::format("the running program is {}, not the expected {}; preview the change again", hash_,
-                           expected->GetString()));
+    ChangeRequest request;
+    if (!changeParams(params, request, reply) || changeRefused(request, reply)) {
         return;
     }
     std::vector<std::uint8_t> stbc;
@@ -160,22 +181,51 @@ void RuntimeControl::reload(const rapidjson::Value& params, ControlReplyFn& repl
     }
     bytecode::VerifiedProgram loaded = bytecode::loadVerified(stbc);
     if (!loaded.ok()) {
-        reject(loaded.stage == bytecode::VerifiedProgram::Stage::Verify
-                   ? "program.stbc rejected by the verifier: " + loaded.error
-                   : "program.stbc: " + loaded.error);
+        rejectChange(request,
+                     loaded.stage == bytecode::VerifiedProgram::Stage::Verify
+                         ? "program.stbc rejected by the verifier: " + loaded.error
+                         : "program.stbc: " + loaded.error,
+                     reply);
         return;
     }
     const std::string hash = loaded.hashHex();
-    const std::shared_ptr<const bytecode::Module> module = std::move(loaded.module);
-    auto p = std::make_unique<Pending>();
-    p->change = engine_.prepareChange(std::make_unique<engine::LoadedProgram>(module, hash), false, dryRun);
-    if (!p->change.ok() && !(dryRun && p->change.fault.message.empty())) {
-        const engine::FaultReport& fault = p->change.fault;
-        reject(fmt::format("the new program faulted while initialising: {}{}", fault.message,
-                           fault.path.empty() ? "" : fmt::format(" ({}:{}:{})", fault.path, fault.line, fault.column)));
+    applyChange(request, std::move(loaded.module), hash, reply);
+}
+
+// runtime.rollback: the program the last online change replaced, back as an online change of its
+// own. The two then trade places, so a second rollback undoes the first.
+void RuntimeControl::rollback(const rapidjson::Value& params, ControlReplyFn& reply) {
+    ChangeRequest request;
+    if (!changeParams(params, request, reply) || changeRefused(request, reply)) {
         return;
     }
-    if (dryRun) {
+    if (previous_ == nullptr) {
+        reply(ControlAnswer::error(rpc::kCommandFailed,
+                                   "no program to roll back to: no online change has been applied since takt started",
+                                   fmt::format("{{\"program_hash\":{}}}", ctl::quoted(hash_))));
+        return;
+    }
+    applyChange(request, previous_, previousHash_, reply);
+}
+
+void RuntimeControl::applyChange(const ChangeRequest& request, std::shared_ptr<const bytecode::Module> module,
+                                 const std::string& hash, ControlReplyFn& reply) {
+    auto p = std::make_unique<Pending>();
+    p->change = engine_.prepareChange(std::make_unique<engine::LoadedProgram>(module, hash), false, request.dryRun);
+    if (!p->change.ok() && !(request.dryRun && p->change.fault.message.empty())) {
+        const engine::FaultReport& fault = p->change.fault;
+        rejectChange(
+            request,
+            fmt::format("the new program faulted while initialising: {}{}", fault.message,
+                        fault.path.empty() ? "" : fmt::format(" ({}:{}:{})", fault.path, fault.line, fault.column)),
+            reply);
+        return;
+    }
+    if (loop_.taskThreads() && !engine::sameTasks(*module_, *module)) {
+        rejectChange(request, engine::kTasksChangedRefusal, reply);
+        return;
+    }
+    if (request.dryRun) {
         // The preview: the plan the change would apply, computed exactly as for the change, and
         // dropped here. Nothing reaches the scan thread; the running program is untouched.
         engine::TransferReport& r = p->change.plan.report;
@@ -184,7 +234,6 @@ void RuntimeControl::reload(const rapidjson::Value& params, ControlReplyFn& repl
         return;
     }
     p->forces = buildForces(*module, &p->forcesLost);
-    vm::StopMap* const oldStops = stops_;
     p->stopsBefore = stops_;
     carryBreakpoints(*module, p->change.program->stops());
     p->command.kind = engine::ScanCommandKind::Reload;
@@ -192,18 +241,21 @@ void RuntimeControl::reload(const rapidjson::Value& params, ControlReplyFn& repl
     p->command.change = &p->change;
     p->module = module;
     p->hash = hash;
-    p->idempotencyKey = key;
-    const std::shared_ptr<const bytecode::Module> oldModule = module_;
-    const std::string oldHash = hash_;
+    p->idempotencyKey = request.key;
+    p->moduleBefore = module_;
+    p->hashBefore = hash_;
     // Requests after this one are resolved against the new program: the queue applies them after
-    // the swap.
-    module_ = module;
+    // the swap. A refusal puts the running one back (complete()).
+    module_ = std::move(module);
     hash_ = hash;
     reloadInFlight_ = true;
+    vm::StopMap* const stopsBefore = p->stopsBefore;
+    std::shared_ptr<const bytecode::Module> moduleBefore = p->moduleBefore;
+    std::string hashBefore = p->hashBefore;
     if (!submit(std::move(p), reply)) {
-        module_ = oldModule;
-        hash_ = oldHash;
-        stops_ = oldStops;
+        module_ = std::move(moduleBefore);
+        hash_ = std::move(hashBefore);
+        stops_ = stopsBefore;
         reloadInFlight_ = false;
     }
 }

@@ -209,6 +209,13 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
          R"({"type":"object","required":["old_hash","new_hash","dry_run","kept","converted","reinitialised","dropped",)"
          R"("added","loses_state","variables"]})",
          Role::Engineer, [](T t, M, V p, R r) { self(t).reload(p, r); }},
+        {"runtime.rollback",
+         "Online change back to the program the last online change replaced (dry_run: its report only)",
+         R"({"type":"object","properties":{"dry_run":{"type":"boolean"},"expected_hash":{"type":"string"},)"
+         R"("idempotency_key":{"type":"string"}},"additionalProperties":false})",
+         R"({"type":"object","required":["old_hash","new_hash","dry_run","kept","converted","reinitialised","dropped",)"
+         R"("added","loses_state","variables"]})",
+         Role::Engineer, [](T t, M, V p, R r) { self(t).rollback(p, r); }},
         {"debug.setBreakpoints",
          "Set the line breakpoints of one source file (replacing its earlier ones); each line answers whether it "
          "halts and at which line",
@@ -394,8 +401,13 @@ void RuntimeControl::complete(Pending& p) {
     }
     if (p.command.kind == engine::ScanCommandKind::Reload) {
         reloadInFlight_ = false;
-        if (!p.result.ok && p.stopsBefore != nullptr) {
-            stops_ = p.stopsBefore; // the new program, and its stop map, are freed with `p`
+        if (!p.result.ok) {
+            // The running program stays: the requests after this one are resolved in it again.
+            module_ = p.moduleBefore;
+            hash_ = p.hashBefore;
+            if (p.stopsBefore != nullptr) {
+                stops_ = p.stopsBefore; // the new program, and its stop map, are freed with `p`
+            }
         }
     }
     // What the scan thread handed back is freed here, off the cycle.

@@ -65,6 +65,10 @@ struct RuntimeControl::Pending {
     std::string idempotencyKey;
     std::vector<std::string> forcesLost;
     vm::StopMap* stopsBefore = nullptr; // Reload: the running program's, current again if refused
+    // Reload: the running program, current again if the change is refused, else the one
+    // runtime.rollback brings back.
+    std::shared_ptr<const bytecode::Module> moduleBefore;
+    std::string hashBefore;
 };
 
 struct RuntimeControl::Forced {

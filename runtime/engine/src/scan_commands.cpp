@@ -96,8 +96,6 @@ bool ScanLoop::applyCommands() noexcept {
     return forcesChanged;
 }
 
-namespace {
-
 bool sameTasks(const bytecode::Module& a, const bytecode::Module& b) noexcept {
     if (a.tasks.size() != b.tasks.size()) {
         return false;
@@ -112,6 +110,8 @@ bool sameTasks(const bytecode::Module& a, const bytecode::Module& b) noexcept {
     }
     return true;
 }
+
+namespace {
 
 const char* checkRange(const ImageRange& r, std::size_t size) noexcept {
     if (static_cast<std::size_t>(r.offset) + (r.isBit ? 1u : r.size) > size || (r.isBit && r.bit > 7)) {
@@ -269,7 +269,7 @@ void ScanLoop::applyReload(const ScanCommand& c) noexcept {
         // A task thread per task, with its priority and interval: a changed task list needs a
         // restart of takt (as a download does on other PLCs), not an online change.
         r.ok = false;
-        r.refusal = "the tasks changed (names, intervals, priorities or SINGLE): restart takt to load this program";
+        r.refusal = kTasksChangedRefusal;
         if (retainSink_ != nullptr) {
             retainState_.store(RetainHandoff::Idle, std::memory_order_release);
         }

@@ -326,6 +326,44 @@ TEST(ControlLive, InvalidReloadsChangeNothing) {
     EXPECT_EQ(rt.stop(), 0) << rt.log();
 }
 
+// `takt reload`, then `takt rollback` against the real `takt run`: the program the change replaced
+// comes back as an online change of its own, the RETAIN counter going on through both.
+TEST(ControlLive, TaktRollbackBringsBackTheProgramTheLastChangeReplaced) {
+    TempDir project, v2;
+    writeProject(project, 1, unixControl(project));
+    writeProject(v2, 2, "");
+    Runtime rt(project.path());
+    const ControlClientOptions options = clientOptions(unixEndpoint(project));
+    ASSERT_TRUE(waitServing(rt, options)) << rt.log();
+    auto c = connected(options);
+    const std::string v1Hash = result(*c, "runtime.status", "")["program_hash"].GetString();
+    const std::string takt = std::string(TAKT_BINARY) + " ";
+    const std::string endpoint = " --endpoint " + unixEndpoint(project);
+    const std::string log = (v2.path() / "cli.log").string();
+
+    EXPECT_NE(shell(takt + "rollback --yes" + endpoint + " > " + log + " 2>&1"), 0);
+    EXPECT_NE(readText(log).find("no program to roll back to"), std::string::npos) << readText(log);
+    ASSERT_EQ(shell(takt + "reload --yes" + endpoint + " --project " + v2.path().string() + " > " + log + " 2>&1"), 0)
+        << readText(log);
+    EXPECT_EQ(sample(*c).version, 2);
+    const std::string v2Hash = result(*c, "runtime.status", "")["program_hash"].GetString();
+
+    ASSERT_EQ(shell(takt + "rollback --dry-run --json" + endpoint + " > " + log + " 2>&1"), 0) << readText(log);
+    const rapidjson::Document preview = parse(readText(log));
+    ASSERT_TRUE(preview.IsObject()) << readText(log);
+    EXPECT_TRUE(preview["dry_run"].GetBool());
+    EXPECT_EQ(std::string(preview["new_hash"].GetString()), v1Hash);
+    EXPECT_EQ(result(*c, "runtime.status", "")["program_hash"].GetString(), v2Hash);
+
+    ASSERT_EQ(shell(takt + "rollback --yes" + endpoint + " > " + log + " 2>&1"), 0) << readText(log);
+    EXPECT_EQ(result(*c, "runtime.status", "")["program_hash"].GetString(), v1Hash);
+    const Sample after = sample(*c);
+    EXPECT_EQ(after.version, 1);
+    EXPECT_EQ(after.cnt, after.cycle) << "a cycle was lost or doubled across the two changes";
+    EXPECT_EQ(after.skew, 0);
+    EXPECT_EQ(rt.stop(), 0) << rt.log();
+}
+
 // `takt bench jitter --load agent`: both phases ran, the clients were answered, and the JSON says
 // so (the timing itself goes into bench/notes/control.md, not here).
 TEST(ControlLive, BenchJitterUnderAgentLoadReportsBothPhases) {

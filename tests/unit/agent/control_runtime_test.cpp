@@ -456,6 +456,80 @@ TEST(ControlRuntime, ASecondReloadWhileOneIsInFlightIsRefusedAndTheFirstLands) {
     EXPECT_EQ(live.result("runtime.status")["reloads"].GetUint(), 2u);
 }
 
+// runtime.rollback brings back the program the last online change replaced, as an online change
+// of its own (the RETAIN counter goes on), previewed first with dry_run; the two then trade places.
+TEST(ControlRuntime, RollbackBringsBackTheProgramTheLastChangeReplaced) {
+    Live live;
+    const std::string v1Hash = live.control->programHash();
+    const ControlAnswer none = live.call("runtime.rollback");
+    EXPECT_EQ(none.code, -32002);
+    EXPECT_NE(none.message.find("no program to roll back to"), std::string::npos) << none.message;
+    ASSERT_TRUE(live.call("bytecode.reload", "{\"bytes\":\"" + stbcBase64(kV2) + "\"}").ok);
+    const std::string v2Hash = live.control->programHash();
+    ASSERT_NE(v2Hash, v1Hash);
+
+    rapidjson::Document preview = live.result("runtime.rollback", R"({"dry_run":true})");
+    EXPECT_TRUE(preview["dry_run"].GetBool());
+    EXPECT_EQ(std::string(preview["new_hash"].GetString()), v1Hash);
+    EXPECT_EQ(live.control->programHash(), v2Hash) << "a preview applies nothing";
+    EXPECT_EQ(live.call("runtime.rollback", R"({"expected_hash":"0000"})").code, -32002);
+    EXPECT_EQ(live.control->programHash(), v2Hash);
+
+    rapidjson::Document back = live.result("runtime.rollback", "{\"expected_hash\":\"" + v2Hash + "\"}");
+    EXPECT_FALSE(back["dry_run"].GetBool());
+    EXPECT_EQ(std::string(back["old_hash"].GetString()), v2Hash);
+    EXPECT_EQ(std::string(back["new_hash"].GetString()), v1Hash);
+    EXPECT_EQ(live.control->programHash(), v1Hash);
+    rapidjson::Document d = live.result("var.read", R"({"names":["cnt","limit"]})");
+    EXPECT_EQ(d["values"]["cnt"]["value"].GetInt64(), d["cycle"].GetInt64()) << "the counter went on";
+    ASSERT_TRUE(takt::testing::waitFor([&] { return live.io.wire(1) == 0x11; }));
+    EXPECT_EQ(live.readInt("v1only"), 1);
+
+    // Rolled back twice: the change that was undone is applied again.
+    rapidjson::Document again = live.result("runtime.rollback");
+    EXPECT_EQ(std::string(again["new_hash"].GetString()), v2Hash);
+    EXPECT_EQ(live.readInt("v2only"), 42);
+    EXPECT_EQ(live.result("runtime.status")["reloads"].GetUint(), 3u);
+}
+
+// Two tasks on scan threads of their own, then a program with three: the threads are made at
+// start, so the change is refused, and the running program stays the one requests resolve in.
+TEST(ControlRuntime, AChangedTaskListIsRefusedAndTheRunningProgramStaysCurrent) {
+    const auto program = [](bool third) {
+        return std::string(R"(
+PROGRAM Count
+VAR n : DINT; END_VAR
+n := n + 1;
+END_PROGRAM
+CONFIGURATION C
+  RESOURCE R ON PLC
+    TASK Fast (INTERVAL := T#2ms, PRIORITY := 0);
+    TASK Slow (INTERVAL := T#10ms, PRIORITY := 1);
+)") + (third ? "    TASK Third (INTERVAL := T#20ms, PRIORITY := 2);\n    PROGRAM p3 WITH Third : Count;\n" : "") +
+               R"(    PROGRAM p1 WITH Fast : Count;
+    PROGRAM p2 WITH Slow : Count;
+  END_RESOURCE
+END_CONFIGURATION
+)";
+    };
+    const std::string two = program(false);
+    const std::string three = program(true);
+    Live live(two.c_str());
+    ASSERT_TRUE(live.loop->taskThreads());
+    const std::string hash = live.control->programHash();
+    for (const bool dryRun : {true, false}) {
+        const ControlAnswer a = live.call("bytecode.reload", "{\"bytes\":\"" + stbcBase64(three.c_str()) +
+                                                                 "\",\"dry_run\":" + (dryRun ? "true" : "false") + "}");
+        EXPECT_EQ(a.code, -32002) << dryRun;
+        EXPECT_NE(a.message.find("the tasks changed"), std::string::npos) << a.message;
+        EXPECT_EQ(live.control->programHash(), hash) << dryRun;
+    }
+    EXPECT_EQ(std::string(live.result("runtime.status")["program_hash"].GetString()), hash);
+    EXPECT_EQ(live.call("var.read", R"({"names":["p3.n"]})").code, -32602) << "p3 is not in the running program";
+    EXPECT_GT(live.readInt("p1.n"), 0);
+    EXPECT_EQ(live.result("runtime.status")["reloads"].GetUint(), 0u);
+}
+
 // The scan thread applies the prepared change at its next boundary while the program is paused:
 // the new program is in place, no cycle ran in between, and resuming runs it.
 TEST(ControlRuntime, ReloadWhilePausedSwapsWithoutRunningACycle) {

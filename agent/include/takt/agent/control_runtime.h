@@ -104,7 +104,20 @@ private:
     void force(const std::string& method, const rapidjson::Value& params, ControlReplyFn& reply);
     void listForced(ControlReplyFn& reply);
     void reload(const rapidjson::Value& params, ControlReplyFn& reply);
+    void rollback(const rapidjson::Value& params, ControlReplyFn& reply);
     ControlAnswer finishReload(Pending& done);
+    // An online change (bytecode.reload, runtime.rollback), control_reload.cpp.
+    struct ChangeRequest {
+        bool dryRun = false;
+        bool expected = false;    // expected_hash given
+        std::string expectedHash; // the program that must be running
+        std::string key;          // idempotency_key
+    };
+    [[nodiscard]] bool changeParams(const rapidjson::Value& params, ChangeRequest& out, ControlReplyFn& reply) const;
+    [[nodiscard]] bool changeRefused(const ChangeRequest& request, ControlReplyFn& reply);
+    void rejectChange(const ChangeRequest& request, const std::string& why, ControlReplyFn& reply);
+    void applyChange(const ChangeRequest& request, std::shared_ptr<const bytecode::Module> module,
+                     const std::string& hash, ControlReplyFn& reply);
 
     // debug.* (control_debug.cpp).
     void debugSetBreakpoints(const rapidjson::Value& params, ControlReplyFn& reply);
@@ -145,6 +158,9 @@ private:
     std::int64_t startedNs_ = 0;
     std::shared_ptr<const bytecode::Module> module_; // the program the next command applies to
     std::string hash_;
+    // The program the last applied online change replaced: what runtime.rollback brings back.
+    std::shared_ptr<const bytecode::Module> previous_;
+    std::string previousHash_;
     std::deque<std::unique_ptr<Pending>> pending_;
     std::deque<std::unique_ptr<Pending>> stepping_; // steps applied, answered once their cycles ran
     std::vector<Forced> forced_;

@@ -212,6 +212,13 @@ struct TaskThread {
     std::int64_t haltedNs = 0;   // task thread: time halted in the cycle in progress
 };
 
+// With a scan thread per task, a program whose task list differs (names, intervals, priorities
+// or SINGLE) cannot replace the running one by an online change: the threads are made at start.
+// The control thread refuses such a change before it submits it; the scan thread checks again.
+[[nodiscard]] bool sameTasks(const bytecode::Module& a, const bytecode::Module& b) noexcept;
+inline constexpr const char* kTasksChangedRefusal =
+    "the tasks changed (names, intervals, priorities or SINGLE): restart takt to load this program";
+
 struct FaultRecord {
     std::string kind; // "runtime" | "watchdog" | "io"
     FaultReport report;
