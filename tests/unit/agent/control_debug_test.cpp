@@ -334,6 +334,23 @@ TEST(ControlDebug, TheBaseCycleOfAOneTaskProgramPausesAndSteps) {
     EXPECT_GT(live.readInt("pMain.cnt"), cnt);
 }
 
+// runtime.stop never waits for a debugger: it ends the session's hold and the program stops,
+// whether the base cycle or a task on a thread of its own was halted.
+TEST(ControlDebug, RuntimeStopEndsAHalt) {
+    for (const char* program : {kOneTask, kTwoTasks}) {
+        Live live(program);
+        live.result("debug.setBreakpoints", lines(program == kOneTask ? kLineCnt : kLineCalls));
+        ASSERT_TRUE(live.nextStop().HasMember("line"));
+        rapidjson::Document stopped = live.result("runtime.stop");
+        EXPECT_STREQ(stopped["state"].GetString(), "stopped");
+        EXPECT_EQ(live.result("runtime.status")["halted"].Size(), 0u);
+        const rapidjson::Document threads = live.result("debug.threads");
+        for (const rapidjson::Value& t : threads["threads"].GetArray()) {
+            EXPECT_FALSE(t["halted"].GetBool()) << t["name"].GetString();
+        }
+    }
+}
+
 TEST(ControlDebug, ABreakpointInAnFbHaltsItsTaskWhileTheOtherRuns) {
     Live live;
     rapidjson::Document b = live.result("debug.setBreakpoints", lines(kLineCalls));
