@@ -78,14 +78,14 @@ async function until(what, fn, timeoutMs = 20000) {
 }
 
 // One control method through `takt ctl` with the engineer token: its parsed result.
-async function ctl(method, params = {}) {
-  const { stdout } = await run(takt, ['ctl', '--endpoint', endpoint, '--token-file', path.join(dir, 'engineer.token'),
+async function ctl(method, params = {}, ep = endpoint) {
+  const { stdout } = await run(takt, ['ctl', '--endpoint', ep, '--token-file', path.join(dir, 'engineer.token'),
     method, JSON.stringify(params)], { timeout: 20000 });
   return JSON.parse(stdout);
 }
 
-async function counter(name) {
-  const r = await ctl('var.read', { names: [name] });
+async function counter(name, ep = endpoint) {
+  const r = await ctl('var.read', { names: [name] }, ep);
   return r.values[name].value;
 }
 
@@ -98,16 +98,15 @@ async function scanning() {
   assert.deepEqual((await ctl('runtime.status')).halted, []);
 }
 
-before(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), 'takt-dap-'));
-  mkdirSync(path.join(dir, 'src'));
-  source = path.join(dir, 'src', 'main.st');
-  writeFileSync(source, SOURCE);
-  writeFileSync(path.join(dir, 'engineer.token'), `${ENGINEER_TOKEN}\n`, { mode: 0o600 });
-  writeFileSync(path.join(dir, 'viewer.token'), `${VIEWER_TOKEN}\n`, { mode: 0o600 });
-  endpoint = `unix://${dir}/takt.sock`;
+// A `takt run` of `text` (src/main.st) in the folder `root`, serving its control endpoint on a
+// Unix socket there with the tokens of `dir`; resolves once it is running.
+async function startRuntime(root, text) {
+  mkdirSync(path.join(root, 'src'), { recursive: true });
+  const src = path.join(root, 'src', 'main.st');
+  writeFileSync(src, text);
+  const ep = `unix://${root}/takt.sock`;
   // The watchdog is on: a halted task's does not count, so the runtime stays up while halted.
-  writeFileSync(path.join(dir, 'runtime.toml'), `[bundle]
+  writeFileSync(path.join(root, 'runtime.toml'), `[bundle]
 version = 1
 
 [resource]
@@ -115,55 +114,71 @@ name = "dap_test"
 cycle_interval_ms = 2
 
 [runtime.control]
-endpoint = "${endpoint}"
+endpoint = "${ep}"
 debug_enabled = true
 
 [[runtime.control.tokens]]
 role = "engineer"
-token_file = "engineer.token"
+token_file = "${path.join(dir, 'engineer.token')}"
 
 [[runtime.control.tokens]]
 role = "viewer"
-token_file = "viewer.token"
+token_file = "${path.join(dir, 'viewer.token')}"
 
 [runtime.watchdog]
 enabled = true
 timeout_ms = 500
 action = "safe_halt"
 `);
-  child = spawn(takt, ['run', '--project', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout.on('data', (d) => { log += d; });
-  child.stderr.on('data', (d) => { log += d; });
-  await until('takt run to serve its control endpoint', async () => {
-    if (child.exitCode !== null) throw new Error(`takt run exited ${child.exitCode}`);
-    return existsSync(path.join(dir, 'takt.sock')) && (await ctl('runtime.status')).state === 'running';
+  const proc = spawn(takt, ['run', '--project', root], { stdio: ['ignore', 'pipe', 'pipe'] });
+  proc.stdout.on('data', (d) => { log += d; });
+  proc.stderr.on('data', (d) => { log += d; });
+  await until(`takt run in ${root} to serve its control endpoint`, async () => {
+    if (proc.exitCode !== null) throw new Error(`takt run exited ${proc.exitCode}`);
+    return existsSync(path.join(root, 'takt.sock')) && (await ctl('runtime.status', {}, ep)).state === 'running';
   });
+  return { proc, ep, src };
+}
+
+async function stopRuntime(proc) {
+  if (proc && proc.exitCode === null) {
+    const exited = new Promise((resolve) => proc.once('exit', resolve));
+    proc.kill('SIGTERM');
+    await Promise.race([exited, sleep(10000)]);
+    if (proc.exitCode === null) proc.kill('SIGKILL');
+  }
+}
+
+before(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'takt-dap-'));
+  writeFileSync(path.join(dir, 'engineer.token'), `${ENGINEER_TOKEN}\n`, { mode: 0o600 });
+  writeFileSync(path.join(dir, 'viewer.token'), `${VIEWER_TOKEN}\n`, { mode: 0o600 });
+  ({ proc: child, ep: endpoint, src: source } = await startRuntime(dir, SOURCE));
 });
 
 after(async () => {
-  if (child && child.exitCode === null) {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await Promise.race([exited, sleep(10000)]);
-    if (child.exitCode === null) child.kill('SIGKILL');
-  }
+  await stopRuntime(child);
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 // A started adapter, initialized and attached with `token`.
-async function attached(token = 'engineer.token') {
+async function attached(token = 'engineer.token', ep = endpoint) {
   const dc = new DebugClient(takt, 'dap', 'takt');
   dc.defaultTimeout = 10000;
   await dc.start();
   await dc.initializeRequest({ adapterID: 'takt', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path' });
   const initialized = dc.waitForEvent('initialized');
-  await dc.attachRequest({ endpoint, tokenFile: path.join(dir, token) });
+  await dc.attachRequest({ endpoint: ep, tokenFile: path.join(dir, token) });
   await initialized;
   return dc;
 }
 
 async function breakAt(dc, ...lines) {
-  const r = await dc.setBreakpointsRequest({ source: { path: source }, breakpoints: lines.map((line) => ({ line })) });
+  return breakIn(dc, source, ...lines);
+}
+
+async function breakIn(dc, file, ...lines) {
+  const r = await dc.setBreakpointsRequest({ source: { path: file }, breakpoints: lines.map((line) => ({ line })) });
   await dc.configurationDoneRequest();
   return r.body.breakpoints;
 }
@@ -346,4 +361,90 @@ test('a viewer cannot set breakpoints', async () => {
     await detach(dc);
   }
   assert.deepEqual((await ctl('runtime.status')).halted, []);
+});
+
+// A program with one task (here without a CONFIGURATION) runs on the base cycle, which also
+// exchanges the I/O and applies the control commands: a breakpoint halts that whole cycle, the
+// control endpoint still answers var.read meanwhile, and stepping works as on a task thread.
+const ONE_TASK = `FUNCTION_BLOCK Count
+  VAR_OUTPUT n : DINT; END_VAR
+  n := n + 1;
+END_FUNCTION_BLOCK
+
+PROGRAM Main
+VAR cnt : DINT; c : Count; seen : DINT; END_VAR
+cnt := cnt + 1;
+c();
+seen := c.n;
+END_PROGRAM
+`;
+const ONE_N = 3;
+const ONE_CNT = 8;
+const ONE_CALL = 9;
+const ONE_SEEN = 10;
+
+test('a one-task program: a breakpoint halts the base cycle, which still answers var.read; disconnect resumes it', async () => {
+  const one = await startRuntime(path.join(dir, 'one'), ONE_TASK);
+  try {
+    const dc = await attached('engineer.token', one.ep);
+    try {
+      const stopped = dc.waitForEvent('stopped');
+      const [bp] = await breakIn(dc, one.src, ONE_CNT);
+      assert.equal(bp.verified, true, JSON.stringify(bp));
+      const ev = await stopped;
+      assert.equal(ev.body.reason, 'breakpoint');
+      const threadId = ev.body.threadId;
+      assert.deepEqual((await dc.threadsRequest()).body.threads.map((t) => t.name), ['base cycle']);
+      const top = async () => (await dc.stackTraceRequest({ threadId })).body.stackFrames;
+      let frames = await top();
+      assert.equal(frames[0].name, 'Main (Main)');
+      assert.equal(frames[0].line, ONE_CNT);
+      const cnt = Number((await variablesOf(dc, frames[0].id, 'Locals')).value('cnt'));
+
+      // Halted beyond the 500 ms watchdog: the endpoint answers, the cycle stands still.
+      await sleep(700);
+      assert.equal(await counter('Main.cnt', one.ep), cnt);
+      const status = await ctl('runtime.status', {}, one.ep);
+      assert.equal(status.state, 'running', log);
+      assert.deepEqual(status.halted.map((h) => [h.task, h.pou, h.line]), [['base cycle', 'Main', ONE_CNT]]);
+
+      let next = dc.waitForEvent('stopped');
+      await dc.nextRequest({ threadId });
+      await next;
+      assert.equal((await top())[0].line, ONE_CALL);
+      next = dc.waitForEvent('stopped');
+      await dc.stepInRequest({ threadId });
+      await next;
+      frames = await top();
+      assert.equal(frames[0].name, 'Count (Main.c)');
+      assert.equal(frames[0].line, ONE_N);
+      next = dc.waitForEvent('stopped');
+      await dc.stepOutRequest({ threadId });
+      await next;
+      frames = await top();
+      assert.equal(frames.length, 1);
+      assert.equal(frames[0].line, ONE_SEEN);
+
+      // Continue: the next cycle halts at the breakpoint again, one count on. Timed from sending
+      // `continue` to the `stopped` of the next cycle (2 ms away), for docs/performance.md.
+      const times = [];
+      for (let i = 1; i <= 10; ++i) {
+        const again = dc.waitForEvent('stopped');
+        const t0 = process.hrtime.bigint();
+        await dc.continueRequest({ threadId });
+        await again;
+        times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        assert.equal(await counter('Main.cnt', one.ep), cnt + i);
+      }
+      times.sort((a, b) => a - b);
+      console.log(`base cycle, continue to stopped, 10 halts: p50 ${times[5].toFixed(1)} ms, max ${times[9].toFixed(1)} ms`);
+    } finally {
+      await detach(dc);
+    }
+    const after = await counter('Main.cnt', one.ep);
+    await until('the base cycle to count again', async () => (await counter('Main.cnt', one.ep)) > after + 2);
+    assert.deepEqual((await ctl('runtime.status', {}, one.ep)).halted, []);
+  } finally {
+    await stopRuntime(one.proc);
+  }
 });

@@ -1,11 +1,12 @@
 // The debug.* methods of the control endpoint (docs/debugging.md): line breakpoints in the
-// running program's stop map, the tasks on threads of their own as threads that halt at them,
-// stepping, the halted call chain and the variables of a frame's instance.
+// running program's stop map, the tasks on threads of their own (or the base cycle, for a program
+// that runs there) as threads that halt at them, stepping, the halted call chain and the
+// variables of a frame's instance.
 //
 // One session at a time debugs a runtime: the first that sets a breakpoint or halts a task owns
 // the debugger until it calls debug.detach or its connection ends; then its breakpoints go and
 // every task it halted runs on (sessionClosed). Everything here runs on the control server's
-// thread; the task threads are reached only through their vm::Debugger (atomics and a futex word)
+// thread; the scan threads are reached only through their vm::Debugger (atomics and a futex word)
 // and the program's StopMap, so no request can make a task wait.
 #include <algorithm>
 #include <cstring>
@@ -134,6 +135,27 @@ bool RuntimeControl::debugRefused(ControlReplyFn& reply) {
     return false;
 }
 
+// The threads a session sees: the tasks on threads of their own (thread t + 1 is task t), or the
+// base cycle as thread 1 when the program runs there (one task, or none): it halts as a whole.
+std::size_t RuntimeControl::debugThreadCount() const {
+    return loop_.baseDebugger() != nullptr ? 1 : module_->tasks.size();
+}
+
+vm::Debugger* RuntimeControl::threadDebugger(std::size_t t) const {
+    if (vm::Debugger* base = loop_.baseDebugger()) {
+        return t == 0 ? base : nullptr;
+    }
+    return loop_.taskDebugger(t);
+}
+
+// The task's name; the base cycle takes its one task's name, "base cycle" when it has none.
+std::string RuntimeControl::threadName(std::size_t t) const {
+    if (loop_.baseDebugger() != nullptr && module_->tasks.size() != 1) {
+        return "base cycle";
+    }
+    return t < module_->tasks.size() ? module_->tasks[t].name : std::string();
+}
+
 // The calling session owns the debugger from now on, unless another one does.
 bool RuntimeControl::claimDebugger(ControlReplyFn& reply) {
     if (debugRefused(reply)) {
@@ -148,9 +170,9 @@ bool RuntimeControl::claimDebugger(ControlReplyFn& reply) {
     }
     if (debugOwner_ == 0) {
         debugOwner_ = caller;
-        haltsSeen_.assign(module_->tasks.size(), 0);
-        for (std::size_t t = 0; t < module_->tasks.size(); ++t) {
-            if (vm::Debugger* d = loop_.taskDebugger(t)) {
+        haltsSeen_.assign(debugThreadCount(), 0);
+        for (std::size_t t = 0; t < debugThreadCount(); ++t) {
+            if (vm::Debugger* d = threadDebugger(t)) {
                 haltsSeen_[t] = d->haltCount();
             }
         }
@@ -161,8 +183,8 @@ bool RuntimeControl::claimDebugger(ControlReplyFn& reply) {
 
 // Task threads started again (runtime.start after a stop) come with debuggers of their own.
 void RuntimeControl::attachDebuggers() {
-    for (std::size_t t = 0; t < module_->tasks.size(); ++t) {
-        if (vm::Debugger* d = loop_.taskDebugger(t); d != nullptr && !d->attached()) {
+    for (std::size_t t = 0; t < debugThreadCount(); ++t) {
+        if (vm::Debugger* d = threadDebugger(t); d != nullptr && !d->attached()) {
             d->attach();
         }
     }
@@ -175,8 +197,8 @@ void RuntimeControl::releaseDebugger() {
     debugOwner_ = 0;
     breakpoints_.clear();
     stops_->clearBreakpoints();
-    for (std::size_t t = 0; t < module_->tasks.size(); ++t) {
-        if (vm::Debugger* d = loop_.taskDebugger(t)) {
+    for (std::size_t t = 0; t < debugThreadCount(); ++t) {
+        if (vm::Debugger* d = threadDebugger(t)) {
             d->detach(); // a halted task runs on
         }
     }
@@ -194,7 +216,7 @@ std::string RuntimeControl::applyBreakpoints(const bytecode::Module& m, vm::Stop
                                              const std::vector<std::uint32_t>& lines) const {
     std::string out = "[";
     const std::uint32_t index = fileIndex(m, file);
-    const bool halts = loop_.taskDebugger(0) != nullptr;
+    const bool halts = threadDebugger(0) != nullptr;
     // The native tier's code has no stop map: only the interpreter halts.
     const bool native = options_.execution && options_.execution() == "native";
     for (const std::uint32_t line : lines) {
@@ -206,8 +228,7 @@ std::string RuntimeControl::applyBreakpoints(const bytecode::Module& m, vm::Stop
             entry = fmt::format("{{\"line\":{},\"verified\":false,\"reason\":{}}}", line, ctl::quoted(r.reason));
         } else if (!halts) {
             entry = fmt::format("{{\"line\":{},\"verified\":false,\"resolved_line\":{},\"reason\":{}}}", line, r.line,
-                                ctl::quoted("the program runs on the base cycle, which does not halt: breakpoints "
-                                            "halt tasks on threads of their own (two or more tasks)"));
+                                ctl::quoted("the runtime is not cycling: no task can halt"));
         } else if (native) {
             entry = fmt::format("{{\"line\":{},\"verified\":false,\"resolved_line\":{},\"reason\":{}}}", line, r.line,
                                 ctl::quoted("the program runs on the native tier, which does not halt: debug with "
@@ -275,12 +296,12 @@ void RuntimeControl::debugRun(const std::string& method, const rapidjson::Value&
         return;
     }
     const std::uint32_t thread = ctl::member(params, "thread")->GetUint();
-    vm::Debugger* d = thread >= 1 && thread <= module_->tasks.size() ? loop_.taskDebugger(thread - 1) : nullptr;
+    vm::Debugger* d = thread >= 1 && thread <= debugThreadCount() ? threadDebugger(thread - 1) : nullptr;
     if (d == nullptr) {
         reply(ctl::badParam("thread", fmt::format("no task thread {} (debug.threads lists them)", thread)));
         return;
     }
-    const std::string& task = module_->tasks[thread - 1].name;
+    const std::string task = threadName(thread - 1);
     if (method == "debug.pause") {
         d->pause();
         reply(ControlAnswer::result(fmt::format("{{\"thread\":{},\"task\":{}}}", thread, ctl::quoted(task))));
@@ -318,10 +339,10 @@ void RuntimeControl::debugThreads(ControlReplyFn& reply) {
         return;
     }
     std::string out;
-    for (std::size_t t = 0; t < module_->tasks.size(); ++t) {
-        const vm::Debugger* d = loop_.taskDebugger(t);
+    for (std::size_t t = 0; t < debugThreadCount(); ++t) {
+        const vm::Debugger* d = threadDebugger(t);
         out += fmt::format("{}{{\"id\":{},\"name\":{},\"halts\":{},\"halted\":{}}}", out.empty() ? "" : ",", t + 1,
-                           ctl::quoted(module_->tasks[t].name), d != nullptr, d != nullptr && d->halted());
+                           ctl::quoted(threadName(t)), d != nullptr, d != nullptr && d->halted());
     }
     reply(ControlAnswer::result(fmt::format("{{\"threads\":[{}]}}", out)));
 }
@@ -329,14 +350,13 @@ void RuntimeControl::debugThreads(ControlReplyFn& reply) {
 // The halted debugger of params.thread, or an error answer.
 vm::Debugger* RuntimeControl::haltedThread(const rapidjson::Value& params, ControlReplyFn& reply) {
     const std::uint32_t thread = ctl::member(params, "thread")->GetUint();
-    vm::Debugger* d = thread >= 1 && thread <= module_->tasks.size() ? loop_.taskDebugger(thread - 1) : nullptr;
+    vm::Debugger* d = thread >= 1 && thread <= debugThreadCount() ? threadDebugger(thread - 1) : nullptr;
     if (d == nullptr) {
         reply(ctl::badParam("thread", fmt::format("no task thread {} (debug.threads lists them)", thread)));
         return nullptr;
     }
     if (!d->halted()) {
-        reply(ControlAnswer::error(rpc::kCommandFailed,
-                                   fmt::format("task {} is not halted", module_->tasks[thread - 1].name)));
+        reply(ControlAnswer::error(rpc::kCommandFailed, fmt::format("task {} is not halted", threadName(thread - 1))));
         return nullptr;
     }
     return d;
@@ -486,8 +506,8 @@ void RuntimeControl::debugVariables(const rapidjson::Value& params, ControlReply
 // A halted task's frames and why, for runtime.status: [{task, thread, pou, instance, file, line}].
 std::string RuntimeControl::haltedJson() const {
     std::string out;
-    for (std::size_t t = 0; t < module_->tasks.size(); ++t) {
-        const vm::Debugger* d = loop_.taskDebugger(t);
+    for (std::size_t t = 0; t < debugThreadCount(); ++t) {
+        const vm::Debugger* d = threadDebugger(t);
         if (d == nullptr || !d->halted() || d->frames().empty()) {
             continue;
         }
@@ -495,7 +515,7 @@ std::string RuntimeControl::haltedJson() const {
         const vm::SourcePosition at = vm::sourceAt(*module_, f.pc);
         out += fmt::format("{}{{\"task\":{},\"thread\":{},\"reason\":\"{}\",\"pou\":{},\"instance\":{},\"file\":{},"
                            "\"line\":{}}}",
-                           out.empty() ? "" : ",", ctl::quoted(module_->tasks[t].name), t + 1, reasonName(d->reason()),
+                           out.empty() ? "" : ",", ctl::quoted(threadName(t)), t + 1, reasonName(d->reason()),
                            ctl::quoted(f.pou < module_->pous.size() ? module_->pous[f.pou].name : ""),
                            ctl::quoted(instancePath(*module_, f)),
                            ctl::quoted(at.file < module_->files.size() ? module_->files[at.file] : ""), at.line);
@@ -504,8 +524,8 @@ std::string RuntimeControl::haltedJson() const {
 }
 
 bool RuntimeControl::anyHalted() const {
-    for (std::size_t t = 0; t < module_->tasks.size(); ++t) {
-        if (const vm::Debugger* d = loop_.taskDebugger(t); d != nullptr && d->halted()) {
+    for (std::size_t t = 0; t < debugThreadCount(); ++t) {
+        if (const vm::Debugger* d = threadDebugger(t); d != nullptr && d->halted()) {
             return true;
         }
     }
@@ -518,9 +538,9 @@ void RuntimeControl::emitDebugEvents(std::vector<std::string>& events) {
         return;
     }
     attachDebuggers();
-    haltsSeen_.resize(module_->tasks.size(), 0);
-    for (std::size_t t = 0; t < module_->tasks.size(); ++t) {
-        const vm::Debugger* d = loop_.taskDebugger(t);
+    haltsSeen_.resize(debugThreadCount(), 0);
+    for (std::size_t t = 0; t < debugThreadCount(); ++t) {
+        const vm::Debugger* d = threadDebugger(t);
         if (d == nullptr || d->haltCount() == haltsSeen_[t]) {
             continue;
         }
@@ -532,7 +552,7 @@ void RuntimeControl::emitDebugEvents(std::vector<std::string>& events) {
         const vm::SourcePosition at = vm::sourceAt(*module_, f.pc);
         emit(events, "debug_stopped",
              fmt::format("\"thread\":{},\"task\":{},\"reason\":\"{}\",\"pou\":{},\"file\":{},\"line\":{}", t + 1,
-                         ctl::quoted(module_->tasks[t].name), reasonName(d->reason()),
+                         ctl::quoted(threadName(t)), reasonName(d->reason()),
                          ctl::quoted(f.pou < module_->pous.size() ? module_->pous[f.pou].name : ""),
                          ctl::quoted(at.file < module_->files.size() ? module_->files[at.file] : ""), at.line));
     }

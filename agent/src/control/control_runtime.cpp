@@ -349,6 +349,9 @@ void RuntimeControl::runControl(const std::string& method, const rapidjson::Valu
         c.kind = engine::ScanCommandKind::Resume;
     } else if (method == "runtime.stop") {
         c.kind = engine::ScanCommandKind::Stop;
+        if (anyHalted()) {
+            releaseDebugger(); // stopping never waits for a debugger: the halted cycle runs to its end
+        }
     } else if (method == "runtime.start") {
         c.kind = engine::ScanCommandKind::Start;
     } else if (method == "runtime.step") {
@@ -371,6 +374,14 @@ void RuntimeControl::runControl(const std::string& method, const rapidjson::Valu
 bool RuntimeControl::submit(std::unique_ptr<Pending> p, ControlReplyFn& reply) {
     if (!loop_.running()) {
         reply(ControlAnswer::error(rpc::kCommandFailed, "the runtime is not cycling; the command cannot be applied"));
+        return false;
+    }
+    if (const vm::Debugger* base = loop_.baseDebugger();
+        base != nullptr && base->halted() && !engine::ScanLoop::servedWhileHalted(p->command.kind)) {
+        // The base cycle is halted mid-cycle: pausing, stopping or restarting it, or an online
+        // change, would not apply before it runs on.
+        reply(ControlAnswer::error(rpc::kCommandFailed, "the program is halted in the debugger; continue it "
+                                                        "(debug.continue) first"));
         return false;
     }
     p->command.result = &p->result;

@@ -270,7 +270,8 @@ void DapAdapter::State::variables(const rapidjson::Value& request, const rapidjs
 }
 
 // A value written as var.write writes it (its type checks, IEC literal text) at the next cycle
-// boundary of the base cycle, which keeps running while a task is halted.
+// boundary of the base cycle, which keeps running while a task is halted (a halted base cycle
+// applies it within a base period).
 void DapAdapter::State::setVariable(const rapidjson::Value& request, const rapidjson::Value& args) {
     const std::int64_t ref = intOf(args, "variablesReference");
     const auto it = listed.find({ref, stringOf(args, "name")});

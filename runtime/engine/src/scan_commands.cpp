@@ -41,7 +41,24 @@ bool ScanLoop::forceGraceOver() const noexcept {
     return true;
 }
 
-bool ScanLoop::applyCommands() noexcept {
+bool ScanLoop::servedWhileHalted(ScanCommandKind kind) noexcept {
+    switch (kind) {
+    case ScanCommandKind::Read:
+    case ScanCommandKind::Write:
+    case ScanCommandKind::SetForces:
+    case ScanCommandKind::SetWatch: return true;
+    case ScanCommandKind::Pause:
+    case ScanCommandKind::Resume:
+    case ScanCommandKind::Step:
+    case ScanCommandKind::Stop:
+    case ScanCommandKind::Start:
+    case ScanCommandKind::Restart:
+    case ScanCommandKind::Reload: return false;
+    }
+    return false;
+}
+
+bool ScanLoop::applyCommands(bool halted) noexcept {
     bool forcesChanged = false;
     std::uint64_t applied = 0;
     if (forceGrace_) {
@@ -54,6 +71,11 @@ bool ScanLoop::applyCommands() noexcept {
         applied = 1;
     }
     while (const ScanCommand* c = commands_.front()) {
+        // Halted in the debugger mid-cycle: a change of the run state waits for the cycle's end,
+        // and the commands behind it wait too, so they still apply in order.
+        if (halted && !servedWhileHalted(c->kind)) {
+            break;
+        }
         // An online change or a restart rewrites the image every task runs on: it waits until
         // every task thread is parked at its cycle boundary; commands behind it wait too.
         if ((c->kind == ScanCommandKind::Reload || c->kind == ScanCommandKind::Restart) && !exclusive()) {

@@ -183,6 +183,16 @@ bool ScanLoop::start(std::string& error) {
             }
         }
     }
+    if (!tasksApart) {
+        // The program runs on the base cycle: a breakpoint halts the base cycle itself.
+        if (baseDebugger_ == nullptr) {
+            baseDebugger_ = std::make_unique<vm::Debugger>(engine_.program().stops());
+        }
+        baseDebugger_->setObserver(&baseHaltChanged, this);
+        baseDebugger_->setHaltService(&serveHalted, this, options_.periodNs);
+        engine_.setDebugger(baseDebugger_.get());
+        baseDebug_.store(baseDebugger_.get(), std::memory_order_release);
+    }
     if (engine_.program().module().tasks.size() >= 2 && !tasksApart) {
         warnings_.emplace_back("the tasks run one after the other in the base cycle: the runner cannot run them "
                                "on threads of their own");
@@ -235,6 +245,11 @@ void ScanLoop::stop() {
     // after two periods and a second, the run in progress is aborted through the VM.
     const std::int64_t giveUp = monotonicNs() + 2 * options_.periodNs + 1'000'000'000;
     while (!scanExited_.load() && monotonicNs() < giveUp) {
+        // A base cycle halted in the debugger runs on to its boundary (again and again: a
+        // debugging session may attach it anew until the scan thread has ended).
+        if (baseDebugger_ != nullptr) {
+            baseDebugger_->detach();
+        }
         sleepUntil(monotonicNs() + kNsPerMs);
     }
     if (!scanExited_.load()) {
@@ -243,6 +258,10 @@ void ScanLoop::stop() {
     }
     if (scanThread_.joinable()) {
         scanThread_.join();
+    }
+    if (baseDebugger_ != nullptr) {
+        baseDebug_.store(nullptr, std::memory_order_release);
+        engine_.setDebugger(nullptr);
     }
     stopTaskThreads(giveUp);
     if (watchdogThread_.joinable()) {
@@ -298,6 +317,7 @@ void ScanLoop::scanMain() {
         }
         const std::int64_t release = next;
         const std::int64_t start = monotonicNs();
+        haltedNs_ = 0;
         busySince_.store(start, std::memory_order_release);
         // The cycle's time is its release on the grid, not the (late) wake-up: task intervals
         // that are multiples of the base period then fall due exactly, whatever the jitter.
@@ -327,7 +347,11 @@ void ScanLoop::scanMain() {
         }
         next += period;
         const std::int64_t end = monotonicNs();
-        if (end > next) {
+        if (end > next && haltedNs_ > 0) {
+            // Halted in the debugger: the releases that fell due meanwhile are skipped on the
+            // grid, but a halt is no overrun.
+            next += ((end - next) / period + 1) * period;
+        } else if (end > next) {
             accountOverrun(release, end, next);
         }
     }
@@ -344,11 +368,12 @@ void ScanLoop::runOneCycle(std::int64_t release, std::int64_t start) {
     }
     const std::int64_t end = monotonicNs();
     busySince_.store(0, std::memory_order_release);
-    exec_.record(end - start);
+    const std::int64_t exec = end - start - haltedNs_; // the time halted is no execution time
+    exec_.record(exec);
     lateness_.record(start - release);
     current_.cycles = engine_.cycleCount();
     current_.lastStartNs = start;
-    current_.lastExecNs = end - start;
+    current_.lastExecNs = exec;
     current_.lastLatenessNs = start - release;
     if (tripped && stopAbort_.load()) {
         return; // aborted by stop(), not a fault
@@ -367,6 +392,35 @@ void ScanLoop::runOneCycle(std::int64_t release, std::int64_t start) {
     maybeHandRetain(end);
     publishWatch();
     publish();
+}
+
+// As taskHaltChanged for a task thread: the watchdog skips the base cycle while busySince_ is 0,
+// and on resuming the heartbeat moves on by the time halted, so it counts only the time the
+// program ran.
+void ScanLoop::baseHaltChanged(void* context, bool halted) noexcept {
+    ScanLoop& self = *static_cast<ScanLoop*>(context);
+    const std::int64_t now = monotonicNs();
+    if (halted) {
+        self.haltedAt_ = now;
+        self.busyAtHalt_ = self.busySince_.load(std::memory_order_acquire);
+        self.busySince_.store(0, std::memory_order_release);
+        self.wakeDue_ = true; // the first serveHalted() wakes the control thread: it tells the session
+    } else {
+        self.haltedNs_ += now - self.haltedAt_;
+        self.busySince_.store(self.busyAtHalt_ + (now - self.haltedAt_), std::memory_order_release);
+    }
+}
+
+// While the base cycle is halted the scan thread still serves what must not wait for a debugger:
+// the commands that read and write values and forces, and the change stream. The inputs are not
+// read (the halted program would see them change under it) and the outputs hold.
+void ScanLoop::serveHalted(void* context) noexcept {
+    ScanLoop& self = *static_cast<ScanLoop*>(context);
+    if (self.applyCommands(true)) {
+        self.engine_.applyInputForces();
+    }
+    self.publishWatch();
+    self.publish();
 }
 
 void ScanLoop::recordTaskStats(std::int64_t release) noexcept {

@@ -182,8 +182,21 @@ void Debugger::halt(std::uint32_t frameCount) noexcept {
     }
     halts_.fetch_add(1, std::memory_order_acq_rel);
     futexWake(halts_);
+    std::int64_t serveAt = monotonicNs() + servicePeriodNs_;
     while (state_.load(std::memory_order_acquire) == kHalted) {
-        futexWait(state_, kHalted, -1);
+        if (service_ == nullptr) {
+            futexWait(state_, kHalted, -1);
+            continue;
+        }
+        futexWait(state_, kHalted, serveAt);
+        if (state_.load(std::memory_order_acquire) != kHalted) {
+            break;
+        }
+        if (const std::int64_t now = monotonicNs(); now >= serveAt) {
+            service_(serviceContext_);
+            serveAt += servicePeriodNs_;
+            serveAt = std::max(serveAt, now + servicePeriodNs_ / 2); // a late service does not run back to back
+        }
     }
     if (observer_ != nullptr) {
         observer_(observerContext_, false);

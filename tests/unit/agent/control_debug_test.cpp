@@ -62,12 +62,32 @@ constexpr int kLineTotal = 7;
 constexpr int kLineCall = 13;
 constexpr std::uint32_t kSlowThread = 2; // the second task
 
+// One program on the base cycle: no CONFIGURATION (kOneTask), or one with a single task.
 const char* const kOneTask = R"(
+FUNCTION_BLOCK Count
+  VAR_OUTPUT n : DINT; END_VAR
+  n := n + 1;
+END_FUNCTION_BLOCK
+
 PROGRAM Main
-VAR cnt : DINT; END_VAR
+VAR cnt : DINT; c : Count; seen : DINT; END_VAR
 cnt := cnt + 1;
+c();
+seen := c.n;
 END_PROGRAM
 )";
+const std::string kOneTaskConfigured = std::string(kOneTask) + R"(
+CONFIGURATION Cell
+  RESOURCE Cpu ON PLC
+    TASK Cyclic (INTERVAL := T#2ms, PRIORITY := 1);
+    PROGRAM pMain WITH Cyclic : Main;
+  END_RESOURCE
+END_CONFIGURATION
+)";
+constexpr int kLineCount = 4;
+constexpr int kLineCnt = 9;
+constexpr int kLineCallCount = 10;
+constexpr int kLineSeen = 11;
 
 compiler::CompiledProgram compileText(const char* text) {
     compiler::Project project = compiler::checkSources({{"src/main.st", text}});
@@ -231,13 +251,104 @@ TEST(ControlDebug, LinesResolveOrSayWhyNot) {
     live.result("debug.detach");
 }
 
-TEST(ControlDebug, TheBaseCycleDoesNotHaltSoItsLinesAreUnverified) {
+// A program on the base cycle halts as a whole: the one thread is the base cycle, which still
+// answers var.read and var.write while halted (no cycle runs: the counter stands still, the
+// watchdog does not trip), refuses a change of the run state, and runs on when the session ends.
+TEST(ControlDebug, ABreakpointHaltsTheBaseCycleOfAProgramWithoutTasks) {
     Live live(kOneTask);
-    rapidjson::Document d = live.result("debug.setBreakpoints", R"({"file":"src/main.st","lines":[4]})");
+    rapidjson::Document d = live.result("debug.setBreakpoints", lines(kLineCnt));
     ASSERT_TRUE(d.HasMember("breakpoints"));
-    EXPECT_FALSE(d["breakpoints"][0]["verified"].GetBool());
-    EXPECT_EQ(d["breakpoints"][0]["resolved_line"].GetInt(), 4);
-    EXPECT_NE(std::string(d["breakpoints"][0]["reason"].GetString()).find("base cycle"), std::string::npos);
+    EXPECT_TRUE(d["breakpoints"][0]["verified"].GetBool()) << d["breakpoints"][0]["reason"].GetString();
+    rapidjson::Document stop = live.nextStop();
+    ASSERT_TRUE(stop.HasMember("line"));
+    EXPECT_EQ(stop["thread"].GetUint(), 1u);
+    EXPECT_STREQ(stop["task"].GetString(), "base cycle");
+    EXPECT_STREQ(stop["pou"].GetString(), "Main");
+    EXPECT_EQ(stop["line"].GetInt(), kLineCnt);
+    rapidjson::Document threads = live.result("debug.threads");
+    ASSERT_EQ(threads["threads"].Size(), 1u);
+    EXPECT_TRUE(threads["threads"][0]["halted"].GetBool());
+    rapidjson::Document s = live.result("runtime.status");
+    ASSERT_EQ(s["halted"].Size(), 1u);
+    EXPECT_STREQ(s["halted"][0]["task"].GetString(), "base cycle");
+
+    // Served while halted: reads and writes; the cycle does not run on, the watchdog does not trip.
+    const std::int64_t cnt = live.readInt("Main.cnt");
+    std::this_thread::sleep_for(std::chrono::milliseconds(150)); // beyond the 100 ms watchdog
+    EXPECT_EQ(live.readInt("Main.cnt"), cnt);
+    EXPECT_EQ(live.result("runtime.status")["state"].GetString(), std::string("running")) << "no watchdog trip";
+    rapidjson::Document locals = live.result("debug.variables", R"({"thread":1,"frame":0,"scope":"locals"})");
+    EXPECT_EQ(Live::valueOf(locals, "cnt"), std::to_string(cnt));
+    ASSERT_TRUE(live.call("var.write", R"({"name":"Main.cnt","value":"1000"})").ok);
+    EXPECT_EQ(live.readInt("Main.cnt"), 1000) << "written at once, in the halted cycle";
+    const ControlAnswer pause = live.call("runtime.pause");
+    EXPECT_FALSE(pause.ok);
+    EXPECT_NE(pause.message.find("halted in the debugger"), std::string::npos) << pause.message;
+
+    // Continue: the statement runs on the written value; the next cycle halts at it again.
+    live.result("debug.continue", R"({"thread":1})");
+    stop = live.nextStop();
+    EXPECT_EQ(stop["line"].GetInt(), kLineCnt);
+    EXPECT_EQ(live.readInt("Main.cnt"), 1001);
+
+    live.control->sessionClosed(1); // the connection closed: the base cycle runs on
+    EXPECT_FALSE(live.result("debug.threads")["threads"][0]["halted"].GetBool());
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    EXPECT_GT(live.readInt("Main.cnt"), 1001 + 5);
+    EXPECT_TRUE(live.call("runtime.pause").ok) << "the run state changes again";
+}
+
+TEST(ControlDebug, TheBaseCycleOfAOneTaskProgramPausesAndSteps) {
+    Live live(kOneTaskConfigured.c_str());
+    live.result("debug.pause", R"({"thread":1})");
+    rapidjson::Document stop = live.nextStop();
+    EXPECT_STREQ(stop["task"].GetString(), "Cyclic");
+    EXPECT_STREQ(stop["reason"].GetString(), "pause");
+    EXPECT_STREQ(stop["pou"].GetString(), "Main");
+    // Wherever it paused, the breakpoint at the call brings it there.
+    live.result("debug.setBreakpoints", lines(kLineCallCount));
+    live.result("debug.continue", R"({"thread":1})");
+    stop = live.nextStop();
+    ASSERT_EQ(stop["line"].GetInt(), kLineCallCount);
+    live.result("debug.setBreakpoints", R"({"file":"src/main.st","lines":[]})");
+    live.result("debug.stepIn", R"({"thread":1})");
+    stop = live.nextStop();
+    EXPECT_STREQ(stop["reason"].GetString(), "step");
+    EXPECT_STREQ(stop["pou"].GetString(), "Count");
+    EXPECT_EQ(stop["line"].GetInt(), kLineCount);
+    rapidjson::Document t = live.result("debug.stackTrace", R"({"thread":1})");
+    ASSERT_EQ(t["frames"].Size(), 2u);
+    EXPECT_STREQ(t["frames"][0]["instance"].GetString(), "pMain.c");
+    EXPECT_STREQ(t["frames"][1]["instance"].GetString(), "pMain");
+    live.result("debug.stepOut", R"({"thread":1})");
+    stop = live.nextStop();
+    EXPECT_STREQ(stop["pou"].GetString(), "Main");
+    EXPECT_EQ(stop["line"].GetInt(), kLineSeen);
+    // Step over off the end of the program: the first statement of the next cycle.
+    live.result("debug.next", R"({"thread":1})");
+    stop = live.nextStop();
+    EXPECT_EQ(stop["line"].GetInt(), kLineCnt);
+    live.result("debug.continue", R"({"thread":1})");
+    const std::int64_t cnt = live.readInt("pMain.cnt");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_GT(live.readInt("pMain.cnt"), cnt);
+}
+
+// runtime.stop never waits for a debugger: it ends the session's hold and the program stops,
+// whether the base cycle or a task on a thread of its own was halted.
+TEST(ControlDebug, RuntimeStopEndsAHalt) {
+    for (const char* program : {kOneTask, kTwoTasks}) {
+        Live live(program);
+        live.result("debug.setBreakpoints", lines(program == kOneTask ? kLineCnt : kLineCalls));
+        ASSERT_TRUE(live.nextStop().HasMember("line"));
+        rapidjson::Document stopped = live.result("runtime.stop");
+        EXPECT_STREQ(stopped["state"].GetString(), "stopped");
+        EXPECT_EQ(live.result("runtime.status")["halted"].Size(), 0u);
+        const rapidjson::Document threads = live.result("debug.threads");
+        for (const rapidjson::Value& t : threads["threads"].GetArray()) {
+            EXPECT_FALSE(t["halted"].GetBool()) << t["name"].GetString();
+        }
+    }
 }
 
 TEST(ControlDebug, ABreakpointInAnFbHaltsItsTaskWhileTheOtherRuns) {

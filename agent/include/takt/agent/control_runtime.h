@@ -128,6 +128,9 @@ private:
     void debugVariables(const rapidjson::Value& params, ControlReplyFn& reply);
     [[nodiscard]] bool debugRefused(ControlReplyFn& reply);
     [[nodiscard]] bool claimDebugger(ControlReplyFn& reply);
+    [[nodiscard]] std::size_t debugThreadCount() const;
+    [[nodiscard]] vm::Debugger* threadDebugger(std::size_t t) const;
+    [[nodiscard]] std::string threadName(std::size_t t) const;
     void attachDebuggers();
     void releaseDebugger();
     [[nodiscard]] vm::Debugger* haltedThread(const rapidjson::Value& params, ControlReplyFn& reply);

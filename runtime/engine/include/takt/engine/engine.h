@@ -130,6 +130,9 @@ public:
     [[nodiscard]] std::uint64_t taskRuns(std::size_t t) const { return t < tasks_.runs.size() ? tasks_.runs[t] : 0; }
     // Forwarded to the runner (CodeRunner::setAbortFlag); off the cycle.
     void setAbortFlag(const std::atomic<bool>* flag) { runner_->setAbortFlag(flag); }
+    // Forwarded to the runner (CodeRunner::setDebugger): the debugger of the base cycle's thread,
+    // for the programs runCycle() runs; off the cycle.
+    void setDebugger(vm::Debugger* debugger) { runner_->setDebugger(debugger); }
 
     // Forced values applied by every cycle (scan_command.h ForceTable); nullptr for none. The
     // table must outlive its use; the scan loop swaps it at a cycle boundary, after

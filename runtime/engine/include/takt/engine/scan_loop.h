@@ -268,6 +268,15 @@ public:
     [[nodiscard]] vm::Debugger* taskDebugger(std::size_t t) const noexcept {
         return t < taskThreadsMade_.load(std::memory_order_acquire) ? taskThreads_[t].debugger.get() : nullptr;
     }
+    // The debugger of the base cycle's thread when the program runs there (one task, or none:
+    // no task threads), else nullptr. It halts the whole cycle: while halted the scan thread
+    // neither reads inputs nor writes outputs (they hold), its watchdog does not count, and every
+    // base period it still applies the commands that read and write values, forces and
+    // subscriptions (var.read, var.write, var.force, the change stream); the commands that change
+    // the run state (pause, stop, restart, online change) wait for the cycle to finish.
+    [[nodiscard]] vm::Debugger* baseDebugger() const noexcept { return baseDebug_.load(std::memory_order_acquire); }
+    // Whether commands of this kind are applied while the base cycle is halted in the debugger.
+    [[nodiscard]] static bool servedWhileHalted(ScanCommandKind kind) noexcept;
     [[nodiscard]] std::uint64_t retainSaves() const noexcept { return retainSaves_.load(std::memory_order_relaxed); }
     [[nodiscard]] std::uint64_t retainFailures() const noexcept {
         return retainFailures_.load(std::memory_order_relaxed);
@@ -305,7 +314,13 @@ private:
     void retainMain();
     void runOneCycle(std::int64_t release, std::int64_t start);
     void idleCycle(std::int64_t release, std::int64_t start);
-    bool applyCommands() noexcept; // true when the force table changed
+    // True when the force table changed. `halted`: called while the base cycle is halted in the
+    // debugger (serveHalted): only the commands servedWhileHalted() apply, the rest wait.
+    bool applyCommands(bool halted = false) noexcept;
+    // The base cycle's debugger halts or resumes it (scan thread): the watchdog's heartbeat.
+    static void baseHaltChanged(void* context, bool halted) noexcept;
+    // Every base period while the base cycle is halted (scan thread): commands, subscriptions.
+    static void serveHalted(void* context) noexcept;
     // With task threads: a SetForces counts as done only once every task has left the cycle it
     // was in when the table was replaced, so the submitter may free the old table then.
     void beginForceGrace() noexcept;
@@ -405,6 +420,13 @@ private:
     bool forceGrace_ = false;          // a SetForces waits for every task to leave its cycle (beginForceGrace)
     bool pendingFaultRestart_ = false; // a fault restart waits for every task to park
     bool pendingStepping_ = false;
+
+    // The base cycle's debugger (baseDebugger()); made by start() when no task runs apart.
+    std::unique_ptr<vm::Debugger> baseDebugger_;
+    std::atomic<vm::Debugger*> baseDebug_{nullptr};
+    std::int64_t haltedAt_ = 0;   // scan thread: when the base cycle's halt began
+    std::int64_t busyAtHalt_ = 0; // scan thread: busySince_ then
+    std::int64_t haltedNs_ = 0;   // scan thread: time halted in the cycle in progress
 
     LatencyHistogram exec_, lateness_;
     std::unique_ptr<LatencyHistogram[]> taskExec_, taskLate_;

@@ -122,6 +122,16 @@ public:
         observer_ = observer;
         observerContext_ = context;
     }
+    // Called on the halted thread every `periodNs` while it stays halted, for a thread that has
+    // more to do than run the program: the base cycle answers the control commands and publishes
+    // the subscribed values meanwhile. Set before the thread runs; without one a halted thread
+    // sleeps until resumed.
+    using Service = void (*)(void* context) noexcept;
+    void setHaltService(Service service, void* context, std::int64_t periodNs) noexcept {
+        service_ = service;
+        serviceContext_ = context;
+        servicePeriodNs_ = periodNs;
+    }
 
     // The stop map of the program the thread runs next (an online change brings a new one). Only
     // while the thread runs no program (parked at its cycle boundary).
@@ -158,6 +168,9 @@ private:
     std::atomic<std::uint32_t> halts_{0};
     Observer observer_ = nullptr;
     void* observerContext_ = nullptr;
+    Service service_ = nullptr;
+    void* serviceContext_ = nullptr;
+    std::int64_t servicePeriodNs_ = 0;
     std::uint32_t frameCount_ = 0;
     std::array<HaltFrame, bytecode::kMaxCallDepth + 1> frames_{};
 };
