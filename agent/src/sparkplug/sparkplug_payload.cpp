@@ -147,9 +147,9 @@ bool readValue(const PbMetric& m, IecType type, const std::string& label, Value&
         // 16-bit pattern (what some hosts send for Int8 / Int16) is read as that width.
         std::int64_t v = static_cast<std::int32_t>(raw);
         if (type == IecType::Sint && raw <= 0xFFU) {
-            v = static_cast<std::int8_t>(raw);
+            v = raw >= 0x80U ? static_cast<std::int64_t>(raw) - 0x100 : static_cast<std::int64_t>(raw);
         } else if (type == IecType::Int && raw <= 0xFFFFU) {
-            v = static_cast<std::int16_t>(raw);
+            v = raw >= 0x8000U ? static_cast<std::int64_t>(raw) - 0x10000 : static_cast<std::int64_t>(raw);
         }
         if (v < range.min || v > static_cast<std::int64_t>(range.max)) {
             return fail(error, ErrorCode::OutOfRange, label, fmt::format("{} does not fit {}", v, iecTypeName(type)));
@@ -168,7 +168,7 @@ bool readValue(const PbMetric& m, IecType type, const std::string& label, Value&
         constexpr std::int64_t kLimit = std::numeric_limits<std::int64_t>::max() / kNanosPerMilli;
         if (v > kLimit || v < -kLimit || (type == IecType::Dt && v < 0)) {
             return fail(error, ErrorCode::OutOfRange, label,
-                        fmt::format("{} ms does not fit {}", type == IecType::Dt ? raw : raw, iecTypeName(type)));
+                        fmt::format("{} ms does not fit {}", v, iecTypeName(type)));
         }
         out = v * kNanosPerMilli;
         return true;

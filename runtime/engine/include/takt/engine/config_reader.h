@@ -128,6 +128,9 @@ void readRealtime(TableReader& reader, RuntimeConfig::Realtime& out);
 // [runtime.opcua] (config_opcua.cpp): the OPC UA server's keys, truST's and takt's.
 void readOpcua(TableReader& reader, RuntimeConfig::Opcua& out);
 
+// [runtime.sparkplug] (config_sparkplug.cpp): the Sparkplug B edge node's keys.
+void readSparkplug(TableReader& reader, RuntimeConfig::Sparkplug& out);
+
 // The path of element `index` of array `key` for diagnostics: "io.drivers[1]".
 [[nodiscard]] std::string indexedPath(const std::string& arrayPath, std::size_t index);
 
