@@ -30,6 +30,7 @@
 #include "takt/agent/control_config.h"
 #include "takt/agent/control_runtime.h"
 #include "takt/agent/opcua_config.h"
+#include "takt/agent/sparkplug_config.h"
 #include "takt/engine/config.h"
 #include "takt/engine/overrun_digest.h"
 #include "takt/engine/scan_loop.h"
@@ -168,6 +169,9 @@ bool loadConfigs(const fs::path& dir, const RunOptions& options, engine::Runtime
     }
     if (rc.config) {
         (void)agent::opcuaOptionsFromConfig(*rc.config, opcua, rc.diagnostics);
+        // Checked as `takt validate` checks them; the edge node that will use them is not built yet.
+        agent::SparkplugOptions sparkplug;
+        (void)agent::sparkplugOptionsFromConfig(*rc.config, sparkplug, rc.diagnostics);
     }
     bool ok = rc.config.has_value();
     for (const engine::ConfigDiagnostic& d : rc.diagnostics) {
