@@ -56,22 +56,6 @@ function followMonitoredItems(server, space, feed) {
         const old = item.taktWatch;
         if (old && feed.rateFor(item.samplingInterval) !== old.rate) {
           item.taktWatch = feed.watch(path, item.samplingInterval);
-      // The item's initial value waits for the feed's first values (space.js), which reach the
-      // item as a change before the initial read is answered: that same value is not queued twice.
-      const record = item.recordValue.bind(item);
-      item.recordValue = (dataValue, skipChangeTest, ...rest) => {
-        const last = item.oldDataValue;
-        if (
-          skipChangeTest &&
-          last &&
-          last.statusCode.isGood() &&
-          dataValue.statusCode.isGood() &&
-          opcua.sameVariant(last.value, dataValue.value)
-        ) {
-          return false;
-        }
-        return record(dataValue, skipChangeTest, ...rest);
-      };
           feed.unwatch(old);
         }
         return result;

@@ -118,23 +118,12 @@ void readResource(TableReader& r, RuntimeConfig& c) {
         c.cycleIntervalMs = static_cast<std::uint32_t>(*ms);
     }
     // truST's task overrides; takt takes tasks from the program's CONFIGURATION.
-    if (const toml::array* tasks = r.array("tasks")) {
-        for (std::size_t i = 0; i < tasks->size(); ++i) {
-            const toml::node& n = *tasks->get(i);
-            const std::string path = indexedPath(r.keyPath("tasks"), i);
-            const auto* t = n.as_table();
-            if (t == nullptr) {
-                r.diagnostics().push_back(
-                    diagnosticAt(Severity::Error, r.file(), n.source(), path,
-                                 fmt::format("expected a table, found {}", common::tomlTypeName(n.type()))));
-                continue;
-            }
-            TableReader task(*t, path, r.file(), r.diagnostics());
+    if (r.forEachTable("tasks", [](TableReader& task) {
             for (std::string_view k : {"name", "interval_ms", "priority", "programs", "single"}) {
                 task.accept(k);
             }
             task.finish();
-        }
+        })) {
         r.warning("tasks", "not supported yet: takt takes its tasks from the program's CONFIGURATION; "
                            "[[resource.tasks]] is ignored");
     }
@@ -156,21 +145,7 @@ void readBuild(TableReader& r, RuntimeConfig& c) {
 }
 
 void readControlTokens(TableReader& r, RuntimeConfig::Control& c) {
-    const toml::array* tokens = r.array("tokens");
-    if (tokens == nullptr) {
-        return;
-    }
-    for (std::size_t i = 0; i < tokens->size(); ++i) {
-        const toml::node& n = *tokens->get(i);
-        const std::string path = indexedPath(r.keyPath("tokens"), i);
-        const auto* t = n.as_table();
-        if (t == nullptr) {
-            r.diagnostics().push_back(
-                diagnosticAt(Severity::Error, r.file(), n.source(), path,
-                             fmt::format("expected a table, found {}", common::tomlTypeName(n.type()))));
-            continue;
-        }
-        TableReader tr(*t, path, r.file(), r.diagnostics());
+    r.forEachTable("tokens", [&](TableReader& tr) {
         ControlToken token;
         if (auto role = tr.choice<std::string_view>(
                 "role", {{"viewer", "viewer"}, {"operator", "operator"}, {"engineer", "engineer"}, {"admin", "admin"}},
@@ -185,7 +160,7 @@ void readControlTokens(TableReader& r, RuntimeConfig::Control& c) {
         token.where = tr.position(token.token.empty() ? "token_file" : "token");
         tr.finish();
         c.tokens.push_back(std::move(token));
-    }
+    });
 }
 
 void readControl(TableReader& r, RuntimeConfig::Control& c) {

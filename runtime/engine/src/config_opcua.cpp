@@ -29,25 +29,11 @@ std::optional<std::string> nonEmpty(TableReader& r, std::string_view key) {
 }
 
 void readUsers(TableReader& r, RuntimeConfig::Opcua& o) {
-    const toml::array* users = r.array("users");
-    if (users == nullptr) {
-        return;
-    }
-    for (std::size_t i = 0; i < users->size(); ++i) {
-        const toml::node& n = *users->get(i);
-        const std::string path = indexedPath(r.keyPath("users"), i);
-        const auto* t = n.as_table();
-        if (t == nullptr) {
-            r.diagnostics().push_back(
-                diagnosticAt(Severity::Error, r.file(), n.source(), path,
-                             fmt::format("expected a table, found {}", common::tomlTypeName(n.type()))));
-            continue;
-        }
-        TableReader ur(*t, path, r.file(), r.diagnostics());
+    r.forEachTable("users", [&](TableReader& ur) {
         OpcuaUser user;
-        user.key = path + ".password_file";
+        user.key = ur.keyPath("password_file");
         user.name = ur.string("name", true).value_or("");
-        if (user.name.empty() && t->get("name") != nullptr) {
+        if (user.name.empty() && ur.raw().get("name") != nullptr) {
             ur.error("name", "must not be empty");
         }
         if (auto role = ur.choice<std::string_view>(
@@ -56,7 +42,7 @@ void readUsers(TableReader& r, RuntimeConfig::Opcua& o) {
             user.role = *role;
         }
         user.passwordFile = ur.string("password_file", true).value_or("");
-        if (user.passwordFile.empty() && t->get("password_file") != nullptr) {
+        if (user.passwordFile.empty() && ur.raw().get("password_file") != nullptr) {
             ur.error("password_file", "must not be empty");
         }
         user.where = ur.position("password_file");
@@ -67,7 +53,7 @@ void readUsers(TableReader& r, RuntimeConfig::Opcua& o) {
             ur.error("name", fmt::format("user \"{}\" is given twice", user.name));
         }
         o.users.push_back(std::move(user));
-    }
+    });
 }
 
 // truST's one user: `username` and `password` inline. It may write (the engineer role), as the

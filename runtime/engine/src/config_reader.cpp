@@ -256,6 +256,16 @@ const toml::array* TableReader::array(std::string_view key, bool required) {
     return nullptr;
 }
 
+const toml::table* TableReader::tableAt(const toml::array& items, std::string_view key, std::size_t index) {
+    const toml::node& n = *items.get(index);
+    if (const auto* t = n.as_table()) {
+        return t;
+    }
+    out_.push_back(diagnosticAt(kError, file_, n.source(), indexedPath(keyPath(key), index),
+                                fmt::format("expected a table, found {}", common::tomlTypeName(n.type()))));
+    return nullptr;
+}
+
 const toml::node* TableReader::node(std::string_view key) {
     return lookup(key, false, "");
 }

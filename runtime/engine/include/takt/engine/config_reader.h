@@ -49,6 +49,9 @@ template <class Result, class Parse, class Stamp>
     return result;
 }
 
+// The path of element `index` of array `key` for diagnostics: "io.drivers[1]".
+[[nodiscard]] std::string indexedPath(const std::string& arrayPath, std::size_t index);
+
 class TableReader {
 public:
     // `path` is the dotted key path of `table` ("" for the document root).
@@ -85,6 +88,23 @@ public:
         return std::nullopt;
     }
 
+    // An array of tables (`[[key]]`): calls `each(entry)` with a reader over each table, named by
+    // its index (`key[2]`); an element that is not a table is an error there and is skipped.
+    // False when `key` holds no array.
+    template <typename Each> bool forEachTable(std::string_view key, Each&& each) {
+        const toml::array* items = array(key);
+        if (items == nullptr) {
+            return false;
+        }
+        for (std::size_t i = 0; i < items->size(); ++i) {
+            if (const toml::table* t = tableAt(*items, key, i)) {
+                TableReader entry(*t, indexedPath(keyPath(key), i), file_, out_);
+                each(entry);
+            }
+        }
+        return true;
+    }
+
     // Keys accepted without being read (checked elsewhere, or deliberately ignored).
     void accept(std::string_view key);
 
@@ -106,6 +126,8 @@ public:
     [[nodiscard]] ConfigPosition position(std::string_view key) const;
 
 private:
+    // Element `index` of the array at `key` as a table, or an error at it and nullptr.
+    const toml::table* tableAt(const toml::array& items, std::string_view key, std::size_t index);
     const toml::node* lookup(std::string_view key, bool required, std::string_view expected);
     void typeError(std::string_view key, const toml::node& node, std::string_view expected);
 
@@ -131,7 +153,5 @@ void readOpcua(TableReader& reader, RuntimeConfig::Opcua& out);
 // [runtime.sparkplug] (config_sparkplug.cpp): the Sparkplug B edge node's keys.
 void readSparkplug(TableReader& reader, RuntimeConfig::Sparkplug& out);
 
-// The path of element `index` of array `key` for diagnostics: "io.drivers[1]".
-[[nodiscard]] std::string indexedPath(const std::string& arrayPath, std::size_t index);
 
 } // namespace takt::engine
