@@ -153,5 +153,4 @@ void readOpcua(TableReader& reader, RuntimeConfig::Opcua& out);
 // [runtime.sparkplug] (config_sparkplug.cpp): the Sparkplug B edge node's keys.
 void readSparkplug(TableReader& reader, RuntimeConfig::Sparkplug& out);
 
-
 } // namespace takt::engine
