@@ -162,15 +162,14 @@ void printDiagnostic(const engine::ConfigDiagnostic& d) {
 // runtime.toml, the control tokens and the OPC UA users (the same checks as `takt validate`) and the I/O, before
 // anything starts: false after printing every refused key.
 bool loadConfigs(const fs::path& dir, const RunOptions& options, engine::RuntimeConfig& runtime,
-                 agent::ControlOptions& control, agent::OpcuaOptions& opcua, io::IoConfig& io, spdlog::logger& log) {
+                 agent::ControlOptions& control, agent::OpcuaOptions& opcua, agent::SparkplugOptions& sparkplug,
+                 io::IoConfig& io, spdlog::logger& log) {
     engine::RuntimeConfigResult rc = engine::loadRuntimeConfig(dir / "runtime.toml");
     if (rc.config && (!rc.config->control.endpoint.empty() || rc.config->web.enabled)) {
         (void)agent::controlOptionsFromConfig(*rc.config, control, rc.diagnostics);
     }
     if (rc.config) {
         (void)agent::opcuaOptionsFromConfig(*rc.config, opcua, rc.diagnostics);
-        // Checked as `takt validate` checks them; the edge node that will use them is not built yet.
-        agent::SparkplugOptions sparkplug;
         (void)agent::sparkplugOptionsFromConfig(*rc.config, sparkplug, rc.diagnostics);
     }
     bool ok = rc.config.has_value();
@@ -311,7 +310,8 @@ int runMain(const RunOptions& options) {
     agent::ControlOptions copts;
     agent::OpcuaOptions opcua;
     io::IoConfig ioConfig;
-    if (!loadConfigs(dir, options, runtime, copts, opcua, ioConfig, *log)) {
+    agent::SparkplugOptions sparkplug;
+    if (!loadConfigs(dir, options, runtime, copts, opcua, sparkplug, ioConfig, *log)) {
         return kExitInvalidProject;
     }
     log->set_level(spdlog::level::from_str(runtime.log.level));
@@ -400,7 +400,7 @@ int runMain(const RunOptions& options) {
         process.cycleIntervalMs = runtime.cycleIntervalMs;
         opcuaSetup = LiveRuntime::OpcuaSetup{opcua, std::move(process)};
     }
-    if (!runtime.control.endpoint.empty() || runtime.web.enabled || opcua.enabled) {
+    if (!runtime.control.endpoint.empty() || runtime.web.enabled || opcua.enabled || sparkplug.enabled) {
         agent::RuntimeControlOptions ropts;
         ropts.byteAddressing = runtime.byteAddressing;
         ropts.debugEnabled = runtime.control.debugEnabled;
@@ -445,6 +445,24 @@ int runMain(const RunOptions& options) {
             return fail("runtime.opcua: ", kExitInternal);
         }
         log->info("OPC UA server starting on {}:{} (a Node.js process beside the runtime)", opcuaHost, opcuaPort);
+    }
+    if (sparkplug.enabled) {
+        agent::SparkplugSetup setup;
+        setup.stateDir = state.string();
+        setup.cycleIntervalMs = runtime.cycleIntervalMs;
+        setup.log = [log](bool warning, const std::string& line) {
+            if (warning) {
+                log->warn("{}", line);
+            } else {
+                log->info("{}", line);
+            }
+        };
+        const std::string first = sparkplug.servers.front().url;
+        if (!live->serveSparkplug(std::move(sparkplug), std::move(setup), error)) {
+            return fail("runtime.sparkplug: ", kExitInternal);
+        }
+        log->info("Sparkplug B edge node {}/{} connecting to {}", runtime.sparkplug.groupId,
+                  runtime.sparkplug.edgeNodeId, first);
     }
     log->info("running {} (program {:.16}) from {}: cycle {} ms, watchdog {}, "
               "fault policy {}, {} driver(s)",

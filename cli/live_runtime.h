@@ -12,6 +12,7 @@
 #include "takt/agent/control.h"
 #include "takt/agent/control_runtime.h"
 #include "takt/agent/opcua_server.h"
+#include "takt/agent/sparkplug_node.h"
 #include "takt/agent/web.h"
 #include "takt/engine/engine.h"
 #include "takt/engine/retain.h"
@@ -79,6 +80,9 @@ public:
     // control service.
     bool serveOpcua(std::string& error);
     [[nodiscard]] agent::OpcuaServer* opcua() { return opcua_.get(); }
+    // Starts the Sparkplug B edge node ([runtime.sparkplug]) on the control service. After
+    // serveControl.
+    bool serveSparkplug(agent::SparkplugOptions options, agent::SparkplugSetup setup, std::string& error);
 
     // The web server and the endpoint first (no command arrives after them), then the scan loop
     // (safe state latched, last retain save), then the drivers. Idempotent.
@@ -110,6 +114,8 @@ private:
     std::unique_ptr<engine::RetainSink> retain_;
     std::optional<engine::ScanLoop> loop_;
     std::unique_ptr<agent::RuntimeControl> control_;
+    // Before server_: destroyed after it, so no answer of a call the node made can outlive the node.
+    std::unique_ptr<agent::SparkplugNode> sparkplug_;
     std::unique_ptr<agent::ControlServer> server_;
     std::unique_ptr<agent::WebServer> web_;
     std::unique_ptr<agent::OpcuaServer> opcua_;

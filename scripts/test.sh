@@ -8,9 +8,10 @@ bash "$root/scripts/setup.sh"
 # The npm packages of the language-server and grammar tests (tests/lsp), of the browser tests
 # (tests/web), of the debug adapter tests (tests/dap), of the VS Code extension (whose .vsix the
 # tests package with @vscode/vsce), of the OPC UA server `takt run` starts (opcua/, node-opcua) and
-# of its tests' client (tests/opcua, node-opcua-client), exactly as locked; only when a lock
+# of its tests' client (tests/opcua, node-opcua-client) and of the Sparkplug host application the
+# edge node's tests use (tests/sparkplug: mqtt, sparkplug-payload), exactly as locked; only when a lock
 # changed since the last install.
-for npm_dir in "$root/tests/lsp" "$root/tests/web" "$root/tests/dap" "$root/editors/vscode" "$root/opcua" "$root/tests/opcua"; do
+for npm_dir in "$root/tests/lsp" "$root/tests/web" "$root/tests/dap" "$root/editors/vscode" "$root/opcua" "$root/tests/opcua" "$root/tests/sparkplug"; do
   if [ ! -f "$npm_dir/node_modules/.package-lock.json" ] || ! cmp -s "$npm_dir/package-lock.json" "$npm_dir/node_modules/.lock-installed"; then
     (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.lock-installed)
   fi

@@ -31,6 +31,8 @@ constexpr std::int64_t kNanosPerMilli = 1'000'000;
 
 // The one list of IEC types, their Sparkplug datatypes and the value field each datatype uses
 // (Sparkplug 3.0, 6.4.16: 8..32-bit integers in int_value, 64-bit ones and DateTime in long_value).
+// UInt32 is sent in long_value, as Ignition and Eclipse Tahu's host libraries read it
+// (eclipse-sparkplug/sparkplug#102); an NCMD may carry it in either field (typedValue).
 struct TypeRow {
     IecType type;
     std::string_view name;
@@ -45,7 +47,7 @@ constexpr std::array<TypeRow, 14> kIecTypes{{
     {IecType::Lint, "LINT", DataType::Int64, kLongValue},
     {IecType::Usint, "USINT", DataType::UInt8, kIntValue},
     {IecType::Uint, "UINT", DataType::UInt16, kIntValue},
-    {IecType::Udint, "UDINT", DataType::UInt32, kIntValue},
+    {IecType::Udint, "UDINT", DataType::UInt32, kLongValue},
     {IecType::Ulint, "ULINT", DataType::UInt64, kLongValue},
     {IecType::Real, "REAL", DataType::Float, kFloatValue},
     {IecType::Lreal, "LREAL", DataType::Double, kDoubleValue},
@@ -133,7 +135,7 @@ bool readValue(const PbMetric& m, IecType type, const std::string& label, Value&
     default: break;
     }
     const Range range = rangeOf(type);
-    if (rowOf(type).field == kIntValue) {
+    if (m.value_case == kIntValue) {
         const std::uint32_t raw = m.int_value;
         if (!isSigned(type)) {
             if (raw > range.max) {
@@ -157,9 +159,16 @@ bool readValue(const PbMetric& m, IecType type, const std::string& label, Value&
         out = v;
         return true;
     }
-    // long_value: LINT, ULINT, TIME and DT.
+    // long_value: LINT, UDINT, ULINT, TIME and DT.
     const std::uint64_t raw = m.long_value;
     if (type == IecType::Ulint) {
+        out = raw;
+        return true;
+    }
+    if (type == IecType::Udint) {
+        if (raw > range.max) {
+            return fail(error, ErrorCode::OutOfRange, label, fmt::format("{} does not fit {}", raw, iecTypeName(type)));
+        }
         out = raw;
         return true;
     }
@@ -305,7 +314,9 @@ bool typedValue(const PbMetric& m, const TypeRow& row, const std::string& label,
     if (m.has_is_null != 0 && m.is_null != 0) {
         return fail(error, ErrorCode::ValueTypeMismatch, label, "a null value cannot be written");
     }
-    if (m.value_case != row.field) {
+    // A UInt32 in int_value is what the specification's text says: taken as well.
+    const bool uint32InInt = row.type == IecType::Udint && m.value_case == kIntValue;
+    if (m.value_case != row.field && !uint32InInt) {
         return fail(error, ErrorCode::ValueTypeMismatch, label,
                     fmt::format("a {} ({}) travels in {}, the metric has {}", row.name,
                                 static_cast<std::uint32_t>(row.dataType), caseName(row.field), caseName(m.value_case)));

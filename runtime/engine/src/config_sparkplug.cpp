@@ -179,11 +179,6 @@ void readSparkplug(TableReader& r, RuntimeConfig::Sparkplug& o) {
     if (!o.passwordFile.empty() && o.username.empty()) {
         r.error("password_file", "a password needs a username: give username too");
     }
-    if (o.enabled) {
-        // Until the edge node is built: said, not silently ignored.
-        r.warning("enabled", "the section is read and checked, but this version of takt runs no Sparkplug edge "
-                             "node yet: nothing is published");
-    }
     const auto ssl = std::find_if(o.servers.begin(), o.servers.end(), [](const auto& s) { return s.tls; });
     if (ssl != o.servers.end() && o.tlsCa.empty()) {
         r.error("servers", fmt::format("\"{}\" needs tls = {{ ca = \"…\" }} (the CA that signed the broker's "

@@ -3,6 +3,7 @@
 // coded refusals of bad NCMD metrics.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -190,6 +191,41 @@ TEST(SparkplugPayload, EncodesTheSpecificationsBytes) {
     varintField(m2, 4, 9); // Float
     varintField(m2, 7, 1); // is_null
     EXPECT_EQ(bytesOf(bytes), payloadOf({m1, m2}, 7));
+}
+
+// UInt32 goes out in long_value, where Ignition and Tahu's host libraries (sparkplug-payload) read
+// it; an NCMD may carry it in long_value or, as the specification's text has it, in int_value.
+TEST(SparkplugPayload, UInt32TravelsInLongValueAndIsTakenFromEither) {
+    Payload p;
+    p.metrics = {metric("P/udword", 8, IecType::Udint, std::uint64_t{4'000'000'000U})};
+    std::string bytes;
+    Error error;
+    ASSERT_TRUE(encodePayload(p, bytes, error));
+    std::vector<std::uint8_t> m;
+    stringField(m, 1, "P/udword");
+    varintField(m, 2, 8);
+    varintField(m, 4, 7); // UInt32
+    varintField(m, 11, 4'000'000'000U);
+    const std::vector<std::uint8_t> got = bytesOf(bytes);
+    EXPECT_NE(std::search(got.begin(), got.end(), m.begin(), m.end()), got.end());
+
+    std::vector<MetricWrite> writes;
+    for (const int field : {10, 11}) {
+        std::vector<std::uint8_t> cmd;
+        stringField(cmd, 1, "P/udword");
+        varintField(cmd, 4, 7);
+        varintField(cmd, field, 4'000'000'000U);
+        ASSERT_TRUE(decodeCommand(payloadOf({cmd}), birthTable(), writes, error)) << field << ": " << error.message;
+        ASSERT_EQ(writes.size(), 1U);
+        EXPECT_EQ(writes[0].value, Value{std::uint64_t{4'000'000'000U}});
+    }
+    std::vector<std::uint8_t> tooBig;
+    stringField(tooBig, 1, "P/udword");
+    varintField(tooBig, 4, 7);
+    varintField(tooBig, 11, 4'294'967'296ULL);
+    EXPECT_FALSE(decodeCommand(payloadOf({tooBig}), birthTable(), writes, error));
+    EXPECT_EQ(error.code, ErrorCode::OutOfRange);
+    EXPECT_EQ(error.metric, "P/udword");
 }
 
 TEST(SparkplugPayload, DecodesAnIndependentlyAssembledNcmd) {

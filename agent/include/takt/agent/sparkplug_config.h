@@ -1,9 +1,9 @@
 #pragma once
 // [runtime.sparkplug] of runtime.toml (engine::RuntimeConfig::Sparkplug) turned into what the
-// Sparkplug B edge node will need: the MQTT password read from its password file (readTokenFile:
+// Sparkplug B edge node needs: the MQTT password read from its password file (readTokenFile:
 // mode 0600 or stricter, not short, not a placeholder), the TLS files found, paths taken from the
 // folder of runtime.toml, the command role by name. `takt run` and `takt validate` both call it,
-// so validate refuses every file run refuses. The edge node itself is not built yet.
+// so validate refuses every file run refuses. The edge node is sparkplug_node.h.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -115,8 +115,8 @@ struct RuntimeConfig {
         std::vector<OpcuaUser> users;
     } opcua;
 
-    // [runtime.sparkplug]: a Sparkplug B 3.0 edge node (docs/configuration.md). Read and checked;
-    // the node itself is not built yet, so `takt validate` and `takt run` warn when it is enabled.
+    // [runtime.sparkplug]: a Sparkplug B 3.0 edge node (docs/configuration.md, docs/sparkplug.md),
+    // which `takt run` runs (agent/src/sparkplug/sparkplug_node.cpp).
     struct Sparkplug {
         bool enabled = false;
         ConfigPosition where; // of enabled
