@@ -151,7 +151,8 @@ struct SparkplugNode::Impl {
     std::size_t failuresInRound = 0;
     std::chrono::milliseconds roundDelay = kFirstRoundDelay;
     std::uint64_t bdSeq = 0;
-    bool bdSeqUsed = false; // a connection was made with it: the next session takes the next one
+    bool bdSeqUsed = false;                  // a connection was made with it: the next session takes the next one
+    std::optional<std::uint64_t> savedBdSeq; // what the bdSeq file holds
     std::uint8_t seq = 0;
 };
 
@@ -268,7 +269,9 @@ void SparkplugNode::Impl::saveBdSeq() {
     fs::rename(tmp, bdSeqFile, ec);
     if (ec) {
         log(true, fmt::format("sparkplug: cannot replace {}: {}", bdSeqFile, ec.message()));
+        return;
     }
+    savedBdSeq = bdSeq;
 }
 
 // A new session on servers[server]: the next bdSeq, NDEATH with it as the will, connect.
@@ -277,6 +280,9 @@ void SparkplugNode::Impl::connect() {
     if (bdSeqUsed) {
         bdSeq = (bdSeq + 1) % 256;
         bdSeqUsed = false;
+    }
+    // Kept before the broker can see it: a restart must never reuse a bdSeq a host has seen.
+    if (savedBdSeq != bdSeq) {
         saveBdSeq();
     }
     const auto& s = options.servers[server];
@@ -686,6 +692,7 @@ bool SparkplugNode::start(std::string& error) {
     std::uint64_t last = 0;
     if (in >> last && last < 256) {
         impl_->bdSeq = last;
+        impl_->savedBdSeq = last;
         impl_->bdSeqUsed = true;
     }
     impl_->thread = std::thread([this] { impl_->run(); });
