@@ -109,3 +109,36 @@ test('with primary_host_id the node publishes only while that host\'s STATE is o
   const onB = await b.host.next('NBIRTH');
   assert.equal(bdSeqOf(onB), bdSeqOf(birth) + 1);
 });
+
+test('changes made while the host was offline follow the next birth as historical data', async () => {
+  const a = await brokerWithHost();
+  const takt = await run({ servers: [a.broker.url], toml: 'primary_host_id = "SCADA"' });
+  const t0 = Date.now();
+  await a.host.state('SCADA', true, t0);
+  const birth = await a.host.next('NBIRTH');
+  const counter = num(metric(birth.payload, 'P/counter').alias);
+  const offAt = a.host.messages.length;
+  const offline = Date.now();
+  await a.host.state('SCADA', false, t0 + 1);
+  await a.host.next('NDEATH', offAt);
+  await sleep(1500); // P.counter goes up every 100 ms meanwhile
+  const backAt = a.host.messages.length;
+  const online = Date.now();
+  await a.host.state('SCADA', true, t0 + 2);
+  const rebirth = await a.host.next('NBIRTH', backAt);
+  const at = a.host.messages.indexOf(rebirth);
+  const kept = await a.host.next('NDATA', at, (m) => m.payload.metrics.some((x) => x.isHistorical));
+  assert.equal(num(kept.payload.seq), 1, 'the historical data comes right after the birth');
+  const values = kept.payload.metrics.filter((x) => num(x.alias) === counter);
+  assert.ok(values.length >= 5, `the counter's changes while offline were kept: ${values.length}`);
+  let last = -Infinity;
+  for (const v of values) {
+    assert.equal(v.isHistorical, true);
+    const ts = num(v.timestamp);
+    assert.ok(ts >= offline - 200 && ts <= online + 200, `timestamp ${ts} within the outage ${offline}..${online}`);
+    assert.ok(v.value > last, 'oldest first');
+    last = v.value;
+  }
+  assert.ok(last < num(metric(rebirth.payload, 'P/counter').value) + 1);
+  assert.match(takt.output(), /changes kept while offline sent as historical data/);
+});

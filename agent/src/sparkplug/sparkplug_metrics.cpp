@@ -96,7 +96,7 @@ std::vector<std::string> MetricSet::paths() const {
     return out;
 }
 
-void MetricSet::take(const rapidjson::Value& values) {
+void MetricSet::take(const rapidjson::Value& values, std::vector<std::size_t>& changed) {
     if (!values.IsObject()) {
         return;
     }
@@ -115,6 +115,7 @@ void MetricSet::take(const rapidjson::Value& values) {
         if (m->value != v) {
             m->value = std::move(v);
             m->dirty = true;
+            changed.push_back(static_cast<std::size_t>(m - metrics_.data()));
         }
     }
 }

@@ -49,9 +49,10 @@ public:
     // Every metric has a value: the set can be born.
     [[nodiscard]] bool complete() const { return missing_ == 0; }
 
-    // var.changed's `values` object: each value taken into its metric, changed ones marked dirty.
-    // Paths that are not metrics are ignored (an earlier metric set's).
-    void take(const rapidjson::Value& values);
+    // var.changed's `values` object: each value taken into its metric, changed ones marked dirty
+    // and their indexes (into metrics()) appended to `changed`. Paths that are not metrics are
+    // ignored (an earlier metric set's).
+    void take(const rapidjson::Value& values, std::vector<std::size_t>& changed);
 
 private:
     std::vector<MetricState> metrics_;

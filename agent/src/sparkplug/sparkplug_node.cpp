@@ -43,6 +43,11 @@ constexpr int kKeepaliveSeconds = 10;
 // Metrics of one var.subscribe (ValueFeed's limit); a node subscribes in chunks of it.
 constexpr std::size_t kChunk = ValueFeed::kMaxPerSubscription;
 constexpr std::size_t kMaxMetrics = 16 * kChunk;
+// Changes kept while no session may publish, sent as historical data after the next birth; past
+// this the oldest are dropped (and counted). About 100 bytes each: 5 MB at most.
+constexpr std::size_t kMaxHistory = 50'000;
+// Metrics per NDATA of historical data.
+constexpr std::size_t kHistoryChunk = 1000;
 
 std::uint64_t nowMs() {
     return static_cast<std::uint64_t>(
@@ -118,6 +123,8 @@ struct SparkplugNode::Impl {
     void sendDeath();
     void publishDue();
     void birth();
+    void keep(const std::vector<std::size_t>& changed);
+    void sendHistory();
     void data();
     bool publish(const std::string& type, const sp::Payload& payload, int qos);
     void command(const std::string& bytes);
@@ -154,6 +161,17 @@ struct SparkplugNode::Impl {
     bool bdSeqUsed = false;                  // a connection was made with it: the next session takes the next one
     std::optional<std::uint64_t> savedBdSeq; // what the bdSeq file holds
     std::uint8_t seq = 0;
+
+    // Changes while offline (born once, no session that may publish now), oldest first.
+    struct Kept {
+        std::string path;
+        sp::IecType type = sp::IecType::Bool;
+        sp::Value value;
+        std::uint64_t timestamp = 0; // ms since 1970: when the change stream delivered it
+    };
+    std::deque<Kept> history;
+    std::uint64_t historyDropped = 0;
+    bool everBorn = false;
 };
 
 MethodAnswer SparkplugNode::Impl::callSync(const std::string& method, const std::string& params) {
@@ -426,9 +444,64 @@ void SparkplugNode::Impl::birth() {
     }
     if (publish("NBIRTH", payload, 0)) {
         born = true;
+        everBorn = true;
         log(false, fmt::format("sparkplug: NBIRTH on {} (bdSeq {}, {} metrics)", options.servers[server].url, bdSeq,
                                metrics.size()));
+        sendHistory();
     }
+}
+
+void SparkplugNode::Impl::keep(const std::vector<std::size_t>& changed) {
+    const std::uint64_t now = nowMs();
+    for (const std::size_t i : changed) {
+        const sp::MetricState& m = metrics.metrics()[i];
+        history.push_back(Kept{m.path, m.spec.type, *m.value, now});
+        if (history.size() > kMaxHistory) {
+            history.pop_front();
+            ++historyDropped;
+        }
+    }
+}
+
+// The changes kept while offline, after the birth that ends the outage: NDATA by the new birth's
+// aliases, each metric historical with the time it changed. Metrics an online change removed or
+// retyped meanwhile are left out.
+void SparkplugNode::Impl::sendHistory() {
+    if (history.empty() && historyDropped == 0) {
+        return;
+    }
+    std::size_t sent = 0;
+    sp::Payload payload;
+    const auto flush = [&] {
+        if (payload.metrics.empty()) {
+            return;
+        }
+        seq = static_cast<std::uint8_t>(seq + 1);
+        payload.seq = seq;
+        payload.timestamp = nowMs();
+        if (publish("NDATA", payload, 0)) {
+            sent += payload.metrics.size();
+        }
+        payload.metrics.clear();
+    };
+    for (Kept& k : history) {
+        const sp::MetricState* m = metrics.byPath(k.path);
+        if (m == nullptr || m->spec.type != k.type) {
+            continue;
+        }
+        payload.metrics.push_back(sp::Metric{{}, m->spec.alias, k.type, std::move(k.value), false, k.timestamp, true});
+        if (payload.metrics.size() >= kHistoryChunk) {
+            flush();
+        }
+    }
+    flush();
+    log(historyDropped > 0,
+        fmt::format("sparkplug: {} changes kept while offline sent as historical data{}", sent,
+                    historyDropped > 0
+                        ? fmt::format(" ({} older ones dropped: at most {} are kept)", historyDropped, kMaxHistory)
+                        : std::string()));
+    history.clear();
+    historyDropped = 0;
 }
 
 void SparkplugNode::Impl::data() {
@@ -597,7 +670,11 @@ void SparkplugNode::Impl::handle(Event& e) {
         }
         rapidjson::Document doc;
         if (!doc.Parse(e.data.c_str(), e.data.size()).HasParseError() && doc.IsObject() && doc.HasMember("values")) {
-            metrics.take(doc["values"]);
+            std::vector<std::size_t> changed;
+            metrics.take(doc["values"], changed);
+            if (everBorn && !(connected && (stateTopic.empty() || hostOnline))) {
+                keep(changed);
+            }
         }
         publishDue();
         return;
