@@ -58,7 +58,9 @@ std::uint64_t nowMs() {
 struct Event {
     enum class Kind : std::uint8_t { Connected, Disconnected, Message, Changed, Reloaded, Log, Stop };
     Kind kind = Kind::Stop;
-    mosquitto* mosq = nullptr; // the connection it comes from: events of an earlier one are dropped
+    // The connection it comes from (Impl::connection): events of an earlier one are dropped. A
+    // number, not the client's address, which the next client may well be given again.
+    std::uint64_t connection = 0;
     int rc = 0;
     std::string topic;
     std::string data;
@@ -84,18 +86,29 @@ struct SparkplugNode::Impl {
         }
         cv.notify_one();
     }
-    static void onConnect(mosquitto* m, void* self, int rc) {
-        static_cast<Impl*>(self)->push(Event{Event::Kind::Connected, m, rc, {}, {}, 0});
+    // A warning from a callback of the control service, said on the node's thread.
+    void pushLog(std::string line) { push(Event{Event::Kind::Log, 0, 1, {}, std::move(line), 0}); }
+    // libmosquitto's callbacks get the Link of their client: which node, which connection. A Link
+    // outlives its client's network thread (drop() joins it before the next connect replaces it).
+    struct Link {
+        Impl* impl = nullptr;
+        std::uint64_t connection = 0;
+    };
+    static void onConnect(mosquitto* /*m*/, void* self, int rc) {
+        const auto* l = static_cast<const Link*>(self);
+        l->impl->push(Event{Event::Kind::Connected, l->connection, rc, {}, {}, 0});
     }
-    static void onDisconnect(mosquitto* m, void* self, int rc) {
-        static_cast<Impl*>(self)->push(Event{Event::Kind::Disconnected, m, rc, {}, {}, 0});
+    static void onDisconnect(mosquitto* /*m*/, void* self, int rc) {
+        const auto* l = static_cast<const Link*>(self);
+        l->impl->push(Event{Event::Kind::Disconnected, l->connection, rc, {}, {}, 0});
     }
-    static void onMessage(mosquitto* m, void* self, const mosquitto_message* msg) {
-        Event e{Event::Kind::Message, m, 0, msg->topic, {}, 0};
+    static void onMessage(mosquitto* /*m*/, void* self, const mosquitto_message* msg) {
+        const auto* l = static_cast<const Link*>(self);
+        Event e{Event::Kind::Message, l->connection, 0, msg->topic, {}, 0};
         if (msg->payloadlen > 0) {
             e.data.assign(static_cast<const char*>(msg->payload), static_cast<std::size_t>(msg->payloadlen));
         }
-        static_cast<Impl*>(self)->push(std::move(e));
+        l->impl->push(std::move(e));
     }
 
     // --- the node's thread
@@ -148,6 +161,8 @@ struct SparkplugNode::Impl {
     std::uint64_t eventStream = 0;
 
     mosquitto* mosq = nullptr;
+    Link link;
+    std::uint64_t connection = 0; // numbers the connections
     std::size_t server = 0;
     bool connected = false;
     bool born = false;
@@ -211,13 +226,19 @@ void SparkplugNode::Impl::loadMetrics() {
             callSync("var.list", fmt::format(R"({{"pattern":"*","offset":{},"limit":1000}})", offset));
         rapidjson::Document doc;
         if (!a.ok || doc.Parse(a.json.c_str(), a.json.size()).HasParseError() || !doc.IsObject() ||
-            !doc["variables"].IsArray()) {
+            !doc.HasMember("variables") || !doc["variables"].IsArray() || !doc.HasMember("total") ||
+            !doc["total"].IsUint64()) {
             log(true, fmt::format("sparkplug: var.list failed: {}", a.message));
             break;
         }
         const rapidjson::Value& rows = doc["variables"];
         for (const rapidjson::Value& row : rows.GetArray()) {
-            if (!row.IsObject() || !row["path"].IsString() || !exposedBy(options.expose, row["path"].GetString())) {
+            if (!row.IsObject()) {
+                continue;
+            }
+            const auto path = row.FindMember("path");
+            if (path == row.MemberEnd() || !path->value.IsString() ||
+                !exposedBy(options.expose, path->value.GetString())) {
                 continue;
             }
             if (metrics.size() >= kMaxMetrics) {
@@ -255,14 +276,13 @@ void SparkplugNode::Impl::loadMetrics() {
         ControlServer::Stream stream;
         stream.answer = [this](const MethodAnswer& a) {
             if (!a.ok) {
-                push(
-                    Event{Event::Kind::Log, nullptr, 1, {}, fmt::format("sparkplug: var.subscribe: {}", a.message), 0});
+                pushLog(fmt::format("sparkplug: var.subscribe: {}", a.message));
             }
         };
         stream.notification = [this, e = epoch](std::string_view method, std::string params) {
             if (method == "var.changed") {
                 ++changesQueued;
-                push(Event{Event::Kind::Changed, nullptr, 0, {}, std::move(params), e});
+                push(Event{Event::Kind::Changed, 0, 0, {}, std::move(params), e});
             }
         };
         // While the node has not taken the last change, the service merges the next ones (the
@@ -305,7 +325,8 @@ void SparkplugNode::Impl::connect() {
     }
     const auto& s = options.servers[server];
     const std::string clientId = fmt::format("takt-{}-{}", options.groupId, options.edgeNodeId);
-    mosq = mosquitto_new(clientId.c_str(), true, this);
+    link = Link{this, ++connection};
+    mosq = mosquitto_new(clientId.c_str(), true, &link);
     if (mosq == nullptr) {
         failed("cannot create an MQTT client");
         return;
@@ -574,12 +595,7 @@ void SparkplugNode::Impl::command(const std::string& bytes) {
         call.params.Parse(params.c_str(), params.size());
         control.call(std::move(call), [this, name = w->name](const MethodAnswer& a) {
             if (!a.ok) {
-                push(Event{Event::Kind::Log,
-                           nullptr,
-                           1,
-                           {},
-                           fmt::format("sparkplug: NCMD write of {} refused: {} ({})", name, a.message, a.code),
-                           0});
+                pushLog(fmt::format("sparkplug: NCMD write of {} refused: {} ({})", name, a.message, a.code));
             }
         });
     }
@@ -629,7 +645,7 @@ void SparkplugNode::Impl::state(const std::string& text) {
 void SparkplugNode::Impl::handle(Event& e) {
     switch (e.kind) {
     case Event::Kind::Connected:
-        if (e.mosq != mosq) {
+        if (e.connection != connection || mosq == nullptr) {
             return;
         }
         if (e.rc != 0) {
@@ -649,12 +665,12 @@ void SparkplugNode::Impl::handle(Event& e) {
         publishDue();
         return;
     case Event::Kind::Disconnected:
-        if (e.mosq == mosq && mosq != nullptr) {
+        if (e.connection == connection && mosq != nullptr) {
             failed(fmt::format("connection lost: {}", mosquitto_strerror(e.rc)));
         }
         return;
     case Event::Kind::Message:
-        if (e.mosq != mosq || !connected) {
+        if (e.connection != connection || !connected) {
             return;
         }
         if (e.topic == ncmdTopic) {
@@ -699,7 +715,7 @@ void SparkplugNode::Impl::run() {
     stream.answer = [](const MethodAnswer&) {};
     stream.notification = [this](std::string_view method, const std::string&) {
         if (method == "event") {
-            push(Event{Event::Kind::Reloaded, nullptr, 0, {}, {}, 0});
+            push(Event{Event::Kind::Reloaded, 0, 0, {}, {}, 0});
         }
     };
     stream.backlogged = [] { return false; };
@@ -780,7 +796,7 @@ void SparkplugNode::stop() {
     if (!impl_->thread.joinable()) {
         return;
     }
-    impl_->push(Event{Event::Kind::Stop, nullptr, 0, {}, {}, 0});
+    impl_->push(Event{Event::Kind::Stop, 0, 0, {}, {}, 0});
     impl_->thread.join();
 }
 
