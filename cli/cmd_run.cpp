@@ -411,6 +411,11 @@ int runMain(const RunOptions& options) {
         if (opcua.enabled) {
             ropts.opcua = [&live] { return live->opcua() != nullptr ? live->opcua()->health() : agent::OpcuaHealth{}; };
         }
+        if (sparkplug.enabled) {
+            ropts.sparkplug = [&live] {
+                return live->sparkplug() != nullptr ? live->sparkplug()->health() : agent::SparkplugHealth{};
+            };
+        }
         completeControlOptions(runtime, state, copts);
         if (!live->serveControl(copts, std::move(ropts), error, std::move(opcuaSetup))) {
             return fail("runtime.control: ", kExitInvalidProject);

@@ -69,6 +69,7 @@ bool LiveRuntime::serveWeb(agent::WebOptions options, std::string& error) {
 
 bool LiveRuntime::serveSparkplug(agent::SparkplugOptions options, agent::SparkplugSetup setup, std::string& error) {
     sparkplug_ = std::make_unique<agent::SparkplugNode>(std::move(options), std::move(setup), *server_);
+    sparkplugView_.store(sparkplug_.get());
     return sparkplug_->start(error);
 }
 

@@ -69,6 +69,14 @@ test('NBIRTH carries every variable with its datatype, an alias and its value, b
   assert.equal(new Set(aliases).size, aliases.length, 'aliases are unique');
 });
 
+test('runtime.status says the node is online, where, with which bdSeq', async () => {
+  const { sparkplug } = await takt.status();
+  assert.equal(sparkplug.state, 'online');
+  assert.equal(sparkplug.server, broker.url);
+  assert.equal(sparkplug.bd_seq, 0);
+  assert.ok(sparkplug.births >= 1);
+});
+
 test('NDATA carries only what changed, by alias, with seq counting on from the birth', async () => {
   const from = host.messages.indexOf(host.of('NBIRTH')[0]);
   await until('20 NDATA', () => host.messages.slice(from).filter((m) => m.type === 'NDATA').length >= 20);

@@ -53,7 +53,7 @@ test('NDEATH after kill -9 carries the birth\'s bdSeq, and a restart births with
 test('a lost broker: the node births on the next server of the list with the next bdSeq', async () => {
   const a = await brokerWithHost();
   const b = await brokerWithHost();
-  await run({ servers: [a.broker.url, b.broker.url] });
+  const takt = await run({ servers: [a.broker.url, b.broker.url] });
   const onA = await a.host.next('NBIRTH');
   assert.equal(bdSeqOf(onA), 0);
   assert.equal(b.host.of('NBIRTH').length, 0, 'nothing on the second broker while the first is up');
@@ -61,6 +61,9 @@ test('a lost broker: the node births on the next server of the list with the nex
   await a.broker.stop();
   const onB = await b.host.next('NBIRTH', 0, () => true, 15000);
   assert.equal(bdSeqOf(onB), 1);
+  const { sparkplug } = await takt.status();
+  assert.equal(sparkplug.server, b.broker.url);
+  assert.match(sparkplug.reason, /connection lost/);
   assert.ok(onB.at - lost < 10000, `born on the second broker ${onB.at - lost} ms after the first was lost`);
   await b.host.next('NDATA', b.host.messages.indexOf(onB));
 });
@@ -84,6 +87,7 @@ test('with primary_host_id the node publishes only while that host\'s STATE is o
   await sleep(1500);
   assert.equal(a.host.of('NBIRTH').length, 0, 'no birth before the host is online');
   assert.match(takt.output(), /connected to tcp:\/\/127\.0\.0\.1/);
+  assert.equal((await takt.status()).sparkplug.state, 'waiting_for_host');
 
   const t0 = Date.now();
   await a.host.state('SCADA', true, t0);

@@ -192,6 +192,10 @@ ${toml}
       const { stdout } = await promisify(execFile)(takt, ['ctl', '--project', project, 'var.read', JSON.stringify({ names: [name] })]);
       return JSON.parse(stdout).values[name];
     },
+    status: async () => {
+      const { stdout } = await promisify(execFile)(takt, ['ctl', '--project', project, 'runtime.status']);
+      return JSON.parse(stdout);
+    },
     audit: () => readFileSync(path.join(project, '.takt', 'audit.log'), 'utf8'),
   };
 }

@@ -164,6 +164,11 @@ void SparkplugNode::Impl::connect() {
     }
     const auto& s = options.servers[server];
     const std::string clientId = fmt::format("takt-{}-{}", options.groupId, options.edgeNodeId);
+    setHealth([&](SparkplugHealth& h) {
+        h.state = "connecting";
+        h.server = s.url;
+        h.bdSeq = bdSeq;
+    });
     link = Link{this, ++connection};
     mosq = mosquitto_new(clientId.c_str(), true, &link);
     if (mosq == nullptr) {
@@ -227,6 +232,10 @@ void SparkplugNode::Impl::drop() {
 // after a growing delay once every server failed in a row.
 void SparkplugNode::Impl::failed(const std::string& why) {
     const auto& s = options.servers[server];
+    setHealth([&](SparkplugHealth& h) {
+        h.state = "connecting";
+        h.reason = why;
+    });
     log(true, fmt::format("sparkplug: {}: {}", s.url, why));
     drop();
     server = (server + 1) % options.servers.size();
@@ -255,6 +264,7 @@ void SparkplugNode::Impl::handle(Event& e) {
         failuresInRound = 0;
         roundDelay = kFirstRoundDelay;
         log(false, fmt::format("sparkplug: connected to {} (bdSeq {})", options.servers[server].url, bdSeq));
+        setHealth([&](SparkplugHealth& h) { h.state = stateTopic.empty() ? "connecting" : "waiting_for_host"; });
         (void)mosquitto_subscribe(mosq, nullptr, ncmdTopic.c_str(), 1);
         if (!stateTopic.empty()) {
             (void)mosquitto_subscribe(mosq, nullptr, stateTopic.c_str(), 1);
@@ -352,6 +362,7 @@ void SparkplugNode::Impl::run() {
         sendDeath();
     }
     drop();
+    setHealth([](SparkplugHealth& h) { h.state = "stopped"; });
     closeStreams();
     control.closeStream(eventStream);
 }
@@ -387,6 +398,11 @@ bool SparkplugNode::start(std::string& error) {
     }
     impl_->thread = std::thread([this] { impl_->run(); });
     return true;
+}
+
+SparkplugHealth SparkplugNode::health() const {
+    const std::lock_guard lock(impl_->healthMutex);
+    return impl_->healthState;
 }
 
 void SparkplugNode::stop() {

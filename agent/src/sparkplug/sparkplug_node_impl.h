@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -150,6 +151,12 @@ struct SparkplugNode::Impl {
     std::mutex mutex;
     std::condition_variable cv;
     std::deque<sp::Event> events;
+    mutable std::mutex healthMutex;
+    SparkplugHealth healthState; // written by the node's thread, read by runtime.status
+    void setHealth(const std::function<void(SparkplugHealth&)>& change) {
+        const std::lock_guard lock(healthMutex);
+        change(healthState);
+    }
     std::atomic<std::size_t> changesQueued{0};
     std::thread thread;
 

@@ -82,6 +82,10 @@ void SparkplugNode::Impl::birth() {
     if (publish("NBIRTH", payload, 0)) {
         born = true;
         everBorn = true;
+        setHealth([](SparkplugHealth& h) {
+            h.state = "online";
+            ++h.births;
+        });
         log(false, fmt::format("sparkplug: NBIRTH on {} (bdSeq {}, {} metrics)", options.servers[server].url, bdSeq,
                                metrics.size()));
         sendHistory();
@@ -251,6 +255,7 @@ void SparkplugNode::Impl::state(const std::string& text) {
         return;
     }
     hostOnline = false;
+    setHealth([](SparkplugHealth& h) { h.state = "waiting_for_host"; });
     if (born) {
         log(false, fmt::format("sparkplug: host application {} went offline", options.primaryHostId));
         sendDeath();

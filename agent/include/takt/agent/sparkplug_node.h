@@ -32,6 +32,17 @@ struct SparkplugSetup {
     std::function<void(bool warning, const std::string& line)> log;
 };
 
+// What runtime.status says of the node.
+struct SparkplugHealth {
+    // connecting | waiting_for_host (connected, the primary host not online) | online (born) |
+    // stopped
+    std::string state = "stopped";
+    std::string server;       // the broker of the current session (or attempt)
+    std::uint64_t bdSeq = 0;  // of that session
+    std::uint64_t births = 0; // NBIRTHs published since the start
+    std::string reason;       // why the last session ended; empty: none has
+};
+
 class SparkplugNode {
 public:
     SparkplugNode(SparkplugOptions options, SparkplugSetup setup, ControlServer& control);
@@ -44,6 +55,7 @@ public:
     bool start(std::string& error);
     // Publishes NDEATH, disconnects, ends the thread. Idempotent.
     void stop();
+    [[nodiscard]] SparkplugHealth health() const;
 
 private:
     struct Impl;
