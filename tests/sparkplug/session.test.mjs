@@ -146,3 +146,11 @@ test('changes made while the host was offline follow the next birth as historica
   assert.ok(last < num(metric(rebirth.payload, 'P/counter').value) + 1);
   assert.match(takt.output(), /changes kept while offline sent as historical data/);
 });
+
+test('expose limits the metrics to the variables its globs match', async () => {
+  const a = await brokerWithHost();
+  await run({ servers: [a.broker.url], toml: 'expose = ["P.counter", "P.s*"]' });
+  const birth = await a.host.next('NBIRTH');
+  const names = birth.payload.metrics.map((m) => m.name).sort();
+  assert.deepEqual(names, ['Node Control/Next Server', 'Node Control/Rebirth', 'P/counter', 'P/sensor', 'P/setpoint', 'P/small', 'P/stamp', 'P/step', 'bdSeq']);
+});
