@@ -30,6 +30,7 @@
 #include "takt/agent/control_config.h"
 #include "takt/agent/control_runtime.h"
 #include "takt/agent/opcua_config.h"
+#include "takt/agent/sparkplug_config.h"
 #include "takt/engine/config.h"
 #include "takt/engine/overrun_digest.h"
 #include "takt/engine/scan_loop.h"
@@ -161,13 +162,15 @@ void printDiagnostic(const engine::ConfigDiagnostic& d) {
 // runtime.toml, the control tokens and the OPC UA users (the same checks as `takt validate`) and the I/O, before
 // anything starts: false after printing every refused key.
 bool loadConfigs(const fs::path& dir, const RunOptions& options, engine::RuntimeConfig& runtime,
-                 agent::ControlOptions& control, agent::OpcuaOptions& opcua, io::IoConfig& io, spdlog::logger& log) {
+                 agent::ControlOptions& control, agent::OpcuaOptions& opcua, agent::SparkplugOptions& sparkplug,
+                 io::IoConfig& io, spdlog::logger& log) {
     engine::RuntimeConfigResult rc = engine::loadRuntimeConfig(dir / "runtime.toml");
     if (rc.config && (!rc.config->control.endpoint.empty() || rc.config->web.enabled)) {
         (void)agent::controlOptionsFromConfig(*rc.config, control, rc.diagnostics);
     }
     if (rc.config) {
         (void)agent::opcuaOptionsFromConfig(*rc.config, opcua, rc.diagnostics);
+        (void)agent::sparkplugOptionsFromConfig(*rc.config, sparkplug, rc.diagnostics);
     }
     bool ok = rc.config.has_value();
     for (const engine::ConfigDiagnostic& d : rc.diagnostics) {
@@ -307,7 +310,8 @@ int runMain(const RunOptions& options) {
     agent::ControlOptions copts;
     agent::OpcuaOptions opcua;
     io::IoConfig ioConfig;
-    if (!loadConfigs(dir, options, runtime, copts, opcua, ioConfig, *log)) {
+    agent::SparkplugOptions sparkplug;
+    if (!loadConfigs(dir, options, runtime, copts, opcua, sparkplug, ioConfig, *log)) {
         return kExitInvalidProject;
     }
     log->set_level(spdlog::level::from_str(runtime.log.level));
@@ -397,7 +401,7 @@ int runMain(const RunOptions& options) {
         process.cycleIntervalMs = runtime.cycleIntervalMs;
         opcuaSetup = LiveRuntime::OpcuaSetup{opcua, std::move(process)};
     }
-    if (!runtime.control.endpoint.empty() || runtime.web.enabled || opcua.enabled) {
+    if (!runtime.control.endpoint.empty() || runtime.web.enabled || opcua.enabled || sparkplug.enabled) {
         agent::RuntimeControlOptions ropts;
         ropts.byteAddressing = runtime.byteAddressing;
         ropts.debugEnabled = runtime.control.debugEnabled;
@@ -407,6 +411,11 @@ int runMain(const RunOptions& options) {
         ropts.changeLog = [log](const std::string& line) { log->info("{}", line); }; // stderr_sink_mt
         if (opcua.enabled) {
             ropts.opcua = [&live] { return live->opcua() != nullptr ? live->opcua()->health() : agent::OpcuaHealth{}; };
+        }
+        if (sparkplug.enabled) {
+            ropts.sparkplug = [&live] {
+                return live->sparkplug() != nullptr ? live->sparkplug()->health() : agent::SparkplugHealth{};
+            };
         }
         completeControlOptions(runtime, state, copts);
         if (!live->serveControl(copts, std::move(ropts), error, std::move(opcuaSetup))) {
@@ -442,6 +451,24 @@ int runMain(const RunOptions& options) {
             return fail("runtime.opcua: ", kExitInternal);
         }
         log->info("OPC UA server starting on {}:{} (a Node.js process beside the runtime)", opcuaHost, opcuaPort);
+    }
+    if (sparkplug.enabled) {
+        agent::SparkplugSetup setup;
+        setup.stateDir = state.string();
+        setup.cycleIntervalMs = runtime.cycleIntervalMs;
+        setup.log = [log](bool warning, const std::string& line) {
+            if (warning) {
+                log->warn("{}", line);
+            } else {
+                log->info("{}", line);
+            }
+        };
+        const std::string first = sparkplug.servers.front().url;
+        if (!live->serveSparkplug(std::move(sparkplug), std::move(setup), error)) {
+            return fail("runtime.sparkplug: ", kExitInternal);
+        }
+        log->info("Sparkplug B edge node {}/{} connecting to {}", runtime.sparkplug.groupId,
+                  runtime.sparkplug.edgeNodeId, first);
     }
     log->info("running {} (program {:.16}) from {}: cycle {} ms, watchdog {}, "
               "fault policy {}, {} driver(s)",

@@ -67,11 +67,22 @@ bool LiveRuntime::serveWeb(agent::WebOptions options, std::string& error) {
     return web_->start(error);
 }
 
+bool LiveRuntime::serveSparkplug(agent::SparkplugOptions options, agent::SparkplugSetup setup, std::string& error) {
+    sparkplug_ = std::make_unique<agent::SparkplugNode>(std::move(options), std::move(setup), *server_);
+    sparkplugView_.store(sparkplug_.get());
+    return sparkplug_->start(error);
+}
+
 bool LiveRuntime::serveOpcua(std::string& error) {
     return opcua_ != nullptr && opcua_->start(error);
 }
 
 void LiveRuntime::stop() {
+    // The edge node first: its NDEATH still goes out while the runtime runs, and no NCMD write
+    // comes after it.
+    if (sparkplug_ != nullptr) {
+        sparkplug_->stop();
+    }
     if (opcua_ != nullptr) {
         opcua_->stop();
     }

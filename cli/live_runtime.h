@@ -3,6 +3,7 @@
 // control endpoint, started in one order and stopped in the reverse one. `takt run`,
 // `takt bench jitter` and `takt bench io-latency` assemble the same parts through it, so their
 // command files only parse options and print, and a benchmark measures the runtime users run.
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "takt/agent/control.h"
 #include "takt/agent/control_runtime.h"
 #include "takt/agent/opcua_server.h"
+#include "takt/agent/sparkplug_node.h"
 #include "takt/agent/web.h"
 #include "takt/engine/engine.h"
 #include "takt/engine/retain.h"
@@ -79,6 +81,11 @@ public:
     // control service.
     bool serveOpcua(std::string& error);
     [[nodiscard]] agent::OpcuaServer* opcua() { return opcua_.get(); }
+    // Starts the Sparkplug B edge node ([runtime.sparkplug]) on the control service. After
+    // serveControl.
+    bool serveSparkplug(agent::SparkplugOptions options, agent::SparkplugSetup setup, std::string& error);
+    // Any thread (runtime.status on the control service's): null until serveSparkplug made it.
+    [[nodiscard]] agent::SparkplugNode* sparkplug() { return sparkplugView_.load(); }
 
     // The web server and the endpoint first (no command arrives after them), then the scan loop
     // (safe state latched, last retain save), then the drivers. Idempotent.
@@ -110,6 +117,9 @@ private:
     std::unique_ptr<engine::RetainSink> retain_;
     std::optional<engine::ScanLoop> loop_;
     std::unique_ptr<agent::RuntimeControl> control_;
+    // Before server_: destroyed after it, so no answer of a call the node made can outlive the node.
+    std::unique_ptr<agent::SparkplugNode> sparkplug_;
+    std::atomic<agent::SparkplugNode*> sparkplugView_{nullptr};
     std::unique_ptr<agent::ControlServer> server_;
     std::unique_ptr<agent::WebServer> web_;
     std::unique_ptr<agent::OpcuaServer> opcua_;

@@ -8,10 +8,11 @@ bash "$root/scripts/setup.sh"
 # The npm packages of the language-server and grammar tests (tests/lsp), of the browser tests
 # (tests/web), of the debug adapter tests (tests/dap), of the VS Code extension (whose .vsix the
 # tests package with @vscode/vsce), of the OPC UA server `takt run` starts (opcua/, node-opcua) and
-# of its tests' client (tests/opcua, node-opcua-client), exactly as locked; only when a lock
+# of its tests' client (tests/opcua, node-opcua-client) and of the Sparkplug host application the
+# edge node's tests use (tests/sparkplug: mqtt, sparkplug-payload), exactly as locked; only when a lock
 # changed since the last install.
 bash "$root/scripts/npm-ci.sh" "$root/tests/lsp" "$root/tests/web" "$root/tests/dap" "$root/editors/vscode" "$root/opcua" \
-  "$root/tests/opcua"
+  "$root/tests/opcua" "$root/tests/sparkplug"
 build=${TAKT_TEST_BUILD_DIR:-$root/build-test}
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \

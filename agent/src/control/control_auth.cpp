@@ -28,6 +28,16 @@ const char* roleName(Role r) noexcept {
     return "viewer";
 }
 
+bool roleByName(std::string_view name, Role& role) noexcept {
+    for (const Role r : {Role::Viewer, Role::Operator, Role::Engineer, Role::Admin}) {
+        if (name == roleName(r)) {
+            role = r;
+            return true;
+        }
+    }
+    return false;
+}
+
 MethodAnswer MethodAnswer::result(std::string json) {
     ControlAnswer a;
     a.ok = true;

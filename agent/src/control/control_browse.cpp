@@ -43,6 +43,22 @@ bool globMatch(std::string_view pattern, std::string_view text) {
     return p == pattern.size();
 }
 
+bool exposedBy(const std::vector<std::string>& globs, std::string_view path) {
+    if (globs.empty()) {
+        return true;
+    }
+    std::size_t end = path.size();
+    while (end > 0) {
+        const std::string_view whole = path.substr(0, end);
+        if (std::any_of(globs.begin(), globs.end(), [&](const std::string& g) { return globMatch(g, whole); })) {
+            return true;
+        }
+        const std::size_t cut = path.find_last_of(".[", end - 1);
+        end = cut == std::string_view::npos ? 0 : cut;
+    }
+    return false;
+}
+
 bool varPatternMatches(std::string_view pattern, std::string_view path) {
     if (pattern.empty()) {
         return true;

@@ -9,16 +9,6 @@ namespace takt::agent {
 
 namespace {
 
-bool parseRole(const std::string& name, Role& role) {
-    for (const Role r : {Role::Viewer, Role::Operator, Role::Engineer, Role::Admin}) {
-        if (name == roleName(r)) {
-            role = r;
-            return true;
-        }
-    }
-    return false;
-}
-
 // Whether only this host can reach the endpoint: a Unix socket or a loopback address (config.cpp
 // already refuses tcp:// on any other host).
 bool localEndpoint(const std::string& endpoint) {
@@ -31,14 +21,14 @@ bool localEndpoint(const std::string& endpoint) {
     return host == "127.0.0.1" || host == "localhost" || host == "::1" || host == "[::1]";
 }
 
+} // namespace
+
 std::string relativeTo(const std::filesystem::path& base, const std::string& path) {
     if (path.empty() || std::filesystem::path(path).is_absolute()) {
         return path;
     }
     return (base / path).string();
 }
-
-} // namespace
 
 bool controlOptionsFromConfig(const engine::RuntimeConfig& config, ControlOptions& out,
                               std::vector<engine::ConfigDiagnostic>& diagnostics) {
@@ -101,7 +91,7 @@ bool controlOptionsFromConfig(const engine::RuntimeConfig& config, ControlOption
         const engine::ControlToken& t = c.tokens[i];
         const std::string entry = fmt::format("runtime.control.tokens[{}]", i);
         ControlToken token;
-        if (!parseRole(t.role, token.role)) {
+        if (!roleByName(t.role, token.role)) {
             refuse(t.where, entry + ".role",
                    fmt::format("'{}' is not a role (viewer, operator, engineer, admin)", t.role));
         }

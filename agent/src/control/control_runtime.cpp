@@ -275,18 +275,24 @@ void RuntimeControl::status(ControlReplyFn& reply) {
     }
     drivers += "]";
     const std::string execution = options_.execution ? options_.execution() : std::string("interpreter");
-    std::string opcua;
+    std::string surfaces; // the OPC UA server's and the Sparkplug node's health, when they run
     if (options_.opcua) {
         const OpcuaHealth h = options_.opcua();
-        opcua = fmt::format(",\"opcua\":{{\"state\":{},\"endpoint\":{},\"restarts\":{},\"reason\":{},\"pid\":{}}}",
-                            ctl::quoted(h.state), ctl::quoted(h.endpoint), h.restarts, ctl::quoted(h.reason), h.pid);
+        surfaces = fmt::format(",\"opcua\":{{\"state\":{},\"endpoint\":{},\"restarts\":{},\"reason\":{},\"pid\":{}}}",
+                               ctl::quoted(h.state), ctl::quoted(h.endpoint), h.restarts, ctl::quoted(h.reason), h.pid);
+    }
+    if (options_.sparkplug) {
+        const SparkplugHealth h = options_.sparkplug();
+        surfaces +=
+            fmt::format(",\"sparkplug\":{{\"state\":{},\"server\":{},\"bd_seq\":{},\"births\":{},\"reason\":{}}}",
+                        ctl::quoted(h.state), ctl::quoted(h.server), h.bdSeq, h.births, ctl::quoted(h.reason));
     }
     reply(ControlAnswer::result(
         fmt::format("{{\"state\":\"{}\",\"fault\":{},\"program_hash\":{},\"uptime_ms\":{},\"cycles\":{},\"faults\":{},"
                     "\"restarts\":{},\"reloads\":{},\"forced\":{},\"drivers\":{},\"execution\":{},\"halted\":{}{}}}",
                     stateName(loop_, s.state), fault, ctl::quoted(hash_),
                     (engine::monotonicNs() - startedNs_) / 1'000'000, s.cycles, s.faults, s.restarts, s.reloads,
-                    forced_.size(), drivers, ctl::quoted(execution), haltedJson(), opcua)));
+                    forced_.size(), drivers, ctl::quoted(execution), haltedJson(), surfaces)));
 }
 
 void RuntimeControl::stats(ControlReplyFn& reply) {

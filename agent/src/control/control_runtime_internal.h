@@ -92,6 +92,9 @@ struct RuntimeControl::Watched {
 [[nodiscard]] bool varPatternMatches(std::string_view pattern, std::string_view path);
 // Case-insensitive glob over the whole of `text`: `*` any run, `?` one character.
 [[nodiscard]] bool globMatch(std::string_view pattern, std::string_view text);
+// A surface's `expose` ([runtime.opcua], [runtime.sparkplug]): true when `path`, or the STRUCT or
+// array it is a part of, matches one of `globs`; every path when there are none.
+[[nodiscard]] bool exposedBy(const std::vector<std::string>& globs, std::string_view path);
 // The variables var.list lists for `filter`, in its order: no temporaries, nothing of a
 // TEST_PROGRAM instance.
 [[nodiscard]] std::vector<const bytecode::VarEntry*> listedVariables(const bytecode::Module& m,

@@ -895,6 +895,15 @@ void ControlServer::authenticate(Caller caller, std::string token, std::function
         });
 }
 
+void ControlServer::audit(const Caller& caller, std::optional<Role> role, std::string_view method, int code) {
+    asio::post(impl_->io, [impl = impl_.get(), peer = fmt::format("{}:{}", caller.origin, caller.peer), role,
+                           method = std::string(method), code] {
+        if (impl->running) {
+            impl->service->audit(peer, role, method, code);
+        }
+    });
+}
+
 std::uint64_t ControlServer::openStream(Call call, Stream stream) {
     const std::uint64_t id = impl_->nextStream.fetch_add(1);
     asio::post(impl_->io, [impl = impl_.get(), id, call = std::move(call), stream = std::move(stream)]() mutable {

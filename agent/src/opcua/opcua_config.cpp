@@ -17,28 +17,12 @@
 #include <fmt/format.h>
 
 #include "takt/agent/control.h"
+#include "takt/agent/control_config.h"
 #include "takt/engine/config_reader.h"
 
 namespace takt::agent {
 
 namespace {
-
-std::string relativeTo(const std::filesystem::path& base, const std::string& path) {
-    if (path.empty() || std::filesystem::path(path).is_absolute()) {
-        return path;
-    }
-    return (base / path).string();
-}
-
-bool roleByName(std::string_view name, Role& role) {
-    for (const Role r : {Role::Viewer, Role::Operator, Role::Engineer, Role::Admin}) {
-        if (name == roleName(r)) {
-            role = r;
-            return true;
-        }
-    }
-    return false;
-}
 
 // Debian 12's nodejs. Older ones lack what node-opcua needs (the Web Crypto API, which server.js
 // makes global on 18, and ES2022); the server would die at every start and be restarted for ever.

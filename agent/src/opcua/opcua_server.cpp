@@ -89,23 +89,6 @@ std::string withStream(std::string_view object, std::uint64_t id) {
 // server serves ([runtime.opcua] expose), whatever the process asks.
 constexpr std::string_view kVariableCalls[] = {"var.read", "var.write", "var.subscribe"};
 
-// True when `path` is exposed: it, or the STRUCT or array it is a part of, matches a glob.
-bool exposed(const std::vector<std::string>& globs, std::string_view path) {
-    if (globs.empty()) {
-        return true;
-    }
-    std::size_t end = path.size();
-    while (end > 0) {
-        const std::string_view whole = path.substr(0, end);
-        if (std::any_of(globs.begin(), globs.end(), [&](const std::string& g) { return globMatch(g, whole); })) {
-            return true;
-        }
-        const std::size_t cut = path.find_last_of(".[", end - 1);
-        end = cut == std::string_view::npos ? 0 : cut;
-    }
-    return false;
-}
-
 // Why a variable call of the process is refused under `globs`, or empty when it is not.
 std::string unexposed(const std::vector<std::string>& globs, const rapidjson::Value& params) {
     if (globs.empty() || !params.IsObject()) {
@@ -115,13 +98,13 @@ std::string unexposed(const std::vector<std::string>& globs, const rapidjson::Va
         return "pattern: not open to the OPC UA server when expose is set (name the variables)";
     }
     if (const auto name = params.FindMember("name");
-        name != params.MemberEnd() && name->value.IsString() && !exposed(globs, name->value.GetString())) {
+        name != params.MemberEnd() && name->value.IsString() && !exposedBy(globs, name->value.GetString())) {
         return fmt::format("name: {} is not exposed to OPC UA", name->value.GetString());
     }
     if (const auto names = params.FindMember("names"); names != params.MemberEnd() && names->value.IsArray()) {
         for (rapidjson::SizeType i = 0; i < names->value.Size(); ++i) {
             const rapidjson::Value& n = names->value[i];
-            if (n.IsString() && !exposed(globs, n.GetString())) {
+            if (n.IsString() && !exposedBy(globs, n.GetString())) {
                 return fmt::format("names[{}]: {} is not exposed to OPC UA", i, n.GetString());
             }
         }

@@ -12,6 +12,7 @@
 
 #include "takt/agent/control_config.h"
 #include "takt/agent/opcua_config.h"
+#include "takt/agent/sparkplug_config.h"
 #include "takt/bytecode/container.h"
 #include "takt/bytecode/verifier.h"
 #include "takt/compiler/compile_program.h"
@@ -282,6 +283,9 @@ void validate(const ValidateRequest& request, ValidateReport& report) {
             // Node.js and the OPC UA users' password files, by the check `takt run` makes.
             OpcuaOptions opcua;
             (void)opcuaOptionsFromConfig(*runtime, opcua, report.diagnostics);
+            // The Sparkplug node's password and TLS files, by the check `takt run` makes.
+            SparkplugOptions sparkplug;
+            (void)sparkplugOptionsFromConfig(*runtime, sparkplug, report.diagnostics);
         }
     }
     const bool byteAddressing = runtime && runtime->byteAddressing;

@@ -367,6 +367,10 @@ void readRuntime(TableReader& r, RuntimeConfig& c) {
         TableReader tr(*t, r.keyPath("opcua"), r.file(), r.diagnostics());
         readOpcua(tr, c.opcua);
     }
+    if (const toml::table* t = r.table("sparkplug")) {
+        TableReader tr(*t, r.keyPath("sparkplug"), r.file(), r.diagnostics());
+        readSparkplug(tr, c.sparkplug);
+    }
     for (const TrustSection& s : kTrustSections) {
         readTrustSection(r, s.path.substr(std::string_view("runtime.").size()), s);
     }

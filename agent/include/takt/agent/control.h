@@ -183,6 +183,11 @@ public:
     };
     void authenticate(Caller caller, std::string token, std::function<void(TokenCheck)> done);
 
+    // A request the surface refused itself, before any call (a Sparkplug NCMD write to an input
+    // the program does not own): one audit line as the method table writes one for a call that
+    // answered `code`, so the audit log shows every refused write, whichever layer refused it.
+    void audit(const Caller& caller, std::optional<Role> role, std::string_view method, int code);
+
     // A call whose session stays open until closeStream (the web page's /api/events): `call` is
     // served as call() serves it (var.subscribe: the method table, the role the surface
     // established, the params schema, the caller's rate limit, the audit log); its answer goes to

@@ -20,6 +20,7 @@
 
 #include "takt/agent/control.h"
 #include "takt/agent/opcua_server.h"
+#include "takt/agent/sparkplug_node.h"
 #include "takt/agent/value_feed.h"
 #include "takt/engine/overrun_digest.h"
 #include "takt/engine/scan_loop.h"
@@ -52,6 +53,9 @@ struct RuntimeControlOptions {
     std::function<void(const std::string&)> changeLog;
     // The OPC UA server process's health ([runtime.opcua]); empty: runtime.status has no "opcua".
     std::function<OpcuaHealth()> opcua;
+    // The Sparkplug edge node's health ([runtime.sparkplug]); empty: runtime.status has no
+    // "sparkplug".
+    std::function<SparkplugHealth()> sparkplug;
 };
 
 class RuntimeControl final : public ControlTarget, public ValueFeed {

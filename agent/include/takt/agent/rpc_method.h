@@ -15,6 +15,8 @@ namespace takt::agent {
 // PROTOCOLS.md roles, in order: a method needs at least its role.
 enum class Role : std::uint8_t { Viewer, Operator, Engineer, Admin };
 [[nodiscard]] const char* roleName(Role r) noexcept;
+// "engineer" -> Role::Engineer; false for a name that is no role.
+[[nodiscard]] bool roleByName(std::string_view name, Role& role) noexcept;
 
 template <class Handler> struct MethodSpec {
     std::string_view name;

@@ -115,6 +115,29 @@ struct RuntimeConfig {
         std::vector<OpcuaUser> users;
     } opcua;
 
+    // [runtime.sparkplug]: a Sparkplug B 3.0 edge node (docs/configuration.md, docs/sparkplug.md),
+    // which `takt run` runs (agent/src/sparkplug/sparkplug_node.cpp).
+    struct Sparkplug {
+        bool enabled = false;
+        ConfigPosition where; // of enabled
+        struct Server {
+            std::string url; // "tcp://broker:1883", "ssl://broker:8883"
+            bool tls = false;
+            std::string host;
+            std::uint16_t port = 0;
+        };
+        std::vector<Server> servers;     // failover order
+        std::string groupId, edgeNodeId; // topic levels spBv1.0/<group_id>/NBIRTH/<edge_node_id>
+        std::vector<std::string> expose; // globs over var.list paths; empty: every variable
+        std::string primaryHostId;       // empty: publish whether or not a host application is online
+        std::string username;
+        std::string passwordFile; // relative to runtime.toml's folder; a token file (mode 0600)
+        ConfigPosition passwordWhere;
+        std::string tlsCa, tlsCert, tlsKey; // PEM files, relative to runtime.toml's folder
+        ConfigPosition tlsWhere;
+        std::string commandRole = "engineer"; // the role NCMD writes are given
+    } sparkplug;
+
     struct Log {
         std::string level = "info"; // trace | debug | info | warn | error | off
     } log;

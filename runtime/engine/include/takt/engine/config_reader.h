@@ -150,4 +150,7 @@ void readRealtime(TableReader& reader, RuntimeConfig::Realtime& out);
 // [runtime.opcua] (config_opcua.cpp): the OPC UA server's keys, truST's and takt's.
 void readOpcua(TableReader& reader, RuntimeConfig::Opcua& out);
 
+// [runtime.sparkplug] (config_sparkplug.cpp): the Sparkplug B edge node's keys.
+void readSparkplug(TableReader& reader, RuntimeConfig::Sparkplug& out);
+
 } // namespace takt::engine

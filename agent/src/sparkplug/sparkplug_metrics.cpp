@@ -1,0 +1,189 @@
+// The edge node's metric set (sparkplug_metrics.h).
+#include "sparkplug/sparkplug_metrics.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace takt::agent::sparkplug {
+
+namespace {
+
+// "STRING[80]" and "STRING(80)" are STRING: the length is the variable's, not another type.
+std::string_view baseTypeName(std::string_view name) {
+    const std::size_t cut = name.find_first_of("[(");
+    return cut == std::string_view::npos ? name : name.substr(0, cut);
+}
+
+bool isTimeLike(IecType type) {
+    return type == IecType::Time || type == IecType::Dt;
+}
+
+bool isSigned(IecType type) {
+    return type == IecType::Sint || type == IecType::Int || type == IecType::Dint || type == IecType::Lint;
+}
+
+bool isUnsigned(IecType type) {
+    return type == IecType::Usint || type == IecType::Uint || type == IecType::Udint || type == IecType::Ulint;
+}
+
+} // namespace
+
+std::string metricName(std::string_view path) {
+    std::string out(path);
+    std::replace(out.begin(), out.end(), '.', '/');
+    return out;
+}
+
+bool MetricSet::addListed(const rapidjson::Value& row) {
+    if (!row.IsObject() || !row.HasMember("path") || !row["path"].IsString() || !row.HasMember("type") ||
+        !row["type"].IsString()) {
+        return false;
+    }
+    const std::string_view typeName(row["type"].GetString(), row["type"].GetStringLength());
+    const std::optional<IecType> type = iecTypeByName(baseTypeName(typeName));
+    if (!type) {
+        return false; // a STRUCT, an array, an enumeration or a type Sparkplug does not carry
+    }
+    MetricState m;
+    m.path.assign(row["path"].GetString(), row["path"].GetStringLength());
+    if (byPath_.count(m.path) != 0) {
+        return false;
+    }
+    m.typeName = std::string(typeName);
+    m.spec.name = metricName(m.path);
+    m.spec.type = *type;
+    m.constant = row.HasMember("constant") && row["constant"].IsBool() && row["constant"].GetBool();
+    const auto address = row.FindMember("address");
+    m.input = address != row.MemberEnd() && address->value.IsString() && address->value.GetStringLength() >= 2 &&
+              (address->value.GetString()[1] == 'I' || address->value.GetString()[1] == 'i');
+    byPath_.emplace(m.path, metrics_.size());
+    byName_.emplace(m.spec.name, metrics_.size());
+    metrics_.push_back(std::move(m));
+    ++missing_;
+    return true;
+}
+
+void MetricSet::seal() {
+    table_ = MetricTable{};
+    std::uint64_t alias = 0;
+    for (MetricState& m : metrics_) {
+        m.spec.alias = ++alias;
+        (void)table_.add(m.spec);
+    }
+    (void)table_.add(MetricSpec{std::string(kRebirth), ++alias, IecType::Bool});
+    (void)table_.add(MetricSpec{std::string(kNextServer), ++alias, IecType::Bool});
+}
+
+MetricState* MetricSet::byPath(std::string_view path) {
+    const auto it = byPath_.find(std::string(path));
+    return it == byPath_.end() ? nullptr : &metrics_[it->second];
+}
+
+MetricState* MetricSet::byName(std::string_view name) {
+    const auto it = byName_.find(std::string(name));
+    return it == byName_.end() ? nullptr : &metrics_[it->second];
+}
+
+std::vector<std::string> MetricSet::paths() const {
+    std::vector<std::string> out;
+    out.reserve(metrics_.size());
+    for (const MetricState& m : metrics_) {
+        out.push_back(m.path);
+    }
+    return out;
+}
+
+void MetricSet::take(const rapidjson::Value& values, std::vector<std::size_t>& changed) {
+    if (!values.IsObject()) {
+        return;
+    }
+    for (auto it = values.MemberBegin(); it != values.MemberEnd(); ++it) {
+        MetricState* m = byPath(std::string_view(it->name.GetString(), it->name.GetStringLength()));
+        if (m == nullptr) {
+            continue;
+        }
+        std::optional<Value> v = valueFromTyped(m->spec.type, it->value);
+        if (!v) {
+            continue;
+        }
+        if (!m->value) {
+            --missing_;
+        }
+        if (m->value != v) {
+            m->value = std::move(v);
+            m->dirty = true;
+            changed.push_back(static_cast<std::size_t>(m - metrics_.data()));
+        }
+    }
+}
+
+std::optional<Value> valueFromTyped(IecType type, const rapidjson::Value& typed) {
+    if (!typed.IsObject()) {
+        return std::nullopt;
+    }
+    if (isTimeLike(type)) {
+        const auto nanos = typed.FindMember("nanos");
+        if (nanos == typed.MemberEnd() || !nanos->value.IsInt64()) {
+            return std::nullopt;
+        }
+        return Value{nanos->value.GetInt64()};
+    }
+    const auto it = typed.FindMember("value");
+    if (it == typed.MemberEnd()) {
+        return std::nullopt;
+    }
+    const rapidjson::Value& v = it->value;
+    if (type == IecType::Bool && v.IsBool()) {
+        return Value{v.GetBool()};
+    }
+    if (isSigned(type) && v.IsInt64()) {
+        return Value{v.GetInt64()};
+    }
+    if (isUnsigned(type) && v.IsUint64()) {
+        return Value{v.GetUint64()};
+    }
+    if (type == IecType::Real && v.IsNumber()) {
+        return Value{static_cast<float>(v.GetDouble())};
+    }
+    if (type == IecType::Lreal && v.IsNumber()) {
+        return Value{v.GetDouble()};
+    }
+    if (type == IecType::String && v.IsString()) {
+        return Value{std::string(v.GetString(), v.GetStringLength())};
+    }
+    return std::nullopt;
+}
+
+std::string typedJson(std::string_view typeName, IecType type, const Value& value) {
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    w.StartObject();
+    w.Key("type");
+    w.String(typeName.data(), static_cast<rapidjson::SizeType>(typeName.size()));
+    w.Key(isTimeLike(type) ? "nanos" : "value");
+    std::visit(
+        [&w](const auto& v) {
+            using V = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<V, bool>) {
+                w.Bool(v);
+            } else if constexpr (std::is_same_v<V, std::int64_t>) {
+                w.Int64(v);
+            } else if constexpr (std::is_same_v<V, std::uint64_t>) {
+                w.Uint64(v);
+            } else if constexpr (std::is_same_v<V, float>) {
+                w.Double(static_cast<double>(v));
+            } else if constexpr (std::is_same_v<V, double>) {
+                w.Double(v);
+            } else {
+                w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+            }
+        },
+        value);
+    w.EndObject();
+    return std::string(buf.GetString(), buf.GetSize());
+}
+
+} // namespace takt::agent::sparkplug

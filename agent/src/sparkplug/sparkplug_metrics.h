@@ -1,0 +1,73 @@
+#pragma once
+// The edge node's metric set: the variables var.list lists and [runtime.sparkplug] expose
+// exposes, each of a type a Sparkplug datatype carries, with its alias and its last value. Values
+// arrive as the typed JSON of var.changed and leave as the typed JSON of var.write, so the node
+// reads and writes through the control service's calls and never the data image.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <rapidjson/document.h>
+
+#include "sparkplug/sparkplug_payload.h"
+
+namespace takt::agent::sparkplug {
+
+// The Node Control metrics every NBIRTH carries (Sparkplug 3.0, 6.4.18), and the bdSeq metric.
+inline constexpr std::string_view kRebirth = "Node Control/Rebirth";
+inline constexpr std::string_view kNextServer = "Node Control/Next Server";
+inline constexpr std::string_view kBdSeq = "bdSeq";
+
+struct MetricState {
+    std::string path;     // the var.list path ("Main.counter")
+    std::string typeName; // as var.list names the type ("STRING[80]"): var.write's typed JSON
+    MetricSpec spec;      // name ("Main/counter"), alias, IEC type
+    bool constant = false;
+    bool input = false; // bound to an input address (%I): the input copy owns it, not the program
+    std::optional<Value> value;
+    bool dirty = false; // changed since the last NBIRTH or NDATA
+};
+
+class MetricSet {
+public:
+    // One var.list row ({"path","type","address","constant",…}) -> a metric when its type is one a
+    // Sparkplug datatype carries (sparkplug_payload.h); false (and nothing added) otherwise.
+    bool addListed(const rapidjson::Value& row);
+    // Aliases the metrics 1..N in order and adds the Node Control metrics after them; the table
+    // NCMDs are decoded against.
+    void seal();
+
+    [[nodiscard]] std::size_t size() const { return metrics_.size(); }
+    [[nodiscard]] std::vector<MetricState>& metrics() { return metrics_; }
+    [[nodiscard]] const MetricTable& table() const { return table_; }
+    [[nodiscard]] MetricState* byPath(std::string_view path);
+    [[nodiscard]] MetricState* byName(std::string_view name);
+    [[nodiscard]] std::vector<std::string> paths() const;
+    // Every metric has a value: the set can be born.
+    [[nodiscard]] bool complete() const { return missing_ == 0; }
+
+    // var.changed's `values` object: each value taken into its metric, changed ones marked dirty
+    // and their indexes (into metrics()) appended to `changed`. Paths that are not metrics are
+    // ignored (an earlier metric set's).
+    void take(const rapidjson::Value& values, std::vector<std::size_t>& changed);
+
+private:
+    std::vector<MetricState> metrics_;
+    std::unordered_map<std::string, std::size_t> byPath_;
+    std::unordered_map<std::string, std::size_t> byName_;
+    MetricTable table_;
+    std::size_t missing_ = 0;
+};
+
+// A typed JSON value of var.changed ({"type":"DINT","value":3}, {"type":"TIME","nanos":…}) as a
+// metric value of `type`; nullopt when it is not one.
+[[nodiscard]] std::optional<Value> valueFromTyped(IecType type, const rapidjson::Value& typed);
+// A metric write as var.write's typed JSON value for a variable of type `typeName`.
+[[nodiscard]] std::string typedJson(std::string_view typeName, IecType type, const Value& value);
+// "Main.counter" -> "Main/counter": the metric's name (Sparkplug uses '/' for folders).
+[[nodiscard]] std::string metricName(std::string_view path);
+
+} // namespace takt::agent::sparkplug

@@ -1,0 +1,156 @@
+// The edge node's sessions: NDEATH as the will with the birth's bdSeq, bdSeq across restarts,
+// failover to the next broker, Node Control/Next Server, and the primary host's STATE. Two real
+// mosquitto brokers on loopback; a host application on each.
+import { test, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { metric, num, sleep, startBroker, startHost, startTakt } from './support.mjs';
+
+const cleanups = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()();
+});
+
+async function brokerWithHost() {
+  const broker = await startBroker();
+  const host = await startHost(broker);
+  cleanups.push(() => broker.stop(), () => host.close().catch(() => {}));
+  return { broker, host };
+}
+
+async function run(options) {
+  const takt = await startTakt(options);
+  cleanups.push(async () => {
+    await takt.stop();
+    takt.remove();
+  });
+  return takt;
+}
+
+const bdSeqOf = (m) => num(metric(m.payload, 'bdSeq').value);
+
+test('NDEATH after kill -9 carries the birth\'s bdSeq, and a restart births with the next one', async () => {
+  const { broker, host } = await brokerWithHost();
+  const first = await startTakt({ servers: [broker.url] });
+  cleanups.push(async () => first.remove());
+  const birth = await host.next('NBIRTH');
+  assert.equal(bdSeqOf(birth), 0);
+  await first.kill();
+  const death = await host.next('NDEATH');
+  assert.equal(bdSeqOf(death), 0, 'the will carries the session\'s bdSeq');
+  assert.equal(death.payload.seq, undefined, 'NDEATH has no seq');
+
+  const from = host.messages.length;
+  const second = await startTakt({ servers: [broker.url], dir: first.dir });
+  const rebirth = await host.next('NBIRTH', from);
+  assert.equal(bdSeqOf(rebirth), 1, 'bdSeq is kept across restarts and goes up per session');
+  // A clean stop sends NDEATH itself (a clean disconnect does not fire the will).
+  const stopAt = host.messages.length;
+  await second.stop();
+  const cleanDeath = await host.next('NDEATH', stopAt);
+  assert.equal(bdSeqOf(cleanDeath), 1);
+});
+
+test('a lost broker: the node births on the next server of the list with the next bdSeq', async () => {
+  const a = await brokerWithHost();
+  const b = await brokerWithHost();
+  const takt = await run({ servers: [a.broker.url, b.broker.url] });
+  const onA = await a.host.next('NBIRTH');
+  assert.equal(bdSeqOf(onA), 0);
+  assert.equal(b.host.of('NBIRTH').length, 0, 'nothing on the second broker while the first is up');
+  const lost = Date.now();
+  await a.broker.stop();
+  const onB = await b.host.next('NBIRTH', 0, () => true, 15000);
+  assert.equal(bdSeqOf(onB), 1);
+  const { sparkplug } = await takt.status();
+  assert.equal(sparkplug.server, b.broker.url);
+  assert.match(sparkplug.reason, /connection lost/);
+  assert.ok(onB.at - lost < 10000, `born on the second broker ${onB.at - lost} ms after the first was lost`);
+  await b.host.next('NDATA', b.host.messages.indexOf(onB));
+});
+
+test('Node Control/Next Server: NDEATH on this broker, NBIRTH on the next', async () => {
+  const a = await brokerWithHost();
+  const b = await brokerWithHost();
+  await run({ servers: [a.broker.url, b.broker.url] });
+  const onA = await a.host.next('NBIRTH');
+  await a.host.ncmd('Line3', [{ name: 'Node Control/Next Server', type: 'Boolean', value: true }]);
+  const death = await a.host.next('NDEATH');
+  assert.equal(bdSeqOf(death), bdSeqOf(onA));
+  const onB = await b.host.next('NBIRTH');
+  assert.equal(bdSeqOf(onB), bdSeqOf(onA) + 1);
+});
+
+test('with primary_host_id the node publishes only while that host\'s STATE is online', async () => {
+  const a = await brokerWithHost();
+  const b = await brokerWithHost();
+  const takt = await run({ servers: [a.broker.url, b.broker.url], toml: 'primary_host_id = "SCADA"' });
+  await sleep(1500);
+  assert.equal(a.host.of('NBIRTH').length, 0, 'no birth before the host is online');
+  assert.match(takt.output(), /connected to tcp:\/\/127\.0\.0\.1/);
+  assert.equal((await takt.status()).sparkplug.state, 'waiting_for_host');
+
+  const t0 = Date.now();
+  await a.host.state('SCADA', true, t0);
+  const birth = await a.host.next('NBIRTH');
+  await a.host.next('NDATA');
+  // A STATE older than the last one seen is stale and changes nothing.
+  await a.host.state('SCADA', false, t0 - 1000);
+  await sleep(500);
+  assert.equal(a.host.of('NDEATH').length, 0, 'a stale offline STATE is ignored');
+
+  const offAt = a.host.messages.length;
+  await a.host.state('SCADA', false, t0 + 1000);
+  const death = await a.host.next('NDEATH', offAt);
+  assert.equal(bdSeqOf(death), bdSeqOf(birth));
+  await sleep(300);
+  const after = a.host.messages.slice(offAt).filter((m) => m.type === 'NDATA' && m.at > death.at + 100);
+  assert.equal(after.length, 0, 'no NDATA after the host went offline');
+
+  // The node moved to the next server and waits there for the host too.
+  await sleep(1000);
+  assert.equal(b.host.of('NBIRTH').length, 0, 'no birth on the next server before the host is online there');
+  await b.host.state('SCADA', true, t0 + 2000);
+  const onB = await b.host.next('NBIRTH');
+  assert.equal(bdSeqOf(onB), bdSeqOf(birth) + 1);
+});
+
+test('changes made while the host was offline follow the next birth as historical data', async () => {
+  const a = await brokerWithHost();
+  const takt = await run({ servers: [a.broker.url], toml: 'primary_host_id = "SCADA"' });
+  const t0 = Date.now();
+  await a.host.state('SCADA', true, t0);
+  const birth = await a.host.next('NBIRTH');
+  const counter = num(metric(birth.payload, 'P/counter').alias);
+  const offAt = a.host.messages.length;
+  const offline = Date.now();
+  await a.host.state('SCADA', false, t0 + 1);
+  await a.host.next('NDEATH', offAt);
+  await sleep(1500); // P.counter goes up every 100 ms meanwhile
+  const backAt = a.host.messages.length;
+  const online = Date.now();
+  await a.host.state('SCADA', true, t0 + 2);
+  const rebirth = await a.host.next('NBIRTH', backAt);
+  const at = a.host.messages.indexOf(rebirth);
+  const kept = await a.host.next('NDATA', at, (m) => m.payload.metrics.some((x) => x.isHistorical));
+  assert.equal(num(kept.payload.seq), 1, 'the historical data comes right after the birth');
+  const values = kept.payload.metrics.filter((x) => num(x.alias) === counter);
+  assert.ok(values.length >= 5, `the counter's changes while offline were kept: ${values.length}`);
+  let last = -Infinity;
+  for (const v of values) {
+    assert.equal(v.isHistorical, true);
+    const ts = num(v.timestamp);
+    assert.ok(ts >= offline - 200 && ts <= online + 200, `timestamp ${ts} within the outage ${offline}..${online}`);
+    assert.ok(v.value > last, 'oldest first');
+    last = v.value;
+  }
+  assert.ok(last < num(metric(rebirth.payload, 'P/counter').value) + 1);
+  assert.match(takt.output(), /changes kept while offline sent as historical data/);
+});
+
+test('expose limits the metrics to the variables its globs match', async () => {
+  const a = await brokerWithHost();
+  await run({ servers: [a.broker.url], toml: 'expose = ["P.counter", "P.s*"]' });
+  const birth = await a.host.next('NBIRTH');
+  const names = birth.payload.metrics.map((m) => m.name).sort();
+  assert.deepEqual(names, ['Node Control/Next Server', 'Node Control/Rebirth', 'P/counter', 'P/sensor', 'P/setpoint', 'P/small', 'P/stamp', 'P/step', 'bdSeq']);
+});
