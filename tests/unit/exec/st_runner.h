@@ -19,8 +19,8 @@ namespace takt::compiler::testing {
 class StRunner {
 public:
     // Through the one compile path (compileProgram): the VM runs what program.stbc holds.
-    explicit StRunner(const std::string& text, CodegenOptions options = {}) {
-        compiled_ = takt::test::compileText(text, options);
+    explicit StRunner(const std::string& text, CodegenOptions options = {}, Dialect dialect = Dialect::Codesys) {
+        compiled_ = takt::test::compileText(text, options, dialect);
         ok = compiled_.program.ok();
         verifyMessage = compiled_.program.failure;
         if (ok) {
