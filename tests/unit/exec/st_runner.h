@@ -12,6 +12,7 @@
 
 #include "support/compile_text.h"
 #include "takt/compiler/names.h"
+#include "takt/engine/values.h"
 #include "takt/vm/vm.h"
 
 namespace takt::compiler::testing {
@@ -50,6 +51,8 @@ public:
         return vm::Trap::None;
     }
 
+    // A variable of the table, or else a member path (`Main.Fill.X`, an SFC step's flag) as
+    // var.read resolves it.
     template <typename T> T get(std::string_view path) const {
         for (const auto& v : module_.variables) {
             if (sameName(v.path, path)) {
@@ -58,7 +61,14 @@ public:
                 return out;
             }
         }
-        ADD_FAILURE() << "no variable " << path;
+        engine::VarRef ref;
+        std::string why;
+        if (engine::resolvePath(module_, path, ref, why)) {
+            T out{};
+            std::memcpy(&out, image_.data() + ref.offset, sizeof(T));
+            return out;
+        }
+        ADD_FAILURE() << "no variable " << path << ": " << why;
         return T{};
     }
 
