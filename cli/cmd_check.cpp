@@ -43,6 +43,8 @@ int runCheck(const CheckOptions& options) {
         dialect = compiler::Dialect::Iec;
     } else if (options.dialect == "codesys") {
         dialect = compiler::Dialect::Codesys;
+    } else if (options.dialect == "openplc") {
+        dialect = compiler::Dialect::Openplc;
     }
     compiler::Project project = compiler::checkProject(input, dialect);
 
@@ -91,9 +93,9 @@ void registerCheck(CLI::App& app, int& exitCode) {
     cmd->add_flag("--shared-variables", options->sharedVariables,
                   "List, per pair of tasks, the variables both use and whether each reads or writes them");
     cmd->add_option("--dialect", options->dialect,
-                    "codesys: CODESYS leniencies are W1xxx warnings; iec: they are errors (default: runtime.toml "
-                    "[build] dialect, else codesys)")
-        ->check(CLI::IsMember({"codesys", "iec"}));
+                    "codesys: CODESYS leniencies are W1xxx warnings; iec: they are errors; openplc: codesys plus what "
+                    "matiec accepts (default: runtime.toml [build] dialect, else codesys)")
+        ->check(CLI::IsMember({"codesys", "iec", "openplc"}));
     cmd->callback([options, &exitCode] { exitCode = runCheck(*options); });
 }
 

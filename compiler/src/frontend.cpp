@@ -31,7 +31,7 @@ std::size_t compile(Project& project, const std::vector<bool>& readable, Diagnos
         if (!readable[id]) {
             continue;
         }
-        project.units.push_back(parseSource(sm.file(id), sink));
+        project.units.push_back(parseSource(sm.file(id), sink, project.build.dialect));
     }
     AnalysisOptions options;
     options.addressMode = project.build.addressMode;

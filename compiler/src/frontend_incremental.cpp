@@ -109,7 +109,7 @@ Round checkWith(Frontend::Loaded& loaded, std::size_t focus, const fs::path& fil
             continue;
         }
         const std::size_t errorsBefore = sink.errorCount();
-        units.push_back(parseSource(sm.file(id), sink));
+        units.push_back(parseSource(sm.file(id), sink, project.build.dialect));
         ++stats.parses;
         if (declarations) {
             // Blanking the bodies never changes how the declarations parse; if it did, this

@@ -74,7 +74,8 @@ static_assert(sizeof(Token) == 12, "tokens are held until the parse ends: keep t
 
 class Lexer {
 public:
-    Lexer(const SourceFile& file, DiagnosticSink& diags) : file_(file), src_(file.text()), diags_(diags) {}
+    Lexer(const SourceFile& file, DiagnosticSink& diags, Dialect dialect)
+        : file_(file), src_(file.text()), diags_(diags), flatComments_(dialect == Dialect::Openplc) {}
 
     LexResult run() {
         LexResult result;
@@ -134,15 +135,28 @@ private:
 
     // (* … *) and /* … */ nest (LANGUAGE.md); each style nests only with itself, so a stray
     // "*)" inside /* */ is text. A depth counter instead of recursion keeps deep nesting safe.
+    // Under dialect openplc a comment closes at the first "*)" (or "*/"), as matiec reads it; an
+    // opener inside such a comment is W1018 once, since the default dialect reads it otherwise.
     void blockComment(std::vector<Trivia>& trivia) {
         std::uint32_t begin = pos_;
         char open = src_[pos_];
         char close = open == '(' ? ')' : '/';
         pos_ += 2;
         std::size_t depth = 1;
+        bool warned = false;
         while (pos_ < src_.size()) {
             if (src_[pos_] == open && peek(1) == '*') {
-                ++depth;
+                if (flatComments_) {
+                    if (!warned) {
+                        warned = true;
+                        diags_.report(DiagCode::FlatComment, Span{file_.id(), pos_, pos_ + 2},
+                                      fmt::format("'{}*' inside a comment does not nest under dialect openplc: the "
+                                                  "comment ends at the first '*{}'",
+                                                  open, close));
+                    }
+                } else {
+                    ++depth;
+                }
                 pos_ += 2;
             } else if (src_[pos_] == '*' && peek(1) == close) {
                 pos_ += 2;
@@ -400,6 +414,7 @@ private:
     const SourceFile& file_;
     std::string_view src_;
     DiagnosticSink& diags_;
+    bool flatComments_; // dialect openplc: (* (* *) ends at the first *)
     std::uint32_t pos_ = 0;
 };
 
@@ -430,8 +445,8 @@ bool keywordKind(std::string_view word, TokenKind& out) {
     return true;
 }
 
-LexResult lex(const SourceFile& file, DiagnosticSink& diags) {
-    return Lexer(file, diags).run();
+LexResult lex(const SourceFile& file, DiagnosticSink& diags, Dialect dialect) {
+    return Lexer(file, diags, dialect).run();
 }
 
 } // namespace takt::compiler

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "takt/bytecode/address.h"
 #include "takt/bytecode/calendar.h"
 #include "takt/common/text.h"
 #include "takt/compiler/names.h"
@@ -439,97 +440,26 @@ bool decodeDateAndTime(std::string_view body, std::int64_t& nanos, std::string& 
     return true;
 }
 
+// The one address grammar (bytecode/address.h), in the AST's form.
 bool parseAddress(std::string_view text, ast::Address& address, std::string& error) {
     address = ast::Address{};
-    std::size_t pos = 0;
-    if (text.empty() || text[0] != '%') {
-        error = fmt::format("direct address '{}' must start with '%'", text);
+    bytecode::WrittenAddress w;
+    if (!bytecode::parseWrittenAddress(text, w, error)) {
         return false;
     }
-    ++pos;
-    char area = pos < text.size() ? upper(text[pos]) : '\0';
-    switch (area) {
-    case 'I': address.area = ast::AddressArea::Input; break;
-    case 'Q': address.area = ast::AddressArea::Output; break;
-    case 'M': address.area = ast::AddressArea::Memory; break;
-    default: error = fmt::format("direct address '{}' must name an area I, Q or M after '%'", text); return false;
-    }
-    ++pos;
-    char size = pos < text.size() ? upper(text[pos]) : '\0';
-    switch (size) {
-    case 'X': address.size = ast::AddressSize::Bit; break;
-    case 'B': address.size = ast::AddressSize::Byte; break;
-    case 'W': address.size = ast::AddressSize::Word; break;
-    case 'D': address.size = ast::AddressSize::DWord; break;
-    case 'L': address.size = ast::AddressSize::LWord; break;
-    default: break;
-    }
-    if (address.size != ast::AddressSize::None) {
-        ++pos;
-    }
-    if (pos < text.size() && text[pos] == '*') {
-        address.wildcard = true;
-        if (pos + 1 != text.size()) {
-            error = fmt::format("nothing may follow '*' in direct address '{}'", text);
-            return false;
-        }
-        return true;
-    }
-    while (true) {
-        std::size_t start = pos;
-        std::uint64_t index = 0;
-        while (pos < text.size() && isDigit(text[pos])) {
-            index = index * 10 + static_cast<std::uint64_t>(text[pos] - '0');
-            if (index > std::numeric_limits<std::uint32_t>::max()) {
-                error = fmt::format("index in direct address '{}' is too large", text);
-                return false;
-            }
-            ++pos;
-        }
-        if (pos == start) {
-            error =
-                fmt::format("direct address '{}' needs a number{}", text,
-                            pos < text.size() ? fmt::format(" where '{}' is", text[pos]) : std::string(" at its end"));
-            return false;
-        }
-        address.indices.push_back(static_cast<std::uint32_t>(index));
-        if (pos < text.size() && text[pos] == '.') {
-            ++pos;
-            continue;
-        }
-        break;
-    }
-    if (pos != text.size()) {
-        error = fmt::format("unexpected '{}' in direct address '{}'", text.substr(pos), text);
-        return false;
-    }
-    bool bit = address.size == ast::AddressSize::Bit || address.size == ast::AddressSize::None;
-    if (bit) {
-        if (address.indices.size() == 1) {
-            address.indices.push_back(0); // %IX1 (IronPLC, CODESYS's optional bit number) is %IX1.0
-        }
-        if (address.indices.size() != 2) {
-            error = fmt::format("bit address '{}' needs the form byte.bit (e.g. %IX0.3)", text);
-            return false;
-        }
-        if (address.indices[1] > 7) {
-            error = fmt::format("bit number {} in '{}' is outside 0..7", address.indices[1], text);
-            return false;
-        }
-        return true;
-    }
-    // A hierarchical address (OpenPLC's EtherCAT mapping writes `%IW0.0 : UINT`, `%ID1.0 : DINT`;
-    // CODESYS leaves `%IW2.5.7.1` to the device): takt's process image is flat, so the first
-    // number is the place and every further number must be 0.
-    for (std::size_t i = 1; i < address.indices.size(); ++i) {
-        if (address.indices[i] != 0) {
-            error = fmt::format("address '{}' names a module below word {}; takt's process image is flat, so only the "
-                                "first number may be other than 0 (a bit is written %IX byte.bit)",
-                                text, address.indices[0]);
-            return false;
+    static constexpr ast::AddressArea kArea[] = {ast::AddressArea::Input, ast::AddressArea::Output,
+                                                 ast::AddressArea::Memory};
+    static constexpr ast::AddressSize kSize[] = {ast::AddressSize::Bit, ast::AddressSize::Byte, ast::AddressSize::Word,
+                                                 ast::AddressSize::DWord, ast::AddressSize::LWord};
+    address.area = kArea[static_cast<std::size_t>(w.address.area)];
+    address.size = w.sizeLetter ? kSize[static_cast<std::size_t>(w.address.width)] : ast::AddressSize::None;
+    address.wildcard = w.wildcard;
+    if (!w.wildcard) {
+        address.indices.push_back(w.address.index);
+        if (w.address.isBit()) {
+            address.indices.push_back(w.address.bit);
         }
     }
-    address.indices.resize(1);
     return true;
 }
 

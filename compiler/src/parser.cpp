@@ -335,8 +335,8 @@ ast::CompilationUnit parse(const SourceFile& file, const LexResult& tokens, Diag
     return parser.parseUnit();
 }
 
-ast::CompilationUnit parseSource(const SourceFile& file, DiagnosticSink& diags) {
-    LexResult lexed = lex(file, diags);
+ast::CompilationUnit parseSource(const SourceFile& file, DiagnosticSink& diags, Dialect dialect) {
+    LexResult lexed = lex(file, diags, dialect);
     return parse(file, lexed, diags);
 }
 

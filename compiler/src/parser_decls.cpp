@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "parser_internal.h"
+#include "sfc.h"
 #include "takt/compiler/literals.h"
 #include "takt/compiler/names.h"
 
@@ -104,6 +105,19 @@ std::unique_ptr<ast::PouDecl> Parser::parsePou(ast::PouKind pouKind, TokenKind e
 }
 
 void Parser::parsePouBody(ast::PouDecl& pou, TokenKind endKind) {
+    // A PROGRAM's or FUNCTION_BLOCK's body may be an SFC chart; its METHODs and ACTIONs may not.
+    SfcChart chart;
+    SfcChart* const outer = sfc_;
+    const bool charted = pou.pouKind == ast::PouKind::Program || pou.pouKind == ast::PouKind::FunctionBlock;
+    sfc_ = charted ? &chart : nullptr;
+    parsePouItems(pou, endKind);
+    sfc_ = outer;
+    if (!chart.empty()) {
+        lowerSfc(pou, chart, diags_);
+    }
+}
+
+void Parser::parsePouItems(ast::PouDecl& pou, TokenKind endKind) {
     bool sawStatements = false;
     while (!atEnd() && !at(endKind)) {
         std::size_t before = pos_;

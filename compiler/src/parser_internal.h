@@ -14,6 +14,8 @@
 
 namespace takt::compiler {
 
+struct SfcChart; // sfc.h
+
 class Parser {
 public:
     Parser(const SourceFile& file, const LexResult& lexed, DiagnosticSink& diags);
@@ -68,7 +70,14 @@ public:
     void errorExpected(std::string_view expected, std::string_view context);
     void errorUnexpected(std::string_view context);
     void report(DiagCode code, Span where, std::string message);
-    bool skipSfcElement(); // at an SFC step or transition: report it and skip it
+    // --- SFC (parser_sfc.cpp) -----------------------------------------------------------------
+    // At a step or transition: parsed into sfc_, or (outside a chart's body) reported and skipped.
+    bool parseSfcElement();
+    void parseSfcStep(bool initial);
+    void parseSfcTransition();
+    void parseSfcSteps(std::vector<ast::Identifier>& out, std::string_view context);
+    void skipSfcTo(std::string_view end);
+    [[nodiscard]] bool atWord(std::string_view word) const; // an identifier spelled `word`, any case
     // A block opened at `open` (e.g. IF) lacks its `end` keyword: E0012 at the current token.
     void missingEnd(TokenKind end, std::string_view what, Span open);
     [[nodiscard]] std::string foundText() const;
@@ -118,6 +127,7 @@ public:
     // GET or SET (identifiers: see token_kinds.def) at the current token.
     [[nodiscard]] ast::Accessor atAccessor() const;
     void parsePouBody(ast::PouDecl& pou, TokenKind endKind);
+    void parsePouItems(ast::PouDecl& pou, TokenKind endKind); // variables, members, statements, SFC
     ast::DeclPtr parseInterface();
     void parseTypeBlock(std::vector<ast::DeclPtr>& out);
     ast::DeclPtr parseConfiguration();
@@ -181,7 +191,8 @@ public:
     std::size_t stmtDepth_ = 0;
     std::size_t declDepth_ = 0;
     std::array<std::uint32_t, static_cast<std::size_t>(TokenKind::Count_)> openEnds_{};
-    std::string scratch_; // reused for literal decoding errors
+    std::string scratch_;     // reused for literal decoding errors
+    SfcChart* sfc_ = nullptr; // the chart of the PROGRAM or FUNCTION_BLOCK body being parsed
 };
 
 // RAII depth counter: `if (!guard.ok())` the caller skips instead of recursing.

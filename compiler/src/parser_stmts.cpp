@@ -3,9 +3,6 @@
 
 #include "parser_internal.h"
 
-#include <algorithm>
-#include <array>
-
 #include "takt/compiler/names.h"
 
 namespace takt::compiler {
@@ -96,36 +93,6 @@ void Parser::expectSemicolon(std::string_view context) {
     }
 }
 
-// SFC written as text (IEC 61131-3 2.6: INITIAL_STEP s: … END_STEP, TRANSITION FROM a TO b
-// := c; END_TRANSITION) is out of takt's scope: one error that names it, then the element is
-// skipped so the rest of the file is still checked. STEP and TRANSITION are not keywords (a
-// variable may be called step), so only `STEP name` and `TRANSITION name|FROM` count.
-bool Parser::skipSfcElement() {
-    static constexpr std::array<std::pair<std::string_view, std::string_view>, 3> kElements{{
-        {"INITIAL_STEP", "END_STEP"},
-        {"STEP", "END_STEP"},
-        {"TRANSITION", "END_TRANSITION"},
-    }};
-    const std::string head = upperName(text(tok()));
-    const auto* element =
-        std::find_if(kElements.begin(), kElements.end(), [&](const auto& e) { return e.first == head; });
-    if (element == kElements.end()) {
-        return false;
-    }
-    report(DiagCode::SfcNotSupported, span(tok()),
-           "sequential function chart element '" + std::string(text(tok())) +
-               "': takt runs Structured Text only; SFC (steps, transitions) is not supported");
-    while (!at(TokenKind::EndOfFile) && !isEndKeyword(kind()) &&
-           !(at(TokenKind::Identifier) && upperName(text(tok())) == element->second)) {
-        advance();
-    }
-    if (at(TokenKind::Identifier)) {
-        advance();
-        accept(TokenKind::Semicolon);
-    }
-    return true;
-}
-
 void Parser::closeWith(TokenKind end, std::string_view what, Span open) {
     if (accept(end)) {
         accept(TokenKind::Semicolon);
@@ -176,7 +143,7 @@ ast::StmtPtr Parser::parseStatement() {
     }
     default: break;
     }
-    if (k == TokenKind::Identifier && peek(1) == TokenKind::Identifier && skipSfcElement()) {
+    if (k == TokenKind::Identifier && peek(1) == TokenKind::Identifier && parseSfcElement()) {
         return nullptr;
     }
     // `name:` at the start of a statement is a jump label (a CASE label ends the list before

@@ -255,8 +255,8 @@ std::vector<ConfigError> readBuildOptions(std::string_view tomlText, const std::
                                                                               {"trap", OverflowMode::Trap}};
     static constexpr std::pair<std::string_view, AddressMode> kAddress[] = {{"word", AddressMode::Word},
                                                                             {"byte", AddressMode::Byte}};
-    static constexpr std::pair<std::string_view, Dialect> kDialect[] = {{"codesys", Dialect::Codesys},
-                                                                        {"iec", Dialect::Iec}};
+    static constexpr std::pair<std::string_view, Dialect> kDialect[] = {
+        {"codesys", Dialect::Codesys}, {"iec", Dialect::Iec}, {"openplc", Dialect::Openplc}};
     for (const auto& [key, node] : *table) {
         std::string path = fmt::format("build.{}", key.str());
         if (key.str() == "overflow") {

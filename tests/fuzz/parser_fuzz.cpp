@@ -11,14 +11,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     using namespace takt::compiler;
     SourceManager sm;
     FileId id = sm.add("fuzz.st", std::string(reinterpret_cast<const char*>(data), size));
-    DiagnosticSink diags;
-    ast::CompilationUnit unit = parseSource(sm.file(id), diags);
-    if (unit.file != id) {
-        std::abort();
-    }
-    for (const Diagnostic& d : diags.diagnostics()) {
-        if (d.span.valid() && (d.span.file != id || d.span.begin > d.span.end || d.span.end > size)) {
+    // Both ways of reading comments: nested (the default) and flat (dialect openplc).
+    for (const Dialect dialect : {Dialect::Codesys, Dialect::Openplc}) {
+        DiagnosticSink diags;
+        ast::CompilationUnit unit = parseSource(sm.file(id), diags, dialect);
+        if (unit.file != id) {
             std::abort();
+        }
+        for (const Diagnostic& d : diags.diagnostics()) {
+            if (d.span.valid() && (d.span.file != id || d.span.begin > d.span.end || d.span.end > size)) {
+                std::abort();
+            }
         }
     }
     return 0;

@@ -16,8 +16,10 @@ struct CompiledText {
     [[nodiscard]] std::string rendered() const { return compiler::renderHuman(program.diagnostics, *project.sources); }
 };
 
-inline CompiledText compileText(const std::string& text, const compiler::CodegenOptions& options = {}) {
+inline CompiledText compileText(const std::string& text, const compiler::CodegenOptions& options = {},
+                                compiler::Dialect dialect = compiler::Dialect::Codesys) {
     compiler::BuildOptions build;
+    build.dialect = dialect;
     build.overflow = options.overflowTrap ? compiler::OverflowMode::Trap : compiler::OverflowMode::Wrap;
     build.addressMode = options.addressMode;
     CompiledText out;

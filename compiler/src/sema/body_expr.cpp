@@ -719,7 +719,13 @@ bool BodyChecker::checkWritable(const ast::Expr& e) {
                         "'" + t.root->name + "' is a VAR_INPUT of '" + pc_.pou->name + "' and is written inside it");
         }
     }
-    if (t.outsideInternal != nullptr) {
+    if (t.outsideInternal != nullptr && cx_.options.dialect == Dialect::Openplc &&
+        t.outsideInternal->section == ast::VarSection::Var) {
+        // matiec (OpenPLC) lets a program set an instance's private state; CODESYS refuses it.
+        cx_.diags.report(DiagCode::WriteFbPrivate, e.span,
+                         "'" + t.outsideInternal->name +
+                             "' is internal to its FUNCTION_BLOCK; written from outside under dialect openplc");
+    } else if (t.outsideInternal != nullptr) {
         cx_.error(DiagCode::NotAssignable, e.span,
                   "'" + t.outsideInternal->name +
                       "' is internal to its FUNCTION_BLOCK and cannot be written from outside");

@@ -11,6 +11,18 @@ namespace takt::compiler::sema {
 namespace {
 
 constexpr std::string_view kStandardFbs = R"ST(
+(* An SFC step (sfc.h): X active, T how long it has been active (kept when it is left). The rest is the chart's bookkeeping. *)
+TYPE SFC_STEP :
+STRUCT
+    X : BOOL;
+    T : TIME;
+    _start : TIME;
+    _entered : BOOL;
+    _enter : BOOL;
+    _leave : BOOL;
+END_STRUCT;
+END_TYPE
+
 (* On-delay: on the cycle where IN rises, ET = 0 and the start time is now; then ET = MIN(now - start, PT) and Q = (ET >= PT); IN FALSE resets Q and ET. *)
 FUNCTION_BLOCK TON
 VAR_INPUT

@@ -139,7 +139,7 @@ void readBuild(TableReader& r, RuntimeConfig& c) {
     }
     // The compiler reads the dialect and the sources folder (compiler/src/project.cpp) and reports
     // a bad sources_root at its key; the runtime only checks what it can on its own.
-    (void)r.choice<bool>("dialect", {{"codesys", false}, {"iec", true}});
+    (void)r.choice<int>("dialect", {{"codesys", 0}, {"iec", 1}, {"openplc", 2}});
     (void)r.string("sources_root");
     r.finish();
 }

@@ -264,6 +264,21 @@ TEST(ControlRuntime, IoForceOfAnInputReachesTheProgram) {
     EXPECT_EQ(live.call("io.read", R"({"addresses":["%QZ1"]})").code, -32602);
 }
 
+// io.* reads addresses with the compiler's grammar: %IX0 is %IX0.0, %QB1.0 is %QB1; the answer
+// names each by its canonical spelling.
+TEST(ControlRuntime, IoAcceptsTheShortAndHierarchicalAddressForms) {
+    Live live;
+    ASSERT_TRUE(live.call("io.force", R"({"address":"%IX0","value":{"type":"BOOL","value":true}})").ok);
+    (void)live.result("var.read", R"({"names":["mirror"]})");
+    rapidjson::Document d = live.result("var.read", R"({"names":["mirror"]})");
+    EXPECT_TRUE(d["values"]["mirror"]["value"].GetBool());
+    rapidjson::Document q = live.result("io.read", R"({"addresses":["%QB1.0","%I0"]})");
+    EXPECT_EQ(q["values"]["%QB1"]["value"].GetInt(), 0x11);
+    EXPECT_TRUE(q["values"]["%IX0.0"]["value"].GetBool());
+    EXPECT_EQ(live.call("io.read", R"({"addresses":["%QB1.2"]})").code, -32602);
+    EXPECT_EQ(live.call("io.read", R"({"addresses":["%IX*"]})").code, -32602);
+}
+
 TEST(ControlRuntime, PauseStepResumeRunExactlyTheCyclesAsked) {
     Live live;
     ASSERT_TRUE(live.call("runtime.pause").ok);

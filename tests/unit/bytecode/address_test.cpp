@@ -64,13 +64,40 @@ TEST(DirectAddress, WordAndByteMode) {
 TEST(DirectAddress, RejectsMalformedText) {
     EXPECT_NE(failure("QX0.0").find("must start with '%'"), std::string::npos);
     EXPECT_NE(failure("%Z0").find("area I, Q or M"), std::string::npos);
-    EXPECT_NE(failure("%QX0").find("byte.bit"), std::string::npos);
+    EXPECT_NE(failure("%QX0.1.2").find("byte.bit"), std::string::npos);
     EXPECT_NE(failure("%QX0.8").find("outside 0..7"), std::string::npos);
     EXPECT_NE(failure("%QW").find("needs a number"), std::string::npos);
-    EXPECT_NE(failure("%QW1.2").find("unexpected"), std::string::npos);
+    EXPECT_NE(failure("%QW1.2").find("flat"), std::string::npos);
+    EXPECT_NE(failure("%QW1.0.3").find("flat"), std::string::npos);
+    EXPECT_NE(failure("%QW1x").find("unexpected"), std::string::npos);
+    EXPECT_NE(failure("%QW1.").find("needs a number at its end"), std::string::npos);
     EXPECT_NE(failure("%QW99999999999").find("too large"), std::string::npos);
     EXPECT_NE(failure("%QX*").find("needs a number"), std::string::npos);
+    EXPECT_NE(failure("%QX*").find("wildcard"), std::string::npos);
     EXPECT_FALSE(failure("%").empty());
+}
+
+// The short forms the compiler accepts are read the same by every layer (one grammar): a bit
+// address without its bit is bit 0, a sized address's further numbers that are all 0 name the
+// first number's place.
+TEST(DirectAddress, ShortBitAndHierarchicalForms) {
+    EXPECT_EQ(formatDirectAddress(parsed("%IX1")), "%IX1.0");
+    EXPECT_EQ(formatDirectAddress(parsed("%q5")), "%QX5.0");
+    EXPECT_EQ(formatDirectAddress(parsed("%IW0.0")), "%IW0");
+    EXPECT_EQ(formatDirectAddress(parsed("%ID2.0.0")), "%ID2");
+    EXPECT_EQ(parsed("%QW3.0").byteOffset(false), 6U);
+}
+
+TEST(DirectAddress, WildcardsOnlyInTheWrittenForm) {
+    WrittenAddress w;
+    std::string error;
+    ASSERT_TRUE(parseWrittenAddress("%QX*", w, error)) << error;
+    EXPECT_TRUE(w.wildcard);
+    EXPECT_TRUE(w.sizeLetter);
+    ASSERT_TRUE(parseWrittenAddress("%I*", w, error)) << error;
+    EXPECT_FALSE(w.sizeLetter);
+    EXPECT_FALSE(parseWrittenAddress("%I*1", w, error));
+    EXPECT_NE(error.find("nothing may follow"), std::string::npos) << error;
 }
 
 } // namespace

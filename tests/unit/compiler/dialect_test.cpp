@@ -59,8 +59,8 @@ TEST(DialectConfig, UnknownDialectNamesFileLineColumnAndKey) {
     EXPECT_EQ(errors[0].line, 3u);
     EXPECT_EQ(errors[0].column, 11u);
     EXPECT_EQ(errors[0].key, "build.dialect");
-    EXPECT_EQ(renderConfigError(errors[0]),
-              "runtime.toml:3:11: error: build.dialect: unknown value \"twincat\" (expected \"codesys\" or \"iec\")");
+    EXPECT_EQ(renderConfigError(errors[0]), "runtime.toml:3:11: error: build.dialect: unknown value \"twincat\" "
+                                            "(expected \"codesys\", \"iec\" or \"openplc\")");
     EXPECT_EQ(opts.dialect, Dialect::Codesys); // unchanged
 }
 

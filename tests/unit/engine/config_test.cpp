@@ -202,7 +202,8 @@ TEST(RuntimeConfig, ChoicesListTheAlternatives) {
 
 TEST(RuntimeConfig, BuildDialectIsAcceptedAndChecked) {
     // The compiler reads [build] dialect; the runtime accepts the key and rejects other values.
-    for (const char* text : {"[build]\ndialect = \"iec\"\n", "[build]\ndialect = \"codesys\"\n"}) {
+    for (const char* text :
+         {"[build]\ndialect = \"iec\"\n", "[build]\ndialect = \"codesys\"\n", "[build]\ndialect = \"openplc\"\n"}) {
         RuntimeConfigResult r = parse(text);
         EXPECT_TRUE(r.config) << text << dump(r);
         EXPECT_TRUE(r.diagnostics.empty()) << text << dump(r);

@@ -12,6 +12,7 @@
 
 #include "support/compile_text.h"
 #include "takt/compiler/names.h"
+#include "takt/engine/values.h"
 #include "takt/vm/vm.h"
 
 namespace takt::compiler::testing {
@@ -19,8 +20,8 @@ namespace takt::compiler::testing {
 class StRunner {
 public:
     // Through the one compile path (compileProgram): the VM runs what program.stbc holds.
-    explicit StRunner(const std::string& text, CodegenOptions options = {}) {
-        compiled_ = takt::test::compileText(text, options);
+    explicit StRunner(const std::string& text, CodegenOptions options = {}, Dialect dialect = Dialect::Codesys) {
+        compiled_ = takt::test::compileText(text, options, dialect);
         ok = compiled_.program.ok();
         verifyMessage = compiled_.program.failure;
         if (ok) {
@@ -50,6 +51,8 @@ public:
         return vm::Trap::None;
     }
 
+    // A variable of the table, or else a member path (`Main.Fill.X`, an SFC step's flag) as
+    // var.read resolves it.
     template <typename T> T get(std::string_view path) const {
         for (const auto& v : module_.variables) {
             if (sameName(v.path, path)) {
@@ -58,7 +61,14 @@ public:
                 return out;
             }
         }
-        ADD_FAILURE() << "no variable " << path;
+        engine::VarRef ref;
+        std::string why;
+        if (engine::resolvePath(module_, path, ref, why)) {
+            T out{};
+            std::memcpy(&out, image_.data() + ref.offset, sizeof(T));
+            return out;
+        }
+        ADD_FAILURE() << "no variable " << path << ": " << why;
         return T{};
     }
 

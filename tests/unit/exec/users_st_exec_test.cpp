@@ -257,5 +257,34 @@ END_PROGRAM
     }
 }
 
+// Dialect openplc (W1019): a program sets an instance's private VAR as matiec lets it; the FB's
+// next call starts from the written value. Flat comments (W1018) leave `x := 1` code.
+TEST(UsersSt, OpenplcWritesAnFbVarFromOutside) {
+    const char* text = R"(
+FUNCTION_BLOCK Acc
+VAR sum : INT; END_VAR
+VAR_OUTPUT out : INT; END_VAR
+    sum := sum + 1;
+    out := sum;
+END_FUNCTION_BLOCK
+PROGRAM Main
+VAR a : Acc; x : INT; preset : BOOL; END_VAR
+    (* (* nested in CODESYS, closed here *)
+    x := 1;
+    IF preset THEN a.sum := 100; END_IF;
+    a();
+END_PROGRAM
+)";
+    Runner r(text, {}, Dialect::Openplc);
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    EXPECT_EQ(r.get<std::int16_t>("Main.x"), 1);
+    EXPECT_EQ(r.get<std::int16_t>("Main.a.out"), 1);
+    r.set<bool>("Main.preset", true);
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    EXPECT_EQ(r.get<std::int16_t>("Main.a.out"), 101);
+    EXPECT_FALSE(Runner(text).ok) << "the default dialect refuses both";
+}
+
 } // namespace
 } // namespace takt::compiler

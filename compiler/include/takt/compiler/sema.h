@@ -10,15 +10,11 @@
 
 #include "takt/compiler/ast.h"
 #include "takt/compiler/diagnostics.h"
+#include "takt/compiler/dialect.h"
 
 namespace takt::compiler {
 
 enum class AddressMode : std::uint8_t { Word, Byte }; // runtime.toml [build] address_mode
-
-// runtime.toml [build] dialect / `takt check --dialect`. Codesys accepts the constructs real
-// CODESYS/TwinCAT/OSCAT code relies on, each with its own W1xxx warning; Iec reports exactly
-// those W1xxx codes as errors (docs/dialects.md).
-enum class Dialect : std::uint8_t { Codesys, Iec };
 
 // trust-lsp.toml [project] vendor_profile: which vendor's extra standard blocks exist
 // (docs/trust-projects.md). Mitsubishi adds DIFU and DIFD, GX Works3's edge one-shots.

@@ -67,8 +67,20 @@ struct DirectAddress {
     }
 };
 
-// Parses "%IX0.1", "%I0.1" (no size letter: a bit), "%QB2", "%IW3", "%QD1", "%ML0"; letters in
-// any case. No wildcards or multi-level addresses (those exist only in ST declarations). On
+// An address as written, in the one grammar every layer reads (ST declarations and expressions,
+// io.toml, the harness, `takt ctl io.*`): "%IX0.1", "%I0.1" (no size letter: a bit), "%QB2",
+// "%IW3", "%QD1", "%ML0", letters in any case; "%IX1" is "%IX1.0" (IronPLC, CODESYS's optional bit
+// number); "%IW0.0", "%ID1.0.0" (OpenPLC's EtherCAT mapping, CODESYS's module addresses) are
+// "%IW0" and "%ID1", since takt's process image is flat and every number after the first must
+// be 0; "%I*", "%QW*" are the wildcards of an ST declaration VAR_CONFIG completes.
+struct WrittenAddress {
+    DirectAddress address;  // the place; only the area and the width for a wildcard
+    bool sizeLetter = true; // false: "%I0.1", "%I*" (the width is then Bit)
+    bool wildcard = false;
+};
+[[nodiscard]] bool parseWrittenAddress(std::string_view text, WrittenAddress& out, std::string& error);
+
+// A complete address (parseWrittenAddress without the wildcards, which name no place). On
 // failure returns false and sets `error` to a sentence naming the text.
 [[nodiscard]] bool parseDirectAddress(std::string_view text, DirectAddress& out, std::string& error);
 

@@ -1,0 +1,58 @@
+#pragma once
+// Textual SFC (IEC 61131-3 2.6) in a PROGRAM's or FUNCTION_BLOCK's body, as the parser reads it
+// (parser_sfc.cpp), and its lowering into the POU's own variables and statements (sfc_lower.cpp):
+// every later phase sees Structured Text only. docs/language-notes.md "SFC" is the user's view.
+//
+// Each step is a variable of the standard STRUCT SFC_STEP (its flags X and T read as `Step.X`,
+// `Step.T`); each stored action (S/R) a BOOL `Action$S`. The body gets, after any ST of its own,
+// in this order every cycle:
+//   1. step times: T restarts at a step's first active cycle and counts while it is active;
+//   2. actions: each action runs (a Boolean action is assigned) while its association is
+//      active, in the order the actions are first associated;
+//   3. transitions, in declaration order: one whose source steps are all active and not yet
+//      left this cycle, and whose condition is TRUE, fires: its sources are left, its targets
+//      entered. A step entered now runs its actions from the next cycle on (CODESYS's order).
+#include <vector>
+
+#include "takt/compiler/ast.h"
+#include "takt/compiler/diagnostics.h"
+
+namespace takt::compiler {
+
+// `Fill(N);`, `Alarm(L, T#5s);` inside a step.
+struct SfcAssociation {
+    ast::Identifier action;
+    ast::Identifier qualifier; // N R S P L D; empty name: N
+    ast::ExprPtr duration;     // L and D
+    Span span;
+};
+
+struct SfcStep {
+    ast::Identifier name;
+    bool initial = false;
+    std::vector<SfcAssociation> actions;
+    Span span;
+};
+
+struct SfcTransition {
+    std::vector<ast::Identifier> from; // several: simultaneous convergence
+    std::vector<ast::Identifier> to;   // several: simultaneous divergence
+    ast::ExprPtr condition;
+    Span span;
+};
+
+struct SfcChart {
+    std::vector<SfcStep> steps;
+    std::vector<SfcTransition> transitions;
+    // From the first step or transition to the end of the last (ACTIONs between included): the
+    // generated statements together cover it, so a tool that blanks a body's statements
+    // (frontend_facts.cpp, declarationsOnly) blanks the whole chart.
+    Span extent;
+    [[nodiscard]] bool empty() const { return steps.empty() && transitions.empty(); }
+};
+
+// Checks the chart (E0025: unknown or repeated steps, not exactly one INITIAL_STEP, a qualifier's
+// time; E0020: qualifiers not supported yet) and adds its variables and statements to `pou`.
+void lowerSfc(ast::PouDecl& pou, SfcChart& chart, DiagnosticSink& diags);
+
+} // namespace takt::compiler

@@ -1,0 +1,92 @@
+// Textual SFC in the front end: what a chart that cannot run reports (E0025), what takt does not
+// compile yet (E0020), and that a sound chart checks clean with its steps as variables.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "takt/compiler/project.h"
+
+namespace takt::compiler {
+namespace {
+
+std::string codes(const std::string& text) {
+    Project p = checkSources({{"main.st", text}}, BuildOptions{});
+    std::string out;
+    for (const Diagnostic& d : p.diagnostics) {
+        const LineCol lc = p.sources->lineCol(d.span);
+        out += (out.empty() ? "" : " ") + std::string(diagInfo(d.code).code) + "@" + std::to_string(lc.line) + ":" +
+               std::to_string(lc.column);
+    }
+    return out;
+}
+
+TEST(Sfc, ASoundChartChecksCleanAndItsStepsAreVariables) {
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR go : BOOL; lamp : BOOL; since : TIME; active : BOOL; step : INT; END_VAR
+    INITIAL_STEP Idle:
+        lamp(N);
+    END_STEP
+    STEP Run:
+        Work(S);
+    END_STEP
+    TRANSITION FROM Idle TO Run := go AND Idle.T > T#1s; END_TRANSITION
+    TRANSITION FROM Run TO Idle := NOT go; END_TRANSITION
+    ACTION Work:
+        since := Run.T;
+        active := Run.X;
+        step := step + 1;
+    END_ACTION
+END_PROGRAM
+)"),
+              "");
+}
+
+TEST(Sfc, ChartsThatCannotRunAreE0025) {
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR a : BOOL; END_VAR
+    INITIAL_STEP S0:
+        a(L);
+    END_STEP
+    INITIAL_STEP S1:
+        a(N, T#1s);
+        a(Q);
+    END_STEP
+    STEP S0:
+    END_STEP
+    TRANSITION FROM S0 TO Nowhere := TRUE; END_TRANSITION
+END_PROGRAM
+)"),
+              // Nothing of a broken chart is compiled, so `a` is not used (W0001).
+              "W0001@2:5 E0025@4:9 E0025@6:18 E0025@7:9 E0025@8:11 E0025@10:10 E0025@12:27");
+    EXPECT_EQ(codes(R"(FUNCTION_BLOCK Fb
+    STEP S0:
+    END_STEP
+END_FUNCTION_BLOCK
+)"),
+              "E0025@2:10");
+}
+
+TEST(Sfc, FormsNotSupportedYetAreE0020) {
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR a : BOOL; END_VAR
+    INITIAL_STEP S0:
+        a(SD, T#1s);
+    END_STEP
+    TRANSITION FROM S0 TO S0 : a := TRUE; END_TRANSITION
+END_PROGRAM
+)"),
+              "W0001@2:5 E0020@4:11 E0020@6:30");
+}
+
+TEST(Sfc, AnUnknownActionIsAnUnknownName) {
+    EXPECT_EQ(codes(R"(PROGRAM Main
+    INITIAL_STEP S0:
+        Missing(N);
+    END_STEP
+END_PROGRAM
+)"),
+              "E0104@3:9");
+}
+
+} // namespace
+} // namespace takt::compiler
