@@ -1,7 +1,7 @@
 // A worker thread of scale.test.mjs: runtime.status on the control endpoint's socket
 // (workerData.socket), one call after the other with 50 ms between them, each timed from the
-// connect to its answer's line and posted as {ms} ({ms: null}: no answer within 10 s; {error}: an
-// error answer or a refused connection), until the worker is ended.
+// connect to its answer's line and posted as {ms, at} (at: Date.now() at the call; ms null: no
+// answer within 10 s; error: an error answer or a refused connection), until the worker is ended.
 import { createConnection } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
 
@@ -32,6 +32,7 @@ const call = (method) =>
   });
 
 for (;;) {
-  parentPort.postMessage(await call('runtime.status'));
+  const at = Date.now();
+  parentPort.postMessage({ ...(await call('runtime.status')), at });
   await new Promise((r) => setTimeout(r, 50));
 }
