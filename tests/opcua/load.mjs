@@ -4,10 +4,15 @@
 // sampling and publishing interval. Prints JSON: notifications received per second, the server
 // process's CPU and RSS, takt's CPU, and the scan's lateness p99 in each window (from
 // runtime.histogram's difference over the window), and how many var.read calls the server made
-// while subscribed.
+// while subscribed; while subscribed also the notification latency p50/p99 (from the cycle that
+// made a value to the client's receipt of it: every variable counts the cycles, and a
+// runtime.status before the subscription ties cycle numbers to the clock) and the round trip of a
+// runtime.status call on the control endpoint p50/max (timed on a thread of its own,
+// status_probe.mjs).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
 import { promisify } from 'node:util';
 import { AttributeIds, ClientMonitoredItemGroup, ClientSubscription, TimestampsToReturn } from 'node-opcua-client';
 import { startTakt, connect, sleep, takt as taktBin } from './support.mjs';
@@ -82,13 +87,41 @@ const group = ClientMonitoredItemGroup.create(
   TimestampsToReturn.Both,
 );
 let notifications = 0;
-group.on('changed', () => notifications++);
-await sleep(2000); // the group is set up and fed
+let latencies = null; // ms, while measuring
+group.on('changed', (item, dataValue) => {
+  notifications++;
+  if (latencies) latencies.push(performance.now() - (origin + (dataValue.value.value - 1) * cycleMs));
+});
+// Every value is the count of cycles that made it: the time of cycle n is origin + (n - 1) * cycleMs.
+const cycleMs = 10;
+const t0 = performance.now();
+const { cycles } = await ctl('runtime.status');
+const origin = (t0 + performance.now()) / 2 - (cycles - 1) * cycleMs;
+// Set up and fed: the last item has changed.
+while (notifications < items * 2) await sleep(500);
+await sleep(2000);
+const quantile = (list, q) => Math.round(list.slice().sort((a, b) => a - b)[Math.min(list.length - 1, Math.floor(list.length * q))]);
 const subscribed = await window(async () => {
   const n0 = notifications;
   const r0 = reads();
+  latencies = [];
+  const probes = [];
+  const prober = new Worker(new URL('./status_probe.mjs', import.meta.url), {
+    workerData: { socket: path.join(takt.dir, 'takt.sock') },
+  });
+  prober.on('message', (m) => probes.push(m.ms === null ? Infinity : m.ms));
   await sleep(seconds * 1000);
-  return { notifications_per_s: Math.round((notifications - n0) / seconds), var_reads: reads() - r0 };
+  await prober.terminate();
+  const seen = latencies;
+  latencies = null;
+  return {
+    notifications_per_s: Math.round((notifications - n0) / seconds),
+    latency_p50_ms: quantile(seen, 0.5),
+    latency_p99_ms: quantile(seen, 0.99),
+    status_p50_ms: quantile(probes, 0.5),
+    status_max_ms: Math.round(Math.max(...probes)),
+    var_reads: reads() - r0,
+  };
 });
 await sub.terminate();
 await ua.close();

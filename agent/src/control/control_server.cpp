@@ -107,6 +107,7 @@ struct ControlServer::Impl {
     asio::steady_timer acceptRetry{io};
     asio::steady_timer valuesTimer{io}; // the next round of value sampling (var.subscribe)
     std::optional<Clock::time_point> valuesAt;
+    std::size_t valuesStart = 0; // the session a round of sampling starts with (sampleValues)
     std::unique_ptr<detail::ControlService> service;
     std::list<std::shared_ptr<Connection>> connections;
     std::list<std::unique_ptr<LocalSession>> locals;                              // local calls not answered yet
@@ -633,8 +634,11 @@ void ControlServer::Impl::pollNow() {
     schedulePoll();
 }
 
-// A round of value sampling: one read of what the scan thread published, then every session's
-// due subscriptions; the timer is set for the earliest next one.
+// A round of value sampling: one read of what the scan thread published, then the sessions' due
+// subscriptions, as many as ValueSubscriptions::kRoundVariables allows; the timer is set for the
+// earliest next one. Due subscriptions left over make it expire at once: the next round runs
+// after the handlers that are ready by then, so a call that came in meanwhile is answered between
+// two rounds, not after every subscription of every session.
 void ControlServer::Impl::sampleValues() {
     ValueFeed* feed = target.valueFeed();
     const Clock::time_point now = Clock::now();
@@ -651,17 +655,30 @@ void ControlServer::Impl::sampleValues() {
         sampleValuesAt(now + std::chrono::milliseconds(2)); // the watch is not published yet
         return;
     }
-    std::optional<Clock::time_point> next;
+    std::vector<detail::ControlSession*> sessions;
     for (const auto& c : connections) {
         if (c->active()) {
-            if (const auto due = c->session().sampleValues(now)) {
-                next = next ? std::min(*next, *due) : *due;
-            }
+            sessions.push_back(&c->session());
         }
     }
     for (const auto& [id, stream] : streams) {
-        if (const auto due = stream->session().sampleValues(now)) {
+        sessions.push_back(&stream->session());
+    }
+    // From the session where the last round's budget ran out, so the sessions first in the list
+    // (the OPC UA server's first feeds) do not take every round while the others wait.
+    std::optional<Clock::time_point> next;
+    std::size_t budget = detail::ValueSubscriptions::kRoundVariables;
+    const std::size_t from = sessions.empty() ? 0 : valuesStart % sessions.size();
+    bool cut = false;
+    for (std::size_t k = 0; k < sessions.size(); ++k) {
+        const std::size_t at = (from + k) % sessions.size();
+        const bool spent = budget == 0;
+        if (const auto due = sessions[at]->sampleValues(now, budget)) {
             next = next ? std::min(*next, *due) : *due;
+            if (spent && !cut && *due <= now) {
+                cut = true;
+                valuesStart = at;
+            }
         }
     }
     if (next) {

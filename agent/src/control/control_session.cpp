@@ -517,12 +517,13 @@ ControlAnswer ControlSession::unsubscribeValues(const Value& params) {
     return values_->unsubscribe(params);
 }
 
-std::optional<Clock::time_point> ControlSession::sampleValues(Clock::time_point now) {
+std::optional<Clock::time_point> ControlSession::sampleValues(Clock::time_point now, std::size_t& budget) {
     if (values_ == nullptr) {
         return std::nullopt;
     }
-    return values_->sample(now, sink_.backlogged(),
-                           [this](std::string params) { sink_.sendNotification("var.changed", std::move(params)); });
+    return values_->sample(
+        now, sink_.backlogged(),
+        [this](std::string params) { sink_.sendNotification("var.changed", std::move(params)); }, budget);
 }
 
 // A client that polls (the web page) asks with the `next` of its last answer and gets only what

@@ -212,7 +212,7 @@ public:
     [[nodiscard]] const PeerInfo& peer() const { return peer_; }
     // A round of value sampling (ValueSubscriptions::sample) after the feed's refresh(): when
     // this session's next subscription is due, or nothing.
-    std::optional<Clock::time_point> sampleValues(Clock::time_point now);
+    std::optional<Clock::time_point> sampleValues(Clock::time_point now, std::size_t& budget);
     [[nodiscard]] bool subscribedToValues() const { return values_ != nullptr && !values_->empty(); }
 
 private:

@@ -3,6 +3,7 @@
 // scan thread as one ValueWatch with a SetWatch command whenever the set changes, and read back
 // at each round of sampling. Rendering is var.read's (control_access.cpp).
 #include <algorithm>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -45,23 +46,54 @@ bool RuntimeControl::acquire(std::span<const std::string> names, std::string_vie
                         inUse, kMaxSlots, engine::ValueWatch::kMaxBytes >> 10));
         return false;
     }
-    slots.clear();
-    for (ctl::Target& t : targets) {
-        // One slot per path: two subscriptions of the same variable share what is published.
-        auto it = std::find_if(watched_.begin(), watched_.end(),
-                               [&](const Watched& w) { return w.users > 0 && w.target.name == t.name; });
-        if (it == watched_.end()) {
-            it = std::find_if(watched_.begin(), watched_.end(), [](const Watched& w) { return w.users == 0; });
-            if (it == watched_.end()) {
-                it = watched_.insert(watched_.end(), Watched{});
-            }
-            it->signature = engine::typeSignature(*module_, t.type);
-            it->target = std::move(t);
-            it->gone = false;
-            watchDirty_ = true;
+    // One slot per path: two subscriptions of the same variable share what is published. The
+    // slots in use by path and the free ones, found in one pass: a subscription of 1,000 names
+    // beside 10,000 watched ones must not compare every name with every slot.
+    std::unordered_map<std::string_view, std::uint32_t> inUseByName;
+    std::vector<std::uint32_t> free;
+    for (std::uint32_t s = 0; s < watched_.size(); ++s) {
+        if (watched_[s].users > 0) {
+            inUseByName.emplace(watched_[s].target.name, s);
+        } else {
+            free.push_back(s);
         }
-        ++it->users;
-        slots.push_back(static_cast<std::uint32_t>(it - watched_.begin()));
+    }
+    std::reverse(free.begin(), free.end()); // the lowest free slot is taken first, as before
+    // Taking a slot may grow watched_, which moves the names the map points to: the slots are
+    // found first and filled after.
+    slots.clear();
+    std::vector<std::uint32_t> fresh; // targets[i] goes to a slot taken by this call
+    std::unordered_map<std::string_view, std::uint32_t> taken;
+    std::uint32_t next = static_cast<std::uint32_t>(watched_.size());
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+        const std::string_view name = targets[i].name;
+        if (const auto it = inUseByName.find(name); it != inUseByName.end()) {
+            slots.push_back(it->second);
+        } else if (const auto again = taken.find(name); again != taken.end()) {
+            slots.push_back(again->second); // named twice in this call
+        } else {
+            std::uint32_t s = next;
+            if (!free.empty()) {
+                s = free.back();
+                free.pop_back();
+            } else {
+                ++next;
+            }
+            taken.emplace(name, s);
+            fresh.push_back(static_cast<std::uint32_t>(i));
+            slots.push_back(s);
+        }
+    }
+    watched_.resize(next);
+    for (const std::uint32_t i : fresh) {
+        Watched& w = watched_[slots[i]];
+        w.signature = engine::typeSignature(*module_, targets[i].type);
+        w.target = std::move(targets[i]);
+        w.gone = false;
+        watchDirty_ = true;
+    }
+    for (const std::uint32_t s : slots) {
+        ++watched_[s].users;
     }
     resolvedIn_ = module_;
     return true;
@@ -136,12 +168,15 @@ std::span<const std::uint8_t> RuntimeControl::bytes(std::uint32_t slot) const {
                                     : std::span<const std::uint8_t>();
 }
 
-std::string RuntimeControl::render(std::uint32_t slot, std::span<const std::uint8_t> bytes, bool iec,
-                                   std::optional<double>& number) const {
+void RuntimeControl::render(std::uint32_t slot, std::span<const std::uint8_t> bytes, bool iec, std::string& out,
+                            std::optional<double>& number) const {
     const ctl::Target& t = watched_[slot].target;
-    rapidjson::Document doc;
+    // An elementary value is built in this buffer: a Document would take a 64 KiB chunk from the
+    // heap for every value, and every changed value of every subscription is rendered.
+    alignas(std::max_align_t) char scratch[1024];
+    engine::JsonAllocator alloc(scratch, sizeof scratch);
     rapidjson::Value v;
-    ctl::encodeTyped(*module_, t, bytes.data(), v, doc.GetAllocator()); // resolved in it (refresh())
+    ctl::encodeTyped(*module_, t, bytes.data(), v, alloc); // resolved in it (refresh())
     number.reset();
     if (v.IsObject()) {
         const auto it = v.FindMember("value");
@@ -149,7 +184,11 @@ std::string RuntimeControl::render(std::uint32_t slot, std::span<const std::uint
             number = it->value.GetDouble();
         }
     }
-    return ctl::renderTyped(v, iec);
+    if (iec) {
+        out += ctl::renderTyped(v, true);
+    } else {
+        rpc::appendJson(v, out);
+    }
 }
 
 } // namespace takt::agent

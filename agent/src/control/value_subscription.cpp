@@ -80,8 +80,10 @@ MethodAnswer ValueSubscriptions::subscribe(const rapidjson::Value& params, Clock
     s.seen.resize(s.slots.size());
     s.reported.resize(s.slots.size());
     s.pending.resize(s.slots.size());
+    s.waits.resize(s.slots.size());
     std::string list;
     for (const std::string& n : s.names) {
+        s.keys.push_back(rpc::quoted(n) + ':');
         list += (list.empty() ? "" : ",") + rpc::quoted(n);
     }
     const std::string answer =
@@ -109,10 +111,22 @@ void ValueSubscriptions::clear() {
 }
 
 std::optional<ValueSubscriptions::Clock::time_point>
-ValueSubscriptions::sample(Clock::time_point now, bool backlogged, const std::function<void(std::string)>& send) {
+ValueSubscriptions::sample(Clock::time_point now, bool backlogged, const std::function<void(std::string)>& send,
+                           std::size_t& budget) {
     std::optional<Clock::time_point> next;
-    for (Subscription& s : subs_) {
-        if (s.due <= now) {
+    // From where the last round's budget ran out: the subscriptions first in the list must not
+    // take every round's budget while those after them wait.
+    const std::size_t from = subs_.empty() ? 0 : start_ % subs_.size();
+    bool cut = false;
+    for (std::size_t k = 0; k < subs_.size(); ++k) {
+        const std::size_t at = (from + k) % subs_.size();
+        Subscription& s = subs_[at];
+        if (s.due <= now && budget == 0 && !cut) {
+            cut = true;
+            start_ = at;
+        }
+        if (s.due <= now && budget > 0) {
+            budget -= std::min(budget, s.slots.size());
             sampleOne(s);
             const auto interval = std::chrono::milliseconds(s.intervalMs);
             s.due += interval;
@@ -126,8 +140,8 @@ ValueSubscriptions::sample(Clock::time_point now, bool backlogged, const std::fu
             send(notification(s));
         }
         // A notification held back is offered again soon, not only at the next due time.
-        const Clock::time_point at = s.pendingCount > 0 ? std::min(s.due, now + kRetry) : s.due;
-        next = next ? std::min(*next, at) : at;
+        const Clock::time_point when = s.pendingCount > 0 ? std::min(s.due, now + kRetry) : s.due;
+        next = next ? std::min(*next, when) : when;
     }
     return next;
 }
@@ -142,17 +156,19 @@ void ValueSubscriptions::sampleOne(Subscription& s) {
         }
         s.seen[i].assign(bytes.begin(), bytes.end());
         std::optional<double> number;
-        std::string text = feed_.render(s.slots[i], bytes, s.iec, number);
+        text_.clear();
+        feed_.render(s.slots[i], bytes, s.iec, text_, number);
         // The deadband holds back a number that moved by no more than it since it was last
         // reported (OPC UA's absolute deadband); without one every change is reported.
         if (s.deadband > 0 && number && s.reported[i] && std::fabs(*number - *s.reported[i]) <= s.deadband) {
             continue;
         }
         s.reported[i] = number;
-        if (!s.pending[i]) {
+        if (s.waits[i] == 0) {
+            s.waits[i] = 1;
             ++s.pendingCount;
         }
-        s.pending[i] = std::move(text);
+        s.pending[i].assign(text_);
         changed = true;
     }
     if (changed) {
@@ -164,15 +180,21 @@ void ValueSubscriptions::sampleOne(Subscription& s) {
 }
 
 std::string ValueSubscriptions::notification(Subscription& s) {
-    std::string values;
+    std::string params =
+        fmt::format(R"({{"subscription":{},"cycle":{},"skipped":{},"values":{{)", s.id, s.pendingCycle, s.skipped);
+    bool first = true;
     for (std::size_t i = 0; i < s.pending.size(); ++i) {
-        if (s.pending[i]) {
-            values += fmt::format("{}{}:{}", values.empty() ? "" : ",", rpc::quoted(s.names[i]), *s.pending[i]);
-            s.pending[i].reset();
+        if (s.waits[i] != 0) {
+            if (!first) {
+                params += ',';
+            }
+            first = false;
+            params += s.keys[i];
+            params += s.pending[i];
+            s.waits[i] = 0;
         }
     }
-    std::string params = fmt::format(R"({{"subscription":{},"cycle":{},"skipped":{},"values":{{{}}}}})", s.id,
-                                     s.pendingCycle, s.skipped, values);
+    params += "}}";
     s.pendingCount = 0;
     s.skipped = 0;
     return params;

@@ -34,6 +34,11 @@ public:
     static constexpr std::uint32_t kMaxIntervalMs = 3'600'000;
     // How soon a notification held back for a backlogged client is offered again.
     static constexpr std::chrono::milliseconds kRetry{20};
+    // Variables one round of sampling compares and renders, at most (all sessions together): a
+    // round runs on the control thread, and the calls of every client wait while it runs. Due
+    // subscriptions past it are sampled in the next round, which comes once the calls that have
+    // arrived meanwhile are served (docs/control.md "Value subscriptions").
+    static constexpr std::size_t kRoundVariables = 2000;
 
     explicit ValueSubscriptions(ValueFeed& feed) : feed_(feed) {}
     ~ValueSubscriptions() { clear(); }
@@ -47,31 +52,38 @@ public:
     void clear();
     [[nodiscard]] bool empty() const { return subs_.empty(); }
 
-    // One round at `now`, after the feed's refresh(): every due subscription samples; pending
-    // notifications go to `send` (the params object of one var.changed each, as JSON text) unless
-    // `backlogged`. Returns when
-    // the next subscription is due, or nothing without subscriptions.
+    // One round at `now`, after the feed's refresh(): due subscriptions sample while `budget`
+    // (variables, shared by the sessions of the round) lasts, each taking its variables' count
+    // from it; pending notifications go to `send` (the params object of one var.changed each, as
+    // JSON text) unless `backlogged`. Returns when the next subscription is due (`now` when one
+    // due is left for the next round), or nothing without subscriptions.
     std::optional<Clock::time_point> sample(Clock::time_point now, bool backlogged,
-                                            const std::function<void(std::string)>& send);
+                                            const std::function<void(std::string)>& send, std::size_t& budget);
 
 private:
     struct Subscription {
         std::uint64_t id = 0;
         std::vector<std::string> names;
+        std::vector<std::string> keys; // each name as a JSON member name, `"P.x":`
         std::vector<std::uint32_t> slots;
         std::uint32_t intervalMs = kDefaultIntervalMs;
         double deadband = 0;
         bool iec = false;
         Clock::time_point due;
-        std::vector<std::vector<std::uint8_t>> seen;     // bytes at the last sample (empty: none yet)
-        std::vector<std::optional<double>> reported;     // the number last reported (deadband)
-        std::vector<std::optional<std::string>> pending; // rendered, not sent yet: the latest wins
+        std::vector<std::vector<std::uint8_t>> seen; // bytes at the last sample (empty: none yet)
+        std::vector<std::optional<double>> reported; // the number last reported (deadband)
+        // Rendered, not sent yet (the latest wins) where `waits`; each string keeps its capacity, so
+        // a value rendered again reuses it.
+        std::vector<std::string> pending;
+        std::vector<std::uint8_t> waits;
         std::size_t pendingCount = 0;
         std::uint64_t pendingCycle = 0;
         std::uint64_t skipped = 0; // rounds merged into the pending notification
     };
     void sampleOne(Subscription& s);
     [[nodiscard]] static std::string notification(Subscription& s);
+    std::string text_;      // sampleOne's rendering of one value, before the deadband decides
+    std::size_t start_ = 0; // where the next round starts: the first due one the budget left out
 
     ValueFeed& feed_;
     std::vector<Subscription> subs_;

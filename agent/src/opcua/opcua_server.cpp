@@ -195,21 +195,32 @@ struct Outbox {
     Outbox(const Outbox&) = delete;
     Outbox& operator=(const Outbox&) = delete;
 
-    void push(std::uint64_t generation, std::string line) {
+    // Lines of one feed not written to the process yet: while it has any, the feed holds its
+    // changes back and merges them (the latest value wins), as for a control client that does
+    // not read. Counted per feed, so one feed's notification waiting holds back no other feed:
+    // with a count for all, the feeds sampled first in each round kept the others from ever
+    // sending (10,000 monitored items are ten feeds).
+    using Unwritten = std::shared_ptr<std::atomic<std::size_t>>;
+    struct Line {
+        std::uint64_t generation = 0; // the process it is for
+        std::string text;
+        Unwritten feed; // the feed's count, or null for an answer
+    };
+
+    void push(std::uint64_t generation, std::string line, Unwritten feed = nullptr) {
+        if (feed) {
+            ++*feed;
+        }
         {
             const std::lock_guard lock(mutex);
-            lines.emplace_back(generation, std::move(line));
-            queued.store(lines.size());
+            lines.push_back(Line{generation, std::move(line), std::move(feed)});
         }
         const std::uint64_t one = 1;
         (void)!::write(fd, &one, sizeof one);
     }
 
     std::mutex mutex;
-    std::deque<std::pair<std::uint64_t, std::string>> lines; // (process generation, line)
-    // Lines not written to the process yet: while there are any, the feeds hold their changes back
-    // and merge them (the latest value wins), as for a control client that does not read.
-    std::atomic<std::size_t> queued{0};
+    std::deque<Line> lines;
     int fd;
 };
 
@@ -513,10 +524,12 @@ void OpcuaServer::Impl::openFeed(const rpc::Request& request, ControlServer::Cal
                                 : rpc::errorLine(rid, rpc::Error{a.code, a.message, a.data}));
         }
     };
-    stream.notification = [box = outbox, gen = generation, id](std::string_view method, const std::string& params) {
-        box->push(gen, rpc::notificationLine(method, withStream(params, id)));
+    auto unwritten = std::make_shared<std::atomic<std::size_t>>(0);
+    stream.notification = [box = outbox, gen = generation, id, unwritten](std::string_view method,
+                                                                          const std::string& params) {
+        box->push(gen, rpc::notificationLine(method, withStream(params, id)), unwritten);
     };
-    stream.backlogged = [box = outbox] { return box->queued.load() > 0; };
+    stream.backlogged = [unwritten] { return unwritten->load() > 0; };
     feeds.emplace_back(id, control.openStream(std::move(call), std::move(stream)));
 }
 
@@ -573,22 +586,22 @@ void OpcuaServer::Impl::serve(int channel) {
         if ((fds[1].revents & POLLIN) != 0) {
             std::uint64_t n = 0;
             (void)!::read(outbox->fd, &n, sizeof n);
-            std::deque<std::pair<std::uint64_t, std::string>> lines;
+            std::deque<Outbox::Line> lines;
             {
                 const std::lock_guard lock(outbox->mutex);
                 lines.swap(outbox->lines);
             }
-            for (auto& [gen, text] : lines) {
-                if (gen == generation) {
-                    writeAll(channel, text + "\n");
+            for (Outbox::Line& line : lines) {
+                if (line.generation == generation) {
+                    line.text += '\n';
+                    writeAll(channel, line.text);
                 }
-            }
-            if (stalled) {
-                return;
-            }
-            {
-                const std::lock_guard lock(outbox->mutex);
-                outbox->queued.store(outbox->lines.size());
+                if (line.feed) {
+                    --*line.feed; // written, or for a process that is gone
+                }
+                if (stalled) {
+                    return;
+                }
             }
         }
         if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {

@@ -244,6 +244,24 @@ std::string toJson(const rapidjson::Value& v) {
     return {buf.GetString(), buf.GetSize()};
 }
 
+namespace {
+
+// A rapidjson output stream that appends to a string.
+struct AppendStream {
+    using Ch = char;
+    std::string& out;
+    void Put(char c) { out.push_back(c); }
+    void Flush() {}
+};
+
+} // namespace
+
+void appendJson(const rapidjson::Value& v, std::string& out) {
+    AppendStream stream{out};
+    rapidjson::Writer<AppendStream> w(stream);
+    v.Accept(w);
+}
+
 bool isUtf8(std::string_view s) {
     std::size_t i = 0;
     const auto* p = reinterpret_cast<const unsigned char*>(s.data());

@@ -59,6 +59,9 @@ void writeString(JsonWriter& w, std::string_view s);
 [[nodiscard]] std::string quoted(std::string_view s);
 // Renders a value; the caller guarantees bounded depth (parseLine does).
 [[nodiscard]] std::string toJson(const rapidjson::Value& v);
+// Appends a value's text to `out`, as toJson renders it, without a buffer of its own: for values
+// rendered in bulk into one string (value subscriptions).
+void appendJson(const rapidjson::Value& v, std::string& out);
 
 // True when `s` is valid UTF-8 (so it can go into a JSON string unchanged).
 [[nodiscard]] bool isUtf8(std::string_view s);

@@ -18,12 +18,19 @@ using bytecode::Module;
 using bytecode::TypeDesc;
 using bytecode::ValueKind;
 
+// IEC identifiers are ASCII: folded inline, not through the locale's tolower. Paths are compared
+// with every member of their parent (findField): a program of 10,000 variables subscribed as a
+// whole makes 50 million of these comparisons, so each must cost a few instructions.
+constexpr char foldAscii(char c) {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
 bool equalsIgnoreCase(std::string_view a, std::string_view b) {
     if (a.size() != b.size()) {
         return false;
     }
     for (std::size_t i = 0; i < a.size(); ++i) {
-        if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
+        if (a[i] != b[i] && foldAscii(a[i]) != foldAscii(b[i])) {
             return false;
         }
     }
@@ -109,7 +116,10 @@ const bytecode::FieldDesc* findField(const TypeDesc& t, std::string_view name) {
 
 bool resolveRoot(const Module& m, std::string_view name, VarRef& out) {
     for (const bytecode::VarEntry& v : m.variables) {
-        if (v.path.find('.') == std::string::npos && equalsIgnoreCase(v.path, name)) {
+        // The name first: it compares the lengths before anything else, and most entries of a
+        // large program differ in length or early; the search for a dot is left for the few that
+        // match (a path of 10,000 subscribed variables resolves each of them here).
+        if (equalsIgnoreCase(v.path, name) && v.path.find('.') == std::string::npos) {
             out = VarRef{v.offset, v.type, v.constant};
             return true;
         }

@@ -57,10 +57,10 @@ public:
     bool refresh() override { return true; }
     std::uint64_t cycle() const override { return publishedCycle; }
     std::span<const std::uint8_t> bytes(std::uint32_t slot) const override { return {values.data() + slot, 1}; }
-    std::string render(std::uint32_t, std::span<const std::uint8_t> b, bool,
-                       std::optional<double>& number) const override {
+    void render(std::uint32_t, std::span<const std::uint8_t> b, bool, std::string& out,
+                std::optional<double>& number) const override {
         number = b[0];
-        return "{\"value\":" + std::to_string(b[0]) + "}";
+        out += "{\"value\":" + std::to_string(b[0]) + "}";
     }
 };
 
@@ -90,10 +90,10 @@ rapidjson::Document params(const char* json) {
 class ValueSubscriptionsTest : public ::testing::Test {
 protected:
     // One round at t0 + `ms`; the notifications it sent.
-    std::vector<Note> round(int ms, bool backlogged = false) {
+    std::vector<Note> round(int ms, bool backlogged = false, std::size_t budget = ValueSubscriptions::kRoundVariables) {
         std::vector<Note> out;
-        next_ = subs_.sample(t0_ + milliseconds(ms), backlogged,
-                             [&](std::string params) { out.push_back(parseNote(params)); });
+        next_ = subs_.sample(
+            t0_ + milliseconds(ms), backlogged, [&](std::string params) { out.push_back(parseNote(params)); }, budget);
         return out;
     }
     std::int64_t subscribe(const char* json) {
@@ -167,6 +167,33 @@ TEST_F(ValueSubscriptionsTest, TheDeadbandComparesWithTheValueLastReported) {
     EXPECT_EQ(n[0].values.at("a"), 3);
     feed_.values[0] = 1;
     EXPECT_TRUE(round(40).empty());
+}
+
+TEST_F(ValueSubscriptionsTest, ARoundSamplesNoMoreVariablesThanItsBudgetAndLeavesTheRestDue) {
+    const std::int64_t first = subscribe(R"({"names":["a","b"],"interval_ms":100})");
+    const std::int64_t second = subscribe(R"({"names":["c"],"interval_ms":100})");
+    std::vector<Note> n = round(0, false, 2);
+    ASSERT_EQ(n.size(), 1u) << "the budget of two variables covers the first subscription only";
+    EXPECT_EQ(n[0].subscription, first);
+    ASSERT_TRUE(next_);
+    EXPECT_EQ(*next_, t0_) << "the second is still due: the next round comes at once";
+    n = round(1, false, 2);
+    ASSERT_EQ(n.size(), 1u);
+    EXPECT_EQ(n[0].subscription, second);
+    EXPECT_EQ(n[0].values, (std::map<std::string, int>{{"c", 0}}));
+    EXPECT_EQ(*next_, t0_ + milliseconds(100)) << "the first keeps its own schedule";
+    // Both due again: the round starts where the budget ran out last time (the second), so the
+    // first in the list does not take every round. A budget smaller than a subscription still
+    // samples it whole: one subscription is the unit.
+    feed_.values = {1, 1, 1};
+    n = round(100, false, 1);
+    ASSERT_EQ(n.size(), 1u);
+    EXPECT_EQ(n[0].subscription, second);
+    EXPECT_EQ(n[0].values, (std::map<std::string, int>{{"c", 1}}));
+    n = round(101, false, 1);
+    ASSERT_EQ(n.size(), 1u);
+    EXPECT_EQ(n[0].subscription, first);
+    EXPECT_EQ(n[0].values, (std::map<std::string, int>{{"a", 1}, {"b", 1}}));
 }
 
 TEST_F(ValueSubscriptionsTest, UnsubscribeAndClearReleaseTheSlots) {

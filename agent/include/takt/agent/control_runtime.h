@@ -91,8 +91,8 @@ public:
     [[nodiscard]] bool refresh() override;
     [[nodiscard]] std::uint64_t cycle() const override { return sampleCycle_; }
     [[nodiscard]] std::span<const std::uint8_t> bytes(std::uint32_t slot) const override;
-    [[nodiscard]] std::string render(std::uint32_t slot, std::span<const std::uint8_t> bytes, bool iec,
-                                     std::optional<double>& number) const override;
+    void render(std::uint32_t slot, std::span<const std::uint8_t> bytes, bool iec, std::string& out,
+                std::optional<double>& number) const override;
 
 private:
     void status(ControlReplyFn& reply);

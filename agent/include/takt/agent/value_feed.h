@@ -43,10 +43,12 @@ public:
     // A slot's bytes in that publication; empty when it is not in it (an online change removed
     // the variable, or it was taken after the publication).
     [[nodiscard]] virtual std::span<const std::uint8_t> bytes(std::uint32_t slot) const = 0;
-    // The value of `bytes` as var.read renders it: typed JSON, or (iec) IEC literal text as a JSON
-    // string; `number` gets the value of a numeric elementary type (for the deadband).
-    [[nodiscard]] virtual std::string render(std::uint32_t slot, std::span<const std::uint8_t> bytes, bool iec,
-                                             std::optional<double>& number) const = 0;
+    // Appends the value of `bytes` as var.read renders it to `out`: typed JSON, or (iec) IEC
+    // literal text as a JSON string; `number` gets the value of a numeric elementary type (for the
+    // deadband). Called for every changed value of every subscription, so it allocates nothing
+    // of its own for an elementary value (`out` keeps its capacity from one call to the next).
+    virtual void render(std::uint32_t slot, std::span<const std::uint8_t> bytes, bool iec, std::string& out,
+                        std::optional<double>& number) const = 0;
 };
 
 } // namespace takt::agent
