@@ -246,13 +246,16 @@ std::string toJson(const rapidjson::Value& v) {
 
 namespace {
 
-// A rapidjson output stream that appends to a string.
+// A rapidjson output stream that appends to a string. RapidJSON's stream concept dictates the
+// method names.
+// NOLINTBEGIN(readability-identifier-naming)
 struct AppendStream {
     using Ch = char;
     std::string& out;
     void Put(char c) { out.push_back(c); }
     void Flush() {}
 };
+// NOLINTEND(readability-identifier-naming)
 
 } // namespace
 
