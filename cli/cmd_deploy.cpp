@@ -149,10 +149,12 @@ bool preview(Box& box, std::span<const std::uint8_t> program, const std::string&
 bool apply(Box& box, std::span<const std::uint8_t> program, const std::string& newHash) {
     const std::string key = fmt::format("takt-deploy:{}:{}:{}", newHash.substr(0, 32),
                                         box.result->oldHash.substr(0, 32), box.before.reloads);
-    box.result->changed = true; // from here on the change may have reached it
     const agent::ControlReply r = agent::controlCall(
         box.client, "bytecode.reload", agent::bytecodeReloadParams(program, false, box.result->oldHash, key));
     box.appliedAt = Clock::now();
+    // Refused: nothing was applied. Unanswered: it may have been (a rollback is then tried over
+    // the new program only, expected_hash, so it changes nothing where the change did not land).
+    box.result->changed = !r.reached || r.ok;
     if (!r.reached || !r.ok) {
         fail(box, "change: " + replyProblem("bytecode.reload", r), !r.reached);
         return false;
