@@ -359,13 +359,21 @@ int runDeploy(const DeployOptions& options) {
             if (!apply(*box, program, built.hash)) {
                 break;
             }
+            std::fprintf(stderr, "%s: wave %zu: %s changed (program %.16s -> %.16s)\n", kCommand, box->result->wave,
+                         box->result->name.c_str(), box->result->oldHash.c_str(), built.hash.c_str());
             changed.push_back(box);
+        }
+        if (!changed.empty()) {
+            std::fprintf(stderr, "%s: wave %zu: watching %zu box(es) for %u s\n", kCommand,
+                         changed.front()->result->wave, changed.size(), fleet.settleS);
         }
         settle(changed, built.hash, settleFor);
         for (Box* box : wave) {
             if (box->result->outcome != BoxOutcome::Failed) {
                 continue;
             }
+            std::fprintf(stderr, "%s: wave %zu: %s failed: %s\n", kCommand, box->result->wave,
+                         box->result->name.c_str(), box->result->reason.c_str());
             if (result.stoppedAt.empty()) {
                 result.stoppedAt = box->result->name;
             }
