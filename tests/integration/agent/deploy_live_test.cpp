@@ -139,6 +139,15 @@ TEST(DeployLive, AllBoxesAreUpdatedInWavesAndAReRunAppliesNothingTwice) {
     const std::string fleet = writeFleet(fleetDir, "canary = 1\nwave_size = 2\nsettle_s = 1\n", endpoints(boxes));
     const std::string oldHash = status(*boxes[0])["program_hash"].GetString();
 
+    // --dry-run: every box previews, none changes.
+    const Deploy preview = deploy(fleet, project, "--dry-run --json");
+    ASSERT_EQ(preview.run.exitCode, 0) << preview.run.out << preview.run.err;
+    for (std::size_t i = 0; i < boxes.size(); ++i) {
+        EXPECT_EQ(outcome(preview.report, i), "previewed") << preview.run.out;
+        EXPECT_TRUE(preview.report["boxes"][static_cast<rapidjson::SizeType>(i)]["preview"].IsObject());
+        EXPECT_EQ(status(*boxes[i])["reloads"].GetInt64(), 0);
+    }
+
     const Deploy d = deploy(fleet, project);
     ASSERT_EQ(d.run.exitCode, 0) << d.run.out << d.run.err;
     ASSERT_TRUE(d.report.IsObject()) << d.run.out;
