@@ -282,6 +282,59 @@ TEST(DeployLive, AChangeThatLosesStateNeedsYes) {
     }
 }
 
+// A box on tls:// with an engineer's token file and the CA from fleet.toml (paths relative to its
+// folder) next to one on a Unix socket; the same box with a viewer's token is refused at the
+// preview, before any box is changed.
+TEST(DeployLive, ATlsBoxWithATokenFile) {
+    constexpr const char* kEngineer = "q7Vx2Lm9Rt4Kp8Zc3Nw6Hb1Y";
+    constexpr const char* kViewer = "Jd5Ws8Qe2Uf7Gy4Mk9Pa3Tz6";
+    auto boxes = startBoxes(1);
+    TempDir tlsBox, project, fleetDir;
+    ASSERT_TRUE(writeServerCertificate(tlsBox)) << readText(tlsBox.path() / "openssl.log");
+    tlsBox.write("engineer.token", std::string(kEngineer) + "\n", 0600);
+    tlsBox.write("viewer.token", std::string(kViewer) + "\n", 0600);
+    const std::string endpoint = fmt::format("tls://127.0.0.1:{}", test::freeTcpPort());
+    writeProject(tlsBox, 1,
+                 fmt::format("[runtime.control]\nendpoint = \"{}\"\n\n[runtime.control.tls]\ncert = \"server.pem\"\n"
+                             "key = \"server.key\"\n\n[[runtime.control.tokens]]\nrole = \"engineer\"\n"
+                             "token_file = \"engineer.token\"\n\n[[runtime.control.tokens]]\nrole = \"viewer\"\n"
+                             "token_file = \"viewer.token\"\n",
+                             endpoint));
+    Runtime rt(tlsBox.path());
+    ControlClientOptions tlsClient = clientOptions(endpoint, kEngineer);
+    tlsClient.caFile = (tlsBox.path() / "ca.pem").string();
+    ASSERT_TRUE(waitServing(rt, tlsClient)) << rt.log();
+    writeProject(project, 2, "");
+    fleetDir.write("tokens/engineer.token", std::string(kEngineer) + "\n", 0600);
+    fleetDir.write("tokens/viewer.token", std::string(kViewer) + "\n", 0600);
+    fleetDir.write("ca.pem", readText(tlsBox.path() / "ca.pem"));
+    const auto fleetWith = [&](const char* token) {
+        fleetDir.write("fleet.toml", fmt::format("[deploy]\nsettle_s = 0\n\n[[runtime]]\nname = \"unix\"\nendpoint = "
+                                                 "\"{}\"\n\n[[runtime]]\nname = \"tls\"\nendpoint = \"{}\"\n"
+                                                 "token_file = \"tokens/{}.token\"\nca = \"ca.pem\"\n",
+                                                 endpointOf(boxes[0]->dir), endpoint, token));
+        return (fleetDir.path() / "fleet.toml").string();
+    };
+
+    const Deploy refused = deploy(fleetWith("viewer"), project);
+    EXPECT_EQ(refused.run.exitCode, kExitControlError) << refused.run.out << refused.run.err;
+    EXPECT_EQ(outcome(refused.report, 1), "failed") << refused.run.out;
+    ASSERT_TRUE(refused.report.IsObject()) << refused.run.out;
+    EXPECT_NE(std::string(refused.report["boxes"][1]["reason"].GetString()).find("needs role engineer"),
+              std::string::npos)
+        << refused.run.out;
+    EXPECT_EQ(outcome(refused.report, 0), "not_reached") << refused.run.out;
+    EXPECT_EQ(status(*boxes[0])["reloads"].GetInt64(), 0);
+
+    const Deploy d = deploy(fleetWith("engineer"), project);
+    EXPECT_EQ(d.run.exitCode, 0) << d.run.out << d.run.err;
+    EXPECT_EQ(outcome(d.report, 0), "applied") << d.run.out;
+    EXPECT_EQ(outcome(d.report, 1), "applied") << d.run.out;
+    const ControlReply r = controlCall(tlsClient, "var.read", R"({"names":["version"]})");
+    ASSERT_TRUE(r.ok) << r.message;
+    EXPECT_EQ(parse(r.json)["values"]["version"]["value"].GetInt64(), 2);
+}
+
 // Each bad fleet.toml: a coded error naming file, line, column and key; nothing built, nothing sent.
 TEST(DeployLive, ABadFleetTomlGivesCodedErrorsAndSendsNothing) {
     auto boxes = startBoxes(1);
