@@ -164,15 +164,16 @@ bool apply(Box& box, std::span<const std::uint8_t> program, const std::string& n
     return true;
 }
 
-// One look at a box that settles: empty while it is well.
+// One look at a box that settles: empty while it is well. A fault since the change counts also
+// when the fault policy restarted the program and it runs again.
 std::string settleProblem(const Box& box, const std::string& newHash) {
     const BoxStatus s = readStatus(box.client);
+    if (s.faults > box.before.faults) {
+        return fmt::format("{} fault(s) since the change{}", s.faults - box.before.faults,
+                           s.ok ? " (the fault policy restarted the program)" : "; " + s.problem);
+    }
     if (!s.ok) {
         return s.problem;
-    }
-    if (s.faults > box.before.faults) {
-        return fmt::format("{} fault(s) since the change (the fault policy restarted the program)",
-                           s.faults - box.before.faults);
     }
     if (s.hash != newHash) {
         return fmt::format("runs program {}, not the deployed {}", s.hash.substr(0, 16), newHash.substr(0, 16));

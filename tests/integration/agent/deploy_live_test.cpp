@@ -16,8 +16,9 @@
 namespace takt::agent::live {
 namespace {
 
-// version 1 is what the boxes run; 2 is a good change (adds nothing, drops nothing); 3 divides by
-// zero from its 20th cycle on, 200 ms after its change at a 10 ms cycle.
+// version 1 is what the boxes run; 2 is a good change (adds nothing, drops nothing); 3 adds a
+// counter of its own cycles and divides by zero from its 20th cycle on, 200 ms after its change at
+// a 10 ms cycle: its preview (which only initialises it) passes.
 std::string program(int version) {
     return fmt::format(R"(PROGRAM Main
 VAR RETAIN
@@ -27,25 +28,23 @@ VAR
     version : INT;
     n : DINT;
     d : DINT;
-    q : DINT;
+    q : DINT;{1}
 END_VAR
 cnt := cnt + 1;
 version := {0};
 n := n + 1;
 d := 1;
-IF {0} = 3 AND n > 20 THEN
-    d := 0;
-END_IF;
-q := 100 / d;
+{2}q := 100 / d;
 END_PROGRAM
 )",
-                       version);
+                       version, version == 3 ? "\n    since : DINT;" : "",
+                       version == 3 ? "since := since + 1;\nIF since > 20 THEN\n    d := 0;\nEND_IF;\n" : "");
 }
 
-void writeProject(const TempDir& dir, int version, const std::string& control) {
+void writeProject(const TempDir& dir, int version, const std::string& control, const std::string& policy = "halt") {
     dir.write("runtime.toml", "[bundle]\nversion = 1\n\n[resource]\nname = \"cell\"\ncycle_interval_ms = 10\n\n"
-                              "[runtime.fault]\npolicy = \"halt\"\n\n" +
-                                  control);
+                              "[runtime.fault]\npolicy = \"" +
+                                  policy + "\"\n\n" + control);
     dir.write("io.toml", "[io]\ndriver = \"loopback\"\n");
     dir.write("src/main.st", program(version));
 }
@@ -61,11 +60,11 @@ struct Box {
     ControlClientOptions client;
 };
 
-std::vector<std::unique_ptr<Box>> startBoxes(int count) {
+std::vector<std::unique_ptr<Box>> startBoxes(int count, const std::string& policy = "halt") {
     std::vector<std::unique_ptr<Box>> boxes;
     for (int i = 0; i < count; ++i) {
         auto b = std::make_unique<Box>();
-        writeProject(b->dir, 1, fmt::format("[runtime.control]\nendpoint = \"{}\"\n", endpointOf(b->dir)));
+        writeProject(b->dir, 1, fmt::format("[runtime.control]\nendpoint = \"{}\"\n", endpointOf(b->dir)), policy);
         b->client = clientOptions(endpointOf(b->dir));
         boxes.push_back(std::move(b));
     }
@@ -199,6 +198,8 @@ void canaryFaults(bool rollback) {
     const std::string reason = d.report["boxes"][0]["reason"].GetString();
     EXPECT_NE(reason.find("faulted"), std::string::npos) << reason;
     EXPECT_NE(reason.find("by zero"), std::string::npos) << reason;
+    EXPECT_TRUE(reason.starts_with("after the change:")) << reason; // the preview and the change passed
+    EXPECT_TRUE(d.report["boxes"][0]["change"].IsObject()) << d.run.out;
     // The boxes after the canary were not touched.
     for (std::size_t i = 1; i < boxes.size(); ++i) {
         EXPECT_EQ(outcome(d.report, i), "not_reached");
@@ -227,6 +228,24 @@ TEST(DeployLive, AFaultOnTheCanaryStopsTheDeploy) {
 
 TEST(DeployLive, AFaultOnTheCanaryStopsTheDeployAndRollsTheCanaryBack) {
     canaryFaults(true);
+}
+
+// With [runtime.fault] policy = "restart" the canary restarts itself after the fault and is
+// running again when looked at: the fault it had since its change still fails it.
+TEST(DeployLive, AFaultTheRuntimeRestartedFromStillFailsTheCanary) {
+    auto boxes = startBoxes(2, "restart");
+    TempDir project, fleetDir;
+    writeProject(project, 3, "");
+    const std::string fleet = writeFleet(fleetDir, "settle_s = 2\n", endpoints(boxes));
+    const Deploy d = deploy(fleet, project);
+    EXPECT_EQ(d.run.exitCode, kExitControlError) << d.run.out << d.run.err;
+    ASSERT_TRUE(d.report.IsObject()) << d.run.out;
+    EXPECT_EQ(outcome(d.report, 0), "failed") << d.run.out;
+    EXPECT_NE(std::string(d.report["boxes"][0]["reason"].GetString()).find("fault(s) since the change"),
+              std::string::npos)
+        << d.run.out;
+    EXPECT_EQ(outcome(d.report, 1), "not_reached") << d.run.out;
+    EXPECT_EQ(status(*boxes[1])["reloads"].GetInt64(), 0);
 }
 
 TEST(DeployLive, AnUnreachableBoxIsReportedAndNothingIsApplied) {
