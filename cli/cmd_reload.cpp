@@ -10,9 +10,7 @@
 // change then names the previewed program (expected_hash), so a reload by someone else in between
 // makes it fail rather than apply what nobody saw.
 #include <cstdio>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <unistd.h>
@@ -22,10 +20,9 @@
 
 #include "commands.h"
 #include "ctl_support.h"
+#include "reload_build.h"
 #include "reload_report.h"
 #include "takt/agent/control_client.h"
-#include "takt/agent/project_build.h"
-#include "takt/compiler/project.h"
 
 namespace takt::cli {
 
@@ -58,18 +55,6 @@ int printReport(const ReloadOptions& options, const char* command, const char* m
     return kExitOk;
 }
 
-// Asks on the terminal; true for "y" or "yes".
-bool confirm() {
-    std::fprintf(stderr, "Apply this online change? It re-initialises or drops the state listed above. [y/N] ");
-    std::fflush(stderr);
-    char line[16] = {};
-    if (std::fgets(line, sizeof line, stdin) == nullptr) {
-        return false;
-    }
-    const std::string answer(line);
-    return answer == "y\n" || answer == "Y\n" || answer == "yes\n" || answer == "YES\n" || answer == "Yes\n";
-}
-
 // The change as a person applies it: with --dry-run only its preview; without --yes the preview
 // first, a change that loses state confirmed on a terminal, and then the change over the previewed
 // program only (expected_hash). `params` gives the method's params for a preview or the change.
@@ -96,7 +81,7 @@ int previewAndApply(const ReloadOptions& options, const agent::ControlClientOpti
                              command);
                 return kExitControlError;
             }
-            if (!confirm()) {
+            if (!confirmOnTerminal("Apply this online change? It re-initialises or drops the state listed above.")) {
                 std::fprintf(stderr, "%s: not applied\n", command);
                 return kExitControlError;
             }
@@ -112,31 +97,13 @@ int runReload(const ReloadOptions& options) {
     if (const int rc = clientOptions("takt reload", options.connect, client, agent::Role::Engineer); rc != kExitOk) {
         return rc;
     }
-    compiler::ProjectInput input;
-    input.directory = options.connect.project;
-    compiler::Project project = compiler::checkProject(input);
-    const agent::BuildOutcome outcome = agent::buildProject(project);
-    for (const compiler::ConfigError& e : project.configErrors) {
-        std::fprintf(stderr, "%s\n", compiler::renderConfigError(e).c_str());
+    BuiltProgram built;
+    if (const int rc = buildForChange(kCommand, options.connect.project, built); rc != kExitOk) {
+        return rc;
     }
-    const std::string text =
-        project.valid() ? compiler::renderHuman(outcome.diagnostics, *project.sources) : std::string();
-    std::fwrite(text.data(), 1, text.size(), stderr);
-    if (!outcome.failure.empty()) {
-        std::fprintf(stderr, "%s: %s\n", kCommand, outcome.failure.c_str());
-    }
-    if (!outcome.program) {
-        std::fprintf(stderr, "%s: the build failed; nothing was sent\n", kCommand);
-        return outcome.exitCode != kExitOk ? outcome.exitCode : kExitBuildFailure;
-    }
-    std::ifstream in(*outcome.program, std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (!in.good() && !in.eof()) {
-        std::fprintf(stderr, "%s: cannot read %s\n", kCommand, outcome.program->c_str());
-        return kExitInternal;
-    }
-    std::fprintf(stderr, "%s: built %s (%zu bytes, program hash %.16s); sending to %s\n", kCommand,
-                 outcome.program->c_str(), bytes.size(), outcome.hash.c_str(), client.endpoint.c_str());
+    const std::string& bytes = built.bytes;
+    std::fprintf(stderr, "%s: built %s (%zu bytes, program hash %.16s); sending to %s\n", kCommand, built.path.c_str(),
+                 bytes.size(), built.hash.c_str(), client.endpoint.c_str());
     const std::span<const std::uint8_t> program(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
     return previewAndApply(options, client, kCommand, "bytecode.reload",
                            [program](bool dryRun, std::string_view expected) {

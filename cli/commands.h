@@ -27,6 +27,7 @@ void registerDap(CLI::App& app, int& exitCode);
 void registerCtl(CLI::App& app, int& exitCode);      // the generic control-endpoint client
 void registerReload(CLI::App& app, int& exitCode);   // build + bytecode.reload
 void registerRollback(CLI::App& app, int& exitCode); // runtime.rollback
+void registerDeploy(CLI::App& app, int& exitCode);   // build + bytecode.reload to a fleet (fleet.toml)
 void registerWatch(CLI::App& app, int& exitCode);    // vars + watch
 void registerShell(CLI::App& app, int& exitCode);    // status, write, force, unforce, stop, start, restart, events
 void registerInit(CLI::App& app, int& exitCode);     // a new project from a template

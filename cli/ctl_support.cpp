@@ -141,6 +141,17 @@ int replyFailure(const char* command, const std::string& method, const agent::Co
     return kExitOk;
 }
 
+bool confirmOnTerminal(const char* question) {
+    std::fprintf(stderr, "%s [y/N] ", question);
+    std::fflush(stderr);
+    char line[16] = {};
+    if (std::fgets(line, sizeof line, stdin) == nullptr) {
+        return false;
+    }
+    const std::string answer(line);
+    return answer == "y\n" || answer == "Y\n" || answer == "yes\n" || answer == "YES\n" || answer == "Yes\n";
+}
+
 int printReply(const char* command, const std::string& method, const agent::ControlReply& reply) {
     if (const int rc = replyFailure(command, method, reply); rc != kExitOk) {
         return rc;

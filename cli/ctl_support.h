@@ -33,4 +33,7 @@ void addConnectOptions(CLI::App& cmd, ControlConnectOptions& options);
 // An error reply on stderr with its exit code; kExitOk when the reply has a result.
 [[nodiscard]] int replyFailure(const char* command, const std::string& method, const agent::ControlReply& reply);
 
+// Asks `question` on stderr with " [y/N] " and reads the answer from stdin: true for y or yes.
+[[nodiscard]] bool confirmOnTerminal(const char* question);
+
 } // namespace takt::cli

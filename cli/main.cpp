@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
         takt::cli::registerCtl(app, exitCode);
         takt::cli::registerReload(app, exitCode);
         takt::cli::registerRollback(app, exitCode);
+        takt::cli::registerDeploy(app, exitCode);
         if (unknownCommand(app, argc, argv)) {
             return takt::kExitInvalidProject;
         }

@@ -441,7 +441,8 @@ std::string base64(std::span<const std::uint8_t> bytes) {
 
 } // namespace detail
 
-std::string bytecodeReloadParams(std::span<const std::uint8_t> program, bool dryRun, std::string_view expectedHash) {
+std::string bytecodeReloadParams(std::span<const std::uint8_t> program, bool dryRun, std::string_view expectedHash,
+                                 std::string_view idempotencyKey) {
     rapidjson::StringBuffer buf;
     rpc::JsonWriter w(buf);
     w.StartObject();
@@ -454,6 +455,10 @@ std::string bytecodeReloadParams(std::span<const std::uint8_t> program, bool dry
     if (!expectedHash.empty()) {
         w.Key("expected_hash");
         rpc::writeString(w, expectedHash);
+    }
+    if (!idempotencyKey.empty()) {
+        w.Key("idempotency_key");
+        rpc::writeString(w, idempotencyKey);
     }
     w.EndObject();
     return {buf.GetString(), buf.GetSize()};

@@ -63,8 +63,10 @@ private:
                                        std::string_view paramsJson);
 
 // The params of bytecode.reload: {"bytes":"<base64 of program.stbc>"}, with `dry_run` (a preview
-// that applies nothing) and `expected_hash` (apply only over this program: the one previewed).
+// that applies nothing), `expected_hash` (apply only over this program: the one previewed) and
+// `idempotency_key` (the same key again is answered with the first answer, nothing applied twice).
 [[nodiscard]] std::string bytecodeReloadParams(std::span<const std::uint8_t> program, bool dryRun = false,
-                                               std::string_view expectedHash = {});
+                                               std::string_view expectedHash = {},
+                                               std::string_view idempotencyKey = {});
 
 } // namespace takt::agent
