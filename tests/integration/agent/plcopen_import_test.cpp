@@ -1,0 +1,204 @@
+// `takt import plcopen FILE.xml DIR` on a PLCopen XML of the kind the OpenPLC Editor and Beremiz
+// write (tests/plcopen/mixer.xml: a PROGRAM, an FB, a function, a STRUCT, an ENUM, a subrange,
+// located variables, two tasks): the project it writes builds, its tests pass under `takt test`,
+// and the XML's program runs cycle by cycle in `takt harness` with the values its logic gives.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "support/takt_cli.h"
+#include "support/temp_dir.h"
+#include "takt/compiler/plcopen.h"
+
+namespace takt::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fixturePath() {
+    return fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/mixer.xml";
+}
+
+std::string readAll(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::string quoted(const std::string& s) {
+    return test::shellQuote(s);
+}
+
+// TEST_PROGRAMs over the XML's FB, function and types, as a user adds them beside the import.
+constexpr const char* kTests = R"(TEST_PROGRAM CounterCountsRisingEdges
+VAR
+  c : PulseCounter;
+END_VAR
+c(Pulse := TRUE);
+c(Pulse := FALSE);
+c(Pulse := TRUE);
+ASSERT_EQUAL(2, c.Count);
+c(Reset := TRUE);
+ASSERT_EQUAL(0, c.Count);
+END_TEST_PROGRAM
+
+TEST_PROGRAM TypesFromTheXml
+VAR
+  r : Recipe;
+  s : MixerState;
+  p : Percent := 50;
+END_VAR
+ASSERT_EQUAL(500, r.FillLevel);
+ASSERT_EQUAL(3, r.MixCycles);
+ASSERT_EQUAL(MixerState#IDLE, s);
+ASSERT_EQUAL(45, ToPercent(450));
+ASSERT_EQUAL(100, ToPercent(2000));
+ASSERT_EQUAL(50, p);
+END_TEST_PROGRAM
+)";
+
+TEST(PlcopenImport, WritesAProjectThatBuildsAndPassesItsTests) {
+    test::TempDir tmp;
+    const fs::path dir = tmp.path() / "mixer";
+    const test::RunResult r =
+        test::runTakt("import plcopen " + quoted(fixturePath().string()) + " " + quoted(dir.string()));
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    EXPECT_EQ(readAll(dir / "src/mixer.xml"), readAll(fixturePath())); // the XML itself, unchanged
+    const std::string runtime = readAll(dir / "runtime.toml");
+    EXPECT_NE(runtime.find("name = \"Res0\""), std::string::npos) << runtime;
+    EXPECT_NE(runtime.find("cycle_interval_ms = 10 "), std::string::npos) << runtime; // the fastest task
+    const std::string io = readAll(dir / "io.toml");
+    EXPECT_NE(io.find("driver = \"simulated\""), std::string::npos) << io;
+    EXPECT_NE(io.find("address = \"%QX0.0\"    # MixerControl.InletValve\nvalue = \"FALSE\""), std::string::npos) << io;
+    EXPECT_NE(io.find("address = \"%QW2\"    # MixerControl.FillPercent\nvalue = \"0\""), std::string::npos) << io;
+    EXPECT_EQ(io.find("%IX0.0\"\n"), std::string::npos) << "inputs get no safe state: " << io;
+
+    const test::RunResult validate = test::runTakt("validate --project " + quoted(dir.string()));
+    EXPECT_EQ(validate.exitCode, 0) << validate.out << validate.err;
+    const test::RunResult build = test::runTakt("build --project " + quoted(dir.string()));
+    ASSERT_EQ(build.exitCode, 0) << build.out << build.err;
+    EXPECT_TRUE(fs::exists(dir / "program.stbc"));
+
+    std::ofstream(dir / "src/mixer_test.st") << kTests;
+    const test::RunResult tests = test::runTakt("test --project " + quoted(dir.string()) + " --output json");
+    ASSERT_EQ(tests.exitCode, 0) << tests.out << tests.err;
+    rapidjson::Document d;
+    d.Parse(tests.out.c_str());
+    ASSERT_FALSE(d.HasParseError()) << tests.out;
+    EXPECT_EQ(d["summary"]["passed"].GetUint(), 2u) << tests.out;
+}
+
+TEST(PlcopenImport, RefusesAnExistingProjectAndWritesNothing) {
+    test::TempDir tmp;
+    tmp.write("mixer/runtime.toml", "[resource]\nname = \"mine\"\n");
+    const fs::path dir = tmp.path() / "mixer";
+    const test::RunResult r =
+        test::runTakt("import plcopen " + quoted(fixturePath().string()) + " " + quoted(dir.string()));
+    EXPECT_EQ(r.exitCode, 10);
+    EXPECT_NE(r.err.find("exists and is not an empty directory; nothing was written"), std::string::npos) << r.err;
+    EXPECT_EQ(readAll(dir / "runtime.toml"), "[resource]\nname = \"mine\"\n");
+    EXPECT_FALSE(fs::exists(dir / "src"));
+}
+
+TEST(PlcopenImport, AnUnsupportedBodyIsACodedErrorAndNothingIsWritten) {
+    test::TempDir tmp;
+    std::string xml = readAll(fixturePath());
+    const std::string st =
+        "<ST>\n            <xhtml:p><![CDATA[Ticks := Ticks + 1;\nBeat := NOT Beat;]]></xhtml:p>\n          </ST>";
+    const std::size_t at = xml.find(st);
+    ASSERT_NE(at, std::string::npos);
+    xml.replace(
+        at, st.size(),
+        "<FBD>\n            <inVariable localId=\"7\"><expression>Beat</expression></inVariable>\n          </FBD>");
+    tmp.write("heartbeat.xml", xml);
+    const std::size_t line =
+        std::count(xml.begin(), xml.begin() + static_cast<std::ptrdiff_t>(xml.find("<inVariable")), '\n') + 1;
+    const fs::path dir = tmp.path() / "beat";
+    const test::RunResult r =
+        test::runTakt("import plcopen " + quoted((tmp.path() / "heartbeat.xml").string()) + " " + quoted(dir.string()));
+    EXPECT_EQ(r.exitCode, 10);
+    EXPECT_NE(r.err.find("heartbeat.xml:" + std::to_string(line) +
+                         ": error[E0027]: POU 'Heartbeat': a body in FBD is not supported yet (only ST bodies are "
+                         "read) (localId 7)"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(dir));
+    EXPECT_EQ(std::distance(fs::directory_iterator(tmp.path()), fs::directory_iterator()), 1); // no staging left
+}
+
+// One NDJSON request line with `source` set to `text`.
+std::string loadRequest(const std::string& text) {
+    rapidjson::StringBuffer b;
+    rapidjson::Writer<rapidjson::StringBuffer> w(b);
+    w.StartObject();
+    w.Key("cmd");
+    w.String("load");
+    w.Key("source");
+    w.String(text.c_str(), static_cast<rapidjson::SizeType>(text.size()));
+    w.Key("initial_cycle");
+    w.Bool(false);
+    w.EndObject();
+    return b.GetString();
+}
+
+TEST(PlcopenImport, TheXmlsProgramRunsCycleByCycleInTheHarness) {
+    const compiler::PlcopenTranslation t = compiler::translatePlcopen(readAll(fixturePath()));
+    ASSERT_TRUE(t.problems.empty());
+    const std::vector<std::string> requests = {
+        loadRequest(t.text),
+        R"({"cmd":"set_direct_input","address":"%IX0.0","value":{"type":"BOOL","value":true}})",
+        R"({"cmd":"cycle","count":4,"dt_ms":10})",
+        R"({"cmd":"get_direct_output","address":"%QX0.0"})",
+        R"({"cmd":"set_direct_input","address":"%IW1","value":{"type":"INT","value":450}})",
+        R"({"cmd":"run_until","name":"Mixer0.State","equals":{"type":"ENUM","type_name":"MixerState","variant":"DRAINING"},"dt_ms":10,"max_cycles":40,"watch":["Mixer0.Turns.Count"]})",
+        R"({"cmd":"get_direct_output","address":"%QW2"})",
+        R"({"cmd":"get_direct_output","address":"%QX0.2"})",
+        R"({"cmd":"set_direct_input","address":"%IW1","value":{"type":"INT","value":0}})",
+        R"({"cmd":"set_direct_input","address":"%IX0.0","value":{"type":"BOOL","value":false}})",
+        R"({"cmd":"run_until","name":"Mixer0.Batches","equals":{"type":"INT","value":1},"dt_ms":10,"max_cycles":10,"watch":["Mixer0.State","Mixer0.History"]})",
+    };
+    test::TempDir tmp;
+    std::string script;
+    for (const std::string& line : requests) {
+        script += line + "\n";
+    }
+    tmp.write("requests.ndjson", script);
+    const test::RunResult r = test::runTakt("harness < " + quoted((tmp.path() / "requests.ndjson").string()));
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    std::vector<std::string> answers;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+        answers.push_back(line);
+    }
+    ASSERT_EQ(answers.size(), requests.size()) << r.out;
+    for (const std::string& a : answers) {
+        EXPECT_TRUE(a.starts_with("{\"ok\":true")) << a;
+    }
+    // Four 10 ms cycles: the 10 ms task four times, the PT0.02S task twice; the start filled.
+    EXPECT_NE(answers[2].find(R"("tasks":[{"name":"FastTask","cycles":4},{"name":"MainTask","cycles":2}])"),
+              std::string::npos)
+        << answers[2];
+    EXPECT_NE(answers[3].find(R"("value":{"type":"BOOL","value":true})"), std::string::npos) << answers[3];
+    // Mixed for the recipe's two turns of the counter, then draining with 45 % shown.
+    EXPECT_NE(answers[5].find(R"("Mixer0.Turns.Count":{"type":"INT","value":2})"), std::string::npos) << answers[5];
+    EXPECT_NE(answers[6].find(R"("value":{"type":"WORD","value":45})"), std::string::npos) << answers[6];
+    EXPECT_NE(answers[7].find(R"("value":{"type":"BOOL","value":true})"), std::string::npos) << answers[7];
+    // Drained: one batch, logged in the history the XML initialised to -1, back to IDLE.
+    EXPECT_NE(answers[10].find(R"("variant":"IDLE")"), std::string::npos) << answers[10];
+    EXPECT_NE(
+        answers[10].find(
+            R"("elements":[{"type":"INT","value":1},{"type":"INT","value":-1},{"type":"INT","value":-1},{"type":"INT","value":-1}])"),
+        std::string::npos)
+        << answers[10];
+}
+
+} // namespace
+} // namespace takt::agent
