@@ -344,16 +344,8 @@ PlcopenTranslation translatePlcopen(std::string_view xml) {
     const pugi::xml_parse_result parsed =
         doc.load_buffer(xml.data(), xml.size(), pugi::parse_default, pugi::encoding_utf8);
     if (!parsed) {
-        // The error's line: the translated text is only padding up to it.
-        std::uint32_t line = 1;
-        for (std::ptrdiff_t i = 0; i < parsed.offset && static_cast<std::size_t>(i) < xml.size(); ++i) {
-            if (xml[static_cast<std::size_t>(i)] == '\n') {
-                ++line;
-                t.put("\n");
-            }
-        }
-        t.out.problems.push_back(PlcopenProblem{DiagCode::PlcopenInvalid, static_cast<std::uint32_t>(t.out.text.size()),
-                                                line, fmt::format("not well-formed XML: {}", parsed.description())});
+        t.problemAt(DiagCode::PlcopenInvalid, parsed.offset < 0 ? 0 : static_cast<std::size_t>(parsed.offset),
+                    fmt::format("not well-formed XML: {}", parsed.description()));
         return std::move(t.out);
     }
     const pugi::xml_node root = doc.document_element();

@@ -74,7 +74,7 @@ bool isIdentifier(std::string_view name) {
 Translator::Translator(std::string_view xml) : xml_(xml) {
     lineStarts_.push_back(0);
     for (std::size_t i = 0; i < xml.size(); ++i) {
-        if (xml[i] == '\n') {
+        if (xml[i] == '\n' || (xml[i] == '\r' && (i + 1 == xml.size() || xml[i + 1] != '\n'))) {
             lineStarts_.push_back(static_cast<std::uint32_t>(i + 1));
         }
     }
@@ -86,13 +86,18 @@ Translator::LineCol Translator::position(const pugi::xml_node& node) const {
         return {line_, column_};
     }
     // An element's offset is its name's; its '<' is one before.
-    auto offset = static_cast<std::uint32_t>(at);
+    auto offset = static_cast<std::size_t>(at);
     if (node.type() == pugi::node_element && offset > 0) {
         --offset;
     }
-    const auto it = std::upper_bound(lineStarts_.begin(), lineStarts_.end(), offset);
+    return positionAt(offset);
+}
+
+Translator::LineCol Translator::positionAt(std::size_t offset) const {
+    offset = std::min(offset, xml_.size());
+    const auto it = std::upper_bound(lineStarts_.begin(), lineStarts_.end(), static_cast<std::uint32_t>(offset));
     const auto line = static_cast<std::uint32_t>(it - lineStarts_.begin());
-    return {line, offset - lineStarts_[line - 1] + 1};
+    return {line, static_cast<std::uint32_t>(offset - lineStarts_[line - 1] + 1)};
 }
 
 std::uint32_t Translator::xmlLine(const pugi::xml_node& node) const {
@@ -100,7 +105,10 @@ std::uint32_t Translator::xmlLine(const pugi::xml_node& node) const {
 }
 
 void Translator::moveTo(const pugi::xml_node& node) {
-    const LineCol to = position(node);
+    moveTo(position(node));
+}
+
+void Translator::moveTo(LineCol to) {
     if (to.line < line_ || (to.line == line_ && to.column <= column_)) {
         if (!out.text.empty() && out.text.back() != ' ' && out.text.back() != '\n') {
             put(" ");
@@ -137,6 +145,13 @@ void Translator::problem(DiagCode code, const pugi::xml_node& node, std::string 
     }
     out.problems.push_back(
         PlcopenProblem{code, static_cast<std::uint32_t>(out.text.size()), position(node).line, std::move(message)});
+}
+
+void Translator::problemAt(DiagCode code, std::size_t xmlOffset, std::string message) {
+    const LineCol at = positionAt(xmlOffset);
+    moveTo(at);
+    out.problems.push_back(
+        PlcopenProblem{code, static_cast<std::uint32_t>(out.text.size()), at.line, std::move(message)});
 }
 
 std::optional<std::string> Translator::typeOf(const pugi::xml_node& holder, std::string_view where) {

@@ -34,6 +34,8 @@ public:
     void put(std::string_view text);
     // A problem at `node`, with the element's localId (when it has one) in the message.
     void problem(DiagCode code, const pugi::xml_node& node, std::string message);
+    // A problem at a byte offset of the XML (where pugixml stopped on malformed XML).
+    void problemAt(DiagCode code, std::size_t xmlOffset, std::string message);
 
     [[nodiscard]] std::uint32_t xmlLine(const pugi::xml_node& node) const;
 
@@ -55,12 +57,16 @@ private:
         std::uint32_t column;
     };
     [[nodiscard]] LineCol position(const pugi::xml_node& node) const;
+    [[nodiscard]] LineCol positionAt(std::size_t offset) const;
+    void moveTo(LineCol to);
     [[nodiscard]] std::optional<std::string> typeElement(const pugi::xml_node& type, std::string_view where, int depth);
     [[nodiscard]] std::optional<std::string> valueElement(const pugi::xml_node& value, std::string_view where,
                                                           int depth);
 
     std::string_view xml_;
-    std::vector<std::uint32_t> lineStarts_; // byte offsets in the XML
+    // Byte offsets in the XML where its lines start: after LF, CRLF or a lone CR, the line ends
+    // XML knows (pugixml turns each into one LF in text and attribute values).
+    std::vector<std::uint32_t> lineStarts_;
     std::uint32_t line_ = 1;
     std::uint32_t column_ = 1;
 };

@@ -86,7 +86,7 @@ TEST(Plcopen, TheTranslationKeepsTheXmlsLines) {
     // the <pou>'s line, the task on the <task>'s line.
     EXPECT_EQ(lineOf(t.text, "Start AT %IX0.0 : BOOL;"), lineOf(xml, "<variable name=\"Start\""));
     EXPECT_EQ(lineOf(t.text, "FillPercent := MIN(ToPercent(Level), Share);"),
-              lineOf(xml, "FillPercent := ToPercent(Level);"));
+              lineOf(xml, "FillPercent := MIN(ToPercent(Level), Share);"));
     EXPECT_EQ(lineOf(t.text, "PROGRAM MixerControl"), lineOf(xml, "<pou name=\"MixerControl\""));
     EXPECT_EQ(lineOf(t.text, "FUNCTION ToPercent : INT"), lineOf(xml, "<pou name=\"ToPercent\""));
     EXPECT_EQ(lineOf(t.text, "TASK MainTask(INTERVAL := T#20ms, PRIORITY := 2);"),
@@ -164,6 +164,20 @@ TEST(Plcopen, MalformedXmlIsE0026AtItsLine) {
     EXPECT_TRUE(
         d[0].starts_with("src/plant.xml:" + std::to_string(lineOf(xml, "</pou>")) + " E0026 | not well-formed XML"))
         << d[0];
+}
+
+TEST(Plcopen, LinesEndingInALoneCarriageReturnCountAsXmlCountsThem) {
+    // XML reads CR, LF and CRLF alike; the translated body kept a line the XML's LF count missed.
+    TempDir dir;
+    std::string xml =
+        document("      <pou name=\"Main\" pouType=\"program\">\n"
+                 "        <interface/>\n"
+                 "        <body><ST><xhtml:p><![CDATA[(* a *)\n(* b *)\nCuont := 0;]]></xhtml:p></ST></body>\n"
+                 "      </pou>\n");
+    std::replace(xml.begin(), xml.end(), '\n', '\r');
+    const std::vector<std::string> d = diagnostics(checkXml(dir, xml));
+    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
+    EXPECT_EQ(d[0].substr(0, d[0].find(" | ")), "src/plant.xml:12 E0104");
 }
 
 TEST(Plcopen, AnotherXmlDocumentIsE0026) {
