@@ -87,6 +87,15 @@ TEST(PlcopenImport, WritesAProjectThatBuildsAndPassesItsTests) {
     ASSERT_EQ(build.exitCode, 0) << build.out << build.err;
     EXPECT_TRUE(fs::exists(dir / "program.stbc"));
 
+    // `takt run` runs both of the XML's tasks on their own intervals.
+    const test::RunResult run =
+        test::runTakt("run --for 300ms --project " + quoted(dir.string()), {.capture = test::Capture::Merged});
+    ASSERT_EQ(run.exitCode, 0) << run.out;
+    EXPECT_NE(run.out.find("running Res0"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("| FastTask cycles="), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("| MainTask cycles="), std::string::npos) << run.out;
+    EXPECT_EQ(run.out.find("MainTask cycles=0 "), std::string::npos) << run.out;
+
     std::ofstream(dir / "src/mixer_test.st") << kTests;
     const test::RunResult tests = test::runTakt("test --project " + quoted(dir.string()) + " --output json");
     ASSERT_EQ(tests.exitCode, 0) << tests.out << tests.err;
