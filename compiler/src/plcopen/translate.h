@@ -78,5 +78,7 @@ private:
 // The POUs (`types/pous`) and the configurations (`instances/configurations`): reader_pou.cpp.
 void translatePou(Translator& t, const pugi::xml_node& pou);
 void translateConfiguration(Translator& t, const pugi::xml_node& configuration);
+// The statements of an `<FBD>` body of POU `pou` (fbd.cpp).
+void translateFbd(Translator& t, const pugi::xml_node& fbd, std::string_view pou);
 
 } // namespace takt::compiler::plcopen

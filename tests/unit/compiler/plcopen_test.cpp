@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "support/paths.h"
@@ -150,8 +151,8 @@ TEST(Plcopen, AGraphicalBodyIsE0027NamingThePouAndTheElement) {
     const std::vector<std::string> d = diagnostics(checkXml(dir, xml));
     ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
     EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "leftPowerRail")) +
-                        " E0027 | POU 'Interlock': a body in LD is not supported yet (only ST bodies are read) "
-                        "(localId 1)");
+                        " E0027 | POU 'Interlock': a body in LD is not supported yet (only ST and FBD bodies are "
+                        "read) (localId 1)");
 }
 
 TEST(Plcopen, MalformedXmlIsE0026AtItsLine) {
@@ -229,6 +230,72 @@ TEST(Plcopen, PouActionsAreE0027) {
     ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
     EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<action ")) +
                         " E0027 | POU 'Main': <actions> are not supported yet");
+}
+
+std::string fbdFixture() {
+    std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/fbd_network.xml", std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+TEST(Plcopen, AnFbdBodyBecomesStatementsInTopologicalOrder) {
+    const std::string xml = fbdFixture();
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    // No executionOrderId: the sinks in document order, each after the FB call it reads; the TON
+    // is called before `Lamp` reads its Q; a function is written where its output is read; the
+    // connector/continuation pair carries the AND; the negated pin is a NOT; the in-out variable
+    // is assigned before MUL reads it.
+    std::string statements;
+    for (const std::string s :
+         {"Delay(IN := (Start), PT := (T#30ms));", "Lamp := Delay.Q;", "Alarm := AND((Start), NOT Delay.Q);",
+          "Count := ADD((Count), (1));", "Scaled := MUL((Count), (1));"}) {
+        const std::size_t at = t.text.find(s);
+        EXPECT_NE(at, std::string::npos) << s << " in\n" << t.text;
+        statements += std::to_string(at == std::string::npos ? 0 : lineOf(t.text, s)) + " ";
+    }
+    // Each on the line of its element (the call moved before the first sink that reads it).
+    EXPECT_EQ(statements,
+              fmt::format("{0} {0} {1} {2} {3} ", lineOf(xml, "<outVariable localId=\"10\""),
+                          lineOf(xml, "<outVariable localId=\"11\""), lineOf(xml, "<inOutVariable localId=\"12\""),
+                          lineOf(xml, "<outVariable localId=\"14\"")));
+    TempDir dir;
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+}
+
+TEST(Plcopen, ExecutionOrderIdsDecideTheOrder) {
+    std::string xml = fbdFixture();
+    // Scaled first, then the rest: the ids are the XML's order, not the reader's.
+    const auto setId = [&](const std::string& element, int id) {
+        const std::size_t at = xml.find(element);
+        ASSERT_NE(at, std::string::npos);
+        xml.insert(at + element.size(), fmt::format(" executionOrderId=\"{}\"", id));
+    };
+    setId("<outVariable localId=\"14\"", 1);
+    setId("<block localId=\"4\"", 2);
+    setId("<outVariable localId=\"10\"", 3);
+    setId("<outVariable localId=\"11\"", 4);
+    setId("<inOutVariable localId=\"12\"", 5);
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    const std::size_t scaled = t.text.find("Scaled := MUL((Count), (1));");
+    const std::size_t count = t.text.find("Count := ADD((Count), (1));");
+    const std::size_t call = t.text.find("Delay(IN := (Start), PT := (T#30ms));");
+    ASSERT_NE(scaled, std::string::npos) << t.text;
+    EXPECT_LT(scaled, call) << t.text;
+    EXPECT_LT(call, count) << t.text;
+}
+
+TEST(Plcopen, AnFbdConnectionToNoElementIsE0026) {
+    std::string xml = fbdFixture();
+    const std::string ref = "<connection refLocalId=\"8\"/>";
+    xml.replace(xml.find(ref), ref.size(), "<connection refLocalId=\"99\"/>");
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_EQ(t.problems.size(), 1u);
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenInvalid);
+    EXPECT_EQ(t.problems[0].message, "POU 'FbdMain': a connection names localId 99, which no element has");
 }
 
 TEST(Plcopen, IntervalsInBothForms) {
