@@ -298,6 +298,52 @@ TEST(Plcopen, AnFbdConnectionToNoElementIsE0026) {
     EXPECT_EQ(t.problems[0].message, "POU 'FbdMain': a connection names localId 99, which no element has");
 }
 
+TEST(Plcopen, EventTasksAndGlobalsOfTheConfigurationCompile) {
+    TempDir dir;
+    std::string xml = document("      <pou name=\"Counter\" pouType=\"program\">\n"
+                               "        <interface><externalVars><variable name=\"G\"><type><INT/></type></variable>"
+                               "</externalVars></interface>\n"
+                               "        <body><ST><xhtml:p><![CDATA[G := G + 1;]]></xhtml:p></ST></body>\n"
+                               "      </pou>\n");
+    xml.replace(
+        xml.find("</project>"), 10,
+        "<instances><configurations><configuration name=\"C\">\n"
+        "<resource name=\"R\">\n"
+        "<task name=\"Cyc\" interval=\"PT0.05S\" priority=\"1\"><pouInstance name=\"p1\" "
+        "typeName=\"Counter\"/></task>\n"
+        "<task name=\"Ev\" single=\"Trig\" priority=\"3\"><pouInstance name=\"p2\" typeName=\"Counter\"/></task>\n"
+        "<globalVars><variable name=\"Trig\"><type><BOOL/></type></variable></globalVars>\n"
+        "</resource>\n"
+        "<globalVars retain=\"true\"><variable name=\"G\"><type><INT/></type><initialValue><simpleValue "
+        "value=\"5\"/></initialValue></variable></globalVars>\n"
+        "</configuration></configurations></instances></project>");
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    EXPECT_NE(t.text.find("TASK Cyc(INTERVAL := T#50ms, PRIORITY := 1);"), std::string::npos) << t.text;
+    EXPECT_NE(t.text.find("TASK Ev(SINGLE := Trig, PRIORITY := 3);"), std::string::npos) << t.text;
+    EXPECT_NE(t.text.find("VAR_GLOBAL RETAIN "), std::string::npos) << t.text;
+    EXPECT_NE(t.text.find("G : INT := 5; END_VAR END_CONFIGURATION"), std::string::npos) << t.text;
+    ASSERT_EQ(t.resources.size(), 1u);
+    ASSERT_EQ(t.resources[0].tasks.size(), 2u);
+    EXPECT_EQ(t.resources[0].tasks[1].single, "Trig");
+    EXPECT_EQ(t.resources[0].tasks[1].intervalMs, 0u);
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+}
+
+TEST(Plcopen, ABadTaskIntervalIsE0026NamingTheTask) {
+    std::string xml = document("");
+    xml.replace(xml.find("</project>"), 10,
+                "<instances><configurations><configuration name=\"C\"><resource name=\"R\">\n"
+                "<task name=\"Cyc\" interval=\"20ms\" priority=\"1\"/>\n"
+                "</resource></configuration></configurations></instances></project>");
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_EQ(t.problems.size(), 1u);
+    EXPECT_EQ(t.problems[0].line, lineOf(xml, "<task "));
+    EXPECT_EQ(t.problems[0].message, "task 'Cyc': interval '20ms' is neither a TIME literal (T#20ms) nor a duration "
+                                     "(PT0.02S) of at least 1 ms");
+}
+
 TEST(Plcopen, IntervalsInBothForms) {
     std::uint32_t ms = 0;
     EXPECT_TRUE(plcopenIntervalMs("T#20ms", ms));
