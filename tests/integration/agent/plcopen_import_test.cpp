@@ -14,6 +14,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "support/agent_process.h"
 #include "support/takt_cli.h"
 #include "support/temp_dir.h"
 #include "takt/compiler/plcopen.h"
@@ -288,6 +289,23 @@ TEST(PlcopenImport, AnFbdNetworkRunsLikeItsStTwinCycleByCycle) {
     EXPECT_EQ(cycles, kCycles);
     EXPECT_TRUE(lampSeen);  // the TON elapsed while Start was on
     EXPECT_TRUE(alarmSeen); // and the alarm showed before it did
+}
+
+// The Agent API's lsp.format refuses a PLCopen XML file: its text is not ST, and the formatted
+// translation would replace the XML.
+TEST(PlcopenImport, TheAgentApiDoesNotFormatXml) {
+    test::TempDir tmp;
+    tmp.write("src/mixer.xml", readAll(fixturePath()));
+    test::AgentProcess agent(TAKT_BINARY, tmp.path().string());
+    ASSERT_TRUE(agent.running());
+    std::string ready;
+    ASSERT_TRUE(agent.readLine(ready));
+    const std::string response =
+        agent.call(R"({"jsonrpc":"2.0","id":1,"method":"lsp.format","params":{"path":"src/mixer.xml"}})");
+    EXPECT_NE(response.find("'src/mixer.xml' is PLCopen XML: takt formats ST files only"), std::string::npos)
+        << response;
+    EXPECT_EQ(agent.finish(), 0);
+    EXPECT_EQ(readAll(tmp.path() / "src/mixer.xml"), readAll(fixturePath()));
 }
 
 } // namespace

@@ -227,6 +227,13 @@ TEST_F(LspServerTest, PlcopenXmlFilesAreCheckedAtTheirLines) {
     ASSERT_TRUE(hover["result"].IsObject()) << rpc::toJson(hover);
     EXPECT_NE(std::string(hover["result"]["contents"]["value"].GetString()).find("Lamp : BOOL"), std::string::npos)
         << rpc::toJson(hover);
+    // Formatting would write the translated ST over the XML: refused.
+    const auto format =
+        request("textDocument/formatting", R"({"textDocument":{"uri":)" + rpc::quoted(uri("blinker.xml")) +
+                                               R"(},"options":{"tabSize":4,"insertSpaces":true}})");
+    ASSERT_TRUE(format.HasMember("error")) << rpc::toJson(format);
+    EXPECT_EQ(std::string(format["error"]["message"].GetString()),
+              "'blinker.xml' is PLCopen XML: takt formats ST files only");
 }
 
 TEST_F(LspServerTest, AnEditInOneFileReportsInAnother) {
