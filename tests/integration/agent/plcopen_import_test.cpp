@@ -308,5 +308,14 @@ TEST(PlcopenImport, TheAgentApiDoesNotFormatXml) {
     EXPECT_EQ(readAll(tmp.path() / "src/mixer.xml"), readAll(fixturePath()));
 }
 
+TEST(PlcopenImport, TaktFmtRefusesXmlAndLeavesItAlone) {
+    test::TempDir tmp;
+    const fs::path xml = tmp.write("mixer.xml", readAll(fixturePath()));
+    const test::RunResult r = test::runTakt("fmt " + quoted(xml.string()));
+    EXPECT_EQ(r.exitCode, 10);
+    EXPECT_NE(r.err.find("is PLCopen XML: takt formats ST files only"), std::string::npos) << r.err;
+    EXPECT_EQ(readAll(xml), readAll(fixturePath()));
+}
+
 } // namespace
 } // namespace takt::agent
