@@ -20,6 +20,7 @@
 #include "takt/common/fd_io.h"
 #include "takt/compiler/diagnostics.h"
 #include "takt/compiler/formatter.h"
+#include "takt/compiler/plcopen.h"
 #include "takt/compiler/source.h"
 
 namespace takt::cli {
@@ -98,6 +99,12 @@ int runFmt(const FmtOptions& opts) {
         struct stat st {};
         if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
             fmt::print(stderr, "takt fmt: '{}' is not a regular file\n", path);
+            missing = true;
+            continue;
+        }
+        if (compiler::isPlcopenPath(path)) {
+            // takt compiles PLCopen XML but does not write it: the editor that made it owns its layout.
+            fmt::print(stderr, "takt fmt: '{}' is PLCopen XML: takt formats ST files only\n", path);
             missing = true;
             continue;
         }

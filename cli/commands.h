@@ -31,6 +31,7 @@ void registerDeploy(CLI::App& app, int& exitCode);   // build + bytecode.reload 
 void registerWatch(CLI::App& app, int& exitCode);    // vars + watch
 void registerShell(CLI::App& app, int& exitCode);    // status, write, force, unforce, stop, start, restart, events
 void registerInit(CLI::App& app, int& exitCode);     // a new project from a template
+void registerImport(CLI::App& app, int& exitCode);   // a new project from a PLCopen XML export
 
 // --execution native|interpreter (takt run, harness, test): the tier program bodies run on.
 inline CLI::Option* addExecutionOption(CLI::App& cmd, engine::Execution& out) {

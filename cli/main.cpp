@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
             std::puts(versionText().c_str());
         });
         takt::cli::registerInit(app, exitCode);
+        takt::cli::registerImport(app, exitCode);
         takt::cli::registerCheck(app, exitCode);
         takt::cli::registerFmt(app, exitCode);
         takt::cli::registerExplain(app, exitCode);

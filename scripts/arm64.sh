@@ -20,7 +20,7 @@ bash "$root/scripts/setup.sh"
 # libraries (Asio, Boost.Beast from libboost1.74-dev, RapidJSON, CLI11) come from setup.sh: their
 # headers are the same on every architecture.
 arm64_dev=(libfmt-dev libspdlog-dev libtomlplusplus-dev libssl-dev zlib1g-dev libsystemd-dev libmodbus-dev libmosquitto-dev libcpp-httplib-dev
-           libprotobuf-c-dev libgpiod-dev libgtest-dev libgmock-dev)
+           libprotobuf-c-dev libgpiod-dev libpugixml-dev libgtest-dev libgmock-dev)
 host=(crossbuild-essential-arm64 qemu-user-static dpkg-dev)
 missing=()
 for p in "${host[@]}"; do

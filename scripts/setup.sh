@@ -9,7 +9,7 @@ packages=(
   libasio-dev libboost1.74-dev rapidjson-dev libtomlplusplus-dev libcli11-dev libfmt-dev libspdlog-dev
   libgtest-dev libgmock-dev libbenchmark-dev liblua5.4-dev
   libmodbus-dev libmosquitto-dev libgpiod-dev libssl-dev openssl libsystemd-dev zlib1g-dev libcpp-httplib-dev
-  libprotobuf-c-dev protobuf-c-compiler
+  libprotobuf-c-dev protobuf-c-compiler libpugixml-dev
   python3 valgrind llvm-14-dev
   mosquitto socat python3-pymodbus python3-serial python3-serial-asyncio
   chromium

@@ -10,6 +10,7 @@
 #include "frontend_cache.h"
 #include "project_files.h"
 #include "takt/compiler/parser.h"
+#include "takt/compiler/plcopen.h"
 #include "trust_manifest.h"
 
 namespace takt::compiler {
@@ -214,7 +215,16 @@ void Frontend::fullCheck(const fs::path& also) {
         } else {
             ok = access.read(files[i], text, error);
         }
+        // A PLCopen XML file is compiled as the ST it translates to, line for line (plcopen.h).
+        PlcopenTranslation xml;
+        if (ok && isPlcopenPath(files[i])) {
+            xml = translatePlcopen(text);
+            text = std::move(xml.text);
+        }
         const FileId id = project.sources->add(shown, ok ? std::move(text) : std::string());
+        for (PlcopenProblem& p : xml.problems) {
+            (void)sink.report(p.code, Span{id, p.offset, p.offset}, std::move(p.message));
+        }
         project.sourcePaths.push_back(shown);
         loaded->display.push_back(shown);
         loaded->files.push_back(absolute[i]);
@@ -228,7 +238,7 @@ void Frontend::fullCheck(const fs::path& also) {
     if (files.empty() && !manifest.failed) {
         (void)sink.report(
             DiagCode::EmptyProject, Span{},
-            fmt::format("no source files (*.st, *.pou) found under '{}'",
+            fmt::format("no source files (*.st, *.pou, *.xml) found under '{}'",
                         displayPath(project.directory / project.build.sourcesRoot, project.directory) + "/"));
     }
     stats_.parses += compile(project, readable, sink);

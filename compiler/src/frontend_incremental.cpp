@@ -18,6 +18,7 @@
 #include "frontend_cache.h"
 #include "takt/compiler/call_graph.h"
 #include "takt/compiler/parser.h"
+#include "takt/compiler/plcopen.h"
 #include "takt/compiler/sema/model.h"
 
 namespace takt::compiler {
@@ -170,8 +171,8 @@ bool addDeclarers(const std::vector<Frontend::FileState>& states, std::size_t fo
 
 bool Frontend::incremental(const fs::path& file) {
     const std::string* edited = textOf(file);
-    if (loaded_ == nullptr || !loaded_->usable || edited == nullptr) {
-        return false;
+    if (loaded_ == nullptr || !loaded_->usable || edited == nullptr || isPlcopenPath(file)) {
+        return false; // an XML file's edit is translated again by a full check
     }
     std::vector<FileState>& states = loaded_->states;
     const auto first = static_cast<FileId>(loaded_->manifestTexts.size());

@@ -105,7 +105,7 @@ bool hasSourceExtension(const fs::path& p) {
     for (char& c : ext) {
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     }
-    return ext == ".st" || ext == ".pou";
+    return ext == ".st" || ext == ".pou" || ext == ".xml"; // .xml: PLCopen XML (plcopen.h)
 }
 
 ConfigError errorAt(const std::string& path, const toml::source_region& where, std::string key, std::string message) {

@@ -5,6 +5,7 @@
 
 #include "api/agent_methods.h"
 #include "takt/compiler/formatter.h"
+#include "takt/compiler/plcopen.h"
 
 namespace takt::agent::detail {
 
@@ -137,6 +138,10 @@ Outcome lspFormat(Context& ctx, const Value& params) {
         return failed(std::move(e));
     }
     const std::string display = normalRel(path);
+    if (compiler::isPlcopenPath(display)) {
+        return failed(rpc::Error{
+            rpc::kCommandFailed, fmt::format("'{}' is PLCopen XML: takt formats ST files only", display), {}});
+    }
     compiler::SourceManager sm;
     const compiler::FileId id = sm.add(display, std::move(text));
     compiler::DiagnosticSink sink;

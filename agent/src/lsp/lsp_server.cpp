@@ -22,6 +22,7 @@
 #include "takt/agent/rpc_method.h"
 #include "takt/bytecode/container.h"
 #include "takt/common/fd_io.h"
+#include "takt/compiler/plcopen.h"
 
 namespace takt::agent {
 
@@ -257,6 +258,11 @@ Answer formatting(LspServer::State& s, const Value& params, bool ranged) {
             return invalidParams("range is required");
         }
         lines = std::pair{from.line, to.character == 0 && to.line > from.line ? to.line - 1 : to.line};
+    }
+    if (compiler::isPlcopenPath(path)) {
+        // The file's text here is the ST it translates to: formatting it would replace the XML.
+        return Answer::error(kRequestFailed,
+                             fmt::format("'{}' is PLCopen XML: takt formats ST files only", path.filename().string()));
     }
     const lsp::Analysis& a = s.analysisFor(path);
     const std::optional<compiler::FileId> id = a.fileOf(path);

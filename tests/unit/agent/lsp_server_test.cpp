@@ -189,6 +189,53 @@ TEST_F(LspServerTest, DiagnosticsFollowTheUnsavedBuffer) {
         "");
 }
 
+// A PLCopen XML file in the sources is checked with the project (docs/plcopen.md): its diagnostics
+// are published on the .xml file at the XML's lines, an unsaved edit of it is checked again, and
+// hover works on the ST of its bodies.
+TEST_F(LspServerTest, PlcopenXmlFilesAreCheckedAtTheirLines) {
+    const std::string xml =
+        "<?xml version=\"1.0\"?>\n"
+        "<project xmlns=\"http://www.plcopen.org/xml/tc6_0201\" xmlns:xhtml=\"http://www.w3.org/1999/xhtml\">\n"
+        "  <types><dataTypes/><pous>\n"
+        "    <pou name=\"Blinker\" pouType=\"functionBlock\">\n"
+        "      <interface>\n"
+        "        <outputVars><variable name=\"Lamp\"><type><BOOL/></type></variable></outputVars>\n"
+        "      </interface>\n"
+        "      <body><ST><xhtml:p><![CDATA[\n"
+        "Lamp := NOT Lamp;\n"
+        "]]></xhtml:p></ST></body>\n"
+        "    </pou>\n"
+        "  </pous></types>\n"
+        "</project>\n";
+    std::ofstream(dir_ / "src" / "blinker.xml") << xml;
+    initialize();
+    EXPECT_EQ(codesFor(open("blinker.xml"), uri("blinker.xml")), "");
+    // Line 9 (0-based 8) is `Lamp := NOT Lamp;`: `Lamp :=` becomes `Lmap :=`.
+    auto msgs = notify("textDocument/didChange",
+                       R"({"textDocument":{"uri":)" + rpc::quoted(uri("blinker.xml")) +
+                           R"(,"version":2},"contentChanges":[{"range":{"start":{"line":8,"character":0},)"
+                           R"("end":{"line":8,"character":4}},"text":"Lmap"}]})");
+    EXPECT_EQ(codesFor(msgs, uri("blinker.xml")), "E0104");
+    for (const auto& m : msgs) {
+        if (m.HasMember("method") && uri("blinker.xml") == m["params"]["uri"].GetString()) {
+            const auto& d = m["params"]["diagnostics"][0];
+            EXPECT_EQ(d["range"]["start"]["line"].GetInt(), 8);
+            EXPECT_EQ(d["range"]["start"]["character"].GetInt(), 0);
+        }
+    }
+    const auto hover = request("textDocument/hover", at("blinker.xml", 8, 14)); // the second `Lamp`
+    ASSERT_TRUE(hover["result"].IsObject()) << rpc::toJson(hover);
+    EXPECT_NE(std::string(hover["result"]["contents"]["value"].GetString()).find("Lamp : BOOL"), std::string::npos)
+        << rpc::toJson(hover);
+    // Formatting would write the translated ST over the XML: refused.
+    const auto format =
+        request("textDocument/formatting", R"({"textDocument":{"uri":)" + rpc::quoted(uri("blinker.xml")) +
+                                               R"(},"options":{"tabSize":4,"insertSpaces":true}})");
+    ASSERT_TRUE(format.HasMember("error")) << rpc::toJson(format);
+    EXPECT_EQ(std::string(format["error"]["message"].GetString()),
+              "'blinker.xml' is PLCopen XML: takt formats ST files only");
+}
+
 TEST_F(LspServerTest, AnEditInOneFileReportsInAnother) {
     initialize();
     (void)open("scaling.st");

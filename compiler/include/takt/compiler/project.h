@@ -60,7 +60,7 @@ struct ConfigError {
 [[nodiscard]] std::vector<ConfigError> readBuildOptions(std::string_view tomlText, const std::string& displayPath,
                                                         BuildOptions& out);
 
-// Every `*.st` / `*.pou` file below `dir` (recursive, extensions case-insensitive, hidden
+// Every `*.st` / `*.pou` / `*.xml` (PLCopen XML) file below `dir` (recursive, extensions case-insensitive, hidden
 // entries skipped), sorted by relative path so results do not depend on directory order.
 [[nodiscard]] std::vector<std::filesystem::path> discoverSources(const std::filesystem::path& dir);
 

@@ -1,0 +1,389 @@
+// The PLCopen XML reader (plcopen.h): the document, its POUs and its configurations. pugixml parses
+// the XML; it does not expand entities a DOCTYPE declares (only the five predefined ones and
+// character references), so an entity-expansion bomb stays the size of the file.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "takt/compiler/literals.h"
+#include "translate.h"
+
+namespace takt::compiler {
+
+namespace {
+
+constexpr std::string_view kNamespace200 = "http://www.plcopen.org/xml/tc6_0200";
+constexpr std::string_view kNamespace201 = "http://www.plcopen.org/xml/tc6_0201";
+
+// XHTML markup around an ST body's text (<xhtml><p>…) deeper than this is not an export.
+constexpr int kMaxMarkupDepth = 8;
+
+// An interface section of TC6 and its ST keyword; `accessVars` has none takt reads.
+struct Section {
+    std::string_view element;
+    std::string_view keyword;
+};
+constexpr Section kSections[] = {
+    {"inputVars", "VAR_INPUT"}, {"outputVars", "VAR_OUTPUT"},     {"inOutVars", "VAR_IN_OUT"},  {"localVars", "VAR"},
+    {"tempVars", "VAR_TEMP"},   {"externalVars", "VAR_EXTERNAL"}, {"globalVars", "VAR_GLOBAL"},
+};
+
+// `CONSTANT`, `RETAIN`, … of a variable list's attributes.
+std::string qualifiers(const pugi::xml_node& list) {
+    std::string q;
+    if (list.attribute("constant").as_bool()) {
+        q += " CONSTANT";
+    }
+    if (list.attribute("retain").as_bool()) {
+        q += " RETAIN";
+    }
+    if (list.attribute("nonretain").as_bool()) {
+        q += " NON_RETAIN";
+    }
+    if (list.attribute("persistent").as_bool()) {
+        q += " PERSISTENT";
+    }
+    return q;
+}
+
+// A variable list (`<inputVars>` …): `VAR_INPUT … END_VAR` with each variable on its own line.
+void varList(plcopen::Translator& t, const pugi::xml_node& list, std::string_view keyword, std::string_view owner) {
+    t.moveTo(list);
+    t.put(fmt::format("{}{}", keyword, qualifiers(list)));
+    for (const pugi::xml_node& v : list.children()) {
+        if (v.type() == pugi::node_element && plcopen::localName(v) == "variable") {
+            t.variable(v, owner);
+        }
+    }
+    t.put(" END_VAR");
+}
+
+// The text of an ST body: every text and CDATA node below `<ST>` (CODESYS writes it in
+// `<xhtml>`, Beremiz in `<xhtml:p><![CDATA[…]]>`), each at its own place.
+void stBody(plcopen::Translator& t, const pugi::xml_node& st, int depth = 0) {
+    if (depth > kMaxMarkupDepth) {
+        t.problem(DiagCode::PlcopenInvalid, st, fmt::format("ST body: markup nests deeper than {}", kMaxMarkupDepth));
+        return;
+    }
+    for (pugi::xml_node n = st.first_child(); n; n = n.next_sibling()) {
+        if (n.type() == pugi::node_pcdata || n.type() == pugi::node_cdata) {
+            std::string_view text = n.value();
+            if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+                continue;
+            }
+            t.moveTo(n);
+            t.put(text);
+            t.put(" ");
+        } else if (n.type() == pugi::node_element) {
+            stBody(t, n, depth + 1);
+        }
+    }
+}
+
+// The first element below `node` with a localId: the place an unsupported body names.
+pugi::xml_node firstWithLocalId(const pugi::xml_node& node) {
+    for (pugi::xml_node n = node.first_child(); n; n = n.next_sibling()) {
+        if (n.type() != pugi::node_element) {
+            continue;
+        }
+        if (n.attribute("localId")) {
+            return n;
+        }
+    }
+    return node;
+}
+
+} // namespace
+
+namespace plcopen {
+
+void translatePou(Translator& t, const pugi::xml_node& pou) {
+    const std::string_view name = pou.attribute("name").value();
+    if (!isIdentifier(name)) {
+        t.problem(DiagCode::PlcopenInvalid, pou, fmt::format("<pou>: '{}' is not a POU name", name));
+        return;
+    }
+    const std::string_view kind = pou.attribute("pouType").value();
+    const std::string_view keyword = kind == "program"         ? "PROGRAM"
+                                     : kind == "functionBlock" ? "FUNCTION_BLOCK"
+                                     : kind == "function"      ? "FUNCTION"
+                                                               : "";
+    if (keyword.empty()) {
+        t.problem(DiagCode::PlcopenInvalid, pou,
+                  fmt::format("POU '{}': pouType '{}' is not program, functionBlock or function", name, kind));
+        return;
+    }
+    const pugi::xml_node iface = child(pou, "interface");
+    std::string header = fmt::format("{} {}", keyword, name);
+    if (const pugi::xml_node ret = child(iface, "returnType"); ret) {
+        std::optional<std::string> type = t.typeOf(ret, name);
+        if (!type) {
+            return;
+        }
+        header += " : " + *type;
+    } else if (kind == "function") {
+        t.problem(DiagCode::PlcopenInvalid, pou, fmt::format("function '{}' has no <returnType>", name));
+        return;
+    }
+    t.moveTo(pou);
+    t.put(header);
+    for (const pugi::xml_node& list : iface.children()) {
+        if (list.type() != pugi::node_element) {
+            continue;
+        }
+        const std::string_view element = localName(list);
+        const auto* section = std::find_if(std::begin(kSections), std::end(kSections),
+                                           [&](const Section& s) { return s.element == element; });
+        if (section != std::end(kSections)) {
+            varList(t, list, section->keyword, name);
+        } else if (element != "returnType" && element != "documentation" && element != "addData") {
+            t.problem(DiagCode::PlcopenUnsupported, list,
+                      fmt::format("POU '{}': the interface section <{}> is not supported yet", name, element));
+        }
+    }
+    for (const std::string_view part : {"actions", "transitions"}) {
+        if (const pugi::xml_node list = child(pou, part); list && firstElement(list)) {
+            t.problem(DiagCode::PlcopenUnsupported, firstElement(list),
+                      fmt::format("POU '{}': <{}> are not supported yet", name, part));
+        }
+    }
+    for (const pugi::xml_node& body : pou.children()) {
+        if (body.type() != pugi::node_element || localName(body) != "body") {
+            continue;
+        }
+        const pugi::xml_node language = firstElement(body);
+        const std::string_view lang = language ? localName(language) : std::string_view();
+        if (lang == "ST") {
+            stBody(t, language);
+        } else if (lang == "FBD") {
+            translateFbd(t, language, name);
+        } else if (lang == "IL" || lang == "LD" || lang == "SFC") {
+            t.problem(DiagCode::PlcopenUnsupported, firstWithLocalId(language),
+                      fmt::format("POU '{}': a body in {} is not supported yet (only ST and FBD bodies are read)", name,
+                                  lang));
+        } else if (!lang.empty() && lang != "documentation" && lang != "addData") {
+            t.problem(DiagCode::PlcopenInvalid, language,
+                      fmt::format("POU '{}': <{}> is not a body language", name, lang));
+        }
+    }
+    t.put(fmt::format(" END_{}", keyword));
+}
+
+void translateConfiguration(Translator& t, const pugi::xml_node& configuration) {
+    const std::string_view name = configuration.attribute("name").value();
+    if (!isIdentifier(name)) {
+        t.problem(DiagCode::PlcopenInvalid, configuration,
+                  fmt::format("<configuration>: '{}' is not a configuration name", name));
+        return;
+    }
+    t.moveTo(configuration);
+    t.put(fmt::format("CONFIGURATION {}", name));
+    for (const pugi::xml_node& item : configuration.children()) {
+        if (item.type() != pugi::node_element) {
+            continue;
+        }
+        const std::string_view element = localName(item);
+        if (element == "globalVars") {
+            varList(t, item, "VAR_GLOBAL", name);
+            continue;
+        }
+        if (element != "resource") {
+            if (element != "documentation" && element != "addData") {
+                t.problem(DiagCode::PlcopenUnsupported, item,
+                          fmt::format("configuration '{}': <{}> is not supported yet", name, element));
+            }
+            continue;
+        }
+        const std::string_view resName = item.attribute("name").value();
+        if (!isIdentifier(resName)) {
+            t.problem(DiagCode::PlcopenInvalid, item, fmt::format("<resource>: '{}' is not a resource name", resName));
+            continue;
+        }
+        PlcopenResource resource{std::string(name), std::string(resName), {}};
+        const std::string owner = fmt::format("{}.{}", name, resName);
+        t.moveTo(item);
+        t.put(fmt::format("RESOURCE {}", resName));
+        const auto instance = [&](const pugi::xml_node& inst, std::string_view task) {
+            const std::string_view instName = inst.attribute("name").value();
+            const std::string_view typeName = inst.attribute("typeName").value();
+            if (!isIdentifier(instName) || !isIdentifier(typeName)) {
+                t.problem(DiagCode::PlcopenInvalid, inst,
+                          fmt::format("resource '{}': <pouInstance> needs a 'name' and a 'typeName'", owner));
+                return;
+            }
+            t.moveTo(inst);
+            t.put(task.empty() ? fmt::format("PROGRAM {} : {};", instName, typeName)
+                               : fmt::format("PROGRAM {} WITH {} : {};", instName, task, typeName));
+        };
+        for (const pugi::xml_node& part : item.children()) {
+            if (part.type() != pugi::node_element) {
+                continue;
+            }
+            const std::string_view what = localName(part);
+            if (what == "globalVars") {
+                varList(t, part, "VAR_GLOBAL", owner);
+            } else if (what == "pouInstance") {
+                instance(part, {});
+            } else if (what == "task") {
+                PlcopenTask task;
+                task.name = part.attribute("name").value();
+                task.line = t.xmlLine(part);
+                if (!isIdentifier(task.name)) {
+                    t.problem(DiagCode::PlcopenInvalid, part,
+                              fmt::format("resource '{}': '{}' is not a task name", owner, task.name));
+                    continue;
+                }
+                std::string settings;
+                const std::string_view interval = part.attribute("interval").value();
+                const std::string_view single = part.attribute("single").value();
+                if (!interval.empty()) {
+                    if (!plcopenIntervalMs(interval, task.intervalMs)) {
+                        t.problem(DiagCode::PlcopenInvalid, part,
+                                  fmt::format("task '{}': interval '{}' is neither a TIME literal (T#20ms) nor a "
+                                              "duration (PT0.02S) of at least 1 ms",
+                                              task.name, interval));
+                        continue;
+                    }
+                    task.interval = fmt::format("T#{}ms", task.intervalMs);
+                    settings = "INTERVAL := " + task.interval;
+                } else if (!single.empty()) {
+                    if (!isIdentifier(single)) {
+                        t.problem(DiagCode::PlcopenInvalid, part,
+                                  fmt::format("task '{}': single '{}' is not a variable name", task.name, single));
+                        continue;
+                    }
+                    task.single = single;
+                    settings = "SINGLE := " + task.single;
+                }
+                if (const pugi::xml_attribute priority = part.attribute("priority"); priority) {
+                    task.priority = priority.value();
+                    if (task.priority.empty() || !std::all_of(task.priority.begin(), task.priority.end(),
+                                                              [](char c) { return c >= '0' && c <= '9'; })) {
+                        t.problem(DiagCode::PlcopenInvalid, part,
+                                  fmt::format("task '{}': priority '{}' is not a number", task.name, task.priority));
+                        continue;
+                    }
+                    settings += fmt::format("{}PRIORITY := {}", settings.empty() ? "" : ", ", task.priority);
+                }
+                t.moveTo(part);
+                t.put(fmt::format("TASK {}({});", task.name, settings));
+                for (const pugi::xml_node& inst : part.children()) {
+                    if (inst.type() == pugi::node_element && localName(inst) == "pouInstance") {
+                        instance(inst, task.name);
+                    }
+                }
+                resource.tasks.push_back(std::move(task));
+            } else if (what != "documentation" && what != "addData") {
+                t.problem(DiagCode::PlcopenUnsupported, part,
+                          fmt::format("resource '{}': <{}> is not supported yet", owner, what));
+            }
+        }
+        t.put(" END_RESOURCE");
+        t.out.resources.push_back(std::move(resource));
+    }
+    t.put(" END_CONFIGURATION");
+}
+
+} // namespace plcopen
+
+bool isPlcopenPath(const std::filesystem::path& path) {
+    std::string ext = path.extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+    return ext == ".xml";
+}
+
+bool plcopenIntervalMs(std::string_view text, std::uint32_t& ms) {
+    double seconds = 0;
+    if (text.starts_with("PT") || text.starts_with("pt")) {
+        // xsd:duration as CODESYS writes task intervals: PT0.02S, PT1M30S, PT1H.
+        std::string_view rest = text.substr(2);
+        if (rest.empty()) {
+            return false;
+        }
+        while (!rest.empty()) {
+            std::size_t n = 0;
+            while (n < rest.size() && (std::isdigit(static_cast<unsigned char>(rest[n])) != 0 || rest[n] == '.')) {
+                ++n;
+            }
+            if (n == 0 || n == rest.size()) {
+                return false;
+            }
+            double value = 0;
+            std::string error;
+            if (!decodeReal(rest.substr(0, n), value, error)) {
+                return false;
+            }
+            const char unit = static_cast<char>(std::toupper(static_cast<unsigned char>(rest[n])));
+            seconds += value * (unit == 'H' ? 3600.0 : unit == 'M' ? 60.0 : unit == 'S' ? 1.0 : -1e30);
+            rest = rest.substr(n + 1);
+        }
+    } else {
+        const std::string_view prefix = literalPrefix(text);
+        std::string upper(prefix);
+        std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+        if (upper != "T" && upper != "TIME") {
+            return false;
+        }
+        std::int64_t nanos = 0;
+        std::string error;
+        if (!decodeDuration(literalBody(text), nanos, error)) {
+            return false;
+        }
+        seconds = static_cast<double>(nanos) / 1e9;
+    }
+    const double whole = std::round(seconds * 1000.0);
+    if (!(whole >= 1.0) || whole > 3600000.0) {
+        return false;
+    }
+    ms = static_cast<std::uint32_t>(whole);
+    return true;
+}
+
+PlcopenTranslation translatePlcopen(std::string_view xml) {
+    plcopen::Translator t(xml);
+    pugi::xml_document doc;
+    const pugi::xml_parse_result parsed =
+        doc.load_buffer(xml.data(), xml.size(), pugi::parse_default, pugi::encoding_utf8);
+    if (!parsed) {
+        t.problemAt(DiagCode::PlcopenInvalid, parsed.offset < 0 ? 0 : static_cast<std::size_t>(parsed.offset),
+                    fmt::format("not well-formed XML: {}", parsed.description()));
+        return std::move(t.out);
+    }
+    const pugi::xml_node root = doc.document_element();
+    // The namespace of the root element: xmlns, or xmlns:PREFIX for <PREFIX:project>.
+    const std::string_view rootName = root.name();
+    const std::size_t colon = rootName.find(':');
+    const std::string nsAttribute =
+        colon == std::string_view::npos ? std::string("xmlns") : fmt::format("xmlns:{}", rootName.substr(0, colon));
+    const std::string_view ns = root.attribute(nsAttribute.c_str()).value();
+    if (plcopen::localName(root) != "project" || (ns != kNamespace200 && ns != kNamespace201)) {
+        t.problem(DiagCode::PlcopenInvalid, root,
+                  fmt::format("not a PLCopen TC6 XML project: the root element is <{}> in namespace '{}' (expected "
+                              "<project> in {} or {})",
+                              root.name(), ns, kNamespace201, kNamespace200));
+        return std::move(t.out);
+    }
+    t.out.projectName = plcopen::child(root, "contentHeader").attribute("name").value();
+    const pugi::xml_node types = plcopen::child(root, "types");
+    for (const pugi::xml_node& type : plcopen::child(types, "dataTypes").children()) {
+        if (type.type() == pugi::node_element && plcopen::localName(type) == "dataType") {
+            t.dataType(type);
+        }
+    }
+    for (const pugi::xml_node& pou : plcopen::child(types, "pous").children()) {
+        if (pou.type() == pugi::node_element && plcopen::localName(pou) == "pou") {
+            plcopen::translatePou(t, pou);
+        }
+    }
+    const pugi::xml_node configurations = plcopen::child(plcopen::child(root, "instances"), "configurations");
+    for (const pugi::xml_node& c : configurations.children()) {
+        if (c.type() == pugi::node_element && plcopen::localName(c) == "configuration") {
+            plcopen::translateConfiguration(t, c);
+        }
+    }
+    return std::move(t.out);
+}
+
+} // namespace takt::compiler

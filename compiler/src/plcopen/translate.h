@@ -1,0 +1,84 @@
+#pragma once
+// The parts of the PLCopen XML reader (plcopen.h) shared by its files: the writer that keeps the
+// XML's lines in the translated ST, and the element helpers. pugixml is the XML parser.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <pugixml.hpp>
+
+#include "takt/compiler/plcopen.h"
+
+namespace takt::compiler::plcopen {
+
+// The element's name without its namespace prefix ("xhtml:p" -> "p").
+[[nodiscard]] std::string_view localName(const pugi::xml_node& node);
+// The first child element named `name` (prefix ignored); empty when none.
+[[nodiscard]] pugi::xml_node child(const pugi::xml_node& node, std::string_view name);
+// The first child element, whatever its name.
+[[nodiscard]] pugi::xml_node firstElement(const pugi::xml_node& node);
+
+// Builds the translated ST. Text is only appended, and before each piece the writer moves to the
+// line and column of the element it comes from (never backwards: a piece whose element lies
+// before what is written already follows it on the same line). Newlines come only from the
+// XML's own newlines, so line N of the ST is line N of the XML.
+class Translator {
+public:
+    explicit Translator(std::string_view xml);
+
+    // Moves to `node`'s position in the XML (an element's '<', a text's first character).
+    void moveTo(const pugi::xml_node& node);
+    // Appends `text`, counting its newlines.
+    void put(std::string_view text);
+    // A problem at `node`, with the element's localId (when it has one) in the message.
+    void problem(DiagCode code, const pugi::xml_node& node, std::string message);
+    // A problem at a byte offset of the XML (where pugixml stopped on malformed XML).
+    void problemAt(DiagCode code, std::size_t xmlOffset, std::string message);
+
+    [[nodiscard]] std::uint32_t xmlLine(const pugi::xml_node& node) const;
+
+    // The ST text of a type element's content (`<type>`, `<baseType>`); nothing after a problem.
+    [[nodiscard]] std::optional<std::string> typeOf(const pugi::xml_node& holder, std::string_view where);
+    // The ST text of an `<initialValue>`'s content; nothing after a problem.
+    [[nodiscard]] std::optional<std::string> valueOf(const pugi::xml_node& holder, std::string_view where);
+    // `name [AT address] : type [:= value];` of one `<variable>`, written at its place; `owner`
+    // names its POU or resource in messages and in the located list.
+    void variable(const pugi::xml_node& var, std::string_view owner);
+    // `TYPE … END_TYPE` of one `<dataType>`.
+    void dataType(const pugi::xml_node& type);
+
+    PlcopenTranslation out;
+
+private:
+    struct LineCol {
+        std::uint32_t line;
+        std::uint32_t column;
+    };
+    [[nodiscard]] LineCol position(const pugi::xml_node& node) const;
+    [[nodiscard]] LineCol positionAt(std::size_t offset) const;
+    void moveTo(LineCol to);
+    [[nodiscard]] std::optional<std::string> typeElement(const pugi::xml_node& type, std::string_view where, int depth);
+    [[nodiscard]] std::optional<std::string> valueElement(const pugi::xml_node& value, std::string_view where,
+                                                          int depth);
+
+    std::string_view xml_;
+    // Byte offsets in the XML where its lines start: after LF, CRLF or a lone CR, the line ends
+    // XML knows (pugixml turns each into one LF in text and attribute values).
+    std::vector<std::uint32_t> lineStarts_;
+    std::uint32_t line_ = 1;
+    std::uint32_t column_ = 1;
+};
+
+// A name the ST front end can take as an identifier (letters, digits, '_', not starting with a
+// digit); the reader refuses others (E0026) so an attribute cannot inject ST.
+[[nodiscard]] bool isIdentifier(std::string_view name);
+
+// The POUs (`types/pous`) and the configurations (`instances/configurations`): reader_pou.cpp.
+void translatePou(Translator& t, const pugi::xml_node& pou);
+void translateConfiguration(Translator& t, const pugi::xml_node& configuration);
+// The statements of an `<FBD>` body of POU `pou` (fbd.cpp).
+void translateFbd(Translator& t, const pugi::xml_node& fbd, std::string_view pou);
+
+} // namespace takt::compiler::plcopen

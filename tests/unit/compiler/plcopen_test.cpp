@@ -1,0 +1,392 @@
+// PLCopen XML as a source kind (plcopen.h): a .xml file in the sources is translated to ST line for
+// line, so the whole front end checks it and every diagnostic names the XML file and the line of
+// the element it is about; what the reader cannot translate is E0026/E0027, never a silent skip.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "support/paths.h"
+#include "support/temp_dir.h"
+#include "takt/compiler/plcopen.h"
+#include "takt/compiler/project.h"
+
+namespace takt::compiler {
+namespace {
+
+namespace fs = std::filesystem;
+using test::TempDir;
+
+std::string fixture() {
+    std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/mixer.xml", std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// The 1-based line of the first occurrence of `needle` in `text`; 0 when absent.
+std::uint32_t lineOf(const std::string& text, const std::string& needle) {
+    const std::size_t at = text.find(needle);
+    return at == std::string::npos ? 0
+                                   : static_cast<std::uint32_t>(std::count(text.begin(), text.begin() + at, '\n') + 1);
+}
+
+// "path:line code" of each diagnostic, in order, then its message after " | ".
+std::vector<std::string> diagnostics(const Project& p) {
+    std::vector<std::string> out;
+    for (const Diagnostic& d : p.diagnostics) {
+        const SourceFile& f = p.sources->file(d.span.file);
+        out.push_back(f.path() + ":" + std::to_string(f.lineCol(d.span.begin).line) + " " +
+                      std::string(diagInfo(d.code).code) + " | " + d.message);
+    }
+    return out;
+}
+
+Project checkXml(TempDir& dir, const std::string& xml) {
+    dir.write("src/plant.xml", xml);
+    return checkProject({dir.path(), {}, false, {}, {}});
+}
+
+// A minimal TC6 2.01 document around `pous` (and `types` before them).
+std::string document(const std::string& pous, const std::string& types = {}) {
+    return "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+           "<project xmlns=\"http://www.plcopen.org/xml/tc6_0201\" xmlns:xhtml=\"http://www.w3.org/1999/xhtml\">\n"
+           "  <fileHeader companyName=\"c\" productName=\"p\" productVersion=\"1\" "
+           "creationDateTime=\"2024-01-01T00:00:00\"/>\n"
+           "  <contentHeader name=\"plant\"/>\n"
+           "  <types>\n"
+           "    <dataTypes>" +
+           types +
+           "</dataTypes>\n"
+           "    <pous>\n" +
+           pous +
+           "    </pous>\n"
+           "  </types>\n"
+           "</project>\n";
+}
+
+TEST(Plcopen, TheMixerProjectChecksWithoutADiagnostic) {
+    TempDir dir;
+    const Project p = checkXml(dir, fixture());
+    ASSERT_TRUE(p.valid());
+    EXPECT_EQ(p.errorCount, 0u) << ::testing::PrintToString(diagnostics(p));
+    EXPECT_EQ(p.warningCount, 0u) << ::testing::PrintToString(diagnostics(p));
+    EXPECT_EQ(p.sourcePaths, std::vector<std::string>{"src/plant.xml"});
+}
+
+TEST(Plcopen, TheTranslationKeepsTheXmlsLines) {
+    const std::string xml = fixture();
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty());
+    // A declaration on its <variable>'s line, a body statement on its own line, the POU header on
+    // the <pou>'s line, the task on the <task>'s line.
+    EXPECT_EQ(lineOf(t.text, "Start AT %IX0.0 : BOOL;"), lineOf(xml, "<variable name=\"Start\""));
+    EXPECT_EQ(lineOf(t.text, "FillPercent := MIN(ToPercent(Level), Share);"),
+              lineOf(xml, "FillPercent := MIN(ToPercent(Level), Share);"));
+    EXPECT_EQ(lineOf(t.text, "PROGRAM MixerControl"), lineOf(xml, "<pou name=\"MixerControl\""));
+    EXPECT_EQ(lineOf(t.text, "FUNCTION ToPercent : INT"), lineOf(xml, "<pou name=\"ToPercent\""));
+    EXPECT_EQ(lineOf(t.text, "TASK MainTask(INTERVAL := T#20ms, PRIORITY := 2);"),
+              lineOf(xml, "<task name=\"MainTask\""));
+    EXPECT_EQ(lineOf(t.text, "PROGRAM Mixer0 WITH MainTask : MixerControl;"),
+              lineOf(xml, "<pouInstance name=\"Mixer0\""));
+    EXPECT_NE(t.text.find("Batch : Recipe := (FillLevel := 400, MixCycles := 2);"), std::string::npos) << t.text;
+    EXPECT_NE(t.text.find("History : ARRAY[1..4] OF INT := [4(-1)];"), std::string::npos);
+    EXPECT_NE(t.text.find("TYPE MixerState : (IDLE, FILLING, MIXING, DRAINING) := IDLE; END_TYPE"), std::string::npos);
+    EXPECT_NE(t.text.find("TYPE Percent : INT(0..100); END_TYPE"), std::string::npos);
+    // The last item written is the last program instance; the closing tags after it need no lines.
+    EXPECT_EQ(std::count(t.text.begin(), t.text.end(), '\n') + 1, lineOf(xml, "<pouInstance name=\"Mixer0\""));
+}
+
+TEST(Plcopen, ResourcesTasksAndLocatedVariables) {
+    const PlcopenTranslation t = translatePlcopen(fixture());
+    ASSERT_EQ(t.resources.size(), 1u);
+    EXPECT_EQ(t.resources[0].configuration, "Config0");
+    EXPECT_EQ(t.resources[0].name, "Res0");
+    ASSERT_EQ(t.resources[0].tasks.size(), 2u);
+    EXPECT_EQ(t.resources[0].tasks[0].name, "FastTask");
+    EXPECT_EQ(t.resources[0].tasks[0].intervalMs, 10u);
+    EXPECT_EQ(t.resources[0].tasks[0].priority, "1");
+    EXPECT_EQ(t.resources[0].tasks[1].intervalMs, 20u); // PT0.02S
+    std::vector<std::string> located;
+    for (const PlcopenLocated& l : t.located) {
+        located.push_back(l.address + " " + l.path + " " + l.type);
+    }
+    EXPECT_EQ(located,
+              (std::vector<std::string>{"%IX0.0 MixerControl.Start BOOL", "%IW1 MixerControl.Level INT",
+                                        "%QX0.0 MixerControl.InletValve BOOL", "%QX0.1 MixerControl.Agitator BOOL",
+                                        "%QX0.2 MixerControl.DrainValve BOOL", "%QW2 MixerControl.FillPercent INT",
+                                        "%QX0.7 Heartbeat.Beat BOOL"}));
+}
+
+TEST(Plcopen, AnErrorInAnStBodyNamesTheXmlFileAndLine) {
+    TempDir dir;
+    const std::string xml = document("      <pou name=\"Main\" pouType=\"program\">\n"
+                                     "        <interface><localVars>\n"
+                                     "          <variable name=\"Count\"><type><INT/></type></variable>\n"
+                                     "        </localVars></interface>\n"
+                                     "        <body><ST><xhtml:p><![CDATA[Count := Count + 1;\n"
+                                     "Cuont := 0;]]></xhtml:p></ST></body>\n"
+                                     "      </pou>\n");
+    const Project p = checkXml(dir, xml);
+    const std::vector<std::string> d = diagnostics(p);
+    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
+    EXPECT_EQ(d[0].substr(0, d[0].find(" | ")), "src/plant.xml:" + std::to_string(lineOf(xml, "Cuont")) + " E0104");
+}
+
+TEST(Plcopen, AGraphicalBodyIsE0027NamingThePouAndTheElement) {
+    TempDir dir;
+    const std::string xml = document("      <pou name=\"Interlock\" pouType=\"program\">\n"
+                                     "        <interface/>\n"
+                                     "        <body>\n"
+                                     "          <LD>\n"
+                                     "            <leftPowerRail localId=\"1\" height=\"40\" width=\"10\"/>\n"
+                                     "          </LD>\n"
+                                     "        </body>\n"
+                                     "      </pou>\n");
+    const std::vector<std::string> d = diagnostics(checkXml(dir, xml));
+    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
+    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "leftPowerRail")) +
+                        " E0027 | POU 'Interlock': a body in LD is not supported yet (only ST and FBD bodies are "
+                        "read) (localId 1)");
+}
+
+TEST(Plcopen, MalformedXmlIsE0026AtItsLine) {
+    TempDir dir;
+    const std::string xml = document("      <pou name=\"Main\" pouType=\"program\">\n"
+                                     "        <interface>\n"
+                                     "      </pou>\n");
+    const std::vector<std::string> d = diagnostics(checkXml(dir, xml));
+    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
+    EXPECT_TRUE(
+        d[0].starts_with("src/plant.xml:" + std::to_string(lineOf(xml, "</pou>")) + " E0026 | not well-formed XML"))
+        << d[0];
+}
+
+TEST(Plcopen, LinesEndingInALoneCarriageReturnCountAsXmlCountsThem) {
+    // XML reads CR, LF and CRLF alike; the translated body kept a line the XML's LF count missed.
+    TempDir dir;
+    std::string xml =
+        document("      <pou name=\"Main\" pouType=\"program\">\n"
+                 "        <interface/>\n"
+                 "        <body><ST><xhtml:p><![CDATA[(* a *)\n(* b *)\nCuont := 0;]]></xhtml:p></ST></body>\n"
+                 "      </pou>\n");
+    std::replace(xml.begin(), xml.end(), '\n', '\r');
+    const std::vector<std::string> d = diagnostics(checkXml(dir, xml));
+    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
+    EXPECT_EQ(d[0].substr(0, d[0].find(" | ")), "src/plant.xml:12 E0104");
+}
+
+TEST(Plcopen, AnotherXmlDocumentIsE0026) {
+    TempDir dir;
+    const std::vector<std::string> d =
+        diagnostics(checkXml(dir, "<?xml version=\"1.0\"?>\n<project xmlns=\"urn:other\"/>\n"));
+    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
+    EXPECT_TRUE(d[0].starts_with("src/plant.xml:2 E0026 | not a PLCopen TC6 XML project")) << d[0];
+}
+
+TEST(Plcopen, TheOlderNamespaceAndCodesysStBodiesAreRead) {
+    TempDir dir;
+    std::string xml = document("      <pou name=\"Main\" pouType=\"program\">\n"
+                               "        <interface><localVars>\n"
+                               "          <variable name=\"N\"><type><DINT/></type></variable>\n"
+                               "        </localVars></interface>\n"
+                               "        <body><ST><xhtml xmlns=\"http://www.w3.org/1999/xhtml\">N := N + 1;\n"
+                               "IF N &gt; 10 THEN N := 0; END_IF;</xhtml></ST></body>\n"
+                               "      </pou>\n");
+    xml.replace(xml.find("tc6_0201"), 8, "tc6_0200");
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+}
+
+TEST(Plcopen, ANameThatIsNoIdentifierIsE0026) {
+    TempDir dir;
+    const std::string xml =
+        document("      <pou name=\"Main\" pouType=\"program\">\n"
+                 "        <interface><localVars>\n"
+                 "          <variable name=\"x\"><type><derived name=\"INT; y\"/></type></variable>\n"
+                 "        </localVars></interface>\n"
+                 "      </pou>\n");
+    const std::vector<std::string> d = diagnostics(checkXml(dir, xml));
+    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
+    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<derived")) +
+                        " E0026 | Main.x: 'INT; y' is not a type name");
+}
+
+TEST(Plcopen, PouActionsAreE0027) {
+    TempDir dir;
+    const std::string xml =
+        document("      <pou name=\"Main\" pouType=\"program\">\n"
+                 "        <interface/>\n"
+                 "        <actions>\n"
+                 "          <action name=\"Reset\"><body><ST><xhtml:p>;</xhtml:p></ST></body></action>\n"
+                 "        </actions>\n"
+                 "      </pou>\n");
+    const std::vector<std::string> d = diagnostics(checkXml(dir, xml));
+    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
+    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<action ")) +
+                        " E0027 | POU 'Main': <actions> are not supported yet");
+}
+
+std::string fbdFixture() {
+    std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/fbd_network.xml", std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+TEST(Plcopen, AnFbdBodyBecomesStatementsInTopologicalOrder) {
+    const std::string xml = fbdFixture();
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    // No executionOrderId: the sinks in document order, each after the FB call it reads; the TON
+    // is called before `Lamp` reads its Q; a function is written where its output is read; the
+    // connector/continuation pair carries the AND; the negated pin is a NOT; the in-out variable
+    // is assigned before MUL reads it.
+    std::string statements;
+    for (const std::string s :
+         {"Delay(IN := (Start), PT := (T#30ms));", "Lamp := Delay.Q;", "Alarm := AND((Start), NOT Delay.Q);",
+          "Count := ADD((Count), (1));", "Scaled := MUL((Count), (1));"}) {
+        const std::size_t at = t.text.find(s);
+        EXPECT_NE(at, std::string::npos) << s << " in\n" << t.text;
+        statements += std::to_string(at == std::string::npos ? 0 : lineOf(t.text, s)) + " ";
+    }
+    // Each on the line of its element (the call moved before the first sink that reads it).
+    EXPECT_EQ(statements,
+              fmt::format("{0} {0} {1} {2} {3} ", lineOf(xml, "<outVariable localId=\"10\""),
+                          lineOf(xml, "<outVariable localId=\"11\""), lineOf(xml, "<inOutVariable localId=\"12\""),
+                          lineOf(xml, "<outVariable localId=\"14\"")));
+    TempDir dir;
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+}
+
+TEST(Plcopen, ExecutionOrderIdsDecideTheOrder) {
+    std::string xml = fbdFixture();
+    // Scaled first, then the rest: the ids are the XML's order, not the reader's.
+    const auto setId = [&](const std::string& element, int id) {
+        const std::size_t at = xml.find(element);
+        ASSERT_NE(at, std::string::npos);
+        xml.insert(at + element.size(), fmt::format(" executionOrderId=\"{}\"", id));
+    };
+    setId("<outVariable localId=\"14\"", 1);
+    setId("<block localId=\"4\"", 2);
+    setId("<outVariable localId=\"10\"", 3);
+    setId("<outVariable localId=\"11\"", 4);
+    setId("<inOutVariable localId=\"12\"", 5);
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    const std::size_t scaled = t.text.find("Scaled := MUL((Count), (1));");
+    const std::size_t count = t.text.find("Count := ADD((Count), (1));");
+    const std::size_t call = t.text.find("Delay(IN := (Start), PT := (T#30ms));");
+    ASSERT_NE(scaled, std::string::npos) << t.text;
+    EXPECT_LT(scaled, call) << t.text;
+    EXPECT_LT(call, count) << t.text;
+}
+
+TEST(Plcopen, AnFbdConnectionToNoElementIsE0026) {
+    std::string xml = fbdFixture();
+    const std::string ref = "<connection refLocalId=\"8\"/>";
+    xml.replace(xml.find(ref), ref.size(), "<connection refLocalId=\"99\"/>");
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_EQ(t.problems.size(), 1u);
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenInvalid);
+    EXPECT_EQ(t.problems[0].message, "POU 'FbdMain': a connection names localId 99, which no element has");
+}
+
+TEST(Plcopen, EventTasksAndGlobalsOfTheConfigurationCompile) {
+    TempDir dir;
+    std::string xml = document("      <pou name=\"Counter\" pouType=\"program\">\n"
+                               "        <interface><externalVars><variable name=\"G\"><type><INT/></type></variable>"
+                               "</externalVars></interface>\n"
+                               "        <body><ST><xhtml:p><![CDATA[G := G + 1;]]></xhtml:p></ST></body>\n"
+                               "      </pou>\n");
+    xml.replace(
+        xml.find("</project>"), 10,
+        "<instances><configurations><configuration name=\"C\">\n"
+        "<resource name=\"R\">\n"
+        "<task name=\"Cyc\" interval=\"PT0.05S\" priority=\"1\"><pouInstance name=\"p1\" "
+        "typeName=\"Counter\"/></task>\n"
+        "<task name=\"Ev\" single=\"Trig\" priority=\"3\"><pouInstance name=\"p2\" typeName=\"Counter\"/></task>\n"
+        "<globalVars><variable name=\"Trig\"><type><BOOL/></type></variable></globalVars>\n"
+        "</resource>\n"
+        "<globalVars retain=\"true\"><variable name=\"G\"><type><INT/></type><initialValue><simpleValue "
+        "value=\"5\"/></initialValue></variable></globalVars>\n"
+        "</configuration></configurations></instances></project>");
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    EXPECT_NE(t.text.find("TASK Cyc(INTERVAL := T#50ms, PRIORITY := 1);"), std::string::npos) << t.text;
+    EXPECT_NE(t.text.find("TASK Ev(SINGLE := Trig, PRIORITY := 3);"), std::string::npos) << t.text;
+    EXPECT_NE(t.text.find("VAR_GLOBAL RETAIN "), std::string::npos) << t.text;
+    EXPECT_NE(t.text.find("G : INT := 5; END_VAR END_CONFIGURATION"), std::string::npos) << t.text;
+    ASSERT_EQ(t.resources.size(), 1u);
+    ASSERT_EQ(t.resources[0].tasks.size(), 2u);
+    EXPECT_EQ(t.resources[0].tasks[1].single, "Trig");
+    EXPECT_EQ(t.resources[0].tasks[1].intervalMs, 0u);
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+}
+
+TEST(Plcopen, ABadTaskIntervalIsE0026NamingTheTask) {
+    std::string xml = document("");
+    xml.replace(xml.find("</project>"), 10,
+                "<instances><configurations><configuration name=\"C\"><resource name=\"R\">\n"
+                "<task name=\"Cyc\" interval=\"20ms\" priority=\"1\"/>\n"
+                "</resource></configuration></configurations></instances></project>");
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_EQ(t.problems.size(), 1u);
+    EXPECT_EQ(t.problems[0].line, lineOf(xml, "<task "));
+    EXPECT_EQ(t.problems[0].message, "task 'Cyc': interval '20ms' is neither a TIME literal (T#20ms) nor a duration "
+                                     "(PT0.02S) of at least 1 ms");
+}
+
+TEST(Plcopen, IntervalsInBothForms) {
+    std::uint32_t ms = 0;
+    EXPECT_TRUE(plcopenIntervalMs("T#20ms", ms));
+    EXPECT_EQ(ms, 20u);
+    EXPECT_TRUE(plcopenIntervalMs("TIME#1s500ms", ms));
+    EXPECT_EQ(ms, 1500u);
+    EXPECT_TRUE(plcopenIntervalMs("PT0.02S", ms));
+    EXPECT_EQ(ms, 20u);
+    EXPECT_TRUE(plcopenIntervalMs("PT1M30S", ms));
+    EXPECT_EQ(ms, 90000u);
+    EXPECT_FALSE(plcopenIntervalMs("PT0S", ms));
+    EXPECT_FALSE(plcopenIntervalMs("PT", ms));
+    EXPECT_FALSE(plcopenIntervalMs("PT5X", ms));
+    EXPECT_FALSE(plcopenIntervalMs("20ms", ms));
+    EXPECT_FALSE(plcopenIntervalMs("T#0.1ms", ms));
+}
+
+TEST(Plcopen, XmlFilesAreDiscoveredBesideSt) {
+    TempDir dir;
+    dir.write("src/a.st", "");
+    dir.write("src/b/plant.XML", "");
+    dir.write("src/notes.txt", "");
+    std::vector<std::string> names;
+    for (const fs::path& p : discoverSources(dir.path() / "src")) {
+        names.push_back(p.lexically_relative(dir.path() / "src").generic_string());
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"a.st", "b/plant.XML"}));
+}
+
+TEST(Plcopen, DeepMarkupIsAnErrorNotACrash) {
+    std::string deep = "<?xml version=\"1.0\"?>\n<project xmlns=\"http://www.plcopen.org/xml/tc6_0201\"><types><pous>"
+                       "<pou name=\"M\" pouType=\"program\"><body><ST>";
+    for (int i = 0; i < 100000; ++i) {
+        deep += "<p>";
+    }
+    for (int i = 0; i < 100000; ++i) {
+        deep += "</p>";
+    }
+    deep += "</ST></body></pou></pous></types></project>\n";
+    const PlcopenTranslation t = translatePlcopen(deep);
+    ASSERT_EQ(t.problems.size(), 1u);
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenInvalid);
+}
+
+} // namespace
+} // namespace takt::compiler
