@@ -151,19 +151,7 @@ void readOpcua(TableReader& r, RuntimeConfig::Opcua& o) {
     if (auto n = r.integer("max_nodes", 1, 1'000'000)) {
         o.maxNodes = static_cast<std::uint32_t>(*n);
     }
-    if (const toml::array* globs = r.array("expose")) {
-        for (std::size_t i = 0; i < globs->size(); ++i) {
-            const toml::node& n = *globs->get(i);
-            const auto* s = n.as_string();
-            if (s == nullptr || s->get().empty()) {
-                r.diagnostics().push_back(diagnosticAt(Severity::Error, r.file(), n.source(),
-                                                       indexedPath(r.keyPath("expose"), i),
-                                                       "expected a glob over variable paths, e.g. \"Main.*\""));
-                continue;
-            }
-            o.expose.push_back(s->get());
-        }
-    }
+    r.globList("expose", o.expose);
     readSecurity(r, o);
     if (auto anonymous = r.boolean("allow_anonymous")) {
         o.allowAnonymous = *anonymous;

@@ -347,3 +347,22 @@ void readRealtime(TableReader& r, RuntimeConfig::Realtime& out) {
 }
 
 } // namespace takt::engine
+
+namespace takt::engine {
+
+void TableReader::globList(std::string_view key, std::vector<std::string>& out) {
+    const toml::array* globs = array(key);
+    for (std::size_t i = 0; globs != nullptr && i < globs->size(); ++i) {
+        const toml::node& n = *globs->get(i);
+        const auto* s = n.as_string();
+        if (s == nullptr || s->get().empty()) {
+            out_.push_back(diagnosticAt(ConfigDiagnostic::Severity::Error, file_, n.source(),
+                                        indexedPath(keyPath(key), i),
+                                        "expected a glob over variable paths, e.g. \"Main.*\""));
+            continue;
+        }
+        out.push_back(s->get());
+    }
+}
+
+} // namespace takt::engine

@@ -110,18 +110,7 @@ void readServers(TableReader& r, RuntimeConfig::Sparkplug& o) {
 }
 
 void readExpose(TableReader& r, RuntimeConfig::Sparkplug& o) {
-    const toml::array* globs = r.array("expose");
-    for (std::size_t i = 0; globs != nullptr && i < globs->size(); ++i) {
-        const toml::node& n = *globs->get(i);
-        const auto* s = n.as_string();
-        if (s == nullptr || s->get().empty()) {
-            r.diagnostics().push_back(diagnosticAt(Severity::Error, r.file(), n.source(),
-                                                   indexedPath(r.keyPath("expose"), i),
-                                                   "expected a glob over variable paths, e.g. \"Main.*\""));
-            continue;
-        }
-        o.expose.push_back(s->get());
-    }
+    r.globList("expose", o.expose);
 }
 
 void readTls(TableReader& r, RuntimeConfig::Sparkplug& o) {

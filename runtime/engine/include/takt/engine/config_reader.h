@@ -91,6 +91,9 @@ public:
     // An array of tables (`[[key]]`): calls `each(entry)` with a reader over each table, named by
     // its index (`key[2]`); an element that is not a table is an error there and is skipped.
     // False when `key` holds no array.
+    // `key` as a list of globs over var.list paths ([runtime.opcua] and [runtime.sparkplug]
+    // `expose`): each element a non-empty string, else an error naming it; appended to `out`.
+    void globList(std::string_view key, std::vector<std::string>& out);
     template <typename Each> bool forEachTable(std::string_view key, Each&& each) {
         const toml::array* items = array(key);
         if (items == nullptr) {
