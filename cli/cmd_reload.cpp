@@ -126,30 +126,30 @@ int runRollback(const ReloadOptions& options) {
                            });
 }
 
+// `takt reload` and `takt rollback` both send an online change and take the same options.
+void addChangeCommand(CLI::App& app, const char* name, const char* description, int (*run)(const ReloadOptions&),
+                      int& exitCode) {
+    auto options = std::make_shared<ReloadOptions>();
+    CLI::App* cmd = app.add_subcommand(name, description);
+    addConnectOptions(*cmd, options->connect);
+    cmd->add_flag("--dry-run", options->dryRun,
+                  "Show what the change would keep, convert, re-initialise, drop and add; apply nothing");
+    cmd->add_flag("-y,--yes", options->yes, "Apply without asking, even a change that re-initialises or drops state");
+    cmd->add_flag("--json", options->json, "Print the runtime's report as JSON");
+    cmd->callback([options, run, &exitCode] { exitCode = run(*options); });
+}
+
 } // namespace
 
 void registerReload(CLI::App& app, int& exitCode) {
-    auto options = std::make_shared<ReloadOptions>();
-    CLI::App* cmd =
-        app.add_subcommand("reload", "Build the project and load it into a running runtime (online change)");
-    addConnectOptions(*cmd, options->connect);
-    cmd->add_flag("--dry-run", options->dryRun,
-                  "Show what the change would keep, convert, re-initialise, drop and add; apply nothing");
-    cmd->add_flag("-y,--yes", options->yes, "Apply without asking, even a change that re-initialises or drops state");
-    cmd->add_flag("--json", options->json, "Print the runtime's report as JSON");
-    cmd->callback([options, &exitCode] { exitCode = runReload(*options); });
+    addChangeCommand(app, "reload", "Build the project and load it into a running runtime (online change)", runReload,
+                     exitCode);
 }
 
 void registerRollback(CLI::App& app, int& exitCode) {
-    auto options = std::make_shared<ReloadOptions>();
-    CLI::App* cmd = app.add_subcommand(
-        "rollback", "Bring back the program a running runtime's last online change replaced (an online change)");
-    addConnectOptions(*cmd, options->connect);
-    cmd->add_flag("--dry-run", options->dryRun,
-                  "Show what the change would keep, convert, re-initialise, drop and add; apply nothing");
-    cmd->add_flag("-y,--yes", options->yes, "Apply without asking, even a change that re-initialises or drops state");
-    cmd->add_flag("--json", options->json, "Print the runtime's report as JSON");
-    cmd->callback([options, &exitCode] { exitCode = runRollback(*options); });
+    addChangeCommand(app, "rollback",
+                     "Bring back the program a running runtime's last online change replaced (an online change)",
+                     runRollback, exitCode);
 }
 
 } // namespace takt::cli
