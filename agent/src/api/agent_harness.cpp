@@ -110,8 +110,9 @@ bool gatherSources(Context& ctx, const Value& params, std::vector<compiler::Sour
     if (!loading.empty() || checked.sourcePaths.empty()) {
         error = rpc::Error{
             rpc::kCommandFailed,
-            loading.empty() ? fmt::format("no source files (*.st, *.pou, *.xml) under '{}'", joinRel(sel.rel, sel.sourcesRoot))
-                            : "the project cannot be loaded:\n" + compiler::renderHuman(loading, *checked.sources),
+            loading.empty()
+                ? fmt::format("no source files (*.st, *.pou, *.xml) under '{}'", joinRel(sel.rel, sel.sourcesRoot))
+                : "the project cannot be loaded:\n" + compiler::renderHuman(loading, *checked.sources),
             {}};
         return false;
     }
