@@ -3,6 +3,7 @@
 // mosquitto brokers on loopback; a host application on each.
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
+import mqtt from 'mqtt';
 import { metric, num, sleep, startBroker, startHost, startTakt } from './support.mjs';
 
 const cleanups = [];
@@ -66,6 +67,27 @@ test('a lost broker: the node births on the next server of the list with the nex
   assert.match(sparkplug.reason, /connection lost/);
   assert.ok(onB.at - lost < 10000, `born on the second broker ${onB.at - lost} ms after the first was lost`);
   await b.host.next('NDATA', b.host.messages.indexOf(onB));
+});
+
+test('brokers that drop each session right after accepting it get the growing delay, not a reconnect storm', async () => {
+  // A second client with the node's client ID on each broker, reconnecting every 50 ms: each
+  // broker ends the older of the two sessions, so every session of the node ends within 50 ms of
+  // its CONNACK, as on a clustered broker still removing the last session's queue.
+  const a = await brokerWithHost();
+  const b = await brokerWithHost();
+  for (const { broker } of [a, b]) {
+    const twin = mqtt.connect(`mqtt://127.0.0.1:${broker.port}`, { clientId: 'takt-Plant1-Line3', reconnectPeriod: 50 });
+    twin.on('error', () => {});
+    cleanups.push(() => twin.endAsync(true).catch(() => {}));
+  }
+  const takt = await run({ servers: [a.broker.url, b.broker.url] });
+  await sleep(6000);
+  const sessions = (takt.output().match(/sparkplug: connected to /g) ?? []).length;
+  // Rounds of two quick sessions 1 s, 2 s, then 4 s apart: at most 8 sessions in 6 s (without the
+  // delay, one every 50 ms or so).
+  assert.ok(sessions >= 2, `the node tried both brokers: ${sessions} sessions`);
+  assert.ok(sessions <= 8, `${sessions} sessions in 6 s`);
+  assert.match(takt.output(), /connection lost/);
 });
 
 test('Node Control/Next Server: NDEATH on this broker, NBIRTH on the next', async () => {
