@@ -163,7 +163,10 @@ void SparkplugNode::Impl::connect() {
         saveBdSeq();
     }
     const auto& s = options.servers[server];
-    const std::string clientId = fmt::format("takt-{}-{}", options.groupId, options.edgeNodeId);
+    // One client ID per session: what a broker keeps under the last session's ID (RabbitMQ names
+    // the subscription queue after it, and a cluster that lost the queue's node can keep a dead
+    // record of it that refuses every later session of that ID) never meets the next session.
+    const std::string clientId = fmt::format("takt-{}-{}-{}", options.groupId, options.edgeNodeId, bdSeq);
     setHealth([&](SparkplugHealth& h) {
         h.state = "connecting";
         h.server = s.url;

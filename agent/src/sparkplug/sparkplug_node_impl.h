@@ -38,9 +38,9 @@ constexpr auto kConnectTimeout = std::chrono::seconds(5);
 constexpr auto kFirstRoundDelay = std::chrono::milliseconds(1000);
 constexpr auto kMaxRoundDelay = std::chrono::milliseconds(10'000);
 // A session the broker ends sooner than this after accepting it is a failed attempt of the round,
-// not a working session: a broker that accepts and drops at once (a second box with the same
-// client ID, a clustered broker still removing the last session's subscription queue) gets the
-// round's growing delay instead of a reconnect storm that ends only when the race does.
+// not a working session: a broker that accepts and drops at once (one refusing the session's
+// subscription, one dropping oversized packets at the NBIRTH) gets the round's growing delay
+// instead of a reconnect storm.
 constexpr auto kSteadySession = std::chrono::seconds(5);
 constexpr auto kCallTimeout = std::chrono::seconds(10);
 constexpr int kKeepaliveSeconds = 10;
