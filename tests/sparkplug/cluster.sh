@@ -17,6 +17,7 @@ started=$SECONDS
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/takt-sp-cluster-XXXXXX")
 declare -a wrappers=()
+epmd_pid=""
 teardown() {
   local rc=$?
   trap - EXIT INT TERM
@@ -32,9 +33,8 @@ teardown() {
     if [ -s "$work/n$i/pid" ]; then kill -9 "$(cat "$work/n$i/pid")" 2>/dev/null || true; fi
   done
   for pid in "${wrappers[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  if [ -n "$epmd_pid" ]; then kill -9 "$epmd_pid" 2>/dev/null || true; fi
   wait 2>/dev/null || true
-  # The epmd of this cluster (its own port): started by the first node, ended here.
-  if [ -n "${ERL_EPMD_PORT:-}" ]; then epmd -port "$ERL_EPMD_PORT" -kill >/dev/null 2>&1 || true; fi
   if [ "$rc" -ne 0 ]; then
     for i in 1 2 3; do
       echo "--- rabbit$i log (last lines)"
@@ -68,6 +68,14 @@ mkdir -p "$HOME"
 # The cluster's shared Erlang cookie (nodes and rabbitmqctl read it from $HOME).
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$HOME/.erlang.cookie"
 chmod 400 "$HOME/.erlang.cookie"
+# The cluster's own epmd (Erlang's port mapper) on its own port, in the foreground so that it is
+# ended by its pid: the nodes and rabbitmqctl find it through ERL_EPMD_PORT and start none.
+epmd -port "$ERL_EPMD_PORT" -address 127.0.0.1 &
+epmd_pid=$!
+for _ in $(seq 50); do
+  epmd -port "$ERL_EPMD_PORT" -names > /dev/null 2>&1 && break
+  sleep 0.1
+done
 echo '[rabbitmq_mqtt].' > "$work/enabled_plugins"
 : > "$work/rabbitmq-env.conf"
 ctl() { "$rabbit_bin/rabbitmqctl" -n "rabbit$1@localhost" "${@:2}"; }
