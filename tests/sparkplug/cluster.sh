@@ -18,9 +18,11 @@ started=$SECONDS
 work=$(mktemp -d "${TMPDIR:-/tmp}/takt-sp-cluster-XXXXXX")
 declare -a wrappers=()
 epmd_pid=""
+host_pid=""
 teardown() {
   local rc=$?
   trap - EXIT INT TERM
+  if [ -n "$host_pid" ]; then kill -9 "$host_pid" 2>/dev/null || true; fi
   # The takt runs cluster.mjs started (it ends them itself; these are the ones it could not).
   if [ -f "$work/takt.pids" ]; then
     while read -r pid; do
@@ -121,6 +123,10 @@ if [ "$running" != "rabbit1@localhost,rabbit2@localhost,rabbit3@localhost" ]; th
 fi
 echo "cluster test: cluster of $running after $((SECONDS - started))s"
 
+# In the background and waited for: bash runs the INT/TERM traps only between commands, and
+# `wait` is one it leaves for them.
 TAKT_CLUSTER_WORK=$work TAKT_CLUSTER_MQTT_PORTS="${mqtt_ports[*]}" \
 TAKT_CLUSTER_BROKER_PIDS="$(cat "$work/n1/pid") $(cat "$work/n2/pid") $(cat "$work/n3/pid")" \
-  "$node_bin" "$here/cluster.mjs"
+  "$node_bin" "$here/cluster.mjs" &
+host_pid=$!
+wait "$host_pid"
