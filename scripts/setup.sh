@@ -12,9 +12,12 @@ packages=(
   libprotobuf-c-dev protobuf-c-compiler libpugixml-dev
   python3 valgrind llvm-14-dev
   mosquitto socat python3-pymodbus python3-serial python3-serial-asyncio
-  chromium
+  chromium rabbitmq-server
 )
 # chromium: the browser tests of the live page (tests/web) drive Debian's build headless.
+# rabbitmq-server: the clustered-broker test of the Sparkplug edge node (tests/sparkplug/cluster.sh)
+# starts a 3-node cluster of its own from the package's programs; the packaged system instance is
+# stopped and disabled right after the install (below).
 # Node.js and npm for the web page's build (web/), the OPC UA server (opcua/) and for the
 # language-server, grammar, OPC UA and browser tests: Debian's packages when the machine has none. A Node.js that ships its own npm
 # (the nodesource package) is kept: Debian's npm package cannot be installed beside it.
@@ -39,3 +42,13 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The package's postinst starts and enables a system RabbitMQ (rabbit@<host> on 5672/25672, its
+# own cookie) where systemd runs: nothing here uses it, and a broker idling on a test machine only
+# takes memory and ports. Stopped and disabled once, when the package comes in.
+if printf '%s\n' "${missing[@]}" | grep -qx rabbitmq-server; then
+  if [ -d /run/systemd/system ]; then
+    $SUDO systemctl disable --now rabbitmq-server.service >/dev/null 2>&1 || true
+  else
+    $SUDO invoke-rc.d rabbitmq-server stop >/dev/null 2>&1 || true
+  fi
+fi

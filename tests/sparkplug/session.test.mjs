@@ -3,6 +3,7 @@
 // mosquitto brokers on loopback; a host application on each.
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
+import mqtt from 'mqtt';
 import { metric, num, sleep, startBroker, startHost, startTakt } from './support.mjs';
 
 const cleanups = [];
@@ -66,6 +67,41 @@ test('a lost broker: the node births on the next server of the list with the nex
   assert.match(sparkplug.reason, /connection lost/);
   assert.ok(onB.at - lost < 10000, `born on the second broker ${onB.at - lost} ms after the first was lost`);
   await b.host.next('NDATA', b.host.messages.indexOf(onB));
+});
+
+test('brokers that drop each session right after accepting it get the growing delay, not a reconnect storm', async () => {
+  // Brokers that take at most 150-byte packets: they accept the connection (CONNECT with the
+  // NDEATH will fits) and drop it at the NBIRTH, so every session ends within milliseconds of its
+  // CONNACK, as on a clustered broker that refuses the session's subscription.
+  const a = await startBroker('max_packet_size 150\n');
+  const b = await startBroker('max_packet_size 150\n');
+  cleanups.push(() => a.stop(), () => b.stop());
+  const takt = await run({ servers: [a.url, b.url] });
+  await sleep(6000);
+  const sessions = (takt.output().match(/sparkplug: connected to /g) ?? []).length;
+  // Rounds of two quick sessions 1 s, then 2 s apart (at 0, 1 and 3 s): 6 sessions in 6 s; without
+  // the delay one every few milliseconds. The program's values change every cycle meanwhile: the
+  // next round comes all the same.
+  assert.ok(sessions >= 4, `the node came back for the next rounds: ${sessions} sessions in 6 s`);
+  assert.ok(sessions <= 8, `${sessions} sessions in 6 s`);
+  assert.match(takt.output(), /connection lost/);
+});
+
+test('each session has a client ID of its own: takt-<group>-<node>-<bdSeq>', async () => {
+  const { broker, host } = await brokerWithHost();
+  // A client holding the first session's ID does not keep the node off the broker: the node's
+  // next session (after Next Server, on the same single broker) has another ID.
+  const takt = await run({ servers: [broker.url] });
+  const birth = await host.next('NBIRTH');
+  const twin = await mqtt.connectAsync(`mqtt://127.0.0.1:${broker.port}`, { clientId: `takt-Plant1-Line3-${bdSeqOf(birth)}`, reconnectPeriod: 0 });
+  cleanups.push(() => twin.endAsync(true).catch(() => {}));
+  const from = host.messages.length;
+  const rebirth = await host.next('NBIRTH', from, () => true, 15000);
+  assert.equal(bdSeqOf(rebirth), bdSeqOf(birth) + 1);
+  assert.match(takt.output(), new RegExp(`connection lost`));
+  await sleep(2500);
+  assert.equal(host.of('NBIRTH').length, 2, 'the new session is not taken over by the holder of the old ID');
+  assert.equal((await takt.status()).sparkplug.state, 'online');
 });
 
 test('Node Control/Next Server: NDEATH on this broker, NBIRTH on the next', async () => {

@@ -51,11 +51,12 @@ const accepts = (port) =>
     s.once('error', () => resolve(false));
   });
 
-// A mosquitto broker on a free loopback port, anonymous, for the length of a test.
-export async function startBroker() {
+// A mosquitto broker on a free loopback port, anonymous, for the length of a test; `conf` adds
+// lines to its configuration.
+export async function startBroker(conf = '') {
   const dir = mkdtempSync(path.join(tmpdir(), 'takt-sp-broker-'));
   const port = await freePort();
-  writeFileSync(path.join(dir, 'mosquitto.conf'), `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\n`);
+  writeFileSync(path.join(dir, 'mosquitto.conf'), `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\n${conf}`);
   const child = spawn(process.env.TAKT_MOSQUITTO || 'mosquitto', ['-c', path.join(dir, 'mosquitto.conf')], { stdio: 'ignore' });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   await until(`mosquitto on ${port}`, () => accepts(port), 10000);

@@ -163,7 +163,10 @@ void SparkplugNode::Impl::connect() {
         saveBdSeq();
     }
     const auto& s = options.servers[server];
-    const std::string clientId = fmt::format("takt-{}-{}", options.groupId, options.edgeNodeId);
+    // One client ID per session: what a broker keeps under the last session's ID (RabbitMQ names
+    // the subscription queue after it, and a cluster that lost the queue's node can keep a dead
+    // record of it that refuses every later session of that ID) never meets the next session.
+    const std::string clientId = fmt::format("takt-{}-{}-{}", options.groupId, options.edgeNodeId, bdSeq);
     setHealth([&](SparkplugHealth& h) {
         h.state = "connecting";
         h.server = s.url;
@@ -229,8 +232,14 @@ void SparkplugNode::Impl::drop() {
 }
 
 // The session on servers[server] is over: the next server, at once while the round goes on,
-// after a growing delay once every server failed in a row.
+// after a growing delay once every server failed in a row. A session that lasted starts a new
+// round; one that ended within kSteadySession is a failure of the round going on.
 void SparkplugNode::Impl::failed(const std::string& why) {
+    if (connectedAt && Clock::now() - *connectedAt >= sp::kSteadySession) {
+        failuresInRound = 0;
+        roundDelay = kFirstRoundDelay;
+    }
+    connectedAt.reset();
     const auto& s = options.servers[server];
     setHealth([&](SparkplugHealth& h) {
         h.state = "connecting";
@@ -261,8 +270,7 @@ void SparkplugNode::Impl::handle(Event& e) {
         connected = true;
         bdSeqUsed = true;
         connectDeadline.reset();
-        failuresInRound = 0;
-        roundDelay = kFirstRoundDelay;
+        connectedAt = Clock::now();
         log(false, fmt::format("sparkplug: connected to {} (bdSeq {})", options.servers[server].url, bdSeq));
         setHealth([&](SparkplugHealth& h) { h.state = stateTopic.empty() ? "connecting" : "waiting_for_host"; });
         (void)mosquitto_subscribe(mosq, nullptr, ncmdTopic.c_str(), 1);

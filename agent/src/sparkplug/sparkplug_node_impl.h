@@ -37,6 +37,11 @@ constexpr auto kConnectTimeout = std::chrono::seconds(5);
 // After every server of the list failed in a row, the next round waits this long, doubling.
 constexpr auto kFirstRoundDelay = std::chrono::milliseconds(1000);
 constexpr auto kMaxRoundDelay = std::chrono::milliseconds(10'000);
+// A session the broker ends sooner than this after accepting it is a failed attempt of the round,
+// not a working session: a broker that accepts and drops at once (one refusing the session's
+// subscription, one dropping oversized packets at the NBIRTH) gets the round's growing delay
+// instead of a reconnect storm.
+constexpr auto kSteadySession = std::chrono::seconds(5);
 constexpr auto kCallTimeout = std::chrono::seconds(10);
 constexpr int kKeepaliveSeconds = 10;
 // Metrics of one var.subscribe (ValueFeed's limit); a node subscribes in chunks of it.
@@ -176,6 +181,7 @@ struct SparkplugNode::Impl {
     std::optional<sp::Clock::time_point> connectDeadline;
     std::optional<sp::Clock::time_point> retryAt;
     std::size_t failuresInRound = 0;
+    std::optional<sp::Clock::time_point> connectedAt; // of the current session
     std::chrono::milliseconds roundDelay = sp::kFirstRoundDelay;
     std::uint64_t bdSeq = 0;
     bool bdSeqUsed = false;                  // a connection was made with it: the next session takes the next one
