@@ -88,22 +88,30 @@ template <typename... S> ast::StmtList list(S&&... stmts) {
     return out;
 }
 
-enum class Qualifier : std::uint8_t { N, R, S, P, L, D, Unsupported, Unknown };
+enum class Qualifier : std::uint8_t { N, R, S, P, P0, P1, L, D, SD, DS, SL, Unknown };
+
+// The qualifiers that take a time (IEC 61131-3 table 45: L, D, SD, DS, SL).
+bool timed(Qualifier q) {
+    return q == Qualifier::L || q == Qualifier::D || q == Qualifier::SD || q == Qualifier::DS || q == Qualifier::SL;
+}
+
+// The stored qualifiers whose flag has a time of its own: one association of each per action.
+constexpr Qualifier kTimedStores[] = {Qualifier::SD, Qualifier::DS, Qualifier::SL};
+
+std::string_view storeSuffix(Qualifier q) {
+    switch (q) {
+    case Qualifier::SD: return "$SD";
+    case Qualifier::DS: return "$DS";
+    case Qualifier::SL: return "$SL";
+    default: return "$S";
+    }
+}
 
 Qualifier qualifierOf(std::string_view q) {
     static constexpr std::pair<std::string_view, Qualifier> kQualifiers[] = {
-        {"", Qualifier::N},
-        {"N", Qualifier::N},
-        {"R", Qualifier::R},
-        {"S", Qualifier::S},
-        {"P", Qualifier::P},
-        {"L", Qualifier::L},
-        {"D", Qualifier::D},
-        {"P0", Qualifier::Unsupported},
-        {"P1", Qualifier::Unsupported},
-        {"SD", Qualifier::Unsupported},
-        {"DS", Qualifier::Unsupported},
-        {"SL", Qualifier::Unsupported},
+        {"", Qualifier::N},    {"N", Qualifier::N},   {"R", Qualifier::R},   {"S", Qualifier::S},
+        {"P", Qualifier::P},   {"L", Qualifier::L},   {"D", Qualifier::D},   {"P0", Qualifier::P0},
+        {"P1", Qualifier::P1}, {"SD", Qualifier::SD}, {"DS", Qualifier::DS}, {"SL", Qualifier::SL},
     };
     for (const auto& [name, value] : kQualifiers) {
         if (sameName(q, name)) {
@@ -136,7 +144,25 @@ struct Lowering {
         return false;
     }
 
-    // E0025/E0020 for what cannot run; true when the chart is sound.
+    // The step of an earlier SD, DS or SL association of a's action with the same qualifier.
+    const SfcStep* timedStoreBefore(const SfcAssociation& a, Qualifier q) const {
+        if (std::find(std::begin(kTimedStores), std::end(kTimedStores), q) == std::end(kTimedStores)) {
+            return nullptr;
+        }
+        for (const SfcStep& s : chart.steps) {
+            for (const SfcAssociation& b : s.actions) {
+                if (&b == &a) {
+                    return nullptr;
+                }
+                if (sameName(b.action.name, a.action.name) && qualifierOf(b.qualifier.name) == q) {
+                    return &s;
+                }
+            }
+        }
+        return nullptr;
+    }
+
+    // E0025 for what cannot run; true when the chart is sound.
     bool check() {
         bool ok = true;
         const SfcStep* initial = nullptr;
@@ -162,18 +188,20 @@ struct Lowering {
                                  fmt::format("'{}' is no action qualifier (N, R, S, P, L, D, P0, P1, SD, DS, SL)",
                                              a.qualifier.name));
                     ok = false;
-                } else if (q == Qualifier::Unsupported) {
-                    diags.report(DiagCode::SfcNotSupported, a.qualifier.span,
-                                 fmt::format("action qualifier '{}' is not supported yet (takt has N, R, S, P, L, D)",
-                                             a.qualifier.name));
-                    ok = false;
-                } else if ((q == Qualifier::L || q == Qualifier::D) != (a.duration != nullptr)) {
+                } else if (timed(q) != (a.duration != nullptr)) {
                     diags.report(DiagCode::SfcInvalid, a.span,
                                  a.duration == nullptr
                                      ? fmt::format("qualifier {} needs a time: {}({}, T#5s)",
                                                    upperName(a.qualifier.name), a.action.name,
                                                    upperName(a.qualifier.name))
                                      : fmt::format("qualifier {} takes no time", upperName(a.qualifier.name)));
+                    ok = false;
+                } else if (const SfcStep* other = timedStoreBefore(a, q); other != nullptr) {
+                    diags.report(DiagCode::SfcInvalid, a.span,
+                                 fmt::format("action '{}' has a second {} association (the first is in step '{}'): "
+                                             "an action has one {} flag and one time",
+                                             a.action.name, upperName(a.qualifier.name), other->name.name,
+                                             upperName(a.qualifier.name)));
                     ok = false;
                 }
             }
@@ -205,19 +233,25 @@ struct Lowering {
         return ok;
     }
 
-    // One VAR block: the steps and the stored-action flags.
+    // `name : type` declared at `at`.
+    static ast::VarDecl variable(std::string name, const char* type, Span at) {
+        ast::VarDecl d;
+        d.span = at;
+        d.names.push_back(ident(std::move(name), at));
+        auto spec = std::make_unique<ast::NamedTypeSpec>(at);
+        spec->name.parts.push_back(ident(type, at));
+        spec->name.span = at;
+        d.type = std::move(spec);
+        return d;
+    }
+
+    // One VAR block: the steps, then per action its control flags (sfc.h).
     void declare() {
         ast::VarBlock block;
         block.section = ast::VarSection::Var;
         block.span = chart.steps.front().span;
         for (const SfcStep& s : chart.steps) {
-            ast::VarDecl d;
-            d.span = s.name.span;
-            d.names.push_back(s.name);
-            auto type = std::make_unique<ast::NamedTypeSpec>(s.name.span);
-            type->name.parts.push_back(ident("SFC_STEP", s.name.span));
-            type->name.span = s.name.span;
-            d.type = std::move(type);
+            ast::VarDecl d = variable(s.name.name, "SFC_STEP", s.name.span);
             if (s.initial) {
                 auto init = std::make_unique<ast::StructInitExpr>(s.name.span);
                 init->fields.push_back(ast::FieldInit{ident("X", s.name.span), boolean(true, s.name.span)});
@@ -226,16 +260,25 @@ struct Lowering {
             }
             block.vars.push_back(std::move(d));
         }
-        for (const std::string& action : storedActions()) {
+        for (const std::string& action : actionOrder()) {
             const SfcAssociation& first = *firstAssociation(action);
-            ast::VarDecl d;
-            d.span = first.action.span;
-            d.names.push_back(ident(first.action.name + "$S", first.action.span));
-            auto type = std::make_unique<ast::NamedTypeSpec>(first.action.span);
-            type->name.parts.push_back(ident("BOOL", first.action.span));
-            type->name.span = first.action.span;
-            d.type = std::move(type);
-            block.vars.push_back(std::move(d));
+            const std::string& name = first.action.name;
+            if (uses(action, Qualifier::S)) {
+                block.vars.push_back(variable(name + "$S", "BOOL", first.action.span));
+            }
+            for (const Qualifier q : kTimedStores) {
+                if (uses(action, q)) {
+                    block.vars.push_back(variable(name + std::string(storeSuffix(q)), "BOOL", first.action.span));
+                    if (q != Qualifier::DS) {
+                        block.vars.push_back(
+                            variable(name + std::string(storeSuffix(q)) + "t", "TIME", first.action.span));
+                    }
+                }
+            }
+            if (isAction(action)) {
+                block.vars.push_back(variable(name + "$Q", "BOOL", first.action.span));
+                block.vars.push_back(variable(name + "$A", "BOOL", first.action.span));
+            }
         }
         pou.varBlocks.push_back(std::move(block));
     }
@@ -254,20 +297,16 @@ struct Lowering {
         return out;
     }
 
-    std::vector<std::string> storedActions() const {
-        std::vector<std::string> out;
-        for (const std::string& action : actionOrder()) {
-            for (const SfcStep& s : chart.steps) {
-                for (const SfcAssociation& a : s.actions) {
-                    const Qualifier q = qualifierOf(a.qualifier.name);
-                    if (upperName(a.action.name) == action && (q == Qualifier::S || q == Qualifier::R) &&
-                        std::find(out.begin(), out.end(), action) == out.end()) {
-                        out.push_back(action);
-                    }
+    // Whether some step associates `action` with qualifier q.
+    bool uses(std::string_view action, Qualifier q) const {
+        for (const SfcStep& s : chart.steps) {
+            for (const SfcAssociation& a : s.actions) {
+                if (sameName(a.action.name, action) && qualifierOf(a.qualifier.name) == q) {
+                    return true;
                 }
             }
         }
-        return out;
+        return false;
     }
 
     const SfcAssociation* firstAssociation(std::string_view action) const {
@@ -281,62 +320,102 @@ struct Lowering {
         return nullptr;
     }
 
-    // Phase 2 for one action: the stored flag's set and reset, then the action while active.
-    void lowerAction(const std::string& action, bool stored, ast::StmtList& out) {
+    // Phase 2 for one action, its action control (IEC 61131-3 2nd ed. figure 15): the stored
+    // flags are set by their steps and reset by an active R (R after the sets: reset wins), then
+    // Q is the OR of every association's part, then the action runs while Q is TRUE and once
+    // more in the cycle Q falls (the final scan); a Boolean action is assigned Q.
+    void lowerAction(const std::string& action, ast::StmtList& out) {
         const SfcAssociation& first = *firstAssociation(action);
-        const ast::Identifier flag = ident(first.action.name + "$S", first.action.span);
-        ExprPtr active;
-        auto orInto = [&active](ExprPtr term) {
-            active =
-                active == nullptr ? std::move(term) : binary(ast::BinaryOp::Or, std::move(active), std::move(term));
+        const Span at = first.action.span;
+        auto flag = [&](Qualifier q, std::string_view suffix = "") {
+            return nameOf(ident(first.action.name + std::string(storeSuffix(q)) + std::string(suffix), at));
         };
-        for (const Qualifier pass : {Qualifier::S, Qualifier::R}) { // R after S: reset wins
-            for (const SfcStep& s : chart.steps) {
-                for (const SfcAssociation& a : s.actions) {
-                    if (sameName(a.action.name, action) && qualifierOf(a.qualifier.name) == pass) {
-                        out.push_back(ifThen(field(s.name, "X"),
-                                             list(assign(nameOf(flag), boolean(pass == Qualifier::S, a.span)))));
-                    }
-                }
-            }
-        }
+        ExprPtr q;
+        auto orInto = [&q](ExprPtr term) {
+            q = q == nullptr ? std::move(term) : binary(ast::BinaryOp::Or, std::move(q), std::move(term));
+        };
+        auto since = [&](Qualifier k) { return binary(ast::BinaryOp::Sub, plcTime(at), flag(k, "t")); };
+        ast::StmtList resets;
         for (SfcStep& s : chart.steps) {
             for (SfcAssociation& a : s.actions) {
                 if (!sameName(a.action.name, action)) {
                     continue;
                 }
-                switch (qualifierOf(a.qualifier.name)) {
+                const Qualifier k = qualifierOf(a.qualifier.name);
+                switch (k) {
                 case Qualifier::N: orInto(field(s.name, "X")); break;
                 case Qualifier::P:
+                case Qualifier::P1:
                     orInto(binary(ast::BinaryOp::And, field(s.name, "X"), field(s.name, "_entered")));
                     break;
+                case Qualifier::P0: orInto(field(s.name, "_left")); break;
                 case Qualifier::L:
-                case Qualifier::D: {
-                    const bool limited = qualifierOf(a.qualifier.name) == Qualifier::L;
+                case Qualifier::D:
                     orInto(binary(ast::BinaryOp::And, field(s.name, "X"),
-                                  binary(limited ? ast::BinaryOp::Lt : ast::BinaryOp::Ge, field(s.name, "T"),
+                                  binary(k == Qualifier::L ? ast::BinaryOp::Lt : ast::BinaryOp::Ge, field(s.name, "T"),
                                          std::move(a.duration))));
+                    break;
+                case Qualifier::S:
+                    out.push_back(ifThen(field(s.name, "X"), list(assign(flag(k), boolean(true, at)))));
+                    break;
+                case Qualifier::SD:
+                case Qualifier::SL: {
+                    // the flag's timer runs from the cycle it is set, whatever its step does then
+                    out.push_back(ifThen(binary(ast::BinaryOp::And, field(s.name, "X"), notOf(flag(k))),
+                                         list(assign(flag(k, "t"), plcTime(at)), assign(flag(k), boolean(true, at)))));
+                    orInto(binary(ast::BinaryOp::And, flag(k),
+                                  binary(k == Qualifier::SD ? ast::BinaryOp::Ge : ast::BinaryOp::Lt, since(k),
+                                         std::move(a.duration))));
+                    break;
+                }
+                case Qualifier::DS:
+                    // stored once its step has been active for the time
+                    out.push_back(ifThen(binary(ast::BinaryOp::And, field(s.name, "X"),
+                                                binary(ast::BinaryOp::Ge, field(s.name, "T"), std::move(a.duration))),
+                                         list(assign(flag(k), boolean(true, at)))));
+                    break;
+                case Qualifier::R: {
+                    ast::StmtList clear;
+                    for (const Qualifier stored : {Qualifier::S, Qualifier::SD, Qualifier::DS, Qualifier::SL}) {
+                        if (uses(action, stored)) {
+                            clear.push_back(assign(flag(stored), boolean(false, a.span)));
+                        }
+                    }
+                    if (!clear.empty()) {
+                        resets.push_back(ifThen(field(s.name, "X"), std::move(clear)));
+                    }
                     break;
                 }
                 default: break;
                 }
             }
         }
-        if (stored) {
-            orInto(nameOf(flag));
+        for (StmtPtr& r : resets) {
+            out.push_back(std::move(r));
         }
-        if (active == nullptr) {
-            return; // only R associations and nothing stored: never active
+        for (const Qualifier stored : {Qualifier::S, Qualifier::DS}) {
+            if (uses(action, stored)) {
+                orInto(flag(stored));
+            }
         }
-        if (isAction(action)) {
-            auto call = std::make_unique<ast::CallExpr>(first.action.span);
-            call->callee = nameOf(first.action);
-            auto stmt = std::make_unique<ast::ExprStmt>(first.action.span);
-            stmt->expr = std::move(call);
-            out.push_back(ifThen(std::move(active), list(std::move(stmt))));
-        } else {
-            out.push_back(assign(nameOf(first.action), std::move(active))); // a Boolean variable as action
+        if (q == nullptr) {
+            q = boolean(false, at); // only R associations: never active
         }
+        if (!isAction(action)) {
+            out.push_back(assign(nameOf(first.action), std::move(q))); // a Boolean variable as action
+            return;
+        }
+        // A$A holds the last cycle's Q until Q is computed, then Q OR that: the activity flag
+        const ast::Identifier qFlag = ident(first.action.name + "$Q", at);
+        const ast::Identifier aFlag = ident(first.action.name + "$A", at);
+        out.push_back(assign(nameOf(aFlag), nameOf(qFlag)));
+        out.push_back(assign(nameOf(qFlag), std::move(q)));
+        out.push_back(assign(nameOf(aFlag), binary(ast::BinaryOp::Or, nameOf(aFlag), nameOf(qFlag))));
+        auto call = std::make_unique<ast::CallExpr>(at);
+        call->callee = nameOf(first.action);
+        auto stmt = std::make_unique<ast::ExprStmt>(at);
+        stmt->expr = std::move(call);
+        out.push_back(ifThen(nameOf(aFlag), list(std::move(stmt))));
     }
 
     void lower() {
@@ -350,12 +429,12 @@ struct Lowering {
                                                                          field(s.name, "_start"))))));
         }
         // 2. actions
-        const std::vector<std::string> stored = storedActions();
         for (const std::string& action : actionOrder()) {
-            lowerAction(action, std::find(stored.begin(), stored.end(), action) != stored.end(), body);
+            lowerAction(action, body);
         }
         for (const SfcStep& s : chart.steps) {
             body.push_back(assign(field(s.name, "_entered"), boolean(false, s.name.span)));
+            body.push_back(assign(field(s.name, "_left"), boolean(false, s.name.span)));
         }
         // 3. transitions, in declaration order: a step left by one is not left again by the next
         for (SfcTransition& t : chart.transitions) {
@@ -377,7 +456,8 @@ struct Lowering {
         for (const SfcStep& s : chart.steps) {
             body.push_back(
                 ifThen(field(s.name, "_leave"), list(assign(field(s.name, "X"), boolean(false, s.span)),
-                                                     assign(field(s.name, "_leave"), boolean(false, s.span)))));
+                                                     assign(field(s.name, "_leave"), boolean(false, s.span)),
+                                                     assign(field(s.name, "_left"), boolean(true, s.span)))));
             body.push_back(
                 ifThen(field(s.name, "_enter"), list(assign(field(s.name, "X"), boolean(true, s.span)),
                                                      assign(field(s.name, "_enter"), boolean(false, s.span)),

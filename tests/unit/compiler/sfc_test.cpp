@@ -1,5 +1,5 @@
 // Textual SFC in the front end: what a chart that cannot run reports (E0025), what takt does not
-// compile yet (E0020), and that a sound chart checks clean with its steps as variables.
+// compile yet (E0020), the qualifiers' times, and that a sound chart checks clean with its steps as variables.
 #include <string>
 
 #include <gtest/gtest.h>
@@ -70,12 +70,33 @@ TEST(Sfc, FormsNotSupportedYetAreE0020) {
     EXPECT_EQ(codes(R"(PROGRAM Main
 VAR a : BOOL; END_VAR
     INITIAL_STEP S0:
-        a(SD, T#1s);
+        a(N);
     END_STEP
     TRANSITION FROM S0 TO S0 : a := TRUE; END_TRANSITION
 END_PROGRAM
 )"),
-              "W0001@2:5 E0020@4:11 E0020@6:30");
+              "E0020@6:30");
+}
+
+TEST(Sfc, TimedQualifiersNeedTheirTimeAndOneStoreEach) {
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR a : BOOL; b : BOOL; END_VAR
+    INITIAL_STEP S0:
+        a(SD, T#1s);
+        b(P0);
+        b(P1);
+        a(DS);
+    END_STEP
+    STEP S1:
+        a(SD, T#2s);
+        a(SL, T#1s);
+        b(P0, T#1s);
+    END_STEP
+    TRANSITION FROM S0 TO S1 := TRUE; END_TRANSITION
+END_PROGRAM
+)"),
+              // DS without a time, a second SD of one action, P0 with a time
+              "W0001@2:5 W0001@2:15 E0025@7:9 E0025@10:9 E0025@12:9");
 }
 
 TEST(Sfc, AnUnknownActionIsAnUnknownName) {
