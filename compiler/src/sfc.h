@@ -38,9 +38,12 @@ struct SfcStep {
 };
 
 struct SfcTransition {
+    ast::Identifier name;              // optional: a BOOL of the POU, TRUE in the cycle it fires
     std::vector<ast::Identifier> from; // several: simultaneous convergence
     std::vector<ast::Identifier> to;   // several: simultaneous divergence
-    ast::ExprPtr condition;
+    ast::ExprPtr condition;            // `:= condition;`
+    bool hasBody = false;              // `: statements` assigning the condition to `name`
+    ast::StmtList body;
     Span span;
 };
 

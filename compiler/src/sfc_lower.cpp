@@ -162,6 +162,75 @@ struct Lowering {
         return nullptr;
     }
 
+    // A RETURN, label or JMP in a transition's body: it would leave the chart's evolution
+    // half done (the body is spliced into the POU's statements).
+    static const ast::Stmt* escape(const ast::StmtList& body) {
+        for (const StmtPtr& st : body) {
+            const ast::Stmt* found = nullptr;
+            switch (st->kind) {
+            case ast::StmtKind::Return:
+            case ast::StmtKind::Label:
+            case ast::StmtKind::Jump: return st.get();
+            case ast::StmtKind::If: {
+                const auto& s = static_cast<const ast::IfStmt&>(*st);
+                for (const ast::CondBlock& b : s.branches) {
+                    found = found != nullptr ? found : escape(b.body);
+                }
+                found = found != nullptr ? found : escape(s.elseBody);
+                break;
+            }
+            case ast::StmtKind::Case: {
+                const auto& s = static_cast<const ast::CaseStmt&>(*st);
+                for (const ast::CaseBranch& b : s.branches) {
+                    found = found != nullptr ? found : escape(b.body);
+                }
+                found = found != nullptr ? found : escape(s.elseBody);
+                break;
+            }
+            case ast::StmtKind::For: found = escape(static_cast<const ast::ForStmt&>(*st).body); break;
+            case ast::StmtKind::While: found = escape(static_cast<const ast::WhileStmt&>(*st).body); break;
+            case ast::StmtKind::Repeat: found = escape(static_cast<const ast::RepeatStmt&>(*st).body); break;
+            default: break;
+            }
+            if (found != nullptr) {
+                return found;
+            }
+        }
+        return nullptr;
+    }
+
+    // E0025 for a transition's name (unique, no step's) and body (named, no RETURN or JMP).
+    bool checkTransition(const SfcTransition& t, std::size_t index) {
+        bool ok = true;
+        if (t.name.name.empty()) {
+            if (t.hasBody) {
+                diags.report(DiagCode::SfcInvalid, t.span,
+                             "a transition with a body needs a name for the body to assign its condition to: "
+                             "TRANSITION Go FROM a TO b : Go := …; END_TRANSITION");
+                ok = false;
+            }
+        } else if (findStep(t.name.name) != nullptr) {
+            diags.report(DiagCode::SfcInvalid, t.name.span,
+                         fmt::format("transition '{}' is named like a step", t.name.name));
+            ok = false;
+        } else {
+            for (std::size_t j = 0; j < index; ++j) {
+                if (sameName(chart.transitions[j].name.name, t.name.name)) {
+                    diags.report(DiagCode::SfcInvalid, t.name.span,
+                                 fmt::format("transition '{}' is declared twice", t.name.name));
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        if (const ast::Stmt* e = escape(t.body); e != nullptr) {
+            diags.report(DiagCode::SfcInvalid, e->span,
+                         "RETURN, a label or JMP in a transition's body: the body only computes the condition");
+            ok = false;
+        }
+        return ok;
+    }
+
     // E0025 for what cannot run; true when the chart is sound.
     bool check() {
         bool ok = true;
@@ -224,6 +293,9 @@ struct Lowering {
                 }
             }
         }
+        for (std::size_t i = 0; i < chart.transitions.size(); ++i) {
+            ok = checkTransition(chart.transitions[i], i) && ok;
+        }
         if (chart.steps.empty()) {
             diags.report(
                 DiagCode::SfcInvalid, chart.transitions.front().span,
@@ -259,6 +331,11 @@ struct Lowering {
                 d.init = std::move(init);
             }
             block.vars.push_back(std::move(d));
+        }
+        for (const SfcTransition& t : chart.transitions) {
+            if (!t.name.name.empty()) {
+                block.vars.push_back(variable(t.name.name, "BOOL", t.name.span));
+            }
         }
         for (const std::string& action : actionOrder()) {
             const SfcAssociation& first = *firstAssociation(action);
@@ -451,7 +528,18 @@ struct Lowering {
             for (const ast::Identifier& to : t.to) {
                 fire.push_back(assign(field(to, "_enter"), boolean(true, to.span)));
             }
-            body.push_back(ifThen(std::move(enabled), list(ifThen(std::move(t.condition), std::move(fire)))));
+            if (t.name.name.empty()) {
+                body.push_back(ifThen(std::move(enabled), list(ifThen(std::move(t.condition), std::move(fire)))));
+                continue;
+            }
+            // A named transition: its BOOL is FALSE unless evaluated TRUE (and so fired) this cycle.
+            ast::StmtList evaluate = std::move(t.body);
+            if (!t.hasBody) {
+                evaluate.push_back(assign(nameOf(t.name), std::move(t.condition)));
+            }
+            evaluate.push_back(ifThen(nameOf(t.name), std::move(fire)));
+            body.push_back(assign(nameOf(t.name), boolean(false, t.name.span)));
+            body.push_back(ifThen(std::move(enabled), std::move(evaluate)));
         }
         for (const SfcStep& s : chart.steps) {
             body.push_back(

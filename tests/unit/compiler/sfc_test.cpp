@@ -1,5 +1,6 @@
 // Textual SFC in the front end: what a chart that cannot run reports (E0025), what takt does not
-// compile yet (E0020), the qualifiers' times, and that a sound chart checks clean with its steps as variables.
+// compile (E0020), the qualifiers' times, transition names and bodies, and that a sound chart checks clean with its
+// steps as variables.
 #include <string>
 
 #include <gtest/gtest.h>
@@ -66,16 +67,49 @@ END_FUNCTION_BLOCK
               "E0025@2:10");
 }
 
-TEST(Sfc, FormsNotSupportedYetAreE0020) {
+TEST(Sfc, TransitionNamesAndBodies) {
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR a : BOOL; END_VAR
+    INITIAL_STEP S0:
+        a(N);
+    END_STEP
+    STEP S1:
+    END_STEP
+    TRANSITION Go FROM S0 TO S1 :
+        IF a THEN Go := TRUE; ELSE Go := FALSE; END_IF
+    END_TRANSITION
+    TRANSITION Back FROM S1 TO S0 := Go OR NOT a; END_TRANSITION
+END_PROGRAM
+)"),
+              "");
     EXPECT_EQ(codes(R"(PROGRAM Main
 VAR a : BOOL; END_VAR
     INITIAL_STEP S0:
         a(N);
     END_STEP
     TRANSITION FROM S0 TO S0 : a := TRUE; END_TRANSITION
+    TRANSITION T1 FROM S0 TO S0 := a; END_TRANSITION
+    TRANSITION T1 FROM S0 TO S0 := a; END_TRANSITION
+    TRANSITION S0 FROM S0 TO S0 := a; END_TRANSITION
+    TRANSITION T2 FROM S0 TO S0 :
+        IF a THEN RETURN; END_IF
+        T2 := TRUE;
+    END_TRANSITION
 END_PROGRAM
 )"),
-              "E0020@6:30");
+              // a body without a name, a name twice, a step's name, RETURN in a body
+              "W0001@2:5 E0025@6:5 E0025@8:16 E0025@9:16 E0025@11:19");
+    // An SFC element inside a transition's body is inside a statement.
+    EXPECT_EQ(codes(R"(PROGRAM Main
+    INITIAL_STEP S0:
+    END_STEP
+    TRANSITION T FROM S0 TO S0 :
+        STEP S1: END_STEP
+        T := TRUE;
+    END_TRANSITION
+END_PROGRAM
+)"),
+              "E0020@5:9");
 }
 
 TEST(Sfc, TimedQualifiersNeedTheirTimeAndOneStoreEach) {
