@@ -529,7 +529,15 @@ struct Lowering {
                 fire.push_back(assign(field(to, "_enter"), boolean(true, to.span)));
             }
             if (t.name.name.empty()) {
-                body.push_back(ifThen(std::move(enabled), list(ifThen(std::move(t.condition), std::move(fire)))));
+                // `:= TRUE` (a step that only waits a cycle) fires without an IF on a constant,
+                // which would warn W0005 about what the user did not write
+                const bool always =
+                    t.condition->kind == ast::ExprKind::Literal &&
+                    static_cast<const ast::LiteralExpr&>(*t.condition).literalKind == ast::LiteralKind::Bool &&
+                    static_cast<const ast::LiteralExpr&>(*t.condition).boolValue;
+                body.push_back(ifThen(std::move(enabled), always
+                                                              ? std::move(fire)
+                                                              : list(ifThen(std::move(t.condition), std::move(fire)))));
                 continue;
             }
             // A named transition: its BOOL is FALSE unless evaluated TRUE (and so fired) this cycle.

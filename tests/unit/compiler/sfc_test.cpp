@@ -133,6 +133,20 @@ END_PROGRAM
               "W0001@2:5 W0001@2:15 E0025@7:9 E0025@10:9 E0025@12:9");
 }
 
+// A step that waits one cycle (`:= TRUE`) is ordinary SFC: no W0005 about a constant condition.
+TEST(Sfc, ATransitionThatIsAlwaysTrueDoesNotWarn) {
+    EXPECT_EQ(codes(R"(PROGRAM Main
+    INITIAL_STEP S0:
+    END_STEP
+    STEP S1:
+    END_STEP
+    TRANSITION FROM S0 TO S1 := TRUE; END_TRANSITION
+    TRANSITION FROM S1 TO S0 := TRUE; END_TRANSITION
+END_PROGRAM
+)"),
+              "");
+}
+
 TEST(Sfc, AnUnknownActionIsAnUnknownName) {
     EXPECT_EQ(codes(R"(PROGRAM Main
     INITIAL_STEP S0:
