@@ -15,6 +15,8 @@
 //   3. transitions, in declaration order: one whose source steps are all active and not yet
 //      left this cycle, and whose condition is TRUE, fires: its sources are left, its targets
 //      entered. A step entered now runs its actions from the next cycle on (CODESYS's order).
+// A POU that declares SFCInit or SFCReset (BOOL) gets a reset of the chart before the phases; one
+// that declares SFCInit or SFCPause runs the phases only while they are FALSE (CODESYS's flags).
 #include <vector>
 
 #include "takt/compiler/ast.h"
@@ -58,7 +60,8 @@ struct SfcChart {
 };
 
 // Checks the chart (E0025: unknown or repeated steps, not exactly one INITIAL_STEP, a qualifier's
-// time, a second SD, DS or SL of one action) and adds its variables and statements to `pou`.
+// time, a second SD, DS or SL of one action, a transition's name or body, an SFCInit, SFCReset
+// or SFCPause that is no BOOL) and adds its variables and statements to `pou`.
 void lowerSfc(ast::PouDecl& pou, SfcChart& chart, DiagnosticSink& diags);
 
 } // namespace takt::compiler

@@ -302,7 +302,83 @@ struct Lowering {
                 fmt::format("{} '{}' has transitions but no steps", ast::pouKeyword(pou.pouKind), pou.name.name));
             ok = false;
         }
+        for (const char* flag : kChartFlags) {
+            if (const ast::VarDecl* d = userVariable(flag); d != nullptr && !isBool(*d)) {
+                diags.report(DiagCode::SfcInvalid, d->span,
+                             fmt::format("'{}' controls the chart of {} '{}' and must be a BOOL", flag,
+                                         ast::pouKeyword(pou.pouKind), pou.name.name));
+                ok = false;
+            }
+        }
         return ok;
+    }
+
+    // CODESYS's implicit chart flags, honoured when the POU declares them.
+    static constexpr const char* kChartFlags[] = {"SFCInit", "SFCReset", "SFCPause"};
+
+    // The POU's own declaration of `name`, if any.
+    const ast::VarDecl* userVariable(std::string_view name) const {
+        for (const ast::VarBlock& b : pou.varBlocks) {
+            for (const ast::VarDecl& d : b.vars) {
+                for (const ast::Identifier& n : d.names) {
+                    if (sameName(n.name, name)) {
+                        return &d;
+                    }
+                }
+            }
+        }
+        return nullptr;
+    }
+
+    static bool isBool(const ast::VarDecl& d) {
+        return d.type != nullptr && d.type->kind == ast::TypeSpecKind::Named &&
+               static_cast<const ast::NamedTypeSpec&>(*d.type).name.parts.size() == 1 &&
+               sameName(static_cast<const ast::NamedTypeSpec&>(*d.type).name.parts[0].name, "BOOL");
+    }
+
+    // The declared flag's name (as the user spelled it), or an empty identifier.
+    ast::Identifier chartFlag(std::string_view name) const {
+        const ast::VarDecl* d = userVariable(name);
+        if (d == nullptr) {
+            return {};
+        }
+        for (const ast::Identifier& n : d->names) {
+            if (sameName(n.name, name)) {
+                return n;
+            }
+        }
+        return {};
+    }
+
+    // SFCInit / SFCReset: every step back to its initial state (only the initial step active,
+    // as entered now), every action's flags and every Boolean action FALSE. No final scan: the
+    // chart starts afresh, as CODESYS resets its actions.
+    ast::StmtList resetStatements() {
+        ast::StmtList out;
+        for (const SfcStep& s : chart.steps) {
+            out.push_back(assign(field(s.name, "X"), boolean(s.initial, s.span)));
+            out.push_back(assign(field(s.name, "_entered"), boolean(s.initial, s.span)));
+            for (const char* member : {"_enter", "_leave", "_left"}) {
+                out.push_back(assign(field(s.name, member), boolean(false, s.span)));
+            }
+        }
+        for (const std::string& action : actionOrder()) {
+            const SfcAssociation& first = *firstAssociation(action);
+            const Span at = first.action.span;
+            for (const Qualifier q : {Qualifier::S, Qualifier::SD, Qualifier::DS, Qualifier::SL}) {
+                if (uses(action, q)) {
+                    out.push_back(
+                        assign(nameOf(ident(first.action.name + std::string(storeSuffix(q)), at)), boolean(false, at)));
+                }
+            }
+            if (isAction(action)) {
+                out.push_back(assign(nameOf(ident(first.action.name + "$Q", at)), boolean(false, at)));
+                out.push_back(assign(nameOf(ident(first.action.name + "$A", at)), boolean(false, at)));
+            } else {
+                out.push_back(assign(nameOf(first.action), boolean(false, at)));
+            }
+        }
+        return out;
     }
 
     // `name : type` declared at `at`.
@@ -496,7 +572,38 @@ struct Lowering {
     }
 
     void lower() {
-        ast::StmtList& body = pou.body;
+        const ast::Identifier init = chartFlag("SFCInit");
+        const ast::Identifier reset = chartFlag("SFCReset");
+        const ast::Identifier pause = chartFlag("SFCPause");
+        auto any = [](std::initializer_list<const ast::Identifier*> flags, bool negate) {
+            ExprPtr out;
+            for (const ast::Identifier* f : flags) {
+                if (f->name.empty()) {
+                    continue;
+                }
+                ExprPtr term = negate ? notOf(nameOf(*f)) : nameOf(*f);
+                out = out == nullptr
+                          ? std::move(term)
+                          : binary(negate ? ast::BinaryOp::And : ast::BinaryOp::Or, std::move(out), std::move(term));
+            }
+            return out;
+        };
+        if (ExprPtr resetting = any({&init, &reset}, false); resetting != nullptr) {
+            pou.body.push_back(ifThen(std::move(resetting), resetStatements()));
+        }
+        ast::StmtList phases;
+        lowerPhases(phases);
+        if (ExprPtr running = any({&init, &pause}, true); running != nullptr) {
+            pou.body.push_back(ifThen(std::move(running), std::move(phases)));
+        } else {
+            for (StmtPtr& st : phases) {
+                pou.body.push_back(std::move(st));
+            }
+        }
+    }
+
+    // The three phases of a cycle (sfc.h) into `body`.
+    void lowerPhases(ast::StmtList& body) {
         // 1. step times
         for (const SfcStep& s : chart.steps) {
             body.push_back(

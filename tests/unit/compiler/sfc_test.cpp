@@ -147,6 +147,24 @@ END_PROGRAM
               "");
 }
 
+// CODESYS's implicit flags are honoured when declared, and only as BOOL.
+TEST(Sfc, ChartFlagsAreBool) {
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR SFCInit : BOOL; sfcreset : BOOL; SFCPause : BOOL; END_VAR
+    INITIAL_STEP S0:
+    END_STEP
+END_PROGRAM
+)"),
+              "");
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR SFCInit : INT; END_VAR
+    INITIAL_STEP S0:
+    END_STEP
+END_PROGRAM
+)"),
+              "E0025@2:5 W0001@2:5");
+}
+
 TEST(Sfc, AnUnknownActionIsAnUnknownName) {
     EXPECT_EQ(codes(R"(PROGRAM Main
     INITIAL_STEP S0:
