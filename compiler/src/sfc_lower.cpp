@@ -4,7 +4,10 @@
 // `A$S` ('$' cannot occur in an ST name, so no user variable can clash). Generated nodes carry
 // the span of the step, association or transition they come from, so diagnostics point there.
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -302,12 +305,101 @@ struct Lowering {
                 fmt::format("{} '{}' has transitions but no steps", ast::pouKeyword(pou.pouKind), pou.name.name));
             ok = false;
         }
+        if (ok) {
+            ok = checkSafe();
+        }
         for (const char* flag : kChartFlags) {
             if (const ast::VarDecl* d = userVariable(flag); d != nullptr && !isBool(*d)) {
                 diags.report(DiagCode::SfcInvalid, d->span,
                              fmt::format("'{}' controls the chart of {} '{}' and must be a BOOL", flag,
                                          ast::pouKeyword(pou.pouKind), pou.name.name));
                 ok = false;
+            }
+        }
+        return ok;
+    }
+
+    // Where a step lies: the simultaneous branches it is inside, outermost first, each as the
+    // index of the transition that opened it (its divergence) and the branch's index there.
+    using BranchPath = std::vector<std::pair<std::size_t, std::size_t>>;
+
+    std::string describe(const BranchPath& p) const {
+        if (p.empty()) {
+            return "outside any simultaneous branch";
+        }
+        const SfcTransition& d = chart.transitions[p.back().first];
+        return fmt::format("in the branch of '{}' that the simultaneous divergence from '{}' opens",
+                           d.to[p.back().second].name, d.from.front().name);
+    }
+
+    // IEC 61131-3 requires safe charts: following the transitions from the initial step, every
+    // step lies in one place of the nesting of simultaneous branches, and a simultaneous
+    // convergence closes exactly the branches one divergence opened. A transition that leaves
+    // a branch otherwise (a jump out of it) would leave the other branches' steps active for
+    // ever, or let a step be activated twice. E0025 at the transition that breaks it.
+    bool checkSafe() {
+        std::vector<std::optional<BranchPath>> at(chart.steps.size());
+        auto index = [&](const ast::Identifier& n) {
+            return static_cast<std::size_t>(findStep(n.name) - chart.steps.data());
+        };
+        for (std::size_t i = 0; i < chart.steps.size(); ++i) {
+            if (chart.steps[i].initial) {
+                at[i] = BranchPath{};
+            }
+        }
+        bool ok = true;
+        std::vector<bool> done(chart.transitions.size(), false);
+        for (bool progress = true; progress;) { // each pass settles at least one transition
+            progress = false;
+            for (std::size_t ti = 0; ti < chart.transitions.size(); ++ti) {
+                const SfcTransition& t = chart.transitions[ti];
+                if (done[ti] || !std::all_of(t.from.begin(), t.from.end(),
+                                             [&](const ast::Identifier& f) { return at[index(f)].has_value(); })) {
+                    continue;
+                }
+                done[ti] = true;
+                progress = true;
+                BranchPath base = *at[index(t.from.front())];
+                if (t.from.size() > 1) {
+                    bool joins = !base.empty() && chart.transitions[base.back().first].to.size() == t.from.size();
+                    std::vector<bool> seen(joins ? t.from.size() : 0, false);
+                    for (const ast::Identifier& f : t.from) {
+                        const BranchPath& p = *at[index(f)];
+                        joins = joins && p.size() == base.size() && std::equal(p.begin(), p.end() - 1, base.begin()) &&
+                                p.back().first == base.back().first && !seen[p.back().second];
+                        if (joins) {
+                            seen[p.back().second] = true;
+                        }
+                    }
+                    if (!joins) {
+                        diags.report(DiagCode::SfcInvalid, t.span,
+                                     "this simultaneous convergence does not join exactly the branches of one "
+                                     "simultaneous divergence: IEC 61131-3 requires a safe chart, where a "
+                                     "convergence closes every branch a divergence opened, and nothing else");
+                        ok = false;
+                        continue;
+                    }
+                    base.pop_back();
+                }
+                for (std::size_t k = 0; k < t.to.size(); ++k) {
+                    BranchPath p = base;
+                    if (t.to.size() > 1) {
+                        p.emplace_back(ti, k);
+                    }
+                    std::optional<BranchPath>& target = at[index(t.to[k])];
+                    if (!target) {
+                        target = std::move(p);
+                    } else if (*target != p) {
+                        diags.report(
+                            DiagCode::SfcInvalid, t.to[k].span,
+                            fmt::format(
+                                "step '{}' lies {}, but this transition would put it {}: a transition may leave a "
+                                "simultaneous branch only through the convergence that closes it "
+                                "(IEC 61131-3 requires a safe chart)",
+                                t.to[k].name, describe(*target), describe(p)));
+                        ok = false;
+                    }
+                }
             }
         }
         return ok;

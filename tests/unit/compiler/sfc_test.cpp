@@ -147,6 +147,47 @@ END_PROGRAM
               "");
 }
 
+// IEC 61131-3's safe charts: nested simultaneous branches, each closed by its own convergence,
+// with loops inside a branch, check clean; a jump out of a branch, and a convergence of steps that
+// are not the branches of one divergence, are E0025.
+TEST(Sfc, UnsafeChartsAreE0025) {
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR a : BOOL; END_VAR
+    INITIAL_STEP S0: END_STEP
+    STEP L1: END_STEP
+    STEP L2: END_STEP
+    STEP R1: END_STEP
+    STEP R2: END_STEP
+    STEP R3: END_STEP
+    STEP R4: END_STEP
+    STEP Join: END_STEP
+    TRANSITION FROM S0 TO (L1, R1) := a; END_TRANSITION
+    TRANSITION FROM L1 TO L2 := a; END_TRANSITION
+    TRANSITION FROM L2 TO L1 := NOT a; END_TRANSITION
+    TRANSITION FROM R1 TO (R2, R3) := a; END_TRANSITION
+    TRANSITION FROM (R2, R3) TO R4 := a; END_TRANSITION
+    TRANSITION FROM (L2, R4) TO Join := a; END_TRANSITION
+    TRANSITION FROM Join TO S0 := a; END_TRANSITION
+END_PROGRAM
+)"),
+              "");
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR a : BOOL; END_VAR
+    INITIAL_STEP S0: END_STEP
+    STEP L1: END_STEP
+    STEP R1: END_STEP
+    STEP Out: END_STEP
+    TRANSITION FROM S0 TO (L1, R1) := a; END_TRANSITION
+    TRANSITION FROM (L1, R1) TO S0 := a; END_TRANSITION
+    TRANSITION FROM L1 TO S0 := a; END_TRANSITION
+    TRANSITION FROM S0 TO Out := a; END_TRANSITION
+    TRANSITION FROM (Out, R1) TO S0 := a; END_TRANSITION
+END_PROGRAM
+)"),
+              // the jump from L1 back to S0, and Out (outside) joined with R1 (inside)
+              "W0001@2:5 E0025@9:27 E0025@11:5");
+}
+
 // CODESYS's implicit flags are honoured when declared, and only as BOOL.
 TEST(Sfc, ChartFlagsAreBool) {
     EXPECT_EQ(codes(R"(PROGRAM Main
