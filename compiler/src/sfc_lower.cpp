@@ -683,6 +683,15 @@ struct Lowering {
         if (ExprPtr resetting = any({&init, &reset}, false); resetting != nullptr) {
             pou.body.push_back(ifThen(std::move(resetting), resetStatements()));
         }
+        // A chart always has an active step, except after an online change that removed or renamed
+        // the steps that were active: it then starts again at its initial step, as after SFCReset,
+        // rather than standing dead until a cold restart.
+        ExprPtr active;
+        for (const SfcStep& st : chart.steps) {
+            ExprPtr x = field(st.name, "X");
+            active = active == nullptr ? std::move(x) : binary(ast::BinaryOp::Or, std::move(active), std::move(x));
+        }
+        pou.body.push_back(ifThen(notOf(std::move(active)), resetStatements()));
         ast::StmtList phases;
         lowerPhases(phases);
         if (ExprPtr running = any({&init, &pause}, true); running != nullptr) {

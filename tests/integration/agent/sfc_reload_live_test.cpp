@@ -149,6 +149,19 @@ TEST(SfcReloadLive, TheActiveStepStaysActiveAndAVanishedStepIsReported) {
     EXPECT_TRUE(warm["values"]["Warm.X"]["value"].GetBool());
     EXPECT_FALSE(warm["values"]["Fill.X"]["value"].GetBool());
     EXPECT_FALSE(warm["values"]["Check.X"]["value"].GetBool());
+
+    // Back to v1 while Warm, which v1 does not have, is the only active step: the chart starts
+    // again at its initial step instead of standing without one, and runs on to Fill.
+    ASSERT_TRUE(c->call("var.write", R"({"name":"next","value":{"type":"BOOL","value":false}})").ok);
+    writeProject(v2, kV1, "");
+    ASSERT_EQ(reload("--yes"), 0) << readText(log + ".err");
+    EXPECT_EQ(outcomeOf(parse(readText(log)), "Main.Warm"), "dropped") << readText(log);
+    const rapidjson::Document restarted = readUntil(*c, R"("version","Fill.X","lamp")", [](const rapidjson::Value& v) {
+        return v["version"]["value"].GetInt() == 1 && v["Fill.X"]["value"].GetBool();
+    });
+    EXPECT_EQ(restarted["values"]["version"]["value"].GetInt(), 1) << rt.log();
+    EXPECT_TRUE(restarted["values"]["Fill.X"]["value"].GetBool()) << "the chart started again at its initial step";
+    EXPECT_TRUE(restarted["values"]["lamp"]["value"].GetBool());
     EXPECT_EQ(rt.stop(), 0) << rt.log();
 }
 
