@@ -127,13 +127,13 @@ void Parser::parseSfcSteps(std::vector<ast::Identifier>& out, std::string_view c
     out.push_back(expectIdentifier(context));
 }
 
-// TRANSITION [name] FROM steps TO steps := condition ; END_TRANSITION
+// TRANSITION [name] FROM steps TO steps ( := condition ; | : statements ) END_TRANSITION
 void Parser::parseSfcTransition() {
     const std::uint32_t begin = startOffset();
     advance(); // TRANSITION
     SfcTransition t;
     if (at(TokenKind::Identifier) && !atWord("FROM")) {
-        advance(); // the transition's name: only for the reader
+        t.name = identifier(advance());
     }
     if (!atWord("FROM")) {
         errorExpected("FROM", "in TRANSITION");
@@ -147,19 +147,28 @@ void Parser::parseSfcTransition() {
         return;
     }
     parseSfcSteps(t.to, "after TRANSITION … TO");
-    if (at(TokenKind::Colon)) {
-        report(DiagCode::SfcNotSupported, span(),
-               "a transition's condition as a body (TRANSITION … : statements) is not supported yet; write "
-               "TRANSITION FROM a TO b := condition;");
+    if (accept(TokenKind::Colon)) {
+        // The body: statements up to END_TRANSITION, nested one level (an SFC element in it
+        // is E0020, as inside any statement).
+        t.hasBody = true;
+        DepthGuard guard(stmtDepth_);
+        while (!atEnd() && !atWord("END_TRANSITION") && !isEndKeyword(kind()) && !isDeclStart(kind()) &&
+               !isMemberStart(kind())) {
+            const std::size_t before = pos_;
+            if (ast::StmtPtr s = parseStatement()) {
+                t.body.push_back(std::move(s));
+            }
+            if (pos_ == before) {
+                advance();
+            }
+        }
+    } else if (expect(TokenKind::Assign, "before the transition's condition (or ':' before its body)")) {
+        t.condition = parseExpression();
+        expectSemicolon("after the transition's condition");
+    } else {
         skipSfcTo("END_TRANSITION");
         return;
     }
-    if (!expect(TokenKind::Assign, "before the transition's condition")) {
-        skipSfcTo("END_TRANSITION");
-        return;
-    }
-    t.condition = parseExpression();
-    expectSemicolon("after the transition's condition");
     if (!atWord("END_TRANSITION")) {
         errorExpected("END_TRANSITION", "to close the transition");
     } else {

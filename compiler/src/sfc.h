@@ -4,14 +4,19 @@
 // every later phase sees Structured Text only. docs/language-notes.md "SFC" is the user's view.
 //
 // Each step is a variable of the standard STRUCT SFC_STEP (its flags X and T read as `Step.X`,
-// `Step.T`); each stored action (S/R) a BOOL `Action$S`. The body gets, after any ST of its own,
-// in this order every cycle:
+// `Step.T`). Each action gets the state of its IEC action control block: the stored flags
+// `A$S`, `A$SD`, `A$DS`, `A$SL` (BOOL) and the times `A$SDt`, `A$SLt` at which SD and SL were
+// stored, for the qualifiers it is used with; an ACTION also `A$Q` (its Q) and `A$A` (Q or the
+// final scan). The body gets, after any ST of its own, in this order every cycle:
 //   1. step times: T restarts at a step's first active cycle and counts while it is active;
-//   2. actions: each action runs (a Boolean action is assigned) while its association is
-//      active, in the order the actions are first associated;
+//   2. actions, in the order they are first associated: the stored flags are set and reset,
+//      then an ACTION runs while Q is TRUE and once more in the cycle Q falls, a Boolean action
+//      is assigned Q;
 //   3. transitions, in declaration order: one whose source steps are all active and not yet
 //      left this cycle, and whose condition is TRUE, fires: its sources are left, its targets
 //      entered. A step entered now runs its actions from the next cycle on (CODESYS's order).
+// A POU that declares SFCInit or SFCReset (BOOL) gets a reset of the chart before the phases; one
+// that declares SFCInit or SFCPause runs the phases only while they are FALSE (CODESYS's flags).
 #include <vector>
 
 #include "takt/compiler/ast.h"
@@ -22,8 +27,8 @@ namespace takt::compiler {
 // `Fill(N);`, `Alarm(L, T#5s);` inside a step.
 struct SfcAssociation {
     ast::Identifier action;
-    ast::Identifier qualifier; // N R S P L D; empty name: N
-    ast::ExprPtr duration;     // L and D
+    ast::Identifier qualifier; // N R S P P0 P1 L D SD DS SL; empty name: N
+    ast::ExprPtr duration;     // L D SD DS SL
     Span span;
 };
 
@@ -35,9 +40,12 @@ struct SfcStep {
 };
 
 struct SfcTransition {
+    ast::Identifier name;              // optional: a BOOL of the POU, TRUE in the cycle it fires
     std::vector<ast::Identifier> from; // several: simultaneous convergence
     std::vector<ast::Identifier> to;   // several: simultaneous divergence
-    ast::ExprPtr condition;
+    ast::ExprPtr condition;            // `:= condition;`
+    bool hasBody = false;              // `: statements` assigning the condition to `name`
+    ast::StmtList body;
     Span span;
 };
 
@@ -52,7 +60,8 @@ struct SfcChart {
 };
 
 // Checks the chart (E0025: unknown or repeated steps, not exactly one INITIAL_STEP, a qualifier's
-// time; E0020: qualifiers not supported yet) and adds its variables and statements to `pou`.
+// time, a second SD, DS or SL of one action, a transition's name or body, an SFCInit, SFCReset
+// or SFCPause that is no BOOL) and adds its variables and statements to `pou`.
 void lowerSfc(ast::PouDecl& pou, SfcChart& chart, DiagnosticSink& diags);
 
 } // namespace takt::compiler

@@ -86,7 +86,8 @@ std::vector<const bytecode::VarEntry*> listedVariables(const bytecode::Module& m
     };
     std::vector<const bytecode::VarEntry*> out;
     for (const bytecode::VarEntry& v : m.variables) {
-        if (v.kind != bytecode::VarKind::Temp && !inTest(v.path) && varPatternMatches(filter, v.path)) {
+        if (v.kind != bytecode::VarKind::Temp && !inTest(v.path) && !engine::bookkeepingPath(v.path) &&
+            varPatternMatches(filter, v.path)) {
             out.push_back(&v);
         }
     }

@@ -448,7 +448,9 @@ void RuntimeControl::debugVariables(const rapidjson::Value& params, ControlReply
             return;
         }
         for (const bytecode::FieldDesc& f : module_->types[ref.type].fields) {
-            add(prefix + "." + f.name, f.type, ref.offset + f.offset);
+            if (!engine::bookkeepingMember(module_->types[ref.type], f.name)) {
+                add(prefix + "." + f.name, f.type, ref.offset + f.offset);
+            }
         }
     } else {
         // A frame's scope: the instance's members of the section asked for (the variable table
@@ -456,7 +458,8 @@ void RuntimeControl::debugVariables(const rapidjson::Value& params, ControlReply
         const std::string dotted = prefix.empty() ? std::string() : prefix + ".";
         for (const bytecode::VarEntry& v : module_->variables) {
             if (!v.path.starts_with(dotted) || v.path.size() == dotted.size() ||
-                v.path.find('.', dotted.size()) != std::string::npos || !inScope(v, scope)) {
+                v.path.find('.', dotted.size()) != std::string::npos || !inScope(v, scope) ||
+                engine::bookkeepingPath(v.path)) {
                 continue;
             }
             add(v.path, v.type, v.offset);

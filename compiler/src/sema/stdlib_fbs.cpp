@@ -20,6 +20,7 @@ STRUCT
     _entered : BOOL;
     _enter : BOOL;
     _leave : BOOL;
+    _left : BOOL;
 END_STRUCT;
 END_TYPE
 

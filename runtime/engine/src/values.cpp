@@ -245,6 +245,15 @@ std::string describeJson(const rapidjson::Value& v) {
 
 } // namespace
 
+bool bookkeepingMember(const bytecode::TypeDesc& owner, std::string_view field) {
+    return field.find('$') != std::string_view::npos ||
+           (owner.kind == ValueKind::Struct && owner.name == "SFC_STEP" && field.starts_with('_'));
+}
+
+bool bookkeepingPath(std::string_view path) {
+    return path.find('$') != std::string_view::npos;
+}
+
 std::string_view elementaryName(ValueKind kind) {
     return kindInfo(kind).name;
 }
@@ -401,6 +410,9 @@ void encodeValue(const Module& m, std::uint32_t type, const std::uint8_t* p, rap
         out.AddMember("type_name", name, a);
         rapidjson::Value fields(rapidjson::kObjectType);
         for (const bytecode::FieldDesc& f : t.fields) {
+            if (bookkeepingMember(t, f.name)) {
+                continue;
+            }
             rapidjson::Value key;
             setString(key, f.name, a);
             rapidjson::Value fv;

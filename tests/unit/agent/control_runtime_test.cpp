@@ -251,6 +251,49 @@ TEST(ControlRuntime, VarListPagesAndFiltersTheSymbols) {
     EXPECT_EQ(live.call("var.list", R"({"limit":1001})").code, -32602);
 }
 
+// An SFC chart's bookkeeping (its actions' flags, its steps' members other than X and T) is in
+// the image but not in what var.list and var.read show; the steps, their X and T, the
+// transition's name and the user's variables are.
+TEST(ControlRuntime, VarListAndVarReadLeaveOutTheChartsBookkeeping) {
+    Live live(R"(
+PROGRAM Main
+VAR go : BOOL; lamp : BOOL; END_VAR
+    INITIAL_STEP Idle:
+        lamp(S);
+    END_STEP
+    STEP Run:
+        Work(P);
+        lamp(R);
+    END_STEP
+    TRANSITION Start FROM Idle TO Run := go; END_TRANSITION
+    ACTION Work: go := FALSE; END_ACTION
+END_PROGRAM
+)");
+    std::vector<std::string> paths;
+    const rapidjson::Document list = live.result("var.list");
+    for (const rapidjson::Value& v : list["variables"].GetArray()) {
+        paths.emplace_back(v["path"].GetString());
+    }
+    const std::vector<std::string> expected = {"Main.go", "Main.lamp", "Main.Idle", "Main.Run", "Main.Start"};
+    EXPECT_EQ(paths, expected);
+    EXPECT_EQ(live.result("var.list", R"({"pattern":"*$*"})")["total"].GetUint(), 0u);
+    rapidjson::Document read = live.result("var.read", R"({"names":["Main.Idle","Main.Idle.X"]})");
+    const rapidjson::Value& fields = read["values"]["Main.Idle"]["fields"];
+    ASSERT_TRUE(fields.IsObject());
+    std::vector<std::string> names;
+    for (auto it = fields.MemberBegin(); it != fields.MemberEnd(); ++it) {
+        names.emplace_back(it->name.GetString());
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"X", "T"}));
+    EXPECT_TRUE(read["values"]["Main.Idle.X"]["value"].GetBool());
+    // The program instance's own value leaves out the action flags as well.
+    rapidjson::Document main = live.result("var.read", R"({"names":["Main"]})");
+    for (auto it = main["values"]["Main"]["fields"].MemberBegin(); it != main["values"]["Main"]["fields"].MemberEnd();
+         ++it) {
+        EXPECT_EQ(std::string_view(it->name.GetString()).find('$'), std::string_view::npos) << it->name.GetString();
+    }
+}
+
 TEST(ControlRuntime, IoForceOfAnInputReachesTheProgram) {
     Live live;
     ASSERT_TRUE(live.call("io.force", R"({"address":"%IX0.0","value":{"type":"BOOL","value":true}})").ok);

@@ -1,5 +1,6 @@
 // Textual SFC in the front end: what a chart that cannot run reports (E0025), what takt does not
-// compile yet (E0020), and that a sound chart checks clean with its steps as variables.
+// compile (E0020), the qualifiers' times, transition names and bodies, and that a sound chart checks clean with its
+// steps as variables.
 #include <string>
 
 #include <gtest/gtest.h>
@@ -66,16 +67,143 @@ END_FUNCTION_BLOCK
               "E0025@2:10");
 }
 
-TEST(Sfc, FormsNotSupportedYetAreE0020) {
+TEST(Sfc, TransitionNamesAndBodies) {
     EXPECT_EQ(codes(R"(PROGRAM Main
 VAR a : BOOL; END_VAR
     INITIAL_STEP S0:
-        a(SD, T#1s);
+        a(N);
     END_STEP
-    TRANSITION FROM S0 TO S0 : a := TRUE; END_TRANSITION
+    STEP S1:
+    END_STEP
+    TRANSITION Go FROM S0 TO S1 :
+        IF a THEN Go := TRUE; ELSE Go := FALSE; END_IF
+    END_TRANSITION
+    TRANSITION Back FROM S1 TO S0 := Go OR NOT a; END_TRANSITION
 END_PROGRAM
 )"),
-              "W0001@2:5 E0020@4:11 E0020@6:30");
+              "");
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR a : BOOL; END_VAR
+    INITIAL_STEP S0:
+        a(N);
+    END_STEP
+    TRANSITION FROM S0 TO S0 : a := TRUE; END_TRANSITION
+    TRANSITION T1 FROM S0 TO S0 := a; END_TRANSITION
+    TRANSITION T1 FROM S0 TO S0 := a; END_TRANSITION
+    TRANSITION S0 FROM S0 TO S0 := a; END_TRANSITION
+    TRANSITION T2 FROM S0 TO S0 :
+        IF a THEN RETURN; END_IF
+        T2 := TRUE;
+    END_TRANSITION
+END_PROGRAM
+)"),
+              // a body without a name, a name twice, a step's name, RETURN in a body
+              "W0001@2:5 E0025@6:5 E0025@8:16 E0025@9:16 E0025@11:19");
+    // An SFC element inside a transition's body is inside a statement.
+    EXPECT_EQ(codes(R"(PROGRAM Main
+    INITIAL_STEP S0:
+    END_STEP
+    TRANSITION T FROM S0 TO S0 :
+        STEP S1: END_STEP
+        T := TRUE;
+    END_TRANSITION
+END_PROGRAM
+)"),
+              "E0020@5:9");
+}
+
+TEST(Sfc, TimedQualifiersNeedTheirTimeAndOneStoreEach) {
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR a : BOOL; b : BOOL; END_VAR
+    INITIAL_STEP S0:
+        a(SD, T#1s);
+        b(P0);
+        b(P1);
+        a(DS);
+    END_STEP
+    STEP S1:
+        a(SD, T#2s);
+        a(SL, T#1s);
+        b(P0, T#1s);
+    END_STEP
+    TRANSITION FROM S0 TO S1 := TRUE; END_TRANSITION
+END_PROGRAM
+)"),
+              // DS without a time, a second SD of one action, P0 with a time
+              "W0001@2:5 W0001@2:15 E0025@7:9 E0025@10:9 E0025@12:9");
+}
+
+// A step that waits one cycle (`:= TRUE`) is ordinary SFC: no W0005 about a constant condition.
+TEST(Sfc, ATransitionThatIsAlwaysTrueDoesNotWarn) {
+    EXPECT_EQ(codes(R"(PROGRAM Main
+    INITIAL_STEP S0:
+    END_STEP
+    STEP S1:
+    END_STEP
+    TRANSITION FROM S0 TO S1 := TRUE; END_TRANSITION
+    TRANSITION FROM S1 TO S0 := TRUE; END_TRANSITION
+END_PROGRAM
+)"),
+              "");
+}
+
+// IEC 61131-3's safe charts: nested simultaneous branches, each closed by its own convergence,
+// with loops inside a branch, check clean; a jump out of a branch, and a convergence of steps that
+// are not the branches of one divergence, are E0025.
+TEST(Sfc, UnsafeChartsAreE0025) {
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR a : BOOL; END_VAR
+    INITIAL_STEP S0: END_STEP
+    STEP L1: END_STEP
+    STEP L2: END_STEP
+    STEP R1: END_STEP
+    STEP R2: END_STEP
+    STEP R3: END_STEP
+    STEP R4: END_STEP
+    STEP Join: END_STEP
+    TRANSITION FROM S0 TO (L1, R1) := a; END_TRANSITION
+    TRANSITION FROM L1 TO L2 := a; END_TRANSITION
+    TRANSITION FROM L2 TO L1 := NOT a; END_TRANSITION
+    TRANSITION FROM R1 TO (R2, R3) := a; END_TRANSITION
+    TRANSITION FROM (R2, R3) TO R4 := a; END_TRANSITION
+    TRANSITION FROM (L2, R4) TO Join := a; END_TRANSITION
+    TRANSITION FROM Join TO S0 := a; END_TRANSITION
+END_PROGRAM
+)"),
+              "");
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR a : BOOL; END_VAR
+    INITIAL_STEP S0: END_STEP
+    STEP L1: END_STEP
+    STEP R1: END_STEP
+    STEP Out: END_STEP
+    TRANSITION FROM S0 TO (L1, R1) := a; END_TRANSITION
+    TRANSITION FROM (L1, R1) TO S0 := a; END_TRANSITION
+    TRANSITION FROM L1 TO S0 := a; END_TRANSITION
+    TRANSITION FROM S0 TO Out := a; END_TRANSITION
+    TRANSITION FROM (Out, R1) TO S0 := a; END_TRANSITION
+END_PROGRAM
+)"),
+              // the jump from L1 back to S0, and Out (outside) joined with R1 (inside)
+              "W0001@2:5 E0025@9:27 E0025@11:5");
+}
+
+// CODESYS's implicit flags are honoured when declared, and only as BOOL.
+TEST(Sfc, ChartFlagsAreBool) {
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR SFCInit : BOOL; sfcreset : BOOL; SFCPause : BOOL; END_VAR
+    INITIAL_STEP S0:
+    END_STEP
+END_PROGRAM
+)"),
+              "");
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR SFCInit : INT; END_VAR
+    INITIAL_STEP S0:
+    END_STEP
+END_PROGRAM
+)"),
+              "E0025@2:5 W0001@2:5");
 }
 
 TEST(Sfc, AnUnknownActionIsAnUnknownName) {

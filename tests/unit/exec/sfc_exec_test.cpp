@@ -55,7 +55,9 @@ END_PROGRAM
     EXPECT_FALSE(r.get<bool>("Main.Fill.X"));
     ASSERT_EQ(r.cycle(), vm::Trap::None); // Done waits for start to fall
     EXPECT_TRUE(r.get<bool>("Main.Done.X"));
-    EXPECT_EQ(r.get<std::int16_t>("Main.fills"), 4);
+    EXPECT_EQ(r.get<std::int16_t>("Main.fills"), 5) << "Count's final scan, in the cycle after Fill was left";
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    EXPECT_EQ(r.get<std::int16_t>("Main.fills"), 5) << "one final scan only";
     EXPECT_EQ(r.get<std::int64_t>("Main.Fill.T"), 3 * kMs) << "T keeps its last value once left";
     r.set<bool>("Main.start", false);
     ASSERT_EQ(r.cycle(), vm::Trap::None);
@@ -65,8 +67,8 @@ END_PROGRAM
     EXPECT_EQ(r.get<std::int64_t>("Main.Idle.T"), 0) << "T restarts when the step is entered again";
 }
 
-// S stores until an R on another step, P runs once per activation, L for a time from the
-// step's activation, D after a time; the Boolean variables as actions show each cycle's result.
+// S stores until an R on another step, P runs once per activation (and once more, its final scan), L for a time from
+// the step's activation, D after a time; the Boolean variables as actions show each cycle's result.
 TEST(Sfc, QualifiersStoreResetPulseLimitAndDelay) {
     Runner r(R"(
 PROGRAM Main
@@ -91,12 +93,13 @@ END_PROGRAM
     // In A: T = 0, 1, 2, 3 ms.
     const bool lim[] = {true, true, false, false};
     const bool del[] = {false, false, true, true};
+    const std::int16_t pulses[] = {1, 2, 2, 2}; // the pulse, then its final scan
     for (int k = 0; k < 4; ++k) {
         ASSERT_EQ(r.cycle(), vm::Trap::None);
         EXPECT_TRUE(r.get<bool>("Main.held")) << k;
         EXPECT_EQ(r.get<bool>("Main.limited"), lim[k]) << k;
         EXPECT_EQ(r.get<bool>("Main.delayed"), del[k]) << k;
-        EXPECT_EQ(r.get<std::int16_t>("Main.pulses"), 1) << k;
+        EXPECT_EQ(r.get<std::int16_t>("Main.pulses"), pulses[k]) << k;
     }
     r.set<bool>("Main.go", true);
     ASSERT_EQ(r.cycle(), vm::Trap::None); // A -> B
@@ -109,8 +112,10 @@ END_PROGRAM
     ASSERT_EQ(r.cycle(), vm::Trap::None); // B -> A
     ASSERT_EQ(r.cycle(), vm::Trap::None); // A again: stored again, pulsed again
     EXPECT_TRUE(r.get<bool>("Main.held"));
-    EXPECT_EQ(r.get<std::int16_t>("Main.pulses"), 2);
+    EXPECT_EQ(r.get<std::int16_t>("Main.pulses"), 3);
     EXPECT_TRUE(r.get<bool>("Main.limited"));
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    EXPECT_EQ(r.get<std::int16_t>("Main.pulses"), 4);
 }
 
 // Alternative divergence: the first transition declared wins when both are TRUE. Simultaneous

@@ -24,6 +24,15 @@ struct VarRef {
 // Resolves `path`; on failure returns false with a message naming the offending segment.
 [[nodiscard]] bool resolvePath(const bytecode::Module& module, std::string_view path, VarRef& out, std::string& error);
 
+// A member the compiler adds for its own bookkeeping: a name holding a '$' (an SFC action's
+// flags, an R_EDGE input's memory), or an SFC_STEP's member other than X and T (the chart's
+// step bookkeeping, compiler/src/sfc.h). It stays in the image and moves on online change like
+// any member; what shows variables to users (var.list, var.read's STRUCT fields, the debugger's
+// variables) leaves it out.
+[[nodiscard]] bool bookkeepingMember(const bytecode::TypeDesc& owner, std::string_view field);
+// A variable-table path through such a member (a segment holding a '$').
+[[nodiscard]] bool bookkeepingPath(std::string_view path);
+
 // The IEC name of an elementary kind ("INT", "TOD"); "" for composite kinds.
 [[nodiscard]] std::string_view elementaryName(bytecode::ValueKind kind);
 
