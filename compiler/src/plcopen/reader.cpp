@@ -157,12 +157,12 @@ void translatePou(Translator& t, const pugi::xml_node& pou) {
         const std::string_view lang = language ? localName(language) : std::string_view();
         if (lang == "ST") {
             stBody(t, language);
-        } else if (lang == "FBD") {
-            translateFbd(t, language, name);
-        } else if (lang == "IL" || lang == "LD" || lang == "SFC") {
+        } else if (lang == "FBD" || lang == "LD") {
+            translateNetwork(t, language, pou);
+        } else if (lang == "IL" || lang == "SFC") {
             t.problem(DiagCode::PlcopenUnsupported, firstWithLocalId(language),
-                      fmt::format("POU '{}': a body in {} is not supported yet (only ST and FBD bodies are read)", name,
-                                  lang));
+                      fmt::format("POU '{}': a body in {} is not supported yet (only ST, FBD and LD bodies are read)",
+                                  name, lang));
         } else if (!lang.empty() && lang != "documentation" && lang != "addData") {
             t.problem(DiagCode::PlcopenInvalid, language,
                       fmt::format("POU '{}': <{}> is not a body language", name, lang));

@@ -138,20 +138,20 @@ TEST(Plcopen, AnErrorInAnStBodyNamesTheXmlFileAndLine) {
     EXPECT_EQ(d[0].substr(0, d[0].find(" | ")), "src/plant.xml:" + std::to_string(lineOf(xml, "Cuont")) + " E0104");
 }
 
-TEST(Plcopen, AGraphicalBodyIsE0027NamingThePouAndTheElement) {
+TEST(Plcopen, AnSfcBodyIsE0027NamingThePouAndTheElement) {
     TempDir dir;
-    const std::string xml = document("      <pou name=\"Interlock\" pouType=\"program\">\n"
+    const std::string xml = document("      <pou name=\"Sequence\" pouType=\"program\">\n"
                                      "        <interface/>\n"
                                      "        <body>\n"
-                                     "          <LD>\n"
-                                     "            <leftPowerRail localId=\"1\" height=\"40\" width=\"10\"/>\n"
-                                     "          </LD>\n"
+                                     "          <SFC>\n"
+                                     "            <step localId=\"1\" name=\"Init\" initialStep=\"true\"/>\n"
+                                     "          </SFC>\n"
                                      "        </body>\n"
                                      "      </pou>\n");
     const std::vector<std::string> d = diagnostics(checkXml(dir, xml));
     ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
-    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "leftPowerRail")) +
-                        " E0027 | POU 'Interlock': a body in LD is not supported yet (only ST and FBD bodies are "
+    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<step")) +
+                        " E0027 | POU 'Sequence': a body in SFC is not supported yet (only ST, FBD and LD bodies are "
                         "read) (localId 1)");
 }
 
@@ -296,6 +296,167 @@ TEST(Plcopen, AnFbdConnectionToNoElementIsE0026) {
     ASSERT_EQ(t.problems.size(), 1u);
     EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenInvalid);
     EXPECT_EQ(t.problems[0].message, "POU 'FbdMain': a connection names localId 99, which no element has");
+}
+
+std::string ldFixture() {
+    std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/ld_network.xml", std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+TEST(Plcopen, AnLdBodyBecomesStatementsOnTheLinesOfItsCoils) {
+    const std::string xml = ldFixture();
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    // Parallel contacts are an OR, a series an AND, a negated contact a NOT; set and reset coils
+    // are IFs; an edge contact or coil runs its hidden R_TRIG/F_TRIG once, before the first
+    // statement reading it; a function under EN runs only when EN is TRUE, and ENO is EN; an FB
+    // under EN is called only when EN is TRUE.
+    for (const auto& [statement, element] : std::vector<std::pair<std::string, std::string>>{
+             {"Run := ((Start) OR (Run)) AND NOT (Stop);", "<coil localId=\"5\""},
+             {"_Edge6(CLK := (Start)); IF _Edge6.Q THEN Latch := TRUE; END_IF;", "<coil localId=\"7\""},
+             {"IF (Stop) THEN Latch := FALSE; END_IF;", "<coil localId=\"9\""},
+             {"Idle := NOT ((Run));", "<coil localId=\"11\""},
+             {"_Edge12(CLK := (Run)); RunPulse := _Edge12.Q;", "<coil localId=\"12\""},
+             {"_Edge13(CLK := (Run)); IF _Edge13.Q THEN Count := ADD((Count), (1)); END_IF;",
+              "<outVariable localId=\"17\""},
+             {"Stopped := _Edge13.Q;", "<coil localId=\"18\""},
+             {"Delay(IN := (Run), PT := (T#30ms));", "<block localId=\"20\""},
+             {"IF (Jog) THEN Pulses(CU := (Start), PV := (100)); END_IF;", "<block localId=\"25\""},
+             {"JogOn := (Jog);", "<coil localId=\"28\""},
+         }) {
+        EXPECT_NE(t.text.find(statement), std::string::npos) << statement << " in\n" << t.text;
+        EXPECT_EQ(lineOf(t.text, statement), lineOf(xml, element)) << statement;
+    }
+    EXPECT_EQ(lineOf(t.text, "VAR _Edge6 : R_TRIG; _Edge12 : R_TRIG; _Edge13 : F_TRIG; END_VAR"), lineOf(xml, "<LD>"));
+    TempDir dir;
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+}
+
+TEST(Plcopen, AnEdgeMemberMovesAsideForAPouVariableOfItsName) {
+    std::string xml = ldFixture();
+    const std::string decl = "<variable name=\"Start\">";
+    xml.insert(xml.find(decl), "<variable name=\"_Edge6\"><type><INT/></type></variable>");
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    EXPECT_NE(t.text.find("VAR _Edge6_ : R_TRIG;"), std::string::npos) << t.text;
+    EXPECT_NE(t.text.find("_Edge6_(CLK := (Start)); IF _Edge6_.Q THEN Latch := TRUE; END_IF;"), std::string::npos);
+    TempDir dir;
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+}
+
+TEST(Plcopen, AnLdCoilWithoutInputIsE0026AtTheCoil) {
+    std::string xml = ldFixture();
+    const std::size_t coil = xml.find("<coil localId=\"22\"");
+    const std::string ref = "<connection refLocalId=\"20\" formalParameter=\"Q\"/>";
+    xml.erase(xml.find(ref, coil), ref.size());
+    TempDir dir;
+    // The network is not written after its first problem (its variables then warn as unused).
+    std::vector<std::string> d = diagnostics(checkXml(dir, xml));
+    std::erase_if(d, [](const std::string& s) { return s.find(" W0001 | ") != std::string::npos; });
+    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
+    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<coil localId=\"22\"")) +
+                        " E0026 | POU 'LdMain': a coil has no input connection (localId 22)");
+}
+
+TEST(Plcopen, AnLdContactNamingAnUnknownVariableNamesItsLineAndLocalId) {
+    std::string xml = ldFixture();
+    const std::size_t contact = xml.find("<contact localId=\"4\"");
+    xml.replace(xml.find("<variable>Stop</variable>", contact), 25, "<variable>Stpo</variable>");
+    TempDir dir;
+    const std::vector<std::string> d = diagnostics(checkXml(dir, xml));
+    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
+    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<contact localId=\"4\"")) +
+                        " E0104 | unknown identifier 'Stpo' (localId 4)");
+}
+
+TEST(Plcopen, AnEdgeContactInAFunctionIsE0027) {
+    TempDir dir;
+    const std::string xml =
+        document("      <pou name=\"Fn\" pouType=\"function\">\n"
+                 "        <interface><returnType><BOOL/></returnType>\n"
+                 "          <inputVars><variable name=\"X\"><type><BOOL/></type></variable></inputVars>\n"
+                 "        </interface>\n"
+                 "        <body><LD>\n"
+                 "          <leftPowerRail localId=\"1\"><connectionPointOut/></leftPowerRail>\n"
+                 "          <contact localId=\"2\" edge=\"rising\"><connectionPointIn><connection refLocalId=\"1\"/>"
+                 "</connectionPointIn><variable>X</variable></contact>\n"
+                 "          <coil localId=\"3\"><connectionPointIn><connection refLocalId=\"2\"/></connectionPointIn>"
+                 "<variable>Fn</variable></coil>\n"
+                 "        </LD></body>\n"
+                 "      </pou>\n");
+    const std::vector<std::string> d = diagnostics(checkXml(dir, xml));
+    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
+    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<contact")) +
+                        " E0027 | POU 'Fn': an edge-sensing contact in a FUNCTION, which keeps nothing between calls "
+                        "(localId 2)");
+}
+
+TEST(Plcopen, JumpsLabelsAndReturnsBecomeIfsAndReturns) {
+    std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/jumps.xml", std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    const std::string xml = s.str();
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    // A jump skips the statements up to its label; a return ends the body when its input is TRUE.
+    EXPECT_EQ(lineOf(t.text, "IF NOT ((Skip)) THEN"), lineOf(xml, "<jump localId=\"3\""));
+    EXPECT_EQ(lineOf(t.text, "END_IF; \n"), lineOf(xml, "<label localId=\"10\""));
+    EXPECT_EQ(lineOf(t.text, "IF (Halt) THEN RETURN; END_IF;"), lineOf(xml, "<return localId=\"12\""));
+    TempDir dir;
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+    EXPECT_EQ(p.warningCount, 0u) << ::testing::PrintToString(diagnostics(p));
+}
+
+// An FBD POU `J` of the given elements, reading BOOLs A and B.
+std::string fbdPou(const std::string& elements) {
+    return document("      <pou name=\"J\" pouType=\"program\"><interface><localVars>"
+                    "<variable name=\"A\"><type><BOOL/></type></variable>"
+                    "<variable name=\"B\"><type><BOOL/></type></variable></localVars></interface>\n"
+                    "        <body><FBD>\n"
+                    "          <inVariable localId=\"1\"><expression>A</expression></inVariable>\n" +
+                    elements + "        </FBD></body></pou>\n");
+}
+
+std::string jump(int id, const std::string& label) {
+    return fmt::format("          <jump localId=\"{}\" label=\"{}\"><connectionPointIn><connection refLocalId=\"1\"/>"
+                       "</connectionPointIn></jump>\n",
+                       id, label);
+}
+
+std::string label(int id, const std::string& name) {
+    return fmt::format("          <label localId=\"{}\" label=\"{}\"/>\n", id, name);
+}
+
+TEST(Plcopen, AJumpBackIsE0027) {
+    const std::string xml = fbdPou(label(2, "L") + jump(3, "L"));
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_EQ(t.problems.size(), 1u);
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenUnsupported);
+    EXPECT_EQ(t.problems[0].line, lineOf(xml, "<jump"));
+    EXPECT_EQ(t.problems[0].message,
+              "POU 'J': a jump back to label 'L' is not supported (takt lowers forward jumps) (localId 3)");
+}
+
+TEST(Plcopen, CrossingJumpsAreE0027AndAJumpToNoLabelIsE0026) {
+    const std::string crossing = fbdPou(jump(2, "L1") + jump(3, "L2") + label(4, "L1") + label(5, "L2"));
+    PlcopenTranslation t = translatePlcopen(crossing);
+    ASSERT_EQ(t.problems.size(), 1u);
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenUnsupported);
+    EXPECT_EQ(t.problems[0].line, lineOf(crossing, "<label localId=\"4\""));
+    EXPECT_EQ(t.problems[0].message, "POU 'J': the jumps to label 'L1' and to label 'L2' cross; takt lowers nested "
+                                     "jumps only (localId 4)");
+    // Nested jumps are fine: the inner label closes first.
+    t = translatePlcopen(fbdPou(jump(2, "L1") + jump(3, "L2") + label(4, "L2") + label(5, "L1")));
+    EXPECT_TRUE(t.problems.empty()) << t.problems[0].message;
+    t = translatePlcopen(fbdPou(jump(2, "Nowhere")));
+    ASSERT_EQ(t.problems.size(), 1u);
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenInvalid);
+    EXPECT_EQ(t.problems[0].message, "POU 'J': a jump to label 'Nowhere', which no label has (localId 2)");
 }
 
 TEST(Plcopen, EventTasksAndGlobalsOfTheConfigurationCompile) {
