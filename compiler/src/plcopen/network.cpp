@@ -374,7 +374,7 @@ bool isControl(std::string_view kind) {
 
 } // namespace
 
-void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml_node& pou) {
+void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml_node& pou, bool inAction) {
     const std::string_view language = localName(body);
     const std::string_view pouName = pou.attribute("name").value();
     Network net{t, pouName, language, {}, {}, {}, {}, {}, {}, false, true, {}, {}, {}};
@@ -419,6 +419,11 @@ void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml
             if (std::string_view(pou.attribute("pouType").value()) == "function") {
                 net.fail(DiagCode::PlcopenUnsupported, n,
                          fmt::format("an edge-sensing {} in a FUNCTION, which keeps nothing between calls", kind));
+                return;
+            }
+            if (inAction) {
+                net.fail(DiagCode::PlcopenUnsupported, n,
+                         fmt::format("an edge-sensing {} in an action, which declares no variables of its own", kind));
                 return;
             }
             // `_Edge<localId>`: an R_TRIG or F_TRIG instance of the POU (a name ST cannot

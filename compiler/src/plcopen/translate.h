@@ -82,7 +82,9 @@ private:
 // The POUs (`types/pous`) and the configurations (`instances/configurations`): reader.cpp.
 void translatePou(Translator& t, const pugi::xml_node& pou);
 void translateConfiguration(Translator& t, const pugi::xml_node& configuration);
-// The statements of an `<FBD>` or `<LD>` body of `<pou>` (network.cpp).
-void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml_node& pou);
+// The statements of one `<body>` of `<pou>`, or of one of its actions (reader.cpp).
+void translateBody(Translator& t, const pugi::xml_node& body, const pugi::xml_node& pou, bool inAction);
+// The statements of an `<FBD>` or `<LD>` body of `<pou>` or of an action of it (network.cpp).
+void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml_node& pou, bool inAction);
 
 } // namespace takt::compiler::plcopen

@@ -440,6 +440,33 @@ TEST(PlcopenImport, JumpsAndReturnsRunLikeTheirStTwinsCycleByCycle) {
     EXPECT_NE(fbd["Shown"][12], fbd["Shown"][10]);
 }
 
+// The actions of tests/plcopen/actions.xml (in FBD, LD and ST), called from the POU's ST body,
+// beside their ST twin.
+constexpr const char* kActionsTwin = R"(PROGRAM StMain
+VAR
+  Tick, Flag : BOOL;
+  Count : INT;
+END_VAR
+IF Tick THEN
+  Count := Count + 1;
+  Flag := NOT Flag;
+END_IF;
+IF Count >= 5 THEN
+  Count := 0;
+END_IF;
+END_PROGRAM
+)";
+
+TEST(PlcopenImport, PouActionsRunLikeTheirStTwinCycleByCycle) {
+    auto seen = runBesideTwin("actions.xml", "ActMain", kActionsTwin, {"Flag", "Count"},
+                              {{2, {{"Tick", true}}}, {12, {{"Tick", false}}}}, 14);
+    ASSERT_EQ(seen["Count"].size(), 14u);
+    EXPECT_EQ(seen["Count"][1], "0");
+    EXPECT_EQ(seen["Count"][4], "3");
+    EXPECT_EQ(seen["Count"][6], "0"); // cleared at 5
+    EXPECT_NE(seen["Flag"][2], seen["Flag"][3]);
+}
+
 // The Agent API's lsp.format refuses a PLCopen XML file: its text is not ST, and the formatted
 // translation would replace the XML.
 TEST(PlcopenImport, TheAgentApiDoesNotFormatXml) {

@@ -217,19 +217,48 @@ TEST(Plcopen, ANameThatIsNoIdentifierIsE0026) {
                         " E0026 | Main.x: 'INT; y' is not a type name");
 }
 
-TEST(Plcopen, PouActionsAreE0027) {
+TEST(Plcopen, PouActionsBecomeActionsOfThePou) {
+    std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/actions.xml", std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    const std::string xml = s.str();
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    // Each on the line of its <action>, its body (ST, FBD or LD) on the body's lines.
+    EXPECT_EQ(lineOf(t.text, "ACTION Bump:"), lineOf(xml, "<action name=\"Bump\""));
+    EXPECT_EQ(lineOf(t.text, "ACTION Mark:"), lineOf(xml, "<action name=\"Mark\""));
+    EXPECT_EQ(lineOf(t.text, "Flag := NOT (Flag);"), lineOf(xml, "<coil localId=\"3\""));
+    EXPECT_EQ(lineOf(t.text, "Count := 0;"), lineOf(xml, "Count := 0;"));
+    TempDir dir;
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+}
+
+TEST(Plcopen, AnEdgeContactInAnActionIsE0027) {
+    std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/actions.xml", std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    std::string xml = s.str();
+    xml.replace(xml.find("negated=\"true\""), 14, "edge=\"rising\"");
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_EQ(t.problems.size(), 1u);
+    EXPECT_EQ(t.problems[0].message, "POU 'ActMain': an edge-sensing contact in an action, which declares no "
+                                     "variables of its own (localId 2)");
+}
+
+TEST(Plcopen, PouTransitionsAreE0027) {
     TempDir dir;
     const std::string xml =
         document("      <pou name=\"Main\" pouType=\"program\">\n"
                  "        <interface/>\n"
-                 "        <actions>\n"
-                 "          <action name=\"Reset\"><body><ST><xhtml:p>;</xhtml:p></ST></body></action>\n"
-                 "        </actions>\n"
+                 "        <transitions>\n"
+                 "          <transition name=\"Go\"><body><ST><xhtml:p>TRUE</xhtml:p></ST></body></transition>\n"
+                 "        </transitions>\n"
                  "      </pou>\n");
     const std::vector<std::string> d = diagnostics(checkXml(dir, xml));
     ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
-    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<action ")) +
-                        " E0027 | POU 'Main': <actions> are not supported yet");
+    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<transition ")) +
+                        " E0027 | POU 'Main': <transitions> are not supported yet");
 }
 
 std::string fbdFixture() {
