@@ -50,6 +50,8 @@ struct Network {
     // Topological order: a statement's inputs pull the FB calls and in-out assignments they read
     // before it. With executionOrderId nothing is pulled: the XML's order stands.
     bool pull = true;
+    // Only an expression is wanted (an SFC transition's condition): no statement can run first.
+    bool expressionOnly = false;
     // The element whose place a pulled statement is written at: the first statement reading it.
     pugi::xml_node anchor;
     // Of the statement being built: the edge detectors it runs first, and the EN inputs of the
@@ -159,6 +161,11 @@ struct Network {
                 return en.empty() ? "TRUE" : en;
             }
             if (isFbCall(from)) {
+                if (expressionOnly) {
+                    fail(DiagCode::PlcopenUnsupported, from,
+                         "an FB instance in a transition condition is not supported yet (call it in an action)");
+                    return "0";
+                }
                 if (pull) {
                     order(from, depth + 1); // the call runs before its output is read (unless feedback)
                 }
@@ -344,6 +351,22 @@ struct Network {
         }
     }
 
+    // `s` without its marks.
+    static std::string plain(const std::string& s) {
+        std::string out;
+        bool inIndex = false;
+        for (const char c : s) {
+            if (c == kMarkOpen) {
+                inIndex = true;
+            } else if (c == kMarkMid) {
+                inIndex = false;
+            } else if (c != kMarkClose && !inIndex) {
+                out += c;
+            }
+        }
+        return out;
+    }
+
     // Writes `s` at `at`'s place, stripping the marks and recording where each marked text went.
     void write(const pugi::xml_node& at, const std::string& s) {
         if (failed) {
@@ -374,10 +397,38 @@ bool isControl(std::string_view kind) {
 
 } // namespace
 
+std::optional<std::string> translateCondition(Translator& t, const pugi::xml_node& body, const pugi::xml_node& pou,
+                                              const pugi::xml_node& point) {
+    Network net{t, pou.attribute("name").value(), localName(body), {}, {}, {}, {}, {}, {}, false, false, true, {}, {},
+                {}};
+    for (const pugi::xml_node& n : body.children()) {
+        const std::string id = n.attribute("localId").value();
+        if (n.type() != pugi::node_element || id.empty()) {
+            continue;
+        }
+        net.byId.emplace(id, n);
+        if (localName(n) == "connector") {
+            net.connectors.emplace(n.attribute("name").value(), n);
+        }
+    }
+    const std::string value = net.input(point, 0);
+    if (!net.failed && (!net.prefix.empty() || !net.enables.empty())) {
+        net.fail(DiagCode::PlcopenUnsupported, point.parent(),
+                 "an edge-sensing contact or a block with EN in a transition condition is not supported yet");
+    }
+    if (!net.failed && value.empty()) {
+        net.fail(DiagCode::PlcopenInvalid, point.parent(), "a transition's condition is not connected");
+    }
+    if (net.failed) {
+        return std::nullopt;
+    }
+    return Network::plain(value);
+}
+
 void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml_node& pou, bool inAction) {
     const std::string_view language = localName(body);
     const std::string_view pouName = pou.attribute("name").value();
-    Network net{t, pouName, language, {}, {}, {}, {}, {}, {}, false, true, {}, {}, {}};
+    Network net{t, pouName, language, {}, {}, {}, {}, {}, {}, false, true, false, {}, {}, {}};
     // The POU's own names, which the hidden edge members must not take.
     std::set<std::string> names;
     for (const pugi::xml_node& list : child(pou, "interface").children()) {

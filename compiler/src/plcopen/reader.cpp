@@ -107,10 +107,15 @@ void translateBody(Translator& t, const pugi::xml_node& body, const pugi::xml_no
         stBody(t, language);
     } else if (lang == "FBD" || lang == "LD") {
         translateNetwork(t, language, pou, inAction);
-    } else if (lang == "IL" || lang == "SFC") {
+    } else if (lang == "SFC" && !inAction) {
+        translateSfc(t, language, pou);
+    } else if (lang == "SFC") {
         t.problem(DiagCode::PlcopenUnsupported, firstWithLocalId(language),
-                  fmt::format("POU '{}': a body in {} is not supported yet (only ST, FBD and LD bodies are read)", name,
-                              lang));
+                  fmt::format("POU '{}': an action's body in SFC is not supported yet", name));
+    } else if (lang == "IL") {
+        t.problem(DiagCode::PlcopenUnsupported, firstWithLocalId(language),
+                  fmt::format("POU '{}': a body in IL is not supported yet (only ST, FBD, LD and SFC bodies are read)",
+                              name));
     } else if (!lang.empty() && lang != "documentation" && lang != "addData") {
         t.problem(DiagCode::PlcopenInvalid, language, fmt::format("POU '{}': <{}> is not a body language", name, lang));
     }

@@ -140,6 +140,14 @@ void Translator::put(std::string_view text) {
     }
 }
 
+void Translator::dropTrailing(std::string_view chars, std::size_t floor) {
+    while (out.text.size() > floor && out.text.back() != '\n' &&
+           chars.find(out.text.back()) != std::string_view::npos && column_ > 1) {
+        out.text.pop_back();
+        --column_;
+    }
+}
+
 void Translator::origin(std::uint32_t begin, const pugi::xml_node& node) {
     PlcopenOrigin o{begin, static_cast<std::uint32_t>(out.text.size()), 0, false, node.attribute("localId").value()};
     // The element's place, when the text is written there already (a statement is written at

@@ -32,6 +32,9 @@ public:
     void moveTo(const pugi::xml_node& node);
     // Appends `text`, counting its newlines.
     void put(std::string_view text);
+    // Removes the characters of `chars` at the end of the text, not before offset `floor` and
+    // never a newline.
+    void dropTrailing(std::string_view chars, std::size_t floor);
     // A problem at `node`, with the element's localId (when it has one) in the message.
     void problem(DiagCode code, const pugi::xml_node& node, std::string message);
     // A problem at a byte offset of the XML (where pugixml stopped on malformed XML).
@@ -86,5 +89,11 @@ void translateConfiguration(Translator& t, const pugi::xml_node& configuration);
 void translateBody(Translator& t, const pugi::xml_node& body, const pugi::xml_node& pou, bool inAction);
 // The statements of an `<FBD>` or `<LD>` body of `<pou>` or of an action of it (network.cpp).
 void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml_node& pou, bool inAction);
+// The expression a connectionPointIn of an SFC body reads through that body's FBD or LD elements
+// (a transition's condition); nothing after a problem (network.cpp).
+[[nodiscard]] std::optional<std::string> translateCondition(Translator& t, const pugi::xml_node& body,
+                                                            const pugi::xml_node& pou, const pugi::xml_node& point);
+// The chart of an `<SFC>` body of `<pou>`, as textual SFC (sfc.cpp).
+void translateSfc(Translator& t, const pugi::xml_node& sfc, const pugi::xml_node& pou);
 
 } // namespace takt::compiler::plcopen

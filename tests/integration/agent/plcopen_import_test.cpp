@@ -129,18 +129,17 @@ TEST(PlcopenImport, AnUnsupportedBodyIsACodedErrorAndNothingIsWritten) {
         "<ST>\n            <xhtml:p><![CDATA[Ticks := Ticks + 1;\nBeat := NOT Beat;]]></xhtml:p>\n          </ST>";
     const std::size_t at = xml.find(st);
     ASSERT_NE(at, std::string::npos);
-    xml.replace(at, st.size(),
-                "<SFC>\n            <step localId=\"7\" name=\"Init\" initialStep=\"true\"/>\n          </SFC>");
+    xml.replace(at, st.size(), "<IL>\n            <xhtml:p>LD TRUE</xhtml:p>\n          </IL>");
     tmp.write("heartbeat.xml", xml);
     const std::size_t line =
-        std::count(xml.begin(), xml.begin() + static_cast<std::ptrdiff_t>(xml.find("<step ")), '\n') + 1;
+        std::count(xml.begin(), xml.begin() + static_cast<std::ptrdiff_t>(xml.find("<IL>")), '\n') + 1;
     const fs::path dir = tmp.path() / "beat";
     const test::RunResult r =
         test::runTakt("import plcopen " + quoted((tmp.path() / "heartbeat.xml").string()) + " " + quoted(dir.string()));
     EXPECT_EQ(r.exitCode, 10);
     EXPECT_NE(r.err.find("heartbeat.xml:" + std::to_string(line) +
-                         ": error[E0027]: POU 'Heartbeat': a body in SFC is not supported yet (only ST, FBD and LD "
-                         "bodies are read) (localId 7)"),
+                         ": error[E0027]: POU 'Heartbeat': a body in IL is not supported yet (only ST, FBD, LD and SFC "
+                         "bodies are read)"),
               std::string::npos)
         << r.err;
     EXPECT_FALSE(fs::exists(dir));
@@ -465,6 +464,51 @@ TEST(PlcopenImport, PouActionsRunLikeTheirStTwinCycleByCycle) {
     EXPECT_EQ(seen["Count"][4], "3");
     EXPECT_EQ(seen["Count"][6], "0"); // cleared at 5
     EXPECT_NE(seen["Flag"][2], seen["Flag"][3]);
+}
+
+// The SFC chart of tests/plcopen/sfc_chart.xml beside its twin in textual SFC: simultaneous and
+// selection divergence and convergence, a jump step, N, P, L, S and R associations, a condition
+// through an LD contact.
+constexpr const char* kSfcTwin = R"(PROGRAM StMain
+VAR
+  Start, Stop, Full, FillValve, Mixer, Alarm, DrainValve : BOOL;
+  Count : INT;
+END_VAR
+INITIAL_STEP Idle: DrainValve(R); END_STEP
+TRANSITION FROM Idle TO (Fill, Heat) := Start; END_TRANSITION
+STEP Fill: FillValve(N); END_STEP
+STEP Heat: Bump(P); END_STEP
+TRANSITION FROM (Fill, Heat) TO Mix := Full; END_TRANSITION
+STEP Mix: Mixer(N); Alarm(L, T#20ms); END_STEP
+TRANSITION FROM Mix TO Idle := Stop; END_TRANSITION
+TRANSITION FROM Mix TO Drain := Mix.T >= T#40ms; END_TRANSITION
+STEP Drain: DrainValve(S); END_STEP
+TRANSITION FROM Drain TO Idle := NOT Full; END_TRANSITION
+ACTION Bump: Count := Count + 1; END_ACTION
+END_PROGRAM
+)";
+
+TEST(PlcopenImport, AnSfcChartRunsLikeItsTextualTwinCycleByCycle) {
+    auto seen = runBesideTwin(
+        "sfc_chart.xml", "SfcMain", kSfcTwin,
+        {"Idle.X", "Fill.X", "Heat.X", "Mix.X", "Drain.X", "FillValve", "Mixer", "Alarm", "DrainValve", "Count"},
+        {{1, {{"Start", true}}},
+         {3, {{"Start", false}}},
+         {5, {{"Full", true}}},
+         {13, {{"Full", false}}},
+         {15, {{"Start", true}}},
+         {16, {{"Start", false}}},
+         {17, {{"Full", true}}},
+         {19, {{"Stop", true}}}},
+        24);
+    for (const char* n :
+         {"Idle.X", "Fill.X", "Heat.X", "Mix.X", "Drain.X", "FillValve", "Mixer", "Alarm", "DrainValve"}) {
+        EXPECT_TRUE(ever(seen[n], "true")) << n;
+        EXPECT_TRUE(ever(seen[n], "false")) << n;
+    }
+    ASSERT_FALSE(seen["Count"].empty());
+    EXPECT_EQ(seen["Count"].back(), "2"); // Heat entered twice
+    EXPECT_EQ(seen["Idle.X"].back(), "true");
 }
 
 // The Agent API's lsp.format refuses a PLCopen XML file: its text is not ST, and the formatted

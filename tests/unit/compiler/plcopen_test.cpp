@@ -138,21 +138,21 @@ TEST(Plcopen, AnErrorInAnStBodyNamesTheXmlFileAndLine) {
     EXPECT_EQ(d[0].substr(0, d[0].find(" | ")), "src/plant.xml:" + std::to_string(lineOf(xml, "Cuont")) + " E0104");
 }
 
-TEST(Plcopen, AnSfcBodyIsE0027NamingThePouAndTheElement) {
+TEST(Plcopen, AnIlBodyIsE0027NamingThePou) {
     TempDir dir;
     const std::string xml = document("      <pou name=\"Sequence\" pouType=\"program\">\n"
                                      "        <interface/>\n"
                                      "        <body>\n"
-                                     "          <SFC>\n"
-                                     "            <step localId=\"1\" name=\"Init\" initialStep=\"true\"/>\n"
-                                     "          </SFC>\n"
+                                     "          <IL>\n"
+                                     "            <xhtml:p>LD TRUE</xhtml:p>\n"
+                                     "          </IL>\n"
                                      "        </body>\n"
                                      "      </pou>\n");
     const std::vector<std::string> d = diagnostics(checkXml(dir, xml));
     ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
-    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<step")) +
-                        " E0027 | POU 'Sequence': a body in SFC is not supported yet (only ST, FBD and LD bodies are "
-                        "read) (localId 1)");
+    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<IL>")) +
+                        " E0027 | POU 'Sequence': a body in IL is not supported yet (only ST, FBD, LD and SFC bodies "
+                        "are read)");
 }
 
 TEST(Plcopen, MalformedXmlIsE0026AtItsLine) {
@@ -486,6 +486,79 @@ TEST(Plcopen, CrossingJumpsAreE0027AndAJumpToNoLabelIsE0026) {
     ASSERT_EQ(t.problems.size(), 1u);
     EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenInvalid);
     EXPECT_EQ(t.problems[0].message, "POU 'J': a jump to label 'Nowhere', which no label has (localId 2)");
+}
+
+std::string sfcFixture() {
+    std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/sfc_chart.xml", std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+TEST(Plcopen, AnSfcBodyBecomesTextualSfc) {
+    const std::string xml = sfcFixture();
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    // Steps with their action blocks (qualifiers, durations, an inline body as a hidden ACTION);
+    // transitions from the steps before them (through a selection divergence, a simultaneous
+    // convergence) to the steps after them (through a simultaneous divergence, a selection
+    // convergence and a jump step); conditions inline in ST or connected through LD elements.
+    for (const auto& [text, element] : std::vector<std::pair<std::string, std::string>>{
+             {"INITIAL_STEP Idle: DrainValve(R); END_STEP", "<step localId=\"1\""},
+             {"TRANSITION FROM Idle TO (Fill, Heat) :=", "<transition localId=\"2\""},
+             {"STEP Fill: FillValve(N); END_STEP", "<step localId=\"4\""},
+             {"STEP Heat: _Action8(P); END_STEP", "<step localId=\"5\""},
+             {"ACTION _Action8:", "<action localId=\"8\""},
+             {"Count := Count + 1;", "Count := Count + 1;"},
+             {"TRANSITION FROM (Fill, Heat) TO Mix := (Full); END_TRANSITION", "<transition localId=\"10\""},
+             {"STEP Mix: Mixer(N); Alarm(L, T#20ms); END_STEP", "<step localId=\"13\""},
+             {"TRANSITION FROM Mix TO Idle :=", "<transition localId=\"16\""},
+             {"TRANSITION FROM Mix TO Drain :=", "<transition localId=\"18\""},
+             {"Mix.T >= T#40ms; END_TRANSITION", "Mix.T >= T#40ms"},
+             {"STEP Drain: DrainValve(S); END_STEP", "<step localId=\"19\""},
+             {"NOT Full; END_TRANSITION", "NOT Full;"},
+         }) {
+        EXPECT_NE(t.text.find(text), std::string::npos) << text << " in\n" << t.text;
+        EXPECT_EQ(lineOf(t.text, text), lineOf(xml, element)) << text;
+    }
+    TempDir dir;
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+}
+
+TEST(Plcopen, MalformedAndUnsupportedSfcElementsAreCodedErrors) {
+    const auto problem = [](std::string xml) {
+        const PlcopenTranslation t = translatePlcopen(xml);
+        return t.problems.empty() ? std::string("none")
+                                  : std::string(diagInfo(t.problems[0].code).code) + " line " +
+                                        std::to_string(t.problems[0].line) + " | " + t.problems[0].message;
+    };
+    std::string xml = sfcFixture();
+    // A macro step.
+    std::string macro = xml;
+    const std::string drain = "<step localId=\"19\" name=\"Drain\"";
+    macro.replace(macro.find(drain), drain.size(), "<macroStep localId=\"19\" name=\"Drain\"");
+    macro.replace(macro.find("</step>", macro.find("<macroStep")), 7, "</macroStep>");
+    EXPECT_EQ(problem(macro), "E0027 line " + std::to_string(lineOf(macro, "<macroStep")) +
+                                  " | POU 'SfcMain': a macro step is not supported yet (localId 19)");
+    // A transition whose condition names a POU's transition.
+    std::string reference = xml;
+    const std::size_t inlineAt = reference.find("<inline name=\"\">", reference.find("<transition localId=\"16\""));
+    reference.replace(inlineAt, reference.find("</inline>", inlineAt) + 9 - inlineAt, "<reference name=\"Go\"/>");
+    EXPECT_EQ(problem(reference), "E0027 line " + std::to_string(lineOf(reference, "<reference name=\"Go\"")) +
+                                      " | POU 'SfcMain': a transition condition naming a POU's <transition> is not "
+                                      "supported yet (write it inline)");
+    // A transition leading to no step (its jump step removed).
+    std::string nowhere = xml;
+    const std::size_t jump = nowhere.find("<jumpStep");
+    nowhere.erase(jump, nowhere.find("</jumpStep>") + 11 - jump);
+    EXPECT_EQ(problem(nowhere), "E0026 line " + std::to_string(lineOf(nowhere, "<transition localId=\"16\"")) +
+                                    " | POU 'SfcMain': a transition leads to no step (localId 16)");
+    // An unknown qualifier.
+    std::string qualifier = xml;
+    qualifier.replace(qualifier.find("qualifier=\"S\""), 13, "qualifier=\"X\"");
+    EXPECT_EQ(problem(qualifier), "E0026 line " + std::to_string(lineOf(xml, "qualifier=\"S\"")) +
+                                      " | POU 'SfcMain': 'X' is not an action qualifier (localId 0)");
 }
 
 TEST(Plcopen, EventTasksAndGlobalsOfTheConfigurationCompile) {
