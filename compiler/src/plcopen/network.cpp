@@ -24,6 +24,11 @@ namespace takt::compiler::plcopen {
 namespace {
 
 constexpr int kMaxExpressionDepth = 64;
+// A connection read twice is written twice (a function output, a contact fanned out), so a
+// network whose elements each read the one before twice doubles its text at every element:
+// beyond these many reads, or this much text, the network is refused instead.
+constexpr std::size_t kMaxReads = 100000;
+constexpr std::size_t kMaxText = std::size_t{16} << 20;
 // An element's text inside a statement is written "\x01<index>\x02text\x03"; the writer strips
 // the marks and records where the text landed, so a compiler diagnostic about it names the
 // element's own line and localId (PlcopenOrigin). XML text cannot hold these characters.
@@ -47,6 +52,8 @@ struct Network {
     std::set<std::string> onPath;                     // statements being ordered (feedback)
     std::vector<pugi::xml_node> marked;               // the elements of the marks in statements
     bool failed = false;
+    std::size_t reads = 0;
+    std::size_t produced = 0; // bytes of expression text read so far
     // Topological order: a statement's inputs pull the FB calls and in-out assignments they read
     // before it. With executionOrderId nothing is pulled: the XML's order stands.
     bool pull = true;
@@ -109,14 +116,30 @@ struct Network {
         for (const std::string& term : terms) {
             joined += joined.empty() ? "(" : " OR ";
             joined += term;
+            if (joined.size() > kMaxText) {
+                fail(DiagCode::PlcopenInvalid, point, "the network's expressions grow larger than takt writes");
+                return "0";
+            }
         }
         return joined + ")";
     }
 
-    // The value one connection brings.
+    // The value one connection brings, within the budget of text a network may write.
     std::string source(const pugi::xml_node& connection, const pugi::xml_node& point, int depth) {
-        if (depth > kMaxExpressionDepth) {
+        std::string value = sourceOf(connection, point, depth);
+        produced += value.size();
+        if (produced > kMaxText && !failed) {
+            fail(DiagCode::PlcopenInvalid, point, "the network's expressions grow larger than takt writes");
+        }
+        return failed ? "0" : value;
+    }
+
+    std::string sourceOf(const pugi::xml_node& connection, const pugi::xml_node& point, int depth) {
+        if (depth > kMaxExpressionDepth || ++reads > kMaxReads) {
             fail(DiagCode::PlcopenInvalid, point, "the network nests deeper than takt follows, or loops without an FB");
+            return "0";
+        }
+        if (failed) {
             return "0";
         }
         const std::string ref = connection.attribute("refLocalId").value();
@@ -399,8 +422,9 @@ bool isControl(std::string_view kind) {
 
 std::optional<std::string> translateCondition(Translator& t, const pugi::xml_node& body, const pugi::xml_node& pou,
                                               const pugi::xml_node& point) {
-    Network net{t, pou.attribute("name").value(), localName(body), {}, {}, {}, {}, {}, {}, false, false, true, {}, {},
-                {}};
+    Network net{
+        t, pou.attribute("name").value(), localName(body), {}, {}, {}, {}, {}, {}, false, 0, 0, false, true, {}, {},
+        {}};
     for (const pugi::xml_node& n : body.children()) {
         const std::string id = n.attribute("localId").value();
         if (n.type() != pugi::node_element || id.empty()) {
@@ -428,7 +452,7 @@ std::optional<std::string> translateCondition(Translator& t, const pugi::xml_nod
 void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml_node& pou, bool inAction) {
     const std::string_view language = localName(body);
     const std::string_view pouName = pou.attribute("name").value();
-    Network net{t, pouName, language, {}, {}, {}, {}, {}, {}, false, true, false, {}, {}, {}};
+    Network net{t, pouName, language, {}, {}, {}, {}, {}, {}, false, 0, 0, true, false, {}, {}, {}};
     // The POU's own names, which the hidden edge members must not take.
     std::set<std::string> names;
     for (const pugi::xml_node& list : child(pou, "interface").children()) {

@@ -20,8 +20,10 @@ namespace takt::compiler::plcopen {
 
 namespace {
 
-// Divergences and convergences chain; deeper than this is a loop of them, not a chart.
+// Divergences and convergences chain; deeper than this is a loop of them, not a chart, and more
+// elements visited than this for one transition are a hostile tangle.
 constexpr int kMaxChain = 64;
+constexpr std::size_t kMaxVisits = 100000;
 
 // The qualifiers of IEC 61131-3's action associations.
 constexpr std::string_view kQualifiers[] = {"N", "R", "S", "L", "D", "P", "P0", "P1", "SD", "DS", "SL"};
@@ -35,6 +37,7 @@ struct Chart {
     std::map<std::string, std::vector<pugi::xml_node>> readers; // localId -> the elements connected to it
     std::map<const void*, std::string> inlineActions;           // an inline <action> -> its ACTION
     bool failed = false;
+    std::size_t visits = 0; // of the transition being read
 
     void fail(DiagCode code, const pugi::xml_node& at, const std::string& message) {
         if (!failed) {
@@ -62,9 +65,13 @@ struct Chart {
     // The steps a transition leaves: those before it, through selection divergences and
     // simultaneous convergences.
     void before(const pugi::xml_node& n, std::vector<std::string>& steps, int depth) {
+        if (depth > kMaxChain || ++visits > kMaxVisits) {
+            fail(DiagCode::PlcopenInvalid, n, "divergences and convergences loop or nest deeper than takt follows");
+            return;
+        }
         for (const std::string& id : inputs(n)) {
             const auto it = byId.find(id);
-            if (it == byId.end() || depth > kMaxChain) {
+            if (it == byId.end()) {
                 fail(DiagCode::PlcopenInvalid, n,
                      fmt::format("a connection names localId {}, which no element has", id));
                 return;
@@ -84,8 +91,8 @@ struct Chart {
     // The steps a transition enters: those after it, through selection convergences,
     // simultaneous divergences and jump steps.
     void after(const pugi::xml_node& n, std::vector<std::string>& steps, int depth) {
-        if (depth > kMaxChain) {
-            fail(DiagCode::PlcopenInvalid, n, "divergences and convergences loop");
+        if (depth > kMaxChain || ++visits > kMaxVisits) {
+            fail(DiagCode::PlcopenInvalid, n, "divergences and convergences loop or nest deeper than takt follows");
             return;
         }
         for (const pugi::xml_node& next : readers[n.attribute("localId").value()]) {
@@ -160,6 +167,7 @@ struct Chart {
     void transition(const pugi::xml_node& n) {
         std::vector<std::string> from;
         std::vector<std::string> to;
+        visits = 0;
         before(n, from, 0);
         after(n, to, 0);
         if (failed) {

@@ -561,6 +561,26 @@ TEST(Plcopen, MalformedAndUnsupportedSfcElementsAreCodedErrors) {
                                       " | POU 'SfcMain': 'X' is not an action qualifier (localId 0)");
 }
 
+TEST(Plcopen, ANetworkThatDoublesAtEveryElementIsE0026NotAHang) {
+    // Each contact reads the one before through two connections (an OR of the same branch): the
+    // coil's expression would double 60 times.
+    std::string elements = "          <leftPowerRail localId=\"100\"><connectionPointOut/></leftPowerRail>\n";
+    for (int i = 2; i < 62; ++i) {
+        elements += fmt::format("          <contact localId=\"{}\"><connectionPointIn><connection refLocalId=\"{}\"/>"
+                                "<connection refLocalId=\"{}\"/></connectionPointIn><variable>A</variable></contact>\n",
+                                i, i == 2 ? 100 : i - 1, i == 2 ? 100 : i - 1);
+    }
+    elements += "          <coil localId=\"99\"><connectionPointIn><connection refLocalId=\"61\"/></connectionPointIn>"
+                "<variable>B</variable></coil>\n";
+    std::string xml = fbdPou(elements);
+    xml.replace(xml.find("<FBD>"), 5, "<LD>");
+    xml.replace(xml.find("</FBD>"), 6, "</LD>");
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_EQ(t.problems.size(), 1u);
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenInvalid);
+    EXPECT_NE(t.problems[0].message.find("the network"), std::string::npos) << t.problems[0].message;
+}
+
 TEST(Plcopen, EventTasksAndGlobalsOfTheConfigurationCompile) {
     TempDir dir;
     std::string xml = document("      <pou name=\"Counter\" pouType=\"program\">\n"
