@@ -165,10 +165,7 @@ void translatePou(Translator& t, const pugi::xml_node& pou) {
                       fmt::format("POU '{}': the interface section <{}> is not supported yet", name, element));
         }
     }
-    if (const pugi::xml_node list = child(pou, "transitions"); list && firstElement(list)) {
-        t.problem(DiagCode::PlcopenUnsupported, firstElement(list),
-                  fmt::format("POU '{}': <transitions> are not supported yet", name));
-    }
+    // A POU's `<transitions>` are read where an SFC transition's condition names them (sfc.cpp).
     // A POU's actions: `ACTION name: … END_ACTION`, each at its <action>'s place (before the body:
     // takt reads a POU's actions anywhere among its statements).
     for (const pugi::xml_node& action : child(pou, "actions").children()) {

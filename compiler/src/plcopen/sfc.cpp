@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "takt/compiler/names.h"
 #include "translate.h"
 
 namespace takt::compiler::plcopen {
@@ -24,6 +25,8 @@ namespace {
 // elements visited than this for one transition are a hostile tangle.
 constexpr int kMaxChain = 64;
 constexpr std::size_t kMaxVisits = 100000;
+// XHTML markup around a POU transition's ST text deeper than this is not an export.
+constexpr int kMaxMarkupDepth = 8;
 
 // The qualifiers of IEC 61131-3's action associations.
 constexpr std::string_view kQualifiers[] = {"N", "R", "S", "L", "D", "P", "P0", "P1", "SD", "DS", "SL"};
@@ -164,6 +167,80 @@ struct Chart {
         return s;
     }
 
+    // The POU's `<transitions>/<transition name>`; empty when none.
+    [[nodiscard]] pugi::xml_node namedTransition(std::string_view transitionName) const {
+        for (const pugi::xml_node& tr : child(pou, "transitions").children()) {
+            if (tr.type() == pugi::node_element && localName(tr) == "transition" &&
+                transitionName == tr.attribute("name").value()) {
+                return tr;
+            }
+        }
+        return {};
+    }
+
+    // The text below an element (an ST body's, in its xhtml markup), on one line.
+    bool collect(const pugi::xml_node& n, std::string& text, int depth) {
+        if (depth > kMaxMarkupDepth) {
+            return false;
+        }
+        for (const pugi::xml_node& c : n.children()) {
+            if (c.type() == pugi::node_pcdata || c.type() == pugi::node_cdata) {
+                text += c.value();
+                text += ' ';
+            } else if (c.type() == pugi::node_element && !collect(c, text, depth + 1)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // The condition a `<reference name>` names: a POU transition whose ST body is the expression,
+    // or the one assignment `Name := expression;`.
+    std::optional<std::string> named(const pugi::xml_node& reference) {
+        const std::string_view transitionName = reference.attribute("name").value();
+        const pugi::xml_node tr = namedTransition(transitionName);
+        if (!tr) {
+            fail(DiagCode::PlcopenInvalid, reference,
+                 fmt::format("a transition condition names transition '{}', which the POU does not have",
+                             transitionName));
+            return std::nullopt;
+        }
+        const pugi::xml_node language = firstElement(child(tr, "body"));
+        if (!language || localName(language) != "ST") {
+            fail(DiagCode::PlcopenUnsupported, tr,
+                 fmt::format("transition '{}': a body in {} is not supported yet (only ST)", transitionName,
+                             language ? localName(language) : "no language"));
+            return std::nullopt;
+        }
+        std::string text;
+        if (!collect(language, text, 0)) {
+            fail(DiagCode::PlcopenInvalid, tr, fmt::format("transition '{}': markup nests too deep", transitionName));
+            return std::nullopt;
+        }
+        std::replace_if(
+            text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }, ' ');
+        const auto trim = [&] {
+            const std::size_t first = text.find_first_not_of(' ');
+            const std::size_t last = text.find_last_not_of(" ;");
+            text = first == std::string::npos || last < first ? std::string() : text.substr(first, last - first + 1);
+        };
+        trim();
+        if (text.size() > transitionName.size() && sameName(text.substr(0, transitionName.size()), transitionName)) {
+            const std::size_t assign = text.find_first_not_of(' ', transitionName.size());
+            if (assign != std::string::npos && text.compare(assign, 2, ":=") == 0) {
+                text = text.substr(assign + 2);
+                trim();
+            }
+        }
+        if (text.empty() || text.find(';') != std::string::npos) {
+            fail(DiagCode::PlcopenUnsupported, tr,
+                 fmt::format("transition '{}': only an expression, or '{} := expression;', is read as a condition",
+                             transitionName, transitionName));
+            return std::nullopt;
+        }
+        return text;
+    }
+
     void transition(const pugi::xml_node& n) {
         std::vector<std::string> from;
         std::vector<std::string> to;
@@ -208,8 +285,16 @@ struct Chart {
             return;
         }
         if (kind == "reference") {
-            fail(DiagCode::PlcopenUnsupported, how,
-                 "a transition condition naming a POU's <transition> is not supported yet (write it inline)");
+            std::optional<std::string> value = named(how);
+            if (!value) {
+                return;
+            }
+            t.moveTo(n);
+            t.put(head + " ");
+            const auto begin = static_cast<std::uint32_t>(t.out.text.size());
+            t.put(*value);
+            t.origin(begin, namedTransition(how.attribute("name").value()));
+            t.put("; END_TRANSITION");
             return;
         }
         fail(DiagCode::PlcopenInvalid, n, "a transition has no <condition>");

@@ -246,21 +246,6 @@ TEST(Plcopen, AnEdgeContactInAnActionIsE0027) {
                                      "variables of its own (localId 2)");
 }
 
-TEST(Plcopen, PouTransitionsAreE0027) {
-    TempDir dir;
-    const std::string xml =
-        document("      <pou name=\"Main\" pouType=\"program\">\n"
-                 "        <interface/>\n"
-                 "        <transitions>\n"
-                 "          <transition name=\"Go\"><body><ST><xhtml:p>TRUE</xhtml:p></ST></body></transition>\n"
-                 "        </transitions>\n"
-                 "      </pou>\n");
-    const std::vector<std::string> d = diagnostics(checkXml(dir, xml));
-    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
-    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<transition ")) +
-                        " E0027 | POU 'Main': <transitions> are not supported yet");
-}
-
 std::string fbdFixture() {
     std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/fbd_network.xml", std::ios::binary);
     std::stringstream s;
@@ -526,6 +511,45 @@ TEST(Plcopen, AnSfcBodyBecomesTextualSfc) {
     EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
 }
 
+// The SFC fixture with transition 16's condition naming the POU transition `Halt` of `body`.
+std::string withNamedTransition(const std::string& body) {
+    std::string xml = sfcFixture();
+    const std::size_t inlineAt = xml.find("<inline name=\"\">", xml.find("<transition localId=\"16\""));
+    xml.replace(inlineAt, xml.find("</inline>", inlineAt) + 9 - inlineAt, "<reference name=\"Halt\"/>");
+    xml.insert(xml.find("        <body>\n          <SFC>"), "        <transitions>\n"
+                                                            "          <transition name=\"Halt\">\n"
+                                                            "            <body><ST><xhtml:p><![CDATA[" +
+                                                                body +
+                                                                "]]></xhtml:p></ST></body>\n"
+                                                                "          </transition>\n"
+                                                                "        </transitions>\n");
+    return xml;
+}
+
+TEST(Plcopen, AConditionNamingAPouTransitionReadsItsSt) {
+    for (const std::string body : {"Halt := Stop;", "Stop"}) {
+        const std::string xml = withNamedTransition(body);
+        const PlcopenTranslation t = translatePlcopen(xml);
+        ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+        EXPECT_NE(t.text.find("TRANSITION FROM Mix TO Idle := Stop; END_TRANSITION"), std::string::npos) << t.text;
+        TempDir dir;
+        const Project p = checkXml(dir, xml);
+        EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+    }
+    // A diagnostic about it names the POU transition's line.
+    const std::string xml = withNamedTransition("Halt := Stpo;");
+    TempDir dir;
+    std::vector<std::string> d = diagnostics(checkXml(dir, xml));
+    std::erase_if(d, [](const std::string& s) { return s.find(" W0001 | ") != std::string::npos; }); // Stop
+    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
+    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<transition name=\"Halt\"")) +
+                        " E0104 | unknown identifier 'Stpo'");
+    const PlcopenTranslation statements = translatePlcopen(withNamedTransition("Halt := Stop; Stop := FALSE;"));
+    ASSERT_EQ(statements.problems.size(), 1u);
+    EXPECT_EQ(statements.problems[0].message, "POU 'SfcMain': transition 'Halt': only an expression, or 'Halt := "
+                                              "expression;', is read as a condition");
+}
+
 TEST(Plcopen, MalformedAndUnsupportedSfcElementsAreCodedErrors) {
     const auto problem = [](std::string xml) {
         const PlcopenTranslation t = translatePlcopen(xml);
@@ -545,9 +569,9 @@ TEST(Plcopen, MalformedAndUnsupportedSfcElementsAreCodedErrors) {
     std::string reference = xml;
     const std::size_t inlineAt = reference.find("<inline name=\"\">", reference.find("<transition localId=\"16\""));
     reference.replace(inlineAt, reference.find("</inline>", inlineAt) + 9 - inlineAt, "<reference name=\"Go\"/>");
-    EXPECT_EQ(problem(reference), "E0027 line " + std::to_string(lineOf(reference, "<reference name=\"Go\"")) +
-                                      " | POU 'SfcMain': a transition condition naming a POU's <transition> is not "
-                                      "supported yet (write it inline)");
+    EXPECT_EQ(problem(reference), "E0026 line " + std::to_string(lineOf(reference, "<reference name=\"Go\"")) +
+                                      " | POU 'SfcMain': a transition condition names transition 'Go', which the "
+                                      "POU does not have");
     // A transition leading to no step (its jump step removed).
     std::string nowhere = xml;
     const std::size_t jump = nowhere.find("<jumpStep");
