@@ -470,6 +470,12 @@ void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml
         if (kind == "comment") {
             continue;
         }
+        // CODESYS writes a network's title and the editor's settings as vendor elements without
+        // pins: nothing to run. One with pins is a vendor's own block, which takt cannot know.
+        if (kind == "vendorElement" && !child(n, "inputVariables") && !child(n, "outputVariables") &&
+            !child(n, "inOutVariables")) {
+            continue;
+        }
         const bool ld = language == "LD" &&
                         (kind == "leftPowerRail" || kind == "rightPowerRail" || kind == "contact" || kind == "coil");
         if (!ld && kind != "block" && kind != "inVariable" && kind != "outVariable" && kind != "inOutVariable" &&

@@ -349,6 +349,80 @@ TEST(Plcopen, AnLdBodyBecomesStatementsOnTheLinesOfItsCoils) {
     EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
 }
 
+TEST(Plcopen, ACodesysLdExportIsRead) {
+    // As CODESYS 3.5 writes LD: the 2.0 namespace, a network title and the editor's settings as
+    // vendor elements, executionOrderIds, connections with branch ids in addData, the left rail's
+    // pin named "none", a TON under EN (on the rail: always called) reading the power through a coil.
+    std::string xml = document(
+        "      <pou name=\"Seal\" pouType=\"program\">\n"
+        "        <interface><localVars>\n"
+        "          <variable name=\"Start\"><type><BOOL/></type></variable>\n"
+        "          <variable name=\"Stop\"><type><BOOL/></type></variable>\n"
+        "          <variable name=\"Run\"><type><BOOL/></type></variable>\n"
+        "          <variable name=\"Done\"><type><BOOL/></type></variable>\n"
+        "          <variable name=\"Delay\"><type><derived name=\"TON\"/></type></variable>\n"
+        "        </localVars></interface>\n"
+        "        <body>\n"
+        "          <LD>\n"
+        "            <vendorElement localId=\"10000000000\"><position x=\"0\" y=\"0\"/><alternativeText><xhtml "
+        "xmlns=\"http://www.w3.org/1999/xhtml\">LD Implementation Attributes</xhtml></alternativeText><addData><data "
+        "name=\"http://www.3s-software.com/plcopenxml/fbd/implementationattributes\" "
+        "handleUnknown=\"implementation\"><fbdattributes xmlns=\"\"/></data></addData></vendorElement>\n"
+        "            <vendorElement localId=\"10000000001\"><position x=\"0\" y=\"0\"/><alternativeText><xhtml "
+        "xmlns=\"http://www.w3.org/1999/xhtml\"/></alternativeText><addData><data "
+        "name=\"http://www.3s-software.com/plcopenxml/fbdelementtype\" handleUnknown=\"implementation\"><ElementType "
+        "xmlns=\"\">networktitle</ElementType></data></addData></vendorElement>\n"
+        "            <leftPowerRail localId=\"10000000002\"><position x=\"0\" y=\"0\"/><connectionPointOut "
+        "formalParameter=\"none\"/></leftPowerRail>\n"
+        "            <contact localId=\"10000000003\" negated=\"false\" storage=\"none\" edge=\"none\"><position "
+        "x=\"0\" y=\"0\"/><connectionPointIn><connection refLocalId=\"10000000002\"/></connectionPointIn>"
+        "<connectionPointOut/><variable>Start</variable></contact>\n"
+        "            <contact localId=\"10000000004\" negated=\"false\" storage=\"none\" edge=\"none\"><position "
+        "x=\"0\" y=\"0\"/><connectionPointIn><connection refLocalId=\"10000000002\"/></connectionPointIn>"
+        "<connectionPointOut/><variable>Run</variable></contact>\n"
+        "            <contact localId=\"10000000005\" negated=\"true\" storage=\"none\" edge=\"none\"><position "
+        "x=\"0\" y=\"0\"/><connectionPointIn><connection refLocalId=\"10000000003\"><addData><data "
+        "name=\"http://www.3s-software.com/plcopenxml/ldbranchid\" handleUnknown=\"implementation\"><BranchId "
+        "xmlns=\"\">1</BranchId></data></addData></connection><connection refLocalId=\"10000000004\"/>"
+        "</connectionPointIn><connectionPointOut/><variable>Stop</variable></contact>\n"
+        "            <coil localId=\"10000000006\" negated=\"false\" storage=\"none\" edge=\"none\" "
+        "executionOrderId=\"1\"><position x=\"0\" y=\"0\"/><connectionPointIn><connection "
+        "refLocalId=\"10000000005\"/></connectionPointIn><connectionPointOut/><variable>Run</variable></coil>\n"
+        "            <inVariable localId=\"10000000007\"><position x=\"0\" y=\"0\"/><connectionPointOut/>"
+        "<expression>T#20ms</expression></inVariable>\n"
+        "            <block localId=\"10000000008\" typeName=\"TON\" instanceName=\"Delay\" executionOrderId=\"0\">"
+        "<position x=\"0\" y=\"0\"/><inputVariables><variable formalParameter=\"EN\"><connectionPointIn>"
+        "<connection refLocalId=\"10000000002\"/></connectionPointIn></variable><variable formalParameter=\"IN\">"
+        "<connectionPointIn><connection refLocalId=\"10000000006\"/></connectionPointIn></variable><variable "
+        "formalParameter=\"PT\"><connectionPointIn><connection refLocalId=\"10000000007\"/></connectionPointIn>"
+        "</variable></inputVariables><inOutVariables/><outputVariables><variable formalParameter=\"ENO\">"
+        "<connectionPointOut/></variable><variable formalParameter=\"Q\"><connectionPointOut/></variable>"
+        "</outputVariables></block>\n"
+        "            <coil localId=\"10000000009\" negated=\"false\" storage=\"none\" edge=\"none\" "
+        "executionOrderId=\"2\"><position x=\"0\" y=\"0\"/><connectionPointIn><connection refLocalId=\"10000000008\" "
+        "formalParameter=\"Q\"/></connectionPointIn><connectionPointOut/><variable>Done</variable></coil>\n"
+        "            <rightPowerRail localId=\"10000000010\"><position x=\"0\" y=\"0\"/><connectionPointIn><connection "
+        "refLocalId=\"10000000009\" formalParameter=\"\"/></connectionPointIn></rightPowerRail>\n"
+        "          </LD>\n"
+        "        </body>\n"
+        "      </pou>\n");
+    xml.replace(xml.find("tc6_0201"), 8, "tc6_0200");
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    // executionOrderId 0 is CODESYS's first: not every statement has a positive id, so takt's
+    // own order (document order) applies, which is CODESYS's here too.
+    const std::size_t run = t.text.find("Run := ((Start) OR (Run)) AND NOT (Stop);");
+    const std::size_t call = t.text.find("Delay(IN := ((Start) OR (Run)) AND NOT (Stop), PT := (T#20ms));");
+    const std::size_t done = t.text.find("Done := Delay.Q;");
+    ASSERT_NE(run, std::string::npos) << t.text;
+    EXPECT_NE(call, std::string::npos) << t.text;
+    EXPECT_LT(run, call);
+    EXPECT_LT(call, done);
+    TempDir dir;
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+}
+
 TEST(Plcopen, AnEdgeMemberMovesAsideForAPouVariableOfItsName) {
     std::string xml = ldFixture();
     const std::string decl = "<variable name=\"Start\">";
