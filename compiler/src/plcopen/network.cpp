@@ -523,9 +523,12 @@ void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml
         t.moveTo(body);
         t.put("VAR " + hidden + "END_VAR");
     }
+    // The XML's order stands when every statement has an executionOrderId and they differ:
+    // CODESYS numbers from 0, Beremiz writes 0 on every element unless asked to order.
+    std::set<std::string> ids;
     const bool ordered =
-        !statements.empty() && std::all_of(statements.begin(), statements.end(), [](const pugi::xml_node& n) {
-            return n.attribute("executionOrderId").as_uint() > 0;
+        statements.size() > 1 && std::all_of(statements.begin(), statements.end(), [&](const pugi::xml_node& n) {
+            return n.attribute("executionOrderId") && ids.insert(n.attribute("executionOrderId").value()).second;
         });
     if (ordered) {
         std::stable_sort(statements.begin(), statements.end(), [](const pugi::xml_node& a, const pugi::xml_node& b) {

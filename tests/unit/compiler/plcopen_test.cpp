@@ -409,15 +409,15 @@ TEST(Plcopen, ACodesysLdExportIsRead) {
     xml.replace(xml.find("tc6_0201"), 8, "tc6_0200");
     const PlcopenTranslation t = translatePlcopen(xml);
     ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
-    // executionOrderId 0 is CODESYS's first: not every statement has a positive id, so takt's
-    // own order (document order) applies, which is CODESYS's here too.
+    // CODESYS numbers the execution order from 0: the TON (0) runs before the coils (1, 2),
+    // although the first coil comes before it in the XML.
     const std::size_t run = t.text.find("Run := ((Start) OR (Run)) AND NOT (Stop);");
     const std::size_t call = t.text.find("Delay(IN := ((Start) OR (Run)) AND NOT (Stop), PT := (T#20ms));");
     const std::size_t done = t.text.find("Done := Delay.Q;");
     ASSERT_NE(run, std::string::npos) << t.text;
     EXPECT_NE(call, std::string::npos) << t.text;
-    EXPECT_LT(run, call);
-    EXPECT_LT(call, done);
+    EXPECT_LT(call, run) << t.text;
+    EXPECT_LT(run, done) << t.text;
     TempDir dir;
     const Project p = checkXml(dir, xml);
     EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
