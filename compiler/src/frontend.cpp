@@ -3,7 +3,9 @@
 #include "takt/compiler/frontend.h"
 
 #include <algorithm>
+#include <iterator>
 #include <system_error>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -44,6 +46,35 @@ std::size_t compile(Project& project, const std::vector<bool>& readable, Diagnos
     project.errorCount = sink.errorCount();
     project.warningCount = sink.warningCount();
     return project.units.size();
+}
+
+// A diagnostic about the text of a graphical element in an FBD or LD statement names the
+// element's own line and localId (PlcopenOrigin), not the line the statement is written on.
+void placeAtElements(std::vector<Diagnostic>& diagnostics,
+                     const std::vector<std::pair<FileId, std::vector<PlcopenOrigin>>>& origins) {
+    for (Diagnostic& d : diagnostics) {
+        if (d.code == DiagCode::PlcopenInvalid || d.code == DiagCode::PlcopenUnsupported) {
+            continue; // the reader's own, which name their element already
+        }
+        for (const auto& [file, list] : origins) {
+            if (file != d.span.file) {
+                continue;
+            }
+            const auto after = std::upper_bound(list.begin(), list.end(), d.span.begin,
+                                                [](std::uint32_t at, const PlcopenOrigin& o) { return at < o.begin; });
+            if (after == list.begin() || d.span.begin >= std::prev(after)->end) {
+                break;
+            }
+            const PlcopenOrigin& o = *std::prev(after);
+            if (o.hasTarget) {
+                d.span = Span{file, o.target, o.target};
+            }
+            if (!o.localId.empty()) {
+                d.message += fmt::format(" (localId {})", o.localId);
+            }
+            break;
+        }
+    }
 }
 
 fs::path absoluteOf(const fs::path& p, const fs::path& base) {
@@ -204,6 +235,7 @@ void Frontend::fullCheck(const fs::path& also) {
         absolute.push_back(also);
     }
     bool allRead = true;
+    std::vector<std::pair<FileId, std::vector<PlcopenOrigin>>> origins; // of each XML file's networks
     readable.reserve(readable.size() + files.size());
     for (std::size_t i = 0; i < files.size(); ++i) {
         std::string shown = displayPath(files[i], project.directory);
@@ -225,6 +257,9 @@ void Frontend::fullCheck(const fs::path& also) {
         for (PlcopenProblem& p : xml.problems) {
             (void)sink.report(p.code, Span{id, p.offset, p.offset}, std::move(p.message));
         }
+        if (!xml.origins.empty()) {
+            origins.emplace_back(id, std::move(xml.origins));
+        }
         project.sourcePaths.push_back(shown);
         loaded->display.push_back(shown);
         loaded->files.push_back(absolute[i]);
@@ -242,6 +277,7 @@ void Frontend::fullCheck(const fs::path& also) {
                         displayPath(project.directory / project.build.sourcesRoot, project.directory) + "/"));
     }
     stats_.parses += compile(project, readable, sink);
+    placeAtElements(project.diagnostics, origins);
     out->files = loaded->files;
     loaded->build = project.build;
     loaded->usable = forEdits_ && !manifest.failed && allRead && !files.empty();

@@ -99,6 +99,28 @@ pugi::xml_node firstWithLocalId(const pugi::xml_node& node) {
 
 namespace plcopen {
 
+void translateBody(Translator& t, const pugi::xml_node& body, const pugi::xml_node& pou, bool inAction) {
+    const std::string_view name = pou.attribute("name").value();
+    const pugi::xml_node language = firstElement(body);
+    const std::string_view lang = language ? localName(language) : std::string_view();
+    if (lang == "ST") {
+        stBody(t, language);
+    } else if (lang == "FBD" || lang == "LD") {
+        translateNetwork(t, language, pou, inAction);
+    } else if (lang == "SFC" && !inAction) {
+        translateSfc(t, language, pou);
+    } else if (lang == "SFC") {
+        t.problem(DiagCode::PlcopenUnsupported, firstWithLocalId(language),
+                  fmt::format("POU '{}': an action's body in SFC is not supported yet", name));
+    } else if (lang == "IL") {
+        t.problem(DiagCode::PlcopenUnsupported, firstWithLocalId(language),
+                  fmt::format("POU '{}': a body in IL is not supported yet (only ST, FBD, LD and SFC bodies are read)",
+                              name));
+    } else if (!lang.empty() && lang != "documentation" && lang != "addData") {
+        t.problem(DiagCode::PlcopenInvalid, language, fmt::format("POU '{}': <{}> is not a body language", name, lang));
+    }
+}
+
 void translatePou(Translator& t, const pugi::xml_node& pou) {
     const std::string_view name = pou.attribute("name").value();
     if (!isIdentifier(name)) {
@@ -143,29 +165,32 @@ void translatePou(Translator& t, const pugi::xml_node& pou) {
                       fmt::format("POU '{}': the interface section <{}> is not supported yet", name, element));
         }
     }
-    for (const std::string_view part : {"actions", "transitions"}) {
-        if (const pugi::xml_node list = child(pou, part); list && firstElement(list)) {
-            t.problem(DiagCode::PlcopenUnsupported, firstElement(list),
-                      fmt::format("POU '{}': <{}> are not supported yet", name, part));
-        }
-    }
-    for (const pugi::xml_node& body : pou.children()) {
-        if (body.type() != pugi::node_element || localName(body) != "body") {
+    // A POU's `<transitions>` are read where an SFC transition's condition names them (sfc.cpp).
+    // A POU's actions: `ACTION name: … END_ACTION`, each at its <action>'s place (before the body:
+    // takt reads a POU's actions anywhere among its statements).
+    for (const pugi::xml_node& action : child(pou, "actions").children()) {
+        if (action.type() != pugi::node_element || localName(action) != "action") {
             continue;
         }
-        const pugi::xml_node language = firstElement(body);
-        const std::string_view lang = language ? localName(language) : std::string_view();
-        if (lang == "ST") {
-            stBody(t, language);
-        } else if (lang == "FBD") {
-            translateFbd(t, language, name);
-        } else if (lang == "IL" || lang == "LD" || lang == "SFC") {
-            t.problem(DiagCode::PlcopenUnsupported, firstWithLocalId(language),
-                      fmt::format("POU '{}': a body in {} is not supported yet (only ST and FBD bodies are read)", name,
-                                  lang));
-        } else if (!lang.empty() && lang != "documentation" && lang != "addData") {
-            t.problem(DiagCode::PlcopenInvalid, language,
-                      fmt::format("POU '{}': <{}> is not a body language", name, lang));
+        const std::string_view actionName = action.attribute("name").value();
+        if (!isIdentifier(actionName)) {
+            t.problem(DiagCode::PlcopenInvalid, action,
+                      fmt::format("POU '{}': '{}' is not an action name", name, actionName));
+            continue;
+        }
+        if (kind == "function") {
+            t.problem(DiagCode::PlcopenInvalid, action,
+                      fmt::format("function '{}' has an action; only programs and function blocks have actions", name));
+            continue;
+        }
+        t.moveTo(action);
+        t.put(fmt::format("ACTION {}:", actionName));
+        translateBody(t, child(action, "body"), pou, true);
+        t.put(" END_ACTION");
+    }
+    for (const pugi::xml_node& body : pou.children()) {
+        if (body.type() == pugi::node_element && localName(body) == "body") {
+            translateBody(t, body, pou, false);
         }
     }
     t.put(fmt::format(" END_{}", keyword));

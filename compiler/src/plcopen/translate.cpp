@@ -117,6 +117,7 @@ void Translator::moveTo(LineCol to) {
     }
     while (line_ < to.line) {
         out.text += '\n';
+        outLineStarts_.push_back(static_cast<std::uint32_t>(out.text.size()));
         ++line_;
         column_ = 1;
     }
@@ -127,15 +128,39 @@ void Translator::moveTo(LineCol to) {
 }
 
 void Translator::put(std::string_view text) {
-    out.text += text;
     for (char c : text) {
+        out.text += c;
         if (c == '\n') {
+            outLineStarts_.push_back(static_cast<std::uint32_t>(out.text.size()));
             ++line_;
             column_ = 1;
         } else {
             ++column_;
         }
     }
+}
+
+void Translator::dropTrailing(std::string_view chars, std::size_t floor) {
+    while (out.text.size() > floor && out.text.back() != '\n' &&
+           chars.find(out.text.back()) != std::string_view::npos && column_ > 1) {
+        out.text.pop_back();
+        --column_;
+    }
+}
+
+void Translator::origin(std::uint32_t begin, const pugi::xml_node& node) {
+    PlcopenOrigin o{begin, static_cast<std::uint32_t>(out.text.size()), 0, false, node.attribute("localId").value()};
+    // The element's place, when the text is written there already (a statement is written at
+    // the first element of it that comes last in the XML).
+    const LineCol at = position(node);
+    if (at.line <= outLineStarts_.size()) {
+        const std::uint32_t start = outLineStarts_[at.line - 1];
+        const std::uint32_t next =
+            at.line < outLineStarts_.size() ? outLineStarts_[at.line] - 1 : static_cast<std::uint32_t>(out.text.size());
+        o.target = std::min(start + at.column - 1, next);
+        o.hasTarget = true;
+    }
+    out.origins.push_back(std::move(o));
 }
 
 void Translator::problem(DiagCode code, const pugi::xml_node& node, std::string message) {

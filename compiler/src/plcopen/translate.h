@@ -32,12 +32,17 @@ public:
     void moveTo(const pugi::xml_node& node);
     // Appends `text`, counting its newlines.
     void put(std::string_view text);
+    // Removes the characters of `chars` at the end of the text, not before offset `floor` and
+    // never a newline.
+    void dropTrailing(std::string_view chars, std::size_t floor);
     // A problem at `node`, with the element's localId (when it has one) in the message.
     void problem(DiagCode code, const pugi::xml_node& node, std::string message);
     // A problem at a byte offset of the XML (where pugixml stopped on malformed XML).
     void problemAt(DiagCode code, std::size_t xmlOffset, std::string message);
 
     [[nodiscard]] std::uint32_t xmlLine(const pugi::xml_node& node) const;
+    // Records that the text from `begin` to the end written so far is `node`'s (PlcopenOrigin).
+    void origin(std::uint32_t begin, const pugi::xml_node& node);
 
     // The ST text of a type element's content (`<type>`, `<baseType>`); nothing after a problem.
     [[nodiscard]] std::optional<std::string> typeOf(const pugi::xml_node& holder, std::string_view where);
@@ -67,6 +72,8 @@ private:
     // Byte offsets in the XML where its lines start: after LF, CRLF or a lone CR, the line ends
     // XML knows (pugixml turns each into one LF in text and attribute values).
     std::vector<std::uint32_t> lineStarts_;
+    // Byte offsets in the translated text where its lines start.
+    std::vector<std::uint32_t> outLineStarts_{0};
     std::uint32_t line_ = 1;
     std::uint32_t column_ = 1;
 };
@@ -75,10 +82,18 @@ private:
 // digit); the reader refuses others (E0026) so an attribute cannot inject ST.
 [[nodiscard]] bool isIdentifier(std::string_view name);
 
-// The POUs (`types/pous`) and the configurations (`instances/configurations`): reader_pou.cpp.
+// The POUs (`types/pous`) and the configurations (`instances/configurations`): reader.cpp.
 void translatePou(Translator& t, const pugi::xml_node& pou);
 void translateConfiguration(Translator& t, const pugi::xml_node& configuration);
-// The statements of an `<FBD>` body of POU `pou` (fbd.cpp).
-void translateFbd(Translator& t, const pugi::xml_node& fbd, std::string_view pou);
+// The statements of one `<body>` of `<pou>`, or of one of its actions (reader.cpp).
+void translateBody(Translator& t, const pugi::xml_node& body, const pugi::xml_node& pou, bool inAction);
+// The statements of an `<FBD>` or `<LD>` body of `<pou>` or of an action of it (network.cpp).
+void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml_node& pou, bool inAction);
+// The expression a connectionPointIn of an SFC body reads through that body's FBD or LD elements
+// (a transition's condition); nothing after a problem (network.cpp).
+[[nodiscard]] std::optional<std::string> translateCondition(Translator& t, const pugi::xml_node& body,
+                                                            const pugi::xml_node& pou, const pugi::xml_node& point);
+// The chart of an `<SFC>` body of `<pou>`, as textual SFC (sfc.cpp).
+void translateSfc(Translator& t, const pugi::xml_node& sfc, const pugi::xml_node& pou);
 
 } // namespace takt::compiler::plcopen

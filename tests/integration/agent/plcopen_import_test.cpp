@@ -2,10 +2,13 @@
 // write (tests/plcopen/mixer.xml: a PROGRAM, an FB, a function, a STRUCT, an ENUM, a subrange,
 // located variables, two tasks): the project it writes builds, its tests pass under `takt test`,
 // and the XML's program runs cycle by cycle in `takt harness` with the values its logic gives.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -126,17 +129,17 @@ TEST(PlcopenImport, AnUnsupportedBodyIsACodedErrorAndNothingIsWritten) {
         "<ST>\n            <xhtml:p><![CDATA[Ticks := Ticks + 1;\nBeat := NOT Beat;]]></xhtml:p>\n          </ST>";
     const std::size_t at = xml.find(st);
     ASSERT_NE(at, std::string::npos);
-    xml.replace(at, st.size(), "<LD>\n            <leftPowerRail localId=\"7\"/>\n          </LD>");
+    xml.replace(at, st.size(), "<IL>\n            <xhtml:p>LD TRUE</xhtml:p>\n          </IL>");
     tmp.write("heartbeat.xml", xml);
     const std::size_t line =
-        std::count(xml.begin(), xml.begin() + static_cast<std::ptrdiff_t>(xml.find("<leftPowerRail")), '\n') + 1;
+        std::count(xml.begin(), xml.begin() + static_cast<std::ptrdiff_t>(xml.find("<IL>")), '\n') + 1;
     const fs::path dir = tmp.path() / "beat";
     const test::RunResult r =
         test::runTakt("import plcopen " + quoted((tmp.path() / "heartbeat.xml").string()) + " " + quoted(dir.string()));
     EXPECT_EQ(r.exitCode, 10);
     EXPECT_NE(r.err.find("heartbeat.xml:" + std::to_string(line) +
-                         ": error[E0027]: POU 'Heartbeat': a body in LD is not supported yet (only ST and FBD bodies "
-                         "are read) (localId 7)"),
+                         ": error[E0027]: POU 'Heartbeat': a body in IL is not supported yet (only ST, FBD, LD and SFC "
+                         "bodies are read)"),
               std::string::npos)
         << r.err;
     EXPECT_FALSE(fs::exists(dir));
@@ -209,9 +212,90 @@ TEST(PlcopenImport, TheXmlsProgramRunsCycleByCycleInTheHarness) {
         << answers[10];
 }
 
-// The FBD network of tests/plcopen/fbd_network.xml beside its hand-written ST twin, loaded together
-// into `takt harness` and compared cycle by cycle: the TON, the negated AND through a connector,
-// the in-out counter and the function reading it give the same values in every cycle.
+// Loads the program `xmlProgram` of the PLCopen XML `fixture` (tests/plcopen/) beside its
+// hand-written ST twin `StMain` into one `takt harness`, runs `cycles` cycles of 10 ms setting the
+// BOOL inputs `inputs` gives for a cycle in both programs, and compares each of `names` in both
+// after every cycle. Returns, per name, the values seen in the XML's program, cycle by cycle.
+std::map<std::string, std::vector<std::string>>
+runBesideTwin(const std::string& fixture, const std::string& xmlProgram, const char* twin,
+              const std::vector<std::string>& names,
+              const std::map<int, std::vector<std::pair<std::string, bool>>>& inputs, int cycles) {
+    std::map<std::string, std::vector<std::string>> seen;
+    const compiler::PlcopenTranslation t =
+        compiler::translatePlcopen(readAll(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen" / fixture));
+    EXPECT_TRUE(t.problems.empty()) << (t.problems.empty() ? "" : t.problems[0].message);
+    rapidjson::StringBuffer b;
+    rapidjson::Writer<rapidjson::StringBuffer> w(b);
+    w.StartObject();
+    w.Key("cmd");
+    w.String("load");
+    w.Key("sources");
+    w.StartArray();
+    w.String(t.text.c_str(), static_cast<rapidjson::SizeType>(t.text.size()));
+    w.String(twin);
+    w.EndArray();
+    w.EndObject();
+    std::string watch;
+    for (const std::string& n : names) {
+        watch += fmt::format("{}\"{}.{}\",\"StMain.{}\"", watch.empty() ? "" : ",", xmlProgram, n, n);
+    }
+    std::string script = std::string(b.GetString()) + "\n";
+    for (int i = 0; i < cycles; ++i) {
+        if (const auto it = inputs.find(i); it != inputs.end()) {
+            for (const auto& [name, on] : it->second) {
+                for (const std::string& prog : {xmlProgram, std::string("StMain")}) {
+                    script +=
+                        fmt::format(R"({{"cmd":"set_input","name":"{}.{}","value":{{"type":"BOOL","value":{}}}}})",
+                                    prog, name, on ? "true" : "false") +
+                        "\n";
+                }
+            }
+        }
+        script += fmt::format(R"({{"cmd":"cycle","dt_ms":10,"watch":[{}]}})", watch) + "\n";
+    }
+    test::TempDir tmp;
+    tmp.write("requests.ndjson", script);
+    const test::RunResult r = test::runTakt("harness < " + quoted((tmp.path() / "requests.ndjson").string()));
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    std::istringstream lines(r.out);
+    int cycle = 0;
+    for (std::string line; std::getline(lines, line);) {
+        rapidjson::Document d;
+        d.Parse(line.c_str());
+        if (d.HasParseError() || !d.IsObject() || !d["ok"].GetBool()) {
+            ADD_FAILURE() << line;
+            return seen;
+        }
+        if (!d.HasMember("data") || !d["data"].IsObject() || !d["data"].HasMember("watch")) {
+            continue;
+        }
+        ++cycle;
+        const auto& v = d["data"]["watch"];
+        for (const std::string& n : names) {
+            const std::string xml = xmlProgram + "." + n;
+            const std::string st = "StMain." + n;
+            if (!v.HasMember(xml.c_str()) || !v.HasMember(st.c_str())) {
+                ADD_FAILURE() << n << " not watched: " << line;
+                return seen;
+            }
+            EXPECT_TRUE(v[xml.c_str()]["value"] == v[st.c_str()]["value"]) << "cycle " << cycle << ": " << line;
+            rapidjson::StringBuffer value;
+            rapidjson::Writer<rapidjson::StringBuffer> vw(value);
+            v[xml.c_str()]["value"].Accept(vw);
+            seen[n].push_back(value.GetString());
+        }
+    }
+    EXPECT_EQ(cycle, cycles);
+    return seen;
+}
+
+bool ever(const std::vector<std::string>& values, const std::string& value) {
+    return std::find(values.begin(), values.end(), value) != values.end();
+}
+
+// The FBD network of tests/plcopen/fbd_network.xml beside its hand-written ST twin: the TON, the
+// negated AND through a connector, the in-out counter and the function reading it give the same
+// values in every cycle.
 constexpr const char* kFbdTwin = R"(PROGRAM StMain
 VAR
   Start, Lamp, Alarm : BOOL;
@@ -227,68 +311,204 @@ END_PROGRAM
 )";
 
 TEST(PlcopenImport, AnFbdNetworkRunsLikeItsStTwinCycleByCycle) {
-    const compiler::PlcopenTranslation t =
-        compiler::translatePlcopen(readAll(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/fbd_network.xml"));
-    ASSERT_TRUE(t.problems.empty());
-    rapidjson::StringBuffer b;
-    rapidjson::Writer<rapidjson::StringBuffer> w(b);
-    w.StartObject();
-    w.Key("cmd");
-    w.String("load");
-    w.Key("sources");
-    w.StartArray();
-    w.String(t.text.c_str(), static_cast<rapidjson::SizeType>(t.text.size()));
-    w.String(kFbdTwin);
-    w.EndArray();
-    w.EndObject();
-    const std::vector<std::string> names = {"Lamp", "Alarm", "Count", "Scaled"};
-    std::string watch;
-    for (const std::string& n : names) {
-        watch += fmt::format("{}\"FbdMain.{}\",\"StMain.{}\"", watch.empty() ? "" : ",", n, n);
+    auto seen = runBesideTwin("fbd_network.xml", "FbdMain", kFbdTwin, {"Lamp", "Alarm", "Count", "Scaled"},
+                              {{2, {{"Start", true}}}, {9, {{"Start", false}}}}, 12);
+    EXPECT_TRUE(ever(seen["Lamp"], "true"));  // the TON elapsed while Start was on
+    EXPECT_TRUE(ever(seen["Alarm"], "true")); // and the alarm showed before it did
+}
+
+// The LD network of tests/plcopen/ld_network.xml beside its hand-written ST twin: a seal-in rung
+// (parallel contacts, a negated one), set and reset coils on a rising-edge contact, a negated and
+// a rising-edge coil, ADD under EN on a falling-edge contact with ENO on a coil, a TON, and a CTU
+// under EN.
+constexpr const char* kLdTwin = R"(PROGRAM StMain
+VAR
+  Start, Stop, Jog, Run, Latch, Idle, RunPulse, Stopped, Lamp, JogOn : BOOL;
+  Count, PulseCount : INT;
+  Delay : TON;
+  Pulses : CTU;
+  StartRise, RunRise : R_TRIG;
+  RunFall : F_TRIG;
+END_VAR
+Run := (Start OR Run) AND NOT Stop;
+StartRise(CLK := Start);
+IF StartRise.Q THEN
+  Latch := TRUE;
+END_IF;
+IF Stop THEN
+  Latch := FALSE;
+END_IF;
+Idle := NOT Run;
+RunRise(CLK := Run);
+RunPulse := RunRise.Q;
+RunFall(CLK := Run);
+IF RunFall.Q THEN
+  Count := Count + 1;
+END_IF;
+Stopped := RunFall.Q;
+Delay(IN := Run, PT := T#30ms);
+Lamp := Delay.Q;
+IF Jog THEN
+  Pulses(CU := Start, PV := 100);
+END_IF;
+JogOn := Jog;
+PulseCount := Pulses.CV;
+END_PROGRAM
+)";
+
+TEST(PlcopenImport, AnLdNetworkRunsLikeItsStTwinCycleByCycle) {
+    auto seen = runBesideTwin("ld_network.xml", "LdMain", kLdTwin,
+                              {"Run", "Latch", "Idle", "RunPulse", "Stopped", "Lamp", "JogOn", "Count", "PulseCount"},
+                              {{1, {{"Start", true}}},
+                               {2, {{"Start", false}}},
+                               {3, {{"Jog", true}}},
+                               {4, {{"Start", true}}},
+                               {5, {{"Start", false}}},
+                               {6, {{"Start", true}}},
+                               {7, {{"Start", false}, {"Jog", false}}},
+                               {9, {{"Stop", true}}},
+                               {10, {{"Stop", false}, {"Start", true}}},
+                               {11, {{"Start", false}}},
+                               {12, {{"Start", true}}},
+                               {13, {{"Start", false}}}},
+                              18);
+    for (const char* n : {"Run", "Latch", "Idle", "RunPulse", "Stopped", "Lamp", "JogOn"}) {
+        EXPECT_TRUE(ever(seen[n], "true")) << n;
+        EXPECT_TRUE(ever(seen[n], "false")) << n;
     }
-    std::string script = std::string(b.GetString()) + "\n";
-    constexpr int kCycles = 12;
-    for (int i = 0; i < kCycles; ++i) {
-        if (i == 2 || i == 9) { // Start rises, later falls
-            const bool on = i == 2;
-            for (const char* prog : {"FbdMain", "StMain"}) {
-                script += fmt::format(R"({{"cmd":"set_input","name":"{}.Start","value":{{"type":"BOOL","value":{}}}}})",
-                                      prog, on ? "true" : "false") +
-                          "\n";
-            }
-        }
-        script += fmt::format(R"({{"cmd":"cycle","dt_ms":10,"watch":[{}]}})", watch) + "\n";
+    // Two falling edges of Run: the stop, and the first cycle, where the F_TRIG (as the
+    // standard's, and as the OpenPLC Editor lowers a falling-edge contact) sees a FALSE input as
+    // fallen; two rises of Start while Jog was on (the third one, with Jog off, did not call the
+    // CTU).
+    ASSERT_FALSE(seen["Count"].empty());
+    EXPECT_EQ(seen["Count"].front(), "1");
+    EXPECT_EQ(seen["Count"].back(), "2");
+    EXPECT_EQ(seen["PulseCount"].back(), "2");
+}
+
+// The jumps, labels and returns of tests/plcopen/jumps.xml, in LD and in FBD, beside their ST twins.
+constexpr const char* kLdJumpsTwin = R"(PROGRAM StMain
+VAR
+  Skip, Halt, Start, Lamp, Beyond : BOOL;
+  Count : INT;
+END_VAR
+IF NOT Skip THEN
+  Lamp := Start;
+  Count := Count + 1;
+END_IF;
+IF Halt THEN
+  RETURN;
+END_IF;
+Beyond := Start;
+END_PROGRAM
+)";
+
+constexpr const char* kFbdJumpsTwin = R"(PROGRAM StMain
+VAR
+  Skip, Halt : BOOL;
+  Count, Shown : INT;
+END_VAR
+IF NOT Skip THEN
+  Count := Count + 1;
+END_IF;
+IF Halt THEN
+  RETURN;
+END_IF;
+Shown := Count;
+END_PROGRAM
+)";
+
+TEST(PlcopenImport, JumpsAndReturnsRunLikeTheirStTwinsCycleByCycle) {
+    const std::map<int, std::vector<std::pair<std::string, bool>>> inputs = {
+        {1, {{"Start", true}}}, {3, {{"Skip", true}}},  {4, {{"Start", false}}}, {6, {{"Halt", true}}},
+        {7, {{"Skip", false}}}, {9, {{"Start", true}}}, {11, {{"Halt", false}}}};
+    auto ld = runBesideTwin("jumps.xml", "LdJumps", kLdJumpsTwin, {"Lamp", "Beyond", "Count"}, inputs, 14);
+    // Count stood still while Skip was on (cycles 3 to 6); Beyond stayed while Halt was on.
+    ASSERT_EQ(ld["Count"].size(), 14u);
+    EXPECT_EQ(ld["Count"][2], ld["Count"][6]);
+    EXPECT_NE(ld["Count"][7], ld["Count"][6]);
+    EXPECT_EQ(ld["Beyond"][9], "false"); // Start rose in cycle 9 while Halt returned first
+    EXPECT_EQ(ld["Beyond"][12], "true");
+    std::map<int, std::vector<std::pair<std::string, bool>>> fbdInputs = inputs;
+    for (auto& [cycle, list] : fbdInputs) {
+        std::erase_if(list, [](const auto& in) { return in.first == "Start"; });
     }
-    test::TempDir tmp;
-    tmp.write("requests.ndjson", script);
-    const test::RunResult r = test::runTakt("harness < " + quoted((tmp.path() / "requests.ndjson").string()));
-    ASSERT_EQ(r.exitCode, 0) << r.err;
-    std::istringstream lines(r.out);
-    int cycles = 0;
-    bool lampSeen = false;
-    bool alarmSeen = false;
-    for (std::string line; std::getline(lines, line);) {
-        rapidjson::Document d;
-        d.Parse(line.c_str());
-        ASSERT_FALSE(d.HasParseError()) << line;
-        ASSERT_TRUE(d["ok"].GetBool()) << line;
-        if (!d["data"].HasMember("watch")) {
-            continue;
-        }
-        ++cycles;
-        const auto& v = d["data"]["watch"];
-        for (const std::string& n : names) {
-            const std::string fbd = "FbdMain." + n;
-            const std::string st = "StMain." + n;
-            ASSERT_TRUE(v.HasMember(fbd.c_str()) && v.HasMember(st.c_str())) << line;
-            EXPECT_TRUE(v[fbd.c_str()]["value"] == v[st.c_str()]["value"]) << "cycle " << cycles << ": " << line;
-        }
-        lampSeen = lampSeen || v["FbdMain.Lamp"]["value"].GetBool();
-        alarmSeen = alarmSeen || v["FbdMain.Alarm"]["value"].GetBool();
+    auto fbd = runBesideTwin("jumps.xml", "FbdJumps", kFbdJumpsTwin, {"Count", "Shown"}, fbdInputs, 14);
+    ASSERT_EQ(fbd["Shown"].size(), 14u);
+    EXPECT_EQ(fbd["Shown"][5], fbd["Shown"][10]); // returned before Shown while Halt was on
+    EXPECT_NE(fbd["Shown"][12], fbd["Shown"][10]);
+}
+
+// The actions of tests/plcopen/actions.xml (in FBD, LD and ST), called from the POU's ST body,
+// beside their ST twin.
+constexpr const char* kActionsTwin = R"(PROGRAM StMain
+VAR
+  Tick, Flag : BOOL;
+  Count : INT;
+END_VAR
+IF Tick THEN
+  Count := Count + 1;
+  Flag := NOT Flag;
+END_IF;
+IF Count >= 5 THEN
+  Count := 0;
+END_IF;
+END_PROGRAM
+)";
+
+TEST(PlcopenImport, PouActionsRunLikeTheirStTwinCycleByCycle) {
+    auto seen = runBesideTwin("actions.xml", "ActMain", kActionsTwin, {"Flag", "Count"},
+                              {{2, {{"Tick", true}}}, {12, {{"Tick", false}}}}, 14);
+    ASSERT_EQ(seen["Count"].size(), 14u);
+    EXPECT_EQ(seen["Count"][1], "0");
+    EXPECT_EQ(seen["Count"][4], "3");
+    EXPECT_EQ(seen["Count"][6], "0"); // cleared at 5
+    EXPECT_NE(seen["Flag"][2], seen["Flag"][3]);
+}
+
+// The SFC chart of tests/plcopen/sfc_chart.xml beside its twin in textual SFC: simultaneous and
+// selection divergence and convergence, a jump step, N, P, L, S and R associations, a condition
+// through an LD contact.
+constexpr const char* kSfcTwin = R"(PROGRAM StMain
+VAR
+  Start, Stop, Full, FillValve, Mixer, Alarm, DrainValve : BOOL;
+  Count : INT;
+END_VAR
+INITIAL_STEP Idle: DrainValve(R); END_STEP
+TRANSITION FROM Idle TO (Fill, Heat) := Start; END_TRANSITION
+STEP Fill: FillValve(N); END_STEP
+STEP Heat: Bump(P); END_STEP
+TRANSITION FROM (Fill, Heat) TO Mix := Full; END_TRANSITION
+STEP Mix: Mixer(N); Alarm(L, T#20ms); END_STEP
+TRANSITION FROM Mix TO Idle := Stop; END_TRANSITION
+TRANSITION FROM Mix TO Drain := Mix.T >= T#40ms; END_TRANSITION
+STEP Drain: DrainValve(S); END_STEP
+TRANSITION FROM Drain TO Idle := NOT Full; END_TRANSITION
+ACTION Bump: Count := Count + 1; END_ACTION
+END_PROGRAM
+)";
+
+TEST(PlcopenImport, AnSfcChartRunsLikeItsTextualTwinCycleByCycle) {
+    auto seen = runBesideTwin(
+        "sfc_chart.xml", "SfcMain", kSfcTwin,
+        {"Idle.X", "Fill.X", "Heat.X", "Mix.X", "Drain.X", "FillValve", "Mixer", "Alarm", "DrainValve", "Count"},
+        {{1, {{"Start", true}}},
+         {3, {{"Start", false}}},
+         {5, {{"Full", true}}},
+         {13, {{"Full", false}}},
+         {15, {{"Start", true}}},
+         {16, {{"Start", false}}},
+         {17, {{"Full", true}}},
+         {19, {{"Stop", true}}}},
+        24);
+    for (const char* n :
+         {"Idle.X", "Fill.X", "Heat.X", "Mix.X", "Drain.X", "FillValve", "Mixer", "Alarm", "DrainValve"}) {
+        EXPECT_TRUE(ever(seen[n], "true")) << n;
+        EXPECT_TRUE(ever(seen[n], "false")) << n;
     }
-    EXPECT_EQ(cycles, kCycles);
-    EXPECT_TRUE(lampSeen);  // the TON elapsed while Start was on
-    EXPECT_TRUE(alarmSeen); // and the alarm showed before it did
+    ASSERT_FALSE(seen["Count"].empty());
+    EXPECT_EQ(seen["Count"].back(), "2"); // Heat entered twice
+    EXPECT_EQ(seen["Idle.X"].back(), "true");
 }
 
 // The Agent API's lsp.format refuses a PLCopen XML file: its text is not ST, and the formatted

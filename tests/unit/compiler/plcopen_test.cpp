@@ -138,21 +138,21 @@ TEST(Plcopen, AnErrorInAnStBodyNamesTheXmlFileAndLine) {
     EXPECT_EQ(d[0].substr(0, d[0].find(" | ")), "src/plant.xml:" + std::to_string(lineOf(xml, "Cuont")) + " E0104");
 }
 
-TEST(Plcopen, AGraphicalBodyIsE0027NamingThePouAndTheElement) {
+TEST(Plcopen, AnIlBodyIsE0027NamingThePou) {
     TempDir dir;
-    const std::string xml = document("      <pou name=\"Interlock\" pouType=\"program\">\n"
+    const std::string xml = document("      <pou name=\"Sequence\" pouType=\"program\">\n"
                                      "        <interface/>\n"
                                      "        <body>\n"
-                                     "          <LD>\n"
-                                     "            <leftPowerRail localId=\"1\" height=\"40\" width=\"10\"/>\n"
-                                     "          </LD>\n"
+                                     "          <IL>\n"
+                                     "            <xhtml:p>LD TRUE</xhtml:p>\n"
+                                     "          </IL>\n"
                                      "        </body>\n"
                                      "      </pou>\n");
     const std::vector<std::string> d = diagnostics(checkXml(dir, xml));
     ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
-    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "leftPowerRail")) +
-                        " E0027 | POU 'Interlock': a body in LD is not supported yet (only ST and FBD bodies are "
-                        "read) (localId 1)");
+    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<IL>")) +
+                        " E0027 | POU 'Sequence': a body in IL is not supported yet (only ST, FBD, LD and SFC bodies "
+                        "are read)");
 }
 
 TEST(Plcopen, MalformedXmlIsE0026AtItsLine) {
@@ -217,19 +217,33 @@ TEST(Plcopen, ANameThatIsNoIdentifierIsE0026) {
                         " E0026 | Main.x: 'INT; y' is not a type name");
 }
 
-TEST(Plcopen, PouActionsAreE0027) {
+TEST(Plcopen, PouActionsBecomeActionsOfThePou) {
+    std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/actions.xml", std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    const std::string xml = s.str();
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    // Each on the line of its <action>, its body (ST, FBD or LD) on the body's lines.
+    EXPECT_EQ(lineOf(t.text, "ACTION Bump:"), lineOf(xml, "<action name=\"Bump\""));
+    EXPECT_EQ(lineOf(t.text, "ACTION Mark:"), lineOf(xml, "<action name=\"Mark\""));
+    EXPECT_EQ(lineOf(t.text, "Flag := NOT (Flag);"), lineOf(xml, "<coil localId=\"3\""));
+    EXPECT_EQ(lineOf(t.text, "Count := 0;"), lineOf(xml, "Count := 0;"));
     TempDir dir;
-    const std::string xml =
-        document("      <pou name=\"Main\" pouType=\"program\">\n"
-                 "        <interface/>\n"
-                 "        <actions>\n"
-                 "          <action name=\"Reset\"><body><ST><xhtml:p>;</xhtml:p></ST></body></action>\n"
-                 "        </actions>\n"
-                 "      </pou>\n");
-    const std::vector<std::string> d = diagnostics(checkXml(dir, xml));
-    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
-    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<action ")) +
-                        " E0027 | POU 'Main': <actions> are not supported yet");
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+}
+
+TEST(Plcopen, AnEdgeContactInAnActionIsE0027) {
+    std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/actions.xml", std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    std::string xml = s.str();
+    xml.replace(xml.find("negated=\"true\""), 14, "edge=\"rising\"");
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_EQ(t.problems.size(), 1u);
+    EXPECT_EQ(t.problems[0].message, "POU 'ActMain': an edge-sensing contact in an action, which declares no "
+                                     "variables of its own (localId 2)");
 }
 
 std::string fbdFixture() {
@@ -296,6 +310,373 @@ TEST(Plcopen, AnFbdConnectionToNoElementIsE0026) {
     ASSERT_EQ(t.problems.size(), 1u);
     EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenInvalid);
     EXPECT_EQ(t.problems[0].message, "POU 'FbdMain': a connection names localId 99, which no element has");
+}
+
+std::string ldFixture() {
+    std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/ld_network.xml", std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+TEST(Plcopen, AnLdBodyBecomesStatementsOnTheLinesOfItsCoils) {
+    const std::string xml = ldFixture();
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    // Parallel contacts are an OR, a series an AND, a negated contact a NOT; set and reset coils
+    // are IFs; an edge contact or coil runs its hidden R_TRIG/F_TRIG once, before the first
+    // statement reading it; a function under EN runs only when EN is TRUE, and ENO is EN; an FB
+    // under EN is called only when EN is TRUE.
+    for (const auto& [statement, element] : std::vector<std::pair<std::string, std::string>>{
+             {"Run := ((Start) OR (Run)) AND NOT (Stop);", "<coil localId=\"5\""},
+             {"_Edge6(CLK := (Start)); IF _Edge6.Q THEN Latch := TRUE; END_IF;", "<coil localId=\"7\""},
+             {"IF (Stop) THEN Latch := FALSE; END_IF;", "<coil localId=\"9\""},
+             {"Idle := NOT ((Run));", "<coil localId=\"11\""},
+             {"_Edge12(CLK := (Run)); RunPulse := _Edge12.Q;", "<coil localId=\"12\""},
+             {"_Edge13(CLK := (Run)); IF _Edge13.Q THEN Count := ADD((Count), (1)); END_IF;",
+              "<outVariable localId=\"17\""},
+             {"Stopped := _Edge13.Q;", "<coil localId=\"18\""},
+             {"Delay(IN := (Run), PT := (T#30ms));", "<block localId=\"20\""},
+             {"IF (Jog) THEN Pulses(CU := (Start), PV := (100)); END_IF;", "<block localId=\"25\""},
+             {"JogOn := (Jog);", "<coil localId=\"28\""},
+         }) {
+        EXPECT_NE(t.text.find(statement), std::string::npos) << statement << " in\n" << t.text;
+        EXPECT_EQ(lineOf(t.text, statement), lineOf(xml, element)) << statement;
+    }
+    EXPECT_EQ(lineOf(t.text, "VAR _Edge6 : R_TRIG; _Edge12 : R_TRIG; _Edge13 : F_TRIG; END_VAR"), lineOf(xml, "<LD>"));
+    TempDir dir;
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+}
+
+TEST(Plcopen, ACodesysLdExportIsRead) {
+    // As CODESYS 3.5 writes LD: the 2.0 namespace, a network title and the editor's settings as
+    // vendor elements, executionOrderIds, connections with branch ids in addData, the left rail's
+    // pin named "none", a TON under EN (on the rail: always called) reading the power through a coil.
+    std::string xml = document(
+        "      <pou name=\"Seal\" pouType=\"program\">\n"
+        "        <interface><localVars>\n"
+        "          <variable name=\"Start\"><type><BOOL/></type></variable>\n"
+        "          <variable name=\"Stop\"><type><BOOL/></type></variable>\n"
+        "          <variable name=\"Run\"><type><BOOL/></type></variable>\n"
+        "          <variable name=\"Done\"><type><BOOL/></type></variable>\n"
+        "          <variable name=\"Delay\"><type><derived name=\"TON\"/></type></variable>\n"
+        "        </localVars></interface>\n"
+        "        <body>\n"
+        "          <LD>\n"
+        "            <vendorElement localId=\"10000000000\"><position x=\"0\" y=\"0\"/><alternativeText><xhtml "
+        "xmlns=\"http://www.w3.org/1999/xhtml\">LD Implementation Attributes</xhtml></alternativeText><addData><data "
+        "name=\"http://www.3s-software.com/plcopenxml/fbd/implementationattributes\" "
+        "handleUnknown=\"implementation\"><fbdattributes xmlns=\"\"/></data></addData></vendorElement>\n"
+        "            <vendorElement localId=\"10000000001\"><position x=\"0\" y=\"0\"/><alternativeText><xhtml "
+        "xmlns=\"http://www.w3.org/1999/xhtml\"/></alternativeText><addData><data "
+        "name=\"http://www.3s-software.com/plcopenxml/fbdelementtype\" handleUnknown=\"implementation\"><ElementType "
+        "xmlns=\"\">networktitle</ElementType></data></addData></vendorElement>\n"
+        "            <leftPowerRail localId=\"10000000002\"><position x=\"0\" y=\"0\"/><connectionPointOut "
+        "formalParameter=\"none\"/></leftPowerRail>\n"
+        "            <contact localId=\"10000000003\" negated=\"false\" storage=\"none\" edge=\"none\"><position "
+        "x=\"0\" y=\"0\"/><connectionPointIn><connection refLocalId=\"10000000002\"/></connectionPointIn>"
+        "<connectionPointOut/><variable>Start</variable></contact>\n"
+        "            <contact localId=\"10000000004\" negated=\"false\" storage=\"none\" edge=\"none\"><position "
+        "x=\"0\" y=\"0\"/><connectionPointIn><connection refLocalId=\"10000000002\"/></connectionPointIn>"
+        "<connectionPointOut/><variable>Run</variable></contact>\n"
+        "            <contact localId=\"10000000005\" negated=\"true\" storage=\"none\" edge=\"none\"><position "
+        "x=\"0\" y=\"0\"/><connectionPointIn><connection refLocalId=\"10000000003\"><addData><data "
+        "name=\"http://www.3s-software.com/plcopenxml/ldbranchid\" handleUnknown=\"implementation\"><BranchId "
+        "xmlns=\"\">1</BranchId></data></addData></connection><connection refLocalId=\"10000000004\"/>"
+        "</connectionPointIn><connectionPointOut/><variable>Stop</variable></contact>\n"
+        "            <coil localId=\"10000000006\" negated=\"false\" storage=\"none\" edge=\"none\" "
+        "executionOrderId=\"1\"><position x=\"0\" y=\"0\"/><connectionPointIn><connection "
+        "refLocalId=\"10000000005\"/></connectionPointIn><connectionPointOut/><variable>Run</variable></coil>\n"
+        "            <inVariable localId=\"10000000007\"><position x=\"0\" y=\"0\"/><connectionPointOut/>"
+        "<expression>T#20ms</expression></inVariable>\n"
+        "            <block localId=\"10000000008\" typeName=\"TON\" instanceName=\"Delay\" executionOrderId=\"0\">"
+        "<position x=\"0\" y=\"0\"/><inputVariables><variable formalParameter=\"EN\"><connectionPointIn>"
+        "<connection refLocalId=\"10000000002\"/></connectionPointIn></variable><variable formalParameter=\"IN\">"
+        "<connectionPointIn><connection refLocalId=\"10000000006\"/></connectionPointIn></variable><variable "
+        "formalParameter=\"PT\"><connectionPointIn><connection refLocalId=\"10000000007\"/></connectionPointIn>"
+        "</variable></inputVariables><inOutVariables/><outputVariables><variable formalParameter=\"ENO\">"
+        "<connectionPointOut/></variable><variable formalParameter=\"Q\"><connectionPointOut/></variable>"
+        "</outputVariables></block>\n"
+        "            <coil localId=\"10000000009\" negated=\"false\" storage=\"none\" edge=\"none\" "
+        "executionOrderId=\"2\"><position x=\"0\" y=\"0\"/><connectionPointIn><connection refLocalId=\"10000000008\" "
+        "formalParameter=\"Q\"/></connectionPointIn><connectionPointOut/><variable>Done</variable></coil>\n"
+        "            <rightPowerRail localId=\"10000000010\"><position x=\"0\" y=\"0\"/><connectionPointIn><connection "
+        "refLocalId=\"10000000009\" formalParameter=\"\"/></connectionPointIn></rightPowerRail>\n"
+        "          </LD>\n"
+        "        </body>\n"
+        "      </pou>\n");
+    xml.replace(xml.find("tc6_0201"), 8, "tc6_0200");
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    // CODESYS numbers the execution order from 0: the TON (0) runs before the coils (1, 2),
+    // although the first coil comes before it in the XML.
+    const std::size_t run = t.text.find("Run := ((Start) OR (Run)) AND NOT (Stop);");
+    const std::size_t call = t.text.find("Delay(IN := ((Start) OR (Run)) AND NOT (Stop), PT := (T#20ms));");
+    const std::size_t done = t.text.find("Done := Delay.Q;");
+    ASSERT_NE(run, std::string::npos) << t.text;
+    EXPECT_NE(call, std::string::npos) << t.text;
+    EXPECT_LT(call, run) << t.text;
+    EXPECT_LT(run, done) << t.text;
+    TempDir dir;
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+}
+
+TEST(Plcopen, AnEdgeMemberMovesAsideForAPouVariableOfItsName) {
+    std::string xml = ldFixture();
+    const std::string decl = "<variable name=\"Start\">";
+    xml.insert(xml.find(decl), "<variable name=\"_Edge6\"><type><INT/></type></variable>");
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    EXPECT_NE(t.text.find("VAR _Edge6_ : R_TRIG;"), std::string::npos) << t.text;
+    EXPECT_NE(t.text.find("_Edge6_(CLK := (Start)); IF _Edge6_.Q THEN Latch := TRUE; END_IF;"), std::string::npos);
+    TempDir dir;
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+}
+
+TEST(Plcopen, AnLdCoilWithoutInputIsE0026AtTheCoil) {
+    std::string xml = ldFixture();
+    const std::size_t coil = xml.find("<coil localId=\"22\"");
+    const std::string ref = "<connection refLocalId=\"20\" formalParameter=\"Q\"/>";
+    xml.erase(xml.find(ref, coil), ref.size());
+    TempDir dir;
+    // The network is not written after its first problem (its variables then warn as unused).
+    std::vector<std::string> d = diagnostics(checkXml(dir, xml));
+    std::erase_if(d, [](const std::string& s) { return s.find(" W0001 | ") != std::string::npos; });
+    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
+    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<coil localId=\"22\"")) +
+                        " E0026 | POU 'LdMain': a coil has no input connection (localId 22)");
+}
+
+TEST(Plcopen, AnLdContactNamingAnUnknownVariableNamesItsLineAndLocalId) {
+    std::string xml = ldFixture();
+    const std::size_t contact = xml.find("<contact localId=\"4\"");
+    xml.replace(xml.find("<variable>Stop</variable>", contact), 25, "<variable>Stpo</variable>");
+    TempDir dir;
+    const std::vector<std::string> d = diagnostics(checkXml(dir, xml));
+    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
+    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<contact localId=\"4\"")) +
+                        " E0104 | unknown identifier 'Stpo' (localId 4)");
+}
+
+TEST(Plcopen, AnEdgeContactInAFunctionIsE0027) {
+    TempDir dir;
+    const std::string xml =
+        document("      <pou name=\"Fn\" pouType=\"function\">\n"
+                 "        <interface><returnType><BOOL/></returnType>\n"
+                 "          <inputVars><variable name=\"X\"><type><BOOL/></type></variable></inputVars>\n"
+                 "        </interface>\n"
+                 "        <body><LD>\n"
+                 "          <leftPowerRail localId=\"1\"><connectionPointOut/></leftPowerRail>\n"
+                 "          <contact localId=\"2\" edge=\"rising\"><connectionPointIn><connection refLocalId=\"1\"/>"
+                 "</connectionPointIn><variable>X</variable></contact>\n"
+                 "          <coil localId=\"3\"><connectionPointIn><connection refLocalId=\"2\"/></connectionPointIn>"
+                 "<variable>Fn</variable></coil>\n"
+                 "        </LD></body>\n"
+                 "      </pou>\n");
+    const std::vector<std::string> d = diagnostics(checkXml(dir, xml));
+    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
+    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<contact")) +
+                        " E0027 | POU 'Fn': an edge-sensing contact in a FUNCTION, which keeps nothing between calls "
+                        "(localId 2)");
+}
+
+TEST(Plcopen, JumpsLabelsAndReturnsBecomeIfsAndReturns) {
+    std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/jumps.xml", std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    const std::string xml = s.str();
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    // A jump skips the statements up to its label; a return ends the body when its input is TRUE.
+    EXPECT_EQ(lineOf(t.text, "IF NOT ((Skip)) THEN"), lineOf(xml, "<jump localId=\"3\""));
+    EXPECT_EQ(lineOf(t.text, "END_IF; \n"), lineOf(xml, "<label localId=\"10\""));
+    EXPECT_EQ(lineOf(t.text, "IF (Halt) THEN RETURN; END_IF;"), lineOf(xml, "<return localId=\"12\""));
+    TempDir dir;
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+    EXPECT_EQ(p.warningCount, 0u) << ::testing::PrintToString(diagnostics(p));
+}
+
+// An FBD POU `J` of the given elements, reading BOOLs A and B.
+std::string fbdPou(const std::string& elements) {
+    return document("      <pou name=\"J\" pouType=\"program\"><interface><localVars>"
+                    "<variable name=\"A\"><type><BOOL/></type></variable>"
+                    "<variable name=\"B\"><type><BOOL/></type></variable></localVars></interface>\n"
+                    "        <body><FBD>\n"
+                    "          <inVariable localId=\"1\"><expression>A</expression></inVariable>\n" +
+                    elements + "        </FBD></body></pou>\n");
+}
+
+std::string jump(int id, const std::string& label) {
+    return fmt::format("          <jump localId=\"{}\" label=\"{}\"><connectionPointIn><connection refLocalId=\"1\"/>"
+                       "</connectionPointIn></jump>\n",
+                       id, label);
+}
+
+std::string label(int id, const std::string& name) {
+    return fmt::format("          <label localId=\"{}\" label=\"{}\"/>\n", id, name);
+}
+
+TEST(Plcopen, AJumpBackIsE0027) {
+    const std::string xml = fbdPou(label(2, "L") + jump(3, "L"));
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_EQ(t.problems.size(), 1u);
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenUnsupported);
+    EXPECT_EQ(t.problems[0].line, lineOf(xml, "<jump"));
+    EXPECT_EQ(t.problems[0].message,
+              "POU 'J': a jump back to label 'L' is not supported (takt lowers forward jumps) (localId 3)");
+}
+
+TEST(Plcopen, CrossingJumpsAreE0027AndAJumpToNoLabelIsE0026) {
+    const std::string crossing = fbdPou(jump(2, "L1") + jump(3, "L2") + label(4, "L1") + label(5, "L2"));
+    PlcopenTranslation t = translatePlcopen(crossing);
+    ASSERT_EQ(t.problems.size(), 1u);
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenUnsupported);
+    EXPECT_EQ(t.problems[0].line, lineOf(crossing, "<label localId=\"4\""));
+    EXPECT_EQ(t.problems[0].message, "POU 'J': the jumps to label 'L1' and to label 'L2' cross; takt lowers nested "
+                                     "jumps only (localId 4)");
+    // Nested jumps are fine: the inner label closes first.
+    t = translatePlcopen(fbdPou(jump(2, "L1") + jump(3, "L2") + label(4, "L2") + label(5, "L1")));
+    EXPECT_TRUE(t.problems.empty()) << t.problems[0].message;
+    t = translatePlcopen(fbdPou(jump(2, "Nowhere")));
+    ASSERT_EQ(t.problems.size(), 1u);
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenInvalid);
+    EXPECT_EQ(t.problems[0].message, "POU 'J': a jump to label 'Nowhere', which no label has (localId 2)");
+}
+
+std::string sfcFixture() {
+    std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/sfc_chart.xml", std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+TEST(Plcopen, AnSfcBodyBecomesTextualSfc) {
+    const std::string xml = sfcFixture();
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    // Steps with their action blocks (qualifiers, durations, an inline body as a hidden ACTION);
+    // transitions from the steps before them (through a selection divergence, a simultaneous
+    // convergence) to the steps after them (through a simultaneous divergence, a selection
+    // convergence and a jump step); conditions inline in ST or connected through LD elements.
+    for (const auto& [text, element] : std::vector<std::pair<std::string, std::string>>{
+             {"INITIAL_STEP Idle: DrainValve(R); END_STEP", "<step localId=\"1\""},
+             {"TRANSITION FROM Idle TO (Fill, Heat) :=", "<transition localId=\"2\""},
+             {"STEP Fill: FillValve(N); END_STEP", "<step localId=\"4\""},
+             {"STEP Heat: _Action8(P); END_STEP", "<step localId=\"5\""},
+             {"ACTION _Action8:", "<action localId=\"8\""},
+             {"Count := Count + 1;", "Count := Count + 1;"},
+             {"TRANSITION FROM (Fill, Heat) TO Mix := (Full); END_TRANSITION", "<transition localId=\"10\""},
+             {"STEP Mix: Mixer(N); Alarm(L, T#20ms); END_STEP", "<step localId=\"13\""},
+             {"TRANSITION FROM Mix TO Idle :=", "<transition localId=\"16\""},
+             {"TRANSITION FROM Mix TO Drain :=", "<transition localId=\"18\""},
+             {"Mix.T >= T#40ms; END_TRANSITION", "Mix.T >= T#40ms"},
+             {"STEP Drain: DrainValve(S); END_STEP", "<step localId=\"19\""},
+             {"NOT Full; END_TRANSITION", "NOT Full;"},
+         }) {
+        EXPECT_NE(t.text.find(text), std::string::npos) << text << " in\n" << t.text;
+        EXPECT_EQ(lineOf(t.text, text), lineOf(xml, element)) << text;
+    }
+    TempDir dir;
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+}
+
+// The SFC fixture with transition 16's condition naming the POU transition `Halt` of `body`.
+std::string withNamedTransition(const std::string& body) {
+    std::string xml = sfcFixture();
+    const std::size_t inlineAt = xml.find("<inline name=\"\">", xml.find("<transition localId=\"16\""));
+    xml.replace(inlineAt, xml.find("</inline>", inlineAt) + 9 - inlineAt, "<reference name=\"Halt\"/>");
+    xml.insert(xml.find("        <body>\n          <SFC>"), "        <transitions>\n"
+                                                            "          <transition name=\"Halt\">\n"
+                                                            "            <body><ST><xhtml:p><![CDATA[" +
+                                                                body +
+                                                                "]]></xhtml:p></ST></body>\n"
+                                                                "          </transition>\n"
+                                                                "        </transitions>\n");
+    return xml;
+}
+
+TEST(Plcopen, AConditionNamingAPouTransitionReadsItsSt) {
+    for (const std::string body : {"Halt := Stop;", "Stop"}) {
+        const std::string xml = withNamedTransition(body);
+        const PlcopenTranslation t = translatePlcopen(xml);
+        ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+        EXPECT_NE(t.text.find("TRANSITION FROM Mix TO Idle := Stop; END_TRANSITION"), std::string::npos) << t.text;
+        TempDir dir;
+        const Project p = checkXml(dir, xml);
+        EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+    }
+    // A diagnostic about it names the POU transition's line.
+    const std::string xml = withNamedTransition("Halt := Stpo;");
+    TempDir dir;
+    std::vector<std::string> d = diagnostics(checkXml(dir, xml));
+    std::erase_if(d, [](const std::string& s) { return s.find(" W0001 | ") != std::string::npos; }); // Stop
+    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
+    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<transition name=\"Halt\"")) +
+                        " E0104 | unknown identifier 'Stpo'");
+    const PlcopenTranslation statements = translatePlcopen(withNamedTransition("Halt := Stop; Stop := FALSE;"));
+    ASSERT_EQ(statements.problems.size(), 1u);
+    EXPECT_EQ(statements.problems[0].message, "POU 'SfcMain': transition 'Halt': only an expression, or 'Halt := "
+                                              "expression;', is read as a condition");
+}
+
+TEST(Plcopen, MalformedAndUnsupportedSfcElementsAreCodedErrors) {
+    const auto problem = [](std::string xml) {
+        const PlcopenTranslation t = translatePlcopen(xml);
+        return t.problems.empty() ? std::string("none")
+                                  : std::string(diagInfo(t.problems[0].code).code) + " line " +
+                                        std::to_string(t.problems[0].line) + " | " + t.problems[0].message;
+    };
+    std::string xml = sfcFixture();
+    // A macro step.
+    std::string macro = xml;
+    const std::string drain = "<step localId=\"19\" name=\"Drain\"";
+    macro.replace(macro.find(drain), drain.size(), "<macroStep localId=\"19\" name=\"Drain\"");
+    macro.replace(macro.find("</step>", macro.find("<macroStep")), 7, "</macroStep>");
+    EXPECT_EQ(problem(macro), "E0027 line " + std::to_string(lineOf(macro, "<macroStep")) +
+                                  " | POU 'SfcMain': a macro step is not supported yet (localId 19)");
+    // A transition whose condition names a POU's transition.
+    std::string reference = xml;
+    const std::size_t inlineAt = reference.find("<inline name=\"\">", reference.find("<transition localId=\"16\""));
+    reference.replace(inlineAt, reference.find("</inline>", inlineAt) + 9 - inlineAt, "<reference name=\"Go\"/>");
+    EXPECT_EQ(problem(reference), "E0026 line " + std::to_string(lineOf(reference, "<reference name=\"Go\"")) +
+                                      " | POU 'SfcMain': a transition condition names transition 'Go', which the "
+                                      "POU does not have");
+    // A transition leading to no step (its jump step removed).
+    std::string nowhere = xml;
+    const std::size_t jump = nowhere.find("<jumpStep");
+    nowhere.erase(jump, nowhere.find("</jumpStep>") + 11 - jump);
+    EXPECT_EQ(problem(nowhere), "E0026 line " + std::to_string(lineOf(nowhere, "<transition localId=\"16\"")) +
+                                    " | POU 'SfcMain': a transition leads to no step (localId 16)");
+    // An unknown qualifier.
+    std::string qualifier = xml;
+    qualifier.replace(qualifier.find("qualifier=\"S\""), 13, "qualifier=\"X\"");
+    EXPECT_EQ(problem(qualifier), "E0026 line " + std::to_string(lineOf(xml, "qualifier=\"S\"")) +
+                                      " | POU 'SfcMain': 'X' is not an action qualifier (localId 0)");
+}
+
+TEST(Plcopen, ANetworkThatDoublesAtEveryElementIsE0026NotAHang) {
+    // Each contact reads the one before through two connections (an OR of the same branch): the
+    // coil's expression would double 60 times.
+    std::string elements = "          <leftPowerRail localId=\"100\"><connectionPointOut/></leftPowerRail>\n";
+    for (int i = 2; i < 62; ++i) {
+        elements += fmt::format("          <contact localId=\"{}\"><connectionPointIn><connection refLocalId=\"{}\"/>"
+                                "<connection refLocalId=\"{}\"/></connectionPointIn><variable>A</variable></contact>\n",
+                                i, i == 2 ? 100 : i - 1, i == 2 ? 100 : i - 1);
+    }
+    elements += "          <coil localId=\"99\"><connectionPointIn><connection refLocalId=\"61\"/></connectionPointIn>"
+                "<variable>B</variable></coil>\n";
+    std::string xml = fbdPou(elements);
+    xml.replace(xml.find("<FBD>"), 5, "<LD>");
+    xml.replace(xml.find("</FBD>"), 6, "</LD>");
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_EQ(t.problems.size(), 1u);
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenInvalid);
+    EXPECT_NE(t.problems[0].message.find("the network"), std::string::npos) << t.problems[0].message;
 }
 
 TEST(Plcopen, EventTasksAndGlobalsOfTheConfigurationCompile) {

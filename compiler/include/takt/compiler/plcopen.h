@@ -47,12 +47,25 @@ struct PlcopenLocated {
     std::uint32_t line = 0;
 };
 
+// The text of one graphical element (a contact's variable, a coil's, a block's instance) inside a
+// statement of an FBD or LD body, which is written on the line of the statement's last element:
+// a compiler diagnostic inside [begin, end) names the element's own line (`target`, an offset in
+// the translated text, when that line is written already) and its localId.
+struct PlcopenOrigin {
+    std::uint32_t begin = 0;
+    std::uint32_t end = 0;
+    std::uint32_t target = 0;
+    bool hasTarget = false;
+    std::string localId;
+};
+
 struct PlcopenTranslation {
     std::string text; // the ST, line for line with the XML
     std::vector<PlcopenProblem> problems;
     std::vector<PlcopenResource> resources;
     std::vector<PlcopenLocated> located;
-    std::string projectName; // contentHeader name, or fileHeader's; may be empty
+    std::vector<PlcopenOrigin> origins; // in text order
+    std::string projectName;            // contentHeader name, or fileHeader's; may be empty
 };
 
 // Whether `path` is read as PLCopen XML (the extension `.xml`, any case).

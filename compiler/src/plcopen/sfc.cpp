@@ -1,0 +1,387 @@
+// SFC bodies of the PLCopen reader (translate.h): the chart of steps, transitions, divergences and
+// convergences joined by connections becomes takt's textual SFC (language-notes.md): each step
+// `STEP name: associations END_STEP` at its <step>'s place, each transition
+// `TRANSITION FROM (sources) TO (targets) := condition; END_TRANSITION` at its <transition>'s.
+// A transition's sources are the steps reached backwards through selection divergences and
+// simultaneous convergences; its targets the steps reached forwards through selection
+// convergences, simultaneous divergences and jump steps. An action block's inline body becomes a
+// hidden ACTION of the POU.
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "takt/compiler/names.h"
+#include "translate.h"
+
+namespace takt::compiler::plcopen {
+
+namespace {
+
+// Divergences and convergences chain; deeper than this is a loop of them, not a chart, and more
+// elements visited than this for one transition are a hostile tangle.
+constexpr int kMaxChain = 64;
+constexpr std::size_t kMaxVisits = 100000;
+// XHTML markup around a POU transition's ST text deeper than this is not an export.
+constexpr int kMaxMarkupDepth = 8;
+
+// The qualifiers of IEC 61131-3's action associations.
+constexpr std::string_view kQualifiers[] = {"N", "R", "S", "L", "D", "P", "P0", "P1", "SD", "DS", "SL"};
+
+struct Chart {
+    Translator& t;
+    const pugi::xml_node& sfc;
+    const pugi::xml_node& pou;
+    std::string_view name;
+    std::map<std::string, pugi::xml_node> byId;
+    std::map<std::string, std::vector<pugi::xml_node>> readers; // localId -> the elements connected to it
+    std::map<const void*, std::string> inlineActions;           // an inline <action> -> its ACTION
+    bool failed = false;
+    std::size_t visits = 0; // of the transition being read
+
+    void fail(DiagCode code, const pugi::xml_node& at, const std::string& message) {
+        if (!failed) {
+            t.problem(code, at, fmt::format("POU '{}': {}", name, message));
+        }
+        failed = true;
+    }
+
+    // The localIds every connectionPointIn of `n` names.
+    static std::vector<std::string> inputs(const pugi::xml_node& n) {
+        std::vector<std::string> ids;
+        for (const pugi::xml_node& point : n.children()) {
+            if (point.type() != pugi::node_element || localName(point) != "connectionPointIn") {
+                continue;
+            }
+            for (const pugi::xml_node& c : point.children()) {
+                if (c.type() == pugi::node_element && localName(c) == "connection") {
+                    ids.emplace_back(c.attribute("refLocalId").value());
+                }
+            }
+        }
+        return ids;
+    }
+
+    // The steps a transition leaves: those before it, through selection divergences and
+    // simultaneous convergences.
+    void before(const pugi::xml_node& n, std::vector<std::string>& steps, int depth) {
+        if (depth > kMaxChain || ++visits > kMaxVisits) {
+            fail(DiagCode::PlcopenInvalid, n, "divergences and convergences loop or nest deeper than takt follows");
+            return;
+        }
+        for (const std::string& id : inputs(n)) {
+            const auto it = byId.find(id);
+            if (it == byId.end()) {
+                fail(DiagCode::PlcopenInvalid, n,
+                     fmt::format("a connection names localId {}, which no element has", id));
+                return;
+            }
+            const std::string_view kind = localName(it->second);
+            if (kind == "step") {
+                steps.emplace_back(it->second.attribute("name").value());
+            } else if (kind == "selectionDivergence" || kind == "simultaneousConvergence") {
+                before(it->second, steps, depth + 1);
+            } else {
+                fail(DiagCode::PlcopenInvalid, n, fmt::format("a transition follows a <{}>, not a step", kind));
+                return;
+            }
+        }
+    }
+
+    // The steps a transition enters: those after it, through selection convergences,
+    // simultaneous divergences and jump steps.
+    void after(const pugi::xml_node& n, std::vector<std::string>& steps, int depth) {
+        if (depth > kMaxChain || ++visits > kMaxVisits) {
+            fail(DiagCode::PlcopenInvalid, n, "divergences and convergences loop or nest deeper than takt follows");
+            return;
+        }
+        for (const pugi::xml_node& next : readers[n.attribute("localId").value()]) {
+            const std::string_view kind = localName(next);
+            if (kind == "step") {
+                steps.emplace_back(next.attribute("name").value());
+            } else if (kind == "jumpStep") {
+                steps.emplace_back(next.attribute("targetName").value());
+            } else if (kind == "selectionConvergence" || kind == "simultaneousDivergence") {
+                after(next, steps, depth + 1);
+            } else if (kind == "transition" || kind == "selectionDivergence" || kind == "simultaneousConvergence") {
+                fail(DiagCode::PlcopenInvalid, next, fmt::format("a <{}> follows a transition, not a step", kind));
+            }
+        }
+    }
+
+    static std::string list(const std::vector<std::string>& steps) {
+        if (steps.size() == 1) {
+            return steps[0];
+        }
+        std::string s;
+        for (const std::string& step : steps) {
+            s += s.empty() ? "(" : ", ";
+            s += step;
+        }
+        return s + ")";
+    }
+
+    // `name(Q[, duration]); …` of the action blocks connected to `step`.
+    std::string associations(const pugi::xml_node& step) {
+        std::string s;
+        for (const pugi::xml_node& block : readers[step.attribute("localId").value()]) {
+            if (localName(block) != "actionBlock") {
+                continue;
+            }
+            for (const pugi::xml_node& a : block.children()) {
+                if (a.type() != pugi::node_element || localName(a) != "action") {
+                    continue;
+                }
+                std::string qualifier = a.attribute("qualifier").value();
+                qualifier = qualifier.empty() ? "N" : qualifier;
+                if (std::find(std::begin(kQualifiers), std::end(kQualifiers), qualifier) == std::end(kQualifiers)) {
+                    fail(DiagCode::PlcopenInvalid, a, fmt::format("'{}' is not an action qualifier", qualifier));
+                    return {};
+                }
+                std::string action;
+                if (const pugi::xml_node ref = child(a, "reference"); ref) {
+                    action = ref.attribute("name").value();
+                } else if (const auto it = inlineActions.find(a.internal_object()); it != inlineActions.end()) {
+                    action = it->second;
+                }
+                if (!isIdentifier(action)) {
+                    fail(DiagCode::PlcopenInvalid, a, "an action names no action or variable");
+                    return {};
+                }
+                std::string duration = a.attribute("duration").value();
+                std::uint32_t ms = 0;
+                if (duration.starts_with("PT") && plcopenIntervalMs(duration, ms)) {
+                    duration = fmt::format("T#{}ms", ms); // CODESYS writes an XML duration
+                }
+                if (duration.find_first_of(";(),\n\r") != std::string::npos) {
+                    fail(DiagCode::PlcopenInvalid, a, fmt::format("'{}' is not a duration", duration));
+                    return {};
+                }
+                s += duration.empty() ? fmt::format("{}({}); ", action, qualifier)
+                                      : fmt::format("{}({}, {}); ", action, qualifier, duration);
+            }
+        }
+        return s;
+    }
+
+    // The POU's `<transitions>/<transition name>`; empty when none.
+    [[nodiscard]] pugi::xml_node namedTransition(std::string_view transitionName) const {
+        for (const pugi::xml_node& tr : child(pou, "transitions").children()) {
+            if (tr.type() == pugi::node_element && localName(tr) == "transition" &&
+                transitionName == tr.attribute("name").value()) {
+                return tr;
+            }
+        }
+        return {};
+    }
+
+    // The text below an element (an ST body's, in its xhtml markup), on one line.
+    bool collect(const pugi::xml_node& n, std::string& text, int depth) {
+        if (depth > kMaxMarkupDepth) {
+            return false;
+        }
+        for (const pugi::xml_node& c : n.children()) {
+            if (c.type() == pugi::node_pcdata || c.type() == pugi::node_cdata) {
+                text += c.value();
+                text += ' ';
+            } else if (c.type() == pugi::node_element && !collect(c, text, depth + 1)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // The condition a `<reference name>` names: a POU transition whose ST body is the expression,
+    // or the one assignment `Name := expression;`.
+    std::optional<std::string> named(const pugi::xml_node& reference) {
+        const std::string_view transitionName = reference.attribute("name").value();
+        const pugi::xml_node tr = namedTransition(transitionName);
+        if (!tr) {
+            fail(DiagCode::PlcopenInvalid, reference,
+                 fmt::format("a transition condition names transition '{}', which the POU does not have",
+                             transitionName));
+            return std::nullopt;
+        }
+        const pugi::xml_node language = firstElement(child(tr, "body"));
+        if (!language || localName(language) != "ST") {
+            fail(DiagCode::PlcopenUnsupported, tr,
+                 fmt::format("transition '{}': a body in {} is not supported yet (only ST)", transitionName,
+                             language ? localName(language) : "no language"));
+            return std::nullopt;
+        }
+        std::string text;
+        if (!collect(language, text, 0)) {
+            fail(DiagCode::PlcopenInvalid, tr, fmt::format("transition '{}': markup nests too deep", transitionName));
+            return std::nullopt;
+        }
+        std::replace_if(
+            text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }, ' ');
+        const auto trim = [&] {
+            const std::size_t first = text.find_first_not_of(' ');
+            const std::size_t last = text.find_last_not_of(" ;");
+            text = first == std::string::npos || last < first ? std::string() : text.substr(first, last - first + 1);
+        };
+        trim();
+        if (text.size() > transitionName.size() && sameName(text.substr(0, transitionName.size()), transitionName)) {
+            const std::size_t assign = text.find_first_not_of(' ', transitionName.size());
+            if (assign != std::string::npos && text.compare(assign, 2, ":=") == 0) {
+                text = text.substr(assign + 2);
+                trim();
+            }
+        }
+        if (text.empty() || text.find(';') != std::string::npos) {
+            fail(DiagCode::PlcopenUnsupported, tr,
+                 fmt::format("transition '{}': only an expression, or '{} := expression;', is read as a condition",
+                             transitionName, transitionName));
+            return std::nullopt;
+        }
+        return text;
+    }
+
+    void transition(const pugi::xml_node& n) {
+        std::vector<std::string> from;
+        std::vector<std::string> to;
+        visits = 0;
+        before(n, from, 0);
+        after(n, to, 0);
+        if (failed) {
+            return;
+        }
+        if (from.empty() || to.empty()) {
+            fail(DiagCode::PlcopenInvalid, n,
+                 fmt::format("a transition {}", from.empty() ? "follows no step" : "leads to no step"));
+            return;
+        }
+        const pugi::xml_node condition = child(n, "condition");
+        const pugi::xml_node how = firstElement(condition);
+        const std::string_view kind = how ? localName(how) : std::string_view();
+        const std::string head = fmt::format("TRANSITION FROM {} TO {} :=", list(from), list(to));
+        if (kind == "connectionPointIn") {
+            std::optional<std::string> value = translateCondition(t, sfc, pou, how);
+            if (!value) {
+                failed = true;
+                return;
+            }
+            t.moveTo(n);
+            t.put(fmt::format("{} {}; END_TRANSITION", head, *value));
+            return;
+        }
+        if (kind == "inline") {
+            const pugi::xml_node st = child(how, "ST");
+            if (!st) {
+                fail(DiagCode::PlcopenUnsupported, how, "a transition condition inline in another language than ST");
+                return;
+            }
+            t.moveTo(n);
+            t.put(head);
+            // The ST text at its place; a trailing ';' is the statement's end.
+            const std::size_t before = t.out.text.size();
+            translateBody(t, how, pou, true);
+            t.dropTrailing(" ;", before);
+            t.put("; END_TRANSITION");
+            return;
+        }
+        if (kind == "reference") {
+            std::optional<std::string> value = named(how);
+            if (!value) {
+                return;
+            }
+            t.moveTo(n);
+            t.put(head + " ");
+            const auto begin = static_cast<std::uint32_t>(t.out.text.size());
+            t.put(*value);
+            t.origin(begin, namedTransition(how.attribute("name").value()));
+            t.put("; END_TRANSITION");
+            return;
+        }
+        fail(DiagCode::PlcopenInvalid, n, "a transition has no <condition>");
+    }
+};
+
+} // namespace
+
+void translateSfc(Translator& t, const pugi::xml_node& sfc, const pugi::xml_node& pou) {
+    Chart chart{t, sfc, pou, pou.attribute("name").value(), {}, {}, {}, false};
+    if (std::string_view(pou.attribute("pouType").value()) == "function") {
+        chart.fail(DiagCode::PlcopenUnsupported, sfc, "a FUNCTION has no SFC body (only programs and function blocks)");
+        return;
+    }
+    std::set<std::string> names; // the POU's own names, which inline actions must not take
+    for (const pugi::xml_node& list : child(pou, "interface").children()) {
+        for (const pugi::xml_node& v : list.children()) {
+            names.insert(v.attribute("name").value());
+        }
+    }
+    for (const pugi::xml_node& a : child(pou, "actions").children()) {
+        names.insert(a.attribute("name").value());
+    }
+    for (const pugi::xml_node& n : sfc.children()) {
+        if (n.type() != pugi::node_element || localName(n) == "comment") {
+            continue;
+        }
+        const std::string_view kind = localName(n);
+        if (kind == "macroStep") {
+            chart.fail(DiagCode::PlcopenUnsupported, n, "a macro step is not supported yet");
+            return;
+        }
+        const std::string id = n.attribute("localId").value();
+        if (id.empty() || !chart.byId.emplace(id, n).second) {
+            chart.fail(DiagCode::PlcopenInvalid, n,
+                       fmt::format("<{}> has no localId or one another element has", kind));
+            return;
+        }
+        if ((kind == "step" && !isIdentifier(n.attribute("name").value())) ||
+            (kind == "jumpStep" && !isIdentifier(n.attribute("targetName").value()))) {
+            chart.fail(DiagCode::PlcopenInvalid, n, fmt::format("<{}> names no step", kind));
+            return;
+        }
+        for (const std::string& from : Chart::inputs(n)) {
+            chart.readers[from].push_back(n);
+        }
+        if (kind == "actionBlock") {
+            for (const pugi::xml_node& a : n.children()) {
+                if (a.type() == pugi::node_element && localName(a) == "action" && child(a, "inline")) {
+                    std::string member = "_Action" + std::string(a.attribute("localId").value());
+                    if (!isIdentifier(member)) {
+                        member = "_Action" + std::to_string(chart.inlineActions.size());
+                    }
+                    while (names.contains(member)) {
+                        member += "_";
+                    }
+                    names.insert(member);
+                    chart.inlineActions.emplace(a.internal_object(), member);
+                }
+            }
+        }
+    }
+    for (const pugi::xml_node& n : sfc.children()) {
+        if (chart.failed) {
+            return;
+        }
+        const std::string_view kind = localName(n);
+        if (kind == "step") {
+            const std::string actions = chart.associations(n);
+            t.moveTo(n);
+            t.put(fmt::format("{} {}: {}END_STEP", n.attribute("initialStep").as_bool() ? "INITIAL_STEP" : "STEP",
+                              n.attribute("name").value(), actions));
+        } else if (kind == "transition") {
+            chart.transition(n);
+        } else if (kind == "actionBlock") {
+            for (const pugi::xml_node& a : n.children()) {
+                const auto it = chart.inlineActions.find(a.internal_object());
+                if (it == chart.inlineActions.end()) {
+                    continue;
+                }
+                t.moveTo(a);
+                t.put(fmt::format("ACTION {}:", it->second));
+                translateBody(t, child(a, "inline"), pou, true);
+                t.put(" END_ACTION");
+            }
+        }
+    }
+}
+
+} // namespace takt::compiler::plcopen
