@@ -131,11 +131,15 @@ async function start(options) {
     },
     serverCapabilities: { minSupportedSampleRate: feedInterval },
     // A user name and password go to the runtime, which checks them and answers a session
-    // handle; every call for the session carries it (channel.js).
+    // handle; every call for the session carries it (channel.js). The client's address goes
+    // with them: failed logins back off per address and the audit log names it.
     userManager: {
       isValidUserAsync(user, password, callback) {
         const session = this;
-        channel.call('opcua.login', { user, password }).then(
+        const secure = session.channel || {};
+        const address = typeof secure.remoteAddress === 'string' ? secure.remoteAddress : '';
+        const port = secure.remotePort ? String(secure.remotePort) : '';
+        channel.call('opcua.login', { user, password, address, port }).then(
           (answer) => {
             session.taktSession = answer.session;
             callback(null, true);
