@@ -182,6 +182,20 @@ async function start(options) {
   log(`listening on ${endpoint}`);
   channel.call('opcua.ready', { endpoint }).catch(() => {});
   stopServer = () => server.shutdown(kShutdownMs);
+  // The runtime's liveness ping: answered from the event loop, so an answer says the loop turns;
+  // it carries the figures of runtime.status, /metrics and the web page.
+  channel.on('opcua.ping', () => {
+    const engine = server.engine;
+    let monitoredItems = 0;
+    for (const session of engine.getSessions()) {
+      monitoredItems += session.currentMonitoredItemCount || 0;
+    }
+    channel.notify('opcua.health', {
+      sessions: engine.currentSessionCount,
+      subscriptions: engine.currentSubscriptionCount,
+      monitored_items: monitoredItems,
+    });
+  });
 }
 
 // How long the server says it is shutting down (ServerStatus.State Shutdown, SecondsTillShutdown)

@@ -102,6 +102,18 @@ function renderStatus(s, stats) {
       el('tr', {}, el('td', { textContent: d.name }), el('td', {}, el('span', { className: `badge ${d.health}`, textContent: d.health })),
         el('td', { textContent: d.reason }))),
   );
+  // The OPC UA server's health, as runtime.status has it (absent: not enabled).
+  const ua = s.opcua;
+  $('#opcua-panel').hidden = !ua;
+  if (ua) {
+    const up = ua.state === 'running' ? 'ok' : ua.state === 'stopped' ? 'faulted' : 'degraded';
+    $('#opcua tbody').replaceChildren(
+      el('tr', {}, el('td', {}, el('span', { className: `badge ${up}`, textContent: ua.state })),
+        el('td', { textContent: ua.endpoint }), el('td', { textContent: String(ua.restarts) }),
+        el('td', { textContent: String(ua.sessions ?? 0) }), el('td', { textContent: String(ua.monitored_items ?? 0) }),
+        el('td', { textContent: ua.reason })),
+    );
+  }
 }
 
 // --- events and online changes --------------------------------------------------------------

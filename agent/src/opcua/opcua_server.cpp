@@ -46,9 +46,9 @@ using Clock = std::chrono::steady_clock;
 
 // The methods the process may call. Everything else is refused before the method table: the
 // process serves reads, not runtime control.
-constexpr std::string_view kAllowed[] = {"var.list",      "var.read",         "var.write",   "runtime.status",
-                                         "var.subscribe", "events.subscribe", "opcua.ready", "opcua.login",
-                                         "opcua.logout",  "opcua.unsubscribe"};
+constexpr std::string_view kAllowed[] = {"var.list",      "var.read",          "var.write",   "runtime.status",
+                                         "var.subscribe", "events.subscribe",  "opcua.ready", "opcua.login",
+                                         "opcua.logout",  "opcua.unsubscribe", "opcua.health"};
 // The calls that open a feed: a control session kept open for the process (ControlServer::
 // openStream) whose notifications (var.changed, event) follow on the channel.
 constexpr std::string_view kFeeds[] = {"var.subscribe", "events.subscribe"};
@@ -182,6 +182,11 @@ constexpr std::chrono::seconds kTermGrace{3};
 // A process that takes no byte of a line for this long is stuck: the channel is given up and the
 // process ended (and started again), so neither the runtime's stop nor its other answers wait on it.
 constexpr std::chrono::seconds kWriteStall{5};
+// Once the process listens it is pinged (opcua.ping) this often and answers with its figures
+// (opcua.health) from its event loop; no answer for kHungAfter means the loop does not turn (a
+// stopped process, a loop stuck in code): it is ended and started again like one that died.
+constexpr std::chrono::seconds kPingInterval{1};
+constexpr std::chrono::seconds kHungAfter{10};
 
 std::string describeExit(int status) {
     if (WIFEXITED(status)) {
@@ -311,7 +316,11 @@ struct OpcuaServer::Impl {
     std::shared_ptr<Outbox> outbox;
     int wake;
     std::atomic<bool> stopping{false};
-    bool stalled = false; // the process stopped reading its channel (writeAll gave up)
+    bool stalled = false;           // the process stopped reading its channel (writeAll gave up)
+    bool listening = false;         // the process said it listens (opcua.ready): it is pinged
+    bool hung = false;              // it did not answer the ping for kHungAfter
+    Clock::time_point pinged{};     // the last ping
+    Clock::time_point answeredAt{}; // its last answer (or when it said it listens)
     std::thread thread;
     pid_t pid = 0;
     std::uint64_t generation = 0;                                        // answers for an earlier process are dropped
@@ -499,7 +508,22 @@ void OpcuaServer::Impl::handle(std::string_view line, int channel) {
         }
         return;
     }
+    if (request.method == "opcua.health") {
+        answeredAt = Clock::now();
+        const auto count = [&](const char* name) -> std::uint64_t {
+            const auto it = request.params->FindMember(name);
+            return it != request.params->MemberEnd() && it->value.IsUint64() ? it->value.GetUint64() : 0;
+        };
+        setHealth([&](OpcuaHealth& h) {
+            h.sessions = count("sessions");
+            h.subscriptions = count("subscriptions");
+            h.monitoredItems = count("monitored_items");
+        });
+        return;
+    }
     if (request.method == "opcua.ready") {
+        listening = true;
+        answeredAt = Clock::now();
         const auto endpoint = request.params->FindMember("endpoint");
         const std::string url = endpoint != request.params->MemberEnd() && endpoint->value.IsString()
                                     ? std::string(endpoint->value.GetString())
@@ -637,6 +661,8 @@ void OpcuaServer::Impl::login(const rpc::Request& request) {
 void OpcuaServer::Impl::serve(int channel) {
     logins->reset(generation); // a new process: no session of the last one goes on
     stalled = false;
+    listening = false;
+    hung = false;
     writeAll(channel, configureLine(options, process));
     rpc::LineFramer framer(std::size_t{16} << 20);
     char buf[65536];
@@ -647,6 +673,21 @@ void OpcuaServer::Impl::serve(int channel) {
         }
         if (stopping || stalled) {
             return;
+        }
+        if (listening) {
+            const Clock::time_point now = Clock::now();
+            if (now - answeredAt > kHungAfter && (fds[0].revents & POLLIN) == 0) {
+                hung = true;
+                return;
+            }
+            if (now - pinged >= kPingInterval) {
+                pinged = now;
+                writeAll(channel, R"({"jsonrpc":"2.0","method":"opcua.ping","params":{}})"
+                                  "\n");
+                if (stalled) {
+                    return;
+                }
+            }
         }
         if ((fds[1].revents & POLLIN) != 0) {
             std::uint64_t n = 0;
@@ -721,6 +762,9 @@ void OpcuaServer::Impl::end(const std::string& why) {
         h.pid = 0;
         h.endpoint.clear();
         h.reason = reason;
+        h.sessions = 0;
+        h.subscriptions = 0;
+        h.monitoredItems = 0;
     });
 }
 
@@ -747,6 +791,7 @@ void OpcuaServer::Impl::run() {
             // The process ends on its own once its channel is closed; stopping ends it now.
             end(stopping  ? "stopped with the runtime"
                 : stalled ? fmt::format("stopped reading its channel for {} s", kWriteStall.count())
+                : hung    ? fmt::format("did not answer the liveness ping for {} s", kHungAfter.count())
                           : std::string());
         } else {
             setHealth([&](OpcuaHealth& h) { h.reason = error; });
