@@ -107,12 +107,13 @@ function renderStatus(s, stats) {
   $('#opcua-panel').hidden = !ua;
   if (ua) {
     const up = ua.state === 'running' ? 'ok' : ua.state === 'stopped' ? 'faulted' : 'degraded';
-    $('#opcua tbody').replaceChildren(
-      el('tr', {}, el('td', {}, el('span', { className: `badge ${up}`, textContent: ua.state })),
-        el('td', { textContent: ua.endpoint }), el('td', { textContent: String(ua.restarts) }),
-        el('td', { textContent: String(ua.sessions ?? 0) }), el('td', { textContent: String(ua.monitored_items ?? 0) }),
-        el('td', { textContent: ua.reason })),
-    );
+    const figures = [
+      ['state', el('span', { className: `badge ${up}`, textContent: ua.state })], ['restarts', ua.restarts],
+      ['sessions', ua.sessions ?? 0], ['monitored items', ua.monitored_items ?? 0],
+      ['endpoint', ua.endpoint || NONE], ['last end', ua.reason || NONE],
+    ];
+    $('#opcua').replaceChildren(...figures.flatMap(([k, v]) =>
+      [el('dt', { textContent: k }), typeof v === 'object' ? el('dd', {}, v) : el('dd', { textContent: String(v) })]));
   }
 }
 
