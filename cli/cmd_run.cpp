@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -439,7 +440,12 @@ int runMain(const RunOptions& options) {
         }
         web.assets = webAssets();
         const bool page = !web.assets.empty();
-        web.metrics = [&live, &healthCache] { return prometheusText(live->loop(), healthCache.get()); };
+        web.metrics = [&live, &healthCache] {
+            // The OPC UA server's figures as runtime.status has them (one source).
+            const std::optional<agent::OpcuaHealth> opcuaHealth =
+                live->opcua() != nullptr ? std::optional(live->opcua()->health()) : std::nullopt;
+            return prometheusText(live->loop(), healthCache.get(), opcuaHealth ? &*opcuaHealth : nullptr);
+        };
         if (!live->serveWeb(std::move(web), error)) {
             return fail("", kExitInvalidProject);
         }

@@ -104,7 +104,8 @@ void taskMetrics(std::string& out, const engine::ScanLoop& loop) {
 
 } // namespace
 
-std::string prometheusText(const engine::ScanLoop& loop, const std::vector<agent::DriverHealthView>& health) {
+std::string prometheusText(const engine::ScanLoop& loop, const std::vector<agent::DriverHealthView>& health,
+                           const agent::OpcuaHealth* opcua) {
     const engine::ScanSnapshot s = loop.snapshot();
     std::string out;
     counter(out, "takt_cycles_total", "Scan cycles run.", s.cycles);
@@ -130,6 +131,22 @@ std::string prometheusText(const engine::ScanLoop& loop, const std::vector<agent
             out += fmt::format("takt_driver_health{{driver=\"{}\",health=\"{}\"}} {}\n", label(d.name), h,
                                d.health == h ? 1 : 0);
         }
+    }
+    if (opcua != nullptr) {
+        out += "# HELP takt_opcua_up The OPC UA server listens and answers its liveness ping (1), or not (0).\n"
+               "# TYPE takt_opcua_up gauge\n";
+        out += fmt::format("takt_opcua_up {}\n", opcua->state == "running" ? 1 : 0);
+        counter(out, "takt_opcua_restarts_total", "Starts of the OPC UA server process after the first.",
+                opcua->restarts);
+        out += fmt::format("# HELP takt_opcua_sessions OPC UA sessions open.\n# TYPE takt_opcua_sessions gauge\n"
+                           "takt_opcua_sessions {}\n",
+                           opcua->sessions);
+        out += fmt::format("# HELP takt_opcua_subscriptions OPC UA subscriptions.\n# TYPE takt_opcua_subscriptions "
+                           "gauge\ntakt_opcua_subscriptions {}\n",
+                           opcua->subscriptions);
+        out += fmt::format("# HELP takt_opcua_monitored_items OPC UA monitored items of all sessions.\n"
+                           "# TYPE takt_opcua_monitored_items gauge\ntakt_opcua_monitored_items {}\n",
+                           opcua->monitoredItems);
     }
     return out;
 }

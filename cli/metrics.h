@@ -10,7 +10,9 @@
 
 namespace takt::cli {
 
+// `opcua`: the OPC UA server's health (runtime.status' opcua entry), null when it is not enabled.
 [[nodiscard]] std::string prometheusText(const engine::ScanLoop& loop,
-                                         const std::vector<agent::DriverHealthView>& health);
+                                         const std::vector<agent::DriverHealthView>& health,
+                                         const agent::OpcuaHealth* opcua = nullptr);
 
 } // namespace takt::cli

@@ -76,6 +76,13 @@ class Channel {
     });
   }
 
+  // A notification to the runtime: no answer comes.
+  notify(method, params) {
+    if (!this.closed) {
+      this.socket.write(JSON.stringify({ jsonrpc: '2.0', method, params: params || {} }) + '\n');
+    }
+  }
+
   close(err) {
     if (this.closed) {
       return;

@@ -131,11 +131,15 @@ async function start(options) {
     },
     serverCapabilities: { minSupportedSampleRate: feedInterval },
     // A user name and password go to the runtime, which checks them and answers a session
-    // handle; every call for the session carries it (channel.js).
+    // handle; every call for the session carries it (channel.js). The client's address goes
+    // with them: failed logins back off per address and the audit log names it.
     userManager: {
       isValidUserAsync(user, password, callback) {
         const session = this;
-        channel.call('opcua.login', { user, password }).then(
+        const secure = session.channel || {};
+        const address = typeof secure.remoteAddress === 'string' ? secure.remoteAddress : '';
+        const port = secure.remotePort ? String(secure.remotePort) : '';
+        channel.call('opcua.login', { user, password, address, port }).then(
           (answer) => {
             session.taktSession = answer.session;
             callback(null, true);
@@ -178,6 +182,20 @@ async function start(options) {
   log(`listening on ${endpoint}`);
   channel.call('opcua.ready', { endpoint }).catch(() => {});
   stopServer = () => server.shutdown(kShutdownMs);
+  // The runtime's liveness ping: answered from the event loop, so an answer says the loop turns;
+  // it carries the figures of runtime.status, /metrics and the web page.
+  channel.on('opcua.ping', () => {
+    const engine = server.engine;
+    let monitoredItems = 0;
+    for (const session of engine.getSessions()) {
+      monitoredItems += session.currentMonitoredItemCount || 0;
+    }
+    channel.notify('opcua.health', {
+      sessions: engine.currentSessionCount,
+      subscriptions: engine.currentSubscriptionCount,
+      monitored_items: monitoredItems,
+    });
+  });
 }
 
 // How long the server says it is shutting down (ServerStatus.State Shutdown, SecondsTillShutdown)

@@ -80,6 +80,7 @@ function writeStatus(err, log) {
 function sameShape(a, b) {
   return (
     a.dataType === b.dataType &&
+    JSON.stringify(a.enum || null) === JSON.stringify(b.enum || null) &&
     a.iecType === b.iecType &&
     JSON.stringify(a.arrayDimensions || null) === JSON.stringify(b.arrayDimensions || null)
   );
@@ -158,7 +159,8 @@ class ProgramSpace {
         this.log(`${v.path} (${v.type}) has no OPC UA type here and is left out`);
         return;
       }
-      out.push({ ...v, shape, typed });
+      // An enumeration's values (var.list's `enum`) belong to its shape: other values, another node.
+      out.push({ ...v, shape: v.enum ? { ...shape, enum: v.enum } : shape, typed });
     };
     for (const v of leaves) {
       expand(v, first[v.path]);
@@ -301,6 +303,9 @@ class ProgramSpace {
     const variable = range
       ? this.namespace.addAnalogDataItem({ ...options, engineeringUnitsRange: { low: Number(range[1]), high: Number(range[2]) } })
       : this.namespace.addVariable(options);
+    if (shape.enum) {
+      this.addEnumNames(variable, shape.enum);
+    }
     entry.variable = variable;
     this.served.set(path, entry);
     // The value read when the variable was listed: what a monitored item starts from until the
@@ -376,6 +381,47 @@ class ProgramSpace {
       );
     };
     return variable;
+  }
+
+  // The names of an enumeration variable's values as its property (OPC UA Part 3, 5.6.2; the
+  // properties of MultiStateDiscreteType and MultiStateValueDiscreteType): EnumStrings, indexed by
+  // the value, when the values are 0, 1, 2, … in order (a declaration without values); else
+  // EnumValues, each value with its name.
+  addEnumNames(variable, values) {
+    const strings = values.every((e, i) => e.value === i);
+    const property = {
+      propertyOf: variable,
+      typeDefinition: 'PropertyType',
+      valueRank: 1,
+      arrayDimensions: [values.length],
+      accessLevel: 'CurrentRead',
+      userAccessLevel: 'CurrentRead',
+    };
+    if (strings) {
+      this.namespace.addVariable({
+        ...property,
+        browseName: { name: 'EnumStrings', namespaceIndex: 0 },
+        dataType: opcua.DataType.LocalizedText,
+        value: {
+          dataType: opcua.DataType.LocalizedText,
+          arrayType: opcua.VariantArrayType.Array,
+          value: values.map((e) => new opcua.LocalizedText({ text: e.name })),
+        },
+      });
+      return;
+    }
+    this.namespace.addVariable({
+      ...property,
+      browseName: { name: 'EnumValues', namespaceIndex: 0 },
+      dataType: 'EnumValueType',
+      value: {
+        dataType: opcua.DataType.ExtensionObject,
+        arrayType: opcua.VariantArrayType.Array,
+        value: values.map(
+          (e) => new opcua.EnumValueType({ value: opcua.coerceInt64(e.value), displayName: { text: e.name }, description: { text: e.name } }),
+        ),
+      },
+    });
   }
 
   // The path a monitored item watches, when it is one of the program's variables.

@@ -14,7 +14,7 @@ import {
   TimestampsToReturn,
   VariableIds,
 } from 'node-opcua-client';
-import { startTakt, connect, sleep, until } from './support.mjs';
+import { startTakt, connect, freePort, sleep, until } from './support.mjs';
 
 const kProgram = `PROGRAM Main
 VAR
@@ -195,6 +195,78 @@ test('on stop the server tells its clients it shuts down before it ends', async 
     assert.match(output, /opcua: shut down/);
   } finally {
     if (ua) await ua.client.disconnect().catch(() => {});
+    await takt.stop();
+  }
+});
+
+// A hung server (its process stopped, not dead: nothing reaps it) stops answering the runtime's
+// liveness ping on the channel; after 10 s without an answer it is ended (SIGTERM, SIGKILL 3 s
+// later) and started again after the 1 s back-off.
+test('a server process that stops answering the liveness ping (SIGSTOP) is ended and started again', async (t) => {
+  const takt = await startTakt({ sources: { 'main.st': kProgram } });
+  try {
+    const before = await until('the server running', async () => {
+      const s = await takt.status();
+      return s.opcua.state === 'running' ? s : null;
+    });
+    process.kill(before.opcua.pid, 'SIGSTOP');
+    const stopped = Date.now();
+    const after = await until('the server started again', async () => {
+      const s = await takt.status();
+      return s.opcua.state === 'running' && s.opcua.restarts === 1 ? s : null;
+    }, 60000);
+    const ms = Date.now() - stopped;
+    t.diagnostic(`running again ${ms} ms after SIGSTOP`);
+    assert.notEqual(after.opcua.pid, before.opcua.pid);
+    assert.equal(after.opcua.reason, 'did not answer the liveness ping for 10 s');
+    assert.ok(ms < 45000, `running again only ${ms} ms after SIGSTOP`);
+    assert.throws(() => process.kill(before.opcua.pid, 0), /ESRCH/, 'the stopped process is gone');
+    assert.match(takt.output(), /opcua: the server process did not answer the liveness ping for 10 s; starting it again in 1000 ms/);
+    const ua = await connect(takt.endpoint);
+    await ua.close();
+  } finally {
+    await takt.stop();
+  }
+});
+
+// The server's health in /metrics and runtime.status, from its answers to the liveness ping: up,
+// restarts, sessions, subscriptions and monitored items.
+test('the server health is in /metrics and runtime.status: up, restarts, sessions, monitored items', async () => {
+  const webPort = await freePort();
+  const takt = await startTakt({ sources: { 'main.st': kProgram }, opcuaToml: `\n[runtime.web]\nlisten = "127.0.0.1:${webPort}"\n` });
+  let ua;
+  try {
+    const metric = async (name) => {
+      const text = await (await fetch(`http://127.0.0.1:${webPort}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+      return line === undefined ? undefined : Number(line.split(' ')[1]);
+    };
+    await until('takt_opcua_up 1', async () => (await metric('takt_opcua_up')) === 1);
+    assert.equal(await metric('takt_opcua_restarts_total'), 0);
+    ua = await connect(takt.endpoint);
+    const sub = await ClientSubscription.create(ua.session, {
+      requestedPublishingInterval: 100,
+      requestedLifetimeCount: 1000,
+      requestedMaxKeepAliveCount: 10,
+      maxNotificationsPerPublish: 0,
+      publishingEnabled: true,
+    });
+    const ns = (await ua.session.readNamespaceArray()).indexOf('urn:takt:cell');
+    for (const nodeId of [`ns=${ns};s=Main.counter`, VariableIds.Server_ServerStatus_State]) {
+      ClientMonitoredItem.create(sub, { nodeId, attributeId: AttributeIds.Value }, { samplingInterval: 100, queueSize: 1 }, TimestampsToReturn.Both);
+    }
+    await until('one session and two monitored items in /metrics', async () =>
+      (await metric('takt_opcua_sessions')) === 1 && (await metric('takt_opcua_monitored_items')) === 2 &&
+      (await metric('takt_opcua_subscriptions')) === 1, 15000);
+    const status = (await takt.status()).opcua;
+    assert.equal(status.sessions, 1);
+    assert.equal(status.subscriptions, 1);
+    assert.equal(status.monitored_items, 2);
+    await ua.close();
+    ua = undefined;
+    await until('no session in /metrics', async () => (await metric('takt_opcua_sessions')) === 0, 15000);
+  } finally {
+    if (ua) await ua.close().catch(() => {});
     await takt.stop();
   }
 });

@@ -8,6 +8,7 @@ import { startTakt, connect, until } from './support.mjs';
 
 const kTypes = `TYPE
   Mode : (Off, Manual, Auto);
+  Level : (Low := 10, High := 20);
   Point : STRUCT
     x : REAL;
     label : STRING[8];
@@ -51,6 +52,8 @@ VAR
   tday : TOD := TOD#12:30:00;
   dtm : DT := DT#2024-01-15-12:30:00;
   mode : Mode := Mode#Auto;
+  level : Level := Level#High;
+  modes : ARRAY[0..1] OF Mode := [Mode#Manual, Mode#Off];
   arr : ARRAY[0..3] OF INT := [1, 2, 3, 4];
   p : Point := (x := 0.5, label := 'P1');
   pulse : Pulse;
@@ -132,6 +135,46 @@ test('every IEC elementary type reads as its OPC UA type', async () => {
   assert.equal(d.value.toISOString(), '2024-01-15T00:00:00.000Z');
   const dt = await read('Main.dtm');
   assert.equal(dt.value.toISOString(), '2024-01-15T12:30:00.000Z');
+});
+
+// The value of a property of `path` by its browse name (HasProperty references).
+async function property(path, name) {
+  const browsed = await ua.session.browse({
+    nodeId: `ns=${ns};s=${path}`,
+    referenceTypeId: 'HasProperty',
+    browseDirection: 0,
+    includeSubtypes: true,
+    resultMask: 63,
+  });
+  const ref = browsed.references.find((r) => r.browseName.name === name);
+  assert.ok(ref, `${path} has the property ${name}: ${browsed.references.map((r) => r.browseName.toString())}`);
+  assert.equal(ref.browseName.namespaceIndex, 0, `${name} is the standard property`);
+  const dv = await ua.session.read({ nodeId: ref.nodeId, attributeId: AttributeIds.Value });
+  assert.equal(dv.statusCode.value, StatusCodes.Good.value, `${path}.${name}: ${dv.statusCode.toString()}`);
+  return dv.value;
+}
+
+test('an enumeration is an Int32 with its EnumStrings, or its EnumValues when it has values of its own', async () => {
+  const mode = await read('Main.mode');
+  assert.equal(mode.dataType, DataType.Int32);
+  assert.equal(mode.value, 2);
+  const strings = await property('Main.mode', 'EnumStrings');
+  assert.equal(strings.dataType, DataType.LocalizedText);
+  assert.deepEqual([...strings.value].map((t) => t.text), ['Off', 'Manual', 'Auto']);
+  assert.equal(strings.value[mode.value].text, 'Auto'); // the value indexes its name
+
+  const modes = await read('Main.modes');
+  assert.deepEqual([...modes.value], [1, 0]);
+  assert.deepEqual([...(await property('Main.modes', 'EnumStrings')).value].map((t) => t.text), ['Off', 'Manual', 'Auto']);
+
+  const level = await read('Main.level');
+  assert.equal(level.dataType, DataType.Int32);
+  assert.equal(level.value, 20);
+  const values = await property('Main.level', 'EnumValues');
+  assert.deepEqual(
+    [...values.value].map((e) => [Number(e.value[1] ?? e.value), e.displayName.text]),
+    [[10, 'Low'], [20, 'High']],
+  );
 });
 
 test('arrays are array variables, STRUCTs and FB instances objects', async () => {

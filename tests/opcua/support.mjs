@@ -68,6 +68,12 @@ enabled = true
 listen = "127.0.0.1:${port}"
 ${opcuaToml}
 `);
+  return runProject(dir, port, { env, detached, stdin });
+}
+
+// `takt run` of the project folder `dir` whose OPC UA server listens on 127.0.0.1:`port`, as
+// startTakt describes; `stop()` removes the folder.
+export async function runProject(dir, port, { env = {}, detached = false, stdin = 'ignore' } = {}) {
   const child = spawn(takt, ['run', '--project', dir], { stdio: [stdin, 'pipe', 'pipe'], env: { ...process.env, ...env }, detached });
   let output = '';
   child.stdout.on('data', (d) => { output += d; });

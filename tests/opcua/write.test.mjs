@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { AttributeIds, DataType, StatusCodes, UserTokenType, Variant, VariantArrayType } from 'node-opcua-client';
-import { startTakt, connect } from './support.mjs';
+import { startTakt, connect, sleep } from './support.mjs';
 
 const ENGINEER_PASSWORD = 'scada-pw-8d3f1a6c0e9b2475';
 const VIEWER_PASSWORD = 'hmi-pw-5b0e7c2d9a4f1836';
@@ -132,4 +132,27 @@ test('the audit log names the OPC UA user of each write', async () => {
   assert.match(audit, /peer=opcua:scada role=engineer method=var\.write ok/);
   assert.match(audit, /peer=opcua:anonymous role=viewer method=var\.write error=-32011/);
   assert.match(audit, /peer=opcua:hmi role=viewer method=var\.write error=-32011/);
+});
+
+// Logins go through the control endpoint's login path: a wrong password is an auth.login line in
+// the audit log naming the user and the client's address, and from the fifth failure on the
+// client's address waits (1 s, then 2 s, …) with every login refused, the right password too,
+// as a control client's token guesses are (docs/control.md "Sessions, tokens and roles").
+test('wrong passwords are audited with the user and the client, and back off like the control endpoint', async () => {
+  const login = (password) =>
+    connect(takt.endpoint, { userIdentity: { type: UserTokenType.UserName, userName: 'scada', password } });
+  const refused = /BadUserAccessDenied|BadIdentityTokenRejected|BadIdentityTokenInvalid/;
+  // The wrong password of the test before is the first failure.
+  for (let i = 0; i < 4; i++) {
+    await assert.rejects(login(`wrong-password-${i}`), refused);
+  }
+  // Five failures: the address waits 1 s, and the right password is refused meanwhile.
+  await assert.rejects(login(ENGINEER_PASSWORD), refused);
+  await sleep(1200);
+  const back = await login(ENGINEER_PASSWORD);
+  await back.close();
+  const audit = readFileSync(path.join(takt.dir, '.takt', 'audit.log'), 'utf8');
+  assert.match(audit, /peer=opcua:scada@(::ffff:)?127\.0\.0\.1:\d+ role=none method=auth\.login error=-32010/);
+  assert.match(audit, /peer=opcua:scada@(::ffff:)?127\.0\.0\.1:\d+ role=none method=auth\.login error=-32005/);
+  assert.match(audit, /peer=opcua:scada@(::ffff:)?127\.0\.0\.1:\d+ role=engineer method=auth\.login ok/);
 });

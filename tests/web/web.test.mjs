@@ -4,6 +4,7 @@
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import {
   ENGINEER_TOKEN, VIEWER_TOKEN, haveChromium, launchBrowser, openPage, rpc, showVariable, startDemo, until,
@@ -91,6 +92,35 @@ describe('the live page', { skip }, () => {
       await close();
     } finally {
       await big.stop();
+    }
+  });
+
+  // The OPC UA server's health from runtime.status: absent without [runtime.opcua], its state,
+  // restarts, sessions and monitored items with it.
+  test('the OPC UA server shows in the Runtime panel when it is enabled', async () => {
+    const plain = await openPage(browser, demo.url);
+    await until('the state badge', async () => (await plain.page.textContent('#state')) === 'running');
+    assert.equal(await plain.page.isVisible('#opcua-panel'), false, 'no OPC UA server, no panel');
+    await plain.close();
+    const port = await new Promise((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const { port: p } = s.address();
+        s.close(() => resolve(p));
+      });
+    });
+    const served = await startDemo({ extraToml: `\n[runtime.opcua]\nenabled = true\nlisten = "127.0.0.1:${port}"\n` });
+    try {
+      const { page, errors, close } = await openPage(browser, served.url);
+      await untilOnPage(page, 'the OPC UA server running on the page', async () =>
+        (await page.isVisible('#opcua-panel')) && /running/.test(await page.textContent('#opcua')), 60000);
+      const text = await page.textContent('#opcua');
+      assert.match(text, new RegExp(`opc\\.tcp://127\\.0\\.0\\.1:${port}`));
+      assert.match(text, /restarts0/);
+      assert.match(text, /monitored items0/);
+      assert.deepEqual(errors, []);
+      await close();
+    } finally {
+      await served.stop();
     }
   });
 

@@ -102,6 +102,19 @@ function renderStatus(s, stats) {
       el('tr', {}, el('td', { textContent: d.name }), el('td', {}, el('span', { className: `badge ${d.health}`, textContent: d.health })),
         el('td', { textContent: d.reason }))),
   );
+  // The OPC UA server's health, as runtime.status has it (absent: not enabled).
+  const ua = s.opcua;
+  $('#opcua-panel').hidden = !ua;
+  if (ua) {
+    const up = ua.state === 'running' ? 'ok' : ua.state === 'stopped' ? 'faulted' : 'degraded';
+    const figures = [
+      ['state', el('span', { className: `badge ${up}`, textContent: ua.state })], ['restarts', ua.restarts],
+      ['sessions', ua.sessions ?? 0], ['monitored items', ua.monitored_items ?? 0],
+      ['endpoint', ua.endpoint || NONE], ['last end', ua.reason || NONE],
+    ];
+    $('#opcua').replaceChildren(...figures.flatMap(([k, v]) =>
+      [el('dt', { textContent: k }), typeof v === 'object' ? el('dd', {}, v) : el('dd', { textContent: String(v) })]));
+  }
 }
 
 // --- events and online changes --------------------------------------------------------------

@@ -52,11 +52,12 @@ bool nameList(const rapidjson::Value& params, const char* plural, const char* si
 
 namespace ctl {
 
-bool resolveVar(const bytecode::Module& m, const std::string& name, Target& t, ControlAnswer& error,
+bool resolveVar(const engine::PathIndex& paths, const std::string& name, Target& t, ControlAnswer& error,
                 std::string_view member) {
+    const bytecode::Module& m = paths.module();
     engine::VarRef ref;
     std::string why;
-    if (!engine::resolvePath(m, name, ref, why)) {
+    if (!paths.resolve(name, ref, why)) {
         error = ctl::badParam(member, why);
         return false;
     }
@@ -174,7 +175,7 @@ void RuntimeControl::readTargets(const rapidjson::Value& params, bool io, Contro
     for (std::size_t i = 0; i < names.size(); ++i) {
         Target& t = (*targets)[i];
         const bool ok = io ? resolveAddress(names[i], options_.byteAddressing, t, error, plural)
-                           : resolveVar(*module_, names[i], t, error, plural);
+                           : resolveVar(paths(), names[i], t, error, plural);
         if (!ok) {
             reply(std::move(error));
             return;
@@ -234,7 +235,7 @@ void RuntimeControl::varWrite(const rapidjson::Value& params, ControlReplyFn& re
     ControlAnswer error;
     Target t;
     auto p = std::make_unique<Pending>();
-    if (!resolveVar(*module_, name->GetString(), t, error, "name") || !prepareWrite(*module_, t, params, *p, error)) {
+    if (!resolveVar(paths(), name->GetString(), t, error, "name") || !prepareWrite(*module_, t, params, *p, error)) {
         reply(std::move(error));
         return;
     }
@@ -296,7 +297,7 @@ void RuntimeControl::force(const std::string& method, const rapidjson::Value& pa
     ControlAnswer error;
     Target t;
     const bool resolved = io ? resolveAddress(name->GetString(), options_.byteAddressing, t, error, key)
-                             : resolveVar(*module_, name->GetString(), t, error, key);
+                             : resolveVar(paths(), name->GetString(), t, error, key);
     if (!resolved) {
         reply(std::move(error));
         return;

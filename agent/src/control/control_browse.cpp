@@ -94,6 +94,26 @@ std::vector<const bytecode::VarEntry*> listedVariables(const bytecode::Module& m
     return out;
 }
 
+namespace {
+
+// `,"enum":[{"name","value"}…]` for a variable of an enumeration (or an array of one): its values
+// in declaration order, what an OPC UA client shows as the variable's EnumStrings.
+std::string enumMember(const bytecode::Module& m, std::uint32_t type) {
+    if (type < m.types.size() && m.types[type].kind == bytecode::ValueKind::Array) {
+        type = m.types[type].element;
+    }
+    if (type >= m.types.size() || m.types[type].kind != bytecode::ValueKind::Enum) {
+        return {};
+    }
+    std::string out;
+    for (const bytecode::EnumValueDesc& e : m.types[type].enumValues) {
+        out += fmt::format("{}{{\"name\":{},\"value\":{}}}", out.empty() ? "" : ",", ctl::quoted(e.name), e.value);
+    }
+    return fmt::format(",\"enum\":[{}]", out);
+}
+
+} // namespace
+
 void RuntimeControl::varList(const rapidjson::Value& params, ControlReplyFn& reply) {
     // The schema has checked the types and ranges of all three.
     const rapidjson::Value* pattern = ctl::member(params, "pattern");
@@ -119,11 +139,12 @@ void RuntimeControl::varList(const rapidjson::Value& params, ControlReplyFn& rep
         const bool forced = std::any_of(forced_.begin(), forced_.end(), [&](const Forced& f) {
             return !f.address && f.range.offset == v.offset && f.type == v.type;
         });
-        rows += fmt::format("{}{{\"path\":{},\"type\":{},\"address\":{},\"retain\":{},\"constant\":{},\"forced\":{}}}",
-                            rows.empty() ? "" : ",", ctl::quoted(v.path),
-                            ctl::quoted(v.type < m.types.size() ? m.types[v.type].name : std::string("?")),
-                            hasAddress ? ctl::quoted(at->second->address) : std::string("null"), v.retain, v.constant,
-                            forced);
+        rows +=
+            fmt::format("{}{{\"path\":{},\"type\":{},\"address\":{},\"retain\":{},\"constant\":{},\"forced\":{}{}}}",
+                        rows.empty() ? "" : ",", ctl::quoted(v.path),
+                        ctl::quoted(v.type < m.types.size() ? m.types[v.type].name : std::string("?")),
+                        hasAddress ? ctl::quoted(at->second->address) : std::string("null"), v.retain, v.constant,
+                        forced, enumMember(m, v.type));
     }
     reply(ControlAnswer::result(fmt::format("{{\"total\":{},\"offset\":{},\"variables\":[{}]}}", total, offset, rows)));
 }

@@ -278,8 +278,10 @@ void RuntimeControl::status(ControlReplyFn& reply) {
     std::string surfaces; // the OPC UA server's and the Sparkplug node's health, when they run
     if (options_.opcua) {
         const OpcuaHealth h = options_.opcua();
-        surfaces = fmt::format(",\"opcua\":{{\"state\":{},\"endpoint\":{},\"restarts\":{},\"reason\":{},\"pid\":{}}}",
-                               ctl::quoted(h.state), ctl::quoted(h.endpoint), h.restarts, ctl::quoted(h.reason), h.pid);
+        surfaces = fmt::format(",\"opcua\":{{\"state\":{},\"endpoint\":{},\"restarts\":{},\"reason\":{},\"pid\":{},"
+                               "\"sessions\":{},\"subscriptions\":{},\"monitored_items\":{}}}",
+                               ctl::quoted(h.state), ctl::quoted(h.endpoint), h.restarts, ctl::quoted(h.reason), h.pid,
+                               h.sessions, h.subscriptions, h.monitoredItems);
     }
     if (options_.sparkplug) {
         const SparkplugHealth h = options_.sparkplug();

@@ -30,8 +30,8 @@ struct Target {
     bytecode::ValueKind kind = bytecode::ValueKind::Bool; // an address's value kind
     bool readOnly = false;
 };
-// Resolves a variable path in `m`; a -32602 naming `member` when it does not resolve.
-[[nodiscard]] bool resolveVar(const bytecode::Module& m, const std::string& name, Target& t, ControlAnswer& error,
+// Resolves a variable path in the indexed program; a -32602 naming `member` when it does not resolve.
+[[nodiscard]] bool resolveVar(const engine::PathIndex& paths, const std::string& name, Target& t, ControlAnswer& error,
                               std::string_view member);
 // A value as var.read renders it: the typed JSON, or (iec) its IEC literal text as a JSON string.
 void encodeTyped(const bytecode::Module& m, const Target& t, const std::uint8_t* data, rapidjson::Value& v,

@@ -912,6 +912,22 @@ void ControlServer::authenticate(Caller caller, std::string token, std::function
         });
 }
 
+void ControlServer::login(Caller caller, std::function<std::optional<Role>()> match, std::string refusal,
+                          std::function<void(TokenCheck)> done) {
+    asio::post(impl_->io, [impl = impl_.get(), caller = std::move(caller), match = std::move(match),
+                           refusal = std::move(refusal), done = std::move(done)] {
+        if (!impl->running) {
+            done({std::nullopt, MethodAnswer::error(rpc::kInternalError, "the control service is stopping")});
+            return;
+        }
+        detail::ControlService::TokenCheck checked =
+            impl->service->checkLogin(detail::loginPeerKey(caller.address), match, refusal);
+        impl->service->audit(fmt::format("{}:{}", caller.origin, caller.peer), checked.role, "auth.login",
+                             checked.answer.ok ? 0 : checked.answer.code);
+        done({checked.role, std::move(checked.answer)});
+    });
+}
+
 void ControlServer::audit(const Caller& caller, std::optional<Role> role, std::string_view method, int code) {
     asio::post(impl_->io, [impl = impl_.get(), peer = fmt::format("{}:{}", caller.origin, caller.peer), role,
                            method = std::string(method), code] {

@@ -90,6 +90,13 @@ void ControlService::audit(std::string_view peer, std::optional<Role> role, std:
 }
 
 ControlService::TokenCheck ControlService::checkToken(const std::string& peerKey, std::string_view token) {
+    return checkLogin(
+        peerKey, [&] { return tokens_.match(token); }, "unauthorized: auth.login: invalid token");
+}
+
+ControlService::TokenCheck ControlService::checkLogin(const std::string& peerKey,
+                                                      const std::function<std::optional<Role>()>& match,
+                                                      std::string_view refusal) {
     const Clock::time_point now = Clock::now();
     if (const std::int64_t wait = backoff_.retryAfterMs(peerKey, now); wait > 0) {
         return {std::nullopt,
@@ -97,10 +104,10 @@ ControlService::TokenCheck ControlService::checkToken(const std::string& peerKey
                                      fmt::format("too many failed logins from this peer; retry in {} ms", wait),
                                      retryData(wait))};
     }
-    const std::optional<Role> role = tokens_.match(token);
+    const std::optional<Role> role = match();
     if (!role) {
         backoff_.failed(peerKey, now);
-        return {std::nullopt, ControlAnswer::error(kUnauthorized, "unauthorized: auth.login: invalid token")};
+        return {std::nullopt, ControlAnswer::error(kUnauthorized, std::string(refusal))};
     }
     // A success does not clear the peer's failures: otherwise a viewer token, used between
     // guesses at an engineer or admin token, would reset the back-off every time (and one leaked

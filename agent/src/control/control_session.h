@@ -95,6 +95,11 @@ public:
         ControlAnswer answer;
     };
     [[nodiscard]] TokenCheck checkToken(const std::string& peerKey, std::string_view token);
+    // The same for credentials a surface checks itself (an OPC UA user's password): the peer's
+    // back-off first (a peer still waiting is refused without `match` being run), then `match`;
+    // no role counts against the peer, and is refused with `refusal`.
+    [[nodiscard]] TokenCheck checkLogin(const std::string& peerKey, const std::function<std::optional<Role>()>& match,
+                                        std::string_view refusal);
 
     // The rate-limit budget of an in-process caller (`key`: origin and peer), kept while it is
     // used; budgets idle for a while are full again and are forgotten (bounded).

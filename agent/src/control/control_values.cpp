@@ -11,6 +11,14 @@
 
 namespace takt::agent {
 
+const engine::PathIndex& RuntimeControl::paths() const {
+    // The index holds the program it indexes, so an address equal to module_'s is that program.
+    if (paths_ == nullptr || paths_->modulePtr() != module_) {
+        paths_ = std::make_shared<const engine::PathIndex>(module_);
+    }
+    return *paths_;
+}
+
 std::vector<std::string> RuntimeControl::match(std::string_view pattern, std::size_t limit) const {
     std::vector<std::string> out;
     for (const bytecode::VarEntry* v : listedVariables(*module_, pattern)) {
@@ -31,7 +39,7 @@ bool RuntimeControl::acquire(std::span<const std::string> names, std::string_vie
     }
     for (std::size_t i = 0; i < names.size(); ++i) {
         const std::string where = fmt::format("{}[{}]", member, i);
-        if (!ctl::resolveVar(*module_, names[i], targets[i], error, where)) {
+        if (!ctl::resolveVar(paths(), names[i], targets[i], error, where)) {
             return false;
         }
         bytes += targets[i].range.valueBytes();
@@ -116,7 +124,7 @@ void RuntimeControl::rebuildWatch() {
             if (w.users > 0) {
                 ControlAnswer ignored;
                 ctl::Target t;
-                w.gone = !ctl::resolveVar(*module_, w.target.name, t, ignored, "names") ||
+                w.gone = !ctl::resolveVar(paths(), w.target.name, t, ignored, "names") ||
                          engine::typeSignature(*module_, t.type) != w.signature;
                 if (!w.gone) {
                     w.target = std::move(t);

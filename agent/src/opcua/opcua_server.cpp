@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -45,9 +46,9 @@ using Clock = std::chrono::steady_clock;
 
 // The methods the process may call. Everything else is refused before the method table: the
 // process serves reads, not runtime control.
-constexpr std::string_view kAllowed[] = {"var.list",      "var.read",         "var.write",   "runtime.status",
-                                         "var.subscribe", "events.subscribe", "opcua.ready", "opcua.login",
-                                         "opcua.logout",  "opcua.unsubscribe"};
+constexpr std::string_view kAllowed[] = {"var.list",      "var.read",          "var.write",   "runtime.status",
+                                         "var.subscribe", "events.subscribe",  "opcua.ready", "opcua.login",
+                                         "opcua.logout",  "opcua.unsubscribe", "opcua.health"};
 // The calls that open a feed: a control session kept open for the process (ControlServer::
 // openStream) whose notifications (var.changed, event) follow on the channel.
 constexpr std::string_view kFeeds[] = {"var.subscribe", "events.subscribe"};
@@ -73,6 +74,59 @@ std::string randomHandle() {
     }
     return out;
 }
+
+// A client's user name as the audit log shows it: a name given by anyone who connects, so only
+// printable ASCII without spaces (others are '?') and at most 64 bytes, one audit line per login.
+std::string auditUser(std::string_view user) {
+    std::string out;
+    for (const char c : user.substr(0, 64)) {
+        out += c > ' ' && c < 0x7f ? c : '?';
+    }
+    return out.empty() ? std::string("-") : out;
+}
+
+// The logged-in sessions of the current process: written by the endpoint's thread (a login's
+// answer) and read by the channel's, so behind a mutex. A login answered for an earlier process
+// (`generation`) is not kept.
+struct LoginTable {
+    struct Login {
+        std::string user;
+        Role role = Role::Viewer;
+        std::uint64_t serial = 0; // the oldest goes first past kMaxLogins
+    };
+    void reset(std::uint64_t gen) {
+        const std::lock_guard lock(mutex);
+        generation = gen;
+        sessions.clear();
+    }
+    bool add(std::uint64_t gen, const std::string& handle, std::string user, Role role) {
+        const std::lock_guard lock(mutex);
+        if (gen != generation) {
+            return false;
+        }
+        if (sessions.size() >= kMaxLogins) {
+            sessions.erase(std::min_element(sessions.begin(), sessions.end(), [](const auto& a, const auto& b) {
+                return a.second.serial < b.second.serial;
+            }));
+        }
+        sessions[handle] = Login{std::move(user), role, ++serial};
+        return true;
+    }
+    std::optional<Login> find(const std::string& handle) {
+        const std::lock_guard lock(mutex);
+        const auto it = sessions.find(handle);
+        return it == sessions.end() ? std::nullopt : std::optional<Login>(it->second);
+    }
+    void erase(const std::string& handle) {
+        const std::lock_guard lock(mutex);
+        sessions.erase(handle);
+    }
+
+    std::mutex mutex;
+    std::uint64_t generation = 0;
+    std::map<std::string, Login> sessions; // session handle -> who
+    std::uint64_t serial = 0;
+};
 
 // A JSON object with `"stream":id` as its first member: the feed a var.subscribe answer or a
 // notification belongs to.
@@ -128,6 +182,11 @@ constexpr std::chrono::seconds kTermGrace{3};
 // A process that takes no byte of a line for this long is stuck: the channel is given up and the
 // process ended (and started again), so neither the runtime's stop nor its other answers wait on it.
 constexpr std::chrono::seconds kWriteStall{5};
+// Once the process listens it is pinged (opcua.ping) this often and answers with its figures
+// (opcua.health) from its event loop; no answer for kHungAfter means the loop does not turn (a
+// stopped process, a loop stuck in code): it is ended and started again like one that died.
+constexpr std::chrono::seconds kPingInterval{1};
+constexpr std::chrono::seconds kHungAfter{10};
 
 std::string describeExit(int status) {
     if (WIFEXITED(status)) {
@@ -241,7 +300,7 @@ struct OpcuaServer::Impl {
     void writeAll(int channel, std::string_view text);
     void serve(int channel);
     void handle(std::string_view line, int channel);
-    void login(const rpc::Request& request, int channel);
+    void login(const rpc::Request& request);
     void openFeed(const rpc::Request& request, ControlServer::Call call);
     void closeFeeds();
     void end(const std::string& why);
@@ -257,19 +316,17 @@ struct OpcuaServer::Impl {
     std::shared_ptr<Outbox> outbox;
     int wake;
     std::atomic<bool> stopping{false};
-    bool stalled = false; // the process stopped reading its channel (writeAll gave up)
+    bool stalled = false;           // the process stopped reading its channel (writeAll gave up)
+    bool listening = false;         // the process said it listens (opcua.ready): it is pinged
+    bool hung = false;              // it did not answer the ping for kHungAfter
+    Clock::time_point pinged{};     // the last ping
+    Clock::time_point answeredAt{}; // its last answer (or when it said it listens)
     std::thread thread;
     pid_t pid = 0;
-    std::uint64_t generation = 0; // answers for an earlier process are dropped
-    struct Login {
-        std::string user;
-        Role role = Role::Viewer;
-        std::uint64_t serial = 0; // the oldest goes first past kMaxLogins
-    };
-    std::map<std::string, Login> logins;                        // session handle -> who; of the current process only
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> feeds; // (feed, stream) of the current process
+    std::uint64_t generation = 0;                                        // answers for an earlier process are dropped
+    std::shared_ptr<LoginTable> logins = std::make_shared<LoginTable>(); // of the current process only
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> feeds;          // (feed, stream) of the current process
     std::uint64_t feedSerial = 0;
-    std::uint64_t loginSerial = 0;
     mutable std::mutex healthMutex;
     OpcuaHealth healthState;
 };
@@ -420,11 +477,11 @@ void OpcuaServer::Impl::handle(std::string_view line, int channel) {
         }
     }
     if (request.method == "opcua.login") {
-        login(request, channel);
+        login(request);
         return;
     }
     if (request.method == "opcua.logout") {
-        logins.erase(memberString(*request.params, "session"));
+        logins->erase(memberString(*request.params, "session"));
         if (!request.notification) {
             writeAll(channel, rpc::resultLine(request.id, "{}") + "\n");
         }
@@ -451,7 +508,22 @@ void OpcuaServer::Impl::handle(std::string_view line, int channel) {
         }
         return;
     }
+    if (request.method == "opcua.health") {
+        answeredAt = Clock::now();
+        const auto count = [&](const char* name) -> std::uint64_t {
+            const auto it = request.params->FindMember(name);
+            return it != request.params->MemberEnd() && it->value.IsUint64() ? it->value.GetUint64() : 0;
+        };
+        setHealth([&](OpcuaHealth& h) {
+            h.sessions = count("sessions");
+            h.subscriptions = count("subscriptions");
+            h.monitoredItems = count("monitored_items");
+        });
+        return;
+    }
     if (request.method == "opcua.ready") {
+        listening = true;
+        answeredAt = Clock::now();
         const auto endpoint = request.params->FindMember("endpoint");
         const std::string url = endpoint != request.params->MemberEnd() && endpoint->value.IsString()
                                     ? std::string(endpoint->value.GetString())
@@ -483,15 +555,15 @@ void OpcuaServer::Impl::handle(std::string_view line, int channel) {
     // the runtime's decision and the audit log names the user ("opcua:scada").
     const std::string session = memberString(scratch.doc, "session");
     if (!session.empty()) {
-        const auto it = logins.find(session);
-        if (it == logins.end()) {
+        const std::optional<LoginTable::Login> who = logins->find(session);
+        if (!who) {
             if (!request.notification) {
                 writeAll(channel, rpc::errorLine(request.id, rpc::Error{kUnauthorized, "unknown session", {}}) + "\n");
             }
             return;
         }
-        call.caller.peer = it->second.user;
-        call.role = it->second.role;
+        call.caller.peer = who->user;
+        call.role = who->role;
     } else if (!options.allowAnonymous) {
         if (!request.notification) {
             writeAll(channel,
@@ -540,38 +612,57 @@ void OpcuaServer::Impl::closeFeeds() {
     feeds.clear();
 }
 
-void OpcuaServer::Impl::login(const rpc::Request& request, int channel) {
-    const std::string user = memberString(*request.params, "user");
-    const auto given = digestOf(memberString(*request.params, "password"));
-    const OpcuaUserOptions* match = nullptr;
-    for (const OpcuaUserOptions& u : options.users) {
-        const auto expected = digestOf(u.password);
-        // Every user is compared, the right one or not, so the time says nothing about names.
-        const bool same = u.name == user && CRYPTO_memcmp(given.data(), expected.data(), given.size()) == 0;
-        match = same ? &u : match;
+// A user's login, checked through the control endpoint's login path (ControlServer::login): the
+// failed-login back-off per client address shared with the endpoint's TCP peers, and an auth.login
+// line in the audit log naming the user and the client ("opcua:scada@127.0.0.1:50312").
+void OpcuaServer::Impl::login(const rpc::Request& request) {
+    std::string user = memberString(*request.params, "user");
+    const std::string address = memberString(*request.params, "address");
+    const std::string port = memberString(*request.params, "port");
+    ControlServer::Caller caller;
+    caller.origin = "opcua";
+    caller.peer = fmt::format("{}@{}", auditUser(user), address.empty() ? std::string("-") : address);
+    if (!address.empty() && !port.empty()) {
+        caller.peer += ":" + port;
     }
-    if (request.notification) {
-        return;
-    }
-    const std::string handle = match != nullptr ? randomHandle() : std::string();
-    if (handle.empty()) {
-        writeAll(channel,
-                 rpc::errorLine(request.id, rpc::Error{kUnauthorized, "wrong user name or password", {}}) + "\n");
-        return;
-    }
-    if (logins.size() >= kMaxLogins) {
-        logins.erase(std::min_element(logins.begin(), logins.end(),
-                                      [](const auto& a, const auto& b) { return a.second.serial < b.second.serial; }));
-    }
-    logins[handle] = Login{match->name, match->role, ++loginSerial};
-    writeAll(channel, rpc::resultLine(request.id, fmt::format("{{\"session\":\"{}\",\"role\":\"{}\"}}", handle,
-                                                              roleName(match->role))) +
-                          "\n");
+    caller.address = address;
+    auto match = [users = options.users, user,
+                  given = digestOf(memberString(*request.params, "password"))]() -> std::optional<Role> {
+        const OpcuaUserOptions* found = nullptr;
+        for (const OpcuaUserOptions& u : users) {
+            const auto expected = digestOf(u.password);
+            // Every user is compared, the right one or not, so the time says nothing about names.
+            const bool same = u.name == user && CRYPTO_memcmp(given.data(), expected.data(), given.size()) == 0;
+            found = same ? &u : found;
+        }
+        return found != nullptr ? std::optional<Role>(found->role) : std::nullopt;
+    };
+    control.login(std::move(caller), std::move(match), "wrong user name or password",
+                  [box = outbox, table = logins, gen = generation, id = request.id, answer = !request.notification,
+                   name = std::move(user)](ControlServer::TokenCheck checked) {
+                      std::string handle = checked.role ? randomHandle() : std::string();
+                      if (checked.role && (handle.empty() || !table->add(gen, handle, name, *checked.role))) {
+                          handle.clear();
+                          checked.answer = MethodAnswer::error(kUnauthorized, "the login could not be kept");
+                      }
+                      if (!answer) {
+                          return;
+                      }
+                      if (handle.empty()) {
+                          const MethodAnswer& a = checked.answer;
+                          box->push(gen, rpc::errorLine(id, rpc::Error{a.code, a.message, a.data}));
+                          return;
+                      }
+                      box->push(gen, rpc::resultLine(id, fmt::format("{{\"session\":\"{}\",\"role\":\"{}\"}}", handle,
+                                                                     roleName(*checked.role))));
+                  });
 }
 
 void OpcuaServer::Impl::serve(int channel) {
-    logins.clear(); // a new process: no session of the last one goes on
+    logins->reset(generation); // a new process: no session of the last one goes on
     stalled = false;
+    listening = false;
+    hung = false;
     writeAll(channel, configureLine(options, process));
     rpc::LineFramer framer(std::size_t{16} << 20);
     char buf[65536];
@@ -582,6 +673,21 @@ void OpcuaServer::Impl::serve(int channel) {
         }
         if (stopping || stalled) {
             return;
+        }
+        if (listening) {
+            const Clock::time_point now = Clock::now();
+            if (now - answeredAt > kHungAfter && (fds[0].revents & POLLIN) == 0) {
+                hung = true;
+                return;
+            }
+            if (now - pinged >= kPingInterval) {
+                pinged = now;
+                writeAll(channel, R"({"jsonrpc":"2.0","method":"opcua.ping","params":{}})"
+                                  "\n");
+                if (stalled) {
+                    return;
+                }
+            }
         }
         if ((fds[1].revents & POLLIN) != 0) {
             std::uint64_t n = 0;
@@ -656,6 +762,9 @@ void OpcuaServer::Impl::end(const std::string& why) {
         h.pid = 0;
         h.endpoint.clear();
         h.reason = reason;
+        h.sessions = 0;
+        h.subscriptions = 0;
+        h.monitoredItems = 0;
     });
 }
 
@@ -682,6 +791,7 @@ void OpcuaServer::Impl::run() {
             // The process ends on its own once its channel is closed; stopping ends it now.
             end(stopping  ? "stopped with the runtime"
                 : stalled ? fmt::format("stopped reading its channel for {} s", kWriteStall.count())
+                : hung    ? fmt::format("did not answer the liveness ping for {} s", kHungAfter.count())
                           : std::string());
         } else {
             setHealth([&](OpcuaHealth& h) { h.reason = error; });

@@ -3,12 +3,14 @@
 // table entries of their own.
 #include <cctype>
 #include <charconv>
+#include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "takt/common/text.h"
 
+#include "takt/engine/path_index.h"
 #include "takt/engine/values.h"
 
 namespace takt::engine {
@@ -151,15 +153,16 @@ bool resolveRoot(const Module& m, std::string_view name, VarRef& out) {
     return false;
 }
 
-} // namespace
-
-bool resolvePath(const Module& m, std::string_view path, VarRef& out, std::string& error) {
+// The walk below the root, shared by both ways of resolving: `root(name, ref)` finds the first
+// segment, `member(type, name)` a member of a STRUCT, FB or PROGRAM type.
+template <class Root, class Member>
+bool walk(const Module& m, std::string_view path, Root root, Member member, VarRef& out, std::string& error) {
     std::vector<Segment> segs;
     if (!parsePath(common::trim(path), segs, error)) {
         return false;
     }
     VarRef cur;
-    if (!resolveRoot(m, segs.front().name, cur)) {
+    if (!root(segs.front().name, cur)) {
         error = fmt::format("unknown variable '{}'", segs.front().name);
         return false;
     }
@@ -173,7 +176,7 @@ bool resolvePath(const Module& m, std::string_view path, VarRef& out, std::strin
         if (!seg.name.empty()) {
             const bool composite =
                 t.kind == ValueKind::Struct || t.kind == ValueKind::FunctionBlock || t.kind == ValueKind::Program;
-            const bytecode::FieldDesc* f = composite ? findField(t, seg.name) : nullptr;
+            const bytecode::FieldDesc* f = composite ? member(cur.type, seg.name) : nullptr;
             if (f == nullptr) {
                 error = fmt::format("'{}': {} has no member '{}'", path, t.name, seg.name);
                 return false;
@@ -208,6 +211,92 @@ bool resolvePath(const Module& m, std::string_view path, VarRef& out, std::strin
     }
     out = cur;
     return true;
+}
+
+} // namespace
+
+bool resolvePath(const Module& m, std::string_view path, VarRef& out, std::string& error) {
+    return walk(
+        m, path, [&m](std::string_view name, VarRef& ref) { return resolveRoot(m, name, ref); },
+        [&m](std::uint32_t type, std::string_view name) { return findField(m.types[type], name); }, out, error);
+}
+
+std::size_t PathIndex::FoldHash::operator()(std::string_view s) const noexcept {
+    std::size_t h = 14695981039346656037ULL; // FNV-1a over the folded characters
+    for (const char c : s) {
+        h = (h ^ static_cast<unsigned char>(foldAscii(c))) * 1099511628211ULL;
+    }
+    return h;
+}
+
+bool PathIndex::FoldEqual::operator()(std::string_view a, std::string_view b) const noexcept {
+    return equalsIgnoreCase(a, b);
+}
+
+PathIndex::PathIndex(std::shared_ptr<const Module> module) : module_(std::move(module)) {
+    const Module& m = *module_;
+    members_.resize(m.types.size());
+    for (std::size_t t = 0; t < m.types.size(); ++t) {
+        const TypeDesc& type = m.types[t];
+        if (type.kind == ValueKind::Struct || type.kind == ValueKind::FunctionBlock ||
+            type.kind == ValueKind::Program) {
+            members_[t].reserve(type.fields.size());
+            for (std::size_t f = 0; f < type.fields.size(); ++f) {
+                members_[t].try_emplace(type.fields[f].name, static_cast<std::uint32_t>(f)); // the first wins
+            }
+        }
+    }
+    // The roots in resolveRoot's order, the first of a name winning: globals, program instances,
+    // the variables of the first real program instance.
+    for (const bytecode::VarEntry& v : m.variables) {
+        if (v.path.find('.') == std::string::npos) {
+            roots_.try_emplace(v.path, VarRef{v.offset, v.type, v.constant});
+        }
+    }
+    for (const bytecode::ProgramInstance& p : m.programs) {
+        if (p.pou < m.pous.size()) {
+            roots_.try_emplace(p.name, VarRef{p.offset, m.pous[p.pou].instanceType, false});
+        }
+    }
+    for (const bytecode::ProgramInstance& p : m.programs) {
+        if (p.pou >= m.pous.size() || bytecode::isTestPou(m.pous[p.pou].kind)) {
+            continue;
+        }
+        const std::uint32_t type = m.pous[p.pou].instanceType;
+        if (type < m.types.size()) {
+            // CONSTANT members are marked in the variable table (at the member's offset and type).
+            std::unordered_set<std::uint64_t> constantAt;
+            for (const bytecode::VarEntry& v : m.variables) {
+                if (v.constant) {
+                    constantAt.insert((std::uint64_t{v.offset} << 32U) | v.type);
+                }
+            }
+            for (const bytecode::FieldDesc& f : m.types[type].fields) {
+                const std::uint32_t offset = p.offset + f.offset;
+                roots_.try_emplace(
+                    f.name, VarRef{offset, f.type, constantAt.contains((std::uint64_t{offset} << 32U) | f.type)});
+            }
+        }
+        break;
+    }
+}
+
+bool PathIndex::resolve(std::string_view path, VarRef& out, std::string& error) const {
+    return walk(
+        *module_, path,
+        [this](std::string_view name, VarRef& ref) {
+            const auto it = roots_.find(name);
+            if (it == roots_.end()) {
+                return false;
+            }
+            ref = it->second;
+            return true;
+        },
+        [this](std::uint32_t type, std::string_view name) -> const bytecode::FieldDesc* {
+            const auto it = members_[type].find(name);
+            return it == members_[type].end() ? nullptr : &module_->types[type].fields[it->second];
+        },
+        out, error);
 }
 
 } // namespace takt::engine

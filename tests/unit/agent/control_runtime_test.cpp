@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -210,6 +211,31 @@ TEST(ControlRuntime, WritesAndForcesAcceptIecLiteralText) {
     EXPECT_NE(live.call("var.write", R"({"name":"limit","value":"70000"})").message.find("does not fit INT"),
               std::string::npos);
     EXPECT_EQ(live.readInt("limit"), 0x7F);
+}
+
+// An enumeration's values come with its variables (and arrays of it), what the OPC UA server
+// serves as their EnumStrings / EnumValues.
+TEST(ControlRuntime, VarListGivesTheValuesOfAnEnumeration) {
+    Live live(R"(
+TYPE Level : (Low := 10, High := 20); END_TYPE
+PROGRAM Main
+VAR
+  lvl : Level := Level#High;
+  lvls : ARRAY[0..1] OF Level;
+  n : INT;
+END_VAR
+n := n + 1;
+END_PROGRAM
+)");
+    rapidjson::Document d = live.result("var.list", R"({"pattern":"Main.*"})");
+    std::map<std::string, std::string> enums;
+    for (const rapidjson::Value& v : d["variables"].GetArray()) {
+        enums[v["path"].GetString()] = v.HasMember("enum") ? rpc::toJson(v["enum"]) : "";
+    }
+    const std::string level = R"([{"name":"Low","value":10},{"name":"High","value":20}])";
+    EXPECT_EQ(enums["Main.lvl"], level);
+    EXPECT_EQ(enums["Main.lvls"], level);
+    EXPECT_EQ(enums["Main.n"], "");
 }
 
 TEST(ControlRuntime, VarListPagesAndFiltersTheSymbols) {

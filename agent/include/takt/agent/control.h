@@ -183,6 +183,15 @@ public:
     };
     void authenticate(Caller caller, std::string token, std::function<void(TokenCheck)> done);
 
+    // A login with credentials the surface holds itself (an OPC UA user's name and password):
+    // the same per-address back-off as a token check (a caller still waiting is refused with
+    // kRateLimited before `match` runs; a failed match counts against its address, shared with
+    // the endpoint's TCP peers) and an auth.login line in the audit log naming the caller.
+    // `match` runs on the endpoint's thread and answers the role, or none for wrong credentials
+    // (refused with kUnauthorized and `refusal`).
+    void login(Caller caller, std::function<std::optional<Role>()> match, std::string refusal,
+               std::function<void(TokenCheck)> done);
+
     // A request the surface refused itself, before any call (a Sparkplug NCMD write to an input
     // the program does not own): one audit line as the method table writes one for a call that
     // answered `code`, so the audit log shows every refused write, whichever layer refused it.

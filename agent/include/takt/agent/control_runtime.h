@@ -23,6 +23,7 @@
 #include "takt/agent/sparkplug_node.h"
 #include "takt/agent/value_feed.h"
 #include "takt/engine/overrun_digest.h"
+#include "takt/engine/path_index.h"
 #include "takt/engine/scan_loop.h"
 #include "takt/engine/value_watch.h"
 #include "takt/vm/debug.h"
@@ -155,6 +156,9 @@ private:
     // by path); paths that no longer resolve are listed in `lost`.
     [[nodiscard]] std::unique_ptr<engine::ForceTable> buildForces(const bytecode::Module& module,
                                                                   std::vector<std::string>* lost) const;
+    // The index of module_'s variable paths, built on the first resolve after a change of program
+    // (on this thread, never the scan thread): var.* and subscriptions resolve through it.
+    [[nodiscard]] const engine::PathIndex& paths() const;
     void emit(std::vector<std::string>& events, const std::string& type, const std::string& fields);
     void translateScanEvents(std::vector<std::string>& events);
     void emitOverrunSummary(std::vector<std::string>& events, std::int64_t nowNs);
@@ -165,6 +169,7 @@ private:
     std::int64_t startedNs_ = 0;
     std::shared_ptr<const bytecode::Module> module_; // the program the next command applies to
     std::string hash_;
+    mutable std::shared_ptr<const engine::PathIndex> paths_; // of module_ (paths())
     // The program the last applied online change replaced: what runtime.rollback brings back.
     std::shared_ptr<const bytecode::Module> previous_;
     std::string previousHash_;

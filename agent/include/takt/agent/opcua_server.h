@@ -30,6 +30,11 @@ struct OpcuaHealth {
     std::string reason;            // why it last ended ("exited with status 1"); empty: it has not
     std::uint64_t restarts = 0;    // starts after the first
     int pid = 0;                   // 0: no process
+    // As the process last answered the liveness ping (0 until it runs): its OPC UA sessions,
+    // subscriptions and monitored items.
+    std::uint64_t sessions = 0;
+    std::uint64_t subscriptions = 0;
+    std::uint64_t monitoredItems = 0;
 };
 
 struct OpcuaProcess {
