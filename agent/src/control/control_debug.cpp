@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "control/control_runtime_internal.h"
+#include "control/debug_expr.h"
 #include "takt/agent/iec_literal.h"
 #include "takt/vm/debug.h"
 
@@ -499,6 +500,95 @@ void RuntimeControl::debugVariables(const rapidjson::Value& params, ControlReply
         return ControlAnswer::result(
             fmt::format("{{\"cycle\":{},\"instance\":{},\"truncated\":{},\"variables\":[{}]}}", done.result.cycle,
                         ctl::quoted(prefix.empty() ? "" : prefix.substr(0, prefix.size() - 1)), truncated, list));
+    };
+    submit(std::move(p), reply);
+}
+
+// An ST expression in the scope of a halted frame's POU (or of the globals without a thread):
+// compiled against the running module (debug_expr.h), the parts of the image it reads copied at
+// one cycle boundary as var.read copies them, then run on that copy, so nothing is written.
+void RuntimeControl::debugEvaluate(const rapidjson::Value& params, ControlReplyFn& reply) {
+    if (debugRefused(reply)) {
+        return;
+    }
+    std::uint32_t pou = bytecode::kNone;
+    std::uint32_t thisOffset = 0;
+    std::string instance;
+    if (ctl::member(params, "thread") != nullptr) {
+        const vm::Debugger* d = haltedThread(params, reply);
+        if (d == nullptr) {
+            return;
+        }
+        const std::span<const vm::HaltFrame> frames = d->frames();
+        const rapidjson::Value* frame = ctl::member(params, "frame");
+        const std::uint32_t id = frame != nullptr ? frame->GetUint() : 0;
+        if (id >= frames.size()) {
+            reply(ctl::badParam("frame", fmt::format("the task has {} frames", frames.size())));
+            return;
+        }
+        const vm::HaltFrame& f = frames[frames.size() - 1 - id];
+        pou = f.pou;
+        thisOffset = f.thisOffset;
+        instance = instancePath(*module_, f);
+    }
+    auto compiled = std::make_shared<CompiledExpr>();
+    ExprError error;
+    const rapidjson::Value* text = ctl::member(params, "expression");
+    if (!compileDebugExpr(*module_, pou, instance, std::string_view(text->GetString(), text->GetStringLength()),
+                          *compiled, error)) {
+        reply(ctl::badParam("expression", error.text()));
+        return;
+    }
+    auto p = std::make_unique<Pending>();
+    std::size_t bytes = 0;
+    for (const ExprRead& r : compiled->reads) {
+        p->ranges.push_back(
+            engine::ImageRange{engine::ImageArea::Data, false, 0, r.self ? thisOffset + r.offset : r.offset, r.size});
+        bytes += r.size;
+    }
+    p->bytes.assign(bytes, 0);
+    p->command.kind = engine::ScanCommandKind::Read;
+    p->command.readBytes = p->bytes.data();
+    p->module = module_;
+    p->finish = [compiled, thisOffset](Pending& done) {
+        const bytecode::Module& m = *done.module;
+        // The copied parts at their own offsets: the code addresses the image as the task does.
+        std::uint32_t end = 0;
+        for (const engine::ImageRange& r : done.ranges) {
+            end = std::max(end, r.offset + r.size);
+        }
+        std::vector<std::uint8_t> image(end, 0);
+        std::size_t at = 0;
+        for (const engine::ImageRange& r : done.ranges) {
+            std::memcpy(image.data() + r.offset, done.bytes.data() + at, r.size);
+            at += r.size;
+        }
+        vm::ExprSlot v{0};
+        if (const vm::ExprStatus s = vm::eval(compiled->code, image.data(), end, thisOffset, v);
+            s != vm::ExprStatus::Ok) {
+            return ControlAnswer::error(rpc::kCommandFailed,
+                                        fmt::format("the expression cannot be evaluated: {}", vm::exprStatusText(s)));
+        }
+        ctl::Target t;
+        std::uint8_t scalar[8] = {};
+        const std::uint8_t* data = scalar;
+        if (compiled->place) {
+            t.type = compiled->type;
+            data = image.data() + v.u; // within a copied part: eval checked the index bounds
+        } else {
+            t.kind = compiled->code.kind;
+            vm::storeSlot(t.kind, v, scalar);
+        }
+        const bool expand = compiled->place && expandable(m, t.type);
+        rapidjson::Document doc;
+        rapidjson::Value typed;
+        if (!expand) {
+            ctl::encodeTyped(m, t, data, typed, doc.GetAllocator());
+        }
+        const std::string type = compiled->place ? m.types[t.type].name : std::string(typed["type"].GetString());
+        return ControlAnswer::result(fmt::format("{{\"value\":{},\"type\":{},\"expandable\":{},\"path\":{}}}",
+                                                 ctl::quoted(expand ? type : formatIecLiteral(typed)),
+                                                 ctl::quoted(type), expand, ctl::quoted(compiled->path)));
     };
     submit(std::move(p), reply);
 }

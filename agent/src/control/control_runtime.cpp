@@ -252,6 +252,14 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
          R"("additionalProperties":false})",
          R"({"type":"object","required":["instance","variables"],"properties":{"variables":{"type":"array"}}})",
          Role::Viewer, [](T t, M, V p, R r) { self(t).debugVariables(p, r); }},
+        {"debug.evaluate",
+         "The value of an ST expression in the scope of a halted frame's POU (thread, frame), or of the globals; "
+         "variables, literals and operators only: it never writes",
+         R"({"type":"object","required":["expression"],"properties":{"expression":{"type":"string","minLength":1,)"
+         R"("maxLength":4096},"thread":{"type":"integer","minimum":1,"maximum":4294967295},)"
+         R"("frame":{"type":"integer","minimum":0,"maximum":4294967295}},"additionalProperties":false})",
+         R"({"type":"object","required":["value","type","expandable","path"]})", Role::Viewer,
+         [](T t, M, V p, R r) { self(t).debugEvaluate(p, r); }},
     };
     return kTable;
 }

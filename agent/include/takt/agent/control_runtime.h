@@ -130,6 +130,7 @@ private:
     void debugThreads(ControlReplyFn& reply);
     void debugStackTrace(const rapidjson::Value& params, ControlReplyFn& reply);
     void debugVariables(const rapidjson::Value& params, ControlReplyFn& reply);
+    void debugEvaluate(const rapidjson::Value& params, ControlReplyFn& reply);
     [[nodiscard]] bool debugRefused(ControlReplyFn& reply);
     [[nodiscard]] bool claimDebugger(ControlReplyFn& reply);
     [[nodiscard]] std::size_t debugThreadCount() const;
