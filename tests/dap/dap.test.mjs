@@ -301,6 +301,32 @@ test('evaluate: a local, a member path, arithmetic in IEC types, and a bad expre
   await scanning();
 });
 
+test('a hit condition halts at the Nth hit only', async () => {
+  const dc = await attached();
+  try {
+    let stopped = dc.waitForEvent('stopped');
+    await breakAt(dc, LINE_CALLS);
+    await stopped; // halted before `calls := calls + 1`
+    let [top] = (await dc.stackTraceRequest({ threadId: SLOW })).body.stackFrames;
+    const calls = Number((await variablesOf(dc, top.id, 'Locals')).value('calls'));
+    const [bp] = (await dc.setBreakpointsRequest({ source: { path: source },
+      breakpoints: [{ line: LINE_CALLS, hitCondition: '5' }] })).body.breakpoints;
+    assert.equal(bp.verified, true);
+    stopped = dc.waitForEvent('stopped');
+    await dc.continueRequest({ threadId: SLOW });
+    await stopped;
+    [top] = (await dc.stackTraceRequest({ threadId: SLOW })).body.stackFrames;
+    assert.equal(Number((await variablesOf(dc, top.id, 'Locals')).value('calls')), calls + 5);
+    const [bad] = (await dc.setBreakpointsRequest({ source: { path: source },
+      breakpoints: [{ line: LINE_CALLS, hitCondition: 'often' }] })).body.breakpoints;
+    assert.equal(bad.verified, false);
+    assert.match(bad.message, /hit condition/);
+  } finally {
+    await detach(dc);
+  }
+  await scanning();
+});
+
 test('step in, over and out', async () => {
   const dc = await attached();
   try {

@@ -214,15 +214,20 @@ void RuntimeControl::sessionClosed(std::uint64_t session) {
 // Sets the breakpoints of every file the owner asked for in `stops` (the running program's, or a
 // new one's before an online change) and answers how each line resolved there.
 std::string RuntimeControl::applyBreakpoints(const bytecode::Module& m, vm::StopMap& stops, const std::string& file,
-                                             const std::vector<std::uint32_t>& lines) const {
+                                             const std::vector<Breakpoint>& lines) const {
     std::string out = "[";
     const std::uint32_t index = fileIndex(m, file);
     const bool halts = threadDebugger(0) != nullptr;
     // The native tier's code has no stop map: only the interpreter halts.
     const bool native = options_.execution && options_.execution() == "native";
-    for (const std::uint32_t line : lines) {
+    for (const Breakpoint& b : lines) {
+        const std::uint32_t line = b.line;
         std::string entry;
-        if (index == bytecode::kNone) {
+        vm::HitCondition hit;
+        std::string why;
+        if (!b.hitCondition.empty() && !vm::parseHitCondition(b.hitCondition, hit, why)) {
+            entry = fmt::format("{{\"line\":{},\"verified\":false,\"reason\":{}}}", line, ctl::quoted(why));
+        } else if (index == bytecode::kNone) {
             entry = fmt::format("{{\"line\":{},\"verified\":false,\"reason\":{}}}", line,
                                 ctl::quoted(fmt::format("no file {} in the running program", file)));
         } else if (const vm::ResolvedLine r = vm::resolveLine(m, index, line); !r.verified) {
@@ -234,9 +239,15 @@ std::string RuntimeControl::applyBreakpoints(const bytecode::Module& m, vm::Stop
             entry = fmt::format("{{\"line\":{},\"verified\":false,\"resolved_line\":{},\"reason\":{}}}", line, r.line,
                                 ctl::quoted("the program runs on the native tier, which does not halt: debug with "
                                             "[runtime] execution = \"interpreter\""));
+        } else if (const std::uint32_t slot = b.hitCondition.empty() ? vm::StopMap::kSlots : stops.addSlot(hit);
+                   !b.hitCondition.empty() && slot == vm::StopMap::kSlots) {
+            entry = fmt::format(
+                "{{\"line\":{},\"verified\":false,\"resolved_line\":{},\"reason\":{}}}", line, r.line,
+                ctl::quoted(fmt::format("more than {} breakpoints with a hit condition", vm::StopMap::kSlots)));
         } else {
+            // The statement starts of one line share the slot: its hits are the breakpoint's.
             for (const std::uint32_t pc : r.pcs) {
-                (void)stops.setBreakpoint(pc, true);
+                (void)(b.hitCondition.empty() ? stops.setBreakpoint(pc, true) : stops.setBreakpoint(pc, slot));
             }
             entry = fmt::format("{{\"line\":{},\"verified\":true,\"resolved_line\":{}}}", line, r.line);
         }
@@ -266,9 +277,21 @@ void RuntimeControl::debugSetBreakpoints(const rapidjson::Value& params, Control
     // Kept by the program's name of the file, however a client spells it.
     const std::uint32_t index = fileIndex(*module_, asked);
     const std::string file = index == bytecode::kNone ? asked : module_->files[index];
-    std::vector<std::uint32_t> lines;
-    for (const rapidjson::Value& l : ctl::member(params, "lines")->GetArray()) {
-        lines.push_back(l.GetUint());
+    // `lines`, or `breakpoints` with a hit condition each (the schema has checked their types).
+    std::vector<Breakpoint> lines;
+    if (const rapidjson::Value* plain = ctl::member(params, "lines")) {
+        for (const rapidjson::Value& l : plain->GetArray()) {
+            lines.push_back(Breakpoint{l.GetUint(), {}});
+        }
+    }
+    if (const rapidjson::Value* full = ctl::member(params, "breakpoints")) {
+        for (const rapidjson::Value& b : full->GetArray()) {
+            const rapidjson::Value* hit = ctl::member(b, "hitCondition");
+            lines.push_back(Breakpoint{b["line"].GetUint(), hit != nullptr ? hit->GetString() : std::string()});
+        }
+    } else if (ctl::member(params, "lines") == nullptr) {
+        reply(ctl::badParam("lines", "give \"lines\" or \"breakpoints\""));
+        return;
     }
     // The file's breakpoints are replaced as a whole (as a DAP client sends them): the map is
     // rebuilt from every file's lines.

@@ -179,11 +179,14 @@ void DapAdapter::State::setBreakpoints(const rapidjson::Value& request, const ra
     std::string lines;
     if (const rapidjson::Value* bps = memberOf(args, "breakpoints"); bps != nullptr && bps->IsArray()) {
         for (const rapidjson::Value& b : bps->GetArray()) {
-            lines += fmt::format("{}{}", lines.empty() ? "" : ",", intOf(b, "line", 1));
+            const std::string hit = stringOf(b, "hitCondition");
+            lines += fmt::format("{}{{\"line\":{}{}}}", lines.empty() ? "" : ",", intOf(b, "line", 1),
+                                 hit.empty() ? "" : fmt::format(R"(,"hitCondition":{})", quoted(hit)));
         }
     }
     rapidjson::Document d;
-    if (!call(request, "debug.setBreakpoints", fmt::format(R"({{"file":{},"lines":[{}]}})", quoted(path), lines), d)) {
+    if (!call(request, "debug.setBreakpoints", fmt::format(R"({{"file":{},"breakpoints":[{}]}})", quoted(path), lines),
+              d)) {
         return;
     }
     if (const std::string program = stringOf(d, "source"); !program.empty()) {
@@ -366,7 +369,7 @@ std::vector<std::string> DapAdapter::handleMessage(std::string_view body) {
             request,
             R"({"supportsConfigurationDoneRequest":true,"supportsSetVariable":true,)"
             R"("supportsEvaluateForHovers":true,"supportsTerminateRequest":false,"supportsConditionalBreakpoints":false,)"
-            R"("supportsHitConditionalBreakpoints":false,"supportsLogPoints":false,)"
+            R"("supportsHitConditionalBreakpoints":true,"supportsLogPoints":false,)"
             R"("supportsFunctionBreakpoints":false,"exceptionBreakpointFilters":[]})");
     } else if (command == "attach") {
         s.attach(request, args);
