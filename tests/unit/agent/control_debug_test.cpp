@@ -548,5 +548,38 @@ TEST(ControlDebug, EvaluatesAnExpressionInTheHaltedFramesScope) {
     EXPECT_FALSE(live.call("debug.evaluate", R"({"expression":"calls"})").ok);
 }
 
+// A hit condition (`5`, `>= 5`, `% 10`) is counted on the task's thread from when the breakpoint
+// is set: `5` halts at the fifth hit only; a bad one leaves the breakpoint unverified, saying why.
+TEST(ControlDebug, AHitConditionHaltsAtTheNthHitOnly) {
+    Live live;
+    live.result("debug.setBreakpoints", lines(kLineCalls));
+    ASSERT_TRUE(live.nextStop().HasMember("line")); // halted before `calls := calls + 1`
+    const std::int64_t calls = live.readInt("pSlow.acc.calls");
+    rapidjson::Document b =
+        live.result("debug.setBreakpoints", R"({"file":"src/main.st","breakpoints":[{"line":6,"hitCondition":"5"}]})");
+    ASSERT_TRUE(b["breakpoints"][0]["verified"].GetBool());
+    live.result("debug.continue", R"({"thread":2})");
+    rapidjson::Document stop = live.nextStop();
+    ASSERT_EQ(stop["line"].GetInt(), kLineCalls);
+    // The halted statement ran on, then hits 1 to 4 each counted one call.
+    EXPECT_EQ(live.readInt("pSlow.acc.calls"), calls + 5);
+    live.result("debug.continue", R"({"thread":2})");
+    const std::int64_t cycles = live.readInt("pSlow.cycles");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (live.readInt("pSlow.cycles") < cycles + 5 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_GE(live.readInt("pSlow.cycles"), cycles + 5) << "no halt after the fifth hit";
+    live.pollEvents();
+    EXPECT_EQ(live.stops.size(), live.stopsTaken);
+
+    b = live.result("debug.setBreakpoints",
+                    R"({"file":"src/main.st","breakpoints":[{"line":6,"hitCondition":"five"},{"line":7}]})");
+    EXPECT_FALSE(b["breakpoints"][0]["verified"].GetBool());
+    EXPECT_NE(std::string(b["breakpoints"][0]["reason"].GetString()).find("hit condition"), std::string::npos);
+    EXPECT_TRUE(b["breakpoints"][1]["verified"].GetBool());
+    EXPECT_EQ(live.nextStop()["line"].GetInt(), kLineTotal) << "only the valid breakpoint halts";
+}
+
 } // namespace
 } // namespace takt::agent
