@@ -155,11 +155,11 @@ bool StopMap::setBreakpoint(std::uint32_t pc, bool on) noexcept {
     if (((was & kBreakpoint) != 0) == on) {
         return true;
     }
-    if (!on) {
-        slotOf_[pc].store(0, std::memory_order_relaxed);
-    }
     cell.store(static_cast<std::uint8_t>(on ? was | kBreakpoint : was & ~(kBreakpoint | kConditioned)),
                std::memory_order_release);
+    if (!on) {
+        slotOf_[pc].store(0, std::memory_order_relaxed); // after the bits: the slot stays valid until reused
+    }
     if (on) {
         count_.fetch_add(1, std::memory_order_acq_rel);
     } else {
@@ -187,11 +187,15 @@ std::uint32_t StopMap::addSlot(const HitCondition& hit) noexcept {
 
 // The slot is written before the map's byte says it is there (release), and read after (acquire).
 bool StopMap::setBreakpoint(std::uint32_t pc, std::uint32_t slot) noexcept {
-    if (slot >= kSlots || !setBreakpoint(pc, true)) {
+    if (slot >= kSlots || pc >= size_ || (map_[pc].load(std::memory_order_relaxed) & kStatement) == 0) {
         return false;
     }
     slotOf_[pc].store(static_cast<std::uint8_t>(slot + 1), std::memory_order_relaxed);
-    map_[pc].fetch_or(kConditioned, std::memory_order_release);
+    // Both bits at once: a running thread never sees the breakpoint without its condition.
+    const std::uint8_t was = map_[pc].fetch_or(kBreakpoint | kConditioned, std::memory_order_release);
+    if ((was & kBreakpoint) == 0) {
+        count_.fetch_add(1, std::memory_order_acq_rel);
+    }
     return true;
 }
 
