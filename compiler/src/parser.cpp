@@ -5,6 +5,7 @@
 
 #include "parser_internal.h"
 #include "takt/compiler/lexer.h"
+#include "takt/compiler/parse_expression.h"
 
 namespace takt::compiler {
 
@@ -338,6 +339,16 @@ ast::CompilationUnit parse(const SourceFile& file, const LexResult& tokens, Diag
 ast::CompilationUnit parseSource(const SourceFile& file, DiagnosticSink& diags, Dialect dialect) {
     LexResult lexed = lex(file, diags, dialect);
     return parse(file, lexed, diags);
+}
+
+ast::ExprPtr parseExpressionText(const SourceFile& file, DiagnosticSink& diags, Dialect dialect) {
+    LexResult lexed = lex(file, diags, dialect);
+    Parser parser(file, lexed, diags);
+    ast::ExprPtr e = parser.parseExpression();
+    if (!parser.atEnd()) {
+        parser.errorUnexpected("after the expression");
+    }
+    return diags.hasErrors() ? nullptr : std::move(e);
 }
 
 } // namespace takt::compiler

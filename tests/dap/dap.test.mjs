@@ -269,6 +269,64 @@ test('a variable set while halted is what the task runs on after continue', asyn
   await scanning();
 });
 
+test('evaluate: a local, a member path, arithmetic in IEC types, and a bad expression', async () => {
+  const dc = await attached();
+  try {
+    const stopped = dc.waitForEvent('stopped');
+    await breakAt(dc, LINE_CALLS);
+    await stopped;
+    const [top, caller] = (await dc.stackTraceRequest({ threadId: SLOW })).body.stackFrames;
+    const evaluate = async (expression, frameId = top.id, context = 'watch') =>
+      (await dc.evaluateRequest({ expression, frameId, context })).body;
+    const calls = Number((await variablesOf(dc, top.id, 'Locals')).value('calls'));
+    assert.equal((await evaluate('calls')).result, String(calls));
+    assert.equal((await evaluate('calls', top.id, 'hover')).type, 'DINT');
+    assert.equal((await evaluate('acc.x', caller.id)).result, '1');
+    assert.equal((await evaluate('x * 10 + calls MOD 3', top.id, 'repl')).result, String(10 + (calls % 3)));
+    assert.equal((await evaluate('x = 1 AND calls > 0')).result, 'TRUE');
+    const acc = await evaluate('acc', caller.id);
+    assert.equal(acc.result, 'Accum');
+    assert.ok(acc.variablesReference > 0, 'an FB instance expands');
+    const members = (await dc.variablesRequest({ variablesReference: acc.variablesReference })).body.variables;
+    assert.equal(members.find((v) => v.name === 'x')?.value, '1');
+    const bad = await evaluate('x + nosuch').then(() => null, (err) => err);
+    assert.ok(bad, 'a bad expression fails');
+    assert.match(bad.message, /E0104 at column 5: no variable 'nosuch'/);
+    const call = await evaluate('acc(x := 100)', caller.id).then(() => null, (err) => err);
+    assert.match(call.message, /E0801 at column 1: .*call/);
+    assert.equal((await evaluate('acc.x', caller.id)).result, '1', 'the FB was not called');
+  } finally {
+    await detach(dc);
+  }
+  await scanning();
+});
+
+test('a hit condition halts at the Nth hit only', async () => {
+  const dc = await attached();
+  try {
+    let stopped = dc.waitForEvent('stopped');
+    await breakAt(dc, LINE_CALLS);
+    await stopped; // halted before `calls := calls + 1`
+    let [top] = (await dc.stackTraceRequest({ threadId: SLOW })).body.stackFrames;
+    const calls = Number((await variablesOf(dc, top.id, 'Locals')).value('calls'));
+    const [bp] = (await dc.setBreakpointsRequest({ source: { path: source },
+      breakpoints: [{ line: LINE_CALLS, hitCondition: '5' }] })).body.breakpoints;
+    assert.equal(bp.verified, true);
+    stopped = dc.waitForEvent('stopped');
+    await dc.continueRequest({ threadId: SLOW });
+    await stopped;
+    [top] = (await dc.stackTraceRequest({ threadId: SLOW })).body.stackFrames;
+    assert.equal(Number((await variablesOf(dc, top.id, 'Locals')).value('calls')), calls + 5);
+    const [bad] = (await dc.setBreakpointsRequest({ source: { path: source },
+      breakpoints: [{ line: LINE_CALLS, hitCondition: 'often' }] })).body.breakpoints;
+    assert.equal(bad.verified, false);
+    assert.match(bad.message, /hit condition/);
+  } finally {
+    await detach(dc);
+  }
+  await scanning();
+});
+
 test('step in, over and out', async () => {
   const dc = await attached();
   try {

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "control/control_runtime_internal.h"
+#include "control/debug_expr.h"
 #include "takt/agent/iec_literal.h"
 #include "takt/vm/debug.h"
 
@@ -213,15 +214,20 @@ void RuntimeControl::sessionClosed(std::uint64_t session) {
 // Sets the breakpoints of every file the owner asked for in `stops` (the running program's, or a
 // new one's before an online change) and answers how each line resolved there.
 std::string RuntimeControl::applyBreakpoints(const bytecode::Module& m, vm::StopMap& stops, const std::string& file,
-                                             const std::vector<std::uint32_t>& lines) const {
+                                             const std::vector<Breakpoint>& lines) const {
     std::string out = "[";
     const std::uint32_t index = fileIndex(m, file);
     const bool halts = threadDebugger(0) != nullptr;
     // The native tier's code has no stop map: only the interpreter halts.
     const bool native = options_.execution && options_.execution() == "native";
-    for (const std::uint32_t line : lines) {
+    for (const Breakpoint& b : lines) {
+        const std::uint32_t line = b.line;
         std::string entry;
-        if (index == bytecode::kNone) {
+        vm::HitCondition hit;
+        std::string why;
+        if (!b.hitCondition.empty() && !vm::parseHitCondition(b.hitCondition, hit, why)) {
+            entry = fmt::format("{{\"line\":{},\"verified\":false,\"reason\":{}}}", line, ctl::quoted(why));
+        } else if (index == bytecode::kNone) {
             entry = fmt::format("{{\"line\":{},\"verified\":false,\"reason\":{}}}", line,
                                 ctl::quoted(fmt::format("no file {} in the running program", file)));
         } else if (const vm::ResolvedLine r = vm::resolveLine(m, index, line); !r.verified) {
@@ -233,9 +239,15 @@ std::string RuntimeControl::applyBreakpoints(const bytecode::Module& m, vm::Stop
             entry = fmt::format("{{\"line\":{},\"verified\":false,\"resolved_line\":{},\"reason\":{}}}", line, r.line,
                                 ctl::quoted("the program runs on the native tier, which does not halt: debug with "
                                             "[runtime] execution = \"interpreter\""));
+        } else if (const std::uint32_t slot = b.hitCondition.empty() ? vm::StopMap::kSlots : stops.addSlot(hit);
+                   !b.hitCondition.empty() && slot == vm::StopMap::kSlots) {
+            entry = fmt::format(
+                "{{\"line\":{},\"verified\":false,\"resolved_line\":{},\"reason\":{}}}", line, r.line,
+                ctl::quoted(fmt::format("more than {} breakpoints with a hit condition", vm::StopMap::kSlots)));
         } else {
+            // The statement starts of one line share the slot: its hits are the breakpoint's.
             for (const std::uint32_t pc : r.pcs) {
-                (void)stops.setBreakpoint(pc, true);
+                (void)(b.hitCondition.empty() ? stops.setBreakpoint(pc, true) : stops.setBreakpoint(pc, slot));
             }
             entry = fmt::format("{{\"line\":{},\"verified\":true,\"resolved_line\":{}}}", line, r.line);
         }
@@ -265,9 +277,21 @@ void RuntimeControl::debugSetBreakpoints(const rapidjson::Value& params, Control
     // Kept by the program's name of the file, however a client spells it.
     const std::uint32_t index = fileIndex(*module_, asked);
     const std::string file = index == bytecode::kNone ? asked : module_->files[index];
-    std::vector<std::uint32_t> lines;
-    for (const rapidjson::Value& l : ctl::member(params, "lines")->GetArray()) {
-        lines.push_back(l.GetUint());
+    // `lines`, or `breakpoints` with a hit condition each (the schema has checked their types).
+    std::vector<Breakpoint> lines;
+    if (const rapidjson::Value* plain = ctl::member(params, "lines")) {
+        for (const rapidjson::Value& l : plain->GetArray()) {
+            lines.push_back(Breakpoint{l.GetUint(), {}});
+        }
+    }
+    if (const rapidjson::Value* full = ctl::member(params, "breakpoints")) {
+        for (const rapidjson::Value& b : full->GetArray()) {
+            const rapidjson::Value* hit = ctl::member(b, "hitCondition");
+            lines.push_back(Breakpoint{b["line"].GetUint(), hit != nullptr ? hit->GetString() : std::string()});
+        }
+    } else if (ctl::member(params, "lines") == nullptr) {
+        reply(ctl::badParam("lines", "give \"lines\" or \"breakpoints\""));
+        return;
     }
     // The file's breakpoints are replaced as a whole (as a DAP client sends them): the map is
     // rebuilt from every file's lines.
@@ -502,6 +526,95 @@ void RuntimeControl::debugVariables(const rapidjson::Value& params, ControlReply
         return ControlAnswer::result(
             fmt::format("{{\"cycle\":{},\"instance\":{},\"truncated\":{},\"variables\":[{}]}}", done.result.cycle,
                         ctl::quoted(prefix.empty() ? "" : prefix.substr(0, prefix.size() - 1)), truncated, list));
+    };
+    submit(std::move(p), reply);
+}
+
+// An ST expression in the scope of a halted frame's POU (or of the globals without a thread):
+// compiled against the running module (debug_expr.h), the parts of the image it reads copied at
+// one cycle boundary as var.read copies them, then run on that copy, so nothing is written.
+void RuntimeControl::debugEvaluate(const rapidjson::Value& params, ControlReplyFn& reply) {
+    if (debugRefused(reply)) {
+        return;
+    }
+    std::uint32_t pou = bytecode::kNone;
+    std::uint32_t thisOffset = 0;
+    std::string instance;
+    if (ctl::member(params, "thread") != nullptr) {
+        const vm::Debugger* d = haltedThread(params, reply);
+        if (d == nullptr) {
+            return;
+        }
+        const std::span<const vm::HaltFrame> frames = d->frames();
+        const rapidjson::Value* frame = ctl::member(params, "frame");
+        const std::uint32_t id = frame != nullptr ? frame->GetUint() : 0;
+        if (id >= frames.size()) {
+            reply(ctl::badParam("frame", fmt::format("the task has {} frames", frames.size())));
+            return;
+        }
+        const vm::HaltFrame& f = frames[frames.size() - 1 - id];
+        pou = f.pou;
+        thisOffset = f.thisOffset;
+        instance = instancePath(*module_, f);
+    }
+    auto compiled = std::make_shared<CompiledExpr>();
+    ExprError error;
+    const rapidjson::Value* text = ctl::member(params, "expression");
+    if (!compileDebugExpr(*module_, pou, instance, std::string_view(text->GetString(), text->GetStringLength()),
+                          *compiled, error)) {
+        reply(ctl::badParam("expression", error.text()));
+        return;
+    }
+    auto p = std::make_unique<Pending>();
+    std::size_t bytes = 0;
+    for (const ExprRead& r : compiled->reads) {
+        p->ranges.push_back(
+            engine::ImageRange{engine::ImageArea::Data, false, 0, r.self ? thisOffset + r.offset : r.offset, r.size});
+        bytes += r.size;
+    }
+    p->bytes.assign(bytes, 0);
+    p->command.kind = engine::ScanCommandKind::Read;
+    p->command.readBytes = p->bytes.data();
+    p->module = module_;
+    p->finish = [compiled, thisOffset](Pending& done) {
+        const bytecode::Module& m = *done.module;
+        // The copied parts at their own offsets: the code addresses the image as the task does.
+        std::uint32_t end = 0;
+        for (const engine::ImageRange& r : done.ranges) {
+            end = std::max(end, r.offset + r.size);
+        }
+        std::vector<std::uint8_t> image(end, 0);
+        std::size_t at = 0;
+        for (const engine::ImageRange& r : done.ranges) {
+            std::memcpy(image.data() + r.offset, done.bytes.data() + at, r.size);
+            at += r.size;
+        }
+        vm::ExprSlot v{0};
+        if (const vm::ExprStatus s = vm::eval(compiled->code, image.data(), end, thisOffset, v);
+            s != vm::ExprStatus::Ok) {
+            return ControlAnswer::error(rpc::kCommandFailed,
+                                        fmt::format("the expression cannot be evaluated: {}", vm::exprStatusText(s)));
+        }
+        ctl::Target t;
+        std::uint8_t scalar[8] = {};
+        const std::uint8_t* data = scalar;
+        if (compiled->place) {
+            t.type = compiled->type;
+            data = image.data() + v.u; // within a copied part: eval checked the index bounds
+        } else {
+            t.kind = compiled->code.kind;
+            vm::storeSlot(t.kind, v, scalar);
+        }
+        const bool expand = compiled->place && expandable(m, t.type);
+        rapidjson::Document doc;
+        rapidjson::Value typed;
+        if (!expand) {
+            ctl::encodeTyped(m, t, data, typed, doc.GetAllocator());
+        }
+        const std::string type = compiled->place ? m.types[t.type].name : std::string(typed["type"].GetString());
+        return ControlAnswer::result(fmt::format("{{\"value\":{},\"type\":{},\"expandable\":{},\"path\":{}}}",
+                                                 ctl::quoted(expand ? type : formatIecLiteral(typed)),
+                                                 ctl::quoted(type), expand, ctl::quoted(compiled->path)));
     };
     submit(std::move(p), reply);
 }

@@ -219,8 +219,11 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
         {"debug.setBreakpoints",
          "Set the line breakpoints of one source file (replacing its earlier ones); each line answers whether it "
          "halts and at which line",
-         R"({"type":"object","required":["file","lines"],"properties":{"file":{"type":"string","minLength":1},)"
-         R"("lines":{"type":"array","maxItems":1000,"items":{"type":"integer","minimum":1,"maximum":4294967295}}},)"
+         R"({"type":"object","required":["file"],"properties":{"file":{"type":"string","minLength":1},)"
+         R"("lines":{"type":"array","maxItems":1000,"items":{"type":"integer","minimum":1,"maximum":4294967295}},)"
+         R"("breakpoints":{"type":"array","maxItems":1000,"items":{"type":"object","required":["line"],)"
+         R"("properties":{"line":{"type":"integer","minimum":1,"maximum":4294967295},)"
+         R"("hitCondition":{"type":"string","maxLength":100}},"additionalProperties":false}}},)"
          R"("additionalProperties":false})",
          R"({"type":"object","required":["file","breakpoints"],"properties":{"file":{"type":"string"},)"
          R"("breakpoints":{"type":"array","items":{"type":"object","required":["line","verified"]}}}})",
@@ -252,6 +255,14 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
          R"("additionalProperties":false})",
          R"({"type":"object","required":["instance","variables"],"properties":{"variables":{"type":"array"}}})",
          Role::Viewer, [](T t, M, V p, R r) { self(t).debugVariables(p, r); }},
+        {"debug.evaluate",
+         "The value of an ST expression in the scope of a halted frame's POU (thread, frame), or of the globals; "
+         "variables, literals and operators only: it never writes",
+         R"({"type":"object","required":["expression"],"properties":{"expression":{"type":"string","minLength":1,)"
+         R"("maxLength":4096},"thread":{"type":"integer","minimum":1,"maximum":4294967295},)"
+         R"("frame":{"type":"integer","minimum":0,"maximum":4294967295}},"additionalProperties":false})",
+         R"({"type":"object","required":["value","type","expandable","path"]})", Role::Viewer,
+         [](T t, M, V p, R r) { self(t).debugEvaluate(p, r); }},
     };
     return kTable;
 }

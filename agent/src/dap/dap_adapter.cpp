@@ -131,6 +131,7 @@ struct DapAdapter::State {
     void scopes(const rapidjson::Value& request, const rapidjson::Value& args);
     void variables(const rapidjson::Value& request, const rapidjson::Value& args);
     void setVariable(const rapidjson::Value& request, const rapidjson::Value& args);
+    void evaluate(const rapidjson::Value& request, const rapidjson::Value& args);
     void run(const rapidjson::Value& request, const rapidjson::Value& args, std::string_view method);
     void runtimeLine(const std::string& line);
 };
@@ -178,11 +179,14 @@ void DapAdapter::State::setBreakpoints(const rapidjson::Value& request, const ra
     std::string lines;
     if (const rapidjson::Value* bps = memberOf(args, "breakpoints"); bps != nullptr && bps->IsArray()) {
         for (const rapidjson::Value& b : bps->GetArray()) {
-            lines += fmt::format("{}{}", lines.empty() ? "" : ",", intOf(b, "line", 1));
+            const std::string hit = stringOf(b, "hitCondition");
+            lines += fmt::format("{}{{\"line\":{}{}}}", lines.empty() ? "" : ",", intOf(b, "line", 1),
+                                 hit.empty() ? "" : fmt::format(R"(,"hitCondition":{})", quoted(hit)));
         }
     }
     rapidjson::Document d;
-    if (!call(request, "debug.setBreakpoints", fmt::format(R"({{"file":{},"lines":[{}]}})", quoted(path), lines), d)) {
+    if (!call(request, "debug.setBreakpoints", fmt::format(R"({{"file":{},"breakpoints":[{}]}})", quoted(path), lines),
+              d)) {
         return;
     }
     if (const std::string program = stringOf(d, "source"); !program.empty()) {
@@ -287,6 +291,23 @@ void DapAdapter::State::setVariable(const rapidjson::Value& request, const rapid
     respond(request, fmt::format(R"({{"value":{}}})", quoted(formatIecLiteral(d["value"]))));
 }
 
+// Watch, hover and the debug console: an ST expression in the scope of the frame (the globals'
+// without one), evaluated by the runtime (debug.evaluate); a STRUCT or FB instance expands.
+void DapAdapter::State::evaluate(const rapidjson::Value& request, const rapidjson::Value& args) {
+    std::string params = fmt::format(R"({{"expression":{})", quoted(stringOf(args, "expression")));
+    if (const std::int64_t id = intOf(args, "frameId"); id > 0) {
+        params += fmt::format(R"(,"thread":{},"frame":{})", (id - 1) / kFramesPerThread, (id - 1) % kFramesPerThread);
+    }
+    rapidjson::Document d;
+    if (!call(request, "debug.evaluate", params + "}", d)) {
+        return;
+    }
+    const std::string path = stringOf(d, "path");
+    const bool expand = memberOf(d, "expandable") != nullptr && d["expandable"].GetBool() && !path.empty();
+    respond(request, fmt::format(R"({{"result":{},"type":{},"variablesReference":{}}})", quoted(stringOf(d, "value")),
+                                 quoted(stringOf(d, "type")), expand ? newRef(VarRef{0, 0, {}, path}) : 0));
+}
+
 void DapAdapter::State::run(const rapidjson::Value& request, const rapidjson::Value& args, std::string_view method) {
     rapidjson::Document d;
     if (!call(request, method, fmt::format(R"({{"thread":{}}})", intOf(args, "threadId")), d)) {
@@ -344,10 +365,12 @@ std::vector<std::string> DapAdapter::handleMessage(std::string_view body) {
     const std::string command = stringOf(request, "command");
     rapidjson::Document d;
     if (command == "initialize") {
-        s.respond(request, R"({"supportsConfigurationDoneRequest":true,"supportsSetVariable":true,)"
-                           R"("supportsTerminateRequest":false,"supportsConditionalBreakpoints":false,)"
-                           R"("supportsHitConditionalBreakpoints":false,"supportsLogPoints":false,)"
-                           R"("supportsFunctionBreakpoints":false,"exceptionBreakpointFilters":[]})");
+        s.respond(
+            request,
+            R"({"supportsConfigurationDoneRequest":true,"supportsSetVariable":true,)"
+            R"("supportsEvaluateForHovers":true,"supportsTerminateRequest":false,"supportsConditionalBreakpoints":false,)"
+            R"("supportsHitConditionalBreakpoints":true,"supportsLogPoints":false,)"
+            R"("supportsFunctionBreakpoints":false,"exceptionBreakpointFilters":[]})");
     } else if (command == "attach") {
         s.attach(request, args);
     } else if (command == "launch") {
@@ -373,6 +396,8 @@ std::vector<std::string> DapAdapter::handleMessage(std::string_view body) {
         s.variables(request, args);
     } else if (command == "setVariable") {
         s.setVariable(request, args);
+    } else if (command == "evaluate") {
+        s.evaluate(request, args);
     } else if (command == "continue") {
         s.run(request, args, "debug.continue");
     } else if (command == "next") {

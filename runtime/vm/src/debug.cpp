@@ -68,10 +68,73 @@ ResolvedLine resolveLine(const bytecode::Module& module, std::uint32_t file, std
     return out;
 }
 
+bool HitCondition::admits(std::uint64_t hit) const noexcept {
+    switch (op) {
+    case Op::Always: return true;
+    case Op::Eq: return hit == n;
+    case Op::Ge: return hit >= n;
+    case Op::Gt: return hit > n;
+    case Op::Le: return hit <= n;
+    case Op::Lt: return hit < n;
+    case Op::Every: return n != 0 && hit % n == 0;
+    }
+    return true;
+}
+
+bool parseHitCondition(std::string_view text, HitCondition& out, std::string& why) {
+    static constexpr std::pair<std::string_view, HitCondition::Op> kOps[] = {
+        {">=", HitCondition::Op::Ge},  {"<=", HitCondition::Op::Le}, {"==", HitCondition::Op::Eq},
+        {">", HitCondition::Op::Gt},   {"<", HitCondition::Op::Lt},  {"=", HitCondition::Op::Eq},
+        {"%", HitCondition::Op::Every}};
+    std::size_t at = 0;
+    const auto skipBlanks = [&] {
+        while (at < text.size() && (text[at] == ' ' || text[at] == '\t')) {
+            ++at;
+        }
+    };
+    skipBlanks();
+    out = HitCondition{HitCondition::Op::Eq, 0};
+    for (const auto& [spelling, op] : kOps) {
+        if (text.substr(at).starts_with(spelling)) {
+            out.op = op;
+            at += spelling.size();
+            break;
+        }
+    }
+    skipBlanks();
+    const std::size_t digits = at;
+    std::uint64_t n = 0;
+    while (at < text.size() && text[at] >= '0' && text[at] <= '9') {
+        const auto d = static_cast<std::uint64_t>(text[at] - '0');
+        if (n > (UINT64_MAX - d) / 10) {
+            why = "hit condition: the count at column " + std::to_string(digits + 1) + " is too large";
+            return false;
+        }
+        n = n * 10 + d;
+        ++at;
+    }
+    const bool none = at == digits;
+    skipBlanks();
+    if (none || at != text.size()) {
+        why = "hit condition: expected a count (5), a comparison and a count (>= 5) or % and a count (% 10), "
+              "not '" +
+              std::string(text) + "' (column " + std::to_string((none ? digits : at) + 1) + ")";
+        return false;
+    }
+    if (out.op == HitCondition::Op::Every && n == 0) {
+        why = "hit condition: % 0 never halts; give a count of 1 or more";
+        return false;
+    }
+    out.n = n;
+    return true;
+}
+
 StopMap::StopMap(const bytecode::Module& module)
-    : module_(&module), size_(module.code.size()), map_(new std::atomic<std::uint8_t>[module.code.size() + 1]) {
+    : module_(&module), size_(module.code.size()), map_(new std::atomic<std::uint8_t>[module.code.size() + 1]),
+      slotOf_(new std::atomic<std::uint8_t>[module.code.size() + 1]), slots_(new Slot[kSlots]) {
     for (std::size_t i = 0; i <= size_; ++i) {
         map_[i].store(0, std::memory_order_relaxed);
+        slotOf_[i].store(0, std::memory_order_relaxed);
     }
     for (const bytecode::DebugEntry& d : module.debug) {
         if (d.statement && d.codeOffset < size_) {
@@ -92,7 +155,11 @@ bool StopMap::setBreakpoint(std::uint32_t pc, bool on) noexcept {
     if (((was & kBreakpoint) != 0) == on) {
         return true;
     }
-    cell.store(static_cast<std::uint8_t>(on ? was | kBreakpoint : was & ~kBreakpoint), std::memory_order_release);
+    cell.store(static_cast<std::uint8_t>(on ? was | kBreakpoint : was & ~(kBreakpoint | kConditioned)),
+               std::memory_order_release);
+    if (!on) {
+        slotOf_[pc].store(0, std::memory_order_relaxed); // after the bits: the slot stays valid until reused
+    }
     if (on) {
         count_.fetch_add(1, std::memory_order_acq_rel);
     } else {
@@ -101,11 +168,58 @@ bool StopMap::setBreakpoint(std::uint32_t pc, bool on) noexcept {
     return true;
 }
 
+std::uint32_t StopMap::addSlot(const HitCondition& hit) noexcept {
+    for (std::uint32_t k = 0; k < kSlots; ++k) {
+        const std::uint32_t i = (nextSlot_ + k) % kSlots;
+        Slot& s = slots_[i];
+        if (s.used.load(std::memory_order_relaxed)) {
+            continue;
+        }
+        s.op.store(hit.op, std::memory_order_relaxed);
+        s.n.store(hit.n, std::memory_order_relaxed);
+        s.hits.store(0, std::memory_order_relaxed);
+        s.used.store(true, std::memory_order_release);
+        nextSlot_ = (i + 1) % kSlots;
+        return i;
+    }
+    return kSlots;
+}
+
+// The slot is written before the map's byte says it is there (release), and read after (acquire).
+bool StopMap::setBreakpoint(std::uint32_t pc, std::uint32_t slot) noexcept {
+    if (slot >= kSlots || pc >= size_ || (map_[pc].load(std::memory_order_relaxed) & kStatement) == 0) {
+        return false;
+    }
+    slotOf_[pc].store(static_cast<std::uint8_t>(slot + 1), std::memory_order_relaxed);
+    // Both bits at once: a running thread never sees the breakpoint without its condition.
+    const std::uint8_t was = map_[pc].fetch_or(kBreakpoint | kConditioned, std::memory_order_release);
+    if ((was & kBreakpoint) == 0) {
+        count_.fetch_add(1, std::memory_order_acq_rel);
+    }
+    return true;
+}
+
+bool StopMap::admit(std::uint32_t pc) const noexcept {
+    if (pc >= size_ || (map_[pc].load(std::memory_order_acquire) & kConditioned) == 0) {
+        return true;
+    }
+    const std::uint32_t slot = slotOf_[pc].load(std::memory_order_relaxed);
+    if (slot == 0) {
+        return true;
+    }
+    Slot& s = slots_[slot - 1];
+    const std::uint64_t hit = s.hits.fetch_add(1, std::memory_order_relaxed) + 1;
+    return HitCondition{s.op.load(std::memory_order_relaxed), s.n.load(std::memory_order_relaxed)}.admits(hit);
+}
+
 void StopMap::clearBreakpoints() noexcept {
     for (std::uint32_t pc = 0; pc < size_; ++pc) {
         if ((map_[pc].load(std::memory_order_relaxed) & kBreakpoint) != 0) {
             (void)setBreakpoint(pc, false);
         }
+    }
+    for (std::uint32_t i = 0; i < kSlots; ++i) {
+        slots_[i].used.store(false, std::memory_order_relaxed);
     }
 }
 
@@ -150,11 +264,12 @@ bool Debugger::waitHalted(std::uint32_t seen, std::int64_t deadlineNs) noexcept 
     }
 }
 
-bool Debugger::shouldHalt(std::uint8_t bits, std::uint32_t depth) noexcept {
+bool Debugger::shouldHalt(std::uint8_t bits, std::uint32_t depth, std::uint32_t pc) noexcept {
     if (!attached_.load(std::memory_order_relaxed)) {
         return false;
     }
-    if ((bits & StopMap::kBreakpoint) != 0) {
+    // A breakpoint whose hit condition says no is passed over, unless a step halts here anyway.
+    if ((bits & StopMap::kBreakpoint) != 0 && stops_->admit(pc)) {
         pending_ = HaltReason::Breakpoint;
         return true;
     }

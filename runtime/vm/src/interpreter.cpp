@@ -393,7 +393,8 @@ debug_stop:
     // A statement with a breakpoint, or any statement while a step or a pause is pending.
     if constexpr (kDebug) {
         Debugger& dbg = *rs.debugger;
-        if (dbg.shouldHalt(stops[ip - code].load(std::memory_order_relaxed), depth)) {
+        if (dbg.shouldHalt(stops[ip - code].load(std::memory_order_relaxed), depth,
+                           static_cast<std::uint32_t>(ip - code))) {
             HaltFrame* frames = dbg.frameBuffer();
             for (std::uint32_t k = 0; k < depth; ++k) {
                 const CallRecord& c = res.calls[k]; // pushed by level k when it called level k + 1

@@ -224,7 +224,7 @@ TEST(ControlDebug, SettingAndHaltingNeedEngineerReadingViewer) {
         ASSERT_NE(entry, nullptr) << m;
         EXPECT_EQ(entry->role, Role::Engineer) << m;
     }
-    for (const char* m : {"debug.threads", "debug.stackTrace", "debug.variables"}) {
+    for (const char* m : {"debug.threads", "debug.stackTrace", "debug.variables", "debug.evaluate"}) {
         const ControlMethod* entry = rpc::findMethod(RuntimeControl::methodTable(), m);
         ASSERT_NE(entry, nullptr) << m;
         EXPECT_EQ(entry->role, Role::Viewer) << m;
@@ -479,6 +479,106 @@ TEST(ControlDebug, OneSessionDebugsAtATimeAndItsEndResumesItsTasks) {
     // Now the other session may debug.
     EXPECT_TRUE(live.call("debug.setBreakpoints", lines(kLineTotal), 2).ok);
     EXPECT_EQ(live.nextStop()["line"].GetInt(), kLineTotal);
+}
+
+// debug.evaluate: an ST expression in the scope of the halted frame's POU, typed as IEC types
+// combine, its value formatted as var.read formats it; a bad one is a coded error naming its
+// column, and nothing is written.
+TEST(ControlDebug, EvaluatesAnExpressionInTheHaltedFramesScope) {
+    Live live;
+    live.result("debug.setBreakpoints", lines(kLineCalls));
+    ASSERT_TRUE(live.nextStop().HasMember("line"));
+    const auto eval = [&live](const std::string& expression, int frame = 0) {
+        return live.call("debug.evaluate",
+                         R"({"thread":2,"frame":)" + std::to_string(frame) + R"(,"expression":")" + expression + "\"}");
+    };
+    const auto value = [&eval](const std::string& expression, int frame = 0) {
+        const ControlAnswer a = eval(expression, frame);
+        rapidjson::Document d;
+        d.Parse(a.ok ? a.json.c_str() : "{}");
+        EXPECT_TRUE(a.ok) << expression << ": " << a.message;
+        return d.HasMember("value") ? std::string(d["value"].GetString()) + " : " + d["type"].GetString()
+                                    : std::string();
+    };
+    // A local, an input, a member path from the caller's frame, a program's variable, a global.
+    const std::int64_t calls = live.readInt("pSlow.acc.calls");
+    EXPECT_EQ(value("calls"), std::to_string(calls) + " : DINT");
+    EXPECT_EQ(value("x"), "1 : DINT");
+    EXPECT_EQ(value("acc.x", 1), "1 : DINT");
+    EXPECT_EQ(value("pSlow.i"), "1 : DINT");
+    EXPECT_EQ(value("shared"), "7 : INT");
+    // Arithmetic in IEC types: INT wraps at 16 bits, a literal takes its partner's type, / of
+    // integers truncates, comparisons and AND give BOOL, REAL stays REAL.
+    EXPECT_EQ(value("calls * 2 + x"), std::to_string(calls * 2 + 1) + " : DINT");
+    EXPECT_EQ(value("shared * 10000"), "4464 : INT");
+    EXPECT_EQ(value("-7 / 2"), "-3 : LINT");
+    EXPECT_EQ(value("x = 1 AND shared > 5"), "TRUE : BOOL");
+    EXPECT_EQ(value("NOT (x <> 1) XOR TRUE"), "FALSE : BOOL");
+    EXPECT_EQ(value("shared MOD 4"), "3 : INT");
+    EXPECT_EQ(value("x + 0.5"), "1.5 : LREAL");
+    EXPECT_EQ(value("T#1s + T#500ms"), "T#1s500ms : TIME");
+    // An FB instance is named by its type and expanded by its path.
+    const ControlAnswer acc = eval("acc", 1);
+    ASSERT_TRUE(acc.ok) << acc.message;
+    rapidjson::Document d;
+    d.Parse(acc.json.c_str());
+    EXPECT_TRUE(d["expandable"].GetBool());
+    EXPECT_STREQ(d["path"].GetString(), "pSlow.acc");
+    EXPECT_STREQ(d["value"].GetString(), "Accum");
+    // Bad expressions: a coded error naming the column; nothing runs, nothing is written.
+    const auto error = [&eval](const std::string& expression) {
+        const ControlAnswer a = eval(expression);
+        EXPECT_FALSE(a.ok) << expression;
+        return a.message;
+    };
+    EXPECT_NE(error("x +").find("at column 4"), std::string::npos) << error("x +");
+    EXPECT_NE(error("x + nosuch").find("E0104 at column 5: no variable 'nosuch' in the scope of Accum"),
+              std::string::npos)
+        << error("x + nosuch");
+    EXPECT_NE(error("calls := 5").find("E0011"), std::string::npos) << error("calls := 5");
+    EXPECT_NE(error("pSlow.acc(x := 100)").find("E0801 at column 1"), std::string::npos)
+        << error("pSlow.acc(x := 100)");
+    EXPECT_NE(error("x AND 1.5").find("E0203"), std::string::npos) << error("x AND 1.5");
+    EXPECT_NE(error("x / 0").find("division by zero"), std::string::npos) << error("x / 0");
+    EXPECT_EQ(live.readInt("pSlow.acc.calls"), calls) << "nothing written";
+    EXPECT_EQ(live.readInt("pSlow.acc.x"), 1) << "no FB called";
+    // Without a thread: the globals only.
+    rapidjson::Document g = live.result("debug.evaluate", R"({"expression":"shared + 1"})");
+    EXPECT_STREQ(g["value"].GetString(), "8");
+    EXPECT_FALSE(live.call("debug.evaluate", R"({"expression":"calls"})").ok);
+}
+
+// A hit condition (`5`, `>= 5`, `% 10`) is counted on the task's thread from when the breakpoint
+// is set: `5` halts at the fifth hit only; a bad one leaves the breakpoint unverified, saying why.
+TEST(ControlDebug, AHitConditionHaltsAtTheNthHitOnly) {
+    Live live;
+    live.result("debug.setBreakpoints", lines(kLineCalls));
+    ASSERT_TRUE(live.nextStop().HasMember("line")); // halted before `calls := calls + 1`
+    const std::int64_t calls = live.readInt("pSlow.acc.calls");
+    rapidjson::Document b =
+        live.result("debug.setBreakpoints", R"({"file":"src/main.st","breakpoints":[{"line":6,"hitCondition":"5"}]})");
+    ASSERT_TRUE(b["breakpoints"][0]["verified"].GetBool());
+    live.result("debug.continue", R"({"thread":2})");
+    rapidjson::Document stop = live.nextStop();
+    ASSERT_EQ(stop["line"].GetInt(), kLineCalls);
+    // The halted statement ran on, then hits 1 to 4 each counted one call.
+    EXPECT_EQ(live.readInt("pSlow.acc.calls"), calls + 5);
+    live.result("debug.continue", R"({"thread":2})");
+    const std::int64_t cycles = live.readInt("pSlow.cycles");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (live.readInt("pSlow.cycles") < cycles + 5 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_GE(live.readInt("pSlow.cycles"), cycles + 5) << "no halt after the fifth hit";
+    live.pollEvents();
+    EXPECT_EQ(live.stops.size(), live.stopsTaken);
+
+    b = live.result("debug.setBreakpoints",
+                    R"({"file":"src/main.st","breakpoints":[{"line":6,"hitCondition":"five"},{"line":7}]})");
+    EXPECT_FALSE(b["breakpoints"][0]["verified"].GetBool());
+    EXPECT_NE(std::string(b["breakpoints"][0]["reason"].GetString()).find("hit condition"), std::string::npos);
+    EXPECT_TRUE(b["breakpoints"][1]["verified"].GetBool());
+    EXPECT_EQ(live.nextStop()["line"].GetInt(), kLineTotal) << "only the valid breakpoint halts";
 }
 
 } // namespace

@@ -100,7 +100,73 @@ TEST_P(DebugLoop, BudgetAndResultsAsWithoutTheDebugger) {
     EXPECT_EQ(p.get<std::int32_t>(0), 3);
 }
 
+// A hit condition is counted on the running thread: `>= 2` passes the first hit over and halts
+// at the second and third; `2` at the second only.
+TEST_P(DebugLoop, AHitConditionHaltsOnlyAtTheHitsItAdmits) {
+    for (const char* text : {">= 2", "2"}) {
+        CountToThree p;
+        StopMap stops(p.module);
+        Debugger dbg(stops);
+        dbg.attach();
+        p.debugger = &dbg;
+        HitCondition hit;
+        std::string why;
+        ASSERT_TRUE(parseHitCondition(text, hit, why)) << why;
+        const std::uint32_t slot = stops.addSlot(hit);
+        ASSERT_LT(slot, StopMap::kSlots);
+        ASSERT_TRUE(stops.setBreakpoint(p.increment, slot));
+        auto run = std::async(std::launch::async, [&] { return p.run(useSwitch()); });
+        std::vector<std::int32_t> seenAt;
+        std::uint32_t seen = 0;
+        while (dbg.waitHalted(seen, deadlineIn(1))) {
+            seen = dbg.haltCount();
+            seenAt.push_back(p.get<std::int32_t>(0));
+            ASSERT_TRUE(dbg.resume(StepMode::None));
+        }
+        ASSERT_EQ(run.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+        EXPECT_EQ(run.get(), Trap::None);
+        const std::vector<std::int32_t> expected =
+            std::string_view(text) == "2" ? std::vector<std::int32_t>{1} : std::vector<std::int32_t>{1, 2};
+        EXPECT_EQ(seenAt, expected) << text;
+        EXPECT_EQ(stops.hits(slot), 3u);
+    }
+}
+
 TAKT_VM_BOTH_DISPATCH_MODES(DebugLoop);
+
+TEST(HitCondition, ReadsTheFormsAClientWrites) {
+    struct Case {
+        const char* text;
+        HitCondition::Op op;
+        std::uint64_t n;
+    };
+    for (const Case& c : {Case{"5", HitCondition::Op::Eq, 5}, Case{" = 5", HitCondition::Op::Eq, 5},
+                          Case{"==5", HitCondition::Op::Eq, 5}, Case{">= 5", HitCondition::Op::Ge, 5},
+                          Case{">5", HitCondition::Op::Gt, 5}, Case{"<= 2", HitCondition::Op::Le, 2},
+                          Case{"< 2", HitCondition::Op::Lt, 2}, Case{"% 10", HitCondition::Op::Every, 10}}) {
+        HitCondition h;
+        std::string why;
+        ASSERT_TRUE(parseHitCondition(c.text, h, why)) << c.text << ": " << why;
+        EXPECT_EQ(h.op, c.op) << c.text;
+        EXPECT_EQ(h.n, c.n) << c.text;
+    }
+    const HitCondition every{HitCondition::Op::Every, 10};
+    EXPECT_FALSE(every.admits(9));
+    EXPECT_TRUE(every.admits(10));
+    EXPECT_TRUE(every.admits(20));
+    EXPECT_TRUE((HitCondition{HitCondition::Op::Ge, 5}).admits(6));
+    EXPECT_FALSE((HitCondition{HitCondition::Op::Eq, 5}).admits(6));
+    for (const char* bad : {"", "x", ">= ", "5 times", "% 0", "99999999999999999999999"}) {
+        HitCondition h;
+        std::string why;
+        EXPECT_FALSE(parseHitCondition(bad, h, why)) << bad;
+        EXPECT_NE(why.find("hit condition"), std::string::npos) << bad << ": " << why;
+    }
+    std::string why;
+    HitCondition h;
+    ASSERT_FALSE(parseHitCondition(">= 5x", h, why));
+    EXPECT_NE(why.find("column 5"), std::string::npos) << why; // the x
+}
 
 } // namespace
 } // namespace takt::vm::test

@@ -131,6 +131,7 @@ private:
     void debugThreads(ControlReplyFn& reply);
     void debugStackTrace(const rapidjson::Value& params, ControlReplyFn& reply);
     void debugVariables(const rapidjson::Value& params, ControlReplyFn& reply);
+    void debugEvaluate(const rapidjson::Value& params, ControlReplyFn& reply);
     [[nodiscard]] bool debugRefused(ControlReplyFn& reply);
     [[nodiscard]] bool claimDebugger(ControlReplyFn& reply);
     [[nodiscard]] std::size_t debugThreadCount() const;
@@ -139,8 +140,13 @@ private:
     void attachDebuggers();
     void releaseDebugger();
     [[nodiscard]] vm::Debugger* haltedThread(const rapidjson::Value& params, ControlReplyFn& reply);
+    // A line breakpoint as asked: its line and its hit condition as the client wrote it ("" none).
+    struct Breakpoint {
+        std::uint32_t line = 0;
+        std::string hitCondition;
+    };
     [[nodiscard]] std::string applyBreakpoints(const bytecode::Module& m, vm::StopMap& stops, const std::string& file,
-                                               const std::vector<std::uint32_t>& lines) const;
+                                               const std::vector<Breakpoint>& lines) const;
     void carryBreakpoints(const bytecode::Module& m, vm::StopMap& next);
     [[nodiscard]] std::string haltedJson() const;
     [[nodiscard]] bool anyHalted() const;
@@ -203,7 +209,7 @@ private:
     // (set again in the new program at an online change), the stop map of the program the next
     // command applies to, and each task's halt count last reported.
     std::uint64_t debugOwner_ = 0;
-    std::map<std::string, std::vector<std::uint32_t>> breakpoints_;
+    std::map<std::string, std::vector<Breakpoint>> breakpoints_;
     vm::StopMap* stops_ = nullptr;
     std::vector<std::uint32_t> haltsSeen_;
 };

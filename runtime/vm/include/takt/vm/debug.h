@@ -26,6 +26,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace takt::vm {
@@ -53,25 +54,63 @@ struct ResolvedLine {
 };
 [[nodiscard]] ResolvedLine resolveLine(const bytecode::Module& module, std::uint32_t file, std::uint32_t line);
 
+// A breakpoint's hit condition as a DAP client writes it (VS Code's "Hit Count" field): `5` or
+// `= 5` halts at the 5th hit only, `>= 5` (`>`, `<=`, `<`) at every hit from (after, up to,
+// before) the 5th, `% 10` at every 10th. Hits are counted from when the breakpoint was set.
+struct HitCondition {
+    enum class Op : std::uint8_t { Always, Eq, Ge, Gt, Le, Lt, Every };
+    Op op = Op::Always;
+    std::uint64_t n = 0;
+    [[nodiscard]] bool admits(std::uint64_t hit) const noexcept;
+};
+// False with `why` (naming the column, 1-based) when `text` is none of those forms.
+[[nodiscard]] bool parseHitCondition(std::string_view text, HitCondition& out, std::string& why);
+
 class StopMap {
 public:
     static constexpr std::uint8_t kStatement = 1;
     static constexpr std::uint8_t kBreakpoint = 2;
+    static constexpr std::uint8_t kConditioned = 4; // the breakpoint has a slot: ask admit()
+    static constexpr std::uint32_t kSlots = 255;
 
     explicit StopMap(const bytecode::Module& module);
     // Sets or clears a breakpoint at a statement start (false, and nothing changes, when `pc` is
     // none). Any thread; a running Vm sees it at its next run at the latest.
     bool setBreakpoint(std::uint32_t pc, bool on) noexcept;
+    // A conditioned breakpoint (all the statement starts of one line share it): a slot holding
+    // its hit condition and its hit count, taken round-robin so that a slot a scan thread may
+    // still be reading is not reused at once; kSlots when every slot is in use. Then
+    // setBreakpoint(pc, slot) for each statement start. The control thread only.
+    [[nodiscard]] std::uint32_t addSlot(const HitCondition& hit) noexcept;
+    bool setBreakpoint(std::uint32_t pc, std::uint32_t slot) noexcept;
+    // Clears every breakpoint and frees every slot.
     void clearBreakpoints() noexcept;
+    // The running thread, at a breakpoint: whether it halts there. A breakpoint without a slot
+    // always does; one with a slot counts the hit (an atomic add: no lock, no allocation) and asks
+    // its hit condition.
+    [[nodiscard]] bool admit(std::uint32_t pc) const noexcept;
+    [[nodiscard]] std::uint64_t hits(std::uint32_t slot) const noexcept {
+        return slot < kSlots ? slots_[slot].hits.load(std::memory_order_relaxed) : 0;
+    }
     [[nodiscard]] bool hasBreakpoint(std::uint32_t pc) const noexcept;
     [[nodiscard]] std::uint32_t breakpointCount() const noexcept { return count_.load(std::memory_order_acquire); }
     [[nodiscard]] const std::atomic<std::uint8_t>* bytes() const noexcept { return map_.get(); }
     [[nodiscard]] const bytecode::Module& module() const noexcept { return *module_; }
 
 private:
+    struct Slot {
+        std::atomic<bool> used{false};
+        std::atomic<HitCondition::Op> op{HitCondition::Op::Always};
+        std::atomic<std::uint64_t> n{0};
+        std::atomic<std::uint64_t> hits{0};
+    };
+
     const bytecode::Module* module_;
     std::size_t size_;
     std::unique_ptr<std::atomic<std::uint8_t>[]> map_;
+    std::unique_ptr<std::atomic<std::uint8_t>[]> slotOf_; // per code word: its slot + 1, 0: none
+    std::unique_ptr<Slot[]> slots_;
+    std::uint32_t nextSlot_ = 0;
     std::atomic<std::uint32_t> count_{0};
 };
 
@@ -149,7 +188,8 @@ public:
         return step_.load(std::memory_order_acquire) != StepMode::None ? StopMap::kStatement | StopMap::kBreakpoint
                                                                        : StopMap::kBreakpoint;
     }
-    [[nodiscard]] bool shouldHalt(std::uint8_t bits, std::uint32_t depth) noexcept;
+    // `pc`: where the thread stands (a breakpoint there may have a condition to ask).
+    [[nodiscard]] bool shouldHalt(std::uint8_t bits, std::uint32_t depth, std::uint32_t pc) noexcept;
     // The frames to fill (kMaxCallDepth + 1), then halt(n) blocks until resumed.
     [[nodiscard]] HaltFrame* frameBuffer() noexcept { return frames_.data(); }
     void halt(std::uint32_t frameCount) noexcept;

@@ -1,0 +1,49 @@
+#pragma once
+// The debugger's ST expressions compiled for the running program (docs/debugging.md): parsed by
+// the compiler's parser, their names resolved in the scope of one POU (the members of its
+// instance: locals, inputs, outputs; then program instances and globals) against the module's
+// type and variable tables, typed as IEC types combine, and emitted as a vm::DebugExpr, which
+// the control thread (evaluate) or a scan thread (a condition) runs on the image. Calls,
+// assignments and anything else that could change state are refused, so evaluating never writes.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "takt/bytecode/module.h"
+#include "takt/vm/debug_expr.h"
+
+namespace takt::agent {
+
+// A part of the image an expression reads: relative to the frame's instance (`self`), or absolute.
+struct ExprRead {
+    bool self = false;
+    std::uint32_t offset = 0;
+    std::uint32_t size = 0;
+};
+
+struct CompiledExpr {
+    vm::DebugExpr code;
+    // A variable (`x`, `acc.total`, `a[i]`): the code leaves its address, `type` is its type (any
+    // type, a STRUCT or an FB instance too) and `path` its variable path when it has one without
+    // a computed index ("" otherwise). A computed value: type kNone, the value of code.kind.
+    bool place = false;
+    std::uint32_t type = bytecode::kNone;
+    std::string path;
+    std::vector<ExprRead> reads;
+};
+
+// What is wrong with an expression: a compiler code ("E0104"), the 1-based column in the text.
+struct ExprError {
+    std::string code;
+    std::uint32_t column = 1;
+    std::string message;
+    [[nodiscard]] std::string text() const; // "E0104 at column 3: …"
+};
+
+// `pou`: the POU whose scope names resolve in (kNone: globals only); `instancePath`: its instance
+// path when known (a halted frame's), to give variables their paths.
+[[nodiscard]] bool compileDebugExpr(const bytecode::Module& m, std::uint32_t pou, const std::string& instancePath,
+                                    std::string_view text, CompiledExpr& out, ExprError& error);
+
+} // namespace takt::agent

@@ -1,0 +1,105 @@
+// libFuzzer target: the debugger's expressions (watch, hover, the console) on arbitrary text,
+// compiled in the scope of an FB and of a program of a fixed compiled program, then run on a
+// zeroed image of its size with the instance where it lies; and the same text as a breakpoint's
+// hit condition. Neither may crash, read outside the image or disagree with itself: a compiled
+// expression runs to a value or a coded fault, and its stack stays within the depth it counted.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "control/debug_expr.h"
+#include "takt/compiler/compile_program.h"
+#include "takt/compiler/project.h"
+#include "takt/vm/debug.h"
+
+namespace {
+
+constexpr const char* kProgram = R"ST(
+TYPE
+    Mode : (Idle, Run, Stop);
+    Point : STRUCT x : INT; y : REAL; END_STRUCT;
+END_TYPE
+VAR_GLOBAL
+    gMode : Mode := Run;
+    gCount : DINT;
+    gPoints : ARRAY[1..4, 0..2] OF Point;
+    gBits : WORD;
+END_VAR
+FUNCTION_BLOCK Accum
+    VAR_INPUT x : DINT; END_VAR
+    VAR_OUTPUT total : LREAL; END_VAR
+    VAR calls : UINT; last : TIME; name : STRING; END_VAR
+    calls := calls + 1;
+    total := total + x;
+END_FUNCTION_BLOCK
+PROGRAM Main
+    VAR acc : Accum; i : INT; values : ARRAY[0..9] OF SINT; END_VAR
+    FOR i := 0 TO 9 DO acc(x := i); END_FOR;
+END_PROGRAM
+)ST";
+
+void require(bool ok) {
+    if (!ok) {
+        std::abort();
+    }
+}
+
+struct Fixture {
+    takt::compiler::CompiledProgram compiled;
+    std::uint32_t fb = takt::bytecode::kNone;
+    std::uint32_t program = takt::bytecode::kNone;
+    std::uint32_t accOffset = 0;
+    std::uint32_t mainOffset = 0;
+    Fixture() {
+        takt::compiler::Project project = takt::compiler::checkSources({{"main.st", kProgram}});
+        compiled = takt::compiler::compileProgram(project);
+        require(compiled.ok());
+        const takt::bytecode::Module& m = *compiled.module;
+        for (std::uint32_t i = 0; i < m.pous.size(); ++i) {
+            fb = m.pous[i].name == "Accum" ? i : fb;
+            program = m.pous[i].name == "Main" ? i : program;
+        }
+        for (const takt::bytecode::VarEntry& v : m.variables) {
+            accOffset = v.path == "Main.acc" ? v.offset : accOffset;
+        }
+        mainOffset = m.programs.front().offset;
+        require(fb != takt::bytecode::kNone && program != takt::bytecode::kNone && accOffset != 0);
+    }
+};
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    static const Fixture f;
+    const takt::bytecode::Module& m = *f.compiled.module;
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    const std::vector<std::uint8_t> image(m.constSize + m.globalSize, 0);
+    for (const auto& [pou, self, path] :
+         {std::tuple{f.fb, f.accOffset, "Main.acc"}, std::tuple{f.program, f.mainOffset, "Main"},
+          std::tuple{takt::bytecode::kNone, 0U, ""}}) {
+        takt::agent::CompiledExpr e;
+        takt::agent::ExprError error;
+        if (!takt::agent::compileDebugExpr(m, pou, path, text, e, error)) {
+            require(!error.code.empty() && error.column >= 1 && error.column <= size + 1);
+            continue;
+        }
+        require(e.code.depth <= takt::vm::kMaxExprDepth);
+        takt::vm::ExprSlot out{0};
+        const takt::vm::ExprStatus s =
+            takt::vm::eval(e.code, image.data(), static_cast<std::uint32_t>(image.size()), self, out);
+        require(s != takt::vm::ExprStatus::Invalid && s != takt::vm::ExprStatus::OutsideImage);
+        if (s == takt::vm::ExprStatus::Ok && e.place) {
+            require(out.u + m.types[e.type].size <= image.size());
+        }
+    }
+    takt::vm::HitCondition hit;
+    std::string why;
+    if (!takt::vm::parseHitCondition(text, hit, why)) {
+        require(why.starts_with("hit condition"));
+    }
+    return 0;
+}
