@@ -217,8 +217,8 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
          R"("added","loses_state","variables"]})",
          Role::Engineer, [](T t, M, V p, R r) { self(t).rollback(p, r); }},
         {"debug.setBreakpoints",
-         "Set the line breakpoints of one source file (replacing its earlier ones); each line answers whether it "
-         "halts and at which line",
+         "Set the line breakpoints of one source file (replacing its earlier ones), optionally with hit counts "
+         "(`5`, `>= 5`, `% 10`); each line answers whether it halts and at which line",
          R"({"type":"object","required":["file"],"properties":{"file":{"type":"string","minLength":1},)"
          R"("lines":{"type":"array","maxItems":1000,"items":{"type":"integer","minimum":1,"maximum":4294967295}},)"
          R"("breakpoints":{"type":"array","maxItems":1000,"items":{"type":"object","required":["line"],)"
@@ -257,7 +257,8 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
          Role::Viewer, [](T t, M, V p, R r) { self(t).debugVariables(p, r); }},
         {"debug.evaluate",
          "The value of an ST expression in the scope of a halted frame's POU (thread, frame), or of the globals; "
-         "variables, literals and operators only: it never writes",
+         "variables, literals and operators only: it never writes; a bad expression is -32602 naming the code "
+         "and column",
          R"({"type":"object","required":["expression"],"properties":{"expression":{"type":"string","minLength":1,)"
          R"("maxLength":4096},"thread":{"type":"integer","minimum":1,"maximum":4294967295},)"
          R"("frame":{"type":"integer","minimum":0,"maximum":4294967295}},"additionalProperties":false})",
