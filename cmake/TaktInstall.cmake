@@ -25,9 +25,11 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DA
 # The OPC UA server `takt run` starts (agent/src/opcua/opcua_server.cpp, findOpcuaScript looks in
 # share/takt/opcua beside the binary) with its npm packages: node_modules is there after
 # `scripts/npm-ci.sh opcua` (scripts/package.sh and scripts/test.sh run it). Without it the
-# installed takt says to run `npm ci` in the installed folder.
+# installed takt says to run `npm ci` in the installed folder. The packages' .npmignore and the
+# folder's .gitignore are files for npm and git, not for the installed server (lintian refuses
+# the first in a package).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/opcua/ DESTINATION ${CMAKE_INSTALL_DATADIR}/takt/opcua COMPONENT takt
-        PATTERN ".lock-installed" EXCLUDE)
+        PATTERN ".lock-installed" EXCLUDE PATTERN ".npmignore" EXCLUDE PATTERN ".gitignore" EXCLUDE)
 
 # The units name the installed binary; docs/takt.service is written for /usr/bin/takt.
 foreach(unit takt.service takt@.service)
