@@ -189,6 +189,7 @@ public:
         }
         mosquitto_connect_callback_set(mosq_, &Mqtt::onConnect);
         mosquitto_disconnect_callback_set(mosq_, &Mqtt::onDisconnect);
+        mosquitto_publish_callback_set(mosq_, &Mqtt::onPublish);
         mosquitto_message_callback_set(mosq_, &Mqtt::onMessage);
         const auto secs = [](std::int64_t ms) { return static_cast<unsigned>((ms + 999) / 1000); };
         mosquitto_reconnect_delay_set(mosq_, secs(reconnectMs_), secs(reconnectMaxMs_), true);
@@ -311,17 +312,19 @@ public:
             }
         }
         if (mosq_ != nullptr && connected) {
-            // QoS 0 publishes wait in the client's queue for its network thread: let them leave
-            // before the disconnect (bounded, so a dead broker cannot hold the stop up).
-            for (int i = 0; i < 500 && mosquitto_want_write(mosq_); ++i) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            // The safe values must have reached the broker before the connection closes: a
+            // close with the broker's answers still unread resets the connection, and a broker
+            // that sees the reset before it read our last publishes drops them. So wait until
+            // every publish is acknowledged (written, at QoS 0), bounded so that a dead broker
+            // cannot hold the stop up.
+            waitUntilAcknowledged();
+            if (!statusTopic_.empty()) {
+                // A clean disconnect suppresses the will, so say "offline" ourselves.
+                send(statusTopic_, "offline", true);
+                waitUntilAcknowledged();
             }
         }
         if (mosq_ != nullptr) {
-            if (connected && !statusTopic_.empty()) {
-                // A clean disconnect suppresses the will, so say "offline" ourselves.
-                mosquitto_publish(mosq_, nullptr, statusTopic_.c_str(), 7, "offline", qos_, true);
-            }
             mosquitto_disconnect(mosq_);
             mosquitto_loop_stop(mosq_, false);
             mosquitto_destroy(mosq_);
@@ -471,7 +474,7 @@ private:
             mosquitto_subscribe(m, nullptr, b.topic.c_str(), d->qos_);
         }
         if (!d->statusTopic_.empty()) {
-            mosquitto_publish(m, nullptr, d->statusTopic_.c_str(), 6, "online", d->qos_, true);
+            d->send(d->statusTopic_, "online", true);
         }
         {
             const std::lock_guard lock(d->mutex_);
@@ -486,6 +489,27 @@ private:
         }
         d->wake_.notify();
         d->health_.set(Health::Ok, {});
+    }
+
+    // Every publish goes through here, so that stop() knows when the broker has them all.
+    void send(const std::string& topic, std::string_view payload, bool retain) noexcept {
+        unacknowledged_.fetch_add(1, std::memory_order_acq_rel); // before: the answer can come first
+        if (mosquitto_publish(mosq_, nullptr, topic.c_str(), static_cast<int>(payload.size()), payload.data(), qos_,
+                              retain) != MOSQ_ERR_SUCCESS) {
+            unacknowledged_.fetch_sub(1, std::memory_order_acq_rel); // no answer will come
+        }
+    }
+
+    // libmosquitto calls it once per publish: when written at QoS 0, on PUBACK/PUBCOMP above.
+    static void onPublish(mosquitto* /*m*/, void* self, int /*mid*/) {
+        static_cast<Mqtt*>(self)->unacknowledged_.fetch_sub(1, std::memory_order_acq_rel);
+    }
+
+    // Up to 500 ms: a lost connection leaves publishes unanswered until it comes back.
+    void waitUntilAcknowledged() const noexcept {
+        for (int i = 0; i < 500 && unacknowledged_.load(std::memory_order_acquire) > 0; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
     }
 
     static void onDisconnect(mosquitto* /*m*/, void* self, int rc) {
@@ -592,14 +616,12 @@ private:
             std::uint8_t* sent = outSent_.data() + i * 8;
             if (all || !sentOnce_ || std::memcmp(now, sent, 8) != 0) {
                 const std::string payload = encodePayload(publish_[i].type, now);
-                mosquitto_publish(mosq_, nullptr, publish_[i].topic.c_str(), static_cast<int>(payload.size()),
-                                  payload.data(), qos_, publish_[i].retain);
+                send(publish_[i].topic, payload, publish_[i].retain);
                 std::memcpy(sent, now, 8);
             }
         }
         if (!topicOut_.empty() && (all || !sentOnce_ || imageOutNow_ != imageOutSent_)) {
-            mosquitto_publish(mosq_, nullptr, topicOut_.c_str(), static_cast<int>(imageOutNow_.size()),
-                              imageOutNow_.data(), qos_, false);
+            send(topicOut_, {reinterpret_cast<const char*>(imageOutNow_.data()), imageOutNow_.size()}, false);
             imageOutSent_ = imageOutNow_;
         }
         sentOnce_ = true;
@@ -655,6 +677,7 @@ private:
     bool sentOnce_ = false;
 
     mosquitto* mosq_ = nullptr;
+    std::atomic<std::int64_t> unacknowledged_{0}; // publishes the broker has not answered yet (send)
     std::thread publisher_;
     HealthCell health_;
 };
