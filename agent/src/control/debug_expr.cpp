@@ -553,7 +553,7 @@ std::string ExprError::text() const {
 }
 
 bool compileDebugExpr(const bytecode::Module& m, std::uint32_t pou, const std::string& instancePath,
-                      std::string_view text, CompiledExpr& out, ExprError& error) {
+                      std::string_view text, CompiledExpr& out, ExprError& error, bool value) {
     const compiler::SourceFile src(0, "expression", std::string(text));
     compiler::DiagnosticSink diags;
     const compiler::ast::ExprPtr tree = compiler::parseExpressionText(src, diags);
@@ -571,8 +571,9 @@ bool compileDebugExpr(const bytecode::Module& m, std::uint32_t pou, const std::s
     }
     Compiler c(m, pou, instancePath, src);
     Typed t = c.compile(*tree);
-    if (!c.failed() && t.place && t.type == kNone) {
-        c.load(t, *tree); // a bit of a bit string: no type of its own to format by
+    if (!c.failed() && t.place && (t.type == kNone || value)) {
+        out.valueType = t.type;
+        c.load(t, *tree); // a bit of a bit string has no type of its own to format by
     }
     if (c.failed()) {
         error = c.error();
