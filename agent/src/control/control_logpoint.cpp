@@ -25,32 +25,6 @@ struct DebugLogFormat {
 
 namespace {
 
-// A log message's text and its {expressions} with their columns; false with `why` when a '{' is
-// not closed or it has more than vm::kMaxLogParts of them.
-bool splitLogMessage(const std::string& text, std::vector<std::string>& texts,
-                     std::vector<std::pair<std::string, std::uint32_t>>& parts, std::string& why) {
-    texts.emplace_back();
-    for (std::size_t at = 0; at < text.size(); ++at) {
-        if (text[at] != '{') {
-            texts.back() += text[at];
-            continue;
-        }
-        const std::size_t close = text.find('}', at + 1);
-        if (close == std::string::npos) {
-            why = fmt::format("log message: the '{{' at column {} is not closed", at + 1);
-            return false;
-        }
-        if (parts.size() == vm::kMaxLogParts) {
-            why = fmt::format("log message: more than {} {{expressions}}", vm::kMaxLogParts);
-            return false;
-        }
-        parts.emplace_back(text.substr(at + 1, close - at - 1), static_cast<std::uint32_t>(at + 1));
-        texts.emplace_back();
-        at = close;
-    }
-    return true;
-}
-
 std::string formatLogValue(const DebugLogFormat& f, std::size_t i, const vm::LogRecord& r) {
     if (r.status[i] != vm::ExprStatus::Ok) {
         return fmt::format("<{}>", vm::exprStatusText(r.status[i]));

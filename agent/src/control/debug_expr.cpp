@@ -10,6 +10,7 @@
 #include "takt/compiler/diagnostics.h"
 #include "takt/compiler/parse_expression.h"
 #include "takt/compiler/source.h"
+#include "takt/vm/debug.h"
 
 namespace takt::agent {
 
@@ -591,6 +592,32 @@ bool compileDebugExpr(const bytecode::Module& m, std::uint32_t pou, const std::s
     out.type = t.place ? t.type : kNone;
     out.path = t.place ? t.path : std::string();
     out.reads = std::move(c.reads());
+    return true;
+}
+
+// A log message's text and its {expressions} with their columns; false with `why` when a '{' is
+// not closed or it has more than vm::kMaxLogParts of them.
+bool splitLogMessage(std::string_view text, std::vector<std::string>& texts,
+                     std::vector<std::pair<std::string, std::uint32_t>>& parts, std::string& why) {
+    texts.emplace_back();
+    for (std::size_t at = 0; at < text.size(); ++at) {
+        if (text[at] != '{') {
+            texts.back() += text[at];
+            continue;
+        }
+        const std::size_t close = text.find('}', at + 1);
+        if (close == std::string::npos) {
+            why = fmt::format("log message: the '{{' at column {} is not closed", at + 1);
+            return false;
+        }
+        if (parts.size() == vm::kMaxLogParts) {
+            why = fmt::format("log message: more than {} {{expressions}}", vm::kMaxLogParts);
+            return false;
+        }
+        parts.emplace_back(std::string(text.substr(at + 1, close - at - 1)), static_cast<std::uint32_t>(at + 1));
+        texts.emplace_back();
+        at = close;
+    }
     return true;
 }
 

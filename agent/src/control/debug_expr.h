@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "takt/bytecode/module.h"
@@ -49,5 +50,11 @@ struct ExprError {
 // is needed (a condition, a logpoint's part): a variable is loaded, a STRUCT or array refused.
 [[nodiscard]] bool compileDebugExpr(const bytecode::Module& m, std::uint32_t pou, const std::string& instancePath,
                                     std::string_view text, CompiledExpr& out, ExprError& error, bool value = false);
+
+// A logpoint's message split into its text (one piece more than the expressions) and its
+// {expressions} with the 1-based column of each '{'; false with `why` when a '{' is not closed or
+// there are more than vm::kMaxLogParts of them.
+[[nodiscard]] bool splitLogMessage(std::string_view text, std::vector<std::string>& texts,
+                                   std::vector<std::pair<std::string, std::uint32_t>>& parts, std::string& why);
 
 } // namespace takt::agent
