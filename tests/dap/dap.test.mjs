@@ -327,6 +327,80 @@ test('a hit condition halts at the Nth hit only', async () => {
   await scanning();
 });
 
+test('a conditioned breakpoint halts only where its condition holds, and a bad one says why', async () => {
+  const dc = await attached();
+  try {
+    let stopped = dc.waitForEvent('stopped');
+    await breakAt(dc, LINE_CALLS);
+    await stopped; // halted before `calls := calls + 1`
+    let [top] = (await dc.stackTraceRequest({ threadId: SLOW })).body.stackFrames;
+    const calls = Number((await variablesOf(dc, top.id, 'Locals')).value('calls'));
+    // The first hit after continue where it holds: calls + 7 (the loop's x is then known too).
+    const want = calls + 7;
+    const [bp] = (await dc.setBreakpointsRequest({ source: { path: source },
+      breakpoints: [{ line: LINE_CALLS, condition: `calls = ${want} AND x > 0` }] })).body.breakpoints;
+    assert.equal(bp.verified, true, bp.message);
+    stopped = dc.waitForEvent('stopped');
+    await dc.continueRequest({ threadId: SLOW });
+    assert.equal((await stopped).body.reason, 'breakpoint');
+    [top] = (await dc.stackTraceRequest({ threadId: SLOW })).body.stackFrames;
+    assert.equal(Number((await variablesOf(dc, top.id, 'Locals')).value('calls')), want);
+
+    // A condition that does not compile, or is no BOOL: unverified, with the code and column.
+    const [bad, notBool] = (await dc.setBreakpointsRequest({ source: { path: source }, breakpoints: [
+      { line: LINE_CALLS, condition: 'calls = nosuch' }, { line: LINE_TOTAL, condition: 'calls + 1' }] })).body.breakpoints;
+    assert.equal(bad.verified, false);
+    assert.match(bad.message, /condition: E0104 at column 9: no variable 'nosuch'/);
+    assert.equal(notBool.verified, false);
+    assert.match(notBool.message, /condition: E0201 .*no BOOL/);
+
+    // A condition that faults halts, and the stop says why.
+    stopped = dc.waitForEvent('stopped');
+    await dc.setBreakpointsRequest({ source: { path: source },
+      breakpoints: [{ line: LINE_TOTAL, condition: 'total / (x - x) = 1' }] });
+    await dc.continueRequest({ threadId: SLOW });
+    const ev = await stopped;
+    assert.equal(ev.body.reason, 'breakpoint');
+    assert.match(ev.body.text, /the condition failed: division by zero/);
+    [top] = (await dc.stackTraceRequest({ threadId: SLOW })).body.stackFrames;
+    assert.equal(top.line, LINE_TOTAL);
+  } finally {
+    await detach(dc);
+  }
+  await scanning();
+});
+
+test('a logpoint logs its interpolated values as output while its task keeps cycling', async () => {
+  const dc = await attached();
+  const outputs = [];
+  let stops = 0;
+  dc.on('output', (e) => outputs.push(e.body));
+  dc.on('stopped', () => { ++stops; });
+  try {
+    const first = await counter('pSlow.cycles');
+    const [bp] = (await dc.setBreakpointsRequest({ source: { path: source },
+      breakpoints: [{ line: LINE_CALLS, logMessage: 'x is {x}, calls then {calls + 1}' }] })).body.breakpoints;
+    assert.equal(bp.verified, true, bp.message);
+    await dc.configurationDoneRequest();
+    const logged = () => outputs.filter((o) => /^x is \d+, calls then \d+\n$/.test(o.output));
+    await until('30 logpoint messages', async () => logged().length >= 30);
+    const lines = logged().map((o) => o.output.match(/^x is (\d+), calls then (\d+)/).slice(1).map(Number));
+    // x runs 1, 2, 3 every cycle; calls + 1 grows by one each message.
+    for (let k = 1; k < 30; ++k) {
+      assert.equal(lines[k][1], lines[k - 1][1] + 1, JSON.stringify(lines.slice(0, 30)));
+      assert.equal(lines[k][0], (lines[k - 1][0] % 3) + 1, JSON.stringify(lines.slice(0, 30)));
+    }
+    assert.equal(logged()[0].line, LINE_CALLS);
+    assert.equal(logged()[0].source.path, source);
+    await until('the slow task to cycle on', async () => (await counter('pSlow.cycles')) > first + 10);
+    assert.deepEqual((await ctl('runtime.status')).halted, []);
+    assert.equal(stops, 0, 'a logpoint never halts');
+  } finally {
+    await detach(dc);
+  }
+  await scanning();
+});
+
 test('step in, over and out', async () => {
   const dc = await attached();
   try {

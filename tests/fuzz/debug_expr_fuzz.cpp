@@ -1,8 +1,8 @@
 // libFuzzer target: the debugger's expressions (watch, hover, the console) on arbitrary text,
 // compiled in the scope of an FB and of a program of a fixed compiled program, then run on a
 // zeroed image of its size with the instance where it lies; and the same text as a breakpoint's
-// hit condition. Neither may crash, read outside the image or disagree with itself: a compiled
-// expression runs to a value or a coded fault, and its stack stays within the depth it counted.
+// hit condition, and as a condition and a logpoint's message. None may crash, read outside the image or disagree with
+// itself: a compiled expression runs to a value or a coded fault, and its stack stays within the depth it counted.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -78,9 +78,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const takt::bytecode::Module& m = *f.compiled.module;
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     const std::vector<std::uint8_t> image(m.constSize + m.globalSize, 0);
+    std::string why;
     for (const auto& [pou, self, path] :
          {std::tuple{f.fb, f.accOffset, "Main.acc"}, std::tuple{f.program, f.mainOffset, "Main"},
           std::tuple{takt::bytecode::kNone, 0U, ""}}) {
+        // As a breakpoint's condition or a logpoint's part: an elementary value, loaded.
+        takt::agent::CompiledExpr v;
+        takt::agent::ExprError verror;
+        if (takt::agent::compileDebugExpr(m, pou, "", text, v, verror, true)) {
+            require(!v.place && takt::vm::scalarSize(v.code.kind) != 0 && v.code.depth <= takt::vm::kMaxExprDepth);
+            takt::vm::ExprSlot out{0};
+            const takt::vm::ExprStatus s =
+                takt::vm::eval(v.code, image.data(), static_cast<std::uint32_t>(image.size()), self, out);
+            require(s != takt::vm::ExprStatus::Invalid && s != takt::vm::ExprStatus::OutsideImage);
+        } else {
+            require(!verror.code.empty() && verror.column >= 1 && verror.column <= size + 1);
+        }
         takt::agent::CompiledExpr e;
         takt::agent::ExprError error;
         if (!takt::agent::compileDebugExpr(m, pou, path, text, e, error)) {
@@ -96,8 +109,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             require(out.u + m.types[e.type].size <= image.size());
         }
     }
+    // As a log message: its pieces put together again are the text, each part's column its '{'.
+    std::vector<std::string> texts;
+    std::vector<std::pair<std::string, std::uint32_t>> parts;
+    if (takt::agent::splitLogMessage(text, texts, parts, why)) {
+        require(texts.size() == parts.size() + 1 && parts.size() <= takt::vm::kMaxLogParts);
+        std::string joined = texts.front();
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+            require(text[parts[i].second - 1] == '{' && parts[i].second == joined.size() + 1);
+            joined += "{" + parts[i].first + "}" + texts[i + 1];
+        }
+        require(joined == text);
+    } else {
+        require(why.starts_with("log message"));
+    }
+    why.clear();
     takt::vm::HitCondition hit;
-    std::string why;
     if (!takt::vm::parseHitCondition(text, hit, why)) {
         require(why.starts_with("hit condition"));
     }

@@ -197,6 +197,7 @@ void RuntimeControl::releaseDebugger() {
     }
     debugOwner_ = 0;
     breakpoints_.clear();
+    logFormats_.clear();
     stops_->clearBreakpoints();
     for (std::size_t t = 0; t < debugThreadCount(); ++t) {
         if (vm::Debugger* d = threadDebugger(t)) {
@@ -214,7 +215,7 @@ void RuntimeControl::sessionClosed(std::uint64_t session) {
 // Sets the breakpoints of every file the owner asked for in `stops` (the running program's, or a
 // new one's before an online change) and answers how each line resolved there.
 std::string RuntimeControl::applyBreakpoints(const bytecode::Module& m, vm::StopMap& stops, const std::string& file,
-                                             const std::vector<Breakpoint>& lines) const {
+                                             const std::vector<Breakpoint>& lines) {
     std::string out = "[";
     const std::uint32_t index = fileIndex(m, file);
     const bool halts = threadDebugger(0) != nullptr;
@@ -225,29 +226,30 @@ std::string RuntimeControl::applyBreakpoints(const bytecode::Module& m, vm::Stop
         std::string entry;
         vm::HitCondition hit;
         std::string why;
+        std::uint32_t slot = vm::StopMap::kSlots;
+        const auto unverified = [line](std::uint32_t resolved, const std::string& reason) {
+            return resolved == 0
+                       ? fmt::format("{{\"line\":{},\"verified\":false,\"reason\":{}}}", line, ctl::quoted(reason))
+                       : fmt::format("{{\"line\":{},\"verified\":false,\"resolved_line\":{},\"reason\":{}}}", line,
+                                     resolved, ctl::quoted(reason));
+        };
         if (!b.hitCondition.empty() && !vm::parseHitCondition(b.hitCondition, hit, why)) {
-            entry = fmt::format("{{\"line\":{},\"verified\":false,\"reason\":{}}}", line, ctl::quoted(why));
+            entry = unverified(0, why);
         } else if (index == bytecode::kNone) {
-            entry = fmt::format("{{\"line\":{},\"verified\":false,\"reason\":{}}}", line,
-                                ctl::quoted(fmt::format("no file {} in the running program", file)));
+            entry = unverified(0, fmt::format("no file {} in the running program", file));
         } else if (const vm::ResolvedLine r = vm::resolveLine(m, index, line); !r.verified) {
-            entry = fmt::format("{{\"line\":{},\"verified\":false,\"reason\":{}}}", line, ctl::quoted(r.reason));
+            entry = unverified(0, r.reason);
         } else if (!halts) {
-            entry = fmt::format("{{\"line\":{},\"verified\":false,\"resolved_line\":{},\"reason\":{}}}", line, r.line,
-                                ctl::quoted("the runtime is not cycling: no task can halt"));
+            entry = unverified(r.line, "the runtime is not cycling: no task can halt");
         } else if (native) {
-            entry = fmt::format("{{\"line\":{},\"verified\":false,\"resolved_line\":{},\"reason\":{}}}", line, r.line,
-                                ctl::quoted("the program runs on the native tier, which does not halt: debug with "
-                                            "[runtime] execution = \"interpreter\""));
-        } else if (const std::uint32_t slot = b.hitCondition.empty() ? vm::StopMap::kSlots : stops.addSlot(hit);
-                   !b.hitCondition.empty() && slot == vm::StopMap::kSlots) {
-            entry = fmt::format(
-                "{{\"line\":{},\"verified\":false,\"resolved_line\":{},\"reason\":{}}}", line, r.line,
-                ctl::quoted(fmt::format("more than {} breakpoints with a hit condition", vm::StopMap::kSlots)));
+            entry = unverified(r.line, "the program runs on the native tier, which does not halt: debug with "
+                                       "[runtime] execution = \"interpreter\"");
+        } else if (!breakpointRule(m, b, r, hit, stops, slot, why)) {
+            entry = unverified(r.line, why);
         } else {
             // The statement starts of one line share the slot: its hits are the breakpoint's.
             for (const std::uint32_t pc : r.pcs) {
-                (void)(b.hitCondition.empty() ? stops.setBreakpoint(pc, true) : stops.setBreakpoint(pc, slot));
+                (void)(slot == vm::StopMap::kSlots ? stops.setBreakpoint(pc, true) : stops.setBreakpoint(pc, slot));
             }
             entry = fmt::format("{{\"line\":{},\"verified\":true,\"resolved_line\":{}}}", line, r.line);
         }
@@ -281,13 +283,17 @@ void RuntimeControl::debugSetBreakpoints(const rapidjson::Value& params, Control
     std::vector<Breakpoint> lines;
     if (const rapidjson::Value* plain = ctl::member(params, "lines")) {
         for (const rapidjson::Value& l : plain->GetArray()) {
-            lines.push_back(Breakpoint{l.GetUint(), {}});
+            lines.push_back(Breakpoint{l.GetUint(), {}, {}, {}});
         }
     }
     if (const rapidjson::Value* full = ctl::member(params, "breakpoints")) {
         for (const rapidjson::Value& b : full->GetArray()) {
-            const rapidjson::Value* hit = ctl::member(b, "hitCondition");
-            lines.push_back(Breakpoint{b["line"].GetUint(), hit != nullptr ? hit->GetString() : std::string()});
+            const auto text = [&b](const char* name) {
+                const rapidjson::Value* v = ctl::member(b, name);
+                return v != nullptr ? std::string(v->GetString(), v->GetStringLength()) : std::string();
+            };
+            lines.push_back(
+                Breakpoint{b["line"].GetUint(), text("hitCondition"), text("condition"), text("logMessage")});
         }
     } else if (ctl::member(params, "lines") == nullptr) {
         reply(ctl::badParam("lines", "give \"lines\" or \"breakpoints\""));
@@ -654,6 +660,7 @@ void RuntimeControl::emitDebugEvents(std::vector<std::string>& events) {
         return;
     }
     attachDebuggers();
+    emitLogOutput(events); // first: what a task logged before it halted comes before the halt
     haltsSeen_.resize(debugThreadCount(), 0);
     for (std::size_t t = 0; t < debugThreadCount(); ++t) {
         const vm::Debugger* d = threadDebugger(t);
@@ -666,11 +673,17 @@ void RuntimeControl::emitDebugEvents(std::vector<std::string>& events) {
         }
         const vm::HaltFrame& f = d->frames().back();
         const vm::SourcePosition at = vm::sourceAt(*module_, f.pc);
+        // A condition that faulted halts the task and says why (`fault`).
+        const std::string fault =
+            d->conditionFault() == vm::ExprStatus::Ok
+                ? std::string()
+                : fmt::format(",\"fault\":{}", ctl::quoted(fmt::format("the condition failed: {}",
+                                                                       vm::exprStatusText(d->conditionFault()))));
         emit(events, "debug_stopped",
-             fmt::format("\"thread\":{},\"task\":{},\"reason\":\"{}\",\"pou\":{},\"file\":{},\"line\":{}", t + 1,
+             fmt::format("\"thread\":{},\"task\":{},\"reason\":\"{}\",\"pou\":{},\"file\":{},\"line\":{}{}", t + 1,
                          ctl::quoted(threadName(t)), reasonName(d->reason()),
                          ctl::quoted(f.pou < module_->pous.size() ? module_->pous[f.pou].name : ""),
-                         ctl::quoted(at.file < module_->files.size() ? module_->files[at.file] : ""), at.line));
+                         ctl::quoted(at.file < module_->files.size() ? module_->files[at.file] : ""), at.line, fault));
     }
 }
 

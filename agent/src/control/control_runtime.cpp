@@ -218,12 +218,15 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
          Role::Engineer, [](T t, M, V p, R r) { self(t).rollback(p, r); }},
         {"debug.setBreakpoints",
          "Set the line breakpoints of one source file (replacing its earlier ones), optionally with hit counts "
-         "(`5`, `>= 5`, `% 10`); each line answers whether it halts and at which line",
+         "(`5`, `>= 5`, `% 10`), an ST condition in the line's POU scope, or a log message with {expressions} "
+         "that logs as debug_output events instead of halting; each line answers whether it halts and at which "
+         "line, or why not (a bad condition: its code and column)",
          R"({"type":"object","required":["file"],"properties":{"file":{"type":"string","minLength":1},)"
          R"("lines":{"type":"array","maxItems":1000,"items":{"type":"integer","minimum":1,"maximum":4294967295}},)"
          R"("breakpoints":{"type":"array","maxItems":1000,"items":{"type":"object","required":["line"],)"
          R"("properties":{"line":{"type":"integer","minimum":1,"maximum":4294967295},)"
-         R"("hitCondition":{"type":"string","maxLength":100}},"additionalProperties":false}}},)"
+         R"("hitCondition":{"type":"string","maxLength":100},"condition":{"type":"string","maxLength":4096},)"
+         R"("logMessage":{"type":"string","maxLength":4096}},"additionalProperties":false}}},)"
          R"("additionalProperties":false})",
          R"({"type":"object","required":["file","breakpoints"],"properties":{"file":{"type":"string"},)"
          R"("breakpoints":{"type":"array","items":{"type":"object","required":["line","verified"]}}}})",

@@ -28,8 +28,9 @@ namespace takt::agent::detail {
 
 // PROTOCOLS.md event types, in the order of the subscription bit mask.
 inline constexpr std::string_view kEventTypes[] = {
-    "runtime_started", "runtime_stopped", "paused",        "resumed",      "cycle_overrun", "fault",
-    "reload_applied",  "reload_rejected", "driver_health", "retain_saved", "retain_failed", "debug_stopped"};
+    "runtime_started", "runtime_stopped", "paused",          "resumed",       "cycle_overrun",
+    "fault",           "reload_applied",  "reload_rejected", "driver_health", "retain_saved",
+    "retain_failed",   "debug_stopped",   "debug_output"};
 [[nodiscard]] int eventTypeIndex(std::string_view name) noexcept;
 
 class ControlSession;

@@ -10,6 +10,7 @@
 #include "takt/compiler/diagnostics.h"
 #include "takt/compiler/parse_expression.h"
 #include "takt/compiler/source.h"
+#include "takt/vm/debug.h"
 
 namespace takt::agent {
 
@@ -553,7 +554,7 @@ std::string ExprError::text() const {
 }
 
 bool compileDebugExpr(const bytecode::Module& m, std::uint32_t pou, const std::string& instancePath,
-                      std::string_view text, CompiledExpr& out, ExprError& error) {
+                      std::string_view text, CompiledExpr& out, ExprError& error, bool value) {
     const compiler::SourceFile src(0, "expression", std::string(text));
     compiler::DiagnosticSink diags;
     const compiler::ast::ExprPtr tree = compiler::parseExpressionText(src, diags);
@@ -571,8 +572,9 @@ bool compileDebugExpr(const bytecode::Module& m, std::uint32_t pou, const std::s
     }
     Compiler c(m, pou, instancePath, src);
     Typed t = c.compile(*tree);
-    if (!c.failed() && t.place && t.type == kNone) {
-        c.load(t, *tree); // a bit of a bit string: no type of its own to format by
+    if (!c.failed() && t.place && (t.type == kNone || value)) {
+        out.valueType = t.type;
+        c.load(t, *tree); // a bit of a bit string has no type of its own to format by
     }
     if (c.failed()) {
         error = c.error();
@@ -590,6 +592,32 @@ bool compileDebugExpr(const bytecode::Module& m, std::uint32_t pou, const std::s
     out.type = t.place ? t.type : kNone;
     out.path = t.place ? t.path : std::string();
     out.reads = std::move(c.reads());
+    return true;
+}
+
+// A log message's text and its {expressions} with their columns; false with `why` when a '{' is
+// not closed or it has more than vm::kMaxLogParts of them.
+bool splitLogMessage(std::string_view text, std::vector<std::string>& texts,
+                     std::vector<std::pair<std::string, std::uint32_t>>& parts, std::string& why) {
+    texts.emplace_back();
+    for (std::size_t at = 0; at < text.size(); ++at) {
+        if (text[at] != '{') {
+            texts.back() += text[at];
+            continue;
+        }
+        const std::size_t close = text.find('}', at + 1);
+        if (close == std::string::npos) {
+            why = fmt::format("log message: the '{{' at column {} is not closed", at + 1);
+            return false;
+        }
+        if (parts.size() == vm::kMaxLogParts) {
+            why = fmt::format("log message: more than {} {{expressions}}", vm::kMaxLogParts);
+            return false;
+        }
+        parts.emplace_back(std::string(text.substr(at + 1, close - at - 1)), static_cast<std::uint32_t>(at + 1));
+        texts.emplace_back();
+        at = close;
+    }
     return true;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "takt/bytecode/module.h"
@@ -31,6 +32,9 @@ struct CompiledExpr {
     std::uint32_t type = bytecode::kNone;
     std::string path;
     std::vector<ExprRead> reads;
+    // A value asked for (`value`): the declared type of the variable it was loaded from (an
+    // enumeration shows its value's name), kNone for a computed one.
+    std::uint32_t valueType = bytecode::kNone;
 };
 
 // What is wrong with an expression: a compiler code ("E0104"), the 1-based column in the text.
@@ -42,8 +46,15 @@ struct ExprError {
 };
 
 // `pou`: the POU whose scope names resolve in (kNone: globals only); `instancePath`: its instance
-// path when known (a halted frame's), to give variables their paths.
+// path when known (a halted frame's), to give variables their paths. `value`: an elementary value
+// is needed (a condition, a logpoint's part): a variable is loaded, a STRUCT or array refused.
 [[nodiscard]] bool compileDebugExpr(const bytecode::Module& m, std::uint32_t pou, const std::string& instancePath,
-                                    std::string_view text, CompiledExpr& out, ExprError& error);
+                                    std::string_view text, CompiledExpr& out, ExprError& error, bool value = false);
+
+// A logpoint's message split into its text (one piece more than the expressions) and its
+// {expressions} with the 1-based column of each '{'; false with `why` when a '{' is not closed or
+// there are more than vm::kMaxLogParts of them.
+[[nodiscard]] bool splitLogMessage(std::string_view text, std::vector<std::string>& texts,
+                                   std::vector<std::pair<std::string, std::uint32_t>>& parts, std::string& why);
 
 } // namespace takt::agent

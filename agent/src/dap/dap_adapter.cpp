@@ -161,7 +161,7 @@ void DapAdapter::State::attach(const rapidjson::Value& request, const rapidjson:
     client = std::move(c);
     rapidjson::Document d;
     if (!call(request, "debug.threads", "", d) ||
-        !call(request, "events.subscribe", R"({"types":["debug_stopped","runtime_stopped"]})", d)) {
+        !call(request, "events.subscribe", R"({"types":["debug_stopped","debug_output","runtime_stopped"]})", d)) {
         client.reset();
         return;
     }
@@ -179,9 +179,13 @@ void DapAdapter::State::setBreakpoints(const rapidjson::Value& request, const ra
     std::string lines;
     if (const rapidjson::Value* bps = memberOf(args, "breakpoints"); bps != nullptr && bps->IsArray()) {
         for (const rapidjson::Value& b : bps->GetArray()) {
-            const std::string hit = stringOf(b, "hitCondition");
-            lines += fmt::format("{}{{\"line\":{}{}}}", lines.empty() ? "" : ",", intOf(b, "line", 1),
-                                 hit.empty() ? "" : fmt::format(R"(,"hitCondition":{})", quoted(hit)));
+            std::string rule;
+            for (const char* name : {"hitCondition", "condition", "logMessage"}) {
+                if (const std::string text = stringOf(b, name); !text.empty()) {
+                    rule += fmt::format(R"(,"{}":{})", name, quoted(text));
+                }
+            }
+            lines += fmt::format("{}{{\"line\":{}{}}}", lines.empty() ? "" : ",", intOf(b, "line", 1), rule);
         }
     }
     rapidjson::Document d;
@@ -333,10 +337,24 @@ void DapAdapter::State::runtimeLine(const std::string& line) {
     if (type == "debug_stopped") {
         refs.clear();
         listed.clear();
-        event("stopped", fmt::format(R"({{"reason":{},"threadId":{},"allThreadsStopped":false,"description":{}}})",
+        // A breakpoint whose condition faulted says so (the client shows `text` beside the frame).
+        const std::string fault = stringOf(*params, "fault");
+        event("stopped", fmt::format(R"({{"reason":{},"threadId":{},"allThreadsStopped":false,"description":{}{}}})",
                                      quoted(stringOf(*params, "reason")), intOf(*params, "thread"),
-                                     quoted(fmt::format("{} in {} at line {}", stringOf(*params, "task"),
-                                                        stringOf(*params, "pou"), intOf(*params, "line")))));
+                                     quoted(fmt::format("{} in {} at line {}{}", stringOf(*params, "task"),
+                                                        stringOf(*params, "pou"), intOf(*params, "line"),
+                                                        fault.empty() ? "" : ": " + fault)),
+                                     fault.empty() ? "" : fmt::format(R"(,"text":{})", quoted(fault))));
+    } else if (type == "debug_output") {
+        // A logpoint's message (or a note of messages dropped), placed at its line when it has one.
+        const std::string file = stringOf(*params, "file");
+        const auto editor = paths.find(file);
+        const std::string source =
+            file.empty() ? std::string()
+                         : fmt::format(R"(,"source":{{"path":{}}},"line":{})",
+                                       quoted(editor != paths.end() ? editor->second : file), intOf(*params, "line"));
+        event("output", fmt::format(R"({{"category":"console","output":{}{}}})",
+                                    quoted(stringOf(*params, "output") + "\n"), source));
     } else if (type == "runtime_stopped") {
         event("output", R"({"category":"console","output":"the runtime stopped\n"})");
     }
@@ -368,8 +386,8 @@ std::vector<std::string> DapAdapter::handleMessage(std::string_view body) {
         s.respond(
             request,
             R"({"supportsConfigurationDoneRequest":true,"supportsSetVariable":true,)"
-            R"("supportsEvaluateForHovers":true,"supportsTerminateRequest":false,"supportsConditionalBreakpoints":false,)"
-            R"("supportsHitConditionalBreakpoints":true,"supportsLogPoints":false,)"
+            R"("supportsEvaluateForHovers":true,"supportsTerminateRequest":false,"supportsConditionalBreakpoints":true,)"
+            R"("supportsHitConditionalBreakpoints":true,"supportsLogPoints":true,)"
             R"("supportsFunctionBreakpoints":false,"exceptionBreakpointFilters":[]})");
     } else if (command == "attach") {
         s.attach(request, args);

@@ -168,7 +168,7 @@ bool StopMap::setBreakpoint(std::uint32_t pc, bool on) noexcept {
     return true;
 }
 
-std::uint32_t StopMap::addSlot(const HitCondition& hit) noexcept {
+std::uint32_t StopMap::addSlot(const HitCondition& hit, const DebugExpr* condition, const LogPoint* log) noexcept {
     for (std::uint32_t k = 0; k < kSlots; ++k) {
         const std::uint32_t i = (nextSlot_ + k) % kSlots;
         Slot& s = slots_[i];
@@ -178,6 +178,8 @@ std::uint32_t StopMap::addSlot(const HitCondition& hit) noexcept {
         s.op.store(hit.op, std::memory_order_relaxed);
         s.n.store(hit.n, std::memory_order_relaxed);
         s.hits.store(0, std::memory_order_relaxed);
+        s.condition.store(condition, std::memory_order_relaxed);
+        s.log.store(log, std::memory_order_relaxed);
         s.used.store(true, std::memory_order_release);
         nextSlot_ = (i + 1) % kSlots;
         return i;
@@ -199,17 +201,34 @@ bool StopMap::setBreakpoint(std::uint32_t pc, std::uint32_t slot) noexcept {
     return true;
 }
 
-bool StopMap::admit(std::uint32_t pc) const noexcept {
+// The condition first, then the hit count: hits count the times the condition held (as a DAP
+// client's hit count with a condition does).
+StopMap::Verdict StopMap::admit(std::uint32_t pc, const std::uint8_t* image, std::uint32_t imageSize,
+                                std::uint32_t thisOffset, const LogPoint*& log, ExprStatus& fault) const noexcept {
     if (pc >= size_ || (map_[pc].load(std::memory_order_acquire) & kConditioned) == 0) {
-        return true;
+        return Verdict::Halt;
     }
     const std::uint32_t slot = slotOf_[pc].load(std::memory_order_relaxed);
     if (slot == 0) {
-        return true;
+        return Verdict::Halt;
     }
     Slot& s = slots_[slot - 1];
+    if (const DebugExpr* c = s.condition.load(std::memory_order_relaxed)) {
+        ExprSlot v{0};
+        fault = eval(*c, image, imageSize, thisOffset, v);
+        if (fault != ExprStatus::Ok) {
+            return Verdict::Fault; // a condition that cannot be told is a mistake to show, not to skip
+        }
+        if (v.u == 0) {
+            return Verdict::Pass;
+        }
+    }
     const std::uint64_t hit = s.hits.fetch_add(1, std::memory_order_relaxed) + 1;
-    return HitCondition{s.op.load(std::memory_order_relaxed), s.n.load(std::memory_order_relaxed)}.admits(hit);
+    if (!HitCondition{s.op.load(std::memory_order_relaxed), s.n.load(std::memory_order_relaxed)}.admits(hit)) {
+        return Verdict::Pass;
+    }
+    log = s.log.load(std::memory_order_relaxed);
+    return log != nullptr ? Verdict::Log : Verdict::Halt;
 }
 
 void StopMap::clearBreakpoints() noexcept {
@@ -264,14 +283,23 @@ bool Debugger::waitHalted(std::uint32_t seen, std::int64_t deadlineNs) noexcept 
     }
 }
 
-bool Debugger::shouldHalt(std::uint8_t bits, std::uint32_t depth, std::uint32_t pc) noexcept {
+bool Debugger::shouldHalt(std::uint8_t bits, std::uint32_t depth, std::uint32_t pc, const std::uint8_t* image,
+                          std::uint32_t imageSize, std::uint32_t thisOffset) noexcept {
     if (!attached_.load(std::memory_order_relaxed)) {
         return false;
     }
-    // A breakpoint whose hit condition says no is passed over, unless a step halts here anyway.
-    if ((bits & StopMap::kBreakpoint) != 0 && stops_->admit(pc)) {
-        pending_ = HaltReason::Breakpoint;
-        return true;
+    pendingFault_ = ExprStatus::Ok;
+    // A breakpoint whose condition or hit count says no, or a logpoint, does not halt the thread,
+    // unless a step halts here anyway.
+    if ((bits & StopMap::kBreakpoint) != 0) {
+        const LogPoint* log = nullptr;
+        ExprStatus fault = ExprStatus::Ok;
+        switch (stops_->admit(pc, image, imageSize, thisOffset, log, fault)) {
+        case StopMap::Verdict::Fault: pendingFault_ = fault; [[fallthrough]];
+        case StopMap::Verdict::Halt: pending_ = HaltReason::Breakpoint; return true;
+        case StopMap::Verdict::Log: pushLog(*log, image, imageSize, thisOffset); break;
+        case StopMap::Verdict::Pass: break;
+        }
     }
     switch (step_.load(std::memory_order_acquire)) {
     case StepMode::None: return false;
@@ -286,6 +314,8 @@ bool Debugger::shouldHalt(std::uint8_t bits, std::uint32_t depth, std::uint32_t 
 void Debugger::halt(std::uint32_t frameCount) noexcept {
     frameCount_ = frameCount;
     reason_ = pending_;
+    fault_ = pendingFault_;
+    pendingFault_ = ExprStatus::Ok;
     stepDepth_ = frameCount > 0 ? frameCount - 1 : 0;
     step_.store(StepMode::None, std::memory_order_release);
     if (observer_ != nullptr) {
@@ -316,6 +346,34 @@ void Debugger::halt(std::uint32_t frameCount) noexcept {
     if (observer_ != nullptr) {
         observer_(observerContext_, false);
     }
+}
+
+// One producer (this thread), one consumer: the record between tail and head belongs to whoever
+// moves its index next, and the index is published after the record is written (release).
+void Debugger::pushLog(const LogPoint& log, const std::uint8_t* image, std::uint32_t imageSize,
+                       std::uint32_t thisOffset) noexcept {
+    const std::uint32_t tail = logTail_.load(std::memory_order_relaxed);
+    if (tail - logHead_.load(std::memory_order_acquire) >= kLogCapacity) {
+        logsDropped_.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    LogRecord& r = logs_[tail % kLogCapacity];
+    r.id = log.id;
+    r.count = static_cast<std::uint32_t>(std::min<std::size_t>(log.parts.size(), kMaxLogParts));
+    for (std::uint32_t i = 0; i < r.count; ++i) {
+        r.status[i] = eval(log.parts[i], image, imageSize, thisOffset, r.values[i]);
+    }
+    logTail_.store(tail + 1, std::memory_order_release);
+}
+
+bool Debugger::takeLog(LogRecord& out) noexcept {
+    const std::uint32_t head = logHead_.load(std::memory_order_relaxed);
+    if (head == logTail_.load(std::memory_order_acquire)) {
+        return false;
+    }
+    out = logs_[head % kLogCapacity];
+    logHead_.store(head + 1, std::memory_order_release);
+    return true;
 }
 
 } // namespace takt::vm

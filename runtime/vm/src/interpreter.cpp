@@ -394,7 +394,8 @@ debug_stop:
     if constexpr (kDebug) {
         Debugger& dbg = *rs.debugger;
         if (dbg.shouldHalt(stops[ip - code].load(std::memory_order_relaxed), depth,
-                           static_cast<std::uint32_t>(ip - code))) {
+                           static_cast<std::uint32_t>(ip - code), rs.image, static_cast<std::uint32_t>(imageSize),
+                           thisO)) {
             HaltFrame* frames = dbg.frameBuffer();
             for (std::uint32_t k = 0; k < depth; ++k) {
                 const CallRecord& c = res.calls[k]; // pushed by level k when it called level k + 1

@@ -5,6 +5,7 @@
 // session that resumes the task.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <thread>
@@ -162,6 +163,9 @@ struct Live {
             if (d.IsObject() && d.HasMember("type") && std::string_view(d["type"].GetString()) == "debug_stopped") {
                 stops.push_back(e);
             }
+            if (d.IsObject() && d.HasMember("type") && std::string_view(d["type"].GetString()) == "debug_output") {
+                outputs.push_back(d["output"].GetString());
+            }
         }
     }
 
@@ -203,6 +207,7 @@ struct Live {
     std::unique_ptr<RuntimeControl> control;
     std::vector<std::string> stops;
     std::size_t stopsTaken = 0;
+    std::vector<std::string> outputs; // debug_output events' texts
 };
 
 std::string lines(int line) {
@@ -579,6 +584,54 @@ TEST(ControlDebug, AHitConditionHaltsAtTheNthHitOnly) {
     EXPECT_NE(std::string(b["breakpoints"][0]["reason"].GetString()).find("hit condition"), std::string::npos);
     EXPECT_TRUE(b["breakpoints"][1]["verified"].GetBool());
     EXPECT_EQ(live.nextStop()["line"].GetInt(), kLineTotal) << "only the valid breakpoint halts";
+}
+
+// A condition in the line's POU scope halts where it holds; one that does not compile is
+// unverified with its code and column.
+TEST(ControlDebug, AConditionHaltsWhereItHoldsAndABadOneSaysWhy) {
+    Live live;
+    live.result("debug.setBreakpoints", lines(kLineCalls));
+    ASSERT_TRUE(live.nextStop().HasMember("line"));
+    const std::int64_t calls = live.readInt("pSlow.acc.calls");
+    rapidjson::Document b =
+        live.result("debug.setBreakpoints", R"({"file":"src/main.st","breakpoints":[{"line":6,"condition":"calls = )" +
+                                                std::to_string(calls + 4) + R"( AND x = x"}]})");
+    ASSERT_TRUE(b["breakpoints"][0]["verified"].GetBool());
+    live.result("debug.continue", R"({"thread":2})");
+    ASSERT_EQ(live.nextStop()["line"].GetInt(), kLineCalls);
+    EXPECT_EQ(live.readInt("pSlow.acc.calls"), calls + 4);
+
+    b = live.result("debug.setBreakpoints", R"({"file":"src/main.st","breakpoints":[{"line":6,"condition":"calls >"},)"
+                                            R"({"line":7,"logMessage":"total {total"}]})");
+    EXPECT_FALSE(b["breakpoints"][0]["verified"].GetBool());
+    EXPECT_NE(std::string(b["breakpoints"][0]["reason"].GetString()).find("condition: E"), std::string::npos)
+        << b["breakpoints"][0]["reason"].GetString();
+    EXPECT_FALSE(b["breakpoints"][1]["verified"].GetBool());
+    EXPECT_NE(std::string(b["breakpoints"][1]["reason"].GetString()).find("column 7 is not closed"), std::string::npos)
+        << b["breakpoints"][1]["reason"].GetString();
+    live.result("debug.continue", R"({"thread":2})");
+}
+
+// A logpoint does not halt: its values arrive as debug_output events, formatted off the task.
+TEST(ControlDebug, ALogpointLogsWithoutHalting) {
+    Live live;
+    rapidjson::Document b =
+        live.result("debug.setBreakpoints",
+                    R"({"file":"src/main.st","breakpoints":[{"line":6,"logMessage":"x={x} odd={x MOD 2 = 1}"}]})");
+    ASSERT_TRUE(b["breakpoints"][0]["verified"].GetBool());
+    const std::int64_t cycles = live.readInt("pSlow.cycles");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (live.outputs.size() < 6 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        live.pollEvents();
+    }
+    ASSERT_GE(live.outputs.size(), 6u);
+    const auto at = std::find(live.outputs.begin(), live.outputs.end(), "x=1 odd=TRUE");
+    ASSERT_LE(at + 3, live.outputs.end()) << live.outputs.front();
+    EXPECT_EQ(*(at + 1), "x=2 odd=FALSE");
+    EXPECT_EQ(*(at + 2), "x=3 odd=TRUE");
+    EXPECT_GT(live.readInt("pSlow.cycles"), cycles);
+    EXPECT_TRUE(live.stops.empty()) << "a logpoint never halts";
 }
 
 } // namespace

@@ -132,6 +132,132 @@ TEST_P(DebugLoop, AHitConditionHaltsOnlyAtTheHitsItAdmits) {
     }
 }
 
+// n (the DINT at the instance's offset 0) as a debugger expression, and n = k.
+DebugExpr loadN() {
+    DebugExpr e;
+    e.code = {ExprInstr{ExprOp::AddrThis, bytecode::ValueKind::Bool, bytecode::ValueKind::Bool, 0, 0, 0, {0}},
+              ExprInstr{ExprOp::Load, bytecode::ValueKind::DInt, bytecode::ValueKind::DInt, 0, 0, 0, {0}}};
+    e.kind = bytecode::ValueKind::DInt;
+    e.depth = 1;
+    return e;
+}
+DebugExpr nEquals(std::int64_t k) {
+    DebugExpr e = loadN();
+    ExprInstr c{ExprOp::Const, bytecode::ValueKind::DInt, bytecode::ValueKind::DInt, 0, 0, 0, {0}};
+    c.imm.i = k;
+    e.code.push_back(c);
+    e.code.push_back(ExprInstr{ExprOp::Eq, bytecode::ValueKind::DInt, bytecode::ValueKind::DInt, 0, 0, 0, {0}});
+    e.kind = bytecode::ValueKind::Bool;
+    e.depth = 2;
+    return e;
+}
+
+// A condition runs on the running thread against the instance it stands in: `n = 1` halts once.
+TEST_P(DebugLoop, AConditionHaltsOnlyWhereItHolds) {
+    CountToThree p;
+    StopMap stops(p.module);
+    Debugger dbg(stops);
+    dbg.attach();
+    p.debugger = &dbg;
+    const DebugExpr condition = nEquals(1);
+    const std::uint32_t slot = stops.addSlot(HitCondition{}, &condition);
+    ASSERT_TRUE(stops.setBreakpoint(p.increment, slot));
+    auto run = std::async(std::launch::async, [&] { return p.run(useSwitch()); });
+    std::vector<std::int32_t> seenAt;
+    std::uint32_t seen = 0;
+    while (dbg.waitHalted(seen, deadlineIn(1))) {
+        seen = dbg.haltCount();
+        seenAt.push_back(p.get<std::int32_t>(0));
+        ASSERT_TRUE(dbg.resume(StepMode::None));
+    }
+    ASSERT_EQ(run.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    EXPECT_EQ(run.get(), Trap::None);
+    EXPECT_EQ(seenAt, std::vector<std::int32_t>{1});
+    EXPECT_EQ(stops.hits(slot), 1u) << "only the hits where the condition holds count";
+}
+
+// A logpoint never halts: each hit leaves a record of its values in the thread's ring; a full
+// ring drops and counts.
+TEST_P(DebugLoop, ALogpointRecordsItsValuesAndRunsOn) {
+    CountToThree p;
+    StopMap stops(p.module);
+    Debugger dbg(stops);
+    dbg.attach();
+    p.debugger = &dbg;
+    LogPoint log;
+    log.id = 7;
+    log.parts = {loadN(), nEquals(2)};
+    ASSERT_TRUE(stops.setBreakpoint(p.increment, stops.addSlot(HitCondition{}, nullptr, &log)));
+    EXPECT_EQ(p.run(useSwitch()), Trap::None); // on this thread: it would block if it halted
+    EXPECT_EQ(dbg.haltCount(), 0u);
+    LogRecord r;
+    for (std::int64_t n = 0; n < 3; ++n) {
+        ASSERT_TRUE(dbg.takeLog(r)) << n;
+        EXPECT_EQ(r.id, 7u);
+        ASSERT_EQ(r.count, 2u);
+        EXPECT_EQ(r.status[0], ExprStatus::Ok);
+        EXPECT_EQ(r.values[0].i, n);
+        EXPECT_EQ(r.values[1].u, n == 2 ? 1u : 0u);
+    }
+    EXPECT_FALSE(dbg.takeLog(r));
+    for (std::uint32_t i = 0; i < Debugger::kLogCapacity; ++i) {
+        ASSERT_EQ(p.run(useSwitch()), Trap::None);
+    }
+    EXPECT_EQ(dbg.logsDropped(), 3u * Debugger::kLogCapacity - Debugger::kLogCapacity);
+    std::uint32_t taken = 0;
+    while (dbg.takeLog(r)) {
+        ++taken;
+    }
+    EXPECT_EQ(taken, Debugger::kLogCapacity);
+}
+
+// A condition that faults (here n / 0) halts the thread, as a plain breakpoint would, and says why.
+TEST_P(DebugLoop, AConditionThatFaultsHaltsAndSaysWhy) {
+    CountToThree p;
+    StopMap stops(p.module);
+    Debugger dbg(stops);
+    dbg.attach();
+    p.debugger = &dbg;
+    DebugExpr condition = loadN();
+    ExprInstr zero{ExprOp::Const, bytecode::ValueKind::DInt, bytecode::ValueKind::DInt, 0, 0, 0, {0}};
+    condition.code.push_back(zero);
+    condition.code.push_back(
+        ExprInstr{ExprOp::Div, bytecode::ValueKind::DInt, bytecode::ValueKind::DInt, 0, 0, 0, {0}});
+    ExprInstr one = zero;
+    one.imm.i = 1;
+    condition.code.push_back(one);
+    condition.code.push_back(ExprInstr{ExprOp::Eq, bytecode::ValueKind::DInt, bytecode::ValueKind::DInt, 0, 0, 0, {0}});
+    condition.depth = 2;
+    const std::uint32_t slot = stops.addSlot(HitCondition{}, &condition);
+    ASSERT_TRUE(stops.setBreakpoint(p.increment, slot));
+    auto run = std::async(std::launch::async, [&] { return p.run(useSwitch()); });
+    std::vector<ExprStatus> faults;
+    std::uint32_t seen = 0;
+    while (dbg.waitHalted(seen, deadlineIn(1))) {
+        seen = dbg.haltCount();
+        faults.push_back(dbg.conditionFault());
+        ASSERT_TRUE(dbg.resume(StepMode::None));
+    }
+    ASSERT_EQ(run.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    EXPECT_EQ(run.get(), Trap::None);
+    EXPECT_EQ(faults, std::vector<ExprStatus>(3, ExprStatus::DivisionByZero));
+    EXPECT_EQ(p.get<std::int32_t>(0), 3) << "the fault is the debugger's: the program runs on";
+
+    // A plain halt after it says nothing of a fault.
+    ASSERT_TRUE(stops.setBreakpoint(p.increment, false));
+    ASSERT_TRUE(stops.setBreakpoint(p.increment, true));
+    auto again = std::async(std::launch::async, [&] { return p.run(useSwitch()); });
+    ASSERT_TRUE(dbg.waitHalted(seen, deadlineIn(10)));
+    seen = dbg.haltCount();
+    EXPECT_EQ(dbg.conditionFault(), ExprStatus::Ok);
+    ASSERT_TRUE(dbg.resume(StepMode::None));
+    while (dbg.waitHalted(seen, deadlineIn(1))) {
+        seen = dbg.haltCount();
+        ASSERT_TRUE(dbg.resume(StepMode::None));
+    }
+    ASSERT_EQ(again.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+}
+
 TAKT_VM_BOTH_DISPATCH_MODES(DebugLoop);
 
 TEST(HitCondition, ReadsTheFormsAClientWrites) {

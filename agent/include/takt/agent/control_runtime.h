@@ -59,6 +59,9 @@ struct RuntimeControlOptions {
     std::function<SparkplugHealth()> sparkplug;
 };
 
+// What a logpoint's record becomes (control_debug.cpp).
+struct DebugLogFormat;
+
 class RuntimeControl final : public ControlTarget, public ValueFeed {
 public:
     RuntimeControl(engine::ScanLoop& loop, engine::Engine& engine, RuntimeControlOptions options);
@@ -140,17 +143,24 @@ private:
     void attachDebuggers();
     void releaseDebugger();
     [[nodiscard]] vm::Debugger* haltedThread(const rapidjson::Value& params, ControlReplyFn& reply);
-    // A line breakpoint as asked: its line and its hit condition as the client wrote it ("" none).
+    // A line breakpoint as asked: its line, and its hit condition, condition and log message as
+    // the client wrote them ("": none).
     struct Breakpoint {
         std::uint32_t line = 0;
         std::string hitCondition;
+        std::string condition;
+        std::string logMessage;
     };
     [[nodiscard]] std::string applyBreakpoints(const bytecode::Module& m, vm::StopMap& stops, const std::string& file,
-                                               const std::vector<Breakpoint>& lines) const;
+                                               const std::vector<Breakpoint>& lines);
+    [[nodiscard]] bool breakpointRule(const bytecode::Module& m, const Breakpoint& b, const vm::ResolvedLine& r,
+                                      const vm::HitCondition& hit, vm::StopMap& stops, std::uint32_t& slot,
+                                      std::string& why);
     void carryBreakpoints(const bytecode::Module& m, vm::StopMap& next);
     [[nodiscard]] std::string haltedJson() const;
     [[nodiscard]] bool anyHalted() const;
     void emitDebugEvents(std::vector<std::string>& events);
+    void emitLogOutput(std::vector<std::string>& events); // control_logpoint.cpp
 
     // Submits `pending->command` (its result block and buffers already set); the reply comes
     // from poll() once the loop has applied it. False (and an error reply) when it cannot be
@@ -212,6 +222,10 @@ private:
     std::map<std::string, std::vector<Breakpoint>> breakpoints_;
     vm::StopMap* stops_ = nullptr;
     std::vector<std::uint32_t> haltsSeen_;
+    // Logpoints: the text around each one's values by id, and each task's dropped records seen.
+    std::map<std::uint32_t, std::shared_ptr<const DebugLogFormat>> logFormats_;
+    std::uint32_t nextLogId_ = 1;
+    std::vector<std::uint64_t> logsDroppedSeen_;
 };
 
 } // namespace takt::agent

@@ -19,6 +19,7 @@
 //   ... the scan thread halts; another thread: dbg.waitHalted(seen, deadline), dbg.frames(),
 //   dbg.resume(StepMode::Over) ...
 #include "takt/bytecode/module.h"
+#include "takt/vm/debug_expr.h"
 
 #include <array>
 #include <atomic>
@@ -66,6 +67,21 @@ struct HitCondition {
 // False with `why` (naming the column, 1-based) when `text` is none of those forms.
 [[nodiscard]] bool parseHitCondition(std::string_view text, HitCondition& out, std::string& why);
 
+// A logpoint's expressions, evaluated by the thread that reaches the breakpoint; the text around
+// them stays with whoever set it, who formats the record that `id` names off the scan thread.
+inline constexpr std::uint32_t kMaxLogParts = 8;
+struct LogPoint {
+    std::uint32_t id = 0;
+    std::vector<DebugExpr> parts; // at most kMaxLogParts
+};
+// One logpoint reached: its values as evaluated there.
+struct LogRecord {
+    std::uint32_t id = 0;
+    std::uint32_t count = 0;
+    std::array<ExprSlot, kMaxLogParts> values{};
+    std::array<ExprStatus, kMaxLogParts> status{};
+};
+
 class StopMap {
 public:
     static constexpr std::uint8_t kStatement = 1;
@@ -80,15 +96,23 @@ public:
     // A conditioned breakpoint (all the statement starts of one line share it): a slot holding
     // its hit condition and its hit count, taken round-robin so that a slot a scan thread may
     // still be reading is not reused at once; kSlots when every slot is in use. Then
-    // setBreakpoint(pc, slot) for each statement start. The control thread only.
-    [[nodiscard]] std::uint32_t addSlot(const HitCondition& hit) noexcept;
+    // setBreakpoint(pc, slot) for each statement start. The control thread only. `condition` (a
+    // BOOL DebugExpr) and `log` may be null; what they point to must live as long as the map:
+    // keep() it there (a slot given up may still be read by a running thread).
+    [[nodiscard]] std::uint32_t addSlot(const HitCondition& hit, const DebugExpr* condition = nullptr,
+                                        const LogPoint* log = nullptr) noexcept;
+    void keep(std::shared_ptr<const void> object) { kept_.push_back(std::move(object)); }
     bool setBreakpoint(std::uint32_t pc, std::uint32_t slot) noexcept;
     // Clears every breakpoint and frees every slot.
     void clearBreakpoints() noexcept;
-    // The running thread, at a breakpoint: whether it halts there. A breakpoint without a slot
-    // always does; one with a slot counts the hit (an atomic add: no lock, no allocation) and asks
-    // its hit condition.
-    [[nodiscard]] bool admit(std::uint32_t pc) const noexcept;
+    // The running thread, at a breakpoint, standing in the instance at `thisOffset` of `image`:
+    // what it does there. A breakpoint without a slot halts; one with a slot runs its condition on
+    // the image (false: passed over; a fault such as a division by zero: Fault, which halts with
+    // `fault` saying why), then counts the hit (an atomic add: no lock, no allocation) and asks its
+    // hit condition; a logpoint then logs (`log`) instead of halting.
+    enum class Verdict : std::uint8_t { Pass, Halt, Log, Fault };
+    [[nodiscard]] Verdict admit(std::uint32_t pc, const std::uint8_t* image, std::uint32_t imageSize,
+                                std::uint32_t thisOffset, const LogPoint*& log, ExprStatus& fault) const noexcept;
     [[nodiscard]] std::uint64_t hits(std::uint32_t slot) const noexcept {
         return slot < kSlots ? slots_[slot].hits.load(std::memory_order_relaxed) : 0;
     }
@@ -103,6 +127,8 @@ private:
         std::atomic<HitCondition::Op> op{HitCondition::Op::Always};
         std::atomic<std::uint64_t> n{0};
         std::atomic<std::uint64_t> hits{0};
+        std::atomic<const DebugExpr*> condition{nullptr};
+        std::atomic<const LogPoint*> log{nullptr};
     };
 
     const bytecode::Module* module_;
@@ -112,6 +138,7 @@ private:
     std::unique_ptr<Slot[]> slots_;
     std::uint32_t nextSlot_ = 0;
     std::atomic<std::uint32_t> count_{0};
+    std::vector<std::shared_ptr<const void>> kept_; // the conditions and logpoints slots point to
 };
 
 // What a resumed thread does next. Over: halt at the next statement of this call or a caller
@@ -154,6 +181,14 @@ public:
     // While halted() (the thread is blocked, so they hold still): the chain, entry POU first.
     [[nodiscard]] std::span<const HaltFrame> frames() const noexcept { return {frames_.data(), frameCount_}; }
     [[nodiscard]] HaltReason reason() const noexcept { return reason_; }
+    // While halted at a breakpoint whose condition faulted: what it found (Ok otherwise).
+    [[nodiscard]] ExprStatus conditionFault() const noexcept { return fault_; }
+    // The logpoints this thread reached, oldest first, through a ring of kLogCapacity records the
+    // thread fills without lock or allocation (one producer, one consumer: call takeLog from one
+    // thread only); when it is full a record is dropped and counted.
+    static constexpr std::uint32_t kLogCapacity = 128;
+    [[nodiscard]] bool takeLog(LogRecord& out) noexcept;
+    [[nodiscard]] std::uint64_t logsDropped() const noexcept { return logsDropped_.load(std::memory_order_relaxed); }
     // Called on the halting thread as it halts (true) and as it resumes (false), e.g. to suspend
     // the thread's watchdog. Set before the thread runs.
     using Observer = void (*)(void* context, bool halted) noexcept;
@@ -188,8 +223,10 @@ public:
         return step_.load(std::memory_order_acquire) != StepMode::None ? StopMap::kStatement | StopMap::kBreakpoint
                                                                        : StopMap::kBreakpoint;
     }
-    // `pc`: where the thread stands (a breakpoint there may have a condition to ask).
-    [[nodiscard]] bool shouldHalt(std::uint8_t bits, std::uint32_t depth, std::uint32_t pc) noexcept;
+    // `pc`: where the thread stands (a breakpoint there may have a condition to ask); `image`,
+    // `imageSize`, `thisOffset`: what its condition or logpoint reads.
+    [[nodiscard]] bool shouldHalt(std::uint8_t bits, std::uint32_t depth, std::uint32_t pc, const std::uint8_t* image,
+                                  std::uint32_t imageSize, std::uint32_t thisOffset) noexcept;
     // The frames to fill (kMaxCallDepth + 1), then halt(n) blocks until resumed.
     [[nodiscard]] HaltFrame* frameBuffer() noexcept { return frames_.data(); }
     void halt(std::uint32_t frameCount) noexcept;
@@ -204,6 +241,8 @@ private:
     std::uint32_t stepDepth_ = 0;
     HaltReason pending_ = HaltReason::Breakpoint;
     HaltReason reason_ = HaltReason::Breakpoint;
+    ExprStatus pendingFault_ = ExprStatus::Ok;
+    ExprStatus fault_ = ExprStatus::Ok;
     std::atomic<std::uint32_t> state_{kRunning};
     std::atomic<std::uint32_t> halts_{0};
     Observer observer_ = nullptr;
@@ -213,6 +252,13 @@ private:
     std::int64_t servicePeriodNs_ = 0;
     std::uint32_t frameCount_ = 0;
     std::array<HaltFrame, bytecode::kMaxCallDepth + 1> frames_{};
+
+    void pushLog(const LogPoint& log, const std::uint8_t* image, std::uint32_t imageSize,
+                 std::uint32_t thisOffset) noexcept;
+    std::array<LogRecord, kLogCapacity> logs_{};
+    std::atomic<std::uint32_t> logHead_{0}; // next to take (the consumer's)
+    std::atomic<std::uint32_t> logTail_{0}; // next to fill (the running thread's)
+    std::atomic<std::uint64_t> logsDropped_{0};
 };
 
 } // namespace takt::vm
