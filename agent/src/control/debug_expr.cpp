@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "takt/bytecode/value_kind.h"
 #include "takt/compiler/diagnostics.h"
 #include "takt/compiler/parse_expression.h"
 #include "takt/compiler/source.h"
@@ -117,7 +118,7 @@ private:
 };
 
 bool isInteger(ValueKind k) {
-    return vm::scalarSize(k) != 0 && !vm::isRealKind(k) && k != ValueKind::Bool && k != ValueKind::Char &&
+    return bytecode::elementaryWidth(k) != 0 && !vm::isRealKind(k) && k != ValueKind::Bool && k != ValueKind::Char &&
            k != ValueKind::WChar && !(k >= ValueKind::Time && k <= ValueKind::Ldt);
 }
 bool isTime(ValueKind k) {
@@ -148,7 +149,7 @@ Typed Compiler::compile(const compiler::ast::Expr& e) {
         if (failed()) {
             return {};
         }
-        if (!t.place || !isBitString(t.kind) || b.bit >= vm::scalarSize(t.kind) * 8) {
+        if (!t.place || !isBitString(t.kind) || b.bit >= bytecode::elementaryWidth(t.kind) * 8) {
             return fail(DiagCode::InvalidOperand, e.span,
                         fmt::format("'{}' is no bit of a bit string variable", text(e.span)));
         }
@@ -315,7 +316,7 @@ Typed Compiler::literal(const compiler::ast::LiteralExpr& l) {
         for (std::uint32_t k = 0; k < static_cast<std::uint32_t>(bytecode::kValueKindCount); ++k) {
             const auto kind = static_cast<ValueKind>(k);
             for (const bytecode::TypeDesc& d : m_.types) {
-                if (d.kind == kind && sameName(d.name, l.typePrefix->name) && vm::scalarSize(kind) != 0) {
+                if (d.kind == kind && sameName(d.name, l.typePrefix->name) && bytecode::elementaryWidth(kind) != 0) {
                     t.code.push_back(c);
                     t.kind = c.kind;
                     t.literal = false;
@@ -358,7 +359,7 @@ void Compiler::load(Typed& t, const compiler::ast::Expr& at) {
     if (!t.place) {
         return;
     }
-    if (vm::scalarSize(t.kind) == 0) {
+    if (bytecode::elementaryWidth(t.kind) == 0) {
         (void)fail(compiler::DiagCode::InvalidOperand, at.span,
                    fmt::format("'{}' is of type {}: an operator needs an elementary value", text(at.span),
                                t.type < m_.types.size() ? m_.types[t.type].name : std::string("?")));
@@ -379,7 +380,7 @@ Typed Compiler::unary(const compiler::ast::UnaryExpr& e) {
         return t;
     }
     const bool ok = e.op == UnaryOp::Not ? (t.kind == ValueKind::Bool || isBitString(t.kind) || isInteger(t.kind))
-                                         : (vm::isSignedKind(t.kind) || vm::isRealKind(t.kind) || t.literal);
+                                         : (bytecode::isSignedKind(t.kind) || vm::isRealKind(t.kind) || t.literal);
     if (!ok || (t.type != kNone && m_.types[t.type].kind == ValueKind::Enum)) {
         return fail(
             compiler::DiagCode::InvalidOperand, e.span,
@@ -416,17 +417,17 @@ bool Compiler::unify(Typed& a, Typed& b, ValueKind& kind) {
                        !vm::isRealKind(b.kind)
                    ? ValueKind::LReal
                    : ValueKind::Real;
-        if ((a.kind == ValueKind::Real && isInteger(b.kind) && vm::scalarSize(b.kind) <= 2) ||
-            (b.kind == ValueKind::Real && isInteger(a.kind) && vm::scalarSize(a.kind) <= 2)) {
+        if ((a.kind == ValueKind::Real && isInteger(b.kind) && bytecode::elementaryWidth(b.kind) <= 2) ||
+            (b.kind == ValueKind::Real && isInteger(a.kind) && bytecode::elementaryWidth(a.kind) <= 2)) {
             kind = ValueKind::Real;
         }
     } else {
         // Two integers: the wider; of equal width and mixed signedness the next wider signed one
         // (INT and UINT: DINT), as the compiler widens implicitly.
-        const std::uint32_t sa = vm::scalarSize(a.kind);
-        const std::uint32_t sb = vm::scalarSize(b.kind);
+        const std::uint32_t sa = bytecode::elementaryWidth(a.kind);
+        const std::uint32_t sb = bytecode::elementaryWidth(b.kind);
         kind = sa >= sb ? a.kind : b.kind;
-        if (sa == sb && vm::isSignedKind(a.kind) != vm::isSignedKind(b.kind)) {
+        if (sa == sb && bytecode::isSignedKind(a.kind) != bytecode::isSignedKind(b.kind)) {
             kind = sa == 1 ? ValueKind::Int : sa == 2 ? ValueKind::DInt : ValueKind::LInt;
         }
     }

@@ -6,42 +6,19 @@
 #include <algorithm>
 #include <cstring>
 
+#include "takt/bytecode/value_kind.h"
+
 namespace takt::bytecode {
 
 namespace {
 
-// Bytes an elementary kind occupies and compares; 0 for the composite kinds.
+// Bytes an elementary kind compares; a reference compares its 4-byte image offset (the rest of
+// its slot is not part of it); 0 for the composite kinds.
 std::uint32_t leafWidth(ValueKind k) {
-    switch (k) {
-    case ValueKind::Bool:
-    case ValueKind::SInt:
-    case ValueKind::USInt:
-    case ValueKind::Byte:
-    case ValueKind::Char: return 1;
-    case ValueKind::Int:
-    case ValueKind::UInt:
-    case ValueKind::Word:
-    case ValueKind::WChar: return 2;
-    case ValueKind::DInt:
-    case ValueKind::UDInt:
-    case ValueKind::DWord:
-    case ValueKind::Real: return 4;
-    case ValueKind::LInt:
-    case ValueKind::ULInt:
-    case ValueKind::LWord:
-    case ValueKind::LReal:
-    case ValueKind::Time:
-    case ValueKind::LTime:
-    case ValueKind::Date:
-    case ValueKind::LDate:
-    case ValueKind::Tod:
-    case ValueKind::LTod:
-    case ValueKind::Dt:
-    case ValueKind::Ldt: return 8;
-    case ValueKind::Ref:
-    case ValueKind::Interface: return 4; // the image offset; the rest of the slot is not part of it
-    default: return 0;
+    if (k == ValueKind::Ref || k == ValueKind::Interface) {
+        return 4;
     }
+    return elementaryWidth(k);
 }
 
 std::uint64_t elementCount(const TypeDesc& t) {

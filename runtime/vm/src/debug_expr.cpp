@@ -6,6 +6,8 @@
 #include <cstring>
 #include <limits>
 
+#include "takt/bytecode/value_kind.h"
+
 namespace takt::vm {
 
 using bytecode::ValueKind;
@@ -21,58 +23,8 @@ const char* exprStatusText(ExprStatus s) noexcept {
     return "invalid expression code";
 }
 
-bool isSignedKind(ValueKind k) noexcept {
-    switch (k) {
-    case ValueKind::SInt:
-    case ValueKind::Int:
-    case ValueKind::DInt:
-    case ValueKind::LInt:
-    case ValueKind::Time:
-    case ValueKind::LTime:
-    case ValueKind::Date:
-    case ValueKind::LDate:
-    case ValueKind::Tod:
-    case ValueKind::LTod:
-    case ValueKind::Dt:
-    case ValueKind::Ldt:
-    case ValueKind::Enum: return true;
-    default: return false;
-    }
-}
-
 bool isRealKind(ValueKind k) noexcept {
     return k == ValueKind::Real || k == ValueKind::LReal;
-}
-
-std::uint32_t scalarSize(ValueKind k) noexcept {
-    switch (k) {
-    case ValueKind::Bool:
-    case ValueKind::SInt:
-    case ValueKind::USInt:
-    case ValueKind::Byte:
-    case ValueKind::Char: return 1;
-    case ValueKind::Int:
-    case ValueKind::UInt:
-    case ValueKind::Word:
-    case ValueKind::WChar: return 2;
-    case ValueKind::DInt:
-    case ValueKind::UDInt:
-    case ValueKind::DWord:
-    case ValueKind::Real: return 4;
-    case ValueKind::LInt:
-    case ValueKind::ULInt:
-    case ValueKind::LWord:
-    case ValueKind::LReal:
-    case ValueKind::Time:
-    case ValueKind::LTime:
-    case ValueKind::Date:
-    case ValueKind::LDate:
-    case ValueKind::Tod:
-    case ValueKind::LTod:
-    case ValueKind::Dt:
-    case ValueKind::Ldt: return 8;
-    default: return 0;
-    }
 }
 
 namespace {
@@ -90,13 +42,13 @@ ExprSlot normalize(ValueKind k, ExprSlot v) noexcept {
         v.u = v.u != 0 ? 1 : 0;
         return v;
     }
-    const std::uint32_t bits = scalarSize(k) * 8;
+    const std::uint32_t bits = bytecode::elementaryWidth(k) * 8;
     if (bits == 0 || bits >= 64) {
         return v;
     }
     const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
     v.u &= mask;
-    if (isSignedKind(k) && (v.u >> (bits - 1)) != 0) {
+    if (bytecode::isSignedKind(k) && (v.u >> (bits - 1)) != 0) {
         v.u |= ~mask;
     }
     return v;
@@ -118,7 +70,7 @@ ExprSlot load(ValueKind k, const std::uint8_t* p, std::uint32_t bit) noexcept {
         v.u = (p[0] >> bit) & 1U;
         return v;
     }
-    std::memcpy(&v.u, p, scalarSize(k)); // little-endian, as the image is
+    std::memcpy(&v.u, p, bytecode::elementaryWidth(k)); // little-endian, as the image is
     return normalize(k, v);
 }
 
@@ -128,7 +80,7 @@ ExprSlot convert(ValueKind from, ValueKind to, ExprSlot v) noexcept {
     }
     ExprSlot r{0};
     if (isRealKind(to)) {
-        r.d = isSignedKind(from) ? static_cast<double>(v.i) : static_cast<double>(v.u);
+        r.d = bytecode::isSignedKind(from) ? static_cast<double>(v.i) : static_cast<double>(v.u);
         return normalize(to, r);
     }
     // REAL to an integer rounds to nearest, as REAL_TO_INT does; out of range saturates.
@@ -136,7 +88,7 @@ ExprSlot convert(ValueKind from, ValueKind to, ExprSlot v) noexcept {
     if (std::isnan(d)) {
         return r;
     }
-    if (isSignedKind(to)) {
+    if (bytecode::isSignedKind(to)) {
         r.i = d <= -9.2233720368547758e18  ? std::numeric_limits<std::int64_t>::min()
               : d >= 9.2233720368547758e18 ? std::numeric_limits<std::int64_t>::max()
                                            : static_cast<std::int64_t>(d);
@@ -155,7 +107,7 @@ bool compare(ExprOp op, ValueKind k, ExprSlot a, ExprSlot b) noexcept {
             return op == ExprOp::Ne;
         }
         c = a.d < b.d ? -1 : a.d > b.d ? 1 : 0;
-    } else if (isSignedKind(k)) {
+    } else if (bytecode::isSignedKind(k)) {
         c = a.i < b.i ? -1 : a.i > b.i ? 1 : 0;
     } else {
         c = a.u < b.u ? -1 : a.u > b.u ? 1 : 0;
@@ -197,7 +149,7 @@ bool arithmetic(ExprOp op, ValueKind k, ExprSlot a, ExprSlot b, ExprSlot& r) noe
         if (b.u == 0) {
             return false;
         }
-        if (isSignedKind(k)) {
+        if (bytecode::isSignedKind(k)) {
             if (a.i == std::numeric_limits<std::int64_t>::min() && b.i == -1) {
                 r.u = op == ExprOp::Div ? a.u : 0;
             } else {
@@ -222,7 +174,7 @@ void storeSlot(ValueKind k, ExprSlot v, std::uint8_t* to) noexcept {
     } else if (k == ValueKind::LReal) {
         std::memcpy(to, &v.d, 8);
     } else {
-        std::memcpy(to, &v.u, scalarSize(k));
+        std::memcpy(to, &v.u, bytecode::elementaryWidth(k));
     }
 }
 
@@ -253,7 +205,7 @@ ExprStatus eval(const DebugExpr& e, const std::uint8_t* data, std::uint32_t size
         }
         case ExprOp::Load: {
             const std::uint64_t at = stack[sp - 1].u;
-            const std::uint32_t width = scalarSize(in.kind);
+            const std::uint32_t width = bytecode::elementaryWidth(in.kind);
             if (width == 0 || at > size || size - at < width) {
                 return ExprStatus::OutsideImage;
             }

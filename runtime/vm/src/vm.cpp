@@ -2,6 +2,7 @@
 // the engine calls each cycle. The loop itself is interpreter.cpp.
 #include "vm_internal.h"
 
+#include "takt/bytecode/value_kind.h"
 #include "takt/vm/debug.h"
 
 #include <algorithm>
@@ -30,25 +31,6 @@ bool sameName(std::string_view a, std::string_view b) {
            });
 }
 
-bool isSignedKind(bytecode::ValueKind k) {
-    using K = bytecode::ValueKind;
-    switch (k) {
-    case K::SInt:
-    case K::Int:
-    case K::DInt:
-    case K::LInt:
-    case K::Time:
-    case K::LTime:
-    case K::Date:
-    case K::LDate:
-    case K::Tod:
-    case K::LTod:
-    case K::Dt:
-    case K::Ldt: return true;
-    default: return false;
-    }
-}
-
 // Finds a member by a dotted path ("CU_T.M") in a type, adding up the offsets.
 FbField findField(const bytecode::Module& module, std::uint32_t type, std::string_view path) {
     std::uint32_t offset = 0;
@@ -68,7 +50,7 @@ FbField findField(const bytecode::Module& module, std::uint32_t type, std::strin
             if (size != 1 && size != 2 && size != 4 && size != 8) {
                 return {};
             }
-            return FbField{offset, static_cast<std::uint8_t>(size), isSignedKind(ft.kind)};
+            return FbField{offset, static_cast<std::uint8_t>(size), bytecode::isSignedKind(ft.kind)};
         }
         type = it->type;
         path = path.substr(dot + 1);

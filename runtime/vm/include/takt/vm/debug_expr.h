@@ -81,10 +81,9 @@ struct DebugExpr {
 [[nodiscard]] ExprStatus eval(const DebugExpr& e, const std::uint8_t* data, std::uint32_t size,
                               std::uint32_t thisOffset, ExprSlot& out) noexcept;
 
-// The value's category and byte size for a kind that eval() handles (0: none it handles).
-[[nodiscard]] bool isSignedKind(bytecode::ValueKind k) noexcept;
+// REAL and LREAL, which eval() holds as a double (bytecode::elementaryWidth and isSignedKind
+// give the others' size and category).
 [[nodiscard]] bool isRealKind(bytecode::ValueKind k) noexcept;
-[[nodiscard]] std::uint32_t scalarSize(bytecode::ValueKind k) noexcept;
 // The value stored as `k` in `size` bytes (little-endian, as the image holds it).
 void storeSlot(bytecode::ValueKind k, ExprSlot v, std::uint8_t* to) noexcept;
 
