@@ -273,7 +273,7 @@ void implicitConfiguration(Translator& t, const pugi::xml_node& configuration) {
         if (item.type() != pugi::node_element || localName(item) != "resource") {
             continue;
         }
-        PlcopenResource resource{configuration.attribute("name").value(), item.attribute("name").value(), {}};
+        PlcopenResource resource{configuration.attribute("name").value(), item.attribute("name").value(), {}, true};
         for (const pugi::xml_node& part : item.children()) {
             PlcopenTask task;
             if (part.type() != pugi::node_element || localName(part) != "task" ||
@@ -326,7 +326,7 @@ void translateConfiguration(Translator& t, const pugi::xml_node& configuration) 
             t.problem(DiagCode::PlcopenInvalid, item, fmt::format("<resource>: '{}' is not a resource name", resName));
             continue;
         }
-        PlcopenResource resource{std::string(name), std::string(resName), {}};
+        PlcopenResource resource{std::string(name), std::string(resName), {}, false};
         const std::string owner = fmt::format("{}.{}", name, resName);
         t.moveTo(item);
         t.put(fmt::format("RESOURCE {}", resName));

@@ -102,6 +102,7 @@ TEST(PlcopenExport, TheOpcuaExampleWithoutAConfigurationRoundTrips) {
     ASSERT_TRUE(t.problems.empty());
     ASSERT_EQ(t.resources.size(), 1u);
     EXPECT_EQ(t.resources[0].name, "tank");
+    EXPECT_TRUE(t.resources[0].implicit);
     ASSERT_EQ(t.resources[0].tasks.size(), 1u);
     EXPECT_EQ(t.resources[0].tasks[0].intervalMs, 20u);
     EXPECT_EQ(t.text.find("CONFIGURATION"), std::string::npos) << t.text;
