@@ -48,8 +48,13 @@ std::string runtimeToml(const compiler::PlcopenTranslation& t, const std::string
     if (!t.resources.empty()) {
         const compiler::PlcopenResource& r = t.resources.front();
         name = r.name;
-        out += fmt::format("# takt takes the tasks from the CONFIGURATION in src/{} (configuration {}, resource {}):\n",
-                           xmlName, r.configuration, r.name);
+        out += r.implicit ? fmt::format("# The XML's configuration {} was made by `takt export plcopen` for a project "
+                                        "without one: takt\n# runs every PROGRAM each base cycle. Its resource {} "
+                                        "and task:\n",
+                                        r.configuration, r.name)
+                          : fmt::format("# takt takes the tasks from the CONFIGURATION in src/{} (configuration {}, "
+                                        "resource {}):\n",
+                                        xmlName, r.configuration, r.name);
         for (const compiler::PlcopenTask& task : r.tasks) {
             out += fmt::format("#   {:<16} {:<12} priority {}\n", task.name,
                                task.single.empty() ? task.interval : "SINGLE " + task.single,

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cmd_export.h"
 #include "commands.h"
 #include "takt/agent/agent_server.h"
 #include "takt/bytecode/version.h"
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
         });
         takt::cli::registerInit(app, exitCode);
         takt::cli::registerImport(app, exitCode);
+        takt::cli::registerExport(app, exitCode);
         takt::cli::registerCheck(app, exitCode);
         takt::cli::registerFmt(app, exitCode);
         takt::cli::registerExplain(app, exitCode);

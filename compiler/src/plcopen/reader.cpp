@@ -67,17 +67,46 @@ void stBody(plcopen::Translator& t, const pugi::xml_node& st, int depth = 0) {
         t.problem(DiagCode::PlcopenInvalid, st, fmt::format("ST body: markup nests deeper than {}", kMaxMarkupDepth));
         return;
     }
+    // A text right after a text written goes on without a gap: XML splits a CDATA section at each
+    // `]]>` of the text (`a]]` `>b`), which may lie inside an ST string.
+    bool continues = false;
     for (pugi::xml_node n = st.first_child(); n; n = n.next_sibling()) {
-        if (n.type() == pugi::node_pcdata || n.type() == pugi::node_cdata) {
+        const bool isText = n.type() == pugi::node_pcdata || n.type() == pugi::node_cdata;
+        if (isText) {
             std::string_view text = n.value();
-            if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+            if (!continues && text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
                 continue;
             }
-            t.moveTo(n);
+            if (!continues) {
+                t.moveTo(n);
+            }
             t.put(text);
-            t.put(" ");
         } else if (n.type() == pugi::node_element) {
             stBody(t, n, depth + 1);
+        }
+        const pugi::xml_node next = n.next_sibling();
+        continues = isText && (next.type() == pugi::node_pcdata || next.type() == pugi::node_cdata);
+        if (isText && !continues) {
+            t.put(" ");
+        }
+    }
+}
+
+// The variable lists of an `<interface>` (a POU's or a method's), in their order; `owner` names
+// the POU in messages.
+void interfaceLists(plcopen::Translator& t, const pugi::xml_node& iface, std::string_view owner) {
+    for (const pugi::xml_node& list : iface.children()) {
+        if (list.type() != pugi::node_element) {
+            continue;
+        }
+        const std::string_view element = plcopen::localName(list);
+        const auto* section = std::find_if(std::begin(kSections), std::end(kSections),
+                                           [&](const Section& s) { return s.element == element; });
+        if (section != std::end(kSections)) {
+            varList(t, list, section->keyword, owner);
+        } else if (element != "returnType" && element != "documentation" && element != "addData") {
+            t.problem(DiagCode::PlcopenUnsupported, list,
+                      fmt::format("POU '{}': the interface section <{}> is not supported yet", owner, element));
         }
     }
 }
@@ -151,20 +180,7 @@ void translatePou(Translator& t, const pugi::xml_node& pou) {
     }
     t.moveTo(pou);
     t.put(header);
-    for (const pugi::xml_node& list : iface.children()) {
-        if (list.type() != pugi::node_element) {
-            continue;
-        }
-        const std::string_view element = localName(list);
-        const auto* section = std::find_if(std::begin(kSections), std::end(kSections),
-                                           [&](const Section& s) { return s.element == element; });
-        if (section != std::end(kSections)) {
-            varList(t, list, section->keyword, name);
-        } else if (element != "returnType" && element != "documentation" && element != "addData") {
-            t.problem(DiagCode::PlcopenUnsupported, list,
-                      fmt::format("POU '{}': the interface section <{}> is not supported yet", name, element));
-        }
-    }
+    interfaceLists(t, iface, name);
     // A POU's `<transitions>` are read where an SFC transition's condition names them (sfc.cpp).
     // A POU's actions: `ACTION name: … END_ACTION`, each at its <action>'s place (before the body:
     // takt reads a POU's actions anywhere among its statements).
@@ -193,10 +209,94 @@ void translatePou(Translator& t, const pugi::xml_node& pou) {
             translateBody(t, body, pou, false);
         }
     }
+    // CODESYS's METHODs, each a <Method> in a <data> of the POU's addData: `METHOD name : T … END_METHOD`
+    // after the body (takt reads a POU's methods anywhere among its statements).
+    for (const pugi::xml_node& data : child(pou, "addData").children()) {
+        if (data.type() != pugi::node_element || localName(data) != "data" ||
+            std::string_view(data.attribute("name").value()) != kCodesysMethod) {
+            continue;
+        }
+        for (const pugi::xml_node& method : data.children()) {
+            if (method.type() != pugi::node_element || localName(method) != "Method") {
+                continue;
+            }
+            const std::string_view methodName = method.attribute("name").value();
+            if (!isIdentifier(methodName)) {
+                t.problem(DiagCode::PlcopenInvalid, method,
+                          fmt::format("POU '{}': '{}' is not a method name", name, methodName));
+                continue;
+            }
+            if (kind == "function") {
+                t.problem(
+                    DiagCode::PlcopenInvalid, method,
+                    fmt::format("function '{}' has a method; only programs and function blocks have methods", name));
+                continue;
+            }
+            const pugi::xml_node methodIface = child(method, "interface");
+            const std::string owner = fmt::format("{}.{}", name, methodName);
+            std::string methodHeader = fmt::format("METHOD {}", methodName);
+            if (const pugi::xml_node ret = child(methodIface, "returnType"); ret) {
+                std::optional<std::string> type = t.typeOf(ret, owner);
+                if (!type) {
+                    continue;
+                }
+                methodHeader += " : " + *type;
+            }
+            t.moveTo(method);
+            t.put(methodHeader);
+            interfaceLists(t, methodIface, owner);
+            translateBody(t, child(method, "body"), pou, true);
+            t.put(" END_METHOD");
+        }
+    }
     t.put(fmt::format(" END_{}", keyword));
 }
 
+namespace {
+
+// Whether `node`'s addData holds a `<data>` named `name`.
+bool hasData(const pugi::xml_node& node, std::string_view name) {
+    for (const pugi::xml_node& data : child(node, "addData").children()) {
+        if (data.type() == pugi::node_element && localName(data) == "data" &&
+            std::string_view(data.attribute("name").value()) == name) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// The configuration `takt export plcopen` made for a project without one: no ST (takt runs each
+// PROGRAM every base cycle, as in the project exported), only its resources and their cyclic
+// tasks for runtime.toml's [resource].
+void implicitConfiguration(Translator& t, const pugi::xml_node& configuration) {
+    for (const pugi::xml_node& item : configuration.children()) {
+        if (item.type() != pugi::node_element || localName(item) != "resource") {
+            continue;
+        }
+        PlcopenResource resource{configuration.attribute("name").value(), item.attribute("name").value(), {}, true};
+        for (const pugi::xml_node& part : item.children()) {
+            PlcopenTask task;
+            if (part.type() != pugi::node_element || localName(part) != "task" ||
+                !plcopenIntervalMs(part.attribute("interval").value(), task.intervalMs)) {
+                continue;
+            }
+            task.name = part.attribute("name").value();
+            task.interval = fmt::format("T#{}ms", task.intervalMs);
+            task.priority = part.attribute("priority").value();
+            task.line = t.xmlLine(part);
+            resource.tasks.push_back(std::move(task));
+        }
+        t.out.resources.push_back(std::move(resource));
+    }
+}
+
+} // namespace
+
 void translateConfiguration(Translator& t, const pugi::xml_node& configuration) {
+    if (hasData(configuration, kTaktImplicitConfiguration)) {
+        implicitConfiguration(t, configuration);
+        return;
+    }
     const std::string_view name = configuration.attribute("name").value();
     if (!isIdentifier(name)) {
         t.problem(DiagCode::PlcopenInvalid, configuration,
@@ -226,7 +326,7 @@ void translateConfiguration(Translator& t, const pugi::xml_node& configuration) 
             t.problem(DiagCode::PlcopenInvalid, item, fmt::format("<resource>: '{}' is not a resource name", resName));
             continue;
         }
-        PlcopenResource resource{std::string(name), std::string(resName), {}};
+        PlcopenResource resource{std::string(name), std::string(resName), {}, false};
         const std::string owner = fmt::format("{}.{}", name, resName);
         t.moveTo(item);
         t.put(fmt::format("RESOURCE {}", resName));
@@ -406,6 +506,19 @@ PlcopenTranslation translatePlcopen(std::string_view xml) {
     for (const pugi::xml_node& c : configurations.children()) {
         if (c.type() == pugi::node_element && plcopen::localName(c) == "configuration") {
             plcopen::translateConfiguration(t, c);
+        }
+    }
+    // CODESYS's global variable lists (GVLs), in the project's addData: top-level VAR_GLOBALs.
+    for (const pugi::xml_node& data : plcopen::child(root, "addData").children()) {
+        if (data.type() != pugi::node_element || plcopen::localName(data) != "data" ||
+            std::string_view(data.attribute("name").value()) != plcopen::kCodesysGlobalVars) {
+            continue;
+        }
+        for (const pugi::xml_node& list : data.children()) {
+            if (list.type() == pugi::node_element && plcopen::localName(list) == "globalVars") {
+                const std::string_view name = list.attribute("name").value();
+                varList(t, list, "VAR_GLOBAL", name.empty() ? std::string_view("GVL") : name);
+            }
         }
     }
     return std::move(t.out);

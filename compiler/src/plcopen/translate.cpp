@@ -296,6 +296,14 @@ std::optional<std::string> Translator::typeElement(const pugi::xml_node& type, s
             problem(DiagCode::PlcopenInvalid, type, fmt::format("{}: <enum> has no <value>", where));
             return std::nullopt;
         }
+        // TC6 2.01 gives an enumeration its integer type in an optional <baseType>.
+        if (const pugi::xml_node base = firstElement(child(type, "baseType")); base) {
+            std::optional<std::string> of = typeElement(base, where, depth + 1);
+            if (!of) {
+                return std::nullopt;
+            }
+            return fmt::format("{} ({})", *of, values);
+        }
         return fmt::format("({})", values);
     }
     if (kind == "struct") {

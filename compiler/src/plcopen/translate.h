@@ -13,6 +13,18 @@
 
 namespace takt::compiler::plcopen {
 
+// CODESYS's vendor data for its global variable lists (GVLs: VAR_GLOBAL outside a CONFIGURATION),
+// a `<data>` in the project's `addData` holding one named `<globalVars>` per list.
+inline constexpr std::string_view kCodesysGlobalVars = "http://www.3s-software.com/plcopenxml/globalvars";
+// CODESYS's vendor data for a METHOD, in its POU's `addData`: a `<Method name>` with an
+// `<interface>` and a `<body>` like a POU's.
+inline constexpr std::string_view kCodesysMethod = "http://www.3s-software.com/plcopenxml/method";
+// takt's vendor data on a configuration `takt export plcopen` made for a project without one (a
+// task at the base cycle running every PROGRAM, so that the editors run it): takt's reader takes
+// only the resource's name and the task's interval from it, for runtime.toml, and compiles the
+// programs as before, each once every base cycle.
+inline constexpr std::string_view kTaktImplicitConfiguration = "urn:takt:plcopenxml:implicit-configuration";
+
 // The element's name without its namespace prefix ("xhtml:p" -> "p").
 [[nodiscard]] std::string_view localName(const pugi::xml_node& node);
 // The first child element named `name` (prefix ignored); empty when none.

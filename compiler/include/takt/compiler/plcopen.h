@@ -37,6 +37,9 @@ struct PlcopenResource {
     std::string configuration;
     std::string name;
     std::vector<PlcopenTask> tasks;
+    // Of the configuration `takt export plcopen` makes for a project without one: translated to no
+    // ST (every PROGRAM runs each base cycle), read only for runtime.toml's [resource].
+    bool implicit = false;
 };
 
 // A variable with an address (`%IX0.0`), wherever it is declared.

@@ -1,0 +1,55 @@
+#pragma once
+// The parts of the PLCopen XML writer (plcopen_export.h) shared by its files. pugixml builds and
+// writes the document.
+#include <string>
+#include <string_view>
+
+#include <pugixml.hpp>
+
+#include "takt/compiler/ast.h"
+#include "takt/compiler/plcopen_export.h"
+#include "translate.h"
+
+namespace takt::compiler::plcopen {
+
+class Exporter {
+public:
+    Exporter(const Project& project, PlcopenExport& out) : project_(project), out_(out) {}
+
+    // The whole document into out_.xml (nothing when a problem was found).
+    void run(const PlcopenExportOptions& options);
+
+    // export_decls.cpp: the TC6 element of a type under `holder` (`<type>`, `<baseType>`); a
+    // STRUCT only where `inDataType` (the reader reads structs only as data types).
+    bool type(pugi::xml_node holder, const ast::TypeSpec& spec, bool inDataType);
+    // `<simpleValue>`, `<arrayValue>` or `<structValue>` of an initial value under `holder`.
+    bool value(pugi::xml_node holder, const ast::Expr& expr);
+    // One `<variable>` per name of `decl` under `list`.
+    bool variable(pugi::xml_node list, const ast::VarDecl& decl);
+    // `<inputVars>`, `<localVars>`, … with its qualifiers, under `parent`; `owner` names the POU
+    // in messages.
+    bool varList(pugi::xml_node parent, const ast::VarBlock& block, std::string_view owner);
+    void dataType(pugi::xml_node dataTypes, const ast::TypeDecl& decl);
+
+private:
+    void problem(Span span, std::string message);
+    // The source text of `span` on one line (newlines and tabs as spaces).
+    [[nodiscard]] std::string oneLine(Span span) const;
+    // export.cpp
+    void pou(pugi::xml_node pous, const ast::PouDecl& pou);
+    void configuration(pugi::xml_node configurations, const ast::ConfigurationDecl& config);
+    [[nodiscard]] std::string bodyText(const ast::PouDecl& pou);
+    void stBody(pugi::xml_node body, const std::string& text);
+    void declarations(const std::vector<ast::DeclPtr>& decls, pugi::xml_node dataTypes, pugi::xml_node pous,
+                      pugi::xml_node configurations, pugi::xml_node globals, std::string_view fileStem);
+
+    void implicitConfiguration(pugi::xml_node configurations, const PlcopenExportOptions& options);
+
+    const Project& project_;
+    PlcopenExport& out_;
+    std::size_t globalLists_ = 0;
+    bool sawConfiguration_ = false;
+    std::vector<std::string> programs_; // the PROGRAMs written, in order
+};
+
+} // namespace takt::compiler::plcopen

@@ -1,0 +1,326 @@
+// `takt export plcopen` (plcopen_export.h): a project exported to PLCopen XML and read back by the
+// PLCopen reader compiles to the same program. "The same" is every section of program.stbc but the
+// two that name source places, FILES and DEBUG (the XML's lines are not the ST's): the code, the
+// image with its initial values, the types, symbols, POUs, tasks, program instances and I/O.
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "support/paths.h"
+#include "support/temp_dir.h"
+#include "takt/bytecode/container.h"
+#include "takt/compiler/compile_program.h"
+#include "takt/compiler/plcopen.h"
+#include "takt/compiler/plcopen_export.h"
+#include "takt/compiler/project.h"
+
+namespace takt::compiler {
+namespace {
+
+namespace fs = std::filesystem;
+using test::TempDir;
+
+// program.stbc without the source file list and the line table.
+std::vector<std::uint8_t> withoutSourcePlaces(const bytecode::Module& module) {
+    bytecode::Module copy = module;
+    copy.files.clear();
+    copy.debug.clear();
+    return bytecode::serialize(copy);
+}
+
+std::string rendered(const std::vector<Diagnostic>& diags, const Project& p) {
+    return renderHuman(diags, *p.sources);
+}
+
+PlcopenExportOptions options() {
+    PlcopenExportOptions o;
+    o.projectName = "test";
+    o.creationDateTime = "2026-01-01T00:00:00Z";
+    return o;
+}
+
+PlcopenExport exportOf(const Project& p) {
+    return exportPlcopen(p, options());
+}
+
+// Exports the project in `dir`, reads the XML back as the only source of a fresh project and
+// expects both to compile to the same program; returns the XML.
+std::string expectRoundTrip(const fs::path& dir, const PlcopenExportOptions& o = options()) {
+    Project original = checkProject({dir, {}, false, {}, {}});
+    EXPECT_TRUE(original.ok()) << rendered(original.diagnostics, original);
+    const PlcopenExport exported = exportPlcopen(original, o);
+    EXPECT_TRUE(exported.problems.empty()) << rendered(exported.problems, original);
+    EXPECT_FALSE(exported.xml.empty());
+    const CompiledProgram before = compileProgram(original);
+    EXPECT_TRUE(before.ok()) << before.failure;
+
+    TempDir imported;
+    imported.write("src/project.xml", exported.xml);
+    Project back = checkProject({imported.path(), {}, false, {}, {}});
+    EXPECT_TRUE(back.ok()) << rendered(back.diagnostics, back) << exported.xml;
+    const CompiledProgram after = compileProgram(back);
+    EXPECT_TRUE(after.ok()) << after.failure;
+    if (before.ok() && after.ok()) {
+        EXPECT_TRUE(withoutSourcePlaces(*before.module) == withoutSourcePlaces(*after.module))
+            << "the program read back from the XML differs from the ST's\n"
+            << exported.xml;
+        EXPECT_NE(before.hash, after.hash); // the line tables differ: the comparison is not vacuous
+    }
+    return exported.xml;
+}
+
+std::string expectRoundTripOf(const std::string& st) {
+    TempDir dir;
+    dir.write("src/main.st", st);
+    return expectRoundTrip(dir.path());
+}
+
+TEST(PlcopenExport, TheDemoProjectRoundTrips) {
+    const std::string xml = expectRoundTrip(fs::path(TAKT_SOURCE_DIR) / "examples/demo");
+    // Structured declarations, not text: a located input and a GVL in CODESYS's addData.
+    EXPECT_NE(xml.find("<variable name=\"diStart\" address=\"%IX0.0\">"), std::string::npos) << xml;
+    EXPECT_NE(xml.find("<data name=\"http://www.3s-software.com/plcopenxml/globalvars\""), std::string::npos);
+    EXPECT_NE(xml.find("<task name=\"FastTask\" interval=\"T#10ms\" priority=\"1\">"), std::string::npos);
+    EXPECT_NE(xml.find("<pouInstance name=\"Line\" typeName=\"FillingLine\""), std::string::npos);
+}
+
+// A project without a CONFIGURATION gets one for the editors (a task at runtime.toml's base cycle
+// running every PROGRAM), which takt's reader reads for runtime.toml only: the program still runs
+// every base cycle, as an implicit instance named like the PROGRAM.
+TEST(PlcopenExport, TheOpcuaExampleWithoutAConfigurationRoundTrips) {
+    PlcopenExportOptions o = options();
+    o.resourceName = "tank";
+    o.cycleIntervalMs = 20;
+    const std::string xml = expectRoundTrip(fs::path(TAKT_SOURCE_DIR) / "examples/opcua", o);
+    EXPECT_NE(xml.find("<resource name=\"tank\">"), std::string::npos) << xml;
+    EXPECT_NE(xml.find("<task name=\"MainTask\" interval=\"T#20ms\" priority=\"1\">"), std::string::npos);
+    EXPECT_NE(xml.find("<pouInstance name=\"Main\" typeName=\"Main\""), std::string::npos);
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty());
+    ASSERT_EQ(t.resources.size(), 1u);
+    EXPECT_EQ(t.resources[0].name, "tank");
+    EXPECT_TRUE(t.resources[0].implicit);
+    ASSERT_EQ(t.resources[0].tasks.size(), 1u);
+    EXPECT_EQ(t.resources[0].tasks[0].intervalMs, 20u);
+    EXPECT_EQ(t.text.find("CONFIGURATION"), std::string::npos) << t.text;
+}
+
+TEST(PlcopenExport, TheBenchmarkProgramsRoundTrip) {
+    for (const char* name : {"array_struct", "fb_calls", "int_arith", "real_math", "timers_edges"}) {
+        SCOPED_TRACE(name);
+        TempDir dir;
+        fs::create_directories(dir.path() / "src");
+        fs::copy_file(fs::path(TAKT_SOURCE_DIR) / "bench/programs" / (std::string(name) + ".st"),
+                      dir.path() / "src" / (std::string(name) + ".st"));
+        (void)expectRoundTrip(dir.path());
+    }
+}
+
+// Every declaration form the reader reads back: the types, initial values, sections and their
+// qualifiers, actions, a function, a configuration with a resource's globals and a program on
+// no task.
+TEST(PlcopenExport, EveryExportedFormRoundTrips) {
+    const std::string xml = expectRoundTripOf(R"(
+TYPE
+  Mode : (Off, Manual := 5, Auto);
+  Level : DINT (Low, High);
+  Percent : INT (0..100) := 50;
+  Count : UINT (1..10);
+  Name : STRING[12] := 'tank';
+  Pair : ARRAY[0..1] OF REAL;
+  Recipe : STRUCT
+    fill : TIME := T#2s500ms;
+    steps : ARRAY[1..3] OF INT := [1, 2(7)];
+    label : WSTRING[8];
+  END_STRUCT;
+  Ptr : POINTER TO INT;
+END_TYPE
+
+FUNCTION Clamp : INT
+VAR_INPUT
+  x, lo : INT;
+  hi : INT := LIMIT_HI;
+END_VAR
+Clamp := LIMIT(lo, x, hi);
+END_FUNCTION
+
+FUNCTION_BLOCK Pump
+VAR_INPUT
+  run : BOOL;
+END_VAR
+VAR_OUTPUT
+  active : BOOL;
+END_VAR
+VAR_IN_OUT
+  starts : UDINT;
+END_VAR
+VAR
+  t : TON := (PT := T#1s);
+  r : Recipe := (fill := T#3s, steps := [4, 5, 6]);
+  modes : ARRAY[1..2, 0..1] OF Mode := [Mode#Auto, 3(Mode#Off)];
+END_VAR
+VAR_TEMP
+  tmp : LREAL;
+END_VAR
+t(IN := run);
+active := t.Q; (* the comment stays in the body *)
+IF active THEN
+  starts := starts + 1;
+  Stop();
+END_IF;
+ACTION Stop:
+  active := FALSE;
+END_ACTION
+METHOD Twice : UDINT
+VAR_INPUT
+  n : UDINT;
+END_VAR
+VAR
+  k : UDINT := 2;
+END_VAR
+Twice := n * k;
+END_METHOD
+END_FUNCTION_BLOCK
+
+PROGRAM Main
+VAR
+  p : Pump;
+  level : INT;
+  pct : Percent;
+  mode : Mode := Mode#Manual;
+  c : Count := 3;
+  lvl : Level := Level#High;
+  n : Name;
+  pair : Pair := [1.5, -2.0];
+  s : STRING := 'a]]>b';
+END_VAR
+VAR PERSISTENT
+  kept : INT;
+END_VAR
+VAR_EXTERNAL
+  counter : UDINT;
+END_VAR
+p(run := TRUE, starts := counter);
+s := 'x]]>y'; (* XML ends a CDATA section at ]]> *)
+level := Clamp(x := level + 1, lo := 0, hi := 100);
+counter := p.Twice(n := counter);
+END_PROGRAM
+
+PROGRAM Idle
+VAR
+  x : INT;
+END_VAR
+x := x + 1;
+END_PROGRAM
+
+CONFIGURATION Cell
+  VAR_GLOBAL
+    shared : BOOL;
+  END_VAR
+  RESOURCE Cpu ON PLC
+    VAR_GLOBAL
+      local : INT := 4;
+    END_VAR
+    TASK Fast (INTERVAL := T#5ms, PRIORITY := 1);
+    TASK Slow (INTERVAL := T#100ms, PRIORITY := 2);
+    PROGRAM Main1 WITH Fast : Main;
+    PROGRAM Idle1 WITH Slow : Idle;
+    PROGRAM Idle2 : Idle;
+  END_RESOURCE
+END_CONFIGURATION
+
+(* After the CONFIGURATION: the XML holds the GVLs after it (in the project's addData). *)
+VAR_GLOBAL CONSTANT
+  LIMIT_HI : INT := 90;
+END_VAR
+VAR_GLOBAL RETAIN
+  counter AT %MD4 : UDINT;
+END_VAR
+)");
+    EXPECT_NE(xml.find("<actions>"), std::string::npos) << xml;
+    EXPECT_NE(xml.find("<ST>"), std::string::npos);
+    EXPECT_NE(xml.find("<xhtml:p><![CDATA["), std::string::npos);
+    EXPECT_NE(xml.find("(* the comment stays in the body *)"), std::string::npos);
+    EXPECT_EQ(xml.find("ACTION Stop"), std::string::npos) << "the action is an <action>, not text in the body";
+    EXPECT_NE(xml.find("<inputVars>"), std::string::npos);
+    EXPECT_NE(xml.find("<structValue>"), std::string::npos);
+    EXPECT_NE(xml.find("repetitionValue=\"2\""), std::string::npos);
+    EXPECT_NE(xml.find("<subrangeUnsigned>"), std::string::npos);
+    EXPECT_NE(xml.find("<data name=\"http://www.3s-software.com/plcopenxml/method\" handleUnknown=\"implementation\">"),
+              std::string::npos);
+    EXPECT_NE(xml.find("<Method name=\"Twice\">"), std::string::npos);
+    EXPECT_EQ(xml.find("END_METHOD"), std::string::npos) << "the method is a <Method>, not text in the body";
+}
+
+// What the XML cannot say is E0027 at the declaration, and no document.
+struct Refused {
+    const char* name;
+    const char* st;
+    const char* message;
+};
+
+class PlcopenExportRefuses : public ::testing::TestWithParam<Refused> {};
+
+TEST_P(PlcopenExportRefuses, WithE0027AndNoDocument) {
+    TempDir dir;
+    dir.write("src/main.st", GetParam().st);
+    const Project p = checkProject({dir.path(), {}, false, {}, {}});
+    ASSERT_TRUE(p.ok()) << rendered(p.diagnostics, p);
+    const PlcopenExport exported = exportOf(p);
+    EXPECT_TRUE(exported.xml.empty());
+    ASSERT_EQ(exported.problems.size(), 1u) << rendered(exported.problems, p);
+    EXPECT_EQ(exported.problems[0].code, DiagCode::PlcopenUnsupported);
+    const std::string text = rendered(exported.problems, p);
+    EXPECT_NE(text.find("src/main.st:"), std::string::npos) << text;
+    EXPECT_NE(text.find("error[E0027]"), std::string::npos) << text;
+    EXPECT_NE(text.find(GetParam().message), std::string::npos) << text;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Forms, PlcopenExportRefuses,
+    ::testing::Values(
+        Refused{"Sfc",
+                "PROGRAM Seq\nVAR go : BOOL; END_VAR\nINITIAL_STEP S1: END_STEP\nSTEP S2: END_STEP\n"
+                "TRANSITION FROM S1 TO S2 := go; END_TRANSITION\nTRANSITION FROM S2 TO S1 := NOT go; "
+                "END_TRANSITION\nEND_PROGRAM\n",
+                "'Seq' is an SFC chart"},
+        Refused{"Property",
+                "FUNCTION_BLOCK Fb\nVAR x : INT; END_VAR\nPROPERTY Value : INT\nGET\nValue := x;\nEND_GET\n"
+                "END_PROPERTY\nEND_FUNCTION_BLOCK\n",
+                "'Fb.Value': PROPERTYs are not exported yet"},
+        Refused{"PrivateMethod",
+                "FUNCTION_BLOCK Fb\nVAR x : INT; END_VAR\nMETHOD PRIVATE Bump\nx := x + 1;\nEND_METHOD\n"
+                "END_FUNCTION_BLOCK\n",
+                "'Fb.Bump': access specifiers"},
+        Refused{"RefTo", "PROGRAM P\nVAR x : INT; r : REF_TO INT; END_VAR\nr := REF(x);\nEND_PROGRAM\n",
+                "REF_TO and REFERENCE TO have no PLCopen XML form"},
+        Refused{"InlineStruct", "PROGRAM P\nVAR s : STRUCT a : INT; END_STRUCT; END_VAR\ns.a := 1;\nEND_PROGRAM\n",
+                "a STRUCT written inside a variable's type"},
+        Refused{"EdgeInput", "FUNCTION_BLOCK Fb\nVAR_INPUT go : BOOL R_EDGE; END_VAR\nEND_FUNCTION_BLOCK\n",
+                "R_EDGE and F_EDGE"},
+        Refused{"StringLengthConstant",
+                "VAR_GLOBAL CONSTANT N : INT := 4; END_VAR\nPROGRAM P\nVAR s : STRING[N]; END_VAR\n"
+                "s := 'a';\nEND_PROGRAM\n",
+                "the STRING length 'N' is not a number"}),
+    [](const ::testing::TestParamInfo<Refused>& info) { return std::string(info.param.name); });
+
+TEST(PlcopenExport, AProjectOfPlcopenXmlIsRefused) {
+    TempDir dir;
+    dir.write("src/plant.xml", "<?xml version=\"1.0\"?>\n<project xmlns=\"http://www.plcopen.org/xml/tc6_0201\">"
+                               "<types><dataTypes/><pous><pou name=\"P\" pouType=\"program\"><body><ST><xhtml:p "
+                               "xmlns:xhtml=\"http://www.w3.org/1999/xhtml\">;</xhtml:p></ST></body></pou></pous>"
+                               "</types></project>\n");
+    const Project p = checkProject({dir.path(), {}, false, {}, {}});
+    ASSERT_TRUE(p.ok()) << rendered(p.diagnostics, p);
+    const PlcopenExport exported = exportOf(p);
+    EXPECT_TRUE(exported.xml.empty());
+    ASSERT_EQ(exported.problems.size(), 1u);
+    EXPECT_NE(rendered(exported.problems, p).find("src/plant.xml is PLCopen XML already"), std::string::npos)
+        << rendered(exported.problems, p);
+}
+
+} // namespace
+} // namespace takt::compiler
