@@ -130,6 +130,12 @@ function writeStatus(err, log) {
   }
 }
 
+// Read-only for every session: a CONSTANT, and a variable at an input address (`AT %I…`), which
+// the input copy overwrites every cycle: the program does not own it (as Sparkplug refuses it).
+function readOnly(leaf) {
+  return Boolean(leaf.constant) || /^%I/i.test(leaf.address || '');
+}
+
 function sameShape(a, b) {
   return (
     a.dataType === b.dataType &&
@@ -204,7 +210,7 @@ class ProgramSpace {
     const expand = (v, typed) => {
       if (typed && typed.type === 'STRUCT') {
         for (const [field, value] of Object.entries(typed.fields)) {
-          expand({ path: `${v.path}.${field}`, type: value.type_name || value.type, constant: v.constant }, value);
+          expand({ path: `${v.path}.${field}`, type: value.type_name || value.type, constant: v.constant, address: v.address }, value);
         }
         return;
       }
@@ -245,7 +251,7 @@ class ProgramSpace {
     const added = [];
     for (const [path, entry] of this.served) {
       const leaf = wanted.get(path);
-      if (!leaf || !sameShape(leaf.shape, entry.shape) || Boolean(leaf.constant) !== entry.constant) {
+      if (!leaf || !sameShape(leaf.shape, entry.shape) || readOnly(leaf) !== entry.readOnly) {
         removed.push(path);
       }
     }
@@ -339,7 +345,7 @@ class ProgramSpace {
   add(leaf) {
     const { path, shape } = leaf;
     const dot = path.lastIndexOf('.');
-    const entry = { shape, constant: Boolean(leaf.constant), variable: null };
+    const entry = { shape, readOnly: readOnly(leaf), variable: null };
     // A subrange (var.list's type `INT (0..100)`) is an AnalogItem whose EURange is its range, so a
     // percent deadband has something to be a percentage of.
     const range = /\((-?\d+)\s*\.\.\s*(-?\d+)\)$/.exec(leaf.type || '');
@@ -351,10 +357,10 @@ class ProgramSpace {
       valueRank: shape.arrayDimensions ? shape.arrayDimensions.length : -1,
       arrayDimensions: shape.arrayDimensions,
       description: leaf.type,
-      // CONSTANTs are read-only for everyone; who may write the rest is the runtime's decision
-      // (the session's role), answered per write.
-      accessLevel: leaf.constant ? 'CurrentRead' : 'CurrentRead | CurrentWrite',
-      userAccessLevel: leaf.constant ? 'CurrentRead' : 'CurrentRead | CurrentWrite',
+      // CONSTANTs and inputs are read-only for everyone; who may write the rest is the runtime's
+      // decision (the session's role), answered per write.
+      accessLevel: entry.readOnly ? 'CurrentRead' : 'CurrentRead | CurrentWrite',
+      userAccessLevel: entry.readOnly ? 'CurrentRead' : 'CurrentRead | CurrentWrite',
       // Exception-based: a monitored item that asks for sampling interval 0 gets every change the
       // change stream reports (each at a cycle boundary); one that asks for an interval is
       // sampled from the fed value at that interval.

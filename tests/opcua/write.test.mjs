@@ -26,6 +26,7 @@ VAR
   s : STRING;
   arr : ARRAY[1..3] OF DINT;
   pct : INT(0..100);
+  sensor AT %IX0.0 : BOOL;
 ${many.map((v) => `  ${v} : DINT;`).join('\n')}
   sum : DINT;
   lastSum : DINT;
@@ -132,10 +133,12 @@ test('an engineer writes every kind of value, applied at a cycle boundary', asyn
   assert.equal(await read(anonymous, 'Main.i'), 42);
 });
 
-test('the wrong type and a CONSTANT are refused', async () => {
+test('the wrong type, a CONSTANT and an input are refused', async () => {
   assert.equal((await write(engineer, 'Main.i', DataType.String, 'x')).name, StatusCodes.BadTypeMismatch.name);
   assert.equal((await write(engineer, 'Main.limit', DataType.Int16, 5)).name, StatusCodes.BadNotWritable.name);
   assert.equal(await read(engineer, 'Main.limit'), 100);
+  // An input the program does not own (the input copy overwrites it every cycle).
+  assert.equal((await write(engineer, 'Main.sensor', DataType.Boolean, true)).name, StatusCodes.BadNotWritable.name);
   assert.equal(await read(engineer, 'Main.i'), 42);
 });
 
