@@ -17,7 +17,7 @@ if (globalThis.crypto === undefined) {
 const opcua = require('node-opcua');
 const { Channel } = require('./channel');
 const { ValueFeed } = require('./feed');
-const { ProgramSpace } = require('./space');
+const { ProgramSpace, writeOrder } = require('./space');
 const { RuntimeNodes } = require('./runtime_nodes');
 
 const channel = new Channel(3);
@@ -90,6 +90,29 @@ const kModes = {
   sign_and_encrypt: opcua.MessageSecurityMode.SignAndEncrypt,
 };
 
+// node-opcua serves the nodes of one Write request one after the other, each once the one before
+// is answered (AddressSpaceAccessor.write, node-opcua-server 2.180); a program variable's write
+// waits for a cycle boundary, so a Write of N nodes took N cycles. Here every node of a request is
+// started at once, each noting its place in the request (writeOrder): the node checks are node-opcua's
+// as before, and the program variables' values reach space.js's WriteBatch in one turn of the
+// event loop, which writes them in one var.writeMany at one cycle boundary.
+let writeSerial = 0;
+function writeNodesAtOnce(server) {
+  const accessor = server.engine.addressSpaceAccessor;
+  const addressSpace = server.engine.addressSpace;
+  accessor.write = async (context, nodesToWrite) => {
+    context.currentTime = opcua.getCurrentClock();
+    await opcua.ensureDatatypeExtracted(addressSpace);
+    const serial = ++writeSerial;
+    nodesToWrite.forEach((w, i) => {
+      if (w.value) {
+        writeOrder.set(w.value, serial * 2 ** 20 + i);
+      }
+    });
+    return Promise.all(nodesToWrite.map((w) => accessor.writeNode(context, w)));
+  };
+}
+
 async function start(options) {
   // Sampling down to the base cycle: no monitored item is sampled faster than the runtime
   // publishes (node-opcua's own floor is 50 ms).
@@ -161,6 +184,7 @@ async function start(options) {
   // publish_interval_ms: the shortest publishing interval a subscription is granted.
   opcua.Subscription.minimumPublishingInterval = options.publishIntervalMs;
   await server.initialize();
+  writeNodesAtOnce(server);
   const namespace = server.engine.addressSpace.registerNamespace(options.namespaceUri);
   let space = null;
   const feed = new ValueFeed(channel, feedInterval, (values) => space.changed(values), log);
@@ -182,21 +206,26 @@ async function start(options) {
   log(`listening on ${endpoint}`);
   channel.call('opcua.ready', { endpoint }).catch(() => {});
   stopServer = () => server.shutdown(kShutdownMs);
-  // The runtime's liveness ping: answered from the event loop, so an answer says the loop turns;
-  // it carries the figures of runtime.status, /metrics and the web page.
-  channel.on('opcua.ping', () => {
+  health = () => {
     const engine = server.engine;
     let monitoredItems = 0;
     for (const session of engine.getSessions()) {
       monitoredItems += session.currentMonitoredItemCount || 0;
     }
-    channel.notify('opcua.health', {
+    return {
       sessions: engine.currentSessionCount,
       subscriptions: engine.currentSubscriptionCount,
       monitored_items: monitoredItems,
-    });
-  });
+    };
+  };
 }
+
+// The runtime's liveness ping, from the process's start on: answered from the event loop, so an
+// answer says the loop turns, while the server starts as well as once it listens (a process that
+// stops answering is ended and started again, docs/opcua.md); it carries the figures of
+// runtime.status, /metrics and the web page.
+let health = () => ({ sessions: 0, subscriptions: 0, monitored_items: 0 });
+channel.on('opcua.ping', () => channel.notify('opcua.health', health()));
 
 // How long the server says it is shutting down (ServerStatus.State Shutdown, SecondsTillShutdown)
 // before it closes the sessions; the runtime ends the process 3 s after asking it to.

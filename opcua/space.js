@@ -61,6 +61,59 @@ class ReadBatch {
   }
 }
 
+// Where each node's value stands in the Write request it came in (server.js): the batch keeps the
+// request's order, so a node named twice in one Write ends with the later value.
+const writeOrder = new WeakMap(); // the WriteValue's DataValue -> request serial * 2^20 + index
+
+// The nodes of one OPC UA Write reach their writeValue in the same turn of the event loop
+// (server.js starts them all at once): the values of one session that passed the node's own checks
+// are gathered into one var.writeMany, so they all apply at one cycle boundary, and each node is
+// answered with its own status from the runtime's answer for its item.
+class WriteBatch {
+  constructor(channel, log) {
+    this.channel = channel;
+    this.log = log;
+    this.waiting = new Map(); // session handle ('' anonymous) -> [{ name, value, order, callback }]
+  }
+  write(session, name, value, order, callback) {
+    if (this.waiting.size === 0) {
+      setImmediate(() => this.flush());
+    }
+    const key = session || '';
+    const list = this.waiting.get(key) || [];
+    list.push({ name, value, order, callback });
+    this.waiting.set(key, list);
+  }
+  flush() {
+    const batch = this.waiting;
+    this.waiting = new Map();
+    for (const [session, list] of batch) {
+      list.sort((a, b) => a.order - b.order); // stable: same order, arrival order
+      for (let i = 0; i < list.length; i += kPage) {
+        this.send(session || undefined, list.slice(i, i + kPage));
+      }
+    }
+  }
+  send(session, list) {
+    const items = list.map((w) => ({ name: w.name, value: w.value }));
+    this.channel.call('var.writeMany', { items }, session).then(
+      (answer) => {
+        list.forEach((w, i) => {
+          const result = answer.results[i];
+          if (!result || result.name !== w.name) {
+            this.log(`var.writeMany answered item ${i} for ${result ? result.name : 'nothing'}, not ${w.name}`);
+            w.callback(opcua.StatusCodes.BadInternalError);
+          } else {
+            w.callback(result.error ? writeStatus(result.error, this.log) : opcua.StatusCodes.Good);
+          }
+        });
+      },
+      // The whole call refused (the session's role, the rate limit, the runtime not cycling).
+      (err) => list.forEach((w) => w.callback(writeStatus(err, this.log))),
+    );
+  }
+}
+
 // The runtime's refusal of a write as an OPC UA status (docs/opcua.md "Writes").
 function writeStatus(err, log) {
   switch (err.code) {
@@ -68,13 +121,19 @@ function writeStatus(err, log) {
     case -32011: // forbidden
       return opcua.StatusCodes.BadUserAccessDenied;
     case -32602: // the value is not one of the variable's type, or does not fit it
-      return /does not fit|out of range/.test(err.message) ? opcua.StatusCodes.BadOutOfRange : opcua.StatusCodes.BadTypeMismatch;
+      return /does not fit|out of range|is outside/.test(err.message) ? opcua.StatusCodes.BadOutOfRange : opcua.StatusCodes.BadTypeMismatch;
     case -32005: // the rate limit
       return opcua.StatusCodes.BadTooManyOperations;
     default:
       log(`a write failed: ${err.message}`);
       return opcua.StatusCodes.BadInternalError;
   }
+}
+
+// Read-only for every session: a CONSTANT, and a variable at an input address (`AT %I…`), which
+// the input copy overwrites every cycle: the program does not own it (as Sparkplug refuses it).
+function readOnly(leaf) {
+  return Boolean(leaf.constant) || /^%I/i.test(leaf.address || '');
 }
 
 function sameShape(a, b) {
@@ -96,6 +155,7 @@ class ProgramSpace {
     this.log = log;
     this.globs = options.expose.map(globToRegExp);
     this.batch = new ReadBatch((names) => this.readTyped(names));
+    this.writes = new WriteBatch(channel, log);
     this.served = new Map(); // path -> { variable, shape, cached: DataValue from the feed }
     this.objects = new Map(); // path -> UAObject
     this.root = namespace.addFolder(this.addressSpace.rootFolder.objects, {
@@ -150,7 +210,7 @@ class ProgramSpace {
     const expand = (v, typed) => {
       if (typed && typed.type === 'STRUCT') {
         for (const [field, value] of Object.entries(typed.fields)) {
-          expand({ path: `${v.path}.${field}`, type: value.type_name || value.type, constant: v.constant }, value);
+          expand({ path: `${v.path}.${field}`, type: value.type_name || value.type, constant: v.constant, address: v.address }, value);
         }
         return;
       }
@@ -170,8 +230,14 @@ class ProgramSpace {
 
   // Builds the space at the server's start.
   async build() {
+    let added = 0;
     for (const leaf of await this.leaves()) {
       this.add(leaf);
+      // The event loop turns between pages, so the runtime's liveness ping is answered while a
+      // large space is built (a process that does not answer for 10 s is taken for hung).
+      if (++added % kPage === 0) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     }
     this.log(`address space: ${this.served.size} variables in ${this.options.namespaceUri} (ns=${this.namespace.index})`);
   }
@@ -185,7 +251,7 @@ class ProgramSpace {
     const added = [];
     for (const [path, entry] of this.served) {
       const leaf = wanted.get(path);
-      if (!leaf || !sameShape(leaf.shape, entry.shape) || Boolean(leaf.constant) !== entry.constant) {
+      if (!leaf || !sameShape(leaf.shape, entry.shape) || readOnly(leaf) !== entry.readOnly) {
         removed.push(path);
       }
     }
@@ -279,7 +345,7 @@ class ProgramSpace {
   add(leaf) {
     const { path, shape } = leaf;
     const dot = path.lastIndexOf('.');
-    const entry = { shape, constant: Boolean(leaf.constant), variable: null };
+    const entry = { shape, readOnly: readOnly(leaf), variable: null };
     // A subrange (var.list's type `INT (0..100)`) is an AnalogItem whose EURange is its range, so a
     // percent deadband has something to be a percentage of.
     const range = /\((-?\d+)\s*\.\.\s*(-?\d+)\)$/.exec(leaf.type || '');
@@ -291,10 +357,10 @@ class ProgramSpace {
       valueRank: shape.arrayDimensions ? shape.arrayDimensions.length : -1,
       arrayDimensions: shape.arrayDimensions,
       description: leaf.type,
-      // CONSTANTs are read-only for everyone; who may write the rest is the runtime's decision
-      // (the session's role), answered per write.
-      accessLevel: leaf.constant ? 'CurrentRead' : 'CurrentRead | CurrentWrite',
-      userAccessLevel: leaf.constant ? 'CurrentRead' : 'CurrentRead | CurrentWrite',
+      // CONSTANTs and inputs are read-only for everyone; who may write the rest is the runtime's
+      // decision (the session's role), answered per write.
+      accessLevel: entry.readOnly ? 'CurrentRead' : 'CurrentRead | CurrentWrite',
+      userAccessLevel: entry.readOnly ? 'CurrentRead' : 'CurrentRead | CurrentWrite',
       // Exception-based: a monitored item that asks for sampling interval 0 gets every change the
       // change stream reports (each at a cycle boundary); one that asks for an interval is
       // sampled from the fed value at that interval.
@@ -375,10 +441,8 @@ class ProgramSpace {
         return;
       }
       const session = context && context.session ? context.session.taktSession : undefined;
-      space.channel.call('var.write', { name: path, value }, session).then(
-        () => callback(null, opcua.StatusCodes.Good),
-        (err) => callback(null, writeStatus(err, space.log)),
-      );
+      const order = writeOrder.has(dataValue) ? writeOrder.get(dataValue) : Number.MAX_SAFE_INTEGER;
+      space.writes.write(session, path, value, order, (status) => callback(null, status));
     };
     return variable;
   }
@@ -458,4 +522,4 @@ class ProgramSpace {
   }
 }
 
-module.exports = { ProgramSpace };
+module.exports = { ProgramSpace, writeOrder };

@@ -11,11 +11,10 @@
 // status_probe.mjs).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { execFile } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
-import { promisify } from 'node:util';
 import { AttributeIds, ClientMonitoredItemGroup, ClientSubscription, TimestampsToReturn } from 'node-opcua-client';
-import { startTakt, connect, sleep, takt as taktBin } from './support.mjs';
+import { startTakt, connect, sleep } from './support.mjs';
+import { cpuOf, ctl as ctlOf, histogramQuantile, quantile, rssOf } from './measure.mjs';
 
 const items = Number(process.argv[2] || 1000);
 const seconds = Number(process.argv[3] || 10);
@@ -27,23 +26,8 @@ const takt = await startTakt({
   opcuaToml: `max_nodes = ${items + 10}\n`,
 });
 
-const ctl = async (method) =>
-  JSON.parse((await promisify(execFile)(taktBin, ['ctl', '--project', takt.dir, method])).stdout);
-const cpuOf = (pid) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100; // utime + stime, s (USER_HZ 100)
-};
-const rssOf = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) * 1024;
-const p99 = (before, after) => {
-  const delta = after.lateness.map(([low, high, n], i) => [low, high, n - (before.lateness[i] ? before.lateness[i][2] : 0)]);
-  const total = delta.reduce((s, b) => s + b[2], 0);
-  let seen = 0;
-  for (const [, high, n] of delta) {
-    seen += n;
-    if (seen >= total * 0.99) return high;
-  }
-  return null;
-};
+const ctl = (method) => ctlOf(takt.dir, method);
+const p99 = (before, after) => histogramQuantile(before, after, 0.99);
 
 async function window(measure) {
   const status = await ctl('runtime.status');
@@ -100,7 +84,6 @@ const origin = (t0 + performance.now()) / 2 - (cycles - 1) * cycleMs;
 // Set up and fed: the last item has changed.
 while (notifications < items * 2) await sleep(500);
 await sleep(2000);
-const quantile = (list, q) => Math.round(list.slice().sort((a, b) => a - b)[Math.min(list.length - 1, Math.floor(list.length * q))]);
 const subscribed = await window(async () => {
   const n0 = notifications;
   const r0 = reads();

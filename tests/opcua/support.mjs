@@ -1,7 +1,7 @@
 // What the OPC UA tests share: a `takt run` of a scratch project with [runtime.opcua] on a free
 // loopback port, and node-opcua's client against it.
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -46,7 +46,7 @@ export async function until(what, fn, timeoutMs = 60000) {
 // answers; `stop()` ends the run and returns its output. `env` is added to takt's environment;
 // `detached` runs it in a process group of its own, as a shell runs a command; `stdin` is what
 // it reads ('ignore': /dev/null, 'pipe').
-export async function startTakt({ sources, opcuaToml = '', files = {}, env = {}, detached = false, stdin = 'ignore' }) {
+export async function startTakt({ sources, opcuaToml = '', files = {}, env = {}, detached = false, stdin = 'ignore', listening = true }) {
   const dir = mkdtempSync(path.join(tmpdir(), 'takt-opcua-'));
   mkdirSync(path.join(dir, 'src'));
   for (const [name, text] of Object.entries(sources)) writeFileSync(path.join(dir, 'src', name), text);
@@ -68,12 +68,13 @@ enabled = true
 listen = "127.0.0.1:${port}"
 ${opcuaToml}
 `);
-  return runProject(dir, port, { env, detached, stdin });
+  return runProject(dir, port, { env, detached, stdin, listening });
 }
 
 // `takt run` of the project folder `dir` whose OPC UA server listens on 127.0.0.1:`port`, as
-// startTakt describes; `stop()` removes the folder.
-export async function runProject(dir, port, { env = {}, detached = false, stdin = 'ignore' } = {}) {
+// startTakt describes; `stop()` removes the folder. With `listening` false it resolves once the
+// control endpoint answers, not waiting for the server.
+export async function runProject(dir, port, { env = {}, detached = false, stdin = 'ignore', listening = true } = {}) {
   const child = spawn(takt, ['run', '--project', dir], { stdio: [stdin, 'pipe', 'pipe'], env: { ...process.env, ...env }, detached });
   let output = '';
   child.stdout.on('data', (d) => { output += d; });
@@ -88,9 +89,10 @@ export async function runProject(dir, port, { env = {}, detached = false, stdin 
     rmSync(dir, { recursive: true, force: true });
     return { ...result, output };
   };
+  const ready = () => (listening ? output.includes('opcua: listening on') : existsSync(path.join(dir, 'takt.sock')));
   try {
     const end = Date.now() + 60000;
-    while (!output.includes('opcua: listening on')) {
+    while (!ready()) {
       if (child.exitCode !== null) throw new Error(`takt run ended: ${output}`);
       if (Date.now() > end) throw new Error(`no OPC UA server at ${endpoint} after 60 s: ${output}`);
       await sleep(200);
@@ -105,6 +107,29 @@ export async function runProject(dir, port, { env = {}, detached = false, stdin 
     return JSON.parse(stdout);
   };
   return { dir, port, endpoint, stop, status, output: () => output, child };
+}
+
+// A folder that `takt run` takes for the server (TAKT_OPCUA_DIR): `script` as its server.js, and an
+// empty node_modules/node-opcua. A stand-in may require() the real server (realServer) to become it.
+export const realServer = path.join(repo, 'opcua', 'server.js');
+export function standIn(script) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'takt-opcua-standin-'));
+  mkdirSync(path.join(dir, 'node_modules', 'node-opcua'), { recursive: true });
+  writeFileSync(path.join(dir, 'server.js'), script);
+  return dir;
+}
+
+// The server process as runtime.status shows it (`opcua`) once it runs again after its
+// `restarts`th start, within `timeoutMs`.
+export async function waitForRestart(takt, { restarts = 1, timeoutMs = 60000 } = {}) {
+  return until(
+    `the server running again after ${restarts} restart(s)`,
+    async () => {
+      const { opcua } = await takt.status();
+      return opcua.state === 'running' && opcua.restarts === restarts ? opcua : null;
+    },
+    timeoutMs,
+  );
 }
 
 // A session of node-opcua's client on `endpoint` (anonymous unless `userIdentity` is given).

@@ -15,6 +15,9 @@ using ctl::Target;
 
 namespace {
 
+// The most variables one var.writeMany writes, as many as one var.read reads.
+constexpr rapidjson::SizeType kMaxWriteItems = 1024;
+
 engine::ImageArea imageArea(bytecode::IoArea a) {
     switch (a) {
     case bytecode::IoArea::Input: return engine::ImageArea::Input;
@@ -204,14 +207,21 @@ void RuntimeControl::readTargets(const rapidjson::Value& params, bool io, Contro
 
 namespace {
 
-// One write (var.write / io.write): target resolved, value decoded, then a Write command.
-bool prepareWrite(const bytecode::Module& m, const Target& t, const rapidjson::Value& params,
-                  RuntimeControl::Pending& p, ControlAnswer& error) {
+// The checks of one write (var.write, io.write, each item of var.writeMany) once its target is
+// resolved: not a constant, and a value of the target's type that fits it, decoded into `out`.
+bool decodeWrite(const bytecode::Module& m, const Target& t, const rapidjson::Value& params,
+                 std::vector<std::uint8_t>& out, ControlAnswer& error) {
     if (t.readOnly) {
         error = ctl::badParam("name", fmt::format("'{}' is a constant and cannot be written", t.name));
         return false;
     }
-    if (!decodeFor(m, t, params, p.bytes, error)) {
+    return decodeFor(m, t, params, out, error);
+}
+
+// One write (var.write / io.write): target resolved, value decoded, then a Write command.
+bool prepareWrite(const bytecode::Module& m, const Target& t, const rapidjson::Value& params,
+                  RuntimeControl::Pending& p, ControlAnswer& error) {
+    if (!decodeWrite(m, t, params, p.bytes, error)) {
         return false;
     }
     p.ranges.push_back(t.range);
@@ -241,6 +251,64 @@ void RuntimeControl::varWrite(const rapidjson::Value& params, ControlReplyFn& re
     }
     p->module = module_;
     p->finish = [t](Pending& done) { return writeAnswer("name", t, done); };
+    submit(std::move(p), reply);
+}
+
+// var.writeMany: each item is checked as var.write checks it (path, constant, the value's type and
+// range); a refused item is answered with the error var.write would have answered and changes
+// nothing, and the others are written by one Write command, so they all apply at the same cycle
+// boundary (an OPC UA Write of many nodes is one call). Each item is an audit line of its own.
+void RuntimeControl::varWriteMany(const rapidjson::Value& params, ControlReplyFn& reply) {
+    const rapidjson::Value& items = *ctl::member(params, "items"); // an array of {name, value}: the schema checked it
+    if (items.Empty() || items.Size() > kMaxWriteItems) {
+        reply(ctl::badParam("items", fmt::format("expected 1 to {} items", kMaxWriteItems)));
+        return;
+    }
+    struct Item {
+        Target target;
+        bool ok = false;
+        std::size_t at = 0; // where its bytes are in the command's
+        ControlAnswer error;
+    };
+    auto list = std::make_shared<std::vector<Item>>(items.Size());
+    auto p = std::make_unique<Pending>();
+    std::vector<std::uint8_t> value;
+    for (rapidjson::SizeType i = 0; i < items.Size(); ++i) {
+        Item& item = (*list)[i];
+        const std::string name(items[i]["name"].GetString(), items[i]["name"].GetStringLength());
+        item.target.name = name; // named in the answer also when it does not resolve
+        if (!resolveVar(paths(), name, item.target, item.error, "name") ||
+            !decodeWrite(*module_, item.target, items[i], value, item.error)) {
+            continue;
+        }
+        item.ok = true;
+        item.at = p->bytes.size();
+        p->bytes.insert(p->bytes.end(), value.begin(), value.end());
+        p->ranges.push_back(item.target.range);
+    }
+    p->command.kind = engine::ScanCommandKind::Write;
+    p->command.writeBytes = p->bytes.data();
+    p->module = module_;
+    p->finish = [list](Pending& done) {
+        std::string results;
+        std::vector<std::pair<std::string, int>> audited;
+        for (const Item& item : *list) {
+            const std::string name = ctl::quoted(item.target.name);
+            results += results.empty() ? "" : ",";
+            if (item.ok) {
+                results += fmt::format(R"({{"name":{},"value":{}}})", name,
+                                       encodeFor(*done.module, item.target, done.bytes.data() + item.at));
+            } else {
+                results += fmt::format(R"({{"name":{},"error":{{"code":{},"message":{}}}}})", name, item.error.code,
+                                       ctl::quoted(item.error.message));
+            }
+            audited.emplace_back(item.target.name, item.ok ? 0 : item.error.code);
+        }
+        ControlAnswer answer =
+            ControlAnswer::result(fmt::format(R"({{"cycle":{},"results":[{}]}})", done.result.cycle, results));
+        answer.items = std::move(audited);
+        return answer;
+    };
     submit(std::move(p), reply);
 }
 

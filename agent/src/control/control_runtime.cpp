@@ -186,6 +186,14 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
         {"var.write", "Write a variable at the next cycle boundary", TAKT_SET("name", TAKT_NAME),
          R"({"type":"object","required":["name","cycle","value"]})", Role::Engineer,
          [](T t, M, V p, R r) { self(t).varWrite(p, r); }},
+        {"var.writeMany",
+         "Write several variables (`items`, 1 to 1024) at one cycle boundary: each is checked as var.write checks "
+         "it, a refused one is answered with its error and not written, the others are written together",
+         R"({"type":"object","required":["items"],"properties":{"items":{"type":"array","items":)" TAKT_SET(
+             "name", TAKT_NAME) R"(}},"additionalProperties":false})",
+         R"({"type":"object","required":["cycle","results"],"properties":{"cycle":{"type":"integer"},)"
+         R"("results":{"type":"array","items":{"type":"object","required":["name"]}}}})",
+         Role::Engineer, [](T t, M, V p, R r) { self(t).varWriteMany(p, r); }},
         {"var.force", "Force a variable to a value every cycle until unforced", TAKT_SET("name", TAKT_NAME),
          TAKT_FORCED, Role::Engineer, force},
         {"var.unforce", "Release a forced variable", TAKT_ONE("name", TAKT_NAME), TAKT_FORCED, Role::Engineer, force},

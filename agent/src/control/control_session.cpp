@@ -21,14 +21,15 @@ namespace {
 
 using rapidjson::Value;
 
-// The method name as it may appear in the audit log: printable ASCII, at most 64 bytes.
-std::string auditName(std::string_view method) {
+// The method name (or a variable's path, at most 256 bytes) as it may appear in the audit log:
+// printable ASCII, at most 64 bytes.
+std::string auditName(std::string_view method, std::size_t most = 64) {
     std::string out;
-    for (const char c : method.substr(0, 64)) {
+    for (const char c : method.substr(0, most)) {
         const auto u = static_cast<unsigned char>(c);
         out.push_back(u > 0x20 && u < 0x7f ? c : '?');
     }
-    if (method.size() > 64) {
+    if (method.size() > most) {
         out += "...";
     }
     return out.empty() ? std::string("-") : out;
@@ -79,12 +80,14 @@ void ControlService::loadMethods() {
     }
 }
 
-void ControlService::audit(std::string_view peer, std::optional<Role> role, std::string_view method, int code) {
+void ControlService::audit(std::string_view peer, std::optional<Role> role, std::string_view method, int code,
+                           std::string_view item) {
     if (!audit_.isOpen()) {
         return;
     }
     const std::string body =
-        fmt::format("peer={} role={} method={} {}", peer, role ? roleName(*role) : "none", auditName(method),
+        fmt::format("peer={} role={} method={}{}{} {}", peer, role ? roleName(*role) : "none", auditName(method),
+                    item.empty() ? "" : " name=", item.empty() ? "" : auditName(item, 256),
                     code == 0 ? std::string("ok") : fmt::format("error={}", code));
     audit_.record(body, code != 0, Clock::now());
 }
@@ -249,6 +252,9 @@ void ControlSession::reply(const rpc::RequestId& id, const ControlAnswer& answer
 
 void ControlSession::finish(std::string_view method, const ControlAnswer& answer, const Answered& answered) {
     service_.audit(peer_.label, role_, method, answer.ok ? 0 : answer.code);
+    for (const auto& [item, code] : answer.items) {
+        service_.audit(peer_.label, role_, method, code, item);
+    }
     answered(answer);
 }
 

@@ -107,8 +107,10 @@ public:
     RateLimiter& callerLimiter(const std::string& key);
 
     // One audit line: ISO time, peer, role, method, ok or the error code. Never params or tokens.
-    // Rejections repeated within a second are summed up (control_audit.h).
-    void audit(std::string_view peer, std::optional<Role> role, std::string_view method, int code);
+    // Rejections repeated within a second are summed up (control_audit.h). With `item`, the line
+    // of one of the things the call acted on (var.writeMany: a variable's path, `name=`).
+    void audit(std::string_view peer, std::optional<Role> role, std::string_view method, int code,
+               std::string_view item = {});
 
     // Called when a session subscribed to values: the server samples them from now on.
     std::function<void()> valuesWanted;

@@ -46,9 +46,9 @@ using Clock = std::chrono::steady_clock;
 
 // The methods the process may call. Everything else is refused before the method table: the
 // process serves reads, not runtime control.
-constexpr std::string_view kAllowed[] = {"var.list",      "var.read",          "var.write",   "runtime.status",
-                                         "var.subscribe", "events.subscribe",  "opcua.ready", "opcua.login",
-                                         "opcua.logout",  "opcua.unsubscribe", "opcua.health"};
+constexpr std::string_view kAllowed[] = {"var.list",       "var.read",      "var.write",         "var.writeMany",
+                                         "runtime.status", "var.subscribe", "events.subscribe",  "opcua.ready",
+                                         "opcua.login",    "opcua.logout",  "opcua.unsubscribe", "opcua.health"};
 // The calls that open a feed: a control session kept open for the process (ControlServer::
 // openStream) whose notifications (var.changed, event) follow on the channel.
 constexpr std::string_view kFeeds[] = {"var.subscribe", "events.subscribe"};
@@ -139,9 +139,17 @@ std::string withStream(std::string_view object, std::uint64_t id) {
     return fmt::format(R"({{"stream":{}{}{})", id, empty ? "" : ",", rest);
 }
 
+std::string memberString(const rapidjson::Value& object, const char* name) {
+    if (!object.IsObject()) {
+        return {};
+    }
+    const auto it = object.FindMember(name);
+    return it != object.MemberEnd() && it->value.IsString() ? std::string(it->value.GetString()) : std::string();
+}
+
 // The variable calls the process makes for OPC UA clients: each name they take must be one the
 // server serves ([runtime.opcua] expose), whatever the process asks.
-constexpr std::string_view kVariableCalls[] = {"var.read", "var.write", "var.subscribe"};
+constexpr std::string_view kVariableCalls[] = {"var.read", "var.write", "var.writeMany", "var.subscribe"};
 
 // Why a variable call of the process is refused under `globs`, or empty when it is not.
 std::string unexposed(const std::vector<std::string>& globs, const rapidjson::Value& params) {
@@ -163,15 +171,15 @@ std::string unexposed(const std::vector<std::string>& globs, const rapidjson::Va
             }
         }
     }
-    return {};
-}
-
-std::string memberString(const rapidjson::Value& object, const char* name) {
-    if (!object.IsObject()) {
-        return {};
+    if (const auto items = params.FindMember("items"); items != params.MemberEnd() && items->value.IsArray()) {
+        for (rapidjson::SizeType i = 0; i < items->value.Size(); ++i) {
+            const std::string name = memberString(items->value[i], "name");
+            if (!name.empty() && !exposedBy(globs, name)) {
+                return fmt::format("items[{}].name: {} is not exposed to OPC UA", i, name);
+            }
+        }
     }
-    const auto it = object.FindMember(name);
-    return it != object.MemberEnd() && it->value.IsString() ? std::string(it->value.GetString()) : std::string();
+    return {};
 }
 
 constexpr std::chrono::milliseconds kFirstBackoff{1000};
@@ -182,11 +190,16 @@ constexpr std::chrono::seconds kTermGrace{3};
 // A process that takes no byte of a line for this long is stuck: the channel is given up and the
 // process ended (and started again), so neither the runtime's stop nor its other answers wait on it.
 constexpr std::chrono::seconds kWriteStall{5};
-// Once the process listens it is pinged (opcua.ping) this often and answers with its figures
+// From its start the process is pinged (opcua.ping) this often and answers with its figures
 // (opcua.health) from its event loop; no answer for kHungAfter means the loop does not turn (a
-// stopped process, a loop stuck in code): it is ended and started again like one that died.
+// stopped process, a loop stuck in code): it is ended and started again like one that died. The
+// first answer may take kFirstAnswer (Node.js loads node-opcua first, seconds on a small board or a
+// busy machine), and a process that answers but has not said it listens (opcua.ready) kReadyWithin
+// after its start is stuck starting, ended and started again the same way.
 constexpr std::chrono::seconds kPingInterval{1};
 constexpr std::chrono::seconds kHungAfter{10};
+constexpr std::chrono::seconds kFirstAnswer{30};
+constexpr std::chrono::seconds kReadyWithin{60};
 
 std::string describeExit(int status) {
     if (WIFEXITED(status)) {
@@ -317,8 +330,10 @@ struct OpcuaServer::Impl {
     int wake;
     std::atomic<bool> stopping{false};
     bool stalled = false;           // the process stopped reading its channel (writeAll gave up)
-    bool listening = false;         // the process said it listens (opcua.ready): it is pinged
-    bool hung = false;              // it did not answer the ping for kHungAfter
+    bool listening = false;         // the process said it listens (opcua.ready)
+    bool answered = false;          // it answered a ping (or said it listens) since its start
+    std::string hung;               // why it was taken for hung (the ping, or not ready in time)
+    Clock::time_point spawned{};    // its start
     Clock::time_point pinged{};     // the last ping
     Clock::time_point answeredAt{}; // its last answer (or when it said it listens)
     std::thread thread;
@@ -509,6 +524,7 @@ void OpcuaServer::Impl::handle(std::string_view line, int channel) {
         return;
     }
     if (request.method == "opcua.health") {
+        answered = true;
         answeredAt = Clock::now();
         const auto count = [&](const char* name) -> std::uint64_t {
             const auto it = request.params->FindMember(name);
@@ -523,6 +539,7 @@ void OpcuaServer::Impl::handle(std::string_view line, int channel) {
     }
     if (request.method == "opcua.ready") {
         listening = true;
+        answered = true;
         answeredAt = Clock::now();
         const auto endpoint = request.params->FindMember("endpoint");
         const std::string url = endpoint != request.params->MemberEnd() && endpoint->value.IsString()
@@ -662,7 +679,10 @@ void OpcuaServer::Impl::serve(int channel) {
     logins->reset(generation); // a new process: no session of the last one goes on
     stalled = false;
     listening = false;
-    hung = false;
+    answered = false;
+    hung.clear();
+    spawned = Clock::now();
+    pinged = Clock::time_point{};
     writeAll(channel, configureLine(options, process));
     rpc::LineFramer framer(std::size_t{16} << 20);
     char buf[65536];
@@ -674,19 +694,26 @@ void OpcuaServer::Impl::serve(int channel) {
         if (stopping || stalled) {
             return;
         }
-        if (listening) {
-            const Clock::time_point now = Clock::now();
-            if (now - answeredAt > kHungAfter && (fds[0].revents & POLLIN) == 0) {
-                hung = true;
+        // Hung, starting or running: unless a line waits to be read (it may be the answer).
+        const Clock::time_point now = Clock::now();
+        if ((fds[0].revents & POLLIN) == 0) {
+            if (!answered && now - spawned > kFirstAnswer) {
+                hung = fmt::format("did not answer the liveness ping within {} s of its start", kFirstAnswer.count());
+            } else if (answered && now - answeredAt > kHungAfter) {
+                hung = fmt::format("did not answer the liveness ping for {} s", kHungAfter.count());
+            } else if (!listening && now - spawned > kReadyWithin) {
+                hung = fmt::format("did not get ready within {} s of its start", kReadyWithin.count());
+            }
+            if (!hung.empty()) {
                 return;
             }
-            if (now - pinged >= kPingInterval) {
-                pinged = now;
-                writeAll(channel, R"({"jsonrpc":"2.0","method":"opcua.ping","params":{}})"
-                                  "\n");
-                if (stalled) {
-                    return;
-                }
+        }
+        if (now - pinged >= kPingInterval) {
+            pinged = now;
+            writeAll(channel, R"({"jsonrpc":"2.0","method":"opcua.ping","params":{}})"
+                              "\n");
+            if (stalled) {
+                return;
             }
         }
         if ((fds[1].revents & POLLIN) != 0) {
@@ -791,8 +818,7 @@ void OpcuaServer::Impl::run() {
             // The process ends on its own once its channel is closed; stopping ends it now.
             end(stopping  ? "stopped with the runtime"
                 : stalled ? fmt::format("stopped reading its channel for {} s", kWriteStall.count())
-                : hung    ? fmt::format("did not answer the liveness ping for {} s", kHungAfter.count())
-                          : std::string());
+                          : hung);
         } else {
             setHealth([&](OpcuaHealth& h) { h.reason = error; });
         }

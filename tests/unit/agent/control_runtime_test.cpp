@@ -180,6 +180,45 @@ TEST(ControlRuntime, VarWriteIsAppliedAndBadValuesChangeNothing) {
     EXPECT_EQ(live.readInt("limit"), 1234);
 }
 
+// var.writeMany: each item checked as var.write checks it and answered on its own; the good ones
+// are written by one command (one cycle), in the order given; each item is an audit entry.
+TEST(ControlRuntime, VarWriteManyWritesTheGoodItemsAtOneBoundaryAndAnswersEachItem) {
+    Live live;
+    const ControlAnswer a = live.call("var.writeMany", R"({"items":[
+        {"name":"limit","value":{"type":"INT","value":7}},
+        {"name":"nosuch","value":{"type":"INT","value":1}},
+        {"name":"Main.limit","value":{"type":"INT","value":70000}},
+        {"name":"out","value":"T#1s"},
+        {"name":"Main.limit","value":"16#9"}]})");
+    ASSERT_TRUE(a.ok) << a.message;
+    rapidjson::Document d;
+    d.Parse(a.json.c_str());
+    ASSERT_TRUE(d["cycle"].IsUint64());
+    const rapidjson::Value& r = d["results"];
+    ASSERT_EQ(r.Size(), 5u);
+    EXPECT_STREQ(r[0]["name"].GetString(), "limit");
+    EXPECT_EQ(r[0]["value"]["value"].GetInt(), 7);
+    EXPECT_STREQ(r[1]["name"].GetString(), "nosuch");
+    EXPECT_EQ(r[1]["error"]["code"].GetInt(), -32602);
+    EXPECT_NE(std::string(r[2]["error"]["message"].GetString()).find("does not fit INT"), std::string::npos);
+    EXPECT_EQ(r[3]["error"]["code"].GetInt(), -32602);
+    EXPECT_EQ(r[4]["value"]["value"].GetInt(), 9);
+    // The later of two items for one variable is what it holds.
+    EXPECT_EQ(live.readInt("limit"), 9);
+    ASSERT_EQ(a.items.size(), 5u);
+    EXPECT_EQ(a.items[0], (std::pair<std::string, int>{"limit", 0}));
+    EXPECT_EQ(a.items[1], (std::pair<std::string, int>{"nosuch", -32602}));
+    EXPECT_EQ(a.items[4].second, 0);
+    // No item at all, or too many: the params are refused, nothing is written.
+    EXPECT_EQ(live.call("var.writeMany", R"({"items":[]})").code, -32602);
+    std::string many = R"({"items":[)";
+    for (int i = 0; i < 1025; ++i) {
+        many += std::string(i == 0 ? "" : ",") + R"({"name":"limit","value":{"type":"INT","value":1}})";
+    }
+    EXPECT_EQ(live.call("var.writeMany", many + "]}").code, -32602);
+    EXPECT_EQ(live.readInt("limit"), 9);
+}
+
 TEST(ControlRuntime, ForcedVariableWinsOverTheProgramUntilUnforced) {
     Live live;
     ASSERT_TRUE(live.call("var.force", R"({"name":"cnt","value":{"type":"DINT","value":-7}})").ok);

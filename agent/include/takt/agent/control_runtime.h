@@ -106,6 +106,7 @@ private:
     void varRead(const rapidjson::Value& params, ControlReplyFn& reply);
     void varList(const rapidjson::Value& params, ControlReplyFn& reply);
     void varWrite(const rapidjson::Value& params, ControlReplyFn& reply);
+    void varWriteMany(const rapidjson::Value& params, ControlReplyFn& reply);
     void ioRead(const rapidjson::Value& params, ControlReplyFn& reply);
     void readTargets(const rapidjson::Value& params, bool io, ControlReplyFn& reply);
     void ioWrite(const rapidjson::Value& params, ControlReplyFn& reply);

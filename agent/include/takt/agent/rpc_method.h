@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace takt::agent {
 
@@ -35,6 +37,9 @@ struct MethodAnswer {
     int code = 0;
     std::string message;
     std::string data;
+    // A call that acts on several things of its own (var.writeMany's variables): each one's name
+    // and outcome (0, or the error code it was answered), an audit line each beside the call's.
+    std::vector<std::pair<std::string, int>> items;
 
     [[nodiscard]] static MethodAnswer result(std::string json);
     [[nodiscard]] static MethodAnswer error(int code, std::string message, std::string data = {});
