@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "control/debug_expr.h"
+#include "takt/bytecode/value_kind.h"
 #include "takt/compiler/compile_program.h"
 #include "takt/compiler/project.h"
 #include "takt/vm/debug.h"
@@ -86,7 +87,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         takt::agent::CompiledExpr v;
         takt::agent::ExprError verror;
         if (takt::agent::compileDebugExpr(m, pou, "", text, v, verror, true)) {
-            require(!v.place && takt::vm::scalarSize(v.code.kind) != 0 && v.code.depth <= takt::vm::kMaxExprDepth);
+            require(!v.place && takt::bytecode::elementaryWidth(v.code.kind) != 0 &&
+                    v.code.depth <= takt::vm::kMaxExprDepth);
             takt::vm::ExprSlot out{0};
             const takt::vm::ExprStatus s =
                 takt::vm::eval(v.code, image.data(), static_cast<std::uint32_t>(image.size()), self, out);
