@@ -100,7 +100,7 @@ async function scanning() {
 
 // A `takt run` of `text` (src/main.st) in the folder `root`, serving its control endpoint on a
 // Unix socket there with the tokens of `dir`; resolves once it is running.
-async function startRuntime(root, text) {
+async function startRuntime(root, text, execution = 'interpreter') {
   mkdirSync(path.join(root, 'src'), { recursive: true });
   const src = path.join(root, 'src', 'main.st');
   writeFileSync(src, text);
@@ -108,6 +108,9 @@ async function startRuntime(root, text) {
   // The watchdog is on: a halted task's does not count, so the runtime stays up while halted.
   writeFileSync(path.join(root, 'runtime.toml'), `[bundle]
 version = 1
+
+[runtime]
+execution = "${execution}"
 
 [resource]
 name = "dap_test"
@@ -578,5 +581,125 @@ test('a one-task program: a breakpoint halts the base cycle, which still answers
     assert.deepEqual((await ctl('runtime.status', {}, one.ep)).halted, []);
   } finally {
     await stopRuntime(one.proc);
+  }
+});
+
+test('a function breakpoint on an FB called in a loop halts at its first statement, with its condition and hit count', async () => {
+  const dc = await attached();
+  try {
+    const stopped = dc.waitForEvent('stopped');
+    const cycles = await counter('pSlow.cycles');
+    const r = await dc.setFunctionBreakpointsRequest({ breakpoints: [
+      { name: 'accum', condition: 'x = 2', hitCondition: '2' }, { name: 'NoSuch' }] });
+    await dc.configurationDoneRequest();
+    const [bp, unknown] = r.body.breakpoints;
+    assert.equal(bp.verified, true, bp.message);
+    assert.equal(bp.line, LINE_CALLS);
+    assert.match(bp.source.path, /src\/main\.st$/);
+    assert.equal(unknown.verified, false);
+    assert.match(unknown.message, /no POU named 'NoSuch'/);
+    const ev = await stopped;
+    assert.equal(ev.body.reason, 'function breakpoint');
+    assert.equal(ev.body.threadId, SLOW);
+    const frames = (await dc.stackTraceRequest({ threadId: SLOW })).body.stackFrames;
+    assert.equal(frames[0].name, 'Accum (pSlow.acc)');
+    assert.equal(frames[0].line, LINE_CALLS);
+    assert.equal(frames[1].name, 'SlowProg (pSlow)');
+    assert.equal((await variablesOf(dc, frames[0].id, 'Inputs')).value('x'), '2', 'the condition holds');
+    // The second hit where x = 2: a cycle after the first one that passed the call with x = 2.
+    assert.ok(Number((await variablesOf(dc, frames[1].id, 'Locals')).value('cycles')) >= cycles + 1);
+    await dc.setFunctionBreakpointsRequest({ breakpoints: [] });
+  } finally {
+    await detach(dc);
+  }
+  await scanning();
+});
+
+// One program on the base cycle that divides by `d` once `armed`.
+const DIVIDE = `PROGRAM Main
+VAR d : DINT; armed : BOOL; q : DINT; runs : DINT; END_VAR
+runs := runs + 1;
+IF armed THEN
+  q := 100 / d;
+END_IF;
+END_PROGRAM
+`;
+const DIVIDE_LINE = 5;
+
+test('an exception breakpoint halts at a division by zero before the fault policy; a fixed divisor runs on', async () => {
+  const div = await startRuntime(path.join(dir, 'divide'), DIVIDE);
+  try {
+    const dc = new DebugClient(takt, 'dap', 'takt');
+    dc.defaultTimeout = 10000;
+    await dc.start();
+    try {
+      const init = await dc.initializeRequest({ adapterID: 'takt', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path' });
+      assert.equal(init.body.supportsFunctionBreakpoints, true);
+      assert.equal(init.body.supportsExceptionInfoRequest, true);
+      const filters = init.body.exceptionBreakpointFilters.map((f) => f.filter);
+      for (const f of ['divide_by_zero', 'bounds', 'all']) assert.ok(filters.includes(f), JSON.stringify(filters));
+      const initialized = dc.waitForEvent('initialized');
+      await dc.attachRequest({ endpoint: div.ep, tokenFile: path.join(dir, 'engineer.token') });
+      await initialized;
+      const set = await dc.setExceptionBreakpointsRequest({ filters: ['divide_by_zero'] });
+      assert.equal(set.body.breakpoints[0].verified, true);
+      await dc.configurationDoneRequest();
+
+      const stopped = dc.waitForEvent('stopped');
+      await ctl('var.write', { name: 'Main.armed', value: 'TRUE' }, div.ep);
+      const ev = await stopped;
+      assert.equal(ev.body.reason, 'exception');
+      assert.match(ev.body.text, /division/);
+      const threadId = ev.body.threadId;
+      const info = (await dc.exceptionInfoRequest({ threadId })).body;
+      assert.equal(info.exceptionId, 'divide_by_zero');
+      assert.match(info.description, /division or MOD by zero/);
+      const [top] = (await dc.stackTraceRequest({ threadId })).body.stackFrames;
+      assert.equal(top.line, DIVIDE_LINE);
+      assert.equal((await ctl('runtime.status', {}, div.ep)).faults, 0, 'the fault policy has not acted');
+
+      const locals = await variablesOf(dc, top.id, 'Locals');
+      assert.equal(locals.value('d'), '0');
+      await dc.setVariableRequest({ variablesReference: locals.ref, name: 'd', value: '4' });
+      const runs = await counter('Main.runs', div.ep);
+      await dc.continueRequest({ threadId });
+      await until('the program to run on', async () => (await counter('Main.runs', div.ep)) > runs + 5);
+      assert.equal(await counter('Main.q', div.ep), 25);
+      const status = await ctl('runtime.status', {}, div.ep);
+      assert.equal(status.state, 'running');
+      assert.equal(status.faults, 0);
+      assert.deepEqual(status.halted, []);
+    } finally {
+      await detach(dc);
+    }
+  } finally {
+    await stopRuntime(div.proc);
+  }
+});
+
+// The native tier runs compiled code, which does not halt: function and exception breakpoints
+// say so, as line breakpoints do, and the program runs on.
+test('on the native tier function and exception breakpoints are unverified with the reason', async (t) => {
+  const nat = await startRuntime(path.join(dir, 'native'), DIVIDE, 'native');
+  try {
+    if ((await ctl('runtime.status', {}, nat.ep)).execution !== 'native') {
+      t.skip('the native tier is not built into this takt');
+      return;
+    }
+    const dc = await attached('engineer.token', nat.ep);
+    try {
+      const [fn] = (await dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'Main' }] })).body.breakpoints;
+      assert.equal(fn.verified, false);
+      assert.match(fn.message, /native tier/);
+      const [ex] = (await dc.setExceptionBreakpointsRequest({ filters: ['divide_by_zero'] })).body.breakpoints;
+      assert.equal(ex.verified, false);
+      assert.match(ex.message, /native tier/);
+      const runs = await counter('Main.runs', nat.ep);
+      await until('the program to run on', async () => (await counter('Main.runs', nat.ep)) > runs + 5);
+    } finally {
+      await detach(dc);
+    }
+  } finally {
+    await stopRuntime(nat.proc);
   }
 });

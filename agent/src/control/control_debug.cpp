@@ -17,6 +17,7 @@
 #include "control/debug_expr.h"
 #include "takt/agent/iec_literal.h"
 #include "takt/vm/debug.h"
+#include "takt/vm/vm.h"
 
 namespace takt::agent {
 
@@ -29,6 +30,7 @@ const char* reasonName(vm::HaltReason r) {
     case vm::HaltReason::Breakpoint: return "breakpoint";
     case vm::HaltReason::Step: return "step";
     case vm::HaltReason::Pause: return "pause";
+    case vm::HaltReason::Exception: return "exception";
     }
     return "breakpoint";
 }
@@ -197,8 +199,11 @@ void RuntimeControl::releaseDebugger() {
     }
     debugOwner_ = 0;
     breakpoints_.clear();
+    functionBreakpoints_.clear();
+    exceptionTraps_ = 0;
     logFormats_.clear();
     stops_->clearBreakpoints();
+    stops_->setTrapMask(0);
     for (std::size_t t = 0; t < debugThreadCount(); ++t) {
         if (vm::Debugger* d = threadDebugger(t)) {
             d->detach(); // a halted task runs on
@@ -218,9 +223,7 @@ std::string RuntimeControl::applyBreakpoints(const bytecode::Module& m, vm::Stop
                                              const std::vector<Breakpoint>& lines) {
     std::string out = "[";
     const std::uint32_t index = fileIndex(m, file);
-    const bool halts = threadDebugger(0) != nullptr;
-    // The native tier's code has no stop map: only the interpreter halts.
-    const bool native = options_.execution && options_.execution() == "native";
+    const std::string notHalting = haltsNot();
     for (const Breakpoint& b : lines) {
         const std::uint32_t line = b.line;
         std::string entry;
@@ -239,11 +242,8 @@ std::string RuntimeControl::applyBreakpoints(const bytecode::Module& m, vm::Stop
             entry = unverified(0, fmt::format("no file {} in the running program", file));
         } else if (const vm::ResolvedLine r = vm::resolveLine(m, index, line); !r.verified) {
             entry = unverified(0, r.reason);
-        } else if (!halts) {
-            entry = unverified(r.line, "the runtime is not cycling: no task can halt");
-        } else if (native) {
-            entry = unverified(r.line, "the program runs on the native tier, which does not halt: debug with "
-                                       "[runtime] execution = \"interpreter\"");
+        } else if (!notHalting.empty()) {
+            entry = unverified(r.line, notHalting);
         } else if (!breakpointRule(m, b, r, hit, stops, slot, why)) {
             entry = unverified(r.line, why);
         } else {
@@ -258,12 +258,38 @@ std::string RuntimeControl::applyBreakpoints(const bytecode::Module& m, vm::Stop
     return out + "]";
 }
 
-// The StopMap of the program that becomes current with a reload: the owner's breakpoints are
-// set in it before the swap, by file and line, so they stay across an online change.
-void RuntimeControl::carryBreakpoints(const bytecode::Module& m, vm::StopMap& next) {
-    for (const auto& [file, lines] : breakpoints_) {
-        (void)applyBreakpoints(m, next, file, lines);
+std::string RuntimeControl::haltsNot() const {
+    if (threadDebugger(0) == nullptr) {
+        return "the runtime is not cycling: no task can halt";
     }
+    // The native tier's code has no stop map: only the interpreter halts.
+    if (options_.execution && options_.execution() == "native") {
+        return "the program runs on the native tier, which does not halt: debug with [runtime] execution = "
+               "\"interpreter\"";
+    }
+    return {};
+}
+
+std::map<std::string, std::string> RuntimeControl::rebuildBreakpoints(const bytecode::Module& m, vm::StopMap& stops,
+                                                                      std::string* functionAnswer) {
+    stops.clearBreakpoints();
+    std::map<std::string, std::string> answers;
+    for (const auto& [file, lines] : breakpoints_) {
+        answers[file] = applyBreakpoints(m, stops, file, lines);
+    }
+    std::string functions = applyFunctionBreakpoints(m, stops);
+    if (functionAnswer != nullptr) {
+        *functionAnswer = std::move(functions);
+    }
+    stops.setTrapMask(haltsNot().empty() ? exceptionTraps_ : 0);
+    return answers;
+}
+
+// The StopMap of the program that becomes current with a reload: the owner's breakpoints are
+// set in it before the swap, by file and line (function breakpoints by name), so they stay across
+// an online change.
+void RuntimeControl::carryBreakpoints(const bytecode::Module& m, vm::StopMap& next) {
+    (void)rebuildBreakpoints(m, next);
     stops_ = &next;
 }
 
@@ -306,14 +332,9 @@ void RuntimeControl::debugSetBreakpoints(const rapidjson::Value& params, Control
     } else {
         breakpoints_[file] = lines;
     }
-    stops_->clearBreakpoints();
-    std::string answer;
-    for (const auto& [f, ls] : breakpoints_) {
-        const std::string resolved = applyBreakpoints(*module_, *stops_, f, ls);
-        if (f == file) {
-            answer = resolved;
-        }
-    }
+    const std::map<std::string, std::string> answers = rebuildBreakpoints(*module_, *stops_);
+    const auto found = answers.find(file);
+    const std::string answer = found != answers.end() ? found->second : std::string();
     // `source`: the program's name of the file (relative to the project), null when none matched.
     reply(ControlAnswer::result(fmt::format("{{\"file\":{},\"source\":{},\"breakpoints\":{}}}", ctl::quoted(asked),
                                             index == bytecode::kNone ? "null" : ctl::quoted(module_->files[index]),
@@ -406,7 +427,15 @@ void RuntimeControl::debugStackTrace(const rapidjson::Value& params, ControlRepl
     for (std::size_t i = 0; i < frames.size(); ++i) {
         out += (out.empty() ? "" : ",") + frameJson(*module_, frames[frames.size() - 1 - i], i);
     }
-    reply(ControlAnswer::result(fmt::format("{{\"reason\":\"{}\",\"frames\":[{}]}}", reasonName(d->reason()), out)));
+    // Halted on an exception breakpoint: the fault the statement ran into.
+    const std::string exception = d->trap() == vm::Trap::None
+                                      ? std::string()
+                                      : fmt::format(",\"exception\":{{\"filter\":{},\"trap\":{},\"text\":{}}}",
+                                                    ctl::quoted(std::string(vm::exceptionFilterOf(d->trap()))),
+                                                    ctl::quoted(std::string(vm::trapName(d->trap()))),
+                                                    ctl::quoted(std::string(vm::trapMessage(d->trap()))));
+    reply(ControlAnswer::result(
+        fmt::format("{{\"reason\":\"{}\"{},\"frames\":[{}]}}", reasonName(d->reason()), exception, out)));
 }
 
 // The variables of a frame's scope (its instance's locals, inputs or outputs, or the globals),
@@ -673,12 +702,16 @@ void RuntimeControl::emitDebugEvents(std::vector<std::string>& events) {
         }
         const vm::HaltFrame& f = d->frames().back();
         const vm::SourcePosition at = vm::sourceAt(*module_, f.pc);
-        // A condition that faulted halts the task and says why (`fault`).
-        const std::string fault =
-            d->conditionFault() == vm::ExprStatus::Ok
-                ? std::string()
-                : fmt::format(",\"fault\":{}", ctl::quoted(fmt::format("the condition failed: {}",
-                                                                       vm::exprStatusText(d->conditionFault()))));
+        // A condition that faulted halts the task and says why (`fault`), as does a run-time fault
+        // an exception breakpoint caught (with the filter that caught it).
+        std::string fault;
+        if (d->conditionFault() != vm::ExprStatus::Ok) {
+            fault = fmt::format(",\"fault\":{}", ctl::quoted(fmt::format("the condition failed: {}",
+                                                                         vm::exprStatusText(d->conditionFault()))));
+        } else if (d->trap() != vm::Trap::None) {
+            fault = fmt::format(",\"fault\":{},\"exception\":{}", ctl::quoted(std::string(vm::trapMessage(d->trap()))),
+                                ctl::quoted(std::string(vm::exceptionFilterOf(d->trap()))));
+        }
         emit(events, "debug_stopped",
              fmt::format("\"thread\":{},\"task\":{},\"reason\":\"{}\",\"pou\":{},\"file\":{},\"line\":{}{}", t + 1,
                          ctl::quoted(threadName(t)), reasonName(d->reason()),

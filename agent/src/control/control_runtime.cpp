@@ -239,6 +239,27 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
          R"({"type":"object","required":["file","breakpoints"],"properties":{"file":{"type":"string"},)"
          R"("breakpoints":{"type":"array","items":{"type":"object","required":["line","verified"]}}}})",
          Role::Engineer, [](T t, M, V p, R r) { self(t).debugSetBreakpoints(p, r); }},
+        {"debug.setFunctionBreakpoints",
+         "Set the function breakpoints (replacing the earlier ones): halt at the first statement of the POU "
+         "named (a program, FB, function, method or action as FB.Name), optionally with a hit count or an ST "
+         "condition in its scope; each answers the POU, file and line, or why not",
+         R"({"type":"object","required":["breakpoints"],"properties":{"breakpoints":{"type":"array",)"
+         R"("maxItems":1000,"items":{"type":"object","required":["name"],"properties":{"name":{"type":"string",)"
+         R"("minLength":1,"maxLength":256},"hitCondition":{"type":"string","maxLength":100},)"
+         R"("condition":{"type":"string","maxLength":4096}},"additionalProperties":false}}},)"
+         R"("additionalProperties":false})",
+         R"({"type":"object","required":["breakpoints"],"properties":{"breakpoints":{"type":"array",)"
+         R"("items":{"type":"object","required":["name","verified"]}}}})",
+         Role::Engineer, [](T t, M, V p, R r) { self(t).debugSetFunctionBreakpoints(p, r); }},
+        {"debug.setExceptionBreakpoints",
+         "Set the run-time faults that halt the task running into them at the faulting statement, before the "
+         "fault policy acts, by filter ids such as divide_by_zero, bounds or all (docs/debugging.md lists them); [] "
+         "removes them",
+         R"({"type":"object","required":["filters"],"properties":{"filters":{"type":"array","maxItems":32,)"
+         R"("items":{"type":"string","minLength":1,"maxLength":64}}},"additionalProperties":false})",
+         R"({"type":"object","required":["filters"],"properties":{"filters":{"type":"array",)"
+         R"("items":{"type":"object","required":["filter","verified"]}}}})",
+         Role::Engineer, [](T t, M, V p, R r) { self(t).debugSetExceptionBreakpoints(p, r); }},
         {"debug.continue", "Run a halted task on until a breakpoint", TAKT_THREAD, TAKT_THREAD_ANSWER, Role::Engineer,
          step},
         {"debug.next", "Step a halted task over to its next statement", TAKT_THREAD, TAKT_THREAD_ANSWER, Role::Engineer,

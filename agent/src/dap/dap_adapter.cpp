@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include <poll.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "takt/agent/control_client.h"
 #include "takt/agent/iec_literal.h"
 #include "takt/common/fd_io.h"
+#include "takt/vm/debug.h"
 
 namespace takt::agent {
 
@@ -77,6 +79,10 @@ struct DapAdapter::State {
     // Per reference: the listed variables' paths by name, for setVariable.
     std::map<std::pair<std::int64_t, std::string>, std::string> listed;
     std::chrono::steady_clock::time_point lastCall = std::chrono::steady_clock::now();
+    // Where the verified function breakpoints halt (program file, line): a halt there is told as a
+    // function breakpoint's.
+    std::set<std::pair<std::string, std::int64_t>> functionStops;
+    bool exceptionsSet = false; // the runtime was given exception filters (an empty list needs no call before)
 
     void event(std::string_view name, const std::string& bodyJson) {
         outbox.push_back(fmt::format(R"({{"seq":{},"type":"event","event":"{}","body":{}}})", seq++, name, bodyJson));
@@ -127,6 +133,9 @@ struct DapAdapter::State {
 
     void attach(const rapidjson::Value& request, const rapidjson::Value& args);
     void setBreakpoints(const rapidjson::Value& request, const rapidjson::Value& args);
+    void setFunctionBreakpoints(const rapidjson::Value& request, const rapidjson::Value& args);
+    void setExceptionBreakpoints(const rapidjson::Value& request, const rapidjson::Value& args);
+    void exceptionInfo(const rapidjson::Value& request, const rapidjson::Value& args);
     void stackTrace(const rapidjson::Value& request, const rapidjson::Value& args);
     void scopes(const rapidjson::Value& request, const rapidjson::Value& args);
     void variables(const rapidjson::Value& request, const rapidjson::Value& args);
@@ -205,6 +214,89 @@ void DapAdapter::State::setBreakpoints(const rapidjson::Value& request, const ra
                            verified ? "" : fmt::format(R"(,"message":{})", quoted(stringOf(b, "reason"))));
     }
     respond(request, fmt::format(R"({{"breakpoints":[{}]}})", out));
+}
+
+// Function breakpoints by POU name: the runtime resolves each to its POU's first statement.
+void DapAdapter::State::setFunctionBreakpoints(const rapidjson::Value& request, const rapidjson::Value& args) {
+    std::string list;
+    if (const rapidjson::Value* bps = memberOf(args, "breakpoints"); bps != nullptr && bps->IsArray()) {
+        for (const rapidjson::Value& b : bps->GetArray()) {
+            std::string rule;
+            for (const char* name : {"hitCondition", "condition"}) {
+                if (const std::string text = stringOf(b, name); !text.empty()) {
+                    rule += fmt::format(R"(,"{}":{})", name, quoted(text));
+                }
+            }
+            list += fmt::format("{}{{\"name\":{}{}}}", list.empty() ? "" : ",", quoted(stringOf(b, "name")), rule);
+        }
+    }
+    rapidjson::Document d;
+    if (!call(request, "debug.setFunctionBreakpoints", fmt::format(R"({{"breakpoints":[{}]}})", list), d)) {
+        return;
+    }
+    std::string out;
+    functionStops.clear();
+    for (const rapidjson::Value& b : d["breakpoints"].GetArray()) {
+        std::string body = fmt::format(R"("verified":{})", b["verified"].GetBool());
+        if (b["verified"].GetBool()) {
+            functionStops.emplace(stringOf(b, "file"), intOf(b, "line"));
+        }
+        if (const std::string file = stringOf(b, "file"); !file.empty()) {
+            body += fmt::format(R"(,"line":{},"source":{{"name":{},"path":{}}})", intOf(b, "line"),
+                                quoted(file.substr(file.rfind('/') + 1)), quoted(clientPath(file)));
+        }
+        if (!b["verified"].GetBool()) {
+            body += fmt::format(R"(,"message":{})", quoted(stringOf(b, "reason")));
+        }
+        out += fmt::format("{}{{{}}}", out.empty() ? "" : ",", body);
+    }
+    respond(request, fmt::format(R"({{"breakpoints":[{}]}})", out));
+}
+
+// Exception breakpoints: the filters the client checked (initialize offered vm::kExceptionFilters).
+void DapAdapter::State::setExceptionBreakpoints(const rapidjson::Value& request, const rapidjson::Value& args) {
+    std::string list;
+    std::size_t count = 0;
+    if (const rapidjson::Value* filters = memberOf(args, "filters"); filters != nullptr && filters->IsArray()) {
+        for (const rapidjson::Value& f : filters->GetArray()) {
+            if (f.IsString()) {
+                list += (list.empty() ? "" : ",") + quoted(std::string(f.GetString(), f.GetStringLength()));
+                ++count;
+            }
+        }
+    }
+    if (count == 0 && !exceptionsSet) {
+        respond(request, R"({"breakpoints":[]})"); // nothing to remove: a viewer's session may send this too
+        return;
+    }
+    rapidjson::Document d;
+    if (!call(request, "debug.setExceptionBreakpoints", fmt::format(R"({{"filters":[{}]}})", list), d)) {
+        return;
+    }
+    exceptionsSet = count != 0;
+    std::string out;
+    for (const rapidjson::Value& f : d["filters"].GetArray()) {
+        const bool verified = f["verified"].GetBool();
+        out += fmt::format(R"({}{{"verified":{}{}}})", out.empty() ? "" : ",", verified,
+                           verified ? "" : fmt::format(R"(,"message":{})", quoted(stringOf(f, "reason"))));
+    }
+    respond(request, fmt::format(R"({{"breakpoints":[{}]}})", out));
+}
+
+// What the task halted on an exception breakpoint ran into.
+void DapAdapter::State::exceptionInfo(const rapidjson::Value& request, const rapidjson::Value& args) {
+    rapidjson::Document d;
+    if (!call(request, "debug.stackTrace", fmt::format(R"({{"thread":{}}})", intOf(args, "threadId")), d)) {
+        return;
+    }
+    const rapidjson::Value* e = memberOf(d, "exception");
+    if (e == nullptr) {
+        fail(request, "exceptionInfo: the task is not halted on an exception");
+        return;
+    }
+    respond(request,
+            fmt::format(R"({{"exceptionId":{},"description":{},"breakMode":"always","details":{{"typeName":{}}}}})",
+                        quoted(stringOf(*e, "filter")), quoted(stringOf(*e, "text")), quoted(stringOf(*e, "trap"))));
 }
 
 void DapAdapter::State::stackTrace(const rapidjson::Value& request, const rapidjson::Value& args) {
@@ -337,10 +429,15 @@ void DapAdapter::State::runtimeLine(const std::string& line) {
     if (type == "debug_stopped") {
         refs.clear();
         listed.clear();
-        // A breakpoint whose condition faulted says so (the client shows `text` beside the frame).
+        // A breakpoint whose condition faulted says so (the client shows `text` beside the frame),
+        // as does a fault an exception breakpoint caught.
         const std::string fault = stringOf(*params, "fault");
+        std::string reason = stringOf(*params, "reason");
+        if (reason == "breakpoint" && functionStops.contains({stringOf(*params, "file"), intOf(*params, "line")})) {
+            reason = "function breakpoint";
+        }
         event("stopped", fmt::format(R"({{"reason":{},"threadId":{},"allThreadsStopped":false,"description":{}{}}})",
-                                     quoted(stringOf(*params, "reason")), intOf(*params, "thread"),
+                                     quoted(reason), intOf(*params, "thread"),
                                      quoted(fmt::format("{} in {} at line {}{}", stringOf(*params, "task"),
                                                         stringOf(*params, "pou"), intOf(*params, "line"),
                                                         fault.empty() ? "" : ": " + fault)),
@@ -383,19 +480,33 @@ std::vector<std::string> DapAdapter::handleMessage(std::string_view body) {
     const std::string command = stringOf(request, "command");
     rapidjson::Document d;
     if (command == "initialize") {
+        std::string filters;
+        for (const vm::ExceptionFilter& f : vm::kExceptionFilters) {
+            filters += fmt::format(R"({}{{"filter":{},"label":{},"default":false}})", filters.empty() ? "" : ",",
+                                   quoted(std::string(f.id)), quoted(std::string(f.label)));
+        }
         s.respond(
             request,
-            R"({"supportsConfigurationDoneRequest":true,"supportsSetVariable":true,)"
-            R"("supportsEvaluateForHovers":true,"supportsTerminateRequest":false,"supportsConditionalBreakpoints":true,)"
-            R"("supportsHitConditionalBreakpoints":true,"supportsLogPoints":true,)"
-            R"("supportsFunctionBreakpoints":false,"exceptionBreakpointFilters":[]})");
+            fmt::format(
+                R"({{"supportsConfigurationDoneRequest":true,"supportsSetVariable":true,)"
+                R"("supportsEvaluateForHovers":true,"supportsTerminateRequest":false,)"
+                R"("supportsConditionalBreakpoints":true,"supportsHitConditionalBreakpoints":true,)"
+                R"("supportsLogPoints":true,"supportsFunctionBreakpoints":true,"supportsExceptionInfoRequest":true,)"
+                R"("exceptionBreakpointFilters":[{}]}})",
+                filters));
     } else if (command == "attach") {
         s.attach(request, args);
     } else if (command == "launch") {
         s.fail(request, "launch is not supported yet: start `takt run` and attach to its control endpoint");
     } else if (command == "setBreakpoints") {
         s.setBreakpoints(request, args);
-    } else if (command == "setExceptionBreakpoints" || command == "configurationDone") {
+    } else if (command == "setFunctionBreakpoints") {
+        s.setFunctionBreakpoints(request, args);
+    } else if (command == "setExceptionBreakpoints") {
+        s.setExceptionBreakpoints(request, args);
+    } else if (command == "exceptionInfo") {
+        s.exceptionInfo(request, args);
+    } else if (command == "configurationDone") {
         s.respond(request, "{}");
     } else if (command == "threads") {
         if (s.call(request, "debug.threads", "", d)) {

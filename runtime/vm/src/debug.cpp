@@ -4,6 +4,7 @@
 #include "takt/common/futex.h"
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <ctime>
 
@@ -66,6 +67,90 @@ ResolvedLine resolveLine(const bytecode::Module& module, std::uint32_t file, std
     out.verified = true;
     out.line = best;
     return out;
+}
+
+namespace {
+
+bool sameName(std::string_view a, std::string_view b) noexcept {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::toupper(static_cast<unsigned char>(x)) == std::toupper(static_cast<unsigned char>(y));
+           });
+}
+
+} // namespace
+
+ResolvedLine resolveFunction(const bytecode::Module& module, std::string_view name) {
+    ResolvedLine out;
+    const auto it = std::find_if(module.pous.begin(), module.pous.end(),
+                                 [&](const bytecode::PouEntry& p) { return sameName(p.name, name); });
+    if (it == module.pous.end()) {
+        out.reason = "no POU named '" + std::string(name) +
+                     "' in the running program (a method or an action is named FB.Name, e.g. Motor.Start)";
+        return out;
+    }
+    if (it->code == bytecode::kNone) {
+        out.reason = "'" + it->name + "' is a standard POU built into takt: it has no ST statements to halt at";
+        return out;
+    }
+    if (bytecode::isTestPou(it->kind)) {
+        out.reason = "'" + it->name + "' is a test POU, which runs under takt test only";
+        return out;
+    }
+    for (const bytecode::DebugEntry& d : module.debug) {
+        if (d.statement && d.codeOffset >= it->code && d.codeOffset < it->codeEnd) {
+            out.verified = true;
+            out.line = d.line;
+            out.pcs.push_back(d.codeOffset);
+            return out;
+        }
+    }
+    out.reason = "'" + it->name + "' has no statement to halt at";
+    return out;
+}
+
+bool exceptionTraps(std::string_view id, std::uint32_t& traps) noexcept {
+    if (id == "all") {
+        traps = 0;
+        for (const ExceptionFilter& f : kExceptionFilters) {
+            traps |= f.traps;
+        }
+        return true;
+    }
+    for (const ExceptionFilter& f : kExceptionFilters) {
+        if (f.id == id) {
+            traps = f.traps;
+            return true;
+        }
+    }
+    return false;
+}
+
+std::string_view exceptionFilterOf(bytecode::Trap t) noexcept {
+    for (const ExceptionFilter& f : kExceptionFilters) {
+        if (f.traps == trapBit(t)) {
+            return f.id;
+        }
+    }
+    return {};
+}
+
+std::uint32_t statementStart(const bytecode::Module& module, std::uint32_t pc) noexcept {
+    const std::uint32_t pou = pouAt(module, pc);
+    if (pou == bytecode::kNone) {
+        return bytecode::kNone;
+    }
+    auto it = std::upper_bound(module.debug.begin(), module.debug.end(), pc,
+                               [](std::uint32_t off, const bytecode::DebugEntry& e) { return off < e.codeOffset; });
+    while (it != module.debug.begin()) {
+        --it;
+        if (it->codeOffset < module.pous[pou].code) {
+            break;
+        }
+        if (it->statement) {
+            return it->codeOffset;
+        }
+    }
+    return bytecode::kNone;
 }
 
 bool HitCondition::admits(std::uint64_t hit) const noexcept {
@@ -285,6 +370,11 @@ bool Debugger::waitHalted(std::uint32_t seen, std::int64_t deadlineNs) noexcept 
 
 bool Debugger::shouldHalt(std::uint8_t bits, std::uint32_t depth, std::uint32_t pc, const std::uint8_t* image,
                           std::uint32_t imageSize, std::uint32_t thisOffset) noexcept {
+    // A statement run again after an exception halt is done at the next statement start of its
+    // call or a caller: a fault there later is a new one.
+    if (rerunPc_ != bytecode::kNone && depth <= rerunDepth_) {
+        rerunPc_ = bytecode::kNone;
+    }
     if (!attached_.load(std::memory_order_relaxed)) {
         return false;
     }
@@ -316,6 +406,8 @@ void Debugger::halt(std::uint32_t frameCount) noexcept {
     reason_ = pending_;
     fault_ = pendingFault_;
     pendingFault_ = ExprStatus::Ok;
+    trap_ = pendingTrap_;
+    pendingTrap_ = bytecode::Trap::None;
     stepDepth_ = frameCount > 0 ? frameCount - 1 : 0;
     step_.store(StepMode::None, std::memory_order_release);
     if (observer_ != nullptr) {
@@ -346,6 +438,22 @@ void Debugger::halt(std::uint32_t frameCount) noexcept {
     if (observer_ != nullptr) {
         observer_(observerContext_, false);
     }
+}
+
+bool Debugger::catches(bytecode::Trap trap, std::uint32_t pc, std::uint32_t depth) noexcept {
+    const bool again = rerunPc_ == pc && rerunDepth_ == depth;
+    rerunPc_ = bytecode::kNone;
+    return !again && attached_.load(std::memory_order_relaxed) && (stops_->trapMask() & trapBit(trap)) != 0;
+}
+
+void Debugger::haltOnTrap(std::uint32_t frameCount, bytecode::Trap trap, std::uint32_t pc,
+                          std::uint32_t depth) noexcept {
+    pending_ = HaltReason::Exception;
+    pendingFault_ = ExprStatus::Ok;
+    pendingTrap_ = trap;
+    halt(frameCount);
+    rerunPc_ = pc;
+    rerunDepth_ = depth;
 }
 
 // One producer (this thread), one consumer: the record between tail and head belongs to whoever

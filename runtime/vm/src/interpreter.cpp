@@ -161,8 +161,25 @@ template <typename F> inline F rounded(F v) noexcept {
 #define TAKT_HAS_COMPUTED_GOTO 0
 #endif
 
+namespace {
+
+// The halted call chain for the debugger: the callers from the call records (each stands at its
+// call, the instruction before its return point), then the innermost frame at `pc`.
+void fillHaltFrames(HaltFrame* frames, const bytecode::Module& module, const Vm::Resolved& res, std::uint32_t depth,
+                    std::uint32_t pc, std::uint32_t thisO, std::uint32_t frameO) noexcept {
+    for (std::uint32_t k = 0; k < depth; ++k) {
+        const CallRecord& c = res.calls[k]; // pushed by level k when it called level k + 1
+        const std::uint32_t at = c.returnPc > 0 ? c.returnPc - 1 : 0;
+        frames[k] = HaltFrame{pouAt(module, at), at, c.thisOffset, c.frameOffset};
+    }
+    frames[depth] = HaltFrame{pouAt(module, pc), pc, thisO, frameO};
+}
+
+} // namespace
+
 template <bool kSwitch, bool kDebug>
-Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, std::uint32_t frameOffset) noexcept {
+Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, std::uint32_t frameOffset,
+             const ResumeAt* resume) noexcept {
     const std::uint32_t* const code = rs.module->code.data();
     const bytecode::PouEntry* const pous = rs.module->pous.data();
     const std::uint32_t pouCount = static_cast<std::uint32_t>(rs.module->pous.size());
@@ -179,6 +196,13 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
     std::uint32_t frameO = frameOffset;
     std::uint32_t depth = 0;
     std::uint64_t ticks = rs.budget != 0 ? rs.budget : std::numeric_limits<std::uint64_t>::max();
+    (void)resume; // the plain loop never resumes a run
+    if constexpr (kDebug) {
+        if (resume != nullptr) { // a run going on after an exception halt: its calls are in res.calls
+            depth = resume->depth;
+            ticks = resume->ticks;
+        }
+    }
     // base[tag] - (tag << 30) as integers, so an operand word resolves with one add and no mask
     // (unsigned wrap-around is defined; the sum is the real address).
     const auto adjusted = [image](std::uint32_t off, std::uintptr_t tag) {
@@ -388,6 +412,11 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
     using F32 = float;
     using F64 = double;
 
+    if constexpr (kDebug) {
+        if (resume != nullptr) { // the statement the halt stood at runs again, not halting there anew
+            DISPATCH_OP();
+        }
+    }
     DISPATCH();
 debug_stop:
     // A statement with a breakpoint, or any statement while a step or a pause is pending.
@@ -396,15 +425,8 @@ debug_stop:
         if (dbg.shouldHalt(stops[ip - code].load(std::memory_order_relaxed), depth,
                            static_cast<std::uint32_t>(ip - code), rs.image, static_cast<std::uint32_t>(imageSize),
                            thisO)) {
-            HaltFrame* frames = dbg.frameBuffer();
-            for (std::uint32_t k = 0; k < depth; ++k) {
-                const CallRecord& c = res.calls[k]; // pushed by level k when it called level k + 1
-                // The caller stands at its call: the instruction before the return point.
-                const std::uint32_t at = c.returnPc > 0 ? c.returnPc - 1 : 0;
-                frames[k] = HaltFrame{pouAt(*rs.module, at), at, c.thisOffset, c.frameOffset};
-            }
-            const std::uint32_t pc = static_cast<std::uint32_t>(ip - code);
-            frames[depth] = HaltFrame{pouAt(*rs.module, pc), pc, thisO, frameO};
+            fillHaltFrames(dbg.frameBuffer(), *rs.module, res, depth, static_cast<std::uint32_t>(ip - code), thisO,
+                           frameO);
             dbg.halt(depth + 1);
         }
         stopMask = dbg.stopMask();
@@ -416,6 +438,9 @@ dispatch_switch:
         CASE(NOP) NEXT(NOP);
         CASE(RET) {
             if (depth == 0) {
+                if constexpr (kDebug) {
+                    rs.debugger->runEnded();
+                }
                 return Trap::None;
             }
             const CallRecord& r = res.calls[--depth];
@@ -1165,6 +1190,30 @@ L_invalid:
 #endif
     trap = Trap::InvalidOpcode;
 fault:
+    // An exception breakpoint: the thread halts at the faulting statement before the fault is
+    // reported, and runs that statement again when resumed (a value fixed meanwhile lets it pass;
+    // unfixed, catches() lets the same fault through). A test of one pointer where a run faults,
+    // nothing on the path that does not.
+    if (rs.debugger != nullptr) [[unlikely]] {
+        const auto at = static_cast<std::uint32_t>(ip - code);
+        const std::uint32_t start =
+            rs.debugger->catches(trap, at, depth) ? statementStart(*rs.module, at) : bytecode::kNone;
+        if (start != bytecode::kNone) {
+            Debugger& dbg = *rs.debugger;
+            fillHaltFrames(dbg.frameBuffer(), *rs.module, res, depth, start, thisO, frameO);
+            dbg.haltOnTrap(depth + 1, trap, at, depth);
+            ip = code + start;
+            trap = Trap::None;
+            if constexpr (kDebug) {
+                stopMask = dbg.stopMask();
+                DISPATCH_OP();
+            } else {
+                // On in the loop that can halt, which tells when the statement is done.
+                const ResumeAt from{depth, ticks};
+                return execute<kSwitch, true>(rs, start, thisO, frameO, &from);
+            }
+        }
+    }
     rs.trap->code = trap;
     const auto pc = static_cast<std::uint32_t>(ip - code);
     rs.trap->codeOffset = pc;
@@ -1211,9 +1260,13 @@ fault:
 #pragma GCC diagnostic pop
 #endif
 
-template Trap execute<false, false>(const RunState&, std::uint32_t, std::uint32_t, std::uint32_t) noexcept;
-template Trap execute<true, false>(const RunState&, std::uint32_t, std::uint32_t, std::uint32_t) noexcept;
-template Trap execute<false, true>(const RunState&, std::uint32_t, std::uint32_t, std::uint32_t) noexcept;
-template Trap execute<true, true>(const RunState&, std::uint32_t, std::uint32_t, std::uint32_t) noexcept;
+template Trap execute<false, false>(const RunState&, std::uint32_t, std::uint32_t, std::uint32_t,
+                                    const ResumeAt*) noexcept;
+template Trap execute<true, false>(const RunState&, std::uint32_t, std::uint32_t, std::uint32_t,
+                                   const ResumeAt*) noexcept;
+template Trap execute<false, true>(const RunState&, std::uint32_t, std::uint32_t, std::uint32_t,
+                                   const ResumeAt*) noexcept;
+template Trap execute<true, true>(const RunState&, std::uint32_t, std::uint32_t, std::uint32_t,
+                                  const ResumeAt*) noexcept;
 
 } // namespace takt::vm

@@ -248,8 +248,15 @@ struct RunState {
     Debugger* debugger = nullptr; // used by execute<…, true> only
 };
 // kDebug: the loop that looks the debugger's stop map up before each instruction (debug.h).
+// Where a run goes on after an exception halt (execute<…, true> only): at `entry`, at call depth
+// `depth` (the calls below it are in Resolved::calls) with the watchdog's ticks left.
+struct ResumeAt {
+    std::uint32_t depth;
+    std::uint64_t ticks;
+};
 template <bool kSwitch, bool kDebug = false>
-Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, std::uint32_t frameOffset) noexcept;
+Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, std::uint32_t frameOffset,
+             const ResumeAt* resume = nullptr) noexcept;
 
 #if defined(TAKT_VM_SWITCH) || !(defined(__GNUC__) || defined(__clang__))
 inline constexpr bool kDefaultSwitch = true;

@@ -7,11 +7,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "../engine/scan_test_support.h"
 #include "rpc/method_table.h"
+#include "support/paths.h"
 #include "takt/agent/control_runtime.h"
 #include "takt/compiler/compile_program.h"
 #include "takt/compiler/diagnostics.h"
@@ -632,6 +635,135 @@ TEST(ControlDebug, ALogpointLogsWithoutHalting) {
     EXPECT_EQ(*(at + 2), "x=3 odd=TRUE");
     EXPECT_GT(live.readInt("pSlow.cycles"), cycles);
     EXPECT_TRUE(live.stops.empty()) << "a logpoint never halts";
+}
+
+// A function breakpoint halts at the first statement of the POU named (any case), in every
+// instance, with a condition in the POU's scope; a name the program does not have says why.
+TEST(ControlDebug, AFunctionBreakpointHaltsAtThePousFirstStatement) {
+    Live live;
+    rapidjson::Document b = live.result("debug.setFunctionBreakpoints",
+                                        R"({"breakpoints":[{"name":"accum","condition":"x = 3"},{"name":"Nope"}]})");
+    ASSERT_EQ(b["breakpoints"].Size(), 2u);
+    EXPECT_TRUE(b["breakpoints"][0]["verified"].GetBool());
+    EXPECT_STREQ(b["breakpoints"][0]["pou"].GetString(), "Accum");
+    EXPECT_STREQ(b["breakpoints"][0]["file"].GetString(), "src/main.st");
+    EXPECT_EQ(b["breakpoints"][0]["line"].GetInt(), kLineCalls);
+    EXPECT_FALSE(b["breakpoints"][1]["verified"].GetBool());
+    EXPECT_NE(std::string(b["breakpoints"][1]["reason"].GetString()).find("no POU named 'Nope'"), std::string::npos);
+    rapidjson::Document stop = live.nextStop();
+    EXPECT_EQ(stop["thread"].GetUint(), kSlowThread);
+    EXPECT_STREQ(stop["reason"].GetString(), "breakpoint");
+    EXPECT_STREQ(stop["pou"].GetString(), "Accum");
+    EXPECT_EQ(stop["line"].GetInt(), kLineCalls);
+    rapidjson::Document in = live.result("debug.variables", R"({"thread":2,"frame":0,"scope":"inputs"})");
+    EXPECT_EQ(Live::valueOf(in, "x"), "3") << "the condition holds at the loop's third call only";
+    // A line breakpoint set after it keeps it: both are the session's.
+    live.result("debug.setBreakpoints", lines(kLineTotal));
+    live.result("debug.continue", R"({"thread":2})");
+    EXPECT_EQ(live.nextStop()["line"].GetInt(), kLineTotal);
+    live.result("debug.setBreakpoints", R"({"file":"src/main.st","lines":[]})");
+    live.result("debug.continue", R"({"thread":2})");
+    stop = live.nextStop();
+    EXPECT_EQ(stop["line"].GetInt(), kLineCalls);
+    in = live.result("debug.variables", R"({"thread":2,"frame":0,"scope":"inputs"})");
+    EXPECT_EQ(Live::valueOf(in, "x"), "3");
+    live.result("debug.setFunctionBreakpoints", R"({"breakpoints":[]})");
+    live.result("debug.continue", R"({"thread":2})");
+    live.result("debug.detach");
+}
+
+// q := 100 / d on the base cycle once `armed`; line numbers as in kTwoTasks.
+const char* const kDivide = R"(
+PROGRAM Main
+VAR d : DINT; armed : BOOL; q : DINT; runs : DINT; END_VAR
+runs := runs + 1;
+IF armed THEN
+  q := 100 / d;
+END_IF;
+END_PROGRAM
+)";
+constexpr int kLineDivide = 6;
+
+// An exception breakpoint halts the task at the faulting statement before the fault policy acts;
+// a divisor written while halted lets the statement run again and the program on without a
+// fault; continued unfixed, the fault policy acts as without a debugger.
+TEST(ControlDebug, AnExceptionBreakpointHaltsBeforeTheFaultPolicyActs) {
+    Live live(kDivide);
+    const ControlAnswer bad = live.call("debug.setExceptionBreakpoints", R"({"filters":["division"]})");
+    EXPECT_FALSE(bad.ok);
+    EXPECT_NE(bad.message.find("no exception filter 'division'"), std::string::npos) << bad.message;
+    rapidjson::Document f = live.result("debug.setExceptionBreakpoints", R"({"filters":["divide_by_zero"]})");
+    ASSERT_EQ(f["filters"].Size(), 1u);
+    EXPECT_TRUE(f["filters"][0]["verified"].GetBool());
+    live.result("var.write", R"({"name":"Main.armed","value":"TRUE"})");
+    rapidjson::Document stop = live.nextStop();
+    EXPECT_STREQ(stop["reason"].GetString(), "exception");
+    EXPECT_EQ(stop["line"].GetInt(), kLineDivide);
+    EXPECT_STREQ(stop["exception"].GetString(), "divide_by_zero");
+    EXPECT_NE(std::string(stop["fault"].GetString()).find("division"), std::string::npos);
+    rapidjson::Document t = live.result("debug.stackTrace", R"({"thread":1})");
+    EXPECT_STREQ(t["reason"].GetString(), "exception");
+    EXPECT_STREQ(t["exception"]["filter"].GetString(), "divide_by_zero");
+    EXPECT_STREQ(t["exception"]["trap"].GetString(), "DivByZero");
+    EXPECT_EQ(t["frames"][0]["line"].GetInt(), kLineDivide);
+    EXPECT_EQ(live.result("runtime.status")["faults"].GetUint64(), 0u);
+
+    live.result("var.write", R"({"name":"Main.d","value":"4"})"); // applied at once on the halted base cycle
+    const std::int64_t runs = live.readInt("Main.runs");
+    live.result("debug.continue", R"({"thread":1})");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (live.readInt("Main.runs") < runs + 5 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_GE(live.readInt("Main.runs"), runs + 5);
+    EXPECT_EQ(live.readInt("Main.q"), 25);
+    rapidjson::Document s = live.result("runtime.status");
+    EXPECT_STREQ(s["state"].GetString(), "running");
+    EXPECT_EQ(s["faults"].GetUint64(), 0u);
+
+    // Continued without a fix: the fault policy acts.
+    live.result("var.write", R"({"name":"Main.d","value":"0"})");
+    EXPECT_EQ(live.nextStop()["line"].GetInt(), kLineDivide);
+    live.result("debug.continue", R"({"thread":1})");
+    while (std::string(live.result("runtime.status")["state"].GetString()) != "faulted" &&
+           std::chrono::steady_clock::now() < deadline + std::chrono::seconds(10)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    s = live.result("runtime.status");
+    EXPECT_STREQ(s["state"].GetString(), "faulted");
+    EXPECT_EQ(s["faults"].GetUint64(), 1u);
+    EXPECT_NE(std::string(s["fault"]["message"].GetString()).find("division"), std::string::npos);
+}
+
+TEST(ControlDebug, ExceptionAndFunctionBreakpointsNeedEngineer) {
+    for (const char* m : {"debug.setFunctionBreakpoints", "debug.setExceptionBreakpoints"}) {
+        const ControlMethod* entry = rpc::findMethod(RuntimeControl::methodTable(), m);
+        ASSERT_NE(entry, nullptr) << m;
+        EXPECT_EQ(entry->role, Role::Engineer) << m;
+    }
+}
+
+// docs/debugging.md's table of exception filters is vm::kExceptionFilters, row by row.
+TEST(ControlDebug, TheDocsListEveryExceptionFilter) {
+    std::ifstream in(std::string(TAKT_SOURCE_DIR) + "/docs/debugging.md");
+    ASSERT_TRUE(in);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::size_t rows = 0;
+    for (const vm::ExceptionFilter& f : vm::kExceptionFilters) {
+        EXPECT_NE(text.str().find("| `" + std::string(f.id) + "` |"), std::string::npos) << f.id;
+        ++rows;
+    }
+    // The rows after the table's header and its separator line.
+    std::size_t documented = 0;
+    std::istringstream lines(text.str().substr(text.str().find("| filter | the fault |")));
+    std::string line;
+    std::getline(lines, line);
+    std::getline(lines, line);
+    while (std::getline(lines, line) && line.starts_with("  | `")) {
+        ++documented;
+    }
+    EXPECT_EQ(documented, rows) << "one row per filter, no more";
 }
 
 } // namespace

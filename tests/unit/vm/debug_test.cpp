@@ -6,6 +6,7 @@
 
 #include "vm_test_util.h"
 
+#include <bit>
 #include <ctime>
 #include <future>
 
@@ -258,7 +259,138 @@ TEST_P(DebugLoop, AConditionThatFaultsHaltsAndSaysWhy) {
     ASSERT_EQ(again.wait_for(std::chrono::seconds(10)), std::future_status::ready);
 }
 
+// q := 100 / d (line 1), then n := n + 1 (line 2): the DINTs at the instance's offsets 8, 4, 0.
+struct Divide : TestProgram {
+    std::uint32_t divide = 0;
+    std::uint32_t increment = 0;
+    Divide() {
+        Asm a;
+        a.op(Opcode::MOVI_32, {self(12), imm(100)});
+        divide = a.op(Opcode::DIV_I32, {self(8), self(12), self(4)});
+        increment = a.op(Opcode::ADD_I32_IMM, {self(0), self(0), imm(1)});
+        a.op(Opcode::RET);
+        setMain(a);
+        module.files = {"divide.st"};
+        module.debug = {{0, 0, 1, 3, true}, {increment, 0, 2, 3, true}};
+    }
+};
+
+// An exception breakpoint halts at the faulting statement before the fault is reported, in the
+// loop that can halt and in the plain one; a divisor fixed while halted lets the statement run
+// again and on; continued unfixed, the same fault is reported as without a debugger.
+TEST_P(DebugLoop, AnExceptionBreakpointHaltsAtTheStatementAndRunsItAgain) {
+    for (const bool plain : {false, true}) {
+        Divide p;
+        StopMap stops(p.module);
+        Debugger dbg(stops);
+        dbg.attach();
+        p.debugger = &dbg;
+        p.plainLoop = plain;
+        std::uint32_t traps = 0;
+        ASSERT_TRUE(exceptionTraps("divide_by_zero", traps));
+        stops.setTrapMask(traps);
+        auto run = std::async(std::launch::async, [&] { return p.run(useSwitch()); });
+        ASSERT_TRUE(dbg.waitHalted(0, deadlineIn(10))) << plain;
+        EXPECT_EQ(dbg.reason(), HaltReason::Exception);
+        EXPECT_EQ(dbg.trap(), Trap::DivByZero);
+        ASSERT_EQ(dbg.frames().size(), 1u);
+        EXPECT_EQ(dbg.frames()[0].pc, 0u) << "the statement's start, not the faulting instruction";
+        EXPECT_EQ(p.get<std::int32_t>(0), 0);
+        p.set<std::int32_t>(4, 4); // the divisor, fixed while halted
+        ASSERT_TRUE(dbg.resume(StepMode::None));
+        ASSERT_EQ(run.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+        EXPECT_EQ(run.get(), Trap::None) << plain;
+        EXPECT_EQ(p.get<std::int32_t>(8), 25);
+        EXPECT_EQ(p.get<std::int32_t>(0), 1);
+        EXPECT_EQ(dbg.haltCount(), 1u);
+
+        // Unfixed: one halt, then the fault as it would be without the debugger.
+        p.set<std::int32_t>(4, 0);
+        auto unfixed = std::async(std::launch::async, [&] { return p.run(useSwitch()); });
+        ASSERT_TRUE(dbg.waitHalted(1, deadlineIn(10)));
+        ASSERT_TRUE(dbg.resume(StepMode::None));
+        ASSERT_EQ(unfixed.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+        EXPECT_EQ(unfixed.get(), Trap::DivByZero);
+        EXPECT_EQ(p.trap.codeOffset, p.divide);
+        EXPECT_EQ(p.get<std::int32_t>(0), 1);
+        EXPECT_EQ(dbg.haltCount(), 2u);
+
+        // The next run faulting there halts again (the fault is a new one).
+        auto next = std::async(std::launch::async, [&] { return p.run(useSwitch()); });
+        ASSERT_TRUE(dbg.waitHalted(2, deadlineIn(10)));
+        p.set<std::int32_t>(4, 10);
+        ASSERT_TRUE(dbg.resume(StepMode::None));
+        ASSERT_EQ(next.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+        EXPECT_EQ(next.get(), Trap::None);
+        EXPECT_EQ(p.get<std::int32_t>(8), 10);
+    }
+}
+
+// Without the filter, or without a client attached, a fault is reported at once.
+TEST_P(DebugLoop, AFaultWithoutItsFilterIsReportedAtOnce) {
+    for (const bool attached : {true, false}) {
+        Divide p;
+        StopMap stops(p.module);
+        Debugger dbg(stops);
+        if (attached) {
+            dbg.attach();
+        }
+        p.debugger = &dbg;
+        std::uint32_t traps = 0;
+        ASSERT_TRUE(exceptionTraps(attached ? "bounds" : "all", traps));
+        stops.setTrapMask(traps);
+        EXPECT_EQ(p.run(useSwitch()), Trap::DivByZero); // on this thread: it would block if it halted
+        EXPECT_EQ(dbg.haltCount(), 0u);
+    }
+}
+
 TAKT_VM_BOTH_DISPATCH_MODES(DebugLoop);
+
+TEST(ExceptionFilters, EveryFilterNamesItsTrapsAndAllNamesThemAll) {
+    std::uint32_t all = 0;
+    ASSERT_TRUE(exceptionTraps("all", all));
+    std::uint32_t each = 0;
+    for (const ExceptionFilter& f : kExceptionFilters) {
+        if (f.id != "all") {
+            EXPECT_NE(f.traps, 0u) << f.id;
+            EXPECT_EQ(exceptionFilterOf(static_cast<Trap>(std::countr_zero(f.traps))), f.id);
+            each |= f.traps;
+        }
+    }
+    EXPECT_EQ(all, each);
+    EXPECT_EQ(all & trapBit(Trap::BudgetExceeded), 0u) << "the watchdog's traps are no statement's fault";
+    EXPECT_EQ(all & trapBit(Trap::Aborted), 0u);
+    std::uint32_t t = 0;
+    EXPECT_FALSE(exceptionTraps("division", t));
+}
+
+TEST(FunctionBreakpoint, ResolvesToThePousFirstStatementOrSaysWhy) {
+    Divide p;
+    bytecode::PouEntry fn;
+    fn.name = "Motor.Start";
+    fn.kind = bytecode::PouKind::Method;
+    fn.code = static_cast<std::uint32_t>(p.module.code.size());
+    fn.codeEnd = fn.code + 1;
+    p.module.code.push_back(static_cast<std::uint32_t>(Opcode::RET));
+    p.module.pous.push_back(fn);
+    bytecode::PouEntry native;
+    native.name = "TON";
+    native.kind = bytecode::PouKind::FunctionBlock;
+    p.module.pous.push_back(native);
+    const ResolvedLine main = resolveFunction(p.module, "main");
+    ASSERT_TRUE(main.verified) << main.reason;
+    EXPECT_EQ(main.line, 1u);
+    EXPECT_EQ(main.pcs, std::vector<std::uint32_t>{0});
+    const ResolvedLine empty = resolveFunction(p.module, "Motor.Start");
+    EXPECT_FALSE(empty.verified);
+    EXPECT_NE(empty.reason.find("no statement"), std::string::npos) << empty.reason;
+    const ResolvedLine none = resolveFunction(p.module, "Start");
+    EXPECT_FALSE(none.verified);
+    EXPECT_NE(none.reason.find("no POU named 'Start'"), std::string::npos) << none.reason;
+    const ResolvedLine builtin = resolveFunction(p.module, "TON");
+    EXPECT_FALSE(builtin.verified);
+    EXPECT_NE(builtin.reason.find("built into takt"), std::string::npos) << builtin.reason;
+}
 
 TEST(HitCondition, ReadsTheFormsAClientWrites) {
     struct Case {

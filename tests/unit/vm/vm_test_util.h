@@ -69,6 +69,7 @@ struct TestProgram {
     std::uint64_t budget = 0;
     const std::atomic<bool>* abort = nullptr;
     Debugger* debugger = nullptr; // set: runs take the loop that looks the stop map up
+    bool plainLoop = false;       // with a debugger, the loop without stops (Vm::run's when nothing is armed)
 
     TestProgram() {
         module.constSize = kConst;
@@ -102,7 +103,7 @@ struct TestProgram {
                           nowNs,   wallNs,    budget,       abort,
                           &trap,   debugger};
         const std::uint32_t stackBase = kConst + kGlobals;
-        if (debugger != nullptr) { // the loop that can halt, as Vm::run picks it when armed
+        if (debugger != nullptr && !plainLoop) { // the loop that can halt, as Vm::run picks it when armed
             return useSwitch ? execute<true, true>(rs, module.pous[pou].code, kInst, stackBase)
                              : execute<false, true>(rs, module.pous[pou].code, kInst, stackBase);
         }

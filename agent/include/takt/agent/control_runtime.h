@@ -136,6 +136,8 @@ private:
     void debugStackTrace(const rapidjson::Value& params, ControlReplyFn& reply);
     void debugVariables(const rapidjson::Value& params, ControlReplyFn& reply);
     void debugEvaluate(const rapidjson::Value& params, ControlReplyFn& reply);
+    void debugSetFunctionBreakpoints(const rapidjson::Value& params, ControlReplyFn& reply);
+    void debugSetExceptionBreakpoints(const rapidjson::Value& params, ControlReplyFn& reply);
     [[nodiscard]] bool debugRefused(ControlReplyFn& reply);
     [[nodiscard]] bool claimDebugger(ControlReplyFn& reply);
     [[nodiscard]] std::size_t debugThreadCount() const;
@@ -154,6 +156,15 @@ private:
     };
     [[nodiscard]] std::string applyBreakpoints(const bytecode::Module& m, vm::StopMap& stops, const std::string& file,
                                                const std::vector<Breakpoint>& lines);
+    // Why no breakpoint can halt now ("" when one can): no task cycles, or the native tier runs.
+    [[nodiscard]] std::string haltsNot() const;
+    // Function breakpoints (control_breakpoints.cpp): a POU's name and the rule of its first
+    // statement's breakpoint (its `line` unused), set in `stops` after the line breakpoints.
+    [[nodiscard]] std::string applyFunctionBreakpoints(const bytecode::Module& m, vm::StopMap& stops);
+    // Every breakpoint of the session set again in `stops`, the answers by file (and the function
+    // breakpoints' in `functionAnswer`).
+    std::map<std::string, std::string> rebuildBreakpoints(const bytecode::Module& m, vm::StopMap& stops,
+                                                          std::string* functionAnswer = nullptr);
     [[nodiscard]] bool breakpointRule(const bytecode::Module& m, const Breakpoint& b, const vm::ResolvedLine& r,
                                       const vm::HitCondition& hit, vm::StopMap& stops, std::uint32_t& slot,
                                       std::string& why);
@@ -221,6 +232,8 @@ private:
     // command applies to, and each task's halt count last reported.
     std::uint64_t debugOwner_ = 0;
     std::map<std::string, std::vector<Breakpoint>> breakpoints_;
+    std::vector<std::pair<std::string, Breakpoint>> functionBreakpoints_;
+    std::uint32_t exceptionTraps_ = 0; // the exception breakpoints' trap mask (vm::kExceptionFilters)
     vm::StopMap* stops_ = nullptr;
     std::vector<std::uint32_t> haltsSeen_;
     // Logpoints: the text around each one's values by id, and each task's dropped records seen.

@@ -19,6 +19,7 @@
 //   ... the scan thread halts; another thread: dbg.waitHalted(seen, deadline), dbg.frames(),
 //   dbg.resume(StepMode::Over) ...
 #include "takt/bytecode/module.h"
+#include "takt/bytecode/traps.h"
 #include "takt/vm/debug_expr.h"
 
 #include <array>
@@ -54,6 +55,43 @@ struct ResolvedLine {
     std::string reason;
 };
 [[nodiscard]] ResolvedLine resolveLine(const bytecode::Module& module, std::uint32_t file, std::uint32_t line);
+
+// A function breakpoint: the first statement of the POU named `name` (qualified as the module names
+// it: "Motor", "Motor.Start" for a method or an action, "Lib.Motor"; any case). Unverified, with
+// the reason, for a name the program does not have or a POU without statements of its own.
+[[nodiscard]] ResolvedLine resolveFunction(const bytecode::Module& module, std::string_view name);
+
+// The exception breakpoints: one filter per run-time fault a statement can cause (the VM's other
+// traps are the watchdog's, or the verifier rules them out), and `all`. `traps` is a mask of
+// 1 << Trap. The DAP adapter offers this list; the control endpoint takes its ids.
+struct ExceptionFilter {
+    std::string_view id;
+    std::string_view label;
+    std::uint32_t traps;
+};
+constexpr std::uint32_t trapBit(bytecode::Trap t) noexcept {
+    return 1u << static_cast<std::uint32_t>(t);
+}
+inline constexpr ExceptionFilter kExceptionFilters[] = {
+    {"divide_by_zero", "Division by zero", trapBit(bytecode::Trap::DivByZero)},
+    {"overflow", "Integer overflow ([build] overflow = \"trap\")", trapBit(bytecode::Trap::Overflow)},
+    {"bounds", "Array index out of bounds", trapBit(bytecode::Trap::ArrayBounds)},
+    {"null_reference", "Dereference of a NULL reference", trapBit(bytecode::Trap::NullReference)},
+    {"invalid_reference", "Reference outside the data image", trapBit(bytecode::Trap::InvalidReference)},
+    {"for_step_zero", "FOR loop step zero", trapBit(bytecode::Trap::ForStepZero)},
+    {"stack_overflow", "Call stack overflow", trapBit(bytecode::Trap::StackOverflow)},
+    {"invalid_argument", "Invalid argument to a standard function", trapBit(bytecode::Trap::InvalidArgument)},
+    {"mux_selector", "MUX selector out of range", trapBit(bytecode::Trap::MuxSelector)},
+    {"assertion", "Assertion failed", trapBit(bytecode::Trap::AssertionFailed)},
+    {"all", "All run-time faults", 0}, // 0 here: every filter above (exceptionTraps)
+};
+// The traps of filter `id` (all: those of every other filter); false when there is no such filter.
+[[nodiscard]] bool exceptionTraps(std::string_view id, std::uint32_t& traps) noexcept;
+// The filter that names trap `t` alone ("" for none).
+[[nodiscard]] std::string_view exceptionFilterOf(bytecode::Trap t) noexcept;
+// Where the statement holding `pc` starts: the last statement start at or before it in the same POU
+// (kNone when there is none).
+[[nodiscard]] std::uint32_t statementStart(const bytecode::Module& module, std::uint32_t pc) noexcept;
 
 // A breakpoint's hit condition as a DAP client writes it (VS Code's "Hit Count" field): `5` or
 // `= 5` halts at the 5th hit only, `>= 5` (`>`, `<=`, `<`) at every hit from (after, up to,
@@ -117,6 +155,10 @@ public:
         return slot < kSlots ? slots_[slot].hits.load(std::memory_order_relaxed) : 0;
     }
     [[nodiscard]] bool hasBreakpoint(std::uint32_t pc) const noexcept;
+    // The traps that halt a thread before its fault is reported (exception breakpoints): a mask of
+    // trapBit()s, read only where a run faults. Any thread.
+    void setTrapMask(std::uint32_t traps) noexcept { traps_.store(traps, std::memory_order_release); }
+    [[nodiscard]] std::uint32_t trapMask() const noexcept { return traps_.load(std::memory_order_acquire); }
     [[nodiscard]] std::uint32_t breakpointCount() const noexcept { return count_.load(std::memory_order_acquire); }
     [[nodiscard]] const std::atomic<std::uint8_t>* bytes() const noexcept { return map_.get(); }
     [[nodiscard]] const bytecode::Module& module() const noexcept { return *module_; }
@@ -138,6 +180,7 @@ private:
     std::unique_ptr<Slot[]> slots_;
     std::uint32_t nextSlot_ = 0;
     std::atomic<std::uint32_t> count_{0};
+    std::atomic<std::uint32_t> traps_{0};
     std::vector<std::shared_ptr<const void>> kept_; // the conditions and logpoints slots point to
 };
 
@@ -146,7 +189,7 @@ private:
 // caller. A step that runs off the end of the entry POU halts at the first statement the thread
 // runs next (the next program of its task, or the next cycle). Pause: at the next statement.
 enum class StepMode : std::uint8_t { None, Into, Over, Out, Pause };
-enum class HaltReason : std::uint8_t { Breakpoint, Step, Pause };
+enum class HaltReason : std::uint8_t { Breakpoint, Step, Pause, Exception };
 
 // One frame of the halted call chain: the POU, the instruction it stands at (the halted statement
 // in the innermost frame, the call in the others), its instance (`this`) and its frame.
@@ -183,6 +226,8 @@ public:
     [[nodiscard]] HaltReason reason() const noexcept { return reason_; }
     // While halted at a breakpoint whose condition faulted: what it found (Ok otherwise).
     [[nodiscard]] ExprStatus conditionFault() const noexcept { return fault_; }
+    // While halted on an exception breakpoint: the fault the statement ran into (None otherwise).
+    [[nodiscard]] bytecode::Trap trap() const noexcept { return trap_; }
     // The logpoints this thread reached, oldest first, through a ring of kLogCapacity records the
     // thread fills without lock or allocation (one producer, one consumer: call takeLog from one
     // thread only); when it is full a record is dropped and counted.
@@ -220,8 +265,9 @@ public:
     }
     // The StopMap bits that make the loop ask shouldHalt.
     [[nodiscard]] std::uint8_t stopMask() const noexcept {
-        return step_.load(std::memory_order_acquire) != StepMode::None ? StopMap::kStatement | StopMap::kBreakpoint
-                                                                       : StopMap::kBreakpoint;
+        return step_.load(std::memory_order_acquire) != StepMode::None || rerunPc_ != bytecode::kNone
+                   ? StopMap::kStatement | StopMap::kBreakpoint
+                   : StopMap::kBreakpoint;
     }
     // `pc`: where the thread stands (a breakpoint there may have a condition to ask); `image`,
     // `imageSize`, `thisOffset`: what its condition or logpoint reads.
@@ -230,6 +276,16 @@ public:
     // The frames to fill (kMaxCallDepth + 1), then halt(n) blocks until resumed.
     [[nodiscard]] HaltFrame* frameBuffer() noexcept { return frames_.data(); }
     void halt(std::uint32_t frameCount) noexcept;
+    // Where a run faults (the trap path only): whether `trap` at `pc`, `depth` halts the thread
+    // (an exception breakpoint, while attached). Not when it is the statement resumed from such a
+    // halt faulting again at the same instruction: continued without a fix, the fault goes on to
+    // the fault policy as without a debugger.
+    [[nodiscard]] bool catches(bytecode::Trap trap, std::uint32_t pc, std::uint32_t depth) noexcept;
+    // Halts (frames filled, the innermost at the faulting statement's start) until resumed; then
+    // the thread runs that statement again, in the loop that can halt, which forgets the fault at
+    // the next statement start of this call or a caller (statementDone) or at the run's end.
+    void haltOnTrap(std::uint32_t frameCount, bytecode::Trap trap, std::uint32_t pc, std::uint32_t depth) noexcept;
+    void runEnded() noexcept { rerunPc_ = bytecode::kNone; }
 
 private:
     static constexpr std::uint32_t kRunning = 0;
@@ -243,6 +299,12 @@ private:
     HaltReason reason_ = HaltReason::Breakpoint;
     ExprStatus pendingFault_ = ExprStatus::Ok;
     ExprStatus fault_ = ExprStatus::Ok;
+    bytecode::Trap pendingTrap_ = bytecode::Trap::None;
+    bytecode::Trap trap_ = bytecode::Trap::None;
+    // The faulting instruction of the statement being run again after an exception halt (kNone:
+    // none) and its call depth: the running thread's alone.
+    std::uint32_t rerunPc_ = bytecode::kNone;
+    std::uint32_t rerunDepth_ = 0;
     std::atomic<std::uint32_t> state_{kRunning};
     std::atomic<std::uint32_t> halts_{0};
     Observer observer_ = nullptr;

@@ -81,7 +81,8 @@ public:
     void setStackBase(std::uint32_t offset) noexcept { stackBase_ = offset; }
 
     // Source-level debugging (debug.h): while `debugger` is armed, runs look its stop map up
-    // before each instruction and may halt this thread at a statement. Null (the default): none.
+    // before each instruction and may halt this thread at a statement; where a run faults, its
+    // exception breakpoints may halt it at the faulting statement first. Null (the default): none.
     // Set off the cycle; the Debugger outlives the runs.
     void setDebugger(Debugger* debugger) noexcept { debugger_ = debugger; }
     [[nodiscard]] Debugger* debugger() const noexcept { return debugger_; }
