@@ -77,6 +77,16 @@ test('runtime.status says the node is online, where, with which bdSeq', async ()
   assert.ok(sparkplug.births >= 1);
 });
 
+test('NBIRTH carries the running program\'s hash as Properties/Program Hash, which NCMD cannot write', async () => {
+  const hash = metric(birth, 'Properties/Program Hash');
+  assert.ok(hash, 'the birth has Properties/Program Hash');
+  assert.equal(hash.type, 'String');
+  assert.ok(hash.alias !== undefined, 'it has an alias like every metric of the birth');
+  assert.equal(hash.value, (await takt.status()).program_hash);
+  await host.ncmd('Line3', [{ name: 'Properties/Program Hash', type: 'String', value: 'x' }]);
+  await until('refusal logged', () => takt.output().includes('Properties/Program Hash is read-only'));
+});
+
 test('NDATA carries only what changed, by alias, with seq counting on from the birth', async () => {
   const from = host.messages.indexOf(host.of('NBIRTH')[0]);
   await until('20 NDATA', () => host.messages.slice(from).filter((m) => m.type === 'NDATA').length >= 20);
@@ -164,5 +174,8 @@ test('an online change publishes a new NBIRTH with the new metric set', async ()
   assert.equal(extra.value, 77);
   assert.equal(num(reborn.seq), 0);
   assert.equal(metric(reborn, 'P/setpoint').value, 4.25, 'kept across the online change');
+  const hash = metric(reborn, 'Properties/Program Hash').value;
+  assert.notEqual(hash, metric(birth, 'Properties/Program Hash').value, 'the new program\'s hash');
+  assert.equal(hash, (await takt.status()).program_hash);
   assert.ok(codec, 'sparkplug-payload decoded every message');
 });

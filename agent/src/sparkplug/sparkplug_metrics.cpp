@@ -7,6 +7,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "takt/agent/value_feed.h"
+
 namespace takt::agent::sparkplug {
 
 namespace {
@@ -29,6 +31,35 @@ bool isUnsigned(IecType type) {
     return type == IecType::Usint || type == IecType::Uint || type == IecType::Udint || type == IecType::Ulint;
 }
 
+bool isNumber(IecType type) {
+    return isSigned(type) || isUnsigned(type) || type == IecType::Real || type == IecType::Lreal;
+}
+
+// A numeric metric's value as the deadband compares it (var.subscribe compares the same double).
+std::optional<double> numberOf(const Value& v) {
+    if (const auto* x = std::get_if<std::int64_t>(&v)) {
+        return static_cast<double>(*x);
+    }
+    if (const auto* x = std::get_if<std::uint64_t>(&v)) {
+        return static_cast<double>(*x);
+    }
+    if (const auto* x = std::get_if<float>(&v)) {
+        return static_cast<double>(*x);
+    }
+    if (const auto* x = std::get_if<double>(&v)) {
+        return *x;
+    }
+    return std::nullopt;
+}
+
+bool toBeSent(const MetricState& m) {
+    if (m.deadband <= 0 || !m.sent) {
+        return true;
+    }
+    const std::optional<double> now = numberOf(*m.value);
+    return !now || movedBeyondDeadband(*now, numberOf(*m.sent), m.deadband);
+}
+
 } // namespace
 
 std::string metricName(std::string_view path) {
@@ -37,7 +68,7 @@ std::string metricName(std::string_view path) {
     return out;
 }
 
-bool MetricSet::addListed(const rapidjson::Value& row) {
+bool MetricSet::addListed(const rapidjson::Value& row, double deadband) {
     if (!row.IsObject() || !row.HasMember("path") || !row["path"].IsString() || !row.HasMember("type") ||
         !row["type"].IsString()) {
         return false;
@@ -55,6 +86,7 @@ bool MetricSet::addListed(const rapidjson::Value& row) {
     m.typeName = std::string(typeName);
     m.spec.name = metricName(m.path);
     m.spec.type = *type;
+    m.deadband = isNumber(*type) ? deadband : 0;
     m.constant = row.HasMember("constant") && row["constant"].IsBool() && row["constant"].GetBool();
     const auto address = row.FindMember("address");
     m.input = address != row.MemberEnd() && address->value.IsString() && address->value.GetStringLength() >= 2 &&
@@ -75,6 +107,7 @@ void MetricSet::seal() {
     }
     (void)table_.add(MetricSpec{std::string(kRebirth), ++alias, IecType::Bool});
     (void)table_.add(MetricSpec{std::string(kNextServer), ++alias, IecType::Bool});
+    (void)table_.add(MetricSpec{std::string(kProgramHash), ++alias, IecType::String});
 }
 
 MetricState* MetricSet::byPath(std::string_view path) {
@@ -114,8 +147,10 @@ void MetricSet::take(const rapidjson::Value& values, std::vector<std::size_t>& c
         }
         if (m->value != v) {
             m->value = std::move(v);
-            m->dirty = true;
-            changed.push_back(static_cast<std::size_t>(m - metrics_.data()));
+            if (toBeSent(*m)) {
+                m->dirty = true;
+                changed.push_back(static_cast<std::size_t>(m - metrics_.data()));
+            }
         }
     }
 }

@@ -20,6 +20,10 @@ namespace takt::agent::sparkplug {
 inline constexpr std::string_view kRebirth = "Node Control/Rebirth";
 inline constexpr std::string_view kNextServer = "Node Control/Next Server";
 inline constexpr std::string_view kBdSeq = "bdSeq";
+// The running program's hash (runtime.status program_hash), read-only, in every NBIRTH: a host
+// sees which program each box runs (takt fleet status). "Properties/…" is where Sparkplug edge
+// nodes (Eclipse Tahu's examples, Ignition's MQTT Transmission) put what describes the node.
+inline constexpr std::string_view kProgramHash = "Properties/Program Hash";
 
 struct MetricState {
     std::string path;     // the var.list path ("Main.counter")
@@ -28,16 +32,19 @@ struct MetricState {
     bool constant = false;
     bool input = false; // bound to an input address (%I): the input copy owns it, not the program
     std::optional<Value> value;
-    bool dirty = false; // changed since the last NBIRTH or NDATA
+    bool dirty = false;        // to be sent: changed (beyond the deadband) since the last NBIRTH or NDATA
+    double deadband = 0;       // absolute; 0: every change (and every type that is no number)
+    std::optional<Value> sent; // what the last NBIRTH or NDATA carried (or was kept for history)
 };
 
 class MetricSet {
 public:
     // One var.list row ({"path","type","address","constant",…}) -> a metric when its type is one a
     // Sparkplug datatype carries (sparkplug_payload.h); false (and nothing added) otherwise.
-    bool addListed(const rapidjson::Value& row);
-    // Aliases the metrics 1..N in order and adds the Node Control metrics after them; the table
-    // NCMDs are decoded against.
+    // `deadband` is kept for numbers (SINT…ULINT, REAL, LREAL) and ignored for other types.
+    bool addListed(const rapidjson::Value& row, double deadband = 0);
+    // Aliases the metrics 1..N in order and adds the Node Control metrics and the program hash
+    // after them (N+1, N+2, N+3); the table NCMDs are decoded against.
     void seal();
 
     [[nodiscard]] std::size_t size() const { return metrics_.size(); }
@@ -49,9 +56,10 @@ public:
     // Every metric has a value: the set can be born.
     [[nodiscard]] bool complete() const { return missing_ == 0; }
 
-    // var.changed's `values` object: each value taken into its metric, changed ones marked dirty
-    // and their indexes (into metrics()) appended to `changed`. Paths that are not metrics are
-    // ignored (an earlier metric set's).
+    // var.changed's `values` object: each value taken into its metric; the ones that moved from
+    // their `sent` value by more than their deadband (movedBeyondDeadband, as var.subscribe
+    // decides it; any change without one) marked dirty and their indexes (into metrics())
+    // appended to `changed`. Paths that are not metrics are ignored (an earlier metric set's).
     void take(const rapidjson::Value& values, std::vector<std::size_t>& changed);
 
 private:

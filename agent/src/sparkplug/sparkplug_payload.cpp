@@ -470,7 +470,7 @@ bool decodeCommand(std::span<const std::uint8_t> bytes, const MetricTable& known
     return true;
 }
 
-bool decodePayload(std::span<const std::uint8_t> bytes, Payload& out, Error& error) {
+bool decodePayload(std::span<const std::uint8_t> bytes, Payload& out, Error& error, Foreign foreign) {
     Unpacked unpacked;
     if (!unpack(bytes, unpacked, error)) {
         return false;
@@ -486,6 +486,10 @@ bool decodePayload(std::span<const std::uint8_t> bytes, Payload& out, Error& err
         const std::string label = metricLabel(m);
         const TypeRow* row = m.has_datatype != 0 ? rowOfDataType(m.datatype) : nullptr;
         if (row == nullptr) {
+            if (foreign == Foreign::List) {
+                result.foreign.push_back(label);
+                continue;
+            }
             return fail(error, ErrorCode::UnknownDatatype, label,
                         m.has_datatype != 0 ? fmt::format("datatype {} is not one takt carries", m.datatype)
                                             : std::string("the metric has no datatype"));
@@ -502,6 +506,10 @@ bool decodePayload(std::span<const std::uint8_t> bytes, Payload& out, Error& err
         metric.type = row->type;
         metric.isNull = m.has_is_null != 0 && m.is_null != 0;
         if (!metric.isNull && !typedValue(m, *row, label, metric.value, error)) {
+            if (foreign == Foreign::List) {
+                result.foreign.push_back(label);
+                continue;
+            }
             return false;
         }
         result.metrics.push_back(std::move(metric));

@@ -79,6 +79,9 @@ struct Payload {
     std::uint64_t timestamp = 0;      // ms since 1970-01-01 UTC
     std::optional<std::uint64_t> seq; // 0..255 on NBIRTH / NDATA; absent on NDEATH
     std::vector<Metric> metrics;
+    // decodePayload with Foreign::List: the names (or "alias N") of the metrics left out of
+    // `metrics`, of a datatype takt does not carry or with a value not of their datatype.
+    std::vector<std::string> foreign;
 };
 
 // The coded reasons a payload is refused. Every one names the metric where there is one.
@@ -136,9 +139,16 @@ struct MetricWrite {
 [[nodiscard]] bool decodeCommand(std::span<const std::uint8_t> bytes, const MetricTable& known,
                                  std::vector<MetricWrite>& writes, Error& error);
 
+// How decodePayload takes a metric of a datatype takt does not carry (Text, UUID, Bytes, DataSet,
+// Template, arrays, …) or whose value is not of its datatype: the payload is refused (takt's own
+// payloads), or the metric is listed in Payload::foreign and left out (`takt fleet status`, which
+// reads the births of any edge node).
+enum class Foreign : std::uint8_t { Refuse, List };
+
 // Any payload -> its metrics, each typed by its own datatype (for tests and a host-side view).
-// Metrics given by alias alone come back with an empty name. False on a malformed payload or a
-// metric of a datatype takt does not carry.
-[[nodiscard]] bool decodePayload(std::span<const std::uint8_t> bytes, Payload& out, Error& error);
+// Metrics given by alias alone come back with an empty name. False on a malformed payload, or
+// with Foreign::Refuse on a metric of a datatype takt does not carry.
+[[nodiscard]] bool decodePayload(std::span<const std::uint8_t> bytes, Payload& out, Error& error,
+                                 Foreign foreign = Foreign::Refuse);
 
 } // namespace takt::agent::sparkplug

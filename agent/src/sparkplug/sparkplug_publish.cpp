@@ -74,10 +74,16 @@ void SparkplugNode::Impl::birth() {
         payload.metrics.push_back(
             sp::Metric{std::string(name), spec->alias, sp::IecType::Bool, false, false, std::nullopt, false});
     }
+    if (!programHash.empty()) {
+        payload.metrics.push_back(sp::Metric{std::string(sp::kProgramHash),
+                                             metrics.table().byName(sp::kProgramHash)->alias, sp::IecType::String,
+                                             programHash, false, std::nullopt, false});
+    }
     for (sp::MetricState& m : metrics.metrics()) {
         payload.metrics.push_back(
             sp::Metric{m.spec.name, m.spec.alias, m.spec.type, *m.value, false, std::nullopt, false});
         m.dirty = false;
+        m.sent = m.value;
     }
     if (publish("NBIRTH", payload, 0)) {
         born = true;
@@ -95,8 +101,9 @@ void SparkplugNode::Impl::birth() {
 void SparkplugNode::Impl::keep(const std::vector<std::size_t>& changed) {
     const std::uint64_t now = nowMs();
     for (const std::size_t i : changed) {
-        const sp::MetricState& m = metrics.metrics()[i];
+        sp::MetricState& m = metrics.metrics()[i];
         history.push_back(Kept{m.path, m.spec.type, *m.value, now});
+        m.sent = m.value; // the deadband counts from what the host will be given
         if (history.size() > kMaxHistory) {
             history.pop_front();
             ++historyDropped;
@@ -152,6 +159,7 @@ void SparkplugNode::Impl::data() {
         if (m.dirty) {
             payload.metrics.push_back(sp::Metric{{}, m.spec.alias, m.spec.type, *m.value, false, std::nullopt, false});
             m.dirty = false;
+            m.sent = m.value;
         }
     }
     if (payload.metrics.empty()) {
@@ -189,9 +197,16 @@ void SparkplugNode::Impl::command(const std::string& bytes) {
             next = next || std::get<bool>(w.value);
             continue;
         }
+        if (w.name == sp::kProgramHash) {
+            log(true,
+                fmt::format("sparkplug: NCMD refused: {} is read-only: nothing of the command was written", w.name));
+            control.audit(who, options.commandRole, "sparkplug.ncmd", rpc::kInvalidParams);
+            refused = true;
+            continue;
+        }
         const sp::MetricState* m = metrics.byName(w.name);
         if (m == nullptr) {
-            continue; // the table holds only the set's metrics and Node Control
+            continue; // the table holds only the set's metrics, Node Control and the program hash
         }
         if (m->constant || m->input) {
             log(true, fmt::format("sparkplug: NCMD refused: {} is {}: nothing of the command was written", w.name,
