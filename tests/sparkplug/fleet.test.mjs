@@ -68,7 +68,7 @@ test('--rebirth: both nodes born again for the command; the one killed with -9 i
   assert.equal(l1.state, 'online');
   assert.equal(l1.birth_seen, true);
   assert.equal(l1.bd_seq, status.sparkplug.bd_seq);
-  assert.equal(l1.metrics, 13, 'the variables of the program, without bdSeq, Node Control and Properties');
+  assert.equal(l1.metrics, 18, 'the variables of the program, without bdSeq, Node Control and Properties');
   assert.equal(l1.program_hash, status.program_hash);
   assert.equal(l1.server, broker.url);
   assert.match(l1.last_birth, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -78,7 +78,7 @@ test('--rebirth: both nodes born again for the command; the one killed with -9 i
   assert.equal(l2.bd_seq, num(metric(reborn.payload, 'bdSeq').value));
   assert.equal(l2.bd_seq, num(metric(death.payload, 'bdSeq').value));
   assert.equal(l2.last_birth_ms, num(reborn.payload.timestamp));
-  assert.equal(l2.metrics, 13);
+  assert.equal(l2.metrics, 18);
 });
 
 test('without --rebirth a node heard only by its NDATA is online with no birth; the text report says so', async () => {

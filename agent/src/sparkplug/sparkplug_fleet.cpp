@@ -194,7 +194,7 @@ void sendRebirth(Listener& l, const std::string& node) {
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
             .count());
     payload.metrics.push_back(
-        sp::Metric{std::string(sp::kRebirth), std::nullopt, sp::IecType::Bool, true, false, std::nullopt, false});
+        sp::Metric{std::string(sp::kRebirth), std::nullopt, sp::IecType::Bool, true, false, std::nullopt, false, {}});
     std::string bytes;
     sp::Error error;
     if (!sp::encodePayload(payload, bytes, error)) {

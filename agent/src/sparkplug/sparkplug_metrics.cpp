@@ -28,11 +28,30 @@ bool isSigned(IecType type) {
 }
 
 bool isUnsigned(IecType type) {
-    return type == IecType::Usint || type == IecType::Uint || type == IecType::Udint || type == IecType::Ulint;
+    return type == IecType::Usint || type == IecType::Uint || type == IecType::Udint || type == IecType::Ulint ||
+           type == IecType::Byte || type == IecType::Word || type == IecType::Dword || type == IecType::Lword;
 }
 
+// An enumeration's values, from var.list's "enum":[{"name","value"}…]; false when the row has none.
+bool enumOf(const rapidjson::Value& row, std::vector<std::pair<std::int64_t, std::string>>& out) {
+    const auto it = row.FindMember("enum");
+    if (it == row.MemberEnd() || !it->value.IsArray() || it->value.Empty()) {
+        return false;
+    }
+    for (const rapidjson::Value& e : it->value.GetArray()) {
+        if (!e.IsObject() || !e.HasMember("name") || !e["name"].IsString() || !e.HasMember("value") ||
+            !e["value"].IsInt64()) {
+            return false;
+        }
+        out.emplace_back(e["value"].GetInt64(), std::string(e["name"].GetString(), e["name"].GetStringLength()));
+    }
+    return true;
+}
+
+// What a deadband applies to: not bit strings (their bits are no magnitude) nor enumerations.
 bool isNumber(IecType type) {
-    return isSigned(type) || isUnsigned(type) || type == IecType::Real || type == IecType::Lreal;
+    return isSigned(type) || type == IecType::Usint || type == IecType::Uint || type == IecType::Udint ||
+           type == IecType::Ulint || type == IecType::Real || type == IecType::Lreal;
 }
 
 // A numeric metric's value as the deadband compares it (var.subscribe compares the same double).
@@ -74,11 +93,15 @@ bool MetricSet::addListed(const rapidjson::Value& row, double deadband) {
         return false;
     }
     const std::string_view typeName(row["type"].GetString(), row["type"].GetStringLength());
-    const std::optional<IecType> type = iecTypeByName(baseTypeName(typeName));
-    if (!type) {
-        return false; // a STRUCT, an array, an enumeration or a type Sparkplug does not carry
-    }
+    std::optional<IecType> type = iecTypeByName(baseTypeName(typeName));
     MetricState m;
+    // An enumeration is named by its own type; an ARRAY of one has the "enum" list too.
+    if (!type && typeName.find_first_of("[(") == std::string_view::npos && enumOf(row, m.enumValues)) {
+        type = IecType::Enum;
+    }
+    if (!type) {
+        return false; // a STRUCT, an array or a type Sparkplug does not carry
+    }
     m.path.assign(row["path"].GetString(), row["path"].GetStringLength());
     if (byPath_.count(m.path) != 0) {
         return false;
@@ -155,6 +178,19 @@ void MetricSet::take(const rapidjson::Value& values, std::vector<std::size_t>& c
     }
 }
 
+std::vector<std::pair<std::string, std::string>> propertiesOf(const MetricState& m, const Value& value) {
+    if (m.spec.type != IecType::Enum) {
+        return {};
+    }
+    std::string text;
+    for (const auto& [number, name] : m.enumValues) {
+        if (std::holds_alternative<std::int64_t>(value) && std::get<std::int64_t>(value) == number) {
+            text = name;
+        }
+    }
+    return {{std::string(kEnumText), std::move(text)}};
+}
+
 std::optional<Value> valueFromTyped(IecType type, const rapidjson::Value& typed) {
     if (!typed.IsObject()) {
         return std::nullopt;
@@ -165,6 +201,13 @@ std::optional<Value> valueFromTyped(IecType type, const rapidjson::Value& typed)
             return std::nullopt;
         }
         return Value{nanos->value.GetInt64()};
+    }
+    if (type == IecType::Enum) {
+        const auto numeric = typed.FindMember("numeric");
+        if (numeric != typed.MemberEnd() && numeric->value.IsInt64()) {
+            return Value{numeric->value.GetInt64()};
+        }
+        return std::nullopt;
     }
     const auto it = typed.FindMember("value");
     if (it == typed.MemberEnd()) {
@@ -197,8 +240,10 @@ std::string typedJson(std::string_view typeName, IecType type, const Value& valu
     rapidjson::Writer<rapidjson::StringBuffer> w(buf);
     w.StartObject();
     w.Key("type");
-    w.String(typeName.data(), static_cast<rapidjson::SizeType>(typeName.size()));
-    w.Key(isTimeLike(type) ? "nanos" : "value");
+    // An enumeration's value by its number: var.write takes {"type":"ENUM","numeric":N}.
+    const std::string_view written = type == IecType::Enum ? std::string_view("ENUM") : typeName;
+    w.String(written.data(), static_cast<rapidjson::SizeType>(written.size()));
+    w.Key(isTimeLike(type) ? "nanos" : type == IecType::Enum ? "numeric" : "value");
     std::visit(
         [&w](const auto& v) {
             using V = std::decay_t<decltype(v)>;

@@ -24,6 +24,8 @@ inline constexpr std::string_view kBdSeq = "bdSeq";
 // sees which program each box runs (takt fleet status). "Properties/…" is where Sparkplug edge
 // nodes (Eclipse Tahu's examples, Ignition's MQTT Transmission) put what describes the node.
 inline constexpr std::string_view kProgramHash = "Properties/Program Hash";
+// The property of an enumeration's metric that names its value ("Auto"), in NBIRTH and NDATA.
+inline constexpr std::string_view kEnumText = "Text";
 
 struct MetricState {
     std::string path;     // the var.list path ("Main.counter")
@@ -32,15 +34,19 @@ struct MetricState {
     bool constant = false;
     bool input = false; // bound to an input address (%I): the input copy owns it, not the program
     std::optional<Value> value;
-    bool dirty = false;        // to be sent: changed (beyond the deadband) since the last NBIRTH or NDATA
-    double deadband = 0;       // absolute; 0: every change (and every type that is no number)
+    bool dirty = false; // to be sent: changed (beyond the deadband) since the last NBIRTH or NDATA
+    double deadband = 0;
+    std::vector<std::pair<std::int64_t, std::string>>
+        enumValues; // an enumeration's values and names       // absolute; 0: every change (and every type that is no
+                    // number)
     std::optional<Value> sent; // what the last NBIRTH or NDATA carried (or was kept for history)
 };
 
 class MetricSet {
 public:
-    // One var.list row ({"path","type","address","constant",…}) -> a metric when its type is one a
-    // Sparkplug datatype carries (sparkplug_payload.h); false (and nothing added) otherwise.
+    // One var.list row ({"path","type","address","constant","enum"?,…}) -> a metric when its type
+    // is one a Sparkplug datatype carries (sparkplug_payload.h; an enumeration is one by the row's
+    // "enum" list); false (and nothing added) otherwise.
     // `deadband` is kept for numbers (SINT…ULINT, REAL, LREAL) and ignored for other types.
     bool addListed(const rapidjson::Value& row, double deadband = 0);
     // Aliases the metrics 1..N in order and adds the Node Control metrics and the program hash
@@ -69,6 +75,10 @@ private:
     MetricTable table_;
     std::size_t missing_ = 0;
 };
+
+// The properties a metric of `m` carries with `value`: an enumeration's Text (the name of the
+// value; empty for a number that is none of its values), nothing for other types.
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> propertiesOf(const MetricState& m, const Value& value);
 
 // A typed JSON value of var.changed ({"type":"DINT","value":3}, {"type":"TIME","nanos":…}) as a
 // metric value of `type`; nullopt when it is not one.

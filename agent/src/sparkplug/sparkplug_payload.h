@@ -5,7 +5,9 @@
 //
 // IEC types and Sparkplug datatypes (one list, kIecTypes in sparkplug_payload.cpp):
 //   BOOL Boolean, SINT Int8, INT Int16, DINT Int32, LINT Int64, USINT UInt8, UINT UInt16,
-//   UDINT UInt32, ULINT UInt64, REAL Float, LREAL Double, STRING String,
+//   UDINT UInt32, ULINT UInt64, REAL Float, LREAL Double, STRING String, BYTE UInt8, WORD UInt16,
+//   DWORD UInt32, LWORD UInt64 (bit strings travel as the unsigned number of their bits),
+//   enumerations Int32 (the value's number; its name goes along as the metric's property Text),
 //   TIME Int64 in milliseconds (Sparkplug has no duration type; what a host shows as a number is
 //   the millisecond count CODESYS gives TIME), DT DateTime (milliseconds since 1970-01-01 UTC, as
 //   the specification defines DateTime). takt keeps TIME and DT in nanoseconds: both are sent in
@@ -53,16 +55,23 @@ enum class IecType : std::uint8_t {
     Lreal,
     String,
     Time,
-    Dt
+    Dt,
+    Byte,
+    Word,
+    Dword,
+    Lword,
+    Enum // any enumeration (its names are the metric's, sparkplug_metrics.h)
 };
 
-// The value of a metric in takt's terms: BOOL bool; SINT..LINT, TIME and DT (nanoseconds)
-// int64; USINT..ULINT uint64; REAL float; LREAL double; STRING string.
+// The value of a metric in takt's terms: BOOL bool; SINT..LINT, TIME and DT (nanoseconds) and
+// an enumeration's number int64; USINT..ULINT and BYTE..LWORD uint64; REAL float; LREAL double;
+// STRING string.
 using Value = std::variant<bool, std::int64_t, std::uint64_t, float, double, std::string>;
 
 [[nodiscard]] DataType dataTypeOf(IecType type);
 [[nodiscard]] std::string_view iecTypeName(IecType type);
-// "DINT", "lreal" -> the type; nullopt for a type no metric carries.
+// "DINT", "lreal" -> the type; nullopt for a type no metric carries (and for enumerations, which
+// var.list names by their own type name).
 [[nodiscard]] std::optional<IecType> iecTypeByName(std::string_view name);
 
 struct Metric {
@@ -73,6 +82,9 @@ struct Metric {
     bool isNull = false;                    // a value not known (a bad input): no value is sent
     std::optional<std::uint64_t> timestamp; // ms since 1970; the payload's when absent
     bool historical = false;                // kept while no host was online, sent later
+    // String properties (Sparkplug 3.0, 6.4.7: the metric's PropertySet), e.g. an enumeration's
+    // Text; none on most metrics.
+    std::vector<std::pair<std::string, std::string>> properties;
 };
 
 struct Payload {

@@ -24,8 +24,14 @@ void SparkplugNode::Impl::sendDeath() {
     }
     sp::Payload payload;
     payload.timestamp = nowMs();
-    payload.metrics.push_back(sp::Metric{std::string(sp::kBdSeq), std::nullopt, sp::IecType::Lint,
-                                         static_cast<std::int64_t>(bdSeq), false, std::nullopt, false});
+    payload.metrics.push_back(sp::Metric{std::string(sp::kBdSeq),
+                                         std::nullopt,
+                                         sp::IecType::Lint,
+                                         static_cast<std::int64_t>(bdSeq),
+                                         false,
+                                         std::nullopt,
+                                         false,
+                                         {}});
     (void)publish("NDEATH", payload, 1);
     for (int i = 0; i < 100 && mosquitto_want_write(mosq); ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -67,21 +73,32 @@ void SparkplugNode::Impl::birth() {
     payload.timestamp = nowMs();
     seq = 0;
     payload.seq = seq;
-    payload.metrics.push_back(sp::Metric{std::string(sp::kBdSeq), std::nullopt, sp::IecType::Lint,
-                                         static_cast<std::int64_t>(bdSeq), false, std::nullopt, false});
+    payload.metrics.push_back(sp::Metric{std::string(sp::kBdSeq),
+                                         std::nullopt,
+                                         sp::IecType::Lint,
+                                         static_cast<std::int64_t>(bdSeq),
+                                         false,
+                                         std::nullopt,
+                                         false,
+                                         {}});
     for (const std::string_view name : {sp::kRebirth, sp::kNextServer}) {
         const sp::MetricSpec* spec = metrics.table().byName(name);
         payload.metrics.push_back(
-            sp::Metric{std::string(name), spec->alias, sp::IecType::Bool, false, false, std::nullopt, false});
+            sp::Metric{std::string(name), spec->alias, sp::IecType::Bool, false, false, std::nullopt, false, {}});
     }
     if (!programHash.empty()) {
         payload.metrics.push_back(sp::Metric{std::string(sp::kProgramHash),
-                                             metrics.table().byName(sp::kProgramHash)->alias, sp::IecType::String,
-                                             programHash, false, std::nullopt, false});
+                                             metrics.table().byName(sp::kProgramHash)->alias,
+                                             sp::IecType::String,
+                                             programHash,
+                                             false,
+                                             std::nullopt,
+                                             false,
+                                             {}});
     }
     for (sp::MetricState& m : metrics.metrics()) {
-        payload.metrics.push_back(
-            sp::Metric{m.spec.name, m.spec.alias, m.spec.type, *m.value, false, std::nullopt, false});
+        payload.metrics.push_back(sp::Metric{m.spec.name, m.spec.alias, m.spec.type, *m.value, false, std::nullopt,
+                                             false, sp::propertiesOf(m, *m.value)});
         m.dirty = false;
         m.sent = m.value;
     }
@@ -137,7 +154,9 @@ void SparkplugNode::Impl::sendHistory() {
         if (m == nullptr || m->spec.type != k.type) {
             continue;
         }
-        payload.metrics.push_back(sp::Metric{{}, m->spec.alias, k.type, std::move(k.value), false, k.timestamp, true});
+        std::vector<std::pair<std::string, std::string>> properties = sp::propertiesOf(*m, k.value);
+        payload.metrics.push_back(
+            sp::Metric{{}, m->spec.alias, k.type, std::move(k.value), false, k.timestamp, true, std::move(properties)});
         if (payload.metrics.size() >= kHistoryChunk) {
             flush();
         }
@@ -157,7 +176,8 @@ void SparkplugNode::Impl::data() {
     payload.timestamp = nowMs();
     for (sp::MetricState& m : metrics.metrics()) {
         if (m.dirty) {
-            payload.metrics.push_back(sp::Metric{{}, m.spec.alias, m.spec.type, *m.value, false, std::nullopt, false});
+            payload.metrics.push_back(sp::Metric{
+                {}, m.spec.alias, m.spec.type, *m.value, false, std::nullopt, false, sp::propertiesOf(m, *m.value)});
             m.dirty = false;
             m.sent = m.value;
         }
