@@ -28,6 +28,7 @@ void registerCtl(CLI::App& app, int& exitCode);      // the generic control-endp
 void registerReload(CLI::App& app, int& exitCode);   // build + bytecode.reload
 void registerRollback(CLI::App& app, int& exitCode); // runtime.rollback
 void registerDeploy(CLI::App& app, int& exitCode);   // build + bytecode.reload to a fleet (fleet.toml)
+void registerFleet(CLI::App& app, int& exitCode);    // fleet status: the Sparkplug edge nodes a broker hears
 void registerWatch(CLI::App& app, int& exitCode);    // vars + watch
 void registerShell(CLI::App& app, int& exitCode);    // status, write, force, unforce, stop, start, restart, events
 void registerInit(CLI::App& app, int& exitCode);     // a new project from a template

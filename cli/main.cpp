@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
         takt::cli::registerReload(app, exitCode);
         takt::cli::registerRollback(app, exitCode);
         takt::cli::registerDeploy(app, exitCode);
+        takt::cli::registerFleet(app, exitCode);
         if (unknownCommand(app, argc, argv)) {
             return takt::kExitInvalidProject;
         }

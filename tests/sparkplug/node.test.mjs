@@ -42,6 +42,11 @@ test('NBIRTH carries every variable with its datatype, an alias and its value, b
     'P/step': 'Int16',
     'P/limit': 'Int32',
     'P/sensor': 'Boolean',
+    'P/mask': 'UInt8',
+    'P/flags': 'UInt16',
+    'P/wide': 'UInt32',
+    'P/huge': 'UInt64',
+    'P/mode': 'Int32',
   };
   for (const [name, type] of Object.entries(expect)) {
     const m = metric(birth, name);
@@ -59,6 +64,12 @@ test('NBIRTH carries every variable with its datatype, an alias and its value, b
   assert.equal(num(metric(birth, 'P/stamp').value), Date.UTC(2024, 0, 15, 12, 30, 0));
   assert.equal(metric(birth, 'P/small').value, -3);
   assert.equal(metric(birth, 'P/limit').value, 100);
+  assert.equal(metric(birth, 'P/mask').value, 0x0f);
+  assert.equal(metric(birth, 'P/flags').value, 0xff);
+  assert.equal(num(metric(birth, 'P/wide').value), 0xdeadbeef);
+  assert.equal(metric(birth, 'P/huge').value.toString(), '18446744073709551615');
+  assert.equal(metric(birth, 'P/mode').value, 2, 'an enumeration\'s number');
+  assert.deepEqual(metric(birth, 'P/mode').properties, { Text: { type: 'String', value: 'Auto' } });
   const bdSeq = metric(birth, 'bdSeq');
   assert.equal(bdSeq.type, 'Int64');
   assert.equal(num(bdSeq.value), 0); // a fresh state directory
@@ -75,6 +86,16 @@ test('runtime.status says the node is online, where, with which bdSeq', async ()
   assert.equal(sparkplug.server, broker.url);
   assert.equal(sparkplug.bd_seq, 0);
   assert.ok(sparkplug.births >= 1);
+});
+
+test('NBIRTH carries the running program\'s hash as Properties/Program Hash, which NCMD cannot write', async () => {
+  const hash = metric(birth, 'Properties/Program Hash');
+  assert.ok(hash, 'the birth has Properties/Program Hash');
+  assert.equal(hash.type, 'String');
+  assert.ok(hash.alias !== undefined, 'it has an alias like every metric of the birth');
+  assert.equal(hash.value, (await takt.status()).program_hash);
+  await host.ncmd('Line3', [{ name: 'Properties/Program Hash', type: 'String', value: 'x' }]);
+  await until('refusal logged', () => takt.output().includes('Properties/Program Hash is read-only'));
 });
 
 test('NDATA carries only what changed, by alias, with seq counting on from the birth', async () => {
@@ -134,6 +155,25 @@ test('NCMD to a CONSTANT or an input is refused, logged and audited, and nothing
   assert.equal((await takt.read('P.limit')).value, 100);
 });
 
+test('bit strings and enumerations are written by NCMD; NDATA gives an enumeration\'s Text', async () => {
+  const from = host.messages.length;
+  await host.ncmd('Line3', [
+    { name: 'P/flags', type: 'UInt16', value: 0x1234 },
+    { name: 'P/mode', type: 'Int32', value: 5 },
+  ]);
+  const data = await host.next('NDATA', from, (m) => m.payload.metrics.some((x) => num(x.alias) === aliasOf('P/mode')));
+  const mode = data.payload.metrics.find((x) => num(x.alias) === aliasOf('P/mode'));
+  assert.equal(mode.value, 5);
+  assert.deepEqual(mode.properties, { Text: { type: 'String', value: 'Manual' } });
+  assert.equal((await takt.read('P.flags')).value, 0x1234);
+  assert.equal((await takt.read('P.mode')).variant, 'Manual');
+  await host.ncmd('Line3', [{ name: 'P/mode', type: 'Int32', value: 3 }]);
+  await until('refusal logged', () => /NCMD write of P\/mode refused/.test(takt.output()));
+  assert.equal((await takt.read('P.mode')).variant, 'Manual', 'nothing written');
+  await host.ncmd('Line3', [{ name: 'P/mask', type: 'UInt8', value: 256 }]);
+  await until('refusal logged', () => /NCMD refused: out_of_range on P\/mask/.test(takt.output()));
+});
+
 test('NCMD that does not decode against the birth is refused with its code', async () => {
   await host.ncmd('Line3', [{ name: 'P/counter', type: 'String', value: 'x' }]);
   await until('refusal logged', () => /NCMD refused: datatype_mismatch on P\/counter/.test(takt.output()));
@@ -164,5 +204,8 @@ test('an online change publishes a new NBIRTH with the new metric set', async ()
   assert.equal(extra.value, 77);
   assert.equal(num(reborn.seq), 0);
   assert.equal(metric(reborn, 'P/setpoint').value, 4.25, 'kept across the online change');
+  const hash = metric(reborn, 'Properties/Program Hash').value;
+  assert.notEqual(hash, metric(birth, 'Properties/Program Hash').value, 'the new program\'s hash');
+  assert.equal(hash, (await takt.status()).program_hash);
   assert.ok(codec, 'sparkplug-payload decoded every message');
 });

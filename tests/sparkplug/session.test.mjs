@@ -188,5 +188,5 @@ test('expose limits the metrics to the variables its globs match', async () => {
   await run({ servers: [a.broker.url], toml: 'expose = ["P.counter", "P.s*"]' });
   const birth = await a.host.next('NBIRTH');
   const names = birth.payload.metrics.map((m) => m.name).sort();
-  assert.deepEqual(names, ['Node Control/Next Server', 'Node Control/Rebirth', 'P/counter', 'P/sensor', 'P/setpoint', 'P/small', 'P/stamp', 'P/step', 'bdSeq']);
+  assert.deepEqual(names, ['Node Control/Next Server', 'Node Control/Rebirth', 'P/counter', 'P/sensor', 'P/setpoint', 'P/small', 'P/stamp', 'P/step', 'Properties/Program Hash', 'bdSeq']);
 });

@@ -115,6 +115,11 @@ VAR
   stamp : DT := DT#2024-01-15-12:30:00;
   small : SINT := -3;
   step : INT := 0;
+  mask : BYTE := 16#0F;
+  flags : WORD := 16#00FF;
+  wide : DWORD := 16#DEADBEEF;
+  huge : LWORD := 16#FFFFFFFFFFFFFFFF;
+  mode : Mode := Mode#Auto;
 END_VAR
 VAR CONSTANT
   limit : DINT := 100;
@@ -132,6 +137,11 @@ END_IF;
 END_PROGRAM
 `;
 
+export const kTypes = `TYPE
+  Mode : (Off := 0, Auto := 2, Manual := 5);
+END_TYPE
+`;
+
 export const kConfig = `CONFIGURATION Cell
   RESOURCE Res ON PLC
     TASK Main_Task (INTERVAL := T#10ms, PRIORITY := 1);
@@ -144,7 +154,7 @@ END_CONFIGURATION
 // `servers` (urls) as Plant1/<node>; `toml` is added to [runtime.sparkplug]. `dir` reuses a
 // project folder (its state: bdSeq) from an earlier run. `stop()` ends the run (SIGTERM) and
 // returns its output; `kill()` ends it with SIGKILL.
-export async function startTakt({ servers, node = 'Line3', toml = '', sources = { 'main.st': kProgram, 'config.st': kConfig }, dir = null }) {
+export async function startTakt({ servers, node = 'Line3', toml = '', sources = { 'types.st': kTypes, 'main.st': kProgram, 'config.st': kConfig }, dir = null }) {
   const project = dir ?? mkdtempSync(path.join(tmpdir(), 'takt-sp-'));
   mkdirSync(path.join(project, 'src'), { recursive: true });
   for (const [name, text] of Object.entries(sources)) writeFileSync(path.join(project, 'src', name), text);

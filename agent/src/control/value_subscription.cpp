@@ -160,7 +160,7 @@ void ValueSubscriptions::sampleOne(Subscription& s) {
         feed_.render(s.slots[i], bytes, s.iec, text_, number);
         // The deadband holds back a number that moved by no more than it since it was last
         // reported (OPC UA's absolute deadband); without one every change is reported.
-        if (s.deadband > 0 && number && s.reported[i] && std::fabs(*number - *s.reported[i]) <= s.deadband) {
+        if (number && !movedBeyondDeadband(*number, s.reported[i], s.deadband)) {
             continue;
         }
         s.reported[i] = number;

@@ -39,6 +39,8 @@ bool sparkplugOptionsFromConfig(const engine::RuntimeConfig& config, SparkplugOp
     out.edgeNodeId = c.edgeNodeId;
     out.primaryHostId = c.primaryHostId;
     out.expose = c.expose;
+    out.deadband = c.deadband;
+    out.deadbands = c.deadbands;
     out.username = c.username;
     if (!roleByName(c.commandRole, out.commandRole)) {
         refused = true; // the reader reported it at its key already

@@ -7,6 +7,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "takt/agent/value_feed.h"
+
 namespace takt::agent::sparkplug {
 
 namespace {
@@ -26,7 +28,55 @@ bool isSigned(IecType type) {
 }
 
 bool isUnsigned(IecType type) {
-    return type == IecType::Usint || type == IecType::Uint || type == IecType::Udint || type == IecType::Ulint;
+    return type == IecType::Usint || type == IecType::Uint || type == IecType::Udint || type == IecType::Ulint ||
+           type == IecType::Byte || type == IecType::Word || type == IecType::Dword || type == IecType::Lword;
+}
+
+// An enumeration's values, from var.list's "enum":[{"name","value"}…]; false when the row has none.
+bool enumOf(const rapidjson::Value& row, std::vector<std::pair<std::int64_t, std::string>>& out) {
+    const auto it = row.FindMember("enum");
+    if (it == row.MemberEnd() || !it->value.IsArray() || it->value.Empty()) {
+        return false;
+    }
+    for (const rapidjson::Value& e : it->value.GetArray()) {
+        if (!e.IsObject() || !e.HasMember("name") || !e["name"].IsString() || !e.HasMember("value") ||
+            !e["value"].IsInt64()) {
+            return false;
+        }
+        out.emplace_back(e["value"].GetInt64(), std::string(e["name"].GetString(), e["name"].GetStringLength()));
+    }
+    return true;
+}
+
+// What a deadband applies to: not bit strings (their bits are no magnitude) nor enumerations.
+bool isNumber(IecType type) {
+    return isSigned(type) || type == IecType::Usint || type == IecType::Uint || type == IecType::Udint ||
+           type == IecType::Ulint || type == IecType::Real || type == IecType::Lreal;
+}
+
+// A numeric metric's value as the deadband compares it (var.subscribe compares the same double).
+std::optional<double> numberOf(const Value& v) {
+    if (const auto* x = std::get_if<std::int64_t>(&v)) {
+        return static_cast<double>(*x);
+    }
+    if (const auto* x = std::get_if<std::uint64_t>(&v)) {
+        return static_cast<double>(*x);
+    }
+    if (const auto* x = std::get_if<float>(&v)) {
+        return static_cast<double>(*x);
+    }
+    if (const auto* x = std::get_if<double>(&v)) {
+        return *x;
+    }
+    return std::nullopt;
+}
+
+bool toBeSent(const MetricState& m) {
+    if (m.deadband <= 0 || !m.sent) {
+        return true;
+    }
+    const std::optional<double> now = numberOf(*m.value);
+    return !now || movedBeyondDeadband(*now, numberOf(*m.sent), m.deadband);
 }
 
 } // namespace
@@ -37,17 +87,21 @@ std::string metricName(std::string_view path) {
     return out;
 }
 
-bool MetricSet::addListed(const rapidjson::Value& row) {
+bool MetricSet::addListed(const rapidjson::Value& row, double deadband) {
     if (!row.IsObject() || !row.HasMember("path") || !row["path"].IsString() || !row.HasMember("type") ||
         !row["type"].IsString()) {
         return false;
     }
     const std::string_view typeName(row["type"].GetString(), row["type"].GetStringLength());
-    const std::optional<IecType> type = iecTypeByName(baseTypeName(typeName));
-    if (!type) {
-        return false; // a STRUCT, an array, an enumeration or a type Sparkplug does not carry
-    }
+    std::optional<IecType> type = iecTypeByName(baseTypeName(typeName));
     MetricState m;
+    // An enumeration is named by its own type; an ARRAY of one has the "enum" list too.
+    if (!type && typeName.find_first_of("[(") == std::string_view::npos && enumOf(row, m.enumValues)) {
+        type = IecType::Enum;
+    }
+    if (!type) {
+        return false; // a STRUCT, an array or a type Sparkplug does not carry
+    }
     m.path.assign(row["path"].GetString(), row["path"].GetStringLength());
     if (byPath_.count(m.path) != 0) {
         return false;
@@ -55,6 +109,7 @@ bool MetricSet::addListed(const rapidjson::Value& row) {
     m.typeName = std::string(typeName);
     m.spec.name = metricName(m.path);
     m.spec.type = *type;
+    m.deadband = isNumber(*type) ? deadband : 0;
     m.constant = row.HasMember("constant") && row["constant"].IsBool() && row["constant"].GetBool();
     const auto address = row.FindMember("address");
     m.input = address != row.MemberEnd() && address->value.IsString() && address->value.GetStringLength() >= 2 &&
@@ -75,6 +130,7 @@ void MetricSet::seal() {
     }
     (void)table_.add(MetricSpec{std::string(kRebirth), ++alias, IecType::Bool});
     (void)table_.add(MetricSpec{std::string(kNextServer), ++alias, IecType::Bool});
+    (void)table_.add(MetricSpec{std::string(kProgramHash), ++alias, IecType::String});
 }
 
 MetricState* MetricSet::byPath(std::string_view path) {
@@ -114,10 +170,25 @@ void MetricSet::take(const rapidjson::Value& values, std::vector<std::size_t>& c
         }
         if (m->value != v) {
             m->value = std::move(v);
-            m->dirty = true;
-            changed.push_back(static_cast<std::size_t>(m - metrics_.data()));
+            if (toBeSent(*m)) {
+                m->dirty = true;
+                changed.push_back(static_cast<std::size_t>(m - metrics_.data()));
+            }
         }
     }
+}
+
+std::vector<std::pair<std::string, std::string>> propertiesOf(const MetricState& m, const Value& value) {
+    if (m.spec.type != IecType::Enum) {
+        return {};
+    }
+    std::string text;
+    for (const auto& [number, name] : m.enumValues) {
+        if (std::holds_alternative<std::int64_t>(value) && std::get<std::int64_t>(value) == number) {
+            text = name;
+        }
+    }
+    return {{std::string(kEnumText), std::move(text)}};
 }
 
 std::optional<Value> valueFromTyped(IecType type, const rapidjson::Value& typed) {
@@ -130,6 +201,13 @@ std::optional<Value> valueFromTyped(IecType type, const rapidjson::Value& typed)
             return std::nullopt;
         }
         return Value{nanos->value.GetInt64()};
+    }
+    if (type == IecType::Enum) {
+        const auto numeric = typed.FindMember("numeric");
+        if (numeric != typed.MemberEnd() && numeric->value.IsInt64()) {
+            return Value{numeric->value.GetInt64()};
+        }
+        return std::nullopt;
     }
     const auto it = typed.FindMember("value");
     if (it == typed.MemberEnd()) {
@@ -162,8 +240,10 @@ std::string typedJson(std::string_view typeName, IecType type, const Value& valu
     rapidjson::Writer<rapidjson::StringBuffer> w(buf);
     w.StartObject();
     w.Key("type");
-    w.String(typeName.data(), static_cast<rapidjson::SizeType>(typeName.size()));
-    w.Key(isTimeLike(type) ? "nanos" : "value");
+    // An enumeration's value by its number: var.write takes {"type":"ENUM","numeric":N}.
+    const std::string_view written = type == IecType::Enum ? std::string_view("ENUM") : typeName;
+    w.String(written.data(), static_cast<rapidjson::SizeType>(written.size()));
+    w.Key(isTimeLike(type) ? "nanos" : type == IecType::Enum ? "numeric" : "value");
     std::visit(
         [&w](const auto& v) {
             using V = std::decay_t<decltype(v)>;

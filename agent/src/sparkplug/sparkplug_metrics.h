@@ -20,6 +20,12 @@ namespace takt::agent::sparkplug {
 inline constexpr std::string_view kRebirth = "Node Control/Rebirth";
 inline constexpr std::string_view kNextServer = "Node Control/Next Server";
 inline constexpr std::string_view kBdSeq = "bdSeq";
+// The running program's hash (runtime.status program_hash), read-only, in every NBIRTH: a host
+// sees which program each box runs (takt fleet status). "Properties/…" is where Sparkplug edge
+// nodes (Eclipse Tahu's examples, Ignition's MQTT Transmission) put what describes the node.
+inline constexpr std::string_view kProgramHash = "Properties/Program Hash";
+// The property of an enumeration's metric that names its value ("Auto"), in NBIRTH and NDATA.
+inline constexpr std::string_view kEnumText = "Text";
 
 struct MetricState {
     std::string path;     // the var.list path ("Main.counter")
@@ -28,16 +34,23 @@ struct MetricState {
     bool constant = false;
     bool input = false; // bound to an input address (%I): the input copy owns it, not the program
     std::optional<Value> value;
-    bool dirty = false; // changed since the last NBIRTH or NDATA
+    bool dirty = false; // to be sent: changed (beyond the deadband) since the last NBIRTH or NDATA
+    double deadband = 0;
+    std::vector<std::pair<std::int64_t, std::string>>
+        enumValues; // an enumeration's values and names       // absolute; 0: every change (and every type that is no
+                    // number)
+    std::optional<Value> sent; // what the last NBIRTH or NDATA carried (or was kept for history)
 };
 
 class MetricSet {
 public:
-    // One var.list row ({"path","type","address","constant",…}) -> a metric when its type is one a
-    // Sparkplug datatype carries (sparkplug_payload.h); false (and nothing added) otherwise.
-    bool addListed(const rapidjson::Value& row);
-    // Aliases the metrics 1..N in order and adds the Node Control metrics after them; the table
-    // NCMDs are decoded against.
+    // One var.list row ({"path","type","address","constant","enum"?,…}) -> a metric when its type
+    // is one a Sparkplug datatype carries (sparkplug_payload.h; an enumeration is one by the row's
+    // "enum" list); false (and nothing added) otherwise.
+    // `deadband` is kept for numbers (SINT…ULINT, REAL, LREAL) and ignored for other types.
+    bool addListed(const rapidjson::Value& row, double deadband = 0);
+    // Aliases the metrics 1..N in order and adds the Node Control metrics and the program hash
+    // after them (N+1, N+2, N+3); the table NCMDs are decoded against.
     void seal();
 
     [[nodiscard]] std::size_t size() const { return metrics_.size(); }
@@ -49,9 +62,10 @@ public:
     // Every metric has a value: the set can be born.
     [[nodiscard]] bool complete() const { return missing_ == 0; }
 
-    // var.changed's `values` object: each value taken into its metric, changed ones marked dirty
-    // and their indexes (into metrics()) appended to `changed`. Paths that are not metrics are
-    // ignored (an earlier metric set's).
+    // var.changed's `values` object: each value taken into its metric; the ones that moved from
+    // their `sent` value by more than their deadband (movedBeyondDeadband, as var.subscribe
+    // decides it; any change without one) marked dirty and their indexes (into metrics())
+    // appended to `changed`. Paths that are not metrics are ignored (an earlier metric set's).
     void take(const rapidjson::Value& values, std::vector<std::size_t>& changed);
 
 private:
@@ -61,6 +75,10 @@ private:
     MetricTable table_;
     std::size_t missing_ = 0;
 };
+
+// The properties a metric of `m` carries with `value`: an enumeration's Text (the name of the
+// value; empty for a number that is none of its values), nothing for other types.
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> propertiesOf(const MetricState& m, const Value& value);
 
 // A typed JSON value of var.changed ({"type":"DINT","value":3}, {"type":"TIME","nanos":…}) as a
 // metric value of `type`; nullopt when it is not one.

@@ -44,6 +44,17 @@ MethodAnswer SparkplugNode::Impl::callSync(const std::string& method, const std:
     return answer.get();
 }
 
+// The deadband of the metric of `path`: the first [[runtime.sparkplug.deadbands]] entry whose glob
+// matches it (as `expose` matches: a structure's glob covers its members), else `deadband`.
+double SparkplugNode::Impl::deadbandOf(std::string_view path) const {
+    for (const auto& d : options.deadbands) {
+        if (exposedBy({d.expose}, path)) {
+            return d.absolute;
+        }
+    }
+    return options.deadband;
+}
+
 void SparkplugNode::Impl::closeStreams() {
     for (const std::uint64_t id : streams) {
         control.closeStream(id);
@@ -84,7 +95,7 @@ void SparkplugNode::Impl::loadMetrics() {
                 ++skipped;
                 continue;
             }
-            (void)metrics.addListed(row);
+            (void)metrics.addListed(row, deadbandOf(path->value.GetString()));
         }
         offset += rows.Size();
         if (rows.Empty() || offset >= doc["total"].GetUint64()) {
@@ -96,6 +107,18 @@ void SparkplugNode::Impl::loadMetrics() {
             fmt::format("sparkplug: {} variables left out: at most {} metrics (narrow expose)", skipped, kMaxMetrics));
     }
     metrics.seal();
+    // The program the set was read from (an online change swaps the hash before its
+    // reload_applied event, which is what makes the node read the set again).
+    programHash.clear();
+    const MethodAnswer status = callSync("runtime.status", "{}");
+    rapidjson::Document statusDoc;
+    if (status.ok && !statusDoc.Parse(status.json.c_str(), status.json.size()).HasParseError() &&
+        statusDoc.IsObject() && statusDoc.HasMember("program_hash") && statusDoc["program_hash"].IsString()) {
+        programHash = statusDoc["program_hash"].GetString();
+    } else {
+        log(true, fmt::format("sparkplug: runtime.status failed, the NBIRTH carries no {}: {}", sp::kProgramHash,
+                              status.message));
+    }
     const std::vector<std::string> paths = metrics.paths();
     const std::uint32_t interval = std::max<std::uint32_t>(10, setup.cycleIntervalMs);
     for (std::size_t first = 0; first < paths.size(); first += kChunk) {
@@ -197,8 +220,14 @@ void SparkplugNode::Impl::connect() {
     sp::Error error;
     sp::Payload payload;
     payload.timestamp = nowMs();
-    payload.metrics.push_back(sp::Metric{std::string(sp::kBdSeq), std::nullopt, sp::IecType::Lint,
-                                         static_cast<std::int64_t>(bdSeq), false, std::nullopt, false});
+    payload.metrics.push_back(sp::Metric{std::string(sp::kBdSeq),
+                                         std::nullopt,
+                                         sp::IecType::Lint,
+                                         static_cast<std::int64_t>(bdSeq),
+                                         false,
+                                         std::nullopt,
+                                         false,
+                                         {}});
     if (rc == MOSQ_ERR_SUCCESS && sp::encodePayload(payload, death, error)) {
         const std::string topic = base + "NDEATH/" + options.edgeNodeId;
         rc = mosquitto_will_set(mosq, topic.c_str(), static_cast<int>(death.size()), death.data(), 1, false);

@@ -133,6 +133,7 @@ struct SparkplugNode::Impl {
     }
     MethodAnswer callSync(const std::string& method, const std::string& params);
     void loadMetrics();
+    [[nodiscard]] double deadbandOf(std::string_view path) const;
     void closeStreams();
     void connect();
     void drop();
@@ -166,6 +167,7 @@ struct SparkplugNode::Impl {
     std::thread thread;
 
     sp::MetricSet metrics;
+    std::string programHash; // of the program the metric set was read from; empty: not known
     std::uint64_t epoch = 0;
     std::vector<std::uint64_t> streams;
     std::uint64_t eventStream = 0;

@@ -17,6 +17,8 @@ namespace {
 
 using PbPayload = Org__Eclipse__Tahu__Protobuf__Payload;
 using PbMetric = Org__Eclipse__Tahu__Protobuf__Payload__Metric;
+using PbPropertySet = Org__Eclipse__Tahu__Protobuf__Payload__PropertySet;
+using PbPropertyValue = Org__Eclipse__Tahu__Protobuf__Payload__PropertyValue;
 using ValueCase = Org__Eclipse__Tahu__Protobuf__Payload__Metric__ValueCase;
 
 constexpr ValueCase kIntValue = ORG__ECLIPSE__TAHU__PROTOBUF__PAYLOAD__METRIC__VALUE_INT_VALUE;
@@ -39,7 +41,7 @@ struct TypeRow {
     DataType dataType;
     ValueCase field;
 };
-constexpr std::array<TypeRow, 14> kIecTypes{{
+constexpr std::array<TypeRow, 19> kIecTypes{{
     {IecType::Bool, "BOOL", DataType::Boolean, kBooleanValue},
     {IecType::Sint, "SINT", DataType::Int8, kIntValue},
     {IecType::Int, "INT", DataType::Int16, kIntValue},
@@ -54,6 +56,11 @@ constexpr std::array<TypeRow, 14> kIecTypes{{
     {IecType::String, "STRING", DataType::String, kStringValue},
     {IecType::Time, "TIME", DataType::Int64, kLongValue},
     {IecType::Dt, "DT", DataType::DateTime, kLongValue},
+    {IecType::Byte, "BYTE", DataType::UInt8, kIntValue},
+    {IecType::Word, "WORD", DataType::UInt16, kIntValue},
+    {IecType::Dword, "DWORD", DataType::UInt32, kLongValue},
+    {IecType::Lword, "LWORD", DataType::UInt64, kLongValue},
+    {IecType::Enum, "ENUM", DataType::Int32, kIntValue},
 }};
 
 const TypeRow& rowOf(IecType type) {
@@ -91,12 +98,17 @@ struct Range {
 Range rangeOf(IecType type) {
     switch (type) {
     case IecType::Sint: return {std::numeric_limits<std::int8_t>::min(), std::numeric_limits<std::int8_t>::max()};
+    case IecType::Enum:
     case IecType::Int: return {std::numeric_limits<std::int16_t>::min(), std::numeric_limits<std::int16_t>::max()};
     case IecType::Dint: return {std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()};
-    case IecType::Usint: return {0, std::numeric_limits<std::uint8_t>::max()};
-    case IecType::Uint: return {0, std::numeric_limits<std::uint16_t>::max()};
-    case IecType::Udint: return {0, std::numeric_limits<std::uint32_t>::max()};
-    case IecType::Ulint: return {0, std::numeric_limits<std::uint64_t>::max()};
+    case IecType::Usint:
+    case IecType::Byte: return {0, std::numeric_limits<std::uint8_t>::max()};
+    case IecType::Uint:
+    case IecType::Word: return {0, std::numeric_limits<std::uint16_t>::max()};
+    case IecType::Udint:
+    case IecType::Dword: return {0, std::numeric_limits<std::uint32_t>::max()};
+    case IecType::Ulint:
+    case IecType::Lword: return {0, std::numeric_limits<std::uint64_t>::max()};
     default:
         return {std::numeric_limits<std::int64_t>::min(),
                 static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())};
@@ -105,7 +117,7 @@ Range rangeOf(IecType type) {
 
 bool isSigned(IecType type) {
     return type == IecType::Sint || type == IecType::Int || type == IecType::Dint || type == IecType::Lint ||
-           type == IecType::Time || type == IecType::Dt;
+           type == IecType::Time || type == IecType::Dt || type == IecType::Enum;
 }
 
 std::string metricLabel(const PbMetric& m) {
@@ -159,13 +171,9 @@ bool readValue(const PbMetric& m, IecType type, const std::string& label, Value&
         out = v;
         return true;
     }
-    // long_value: LINT, UDINT, ULINT, TIME and DT.
+    // long_value: LINT, UDINT, ULINT, DWORD, LWORD, TIME and DT.
     const std::uint64_t raw = m.long_value;
-    if (type == IecType::Ulint) {
-        out = raw;
-        return true;
-    }
-    if (type == IecType::Udint) {
+    if (!isSigned(type)) {
         if (raw > range.max) {
             return fail(error, ErrorCode::OutOfRange, label, fmt::format("{} does not fit {}", raw, iecTypeName(type)));
         }
@@ -315,7 +323,7 @@ bool typedValue(const PbMetric& m, const TypeRow& row, const std::string& label,
         return fail(error, ErrorCode::ValueTypeMismatch, label, "a null value cannot be written");
     }
     // A UInt32 in int_value is what the specification's text says: taken as well.
-    const bool uint32InInt = row.type == IecType::Udint && m.value_case == kIntValue;
+    const bool uint32InInt = row.dataType == DataType::UInt32 && m.value_case == kIntValue;
     if (m.value_case != row.field && !uint32InInt) {
         return fail(error, ErrorCode::ValueTypeMismatch, label,
                     fmt::format("a {} ({}) travels in {}, the metric has {}", row.name,
@@ -336,7 +344,8 @@ std::string_view iecTypeName(IecType type) {
 
 std::optional<IecType> iecTypeByName(std::string_view name) {
     for (const TypeRow& row : kIecTypes) {
-        if (std::equal(name.begin(), name.end(), row.name.begin(), row.name.end(),
+        if (row.type != IecType::Enum &&
+            std::equal(name.begin(), name.end(), row.name.begin(), row.name.end(),
                        [](char a, char b) { return std::toupper(static_cast<unsigned char>(a)) == b; })) {
             return row.type;
         }
@@ -357,9 +366,51 @@ std::string_view errorCodeName(ErrorCode code) {
     return "malformed_payload";
 }
 
+namespace {
+
+// The PropertySets of a payload's metrics: protobuf-c points into these while it packs.
+struct PackedProperties {
+    std::vector<PbPropertySet> sets;
+    std::vector<std::vector<char*>> keys;
+    std::vector<std::vector<PbPropertyValue>> values;
+    std::vector<std::vector<PbPropertyValue*>> valuePointers;
+
+    explicit PackedProperties(std::size_t metrics)
+        : sets(metrics), keys(metrics), values(metrics), valuePointers(metrics) {}
+
+    // The properties of metric `i` as m's PropertySet (String values).
+    void attach(std::size_t i, const Metric& metric, PbMetric& m) {
+        if (metric.properties.empty()) {
+            return;
+        }
+        PbPropertySet& set = sets[i];
+        org__eclipse__tahu__protobuf__payload__property_set__init(&set);
+        values[i].resize(metric.properties.size());
+        for (std::size_t k = 0; k < metric.properties.size(); ++k) {
+            const auto& [key, text] = metric.properties[k];
+            keys[i].push_back(const_cast<char*>(key.c_str()));
+            PbPropertyValue& v = values[i][k];
+            org__eclipse__tahu__protobuf__payload__property_value__init(&v);
+            v.has_type = 1;
+            v.type = static_cast<std::uint32_t>(DataType::String);
+            v.value_case = ORG__ECLIPSE__TAHU__PROTOBUF__PAYLOAD__PROPERTY_VALUE__VALUE_STRING_VALUE;
+            v.string_value = const_cast<char*>(text.c_str());
+            valuePointers[i].push_back(&v);
+        }
+        set.n_keys = keys[i].size();
+        set.keys = keys[i].data();
+        set.n_values = valuePointers[i].size();
+        set.values = valuePointers[i].data();
+        m.properties = &set;
+    }
+};
+
+} // namespace
+
 bool encodePayload(const Payload& payload, std::string& out, Error& error) {
     std::vector<PbMetric> metrics(payload.metrics.size());
     std::vector<PbMetric*> pointers(payload.metrics.size());
+    PackedProperties properties(payload.metrics.size());
     for (std::size_t i = 0; i < payload.metrics.size(); ++i) {
         const Metric& metric = payload.metrics[i];
         PbMetric& m = metrics[i];
@@ -383,6 +434,7 @@ bool encodePayload(const Payload& payload, std::string& out, Error& error) {
             m.has_is_historical = 1;
             m.is_historical = 1;
         }
+        properties.attach(i, metric, m);
         if (metric.isNull) {
             m.has_is_null = 1;
             m.is_null = 1;
@@ -470,7 +522,7 @@ bool decodeCommand(std::span<const std::uint8_t> bytes, const MetricTable& known
     return true;
 }
 
-bool decodePayload(std::span<const std::uint8_t> bytes, Payload& out, Error& error) {
+bool decodePayload(std::span<const std::uint8_t> bytes, Payload& out, Error& error, Foreign foreign) {
     Unpacked unpacked;
     if (!unpack(bytes, unpacked, error)) {
         return false;
@@ -486,6 +538,10 @@ bool decodePayload(std::span<const std::uint8_t> bytes, Payload& out, Error& err
         const std::string label = metricLabel(m);
         const TypeRow* row = m.has_datatype != 0 ? rowOfDataType(m.datatype) : nullptr;
         if (row == nullptr) {
+            if (foreign == Foreign::List) {
+                result.foreign.push_back(label);
+                continue;
+            }
             return fail(error, ErrorCode::UnknownDatatype, label,
                         m.has_datatype != 0 ? fmt::format("datatype {} is not one takt carries", m.datatype)
                                             : std::string("the metric has no datatype"));
@@ -502,6 +558,10 @@ bool decodePayload(std::span<const std::uint8_t> bytes, Payload& out, Error& err
         metric.type = row->type;
         metric.isNull = m.has_is_null != 0 && m.is_null != 0;
         if (!metric.isNull && !typedValue(m, *row, label, metric.value, error)) {
+            if (foreign == Foreign::List) {
+                result.foreign.push_back(label);
+                continue;
+            }
             return false;
         }
         result.metrics.push_back(std::move(metric));

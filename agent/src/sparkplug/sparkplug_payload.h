@@ -5,7 +5,9 @@
 //
 // IEC types and Sparkplug datatypes (one list, kIecTypes in sparkplug_payload.cpp):
 //   BOOL Boolean, SINT Int8, INT Int16, DINT Int32, LINT Int64, USINT UInt8, UINT UInt16,
-//   UDINT UInt32, ULINT UInt64, REAL Float, LREAL Double, STRING String,
+//   UDINT UInt32, ULINT UInt64, REAL Float, LREAL Double, STRING String, BYTE UInt8, WORD UInt16,
+//   DWORD UInt32, LWORD UInt64 (bit strings travel as the unsigned number of their bits),
+//   enumerations Int32 (the value's number; its name goes along as the metric's property Text),
 //   TIME Int64 in milliseconds (Sparkplug has no duration type; what a host shows as a number is
 //   the millisecond count CODESYS gives TIME), DT DateTime (milliseconds since 1970-01-01 UTC, as
 //   the specification defines DateTime). takt keeps TIME and DT in nanoseconds: both are sent in
@@ -53,16 +55,23 @@ enum class IecType : std::uint8_t {
     Lreal,
     String,
     Time,
-    Dt
+    Dt,
+    Byte,
+    Word,
+    Dword,
+    Lword,
+    Enum // any enumeration (its names are the metric's, sparkplug_metrics.h)
 };
 
-// The value of a metric in takt's terms: BOOL bool; SINT..LINT, TIME and DT (nanoseconds)
-// int64; USINT..ULINT uint64; REAL float; LREAL double; STRING string.
+// The value of a metric in takt's terms: BOOL bool; SINT..LINT, TIME and DT (nanoseconds) and
+// an enumeration's number int64; USINT..ULINT and BYTE..LWORD uint64; REAL float; LREAL double;
+// STRING string.
 using Value = std::variant<bool, std::int64_t, std::uint64_t, float, double, std::string>;
 
 [[nodiscard]] DataType dataTypeOf(IecType type);
 [[nodiscard]] std::string_view iecTypeName(IecType type);
-// "DINT", "lreal" -> the type; nullopt for a type no metric carries.
+// "DINT", "lreal" -> the type; nullopt for a type no metric carries (and for enumerations, which
+// var.list names by their own type name).
 [[nodiscard]] std::optional<IecType> iecTypeByName(std::string_view name);
 
 struct Metric {
@@ -73,12 +82,18 @@ struct Metric {
     bool isNull = false;                    // a value not known (a bad input): no value is sent
     std::optional<std::uint64_t> timestamp; // ms since 1970; the payload's when absent
     bool historical = false;                // kept while no host was online, sent later
+    // String properties (Sparkplug 3.0, 6.4.7: the metric's PropertySet), e.g. an enumeration's
+    // Text; none on most metrics.
+    std::vector<std::pair<std::string, std::string>> properties;
 };
 
 struct Payload {
     std::uint64_t timestamp = 0;      // ms since 1970-01-01 UTC
     std::optional<std::uint64_t> seq; // 0..255 on NBIRTH / NDATA; absent on NDEATH
     std::vector<Metric> metrics;
+    // decodePayload with Foreign::List: the names (or "alias N") of the metrics left out of
+    // `metrics`, of a datatype takt does not carry or with a value not of their datatype.
+    std::vector<std::string> foreign;
 };
 
 // The coded reasons a payload is refused. Every one names the metric where there is one.
@@ -136,9 +151,16 @@ struct MetricWrite {
 [[nodiscard]] bool decodeCommand(std::span<const std::uint8_t> bytes, const MetricTable& known,
                                  std::vector<MetricWrite>& writes, Error& error);
 
+// How decodePayload takes a metric of a datatype takt does not carry (Text, UUID, Bytes, DataSet,
+// Template, arrays, …) or whose value is not of its datatype: the payload is refused (takt's own
+// payloads), or the metric is listed in Payload::foreign and left out (`takt fleet status`, which
+// reads the births of any edge node).
+enum class Foreign : std::uint8_t { Refuse, List };
+
 // Any payload -> its metrics, each typed by its own datatype (for tests and a host-side view).
-// Metrics given by alias alone come back with an empty name. False on a malformed payload or a
-// metric of a datatype takt does not carry.
-[[nodiscard]] bool decodePayload(std::span<const std::uint8_t> bytes, Payload& out, Error& error);
+// Metrics given by alias alone come back with an empty name. False on a malformed payload, or
+// with Foreign::Refuse on a metric of a datatype takt does not carry.
+[[nodiscard]] bool decodePayload(std::span<const std::uint8_t> bytes, Payload& out, Error& error,
+                                 Foreign foreign = Foreign::Refuse);
 
 } // namespace takt::agent::sparkplug

@@ -24,8 +24,14 @@ void SparkplugNode::Impl::sendDeath() {
     }
     sp::Payload payload;
     payload.timestamp = nowMs();
-    payload.metrics.push_back(sp::Metric{std::string(sp::kBdSeq), std::nullopt, sp::IecType::Lint,
-                                         static_cast<std::int64_t>(bdSeq), false, std::nullopt, false});
+    payload.metrics.push_back(sp::Metric{std::string(sp::kBdSeq),
+                                         std::nullopt,
+                                         sp::IecType::Lint,
+                                         static_cast<std::int64_t>(bdSeq),
+                                         false,
+                                         std::nullopt,
+                                         false,
+                                         {}});
     (void)publish("NDEATH", payload, 1);
     for (int i = 0; i < 100 && mosquitto_want_write(mosq); ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -67,17 +73,34 @@ void SparkplugNode::Impl::birth() {
     payload.timestamp = nowMs();
     seq = 0;
     payload.seq = seq;
-    payload.metrics.push_back(sp::Metric{std::string(sp::kBdSeq), std::nullopt, sp::IecType::Lint,
-                                         static_cast<std::int64_t>(bdSeq), false, std::nullopt, false});
+    payload.metrics.push_back(sp::Metric{std::string(sp::kBdSeq),
+                                         std::nullopt,
+                                         sp::IecType::Lint,
+                                         static_cast<std::int64_t>(bdSeq),
+                                         false,
+                                         std::nullopt,
+                                         false,
+                                         {}});
     for (const std::string_view name : {sp::kRebirth, sp::kNextServer}) {
         const sp::MetricSpec* spec = metrics.table().byName(name);
         payload.metrics.push_back(
-            sp::Metric{std::string(name), spec->alias, sp::IecType::Bool, false, false, std::nullopt, false});
+            sp::Metric{std::string(name), spec->alias, sp::IecType::Bool, false, false, std::nullopt, false, {}});
+    }
+    if (!programHash.empty()) {
+        payload.metrics.push_back(sp::Metric{std::string(sp::kProgramHash),
+                                             metrics.table().byName(sp::kProgramHash)->alias,
+                                             sp::IecType::String,
+                                             programHash,
+                                             false,
+                                             std::nullopt,
+                                             false,
+                                             {}});
     }
     for (sp::MetricState& m : metrics.metrics()) {
-        payload.metrics.push_back(
-            sp::Metric{m.spec.name, m.spec.alias, m.spec.type, *m.value, false, std::nullopt, false});
+        payload.metrics.push_back(sp::Metric{m.spec.name, m.spec.alias, m.spec.type, *m.value, false, std::nullopt,
+                                             false, sp::propertiesOf(m, *m.value)});
         m.dirty = false;
+        m.sent = m.value;
     }
     if (publish("NBIRTH", payload, 0)) {
         born = true;
@@ -95,8 +118,9 @@ void SparkplugNode::Impl::birth() {
 void SparkplugNode::Impl::keep(const std::vector<std::size_t>& changed) {
     const std::uint64_t now = nowMs();
     for (const std::size_t i : changed) {
-        const sp::MetricState& m = metrics.metrics()[i];
+        sp::MetricState& m = metrics.metrics()[i];
         history.push_back(Kept{m.path, m.spec.type, *m.value, now});
+        m.sent = m.value; // the deadband counts from what the host will be given
         if (history.size() > kMaxHistory) {
             history.pop_front();
             ++historyDropped;
@@ -130,7 +154,9 @@ void SparkplugNode::Impl::sendHistory() {
         if (m == nullptr || m->spec.type != k.type) {
             continue;
         }
-        payload.metrics.push_back(sp::Metric{{}, m->spec.alias, k.type, std::move(k.value), false, k.timestamp, true});
+        std::vector<std::pair<std::string, std::string>> properties = sp::propertiesOf(*m, k.value);
+        payload.metrics.push_back(
+            sp::Metric{{}, m->spec.alias, k.type, std::move(k.value), false, k.timestamp, true, std::move(properties)});
         if (payload.metrics.size() >= kHistoryChunk) {
             flush();
         }
@@ -150,8 +176,10 @@ void SparkplugNode::Impl::data() {
     payload.timestamp = nowMs();
     for (sp::MetricState& m : metrics.metrics()) {
         if (m.dirty) {
-            payload.metrics.push_back(sp::Metric{{}, m.spec.alias, m.spec.type, *m.value, false, std::nullopt, false});
+            payload.metrics.push_back(sp::Metric{
+                {}, m.spec.alias, m.spec.type, *m.value, false, std::nullopt, false, sp::propertiesOf(m, *m.value)});
             m.dirty = false;
+            m.sent = m.value;
         }
     }
     if (payload.metrics.empty()) {
@@ -189,9 +217,16 @@ void SparkplugNode::Impl::command(const std::string& bytes) {
             next = next || std::get<bool>(w.value);
             continue;
         }
+        if (w.name == sp::kProgramHash) {
+            log(true,
+                fmt::format("sparkplug: NCMD refused: {} is read-only: nothing of the command was written", w.name));
+            control.audit(who, options.commandRole, "sparkplug.ncmd", rpc::kInvalidParams);
+            refused = true;
+            continue;
+        }
         const sp::MetricState* m = metrics.byName(w.name);
         if (m == nullptr) {
-            continue; // the table holds only the set's metrics and Node Control
+            continue; // the table holds only the set's metrics, Node Control and the program hash
         }
         if (m->constant || m->input) {
             log(true, fmt::format("sparkplug: NCMD refused: {} is {}: nothing of the command was written", w.name,

@@ -38,8 +38,87 @@ std::optional<std::string> sparkplugId(TableReader& r, std::string_view key, boo
     return id;
 }
 
-// "tcp://host:port" or "ssl://host:port" (the port defaults to 1883 / 8883) -> a server.
-bool parseServer(std::string_view url, RuntimeConfig::Sparkplug::Server& out) {
+void readServers(TableReader& r, RuntimeConfig::Sparkplug& o) {
+    const toml::array* servers = r.array("servers", true);
+    if (servers == nullptr) {
+        return;
+    }
+    if (servers->empty()) {
+        r.error("servers", "give at least one broker, e.g. [\"tcp://127.0.0.1:1883\"]");
+        return;
+    }
+    for (std::size_t i = 0; i < servers->size(); ++i) {
+        const toml::node& n = *servers->get(i);
+        const auto* s = n.as_string();
+        RuntimeConfig::Sparkplug::Server server;
+        if (s == nullptr || !parseSparkplugServer(s->get(), server)) {
+            r.diagnostics().push_back(diagnosticAt(
+                Severity::Error, r.file(), n.source(), indexedPath(r.keyPath("servers"), i),
+                s == nullptr
+                    ? fmt::format("expected a broker URL, found {}", common::tomlTypeName(n.type()))
+                    : fmt::format("\"{}\" is not a broker URL: tcp://host[:port] or ssl://host[:port]", s->get())));
+            continue;
+        }
+        const bool twice = std::any_of(o.servers.begin(), o.servers.end(), [&](const auto& other) {
+            return other.host == server.host && other.port == server.port;
+        });
+        if (twice) {
+            r.diagnostics().push_back(diagnosticAt(Severity::Error, r.file(), n.source(),
+                                                   indexedPath(r.keyPath("servers"), i),
+                                                   fmt::format("\"{}\" is given twice", server.url)));
+            continue;
+        }
+        o.servers.push_back(std::move(server));
+    }
+}
+
+void readExpose(TableReader& r, RuntimeConfig::Sparkplug& o) {
+    r.globList("expose", o.expose);
+}
+
+// The largest deadband taken: past it a number could never move far enough to be sent.
+constexpr double kMaxDeadband = 1e15;
+
+void readDeadbands(TableReader& r, RuntimeConfig::Sparkplug& o) {
+    if (auto d = r.number("deadband", 0, kMaxDeadband)) {
+        o.deadband = *d;
+    }
+    r.forEachTable("deadbands", [&](TableReader& e) {
+        std::optional<std::string> glob = e.string("expose", true);
+        const std::optional<double> absolute = e.number("absolute", 0, kMaxDeadband, true);
+        if (glob && glob->empty()) {
+            e.error("expose", "expected a glob over variable paths, e.g. \"Main.temp*\"");
+            glob.reset();
+        }
+        e.finish();
+        if (glob && absolute) {
+            o.deadbands.push_back({std::move(*glob), *absolute});
+        }
+    });
+}
+
+void readTls(TableReader& r, RuntimeConfig::Sparkplug& o) {
+    const toml::table* t = r.table("tls");
+    if (t == nullptr) {
+        return;
+    }
+    TableReader tr(*t, r.keyPath("tls"), r.file(), r.diagnostics());
+    for (const auto& [key, out] : {std::pair{"ca", &o.tlsCa}, {"cert", &o.tlsCert}, {"key", &o.tlsKey}}) {
+        *out = tr.string(key, std::string_view(key) == "ca").value_or("");
+        if (out->empty() && t->get(key) != nullptr) {
+            tr.error(key, "must not be empty");
+        }
+    }
+    o.tlsWhere = tr.position("ca");
+    tr.finish();
+    if (o.tlsCert.empty() != o.tlsKey.empty()) {
+        tr.error(o.tlsCert.empty() ? "cert" : "key", "cert and key go together: give both, or neither");
+    }
+}
+
+} // namespace
+
+bool parseSparkplugServer(std::string_view url, RuntimeConfig::Sparkplug::Server& out) {
     std::string_view rest;
     if (url.starts_with("tcp://")) {
         out.tls = false;
@@ -75,65 +154,6 @@ bool parseServer(std::string_view url, RuntimeConfig::Sparkplug::Server& out) {
     return !out.host.empty();
 }
 
-void readServers(TableReader& r, RuntimeConfig::Sparkplug& o) {
-    const toml::array* servers = r.array("servers", true);
-    if (servers == nullptr) {
-        return;
-    }
-    if (servers->empty()) {
-        r.error("servers", "give at least one broker, e.g. [\"tcp://127.0.0.1:1883\"]");
-        return;
-    }
-    for (std::size_t i = 0; i < servers->size(); ++i) {
-        const toml::node& n = *servers->get(i);
-        const auto* s = n.as_string();
-        RuntimeConfig::Sparkplug::Server server;
-        if (s == nullptr || !parseServer(s->get(), server)) {
-            r.diagnostics().push_back(diagnosticAt(
-                Severity::Error, r.file(), n.source(), indexedPath(r.keyPath("servers"), i),
-                s == nullptr
-                    ? fmt::format("expected a broker URL, found {}", common::tomlTypeName(n.type()))
-                    : fmt::format("\"{}\" is not a broker URL: tcp://host[:port] or ssl://host[:port]", s->get())));
-            continue;
-        }
-        const bool twice = std::any_of(o.servers.begin(), o.servers.end(), [&](const auto& other) {
-            return other.host == server.host && other.port == server.port;
-        });
-        if (twice) {
-            r.diagnostics().push_back(diagnosticAt(Severity::Error, r.file(), n.source(),
-                                                   indexedPath(r.keyPath("servers"), i),
-                                                   fmt::format("\"{}\" is given twice", server.url)));
-            continue;
-        }
-        o.servers.push_back(std::move(server));
-    }
-}
-
-void readExpose(TableReader& r, RuntimeConfig::Sparkplug& o) {
-    r.globList("expose", o.expose);
-}
-
-void readTls(TableReader& r, RuntimeConfig::Sparkplug& o) {
-    const toml::table* t = r.table("tls");
-    if (t == nullptr) {
-        return;
-    }
-    TableReader tr(*t, r.keyPath("tls"), r.file(), r.diagnostics());
-    for (const auto& [key, out] : {std::pair{"ca", &o.tlsCa}, {"cert", &o.tlsCert}, {"key", &o.tlsKey}}) {
-        *out = tr.string(key, std::string_view(key) == "ca").value_or("");
-        if (out->empty() && t->get(key) != nullptr) {
-            tr.error(key, "must not be empty");
-        }
-    }
-    o.tlsWhere = tr.position("ca");
-    tr.finish();
-    if (o.tlsCert.empty() != o.tlsKey.empty()) {
-        tr.error(o.tlsCert.empty() ? "cert" : "key", "cert and key go together: give both, or neither");
-    }
-}
-
-} // namespace
-
 void readSparkplug(TableReader& r, RuntimeConfig::Sparkplug& o) {
     if (auto on = r.boolean("enabled")) {
         o.enabled = *on;
@@ -143,6 +163,7 @@ void readSparkplug(TableReader& r, RuntimeConfig::Sparkplug& o) {
     o.groupId = sparkplugId(r, "group_id", true).value_or("");
     o.edgeNodeId = sparkplugId(r, "edge_node_id", true).value_or("");
     readExpose(r, o);
+    readDeadbands(r, o);
     o.primaryHostId = sparkplugId(r, "primary_host_id", false).value_or("");
     if (auto name = r.string("username")) {
         if (name->empty()) {

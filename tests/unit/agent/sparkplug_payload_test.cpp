@@ -406,6 +406,53 @@ TEST(SparkplugPayload, EncodeRefusesAValueNotOfTheMetricsType) {
     EXPECT_EQ(error.metric, "P/small");
 }
 
+TEST(SparkplugPayload, BitStringsAndEnumerationsTravelAsUnsignedAndInt32WithTheirProperties) {
+    MetricTable table;
+    for (const MetricSpec& s : {MetricSpec{"P/mask", 1, IecType::Byte}, MetricSpec{"P/flags", 2, IecType::Word},
+                                MetricSpec{"P/wide", 3, IecType::Dword}, MetricSpec{"P/huge", 4, IecType::Lword},
+                                MetricSpec{"P/mode", 5, IecType::Enum}}) {
+        ASSERT_TRUE(table.add(s));
+    }
+    Payload p;
+    p.metrics = {metric("P/mask", 1, IecType::Byte, std::uint64_t{0xFF}),
+                 metric("P/flags", 2, IecType::Word, std::uint64_t{0xFFFF}),
+                 metric("P/wide", 3, IecType::Dword, std::uint64_t{0xDEADBEEF}),
+                 metric("P/huge", 4, IecType::Lword, std::uint64_t{0xFFFFFFFFFFFFFFFF}),
+                 metric("P/mode", 5, IecType::Enum, std::int64_t{-2})};
+    p.metrics[4].properties = {{"Text", "Reverse"}};
+    std::string bytes;
+    Error error;
+    ASSERT_TRUE(encodePayload(p, bytes, error)) << error.message;
+    EXPECT_NE(bytes.find("Reverse"), std::string::npos) << "the property is in the payload";
+    Payload back;
+    ASSERT_TRUE(decodePayload(bytesOf(bytes), back, error)) << error.message;
+    const std::vector<DataType> wire{DataType::UInt8, DataType::UInt16, DataType::UInt32, DataType::UInt64,
+                                     DataType::Int32};
+    for (std::size_t i = 0; i < wire.size(); ++i) {
+        EXPECT_EQ(dataTypeOf(p.metrics[i].type), wire[i]) << p.metrics[i].name;
+    }
+    std::vector<MetricWrite> writes;
+    ASSERT_TRUE(decodeCommand(bytesOf(bytes), table, writes, error)) << error.message;
+    ASSERT_EQ(writes.size(), 5U);
+    for (std::size_t i = 0; i < writes.size(); ++i) {
+        EXPECT_EQ(writes[i].type, p.metrics[i].type);
+        EXPECT_EQ(writes[i].value, p.metrics[i].value) << writes[i].name;
+    }
+    // 256 does not fit a BYTE.
+    std::vector<std::uint8_t> raw = payloadOf({[] {
+        std::vector<std::uint8_t> m;
+        stringField(m, 1, "P/mask");
+        varintField(m, 4, 5);
+        varintField(m, 10, 256);
+        return m;
+    }()});
+    EXPECT_FALSE(decodeCommand(raw, table, writes, error));
+    EXPECT_EQ(error.code, ErrorCode::OutOfRange);
+    EXPECT_EQ(error.metric, "P/mask");
+    EXPECT_EQ(iecTypeByName("ENUM"), std::nullopt) << "an enumeration is told by var.list's enum list";
+    EXPECT_EQ(iecTypeByName("dword"), IecType::Dword);
+}
+
 TEST(SparkplugPayload, TypeNamesAndTheTableRefuseDuplicates) {
     EXPECT_EQ(iecTypeByName("lreal"), IecType::Lreal);
     EXPECT_EQ(iecTypeByName("WSTRING"), std::nullopt);

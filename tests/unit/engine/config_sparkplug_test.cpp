@@ -155,12 +155,57 @@ TEST(SparkplugConfig, BadValuesAreErrorsAtTheirKey) {
               "runtime.toml:6:24: error: runtime.sparkplug.tls.ciphers: ");
     EXPECT_EQ(onlyError(kMinimal + "expose = [\"Main.*\", 3]\n").substr(0, 56),
               "runtime.toml:6:21: error: runtime.sparkplug.expose[1]: e");
-    EXPECT_EQ(onlyError(kMinimal + "deadband = 1\n").substr(0, 51),
-              "runtime.toml:6:1: error: runtime.sparkplug.deadband");
+    EXPECT_EQ(onlyError(kMinimal + "dead_band = 1\n").substr(0, 52),
+              "runtime.toml:6:1: error: runtime.sparkplug.dead_band");
     EXPECT_EQ(
         onlyError("[runtime.sparkplug]\nenabled = 1\nservers = [\"tcp://b\"]\ngroup_id = \"G\"\nedge_node_id = \"E\"\n")
             .substr(0, 50),
         "runtime.toml:2:1: error: runtime.sparkplug.enabled");
+}
+
+TEST(SparkplugConfig, DeadbandsAreADefaultAndAnOverrideListByGlob) {
+    const RuntimeConfigResult r = parse(kMinimal + R"(deadband = 0.5
+
+[[runtime.sparkplug.deadbands]]
+expose = "P.temp*"
+absolute = 2
+
+[[runtime.sparkplug.deadbands]]
+expose = "P.count"
+absolute = 0
+)");
+    ASSERT_TRUE(r.config) << dump(r);
+    EXPECT_EQ(dump(r), kNoDiagnostic);
+    const RuntimeConfig::Sparkplug& s = r.config->sparkplug;
+    EXPECT_EQ(s.deadband, 0.5);
+    ASSERT_EQ(s.deadbands.size(), 2U);
+    EXPECT_EQ(s.deadbands[0].expose, "P.temp*");
+    EXPECT_EQ(s.deadbands[0].absolute, 2.0);
+    EXPECT_EQ(s.deadbands[1].expose, "P.count");
+    EXPECT_EQ(s.deadbands[1].absolute, 0.0);
+    EXPECT_EQ(parse(kMinimal).config->sparkplug.deadband, 0.0) << "no deadband: every change is sent";
+}
+
+TEST(SparkplugConfig, BadDeadbandsAreErrorsAtTheirKeyAndLine) {
+    EXPECT_EQ(onlyError(kMinimal + "deadband = -1\n"),
+              "runtime.toml:6:1: error: runtime.sparkplug.deadband: -1 is out of range (expected 0..1000000000000000)");
+    EXPECT_EQ(onlyError(kMinimal + "deadband = \"1%\"\n").substr(0, 51),
+              "runtime.toml:6:1: error: runtime.sparkplug.deadband");
+    EXPECT_EQ(onlyError(kMinimal + "[[runtime.sparkplug.deadbands]]\nexpose = \"P.t\"\nabsolute = nan\n"),
+              "runtime.toml:8:1: error: runtime.sparkplug.deadbands[0].absolute: nan is out of range (expected "
+              "0..1000000000000000)");
+    EXPECT_EQ(onlyError(kMinimal + "[[runtime.sparkplug.deadbands]]\nexpose = \"P.t\"\nabsolute = 1\n"
+                                   "[[runtime.sparkplug.deadbands]]\nabsolute = 1\n")
+                  .substr(0, 62),
+              "runtime.toml:9:1: error: runtime.sparkplug.deadbands[1].expose");
+    EXPECT_EQ(onlyError(kMinimal + "[[runtime.sparkplug.deadbands]]\nexpose = \"\"\nabsolute = 1\n"),
+              "runtime.toml:7:1: error: runtime.sparkplug.deadbands[0].expose: expected a glob over variable paths, "
+              "e.g. \"Main.temp*\"");
+    EXPECT_EQ(onlyError(kMinimal + "[[runtime.sparkplug.deadbands]]\nexpose = \"P.t\"\nabsolute = 1\npercent = 5\n")
+                  .substr(0, 63),
+              "runtime.toml:9:1: error: runtime.sparkplug.deadbands[0].percent");
+    EXPECT_EQ(onlyError(kMinimal + "deadbands = { expose = \"P.t\", absolute = 1 }\n").substr(0, 52),
+              "runtime.toml:6:1: error: runtime.sparkplug.deadbands");
 }
 
 } // namespace

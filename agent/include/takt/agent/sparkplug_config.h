@@ -21,6 +21,8 @@ struct SparkplugOptions {
     std::string username, password;
     std::string tlsCa, tlsCert, tlsKey; // absolute, or relative to the working directory
     Role commandRole = Role::Engineer;
+    double deadband = 0; // absolute, every numeric metric's unless `deadbands` names it
+    std::vector<engine::RuntimeConfig::Sparkplug::Deadband> deadbands; // the first matching glob wins
 };
 
 // False with one error per refused key appended to `diagnostics` (file, line, column, key): a

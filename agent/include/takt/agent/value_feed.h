@@ -15,6 +15,17 @@
 
 namespace takt::agent {
 
+// The absolute deadband (OPC UA's), one rule for var.subscribe and the Sparkplug edge node's
+// NDATA: a number is reported once it moved by more than `deadband` from the value last
+// reported; always without a deadband or a value reported before. NaN is never within one.
+[[nodiscard]] inline bool movedBeyondDeadband(double value, std::optional<double> reported, double deadband) {
+    if (deadband <= 0 || !reported) {
+        return true;
+    }
+    const double moved = value > *reported ? value - *reported : *reported - value;
+    return !(moved <= deadband);
+}
+
 class ValueFeed {
 public:
     virtual ~ValueFeed() = default;

@@ -136,6 +136,15 @@ struct RuntimeConfig {
         std::string tlsCa, tlsCert, tlsKey; // PEM files, relative to runtime.toml's folder
         ConfigPosition tlsWhere;
         std::string commandRole = "engineer"; // the role NCMD writes are given
+        // Absolute deadbands of numeric metrics: NDATA carries a change of one only once it moved
+        // by more than its deadband from the value last sent. `deadband` is every metric's; the
+        // first entry of `deadbands` whose glob matches a metric's path wins over it.
+        double deadband = 0;
+        struct Deadband {
+            std::string expose; // a glob over var.list paths, as in `expose`
+            double absolute = 0;
+        };
+        std::vector<Deadband> deadbands;
     } sparkplug;
 
     struct Log {

@@ -145,6 +145,11 @@ private:
 // priority means priority 80 (CONFIG.md); a priority without fifo is an error.
 void readRealtime(TableReader& reader, RuntimeConfig::Realtime& out);
 
+// A Sparkplug / MQTT broker URL, "tcp://host[:port]" or "ssl://host[:port]" (the port defaults to
+// 1883 / 8883; an IPv6 host in brackets) -> a server; false when it is not one. [runtime.sparkplug]
+// servers and `takt fleet status --servers` read it.
+[[nodiscard]] bool parseSparkplugServer(std::string_view url, RuntimeConfig::Sparkplug::Server& out);
+
 // "host:port" split at its last colon: false unless both are there and the port is 0..65535.
 [[nodiscard]] bool splitHostPort(std::string_view text, std::string& host, std::uint16_t& port);
 // 127.0.0.1, localhost, ::1 or [::1]: an address only this host can reach.
