@@ -485,16 +485,20 @@ struct Lowering {
         return d;
     }
 
-    // One VAR block: the steps, then per action its control flags (sfc.h). Every step starts
-    // inactive, the initial one too: the chart's first cycle finds no active step and enters the
-    // initial step (lower()). So a step an online change adds is inactive whatever it is, and
-    // renaming the initial step while another step is active does not make two active steps.
+    // One VAR block: the steps, then per action its control flags (sfc.h).
     void declare() {
         ast::VarBlock block;
         block.section = ast::VarSection::Var;
         block.span = chart.steps.front().span;
         for (const SfcStep& s : chart.steps) {
-            block.vars.push_back(variable(s.name.name, "SFC_STEP", s.name.span));
+            ast::VarDecl d = variable(s.name.name, "SFC_STEP", s.name.span);
+            if (s.initial) {
+                auto init = std::make_unique<ast::StructInitExpr>(s.name.span);
+                init->fields.push_back(ast::FieldInit{ident("X", s.name.span), boolean(true, s.name.span)});
+                init->fields.push_back(ast::FieldInit{ident("_entered", s.name.span), boolean(true, s.name.span)});
+                d.init = std::move(init);
+            }
+            block.vars.push_back(std::move(d));
         }
         for (const SfcTransition& t : chart.transitions) {
             if (!t.name.name.empty()) {
@@ -679,10 +683,9 @@ struct Lowering {
         if (ExprPtr resetting = any({&init, &reset}, false); resetting != nullptr) {
             pou.body.push_back(ifThen(std::move(resetting), resetStatements()));
         }
-        // A chart always has an active step, except before its first cycle (declare()) and after
-        // an online change that removed or renamed the steps that were active: it then starts
-        // again at its initial step, as after SFCReset, rather than standing dead until a cold
-        // restart.
+        // A chart always has an active step, except after an online change that removed or renamed
+        // the steps that were active: it then starts again at its initial step, as after SFCReset,
+        // rather than standing dead until a cold restart.
         ExprPtr active;
         for (const SfcStep& st : chart.steps) {
             ExprPtr x = field(st.name, "X");
