@@ -1,7 +1,8 @@
 // `takt dap`: the Debug Adapter Protocol over stdin and stdout (docs/debugging.md), for VS Code,
-// nvim-dap or any DAP client; it attaches to a running runtime's control endpoint. As for
-// `takt lsp`, the original stdout is kept for the framed messages and fd 1 points at stderr, so a
-// stray print cannot corrupt the stream.
+// nvim-dap or any DAP client; it attaches to a running runtime's control endpoint, or launches a
+// project with this same binary (`takt run`). As for `takt lsp`, the original stdout is kept for
+// the framed messages and fd 1 points at stderr, so a stray print cannot corrupt the stream.
+#include <climits>
 #include <csignal>
 #include <cstdio>
 
@@ -13,12 +14,39 @@
 
 namespace takt::cli {
 
+namespace {
+
+volatile std::sig_atomic_t stopRequested = 0;
+
+extern "C" void onStopSignal(int /*signal*/) {
+    stopRequested = 1;
+}
+
+// The binary launch runs: this one, whatever name or path started it.
+std::string selfExecutable() {
+    std::string path(PATH_MAX, '\0');
+    const ssize_t n = ::readlink("/proc/self/exe", path.data(), path.size());
+    path.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    return path;
+}
+
+} // namespace
+
 void registerDap(CLI::App& app, int& exitCode) {
-    CLI::App* cmd = app.add_subcommand(
-        "dap", "Debug Adapter Protocol over stdin/stdout: attach an editor's debugger to a running runtime");
+    CLI::App* cmd =
+        app.add_subcommand("dap", "Debug Adapter Protocol over stdin/stdout: attach an editor's debugger to "
+                                  "a running runtime, or launch a project to debug it");
     cmd->callback([&exitCode] {
-        agent::DapAdapter adapter;
+        agent::DapAdapter adapter(selfExecutable());
         std::signal(SIGPIPE, SIG_IGN); // a closed client ends the loop through write errors
+        // A signal ends the session as the end of input does: a launched runtime is stopped
+        // first (no SA_RESTART, so the wait for input returns at once).
+        struct sigaction stop {};
+        stop.sa_handler = onStopSignal;
+        sigemptyset(&stop.sa_mask);
+        for (const int sig : {SIGTERM, SIGINT, SIGHUP}) {
+            ::sigaction(sig, &stop, nullptr);
+        }
         std::fflush(stdout);
         const int out = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
         if (out < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
@@ -26,7 +54,7 @@ void registerDap(CLI::App& app, int& exitCode) {
             exitCode = kExitInternal;
             return;
         }
-        exitCode = adapter.serve(STDIN_FILENO, out);
+        exitCode = adapter.serve(STDIN_FILENO, out, &stopRequested);
         ::close(out);
     });
 }

@@ -53,6 +53,11 @@ struct RunOptions {
     std::string restart = "warm";
     engine::Execution execution = engine::Execution::Interpreter;
     bool executionGiven = false; // --execution overrides [runtime] execution
+    // `takt dap` launch (hidden options): the control endpoint it chose replaces runtime.toml's,
+    // debugging is on, and its token file is one more engineer token when runtime.toml has tokens
+    // (without tokens a Unix peer is admin already). The project's files stay as they are.
+    std::string debugEndpoint;
+    std::string debugTokenFile;
 };
 
 constexpr std::int64_t kStatusPeriodNs = 250'000'000; // 4 Hz
@@ -166,6 +171,10 @@ bool loadConfigs(const fs::path& dir, const RunOptions& options, engine::Runtime
                  agent::ControlOptions& control, agent::OpcuaOptions& opcua, agent::SparkplugOptions& sparkplug,
                  io::IoConfig& io, spdlog::logger& log) {
     engine::RuntimeConfigResult rc = engine::loadRuntimeConfig(dir / "runtime.toml");
+    if (rc.config && !options.debugEndpoint.empty()) {
+        rc.config->control.endpoint = options.debugEndpoint;
+        rc.config->control.debugEnabled = true;
+    }
     if (rc.config && (!rc.config->control.endpoint.empty() || rc.config->web.enabled)) {
         (void)agent::controlOptionsFromConfig(*rc.config, control, rc.diagnostics);
     }
@@ -177,6 +186,15 @@ bool loadConfigs(const fs::path& dir, const RunOptions& options, engine::Runtime
     for (const engine::ConfigDiagnostic& d : rc.diagnostics) {
         printDiagnostic(d);
         ok = ok && d.severity != engine::ConfigDiagnostic::Severity::Error;
+    }
+    if (ok && !options.debugTokenFile.empty() && !control.tokens.empty()) {
+        agent::ControlToken token{agent::Role::Engineer, {}};
+        std::string error;
+        if (!agent::readTokenFile(options.debugTokenFile, token.secret, error)) {
+            std::fprintf(stderr, "takt run: --debug-token-file: %s\n", error.c_str());
+            return false;
+        }
+        control.tokens.push_back(std::move(token));
     }
     if (!ok) {
         return false;
@@ -574,6 +592,8 @@ void registerRun(CLI::App& app, int& exitCode) {
     cmd->add_option("--restart", options->restart, "warm (restore RETAIN variables) or cold")
         ->check(CLI::IsMember({"warm", "cold"}));
     CLI::Option* execution = addExecutionOption(*cmd, options->execution);
+    cmd->add_option("--debug-endpoint", options->debugEndpoint)->group(""); // takt dap's launch
+    cmd->add_option("--debug-token-file", options->debugTokenFile)->group("");
     cmd->callback([options, execution, &exitCode] {
         options->executionGiven = execution->count() > 0;
         exitCode = runMain(*options);

@@ -1,5 +1,6 @@
-// The takt extension: starts `takt lsp` for Structured Text files and adds commands that run the
-// takt CLI in the folder of the project (the one holding runtime.toml).
+// The takt extension: starts `takt lsp` for Structured Text files, adds commands that run the
+// takt CLI in the folder of the project (the one holding runtime.toml), and debugs with `takt dap`
+// (debug type `takt`: launch a project, or attach to a running runtime).
 'use strict';
 const path = require('path');
 const fs = require('fs');
@@ -48,7 +49,34 @@ function startClient(context) {
   return client.start();
 }
 
+// `takt dap` over stdio, from the same takt as the language server, in the session's workspace
+// folder (a relative `project` is relative to it).
+const debugAdapterFactory = {
+  createDebugAdapterDescriptor(session) {
+    const folder = session && session.workspaceFolder;
+    return new vscode.DebugAdapterExecutable(taktPath(), ['dap'], folder ? { cwd: folder.uri.fsPath } : undefined);
+  },
+};
+
+// F5 without a launch.json: launch the project of the active file.
+const debugConfigurationProvider = {
+  resolveDebugConfiguration(folder, config) {
+    if (!config.type && !config.request && !config.name) {
+      const project = projectFolder();
+      if (!project) {
+        vscode.window.showErrorMessage('takt: open a folder with a runtime.toml first');
+        return undefined;
+      }
+      return { type: 'takt', request: 'launch', name: 'takt: launch the project', project };
+    }
+    return config;
+  },
+};
+
 function activate(context) {
+  context.subscriptions.push(
+    vscode.debug.registerDebugAdapterDescriptorFactory('takt', debugAdapterFactory),
+    vscode.debug.registerDebugConfigurationProvider('takt', debugConfigurationProvider));
   const commands = {
     'takt.check': () => runTask('check', ['check']),
     'takt.build': () => runTask('build', ['build']),
@@ -70,4 +98,4 @@ function deactivate() {
   return client ? client.stop() : undefined;
 }
 
-module.exports = { activate, deactivate };
+module.exports = { activate, deactivate, debugAdapterFactory, debugConfigurationProvider };

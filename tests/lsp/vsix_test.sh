@@ -2,7 +2,9 @@
 # Packages the VS Code extension (editors/vscode) into a .vsix with @vscode/vsce, offline (its
 # npm packages installed by scripts/test.sh), and checks that the package holds what VS Code
 # loads: the manifest, the client, the grammar, the language configuration and the language
-# client library it requires.
+# client library it requires; that the manifest contributes the `takt` debugger (launch and attach)
+# and breakpoints in Structured Text; and that the extension, loaded with a stand-in for the
+# vscode module, runs `takt dap` from the takt.path setting for that debugger.
 set -euo pipefail
 ext=$(cd "$(dirname "$0")/../../editors/vscode" && pwd)
 out=$(mktemp -d)
@@ -29,5 +31,70 @@ if manifest.get("license") != "Apache-2.0" or "Apache License" not in zipfile.Zi
     sys.exit("the .vsix does not carry the Apache-2.0 licence (package.json license, LICENSE.txt)")
 if any(n.startswith("extension/node_modules/@vscode/vsce/") for n in names):
     sys.exit("the .vsix holds the packaging tool (a devDependency)")
-print(f"takt-st.vsix: {len(names)} files, client, grammar and language configuration and licence present")
+language = manifest["contributes"]["languages"][0]["id"]
+if manifest["contributes"].get("breakpoints") != [{"language": language}]:
+    sys.exit(f"the package.json does not allow breakpoints in {language} files")
+debuggers = manifest["contributes"].get("debuggers", [])
+if [(d["type"], d["label"]) for d in debuggers] != [("takt", "takt PLC")]:
+    sys.exit(f"the package.json does not contribute the takt debugger: {debuggers}")
+attrs = debuggers[0]["configurationAttributes"]
+for request, keys in {"launch": ["project", "execution"], "attach": ["endpoint", "tokenFile"]}.items():
+    missing = [k for k in keys if k not in attrs.get(request, {}).get("properties", {})]
+    if missing:
+        sys.exit(f"the takt debugger's {request} configuration lacks {missing}")
+if attrs["launch"]["properties"]["execution"].get("enum") != ["interpreter", "native"]:
+    sys.exit("the launch configuration's execution is not interpreter | native")
+if attrs["launch"].get("required") != ["project"] or attrs["attach"].get("required") != ["endpoint"]:
+    sys.exit("launch must require project and attach endpoint")
+requests = {c["request"] for c in debuggers[0]["initialConfigurations"]}
+snippets = {s["body"]["request"] for s in debuggers[0]["configurationSnippets"]}
+if requests != {"launch"} or snippets != {"launch", "attach"} or any(
+        s["body"]["type"] != "takt" for s in debuggers[0]["configurationSnippets"]):
+    sys.exit("the initial configuration (launch) or the snippets (launch, attach) are missing")
+if "onDebug" not in manifest["activationEvents"]:
+    sys.exit("the extension does not activate for a debug session")
+print(f"takt-st.vsix: {len(names)} files, client, grammar and language configuration and licence present, "
+      "debugger takt contributed")
 PY
+EXT="$ext" node <<'JS'
+// extension.js with stand-ins for the vscode module and the language client: its debug adapter
+// for type takt is `<takt.path> dap`, and F5 without a launch.json launches the project.
+const Module = require('module');
+const assert = require('assert');
+const registered = {};
+const vscode = {
+  workspace: {
+    getConfiguration: () => ({ get: (key, fallback) => (key === 'path' ? '/opt/takt/bin/takt' : fallback) }),
+    workspaceFolders: [{ uri: { fsPath: '/srv/plant' } }],
+    createFileSystemWatcher: () => ({}),
+  },
+  window: { activeTextEditor: undefined, showErrorMessage: () => {} },
+  commands: { registerCommand: () => ({ dispose() {} }) },
+  debug: {
+    registerDebugAdapterDescriptorFactory: (type, factory) => { registered.factory = [type, factory]; return { dispose() {} }; },
+    registerDebugConfigurationProvider: (type, provider) => { registered.provider = [type, provider]; return { dispose() {} }; },
+  },
+  DebugAdapterExecutable: class { constructor(command, args, options) { Object.assign(this, { command, args, options }); } },
+};
+const load = Module._load;
+Module._load = function (request, ...rest) {
+  if (request === 'vscode') return vscode;
+  if (request === 'vscode-languageclient/node') {
+    return { LanguageClient: class { start() { return Promise.resolve(); } }, TransportKind: { stdio: 0 } };
+  }
+  return load.call(this, request, ...rest);
+};
+const extension = require(require('path').join(process.env.EXT, 'extension.js'));
+extension.activate({ subscriptions: [] });
+assert.equal(registered.factory?.[0], 'takt', 'a debug adapter factory for type takt');
+const descriptor = registered.factory[1].createDebugAdapterDescriptor(
+  { type: 'takt', workspaceFolder: { uri: { fsPath: '/srv/plant' } } });
+assert.deepEqual([descriptor.command, descriptor.args, descriptor.options],
+  ['/opt/takt/bin/takt', ['dap'], { cwd: '/srv/plant' }]);
+assert.equal(registered.provider?.[0], 'takt');
+assert.deepEqual(registered.provider[1].resolveDebugConfiguration(undefined, {}),
+  { type: 'takt', request: 'launch', name: 'takt: launch the project', project: '/srv/plant' });
+const attach = { type: 'takt', request: 'attach', name: 'a', endpoint: 'unix:///tmp/s' };
+assert.deepEqual(registered.provider[1].resolveDebugConfiguration(undefined, attach), attach);
+console.log('extension.js: debug adapter `/opt/takt/bin/takt dap` for type takt; F5 launches the project');
+JS

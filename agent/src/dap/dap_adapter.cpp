@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "dap/dap_launch.h"
 #include "rpc/rpc_framer.h"
 #include "rpc/rpc_json.h"
 #include "takt/agent/control.h"
@@ -31,8 +32,10 @@ namespace {
 
 using rpc::quoted;
 
-constexpr std::uint32_t kFramesPerThread = 100'000; // frame id = thread * this + index + 1
-constexpr int kKeepAliveMs = 10'000;                // below the endpoint's idle timeout (30 s)
+constexpr std::uint32_t kFramesPerThread = 100'000;       // frame id = thread * this + index + 1
+constexpr int kKeepAliveMs = 10'000;                      // below the endpoint's idle timeout (30 s)
+constexpr auto kLaunchTimeout = std::chrono::seconds(60); // compiling a large project natively takes a while
+constexpr int kStopGraceMs = 5'000;                       // a runtime's stop: safe state, last retain save
 
 std::string dapFrame(std::string_view body) {
     return fmt::format("Content-Length: {}\r\n\r\n{}", body.size(), body);
@@ -67,6 +70,10 @@ struct VarRef {
 } // namespace
 
 struct DapAdapter::State {
+    std::string runExecutable; // the takt binary launch starts; empty: launch is refused
+    // Declared before `client`, so that on the way out the connection closes (the runtime
+    // resumes its halted tasks) before the launched runtime is stopped.
+    std::unique_ptr<detail::LaunchedRuntime> launched;
     std::unique_ptr<ControlClient> client;
     int seq = 1;
     bool finished = false;
@@ -132,6 +139,10 @@ struct DapAdapter::State {
     }
 
     void attach(const rapidjson::Value& request, const rapidjson::Value& args);
+    void launch(const rapidjson::Value& request, const rapidjson::Value& args);
+    bool connected(const rapidjson::Value& request, std::unique_ptr<ControlClient> c);
+    void forwardOutput();
+    void endLaunched(bool events);
     void setBreakpoints(const rapidjson::Value& request, const rapidjson::Value& args);
     void setFunctionBreakpoints(const rapidjson::Value& request, const rapidjson::Value& args);
     void setExceptionBreakpoints(const rapidjson::Value& request, const rapidjson::Value& args);
@@ -166,16 +177,84 @@ void DapAdapter::State::attach(const rapidjson::Value& request, const rapidjson:
         fail(request, "attach: " + r.message);
         return;
     }
+    (void)connected(request, std::move(c));
+}
+
+// An attach or a launch whose runtime answered: subscribe to its debug events, then answer.
+bool DapAdapter::State::connected(const rapidjson::Value& request, std::unique_ptr<ControlClient> c) {
     c->keepNotifications(true);
     client = std::move(c);
     rapidjson::Document d;
     if (!call(request, "debug.threads", "", d) ||
         !call(request, "events.subscribe", R"({"types":["debug_stopped","debug_output","runtime_stopped"]})", d)) {
         client.reset();
-        return;
+        return false;
     }
     respond(request, "{}");
     event("initialized", "{}");
+    return true;
+}
+
+// The project run as `takt run --project` runs it, by this same binary, on a private endpoint with
+// debugging on (dap_launch.h); once it serves that endpoint the session goes on as an attach.
+void DapAdapter::State::launch(const rapidjson::Value& request, const rapidjson::Value& args) {
+    if (client != nullptr || launched != nullptr) {
+        fail(request, "launch: this session has a runtime already");
+        return;
+    }
+    if (runExecutable.empty()) {
+        fail(request, "launch: this adapter cannot start a runtime; attach to a running one");
+        return;
+    }
+    const std::string project = stringOf(args, "project");
+    if (project.empty()) {
+        fail(request, "launch: give \"project\", the project directory (as takt run --project)");
+        return;
+    }
+    const std::string execution = stringOf(args, "execution");
+    if (!execution.empty() && execution != "interpreter" && execution != "native") {
+        fail(request, fmt::format("launch: execution '{}': expected \"interpreter\" or \"native\"", execution));
+        return;
+    }
+    std::string error;
+    launched = detail::LaunchedRuntime::start({runExecutable, project, execution}, error);
+    if (launched == nullptr) {
+        fail(request, "launch: " + error);
+        return;
+    }
+    std::unique_ptr<ControlClient> c = launched->connectWhenServing(kLaunchTimeout, error);
+    forwardOutput(); // what it wrote while it started: its log, or why it did not start
+    if (c == nullptr) {
+        fail(request, fmt::format("launch: takt run --project {} {}", launched->project(), error));
+        launched.reset();
+        return;
+    }
+    sourceRoot = launched->project();
+    if (!connected(request, std::move(c))) {
+        launched.reset();
+        return;
+    }
+    event("process", fmt::format(R"({{"name":{},"systemProcessId":{},"isLocalProcess":true,"startMethod":"launch"}})",
+                                 quoted(launched->name()), launched->pid()));
+}
+
+// What the launched runtime wrote, as `output` events (stdout and stderr kept apart).
+void DapAdapter::State::forwardOutput() {
+    for (const auto& [category, text] : launched->takeOutput()) {
+        event("output", fmt::format(R"({{"category":"{}","output":{}}})", category, quoted(text)));
+    }
+}
+
+// The launched runtime stopped (or is stopped now): with `events`, the client hears how it ended.
+void DapAdapter::State::endLaunched(bool events) {
+    client.reset();
+    const int code = launched->stop(kStopGraceMs);
+    forwardOutput();
+    launched.reset();
+    if (events) {
+        event("exited", fmt::format(R"({{"exitCode":{}}})", code));
+        event("terminated", "{}");
+    }
 }
 
 void DapAdapter::State::setBreakpoints(const rapidjson::Value& request, const rapidjson::Value& args) {
@@ -457,7 +536,9 @@ void DapAdapter::State::runtimeLine(const std::string& line) {
     }
 }
 
-DapAdapter::DapAdapter() : state_(std::make_unique<State>()) {}
+DapAdapter::DapAdapter(std::string runExecutable) : state_(std::make_unique<State>()) {
+    state_->runExecutable = std::move(runExecutable);
+}
 DapAdapter::~DapAdapter() = default;
 
 bool DapAdapter::finished() const {
@@ -489,7 +570,7 @@ std::vector<std::string> DapAdapter::handleMessage(std::string_view body) {
             request,
             fmt::format(
                 R"({{"supportsConfigurationDoneRequest":true,"supportsSetVariable":true,)"
-                R"("supportsEvaluateForHovers":true,"supportsTerminateRequest":false,)"
+                R"("supportsEvaluateForHovers":true,"supportsTerminateRequest":true,)"
                 R"("supportsConditionalBreakpoints":true,"supportsHitConditionalBreakpoints":true,)"
                 R"("supportsLogPoints":true,"supportsFunctionBreakpoints":true,"supportsExceptionInfoRequest":true,)"
                 R"("exceptionBreakpointFilters":[{}]}})",
@@ -497,7 +578,7 @@ std::vector<std::string> DapAdapter::handleMessage(std::string_view body) {
     } else if (command == "attach") {
         s.attach(request, args);
     } else if (command == "launch") {
-        s.fail(request, "launch is not supported yet: start `takt run` and attach to its control endpoint");
+        s.launch(request, args);
     } else if (command == "setBreakpoints") {
         s.setBreakpoints(request, args);
     } else if (command == "setFunctionBreakpoints") {
@@ -537,13 +618,22 @@ std::vector<std::string> DapAdapter::handleMessage(std::string_view body) {
         s.run(request, args, "debug.stepOut");
     } else if (command == "pause") {
         s.run(request, args, "debug.pause");
-    } else if (command == "disconnect") {
+    } else if (command == "disconnect" || command == "terminate") {
+        // A launched runtime ends with the session, whatever terminateDebuggee says: nothing the
+        // adapter started outlives it. An attached one runs on, its tasks resumed.
         if (s.client != nullptr) {
             (void)s.client->call("debug.detach", "");
             s.client.reset();
         }
-        s.respond(request, "{}");
-        s.finished = true;
+        if (command == "terminate" && s.launched == nullptr) {
+            s.fail(request, "terminate: no launched runtime (disconnect detaches from an attached one)");
+        } else {
+            s.respond(request, "{}");
+            if (s.launched != nullptr) {
+                s.endLaunched(command == "terminate");
+            }
+            s.finished = command == "disconnect";
+        }
     } else {
         s.fail(request, fmt::format("takt dap does not support '{}'", command));
     }
@@ -557,8 +647,15 @@ std::vector<std::string> DapAdapter::handleMessage(std::string_view body) {
 
 std::vector<std::string> DapAdapter::pollRuntime() {
     State& s = *state_;
+    if (s.launched != nullptr) {
+        s.forwardOutput();
+        if (s.launched->exitCode()) {
+            s.endLaunched(true); // the client ends the session with disconnect
+            return std::exchange(s.outbox, {});
+        }
+    }
     if (s.client == nullptr) {
-        return {};
+        return std::exchange(s.outbox, {});
     }
     for (const std::string& line : s.client->takeNotifications()) {
         s.runtimeLine(line);
@@ -569,8 +666,12 @@ std::vector<std::string> DapAdapter::pollRuntime() {
     }
     if (s.client->closed()) {
         s.client.reset();
-        s.event("terminated", "{}");
-        s.finished = true;
+        if (s.launched != nullptr) {
+            s.endLaunched(true); // it is stopping: its exit code comes within the grace period
+        } else {
+            s.event("terminated", "{}");
+            s.finished = true;
+        }
     } else if (std::chrono::steady_clock::now() - s.lastCall > std::chrono::milliseconds(kKeepAliveMs)) {
         // The endpoint closes a connection idle for 30 s, and with it this debugging session.
         (void)s.client->call("agent.ping", "");
@@ -582,7 +683,7 @@ std::vector<std::string> DapAdapter::pollRuntime() {
     return std::exchange(s.outbox, {});
 }
 
-int DapAdapter::serve(int inFd, int outFd) {
+int DapAdapter::serve(int inFd, int outFd, const volatile std::sig_atomic_t* stop) {
     rpc::HeaderFramer framer;
     std::vector<char> buf(1 << 16);
     const auto send = [&](const std::vector<std::string>& bodies) {
@@ -594,9 +695,14 @@ int DapAdapter::serve(int inFd, int outFd) {
         return true;
     };
     while (!finished()) {
-        // While attached the runtime's events are looked for every 10 ms.
+        // While attached (or a launched runtime runs) the runtime's events and output are looked
+        // for every 10 ms; otherwise a signal that came just before the wait ends it within 250 ms.
         pollfd p{inFd, POLLIN, 0};
-        const int ready = ::poll(&p, 1, state_->client != nullptr ? 10 : -1);
+        const bool live = state_->client != nullptr || state_->launched != nullptr;
+        const int ready = ::poll(&p, 1, live ? 10 : 250);
+        if (stop != nullptr && *stop != 0) {
+            return 0; // SIGTERM, SIGINT or SIGHUP: the launched runtime is stopped on the way out
+        }
         if (ready < 0 && errno != EINTR) {
             return 1;
         }

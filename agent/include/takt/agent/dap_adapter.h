@@ -1,9 +1,11 @@
 #pragma once
 // `takt dap`: a Debug Adapter Protocol adapter over stdio (docs/debugging.md). It attaches to a
-// running runtime's control endpoint and translates the client's requests to the debug.* methods
-// (and var.write for setVariable), and the runtime's debug_stopped events to DAP `stopped`
-// events. The adapter holds no debugging state the runtime does not: when it ends, its control
-// connection closes and the runtime removes its breakpoints and resumes its halted tasks.
+// running runtime's control endpoint (or launches a project as `takt run` does and attaches to
+// it) and translates the client's requests to the debug.* methods (and var.write for
+// setVariable), and the runtime's debug_stopped events to DAP `stopped` events. The adapter holds no debugging state
+// the runtime does not: when it ends, its control connection closes and the runtime removes its breakpoints and resumes
+// its halted tasks.
+#include <csignal>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -13,7 +15,8 @@ namespace takt::agent {
 
 class DapAdapter {
 public:
-    DapAdapter();
+    // `runExecutable`: the takt binary a launch request starts (`takt run`); empty refuses launch.
+    explicit DapAdapter(std::string runExecutable = {});
     ~DapAdapter();
     DapAdapter(const DapAdapter&) = delete;
     DapAdapter& operator=(const DapAdapter&) = delete;
@@ -27,8 +30,9 @@ public:
     [[nodiscard]] bool finished() const;
 
     // Reads framed messages from `inFd` and writes framed messages to `outFd` until disconnect,
-    // the end of input, or the runtime closing the connection. Returns the process exit code.
-    int serve(int inFd, int outFd);
+    // the end of input, `*stop` set (by a signal handler), or an attached runtime closing the
+    // connection. A launched runtime is stopped before it returns. Returns the process exit code.
+    int serve(int inFd, int outFd, const volatile std::sig_atomic_t* stop = nullptr);
 
     struct State;
 
