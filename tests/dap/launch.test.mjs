@@ -3,8 +3,9 @@
 // on a private endpoint with debugging on. The tests check that the session debugs it as an attach
 // does, that the launched runtime never outlives the session (disconnect, terminate, the
 // adapter's input closing, the adapter killed), that a runtime killed from outside ends the
-// session with its exit code, and that a project that does not build fails the launch with the
-// file and line.
+// session with its exit code, that a runtime.toml with control tokens and debugging off is
+// debugged as it is, and that a project that does not build fails the launch with the file and
+// line.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -41,7 +42,7 @@ END_PROGRAM
 
 let dir;
 
-function project(name, text, execution = 'interpreter') {
+function project(name, text, execution = 'interpreter', more = '') {
   const root = path.join(dir, name);
   mkdirSync(path.join(root, 'src'), { recursive: true });
   writeFileSync(path.join(root, 'src', 'main.st'), text);
@@ -54,7 +55,7 @@ execution = "${execution}"
 [resource]
 name = "dap_launch"
 cycle_interval_ms = 5
-`);
+${more}`);
   return root;
 }
 
@@ -196,6 +197,34 @@ test('a launched runtime killed from outside ends the session with its exit code
   } finally {
     await dc.stop();
   }
+  await noneLeft(root);
+});
+
+test('a project whose endpoint has tokens (a viewer only, debugging off) is debugged through the session\'s own token', async () => {
+  const root = project('tokens', SOURCE, 'interpreter', `
+[runtime.control]
+endpoint = "tcp://127.0.0.1:1"
+debug_enabled = false
+
+[[runtime.control.tokens]]
+role = "viewer"
+token_file = "viewer.token"
+`);
+  writeFileSync(path.join(root, 'viewer.token'), 'viewer-launch-7d3a90c1e5b24f68\n', { mode: 0o600 });
+  const { dc, pid } = await launched(root);
+  try {
+    const stopped = dc.waitForEvent('stopped');
+    const r = await dc.setBreakpointsRequest({ source: { path: path.join(root, 'src', 'main.st') },
+      breakpoints: [{ line: LINE_COUNT }] });
+    assert.equal(r.body.breakpoints[0].verified, true, 'an engineer may set breakpoints');
+    await dc.configurationDoneRequest();
+    assert.equal((await stopped).body.reason, 'breakpoint');
+  } finally {
+    await dc.disconnectRequest({});
+    dc.stopAdapter();
+  }
+  assert.equal(alive(pid), false);
+  assert.match(readFileSync(path.join(root, 'runtime.toml'), 'utf8'), /debug_enabled = false/, 'runtime.toml as it was');
   await noneLeft(root);
 });
 
