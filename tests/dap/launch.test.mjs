@@ -184,11 +184,16 @@ test('launch of a project that does not build fails with the file and line, and 
   await noneLeft(root);
 });
 
-test('a launched runtime killed from outside ends the session with its exit code', async () => {
+test('stopOnEntry halts the task once the configuration is done; a runtime killed from outside then ends the session with its exit code', async () => {
   const root = project('killed', SOURCE);
-  const { dc, pid } = await launched(root);
+  const { dc, pid } = await launched(root, { stopOnEntry: true });
   try {
+    const stopped = dc.waitForEvent('stopped');
     await dc.configurationDoneRequest();
+    const entry = await stopped;
+    assert.equal(entry.body.reason, 'entry');
+    const [top] = (await dc.stackTraceRequest({ threadId: entry.body.threadId })).body.stackFrames;
+    assert.equal(top.line, LINE_COUNT);
     const exited = dc.waitForEvent('exited');
     const terminated = dc.waitForEvent('terminated');
     process.kill(pid, 'SIGKILL');

@@ -89,7 +89,9 @@ struct DapAdapter::State {
     // Where the verified function breakpoints halt (program file, line): a halt there is told as a
     // function breakpoint's.
     std::set<std::pair<std::string, std::int64_t>> functionStops;
-    bool exceptionsSet = false; // the runtime was given exception filters (an empty list needs no call before)
+    bool exceptionsSet = false;        // the runtime was given exception filters (an empty list needs no call before)
+    bool stopOnEntry = false;          // launch's stopOnEntry, until configurationDone pauses every task
+    std::set<std::int64_t> entryStops; // threads paused for stopOnEntry: their halt is told as `entry`
 
     void event(std::string_view name, const std::string& bodyJson) {
         outbox.push_back(fmt::format(R"({{"seq":{},"type":"event","event":"{}","body":{}}})", seq++, name, bodyJson));
@@ -142,6 +144,7 @@ struct DapAdapter::State {
     void launch(const rapidjson::Value& request, const rapidjson::Value& args);
     bool connected(const rapidjson::Value& request, std::unique_ptr<ControlClient> c);
     void forwardOutput();
+    void configurationDone(const rapidjson::Value& request);
     void endLaunched(bool events);
     void setBreakpoints(const rapidjson::Value& request, const rapidjson::Value& args);
     void setFunctionBreakpoints(const rapidjson::Value& request, const rapidjson::Value& args);
@@ -230,12 +233,34 @@ void DapAdapter::State::launch(const rapidjson::Value& request, const rapidjson:
         return;
     }
     sourceRoot = launched->project();
+    const rapidjson::Value* entry = memberOf(args, "stopOnEntry");
+    stopOnEntry = entry != nullptr && entry->IsBool() && entry->GetBool();
     if (!connected(request, std::move(c))) {
         launched.reset();
         return;
     }
     event("process", fmt::format(R"({{"name":{},"systemProcessId":{},"isLocalProcess":true,"startMethod":"launch"}})",
                                  quoted(launched->name()), launched->pid()));
+}
+
+// The client has set its breakpoints: with stopOnEntry every task halts at the next statement it
+// runs (the program has been running since the launch).
+void DapAdapter::State::configurationDone(const rapidjson::Value& request) {
+    rapidjson::Document d;
+    if (stopOnEntry && client != nullptr) {
+        stopOnEntry = false;
+        if (!call(request, "debug.threads", "", d)) {
+            return;
+        }
+        for (const rapidjson::Value& t : d["threads"].GetArray()) {
+            rapidjson::Document paused;
+            entryStops.insert(t["id"].GetInt64());
+            if (!call(request, "debug.pause", fmt::format(R"({{"thread":{}}})", t["id"].GetInt64()), paused)) {
+                return;
+            }
+        }
+    }
+    respond(request, "{}");
 }
 
 // What the launched runtime wrote, as `output` events (stdout and stderr kept apart).
@@ -512,6 +537,9 @@ void DapAdapter::State::runtimeLine(const std::string& line) {
         // as does a fault an exception breakpoint caught.
         const std::string fault = stringOf(*params, "fault");
         std::string reason = stringOf(*params, "reason");
+        if (reason == "pause" && entryStops.erase(intOf(*params, "thread")) > 0) {
+            reason = "entry";
+        }
         if (reason == "breakpoint" && functionStops.contains({stringOf(*params, "file"), intOf(*params, "line")})) {
             reason = "function breakpoint";
         }
@@ -588,7 +616,7 @@ std::vector<std::string> DapAdapter::handleMessage(std::string_view body) {
     } else if (command == "exceptionInfo") {
         s.exceptionInfo(request, args);
     } else if (command == "configurationDone") {
-        s.respond(request, "{}");
+        s.configurationDone(request);
     } else if (command == "threads") {
         if (s.call(request, "debug.threads", "", d)) {
             std::string out;
