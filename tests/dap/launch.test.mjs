@@ -9,7 +9,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -272,29 +272,38 @@ async function bareLaunch(root) {
     return pid !== undefined;
   });
   assert.ok(alive(pid));
+  // The private folder of its endpoint, from the runtime's command line.
+  const endpoint = /--debug-endpoint\0unix:\/\/([^\0]+)\/control\.sock/.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+  assert.ok(endpoint, 'the runtime serves a private Unix socket');
   const exited = new Promise((resolve) => adapter.once('exit', (code, signal) => resolve({ code, signal })));
-  return { adapter, pid, exited };
+  return { adapter, pid, exited, folder: endpoint[1] };
 }
 
 test('the adapter\'s input closing, a SIGTERM or a SIGKILL of the adapter stop the launched runtime', async () => {
   const root = project('bare', SOURCE);
   {
-    const { adapter, pid, exited } = await bareLaunch(root);
+    const { adapter, pid, exited, folder } = await bareLaunch(root);
     adapter.stdin.end();
     assert.deepEqual(await exited, { code: 0, signal: null });
     assert.equal(alive(pid), false, 'stopped before the adapter exited');
+    assert.equal(existsSync(folder), false, 'the private folder is removed');
   }
   {
-    const { adapter, pid, exited } = await bareLaunch(root);
+    const { adapter, pid, exited, folder } = await bareLaunch(root);
     adapter.kill('SIGTERM');
     assert.deepEqual(await exited, { code: 0, signal: null });
     assert.equal(alive(pid), false, 'stopped before the adapter exited');
+    assert.equal(existsSync(folder), false, 'the private folder is removed');
   }
   {
-    const { adapter, pid, exited } = await bareLaunch(root);
+    const { adapter, pid, exited, folder } = await bareLaunch(root);
     adapter.kill('SIGKILL');
     await exited;
     await until('the orphaned runtime to end (parent-death signal)', () => !alive(pid));
+    // A killed adapter cannot remove its folder; the token in it is gone already, the socket
+    // goes with the runtime.
+    await until('the socket to go with the runtime', () => readdirSync(folder).length === 0);
+    rmSync(folder, { recursive: true, force: true });
   }
   await noneLeft(root);
 });

@@ -223,6 +223,9 @@ std::unique_ptr<ControlClient> LaunchedRuntime::connectWhenServing(std::chrono::
             auto client = std::make_unique<ControlClient>(options);
             const ControlReply r = client->connect();
             if (r.reached && r.ok) {
+                // Both sides have read the token: a secret is not left behind even by an adapter
+                // that is killed (the runtime removes its socket when it stops).
+                ::unlink(tokenFile_.c_str());
                 return client;
             }
             if (r.reached) {
