@@ -11,8 +11,9 @@
 // clock), notifications per second, and the server process's CPU and RSS.
 //
 // `TAKT_BIN=build-rel/takt node demo_load.mjs [--items 1000,10000] [--seconds 20] [--pairs 2]
-// [--fifo] [--scan-cpu N] [--out FILE]`; --fifo runs the scan as a deployed PLC does (SCHED_FIFO 80,
-// memory locked); --scan-cpu pins the scan thread to CPU N ([runtime.realtime] cpu_affinity = [N]),
+// [--fifo] [--unlocked] [--scan-cpu N] [--out FILE]`; --fifo runs the scan as a deployed PLC does
+// (SCHED_FIFO 80, memory locked; --unlocked leaves the memory unlocked, for a sanitizer build, whose
+// shadow memory cannot be locked); --scan-cpu pins the scan thread to CPU N ([runtime.realtime] cpu_affinity = [N]),
 // so takt runs its OPC UA server on the other CPUs. This process, the client, is then expected to
 // run off CPU N and niced (scripts/opcua-perf.sh starts it so): takt is started through taskset
 // and nice to get every CPU and this process's nice level back, as a service of its own would.
@@ -31,6 +32,7 @@ const { values: args } = parseArgs({
     pairs: { type: 'string', default: '2' },
     fifo: { type: 'boolean', default: false },
     'scan-cpu': { type: 'string' },
+    unlocked: { type: 'boolean', default: false },
     out: { type: 'string' },
   },
 });
@@ -58,7 +60,7 @@ async function demoProject(items, withServer) {
   const toml = path.join(dir, 'runtime.toml');
   let text = readFileSync(toml, 'utf8').replace(/^endpoint = .*$/m, `endpoint = "unix://${dir}/takt.sock"`);
   if (args.fifo || scanCpu !== undefined) text += '\n[runtime.realtime]\n';
-  if (args.fifo) text += 'scheduler = "fifo"\npriority = 80\nlock_memory = true\n';
+  if (args.fifo) text += `scheduler = "fifo"\npriority = 80\nlock_memory = ${!args.unlocked}\n`;
   if (scanCpu !== undefined) text += `cpu_affinity = [${Number(scanCpu)}]\n`;
   text += `\n[runtime.opcua]\nenabled = ${withServer}\nlisten = "127.0.0.1:${port}"\nmax_nodes = ${items + 1000}\n`;
   writeFileSync(toml, text);
