@@ -418,6 +418,10 @@ int runMain(const RunOptions& options) {
         process.resource = runtime.resourceName;
         process.version = std::string(agent::taktVersion());
         process.cycleIntervalMs = runtime.cycleIntervalMs;
+        process.scanCpus = runtime.realtime.cpuAffinity;
+        for (const auto& [task, cpus] : runtime.realtime.taskAffinity) {
+            process.scanCpus.insert(process.scanCpus.end(), cpus.begin(), cpus.end());
+        }
         opcuaSetup = LiveRuntime::OpcuaSetup{opcua, std::move(process)};
     }
     if (!runtime.control.endpoint.empty() || runtime.web.enabled || opcua.enabled || sparkplug.enabled) {

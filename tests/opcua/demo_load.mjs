@@ -11,9 +11,14 @@
 // clock), notifications per second, and the server process's CPU and RSS.
 //
 // `TAKT_BIN=build-rel/takt node demo_load.mjs [--items 1000,10000] [--seconds 20] [--pairs 2]
-// [--fifo] [--out FILE]`; --fifo runs the scan as a deployed PLC does (SCHED_FIFO 80, memory locked).
+// [--fifo] [--unlocked] [--scan-cpu N] [--out FILE]`; --fifo runs the scan as a deployed PLC does
+// (SCHED_FIFO 80, memory locked; --unlocked leaves the memory unlocked, for a sanitizer build, whose
+// shadow memory cannot be locked); --scan-cpu pins the scan thread to CPU N ([runtime.realtime] cpu_affinity = [N]),
+// so takt runs its OPC UA server on the other CPUs. This process, the client, is then expected to
+// run off CPU N and niced (scripts/opcua-perf.sh starts it so): takt is started through taskset
+// and nice to get every CPU and this process's nice level back, as a service of its own would.
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { AttributeIds, ClientMonitoredItemGroup, ClientSubscription, TimestampsToReturn } from 'node-opcua-client';
@@ -26,11 +31,17 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '20' },
     pairs: { type: 'string', default: '2' },
     fifo: { type: 'boolean', default: false },
+    'scan-cpu': { type: 'string' },
+    unlocked: { type: 'boolean', default: false },
     out: { type: 'string' },
   },
 });
 const seconds = Number(args.seconds);
 const cycleMs = 10; // the demo's FastTask and base cycle
+const scanCpu = args['scan-cpu'];
+// takt as it runs without this process's CPUs and nice level (both inherited from it).
+const ownNice = Number(readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[16]);
+const wrap = scanCpu === undefined ? [] : ['taskset', '-c', `0-${cpus().length - 1}`, 'nice', '-n', String(-ownNice)];
 
 // The demo in a folder of its own, with the counters' program in its configuration, its control
 // endpoint in the folder, and the server (or not) on a free port.
@@ -48,7 +59,9 @@ async function demoProject(items, withServer) {
   const port = await freePort();
   const toml = path.join(dir, 'runtime.toml');
   let text = readFileSync(toml, 'utf8').replace(/^endpoint = .*$/m, `endpoint = "unix://${dir}/takt.sock"`);
-  if (args.fifo) text += '\n[runtime.realtime]\nscheduler = "fifo"\npriority = 80\nlock_memory = true\n';
+  if (args.fifo || scanCpu !== undefined) text += '\n[runtime.realtime]\n';
+  if (args.fifo) text += `scheduler = "fifo"\npriority = 80\nlock_memory = ${!args.unlocked}\n`;
+  if (scanCpu !== undefined) text += `cpu_affinity = [${Number(scanCpu)}]\n`;
   text += `\n[runtime.opcua]\nenabled = ${withServer}\nlisten = "127.0.0.1:${port}"\nmax_nodes = ${items + 1000}\n`;
   writeFileSync(toml, text);
   return { dir, port };
@@ -75,13 +88,20 @@ async function window(takt, serverPid, extra) {
   if (serverPid) {
     out.server_cpu_percent = Math.round(((cpuOf(serverPid) - s0) / seconds) * 1000) / 10;
     out.server_rss_mib = Math.round(rssOf(serverPid) / 1048576);
+    // Where the server ran (takt places it: opcua_placement.h) and where this process, the client, did.
+    const placement = (pid) => ({
+      nice: Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[16]),
+      cpus: /Cpus_allowed_list:\s*(\S+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1],
+    });
+    out.server_placement = placement(serverPid);
+    out.client_placement = placement(process.pid);
   }
   return out;
 }
 
 async function without(items) {
   const { dir, port } = await demoProject(items, false);
-  const takt = await runProject(dir, port, { listening: false });
+  const takt = await runProject(dir, port, { listening: false, wrap });
   try {
     await sleep(3000); // settled: the first cycles and the retain file are behind
     return await window(takt, 0, async () => {
@@ -95,7 +115,7 @@ async function without(items) {
 
 async function withServer(items) {
   const { dir, port } = await demoProject(items, true);
-  const takt = await runProject(dir, port);
+  const takt = await runProject(dir, port, { wrap });
   let ua;
   try {
     ua = await connect(takt.endpoint);
@@ -154,7 +174,7 @@ for (const items of args.items.split(',').map(Number)) {
     const order = pair % 2 === 0 ? [false, true] : [true, false];
     for (const server of order) {
       const r = server ? await withServer(items) : await without(items);
-      const line = { items, server, fifo: args.fifo, seconds, ...r };
+      const line = { items, server, fifo: args.fifo, scan_cpu: scanCpu === undefined ? null : Number(scanCpu), seconds, ...r };
       console.log(JSON.stringify(line));
       results.push(line);
     }

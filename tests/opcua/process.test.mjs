@@ -3,7 +3,7 @@
 // real server's shutdown as its clients see it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import {
   AttributeIds,
   ClientMonitoredItem,
@@ -254,6 +254,87 @@ test('the server health is in /metrics and runtime.status: up, restarts, session
     await until('no session in /metrics', async () => (await metric('takt_opcua_sessions')) === 0, 15000);
   } finally {
     if (ua) await ua.close().catch(() => {});
+    await takt.stop();
+  }
+});
+
+// The CPUs of a Cpus_allowed_list ("0-2,5").
+const cpusOf = (list) =>
+  list.split(',').flatMap((part) => {
+    const [lo, hi = lo] = part.split('-').map(Number);
+    return Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
+  });
+
+// A Cpus_allowed_list of `cpus` (ascending): each run of CPUs as "a-b", as /proc writes it.
+const listOf = (cpus) =>
+  cpus
+    .reduce((runs, c) => {
+      const last = runs[runs.length - 1];
+      if (last && last[1] === c - 1) last[1] = c;
+      else runs.push([c, c]);
+      return runs;
+    }, [])
+    .map(([lo, hi]) => (lo === hi ? `${lo}` : `${lo}-${hi}`))
+    .join(',');
+
+// The nice level (field 19 of stat) and the CPUs of every thread of `pid`.
+function threadsOf(pid) {
+  return readdirSync(`/proc/${pid}/task`).map((tid) => {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' '); // from field 3, the state
+    const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+    return { tid, nice: Number(fields[16]), cpus: /Cpus_allowed_list:\s*(\S+)/.exec(status)[1] };
+  });
+}
+
+// Every thread of the running server process runs at nice 10 on `cpus`; its pid.
+async function assertPlaced(takt, cpus, restarts = 0) {
+  const { pid } = restarts === 0
+    ? await until('the server running', async () => {
+        const { opcua } = await takt.status();
+        return opcua.state === 'running' ? opcua : null;
+      })
+    : await waitForRestart(takt, { restarts });
+  const threads = threadsOf(pid);
+  assert.ok(threads.length > 1, 'Node.js runs threads of its own');
+  for (const t of threads) {
+    assert.deepEqual({ nice: t.nice, cpus: t.cpus }, { nice: 10, cpus }, `thread ${t.tid} of ${pid}`);
+  }
+  return pid;
+}
+
+// takt's own CPUs, as `takt run` inherits them from this test.
+const ownCpus = () => cpusOf(/Cpus_allowed_list:\s*(\S+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]);
+
+test('the server process runs at nice 10 off the CPUs cpu_affinity pins the scan to, and so does its restart', async (t) => {
+  const cpus = ownCpus();
+  if (cpus.length < 2) {
+    t.skip(`one CPU (${cpus}): nothing to keep the server off`);
+    return;
+  }
+  const scan = cpus[cpus.length - 1];
+  const rest = cpus.slice(0, -1);
+  const expected = listOf(rest);
+  const takt = await startTakt({ sources: { 'main.st': kProgram }, opcuaToml: `\n[runtime.realtime]\ncpu_affinity = [${scan}]\n` });
+  try {
+    const first = await assertPlaced(takt, expected);
+    assert.match(takt.output(), new RegExp(`opcua: the server process runs at nice 10 on CPUs ${expected} \\(the scan's CPUs ${scan} left out\\)`));
+    process.kill(first, 'SIGKILL');
+    const second = await assertPlaced(takt, expected, 1);
+    assert.notEqual(second, first);
+  } finally {
+    await takt.stop();
+  }
+});
+
+test('the server process runs on every CPU when cpu_affinity gives the scan all of them, and says so', async () => {
+  const cpus = ownCpus();
+  const all = /Cpus_allowed_list:\s*(\S+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1];
+  const takt = await startTakt({ sources: { 'main.st': kProgram }, opcuaToml: `\n[runtime.realtime]\ncpu_affinity = [${cpus.join(', ')}]\n` });
+  try {
+    await assertPlaced(takt, all);
+    assert.match(takt.output(), new RegExp(`opcua: the server process runs at nice 10 on CPUs ${all}: the scan's cpu_affinity ${all} leaves no other CPU`));
+  } finally {
     await takt.stop();
   }
 });

@@ -73,9 +73,11 @@ ${opcuaToml}
 
 // `takt run` of the project folder `dir` whose OPC UA server listens on 127.0.0.1:`port`, as
 // startTakt describes; `stop()` removes the folder. With `listening` false it resolves once the
-// control endpoint answers, not waiting for the server.
-export async function runProject(dir, port, { env = {}, detached = false, stdin = 'ignore', listening = true } = {}) {
-  const child = spawn(takt, ['run', '--project', dir], { stdio: [stdin, 'pipe', 'pipe'], env: { ...process.env, ...env }, detached });
+// control endpoint answers, not waiting for the server. `wrap` is a command that execs takt with
+// its arguments (['taskset', '-c', '0-3']), so the child's pid is takt's.
+export async function runProject(dir, port, { env = {}, detached = false, stdin = 'ignore', listening = true, wrap = [] } = {}) {
+  const argv = [...wrap, takt, 'run', '--project', dir];
+  const child = spawn(argv[0], argv.slice(1), { stdio: [stdin, 'pipe', 'pipe'], env: { ...process.env, ...env }, detached });
   let output = '';
   child.stdout.on('data', (d) => { output += d; });
   child.stderr.on('data', (d) => { output += d; });

@@ -34,6 +34,7 @@
 #include "control/control_runtime_internal.h"
 #include "rpc/rpc_envelope.h"
 #include "rpc/rpc_framer.h"
+#include "takt/agent/opcua_placement.h"
 
 extern char** environ;
 
@@ -796,6 +797,9 @@ void OpcuaServer::Impl::end(const std::string& why) {
 }
 
 void OpcuaServer::Impl::run() {
+    // Below the scan and off its CPUs, this thread first: every process it spawns, the first and
+    // each restart, inherits both from it (opcua_placement.h).
+    std::fprintf(stderr, "opcua: %s\n", lowerForOpcua(process.scanCpus).c_str());
     std::chrono::milliseconds backoff = kFirstBackoff;
     bool first = true;
     while (!stopping) {

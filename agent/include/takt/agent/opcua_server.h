@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "takt/agent/control.h"
 #include "takt/agent/opcua_config.h"
@@ -46,6 +47,9 @@ struct OpcuaProcess {
     // The base cycle's interval: the fastest a value can change, so the fastest the value feed
     // samples and monitored items are offered (never below var.subscribe's 10 ms).
     std::uint32_t cycleIntervalMs = 10;
+    // The CPUs [runtime.realtime] pins the scan and task threads to: the process runs on the others
+    // (opcua_placement.h), at nice 10.
+    std::vector<int> scanCpus;
 };
 
 class OpcuaServer {
