@@ -677,9 +677,10 @@ test('an exception breakpoint halts at a division by zero before the fault polic
   }
 });
 
-// The native tier runs compiled code, which does not halt: function and exception breakpoints
-// say so, as line breakpoints do, and the program runs on.
-test('on the native tier function and exception breakpoints are unverified with the reason', async (t) => {
+// The native tier runs compiled code, which cannot halt: while the session holds a breakpoint or
+// an exception filter the program runs on the interpreter, on the same image, and native again
+// once the session has gone.
+test('on the native tier breakpoints verify and halt; the program runs native again after detach', async (t) => {
   const nat = await startRuntime(path.join(dir, 'native'), DIVIDE, 'native');
   try {
     if ((await ctl('runtime.status', {}, nat.ep)).execution !== 'native') {
@@ -688,17 +689,34 @@ test('on the native tier function and exception breakpoints are unverified with 
     }
     const dc = await attached('engineer.token', nat.ep);
     try {
-      const [fn] = (await dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'Main' }] })).body.breakpoints;
-      assert.equal(fn.verified, false);
-      assert.match(fn.message, /native tier/);
+      // A condition that never holds: verified, but it does not halt the program here.
+      const [fn] = (await dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'Main', condition: 'runs < 0' }] }))
+        .body.breakpoints;
+      assert.equal(fn.verified, true, fn.message);
+      await dc.setFunctionBreakpointsRequest({ breakpoints: [] });
       const [ex] = (await dc.setExceptionBreakpointsRequest({ filters: ['divide_by_zero'] })).body.breakpoints;
-      assert.equal(ex.verified, false);
-      assert.match(ex.message, /native tier/);
-      const runs = await counter('Main.runs', nat.ep);
-      await until('the program to run on', async () => (await counter('Main.runs', nat.ep)) > runs + 5);
+      assert.equal(ex.verified, true, ex.message);
+      assert.equal((await ctl('runtime.status', {}, nat.ep)).execution, 'native (interpreter while debugging)');
+      const stopped = dc.waitForEvent('stopped');
+      await ctl('var.write', { name: 'Main.armed', value: 'TRUE' }, nat.ep);
+      const ev = await stopped;
+      assert.equal(ev.body.reason, 'exception');
+      const threadId = ev.body.threadId;
+      const [top] = (await dc.stackTraceRequest({ threadId })).body.stackFrames;
+      assert.equal(top.line, DIVIDE_LINE);
+      assert.equal((await ctl('runtime.status', {}, nat.ep)).faults, 0, 'the fault policy has not acted');
+      const locals = await variablesOf(dc, top.id, 'Locals');
+      await dc.setVariableRequest({ variablesReference: locals.ref, name: 'd', value: '4' });
+      await dc.continueRequest({ threadId });
     } finally {
       await detach(dc);
     }
+    await until('the program to run native again', async () =>
+      (await ctl('runtime.status', {}, nat.ep)).execution === 'native');
+    const runs = await counter('Main.runs', nat.ep);
+    await until('the program to run on', async () => (await counter('Main.runs', nat.ep)) > runs + 5);
+    assert.equal(await counter('Main.q', nat.ep), 25);
+    assert.equal((await ctl('runtime.status', {}, nat.ep)).faults, 0);
   } finally {
     await stopRuntime(nat.proc);
   }

@@ -262,12 +262,23 @@ std::string RuntimeControl::haltsNot() const {
     if (threadDebugger(0) == nullptr) {
         return "the runtime is not cycling: no task can halt";
     }
-    // The native tier's code has no stop map: only the interpreter halts.
-    if (options_.execution && options_.execution() == "native") {
-        return "the program runs on the native tier, which does not halt: debug with [runtime] execution = "
-               "\"interpreter\"";
-    }
+    // The native tier's code has no stop map, but its runners interpret the program while the
+    // session can halt it (debuggingNative).
     return {};
+}
+
+bool RuntimeControl::debuggingNative() const {
+    if (debugOwner_ == 0 || stops_ == nullptr) {
+        return false;
+    }
+    for (std::size_t t = 0; t < debugThreadCount(); ++t) {
+        const vm::Debugger* d = threadDebugger(t);
+        if (d != nullptr && d->attached() &&
+            (stops_->breakpointCount() != 0 || stops_->trapMask() != 0 || d->halted())) {
+            return true;
+        }
+    }
+    return false;
 }
 
 std::map<std::string, std::string> RuntimeControl::rebuildBreakpoints(const bytecode::Module& m, vm::StopMap& stops,

@@ -318,7 +318,10 @@ void RuntimeControl::status(ControlReplyFn& reply) {
         }
     }
     drivers += "]";
-    const std::string execution = options_.execution ? options_.execution() : std::string("interpreter");
+    std::string execution = options_.execution ? options_.execution() : std::string("interpreter");
+    if (execution == "native" && debuggingNative()) {
+        execution = "native (interpreter while debugging)";
+    }
     std::string surfaces; // the OPC UA server's and the Sparkplug node's health, when they run
     if (options_.opcua) {
         const OpcuaHealth h = options_.opcua();

@@ -37,6 +37,16 @@ bool report(const vm::Vm& machine, vm::Trap trap, Fault& fault) {
 
 const std::atomic<bool> kNeverAbort{false};
 
+// Whether the thread's next cycle must run on the interpreter, the only tier that halts: while its
+// debugger is attached with a breakpoint or logpoint set, an exception filter on, or a step or a
+// pause asked for (stopMask() asks for every statement start then). Asked once per cycle,
+// before the cycle's first program, so a program never changes tier within a cycle.
+bool needsInterpreter(const vm::Debugger& debugger) noexcept {
+    const vm::StopMap& stops = debugger.stops();
+    return debugger.attached() && (stops.breakpointCount() != 0 || stops.trapMask() != 0 ||
+                                   (debugger.stopMask() & vm::StopMap::kStatement) != 0);
+}
+
 vm::Vm& machineOf(void* vm) {
     return *static_cast<vm::Vm*>(vm);
 }
@@ -240,6 +250,13 @@ void VmRunner::setDebugger(vm::Debugger* debugger) {
     }
 }
 
+void VmRunner::setWallClock(std::int64_t wallNs) {
+    wallNs_ = wallNs;
+    // Both tiers run on the same image (variables, FB instances, the standard FBs' state), so
+    // a cycle may run on either: two atomic loads, nothing allocated or locked.
+    debugging_ = debugger_ != nullptr && needsInterpreter(*debugger_);
+}
+
 vm::Vm& VmRunner::vmFor(LoadedProgram& program) {
     if (attached_ != &program || vm_ == nullptr) {
         attach(program);
@@ -265,7 +282,9 @@ bool VmRunner::runProgram(LoadedProgram& program, const bytecode::ProgramInstanc
     vm::Vm& machine = vmFor(program);
     machine.setCycleTime(nowNs);
     machine.setWallTime(wallNs_);
-    if (native_ != nullptr) {
+    if (native_ != nullptr && debugging_) {
+        debugRuns_.fetch_add(1, std::memory_order_relaxed);
+    } else if (native_ != nullptr) {
         const bytecode::Module& module = program.module();
         const native::Entry entry = native_->entry(instance.pou);
         // This runner's call stack (slot_), which ends where its machine's image ends (prepare).

@@ -12,18 +12,15 @@
 #include <sstream>
 #include <thread>
 
-#include "../engine/scan_test_support.h"
+#include "debug_live.h"
 #include "rpc/method_table.h"
 #include "support/paths.h"
-#include "takt/agent/control_runtime.h"
-#include "takt/compiler/compile_program.h"
-#include "takt/compiler/diagnostics.h"
-#include "takt/engine/vm_runner.h"
 
 namespace takt::agent {
 namespace {
 
-constexpr std::int64_t kMs = 1'000'000;
+using debug_test::lines;
+using debug_test::Live;
 
 // Line numbers are those of this text (line 1 is the empty line after R"().
 const char* const kTwoTasks = R"(
@@ -93,130 +90,6 @@ constexpr int kLineCnt = 9;
 constexpr int kLineCallCount = 10;
 constexpr int kLineSeen = 11;
 
-compiler::CompiledProgram compileText(const char* text) {
-    compiler::Project project = compiler::checkSources({{"src/main.st", text}});
-    compiler::CompiledProgram compiled = compiler::compileProgram(project);
-    EXPECT_TRUE(compiled.ok()) << compiler::renderHuman(compiled.diagnostics, *project.sources) << compiled.failure;
-    return compiled;
-}
-
-struct Live {
-    explicit Live(const char* program = kTwoTasks, bool debugEnabled = true) {
-        engine = std::make_unique<engine::Engine>(std::make_unique<engine::VmRunner>(0), clock);
-        const compiler::CompiledProgram p = compileText(program);
-        engine::FaultReport f;
-        EXPECT_TRUE(engine->load(std::make_unique<engine::LoadedProgram>(p.module, p.hash), f));
-        engine::ScanOptions o;
-        o.periodNs = 2 * kMs;
-        o.watchdog.enabled = true; // a halted task's watchdog does not count
-        o.watchdog.timeoutMs = 100;
-        loop = std::make_unique<engine::ScanLoop>(*engine, clock, io, o);
-        std::string error;
-        EXPECT_TRUE(loop->start(error)) << error;
-        RuntimeControlOptions options;
-        options.debugEnabled = debugEnabled;
-        control = std::make_unique<RuntimeControl>(*loop, *engine, options);
-    }
-    ~Live() {
-        control.reset(); // releases the debugger: no task stays halted
-        loop->stop();
-    }
-
-    // Calls a method as session `session` does (params checked against the method's schema
-    // first) and polls until it is answered.
-    ControlAnswer call(const std::string& method, const std::string& params = "{}", std::uint64_t session = 1) {
-        rapidjson::Document doc;
-        doc.Parse(params.c_str());
-        std::optional<ControlAnswer> answer;
-        const ControlMethod* m = rpc::findMethod(control->methods(), method);
-        rpc::ParamsSchemas schemas;
-        rpc::Error e;
-        if (m == nullptr) {
-            answer = ControlAnswer::error(-32601, "not listed");
-        } else if (schemas.add(rpc::factsOf(*m)); !schemas.check(method, doc, e)) {
-            answer = ControlAnswer::error(e.code, e.message, e.data);
-        } else {
-            control->setCallerSession(session);
-            m->handler(*control, m->name, doc, [&answer](ControlAnswer a) { answer = std::move(a); });
-            control->setCallerSession(0);
-        }
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (!answer && std::chrono::steady_clock::now() < deadline) {
-            std::this_thread::sleep_for(std::chrono::microseconds(500));
-            pollEvents();
-        }
-        EXPECT_TRUE(answer.has_value()) << method << " was not answered";
-        return answer.value_or(ControlAnswer::error(0, "no answer"));
-    }
-
-    rapidjson::Document result(const std::string& method, const std::string& params = "{}", std::uint64_t session = 1) {
-        const ControlAnswer a = call(method, params, session);
-        EXPECT_TRUE(a.ok) << method << ": " << a.code << " " << a.message;
-        rapidjson::Document d;
-        d.Parse(a.ok ? a.json.c_str() : "{}");
-        return d;
-    }
-
-    void pollEvents() {
-        std::vector<std::string> ev;
-        control->poll(ev);
-        for (const std::string& e : ev) {
-            rapidjson::Document d;
-            d.Parse(e.c_str());
-            if (d.IsObject() && d.HasMember("type") && std::string_view(d["type"].GetString()) == "debug_stopped") {
-                stops.push_back(e);
-            }
-            if (d.IsObject() && d.HasMember("type") && std::string_view(d["type"].GetString()) == "debug_output") {
-                outputs.push_back(d["output"].GetString());
-            }
-        }
-    }
-
-    // The next debug_stopped event (polled within 10 s), parsed; an empty object when none came.
-    rapidjson::Document nextStop() {
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (stops.size() <= stopsTaken && std::chrono::steady_clock::now() < deadline) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-            pollEvents();
-        }
-        rapidjson::Document d;
-        d.Parse(stops.size() > stopsTaken ? stops[stopsTaken++].c_str() : "{}");
-        EXPECT_TRUE(d.HasMember("line")) << "no debug_stopped event";
-        return d;
-    }
-
-    std::int64_t readInt(const std::string& name) {
-        rapidjson::Document d = result("var.read", "{\"names\":[\"" + name + "\"]}");
-        return d.HasMember("values") ? d["values"][name.c_str()]["value"].GetInt64() : -1;
-    }
-
-    // The variable `name` of a debug.variables answer, as its value text ("" when not listed).
-    static std::string valueOf(const rapidjson::Document& d, const char* name) {
-        if (!d.HasMember("variables")) {
-            return {};
-        }
-        for (const rapidjson::Value& v : d["variables"].GetArray()) {
-            if (std::string_view(v["name"].GetString()) == name) {
-                return v["value"].GetString();
-            }
-        }
-        return {};
-    }
-
-    engine::CycleClock clock;
-    takt::testing::FakeIo io;
-    std::unique_ptr<engine::Engine> engine;
-    std::unique_ptr<engine::ScanLoop> loop;
-    std::unique_ptr<RuntimeControl> control;
-    std::vector<std::string> stops;
-    std::size_t stopsTaken = 0;
-    std::vector<std::string> outputs; // debug_output events' texts
-};
-
-std::string lines(int line) {
-    return R"({"file":"/home/me/project/src/main.st","lines":[)" + std::to_string(line) + "]}";
-}
-
 TEST(ControlDebug, RefusedUnlessDebugEnabled) {
     Live live(kTwoTasks, false);
     const ControlAnswer a = live.call("debug.setBreakpoints", lines(kLineCalls));
@@ -240,7 +113,7 @@ TEST(ControlDebug, SettingAndHaltingNeedEngineerReadingViewer) {
 }
 
 TEST(ControlDebug, LinesResolveOrSayWhyNot) {
-    Live live;
+    Live live(kTwoTasks);
     rapidjson::Document d =
         live.result("debug.setBreakpoints", R"({"file":"/home/me/project/src/main.st","lines":[3,6,400]})");
     ASSERT_TRUE(d.HasMember("breakpoints"));
@@ -360,7 +233,7 @@ TEST(ControlDebug, RuntimeStopEndsAHalt) {
 }
 
 TEST(ControlDebug, ABreakpointInAnFbHaltsItsTaskWhileTheOtherRuns) {
-    Live live;
+    Live live(kTwoTasks);
     rapidjson::Document b = live.result("debug.setBreakpoints", lines(kLineCalls));
     ASSERT_TRUE(b["breakpoints"][0]["verified"].GetBool());
     rapidjson::Document stop = live.nextStop();
@@ -418,7 +291,7 @@ TEST(ControlDebug, ABreakpointInAnFbHaltsItsTaskWhileTheOtherRuns) {
 }
 
 TEST(ControlDebug, AValueWrittenWhileHaltedIsWhatTheTaskRunsOn) {
-    Live live;
+    Live live(kTwoTasks);
     live.result("debug.setBreakpoints", lines(kLineCalls));
     ASSERT_TRUE(live.nextStop().HasMember("line"));
     ASSERT_TRUE(live.call("var.write", R"({"name":"pSlow.acc.calls","value":"1000"})").ok);
@@ -429,7 +302,7 @@ TEST(ControlDebug, AValueWrittenWhileHaltedIsWhatTheTaskRunsOn) {
 }
 
 TEST(ControlDebug, StepsOverIntoAndOut) {
-    Live live;
+    Live live(kTwoTasks);
     live.result("debug.setBreakpoints", lines(kLineCall));
     rapidjson::Document stop = live.nextStop();
     ASSERT_EQ(stop["line"].GetInt(), kLineCall);
@@ -456,7 +329,7 @@ TEST(ControlDebug, StepsOverIntoAndOut) {
 }
 
 TEST(ControlDebug, PauseHaltsATaskAtItsNextStatement) {
-    Live live;
+    Live live(kTwoTasks);
     live.result("debug.pause", R"({"thread":1})");
     rapidjson::Document stop = live.nextStop();
     EXPECT_EQ(stop["thread"].GetUint(), 1u);
@@ -467,7 +340,7 @@ TEST(ControlDebug, PauseHaltsATaskAtItsNextStatement) {
 }
 
 TEST(ControlDebug, OneSessionDebugsAtATimeAndItsEndResumesItsTasks) {
-    Live live;
+    Live live(kTwoTasks);
     live.result("debug.setBreakpoints", lines(kLineCalls), 1);
     ASSERT_TRUE(live.nextStop().HasMember("line"));
     const ControlAnswer other = live.call("debug.setBreakpoints", lines(kLineTotal), 2);
@@ -493,7 +366,7 @@ TEST(ControlDebug, OneSessionDebugsAtATimeAndItsEndResumesItsTasks) {
 // combine, its value formatted as var.read formats it; a bad one is a coded error naming its
 // column, and nothing is written.
 TEST(ControlDebug, EvaluatesAnExpressionInTheHaltedFramesScope) {
-    Live live;
+    Live live(kTwoTasks);
     live.result("debug.setBreakpoints", lines(kLineCalls));
     ASSERT_TRUE(live.nextStop().HasMember("line"));
     const auto eval = [&live](const std::string& expression, int frame = 0) {
@@ -559,7 +432,7 @@ TEST(ControlDebug, EvaluatesAnExpressionInTheHaltedFramesScope) {
 // A hit condition (`5`, `>= 5`, `% 10`) is counted on the task's thread from when the breakpoint
 // is set: `5` halts at the fifth hit only; a bad one leaves the breakpoint unverified, saying why.
 TEST(ControlDebug, AHitConditionHaltsAtTheNthHitOnly) {
-    Live live;
+    Live live(kTwoTasks);
     live.result("debug.setBreakpoints", lines(kLineCalls));
     ASSERT_TRUE(live.nextStop().HasMember("line")); // halted before `calls := calls + 1`
     const std::int64_t calls = live.readInt("pSlow.acc.calls");
@@ -592,7 +465,7 @@ TEST(ControlDebug, AHitConditionHaltsAtTheNthHitOnly) {
 // A condition in the line's POU scope halts where it holds; one that does not compile is
 // unverified with its code and column.
 TEST(ControlDebug, AConditionHaltsWhereItHoldsAndABadOneSaysWhy) {
-    Live live;
+    Live live(kTwoTasks);
     live.result("debug.setBreakpoints", lines(kLineCalls));
     ASSERT_TRUE(live.nextStop().HasMember("line"));
     const std::int64_t calls = live.readInt("pSlow.acc.calls");
@@ -617,7 +490,7 @@ TEST(ControlDebug, AConditionHaltsWhereItHoldsAndABadOneSaysWhy) {
 
 // A logpoint does not halt: its values arrive as debug_output events, formatted off the task.
 TEST(ControlDebug, ALogpointLogsWithoutHalting) {
-    Live live;
+    Live live(kTwoTasks);
     rapidjson::Document b =
         live.result("debug.setBreakpoints",
                     R"({"file":"src/main.st","breakpoints":[{"line":6,"logMessage":"x={x} odd={x MOD 2 = 1}"}]})");
@@ -640,7 +513,7 @@ TEST(ControlDebug, ALogpointLogsWithoutHalting) {
 // A function breakpoint halts at the first statement of the POU named (any case), in every
 // instance, with a condition in the POU's scope; a name the program does not have says why.
 TEST(ControlDebug, AFunctionBreakpointHaltsAtThePousFirstStatement) {
-    Live live;
+    Live live(kTwoTasks);
     rapidjson::Document b = live.result("debug.setFunctionBreakpoints",
                                         R"({"breakpoints":[{"name":"accum","condition":"x = 3"},{"name":"Nope"}]})");
     ASSERT_EQ(b["breakpoints"].Size(), 2u);

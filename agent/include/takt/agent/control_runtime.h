@@ -156,8 +156,12 @@ private:
     };
     [[nodiscard]] std::string applyBreakpoints(const bytecode::Module& m, vm::StopMap& stops, const std::string& file,
                                                const std::vector<Breakpoint>& lines);
-    // Why no breakpoint can halt now ("" when one can): no task cycles, or the native tier runs.
+    // Why no breakpoint can halt now ("" when one can): no task cycles.
     [[nodiscard]] std::string haltsNot() const;
+    // Whether the session makes the tasks interpret their programs (a breakpoint, an exception
+    // filter, a halted task; a pending step or pause too, which vm_runner.cpp sees on the task's
+    // thread), which a natively compiled program's runtime.status `execution` says.
+    [[nodiscard]] bool debuggingNative() const;
     // Function breakpoints (control_breakpoints.cpp): a POU's name and the rule of its first
     // statement's breakpoint (its `line` unused), set in `stops` after the line breakpoints.
     [[nodiscard]] std::string applyFunctionBreakpoints(const bytecode::Module& m, vm::StopMap& stops);

@@ -1,6 +1,11 @@
 #pragma once
 // The CodeRunner that executes bytecode with the takt VM: the interpreter, or the native tier
 // (takt/native/native.h) where it compiled the program, with the interpreter as its fallback.
+// The native tier cannot halt: while the thread's debugger needs to halt it (a debug session with
+// a breakpoint, an exception filter, a step or a pause), the runner's cycles run the same
+// program on the interpreter, on the same image, and run native again once it does not; the
+// choice is made once per cycle, before its first program.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -55,7 +60,8 @@ public:
     void prepare(LoadedProgram& program) const override;
     void setAbortFlag(const std::atomic<bool>* flag) override;
     void setDebugger(vm::Debugger* debugger) override;
-    void setWallClock(std::int64_t wallNs) override { wallNs_ = wallNs; }
+    // Also picks the tier of the cycle about to run (vm_runner.cpp, needsInterpreter).
+    void setWallClock(std::int64_t wallNs) override;
 
     // How the attached program runs: "interpreter", "native", or "interpreter (native: why
     // not)"; empty before the first attach. Any thread (runtime.status): a copy under a lock
@@ -64,6 +70,11 @@ public:
     // Wall-clock milliseconds the native tier took to compile the attached program (0 when it
     // was not compiled).
     [[nodiscard]] double nativeCompileMs() const;
+    // Program runs the interpreter made of a natively compiled program because a debugger needed
+    // them (any thread).
+    [[nodiscard]] std::uint64_t debugInterpretedRuns() const noexcept {
+        return debugRuns_.load(std::memory_order_relaxed);
+    }
 
 private:
     vm::Vm& vmFor(LoadedProgram& program);
@@ -74,6 +85,8 @@ private:
     const std::atomic<bool>* abort_ = nullptr;
     vm::Debugger* debugger_ = nullptr;
     std::int64_t wallNs_ = 0;
+    bool debugging_ = false; // this cycle interprets what the native tier compiled
+    std::atomic<std::uint64_t> debugRuns_{0};
     std::unique_ptr<vm::Vm> vm_;
     std::unique_ptr<native::CompiledModule> native_;
     mutable std::mutex statusMutex_;
