@@ -500,6 +500,8 @@ struct Lowering {
             }
             block.vars.push_back(std::move(d));
         }
+        const SfcStep& initial = initialStep();
+        block.vars.push_back(variable(initial.name.name + "$run", "BOOL", initial.name.span));
         for (const SfcTransition& t : chart.transitions) {
             if (!t.name.name.empty()) {
                 block.vars.push_back(variable(t.name.name, "BOOL", t.name.span));
@@ -663,7 +665,37 @@ struct Lowering {
         out.push_back(ifThen(nameOf(aFlag), list(std::move(stmt))));
     }
 
+    const SfcStep& initialStep() const {
+        return *std::find_if(chart.steps.begin(), chart.steps.end(), [](const SfcStep& s) { return s.initial; });
+    }
+
+    // The initial step's X starts TRUE (declare()), so `var.read` shows the chart at its initial
+    // step before the first cycle, as CODESYS does. An online change that renames the initial step
+    // adds it with that X = TRUE even while the chart stands in another step: two active steps.
+    // `<initial>$run` is named after the initial step, so it too comes in new (FALSE) exactly when
+    // the initial step's name changed: the first cycle that sees it FALSE takes the initial step
+    // back out if any other step is active.
+    void guardInitialStep() {
+        const SfcStep& first = initialStep();
+        const ast::Identifier run = ident(first.name.name + "$run", first.name.span);
+        ExprPtr others;
+        for (const SfcStep& st : chart.steps) {
+            if (&st != &first) {
+                ExprPtr x = field(st.name, "X");
+                others = others == nullptr ? std::move(x) : binary(ast::BinaryOp::Or, std::move(others), std::move(x));
+            }
+        }
+        ast::StmtList body = list(assign(nameOf(run), boolean(true, first.name.span)));
+        if (others != nullptr) {
+            body.push_back(
+                ifThen(std::move(others), list(assign(field(first.name, "X"), boolean(false, first.span)),
+                                               assign(field(first.name, "_entered"), boolean(false, first.span)))));
+        }
+        pou.body.push_back(ifThen(notOf(nameOf(run)), std::move(body)));
+    }
+
     void lower() {
+        guardInitialStep();
         const ast::Identifier init = chartFlag("SFCInit");
         const ast::Identifier reset = chartFlag("SFCReset");
         const ast::Identifier pause = chartFlag("SFCPause");

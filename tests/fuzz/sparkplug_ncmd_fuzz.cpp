@@ -19,11 +19,11 @@ using namespace takt::agent::sparkplug;
 const MetricTable& birth() {
     static const MetricTable table = [] {
         MetricTable t;
-        const IecType types[] = {IecType::Bool,  IecType::Sint,   IecType::Int,   IecType::Dint,  IecType::Lint,
-                                 IecType::Usint, IecType::Uint,   IecType::Udint, IecType::Ulint, IecType::Real,
-                                 IecType::Lreal, IecType::String, IecType::Time,  IecType::Dt};
+        // Every type a metric carries: IecType's values run from Bool to Enum, the last, so a
+        // type added to the enumeration is fuzzed without a second list to keep.
         std::uint64_t alias = 0;
-        for (IecType type : types) {
+        for (int i = 0; i <= static_cast<int>(IecType::Enum); ++i) {
+            const auto type = static_cast<IecType>(i);
             if (!t.add({"P/" + std::string(iecTypeName(type)), alias++, type})) {
                 std::abort();
             }

@@ -24,6 +24,17 @@ inline constexpr std::string_view kBdSeq = "bdSeq";
 // sees which program each box runs (takt fleet status). "Properties/…" is where Sparkplug edge
 // nodes (Eclipse Tahu's examples, Ignition's MQTT Transmission) put what describes the node.
 inline constexpr std::string_view kProgramHash = "Properties/Program Hash";
+// The bdSeq metric of NBIRTH and NDEATH (Int64, Sparkplug 3.0, 6.4.19): one place spells it.
+inline Metric bdSeqMetric(std::uint64_t bdSeq) {
+    return Metric{std::string(kBdSeq),
+                  std::nullopt,
+                  IecType::Lint,
+                  static_cast<std::int64_t>(bdSeq),
+                  false,
+                  std::nullopt,
+                  false,
+                  {}};
+}
 // The property of an enumeration's metric that names its value ("Auto"), in NBIRTH and NDATA.
 inline constexpr std::string_view kEnumText = "Text";
 
@@ -34,11 +45,9 @@ struct MetricState {
     bool constant = false;
     bool input = false; // bound to an input address (%I): the input copy owns it, not the program
     std::optional<Value> value;
-    bool dirty = false; // to be sent: changed (beyond the deadband) since the last NBIRTH or NDATA
-    double deadband = 0;
-    std::vector<std::pair<std::int64_t, std::string>>
-        enumValues; // an enumeration's values and names       // absolute; 0: every change (and every type that is no
-                    // number)
+    bool dirty = false;  // to be sent: changed (beyond the deadband) since the last NBIRTH or NDATA
+    double deadband = 0; // absolute; 0: every change (and every type that is no number)
+    std::vector<std::pair<std::int64_t, std::string>> enumValues; // an enumeration's values and names
     std::optional<Value> sent; // what the last NBIRTH or NDATA carried (or was kept for history)
 };
 

@@ -220,14 +220,7 @@ void SparkplugNode::Impl::connect() {
     sp::Error error;
     sp::Payload payload;
     payload.timestamp = nowMs();
-    payload.metrics.push_back(sp::Metric{std::string(sp::kBdSeq),
-                                         std::nullopt,
-                                         sp::IecType::Lint,
-                                         static_cast<std::int64_t>(bdSeq),
-                                         false,
-                                         std::nullopt,
-                                         false,
-                                         {}});
+    payload.metrics.push_back(sp::bdSeqMetric(bdSeq));
     if (rc == MOSQ_ERR_SUCCESS && sp::encodePayload(payload, death, error)) {
         const std::string topic = base + "NDEATH/" + options.edgeNodeId;
         rc = mosquitto_will_set(mosq, topic.c_str(), static_cast<int>(death.size()), death.data(), 1, false);

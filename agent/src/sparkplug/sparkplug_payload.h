@@ -60,7 +60,7 @@ enum class IecType : std::uint8_t {
     Word,
     Dword,
     Lword,
-    Enum // any enumeration (its names are the metric's, sparkplug_metrics.h)
+    Enum // any enumeration (its names are the metric's, sparkplug_metrics.h); stays last (the NCMD fuzz target)
 };
 
 // The value of a metric in takt's terms: BOOL bool; SINT..LINT, TIME and DT (nanoseconds) and

@@ -24,14 +24,7 @@ void SparkplugNode::Impl::sendDeath() {
     }
     sp::Payload payload;
     payload.timestamp = nowMs();
-    payload.metrics.push_back(sp::Metric{std::string(sp::kBdSeq),
-                                         std::nullopt,
-                                         sp::IecType::Lint,
-                                         static_cast<std::int64_t>(bdSeq),
-                                         false,
-                                         std::nullopt,
-                                         false,
-                                         {}});
+    payload.metrics.push_back(sp::bdSeqMetric(bdSeq));
     (void)publish("NDEATH", payload, 1);
     for (int i = 0; i < 100 && mosquitto_want_write(mosq); ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -73,14 +66,7 @@ void SparkplugNode::Impl::birth() {
     payload.timestamp = nowMs();
     seq = 0;
     payload.seq = seq;
-    payload.metrics.push_back(sp::Metric{std::string(sp::kBdSeq),
-                                         std::nullopt,
-                                         sp::IecType::Lint,
-                                         static_cast<std::int64_t>(bdSeq),
-                                         false,
-                                         std::nullopt,
-                                         false,
-                                         {}});
+    payload.metrics.push_back(sp::bdSeqMetric(bdSeq));
     for (const std::string_view name : {sp::kRebirth, sp::kNextServer}) {
         const sp::MetricSpec* spec = metrics.table().byName(name);
         payload.metrics.push_back(

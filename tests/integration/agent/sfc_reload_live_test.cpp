@@ -61,6 +61,27 @@ VAR go : BOOL; next : BOOL; lamp : BOOL; version : INT; END_VAR
 END_PROGRAM
 )";
 
+// v1 with its initial step renamed: Idle is now Rest.
+constexpr const char* kV3 = R"(PROGRAM Main
+VAR go : BOOL; next : BOOL; lamp : BOOL; version : INT; END_VAR
+    INITIAL_STEP Rest:
+        lamp(R);
+    END_STEP
+    STEP Prime:
+        lamp(S);
+    END_STEP
+    STEP Fill:
+    END_STEP
+    STEP Heat:
+    END_STEP
+    TRANSITION FROM Rest TO Prime := go; END_TRANSITION
+    TRANSITION FROM Prime TO Fill := TRUE; END_TRANSITION
+    TRANSITION FROM Fill TO Heat := next; END_TRANSITION
+    TRANSITION FROM Heat TO Rest := NOT go; END_TRANSITION
+    version := 3;
+END_PROGRAM
+)";
+
 void writeProject(const TempDir& dir, const char* program, const std::string& control) {
     dir.write(
         "runtime.toml",
@@ -162,6 +183,27 @@ TEST(SfcReloadLive, TheActiveStepStaysActiveAndAVanishedStepIsReported) {
     EXPECT_EQ(restarted["values"]["version"]["value"].GetInt(), 1) << rt.log();
     EXPECT_TRUE(restarted["values"]["Fill.X"]["value"].GetBool()) << "the chart started again at its initial step";
     EXPECT_TRUE(restarted["values"]["lamp"]["value"].GetBool());
+
+    // The initial step renamed while Fill is active: Rest comes in inactive, Fill stays the one
+    // active step (the new initial step used to come in active beside it, and with `go` FALSE it
+    // stayed active).
+    ASSERT_TRUE(c->call("var.write", R"({"name":"go","value":{"type":"BOOL","value":false}})").ok);
+    writeProject(v2, kV3, "");
+    ASSERT_EQ(reload("--yes"), 0) << readText(log + ".err");
+    EXPECT_EQ(outcomeOf(parse(readText(log)), "Main.Rest"), "added") << readText(log);
+    const rapidjson::Document renamed =
+        readUntil(*c, R"("version","Rest.X","Prime.X","Fill.X","Heat.X")",
+                  [](const rapidjson::Value& v) { return v["version"]["value"].GetInt() == 3; });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100)); // ten cycles of the new version
+    const rapidjson::Document settled =
+        result(*c, "var.read", R"({"names":["version","Rest.X","Prime.X","Fill.X","Heat.X"]})");
+    const rapidjson::Value& r = settled["values"];
+    ASSERT_EQ(renamed["values"]["version"]["value"].GetInt(), 3) << rt.log();
+    ASSERT_TRUE(r.IsObject());
+    EXPECT_TRUE(r["Fill.X"]["value"].GetBool());
+    EXPECT_FALSE(r["Rest.X"]["value"].GetBool()) << "a second active step";
+    EXPECT_FALSE(r["Prime.X"]["value"].GetBool());
+    EXPECT_FALSE(r["Heat.X"]["value"].GetBool());
     EXPECT_EQ(rt.stop(), 0) << rt.log();
 }
 
