@@ -160,6 +160,10 @@ struct DapAdapter::State {
 };
 
 void DapAdapter::State::attach(const rapidjson::Value& request, const rapidjson::Value& args) {
+    if (client != nullptr || launched != nullptr) {
+        fail(request, "attach: this session has a runtime already");
+        return;
+    }
     ControlClientOptions options;
     options.endpoint = stringOf(args, "endpoint");
     if (options.endpoint.empty()) {
@@ -648,14 +652,15 @@ std::vector<std::string> DapAdapter::handleMessage(std::string_view body) {
         s.run(request, args, "debug.pause");
     } else if (command == "disconnect" || command == "terminate") {
         // A launched runtime ends with the session, whatever terminateDebuggee says: nothing the
-        // adapter started outlives it. An attached one runs on, its tasks resumed.
-        if (s.client != nullptr) {
-            (void)s.client->call("debug.detach", "");
-            s.client.reset();
-        }
+        // adapter started outlives it. An attached one runs on, its tasks resumed. A refused
+        // terminate leaves an attached session as it was.
         if (command == "terminate" && s.launched == nullptr) {
             s.fail(request, "terminate: no launched runtime (disconnect detaches from an attached one)");
         } else {
+            if (s.client != nullptr) {
+                (void)s.client->call("debug.detach", "");
+                s.client.reset();
+            }
             s.respond(request, "{}");
             if (s.launched != nullptr) {
                 s.endLaunched(command == "terminate");
