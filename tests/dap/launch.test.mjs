@@ -111,7 +111,7 @@ after(() => {
 // and the output events seen so far (and later).
 async function launched(root, extra = {}) {
   const dc = new DebugClient(takt, 'dap', 'takt');
-  dc.defaultTimeout = 20000;
+  dc.defaultTimeout = 60000; // a native launch on a loaded machine: the adapter itself waits up to 60 s
   const output = [];
   dc.on('output', (e) => output.push(e.body));
   await dc.start();
@@ -165,7 +165,7 @@ test('launch: a line breakpoint halts the project, its variables read, continue,
 test('launch of a project that does not build fails with the file and line, and leaves nothing running', async () => {
   const root = project('broken', BROKEN);
   const dc = new DebugClient(takt, 'dap', 'takt');
-  dc.defaultTimeout = 20000;
+  dc.defaultTimeout = 60000; // a native launch on a loaded machine: the adapter itself waits up to 60 s
   await dc.start();
   try {
     await dc.initializeRequest({ adapterID: 'takt' });
@@ -266,16 +266,27 @@ async function bareLaunch(root) {
   adapter.stdin.write(frame(1, 'initialize', { adapterID: 'takt' }));
   adapter.stdin.write(frame(2, 'launch', { project: root }));
   let pid;
+  // As long as the adapter waits for the runtime to serve its endpoint.
   await until('the process event', () => {
     const m = /"event":"process","body":\{[^}]*"systemProcessId":(\d+)/.exec(text);
     pid = m ? Number(m[1]) : undefined;
     return pid !== undefined;
-  });
+  }, 60000);
   assert.ok(alive(pid));
   // The private folder of its endpoint, from the runtime's command line.
   const endpoint = /--debug-endpoint\0unix:\/\/([^\0]+)\/control\.sock/.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
   assert.ok(endpoint, 'the runtime serves a private Unix socket');
-  const exited = new Promise((resolve) => adapter.once('exit', (code, signal) => resolve({ code, signal })));
+  const exit = new Promise((resolve) => adapter.once('exit', (code, signal) => resolve({ code, signal })));
+  // Bounded: the adapter's stop allows the runtime a 5 s grace before SIGKILL; a hung adapter fails the
+  // test rather than hanging it.
+  let timer;
+  const exited = Promise.race([exit, new Promise((_, reject) => {
+    timer = setTimeout(() => {
+      adapter.kill('SIGKILL');
+      reject(new Error('the adapter did not exit within 30 s'));
+    }, 30000);
+  })]).finally(() => clearTimeout(timer));
+  exited.catch(() => {}); // handled where awaited
   return { adapter, pid, exited, folder: endpoint[1] };
 }
 
