@@ -290,6 +290,55 @@ async function bareLaunch(root) {
   return { adapter, pid, exited, folder: endpoint[1] };
 }
 
+// takt run as the adapter starts it, without the adapter: its stdin a pipe held by this test.
+function debugRun(root, endpoint) {
+  const child = spawn(takt, ['run', '--project', root, '--debug-endpoint', endpoint], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d) => { output += d; });
+  child.stderr.on('data', (d) => { output += d; });
+  let timer;
+  const exited = Promise.race([
+    new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))),
+    new Promise((_, reject) => {
+      timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`takt run did not exit within 60 s:\n${output}`));
+      }, 60000);
+    }),
+  ]).finally(() => clearTimeout(timer));
+  exited.catch(() => {}); // handled where awaited
+  return { child, exited, output: () => output };
+}
+
+// The adapter's pipe on the runtime's stdin is what stops a runtime whose adapter was killed when
+// the kernel's parent-death signal does not come (a binary with file capabilities): here nothing
+// sends a signal, only the pipe closes.
+test('takt run --debug-endpoint stops as on SIGTERM when its stdin closes', async () => {
+  const root = project('stdin', SOURCE);
+  const folder = mkdtempSync(path.join(tmpdir(), 'takt-dap-stdin-'));
+  try {
+    const socket = path.join(folder, 'control.sock');
+    const run = debugRun(root, `unix://${socket}`);
+    await until('the runtime to serve its endpoint', () => existsSync(socket), 60000);
+    run.child.stdin.end();
+    assert.deepEqual(await run.exited, { code: 0, signal: null }, run.output());
+    assert.match(run.output(), /stopped \(its debug adapter ended\): outputs in safe state/);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+});
+
+test('takt run refuses a --debug-endpoint that is not a Unix socket', async () => {
+  const root = project('tcp', SOURCE);
+  for (const endpoint of ['tcp://127.0.0.1:0', 'tls://127.0.0.1:0']) {
+    const run = debugRun(root, endpoint);
+    const { code } = await run.exited;
+    assert.notEqual(code, 0);
+    assert.match(run.output(), new RegExp(`--debug-endpoint '${endpoint}': expected unix://PATH`));
+    assert.equal(processesNaming(root).length, 0);
+  }
+});
+
 test('the adapter\'s input closing, a SIGTERM or a SIGKILL of the adapter stop the launched runtime', async () => {
   const root = project('bare', SOURCE);
   {
