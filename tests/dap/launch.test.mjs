@@ -359,7 +359,7 @@ test('the adapter\'s input closing, a SIGTERM or a SIGKILL of the adapter stop t
     const { adapter, pid, exited, folder } = await bareLaunch(root);
     adapter.kill('SIGKILL');
     await exited;
-    await until('the orphaned runtime to end (parent-death signal)', () => !alive(pid));
+    await until('the orphaned runtime to end (its stdin pipe closed, or the parent-death signal)', () => !alive(pid));
     // A killed adapter cannot remove its folder; the token in it is gone already, the socket
     // goes with the runtime.
     await until('the socket to go with the runtime', () => readdirSync(folder).length === 0);
