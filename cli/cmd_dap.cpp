@@ -2,7 +2,6 @@
 // nvim-dap or any DAP client; it attaches to a running runtime's control endpoint, or launches a
 // project with this same binary (`takt run`). As for `takt lsp`, the original stdout is kept for
 // the framed messages and fd 1 points at stderr, so a stray print cannot corrupt the stream.
-#include <climits>
 #include <csignal>
 #include <cstdio>
 
@@ -22,13 +21,9 @@ extern "C" void onStopSignal(int /*signal*/) {
     stopRequested = 1;
 }
 
-// The binary launch runs: this one, whatever name or path started it.
-std::string selfExecutable() {
-    std::string path(PATH_MAX, '\0');
-    const ssize_t n = ::readlink("/proc/self/exe", path.data(), path.size());
-    path.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-    return path;
-}
+// The binary launch runs: this one, whatever name or path started it, even if its file was replaced
+// or removed since (the child resolves its own /proc/self/exe, the adapter's, at exec).
+constexpr const char* kSelfExecutable = "/proc/self/exe";
 
 } // namespace
 
@@ -37,7 +32,7 @@ void registerDap(CLI::App& app, int& exitCode) {
         app.add_subcommand("dap", "Debug Adapter Protocol over stdin/stdout: attach an editor's debugger to "
                                   "a running runtime, or launch a project to debug it");
     cmd->callback([&exitCode] {
-        agent::DapAdapter adapter(selfExecutable());
+        agent::DapAdapter adapter(kSelfExecutable);
         std::signal(SIGPIPE, SIG_IGN); // a closed client ends the loop through write errors
         // A signal ends the session as the end of input does: a launched runtime is stopped
         // first (no SA_RESTART, so the wait for input returns at once).

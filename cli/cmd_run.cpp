@@ -7,6 +7,7 @@
 // systemd (NOTIFY_SOCKET), it reports READY=1 and pings WATCHDOG=1 while the
 // scan makes progress.
 #include <algorithm>
+#include <array>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <poll.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -171,6 +173,13 @@ bool loadConfigs(const fs::path& dir, const RunOptions& options, engine::Runtime
                  agent::ControlOptions& control, agent::OpcuaOptions& opcua, agent::SparkplugOptions& sparkplug,
                  io::IoConfig& io, spdlog::logger& log) {
     engine::RuntimeConfigResult rc = engine::loadRuntimeConfig(dir / "runtime.toml");
+    if (!options.debugEndpoint.empty() && !options.debugEndpoint.starts_with("unix://")) {
+        // Debugging is on at this endpoint whatever runtime.toml says: only a Unix socket (in
+        // takt dap's private folder) keeps it to this user.
+        std::fprintf(stderr, "takt run: --debug-endpoint '%s': expected unix://PATH (a Unix socket)\n",
+                     options.debugEndpoint.c_str());
+        return false;
+    }
     if (rc.config && !options.debugEndpoint.empty()) {
         rc.config->control.endpoint = options.debugEndpoint;
         rc.config->control.debugEnabled = true;
@@ -290,6 +299,20 @@ void logEvents(const engine::ScanLoop& loop, std::uint64_t& seen, engine::Overru
 
 // The exit code of a run that started: a supervisor (systemd, a test script) must see a program
 // that ended halted by a fault, or RETAIN values that could not be saved, without reading the log.
+// Whether stdin reached EOF or hung up (nothing waits: poll with a zero timeout); what it sends is
+// read and dropped.
+bool inputEnded() {
+    pollfd p{STDIN_FILENO, POLLIN, 0};
+    if (::poll(&p, 1, 0) <= 0) {
+        return false;
+    }
+    if ((p.revents & POLLIN) != 0) {
+        std::array<char, 256> buf{};
+        return ::read(STDIN_FILENO, buf.data(), buf.size()) == 0;
+    }
+    return (p.revents & (POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
 int runOutcome(const engine::ScanLoop& loop, spdlog::logger& log) {
     const bool halted = loop.endedHaltedByFault();
     const std::optional<engine::FaultRecord> fault = loop.lastFault();
@@ -522,11 +545,18 @@ int runMain(const RunOptions& options) {
     std::string healthSeen = healthNames(startHealth);
     log->info("driver health: {}", healthText(startHealth));
     std::string stopReason = "--for elapsed";
+    // Launched by takt dap: its stdin is a pipe only the adapter writes to, so EOF there means the
+    // adapter is gone, however it ended (a SIGKILL included), and the runtime stops as on SIGTERM.
+    const bool stopOnInputEnd = !options.debugEndpoint.empty();
     for (;;) {
         const timespec wait{0, kStatusPeriodNs};
         const int sig = sigtimedwait(&signals, nullptr, &wait);
         if (sig == SIGINT || sig == SIGTERM) {
             stopReason = sig == SIGINT ? "SIGINT" : "SIGTERM";
+            break;
+        }
+        if (stopOnInputEnd && inputEnded()) {
+            stopReason = "its debug adapter ended";
             break;
         }
         const std::vector<io::DriverHealthReport> health = drivers.refreshHealth();

@@ -448,6 +448,22 @@ test('disconnecting while halted leaves the runtime scanning', async () => {
   await scanning();
 });
 
+test('terminate and a second attach on an attached session are refused and leave it working', async () => {
+  const dc = await attached();
+  try {
+    await assert.rejects(dc.send('terminate', {}), /terminate: no launched runtime/);
+    assert.deepEqual((await dc.threadsRequest()).body.threads.map((t) => t.name), ['Fast', 'Slow']);
+    await assert.rejects(
+      dc.send('attach', { endpoint, tokenFile: path.join(dir, 'engineer.token') }),
+      /attach: this session has a runtime already/,
+    );
+    assert.deepEqual((await dc.threadsRequest()).body.threads.map((t) => t.name), ['Fast', 'Slow']);
+  } finally {
+    await detach(dc);
+  }
+  await scanning();
+});
+
 test('a client killed while its task is halted: the task resumes', async () => {
   const dc = await attached();
   const stopped = dc.waitForEvent('stopped');

@@ -111,7 +111,7 @@ after(() => {
 // and the output events seen so far (and later).
 async function launched(root, extra = {}) {
   const dc = new DebugClient(takt, 'dap', 'takt');
-  dc.defaultTimeout = 20000;
+  dc.defaultTimeout = 60000; // a native launch on a loaded machine: the adapter itself waits up to 60 s
   const output = [];
   dc.on('output', (e) => output.push(e.body));
   await dc.start();
@@ -165,7 +165,7 @@ test('launch: a line breakpoint halts the project, its variables read, continue,
 test('launch of a project that does not build fails with the file and line, and leaves nothing running', async () => {
   const root = project('broken', BROKEN);
   const dc = new DebugClient(takt, 'dap', 'takt');
-  dc.defaultTimeout = 20000;
+  dc.defaultTimeout = 60000; // a native launch on a loaded machine: the adapter itself waits up to 60 s
   await dc.start();
   try {
     await dc.initializeRequest({ adapterID: 'takt' });
@@ -266,18 +266,78 @@ async function bareLaunch(root) {
   adapter.stdin.write(frame(1, 'initialize', { adapterID: 'takt' }));
   adapter.stdin.write(frame(2, 'launch', { project: root }));
   let pid;
+  // As long as the adapter waits for the runtime to serve its endpoint.
   await until('the process event', () => {
     const m = /"event":"process","body":\{[^}]*"systemProcessId":(\d+)/.exec(text);
     pid = m ? Number(m[1]) : undefined;
     return pid !== undefined;
-  });
+  }, 60000);
   assert.ok(alive(pid));
   // The private folder of its endpoint, from the runtime's command line.
   const endpoint = /--debug-endpoint\0unix:\/\/([^\0]+)\/control\.sock/.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
   assert.ok(endpoint, 'the runtime serves a private Unix socket');
-  const exited = new Promise((resolve) => adapter.once('exit', (code, signal) => resolve({ code, signal })));
+  const exit = new Promise((resolve) => adapter.once('exit', (code, signal) => resolve({ code, signal })));
+  // Bounded: the adapter's stop allows the runtime a 5 s grace before SIGKILL; a hung adapter fails the
+  // test rather than hanging it.
+  let timer;
+  const exited = Promise.race([exit, new Promise((_, reject) => {
+    timer = setTimeout(() => {
+      adapter.kill('SIGKILL');
+      reject(new Error('the adapter did not exit within 30 s'));
+    }, 30000);
+  })]).finally(() => clearTimeout(timer));
+  exited.catch(() => {}); // handled where awaited
   return { adapter, pid, exited, folder: endpoint[1] };
 }
+
+// takt run as the adapter starts it, without the adapter: its stdin a pipe held by this test.
+function debugRun(root, endpoint) {
+  const child = spawn(takt, ['run', '--project', root, '--debug-endpoint', endpoint], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d) => { output += d; });
+  child.stderr.on('data', (d) => { output += d; });
+  let timer;
+  const exited = Promise.race([
+    new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))),
+    new Promise((_, reject) => {
+      timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`takt run did not exit within 60 s:\n${output}`));
+      }, 60000);
+    }),
+  ]).finally(() => clearTimeout(timer));
+  exited.catch(() => {}); // handled where awaited
+  return { child, exited, output: () => output };
+}
+
+// The adapter's pipe on the runtime's stdin is what stops a runtime whose adapter was killed when
+// the kernel's parent-death signal does not come (a binary with file capabilities): here nothing
+// sends a signal, only the pipe closes.
+test('takt run --debug-endpoint stops as on SIGTERM when its stdin closes', async () => {
+  const root = project('stdin', SOURCE);
+  const folder = mkdtempSync(path.join(tmpdir(), 'takt-dap-stdin-'));
+  try {
+    const socket = path.join(folder, 'control.sock');
+    const run = debugRun(root, `unix://${socket}`);
+    await until('the runtime to serve its endpoint', () => existsSync(socket), 60000);
+    run.child.stdin.end();
+    assert.deepEqual(await run.exited, { code: 0, signal: null }, run.output());
+    assert.match(run.output(), /stopped \(its debug adapter ended\): outputs in safe state/);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+});
+
+test('takt run refuses a --debug-endpoint that is not a Unix socket', async () => {
+  const root = project('tcp', SOURCE);
+  for (const endpoint of ['tcp://127.0.0.1:0', 'tls://127.0.0.1:0']) {
+    const run = debugRun(root, endpoint);
+    const { code } = await run.exited;
+    assert.notEqual(code, 0);
+    assert.match(run.output(), new RegExp(`--debug-endpoint '${endpoint}': expected unix://PATH`));
+    assert.equal(processesNaming(root).length, 0);
+  }
+});
 
 test('the adapter\'s input closing, a SIGTERM or a SIGKILL of the adapter stop the launched runtime', async () => {
   const root = project('bare', SOURCE);
@@ -299,7 +359,7 @@ test('the adapter\'s input closing, a SIGTERM or a SIGKILL of the adapter stop t
     const { adapter, pid, exited, folder } = await bareLaunch(root);
     adapter.kill('SIGKILL');
     await exited;
-    await until('the orphaned runtime to end (parent-death signal)', () => !alive(pid));
+    await until('the orphaned runtime to end (its stdin pipe closed, or the parent-death signal)', () => !alive(pid));
     // A killed adapter cannot remove its folder; the token in it is gone already, the socket
     // goes with the runtime.
     await until('the socket to go with the runtime', () => readdirSync(folder).length === 0);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -35,7 +36,6 @@ using rpc::quoted;
 constexpr std::uint32_t kFramesPerThread = 100'000;       // frame id = thread * this + index + 1
 constexpr int kKeepAliveMs = 10'000;                      // below the endpoint's idle timeout (30 s)
 constexpr auto kLaunchTimeout = std::chrono::seconds(60); // compiling a large project natively takes a while
-constexpr int kStopGraceMs = 5'000;                       // a runtime's stop: safe state, last retain save
 
 std::string dapFrame(std::string_view body) {
     return fmt::format("Content-Length: {}\r\n\r\n{}", body.size(), body);
@@ -92,6 +92,7 @@ struct DapAdapter::State {
     bool exceptionsSet = false;        // the runtime was given exception filters (an empty list needs no call before)
     bool stopOnEntry = false;          // launch's stopOnEntry, until configurationDone pauses every task
     std::set<std::int64_t> entryStops; // threads paused for stopOnEntry: their halt is told as `entry`
+    const volatile std::sig_atomic_t* stopFlag = nullptr; // serve's `stop`: a launch's wait ends with it
 
     void event(std::string_view name, const std::string& bodyJson) {
         outbox.push_back(fmt::format(R"({{"seq":{},"type":"event","event":"{}","body":{}}})", seq++, name, bodyJson));
@@ -160,6 +161,10 @@ struct DapAdapter::State {
 };
 
 void DapAdapter::State::attach(const rapidjson::Value& request, const rapidjson::Value& args) {
+    if (client != nullptr || launched != nullptr) {
+        fail(request, "attach: this session has a runtime already");
+        return;
+    }
     ControlClientOptions options;
     options.endpoint = stringOf(args, "endpoint");
     if (options.endpoint.empty()) {
@@ -225,20 +230,21 @@ void DapAdapter::State::launch(const rapidjson::Value& request, const rapidjson:
         fail(request, "launch: " + error);
         return;
     }
-    std::unique_ptr<ControlClient> c = launched->connectWhenServing(kLaunchTimeout, error);
+    std::unique_ptr<ControlClient> c = launched->connectWhenServing(kLaunchTimeout, stopFlag, error);
     forwardOutput(); // what it wrote while it started: its log, or why it did not start
     if (c == nullptr) {
         fail(request, fmt::format("launch: takt run --project {} {}", launched->project(), error));
         launched.reset();
         return;
     }
-    sourceRoot = launched->project();
-    const rapidjson::Value* entry = memberOf(args, "stopOnEntry");
-    stopOnEntry = entry != nullptr && entry->IsBool() && entry->GetBool();
     if (!connected(request, std::move(c))) {
         launched.reset();
         return;
     }
+    // Only for a session that has its runtime: a failed launch leaves the session as it was.
+    sourceRoot = launched->project();
+    const rapidjson::Value* entry = memberOf(args, "stopOnEntry");
+    stopOnEntry = entry != nullptr && entry->IsBool() && entry->GetBool();
     event("process", fmt::format(R"({{"name":{},"systemProcessId":{},"isLocalProcess":true,"startMethod":"launch"}})",
                                  quoted(launched->name()), launched->pid()));
 }
@@ -272,8 +278,17 @@ void DapAdapter::State::forwardOutput() {
 
 // The launched runtime stopped (or is stopped now): with `events`, the client hears how it ended.
 void DapAdapter::State::endLaunched(bool events) {
-    client.reset();
-    const int code = launched->stop(kStopGraceMs);
+    if (client != nullptr) { // what it told before it ended (runtime_stopped, a last logpoint) first
+        for (const std::string& line : client->takeNotifications()) {
+            runtimeLine(line);
+        }
+        std::string line;
+        while (client->readLine(line, 0)) {
+            runtimeLine(line);
+        }
+        client.reset();
+    }
+    const int code = launched->stop(detail::kStopGraceMs);
     forwardOutput();
     launched.reset();
     if (events) {
@@ -537,7 +552,8 @@ void DapAdapter::State::runtimeLine(const std::string& line) {
         // as does a fault an exception breakpoint caught.
         const std::string fault = stringOf(*params, "fault");
         std::string reason = stringOf(*params, "reason");
-        if (reason == "pause" && entryStops.erase(intOf(*params, "thread")) > 0) {
+        // Any halt of a thread ends its entry stop: a later pause of it is the user's.
+        if (entryStops.erase(intOf(*params, "thread")) > 0 && reason == "pause") {
             reason = "entry";
         }
         if (reason == "breakpoint" && functionStops.contains({stringOf(*params, "file"), intOf(*params, "line")})) {
@@ -648,14 +664,15 @@ std::vector<std::string> DapAdapter::handleMessage(std::string_view body) {
         s.run(request, args, "debug.pause");
     } else if (command == "disconnect" || command == "terminate") {
         // A launched runtime ends with the session, whatever terminateDebuggee says: nothing the
-        // adapter started outlives it. An attached one runs on, its tasks resumed.
-        if (s.client != nullptr) {
-            (void)s.client->call("debug.detach", "");
-            s.client.reset();
-        }
+        // adapter started outlives it. An attached one runs on, its tasks resumed. A refused
+        // terminate leaves an attached session as it was.
         if (command == "terminate" && s.launched == nullptr) {
             s.fail(request, "terminate: no launched runtime (disconnect detaches from an attached one)");
         } else {
+            if (s.client != nullptr) {
+                (void)s.client->call("debug.detach", "");
+                s.client.reset();
+            }
             s.respond(request, "{}");
             if (s.launched != nullptr) {
                 s.endLaunched(command == "terminate");
@@ -712,6 +729,7 @@ std::vector<std::string> DapAdapter::pollRuntime() {
 }
 
 int DapAdapter::serve(int inFd, int outFd, const volatile std::sig_atomic_t* stop) {
+    state_->stopFlag = stop;
     rpc::HeaderFramer framer;
     std::vector<char> buf(1 << 16);
     const auto send = [&](const std::vector<std::string>& bodies) {

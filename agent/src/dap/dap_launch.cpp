@@ -102,9 +102,11 @@ std::unique_ptr<LaunchedRuntime> LaunchedRuntime::start(const LaunchSpec& spec, 
     argv.push_back(nullptr);
     std::array<int, 2> out{-1, -1};
     std::array<int, 2> err{-1, -1};
-    if (::pipe2(out.data(), O_CLOEXEC) != 0 || ::pipe2(err.data(), O_CLOEXEC) != 0) {
+    std::array<int, 2> in{-1, -1}; // its stdin: the write end only here, closed when the adapter ends
+    if (::pipe2(out.data(), O_CLOEXEC) != 0 || ::pipe2(err.data(), O_CLOEXEC) != 0 ||
+        ::pipe2(in.data(), O_CLOEXEC) != 0) {
         error = fmt::format("pipe: {}", std::strerror(errno));
-        for (const int fd : {out[0], out[1], err[0], err[1]}) {
+        for (const int fd : {out[0], out[1], err[0], err[1], in[0], in[1]}) {
             if (fd >= 0) {
                 ::close(fd);
             }
@@ -114,8 +116,14 @@ std::unique_ptr<LaunchedRuntime> LaunchedRuntime::start(const LaunchSpec& spec, 
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid == 0) {
-        // Only async-signal-safe calls until exec. Its own process group, so that stopping it
-        // reaches what it starts too; SIGTERM from the kernel when the adapter dies.
+        // Only async-signal-safe calls until exec. The adapter's stop handlers go first: a
+        // parent-death SIGTERM between prctl and exec must end this child, not set a flag in a
+        // copy of the adapter. Its own process group, so that stopping it reaches what it starts
+        // too; SIGTERM from the kernel when the adapter dies (not for a binary with file
+        // capabilities: there its stdin reaching EOF stops it, see below).
+        for (const int sig : {SIGTERM, SIGINT, SIGHUP}) {
+            ::signal(sig, SIG_DFL);
+        }
         ::setpgid(0, 0);
         ::prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (::getppid() != parent) {
@@ -124,10 +132,9 @@ std::unique_ptr<LaunchedRuntime> LaunchedRuntime::start(const LaunchSpec& spec, 
         ::signal(SIGPIPE, SIG_DFL); // the adapter ignores it; exec keeps an ignored signal ignored
         ::dup2(out[1], STDOUT_FILENO);
         ::dup2(err[1], STDERR_FILENO);
-        const int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (devnull >= 0) {
-            ::dup2(devnull, STDIN_FILENO);
-        }
+        // takt run --debug-endpoint stops on EOF on its stdin: however the adapter ends, the
+        // kernel closes the write end it alone holds.
+        ::dup2(in[0], STDIN_FILENO);
         ::execv(argv[0], argv.data());
         constexpr std::string_view kFailed = "takt dap: cannot execute the takt binary for launch\n";
         [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kFailed.data(), kFailed.size());
@@ -135,8 +142,10 @@ std::unique_ptr<LaunchedRuntime> LaunchedRuntime::start(const LaunchSpec& spec, 
     }
     ::close(out[1]);
     ::close(err[1]);
+    ::close(in[0]);
     r->outFd_ = out[0];
     r->errFd_ = err[0];
+    r->inFd_ = in[1];
     if (pid < 0) {
         error = fmt::format("fork: {}", std::strerror(errno));
         return nullptr;
@@ -151,9 +160,9 @@ std::unique_ptr<LaunchedRuntime> LaunchedRuntime::start(const LaunchSpec& spec, 
 
 LaunchedRuntime::~LaunchedRuntime() {
     if (pid_ > 0) {
-        (void)stop(5000);
+        (void)stop(kStopGraceMs);
     }
-    for (const int fd : {outFd_, errFd_}) {
+    for (const int fd : {outFd_, errFd_, inFd_}) {
         if (fd >= 0) {
             ::close(fd);
         }
@@ -195,7 +204,9 @@ std::vector<std::pair<std::string, std::string>> LaunchedRuntime::takeOutput() {
     return std::exchange(pending_, {});
 }
 
-std::unique_ptr<ControlClient> LaunchedRuntime::connectWhenServing(std::chrono::seconds timeout, std::string& error) {
+std::unique_ptr<ControlClient> LaunchedRuntime::connectWhenServing(std::chrono::seconds timeout,
+                                                                   const volatile std::sig_atomic_t* stop,
+                                                                   std::string& error) {
     ControlClientOptions options;
     options.endpoint = endpoint_;
     if (!readTokenFile(tokenFile_, options.token, error)) {
@@ -212,6 +223,10 @@ std::unique_ptr<ControlClient> LaunchedRuntime::connectWhenServing(std::chrono::
                                    : stderrTail_;
             error = fmt::format("ended with exit code {} before it served its control endpoint{}{}", *code,
                                 tail.empty() ? "" : ":\n", tail);
+            return nullptr;
+        }
+        if (stop != nullptr && *stop != 0) {
+            error = "was stopped before it served its control endpoint: the adapter is ending";
             return nullptr;
         }
         if (std::chrono::steady_clock::now() > deadline) {
@@ -262,6 +277,7 @@ int LaunchedRuntime::stop(int graceMs) {
     ::kill(pid_, SIGTERM);
     constexpr int kStepMs = 10;
     for (int waited = 0; waited < graceMs; waited += kStepMs) {
+        readPipes(); // a child blocked on a full pipe would not end within the grace
         if (exitCode()) {
             return *exitCode_;
         }

@@ -4,8 +4,13 @@
 // a private folder (mode 0700) with debugging on, through takt run's hidden --debug-endpoint and
 // --debug-token-file, so the project's files stay as they are. Its stdout and stderr come back
 // through pipes. The child is stopped (SIGTERM, a bounded wait, then SIGKILL of its process group)
-// when this object goes, and it gets SIGTERM from the kernel if the adapter dies first.
+// when this object goes. If the adapter dies first (even by SIGKILL) the child stops as on SIGTERM:
+// its stdin is a pipe whose write end only the adapter holds, and takt run --debug-endpoint stops on
+// EOF there; it also gets SIGTERM from the kernel (PR_SET_PDEATHSIG, which the kernel drops for a
+// binary with file capabilities). What the runtime started (the OPC UA server's Node.js process, in
+// a process group of its own) ends with it: its channel to the runtime closes.
 #include <chrono>
+#include <csignal>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +22,9 @@
 #include "takt/agent/control_client.h"
 
 namespace takt::agent::detail {
+
+// How long a launched runtime has to stop after SIGTERM (safe state, last retain save) before SIGKILL.
+constexpr int kStopGraceMs = 5'000;
 
 struct LaunchSpec {
     std::string executable; // the takt binary
@@ -42,14 +50,17 @@ public:
     // the session's token; nullptr with `error` when the child ended first (its exit code and the
     // end of its stderr: the build's file:line diagnostics) or did not answer within `timeout`.
     // What it wrote meanwhile waits for takeOutput().
-    [[nodiscard]] std::unique_ptr<ControlClient> connectWhenServing(std::chrono::seconds timeout, std::string& error);
+    // `*stop` set (the adapter's stop signal) ends the wait early with `error`.
+    [[nodiscard]] std::unique_ptr<ControlClient>
+    connectWhenServing(std::chrono::seconds timeout, const volatile std::sig_atomic_t* stop, std::string& error);
 
     // What the child wrote since the last call, as (category "stdout" | "stderr", text), in the
     // order read.
     [[nodiscard]] std::vector<std::pair<std::string, std::string>> takeOutput();
     // The child's exit code once it has ended (128 + the signal when a signal ended it).
     [[nodiscard]] std::optional<int> exitCode();
-    // SIGTERM, up to `graceMs` for the child to end, then SIGKILL; its exit code.
+    // SIGTERM, up to `graceMs` for the child to end (its output read meanwhile), then SIGKILL; its exit
+    // code.
     int stop(int graceMs);
 
 private:
@@ -61,6 +72,7 @@ private:
     std::optional<int> exitCode_;
     int outFd_ = -1;
     int errFd_ = -1;
+    int inFd_ = -1; // the write end of the child's stdin: never written, its close is the EOF
     std::string project_;
     std::string dir_;
     std::string endpoint_;
