@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "takt/agent/control.h"
+#include "takt/common/fd_io.h"
 
 namespace takt::agent::detail {
 
@@ -53,7 +54,7 @@ bool writeToken(const std::string& path, std::string& error) {
     }
     text += '\n';
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    const bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    const bool ok = fd >= 0 && common::writeAll(fd, text);
     if (!ok) {
         error = fmt::format("{}: {}", path, std::strerror(errno));
     }
