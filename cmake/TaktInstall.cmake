@@ -38,6 +38,8 @@ foreach(unit takt.service takt@.service)
   file(GENERATE OUTPUT ${PROJECT_BINARY_DIR}/packaging/${unit} CONTENT "${text}")
   install(FILES ${PROJECT_BINARY_DIR}/packaging/${unit} DESTINATION ${TAKT_SYSTEMD_UNIT_DIR} COMPONENT service)
 endforeach()
+# The group takt may write the PM QoS CPU latency device (cpu_dma_latency_us, docs/install.md).
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/udev/60-takt.rules DESTINATION /lib/udev/rules.d COMPONENT service)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/takt.service
                                                               ${PROJECT_SOURCE_DIR}/docs/takt@.service)
 

@@ -45,7 +45,7 @@ dpkg -i "$deb" >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get -f install -
 for f in /usr/bin/takt /usr/share/takt/boards/raspberry-pi-4.toml /usr/share/takt/examples/demo/runtime.toml \
          /usr/share/takt/opcua/server.js \
          /lib/systemd/system/takt.service /lib/systemd/system/takt@.service /etc/takt/project/runtime.toml \
-         /usr/share/doc/takt/copyright; do
+         /usr/share/doc/takt/copyright /lib/udev/rules.d/60-takt.rules; do
   [ -e "$f" ] || fail "$f not installed"
 done
 [ -d /usr/share/takt/opcua/node_modules/node-opcua ] || fail "the OPC UA server's npm packages are not installed"
@@ -54,6 +54,9 @@ getent passwd takt >/dev/null || fail "no user takt"
 [ "$(stat -c %U /var/lib/takt)" = takt ] || fail "/var/lib/takt is not owned by takt"
 [ -L /etc/systemd/system/multi-user.target.wants/takt.service ] || fail "takt.service is not enabled"
 [ -e /run/takt/takt.sock ] && fail "the package started takt"
+if [ -c /dev/cpu_dma_latency ]; then
+  [ "$(stat -c %G:%a /dev/cpu_dma_latency)" = takt:660 ] || fail "/dev/cpu_dma_latency is not writable by the group takt"
+fi
 ok "installed, user takt, takt.service enabled and not started"
 
 # The installed binary finds the installed boards, not a build tree's.
@@ -119,6 +122,9 @@ left=$(comm -13 "$before" "$after" | grep -v -E '^/etc/takt(/|$)|^/var/lib/takt(
 gone=$(comm -23 "$before" "$after" || true)
 [ -z "$gone" ] || fail "missing after dpkg -r: $gone"
 [ -f /etc/takt/project/runtime.toml ] || fail "conffiles removed by dpkg -r"
+if [ -c /dev/cpu_dma_latency ]; then
+  [ "$(stat -c %G:%a /dev/cpu_dma_latency)" = root:600 ] || fail "dpkg -r left /dev/cpu_dma_latency to the group takt"
+fi
 ok "dpkg -r left only conffiles (/etc/takt) and state (/var/lib/takt)"
 
 dpkg --purge takt >/dev/null

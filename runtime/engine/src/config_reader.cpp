@@ -343,6 +343,18 @@ void readRealtime(TableReader& r, RuntimeConfig::Realtime& out) {
     if (auto m = r.boolean("lock_memory")) {
         out.lockMemory = *m;
     }
+    // Microseconds (the kernel's PM QoS takes up to 2,000 s, "no constraint"), or false to leave
+    // the system's setting alone under SCHED_FIFO too.
+    if (const toml::node* n = r.node("cpu_dma_latency_us")) {
+        constexpr std::int64_t kMaxUs = 2'000'000'000;
+        if (const auto* b = n->as_boolean(); b != nullptr && !b->get()) {
+            out.cpuDmaLatencyUs = -1;
+        } else if (const auto* v = n->as_integer(); v != nullptr && v->get() >= 0 && v->get() <= kMaxUs) {
+            out.cpuDmaLatencyUs = static_cast<std::int32_t>(v->get());
+        } else {
+            r.error("cpu_dma_latency_us", fmt::format("expected microseconds 0..{} or false", kMaxUs));
+        }
+    }
     r.finish();
 }
 

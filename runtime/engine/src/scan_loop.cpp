@@ -217,6 +217,11 @@ bool ScanLoop::start(std::string& error) {
                                         "(raise LimitMEMLOCK= or grant CAP_IPC_LOCK)",
                                         std::strerror(errno)));
     }
+    if (const std::optional<std::int32_t> us = heldCpuLatencyUs(options_.realtime)) {
+        if (std::string why = cpuLatency_.hold(*us); !why.empty()) {
+            warnings_.push_back(std::move(why));
+        }
+    }
     stopRequested_ = false;
     scanExited_ = false;
     setupDone_ = 0;
@@ -273,6 +278,7 @@ void ScanLoop::stop() {
         retainThread_.join();
     }
     retainState_.store(RetainHandoff::Idle);
+    cpuLatency_.release(); // no scan thread left to wake up
     abort_.store(false);
     stopAbort_ = false;
     latchSafeState();

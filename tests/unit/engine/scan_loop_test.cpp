@@ -1,7 +1,11 @@
 // The scan loop with a scripted program and a loopback-like process I/O: exchange, overruns,
-// watchdog, fault policies, retain hand-over.
+// watchdog, fault policies, retain hand-over, the CPU latency request.
 #include <chrono>
+#include <filesystem>
+#include <optional>
 #include <thread>
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -443,6 +447,62 @@ TEST(ScanLoop, StartRefusesWithoutAProgram) {
     std::string error;
     EXPECT_FALSE(loop.start(error));
     EXPECT_EQ(error, "no program loaded");
+}
+
+} // namespace
+} // namespace takt::engine
+
+namespace takt::engine {
+namespace {
+
+// How many of this process's descriptors are open on the PM QoS device.
+int cpuLatencyDescriptors() {
+    int n = 0;
+    std::error_code ec;
+    for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+        std::error_code link;
+        if (std::filesystem::read_symlink(fd.path(), link) == CpuLatencyRequest::kDevice) {
+            ++n;
+        }
+    }
+    return n;
+}
+
+// The wake-up latency request lives exactly as long as the run: the kernel drops it when its
+// descriptor closes.
+TEST(ScanLoop, HoldsTheCpuLatencyRequestWhileItRuns) {
+    if (::access(CpuLatencyRequest::kDevice, W_OK) != 0) {
+        GTEST_SKIP() << CpuLatencyRequest::kDevice << " is not writable here (root, or the package's udev rule)";
+    }
+    ScanOptions o = options(2);
+    o.realtime.cpuDmaLatencyUs = 5;
+    Rig rig(o);
+    ASSERT_TRUE(rig.load());
+    const int before = cpuLatencyDescriptors();
+    ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+    std::string error;
+    ASSERT_TRUE(loop.start(error)) << error;
+    EXPECT_EQ(cpuLatencyDescriptors(), before + 1);
+    EXPECT_TRUE(loop.warnings().empty()) << loop.warnings().front();
+    loop.stop();
+    EXPECT_EQ(cpuLatencyDescriptors(), before);
+}
+
+TEST(ScanLoop, LeavesTheCpuLatencyAloneWithoutFifoOrWhenToldTo) {
+    for (const std::optional<std::int32_t> asked : {std::optional<std::int32_t>{}, std::optional<std::int32_t>{-1}}) {
+        ScanOptions o = options(2);
+        o.realtime.fifo = asked.has_value(); // `false` under fifo too
+        o.realtime.priority = 1;
+        o.realtime.cpuDmaLatencyUs = asked;
+        Rig rig(o);
+        ASSERT_TRUE(rig.load());
+        const int before = cpuLatencyDescriptors();
+        ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+        std::string error;
+        ASSERT_TRUE(loop.start(error)) << error;
+        EXPECT_EQ(cpuLatencyDescriptors(), before);
+        loop.stop();
+    }
 }
 
 } // namespace

@@ -176,6 +176,9 @@ struct RuntimeConfig {
         // (instead of cpuAffinity), when the tasks run on threads of their own.
         std::vector<std::pair<std::string, std::vector<int>>> taskAffinity;
         bool lockMemory = false;
+        // cpu_dma_latency_us: the CPU wake-up latency held while the scan runs
+        // (cpu_latency.h); unset: by the scheduler; negative: `false`, the system's own.
+        std::optional<std::int32_t> cpuDmaLatencyUs;
     } realtime;
 };
 

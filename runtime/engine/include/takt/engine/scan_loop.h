@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "takt/engine/config.h"
+#include "takt/engine/cpu_latency.h"
 #include "takt/engine/engine.h"
 #include "takt/engine/histogram.h"
 #include "takt/engine/process_io.h"
@@ -376,6 +377,7 @@ private:
     ScanOptions options_;
     RetainSink* retainSink_ = nullptr;
     std::vector<std::string> warnings_;
+    CpuLatencyRequest cpuLatency_; // held from start() to stop()
 
     std::thread scanThread_, watchdogThread_, retainThread_;
     std::atomic<bool> stopRequested_{false};
