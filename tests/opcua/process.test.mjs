@@ -3,7 +3,9 @@
 // real server's shutdown as its clients see it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { promisify } from 'node:util';
 import {
   AttributeIds,
   ClientMonitoredItem,
@@ -12,7 +14,7 @@ import {
   TimestampsToReturn,
   VariableIds,
 } from 'node-opcua-client';
-import { startTakt, connect, freePort, sleep, standIn, until, waitForRestart } from './support.mjs';
+import { startTakt, connect, freePort, realServer, sleep, standIn, until, waitForRestart } from './support.mjs';
 
 const kProgram = `PROGRAM Main
 VAR
@@ -350,5 +352,62 @@ test('the server process runs on every CPU when cpu_affinity gives the scan all 
     assert.match(takt.output(), new RegExp(`opcua: the server process runs at nice ${expectedNice()} on CPUs ${all}: the scan's cpu_affinity ${all} leaves no other CPU`));
   } finally {
     await takt.stop();
+  }
+});
+
+// The real server, which on SIGUSR2 keeps its event loop busy until it has had 2 s of CPU: no
+// ping is answered meanwhile. It says so on stderr when it is done.
+const kBusyOnSignal = `'use strict';
+process.on('SIGUSR2', () => {
+  const start = process.cpuUsage();
+  for (;;) {
+    const used = process.cpuUsage(start);
+    if (used.user + used.system >= 2e6) break;
+  }
+  process.stderr.write('stand-in: had 2 s of CPU\\n');
+});
+require(${JSON.stringify(realServer)});
+`;
+
+// On a busy machine the server, at nice 10, waits for a CPU behind the busy processes: a stretch
+// that needs 2 s of CPU then takes about 20 s, twice the ping's 10 s. Waiting for a CPU is no hang
+// (the deadline counts the time it was given): the process runs on, and is not started again from
+// nothing to be starved again.
+test('a server process starved of CPU past the ping\'s 10 s is not taken for hung', async (t) => {
+  if (expectedNice() - ownNice() < 5) {
+    t.skip(`this test runs at nice ${ownNice()}: the server is not below a process of its own`);
+    return;
+  }
+  const dir = standIn(kBusyOnSignal);
+  const takt = await startTakt({ sources: { 'main.st': kProgram }, env: { TAKT_OPCUA_DIR: dir } });
+  let hog;
+  try {
+    const before = await until('the server running', async () => {
+      const { opcua } = await takt.status();
+      return opcua.state === 'running' ? opcua : null;
+    });
+    // The server and a busy loop at this test's nice level on one CPU.
+    const cpu = String(ownCpus()[0]);
+    await promisify(execFile)('taskset', ['-a', '-p', '-c', cpu, String(before.pid)]);
+    hog = spawn('taskset', ['-c', cpu, 'sh', '-c', 'while :; do :; done'], { stdio: 'ignore' });
+    await sleep(200);
+    const t0 = Date.now();
+    process.kill(before.pid, 'SIGUSR2');
+    await until('the busy stretch to end, or a restart', async () =>
+      takt.output().includes('stand-in: had 2 s of CPU') || (await takt.status()).opcua.restarts > 0, 120000);
+    const ms = Date.now() - t0;
+    hog.kill('SIGKILL');
+    t.diagnostic(`2 s of CPU took ${ms} ms`);
+    const after = (await takt.status()).opcua;
+    assert.doesNotMatch(takt.output(), /did not answer the liveness ping/);
+    assert.equal(after.pid, before.pid);
+    assert.equal(after.restarts, 0);
+    assert.ok(ms > 12000, `starved for only ${ms} ms: not past the ping's 10 s, so this run proves nothing`);
+    const ua = await connect(takt.endpoint);
+    await ua.close();
+  } finally {
+    hog?.kill('SIGKILL');
+    await takt.stop();
+    rmSync(dir, { recursive: true, force: true });
   }
 });

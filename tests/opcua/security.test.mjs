@@ -77,7 +77,7 @@ test('an untrusted client certificate is refused, a trusted one reads', async ()
   mkdirSync(trusted, { recursive: true });
   for (const f of files) renameSync(path.join(rejected, f), path.join(trusted, f));
 
-  const { client, session } = await until('the trusted client to connect', async () => secureSession().catch(() => null), 20000);
+  const { client, session } = await until('the trusted client to connect', async () => secureSession().catch(() => null), 60000);
   try {
     const dv = await session.read({ nodeId: `ns=2;s=Main.i`, attributeId: AttributeIds.Value });
     assert.equal(dv.statusCode.value, StatusCodes.Good.value);

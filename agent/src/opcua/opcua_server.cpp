@@ -34,6 +34,7 @@
 #include "control/control_runtime_internal.h"
 #include "rpc/rpc_envelope.h"
 #include "rpc/rpc_framer.h"
+#include "takt/agent/given_time.h"
 #include "takt/agent/opcua_placement.h"
 
 extern char** environ;
@@ -196,7 +197,8 @@ constexpr std::chrono::seconds kWriteStall{5};
 // stopped process, a loop stuck in code): it is ended and started again like one that died. The
 // first answer may take kFirstAnswer (Node.js loads node-opcua first, seconds on a small board or a
 // busy machine), and a process that answers but has not said it listens (opcua.ready) kReadyWithin
-// after its start is stuck starting, ended and started again the same way.
+// after its start is stuck starting, ended and started again the same way. Every deadline here
+// counts the time the process was given (given_time.h): waiting for a CPU is not being stuck.
 constexpr std::chrono::seconds kPingInterval{1};
 constexpr std::chrono::seconds kHungAfter{10};
 constexpr std::chrono::seconds kFirstAnswer{30};
@@ -330,13 +332,14 @@ struct OpcuaServer::Impl {
     std::shared_ptr<Outbox> outbox;
     int wake;
     std::atomic<bool> stopping{false};
-    bool stalled = false;           // the process stopped reading its channel (writeAll gave up)
-    bool listening = false;         // the process said it listens (opcua.ready)
-    bool answered = false;          // it answered a ping (or said it listens) since its start
-    std::string hung;               // why it was taken for hung (the ping, or not ready in time)
-    Clock::time_point spawned{};    // its start
-    Clock::time_point pinged{};     // the last ping
-    Clock::time_point answeredAt{}; // its last answer (or when it said it listens)
+    bool stalled = false;   // the process stopped reading its channel (writeAll gave up)
+    bool listening = false; // the process said it listens (opcua.ready)
+    bool answered = false;  // it answered a ping (or said it listens) since its start
+    std::string hung;       // why it was taken for hung (the ping, or not ready in time)
+    // From its start, and from its last answer (or when it said it listens): the time it was
+    // given, so that waiting for a CPU on a busy machine is not taken for a hang.
+    GivenTime sinceStart, sinceAnswer;
+    Clock::time_point pinged{}; // the last ping
     std::thread thread;
     pid_t pid = 0;
     std::uint64_t generation = 0;                                        // answers for an earlier process are dropped
@@ -441,14 +444,18 @@ bool OpcuaServer::Impl::spawn(int& channel, std::string& error) {
 // without progress nor once the runtime stops: then `stalled` is set and serve() gives the
 // channel up. After that nothing more is written to this channel.
 void OpcuaServer::Impl::writeAll(int channel, std::string_view text) {
-    auto deadline = Clock::now() + kWriteStall;
+    // Since the channel stopped taking bytes; a process that waits for a CPU is slow, not stuck.
+    std::optional<GivenTime> blocked;
     while (!text.empty() && !stalled) {
         const ssize_t n = ::send(channel, text.data(), text.size(), MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR) {
             continue;
         }
         if (n < 0 && errno == EAGAIN) {
-            if (stopping || Clock::now() >= deadline) {
+            if (!blocked) {
+                blocked.emplace().mark(pid, Clock::now());
+            }
+            if (stopping || blocked->beyond(pid, Clock::now(), kWriteStall)) {
                 stalled = true;
                 return;
             }
@@ -460,7 +467,7 @@ void OpcuaServer::Impl::writeAll(int channel, std::string_view text) {
             return; // the process is gone: the supervisor sees the channel close
         }
         text.remove_prefix(static_cast<std::size_t>(n));
-        deadline = Clock::now() + kWriteStall;
+        blocked.reset();
     }
 }
 
@@ -526,7 +533,7 @@ void OpcuaServer::Impl::handle(std::string_view line, int channel) {
     }
     if (request.method == "opcua.health") {
         answered = true;
-        answeredAt = Clock::now();
+        sinceAnswer.mark(pid, Clock::now());
         const auto count = [&](const char* name) -> std::uint64_t {
             const auto it = request.params->FindMember(name);
             return it != request.params->MemberEnd() && it->value.IsUint64() ? it->value.GetUint64() : 0;
@@ -541,7 +548,7 @@ void OpcuaServer::Impl::handle(std::string_view line, int channel) {
     if (request.method == "opcua.ready") {
         listening = true;
         answered = true;
-        answeredAt = Clock::now();
+        sinceAnswer.mark(pid, Clock::now());
         const auto endpoint = request.params->FindMember("endpoint");
         const std::string url = endpoint != request.params->MemberEnd() && endpoint->value.IsString()
                                     ? std::string(endpoint->value.GetString())
@@ -682,7 +689,7 @@ void OpcuaServer::Impl::serve(int channel) {
     listening = false;
     answered = false;
     hung.clear();
-    spawned = Clock::now();
+    sinceStart.mark(pid, Clock::now());
     pinged = Clock::time_point{};
     writeAll(channel, configureLine(options, process));
     rpc::LineFramer framer(std::size_t{16} << 20);
@@ -698,11 +705,11 @@ void OpcuaServer::Impl::serve(int channel) {
         // Hung, starting or running: unless a line waits to be read (it may be the answer).
         const Clock::time_point now = Clock::now();
         if ((fds[0].revents & POLLIN) == 0) {
-            if (!answered && now - spawned > kFirstAnswer) {
+            if (!answered && sinceStart.beyond(pid, now, kFirstAnswer)) {
                 hung = fmt::format("did not answer the liveness ping within {} s of its start", kFirstAnswer.count());
-            } else if (answered && now - answeredAt > kHungAfter) {
+            } else if (answered && sinceAnswer.beyond(pid, now, kHungAfter)) {
                 hung = fmt::format("did not answer the liveness ping for {} s", kHungAfter.count());
-            } else if (!listening && now - spawned > kReadyWithin) {
+            } else if (!listening && sinceStart.beyond(pid, now, kReadyWithin)) {
                 hung = fmt::format("did not get ready within {} s of its start", kReadyWithin.count());
             }
             if (!hung.empty()) {
