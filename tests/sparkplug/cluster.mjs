@@ -194,12 +194,19 @@ try {
   console.log(`births: ${count} edge nodes born ${birthMs} ms after the first start (all started at once)`);
   for (const r of runs) assert.equal(nodes.get(r.id).births.length, 1, `${r.id} was born once`);
 
-  // 2. Where each node is: the first server of its list.
+  // 2. Where each node is: a server of its list, the first unless connecting to it timed out while
+  // 100 runs and three brokers started at once on two cores (then the next, as the list says).
   const before = await inParallel(runs, 6, status);
+  let moved = 0;
   for (const [k, s] of before.entries()) {
-    assert.equal(s.sparkplug.state, 'online', `${runs[k].id}: ${JSON.stringify(s.sparkplug)}`);
-    assert.equal(s.sparkplug.server, url(runs[k].broker), `${runs[k].id} is on its first server`);
+    const r = runs[k];
+    assert.equal(s.sparkplug.state, 'online', `${r.id}: ${JSON.stringify(s.sparkplug)}`);
+    const at = serverOrder(r.i).find((b) => url(b) === s.sparkplug.server);
+    assert.ok(at !== undefined, `${r.id} is on ${s.sparkplug.server}, not a server of its list`);
+    if (at !== r.broker) ++moved;
+    r.broker = at;
   }
+  console.log(`${count - moved} nodes on their first server, ${moved} on a later one of their list`);
   const onBroker = [0, 1, 2].map((b) => runs.filter((r) => r.broker === b));
   console.log(`spread: ${onBroker.map((l, b) => `rabbit${b + 1} ${l.length}`).join(', ')}`);
 
