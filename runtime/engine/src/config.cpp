@@ -363,6 +363,14 @@ void readRuntime(TableReader& r, RuntimeConfig& c) {
         TableReader tr(*t, r.keyPath("realtime"), r.file(), r.diagnostics());
         readRealtime(tr, c.realtime);
     }
+    if (const toml::table* t = r.table("debug")) {
+        TableReader tr(*t, r.keyPath("debug"), r.file(), r.diagnostics());
+        enum class Outputs : std::uint8_t { Hold, Safe };
+        if (auto o = tr.choice<Outputs>("outputs", {{"hold", Outputs::Hold}, {"safe", Outputs::Safe}})) {
+            c.debug.safeOutputsWhileHalted = *o == Outputs::Safe;
+        }
+        tr.finish();
+    }
     if (const toml::table* t = r.table("opcua")) {
         TableReader tr(*t, r.keyPath("opcua"), r.file(), r.diagnostics());
         readOpcua(tr, c.opcua);

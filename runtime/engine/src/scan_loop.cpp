@@ -84,6 +84,7 @@ ScanOptions ScanOptions::fromConfig(const RuntimeConfig& config) {
     o.faultPolicy = config.fault.policy;
     o.realtime = config.realtime;
     o.retainIntervalNs = static_cast<std::int64_t>(std::max<std::uint32_t>(config.retain.saveIntervalMs, 1)) * kNsPerMs;
+    o.safeOutputsWhileHalted = config.debug.safeOutputsWhileHalted;
     return o;
 }
 
@@ -208,6 +209,9 @@ bool ScanLoop::start(std::string& error) {
     restartCount_ = 0;
     forceGrace_ = false;
     faultLatched_ = false;
+    haltSafe_ = false;
+    baseHalted_ = false;
+    haltedTasks_.store(0);
     stepsLeft_ = 0;
     current_ = ScanSnapshot{};
     current_.state = ScanState::Running;
@@ -344,6 +348,7 @@ void ScanLoop::scanMain() {
             collectTaskFaults();
             finishExclusive();
         }
+        followHalts();
         if (current_.state == ScanState::Running && ioFailedClosed()) {
             idleCycle(release, start);
         } else if (current_.state == ScanState::Running) {
@@ -415,6 +420,8 @@ void ScanLoop::baseHaltChanged(void* context, bool halted) noexcept {
         self.haltedNs_ += now - self.haltedAt_;
         self.busySince_.store(self.busyAtHalt_ + (now - self.haltedAt_), std::memory_order_release);
     }
+    self.baseHalted_ = halted;
+    self.followHalts();
 }
 
 // While the base cycle is halted the scan thread still serves what must not wait for a debugger:
@@ -425,6 +432,7 @@ void ScanLoop::serveHalted(void* context) noexcept {
     if (self.applyCommands(true)) {
         self.engine_.applyInputForces();
     }
+    self.followHalts(); // a task that halted or ran on meanwhile
     self.publishWatch();
     self.publish();
 }
@@ -707,6 +715,24 @@ void ScanLoop::latchSafeState() noexcept {
 void ScanLoop::releaseSafeState() noexcept {
     io_.releaseSafeState();
     safeLatched_ = false;
+}
+
+void ScanLoop::followHalts() noexcept {
+    if (!options_.safeOutputsWhileHalted) {
+        return;
+    }
+    const bool halted = baseHalted_ || haltedTasks_.load(std::memory_order_acquire) > 0;
+    if (halted && !haltSafe_) {
+        haltSafe_ = true;
+        if (!safeLatched_) {
+            io_.applySafeState();
+        }
+    } else if (!halted && haltSafe_) {
+        haltSafe_ = false;
+        if (!safeLatched_) {
+            io_.releaseSafeState(); // before the cycle that resumes writes its outputs
+        }
+    }
 }
 
 std::uint8_t ScanLoop::outputSeen(std::size_t byte) noexcept {

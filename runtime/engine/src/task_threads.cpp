@@ -106,6 +106,9 @@ void taskHaltChanged(void* context, bool halted) noexcept {
         w.haltedNs += now - w.haltedAt;
         w.busySince.store(w.busyAtHalt + (now - w.haltedAt), std::memory_order_release);
     }
+    // The base cycle puts the outputs in the safe state at its next boundary when asked to
+    // ([runtime.debug] outputs = "safe"), and takes them out when no task is halted.
+    w.haltedTasks->fetch_add(halted ? 1 : -1, std::memory_order_acq_rel);
 }
 
 } // namespace
@@ -134,6 +137,7 @@ void ScanLoop::startTaskThreads() {
         w.boost = 1 + static_cast<int>(rank);
         engine_.taskRunner(t).setAbortFlag(&w.abort);
         w.debugger = std::make_unique<vm::Debugger>(engine_.program().stops());
+        w.haltedTasks = &haltedTasks_;
         w.debugger->setObserver(&taskHaltChanged, &w);
         engine_.taskRunner(t).setDebugger(w.debugger.get());
     }

@@ -290,6 +290,32 @@ TEST(ControlDebug, ABreakpointInAnFbHaltsItsTaskWhileTheOtherRuns) {
     EXPECT_EQ(Live::valueOf(in, "x"), "2");
 }
 
+// [runtime.debug] outputs = "hold", the default: the outputs keep the values last written.
+TEST(ControlDebug, AHaltHoldsTheOutputsByDefault) {
+    Live live(kTwoTasks);
+    live.result("debug.setBreakpoints", lines(kLineCalls));
+    ASSERT_TRUE(live.nextStop().HasMember("line"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50)); // 25 base cycles
+    EXPECT_EQ(live.io.safeCalls.load(), 0);
+    EXPECT_GT(live.io.writes.load(), 0);
+}
+
+// outputs = "safe": from the first base cycle after a task halts the outputs are in the safe
+// state, and they are taken out of it when the task runs on.
+TEST(ControlDebug, WithSafeOutputsAHaltPutsTheOutputsInTheSafeStateUntilTheTaskRunsOn) {
+    Live live(kTwoTasks, true, engine::Execution::Interpreter, true);
+    live.result("debug.setBreakpoints", lines(kLineCalls));
+    ASSERT_TRUE(live.nextStop().HasMember("line"));
+    ASSERT_TRUE(takt::testing::waitFor([&] { return live.io.safeCalls.load() == 1; }));
+    EXPECT_EQ(live.io.wire(0), takt::testing::FakeIo::kSafe);
+    EXPECT_EQ(live.io.releases.load(), 0);
+    live.result("debug.setBreakpoints", R"({"file":"/home/me/project/src/main.st","lines":[]})");
+    live.result("debug.continue", R"({"thread":2})");
+    ASSERT_TRUE(takt::testing::waitFor([&] { return live.io.releases.load() == 1; }));
+    EXPECT_EQ(live.io.safeCalls.load(), 1);
+    EXPECT_EQ(live.result("runtime.status")["state"].GetString(), std::string("running"));
+}
+
 TEST(ControlDebug, AValueWrittenWhileHaltedIsWhatTheTaskRunsOn) {
     Live live(kTwoTasks);
     live.result("debug.setBreakpoints", lines(kLineCalls));

@@ -29,7 +29,7 @@ inline compiler::CompiledProgram compileText(const char* text) {
 
 struct Live {
     explicit Live(const char* program, bool debugEnabled = true,
-                  engine::Execution execution = engine::Execution::Interpreter) {
+                  engine::Execution execution = engine::Execution::Interpreter, bool safeOutputsWhileHalted = false) {
         auto base = std::make_unique<engine::VmRunner>(0, execution);
         runner = base.get();
         engine = std::make_unique<engine::Engine>(std::move(base), clock);
@@ -40,6 +40,7 @@ struct Live {
         o.periodNs = 2 * kMs;
         o.watchdog.enabled = true; // a halted task's watchdog does not count
         o.watchdog.timeoutMs = 100;
+        o.safeOutputsWhileHalted = safeOutputsWhileHalted;
         loop = std::make_unique<engine::ScanLoop>(*engine, clock, io, o);
         std::string error;
         EXPECT_TRUE(loop->start(error)) << error;

@@ -7,6 +7,7 @@
 
 #include "support/paths.h"
 #include "takt/engine/config.h"
+#include "takt/engine/scan_loop.h"
 
 namespace takt::engine {
 namespace {
@@ -116,6 +117,20 @@ lock_memory = true
     EXPECT_EQ(c.realtime.priority, 70);
     EXPECT_EQ(c.realtime.cpuAffinity, (std::vector<int>{1, 3}));
     EXPECT_TRUE(c.realtime.lockMemory);
+}
+
+TEST(RuntimeConfig, DebugOutputsHoldOrGoSafeWhileHalted) {
+    EXPECT_FALSE(parse("").config->debug.safeOutputsWhileHalted);
+    EXPECT_FALSE(parse("[runtime.debug]\noutputs = \"hold\"\n").config->debug.safeOutputsWhileHalted);
+    RuntimeConfigResult safe = parse("[runtime.debug]\noutputs = \"safe\"\n");
+    ASSERT_TRUE(safe.config) << dump(safe);
+    EXPECT_TRUE(safe.config->debug.safeOutputsWhileHalted);
+    EXPECT_TRUE(ScanOptions::fromConfig(*safe.config).safeOutputsWhileHalted);
+    RuntimeConfigResult bad = parse("[runtime.debug]\noutputs = \"off\"\n");
+    EXPECT_FALSE(bad.config);
+    const ConfigDiagnostic* d = find(bad, "runtime.debug.outputs");
+    ASSERT_NE(d, nullptr) << dump(bad);
+    EXPECT_NE(formatDiagnostic(*d).find("runtime.toml:2:"), std::string::npos) << formatDiagnostic(*d);
 }
 
 TEST(RuntimeConfig, EmptyFileGivesTheDocumentedDefaults) {

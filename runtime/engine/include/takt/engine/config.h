@@ -180,6 +180,12 @@ struct RuntimeConfig {
         // (cpu_latency.h); unset: by the scheduler; negative: `false`, the system's own.
         std::optional<std::int32_t> cpuDmaLatencyUs;
     } realtime;
+    // [runtime.debug]
+    struct Debug {
+        // outputs = "safe": while a task is halted in the debugger the outputs are in the safe
+        // state (io.toml's safe values); "hold" (the default) keeps the values last written.
+        bool safeOutputsWhileHalted = false;
+    } debug;
 };
 
 struct RuntimeConfigResult {

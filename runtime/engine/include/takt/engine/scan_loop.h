@@ -107,6 +107,7 @@ struct ScanOptions {
     FaultAction faultPolicy = FaultAction::SafeHalt;
     RuntimeConfig::Realtime realtime;
     std::int64_t retainIntervalNs = 1'000'000'000;
+    bool safeOutputsWhileHalted = false; // [runtime.debug] outputs = "safe"
     // Fault restarts allowed within restartWindowNs (at most kMaxRestartLimit).
     static constexpr std::uint32_t kMaxRestartLimit = 1024;
     std::uint32_t restartLimit = 5;
@@ -187,8 +188,9 @@ struct TaskThread {
     // Bumped when a cycle starts and when it ends (odd: inside one), so the base cycle knows
     // when the task has left every cycle that began under a replaced force table.
     std::atomic<std::uint64_t> cycleMark{0};
-    std::uint64_t graceMark = 0; // base cycle: cycleMark when the force table was replaced
-    std::atomic<int> fault{0};   // 0, or 1 + ScanLoop::FaultKind waiting for the base cycle
+    std::uint64_t graceMark = 0;             // base cycle: cycleMark when the force table was replaced
+    std::atomic<int> fault{0};               // 0, or 1 + ScanLoop::FaultKind waiting for the base cycle
+    std::atomic<int>* haltedTasks = nullptr; // the loop's count of tasks halted in the debugger
     FaultReport report;
     std::atomic<std::uint64_t> cycles{0}, overruns{0}, missed{0};
     std::atomic<std::int64_t> lastExecNs{0}, maxPauseNs{0};
@@ -367,6 +369,9 @@ private:
     // the process I/O, with safeLatched_ kept in step for what io.read and the status report.
     void latchSafeState() noexcept;
     void releaseSafeState() noexcept;
+    // [runtime.debug] outputs = "safe": the safe state while any task (or the base cycle) is
+    // halted in the debugger, released when none is; a latch for another reason stays.
+    void followHalts() noexcept;
     // %Q byte `byte` as the field sees it: the program's output, or the safe image while latched.
     [[nodiscard]] std::uint8_t outputSeen(std::size_t byte) noexcept;
     void readSafeOutputs(const ImageRange& r, std::uint8_t* out) noexcept;
@@ -398,6 +403,9 @@ private:
     std::atomic<std::size_t> taskCount_{0};    // tasks with statistics (<= kMaxTaskStats)
     bool faultLatched_ = false;                // halted by a fault and not restarted since (survives a Stop)
     bool safeLatched_ = false;                 // the safe state is latched (halted, stopped)
+    bool haltSafe_ = false;                    // scan thread: outputs safe for a debugger halt
+    bool baseHalted_ = false;                  // scan thread: the base cycle is halted
+    std::atomic<int> haltedTasks_{0};          // task threads halted in the debugger
     std::uint32_t stepsLeft_ = 0;              // Step: cycles still to run before pausing
     std::vector<std::int64_t> recentRestarts_; // ring of fault-restart times, restartLimit long (start())
     std::size_t restartCount_ = 0;
