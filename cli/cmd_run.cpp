@@ -412,8 +412,15 @@ int runMain(const RunOptions& options) {
     if (!live->startDrivers(error)) {
         return fail("", kExitInvalidProject);
     }
-    if (!live->startScan(engine::ScanOptions::fromConfig(runtime), error)) {
+    engine::ScanOptions scan = engine::ScanOptions::fromConfig(runtime);
+    // Launched by `takt dap`: the program waits before its first cycle until the client has set
+    // its breakpoints (configurationDone resumes it), so code of the first cycles can be halted.
+    scan.startPaused = !options.debugEndpoint.empty();
+    if (!live->startScan(scan, error)) {
         return fail("", kExitInternal);
+    }
+    if (scan.startPaused) {
+        log->info("paused before the first cycle until the debugger's configuration is done");
     }
     engine::ScanLoop& loop = live->loop();
     io::DriverSet& drivers = live->drivers();

@@ -40,6 +40,25 @@ const BROKEN = `PROGRAM Broken
 END_PROGRAM
 `;
 
+// Code that runs in the first cycle only: line 4 is never reached again.
+const ONCE = `PROGRAM Once
+  VAR first : BOOL := TRUE; seen : DINT; cycles : DINT; END_VAR
+  IF first THEN
+    seen := 42;
+    first := FALSE;
+  END_IF;
+  cycles := cycles + 1;
+END_PROGRAM
+
+CONFIGURATION Cell
+  RESOURCE Cpu ON PLC
+    TASK Main (INTERVAL := T#5ms, PRIORITY := 1);
+    PROGRAM pOnce WITH Main : Once;
+  END_RESOURCE
+END_CONFIGURATION
+`;
+const LINE_ONCE = 4;
+
 let dir;
 
 function project(name, text, execution = 'interpreter', more = '') {
@@ -159,6 +178,33 @@ test('launch: a line breakpoint halts the project, its variables read, continue,
     dc.stopAdapter();
   }
   assert.equal(alive(pid), false, 'disconnect answered after the launched runtime ended');
+  await noneLeft(root);
+});
+
+// A launched program waits before its first cycle until configurationDone, so a breakpoint the
+// client sets before then halts code that runs in the first cycle only.
+test('launch: a breakpoint in code of the first cycle only halts it', async () => {
+  const root = project('once', ONCE);
+  const source = path.join(root, 'src', 'main.st');
+  const { dc } = await launched(root);
+  try {
+    await sleep(300); // 60 cycles of 5 ms, had the program not waited
+    const stopped = dc.waitForEvent('stopped');
+    const r = await dc.setBreakpointsRequest({ source: { path: source }, breakpoints: [{ line: LINE_ONCE }] });
+    assert.equal(r.body.breakpoints[0].verified, true);
+    await dc.configurationDoneRequest();
+    const ev = await stopped;
+    assert.equal(ev.body.reason, 'breakpoint');
+    const [top] = (await dc.stackTraceRequest({ threadId: ev.body.threadId })).body.stackFrames;
+    assert.equal(top.line, LINE_ONCE);
+    const scope = (await dc.scopesRequest({ frameId: top.id })).body.scopes.find((s) => s.name === 'Locals');
+    const vars = (await dc.variablesRequest({ variablesReference: scope.variablesReference })).body.variables;
+    assert.equal(vars.find((v) => v.name === 'cycles')?.value, '0', 'halted in the first cycle');
+    assert.equal(vars.find((v) => v.name === 'seen')?.value, '0');
+  } finally {
+    await dc.disconnectRequest({});
+    dc.stopAdapter();
+  }
   await noneLeft(root);
 });
 

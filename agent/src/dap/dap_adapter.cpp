@@ -91,6 +91,7 @@ struct DapAdapter::State {
     std::set<std::pair<std::string, std::int64_t>> functionStops;
     bool exceptionsSet = false;        // the runtime was given exception filters (an empty list needs no call before)
     bool stopOnEntry = false;          // launch's stopOnEntry, until configurationDone pauses every task
+    bool startPending = false;         // a launched program waits before its first cycle for configurationDone
     std::set<std::int64_t> entryStops; // threads paused for stopOnEntry: their halt is told as `entry`
     const volatile std::sig_atomic_t* stopFlag = nullptr; // serve's `stop`: a launch's wait ends with it
 
@@ -245,12 +246,15 @@ void DapAdapter::State::launch(const rapidjson::Value& request, const rapidjson:
     sourceRoot = launched->project();
     const rapidjson::Value* entry = memberOf(args, "stopOnEntry");
     stopOnEntry = entry != nullptr && entry->IsBool() && entry->GetBool();
+    startPending = true;
     event("process", fmt::format(R"({{"name":{},"systemProcessId":{},"isLocalProcess":true,"startMethod":"launch"}})",
                                  quoted(launched->name()), launched->pid()));
 }
 
 // The client has set its breakpoints: with stopOnEntry every task halts at the next statement it
-// runs (the program has been running since the launch).
+// runs. A launched program waits paused before its first cycle until now, so that statement is
+// the first of its first cycle, and a breakpoint in code of the first cycle halts it; an attached
+// one has been running all along.
 void DapAdapter::State::configurationDone(const rapidjson::Value& request) {
     rapidjson::Document d;
     if (stopOnEntry && client != nullptr) {
@@ -264,6 +268,13 @@ void DapAdapter::State::configurationDone(const rapidjson::Value& request) {
             if (!call(request, "debug.pause", fmt::format(R"({{"thread":{}}})", t["id"].GetInt64()), paused)) {
                 return;
             }
+        }
+    }
+    if (startPending && client != nullptr) {
+        startPending = false; // once: a later configurationDone must not end a runtime.step
+        rapidjson::Document resumed;
+        if (!call(request, "runtime.resume", "", resumed)) {
+            return;
         }
     }
     respond(request, "{}");

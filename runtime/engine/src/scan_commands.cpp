@@ -255,7 +255,7 @@ void ScanLoop::applyCommand(const ScanCommand& c) noexcept {
         for (std::uint32_t i = 0; i < c.rangeCount; ++i) {
             const ImageRange& range = c.ranges[i];
             const std::span<std::uint8_t> image = imageOf(range.area);
-            if (c.kind == ScanCommandKind::Read && range.area == ImageArea::Output && safeLatched_) {
+            if (c.kind == ScanCommandKind::Read && range.area == ImageArea::Output && (safeLatched_ || haltSafe_)) {
                 readSafeOutputs(range, c.readBytes + at);
             } else if (c.kind == ScanCommandKind::Read) {
                 readRange(range, image.data(), c.readBytes + at);

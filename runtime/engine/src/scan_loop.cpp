@@ -214,8 +214,8 @@ bool ScanLoop::start(std::string& error) {
     haltedTasks_.store(0);
     stepsLeft_ = 0;
     current_ = ScanSnapshot{};
-    current_.state = ScanState::Running;
-    publish(); // readers see "running" from now on, not the default of an empty snapshot
+    current_.state = options_.startPaused ? ScanState::Paused : ScanState::Running;
+    publish(); // readers see the run state from now on, not the default of an empty snapshot
     if (options_.realtime.lockMemory && mlockall(MCL_CURRENT | MCL_FUTURE) != 0) {
         warnings_.push_back(fmt::format("lock_memory: mlockall not permitted ({}); memory may be paged out "
                                         "(raise LimitMEMLOCK= or grant CAP_IPC_LOCK)",
@@ -421,7 +421,9 @@ void ScanLoop::baseHaltChanged(void* context, bool halted) noexcept {
         self.busySince_.store(self.busyAtHalt_ + (now - self.haltedAt_), std::memory_order_release);
     }
     self.baseHalted_ = halted;
-    self.followHalts();
+    if (halted) {
+        self.followHalts(); // safe at once; the release waits for the next boundary
+    }
 }
 
 // While the base cycle is halted the scan thread still serves what must not wait for a debugger:
@@ -727,16 +729,31 @@ void ScanLoop::followHalts() noexcept {
         if (!safeLatched_) {
             io_.applySafeState();
         }
-    } else if (!halted && haltSafe_) {
+    } else if (!halted && haltSafe_ && !tripPending()) {
+        // Only at a base-cycle boundary, after the commands (a stop latches first), and not while
+        // a watchdog's safe state waits for its fault to be collected: the cycle that follows is
+        // the first whose outputs reach the field again.
         haltSafe_ = false;
         if (!safeLatched_) {
-            io_.releaseSafeState(); // before the cycle that resumes writes its outputs
+            io_.releaseSafeState();
         }
     }
 }
 
+bool ScanLoop::tripPending() const noexcept {
+    if (abort_.load(std::memory_order_acquire)) {
+        return true;
+    }
+    for (std::size_t t = 0; t < taskThreadCount_; ++t) {
+        if (taskThreads_[t].abort.load(std::memory_order_acquire) || taskThreads_[t].fault.load() != 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 std::uint8_t ScanLoop::outputSeen(std::size_t byte) noexcept {
-    if (!safeLatched_) {
+    if (!safeLatched_ && !haltSafe_) {
         const auto& out = engine_.area(bytecode::IoArea::Output);
         return byte < out.size() ? out[byte] : 0;
     }

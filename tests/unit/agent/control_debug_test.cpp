@@ -316,6 +316,23 @@ TEST(ControlDebug, WithSafeOutputsAHaltPutsTheOutputsInTheSafeStateUntilTheTaskR
     EXPECT_EQ(live.result("runtime.status")["state"].GetString(), std::string("running"));
 }
 
+// The base cycle halted with outputs = "safe", then stopped: the program's outputs never reach
+// the field again, neither when the stop lets the halted cycle run to its end nor after.
+TEST(ControlDebug, WithSafeOutputsAStopOfTheHaltedBaseCycleKeepsThemSafe) {
+    Live live(kOneTask, true, engine::Execution::Interpreter, true);
+    live.result("debug.setBreakpoints", lines(kLineCnt));
+    ASSERT_TRUE(live.nextStop().HasMember("line"));
+    ASSERT_TRUE(takt::testing::waitFor([&] { return live.io.safeCalls.load() >= 1; }));
+    const int fieldWrites = live.io.fieldWrites.load();
+    ASSERT_TRUE(live.call("runtime.stop").ok);
+    ASSERT_TRUE(takt::testing::waitFor(
+        [&] { return live.result("runtime.status")["state"].GetString() == std::string("stopped"); }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(live.io.fieldWrites.load(), fieldWrites);
+    EXPECT_EQ(live.io.releases.load(), 0);
+    EXPECT_EQ(live.io.wire(0), takt::testing::FakeIo::kSafe);
+}
+
 TEST(ControlDebug, AValueWrittenWhileHaltedIsWhatTheTaskRunsOn) {
     Live live(kTwoTasks);
     live.result("debug.setBreakpoints", lines(kLineCalls));

@@ -36,6 +36,7 @@ public:
         const std::lock_guard lock(mutex_);
         if (!safe_) {
             std::memcpy(wire_.data(), image.outputs.data(), std::min(image.outputs.size(), kBytes));
+            fieldWrites.fetch_add(1);
         }
         writes.fetch_add(1);
     }
@@ -69,6 +70,7 @@ public:
     }
 
     std::atomic<int> reads{0}, writes{0}, safeCalls{0}, releases{0};
+    std::atomic<int> fieldWrites{0};       // writes that reached the wire (not in the safe state)
     std::atomic<bool> failedClosed{false}; // a driver with on_error = "fault" is faulted
     std::atomic<bool> faulted{false};      // a driver is faulted but does not fail closed
 

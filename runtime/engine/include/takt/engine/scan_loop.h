@@ -108,6 +108,7 @@ struct ScanOptions {
     RuntimeConfig::Realtime realtime;
     std::int64_t retainIntervalNs = 1'000'000'000;
     bool safeOutputsWhileHalted = false; // [runtime.debug] outputs = "safe"
+    bool startPaused = false;            // paused before the first cycle (runtime.resume runs it)
     // Fault restarts allowed within restartWindowNs (at most kMaxRestartLimit).
     static constexpr std::uint32_t kMaxRestartLimit = 1024;
     std::uint32_t restartLimit = 5;
@@ -372,6 +373,8 @@ private:
     // [runtime.debug] outputs = "safe": the safe state while any task (or the base cycle) is
     // halted in the debugger, released when none is; a latch for another reason stays.
     void followHalts() noexcept;
+    // A watchdog trip or a task fault not yet collected (its safe state is applied, not latched).
+    [[nodiscard]] bool tripPending() const noexcept;
     // %Q byte `byte` as the field sees it: the program's output, or the safe image while latched.
     [[nodiscard]] std::uint8_t outputSeen(std::size_t byte) noexcept;
     void readSafeOutputs(const ImageRange& r, std::uint8_t* out) noexcept;
