@@ -207,6 +207,7 @@ try {
     r.broker = at;
   }
   console.log(`${count - moved} nodes on their first server, ${moved} on a later one of their list`);
+  assert.ok(moved <= count / 4, `${moved} of ${count} nodes are not on their first server`);
   const onBroker = [0, 1, 2].map((b) => runs.filter((r) => r.broker === b));
   console.log(`spread: ${onBroker.map((l, b) => `rabbit${b + 1} ${l.length}`).join(', ')}`);
 

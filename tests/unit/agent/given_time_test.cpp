@@ -88,12 +88,18 @@ TEST(GivenTime, AStarvedProcessWasGivenLittleAndASleepingOneAll) {
     const auto t1 = GivenTime::Clock::now();
     const auto starvedGiven = starvedTime.since(starved, t1);
     const auto sleeperGiven = sleeperTime.since(sleeper, t1);
+    // Past a 500 ms deadline: the sleeper (it had the time), not the starved one (1 s is within
+    // the cap of six deadlines).
+    const bool starvedBeyond = starvedTime.beyond(starved, t1, 500ms);
+    const bool sleeperBeyond = sleeperTime.beyond(sleeper, t1, 500ms);
     end(hog);
     end(starved);
     end(sleeper);
     // nice 19 against nice 0 is a weight of 15 against 1024: about 1.5 % of the CPU.
     EXPECT_LT(starvedGiven, 300ms) << std::chrono::duration_cast<std::chrono::milliseconds>(starvedGiven).count();
     EXPECT_GT(sleeperGiven, 900ms) << std::chrono::duration_cast<std::chrono::milliseconds>(sleeperGiven).count();
+    EXPECT_FALSE(starvedBeyond);
+    EXPECT_TRUE(sleeperBeyond);
 }
 
 } // namespace

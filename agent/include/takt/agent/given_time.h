@@ -29,10 +29,13 @@ public:
     void mark(pid_t pid, Clock::time_point now);
     // The time `pid` was given from the mark to `now` (never negative).
     [[nodiscard]] Clock::duration since(pid_t pid, Clock::time_point now) const;
-    // Whether `pid` was given more than `limit` since the mark; /proc is read only once the wall
-    // time alone is past it.
+    // Whether `pid` was given more than `limit` since the mark, or kWallCap times `limit` went by
+    // whatever it was given (a loop stuck in code behind busy processes gets a small share too:
+    // it must not take minutes to be seen); /proc is read only once the wall time is past `limit`.
+    static constexpr int kWallCap = 6;
     [[nodiscard]] bool beyond(pid_t pid, Clock::time_point now, Clock::duration limit) const {
-        return now - at_ > limit && since(pid, now) > limit;
+        const Clock::duration wall = now - at_;
+        return wall > limit && (wall > kWallCap * limit || since(pid, now) > limit);
     }
 
 private:
