@@ -34,6 +34,7 @@
 #include "takt/agent/control_runtime.h"
 #include "takt/agent/opcua_config.h"
 #include "takt/agent/sparkplug_config.h"
+#include "takt/common/hex.h"
 #include "takt/engine/config.h"
 #include "takt/engine/overrun_digest.h"
 #include "takt/engine/scan_loop.h"
@@ -108,8 +109,8 @@ std::string statusText(const engine::ScanLoop& loop, const std::vector<io::Drive
 // The process image, for the stop line and the debug log: what the field saw last.
 std::string imageText(const engine::ScanLoop& loop) {
     const engine::ScanSnapshot s = loop.snapshot();
-    return fmt::format("%I={} %Q={}", hexBytes(std::span(s.inputs.data(), s.inputBytes)),
-                       hexBytes(std::span(s.outputs.data(), s.outputBytes)));
+    return fmt::format("%I={} %Q={}", common::hexBytes(std::span(s.inputs.data(), s.inputBytes)),
+                       common::hexBytes(std::span(s.outputs.data(), s.outputBytes)));
 }
 
 std::string faultText(const engine::FaultRecord& f) {

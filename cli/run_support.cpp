@@ -109,12 +109,4 @@ std::string formatNs(std::int64_t ns) {
     return fmt::format("{:.2f}s", v / 1e9);
 }
 
-std::string hexBytes(std::span<const std::uint8_t> bytes) {
-    std::string out;
-    for (const std::uint8_t b : bytes) {
-        out += fmt::format("{:02x}", b);
-    }
-    return out;
-}
-
 } // namespace takt::cli

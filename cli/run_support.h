@@ -27,6 +27,5 @@ bool loadRunnableProgram(const std::filesystem::path& project, RunnableProgram& 
 
 // 12.3us, 1.20ms, 3.0s.
 [[nodiscard]] std::string formatNs(std::int64_t ns);
-[[nodiscard]] std::string hexBytes(std::span<const std::uint8_t> bytes);
 
 } // namespace takt::cli

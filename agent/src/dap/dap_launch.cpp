@@ -20,6 +20,7 @@
 
 #include "takt/agent/control.h"
 #include "takt/common/fd_io.h"
+#include "takt/common/hex.h"
 
 namespace takt::agent::detail {
 
@@ -48,11 +49,7 @@ bool writeToken(const std::string& path, std::string& error) {
         error = fmt::format("no random bytes for the session token: {}", std::strerror(errno));
         return false;
     }
-    std::string text;
-    for (const unsigned char b : bytes) {
-        text += fmt::format("{:02x}", b);
-    }
-    text += '\n';
+    const std::string text = common::hexBytes(bytes) + '\n';
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     const bool ok = fd >= 0 && common::writeAll(fd, text);
     if (!ok) {

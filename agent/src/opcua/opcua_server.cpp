@@ -36,6 +36,7 @@
 #include "rpc/rpc_framer.h"
 #include "takt/agent/given_time.h"
 #include "takt/agent/opcua_placement.h"
+#include "takt/common/hex.h"
 
 extern char** environ;
 
@@ -66,15 +67,11 @@ std::array<unsigned char, SHA256_DIGEST_LENGTH> digestOf(std::string_view text) 
 }
 
 std::string randomHandle() {
-    unsigned char bytes[16];
-    if (::RAND_bytes(bytes, sizeof bytes) != 1) {
+    std::array<unsigned char, 16> bytes{};
+    if (::RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
         return {};
     }
-    std::string out;
-    for (const unsigned char b : bytes) {
-        out += fmt::format("{:02x}", b);
-    }
-    return out;
+    return common::hexBytes(bytes);
 }
 
 // A client's user name as the audit log shows it: a name given by anyone who connects, so only
