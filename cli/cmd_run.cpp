@@ -359,16 +359,6 @@ int runMain(const RunOptions& options) {
         return kExitInvalidProject;
     }
     log->set_level(spdlog::level::from_str(runtime.log.level));
-    // The CPUs the scan and task threads are pinned to; every other thread (started from here on,
-    // inheriting this thread's mask) and the OPC UA server keep off them.
-    std::vector<int> scanCpus = runtime.realtime.cpuAffinity;
-    for (const auto& [task, cpus] : runtime.realtime.taskAffinity) {
-        scanCpus.insert(scanCpus.end(), cpus.begin(), cpus.end());
-    }
-    if (const std::string placed = agent::moveOffScanCpus(scanCpus); !placed.empty()) {
-        log->info("realtime: {}", placed);
-    }
-
     RunnableProgram program;
     std::string error;
     int exitCode = kExitOk;
@@ -378,6 +368,18 @@ int runMain(const RunOptions& options) {
             std::fputc('\n', stderr);
         }
         return exitCode;
+    }
+    // The CPUs the scan and task threads are pinned to (task_affinity only where the tasks get
+    // threads of their own: two or more); every other thread, started from here on with this
+    // thread's mask, and the OPC UA server keep off them.
+    std::vector<int> scanCpus = runtime.realtime.cpuAffinity;
+    if (program.module->tasks.size() >= 2) {
+        for (const auto& [task, cpus] : runtime.realtime.taskAffinity) {
+            scanCpus.insert(scanCpus.end(), cpus.begin(), cpus.end());
+        }
+    }
+    if (const std::string placed = agent::moveOffScanCpus(scanCpus); !placed.empty()) {
+        log->info("realtime: {}", placed);
     }
     const engine::Execution execution =
         options.executionGiven ? options.execution

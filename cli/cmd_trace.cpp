@@ -2,6 +2,7 @@
 // shell (docs/trace.md). `read` waits for the capture when asked (--wait) and writes the samples
 // as CSV or JSON, on stdout or into a file, all pages of them.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -28,6 +29,7 @@ struct TraceOptions {
     std::string task;
     std::string trigger;
     std::string edge = "rising";
+    bool edgeGiven = false;
     std::optional<double> level;
     std::optional<std::uint32_t> pre;
     std::optional<std::uint32_t> post;
@@ -41,6 +43,14 @@ struct TraceOptions {
 };
 
 int runStart(const TraceOptions& o) {
+    if (o.trigger.empty() && (o.level || o.edgeGiven || o.pre)) {
+        std::fprintf(stderr, "takt trace start: --edge, --level and --pre need --trigger VAR\n");
+        return kExitInvalidProject;
+    }
+    if (o.level && !std::isfinite(*o.level)) {
+        std::fprintf(stderr, "takt trace start: --level: expected a finite number\n");
+        return kExitInvalidProject;
+    }
     ShellClient shell("takt trace start");
     if (const int rc = shell.connect(o.connect, agent::Role::Engineer); rc != kExitOk) {
         return rc;
@@ -108,10 +118,18 @@ int waitDone(ShellClient& shell, std::uint32_t id, std::int64_t waitNs) {
         if (const int rc = shell.call("trace.list", "{}", list); rc != kExitOk) {
             return rc;
         }
+        bool known = false;
         for (const rapidjson::Value& t : list["traces"].GetArray()) {
-            if (t["id"].GetUint() == id && !t["running"].GetBool()) {
-                return kExitOk;
+            if (t["id"].GetUint() == id) {
+                known = true;
+                if (!t["running"].GetBool()) {
+                    return kExitOk;
+                }
             }
+        }
+        if (!known) {
+            std::fprintf(stderr, "takt trace read: no trace %u: takt trace list lists them\n", id);
+            return kExitControlError;
         }
         if (engine::monotonicNs() >= until || stopRequested(200)) {
             std::fprintf(stderr, "takt trace read: trace %u is not done yet: wait longer (--wait) or stop it\n", id);
@@ -148,13 +166,13 @@ int runRead(const TraceOptions& o) {
             return rc;
         }
         const std::uint64_t total = page["samples"].GetUint64();
+        const std::uint64_t count = page["count"].GetUint64(); // rows in this page
         if (o.format == "csv") {
             std::string text = page["csv"].GetString();
             if (offset > 0) {
-                text.erase(0, text.find('\n') + 1); // the header only once
+                text.erase(0, text.find('\n') + 1); // the header only once (no quoted field in it)
             }
             out += text;
-            offset += static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n')) - (offset == 0 ? 1 : 0);
         } else {
             if (offset == 0) {
                 json = jsonText(page);
@@ -164,9 +182,9 @@ int runRead(const TraceOptions& o) {
                 json.insert(json.rfind(']'),
                             (json[json.rfind(']') - 1] == '[' ? "" : ",") + rows.substr(1, rows.size() - 2));
             }
-            offset += page["rows"].Size();
         }
-        if (offset >= total) {
+        offset += count;
+        if (count == 0 || offset >= total) {
             break;
         }
     }
@@ -210,7 +228,14 @@ void registerTrace(CLI::App& app, int& exitCode) {
     start->add_option("variables", o->variables, "Variable paths (at most 32): Main.level, fb.Q, arr[2]")->required();
     start->add_option("--task", o->task, "The task whose cycles are sampled (needed with more than one task)");
     start->add_option("--trigger", o->trigger, "The variable whose edge or level crossing triggers the capture");
-    start->add_option("--edge", o->edge, "rising (default), falling or both")
+    start
+        ->add_option_function<std::string>(
+            "--edge",
+            [o](const std::string& e) {
+                o->edge = e;
+                o->edgeGiven = true;
+            },
+            "rising (default), falling or both")
         ->check(CLI::IsMember({"rising", "falling", "both"}));
     start->add_option("--level", o->level, "A number's level to cross (not for a BOOL)");
     start->add_option("--pre", o->pre, "Samples kept before the trigger (default 0)");

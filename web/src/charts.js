@@ -132,7 +132,8 @@ export class Histogram {
 }
 
 // A trace's samples (trace.read): every traced variable against the time from the trigger, in
-// ms, with a vertical line at the trigger. BOOLs draw as 0/1; what is not a number is left out.
+// ms, with a vertical line at the trigger. BOOLs draw as 0/1, durations in ms; what is not a
+// number is left out.
 export class TraceChart {
   constructor(el) {
     this.el = el;
@@ -146,7 +147,9 @@ export class TraceChart {
     const names = read.variables.map((v) => v.name);
     const ys = names.map((_, i) => read.rows.map((r) => {
       const v = r[i + 2];
-      return typeof v === 'number' ? v : typeof v === 'boolean' ? (v ? 1 : 0) : null;
+      if (typeof v === 'number') return v;
+      if (typeof v === 'boolean') return v ? 1 : 0;
+      return typeof v === 'string' ? numeric(v) : null; // an IEC literal: T#1s as ms, …
     }));
     const drawn = names.map((n, i) => ({ n, y: ys[i] })).filter((s) => s.y.some((v) => v !== null));
     this.el.dataset.points = String(x.length);

@@ -58,6 +58,10 @@ const char* stateName(engine::TraceState s) {
     return "done";
 }
 
+std::string nullOrQuoted(const std::string& s) {
+    return s.empty() ? "null" : ctl::quoted(s);
+}
+
 // A CSV field: quoted when it holds a separator, a quote or a line break.
 std::string csvField(std::string_view s) {
     if (s.find_first_of(",\"\r\n") == std::string_view::npos) {
@@ -138,7 +142,10 @@ void RuntimeControl::traceStart(const rapidjson::Value& params, ControlReplyFn& 
     std::size_t trigIndex = 0;
     if (trig != nullptr) {
         const std::string tv = (*trig)["variable"].GetString();
-        trigIndex = static_cast<std::size_t>(std::find(names.begin(), names.end(), tv) - names.begin());
+        trigIndex = static_cast<std::size_t>(
+            std::find_if(names.begin(), names.end(),
+                         [&](const std::string& n) { return engine::PathIndex::FoldEqual{}(n, tv); }) -
+            names.begin());
         if (trigIndex == names.size()) {
             names.push_back(tv);
         }
@@ -216,12 +223,22 @@ void RuntimeControl::traceStart(const rapidjson::Value& params, ControlReplyFn& 
     }
     trace->id = nextTraceId_++;
     trace->program = module_;
+    layout.task = task;
     trace->recorder = std::make_unique<engine::TraceRecorder>(layout, trigger, pre, post);
-    loop_.traceSlot(slot).attach(trace->recorder.get(), task);
     trace->attached = true;
-    const std::string answer = traceJson(*trace);
-    traces_[slot] = std::move(trace);
-    reply(ControlAnswer::result(answer));
+    Trace& t = *(traces_[slot] = std::move(trace)); // owned before a thread can sample it
+    loop_.traceSlot(slot).attach(t.recorder.get(), task);
+    reply(ControlAnswer::result(traceJson(t)));
+}
+
+// Why a trace ended early ("" when it did not): an online change it could not follow. Between the
+// scan thread ending it and the control thread settling the change, the reason prepared for the
+// change.
+std::string RuntimeControl::traceEnded(const Trace& t) const {
+    if (!t.ended.empty() || t.recorder->end() != engine::TraceEnd::ProgramChanged) {
+        return t.ended;
+    }
+    return t.nextLoss.empty() ? "the program changed" : t.nextLoss;
 }
 
 std::string RuntimeControl::traceJson(const Trace& t) const {
@@ -323,23 +340,24 @@ void RuntimeControl::traceRead(const rapidjson::Value& params, ControlReplyFn& r
             engine::JsonAllocator alloc(scratch, sizeof scratch);
             rapidjson::Value v;
             ctl::encodeTyped(*t->program, t->targets[c], s.values + r.offset(c), v, alloc);
-            const rapidjson::Value* value = v.IsObject() && v.HasMember("value") ? &v["value"] : &v;
-            if (!csv) {
-                rows += "," + ctl::jsonText(*value);
-            } else if (value->IsBool()) {
-                rows += value->GetBool() ? ",1" : ",0";
-            } else if (value->IsNumber()) {
+            // Numbers and BOOLs as they are (CSV: a BOOL as 1/0), everything else as its IEC
+            // literal (T#1s, 'text', Mode#Auto).
+            const rapidjson::Value* value = v.IsObject() && v.HasMember("value") ? &v["value"] : nullptr;
+            if (value != nullptr && value->IsBool()) {
+                rows += csv ? (value->GetBool() ? ",1" : ",0") : (value->GetBool() ? ",true" : ",false");
+            } else if (value != nullptr && value->IsNumber()) {
                 rows += "," + ctl::jsonText(*value);
             } else {
-                rows += "," + csvField(formatIecLiteral(v));
+                rows += "," + (csv ? csvField(formatIecLiteral(v)) : ctl::quoted(formatIecLiteral(v)));
             }
         }
         rows += csv ? "\n" : "]";
     }
+    const std::size_t count = offset < kept ? std::min(limit, kept - offset) : 0;
     const std::string head = fmt::format("\"id\":{},\"state\":\"{}\",\"ended\":{},\"samples\":{},\"trigger_index\":{},"
-                                         "\"offset\":{}",
-                                         t->id, stateName(r.state()), t->ended.empty() ? "null" : ctl::quoted(t->ended),
-                                         kept, trigger < kept ? std::to_string(trigger) : "null", offset);
+                                         "\"offset\":{},\"count\":{}",
+                                         t->id, stateName(r.state()), nullOrQuoted(traceEnded(*t)), kept,
+                                         trigger < kept ? std::to_string(trigger) : "null", offset, count);
     std::string vars;
     for (std::size_t i = 0; i < t->targets.size(); ++i) {
         vars += fmt::format("{}{{\"name\":{},\"type\":{}}}", i == 0 ? "" : ",", ctl::quoted(t->targets[i].name),
@@ -363,17 +381,32 @@ void RuntimeControl::traceRead(const rapidjson::Value& params, ControlReplyFn& r
 }
 
 // Before an online change is submitted, with module_ already its program: every running trace's
-// variables in that program, or an empty layout (the trace ends) when one is gone or changed
-// its type.
+// task and variables in that program, or an empty layout (the trace ends) when the task or one
+// of the variables is gone or a variable changed its type. Without task threads a change may add,
+// remove or reorder tasks, so the task is found again by its name.
 void RuntimeControl::traceLayouts(std::span<engine::TraceLayout> out) {
+    const bytecode::Module& m = *module_;
     for (std::size_t i = 0; i < traces_.size() && i < out.size(); ++i) {
         out[i] = engine::TraceLayout{};
         Trace* t = traces_[i].get();
-        if (t == nullptr || !t->attached) {
+        if (t == nullptr || !t->attached || t->recorder->state() == engine::TraceState::Done) {
             continue;
         }
         t->nextTargets.clear();
         t->nextLoss.clear();
+        out[i].task = engine::TraceSlot::kBaseCycle;
+        if (t->task.empty() && !m.tasks.empty()) {
+            t->nextLoss = "the program an online change loaded has tasks: start the trace again naming one";
+        } else if (!t->task.empty()) {
+            const auto it = std::find_if(m.tasks.begin(), m.tasks.end(), [&](const bytecode::TaskEntry& e) {
+                return engine::PathIndex::FoldEqual{}(e.name, t->task);
+            });
+            if (it == m.tasks.end()) {
+                t->nextLoss = fmt::format("task {} is not in the program an online change loaded", t->task);
+            } else {
+                out[i].task = static_cast<std::uint32_t>(it - m.tasks.begin());
+            }
+        }
         for (std::size_t c = 0; c < t->targets.size() && t->nextLoss.empty(); ++c) {
             ctl::Target moved;
             ControlAnswer ignored;
@@ -401,7 +434,7 @@ void RuntimeControl::settleTraces(const Pending& done, bool applied) {
         if (t == nullptr) {
             continue;
         }
-        if (applied && done.traces[i].module != nullptr) {
+        if (applied && done.traces[i].module != nullptr && t->recorder->end() != engine::TraceEnd::ProgramChanged) {
             t->targets = std::move(t->nextTargets);
             t->program = done.module;
         } else if (applied && t->recorder->end() == engine::TraceEnd::ProgramChanged && t->ended.empty()) {
@@ -418,7 +451,7 @@ void RuntimeControl::emitTraceEvents(std::vector<std::string>& events) {
             t->announced = true;
             emit(events, "trace_done",
                  fmt::format("\"id\":{},\"samples\":{},\"ended\":{}", t->id, t->recorder->kept(),
-                             t->ended.empty() ? "null" : ctl::quoted(t->ended)));
+                             nullOrQuoted(traceEnded(*t))));
         }
     }
 }

@@ -29,8 +29,15 @@ void ScanLoop::sampleBaseTraces(std::int64_t timeNs) noexcept {
 
 void ScanLoop::followTraces(const TraceLayout* layouts) noexcept {
     for (std::size_t i = 0; i < traces_.size(); ++i) {
-        traces_[i].with(TraceSlot::kAnyTask,
-                        [&](TraceRecorder& r) { r.follow(layouts != nullptr ? layouts[i] : TraceLayout{}); });
+        const TraceLayout next = layouts != nullptr ? layouts[i] : TraceLayout{};
+        traces_[i].with(TraceSlot::kAnyTask, [&](TraceRecorder& r) {
+            r.follow(next);
+            if (next.module != nullptr) {
+                // The task's index in the new program (a change without task threads may add,
+                // remove or reorder tasks); every task is parked, so no sampler reads it now.
+                traces_[i].task.store(next.task);
+            }
+        });
     }
 }
 

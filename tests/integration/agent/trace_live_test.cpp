@@ -79,7 +79,7 @@ protected:
 TEST_F(TraceLive, ATriggeredCaptureHoldsTheProgramsSequenceAroundTheTrigger) {
     Project p;
     start(p);
-    const std::int64_t level = cnt() + 60;
+    const std::int64_t level = cnt() + 200;
     const rapidjson::Document started =
         result(*c_, "trace.start",
                fmt::format(R"({{"variables":["cnt","sq"],"trigger":{{"variable":"cnt","edge":"rising","level":{}}},)"
@@ -168,9 +168,11 @@ END_CONFIGURATION
         ASSERT_EQ(rows.Size(), 8u);
         for (rapidjson::SizeType i = 1; i < rows.Size(); ++i) {
             EXPECT_EQ(rows[i][2].GetInt64(), rows[i - 1][2].GetInt64() + 1) << task << " sample " << i;
-            const double gap = rows[i][1].GetDouble() - rows[i - 1][1].GetDouble();
-            EXPECT_GT(gap, std::string(task) == "FastTask" ? 1.0 : 25.0) << task << ": one sample per cycle";
         }
+        // Seven intervals of that task, not of the other (a late release is caught up at once,
+        // so single gaps may be short).
+        const double span = rows[7][1].GetDouble() - rows[0][1].GetDouble();
+        EXPECT_GT(span, std::string(task) == "FastTask" ? 0.5 * 7 * 5 : 0.5 * 7 * 50) << task;
         result(*c_, "trace.remove", fmt::format(R"({{"id":{}}})", id));
     }
 }
@@ -178,10 +180,8 @@ END_CONFIGURATION
 TEST_F(TraceLive, ATraceRunsOnAcrossAnOnlineChangeThatKeepsItsVariablesAndEndsAtOneThatRemovesThem) {
     Project p;
     start(p);
-    const std::uint32_t keeps = result(*c_, "trace.start", R"({"variables":["cnt","sq"],"post":400})")["id"].GetUint();
-    const std::uint32_t loses = result(*c_, "trace.start", R"({"variables":["low"],"post":100000})")["id"].GetUint();
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    // Version 2: a new variable, `low` gone, cnt and sq as they were.
+    // Version 2: a new variable, `low` gone, cnt and sq as they were; built before the traces
+    // start, so the change lands inside the capture however long a build takes.
     Project v2(R"(PROGRAM Main
 VAR
     extra : INT;
@@ -195,13 +195,19 @@ END_PROGRAM
 )");
     const std::vector<std::uint8_t> bytes = build(v2.dir.path());
     ASSERT_FALSE(bytes.empty());
+    const std::uint32_t keeps = result(*c_, "trace.start", R"({"variables":["cnt","sq"],"post":2000})")["id"].GetUint();
+    const std::uint32_t loses = result(*c_, "trace.start", R"({"variables":["low"],"post":100000})")["id"].GetUint();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
     const ControlReply reload = c_->call("bytecode.reload", bytecodeReloadParams(bytes));
     ASSERT_TRUE(reload.ok) << reload.message;
+    const std::uint64_t changedAt = parse(reload.json)["cycle"].GetUint64();
     ASSERT_TRUE(waitDone(keeps)) << rt_->log();
     const rapidjson::Document read = result(*c_, "trace.read", fmt::format(R"({{"id":{}}})", keeps));
     EXPECT_TRUE(read["ended"].IsNull());
     const rapidjson::Value& rows = read["rows"];
-    ASSERT_EQ(rows.Size(), 400u);
+    ASSERT_EQ(rows.Size(), 2000u);
+    ASSERT_LT(rows[0][0].GetUint64(), changedAt) << "the change landed inside the capture";
+    ASSERT_GT(rows[1999][0].GetUint64(), changedAt);
     for (rapidjson::SizeType i = 1; i < rows.Size(); ++i) {
         ASSERT_EQ(rows[i][2].GetInt64(), rows[i - 1][2].GetInt64() + 1) << "a sample lost at " << i;
         ASSERT_EQ(rows[i][3].GetInt64(), 2 * rows[i][2].GetInt64());
@@ -213,6 +219,29 @@ END_PROGRAM
     EXPECT_NE(std::string(lost["ended"].GetString()).find("low"), std::string::npos) << lost["ended"].GetString();
     EXPECT_GT(lost["samples"].GetUint(), 20u);
     EXPECT_LT(lost["samples"].GetUint(), 100000u);
+}
+
+// Without task threads an online change may give the program tasks: a trace of the cycle of a
+// program without TASKs ends then, saying why, instead of waiting for cycles that never come.
+TEST_F(TraceLive, AChangeThatGivesTheProgramTasksEndsATraceOfItsCycle) {
+    Project p;
+    start(p);
+    Project v2(kProgram, R"(CONFIGURATION Cell
+RESOURCE R ON PLC
+    TASK Only(INTERVAL := T#5ms, PRIORITY := 1);
+    PROGRAM Main WITH Only : Main;
+END_RESOURCE
+END_CONFIGURATION
+)");
+    const std::vector<std::uint8_t> bytes = build(v2.dir.path());
+    ASSERT_FALSE(bytes.empty());
+    const std::uint32_t id = result(*c_, "trace.start", R"({"variables":["cnt"],"post":100000})")["id"].GetUint();
+    const ControlReply reload = c_->call("bytecode.reload", bytecodeReloadParams(bytes));
+    ASSERT_TRUE(reload.ok) << reload.message;
+    ASSERT_TRUE(waitDone(id));
+    const rapidjson::Document read = result(*c_, "trace.read", fmt::format(R"({{"id":{}}})", id));
+    ASSERT_TRUE(read["ended"].IsString()) << test::toJson(read);
+    EXPECT_NE(std::string(read["ended"].GetString()).find("tasks"), std::string::npos) << read["ended"].GetString();
 }
 
 TEST_F(TraceLive, StopKeepsTheSamplesAndTaktTraceWritesThemAsCsv) {
@@ -237,7 +266,6 @@ TEST_F(TraceLive, StopKeepsTheSamplesAndTaktTraceWritesThemAsCsv) {
     EXPECT_EQ(text.substr(0, text.find('\n')), "cycle,time_ms,cnt,name");
     const auto lines = std::count(text.begin(), text.end(), '\n');
     EXPECT_GT(lines, 10);
-    EXPECT_LT(lines, 1000);
     EXPECT_NE(text.find(",'x'\n"), std::string::npos) << text.substr(0, 200);
     // The list shows it stopped; remove drops it.
     const rapidjson::Document list = result(*c_, "trace.list", "{}");

@@ -389,10 +389,13 @@ TEST(TraceOnTheScanLoop, SamplingThirtyTwoVariablesEveryCycleDoesNotAllocate) {
     gAllocations = 0;
     gCounting = true;
     const std::uint64_t from = recorder.taken();
-    while (recorder.taken() < from + 50) {
+    // Polled without waitFor: this thread's allocations count too. Hang guard 10 s.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (recorder.taken() < from + 50 && std::chrono::steady_clock::now() < until) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     gCounting = false;
+    ASSERT_GE(recorder.taken(), from + 50);
     loop.traceSlot(0).detach();
     loop.stop();
     EXPECT_EQ(gAllocations.load(), 0u);

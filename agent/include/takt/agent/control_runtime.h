@@ -148,6 +148,7 @@ private:
     void traceRemove(const rapidjson::Value& params, ControlReplyFn& reply);
     [[nodiscard]] Trace* findTrace(const rapidjson::Value& params, ControlReplyFn& reply);
     [[nodiscard]] std::string traceJson(const Trace& t) const;
+    [[nodiscard]] std::string traceEnded(const Trace& t) const;
     void detachTrace(Trace& t);
     void detachTraces();
     // An online change: each trace's variables in the program it loads (module_ by then), and

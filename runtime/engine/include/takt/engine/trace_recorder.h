@@ -52,9 +52,11 @@ struct TraceTrigger {
 
 inline constexpr std::size_t kMaxTraceChannels = 32;
 
-// Where a trace's variables are in one program.
+// Where a trace's variables are in one program, and which of its tasks the trace samples (its
+// index there, or TraceSlot::kBaseCycle).
 struct TraceLayout {
     const bytecode::Module* module = nullptr; // nullptr: the variables are not all in the program
+    std::uint32_t task = 0xffff'ffffu;
     std::uint32_t count = 0;
     std::array<ImageRange, kMaxTraceChannels> ranges{};
 };
