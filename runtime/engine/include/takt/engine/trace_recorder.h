@@ -19,6 +19,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <vector>
@@ -82,14 +83,17 @@ public:
         if (state_.load(std::memory_order_relaxed) == TraceState::Done || running != layout_.module) {
             return;
         }
+        // The areas once per sample, not once per variable.
+        const std::array<std::span<std::uint8_t>, 4> areas{imageOf(ImageArea::Data), imageOf(ImageArea::Input),
+                                                           imageOf(ImageArea::Output), imageOf(ImageArea::Memory)};
         std::uint8_t* row = rows_.get() + static_cast<std::size_t>(written_ % capacity_) * stride_;
         for (std::uint32_t i = 0; i < layout_.count; ++i) {
             const ImageRange& r = layout_.ranges[i];
-            const std::span<std::uint8_t> image = imageOf(r.area);
+            const std::span<std::uint8_t> image = areas[static_cast<std::size_t>(r.area)];
             if (static_cast<std::size_t>(r.offset) + (r.isBit ? 1u : r.size) > image.size()) {
                 return; // cannot happen for a layout of the running program; never read outside it
             }
-            readRange(r, image.data(), row + at_[i]);
+            copyValue(r, image.data(), row + at_[i]);
         }
         stamps_[written_ % capacity_] = Stamp{cycle, timeNs};
         record(row);
@@ -121,6 +125,22 @@ public:
     [[nodiscard]] std::uint32_t width(std::size_t c) const noexcept { return layout_.ranges[c].valueBytes(); }
 
 private:
+    // readRange with the usual widths as fixed-size copies (a call to memcpy per variable is most
+    // of a sample's cost otherwise).
+    static void copyValue(const ImageRange& r, const std::uint8_t* base, std::uint8_t* out) noexcept {
+        const std::uint8_t* p = base + r.offset;
+        if (r.isBit) {
+            *out = static_cast<std::uint8_t>((*p >> r.bit) & 1u);
+            return;
+        }
+        switch (r.size) {
+        case 1: *out = *p; break;
+        case 2: std::memcpy(out, p, 2); break;
+        case 4: std::memcpy(out, p, 4); break;
+        case 8: std::memcpy(out, p, 8); break;
+        default: std::memcpy(out, p, r.size); break;
+        }
+    }
     void record(const std::uint8_t* row) noexcept;
     [[nodiscard]] double number(const std::uint8_t* row) const noexcept;
     [[nodiscard]] std::size_t first() const noexcept; // ring index of the oldest kept sample
