@@ -33,6 +33,7 @@
 #include "takt/agent/control_config.h"
 #include "takt/agent/control_runtime.h"
 #include "takt/agent/opcua_config.h"
+#include "takt/agent/opcua_placement.h"
 #include "takt/agent/sparkplug_config.h"
 #include "takt/common/hex.h"
 #include "takt/engine/config.h"
@@ -358,7 +359,6 @@ int runMain(const RunOptions& options) {
         return kExitInvalidProject;
     }
     log->set_level(spdlog::level::from_str(runtime.log.level));
-
     RunnableProgram program;
     std::string error;
     int exitCode = kExitOk;
@@ -368,6 +368,18 @@ int runMain(const RunOptions& options) {
             std::fputc('\n', stderr);
         }
         return exitCode;
+    }
+    // The CPUs the scan and task threads are pinned to (task_affinity only where the tasks get
+    // threads of their own: two or more); every other thread, started from here on with this
+    // thread's mask, and the OPC UA server keep off them.
+    std::vector<int> scanCpus = runtime.realtime.cpuAffinity;
+    if (program.module->tasks.size() >= 2) {
+        for (const auto& [task, cpus] : runtime.realtime.taskAffinity) {
+            scanCpus.insert(scanCpus.end(), cpus.begin(), cpus.end());
+        }
+    }
+    if (const std::string placed = agent::moveOffScanCpus(scanCpus); !placed.empty()) {
+        log->info("realtime: {}", placed);
     }
     const engine::Execution execution =
         options.executionGiven ? options.execution
@@ -449,10 +461,7 @@ int runMain(const RunOptions& options) {
         process.resource = runtime.resourceName;
         process.version = std::string(agent::taktVersion());
         process.cycleIntervalMs = runtime.cycleIntervalMs;
-        process.scanCpus = runtime.realtime.cpuAffinity;
-        for (const auto& [task, cpus] : runtime.realtime.taskAffinity) {
-            process.scanCpus.insert(process.scanCpus.end(), cpus.begin(), cpus.end());
-        }
+        process.scanCpus = scanCpus;
         opcuaSetup = LiveRuntime::OpcuaSetup{opcua, std::move(process)};
     }
     if (!runtime.control.endpoint.empty() || runtime.web.enabled || opcua.enabled || sparkplug.enabled) {

@@ -30,6 +30,7 @@ void registerRollback(CLI::App& app, int& exitCode); // runtime.rollback
 void registerDeploy(CLI::App& app, int& exitCode);   // build + bytecode.reload to a fleet (fleet.toml)
 void registerFleet(CLI::App& app, int& exitCode);    // fleet status: the Sparkplug edge nodes a broker hears
 void registerWatch(CLI::App& app, int& exitCode);    // vars + watch
+void registerTrace(CLI::App& app, int& exitCode);    // trace start|list|read|stop|remove
 void registerShell(CLI::App& app, int& exitCode);    // status, write, force, unforce, stop, start, restart, events
 void registerInit(CLI::App& app, int& exitCode);     // a new project from a template
 void registerImport(CLI::App& app, int& exitCode);   // a new project from a PLCopen XML export

@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
         takt::cli::registerDap(app, exitCode);
         takt::cli::registerShell(app, exitCode);
         takt::cli::registerWatch(app, exitCode);
+        takt::cli::registerTrace(app, exitCode);
         takt::cli::registerCtl(app, exitCode);
         takt::cli::registerReload(app, exitCode);
         takt::cli::registerRollback(app, exitCode);

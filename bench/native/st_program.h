@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "takt/compiler/compile_program.h"
@@ -27,15 +28,26 @@ public:
     // it on `execution`'s tier; on failure returns false with the diagnostics in `error`.
     bool load(const std::string& path, std::string& error,
               engine::Execution execution = engine::Execution::Interpreter) {
-        std::ifstream in(path, std::ios::binary);
-        if (!in) {
-            error = "cannot read " + path;
-            return false;
+        return load(std::vector<std::string>{path}, error, execution);
+    }
+
+    // The same for a project's sources; `instance` names the program instance a scan runs (the
+    // first one when empty).
+    bool load(const std::vector<std::string>& paths, std::string& error, engine::Execution execution,
+              std::string_view instance = {}) {
+        std::vector<compiler::SourceText> sources;
+        for (const std::string& path : paths) {
+            std::ifstream in(path, std::ios::binary);
+            if (!in) {
+                error = "cannot read " + path;
+                return false;
+            }
+            std::stringstream text;
+            text << in.rdbuf();
+            sources.push_back({path, text.str()});
         }
-        std::stringstream text;
-        text << in.rdbuf();
         // The one compile path: the benchmark runs what program.stbc would hold.
-        compiler::Project project = compiler::checkSources({{path, text.str()}});
+        compiler::Project project = compiler::checkSources(sources);
         const compiler::CompiledProgram compiled = compiler::compileProgram(project);
         if (!compiled.ok()) {
             error = compiled.failure.empty() ? compiler::renderHuman(compiled.diagnostics, *project.sources)
@@ -45,13 +57,13 @@ public:
         const std::shared_ptr<const bytecode::Module> module = compiled.module;
         instance_ = nullptr;
         for (const bytecode::ProgramInstance& p : module->programs) {
-            if (module->pous[p.pou].kind == bytecode::PouKind::Program) {
+            if (module->pous[p.pou].kind == bytecode::PouKind::Program && (instance.empty() || p.name == instance)) {
                 instance_ = &p;
                 break;
             }
         }
         if (instance_ == nullptr) {
-            error = path + ": no program instance";
+            error = paths.front() + ": no program instance " + std::string(instance);
             return false;
         }
         program_ = std::make_unique<engine::LoadedProgram>(module, compiled.hash);
@@ -60,7 +72,7 @@ public:
         now_ = 0;
         engine::Fault fault;
         if (module->initCode != bytecode::kNone && !runner_->runInit(*program_, fault)) {
-            error = path + ": init failed: " + fault.message;
+            error = paths.front() + ": init failed: " + fault.message;
             return false;
         }
         return true;

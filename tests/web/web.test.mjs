@@ -252,6 +252,33 @@ describe('the live page', { skip }, () => {
     await close();
   });
 
+  // A trace started from the shell (`takt trace start`) is listed on the page with its state, and
+  // once done its samples are drawn: one point per FastTask cycle, the tank level's line painted.
+  test('a trace started with takt trace is listed and drawn once it is done', async () => {
+    const { page, errors, close } = await openPage(browser, demo.url);
+    const id = (await demo.takt('trace', 'start', 'gTankLevel', 'Line.Tank.Pump', '--task', 'FastTask', '--post', '150'))
+      .trim();
+    const row = page.locator(`#traces tbody tr[data-id="${id}"]`);
+    await untilOnPage(page, 'the trace listed as done', async () =>
+      (await row.count()) === 1 && (await row.getAttribute('data-state')) === 'done', 30000);
+    assert.match(await row.textContent(), /FastTask.*gTankLevel, Line\.Tank\.Pump/);
+    await row.locator('button').click();
+    await untilOnPage(page, 'the samples drawn', async () =>
+      (await page.getAttribute('#trace-chart', 'data-points')) === '150', 20000);
+    const painted = await page.evaluate(() => {
+      const c = document.querySelector('#trace-chart canvas');
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let blue = 0;
+      for (let i = 0; i < d.length; i += 4) if (d[i + 2] > 150 && d[i] < 100 && d[i + 3] > 0) blue++;
+      return blue;
+    });
+    assert.ok(painted > 50, `the tank level's line on the trace chart (${painted} pixels)`);
+    await demo.takt('trace', 'remove', id);
+    await untilOnPage(page, 'the trace gone from the list', async () => (await row.count()) === 0, 10000);
+    assert.deepEqual(errors, []);
+    await close();
+  });
+
   test('the page keeps working through an online change and lists it', async () => {
     const { page, errors, close } = await openPage(browser, demo.url);
     const row = await showVariable(page, 'gTankLevel');

@@ -130,3 +130,57 @@ export class Histogram {
     this.plot?.setSize({ width: width(this.el), height: 180 });
   }
 }
+
+// A trace's samples (trace.read): every traced variable against the time from the trigger, in
+// ms, with a vertical line at the trigger. BOOLs draw as 0/1, durations in ms; what is not a
+// number is left out.
+export class TraceChart {
+  constructor(el) {
+    this.el = el;
+    this.plot = null;
+  }
+
+  show(read) {
+    this.plot?.destroy();
+    this.plot = null;
+    const x = read.rows.map((r) => r[1]);
+    const names = read.variables.map((v) => v.name);
+    const ys = names.map((_, i) => read.rows.map((r) => {
+      const v = r[i + 2];
+      if (typeof v === 'number') return v;
+      if (typeof v === 'boolean') return v ? 1 : 0;
+      return typeof v === 'string' ? numeric(v) : null; // an IEC literal: T#1s as ms, …
+    }));
+    const drawn = names.map((n, i) => ({ n, y: ys[i] })).filter((s) => s.y.some((v) => v !== null));
+    this.el.dataset.points = String(x.length);
+    this.el.dataset.trace = String(read.id);
+    if (x.length === 0 || drawn.length === 0) return;
+    const trigger = read.trigger_index === null ? null : x[read.trigger_index];
+    const opts = {
+      width: width(this.el),
+      height: 260,
+      scales: { x: { time: false } },
+      axes: [{ label: 'ms from the trigger' }, { size: 60 }],
+      series: [{ label: 'ms' }, ...drawn.map((s, i) => ({ label: s.n, stroke: COLORS[i % COLORS.length], width: 1.5 }))],
+      hooks: {
+        draw: [(u) => {
+          if (trigger === null) return;
+          const px = Math.round(u.valToPos(trigger, 'x', true));
+          u.ctx.save();
+          u.ctx.strokeStyle = '#718096';
+          u.ctx.setLineDash([4, 4]);
+          u.ctx.beginPath();
+          u.ctx.moveTo(px, u.bbox.top);
+          u.ctx.lineTo(px, u.bbox.top + u.bbox.height);
+          u.ctx.stroke();
+          u.ctx.restore();
+        }],
+      },
+    };
+    this.plot = new uPlot(opts, [x, ...drawn.map((s) => s.y)], this.el);
+  }
+
+  resize() {
+    this.plot?.setSize({ width: width(this.el), height: 260 });
+  }
+}

@@ -3,7 +3,7 @@
 // waits for its answer before the next request, so a slow runtime or network never piles requests
 // up; a hidden tab polls slowly.
 import { call, RpcError, setToken, subscribe, token } from './rpc.js';
-import { Histogram, Trend } from './charts.js';
+import { Histogram, TraceChart, Trend } from './charts.js';
 import './style.css';
 
 const FAST_MS = 250; // values of the visible variables and the trends: the subscription's interval
@@ -16,6 +16,7 @@ const $ = (sel) => document.querySelector(sel);
 const state = { role: 'viewer', pattern: '', offset: 0, total: 0, vars: [], eventsSince: 0, events: [] };
 const trend = new Trend($('#trend'), $('#trend-names'));
 const histogram = new Histogram($('#histogram'));
+const traceChart = new TraceChart($('#trace-chart'));
 
 function el(tag, props = {}, ...children) {
   const e = document.createElement(tag);
@@ -260,6 +261,49 @@ function watchValues() {
     });
 }
 
+// --- traces ---------------------------------------------------------------------------------
+
+// The runtime's traces (trace.list), each with a button that draws its samples once it is done
+// or stopped; a trace being drawn is drawn again when it completes.
+const traces = { shown: 0, shownState: '' };
+
+async function showTrace(id) {
+  // Page by page, up to 100,000 samples: enough for a chart, bounded for the page.
+  const read = await call('trace.read', { id, limit: 10000 });
+  while (read.rows.length < read.samples && read.rows.length < 100000) {
+    const more = await call('trace.read', { id, offset: read.rows.length, limit: 10000 });
+    if (more.rows.length === 0) break;
+    read.rows.push(...more.rows);
+  }
+  traces.shown = id;
+  traces.shownState = read.state;
+  traceChart.show(read);
+}
+
+function renderTraces(list) {
+  const body = $('#traces tbody');
+  body.replaceChildren(...list.traces.map((t) => {
+    const state = t.running || t.state === 'done' ? t.state : 'stopped';
+    const ready = !t.running;
+    const button = el('button', { type: 'button', disabled: !ready, textContent: 'show' });
+    button.addEventListener('click', () => showTrace(t.id).catch((err) => showError('trace', err)));
+    const row = el('tr', {},
+      el('td', { textContent: String(t.id) }),
+      el('td', { textContent: t.task || '—' }),
+      el('td', { textContent: t.variables.map((v) => v.name).join(', ') }),
+      el('td', { textContent: t.trigger ?? '—' }),
+      el('td', { textContent: t.ended ? `${state} (${t.ended})` : state }),
+      el('td', { textContent: String(t.samples_taken) }),
+      el('td', {}, button));
+    row.dataset.id = String(t.id);
+    row.dataset.state = state;
+    return row;
+  }));
+  $('#traces-none').hidden = list.traces.length > 0;
+  const shown = list.traces.find((t) => t.id === traces.shown);
+  if (shown && !shown.running && traces.shownState !== shown.state) showTrace(shown.id).catch(() => {});
+}
+
 // --- polling --------------------------------------------------------------------------------
 
 async function slow() {
@@ -272,6 +316,7 @@ async function slow() {
   renderStatus(status, stats);
   if (recent.events.length || recent.reloads.length !== $('#reloads tbody').children.length) renderEvents(recent);
   histogram.show(hist.lateness);
+  renderTraces(await call('trace.list'));
   await loadVars();
 }
 
@@ -322,7 +367,7 @@ function wire() {
     if (state.offset + PAGE_SIZE < state.total) { state.offset += PAGE_SIZE; loadVars().catch(() => {}); }
   });
   $('#window').addEventListener('change', () => trend.setWindow(Number($('#window').value)));
-  window.addEventListener('resize', () => { trend.resize(); histogram.resize(); });
+  window.addEventListener('resize', () => { trend.resize(); histogram.resize(); traceChart.resize(); });
 }
 
 wire();

@@ -249,6 +249,8 @@ void RuntimeControl::applyChange(const ChangeRequest& request, std::shared_ptr<c
     module_ = std::move(module);
     hash_ = hash;
     reloadInFlight_ = true;
+    traceLayouts(p->traces);
+    p->command.traces = p->traces.data();
     vm::StopMap* const stopsBefore = p->stopsBefore;
     std::shared_ptr<const bytecode::Module> moduleBefore = p->moduleBefore;
     std::string hashBefore = p->hashBefore;

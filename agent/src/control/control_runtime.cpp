@@ -93,11 +93,16 @@ RuntimeControl::RuntimeControl(engine::ScanLoop& loop, engine::Engine& engine, R
 
 RuntimeControl::~RuntimeControl() {
     releaseDebugger(); // no task stays halted without a session to resume it
+    detachTraces();    // the scan loop may outlive this
 }
 
 namespace {
 
 #define TAKT_NONE R"({"type":"object","properties":{},"additionalProperties":false})"
+#define TAKT_TRACE_ID                                                                                                  \
+    R"({"type":"object","required":["id"],"properties":{"id":{"type":"integer","minimum":1,"maximum":4294967295}},)"   \
+    R"("additionalProperties":false})"
+#define TAKT_TRACE_ANSWER R"({"type":"object","required":["id","task","variables","state","samples_taken"]})"
 #define TAKT_VALUE                                                                                                     \
     R"("value":{"type":["object","string"],"description":"typed value, or IEC literal text such as T#330ms"})"
 #define TAKT_NAME R"("name":{"type":"string","description":"variable path: P1.x, fb.Q, arr[2], s.f"})"
@@ -296,6 +301,35 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
          R"("frame":{"type":"integer","minimum":0,"maximum":4294967295}},"additionalProperties":false})",
          R"({"type":"object","required":["value","type","expandable","path"]})", Role::Viewer,
          [](T t, M, V p, R r) { self(t).debugEvaluate(p, r); }},
+        {"trace.start",
+         "Start a trace: up to 32 variables sampled at the end of every cycle of a task into a ring, optionally "
+         "with a trigger (a BOOL's edge, a number crossing a level) and samples kept before it (pre) and from it "
+         "on (post, default 1000); at most 4 traces at once",
+         R"({"type":"object","required":["variables"],"properties":{"variables":{"type":"array","minItems":1,)"
+         R"("maxItems":32,"items":{"type":"string","minLength":1,"maxLength":1024}},"task":{"type":"string",)"
+         R"("minLength":1,"maxLength":256},"trigger":{"type":"object","required":["variable","edge"],)"
+         R"("properties":{"variable":{"type":"string","minLength":1,"maxLength":1024},)"
+         R"("edge":{"enum":["rising","falling","both"]},"level":{"type":"number"}},"additionalProperties":false},)"
+         R"("pre":{"type":"integer","minimum":0,"maximum":1000000},"post":{"type":"integer","minimum":1,)"
+         R"("maximum":1000000}},"additionalProperties":false})",
+         TAKT_TRACE_ANSWER, Role::Engineer, [](T t, M, V p, R r) { self(t).traceStart(p, r); }},
+        {"trace.list", "The traces: id, task, variables, trigger, state (armed, triggered, done), samples taken",
+         TAKT_NONE, R"({"type":"object","required":["traces"],"properties":{"traces":{"type":"array"}}})", Role::Viewer,
+         [](T t, M, V, R r) { self(t).traceList(r); }},
+        {"trace.read",
+         "The samples of a trace that is done or stopped, oldest first: rows of cycle, time from the trigger in "
+         "ms and each variable's value (a page: offset, limit, default 10000 rows), or the same as CSV text (format "
+         "csv)",
+         R"({"type":"object","required":["id"],"properties":{"id":{"type":"integer","minimum":1,)"
+         R"("maximum":4294967295},"format":{"enum":["json","csv"]},"offset":{"type":"integer","minimum":0,)"
+         R"("maximum":1000000},"limit":{"type":"integer","minimum":1,"maximum":100000}},)"
+         R"("additionalProperties":false})",
+         R"({"type":"object","required":["id","state","samples","variables"]})", Role::Viewer,
+         [](T t, M, V p, R r) { self(t).traceRead(p, r); }},
+        {"trace.stop", "Stop a trace where it is; its samples stay readable until trace.remove", TAKT_TRACE_ID,
+         TAKT_TRACE_ANSWER, Role::Engineer, [](T t, M, V p, R r) { self(t).traceStop(p, r); }},
+        {"trace.remove", "Stop a trace and drop its samples", TAKT_TRACE_ID, R"({"type":"object"})", Role::Engineer,
+         [](T t, M, V p, R r) { self(t).traceRemove(p, r); }},
     };
     return kTable;
 }
@@ -467,6 +501,7 @@ void RuntimeControl::complete(Pending& p) {
     }
     if (p.command.kind == engine::ScanCommandKind::Reload) {
         reloadInFlight_ = false;
+        settleTraces(p, p.result.ok);
         if (!p.result.ok) {
             // The running program stays: the requests after this one are resolved in it again.
             module_ = p.moduleBefore;
@@ -503,6 +538,7 @@ void RuntimeControl::poll(std::vector<std::string>& events) {
     }
     answerSteps();
     emitDebugEvents(events);
+    emitTraceEvents(events);
     // A command the loop has not applied in time is answered now; its buffers stay alive until
     // the loop reports it done (above), since the scan thread may still read them.
     const std::int64_t now = engine::monotonicNs();

@@ -1,6 +1,7 @@
 #pragma once
 // Shared by the control_runtime*.cpp files: what a submitted command carries while the scan
 // loop applies it, and the small JSON helpers the methods use.
+#include <array>
 #include <functional>
 #include <memory>
 #include <string>
@@ -69,6 +70,8 @@ struct RuntimeControl::Pending {
     // runtime.rollback brings back.
     std::shared_ptr<const bytecode::Module> moduleBefore;
     std::string hashBefore;
+    // Reload: each trace slot's variables in the new program (RuntimeControl::traceLayouts).
+    std::array<engine::TraceLayout, engine::kMaxTraces> traces{};
 };
 
 struct RuntimeControl::Forced {
@@ -86,6 +89,23 @@ struct RuntimeControl::Watched {
     std::string signature;   // its type's, which an online change must keep for the slot to stay
     std::uint32_t users = 0; // subscriptions holding the slot; 0: free
     bool gone = false;       // an online change removed the variable (or changed its type)
+};
+
+// One trace (control_trace.cpp).
+struct RuntimeControl::Trace {
+    std::uint32_t id = 0;
+    std::string task; // the TASK's name ("" for a program without TASKs)
+    std::vector<ctl::Target> targets;
+    std::vector<std::string> signatures;
+    std::string trigger; // as trace.list shows it: "P.start rising", "" without one
+    std::unique_ptr<engine::TraceRecorder> recorder;
+    std::shared_ptr<const bytecode::Module> program; // the program `targets` are resolved in
+    // Prepared for the online change in flight: the targets in its program.
+    std::vector<ctl::Target> nextTargets;
+    std::string nextLoss;   // why the change in flight ends it ("" when it carries it)
+    bool attached = false;  // trace.stop detaches; the samples stay until trace.remove
+    bool announced = false; // trace_done sent
+    std::string ended;      // why an online change ended it
 };
 
 // var.list's filter: a case-insensitive glob when `pattern` has * or ?, else a substring.

@@ -300,6 +300,7 @@ void ScanLoop::applyReload(const ScanCommand& c) noexcept {
     engine_.restoreFieldInputs(); // under the old table, before it is replaced
     r.change = engine_.applyChange(*c.change);
     engine_.setForces(c.forces);
+    followTraces(c.traces);
     taskCount_.store(std::min(engine_.program().module().tasks.size(), kMaxTaskStats), std::memory_order_relaxed);
     std::swap(retainBuffer_, c.change->retainBuffer);
     retainModule_ = &engine_.program().module();

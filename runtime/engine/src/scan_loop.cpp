@@ -389,6 +389,9 @@ void ScanLoop::runOneCycle(std::int64_t release, std::int64_t start) {
     if (tripped && stopAbort_.load()) {
         return; // aborted by stop(), not a fault
     }
+    if (taskThreadCount_ == 0) {
+        sampleBaseTraces(end);
+    }
     if (ok && !tripped && taskThreadCount_ == 0) {
         recordTaskStats(release); // in a faulted cycle some due tasks never ran: no timings then
     }

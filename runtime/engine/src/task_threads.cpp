@@ -285,7 +285,10 @@ void ScanLoop::runTaskCycle(TaskThread& w, std::int64_t release) {
     const std::int64_t end = monotonicNs();
     w.busySince.store(0, std::memory_order_release);
     const bool tripped = w.abort.load(std::memory_order_acquire);
-    w.cycles.fetch_add(1, std::memory_order_relaxed);
+    const std::uint64_t cycle = w.cycles.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (!(tripped && stopAbort_.load())) {
+        sampleTraces(static_cast<std::uint32_t>(w.task), cycle, end);
+    }
     const std::int64_t ran = end - start - w.haltedNs; // the time halted is not execution time
     w.lastExecNs.store(ran, std::memory_order_relaxed);
     if (w.task < kMaxTaskStats) {

@@ -88,5 +88,39 @@ TEST(OpcuaPlacement, LowersAndMovesTheCallingThread) {
     EXPECT_EQ(threadCpus(), before);
 }
 
+// What `takt run` does to its main thread with cpu_affinity: only the CPU mask moves (the nice
+// level stays), as placeOpcua says; nothing without pins or with pins outside the mask.
+TEST(OpcuaPlacement, MoveOffScanCpusMovesOnlyTheMask) {
+    const std::vector<int> before = threadCpus();
+    ASSERT_FALSE(before.empty());
+    const std::vector<int> scan = {before.back()};
+    std::string line, none, outside;
+    std::vector<int> after, afterNone;
+    int niceBefore = 0, niceAfter = 0;
+    std::thread([&] {
+        const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+        niceBefore = ::getpriority(PRIO_PROCESS, tid);
+        none = moveOffScanCpus({});
+        outside = moveOffScanCpus({before.back() + 1});
+        afterNone = threadCpus();
+        line = moveOffScanCpus(scan);
+        after = threadCpus();
+        niceAfter = ::getpriority(PRIO_PROCESS, tid);
+    }).join();
+    EXPECT_EQ(none, "");
+    EXPECT_EQ(outside, "");
+    EXPECT_EQ(afterNone, before);
+    EXPECT_EQ(niceAfter, niceBefore);
+    EXPECT_EQ(after, placeOpcua(before, scan).cpus) << line;
+    if (before.size() > 1) {
+        EXPECT_NE(line.find("run on CPUs " + cpuList(after) + ", off the scan's CPUs " + cpuList(scan)),
+                  std::string::npos)
+            << line;
+    } else {
+        EXPECT_NE(line.find("every CPU takt may use"), std::string::npos) << line;
+    }
+    EXPECT_EQ(threadCpus(), before);
+}
+
 } // namespace
 } // namespace takt::agent

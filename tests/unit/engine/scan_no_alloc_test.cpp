@@ -12,6 +12,7 @@
 
 #include "module_builder.h"
 #include "scan_test_support.h"
+#include "takt/engine/trace_recorder.h"
 #include "takt/engine/transfer.h"
 #include "takt/engine/value_watch.h"
 
@@ -363,6 +364,43 @@ TEST(ValueWatchOnTheScanLoop, PublishingAThousandVariablesDoesNotAllocate) {
     std::uint64_t cycle = 0;
     ASSERT_TRUE(watch.read(out, cycle));
     EXPECT_GE(cycle, from + 50);
+}
+
+// A trace of 32 variables sampled every cycle (trace_recorder.h): the ring is allocated when the
+// trace is made, so the cycles that fill it allocate nothing.
+TEST(TraceOnTheScanLoop, SamplingThirtyTwoVariablesEveryCycleDoesNotAllocate) {
+    ScanOptions o;
+    o.periodNs = 1'000'000;
+    ByteLoopRig rig(1, o);
+    ASSERT_TRUE(rig.loaded);
+    ScanLoop& loop = *rig.loop;
+    const bytecode::Module& m = rig.engine->program().module();
+    TraceLayout layout;
+    layout.module = &m;
+    layout.count = kMaxTraceChannels;
+    for (std::size_t i = 0; i < kMaxTraceChannels; ++i) {
+        layout.ranges[i] = ImageRange{ImageArea::Data, false, 0, rig.prog.out, 1};
+    }
+    TraceRecorder recorder(layout, TraceTrigger{}, 0, 100'000);
+    std::string error;
+    ASSERT_TRUE(loop.start(error));
+    loop.traceSlot(0).attach(&recorder, m.tasks.empty() ? TraceSlot::kBaseCycle : 0);
+    ASSERT_TRUE(waitFor([&] { return recorder.taken() >= 5; }));
+    gAllocations = 0;
+    gCounting = true;
+    const std::uint64_t from = recorder.taken();
+    // Polled without waitFor: this thread's allocations count too. Hang guard 10 s.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (recorder.taken() < from + 50 && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    gCounting = false;
+    ASSERT_GE(recorder.taken(), from + 50);
+    loop.traceSlot(0).detach();
+    loop.stop();
+    EXPECT_EQ(gAllocations.load(), 0u);
+    ASSERT_GE(recorder.kept(), from + 50);
+    EXPECT_EQ(recorder.at(1).cycle, recorder.at(0).cycle + 1); // one sample per cycle
 }
 
 } // namespace

@@ -10,6 +10,7 @@
 // program decoded, verified, initialised and its transfer plan computed — submits one command
 // and answers when the loop reports it done. What the scan thread hands back (the replaced
 // program, force table, retain buffer) is freed here.
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -86,6 +87,7 @@ public:
     struct Pending; // a submitted command waiting for the scan loop
     struct Forced;  // one forced variable or address
     struct Watched; // one subscribed variable (control_values.cpp)
+    struct Trace;   // one trace (control_trace.cpp)
 
     // ValueFeed: the subscribed variables, published by the scan thread (control_values.cpp).
     [[nodiscard]] std::vector<std::string> match(std::string_view pattern, std::size_t limit) const override;
@@ -138,6 +140,22 @@ private:
     void debugEvaluate(const rapidjson::Value& params, ControlReplyFn& reply);
     void debugSetFunctionBreakpoints(const rapidjson::Value& params, ControlReplyFn& reply);
     void debugSetExceptionBreakpoints(const rapidjson::Value& params, ControlReplyFn& reply);
+    // trace.* (control_trace.cpp).
+    void traceStart(const rapidjson::Value& params, ControlReplyFn& reply);
+    void traceList(ControlReplyFn& reply);
+    void traceRead(const rapidjson::Value& params, ControlReplyFn& reply);
+    void traceStop(const rapidjson::Value& params, ControlReplyFn& reply);
+    void traceRemove(const rapidjson::Value& params, ControlReplyFn& reply);
+    [[nodiscard]] Trace* findTrace(const rapidjson::Value& params, ControlReplyFn& reply);
+    [[nodiscard]] std::string traceJson(const Trace& t) const;
+    [[nodiscard]] std::string traceEnded(const Trace& t) const;
+    void detachTrace(Trace& t);
+    void detachTraces();
+    // An online change: each trace's variables in the program it loads (module_ by then), and
+    // after it, what became of the traces.
+    void traceLayouts(std::span<engine::TraceLayout> out);
+    void settleTraces(const Pending& done, bool applied);
+    void emitTraceEvents(std::vector<std::string>& events);
     [[nodiscard]] bool debugRefused(ControlReplyFn& reply);
     [[nodiscard]] bool claimDebugger(ControlReplyFn& reply);
     [[nodiscard]] std::size_t debugThreadCount() const;
@@ -244,6 +262,9 @@ private:
     std::map<std::uint32_t, std::shared_ptr<const DebugLogFormat>> logFormats_;
     std::uint32_t nextLogId_ = 1;
     std::vector<std::uint64_t> logsDroppedSeen_;
+    // Traces by slot of the scan loop (ScanLoop::traceSlot), and the id the next one gets.
+    std::array<std::unique_ptr<Trace>, engine::kMaxTraces> traces_;
+    std::uint32_t nextTraceId_ = 1;
 };
 
 } // namespace takt::agent

@@ -33,4 +33,12 @@ struct OpcuaPlacement {
 // 10 on CPUs 0 (the scan's CPUs 1 left out)"), naming what could not be applied.
 [[nodiscard]] std::string lowerForOpcua(const std::vector<int>& scanCpus);
 
+// Moves the calling thread off `scanCpus` as placeOpcua says (its CPU mask only; its nice level
+// stays). `takt run` calls it on its main thread before it starts any other thread, so every
+// thread but the scan, task and watchdog threads (which set their own masks) inherits the mask:
+// a thread of the control endpoint in a long system call on the scan's CPU delays the scan's
+// wake-up on a kernel without full preemption, whatever the scan's priority. "" when there was
+// nothing to move, else the line for the log.
+[[nodiscard]] std::string moveOffScanCpus(const std::vector<int>& scanCpus);
+
 } // namespace takt::agent

@@ -18,7 +18,8 @@ namespace takt::engine {
 
 enum class ImageArea : std::uint8_t { Data, Input, Output, Memory };
 
-class ValueWatch; // value_watch.h
+class ValueWatch;   // value_watch.h
+struct TraceLayout; // trace_recorder.h
 
 // Bytes of the data image or of a process image area; `isBit` addresses one bit (%IX0.3), whose
 // value travels as one byte 0/1.
@@ -107,6 +108,10 @@ struct ScanCommand {
     // Reload: the prepared change, owned by the submitter. Applied, it holds what was replaced
     // (the old program, the previous retain hand-off buffer, …), to be freed by the submitter.
     PreparedChange* change = nullptr;
+    // Reload: where each trace slot's variables are in the new program (kMaxTraces layouts,
+    // trace_recorder.h; a layout without a module ends that slot's trace). nullptr: every trace
+    // attached when the change applies ends.
+    const TraceLayout* traces = nullptr;
     // SetWatch: owned by the submitter; the one it replaces may be freed once this is done.
     ValueWatch* watch = nullptr;
     CommandResult* result = nullptr;

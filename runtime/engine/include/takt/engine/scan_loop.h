@@ -63,6 +63,7 @@
 #include "takt/engine/scan_command.h"
 #include "takt/engine/seqlock.h"
 #include "takt/engine/spsc_queue.h"
+#include "takt/engine/trace_recorder.h"
 #include "takt/engine/value_watch.h"
 #include "takt/vm/debug.h"
 
@@ -281,6 +282,10 @@ public:
     [[nodiscard]] vm::Debugger* baseDebugger() const noexcept { return baseDebug_.load(std::memory_order_acquire); }
     // Whether commands of this kind are applied while the base cycle is halted in the debugger.
     [[nodiscard]] static bool servedWhileHalted(ScanCommandKind kind) noexcept;
+    // Trace slot `i` (< kMaxTraces): the control thread attaches a recorder for a task there
+    // (TraceSlot::kBaseCycle for a program without TASKs); the task's thread samples it at the
+    // end of each of the task's cycles.
+    [[nodiscard]] TraceSlot& traceSlot(std::size_t i) noexcept { return traces_[i]; }
     [[nodiscard]] std::uint64_t retainSaves() const noexcept { return retainSaves_.load(std::memory_order_relaxed); }
     [[nodiscard]] std::uint64_t retainFailures() const noexcept {
         return retainFailures_.load(std::memory_order_relaxed);
@@ -364,6 +369,14 @@ private:
     void wakeControl() noexcept; // signals commandWake_
     void publish() noexcept;
     void publishWatch() noexcept;
+    // The traces of task `task` (TraceSlot::kBaseCycle: the program without TASKs) at the end of
+    // its cycle `cycle` (trace_recorder.h).
+    void sampleTraces(std::uint32_t task, std::uint64_t cycle, std::int64_t timeNs) noexcept;
+    // The base cycle without task threads: the traces of the tasks that ran in it.
+    void sampleBaseTraces(std::int64_t timeNs) noexcept;
+    // Applied with an online change while every task is parked: each trace moves onto its
+    // variables in the new program or ends.
+    void followTraces(const TraceLayout* layouts) noexcept;
     void maybeHandRetain(std::int64_t now) noexcept;
     [[nodiscard]] ProcessImageView view() noexcept;
     // Scan thread (or the control thread once the scan thread has ended): the safe state through
@@ -420,6 +433,7 @@ private:
     int commandWake_ = -1;
     bool wakeDue_ = false;        // scan thread: an event was recorded since the last publish()
     ValueWatch* watch_ = nullptr; // SetWatch: what the subscriptions read, published after every cycle
+    std::array<TraceSlot, kMaxTraces> traces_;
 
     std::unique_ptr<TaskThread[]> taskThreads_;
     std::size_t taskThreadCount_ = 0;             // running task threads (start() to stop())
