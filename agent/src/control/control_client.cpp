@@ -412,6 +412,10 @@ bool ControlClient::closed() const {
     return impl_->closed;
 }
 
+int ControlClient::pollFd() const {
+    return impl_->fd;
+}
+
 void ControlClient::keepNotifications(bool keep) {
     impl_->keepNotifications = keep;
 }

@@ -567,7 +567,9 @@ std::chrono::steady_clock::time_point RuntimeControl::pollDeadline() const {
         }
     }
     const std::int64_t now = engine::monotonicNs();
-    if (!startedSent_ || debugOwner_ != 0) { // a debugging session: a halt is told within 10 ms
+    // A debugging session: its logpoints' output is looked for every 10 ms (a halting task wakes
+    // this thread at once through the loop's eventfd).
+    if (!startedSent_ || debugOwner_ != 0) {
         due = std::min(due, now + 10'000'000);
     }
     if (options_.driverHealth) {

@@ -62,6 +62,16 @@ std::string nullOrQuoted(const std::string& s) {
     return s.empty() ? "null" : ctl::quoted(s);
 }
 
+// A trace's variables as `{name, type}` objects, comma-separated.
+std::string variablesJson(const RuntimeControl::Trace& t) {
+    std::string out;
+    for (const ctl::Target& v : t.targets) {
+        out += fmt::format("{}{{\"name\":{},\"type\":{}}}", out.empty() ? "" : ",", ctl::quoted(v.name),
+                           ctl::quoted(t.program->types[v.type].name));
+    }
+    return out;
+}
+
 // A CSV field: quoted when it holds a separator, a quote or a line break.
 std::string csvField(std::string_view s) {
     if (s.find_first_of(",\"\r\n") == std::string_view::npos) {
@@ -242,17 +252,13 @@ std::string RuntimeControl::traceEnded(const Trace& t) const {
 }
 
 std::string RuntimeControl::traceJson(const Trace& t) const {
-    std::string vars;
-    for (std::size_t i = 0; i < t.targets.size(); ++i) {
-        vars += fmt::format("{}{{\"name\":{},\"type\":{}}}", i == 0 ? "" : ",", ctl::quoted(t.targets[i].name),
-                            ctl::quoted(t.program->types[t.targets[i].type].name));
-    }
+    const std::string vars = variablesJson(t);
     const engine::TraceRecorder& r = *t.recorder;
     return fmt::format("{{\"id\":{},\"task\":{},\"variables\":[{}],\"trigger\":{},\"pre\":{},\"post\":{},"
                        "\"state\":\"{}\",\"running\":{},\"samples_taken\":{},\"ended\":{}}}",
                        t.id, ctl::quoted(t.task), vars, t.trigger.empty() ? "null" : ctl::quoted(t.trigger), r.pre(),
                        r.post(), stateName(r.state()), t.attached && r.state() != engine::TraceState::Done, r.taken(),
-                       t.ended.empty() ? "null" : ctl::quoted(t.ended));
+                       nullOrQuoted(traceEnded(t)));
 }
 
 void RuntimeControl::traceList(ControlReplyFn& reply) {
@@ -358,11 +364,7 @@ void RuntimeControl::traceRead(const rapidjson::Value& params, ControlReplyFn& r
                                          "\"offset\":{},\"count\":{}",
                                          t->id, stateName(r.state()), nullOrQuoted(traceEnded(*t)), kept,
                                          trigger < kept ? std::to_string(trigger) : "null", offset, count);
-    std::string vars;
-    for (std::size_t i = 0; i < t->targets.size(); ++i) {
-        vars += fmt::format("{}{{\"name\":{},\"type\":{}}}", i == 0 ? "" : ",", ctl::quoted(t->targets[i].name),
-                            ctl::quoted(t->program->types[t->targets[i].type].name));
-    }
+    const std::string vars = variablesJson(*t);
     if (csv) {
         reply(
             ControlAnswer::result(fmt::format("{{{},\"variables\":[{}],\"csv\":{}}}", head, vars, ctl::quoted(rows))));

@@ -6,6 +6,7 @@
 #include "takt/agent/dap_adapter.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -752,18 +753,32 @@ int DapAdapter::serve(int inFd, int outFd, const volatile std::sig_atomic_t* sto
         return true;
     };
     while (!finished()) {
-        // While attached (or a launched runtime runs) the runtime's events and output are looked
-        // for every 10 ms; otherwise a signal that came just before the wait ends it within 250 ms.
-        pollfd p{inFd, POLLIN, 0};
+        // The client's requests, the runtime's lines (a halt is told when it comes) and a launched
+        // runtime's output, waited for together. The wait ends every 100 ms while a runtime is
+        // there (its exit, the endpoint's keep-alive) and every 250 ms otherwise, so a signal
+        // that came just before it ends the session soon.
+        std::array<pollfd, 4> fds{};
+        nfds_t waited = 0;
+        fds[waited++] = pollfd{inFd, POLLIN, 0};
+        if (state_->client != nullptr && state_->client->pollFd() >= 0) {
+            fds[waited++] = pollfd{state_->client->pollFd(), POLLIN, 0};
+        }
+        if (state_->launched != nullptr) {
+            for (const int fd : state_->launched->outputFds()) {
+                if (fd >= 0) {
+                    fds[waited++] = pollfd{fd, POLLIN, 0};
+                }
+            }
+        }
         const bool live = state_->client != nullptr || state_->launched != nullptr;
-        const int ready = ::poll(&p, 1, live ? 10 : 250);
+        const int ready = ::poll(fds.data(), waited, live ? 100 : 250);
         if (stop != nullptr && *stop != 0) {
             return 0; // SIGTERM, SIGINT or SIGHUP: the launched runtime is stopped on the way out
         }
         if (ready < 0 && errno != EINTR) {
             return 1;
         }
-        if (ready > 0) {
+        if (ready > 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
             const ssize_t n = ::read(inFd, buf.data(), buf.size());
             if (n < 0 && errno == EINTR) {
                 continue;

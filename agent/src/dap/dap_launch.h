@@ -9,6 +9,7 @@
 // EOF there; it also gets SIGTERM from the kernel (PR_SET_PDEATHSIG, which the kernel drops for a
 // binary with file capabilities). What the runtime started (the OPC UA server's Node.js process, in
 // a process group of its own) ends with it: its channel to the runtime closes.
+#include <array>
 #include <chrono>
 #include <csignal>
 #include <memory>
@@ -57,6 +58,9 @@ public:
     // What the child wrote since the last call, as (category "stdout" | "stderr", text), in the
     // order read.
     [[nodiscard]] std::vector<std::pair<std::string, std::string>> takeOutput();
+    // The pipes of its stdout and stderr still open (-1 for a closed one): what the adapter waits
+    // on beside the client's requests, so output is forwarded when it comes.
+    [[nodiscard]] std::array<int, 2> outputFds() const { return {outFd_, errFd_}; }
     // The child's exit code once it has ended (128 + the signal when a signal ended it).
     [[nodiscard]] std::optional<int> exitCode();
     // SIGTERM, up to `graceMs` for the child to end (its output read meanwhile), then SIGKILL; its exit

@@ -109,6 +109,12 @@ void taskHaltChanged(void* context, bool halted) noexcept {
     // The base cycle puts the outputs in the safe state at its next boundary when asked to
     // ([runtime.debug] outputs = "safe"), and takes them out when no task is halted.
     w.haltedTasks->fetch_add(halted ? 1 : -1, std::memory_order_acq_rel);
+    if (halted && w.wakeFd >= 0) {
+        // The control thread tells the debugging session at once instead of at its next look;
+        // a system call on the halting thread, never in a cycle that runs on.
+        const std::uint64_t one = 1;
+        (void)!::write(w.wakeFd, &one, sizeof one);
+    }
 }
 
 } // namespace
@@ -138,6 +144,7 @@ void ScanLoop::startTaskThreads() {
         engine_.taskRunner(t).setAbortFlag(&w.abort);
         w.debugger = std::make_unique<vm::Debugger>(engine_.program().stops());
         w.haltedTasks = &haltedTasks_;
+        w.wakeFd = commandWake_;
         w.debugger->setObserver(&taskHaltChanged, &w);
         engine_.taskRunner(t).setDebugger(w.debugger.get());
     }

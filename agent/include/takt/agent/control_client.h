@@ -47,6 +47,11 @@ public:
     bool readLine(std::string& line, int timeoutMs);
     // The server closed the connection (readLine's false was not a timeout).
     [[nodiscard]] bool closed() const;
+    // The connection's socket (-1 before connect()), to wait for the server's lines with poll()
+    // beside other descriptors. readLine(line, 0) until it returns false takes every line that
+    // has come, also those TLS had already decrypted, so a readable socket is the only thing left
+    // to wait for.
+    [[nodiscard]] int pollFd() const;
     // Keep the lines that come while call() waits for its reply (event notifications after
     // events.subscribe) for takeNotifications(), instead of skipping them: a client that acts on
     // events (takt dap) must not lose one to a call.

@@ -193,6 +193,7 @@ struct TaskThread {
     std::uint64_t graceMark = 0;             // base cycle: cycleMark when the force table was replaced
     std::atomic<int> fault{0};               // 0, or 1 + ScanLoop::FaultKind waiting for the base cycle
     std::atomic<int>* haltedTasks = nullptr; // the loop's count of tasks halted in the debugger
+    int wakeFd = -1;                         // the loop's commandWakeFd(): a halt wakes the control thread
     FaultReport report;
     std::atomic<std::uint64_t> cycles{0}, overruns{0}, missed{0};
     std::atomic<std::int64_t> lastExecNs{0}, maxPauseNs{0};
