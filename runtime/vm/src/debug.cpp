@@ -327,6 +327,27 @@ void StopMap::clearBreakpoints() noexcept {
     }
 }
 
+void StopMap::setFlow(FlowRecorder* flow) noexcept {
+    const auto mark = [this](const FlowRecorder* f, bool on) {
+        if (f == nullptr) {
+            return;
+        }
+        for (const FlowStatement& s : f->plan().statements) {
+            if (s.pc < size_) {
+                if (on) {
+                    map_[s.pc].fetch_or(kFlow, std::memory_order_release);
+                } else {
+                    map_[s.pc].fetch_and(static_cast<std::uint8_t>(~kFlow), std::memory_order_release);
+                }
+            }
+        }
+    };
+    // The recorder before its marks: a thread that sees a mark finds the recorder it belongs to.
+    mark(flow_.load(std::memory_order_relaxed), false);
+    flow_.store(flow, std::memory_order_release);
+    mark(flow, true);
+}
+
 bool StopMap::hasBreakpoint(std::uint32_t pc) const noexcept {
     return pc < size_ && (map_[pc].load(std::memory_order_acquire) & kBreakpoint) != 0;
 }

@@ -201,6 +201,8 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
         if (resume != nullptr) { // a run going on after an exception halt: its calls are in res.calls
             depth = resume->depth;
             ticks = resume->ticks;
+        } else {
+            rs.debugger->runStarted();
         }
     }
     // base[tag] - (tag << 30) as integers, so an operand word resolves with one add and no mask
@@ -422,12 +424,16 @@ debug_stop:
     // A statement with a breakpoint, or any statement while a step or a pause is pending.
     if constexpr (kDebug) {
         Debugger& dbg = *rs.debugger;
-        if (dbg.shouldHalt(stops[ip - code].load(std::memory_order_relaxed), depth,
-                           static_cast<std::uint32_t>(ip - code), rs.image, static_cast<std::uint32_t>(imageSize),
-                           thisO)) {
+        const std::uint8_t bits = stops[ip - code].load(std::memory_order_relaxed);
+        if (dbg.shouldHalt(bits, depth, static_cast<std::uint32_t>(ip - code), rs.image,
+                           static_cast<std::uint32_t>(imageSize), thisO)) {
             fillHaltFrames(dbg.frameBuffer(), *rs.module, res, depth, static_cast<std::uint32_t>(ip - code), thisO,
                            frameO);
             dbg.halt(depth + 1);
+        }
+        if ((bits & StopMap::kFlow) != 0) { // what the statement reads, as it reads it: after any halt here
+            dbg.flowStatement(static_cast<std::uint32_t>(ip - code), depth, rs.image,
+                              static_cast<std::uint32_t>(imageSize), thisO);
         }
         stopMask = dbg.stopMask();
         DISPATCH_OP();
@@ -437,6 +443,11 @@ dispatch_switch:
         // --- control ---
         CASE(NOP) NEXT(NOP);
         CASE(RET) {
+            if constexpr (kDebug) {
+                if ((stopMask & StopMap::kFlow) != 0) {
+                    rs.debugger->flowReturn(depth, rs.image, static_cast<std::uint32_t>(imageSize), thisO);
+                }
+            }
             if (depth == 0) {
                 if constexpr (kDebug) {
                     rs.debugger->runEnded();

@@ -21,6 +21,7 @@
 #include "takt/bytecode/module.h"
 #include "takt/bytecode/traps.h"
 #include "takt/vm/debug_expr.h"
+#include "takt/vm/flow.h"
 
 #include <array>
 #include <atomic>
@@ -125,6 +126,7 @@ public:
     static constexpr std::uint8_t kStatement = 1;
     static constexpr std::uint8_t kBreakpoint = 2;
     static constexpr std::uint8_t kConditioned = 4; // the breakpoint has a slot: ask admit()
+    static constexpr std::uint8_t kFlow = 8;        // a statement of the POU under flow control
     static constexpr std::uint32_t kSlots = 255;
 
     explicit StopMap(const bytecode::Module& module);
@@ -160,6 +162,11 @@ public:
     void setTrapMask(std::uint32_t traps) noexcept { traps_.store(traps, std::memory_order_release); }
     [[nodiscard]] std::uint32_t trapMask() const noexcept { return traps_.load(std::memory_order_acquire); }
     [[nodiscard]] std::uint32_t breakpointCount() const noexcept { return count_.load(std::memory_order_acquire); }
+    // Flow control (flow.h): the recorder the threads that run its POU fill while attached, its
+    // statements marked kFlow; null: none. The control thread only; keep() the recorder (a thread
+    // may still be filling the one replaced).
+    void setFlow(FlowRecorder* flow) noexcept;
+    [[nodiscard]] FlowRecorder* flow() const noexcept { return flow_.load(std::memory_order_acquire); }
     [[nodiscard]] const std::atomic<std::uint8_t>* bytes() const noexcept { return map_.get(); }
     [[nodiscard]] const bytecode::Module& module() const noexcept { return *module_; }
 
@@ -181,6 +188,7 @@ private:
     std::uint32_t nextSlot_ = 0;
     std::atomic<std::uint32_t> count_{0};
     std::atomic<std::uint32_t> traps_{0};
+    std::atomic<FlowRecorder*> flow_{nullptr};
     std::vector<std::shared_ptr<const void>> kept_; // the conditions and logpoints slots point to
 };
 
@@ -258,16 +266,18 @@ public:
 
     // ---- the running thread (the interpreter) ----
     [[nodiscard]] const StopMap& stops() const noexcept { return *stops_; }
-    // Whether a run must use the loop that can halt.
+    // Whether a run must use the loop that can halt (or record flow control).
     [[nodiscard]] bool armed() const noexcept {
         return attached_.load(std::memory_order_relaxed) &&
-               (stops_->breakpointCount() != 0 || step_.load(std::memory_order_acquire) != StepMode::None);
+               (stops_->breakpointCount() != 0 || step_.load(std::memory_order_acquire) != StepMode::None ||
+                stops_->flow() != nullptr);
     }
-    // The StopMap bits that make the loop ask shouldHalt.
+    // The StopMap bits that make the loop stop at a statement (kFlow: to record, then ask shouldHalt).
     [[nodiscard]] std::uint8_t stopMask() const noexcept {
+        const auto flow = static_cast<std::uint8_t>(stops_->flow() != nullptr ? StopMap::kFlow : 0);
         return step_.load(std::memory_order_acquire) != StepMode::None || rerunPc_ != bytecode::kNone
-                   ? StopMap::kStatement | StopMap::kBreakpoint
-                   : StopMap::kBreakpoint;
+                   ? StopMap::kStatement | StopMap::kBreakpoint | flow
+                   : StopMap::kBreakpoint | flow;
     }
     // `pc`: where the thread stands (a breakpoint there may have a condition to ask); `image`,
     // `imageSize`, `thisOffset`: what its condition or logpoint reads.
@@ -285,7 +295,31 @@ public:
     // the thread runs that statement again, in the loop that can halt, which forgets the fault at
     // the next statement start of this call or a caller (statementDone) or at the run's end.
     void haltOnTrap(std::uint32_t frameCount, bytecode::Trap trap, std::uint32_t pc, std::uint32_t depth) noexcept;
-    void runEnded() noexcept { rerunPc_ = bytecode::kNone; }
+    void runEnded() noexcept {
+        rerunPc_ = bytecode::kNone;
+        if (FlowRecorder* f = stops_->flow()) {
+            f->runEnded(this);
+        }
+    }
+    // Flow control, in the loop that can halt: a run begins, a statement marked kFlow starts (after
+    // any halt there), a call returns (while the map has a recorder).
+    void runStarted() noexcept {
+        if (FlowRecorder* f = stops_->flow()) {
+            f->runStarted(this);
+        }
+    }
+    void flowStatement(std::uint32_t pc, std::uint32_t depth, const std::uint8_t* image, std::uint32_t imageSize,
+                       std::uint32_t thisOffset) noexcept {
+        if (FlowRecorder* f = stops_->flow()) {
+            f->statement(this, pc, depth, image, imageSize, thisOffset);
+        }
+    }
+    void flowReturn(std::uint32_t depth, const std::uint8_t* image, std::uint32_t imageSize,
+                    std::uint32_t thisOffset) noexcept {
+        if (FlowRecorder* f = stops_->flow()) {
+            f->returning(this, depth, image, imageSize, thisOffset);
+        }
+    }
 
 private:
     static constexpr std::uint32_t kRunning = 0;
