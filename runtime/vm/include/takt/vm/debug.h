@@ -19,6 +19,7 @@
 //   ... the scan thread halts; another thread: dbg.waitHalted(seen, deadline), dbg.frames(),
 //   dbg.resume(StepMode::Over) ...
 #include "takt/bytecode/module.h"
+#include "takt/bytecode/opcodes.h"
 #include "takt/bytecode/traps.h"
 #include "takt/vm/debug_expr.h"
 #include "takt/vm/flow.h"
@@ -121,6 +122,10 @@ struct LogRecord {
     std::array<ExprStatus, kMaxLogParts> status{};
 };
 
+// The instruction word that stands for a breakpoint's instruction in a StopMap's patched code (one
+// past the VM's invalid-opcode slot: no verified program has it).
+inline constexpr std::uint32_t kBreakpointOpcode = bytecode::kOpcodeCount + 1;
+
 class StopMap {
 public:
     static constexpr std::uint8_t kStatement = 1;
@@ -168,6 +173,12 @@ public:
     void setFlow(FlowRecorder* flow) noexcept;
     [[nodiscard]] FlowRecorder* flow() const noexcept { return flow_.load(std::memory_order_acquire); }
     [[nodiscard]] const std::atomic<std::uint8_t>* bytes() const noexcept { return map_.get(); }
+    // The module's code with kBreakpointOpcode in place of the first word of every instruction that
+    // has a breakpoint, for the loop that does not look the map up: a run on it costs what a run
+    // without a debugger costs until it reaches a breakpoint. Null until the first breakpoint is set
+    // (or when the copy could not be allocated). Its opcode words change under a running thread:
+    // read them with a relaxed atomic load.
+    [[nodiscard]] const std::uint32_t* patchedCode() const noexcept { return patched_.load(std::memory_order_acquire); }
     [[nodiscard]] const bytecode::Module& module() const noexcept { return *module_; }
 
 private:
@@ -189,6 +200,9 @@ private:
     std::atomic<std::uint32_t> count_{0};
     std::atomic<std::uint32_t> traps_{0};
     std::atomic<FlowRecorder*> flow_{nullptr};
+    std::unique_ptr<std::uint32_t[]> patchedWords_; // made at the first breakpoint, freed with the map
+    std::atomic<const std::uint32_t*> patched_{nullptr};
+    void patch(std::uint32_t pc, bool on) noexcept;
     std::vector<std::shared_ptr<const void>> kept_; // the conditions and logpoints slots point to
 };
 
@@ -266,6 +280,12 @@ public:
 
     // ---- the running thread (the interpreter) ----
     [[nodiscard]] const StopMap& stops() const noexcept { return *stops_; }
+    // The code a run takes the plain loop on while only breakpoints are set (StopMap::patchedCode);
+    // null when a step, a pause, a statement run again after an exception halt or flow control
+    // needs the loop that stops at every statement start.
+    [[nodiscard]] const std::uint32_t* plainCode() const noexcept {
+        return (stopMask() & (StopMap::kStatement | StopMap::kFlow)) == 0 ? stops_->patchedCode() : nullptr;
+    }
     // Whether a run must use the loop that can halt (or record flow control).
     [[nodiscard]] bool armed() const noexcept {
         return attached_.load(std::memory_order_relaxed) &&
