@@ -132,23 +132,25 @@ void RuntimeControl::traceStart(const rapidjson::Value& params, ControlReplyFn& 
     auto trace = std::make_unique<Trace>();
     // The task: named, or the only one.
     std::uint32_t task = engine::TraceSlot::kBaseCycle;
+    std::string taskNames;
+    for (const bytecode::TaskEntry& t : m.tasks) {
+        taskNames += (taskNames.empty() ? "" : ", ") + t.name;
+    }
     if (const rapidjson::Value* name = ctl::member(params, "task")) {
         const std::string_view want(name->GetString(), name->GetStringLength());
         const std::optional<std::uint32_t> named = taskNamed(m, want);
         task = named.value_or(engine::TraceSlot::kBaseCycle);
         if (!named) {
-            std::string names;
-            for (const bytecode::TaskEntry& t : m.tasks) {
-                names += (names.empty() ? "" : ", ") + t.name;
-            }
             reply(ctl::badParam("task", fmt::format("no task '{}' in the program (its tasks: {})", want,
-                                                    names.empty() ? "none" : names)));
+                                                    taskNames.empty() ? "none" : taskNames)));
             return;
         }
     } else if (m.tasks.size() == 1) {
         task = 0;
     } else if (m.tasks.size() > 1) {
-        reply(ctl::badParam("task", "the program has more than one task: name the one whose cycles to sample"));
+        reply(ctl::badParam("task", fmt::format("the program has more than one task: name the one whose cycles to "
+                                                "sample (its tasks: {})",
+                                                taskNames)));
         return;
     }
     trace->task = task == engine::TraceSlot::kBaseCycle ? std::string() : m.tasks[task].name;
