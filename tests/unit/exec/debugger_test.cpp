@@ -15,6 +15,8 @@ namespace takt::compiler {
 namespace {
 
 using Runner = testing::StRunner;
+using testing::offsetOf;
+using testing::pouNamed;
 
 // Line numbers below are those of this text (line 1 is the empty line after R"().
 const char* const kSource = R"(
@@ -53,26 +55,6 @@ std::uint32_t fileOf(const bytecode::Module& m) {
     }
     ADD_FAILURE() << "no main.st in the module";
     return 0;
-}
-
-std::uint32_t pouNamed(const bytecode::Module& m, std::string_view name) {
-    for (std::uint32_t i = 0; i < m.pous.size(); ++i) {
-        if (sameName(m.pous[i].name, name)) {
-            return i;
-        }
-    }
-    ADD_FAILURE() << "no POU " << name;
-    return bytecode::kNone;
-}
-
-std::uint32_t offsetOf(const bytecode::Module& m, std::string_view path) {
-    for (const bytecode::VarEntry& v : m.variables) {
-        if (sameName(v.path, path)) {
-            return v.offset;
-        }
-    }
-    ADD_FAILURE() << "no variable " << path;
-    return bytecode::kNone;
 }
 
 // One program run with the debugger on a thread of its own, as a task runs it.

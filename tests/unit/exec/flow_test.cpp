@@ -14,6 +14,8 @@ namespace takt::compiler {
 namespace {
 
 using Runner = testing::StRunner;
+using testing::offsetOf;
+using testing::pouNamed;
 
 // Line numbers below are those of this text (line 1 is the empty line after R"().
 const char* const kSource = R"(
@@ -44,26 +46,6 @@ constexpr std::uint32_t kLineOther = 15;
 constexpr std::uint32_t kLineArr = 16;
 constexpr std::uint32_t kLineIf = 17;
 constexpr std::uint32_t kLineBig = 18;
-
-std::uint32_t pouNamed(const bytecode::Module& m, std::string_view name) {
-    for (std::uint32_t i = 0; i < m.pous.size(); ++i) {
-        if (sameName(m.pous[i].name, name)) {
-            return i;
-        }
-    }
-    ADD_FAILURE() << "no POU " << name;
-    return bytecode::kNone;
-}
-
-std::uint32_t offsetOf(const bytecode::Module& m, std::string_view path) {
-    for (const bytecode::VarEntry& v : m.variables) {
-        if (sameName(v.path, path)) {
-            return v.offset;
-        }
-    }
-    ADD_FAILURE() << "no variable " << path;
-    return bytecode::kNone;
-}
 
 // The access of a statement on `line` named `name`, reading or writing (null when none).
 const vm::FlowAccess* accessOn(const vm::FlowPlan& plan, std::uint32_t line, std::string_view name, bool written,
