@@ -184,8 +184,10 @@ BENCHMARK(BM_CallNativeTon);
 
 // BM_AddI32 with every ADD a statement of its own (as compiled ST marks them) and a debugger:
 // /0 attached with no breakpoint (a run takes the plain loop: compare with BM_AddI32), /1 with a
-// breakpoint on a statement the loop never reaches (the loop that looks the stop map up before
-// each instruction: what a run costs while a breakpoint is set anywhere in the program).
+// breakpoint on a statement the loop never reaches (the plain loop on the breakpoint-patched code:
+// what a run costs while a breakpoint is set anywhere in the program), /2 with flow control on a
+// statement the loop never reaches (the loop that looks the stop map up before each instruction,
+// which steps, pauses and flow control take).
 void BM_AddI32Debugger(benchmark::State& state) {
     Bench b([](Bench& x) {
         x.module.debug.push_back({static_cast<std::uint32_t>(x.module.code.size()), 0, 1, 1, true});
@@ -202,8 +204,19 @@ void BM_AddI32Debugger(benchmark::State& state) {
         state.SkipWithError("no statement for the breakpoint");
         return;
     }
+    // Flow control on a POU the loop never runs keeps every run in the loop that looks the map up.
+    takt::vm::FlowPlan plan;
+    plan.pou = 1;
+    plan.codeBegin = unreached;
+    plan.codeEnd = unreached + 1;
+    plan.statements.push_back({unreached, 0, 2, 0, 0});
+    takt::vm::FlowRecorder flow(std::move(plan), takt::vm::kAnyInstance);
+    if (state.range(0) == 2) {
+        stops.setFlow(&flow);
+    }
     b.run(state, &dbg);
+    stops.setFlow(nullptr);
 }
-BENCHMARK(BM_AddI32Debugger)->Arg(0)->Arg(1);
+BENCHMARK(BM_AddI32Debugger)->Arg(0)->Arg(1)->Arg(2);
 
 } // namespace

@@ -1,11 +1,13 @@
 // The takt extension: starts `takt lsp` for Structured Text files, adds commands that run the
 // takt CLI in the folder of the project (the one holding runtime.toml), and debugs with `takt dap`
-// (debug type `takt`: launch a project, or attach to a running runtime).
+// (debug type `takt`: launch a project, or attach to a running runtime) with flow control beside
+// the lines (flow.js).
 'use strict';
 const path = require('path');
 const fs = require('fs');
 const vscode = require('vscode');
 const { LanguageClient, TransportKind } = require('vscode-languageclient/node');
+const { FlowView } = require('./flow');
 
 let client;
 
@@ -77,12 +79,15 @@ function activate(context) {
   context.subscriptions.push(
     vscode.debug.registerDebugAdapterDescriptorFactory('takt', debugAdapterFactory),
     vscode.debug.registerDebugConfigurationProvider('takt', debugConfigurationProvider));
+  const flow = new FlowView(vscode);
+  context.subscriptions.push(flow.decoration, vscode.debug.onDidTerminateDebugSession((s) => flow.sessionEnded(s)));
   const commands = {
     'takt.check': () => runTask('check', ['check']),
     'takt.build': () => runTask('build', ['build']),
     'takt.test': () => runTask('test', ['test']),
     'takt.run': () => runTask('run', ['run']),
     'takt.reload': () => runTask('reload', ['reload']),
+    'takt.flowControl': () => flow.toggle(),
     'takt.restartServer': async () => {
       if (client) await client.stop();
       await startClient(context);

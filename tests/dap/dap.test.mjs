@@ -696,6 +696,40 @@ test('an exception breakpoint halts at a division by zero before the fault polic
 // The native tier runs compiled code, which cannot halt: while the session holds a breakpoint or
 // an exception filter the program runs on the interpreter, on the same image, and native again
 // once the session has gone.
+test('flow control: what each line of an FB read and wrote the last time its task ran it, while the program runs', async () => {
+  const dc = await attached();
+  try {
+    await assert.rejects(dc.customRequest('flowControl', { source: { path: source }, line: 999 }),
+      /no statement at or after line 999/);
+    const on = (await dc.customRequest('flowControl', { source: { path: source }, line: LINE_TOTAL })).body;
+    assert.equal(on.pou, 'Accum');
+    assert.deepEqual(on.lines, [LINE_CALLS, LINE_TOTAL]);
+    assert.equal(on.source.path, source);
+    const flow = await until('a record of the FB', async () => {
+      const b = (await dc.customRequest('flowValues')).body;
+      return b.run > 0 && b;
+    });
+    assert.equal(flow.task, 'Slow');
+    assert.deepEqual(flow.lines.map((l) => [l.line, l.count, l.source.path]),
+      [[LINE_CALLS, 3, source], [LINE_TOTAL, 3, source]]);
+    const value = (line, name, access) => {
+      const v = flow.lines.find((l) => l.line === line).values.find((x) => x.name === name && x.access === access);
+      assert.ok(v, `line ${line} has no ${access} of ${name}: ${JSON.stringify(flow.lines)}`);
+      return Number(v.value);
+    };
+    // The third call of the cycle: x = 3, and each write is what the line computed from its reads.
+    assert.equal(value(LINE_TOTAL, 'x', 'read'), 3);
+    assert.equal(value(LINE_TOTAL, 'total', 'write'), value(LINE_TOTAL, 'total', 'read') + 3);
+    assert.equal(value(LINE_CALLS, 'calls', 'write'), value(LINE_CALLS, 'calls', 'read') + 1);
+    // Off: the runtime says so, and it scans as before.
+    assert.equal((await dc.customRequest('flowControl', {})).body.pou, null);
+    await assert.rejects(dc.customRequest('flowValues'), /no flow control is on/);
+  } finally {
+    await detach(dc);
+  }
+  await scanning();
+});
+
 test('on the native tier breakpoints verify and halt; the program runs native again after detach', async (t) => {
   const nat = await startRuntime(path.join(dir, 'native'), DIVIDE, 'native');
   try {
@@ -713,6 +747,15 @@ test('on the native tier breakpoints verify and halt; the program runs native ag
       const [ex] = (await dc.setExceptionBreakpointsRequest({ filters: ['divide_by_zero'] })).body.breakpoints;
       assert.equal(ex.verified, true, ex.message);
       assert.equal((await ctl('runtime.status', {}, nat.ep)).execution, 'native (interpreter while debugging)');
+      // Flow control records on the interpreter the session puts the program on.
+      await dc.customRequest('flowControl', { pou: 'Main' });
+      const flow = await until('flow control values on the native tier', async () => {
+        const b = (await dc.customRequest('flowValues')).body;
+        return b.run > 0 && b;
+      });
+      assert.ok(flow.lines.some((l) => l.values.some((v) => v.name === 'runs' && v.access === 'write')),
+        JSON.stringify(flow.lines));
+      await dc.customRequest('flowControl', {});
       const stopped = dc.waitForEvent('stopped');
       await ctl('var.write', { name: 'Main.armed', value: 'TRUE' }, nat.ep);
       const ev = await stopped;

@@ -18,7 +18,7 @@ fi
 python3 - "$out/takt-st.vsix" <<'PY'
 import json, sys, zipfile
 names = set(zipfile.ZipFile(sys.argv[1]).namelist())
-required = ["extension.vsixmanifest", "extension/package.json", "extension/extension.js",
+required = ["extension.vsixmanifest", "extension/package.json", "extension/extension.js", "extension/flow.js",
             "extension/syntaxes/iecst.tmLanguage.json", "extension/language-configuration.json",
             "extension/node_modules/vscode-languageclient/package.json", "extension/LICENSE.txt"]
 missing = [n for n in required if n not in names]
@@ -61,19 +61,27 @@ EXT="$ext" node <<'JS'
 // for type takt is `<takt.path> dap`, and F5 without a launch.json launches the project.
 const Module = require('module');
 const assert = require('assert');
-const registered = {};
+const registered = { commands: {} };
+const disposable = { dispose() {} };
 const vscode = {
   workspace: {
     getConfiguration: () => ({ get: (key, fallback) => (key === 'path' ? '/opt/takt/bin/takt' : fallback) }),
     workspaceFolders: [{ uri: { fsPath: '/srv/plant' } }],
     createFileSystemWatcher: () => ({}),
   },
-  window: { activeTextEditor: undefined, showErrorMessage: () => {} },
-  commands: { registerCommand: () => ({ dispose() {} }) },
-  debug: {
-    registerDebugAdapterDescriptorFactory: (type, factory) => { registered.factory = [type, factory]; return { dispose() {} }; },
-    registerDebugConfigurationProvider: (type, provider) => { registered.provider = [type, provider]; return { dispose() {} }; },
+  window: {
+    activeTextEditor: undefined, visibleTextEditors: [], showErrorMessage: (m) => { registered.error = m; },
+    createTextEditorDecorationType: () => disposable, setStatusBarMessage: () => disposable,
   },
+  commands: { registerCommand: (id, fn) => { registered.commands[id] = fn; return disposable; } },
+  debug: {
+    registerDebugAdapterDescriptorFactory: (type, factory) => { registered.factory = [type, factory]; return disposable; },
+    registerDebugConfigurationProvider: (type, provider) => { registered.provider = [type, provider]; return disposable; },
+    onDidTerminateDebugSession: (fn) => { registered.terminated = fn; return disposable; },
+    activeDebugSession: undefined,
+  },
+  ThemeColor: class { constructor(id) { this.id = id; } },
+  Range: class { constructor(start, end) { Object.assign(this, { start, end }); } },
   DebugAdapterExecutable: class { constructor(command, args, options) { Object.assign(this, { command, args, options }); } },
 };
 const load = Module._load;
@@ -97,4 +105,45 @@ assert.deepEqual(registered.provider[1].resolveDebugConfiguration(undefined, {})
 const attach = { type: 'takt', request: 'attach', name: 'a', endpoint: 'unix:///tmp/s' };
 assert.deepEqual(registered.provider[1].resolveDebugConfiguration(undefined, attach), attach);
 console.log('extension.js: debug adapter `/opt/takt/bin/takt dap` for type takt; F5 launches the project');
+
+// Flow control: the command asks the session's adapter for the POU at the cursor, then draws each
+// line's values after it; toggled again (or the session ending), it ends and the values go.
+(async () => {
+  const requests = [];
+  const drawn = [];
+  const editor = {
+    document: { uri: { scheme: 'file', fsPath: '/srv/plant/src/main.st' }, lineCount: 20,
+                lineAt: (n) => ({ range: { end: { line: n, character: 30 } } }) },
+    selection: { active: { line: 12 } },
+    setDecorations: (type, ranges) => drawn.push(ranges),
+  };
+  const line = (n, count, values) => ({ source: { path: '/srv/plant/src/main.st' }, line: n, count, values });
+  const session = {
+    id: 's1', type: 'takt',
+    customRequest: async (command, args) => {
+      requests.push([command, args]);
+      if (command === 'flowControl') return args.source ? { pou: 'Main', lines: [12, 13] } : { pou: null };
+      return { pou: 'Main', task: 'Fast', run: 4, lines: [
+        line(13, 3, [{ name: 'i', access: 'read', value: '3' }, { name: 'sum', access: 'write', value: '6' }]),
+        line(16, 1, [{ name: 'arr[2]', access: 'write', value: '7' }]),
+        { ...line(2, 1, []), source: { path: '/srv/plant/src/other.st' } }] };
+    },
+  };
+  await registered.commands['takt.flowControl']();
+  assert.match(registered.error, /needs a takt debug session/, 'no session: it says so');
+  Object.assign(vscode.window, { activeTextEditor: editor, visibleTextEditors: [editor] });
+  vscode.debug.activeDebugSession = session;
+  await registered.commands['takt.flowControl']();
+  assert.deepEqual(requests[0], ['flowControl', { source: { path: '/srv/plant/src/main.st' }, line: 13 }]);
+  assert.equal(requests[1][0], 'flowValues');
+  const shown = drawn.at(-1).map((d) => [d.range.start.line, d.renderOptions.after.contentText]);
+  assert.deepEqual(shown, [[12, 'i = 3   sum := 6   (3×)'], [15, 'arr[2] := 7']]);
+  await registered.commands['takt.flowControl']();
+  assert.deepEqual(requests.at(-1), ['flowControl', {}]);
+  assert.deepEqual(drawn.at(-1), []);
+  await registered.commands['takt.flowControl']();
+  registered.terminated({ id: 's1' });
+  assert.deepEqual(drawn.at(-1), []);
+  console.log('extension.js: flow control draws the adapter\'s values after their lines and ends with the session');
+})().catch((e) => { console.error(e); process.exit(1); });
 JS

@@ -35,27 +35,6 @@ const char* reasonName(vm::HaltReason r) {
     return "breakpoint";
 }
 
-// The module's file a client names: the same text, or a path that ends with it at a '/' (a client
-// sends the absolute path of its editor's file; program.stbc keeps the project's relative one).
-// kNone when none or more than one file match.
-std::uint32_t fileIndex(const bytecode::Module& m, std::string_view name) {
-    std::uint32_t found = bytecode::kNone;
-    for (std::uint32_t i = 0; i < m.files.size(); ++i) {
-        const std::string& f = m.files[i];
-        if (f == name) {
-            return i;
-        }
-        const std::string_view tail = std::string_view(f).starts_with("./") ? std::string_view(f).substr(2) : f;
-        if (name.size() > tail.size() && name.ends_with(tail) && name[name.size() - tail.size() - 1] == '/') {
-            if (found != bytecode::kNone) {
-                return bytecode::kNone;
-            }
-            found = i;
-        }
-    }
-    return found;
-}
-
 // The instance path a frame runs on: the PROGRAM instance or the FB instance whose data lies at
 // `thisOffset` with the POU's instance type ("" for a FUNCTION, which has none).
 std::string instancePath(const bytecode::Module& m, const vm::HaltFrame& f) {
@@ -127,6 +106,24 @@ bool expandable(const bytecode::Module& m, std::uint32_t type) {
 }
 
 } // namespace
+
+std::uint32_t ctl::fileIndex(const bytecode::Module& m, std::string_view name) {
+    std::uint32_t found = bytecode::kNone;
+    for (std::uint32_t i = 0; i < m.files.size(); ++i) {
+        const std::string& f = m.files[i];
+        if (f == name) {
+            return i;
+        }
+        const std::string_view tail = std::string_view(f).starts_with("./") ? std::string_view(f).substr(2) : f;
+        if (name.size() > tail.size() && name.ends_with(tail) && name[name.size() - tail.size() - 1] == '/') {
+            if (found != bytecode::kNone) {
+                return bytecode::kNone;
+            }
+            found = i;
+        }
+    }
+    return found;
+}
 
 bool RuntimeControl::debugRefused(ControlReplyFn& reply) {
     if (!options_.debugEnabled) {
@@ -202,6 +199,7 @@ void RuntimeControl::releaseDebugger() {
     functionBreakpoints_.clear();
     exceptionTraps_ = 0;
     logFormats_.clear();
+    stopFlow();
     stops_->clearBreakpoints();
     stops_->setTrapMask(0);
     for (std::size_t t = 0; t < debugThreadCount(); ++t) {
@@ -222,7 +220,7 @@ void RuntimeControl::sessionClosed(std::uint64_t session) {
 std::string RuntimeControl::applyBreakpoints(const bytecode::Module& m, vm::StopMap& stops, const std::string& file,
                                              const std::vector<Breakpoint>& lines) {
     std::string out = "[";
-    const std::uint32_t index = fileIndex(m, file);
+    const std::uint32_t index = ctl::fileIndex(m, file);
     const std::string notHalting = haltsNot();
     for (const Breakpoint& b : lines) {
         const std::uint32_t line = b.line;
@@ -274,7 +272,7 @@ bool RuntimeControl::debuggingNative() const {
     for (std::size_t t = 0; t < debugThreadCount(); ++t) {
         const vm::Debugger* d = threadDebugger(t);
         if (d != nullptr && d->attached() &&
-            (stops_->breakpointCount() != 0 || stops_->trapMask() != 0 || d->halted())) {
+            (stops_->breakpointCount() != 0 || stops_->trapMask() != 0 || stops_->flow() != nullptr || d->halted())) {
             return true;
         }
     }
@@ -301,6 +299,7 @@ std::map<std::string, std::string> RuntimeControl::rebuildBreakpoints(const byte
 // an online change.
 void RuntimeControl::carryBreakpoints(const bytecode::Module& m, vm::StopMap& next) {
     (void)rebuildBreakpoints(m, next);
+    carryFlow(m, next);
     stops_ = &next;
 }
 
@@ -314,7 +313,7 @@ void RuntimeControl::debugSetBreakpoints(const rapidjson::Value& params, Control
     }
     const std::string asked = ctl::member(params, "file")->GetString(); // the schema has checked both
     // Kept by the program's name of the file, however a client spells it.
-    const std::uint32_t index = fileIndex(*module_, asked);
+    const std::uint32_t index = ctl::fileIndex(*module_, asked);
     const std::string file = index == bytecode::kNone ? asked : module_->files[index];
     // `lines`, or `breakpoints` with a hit condition each (the schema has checked their types).
     std::vector<Breakpoint> lines;

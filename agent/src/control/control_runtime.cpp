@@ -265,6 +265,23 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
          R"({"type":"object","required":["filters"],"properties":{"filters":{"type":"array",)"
          R"("items":{"type":"object","required":["filter","verified"]}}}})",
          Role::Engineer, [](T t, M, V p, R r) { self(t).debugSetExceptionBreakpoints(p, r); }},
+        {"debug.setFlow",
+         "Flow control: record, every time its task runs it, what each statement of one POU read and wrote "
+         "(named by pou, or by the file and line of one of its statements; instance: one instance only); "
+         "without pou or file it ends; answers the POU and its lines",
+         R"({"type":"object","properties":{"pou":{"type":"string","minLength":1,"maxLength":256},)"
+         R"("file":{"type":"string","minLength":1,"maxLength":4096},)"
+         R"("line":{"type":"integer","minimum":1,"maximum":4294967295},)"
+         R"("instance":{"type":"string","minLength":1,"maxLength":1024}},"additionalProperties":false})",
+         R"({"type":"object","required":["pou"]})", Role::Engineer,
+         [](T t, M, V p, R r) { self(t).debugSetFlow(p, r); }},
+        {"debug.flowValues",
+         "Flow control's last record: the lines of the POU its task ran the last time it ran it, each with how "
+         "often it ran and the values its statements read and wrote (run: records so far, 0 before the first)",
+         TAKT_NONE,
+         R"({"type":"object","required":["pou","task","run","lines"],"properties":{"lines":{"type":"array",)"
+         R"("items":{"type":"object","required":["file","line","count","values"]}}}})",
+         Role::Viewer, [](T t, M, V, R r) { self(t).debugFlowValues(r); }},
         {"debug.continue", "Run a halted task on until a breakpoint", TAKT_THREAD, TAKT_THREAD_ANSWER, Role::Engineer,
          step},
         {"debug.next", "Step a halted task over to its next statement", TAKT_THREAD, TAKT_THREAD_ANSWER, Role::Engineer,

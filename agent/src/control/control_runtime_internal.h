@@ -22,6 +22,10 @@ namespace ctl {
 [[nodiscard]] const rapidjson::Value* member(const rapidjson::Value& params, const char* name);
 [[nodiscard]] std::string jsonText(const rapidjson::Value& v);
 [[nodiscard]] std::string quoted(std::string_view s);
+// The module's file a client names: the same text, or a path that ends with it at a '/' (a client
+// sends the absolute path of its editor's file; program.stbc keeps the project's relative one).
+// kNone when none or more than one file match (control_debug.cpp).
+[[nodiscard]] std::uint32_t fileIndex(const bytecode::Module& m, std::string_view name);
 
 // What var.* and io.* act on: a variable resolved by path, or a direct address.
 struct Target {

@@ -4,6 +4,8 @@
 // only copies bytes. An online change carries each trace's variables into the new program
 // (traceLayouts) or ends the trace, named in trace.list.
 #include <cmath>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -72,6 +74,16 @@ std::string variablesJson(const RuntimeControl::Trace& t) {
     return out;
 }
 
+// The index of the task named `name` in `m` (names ignore case), or std::nullopt.
+std::optional<std::uint32_t> taskNamed(const bytecode::Module& m, std::string_view name) {
+    for (std::uint32_t t = 0; t < m.tasks.size(); ++t) {
+        if (engine::PathIndex::FoldEqual{}(m.tasks[t].name, name)) {
+            return t;
+        }
+    }
+    return std::nullopt;
+}
+
 // A CSV field: quoted when it holds a separator, a quote or a line break.
 std::string csvField(std::string_view s) {
     if (s.find_first_of(",\"\r\n") == std::string_view::npos) {
@@ -120,26 +132,25 @@ void RuntimeControl::traceStart(const rapidjson::Value& params, ControlReplyFn& 
     auto trace = std::make_unique<Trace>();
     // The task: named, or the only one.
     std::uint32_t task = engine::TraceSlot::kBaseCycle;
+    std::string taskNames;
+    for (const bytecode::TaskEntry& t : m.tasks) {
+        taskNames += (taskNames.empty() ? "" : ", ") + t.name;
+    }
     if (const rapidjson::Value* name = ctl::member(params, "task")) {
         const std::string_view want(name->GetString(), name->GetStringLength());
-        for (std::uint32_t t = 0; t < m.tasks.size(); ++t) {
-            if (engine::PathIndex::FoldEqual{}(m.tasks[t].name, want)) {
-                task = t;
-            }
-        }
-        if (task == engine::TraceSlot::kBaseCycle) {
-            std::string names;
-            for (const bytecode::TaskEntry& t : m.tasks) {
-                names += (names.empty() ? "" : ", ") + t.name;
-            }
+        const std::optional<std::uint32_t> named = taskNamed(m, want);
+        task = named.value_or(engine::TraceSlot::kBaseCycle);
+        if (!named) {
             reply(ctl::badParam("task", fmt::format("no task '{}' in the program (its tasks: {})", want,
-                                                    names.empty() ? "none" : names)));
+                                                    taskNames.empty() ? "none" : taskNames)));
             return;
         }
     } else if (m.tasks.size() == 1) {
         task = 0;
     } else if (m.tasks.size() > 1) {
-        reply(ctl::badParam("task", "the program has more than one task: name the one whose cycles to sample"));
+        reply(ctl::badParam("task", fmt::format("the program has more than one task: name the one whose cycles to "
+                                                "sample (its tasks: {})",
+                                                taskNames)));
         return;
     }
     trace->task = task == engine::TraceSlot::kBaseCycle ? std::string() : m.tasks[task].name;
@@ -329,12 +340,12 @@ void RuntimeControl::traceRead(const rapidjson::Value& params, ControlReplyFn& r
     const std::size_t trigger = r.triggerAt();
     const std::int64_t zero = kept == 0 ? 0 : r.at(trigger < kept ? trigger : 0).timeNs;
     std::string rows;
+    std::string columns; // after "cycle", "time_ms": the variables' names, as CSV or JSON
+    for (const ctl::Target& v : t->targets) {
+        columns += "," + (csv ? csvField(v.name) : ctl::quoted(v.name));
+    }
     if (csv) {
-        rows = "cycle,time_ms";
-        for (const ctl::Target& v : t->targets) {
-            rows += "," + csvField(v.name);
-        }
-        rows += "\n";
+        rows = "cycle,time_ms" + columns + "\n";
     }
     alignas(std::max_align_t) char scratch[4096];
     for (std::size_t i = offset; i < kept && i < offset + limit; ++i) {
@@ -369,16 +380,9 @@ void RuntimeControl::traceRead(const rapidjson::Value& params, ControlReplyFn& r
         reply(
             ControlAnswer::result(fmt::format("{{{},\"variables\":[{}],\"csv\":{}}}", head, vars, ctl::quoted(rows))));
     } else {
-        reply(ControlAnswer::result(fmt::format(
-            "{{{},\"variables\":[{}],\"columns\":[\"cycle\",\"time_ms\"{}],\"rows\":[{}]}}", head, vars,
-            [&] {
-                std::string c;
-                for (const ctl::Target& v : t->targets) {
-                    c += "," + ctl::quoted(v.name);
-                }
-                return c;
-            }(),
-            rows)));
+        reply(ControlAnswer::result(
+            fmt::format("{{{},\"variables\":[{}],\"columns\":[\"cycle\",\"time_ms\"{}],\"rows\":[{}]}}", head, vars,
+                        columns, rows)));
     }
 }
 
@@ -400,13 +404,10 @@ void RuntimeControl::traceLayouts(std::span<engine::TraceLayout> out) {
         if (t->task.empty() && !m.tasks.empty()) {
             t->nextLoss = "the program an online change loaded has tasks: start the trace again naming one";
         } else if (!t->task.empty()) {
-            const auto it = std::find_if(m.tasks.begin(), m.tasks.end(), [&](const bytecode::TaskEntry& e) {
-                return engine::PathIndex::FoldEqual{}(e.name, t->task);
-            });
-            if (it == m.tasks.end()) {
-                t->nextLoss = fmt::format("task {} is not in the program an online change loaded", t->task);
+            if (const std::optional<std::uint32_t> named = taskNamed(m, t->task)) {
+                out[i].task = *named;
             } else {
-                out[i].task = static_cast<std::uint32_t>(it - m.tasks.begin());
+                t->nextLoss = fmt::format("task {} is not in the program an online change loaded", t->task);
             }
         }
         for (std::size_t c = 0; c < t->targets.size() && t->nextLoss.empty(); ++c) {

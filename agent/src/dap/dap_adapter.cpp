@@ -159,6 +159,8 @@ struct DapAdapter::State {
     void setVariable(const rapidjson::Value& request, const rapidjson::Value& args);
     void evaluate(const rapidjson::Value& request, const rapidjson::Value& args);
     void run(const rapidjson::Value& request, const rapidjson::Value& args, std::string_view method);
+    void flowControl(const rapidjson::Value& request, const rapidjson::Value& args);
+    void flowValues(const rapidjson::Value& request);
     void runtimeLine(const std::string& line);
 };
 
@@ -430,6 +432,60 @@ void DapAdapter::State::exceptionInfo(const rapidjson::Value& request, const rap
                         quoted(stringOf(*e, "filter")), quoted(stringOf(*e, "text")), quoted(stringOf(*e, "trap"))));
 }
 
+// Flow control, two requests of takt's own (a client sends them as custom requests; the VS Code
+// extension draws the values beside the lines): flowControl names the POU (`pou`, or the `source`
+// and `line` of one of its statements, optionally one `instance`) or, with neither, ends it;
+// flowValues answers the lines its task ran the last time, with what each read and wrote.
+void DapAdapter::State::flowControl(const rapidjson::Value& request, const rapidjson::Value& args) {
+    std::string params;
+    const rapidjson::Value* source = memberOf(args, "source");
+    const std::string path = source != nullptr ? stringOf(*source, "path") : std::string();
+    if (!path.empty()) {
+        params = fmt::format(R"("file":{},"line":{})", quoted(path), intOf(args, "line", 1));
+    } else if (const std::string pou = stringOf(args, "pou"); !pou.empty()) {
+        params = fmt::format(R"("pou":{})", quoted(pou));
+    }
+    if (const std::string instance = stringOf(args, "instance"); !instance.empty()) {
+        params += fmt::format(R"({}"instance":{})", params.empty() ? "" : ",", quoted(instance));
+    }
+    rapidjson::Document d;
+    if (!call(request, "debug.setFlow", "{" + params + "}", d)) {
+        return;
+    }
+    if (!d["pou"].IsString()) {
+        respond(request, R"({"pou":null})");
+        return;
+    }
+    const std::string file = stringOf(d, "file");
+    if (!path.empty()) {
+        paths[file] = path;
+    }
+    respond(request,
+            fmt::format(R"({{"pou":{},"instance":{},"source":{{"path":{}}},"lines":{}}})", quoted(stringOf(d, "pou")),
+                        rpc::toJson(d["instance"]), quoted(clientPath(file)), rpc::toJson(d["lines"])));
+}
+
+void DapAdapter::State::flowValues(const rapidjson::Value& request) {
+    rapidjson::Document d;
+    if (!call(request, "debug.flowValues", "", d)) {
+        return;
+    }
+    std::string lines;
+    for (const rapidjson::Value& l : d["lines"].GetArray()) {
+        std::string values;
+        for (const rapidjson::Value& v : l["values"].GetArray()) {
+            values += fmt::format(R"({}{{"name":{},"access":{},"type":{},"value":{}}})", values.empty() ? "" : ",",
+                                  quoted(stringOf(v, "name")), quoted(stringOf(v, "access")),
+                                  quoted(stringOf(v, "type")), quoted(formatIecLiteral(v["value"])));
+        }
+        lines +=
+            fmt::format(R"({}{{"source":{{"path":{}}},"line":{},"count":{},"values":[{}]}})", lines.empty() ? "" : ",",
+                        quoted(clientPath(stringOf(l, "file"))), intOf(l, "line"), intOf(l, "count"), values);
+    }
+    respond(request, fmt::format(R"({{"pou":{},"task":{},"run":{},"lines":[{}]}})", quoted(stringOf(d, "pou")),
+                                 rpc::toJson(d["task"]), intOf(d, "run"), lines));
+}
+
 void DapAdapter::State::stackTrace(const rapidjson::Value& request, const rapidjson::Value& args) {
     const std::int64_t thread = intOf(args, "threadId");
     rapidjson::Document d;
@@ -674,6 +730,10 @@ std::vector<std::string> DapAdapter::handleMessage(std::string_view body) {
         s.run(request, args, "debug.stepOut");
     } else if (command == "pause") {
         s.run(request, args, "debug.pause");
+    } else if (command == "flowControl") {
+        s.flowControl(request, args);
+    } else if (command == "flowValues") {
+        s.flowValues(request);
     } else if (command == "disconnect" || command == "terminate") {
         // A launched runtime ends with the session, whatever terminateDebuggee says: nothing the
         // adapter started outlives it. An attached one runs on, its tasks resumed. A refused

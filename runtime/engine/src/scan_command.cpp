@@ -4,14 +4,6 @@
 
 namespace takt::engine {
 
-void readRange(const ImageRange& r, const std::uint8_t* base, std::uint8_t* out) noexcept {
-    if (r.isBit) {
-        *out = static_cast<std::uint8_t>((base[r.offset] >> r.bit) & 1u);
-    } else {
-        std::memcpy(out, base + r.offset, r.size);
-    }
-}
-
 void writeRange(const ImageRange& r, const std::uint8_t* in, std::uint8_t* base) noexcept {
     if (r.isBit) {
         const auto mask = static_cast<std::uint8_t>(1u << r.bit);

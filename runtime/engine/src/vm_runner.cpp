@@ -39,12 +39,13 @@ const std::atomic<bool> kNeverAbort{false};
 
 // Whether the thread's next cycle must run on the interpreter, the only tier that halts: while its
 // debugger is attached with a breakpoint or logpoint set, an exception filter on, or a step or a
-// pause asked for (stopMask() asks for every statement start then). Asked once per cycle,
-// before the cycle's first program, so a program never changes tier within a cycle.
+// pause asked for (stopMask() asks for every statement start then), or flow control recording.
+// Asked once per cycle, before the cycle's first program, so a program never changes tier within
+// a cycle.
 bool needsInterpreter(const vm::Debugger& debugger) noexcept {
     const vm::StopMap& stops = debugger.stops();
     return debugger.attached() && (stops.breakpointCount() != 0 || stops.trapMask() != 0 ||
-                                   (debugger.stopMask() & vm::StopMap::kStatement) != 0);
+                                   (debugger.stopMask() & (vm::StopMap::kStatement | vm::StopMap::kFlow)) != 0);
 }
 
 vm::Vm& machineOf(void* vm) {

@@ -1,6 +1,9 @@
 // The debugger's runtime half (debug.h): source lines to code, the stop map, and a thread's halt.
 #include "takt/vm/debug.h"
 
+#include <algorithm>
+#include <new>
+
 #include "takt/common/futex.h"
 
 #include <algorithm>
@@ -242,6 +245,7 @@ bool StopMap::setBreakpoint(std::uint32_t pc, bool on) noexcept {
     }
     cell.store(static_cast<std::uint8_t>(on ? was | kBreakpoint : was & ~(kBreakpoint | kConditioned)),
                std::memory_order_release);
+    patch(pc, on);
     if (!on) {
         slotOf_[pc].store(0, std::memory_order_relaxed); // after the bits: the slot stays valid until reused
     }
@@ -280,6 +284,7 @@ bool StopMap::setBreakpoint(std::uint32_t pc, std::uint32_t slot) noexcept {
     slotOf_[pc].store(static_cast<std::uint8_t>(slot + 1), std::memory_order_relaxed);
     // Both bits at once: a running thread never sees the breakpoint without its condition.
     const std::uint8_t was = map_[pc].fetch_or(kBreakpoint | kConditioned, std::memory_order_release);
+    patch(pc, true);
     if ((was & kBreakpoint) == 0) {
         count_.fetch_add(1, std::memory_order_acq_rel);
     }
@@ -325,6 +330,40 @@ void StopMap::clearBreakpoints() noexcept {
     for (std::uint32_t i = 0; i < kSlots; ++i) {
         slots_[i].used.store(false, std::memory_order_relaxed);
     }
+}
+
+// After the map's bits and the slot: a thread that reads the patched word (then fences) finds them.
+void StopMap::patch(std::uint32_t pc, bool on) noexcept {
+    if (patchedWords_ == nullptr) {
+        patchedWords_.reset(new (std::nothrow) std::uint32_t[size_]);
+        if (patchedWords_ == nullptr) {
+            return; // runs take the loop that looks the map up
+        }
+        std::copy_n(module_->code.data(), size_, patchedWords_.get());
+        patched_.store(patchedWords_.get(), std::memory_order_release);
+    }
+    __atomic_store_n(&patchedWords_[pc], on ? kBreakpointOpcode : module_->code[pc], __ATOMIC_RELEASE);
+}
+
+void StopMap::setFlow(FlowRecorder* flow) noexcept {
+    const auto mark = [this](const FlowRecorder* f, bool on) {
+        if (f == nullptr) {
+            return;
+        }
+        for (const FlowStatement& s : f->plan().statements) {
+            if (s.pc < size_) {
+                if (on) {
+                    map_[s.pc].fetch_or(kFlow, std::memory_order_release);
+                } else {
+                    map_[s.pc].fetch_and(static_cast<std::uint8_t>(~kFlow), std::memory_order_release);
+                }
+            }
+        }
+    };
+    // The recorder before its marks: a thread that sees a mark finds the recorder it belongs to.
+    mark(flow_.load(std::memory_order_relaxed), false);
+    flow_.store(flow, std::memory_order_release);
+    mark(flow, true);
 }
 
 bool StopMap::hasBreakpoint(std::uint32_t pc) const noexcept {

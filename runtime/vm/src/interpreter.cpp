@@ -177,10 +177,17 @@ void fillHaltFrames(HaltFrame* frames, const bytecode::Module& module, const Vm:
 
 } // namespace
 
+// An instruction's opcode word. A relaxed atomic load (a plain load on every target) because a
+// StopMap's patched code changes its opcode words while a task runs it.
+[[gnu::always_inline]] inline std::uint32_t opcodeAt(const std::uint32_t* ip) noexcept {
+    return __atomic_load_n(ip, __ATOMIC_RELAXED);
+}
+
 template <bool kSwitch, bool kDebug>
 Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, std::uint32_t frameOffset,
              const ResumeAt* resume) noexcept {
-    const std::uint32_t* const code = rs.module->code.data();
+    // The debug loop runs the module's own code; the plain loop a breakpoint-patched copy when given.
+    const std::uint32_t* const code = !kDebug && rs.code != nullptr ? rs.code : rs.module->code.data();
     const bytecode::PouEntry* const pous = rs.module->pous.data();
     const std::uint32_t pouCount = static_cast<std::uint32_t>(rs.module->pous.size());
     std::uint8_t* const image = rs.image;
@@ -201,6 +208,8 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
         if (resume != nullptr) { // a run going on after an exception halt: its calls are in res.calls
             depth = resume->depth;
             ticks = resume->ticks;
+        } else {
+            rs.debugger->runStarted();
         }
     }
     // base[tag] - (tag << 30) as integers, so an operand word resolves with one add and no mask
@@ -242,7 +251,7 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
 #define TAKT_OP(name, format, doc) &&L_##name,
 #include "takt/bytecode/opcodes.def"
 #undef TAKT_OP
-        &&L_invalid};
+        &&L_invalid, &&L_breakpoint};
 #define CASE(name)                                                                                                     \
     case Opcode::name:                                                                                                 \
         L_##name:
@@ -251,7 +260,7 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
         if constexpr (kSwitch) {                                                                                       \
             goto dispatch_switch;                                                                                      \
         } else {                                                                                                       \
-            goto* kLabels[*ip]; /* verified code: every opcode is in range */                                          \
+            goto* kLabels[opcodeAt(ip)]; /* verified code: every opcode is in range, or a breakpoint */                \
         }                                                                                                              \
     } while (0)
 #else
@@ -422,21 +431,30 @@ debug_stop:
     // A statement with a breakpoint, or any statement while a step or a pause is pending.
     if constexpr (kDebug) {
         Debugger& dbg = *rs.debugger;
-        if (dbg.shouldHalt(stops[ip - code].load(std::memory_order_relaxed), depth,
-                           static_cast<std::uint32_t>(ip - code), rs.image, static_cast<std::uint32_t>(imageSize),
-                           thisO)) {
+        const std::uint8_t bits = stops[ip - code].load(std::memory_order_relaxed);
+        if (dbg.shouldHalt(bits, depth, static_cast<std::uint32_t>(ip - code), rs.image,
+                           static_cast<std::uint32_t>(imageSize), thisO)) {
             fillHaltFrames(dbg.frameBuffer(), *rs.module, res, depth, static_cast<std::uint32_t>(ip - code), thisO,
                            frameO);
             dbg.halt(depth + 1);
+        }
+        if ((bits & StopMap::kFlow) != 0) { // what the statement reads, as it reads it: after any halt here
+            dbg.flowStatement(static_cast<std::uint32_t>(ip - code), depth, rs.image,
+                              static_cast<std::uint32_t>(imageSize), thisO);
         }
         stopMask = dbg.stopMask();
         DISPATCH_OP();
     }
 dispatch_switch:
-    switch (static_cast<Opcode>(*ip)) {
+    switch (static_cast<Opcode>(opcodeAt(ip))) {
         // --- control ---
         CASE(NOP) NEXT(NOP);
         CASE(RET) {
+            if constexpr (kDebug) {
+                if ((stopMask & StopMap::kFlow) != 0) {
+                    rs.debugger->flowReturn(depth, rs.image, static_cast<std::uint32_t>(imageSize), thisO);
+                }
+            }
             if (depth == 0) {
                 if constexpr (kDebug) {
                     rs.debugger->runEnded();
@@ -1188,7 +1206,36 @@ invalid:
 #if TAKT_HAS_COMPUTED_GOTO
 L_invalid:
 #endif
-    trap = Trap::InvalidOpcode;
+    if (opcodeAt(ip) != kBreakpointOpcode || rs.debugger == nullptr) {
+        trap = Trap::InvalidOpcode;
+        goto fault;
+    }
+#if TAKT_HAS_COMPUTED_GOTO
+L_breakpoint:
+#endif
+    // The plain loop on patched code reached a breakpoint's instruction (Debugger::plainCode): ask
+    // the debugger as the debug loop does, then run the instruction the breakpoint stands on, or,
+    // when a step or a pause was asked meanwhile, the rest of the run in the loop that halts at
+    // every statement.
+    if constexpr (!kDebug) {
+        std::atomic_thread_fence(std::memory_order_acquire); // the map's bits and slot, set before the patch
+        Debugger& dbg = *rs.debugger;
+        const auto pc = static_cast<std::uint32_t>(ip - code);
+        if (dbg.shouldHalt(dbg.stops().bytes()[pc].load(std::memory_order_relaxed), depth, pc, rs.image,
+                           static_cast<std::uint32_t>(imageSize), thisO)) {
+            fillHaltFrames(dbg.frameBuffer(), *rs.module, res, depth, pc, thisO, frameO);
+            dbg.halt(depth + 1);
+        }
+#if TAKT_HAS_COMPUTED_GOTO
+        if (dbg.plainCode() != nullptr) {
+            goto* kLabels[rs.module->code[pc]];
+        }
+#endif
+        const ResumeAt from{depth, ticks};
+        return execute<kSwitch, true>(rs, pc, thisO, frameO, &from);
+    } else {
+        trap = Trap::InvalidOpcode; // the debug loop runs unpatched code
+    }
 fault:
     // An exception breakpoint: the thread halts at the faulting statement before the fault is
     // reported, and runs that statement again when resumed (a value fixed meanwhile lets it pass;

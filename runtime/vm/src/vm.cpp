@@ -140,10 +140,17 @@ void Vm::resetImage() noexcept {
 
 Trap Vm::run(std::uint32_t entry, std::uint32_t thisOffset, std::uint32_t frameOffset) noexcept {
     trap_ = TrapInfo{};
-    const RunState rs{module_, resolved_.get(), image_.data(), static_cast<std::uint32_t>(image_.size()),
-                      nowNs_,  wallNs_,         budget_,       abort_,
-                      &trap_,  debugger_};
+    RunState rs{module_, resolved_.get(), image_.data(), static_cast<std::uint32_t>(image_.size()),
+                nowNs_,  wallNs_,         budget_,       abort_,
+                &trap_,  debugger_};
     if (debugger_ != nullptr && debugger_->armed()) [[unlikely]] {
+        // Breakpoints alone: the plain loop on the code with the breakpoints patched in, which runs
+        // at full speed until it reaches one. A step, a pause or flow control: the loop that looks
+        // the stop map up before every instruction.
+        if (const std::uint32_t* patched = debugger_->plainCode()) {
+            rs.code = patched;
+            return execute<kDefaultSwitch, false>(rs, entry, thisOffset, frameOffset);
+        }
         return execute<kDefaultSwitch, true>(rs, entry, thisOffset, frameOffset);
     }
     return execute<kDefaultSwitch, false>(rs, entry, thisOffset, frameOffset);

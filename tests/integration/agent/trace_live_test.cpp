@@ -156,7 +156,7 @@ END_CONFIGURATION
     start(p);
     const ControlReply noTask = c_->call("trace.start", R"({"variables":["F.cnt"]})");
     EXPECT_EQ(noTask.code, -32602);
-    EXPECT_NE(noTask.message.find("task"), std::string::npos) << noTask.message;
+    EXPECT_NE(noTask.message.find("its tasks: FastTask, SlowTask"), std::string::npos) << noTask.message;
     for (const char* task : {"FastTask", "SlowTask"}) {
         const std::string var = std::string(task) == "FastTask" ? "F.cnt" : "S.cnt";
         const rapidjson::Document started =

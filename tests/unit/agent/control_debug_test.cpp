@@ -12,8 +12,10 @@
 #include <sstream>
 #include <thread>
 
+#include "control/control_client.h"
 #include "debug_live.h"
 #include "rpc/method_table.h"
+#include "rpc/rpc_json.h"
 #include "support/paths.h"
 
 namespace takt::agent {
@@ -100,12 +102,13 @@ TEST(ControlDebug, RefusedUnlessDebugEnabled) {
 
 TEST(ControlDebug, SettingAndHaltingNeedEngineerReadingViewer) {
     for (const char* m : {"debug.setBreakpoints", "debug.continue", "debug.next", "debug.stepIn", "debug.stepOut",
-                          "debug.pause", "debug.detach"}) {
+                          "debug.pause", "debug.detach", "debug.setFlow"}) {
         const ControlMethod* entry = rpc::findMethod(RuntimeControl::methodTable(), m);
         ASSERT_NE(entry, nullptr) << m;
         EXPECT_EQ(entry->role, Role::Engineer) << m;
     }
-    for (const char* m : {"debug.threads", "debug.stackTrace", "debug.variables", "debug.evaluate"}) {
+    for (const char* m :
+         {"debug.threads", "debug.stackTrace", "debug.variables", "debug.evaluate", "debug.flowValues"}) {
         const ControlMethod* entry = rpc::findMethod(RuntimeControl::methodTable(), m);
         ASSERT_NE(entry, nullptr) << m;
         EXPECT_EQ(entry->role, Role::Viewer) << m;
@@ -680,6 +683,106 @@ TEST(ControlDebug, TheDocsListEveryExceptionFilter) {
         ++documented;
     }
     EXPECT_EQ(documented, rows) << "one row per filter, no more";
+}
+
+} // namespace
+} // namespace takt::agent
+
+namespace takt::agent {
+namespace {
+
+// The value of `name` (read or written) on `line` of a debug.flowValues answer (its typed JSON's
+// number; -1 when the line has none).
+std::int64_t flowValue(const rapidjson::Document& d, int line, const char* name, const char* access) {
+    for (const rapidjson::Value& l : d["lines"].GetArray()) {
+        for (const rapidjson::Value& v : l["values"].GetArray()) {
+            if (l["line"].GetInt() == line && std::string(v["name"].GetString()) == name &&
+                std::string(v["access"].GetString()) == access) {
+                EXPECT_STREQ(v["type"].GetString(), "DINT");
+                return v["value"]["value"].GetInt64();
+            }
+        }
+    }
+    ADD_FAILURE() << "line " << line << " has no " << access << " of " << name << ": " << rpc::toJson(d);
+    return -1;
+}
+
+rapidjson::Document flowRecorded(Live& live) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    rapidjson::Document d;
+    while (std::chrono::steady_clock::now() < end) {
+        d = live.result("debug.flowValues");
+        if (d.HasMember("run") && d["run"].GetUint64() > 0) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return d;
+}
+
+// Flow control on the FB the slow task calls three times a cycle, on one instance: the lines it
+// ran with their counts and values, off again, and the mistakes named.
+TEST(ControlDebug, FlowControlRecordsWhatEachLineReadAndWroteInTheLastRun) {
+    Live live(kTwoTasks);
+    EXPECT_EQ(live.call("debug.flowValues").code, rpc::kCommandFailed);
+    const ControlAnswer unknown = live.call("debug.setFlow", R"({"pou":"Nope"})");
+    EXPECT_EQ(unknown.code, -32602);
+    EXPECT_NE(unknown.message.find("no POU named 'Nope'"), std::string::npos) << unknown.message;
+    EXPECT_EQ(live.call("debug.setFlow", R"({"pou":"Accum","file":"src/main.st","line":6})").code, -32602);
+    EXPECT_EQ(live.call("debug.setFlow", R"({"file":"src/main.st"})").code, -32602);
+    const ControlAnswer wrong = live.call("debug.setFlow", R"({"pou":"Accum","instance":"pSlow.cycles"})");
+    EXPECT_EQ(wrong.code, -32602);
+    EXPECT_NE(wrong.message.find("not an instance of Accum"), std::string::npos) << wrong.message;
+    EXPECT_EQ(live.call("debug.flowValues").code, rpc::kCommandFailed); // nothing was set
+
+    rapidjson::Document on =
+        live.result("debug.setFlow", R"({"file":"/home/me/project/src/main.st","line":7,"instance":"pSlow.acc"})");
+    EXPECT_STREQ(on["pou"].GetString(), "Accum");
+    EXPECT_EQ(rpc::toJson(on["lines"]), "[6,7]");
+    const rapidjson::Document d = flowRecorded(live);
+    ASSERT_GT(d["run"].GetUint64(), 0u);
+    EXPECT_STREQ(d["task"].GetString(), "Slow");
+    ASSERT_EQ(d["lines"].Size(), 2u);
+    EXPECT_EQ(d["lines"][0]["line"].GetInt(), kLineCalls);
+    EXPECT_EQ(d["lines"][0]["count"].GetInt(), 3);
+    EXPECT_EQ(flowValue(d, kLineTotal, "x", "read"), 3);
+    EXPECT_EQ(flowValue(d, kLineCalls, "calls", "write"), flowValue(d, kLineCalls, "calls", "read") + 1);
+
+    EXPECT_TRUE(live.result("debug.setFlow")["pou"].IsNull());
+    EXPECT_EQ(live.call("debug.flowValues").code, rpc::kCommandFailed);
+    // The end of the session ends it too.
+    live.result("debug.setFlow", R"({"pou":"SlowProg"})");
+    EXPECT_TRUE(flowRecorded(live)["run"].GetUint64() > 0);
+    live.result("debug.detach");
+    EXPECT_EQ(live.call("debug.flowValues").code, rpc::kCommandFailed);
+}
+
+// An online change carries flow control to the POU of the same name in the new program, and ends
+// it, saying why, when the new program has none.
+TEST(ControlDebug, FlowControlFollowsThePouAcrossAnOnlineChange) {
+    Live live(kOneTask);
+    live.result("debug.setFlow", R"({"pou":"Count"})");
+    ASSERT_GT(flowRecorded(live)["run"].GetUint64(), 0u);
+    const std::string v2 = std::string(kOneTask).replace(std::string(kOneTask).find("n := n + 1;"), 11, "n := n + 2;");
+    ASSERT_TRUE(live.call("bytecode.reload",
+                          "{\"bytes\":\"" + detail::base64(debug_test::compileText(v2.c_str()).bytes) + "\"}")
+                    .ok);
+    rapidjson::Document d = flowRecorded(live);
+    ASSERT_GT(d["run"].GetUint64(), 0u);
+    EXPECT_EQ(flowValue(d, kLineCount, "n", "write"), flowValue(d, kLineCount, "n", "read") + 2);
+    const char* const without = R"(
+PROGRAM Main
+VAR cnt : DINT; END_VAR
+cnt := cnt + 1;
+END_PROGRAM
+)";
+    ASSERT_TRUE(
+        live.call("bytecode.reload", "{\"bytes\":\"" + detail::base64(debug_test::compileText(without).bytes) + "\"}")
+            .ok);
+    const ControlAnswer ended = live.call("debug.flowValues");
+    EXPECT_EQ(ended.code, rpc::kCommandFailed);
+    EXPECT_NE(ended.message.find("the online change ended flow control: no POU named 'Count'"), std::string::npos)
+        << ended.message;
 }
 
 } // namespace

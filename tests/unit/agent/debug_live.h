@@ -50,8 +50,13 @@ struct Live {
         control = std::make_unique<RuntimeControl>(*loop, *engine, options);
     }
     ~Live() {
-        control.reset(); // releases the debugger: no task stays halted
+        // The sessions' ends release the debugger (no task stays halted); the loop stops before the
+        // control goes, as in takt run: the scan thread uses the force table the control owns.
+        for (std::uint64_t session = 1; session <= 2; ++session) {
+            control->sessionClosed(session);
+        }
         loop->stop();
+        control.reset();
     }
 
     // Calls a method as session `session` does (params checked against the method's schema

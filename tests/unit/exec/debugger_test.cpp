@@ -3,6 +3,7 @@
 // another thread reads the halted image and resumes it, continuing or stepping.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <ctime>
 #include <future>
 #include <thread>
@@ -14,6 +15,8 @@ namespace takt::compiler {
 namespace {
 
 using Runner = testing::StRunner;
+using testing::offsetOf;
+using testing::pouNamed;
 
 // Line numbers below are those of this text (line 1 is the empty line after R"().
 const char* const kSource = R"(
@@ -52,26 +55,6 @@ std::uint32_t fileOf(const bytecode::Module& m) {
     }
     ADD_FAILURE() << "no main.st in the module";
     return 0;
-}
-
-std::uint32_t pouNamed(const bytecode::Module& m, std::string_view name) {
-    for (std::uint32_t i = 0; i < m.pous.size(); ++i) {
-        if (sameName(m.pous[i].name, name)) {
-            return i;
-        }
-    }
-    ADD_FAILURE() << "no POU " << name;
-    return bytecode::kNone;
-}
-
-std::uint32_t offsetOf(const bytecode::Module& m, std::string_view path) {
-    for (const bytecode::VarEntry& v : m.variables) {
-        if (sameName(v.path, path)) {
-            return v.offset;
-        }
-    }
-    ADD_FAILURE() << "no variable " << path;
-    return bytecode::kNone;
 }
 
 // One program run with the debugger on a thread of its own, as a task runs it.
@@ -271,6 +254,77 @@ TEST(Debugger, BreakpointsOnlyAtStatementStarts) {
     stops.clearBreakpoints();
     EXPECT_EQ(stops.breakpointCount(), 0u);
     EXPECT_FALSE(stops.hasBreakpoint(pc));
+}
+
+// Breakpoints alone run the plain loop on a copy of the code with kBreakpointOpcode at each
+// breakpoint's instruction (as fast as without a debugger until one is reached); a step, a pause or
+// flow control take the loop that looks every instruction up. Removing the breakpoint restores the
+// instruction; the module's own code is never written.
+TEST(Debugger, BreakpointsAlonePatchACopyOfTheCodeForThePlainLoop) {
+    Runner r(kSource);
+    ASSERT_TRUE(r.ok) << r.errors();
+    Session s(r);
+    EXPECT_EQ(s.dbg.plainCode(), nullptr); // no breakpoint yet: no copy
+    const vm::ResolvedLine line = vm::resolveLine(r.module(), fileOf(r.module()), kLineDone);
+    ASSERT_TRUE(line.verified);
+    const std::uint32_t pc = line.pcs.front();
+    const std::uint32_t original = r.module().code[pc];
+    s.setLine(kLineDone);
+    const std::uint32_t* patched = s.dbg.plainCode();
+    ASSERT_NE(patched, nullptr);
+    EXPECT_EQ(patched[pc], vm::kBreakpointOpcode);
+    EXPECT_EQ(r.module().code[pc], original);
+    EXPECT_TRUE(std::equal(patched, patched + pc, r.module().code.begin()));
+    s.dbg.pause();
+    EXPECT_EQ(s.dbg.plainCode(), nullptr); // a pause needs every statement start
+    s.startCycle();
+    ASSERT_TRUE(s.waitHalt());
+    EXPECT_EQ(s.dbg.reason(), vm::HaltReason::Pause);
+    ASSERT_TRUE(s.dbg.resume(vm::StepMode::None));
+    ASSERT_TRUE(s.waitHalt()); // on to the breakpoint, in the same run
+    EXPECT_EQ(s.line(), kLineDone);
+    EXPECT_EQ(s.dbg.reason(), vm::HaltReason::Breakpoint);
+    ASSERT_TRUE(s.dbg.resume(vm::StepMode::None));
+    EXPECT_EQ(s.finish(), vm::Trap::None);
+    EXPECT_EQ(s.dbg.plainCode(), patched);
+    s.setLine(kLineDone, false);
+    EXPECT_EQ(patched[pc], original);
+    s.startCycle();
+    EXPECT_EQ(s.finish(), vm::Trap::None);
+    EXPECT_EQ(r.get<std::int32_t>("Main.done"), 2);
+}
+
+// A breakpoint set while a run goes on in the plain loop on the patched code halts that same run
+// when it gets there: the copy is patched in place.
+TEST(Debugger, ABreakpointSetDuringARunOnThePatchedCodeHaltsThatRun) {
+    const char* const text = R"(
+PROGRAM Main
+  VAR n : DINT; after : DINT; END_VAR
+  WHILE n < 50000000 DO
+    n := n + 1;
+  END_WHILE;
+  after := after + 1;
+  IF n < 0 THEN
+    after := 100;
+  END_IF;
+END_PROGRAM
+)";
+    Runner r(text);
+    ASSERT_TRUE(r.ok) << r.errors();
+    r.vm().setBudget(0);
+    Session s(r);
+    s.setLine(9); // never reached: it only makes the run take the patched code
+    ASSERT_NE(s.dbg.plainCode(), nullptr);
+    s.startCycle();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    s.setLine(7); // after the loop, which has 50 million turns to go through
+    ASSERT_TRUE(s.waitHalt());
+    EXPECT_EQ(s.line(), 7u);
+    EXPECT_EQ(r.get<std::int32_t>("Main.n"), 50000000);
+    EXPECT_EQ(r.get<std::int32_t>("Main.after"), 0);
+    ASSERT_TRUE(s.dbg.resume(vm::StepMode::None));
+    EXPECT_EQ(s.finish(), vm::Trap::None);
+    EXPECT_EQ(r.get<std::int32_t>("Main.after"), 1);
 }
 
 } // namespace

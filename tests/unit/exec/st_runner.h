@@ -136,4 +136,26 @@ private:
     std::int64_t now_ = 0;
 };
 
+// The index of the POU named `name` (any case), and the image offset of the variable at `path`
+// in the module's table; a test failure and kNone when there is none.
+inline std::uint32_t pouNamed(const bytecode::Module& m, std::string_view name) {
+    for (std::uint32_t i = 0; i < m.pous.size(); ++i) {
+        if (sameName(m.pous[i].name, name)) {
+            return i;
+        }
+    }
+    ADD_FAILURE() << "no POU " << name;
+    return bytecode::kNone;
+}
+
+inline std::uint32_t offsetOf(const bytecode::Module& m, std::string_view path) {
+    for (const bytecode::VarEntry& v : m.variables) {
+        if (sameName(v.path, path)) {
+            return v.offset;
+        }
+    }
+    ADD_FAILURE() << "no variable " << path;
+    return bytecode::kNone;
+}
+
 } // namespace takt::compiler::testing

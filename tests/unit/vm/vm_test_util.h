@@ -5,6 +5,7 @@
 
 #include "takt/bytecode/module.h"
 #include "takt/bytecode/opcodes.h"
+#include "takt/vm/debug.h"
 #include "takt/vm/vm.h"
 
 #include <gtest/gtest.h>
@@ -99,11 +100,17 @@ struct TestProgram {
     Trap run(bool useSwitch, std::uint32_t pou = 0) {
         resolveModule(module, resolved);
         trap = TrapInfo{};
-        const RunState rs{&module, &resolved, image.data(), static_cast<std::uint32_t>(image.size()),
-                          nowNs,   wallNs,    budget,       abort,
-                          &trap,   debugger};
+        RunState rs{&module, &resolved, image.data(), static_cast<std::uint32_t>(image.size()), nowNs, wallNs, budget,
+                    abort,   &trap,     debugger};
         const std::uint32_t stackBase = kConst + kGlobals;
-        if (debugger != nullptr && !plainLoop) { // the loop that can halt, as Vm::run picks it when armed
+        // As Vm::run picks the loop: breakpoints alone, the plain loop on the patched code; else the
+        // loop that can halt.
+        if (debugger != nullptr && !plainLoop && debugger->armed() && debugger->plainCode() != nullptr) {
+            rs.code = debugger->plainCode();
+            return useSwitch ? execute<true>(rs, module.pous[pou].code, kInst, stackBase)
+                             : execute<false>(rs, module.pous[pou].code, kInst, stackBase);
+        }
+        if (debugger != nullptr && !plainLoop) {
             return useSwitch ? execute<true, true>(rs, module.pous[pou].code, kInst, stackBase)
                              : execute<false, true>(rs, module.pous[pou].code, kInst, stackBase);
         }

@@ -140,6 +140,14 @@ private:
     void debugEvaluate(const rapidjson::Value& params, ControlReplyFn& reply);
     void debugSetFunctionBreakpoints(const rapidjson::Value& params, ControlReplyFn& reply);
     void debugSetExceptionBreakpoints(const rapidjson::Value& params, ControlReplyFn& reply);
+    // Flow control (control_flow.cpp): the POU the session watches, set again in the program an
+    // online change brings while it has that POU (carryFlow), off when the session ends.
+    void debugSetFlow(const rapidjson::Value& params, ControlReplyFn& reply);
+    void debugFlowValues(ControlReplyFn& reply);
+    [[nodiscard]] bool startFlow(const bytecode::Module& m, vm::StopMap& stops, const std::string& pou,
+                                 const std::string& instance, std::string& why);
+    void carryFlow(const bytecode::Module& m, vm::StopMap& next);
+    void stopFlow();
     // trace.* (control_trace.cpp).
     void traceStart(const rapidjson::Value& params, ControlReplyFn& reply);
     void traceList(ControlReplyFn& reply);
@@ -262,6 +270,10 @@ private:
     std::map<std::uint32_t, std::shared_ptr<const DebugLogFormat>> logFormats_;
     std::uint32_t nextLogId_ = 1;
     std::vector<std::uint64_t> logsDroppedSeen_;
+    // Flow control: the POU and instance path as the session named them ("": none) and why an
+    // online change ended it; the recorder is the stop map's (stops_->flow()), so a refused change
+    // leaves the running program's in place.
+    std::string flowPou_, flowInstance_, flowEnded_;
     // Traces by slot of the scan loop (ScanLoop::traceSlot), and the id the next one gets.
     std::array<std::unique_ptr<Trace>, engine::kMaxTraces> traces_;
     std::uint32_t nextTraceId_ = 1;

@@ -55,9 +55,11 @@ inline constexpr std::size_t kMaxTraceChannels = 32;
 
 // Where a trace's variables are in one program, and which of its tasks the trace samples (its
 // index there, or TraceSlot::kBaseCycle).
+inline constexpr std::uint32_t kTraceBaseCycle = 0xffff'ffffu; // a program without TASKs
+
 struct TraceLayout {
     const bytecode::Module* module = nullptr; // nullptr: the variables are not all in the program
-    std::uint32_t task = 0xffff'ffffu;
+    std::uint32_t task = kTraceBaseCycle;
     std::uint32_t count = 0;
     std::array<ImageRange, kMaxTraceChannels> ranges{};
 };
@@ -93,7 +95,7 @@ public:
             if (static_cast<std::size_t>(r.offset) + (r.isBit ? 1u : r.size) > image.size()) {
                 return; // cannot happen for a layout of the running program; never read outside it
             }
-            copyValue(r, image.data(), row + at_[i]);
+            readRange(r, image.data(), row + at_[i]);
         }
         stamps_[written_ % capacity_] = Stamp{cycle, timeNs};
         record(row);
@@ -125,22 +127,6 @@ public:
     [[nodiscard]] std::uint32_t width(std::size_t c) const noexcept { return layout_.ranges[c].valueBytes(); }
 
 private:
-    // readRange with the usual widths as fixed-size copies (a call to memcpy per variable is most
-    // of a sample's cost otherwise).
-    static void copyValue(const ImageRange& r, const std::uint8_t* base, std::uint8_t* out) noexcept {
-        const std::uint8_t* p = base + r.offset;
-        if (r.isBit) {
-            *out = static_cast<std::uint8_t>((*p >> r.bit) & 1u);
-            return;
-        }
-        switch (r.size) {
-        case 1: *out = *p; break;
-        case 2: std::memcpy(out, p, 2); break;
-        case 4: std::memcpy(out, p, 4); break;
-        case 8: std::memcpy(out, p, 8); break;
-        default: std::memcpy(out, p, r.size); break;
-        }
-    }
     void record(const std::uint8_t* row) noexcept;
     [[nodiscard]] double number(const std::uint8_t* row) const noexcept;
     [[nodiscard]] std::size_t first() const noexcept; // ring index of the oldest kept sample
@@ -170,8 +156,8 @@ private:
 // the slot's task. attach() and detach() are the control thread's; detach() returns once no
 // thread touches the recorder any more, so the caller may read or free it.
 struct TraceSlot {
-    static constexpr std::uint32_t kBaseCycle = 0xffff'ffffu; // a program without TASKs
-    static constexpr std::uint32_t kAnyTask = 0xffff'fffeu;   // with(): whatever the task
+    static constexpr std::uint32_t kBaseCycle = kTraceBaseCycle;
+    static constexpr std::uint32_t kAnyTask = 0xffff'fffeu; // with(): whatever the task
 
     void attach(TraceRecorder* recorder, std::uint32_t traceTask) noexcept;
     void detach() noexcept;

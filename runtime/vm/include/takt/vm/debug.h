@@ -19,8 +19,10 @@
 //   ... the scan thread halts; another thread: dbg.waitHalted(seen, deadline), dbg.frames(),
 //   dbg.resume(StepMode::Over) ...
 #include "takt/bytecode/module.h"
+#include "takt/bytecode/opcodes.h"
 #include "takt/bytecode/traps.h"
 #include "takt/vm/debug_expr.h"
+#include "takt/vm/flow.h"
 
 #include <array>
 #include <atomic>
@@ -120,11 +122,16 @@ struct LogRecord {
     std::array<ExprStatus, kMaxLogParts> status{};
 };
 
+// The instruction word that stands for a breakpoint's instruction in a StopMap's patched code (one
+// past the VM's invalid-opcode slot: no verified program has it).
+inline constexpr std::uint32_t kBreakpointOpcode = bytecode::kOpcodeCount + 1;
+
 class StopMap {
 public:
     static constexpr std::uint8_t kStatement = 1;
     static constexpr std::uint8_t kBreakpoint = 2;
     static constexpr std::uint8_t kConditioned = 4; // the breakpoint has a slot: ask admit()
+    static constexpr std::uint8_t kFlow = 8;        // a statement of the POU under flow control
     static constexpr std::uint32_t kSlots = 255;
 
     explicit StopMap(const bytecode::Module& module);
@@ -160,7 +167,18 @@ public:
     void setTrapMask(std::uint32_t traps) noexcept { traps_.store(traps, std::memory_order_release); }
     [[nodiscard]] std::uint32_t trapMask() const noexcept { return traps_.load(std::memory_order_acquire); }
     [[nodiscard]] std::uint32_t breakpointCount() const noexcept { return count_.load(std::memory_order_acquire); }
+    // Flow control (flow.h): the recorder the threads that run its POU fill while attached, its
+    // statements marked kFlow; null: none. The control thread only; keep() the recorder (a thread
+    // may still be filling the one replaced).
+    void setFlow(FlowRecorder* flow) noexcept;
+    [[nodiscard]] FlowRecorder* flow() const noexcept { return flow_.load(std::memory_order_acquire); }
     [[nodiscard]] const std::atomic<std::uint8_t>* bytes() const noexcept { return map_.get(); }
+    // The module's code with kBreakpointOpcode in place of the first word of every instruction that
+    // has a breakpoint, for the loop that does not look the map up: a run on it costs what a run
+    // without a debugger costs until it reaches a breakpoint. Null until the first breakpoint is set
+    // (or when the copy could not be allocated). Its opcode words change under a running thread:
+    // read them with a relaxed atomic load.
+    [[nodiscard]] const std::uint32_t* patchedCode() const noexcept { return patched_.load(std::memory_order_acquire); }
     [[nodiscard]] const bytecode::Module& module() const noexcept { return *module_; }
 
 private:
@@ -181,6 +199,10 @@ private:
     std::uint32_t nextSlot_ = 0;
     std::atomic<std::uint32_t> count_{0};
     std::atomic<std::uint32_t> traps_{0};
+    std::atomic<FlowRecorder*> flow_{nullptr};
+    std::unique_ptr<std::uint32_t[]> patchedWords_; // made at the first breakpoint, freed with the map
+    std::atomic<const std::uint32_t*> patched_{nullptr};
+    void patch(std::uint32_t pc, bool on) noexcept;
     std::vector<std::shared_ptr<const void>> kept_; // the conditions and logpoints slots point to
 };
 
@@ -258,16 +280,24 @@ public:
 
     // ---- the running thread (the interpreter) ----
     [[nodiscard]] const StopMap& stops() const noexcept { return *stops_; }
-    // Whether a run must use the loop that can halt.
+    // The code a run takes the plain loop on while only breakpoints are set (StopMap::patchedCode);
+    // null when a step, a pause, a statement run again after an exception halt or flow control
+    // needs the loop that stops at every statement start.
+    [[nodiscard]] const std::uint32_t* plainCode() const noexcept {
+        return (stopMask() & (StopMap::kStatement | StopMap::kFlow)) == 0 ? stops_->patchedCode() : nullptr;
+    }
+    // Whether a run must use the loop that can halt (or record flow control).
     [[nodiscard]] bool armed() const noexcept {
         return attached_.load(std::memory_order_relaxed) &&
-               (stops_->breakpointCount() != 0 || step_.load(std::memory_order_acquire) != StepMode::None);
+               (stops_->breakpointCount() != 0 || step_.load(std::memory_order_acquire) != StepMode::None ||
+                stops_->flow() != nullptr);
     }
-    // The StopMap bits that make the loop ask shouldHalt.
+    // The StopMap bits that make the loop stop at a statement (kFlow: to record, then ask shouldHalt).
     [[nodiscard]] std::uint8_t stopMask() const noexcept {
+        const auto flow = static_cast<std::uint8_t>(stops_->flow() != nullptr ? StopMap::kFlow : 0);
         return step_.load(std::memory_order_acquire) != StepMode::None || rerunPc_ != bytecode::kNone
-                   ? StopMap::kStatement | StopMap::kBreakpoint
-                   : StopMap::kBreakpoint;
+                   ? StopMap::kStatement | StopMap::kBreakpoint | flow
+                   : StopMap::kBreakpoint | flow;
     }
     // `pc`: where the thread stands (a breakpoint there may have a condition to ask); `image`,
     // `imageSize`, `thisOffset`: what its condition or logpoint reads.
@@ -285,7 +315,31 @@ public:
     // the thread runs that statement again, in the loop that can halt, which forgets the fault at
     // the next statement start of this call or a caller (statementDone) or at the run's end.
     void haltOnTrap(std::uint32_t frameCount, bytecode::Trap trap, std::uint32_t pc, std::uint32_t depth) noexcept;
-    void runEnded() noexcept { rerunPc_ = bytecode::kNone; }
+    void runEnded() noexcept {
+        rerunPc_ = bytecode::kNone;
+        if (FlowRecorder* f = stops_->flow()) {
+            f->runEnded(this);
+        }
+    }
+    // Flow control, in the loop that can halt: a run begins, a statement marked kFlow starts (after
+    // any halt there), a call returns (while the map has a recorder).
+    void runStarted() noexcept {
+        if (FlowRecorder* f = stops_->flow()) {
+            f->runStarted(this);
+        }
+    }
+    void flowStatement(std::uint32_t pc, std::uint32_t depth, const std::uint8_t* image, std::uint32_t imageSize,
+                       std::uint32_t thisOffset) noexcept {
+        if (FlowRecorder* f = stops_->flow()) {
+            f->statement(this, pc, depth, image, imageSize, thisOffset);
+        }
+    }
+    void flowReturn(std::uint32_t depth, const std::uint8_t* image, std::uint32_t imageSize,
+                    std::uint32_t thisOffset) noexcept {
+        if (FlowRecorder* f = stops_->flow()) {
+            f->returning(this, depth, image, imageSize, thisOffset);
+        }
+    }
 
 private:
     static constexpr std::uint32_t kRunning = 0;
