@@ -23,11 +23,13 @@ class FlowView {
     this.session = undefined;
     this.timer = undefined;
     this.lines = [];
+    this.starting = false;
   }
 
   // On for the POU of the cursor's line in the active editor, or off when it is on.
   async toggle() {
     const { vscode } = this;
+    if (this.starting) return; // a toggle already on its way
     if (this.session) {
       await this.stop(true);
       return;
@@ -43,6 +45,7 @@ class FlowView {
       return;
     }
     let answer;
+    this.starting = true;
     try {
       answer = await session.customRequest('flowControl', {
         source: { path: editor.document.uri.fsPath },
@@ -51,6 +54,8 @@ class FlowView {
     } catch (e) {
       vscode.window.showErrorMessage(`takt: flow control: ${e.message}`);
       return;
+    } finally {
+      this.starting = false;
     }
     this.session = session;
     this.timer = setInterval(() => this.refresh(), kRefreshMs);
@@ -59,13 +64,16 @@ class FlowView {
   }
 
   async refresh() {
-    if (!this.session) return;
+    const session = this.session;
+    if (!session) return;
+    let lines;
     try {
-      const answer = await this.session.customRequest('flowValues');
-      this.lines = answer.lines;
+      lines = (await session.customRequest('flowValues')).lines;
     } catch {
-      this.lines = []; // halted elsewhere, reloading: the next refresh tells
+      lines = []; // halted elsewhere, reloading: the next refresh tells
     }
+    if (this.session !== session) return; // turned off (or on again) meanwhile: not these values
+    this.lines = lines;
     this.draw();
   }
 

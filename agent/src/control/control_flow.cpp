@@ -56,27 +56,31 @@ bool instanceOffset(const bytecode::Module& m, const bytecode::PouEntry& pou, co
 
 } // namespace
 
-bool RuntimeControl::startFlow(const bytecode::Module& m, vm::StopMap& stops, const std::string& pou,
-                               const std::string& instance, std::string& why) {
+// The recorder for `pou` (and `instance`) in `m`, planned off the scan thread; null with `why`.
+std::shared_ptr<vm::FlowRecorder> RuntimeControl::planFlow(const bytecode::Module& m, const std::string& pou,
+                                                           const std::string& instance, std::string& why) const {
     const vm::ResolvedLine first = vm::resolveFunction(m, pou);
     if (!first.verified) {
         why = first.reason;
-        return false;
+        return nullptr;
     }
     const std::uint32_t index = vm::pouAt(m, first.pcs.front());
     std::uint32_t offset = vm::kAnyInstance;
     if (!instance.empty() && !instanceOffset(m, m.pous[index], instance, offset, why)) {
-        return false;
+        return nullptr;
     }
     vm::FlowPlan plan;
     if (!vm::planFlow(m, index, plan, why)) {
-        return false;
+        return nullptr;
     }
-    auto recorder = std::make_shared<vm::FlowRecorder>(std::move(plan), offset);
-    // The map keeps every recorder it pointed to: a task thread may still be filling the one replaced.
-    stops.keep(recorder);
-    stops.setFlow(recorder.get());
-    return true;
+    return std::make_shared<vm::FlowRecorder>(std::move(plan), offset);
+}
+
+// The map keeps every recorder it pointed to: a task thread may still be filling the one replaced.
+void RuntimeControl::hangFlow(vm::StopMap& stops, std::shared_ptr<vm::FlowRecorder> recorder) {
+    vm::FlowRecorder* raw = recorder.get();
+    stops.keep(std::move(recorder));
+    stops.setFlow(raw);
 }
 
 void RuntimeControl::stopFlow() {
@@ -94,7 +98,9 @@ void RuntimeControl::carryFlow(const bytecode::Module& m, vm::StopMap& next) {
         return;
     }
     std::string why;
-    if (!startFlow(m, next, flowPou_, flowInstance_, why)) {
+    if (std::shared_ptr<vm::FlowRecorder> recorder = planFlow(m, flowPou_, flowInstance_, why)) {
+        hangFlow(next, std::move(recorder));
+    } else {
         flowEnded_ = fmt::format("the online change ended flow control: {}", why);
     }
 }
@@ -104,9 +110,6 @@ void RuntimeControl::carryFlow(const bytecode::Module& m, vm::StopMap& next) {
 void RuntimeControl::debugSetFlow(const rapidjson::Value& params, ControlReplyFn& reply) {
     if (reloadInFlight_) {
         reply(ControlAnswer::error(rpc::kCommandFailed, "a reload is in progress; retry when it is answered"));
-        return;
-    }
-    if (claimDebugger(reply)) {
         return;
     }
     const auto text = [&params](const char* name) {
@@ -130,20 +133,29 @@ void RuntimeControl::debugSetFlow(const rapidjson::Value& params, ControlReplyFn
         reply(ctl::badParam("line", why));
         return;
     }
-    if (pou.empty()) {
-        if (!instance.empty()) {
-            reply(ctl::badParam("instance", "an instance needs the POU (\"pou\", or \"file\" and \"line\")"));
+    if (pou.empty() && !instance.empty()) {
+        reply(ctl::badParam("instance", "an instance needs the POU (\"pou\", or \"file\" and \"line\")"));
+        return;
+    }
+    // Checked and planned before the session claims the debugger: a refused request changes nothing.
+    std::shared_ptr<vm::FlowRecorder> recorder;
+    if (!pou.empty()) {
+        recorder = planFlow(*module_, pou, instance, why);
+        if (recorder == nullptr) {
+            reply(ctl::badParam(file.empty() ? (instance.empty() ? "pou" : "instance") : "line", why));
             return;
         }
+    }
+    if (claimDebugger(reply)) {
+        return;
+    }
+    if (recorder == nullptr) {
         stopFlow();
         reply(ControlAnswer::result(R"({"pou":null})"));
         return;
     }
-    if (!startFlow(*module_, *stops_, pou, instance, why)) {
-        reply(ctl::badParam(file.empty() ? (instance.empty() ? "pou" : "instance") : "line", why));
-        return;
-    }
-    const vm::FlowPlan& plan = stops_->flow()->plan();
+    hangFlow(*stops_, recorder);
+    const vm::FlowPlan& plan = recorder->plan();
     flowPou_ = module_->pous[plan.pou].name;
     flowInstance_ = instance;
     flowEnded_.clear();

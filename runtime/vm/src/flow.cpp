@@ -90,6 +90,12 @@ bool isCall(bytecode::Opcode op) noexcept {
     return bytecode::opcodeName(op).starts_with("CALL");
 }
 
+// The instructions whose width-0 operands are whole STRINGs or WSTRINGs.
+bool stringOperands(bytecode::Opcode op) noexcept {
+    using bytecode::Opcode;
+    return op == Opcode::SMOV || op == Opcode::WSMOV || op == Opcode::SCMP || op == Opcode::WSCMP || op == Opcode::COPY;
+}
+
 // The data the statement's code from `pc` to `end` reads and writes, named, each once.
 void accessesOf(const Module& m, const bytecode::PouEntry& pou, std::uint32_t pc, std::uint32_t end, FlowPlan& plan) {
     const std::size_t first = plan.accesses.size();
@@ -99,7 +105,10 @@ void accessesOf(const Module& m, const bytecode::PouEntry& pou, std::uint32_t pc
         const bytecode::OpcodeInfo& info = bytecode::opcodeInfo(op);
         for (std::uint8_t k = 0; k < info.operandCount && pc + 1 + info.operands[k].word < m.code.size(); ++k) {
             const bytecode::OperandInfo& o = info.operands[k];
-            if (o.kind != bytecode::OperandKind::Dest && o.kind != bytecode::OperandKind::Source) {
+            // Width 0 is a block: the base of an indexed access, an FB instance, a STRUCT copied
+            // whole. Only a STRING's (copied, compared) is one value.
+            if ((o.kind != bytecode::OperandKind::Dest && o.kind != bytecode::OperandKind::Source) ||
+                (o.width == 0 && !stringOperands(op))) {
                 continue;
             }
             const std::uint32_t word = m.code[pc + 1 + o.word];
@@ -116,7 +125,8 @@ void accessesOf(const Module& m, const bytecode::PouEntry& pou, std::uint32_t pc
             } else if (tag == bytecode::kTagAbsolute && offset >= m.constSize) {
                 named = nameGlobal(m, offset, o.width, a.name, a.type);
             }
-            if (!named) {
+            if (!named || (o.width == 0 && m.types[a.type].kind != ValueKind::String &&
+                           m.types[a.type].kind != ValueKind::WString)) {
                 continue;
             }
             a.size = m.types[a.type].size;
@@ -131,6 +141,15 @@ void accessesOf(const Module& m, const bytecode::PouEntry& pou, std::uint32_t pc
         }
         afterCall = afterCall || isCall(op);
         pc += info.length;
+    }
+    // A read after a call of what the statement itself writes (total := total + F(x)) is copied
+    // before the statement, or it would show the value written.
+    for (std::size_t i = first; i < plan.accesses.size(); ++i) {
+        FlowAccess& r = plan.accesses[i];
+        for (std::size_t j = first; r.late && j < plan.accesses.size(); ++j) {
+            const FlowAccess& w = plan.accesses[j];
+            r.late = !(w.written && w.tag == r.tag && w.offset == r.offset);
+        }
     }
 }
 
@@ -229,19 +248,17 @@ void FlowRecorder::statement(const void* thread, std::uint32_t pc, std::uint32_t
         std::fill(r.counts.begin(), r.counts.end(), 0);
         begun_ = true;
     }
-    if (open_[depth] != bytecode::kNone) {
-        copy(open_[depth], true, image, imageSize, thisOffset);
-    }
     copy(index, false, image, imageSize, thisOffset);
     ++r.counts[index];
     r.order[index] = ++stamp_;
     open_[depth] = index;
 }
 
-void FlowRecorder::returning(const void* thread, std::uint32_t depth, const std::uint8_t* image,
-                             std::uint32_t imageSize, std::uint32_t thisOffset) noexcept {
-    if (depth > bytecode::kMaxCallDepth || open_[depth] == bytecode::kNone ||
-        owner_.load(std::memory_order_relaxed) != thread) {
+void FlowRecorder::statementDone(const void* thread, std::uint32_t depth, const std::uint8_t* image,
+                                 std::uint32_t imageSize, std::uint32_t thisOffset) noexcept {
+    // The owner first: another thread must not read what the owner writes.
+    if (owner_.load(std::memory_order_relaxed) != thread || depth > bytecode::kMaxCallDepth ||
+        open_[depth] == bytecode::kNone) {
         return;
     }
     copy(open_[depth], true, image, imageSize, thisOffset);
@@ -249,7 +266,7 @@ void FlowRecorder::returning(const void* thread, std::uint32_t depth, const std:
 }
 
 void FlowRecorder::runEnded(const void* thread) noexcept {
-    if (!begun_ || owner_.load(std::memory_order_relaxed) != thread) {
+    if (owner_.load(std::memory_order_relaxed) != thread || !begun_) {
         return;
     }
     records_[back_].run = ++runs_;

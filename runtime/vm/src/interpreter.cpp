@@ -219,6 +219,7 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
     };
     std::uintptr_t base[4] = {adjusted(0, 0), adjusted(thisO, 1), adjusted(frameO, 2), adjusted(0, 3)};
     Trap trap = Trap::None;
+    std::uint32_t switchOp = 0; // the switch dispatch's opcode
     // kDebug: the stop map is looked up before every instruction; a hit asks the debugger.
     const std::atomic<std::uint8_t>* const stops = kDebug ? rs.debugger->stops().bytes() : nullptr;
     std::uint8_t stopMask = kDebug ? rs.debugger->stopMask() : 0;
@@ -432,6 +433,9 @@ debug_stop:
     if constexpr (kDebug) {
         Debugger& dbg = *rs.debugger;
         const std::uint8_t bits = stops[ip - code].load(std::memory_order_relaxed);
+        if ((bits & StopMap::kFlow) != 0) { // what the statement before wrote, before a halt here
+            dbg.flowDone(depth, rs.image, static_cast<std::uint32_t>(imageSize), thisO);
+        }
         if (dbg.shouldHalt(bits, depth, static_cast<std::uint32_t>(ip - code), rs.image,
                            static_cast<std::uint32_t>(imageSize), thisO)) {
             fillHaltFrames(dbg.frameBuffer(), *rs.module, res, depth, static_cast<std::uint32_t>(ip - code), thisO,
@@ -446,13 +450,19 @@ debug_stop:
         DISPATCH_OP();
     }
 dispatch_switch:
-    switch (static_cast<Opcode>(opcodeAt(ip))) {
+    // The opcode word is read once: a breakpoint cleared meanwhile must not turn into an invalid one.
+    switchOp = opcodeAt(ip);
+dispatch_op:
+    if (switchOp == kBreakpointOpcode) [[unlikely]] {
+        goto breakpoint;
+    }
+    switch (static_cast<Opcode>(switchOp)) {
         // --- control ---
         CASE(NOP) NEXT(NOP);
         CASE(RET) {
             if constexpr (kDebug) {
                 if ((stopMask & StopMap::kFlow) != 0) {
-                    rs.debugger->flowReturn(depth, rs.image, static_cast<std::uint32_t>(imageSize), thisO);
+                    rs.debugger->flowDone(depth, rs.image, static_cast<std::uint32_t>(imageSize), thisO);
                 }
             }
             if (depth == 0) {
@@ -1206,10 +1216,9 @@ invalid:
 #if TAKT_HAS_COMPUTED_GOTO
 L_invalid:
 #endif
-    if (opcodeAt(ip) != kBreakpointOpcode || rs.debugger == nullptr) {
-        trap = Trap::InvalidOpcode;
-        goto fault;
-    }
+    trap = Trap::InvalidOpcode;
+    goto fault;
+breakpoint:
 #if TAKT_HAS_COMPUTED_GOTO
 L_breakpoint:
 #endif
@@ -1218,6 +1227,10 @@ L_breakpoint:
     // when a step or a pause was asked meanwhile, the rest of the run in the loop that halts at
     // every statement.
     if constexpr (!kDebug) {
+        if (rs.debugger == nullptr) { // a breakpoint word outside patched code: not a program's
+            trap = Trap::InvalidOpcode;
+            goto fault;
+        }
         std::atomic_thread_fence(std::memory_order_acquire); // the map's bits and slot, set before the patch
         Debugger& dbg = *rs.debugger;
         const auto pc = static_cast<std::uint32_t>(ip - code);
@@ -1226,15 +1239,20 @@ L_breakpoint:
             fillHaltFrames(dbg.frameBuffer(), *rs.module, res, depth, pc, thisO, frameO);
             dbg.halt(depth + 1);
         }
+        if (dbg.plainCode() == nullptr) {
+            const ResumeAt from{depth, ticks};
+            return execute<kSwitch, true>(rs, pc, thisO, frameO, &from);
+        }
+        switchOp = rs.module->code[pc]; // the instruction the breakpoint stands on
 #if TAKT_HAS_COMPUTED_GOTO
-        if (dbg.plainCode() != nullptr) {
-            goto* kLabels[rs.module->code[pc]];
+        if constexpr (!kSwitch) {
+            goto* kLabels[switchOp];
         }
 #endif
-        const ResumeAt from{depth, ticks};
-        return execute<kSwitch, true>(rs, pc, thisO, frameO, &from);
+        goto dispatch_op;
     } else {
         trap = Trap::InvalidOpcode; // the debug loop runs unpatched code
+        goto fault;
     }
 fault:
     // An exception breakpoint: the thread halts at the faulting statement before the fault is

@@ -4,7 +4,10 @@
 // and wrote (when it was done), the last execution winning.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
+#include <ctime>
+#include <future>
 
 #include "st_runner.h"
 #include "takt/vm/debug.h"
@@ -37,7 +40,14 @@ PROGRAM Main
   IF sum > 1000 THEN
     big := TRUE;
   END_IF;
+  arr[i - 1] := 5;
+  sum := sum + Twice(i);
 END_PROGRAM
+
+FUNCTION Twice : DINT
+  VAR_INPUT v : DINT; END_VAR
+  Twice := 2 * v;
+END_FUNCTION
 )";
 constexpr std::uint32_t kLineCalls = 6;
 constexpr std::uint32_t kLineTotal = 7;
@@ -46,6 +56,8 @@ constexpr std::uint32_t kLineOther = 15;
 constexpr std::uint32_t kLineArr = 16;
 constexpr std::uint32_t kLineIf = 17;
 constexpr std::uint32_t kLineBig = 18;
+constexpr std::uint32_t kLineIndexed = 20;
+constexpr std::uint32_t kLineTwice = 21;
 
 // The access of a statement on `line` named `name`, reading or writing (null when none).
 const vm::FlowAccess* accessOn(const vm::FlowPlan& plan, std::uint32_t line, std::string_view name, bool written,
@@ -135,6 +147,14 @@ TEST(FlowPlan, NamesWhatEachStatementReadsAndWritesFromItsCode) {
     EXPECT_TRUE(total->late);
     EXPECT_FALSE(accessOn(plan, kLineCall, "i", false)->late);
     EXPECT_NE(accessOn(plan, kLineCall, "sum", true), nullptr);
+    EXPECT_EQ(accessOn(plan, kLineCall, "acc.x", false), nullptr); // the instance passed to the call is no read
+    // An element at a computed index has no name: not its array's first element.
+    EXPECT_NE(accessOn(plan, kLineIndexed, "i", false), nullptr);
+    EXPECT_EQ(accessOn(plan, kLineIndexed, "arr[1]", true), nullptr);
+    EXPECT_EQ(accessOn(plan, kLineIndexed, "arr[1]", false), nullptr);
+    // A read after a call of what the statement writes is copied before it, not after.
+    ASSERT_NE(accessOn(plan, kLineTwice, "sum", false), nullptr);
+    EXPECT_FALSE(accessOn(plan, kLineTwice, "sum", false)->late);
     // An element at a constant index is named as such; a condition reads.
     EXPECT_NE(accessOn(plan, kLineArr, "arr[2]", true), nullptr);
     EXPECT_NE(accessOn(plan, kLineIf, "sum", false), nullptr);
@@ -169,6 +189,8 @@ TEST(FlowRecorder, PublishesEachRunWithTheLastExecutionOfEveryStatement) {
     EXPECT_EQ(f.value(kLineCall, "sum", true), 6);
     EXPECT_EQ(f.value(kLineArr, "arr[2]", true), 7);
     EXPECT_EQ(f.value(kLineIf, "sum", false), 6);
+    EXPECT_EQ(f.value(kLineTwice, "sum", false), 6); // before the statement
+    EXPECT_EQ(f.value(kLineTwice, "sum", true), 14); // 6 + Twice(4)
     ASSERT_EQ(r.cycle(), vm::Trap::None);
     EXPECT_EQ(f.value(kLineCall, "sum", true), 12);
     ASSERT_TRUE(f.recorder->latest(v));
@@ -194,6 +216,30 @@ TEST(FlowRecorder, ReadsBeforeTheStatementAndWritesAfterItOnTheInstanceChosen) {
     EXPECT_EQ(other.ran(kLineCalls), 1u);
     EXPECT_EQ(other.value(kLineTotal, "x", false), 10);
     EXPECT_EQ(other.value(kLineTotal, "total", true), 10);
+}
+
+// A statement's writes are copied when the next statement starts, before a breakpoint there
+// halts: a value set while halted is not shown as written by the statement before.
+TEST(FlowRecorder, WritesAreTakenBeforeAHaltAtTheNextStatement) {
+    Runner r(kSource);
+    ASSERT_TRUE(r.ok) << r.errors();
+    Flow f(r, "Main");
+    std::uint32_t file = 0;
+    for (; file < r.module().files.size() && r.module().files[file].find("main.st") == std::string::npos; ++file) {
+    }
+    const vm::ResolvedLine at = vm::resolveLine(r.module(), file, kLineArr);
+    ASSERT_TRUE(at.verified) << at.reason;
+    ASSERT_TRUE(f.stops.setBreakpoint(at.pcs.front(), true));
+    auto cycle = std::async(std::launch::async, [&r] { return r.cycle(); });
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    const std::int64_t deadline = (static_cast<std::int64_t>(ts.tv_sec) + 10) * 1'000'000'000 + ts.tv_nsec;
+    ASSERT_TRUE(f.dbg.waitHalted(0, deadline));
+    r.set<std::int32_t>("Main.other.x", 99); // while halted before line 16
+    ASSERT_TRUE(f.dbg.resume(vm::StepMode::None));
+    ASSERT_EQ(cycle.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    EXPECT_EQ(cycle.get(), vm::Trap::None);
+    EXPECT_EQ(f.value(kLineOther, "other.x", true), 10);
 }
 
 TEST(FlowRecorder, OnlyWhileAttachedAndOnlyTheFirstThreadThatRunsThePou) {

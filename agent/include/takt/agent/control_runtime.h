@@ -144,8 +144,9 @@ private:
     // online change brings while it has that POU (carryFlow), off when the session ends.
     void debugSetFlow(const rapidjson::Value& params, ControlReplyFn& reply);
     void debugFlowValues(ControlReplyFn& reply);
-    [[nodiscard]] bool startFlow(const bytecode::Module& m, vm::StopMap& stops, const std::string& pou,
-                                 const std::string& instance, std::string& why);
+    [[nodiscard]] std::shared_ptr<vm::FlowRecorder> planFlow(const bytecode::Module& m, const std::string& pou,
+                                                             const std::string& instance, std::string& why) const;
+    static void hangFlow(vm::StopMap& stops, std::shared_ptr<vm::FlowRecorder> recorder);
     void carryFlow(const bytecode::Module& m, vm::StopMap& next);
     void stopFlow();
     // trace.* (control_trace.cpp).

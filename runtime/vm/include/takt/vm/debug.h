@@ -321,8 +321,8 @@ public:
             f->runEnded(this);
         }
     }
-    // Flow control, in the loop that can halt: a run begins, a statement marked kFlow starts (after
-    // any halt there), a call returns (while the map has a recorder).
+    // Flow control, in the loop that can halt: a run begins, a statement marked kFlow starts (the
+    // open one done before any halt there, the new one's reads after it), a call returns.
     void runStarted() noexcept {
         if (FlowRecorder* f = stops_->flow()) {
             f->runStarted(this);
@@ -334,10 +334,10 @@ public:
             f->statement(this, pc, depth, image, imageSize, thisOffset);
         }
     }
-    void flowReturn(std::uint32_t depth, const std::uint8_t* image, std::uint32_t imageSize,
-                    std::uint32_t thisOffset) noexcept {
+    void flowDone(std::uint32_t depth, const std::uint8_t* image, std::uint32_t imageSize,
+                  std::uint32_t thisOffset) noexcept {
         if (FlowRecorder* f = stops_->flow()) {
-            f->returning(this, depth, image, imageSize, thisOffset);
+            f->statementDone(this, depth, image, imageSize, thisOffset);
         }
     }
 

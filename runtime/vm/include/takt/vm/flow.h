@@ -14,8 +14,9 @@
 // runs it too is ignored), without lock or allocation: at each statement start it copies what the
 // statement reads, and when the statement is done (the next statement start of the same call, or
 // the call's return) what it wrote. Reads that come after a call in the statement's code (an FB's
-// outputs) are copied when it is done as well. When a run of the task that executed the POU ends,
-// its record is published through a triple buffer; the control thread takes the latest.
+// outputs) are copied when it is done as well, unless the statement writes them too. When a run
+// of the task that executed the POU ends, its record is published through a triple buffer; the
+// control thread takes the latest.
 //
 //   vm::FlowPlan plan;  std::string why;
 //   if (!vm::planFlow(module, pou, plan, why)) ...
@@ -84,12 +85,15 @@ public:
 
     // ---- the running thread (Debugger), `thread` naming it ----
     void runStarted(const void* thread) noexcept;
-    // At a statement start of the POU (`pc`), at call depth `depth`, on the instance at `thisOffset`.
+    // At a statement start of the POU (`pc`), at call depth `depth`, on the instance at `thisOffset`:
+    // its reads (after any halt there).
     void statement(const void* thread, std::uint32_t pc, std::uint32_t depth, const std::uint8_t* image,
                    std::uint32_t imageSize, std::uint32_t thisOffset) noexcept;
-    // At a return from call depth `depth` (before the caller's instance is back).
-    void returning(const void* thread, std::uint32_t depth, const std::uint8_t* image, std::uint32_t imageSize,
-                   std::uint32_t thisOffset) noexcept;
+    // The statement open at call depth `depth` is done: its writes and late reads. At the next
+    // statement start of that call (before any halt there, so a value set while halted is not
+    // shown as written) and at its return (before the caller's instance is back).
+    void statementDone(const void* thread, std::uint32_t depth, const std::uint8_t* image, std::uint32_t imageSize,
+                       std::uint32_t thisOffset) noexcept;
     void runEnded(const void* thread) noexcept;
 
     // ---- the reader (one thread) ----
