@@ -56,11 +56,8 @@ void RuntimeControl::debugSetFunctionBreakpoints(const rapidjson::Value& params,
     }
     functionBreakpoints_.clear();
     for (const rapidjson::Value& b : ctl::member(params, "breakpoints")->GetArray()) { // the schema checked them
-        const auto text = [&b](const char* name) {
-            const rapidjson::Value* v = ctl::member(b, name);
-            return v != nullptr ? std::string(v->GetString(), v->GetStringLength()) : std::string();
-        };
-        functionBreakpoints_.emplace_back(text("name"), Breakpoint{0, text("hitCondition"), text("condition"), {}});
+        functionBreakpoints_.emplace_back(ctl::text(b, "name"),
+                                          Breakpoint{0, ctl::text(b, "hitCondition"), ctl::text(b, "condition"), {}});
     }
     std::string answer;
     (void)rebuildBreakpoints(*module_, *stops_, &answer);

@@ -324,12 +324,8 @@ void RuntimeControl::debugSetBreakpoints(const rapidjson::Value& params, Control
     }
     if (const rapidjson::Value* full = ctl::member(params, "breakpoints")) {
         for (const rapidjson::Value& b : full->GetArray()) {
-            const auto text = [&b](const char* name) {
-                const rapidjson::Value* v = ctl::member(b, name);
-                return v != nullptr ? std::string(v->GetString(), v->GetStringLength()) : std::string();
-            };
-            lines.push_back(
-                Breakpoint{b["line"].GetUint(), text("hitCondition"), text("condition"), text("logMessage")});
+            lines.push_back(Breakpoint{b["line"].GetUint(), ctl::text(b, "hitCondition"), ctl::text(b, "condition"),
+                                       ctl::text(b, "logMessage")});
         }
     } else if (ctl::member(params, "lines") == nullptr) {
         reply(ctl::badParam("lines", "give \"lines\" or \"breakpoints\""));

@@ -112,14 +112,10 @@ void RuntimeControl::debugSetFlow(const rapidjson::Value& params, ControlReplyFn
         reply(ControlAnswer::error(rpc::kCommandFailed, "a reload is in progress; retry when it is answered"));
         return;
     }
-    const auto text = [&params](const char* name) {
-        const rapidjson::Value* v = ctl::member(params, name);
-        return v != nullptr ? std::string(v->GetString(), v->GetStringLength()) : std::string();
-    };
-    std::string pou = text("pou");
-    const std::string file = text("file");
+    std::string pou = ctl::text(params, "pou");
+    const std::string file = ctl::text(params, "file");
     const rapidjson::Value* line = ctl::member(params, "line");
-    const std::string instance = text("instance");
+    const std::string instance = ctl::text(params, "instance");
     if (!pou.empty() && !file.empty()) {
         reply(ctl::badParam("file", "name the POU by \"pou\" or by \"file\" and \"line\", not both"));
         return;

@@ -27,6 +27,11 @@ const rapidjson::Value* member(const rapidjson::Value& params, const char* name)
     return it == params.MemberEnd() ? nullptr : &it->value;
 }
 
+std::string text(const rapidjson::Value& params, const char* name) {
+    const rapidjson::Value* v = member(params, name);
+    return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::string();
+}
+
 std::string jsonText(const rapidjson::Value& v) {
     return rpc::toJson(v);
 }

@@ -20,6 +20,8 @@ namespace ctl {
 [[nodiscard]] ControlAnswer badParam(std::string_view member, const std::string& message);
 // A required string member; null when missing or not a string.
 [[nodiscard]] const rapidjson::Value* member(const rapidjson::Value& params, const char* name);
+// An optional string member's text ("" when missing).
+[[nodiscard]] std::string text(const rapidjson::Value& params, const char* name);
 [[nodiscard]] std::string jsonText(const rapidjson::Value& v);
 [[nodiscard]] std::string quoted(std::string_view s);
 // The module's file a client names: the same text, or a path that ends with it at a '/' (a client
