@@ -38,8 +38,9 @@ PROGRAM SlowProg
 END_PROGRAM
 
 PROGRAM FastProg
-  VAR cycles : DINT; END_VAR
+  VAR cycles : DINT; seen : DINT; END_VAR
   cycles := cycles + 1;
+  Bump(n := cycles, seen := seen);
 END_PROGRAM
 
 CONFIGURATION Cell
@@ -50,11 +51,23 @@ CONFIGURATION Cell
     PROGRAM pSlow WITH Slow : SlowProg;
   END_RESOURCE
 END_CONFIGURATION
+
+FUNCTION Bump : DINT
+  VAR_INPUT n : DINT; END_VAR
+  VAR_IN_OUT seen : DINT; END_VAR
+  VAR twice : DINT; END_VAR
+  twice := n * 2;
+  seen := twice;
+  Bump := twice;
+END_FUNCTION
 `;
 const LINE_CALLS = 5;
 const LINE_TOTAL = 6;
 const LINE_CALL = 12;
+const LINE_SEEN = 37;
+const LINE_BUMP = 38;
 const SLOW = 2; // the thread of task Slow
+const FAST = 1; // the thread of task Fast
 
 let dir;
 let source;
@@ -298,6 +311,48 @@ test('evaluate: a local, a member path, arithmetic in IEC types, and a bad expre
     const call = await evaluate('acc(x := 100)', caller.id).then(() => null, (err) => err);
     assert.match(call.message, /E0801 at column 1: .*call/);
     assert.equal((await evaluate('acc.x', caller.id)).result, '1', 'the FB was not called');
+  } finally {
+    await detach(dc);
+  }
+  await scanning();
+});
+
+test("a FUNCTION's parameters and locals are listed, evaluated and set; its VAR_IN_OUT is the caller's variable", async () => {
+  const dc = await attached();
+  try {
+    const stopped = dc.waitForEvent('stopped');
+    await breakAt(dc, LINE_SEEN);
+    await stopped;
+    const [top, caller] = (await dc.stackTraceRequest({ threadId: FAST })).body.stackFrames;
+    assert.equal(top.name, 'Bump');
+    assert.equal(top.line, LINE_SEEN);
+    assert.equal(caller.name, 'FastProg (pFast)');
+    const n = Number((await variablesOf(dc, top.id, 'Inputs')).value('n'));
+    assert.ok(n > 1, `n is ${n}`);
+    const locals = await variablesOf(dc, top.id, 'Locals');
+    assert.equal(locals.value('twice'), String(2 * n));
+    const outputs = await variablesOf(dc, top.id, 'Outputs');
+    assert.equal(outputs.value('seen'), String(2 * (n - 1)), "the caller's pFast.seen, from the last cycle's call");
+    assert.equal(outputs.value('Bump'), '0', 'the result, not yet assigned in this call');
+    const evaluate = async (expression) => (await dc.evaluateRequest({ expression, frameId: top.id, context: 'watch' })).body;
+    assert.equal((await evaluate('twice - seen')).result, '2');
+    assert.equal((await evaluate('n')).type, 'DINT');
+
+    // Set value: a local of the frame, and the caller's variable through the VAR_IN_OUT.
+    assert.equal((await dc.setVariableRequest({ variablesReference: locals.ref, name: 'twice', value: '7' })).body.value, '7');
+    assert.equal((await dc.setVariableRequest({ variablesReference: outputs.ref, name: 'seen', value: '5' })).body.value, '5');
+    assert.equal(await counter('pFast.seen'), 5);
+    const bad = await dc.setVariableRequest({ variablesReference: locals.ref, name: 'twice', value: 'TRUE' }).then(
+      () => null, (err) => err);
+    assert.ok(bad, 'a value of the wrong type is refused');
+    // Step over `seen := twice`: the call runs on with the local written.
+    await dc.setBreakpointsRequest({ source: { path: source }, breakpoints: [] });
+    const stepped = dc.waitForEvent('stopped');
+    await dc.nextRequest({ threadId: FAST });
+    await stepped;
+    const [now] = (await dc.stackTraceRequest({ threadId: FAST })).body.stackFrames;
+    assert.equal(now.line, LINE_BUMP);
+    assert.equal(await counter('pFast.seen'), 7);
   } finally {
     await detach(dc);
   }

@@ -1,6 +1,7 @@
 // libFuzzer target: the debugger's expressions (watch, hover, the console) on arbitrary text,
-// compiled in the scope of an FB and of a program of a fixed compiled program, then run on a
-// zeroed image of its size with the instance where it lies; and the same text as a breakpoint's
+// compiled in the scope of an FB, of a FUNCTION (its frame's variables, a VAR_IN_OUT) and of a
+// program of a fixed compiled program, then run on a zeroed image of its size with the instance
+// and the frame where they lie; and the same text as a breakpoint's
 // hit condition, and as a condition and a logpoint's message. None may crash, read outside the image or disagree with
 // itself: a compiled expression runs to a value or a coded fault, and its stack stays within the depth it counted.
 #include <cstddef>
@@ -37,9 +38,16 @@ FUNCTION_BLOCK Accum
     calls := calls + 1;
     total := total + x;
 END_FUNCTION_BLOCK
+FUNCTION Scale : REAL
+    VAR_INPUT x : INT; END_VAR
+    VAR_IN_OUT p : Point; END_VAR
+    VAR k : REAL := 2.0; tmp : ARRAY[0..3] OF DINT; END_VAR
+    p.x := x;
+    Scale := k * x;
+END_FUNCTION
 PROGRAM Main
-    VAR acc : Accum; i : INT; values : ARRAY[0..9] OF SINT; END_VAR
-    FOR i := 0 TO 9 DO acc(x := i); END_FOR;
+    VAR acc : Accum; i : INT; values : ARRAY[0..9] OF SINT; pt : Point; r : REAL; END_VAR
+    FOR i := 0 TO 9 DO acc(x := i); r := Scale(x := i, p := pt); END_FOR;
 END_PROGRAM
 )ST";
 
@@ -52,6 +60,7 @@ void require(bool ok) {
 struct Fixture {
     takt::compiler::CompiledProgram compiled;
     std::uint32_t fb = takt::bytecode::kNone;
+    std::uint32_t function = takt::bytecode::kNone;
     std::uint32_t program = takt::bytecode::kNone;
     std::uint32_t accOffset = 0;
     std::uint32_t mainOffset = 0;
@@ -62,13 +71,15 @@ struct Fixture {
         const takt::bytecode::Module& m = *compiled.module;
         for (std::uint32_t i = 0; i < m.pous.size(); ++i) {
             fb = m.pous[i].name == "Accum" ? i : fb;
+            function = m.pous[i].name == "Scale" ? i : function;
             program = m.pous[i].name == "Main" ? i : program;
         }
         for (const takt::bytecode::VarEntry& v : m.variables) {
             accOffset = v.path == "Main.acc" ? v.offset : accOffset;
         }
         mainOffset = m.programs.front().offset;
-        require(fb != takt::bytecode::kNone && program != takt::bytecode::kNone && accOffset != 0);
+        require(fb != takt::bytecode::kNone && function != takt::bytecode::kNone && program != takt::bytecode::kNone &&
+                accOffset != 0 && !m.pous[function].frame.empty());
     }
 };
 
@@ -78,11 +89,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static const Fixture f;
     const takt::bytecode::Module& m = *f.compiled.module;
     const std::string_view text(reinterpret_cast<const char*>(data), size);
-    const std::vector<std::uint8_t> image(m.constSize + m.globalSize, 0);
+    // The frame at the start of the stack; its VAR_IN_OUT slot (zero) refers to offset 0.
+    const std::vector<std::uint8_t> image(std::size_t{m.constSize} + m.globalSize + m.stackSize, 0);
+    const std::uint32_t frame = m.constSize + m.globalSize;
     std::string why;
     for (const auto& [pou, self, path] :
-         {std::tuple{f.fb, f.accOffset, "Main.acc"}, std::tuple{f.program, f.mainOffset, "Main"},
-          std::tuple{takt::bytecode::kNone, 0U, ""}}) {
+         {std::tuple{f.fb, f.accOffset, "Main.acc"}, std::tuple{f.function, 0U, ""},
+          std::tuple{f.program, f.mainOffset, "Main"}, std::tuple{takt::bytecode::kNone, 0U, ""}}) {
+        const takt::vm::ExprScope at{image.data(), static_cast<std::uint32_t>(image.size()), self, frame};
         // As a breakpoint's condition or a logpoint's part: an elementary value, loaded.
         takt::agent::CompiledExpr v;
         takt::agent::ExprError verror;
@@ -90,8 +104,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             require(!v.place && takt::bytecode::elementaryWidth(v.code.kind) != 0 &&
                     v.code.depth <= takt::vm::kMaxExprDepth);
             takt::vm::ExprSlot out{0};
-            const takt::vm::ExprStatus s =
-                takt::vm::eval(v.code, image.data(), static_cast<std::uint32_t>(image.size()), self, out);
+            const takt::vm::ExprStatus s = takt::vm::eval(v.code, at, out);
             require(s != takt::vm::ExprStatus::Invalid && s != takt::vm::ExprStatus::OutsideImage);
         } else {
             require(!verror.code.empty() && verror.column >= 1 && verror.column <= size + 1);
@@ -104,8 +117,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
         require(e.code.depth <= takt::vm::kMaxExprDepth);
         takt::vm::ExprSlot out{0};
-        const takt::vm::ExprStatus s =
-            takt::vm::eval(e.code, image.data(), static_cast<std::uint32_t>(image.size()), self, out);
+        const takt::vm::ExprStatus s = takt::vm::eval(e.code, at, out);
         require(s != takt::vm::ExprStatus::Invalid && s != takt::vm::ExprStatus::OutsideImage);
         if (s == takt::vm::ExprStatus::Ok && e.place) {
             require(out.u + m.types[e.type].size <= image.size());

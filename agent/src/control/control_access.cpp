@@ -64,11 +64,17 @@ bool resolveVar(const engine::PathIndex& paths, const std::string& name, Target&
         error = ctl::badParam(member, why);
         return false;
     }
+    t = targetOf(m, name, ref);
+    return true;
+}
+
+Target targetOf(const bytecode::Module& m, const std::string& name, const engine::VarRef& ref) {
+    Target t;
     t.name = name;
     t.type = ref.type;
     t.readOnly = ref.constant;
     t.range = engine::ImageRange{engine::ImageArea::Data, false, 0, ref.offset, m.types[ref.type].size};
-    return true;
+    return t;
 }
 
 } // namespace ctl
@@ -210,18 +216,20 @@ namespace {
 // The checks of one write (var.write, io.write, each item of var.writeMany) once its target is
 // resolved: not a constant, and a value of the target's type that fits it, decoded into `out`.
 bool decodeWrite(const bytecode::Module& m, const Target& t, const rapidjson::Value& params,
-                 std::vector<std::uint8_t>& out, ControlAnswer& error) {
+                 std::vector<std::uint8_t>& out, ControlAnswer& error, std::string_view member = "name") {
     if (t.readOnly) {
-        error = ctl::badParam("name", fmt::format("'{}' is a constant and cannot be written", t.name));
+        error = ctl::badParam(member, fmt::format("'{}' is a constant and cannot be written", t.name));
         return false;
     }
     return decodeFor(m, t, params, out, error);
 }
 
+} // namespace
+
 // One write (var.write / io.write): target resolved, value decoded, then a Write command.
-bool prepareWrite(const bytecode::Module& m, const Target& t, const rapidjson::Value& params,
-                  RuntimeControl::Pending& p, ControlAnswer& error) {
-    if (!decodeWrite(m, t, params, p.bytes, error)) {
+bool ctl::prepareWrite(const bytecode::Module& m, const Target& t, const rapidjson::Value& params,
+                       RuntimeControl::Pending& p, ControlAnswer& error, std::string_view member) {
+    if (!decodeWrite(m, t, params, p.bytes, error, member)) {
         return false;
     }
     p.ranges.push_back(t.range);
@@ -233,12 +241,10 @@ bool prepareWrite(const bytecode::Module& m, const Target& t, const rapidjson::V
 // The answer to a write names the target and the value written, decoded back from the bytes the
 // scan thread copied: what the runtime took the literal to mean, not a later read of the
 // variable (which the next input copy or the program may already have overwritten).
-ControlAnswer writeAnswer(const char* key, const Target& t, RuntimeControl::Pending& done) {
+ControlAnswer ctl::writeAnswer(const char* key, const Target& t, RuntimeControl::Pending& done) {
     return ControlAnswer::result(fmt::format("{{\"{}\":{},\"cycle\":{},\"value\":{}}}", key, ctl::quoted(t.name),
                                              done.result.cycle, encodeFor(*done.module, t, done.bytes.data())));
 }
-
-} // namespace
 
 void RuntimeControl::varWrite(const rapidjson::Value& params, ControlReplyFn& reply) {
     const rapidjson::Value* name = ctl::member(params, "name"); // a string: the schema has checked it

@@ -16,6 +16,7 @@
 #include "control/control_runtime_internal.h"
 #include "control/debug_expr.h"
 #include "takt/agent/iec_literal.h"
+#include "takt/compiler/names.h"
 #include "takt/vm/debug.h"
 #include "takt/vm/vm.h"
 
@@ -73,13 +74,13 @@ std::string frameJson(const bytecode::Module& m, const vm::HaltFrame& f, std::si
 // path) of the kinds asked for, or the globals.
 enum class Scope : std::uint8_t { Locals, Inputs, Outputs, Members, Globals };
 
-bool inScope(const bytecode::VarEntry& v, Scope scope) {
+bool inScope(bytecode::VarKind kind, Scope scope) {
     switch (scope) {
-    case Scope::Locals: return v.kind == bytecode::VarKind::ProgramVar || v.kind == bytecode::VarKind::Temp;
-    case Scope::Inputs: return v.kind == bytecode::VarKind::Input;
-    case Scope::Outputs: return v.kind == bytecode::VarKind::Output || v.kind == bytecode::VarKind::InOut;
+    case Scope::Locals: return kind == bytecode::VarKind::ProgramVar || kind == bytecode::VarKind::Temp;
+    case Scope::Inputs: return kind == bytecode::VarKind::Input;
+    case Scope::Outputs: return kind == bytecode::VarKind::Output || kind == bytecode::VarKind::InOut;
     case Scope::Members: return true;
-    case Scope::Globals: return v.kind == bytecode::VarKind::Global || v.kind == bytecode::VarKind::Constant;
+    case Scope::Globals: return kind == bytecode::VarKind::Global || kind == bytecode::VarKind::Constant;
     }
     return false;
 }
@@ -94,6 +95,63 @@ bool scopeOf(std::string_view name, Scope& out) {
         }
     }
     return false;
+}
+
+// A listed variable: its path and place, and whether the path starts at a frame variable.
+struct ListedVar {
+    ctl::Target target;
+    bool inFrame = false;
+};
+
+// A frame variable's place in the halted frame `f`: its own, or for a VAR_IN_OUT what its slot
+// refers to. The slot is the halted thread's, written by nothing while it stands still, so it is
+// peeked (vm::Debugger::peek); what it refers to is read by a scan command like any variable.
+bool frameVarRef(const bytecode::Module& m, const vm::Debugger& d, const vm::HaltFrame& f, const bytecode::FrameVar& v,
+                 engine::VarRef& out) {
+    if (v.type >= m.types.size()) {
+        return false;
+    }
+    if (v.kind != bytecode::VarKind::InOut) {
+        out = engine::VarRef{f.frameOffset + v.offset, v.type, v.constant};
+        return true;
+    }
+    // The offset is the slot's low 4 bytes (as the code writes and reads it; the image is
+    // little-endian, as the host).
+    std::uint32_t referent = 0;
+    if (m.types[v.type].element >= m.types.size() || !d.peek(f.frameOffset + v.offset, &referent, 4)) {
+        return false;
+    }
+    out = engine::VarRef{referent, m.types[v.type].element, false};
+    return true;
+}
+
+// Per variable of the halted frame's POU (PouEntry::frame), the image offset it refers to when it
+// is a VAR_IN_OUT (kNone for the others): what an expression on a copy of the image must copy.
+std::vector<std::uint32_t> referentsOf(const bytecode::Module& m, const vm::Debugger& d, const vm::HaltFrame& f) {
+    std::vector<std::uint32_t> out;
+    for (const bytecode::FrameVar& v : m.pous[f.pou].frame) {
+        engine::VarRef ref;
+        out.push_back(v.kind == bytecode::VarKind::InOut && frameVarRef(m, d, f, v, ref) ? ref.offset
+                                                                                         : bytecode::kNone);
+    }
+    return out;
+}
+
+// A path in the scope of the halted frame `f`: starting at one of its frame variables (`inFrame`),
+// else resolved as var.read resolves it.
+bool resolveInFrame(const bytecode::Module& m, const vm::Debugger& d, const vm::HaltFrame& f, std::string_view path,
+                    engine::VarRef& out, bool& inFrame, std::string& error) {
+    inFrame = false;
+    const auto local = [&](std::string_view name, engine::VarRef& ref) {
+        for (const bytecode::FrameVar& v : m.pous[f.pou].frame) {
+            if (compiler::sameName(v.name, name) && !engine::bookkeepingPath(v.name) && frameVarRef(m, d, f, v, ref)) {
+                inFrame = true;
+                return true;
+            }
+        }
+        return false;
+    };
+    return engine::resolvePathIn(m, path, local, out, error);
 }
 
 bool expandable(const bytecode::Module& m, std::uint32_t type) {
@@ -419,6 +477,27 @@ vm::Debugger* RuntimeControl::haltedThread(const rapidjson::Value& params, Contr
     return d;
 }
 
+const vm::HaltFrame* RuntimeControl::haltedFrame(const rapidjson::Value& params, ControlReplyFn& reply,
+                                                 vm::Debugger*& debugger) {
+    debugger = haltedThread(params, reply);
+    if (debugger == nullptr) {
+        return nullptr;
+    }
+    const std::span<const vm::HaltFrame> frames = debugger->frames();
+    const rapidjson::Value* frame = ctl::member(params, "frame");
+    const std::uint32_t id = frame != nullptr ? frame->GetUint() : 0;
+    if (id >= frames.size()) {
+        reply(ctl::badParam("frame", fmt::format("the task has {} frames", frames.size())));
+        return nullptr;
+    }
+    const vm::HaltFrame& f = frames[frames.size() - 1 - id];
+    if (f.pou >= module_->pous.size()) {
+        reply(ctl::badParam("frame", "the frame runs no POU of this program"));
+        return nullptr;
+    }
+    return &f;
+}
+
 // The call chain of a halted task, innermost frame first (id 0), as DAP lists it.
 void RuntimeControl::debugStackTrace(const rapidjson::Value& params, ControlReplyFn& reply) {
     if (debugRefused(reply)) {
@@ -444,67 +523,57 @@ void RuntimeControl::debugStackTrace(const rapidjson::Value& params, ControlRepl
         fmt::format("{{\"reason\":\"{}\"{},\"frames\":[{}]}}", reasonName(d->reason()), exception, out)));
 }
 
-// The variables of a frame's scope (its instance's locals, inputs or outputs, or the globals),
-// or the members of a STRUCT or FB variable (`path`), read at one cycle boundary as var.read
-// reads them: the halted task does not write them meanwhile.
+// The variables of a frame's scope (its own variables and its instance's locals, inputs or
+// outputs, or the globals), or the members of a STRUCT or FB variable (`path`; with `thread` and
+// `frame`, a path that may start at one of the frame's variables), read at one cycle boundary as
+// var.read reads them: the halted task does not write them meanwhile.
 void RuntimeControl::debugVariables(const rapidjson::Value& params, ControlReplyFn& reply) {
     if (debugRefused(reply)) {
         return;
     }
     Scope scope = Scope::Members;
     std::string prefix;
-    if (const rapidjson::Value* path = ctl::member(params, "path")) {
-        prefix = path->GetString();
-    } else {
+    bool prefixInFrame = false;
+    vm::Debugger* d = nullptr;
+    const vm::HaltFrame* frame = nullptr;
+    const rapidjson::Value* path = ctl::member(params, "path");
+    if (path == nullptr) {
         const rapidjson::Value* name = ctl::member(params, "scope");
-        const rapidjson::Value* frame = ctl::member(params, "frame");
         if (name == nullptr || !scopeOf(name->GetString(), scope)) {
             reply(ctl::badParam("scope", "give \"path\", or \"scope\" (locals, inputs, outputs, globals)"));
             return;
         }
-        if (scope != Scope::Globals) {
-            if (ctl::member(params, "thread") == nullptr || frame == nullptr) {
-                reply(ctl::badParam("frame", "a frame's scope needs \"thread\" and \"frame\""));
-                return;
-            }
-            const vm::Debugger* d = haltedThread(params, reply);
-            if (d == nullptr) {
-                return;
-            }
-            const std::span<const vm::HaltFrame> frames = d->frames();
-            const std::uint32_t id = frame->GetUint();
-            if (id >= frames.size()) {
-                reply(ctl::badParam("frame", fmt::format("the task has {} frames", frames.size())));
-                return;
-            }
-            prefix = instancePath(*module_, frames[frames.size() - 1 - id]);
-            if (prefix.empty()) {
-                reply(ControlAnswer::result("{\"instance\":\"\",\"variables\":[]}"));
-                return;
-            }
+    }
+    if (scope != Scope::Globals && (path == nullptr || ctl::member(params, "thread") != nullptr)) {
+        if (ctl::member(params, "thread") == nullptr) {
+            reply(ctl::badParam("thread", "a frame's scope needs \"thread\" (and \"frame\", 0 when left out)"));
+            return;
+        }
+        frame = haltedFrame(params, reply, d);
+        if (frame == nullptr) {
+            return;
         }
     }
-    auto targets = std::make_shared<std::vector<ctl::Target>>();
+    auto targets = std::make_shared<std::vector<ListedVar>>();
     auto p = std::make_unique<Pending>();
     bool truncated = false;
-    const auto add = [&](const std::string& path, std::uint32_t type, std::uint32_t offset) {
+    const auto add = [&](const std::string& name, std::uint32_t type, std::uint32_t offset, bool inFrame) {
         if (targets->size() == kMaxListed) {
             truncated = true;
             return;
         }
-        ctl::Target t;
-        t.name = path;
-        t.type = type;
-        t.range = engine::ImageRange{engine::ImageArea::Data, false, 0, offset, module_->types[type].size};
-        p->ranges.push_back(t.range);
-        targets->push_back(std::move(t));
+        ListedVar v{ctl::targetOf(*module_, name, engine::VarRef{offset, type, false}), inFrame};
+        p->ranges.push_back(v.target.range);
+        targets->push_back(std::move(v));
     };
     if (scope == Scope::Members) {
         // The members of a STRUCT or an instance, by its type's fields (a STRUCT's fields have no
         // entries of their own in the variable table).
+        prefix = path->GetString();
         engine::VarRef ref;
         std::string why;
-        if (!engine::resolvePath(*module_, prefix, ref, why)) {
+        if (!(frame != nullptr ? resolveInFrame(*module_, *d, *frame, prefix, ref, prefixInFrame, why)
+                               : engine::resolvePath(*module_, prefix, ref, why))) {
             reply(ctl::badParam("path", why));
             return;
         }
@@ -514,60 +583,129 @@ void RuntimeControl::debugVariables(const rapidjson::Value& params, ControlReply
         }
         for (const bytecode::FieldDesc& f : module_->types[ref.type].fields) {
             if (!engine::bookkeepingMember(module_->types[ref.type], f.name)) {
-                add(prefix + "." + f.name, f.type, ref.offset + f.offset);
+                add(prefix + "." + f.name, f.type, ref.offset + f.offset, prefixInFrame);
+            }
+        }
+        prefix += '.';
+    } else if (scope == Scope::Globals) {
+        for (const bytecode::VarEntry& v : module_->variables) {
+            if (v.path.find('.') == std::string::npos && inScope(v.kind, scope) && !engine::bookkeepingPath(v.path)) {
+                add(v.path, v.type, v.offset, false);
             }
         }
     } else {
-        // A frame's scope: the instance's members of the section asked for (the variable table
-        // knows the sections), or the globals.
-        const std::string dotted = prefix.empty() ? std::string() : prefix + ".";
-        for (const bytecode::VarEntry& v : module_->variables) {
-            if (!v.path.starts_with(dotted) || v.path.size() == dotted.size() ||
-                v.path.find('.', dotted.size()) != std::string::npos || !inScope(v, scope) ||
-                engine::bookkeepingPath(v.path)) {
-                continue;
+        // A frame's scope: its own variables of the section asked for (a FUNCTION's or METHOD's,
+        // an FB's or PROGRAM's VAR_TEMP), then its instance's members of that section (the
+        // variable table knows the sections).
+        const bytecode::PouEntry& pou = module_->pous[frame->pou];
+        for (const bytecode::FrameVar& v : pou.frame) {
+            engine::VarRef ref;
+            if (inScope(v.kind, scope) && !engine::bookkeepingPath(v.name) &&
+                frameVarRef(*module_, *d, *frame, v, ref)) {
+                add(v.name, ref.type, ref.offset, true);
             }
-            add(v.path, v.type, v.offset);
         }
+        // A member a METHOD's own variable of the same name hides is not in its scope.
+        const auto hidden = [&pou](std::string_view member) {
+            return std::any_of(pou.frame.begin(), pou.frame.end(),
+                               [member](const bytecode::FrameVar& v) { return compiler::sameName(v.name, member); });
+        };
+        const std::string instance = instancePath(*module_, *frame);
+        if (!instance.empty()) {
+            const std::string dotted = instance + ".";
+            for (const bytecode::VarEntry& v : module_->variables) {
+                if (v.path.starts_with(dotted) && v.path.size() > dotted.size() &&
+                    v.path.find('.', dotted.size()) == std::string::npos && inScope(v.kind, scope) &&
+                    !engine::bookkeepingPath(v.path) && !hidden(std::string_view(v.path).substr(dotted.size()))) {
+                    add(v.path, v.type, v.offset, false);
+                }
+            }
+        }
+        prefix = instance.empty() ? std::string() : instance + ".";
     }
     std::size_t bytes = 0;
     for (const engine::ImageRange& r : p->ranges) {
         bytes += r.valueBytes();
     }
-    if (!prefix.empty()) {
-        prefix += '.';
-    }
+    const std::string instance = prefix.empty() ? std::string() : prefix.substr(0, prefix.size() - 1);
     if (targets->empty()) {
-        reply(
-            ControlAnswer::result(fmt::format("{{\"instance\":{},\"variables\":[]}}",
-                                              ctl::quoted(prefix.empty() ? "" : prefix.substr(0, prefix.size() - 1)))));
+        reply(ControlAnswer::result(fmt::format("{{\"instance\":{},\"variables\":[]}}", ctl::quoted(instance))));
         return;
     }
     p->bytes.assign(bytes, 0);
     p->command.kind = engine::ScanCommandKind::Read;
     p->command.readBytes = p->bytes.data();
     p->module = module_;
-    p->finish = [targets, prefix, truncated](Pending& done) {
+    p->finish = [targets, prefix, instance, truncated](Pending& done) {
         const bytecode::Module& m = *done.module;
         std::string list;
         std::size_t at = 0;
-        for (const ctl::Target& t : *targets) {
+        for (const ListedVar& v : *targets) {
+            const ctl::Target& t = v.target;
             rapidjson::Document doc;
-            rapidjson::Value v;
-            ctl::encodeTyped(m, t, done.bytes.data() + at, v, doc.GetAllocator());
+            rapidjson::Value value;
+            ctl::encodeTyped(m, t, done.bytes.data() + at, value, doc.GetAllocator());
             at += t.range.valueBytes();
             // Values as IEC literal text (what a watch shows); a STRUCT or an FB instance is
             // named by its type and expanded by its path.
             const bool expand = expandable(m, t.type);
-            const std::string text = expand ? m.types[t.type].name : formatIecLiteral(v);
-            list += fmt::format("{}{{\"name\":{},\"path\":{},\"type\":{},\"value\":{},\"expandable\":{}}}",
-                                list.empty() ? "" : ",", ctl::quoted(t.name.substr(prefix.size())), ctl::quoted(t.name),
-                                ctl::quoted(m.types[t.type].name), ctl::quoted(text), expand);
+            const std::string text = expand ? m.types[t.type].name : formatIecLiteral(value);
+            const std::string name = t.name.starts_with(prefix) ? t.name.substr(prefix.size()) : t.name;
+            list +=
+                fmt::format("{}{{\"name\":{},\"path\":{},\"inFrame\":{},\"type\":{},\"value\":{},\"expandable\":{}}}",
+                            list.empty() ? "" : ",", ctl::quoted(name), ctl::quoted(t.name), v.inFrame,
+                            ctl::quoted(m.types[t.type].name), ctl::quoted(text), expand);
         }
-        return ControlAnswer::result(
-            fmt::format("{{\"cycle\":{},\"instance\":{},\"truncated\":{},\"variables\":[{}]}}", done.result.cycle,
-                        ctl::quoted(prefix.empty() ? "" : prefix.substr(0, prefix.size() - 1)), truncated, list));
+        return ControlAnswer::result(fmt::format("{{\"cycle\":{},\"instance\":{},\"truncated\":{},\"variables\":[{}]}}",
+                                                 done.result.cycle, ctl::quoted(instance), truncated, list));
     };
+    submit(std::move(p), reply);
+}
+
+// A variable in the scope of a halted frame (a FUNCTION's or METHOD's local or parameter, what a
+// VAR_IN_OUT refers to, or any path var.write takes), written as var.write writes it (its type
+// checks, IEC literals) at the next cycle boundary of the base cycle, which keeps serving commands
+// while a task is halted; the halted task reads it when it runs on.
+void RuntimeControl::debugSetVariable(const rapidjson::Value& params, ControlReplyFn& reply) {
+    if (debugRefused(reply)) {
+        return;
+    }
+    vm::Debugger* d = nullptr;
+    const vm::HaltFrame* f = haltedFrame(params, reply, d);
+    if (f == nullptr) {
+        return;
+    }
+    const rapidjson::Value* path = ctl::member(params, "path");
+    engine::VarRef ref;
+    bool inFrame = false;
+    std::string why;
+    if (!resolveInFrame(*module_, *d, *f, path->GetString(), ref, inFrame, why)) {
+        reply(ctl::badParam("path", why));
+        return;
+    }
+    const ctl::Target t = ctl::targetOf(*module_, path->GetString(), ref);
+    auto p = std::make_unique<Pending>();
+    ControlAnswer error;
+    if (!ctl::prepareWrite(*module_, t, params, *p, error, "path")) {
+        reply(std::move(error));
+        return;
+    }
+    p->module = module_;
+    // What lies in the halted frame itself is the halted thread's alone: written now, before the
+    // thread can run on (a scan command would apply at the base cycle's next boundary, which may
+    // come after a debug.continue sent right behind this write, into a frame in use again).
+    // Anything else (what a VAR_IN_OUT refers to, a global) other tasks may use: a scan command.
+    const std::uint64_t frameEnd = std::uint64_t{f->frameOffset} + module_->pous[f->pou].frameSize;
+    if (ref.offset >= f->frameOffset && ref.offset + std::uint64_t{t.range.valueBytes()} <= frameEnd) {
+        if (!d->poke(ref.offset, p->bytes.data(), t.range.valueBytes())) {
+            reply(ControlAnswer::error(rpc::kCommandFailed, "the task is no longer halted"));
+            return;
+        }
+        p->result.cycle = loop_.snapshot().cycles;
+        reply(ctl::writeAnswer("path", t, *p));
+        return;
+    }
+    p->finish = [t](Pending& done) { return ctl::writeAnswer("path", t, done); };
     submit(std::move(p), reply);
 }
 
@@ -579,45 +717,42 @@ void RuntimeControl::debugEvaluate(const rapidjson::Value& params, ControlReplyF
         return;
     }
     std::uint32_t pou = bytecode::kNone;
-    std::uint32_t thisOffset = 0;
+    vm::HaltFrame at;
     std::string instance;
+    std::vector<std::uint32_t> referents;
     if (ctl::member(params, "thread") != nullptr) {
-        const vm::Debugger* d = haltedThread(params, reply);
-        if (d == nullptr) {
+        vm::Debugger* d = nullptr;
+        const vm::HaltFrame* f = haltedFrame(params, reply, d);
+        if (f == nullptr) {
             return;
         }
-        const std::span<const vm::HaltFrame> frames = d->frames();
-        const rapidjson::Value* frame = ctl::member(params, "frame");
-        const std::uint32_t id = frame != nullptr ? frame->GetUint() : 0;
-        if (id >= frames.size()) {
-            reply(ctl::badParam("frame", fmt::format("the task has {} frames", frames.size())));
-            return;
-        }
-        const vm::HaltFrame& f = frames[frames.size() - 1 - id];
-        pou = f.pou;
-        thisOffset = f.thisOffset;
-        instance = instancePath(*module_, f);
+        at = *f;
+        pou = f->pou;
+        instance = instancePath(*module_, *f);
+        referents = referentsOf(*module_, *d, *f);
     }
     auto compiled = std::make_shared<CompiledExpr>();
     ExprError error;
     const rapidjson::Value* text = ctl::member(params, "expression");
     if (!compileDebugExpr(*module_, pou, instance, std::string_view(text->GetString(), text->GetStringLength()),
-                          *compiled, error)) {
+                          *compiled, error, false, referents)) {
         reply(ctl::badParam("expression", error.text()));
         return;
     }
     auto p = std::make_unique<Pending>();
     std::size_t bytes = 0;
     for (const ExprRead& r : compiled->reads) {
-        p->ranges.push_back(
-            engine::ImageRange{engine::ImageArea::Data, false, 0, r.self ? thisOffset + r.offset : r.offset, r.size});
+        const std::uint32_t base = r.base == ExprRead::Base::This    ? at.thisOffset
+                                   : r.base == ExprRead::Base::Frame ? at.frameOffset
+                                                                     : 0;
+        p->ranges.push_back(engine::ImageRange{engine::ImageArea::Data, false, 0, base + r.offset, r.size});
         bytes += r.size;
     }
     p->bytes.assign(bytes, 0);
     p->command.kind = engine::ScanCommandKind::Read;
     p->command.readBytes = p->bytes.data();
     p->module = module_;
-    p->finish = [compiled, thisOffset](Pending& done) {
+    p->finish = [compiled, frame = at](Pending& done) {
         const bytecode::Module& m = *done.module;
         // The copied parts at their own offsets: the code addresses the image as the task does.
         std::uint32_t end = 0;
@@ -631,7 +766,8 @@ void RuntimeControl::debugEvaluate(const rapidjson::Value& params, ControlReplyF
             at += r.size;
         }
         vm::ExprSlot v{0};
-        if (const vm::ExprStatus s = vm::eval(compiled->code, image.data(), end, thisOffset, v);
+        if (const vm::ExprStatus s =
+                vm::eval(compiled->code, vm::ExprScope{image.data(), end, frame.thisOffset, frame.frameOffset}, v);
             s != vm::ExprStatus::Ok) {
             return ControlAnswer::error(rpc::kCommandFailed,
                                         fmt::format("the expression cannot be evaluated: {}", vm::exprStatusText(s)));
@@ -641,7 +777,13 @@ void RuntimeControl::debugEvaluate(const rapidjson::Value& params, ControlReplyF
         const std::uint8_t* data = scalar;
         if (compiled->place) {
             t.type = compiled->type;
-            data = image.data() + v.u; // within a copied part: eval checked the index bounds
+            // Within a copied part: eval checked the index bounds, and a VAR_IN_OUT's referent
+            // was copied with its slot.
+            if (v.u > end || end - v.u < m.types[t.type].size) {
+                return ControlAnswer::error(rpc::kCommandFailed, "the expression cannot be evaluated: "
+                                                                 "it refers outside what was read");
+            }
+            data = image.data() + v.u;
         } else {
             t.kind = compiled->code.kind;
             vm::storeSlot(t.kind, v, scalar);
@@ -653,9 +795,10 @@ void RuntimeControl::debugEvaluate(const rapidjson::Value& params, ControlReplyF
             ctl::encodeTyped(m, t, data, typed, doc.GetAllocator());
         }
         const std::string type = compiled->place ? m.types[t.type].name : std::string(typed["type"].GetString());
-        return ControlAnswer::result(fmt::format("{{\"value\":{},\"type\":{},\"expandable\":{},\"path\":{}}}",
-                                                 ctl::quoted(expand ? type : formatIecLiteral(typed)),
-                                                 ctl::quoted(type), expand, ctl::quoted(compiled->path)));
+        return ControlAnswer::result(
+            fmt::format("{{\"value\":{},\"type\":{},\"expandable\":{},\"path\":{},\"inFrame\":{}}}",
+                        ctl::quoted(expand ? type : formatIecLiteral(typed)), ctl::quoted(type), expand,
+                        ctl::quoted(compiled->path), compiled->framePath));
     };
     submit(std::move(p), reply);
 }

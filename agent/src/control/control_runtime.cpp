@@ -306,8 +306,9 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
          TAKT_THREAD, R"({"type":"object","required":["reason","frames"],"properties":{"frames":{"type":"array"}}})",
          Role::Viewer, [](T t, M, V p, R r) { self(t).debugStackTrace(p, r); }},
         {"debug.variables",
-         "The variables of a halted frame's instance (scope locals, inputs, outputs), the globals, or the members "
-         "of a STRUCT or FB variable (path), read at one cycle boundary",
+         "The variables of a halted frame (scope locals, inputs, outputs: its own, a FUNCTION's or METHOD's and "
+         "VAR_TEMP, then its instance's), the globals, or the members of a STRUCT or FB variable (path; with "
+         "thread and frame, a path may start at one of the frame's variables), read at one cycle boundary",
          R"({"type":"object","properties":{"thread":{"type":"integer","minimum":1,"maximum":4294967295},)"
          R"("frame":{"type":"integer","minimum":0,"maximum":4294967295},)"
          R"("scope":{"enum":["locals","inputs","outputs","globals"]},"path":{"type":"string","minLength":1}},)"
@@ -323,6 +324,16 @@ std::span<const ControlMethod> RuntimeControl::methodTable() {
          R"("frame":{"type":"integer","minimum":0,"maximum":4294967295}},"additionalProperties":false})",
          R"({"type":"object","required":["value","type","expandable","path"]})", Role::Viewer,
          [](T t, M, V p, R r) { self(t).debugEvaluate(p, r); }},
+        {"debug.setVariable",
+         "Writes a variable in the scope of a halted frame (path: one of the frame's variables, what a VAR_IN_OUT "
+         "refers to, or any var.write path) with var.write's checks and IEC literals: the frame's own variables at "
+         "once, while the task stands still, anything else at the next cycle boundary",
+         R"({"type":"object","required":["thread","path","value"],"properties":{)"
+         R"("thread":{"type":"integer","minimum":1,"maximum":4294967295},)"
+         R"("frame":{"type":"integer","minimum":0,"maximum":4294967295},"path":{"type":"string","minLength":1},)" TAKT_VALUE
+         R"(},"additionalProperties":false})",
+         R"({"type":"object","required":["path","cycle","value"]})", Role::Engineer,
+         [](T t, M, V p, R r) { self(t).debugSetVariable(p, r); }},
         {"trace.start",
          "Start a trace: up to 32 variables sampled at the end of every cycle of a task into a ring, optionally "
          "with a trigger (a BOOL's edge, a number crossing a level) and samples kept before it (pre) and from it "

@@ -40,6 +40,15 @@ struct Target {
 // Resolves a variable path in the indexed program; a -32602 naming `member` when it does not resolve.
 [[nodiscard]] bool resolveVar(const engine::PathIndex& paths, const std::string& name, Target& t, ControlAnswer& error,
                               std::string_view member);
+// The target of a resolved variable, named `name`.
+[[nodiscard]] Target targetOf(const bytecode::Module& m, const std::string& name, const engine::VarRef& ref);
+// One write (var.write, debug.setVariable): the value of params.value decoded as var.write checks
+// it (not a constant, the target's type and range), then a Write command in `p`; a constant is
+// refused naming the param `member` (the target's).
+[[nodiscard]] bool prepareWrite(const bytecode::Module& m, const Target& t, const rapidjson::Value& params,
+                                RuntimeControl::Pending& p, ControlAnswer& error, std::string_view member = "name");
+// The answer to a write: the target under `key` and the value written.
+[[nodiscard]] ControlAnswer writeAnswer(const char* key, const Target& t, RuntimeControl::Pending& done);
 // A value as var.read renders it: the typed JSON, or (iec) its IEC literal text as a JSON string.
 void encodeTyped(const bytecode::Module& m, const Target& t, const std::uint8_t* data, rapidjson::Value& v,
                  engine::JsonAllocator& alloc);

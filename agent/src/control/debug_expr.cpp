@@ -9,6 +9,7 @@
 
 #include "takt/bytecode/value_kind.h"
 #include "takt/compiler/diagnostics.h"
+#include "takt/compiler/names.h"
 #include "takt/compiler/parse_expression.h"
 #include "takt/compiler/source.h"
 #include "takt/vm/debug.h"
@@ -22,11 +23,7 @@ using bytecode::ValueKind;
 using vm::ExprInstr;
 using vm::ExprOp;
 
-bool sameName(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-           });
-}
+using compiler::sameName;
 
 // A compiled subexpression: its code, and what it stands for.
 struct Typed {
@@ -37,16 +34,18 @@ struct Typed {
     bool literal = false;             // an untyped numeric literal: takes its partner's kind
     std::uint32_t bit = 0;            // a place's bit (w.3)
     std::string path;                 // a place's variable path when static
+    bool framePath = false;           // `path` starts at a frame variable
 };
 
 class Compiler {
 public:
     Compiler(const bytecode::Module& m, std::uint32_t pou, const std::string& instancePath,
-             const compiler::SourceFile& src)
-        : m_(m), src_(src), instancePath_(instancePath) {
+             const compiler::SourceFile& src, std::span<const std::uint32_t> referents)
+        : m_(m), src_(src), instancePath_(instancePath), referents_(referents) {
         if (pou < m.pous.size()) {
             instanceType_ = m.pous[pou].instanceType;
             pouName_ = m.pous[pou].name;
+            frame_ = &m.pous[pou].frame;
         }
     }
 
@@ -88,9 +87,13 @@ private:
         t.type = type;
         t.kind = scalarOf(type);
         t.path = std::move(path);
-        reads_.push_back(ExprRead{op == ExprOp::AddrThis, offset, m_.types[type].size});
+        reads_.push_back(ExprRead{op == ExprOp::AddrThis    ? ExprRead::Base::This
+                                  : op == ExprOp::AddrFrame ? ExprRead::Base::Frame
+                                                            : ExprRead::Base::Absolute,
+                                  offset, m_.types[type].size});
         return t;
     }
+    Typed frameVariable(std::size_t index);
     Typed name(const compiler::ast::NameExpr& n);
     Typed member(const compiler::ast::MemberExpr& e);
     Typed index(const compiler::ast::IndexExpr& e);
@@ -111,6 +114,8 @@ private:
     const bytecode::Module& m_;
     const compiler::SourceFile& src_;
     std::string instancePath_;
+    std::span<const std::uint32_t> referents_;
+    const std::vector<bytecode::FrameVar>* frame_ = nullptr;
     std::uint32_t instanceType_ = kNone;
     std::string pouName_;
     ExprError error_;
@@ -173,8 +178,38 @@ Typed Compiler::compile(const compiler::ast::Expr& e) {
     }
 }
 
+// A variable of the frame, by its index in PouEntry::frame: its place, or for a VAR_IN_OUT the
+// place its slot refers to (the slot read, then what it holds, when the referent is known).
+Typed Compiler::frameVariable(std::size_t index) {
+    const bytecode::FrameVar& v = (*frame_)[index];
+    if (v.kind != bytecode::VarKind::InOut) {
+        Typed t = placeOf(ExprOp::AddrFrame, v.offset, v.type, v.name);
+        t.framePath = true;
+        return t;
+    }
+    const std::uint32_t target = m_.types[v.type].element;
+    Typed t = placeOf(ExprOp::AddrFrame, v.offset, v.type, v.name);
+    t.code.push_back(ExprInstr{ExprOp::Deref, ValueKind::Bool, ValueKind::Bool, 0, 0, 0, {0}});
+    t.type = target;
+    t.kind = scalarOf(target);
+    t.framePath = true;
+    if (index < referents_.size() && referents_[index] != kNone) {
+        reads_.push_back(ExprRead{ExprRead::Base::Absolute, referents_[index], m_.types[target].size});
+    }
+    return t;
+}
+
 Typed Compiler::name(const compiler::ast::NameExpr& n) {
     const std::string& id = n.name.name;
+    if (frame_ != nullptr) {
+        for (std::size_t i = 0; i < frame_->size(); ++i) {
+            const bytecode::FrameVar& v = (*frame_)[i];
+            if (sameName(v.name, id) && v.name.find('$') == std::string::npos && v.type < m_.types.size() &&
+                (v.kind != bytecode::VarKind::InOut || m_.types[v.type].element < m_.types.size())) {
+                return frameVariable(i);
+            }
+        }
+    }
     if (instanceType_ < m_.types.size()) {
         for (const bytecode::FieldDesc& f : m_.types[instanceType_].fields) {
             if (sameName(f.name, id)) {
@@ -535,8 +570,10 @@ std::uint32_t depthOf(const std::vector<ExprInstr>& code) {
         switch (in.op) {
         case ExprOp::Const:
         case ExprOp::AddrThis:
+        case ExprOp::AddrFrame:
         case ExprOp::AddrAbs: ++sp; break;
         case ExprOp::AddrField:
+        case ExprOp::Deref:
         case ExprOp::Load:
         case ExprOp::Convert:
         case ExprOp::Neg:
@@ -555,7 +592,8 @@ std::string ExprError::text() const {
 }
 
 bool compileDebugExpr(const bytecode::Module& m, std::uint32_t pou, const std::string& instancePath,
-                      std::string_view text, CompiledExpr& out, ExprError& error, bool value) {
+                      std::string_view text, CompiledExpr& out, ExprError& error, bool value,
+                      std::span<const std::uint32_t> referents) {
     const compiler::SourceFile src(0, "expression", std::string(text));
     compiler::DiagnosticSink diags;
     const compiler::ast::ExprPtr tree = compiler::parseExpressionText(src, diags);
@@ -571,7 +609,7 @@ bool compileDebugExpr(const bytecode::Module& m, std::uint32_t pou, const std::s
         error = ExprError{"E0011", 1, "no expression"};
         return false;
     }
-    Compiler c(m, pou, instancePath, src);
+    Compiler c(m, pou, instancePath, src, referents);
     Typed t = c.compile(*tree);
     if (!c.failed() && t.place && (t.type == kNone || value)) {
         out.valueType = t.type;
@@ -592,6 +630,7 @@ bool compileDebugExpr(const bytecode::Module& m, std::uint32_t pou, const std::s
     out.place = t.place;
     out.type = t.place ? t.type : kNone;
     out.path = t.place ? t.path : std::string();
+    out.framePath = t.place && t.framePath && !t.path.empty();
     out.reads = std::move(c.reads());
     return true;
 }

@@ -6,6 +6,7 @@
 // the control thread (evaluate) or a scan thread (a condition) runs on the image. Calls,
 // assignments and anything else that could change state are refused, so evaluating never writes.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,9 +17,11 @@
 
 namespace takt::agent {
 
-// A part of the image an expression reads: relative to the frame's instance (`self`), or absolute.
+// A part of the image an expression reads: absolute, or relative to the halted frame's instance
+// or to the frame itself.
 struct ExprRead {
-    bool self = false;
+    enum class Base : std::uint8_t { Absolute, This, Frame };
+    Base base = Base::Absolute;
     std::uint32_t offset = 0;
     std::uint32_t size = 0;
 };
@@ -31,6 +34,9 @@ struct CompiledExpr {
     bool place = false;
     std::uint32_t type = bytecode::kNone;
     std::string path;
+    // The path starts at a variable of the frame (`x`, `s.a` in a FUNCTION): it names something
+    // only in that frame (debug.variables and debug.setVariable take it with the thread and frame).
+    bool framePath = false;
     std::vector<ExprRead> reads;
     // A value asked for (`value`): the declared type of the variable it was loaded from (an
     // enumeration shows its value's name), kNone for a computed one.
@@ -45,11 +51,16 @@ struct ExprError {
     [[nodiscard]] std::string text() const; // "E0104 at column 3: …"
 };
 
-// `pou`: the POU whose scope names resolve in (kNone: globals only); `instancePath`: its instance
-// path when known (a halted frame's), to give variables their paths. `value`: an elementary value
-// is needed (a condition, a logpoint's part): a variable is loaded, a STRUCT or array refused.
+// `pou`: the POU whose scope names resolve in (kNone: globals only): its frame's variables
+// (PouEntry::frame), its instance's members, then program instances and globals; `instancePath`:
+// its instance path when known (a halted frame's), to give variables their paths. `value`: an
+// elementary value is needed (a condition, a logpoint's part): a variable is loaded, a STRUCT or
+// array refused. `referents`: for a halted frame, the image offset each of the POU's frame
+// variables refers to (by index in PouEntry::frame; read for its VAR_IN_OUTs, kNone otherwise),
+// so that `reads` holds what an in-out refers to; empty for a condition, which runs on the image.
 [[nodiscard]] bool compileDebugExpr(const bytecode::Module& m, std::uint32_t pou, const std::string& instancePath,
-                                    std::string_view text, CompiledExpr& out, ExprError& error, bool value = false);
+                                    std::string_view text, CompiledExpr& out, ExprError& error, bool value = false,
+                                    std::span<const std::uint32_t> referents = {});
 
 // A logpoint's message split into its text (one piece more than the expressions) and its
 // {expressions} with the 1-based column of each '{'; false with `why` when a '{' is not closed or

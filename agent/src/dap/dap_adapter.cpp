@@ -66,7 +66,15 @@ struct VarRef {
     std::uint32_t frame = 0;
     std::string scope; // locals | inputs | outputs | globals; empty: `path`
     std::string path;
+    bool inFrame = false; // `path` starts at a variable of the frame (thread, frame): a FUNCTION's local
 };
+
+// The debug.* params that name a path: in the scope of its frame when it starts at one of the
+// frame's variables.
+std::string pathParams(const VarRef& r) {
+    return r.inFrame ? fmt::format(R"({{"thread":{},"frame":{},"path":{})", r.thread, r.frame, quoted(r.path))
+                     : fmt::format(R"({{"path":{})", quoted(r.path));
+}
 
 } // namespace
 
@@ -84,8 +92,8 @@ struct DapAdapter::State {
     std::map<std::string, std::string> paths;
     std::string sourceRoot;
     std::vector<VarRef> refs; // variablesReference - 1; valid while the tasks stay halted
-    // Per reference: the listed variables' paths by name, for setVariable.
-    std::map<std::pair<std::int64_t, std::string>, std::string> listed;
+    // Per reference: the listed variables by name, for setVariable.
+    std::map<std::pair<std::int64_t, std::string>, VarRef> listed;
     std::chrono::steady_clock::time_point lastCall = std::chrono::steady_clock::now();
     // Where the verified function breakpoints halt (program file, line): a halt there is told as a
     // function breakpoint's.
@@ -538,7 +546,7 @@ void DapAdapter::State::variables(const rapidjson::Value& request, const rapidjs
         !r.scope.empty() && r.scope != "globals"
             ? fmt::format(R"({{"thread":{},"frame":{},"scope":{}}})", r.thread, r.frame, quoted(r.scope))
         : r.scope == "globals" ? std::string(R"({"scope":"globals"})")
-                               : fmt::format(R"({{"path":{}}})", quoted(r.path));
+                               : pathParams(r) + "}";
     rapidjson::Document d;
     if (!call(request, "debug.variables", params, d)) {
         return;
@@ -547,8 +555,9 @@ void DapAdapter::State::variables(const rapidjson::Value& request, const rapidjs
     for (const rapidjson::Value& v : d["variables"].GetArray()) {
         const std::string path = stringOf(v, "path");
         const std::string name = stringOf(v, "name");
-        listed[{ref, name}] = path;
-        const std::int64_t child = v["expandable"].GetBool() ? newRef(VarRef{0, 0, {}, path}) : 0;
+        const VarRef named{r.thread, r.frame, {}, path, memberOf(v, "inFrame") != nullptr && v["inFrame"].GetBool()};
+        listed[{ref, name}] = named;
+        const std::int64_t child = v["expandable"].GetBool() ? newRef(named) : 0;
         out += fmt::format(R"({}{{"name":{},"value":{},"type":{},"evaluateName":{},"variablesReference":{}}})",
                            out.empty() ? "" : ",", quoted(name), quoted(stringOf(v, "value")),
                            quoted(stringOf(v, "type")), quoted(path), child);
@@ -558,7 +567,8 @@ void DapAdapter::State::variables(const rapidjson::Value& request, const rapidjs
 
 // A value written as var.write writes it (its type checks, IEC literal text) at the next cycle
 // boundary of the base cycle, which keeps running while a task is halted (a halted base cycle
-// applies it within a base period).
+// applies it within a base period); a frame's own variable (a FUNCTION's local) through
+// debug.setVariable in the scope of that frame.
 void DapAdapter::State::setVariable(const rapidjson::Value& request, const rapidjson::Value& args) {
     const std::int64_t ref = intOf(args, "variablesReference");
     const auto it = listed.find({ref, stringOf(args, "name")});
@@ -566,9 +576,13 @@ void DapAdapter::State::setVariable(const rapidjson::Value& request, const rapid
         fail(request, "setVariable: list the variables of this scope first");
         return;
     }
+    const VarRef& target = it->second;
+    const std::string value = quoted(stringOf(args, "value"));
     rapidjson::Document d;
-    if (!call(request, "var.write",
-              fmt::format(R"({{"name":{},"value":{}}})", quoted(it->second), quoted(stringOf(args, "value"))), d)) {
+    if (!(target.inFrame
+              ? call(request, "debug.setVariable", fmt::format(R"({},"value":{}}})", pathParams(target), value), d)
+              : call(request, "var.write", fmt::format(R"({{"name":{},"value":{}}})", quoted(target.path), value),
+                     d))) {
         return;
     }
     respond(request, fmt::format(R"({{"value":{}}})", quoted(formatIecLiteral(d["value"]))));
@@ -578,17 +592,21 @@ void DapAdapter::State::setVariable(const rapidjson::Value& request, const rapid
 // without one), evaluated by the runtime (debug.evaluate); a STRUCT or FB instance expands.
 void DapAdapter::State::evaluate(const rapidjson::Value& request, const rapidjson::Value& args) {
     std::string params = fmt::format(R"({{"expression":{})", quoted(stringOf(args, "expression")));
+    VarRef at;
     if (const std::int64_t id = intOf(args, "frameId"); id > 0) {
-        params += fmt::format(R"(,"thread":{},"frame":{})", (id - 1) / kFramesPerThread, (id - 1) % kFramesPerThread);
+        at.thread = static_cast<std::uint32_t>((id - 1) / kFramesPerThread);
+        at.frame = static_cast<std::uint32_t>((id - 1) % kFramesPerThread);
+        params += fmt::format(R"(,"thread":{},"frame":{})", at.thread, at.frame);
     }
     rapidjson::Document d;
     if (!call(request, "debug.evaluate", params + "}", d)) {
         return;
     }
-    const std::string path = stringOf(d, "path");
-    const bool expand = memberOf(d, "expandable") != nullptr && d["expandable"].GetBool() && !path.empty();
+    at.path = stringOf(d, "path");
+    at.inFrame = memberOf(d, "inFrame") != nullptr && d["inFrame"].GetBool();
+    const bool expand = memberOf(d, "expandable") != nullptr && d["expandable"].GetBool() && !at.path.empty();
     respond(request, fmt::format(R"({{"result":{},"type":{},"variablesReference":{}}})", quoted(stringOf(d, "value")),
-                                 quoted(stringOf(d, "type")), expand ? newRef(VarRef{0, 0, {}, path}) : 0));
+                                 quoted(stringOf(d, "type")), expand ? newRef(at) : 0));
 }
 
 void DapAdapter::State::run(const rapidjson::Value& request, const rapidjson::Value& args, std::string_view method) {

@@ -114,6 +114,10 @@ public:
     };
     const FrameLayout& frameLayout(const Symbol* pou);
     std::unordered_map<const Symbol*, FrameLayout> frames;
+    // The named variables of `pou`'s frame (its layout) for the debugger, by offset.
+    std::vector<bytecode::FrameVar> frameVars(const Symbol* pou);
+    // The type a variable is stored as: REF_TO its declared type for a VAR_IN_OUT (a reference).
+    std::uint32_t storedTypeIndex(const Symbol* var);
     void error(Span span, std::string message);
     bool failed = false;
 

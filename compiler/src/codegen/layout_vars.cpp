@@ -95,13 +95,17 @@ void Generator::addIo(const Symbol* var, const std::string& path, std::uint32_t 
                          {}});
 }
 
+std::uint32_t Generator::storedTypeIndex(const Symbol* var) {
+    return typeIndex(var->section == ast::VarSection::InOut ? const_cast<TypeTable&>(model_.types).ref(var->type)
+                                                            : var->type);
+}
+
 void Generator::addVariable(const Symbol* var, const std::string& path, std::uint32_t offset, bc::VarKind kind,
                             bool retain, std::vector<const Symbol*>& symbolPath) {
     symbolPath.push_back(var);
     bc::VarEntry e;
     e.path = path;
-    e.type = typeIndex(var->section == ast::VarSection::InOut ? const_cast<TypeTable&>(model_.types).ref(var->type)
-                                                              : var->type);
+    e.type = storedTypeIndex(var);
     e.offset = offset;
     e.size = var->section == ast::VarSection::InOut ? 8 : var->type->size;
     e.kind = kind;

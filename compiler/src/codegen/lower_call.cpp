@@ -5,6 +5,8 @@
 #include "sema/stdlib.h"
 #include "takt/compiler/names.h"
 
+#include <algorithm>
+
 namespace takt::compiler::codegen {
 
 namespace {
@@ -139,6 +141,26 @@ const Generator::FrameLayout& Generator::frameLayout(const Symbol* pou) {
         std::copy(bytes.begin(), bytes.end(), pool.begin() + (f.templ - 8));
     }
     return frames.emplace(pou, std::move(f)).first->second;
+}
+
+std::vector<bc::FrameVar> Generator::frameVars(const Symbol* pou) {
+    std::vector<bc::FrameVar> out;
+    for (const auto& [s, at] : frameLayout(pou).offsets) {
+        bc::FrameVar v;
+        // A FUNCTION's or METHOD's result is assigned by the POU's (unqualified) name.
+        v.name = s == pou ? s->name.substr(s->name.rfind('.') + 1) : s->name;
+        v.type = s == pou ? typeIndex(s->type) : storedTypeIndex(s);
+        v.offset = at;
+        v.constant = s != pou && s->constant;
+        v.kind = s == pou                                ? bc::VarKind::Output
+                 : s->section == ast::VarSection::Input  ? bc::VarKind::Input
+                 : s->section == ast::VarSection::Output ? bc::VarKind::Output
+                 : s->section == ast::VarSection::InOut  ? bc::VarKind::InOut
+                                                         : bc::VarKind::Temp;
+        out.push_back(std::move(v));
+    }
+    std::sort(out.begin(), out.end(), [](const bc::FrameVar& a, const bc::FrameVar& b) { return a.offset < b.offset; });
+    return out;
 }
 
 Value Lowerer::call(const ast::CallExpr& e, const Type* want, std::optional<Operand> dest) {

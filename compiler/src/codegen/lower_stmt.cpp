@@ -103,6 +103,7 @@ void Lowerer::lowerPou() {
     out_.pous[index].code = entry;
     out_.pous[index].codeEnd = here();
     out_.pous[index].frameSize = alignUp(frameMax_, 8);
+    out_.pous[index].frame = g_.frameVars(pou_);
 }
 
 void Lowerer::lowerInits(const std::vector<DeferredInit>& inits) {

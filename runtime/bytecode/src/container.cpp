@@ -121,6 +121,14 @@ void encodeSection(Writer& w, SectionId id, const Module& m) {
             w.u32(p.frameSize);
             w.u32(p.instanceType);
             w.u32(p.native);
+            w.count(p.frame.size());
+            for (const FrameVar& v : p.frame) {
+                w.str(v.name);
+                w.u32(v.type);
+                w.u32(v.offset);
+                w.u8(static_cast<std::uint8_t>(v.kind));
+                w.boolean(v.constant);
+            }
         }
         break;
     case SectionId::Tasks:
@@ -373,7 +381,7 @@ void decodeSection(Reader& r, SectionId id, Module& m) {
         }
         break;
     case SectionId::Pous:
-        m.pous.resize(r.count(25, "POU"));
+        m.pous.resize(r.count(29, "POU"));
         for (PouEntry& p : m.pous) {
             p.name = r.str();
             p.kind = r.enumValue(PouKind::Native, "POU kind");
@@ -382,6 +390,14 @@ void decodeSection(Reader& r, SectionId id, Module& m) {
             p.frameSize = r.u32();
             p.instanceType = r.u32();
             p.native = r.u32();
+            p.frame.resize(r.count(14, "frame variable"));
+            for (FrameVar& v : p.frame) {
+                v.name = r.str();
+                v.type = r.u32();
+                v.offset = r.u32();
+                v.kind = r.enumValue(VarKind::Constant, "frame variable kind");
+                v.constant = r.boolean();
+            }
         }
         break;
     case SectionId::Tasks:

@@ -197,7 +197,15 @@ private:
             out = format("this+%u", off);
             path = instanceMember(p, off, width);
             break;
-        case kTagFrame: out = format("fp+%u", off); break;
+        case kTagFrame:
+            out = format("fp+%u", off);
+            for (const FrameVar& v : p.frame) { // a parameter, result, local or VAR_TEMP by name
+                if (v.offset == off) {
+                    path = v.name;
+                    break;
+                }
+            }
+            break;
         default: out = format("?0x%08x", word); break;
         }
         if (o_.variablePaths && !path.empty()) {

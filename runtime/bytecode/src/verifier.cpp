@@ -126,6 +126,19 @@ private:
                                                        " bytes does not fit the stack of " +
                                                        std::to_string(m_.stackSize));
             }
+            for (const FrameVar& v : p.frame) {
+                // What the debugger reads and writes in a halted frame must be the frame's.
+                if (!typeOk(v.type) || (v.kind != VarKind::Input && v.kind != VarKind::Output &&
+                                        v.kind != VarKind::InOut && v.kind != VarKind::Temp)) {
+                    return fail(VerifyError::PouTable,
+                                where + ": frame variable '" + v.name + "' has no valid type or kind");
+                }
+                if (std::uint64_t{v.offset} + m_.types[v.type].size > p.frameSize) {
+                    return fail(VerifyError::PouTable, where + ": frame variable '" + v.name + "' at offset " +
+                                                           std::to_string(v.offset) + " leaves the frame of " +
+                                                           std::to_string(p.frameSize) + " bytes");
+                }
+            }
             if (p.code == kNone) {
                 if (p.native == kNone && p.kind != PouKind::Native) {
                     return fail(VerifyError::PouTable, where + ": has neither code nor a native implementation");

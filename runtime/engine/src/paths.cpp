@@ -221,6 +221,13 @@ bool resolvePath(const Module& m, std::string_view path, VarRef& out, std::strin
         [&m](std::uint32_t type, std::string_view name) { return findField(m.types[type], name); }, out, error);
 }
 
+bool resolvePathIn(const Module& m, std::string_view path, const std::function<bool(std::string_view, VarRef&)>& local,
+                   VarRef& out, std::string& error) {
+    return walk(
+        m, path, [&](std::string_view name, VarRef& ref) { return local(name, ref) || resolveRoot(m, name, ref); },
+        [&m](std::uint32_t type, std::string_view name) { return findField(m.types[type], name); }, out, error);
+}
+
 std::size_t PathIndex::FoldHash::operator()(std::string_view s) const noexcept {
     std::size_t h = 14695981039346656037ULL; // FNV-1a over the folded characters
     for (const char c : s) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <cstring>
 #include <ctime>
 
 namespace takt::vm {
@@ -293,8 +294,8 @@ bool StopMap::setBreakpoint(std::uint32_t pc, std::uint32_t slot) noexcept {
 
 // The condition first, then the hit count: hits count the times the condition held (as a DAP
 // client's hit count with a condition does).
-StopMap::Verdict StopMap::admit(std::uint32_t pc, const std::uint8_t* image, std::uint32_t imageSize,
-                                std::uint32_t thisOffset, const LogPoint*& log, ExprStatus& fault) const noexcept {
+StopMap::Verdict StopMap::admit(std::uint32_t pc, const ExprScope& at, const LogPoint*& log,
+                                ExprStatus& fault) const noexcept {
     if (pc >= size_ || (map_[pc].load(std::memory_order_acquire) & kConditioned) == 0) {
         return Verdict::Halt;
     }
@@ -305,7 +306,7 @@ StopMap::Verdict StopMap::admit(std::uint32_t pc, const std::uint8_t* image, std
     Slot& s = slots_[slot - 1];
     if (const DebugExpr* c = s.condition.load(std::memory_order_relaxed)) {
         ExprSlot v{0};
-        fault = eval(*c, image, imageSize, thisOffset, v);
+        fault = eval(*c, at, v);
         if (fault != ExprStatus::Ok) {
             return Verdict::Fault; // a condition that cannot be told is a mistake to show, not to skip
         }
@@ -407,8 +408,7 @@ bool Debugger::waitHalted(std::uint32_t seen, std::int64_t deadlineNs) noexcept 
     }
 }
 
-bool Debugger::shouldHalt(std::uint8_t bits, std::uint32_t depth, std::uint32_t pc, const std::uint8_t* image,
-                          std::uint32_t imageSize, std::uint32_t thisOffset) noexcept {
+bool Debugger::shouldHalt(std::uint8_t bits, std::uint32_t depth, std::uint32_t pc, const ExprScope& at) noexcept {
     // A statement run again after an exception halt is done at the next statement start of its
     // call or a caller: a fault there later is a new one.
     if (rerunPc_ != bytecode::kNone && depth <= rerunDepth_) {
@@ -423,10 +423,10 @@ bool Debugger::shouldHalt(std::uint8_t bits, std::uint32_t depth, std::uint32_t 
     if ((bits & StopMap::kBreakpoint) != 0) {
         const LogPoint* log = nullptr;
         ExprStatus fault = ExprStatus::Ok;
-        switch (stops_->admit(pc, image, imageSize, thisOffset, log, fault)) {
+        switch (stops_->admit(pc, at, log, fault)) {
         case StopMap::Verdict::Fault: pendingFault_ = fault; [[fallthrough]];
         case StopMap::Verdict::Halt: pending_ = HaltReason::Breakpoint; return true;
-        case StopMap::Verdict::Log: pushLog(*log, image, imageSize, thisOffset); break;
+        case StopMap::Verdict::Log: pushLog(*log, at); break;
         case StopMap::Verdict::Pass: break;
         }
     }
@@ -485,6 +485,22 @@ bool Debugger::catches(bytecode::Trap trap, std::uint32_t pc, std::uint32_t dept
     return !again && attached_.load(std::memory_order_relaxed) && (stops_->trapMask() & trapBit(trap)) != 0;
 }
 
+bool Debugger::peek(std::uint32_t offset, void* out, std::uint32_t size) const noexcept {
+    if (!halted() || haltImage_ == nullptr || offset > haltImageSize_ || haltImageSize_ - offset < size) {
+        return false;
+    }
+    std::memcpy(out, haltImage_ + offset, size);
+    return true;
+}
+
+bool Debugger::poke(std::uint32_t offset, const void* bytes, std::uint32_t size) noexcept {
+    if (!halted() || haltImage_ == nullptr || offset > haltImageSize_ || haltImageSize_ - offset < size) {
+        return false;
+    }
+    std::memcpy(haltImage_ + offset, bytes, size);
+    return true;
+}
+
 void Debugger::haltOnTrap(std::uint32_t frameCount, bytecode::Trap trap, std::uint32_t pc,
                           std::uint32_t depth) noexcept {
     pending_ = HaltReason::Exception;
@@ -497,8 +513,7 @@ void Debugger::haltOnTrap(std::uint32_t frameCount, bytecode::Trap trap, std::ui
 
 // One producer (this thread), one consumer: the record between tail and head belongs to whoever
 // moves its index next, and the index is published after the record is written (release).
-void Debugger::pushLog(const LogPoint& log, const std::uint8_t* image, std::uint32_t imageSize,
-                       std::uint32_t thisOffset) noexcept {
+void Debugger::pushLog(const LogPoint& log, const ExprScope& at) noexcept {
     const std::uint32_t tail = logTail_.load(std::memory_order_relaxed);
     if (tail - logHead_.load(std::memory_order_acquire) >= kLogCapacity) {
         logsDropped_.fetch_add(1, std::memory_order_relaxed);
@@ -508,7 +523,7 @@ void Debugger::pushLog(const LogPoint& log, const std::uint8_t* image, std::uint
     r.id = log.id;
     r.count = static_cast<std::uint32_t>(std::min<std::size_t>(log.parts.size(), kMaxLogParts));
     for (std::uint32_t i = 0; i < r.count; ++i) {
-        r.status[i] = eval(log.parts[i], image, imageSize, thisOffset, r.values[i]);
+        r.status[i] = eval(log.parts[i], at, r.values[i]);
     }
     logTail_.store(tail + 1, std::memory_order_release);
 }

@@ -178,22 +178,37 @@ void storeSlot(ValueKind k, ExprSlot v, std::uint8_t* to) noexcept {
     }
 }
 
-ExprStatus eval(const DebugExpr& e, const std::uint8_t* data, std::uint32_t size, std::uint32_t thisOffset,
-                ExprSlot& out) noexcept {
+ExprStatus eval(const DebugExpr& e, const ExprScope& at, ExprSlot& out) noexcept {
+    const std::uint8_t* data = at.image;
+    const std::uint32_t size = at.imageSize;
     std::array<ExprSlot, kMaxExprDepth> stack{};
     std::uint32_t sp = 0;
     for (const ExprInstr& in : e.code) {
         // The compiler counted the depth; a code list that disagrees is refused, never overrun.
-        const bool pushes = in.op == ExprOp::Const || in.op == ExprOp::AddrThis || in.op == ExprOp::AddrAbs;
-        const bool unary = in.op == ExprOp::AddrField || in.op == ExprOp::Load || in.op == ExprOp::Convert ||
-                           in.op == ExprOp::Neg || in.op == ExprOp::Not;
+        const bool pushes = in.op == ExprOp::Const || in.op == ExprOp::AddrThis || in.op == ExprOp::AddrFrame ||
+                            in.op == ExprOp::AddrAbs;
+        const bool unary = in.op == ExprOp::AddrField || in.op == ExprOp::Deref || in.op == ExprOp::Load ||
+                           in.op == ExprOp::Convert || in.op == ExprOp::Neg || in.op == ExprOp::Not;
         if ((pushes && sp == kMaxExprDepth) || (unary && sp < 1) || (!pushes && !unary && sp < 2)) {
             return ExprStatus::Invalid;
         }
         switch (in.op) {
         case ExprOp::Const: stack[sp++] = in.imm; break;
-        case ExprOp::AddrThis: stack[sp++].u = std::uint64_t{thisOffset} + in.a; break;
+        case ExprOp::AddrThis: stack[sp++].u = std::uint64_t{at.thisOffset} + in.a; break;
+        case ExprOp::AddrFrame: stack[sp++].u = std::uint64_t{at.frameOffset} + in.a; break;
         case ExprOp::AddrAbs: stack[sp++].u = in.a; break;
+        case ExprOp::Deref: {
+            // The slot is 8 bytes; the code writes and reads the offset in its low 4 (the image
+            // is little-endian, as the host), and the high 4 may hold what the stack held before.
+            const std::uint64_t slot = stack[sp - 1].u;
+            if (slot > size || size - slot < 4) {
+                return ExprStatus::OutsideImage;
+            }
+            std::uint32_t referent = 0;
+            std::memcpy(&referent, data + slot, 4);
+            stack[sp - 1].u = referent;
+            break;
+        }
         case ExprOp::AddrField: stack[sp - 1].u += in.a; break;
         case ExprOp::AddrIndex: {
             const ExprSlot index = stack[--sp];
@@ -204,12 +219,12 @@ ExprStatus eval(const DebugExpr& e, const std::uint8_t* data, std::uint32_t size
             break;
         }
         case ExprOp::Load: {
-            const std::uint64_t at = stack[sp - 1].u;
+            const std::uint64_t from = stack[sp - 1].u;
             const std::uint32_t width = bytecode::elementaryWidth(in.kind);
-            if (width == 0 || at > size || size - at < width) {
+            if (width == 0 || from > size || size - from < width) {
                 return ExprStatus::OutsideImage;
             }
-            stack[sp - 1] = load(in.kind, data + at, in.a);
+            stack[sp - 1] = load(in.kind, data + from, in.a);
             break;
         }
         case ExprOp::Convert: stack[sp - 1] = convert(in.from, in.kind, stack[sp - 1]); break;

@@ -86,6 +86,20 @@ bool nameGlobal(const Module& m, std::uint32_t offset, std::uint32_t width, std:
     return nameIn(m, best->type, offset - best->offset, width, name, leaf);
 }
 
+// A frame address: the POU's frame variable that holds it (a VAR_IN_OUT's slot holds a reference,
+// not its value), then down its type.
+bool nameFrame(const Module& m, const bytecode::PouEntry& pou, std::uint32_t offset, std::uint32_t width,
+               std::string& name, std::uint32_t& leaf) {
+    for (const bytecode::FrameVar& v : pou.frame) {
+        if (v.kind != bytecode::VarKind::InOut && v.type < m.types.size() && offset >= v.offset &&
+            offset - v.offset < m.types[v.type].size && v.name.find('$') == std::string::npos) {
+            name = v.name;
+            return nameIn(m, v.type, offset - v.offset, width, name, leaf);
+        }
+    }
+    return false;
+}
+
 bool isCall(bytecode::Opcode op) noexcept {
     return bytecode::opcodeName(op).starts_with("CALL");
 }
@@ -124,6 +138,8 @@ void accessesOf(const Module& m, const bytecode::PouEntry& pou, std::uint32_t pc
                 named = nameIn(m, pou.instanceType, offset, o.width, a.name, a.type);
             } else if (tag == bytecode::kTagAbsolute && offset >= m.constSize) {
                 named = nameGlobal(m, offset, o.width, a.name, a.type);
+            } else if (tag == bytecode::kTagFrame) {
+                named = nameFrame(m, pou, offset, o.width, a.name, a.type);
             }
             if (!named || (o.width == 0 && m.types[a.type].kind != ValueKind::String &&
                            m.types[a.type].kind != ValueKind::WString)) {
@@ -211,8 +227,7 @@ bool FlowRecorder::owns(const void* thread) noexcept {
     return owner == nullptr && owner_.compare_exchange_strong(owner, thread, std::memory_order_acq_rel);
 }
 
-void FlowRecorder::copy(std::uint32_t statement, bool done, const std::uint8_t* image, std::uint32_t imageSize,
-                        std::uint32_t thisOffset) noexcept {
+void FlowRecorder::copy(std::uint32_t statement, bool done, const ExprScope& at) noexcept {
     const FlowStatement& s = plan_.statements[statement];
     std::uint8_t* const values = records_[back_].values.data();
     for (std::uint32_t k = s.firstAccess; k < s.firstAccess + s.accessCount; ++k) {
@@ -220,9 +235,12 @@ void FlowRecorder::copy(std::uint32_t statement, bool done, const std::uint8_t* 
         if ((a.written || a.late) != done) {
             continue;
         }
-        const std::uint64_t at = std::uint64_t{a.tag == bytecode::kTagThis ? thisOffset : 0} + a.offset;
-        if (at + a.size <= imageSize) {
-            std::memcpy(values + a.slot, image + at, a.size);
+        const std::uint32_t base = a.tag == bytecode::kTagThis    ? at.thisOffset
+                                   : a.tag == bytecode::kTagFrame ? at.frameOffset
+                                                                  : 0;
+        const std::uint64_t from = std::uint64_t{base} + a.offset;
+        if (from + a.size <= at.imageSize) {
+            std::memcpy(values + a.slot, at.image + from, a.size);
         }
     }
 }
@@ -233,10 +251,9 @@ void FlowRecorder::runStarted(const void* thread) noexcept {
     }
 }
 
-void FlowRecorder::statement(const void* thread, std::uint32_t pc, std::uint32_t depth, const std::uint8_t* image,
-                             std::uint32_t imageSize, std::uint32_t thisOffset) noexcept {
+void FlowRecorder::statement(const void* thread, std::uint32_t pc, std::uint32_t depth, const ExprScope& at) noexcept {
     if (pc < plan_.codeBegin || pc >= plan_.codeEnd || depth > bytecode::kMaxCallDepth ||
-        (instance_ != kAnyInstance && thisOffset != instance_)) {
+        (instance_ != kAnyInstance && at.thisOffset != instance_)) {
         return;
     }
     const std::uint32_t index = statementAt_[pc - plan_.codeBegin];
@@ -248,20 +265,19 @@ void FlowRecorder::statement(const void* thread, std::uint32_t pc, std::uint32_t
         std::fill(r.counts.begin(), r.counts.end(), 0);
         begun_ = true;
     }
-    copy(index, false, image, imageSize, thisOffset);
+    copy(index, false, at);
     ++r.counts[index];
     r.order[index] = ++stamp_;
     open_[depth] = index;
 }
 
-void FlowRecorder::statementDone(const void* thread, std::uint32_t depth, const std::uint8_t* image,
-                                 std::uint32_t imageSize, std::uint32_t thisOffset) noexcept {
+void FlowRecorder::statementDone(const void* thread, std::uint32_t depth, const ExprScope& at) noexcept {
     // The owner first: another thread must not read what the owner writes.
     if (owner_.load(std::memory_order_relaxed) != thread || depth > bytecode::kMaxCallDepth ||
         open_[depth] == bytecode::kNone) {
         return;
     }
-    copy(open_[depth], true, image, imageSize, thisOffset);
+    copy(open_[depth], true, at);
     open_[depth] = bytecode::kNone;
 }
 

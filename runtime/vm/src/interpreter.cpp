@@ -434,17 +434,17 @@ debug_stop:
         Debugger& dbg = *rs.debugger;
         const std::uint8_t bits = stops[ip - code].load(std::memory_order_relaxed);
         if ((bits & StopMap::kFlow) != 0) { // what the statement before wrote, before a halt here
-            dbg.flowDone(depth, rs.image, static_cast<std::uint32_t>(imageSize), thisO);
+            dbg.flowDone(depth, ExprScope{rs.image, static_cast<std::uint32_t>(imageSize), thisO, frameO});
         }
-        if (dbg.shouldHalt(bits, depth, static_cast<std::uint32_t>(ip - code), rs.image,
-                           static_cast<std::uint32_t>(imageSize), thisO)) {
-            fillHaltFrames(dbg.frameBuffer(), *rs.module, res, depth, static_cast<std::uint32_t>(ip - code), thisO,
-                           frameO);
+        if (dbg.shouldHalt(bits, depth, static_cast<std::uint32_t>(ip - code),
+                           ExprScope{rs.image, static_cast<std::uint32_t>(imageSize), thisO, frameO})) {
+            fillHaltFrames(dbg.frameBuffer(rs.image, static_cast<std::uint32_t>(imageSize)), *rs.module, res, depth,
+                           static_cast<std::uint32_t>(ip - code), thisO, frameO);
             dbg.halt(depth + 1);
         }
         if ((bits & StopMap::kFlow) != 0) { // what the statement reads, as it reads it: after any halt here
-            dbg.flowStatement(static_cast<std::uint32_t>(ip - code), depth, rs.image,
-                              static_cast<std::uint32_t>(imageSize), thisO);
+            dbg.flowStatement(static_cast<std::uint32_t>(ip - code), depth,
+                              ExprScope{rs.image, static_cast<std::uint32_t>(imageSize), thisO, frameO});
         }
         stopMask = dbg.stopMask();
         DISPATCH_OP();
@@ -462,7 +462,8 @@ dispatch_op:
         CASE(RET) {
             if constexpr (kDebug) {
                 if ((stopMask & StopMap::kFlow) != 0) {
-                    rs.debugger->flowDone(depth, rs.image, static_cast<std::uint32_t>(imageSize), thisO);
+                    rs.debugger->flowDone(depth,
+                                          ExprScope{rs.image, static_cast<std::uint32_t>(imageSize), thisO, frameO});
                 }
             }
             if (depth == 0) {
@@ -1234,9 +1235,10 @@ L_breakpoint:
         std::atomic_thread_fence(std::memory_order_acquire); // the map's bits and slot, set before the patch
         Debugger& dbg = *rs.debugger;
         const auto pc = static_cast<std::uint32_t>(ip - code);
-        if (dbg.shouldHalt(dbg.stops().bytes()[pc].load(std::memory_order_relaxed), depth, pc, rs.image,
-                           static_cast<std::uint32_t>(imageSize), thisO)) {
-            fillHaltFrames(dbg.frameBuffer(), *rs.module, res, depth, pc, thisO, frameO);
+        if (dbg.shouldHalt(dbg.stops().bytes()[pc].load(std::memory_order_relaxed), depth, pc,
+                           ExprScope{rs.image, static_cast<std::uint32_t>(imageSize), thisO, frameO})) {
+            fillHaltFrames(dbg.frameBuffer(rs.image, static_cast<std::uint32_t>(imageSize)), *rs.module, res, depth, pc,
+                           thisO, frameO);
             dbg.halt(depth + 1);
         }
         if (dbg.plainCode() == nullptr) {
@@ -1265,7 +1267,8 @@ fault:
             rs.debugger->catches(trap, at, depth) ? statementStart(*rs.module, at) : bytecode::kNone;
         if (start != bytecode::kNone) {
             Debugger& dbg = *rs.debugger;
-            fillHaltFrames(dbg.frameBuffer(), *rs.module, res, depth, start, thisO, frameO);
+            fillHaltFrames(dbg.frameBuffer(rs.image, static_cast<std::uint32_t>(imageSize)), *rs.module, res, depth,
+                           start, thisO, frameO);
             dbg.haltOnTrap(depth + 1, trap, at, depth);
             ip = code + start;
             trap = Trap::None;

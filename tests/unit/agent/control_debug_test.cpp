@@ -21,6 +21,8 @@
 namespace takt::agent {
 namespace {
 
+using debug_test::flowRecorded;
+using debug_test::flowValue;
 using debug_test::lines;
 using debug_test::Live;
 
@@ -690,35 +692,6 @@ TEST(ControlDebug, TheDocsListEveryExceptionFilter) {
 
 namespace takt::agent {
 namespace {
-
-// The value of `name` (read or written) on `line` of a debug.flowValues answer (its typed JSON's
-// number; -1 when the line has none).
-std::int64_t flowValue(const rapidjson::Document& d, int line, const char* name, const char* access) {
-    for (const rapidjson::Value& l : d["lines"].GetArray()) {
-        for (const rapidjson::Value& v : l["values"].GetArray()) {
-            if (l["line"].GetInt() == line && std::string(v["name"].GetString()) == name &&
-                std::string(v["access"].GetString()) == access) {
-                EXPECT_STREQ(v["type"].GetString(), "DINT");
-                return v["value"]["value"].GetInt64();
-            }
-        }
-    }
-    ADD_FAILURE() << "line " << line << " has no " << access << " of " << name << ": " << rpc::toJson(d);
-    return -1;
-}
-
-rapidjson::Document flowRecorded(Live& live) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    rapidjson::Document d;
-    while (std::chrono::steady_clock::now() < end) {
-        d = live.result("debug.flowValues");
-        if (d.HasMember("run") && d["run"].GetUint64() > 0) {
-            break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return d;
-}
 
 // Flow control on the FB the slow task calls three times a cycle, on one instance: the lines it
 // ran with their counts and values, off again, and the mistakes named.

@@ -11,6 +11,7 @@
 
 #include "../engine/scan_test_support.h"
 #include "rpc/method_table.h"
+#include "rpc/rpc_json.h"
 #include "takt/agent/control_runtime.h"
 #include "takt/compiler/compile_program.h"
 #include "takt/compiler/diagnostics.h"
@@ -153,6 +154,35 @@ struct Live {
 
 inline std::string lines(int line) {
     return R"({"file":"/home/me/project/src/main.st","lines":[)" + std::to_string(line) + "]}";
+}
+
+// The value of `name` (read or written) on `line` of a debug.flowValues answer (its typed JSON's
+// number; -1 when the line has none).
+inline std::int64_t flowValue(const rapidjson::Document& d, int line, const char* name, const char* access) {
+    for (const rapidjson::Value& l : d["lines"].GetArray()) {
+        for (const rapidjson::Value& v : l["values"].GetArray()) {
+            if (l["line"].GetInt() == line && std::string(v["name"].GetString()) == name &&
+                std::string(v["access"].GetString()) == access) {
+                EXPECT_STREQ(v["type"].GetString(), "DINT");
+                return v["value"]["value"].GetInt64();
+            }
+        }
+    }
+    ADD_FAILURE() << "line " << line << " has no " << access << " of " << name << ": " << rpc::toJson(d);
+    return -1;
+}
+
+inline rapidjson::Document flowRecorded(Live& live) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    rapidjson::Document d;
+    while (std::chrono::steady_clock::now() < end) {
+        d = live.result("debug.flowValues");
+        if (d.HasMember("run") && d["run"].GetUint64() > 0) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return d;
 }
 
 } // namespace takt::agent::debug_test

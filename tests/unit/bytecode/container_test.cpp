@@ -66,6 +66,7 @@ Module richModule() {
     m.pous = {{"Main", PouKind::Program, 0, 3, 0, 4, kNone},
               {"Motor", PouKind::FunctionBlock, 3, 5, 0, 4, kNone},
               {"TON", PouKind::Native, kNone, kNone, 16, kNone, 3}};
+    m.pous[1].frame = {{"tmp", 0, 0, VarKind::Temp, false}, {"io", 1, 8, VarKind::InOut, false}};
     m.tasks = {{"Fast", 10'000'000, 1, kNone, {0, 1}}, {"Evt", 0, 7, 6, {}}};
     m.programs = {{"P1", 0, 4, 0}, {"P2", 0, 8, kNone}};
     m.io = {{IoArea::Input, 3, 5, 0, 6, 0, "%IX3.5", "Main.start"},
@@ -121,6 +122,11 @@ TEST(Container, RoundTripKeepsFieldValues) {
     EXPECT_EQ(m.variables[0].kind, VarKind::Global);
     EXPECT_TRUE(m.variables[2].constant);
     EXPECT_EQ(m.pous[2].native, 3u);
+    ASSERT_EQ(m.pous[1].frame.size(), 2u);
+    EXPECT_EQ(m.pous[1].frame[1].name, "io");
+    EXPECT_EQ(m.pous[1].frame[1].offset, 8u);
+    EXPECT_EQ(m.pous[1].frame[1].kind, VarKind::InOut);
+    EXPECT_TRUE(m.pous[0].frame.empty());
     EXPECT_EQ(m.tasks[0].intervalNs, 10'000'000);
     EXPECT_EQ(m.tasks[1].singleOffset, 6u);
     EXPECT_EQ(m.tasks[0].io, (std::vector<std::uint32_t>{0, 1}));

@@ -369,6 +369,20 @@ TEST(Verifier, RejectsFrameLargerThanTheStack) {
     expectRejected(m, VerifyError::PouTable, "does not fit the stack");
 }
 
+// The debugger reads and writes a halted frame's variables by the frame layout: each must lie in
+// its POU's frame and have a type and a kind a frame holds.
+TEST(Verifier, RejectsAFrameVariableOutsideItsFrame) {
+    Module m = validModule();
+    m.pous[0].frame.push_back(FrameVar{"t", 0, 44, VarKind::Temp, false}); // DINT at 44 of a 48-byte frame
+    EXPECT_TRUE(verify(m).ok());
+    m.pous[0].frame[0].offset = 45;
+    expectRejected(m, VerifyError::PouTable, "frame variable 't' at offset 45 leaves the frame of 48 bytes");
+    m.pous[0].frame[0] = FrameVar{"t", 99, 0, VarKind::Temp, false};
+    expectRejected(m, VerifyError::PouTable, "frame variable 't' has no valid type or kind");
+    m.pous[0].frame[0] = FrameVar{"t", 0, 0, VarKind::Global, false};
+    expectRejected(m, VerifyError::PouTable, "frame variable 't' has no valid type or kind");
+}
+
 TEST(Verifier, RejectsPouCodeRangeOutsideTheCode) {
     Module m = validModule();
     m.pous[2].codeEnd = static_cast<std::uint32_t>(m.code.size()) + 1;

@@ -65,10 +65,10 @@ END_PROGRAM
 )");
     ASSERT_TRUE(c.ok) << c.rendered();
     ASSERT_TRUE(c.verified.ok()) << c.verified.message;
-    // Result at fp+0 of the callee frame, the input after it; the caller writes the argument
-    // at its frame offset 8 + 4 and calls with the callee frame at 8.
-    EXPECT_EQ(c.code("Twice"), R"(  0000  COPY         fp+0, g:0x8, 4
-  0004  MUL_I32_IMM  fp+0, fp+4, 2
+    // Result at fp+0 of the callee frame, the input after it (named by the frame layout); the
+    // caller writes the argument at its frame offset 8 + 4 and calls with the callee frame at 8.
+    EXPECT_EQ(c.code("Twice"), R"(  0000  COPY         fp+0 <Twice>, g:0x8, 4
+  0004  MUL_I32_IMM  fp+0 <Twice>, fp+4 <a>, 2
   0008  RET
 )");
     EXPECT_EQ(c.code("Acc"), R"(  0009  ADD_I32      this+4 <total>, this+4 <total>, this+0 <inc>
@@ -354,32 +354,32 @@ END_PROGRAM
 )");
     ASSERT_TRUE(c.ok) << c.rendered();
     ASSERT_TRUE(c.verified.ok()) << c.verified.message;
-    EXPECT_EQ(c.code("Base.Twice"), R"(  0009  COPY         fp+0, g:0x28, 2
+    EXPECT_EQ(c.code("Base.Twice"), R"(  0009  COPY         fp+0 <Twice>, g:0x28, 2
   000d  CALL_VIRT    this+0, 0, 8
   0011  SX_16_32     fp+16, fp+8
   0014  CALL_VIRT    this+0, 0, 24
   0018  SX_16_32     fp+32, fp+24
   001b  ADD_I32      fp+40, fp+16, fp+32
-  001f  MOV_16       fp+0, fp+40
+  001f  MOV_16       fp+0 <Twice>, fp+40
   0022  RET
 )");
-    EXPECT_EQ(c.code("Derived.M"), R"(  0024  COPY         fp+0, g:0x30, 2
+    EXPECT_EQ(c.code("Derived.M"), R"(  0024  COPY         fp+0 <M>, g:0x30, 2
   0028  CALL_FB      Base.M, this+0, 8
   002c  SX_16_32     fp+16, fp+8
   002f  ADD_I32_IMM  fp+20, fp+16, 1
-  0033  MOV_16       fp+0, fp+20
+  0033  MOV_16       fp+0 <M>, fp+20
   0036  RET
 )");
-    EXPECT_EQ(c.code("ViaBase"), R"(  0049  COPY         fp+0, g:0x58, 2
-  004d  CALL_IFACE   fp+8, 0, 32
+    EXPECT_EQ(c.code("ViaBase"), R"(  0049  COPY         fp+0 <ViaBase>, g:0x58, 2
+  004d  CALL_IFACE   fp+8 <b>, 0, 32
   0051  SX_16_32     fp+40, fp+32
-  0054  CALL_FB_IND  Sealed.M, fp+16, 48
+  0054  CALL_FB_IND  Sealed.M, fp+16 <s>, 48
   0058  SX_16_32     fp+56, fp+48
   005b  ADD_I32      fp+64, fp+40, fp+56
-  005f  CALL_FB_IND  Plain.N, fp+24, 72
+  005f  CALL_FB_IND  Plain.N, fp+24 <p>, 72
   0063  SX_16_32     fp+80, fp+72
   0066  ADD_I32      fp+88, fp+64, fp+80
-  006a  MOV_16       fp+0, fp+88
+  006a  MOV_16       fp+0 <ViaBase>, fp+88
   006d  RET
 )");
     EXPECT_EQ(c.code("Main"), R"(  006e  CALL_FB      Derived.M, this+0 <Main.d>, 0

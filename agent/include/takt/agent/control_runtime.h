@@ -138,6 +138,7 @@ private:
     void debugStackTrace(const rapidjson::Value& params, ControlReplyFn& reply);
     void debugVariables(const rapidjson::Value& params, ControlReplyFn& reply);
     void debugEvaluate(const rapidjson::Value& params, ControlReplyFn& reply);
+    void debugSetVariable(const rapidjson::Value& params, ControlReplyFn& reply);
     void debugSetFunctionBreakpoints(const rapidjson::Value& params, ControlReplyFn& reply);
     void debugSetExceptionBreakpoints(const rapidjson::Value& params, ControlReplyFn& reply);
     // Flow control (control_flow.cpp): the POU the session watches, set again in the program an
@@ -173,6 +174,9 @@ private:
     void attachDebuggers();
     void releaseDebugger();
     [[nodiscard]] vm::Debugger* haltedThread(const rapidjson::Value& params, ControlReplyFn& reply);
+    // params.thread's halted debugger and its frame params.frame (0: innermost), or an error answer.
+    [[nodiscard]] const vm::HaltFrame* haltedFrame(const rapidjson::Value& params, ControlReplyFn& reply,
+                                                   vm::Debugger*& debugger);
     // A line breakpoint as asked: its line, and its hit condition, condition and log message as
     // the client wrote them ("": none).
     struct Breakpoint {

@@ -30,7 +30,7 @@
 //                   vec<{str name, i64 value}> enumValues, u32 pou}>
 //   4 SYMBOLS  vec<{str path, u32 type, u32 offset, u32 size, u8 kind, bool retain, bool constant}>
 //   5 POUS     vec<{str name, u8 kind, u32 code, u32 codeEnd, u32 frameSize, u32 instanceType,
-//                   u32 native}>
+//                   u32 native, vec<{str name, u32 type, u32 offset, u8 kind, bool constant}> frame}>
 //   6 TASKS    vec<{str name, i64 intervalNs, u32 priority, u32 singleOffset, vec<u32> io}>
 //   7 PROGRAMS vec<{str name, u32 pou, u32 offset, u32 task}>
 //   8 IO       vec<{u8 area, u32 byteOffset, u8 bit, u32 size, u32 imageOffset, u32 type,

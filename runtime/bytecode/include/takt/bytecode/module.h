@@ -126,6 +126,20 @@ enum class PouKind : std::uint8_t { Program, Function, FunctionBlock, Method, Te
     return k == PouKind::TestProgram || k == PouKind::TestFunctionBlock;
 }
 
+// A named variable in a POU's frame: a FUNCTION's or METHOD's result (named as the POU), inputs,
+// outputs, VAR_IN_OUT and locals; an FB's or PROGRAM's VAR_TEMP. The frame is not in the variable
+// table (it exists only while the POU runs), so this is how the debugger names, lists and writes
+// what a halted frame holds. A VAR_IN_OUT's slot (8 bytes) holds the image offset of what was
+// passed as a u32 in its low 4 bytes: its type is the REF_TO type of the declared one, as in the
+// variable table.
+struct FrameVar {
+    std::string name;
+    std::uint32_t type;           // index into Module::types
+    std::uint32_t offset;         // from the start of the frame
+    VarKind kind = VarKind::Temp; // Input, Output, InOut, Temp (VAR and VAR_TEMP)
+    bool constant = false;        // VAR CONSTANT: the debugger does not write it
+};
+
 struct PouEntry {
     std::string name; // qualified: "Lib.Motor", "Motor.Start" for methods
     PouKind kind = PouKind::Program;
@@ -134,6 +148,7 @@ struct PouEntry {
     std::uint32_t frameSize = 0;        // FUNCTION/METHOD frame incl. parameters, locals, temporaries
     std::uint32_t instanceType = kNone; // FB/PROGRAM: its instance layout; METHOD: its FB's (bounds `this`)
     std::uint32_t native = kNone;       // standard FB/function implemented in C++ (index in the VM's native table)
+    std::vector<FrameVar> frame{};      // the named variables of its frame, by offset
 };
 
 struct TaskEntry {

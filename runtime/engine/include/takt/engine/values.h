@@ -6,6 +6,7 @@
 // instance; `P1.x`, `fb.q`, `arr[2]`, `s.field`, `m[1, 2]` descend through the TypeDesc fields
 // and array bounds into one (offset, type) in the data image.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,12 @@ struct VarRef {
 
 // Resolves `path`; on failure returns false with a message naming the offending segment.
 [[nodiscard]] bool resolvePath(const bytecode::Module& module, std::string_view path, VarRef& out, std::string& error);
+// As resolvePath, with names of a scope of its own before those: `local(name, ref)` resolves the
+// first segment when it names one of them (a halted frame's variables), else it resolves as in
+// resolvePath.
+[[nodiscard]] bool resolvePathIn(const bytecode::Module& module, std::string_view path,
+                                 const std::function<bool(std::string_view, VarRef&)>& local, VarRef& out,
+                                 std::string& error);
 
 // A member the compiler adds for its own bookkeeping: a name holding a '$' (an SFC action's
 // flags, an R_EDGE input's memory), or an SFC_STEP's member other than X and T (the chart's

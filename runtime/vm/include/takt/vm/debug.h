@@ -150,14 +150,14 @@ public:
     bool setBreakpoint(std::uint32_t pc, std::uint32_t slot) noexcept;
     // Clears every breakpoint and frees every slot.
     void clearBreakpoints() noexcept;
-    // The running thread, at a breakpoint, standing in the instance at `thisOffset` of `image`:
-    // what it does there. A breakpoint without a slot halts; one with a slot runs its condition on
+    // The running thread, at a breakpoint, standing at `at` (its image, instance and frame): what
+    // it does there. A breakpoint without a slot halts; one with a slot runs its condition on
     // the image (false: passed over; a fault such as a division by zero: Fault, which halts with
     // `fault` saying why), then counts the hit (an atomic add: no lock, no allocation) and asks its
     // hit condition; a logpoint then logs (`log`) instead of halting.
     enum class Verdict : std::uint8_t { Pass, Halt, Log, Fault };
-    [[nodiscard]] Verdict admit(std::uint32_t pc, const std::uint8_t* image, std::uint32_t imageSize,
-                                std::uint32_t thisOffset, const LogPoint*& log, ExprStatus& fault) const noexcept;
+    [[nodiscard]] Verdict admit(std::uint32_t pc, const ExprScope& at, const LogPoint*& log,
+                                ExprStatus& fault) const noexcept;
     [[nodiscard]] std::uint64_t hits(std::uint32_t slot) const noexcept {
         return slot < kSlots ? slots_[slot].hits.load(std::memory_order_relaxed) : 0;
     }
@@ -245,6 +245,16 @@ public:
     [[nodiscard]] bool waitHalted(std::uint32_t seen, std::int64_t deadlineNs) noexcept;
     // While halted() (the thread is blocked, so they hold still): the chain, entry POU first.
     [[nodiscard]] std::span<const HaltFrame> frames() const noexcept { return {frames_.data(), frameCount_}; }
+    // While halted(): copies `size` bytes at image offset `offset` of the image the thread halted on;
+    // false outside it. Only for what the halted thread's own frames hold and nothing else writes
+    // while it stands still (a VAR_IN_OUT's slot, which says what a listing or an expression must
+    // read at a cycle boundary); anything else is read by a scan command.
+    [[nodiscard]] bool peek(std::uint32_t offset, void* out, std::uint32_t size) const noexcept;
+    // While halted(): writes what the halted thread's own frames hold (a FUNCTION's local), which
+    // nothing else reads or writes while it stands still, from the thread that resumes it (so the
+    // thread sees the bytes when it runs on); false outside the image or when not halted. A scan
+    // command would apply at the base cycle's next boundary, possibly after the thread resumed.
+    [[nodiscard]] bool poke(std::uint32_t offset, const void* bytes, std::uint32_t size) noexcept;
     [[nodiscard]] HaltReason reason() const noexcept { return reason_; }
     // While halted at a breakpoint whose condition faulted: what it found (Ok otherwise).
     [[nodiscard]] ExprStatus conditionFault() const noexcept { return fault_; }
@@ -299,12 +309,16 @@ public:
                    ? StopMap::kStatement | StopMap::kBreakpoint | flow
                    : StopMap::kBreakpoint | flow;
     }
-    // `pc`: where the thread stands (a breakpoint there may have a condition to ask); `image`,
-    // `imageSize`, `thisOffset`: what its condition or logpoint reads.
-    [[nodiscard]] bool shouldHalt(std::uint8_t bits, std::uint32_t depth, std::uint32_t pc, const std::uint8_t* image,
-                                  std::uint32_t imageSize, std::uint32_t thisOffset) noexcept;
-    // The frames to fill (kMaxCallDepth + 1), then halt(n) blocks until resumed.
-    [[nodiscard]] HaltFrame* frameBuffer() noexcept { return frames_.data(); }
+    // `pc`: where the thread stands (a breakpoint there may have a condition to ask); `at`: what
+    // its condition or logpoint reads.
+    [[nodiscard]] bool shouldHalt(std::uint8_t bits, std::uint32_t depth, std::uint32_t pc,
+                                  const ExprScope& at) noexcept;
+    // The frames to fill (kMaxCallDepth + 1) for a halt on `image`, then halt(n) blocks until resumed.
+    [[nodiscard]] HaltFrame* frameBuffer(std::uint8_t* image, std::uint32_t imageSize) noexcept {
+        haltImage_ = image;
+        haltImageSize_ = imageSize;
+        return frames_.data();
+    }
     void halt(std::uint32_t frameCount) noexcept;
     // Where a run faults (the trap path only): whether `trap` at `pc`, `depth` halts the thread
     // (an exception breakpoint, while attached). Not when it is the statement resumed from such a
@@ -328,16 +342,14 @@ public:
             f->runStarted(this);
         }
     }
-    void flowStatement(std::uint32_t pc, std::uint32_t depth, const std::uint8_t* image, std::uint32_t imageSize,
-                       std::uint32_t thisOffset) noexcept {
+    void flowStatement(std::uint32_t pc, std::uint32_t depth, const ExprScope& at) noexcept {
         if (FlowRecorder* f = stops_->flow()) {
-            f->statement(this, pc, depth, image, imageSize, thisOffset);
+            f->statement(this, pc, depth, at);
         }
     }
-    void flowDone(std::uint32_t depth, const std::uint8_t* image, std::uint32_t imageSize,
-                  std::uint32_t thisOffset) noexcept {
+    void flowDone(std::uint32_t depth, const ExprScope& at) noexcept {
         if (FlowRecorder* f = stops_->flow()) {
-            f->statementDone(this, depth, image, imageSize, thisOffset);
+            f->statementDone(this, depth, at);
         }
     }
 
@@ -368,9 +380,10 @@ private:
     std::int64_t servicePeriodNs_ = 0;
     std::uint32_t frameCount_ = 0;
     std::array<HaltFrame, bytecode::kMaxCallDepth + 1> frames_{};
+    std::uint8_t* haltImage_ = nullptr;
+    std::uint32_t haltImageSize_ = 0;
 
-    void pushLog(const LogPoint& log, const std::uint8_t* image, std::uint32_t imageSize,
-                 std::uint32_t thisOffset) noexcept;
+    void pushLog(const LogPoint& log, const ExprScope& at) noexcept;
     std::array<LogRecord, kLogCapacity> logs_{};
     std::atomic<std::uint32_t> logHead_{0}; // next to take (the consumer's)
     std::atomic<std::uint32_t> logTail_{0}; // next to fill (the running thread's)

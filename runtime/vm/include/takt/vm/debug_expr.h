@@ -31,7 +31,9 @@ union ExprSlot {
 enum class ExprOp : std::uint8_t {
     Const,     // push `imm`
     AddrThis,  // push `this` + a (a member of the frame's instance)
+    AddrFrame, // push the frame's start + a (a FUNCTION's or METHOD's variable, a VAR_TEMP)
     AddrAbs,   // push a (a global)
+    Deref,     // pop address, push the image offset stored there (a VAR_IN_OUT's slot: a u32 in 8 bytes)
     AddrField, // address += a (a STRUCT field or an FB member)
     AddrIndex, // pop index, then address: address + (index - lo) * a, trap outside [lo, hi]
     Load,      // pop address, push the value of `kind` stored there (a: the bit of a BOOL, 0 otherwise)
@@ -77,9 +79,17 @@ struct DebugExpr {
     std::uint32_t depth = 0;                              // the stack it needs (≤ kMaxExprDepth)
 };
 
-// Runs `e` against `data` (the data image, `size` bytes) for the instance at `thisOffset`.
-[[nodiscard]] ExprStatus eval(const DebugExpr& e, const std::uint8_t* data, std::uint32_t size,
-                              std::uint32_t thisOffset, ExprSlot& out) noexcept;
+// Where a halting or halted statement stands, for what reads its variables (an expression, flow
+// control): the data image and the bases of the running POU's instance and frame.
+struct ExprScope {
+    const std::uint8_t* image = nullptr;
+    std::uint32_t imageSize = 0;
+    std::uint32_t thisOffset = 0;  // the instance the POU runs on
+    std::uint32_t frameOffset = 0; // its frame: a FUNCTION's or METHOD's variables, VAR_TEMP
+};
+
+// Runs `e` against the image of `at`.
+[[nodiscard]] ExprStatus eval(const DebugExpr& e, const ExprScope& at, ExprSlot& out) noexcept;
 
 // REAL and LREAL, which eval() holds as a double (bytecode::elementaryWidth and isSignedKind
 // give the others' size and category).

@@ -24,6 +24,7 @@
 //   stops.setFlow(flow.get());            // the thread's Debugger records while attached
 //   ... vm::FlowRecorder::View v; if (flow->latest(v)) ...
 #include "takt/bytecode/module.h"
+#include "takt/vm/debug_expr.h"
 
 #include <array>
 #include <atomic>
@@ -34,7 +35,8 @@
 
 namespace takt::vm {
 
-// A datum a statement reads or writes. `tag` is the operand's base (kTagAbsolute or kTagThis);
+// A datum a statement reads or writes. `tag` is the operand's base (kTagAbsolute, kTagThis or
+// kTagFrame);
 // `slot` where its bytes are kept in a record.
 struct FlowAccess {
     std::string name; // "level", "acc.Q", "GVL.speed", "buf[3]"
@@ -85,15 +87,13 @@ public:
 
     // ---- the running thread (Debugger), `thread` naming it ----
     void runStarted(const void* thread) noexcept;
-    // At a statement start of the POU (`pc`), at call depth `depth`, on the instance at `thisOffset`:
-    // its reads (after any halt there).
-    void statement(const void* thread, std::uint32_t pc, std::uint32_t depth, const std::uint8_t* image,
-                   std::uint32_t imageSize, std::uint32_t thisOffset) noexcept;
+    // At a statement start of the POU (`pc`), at call depth `depth`, standing at `at`: its reads
+    // (after any halt there).
+    void statement(const void* thread, std::uint32_t pc, std::uint32_t depth, const ExprScope& at) noexcept;
     // The statement open at call depth `depth` is done: its writes and late reads. At the next
     // statement start of that call (before any halt there, so a value set while halted is not
     // shown as written) and at its return (before the caller's instance is back).
-    void statementDone(const void* thread, std::uint32_t depth, const std::uint8_t* image, std::uint32_t imageSize,
-                       std::uint32_t thisOffset) noexcept;
+    void statementDone(const void* thread, std::uint32_t depth, const ExprScope& at) noexcept;
     void runEnded(const void* thread) noexcept;
 
     // ---- the reader (one thread) ----
@@ -120,8 +120,7 @@ private:
     static constexpr std::uint32_t kFresh = 4; // in middle_: a record the reader has not taken
 
     [[nodiscard]] bool owns(const void* thread) noexcept;
-    void copy(std::uint32_t statement, bool done, const std::uint8_t* image, std::uint32_t imageSize,
-              std::uint32_t thisOffset) noexcept;
+    void copy(std::uint32_t statement, bool done, const ExprScope& at) noexcept;
 
     FlowPlan plan_;
     std::uint32_t instance_;
