@@ -16,7 +16,6 @@
 #include "control/control_runtime_internal.h"
 #include "control/debug_expr.h"
 #include "takt/agent/iec_literal.h"
-#include "takt/compiler/names.h"
 #include "takt/vm/debug.h"
 #include "takt/vm/vm.h"
 
@@ -143,13 +142,9 @@ bool resolveInFrame(const bytecode::Module& m, const vm::Debugger& d, const vm::
                     engine::VarRef& out, bool& inFrame, std::string& error) {
     inFrame = false;
     const auto local = [&](std::string_view name, engine::VarRef& ref) {
-        for (const bytecode::FrameVar& v : m.pous[f.pou].frame) {
-            if (compiler::sameName(v.name, name) && !engine::bookkeepingPath(v.name) && frameVarRef(m, d, f, v, ref)) {
-                inFrame = true;
-                return true;
-            }
-        }
-        return false;
+        const bytecode::FrameVar* v = frameVarNamed(m.pous[f.pou], name);
+        inFrame = v != nullptr && frameVarRef(m, d, f, *v, ref);
+        return inFrame;
     };
     return engine::resolvePathIn(m, path, local, out, error);
 }
@@ -606,10 +601,7 @@ void RuntimeControl::debugVariables(const rapidjson::Value& params, ControlReply
             }
         }
         // A member a METHOD's own variable of the same name hides is not in its scope.
-        const auto hidden = [&pou](std::string_view member) {
-            return std::any_of(pou.frame.begin(), pou.frame.end(),
-                               [member](const bytecode::FrameVar& v) { return compiler::sameName(v.name, member); });
-        };
+        const auto hidden = [&pou](std::string_view member) { return frameVarNamed(pou, member) != nullptr; };
         const std::string instance = instancePath(*module_, *frame);
         if (!instance.empty()) {
             const std::string dotted = instance + ".";

@@ -45,7 +45,7 @@ public:
         if (pou < m.pous.size()) {
             instanceType_ = m.pous[pou].instanceType;
             pouName_ = m.pous[pou].name;
-            frame_ = &m.pous[pou].frame;
+            pou_ = &m.pous[pou];
         }
     }
 
@@ -115,7 +115,7 @@ private:
     const compiler::SourceFile& src_;
     std::string instancePath_;
     std::span<const std::uint32_t> referents_;
-    const std::vector<bytecode::FrameVar>* frame_ = nullptr;
+    const bytecode::PouEntry* pou_ = nullptr;
     std::uint32_t instanceType_ = kNone;
     std::string pouName_;
     ExprError error_;
@@ -181,7 +181,7 @@ Typed Compiler::compile(const compiler::ast::Expr& e) {
 // A variable of the frame, by its index in PouEntry::frame: its place, or for a VAR_IN_OUT the
 // place its slot refers to (the slot read, then what it holds, when the referent is known).
 Typed Compiler::frameVariable(std::size_t index) {
-    const bytecode::FrameVar& v = (*frame_)[index];
+    const bytecode::FrameVar& v = pou_->frame[index];
     if (v.kind != bytecode::VarKind::InOut) {
         Typed t = placeOf(ExprOp::AddrFrame, v.offset, v.type, v.name);
         t.framePath = true;
@@ -201,14 +201,10 @@ Typed Compiler::frameVariable(std::size_t index) {
 
 Typed Compiler::name(const compiler::ast::NameExpr& n) {
     const std::string& id = n.name.name;
-    if (frame_ != nullptr) {
-        for (std::size_t i = 0; i < frame_->size(); ++i) {
-            const bytecode::FrameVar& v = (*frame_)[i];
-            if (sameName(v.name, id) && v.name.find('$') == std::string::npos && v.type < m_.types.size() &&
-                (v.kind != bytecode::VarKind::InOut || m_.types[v.type].element < m_.types.size())) {
-                return frameVariable(i);
-            }
-        }
+    if (const bytecode::FrameVar* v = pou_ != nullptr ? frameVarNamed(*pou_, id) : nullptr;
+        v != nullptr && v->type < m_.types.size() &&
+        (v->kind != bytecode::VarKind::InOut || m_.types[v->type].element < m_.types.size())) {
+        return frameVariable(static_cast<std::size_t>(v - pou_->frame.data()));
     }
     if (instanceType_ < m_.types.size()) {
         for (const bytecode::FieldDesc& f : m_.types[instanceType_].fields) {
@@ -589,6 +585,15 @@ std::uint32_t depthOf(const std::vector<ExprInstr>& code) {
 
 std::string ExprError::text() const {
     return fmt::format("{} at column {}: {}", code, column, message);
+}
+
+const bytecode::FrameVar* frameVarNamed(const bytecode::PouEntry& pou, std::string_view name) {
+    for (const bytecode::FrameVar& v : pou.frame) {
+        if (sameName(v.name, name) && v.name.find('$') == std::string::npos) {
+            return &v;
+        }
+    }
+    return nullptr;
 }
 
 bool compileDebugExpr(const bytecode::Module& m, std::uint32_t pou, const std::string& instancePath,

@@ -62,6 +62,10 @@ struct ExprError {
                                     std::string_view text, CompiledExpr& out, ExprError& error, bool value = false,
                                     std::span<const std::uint32_t> referents = {});
 
+// The variable of `pou`'s frame that `name` names (ST names are case-insensitive; a compiler's own
+// '$' name is never a user's), or null: the one lookup an expression, a path and a listing share.
+[[nodiscard]] const bytecode::FrameVar* frameVarNamed(const bytecode::PouEntry& pou, std::string_view name);
+
 // A logpoint's message split into its text (one piece more than the expressions) and its
 // {expressions} with the 1-based column of each '{'; false with `why` when a '{' is not closed or
 // there are more than vm::kMaxLogParts of them.
