@@ -102,9 +102,23 @@ struct ListedVar {
     bool inFrame = false;
 };
 
+// What the VAR_IN_OUT slot at image offset `slot` (of type `refType`, a REF_TO) refers to. The slot
+// is written by the halted thread's code only (a caller passing the in-out), so while it stands
+// still it is peeked (vm::Debugger::peek); what it refers to is read by a scan command like any
+// variable. The offset is in the slot's low 4 bytes, as the code writes and reads it (the image is
+// little-endian, as the host).
+bool referentOf(const bytecode::Module& m, const vm::Debugger& d, std::uint32_t slot, std::uint32_t refType,
+                engine::VarRef& out) {
+    std::uint32_t referent = 0;
+    if (refType >= m.types.size() || m.types[refType].element >= m.types.size() || !d.peek(slot, &referent, 4)) {
+        return false;
+    }
+    out = engine::VarRef{referent, m.types[refType].element, false};
+    return true;
+}
+
 // A frame variable's place in the halted frame `f`: its own, or for a VAR_IN_OUT what its slot
-// refers to. The slot is the halted thread's, written by nothing while it stands still, so it is
-// peeked (vm::Debugger::peek); what it refers to is read by a scan command like any variable.
+// refers to.
 bool frameVarRef(const bytecode::Module& m, const vm::Debugger& d, const vm::HaltFrame& f, const bytecode::FrameVar& v,
                  engine::VarRef& out) {
     if (v.type >= m.types.size()) {
@@ -114,30 +128,30 @@ bool frameVarRef(const bytecode::Module& m, const vm::Debugger& d, const vm::Hal
         out = engine::VarRef{f.frameOffset + v.offset, v.type, v.constant};
         return true;
     }
-    // The offset is the slot's low 4 bytes (as the code writes and reads it; the image is
-    // little-endian, as the host).
-    std::uint32_t referent = 0;
-    if (m.types[v.type].element >= m.types.size() || !d.peek(f.frameOffset + v.offset, &referent, 4)) {
-        return false;
-    }
-    out = engine::VarRef{referent, m.types[v.type].element, false};
-    return true;
+    return referentOf(m, d, f.frameOffset + v.offset, v.type, out);
 }
 
-// Per variable of the halted frame's POU (PouEntry::frame), the image offset it refers to when it
-// is a VAR_IN_OUT (kNone for the others): what an expression on a copy of the image must copy.
-std::vector<std::uint32_t> referentsOf(const bytecode::Module& m, const vm::Debugger& d, const vm::HaltFrame& f) {
-    std::vector<std::uint32_t> out;
-    for (const bytecode::FrameVar& v : m.pous[f.pou].frame) {
-        engine::VarRef ref;
-        out.push_back(v.kind == bytecode::VarKind::InOut && frameVarRef(m, d, f, v, ref) ? ref.offset
-                                                                                         : bytecode::kNone);
-    }
-    return out;
+// The VAR_IN_OUT slots of the halted frame `f`, read for the expressions compiled in its scope.
+SlotReader slotsOf(const vm::Debugger& d, const vm::HaltFrame& f) {
+    return [&d, f](ExprRead::Base base, std::uint32_t offset, std::uint32_t& referent) {
+        const std::uint32_t from = base == ExprRead::Base::This    ? f.thisOffset
+                                   : base == ExprRead::Base::Frame ? f.frameOffset
+                                                                   : 0;
+        return d.peek(from + offset, &referent, 4);
+    };
 }
 
-// A path in the scope of the halted frame `f`: starting at one of its frame variables (`inFrame`),
-// else resolved as var.read resolves it.
+// An FB's VAR_IN_OUT member reached at `ref` (its slot) becomes what it refers to; false when that
+// cannot be read. Anything else stays as it is.
+bool followInOut(const bytecode::Module& m, const vm::Debugger& d, std::uint32_t owner,
+                 const bytecode::FieldDesc& field, engine::VarRef& ref, bool& followed) {
+    followed = m.types[owner].kind != bytecode::ValueKind::Struct && inOutMember(m, owner, field);
+    return !followed || referentOf(m, d, ref.offset, field.type, ref);
+}
+
+// A path in the scope of the halted frame `f`: starting at one of its frame variables, else
+// resolved as var.read resolves it; through a VAR_IN_OUT (of the frame, or an FB's member) to what
+// it refers to. `inFrame`: the path means that only while `f` stands where it is.
 bool resolveInFrame(const bytecode::Module& m, const vm::Debugger& d, const vm::HaltFrame& f, std::string_view path,
                     engine::VarRef& out, bool& inFrame, std::string& error) {
     inFrame = false;
@@ -146,7 +160,17 @@ bool resolveInFrame(const bytecode::Module& m, const vm::Debugger& d, const vm::
         inFrame = v != nullptr && frameVarRef(m, d, f, *v, ref);
         return inFrame;
     };
-    return engine::resolvePathIn(m, path, local, out, error);
+    const auto member = [&](std::uint32_t owner, const bytecode::FieldDesc& field, engine::VarRef& ref,
+                            std::string& why) {
+        bool followed = false;
+        if (!followInOut(m, d, owner, field, ref, followed)) {
+            why = fmt::format("'{}': what the VAR_IN_OUT '{}' refers to is not known here", path, field.name);
+            return false;
+        }
+        inFrame = inFrame || followed;
+        return true;
+    };
+    return engine::resolvePathIn(m, path, local, member, out, error);
 }
 
 bool expandable(const bytecode::Module& m, std::uint32_t type) {
@@ -577,9 +601,17 @@ void RuntimeControl::debugVariables(const rapidjson::Value& params, ControlReply
             return;
         }
         for (const bytecode::FieldDesc& f : module_->types[ref.type].fields) {
-            if (!engine::bookkeepingMember(module_->types[ref.type], f.name)) {
-                add(prefix + "." + f.name, f.type, ref.offset + f.offset, prefixInFrame);
+            if (engine::bookkeepingMember(module_->types[ref.type], f.name)) {
+                continue;
             }
+            // An FB's VAR_IN_OUT is what it refers to while its thread is halted (its slot otherwise).
+            engine::VarRef place{ref.offset + f.offset, f.type, false};
+            bool followed = false;
+            if (frame == nullptr || !followInOut(*module_, *d, ref.type, f, place, followed)) {
+                place = engine::VarRef{ref.offset + f.offset, f.type, false};
+                followed = false;
+            }
+            add(prefix + "." + f.name, place.type, place.offset, prefixInFrame || followed);
         }
         prefix += '.';
     } else if (scope == Scope::Globals) {
@@ -609,7 +641,10 @@ void RuntimeControl::debugVariables(const rapidjson::Value& params, ControlReply
                 if (v.path.starts_with(dotted) && v.path.size() > dotted.size() &&
                     v.path.find('.', dotted.size()) == std::string::npos && inScope(v.kind, scope) &&
                     !engine::bookkeepingPath(v.path) && !hidden(std::string_view(v.path).substr(dotted.size()))) {
-                    add(v.path, v.type, v.offset, false);
+                    engine::VarRef ref{v.offset, v.type, false};
+                    const bool followed =
+                        v.kind == bytecode::VarKind::InOut && referentOf(*module_, *d, v.offset, v.type, ref);
+                    add(v.path, ref.type, ref.offset, followed);
                 }
             }
         }
@@ -711,7 +746,7 @@ void RuntimeControl::debugEvaluate(const rapidjson::Value& params, ControlReplyF
     std::uint32_t pou = bytecode::kNone;
     vm::HaltFrame at;
     std::string instance;
-    std::vector<std::uint32_t> referents;
+    SlotReader slots;
     if (ctl::member(params, "thread") != nullptr) {
         vm::Debugger* d = nullptr;
         const vm::HaltFrame* f = haltedFrame(params, reply, d);
@@ -721,13 +756,13 @@ void RuntimeControl::debugEvaluate(const rapidjson::Value& params, ControlReplyF
         at = *f;
         pou = f->pou;
         instance = instancePath(*module_, *f);
-        referents = referentsOf(*module_, *d, *f);
+        slots = slotsOf(*d, *f);
     }
     auto compiled = std::make_shared<CompiledExpr>();
     ExprError error;
     const rapidjson::Value* text = ctl::member(params, "expression");
     if (!compileDebugExpr(*module_, pou, instance, std::string_view(text->GetString(), text->GetStringLength()),
-                          *compiled, error, false, referents)) {
+                          *compiled, error, false, slots)) {
         reply(ctl::badParam("expression", error.text()));
         return;
     }

@@ -34,14 +34,19 @@ struct Typed {
     bool literal = false;             // an untyped numeric literal: takes its partner's kind
     std::uint32_t bit = 0;            // a place's bit (w.3)
     std::string path;                 // a place's variable path when static
-    bool framePath = false;           // `path` starts at a frame variable
+    bool framePath = false;           // `path` resolves in the halted frame only (a frame variable, an in-out)
+    // A place's address when known without running the code (no computed index, every in-out's
+    // slot read): `at` from `base`.
+    bool fixed = false;
+    ExprRead::Base base = ExprRead::Base::Absolute;
+    std::uint32_t at = 0;
 };
 
 class Compiler {
 public:
     Compiler(const bytecode::Module& m, std::uint32_t pou, const std::string& instancePath,
-             const compiler::SourceFile& src, std::span<const std::uint32_t> referents)
-        : m_(m), src_(src), instancePath_(instancePath), referents_(referents) {
+             const compiler::SourceFile& src, const SlotReader& slots)
+        : m_(m), src_(src), instancePath_(instancePath), slots_(slots) {
         if (pou < m.pous.size()) {
             instanceType_ = m.pous[pou].instanceType;
             pouName_ = m.pous[pou].name;
@@ -87,12 +92,16 @@ private:
         t.type = type;
         t.kind = scalarOf(type);
         t.path = std::move(path);
-        reads_.push_back(ExprRead{op == ExprOp::AddrThis    ? ExprRead::Base::This
-                                  : op == ExprOp::AddrFrame ? ExprRead::Base::Frame
-                                                            : ExprRead::Base::Absolute,
-                                  offset, m_.types[type].size});
+        t.fixed = true;
+        t.base = op == ExprOp::AddrThis    ? ExprRead::Base::This
+                 : op == ExprOp::AddrFrame ? ExprRead::Base::Frame
+                                           : ExprRead::Base::Absolute;
+        t.at = offset;
+        reads_.push_back(ExprRead{t.base, offset, m_.types[type].size});
         return t;
     }
+    // A VAR_IN_OUT's slot `t` becomes what it refers to (its slot read where it is known).
+    void deref(Typed& t);
     Typed frameVariable(std::size_t index);
     Typed name(const compiler::ast::NameExpr& n);
     Typed member(const compiler::ast::MemberExpr& e);
@@ -114,7 +123,7 @@ private:
     const bytecode::Module& m_;
     const compiler::SourceFile& src_;
     std::string instancePath_;
-    std::span<const std::uint32_t> referents_;
+    const SlotReader& slots_;
     const bytecode::PouEntry* pou_ = nullptr;
     std::uint32_t instanceType_ = kNone;
     std::string pouName_;
@@ -159,6 +168,7 @@ Typed Compiler::compile(const compiler::ast::Expr& e) {
                         fmt::format("'{}' is no bit of a bit string variable", text(e.span)));
         }
         t.code.push_back(ExprInstr{ExprOp::AddrField, ValueKind::Bool, ValueKind::Bool, b.bit / 8, 0, 0, {0}});
+        t.at += b.bit / 8;
         t.bit = b.bit % 8;
         t.kind = ValueKind::Bool;
         t.type = kNone;
@@ -182,21 +192,27 @@ Typed Compiler::compile(const compiler::ast::Expr& e) {
 // place its slot refers to (the slot read, then what it holds, when the referent is known).
 Typed Compiler::frameVariable(std::size_t index) {
     const bytecode::FrameVar& v = pou_->frame[index];
-    if (v.kind != bytecode::VarKind::InOut) {
-        Typed t = placeOf(ExprOp::AddrFrame, v.offset, v.type, v.name);
-        t.framePath = true;
-        return t;
-    }
-    const std::uint32_t target = m_.types[v.type].element;
     Typed t = placeOf(ExprOp::AddrFrame, v.offset, v.type, v.name);
+    t.framePath = true;
+    if (v.kind == bytecode::VarKind::InOut) {
+        deref(t);
+    }
+    return t;
+}
+
+void Compiler::deref(Typed& t) {
+    const std::uint32_t target = m_.types[t.type].element;
     t.code.push_back(ExprInstr{ExprOp::Deref, ValueKind::Bool, ValueKind::Bool, 0, 0, 0, {0}});
     t.type = target;
     t.kind = scalarOf(target);
     t.framePath = true;
-    if (index < referents_.size() && referents_[index] != kNone) {
-        reads_.push_back(ExprRead{ExprRead::Base::Absolute, referents_[index], m_.types[target].size});
+    std::uint32_t referent = 0;
+    t.fixed = t.fixed && slots_ && slots_(t.base, t.at, referent);
+    if (t.fixed) {
+        t.base = ExprRead::Base::Absolute;
+        t.at = referent;
+        reads_.push_back(ExprRead{t.base, referent, m_.types[target].size});
     }
-    return t;
 }
 
 Typed Compiler::name(const compiler::ast::NameExpr& n) {
@@ -209,8 +225,12 @@ Typed Compiler::name(const compiler::ast::NameExpr& n) {
     if (instanceType_ < m_.types.size()) {
         for (const bytecode::FieldDesc& f : m_.types[instanceType_].fields) {
             if (sameName(f.name, id)) {
-                return placeOf(ExprOp::AddrThis, f.offset, f.type,
-                               instancePath_.empty() ? std::string() : instancePath_ + "." + f.name);
+                Typed t = placeOf(ExprOp::AddrThis, f.offset, f.type,
+                                  instancePath_.empty() ? std::string() : instancePath_ + "." + f.name);
+                if (inOutMember(m_, instanceType_, f) && m_.types[f.type].element < m_.types.size()) {
+                    deref(t);
+                }
+                return t;
             }
         }
     }
@@ -242,11 +262,16 @@ Typed Compiler::member(const compiler::ast::MemberExpr& e) {
     }
     for (const bytecode::FieldDesc& f : m_.types[t.type].fields) {
         if (sameName(f.name, e.member.name)) {
+            const std::uint32_t owner = t.type;
             t.code.push_back(ExprInstr{ExprOp::AddrField, ValueKind::Bool, ValueKind::Bool, f.offset, 0, 0, {0}});
             t.type = f.type;
             t.kind = scalarOf(f.type);
+            t.at += f.offset;
             if (!t.path.empty()) {
                 t.path += "." + f.name;
+            }
+            if (k != ValueKind::Struct && inOutMember(m_, owner, f) && m_.types[f.type].element < m_.types.size()) {
+                deref(t);
             }
             return t;
         }
@@ -293,6 +318,10 @@ Typed Compiler::index(const compiler::ast::IndexExpr& e) {
         staticIndex = staticIndex && i.code.size() == 1 && i.code[0].op == ExprOp::Const;
         if (staticIndex) {
             indices += fmt::format("{}{}", d == 0 ? "" : ",", i.code[0].imm.i);
+            const std::int64_t at = i.code[0].imm.i;
+            // Out of bounds, eval refuses it; the place is not known without running.
+            staticIndex = at >= a.bounds[2 * d] && at <= a.bounds[2 * d + 1];
+            t.at += static_cast<std::uint32_t>(static_cast<std::uint64_t>(at - a.bounds[2 * d]) * strides[d]);
         }
         t.code.insert(t.code.end(), i.code.begin(), i.code.end());
         t.code.push_back(ExprInstr{ExprOp::AddrIndex,
@@ -306,6 +335,7 @@ Typed Compiler::index(const compiler::ast::IndexExpr& e) {
     t.type = a.element;
     t.kind = scalarOf(a.element);
     t.path = staticIndex && !t.path.empty() ? t.path + "[" + indices + "]" : std::string();
+    t.fixed = t.fixed && staticIndex;
     return t;
 }
 
@@ -596,9 +626,31 @@ const bytecode::FrameVar* frameVarNamed(const bytecode::PouEntry& pou, std::stri
     return nullptr;
 }
 
+bool inOutMember(const bytecode::Module& m, std::uint32_t owner, const bytecode::FieldDesc& field) {
+    if (field.type >= m.types.size() || m.types[field.type].kind != ValueKind::Ref) {
+        return false;
+    }
+    const auto slotAt = [&](std::uint32_t instance) {
+        return std::any_of(m.variables.begin(), m.variables.end(), [&](const bytecode::VarEntry& v) {
+            return v.kind == bytecode::VarKind::InOut && v.offset == instance + field.offset && v.type == field.type;
+        });
+    };
+    for (const bytecode::ProgramInstance& p : m.programs) {
+        if (p.pou < m.pous.size() && m.pous[p.pou].instanceType == owner) {
+            return slotAt(p.offset);
+        }
+    }
+    for (const bytecode::VarEntry& v : m.variables) {
+        if (v.type == owner) {
+            return slotAt(v.offset);
+        }
+    }
+    return false;
+}
+
 bool compileDebugExpr(const bytecode::Module& m, std::uint32_t pou, const std::string& instancePath,
                       std::string_view text, CompiledExpr& out, ExprError& error, bool value,
-                      std::span<const std::uint32_t> referents) {
+                      const SlotReader& slots) {
     const compiler::SourceFile src(0, "expression", std::string(text));
     compiler::DiagnosticSink diags;
     const compiler::ast::ExprPtr tree = compiler::parseExpressionText(src, diags);
@@ -614,7 +666,7 @@ bool compileDebugExpr(const bytecode::Module& m, std::uint32_t pou, const std::s
         error = ExprError{"E0011", 1, "no expression"};
         return false;
     }
-    Compiler c(m, pou, instancePath, src, referents);
+    Compiler c(m, pou, instancePath, src, slots);
     Typed t = c.compile(*tree);
     if (!c.failed() && t.place && (t.type == kNone || value)) {
         out.valueType = t.type;

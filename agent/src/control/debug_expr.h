@@ -6,7 +6,7 @@
 // the control thread (evaluate) or a scan thread (a condition) runs on the image. Calls,
 // assignments and anything else that could change state are refused, so evaluating never writes.
 #include <cstdint>
-#include <span>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -51,16 +51,25 @@ struct ExprError {
     [[nodiscard]] std::string text() const; // "E0104 at column 3: …"
 };
 
+// What the VAR_IN_OUT slot at `offset` from `base` refers to, as an image offset: read from a
+// halted thread's image (vm::Debugger::peek); false when it cannot be known.
+using SlotReader = std::function<bool(ExprRead::Base base, std::uint32_t offset, std::uint32_t& referent)>;
+
 // `pou`: the POU whose scope names resolve in (kNone: globals only): its frame's variables
 // (PouEntry::frame), its instance's members, then program instances and globals; `instancePath`:
 // its instance path when known (a halted frame's), to give variables their paths. `value`: an
 // elementary value is needed (a condition, a logpoint's part): a variable is loaded, a STRUCT or
-// array refused. `referents`: for a halted frame, the image offset each of the POU's frame
-// variables refers to (by index in PouEntry::frame; read for its VAR_IN_OUTs, kNone otherwise),
-// so that `reads` holds what an in-out refers to; empty for a condition, which runs on the image.
+// array refused. A VAR_IN_OUT (of the frame, or an FB's member) is what it refers to; `slots`, for
+// a halted frame, reads where each one at a place known without running refers to, so that
+// `reads` holds it; none for a condition, which runs on the image and reads the slot itself.
 [[nodiscard]] bool compileDebugExpr(const bytecode::Module& m, std::uint32_t pou, const std::string& instancePath,
                                     std::string_view text, CompiledExpr& out, ExprError& error, bool value = false,
-                                    std::span<const std::uint32_t> referents = {});
+                                    const SlotReader& slots = {});
+
+// Whether member `field` of `owner` (an FB's or PROGRAM's instance type) is a VAR_IN_OUT: a slot
+// holding where the caller's variable is, not a REF_TO of its own. The type table does not say;
+// the variable table does, at every instance of `owner` (false when it has none).
+[[nodiscard]] bool inOutMember(const bytecode::Module& m, std::uint32_t owner, const bytecode::FieldDesc& field);
 
 // The variable of `pou`'s frame that `name` names (ST names are case-insensitive; a compiler's own
 // '$' name is never a user's), or null: the one lookup an expression, a path and a listing share.

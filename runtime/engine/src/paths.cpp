@@ -154,9 +154,17 @@ bool resolveRoot(const Module& m, std::string_view name, VarRef& out) {
 }
 
 // The walk below the root, shared by both ways of resolving: `root(name, ref)` finds the first
-// segment, `member(type, name)` a member of a STRUCT, FB or PROGRAM type.
-template <class Root, class Member>
-bool walk(const Module& m, std::string_view path, Root root, Member member, VarRef& out, std::string& error) {
+// segment, `member(type, name)` a member of a STRUCT, FB or PROGRAM type, `step(owner, field, ref,
+// error)` sees each member reached.
+// The member as the walk reached it (var.read's paths: a VAR_IN_OUT member is its slot).
+bool keepMember(std::uint32_t /*owner*/, const bytecode::FieldDesc& /*field*/, VarRef& /*ref*/,
+                std::string& /*error*/) {
+    return true;
+}
+
+template <class Root, class Member, class Step>
+bool walk(const Module& m, std::string_view path, Root root, Member member, Step step, VarRef& out,
+          std::string& error) {
     std::vector<Segment> segs;
     if (!parsePath(common::trim(path), segs, error)) {
         return false;
@@ -181,8 +189,12 @@ bool walk(const Module& m, std::string_view path, Root root, Member member, VarR
                 error = fmt::format("'{}': {} has no member '{}'", path, t.name, seg.name);
                 return false;
             }
+            const std::uint32_t owner = cur.type;
             cur.offset += f->offset;
             cur.type = f->type;
+            if (!step(owner, *f, cur, error)) {
+                return false;
+            }
             continue;
         }
         if (t.kind != ValueKind::Array || t.element >= m.types.size()) {
@@ -218,14 +230,16 @@ bool walk(const Module& m, std::string_view path, Root root, Member member, VarR
 bool resolvePath(const Module& m, std::string_view path, VarRef& out, std::string& error) {
     return walk(
         m, path, [&m](std::string_view name, VarRef& ref) { return resolveRoot(m, name, ref); },
-        [&m](std::uint32_t type, std::string_view name) { return findField(m.types[type], name); }, out, error);
+        [&m](std::uint32_t type, std::string_view name) { return findField(m.types[type], name); },
+        keepMember, out, error);
 }
 
 bool resolvePathIn(const Module& m, std::string_view path, const std::function<bool(std::string_view, VarRef&)>& local,
-                   VarRef& out, std::string& error) {
+                   const MemberHook& member, VarRef& out, std::string& error) {
     return walk(
         m, path, [&](std::string_view name, VarRef& ref) { return local(name, ref) || resolveRoot(m, name, ref); },
-        [&m](std::uint32_t type, std::string_view name) { return findField(m.types[type], name); }, out, error);
+        [&m](std::uint32_t type, std::string_view name) { return findField(m.types[type], name); }, member, out,
+        error);
 }
 
 std::size_t PathIndex::FoldHash::operator()(std::string_view s) const noexcept {
@@ -303,7 +317,7 @@ bool PathIndex::resolve(std::string_view path, VarRef& out, std::string& error) 
             const auto it = members_[type].find(name);
             return it == members_[type].end() ? nullptr : &module_->types[type].fields[it->second];
         },
-        out, error);
+        keepMember, out, error);
 }
 
 } // namespace takt::engine

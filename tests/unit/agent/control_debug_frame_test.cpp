@@ -164,5 +164,68 @@ TEST(ControlDebugFrame, FlowControlNamesAFunctionsParametersAndLocals) {
     live.result("debug.detach");
 }
 
+// An FB's VAR_IN_OUT members hold where the caller's variables are (a slot, REF_TO in the type
+// table): while the FB is halted they list, evaluate, expand and are written as the caller's
+// variables, and a condition reads through them on the scan thread.
+const char* const kInOutMembers = R"(
+TYPE Point : STRUCT x : DINT; y : DINT; END_STRUCT; END_TYPE
+
+FUNCTION_BLOCK Inc
+  VAR_IN_OUT c : DINT; q : Point; END_VAR
+  c := c + 1;
+  q.x := c;
+END_FUNCTION_BLOCK
+
+PROGRAM Main
+  VAR cnt : DINT; pt : Point; f : Inc; END_VAR
+  f(c := cnt, q := pt);
+END_PROGRAM
+)";
+constexpr int kLineStoreX = 7;
+
+TEST(ControlDebugFrame, AnFbsInOutMembersAreTheCallersVariables) {
+    Live live(kInOutMembers);
+    rapidjson::Document b = live.result(
+        "debug.setBreakpoints", R"({"file":"src/main.st","breakpoints":[{"line":7,"condition":"c MOD 4 = 0"}]})");
+    ASSERT_TRUE(b["breakpoints"][0]["verified"].GetBool()) << rpc::toJson(b);
+    rapidjson::Document stop = live.nextStop();
+    EXPECT_STREQ(stop["pou"].GetString(), "Inc");
+    EXPECT_EQ(stop["line"].GetInt(), kLineStoreX);
+    const std::int64_t cnt = live.readInt("Main.cnt");
+    EXPECT_EQ(cnt % 4, 0) << "the condition read c through its slot";
+    EXPECT_GT(cnt, 0);
+
+    rapidjson::Document out = live.result("debug.variables", R"({"thread":1,"frame":0,"scope":"outputs"})");
+    const rapidjson::Value* c = listed(out, "c");
+    ASSERT_NE(c, nullptr) << rpc::toJson(out);
+    EXPECT_STREQ((*c)["type"].GetString(), "DINT") << "the caller's variable, not the REF its slot holds";
+    EXPECT_EQ(std::string((*c)["value"].GetString()), std::to_string(cnt));
+    EXPECT_TRUE((*c)["inFrame"].GetBool()) << "it names the caller's variable only while halted here";
+    const rapidjson::Value* q = listed(out, "q");
+    ASSERT_NE(q, nullptr);
+    EXPECT_STREQ((*q)["type"].GetString(), "Point");
+    ASSERT_TRUE((*q)["expandable"].GetBool());
+
+    live.result("debug.setVariable", R"({"thread":1,"frame":0,"path":"Main.pt.y","value":"17"})");
+    rapidjson::Document members = live.result("debug.variables", R"({"thread":1,"frame":0,"path":"Main.f.q"})");
+    EXPECT_EQ(Live::valueOf(members, "y"), "17");
+    EXPECT_EQ(evaluate(live, "c * 2 + q.y"), std::to_string(cnt * 2 + 17));
+    rapidjson::Document fb = live.result("debug.variables", R"({"thread":1,"frame":1,"path":"Main.f"})");
+    EXPECT_EQ(Live::valueOf(fb, "c"), std::to_string(cnt)) << "an instance's members from its caller's frame";
+    rapidjson::Document watched =
+        live.result("debug.evaluate", R"({"thread":1,"frame":1,"expression":"f.c"})");
+    EXPECT_STREQ(watched["type"].GetString(), "DINT");
+    EXPECT_TRUE(watched["inFrame"].GetBool());
+
+    // Written through: the caller's cnt, seen by the statement the FB runs next (q.x := c).
+    live.result("debug.setVariable", R"({"thread":1,"frame":0,"path":"Main.f.c","value":"1000"})");
+    EXPECT_EQ(live.readInt("Main.cnt"), 1000);
+    live.result("debug.setBreakpoints", R"({"file":"src/main.st","lines":[]})");
+    live.result("debug.next", R"({"thread":1})");
+    live.nextStop();
+    EXPECT_EQ(live.readInt("Main.pt.x"), 1000);
+    live.result("debug.detach");
+}
+
 } // namespace
 } // namespace takt::agent
