@@ -241,6 +241,12 @@ bool StopMap::setBreakpoint(std::uint32_t pc, bool on) noexcept {
     if ((was & kStatement) == 0) {
         return false;
     }
+    if (on && (was & kConditioned) != 0) {
+        // Beside breakpoints with slots, one without is a slot that always halts: theirs still
+        // count their hits and log.
+        const std::uint32_t always = addSlot(HitCondition{});
+        return always != kSlots && setBreakpoint(pc, always);
+    }
     if (((was & kBreakpoint) != 0) == on) {
         return true;
     }
@@ -282,7 +288,25 @@ bool StopMap::setBreakpoint(std::uint32_t pc, std::uint32_t slot) noexcept {
     if (slot >= kSlots || pc >= size_ || (map_[pc].load(std::memory_order_relaxed) & kStatement) == 0) {
         return false;
     }
-    slotOf_[pc].store(static_cast<std::uint8_t>(slot + 1), std::memory_order_relaxed);
+    std::uint8_t first = slotOf_[pc].load(std::memory_order_relaxed);
+    if (const std::uint8_t bits = map_[pc].load(std::memory_order_relaxed);
+        (bits & kBreakpoint) != 0 && (bits & kConditioned) == 0) {
+        // A breakpoint without a slot is here: it becomes one that always halts, beside this one.
+        const std::uint32_t always = addSlot(HitCondition{});
+        if (always == kSlots) {
+            return false;
+        }
+        slots_[always].next.store(0, std::memory_order_relaxed);
+        first = static_cast<std::uint8_t>(always + 1);
+    }
+    for (std::uint32_t at = first, n = 0; at != 0 && n < kSlots; at = slots_[at - 1].next.load(std::memory_order_relaxed), ++n) {
+        if (at == slot + 1) {
+            return true; // on this statement already: linking it again would make a loop
+        }
+    }
+    // In front of the statement's other slots; the link is written before the slot is published.
+    slots_[slot].next.store(first, std::memory_order_relaxed);
+    slotOf_[pc].store(static_cast<std::uint8_t>(slot + 1), std::memory_order_release);
     // Both bits at once: a running thread never sees the breakpoint without its condition.
     const std::uint8_t was = map_[pc].fetch_or(kBreakpoint | kConditioned, std::memory_order_release);
     patch(pc, true);
@@ -294,32 +318,43 @@ bool StopMap::setBreakpoint(std::uint32_t pc, std::uint32_t slot) noexcept {
 
 // The condition first, then the hit count: hits count the times the condition held (as a DAP
 // client's hit count with a condition does).
-StopMap::Verdict StopMap::admit(std::uint32_t pc, const ExprScope& at, const LogPoint*& log,
-                                ExprStatus& fault) const noexcept {
+StopMap::Admission StopMap::admit(std::uint32_t pc, const ExprScope& at) const noexcept {
+    Admission out;
     if (pc >= size_ || (map_[pc].load(std::memory_order_acquire) & kConditioned) == 0) {
-        return Verdict::Halt;
+        out.verdict = Verdict::Halt;
+        return out;
     }
-    const std::uint32_t slot = slotOf_[pc].load(std::memory_order_relaxed);
+    std::uint32_t slot = slotOf_[pc].load(std::memory_order_acquire);
     if (slot == 0) {
-        return Verdict::Halt;
+        out.verdict = Verdict::Halt;
+        return out;
     }
-    Slot& s = slots_[slot - 1];
-    if (const DebugExpr* c = s.condition.load(std::memory_order_relaxed)) {
-        ExprSlot v{0};
-        fault = eval(*c, at, v);
-        if (fault != ExprStatus::Ok) {
-            return Verdict::Fault; // a condition that cannot be told is a mistake to show, not to skip
+    // Each slot of the statement in turn (a chain of at most kSlots, however it was linked).
+    for (std::uint32_t n = 0; slot != 0 && slot <= kSlots && n < kSlots; ++n) {
+        Slot& s = slots_[slot - 1];
+        slot = s.next.load(std::memory_order_relaxed);
+        if (const DebugExpr* c = s.condition.load(std::memory_order_relaxed)) {
+            ExprSlot v{0};
+            out.fault = eval(*c, at, v);
+            if (out.fault != ExprStatus::Ok) {
+                out.verdict = Verdict::Fault; // a condition that cannot be told is a mistake to show, not to skip
+                return out;
+            }
+            if (v.u == 0) {
+                continue;
+            }
         }
-        if (v.u == 0) {
-            return Verdict::Pass;
+        const std::uint64_t hit = s.hits.fetch_add(1, std::memory_order_relaxed) + 1;
+        if (!HitCondition{s.op.load(std::memory_order_relaxed), s.n.load(std::memory_order_relaxed)}.admits(hit)) {
+            continue;
+        }
+        if (const LogPoint* log = s.log.load(std::memory_order_relaxed); log == nullptr) {
+            out.verdict = Verdict::Halt;
+        } else if (out.logCount < kMaxLogsAt) {
+            out.logs[out.logCount++] = log;
         }
     }
-    const std::uint64_t hit = s.hits.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (!HitCondition{s.op.load(std::memory_order_relaxed), s.n.load(std::memory_order_relaxed)}.admits(hit)) {
-        return Verdict::Pass;
-    }
-    log = s.log.load(std::memory_order_relaxed);
-    return log != nullptr ? Verdict::Log : Verdict::Halt;
+    return out;
 }
 
 void StopMap::clearBreakpoints() noexcept {
@@ -421,12 +456,13 @@ bool Debugger::shouldHalt(std::uint8_t bits, std::uint32_t depth, std::uint32_t 
     // A breakpoint whose condition or hit count says no, or a logpoint, does not halt the thread,
     // unless a step halts here anyway.
     if ((bits & StopMap::kBreakpoint) != 0) {
-        const LogPoint* log = nullptr;
-        ExprStatus fault = ExprStatus::Ok;
-        switch (stops_->admit(pc, at, log, fault)) {
-        case StopMap::Verdict::Fault: pendingFault_ = fault; [[fallthrough]];
+        const StopMap::Admission a = stops_->admit(pc, at);
+        for (std::uint32_t i = 0; i < a.logCount; ++i) {
+            pushLog(*a.logs[i], at);
+        }
+        switch (a.verdict) {
+        case StopMap::Verdict::Fault: pendingFault_ = a.fault; [[fallthrough]];
         case StopMap::Verdict::Halt: pending_ = HaltReason::Breakpoint; return true;
-        case StopMap::Verdict::Log: pushLog(*log, at); break;
         case StopMap::Verdict::Pass: break;
         }
     }

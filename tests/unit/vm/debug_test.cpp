@@ -212,6 +212,58 @@ TEST_P(DebugLoop, ALogpointRecordsItsValuesAndRunsOn) {
     EXPECT_EQ(taken, Debugger::kLogCapacity);
 }
 
+// Two breakpoints on one statement (a function breakpoint on the first statement of a line
+// breakpoint): each keeps its own hit count and logs, and the statement halts when one says so.
+// Before, the second replaced the first's slot.
+TEST_P(DebugLoop, BreakpointsOnOneStatementEachCountAndLog) {
+    for (const bool plainFirst : {false, true}) {
+        CountToThree p;
+        StopMap stops(p.module);
+        Debugger dbg(stops);
+        dbg.attach();
+        p.debugger = &dbg;
+        LogPoint log;
+        log.id = 9;
+        log.parts = {loadN()};
+        HitCondition third;
+        std::string why;
+        ASSERT_TRUE(parseHitCondition("3", third, why)) << why;
+        const std::uint32_t logging = stops.addSlot(HitCondition{}, nullptr, &log);
+        std::uint32_t counting = StopMap::kSlots;
+        if (plainFirst) {
+            ASSERT_TRUE(stops.setBreakpoint(p.increment, true)); // halts every time
+        } else {
+            counting = stops.addSlot(third);
+            ASSERT_TRUE(stops.setBreakpoint(p.increment, counting));
+        }
+        ASSERT_TRUE(stops.setBreakpoint(p.increment, logging));
+        ASSERT_TRUE(stops.setBreakpoint(p.increment, logging)) << "set again, it is linked once";
+        EXPECT_EQ(stops.breakpointCount(), 1u);
+        auto run = std::async(std::launch::async, [&] { return p.run(useSwitch()); });
+        std::vector<std::int32_t> haltedAt;
+        std::uint32_t seen = 0;
+        while (dbg.waitHalted(seen, deadlineIn(1))) {
+            seen = dbg.haltCount();
+            haltedAt.push_back(p.get<std::int32_t>(0));
+            ASSERT_TRUE(dbg.resume(StepMode::None));
+        }
+        ASSERT_EQ(run.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+        EXPECT_EQ(run.get(), Trap::None);
+        EXPECT_EQ(haltedAt, plainFirst ? (std::vector<std::int32_t>{0, 1, 2}) : (std::vector<std::int32_t>{2}))
+            << "plain first: " << plainFirst;
+        EXPECT_EQ(stops.hits(logging), 3u);
+        if (counting != StopMap::kSlots) {
+            EXPECT_EQ(stops.hits(counting), 3u);
+        }
+        LogRecord r;
+        for (std::int64_t n = 0; n < 3; ++n) {
+            ASSERT_TRUE(dbg.takeLog(r)) << n << " plain first: " << plainFirst;
+            EXPECT_EQ(r.values[0].i, n);
+        }
+        EXPECT_FALSE(dbg.takeLog(r));
+    }
+}
+
 // A condition that faults (here n / 0) halts the thread, as a plain breakpoint would, and says why.
 TEST_P(DebugLoop, AConditionThatFaultsHaltsAndSaysWhy) {
     CountToThree p;

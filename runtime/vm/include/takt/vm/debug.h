@@ -133,6 +133,8 @@ public:
     static constexpr std::uint8_t kConditioned = 4; // the breakpoint has a slot: ask admit()
     static constexpr std::uint8_t kFlow = 8;        // a statement of the POU under flow control
     static constexpr std::uint32_t kSlots = 255;
+    // Logpoints that log at one statement in one pass (a function's and a line's, …).
+    static constexpr std::uint32_t kMaxLogsAt = 4;
 
     explicit StopMap(const bytecode::Module& module);
     // Sets or clears a breakpoint at a statement start (false, and nothing changes, when `pc` is
@@ -143,7 +145,9 @@ public:
     // still be reading is not reused at once; kSlots when every slot is in use. Then
     // setBreakpoint(pc, slot) for each statement start. The control thread only. `condition` (a
     // BOOL DebugExpr) and `log` may be null; what they point to must live as long as the map:
-    // keep() it there (a slot given up may still be read by a running thread).
+    // keep() it there (a slot given up may still be read by a running thread). Breakpoints set on
+    // one statement twice (a function breakpoint on the first statement a line breakpoint is on)
+    // keep their own slots, conditions and hit counts: the statement halts when one of them says so.
     [[nodiscard]] std::uint32_t addSlot(const HitCondition& hit, const DebugExpr* condition = nullptr,
                                         const LogPoint* log = nullptr) noexcept;
     void keep(std::shared_ptr<const void> object) { kept_.push_back(std::move(object)); }
@@ -154,10 +158,16 @@ public:
     // it does there. A breakpoint without a slot halts; one with a slot runs its condition on
     // the image (false: passed over; a fault such as a division by zero: Fault, which halts with
     // `fault` saying why), then counts the hit (an atomic add: no lock, no allocation) and asks its
-    // hit condition; a logpoint then logs (`log`) instead of halting.
-    enum class Verdict : std::uint8_t { Pass, Halt, Log, Fault };
-    [[nodiscard]] Verdict admit(std::uint32_t pc, const ExprScope& at, const LogPoint*& log,
-                                ExprStatus& fault) const noexcept;
+    // hit condition; a logpoint then logs (`logs`) instead of halting. Each breakpoint on the
+    // statement is asked; it halts when one of them halts.
+    enum class Verdict : std::uint8_t { Pass, Halt, Fault };
+    struct Admission {
+        Verdict verdict = Verdict::Pass;
+        ExprStatus fault = ExprStatus::Ok;
+        std::uint32_t logCount = 0;
+        std::array<const LogPoint*, kMaxLogsAt> logs{};
+    };
+    [[nodiscard]] Admission admit(std::uint32_t pc, const ExprScope& at) const noexcept;
     [[nodiscard]] std::uint64_t hits(std::uint32_t slot) const noexcept {
         return slot < kSlots ? slots_[slot].hits.load(std::memory_order_relaxed) : 0;
     }
@@ -189,12 +199,13 @@ private:
         std::atomic<std::uint64_t> hits{0};
         std::atomic<const DebugExpr*> condition{nullptr};
         std::atomic<const LogPoint*> log{nullptr};
+        std::atomic<std::uint8_t> next{0}; // the next slot of the same statement + 1, 0: none
     };
 
     const bytecode::Module* module_;
     std::size_t size_;
     std::unique_ptr<std::atomic<std::uint8_t>[]> map_;
-    std::unique_ptr<std::atomic<std::uint8_t>[]> slotOf_; // per code word: its slot + 1, 0: none
+    std::unique_ptr<std::atomic<std::uint8_t>[]> slotOf_; // per code word: its first slot + 1, 0: none
     std::unique_ptr<Slot[]> slots_;
     std::uint32_t nextSlot_ = 0;
     std::atomic<std::uint32_t> count_{0};
