@@ -9,6 +9,7 @@
 // thread; the scan threads are reached only through their vm::Debugger (atomics and a futex word)
 // and the program's StopMap, so no request can make a task wait.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -267,6 +268,22 @@ void RuntimeControl::attachDebuggers() {
     }
 }
 
+std::vector<std::uint32_t> RuntimeControl::runCounts() const {
+    // After the unlink the caller made: no thread's count may be read before it (StoreLoad).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::vector<std::uint32_t> counts;
+    for (std::size_t t = 0; t < debugThreadCount(); ++t) {
+        const vm::Debugger* d = threadDebugger(t);
+        counts.push_back(d != nullptr ? d->runCount() : 0);
+    }
+    return counts;
+}
+
+void RuntimeControl::retire(std::vector<std::shared_ptr<const void>> objects) {
+    retired_.retire(std::move(objects), runCounts());
+    retired_.reclaim(runCounts()); // what no run was reading goes at once
+}
+
 void RuntimeControl::releaseDebugger() {
     if (debugOwner_ == 0) {
         return;
@@ -278,6 +295,7 @@ void RuntimeControl::releaseDebugger() {
     logFormats_.clear();
     stopFlow();
     stops_->clearBreakpoints();
+    retire(stops_->takeKept());
     stops_->setTrapMask(0);
     for (std::size_t t = 0; t < debugThreadCount(); ++t) {
         if (vm::Debugger* d = threadDebugger(t)) {
@@ -359,6 +377,7 @@ bool RuntimeControl::debuggingNative() const {
 std::map<std::string, std::string> RuntimeControl::rebuildBreakpoints(const bytecode::Module& m, vm::StopMap& stops,
                                                                       std::string* functionAnswer) {
     stops.clearBreakpoints();
+    retire(stops.takeKept()); // what the breakpoints' slots pointed to (nothing in a new map)
     std::map<std::string, std::string> answers;
     for (const auto& [file, lines] : breakpoints_) {
         answers[file] = applyBreakpoints(m, stops, file, lines);

@@ -76,11 +76,10 @@ std::shared_ptr<vm::FlowRecorder> RuntimeControl::planFlow(const bytecode::Modul
     return std::make_shared<vm::FlowRecorder>(std::move(plan), offset);
 }
 
-// The map keeps every recorder it pointed to: a task thread may still be filling the one replaced.
+// The map owns the recorder it points to; the one it replaces is retired, since a task thread may
+// still be filling it.
 void RuntimeControl::hangFlow(vm::StopMap& stops, std::shared_ptr<vm::FlowRecorder> recorder) {
-    vm::FlowRecorder* raw = recorder.get();
-    stops.keep(std::move(recorder));
-    stops.setFlow(raw);
+    retire({stops.replaceFlow(std::move(recorder))});
 }
 
 void RuntimeControl::stopFlow() {
@@ -88,7 +87,7 @@ void RuntimeControl::stopFlow() {
     flowInstance_.clear();
     flowEnded_.clear();
     if (stops_ != nullptr) {
-        stops_->setFlow(nullptr);
+        retire({stops_->replaceFlow(nullptr)});
     }
 }
 

@@ -572,6 +572,9 @@ void RuntimeControl::poll(std::vector<std::string>& events) {
     answerSteps();
     emitDebugEvents(events);
     emitTraceEvents(events);
+    if (!retired_.empty()) {
+        retired_.reclaim(runCounts());
+    }
     // A command the loop has not applied in time is answered now; its buffers stay alive until
     // the loop reports it done (above), since the scan thread may still read them.
     const std::int64_t now = engine::monotonicNs();
@@ -601,8 +604,9 @@ std::chrono::steady_clock::time_point RuntimeControl::pollDeadline() const {
     }
     const std::int64_t now = engine::monotonicNs();
     // A debugging session: its logpoints' output is looked for every 10 ms (a halting task wakes
-    // this thread at once through the loop's eventfd).
-    if (!startedSent_ || debugOwner_ != 0) {
+    // this thread at once through the loop's eventfd), and what it unlinked freed once no run
+    // reads it.
+    if (!startedSent_ || debugOwner_ != 0 || !retired_.empty()) {
         due = std::min(due, now + 10'000'000);
     }
     if (options_.driverHealth) {

@@ -299,7 +299,8 @@ bool StopMap::setBreakpoint(std::uint32_t pc, std::uint32_t slot) noexcept {
         slots_[always].next.store(0, std::memory_order_relaxed);
         first = static_cast<std::uint8_t>(always + 1);
     }
-    for (std::uint32_t at = first, n = 0; at != 0 && n < kSlots; at = slots_[at - 1].next.load(std::memory_order_relaxed), ++n) {
+    for (std::uint32_t at = first, n = 0; at != 0 && n < kSlots;
+         at = slots_[at - 1].next.load(std::memory_order_relaxed), ++n) {
         if (at == slot + 1) {
             return true; // on this statement already: linking it again would make a loop
         }
@@ -518,7 +519,12 @@ void Debugger::halt(std::uint32_t frameCount) noexcept {
 bool Debugger::catches(bytecode::Trap trap, std::uint32_t pc, std::uint32_t depth) noexcept {
     const bool again = rerunPc_ == pc && rerunDepth_ == depth;
     rerunPc_ = bytecode::kNone;
-    return !again && attached_.load(std::memory_order_relaxed) && (stops_->trapMask() & trapBit(trap)) != 0;
+    const bool caught =
+        !again && attached_.load(std::memory_order_relaxed) && (stops_->trapMask() & trapBit(trap)) != 0;
+    if (caught && !inRun_) {
+        enterRun(); // a run begun before the session attached goes on in the loop that reads the map
+    }
+    return caught;
 }
 
 bool Debugger::peek(std::uint32_t offset, void* out, std::uint32_t size) const noexcept {

@@ -138,20 +138,46 @@ void Vm::resetImage() noexcept {
     std::fill(image_.begin() + static_cast<std::ptrdiff_t>(n), image_.end(), std::uint8_t{0});
 }
 
+namespace {
+
+// A run on a thread with a debugger: counted while a session is attached (Debugger::enterRun), so
+// that what the session unlinks from the stop map is freed only once no run can read it.
+Trap runDebuggable(RunState& rs, Debugger& dbg, std::uint32_t entry, std::uint32_t thisOffset,
+                   std::uint32_t frameOffset) noexcept {
+    // Attached when asked, or not armed: a session attaching meanwhile waits for the next run.
+    const bool attached = dbg.attached();
+    if (attached) {
+        dbg.enterRun();
+    }
+    Trap trap = Trap::None;
+    if (attached && dbg.armed()) {
+        // Breakpoints alone: the plain loop on the code with the breakpoints patched in, which runs
+        // at full speed until it reaches one. A step, a pause or flow control: the loop that looks
+        // the stop map up before every instruction.
+        if (const std::uint32_t* patched = dbg.plainCode()) {
+            rs.code = patched;
+            trap = execute<kDefaultSwitch, false>(rs, entry, thisOffset, frameOffset);
+        } else {
+            trap = execute<kDefaultSwitch, true>(rs, entry, thisOffset, frameOffset);
+        }
+    } else {
+        trap = execute<kDefaultSwitch, false>(rs, entry, thisOffset, frameOffset);
+    }
+    if (dbg.inRun()) {
+        dbg.leaveRun();
+    }
+    return trap;
+}
+
+} // namespace
+
 Trap Vm::run(std::uint32_t entry, std::uint32_t thisOffset, std::uint32_t frameOffset) noexcept {
     trap_ = TrapInfo{};
     RunState rs{module_, resolved_.get(), image_.data(), static_cast<std::uint32_t>(image_.size()),
                 nowNs_,  wallNs_,         budget_,       abort_,
                 &trap_,  debugger_};
-    if (debugger_ != nullptr && debugger_->armed()) [[unlikely]] {
-        // Breakpoints alone: the plain loop on the code with the breakpoints patched in, which runs
-        // at full speed until it reaches one. A step, a pause or flow control: the loop that looks
-        // the stop map up before every instruction.
-        if (const std::uint32_t* patched = debugger_->plainCode()) {
-            rs.code = patched;
-            return execute<kDefaultSwitch, false>(rs, entry, thisOffset, frameOffset);
-        }
-        return execute<kDefaultSwitch, true>(rs, entry, thisOffset, frameOffset);
+    if (debugger_ != nullptr) [[unlikely]] {
+        return runDebuggable(rs, *debugger_, entry, thisOffset, frameOffset);
     }
     return execute<kDefaultSwitch, false>(rs, entry, thisOffset, frameOffset);
 }

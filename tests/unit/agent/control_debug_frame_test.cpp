@@ -5,7 +5,9 @@
 // flow control names them. A real compiled program on the base cycle, real time.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "debug_live.h"
 
@@ -212,8 +214,7 @@ TEST(ControlDebugFrame, AnFbsInOutMembersAreTheCallersVariables) {
     EXPECT_EQ(evaluate(live, "c * 2 + q.y"), std::to_string(cnt * 2 + 17));
     rapidjson::Document fb = live.result("debug.variables", R"({"thread":1,"frame":1,"path":"Main.f"})");
     EXPECT_EQ(Live::valueOf(fb, "c"), std::to_string(cnt)) << "an instance's members from its caller's frame";
-    rapidjson::Document watched =
-        live.result("debug.evaluate", R"({"thread":1,"frame":1,"expression":"f.c"})");
+    rapidjson::Document watched = live.result("debug.evaluate", R"({"thread":1,"frame":1,"expression":"f.c"})");
     EXPECT_STREQ(watched["type"].GetString(), "DINT");
     EXPECT_TRUE(watched["inFrame"].GetBool());
 
@@ -224,6 +225,34 @@ TEST(ControlDebugFrame, AnFbsInOutMembersAreTheCallersVariables) {
     live.result("debug.next", R"({"thread":1})");
     live.nextStop();
     EXPECT_EQ(live.readInt("Main.pt.x"), 1000);
+    live.result("debug.detach");
+}
+
+// What breakpoint edits unlink (their compiled conditions) is freed once no task's run can read it:
+// at once while the task runs between cycles, after the halted run ends when it is halted.
+TEST(ControlDebugFrame, EditedConditionsAreFreedOnceNoRunCanReadThem) {
+    Live live(kInOutMembers);
+    const auto freedWithin = [&live](std::chrono::milliseconds limit) {
+        const auto deadline = std::chrono::steady_clock::now() + limit;
+        while (live.control->retiredObjects() != 0 && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            live.pollEvents();
+        }
+        return live.control->retiredObjects() == 0;
+    };
+    for (int i = 0; i < 50; ++i) {
+        live.result("debug.setBreakpoints", R"({"file":"src/main.st","breakpoints":[{"line":6,"condition":"c < 0"}]})");
+    }
+    EXPECT_TRUE(freedWithin(std::chrono::seconds(2))) << live.control->retiredObjects() << " left";
+
+    live.result("debug.setBreakpoints", R"({"file":"src/main.st","breakpoints":[{"line":6,"condition":"c > 0"}]})");
+    live.nextStop();
+    live.result("debug.setBreakpoints", R"({"file":"src/main.st","breakpoints":[{"line":6,"condition":"c < 0"}]})");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    live.pollEvents();
+    EXPECT_EQ(live.control->retiredObjects(), 1u) << "the halted run may still read the condition it halted on";
+    live.result("debug.continue", R"({"thread":1})");
+    EXPECT_TRUE(freedWithin(std::chrono::seconds(2)));
     live.result("debug.detach");
 }
 

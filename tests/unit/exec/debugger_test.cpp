@@ -95,6 +95,36 @@ struct Session {
     std::future<vm::Trap> cycle;
 };
 
+// A run on a thread with an attached debugger is counted (odd while under way, halted too), so
+// the control thread knows when what it unlinked from the stop map can go; a run while detached
+// is not.
+TEST(Debugger, RunsWhileAttachedAreCounted) {
+    Runner r(kSource);
+    ASSERT_TRUE(r.ok) << r.errors();
+    vm::StopMap stops(r.module());
+    vm::Debugger dbg(stops);
+    r.vm().setDebugger(&dbg);
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    EXPECT_EQ(dbg.runCount(), 0u) << "detached: nothing to count";
+    dbg.attach();
+    ASSERT_EQ(r.cycle(), vm::Trap::None); // attached, nothing set: the plain loop
+    const std::uint32_t perCycle = dbg.runCount();
+    EXPECT_GT(perCycle, 0u);
+    EXPECT_EQ(perCycle % 2, 0u);
+    const vm::ResolvedLine call = vm::resolveLine(r.module(), fileOf(r.module()), kLineCall);
+    ASSERT_TRUE(call.verified) << call.reason;
+    ASSERT_TRUE(stops.setBreakpoint(call.pcs.front(), true));
+    auto cycle = std::async(std::launch::async, [&r] { return r.cycle(); });
+    ASSERT_TRUE(dbg.waitHalted(0, deadlineIn(10)));
+    EXPECT_EQ(dbg.runCount() % 2, 1u) << "halted inside a run";
+    stops.clearBreakpoints();
+    ASSERT_TRUE(dbg.resume(vm::StepMode::None));
+    ASSERT_EQ(cycle.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+    EXPECT_EQ(cycle.get(), vm::Trap::None);
+    EXPECT_EQ(dbg.runCount(), 2 * perCycle);
+    EXPECT_FALSE(dbg.inRun());
+}
+
 TEST(Debugger, LineResolvesToTheNextStatementOrSaysWhyNot) {
     Runner r(kSource);
     ASSERT_TRUE(r.ok) << r.errors();

@@ -21,6 +21,7 @@
 
 #include "takt/agent/control.h"
 #include "takt/agent/opcua_server.h"
+#include "takt/agent/retired_objects.h"
 #include "takt/agent/sparkplug_node.h"
 #include "takt/agent/value_feed.h"
 #include "takt/engine/overrun_digest.h"
@@ -83,6 +84,8 @@ public:
 
     // For the run's log line and tests: the hash of the program now running.
     [[nodiscard]] const std::string& programHash() const { return hash_; }
+    // For tests: the debugging sessions' unlinked objects not yet freed (RetiredObjects).
+    [[nodiscard]] std::size_t retiredObjects() const { return retired_.objects(); }
 
     struct Pending; // a submitted command waiting for the scan loop
     struct Forced;  // one forced variable or address
@@ -147,9 +150,13 @@ private:
     void debugFlowValues(ControlReplyFn& reply);
     [[nodiscard]] std::shared_ptr<vm::FlowRecorder> planFlow(const bytecode::Module& m, const std::string& pou,
                                                              const std::string& instance, std::string& why) const;
-    static void hangFlow(vm::StopMap& stops, std::shared_ptr<vm::FlowRecorder> recorder);
+    void hangFlow(vm::StopMap& stops, std::shared_ptr<vm::FlowRecorder> recorder);
     void carryFlow(const bytecode::Module& m, vm::StopMap& next);
     void stopFlow();
+    // What the session unlinked from the running stop map, freed once no run can read it
+    // (RetiredObjects); each task thread's run count.
+    void retire(std::vector<std::shared_ptr<const void>> objects);
+    [[nodiscard]] std::vector<std::uint32_t> runCounts() const;
     // trace.* (control_trace.cpp).
     void traceStart(const rapidjson::Value& params, ControlReplyFn& reply);
     void traceList(ControlReplyFn& reply);
@@ -275,6 +282,8 @@ private:
     std::map<std::uint32_t, std::shared_ptr<const DebugLogFormat>> logFormats_;
     std::uint32_t nextLogId_ = 1;
     std::vector<std::uint64_t> logsDroppedSeen_;
+    // Conditions, logpoints and flow recorders unlinked from the running stop map, not yet freed.
+    RetiredObjects retired_;
     // Flow control: the POU and instance path as the session named them ("": none) and why an
     // online change ended it; the recorder is the stop map's (stops_->flow()), so a refused change
     // leaves the running program's in place.

@@ -151,6 +151,9 @@ public:
     [[nodiscard]] std::uint32_t addSlot(const HitCondition& hit, const DebugExpr* condition = nullptr,
                                         const LogPoint* log = nullptr) noexcept;
     void keep(std::shared_ptr<const void> object) { kept_.push_back(std::move(object)); }
+    // What keep() holds, handed over once clearBreakpoints() unlinked it: a thread in a run that
+    // began before may still read it (Debugger::runCount says when none can).
+    [[nodiscard]] std::vector<std::shared_ptr<const void>> takeKept() noexcept { return std::move(kept_); }
     bool setBreakpoint(std::uint32_t pc, std::uint32_t slot) noexcept;
     // Clears every breakpoint and frees every slot.
     void clearBreakpoints() noexcept;
@@ -181,6 +184,13 @@ public:
     // statements marked kFlow; null: none. The control thread only; keep() the recorder (a thread
     // may still be filling the one replaced).
     void setFlow(FlowRecorder* flow) noexcept;
+    // setFlow, the map owning the recorder; returns the one it owned before (a thread may still be
+    // filling it: see takeKept).
+    [[nodiscard]] std::shared_ptr<FlowRecorder> replaceFlow(std::shared_ptr<FlowRecorder> flow) noexcept {
+        setFlow(flow.get());
+        flowOwner_.swap(flow);
+        return flow;
+    }
     [[nodiscard]] FlowRecorder* flow() const noexcept { return flow_.load(std::memory_order_acquire); }
     [[nodiscard]] const std::atomic<std::uint8_t>* bytes() const noexcept { return map_.get(); }
     // The module's code with kBreakpointOpcode in place of the first word of every instruction that
@@ -215,6 +225,7 @@ private:
     std::atomic<const std::uint32_t*> patched_{nullptr};
     void patch(std::uint32_t pc, bool on) noexcept;
     std::vector<std::shared_ptr<const void>> kept_; // the conditions and logpoints slots point to
+    std::shared_ptr<FlowRecorder> flowOwner_;       // the recorder flow_ points to (replaceFlow)
 };
 
 // What a resumed thread does next. Over: halt at the next statement of this call or a caller
@@ -299,6 +310,23 @@ public:
     // while the thread runs no program (parked at its cycle boundary).
     void setStops(const StopMap& stops) noexcept { stops_ = &stops; }
 
+    // Runs that may read what the StopMap points to (a condition, a logpoint, the flow recorder)
+    // are counted, the count odd while one is under way: what the control thread unlinks from the
+    // map may go once every thread's count has moved on from, or was even at, the count seen after
+    // the unlink (the run then under way has ended; a later one reads the map as it is now). A run
+    // begins counted while the debugger is attached (Vm::run), or from where an exception breakpoint
+    // catches a fault. The running thread: enterRun/leaveRun/inRun; any thread: runCount.
+    void enterRun() noexcept {
+        inRun_ = true;
+        runs_.fetch_add(1, std::memory_order_seq_cst); // before anything the run reads from the map
+    }
+    void leaveRun() noexcept {
+        inRun_ = false;
+        runs_.fetch_add(1, std::memory_order_release);
+    }
+    [[nodiscard]] bool inRun() const noexcept { return inRun_; }
+    [[nodiscard]] std::uint32_t runCount() const noexcept { return runs_.load(std::memory_order_seq_cst); }
+
     // ---- the running thread (the interpreter) ----
     [[nodiscard]] const StopMap& stops() const noexcept { return *stops_; }
     // The code a run takes the plain loop on while only breakpoints are set (StopMap::patchedCode);
@@ -382,6 +410,8 @@ private:
     // none) and its call depth: the running thread's alone.
     std::uint32_t rerunPc_ = bytecode::kNone;
     std::uint32_t rerunDepth_ = 0;
+    bool inRun_ = false; // the running thread's
+    std::atomic<std::uint32_t> runs_{0};
     std::atomic<std::uint32_t> state_{kRunning};
     std::atomic<std::uint32_t> halts_{0};
     Observer observer_ = nullptr;
