@@ -649,8 +649,7 @@ bool inOutMember(const bytecode::Module& m, std::uint32_t owner, const bytecode:
 }
 
 bool compileDebugExpr(const bytecode::Module& m, std::uint32_t pou, const std::string& instancePath,
-                      std::string_view text, CompiledExpr& out, ExprError& error, bool value,
-                      const SlotReader& slots) {
+                      std::string_view text, CompiledExpr& out, ExprError& error, bool value, const SlotReader& slots) {
     const compiler::SourceFile src(0, "expression", std::string(text));
     compiler::DiagnosticSink diags;
     const compiler::ast::ExprPtr tree = compiler::parseExpressionText(src, diags);

@@ -230,16 +230,15 @@ bool walk(const Module& m, std::string_view path, Root root, Member member, Step
 bool resolvePath(const Module& m, std::string_view path, VarRef& out, std::string& error) {
     return walk(
         m, path, [&m](std::string_view name, VarRef& ref) { return resolveRoot(m, name, ref); },
-        [&m](std::uint32_t type, std::string_view name) { return findField(m.types[type], name); },
-        keepMember, out, error);
+        [&m](std::uint32_t type, std::string_view name) { return findField(m.types[type], name); }, keepMember, out,
+        error);
 }
 
 bool resolvePathIn(const Module& m, std::string_view path, const std::function<bool(std::string_view, VarRef&)>& local,
                    const MemberHook& member, VarRef& out, std::string& error) {
     return walk(
         m, path, [&](std::string_view name, VarRef& ref) { return local(name, ref) || resolveRoot(m, name, ref); },
-        [&m](std::uint32_t type, std::string_view name) { return findField(m.types[type], name); }, member, out,
-        error);
+        [&m](std::uint32_t type, std::string_view name) { return findField(m.types[type], name); }, member, out, error);
 }
 
 std::size_t PathIndex::FoldHash::operator()(std::string_view s) const noexcept {

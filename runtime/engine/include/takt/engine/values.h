@@ -28,11 +28,11 @@ struct VarRef {
 // first segment when it names one of them (a halted frame's variables), else it resolves as in
 // resolvePath. After each member, `member(owner, field, ref, error)` may replace the member's
 // place (a VAR_IN_OUT's slot by what it refers to) or refuse it with `error`.
-using MemberHook = std::function<bool(std::uint32_t owner, const bytecode::FieldDesc& field, VarRef& ref,
-                                      std::string& error)>;
+using MemberHook =
+    std::function<bool(std::uint32_t owner, const bytecode::FieldDesc& field, VarRef& ref, std::string& error)>;
 [[nodiscard]] bool resolvePathIn(const bytecode::Module& module, std::string_view path,
-                                 const std::function<bool(std::string_view, VarRef&)>& local,
-                                 const MemberHook& member, VarRef& out, std::string& error);
+                                 const std::function<bool(std::string_view, VarRef&)>& local, const MemberHook& member,
+                                 VarRef& out, std::string& error);
 
 // A member the compiler adds for its own bookkeeping: a name holding a '$' (an SFC action's
 // flags, an R_EDGE input's memory), or an SFC_STEP's member other than X and T (the chart's
