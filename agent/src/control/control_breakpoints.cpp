@@ -27,9 +27,10 @@ std::string RuntimeControl::applyFunctionBreakpoints(const bytecode::Module& m, 
             why = r.reason;
         } else if (!notHalting.empty()) {
             why = notHalting;
-        } else if (breakpointRule(m, rule, r, hit, stops, slot, why)) {
-            (void)(slot == vm::StopMap::kSlots ? stops.setBreakpoint(r.pcs.front(), true)
-                                               : stops.setBreakpoint(r.pcs.front(), slot));
+        } else if (breakpointRule(m, rule, r, hit, stops, slot, why) &&
+                   !(slot == vm::StopMap::kSlots ? stops.setBreakpoint(r.pcs.front(), true)
+                                                 : stops.setBreakpoint(r.pcs.front(), slot))) {
+            why = ctl::kSlotsUsedUp;
         }
         std::string where;
         if (r.verified) {

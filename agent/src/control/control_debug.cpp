@@ -103,15 +103,43 @@ struct ListedVar {
     bool inFrame = false;
 };
 
+// Whether the VAR_IN_OUT slot at image offset `slot` was bound by a call in the halted chain: a
+// FUNCTION's or METHOD's own in-out (in a frame of the chain), or an in-out member of an instance
+// the chain runs (every call binds every in-out). Such a slot may point into a caller's frame on
+// the stack, which is live while the chain stands.
+bool boundByTheChain(const bytecode::Module& m, const vm::Debugger& d, std::uint32_t slot) {
+    for (const vm::HaltFrame& f : d.frames()) {
+        if (f.pou >= m.pous.size()) {
+            continue;
+        }
+        const bytecode::PouEntry& pou = m.pous[f.pou];
+        if (slot >= f.frameOffset && slot - f.frameOffset < pou.frameSize) {
+            return true;
+        }
+        if (pou.instanceType < m.types.size() && slot >= f.thisOffset) {
+            for (const bytecode::FieldDesc& field : m.types[pou.instanceType].fields) {
+                if (field.offset == slot - f.thisOffset && inOutMember(m, pou.instanceType, field)) {
+                    return true;
+                }
+            }
+        }
+    }
+    return false;
+}
+
 // What the VAR_IN_OUT slot at image offset `slot` (of type `refType`, a REF_TO) refers to. The slot
 // is written by the halted thread's code only (a caller passing the in-out), so while it stands
 // still it is peeked (vm::Debugger::peek); what it refers to is read by a scan command like any
 // variable. The offset is in the slot's low 4 bytes, as the code writes and reads it (the image is
-// little-endian, as the host).
+// little-endian, as the host). False when it refers to no variable: a slot no call has bound yet
+// (0, in the constants), or a place on the stack bound by a call that has returned (an FB's
+// in-out passed a FUNCTION's local), which belongs to whatever runs there now.
 bool referentOf(const bytecode::Module& m, const vm::Debugger& d, std::uint32_t slot, std::uint32_t refType,
                 engine::VarRef& out) {
     std::uint32_t referent = 0;
-    if (refType >= m.types.size() || m.types[refType].element >= m.types.size() || !d.peek(slot, &referent, 4)) {
+    if (refType >= m.types.size() || m.types[refType].element >= m.types.size() || !d.peek(slot, &referent, 4) ||
+        referent == 0 || referent < m.constSize ||
+        (referent - m.constSize >= m.globalSize && !boundByTheChain(m, d, slot))) {
         return false;
     }
     out = engine::VarRef{referent, m.types[refType].element, false};
@@ -133,12 +161,17 @@ bool frameVarRef(const bytecode::Module& m, const vm::Debugger& d, const vm::Hal
 }
 
 // The VAR_IN_OUT slots of the halted frame `f`, read for the expressions compiled in its scope.
-SlotReader slotsOf(const vm::Debugger& d, const vm::HaltFrame& f) {
-    return [&d, f](ExprRead::Base base, std::uint32_t offset, std::uint32_t& referent) {
+SlotReader slotsOf(const bytecode::Module& m, const vm::Debugger& d, const vm::HaltFrame& f) {
+    return [&m, &d, f](ExprRead::Base base, std::uint32_t offset, std::uint32_t refType, std::uint32_t& referent) {
         const std::uint32_t from = base == ExprRead::Base::This    ? f.thisOffset
                                    : base == ExprRead::Base::Frame ? f.frameOffset
                                                                    : 0;
-        return d.peek(from + offset, &referent, 4);
+        engine::VarRef ref;
+        if (!referentOf(m, d, from + offset, refType, ref)) {
+            return false;
+        }
+        referent = ref.offset;
+        return true;
     };
 }
 
@@ -341,10 +374,13 @@ std::string RuntimeControl::applyBreakpoints(const bytecode::Module& m, vm::Stop
             entry = unverified(r.line, why);
         } else {
             // The statement starts of one line share the slot: its hits are the breakpoint's.
+            bool set = true;
             for (const std::uint32_t pc : r.pcs) {
-                (void)(slot == vm::StopMap::kSlots ? stops.setBreakpoint(pc, true) : stops.setBreakpoint(pc, slot));
+                set = (slot == vm::StopMap::kSlots ? stops.setBreakpoint(pc, true) : stops.setBreakpoint(pc, slot)) &&
+                      set;
             }
-            entry = fmt::format("{{\"line\":{},\"verified\":true,\"resolved_line\":{}}}", line, r.line);
+            entry = set ? fmt::format("{{\"line\":{},\"verified\":true,\"resolved_line\":{}}}", line, r.line)
+                        : unverified(r.line, std::string(ctl::kSlotsUsedUp));
         }
         out += (out.size() > 1 ? "," : "") + entry;
     }
@@ -775,7 +811,7 @@ void RuntimeControl::debugEvaluate(const rapidjson::Value& params, ControlReplyF
         at = *f;
         pou = f->pou;
         instance = instancePath(*module_, *f);
-        slots = slotsOf(*d, *f);
+        slots = slotsOf(*module_, *d, *f);
     }
     auto compiled = std::make_shared<CompiledExpr>();
     ExprError error;

@@ -99,8 +99,7 @@ bool RuntimeControl::breakpointRule(const bytecode::Module& m, const Breakpoint&
     }
     slot = stops.addSlot(hit, condition.get(), log.get());
     if (slot == vm::StopMap::kSlots) {
-        why =
-            fmt::format("more than {} breakpoints with a hit condition, condition or log message", vm::StopMap::kSlots);
+        why = ctl::kSlotsUsedUp;
         return false;
     }
     stops.keep(condition);

@@ -16,6 +16,13 @@ namespace takt::agent {
 
 namespace ctl {
 
+// Why a breakpoint is unverified when the stop map's vm::StopMap::kSlots slots are in use (a
+// breakpoint with a hit condition, a condition or a log message takes one, and so does a plain one
+// on the statement of such a breakpoint).
+inline constexpr std::string_view kSlotsUsedUp =
+    "more than 255 breakpoints with a hit condition, condition or log message, or beside one on its statement";
+static_assert(vm::StopMap::kSlots == 255, "kSlotsUsedUp names the number of slots");
+
 // "-32602 on <member>: <message>".
 [[nodiscard]] ControlAnswer badParam(std::string_view member, const std::string& message);
 // A required string member; null when missing or not a string.

@@ -100,9 +100,10 @@ private:
         reads_.push_back(ExprRead{t.base, offset, m_.types[type].size});
         return t;
     }
-    // A VAR_IN_OUT's slot `t` becomes what it refers to (its slot read where it is known).
-    void deref(Typed& t);
-    Typed frameVariable(std::size_t index);
+    // A VAR_IN_OUT's slot `t` (written at `at`) becomes what it refers to: the slot read when
+    // `slots_` can (a halted frame's expression, which fails without it).
+    void deref(Typed& t, const compiler::Span& at);
+    Typed frameVariable(std::size_t index, const compiler::Span& at);
     Typed name(const compiler::ast::NameExpr& n);
     Typed member(const compiler::ast::MemberExpr& e);
     Typed index(const compiler::ast::IndexExpr& e);
@@ -190,29 +191,44 @@ Typed Compiler::compile(const compiler::ast::Expr& e) {
 
 // A variable of the frame, by its index in PouEntry::frame: its place, or for a VAR_IN_OUT the
 // place its slot refers to (the slot read, then what it holds, when the referent is known).
-Typed Compiler::frameVariable(std::size_t index) {
+Typed Compiler::frameVariable(std::size_t index, const compiler::Span& at) {
     const bytecode::FrameVar& v = pou_->frame[index];
     Typed t = placeOf(ExprOp::AddrFrame, v.offset, v.type, v.name);
     t.framePath = true;
     if (v.kind == bytecode::VarKind::InOut) {
-        deref(t);
+        deref(t, at);
     }
     return t;
 }
 
-void Compiler::deref(Typed& t) {
-    const std::uint32_t target = m_.types[t.type].element;
+void Compiler::deref(Typed& t, const compiler::Span& at) {
+    const std::uint32_t slotType = t.type;
+    const std::uint32_t target = m_.types[slotType].element;
     t.code.push_back(ExprInstr{ExprOp::Deref, ValueKind::Bool, ValueKind::Bool, 0, 0, 0, {0}});
     t.type = target;
     t.kind = scalarOf(target);
     t.framePath = true;
-    std::uint32_t referent = 0;
-    t.fixed = t.fixed && slots_ && slots_(t.base, t.at, referent);
-    if (t.fixed) {
-        t.base = ExprRead::Base::Absolute;
-        t.at = referent;
-        reads_.push_back(ExprRead{t.base, referent, m_.types[target].size});
+    if (!slots_) {
+        t.fixed = false; // a condition: the running code reads the slot
+        return;
     }
+    // The expression runs on a copy of what it reads: the referent must be known to be copied.
+    std::uint32_t referent = 0;
+    if (!t.fixed) {
+        fail(compiler::DiagCode::InvalidOperand, at,
+             fmt::format("'{}' is a VAR_IN_OUT reached through a computed index: name the element", text(at)));
+        return;
+    }
+    if (!slots_(t.base, t.at, slotType, referent)) {
+        fail(compiler::DiagCode::InvalidOperand, at,
+             fmt::format("the VAR_IN_OUT '{}' refers to no variable here: no call has bound it yet, or the call "
+                         "that did has returned",
+                         text(at)));
+        return;
+    }
+    t.base = ExprRead::Base::Absolute;
+    t.at = referent;
+    reads_.push_back(ExprRead{t.base, referent, m_.types[target].size});
 }
 
 Typed Compiler::name(const compiler::ast::NameExpr& n) {
@@ -220,7 +236,7 @@ Typed Compiler::name(const compiler::ast::NameExpr& n) {
     if (const bytecode::FrameVar* v = pou_ != nullptr ? frameVarNamed(*pou_, id) : nullptr;
         v != nullptr && v->type < m_.types.size() &&
         (v->kind != bytecode::VarKind::InOut || m_.types[v->type].element < m_.types.size())) {
-        return frameVariable(static_cast<std::size_t>(v - pou_->frame.data()));
+        return frameVariable(static_cast<std::size_t>(v - pou_->frame.data()), n.span);
     }
     if (instanceType_ < m_.types.size()) {
         for (const bytecode::FieldDesc& f : m_.types[instanceType_].fields) {
@@ -228,7 +244,7 @@ Typed Compiler::name(const compiler::ast::NameExpr& n) {
                 Typed t = placeOf(ExprOp::AddrThis, f.offset, f.type,
                                   instancePath_.empty() ? std::string() : instancePath_ + "." + f.name);
                 if (inOutMember(m_, instanceType_, f) && m_.types[f.type].element < m_.types.size()) {
-                    deref(t);
+                    deref(t, n.span);
                 }
                 return t;
             }
@@ -271,7 +287,7 @@ Typed Compiler::member(const compiler::ast::MemberExpr& e) {
                 t.path += "." + f.name;
             }
             if (k != ValueKind::Struct && inOutMember(m_, owner, f) && m_.types[f.type].element < m_.types.size()) {
-                deref(t);
+                deref(t, e.span);
             }
             return t;
         }

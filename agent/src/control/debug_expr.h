@@ -51,17 +51,20 @@ struct ExprError {
     [[nodiscard]] std::string text() const; // "E0104 at column 3: …"
 };
 
-// What the VAR_IN_OUT slot at `offset` from `base` refers to, as an image offset: read from a
-// halted thread's image (vm::Debugger::peek); false when it cannot be known.
-using SlotReader = std::function<bool(ExprRead::Base base, std::uint32_t offset, std::uint32_t& referent)>;
+// What the VAR_IN_OUT slot at `offset` from `base` (of type `refType`, a REF_TO) refers to, as an
+// image offset: read from a halted thread's image (vm::Debugger::peek); false when it refers to no
+// variable now (not bound yet, or bound by a call that has returned).
+using SlotReader =
+    std::function<bool(ExprRead::Base base, std::uint32_t offset, std::uint32_t refType, std::uint32_t& referent)>;
 
 // `pou`: the POU whose scope names resolve in (kNone: globals only): its frame's variables
 // (PouEntry::frame), its instance's members, then program instances and globals; `instancePath`:
 // its instance path when known (a halted frame's), to give variables their paths. `value`: an
 // elementary value is needed (a condition, a logpoint's part): a variable is loaded, a STRUCT or
 // array refused. A VAR_IN_OUT (of the frame, or an FB's member) is what it refers to; `slots`, for
-// a halted frame, reads where each one at a place known without running refers to, so that
-// `reads` holds it; none for a condition, which runs on the image and reads the slot itself.
+// a halted frame, reads where each one refers to, so that `reads` holds it (an in-out it cannot
+// read, or reached through a computed index, is refused); none for a condition, which runs on the
+// image and reads the slot itself.
 [[nodiscard]] bool compileDebugExpr(const bytecode::Module& m, std::uint32_t pou, const std::string& instancePath,
                                     std::string_view text, CompiledExpr& out, ExprError& error, bool value = false,
                                     const SlotReader& slots = {});

@@ -353,6 +353,8 @@ StopMap::Admission StopMap::admit(std::uint32_t pc, const ExprScope& at) const n
             out.verdict = Verdict::Halt;
         } else if (out.logCount < kMaxLogsAt) {
             out.logs[out.logCount++] = log;
+        } else {
+            ++out.logsOver;
         }
     }
     return out;
@@ -460,6 +462,9 @@ bool Debugger::shouldHalt(std::uint8_t bits, std::uint32_t depth, std::uint32_t 
         const StopMap::Admission a = stops_->admit(pc, at);
         for (std::uint32_t i = 0; i < a.logCount; ++i) {
             pushLog(*a.logs[i], at);
+        }
+        if (a.logsOver != 0) {
+            logsDropped_.fetch_add(a.logsOver, std::memory_order_relaxed);
         }
         switch (a.verdict) {
         case StopMap::Verdict::Fault: pendingFault_ = a.fault; [[fallthrough]];

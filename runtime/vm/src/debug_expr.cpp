@@ -206,6 +206,9 @@ ExprStatus eval(const DebugExpr& e, const ExprScope& at, ExprSlot& out) noexcept
             }
             std::uint32_t referent = 0;
             std::memcpy(&referent, data + slot, 4);
+            if (referent == 0) {
+                return ExprStatus::OutsideImage; // a slot no call has bound yet
+            }
             stack[sp - 1].u = referent;
             break;
         }

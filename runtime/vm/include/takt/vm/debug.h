@@ -169,6 +169,7 @@ public:
         ExprStatus fault = ExprStatus::Ok;
         std::uint32_t logCount = 0;
         std::array<const LogPoint*, kMaxLogsAt> logs{};
+        std::uint32_t logsOver = 0; // logpoints past kMaxLogsAt: dropped, counted as dropped
     };
     [[nodiscard]] Admission admit(std::uint32_t pc, const ExprScope& at) const noexcept;
     [[nodiscard]] std::uint64_t hits(std::uint32_t slot) const noexcept {
@@ -318,7 +319,9 @@ public:
     // catches a fault. The running thread: enterRun/leaveRun/inRun; any thread: runCount.
     void enterRun() noexcept {
         inRun_ = true;
-        runs_.fetch_add(1, std::memory_order_seq_cst); // before anything the run reads from the map
+        runs_.fetch_add(1, std::memory_order_seq_cst);
+        // Before anything the run reads from the map (StoreLoad, against the unlink + count read).
+        std::atomic_thread_fence(std::memory_order_seq_cst);
     }
     void leaveRun() noexcept {
         inRun_ = false;
