@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -64,6 +65,8 @@ struct Fixture {
     std::uint32_t program = takt::bytecode::kNone;
     std::uint32_t accOffset = 0;
     std::uint32_t mainOffset = 0;
+    std::uint32_t ptOffset = 0;
+    std::uint32_t inOutSlot = takt::bytecode::kNone; // Scale's VAR_IN_OUT p, in its frame
     Fixture() {
         takt::compiler::Project project = takt::compiler::checkSources({{"main.st", kProgram}});
         compiled = takt::compiler::compileProgram(project);
@@ -76,10 +79,14 @@ struct Fixture {
         }
         for (const takt::bytecode::VarEntry& v : m.variables) {
             accOffset = v.path == "Main.acc" ? v.offset : accOffset;
+            ptOffset = v.path == "Main.pt" ? v.offset : ptOffset;
         }
         mainOffset = m.programs.front().offset;
+        for (const takt::bytecode::FrameVar& v : m.pous[function].frame) {
+            inOutSlot = v.kind == takt::bytecode::VarKind::InOut ? v.offset : inOutSlot;
+        }
         require(fb != takt::bytecode::kNone && function != takt::bytecode::kNone && program != takt::bytecode::kNone &&
-                accOffset != 0 && !m.pous[function].frame.empty());
+                accOffset != 0 && ptOffset != 0 && inOutSlot != takt::bytecode::kNone);
     }
 };
 
@@ -89,9 +96,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static const Fixture f;
     const takt::bytecode::Module& m = *f.compiled.module;
     const std::string_view text(reinterpret_cast<const char*>(data), size);
-    // The frame at the start of the stack; its VAR_IN_OUT slot (zero) refers to offset 0.
-    const std::vector<std::uint8_t> image(std::size_t{m.constSize} + m.globalSize + m.stackSize, 0);
+    // The frame at the start of the stack, its VAR_IN_OUT bound to Main.pt as a call binds it (a
+    // slot holding 0 refers to nothing: eval refuses it).
+    std::vector<std::uint8_t> image(std::size_t{m.constSize} + m.globalSize + m.stackSize, 0);
     const std::uint32_t frame = m.constSize + m.globalSize;
+    std::memcpy(image.data() + frame + f.inOutSlot, &f.ptOffset, 4);
     std::string why;
     for (const auto& [pou, self, path] :
          {std::tuple{f.fb, f.accOffset, "Main.acc"}, std::tuple{f.function, 0U, ""},
