@@ -19,6 +19,7 @@ const { Channel } = require('./channel');
 const { ValueFeed } = require('./feed');
 const { ProgramSpace, writeOrder } = require('./space');
 const { RuntimeNodes } = require('./runtime_nodes');
+const { followTrustFolders } = require('./trust');
 
 const channel = new Channel(3);
 
@@ -122,6 +123,7 @@ async function start(options) {
     automaticallyAcceptUnknownCertificate: false,
   });
   await certificateManager.initialize();
+  followTrustFolders(certificateManager, log);
   const server = new opcua.OPCUAServer({
     host: options.host,
     // The endpoint URL names the address listened on, so a client that asks for it finds it;
