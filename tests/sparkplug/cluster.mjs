@@ -170,6 +170,14 @@ async function teardown() {
   await host.endAsync().catch(() => {});
 }
 
+// What the host saw of `quiet` nodes since `since`, what each says of its session, and its log.
+async function explainQuiet(what, quiet, since) {
+  console.log(`${what}: ${quiet.map((r) => `${r.id} (on rabbit${r.broker + 1} at the start, ${nodes.get(r.id).births.length} births, last NDATA ${nodes.get(r.id).lastNdataAt - since} ms from ${new Date(since).toISOString()})`).join(', ')}`);
+  const seen = await inParallel(quiet.slice(0, 5), 5, status).catch(() => []);
+  for (const [k, st] of seen.entries()) console.log(`${quiet[k].id}: ${JSON.stringify(st.sparkplug)}`);
+  tailLogs((r) => quiet.includes(r));
+}
+
 function tailLogs(filter) {
   for (const run of runs.filter(filter).slice(0, 3)) {
     const text = readFileSync(path.join(run.dir, 'takt.log'), 'utf8').trimEnd().split('\n').slice(-8).join('\n');
@@ -222,7 +230,8 @@ try {
   const seconds = (Date.now() - w0) / 1000;
   const brokers1 = brokerPids.map(usage);
   const takts1 = runs.map((r) => usage(r.child.pid));
-  const rates = runs.map((r) => (nodes.get(r.id).ndata - counts0.get(r.id)) / seconds).sort((a, b) => a - b);
+  const rateOf = new Map(runs.map((r) => [r.id, (nodes.get(r.id).ndata - counts0.get(r.id)) / seconds]));
+  const rates = [...rateOf.values()].sort((a, b) => a - b);
   const totalRate = (ndataTotal - total0) / seconds;
   console.log(`NDATA: ${fmt(totalRate, 0)}/s through the cluster; per node min ${fmt(rates[0])}/s, median ${fmt(pct(rates, 0.5))}/s, max ${fmt(rates.at(-1))}/s (program cycle ${cycleMs} ms: at most ${1000 / cycleMs}/s)`);
   for (let b = 0; b < 3; ++b) {
@@ -232,6 +241,8 @@ try {
   const taktRss = takts1.map((u) => u.rss).sort((a, b) => a - b);
   console.log(`takt run (ASan test build, ASAN_OPTIONS=${asanOptions}): CPU per process median ${fmt(taktCpu[count >> 1])}% of a core (sum ${fmt(taktCpu.reduce((a, b) => a + b, 0), 0)}%), RSS median ${fmt(taktRss[count >> 1], 0)} MB, max ${fmt(taktRss.at(-1), 0)} MB`);
   // Every node publishes at least a fifth of its cycle rate even on a loaded 2-core machine.
+  const slow = runs.filter((r) => rateOf.get(r.id) < 1000 / cycleMs / 5);
+  if (slow.length > 0) await explainQuiet(`slower than ${1000 / cycleMs / 5} NDATA/s in the window`, slow, w0);
   assert.ok(rates[0] >= 1000 / cycleMs / 5, `the slowest node sent ${fmt(rates[0])} NDATA/s`);
   // Every node's seq wraps from 255 to 0 (at 10 NDATA/s, about 26 s after its birth) before the kill.
   const unwrapped = () => runs.filter((r) => nodes.get(r.id).wraps === 0).length;
@@ -266,11 +277,7 @@ try {
   const settled = Date.now();
   const silent = () => runs.filter((r) => nodes.get(r.id).lastNdataAt <= settled);
   await until('NDATA from every node after the failover', () => silent().length === 0, failoverLimitMs).catch(async (err) => {
-    const quiet = silent();
-    console.log(`silent after the failover: ${quiet.map((r) => `${r.id} (was on rabbit${r.broker + 1}, last NDATA ${nodes.get(r.id).lastNdataAt - settled} ms from settled)`).join(', ')}`);
-    const seen = await inParallel(quiet.slice(0, 5), 5, status).catch(() => []);
-    for (const [k, st] of seen.entries()) console.log(`${quiet[k].id}: ${JSON.stringify(st.sparkplug)}`);
-    tailLogs((r) => quiet.includes(r));
+    await explainQuiet('silent after the failover', silent(), settled);
     throw err;
   });
   const after = await inParallel(runs, 6, status);
