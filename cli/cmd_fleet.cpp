@@ -18,6 +18,7 @@
 
 #include "commands.h"
 #include "run_support.h"
+#include "shell_client.h"
 #include "takt/agent/control.h"
 #include "takt/agent/sparkplug_fleet.h"
 #include "takt/engine/config_reader.h"
@@ -178,20 +179,36 @@ int runFleetStatus(const FleetStatusOptions& o) {
     watch.tlsKey = o.key;
     watch.log = [](const std::string& line) { std::fprintf(stderr, "%s: %s\n", kCommand, line.c_str()); };
 
+    // Ctrl-C (or SIGTERM) ends the listening early, and what was heard is reported: blocked
+    // before the brokers' client threads start, so that they inherit the mask and only the
+    // watch's wait takes the signal.
+    takeStopSignals();
+    bool interrupted = false;
+    watch.stopRequested = [&interrupted](int waitMs) {
+        interrupted = stopRequested(waitMs);
+        return interrupted;
+    };
+
     agent::FleetView view(o.group);
     std::string error;
-    if (!agent::watchFleet(watch, view, error)) {
+    std::chrono::milliseconds listened{0};
+    if (!agent::watchFleet(watch, view, error, listened)) {
         std::fprintf(stderr, "%s: %s\n", kCommand, error.c_str());
         return kExitControlUnreachable;
     }
-    const std::string report =
-        o.json ? renderJson(o.group, watch.timeout.count(), view) : renderText(o.group, watch.timeout.count(), view);
+    if (interrupted) {
+        std::fprintf(stderr, "%s: interrupted: listened %lld ms of %lld\n", kCommand,
+                     static_cast<long long>(listened.count()), static_cast<long long>(watch.timeout.count()));
+    }
+    // The window asked for, or the part of it listened to before the interruption.
+    const std::int64_t windowMs = interrupted ? listened.count() : watch.timeout.count();
+    const std::string report = o.json ? renderJson(o.group, windowMs, view) : renderText(o.group, windowMs, view);
     std::fputs(report.c_str(), stdout);
     if (view.nodes().empty()) {
         std::fprintf(stderr,
                      "%s: no edge node of group %s was heard within %lld ms (nodes that send nothing are not seen: "
                      "a longer --timeout, or values that change)\n",
-                     kCommand, o.group.c_str(), static_cast<long long>(watch.timeout.count()));
+                     kCommand, o.group.c_str(), static_cast<long long>(windowMs));
         return kExitTimeout;
     }
     return kExitOk;

@@ -32,6 +32,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -39,6 +40,7 @@
 #include "driver_support.h"
 #include "mqtt_payload.h"
 #include "registry.h"
+#include "takt/io/mosquitto_log.h"
 #include "wakeup.h"
 
 namespace takt::io {
@@ -191,6 +193,7 @@ public:
         mosquitto_disconnect_callback_set(mosq_, &Mqtt::onDisconnect);
         mosquitto_publish_callback_set(mosq_, &Mqtt::onPublish);
         mosquitto_message_callback_set(mosq_, &Mqtt::onMessage);
+        mosquitto_log_callback_set(mosq_, &Mqtt::onLog);
         const auto secs = [](std::int64_t ms) { return static_cast<unsigned>((ms + 999) / 1000); };
         mosquitto_reconnect_delay_set(mosq_, secs(reconnectMs_), secs(reconnectMaxMs_), true);
         int rc = MOSQ_ERR_SUCCESS;
@@ -512,9 +515,34 @@ private:
         }
     }
 
+    // A connection that fails before it is up (a TLS handshake) calls no other callback: the
+    // reason libmosquitto logs is what health says while it keeps retrying.
+    static void onLog(mosquitto* /*m*/, void* self, int level, const char* line) {
+        if (level != MOSQ_LOG_ERR || line == nullptr) {
+            return;
+        }
+        const std::optional<std::string> reason = mosquittoErrorReason(line);
+        if (!reason) {
+            return;
+        }
+        auto* d = static_cast<Mqtt*>(self);
+        {
+            const std::lock_guard lock(d->mutex_);
+            if (d->connected_) {
+                return; // a connection that was up says why it ended in onDisconnect
+            }
+            d->lastError_ = *reason;
+        }
+        d->health_.set(Health::Degraded,
+                       fmt::format("connecting to {}:{}: {}", d->broker_.host, d->broker_.port, *reason),
+                       IoError::Connecting);
+    }
+
     static void onDisconnect(mosquitto* /*m*/, void* self, int rc) {
         auto* d = static_cast<Mqtt*>(self);
-        d->lost(rc == 0 ? std::string("disconnected") : fmt::format("connection lost: {}", mosquitto_strerror(rc)));
+        d->lost(rc == 0 ? std::string("disconnected")
+                        : fmt::format("connection lost: {}",
+                                      mosquittoFailure(rc, !d->tlsCa_.empty() && d->tlsCert_.empty())));
     }
 
     void lost(const std::string& why) {

@@ -4,7 +4,7 @@
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { metric, num, startBroker, startHost, startTakt, takt as taktBin } from './support.mjs';
+import { metric, num, sleep, startBroker, startHost, startTakt, takt as taktBin } from './support.mjs';
 
 let broker;
 let host;
@@ -29,10 +29,12 @@ after(async () => {
   await broker.stop();
 });
 
-// Runs `takt fleet status ARGS`; resolves with its exit code, stdout and stderr.
-function fleetStatus(args) {
+// Runs `takt fleet status ARGS`; resolves with its exit code, stdout and stderr. `started` is
+// given the child process.
+function fleetStatus(args, started = () => {}) {
   return new Promise((resolve) => {
     const child = spawn(taktBin, ['fleet', 'status', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    started(child);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => { stdout += d; });
@@ -109,4 +111,19 @@ test('no edge node heard: a non-zero exit and why; a bad option names itself; no
   const down = await fleetStatus(['--servers', closed.url, '--group', 'Plant1', '--timeout', '2s']);
   assert.equal(down.code, 15, down.stderr);
   assert.match(down.stderr, /no broker could be reached: tcp:\/\/127\.0\.0\.1:\d+: /);
+});
+
+test('Ctrl-C ends the listening early and reports what was heard until then', async () => {
+  const t0 = Date.now();
+  let child;
+  const running = fleetStatus(['--servers', broker.url, '--group', 'Plant1', '--timeout', '60s', '--json'], (c) => { child = c; });
+  await sleep(1500); // Line1's values change every cycle: its NDATA is heard within this
+  child.kill('SIGINT');
+  const { code, stdout, stderr } = await running;
+  assert.equal(code, 0, stderr);
+  assert.ok(Date.now() - t0 < 15000, `ended ${Date.now() - t0} ms after its start`);
+  assert.match(stderr, /interrupted: listened \d+ ms of 60000/);
+  const report = JSON.parse(stdout);
+  assert.ok(report.listened_ms >= 1000 && report.listened_ms < 15000, `listened_ms ${report.listened_ms}`);
+  assert.equal(report.nodes.find((n) => n.edge_node_id === 'Line1')?.state, 'online');
 });

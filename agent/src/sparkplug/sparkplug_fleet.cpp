@@ -7,8 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -19,6 +17,7 @@
 
 #include "sparkplug/sparkplug_metrics.h"
 #include "sparkplug/sparkplug_payload.h"
+#include "takt/io/mosquitto_log.h"
 
 namespace takt::agent {
 
@@ -183,8 +182,24 @@ void onDisconnect(mosquitto* /*m*/, void* self, int rc) {
     const std::lock_guard lock(*l->mutex);
     if (l->connected && !l->closing) {
         l->said->push_back(fmt::format("{}: connection lost: {}", l->server->url, mosquitto_strerror(rc)));
+    } else if (!l->everConnected && l->failure.empty() && rc != 0) {
+        l->failure =
+            fmt::format("connection lost: {}", io::mosquittoFailure(rc, l->server->tls && l->options->tlsCert.empty()));
     }
     l->connected = false;
+}
+
+// A connection that fails before it is up (a TLS handshake) says why only in libmosquitto's log.
+void onLog(mosquitto* /*m*/, void* self, int level, const char* line) {
+    if (level != MOSQ_LOG_ERR || line == nullptr) {
+        return;
+    }
+    std::optional<std::string> reason = io::mosquittoErrorReason(line);
+    auto* l = static_cast<Listener*>(self);
+    const std::lock_guard lock(*l->mutex);
+    if (reason && !l->connected && l->failure.empty()) {
+        l->failure = std::move(*reason);
+    }
 }
 
 // Node Control/Rebirth to `node`, as a host application asks for it (Sparkplug 3.0, 6.4.18).
@@ -241,6 +256,7 @@ bool start(Listener& l, std::string& why) {
     mosquitto_connect_callback_set(l.mosq, onConnect);
     mosquitto_disconnect_callback_set(l.mosq, onDisconnect);
     mosquitto_message_callback_set(l.mosq, onMessage);
+    mosquitto_log_callback_set(l.mosq, onLog);
     // One attempt per server: the window is short, and another server may carry the group.
     mosquitto_reconnect_delay_set(l.mosq, 3600, 3600, false);
     int rc = MOSQ_ERR_SUCCESS;
@@ -259,7 +275,7 @@ bool start(Listener& l, std::string& why) {
         rc = mosquitto_loop_start(l.mosq);
     }
     if (rc != MOSQ_ERR_SUCCESS) {
-        why = rc == MOSQ_ERR_ERRNO ? std::string(std::strerror(errno)) : std::string(mosquitto_strerror(rc));
+        why = io::mosquittoFailure(rc, l.server->tls && o.tlsCert.empty());
         return false;
     }
     return true;
@@ -267,7 +283,8 @@ bool start(Listener& l, std::string& why) {
 
 } // namespace
 
-bool watchFleet(const FleetWatchOptions& options, FleetView& view, std::string& error) {
+bool watchFleet(const FleetWatchOptions& options, FleetView& view, std::string& error,
+                std::chrono::milliseconds& listened) {
     static std::once_flag once;
     std::call_once(once, [] { mosquitto_lib_init(); });
     std::mutex mutex;
@@ -297,20 +314,28 @@ bool watchFleet(const FleetWatchOptions& options, FleetView& view, std::string& 
         l->index = listeners.size();
         std::string why;
         if (!start(*l, why)) {
-            l->failure = why;
+            const std::lock_guard lock(mutex);
+            l->failure = l->failure.empty() ? why : fmt::format("{} ({})", why, l->failure);
         }
         listeners.push_back(std::move(l));
     }
-    const auto end = std::chrono::steady_clock::now() + options.timeout;
+    const auto begin = std::chrono::steady_clock::now();
+    const auto end = begin + options.timeout;
     const auto allFailed = [&] {
         const std::lock_guard lock(mutex);
         return std::all_of(listeners.begin(), listeners.end(),
                            [](const auto& l) { return !l->everConnected && !l->failure.empty(); });
     };
+    constexpr int kPollMs = 20;
     while (std::chrono::steady_clock::now() < end && !allFailed()) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (!options.stopRequested) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(kPollMs));
+        } else if (options.stopRequested(kPollMs)) {
+            break;
+        }
         say();
     }
+    listened = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begin);
     std::string reasons;
     bool any = false;
     {
@@ -322,7 +347,7 @@ bool watchFleet(const FleetWatchOptions& options, FleetView& view, std::string& 
                 continue;
             }
             const std::string why =
-                l->failure.empty() ? fmt::format("not connected within {} ms", options.timeout.count()) : l->failure;
+                l->failure.empty() ? fmt::format("not connected within {} ms", listened.count()) : l->failure;
             said.push_back(fmt::format("{}: {}", l->server->url, why));
             reasons += fmt::format("{}{}: {}", reasons.empty() ? "" : "; ", l->server->url, why);
         }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <utility>
 
 #include <fmt/format.h>
 #include <rapidjson/document.h>
@@ -195,7 +196,7 @@ void SparkplugNode::Impl::connect() {
         h.server = s.url;
         h.bdSeq = bdSeq;
     });
-    link = Link{this, ++connection};
+    link = Link{this, ++connection, s.tls && options.tlsCert.empty()};
     mosq = mosquitto_new(clientId.c_str(), true, &link);
     if (mosq == nullptr) {
         failed("cannot create an MQTT client");
@@ -204,6 +205,7 @@ void SparkplugNode::Impl::connect() {
     mosquitto_connect_callback_set(mosq, &Impl::onConnect);
     mosquitto_disconnect_callback_set(mosq, &Impl::onDisconnect);
     mosquitto_message_callback_set(mosq, &Impl::onMessage);
+    mosquitto_log_callback_set(mosq, &Impl::onLog);
     // The node moves to the next server itself: libmosquitto's own reconnect waits out of the way.
     mosquitto_reconnect_delay_set(mosq, 3600, 3600, false);
     int rc = MOSQ_ERR_SUCCESS;
@@ -232,7 +234,7 @@ void SparkplugNode::Impl::connect() {
         rc = mosquitto_loop_start(mosq);
     }
     if (rc != MOSQ_ERR_SUCCESS) {
-        failed(mosquitto_strerror(rc));
+        failed(io::mosquittoFailure(rc, link.tlsWithoutCertificate));
         return;
     }
     connectDeadline = Clock::now() + kConnectTimeout;
@@ -263,11 +265,19 @@ void SparkplugNode::Impl::failed(const std::string& why) {
     }
     connectedAt.reset();
     const auto& s = options.servers[server];
+    std::string logged;
+    {
+        const std::lock_guard lock(loggedMutex);
+        if (loggedConnection == connection) {
+            logged = std::exchange(loggedReason, {});
+        }
+    }
+    const std::string reason = logged.empty() ? why : fmt::format("{} ({})", why, logged);
     setHealth([&](SparkplugHealth& h) {
         h.state = "connecting";
-        h.reason = why;
+        h.reason = reason;
     });
-    log(true, fmt::format("sparkplug: {}: {}", s.url, why));
+    log(true, fmt::format("sparkplug: {}: {}", s.url, reason));
     drop();
     server = (server + 1) % options.servers.size();
     if (++failuresInRound >= options.servers.size()) {
@@ -303,7 +313,7 @@ void SparkplugNode::Impl::handle(Event& e) {
         return;
     case Event::Kind::Disconnected:
         if (e.connection == connection && mosq != nullptr) {
-            failed(fmt::format("connection lost: {}", mosquitto_strerror(e.rc)));
+            failed(fmt::format("connection lost: {}", e.data));
         }
         return;
     case Event::Kind::Message:

@@ -23,6 +23,7 @@
 #include "sparkplug/sparkplug_metrics.h"
 #include "takt/agent/sparkplug_node.h"
 #include "takt/agent/value_feed.h"
+#include "takt/io/mosquitto_log.h"
 
 namespace takt::agent {
 
@@ -97,6 +98,7 @@ struct SparkplugNode::Impl {
     struct Link {
         Impl* impl = nullptr;
         std::uint64_t connection = 0;
+        bool tlsWithoutCertificate = false; // an ssl:// server, no tls.cert (mosquittoFailure)
     };
     static void onConnect(mosquitto* /*m*/, void* self, int rc) {
         const auto* l = static_cast<const Link*>(self);
@@ -104,7 +106,26 @@ struct SparkplugNode::Impl {
     }
     static void onDisconnect(mosquitto* /*m*/, void* self, int rc) {
         const auto* l = static_cast<const Link*>(self);
-        l->impl->push(sp::Event{sp::Event::Kind::Disconnected, l->connection, rc, {}, {}, 0});
+        l->impl->push(sp::Event{sp::Event::Kind::Disconnected,
+                                l->connection,
+                                rc,
+                                {},
+                                io::mosquittoFailure(rc, l->tlsWithoutCertificate),
+                                0});
+    }
+    // What libmosquitto logs of a failure: the reason its return codes leave out (a TLS failure),
+    // the first one per connection, said by failed().
+    static void onLog(mosquitto* /*m*/, void* self, int level, const char* line) {
+        if (level != MOSQ_LOG_ERR || line == nullptr) {
+            return;
+        }
+        std::optional<std::string> reason = io::mosquittoErrorReason(line);
+        const auto* l = static_cast<const Link*>(self);
+        const std::lock_guard lock(l->impl->loggedMutex);
+        if (reason && (l->impl->loggedConnection != l->connection || l->impl->loggedReason.empty())) {
+            l->impl->loggedConnection = l->connection;
+            l->impl->loggedReason = std::move(*reason);
+        }
     }
     static void onMessage(mosquitto* /*m*/, void* self, const mosquitto_message* msg) {
         const auto* l = static_cast<const Link*>(self);
@@ -175,6 +196,9 @@ struct SparkplugNode::Impl {
     mosquitto* mosq = nullptr;
     Link link;
     std::uint64_t connection = 0; // numbers the connections
+    std::mutex loggedMutex;       // onLog (network thread) to failed() (the node's)
+    std::uint64_t loggedConnection = 0;
+    std::string loggedReason;
     std::size_t server = 0;
     bool connected = false;
     bool born = false;

@@ -248,36 +248,69 @@ TEST(Mqtt, ReconnectsAfterTheBrokerRestartsAndMarksInputsBadMeanwhile) {
     d->stop();
 }
 
+// A CA the test makes itself, a broker certificate it signed for 127.0.0.1 and a CA that signed
+// nothing (stranger.pem), in `d`; and a mosquitto TLS listener with them.
+struct TlsBroker {
+    std::uint16_t port = 0;
+    std::unique_ptr<Process> process;
+};
+TlsBroker startTlsBroker(TempDir& dir) {
+    const std::string d = dir.path().string();
+    const std::string make = fmt::format(
+        "cd {0} && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=takt-test-ca -keyout ca.key -out ca.pem "
+        ">/dev/null 2>&1 && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=stranger -keyout stranger.key "
+        "-out stranger.pem >/dev/null 2>&1 && openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout "
+        "server.key -out server.csr >/dev/null 2>&1 && printf 'subjectAltName=IP:127.0.0.1\\n' > ext.cnf && openssl "
+        "x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 -extfile ext.cnf -out server.pem "
+        ">/dev/null 2>&1",
+        d);
+    EXPECT_EQ(std::system(make.c_str()), 0);
+    TlsBroker b;
+    b.port = freeTcpPort();
+    // Run as root, mosquitto would switch to its own user before loading the key; `user root`
+    // keeps it (and is ignored when the test does not run as root).
+    const auto conf =
+        dir.write("tls.conf", fmt::format("user root\nlistener {} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+                                          "log_dest none\ncafile {}/ca.pem\ncertfile {}/server.pem\n"
+                                          "keyfile {}/server.key\n",
+                                          b.port, d, d, d));
+    b.process = std::make_unique<Process>(std::vector<std::string>{kBroker, "-c", conf.string()});
+    EXPECT_TRUE(waitForPort(b.port, std::chrono::seconds(15)));
+    return b;
+}
+
 // TLS with a CA the test makes itself: the driver verifies the broker's certificate.
 TEST(Mqtt, ConnectsOverTls) {
     if (!std::filesystem::exists(kBroker) || !std::filesystem::exists("/usr/bin/openssl")) {
         GTEST_SKIP() << "mosquitto or openssl is not installed";
     }
     TempDir dir;
-    const std::string d = dir.path().string();
-    // Run as root, mosquitto would switch to its own user before loading the key; `user root`
-    // keeps it (and is ignored when the test does not run as root).
-    const std::string make = fmt::format(
-        "cd {0} && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=takt-test-ca -keyout ca.key -out ca.pem "
-        ">/dev/null 2>&1 && openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server.key -out server.csr "
-        ">/dev/null 2>&1 && printf 'subjectAltName=IP:127.0.0.1\\n' > ext.cnf && openssl x509 -req -in server.csr "
-        "-CA ca.pem -CAkey ca.key -CAcreateserial -days 1 -extfile ext.cnf -out server.pem >/dev/null 2>&1",
-        d);
-    ASSERT_EQ(std::system(make.c_str()), 0);
-    const std::uint16_t port = freeTcpPort();
-    const auto conf =
-        dir.write("tls.conf", fmt::format("user root\nlistener {} 127.0.0.1\nallow_anonymous true\npersistence false\n"
-                                          "log_dest none\ncafile {}/ca.pem\ncertfile {}/server.pem\n"
-                                          "keyfile {}/server.key\n",
-                                          port, d, d, d));
-    Process broker({kBroker, "-c", conf.string()});
-    ASSERT_TRUE(waitForPort(port, std::chrono::seconds(15)));
+    const TlsBroker broker = startTlsBroker(dir);
     auto drv = makeDriver("mqtt", fmt::format("broker = '127.0.0.1:{}'\ntls = {{ca = '{}/ca.pem'}}\n"
                                               "publish = [{{address = '%QW0', type = 'INT', topic = 'line1/x'}}]",
-                                              port, d));
+                                              broker.port, dir.path().string()));
     std::string error;
     ASSERT_TRUE(drv->start(error)) << error;
     EXPECT_TRUE(eventually([&] { return drv->health().health == Health::Ok; }));
+    drv->stop();
+}
+
+// A broker whose certificate the configured CA did not sign: health says why (libmosquitto's
+// own answer is only "A TLS error occurred."), while the driver keeps trying.
+TEST(Mqtt, SaysWhyATlsConnectionFails) {
+    if (!std::filesystem::exists(kBroker) || !std::filesystem::exists("/usr/bin/openssl")) {
+        GTEST_SKIP() << "mosquitto or openssl is not installed";
+    }
+    TempDir dir;
+    const TlsBroker broker = startTlsBroker(dir);
+    auto drv = makeDriver("mqtt", fmt::format("broker = '127.0.0.1:{}'\ntls = {{ca = '{}/stranger.pem'}}\n"
+                                              "publish = [{{address = '%QW0', type = 'INT', topic = 'line1/x'}}]",
+                                              broker.port, dir.path().string()));
+    std::string error;
+    ASSERT_TRUE(drv->start(error)) << error;
+    const std::string expected = fmt::format("connecting to 127.0.0.1:{}: certificate verify failed", broker.port);
+    EXPECT_TRUE(eventually([&] { return drv->health().reason == expected; })) << drv->health().reason;
+    EXPECT_EQ(drv->health().health, Health::Degraded);
     drv->stop();
 }
 

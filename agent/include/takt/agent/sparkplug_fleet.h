@@ -59,10 +59,15 @@ struct FleetWatchOptions {
     std::string tlsCa, tlsCert, tlsKey;
     // Said to the user: a broker that cannot be reached, a rebirth sent.
     std::function<void(const std::string& line)> log;
+    // Asked all along with how long it may wait (ms): true ends the watch early with what was
+    // heard (`takt fleet status` on Ctrl-C). None: the whole timeout.
+    std::function<bool(int waitMs)> stopRequested;
 };
 
-// Listens for `timeout` on every server and fills `view`. False with `error` when no server could
-// be connected to (each one's reason in it); a server that fails while others work is only logged.
-bool watchFleet(const FleetWatchOptions& options, FleetView& view, std::string& error);
+// Listens for `timeout` on every server (less when stopRequested says so) and fills `view`; how
+// long it listened goes to `listened`. False with `error` when no server could be connected to
+// (each one's reason in it); a server that fails while others work is only logged.
+bool watchFleet(const FleetWatchOptions& options, FleetView& view, std::string& error,
+                std::chrono::milliseconds& listened);
 
 } // namespace takt::agent
