@@ -342,3 +342,58 @@ describe('the live page with auth = "token"', { skip }, () => {
     await context.close();
   });
 });
+
+// An SFC chart beside the demo's programs: the Steps part lists its active steps with their time,
+// follows a transition, and after an online change that adds a step shows the chart as it is now
+// (the active step kept).
+describe('the Steps part', { skip }, () => {
+  const chart = (extra) => `PROGRAM Sequence
+VAR go : BOOL; END_VAR
+    INITIAL_STEP Idle:
+    END_STEP
+    STEP Fill:
+    END_STEP
+    TRANSITION FROM Idle TO Fill := go; END_TRANSITION
+${extra}END_PROGRAM
+`;
+  const config = readFileSync(new URL('../../examples/demo/src/configuration.st', import.meta.url), 'utf8')
+    .replace('PROGRAM Alarms WITH SlowTask : AlarmHandler;', 'PROGRAM Alarms WITH SlowTask : AlarmHandler;\n        PROGRAM Seq WITH SlowTask : Sequence;');
+  let demo;
+  let browser;
+
+  before(async () => {
+    demo = await startDemo({ extraFiles: { 'src/configuration.st': config, 'src/sequence.st': chart('') } });
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await demo?.stop();
+  });
+
+  test('shows the active steps, follows a transition and an online change', async () => {
+    const { page, errors, close } = await openPage(browser, demo.url);
+    try {
+      const active = page.locator('#steps tr[data-chart="Seq"] td.active-steps');
+      const shows = (re) => async () => re.test((await active.textContent().catch(() => '')) ?? '');
+      await untilOnPage(page, 'Idle active with its time', shows(/^Idle T#\S+$/), 20000);
+      assert.equal(await page.isVisible('#steps-panel'), true);
+      const { body } = await rpc(demo.url, 'var.write', { name: 'Seq.go', value: 'TRUE' }, ENGINEER_TOKEN);
+      assert.ok(body.result, JSON.stringify(body));
+      await untilOnPage(page, 'Fill active', shows(/^Fill T#\S+$/), 20000);
+
+      // A step added by an online change: the chart keeps Fill active, and Done is known (its
+      // flags are subscribed once the page has browsed the new program).
+      writeFileSync(path.join(demo.dir, 'src', 'sequence.st'), chart(`    STEP Done:
+    END_STEP
+    TRANSITION FROM Fill TO Done := NOT go; END_TRANSITION
+`));
+      await demo.takt('reload', '--yes');
+      await rpc(demo.url, 'var.write', { name: 'Seq.go', value: 'FALSE' }, ENGINEER_TOKEN);
+      await untilOnPage(page, 'Done active after the online change', shows(/^Done T#\S+$/), 20000);
+      assert.deepEqual(errors, []);
+    } finally {
+      await close();
+    }
+  });
+});

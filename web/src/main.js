@@ -4,6 +4,7 @@
 // up; a hidden tab polls slowly.
 import { call, RpcError, setToken, subscribe, token } from './rpc.js';
 import { Histogram, TraceChart, Trend } from './charts.js';
+import { Steps } from './steps.js';
 import './style.css';
 
 const FAST_MS = 250; // values of the visible variables and the trends: the subscription's interval
@@ -17,6 +18,7 @@ const state = { role: 'viewer', pattern: '', offset: 0, total: 0, vars: [], even
 const trend = new Trend($('#trend'), $('#trend-names'));
 const histogram = new Histogram($('#histogram'));
 const traceChart = new TraceChart($('#trace-chart'));
+const steps = new Steps($('#steps-panel'), $('#steps tbody'));
 
 function el(tag, props = {}, ...children) {
   const e = document.createElement(tag);
@@ -222,6 +224,7 @@ const live = { key: '', abort: null, latest: {} };
 
 function showValues(values) {
   Object.assign(live.latest, values);
+  steps.show(live.latest);
   for (const [name, text] of Object.entries(values)) {
     const row = rows.get(name);
     if (row && row.value.textContent !== text) {
@@ -232,7 +235,7 @@ function showValues(values) {
 }
 
 function watchValues() {
-  const names = [...new Set([...state.vars.filter(readable).map((v) => v.path), ...trend.names])];
+  const names = [...new Set([...state.vars.filter(readable).map((v) => v.path), ...trend.names, ...steps.names()])];
   const key = names.join('\n');
   if (key === live.key && live.abort) return;
   live.abort?.abort();
@@ -251,6 +254,7 @@ function watchValues() {
       if (err instanceof RpcError && gone) {
         const name = names[Number(gone[1])];
         if (trend.has(name)) trend.toggle(name, false);
+        steps.forget(name);
         state.vars = state.vars.filter((v) => v.path !== name);
         return;
       }
@@ -318,6 +322,7 @@ async function slow() {
   histogram.show(hist.lateness);
   renderTraces(await call('trace.list'));
   await loadVars();
+  await steps.load(status.program_hash, call);
 }
 
 function loop(fn, periodMs) {
