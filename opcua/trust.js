@@ -39,38 +39,68 @@ async function holds(folder, chain) {
 }
 
 // Makes `manager` (an OPCUACertificateManager) answer from its folders when its index is stale.
+// The index is read again only once no check is under way, and no check starts meanwhile: one
+// reading a half-read index would find a trusted certificate unknown and file it in rejected/.
 function followTrustFolders(manager, log) {
   const check = manager.checkCertificate.bind(manager);
-  let reading = null;
+  let reading = null; // the reload under way
+  let running = 0; // checks under way
+  let idle = []; // resolvers waiting for `running` to reach 0
 
-  async function checked(chain) {
-    if (reading) {
+  async function gated(chain) {
+    while (reading) {
       await reading;
     }
-    const status = await check(chain);
+    running += 1;
+    try {
+      return await check(chain);
+    } finally {
+      running -= 1;
+      if (running === 0) {
+        idle.forEach((resolve) => resolve());
+        idle = [];
+      }
+    }
+  }
+
+  function reload() {
+    if (!reading) {
+      log('a trusted certificate was still refused from memory: reading the trust list again');
+      reading = (async () => {
+        if (running > 0) {
+          await new Promise((resolve) => idle.push(resolve));
+        }
+        await manager.reloadCertificates();
+      })().finally(() => {
+        reading = null;
+      });
+    }
+    return reading;
+  }
+
+  async function checked(chain) {
+    const status = await gated(chain);
     if (status.name !== 'BadCertificateUntrusted' || !Buffer.isBuffer(chain)) {
       return status;
     }
     if (!(await holds(manager.trustedFolder, chain)) || (await holds(manager.rejectedFolder, chain))) {
       return status;
     }
-    if (!reading) {
-      log('a trusted certificate was still refused from memory: reading the trust list again');
-      reading = manager.reloadCertificates().finally(() => {
-        reading = null;
-      });
-    }
-    await reading;
-    return check(chain);
+    await reload();
+    return gated(chain);
   }
 
-  // node-opcua calls it with a callback or for a promise.
+  // node-opcua calls it with a callback or for a promise. The callback runs outside the promise
+  // chain, so what it throws is not taken for a refused check.
   manager.checkCertificate = (chain, callback) => {
     const answer = checked(chain);
     if (typeof callback !== 'function') {
       return answer;
     }
-    answer.then((status) => callback(null, status), callback);
+    answer.then(
+      (status) => process.nextTick(callback, null, status),
+      (err) => process.nextTick(callback, err),
+    );
     return undefined;
   };
 }
