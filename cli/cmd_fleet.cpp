@@ -192,13 +192,14 @@ int runFleetStatus(const FleetStatusOptions& o) {
     agent::FleetView view(o.group);
     std::string error;
     std::chrono::milliseconds listened{0};
-    if (!agent::watchFleet(watch, view, error, listened)) {
-        std::fprintf(stderr, "%s: %s\n", kCommand, error.c_str());
-        return kExitControlUnreachable;
-    }
+    const bool watched = agent::watchFleet(watch, view, error, listened);
     if (interrupted) {
         std::fprintf(stderr, "%s: interrupted: listened %lld ms of %lld\n", kCommand,
                      static_cast<long long>(listened.count()), static_cast<long long>(watch.timeout.count()));
+    }
+    if (!watched) {
+        std::fprintf(stderr, "%s: %s\n", kCommand, error.c_str());
+        return kExitControlUnreachable;
     }
     // The window asked for, or the part of it listened to before the interruption.
     const std::int64_t windowMs = interrupted ? listened.count() : watch.timeout.count();

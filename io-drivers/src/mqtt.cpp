@@ -34,6 +34,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -482,6 +483,8 @@ private:
         {
             const std::lock_guard lock(d->mutex_);
             d->connected_ = true;
+            d->everConnected_ = true;
+            d->loggedReason_.clear();
             d->republish_ = true;
             // Bad inputs stay bad until a message brings the peer's values again (onMessage);
             // a driver that receives nothing has no inputs to wait for.
@@ -515,39 +518,51 @@ private:
         }
     }
 
-    // A connection that fails before it is up (a TLS handshake) calls no other callback: the
-    // reason libmosquitto logs is what health says while it keeps retrying.
+    // A connection that fails before it is up (a TLS handshake) says why only in libmosquitto's
+    // log: kept for lost() to say, and said while the driver has never been connected (health is
+    // then "connecting to …", whatever on_error says).
     static void onLog(mosquitto* /*m*/, void* self, int level, const char* line) {
-        if (level != MOSQ_LOG_ERR || line == nullptr) {
-            return;
-        }
-        const std::optional<std::string> reason = mosquittoErrorReason(line);
+        std::optional<std::string> reason = mosquittoLogReason(level, line);
         if (!reason) {
             return;
         }
         auto* d = static_cast<Mqtt*>(self);
+        bool first = false;
         {
             const std::lock_guard lock(d->mutex_);
-            if (d->connected_) {
-                return; // a connection that was up says why it ended in onDisconnect
+            if (d->connected_ || !d->loggedReason_.empty()) {
+                return;
             }
-            d->lastError_ = *reason;
+            d->loggedReason_ = *reason;
+            first = !d->everConnected_;
         }
-        d->health_.set(Health::Degraded,
-                       fmt::format("connecting to {}:{}: {}", d->broker_.host, d->broker_.port, *reason),
-                       IoError::Connecting);
+        if (first && d->health_.get().code == IoError::Connecting) {
+            d->health_.set(Health::Degraded,
+                           fmt::format("connecting to {}:{}: {}", d->broker_.host, d->broker_.port, *reason),
+                           IoError::Connecting);
+        }
     }
 
     static void onDisconnect(mosquitto* /*m*/, void* self, int rc) {
         auto* d = static_cast<Mqtt*>(self);
+        bool neverAccepted = false;
+        {
+            const std::lock_guard lock(d->mutex_);
+            neverAccepted = !d->everConnected_;
+        }
         d->lost(rc == 0 ? std::string("disconnected")
-                        : fmt::format("connection lost: {}",
-                                      mosquittoFailure(rc, !d->tlsCa_.empty() && d->tlsCert_.empty())));
+                        : fmt::format("connection lost: {}", mosquittoFailure(rc, neverAccepted && !d->tlsCa_.empty() &&
+                                                                                      d->tlsCert_.empty())));
     }
 
-    void lost(const std::string& why) {
+    // With the reason libmosquitto logged for it, when it did.
+    void lost(const std::string& failure) {
+        std::string why = failure;
         {
             const std::lock_guard lock(mutex_);
+            if (!loggedReason_.empty()) {
+                why = fmt::format("{} ({})", failure, std::exchange(loggedReason_, {}));
+            }
             if (connected_ || disconnectedSinceNs_ == 0) {
                 disconnectedSinceNs_ = monotonicNs();
             }
@@ -695,6 +710,8 @@ private:
     bool inputsBad_ = false;
     std::int64_t disconnectedSinceNs_ = 0;
     std::string lastError_;
+    std::string loggedReason_;   // the first reason libmosquitto logged since the last connect
+    bool everConnected_ = false; // a broker accepted a session of this driver
 
     // Scan thread only.
     std::uint64_t seenSeq_ = 0; // the topic_in message last written to the image

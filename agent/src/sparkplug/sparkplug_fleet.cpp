@@ -162,17 +162,21 @@ struct Listener {
 
 void onConnect(mosquitto* m, void* self, int rc) {
     auto* l = static_cast<Listener*>(self);
-    const std::lock_guard lock(*l->mutex);
-    if (rc != 0) {
-        l->failure = fmt::format("connection refused: {}", mosquitto_connack_string(rc));
-        return;
+    {
+        const std::lock_guard lock(*l->mutex);
+        if (rc != 0) {
+            l->failure = fmt::format("connection refused: {}", mosquitto_connack_string(rc));
+            return;
+        }
+        l->connected = true;
+        l->everConnected = true;
+        l->failure.clear();
     }
-    l->connected = true;
-    l->everConnected = true;
-    l->failure.clear();
+    // Outside the lock: libmosquitto may call the log callback from inside, which takes it.
     const std::string topic = fmt::format("spBv1.0/{}/#", l->options->group);
     const int sub = mosquitto_subscribe(m, nullptr, topic.c_str(), 1);
     if (sub != MOSQ_ERR_SUCCESS) {
+        const std::lock_guard lock(*l->mutex);
         l->failure = fmt::format("cannot subscribe to {}: {}", topic, mosquitto_strerror(sub));
     }
 }
@@ -191,10 +195,7 @@ void onDisconnect(mosquitto* /*m*/, void* self, int rc) {
 
 // A connection that fails before it is up (a TLS handshake) says why only in libmosquitto's log.
 void onLog(mosquitto* /*m*/, void* self, int level, const char* line) {
-    if (level != MOSQ_LOG_ERR || line == nullptr) {
-        return;
-    }
-    std::optional<std::string> reason = io::mosquittoErrorReason(line);
+    std::optional<std::string> reason = io::mosquittoLogReason(level, line);
     auto* l = static_cast<Listener*>(self);
     const std::lock_guard lock(*l->mutex);
     if (reason && !l->connected && l->failure.empty()) {

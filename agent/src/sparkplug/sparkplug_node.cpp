@@ -196,7 +196,7 @@ void SparkplugNode::Impl::connect() {
         h.server = s.url;
         h.bdSeq = bdSeq;
     });
-    link = Link{this, ++connection, s.tls && options.tlsCert.empty()};
+    link = Link{this, ++connection, s.tls && options.tlsCert.empty(), false};
     mosq = mosquitto_new(clientId.c_str(), true, &link);
     if (mosq == nullptr) {
         failed("cannot create an MQTT client");

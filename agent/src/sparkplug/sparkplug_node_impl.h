@@ -99,9 +99,11 @@ struct SparkplugNode::Impl {
         Impl* impl = nullptr;
         std::uint64_t connection = 0;
         bool tlsWithoutCertificate = false; // an ssl:// server, no tls.cert (mosquittoFailure)
+        bool accepted = false;              // the broker accepted the session (network thread only)
     };
     static void onConnect(mosquitto* /*m*/, void* self, int rc) {
-        const auto* l = static_cast<const Link*>(self);
+        auto* l = static_cast<Link*>(self);
+        l->accepted = l->accepted || rc == 0;
         l->impl->push(sp::Event{sp::Event::Kind::Connected, l->connection, rc, {}, {}, 0});
     }
     static void onDisconnect(mosquitto* /*m*/, void* self, int rc) {
@@ -110,16 +112,13 @@ struct SparkplugNode::Impl {
                                 l->connection,
                                 rc,
                                 {},
-                                io::mosquittoFailure(rc, l->tlsWithoutCertificate),
+                                io::mosquittoFailure(rc, l->tlsWithoutCertificate && !l->accepted),
                                 0});
     }
     // What libmosquitto logs of a failure: the reason its return codes leave out (a TLS failure),
     // the first one per connection, said by failed().
     static void onLog(mosquitto* /*m*/, void* self, int level, const char* line) {
-        if (level != MOSQ_LOG_ERR || line == nullptr) {
-            return;
-        }
-        std::optional<std::string> reason = io::mosquittoErrorReason(line);
+        std::optional<std::string> reason = io::mosquittoLogReason(level, line);
         const auto* l = static_cast<const Link*>(self);
         const std::lock_guard lock(l->impl->loggedMutex);
         if (reason && (l->impl->loggedConnection != l->connection || l->impl->loggedReason.empty())) {

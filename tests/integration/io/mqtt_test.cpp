@@ -308,8 +308,10 @@ TEST(Mqtt, SaysWhyATlsConnectionFails) {
                                               broker.port, dir.path().string()));
     std::string error;
     ASSERT_TRUE(drv->start(error)) << error;
-    const std::string expected = fmt::format("connecting to 127.0.0.1:{}: certificate verify failed", broker.port);
-    EXPECT_TRUE(eventually([&] { return drv->health().reason == expected; })) << drv->health().reason;
+    // "connecting to 127.0.0.1:<port>: certificate verify failed" (libmosquitto 2.0.11 reports a
+    // failed handshake to no callback but its log; later ones end it as a lost connection).
+    EXPECT_TRUE(eventually([&] { return drv->health().reason.find("certificate verify failed") != std::string::npos; }))
+        << drv->health().reason;
     EXPECT_EQ(drv->health().health, Health::Degraded);
     drv->stop();
 }

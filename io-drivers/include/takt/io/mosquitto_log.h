@@ -35,14 +35,24 @@ inline std::optional<std::string> mosquittoErrorReason(std::string_view line) {
     return std::string(reason);
 }
 
+// The reason a line of a client's log gives for a failure: lines at MOSQ_LOG_ERR only. What a
+// client's log callback keeps (the first of an attempt: OpenSSL may add more after the cause).
+inline std::optional<std::string> mosquittoLogReason(int level, const char* line) {
+    if (level != MOSQ_LOG_ERR || line == nullptr) {
+        return std::nullopt;
+    }
+    return mosquittoErrorReason(line);
+}
+
 // libmosquitto's words for `rc` of a failed call or a lost connection, read on the thread that
 // got it (MOSQ_ERR_ERRNO's text is that thread's errno). A broker that requires a client
-// certificate ends the handshake of a client without one with EPROTO, of which libmosquitto
-// logs nothing: with `tlsWithoutCertificate` (a TLS connection offering none) that is said.
-inline std::string mosquittoFailure(int rc, bool tlsWithoutCertificate) {
+// certificate ends the handshake of a client without one with EPROTO, of which libmosquitto logs
+// nothing; so does an abrupt end of any TLS connection. `certificateMayBeWanted`: a TLS client
+// offering no certificate that this broker never accepted: then that is said.
+inline std::string mosquittoFailure(int rc, bool certificateMayBeWanted) {
     const int err = errno;
     std::string text = mosquitto_strerror(rc);
-    if (tlsWithoutCertificate && rc == MOSQ_ERR_ERRNO && err == EPROTO) {
+    if (certificateMayBeWanted && rc == MOSQ_ERR_ERRNO && err == EPROTO) {
         text += " (no client certificate was offered: a broker that requires one ends the connection so; tls.cert "
                 "and tls.key give one)";
     }
