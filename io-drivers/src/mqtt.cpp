@@ -4,8 +4,8 @@
 // tls = {ca, cert, key} (cert and key together), qos (0..2, 1), keepalive_s (30; truST's
 // keep_alive_s is the same key), allow_insecure_remote (truST: false refuses a broker other than
 // loopback without tls; takt's default true allows it),
-// reconnect_ms / reconnect_max_ms (1000 / 30000; libmosquitto counts whole seconds, so they
-// are rounded up), status_topic (retained "online" once connected, "offline" as the last will
+// reconnect_ms / reconnect_max_ms (1000 / 30000: the first delay, doubling up to the second),
+// status_topic (retained "online" once connected, "offline" as the last will
 // and on stop), on_error (fault|warn|ignore, fault), comm_loss_timeout_ms (5000), and:
 //   topic_in / topic_out: the truST whole-image topics. A topic_in message's payload bytes
 //     are written to %IB0.. (in_bytes, 64) at the next cycle start, only those bytes and only
@@ -17,8 +17,8 @@
 //     after every reconnect).
 //   subscribe = [{topic, address, type}]: typed JSON (or a bare number/boolean) written to
 //     `address` at the next cycle start.
-// Threads: libmosquitto's own network thread (mosquitto_loop_start: non-blocking connect and
-// reconnect with exponential back-off) receives messages; a publisher thread turns the outputs
+// Threads: a network thread runs libmosquitto's loop (networkLoop: non-blocking connect and
+// reconnect with exponential back-off) and receives messages; a publisher thread turns the outputs
 // the scan thread left in the exchange into publishes. The two share a lock of their own; the
 // scan thread takes none and only copies bytes through triple buffers (scan_exchange.h).
 // Communication loss: while disconnected health is degraded (faulted under on_error = fault);
@@ -27,7 +27,9 @@
 #include <mosquitto.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -195,8 +197,8 @@ public:
         mosquitto_publish_callback_set(mosq_, &Mqtt::onPublish);
         mosquitto_message_callback_set(mosq_, &Mqtt::onMessage);
         mosquitto_log_callback_set(mosq_, &Mqtt::onLog);
-        const auto secs = [](std::int64_t ms) { return static_cast<unsigned>((ms + 999) / 1000); };
-        mosquitto_reconnect_delay_set(mosq_, secs(reconnectMs_), secs(reconnectMaxMs_), true);
+        // Publishes come from the publisher thread while the network thread runs the loop.
+        mosquitto_threaded_set(mosq_, true);
         int rc = MOSQ_ERR_SUCCESS;
         if (!username_.empty()) {
             rc = mosquitto_username_pw_set(mosq_, username_.c_str(), password_.empty() ? nullptr : password_.c_str());
@@ -223,12 +225,8 @@ public:
                     IoError::Connecting);
         // A broker that is not up yet is not an error: the network thread keeps retrying.
         mosquitto_connect_async(mosq_, broker_.host.c_str(), broker_.port, keepalive_);
-        rc = mosquitto_loop_start(mosq_);
-        if (rc != MOSQ_ERR_SUCCESS) {
-            error = fmt::format("mqtt: cannot start the network thread: {}", mosquitto_strerror(rc));
-            stop();
-            return false;
-        }
+        networkStop_ = false;
+        network_ = std::thread([this] { networkLoop(); });
         publisher_ = std::thread([this] { publishLoop(); });
         return true;
     }
@@ -330,7 +328,10 @@ public:
         }
         if (mosq_ != nullptr) {
             mosquitto_disconnect(mosq_);
-            mosquitto_loop_stop(mosq_, false);
+            networkStop_ = true;
+            if (network_.joinable()) {
+                network_.join();
+            }
             mosquitto_destroy(mosq_);
             mosq_ = nullptr;
         }
@@ -556,8 +557,11 @@ private:
     }
 
     // With the reason libmosquitto logged for it, when it did.
+    // Every failed reconnect comes here too: once the communication loss is declared
+    // (checkCommLoss), health keeps saying so and only the last error moves on.
     void lost(const std::string& failure) {
         std::string why = failure;
+        bool declared = false;
         {
             const std::lock_guard lock(mutex_);
             if (!loggedReason_.empty()) {
@@ -566,8 +570,12 @@ private:
             if (connected_ || disconnectedSinceNs_ == 0) {
                 disconnectedSinceNs_ = monotonicNs();
             }
+            declared = !connected_ && inputsBad_;
             connected_ = false;
             lastError_ = why;
+        }
+        if (declared) {
+            return;
         }
         if (onError_ == OnError::Fault) {
             health_.set(Health::Faulted, why, IoError::ConnectionLost);
@@ -609,6 +617,54 @@ private:
             d->inputsBad_ = false; // after a comm loss: the first of the peer's values again
             d->publishInputs();
         }
+    }
+
+    // Network thread ------------------------------------------------------------------------
+    // libmosquitto's loop, and the reconnects, after reconnect_ms doubling up to reconnect_max_ms
+    // (reset by a connect). Not mosquitto_loop_start: its loop gives up for good after a TLS
+    // failure or EPROTO, which an abrupt end of a TLS connection is, so a driver whose TLS broker
+    // was killed never connected again. The loop waits at most kLoopMs: a stop is seen that soon;
+    // after it the loop runs until the DISCONNECT is out (bounded).
+    void networkLoop() {
+        constexpr int kLoopMs = 100;
+        constexpr int kStopRounds = 20;
+        std::int64_t delayMs = reconnectMs_;
+        std::int64_t retryAtNs = 0; // while disconnected: the next attempt; 0: not scheduled
+        int stopRounds = 0;
+        while (true) {
+            const int rc = mosquitto_loop(mosq_, kLoopMs, 1);
+            if (networkStop_.load(std::memory_order_acquire)) {
+                if (rc != MOSQ_ERR_SUCCESS || ++stopRounds > kStopRounds) {
+                    return;
+                }
+                continue;
+            }
+            if (rc == MOSQ_ERR_SUCCESS) {
+                retryAtNs = 0;
+                if (delayMs != reconnectMs_ && connectedNow()) {
+                    delayMs = reconnectMs_;
+                }
+                continue;
+            }
+            const std::int64_t now = monotonicNs();
+            if (retryAtNs == 0) {
+                retryAtNs = now + delayMs * 1'000'000;
+            } else if (now >= retryAtNs) {
+                retryAtNs = 0;
+                delayMs = std::min(delayMs * 2, reconnectMaxMs_);
+                errno = 0;
+                (void)mosquitto_reconnect_async(mosq_);
+                continue;
+            }
+            // Without a connection the loop returns at once: wait here instead, a stop seen soon.
+            std::this_thread::sleep_for(std::chrono::milliseconds(
+                std::min<std::int64_t>(kLoopMs, std::max<std::int64_t>(1, (retryAtNs - now) / 1'000'000))));
+        }
+    }
+
+    bool connectedNow() {
+        const std::lock_guard lock(mutex_);
+        return connected_;
     }
 
     // Publisher thread ----------------------------------------------------------------------
@@ -724,6 +780,8 @@ private:
     mosquitto* mosq_ = nullptr;
     std::atomic<std::int64_t> unacknowledged_{0}; // publishes the broker has not answered yet (send)
     std::thread publisher_;
+    std::thread network_;                  // networkLoop
+    std::atomic<bool> networkStop_{false}; // stop(): end networkLoop once the DISCONNECT is out
     HealthCell health_;
 };
 

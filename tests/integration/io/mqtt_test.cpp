@@ -1,5 +1,7 @@
 // The mqtt driver against a real mosquitto broker the test starts on a free loopback port,
 // observed and driven by a libmosquitto client of the test's own.
+#include <csignal>
+
 #include "mqtt_payload.h"
 #include "support/io_test_support.h"
 #include "support/mqtt_peer.h"
@@ -292,6 +294,32 @@ TEST(Mqtt, ConnectsOverTls) {
     std::string error;
     ASSERT_TRUE(drv->start(error)) << error;
     EXPECT_TRUE(eventually([&] { return drv->health().health == Health::Ok; }));
+    drv->stop();
+}
+
+// A TLS broker killed and started again on the same port: the driver connects again (an abrupt
+// end of a TLS connection is EPROTO, after which libmosquitto's own network loop gives up).
+TEST(Mqtt, ReconnectsOverTlsAfterTheBrokerWasKilled) {
+    if (!std::filesystem::exists(kBroker) || !std::filesystem::exists("/usr/bin/openssl")) {
+        GTEST_SKIP() << "mosquitto or openssl is not installed";
+    }
+    TempDir dir;
+    TlsBroker broker = startTlsBroker(dir);
+    auto drv = makeDriver("mqtt", fmt::format("broker = '127.0.0.1:{}'\ntls = {{ca = '{}/ca.pem'}}\n"
+                                              "reconnect_ms = 1000\nreconnect_max_ms = 2000\n"
+                                              "publish = [{{address = '%QW0', type = 'INT', topic = 'line1/x'}}]",
+                                              broker.port, dir.path().string()));
+    std::string error;
+    ASSERT_TRUE(drv->start(error)) << error;
+    ASSERT_TRUE(eventually([&] { return drv->health().health == Health::Ok; }));
+    ASSERT_TRUE(broker.process->signal(SIGKILL));
+    EXPECT_TRUE(eventually([&] { return drv->health().health != Health::Ok; })) << drv->health().reason;
+    broker.process.reset();
+    broker.process =
+        std::make_unique<Process>(std::vector<std::string>{kBroker, "-c", (dir.path() / "tls.conf").string()});
+    ASSERT_TRUE(waitForPort(broker.port, std::chrono::seconds(15)));
+    EXPECT_TRUE(eventually([&] { return drv->health().health == Health::Ok; }, {}, std::chrono::seconds(20)))
+        << drv->health().reason;
     drv->stop();
 }
 
