@@ -4,7 +4,7 @@
 import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import mqtt from 'mqtt';
-import { metric, num, sleep, startBroker, startHost, startTakt } from './support.mjs';
+import { kConfig, metric, num, sleep, startBroker, startHost, startTakt, until } from './support.mjs';
 
 const cleanups = [];
 afterEach(async () => {
@@ -181,6 +181,43 @@ test('changes made while the host was offline follow the next birth as historica
   }
   assert.ok(last < num(metric(rebirth.payload, 'P/counter').value) + 1);
   assert.match(takt.output(), /changes kept while offline sent as historical data/);
+});
+
+test('changes kept while offline are bounded: the oldest are dropped first, and the loss is counted', async () => {
+  const a = await brokerWithHost();
+  // 200 variables changing every 10 ms cycle: far more than the 50,000 changes kept, within 12 s
+  // even when the node takes a change notification only every few cycles.
+  const names = Array.from({ length: 200 }, (_, i) => `v${i}`);
+  const main = `PROGRAM Main\nVAR\n${names.map((v) => `  ${v} : DINT;`).join('\n')}\nEND_VAR\n${names.map((v) => `${v} := ${v} + 1;`).join('\n')}\nEND_PROGRAM\n`;
+  const takt = await run({ servers: [a.broker.url], toml: 'primary_host_id = "SCADA"', sources: { 'main.st': main, 'config.st': kConfig } });
+  const t0 = Date.now();
+  await a.host.state('SCADA', true, t0);
+  await a.host.next('NBIRTH');
+  const offAt = a.host.messages.length;
+  const offline = Date.now();
+  await a.host.state('SCADA', false, t0 + 1);
+  await a.host.next('NDEATH', offAt);
+  await sleep(12000);
+  const backAt = a.host.messages.length;
+  await a.host.state('SCADA', true, t0 + 2);
+  const rebirth = await a.host.next('NBIRTH', backAt);
+  const said = await until('the count of what was kept and dropped', () =>
+    /(\d+) changes kept while offline sent as historical data \((\d+) older ones dropped: at most 50000 are kept\)/.exec(takt.output()), 20000);
+  assert.equal(Number(said[1]), 50000, said[0]);
+  assert.ok(Number(said[2]) > 0, said[0]);
+  const at = a.host.messages.indexOf(rebirth);
+  const historical = () => a.host.messages.slice(at).filter((m) => m.type === 'NDATA')
+    .flatMap((m) => m.payload.metrics.filter((x) => x.isHistorical));
+  await until('the 50,000 kept changes at the host', () => historical().length >= 50000, 30000);
+  const stamps = historical().map((x) => num(x.timestamp));
+  assert.equal(stamps.length, 50000);
+  let earliest = Infinity;
+  for (let i = 0; i < stamps.length; ++i) {
+    if (i > 0) assert.ok(stamps[i] >= stamps[i - 1], `oldest first: ${stamps[i - 1]} then ${stamps[i]}`);
+    earliest = Math.min(earliest, stamps[i]);
+  }
+  // The first changes of the outage were the ones dropped.
+  assert.ok(earliest > offline + 500, `the earliest kept change is ${earliest - offline} ms into the outage`);
 });
 
 test('expose limits the metrics to the variables its globs match', async () => {
