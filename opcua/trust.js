@@ -71,7 +71,9 @@ function followTrustFolders(manager, log) {
           await new Promise((resolve) => idle.push(resolve));
         }
         await manager.reloadCertificates();
-      })().finally(() => {
+      })().catch((err) => {
+        log(`reading the trust list again failed: ${err.message}`);
+      }).finally(() => {
         reading = null;
       });
     }

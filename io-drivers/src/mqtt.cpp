@@ -29,7 +29,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -327,10 +326,11 @@ public:
             }
         }
         if (mosq_ != nullptr) {
-            mosquitto_disconnect(mosq_);
-            networkStop_ = true;
+            networkStop_ = true; // the network thread disconnects
             if (network_.joinable()) {
                 network_.join();
+            } else {
+                mosquitto_disconnect(mosq_);
             }
             mosquitto_destroy(mosq_);
             mosq_ = nullptr;
@@ -575,6 +575,7 @@ private:
             lastError_ = why;
         }
         if (declared) {
+            sayCommLost(why);
             return;
         }
         if (onError_ == OnError::Fault) {
@@ -621,19 +622,26 @@ private:
 
     // Network thread ------------------------------------------------------------------------
     // libmosquitto's loop, and the reconnects, after reconnect_ms doubling up to reconnect_max_ms
-    // (reset by a connect). Not mosquitto_loop_start: its loop gives up for good after a TLS
-    // failure or EPROTO, which an abrupt end of a TLS connection is, so a driver whose TLS broker
-    // was killed never connected again. The loop waits at most kLoopMs: a stop is seen that soon;
-    // after it the loop runs until the DISCONNECT is out (bounded).
+    // (reset by a connect; never less than kMinRetryMs apart). Not mosquitto_loop_start: its loop
+    // gives up for good after a TLS failure or EPROTO, which an abrupt end of a TLS connection is,
+    // so a driver whose TLS broker was killed never connected again. The loop waits at most
+    // kLoopMs, so a stop is seen that soon; the stop's DISCONNECT is sent from here, never beside a
+    // reconnect, and the loop runs until it is out (bounded). The client's callbacks run here (its
+    // log callback also on the threads that publish).
     void networkLoop() {
         constexpr int kLoopMs = 100;
         constexpr int kStopRounds = 20;
-        std::int64_t delayMs = reconnectMs_;
+        constexpr std::int64_t kMinRetryMs = 100;
+        std::int64_t delayMs = std::max(reconnectMs_, kMinRetryMs);
         std::int64_t retryAtNs = 0; // while disconnected: the next attempt; 0: not scheduled
-        int stopRounds = 0;
+        int stopRounds = -1;        // from the stop on: rounds since the DISCONNECT
         while (true) {
+            if (stopRounds < 0 && networkStop_.load(std::memory_order_acquire)) {
+                mosquitto_disconnect(mosq_);
+                stopRounds = 0;
+            }
             const int rc = mosquitto_loop(mosq_, kLoopMs, 1);
-            if (networkStop_.load(std::memory_order_acquire)) {
+            if (stopRounds >= 0) {
                 if (rc != MOSQ_ERR_SUCCESS || ++stopRounds > kStopRounds) {
                     return;
                 }
@@ -641,8 +649,8 @@ private:
             }
             if (rc == MOSQ_ERR_SUCCESS) {
                 retryAtNs = 0;
-                if (delayMs != reconnectMs_ && connectedNow()) {
-                    delayMs = reconnectMs_;
+                if (delayMs != std::max(reconnectMs_, kMinRetryMs) && connectedNow()) {
+                    delayMs = std::max(reconnectMs_, kMinRetryMs);
                 }
                 continue;
             }
@@ -651,8 +659,7 @@ private:
                 retryAtNs = now + delayMs * 1'000'000;
             } else if (now >= retryAtNs) {
                 retryAtNs = 0;
-                delayMs = std::min(delayMs * 2, reconnectMaxMs_);
-                errno = 0;
+                delayMs = std::max(std::min(delayMs * 2, reconnectMaxMs_), kMinRetryMs);
                 (void)mosquitto_reconnect_async(mosq_);
                 continue;
             }
@@ -735,11 +742,18 @@ private:
         std::fill(imageIn_.begin(), imageIn_.end(), 0);
         inputsBad_ = true;
         publishInputs(); // the zeros and the flag that says so, together
-        const std::string reason = fmt::format(
-            "broker unreachable for over {} ms ({}); subscribed inputs bad (read as 0)", commLossMs_, lastError_);
+        const std::string lastError = lastError_;
         lock.unlock();
-        health_.set(onError_ == OnError::Fault ? Health::Faulted : Health::Degraded, reason, IoError::CommLost, true);
+        sayCommLost(lastError);
         lock.lock();
+    }
+
+    // Health while the communication loss lasts, with the last error (each failed reconnect's).
+    void sayCommLost(const std::string& lastError) {
+        health_.set(onError_ == OnError::Fault ? Health::Faulted : Health::Degraded,
+                    fmt::format("broker unreachable for over {} ms ({}); subscribed inputs bad (read as 0)",
+                                commLossMs_, lastError),
+                    IoError::CommLost, true);
     }
 
     // Config
