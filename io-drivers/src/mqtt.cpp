@@ -632,7 +632,8 @@ private:
         constexpr int kLoopMs = 100;
         constexpr int kStopRounds = 20;
         constexpr std::int64_t kMinRetryMs = 100;
-        std::int64_t delayMs = std::max(reconnectMs_, kMinRetryMs);
+        const std::int64_t firstDelayMs = std::max(reconnectMs_, kMinRetryMs);
+        std::int64_t delayMs = firstDelayMs;
         std::int64_t retryAtNs = 0; // while disconnected: the next attempt; 0: not scheduled
         int stopRounds = -1;        // from the stop on: rounds since the DISCONNECT
         while (true) {
@@ -649,8 +650,8 @@ private:
             }
             if (rc == MOSQ_ERR_SUCCESS) {
                 retryAtNs = 0;
-                if (delayMs != std::max(reconnectMs_, kMinRetryMs) && connectedNow()) {
-                    delayMs = std::max(reconnectMs_, kMinRetryMs);
+                if (delayMs != firstDelayMs && connectedNow()) {
+                    delayMs = firstDelayMs;
                 }
                 continue;
             }

@@ -119,9 +119,12 @@ struct SparkplugNode::Impl {
     // the first one per connection, said by failed().
     static void onLog(mosquitto* /*m*/, void* self, int level, const char* line) {
         std::optional<std::string> reason = io::mosquittoLogReason(level, line);
+        if (!reason) {
+            return; // most lines (every packet's DEBUG line): no lock for them
+        }
         const auto* l = static_cast<const Link*>(self);
         const std::lock_guard lock(l->impl->loggedMutex);
-        if (reason && (l->impl->loggedConnection != l->connection || l->impl->loggedReason.empty())) {
+        if (l->impl->loggedConnection != l->connection || l->impl->loggedReason.empty()) {
             l->impl->loggedConnection = l->connection;
             l->impl->loggedReason = std::move(*reason);
         }
