@@ -29,6 +29,7 @@
 #include "run_support.h"
 #include "systemd_notify.h"
 #include "takt/agent/agent_server.h"
+#include "takt/agent/applied_program.h"
 #include "takt/agent/control.h"
 #include "takt/agent/control_config.h"
 #include "takt/agent/control_runtime.h"
@@ -332,6 +333,34 @@ int runOutcome(const engine::ScanLoop& loop, spdlog::logger& log) {
     return retainLost ? kExitRetainSaveFailed : kExitOk;
 }
 
+// The program an online change applied before this start replaces the project's, while the
+// project is the one it was applied over; `rollback` gets what it replaced. False (said on
+// stderr) when what was kept is damaged: neither program is run without the user's say.
+bool takeAppliedProgram(const agent::AppliedProgramStore& applied, RunnableProgram& program,
+                        agent::KeptProgram& rollback, spdlog::logger& log) {
+    agent::AppliedLoad kept = applied.load();
+    switch (kept.outcome) {
+    case agent::AppliedOutcome::None: return true;
+    case agent::AppliedOutcome::ProjectChanged: log.warn("{}", kept.message); return true;
+    case agent::AppliedOutcome::Unreadable:
+        std::fprintf(stderr,
+                     "%stakt run: the program applied by the last online change cannot be read: %s\n"
+                     "  remove %s to run the project's own program\n",
+                     journalPrefix(kPriorityError).c_str(), kept.message.c_str(), applied.directory().c_str());
+        return false;
+    case agent::AppliedOutcome::Kept: break;
+    }
+    if (kept.programs.running.hash != program.hash) {
+        log.info("program {:.16} was applied by an online change at {}: it runs instead of the project's {:.16}",
+                 kept.programs.running.hash, kept.programs.appliedAt, program.hash);
+    }
+    program.origin = fmt::format("{} (online change of {})", applied.directory().string(), kept.programs.appliedAt);
+    program.module = std::move(kept.programs.running.module);
+    program.hash = std::move(kept.programs.running.hash);
+    rollback = std::move(kept.programs.replaced);
+    return true;
+}
+
 int runMain(const RunOptions& options) {
     auto log = makeRunLogger("info");
     std::error_code ec;
@@ -368,6 +397,12 @@ int runMain(const RunOptions& options) {
             std::fputc('\n', stderr);
         }
         return exitCode;
+    }
+    // An online change applied before a restart runs again (applied_program.h).
+    const agent::AppliedProgramStore applied(state, program.fingerprint, program.hash);
+    agent::KeptProgram rollback;
+    if (!takeAppliedProgram(applied, program, rollback, *log)) {
+        return kExitInvalidProject;
     }
     // The CPUs the scan and task threads are pinned to (task_affinity only where the tasks get
     // threads of their own: two or more); every other thread, started from here on with this
@@ -472,6 +507,11 @@ int runMain(const RunOptions& options) {
         ropts.execution = [&live] { return live->executionStatus(); };
         ropts.nativeCompileMs = [&live] { return live->nativeCompileMs(); };
         ropts.changeLog = [log](const std::string& line) { log->info("{}", line); }; // stderr_sink_mt
+        ropts.keepApplied = [&applied](const bytecode::Module& now, const bytecode::Module* replaced) {
+            return applied.save(now, replaced);
+        };
+        ropts.rollbackProgram = rollback.module;
+        ropts.rollbackHash = rollback.hash;
         if (opcua.enabled) {
             ropts.opcua = [&live] { return live->opcua() != nullptr ? live->opcua()->health() : agent::OpcuaHealth{}; };
         }

@@ -45,6 +45,12 @@ std::string renderReloadReport(const rapidjson::Value& r) {
                   shortHash(str(r, "old_hash")), shortHash(str(r, "new_hash")));
     out += fmt::format("  {} kept, {} converted, {} re-initialised, {} dropped, {} added\n", num(r, "kept"),
                        num(r, "converted"), num(r, "reinitialised"), num(r, "dropped"), num(r, "added"));
+    if (!dryRun && r.IsObject() && r.HasMember("kept_for_restart") && r["kept_for_restart"].IsFalse()) {
+        // Applied, but a restart would run the program from before it.
+        out += fmt::format("  warning: not kept for the next start of takt run: {}\n",
+                           str(r, "keep_error").empty() ? std::string("the runtime keeps no program")
+                                                        : str(r, "keep_error"));
+    }
     if (!r.IsObject() || !r.HasMember("variables") || !r["variables"].IsArray()) {
         return out;
     }

@@ -3,10 +3,13 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <system_error>
 
 #include <fmt/format.h>
 
+#include "takt/agent/applied_program.h"
 #include "takt/bytecode/verifier.h"
 #include "takt/compiler/compile_program.h"
 #include "takt/compiler/exit_codes.h"
@@ -39,6 +42,16 @@ bool loadRunnableProgram(const fs::path& project, RunnableProgram& out, std::str
             exitCode = compiler::exitCode(compiled.status);
             return false;
         }
+        // The files as they are on disk (a PLCopen XML file, not the ST takt translates it to,
+        // which a newer takt may write differently).
+        std::vector<std::string> bytes(p.sourcePaths.size());
+        std::vector<agent::SourceText> texts;
+        for (std::size_t i = 0; i < p.sourcePaths.size(); ++i) {
+            std::ifstream in(p.directory / p.sourcePaths[i], std::ios::binary);
+            bytes[i].assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+            texts.push_back({p.sourcePaths[i], bytes[i]});
+        }
+        out.fingerprint = agent::projectFingerprint(texts);
         out.hash = std::move(compiled.hash);
         out.module = std::move(compiled.module);
         out.origin = fmt::format("{} ({} sources)", sources->string(), p.sourcePaths.size());
@@ -54,6 +67,7 @@ bool loadRunnableProgram(const fs::path& project, RunnableProgram& out, std::str
         return false;
     }
     out.hash = loaded.hashHex();
+    out.fingerprint = "program.stbc " + out.hash;
     out.module = std::move(loaded.module);
     out.origin = stbc.string();
     return true;

@@ -16,6 +16,9 @@ struct RunnableProgram {
     std::shared_ptr<const bytecode::Module> module;
     std::string hash;   // hex SHA-256 of the program.stbc bytes
     std::string origin; // "src/ (N sources)" or the program.stbc path
+    // What the program was built from (agent::projectFingerprint of the sources, or the
+    // program.stbc's hash): an applied online change is kept over this project only.
+    std::string fingerprint;
 };
 
 // Compiles the project's src/ when it has one (so `takt run` runs what the sources say), else

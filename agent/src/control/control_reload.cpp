@@ -63,6 +63,15 @@ ControlAnswer RuntimeControl::finishReload(Pending& done) {
     if (options_.changeLog) {
         options_.changeLog(transferReportLogLine(r));
     }
+    // Kept for the next start, as CODESYS updates its boot application: the change is applied
+    // already, so a failure to keep it is reported with it, never as its failure.
+    std::string keepError;
+    if (options_.keepApplied) {
+        keepError = options_.keepApplied(*done.module, previous_.get());
+        if (!keepError.empty() && options_.changeLog) {
+            options_.changeLog("warning: the online change is not kept for the next start: " + keepError);
+        }
+    }
     // The forced variables now live where the new program put them (or are gone).
     std::erase_if(forced_, [&](const Forced& f) {
         return std::find(done.forcesLost.begin(), done.forcesLost.end(), f.name) != done.forcesLost.end();
@@ -75,14 +84,15 @@ ControlAnswer RuntimeControl::finishReload(Pending& done) {
             f.type = ref.type;
         }
     }
-    ControlAnswer answer = ControlAnswer::result(
-        fmt::format("{{\"old_hash\":{},\"new_hash\":{},\"dry_run\":false,{},"
-                    "\"forces_dropped\":{},\"swap_pause_us\":{:.3f},\"cycle\":{},\"execution\":{},"
-                    "\"native_compile_ms\":{:.3f}}}",
-                    ctl::quoted(r.oldHash), ctl::quoted(r.newHash), transferReportMembers(r),
-                    stringArray(done.forcesLost), static_cast<double>(r.pauseNs) / 1000.0, done.result.cycle,
-                    ctl::quoted(options_.execution ? options_.execution() : "interpreter"),
-                    options_.nativeCompileMs ? options_.nativeCompileMs() : 0.0));
+    ControlAnswer answer = ControlAnswer::result(fmt::format(
+        "{{\"old_hash\":{},\"new_hash\":{},\"dry_run\":false,{},"
+        "\"forces_dropped\":{},\"swap_pause_us\":{:.3f},\"cycle\":{},\"execution\":{},"
+        "\"native_compile_ms\":{:.3f},\"kept_for_restart\":{}{}}}",
+        ctl::quoted(r.oldHash), ctl::quoted(r.newHash), transferReportMembers(r), stringArray(done.forcesLost),
+        static_cast<double>(r.pauseNs) / 1000.0, done.result.cycle,
+        ctl::quoted(options_.execution ? options_.execution() : "interpreter"),
+        options_.nativeCompileMs ? options_.nativeCompileMs() : 0.0, options_.keepApplied && keepError.empty(),
+        keepError.empty() ? "" : ",\"keep_error\":" + ctl::quoted(keepError)));
     if (!done.idempotencyKey.empty()) {
         if (idempotentOrder_.size() == kIdempotencyKeys) {
             idempotent_.erase(idempotentOrder_.front());
@@ -200,8 +210,7 @@ void RuntimeControl::rollback(const rapidjson::Value& params, ControlReplyFn& re
         return;
     }
     if (previous_ == nullptr) {
-        reply(ControlAnswer::error(rpc::kCommandFailed,
-                                   "no program to roll back to: no online change has been applied since takt started",
+        reply(ControlAnswer::error(rpc::kCommandFailed, "no program to roll back to: no online change has been applied",
                                    fmt::format("{{\"program_hash\":{}}}", ctl::quoted(hash_))));
         return;
     }

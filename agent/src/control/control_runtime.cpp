@@ -94,7 +94,8 @@ std::uint64_t residentBytes() {
 
 RuntimeControl::RuntimeControl(engine::ScanLoop& loop, engine::Engine& engine, RuntimeControlOptions options)
     : loop_(loop), engine_(engine), options_(std::move(options)), startedNs_(engine::monotonicNs()),
-      module_(engine.program().modulePtr()), hash_(engine.program().hash()), stops_(&engine.program().stops()) {}
+      module_(engine.program().modulePtr()), hash_(engine.program().hash()), previous_(options_.rollbackProgram),
+      previousHash_(options_.rollbackHash), stops_(&engine.program().stops()) {}
 
 RuntimeControl::~RuntimeControl() {
     releaseDebugger(); // no task stays halted without a session to resume it

@@ -18,11 +18,13 @@ namespace {
 
 // version 1 is what the boxes run; 2 is a good change (adds nothing, drops nothing); 3 adds a
 // counter of its own cycles and divides by zero from its 20th cycle on, 200 ms after its change at
-// a 10 ms cycle: its preview (which only initialises it) passes.
+// a 10 ms cycle: its preview (which only initialises it) passes; 4 divides by the box's RETAIN
+// `divisor` from then on, so it faults only on a box where that was set to 0.
 std::string program(int version) {
     return fmt::format(R"(PROGRAM Main
 VAR RETAIN
     cnt : UDINT;
+    divisor : DINT := 1;
 END_VAR
 VAR
     version : INT;
@@ -37,8 +39,10 @@ d := 1;
 {2}q := 100 / d;
 END_PROGRAM
 )",
-                       version, version == 3 ? "\n    since : DINT;" : "",
-                       version == 3 ? "since := since + 1;\nIF since > 20 THEN\n    d := 0;\nEND_IF;\n" : "");
+                       version, version >= 3 ? "\n    since : DINT;" : "",
+                       version == 3   ? "since := since + 1;\nIF since > 20 THEN\n    d := 0;\nEND_IF;\n"
+                       : version == 4 ? "since := since + 1;\nIF since > 20 THEN\n    d := divisor;\nEND_IF;\n"
+                                      : "");
 }
 
 void writeProject(const TempDir& dir, int version, const std::string& control, const std::string& policy = "halt") {
@@ -246,6 +250,138 @@ TEST(DeployLive, AFaultTheRuntimeRestartedFromStillFailsTheCanary) {
         << d.run.out;
     EXPECT_EQ(outcome(d.report, 1), "not_reached") << d.run.out;
     EXPECT_EQ(status(*boxes[1])["reloads"].GetInt64(), 0);
+}
+
+// The canary and the first wave take the change; the box of the second wave faults after its
+// change (its RETAIN divisor is 0): the deploy stops there, the boxes before it keep the new
+// program, the one after it is not reached.
+TEST(DeployLive, AFaultInALaterWaveStopsTheDeployThere) {
+    auto boxes = startBoxes(4);
+    const ControlReply w =
+        controlCall(boxes[2]->client, "var.write", R"({"name":"Main.divisor","value":{"type":"DINT","value":0}})");
+    ASSERT_TRUE(w.reached && w.ok) << w.message;
+    TempDir project, fleetDir;
+    writeProject(project, 4, "");
+    const std::string fleet = writeFleet(fleetDir, "canary = 1\nwave_size = 1\nsettle_s = 1\n", endpoints(boxes));
+    const std::string oldHash = status(*boxes[0])["program_hash"].GetString();
+
+    const Deploy d = deploy(fleet, project);
+    EXPECT_EQ(d.run.exitCode, kExitControlError) << d.run.out << d.run.err;
+    ASSERT_TRUE(d.report.IsObject()) << d.run.out;
+    EXPECT_FALSE(d.report["ok"].GetBool());
+    EXPECT_EQ(std::string(d.report["stopped_at"].GetString()), "box2") << d.run.out;
+    const std::string newHash = d.report["program_hash"].GetString();
+    const char* expected[] = {"applied", "applied", "failed", "not_reached"};
+    for (std::size_t i = 0; i < boxes.size(); ++i) {
+        EXPECT_EQ(outcome(d.report, i), expected[i]) << d.run.out;
+    }
+    EXPECT_NE(std::string(d.report["boxes"][2]["reason"].GetString()).find("by zero"), std::string::npos) << d.run.out;
+    for (std::size_t i = 0; i < 2; ++i) {
+        const rapidjson::Document s = status(*boxes[i]);
+        EXPECT_EQ(std::string(s["state"].GetString()), "running");
+        EXPECT_EQ(std::string(s["program_hash"].GetString()), newHash);
+        EXPECT_EQ(version(*boxes[i]), 4);
+    }
+    EXPECT_EQ(std::string(status(*boxes[2])["state"].GetString()), "faulted");
+    const rapidjson::Document last = status(*boxes[3]);
+    EXPECT_EQ(std::string(last["program_hash"].GetString()), oldHash);
+    EXPECT_EQ(last["reloads"].GetInt64(), 0);
+}
+
+// `version` deployed to every box at once (the project and fleet.toml are gone afterwards).
+Deploy deployAll(const std::vector<std::unique_ptr<Box>>& boxes, int version) {
+    TempDir project, fleetDir;
+    writeProject(project, version, "");
+    return deploy(writeFleet(fleetDir, "settle_s = 0\n", endpoints(boxes)), project);
+}
+
+void restart(Box& b) {
+    EXPECT_EQ(b.rt->stop(), 0) << b.rt->log();
+    b.rt = std::make_unique<Runtime>(b.dir.path());
+    EXPECT_TRUE(waitServing(*b.rt, b.client)) << b.rt->log();
+}
+
+// A deployed program is kept for the next start (as CODESYS updates its boot application), and
+// so is the program it replaced: a box restarted after a deploy runs the deployed program and can
+// still roll back; a rollback is kept the same way.
+TEST(DeployLive, ADeployedProgramAndItsRollbackOutliveARestart) {
+    auto boxes = startBoxes(1);
+    Box& box = *boxes[0];
+    const std::string oldHash = status(box)["program_hash"].GetString();
+    const Deploy d = deployAll(boxes, 2);
+    ASSERT_EQ(d.run.exitCode, 0) << d.run.out << d.run.err;
+    const std::string newHash = d.report["program_hash"].GetString();
+    EXPECT_TRUE(d.report["boxes"][0]["change"]["kept_for_restart"].GetBool()) << d.run.out;
+
+    restart(box);
+    EXPECT_EQ(std::string(status(box)["program_hash"].GetString()), newHash);
+    EXPECT_EQ(version(box), 2);
+    EXPECT_NE(box.rt->log().find("was applied by an online change"), std::string::npos) << box.rt->log();
+    ASSERT_EQ(test::runTakt("rollback --endpoint " + endpointOf(box.dir) + " --yes < /dev/null").exitCode, 0);
+    EXPECT_EQ(version(box), 1);
+
+    restart(box);
+    EXPECT_EQ(std::string(status(box)["program_hash"].GetString()), oldHash);
+    EXPECT_EQ(version(box), 1);
+    // ... and the deployed program is the one to roll back to.
+    ASSERT_EQ(test::runTakt("rollback --endpoint " + endpointOf(box.dir) + " --yes < /dev/null").exitCode, 0);
+    EXPECT_EQ(std::string(status(box)["program_hash"].GetString()), newHash);
+}
+
+// The box's own project edited after the change wins at the next start, with a warning; the kept
+// programs are discarded, so nothing is left to roll back to.
+TEST(DeployLive, AProjectEditedAfterTheDeployWinsAtTheNextStart) {
+    auto boxes = startBoxes(1);
+    Box& box = *boxes[0];
+    ASSERT_EQ(deployAll(boxes, 2).run.exitCode, 0);
+    box.dir.write("src/main.st", program(1) + "\n// edited on the box\n");
+
+    restart(box);
+    EXPECT_EQ(version(box), 1);
+    EXPECT_NE(box.rt->log().find("the project's sources changed since program"), std::string::npos) << box.rt->log();
+    EXPECT_FALSE(fs::exists(box.dir.path() / ".takt" / "applied"));
+    const ControlReply r = controlCall(box.client, "runtime.rollback", "{}");
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.message.find("no program to roll back to"), std::string::npos) << r.message;
+}
+
+// A change whose program cannot be written for the next start (here a file where the folder
+// goes) is applied all the same, and says why in its answer and the run's log.
+TEST(DeployLive, AChangeThatCannotBeKeptIsAppliedAndSaysWhy) {
+    auto boxes = startBoxes(1);
+    Box& box = *boxes[0];
+    box.dir.write(".takt/applied", "a file where the folder goes\n");
+    const Deploy d = deployAll(boxes, 2);
+    ASSERT_EQ(d.run.exitCode, 0) << d.run.out << d.run.err;
+    const auto& change = d.report["boxes"][0]["change"];
+    EXPECT_FALSE(change["kept_for_restart"].GetBool()) << d.run.out;
+    EXPECT_NE(std::string(change["keep_error"].GetString()).find(".takt/applied"), std::string::npos) << d.run.out;
+    EXPECT_EQ(version(box), 2);
+    EXPECT_NE(box.rt->log().find("the online change is not kept for the next start"), std::string::npos)
+        << box.rt->log();
+}
+
+// A damaged kept program stops the start with an error naming the file: takt runs neither the
+// deployed program nor, silently, the older one of the project.
+TEST(DeployLive, ADamagedKeptProgramIsNamedAndNothingRuns) {
+    auto boxes = startBoxes(1);
+    Box& box = *boxes[0];
+    const Deploy d = deployAll(boxes, 2);
+    ASSERT_EQ(d.run.exitCode, 0) << d.run.out << d.run.err;
+    EXPECT_EQ(box.rt->stop(), 0);
+    const fs::path kept =
+        box.dir.path() / ".takt" / "applied" / (std::string(d.report["program_hash"].GetString()) + ".stbc");
+    std::string bytes = readText(kept);
+    ASSERT_GT(bytes.size(), 100U);
+    bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x55);
+    box.dir.write(fs::relative(kept, box.dir.path()).string(), bytes);
+
+    const test::RunResult run =
+        test::runTakt("run --project " + test::shellQuote(box.dir.path().string()) + " --for 2s < /dev/null");
+    EXPECT_EQ(run.exitCode, kExitInvalidProject) << run.out << run.err;
+    EXPECT_NE(run.err.find(kept.string()), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("cannot be read"), std::string::npos) << run.err;
+    EXPECT_EQ(run.out.find("running cell"), std::string::npos) << run.out;
 }
 
 TEST(DeployLive, AnUnreachableBoxIsReportedAndNothingIsApplied) {

@@ -33,6 +33,20 @@ TEST(ReloadReport, CountsAndChangedVariables) {
     EXPECT_TRUE(reloadLosesState(r));
 }
 
+// An applied change the runtime could not keep for its next start says so: a restart would run
+// the program from before it.
+TEST(ReloadReport, AChangeNotKeptForTheNextStartIsAWarning) {
+    const rapidjson::Document kept = parsed(R"({"cycle":1,"kept":1,"kept_for_restart":true})");
+    EXPECT_EQ(renderReloadReport(kept).find("warning"), std::string::npos);
+    const rapidjson::Document lost = parsed(
+        R"({"cycle":1,"kept":1,"kept_for_restart":false,"keep_error":"cannot create /ro/.takt/applied: Read-only file system"})");
+    const std::string out = renderReloadReport(lost);
+    EXPECT_NE(out.find("  warning: not kept for the next start of takt run: cannot create /ro/.takt/applied: "
+                       "Read-only file system\n"),
+              std::string::npos)
+        << out;
+}
+
 // A count that is not an integer is not read as one: RapidJSON's GetInt64 of a double returns
 // the double's bits (a cycle of 4,615,063,718,147,915,776 for 3.5).
 TEST(ReloadReport, ANonIntegerCountIsNotReadAsItsBits) {

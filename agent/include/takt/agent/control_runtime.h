@@ -54,6 +54,14 @@ struct RuntimeControlOptions {
     // The run's log: one line per applied online change naming what it kept, converted and
     // re-initialised (transfer_report_json.h). May be empty.
     std::function<void(const std::string&)> changeLog;
+    // Keeps the program an online change applied, and the one it replaced (null: none), for the
+    // next start (applied_program.h); returns the error, empty when kept. Empty: nothing is kept
+    // and a restart runs the project's program again.
+    std::function<std::string(const bytecode::Module& applied, const bytecode::Module* replaced)> keepApplied;
+    // What runtime.rollback restores before any online change of this run: the program the
+    // kept one replaced (null: nothing to roll back to until an online change).
+    std::shared_ptr<const bytecode::Module> rollbackProgram;
+    std::string rollbackHash;
     // The OPC UA server process's health ([runtime.opcua]); empty: runtime.status has no "opcua".
     std::function<OpcuaHealth()> opcua;
     // The Sparkplug edge node's health ([runtime.sparkplug]); empty: runtime.status has no
