@@ -334,21 +334,19 @@ int runOutcome(const engine::ScanLoop& loop, spdlog::logger& log) {
 }
 
 // The program an online change applied before this start replaces the project's, while the
-// project is the one it was applied over; `rollback` gets what it replaced. False (said on
-// stderr) when what was kept is damaged: neither program is run without the user's say.
-bool takeAppliedProgram(const agent::AppliedProgramStore& applied, RunnableProgram& program,
+// project is the one it was applied over; `rollback` gets what it replaced. What cannot run is
+// said as an error and the project's program runs: the box starts and stays reachable.
+void takeAppliedProgram(const agent::AppliedProgramStore& applied, RunnableProgram& program,
                         agent::KeptProgram& rollback, spdlog::logger& log) {
     agent::AppliedLoad kept = applied.load();
     switch (kept.outcome) {
-    case agent::AppliedOutcome::None: return true;
-    case agent::AppliedOutcome::ProjectChanged: log.warn("{}", kept.message); return true;
-    case agent::AppliedOutcome::Unreadable:
-        std::fprintf(stderr,
-                     "%stakt run: the program applied by the last online change cannot be read: %s\n"
-                     "  remove %s to run the project's own program\n",
-                     journalPrefix(kPriorityError).c_str(), kept.message.c_str(), applied.directory().c_str());
-        return false;
+    case agent::AppliedOutcome::None: return;
+    case agent::AppliedOutcome::ProjectChanged: log.warn("{}", kept.message); return;
+    case agent::AppliedOutcome::Unreadable: log.error("{}", kept.message); return;
     case agent::AppliedOutcome::Kept: break;
+    }
+    if (!kept.message.empty()) {
+        log.warn("{}", kept.message);
     }
     if (kept.programs.running.hash != program.hash) {
         log.info("program {:.16} was applied by an online change at {}: it runs instead of the project's {:.16}",
@@ -358,7 +356,6 @@ bool takeAppliedProgram(const agent::AppliedProgramStore& applied, RunnableProgr
     program.module = std::move(kept.programs.running.module);
     program.hash = std::move(kept.programs.running.hash);
     rollback = std::move(kept.programs.replaced);
-    return true;
 }
 
 int runMain(const RunOptions& options) {
@@ -399,11 +396,13 @@ int runMain(const RunOptions& options) {
         return exitCode;
     }
     // An online change applied before a restart runs again (applied_program.h).
-    const agent::AppliedProgramStore applied(state, program.fingerprint, program.hash);
+    RunnableProgram inputs; // what the program is built from, without the program itself
+    inputs.inputs = program.inputs;
+    inputs.buildOptions = program.buildOptions;
+    const agent::AppliedProgramStore applied(
+        state, [inputs = std::move(inputs)] { return fingerprintOf(inputs); }, program.hash);
     agent::KeptProgram rollback;
-    if (!takeAppliedProgram(applied, program, rollback, *log)) {
-        return kExitInvalidProject;
-    }
+    takeAppliedProgram(applied, program, rollback, *log);
     // The CPUs the scan and task threads are pinned to (task_affinity only where the tasks get
     // threads of their own: two or more); every other thread, started from here on with this
     // thread's mask, and the OPC UA server keep off them.
@@ -507,8 +506,14 @@ int runMain(const RunOptions& options) {
         ropts.execution = [&live] { return live->executionStatus(); };
         ropts.nativeCompileMs = [&live] { return live->nativeCompileMs(); };
         ropts.changeLog = [log](const std::string& line) { log->info("{}", line); }; // stderr_sink_mt
-        ropts.keepApplied = [&applied](const bytecode::Module& now, const bytecode::Module* replaced) {
-            return applied.save(now, replaced);
+        ropts.keepApplied = [&applied, log](const bytecode::Module& now, const bytecode::Module* replaced) {
+            std::string error = applied.save(now, replaced);
+            if (!error.empty()) {
+                log->warn("the online change is not kept for the next start (a restart runs the program from "
+                          "before it): {}",
+                          error);
+            }
+            return error;
         };
         ropts.rollbackProgram = rollback.module;
         ropts.rollbackHash = rollback.hash;

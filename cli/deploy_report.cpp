@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -25,6 +26,14 @@ void writeRaw(rapidjson::Writer<rapidjson::StringBuffer>& w, const std::string& 
         return;
     }
     w.RawValue(json.data(), json.size(), rapidjson::kObjectType);
+}
+
+// The applied change's answer says the box keeps it for its next start (an answer without the
+// member, from a takt that keeps nothing, counts as kept: nothing to warn about).
+bool keptForRestart(const std::string& change) {
+    rapidjson::Document d;
+    d.Parse(change.c_str());
+    return !d.IsObject() || !d.HasMember("kept_for_restart") || !d["kept_for_restart"].IsFalse();
 }
 
 } // namespace
@@ -60,7 +69,8 @@ std::string renderDeployText(const DeployResult& r) {
                 break;
             case BoxOutcome::Unchanged: what = "runs this program already"; break;
             case BoxOutcome::Applied:
-                what = fmt::format("program {} -> {}, running", shortHash(b.oldHash), shortHash(r.newHash));
+                what = fmt::format("program {} -> {}, running{}", shortHash(b.oldHash), shortHash(r.newHash),
+                                   keptForRestart(b.change) ? "" : "; not kept for its next start (see its log)");
                 break;
             default: break;
             }
@@ -72,6 +82,15 @@ std::string renderDeployText(const DeployResult& r) {
     }
     if (!r.ok()) {
         out += fmt::format("The deploy stopped at {}; the boxes not reached run what they ran before.\n", r.stoppedAt);
+        // A failed box left on its change also starts with it again (the change is kept).
+        const auto failed = std::find_if(r.boxes.begin(), r.boxes.end(), [](const BoxResult& b) {
+            return b.outcome == BoxOutcome::Failed && b.changed;
+        });
+        if (failed != r.boxes.end()) {
+            out += fmt::format("{} keeps the new program, also after a restart: `takt rollback` it, or deploy with "
+                               "on_failure = \"rollback\".\n",
+                               failed->name);
+        }
     }
     return out;
 }

@@ -3,13 +3,12 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <system_error>
 
 #include <fmt/format.h>
 
 #include "takt/agent/applied_program.h"
+#include "takt/bytecode/container.h"
 #include "takt/bytecode/verifier.h"
 #include "takt/compiler/compile_program.h"
 #include "takt/compiler/exit_codes.h"
@@ -43,15 +42,13 @@ bool loadRunnableProgram(const fs::path& project, RunnableProgram& out, std::str
             return false;
         }
         // The files as they are on disk (a PLCopen XML file, not the ST takt translates it to,
-        // which a newer takt may write differently).
-        std::vector<std::string> bytes(p.sourcePaths.size());
-        std::vector<agent::SourceText> texts;
-        for (std::size_t i = 0; i < p.sourcePaths.size(); ++i) {
-            std::ifstream in(p.directory / p.sourcePaths[i], std::ios::binary);
-            bytes[i].assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-            texts.push_back({p.sourcePaths[i], bytes[i]});
+        // which a newer takt may write differently), and what else decides the program.
+        for (const std::string& shown : p.sourcePaths) {
+            out.inputs.emplace_back(shown, p.directory / shown);
         }
-        out.fingerprint = agent::projectFingerprint(texts);
+        out.buildOptions = fmt::format("overflow {} address_mode {} dialect {} vendor {}",
+                                       static_cast<int>(p.build.overflow), static_cast<int>(p.build.addressMode),
+                                       static_cast<int>(p.build.dialect), static_cast<int>(p.build.vendor));
         out.hash = std::move(compiled.hash);
         out.module = std::move(compiled.module);
         out.origin = fmt::format("{} ({} sources)", sources->string(), p.sourcePaths.size());
@@ -67,10 +64,24 @@ bool loadRunnableProgram(const fs::path& project, RunnableProgram& out, std::str
         return false;
     }
     out.hash = loaded.hashHex();
-    out.fingerprint = "program.stbc " + out.hash;
+    out.inputs.emplace_back("program.stbc", stbc);
     out.module = std::move(loaded.module);
     out.origin = stbc.string();
     return true;
+}
+
+std::string fingerprintOf(const RunnableProgram& program) {
+    std::vector<std::vector<std::uint8_t>> bytes(program.inputs.size());
+    std::vector<agent::SourceText> texts{{"[build]", program.buildOptions}};
+    for (std::size_t i = 0; i < program.inputs.size(); ++i) {
+        std::string error;
+        if (!bytecode::readFileBytes(program.inputs[i].second, bytes[i], error)) {
+            return {};
+        }
+        texts.push_back({program.inputs[i].first,
+                         std::string_view(reinterpret_cast<const char*>(bytes[i].data()), bytes[i].size())});
+    }
+    return agent::projectFingerprint(texts);
 }
 
 std::optional<std::int64_t> parseDurationNs(const std::string& text) {

@@ -7,6 +7,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "takt/bytecode/module.h"
 
@@ -16,14 +18,19 @@ struct RunnableProgram {
     std::shared_ptr<const bytecode::Module> module;
     std::string hash;   // hex SHA-256 of the program.stbc bytes
     std::string origin; // "src/ (N sources)" or the program.stbc path
-    // What the program was built from (agent::projectFingerprint of the sources, or the
-    // program.stbc's hash): an applied online change is kept over this project only.
-    std::string fingerprint;
+    // What the program was built from: the source files (display path, path to read) or the
+    // program.stbc, and the [build] options. fingerprint() reads the files again.
+    std::vector<std::pair<std::string, std::filesystem::path>> inputs;
+    std::string buildOptions;
 };
 
 // Compiles the project's src/ when it has one (so `takt run` runs what the sources say), else
 // loads program.stbc. False with `error` (diagnostics rendered) and `exitCode`.
 bool loadRunnableProgram(const std::filesystem::path& project, RunnableProgram& out, std::string& error, int& exitCode);
+
+// The project's fingerprint as its files are now (agent::projectFingerprint): what an applied
+// online change is kept over. Empty when a file cannot be read.
+[[nodiscard]] std::string fingerprintOf(const RunnableProgram& program);
 
 // "10s", "250ms", "2m", "1h", "1.5s" or a bare number of seconds; nullopt when malformed.
 [[nodiscard]] std::optional<std::int64_t> parseDurationNs(const std::string& text);

@@ -10,8 +10,10 @@
 #include <system_error>
 #include <vector>
 
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <toml++/toml.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -57,11 +59,21 @@ Serialized serializeProgram(const bytecode::Module& module) {
 
 std::string writeProgram(const fs::path& dir, const Serialized& program) {
     const fs::path file = dir / (program.hash + ".stbc");
-    std::error_code ec;
-    if (fs::file_size(file, ec) == program.bytes.size() && !ec) {
-        return {}; // kept by an earlier change (a rollback trades the two places)
+    std::vector<std::uint8_t> there;
+    std::string error;
+    if (bytecode::readFileBytes(file, there, error) && there == program.bytes) {
+        return {}; // kept by an earlier change, intact (a rollback trades the two places)
     }
     return bytecode::writeFileAtomically(file, program.bytes);
+}
+
+// A directory made now is on the disk only once its parent's entry is.
+void syncDirectory(const fs::path& dir) {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        ::fsync(fd);
+        ::close(fd);
+    }
 }
 
 // One kept program: verified like any program.stbc, and the very one the record names.
@@ -137,25 +149,42 @@ std::string projectFingerprint(std::span<const SourceText> sources) {
     for (unsigned int i = 0; ok && i < length; ++i) {
         hex += fmt::format("{:02x}", digest[i]);
     }
-    return hex; // empty only with a broken OpenSSL: then nothing kept ever matches
+    return hex; // empty only with a broken OpenSSL: then nothing is kept (save refuses)
 }
 
-AppliedProgramStore::AppliedProgramStore(const fs::path& stateDir, std::string project, std::string projectProgram)
-    : dir_(stateDir / ".takt" / "applied"), project_(std::move(project)), projectProgram_(std::move(projectProgram)) {}
+AppliedProgramStore::AppliedProgramStore(const fs::path& stateDir, std::function<std::string()> fingerprint,
+                                         std::string projectProgram)
+    : dir_(stateDir / ".takt" / "applied"), fingerprint_(std::move(fingerprint)),
+      projectProgram_(std::move(projectProgram)) {}
+
+// One rename: the record and its programs leave together, and stay there to look at.
+std::string AppliedProgramStore::moveAside(const char* name) const {
+    const fs::path aside = dir_.parent_path() / name;
+    std::error_code ec;
+    fs::remove_all(aside, ec);
+    fs::rename(dir_, aside, ec);
+    syncDirectory(dir_.parent_path());
+    return ec ? fmt::format(" (could not move {} aside: {})", dir_.string(), ec.message())
+              : fmt::format("; it was moved to {}", aside.string());
+}
 
 AppliedLoad AppliedProgramStore::load() const {
     AppliedLoad out;
     const fs::path recordPath = dir_ / kRecord;
     std::error_code ec;
-    if (!fs::exists(recordPath, ec)) {
-        return out;
-    }
     const std::string file = recordPath.string();
-    const auto unreadable = [&](std::string why) {
+    const auto unreadable = [&](const std::string& why) {
         out.outcome = AppliedOutcome::Unreadable;
-        out.message = std::move(why);
+        out.message = fmt::format("the program the last online change applied cannot run: {}; running the "
+                                  "project's program instead{}",
+                                  why, moveAside("applied.unreadable"));
         return out;
     };
+    if (!fs::exists(recordPath, ec)) {
+        return ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory
+                   ? unreadable(fmt::format("{}: {}", file, ec.message()))
+                   : out;
+    }
     std::string text;
     std::ifstream in(recordPath, std::ios::binary);
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -170,27 +199,35 @@ AppliedLoad AppliedProgramStore::load() const {
     out.programs.appliedAt = record.appliedAt;
     const std::string& running = record.program;
     const std::string& replaced = record.replaced;
-    if (record.project != project_ && record.program != projectProgram_) {
+    if (record.project != fingerprint_() && record.program != projectProgram_) {
         // Edited or copied onto the box after the change: the project is what the user wants.
-        fs::remove_all(dir_, ec);
         out.outcome = AppliedOutcome::ProjectChanged;
-        out.message = fmt::format("the project's sources changed since program {:.16} was applied by an online "
-                                  "change at {}: running the project's program; the applied one is discarded{}",
-                                  running, out.programs.appliedAt,
-                                  ec ? fmt::format(" (could not remove {}: {})", dir_.string(), ec.message()) : "");
+        out.message = fmt::format("the project's sources or [build] options changed since program {:.16} was "
+                                  "applied by an online change at {}: running the project's program{}",
+                                  running, out.programs.appliedAt, moveAside("applied.discarded"));
         return out;
     }
-    if (!readProgram(dir_, running, out.programs.running, error) ||
-        (!replaced.empty() && !readProgram(dir_, replaced, out.programs.replaced, error))) {
+    if (!readProgram(dir_, running, out.programs.running, error)) {
         return unreadable(error);
+    }
+    if (!replaced.empty() && !readProgram(dir_, replaced, out.programs.replaced, error)) {
+        // The program runs; only the way back is lost.
+        out.message = fmt::format("the program to roll back to cannot be read: {}; nothing to roll back to", error);
     }
     out.outcome = AppliedOutcome::Kept;
     return out;
 }
 
 std::string AppliedProgramStore::save(const bytecode::Module& running, const bytecode::Module* replaced) const {
+    const std::string project = fingerprint_();
+    if (project.empty()) {
+        return "cannot read the project's sources to remember what the change was applied over";
+    }
     std::error_code ec;
-    fs::create_directories(dir_, ec);
+    if (fs::create_directories(dir_, ec)) {
+        syncDirectory(dir_.parent_path());
+        syncDirectory(dir_.parent_path().parent_path());
+    }
     if (ec) {
         return fmt::format("cannot create {}: {}", dir_.string(), ec.message());
     }
@@ -209,7 +246,7 @@ std::string AppliedProgramStore::save(const bytecode::Module& running, const byt
     std::string text = fmt::format("# The program the last online change applied, run at the next start of takt\n"
                                    "# while the project's sources are the ones it was applied over (docs/runtime-"
                                    "control.md). Written by takt.\nproject = \"{}\"\nprogram = \"{}\"\n",
-                                   project_, now.hash);
+                                   project, now.hash);
     if (replaced != nullptr) {
         text += fmt::format("replaced = \"{}\"\n", before.hash);
     }

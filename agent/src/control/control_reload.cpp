@@ -68,9 +68,6 @@ ControlAnswer RuntimeControl::finishReload(Pending& done) {
     std::string keepError;
     if (options_.keepApplied) {
         keepError = options_.keepApplied(*done.module, previous_.get());
-        if (!keepError.empty() && options_.changeLog) {
-            options_.changeLog("warning: the online change is not kept for the next start: " + keepError);
-        }
     }
     // The forced variables now live where the new program put them (or are gone).
     std::erase_if(forced_, [&](const Forced& f) {

@@ -617,16 +617,31 @@ LoadResult deserialize(std::span<const std::uint8_t> bytes) {
 }
 
 bool readFileBytes(const std::filesystem::path& path, std::vector<std::uint8_t>& bytes, std::string& error) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    // POSIX rather than a stream: libstdc++'s filebuf throws when a read fails (a directory
+    // opens, and its first read is EISDIR), and callers expect an error, never an exception.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
         error = "cannot open " + path.string() + ": " + std::strerror(errno);
         return false;
     }
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (in.bad()) {
-        error = "cannot read " + path.string();
-        return false;
+    bytes.clear();
+    std::uint8_t buf[65536];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            error = "cannot read " + path.string() + ": " + std::strerror(errno);
+            ::close(fd);
+            return false;
+        }
+        if (n == 0) {
+            break;
+        }
+        bytes.insert(bytes.end(), buf, buf + n);
     }
+    ::close(fd);
     return true;
 }
 

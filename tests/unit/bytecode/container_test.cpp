@@ -247,5 +247,19 @@ TEST(Container, FileRoundTripIsAtomicAndReadable) {
     std::filesystem::remove_all(dir);
 }
 
+// A directory where a program is expected opens, and its first read fails (EISDIR): an error
+// naming it, never an exception (a stream's filebuf threw one, which ended `takt run`).
+TEST(Container, ADirectoryIsAnErrorNotAnException) {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "takt_container_dir_test";
+    std::filesystem::create_directories(dir / "program.stbc");
+    std::vector<std::uint8_t> bytes;
+    std::string error;
+    EXPECT_FALSE(readFileBytes(dir / "program.stbc", bytes, error));
+    EXPECT_NE(error.find("program.stbc: Is a directory"), std::string::npos) << error;
+    const LoadResult r = readProgramFile(dir / "program.stbc");
+    EXPECT_FALSE(r.ok());
+    std::filesystem::remove_all(dir);
+}
+
 } // namespace
 } // namespace takt::bytecode

@@ -8,11 +8,14 @@
 // program named. applied.toml is written last (a temporary file renamed over it), so a crash at
 // any point leaves either the former record with its files or the new one with its files.
 //
-// The record remembers the project it was applied over (a fingerprint of the project's sources).
-// At the next start the kept program runs only if the project is still that one, or now builds
-// that very program: a project edited or copied onto the box since then is what the user wants to
-// run, and wins.
+// The record remembers the project as it was when the change was applied (a fingerprint of its
+// sources and [build] options, taken then). At the next start the kept program runs only if the
+// project is still that one, or now builds that very program: a project edited or copied onto the
+// box since then is what the user wants to run, and wins. What cannot run (a damaged file, a
+// program of another takt version) is moved aside and the project's program runs, with an error
+// in the log: a box that cannot run what it kept still starts and stays reachable.
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -35,9 +38,9 @@ struct AppliedPrograms {
 
 enum class AppliedOutcome {
     None,           // nothing kept: run the project's program
-    Kept,           // run `programs.running`; `programs.replaced` is the rollback
-    ProjectChanged, // kept over another project: run the project's program (say `message`)
-    Unreadable,     // the record or a program file is damaged: `message` says which and why
+    Kept,           // run `programs.running`; `programs.replaced` is the rollback (`message`: why none)
+    ProjectChanged, // kept over another project: run the project's program (warn `message`)
+    Unreadable,     // damaged or of another takt: run the project's program (`message` is an error)
 };
 
 struct AppliedLoad {
@@ -61,14 +64,15 @@ struct AppliedRecord {
 
 class AppliedProgramStore {
 public:
-    // `stateDir`: the run's state directory (the project, or --state-dir); `project`: the
-    // fingerprint of the project's sources the program runs from (projectFingerprint);
-    // `projectProgram`: the hash of the program they build.
-    AppliedProgramStore(const std::filesystem::path& stateDir, std::string project, std::string projectProgram);
+    // `stateDir`: the run's state directory (the project, or --state-dir); `fingerprint`: the
+    // project's projectFingerprint as its files are at the moment of the call (empty: unreadable);
+    // `projectProgram`: the hash of the program the project built at start.
+    AppliedProgramStore(const std::filesystem::path& stateDir, std::function<std::string()> fingerprint,
+                        std::string projectProgram);
 
-    // At start, before the first cycle. A project that builds the kept program now (its sources
-    // were edited and then applied with `takt reload`) is no change: Kept. ProjectChanged removes
-    // the record: it warns once.
+    // At start, before the first cycle. A project that builds the kept program now is no change:
+    // Kept. ProjectChanged and Unreadable move the folder aside (applied.discarded/,
+    // applied.unreadable/, replacing an older one), so each is said once and nothing is lost.
     [[nodiscard]] AppliedLoad load() const;
 
     // After an applied online change: keeps `running` and `replaced` (null: nothing to roll back
@@ -79,8 +83,10 @@ public:
     [[nodiscard]] const std::filesystem::path& directory() const { return dir_; }
 
 private:
+    [[nodiscard]] std::string moveAside(const char* name) const;
+
     std::filesystem::path dir_;
-    std::string project_;
+    std::function<std::string()> fingerprint_;
     std::string projectProgram_;
 };
 
