@@ -127,13 +127,31 @@ void Parser::parseSfcSteps(std::vector<ast::Identifier>& out, std::string_view c
     out.push_back(expectIdentifier(context));
 }
 
-// TRANSITION [name] FROM steps TO steps ( := condition ; | : statements ) END_TRANSITION
+// TRANSITION [name] [(PRIORITY := n)] FROM steps TO steps ( := condition ; | : statements ) END_TRANSITION
 void Parser::parseSfcTransition() {
     const std::uint32_t begin = startOffset();
     advance(); // TRANSITION
     SfcTransition t;
     if (at(TokenKind::Identifier) && !atWord("FROM")) {
         t.name = identifier(advance());
+    }
+    if (accept(TokenKind::LParen)) {
+        // IEC 61131-3's priority among the transitions leaving one step (lowest first)
+        if (!atWord("PRIORITY")) {
+            errorExpected("PRIORITY", "in TRANSITION ( … )");
+            skipSfcTo("END_TRANSITION");
+            return;
+        }
+        advance();
+        if (!expect(TokenKind::Assign, "after PRIORITY")) {
+            skipSfcTo("END_TRANSITION");
+            return;
+        }
+        t.priority = parseExpression();
+        if (!expect(TokenKind::RParen, "after the transition's priority")) {
+            skipSfcTo("END_TRANSITION");
+            return;
+        }
     }
     if (!atWord("FROM")) {
         errorExpected("FROM", "in TRANSITION");

@@ -143,7 +143,11 @@ ast::StmtPtr Parser::parseStatement() {
     }
     default: break;
     }
-    if (k == TokenKind::Identifier && peek(1) == TokenKind::Identifier && parseSfcElement()) {
+    // `TRANSITION (PRIORITY := n) FROM …`: an unnamed transition with IEC 61131-3's priority
+    const bool sfcPriority = k == TokenKind::Identifier && peek(1) == TokenKind::LParen &&
+                             peek(2) == TokenKind::Identifier && sameName(text(), "TRANSITION") &&
+                             sameName(text(peekTok(2)), "PRIORITY");
+    if (k == TokenKind::Identifier && (peek(1) == TokenKind::Identifier || sfcPriority) && parseSfcElement()) {
         return nullptr;
     }
     // `name:` at the start of a statement is a jump label (a CASE label ends the list before

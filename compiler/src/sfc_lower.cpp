@@ -4,6 +4,8 @@
 // `A$S` ('$' cannot occur in an ST name, so no user variable can clash). Generated nodes carry
 // the span of the step, association or transition they come from, so diagnostics point there.
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -225,6 +227,14 @@ struct Lowering {
                     break;
                 }
             }
+        }
+        if (t.priority != nullptr &&
+            (t.priority->kind != ast::ExprKind::Literal ||
+             static_cast<const ast::LiteralExpr&>(*t.priority).literalKind != ast::LiteralKind::Int ||
+             static_cast<const ast::LiteralExpr&>(*t.priority).negative)) {
+            diags.report(DiagCode::SfcInvalid, t.priority->span,
+                         "a transition's PRIORITY is a number, 0 or more: TRANSITION (PRIORITY := 1) FROM a TO b");
+            ok = false;
         }
         if (const ast::Stmt* e = escape(t.body); e != nullptr) {
             diags.report(DiagCode::SfcInvalid, e->span,
@@ -735,6 +745,22 @@ struct Lowering {
         }
     }
 
+    // The transitions in the order they are tested: by IEC 61131-3's PRIORITY, the lowest first,
+    // then those without one; a stable sort keeps the declaration order among equals.
+    std::vector<SfcTransition*> byPriority() {
+        std::vector<SfcTransition*> order;
+        for (SfcTransition& t : chart.transitions) {
+            order.push_back(&t);
+        }
+        const auto rank = [](const SfcTransition* t) {
+            return t->priority == nullptr ? std::numeric_limits<std::uint64_t>::max()
+                                          : static_cast<const ast::LiteralExpr&>(*t->priority).intValue;
+        };
+        std::stable_sort(order.begin(), order.end(),
+                         [&](const SfcTransition* a, const SfcTransition* b) { return rank(a) < rank(b); });
+        return order;
+    }
+
     // The three phases of a cycle (sfc.h) into `body`.
     void lowerPhases(ast::StmtList& body) {
         // 1. step times
@@ -753,8 +779,10 @@ struct Lowering {
             body.push_back(assign(field(s.name, "_entered"), boolean(false, s.name.span)));
             body.push_back(assign(field(s.name, "_left"), boolean(false, s.name.span)));
         }
-        // 3. transitions, in declaration order: a step left by one is not left again by the next
-        for (SfcTransition& t : chart.transitions) {
+        // 3. transitions, by PRIORITY (lowest first, then those without one), each group in
+        // declaration order: a step left by one is not left again by the next
+        for (SfcTransition* each : byPriority()) {
+            SfcTransition& t = *each;
             ExprPtr enabled;
             for (const ast::Identifier& f : t.from) {
                 ExprPtr term = binary(ast::BinaryOp::And, field(f, "X"), notOf(field(f, "_leave")));

@@ -258,7 +258,17 @@ struct Chart {
         const pugi::xml_node condition = child(n, "condition");
         const pugi::xml_node how = firstElement(condition);
         const std::string_view kind = how ? localName(how) : std::string_view();
-        const std::string head = fmt::format("TRANSITION FROM {} TO {} :=", list(from), list(to));
+        // TC6's priority among the transitions of a selection divergence: IEC 61131-3's PRIORITY,
+        // the lowest tested first
+        const std::string_view priority = n.attribute("priority").value();
+        if (!priority.empty() &&
+            (priority.size() > 18 || priority.find_first_not_of("0123456789") != std::string::npos)) {
+            fail(DiagCode::PlcopenInvalid, n, fmt::format("transition priority '{}' is not a number", priority));
+            return;
+        }
+        const std::string head = fmt::format(
+            "TRANSITION {}FROM {} TO {} :=",
+            priority.empty() ? std::string() : fmt::format("(PRIORITY := {}) ", priority), list(from), list(to));
         if (kind == "connectionPointIn") {
             std::optional<std::string> value = translateCondition(t, sfc, pou, how);
             if (!value) {

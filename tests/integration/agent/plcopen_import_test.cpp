@@ -513,6 +513,37 @@ TEST(PlcopenImport, AnSfcChartRunsLikeItsTextualTwinCycleByCycle) {
     EXPECT_EQ(seen["Idle.X"].back(), "true");
 }
 
+// tests/plcopen/sfc_priority.xml: of the two transitions leaving Idle, the first in the XML has
+// priority 2, the second priority 1, so with both conditions TRUE the second's branch is taken, as
+// in its twin, which declares them the other way round (the textual SFC tests in declaration order).
+constexpr const char* kSfcPriorityTwin = R"(PROGRAM StMain
+VAR
+  Go, Urgent : BOOL;
+  Count : INT;
+END_VAR
+INITIAL_STEP Idle: END_STEP
+TRANSITION FROM Idle TO Rush := Go AND Urgent; END_TRANSITION
+TRANSITION FROM Idle TO Normal := Go; END_TRANSITION
+STEP Normal: END_STEP
+STEP Rush: Bump(P); END_STEP
+TRANSITION FROM Normal TO Idle := NOT Go; END_TRANSITION
+TRANSITION FROM Rush TO Idle := NOT Go; END_TRANSITION
+ACTION Bump: Count := Count + 1; END_ACTION
+END_PROGRAM
+)";
+
+TEST(PlcopenImport, AnSfcSelectionTakesTheTransitionOfHighestPriority) {
+    auto seen = runBesideTwin(
+        "sfc_priority.xml", "SfcPrio", kSfcPriorityTwin, {"Idle.X", "Normal.X", "Rush.X", "Count"},
+        {{1, {{"Go", true}}}, {3, {{"Go", false}}}, {5, {{"Go", true}, {"Urgent", true}}}, {7, {{"Go", false}}}}, 9);
+    ASSERT_EQ(seen["Rush.X"].size(), 9u);
+    EXPECT_EQ(seen["Normal.X"][2], "true"); // Go alone: only the priority-2 branch's condition holds
+    EXPECT_EQ(seen["Rush.X"][2], "false");
+    EXPECT_EQ(seen["Rush.X"][6], "true"); // both hold: priority 1 wins over the XML's order
+    EXPECT_EQ(seen["Normal.X"][6], "false");
+    EXPECT_EQ(seen["Count"].back(), "2");
+}
+
 // The Agent API's lsp.format refuses a PLCopen XML file: its text is not ST, and the formatted
 // translation would replace the XML.
 TEST(PlcopenImport, TheAgentApiDoesNotFormatXml) {

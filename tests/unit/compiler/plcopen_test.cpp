@@ -657,6 +657,29 @@ TEST(Plcopen, MalformedAndUnsupportedSfcElementsAreCodedErrors) {
     qualifier.replace(qualifier.find("qualifier=\"S\""), 13, "qualifier=\"X\"");
     EXPECT_EQ(problem(qualifier), "E0026 line " + std::to_string(lineOf(xml, "qualifier=\"S\"")) +
                                       " | POU 'SfcMain': 'X' is not an action qualifier (localId 0)");
+    // A transition priority that is no number.
+    std::string priority = xml;
+    priority.replace(priority.find("<transition localId=\"18\""), 24, "<transition localId=\"18\" priority=\"high\"");
+    EXPECT_EQ(problem(priority), "E0026 line " + std::to_string(lineOf(xml, "<transition localId=\"18\"")) +
+                                     " | POU 'SfcMain': transition priority 'high' is not a number (localId 18)");
+}
+
+// TC6's transition priority becomes IEC 61131-3's PRIORITY of the textual SFC.
+TEST(Plcopen, ATransitionsPriorityIsRead) {
+    std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/sfc_priority.xml", std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    const std::string xml = s.str();
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    EXPECT_EQ(lineOf(t.text, "TRANSITION (PRIORITY := 2) FROM Idle TO Normal :="),
+              lineOf(xml, "<transition localId=\"3\""));
+    EXPECT_EQ(lineOf(t.text, "TRANSITION (PRIORITY := 1) FROM Idle TO Rush :="),
+              lineOf(xml, "<transition localId=\"5\""));
+    EXPECT_NE(t.text.find("TRANSITION FROM Normal TO Idle :="), std::string::npos) << t.text;
+    TempDir dir;
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
 }
 
 TEST(Plcopen, ANetworkThatDoublesAtEveryElementIsE0026NotAHang) {

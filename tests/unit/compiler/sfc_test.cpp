@@ -133,6 +133,23 @@ END_PROGRAM
               "W0001@2:5 W0001@2:15 E0025@7:9 E0025@10:9 E0025@12:9");
 }
 
+// IEC 61131-3's `(PRIORITY := n)` after the transition's name: a number; anything else is E0025,
+// a missing `:=` a syntax error (the lowering skips a chart with an error, so `n` reads unused).
+TEST(Sfc, ATransitionsPriorityIsANumber) {
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR n : INT; END_VAR
+    INITIAL_STEP S0: END_STEP
+    STEP S1: END_STEP
+    TRANSITION (PRIORITY := 2) FROM S0 TO S1 := n > 0; END_TRANSITION
+    TRANSITION Back (PRIORITY := 0) FROM S1 TO S0 := n = 0; END_TRANSITION
+    TRANSITION (PRIORITY := n) FROM S0 TO S0 := n < 0; END_TRANSITION
+    TRANSITION (PRIORITY := -1) FROM S1 TO S1 := n > 5; END_TRANSITION
+    TRANSITION (PRIORITY 1) FROM S1 TO S1 := n > 9; END_TRANSITION
+END_PROGRAM
+)"),
+              "W0001@2:5 E0025@7:29 E0025@8:29 E0010@9:26");
+}
+
 // A step that waits one cycle (`:= TRUE`) is ordinary SFC: no W0005 about a constant condition.
 TEST(Sfc, ATransitionThatIsAlwaysTrueDoesNotWarn) {
     EXPECT_EQ(codes(R"(PROGRAM Main
