@@ -9,7 +9,8 @@
 // statements in document order, each after the FB calls its inputs read (depth first). A
 // connection back to an FB already on the path (feedback) reads the instance's output as the
 // previous cycle left it, as CODESYS does. `jump`, `label` and `return` are statements too: a
-// forward jump skips up to its label (`IF NOT cond THEN … END_IF;`), a return is `RETURN`.
+// forward jump skips up to its label (`IF NOT cond THEN … END_IF;`), a jump back to a label above
+// repeats what lies between (`REPEAT … UNTIL NOT cond END_REPEAT;`), a return is `RETURN`.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -536,15 +537,33 @@ void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml
         });
         net.pull = false;
     }
-    // Jumps go forward to a label: each opens `IF NOT cond THEN`, which its label closes. A label
-    // must close the innermost jumps first (jumps that cross are not lowered).
-    std::map<std::string, std::size_t> labels; // label name -> its place in `statements`
+    // A jump forward opens `IF NOT cond THEN`, which its label closes; a jump back to a label above
+    // it (a loop) closes the `REPEAT` its label opened: `REPEAT … UNTIL NOT cond END_REPEAT;`, the
+    // statements between run again while the jump's input is TRUE. The IFs and REPEATs must nest:
+    // jumps whose ranges cross are not lowered.
+    std::map<std::string, std::size_t> labels;             // label name -> its place in `statements`
+    std::map<std::string, std::vector<std::size_t>> loops; // label name -> the jumps back to it, last first
     for (std::size_t i = 0; i < statements.size(); ++i) {
         if (localName(statements[i]) == "label") {
             labels.emplace(statements[i].attribute("label").value(), i);
         }
     }
-    std::vector<std::string> open;
+    for (std::size_t i = statements.size(); i-- > 0;) {
+        const std::string name = statements[i].attribute("label").value();
+        if (localName(statements[i]) == "jump" && labels.contains(name) && labels[name] < i) {
+            loops[name].push_back(i);
+        }
+    }
+    struct Range {
+        std::string label;
+        std::size_t loopEnd; // the jump back closing a REPEAT; 0 for a forward jump's IF
+    };
+    std::vector<Range> open;
+    const auto crossing = [&](const pugi::xml_node& at, const std::string& name) {
+        net.fail(DiagCode::PlcopenUnsupported, at,
+                 fmt::format("the jumps to label '{}' and to label '{}' cross; takt lowers nested jumps only", name,
+                             open.empty() ? name : open.back().label));
+    };
     for (std::size_t i = 0; i < statements.size() && !net.failed; ++i) {
         const pugi::xml_node& n = statements[i];
         const std::string_view kind = localName(n);
@@ -555,19 +574,22 @@ void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml
         net.anchor = n;
         const std::string name = n.attribute("label").value();
         if (kind == "label") {
-            std::string closing;
-            while (!open.empty() && open.back() == name) {
+            std::string text;
+            while (!open.empty() && open.back().loopEnd == 0 && open.back().label == name) {
                 open.pop_back();
-                closing += "END_IF; ";
+                text += "END_IF; ";
             }
-            if (std::find(open.begin(), open.end(), name) != open.end()) {
-                net.fail(DiagCode::PlcopenUnsupported, n,
-                         fmt::format("the jumps to label '{}' and to label '{}' cross; takt lowers nested jumps only",
-                                     name, open.back()));
+            if (std::find_if(open.begin(), open.end(),
+                             [&](const Range& r) { return r.loopEnd == 0 && r.label == name; }) != open.end()) {
+                crossing(n, name);
                 break;
             }
-            if (!closing.empty()) {
-                net.write(n, closing);
+            for (const std::size_t end : loops[name]) {
+                open.push_back(Range{name, end});
+                text += "REPEAT ";
+            }
+            if (!text.empty()) {
+                net.write(n, text);
             }
             continue;
         }
@@ -595,11 +617,16 @@ void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml
             break;
         }
         if (label->second < i) {
-            net.fail(DiagCode::PlcopenUnsupported, n,
-                     fmt::format("a jump back to label '{}' is not supported (takt lowers forward jumps)", name));
-            break;
+            // the statements since the label ran; the jump's input, read now, decides whether they run again
+            if (open.empty() || open.back().loopEnd != i) {
+                crossing(n, name);
+                break;
+            }
+            open.pop_back();
+            net.write(n, prefix + fmt::format("UNTIL NOT ({}) END_REPEAT;", condition));
+            continue;
         }
-        open.push_back(name);
+        open.push_back(Range{name, 0});
         net.write(n, prefix + fmt::format("IF NOT ({}) THEN", condition));
     }
 }

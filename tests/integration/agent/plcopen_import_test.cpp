@@ -439,6 +439,39 @@ TEST(PlcopenImport, JumpsAndReturnsRunLikeTheirStTwinsCycleByCycle) {
     EXPECT_NE(fbd["Shown"][12], fbd["Shown"][10]);
 }
 
+// The loop of tests/plcopen/loops.xml (a jump back to a label above it, inside a forward jump's
+// range) beside its ST twin: I counts to N within each cycle, Total adds 1 + 2 + 3 per cycle.
+constexpr const char* kLoopTwin = R"(PROGRAM StMain
+VAR
+  Idle : BOOL;
+  N : INT := 3;
+  I, Total, Passes : INT;
+END_VAR
+IF NOT Idle THEN
+  I := 0;
+  REPEAT
+    I := I + 1;
+    Total := Total + I;
+  UNTIL NOT (I < N)
+  END_REPEAT;
+END_IF;
+Passes := Passes + 1;
+END_PROGRAM
+)";
+
+TEST(PlcopenImport, AJumpBackLoopsLikeItsStTwinCycleByCycle) {
+    auto seen = runBesideTwin("loops.xml", "FbdLoop", kLoopTwin, {"I", "Total", "Passes"},
+                              {{3, {{"Idle", true}}}, {5, {{"Idle", false}}}}, 8);
+    ASSERT_EQ(seen["Total"].size(), 8u);
+    const auto at = [&](const char* name, int cycle) { return std::stoi(seen[name][cycle]); };
+    EXPECT_EQ(at("I", 0), 3); // the loop ran three times in a cycle: Total grew by 1 + 2 + 3
+    EXPECT_EQ(at("Total", 1), at("Total", 0) + 6);
+    EXPECT_EQ(at("Total", 3), at("Total", 2)); // Idle in cycles 3 and 4 skipped the loop
+    EXPECT_EQ(at("Total", 4), at("Total", 2));
+    EXPECT_EQ(at("Total", 5), at("Total", 4) + 6);
+    EXPECT_EQ(at("Passes", 7), at("Passes", 0) + 7); // what follows the label ran every cycle
+}
+
 // The actions of tests/plcopen/actions.xml (in FBD, LD and ST), called from the POU's ST body,
 // beside their ST twin.
 constexpr const char* kActionsTwin = R"(PROGRAM StMain

@@ -520,14 +520,47 @@ std::string label(int id, const std::string& name) {
     return fmt::format("          <label localId=\"{}\" label=\"{}\"/>\n", id, name);
 }
 
-TEST(Plcopen, AJumpBackIsE0027) {
-    const std::string xml = fbdPou(label(2, "L") + jump(3, "L"));
+// A jump back to a label above it is a loop: the label opens a REPEAT, the jump closes it with
+// its condition; the statements before the label run once.
+TEST(Plcopen, AJumpBackIsARepeatLoop) {
+    std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/loops.xml", std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    const std::string xml = s.str();
     const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    EXPECT_EQ(lineOf(t.text, "IF NOT ((Idle)) THEN"), lineOf(xml, "<jump localId=\"2\""));
+    EXPECT_EQ(lineOf(t.text, "REPEAT"), lineOf(xml, "<label localId=\"5\""));
+    EXPECT_EQ(lineOf(t.text, "UNTIL NOT (LT((I), (N))) END_REPEAT;"), lineOf(xml, "<jump localId=\"15\"")) << t.text;
+    EXPECT_EQ(lineOf(t.text, "END_IF;"), lineOf(xml, "<label localId=\"16\""));
+    TempDir dir;
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+    EXPECT_EQ(p.warningCount, 0u) << ::testing::PrintToString(diagnostics(p));
+    // Two jumps back to one label: two REPEATs, the inner one closed first.
+    const PlcopenTranslation twice = translatePlcopen(fbdPou(label(2, "L") + jump(3, "L") + jump(4, "L")));
+    ASSERT_TRUE(twice.problems.empty()) << twice.problems[0].message;
+    EXPECT_NE(twice.text.find("REPEAT REPEAT"), std::string::npos) << twice.text;
+}
+
+// A loop and a forward jump whose ranges cross are E0027 at the element where they meet.
+TEST(Plcopen, ALoopCrossingAForwardJumpIsE0027) {
+    // a jump forward out of the loop's body past its end
+    std::string xml = fbdPou(label(2, "L1") + jump(3, "L2") + jump(4, "L1") + label(5, "L2"));
+    PlcopenTranslation t = translatePlcopen(xml);
     ASSERT_EQ(t.problems.size(), 1u);
     EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenUnsupported);
-    EXPECT_EQ(t.problems[0].line, lineOf(xml, "<jump"));
-    EXPECT_EQ(t.problems[0].message,
-              "POU 'J': a jump back to label 'L' is not supported (takt lowers forward jumps) (localId 3)");
+    EXPECT_EQ(t.problems[0].line, lineOf(xml, "<jump localId=\"4\""));
+    EXPECT_EQ(t.problems[0].message, "POU 'J': the jumps to label 'L1' and to label 'L2' cross; takt lowers nested "
+                                     "jumps only (localId 4)");
+    // a jump forward into the loop's body
+    xml = fbdPou(jump(2, "L2") + label(3, "L1") + label(4, "L2") + jump(5, "L1"));
+    t = translatePlcopen(xml);
+    ASSERT_EQ(t.problems.size(), 1u);
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenUnsupported);
+    EXPECT_EQ(t.problems[0].line, lineOf(xml, "<label localId=\"4\""));
+    EXPECT_EQ(t.problems[0].message, "POU 'J': the jumps to label 'L2' and to label 'L1' cross; takt lowers nested "
+                                     "jumps only (localId 4)");
 }
 
 TEST(Plcopen, CrossingJumpsAreE0027AndAJumpToNoLabelIsE0026) {
