@@ -87,6 +87,7 @@ private:
     std::optional<const Type*> qualifiedEnumValue(ast::MemberExpr& e);
     const Type* checkName(ast::NameExpr& e, const Type* expected);
     const Type* checkEnumLiteral(ast::EnumLiteralExpr& e);
+    const Type* actionControlOutput(ast::MemberExpr& e);
     const Type* checkMember(ast::MemberExpr& e);
     const Type* symbolValueType(const Symbol* sym, const ast::Expr& e, std::string_view name);
 

@@ -150,6 +150,22 @@ END_PROGRAM
               "W0001@2:5 E0025@7:29 E0025@8:29 E0010@9:26");
 }
 
+// An ACTION's control outputs Q and A are read-only, and only an action the chart associates has them.
+TEST(Sfc, AnActionsQIsReadOnlyAndOnlyForChartActions) {
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR lit : BOOL; END_VAR
+    lit := Work.Q OR Work.a;
+    Work.Q := TRUE;
+    lit := Spare.Q;
+    INITIAL_STEP S0: Work(N); END_STEP
+    TRANSITION FROM S0 TO S0 := lit; END_TRANSITION
+    ACTION Work: lit := NOT lit; END_ACTION
+    ACTION Spare: lit := FALSE; END_ACTION
+END_PROGRAM
+)"),
+              "E0403@4:5 E0105@5:18");
+}
+
 // A step that waits one cycle (`:= TRUE`) is ordinary SFC: no W0005 about a constant condition.
 TEST(Sfc, ATransitionThatIsAlwaysTrueDoesNotWarn) {
     EXPECT_EQ(codes(R"(PROGRAM Main
