@@ -577,6 +577,113 @@ TEST(PlcopenImport, AnSfcSelectionTakesTheTransitionOfHighestPriority) {
     EXPECT_EQ(seen["Count"].back(), "2");
 }
 
+// tests/plcopen/openplc_bottler.xml is shaped as the OpenPLC Editor (Beremiz) writes a project: an
+// LD function block (a seal-in rung, a rising-edge contact enabling ADD, a constant from the
+// configuration's globals), an SFC function block (inline actions all with localId 0, a reference
+// action, a selection divergence, a jump step), a program in FBD calling both, executionOrderId 0
+// on every element, wires with their points, comments. It imports, builds, runs in its task, its
+// function blocks pass tests written beside it, and the program bottles in the harness.
+constexpr const char* kBottlerTests = R"(TEST_PROGRAM SealInLatchesAndCountsStarts
+VAR
+  s : SealIn;
+END_VAR
+s(Start := TRUE, Stop := FALSE);
+ASSERT_TRUE(s.Run);
+ASSERT_EQUAL(1, s.Starts);
+s(Start := FALSE);
+ASSERT_TRUE(s.Run);
+s(Stop := TRUE);
+ASSERT_FALSE(s.Run);
+s(Stop := FALSE, Start := TRUE);
+ASSERT_TRUE(s.Run);
+ASSERT_EQUAL(2, s.Starts);
+END_TEST_PROGRAM
+
+TEST_PROGRAM FillerFillsThreeCyclesAndCountsABottle
+VAR
+  f : Filler;
+END_VAR
+f(Go := TRUE);
+ASSERT_FALSE(f.Valve);
+f();
+ASSERT_TRUE(f.Valve);
+f();
+f();
+ASSERT_TRUE(f.Done.X);
+f();
+ASSERT_FALSE(f.Valve);
+ASSERT_EQUAL(1, f.Fills);
+f(Go := FALSE);
+f();
+ASSERT_TRUE(f.Idle.X);
+ASSERT_EQUAL(1, f.Fills);
+END_TEST_PROGRAM
+)";
+
+TEST(PlcopenImport, AnOpenPlcEditorProjectWithLdSfcAndFbdImportsBuildsAndRuns) {
+    const fs::path xml = fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/openplc_bottler.xml";
+    test::TempDir tmp;
+    const fs::path dir = tmp.path() / "bottler";
+    const test::RunResult r = test::runTakt("import plcopen " + quoted(xml.string()) + " " + quoted(dir.string()));
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    const test::RunResult check = test::runTakt("check --project " + quoted(dir.string()));
+    EXPECT_EQ(check.exitCode, 0) << check.out << check.err;
+    EXPECT_NE((check.out + check.err).find("0 errors, 0 warnings"), std::string::npos) << check.out << check.err;
+    const test::RunResult build = test::runTakt("build --project " + quoted(dir.string()));
+    ASSERT_EQ(build.exitCode, 0) << build.out << build.err;
+    const test::RunResult run =
+        test::runTakt("run --for 200ms --project " + quoted(dir.string()), {.capture = test::Capture::Merged});
+    ASSERT_EQ(run.exitCode, 0) << run.out;
+    EXPECT_NE(run.out.find("running Res0"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("faults=0"), std::string::npos) << run.out;
+    std::ofstream(dir / "src/bottler_test.st") << kBottlerTests;
+    const test::RunResult tests = test::runTakt("test --project " + quoted(dir.string()) + " --output json");
+    ASSERT_EQ(tests.exitCode, 0) << tests.out << tests.err;
+    rapidjson::Document d;
+    d.Parse(tests.out.c_str());
+    ASSERT_FALSE(d.HasParseError()) << tests.out;
+    EXPECT_EQ(d["summary"]["passed"].GetUint(), 2u) << tests.out;
+
+    // The program: the start button latches the motor, which runs the filler; a bottle is full
+    // after three cycles of filling, and the next one starts; the stop button ends both.
+    const compiler::PlcopenTranslation t = compiler::translatePlcopen(readAll(xml));
+    ASSERT_TRUE(t.problems.empty());
+    const std::vector<std::string> requests = {
+        loadRequest(t.text),
+        R"({"cmd":"set_input","name":"instance0.StartButton","value":{"type":"BOOL","value":true}})",
+        R"({"cmd":"cycle","count":1,"dt_ms":20,"watch":["instance0.Motor","instance0.FillValve"]})",
+        R"({"cmd":"set_input","name":"instance0.StartButton","value":{"type":"BOOL","value":false}})",
+        R"({"cmd":"run_until","name":"instance0.Bottles","equals":{"type":"INT","value":2},"dt_ms":20,"max_cycles":20})",
+        R"({"cmd":"cycle","count":1,"dt_ms":20,"watch":["instance0.Motor","instance0.StartCount","instance0.Fill0.Filling.X"]})",
+        R"({"cmd":"set_input","name":"instance0.StopButton","value":{"type":"BOOL","value":true}})",
+        R"({"cmd":"cycle","count":3,"dt_ms":20,"watch":["instance0.Motor","instance0.FillValve","instance0.Fill0.Idle.X"]})",
+    };
+    std::string script;
+    for (const std::string& line : requests) {
+        script += line + "\n";
+    }
+    tmp.write("requests.ndjson", script);
+    const test::RunResult h = test::runTakt("harness < " + quoted((tmp.path() / "requests.ndjson").string()));
+    ASSERT_EQ(h.exitCode, 0) << h.err;
+    std::vector<std::string> answers;
+    std::istringstream lines(h.out);
+    for (std::string line; std::getline(lines, line);) {
+        answers.push_back(line);
+    }
+    ASSERT_EQ(answers.size(), requests.size()) << h.out;
+    for (const std::string& a : answers) {
+        EXPECT_TRUE(a.starts_with("{\"ok\":true")) << a;
+    }
+    EXPECT_NE(answers[2].find(R"("instance0.Motor":{"type":"BOOL","value":true})"), std::string::npos) << answers[2];
+    EXPECT_NE(answers[5].find(R"("instance0.Motor":{"type":"BOOL","value":true})"), std::string::npos) << answers[5];
+    EXPECT_NE(answers[5].find(R"("instance0.StartCount":{"type":"INT","value":1})"), std::string::npos) << answers[5];
+    EXPECT_NE(answers[7].find(R"("instance0.Motor":{"type":"BOOL","value":false})"), std::string::npos) << answers[7];
+    EXPECT_NE(answers[7].find(R"("instance0.FillValve":{"type":"BOOL","value":false})"), std::string::npos)
+        << answers[7];
+    EXPECT_NE(answers[7].find(R"("instance0.Fill0.Idle.X":{"type":"BOOL","value":true})"), std::string::npos)
+        << answers[7];
+}
+
 // The Agent API's lsp.format refuses a PLCopen XML file: its text is not ST, and the formatted
 // translation would replace the XML.
 TEST(PlcopenImport, TheAgentApiDoesNotFormatXml) {
