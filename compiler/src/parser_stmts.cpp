@@ -143,11 +143,8 @@ ast::StmtPtr Parser::parseStatement() {
     }
     default: break;
     }
-    // `TRANSITION (PRIORITY := n) FROM …`: an unnamed transition with IEC 61131-3's priority
-    const bool sfcPriority = k == TokenKind::Identifier && peek(1) == TokenKind::LParen &&
-                             peek(2) == TokenKind::Identifier && sameName(text(), "TRANSITION") &&
-                             sameName(text(peekTok(2)), "PRIORITY");
-    if (k == TokenKind::Identifier && (peek(1) == TokenKind::Identifier || sfcPriority) && parseSfcElement()) {
+    if (k == TokenKind::Identifier && (peek(1) == TokenKind::Identifier || atSfcPriorityTransition()) &&
+        parseSfcElement()) {
         return nullptr;
     }
     // `name:` at the start of a statement is a jump label (a CASE label ends the list before

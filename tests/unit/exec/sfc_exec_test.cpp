@@ -197,5 +197,30 @@ END_PROGRAM
     EXPECT_TRUE(r.get<bool>("Main.t2.Off.X"));
 }
 
+// STEP, TRANSITION and FROM are not keywords: `Transition(Priority := 1);` calls an FB instance
+// named Transition (only `TRANSITION (PRIORITY …) FROM` is SFC), and the statements after it run.
+TEST(Sfc, AnInstanceNamedTransitionIsCalledAsBefore) {
+    Runner r(R"(
+FUNCTION_BLOCK Stage
+VAR_INPUT Priority : INT; END_VAR
+VAR_OUTPUT last : INT; END_VAR
+    last := Priority;
+END_FUNCTION_BLOCK
+PROGRAM Main
+VAR Transition : Stage; step : INT; from : INT; after : INT; END_VAR
+    Transition(Priority := 1);
+    step := Transition.last;
+    Transition(Priority := (step + 1) * 2);
+    from := Transition.last;
+    after := after + 1;
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    EXPECT_EQ(r.get<std::int16_t>("Main.step"), 1);
+    EXPECT_EQ(r.get<std::int16_t>("Main.from"), 4);
+    EXPECT_EQ(r.get<std::int16_t>("Main.after"), 1);
+}
+
 } // namespace
 } // namespace takt::compiler
