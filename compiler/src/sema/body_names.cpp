@@ -361,6 +361,27 @@ const Type* BodyChecker::actionControlOutput(ast::MemberExpr& e) {
     return flag->type;
 }
 
+bool BodyChecker::reportActionFlagWrite(const ast::Expr& e, std::string_view how) {
+    const ast::Expr* x = &e;
+    while (x->kind == ast::ExprKind::Paren) {
+        x = static_cast<const ast::ParenExpr*>(x)->inner.get();
+    }
+    if (x->kind != ast::ExprKind::Member) {
+        return false;
+    }
+    const auto& m = static_cast<const ast::MemberExpr&>(*x);
+    const Symbol* action =
+        m.object->kind == ast::ExprKind::Name ? static_cast<const ast::NameExpr&>(*m.object).symbol : nullptr;
+    if (action == nullptr || action->kind != SymbolKind::Pou || action->pou == nullptr || !action->pou->isAction ||
+        m.symbol == nullptr || m.symbol->kind != SymbolKind::Variable) {
+        return false;
+    }
+    cx_.error(DiagCode::NotAssignable, e.span,
+              "'" + text(e.span) + "' is a control output of ACTION '" + action->name +
+                  "', set by the SFC chart: it is read-only, also inside the action (" + std::string(how) + ")");
+    return true;
+}
+
 const Type* BodyChecker::checkMember(ast::MemberExpr& e) {
     const std::string& name = e.member.name;
     if (auto t = qualifiedEnumValue(e)) {

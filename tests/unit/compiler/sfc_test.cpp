@@ -166,6 +166,30 @@ END_PROGRAM
               "E0403@4:5 E0105@5:18");
 }
 
+// Inside the action itself too: `Work.Q := …`, REF(Work.Q), ADR(Work.A), a VAR_IN_OUT or an
+// output (=>) given Work.A would write the chart's flag; each is E0403.
+TEST(Sfc, AnActionsQAndAAreReadOnlyInsideTheAction) {
+    EXPECT_EQ(codes(R"(FUNCTION_BLOCK Flip
+VAR_IN_OUT x : BOOL; END_VAR
+VAR_OUTPUT y : BOOL; END_VAR
+    x := NOT x;
+END_FUNCTION_BLOCK
+PROGRAM Main
+VAR lit : BOOL; r : REF_TO BOOL; f : Flip; END_VAR
+    INITIAL_STEP S0: Work(N); END_STEP
+    TRANSITION FROM S0 TO S0 := lit; END_TRANSITION
+    ACTION Work:
+        Work.Q := FALSE;
+        (Work.A) := FALSE;
+        r := REF(Work.Q);
+        f(x := Work.A, y => Work.Q);
+        lit := Work.Q AND r^ AND ADR(Work.A) <> 0;
+    END_ACTION
+END_PROGRAM
+)"),
+              "E0403@11:9 E0403@12:9 E0403@13:18 E0403@14:16 E0403@14:29 E0403@15:38");
+}
+
 // A step that waits one cycle (`:= TRUE`) is ordinary SFC: no W0005 about a constant condition.
 TEST(Sfc, ATransitionThatIsAlwaysTrueDoesNotWarn) {
     EXPECT_EQ(codes(R"(PROGRAM Main
