@@ -544,8 +544,15 @@ void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml
     std::map<std::string, std::size_t> labels;             // label name -> its place in `statements`
     std::map<std::string, std::vector<std::size_t>> loops; // label name -> the jumps back to it, last first
     for (std::size_t i = 0; i < statements.size(); ++i) {
-        if (localName(statements[i]) == "label") {
-            labels.emplace(statements[i].attribute("label").value(), i);
+        if (localName(statements[i]) != "label") {
+            continue;
+        }
+        const auto [at, added] = labels.emplace(statements[i].attribute("label").value(), i);
+        if (!added) { // a jump to it would be ambiguous, and the loops opened twice
+            net.fail(DiagCode::PlcopenInvalid, statements[i],
+                     fmt::format("label '{}' is declared twice (also localId {})", at->first,
+                                 statements[at->second].attribute("localId").value()));
+            return;
         }
     }
     for (std::size_t i = statements.size(); i-- > 0;) {
@@ -628,6 +635,12 @@ void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml
         }
         open.push_back(Range{name, 0});
         net.write(n, prefix + fmt::format("IF NOT ({}) THEN", condition));
+    }
+    if (!net.failed && std::any_of(open.begin(), open.end(), [](const Range& r) { return r.loopEnd != 0; })) {
+        // every REPEAT a label opened is closed by its jump; never hand the compiler a half loop
+        net.fail(DiagCode::PlcopenUnsupported, net.anchor,
+                 fmt::format("internal error: the loop at label '{}' was not closed; please report this",
+                             open.back().label));
     }
 }
 

@@ -60,6 +60,16 @@ TEST(Plcopen, AJumpBackIsARepeatLoop) {
     EXPECT_NE(twice.text.find("REPEAT REPEAT"), std::string::npos) << twice.text;
 }
 
+// A label declared twice is E0026 at the second, naming the first: a jump to it is ambiguous.
+TEST(Plcopen, ALabelDeclaredTwiceIsE0026) {
+    const std::string xml = fbdPou(label(2, "L") + label(3, "L") + jump(4, "L"));
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_EQ(t.problems.size(), 1u) << t.text;
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenInvalid);
+    EXPECT_EQ(t.problems[0].line, lineOf(xml, "<label localId=\"3\""));
+    EXPECT_EQ(t.problems[0].message, "POU 'J': label 'L' is declared twice (also localId 2) (localId 3)");
+}
+
 // A loop and a forward jump whose ranges cross are E0027 at the element where they meet.
 TEST(Plcopen, ALoopCrossingAForwardJumpIsE0027) {
     // a jump forward out of the loop's body past its end
