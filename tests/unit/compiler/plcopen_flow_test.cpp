@@ -70,6 +70,70 @@ TEST(Plcopen, ALabelDeclaredTwiceIsE0026) {
     EXPECT_EQ(t.problems[0].message, "POU 'J': label 'L' is declared twice (also localId 2) (localId 3)");
 }
 
+// Without executionOrderId a statement pulls the FB calls it reads before it, but never across a
+// label or jump: an FB call inside a loop stays in it (pulled out, the loop's condition would never
+// change), one after the loop stays after it (pulled in, it would run once per pass).
+TEST(Plcopen, PullingNeverMovesAnFbCallIntoOrOutOfALoop) {
+    const auto pou = [](const std::string& elements) {
+        return document("      <pou name=\"J\" pouType=\"program\"><interface><localVars>"
+                        "<variable name=\"A\"><type><BOOL/></type></variable>"
+                        "<variable name=\"B\"><type><BOOL/></type></variable>"
+                        "<variable name=\"C\"><type><derived name=\"CTU\"/></type></variable></localVars>"
+                        "</interface>\n        <body><FBD>\n"
+                        "          <inVariable localId=\"1\"><expression>A</expression></inVariable>\n"
+                        "          <inVariable localId=\"9\"><expression>3</expression></inVariable>\n" +
+                        elements + "        </FBD></body></pou>\n");
+    };
+    const std::string call = "          <block localId=\"5\" typeName=\"CTU\" instanceName=\"C\"><inputVariables>"
+                             "<variable formalParameter=\"CU\"><connectionPointIn><connection refLocalId=\"1\"/>"
+                             "</connectionPointIn></variable><variable formalParameter=\"PV\"><connectionPointIn>"
+                             "<connection refLocalId=\"9\"/></connectionPointIn></variable></inputVariables>"
+                             "<inOutVariables/><outputVariables><variable formalParameter=\"Q\"><connectionPointOut/>"
+                             "</variable></outputVariables></block>\n";
+    const auto readQ = [](int id, const std::string& kind) {
+        const std::string end = kind == "jump" ? "</jump>" : "<expression>B</expression></outVariable>";
+        return fmt::format("          <{} localId=\"{}\"{}><connectionPointIn><connection refLocalId=\"5\" "
+                           "formalParameter=\"Q\"/></connectionPointIn>{}\n",
+                           kind, id, kind == "jump" ? " label=\"L\"" : "", end);
+    };
+    // out: B reads C.Q before the loop, C runs in the loop whose jump reads C.Q
+    PlcopenTranslation t = translatePlcopen(pou(readQ(2, "outVariable") + label(3, "L") + call + readQ(6, "jump")));
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    ASSERT_NE(t.text.find("REPEAT"), std::string::npos) << t.text;
+    EXPECT_GT(t.text.find("C("), t.text.find("REPEAT")) << t.text;
+    EXPECT_LT(t.text.find("C("), t.text.find("UNTIL")) << t.text;
+    // in: B reads C.Q inside the loop, C comes after it
+    t = translatePlcopen(pou(label(3, "L") + readQ(2, "outVariable") + jump(4, "L") + call));
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    ASSERT_NE(t.text.find("UNTIL"), std::string::npos) << t.text;
+    EXPECT_GT(t.text.find("C("), t.text.find("END_REPEAT")) << t.text;
+}
+
+// Without executionOrderId "above" is the drawing's: a jump back is a loop only when its label is
+// drawn above it too (by y, then x); otherwise E0027 at the jump, naming the label.
+TEST(Plcopen, WithoutExecutionOrderALoopNeedsItsLabelDrawnAbove) {
+    const std::string below =
+        fbdPou("          <label localId=\"2\" label=\"L\"><position x=\"10\" y=\"200\"/></label>\n"
+               "          <jump localId=\"3\" label=\"L\"><position x=\"10\" y=\"100\"/>"
+               "<connectionPointIn><connection refLocalId=\"1\"/></connectionPointIn></jump>\n");
+    PlcopenTranslation t = translatePlcopen(below);
+    ASSERT_EQ(t.problems.size(), 1u) << t.text;
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenUnsupported);
+    EXPECT_EQ(t.problems[0].line, lineOf(below, "<jump localId=\"3\""));
+    EXPECT_EQ(t.problems[0].message,
+              "POU 'J': the jump to label 'L' comes after the label (localId 2) in the XML but not in the drawing; "
+              "without executionOrderId takt reads a jump back only to a label drawn above it (localId 3)");
+    std::string above = below;
+    above.replace(above.find("y=\"200\""), 7, "y=\"50\"");
+    t = translatePlcopen(above);
+    EXPECT_TRUE(t.problems.empty()) << t.problems[0].message;
+    std::string left = below;
+    const std::string labelAt = "x=\"10\" y=\"200\"";
+    left.replace(left.find(labelAt), labelAt.size(), "x=\"5\" y=\"100\"");
+    t = translatePlcopen(left);
+    EXPECT_TRUE(t.problems.empty()) << t.problems[0].message;
+}
+
 // A loop and a forward jump whose ranges cross are E0027 at the element where they meet.
 TEST(Plcopen, ALoopCrossingAForwardJumpIsE0027) {
     // a jump forward out of the loop's body past its end
