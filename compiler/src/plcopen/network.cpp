@@ -684,6 +684,11 @@ void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml
         }
         if (label->second < i) {
             // the statements since the label ran; the jump's input, read now, decides whether they run again
+            if (const std::string plain = Network::plain(condition); plain == "TRUE" || plain == "(TRUE)") {
+                net.fail(DiagCode::PlcopenUnsupported, n,
+                         fmt::format("a jump back to '{}' that is always taken never ends", name));
+                break;
+            }
             if (open.empty() || open.back().loopEnd != i) {
                 crossing(n, name);
                 break;

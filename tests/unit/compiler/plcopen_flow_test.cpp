@@ -134,6 +134,31 @@ TEST(Plcopen, WithoutExecutionOrderALoopNeedsItsLabelDrawnAbove) {
     EXPECT_TRUE(t.problems.empty()) << t.problems[0].message;
 }
 
+// A jump back wired straight to the left rail (or to TRUE) would loop for ever: E0027 at the jump.
+TEST(Plcopen, AJumpBackThatIsAlwaysTakenIsE0027) {
+    const std::string xml =
+        fbdPou("          <inVariable localId=\"7\"><expression>TRUE</expression></inVariable>\n" + label(2, "L") +
+               "          <jump localId=\"3\" label=\"L\"><connectionPointIn><connection refLocalId=\"7\"/>"
+               "</connectionPointIn></jump>\n");
+    PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_EQ(t.problems.size(), 1u) << t.text;
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenUnsupported);
+    EXPECT_EQ(t.problems[0].line, lineOf(xml, "<jump localId=\"3\""));
+    EXPECT_EQ(t.problems[0].message, "POU 'J': a jump back to 'L' that is always taken never ends (localId 3)");
+    // the same from an LD left rail
+    const std::string ld =
+        document("      <pou name=\"J\" pouType=\"program\"><interface><localVars>"
+                 "<variable name=\"A\"><type><BOOL/></type></variable></localVars></interface>\n"
+                 "        <body><LD>\n"
+                 "          <leftPowerRail localId=\"1\"><connectionPointOut formalParameter=\"\"/></leftPowerRail>\n" +
+                 label(2, "L") +
+                 "          <jump localId=\"3\" label=\"L\"><connectionPointIn><connection refLocalId=\"1\"/>"
+                 "</connectionPointIn></jump>\n        </LD></body></pou>\n");
+    t = translatePlcopen(ld);
+    ASSERT_EQ(t.problems.size(), 1u) << t.text;
+    EXPECT_EQ(t.problems[0].message, "POU 'J': a jump back to 'L' that is always taken never ends (localId 3)");
+}
+
 // A loop and a forward jump whose ranges cross are E0027 at the element where they meet.
 TEST(Plcopen, ALoopCrossingAForwardJumpIsE0027) {
     // a jump forward out of the loop's body past its end
