@@ -325,5 +325,27 @@ TEST(Plcopen, ATransitionsPriorityIsRead) {
     EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
 }
 
+// The priority attribute: spaces around it and a leading + are read; a number too large for 64
+// bits is out of range, not "no number".
+TEST(Plcopen, ATransitionsPriorityIsTrimmedAndRangeChecked) {
+    const std::string xml = readFixture("sfc_priority.xml");
+    std::string spaced = xml;
+    spaced.replace(spaced.find("priority=\"2\""), 12, "priority=\" +2 \"");
+    PlcopenTranslation t = translatePlcopen(spaced);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    EXPECT_NE(t.text.find("TRANSITION (PRIORITY := 2) FROM Idle TO Normal :="), std::string::npos) << t.text;
+    std::string large = xml;
+    large.replace(large.find("priority=\"2\""), 12, "priority=\"18446744073709551616\"");
+    t = translatePlcopen(large);
+    ASSERT_EQ(t.problems.size(), 1u) << t.text;
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenInvalid);
+    EXPECT_EQ(t.problems[0].message, "POU 'SfcPrio': transition priority '18446744073709551616' is out of range (at "
+                                     "most 18446744073709551615) (localId 3)");
+    std::string largest = xml;
+    largest.replace(largest.find("priority=\"2\""), 12, "priority=\"18446744073709551615\"");
+    t = translatePlcopen(largest);
+    EXPECT_TRUE(t.problems.empty()) << t.problems[0].message;
+}
+
 } // namespace
 } // namespace takt::compiler
