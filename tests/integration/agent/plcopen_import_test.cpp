@@ -472,6 +472,34 @@ TEST(PlcopenImport, AJumpBackLoopsLikeItsStTwinCycleByCycle) {
     EXPECT_EQ(at("Passes", 7), at("Passes", 0) + 7); // what follows the label ran every cycle
 }
 
+// Two jumps back to one label (tests/plcopen/loops_twice.xml), the nearer until I reaches 3, the
+// farther until 5, beside their ST twin: the inner REPEAT closes at the nearer jump, so Count (between
+// the jumps) grows 3 times a cycle; with the UNTILs swapped it would grow once.
+constexpr const char* kTwiceTwin = R"(PROGRAM StMain
+VAR
+  I, Count : INT;
+END_VAR
+I := 0;
+Count := 0;
+REPEAT
+  REPEAT
+    I := I + 1;
+  UNTIL NOT (I < 3)
+  END_REPEAT;
+  Count := Count + 1;
+UNTIL NOT (I < 5)
+END_REPEAT;
+END_PROGRAM
+)";
+
+TEST(PlcopenImport, TwoJumpsBackToOneLabelLoopLikeTheirStTwin) {
+    auto seen = runBesideTwin("loops_twice.xml", "FbdTwice", kTwiceTwin, {"I", "Count"}, {}, 3);
+    ASSERT_EQ(seen["Count"].size(), 3u);
+    EXPECT_EQ(seen["I"][0], "5");
+    EXPECT_EQ(seen["Count"][0], "3");
+    EXPECT_EQ(seen["Count"][2], "3");
+}
+
 // The actions of tests/plcopen/actions.xml (in FBD, LD and ST), called from the POU's ST body,
 // beside their ST twin.
 constexpr const char* kActionsTwin = R"(PROGRAM StMain
