@@ -73,6 +73,7 @@ public:
     // --- SFC (parser_sfc.cpp) -----------------------------------------------------------------
     // At a step or transition: parsed into sfc_, or (outside a chart's body) reported and skipped.
     bool parseSfcElement();
+    [[nodiscard]] bool atSfcPriorityTransition() const;
     void parseSfcStep(bool initial);
     void parseSfcTransition();
     void parseSfcSteps(std::vector<ast::Identifier>& out, std::string_view context);

@@ -33,6 +33,28 @@ bool Parser::atWord(std::string_view word) const {
     return at(TokenKind::Identifier) && sameName(text(), word);
 }
 
+// `TRANSITION (PRIORITY …) FROM`: an unnamed transition with IEC 61131-3's priority. Only
+// the whole shape counts, FROM after the closing parenthesis included: `Transition(Priority := 1);`
+// is an ordinary call of a function or FB instance named Transition.
+bool Parser::atSfcPriorityTransition() const {
+    if (!atWord("TRANSITION") || peek(1) != TokenKind::LParen || peek(2) != TokenKind::Identifier ||
+        !sameName(text(peekTok(2)), "PRIORITY")) {
+        return false;
+    }
+    int depth = 1;
+    for (std::size_t i = 3; depth > 0; ++i) {
+        const TokenKind k = peek(i);
+        if (k == TokenKind::EndOfFile || k == TokenKind::Semicolon) {
+            return false;
+        }
+        depth += k == TokenKind::LParen ? 1 : k == TokenKind::RParen ? -1 : 0;
+        if (depth == 0) {
+            return peek(i + 1) == TokenKind::Identifier && sameName(text(peekTok(i + 1)), "FROM");
+        }
+    }
+    return false;
+}
+
 // Skips to past `end` (END_STEP / END_TRANSITION), or to the POU's END_* if it is missing.
 void Parser::skipSfcTo(std::string_view end) {
     while (!atEnd() && !isEndKeyword(kind()) && !atWord(end)) {
@@ -127,13 +149,31 @@ void Parser::parseSfcSteps(std::vector<ast::Identifier>& out, std::string_view c
     out.push_back(expectIdentifier(context));
 }
 
-// TRANSITION [name] FROM steps TO steps ( := condition ; | : statements ) END_TRANSITION
+// TRANSITION [name] [(PRIORITY := n)] FROM steps TO steps ( := condition ; | : statements ) END_TRANSITION
 void Parser::parseSfcTransition() {
     const std::uint32_t begin = startOffset();
     advance(); // TRANSITION
     SfcTransition t;
     if (at(TokenKind::Identifier) && !atWord("FROM")) {
         t.name = identifier(advance());
+    }
+    if (accept(TokenKind::LParen)) {
+        // IEC 61131-3's priority among the transitions leaving one step (lowest first)
+        if (!atWord("PRIORITY")) {
+            errorExpected("PRIORITY", "in TRANSITION ( … )");
+            skipSfcTo("END_TRANSITION");
+            return;
+        }
+        advance();
+        if (!expect(TokenKind::Assign, "after PRIORITY")) {
+            skipSfcTo("END_TRANSITION");
+            return;
+        }
+        t.priority = parseExpression();
+        if (!expect(TokenKind::RParen, "after the transition's priority")) {
+            skipSfcTo("END_TRANSITION");
+            return;
+        }
     }
     if (!atWord("FROM")) {
         errorExpected("FROM", "in TRANSITION");

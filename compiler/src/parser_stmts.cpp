@@ -143,7 +143,8 @@ ast::StmtPtr Parser::parseStatement() {
     }
     default: break;
     }
-    if (k == TokenKind::Identifier && peek(1) == TokenKind::Identifier && parseSfcElement()) {
+    if (k == TokenKind::Identifier && (peek(1) == TokenKind::Identifier || atSfcPriorityTransition()) &&
+        parseSfcElement()) {
         return nullptr;
     }
     // `name:` at the start of a statement is a jump label (a CASE label ends the list before

@@ -12,7 +12,8 @@
 //   2. actions, in the order they are first associated: the stored flags are set and reset,
 //      then an ACTION runs while Q is TRUE and once more in the cycle Q falls, a Boolean action
 //      is assigned Q;
-//   3. transitions, in declaration order: one whose source steps are all active and not yet
+//   3. transitions, by PRIORITY (lowest first; those without one after them), then in
+//      declaration order: one whose source steps are all active and not yet
 //      left this cycle, and whose condition is TRUE, fires: its sources are left, its targets
 //      entered. A step entered now runs its actions from the next cycle on (CODESYS's order).
 // A POU that declares SFCInit or SFCReset (BOOL) gets a reset of the chart before the phases; one
@@ -41,6 +42,7 @@ struct SfcStep {
 
 struct SfcTransition {
     ast::Identifier name;              // optional: a BOOL of the POU, TRUE in the cycle it fires
+    ast::ExprPtr priority;             // `(PRIORITY := n)`: an integer literal, lowest tested first
     std::vector<ast::Identifier> from; // several: simultaneous convergence
     std::vector<ast::Identifier> to;   // several: simultaneous divergence
     ast::ExprPtr condition;            // `:= condition;`
@@ -60,8 +62,8 @@ struct SfcChart {
 };
 
 // Checks the chart (E0025: unknown or repeated steps, not exactly one INITIAL_STEP, a qualifier's
-// time, a second SD, DS or SL of one action, a transition's name or body, an SFCInit, SFCReset
-// or SFCPause that is no BOOL) and adds its variables and statements to `pou`.
+// time, a PRIORITY that is no integer literal, a second SD, DS or SL of one action, a transition's name or body, an
+// SFCInit, SFCReset or SFCPause that is no BOOL) and adds its variables and statements to `pou`.
 void lowerSfc(ast::PouDecl& pou, SfcChart& chart, DiagnosticSink& diags);
 
 } // namespace takt::compiler

@@ -4,6 +4,9 @@
 // `A$S` ('$' cannot occur in an ST name, so no user variable can clash). Generated nodes carry
 // the span of the step, association or transition they come from, so diagnostics point there.
 #include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -225,6 +228,14 @@ struct Lowering {
                     break;
                 }
             }
+        }
+        if (t.priority != nullptr &&
+            (t.priority->kind != ast::ExprKind::Literal ||
+             static_cast<const ast::LiteralExpr&>(*t.priority).literalKind != ast::LiteralKind::Int ||
+             static_cast<const ast::LiteralExpr&>(*t.priority).negative)) {
+            diags.report(DiagCode::SfcInvalid, t.priority->span,
+                         "a transition's PRIORITY is a number, 0 or more: TRANSITION (PRIORITY := 1) FROM a TO b");
+            ok = false;
         }
         if (const ast::Stmt* e = escape(t.body); e != nullptr) {
             diags.report(DiagCode::SfcInvalid, e->span,
@@ -735,6 +746,55 @@ struct Lowering {
         }
     }
 
+    // The transitions in the order they are tested. IEC 61131-3's PRIORITY orders the transitions
+    // that leave the same step(s) only: those sharing a source step (directly or through another)
+    // form a group, tested at the place of its first-declared member, within it the lowest
+    // PRIORITY first, then those without one, equals in declaration order.
+    std::vector<SfcTransition*> byPriority() {
+        const std::size_t n = chart.transitions.size();
+        std::vector<std::size_t> group(n); // union-find over the shared source steps
+        for (std::size_t i = 0; i < n; ++i) {
+            group[i] = i;
+        }
+        const auto root = [&](std::size_t i) {
+            while (group[i] != i) {
+                i = group[i] = group[group[i]];
+            }
+            return i;
+        };
+        std::map<std::string, std::size_t> firstFrom; // step (upper case) -> a transition leaving it
+        for (std::size_t i = 0; i < n; ++i) {
+            for (const ast::Identifier& f : chart.transitions[i].from) {
+                const auto [at, added] = firstFrom.emplace(upperName(f.name), i);
+                if (!added) {
+                    const std::size_t a = root(at->second);
+                    const std::size_t b = root(i);
+                    group[std::max(a, b)] = std::min(a, b); // the root is the first-declared member
+                }
+            }
+        }
+        const auto rank = [](const SfcTransition* t) {
+            return t->priority == nullptr ? std::pair<bool, std::uint64_t>{true, 0}
+                                          : std::pair<bool, std::uint64_t>{
+                                                false, static_cast<const ast::LiteralExpr&>(*t->priority).intValue};
+        };
+        std::vector<SfcTransition*> order;
+        for (std::size_t i = 0; i < n; ++i) {
+            if (root(i) != i) {
+                continue; // tested with its group's first member
+            }
+            const std::size_t begin = order.size();
+            for (std::size_t j = i; j < n; ++j) {
+                if (root(j) == i) {
+                    order.push_back(&chart.transitions[j]);
+                }
+            }
+            std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(begin), order.end(),
+                             [&](const SfcTransition* a, const SfcTransition* b) { return rank(a) < rank(b); });
+        }
+        return order;
+    }
+
     // The three phases of a cycle (sfc.h) into `body`.
     void lowerPhases(ast::StmtList& body) {
         // 1. step times
@@ -753,8 +813,10 @@ struct Lowering {
             body.push_back(assign(field(s.name, "_entered"), boolean(false, s.name.span)));
             body.push_back(assign(field(s.name, "_left"), boolean(false, s.name.span)));
         }
-        // 3. transitions, in declaration order: a step left by one is not left again by the next
-        for (SfcTransition& t : chart.transitions) {
+        // 3. transitions, in declaration order but those leaving the same step(s) by PRIORITY
+        // (byPriority): a step left by one is not left again by the next
+        for (SfcTransition* each : byPriority()) {
+            SfcTransition& t = *each;
             ExprPtr enabled;
             for (const ast::Identifier& f : t.from) {
                 ExprPtr term = binary(ast::BinaryOp::And, field(f, "X"), notOf(field(f, "_leave")));

@@ -268,6 +268,12 @@ Loc Lowerer::locateStorage(const ast::Expr& e) {
                                     m.symbol->section == ast::VarSection::External)) {
             return locateSymbol(m.symbol, e.span); // Namespace.global
         }
+        if (const Symbol* os =
+                m.object->kind == ast::ExprKind::Name ? static_cast<const ast::NameExpr&>(*m.object).symbol : nullptr;
+            m.symbol != nullptr && os != nullptr && os->kind == SymbolKind::Pou && os->pou != nullptr &&
+            os->pou->isAction) {
+            return locateSymbol(m.symbol, e.span); // an action's Q or A: the chart's flag (sema/body_names.cpp)
+        }
         Loc base = locate(*m.object);
         const Type* bt = stripAlias(base.type);
         std::uint32_t offset = 0;

@@ -9,8 +9,10 @@
 // statements in document order, each after the FB calls its inputs read (depth first). A
 // connection back to an FB already on the path (feedback) reads the instance's output as the
 // previous cycle left it, as CODESYS does. `jump`, `label` and `return` are statements too: a
-// forward jump skips up to its label (`IF NOT cond THEN … END_IF;`), a return is `RETURN`.
+// forward jump skips up to its label (`IF NOT cond THEN … END_IF;`), a jump back to a label above
+// repeats what lies between (`REPEAT … UNTIL NOT cond END_REPEAT;`), a return is `RETURN`.
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -65,6 +67,11 @@ struct Network {
     // functions it reads (it runs only when they are all TRUE).
     std::string prefix;
     std::vector<std::string> enables;
+    // With jumps and labels: a statement's stretch between two of them (localId -> stretch), and
+    // the stretch of the statement being written. A pull never crosses into another stretch: that
+    // would move an FB call into or out of a loop or a skipped range.
+    std::map<std::string, std::size_t> stretchOf;
+    std::size_t stretch = 0;
 
     void fail(DiagCode code, const pugi::xml_node& at, const std::string& message) {
         if (!failed) {
@@ -350,6 +357,9 @@ struct Network {
         if (emitted.contains(id) || onPath.contains(id) || failed) {
             return; // done, or feedback: the instance's output keeps last cycle's value
         }
+        if (const auto s = stretchOf.find(id); depth > 0 && s != stretchOf.end() && s->second != stretch) {
+            return; // runs at its own place, beyond a jump or label; read before, it keeps its last value
+        }
         onPath.insert(id);
         if (depth == 0) {
             anchor = node;
@@ -418,13 +428,42 @@ bool isControl(std::string_view kind) {
     return kind == "jump" || kind == "label" || kind == "return";
 }
 
+// Whether `label` is drawn above `jump` (by <position> y, then x); true when either has no
+// position, as then the XML's order is all there is.
+bool drawnAbove(const pugi::xml_node& label, const pugi::xml_node& jump) {
+    const pugi::xml_node a = child(label, "position");
+    const pugi::xml_node b = child(jump, "position");
+    if (!a || !b) {
+        return true;
+    }
+    const double ay = a.attribute("y").as_double();
+    const double by = b.attribute("y").as_double();
+    return ay < by || (ay == by && a.attribute("x").as_double() < b.attribute("x").as_double());
+}
+
 } // namespace
 
 std::optional<std::string> translateCondition(Translator& t, const pugi::xml_node& body, const pugi::xml_node& pou,
                                               const pugi::xml_node& point) {
-    Network net{
-        t, pou.attribute("name").value(), localName(body), {}, {}, {}, {}, {}, {}, false, 0, 0, false, true, {}, {},
-        {}};
+    Network net{t,
+                pou.attribute("name").value(),
+                localName(body),
+                {},
+                {},
+                {},
+                {},
+                {},
+                {},
+                false,
+                0,
+                0,
+                false,
+                true,
+                {},
+                {},
+                {},
+                {},
+                0};
     for (const pugi::xml_node& n : body.children()) {
         const std::string id = n.attribute("localId").value();
         if (n.type() != pugi::node_element || id.empty()) {
@@ -452,7 +491,7 @@ std::optional<std::string> translateCondition(Translator& t, const pugi::xml_nod
 void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml_node& pou, bool inAction) {
     const std::string_view language = localName(body);
     const std::string_view pouName = pou.attribute("name").value();
-    Network net{t, pouName, language, {}, {}, {}, {}, {}, {}, false, 0, 0, true, false, {}, {}, {}};
+    Network net{t, pouName, language, {}, {}, {}, {}, {}, {}, false, 0, 0, true, false, {}, {}, {}, {}, 0};
     // The POU's own names, which the hidden edge members must not take.
     std::set<std::string> names;
     for (const pugi::xml_node& list : child(pou, "interface").children()) {
@@ -536,38 +575,87 @@ void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml
         });
         net.pull = false;
     }
-    // Jumps go forward to a label: each opens `IF NOT cond THEN`, which its label closes. A label
-    // must close the innermost jumps first (jumps that cross are not lowered).
-    std::map<std::string, std::size_t> labels; // label name -> its place in `statements`
+    // A jump forward opens `IF NOT cond THEN`, which its label closes; a jump back to a label above
+    // it (a loop) closes the `REPEAT` its label opened: `REPEAT … UNTIL NOT cond END_REPEAT;`, the
+    // statements between run again while the jump's input is TRUE. The IFs and REPEATs must nest:
+    // jumps whose ranges cross are not lowered.
+    std::map<std::string, std::size_t> labels;             // label name -> its place in `statements`
+    std::map<std::string, std::vector<std::size_t>> loops; // label name -> the jumps back to it, last first
     for (std::size_t i = 0; i < statements.size(); ++i) {
-        if (localName(statements[i]) == "label") {
-            labels.emplace(statements[i].attribute("label").value(), i);
+        if (localName(statements[i]) != "label") {
+            continue;
+        }
+        const auto [at, added] = labels.emplace(statements[i].attribute("label").value(), i);
+        if (!added) { // a jump to it would be ambiguous, and the loops opened twice
+            net.fail(DiagCode::PlcopenInvalid, statements[i],
+                     fmt::format("label '{}' is declared twice (also localId {})", at->first,
+                                 statements[at->second].attribute("localId").value()));
+            return;
         }
     }
-    std::vector<std::string> open;
+    for (std::size_t i = statements.size(); i-- > 0;) {
+        const std::string name = statements[i].attribute("label").value();
+        if (localName(statements[i]) == "jump" && labels.contains(name) && labels[name] < i) {
+            if (net.pull && !drawnAbove(statements[labels[name]], statements[i])) {
+                // without executionOrderId the XML's order is no running order: a loop needs the
+                // label drawn above its jump too
+                net.fail(DiagCode::PlcopenUnsupported, statements[i],
+                         fmt::format("the jump to label '{}' comes after the label (localId {}) in the XML but not in "
+                                     "the drawing; without executionOrderId takt reads a jump back only to a label "
+                                     "drawn above it",
+                                     name, statements[labels[name]].attribute("localId").value()));
+                return;
+            }
+            loops[name].push_back(i);
+        }
+    }
+    struct Range {
+        std::string label;
+        std::size_t loopEnd; // the jump back closing a REPEAT; 0 for a forward jump's IF
+    };
+    std::vector<Range> open;
+    if (net.pull && !labels.empty()) {
+        std::size_t stretch = 0;
+        for (const pugi::xml_node& n : statements) {
+            stretch += isControl(localName(n)) ? 1 : 0;
+            net.stretchOf.emplace(n.attribute("localId").value(), stretch);
+        }
+    }
+    const auto crossing = [&](const pugi::xml_node& at, const std::string& name) {
+        net.fail(DiagCode::PlcopenUnsupported, at,
+                 fmt::format("the jumps to label '{}' and to label '{}' cross; takt lowers nested jumps only", name,
+                             open.empty() ? name : open.back().label));
+    };
     for (std::size_t i = 0; i < statements.size() && !net.failed; ++i) {
         const pugi::xml_node& n = statements[i];
         const std::string_view kind = localName(n);
         if (!isControl(kind)) {
+            if (const auto s = net.stretchOf.find(n.attribute("localId").value()); s != net.stretchOf.end()) {
+                net.stretch = s->second;
+            }
             net.order(n, 0);
             continue;
         }
         net.anchor = n;
+        net.stretch = std::numeric_limits<std::size_t>::max(); // a jump's or return's input pulls no call across it
         const std::string name = n.attribute("label").value();
         if (kind == "label") {
-            std::string closing;
-            while (!open.empty() && open.back() == name) {
+            std::string text;
+            while (!open.empty() && open.back().loopEnd == 0 && open.back().label == name) {
                 open.pop_back();
-                closing += "END_IF; ";
+                text += "END_IF; ";
             }
-            if (std::find(open.begin(), open.end(), name) != open.end()) {
-                net.fail(DiagCode::PlcopenUnsupported, n,
-                         fmt::format("the jumps to label '{}' and to label '{}' cross; takt lowers nested jumps only",
-                                     name, open.back()));
+            if (std::find_if(open.begin(), open.end(),
+                             [&](const Range& r) { return r.loopEnd == 0 && r.label == name; }) != open.end()) {
+                crossing(n, name);
                 break;
             }
-            if (!closing.empty()) {
-                net.write(n, closing);
+            for (const std::size_t end : loops[name]) {
+                open.push_back(Range{name, end});
+                text += "REPEAT ";
+            }
+            if (!text.empty()) {
+                net.write(n, text);
             }
             continue;
         }
@@ -595,12 +683,28 @@ void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml
             break;
         }
         if (label->second < i) {
-            net.fail(DiagCode::PlcopenUnsupported, n,
-                     fmt::format("a jump back to label '{}' is not supported (takt lowers forward jumps)", name));
-            break;
+            // the statements since the label ran; the jump's input, read now, decides whether they run again
+            if (const std::string plain = Network::plain(condition); plain == "TRUE" || plain == "(TRUE)") {
+                net.fail(DiagCode::PlcopenUnsupported, n,
+                         fmt::format("a jump back to '{}' that is always taken never ends", name));
+                break;
+            }
+            if (open.empty() || open.back().loopEnd != i) {
+                crossing(n, name);
+                break;
+            }
+            open.pop_back();
+            net.write(n, prefix + fmt::format("UNTIL NOT ({}) END_REPEAT;", condition));
+            continue;
         }
-        open.push_back(name);
+        open.push_back(Range{name, 0});
         net.write(n, prefix + fmt::format("IF NOT ({}) THEN", condition));
+    }
+    if (!net.failed && std::any_of(open.begin(), open.end(), [](const Range& r) { return r.loopEnd != 0; })) {
+        // every REPEAT a label opened is closed by its jump; never hand the compiler a half loop
+        net.fail(DiagCode::PlcopenUnsupported, net.anchor,
+                 fmt::format("internal error: the loop at label '{}' was not closed; please report this",
+                             open.back().label));
     }
 }
 

@@ -7,6 +7,9 @@
 // convergences, simultaneous divergences and jump steps. An action block's inline body becomes a
 // hidden ACTION of the POU.
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -258,7 +261,30 @@ struct Chart {
         const pugi::xml_node condition = child(n, "condition");
         const pugi::xml_node how = firstElement(condition);
         const std::string_view kind = how ? localName(how) : std::string_view();
-        const std::string head = fmt::format("TRANSITION FROM {} TO {} :=", list(from), list(to));
+        // TC6's priority among the transitions of a selection divergence: IEC 61131-3's PRIORITY,
+        // the lowest tested first
+        const std::string_view written = n.attribute("priority").value();
+        std::string_view priority = written;
+        priority.remove_prefix(std::min(priority.find_first_not_of(" \t\r\n"), priority.size()));
+        priority.remove_suffix(priority.size() - std::min(priority.find_last_not_of(" \t\r\n") + 1, priority.size()));
+        if (priority.starts_with('+')) {
+            priority.remove_prefix(1);
+        }
+        if (!written.empty() && (priority.empty() || priority.find_first_not_of("0123456789") != std::string::npos)) {
+            fail(DiagCode::PlcopenInvalid, n, fmt::format("transition priority '{}' is not a number", written));
+            return;
+        }
+        std::uint64_t rank = 0;
+        if (!priority.empty() &&
+            std::from_chars(priority.data(), priority.data() + priority.size(), rank).ec != std::errc()) {
+            fail(DiagCode::PlcopenInvalid, n,
+                 fmt::format("transition priority '{}' is out of range (at most {})", written,
+                             std::numeric_limits<std::uint64_t>::max()));
+            return;
+        }
+        const std::string head = fmt::format(
+            "TRANSITION {}FROM {} TO {} :=", priority.empty() ? std::string() : fmt::format("(PRIORITY := {}) ", rank),
+            list(from), list(to));
         if (kind == "connectionPointIn") {
             std::optional<std::string> value = translateCondition(t, sfc, pou, how);
             if (!value) {

@@ -87,6 +87,7 @@ private:
     std::optional<const Type*> qualifiedEnumValue(ast::MemberExpr& e);
     const Type* checkName(ast::NameExpr& e, const Type* expected);
     const Type* checkEnumLiteral(ast::EnumLiteralExpr& e);
+    const Type* actionControlOutput(ast::MemberExpr& e);
     const Type* checkMember(ast::MemberExpr& e);
     const Type* symbolValueType(const Symbol* sym, const ast::Expr& e, std::string_view name);
 
@@ -143,6 +144,9 @@ private:
     // Checks that a typed expression may be written (E0403, E0401, E0413, E0410, W1001, W1003);
     // false after reporting.
     bool checkWritable(const ast::Expr& e);
+    // An action's control output (`a.Q`, `a.A`) where a variable to write is needed: E0403 with
+    // `how` (":=", "REF()", …), true when reported.
+    bool reportActionFlagWrite(const ast::Expr& e, std::string_view how);
 
     // ---- calls (body_calls.cpp) ----
     const Type* checkCall(ast::CallExpr& e, const Type* expected, bool statement);

@@ -232,6 +232,9 @@ void BodyChecker::checkInOutArgument(ast::Expr& value, const Symbol& param, cons
     if (isError(t) || isError(param.type)) {
         return;
     }
+    if (reportActionFlagWrite(value, "VAR_IN_OUT '" + param.name + "' of '" + calleeName + "'")) {
+        return;
+    }
     if (!analyzeTarget(value).isVariable &&
         !reportPropertyAddress(value, "VAR_IN_OUT '" + param.name + "' of '" + calleeName + "'")) {
         cx_.error(DiagCode::OutputNotAssignable, value.span,
@@ -272,6 +275,9 @@ void BodyChecker::checkOutputArgument(ast::Expr* value, const Symbol& param) {
     }
     const Type* t = checkExpr(*value);
     if (isError(t) || isError(param.type)) {
+        return;
+    }
+    if (reportActionFlagWrite(*value, "output '" + param.name + "' (=>)")) {
         return;
     }
     if (!analyzeTarget(*value).isVariable && !reportPropertyAddress(*value, "output '" + param.name + "' (=>)")) {

@@ -98,6 +98,9 @@ const Type* BodyChecker::checkExprInner(ast::Expr& e, const Type* expected) {
         if (isError(t)) {
             return errorType();
         }
+        if (reportActionFlagWrite(*r.operand, "REF()")) {
+            return errorType();
+        }
         if (!analyzeTarget(*r.operand).isVariable && !reportPropertyAddress(*r.operand, "REF()")) {
             cx_.error(DiagCode::InvalidRefOperand, r.operand->span,
                       "REF() needs a variable, not '" + text(r.operand->span) + "'");
@@ -682,6 +685,9 @@ bool BodyChecker::checkWritable(const ast::Expr& e) {
     }
     if (const Symbol* accessor = propertyOf(e)) {
         return checkPropertyWrite(e, *accessor);
+    }
+    if (reportActionFlagWrite(e, "written")) {
+        return false;
     }
     const Target t = analyzeTarget(e);
     if (!t.isVariable) {

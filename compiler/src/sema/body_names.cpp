@@ -333,6 +333,55 @@ std::optional<const Type*> BodyChecker::qualifiedEnumValue(ast::MemberExpr& e) {
     return errorType();
 }
 
+// IEC 61131-3's action control outputs of an ACTION `a` that the POU's SFC chart associates:
+// `a.Q` (the action is active) and `a.A` (active, or running its final scan) read the chart's own
+// flags `a$Q` and `a$A` (sfc_lower.cpp). Null when `e` is no such read; an error type when it names
+// an ACTION that no chart associates.
+const Type* BodyChecker::actionControlOutput(ast::MemberExpr& e) {
+    const std::string& name = e.member.name;
+    if (e.object->kind != ast::ExprKind::Name || (!sameName(name, "Q") && !sameName(name, "A"))) {
+        return nullptr;
+    }
+    auto& object = static_cast<ast::NameExpr&>(*e.object);
+    const Symbol* action = findName(object.name.name);
+    if (action == nullptr || action->kind != SymbolKind::Pou || action->pou == nullptr || !action->pou->isAction) {
+        return nullptr;
+    }
+    Symbol* flag = findName(object.name.name + "$" + upperName(name));
+    if (flag == nullptr || flag->kind != SymbolKind::Variable) {
+        cx_.error(DiagCode::UnknownMember, e.member.span,
+                  "ACTION '" + action->name + "' has no " + upperName(name) +
+                      ": only an action that a step of the POU's SFC chart associates has Q and A");
+        return errorType();
+    }
+    object.symbol = action;
+    object.type = errorType(); // an action has no value; its control outputs do
+    e.symbol = flag;
+    markUsed(flag, e.member.span);
+    return flag->type;
+}
+
+bool BodyChecker::reportActionFlagWrite(const ast::Expr& e, std::string_view how) {
+    const ast::Expr* x = &e;
+    while (x->kind == ast::ExprKind::Paren) {
+        x = static_cast<const ast::ParenExpr*>(x)->inner.get();
+    }
+    if (x->kind != ast::ExprKind::Member) {
+        return false;
+    }
+    const auto& m = static_cast<const ast::MemberExpr&>(*x);
+    const Symbol* action =
+        m.object->kind == ast::ExprKind::Name ? static_cast<const ast::NameExpr&>(*m.object).symbol : nullptr;
+    if (action == nullptr || action->kind != SymbolKind::Pou || action->pou == nullptr || !action->pou->isAction ||
+        m.symbol == nullptr || m.symbol->kind != SymbolKind::Variable) {
+        return false;
+    }
+    cx_.error(DiagCode::NotAssignable, e.span,
+              "'" + text(e.span) + "' is a control output of ACTION '" + action->name +
+                  "', set by the SFC chart: it is read-only, also inside the action (" + std::string(how) + ")");
+    return true;
+}
+
 const Type* BodyChecker::checkMember(ast::MemberExpr& e) {
     const std::string& name = e.member.name;
     if (auto t = qualifiedEnumValue(e)) {
@@ -348,6 +397,9 @@ const Type* BodyChecker::checkMember(ast::MemberExpr& e) {
         }
         e.symbol = sym;
         return symbolValueType(sym, e, name);
+    }
+    if (const Type* flag = actionControlOutput(e)) {
+        return flag;
     }
     const Type* objType = checkExpr(*e.object);
     if (isError(objType)) {

@@ -135,6 +135,9 @@ std::optional<const Type*> BodyChecker::checkBuiltinCall(ast::CallExpr& e) {
         if (isError(t)) {
             return errorType();
         }
+        if (reportActionFlagWrite(arg, "ADR()")) {
+            return errorType();
+        }
         if (!analyzeTarget(arg).isVariable) {
             if (!reportPropertyAddress(arg, "ADR()")) {
                 cx_.error(DiagCode::InvalidRefOperand, arg.span,

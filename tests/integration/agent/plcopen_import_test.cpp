@@ -439,6 +439,67 @@ TEST(PlcopenImport, JumpsAndReturnsRunLikeTheirStTwinsCycleByCycle) {
     EXPECT_NE(fbd["Shown"][12], fbd["Shown"][10]);
 }
 
+// The loop of tests/plcopen/loops.xml (a jump back to a label above it, inside a forward jump's
+// range) beside its ST twin: I counts to N within each cycle, Total adds 1 + 2 + 3 per cycle.
+constexpr const char* kLoopTwin = R"(PROGRAM StMain
+VAR
+  Idle : BOOL;
+  N : INT := 3;
+  I, Total, Passes : INT;
+END_VAR
+IF NOT Idle THEN
+  I := 0;
+  REPEAT
+    I := I + 1;
+    Total := Total + I;
+  UNTIL NOT (I < N)
+  END_REPEAT;
+END_IF;
+Passes := Passes + 1;
+END_PROGRAM
+)";
+
+TEST(PlcopenImport, AJumpBackLoopsLikeItsStTwinCycleByCycle) {
+    auto seen = runBesideTwin("loops.xml", "FbdLoop", kLoopTwin, {"I", "Total", "Passes"},
+                              {{3, {{"Idle", true}}}, {5, {{"Idle", false}}}}, 8);
+    ASSERT_EQ(seen["Total"].size(), 8u);
+    const auto at = [&](const char* name, int cycle) { return std::stoi(seen[name][cycle]); };
+    EXPECT_EQ(at("I", 0), 3); // the loop ran three times in a cycle: Total grew by 1 + 2 + 3
+    EXPECT_EQ(at("Total", 1), at("Total", 0) + 6);
+    EXPECT_EQ(at("Total", 3), at("Total", 2)); // Idle in cycles 3 and 4 skipped the loop
+    EXPECT_EQ(at("Total", 4), at("Total", 2));
+    EXPECT_EQ(at("Total", 5), at("Total", 4) + 6);
+    EXPECT_EQ(at("Passes", 7), at("Passes", 0) + 7); // what follows the label ran every cycle
+}
+
+// Two jumps back to one label (tests/plcopen/loops_twice.xml), the nearer until I reaches 3, the
+// farther until 5, beside their ST twin: the inner REPEAT closes at the nearer jump, so Count (between
+// the jumps) grows 3 times a cycle; with the UNTILs swapped it would grow once.
+constexpr const char* kTwiceTwin = R"(PROGRAM StMain
+VAR
+  I, Count : INT;
+END_VAR
+I := 0;
+Count := 0;
+REPEAT
+  REPEAT
+    I := I + 1;
+  UNTIL NOT (I < 3)
+  END_REPEAT;
+  Count := Count + 1;
+UNTIL NOT (I < 5)
+END_REPEAT;
+END_PROGRAM
+)";
+
+TEST(PlcopenImport, TwoJumpsBackToOneLabelLoopLikeTheirStTwin) {
+    auto seen = runBesideTwin("loops_twice.xml", "FbdTwice", kTwiceTwin, {"I", "Count"}, {}, 3);
+    ASSERT_EQ(seen["Count"].size(), 3u);
+    EXPECT_EQ(seen["I"][0], "5");
+    EXPECT_EQ(seen["Count"][0], "3");
+    EXPECT_EQ(seen["Count"][2], "3");
+}
+
 // The actions of tests/plcopen/actions.xml (in FBD, LD and ST), called from the POU's ST body,
 // beside their ST twin.
 constexpr const char* kActionsTwin = R"(PROGRAM StMain
@@ -511,6 +572,144 @@ TEST(PlcopenImport, AnSfcChartRunsLikeItsTextualTwinCycleByCycle) {
     // more as its Q falls (the final scan, as CODESYS runs a P action "exactly two times").
     EXPECT_EQ(seen["Count"].back(), "4");
     EXPECT_EQ(seen["Idle.X"].back(), "true");
+}
+
+// tests/plcopen/sfc_priority.xml: of the two transitions leaving Idle, the first in the XML has
+// priority 2, the second priority 1, so with both conditions TRUE the second's branch is taken, as
+// in its twin, which declares them the other way round (the textual SFC tests in declaration order).
+constexpr const char* kSfcPriorityTwin = R"(PROGRAM StMain
+VAR
+  Go, Urgent : BOOL;
+  Count : INT;
+END_VAR
+INITIAL_STEP Idle: END_STEP
+TRANSITION FROM Idle TO Rush := Go AND Urgent; END_TRANSITION
+TRANSITION FROM Idle TO Normal := Go; END_TRANSITION
+STEP Normal: END_STEP
+STEP Rush: Bump(P); END_STEP
+TRANSITION FROM Normal TO Idle := NOT Go; END_TRANSITION
+TRANSITION FROM Rush TO Idle := NOT Go; END_TRANSITION
+ACTION Bump: Count := Count + 1; END_ACTION
+END_PROGRAM
+)";
+
+TEST(PlcopenImport, AnSfcSelectionTakesTheTransitionOfHighestPriority) {
+    auto seen = runBesideTwin(
+        "sfc_priority.xml", "SfcPrio", kSfcPriorityTwin, {"Idle.X", "Normal.X", "Rush.X", "Count"},
+        {{1, {{"Go", true}}}, {3, {{"Go", false}}}, {5, {{"Go", true}, {"Urgent", true}}}, {7, {{"Go", false}}}}, 9);
+    ASSERT_EQ(seen["Rush.X"].size(), 9u);
+    EXPECT_EQ(seen["Normal.X"][2], "true"); // Go alone: only the priority-2 branch's condition holds
+    EXPECT_EQ(seen["Rush.X"][2], "false");
+    EXPECT_EQ(seen["Rush.X"][6], "true"); // both hold: priority 1 wins over the XML's order
+    EXPECT_EQ(seen["Normal.X"][6], "false");
+    EXPECT_EQ(seen["Count"].back(), "2");
+}
+
+// tests/plcopen/openplc_bottler.xml is shaped as the OpenPLC Editor (Beremiz) writes a project: an
+// LD function block (a seal-in rung, a rising-edge contact enabling ADD, a constant from the
+// configuration's globals), an SFC function block (inline actions all with localId 0, a reference
+// action, a selection divergence, a jump step), a program in FBD calling both, executionOrderId 0
+// on every element, wires with their points, comments. It imports, builds, runs in its task, its
+// function blocks pass tests written beside it, and the program bottles in the harness.
+constexpr const char* kBottlerTests = R"(TEST_PROGRAM SealInLatchesAndCountsStarts
+VAR
+  s : SealIn;
+END_VAR
+s(Start := TRUE, Stop := FALSE);
+ASSERT_TRUE(s.Run);
+ASSERT_EQUAL(1, s.Starts);
+s(Start := FALSE);
+ASSERT_TRUE(s.Run);
+s(Stop := TRUE);
+ASSERT_FALSE(s.Run);
+s(Stop := FALSE, Start := TRUE);
+ASSERT_TRUE(s.Run);
+ASSERT_EQUAL(2, s.Starts);
+END_TEST_PROGRAM
+
+TEST_PROGRAM FillerFillsThreeCyclesAndCountsABottle
+VAR
+  f : Filler;
+END_VAR
+f(Go := TRUE);
+ASSERT_FALSE(f.Valve);
+f();
+ASSERT_TRUE(f.Valve);
+f();
+f();
+ASSERT_TRUE(f.Done.X);
+f();
+ASSERT_FALSE(f.Valve);
+ASSERT_EQUAL(1, f.Fills);
+f(Go := FALSE);
+f();
+ASSERT_TRUE(f.Idle.X);
+ASSERT_EQUAL(1, f.Fills);
+END_TEST_PROGRAM
+)";
+
+TEST(PlcopenImport, AnOpenPlcEditorProjectWithLdSfcAndFbdImportsBuildsAndRuns) {
+    const fs::path xml = fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/openplc_bottler.xml";
+    test::TempDir tmp;
+    const fs::path dir = tmp.path() / "bottler";
+    const test::RunResult r = test::runTakt("import plcopen " + quoted(xml.string()) + " " + quoted(dir.string()));
+    ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+    const test::RunResult check = test::runTakt("check --project " + quoted(dir.string()));
+    EXPECT_EQ(check.exitCode, 0) << check.out << check.err;
+    EXPECT_NE((check.out + check.err).find("0 errors, 0 warnings"), std::string::npos) << check.out << check.err;
+    const test::RunResult build = test::runTakt("build --project " + quoted(dir.string()));
+    ASSERT_EQ(build.exitCode, 0) << build.out << build.err;
+    const test::RunResult run =
+        test::runTakt("run --for 200ms --project " + quoted(dir.string()), {.capture = test::Capture::Merged});
+    ASSERT_EQ(run.exitCode, 0) << run.out;
+    EXPECT_NE(run.out.find("running Res0"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("faults=0"), std::string::npos) << run.out;
+    std::ofstream(dir / "src/bottler_test.st") << kBottlerTests;
+    const test::RunResult tests = test::runTakt("test --project " + quoted(dir.string()) + " --output json");
+    ASSERT_EQ(tests.exitCode, 0) << tests.out << tests.err;
+    rapidjson::Document d;
+    d.Parse(tests.out.c_str());
+    ASSERT_FALSE(d.HasParseError()) << tests.out;
+    EXPECT_EQ(d["summary"]["passed"].GetUint(), 2u) << tests.out;
+
+    // The program: the start button latches the motor, which runs the filler; a bottle is full
+    // after three cycles of filling, and the next one starts; the stop button ends both.
+    const compiler::PlcopenTranslation t = compiler::translatePlcopen(readAll(xml));
+    ASSERT_TRUE(t.problems.empty());
+    const std::vector<std::string> requests = {
+        loadRequest(t.text),
+        R"({"cmd":"set_input","name":"instance0.StartButton","value":{"type":"BOOL","value":true}})",
+        R"({"cmd":"cycle","count":1,"dt_ms":20,"watch":["instance0.Motor","instance0.FillValve"]})",
+        R"({"cmd":"set_input","name":"instance0.StartButton","value":{"type":"BOOL","value":false}})",
+        R"({"cmd":"run_until","name":"instance0.Bottles","equals":{"type":"INT","value":2},"dt_ms":20,"max_cycles":20})",
+        R"({"cmd":"cycle","count":1,"dt_ms":20,"watch":["instance0.Motor","instance0.StartCount","instance0.Fill0.Filling.X"]})",
+        R"({"cmd":"set_input","name":"instance0.StopButton","value":{"type":"BOOL","value":true}})",
+        R"({"cmd":"cycle","count":3,"dt_ms":20,"watch":["instance0.Motor","instance0.FillValve","instance0.Fill0.Idle.X"]})",
+    };
+    std::string script;
+    for (const std::string& line : requests) {
+        script += line + "\n";
+    }
+    tmp.write("requests.ndjson", script);
+    const test::RunResult h = test::runTakt("harness < " + quoted((tmp.path() / "requests.ndjson").string()));
+    ASSERT_EQ(h.exitCode, 0) << h.err;
+    std::vector<std::string> answers;
+    std::istringstream lines(h.out);
+    for (std::string line; std::getline(lines, line);) {
+        answers.push_back(line);
+    }
+    ASSERT_EQ(answers.size(), requests.size()) << h.out;
+    for (const std::string& a : answers) {
+        EXPECT_TRUE(a.starts_with("{\"ok\":true")) << a;
+    }
+    EXPECT_NE(answers[2].find(R"("instance0.Motor":{"type":"BOOL","value":true})"), std::string::npos) << answers[2];
+    EXPECT_NE(answers[5].find(R"("instance0.Motor":{"type":"BOOL","value":true})"), std::string::npos) << answers[5];
+    EXPECT_NE(answers[5].find(R"("instance0.StartCount":{"type":"INT","value":1})"), std::string::npos) << answers[5];
+    EXPECT_NE(answers[7].find(R"("instance0.Motor":{"type":"BOOL","value":false})"), std::string::npos) << answers[7];
+    EXPECT_NE(answers[7].find(R"("instance0.FillValve":{"type":"BOOL","value":false})"), std::string::npos)
+        << answers[7];
+    EXPECT_NE(answers[7].find(R"("instance0.Fill0.Idle.X":{"type":"BOOL","value":true})"), std::string::npos)
+        << answers[7];
 }
 
 // The Agent API's lsp.format refuses a PLCopen XML file: its text is not ST, and the formatted

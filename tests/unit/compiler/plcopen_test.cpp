@@ -11,63 +11,19 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "support/paths.h"
-#include "support/temp_dir.h"
-#include "takt/compiler/plcopen.h"
-#include "takt/compiler/project.h"
+#include "plcopen_test_util.h"
 
 namespace takt::compiler {
 namespace {
 
 namespace fs = std::filesystem;
-using test::TempDir;
+using namespace plcopen_testing; // NOLINT(google-build-using-namespace): the tests' own helpers
 
 std::string fixture() {
     std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/mixer.xml", std::ios::binary);
     std::stringstream s;
     s << in.rdbuf();
     return s.str();
-}
-
-// The 1-based line of the first occurrence of `needle` in `text`; 0 when absent.
-std::uint32_t lineOf(const std::string& text, const std::string& needle) {
-    const std::size_t at = text.find(needle);
-    return at == std::string::npos ? 0
-                                   : static_cast<std::uint32_t>(std::count(text.begin(), text.begin() + at, '\n') + 1);
-}
-
-// "path:line code" of each diagnostic, in order, then its message after " | ".
-std::vector<std::string> diagnostics(const Project& p) {
-    std::vector<std::string> out;
-    for (const Diagnostic& d : p.diagnostics) {
-        const SourceFile& f = p.sources->file(d.span.file);
-        out.push_back(f.path() + ":" + std::to_string(f.lineCol(d.span.begin).line) + " " +
-                      std::string(diagInfo(d.code).code) + " | " + d.message);
-    }
-    return out;
-}
-
-Project checkXml(TempDir& dir, const std::string& xml) {
-    dir.write("src/plant.xml", xml);
-    return checkProject({dir.path(), {}, false, {}, {}});
-}
-
-// A minimal TC6 2.01 document around `pous` (and `types` before them).
-std::string document(const std::string& pous, const std::string& types = {}) {
-    return "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
-           "<project xmlns=\"http://www.plcopen.org/xml/tc6_0201\" xmlns:xhtml=\"http://www.w3.org/1999/xhtml\">\n"
-           "  <fileHeader companyName=\"c\" productName=\"p\" productVersion=\"1\" "
-           "creationDateTime=\"2024-01-01T00:00:00\"/>\n"
-           "  <contentHeader name=\"plant\"/>\n"
-           "  <types>\n"
-           "    <dataTypes>" +
-           types +
-           "</dataTypes>\n"
-           "    <pous>\n" +
-           pous +
-           "    </pous>\n"
-           "  </types>\n"
-           "</project>\n";
 }
 
 TEST(Plcopen, TheMixerProjectChecksWithoutADiagnostic) {
@@ -481,182 +437,6 @@ TEST(Plcopen, AnEdgeContactInAFunctionIsE0027) {
     EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<contact")) +
                         " E0027 | POU 'Fn': an edge-sensing contact in a FUNCTION, which keeps nothing between calls "
                         "(localId 2)");
-}
-
-TEST(Plcopen, JumpsLabelsAndReturnsBecomeIfsAndReturns) {
-    std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/jumps.xml", std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    const std::string xml = s.str();
-    const PlcopenTranslation t = translatePlcopen(xml);
-    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
-    // A jump skips the statements up to its label; a return ends the body when its input is TRUE.
-    EXPECT_EQ(lineOf(t.text, "IF NOT ((Skip)) THEN"), lineOf(xml, "<jump localId=\"3\""));
-    EXPECT_EQ(lineOf(t.text, "END_IF; \n"), lineOf(xml, "<label localId=\"10\""));
-    EXPECT_EQ(lineOf(t.text, "IF (Halt) THEN RETURN; END_IF;"), lineOf(xml, "<return localId=\"12\""));
-    TempDir dir;
-    const Project p = checkXml(dir, xml);
-    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
-    EXPECT_EQ(p.warningCount, 0u) << ::testing::PrintToString(diagnostics(p));
-}
-
-// An FBD POU `J` of the given elements, reading BOOLs A and B.
-std::string fbdPou(const std::string& elements) {
-    return document("      <pou name=\"J\" pouType=\"program\"><interface><localVars>"
-                    "<variable name=\"A\"><type><BOOL/></type></variable>"
-                    "<variable name=\"B\"><type><BOOL/></type></variable></localVars></interface>\n"
-                    "        <body><FBD>\n"
-                    "          <inVariable localId=\"1\"><expression>A</expression></inVariable>\n" +
-                    elements + "        </FBD></body></pou>\n");
-}
-
-std::string jump(int id, const std::string& label) {
-    return fmt::format("          <jump localId=\"{}\" label=\"{}\"><connectionPointIn><connection refLocalId=\"1\"/>"
-                       "</connectionPointIn></jump>\n",
-                       id, label);
-}
-
-std::string label(int id, const std::string& name) {
-    return fmt::format("          <label localId=\"{}\" label=\"{}\"/>\n", id, name);
-}
-
-TEST(Plcopen, AJumpBackIsE0027) {
-    const std::string xml = fbdPou(label(2, "L") + jump(3, "L"));
-    const PlcopenTranslation t = translatePlcopen(xml);
-    ASSERT_EQ(t.problems.size(), 1u);
-    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenUnsupported);
-    EXPECT_EQ(t.problems[0].line, lineOf(xml, "<jump"));
-    EXPECT_EQ(t.problems[0].message,
-              "POU 'J': a jump back to label 'L' is not supported (takt lowers forward jumps) (localId 3)");
-}
-
-TEST(Plcopen, CrossingJumpsAreE0027AndAJumpToNoLabelIsE0026) {
-    const std::string crossing = fbdPou(jump(2, "L1") + jump(3, "L2") + label(4, "L1") + label(5, "L2"));
-    PlcopenTranslation t = translatePlcopen(crossing);
-    ASSERT_EQ(t.problems.size(), 1u);
-    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenUnsupported);
-    EXPECT_EQ(t.problems[0].line, lineOf(crossing, "<label localId=\"4\""));
-    EXPECT_EQ(t.problems[0].message, "POU 'J': the jumps to label 'L1' and to label 'L2' cross; takt lowers nested "
-                                     "jumps only (localId 4)");
-    // Nested jumps are fine: the inner label closes first.
-    t = translatePlcopen(fbdPou(jump(2, "L1") + jump(3, "L2") + label(4, "L2") + label(5, "L1")));
-    EXPECT_TRUE(t.problems.empty()) << t.problems[0].message;
-    t = translatePlcopen(fbdPou(jump(2, "Nowhere")));
-    ASSERT_EQ(t.problems.size(), 1u);
-    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenInvalid);
-    EXPECT_EQ(t.problems[0].message, "POU 'J': a jump to label 'Nowhere', which no label has (localId 2)");
-}
-
-std::string sfcFixture() {
-    std::ifstream in(fs::path(TAKT_SOURCE_DIR) / "tests/plcopen/sfc_chart.xml", std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-TEST(Plcopen, AnSfcBodyBecomesTextualSfc) {
-    const std::string xml = sfcFixture();
-    const PlcopenTranslation t = translatePlcopen(xml);
-    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
-    // Steps with their action blocks (qualifiers, durations, an inline body as a hidden ACTION);
-    // transitions from the steps before them (through a selection divergence, a simultaneous
-    // convergence) to the steps after them (through a simultaneous divergence, a selection
-    // convergence and a jump step); conditions inline in ST or connected through LD elements.
-    for (const auto& [text, element] : std::vector<std::pair<std::string, std::string>>{
-             {"INITIAL_STEP Idle: DrainValve(R); END_STEP", "<step localId=\"1\""},
-             {"TRANSITION FROM Idle TO (Fill, Heat) :=", "<transition localId=\"2\""},
-             {"STEP Fill: FillValve(N); END_STEP", "<step localId=\"4\""},
-             {"STEP Heat: _Action8(P); END_STEP", "<step localId=\"5\""},
-             {"ACTION _Action8:", "<action localId=\"8\""},
-             {"Count := Count + 1;", "Count := Count + 1;"},
-             {"TRANSITION FROM (Fill, Heat) TO Mix := (Full); END_TRANSITION", "<transition localId=\"10\""},
-             {"STEP Mix: Mixer(N); Alarm(L, T#20ms); END_STEP", "<step localId=\"13\""},
-             {"TRANSITION FROM Mix TO Idle :=", "<transition localId=\"16\""},
-             {"TRANSITION FROM Mix TO Drain :=", "<transition localId=\"18\""},
-             {"Mix.T >= T#40ms; END_TRANSITION", "Mix.T >= T#40ms"},
-             {"STEP Drain: DrainValve(S); END_STEP", "<step localId=\"19\""},
-             {"NOT Full; END_TRANSITION", "NOT Full;"},
-         }) {
-        EXPECT_NE(t.text.find(text), std::string::npos) << text << " in\n" << t.text;
-        EXPECT_EQ(lineOf(t.text, text), lineOf(xml, element)) << text;
-    }
-    TempDir dir;
-    const Project p = checkXml(dir, xml);
-    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
-}
-
-// The SFC fixture with transition 16's condition naming the POU transition `Halt` of `body`.
-std::string withNamedTransition(const std::string& body) {
-    std::string xml = sfcFixture();
-    const std::size_t inlineAt = xml.find("<inline name=\"\">", xml.find("<transition localId=\"16\""));
-    xml.replace(inlineAt, xml.find("</inline>", inlineAt) + 9 - inlineAt, "<reference name=\"Halt\"/>");
-    xml.insert(xml.find("        <body>\n          <SFC>"), "        <transitions>\n"
-                                                            "          <transition name=\"Halt\">\n"
-                                                            "            <body><ST><xhtml:p><![CDATA[" +
-                                                                body +
-                                                                "]]></xhtml:p></ST></body>\n"
-                                                                "          </transition>\n"
-                                                                "        </transitions>\n");
-    return xml;
-}
-
-TEST(Plcopen, AConditionNamingAPouTransitionReadsItsSt) {
-    for (const std::string body : {"Halt := Stop;", "Stop"}) {
-        const std::string xml = withNamedTransition(body);
-        const PlcopenTranslation t = translatePlcopen(xml);
-        ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
-        EXPECT_NE(t.text.find("TRANSITION FROM Mix TO Idle := Stop; END_TRANSITION"), std::string::npos) << t.text;
-        TempDir dir;
-        const Project p = checkXml(dir, xml);
-        EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
-    }
-    // A diagnostic about it names the POU transition's line.
-    const std::string xml = withNamedTransition("Halt := Stpo;");
-    TempDir dir;
-    std::vector<std::string> d = diagnostics(checkXml(dir, xml));
-    std::erase_if(d, [](const std::string& s) { return s.find(" W0001 | ") != std::string::npos; }); // Stop
-    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
-    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<transition name=\"Halt\"")) +
-                        " E0104 | unknown identifier 'Stpo'");
-    const PlcopenTranslation statements = translatePlcopen(withNamedTransition("Halt := Stop; Stop := FALSE;"));
-    ASSERT_EQ(statements.problems.size(), 1u);
-    EXPECT_EQ(statements.problems[0].message, "POU 'SfcMain': transition 'Halt': only an expression, or 'Halt := "
-                                              "expression;', is read as a condition");
-}
-
-TEST(Plcopen, MalformedAndUnsupportedSfcElementsAreCodedErrors) {
-    const auto problem = [](std::string xml) {
-        const PlcopenTranslation t = translatePlcopen(xml);
-        return t.problems.empty() ? std::string("none")
-                                  : std::string(diagInfo(t.problems[0].code).code) + " line " +
-                                        std::to_string(t.problems[0].line) + " | " + t.problems[0].message;
-    };
-    std::string xml = sfcFixture();
-    // A macro step.
-    std::string macro = xml;
-    const std::string drain = "<step localId=\"19\" name=\"Drain\"";
-    macro.replace(macro.find(drain), drain.size(), "<macroStep localId=\"19\" name=\"Drain\"");
-    macro.replace(macro.find("</step>", macro.find("<macroStep")), 7, "</macroStep>");
-    EXPECT_EQ(problem(macro), "E0027 line " + std::to_string(lineOf(macro, "<macroStep")) +
-                                  " | POU 'SfcMain': a macro step is not supported yet (localId 19)");
-    // A transition whose condition names a POU's transition.
-    std::string reference = xml;
-    const std::size_t inlineAt = reference.find("<inline name=\"\">", reference.find("<transition localId=\"16\""));
-    reference.replace(inlineAt, reference.find("</inline>", inlineAt) + 9 - inlineAt, "<reference name=\"Go\"/>");
-    EXPECT_EQ(problem(reference), "E0026 line " + std::to_string(lineOf(reference, "<reference name=\"Go\"")) +
-                                      " | POU 'SfcMain': a transition condition names transition 'Go', which the "
-                                      "POU does not have");
-    // A transition leading to no step (its jump step removed).
-    std::string nowhere = xml;
-    const std::size_t jump = nowhere.find("<jumpStep");
-    nowhere.erase(jump, nowhere.find("</jumpStep>") + 11 - jump);
-    EXPECT_EQ(problem(nowhere), "E0026 line " + std::to_string(lineOf(nowhere, "<transition localId=\"16\"")) +
-                                    " | POU 'SfcMain': a transition leads to no step (localId 16)");
-    // An unknown qualifier.
-    std::string qualifier = xml;
-    qualifier.replace(qualifier.find("qualifier=\"S\""), 13, "qualifier=\"X\"");
-    EXPECT_EQ(problem(qualifier), "E0026 line " + std::to_string(lineOf(xml, "qualifier=\"S\"")) +
-                                      " | POU 'SfcMain': 'X' is not an action qualifier (localId 0)");
 }
 
 TEST(Plcopen, ANetworkThatDoublesAtEveryElementIsE0026NotAHang) {

@@ -133,6 +133,63 @@ END_PROGRAM
               "W0001@2:5 W0001@2:15 E0025@7:9 E0025@10:9 E0025@12:9");
 }
 
+// IEC 61131-3's `(PRIORITY := n)` after the transition's name: a number; anything else is E0025,
+// a missing `:=` a syntax error (the lowering skips a chart with an error, so `n` reads unused).
+TEST(Sfc, ATransitionsPriorityIsANumber) {
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR n : INT; END_VAR
+    INITIAL_STEP S0: END_STEP
+    STEP S1: END_STEP
+    TRANSITION (PRIORITY := 2) FROM S0 TO S1 := n > 0; END_TRANSITION
+    TRANSITION Back (PRIORITY := 0) FROM S1 TO S0 := n = 0; END_TRANSITION
+    TRANSITION (PRIORITY := n) FROM S0 TO S0 := n < 0; END_TRANSITION
+    TRANSITION (PRIORITY := -1) FROM S1 TO S1 := n > 5; END_TRANSITION
+    TRANSITION (PRIORITY 1) FROM S1 TO S1 := n > 9; END_TRANSITION
+END_PROGRAM
+)"),
+              "W0001@2:5 E0025@7:29 E0025@8:29 E0010@9:26");
+}
+
+// An ACTION's control outputs Q and A are read-only, and only an action the chart associates has them.
+TEST(Sfc, AnActionsQIsReadOnlyAndOnlyForChartActions) {
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR lit : BOOL; END_VAR
+    lit := Work.Q OR Work.a;
+    Work.Q := TRUE;
+    lit := Spare.Q;
+    INITIAL_STEP S0: Work(N); END_STEP
+    TRANSITION FROM S0 TO S0 := lit; END_TRANSITION
+    ACTION Work: lit := NOT lit; END_ACTION
+    ACTION Spare: lit := FALSE; END_ACTION
+END_PROGRAM
+)"),
+              "E0403@4:5 E0105@5:18");
+}
+
+// Inside the action itself too: `Work.Q := …`, REF(Work.Q), ADR(Work.A), a VAR_IN_OUT or an
+// output (=>) given Work.A would write the chart's flag; each is E0403.
+TEST(Sfc, AnActionsQAndAAreReadOnlyInsideTheAction) {
+    EXPECT_EQ(codes(R"(FUNCTION_BLOCK Flip
+VAR_IN_OUT x : BOOL; END_VAR
+VAR_OUTPUT y : BOOL; END_VAR
+    x := NOT x;
+END_FUNCTION_BLOCK
+PROGRAM Main
+VAR lit : BOOL; r : REF_TO BOOL; f : Flip; END_VAR
+    INITIAL_STEP S0: Work(N); END_STEP
+    TRANSITION FROM S0 TO S0 := lit; END_TRANSITION
+    ACTION Work:
+        Work.Q := FALSE;
+        (Work.A) := FALSE;
+        r := REF(Work.Q);
+        f(x := Work.A, y => Work.Q);
+        lit := Work.Q AND r^ AND ADR(Work.A) <> 0;
+    END_ACTION
+END_PROGRAM
+)"),
+              "E0403@11:9 E0403@12:9 E0403@13:18 E0403@14:16 E0403@14:29 E0403@15:38");
+}
+
 // A step that waits one cycle (`:= TRUE`) is ordinary SFC: no W0005 about a constant condition.
 TEST(Sfc, ATransitionThatIsAlwaysTrueDoesNotWarn) {
     EXPECT_EQ(codes(R"(PROGRAM Main

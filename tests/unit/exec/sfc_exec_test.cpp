@@ -197,5 +197,60 @@ END_PROGRAM
     EXPECT_TRUE(r.get<bool>("Main.t2.Off.X"));
 }
 
+// PRIORITY orders only the transitions leaving the same step: here the PRIORITY 0 transition
+// from B stays after t1 (from A), declared before it, so it reads t1 of this cycle; and the
+// largest PRIORITY still comes before none.
+TEST(Sfc, PriorityOrdersOnlyTheTransitionsOfOneStep) {
+    Runner r(R"(
+PROGRAM Main
+VAR go : BOOL; END_VAR
+    INITIAL_STEP S0: END_STEP
+    STEP A: END_STEP
+    STEP A2: END_STEP
+    STEP B: END_STEP
+    STEP B2: END_STEP
+    STEP B3: END_STEP
+    TRANSITION FROM S0 TO (A, B) := TRUE; END_TRANSITION
+    TRANSITION t1 FROM A TO A2 := go; END_TRANSITION
+    TRANSITION FROM B TO B3 := t1; END_TRANSITION
+    TRANSITION (PRIORITY := 18446744073709551615) FROM B TO B2 := t1; END_TRANSITION
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(), vm::Trap::None); // S0 -> A, B
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    EXPECT_TRUE(r.get<bool>("Main.B.X"));
+    r.set<bool>("Main.go", true);
+    ASSERT_EQ(r.cycle(), vm::Trap::None); // t1 fires, and B's transitions read it in the same cycle
+    EXPECT_TRUE(r.get<bool>("Main.A2.X"));
+    EXPECT_TRUE(r.get<bool>("Main.B2.X")) << "the PRIORITY transition first, in t1's cycle";
+    EXPECT_FALSE(r.get<bool>("Main.B3.X"));
+}
+
+// STEP, TRANSITION and FROM are not keywords: `Transition(Priority := 1);` calls an FB instance
+// named Transition (only `TRANSITION (PRIORITY …) FROM` is SFC), and the statements after it run.
+TEST(Sfc, AnInstanceNamedTransitionIsCalledAsBefore) {
+    Runner r(R"(
+FUNCTION_BLOCK Stage
+VAR_INPUT Priority : INT; END_VAR
+VAR_OUTPUT last : INT; END_VAR
+    last := Priority;
+END_FUNCTION_BLOCK
+PROGRAM Main
+VAR Transition : Stage; step : INT; from : INT; after : INT; END_VAR
+    Transition(Priority := 1);
+    step := Transition.last;
+    Transition(Priority := (step + 1) * 2);
+    from := Transition.last;
+    after := after + 1;
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    ASSERT_EQ(r.cycle(), vm::Trap::None);
+    EXPECT_EQ(r.get<std::int16_t>("Main.step"), 1);
+    EXPECT_EQ(r.get<std::int16_t>("Main.from"), 4);
+    EXPECT_EQ(r.get<std::int16_t>("Main.after"), 1);
+}
+
 } // namespace
 } // namespace takt::compiler

@@ -1,0 +1,351 @@
+// Control flow in PLCopen XML (plcopen.h): FBD and LD jumps, labels and returns become IFs, REPEATs
+// and RETURNs; SFC bodies (steps, transitions, divergences and convergences, action blocks and
+// their inline actions, POU transitions, priorities) become textual SFC, each on the lines of its
+// elements; what the reader cannot translate is E0026/E0027.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "plcopen_test_util.h"
+
+namespace takt::compiler {
+namespace {
+
+using namespace plcopen_testing; // NOLINT(google-build-using-namespace): the tests' own helpers
+
+TEST(Plcopen, JumpsLabelsAndReturnsBecomeIfsAndReturns) {
+    const std::string xml = readFixture("jumps.xml");
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    // A jump skips the statements up to its label; a return ends the body when its input is TRUE.
+    EXPECT_EQ(lineOf(t.text, "IF NOT ((Skip)) THEN"), lineOf(xml, "<jump localId=\"3\""));
+    EXPECT_EQ(lineOf(t.text, "END_IF; \n"), lineOf(xml, "<label localId=\"10\""));
+    EXPECT_EQ(lineOf(t.text, "IF (Halt) THEN RETURN; END_IF;"), lineOf(xml, "<return localId=\"12\""));
+    TempDir dir;
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+    EXPECT_EQ(p.warningCount, 0u) << ::testing::PrintToString(diagnostics(p));
+}
+
+std::string jump(int id, const std::string& label) {
+    return fmt::format("          <jump localId=\"{}\" label=\"{}\"><connectionPointIn><connection refLocalId=\"1\"/>"
+                       "</connectionPointIn></jump>\n",
+                       id, label);
+}
+
+std::string label(int id, const std::string& name) {
+    return fmt::format("          <label localId=\"{}\" label=\"{}\"/>\n", id, name);
+}
+
+// A jump back to a label above it is a loop: the label opens a REPEAT, the jump closes it with
+// its condition; the statements before the label run once.
+TEST(Plcopen, AJumpBackIsARepeatLoop) {
+    const std::string xml = readFixture("loops.xml");
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    EXPECT_EQ(lineOf(t.text, "IF NOT ((Idle)) THEN"), lineOf(xml, "<jump localId=\"2\""));
+    EXPECT_EQ(lineOf(t.text, "REPEAT"), lineOf(xml, "<label localId=\"5\""));
+    EXPECT_EQ(lineOf(t.text, "UNTIL NOT (LT((I), (N))) END_REPEAT;"), lineOf(xml, "<jump localId=\"15\"")) << t.text;
+    EXPECT_EQ(lineOf(t.text, "END_IF;"), lineOf(xml, "<label localId=\"16\""));
+    TempDir dir;
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+    EXPECT_EQ(p.warningCount, 0u) << ::testing::PrintToString(diagnostics(p));
+    // Two jumps back to one label: two REPEATs, the inner one closed first.
+    const PlcopenTranslation twice = translatePlcopen(fbdPou(label(2, "L") + jump(3, "L") + jump(4, "L")));
+    ASSERT_TRUE(twice.problems.empty()) << twice.problems[0].message;
+    EXPECT_NE(twice.text.find("REPEAT REPEAT"), std::string::npos) << twice.text;
+}
+
+// A label declared twice is E0026 at the second, naming the first: a jump to it is ambiguous.
+TEST(Plcopen, ALabelDeclaredTwiceIsE0026) {
+    const std::string xml = fbdPou(label(2, "L") + label(3, "L") + jump(4, "L"));
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_EQ(t.problems.size(), 1u) << t.text;
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenInvalid);
+    EXPECT_EQ(t.problems[0].line, lineOf(xml, "<label localId=\"3\""));
+    EXPECT_EQ(t.problems[0].message, "POU 'J': label 'L' is declared twice (also localId 2) (localId 3)");
+}
+
+// Without executionOrderId a statement pulls the FB calls it reads before it, but never across a
+// label or jump: an FB call inside a loop stays in it (pulled out, the loop's condition would never
+// change), one after the loop stays after it (pulled in, it would run once per pass).
+TEST(Plcopen, PullingNeverMovesAnFbCallIntoOrOutOfALoop) {
+    const auto pou = [](const std::string& elements) {
+        return document("      <pou name=\"J\" pouType=\"program\"><interface><localVars>"
+                        "<variable name=\"A\"><type><BOOL/></type></variable>"
+                        "<variable name=\"B\"><type><BOOL/></type></variable>"
+                        "<variable name=\"C\"><type><derived name=\"CTU\"/></type></variable></localVars>"
+                        "</interface>\n        <body><FBD>\n"
+                        "          <inVariable localId=\"1\"><expression>A</expression></inVariable>\n"
+                        "          <inVariable localId=\"9\"><expression>3</expression></inVariable>\n" +
+                        elements + "        </FBD></body></pou>\n");
+    };
+    const std::string call = "          <block localId=\"5\" typeName=\"CTU\" instanceName=\"C\"><inputVariables>"
+                             "<variable formalParameter=\"CU\"><connectionPointIn><connection refLocalId=\"1\"/>"
+                             "</connectionPointIn></variable><variable formalParameter=\"PV\"><connectionPointIn>"
+                             "<connection refLocalId=\"9\"/></connectionPointIn></variable></inputVariables>"
+                             "<inOutVariables/><outputVariables><variable formalParameter=\"Q\"><connectionPointOut/>"
+                             "</variable></outputVariables></block>\n";
+    const auto readQ = [](int id, const std::string& kind) {
+        const std::string end = kind == "jump" ? "</jump>" : "<expression>B</expression></outVariable>";
+        return fmt::format("          <{} localId=\"{}\"{}><connectionPointIn><connection refLocalId=\"5\" "
+                           "formalParameter=\"Q\"/></connectionPointIn>{}\n",
+                           kind, id, kind == "jump" ? " label=\"L\"" : "", end);
+    };
+    // out: B reads C.Q before the loop, C runs in the loop whose jump reads C.Q
+    PlcopenTranslation t = translatePlcopen(pou(readQ(2, "outVariable") + label(3, "L") + call + readQ(6, "jump")));
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    ASSERT_NE(t.text.find("REPEAT"), std::string::npos) << t.text;
+    EXPECT_GT(t.text.find("C("), t.text.find("REPEAT")) << t.text;
+    EXPECT_LT(t.text.find("C("), t.text.find("UNTIL")) << t.text;
+    // in: B reads C.Q inside the loop, C comes after it
+    t = translatePlcopen(pou(label(3, "L") + readQ(2, "outVariable") + jump(4, "L") + call));
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    ASSERT_NE(t.text.find("UNTIL"), std::string::npos) << t.text;
+    EXPECT_GT(t.text.find("C("), t.text.find("END_REPEAT")) << t.text;
+}
+
+// Without executionOrderId "above" is the drawing's: a jump back is a loop only when its label is
+// drawn above it too (by y, then x); otherwise E0027 at the jump, naming the label.
+TEST(Plcopen, WithoutExecutionOrderALoopNeedsItsLabelDrawnAbove) {
+    const std::string below =
+        fbdPou("          <label localId=\"2\" label=\"L\"><position x=\"10\" y=\"200\"/></label>\n"
+               "          <jump localId=\"3\" label=\"L\"><position x=\"10\" y=\"100\"/>"
+               "<connectionPointIn><connection refLocalId=\"1\"/></connectionPointIn></jump>\n");
+    PlcopenTranslation t = translatePlcopen(below);
+    ASSERT_EQ(t.problems.size(), 1u) << t.text;
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenUnsupported);
+    EXPECT_EQ(t.problems[0].line, lineOf(below, "<jump localId=\"3\""));
+    EXPECT_EQ(t.problems[0].message,
+              "POU 'J': the jump to label 'L' comes after the label (localId 2) in the XML but not in the drawing; "
+              "without executionOrderId takt reads a jump back only to a label drawn above it (localId 3)");
+    std::string above = below;
+    above.replace(above.find("y=\"200\""), 7, "y=\"50\"");
+    t = translatePlcopen(above);
+    EXPECT_TRUE(t.problems.empty()) << t.problems[0].message;
+    std::string left = below;
+    const std::string labelAt = "x=\"10\" y=\"200\"";
+    left.replace(left.find(labelAt), labelAt.size(), "x=\"5\" y=\"100\"");
+    t = translatePlcopen(left);
+    EXPECT_TRUE(t.problems.empty()) << t.problems[0].message;
+}
+
+// A jump back wired straight to the left rail (or to TRUE) would loop for ever: E0027 at the jump.
+TEST(Plcopen, AJumpBackThatIsAlwaysTakenIsE0027) {
+    const std::string xml =
+        fbdPou("          <inVariable localId=\"7\"><expression>TRUE</expression></inVariable>\n" + label(2, "L") +
+               "          <jump localId=\"3\" label=\"L\"><connectionPointIn><connection refLocalId=\"7\"/>"
+               "</connectionPointIn></jump>\n");
+    PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_EQ(t.problems.size(), 1u) << t.text;
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenUnsupported);
+    EXPECT_EQ(t.problems[0].line, lineOf(xml, "<jump localId=\"3\""));
+    EXPECT_EQ(t.problems[0].message, "POU 'J': a jump back to 'L' that is always taken never ends (localId 3)");
+    // the same from an LD left rail
+    const std::string ld =
+        document("      <pou name=\"J\" pouType=\"program\"><interface><localVars>"
+                 "<variable name=\"A\"><type><BOOL/></type></variable></localVars></interface>\n"
+                 "        <body><LD>\n"
+                 "          <leftPowerRail localId=\"1\"><connectionPointOut formalParameter=\"\"/></leftPowerRail>\n" +
+                 label(2, "L") +
+                 "          <jump localId=\"3\" label=\"L\"><connectionPointIn><connection refLocalId=\"1\"/>"
+                 "</connectionPointIn></jump>\n        </LD></body></pou>\n");
+    t = translatePlcopen(ld);
+    ASSERT_EQ(t.problems.size(), 1u) << t.text;
+    EXPECT_EQ(t.problems[0].message, "POU 'J': a jump back to 'L' that is always taken never ends (localId 3)");
+}
+
+// A loop and a forward jump whose ranges cross are E0027 at the element where they meet.
+TEST(Plcopen, ALoopCrossingAForwardJumpIsE0027) {
+    // a jump forward out of the loop's body past its end
+    std::string xml = fbdPou(label(2, "L1") + jump(3, "L2") + jump(4, "L1") + label(5, "L2"));
+    PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_EQ(t.problems.size(), 1u);
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenUnsupported);
+    EXPECT_EQ(t.problems[0].line, lineOf(xml, "<jump localId=\"4\""));
+    EXPECT_EQ(t.problems[0].message, "POU 'J': the jumps to label 'L1' and to label 'L2' cross; takt lowers nested "
+                                     "jumps only (localId 4)");
+    // a jump forward into the loop's body
+    xml = fbdPou(jump(2, "L2") + label(3, "L1") + label(4, "L2") + jump(5, "L1"));
+    t = translatePlcopen(xml);
+    ASSERT_EQ(t.problems.size(), 1u);
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenUnsupported);
+    EXPECT_EQ(t.problems[0].line, lineOf(xml, "<label localId=\"4\""));
+    EXPECT_EQ(t.problems[0].message, "POU 'J': the jumps to label 'L2' and to label 'L1' cross; takt lowers nested "
+                                     "jumps only (localId 4)");
+}
+
+TEST(Plcopen, CrossingJumpsAreE0027AndAJumpToNoLabelIsE0026) {
+    const std::string crossing = fbdPou(jump(2, "L1") + jump(3, "L2") + label(4, "L1") + label(5, "L2"));
+    PlcopenTranslation t = translatePlcopen(crossing);
+    ASSERT_EQ(t.problems.size(), 1u);
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenUnsupported);
+    EXPECT_EQ(t.problems[0].line, lineOf(crossing, "<label localId=\"4\""));
+    EXPECT_EQ(t.problems[0].message, "POU 'J': the jumps to label 'L1' and to label 'L2' cross; takt lowers nested "
+                                     "jumps only (localId 4)");
+    // Nested jumps are fine: the inner label closes first.
+    t = translatePlcopen(fbdPou(jump(2, "L1") + jump(3, "L2") + label(4, "L2") + label(5, "L1")));
+    EXPECT_TRUE(t.problems.empty()) << t.problems[0].message;
+    t = translatePlcopen(fbdPou(jump(2, "Nowhere")));
+    ASSERT_EQ(t.problems.size(), 1u);
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenInvalid);
+    EXPECT_EQ(t.problems[0].message, "POU 'J': a jump to label 'Nowhere', which no label has (localId 2)");
+}
+
+std::string sfcFixture() {
+    return readFixture("sfc_chart.xml");
+}
+
+TEST(Plcopen, AnSfcBodyBecomesTextualSfc) {
+    const std::string xml = sfcFixture();
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    // Steps with their action blocks (qualifiers, durations, an inline body as a hidden ACTION);
+    // transitions from the steps before them (through a selection divergence, a simultaneous
+    // convergence) to the steps after them (through a simultaneous divergence, a selection
+    // convergence and a jump step); conditions inline in ST or connected through LD elements.
+    for (const auto& [text, element] : std::vector<std::pair<std::string, std::string>>{
+             {"INITIAL_STEP Idle: DrainValve(R); END_STEP", "<step localId=\"1\""},
+             {"TRANSITION FROM Idle TO (Fill, Heat) :=", "<transition localId=\"2\""},
+             {"STEP Fill: FillValve(N); END_STEP", "<step localId=\"4\""},
+             {"STEP Heat: _Action8(P); END_STEP", "<step localId=\"5\""},
+             {"ACTION _Action8:", "<action localId=\"8\""},
+             {"Count := Count + 1;", "Count := Count + 1;"},
+             {"TRANSITION FROM (Fill, Heat) TO Mix := (Full); END_TRANSITION", "<transition localId=\"10\""},
+             {"STEP Mix: Mixer(N); Alarm(L, T#20ms); END_STEP", "<step localId=\"13\""},
+             {"TRANSITION FROM Mix TO Idle :=", "<transition localId=\"16\""},
+             {"TRANSITION FROM Mix TO Drain :=", "<transition localId=\"18\""},
+             {"Mix.T >= T#40ms; END_TRANSITION", "Mix.T >= T#40ms"},
+             {"STEP Drain: DrainValve(S); END_STEP", "<step localId=\"19\""},
+             {"NOT Full; END_TRANSITION", "NOT Full;"},
+         }) {
+        EXPECT_NE(t.text.find(text), std::string::npos) << text << " in\n" << t.text;
+        EXPECT_EQ(lineOf(t.text, text), lineOf(xml, element)) << text;
+    }
+    TempDir dir;
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+}
+
+// The SFC fixture with transition 16's condition naming the POU transition `Halt` of `body`.
+std::string withNamedTransition(const std::string& body) {
+    std::string xml = sfcFixture();
+    const std::size_t inlineAt = xml.find("<inline name=\"\">", xml.find("<transition localId=\"16\""));
+    xml.replace(inlineAt, xml.find("</inline>", inlineAt) + 9 - inlineAt, "<reference name=\"Halt\"/>");
+    xml.insert(xml.find("        <body>\n          <SFC>"), "        <transitions>\n"
+                                                            "          <transition name=\"Halt\">\n"
+                                                            "            <body><ST><xhtml:p><![CDATA[" +
+                                                                body +
+                                                                "]]></xhtml:p></ST></body>\n"
+                                                                "          </transition>\n"
+                                                                "        </transitions>\n");
+    return xml;
+}
+
+TEST(Plcopen, AConditionNamingAPouTransitionReadsItsSt) {
+    for (const std::string body : {"Halt := Stop;", "Stop"}) {
+        const std::string xml = withNamedTransition(body);
+        const PlcopenTranslation t = translatePlcopen(xml);
+        ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+        EXPECT_NE(t.text.find("TRANSITION FROM Mix TO Idle := Stop; END_TRANSITION"), std::string::npos) << t.text;
+        TempDir dir;
+        const Project p = checkXml(dir, xml);
+        EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+    }
+    // A diagnostic about it names the POU transition's line.
+    const std::string xml = withNamedTransition("Halt := Stpo;");
+    TempDir dir;
+    std::vector<std::string> d = diagnostics(checkXml(dir, xml));
+    std::erase_if(d, [](const std::string& s) { return s.find(" W0001 | ") != std::string::npos; }); // Stop
+    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
+    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<transition name=\"Halt\"")) +
+                        " E0104 | unknown identifier 'Stpo'");
+    const PlcopenTranslation statements = translatePlcopen(withNamedTransition("Halt := Stop; Stop := FALSE;"));
+    ASSERT_EQ(statements.problems.size(), 1u);
+    EXPECT_EQ(statements.problems[0].message, "POU 'SfcMain': transition 'Halt': only an expression, or 'Halt := "
+                                              "expression;', is read as a condition");
+}
+
+TEST(Plcopen, MalformedAndUnsupportedSfcElementsAreCodedErrors) {
+    const auto problem = [](const std::string& xml) {
+        const PlcopenTranslation t = translatePlcopen(xml);
+        return t.problems.empty() ? std::string("none")
+                                  : std::string(diagInfo(t.problems[0].code).code) + " line " +
+                                        std::to_string(t.problems[0].line) + " | " + t.problems[0].message;
+    };
+    std::string xml = sfcFixture();
+    // A macro step.
+    std::string macro = xml;
+    const std::string drain = "<step localId=\"19\" name=\"Drain\"";
+    macro.replace(macro.find(drain), drain.size(), "<macroStep localId=\"19\" name=\"Drain\"");
+    macro.replace(macro.find("</step>", macro.find("<macroStep")), 7, "</macroStep>");
+    EXPECT_EQ(problem(macro), "E0027 line " + std::to_string(lineOf(macro, "<macroStep")) +
+                                  " | POU 'SfcMain': a macro step is not supported yet (localId 19)");
+    // A transition whose condition names a POU's transition.
+    std::string reference = xml;
+    const std::size_t inlineAt = reference.find("<inline name=\"\">", reference.find("<transition localId=\"16\""));
+    reference.replace(inlineAt, reference.find("</inline>", inlineAt) + 9 - inlineAt, "<reference name=\"Go\"/>");
+    EXPECT_EQ(problem(reference), "E0026 line " + std::to_string(lineOf(reference, "<reference name=\"Go\"")) +
+                                      " | POU 'SfcMain': a transition condition names transition 'Go', which the "
+                                      "POU does not have");
+    // A transition leading to no step (its jump step removed).
+    std::string nowhere = xml;
+    const std::size_t jump = nowhere.find("<jumpStep");
+    nowhere.erase(jump, nowhere.find("</jumpStep>") + 11 - jump);
+    EXPECT_EQ(problem(nowhere), "E0026 line " + std::to_string(lineOf(nowhere, "<transition localId=\"16\"")) +
+                                    " | POU 'SfcMain': a transition leads to no step (localId 16)");
+    // An unknown qualifier.
+    std::string qualifier = xml;
+    qualifier.replace(qualifier.find("qualifier=\"S\""), 13, "qualifier=\"X\"");
+    EXPECT_EQ(problem(qualifier), "E0026 line " + std::to_string(lineOf(xml, "qualifier=\"S\"")) +
+                                      " | POU 'SfcMain': 'X' is not an action qualifier (localId 0)");
+    // A transition priority that is no number.
+    std::string priority = xml;
+    priority.replace(priority.find("<transition localId=\"18\""), 24, "<transition localId=\"18\" priority=\"high\"");
+    EXPECT_EQ(problem(priority), "E0026 line " + std::to_string(lineOf(xml, "<transition localId=\"18\"")) +
+                                     " | POU 'SfcMain': transition priority 'high' is not a number (localId 18)");
+}
+
+// TC6's transition priority becomes IEC 61131-3's PRIORITY of the textual SFC.
+TEST(Plcopen, ATransitionsPriorityIsRead) {
+    const std::string xml = readFixture("sfc_priority.xml");
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    EXPECT_EQ(lineOf(t.text, "TRANSITION (PRIORITY := 2) FROM Idle TO Normal :="),
+              lineOf(xml, "<transition localId=\"3\""));
+    EXPECT_EQ(lineOf(t.text, "TRANSITION (PRIORITY := 1) FROM Idle TO Rush :="),
+              lineOf(xml, "<transition localId=\"5\""));
+    EXPECT_NE(t.text.find("TRANSITION FROM Normal TO Idle :="), std::string::npos) << t.text;
+    TempDir dir;
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+}
+
+// The priority attribute: spaces around it and a leading + are read; a number too large for 64
+// bits is out of range, not "no number".
+TEST(Plcopen, ATransitionsPriorityIsTrimmedAndRangeChecked) {
+    const std::string xml = readFixture("sfc_priority.xml");
+    std::string spaced = xml;
+    spaced.replace(spaced.find("priority=\"2\""), 12, "priority=\" +2 \"");
+    PlcopenTranslation t = translatePlcopen(spaced);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    EXPECT_NE(t.text.find("TRANSITION (PRIORITY := 2) FROM Idle TO Normal :="), std::string::npos) << t.text;
+    std::string large = xml;
+    large.replace(large.find("priority=\"2\""), 12, "priority=\"18446744073709551616\"");
+    t = translatePlcopen(large);
+    ASSERT_EQ(t.problems.size(), 1u) << t.text;
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenInvalid);
+    EXPECT_EQ(t.problems[0].message, "POU 'SfcPrio': transition priority '18446744073709551616' is out of range (at "
+                                     "most 18446744073709551615) (localId 3)");
+    std::string largest = xml;
+    largest.replace(largest.find("priority=\"2\""), 12, "priority=\"18446744073709551615\"");
+    t = translatePlcopen(largest);
+    EXPECT_TRUE(t.problems.empty()) << t.problems[0].message;
+}
+
+} // namespace
+} // namespace takt::compiler
