@@ -418,12 +418,29 @@ int runMain(const RunOptions& options) {
     const engine::Execution execution =
         options.executionGiven ? options.execution
                                : (runtime.nativeExecution ? engine::Execution::Native : engine::Execution::Interpreter);
-    const std::unique_ptr<LiveRuntime> live = LiveRuntime::load(program.module, program.hash, error, execution);
+    LiveRuntime::Tier tier;
+    tier.execution = execution;
+    tier.start = runtime.nativeStartWait ? engine::NativeStart::Wait : engine::NativeStart::Background;
+    // Told on the compile thread, for the program started here and each one an online change
+    // brings: the switch itself happens at the next cycle boundary.
+    tier.onCompiled = [log](const std::string& status, double compileMs) {
+        if (status == "native") {
+            log->info("execution: native (compiled in {:.1f} ms in the background; from the next cycle on)", compileMs);
+        } else {
+            log->warn("execution: {}", status);
+        }
+    };
+    const bool background = execution == engine::Execution::Native && tier.start == engine::NativeStart::Background;
+    if (background) { // before the compile starts, so its own line comes after this one
+        log->info("execution: the interpreter until the native code is compiled in the background "
+                  "([runtime] native_start)");
+    }
+    const std::unique_ptr<LiveRuntime> live = LiveRuntime::load(program.module, program.hash, error, tier);
     if (live == nullptr) {
         std::fprintf(stderr, "%stakt run: %s\n", journalPrefix(kPriorityError).c_str(), error.c_str());
         return kExitInternal;
     }
-    if (execution == engine::Execution::Native) {
+    if (execution == engine::Execution::Native && !background) {
         const std::string status = live->executionStatus();
         if (status == "native") {
             log->info("execution: native (compiled in {:.1f} ms)", live->nativeCompileMs());

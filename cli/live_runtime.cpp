@@ -8,16 +8,19 @@
 
 namespace takt::cli {
 
-LiveRuntime::LiveRuntime(engine::Execution execution)
-    : runner_(new engine::VmRunner(0, execution)), engine_(std::unique_ptr<engine::CodeRunner>(runner_), clock_) {}
+LiveRuntime::LiveRuntime(const Tier& tier)
+    : runner_(new engine::VmRunner(0, tier.execution, tier.start)),
+      engine_(std::unique_ptr<engine::CodeRunner>(runner_), clock_) {
+    runner_->setCompileListener(tier.onCompiled);
+}
 
 LiveRuntime::~LiveRuntime() {
     stop();
 }
 
 std::unique_ptr<LiveRuntime> LiveRuntime::load(std::shared_ptr<const bytecode::Module> module, const std::string& hash,
-                                               std::string& error, engine::Execution execution) {
-    std::unique_ptr<LiveRuntime> live(new LiveRuntime(execution));
+                                               std::string& error, const Tier& tier) {
+    std::unique_ptr<LiveRuntime> live(new LiveRuntime(tier));
     engine::FaultReport fault;
     if (!live->engine_.load(std::make_unique<engine::LoadedProgram>(std::move(module), hash), fault)) {
         error = fmt::format("the program faulted while initialising: {} ({}:{}:{})", fault.message, fault.path,

@@ -26,12 +26,17 @@ namespace takt::cli {
 
 class LiveRuntime {
 public:
+    // The tier program bodies run on ([runtime] execution, --execution), when a native program
+    // starts ([runtime] native_start) and what is told when its background compile ends.
+    struct Tier {
+        engine::Execution execution = engine::Execution::Interpreter;
+        engine::NativeStart start = engine::NativeStart::Wait;
+        engine::VmRunner::CompileListener onCompiled;
+    };
     // A fresh engine with the program loaded (initial values and init code run). nullptr with
     // `error` when the program faults while initialising.
-    // `execution`: the tier program bodies run on ([runtime] execution, --execution).
     static std::unique_ptr<LiveRuntime> load(std::shared_ptr<const bytecode::Module> module, const std::string& hash,
-                                             std::string& error,
-                                             engine::Execution execution = engine::Execution::Interpreter);
+                                             std::string& error, const Tier& tier = {});
     ~LiveRuntime(); // stop()
     LiveRuntime(const LiveRuntime&) = delete;
     LiveRuntime& operator=(const LiveRuntime&) = delete;
@@ -92,7 +97,7 @@ public:
     void stop();
 
 private:
-    explicit LiveRuntime(engine::Execution execution);
+    explicit LiveRuntime(const Tier& tier);
 
     // No field I/O: for benchmarks of the loop and the program alone.
     class NullIo final : public engine::ProcessIo {

@@ -788,6 +788,9 @@ test('flow control: what each line of an FB read and wrote the last time its tas
 test('on the native tier breakpoints verify and halt; the program runs native again after detach', async (t) => {
   const nat = await startRuntime(path.join(dir, 'native'), DIVIDE, 'native');
   try {
+    // The program starts on the interpreter while its code compiles in the background.
+    await until('the native compile to end', async () =>
+      (await ctl('runtime.status', {}, nat.ep)).execution !== 'interpreter (native compiling)');
     if ((await ctl('runtime.status', {}, nat.ep)).execution !== 'native') {
       t.skip('the native tier is not built into this takt');
       return;

@@ -298,6 +298,9 @@ void readRuntime(TableReader& r, RuntimeConfig& c) {
     if (auto native = r.choice<bool>("execution", {{"native", true}, {"interpreter", false}})) {
         c.nativeExecution = *native;
     }
+    if (auto wait = r.choice<bool>("native_start", {{"background", false}, {"wait", true}})) {
+        c.nativeStartWait = *wait;
+    }
     if (const toml::table* t = r.table("control")) {
         TableReader tr(*t, r.keyPath("control"), r.file(), r.diagnostics());
         readControl(tr, c.control);

@@ -163,6 +163,7 @@ void Engine::copyOut() {
 
 bool Engine::runCycle(FaultReport& report) {
     const std::int64_t now = clock_.nowNs();
+    runner_->cycleBoundary();
     runner_->setWallClock(clock_.wallNs());
     lastNow_ = now;
     ++cycles_;
@@ -294,6 +295,7 @@ bool Engine::runTask(std::size_t t, std::int64_t now, std::int64_t wallNs, Fault
         applyForces(*forces, ImageArea::Data, image, program_->imageSize());
     }
     CodeRunner& runner = *taskRunners_[t];
+    runner.cycleBoundary();
     runner.setWallClock(wallNs);
     bool ok = true;
     for (const bytecode::ProgramInstance& inst : m.programs) {

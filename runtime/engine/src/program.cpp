@@ -29,8 +29,7 @@ void LoadedProgram::prepareWarmRestart() {
     scratch_.assign(image_.size(), 0);
 }
 
-FaultReport LoadedProgram::describe(const Fault& fault) const {
-    const bytecode::Module& m = *module_;
+FaultReport describeFault(const bytecode::Module& m, const Fault& fault) {
     FaultReport r;
     r.message = fault.message;
     if (fault.pou < m.pous.size()) {

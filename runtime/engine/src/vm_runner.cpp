@@ -1,5 +1,7 @@
 #include "takt/engine/vm_runner.h"
 
+#include "native_job.h"
+
 #include <algorithm>
 #include <limits>
 #include <span>
@@ -86,15 +88,14 @@ std::uint32_t instanceBytes(const bytecode::Module& module, std::uint32_t pou) {
 
 } // namespace
 
-std::string nativeFallbackStatus(const LoadedProgram& program, const native::CompileResult& result) {
+std::string nativeFallbackStatus(const bytecode::Module& module, const native::CompileResult& result) {
     if (result.unsupportedPc == bytecode::kNone) {
         return "interpreter (native: " + result.error + ")";
     }
-    const bytecode::Module& module = program.module();
     Fault at;
     at.pou = native::pouContaining(module, result.unsupportedPc);
     at.codeOffset = result.unsupportedPc;
-    const FaultReport where = program.describe(at);
+    const FaultReport where = describeFault(module, at);
     std::string text = "interpreter (native: unsupported ";
     text += result.unsupportedOp < bytecode::kOpcodeCount ? bytecode::kOpcodeInfo[result.unsupportedOp].name
                                                           : std::string_view("opcode");
@@ -126,44 +127,28 @@ bool parseExecution(std::string_view text, Execution& out) {
     return false;
 }
 
-VmRunner::VmRunner(std::uint64_t budget, Execution execution) : budget_(budget), execution_(execution) {}
+VmRunner::VmRunner(std::uint64_t budget, Execution execution, NativeStart start)
+    : budget_(budget), execution_(execution), start_(start) {}
 
 VmRunner::~VmRunner() = default;
 
 std::unique_ptr<CodeRunner> VmRunner::forTask(std::uint32_t slot) const {
-    auto runner = std::make_unique<VmRunner>(budget_, execution_);
+    auto runner = std::make_unique<VmRunner>(budget_, execution_, start_);
     runner->slot_ = slot;
     return runner;
 }
 
 namespace {
-// The machine (and native code) prepare() built for a program. attach() takes them and parks
-// the previous ones here instead, so those are freed with this program, off the cycle.
+// The machine prepare() built for a program, and the program's native compile. attach() takes
+// them and parks the runner's previous ones here instead, so those are freed with this program,
+// off the cycle.
 struct VmState final : RunnerState {
     std::unique_ptr<vm::Vm> machine;
-    std::unique_ptr<native::CompiledModule> native;
-    std::string status;
-    double compileMs = 0;
-    bool fresh = true; // `machine` is this program's, not yet taken
-    // The base call stack's state (slot 0): the code compiled for this program, which stays
-    // here when attach() takes `native`, so the task runners prepared after it find it.
-    const native::CompiledModule* compiled = nullptr;
-};
-
-// A task runner's view of the code the base runner compiled for the same program (one
-// compilation per program, however many tasks): the task runs it on its own call stack with its
-// own machine (runProgram). The base runner owns the code while the program is attached to it,
-// and its next attach parks it with the next program (freed with that one), so the code
-// outlives every run of it through this view: the engine prepares and attaches the base runner
-// before the task runners, and attaches them again, while every task is parked, before a task
-// runs the next program (Engine::enableTaskThreads, prepareChange, applyChange).
-class SharedCode final : public native::CompiledModule {
-public:
-    explicit SharedCode(const native::CompiledModule& code) : code_(code) {}
-    [[nodiscard]] native::Entry entry(std::uint32_t pou) const noexcept override { return code_.entry(pou); }
-
-private:
-    const native::CompiledModule& code_;
+    std::shared_ptr<NativeJob> job; // null: the program runs on the interpreter
+    bool fresh = true;              // `machine` is this program's, not yet taken
+    // The program's compile, which stays here when attach() takes `job`: the compile this
+    // program's other runners (prepared again, or for a task) share. Only slot 0 compiles.
+    std::shared_ptr<NativeJob> compile;
 };
 } // namespace
 
@@ -173,13 +158,21 @@ void VmRunner::attach(LoadedProgram& program) {
         prepare(program);
         state = static_cast<VmState*>(program.runnerState(slot_));
     }
+    // A replaced program's compile is of no use any more: it stops at its next cancel point
+    // (the job itself is freed with the program it is parked on).
+    if (job_ != nullptr && job_ != state->job) {
+        job_->cancel();
+    }
     vm_.swap(state->machine);
-    native_.swap(state->native);
+    job_.swap(state->job);
+    native_ = nullptr;
+    switched_.store(false, std::memory_order_relaxed);
     {
         const std::lock_guard<std::mutex> lock(statusMutex_);
-        status_.swap(state->status);
-        compileMs_ = state->compileMs;
+        statusJob_ = job_;
+        statusAttached_ = true;
     }
+    takeCode(); // a compile already done (NativeStart::Wait) runs from the first cycle
     state->fresh = false;
     vm_->setAbortFlag(abort_);
     vm_->setDebugger(debugger_);
@@ -200,38 +193,73 @@ void VmRunner::prepare(LoadedProgram& program) const {
     }
     state->machine->setBudget(budget_);
     state->machine->setAbortFlag(abort_);
-    state->status = "interpreter";
-    if (execution_ == Execution::Native && slot_ != 0) {
-        // A task's runner (forTask): the base runner's code, prepared for this program before
-        // (runnerState(0), built by the same kind of runner); none there: the task interprets.
+    if (execution_ == Execution::Native) {
+        // One compile per program, however many runners and however often they are prepared:
+        // a task's runner shares the base runner's (runnerState(0), prepared before it by the
+        // same kind of runner; none there: the task interprets), and the base runner prepared
+        // again keeps its own.
         const auto* base = static_cast<const VmState*>(program.runnerState(0));
-        if (base != nullptr && base->compiled != nullptr) {
-            state->native = std::make_unique<SharedCode>(*base->compiled);
-            state->status = "native";
+        if (base != nullptr && base->compile != nullptr) {
+            state->compile = base->compile;
+        } else if (slot_ == 0) {
+            // The standard FBs: the machine's own C++, called or inlined by the compiled code.
+            const std::vector<native::DirectFb> direct = directFbsOf(*state->machine);
+            if (start_ == NativeStart::Wait) {
+                state->compile = NativeJob::run(program.modulePtr(), direct);
+            } else {
+                NativeJob::Listener onDone;
+                if (listener_) {
+                    onDone = [listener = listener_](const NativeJob& job) {
+                        listener(job.code() != nullptr ? std::string("native") : job.fallbackStatus(), job.compileMs());
+                    };
+                }
+                state->compile = NativeJob::start(program.modulePtr(), direct, std::move(onDone));
+            }
         }
-    } else if (execution_ == Execution::Native) {
-        // The standard FBs: the machine's own C++, called or inlined by the compiled code.
-        native::CompileResult compiled = native::compile(program.module(), directFbsOf(*state->machine));
-        state->compileMs = compiled.compileMs;
-        if (compiled.code != nullptr) {
-            state->native = std::move(compiled.code);
-            state->compiled = state->native.get();
-            state->status = "native";
-        } else {
-            state->status = nativeFallbackStatus(program, compiled);
-        }
+        state->job = state->compile;
     }
     program.setRunnerState(std::move(state), slot_);
 }
 
+void VmRunner::takeCode() noexcept {
+    if (native_ == nullptr && job_ != nullptr && job_->done() && job_->code() != nullptr) {
+        native_ = job_->code();
+        switched_.store(true, std::memory_order_relaxed);
+    }
+}
+
+void VmRunner::cycleBoundary() {
+    takeCode();
+}
+
 std::string VmRunner::executionStatus() const {
-    const std::lock_guard<std::mutex> lock(statusMutex_);
-    return status_;
+    std::shared_ptr<const NativeJob> job;
+    {
+        const std::lock_guard<std::mutex> lock(statusMutex_);
+        if (!statusAttached_) {
+            return {};
+        }
+        job = statusJob_;
+    }
+    if (job == nullptr) {
+        return "interpreter";
+    }
+    if (switched_.load(std::memory_order_relaxed)) {
+        return "native";
+    }
+    if (job->done() && job->code() == nullptr) {
+        return job->fallbackStatus();
+    }
+    return "interpreter (native compiling)";
 }
 
 double VmRunner::nativeCompileMs() const {
-    const std::lock_guard<std::mutex> lock(statusMutex_);
-    return compileMs_;
+    std::shared_ptr<const NativeJob> job;
+    {
+        const std::lock_guard<std::mutex> lock(statusMutex_);
+        job = statusJob_;
+    }
+    return job != nullptr && job->done() ? job->compileMs() : 0.0;
 }
 
 void VmRunner::setAbortFlag(const std::atomic<bool>* flag) {

@@ -103,13 +103,13 @@ std::string_view libraryName() noexcept {
 }
 
 CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> directFbs,
-                      std::span<const bytecode::Opcode> leaveToInterpreter) {
+                      std::span<const bytecode::Opcode> leaveToInterpreter, const std::atomic<bool>* cancel) {
     if (!available()) {
         CompileResult result;
         result.error = plugin().error;
         return result;
     }
-    return plugin().api->compile(module, directFbs, leaveToInterpreter);
+    return plugin().api->compile(module, directFbs, leaveToInterpreter, cancel);
 }
 
 } // namespace takt::native

@@ -5,6 +5,7 @@
 // the table passes C++ types; kPluginAbi and the sizes below catch a plugin from another build.
 #include "takt/native/native.h"
 
+#include <atomic>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -12,7 +13,7 @@
 namespace takt::native {
 
 // Raised whenever native.h or this table changes.
-inline constexpr std::uint32_t kPluginAbi = 1;
+inline constexpr std::uint32_t kPluginAbi = 2;
 inline constexpr const char* kPluginSymbol = "takt_native_plugin";
 inline constexpr const char* kPluginFile = "takt-native.so";
 
@@ -24,7 +25,7 @@ struct PluginApi {
     bool (*translates)(bytecode::Opcode op) noexcept;
     std::string_view (*libraryName)() noexcept;
     CompileResult (*compile)(const bytecode::Module& module, std::span<const DirectFb> directFbs,
-                             std::span<const bytecode::Opcode> leaveToInterpreter);
+                             std::span<const bytecode::Opcode> leaveToInterpreter, const std::atomic<bool>* cancel);
 };
 
 // The translator inside the plugin (translator.cpp), behind the table.
@@ -32,7 +33,8 @@ namespace tier {
 [[nodiscard]] bool translates(bytecode::Opcode op) noexcept;
 [[nodiscard]] std::string_view libraryName() noexcept;
 [[nodiscard]] CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> directFbs,
-                                    std::span<const bytecode::Opcode> leaveToInterpreter);
+                                    std::span<const bytecode::Opcode> leaveToInterpreter,
+                                    const std::atomic<bool>* cancel);
 } // namespace tier
 
 } // namespace takt::native

@@ -35,6 +35,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/PassInstrumentation.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/CommandLine.h>
@@ -47,6 +48,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdlib>
@@ -1648,14 +1650,25 @@ std::string errorText(llvm::Error err) {
 // for a scan time that counts less than the wait at each online change.
 constexpr std::size_t kUnrollCodeWords = 65536;
 
-void optimise(llvm::Module& mod, llvm::TargetMachine* tm, std::size_t codeWords) {
+bool cancelled(const std::atomic<bool>* cancel) noexcept {
+    return cancel != nullptr && cancel->load(std::memory_order_relaxed);
+}
+
+// A set `cancel` makes every optional pass still to run a no-op, so a cancelled compile leaves
+// the optimiser within one pass (the code is thrown away: translate() reads the flag after).
+void optimise(llvm::Module& mod, llvm::TargetMachine* tm, std::size_t codeWords, const std::atomic<bool>* cancel) {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
     llvm::CGSCCAnalysisManager cgam;
     llvm::ModuleAnalysisManager mam;
     llvm::PipelineTuningOptions tuning;
     tuning.LoopUnrolling = codeWords <= kUnrollCodeWords;
-    llvm::PassBuilder pb(tm, tuning);
+    llvm::PassInstrumentationCallbacks instrumentation;
+    if (cancel != nullptr) {
+        instrumentation.registerShouldRunOptionalPassCallback(
+            [cancel](llvm::StringRef, llvm::Any) { return !cancelled(cancel); });
+    }
+    llvm::PassBuilder pb(tm, tuning, llvm::None, &instrumentation);
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
     pb.registerFunctionAnalyses(fam);
@@ -1694,8 +1707,16 @@ std::string_view libraryName() noexcept {
 
 namespace {
 
+// The result of a compile its cancel flag ended.
+CompileResult cancelledResult() {
+    CompileResult result;
+    result.cancelled = true;
+    result.error = "the compile was cancelled";
+    return result;
+}
+
 CompileResult translate(const bytecode::Module& module, std::span<const DirectFb> directFbs,
-                        std::span<const Opcode> leaveToInterpreter) {
+                        std::span<const Opcode> leaveToInterpreter, const std::atomic<bool>* cancel) {
     const auto started = std::chrono::steady_clock::now();
     CompileResult result;
     std::vector<std::pair<std::uint32_t, Reach>> bodies;
@@ -1772,6 +1793,9 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
     StandardFbs standardFbs(*mod, directFbs);
     result.standardFbsLinked = standardFbs.linked();
     for (const auto& [p, reach] : bodies) {
+        if (cancelled(cancel)) {
+            return cancelledResult();
+        }
         Emitter e{*cx, *mod, builder};
         e.fn = functions[p];
         e.module = &module;
@@ -1815,7 +1839,10 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
         result.error = "the translator produced invalid IR";
         return result;
     }
-    optimise(*mod, tm->get(), module.code.size());
+    optimise(*mod, tm->get(), module.code.size(), cancel);
+    if (cancelled(cancel)) {
+        return cancelledResult();
+    }
     dumpIr(*mod, ".opt.ll");
 
     // The objects are linked into CodeMemory: code never writable and executable at once.
@@ -1859,8 +1886,8 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
 } // namespace
 
 CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> directFbs,
-                      std::span<const Opcode> leaveToInterpreter) {
-    CompileResult result = translate(module, directFbs, leaveToInterpreter);
+                      std::span<const Opcode> leaveToInterpreter, const std::atomic<bool>* cancel) {
+    CompileResult result = translate(module, directFbs, leaveToInterpreter, cancel);
     // The JIT, the LLVM context and the module are freed by now; hand the heap they took back to
     // the system (glibc keeps freed memory in its arenas otherwise), so a native run's RSS after
     // the compile is the code and what the interpreter needs.

@@ -87,7 +87,10 @@ Run runFor(int loops, const std::string& execution) {
     const std::string endpoint = "unix://" + (project.path() / "ctl.sock").string();
     project.write("runtime.toml",
                   fmt::format("[bundle]\nversion = 1\n\n[resource]\nname = \"cell\"\ncycle_interval_ms = 10\n\n"
-                              "[runtime]\nexecution = \"{}\"\n\n[runtime.control]\nendpoint = \"{}\"\n\n"
+                              // "wait": the loop count is sized for the native tier; a first
+                              // second on the interpreter would overrun the slow task.
+                              "[runtime]\nexecution = \"{}\"\nnative_start = \"wait\"\n\n"
+                              "[runtime.control]\nendpoint = \"{}\"\n\n"
                               "[runtime.realtime]\nscheduler = \"fifo\"\npriority = 60\n\n"
                               "[runtime.watchdog]\nenabled = true\ntimeout_ms = 2000\n\n"
                               "[runtime.web]\nlisten = \"127.0.0.1:{}\"\n",

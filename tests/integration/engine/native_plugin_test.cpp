@@ -90,7 +90,7 @@ TEST(NativeTierPlugin, NativeRunLoadsThePluginAndSaysSo) {
     }
     DemoRun run({"--execution", "native"});
     ASSERT_TRUE(run.running()) << run.process->log();
-    EXPECT_NE(run.process->lineWith({"execution: native (compiled in"}), "") << run.process->log();
+    EXPECT_NE(run.process->waitForLine({"execution: native (compiled in"}), "") << run.process->log();
     const std::string maps = run.maps();
     EXPECT_TRUE(mapsPlugin(maps));
     EXPECT_TRUE(mapsLlvm(maps));
@@ -103,7 +103,7 @@ TEST(NativeTierPlugin, NativeRunLoadsThePluginAndSaysSo) {
 TEST(NativeTierPlugin, MissingAddOnIsNamedAndTheRunGoesOnOnTheInterpreter) {
     DemoRun run({"--execution", "native"}, {"TAKT_NATIVE_PLUGIN=/nonexistent/takt-native.so"});
     ASSERT_TRUE(run.running()) << run.process->log();
-    const std::string line = run.process->lineWith({"execution: interpreter (native:"});
+    const std::string line = run.process->waitForLine({"execution: interpreter (native:"});
     EXPECT_NE(line.find("add-on is not installed"), std::string::npos) << run.process->log();
     EXPECT_NE(line.find("takt-native"), std::string::npos) << line;
     EXPECT_FALSE(mapsLlvm(run.maps()));
@@ -125,7 +125,7 @@ TEST(NativeTierWriteExecute, TaktRunUnderMdweRunsNative) {
         "os.execv(sys.argv[1], sys.argv[1:])\n"};
     DemoRun run({"--execution", "native"}, {}, mdwe);
     ASSERT_TRUE(run.running()) << run.process->log();
-    EXPECT_NE(run.process->lineWith({"execution: native (compiled in"}), "") << run.process->log();
+    EXPECT_NE(run.process->waitForLine({"execution: native (compiled in"}), "") << run.process->log();
     EXPECT_EQ(run.process->terminate(), 0) << run.process->log();
 }
 

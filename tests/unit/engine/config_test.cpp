@@ -181,6 +181,22 @@ TEST(RuntimeConfig, ExecutionTier) {
     EXPECT_NE(d->message.find("native, interpreter"), std::string::npos) << d->message;
 }
 
+TEST(RuntimeConfig, NativeStartIsBackgroundUnlessWaitIsAsked) {
+    EXPECT_FALSE(parse("").config->nativeStartWait) << "a native program starts at once by default";
+    RuntimeConfigResult wait = parse("[runtime]\nexecution = \"native\"\nnative_start = \"wait\"\n");
+    ASSERT_TRUE(wait.config) << dump(wait);
+    EXPECT_TRUE(wait.config->nativeStartWait);
+    RuntimeConfigResult background = parse("[runtime]\nnative_start = \"background\"\n");
+    ASSERT_TRUE(background.config) << dump(background);
+    EXPECT_FALSE(background.config->nativeStartWait);
+    RuntimeConfigResult bad = parse("[runtime]\nnative_start = \"later\"\n");
+    EXPECT_FALSE(bad.config);
+    const ConfigDiagnostic* d = find(bad, "runtime.native_start");
+    ASSERT_NE(d, nullptr) << dump(bad);
+    EXPECT_EQ(d->line, 2U);
+    EXPECT_NE(d->message.find("background, wait"), std::string::npos) << d->message;
+}
+
 TEST(RuntimeConfig, UnknownSectionIsAnError) {
     RuntimeConfigResult r = parse("[runtime.extra]\nflag = true\n");
     EXPECT_FALSE(r.config);

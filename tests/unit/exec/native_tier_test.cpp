@@ -791,7 +791,7 @@ CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : 
     const native::CompileResult result = native::compile(*compiled.program.module, {}, callFb);
     EXPECT_EQ(result.code, nullptr);
     const LoadedProgram program(compiled.program.module, "");
-    EXPECT_EQ(nativeFallbackStatus(program, result), "interpreter (native: unsupported CALL_FB at p:5)");
+    EXPECT_EQ(nativeFallbackStatus(program.module(), result), "interpreter (native: unsupported CALL_FB at p:5)");
     // With the machine's standard FBs their C++ is linked in for LLVM to inline (clang 14's
     // bitcode of them is part of every build with the tier).
     Bytes image(vm::Vm::requiredImageSize(*compiled.program.module));

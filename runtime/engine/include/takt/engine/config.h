@@ -66,6 +66,9 @@ struct RuntimeConfig {
     // [runtime] execution = "native": program bodies compiled to machine code (vm_runner.h);
     // "interpreter" (the default) runs the bytecode interpreter.
     bool nativeExecution = false;
+    // [runtime] native_start = "wait": a native program's first cycle waits for its code;
+    // "background" (the default) starts it on the interpreter and switches when the code is ready.
+    bool nativeStartWait = false;
     bool byteAddressing = false; // [build] address_mode = "byte"
 
     struct Control {

@@ -42,6 +42,9 @@ struct FaultReport {
     std::uint32_t column = 0;
 };
 
+// Source position of a fault in `module` through its debug map.
+[[nodiscard]] FaultReport describeFault(const bytecode::Module& module, const Fault& fault);
+
 // What a CodeRunner builds for one program (the VM's machine over its image). The program owns
 // it, so it is built off the cycle with the program and freed with it, never on the scan thread.
 class RunnerState {
@@ -87,8 +90,8 @@ public:
     // change starts with none. Set from any thread; every runner of the program reads it.
     [[nodiscard]] vm::StopMap& stops() const { return *stops_; }
 
-    // Source position of a fault through the debug map.
-    [[nodiscard]] FaultReport describe(const Fault& fault) const;
+    // Source position of a fault through the debug map (describeFault).
+    [[nodiscard]] FaultReport describe(const Fault& fault) const { return describeFault(*module_, fault); }
 
     // A warm restart keeps the RETAIN variables: the engine saves the image to the scratch
     // copy, cold-starts and copies them back by the RETAIN plan. Both are built here, off the
@@ -141,6 +144,10 @@ public:
     virtual void setDebugger(vm::Debugger* debugger) { (void)debugger; }
     // Runs Module::initCode (if any) after the initial image was copied.
     virtual bool runInit(LoadedProgram& program, Fault& fault) = 0;
+    // The start of a cycle of the thread this runner runs on, before setWallClock: on the scan
+    // or task thread, between cycles, so the runner may switch what it runs (the native code a
+    // background compile finished). Nothing else calls it.
+    virtual void cycleBoundary() {}
     // The date and time for the programs of the cycle about to run (NOW_DT(), RTC): called by the
     // engine once per cycle before the first runProgram, on the scan thread.
     virtual void setWallClock(std::int64_t wallNs) { (void)wallNs; }

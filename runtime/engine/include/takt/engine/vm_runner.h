@@ -5,8 +5,13 @@
 // a breakpoint, an exception filter, a step or a pause), the runner's cycles run the same
 // program on the interpreter, on the same image, and run native again once it does not; the
 // choice is made once per cycle, before its first program.
+// The native code of a program is compiled off the scan thread (native_job.h): with
+// NativeStart::Background the program runs on the interpreter until the code is ready and
+// switches at the next cycle boundary; with Wait the code is compiled before the program is
+// attached.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -33,24 +38,34 @@ enum class Execution : std::uint8_t { Interpreter, Native };
 // "interpreter" / "native"; false for any other text.
 [[nodiscard]] bool parseExecution(std::string_view text, Execution& out);
 
+// [runtime] native_start: when a natively executed program starts, Background on the
+// interpreter at once (the code is compiled beside it), Wait once its code is compiled.
+enum class NativeStart : std::uint8_t { Background, Wait };
+
+class NativeJob;
+
 // The standard FBs of `machine`'s module as the native tier calls them (one per POU).
 [[nodiscard]] std::vector<native::DirectFb> directFbsOf(const vm::Vm& machine);
 
 // runtime.status's `execution` for a program the native tier did not compile: "interpreter
 // (native: unsupported OP at POU:line)" or "interpreter (native: <library error>)".
-[[nodiscard]] std::string nativeFallbackStatus(const LoadedProgram& program, const native::CompileResult& result);
+[[nodiscard]] std::string nativeFallbackStatus(const bytecode::Module& module, const native::CompileResult& result);
 
 class VmRunner final : public CodeRunner {
 public:
     // `budget`: watchdog ticks (back-edges and calls) per program run; 0 = unlimited.
-    // `execution` Native compiles each program in prepare() (off the cycle); a program the
-    // native tier cannot compile runs on the interpreter, which executionStatus() says.
-    explicit VmRunner(std::uint64_t budget = 0, Execution execution = Execution::Interpreter);
+    // `execution` Native compiles each program prepared for this runner (prepare(), off the
+    // cycle), in the background or before it is attached (`start`); a program the native tier
+    // cannot compile runs on the interpreter, which executionStatus() says.
+    explicit VmRunner(std::uint64_t budget = 0, Execution execution = Execution::Interpreter,
+                      NativeStart start = NativeStart::Wait);
     ~VmRunner() override;
+    VmRunner(const VmRunner&) = delete;
+    VmRunner& operator=(const VmRunner&) = delete;
 
     // A task thread's runner: call stack `slot`, same budget and execution, a machine of its
-    // own. With Execution::Native it runs the code this runner compiled for the same program
-    // (prepared and attached after this one: vm_runner.cpp, SharedCode), never compiling.
+    // own. With Execution::Native it runs the code compiled for the same program by this runner
+    // (prepared and attached after this one), switching when it is ready, never compiling.
     [[nodiscard]] std::unique_ptr<CodeRunner> forTask(std::uint32_t slot) const override;
 
     bool runInit(LoadedProgram& program, Fault& fault) override;
@@ -60,15 +75,24 @@ public:
     void prepare(LoadedProgram& program) const override;
     void setAbortFlag(const std::atomic<bool>* flag) override;
     void setDebugger(vm::Debugger* debugger) override;
+    // Takes the native code of the attached program once its compile is done.
+    void cycleBoundary() override;
     // Also picks the tier of the cycle about to run (vm_runner.cpp, needsInterpreter).
     void setWallClock(std::int64_t wallNs) override;
 
-    // How the attached program runs: "interpreter", "native", or "interpreter (native: why
-    // not)"; empty before the first attach. Any thread (runtime.status): a copy under a lock
-    // that attach() holds only to swap.
+    // Called on the compile thread when a background compile of a program prepared from now on
+    // ends (not when it was cancelled because its program was replaced): `status` is what
+    // executionStatus() will say once the program switches ("native" or "interpreter (native:
+    // why not)"), `compileMs` the compile's wall-clock time. Set before the first prepare.
+    using CompileListener = std::function<void(const std::string& status, double compileMs)>;
+    void setCompileListener(CompileListener listener) { listener_ = std::move(listener); }
+
+    // How the attached program runs: "interpreter", "native", "interpreter (native compiling)"
+    // while its code is being compiled, or "interpreter (native: why not)"; empty before the
+    // first attach. Any thread (runtime.status): nothing the scan thread waits for is locked.
     [[nodiscard]] std::string executionStatus() const;
     // Wall-clock milliseconds the native tier took to compile the attached program (0 when it
-    // was not compiled).
+    // was not compiled, or not yet).
     [[nodiscard]] double nativeCompileMs() const;
     // Program runs the interpreter made of a natively compiled program because a debugger needed
     // them (any thread).
@@ -78,9 +102,13 @@ public:
 
 private:
     vm::Vm& vmFor(LoadedProgram& program);
+    // Runs the job's code from now on if its compile is done (scan thread, or off the cycle).
+    void takeCode() noexcept;
 
     std::uint64_t budget_;
     Execution execution_;
+    NativeStart start_;
+    CompileListener listener_;
     std::uint32_t slot_ = 0; // the call stack (LoadedProgram::stackBase) this runner's machine uses
     const std::atomic<bool>* abort_ = nullptr;
     vm::Debugger* debugger_ = nullptr;
@@ -88,10 +116,14 @@ private:
     bool debugging_ = false; // this cycle interprets what the native tier compiled
     std::atomic<std::uint64_t> debugRuns_{0};
     std::unique_ptr<vm::Vm> vm_;
-    std::unique_ptr<native::CompiledModule> native_;
+    // The attached program's compile (null on the interpreter) and, once taken, its code.
+    std::shared_ptr<NativeJob> job_;
+    const native::CompiledModule* native_ = nullptr;
+    std::atomic<bool> switched_{false}; // native_ is set: the status reader's view of it
+    // The status reader's copy of job_ (swapped under the mutex by attach(), off the cycle).
     mutable std::mutex statusMutex_;
-    std::string status_;
-    double compileMs_ = 0;
+    std::shared_ptr<const NativeJob> statusJob_;
+    bool statusAttached_ = false;
     const LoadedProgram* attached_ = nullptr;
 };
 

@@ -83,6 +83,8 @@ struct CompileResult {
     // The standard FBs' C++ was linked in as LLVM bitcode (for LLVM to inline), rather than
     // called (takt built without clang 14's bitcode, or no standard FB called).
     bool standardFbsLinked = false;
+    // The compile stopped because its cancel flag was set (no code; `error` says so).
+    bool cancelled = false;
 };
 
 // True when the translator has an emitter for `op` (false for all when not available()).
@@ -116,9 +118,13 @@ struct DirectFb {
 };
 
 // `directFbs`: per POU (may be empty). `leaveToInterpreter`: opcodes to treat as not translated
-// (tests of the fallback, which a new opcode without an emitter takes).
+// (tests of the fallback, which a new opcode without an emitter takes). `cancel` (may be null),
+// set from another thread, ends the compile early with no code: it is read between POUs, makes
+// the optimiser skip every pass still to run, and is read again before code generation, which
+// itself runs to its end once begun.
 [[nodiscard]] CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> directFbs = {},
-                                    std::span<const bytecode::Opcode> leaveToInterpreter = {});
+                                    std::span<const bytecode::Opcode> leaveToInterpreter = {},
+                                    const std::atomic<bool>* cancel = nullptr);
 
 // The POU whose code holds `pc` (kNone if none), as the interpreter names a fault's POU.
 [[nodiscard]] inline std::uint32_t pouContaining(const bytecode::Module& module, std::uint32_t pc) noexcept {

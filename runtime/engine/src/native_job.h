@@ -1,0 +1,86 @@
+#pragma once
+// One native-tier compile of one program (takt/native/native.h), run either on a thread of its
+// own, so the program starts on the interpreter and switches when the code is ready
+// ([runtime] native_start = "background"), or on the caller's thread ("wait").
+//
+// The job owns what the compiled code refers to: the module (shared with the program), copies
+// of the standard FBs' layouts the code may point at, and the code itself. Every runner of the
+// program (the base cycle's and each task thread's) holds the job, so the code lives as long as
+// any of them may run it, whichever is freed last.
+//
+// The compile thread is made with every signal blocked (a SIGTERM meant for `takt run`'s main
+// thread must never end up here), at SCHED_OTHER and nice 10 whatever the thread that asked for
+// it runs at (an online change is prepared from the control thread; a real-time creator's
+// policy would be inherited), so it takes CPU time only the cycle does not need.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "takt/bytecode/module.h"
+#include "takt/native/native.h"
+
+namespace takt::engine {
+
+class NativeJob {
+public:
+    // Called on the compile thread when a background compile ends without being cancelled.
+    using Listener = std::function<void(const NativeJob&)>;
+
+    // Starts the compile of `module` on a thread of its own.
+    [[nodiscard]] static std::shared_ptr<NativeJob> start(std::shared_ptr<const bytecode::Module> module,
+                                                          std::span<const native::DirectFb> directFbs, Listener onDone);
+    // Compiles `module` now, on this thread: done() when it returns.
+    [[nodiscard]] static std::shared_ptr<NativeJob> run(std::shared_ptr<const bytecode::Module> module,
+                                                        std::span<const native::DirectFb> directFbs);
+
+    // Cancels the compile and waits for its thread: the part of the compile under way when the
+    // flag is seen (at most the machine-code generation, which LLVM cannot stop) still runs.
+    ~NativeJob();
+    NativeJob(const NativeJob&) = delete;
+    NativeJob& operator=(const NativeJob&) = delete;
+
+    // Asks the compile to stop early (any thread, also the scan thread: one atomic store). A
+    // compile that ended before keeps its code.
+    void cancel() noexcept { cancel_.store(true, std::memory_order_relaxed); }
+
+    // True once the compile ended (any thread; an acquire load, nothing locked): what follows
+    // may be read from then on and never changes.
+    [[nodiscard]] bool done() const noexcept { return done_.load(std::memory_order_acquire); }
+
+    // After done(): the code, null when the program stays on the interpreter.
+    [[nodiscard]] const native::CompiledModule* code() const noexcept { return result_.code.get(); }
+    // After done(): runtime.status's text for a program the tier did not compile ("interpreter
+    // (native: why)"), empty when there is code; the compile's wall-clock milliseconds.
+    [[nodiscard]] const std::string& fallbackStatus() const noexcept { return fallback_; }
+    [[nodiscard]] double compileMs() const noexcept { return result_.compileMs; }
+    [[nodiscard]] bool cancelled() const noexcept { return result_.cancelled; }
+
+    // Tests only: called on the compile thread before every background compile with the job's
+    // cancel flag, so a test can hold a compile there and watch the program run on the
+    // interpreter meanwhile. Empty (the default): nothing is called.
+    using BeforeCompile = std::function<void(const std::atomic<bool>& cancel)>;
+    static void setBeforeCompileForTests(BeforeCompile hook);
+
+private:
+    NativeJob(std::shared_ptr<const bytecode::Module> module, std::span<const native::DirectFb> directFbs);
+    void compile() noexcept;
+
+    std::shared_ptr<const bytecode::Module> module_;
+    std::vector<native::DirectFb> directFbs_;
+    // The standard FBs' layouts the DirectFbs point at, copied out of the Vm that made them: a
+    // compile may outlive that Vm, and code built without the FBs' bitcode keeps the pointer.
+    std::vector<std::unique_ptr<std::uint64_t[]>> layouts_;
+    std::atomic<bool> cancel_{false};
+    std::atomic<bool> done_{false};
+    native::CompileResult result_;
+    std::string fallback_;
+    Listener onDone_;
+    std::thread thread_;
+};
+
+} // namespace takt::engine
