@@ -98,6 +98,9 @@ void LiveRuntime::stop() {
     if (loop_) {
         loop_->stop();
     }
+    // A background compile still under way is of no use now (its thread is joined when the
+    // runner is freed, at most after the code generation LLVM cannot stop).
+    runner_->cancelCompile();
     if (driversStarted_) {
         drivers_.stop();
         driversStarted_ = false;

@@ -24,19 +24,21 @@
 
 namespace takt::cli {
 
+// The tier program bodies run on ([runtime] execution, --execution), when a native program
+// starts ([runtime] native_start) and what is told when its background compile ends.
+struct RuntimeTier {
+    engine::Execution execution = engine::Execution::Interpreter;
+    engine::NativeStart start = engine::NativeStart::Wait;
+    engine::VmRunner::CompileListener onCompiled;
+};
+
 class LiveRuntime {
 public:
-    // The tier program bodies run on ([runtime] execution, --execution), when a native program
-    // starts ([runtime] native_start) and what is told when its background compile ends.
-    struct Tier {
-        engine::Execution execution = engine::Execution::Interpreter;
-        engine::NativeStart start = engine::NativeStart::Wait;
-        engine::VmRunner::CompileListener onCompiled;
-    };
+    using Tier = RuntimeTier;
     // A fresh engine with the program loaded (initial values and init code run). nullptr with
     // `error` when the program faults while initialising.
     static std::unique_ptr<LiveRuntime> load(std::shared_ptr<const bytecode::Module> module, const std::string& hash,
-                                             std::string& error, const Tier& tier = {});
+                                             std::string& error, const RuntimeTier& tier = {});
     ~LiveRuntime(); // stop()
     LiveRuntime(const LiveRuntime&) = delete;
     LiveRuntime& operator=(const LiveRuntime&) = delete;

@@ -1,11 +1,12 @@
 #include "native_job.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <exception>
 #include <mutex>
 #include <utility>
 
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -16,34 +17,16 @@
 namespace takt::engine {
 namespace {
 
-// The compile thread's niceness: below every thread of takt's own, above nothing.
-constexpr int kCompileNice = 10;
+// How much nicer than the process the compile thread runs (capped at the lowest priority, 19).
+constexpr int kCompileNicer = 10;
+constexpr int kNicest = 19;
 
-// Called first on the compile thread: see native_job.h for why each.
-void becomeBackgroundThread() noexcept {
-    pthread_setname_np(pthread_self(), "takt-compile");
-    const sched_param normal{};
-    pthread_setschedparam(pthread_self(), SCHED_OTHER, &normal);
-    // Linux applies a niceness to the thread whose id it is given (not to the whole process).
-    setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kCompileNice);
-}
-
-// Starts `body` on a new thread that has every signal blocked from its first instruction: the
-// mask is inherited from the creating thread, so it is blocked around the creation.
-std::thread startWithSignalsBlocked(std::function<void()> body) {
-    sigset_t all;
-    sigset_t previous;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &previous);
-    std::thread thread;
-    try {
-        thread = std::thread(std::move(body));
-    } catch (...) {
-        pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-        throw;
-    }
-    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-    return thread;
+// The process's niceness when the first job starts (the main thread's; a thread's own niceness
+// is what getpriority reads for the calling thread's id on Linux).
+int processNice() noexcept {
+    errno = 0;
+    const int nice = getpriority(PRIO_PROCESS, static_cast<id_t>(getpid()));
+    return errno == 0 ? nice : 0;
 }
 
 struct Hook {
@@ -91,20 +74,29 @@ std::shared_ptr<NativeJob> NativeJob::start(std::shared_ptr<const bytecode::Modu
                                             std::span<const native::DirectFb> directFbs, Listener onDone) {
     std::shared_ptr<NativeJob> job(new NativeJob(std::move(module), directFbs));
     job->onDone_ = std::move(onDone);
-    // The thread gets the job's address, not a reference count: the job's destructor joins it.
-    NativeJob* self = job.get();
-    job->thread_ = startWithSignalsBlocked([self] {
-        becomeBackgroundThread();
-        runHook(self->cancel_);
-        self->compile();
-        // A program replaced while its code was being made is not reported as ready.
-        if (self->onDone_ && !self->result_.cancelled && !self->cancel_.load(std::memory_order_relaxed)) {
-            try {
-                self->onDone_(*self);
-            } catch (...) { // a listener's failure (a log that cannot write) loses only its line
-            }
-        }
-    });
+    // SCHED_OTHER at priority 0 set explicitly: inherited, a real-time creator's policy would
+    // put the compile above the scan threads' peers. Every signal is blocked from the thread's
+    // first instruction: the mask is inherited from the creating thread, so it is blocked
+    // around the creation. The thread gets the job's address, not a reference: the job's
+    // destructor joins it.
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+    pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
+    const sched_param normal{};
+    pthread_attr_setschedparam(&attr, &normal);
+    sigset_t all;
+    sigset_t previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    const int error = pthread_create(&job->thread_, &attr, &NativeJob::threadMain, job.get());
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    pthread_attr_destroy(&attr);
+    if (error != 0) {
+        job->fail("the compile thread did not start");
+    } else {
+        job->started_ = true;
+    }
     return job;
 }
 
@@ -117,9 +109,40 @@ std::shared_ptr<NativeJob> NativeJob::run(std::shared_ptr<const bytecode::Module
 
 NativeJob::~NativeJob() {
     cancel();
-    if (thread_.joinable()) {
-        thread_.join();
+    if (started_) {
+        pthread_join(thread_, nullptr);
     }
+}
+
+void* NativeJob::threadMain(void* job) {
+    auto& self = *static_cast<NativeJob*>(job);
+    // The niceness is per thread on Linux: set here, for this thread's id.
+    setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), std::min(kNicest, processNice() + kCompileNicer));
+    pthread_setname_np(pthread_self(), "takt-compile");
+    try {
+        runHook(self.cancel_);
+    } catch (...) { // a test's hook: the compile goes on
+    }
+    self.compile();
+    // A program replaced while its code was being made is not reported as ready.
+    if (self.onDone_ && !self.result_.cancelled && !self.cancelRequested()) {
+        try {
+            self.onDone_(self);
+        } catch (...) { // a listener's failure (a log that cannot write) loses only its line
+        }
+    }
+    return nullptr;
+}
+
+void NativeJob::fail(const char* why) noexcept {
+    try {
+        result_ = native::CompileResult{};
+        result_.error = why;
+        fallback_ = "interpreter (native: " + result_.error + ")";
+    } catch (...) { // no memory for the text: the status says only that it is the interpreter
+        fallback_.clear();
+    }
+    done_.store(true, std::memory_order_release);
 }
 
 void NativeJob::compile() noexcept {
@@ -128,14 +151,9 @@ void NativeJob::compile() noexcept {
         if (result_.code == nullptr) {
             fallback_ = nativeFallbackStatus(*module_, result_);
         }
-    } catch (const std::exception& e) { // native::compile does not throw; an allocation may
-        result_ = native::CompileResult{};
-        result_.error = e.what();
-        fallback_ = "interpreter (native: " + result_.error + ")";
-    } catch (...) {
-        result_ = native::CompileResult{};
-        result_.error = "the compile failed";
-        fallback_ = "interpreter (native: " + result_.error + ")";
+    } catch (...) { // native::compile does not throw; an allocation here may
+        fail("the compile ran out of memory");
+        return;
     }
     done_.store(true, std::memory_order_release);
 }

@@ -9,17 +9,18 @@
 // any of them may run it, whichever is freed last.
 //
 // The compile thread is made with every signal blocked (a SIGTERM meant for `takt run`'s main
-// thread must never end up here), at SCHED_OTHER and nice 10 whatever the thread that asked for
-// it runs at (an online change is prepared from the control thread; a real-time creator's
-// policy would be inherited), so it takes CPU time only the cycle does not need.
+// thread must never end up here), with SCHED_OTHER set explicitly rather than inherited (its
+// creator may be a real-time thread) and 10 nicer than the process, so it takes CPU time only
+// the cycle and takt's other threads do not need.
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include <pthread.h>
 
 #include "takt/bytecode/module.h"
 #include "takt/native/native.h"
@@ -31,7 +32,8 @@ public:
     // Called on the compile thread when a background compile ends without being cancelled.
     using Listener = std::function<void(const NativeJob&)>;
 
-    // Starts the compile of `module` on a thread of its own.
+    // Starts the compile of `module` on a thread of its own. Should the thread not start (no
+    // memory for its stack), the job is done at once with no code and its status says why.
     [[nodiscard]] static std::shared_ptr<NativeJob> start(std::shared_ptr<const bytecode::Module> module,
                                                           std::span<const native::DirectFb> directFbs, Listener onDone);
     // Compiles `module` now, on this thread: done() when it returns.
@@ -47,6 +49,8 @@ public:
     // Asks the compile to stop early (any thread, also the scan thread: one atomic store). A
     // compile that ended before keeps its code.
     void cancel() noexcept { cancel_.store(true, std::memory_order_relaxed); }
+    // True once cancel() was called (the code may still have been made before it).
+    [[nodiscard]] bool cancelRequested() const noexcept { return cancel_.load(std::memory_order_relaxed); }
 
     // True once the compile ended (any thread; an acquire load, nothing locked): what follows
     // may be read from then on and never changes.
@@ -69,6 +73,8 @@ public:
 private:
     NativeJob(std::shared_ptr<const bytecode::Module> module, std::span<const native::DirectFb> directFbs);
     void compile() noexcept;
+    static void* threadMain(void* job); // the compile thread's body
+    void fail(const char* why) noexcept;
 
     std::shared_ptr<const bytecode::Module> module_;
     std::vector<native::DirectFb> directFbs_;
@@ -80,7 +86,8 @@ private:
     native::CompileResult result_;
     std::string fallback_;
     Listener onDone_;
-    std::thread thread_;
+    pthread_t thread_{};
+    bool started_ = false; // thread_ runs and is to be joined
 };
 
 } // namespace takt::engine

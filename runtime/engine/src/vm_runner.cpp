@@ -155,7 +155,7 @@ struct VmState final : RunnerState {
 void VmRunner::attach(LoadedProgram& program) {
     auto* state = static_cast<VmState*>(program.runnerState(slot_));
     if (state == nullptr || !state->fresh) {
-        prepare(program);
+        prepareWith(program, start_);
         state = static_cast<VmState*>(program.runnerState(slot_));
     }
     // A replaced program's compile is of no use any more: it stops at its next cancel point
@@ -183,6 +183,12 @@ void VmRunner::attach(LoadedProgram& program) {
 }
 
 void VmRunner::prepare(LoadedProgram& program) const {
+    // An online change: the running program keeps running (natively, if it does) while the
+    // next one is compiled here, so the change never brings a phase on the interpreter.
+    prepareWith(program, NativeStart::Wait);
+}
+
+void VmRunner::prepareWith(LoadedProgram& program, NativeStart start) const {
     auto state = std::make_unique<VmState>();
     // The machine's image ends where its own call stack ends (vm.h setStackBase).
     const std::size_t end =
@@ -197,14 +203,17 @@ void VmRunner::prepare(LoadedProgram& program) const {
         // One compile per program, however many runners and however often they are prepared:
         // a task's runner shares the base runner's (runnerState(0), prepared before it by the
         // same kind of runner; none there: the task interprets), and the base runner prepared
-        // again keeps its own.
+        // again keeps its own, unless that one was cancelled (the program was replaced and is
+        // attached again) before it made code.
         const auto* base = static_cast<const VmState*>(program.runnerState(0));
-        if (base != nullptr && base->compile != nullptr) {
+        const NativeJob* shared = base != nullptr ? base->compile.get() : nullptr;
+        const bool madeCode = shared != nullptr && shared->done() && shared->code() != nullptr;
+        if (shared != nullptr && (!shared->cancelRequested() || madeCode)) {
             state->compile = base->compile;
         } else if (slot_ == 0) {
             // The standard FBs: the machine's own C++, called or inlined by the compiled code.
             const std::vector<native::DirectFb> direct = directFbsOf(*state->machine);
-            if (start_ == NativeStart::Wait) {
+            if (start == NativeStart::Wait) {
                 state->compile = NativeJob::run(program.modulePtr(), direct);
             } else {
                 NativeJob::Listener onDone;
@@ -224,7 +233,19 @@ void VmRunner::prepare(LoadedProgram& program) const {
 void VmRunner::takeCode() noexcept {
     if (native_ == nullptr && job_ != nullptr && job_->done() && job_->code() != nullptr) {
         native_ = job_->code();
+#if defined(__aarch64__)
+        // The code was written by another core (its cache maintenance done there): this core
+        // must not run instructions it fetched before, from memory an earlier program's code
+        // may have had at the same address.
+        asm volatile("isb" ::: "memory");
+#endif
         switched_.store(true, std::memory_order_relaxed);
+    }
+}
+
+void VmRunner::cancelCompile() noexcept {
+    if (job_ != nullptr) {
+        job_->cancel();
     }
 }
 
@@ -248,7 +269,7 @@ std::string VmRunner::executionStatus() const {
         return "native";
     }
     if (job->done() && job->code() == nullptr) {
-        return job->fallbackStatus();
+        return job->fallbackStatus().empty() ? std::string("interpreter") : job->fallbackStatus();
     }
     return "interpreter (native compiling)";
 }
@@ -311,7 +332,9 @@ bool VmRunner::runProgram(LoadedProgram& program, const bytecode::ProgramInstanc
     vm::Vm& machine = vmFor(program);
     machine.setCycleTime(nowNs);
     machine.setWallTime(wallNs_);
-    if (native_ != nullptr && debugging_) {
+    if (native_ == nullptr && job_ != nullptr) {
+        waitingRuns_.fetch_add(1, std::memory_order_relaxed);
+    } else if (native_ != nullptr && debugging_) {
         debugRuns_.fetch_add(1, std::memory_order_relaxed);
     } else if (native_ != nullptr) {
         const bytecode::Module& module = program.module();

@@ -5,7 +5,9 @@
 // is seen whatever the machine's speed. Every test name holds "NativeTier" (ctest label `native`).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -17,6 +19,11 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "../../../runtime/engine/src/native_job.h"
 #include "../engine/scan_test_support.h"
@@ -40,12 +47,14 @@ VAR_OUTPUT total : DINT; END_VAR
 total := total + step;
 END_FUNCTION_BLOCK
 PROGRAM p
-VAR n : DINT; a : Acc; k : INT; END_VAR
+VAR n : DINT; a : Acc; k : INT; sum : DINT; END_VAR
+VAR_TEMP t : DINT; END_VAR
 n := n + 1;
 FOR k := 1 TO 5 DO a(step := k * n); END_FOR;
+t := n * 3;
+sum := sum + t;
 END_PROGRAM
-CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
-)";
+)"; // no CONFIGURATION: p runs every cycle
 
 // Holds every background compile before it begins until released, or until the compile is
 // cancelled; counts the compiles that reached it and those that left cancelled.
@@ -54,9 +63,12 @@ public:
     CompileGate() {
         NativeJob::setBeforeCompileForTests([this](const std::atomic<bool>& cancel) { hold(cancel); });
     }
+    // Lets every held compile go and waits until none is inside the gate any more.
     ~CompileGate() {
-        release();
         NativeJob::setBeforeCompileForTests({});
+        release();
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait_for(lock, std::chrono::seconds(60), [&] { return holding_ == 0; });
     }
     CompileGate(const CompileGate&) = delete;
     CompileGate& operator=(const CompileGate&) = delete;
@@ -84,6 +96,7 @@ private:
     void hold(const std::atomic<bool>& cancel) {
         std::unique_lock<std::mutex> lock(mutex_);
         ++arrived_;
+        ++holding_;
         changed_.notify_all();
         // The cancel flag is set without the gate's lock: polled, bounded by the test's own end.
         for (int i = 0; i < 6000 && !open_ && !cancel.load(); ++i) {
@@ -92,12 +105,15 @@ private:
         if (cancel.load()) {
             ++cancelled_;
         }
+        --holding_;
+        changed_.notify_all();
     }
 
     std::mutex mutex_;
     std::condition_variable changed_;
     bool open_ = false;
     int arrived_ = 0;
+    int holding_ = 0;
     int cancelled_ = 0;
 };
 
@@ -156,6 +172,7 @@ TEST(NativeTierBackground, StartsOnTheInterpreterAndSwitchesAtACycleBoundaryWith
         ASSERT_TRUE(engine.runCycle(report)) << report.message;
         ASSERT_TRUE(twin.runCycle(report)) << report.message;
     }
+    EXPECT_EQ(base.runsBeforeNativeCode(), 20U) << "every cycle ran on the interpreter";
     EXPECT_EQ(base.executionStatus(), "interpreter (native compiling)") << "cycles ran while the compile was held";
     EXPECT_EQ(takt::test::stateOf(engine.program()), takt::test::stateOf(twin.program()));
     EXPECT_EQ(base.nativeCompileMs(), 0.0);
@@ -171,6 +188,7 @@ TEST(NativeTierBackground, StartsOnTheInterpreterAndSwitchesAtACycleBoundaryWith
         ASSERT_TRUE(twin.runCycle(report)) << report.message;
         EXPECT_EQ(base.executionStatus(), "native") << "cycle " << c;
     }
+    EXPECT_EQ(base.runsBeforeNativeCode(), 20U) << "every cycle after the switch ran the native code";
     EXPECT_EQ(takt::test::stateOf(engine.program()), takt::test::stateOf(twin.program()));
     EXPECT_EQ(gate.arrived(), 1) << "one compile for the program";
 }
@@ -190,34 +208,34 @@ TEST(NativeTierBackground, WaitCompilesBeforeTheFirstCycleAndStartsNoThread) {
     EXPECT_EQ(gate.arrived(), 0);
 }
 
-// An online change while the old program's code is still being compiled: that compile is
-// cancelled at the swap (not compiled to its end first, not reported), the new program's runs.
-TEST(NativeTierBackground, AReplacedProgramsCompileIsCancelledAndNotReported) {
+// An online change while the start-up compile is still held: the change's program is compiled
+// before the swap (it runs native from its first cycle), and the swap cancels the start-up
+// compile, which is never reported.
+TEST(NativeTierBackground, AChangeDuringTheStartUpCompileRunsNativeAtOnceAndCancelsIt) {
     if (!native::available()) {
         GTEST_SKIP() << "takt built without the native tier";
     }
     const takt::test::CompiledText compiled = takt::test::compileText(kCounter);
     ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
     Told told;
-    LoadedProgram first(compiled.program.module, "");
-    LoadedProgram second(compiled.program.module, "");
-    VmRunner runner(0, Execution::Native, NativeStart::Background);
-    runner.setCompileListener(told.listener());
-    {
-        CompileGate gate;
-        runner.attach(first);
-        ASSERT_TRUE(gate.reached(1));
-        runner.prepare(second);
-        ASSERT_TRUE(gate.reached(2));
-        runner.attach(second); // the swap: the first program's compile is cancelled here
-        ASSERT_TRUE(waitUntil([&] { return gate.leftCancelled() == 1; }));
-        EXPECT_EQ(runner.executionStatus(), "interpreter (native compiling)");
-    } // the gate opens: the second program's compile goes on
-    ASSERT_TRUE(waitUntil([&] { return told.snapshot().size() == 1; }));
-    runner.cycleBoundary();
-    EXPECT_EQ(runner.executionStatus(), "native");
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    EXPECT_EQ(told.snapshot(), std::vector<std::string>{"native"}) << "the cancelled compile was not reported";
+    CompileGate gate;
+    auto first = std::make_unique<LoadedProgram>(compiled.program.module, "");
+    auto second = std::make_unique<LoadedProgram>(compiled.program.module, "");
+    auto runner = std::make_unique<VmRunner>(0, Execution::Native, NativeStart::Background);
+    runner->setCompileListener(told.listener());
+    runner->attach(*first);
+    ASSERT_TRUE(gate.reached(1));
+    runner->prepare(*second); // the change, on this thread: not through the gate
+    EXPECT_EQ(gate.arrived(), 1);
+    runner->attach(*second); // the swap
+    EXPECT_EQ(runner->executionStatus(), "native");
+    EXPECT_GT(runner->nativeCompileMs(), 0.0);
+    ASSERT_TRUE(waitUntil([&] { return gate.leftCancelled() == 1; })) << "the start-up compile was not cancelled";
+    // Every holder of the start-up compile freed: its thread has ended.
+    runner.reset();
+    first.reset();
+    second.reset();
+    EXPECT_TRUE(told.snapshot().empty()) << "the cancelled compile was reported";
 }
 
 // A runner freed while its program's compile is held (takt stopped during a long compile):
@@ -244,9 +262,35 @@ TEST(NativeTierBackground, StoppingDuringACompileCancelsIt) {
     EXPECT_TRUE(told.snapshot().empty());
 }
 
+// A program attached again after it was replaced (its compile cancelled before it made code)
+// gets a compile of its own again, instead of staying on the interpreter for good.
+TEST(NativeTierBackground, AProgramAttachedAgainAfterItsCompileWasCancelledCompilesAgain) {
+    if (!native::available()) {
+        GTEST_SKIP() << "takt built without the native tier";
+    }
+    const takt::test::CompiledText compiled = takt::test::compileText(kCounter);
+    ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
+    CompileGate gate;
+    LoadedProgram first(compiled.program.module, "");
+    LoadedProgram second(compiled.program.module, "");
+    VmRunner runner(0, Execution::Native, NativeStart::Background);
+    runner.attach(first);
+    ASSERT_TRUE(gate.reached(1));
+    runner.prepare(second);
+    runner.attach(second);
+    ASSERT_TRUE(waitUntil([&] { return gate.leftCancelled() == 1; }));
+    runner.attach(first);
+    ASSERT_TRUE(gate.reached(2)) << "no new compile for the program attached again";
+    gate.release();
+    ASSERT_TRUE(waitUntil([&] { return runner.nativeCompileMs() > 0; }));
+    runner.cycleBoundary();
+    EXPECT_EQ(runner.executionStatus(), "native");
+}
+
 // The compile thread never takes a signal meant for `takt run` (SIGINT/SIGTERM are waited for
 // by the main thread: one delivered here would kill the process without its safe state), and
-// runs below the cycle: SCHED_OTHER at nice 10, named for `top -H`.
+// runs below the cycle: SCHED_OTHER whatever its creator's policy, 10 nicer than the process,
+// named for `top -H`.
 TEST(NativeTierBackground, TheCompileThreadBlocksSignalsAndRunsNice) {
     if (!native::available()) {
         GTEST_SKIP() << "takt built without the native tier";
@@ -256,8 +300,18 @@ TEST(NativeTierBackground, TheCompileThreadBlocksSignalsAndRunsNice) {
     CompileGate gate;
     LoadedProgram program(compiled.program.module, "");
     VmRunner runner(0, Execution::Native, NativeStart::Background);
-    runner.attach(program);
+    // Started from a thread of another policy (SCHED_BATCH needs no privilege): the compile
+    // thread must not inherit it.
+    std::thread creator([&] {
+        const sched_param none{};
+        ASSERT_EQ(pthread_setschedparam(pthread_self(), SCHED_BATCH, &none), 0);
+        runner.attach(program);
+    });
+    creator.join();
     ASSERT_TRUE(gate.reached(1));
+    errno = 0;
+    const int processNice = getpriority(PRIO_PROCESS, static_cast<id_t>(getpid()));
+    ASSERT_EQ(errno, 0);
     std::string status;
     std::string stat;
     for (const fs::directory_entry& task : fs::directory_iterator("/proc/self/task")) {
@@ -287,7 +341,7 @@ TEST(NativeTierBackground, TheCompileThreadBlocksSignalsAndRunsNice) {
         f.push_back(x);
     }
     ASSERT_GT(f.size(), 38U) << stat;
-    EXPECT_EQ(f[19 - 3], "10") << "nice";
+    EXPECT_EQ(f[19 - 3], std::to_string(std::min(19, processNice + 10))) << "nice";
     EXPECT_EQ(f[41 - 3], "0") << "SCHED_OTHER";
 }
 
@@ -297,7 +351,11 @@ TEST(NativeTierBackground, TaskRunnersShareTheBaseRunnersCompile) {
     if (!native::available()) {
         GTEST_SKIP() << "takt built without the native tier";
     }
-    const takt::test::CompiledText compiled = takt::test::compileText(kCounter);
+    const std::string twoTasks =
+        std::string(kCounter) +
+        "CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); TASK u(INTERVAL := T#5ms); "
+        "PROGRAM i WITH t : p; PROGRAM j WITH u : p; END_RESOURCE END_CONFIGURATION\n";
+    const takt::test::CompiledText compiled = takt::test::compileText(twoTasks);
     ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
     CompileGate gate;
     LoadedProgram program(compiled.program.module, "");

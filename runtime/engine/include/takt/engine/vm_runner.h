@@ -6,9 +6,9 @@
 // program on the interpreter, on the same image, and run native again once it does not; the
 // choice is made once per cycle, before its first program.
 // The native code of a program is compiled off the scan thread (native_job.h): with
-// NativeStart::Background the program runs on the interpreter until the code is ready and
-// switches at the next cycle boundary; with Wait the code is compiled before the program is
-// attached.
+// NativeStart::Background the first program runs on the interpreter until the code is ready and
+// each runner switches at its next cycle boundary; with Wait the code is compiled before the
+// program is attached. An online change's program is always compiled before the swap.
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -72,11 +72,17 @@ public:
     bool runProgram(LoadedProgram& program, const bytecode::ProgramInstance& instance, std::int64_t nowNs,
                     Fault& fault) override;
     void attach(LoadedProgram& program) override;
+    // An online change's program: its native code is compiled here, before the swap, whatever
+    // NativeStart says (the running program keeps running meanwhile). A program attached
+    // without it (the first) is prepared by attach() with this runner's NativeStart.
     void prepare(LoadedProgram& program) const override;
     void setAbortFlag(const std::atomic<bool>* flag) override;
     void setDebugger(vm::Debugger* debugger) override;
     // Takes the native code of the attached program once its compile is done.
     void cycleBoundary() override;
+    // Cancels the attached program's compile, if it runs: the run is stopping (off the cycle,
+    // once the scan threads stopped). The compile's thread is joined when the job is freed.
+    void cancelCompile() noexcept;
     // Also picks the tier of the cycle about to run (vm_runner.cpp, needsInterpreter).
     void setWallClock(std::int64_t wallNs) override;
 
@@ -99,9 +105,15 @@ public:
     [[nodiscard]] std::uint64_t debugInterpretedRuns() const noexcept {
         return debugRuns_.load(std::memory_order_relaxed);
     }
+    // Program runs the interpreter made of a program whose native code was not ready (or not
+    // made: the tier refused it) when they began (any thread).
+    [[nodiscard]] std::uint64_t runsBeforeNativeCode() const noexcept {
+        return waitingRuns_.load(std::memory_order_relaxed);
+    }
 
 private:
     vm::Vm& vmFor(LoadedProgram& program);
+    void prepareWith(LoadedProgram& program, NativeStart start) const;
     // Runs the job's code from now on if its compile is done (scan thread, or off the cycle).
     void takeCode() noexcept;
 
@@ -115,6 +127,7 @@ private:
     std::int64_t wallNs_ = 0;
     bool debugging_ = false; // this cycle interprets what the native tier compiled
     std::atomic<std::uint64_t> debugRuns_{0};
+    std::atomic<std::uint64_t> waitingRuns_{0};
     std::unique_ptr<vm::Vm> vm_;
     // The attached program's compile (null on the interpreter) and, once taken, its code.
     std::shared_ptr<NativeJob> job_;
