@@ -64,7 +64,9 @@ def main():
                         "--lines", str(args.lines)], check=True, stdout=subprocess.DEVNULL)
         with open(os.path.join(project, "io.toml"), "w") as f:
             f.write('[io]\ndriver = "loopback"\n')
-        subprocess.run([args.takt, "build", "--project", project], check=True, stdout=subprocess.DEVNULL)
+        built = subprocess.run([args.takt, "build", "--project", project], capture_output=True, text=True)
+        if built.returncode != 0:
+            sys.exit(f"native-start: takt build failed:\n{built.stdout}{built.stderr}")
         print(f"{args.lines} lines; load average {open('/proc/loadavg').read().split()[0]}")
         print(f"{'native_start':<14}{'first cycle s':>16}{'native s':>12}")
         for start in ("background", "wait"):
