@@ -1666,7 +1666,7 @@ void optimise(llvm::Module& mod, llvm::TargetMachine* tm, std::size_t codeWords,
     llvm::PassInstrumentationCallbacks instrumentation;
     if (cancel != nullptr) {
         instrumentation.registerShouldRunOptionalPassCallback(
-            [cancel](llvm::StringRef, llvm::Any) { return !cancelled(cancel); });
+            [cancel](llvm::StringRef, const llvm::Any&) { return !cancelled(cancel); });
     }
     llvm::PassBuilder pb(tm, tuning, llvm::None, &instrumentation);
     pb.registerModuleAnalyses(mam);
