@@ -118,13 +118,16 @@ int runImport(const ImportOptions& o) {
         return kExitInvalidProject;
     }
     compiler::PlcopenTranslation t = compiler::translatePlcopen(xml);
-    if (!t.problems.empty()) {
-        for (const compiler::PlcopenProblem& p : t.problems) {
-            std::fprintf(stderr, "%s:%u: error[%s]: %s\n", o.file.c_str(), p.line,
-                         std::string(compiler::diagInfo(p.code).code).c_str(), p.message.c_str());
-        }
-        std::fprintf(stderr, "takt import: %zu problem(s) in %s; nothing was written\n", t.problems.size(),
-                     o.file.c_str());
+    std::size_t errors = 0;
+    for (const compiler::PlcopenProblem& p : t.problems) {
+        const compiler::DiagInfo& info = compiler::diagInfo(p.code);
+        errors += info.severity == compiler::Severity::Error ? 1 : 0;
+        std::fprintf(stderr, "%s:%u: %s[%s]: %s\n", o.file.c_str(), p.line,
+                     std::string(compiler::severityName(info.severity)).c_str(), std::string(info.code).c_str(),
+                     p.message.c_str());
+    }
+    if (errors > 0) {
+        std::fprintf(stderr, "takt import: %zu problem(s) in %s; nothing was written\n", errors, o.file.c_str());
         return kExitInvalidProject;
     }
     std::string xmlName = fs::path(o.file).filename().string();

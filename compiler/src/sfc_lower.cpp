@@ -541,6 +541,27 @@ struct Lowering {
         pou.varBlocks.push_back(std::move(block));
     }
 
+    // A chart with errors: the Q and A of every ACTION of the POU (the association that would
+    // give an action them may be the one in error), in a VAR block of their own.
+    void declareActionFlags() {
+        ast::VarBlock block;
+        block.section = ast::VarSection::Var;
+        std::vector<std::string> done;
+        for (const auto& m : pou.methods) {
+            const std::string key = upperName(m->name.name);
+            if (!m->isAction || std::find(done.begin(), done.end(), key) != done.end()) {
+                continue;
+            }
+            done.push_back(key);
+            block.span = block.vars.empty() ? m->name.span : block.span;
+            block.vars.push_back(variable(m->name.name + "$Q", "BOOL", m->name.span));
+            block.vars.push_back(variable(m->name.name + "$A", "BOOL", m->name.span));
+        }
+        if (!block.vars.empty()) {
+            pou.varBlocks.push_back(std::move(block));
+        }
+    }
+
     // The actions in the order they are first associated (upper-case names).
     std::vector<std::string> actionOrder() const {
         std::vector<std::string> out;
@@ -869,7 +890,10 @@ struct Lowering {
 void lowerSfc(ast::PouDecl& pou, SfcChart& chart, DiagnosticSink& diags) {
     Lowering l{pou, chart, diags};
     if (!l.check()) {
-        return; // nothing half-lowered: the errors name what to fix
+        // Nothing half-lowered: the errors name what to fix. Only the ACTIONs' Q and A are
+        // declared, so that reading one is no follow-on E0105 and writing one still E0403.
+        l.declareActionFlags();
+        return;
     }
     const std::size_t first = pou.body.size();
     l.declare();

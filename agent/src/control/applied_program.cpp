@@ -10,10 +10,8 @@
 #include <system_error>
 #include <vector>
 
-#include <fcntl.h>
 #include <openssl/evp.h>
 #include <toml++/toml.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -65,15 +63,6 @@ std::string writeProgram(const fs::path& dir, const Serialized& program) {
         return {}; // kept by an earlier change, intact (a rollback trades the two places)
     }
     return bytecode::writeFileAtomically(file, program.bytes);
-}
-
-// A directory made now is on the disk only once its parent's entry is.
-void syncDirectory(const fs::path& dir) {
-    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        ::fsync(fd);
-        ::close(fd);
-    }
 }
 
 // One kept program: verified like any program.stbc, and the very one the record names.
@@ -163,7 +152,7 @@ std::string AppliedProgramStore::moveAside(const char* name) const {
     std::error_code ec;
     fs::remove_all(aside, ec);
     fs::rename(dir_, aside, ec);
-    syncDirectory(dir_.parent_path());
+    bytecode::syncDirectory(dir_.parent_path());
     return ec ? fmt::format(" (could not move {} aside: {})", dir_.string(), ec.message())
               : fmt::format("; it was moved to {}", aside.string());
 }
@@ -225,8 +214,9 @@ std::string AppliedProgramStore::save(const bytecode::Module& running, const byt
     }
     std::error_code ec;
     if (fs::create_directories(dir_, ec)) {
-        syncDirectory(dir_.parent_path());
-        syncDirectory(dir_.parent_path().parent_path());
+        // A directory made now is on the disk only once its parent's entry is.
+        bytecode::syncDirectory(dir_.parent_path());
+        bytecode::syncDirectory(dir_.parent_path().parent_path());
     }
     if (ec) {
         return fmt::format("cannot create {}: {}", dir_.string(), ec.message());

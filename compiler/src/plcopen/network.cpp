@@ -44,6 +44,9 @@ bool isEdge(const pugi::xml_node& n) {
 }
 
 struct Network {
+    Network(Translator& translator, std::string_view pouName, std::string_view body, bool pulling, bool expression)
+        : t(translator), pou(pouName), language(body), pull(pulling), expressionOnly(expression) {}
+
     Translator& t;
     std::string_view pou;
     std::string_view language; // "FBD" or "LD"
@@ -72,6 +75,14 @@ struct Network {
     // would move an FB call into or out of a loop or a skipped range.
     std::map<std::string, std::size_t> stretchOf;
     std::size_t stretch = 0;
+    // Without executionOrderId, in a loop: each statement's place in the network (localId ->
+    // index), the end and label of the innermost loop around the statement being written, and the
+    // FB calls after a loop read inside it (localId -> the reading statement's localId and the
+    // loop's label): W0017 where the call is written.
+    std::map<std::string, std::size_t> indexOf;
+    std::size_t loopEnd = std::numeric_limits<std::size_t>::max();
+    std::string loopLabel;
+    std::map<std::string, std::pair<std::string, std::string>> lateReads;
 
     void fail(DiagCode code, const pugi::xml_node& at, const std::string& message) {
         if (!failed) {
@@ -358,7 +369,11 @@ struct Network {
             return; // done, or feedback: the instance's output keeps last cycle's value
         }
         if (const auto s = stretchOf.find(id); depth > 0 && s != stretchOf.end() && s->second != stretch) {
-            return; // runs at its own place, beyond a jump or label; read before, it keeps its last value
+            // runs at its own place, beyond a jump or label; read before, it keeps its last value
+            if (const auto at = indexOf.find(id); isFbCall(node) && at != indexOf.end() && at->second > loopEnd) {
+                lateReads.emplace(id, std::pair{std::string(anchor.attribute("localId").value()), loopLabel});
+            }
+            return;
         }
         onPath.insert(id);
         if (depth == 0) {
@@ -381,6 +396,15 @@ struct Network {
         emitted.insert(id);
         if (!s.empty()) {
             write(anchor, s);
+        }
+        if (const auto late = lateReads.find(id); late != lateReads.end() && !failed) {
+            t.problemHere(DiagCode::PlcopenLoopReadsLastCycle, node,
+                          fmt::format("POU '{}': the statement at localId {} inside the loop at label '{}' reads an "
+                                      "output of FB '{}', which is called after the loop: there it reads the output "
+                                      "of the previous cycle (put the block inside the loop or before its label, "
+                                      "or give the network executionOrderId)",
+                                      pou, late->second.first, late->second.second,
+                                      node.attribute("instanceName").value()));
         }
     }
 
@@ -445,25 +469,7 @@ bool drawnAbove(const pugi::xml_node& label, const pugi::xml_node& jump) {
 
 std::optional<std::string> translateCondition(Translator& t, const pugi::xml_node& body, const pugi::xml_node& pou,
                                               const pugi::xml_node& point) {
-    Network net{t,
-                pou.attribute("name").value(),
-                localName(body),
-                {},
-                {},
-                {},
-                {},
-                {},
-                {},
-                false,
-                0,
-                0,
-                false,
-                true,
-                {},
-                {},
-                {},
-                {},
-                0};
+    Network net(t, pou.attribute("name").value(), localName(body), false, true);
     for (const pugi::xml_node& n : body.children()) {
         const std::string id = n.attribute("localId").value();
         if (n.type() != pugi::node_element || id.empty()) {
@@ -491,7 +497,7 @@ std::optional<std::string> translateCondition(Translator& t, const pugi::xml_nod
 void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml_node& pou, bool inAction) {
     const std::string_view language = localName(body);
     const std::string_view pouName = pou.attribute("name").value();
-    Network net{t, pouName, language, {}, {}, {}, {}, {}, {}, false, 0, 0, true, false, {}, {}, {}, {}, 0};
+    Network net(t, pouName, language, true, false);
     // The POU's own names, which the hidden edge members must not take.
     std::set<std::string> names;
     for (const pugi::xml_node& list : child(pou, "interface").children()) {
@@ -616,9 +622,10 @@ void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml
     std::vector<Range> open;
     if (net.pull && !labels.empty()) {
         std::size_t stretch = 0;
-        for (const pugi::xml_node& n : statements) {
-            stretch += isControl(localName(n)) ? 1 : 0;
-            net.stretchOf.emplace(n.attribute("localId").value(), stretch);
+        for (std::size_t i = 0; i < statements.size(); ++i) {
+            stretch += isControl(localName(statements[i])) ? 1 : 0;
+            net.stretchOf.emplace(statements[i].attribute("localId").value(), stretch);
+            net.indexOf.emplace(statements[i].attribute("localId").value(), i);
         }
     }
     const auto crossing = [&](const pugi::xml_node& at, const std::string& name) {
@@ -629,6 +636,13 @@ void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml
     for (std::size_t i = 0; i < statements.size() && !net.failed; ++i) {
         const pugi::xml_node& n = statements[i];
         const std::string_view kind = localName(n);
+        net.loopEnd = std::numeric_limits<std::size_t>::max();
+        for (const Range& r : open) {
+            if (r.loopEnd != 0 && r.loopEnd < net.loopEnd) {
+                net.loopEnd = r.loopEnd;
+                net.loopLabel = r.label;
+            }
+        }
         if (!isControl(kind)) {
             if (const auto s = net.stretchOf.find(n.attribute("localId").value()); s != net.stretchOf.end()) {
                 net.stretch = s->second;

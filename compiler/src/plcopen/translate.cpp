@@ -165,6 +165,10 @@ void Translator::origin(std::uint32_t begin, const pugi::xml_node& node) {
 
 void Translator::problem(DiagCode code, const pugi::xml_node& node, std::string message) {
     moveTo(node);
+    problemHere(code, node, std::move(message));
+}
+
+void Translator::problemHere(DiagCode code, const pugi::xml_node& node, std::string message) {
     if (const pugi::xml_attribute id = node.attribute("localId"); id) {
         message += fmt::format(" (localId {})", oneLine(id.value()));
     }

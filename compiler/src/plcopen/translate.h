@@ -49,6 +49,9 @@ public:
     void dropTrailing(std::string_view chars, std::size_t floor);
     // A problem at `node`, with the element's localId (when it has one) in the message.
     void problem(DiagCode code, const pugi::xml_node& node, std::string message);
+    // A problem about `node` (its XML line and localId) at the end of what is written so far,
+    // without moving there: a warning while the statements around it are still being written.
+    void problemHere(DiagCode code, const pugi::xml_node& node, std::string message);
     // A problem at a byte offset of the XML (where pugixml stopped on malformed XML).
     void problemAt(DiagCode code, std::size_t xmlOffset, std::string message);
 

@@ -85,7 +85,7 @@ void BodyChecker::takeEnableArguments(ast::CallExpr& e, const Symbol* pou, const
         }
         if (a.value != nullptr) {
             const Type* t = checkExpr(*a.value);
-            if (!isError(t)) {
+            if (!isError(t) && !reportActionFlagWrite(*a.value, "ENO =>")) {
                 if (!analyzeTarget(*a.value).isVariable) {
                     cx_.error(DiagCode::OutputNotAssignable, a.value->span,
                               "ENO needs a variable after =>, not '" + text(a.value->span) + "'");

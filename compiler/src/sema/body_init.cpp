@@ -383,8 +383,10 @@ void BodyChecker::reportUnused() {
             !cx_.options.checksBodiesIn(pou->span.file)) {
             continue;
         }
+        // A variable takt generates ('$' in its name, such as an SFC action's Q and A, declared
+        // even for a chart with errors) is none the user could remove.
         for (const Symbol* v : pou->scope->symbols()) {
-            if (v->kind == SymbolKind::Variable && !v->hidden &&
+            if (v->kind == SymbolKind::Variable && !v->hidden && !isGeneratedName(v->name) &&
                 (v->section == ast::VarSection::Var || v->section == ast::VarSection::Temp) && !v->address &&
                 used_.count(v) == 0) {
                 cx_.diags.report(DiagCode::UnusedVariable, v->span,

@@ -654,6 +654,15 @@ LoadResult readProgramFile(const std::filesystem::path& path) {
     return deserialize(bytes);
 }
 
+bool syncDirectory(const std::filesystem::path& dir) {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        return false;
+    }
+    const bool synced = ::fsync(fd) == 0;
+    return ::close(fd) == 0 && synced;
+}
+
 std::string writeFileAtomically(const std::filesystem::path& path, std::span<const std::uint8_t> bytes) {
     std::filesystem::path dir = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
     std::string tmpl = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
@@ -686,11 +695,7 @@ std::string writeFileAtomically(const std::filesystem::path& path, std::span<con
         return message;
     }
     // The rename is durable only once the directory entry is on disk.
-    int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-    if (dirFd >= 0) {
-        ::fsync(dirFd);
-        ::close(dirFd);
-    }
+    syncDirectory(dir);
     return {};
 }
 

@@ -161,6 +161,27 @@ std::string loadRequest(const std::string& text) {
     return b.GetString();
 }
 
+// Runs `takt harness` on `requests`, one a line, and returns its answers, one a line, each of
+// which must be a success.
+std::vector<std::string> harnessAnswers(const std::vector<std::string>& requests) {
+    test::TempDir tmp;
+    std::string script;
+    for (const std::string& line : requests) {
+        script += line + "\n";
+    }
+    tmp.write("requests.ndjson", script);
+    const test::RunResult r = test::runTakt("harness < " + quoted((tmp.path() / "requests.ndjson").string()));
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    std::vector<std::string> answers;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+        EXPECT_TRUE(line.starts_with("{\"ok\":true")) << line;
+        answers.push_back(line);
+    }
+    EXPECT_EQ(answers.size(), requests.size()) << r.out;
+    return answers;
+}
+
 TEST(PlcopenImport, TheXmlsProgramRunsCycleByCycleInTheHarness) {
     const compiler::PlcopenTranslation t = compiler::translatePlcopen(readAll(fixturePath()));
     ASSERT_TRUE(t.problems.empty());
@@ -177,23 +198,8 @@ TEST(PlcopenImport, TheXmlsProgramRunsCycleByCycleInTheHarness) {
         R"({"cmd":"set_direct_input","address":"%IX0.0","value":{"type":"BOOL","value":false}})",
         R"({"cmd":"run_until","name":"Mixer0.Batches","equals":{"type":"INT","value":1},"dt_ms":10,"max_cycles":10,"watch":["Mixer0.State","Mixer0.History"]})",
     };
-    test::TempDir tmp;
-    std::string script;
-    for (const std::string& line : requests) {
-        script += line + "\n";
-    }
-    tmp.write("requests.ndjson", script);
-    const test::RunResult r = test::runTakt("harness < " + quoted((tmp.path() / "requests.ndjson").string()));
-    ASSERT_EQ(r.exitCode, 0) << r.err;
-    std::vector<std::string> answers;
-    std::istringstream lines(r.out);
-    for (std::string line; std::getline(lines, line);) {
-        answers.push_back(line);
-    }
-    ASSERT_EQ(answers.size(), requests.size()) << r.out;
-    for (const std::string& a : answers) {
-        EXPECT_TRUE(a.starts_with("{\"ok\":true")) << a;
-    }
+    const std::vector<std::string> answers = harnessAnswers(requests);
+    ASSERT_EQ(answers.size(), requests.size());
     // Four 10 ms cycles: the 10 ms task four times, the PT0.02S task twice; the start filled.
     EXPECT_NE(answers[2].find(R"("tasks":[{"name":"FastTask","cycles":4},{"name":"MainTask","cycles":2}])"),
               std::string::npos)
@@ -239,27 +245,21 @@ runBesideTwin(const std::string& fixture, const std::string& xmlProgram, const c
     for (const std::string& n : names) {
         watch += fmt::format("{}\"{}.{}\",\"StMain.{}\"", watch.empty() ? "" : ",", xmlProgram, n, n);
     }
-    std::string script = std::string(b.GetString()) + "\n";
+    std::vector<std::string> requests = {b.GetString()};
     for (int i = 0; i < cycles; ++i) {
         if (const auto it = inputs.find(i); it != inputs.end()) {
             for (const auto& [name, on] : it->second) {
                 for (const std::string& prog : {xmlProgram, std::string("StMain")}) {
-                    script +=
+                    requests.push_back(
                         fmt::format(R"({{"cmd":"set_input","name":"{}.{}","value":{{"type":"BOOL","value":{}}}}})",
-                                    prog, name, on ? "true" : "false") +
-                        "\n";
+                                    prog, name, on ? "true" : "false"));
                 }
             }
         }
-        script += fmt::format(R"({{"cmd":"cycle","dt_ms":10,"watch":[{}]}})", watch) + "\n";
+        requests.push_back(fmt::format(R"({{"cmd":"cycle","dt_ms":10,"watch":[{}]}})", watch));
     }
-    test::TempDir tmp;
-    tmp.write("requests.ndjson", script);
-    const test::RunResult r = test::runTakt("harness < " + quoted((tmp.path() / "requests.ndjson").string()));
-    EXPECT_EQ(r.exitCode, 0) << r.err;
-    std::istringstream lines(r.out);
     int cycle = 0;
-    for (std::string line; std::getline(lines, line);) {
+    for (const std::string& line : harnessAnswers(requests)) {
         rapidjson::Document d;
         d.Parse(line.c_str());
         if (d.HasParseError() || !d.IsObject() || !d["ok"].GetBool()) {
@@ -686,22 +686,8 @@ TEST(PlcopenImport, AnOpenPlcEditorProjectWithLdSfcAndFbdImportsBuildsAndRuns) {
         R"({"cmd":"set_input","name":"instance0.StopButton","value":{"type":"BOOL","value":true}})",
         R"({"cmd":"cycle","count":3,"dt_ms":20,"watch":["instance0.Motor","instance0.FillValve","instance0.Fill0.Idle.X"]})",
     };
-    std::string script;
-    for (const std::string& line : requests) {
-        script += line + "\n";
-    }
-    tmp.write("requests.ndjson", script);
-    const test::RunResult h = test::runTakt("harness < " + quoted((tmp.path() / "requests.ndjson").string()));
-    ASSERT_EQ(h.exitCode, 0) << h.err;
-    std::vector<std::string> answers;
-    std::istringstream lines(h.out);
-    for (std::string line; std::getline(lines, line);) {
-        answers.push_back(line);
-    }
-    ASSERT_EQ(answers.size(), requests.size()) << h.out;
-    for (const std::string& a : answers) {
-        EXPECT_TRUE(a.starts_with("{\"ok\":true")) << a;
-    }
+    const std::vector<std::string> answers = harnessAnswers(requests);
+    ASSERT_EQ(answers.size(), requests.size());
     EXPECT_NE(answers[2].find(R"("instance0.Motor":{"type":"BOOL","value":true})"), std::string::npos) << answers[2];
     EXPECT_NE(answers[5].find(R"("instance0.Motor":{"type":"BOOL","value":true})"), std::string::npos) << answers[5];
     EXPECT_NE(answers[5].find(R"("instance0.StartCount":{"type":"INT","value":1})"), std::string::npos) << answers[5];

@@ -247,6 +247,17 @@ TEST(Container, FileRoundTripIsAtomicAndReadable) {
     std::filesystem::remove_all(dir);
 }
 
+// One fsync of a directory serves every atomic write in takt; it reports whether it could.
+TEST(Container, SyncDirectorySyncsAnExistingDirectoryOnly) {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "takt_container_sync_test";
+    std::filesystem::create_directories(dir);
+    EXPECT_TRUE(syncDirectory(dir));
+    EXPECT_FALSE(syncDirectory(dir / "missing"));
+    std::ofstream(dir / "file") << "x";
+    EXPECT_FALSE(syncDirectory(dir / "file")) << "a plain file is not a directory";
+    std::filesystem::remove_all(dir);
+}
+
 // A directory where a program is expected opens, and its first read fails (EISDIR): an error
 // naming it, never an exception (a stream's filebuf threw one, which ended `takt run`).
 TEST(Container, ADirectoryIsAnErrorNotAnException) {

@@ -102,11 +102,70 @@ TEST(Plcopen, PullingNeverMovesAnFbCallIntoOrOutOfALoop) {
     ASSERT_NE(t.text.find("REPEAT"), std::string::npos) << t.text;
     EXPECT_GT(t.text.find("C("), t.text.find("REPEAT")) << t.text;
     EXPECT_LT(t.text.find("C("), t.text.find("UNTIL")) << t.text;
-    // in: B reads C.Q inside the loop, C comes after it
-    t = translatePlcopen(pou(label(3, "L") + readQ(2, "outVariable") + jump(4, "L") + call));
-    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    // in: B reads C.Q inside the loop, C comes after it (and B reads last cycle's C.Q: W0017)
+    const std::string after = pou(label(3, "L") + readQ(2, "outVariable") + jump(4, "L") + call);
+    t = translatePlcopen(after);
+    ASSERT_EQ(t.problems.size(), 1u) << t.text;
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenLoopReadsLastCycle);
+    EXPECT_EQ(t.problems[0].line, lineOf(after, "<block localId=\"5\""));
+    EXPECT_EQ(t.problems[0].message,
+              "POU 'J': the statement at localId 2 inside the loop at label 'L' reads an output of FB 'C', which is "
+              "called after the loop: there it reads the output of the previous cycle (put the block inside the "
+              "loop or before its label, or give the network executionOrderId) (localId 5)");
     ASSERT_NE(t.text.find("UNTIL"), std::string::npos) << t.text;
     EXPECT_GT(t.text.find("C("), t.text.find("END_REPEAT")) << t.text;
+    // The loop's own jump reading C.Q after the loop: the same
+    t = translatePlcopen(pou(label(3, "L") + readQ(6, "jump") + call));
+    ASSERT_EQ(t.problems.size(), 1u) << t.text;
+    EXPECT_EQ(t.problems[0].code, DiagCode::PlcopenLoopReadsLastCycle);
+    EXPECT_NE(t.problems[0].message.find("the statement at localId 6 inside the loop at label 'L'"), std::string::npos)
+        << t.problems[0].message;
+    // C before the loop has run when the loop reads it; with executionOrderId nothing is pulled and
+    // the XML's order is the user's: no warning either way
+    t = translatePlcopen(pou(call + label(3, "L") + readQ(2, "outVariable") + jump(4, "L")));
+    EXPECT_TRUE(t.problems.empty()) << t.problems[0].message;
+    std::string ordered = after;
+    int next = 0;
+    for (const std::string element :
+         {"<label localId=\"3\"", "<outVariable localId=\"2\"", "<jump localId=\"4\"", "<block localId=\"5\""}) {
+        const std::size_t at = ordered.find(element) + element.size();
+        ordered.insert(at, fmt::format(" executionOrderId=\"{}\"", next++));
+    }
+    t = translatePlcopen(ordered);
+    EXPECT_TRUE(t.problems.empty()) << t.problems[0].message;
+}
+
+// W0017 is a warning: the XML still checks, and the warning names the XML file, the block's line
+// and its localId.
+TEST(Plcopen, AnFbCallAfterALoopReadInsideItWarnsW0017) {
+    const std::string xml =
+        document("      <pou name=\"J\" pouType=\"program\"><interface><localVars>"
+                 "<variable name=\"A\"><type><BOOL/></type></variable>"
+                 "<variable name=\"B\"><type><BOOL/></type></variable>"
+                 "<variable name=\"C\"><type><derived name=\"TON\"/></type></variable></localVars>"
+                 "</interface>\n        <body><FBD>\n"
+                 "          <inVariable localId=\"1\"><expression>A</expression></inVariable>\n"
+                 "          <inVariable localId=\"9\"><expression>T#1s</expression></inVariable>\n" +
+                 label(3, "L") +
+                 "          <outVariable localId=\"2\"><connectionPointIn><connection refLocalId=\"5\" "
+                 "formalParameter=\"Q\"/></connectionPointIn><expression>B</expression></outVariable>\n" +
+                 jump(4, "L") +
+                 "          <block localId=\"5\" typeName=\"TON\" instanceName=\"C\"><inputVariables>"
+                 "<variable formalParameter=\"IN\"><connectionPointIn><connection refLocalId=\"1\"/>"
+                 "</connectionPointIn></variable><variable formalParameter=\"PT\"><connectionPointIn>"
+                 "<connection refLocalId=\"9\"/></connectionPointIn></variable></inputVariables>"
+                 "<inOutVariables/><outputVariables><variable formalParameter=\"Q\"><connectionPointOut/>"
+                 "</variable></outputVariables></block>\n"
+                 "        </FBD></body></pou>\n");
+    TempDir dir;
+    const Project p = checkXml(dir, xml);
+    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+    const std::vector<std::string> seen = diagnostics(p);
+    ASSERT_EQ(seen.size(), 1u) << ::testing::PrintToString(seen);
+    EXPECT_TRUE(seen[0].starts_with("src/plant.xml:" + std::to_string(lineOf(xml, "<block localId=\"5\"")) +
+                                    " W0017 | POU 'J': the statement at localId 2"))
+        << seen[0];
+    EXPECT_TRUE(seen[0].ends_with("(localId 5)")) << seen[0];
 }
 
 // Without executionOrderId "above" is the drawing's: a jump back is a loop only when its label is

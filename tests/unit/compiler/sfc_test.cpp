@@ -190,6 +190,41 @@ END_PROGRAM
               "E0403@11:9 E0403@12:9 E0403@13:18 E0403@14:16 E0403@14:29 E0403@15:38");
 }
 
+// A chart with an error (E0025) is not lowered, but its ACTIONs' Q and A stay what they are: read
+// without a follow-on E0105, written with E0403.
+TEST(Sfc, AnActionsQInAChartWithAnErrorIsNoFollowOnError) {
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR lit : BOOL; END_VAR
+    lit := Work.Q OR Work.A OR Spare.Q;
+    Work.A := TRUE;
+    INITIAL_STEP S0: Work(N); END_STEP
+    TRANSITION FROM S0 TO Nowhere := lit; END_TRANSITION
+    ACTION Work: lit := NOT lit; END_ACTION
+    ACTION Spare: lit := FALSE; END_ACTION
+END_PROGRAM
+)"),
+              "E0403@4:5 E0025@6:27");
+}
+
+// An action's Q or A as the target of ENO => (as an imported LD or FBD network binds a block's
+// ENO) is a write like any other: E0403, not E0304.
+TEST(Sfc, AnActionsQAsEnoTargetIsReadOnly) {
+    EXPECT_EQ(codes(R"(FUNCTION Twice : INT
+VAR_INPUT a : INT; END_VAR
+    Twice := a * 2;
+END_FUNCTION
+PROGRAM Main
+VAR lit : BOOL; i : INT; END_VAR
+    i := Twice(EN := lit, a := i, ENO => Work.Q);
+    i := ADD(EN := lit, IN1 := i, IN2 := 1, ENO => Work.A);
+    INITIAL_STEP S0: Work(N); END_STEP
+    TRANSITION FROM S0 TO S0 := lit; END_TRANSITION
+    ACTION Work: lit := NOT lit; END_ACTION
+END_PROGRAM
+)"),
+              "E0403@7:42 E0403@8:52");
+}
+
 // A step that waits one cycle (`:= TRUE`) is ordinary SFC: no W0005 about a constant condition.
 TEST(Sfc, ATransitionThatIsAlwaysTrueDoesNotWarn) {
     EXPECT_EQ(codes(R"(PROGRAM Main

@@ -106,6 +106,11 @@ struct LoadResult {
 // Reads and decodes a file; an unreadable file is reported in `error` like a malformed one.
 [[nodiscard]] LoadResult readProgramFile(const std::filesystem::path& path);
 
+// fsync of a directory, so that an entry made, renamed or removed in it is on the disk. Best
+// effort: false when the directory cannot be opened or synced, which a caller may ignore (the
+// change itself has happened, only its durability across a power loss is unsure).
+bool syncDirectory(const std::filesystem::path& dir);
+
 // Writes `bytes` so that readers see either the old file or the complete new one: a temporary
 // file in the same directory, fsync, rename, fsync of the directory. Returns an error message,
 // empty on success.
