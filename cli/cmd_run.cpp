@@ -421,8 +421,8 @@ int runMain(const RunOptions& options) {
     LiveRuntime::Tier tier;
     tier.execution = execution;
     tier.start = runtime.nativeStartWait ? engine::NativeStart::Wait : engine::NativeStart::Background;
-    // Told on the compile thread, for the program started here and each one an online change
-    // brings: the switch itself happens at the next cycle boundary.
+    // Told on the compile thread when the program started here has its code (an online change's
+    // program is compiled before its swap instead): the switch happens at the next cycle boundary.
     tier.onCompiled = [log](const std::string& status, double compileMs) {
         if (status == "native") {
             log->info("execution: native (compiled in {:.1f} ms in the background; from the next cycle on)", compileMs);
