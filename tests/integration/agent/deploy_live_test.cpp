@@ -11,6 +11,7 @@
 
 #include "support/control_live_support.h"
 #include "support/takt_cli.h"
+#include "support/wait.h"
 #include "takt/compiler/exit_codes.h"
 
 namespace takt::agent::live {
@@ -295,10 +296,19 @@ Deploy deployAll(const std::vector<std::unique_ptr<Box>>& boxes, int version) {
     return deploy(writeFleet(fleetDir, "settle_s = 0\n", endpoints(boxes)), project);
 }
 
+// Starts the box's runtime and waits for its first cycle: the control endpoint answers before the
+// program has run, and a variable read then gives its initial value.
+void start(Box& b) {
+    b.rt = std::make_unique<Runtime>(b.dir.path());
+    ASSERT_TRUE(waitServing(*b.rt, b.client)) << b.rt->log();
+    EXPECT_TRUE(test::waitUntil([&] { return status(b)["cycles"].GetUint64() > 0; }, std::chrono::seconds(10),
+                                std::chrono::milliseconds(5)))
+        << b.rt->log();
+}
+
 void restart(Box& b) {
     EXPECT_EQ(b.rt->stop(), 0) << b.rt->log();
-    b.rt = std::make_unique<Runtime>(b.dir.path());
-    EXPECT_TRUE(waitServing(*b.rt, b.client)) << b.rt->log();
+    start(b);
 }
 
 // A deployed program is kept for the next start (as CODESYS updates its boot application), and
@@ -379,8 +389,7 @@ TEST(DeployLive, ADamagedKeptProgramIsAnErrorAndTheProjectRuns) {
     bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x55);
     box.dir.write(fs::relative(kept, box.dir.path()).string(), bytes);
 
-    box.rt = std::make_unique<Runtime>(box.dir.path());
-    ASSERT_TRUE(waitServing(*box.rt, box.client)) << box.rt->log();
+    start(box);
     EXPECT_EQ(version(box), 1);
     const std::string log = box.rt->log();
     EXPECT_NE(log.find("error the program the last online change applied cannot run: " + kept.string()),
