@@ -138,7 +138,7 @@ void NativeJob::fail(const char* why) noexcept {
     try {
         result_ = native::CompileResult{};
         result_.error = why;
-        fallback_ = "interpreter (native: " + result_.error + ")";
+        fallback_ = nativeFallbackStatus(*module_, result_);
     } catch (...) { // no memory for the text: the status says only that it is the interpreter
         fallback_.clear();
     }

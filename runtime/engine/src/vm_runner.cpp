@@ -253,14 +253,15 @@ void VmRunner::cycleBoundary() {
     takeCode();
 }
 
+VmRunner::StatusView VmRunner::statusView() const {
+    const std::lock_guard<std::mutex> lock(statusMutex_);
+    return {statusAttached_, statusJob_};
+}
+
 std::string VmRunner::executionStatus() const {
-    std::shared_ptr<const NativeJob> job;
-    {
-        const std::lock_guard<std::mutex> lock(statusMutex_);
-        if (!statusAttached_) {
-            return {};
-        }
-        job = statusJob_;
+    const auto [attached, job] = statusView();
+    if (!attached) {
+        return {};
     }
     if (job == nullptr) {
         return "interpreter";
@@ -275,11 +276,7 @@ std::string VmRunner::executionStatus() const {
 }
 
 double VmRunner::nativeCompileMs() const {
-    std::shared_ptr<const NativeJob> job;
-    {
-        const std::lock_guard<std::mutex> lock(statusMutex_);
-        job = statusJob_;
-    }
+    const std::shared_ptr<const NativeJob> job = statusView().job;
     return job != nullptr && job->done() ? job->compileMs() : 0.0;
 }
 

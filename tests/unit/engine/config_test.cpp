@@ -1,6 +1,7 @@
 // runtime.toml loader: every CONFIG.md key, truST keys as warnings, unknown keys, wrong types
 // and ranges as errors naming line, column and key path.
 #include <algorithm>
+#include <initializer_list>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -164,37 +165,37 @@ TEST(RuntimeConfig, UnknownKeyNamesLineColumnAndPath) {
         << formatDiagnostic(*d);
 }
 
-TEST(RuntimeConfig, ExecutionTier) {
-    EXPECT_FALSE(parse("").config->nativeExecution) << "the interpreter is the default";
-    RuntimeConfigResult native = parse("[runtime]\nexecution = \"native\"\n");
-    ASSERT_TRUE(native.config) << dump(native);
-    EXPECT_TRUE(native.config->nativeExecution);
-    RuntimeConfigResult interp = parse("[runtime]\nexecution = \"interpreter\"\n");
-    ASSERT_TRUE(interp.config) << dump(interp);
-    EXPECT_FALSE(interp.config->nativeExecution);
-    RuntimeConfigResult bad = parse("[runtime]\nexecution = \"jit\"\n");
+// A [runtime] key that takes one of a few words: the default, each word's flag, and another word
+// as an error naming the key, its line and the words known.
+struct Choice {
+    const char* word;
+    bool flag;
+};
+void expectChoice(const std::string& key, bool RuntimeConfig::*flag, bool byDefault,
+                  std::initializer_list<Choice> words, const std::string& known) {
+    EXPECT_EQ((*parse("").config).*flag, byDefault) << key << "'s default";
+    for (const Choice& c : words) {
+        const RuntimeConfigResult r = parse("[runtime]\n" + key + " = \"" + c.word + "\"\n");
+        ASSERT_TRUE(r.config) << dump(r);
+        EXPECT_EQ((*r.config).*flag, c.flag) << key << " = " << c.word;
+    }
+    const RuntimeConfigResult bad = parse("[runtime]\n" + key + " = \"later\"\n");
     EXPECT_FALSE(bad.config);
-    const ConfigDiagnostic* d = find(bad, "runtime.execution");
+    const ConfigDiagnostic* d = find(bad, "runtime." + key);
     ASSERT_NE(d, nullptr) << dump(bad);
     EXPECT_EQ(d->severity, Severity::Error);
     EXPECT_EQ(d->line, 2U);
-    EXPECT_NE(d->message.find("native, interpreter"), std::string::npos) << d->message;
+    EXPECT_NE(d->message.find(known), std::string::npos) << d->message;
+}
+
+TEST(RuntimeConfig, ExecutionIsTheInterpreterUnlessNativeIsAsked) {
+    expectChoice("execution", &RuntimeConfig::nativeExecution, false, {{"native", true}, {"interpreter", false}},
+                 "native, interpreter");
 }
 
 TEST(RuntimeConfig, NativeStartIsBackgroundUnlessWaitIsAsked) {
-    EXPECT_FALSE(parse("").config->nativeStartWait) << "a native program starts at once by default";
-    RuntimeConfigResult wait = parse("[runtime]\nexecution = \"native\"\nnative_start = \"wait\"\n");
-    ASSERT_TRUE(wait.config) << dump(wait);
-    EXPECT_TRUE(wait.config->nativeStartWait);
-    RuntimeConfigResult background = parse("[runtime]\nnative_start = \"background\"\n");
-    ASSERT_TRUE(background.config) << dump(background);
-    EXPECT_FALSE(background.config->nativeStartWait);
-    RuntimeConfigResult bad = parse("[runtime]\nnative_start = \"later\"\n");
-    EXPECT_FALSE(bad.config);
-    const ConfigDiagnostic* d = find(bad, "runtime.native_start");
-    ASSERT_NE(d, nullptr) << dump(bad);
-    EXPECT_EQ(d->line, 2U);
-    EXPECT_NE(d->message.find("background, wait"), std::string::npos) << d->message;
+    expectChoice("native_start", &RuntimeConfig::nativeStartWait, false, {{"wait", true}, {"background", false}},
+                 "background, wait");
 }
 
 TEST(RuntimeConfig, UnknownSectionIsAnError) {

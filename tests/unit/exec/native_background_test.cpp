@@ -146,12 +146,21 @@ bool waitUntil(const std::function<bool()>& ready) {
     return ready();
 }
 
-TEST(NativeTierBackground, StartsOnTheInterpreterAndSwitchesAtACycleBoundaryWithTheSameImage) {
-    if (!native::available()) {
-        GTEST_SKIP() << "takt built without the native tier";
+// Every test needs the tier and most run kCounter.
+class NativeTierBackground : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (!native::available()) {
+            GTEST_SKIP() << "takt built without the native tier";
+        }
+        compiled = takt::test::compileText(kCounter);
+        ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
     }
-    const takt::test::CompiledText compiled = takt::test::compileText(kCounter);
-    ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
+
+    takt::test::CompiledText compiled;
+};
+
+TEST_F(NativeTierBackground, StartsOnTheInterpreterAndSwitchesAtACycleBoundaryWithTheSameImage) {
     CompileGate gate;
     Told told;
     CycleClock clock;
@@ -193,12 +202,7 @@ TEST(NativeTierBackground, StartsOnTheInterpreterAndSwitchesAtACycleBoundaryWith
     EXPECT_EQ(gate.arrived(), 1) << "one compile for the program";
 }
 
-TEST(NativeTierBackground, WaitCompilesBeforeTheFirstCycleAndStartsNoThread) {
-    if (!native::available()) {
-        GTEST_SKIP() << "takt built without the native tier";
-    }
-    const takt::test::CompiledText compiled = takt::test::compileText(kCounter);
-    ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
+TEST_F(NativeTierBackground, WaitCompilesBeforeTheFirstCycleAndStartsNoThread) {
     CompileGate gate; // never reached: a waiting compile runs on the caller's thread
     LoadedProgram program(compiled.program.module, "");
     VmRunner runner(0, Execution::Native, NativeStart::Wait);
@@ -211,12 +215,7 @@ TEST(NativeTierBackground, WaitCompilesBeforeTheFirstCycleAndStartsNoThread) {
 // An online change while the start-up compile is still held: the change's program is compiled
 // before the swap (it runs native from its first cycle), and the swap cancels the start-up
 // compile, which is never reported.
-TEST(NativeTierBackground, AChangeDuringTheStartUpCompileRunsNativeAtOnceAndCancelsIt) {
-    if (!native::available()) {
-        GTEST_SKIP() << "takt built without the native tier";
-    }
-    const takt::test::CompiledText compiled = takt::test::compileText(kCounter);
-    ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
+TEST_F(NativeTierBackground, AChangeDuringTheStartUpCompileRunsNativeAtOnceAndCancelsIt) {
     Told told;
     CompileGate gate;
     auto first = std::make_unique<LoadedProgram>(compiled.program.module, "");
@@ -240,12 +239,7 @@ TEST(NativeTierBackground, AChangeDuringTheStartUpCompileRunsNativeAtOnceAndCanc
 
 // A runner freed while its program's compile is held (takt stopped during a long compile):
 // the compile is cancelled, so the stop does not wait for it, and nothing is reported.
-TEST(NativeTierBackground, StoppingDuringACompileCancelsIt) {
-    if (!native::available()) {
-        GTEST_SKIP() << "takt built without the native tier";
-    }
-    const takt::test::CompiledText compiled = takt::test::compileText(kCounter);
-    ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
+TEST_F(NativeTierBackground, StoppingDuringACompileCancelsIt) {
     CompileGate gate;
     Told told;
     auto program = std::make_unique<LoadedProgram>(compiled.program.module, "");
@@ -264,12 +258,7 @@ TEST(NativeTierBackground, StoppingDuringACompileCancelsIt) {
 
 // A program attached again after it was replaced (its compile cancelled before it made code)
 // gets a compile of its own again, instead of staying on the interpreter for good.
-TEST(NativeTierBackground, AProgramAttachedAgainAfterItsCompileWasCancelledCompilesAgain) {
-    if (!native::available()) {
-        GTEST_SKIP() << "takt built without the native tier";
-    }
-    const takt::test::CompiledText compiled = takt::test::compileText(kCounter);
-    ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
+TEST_F(NativeTierBackground, AProgramAttachedAgainAfterItsCompileWasCancelledCompilesAgain) {
     CompileGate gate;
     LoadedProgram first(compiled.program.module, "");
     LoadedProgram second(compiled.program.module, "");
@@ -291,12 +280,7 @@ TEST(NativeTierBackground, AProgramAttachedAgainAfterItsCompileWasCancelledCompi
 // by the main thread: one delivered here would kill the process without its safe state), and
 // runs below the cycle: SCHED_OTHER whatever its creator's policy, 10 nicer than the process,
 // named for `top -H`.
-TEST(NativeTierBackground, TheCompileThreadBlocksSignalsAndRunsNice) {
-    if (!native::available()) {
-        GTEST_SKIP() << "takt built without the native tier";
-    }
-    const takt::test::CompiledText compiled = takt::test::compileText(kCounter);
-    ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
+TEST_F(NativeTierBackground, TheCompileThreadBlocksSignalsAndRunsNice) {
     CompileGate gate;
     LoadedProgram program(compiled.program.module, "");
     VmRunner runner(0, Execution::Native, NativeStart::Background);
@@ -347,18 +331,15 @@ TEST(NativeTierBackground, TheCompileThreadBlocksSignalsAndRunsNice) {
 
 // A program with tasks on threads of their own: one compile serves every runner, and each
 // runner switches at its own cycle boundary.
-TEST(NativeTierBackground, TaskRunnersShareTheBaseRunnersCompile) {
-    if (!native::available()) {
-        GTEST_SKIP() << "takt built without the native tier";
-    }
+TEST_F(NativeTierBackground, TaskRunnersShareTheBaseRunnersCompile) {
     const std::string twoTasks =
         std::string(kCounter) +
         "CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); TASK u(INTERVAL := T#5ms); "
         "PROGRAM i WITH t : p; PROGRAM j WITH u : p; END_RESOURCE END_CONFIGURATION\n";
-    const takt::test::CompiledText compiled = takt::test::compileText(twoTasks);
-    ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
+    const takt::test::CompiledText tasks = takt::test::compileText(twoTasks);
+    ASSERT_TRUE(tasks.program.ok()) << tasks.rendered() << tasks.program.failure;
     CompileGate gate;
-    LoadedProgram program(compiled.program.module, "");
+    LoadedProgram program(tasks.program.module, "");
     VmRunner base(0, Execution::Native, NativeStart::Background);
     base.attach(program);
     const std::unique_ptr<CodeRunner> task = base.forTask(1);
@@ -379,12 +360,7 @@ TEST(NativeTierBackground, TaskRunnersShareTheBaseRunnersCompile) {
 
 // native::compile with its cancel flag set gives no code, says so, and is not a failure the
 // status reports as one.
-TEST(NativeTierBackground, ACancelledCompileGivesNoCode) {
-    if (!native::available()) {
-        GTEST_SKIP() << "takt built without the native tier";
-    }
-    const takt::test::CompiledText compiled = takt::test::compileText(kCounter);
-    ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
+TEST_F(NativeTierBackground, ACancelledCompileGivesNoCode) {
     const std::atomic<bool> cancel{true};
     const native::CompileResult result = native::compile(*compiled.program.module, {}, {}, &cancel);
     EXPECT_TRUE(result.cancelled);

@@ -138,6 +138,12 @@ private:
     std::shared_ptr<const NativeJob> statusJob_;
     bool statusAttached_ = false;
     const LoadedProgram* attached_ = nullptr;
+
+    struct StatusView {
+        bool attached = false;
+        std::shared_ptr<const NativeJob> job;
+    };
+    [[nodiscard]] StatusView statusView() const; // a copy taken under statusMutex_
 };
 
 } // namespace takt::engine
