@@ -4,10 +4,8 @@
 # interpreter and on the tier, printing the check values and the ratios to the twin (qemu's
 # absolute times say nothing about a board; the ratios of one run are what compares).
 #
-# The target's LLVM: libllvm14:arm64 installs beside the amd64 llvm-14-dev (multiarch), but
-# llvm-14-dev:arm64 cannot (it would replace llvm-14 and python3 with their arm64 builds), so its
-# headers are unpacked from the .deb into the build directory instead. Of those headers only
-# llvm/Config/llvm-config.h differs from amd64's (the native target macros and triples).
+# The target's LLVM (libllvm14:arm64 and the unpacked headers of llvm-14-dev:arm64) comes from
+# scripts/arm64-llvm.sh, as for scripts/arm64.sh.
 # Needs the cross toolchain and :arm64 libraries of scripts/arm64.sh (run it once first).
 # Environment: TAKT_ARM64_NATIVE_BUILD_DIR (default build-arm64-native/), SCANS (default 200),
 # REPS (default 3, the median ratio is printed).
@@ -24,27 +22,18 @@ if ! command -v aarch64-linux-gnu-g++ >/dev/null || ! command -v qemu-aarch64-st
   echo "arm64: no cross toolchain or qemu: run scripts/arm64.sh first" >&2
   exit 1
 fi
-missing=()
-for p in libllvm14 libbenchmark-dev; do
-  dpkg-query -W -f='${Status}' "$p:arm64" 2>/dev/null | grep -q "install ok installed" || missing+=("$p:arm64")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "arm64: installing ${missing[*]}" >&2
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if ! dpkg-query -W -f='${Status}' libbenchmark-dev:arm64 2>/dev/null | grep -q "install ok installed"; then
+  echo "arm64: installing libbenchmark-dev:arm64" >&2
+  $SUDO apt-get install -y -qq --no-install-recommends libbenchmark-dev:arm64 >/dev/null
 fi
-headers=$build/llvm-14-dev-arm64
-if [ ! -f "$headers/usr/lib/llvm-14/include/llvm/Config/llvm-config.h" ]; then
-  mkdir -p "$headers"
-  (cd "$build" && apt-get download llvm-14-dev:arm64 2>/dev/null)
-  dpkg-deb -x "$build"/llvm-14-dev_*_arm64.deb "$headers"
-fi
-grep -q 'LLVM_NATIVE_ARCH AArch64' "$headers/usr/lib/llvm-14/include/llvm/Config/llvm-config.h"
+# shellcheck source=scripts/arm64-llvm.sh
+source "$root/scripts/arm64-llvm.sh"
+takt_arm64_llvm "${TAKT_ARM64_LLVM_DIR:-$root/build-arm64-llvm}"
 
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-aarch64-linux-gnu.cmake" -DTAKT_TESTS=OFF -DTAKT_BENCH=ON \
-        -DTAKT_LLVM_INCLUDE="$headers/usr/lib/llvm-14/include" \
-        -DTAKT_LIBLLVM=/usr/lib/aarch64-linux-gnu/libLLVM-14.so.1 >/dev/null
+        "${takt_arm64_llvm_cmake[@]}" >/dev/null
 fi
 nice -n 10 ninja -C "$build" -j"${JOBS:-2}" takt_scan_runner
 runner=$build/bench/takt_scan_runner

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # The arm64 build from a fresh Debian 12 amd64 machine (docs/install.md): Debian's cross compiler
 # and the :arm64 -dev packages (multiarch), a cross build in build-arm64/ with
-# cmake/toolchain-aarch64-linux-gnu.cmake, then under qemu-aarch64 (qemu-user-static) the unit
-# tests of the VM, the engine and the compiler (less what qemu-user cannot run, listed below) and
-# the demo through `takt validate`, `takt check` and a few seconds of `takt run`, then the arm64
-# package into dist/ (scripts/package.sh). Run as root or with sudo.
+# cmake/toolchain-aarch64-linux-gnu.cmake and the native tier's plugin takt-native.so (the target's
+# LLVM from scripts/arm64-llvm.sh), then under qemu-aarch64 (qemu-user-static) the unit tests of
+# the VM, the engine and the compiler, the native tier's tests against the interpreter (bench
+# programs, traps, random programs; less what qemu-user cannot run, listed below) and the demo
+# through `takt validate`, `takt check` and a few seconds of `takt run` on the interpreter and on
+# the native tier, then the arm64 packages takt and takt-native into dist/ (scripts/package.sh).
+# Run as root or with sudo.
 #   bash scripts/arm64.sh                 # everything
 #   TAKT_ARM64_PACKAGE=0 bash scripts/arm64.sh   # build and qemu test run only
-#   TAKT_ARM64_QUICK=1 TAKT_ARM64_PACKAGE=0 bash scripts/arm64.sh   # CI: takt, the VM tests, the demo
+#   TAKT_ARM64_QUICK=1 TAKT_ARM64_PACKAGE=0 bash scripts/arm64.sh   # CI: takt, the VM tests, a
+#                                         # subset of the native tier's tests, the demo
+#   TAKT_ARM64_NATIVE=0 bash scripts/arm64.sh    # without the native tier
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${TAKT_ARM64_BUILD_DIR:-$root/build-arm64}
@@ -38,19 +43,44 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-toolchain=$root/cmake/toolchain-aarch64-linux-gnu.cmake
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
-        -DTAKT_BENCH=OFF >/dev/null
+# The native tier needs the target's LLVM: libllvm14:arm64 and the headers of llvm-14-dev:arm64,
+# unpacked beside the build directories (scripts/arm64-llvm.sh says why not installed).
+native=${TAKT_ARM64_NATIVE:-1}
+if [ "$native" = 1 ]; then
+  # shellcheck source=scripts/arm64-llvm.sh
+  source "$root/scripts/arm64-llvm.sh"
+  takt_arm64_llvm "${TAKT_ARM64_LLVM_DIR:-$root/build-arm64-llvm}"
+  llvm=("${takt_arm64_llvm_cmake[@]}")
+else
+  llvm=(-DTAKT_NATIVE=OFF)
 fi
+quick=${TAKT_ARM64_QUICK:-0}
+
+toolchain=$root/cmake/toolchain-aarch64-linux-gnu.cmake
+# Configured every time (seconds on an existing tree), so a tree from before the tier gets it.
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
+      -DTAKT_BENCH=OFF "${llvm[@]}" >/dev/null
 suites=(vm engine compiler)
-[ "${TAKT_ARM64_QUICK:-0}" = 1 ] && suites=(vm)
+[ "$quick" = 1 ] && suites=(vm)
 targets=(takt)
 for t in "${suites[@]}"; do targets+=("takt_${t}_tests"); done
 # The crash-safety test of the retain slots kills a cross-built takt mid-write (integration).
-[ "${TAKT_ARM64_QUICK:-0}" = 1 ] || targets+=(takt_integration_tests)
-nice -n 10 cmake --build "$build" --target "${targets[@]}"
+[ "$quick" = 1 ] || targets+=(takt_integration_tests)
+# The native tier's tests from their own binary, takt_native_tests: the sources of the
+# NativeTier* tests of takt_exec_tests, without the 17 other exec test files to cross-build.
+[ "$native" = 1 ] && targets+=(takt_native_plugin takt_native_tests)
+nice -n 10 cmake --build "$build" -j"${JOBS:-2}" --target "${targets[@]}"
 file "$build/takt" | grep -q "ARM aarch64" || { echo "arm64: $build/takt is not an arm64 binary" >&2; exit 1; }
+if [ "$native" = 1 ]; then
+  file -L "$build/takt-native.so" | grep -q "ARM aarch64" ||
+    { echo "arm64: $build/takt-native.so is missing or not an arm64 library" >&2; exit 1; }
+  # The standard FBs' bitcode (clang 14 --target=aarch64-linux-gnu, CMakeLists.txt). Without it
+  # the tier still runs, calling the interpreter's compiled C++ for a TON or an R_TRIG instead of
+  # inlining it: the same results, only slower; say so rather than fail.
+  if [ ! -f "$build/generated/natives_fb.bc" ]; then
+    echo "arm64: no bitcode of the standard FBs (clang-14 missing?): the tier calls them instead" >&2
+  fi
+fi
 
 # `-L /`: the multiarch libc6:arm64 loader and libc (see the toolchain file for why not the cross
 # toolchain's sysroot). The tests start the takt binary through build-arm64/tests/takt-emulated,
@@ -61,10 +91,31 @@ for t in "${suites[@]}"; do
   echo "arm64: takt_${t}_tests under qemu-aarch64"
   (cd "$build/tests" && timeout -s KILL 900 "${qemu[@]}" "./takt_${t}_tests" --gtest_brief=1) | tail -3 || status=1
 done
-if [ "${TAKT_ARM64_QUICK:-0}" != 1 ]; then
+if [ "$quick" != 1 ]; then
   echo "arm64: RetainCrash (takt_integration_tests) under qemu-aarch64"
   (cd "$build/tests" && timeout -s KILL 900 "${qemu[@]}" ./takt_integration_tests --gtest_brief=1 \
      --gtest_filter='RetainCrash.*') | tail -3 || status=1
+fi
+if [ "$native" = 1 ]; then
+  # The native tier against the interpreter, the same image after every scan: the bench programs,
+  # the traps, the standard FBs, random programs (tests/support/native_diff). Not under qemu-user:
+  #   NativeTierWriteExecute.*  a child process under PR_SET_MDWE or systemd's seccomp filter for
+  #                             MemoryDenyWriteExecute: both would apply to qemu itself, whose
+  #                             translator writes and runs its own code
+  #   NativeTierTaskThreads.*   times real task threads under SCHED_FIFO (ctest's `realtime` label:
+  #                             not even on amd64 beside other tests)
+  exclude='NativeTierWriteExecute.*:NativeTierTaskThreads.*'
+  seeds=()
+  if [ "$quick" = 1 ]; then
+    # CI: about three minutes under qemu. Each program compiles in 1-3 s there (LLVM itself runs
+    # translated): 10 random programs of each profile instead of 40 and 60, and not every program
+    # of the ST corpus.
+    exclude+=:NativeTierStatus.EveryCorpusProgramCompiles
+    seeds=(env TAKT_NATIVE_DIFF_SEEDS=1:10)
+  fi
+  echo "arm64: the native tier's tests (takt_native_tests) under qemu-aarch64"
+  (cd "$build/tests" && timeout -s KILL 1800 "${seeds[@]}" "${qemu[@]}" ./takt_native_tests --gtest_brief=1 \
+     --gtest_filter="*NativeTier*-$exclude") | tail -3 || status=1
 fi
 [ "$status" = 0 ] || { echo "arm64: unit tests failed under qemu" >&2; exit 1; }
 
@@ -77,6 +128,13 @@ sed -i "s|unix:///tmp/takt-demo.sock|unix://$demo/takt.sock|" "$demo/runtime.tom
 "${qemu[@]}" "$build/takt" validate --project "$demo"
 "${qemu[@]}" "$build/takt" check --project "$demo"
 "${qemu[@]}" "$build/takt" run --project "$demo" --for 3s
+if [ "$native" = 1 ]; then
+  echo "arm64: 3 s of takt run --execution native on the demo (qemu-aarch64)"
+  rm -rf "$demo/.takt"
+  "${qemu[@]}" "$build/takt" run --project "$demo" --for 3s --execution native 2>&1 | tee "$demo/native.log"
+  grep -q "execution: native (compiled in" "$demo/native.log" ||
+    { echo "arm64: takt run --execution native did not run the demo on the native tier" >&2; exit 1; }
+fi
 
 if [ "${TAKT_ARM64_PACKAGE:-1}" = 1 ]; then
   TAKT_ARCH=arm64 TAKT_REL_BUILD_DIR=$root/build-arm64-rel bash "$root/scripts/package.sh"

@@ -4,7 +4,9 @@
 # takt target (with the native tier's plugin where it is built), CPack (dependencies from
 # dpkg-shlibdeps), then lintian, which must report no errors.
 #   bash scripts/package.sh                  # dist/takt_<version>_amd64.deb, dist/takt-native_<version>_amd64.deb
-#   TAKT_ARCH=arm64 bash scripts/package.sh  # the cross build (scripts/arm64.sh calls this)
+#   TAKT_ARCH=arm64 bash scripts/package.sh  # the cross build (scripts/arm64.sh calls this), with
+#                                            # the native tier for arm64 (scripts/arm64-llvm.sh)
+#                                            # unless TAKT_ARM64_NATIVE=0
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 arch=${TAKT_ARCH:-$(dpkg --print-architecture)}
@@ -31,12 +33,22 @@ else
   build=${TAKT_REL_BUILD_DIR:-$root/build-$arch}
   cross=(-DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-aarch64-linux-gnu.cmake")
   export DEB_HOST_ARCH=$arch
+  # The target's LLVM for the native tier, so the cross build has a takt-native too.
+  if [ "${TAKT_ARM64_NATIVE:-1}" = 1 ]; then
+    # shellcheck source=scripts/arm64-llvm.sh
+    source "$root/scripts/arm64-llvm.sh"
+    takt_arm64_llvm "${TAKT_ARM64_LLVM_DIR:-$root/build-arm64-llvm}"
+    cross+=("${takt_arm64_llvm_cmake[@]}")
+  else
+    cross+=(-DTAKT_NATIVE=OFF)
+  fi
 fi
 # Debian's flags for a package: -O2, stack protector, _FORTIFY_SOURCE, RELRO, PIE (lintian checks
 # them in the binary). The file-prefix map keeps the checkout's path out of the binary.
 cxxflags="$(dpkg-buildflags --get CXXFLAGS) $(dpkg-buildflags --get CPPFLAGS) -ffile-prefix-map=$root=."
 ldflags="$(dpkg-buildflags --get LDFLAGS) -Wl,-z,now"
-if [ ! -f "$build/build.ninja" ]; then
+# A cross build is configured every time (seconds), so a tree from before its tier gets it.
+if [ ! -f "$build/build.ninja" ] || [ ${#cross[@]} -gt 0 ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_INSTALL_PREFIX=/usr \
         -DCMAKE_CXX_FLAGS="$cxxflags" -DCMAKE_EXE_LINKER_FLAGS="$ldflags" -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
         -DTAKT_TESTS=OFF -DTAKT_BENCH=OFF "${cross[@]}" >/dev/null
@@ -56,14 +68,21 @@ echo "package: $deb ($(du -h "$deb" | cut -f1); takt $(dpkg-deb --fsys-tarfile "
 dpkg-deb -f "$deb" Depends
 # Errors fail the build; warnings are shown.
 lintian --fail-on error --tag-display-limit 0 "$deb"
-# The add-on with the native tier (not built where LLVM 14 is missing, as in the arm64 cross build).
+# The add-on with the native tier (not built where LLVM 14 is missing or with -DTAKT_NATIVE=OFF).
 native_deb=$(ls -t "$build"/cpack/takt-native_*_"$arch".deb 2>/dev/null | head -1 || true)
 if [ -n "$native_deb" ]; then
   cp "$native_deb" "$root/dist/"
   native_deb="$root/dist/$(basename "$native_deb")"
   echo "package: $native_deb ($(du -h "$native_deb" | cut -f1))"
   dpkg-deb -f "$native_deb" Depends
+  dpkg-deb -c "$native_deb" | grep -q "/takt/takt-native\.so$" ||
+    { echo "package: $native_deb holds no takt-native.so" >&2; exit 1; }
+  dpkg-deb -f "$native_deb" Depends | grep -q "libllvm14" ||
+    { echo "package: $native_deb does not depend on libllvm14" >&2; exit 1; }
   lintian --fail-on error --tag-display-limit 0 "$native_deb"
+elif [ -f "$build/takt-native.so" ]; then
+  echo "package: the build has takt-native.so but CPack made no takt-native package" >&2
+  exit 1
 else
   echo "package: no takt-native (this build has no native tier)"
 fi
