@@ -122,12 +122,12 @@ int runImport(const ImportOptions& o) {
     for (const compiler::PlcopenProblem& p : t.problems) {
         const compiler::DiagInfo& info = compiler::diagInfo(p.code);
         errors += info.severity == compiler::Severity::Error ? 1 : 0;
-        std::fprintf(stderr, "%s:%u: %s[%s]: %s\n", o.file.c_str(), p.line,
+        std::fprintf(stderr, "%s:%u:%u: %s[%s]: %s\n", o.file.c_str(), p.line, p.column,
                      std::string(compiler::severityName(info.severity)).c_str(), std::string(info.code).c_str(),
                      p.message.c_str());
     }
     if (errors > 0) {
-        std::fprintf(stderr, "takt import: %zu problem(s) in %s; nothing was written\n", errors, o.file.c_str());
+        std::fprintf(stderr, "takt import: %zu error(s) in %s; nothing was written\n", errors, o.file.c_str());
         return kExitInvalidProject;
     }
     std::string xmlName = fs::path(o.file).filename().string();

@@ -53,8 +53,8 @@ std::size_t compile(Project& project, const std::vector<bool>& readable, Diagnos
 void placeAtElements(std::vector<Diagnostic>& diagnostics,
                      const std::vector<std::pair<FileId, std::vector<PlcopenOrigin>>>& origins) {
     for (Diagnostic& d : diagnostics) {
-        if (d.code == DiagCode::PlcopenInvalid || d.code == DiagCode::PlcopenUnsupported) {
-            continue; // the reader's own, which name their element already
+        if (isPlcopenReaderCode(d.code)) {
+            continue;
         }
         for (const auto& [file, list] : origins) {
             if (file != d.span.file) {

@@ -18,6 +18,7 @@
 //      entered. A step entered now runs its actions from the next cycle on (CODESYS's order).
 // A POU that declares SFCInit or SFCReset (BOOL) gets a reset of the chart before the phases; one
 // that declares SFCInit or SFCPause runs the phases only while they are FALSE (CODESYS's flags).
+#include <memory>
 #include <vector>
 
 #include "takt/compiler/ast.h"
@@ -65,5 +66,8 @@ struct SfcChart {
 // time, a PRIORITY that is no integer literal, a second SD, DS or SL of one action, a transition's name or body, an
 // SFCInit, SFCReset or SFCPause that is no BOOL) and adds its variables and statements to `pou`.
 void lowerSfc(ast::PouDecl& pou, SfcChart& chart, DiagnosticSink& diags);
+
+// The chart as written (sfc_outline.cpp); `statements`: the body has ST of its own beside it.
+[[nodiscard]] std::shared_ptr<const ast::SfcOutline> outlineSfc(const SfcChart& chart, bool statements);
 
 } // namespace takt::compiler

@@ -534,28 +534,30 @@ struct Lowering {
                 }
             }
             if (isAction(action)) {
-                block.vars.push_back(variable(name + "$Q", "BOOL", first.action.span));
-                block.vars.push_back(variable(name + "$A", "BOOL", first.action.span));
+                pushActionFlags(block, first);
             }
         }
         pou.varBlocks.push_back(std::move(block));
     }
 
-    // A chart with errors: the Q and A of every ACTION of the POU (the association that would
-    // give an action them may be the one in error), in a VAR block of their own.
+    // An associated ACTION's Q and A (`a.Q` reads `a$Q`), at its first association.
+    void pushActionFlags(ast::VarBlock& block, const SfcAssociation& first) const {
+        block.vars.push_back(variable(first.action.name + "$Q", "BOOL", first.action.span));
+        block.vars.push_back(variable(first.action.name + "$A", "BOOL", first.action.span));
+    }
+
+    // A chart with errors: the Q and A of the ACTIONs its steps associate (an association in
+    // error is kept in its step), so that reading them is no follow-on error; an action no step
+    // associates has none, as in a chart without errors (E0105).
     void declareActionFlags() {
         ast::VarBlock block;
         block.section = ast::VarSection::Var;
-        std::vector<std::string> done;
-        for (const auto& m : pou.methods) {
-            const std::string key = upperName(m->name.name);
-            if (!m->isAction || std::find(done.begin(), done.end(), key) != done.end()) {
-                continue;
+        for (const std::string& action : actionOrder()) {
+            if (isAction(action)) {
+                const SfcAssociation& first = *firstAssociation(action);
+                block.span = block.vars.empty() ? first.action.span : block.span;
+                pushActionFlags(block, first);
             }
-            done.push_back(key);
-            block.span = block.vars.empty() ? m->name.span : block.span;
-            block.vars.push_back(variable(m->name.name + "$Q", "BOOL", m->name.span));
-            block.vars.push_back(variable(m->name.name + "$A", "BOOL", m->name.span));
         }
         if (!block.vars.empty()) {
             pou.varBlocks.push_back(std::move(block));
@@ -896,6 +898,7 @@ void lowerSfc(ast::PouDecl& pou, SfcChart& chart, DiagnosticSink& diags) {
         return;
     }
     const std::size_t first = pou.body.size();
+    pou.chart = outlineSfc(chart, first > 0);
     l.declare();
     l.lower();
     if (chart.extent.valid() && pou.body.size() > first) {

@@ -152,7 +152,8 @@ std::string AppliedProgramStore::moveAside(const char* name) const {
     std::error_code ec;
     fs::remove_all(aside, ec);
     fs::rename(dir_, aside, ec);
-    bytecode::syncDirectory(dir_.parent_path());
+    // Best effort: a move lost to a power loss is made again at the next start.
+    (void)bytecode::syncDirectory(dir_.parent_path());
     return ec ? fmt::format(" (could not move {} aside: {})", dir_.string(), ec.message())
               : fmt::format("; it was moved to {}", aside.string());
 }
@@ -214,9 +215,14 @@ std::string AppliedProgramStore::save(const bytecode::Module& running, const byt
     }
     std::error_code ec;
     if (fs::create_directories(dir_, ec)) {
-        // A directory made now is on the disk only once its parent's entry is.
-        bytecode::syncDirectory(dir_.parent_path());
-        bytecode::syncDirectory(dir_.parent_path().parent_path());
+        // A directory made now is on the disk only once its parent's entry is: else a restart
+        // after a power loss would not find the change this store says is kept.
+        for (const fs::path& parent : {dir_.parent_path(), dir_.parent_path().parent_path()}) {
+            if (const std::error_code synced = bytecode::syncDirectory(parent);
+                synced && !bytecode::cannotSyncDirectories(synced)) {
+                return fmt::format("cannot sync {}: {}", parent.string(), synced.message());
+            }
+        }
     }
     if (ec) {
         return fmt::format("cannot create {}: {}", dir_.string(), ec.message());

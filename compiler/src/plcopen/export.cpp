@@ -89,6 +89,11 @@ std::string Exporter::bodyText(const ast::PouDecl& pou) {
     return trimBody(std::move(body));
 }
 
+bool Exporter::isChartsOwn(const ast::VarBlock& block) const {
+    // The SFC lowering's blocks sit at the chart's steps, not at a VAR keyword of the source.
+    return !startsWithVar(project_.sources->text(Span{block.span.file, block.span.begin, block.span.end}));
+}
+
 void Exporter::stBody(pugi::xml_node body, const std::string& text) {
     // Beremiz and the OpenPLC Editor write `<xhtml:p><![CDATA[…]]>`; pugixml splits a `]]>` in
     // the text over two CDATA sections, which the reader joins.
@@ -119,15 +124,7 @@ void Exporter::pou(pugi::xml_node pous, const ast::PouDecl& decl) {
                                             name));
         return;
     }
-    for (const ast::VarBlock& b : decl.varBlocks) {
-        const std::string_view at = project_.sources->text(Span{b.span.file, b.span.begin, b.span.end});
-        if (!startsWithVar(at)) {
-            problem(b.span, fmt::format("'{}' is an SFC chart: the export writes ST bodies only (a chart as "
-                                        "<SFC> is not written yet)",
-                                        name));
-            return;
-        }
-    }
+
     pugi::xml_node node = pous.append_child("pou");
     node.append_attribute("name") = name.c_str();
     node.append_attribute("pouType") = kind;
@@ -136,6 +133,9 @@ void Exporter::pou(pugi::xml_node pous, const ast::PouDecl& decl) {
         return;
     }
     for (const ast::VarBlock& b : decl.varBlocks) {
+        if (isChartsOwn(b)) {
+            continue; // the chart's steps and flags, which the reader's chart declares again
+        }
         if (!varList(iface, b, name)) {
             return;
         }
@@ -165,7 +165,13 @@ void Exporter::pou(pugi::xml_node pous, const ast::PouDecl& decl) {
         action.append_attribute("name") = member->name.name.c_str();
         stBody(action.append_child("body"), bodyText(*member));
     }
-    stBody(node.append_child("body"), bodyText(decl));
+    if (decl.chart != nullptr) {
+        if (!sfcBody(node.append_child("body"), decl)) {
+            return;
+        }
+    } else {
+        stBody(node.append_child("body"), bodyText(decl));
+    }
     if (decl.pouKind == ast::PouKind::Program) {
         programs_.push_back(name);
     }

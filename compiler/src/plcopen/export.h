@@ -39,7 +39,11 @@ private:
     void pou(pugi::xml_node pous, const ast::PouDecl& pou);
     void configuration(pugi::xml_node configurations, const ast::ConfigurationDecl& config);
     [[nodiscard]] std::string bodyText(const ast::PouDecl& pou);
+    // A VAR block the SFC lowering added (sfc.h), not one of the source.
+    [[nodiscard]] bool isChartsOwn(const ast::VarBlock& block) const;
     void stBody(pugi::xml_node body, const std::string& text);
+    // export_sfc.cpp: the `<SFC>` of a POU with a chart; false after a problem.
+    bool sfcBody(pugi::xml_node body, const ast::PouDecl& decl);
     void declarations(const std::vector<ast::DeclPtr>& decls, pugi::xml_node dataTypes, pugi::xml_node pous,
                       pugi::xml_node configurations, pugi::xml_node globals, std::string_view fileStem);
 

@@ -70,19 +70,26 @@ struct Network {
     // functions it reads (it runs only when they are all TRUE).
     std::string prefix;
     std::vector<std::string> enables;
-    // With jumps and labels: a statement's stretch between two of them (localId -> stretch), and
-    // the stretch of the statement being written. A pull never crosses into another stretch: that
-    // would move an FB call into or out of a loop or a skipped range.
-    std::map<std::string, std::size_t> stretchOf;
+    // With jumps and labels, each statement's place (localId -> place): its stretch between two
+    // of them, and its index in the network; and the stretch of the statement being written. A
+    // pull never crosses into another stretch: that would move an FB call into or out of a loop or
+    // a skipped range.
+    struct Place {
+        std::size_t stretch;
+        std::size_t index;
+    };
+    std::map<std::string, Place> places;
     std::size_t stretch = 0;
-    // Without executionOrderId, in a loop: each statement's place in the network (localId ->
-    // index), the end and label of the innermost loop around the statement being written, and the
-    // FB calls after a loop read inside it (localId -> the reading statement's localId and the
-    // loop's label): W0017 where the call is written.
-    std::map<std::string, std::size_t> indexOf;
+    // Without executionOrderId: the end and label of the innermost loop around the statement
+    // being written, and the FB calls after a loop read inside it (localId -> who reads it):
+    // W0017 where the call is written.
+    struct LateRead {
+        std::string reader; // the reading statement's localId
+        std::string label;  // the loop's
+    };
     std::size_t loopEnd = std::numeric_limits<std::size_t>::max();
     std::string loopLabel;
-    std::map<std::string, std::pair<std::string, std::string>> lateReads;
+    std::map<std::string, LateRead> lateReads;
 
     void fail(DiagCode code, const pugi::xml_node& at, const std::string& message) {
         if (!failed) {
@@ -368,10 +375,10 @@ struct Network {
         if (emitted.contains(id) || onPath.contains(id) || failed) {
             return; // done, or feedback: the instance's output keeps last cycle's value
         }
-        if (const auto s = stretchOf.find(id); depth > 0 && s != stretchOf.end() && s->second != stretch) {
+        if (const auto at = places.find(id); depth > 0 && at != places.end() && at->second.stretch != stretch) {
             // runs at its own place, beyond a jump or label; read before, it keeps its last value
-            if (const auto at = indexOf.find(id); isFbCall(node) && at != indexOf.end() && at->second > loopEnd) {
-                lateReads.emplace(id, std::pair{std::string(anchor.attribute("localId").value()), loopLabel});
+            if (isFbCall(node) && at->second.index > loopEnd) {
+                lateReads.emplace(id, LateRead{anchor.attribute("localId").value(), loopLabel});
             }
             return;
         }
@@ -401,9 +408,9 @@ struct Network {
             t.problemHere(DiagCode::PlcopenLoopReadsLastCycle, node,
                           fmt::format("POU '{}': the statement at localId {} inside the loop at label '{}' reads an "
                                       "output of FB '{}', which is called after the loop: there it reads the output "
-                                      "of the previous cycle (put the block inside the loop or before its label, "
+                                      "of the FB's previous call (put the block inside the loop or before its label, "
                                       "or give the network executionOrderId)",
-                                      pou, late->second.first, late->second.second,
+                                      pou, late->second.reader, late->second.label,
                                       node.attribute("instanceName").value()));
         }
     }
@@ -624,8 +631,7 @@ void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml
         std::size_t stretch = 0;
         for (std::size_t i = 0; i < statements.size(); ++i) {
             stretch += isControl(localName(statements[i])) ? 1 : 0;
-            net.stretchOf.emplace(statements[i].attribute("localId").value(), stretch);
-            net.indexOf.emplace(statements[i].attribute("localId").value(), i);
+            net.places.emplace(statements[i].attribute("localId").value(), Network::Place{stretch, i});
         }
     }
     const auto crossing = [&](const pugi::xml_node& at, const std::string& name) {
@@ -636,16 +642,13 @@ void translateNetwork(Translator& t, const pugi::xml_node& body, const pugi::xml
     for (std::size_t i = 0; i < statements.size() && !net.failed; ++i) {
         const pugi::xml_node& n = statements[i];
         const std::string_view kind = localName(n);
-        net.loopEnd = std::numeric_limits<std::size_t>::max();
-        for (const Range& r : open) {
-            if (r.loopEnd != 0 && r.loopEnd < net.loopEnd) {
-                net.loopEnd = r.loopEnd;
-                net.loopLabel = r.label;
-            }
-        }
+        // The ranges nest: the innermost loop is the last one open.
+        const auto loop = std::find_if(open.rbegin(), open.rend(), [](const Range& r) { return r.loopEnd != 0; });
+        net.loopEnd = loop == open.rend() ? std::numeric_limits<std::size_t>::max() : loop->loopEnd;
+        net.loopLabel = loop == open.rend() ? std::string() : loop->label;
         if (!isControl(kind)) {
-            if (const auto s = net.stretchOf.find(n.attribute("localId").value()); s != net.stretchOf.end()) {
-                net.stretch = s->second;
+            if (const auto at = net.places.find(n.attribute("localId").value()); at != net.places.end()) {
+                net.stretch = at->second.stretch;
             }
             net.order(n, 0);
             continue;

@@ -474,7 +474,7 @@ PlcopenTranslation translatePlcopen(std::string_view xml) {
     if (!parsed) {
         t.problemAt(DiagCode::PlcopenInvalid, parsed.offset < 0 ? 0 : static_cast<std::size_t>(parsed.offset),
                     fmt::format("not well-formed XML: {}", parsed.description()));
-        return std::move(t.out);
+        return t.take();
     }
     const pugi::xml_node root = doc.document_element();
     // The namespace of the root element: xmlns, or xmlns:PREFIX for <PREFIX:project>.
@@ -488,7 +488,7 @@ PlcopenTranslation translatePlcopen(std::string_view xml) {
                   fmt::format("not a PLCopen TC6 XML project: the root element is <{}> in namespace '{}' (expected "
                               "<project> in {} or {})",
                               root.name(), ns, kNamespace201, kNamespace200));
-        return std::move(t.out);
+        return t.take();
     }
     t.out.projectName = plcopen::child(root, "contentHeader").attribute("name").value();
     const pugi::xml_node types = plcopen::child(root, "types");
@@ -521,7 +521,7 @@ PlcopenTranslation translatePlcopen(std::string_view xml) {
             }
         }
     }
-    return std::move(t.out);
+    return t.take();
 }
 
 } // namespace takt::compiler

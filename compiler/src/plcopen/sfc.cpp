@@ -5,7 +5,9 @@
 // A transition's sources are the steps reached backwards through selection divergences and
 // simultaneous convergences; its targets the steps reached forwards through selection
 // convergences, simultaneous divergences and jump steps. An action block's inline body becomes a
-// hidden ACTION of the POU.
+// hidden ACTION of the POU. A macro step is inlined: its body's steps and transitions are the
+// chart's, a transition into the macro enters its body's entry step and the transition after it
+// leaves the body's exit step (as in CODESYS, where a macro only hides part of the chart in the editor).
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
@@ -34,14 +36,35 @@ constexpr int kMaxMarkupDepth = 8;
 // The qualifiers of IEC 61131-3's action associations.
 constexpr std::string_view kQualifiers[] = {"N", "R", "S", "L", "D", "P", "P0", "P1", "SD", "DS", "SL"};
 
+// Where an element of the chart lies: a macro step's body numbers its elements on its own, so
+// every localId is keyed with the scope of the body it is in ("" for the POU's body, "7/" for the
+// body of the macro step of localId 7, "7/3/" for a macro step inside that one).
+struct Place {
+    std::string scope;
+    pugi::xml_node sfc; // the <SFC> the element is in: a condition reads its FBD/LD elements there
+    bool inMacro = false;
+};
+
+// A macro step's body: the step (or macro step) a transition into the macro enters, and the one
+// the transition after the macro leaves.
+struct MacroEnds {
+    pugi::xml_node entry;
+    pugi::xml_node exit;
+};
+
 struct Chart {
+    Chart(Translator& translator, const pugi::xml_node& of)
+        : t(translator), pou(of), name(of.attribute("name").value()) {}
+
     Translator& t;
-    const pugi::xml_node& sfc;
     const pugi::xml_node& pou;
     std::string_view name;
-    std::map<std::string, pugi::xml_node> byId;
-    std::map<std::string, std::vector<pugi::xml_node>> readers; // localId -> the elements connected to it
-    std::map<const void*, std::string> inlineActions;           // an inline <action> -> its ACTION
+    std::map<std::string, pugi::xml_node> byId;                    // scoped localId -> element
+    std::map<std::string, std::vector<pugi::xml_node>> readers;    // scoped localId -> the elements connected to it
+    std::map<const void*, Place> places;                           // every element -> where it lies
+    std::map<std::string, MacroEnds> macros;                       // scoped localId of a macroStep -> its ends
+    std::map<std::string, pugi::xml_node, std::less<>> macroNames; // a macro step's name -> it (a jumpStep's target)
+    std::map<const void*, std::string> inlineActions;              // an inline <action> -> its ACTION
     bool failed = false;
     std::size_t visits = 0; // of the transition being read
 
@@ -52,8 +75,14 @@ struct Chart {
         failed = true;
     }
 
-    // The localIds every connectionPointIn of `n` names.
-    static std::vector<std::string> inputs(const pugi::xml_node& n) {
+    [[nodiscard]] const Place& placeOf(const pugi::xml_node& n) const { return places.at(n.internal_object()); }
+    [[nodiscard]] std::string key(const pugi::xml_node& n) const {
+        return placeOf(n).scope + n.attribute("localId").value();
+    }
+
+    // The scoped localIds every connectionPointIn of `n` names.
+    [[nodiscard]] std::vector<std::string> inputs(const pugi::xml_node& n) const {
+        const std::string& scope = placeOf(n).scope;
         std::vector<std::string> ids;
         for (const pugi::xml_node& point : n.children()) {
             if (point.type() != pugi::node_element || localName(point) != "connectionPointIn") {
@@ -61,7 +90,7 @@ struct Chart {
             }
             for (const pugi::xml_node& c : point.children()) {
                 if (c.type() == pugi::node_element && localName(c) == "connection") {
-                    ids.emplace_back(c.attribute("refLocalId").value());
+                    ids.push_back(scope + c.attribute("refLocalId").value());
                 }
             }
         }
@@ -79,12 +108,15 @@ struct Chart {
             const auto it = byId.find(id);
             if (it == byId.end()) {
                 fail(DiagCode::PlcopenInvalid, n,
-                     fmt::format("a connection names localId {}, which no element has", id));
+                     fmt::format("a connection names localId {}, which no element has",
+                                 id.substr(placeOf(n).scope.size())));
                 return;
             }
             const std::string_view kind = localName(it->second);
             if (kind == "step") {
                 steps.emplace_back(it->second.attribute("name").value());
+            } else if (kind == "macroStep") {
+                macroEnd(it->second, false, steps, depth + 1);
             } else if (kind == "selectionDivergence" || kind == "simultaneousConvergence") {
                 before(it->second, steps, depth + 1);
             } else {
@@ -101,17 +133,40 @@ struct Chart {
             fail(DiagCode::PlcopenInvalid, n, "divergences and convergences loop or nest deeper than takt follows");
             return;
         }
-        for (const pugi::xml_node& next : readers[n.attribute("localId").value()]) {
+        for (const pugi::xml_node& next : readers[key(n)]) {
             const std::string_view kind = localName(next);
             if (kind == "step") {
                 steps.emplace_back(next.attribute("name").value());
+            } else if (kind == "macroStep") {
+                macroEnd(next, true, steps, depth + 1);
             } else if (kind == "jumpStep") {
-                steps.emplace_back(next.attribute("targetName").value());
+                const std::string_view target = next.attribute("targetName").value();
+                if (const auto macro = macroNames.find(target); macro != macroNames.end()) {
+                    macroEnd(macro->second, true, steps, depth + 1);
+                } else {
+                    steps.emplace_back(target);
+                }
             } else if (kind == "selectionConvergence" || kind == "simultaneousDivergence") {
                 after(next, steps, depth + 1);
             } else if (kind == "transition" || kind == "selectionDivergence" || kind == "simultaneousConvergence") {
                 fail(DiagCode::PlcopenInvalid, next, fmt::format("a <{}> follows a transition, not a step", kind));
             }
+        }
+    }
+
+    // The step a transition into macro step `m` enters (`entering`), or the one the transition
+    // after it leaves, through macro steps nested at that end.
+    void macroEnd(const pugi::xml_node& m, bool entering, std::vector<std::string>& steps, int depth) {
+        if (depth > kMaxChain || ++visits > kMaxVisits) {
+            fail(DiagCode::PlcopenInvalid, m, "macro steps nest deeper than takt follows");
+            return;
+        }
+        const MacroEnds& ends = macros.at(key(m));
+        const pugi::xml_node end = entering ? ends.entry : ends.exit;
+        if (localName(end) == "macroStep") {
+            macroEnd(end, entering, steps, depth + 1);
+        } else {
+            steps.emplace_back(end.attribute("name").value());
         }
     }
 
@@ -130,7 +185,7 @@ struct Chart {
     // `name(Q[, duration]); …` of the action blocks connected to `step`.
     std::string associations(const pugi::xml_node& step) {
         std::string s;
-        for (const pugi::xml_node& block : readers[step.attribute("localId").value()]) {
+        for (const pugi::xml_node& block : readers[key(step)]) {
             if (localName(block) != "actionBlock") {
                 continue;
             }
@@ -286,7 +341,7 @@ struct Chart {
             "TRANSITION {}FROM {} TO {} :=", priority.empty() ? std::string() : fmt::format("(PRIORITY := {}) ", rank),
             list(from), list(to));
         if (kind == "connectionPointIn") {
-            std::optional<std::string> value = translateCondition(t, sfc, pou, how);
+            std::optional<std::string> value = translateCondition(t, placeOf(n).sfc, pou, how);
             if (!value) {
                 failed = true;
                 return;
@@ -325,12 +380,162 @@ struct Chart {
         }
         fail(DiagCode::PlcopenInvalid, n, "a transition has no <condition>");
     }
+
+    // Records the elements of `body` (the POU's <SFC>, or a macro step's) in `scope`, and those of
+    // the macro steps in it, each in a scope of its own.
+    void enter(const pugi::xml_node& body, const std::string& scope, bool inMacro, std::set<std::string>& names,
+               int depth) {
+        if (depth > kMaxChain) {
+            fail(DiagCode::PlcopenInvalid, body, "macro steps nest deeper than takt follows");
+            return;
+        }
+        for (const pugi::xml_node& n : body.children()) {
+            if (failed) {
+                return;
+            }
+            if (n.type() != pugi::node_element || localName(n) == "comment") {
+                continue;
+            }
+            const std::string_view kind = localName(n);
+            places[n.internal_object()] = Place{scope, body, inMacro};
+            const std::string id = n.attribute("localId").value();
+            if (id.empty() || !byId.emplace(scope + id, n).second) {
+                fail(DiagCode::PlcopenInvalid, n, fmt::format("<{}> has no localId or one another element has", kind));
+                return;
+            }
+            if ((kind == "step" && !isIdentifier(n.attribute("name").value())) ||
+                (kind == "jumpStep" && !isIdentifier(n.attribute("targetName").value()))) {
+                fail(DiagCode::PlcopenInvalid, n, fmt::format("<{}> names no step", kind));
+                return;
+            }
+            for (const std::string& from : inputs(n)) {
+                readers[from].push_back(n);
+            }
+            if (kind == "actionBlock") {
+                nameInlineActions(n, names);
+            } else if (kind == "macroStep") {
+                const pugi::xml_node inner = firstElement(child(n, "body"));
+                if (!inner) {
+                    fail(DiagCode::PlcopenInvalid, n, "a macro step has no body");
+                    return;
+                }
+                if (localName(inner) != "SFC") {
+                    fail(DiagCode::PlcopenUnsupported, n,
+                         fmt::format("a macro step's body in {} is not supported (only SFC)", localName(inner)));
+                    return;
+                }
+                macroNames.emplace(n.attribute("name").value(), n);
+                const std::string inside = scope + id + "/";
+                enter(inner, inside, true, names, depth + 1);
+                findEnds(n, inner, inside);
+            }
+        }
+    }
+
+    // Each inline action of `block` gets the name of its hidden ACTION, one no name of the POU has.
+    void nameInlineActions(const pugi::xml_node& block, std::set<std::string>& names) {
+        for (const pugi::xml_node& a : block.children()) {
+            if (a.type() == pugi::node_element && localName(a) == "action" && child(a, "inline")) {
+                std::string member = "_Action" + std::string(a.attribute("localId").value());
+                if (!isIdentifier(member)) {
+                    member = "_Action" + std::to_string(inlineActions.size());
+                }
+                while (names.contains(member)) {
+                    member += "_";
+                }
+                names.insert(member);
+                inlineActions.emplace(a.internal_object(), member);
+            }
+        }
+    }
+
+    // A macro step's body begins at its entry, the step marked initialStep or else the one step
+    // (or macro step) nothing leads to, and ends at its exit, the one no transition leaves.
+    void findEnds(const pugi::xml_node& macro, const pugi::xml_node& inner, const std::string& inside) {
+        if (failed) {
+            return;
+        }
+        std::vector<pugi::xml_node> marked;
+        std::vector<pugi::xml_node> unreached;
+        std::vector<pugi::xml_node> exits;
+        for (const pugi::xml_node& n : inner.children()) {
+            const std::string_view kind = localName(n);
+            if (n.type() != pugi::node_element || (kind != "step" && kind != "macroStep")) {
+                continue;
+            }
+            if (n.attribute("initialStep").as_bool()) {
+                marked.push_back(n);
+            }
+            if (inputs(n).empty()) {
+                unreached.push_back(n);
+            }
+            const auto& next = readers[inside + n.attribute("localId").value()];
+            if (std::none_of(next.begin(), next.end(), [](const pugi::xml_node& r) {
+                    return localName(r) == "transition" || localName(r) == "selectionDivergence";
+                })) {
+                exits.push_back(n);
+            }
+        }
+        const std::vector<pugi::xml_node>& entries = marked.empty() ? unreached : marked;
+        if (entries.size() != 1 || exits.size() != 1) {
+            fail(DiagCode::PlcopenInvalid, macro,
+                 fmt::format("macro step '{}': its body has {} {} and {} {}, not one of each",
+                             macro.attribute("name").value(), entries.size(),
+                             entries.size() == 1 ? "entry step" : "entry steps", exits.size(),
+                             exits.size() == 1 ? "exit step" : "exit steps"));
+            return;
+        }
+        macros[key(macro)] = MacroEnds{entries.front(), exits.front()};
+    }
+
+    // Writes the steps, transitions and inline actions of `body`, and of its macro steps' bodies.
+    void write(const pugi::xml_node& body) {
+        for (const pugi::xml_node& n : body.children()) {
+            if (failed) {
+                return;
+            }
+            const std::string_view kind = localName(n);
+            if (kind == "step") {
+                const std::string actions = associations(n);
+                // A macro's entry step is no initial step of the chart.
+                const bool initial = n.attribute("initialStep").as_bool() && !placeOf(n).inMacro;
+                t.moveTo(n);
+                t.put(fmt::format("{} {}: {}END_STEP", initial ? "INITIAL_STEP" : "STEP", n.attribute("name").value(),
+                                  actions));
+            } else if (kind == "macroStep") {
+                for (const pugi::xml_node& r : readers[key(n)]) {
+                    if (localName(r) == "actionBlock") {
+                        fail(DiagCode::PlcopenUnsupported, r, "an action block on a macro step (only on its steps)");
+                        return;
+                    }
+                }
+                write(firstElement(child(n, "body")));
+            } else if (kind == "transition") {
+                transition(n);
+            } else if (kind == "actionBlock") {
+                writeInlineActions(n);
+            }
+        }
+    }
+
+    void writeInlineActions(const pugi::xml_node& block) {
+        for (const pugi::xml_node& a : block.children()) {
+            const auto it = inlineActions.find(a.internal_object());
+            if (it == inlineActions.end()) {
+                continue;
+            }
+            t.moveTo(a);
+            t.put(fmt::format("ACTION {}:", it->second));
+            translateBody(t, child(a, "inline"), pou, true);
+            t.put(" END_ACTION");
+        }
+    }
 };
 
 } // namespace
 
 void translateSfc(Translator& t, const pugi::xml_node& sfc, const pugi::xml_node& pou) {
-    Chart chart{t, sfc, pou, pou.attribute("name").value(), {}, {}, {}, false};
+    Chart chart(t, pou);
     if (std::string_view(pou.attribute("pouType").value()) == "function") {
         chart.fail(DiagCode::PlcopenUnsupported, sfc, "a FUNCTION has no SFC body (only programs and function blocks)");
         return;
@@ -344,69 +549,9 @@ void translateSfc(Translator& t, const pugi::xml_node& sfc, const pugi::xml_node
     for (const pugi::xml_node& a : child(pou, "actions").children()) {
         names.insert(a.attribute("name").value());
     }
-    for (const pugi::xml_node& n : sfc.children()) {
-        if (n.type() != pugi::node_element || localName(n) == "comment") {
-            continue;
-        }
-        const std::string_view kind = localName(n);
-        if (kind == "macroStep") {
-            chart.fail(DiagCode::PlcopenUnsupported, n, "a macro step is not supported yet");
-            return;
-        }
-        const std::string id = n.attribute("localId").value();
-        if (id.empty() || !chart.byId.emplace(id, n).second) {
-            chart.fail(DiagCode::PlcopenInvalid, n,
-                       fmt::format("<{}> has no localId or one another element has", kind));
-            return;
-        }
-        if ((kind == "step" && !isIdentifier(n.attribute("name").value())) ||
-            (kind == "jumpStep" && !isIdentifier(n.attribute("targetName").value()))) {
-            chart.fail(DiagCode::PlcopenInvalid, n, fmt::format("<{}> names no step", kind));
-            return;
-        }
-        for (const std::string& from : Chart::inputs(n)) {
-            chart.readers[from].push_back(n);
-        }
-        if (kind == "actionBlock") {
-            for (const pugi::xml_node& a : n.children()) {
-                if (a.type() == pugi::node_element && localName(a) == "action" && child(a, "inline")) {
-                    std::string member = "_Action" + std::string(a.attribute("localId").value());
-                    if (!isIdentifier(member)) {
-                        member = "_Action" + std::to_string(chart.inlineActions.size());
-                    }
-                    while (names.contains(member)) {
-                        member += "_";
-                    }
-                    names.insert(member);
-                    chart.inlineActions.emplace(a.internal_object(), member);
-                }
-            }
-        }
-    }
-    for (const pugi::xml_node& n : sfc.children()) {
-        if (chart.failed) {
-            return;
-        }
-        const std::string_view kind = localName(n);
-        if (kind == "step") {
-            const std::string actions = chart.associations(n);
-            t.moveTo(n);
-            t.put(fmt::format("{} {}: {}END_STEP", n.attribute("initialStep").as_bool() ? "INITIAL_STEP" : "STEP",
-                              n.attribute("name").value(), actions));
-        } else if (kind == "transition") {
-            chart.transition(n);
-        } else if (kind == "actionBlock") {
-            for (const pugi::xml_node& a : n.children()) {
-                const auto it = chart.inlineActions.find(a.internal_object());
-                if (it == chart.inlineActions.end()) {
-                    continue;
-                }
-                t.moveTo(a);
-                t.put(fmt::format("ACTION {}:", it->second));
-                translateBody(t, child(a, "inline"), pou, true);
-                t.put(" END_ACTION");
-            }
-        }
+    chart.enter(sfc, "", false, names, 0);
+    if (!chart.failed) {
+        chart.write(sfc);
     }
 }
 

@@ -148,16 +148,26 @@ void Translator::dropTrailing(std::string_view chars, std::size_t floor) {
     }
 }
 
+std::optional<std::uint32_t> Translator::textOffsetOf(const pugi::xml_node& node) const {
+    return textOffsetOf(position(node));
+}
+
+std::optional<std::uint32_t> Translator::textOffsetOf(LineCol at) const {
+    // Only when the text is written there already (a statement is written at the first element
+    // of it that comes last in the XML).
+    if (at.line > outLineStarts_.size()) {
+        return std::nullopt;
+    }
+    const std::uint32_t start = outLineStarts_[at.line - 1];
+    const std::uint32_t next =
+        at.line < outLineStarts_.size() ? outLineStarts_[at.line] - 1 : static_cast<std::uint32_t>(out.text.size());
+    return std::min(start + at.column - 1, next);
+}
+
 void Translator::origin(std::uint32_t begin, const pugi::xml_node& node) {
     PlcopenOrigin o{begin, static_cast<std::uint32_t>(out.text.size()), 0, false, node.attribute("localId").value()};
-    // The element's place, when the text is written there already (a statement is written at
-    // the first element of it that comes last in the XML).
-    const LineCol at = position(node);
-    if (at.line <= outLineStarts_.size()) {
-        const std::uint32_t start = outLineStarts_[at.line - 1];
-        const std::uint32_t next =
-            at.line < outLineStarts_.size() ? outLineStarts_[at.line] - 1 : static_cast<std::uint32_t>(out.text.size());
-        o.target = std::min(start + at.column - 1, next);
+    if (const std::optional<std::uint32_t> at = textOffsetOf(node)) {
+        o.target = *at;
         o.hasTarget = true;
     }
     out.origins.push_back(std::move(o));
@@ -172,15 +182,37 @@ void Translator::problemHere(DiagCode code, const pugi::xml_node& node, std::str
     if (const pugi::xml_attribute id = node.attribute("localId"); id) {
         message += fmt::format(" (localId {})", oneLine(id.value()));
     }
-    out.problems.push_back(
-        PlcopenProblem{code, static_cast<std::uint32_t>(out.text.size()), position(node).line, std::move(message)});
+    const LineCol at = position(node);
+    const std::optional<std::uint32_t> offset = textOffsetOf(at);
+    if (!offset) {
+        pending_.emplace_back(out.problems.size(), at);
+    }
+    out.problems.push_back(PlcopenProblem{code, offset.value_or(static_cast<std::uint32_t>(out.text.size())), at.line,
+                                          at.column, std::move(message)});
+}
+
+PlcopenTranslation Translator::take() {
+    // A problem about an element past the last text written (an FB call written early, where a
+    // statement before it reads it) gets white space up to the element's place.
+    for (const auto& [index, at] : pending_) {
+        if (at.line > line_ || (at.line == line_ && at.column > column_)) {
+            moveTo(at);
+        }
+    }
+    for (const auto& [index, at] : pending_) {
+        if (const std::optional<std::uint32_t> offset = textOffsetOf(at)) {
+            out.problems[index].offset = *offset;
+        }
+    }
+    pending_.clear();
+    return std::move(out);
 }
 
 void Translator::problemAt(DiagCode code, std::size_t xmlOffset, std::string message) {
     const LineCol at = positionAt(xmlOffset);
     moveTo(at);
     out.problems.push_back(
-        PlcopenProblem{code, static_cast<std::uint32_t>(out.text.size()), at.line, std::move(message)});
+        PlcopenProblem{code, static_cast<std::uint32_t>(out.text.size()), at.line, at.column, std::move(message)});
 }
 
 std::optional<std::string> Translator::typeOf(const pugi::xml_node& holder, std::string_view where) {

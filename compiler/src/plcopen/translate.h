@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <pugixml.hpp>
@@ -49,13 +50,19 @@ public:
     void dropTrailing(std::string_view chars, std::size_t floor);
     // A problem at `node`, with the element's localId (when it has one) in the message.
     void problem(DiagCode code, const pugi::xml_node& node, std::string message);
-    // A problem about `node` (its XML line and localId) at the end of what is written so far,
-    // without moving there: a warning while the statements around it are still being written.
+    // A problem about `node` (its XML line and localId) without moving the text: at the node's
+    // place when the text has reached its line, else at the end of what is written so far (a
+    // warning while the statements around it are still being written).
     void problemHere(DiagCode code, const pugi::xml_node& node, std::string message);
+    // The translation, once everything is written: a problem about an element the text had not
+    // reached then (problemHere) moves to the element's place, which the text is extended to.
+    [[nodiscard]] PlcopenTranslation take();
     // A problem at a byte offset of the XML (where pugixml stopped on malformed XML).
     void problemAt(DiagCode code, std::size_t xmlOffset, std::string message);
 
     [[nodiscard]] std::uint32_t xmlLine(const pugi::xml_node& node) const;
+    // Where `node`'s line and column are in the text, once the text reaches that line.
+    [[nodiscard]] std::optional<std::uint32_t> textOffsetOf(const pugi::xml_node& node) const;
     // Records that the text from `begin` to the end written so far is `node`'s (PlcopenOrigin).
     void origin(std::uint32_t begin, const pugi::xml_node& node);
 
@@ -78,6 +85,7 @@ private:
     };
     [[nodiscard]] LineCol position(const pugi::xml_node& node) const;
     [[nodiscard]] LineCol positionAt(std::size_t offset) const;
+    [[nodiscard]] std::optional<std::uint32_t> textOffsetOf(LineCol at) const;
     void moveTo(LineCol to);
     [[nodiscard]] std::optional<std::string> typeElement(const pugi::xml_node& type, std::string_view where, int depth);
     [[nodiscard]] std::optional<std::string> valueElement(const pugi::xml_node& value, std::string_view where,
@@ -91,6 +99,8 @@ private:
     std::vector<std::uint32_t> outLineStarts_{0};
     std::uint32_t line_ = 1;
     std::uint32_t column_ = 1;
+    // Problems (their index in out.problems) about an element the text had not reached yet.
+    std::vector<std::pair<std::size_t, LineCol>> pending_;
 };
 
 // A name the ST front end can take as an identifier (letters, digits, '_', not starting with a

@@ -654,13 +654,23 @@ LoadResult readProgramFile(const std::filesystem::path& path) {
     return deserialize(bytes);
 }
 
-bool syncDirectory(const std::filesystem::path& dir) {
+std::error_code syncDirectory(const std::filesystem::path& dir) {
     const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
-        return false;
+        return {errno, std::generic_category()};
     }
-    const bool synced = ::fsync(fd) == 0;
-    return ::close(fd) == 0 && synced;
+    std::error_code ec;
+    if (::fsync(fd) != 0) {
+        ec = {errno, std::generic_category()};
+    }
+    if (::close(fd) != 0 && !ec) {
+        ec = {errno, std::generic_category()};
+    }
+    return ec;
+}
+
+bool cannotSyncDirectories(std::error_code ec) {
+    return ec == std::errc::invalid_argument;
 }
 
 std::string writeFileAtomically(const std::filesystem::path& path, std::span<const std::uint8_t> bytes) {
@@ -694,8 +704,9 @@ std::string writeFileAtomically(const std::filesystem::path& path, std::span<con
         ::unlink(tmp.c_str());
         return message;
     }
-    // The rename is durable only once the directory entry is on disk.
-    syncDirectory(dir);
+    // The rename is durable only once the directory entry is on disk. Best effort: the new file
+    // is complete and in place, and a build must not fail where the directory cannot be synced.
+    (void)syncDirectory(dir);
     return {};
 }
 

@@ -95,15 +95,18 @@ TEST(PlcopenExport, AnUnwritableFileIsExitCode20AndLeavesNothing) {
     EXPECT_EQ(entries(tmp.path()), (std::vector<std::string>{"p", "p/src", "p/src/main.st"}));
 }
 
-TEST(PlcopenExport, AnSfcChartIsE0027AndKeepsTheOlderFile) {
+TEST(PlcopenExport, ANamedSfcTransitionIsE0027AndKeepsTheOlderFile) {
     test::TempDir tmp;
     tmp.write("p/src/seq.st", "PROGRAM Seq\nVAR go : BOOL; END_VAR\nINITIAL_STEP S1: END_STEP\nSTEP S2: END_STEP\n"
-                              "TRANSITION FROM S1 TO S2 := go; END_TRANSITION\n"
+                              "TRANSITION Go1 FROM S1 TO S2 := go; END_TRANSITION\n"
                               "TRANSITION FROM S2 TO S1 := NOT go; END_TRANSITION\nEND_PROGRAM\n");
     const fs::path xml = tmp.write("out.xml", "older export");
     const test::RunResult r = test::runTakt("export plcopen " + quoted(tmp.path() / "p") + " " + quoted(xml));
     EXPECT_EQ(r.exitCode, 11) << r.out << r.err;
-    EXPECT_NE(r.err.find("src/seq.st:3:1: error[E0027]: 'Seq' is an SFC chart"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("src/seq.st:5:1: error[E0027]: 'Seq': a named transition, or one with a body, is not "
+                         "exported yet"),
+              std::string::npos)
+        << r.err;
     EXPECT_EQ(test::readText(xml), "older export");
     EXPECT_EQ(entries(tmp.path()), (std::vector<std::string>{"out.xml", "p", "p/src", "p/src/seq.st"}));
 }

@@ -137,13 +137,60 @@ TEST(PlcopenImport, AnUnsupportedBodyIsACodedErrorAndNothingIsWritten) {
     const test::RunResult r =
         test::runTakt("import plcopen " + quoted((tmp.path() / "heartbeat.xml").string()) + " " + quoted(dir.string()));
     EXPECT_EQ(r.exitCode, 10);
-    EXPECT_NE(r.err.find("heartbeat.xml:" + std::to_string(line) +
+    const std::size_t column = xml.find("<IL>") - xml.rfind('\n', xml.find("<IL>"));
+    EXPECT_NE(r.err.find("heartbeat.xml:" + std::to_string(line) + ":" + std::to_string(column) +
                          ": error[E0027]: POU 'Heartbeat': a body in IL is not supported yet (only ST, FBD, LD and SFC "
                          "bodies are read)"),
               std::string::npos)
         << r.err;
     EXPECT_FALSE(fs::exists(dir));
     EXPECT_EQ(std::distance(fs::directory_iterator(tmp.path()), fs::directory_iterator()), 1); // no staging left
+}
+
+// A warning (here W0017: a statement in a loop reads an FB called after it) is printed with the
+// element's line and column, and the project is written all the same.
+TEST(PlcopenImport, AWarningIsPrintedAndTheProjectIsWritten) {
+    test::TempDir tmp;
+    const std::string xml =
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+        "<project xmlns=\"http://www.plcopen.org/xml/tc6_0201\" xmlns:xhtml=\"http://www.w3.org/1999/xhtml\">\n"
+        "  <fileHeader companyName=\"c\" productName=\"p\" productVersion=\"1\" "
+        "creationDateTime=\"2024-01-01T00:00:00\"/>\n"
+        "  <contentHeader name=\"plant\"/>\n"
+        "  <types><dataTypes/><pous>\n"
+        "    <pou name=\"J\" pouType=\"program\"><interface><localVars>"
+        "<variable name=\"A\"><type><BOOL/></type></variable><variable name=\"B\"><type><BOOL/></type></variable>"
+        "<variable name=\"C\"><type><derived name=\"TON\"/></type></variable></localVars></interface>\n"
+        "      <body><FBD>\n"
+        "        <inVariable localId=\"1\"><expression>A</expression></inVariable>\n"
+        "        <inVariable localId=\"9\"><expression>T#1s</expression></inVariable>\n"
+        "        <label localId=\"3\" label=\"L\"/>\n"
+        "        <outVariable localId=\"2\"><connectionPointIn><connection refLocalId=\"5\" formalParameter=\"Q\"/>"
+        "</connectionPointIn><expression>B</expression></outVariable>\n"
+        "        <jump localId=\"4\" label=\"L\"><connectionPointIn><connection refLocalId=\"1\"/>"
+        "</connectionPointIn></jump>\n"
+        "        <block localId=\"5\" typeName=\"TON\" instanceName=\"C\"><inputVariables>"
+        "<variable formalParameter=\"IN\"><connectionPointIn><connection refLocalId=\"1\"/></connectionPointIn>"
+        "</variable><variable formalParameter=\"PT\"><connectionPointIn><connection refLocalId=\"9\"/>"
+        "</connectionPointIn></variable></inputVariables><inOutVariables/><outputVariables>"
+        "<variable formalParameter=\"Q\"><connectionPointOut/></variable></outputVariables></block>\n"
+        "      </FBD></body></pou>\n"
+        "  </pous></types>\n"
+        "</project>\n";
+    tmp.write("loop.xml", xml);
+    const std::size_t block = xml.find("<block localId=\"5\"");
+    const std::size_t line = std::count(xml.begin(), xml.begin() + static_cast<std::ptrdiff_t>(block), '\n') + 1;
+    const std::size_t column = block - xml.rfind('\n', block);
+    const fs::path dir = tmp.path() / "plant";
+    const test::RunResult r =
+        test::runTakt("import plcopen " + quoted((tmp.path() / "loop.xml").string()) + " " + quoted(dir.string()));
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.err.find("loop.xml:" + std::to_string(line) + ":" + std::to_string(column) +
+                         ": warning[W0017]: POU 'J': the statement at localId 2"),
+              std::string::npos)
+        << r.err;
+    EXPECT_TRUE(fs::exists(dir / "src" / "loop.xml"));
+    EXPECT_TRUE(fs::exists(dir / "runtime.toml"));
 }
 
 // One NDJSON request line with `source` set to `text`.
@@ -603,6 +650,53 @@ TEST(PlcopenImport, AnSfcSelectionTakesTheTransitionOfHighestPriority) {
     EXPECT_EQ(seen["Rush.X"][6], "true"); // both hold: priority 1 wins over the XML's order
     EXPECT_EQ(seen["Normal.X"][6], "false");
     EXPECT_EQ(seen["Count"].back(), "2");
+}
+
+// tests/plcopen/sfc_macro.xml: macro step Work holds Fill, a macro step Heating (Heat, Hold) and
+// Drain; the chart runs like its twin, where the macros' steps are written out in the chart
+// (a macro only hides part of the chart). The transition into Work enters Fill,
+// the one into Heating enters Heat, and the transition after each leaves its last step.
+constexpr const char* kSfcMacroTwin = R"(PROGRAM StMain
+VAR
+  Start, Full, Hot, Done, Heater, DrainValve : BOOL;
+  Count : INT;
+END_VAR
+INITIAL_STEP Idle: END_STEP
+TRANSITION FROM Idle TO Fill := Start; END_TRANSITION
+STEP Fill: Bump(P); END_STEP
+TRANSITION FROM Fill TO Heat := Full; END_TRANSITION
+STEP Heat: Heater(N); END_STEP
+TRANSITION FROM Heat TO Hold := Hot; END_TRANSITION
+STEP Hold: END_STEP
+TRANSITION FROM Hold TO Drain := NOT Hot; END_TRANSITION
+STEP Drain: DrainValve(N); END_STEP
+TRANSITION FROM Drain TO Idle := Done; END_TRANSITION
+ACTION Bump: Count := Count + 1; END_ACTION
+END_PROGRAM
+)";
+
+TEST(PlcopenImport, AnSfcMacroStepRunsLikeItsStepsWrittenOutInTheChart) {
+    auto seen = runBesideTwin("sfc_macro.xml", "SfcMacro", kSfcMacroTwin,
+                              {"Idle.X", "Fill.X", "Heat.X", "Hold.X", "Drain.X", "Heater", "DrainValve", "Count"},
+                              {{1, {{"Start", true}}},
+                               {3, {{"Start", false}}},
+                               {4, {{"Full", true}}},
+                               {6, {{"Hot", true}}},
+                               {8, {{"Hot", false}}},
+                               {10, {{"Done", true}}},
+                               {11, {{"Done", false}, {"Full", false}}},
+                               {12, {{"Start", true}}}},
+                              15);
+    for (const char* n : {"Idle.X", "Fill.X", "Heat.X", "Hold.X", "Drain.X", "Heater", "DrainValve"}) {
+        EXPECT_TRUE(ever(seen[n], "true")) << n;
+        EXPECT_TRUE(ever(seen[n], "false")) << n;
+    }
+    ASSERT_EQ(seen["Fill.X"].size(), 15u);
+    EXPECT_EQ(seen["Fill.X"][2], "true") << "the transition into Work enters Fill";
+    EXPECT_EQ(seen["Heat.X"][5], "true") << "the transition into Heating enters Heat";
+    EXPECT_EQ(seen["Drain.X"][9], "true") << "the transition after Heating leaves Hold";
+    EXPECT_EQ(seen["Idle.X"][11], "true") << "the transition after Work leaves Drain, to Idle by the jump";
+    EXPECT_EQ(seen["Fill.X"].back(), "true") << "entered again";
 }
 
 // tests/plcopen/openplc_bottler.xml is shaped as the OpenPLC Editor (Beremiz) writes a project: an

@@ -247,14 +247,14 @@ TEST(Container, FileRoundTripIsAtomicAndReadable) {
     std::filesystem::remove_all(dir);
 }
 
-// One fsync of a directory serves every atomic write in takt; it reports whether it could.
+// One fsync of a directory serves every atomic write in takt; it reports why it could not.
 TEST(Container, SyncDirectorySyncsAnExistingDirectoryOnly) {
     const std::filesystem::path dir = std::filesystem::temp_directory_path() / "takt_container_sync_test";
     std::filesystem::create_directories(dir);
-    EXPECT_TRUE(syncDirectory(dir));
-    EXPECT_FALSE(syncDirectory(dir / "missing"));
+    EXPECT_FALSE(syncDirectory(dir));
+    EXPECT_EQ(syncDirectory(dir / "missing"), std::errc::no_such_file_or_directory);
     std::ofstream(dir / "file") << "x";
-    EXPECT_FALSE(syncDirectory(dir / "file")) << "a plain file is not a directory";
+    EXPECT_EQ(syncDirectory(dir / "file"), std::errc::not_a_directory) << "a plain file is not a directory";
     std::filesystem::remove_all(dir);
 }
 

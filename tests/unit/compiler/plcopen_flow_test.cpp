@@ -110,7 +110,7 @@ TEST(Plcopen, PullingNeverMovesAnFbCallIntoOrOutOfALoop) {
     EXPECT_EQ(t.problems[0].line, lineOf(after, "<block localId=\"5\""));
     EXPECT_EQ(t.problems[0].message,
               "POU 'J': the statement at localId 2 inside the loop at label 'L' reads an output of FB 'C', which is "
-              "called after the loop: there it reads the output of the previous cycle (put the block inside the "
+              "called after the loop: there it reads the output of the FB's previous call (put the block inside the "
               "loop or before its label, or give the network executionOrderId) (localId 5)");
     ASSERT_NE(t.text.find("UNTIL"), std::string::npos) << t.text;
     EXPECT_GT(t.text.find("C("), t.text.find("END_REPEAT")) << t.text;
@@ -138,34 +138,53 @@ TEST(Plcopen, PullingNeverMovesAnFbCallIntoOrOutOfALoop) {
 // W0017 is a warning: the XML still checks, and the warning names the XML file, the block's line
 // and its localId.
 TEST(Plcopen, AnFbCallAfterALoopReadInsideItWarnsW0017) {
-    const std::string xml =
-        document("      <pou name=\"J\" pouType=\"program\"><interface><localVars>"
-                 "<variable name=\"A\"><type><BOOL/></type></variable>"
-                 "<variable name=\"B\"><type><BOOL/></type></variable>"
-                 "<variable name=\"C\"><type><derived name=\"TON\"/></type></variable></localVars>"
-                 "</interface>\n        <body><FBD>\n"
-                 "          <inVariable localId=\"1\"><expression>A</expression></inVariable>\n"
-                 "          <inVariable localId=\"9\"><expression>T#1s</expression></inVariable>\n" +
-                 label(3, "L") +
-                 "          <outVariable localId=\"2\"><connectionPointIn><connection refLocalId=\"5\" "
-                 "formalParameter=\"Q\"/></connectionPointIn><expression>B</expression></outVariable>\n" +
-                 jump(4, "L") +
-                 "          <block localId=\"5\" typeName=\"TON\" instanceName=\"C\"><inputVariables>"
-                 "<variable formalParameter=\"IN\"><connectionPointIn><connection refLocalId=\"1\"/>"
-                 "</connectionPointIn></variable><variable formalParameter=\"PT\"><connectionPointIn>"
-                 "<connection refLocalId=\"9\"/></connectionPointIn></variable></inputVariables>"
-                 "<inOutVariables/><outputVariables><variable formalParameter=\"Q\"><connectionPointOut/>"
-                 "</variable></outputVariables></block>\n"
-                 "        </FBD></body></pou>\n");
-    TempDir dir;
-    const Project p = checkXml(dir, xml);
-    EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
-    const std::vector<std::string> seen = diagnostics(p);
-    ASSERT_EQ(seen.size(), 1u) << ::testing::PrintToString(seen);
-    EXPECT_TRUE(seen[0].starts_with("src/plant.xml:" + std::to_string(lineOf(xml, "<block localId=\"5\"")) +
-                                    " W0017 | POU 'J': the statement at localId 2"))
-        << seen[0];
-    EXPECT_TRUE(seen[0].ends_with("(localId 5)")) << seen[0];
+    // `afterLoop`: what the XML has between the loop's jump and the block.
+    const auto network = [](const std::string& afterLoop) {
+        // D only where the second case reads it (else it is an unused variable, W0001).
+        const std::string d = afterLoop.empty() ? "" : "<variable name=\"D\"><type><BOOL/></type></variable>";
+        return document("      <pou name=\"J\" pouType=\"program\"><interface><localVars>"
+                        "<variable name=\"A\"><type><BOOL/></type></variable>"
+                        "<variable name=\"B\"><type><BOOL/></type></variable>"
+                        "<variable name=\"C\"><type><derived name=\"TON\"/></type></variable>" +
+                        d +
+                        "</localVars></interface>\n        <body><FBD>\n"
+                        "          <inVariable localId=\"1\"><expression>A</expression></inVariable>\n"
+                        "          <inVariable localId=\"9\"><expression>T#1s</expression></inVariable>\n" +
+                        label(3, "L") +
+                        "          <outVariable localId=\"2\"><connectionPointIn><connection refLocalId=\"5\" "
+                        "formalParameter=\"Q\"/></connectionPointIn><expression>B</expression></outVariable>\n" +
+                        jump(4, "L") + afterLoop +
+                        "          <block localId=\"5\" typeName=\"TON\" instanceName=\"C\"><inputVariables>"
+                        "<variable formalParameter=\"IN\"><connectionPointIn><connection refLocalId=\"1\"/>"
+                        "</connectionPointIn></variable><variable formalParameter=\"PT\"><connectionPointIn>"
+                        "<connection refLocalId=\"9\"/></connectionPointIn></variable></inputVariables>"
+                        "<inOutVariables/><outputVariables><variable formalParameter=\"Q\"><connectionPointOut/>"
+                        "</variable></outputVariables></block>\n"
+                        "        </FBD></body></pou>\n");
+    };
+    // The block at its own place, and the block called where a reader after the loop (on the line
+    // before it) needs it: both warn at the block's line and column, as `takt import` does.
+    for (const std::string& afterLoop :
+         {std::string(), std::string("          <outVariable localId=\"6\"><connectionPointIn><connection "
+                                     "refLocalId=\"5\" formalParameter=\"Q\"/></connectionPointIn>"
+                                     "<expression>D</expression></outVariable>\n")}) {
+        const std::string xml = network(afterLoop);
+        TempDir dir;
+        const Project p = checkXml(dir, xml);
+        EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
+        const std::vector<std::string> seen = diagnostics(p);
+        ASSERT_EQ(seen.size(), 1u) << ::testing::PrintToString(seen);
+        EXPECT_TRUE(seen[0].starts_with("src/plant.xml:" + std::to_string(lineOf(xml, "<block localId=\"5\"")) +
+                                        " W0017 | POU 'J': the statement at localId 2"))
+            << seen[0];
+        EXPECT_TRUE(seen[0].ends_with("(put the block inside the loop or before its label, or give the network "
+                                      "executionOrderId) (localId 5)"))
+            << seen[0];
+        const Diagnostic& d = p.diagnostics.front();
+        const std::size_t block = xml.find("<block localId=\"5\"");
+        EXPECT_EQ(p.sources->file(d.span.file).lineCol(d.span.begin).column, block - xml.rfind('\n', block));
+        EXPECT_EQ(translatePlcopen(xml).problems.at(0).line, lineOf(xml, "<block localId=\"5\""));
+    }
 }
 
 // Without executionOrderId "above" is the drawing's: a jump back is a loop only when its label is
@@ -329,44 +348,133 @@ TEST(Plcopen, AConditionNamingAPouTransitionReadsItsSt) {
                                               "expression;', is read as a condition");
 }
 
+// "CODE line N | message" of the reader's first problem with `xml`; "none" without one.
+std::string firstProblem(const std::string& xml) {
+    const PlcopenTranslation t = translatePlcopen(xml);
+    return t.problems.empty() ? std::string("none")
+                              : std::string(diagInfo(t.problems[0].code).code) + " line " +
+                                    std::to_string(t.problems[0].line) + " | " + t.problems[0].message;
+}
+
 TEST(Plcopen, MalformedAndUnsupportedSfcElementsAreCodedErrors) {
-    const auto problem = [](const std::string& xml) {
-        const PlcopenTranslation t = translatePlcopen(xml);
-        return t.problems.empty() ? std::string("none")
-                                  : std::string(diagInfo(t.problems[0].code).code) + " line " +
-                                        std::to_string(t.problems[0].line) + " | " + t.problems[0].message;
-    };
     std::string xml = sfcFixture();
-    // A macro step.
+    // A macro step without a body.
     std::string macro = xml;
     const std::string drain = "<step localId=\"19\" name=\"Drain\"";
     macro.replace(macro.find(drain), drain.size(), "<macroStep localId=\"19\" name=\"Drain\"");
     macro.replace(macro.find("</step>", macro.find("<macroStep")), 7, "</macroStep>");
-    EXPECT_EQ(problem(macro), "E0027 line " + std::to_string(lineOf(macro, "<macroStep")) +
-                                  " | POU 'SfcMain': a macro step is not supported yet (localId 19)");
+    EXPECT_EQ(firstProblem(macro), "E0026 line " + std::to_string(lineOf(macro, "<macroStep")) +
+                                       " | POU 'SfcMain': a macro step has no body (localId 19)");
     // A transition whose condition names a POU's transition.
     std::string reference = xml;
     const std::size_t inlineAt = reference.find("<inline name=\"\">", reference.find("<transition localId=\"16\""));
     reference.replace(inlineAt, reference.find("</inline>", inlineAt) + 9 - inlineAt, "<reference name=\"Go\"/>");
-    EXPECT_EQ(problem(reference), "E0026 line " + std::to_string(lineOf(reference, "<reference name=\"Go\"")) +
-                                      " | POU 'SfcMain': a transition condition names transition 'Go', which the "
-                                      "POU does not have");
+    EXPECT_EQ(firstProblem(reference), "E0026 line " + std::to_string(lineOf(reference, "<reference name=\"Go\"")) +
+                                           " | POU 'SfcMain': a transition condition names transition 'Go', which the "
+                                           "POU does not have");
     // A transition leading to no step (its jump step removed).
     std::string nowhere = xml;
     const std::size_t jump = nowhere.find("<jumpStep");
     nowhere.erase(jump, nowhere.find("</jumpStep>") + 11 - jump);
-    EXPECT_EQ(problem(nowhere), "E0026 line " + std::to_string(lineOf(nowhere, "<transition localId=\"16\"")) +
-                                    " | POU 'SfcMain': a transition leads to no step (localId 16)");
+    EXPECT_EQ(firstProblem(nowhere), "E0026 line " + std::to_string(lineOf(nowhere, "<transition localId=\"16\"")) +
+                                         " | POU 'SfcMain': a transition leads to no step (localId 16)");
     // An unknown qualifier.
     std::string qualifier = xml;
     qualifier.replace(qualifier.find("qualifier=\"S\""), 13, "qualifier=\"X\"");
-    EXPECT_EQ(problem(qualifier), "E0026 line " + std::to_string(lineOf(xml, "qualifier=\"S\"")) +
-                                      " | POU 'SfcMain': 'X' is not an action qualifier (localId 0)");
+    EXPECT_EQ(firstProblem(qualifier), "E0026 line " + std::to_string(lineOf(xml, "qualifier=\"S\"")) +
+                                           " | POU 'SfcMain': 'X' is not an action qualifier (localId 0)");
     // A transition priority that is no number.
     std::string priority = xml;
     priority.replace(priority.find("<transition localId=\"18\""), 24, "<transition localId=\"18\" priority=\"high\"");
-    EXPECT_EQ(problem(priority), "E0026 line " + std::to_string(lineOf(xml, "<transition localId=\"18\"")) +
-                                     " | POU 'SfcMain': transition priority 'high' is not a number (localId 18)");
+    EXPECT_EQ(firstProblem(priority), "E0026 line " + std::to_string(lineOf(xml, "<transition localId=\"18\"")) +
+                                          " | POU 'SfcMain': transition priority 'high' is not a number (localId 18)");
+}
+
+// tests/plcopen/sfc_macro.xml's macro steps inlined: the inner steps are the chart's (none of them
+// initial: initialStep inside a macro marks its entry), the transition into a macro enters its
+// entry step, the one after it leaves its exit step, and a jump step to a macro enters it.
+TEST(Plcopen, AMacroStepIsInlinedBetweenItsTransitions) {
+    const std::string xml = readFixture("sfc_macro.xml");
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    // The translation keeps the XML's lines: compare with its white space runs made one space.
+    const auto flat = [](const std::string& text) {
+        std::string out;
+        for (const char c : text) {
+            const bool blank = c == ' ' || c == '\n' || c == '\r' || c == '\t';
+            if (!blank || (!out.empty() && out.back() != ' ')) {
+                out += blank ? ' ' : c;
+            }
+        }
+        return out;
+    };
+    const std::string text = flat(t.text);
+    const auto has = [&](const std::string& piece) { return text.find(piece) != std::string::npos; };
+    EXPECT_TRUE(has("INITIAL_STEP Idle:")) << t.text;
+    EXPECT_TRUE(has("STEP Heat: Heater(N); END_STEP")) << t.text;
+    EXPECT_FALSE(has("INITIAL_STEP Heat")) << t.text;
+    EXPECT_TRUE(has("TRANSITION FROM Idle TO Fill := Start")) << t.text;
+    EXPECT_TRUE(has("TRANSITION FROM Fill TO Heat := Full")) << t.text;
+    EXPECT_TRUE(has("TRANSITION FROM Hold TO Drain := NOT Hot")) << t.text;
+    EXPECT_TRUE(has("TRANSITION FROM Drain TO Idle := Done")) << t.text;
+    EXPECT_FALSE(has("Work")) << "a macro is no step of its own: " << t.text;
+    // A step of the inner macro is on its element's line.
+    EXPECT_EQ(lineOf(t.text, "STEP Hold:"), lineOf(xml, "name=\"Hold\""));
+
+    // A jump step to a macro enters the macro's entry step.
+    std::string jump = xml;
+    jump.replace(jump.find("targetName=\"Idle\""), 17, "targetName=\"Work\"");
+    const PlcopenTranslation j = translatePlcopen(jump);
+    ASSERT_TRUE(j.problems.empty()) << j.problems[0].message;
+    EXPECT_NE(flat(j.text).find("TRANSITION FROM Drain TO Fill := Done"), std::string::npos) << j.text;
+}
+
+TEST(Plcopen, AMacroStepsBodyMustHaveOneEntryAndOneExit) {
+    const std::string xml = readFixture("sfc_macro.xml");
+    const std::string heating = "<macroStep localId=\"5\" name=\"Heating\"";
+    // Heating's inner transition removed: Heat and Hold both end the body.
+    std::string twoExits = xml;
+    const std::size_t inner = twoExits.find("<transition localId=\"4\"", twoExits.find(heating));
+    twoExits.erase(inner, twoExits.find("</transition>", inner) + 13 - inner);
+    EXPECT_EQ(firstProblem(twoExits),
+              "E0026 line " + std::to_string(lineOf(twoExits, heating)) +
+                  " | POU 'SfcMacro': macro step 'Heating': its body has 1 entry step and 2 exit "
+                  "steps, not one of each (localId 5)");
+    // Fill's place in Work taken by a second step nothing leads to.
+    std::string twoEntries = xml;
+    const std::string fill = "<step localId=\"1\" name=\"Fill\"";
+    twoEntries.insert(twoEntries.find(fill),
+                      "<step localId=\"99\" name=\"Spare\"><connectionPointIn/>"
+                      "<connectionPointOut/></step><transition localId=\"98\"><connectionPointIn><connection "
+                      "refLocalId=\"99\"/></connectionPointIn><condition><inline><ST>TRUE</ST></inline></condition>"
+                      "</transition><step localId=\"97\" name=\"Spare2\"><connectionPointIn><connection "
+                      "refLocalId=\"98\"/></connectionPointIn></step>\n");
+    EXPECT_NE(firstProblem(twoEntries).find("macro step 'Work': its body has 2 entry steps and 2 exit steps"),
+              std::string::npos)
+        << firstProblem(twoEntries);
+    // A body in another language than SFC.
+    std::string ld = xml;
+    const std::size_t sfc = ld.find("<SFC>", ld.find(heating));
+    ld.replace(sfc, 5, "<LD>");
+    ld.replace(ld.find("</SFC>", sfc), 6, "</LD>");
+    EXPECT_EQ(firstProblem(ld),
+              "E0027 line " + std::to_string(lineOf(ld, heating)) +
+                  " | POU 'SfcMacro': a macro step's body in LD is not supported (only SFC) (localId 5)");
+    // An action block on the macro step itself.
+    std::string action = xml;
+    const std::size_t after = action.find("</macroStep>", action.find(heating)) + 12;
+    action.insert(after, "<actionBlock localId=\"50\"><connectionPointIn><connection refLocalId=\"5\"/>"
+                         "</connectionPointIn><action qualifier=\"N\"><reference name=\"Heater\"/></action>"
+                         "</actionBlock>");
+    EXPECT_EQ(firstProblem(action), "E0027 line " + std::to_string(lineOf(action, "<actionBlock localId=\"50\"")) +
+                                        " | POU 'SfcMacro': an action block on a macro step (only on its steps) "
+                                        "(localId 50)");
+    // Two elements of one body with one localId; the same localId in another body is no clash.
+    std::string clash = xml;
+    clash.replace(clash.find("<transition localId=\"4\"", clash.find(heating)), 23, "<transition localId=\"1\"");
+    EXPECT_NE(firstProblem(clash).find("E0026"), std::string::npos) << firstProblem(clash);
+    EXPECT_NE(firstProblem(clash).find("no localId or one another element has"), std::string::npos)
+        << firstProblem(clash);
 }
 
 // TC6's transition priority becomes IEC 61131-3's PRIORITY of the textual SFC.

@@ -203,7 +203,7 @@ VAR lit : BOOL; END_VAR
     ACTION Spare: lit := FALSE; END_ACTION
 END_PROGRAM
 )"),
-              "E0403@4:5 E0025@6:27");
+              "E0105@3:38 E0403@4:5 E0025@6:27"); // Spare, which no step associates, has no Q
 }
 
 // An action's Q or A as the target of ENO => (as an imported LD or FBD network binds a block's

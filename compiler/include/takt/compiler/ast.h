@@ -532,6 +532,33 @@ enum class Access : std::uint8_t { Default, Public, Private, Protected, Internal
 enum class Accessor : std::uint8_t { None, Get, Set };
 inline constexpr const char* kSetterSuffix = "$set"; // '$' cannot occur in an ST identifier
 
+// A textual SFC chart as written, kept beside the statements it is lowered to (sfc.h) for the
+// tools that show or write the chart itself (`takt export plcopen`): names, and the spans of
+// the expressions in the source.
+struct SfcOutline {
+    struct Association {
+        Identifier action;
+        std::string qualifier; // as written; empty: N
+        Span duration;         // L D SD DS SL; invalid when none
+    };
+    struct Step {
+        Identifier name;
+        bool initial = false;
+        std::vector<Association> actions;
+    };
+    struct Transition {
+        Identifier name; // empty when none
+        std::vector<Identifier> from;
+        std::vector<Identifier> to;
+        Span condition; // `:= condition;`; invalid for a transition with a body
+        Span priority;  // `(PRIORITY := n)`'s n; invalid when none
+        Span span;
+    };
+    std::vector<Step> steps;
+    std::vector<Transition> transitions;
+    bool statements = false; // the body has statements of its own besides the chart
+};
+
 struct PouDecl final : Decl {
     explicit PouDecl(Span s) : Decl(DeclKind::Pou, s) {}
     PouKind pouKind = PouKind::Program;
@@ -552,6 +579,7 @@ struct PouDecl final : Decl {
     Accessor accessor = Accessor::None;            // a PROPERTY's GET or SET
     Access propertyAccess = Access::Default;       // the access written on the PROPERTY itself
     Span propertySpan;                             // the property's name where it is declared
+    std::shared_ptr<const SfcOutline> chart;       // a PROGRAM's or FUNCTION_BLOCK's SFC chart; null when none
 };
 
 struct InterfaceDecl final : Decl {

@@ -19,9 +19,16 @@ namespace takt::compiler {
 struct PlcopenProblem {
     DiagCode code{};
     std::uint32_t offset = 0;
-    std::uint32_t line = 0; // the XML line (1-based), for tools that show the XML itself
+    std::uint32_t line = 0; // the XML line and column (1-based), for tools that show the XML itself
+    std::uint32_t column = 0;
     std::string message;
 };
+
+// The codes of the reader's own problems, which name their element (line and localId) already.
+[[nodiscard]] constexpr bool isPlcopenReaderCode(DiagCode code) {
+    return code == DiagCode::PlcopenInvalid || code == DiagCode::PlcopenUnsupported ||
+           code == DiagCode::PlcopenLoopReadsLastCycle;
+}
 
 // A TASK of a configuration's resource, as the XML gives it.
 struct PlcopenTask {

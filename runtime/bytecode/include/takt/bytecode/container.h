@@ -49,6 +49,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "takt/bytecode/module.h"
@@ -106,14 +107,16 @@ struct LoadResult {
 // Reads and decodes a file; an unreadable file is reported in `error` like a malformed one.
 [[nodiscard]] LoadResult readProgramFile(const std::filesystem::path& path);
 
-// fsync of a directory, so that an entry made, renamed or removed in it is on the disk. Best
-// effort: false when the directory cannot be opened or synced, which a caller may ignore (the
-// change itself has happened, only its durability across a power loss is unsure).
-bool syncDirectory(const std::filesystem::path& dir);
+// fsync of a directory, so that an entry made, renamed or removed in it is on the disk. The
+// error when the directory cannot be opened or synced: the change itself has happened, only its
+// durability across a power loss is unsure, so a caller decides whether that matters to it.
+[[nodiscard]] std::error_code syncDirectory(const std::filesystem::path& dir);
+// A file system that has no fsync of a directory (EINVAL), where nothing more can be done.
+[[nodiscard]] bool cannotSyncDirectories(std::error_code ec);
 
 // Writes `bytes` so that readers see either the old file or the complete new one: a temporary
-// file in the same directory, fsync, rename, fsync of the directory. Returns an error message,
-// empty on success.
+// file in the same directory, fsync, rename, fsync of the directory (best effort: the file is in
+// place whether or not the directory could be synced). Returns an error message, empty on success.
 [[nodiscard]] std::string writeFileAtomically(const std::filesystem::path& path, std::span<const std::uint8_t> bytes);
 
 } // namespace takt::bytecode
