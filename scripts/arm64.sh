@@ -133,6 +133,9 @@ sed -i "s|unix:///tmp/takt-demo.sock|unix://$demo/takt.sock|" "$demo/runtime.tom
 if [ "$native" = 1 ]; then
   echo "arm64: 3 s of takt run --execution native on the demo (qemu-aarch64)"
   rm -rf "$demo/.takt"
+  # The compile waited for (native_start = "wait"): in the background it would outlast 3 s of
+  # qemu, and the run would end on the interpreter.
+  sed -i 's|^\[runtime.control\]|[runtime]\nnative_start = "wait"\n\n[runtime.control]|' "$demo/runtime.toml"
   "${qemu[@]}" "$build/takt" run --project "$demo" --for 3s --execution native 2>&1 | tee "$demo/native.log"
   grep -q "execution: native (compiled in" "$demo/native.log" ||
     { echo "arm64: takt run --execution native did not run the demo on the native tier" >&2; exit 1; }
