@@ -4,6 +4,19 @@
 
 namespace takt::compiler {
 
+namespace {
+
+// A checked chart's PRIORITY is an integer literal (sfc_lower.cpp): its value, whatever its form
+// (`16#A`, `1_0`).
+std::optional<std::uint64_t> priorityOf(const SfcTransition& t) {
+    if (t.priority == nullptr) {
+        return std::nullopt;
+    }
+    return static_cast<const ast::LiteralExpr&>(*t.priority).intValue;
+}
+
+} // namespace
+
 std::shared_ptr<const ast::SfcOutline> outlineSfc(const SfcChart& chart, bool statements) {
     auto out = std::make_shared<ast::SfcOutline>();
     out->statements = statements;
@@ -16,8 +29,8 @@ std::shared_ptr<const ast::SfcOutline> outlineSfc(const SfcChart& chart, bool st
     }
     for (const SfcTransition& t : chart.transitions) {
         out->transitions.push_back({t.name, t.from, t.to,
-                                    t.hasBody || t.condition == nullptr ? Span{} : t.condition->span,
-                                    t.priority != nullptr ? t.priority->span : Span{}, t.span});
+                                    t.hasBody || t.condition == nullptr ? Span{} : t.condition->span, priorityOf(t),
+                                    t.span});
     }
     return out;
 }

@@ -214,18 +214,18 @@ std::string AppliedProgramStore::save(const bytecode::Module& running, const byt
         return "cannot read the project's sources to remember what the change was applied over";
     }
     std::error_code ec;
-    if (fs::create_directories(dir_, ec)) {
-        // A directory made now is on the disk only once its parent's entry is: else a restart
-        // after a power loss would not find the change this store says is kept.
-        for (const fs::path& parent : {dir_.parent_path(), dir_.parent_path().parent_path()}) {
-            if (const std::error_code synced = bytecode::syncDirectory(parent);
-                synced && !bytecode::cannotSyncDirectories(synced)) {
-                return fmt::format("cannot sync {}: {}", parent.string(), synced.message());
-            }
-        }
-    }
+    fs::create_directories(dir_, ec);
     if (ec) {
         return fmt::format("cannot create {}: {}", dir_.string(), ec.message());
+    }
+    // The folder is on the disk only once its parent's entry is: else a restart after a power loss
+    // would not find the change this store says is kept. Synced at every save, not only when made
+    // now: a save whose sync failed leaves the folder for the next one.
+    for (const fs::path& parent : {dir_.parent_path(), dir_.parent_path().parent_path()}) {
+        if (const std::error_code synced = bytecode::syncDirectory(parent);
+            synced && !bytecode::cannotSyncDirectories(synced)) {
+            return fmt::format("cannot sync {}: {}", parent.string(), synced.message());
+        }
     }
     const Serialized now = serializeProgram(running);
     Serialized before;

@@ -6,14 +6,16 @@
 // - a step with several transitions leaving it is followed by a selectionDivergence;
 // - a transition from several steps follows a simultaneousConvergence of them, and one to several
 //   steps is followed by a simultaneousDivergence;
-// - a step that transitions further down enter from more than one place follows a
-//   selectionConvergence of them; a transition to a step written above it (a loop back) ends in a
-//   jumpStep naming it, as the editors draw it.
-// The drawing is one column: positions are given because the editors need them, not for looks.
+// - a step that transitions drawn above it enter from more than one place follows a
+//   selectionConvergence of them; a transition to a step drawn above it (a loop back) ends in a
+//   jumpStep naming it.
+// "Above" is the drawing's order (rankForDrawing: from the initial step down), not the source's,
+// so a chart written steps first is drawn as the sequence it is. The drawing is one column.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,7 +47,14 @@ struct Layout {
     std::vector<StepIds> steps;
     std::vector<TransitionIds> transitions;
     std::map<std::string, std::size_t> stepIndex; // upper-case name -> steps index
+    // The row each step and transition is drawn in, and the loops back (transition node
+    // steps.size() + index -> step index), drawn as jump steps (rankForDrawing).
+    std::vector<std::size_t> stepRow;
+    std::vector<std::size_t> transitionRow;
+    std::set<std::pair<std::size_t, std::size_t>> loopsBack;
     int next = 1;
+
+    [[nodiscard]] std::size_t stepOf(const ast::Identifier& name) const { return stepIndex.at(upperName(name.name)); }
 };
 
 // The chart's items in source order: a step's index, or a transition's (`transition`).
@@ -67,6 +76,96 @@ std::vector<Item> sourceOrder(const ast::SfcOutline& chart) {
     return items;
 }
 
+// The rows the editors draw the chart in. Steps and transitions are the nodes of a graph (a step
+// leads to the transitions leaving it, a transition to the steps it enters); a depth-first walk
+// from the initial step, then from every step not reached yet in source order, finds the loops
+// back (an edge to a node still being walked) and numbers the nodes in the order it reaches them.
+// Without the loops back the graph has no cycle: the rows are its topological order, the node
+// reached first among those ready taken first, so a branch is drawn after the branch before it
+// and a step where branches join comes after all of them. A loop back is drawn as a jump step.
+void rankForDrawing(const ast::SfcOutline& chart, const std::vector<Item>& items, Layout& l) {
+    const std::size_t steps = chart.steps.size();
+    const std::size_t count = steps + chart.transitions.size(); // transitions are nodes steps + j
+    std::vector<std::vector<std::size_t>> next(count);
+    for (std::size_t j = 0; j < chart.transitions.size(); ++j) {
+        for (const ast::Identifier& from : chart.transitions[j].from) {
+            next[l.stepOf(from)].push_back(steps + j);
+        }
+        for (const ast::Identifier& to : chart.transitions[j].to) {
+            next[steps + j].push_back(l.stepOf(to));
+        }
+    }
+    enum class Mark : std::uint8_t { New, Walking, Done };
+    std::vector<Mark> mark(count, Mark::New);
+    std::vector<std::size_t> reached(count, 0); // the walk's order
+    std::size_t order = 0;
+    l.loopsBack.clear();
+    struct Frame {
+        std::size_t node;
+        std::size_t child;
+    };
+    std::vector<Frame> stack; // an explicit stack: a chart of thousands of steps is no recursion
+    const auto walk = [&](std::size_t start) {
+        if (mark[start] != Mark::New) {
+            return;
+        }
+        mark[start] = Mark::Walking;
+        reached[start] = order++;
+        stack.push_back({start, 0});
+        while (!stack.empty()) {
+            Frame& f = stack.back();
+            if (f.child == next[f.node].size()) {
+                mark[f.node] = Mark::Done;
+                stack.pop_back();
+                continue;
+            }
+            const std::size_t to = next[f.node][f.child++];
+            if (mark[to] == Mark::Walking) {
+                l.loopsBack.insert({f.node, to});
+            } else if (mark[to] == Mark::New) {
+                mark[to] = Mark::Walking;
+                reached[to] = order++;
+                stack.push_back({to, 0});
+            }
+        }
+    };
+    for (std::size_t i = 0; i < steps; ++i) {
+        if (chart.steps[i].initial) {
+            walk(i);
+        }
+    }
+    for (const Item& item : items) {
+        walk(item.transition ? steps + item.index : item.index);
+    }
+    // Kahn's topological order without the loops back, by the walk's order among ready nodes.
+    std::vector<std::size_t> waiting(count, 0);
+    for (std::size_t n = 0; n < count; ++n) {
+        for (const std::size_t to : next[n]) {
+            waiting[to] += l.loopsBack.contains({n, to}) ? 0 : 1;
+        }
+    }
+    std::set<std::pair<std::size_t, std::size_t>> ready; // (walk order, node)
+    for (std::size_t n = 0; n < count; ++n) {
+        if (waiting[n] == 0) {
+            ready.insert({reached[n], n});
+        }
+    }
+    std::vector<std::size_t> row(count, 0);
+    std::size_t rows = 0;
+    while (!ready.empty()) {
+        const std::size_t n = ready.begin()->second;
+        ready.erase(ready.begin());
+        row[n] = rows++;
+        for (const std::size_t to : next[n]) {
+            if (!l.loopsBack.contains({n, to}) && --waiting[to] == 0) {
+                ready.insert({reached[to], to});
+            }
+        }
+    }
+    l.stepRow.assign(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(steps));
+    l.transitionRow.assign(row.begin() + static_cast<std::ptrdiff_t>(steps), row.end());
+}
+
 Layout layOut(const ast::SfcOutline& chart, const std::vector<Item>& items) {
     Layout l;
     l.steps.resize(chart.steps.size());
@@ -74,36 +173,29 @@ Layout layOut(const ast::SfcOutline& chart, const std::vector<Item>& items) {
     for (std::size_t i = 0; i < chart.steps.size(); ++i) {
         l.stepIndex.emplace(upperName(chart.steps[i].name.name), i);
     }
-    // Where each item is written, to tell a transition to a step above it from one below.
-    std::map<std::string, std::size_t> stepPlace;
-    for (std::size_t k = 0; k < items.size(); ++k) {
-        if (!items[k].transition) {
-            stepPlace.emplace(upperName(chart.steps[items[k].index].name.name), k);
+    rankForDrawing(chart, items, l);
+    for (const Item& item : items) {
+        if (!item.transition) {
+            l.steps[item.index].step = l.next++;
+            continue;
         }
-    }
-    for (std::size_t k = 0; k < items.size(); ++k) {
-        if (items[k].transition) {
-            const ast::SfcOutline::Transition& t = chart.transitions[items[k].index];
-            Layout::TransitionIds& ids = l.transitions[items[k].index];
-            for (const ast::Identifier& from : t.from) {
-                l.steps[l.stepIndex.at(upperName(from.name))].leave.push_back(items[k].index);
+        const ast::SfcOutline::Transition& t = chart.transitions[item.index];
+        Layout::TransitionIds& ids = l.transitions[item.index];
+        for (const ast::Identifier& from : t.from) {
+            l.steps[l.stepOf(from)].leave.push_back(item.index);
+        }
+        ids.convergence = t.from.size() > 1 ? l.next++ : 0;
+        ids.transition = l.next++;
+        ids.divergence = t.to.size() > 1 ? l.next++ : 0;
+        const int out = ids.divergence != 0 ? ids.divergence : ids.transition;
+        for (const ast::Identifier& to : t.to) {
+            const std::size_t target = l.stepOf(to);
+            if (l.loopsBack.contains({chart.steps.size() + item.index, target})) {
+                ids.jumps.push_back(chart.steps[target].name.name);
+                ids.jumpIds.push_back(l.next++);
+            } else {
+                l.steps[target].incoming.push_back(out);
             }
-            ids.convergence = t.from.size() > 1 ? l.next++ : 0;
-            ids.transition = l.next++;
-            ids.divergence = t.to.size() > 1 ? l.next++ : 0;
-            const int out = ids.divergence != 0 ? ids.divergence : ids.transition;
-            for (const ast::Identifier& to : t.to) {
-                const std::string key = upperName(to.name);
-                if (stepPlace.at(key) < k) {
-                    ids.jumps.push_back(chart.steps[l.stepIndex.at(key)].name.name);
-                    ids.jumpIds.push_back(l.next++);
-                } else {
-                    l.steps[l.stepIndex.at(key)].incoming.push_back(out);
-                }
-            }
-        } else {
-            Layout::StepIds& ids = l.steps[items[k].index];
-            ids.step = l.next++;
         }
     }
     // Convergences and divergences of steps, once every transition is known.
@@ -119,7 +211,10 @@ public:
     SfcWriter(pugi::xml_node sfc, const ast::SfcOutline& chart, const Layout& layout)
         : sfc_(sfc), chart_(chart), l_(layout) {}
 
-    // The element `name` with its localId and a place in the column.
+    // The elements written next are drawn in `row` (rankForDrawing).
+    void row(std::size_t row) { y_ = 20 + static_cast<int>(row) * 80; }
+
+    // The element `name` with its localId and a place in the column, below the one before.
     pugi::xml_node element(const char* name, int id, int height = 2, int width = 20) {
         pugi::xml_node n = sfc_.append_child(name);
         n.append_attribute("localId") = id;
@@ -128,7 +223,7 @@ public:
         pugi::xml_node position = n.append_child("position");
         position.append_attribute("x") = 100;
         position.append_attribute("y") = y_;
-        y_ += 40;
+        y_ += 16;
         return n;
     }
 
@@ -138,9 +233,14 @@ public:
             in.append_child("connection").append_attribute("refLocalId") = id;
         }
     }
-    static void outputs(pugi::xml_node n, std::size_t count) {
+    // `count` connectionPointOuts; TC6 gives a formalParameter only to those of a step and of the
+    // divergences (`formal`), the others have none.
+    static void outputs(pugi::xml_node n, std::size_t count, bool formal) {
         for (std::size_t i = 0; i < count; ++i) {
-            n.append_child("connectionPointOut").append_attribute("formalParameter") = "";
+            pugi::xml_node out = n.append_child("connectionPointOut");
+            if (formal) {
+                out.append_attribute("formalParameter") = "";
+            }
         }
     }
 
@@ -157,7 +257,7 @@ public:
             for (const int from : ids.incoming) {
                 connect(c, {from});
             }
-            outputs(c, 1);
+            outputs(c, 1, false);
         }
         pugi::xml_node n = element("step", ids.step, 30, 60);
         n.append_attribute("name") = s.name.name.c_str();
@@ -171,7 +271,7 @@ public:
         } else {
             n.append_child("connectionPointIn");
         }
-        outputs(n, 1);
+        outputs(n, 1, true);
         if (!s.actions.empty()) {
             n.append_child("connectionPointOutAction").append_attribute("formalParameter") = "";
             pugi::xml_node block = element("actionBlock", l_.next + static_cast<int>(actionBlocks_++), 30, 100);
@@ -193,7 +293,7 @@ public:
         if (ids.divergence != 0) {
             pugi::xml_node d = element("selectionDivergence", ids.divergence, 1, 200);
             connect(d, {ids.step});
-            outputs(d, ids.leave.size());
+            outputs(d, ids.leave.size(), true);
         }
     }
 
@@ -202,22 +302,22 @@ public:
         const Layout::TransitionIds& ids = l_.transitions[index];
         std::vector<int> from;
         for (const ast::Identifier& s : t.from) {
-            from.push_back(leaving(l_.stepIndex.at(upperName(s.name))));
+            from.push_back(leaving(l_.stepOf(s)));
         }
         if (ids.convergence != 0) {
             pugi::xml_node c = element("simultaneousConvergence", ids.convergence, 1, 200);
             for (const int f : from) {
                 connect(c, {f});
             }
-            outputs(c, 1);
+            outputs(c, 1, false);
             from = {ids.convergence};
         }
         pugi::xml_node n = element("transition", ids.transition);
-        if (t.priority.valid()) {
-            n.append_attribute("priority") = text(t.priority).c_str();
+        if (t.priority.has_value()) {
+            n.append_attribute("priority") = static_cast<unsigned long long>(*t.priority);
         }
         connect(n, from);
-        outputs(n, 1);
+        outputs(n, 1, false);
         pugi::xml_node condition = n.append_child("condition").append_child("inline");
         condition.append_attribute("name") = "";
         condition.append_child("ST")
@@ -228,7 +328,7 @@ public:
         if (ids.divergence != 0) {
             pugi::xml_node d = element("simultaneousDivergence", ids.divergence, 1, 200);
             connect(d, {ids.transition});
-            outputs(d, t.to.size());
+            outputs(d, t.to.size(), true);
         }
         for (std::size_t j = 0; j < ids.jumps.size(); ++j) {
             pugi::xml_node jump = element("jumpStep", ids.jumpIds[j], 13, 12);
@@ -270,8 +370,10 @@ bool Exporter::sfcBody(pugi::xml_node body, const ast::PouDecl& decl) {
     const auto text = [&](Span span) { return std::string(project_.sources->text(span)); };
     for (const Item& item : items) {
         if (item.transition) {
+            writer.row(layout.transitionRow[item.index]);
             writer.transition(item.index, text);
         } else {
+            writer.row(layout.stepRow[item.index]);
             writer.step(item.index, text);
         }
     }

@@ -59,12 +59,12 @@ struct Chart {
     Translator& t;
     const pugi::xml_node& pou;
     std::string_view name;
-    std::map<std::string, pugi::xml_node> byId;                    // scoped localId -> element
-    std::map<std::string, std::vector<pugi::xml_node>> readers;    // scoped localId -> the elements connected to it
-    std::map<const void*, Place> places;                           // every element -> where it lies
-    std::map<std::string, MacroEnds> macros;                       // scoped localId of a macroStep -> its ends
-    std::map<std::string, pugi::xml_node, std::less<>> macroNames; // a macro step's name -> it (a jumpStep's target)
-    std::map<const void*, std::string> inlineActions;              // an inline <action> -> its ACTION
+    std::map<std::string, pugi::xml_node> byId;                 // scoped localId -> element
+    std::map<std::string, std::vector<pugi::xml_node>> readers; // scoped localId -> the elements connected to it
+    std::map<const void*, Place> places;                        // every element -> where it lies
+    std::map<std::string, MacroEnds> macros;                    // scoped localId of a macroStep -> its ends
+    std::map<std::string, pugi::xml_node> macroNames; // a macro step's upper-case name -> it (a jumpStep's target)
+    std::map<const void*, std::string> inlineActions; // an inline <action> -> its ACTION
     bool failed = false;
     std::size_t visits = 0; // of the transition being read
 
@@ -141,7 +141,7 @@ struct Chart {
                 macroEnd(next, true, steps, depth + 1);
             } else if (kind == "jumpStep") {
                 const std::string_view target = next.attribute("targetName").value();
-                if (const auto macro = macroNames.find(target); macro != macroNames.end()) {
+                if (const auto macro = macroNames.find(upperName(target)); macro != macroNames.end()) {
                     macroEnd(macro->second, true, steps, depth + 1);
                 } else {
                     steps.emplace_back(target);
@@ -416,7 +416,9 @@ struct Chart {
             } else if (kind == "macroStep") {
                 const pugi::xml_node inner = firstElement(child(n, "body"));
                 if (!inner) {
-                    fail(DiagCode::PlcopenInvalid, n, "a macro step has no body");
+                    fail(DiagCode::PlcopenUnsupported, n,
+                         "a macro step without a body is not supported (it would "
+                         "be a step without a name)");
                     return;
                 }
                 if (localName(inner) != "SFC") {
@@ -424,7 +426,11 @@ struct Chart {
                          fmt::format("a macro step's body in {} is not supported (only SFC)", localName(inner)));
                     return;
                 }
-                macroNames.emplace(n.attribute("name").value(), n);
+                if (!macroNames.emplace(upperName(n.attribute("name").value()), n).second) {
+                    fail(DiagCode::PlcopenInvalid, n,
+                         fmt::format("two macro steps are named '{}'", n.attribute("name").value()));
+                    return;
+                }
                 const std::string inside = scope + id + "/";
                 enter(inner, inside, true, names, depth + 1);
                 findEnds(n, inner, inside);
@@ -450,10 +456,17 @@ struct Chart {
     }
 
     // A macro step's body begins at its entry, the step marked initialStep or else the one step
-    // (or macro step) nothing leads to, and ends at its exit, the one no transition leaves.
+    // (or macro step) nothing leads to (a wire or a jump step), and ends at its exit, the one
+    // nothing leaves (no transition, divergence or convergence follows it).
     void findEnds(const pugi::xml_node& macro, const pugi::xml_node& inner, const std::string& inside) {
         if (failed) {
             return;
+        }
+        std::set<std::string> jumpedTo;
+        for (const pugi::xml_node& n : inner.children()) {
+            if (n.type() == pugi::node_element && localName(n) == "jumpStep") {
+                jumpedTo.insert(upperName(n.attribute("targetName").value()));
+            }
         }
         std::vector<pugi::xml_node> marked;
         std::vector<pugi::xml_node> unreached;
@@ -466,12 +479,12 @@ struct Chart {
             if (n.attribute("initialStep").as_bool()) {
                 marked.push_back(n);
             }
-            if (inputs(n).empty()) {
+            if (inputs(n).empty() && !jumpedTo.contains(upperName(n.attribute("name").value()))) {
                 unreached.push_back(n);
             }
             const auto& next = readers[inside + n.attribute("localId").value()];
             if (std::none_of(next.begin(), next.end(), [](const pugi::xml_node& r) {
-                    return localName(r) == "transition" || localName(r) == "selectionDivergence";
+                    return localName(r) != "actionBlock"; // a transition, a divergence or a convergence
                 })) {
                 exits.push_back(n);
             }

@@ -183,7 +183,8 @@ void Translator::problemHere(DiagCode code, const pugi::xml_node& node, std::str
         message += fmt::format(" (localId {})", oneLine(id.value()));
     }
     const LineCol at = position(node);
-    const std::optional<std::uint32_t> offset = textOffsetOf(at);
+    const bool reached = at.line < line_ || (at.line == line_ && at.column <= column_);
+    const std::optional<std::uint32_t> offset = reached ? textOffsetOf(at) : std::nullopt;
     if (!offset) {
         pending_.emplace_back(out.problems.size(), at);
     }

@@ -652,10 +652,10 @@ TEST(PlcopenImport, AnSfcSelectionTakesTheTransitionOfHighestPriority) {
     EXPECT_EQ(seen["Count"].back(), "2");
 }
 
-// tests/plcopen/sfc_macro.xml: macro step Work holds Fill, a macro step Heating (Heat, Hold) and
-// Drain; the chart runs like its twin, where the macros' steps are written out in the chart
-// (a macro only hides part of the chart). The transition into Work enters Fill,
-// the one into Heating enters Heat, and the transition after each leaves its last step.
+// tests/plcopen/sfc_macro.xml: macro step Work holds Fill, a parallel branch of a macro step
+// Heating (Heat, Hold) beside step Stir, and Drain; the chart runs like its twin, where the macros' steps are written
+// out in the chart (a macro only hides part of the chart). The transition into Work enters Fill, the one into Heating
+// enters Heat, and the transition after each leaves its last step.
 constexpr const char* kSfcMacroTwin = R"(PROGRAM StMain
 VAR
   Start, Full, Hot, Done, Heater, DrainValve : BOOL;
@@ -664,11 +664,12 @@ END_VAR
 INITIAL_STEP Idle: END_STEP
 TRANSITION FROM Idle TO Fill := Start; END_TRANSITION
 STEP Fill: Bump(P); END_STEP
-TRANSITION FROM Fill TO Heat := Full; END_TRANSITION
+TRANSITION FROM Fill TO (Heat, Stir) := Full; END_TRANSITION
 STEP Heat: Heater(N); END_STEP
 TRANSITION FROM Heat TO Hold := Hot; END_TRANSITION
 STEP Hold: END_STEP
-TRANSITION FROM Hold TO Drain := NOT Hot; END_TRANSITION
+STEP Stir: END_STEP
+TRANSITION FROM (Hold, Stir) TO Drain := NOT Hot; END_TRANSITION
 STEP Drain: DrainValve(N); END_STEP
 TRANSITION FROM Drain TO Idle := Done; END_TRANSITION
 ACTION Bump: Count := Count + 1; END_ACTION
@@ -676,24 +677,26 @@ END_PROGRAM
 )";
 
 TEST(PlcopenImport, AnSfcMacroStepRunsLikeItsStepsWrittenOutInTheChart) {
-    auto seen = runBesideTwin("sfc_macro.xml", "SfcMacro", kSfcMacroTwin,
-                              {"Idle.X", "Fill.X", "Heat.X", "Hold.X", "Drain.X", "Heater", "DrainValve", "Count"},
-                              {{1, {{"Start", true}}},
-                               {3, {{"Start", false}}},
-                               {4, {{"Full", true}}},
-                               {6, {{"Hot", true}}},
-                               {8, {{"Hot", false}}},
-                               {10, {{"Done", true}}},
-                               {11, {{"Done", false}, {"Full", false}}},
-                               {12, {{"Start", true}}}},
-                              15);
-    for (const char* n : {"Idle.X", "Fill.X", "Heat.X", "Hold.X", "Drain.X", "Heater", "DrainValve"}) {
+    auto seen =
+        runBesideTwin("sfc_macro.xml", "SfcMacro", kSfcMacroTwin,
+                      {"Idle.X", "Fill.X", "Heat.X", "Hold.X", "Stir.X", "Drain.X", "Heater", "DrainValve", "Count"},
+                      {{1, {{"Start", true}}},
+                       {3, {{"Start", false}}},
+                       {4, {{"Full", true}}},
+                       {6, {{"Hot", true}}},
+                       {8, {{"Hot", false}}},
+                       {10, {{"Done", true}}},
+                       {11, {{"Done", false}, {"Full", false}}},
+                       {12, {{"Start", true}}}},
+                      15);
+    for (const char* n : {"Idle.X", "Fill.X", "Heat.X", "Hold.X", "Stir.X", "Drain.X", "Heater", "DrainValve"}) {
         EXPECT_TRUE(ever(seen[n], "true")) << n;
         EXPECT_TRUE(ever(seen[n], "false")) << n;
     }
     ASSERT_EQ(seen["Fill.X"].size(), 15u);
     EXPECT_EQ(seen["Fill.X"][2], "true") << "the transition into Work enters Fill";
     EXPECT_EQ(seen["Heat.X"][5], "true") << "the transition into Heating enters Heat";
+    EXPECT_EQ(seen["Stir.X"][7], "true") << "beside Heating, in the parallel branch";
     EXPECT_EQ(seen["Drain.X"][9], "true") << "the transition after Heating leaves Hold";
     EXPECT_EQ(seen["Idle.X"][11], "true") << "the transition after Work leaves Drain, to Idle by the jump";
     EXPECT_EQ(seen["Fill.X"].back(), "true") << "entered again";

@@ -150,6 +150,37 @@ END_PROGRAM
     EXPECT_EQ(xml.find("SFC_STEP"), std::string::npos) << "the chart's own variables are not declared\n" << xml;
 }
 
+// A chart written steps first, as takt's own examples are: drawn from the initial step down (a
+// wire into each step entered from above, a jump only for the loop back), and a PRIORITY written
+// in another base comes out as the number.
+TEST(PlcopenExport, AChartWrittenStepsFirstIsDrawnAsItsSequence) {
+    const std::string xml = expectRoundTripOf(R"(
+PROGRAM Seq
+VAR go, stop : BOOL; END_VAR
+INITIAL_STEP Idle: END_STEP
+STEP Run: END_STEP
+STEP Halt: END_STEP
+TRANSITION (PRIORITY := 16#2) FROM Idle TO Run := go; END_TRANSITION
+TRANSITION FROM Run TO Halt := stop; END_TRANSITION
+TRANSITION FROM Halt TO Idle := NOT go; END_TRANSITION
+END_PROGRAM
+)");
+    EXPECT_NE(xml.find("priority=\"2\""), std::string::npos) << xml;
+    std::size_t jumps = 0;
+    for (std::size_t at = xml.find("<jumpStep"); at != std::string::npos; at = xml.find("<jumpStep", at + 1)) {
+        ++jumps;
+    }
+    EXPECT_EQ(jumps, 1u) << "only the loop back to Idle is a jump\n" << xml;
+    EXPECT_NE(xml.find("targetName=\"Idle\""), std::string::npos) << xml;
+    // Run is drawn below Idle, and Halt below Run.
+    const auto y = [&](const std::string& step) {
+        const std::size_t at = xml.find("y=\"", xml.find("name=\"" + step + "\""));
+        return std::stoi(xml.substr(at + 3));
+    };
+    EXPECT_LT(y("Idle"), y("Run")) << xml;
+    EXPECT_LT(y("Run"), y("Halt")) << xml;
+}
+
 TEST(PlcopenExport, TheBenchmarkProgramsRoundTrip) {
     for (const char* name : {"array_struct", "fb_calls", "int_arith", "real_math", "timers_edges"}) {
         SCOPED_TRACE(name);

@@ -363,8 +363,9 @@ TEST(Plcopen, MalformedAndUnsupportedSfcElementsAreCodedErrors) {
     const std::string drain = "<step localId=\"19\" name=\"Drain\"";
     macro.replace(macro.find(drain), drain.size(), "<macroStep localId=\"19\" name=\"Drain\"");
     macro.replace(macro.find("</step>", macro.find("<macroStep")), 7, "</macroStep>");
-    EXPECT_EQ(firstProblem(macro), "E0026 line " + std::to_string(lineOf(macro, "<macroStep")) +
-                                       " | POU 'SfcMain': a macro step has no body (localId 19)");
+    EXPECT_EQ(firstProblem(macro), "E0027 line " + std::to_string(lineOf(macro, "<macroStep")) +
+                                       " | POU 'SfcMain': a macro step without a body is not supported (it would be "
+                                       "a step without a name) (localId 19)");
     // A transition whose condition names a POU's transition.
     std::string reference = xml;
     const std::size_t inlineAt = reference.find("<inline name=\"\">", reference.find("<transition localId=\"16\""));
@@ -414,8 +415,8 @@ TEST(Plcopen, AMacroStepIsInlinedBetweenItsTransitions) {
     EXPECT_TRUE(has("STEP Heat: Heater(N); END_STEP")) << t.text;
     EXPECT_FALSE(has("INITIAL_STEP Heat")) << t.text;
     EXPECT_TRUE(has("TRANSITION FROM Idle TO Fill := Start")) << t.text;
-    EXPECT_TRUE(has("TRANSITION FROM Fill TO Heat := Full")) << t.text;
-    EXPECT_TRUE(has("TRANSITION FROM Hold TO Drain := NOT Hot")) << t.text;
+    EXPECT_TRUE(has("TRANSITION FROM Fill TO (Heat, Stir) := Full")) << t.text;
+    EXPECT_TRUE(has("TRANSITION FROM (Hold, Stir) TO Drain := NOT Hot")) << t.text;
     EXPECT_TRUE(has("TRANSITION FROM Drain TO Idle := Done")) << t.text;
     EXPECT_FALSE(has("Work")) << "a macro is no step of its own: " << t.text;
     // A step of the inner macro is on its element's line.

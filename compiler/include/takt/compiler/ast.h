@@ -550,8 +550,8 @@ struct SfcOutline {
         Identifier name; // empty when none
         std::vector<Identifier> from;
         std::vector<Identifier> to;
-        Span condition; // `:= condition;`; invalid for a transition with a body
-        Span priority;  // `(PRIORITY := n)`'s n; invalid when none
+        Span condition;                        // `:= condition;`; invalid for a transition with a body
+        std::optional<std::uint64_t> priority; // `(PRIORITY := n)`'s n
         Span span;
     };
     std::vector<Step> steps;
