@@ -135,6 +135,11 @@ void rankForDrawing(const ast::SfcOutline& chart, const std::vector<Item>& items
         }
     }
     for (const Item& item : items) {
+        if (!item.transition) {
+            walk(item.index);
+        }
+    }
+    for (const Item& item : items) { // transitions from no step, which takt's check does not allow
         walk(item.transition ? steps + item.index : item.index);
     }
     // Kahn's topological order without the loops back, by the walk's order among ready nodes.
@@ -212,7 +217,7 @@ public:
         : sfc_(sfc), chart_(chart), l_(layout) {}
 
     // The elements written next are drawn in `row` (rankForDrawing).
-    void row(std::size_t row) { y_ = 20 + static_cast<int>(row) * 80; }
+    void row(std::size_t row) { y_ = 20 + static_cast<int>(row) * kRowHeight; }
 
     // The element `name` with its localId and a place in the column, below the one before.
     pugi::xml_node element(const char* name, int id, int height = 2, int width = 20) {
@@ -223,7 +228,7 @@ public:
         pugi::xml_node position = n.append_child("position");
         position.append_attribute("x") = 100;
         position.append_attribute("y") = y_;
-        y_ += 16;
+        y_ += height + 10;
         return n;
     }
 
@@ -259,6 +264,7 @@ public:
             }
             outputs(c, 1, false);
         }
+        const int stepY = y_;
         pugi::xml_node n = element("step", ids.step, 30, 60);
         n.append_attribute("name") = s.name.name.c_str();
         if (s.initial) {
@@ -274,8 +280,12 @@ public:
         outputs(n, 1, true);
         if (!s.actions.empty()) {
             n.append_child("connectionPointOutAction").append_attribute("formalParameter") = "";
+            // Beside the step, not below it.
+            const int belowStep = y_;
             pugi::xml_node block = element("actionBlock", l_.next + static_cast<int>(actionBlocks_++), 30, 100);
             block.child("position").attribute("x") = 200;
+            block.child("position").attribute("y") = stepY;
+            y_ = belowStep;
             connect(block, {ids.step});
             for (const ast::SfcOutline::Association& a : s.actions) {
                 pugi::xml_node action = block.append_child("action");
@@ -338,6 +348,10 @@ public:
     }
 
 private:
+    // Tall enough for a row's elements: a convergence, a step (30) and a divergence, or a
+    // transition with its convergence, divergence and a few jump steps (13 each).
+    static constexpr int kRowHeight = 120;
+
     pugi::xml_node sfc_;
     const ast::SfcOutline& chart_;
     const Layout& l_;

@@ -150,6 +150,52 @@ void translateBody(Translator& t, const pugi::xml_node& body, const pugi::xml_no
     }
 }
 
+namespace {
+
+// One CODESYS <Property> of `pou`: its accessors in the XML's order, each with its own variables.
+void translateProperty(Translator& t, const pugi::xml_node& property, const pugi::xml_node& pou) {
+    const std::string_view pouName = pou.attribute("name").value();
+    const std::string_view name = property.attribute("name").value();
+    if (!isIdentifier(name)) {
+        t.problem(DiagCode::PlcopenInvalid, property,
+                  fmt::format("POU '{}': '{}' is not a property name", pouName, name));
+        return;
+    }
+    if (std::string_view(pou.attribute("pouType").value()) == "function") {
+        t.problem(
+            DiagCode::PlcopenInvalid, property,
+            fmt::format("function '{}' has a property; only programs and function blocks have properties", pouName));
+        return;
+    }
+    const std::string owner = fmt::format("{}.{}", pouName, name);
+    const pugi::xml_node ret = child(child(property, "interface"), "returnType");
+    if (!ret) {
+        t.problem(DiagCode::PlcopenInvalid, property, fmt::format("property '{}' has no <returnType>", owner));
+        return;
+    }
+    const std::optional<std::string> type = t.typeOf(ret, owner);
+    if (!type) {
+        return;
+    }
+    t.moveTo(property);
+    t.put(fmt::format("PROPERTY {} : {}", name, *type));
+    for (const pugi::xml_node& accessor : property.children()) {
+        const std::string_view which = localName(accessor);
+        if (accessor.type() != pugi::node_element || (which != "GetAccessor" && which != "SetAccessor")) {
+            continue;
+        }
+        const std::string_view keyword = which == "GetAccessor" ? "GET" : "SET";
+        t.moveTo(accessor);
+        t.put(fmt::format(" {}", keyword));
+        interfaceLists(t, child(accessor, "interface"), owner);
+        translateBody(t, child(accessor, "body"), pou, true);
+        t.put(fmt::format(" END_{}", keyword));
+    }
+    t.put(" END_PROPERTY");
+}
+
+} // namespace
+
 void translatePou(Translator& t, const pugi::xml_node& pou) {
     const std::string_view name = pou.attribute("name").value();
     if (!isIdentifier(name)) {
@@ -209,11 +255,22 @@ void translatePou(Translator& t, const pugi::xml_node& pou) {
             translateBody(t, body, pou, false);
         }
     }
-    // CODESYS's METHODs, each a <Method> in a <data> of the POU's addData: `METHOD name : T … END_METHOD`
-    // after the body (takt reads a POU's methods anywhere among its statements).
+    // CODESYS's METHODs and PROPERTYs, each in a <data> of the POU's addData: `METHOD name : T …
+    // END_METHOD` and `PROPERTY name : T GET … END_GET SET … END_SET END_PROPERTY` after the body
+    // (takt reads a POU's methods anywhere among its statements).
     for (const pugi::xml_node& data : child(pou, "addData").children()) {
-        if (data.type() != pugi::node_element || localName(data) != "data" ||
-            std::string_view(data.attribute("name").value()) != kCodesysMethod) {
+        if (data.type() != pugi::node_element || localName(data) != "data") {
+            continue;
+        }
+        if (std::string_view(data.attribute("name").value()) == kCodesysProperty) {
+            for (const pugi::xml_node& property : data.children()) {
+                if (property.type() == pugi::node_element && localName(property) == "Property") {
+                    translateProperty(t, property, pou);
+                }
+            }
+            continue;
+        }
+        if (std::string_view(data.attribute("name").value()) != kCodesysMethod) {
             continue;
         }
         for (const pugi::xml_node& method : data.children()) {

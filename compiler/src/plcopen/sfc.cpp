@@ -426,7 +426,9 @@ struct Chart {
                          fmt::format("a macro step's body in {} is not supported (only SFC)", localName(inner)));
                     return;
                 }
-                if (!macroNames.emplace(upperName(n.attribute("name").value()), n).second) {
+                // TC6's name is optional; a macro without one is no jump step's target.
+                if (*n.attribute("name").value() != '\0' &&
+                    !macroNames.emplace(upperName(n.attribute("name").value()), n).second) {
                     fail(DiagCode::PlcopenInvalid, n,
                          fmt::format("two macro steps are named '{}'", n.attribute("name").value()));
                     return;
@@ -469,7 +471,8 @@ struct Chart {
             }
         }
         std::vector<pugi::xml_node> marked;
-        std::vector<pugi::xml_node> unreached;
+        std::vector<pugi::xml_node> unwired;   // no wire leads to it
+        std::vector<pugi::xml_node> unreached; // neither a wire nor a jump step
         std::vector<pugi::xml_node> exits;
         for (const pugi::xml_node& n : inner.children()) {
             const std::string_view kind = localName(n);
@@ -479,8 +482,11 @@ struct Chart {
             if (n.attribute("initialStep").as_bool()) {
                 marked.push_back(n);
             }
-            if (inputs(n).empty() && !jumpedTo.contains(upperName(n.attribute("name").value()))) {
-                unreached.push_back(n);
+            if (inputs(n).empty()) {
+                unwired.push_back(n);
+                if (!jumpedTo.contains(upperName(n.attribute("name").value()))) {
+                    unreached.push_back(n);
+                }
             }
             const auto& next = readers[inside + n.attribute("localId").value()];
             if (std::none_of(next.begin(), next.end(), [](const pugi::xml_node& r) {
@@ -489,7 +495,10 @@ struct Chart {
                 exits.push_back(n);
             }
         }
-        const std::vector<pugi::xml_node>& entries = marked.empty() ? unreached : marked;
+        // A loop inside the macro back to its first step jumps to it: then it is still the entry.
+        const std::vector<pugi::xml_node>& entries = !marked.empty()      ? marked
+                                                     : !unreached.empty() ? unreached
+                                                                          : unwired;
         if (entries.size() != 1 || exits.size() != 1) {
             fail(DiagCode::PlcopenInvalid, macro,
                  fmt::format("macro step '{}': its body has {} {} and {} {}, not one of each",

@@ -20,6 +20,10 @@ inline constexpr std::string_view kCodesysGlobalVars = "http://www.3s-software.c
 // CODESYS's vendor data for a METHOD, in its POU's `addData`: a `<Method name>` with an
 // `<interface>` and a `<body>` like a POU's.
 inline constexpr std::string_view kCodesysMethod = "http://www.3s-software.com/plcopenxml/method";
+// CODESYS's vendor data for a PROPERTY, in its POU's `addData`: a `<Property name>` with an
+// `<interface>` holding its `returnType`, and a `<GetAccessor>` and/or a `<SetAccessor>` (in
+// either order), each with an `<interface>` and a `<body>` like a method's.
+inline constexpr std::string_view kCodesysProperty = "http://www.3s-software.com/plcopenxml/property";
 // takt's vendor data on a configuration `takt export plcopen` made for a project without one (a
 // task at the base cycle running every PROGRAM, so that the editors run it): takt's reader takes
 // only the resource's name and the task's interval from it, for runtime.toml, and compiles the

@@ -702,6 +702,45 @@ TEST(PlcopenImport, AnSfcMacroStepRunsLikeItsStepsWrittenOutInTheChart) {
     EXPECT_EQ(seen["Fill.X"].back(), "true") << "entered again";
 }
 
+// tests/plcopen/codesys_property.xml is shaped as CODESYS 3.5 exports a function block with a
+// PROPERTY and a METHOD (both in addData, the SetAccessor before the GetAccessor, a local variable
+// in the setter's own interface): it runs like its ST twin, the setter clipping at 100.
+constexpr const char* kPropertyTwin = R"(FUNCTION_BLOCK TankSt
+VAR lvl : INT; writes : INT; END_VAR
+PROPERTY Level : INT
+SET
+VAR clipped : INT; END_VAR
+clipped := LIMIT(0, Level, 100);
+lvl := clipped;
+writes := writes + 1;
+END_SET
+GET
+Level := lvl;
+END_GET
+END_PROPERTY
+METHOD WriteCount : INT
+WriteCount := writes;
+END_METHOD
+END_FUNCTION_BLOCK
+PROGRAM StMain
+VAR Go : BOOL; Level : INT; Writes : INT; t : TankSt; END_VAR
+IF Go THEN
+  t.Level := t.Level + 30;
+END_IF;
+Level := t.Level;
+Writes := t.WriteCount();
+END_PROGRAM
+)";
+
+TEST(PlcopenImport, ACodesysPropertyRunsLikeItsStTwin) {
+    auto seen = runBesideTwin("codesys_property.xml", "TankMain", kPropertyTwin, {"Level", "Writes"},
+                              {{1, {{"Go", true}}}, {6, {{"Go", false}}}}, 8);
+    ASSERT_EQ(seen["Level"].size(), 8u);
+    EXPECT_EQ(seen["Level"][1], "30"); // the setter ran once
+    EXPECT_EQ(seen["Level"][4], "100") << "clipped by the setter";
+    EXPECT_EQ(seen["Writes"].back(), "5");
+}
+
 // tests/plcopen/openplc_bottler.xml is shaped as the OpenPLC Editor (Beremiz) writes a project: an
 // LD function block (a seal-in rung, a rising-edge contact enabling ADD, a constant from the
 // configuration's globals), an SFC function block (inline actions all with localId 0, a reference

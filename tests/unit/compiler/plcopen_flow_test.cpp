@@ -430,6 +430,63 @@ TEST(Plcopen, AMacroStepIsInlinedBetweenItsTransitions) {
     EXPECT_NE(flat(j.text).find("TRANSITION FROM Drain TO Fill := Done"), std::string::npos) << j.text;
 }
 
+// A CODESYS property becomes a PROPERTY of its POU with its accessors in the XML's order; one
+// without a returnType, or on a FUNCTION, is E0026 at the <Property>.
+TEST(Plcopen, ACodesysPropertyIsAPropertyOfItsPou) {
+    const std::string xml = readFixture("codesys_property.xml");
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    const std::size_t property = t.text.find("PROPERTY Level : INT");
+    ASSERT_NE(property, std::string::npos) << t.text;
+    EXPECT_LT(property, t.text.find("SET VAR")) << t.text;
+    EXPECT_LT(t.text.find("END_SET"), t.text.find("GET")) << "the setter first, as the XML has it\n" << t.text;
+    EXPECT_NE(t.text.find("END_GET END_PROPERTY"), std::string::npos) << t.text;
+    EXPECT_EQ(lineOf(t.text, "PROPERTY Level"), lineOf(xml, "<Property name=\"Level\""));
+
+    std::string untyped = xml;
+    const std::size_t ret = untyped.find("<returnType>", untyped.find("<Property"));
+    untyped.erase(ret, untyped.find("</returnType>", ret) + 13 - ret);
+    EXPECT_EQ(firstProblem(untyped), "E0026 line " + std::to_string(lineOf(untyped, "<Property")) +
+                                         " | property 'Tank.Level' has no <returnType>");
+    std::string inFunction = xml;
+    inFunction.replace(inFunction.find("pouType=\"functionBlock\""), 23, "pouType=\"function\"");
+    inFunction.insert(inFunction.find("<interface>") + 11, "<returnType><INT /></returnType>");
+    EXPECT_EQ(firstProblem(inFunction), "E0026 line " + std::to_string(lineOf(inFunction, "<Property")) +
+                                            " | function 'Tank' has a property; only programs and function blocks "
+                                            "have properties");
+}
+
+// A loop inside a macro back to its first step: the step a jump step leads to is still the entry
+// when no other step is free, and a nameless macro is no clash with another.
+TEST(Plcopen, AMacroWhoseFirstStepALoopJumpsBackToKeepsItAsEntry) {
+    std::string xml = readFixture("sfc_macro.xml");
+    const std::string heat = "<step localId=\"1\" name=\"Heat\" initialStep=\"true\"";
+    xml.replace(xml.find(heat), heat.size(), "<step localId=\"1\" name=\"Heat\"");
+    const std::string hold = "<step localId=\"5\" name=\"Hold\"";
+    const std::size_t end = xml.find("</step>", xml.find(hold)) + 7;
+    xml.insert(end, "<selectionDivergence localId=\"20\"><connectionPointIn><connection refLocalId=\"5\"/>"
+                    "</connectionPointIn></selectionDivergence>"
+                    "<transition localId=\"21\"><connectionPointIn><connection refLocalId=\"20\"/>"
+                    "</connectionPointIn><condition><inline><ST>Full</ST></inline></condition></transition>"
+                    "<jumpStep localId=\"22\" targetName=\"Heat\"><connectionPointIn><connection refLocalId=\"21\"/>"
+                    "</connectionPointIn></jumpStep>"
+                    "<transition localId=\"23\"><connectionPointIn><connection refLocalId=\"20\"/>"
+                    "</connectionPointIn><condition><inline><ST>Hot</ST></inline></condition></transition>"
+                    "<step localId=\"24\" name=\"Cool\"><connectionPointIn><connection refLocalId=\"23\"/>"
+                    "</connectionPointIn></step>");
+    for (const std::string macro :
+         {"<macroStep localId=\"5\" name=\"Heating\"", "<macroStep localId=\"3\" name=\"Work\""}) {
+        xml.replace(xml.find(macro), macro.size(), macro.substr(0, macro.find(" name=")));
+    }
+    const PlcopenTranslation t = translatePlcopen(xml);
+    ASSERT_TRUE(t.problems.empty()) << t.problems[0].message;
+    EXPECT_NE(t.text.find("TRANSITION FROM Hold TO Heat :="), std::string::npos) << t.text;
+    EXPECT_NE(t.text.find("TRANSITION FROM Fill TO (Heat, Stir) :="), std::string::npos) << "Heat is the entry\n"
+                                                                                         << t.text;
+    EXPECT_NE(t.text.find("TRANSITION FROM (Cool, Stir) TO Drain :="), std::string::npos) << "Cool is the exit\n"
+                                                                                          << t.text;
+}
+
 TEST(Plcopen, AMacroStepsBodyMustHaveOneEntryAndOneExit) {
     const std::string xml = readFixture("sfc_macro.xml");
     const std::string heating = "<macroStep localId=\"5\" name=\"Heating\"";
