@@ -40,9 +40,12 @@ struct Layout {
     struct TransitionIds {
         int convergence = 0; // simultaneousConvergence before it; 0 from one step
         int transition = 0;
-        int divergence = 0;             // simultaneousDivergence after it; 0 to one step
-        std::vector<std::string> jumps; // the steps above it it enters, each by a jumpStep
-        std::vector<int> jumpIds;
+        int divergence = 0; // simultaneousDivergence after it; 0 to one step
+        struct Jump {
+            std::string step; // a step drawn above it that it enters
+            int id;           // the jumpStep's localId
+        };
+        std::vector<Jump> jumps;
     };
     std::vector<StepIds> steps;
     std::vector<TransitionIds> transitions;
@@ -196,8 +199,7 @@ Layout layOut(const ast::SfcOutline& chart, const std::vector<Item>& items) {
         for (const ast::Identifier& to : t.to) {
             const std::size_t target = l.stepOf(to);
             if (l.loopsBack.contains({chart.steps.size() + item.index, target})) {
-                ids.jumps.push_back(chart.steps[target].name.name);
-                ids.jumpIds.push_back(l.next++);
+                ids.jumps.push_back({chart.steps[target].name.name, l.next++});
             } else {
                 l.steps[target].incoming.push_back(out);
             }
@@ -270,13 +272,7 @@ public:
         if (s.initial) {
             n.append_attribute("initialStep") = true;
         }
-        if (ids.convergence != 0) {
-            connect(n, {ids.convergence});
-        } else if (!ids.incoming.empty()) {
-            connect(n, ids.incoming);
-        } else {
-            n.append_child("connectionPointIn");
-        }
+        connect(n, ids.convergence != 0 ? std::vector<int>{ids.convergence} : ids.incoming); // none: the initial step
         outputs(n, 1, true);
         if (!s.actions.empty()) {
             n.append_child("connectionPointOutAction").append_attribute("formalParameter") = "";
@@ -340,9 +336,9 @@ public:
             connect(d, {ids.transition});
             outputs(d, t.to.size(), true);
         }
-        for (std::size_t j = 0; j < ids.jumps.size(); ++j) {
-            pugi::xml_node jump = element("jumpStep", ids.jumpIds[j], 13, 12);
-            jump.append_attribute("targetName") = ids.jumps[j].c_str();
+        for (const Layout::TransitionIds::Jump& j : ids.jumps) {
+            pugi::xml_node jump = element("jumpStep", j.id, 13, 12);
+            jump.append_attribute("targetName") = j.step.c_str();
             connect(jump, {out});
         }
     }

@@ -435,7 +435,7 @@ struct Chart {
                 }
                 const std::string inside = scope + id + "/";
                 enter(inner, inside, true, names, depth + 1);
-                findEnds(n, inner, inside);
+                findEnds(n, inner);
             }
         }
     }
@@ -460,7 +460,7 @@ struct Chart {
     // A macro step's body begins at its entry, the step marked initialStep or else the one step
     // (or macro step) nothing leads to (a wire or a jump step), and ends at its exit, the one
     // nothing leaves (no transition, divergence or convergence follows it).
-    void findEnds(const pugi::xml_node& macro, const pugi::xml_node& inner, const std::string& inside) {
+    void findEnds(const pugi::xml_node& macro, const pugi::xml_node& inner) {
         if (failed) {
             return;
         }
@@ -488,7 +488,7 @@ struct Chart {
                     unreached.push_back(n);
                 }
             }
-            const auto& next = readers[inside + n.attribute("localId").value()];
+            const auto& next = readers[key(n)];
             if (std::none_of(next.begin(), next.end(), [](const pugi::xml_node& r) {
                     return localName(r) != "actionBlock"; // a transition, a divergence or a convergence
                 })) {
