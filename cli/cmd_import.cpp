@@ -80,8 +80,8 @@ std::string ioToml(const compiler::PlcopenTranslation& t, const std::string& xml
     std::string out =
         fmt::format("# The I/O of {} (`takt import plcopen`): the simulated driver without a plant, so the project\n"
                     "# runs at once — inputs stay 0 unless a simulation.toml drives them, outputs go nowhere.\n"
-                    "# Choose the real driver here (docs/io-drivers.md). The located variables:\n",
-                    xmlName);
+                    "# Choose the real driver here (docs/io-drivers.md). {}\n",
+                    xmlName, t.located.empty() ? "The file declares no located variables." : "The located variables:");
     for (const compiler::PlcopenLocated& l : t.located) {
         out += fmt::format("#   {:<10} {} : {}\n", l.address, l.path, l.type);
     }

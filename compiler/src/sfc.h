@@ -64,7 +64,9 @@ struct SfcChart {
 
 // Checks the chart (E0025: unknown or repeated steps, not exactly one INITIAL_STEP, a qualifier's
 // time, a PRIORITY that is no integer literal, a second SD, DS or SL of one action, a transition's name or body, an
-// SFCInit, SFCReset or SFCPause that is no BOOL) and adds its variables and statements to `pou`.
+// SFCInit, SFCReset or SFCPause that is no BOOL; sfc_check.cpp) and adds its variables and statements to
+// `pou`. Of a chart with an error only its declarations and what it reads and writes are added
+// (sfc_lower.cpp, declareRefused), so the error brings no others.
 void lowerSfc(ast::PouDecl& pou, SfcChart& chart, DiagnosticSink& diags);
 
 // The chart as written (sfc_outline.cpp); `statements`: the body has ST of its own beside it.

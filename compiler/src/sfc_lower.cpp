@@ -14,12 +14,17 @@
 
 #include <fmt/format.h>
 
-#include "sfc.h"
+#include "sfc_chart.h"
 #include "takt/compiler/names.h"
 
 namespace takt::compiler {
 
 namespace {
+
+using sfc::escapeOf;
+using sfc::kTimedStores;
+using sfc::Qualifier;
+using sfc::qualifierOf;
 
 using ast::ExprPtr;
 using ast::StmtPtr;
@@ -94,16 +99,6 @@ template <typename... S> ast::StmtList list(S&&... stmts) {
     return out;
 }
 
-enum class Qualifier : std::uint8_t { N, R, S, P, P0, P1, L, D, SD, DS, SL, Unknown };
-
-// The qualifiers that take a time (IEC 61131-3 table 45: L, D, SD, DS, SL).
-bool timed(Qualifier q) {
-    return q == Qualifier::L || q == Qualifier::D || q == Qualifier::SD || q == Qualifier::DS || q == Qualifier::SL;
-}
-
-// The stored qualifiers whose flag has a time of its own: one association of each per action.
-constexpr Qualifier kTimedStores[] = {Qualifier::SD, Qualifier::DS, Qualifier::SL};
-
 std::string_view storeSuffix(Qualifier q) {
     switch (q) {
     case Qualifier::SD: return "$SD";
@@ -113,345 +108,11 @@ std::string_view storeSuffix(Qualifier q) {
     }
 }
 
-Qualifier qualifierOf(std::string_view q) {
-    static constexpr std::pair<std::string_view, Qualifier> kQualifiers[] = {
-        {"", Qualifier::N},    {"N", Qualifier::N},   {"R", Qualifier::R},   {"S", Qualifier::S},
-        {"P", Qualifier::P},   {"L", Qualifier::L},   {"D", Qualifier::D},   {"P0", Qualifier::P0},
-        {"P1", Qualifier::P1}, {"SD", Qualifier::SD}, {"DS", Qualifier::DS}, {"SL", Qualifier::SL},
-    };
-    for (const auto& [name, value] : kQualifiers) {
-        if (sameName(q, name)) {
-            return value;
-        }
-    }
-    return Qualifier::Unknown;
-}
-
 struct Lowering {
     ast::PouDecl& pou;
     SfcChart& chart;
     DiagnosticSink& diags;
-
-    const SfcStep* findStep(std::string_view name) const {
-        for (const SfcStep& s : chart.steps) {
-            if (sameName(s.name.name, name)) {
-                return &s;
-            }
-        }
-        return nullptr;
-    }
-
-    bool isAction(std::string_view name) const {
-        for (const auto& m : pou.methods) {
-            if (m->isAction && sameName(m->name.name, name)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    // The step of an earlier SD, DS or SL association of a's action with the same qualifier.
-    const SfcStep* timedStoreBefore(const SfcAssociation& a, Qualifier q) const {
-        if (std::find(std::begin(kTimedStores), std::end(kTimedStores), q) == std::end(kTimedStores)) {
-            return nullptr;
-        }
-        for (const SfcStep& s : chart.steps) {
-            for (const SfcAssociation& b : s.actions) {
-                if (&b == &a) {
-                    return nullptr;
-                }
-                if (sameName(b.action.name, a.action.name) && qualifierOf(b.qualifier.name) == q) {
-                    return &s;
-                }
-            }
-        }
-        return nullptr;
-    }
-
-    // A RETURN, label or JMP in a transition's body: it would leave the chart's evolution
-    // half done (the body is spliced into the POU's statements).
-    static const ast::Stmt* escape(const ast::StmtList& body) {
-        for (const StmtPtr& st : body) {
-            const ast::Stmt* found = nullptr;
-            switch (st->kind) {
-            case ast::StmtKind::Return:
-            case ast::StmtKind::Label:
-            case ast::StmtKind::Jump: return st.get();
-            case ast::StmtKind::If: {
-                const auto& s = static_cast<const ast::IfStmt&>(*st);
-                for (const ast::CondBlock& b : s.branches) {
-                    found = found != nullptr ? found : escape(b.body);
-                }
-                found = found != nullptr ? found : escape(s.elseBody);
-                break;
-            }
-            case ast::StmtKind::Case: {
-                const auto& s = static_cast<const ast::CaseStmt&>(*st);
-                for (const ast::CaseBranch& b : s.branches) {
-                    found = found != nullptr ? found : escape(b.body);
-                }
-                found = found != nullptr ? found : escape(s.elseBody);
-                break;
-            }
-            case ast::StmtKind::For: found = escape(static_cast<const ast::ForStmt&>(*st).body); break;
-            case ast::StmtKind::While: found = escape(static_cast<const ast::WhileStmt&>(*st).body); break;
-            case ast::StmtKind::Repeat: found = escape(static_cast<const ast::RepeatStmt&>(*st).body); break;
-            default: break;
-            }
-            if (found != nullptr) {
-                return found;
-            }
-        }
-        return nullptr;
-    }
-
-    // E0025 for a transition's name (unique, no step's) and body (named, no RETURN or JMP).
-    bool checkTransition(const SfcTransition& t, std::size_t index) {
-        bool ok = true;
-        if (t.name.name.empty()) {
-            if (t.hasBody) {
-                diags.report(DiagCode::SfcInvalid, t.span,
-                             "a transition with a body needs a name for the body to assign its condition to: "
-                             "TRANSITION Go FROM a TO b : Go := …; END_TRANSITION");
-                ok = false;
-            }
-        } else if (findStep(t.name.name) != nullptr) {
-            diags.report(DiagCode::SfcInvalid, t.name.span,
-                         fmt::format("transition '{}' is named like a step", t.name.name));
-            ok = false;
-        } else {
-            for (std::size_t j = 0; j < index; ++j) {
-                if (sameName(chart.transitions[j].name.name, t.name.name)) {
-                    diags.report(DiagCode::SfcInvalid, t.name.span,
-                                 fmt::format("transition '{}' is declared twice", t.name.name));
-                    ok = false;
-                    break;
-                }
-            }
-        }
-        if (t.priority != nullptr &&
-            (t.priority->kind != ast::ExprKind::Literal ||
-             static_cast<const ast::LiteralExpr&>(*t.priority).literalKind != ast::LiteralKind::Int ||
-             static_cast<const ast::LiteralExpr&>(*t.priority).negative)) {
-            diags.report(DiagCode::SfcInvalid, t.priority->span,
-                         "a transition's PRIORITY is a number, 0 or more: TRANSITION (PRIORITY := 1) FROM a TO b");
-            ok = false;
-        }
-        if (const ast::Stmt* e = escape(t.body); e != nullptr) {
-            diags.report(DiagCode::SfcInvalid, e->span,
-                         "RETURN, a label or JMP in a transition's body: the body only computes the condition");
-            ok = false;
-        }
-        return ok;
-    }
-
-    // E0025 for what cannot run; true when the chart is sound.
-    bool check() {
-        bool ok = true;
-        const SfcStep* initial = nullptr;
-        for (std::size_t i = 0; i < chart.steps.size(); ++i) {
-            const SfcStep& s = chart.steps[i];
-            if (findStep(s.name.name) != &s) {
-                diags.report(DiagCode::SfcInvalid, s.name.span,
-                             fmt::format("step '{}' is declared twice", s.name.name));
-                ok = false;
-            }
-            if (s.initial && initial != nullptr) {
-                diags.report(DiagCode::SfcInvalid, s.name.span,
-                             fmt::format("a second INITIAL_STEP '{}': '{}' is the chart's initial step", s.name.name,
-                                         initial->name.name));
-                ok = false;
-            } else if (s.initial) {
-                initial = &s;
-            }
-            for (const SfcAssociation& a : s.actions) {
-                const Qualifier q = qualifierOf(a.qualifier.name);
-                if (q == Qualifier::Unknown) {
-                    diags.report(DiagCode::SfcInvalid, a.qualifier.span,
-                                 fmt::format("'{}' is no action qualifier (N, R, S, P, L, D, P0, P1, SD, DS, SL)",
-                                             a.qualifier.name));
-                    ok = false;
-                } else if (timed(q) != (a.duration != nullptr)) {
-                    diags.report(DiagCode::SfcInvalid, a.span,
-                                 a.duration == nullptr
-                                     ? fmt::format("qualifier {} needs a time: {}({}, T#5s)",
-                                                   upperName(a.qualifier.name), a.action.name,
-                                                   upperName(a.qualifier.name))
-                                     : fmt::format("qualifier {} takes no time", upperName(a.qualifier.name)));
-                    ok = false;
-                } else if (const SfcStep* other = timedStoreBefore(a, q); other != nullptr) {
-                    diags.report(DiagCode::SfcInvalid, a.span,
-                                 fmt::format("action '{}' has a second {} association (the first is in step '{}'): "
-                                             "an action has one {} flag and one time",
-                                             a.action.name, upperName(a.qualifier.name), other->name.name,
-                                             upperName(a.qualifier.name)));
-                    ok = false;
-                }
-            }
-        }
-        if (initial == nullptr && !chart.steps.empty()) {
-            diags.report(
-                DiagCode::SfcInvalid, chart.steps.front().name.span,
-                fmt::format("the chart of {} '{}' has no INITIAL_STEP", ast::pouKeyword(pou.pouKind), pou.name.name));
-            ok = false;
-        }
-        for (const SfcTransition& t : chart.transitions) {
-            for (const auto* names : {&t.from, &t.to}) {
-                for (const ast::Identifier& n : *names) {
-                    if (!n.name.empty() && findStep(n.name) == nullptr) {
-                        diags.report(DiagCode::SfcInvalid, n.span,
-                                     fmt::format("transition names '{}', which is no step of {} '{}'", n.name,
-                                                 ast::pouKeyword(pou.pouKind), pou.name.name));
-                        ok = false;
-                    }
-                }
-            }
-        }
-        for (std::size_t i = 0; i < chart.transitions.size(); ++i) {
-            ok = checkTransition(chart.transitions[i], i) && ok;
-        }
-        if (chart.steps.empty()) {
-            diags.report(
-                DiagCode::SfcInvalid, chart.transitions.front().span,
-                fmt::format("{} '{}' has transitions but no steps", ast::pouKeyword(pou.pouKind), pou.name.name));
-            ok = false;
-        }
-        if (ok) {
-            ok = checkSafe();
-        }
-        for (const char* flag : kChartFlags) {
-            if (const ast::VarDecl* d = userVariable(flag); d != nullptr && !isBool(*d)) {
-                diags.report(DiagCode::SfcInvalid, d->span,
-                             fmt::format("'{}' controls the chart of {} '{}' and must be a BOOL", flag,
-                                         ast::pouKeyword(pou.pouKind), pou.name.name));
-                ok = false;
-            }
-        }
-        return ok;
-    }
-
-    // Where a step lies: the simultaneous branches it is inside, outermost first, each as the
-    // index of the transition that opened it (its divergence) and the branch's index there.
-    using BranchPath = std::vector<std::pair<std::size_t, std::size_t>>;
-
-    std::string describe(const BranchPath& p) const {
-        if (p.empty()) {
-            return "outside any simultaneous branch";
-        }
-        const SfcTransition& d = chart.transitions[p.back().first];
-        return fmt::format("in the branch of '{}' that the simultaneous divergence from '{}' opens",
-                           d.to[p.back().second].name, d.from.front().name);
-    }
-
-    // IEC 61131-3 requires safe charts: following the transitions from the initial step, every
-    // step lies in one place of the nesting of simultaneous branches, and a simultaneous
-    // convergence closes exactly the branches one divergence opened. A transition that leaves
-    // a branch otherwise (a jump out of it) would leave the other branches' steps active for
-    // ever, or let a step be activated twice. E0025 at the transition that breaks it.
-    bool checkSafe() {
-        std::vector<std::optional<BranchPath>> at(chart.steps.size());
-        auto index = [&](const ast::Identifier& n) {
-            return static_cast<std::size_t>(findStep(n.name) - chart.steps.data());
-        };
-        for (std::size_t i = 0; i < chart.steps.size(); ++i) {
-            if (chart.steps[i].initial) {
-                at[i] = BranchPath{};
-            }
-        }
-        bool ok = true;
-        std::vector<bool> done(chart.transitions.size(), false);
-        for (bool progress = true; progress;) { // each pass settles at least one transition
-            progress = false;
-            for (std::size_t ti = 0; ti < chart.transitions.size(); ++ti) {
-                const SfcTransition& t = chart.transitions[ti];
-                if (done[ti] || !std::all_of(t.from.begin(), t.from.end(),
-                                             [&](const ast::Identifier& f) { return at[index(f)].has_value(); })) {
-                    continue;
-                }
-                done[ti] = true;
-                progress = true;
-                BranchPath base = *at[index(t.from.front())];
-                if (t.from.size() > 1) {
-                    bool joins = !base.empty() && chart.transitions[base.back().first].to.size() == t.from.size();
-                    std::vector<bool> seen(joins ? t.from.size() : 0, false);
-                    for (const ast::Identifier& f : t.from) {
-                        const BranchPath& p = *at[index(f)];
-                        joins = joins && p.size() == base.size() && std::equal(p.begin(), p.end() - 1, base.begin()) &&
-                                p.back().first == base.back().first && !seen[p.back().second];
-                        if (joins) {
-                            seen[p.back().second] = true;
-                        }
-                    }
-                    if (!joins) {
-                        diags.report(DiagCode::SfcInvalid, t.span,
-                                     "this simultaneous convergence does not join exactly the branches of one "
-                                     "simultaneous divergence: IEC 61131-3 requires a safe chart, where a "
-                                     "convergence closes every branch a divergence opened, and nothing else");
-                        ok = false;
-                        continue;
-                    }
-                    base.pop_back();
-                }
-                for (std::size_t k = 0; k < t.to.size(); ++k) {
-                    BranchPath p = base;
-                    if (t.to.size() > 1) {
-                        p.emplace_back(ti, k);
-                    }
-                    std::optional<BranchPath>& target = at[index(t.to[k])];
-                    if (!target) {
-                        target = std::move(p);
-                    } else if (*target != p) {
-                        diags.report(
-                            DiagCode::SfcInvalid, t.to[k].span,
-                            fmt::format(
-                                "step '{}' lies {}, but this transition would put it {}: a transition may leave a "
-                                "simultaneous branch only through the convergence that closes it "
-                                "(IEC 61131-3 requires a safe chart)",
-                                t.to[k].name, describe(*target), describe(p)));
-                        ok = false;
-                    }
-                }
-            }
-        }
-        return ok;
-    }
-
-    // CODESYS's implicit chart flags, honoured when the POU declares them.
-    static constexpr const char* kChartFlags[] = {"SFCInit", "SFCReset", "SFCPause"};
-
-    // The POU's own declaration of `name`, if any.
-    const ast::VarDecl* userVariable(std::string_view name) const {
-        for (const ast::VarBlock& b : pou.varBlocks) {
-            for (const ast::VarDecl& d : b.vars) {
-                for (const ast::Identifier& n : d.names) {
-                    if (sameName(n.name, name)) {
-                        return &d;
-                    }
-                }
-            }
-        }
-        return nullptr;
-    }
-
-    static bool isBool(const ast::VarDecl& d) {
-        return d.type != nullptr && d.type->kind == ast::TypeSpecKind::Named &&
-               static_cast<const ast::NamedTypeSpec&>(*d.type).name.parts.size() == 1 &&
-               sameName(static_cast<const ast::NamedTypeSpec&>(*d.type).name.parts[0].name, "BOOL");
-    }
-
-    // The declared flag's name (as the user spelled it), or an empty identifier.
-    ast::Identifier chartFlag(std::string_view name) const {
-        const ast::VarDecl* d = userVariable(name);
-        if (d == nullptr) {
-            return {};
-        }
-        for (const ast::Identifier& n : d->names) {
-            if (sameName(n.name, name)) {
-                return n;
-            }
-        }
-        return {};
-    }
+    sfc::ChartView view{pou, chart};
 
     // SFCInit / SFCReset: every step back to its initial state (only the initial step active,
     // as entered now), every action's flags and every Boolean action FALSE. No final scan: the
@@ -465,16 +126,16 @@ struct Lowering {
                 out.push_back(assign(field(s.name, member), boolean(false, s.span)));
             }
         }
-        for (const std::string& action : actionOrder()) {
-            const SfcAssociation& first = *firstAssociation(action);
+        for (const std::string& action : view.actionOrder()) {
+            const SfcAssociation& first = *view.firstAssociation(action);
             const Span at = first.action.span;
             for (const Qualifier q : {Qualifier::S, Qualifier::SD, Qualifier::DS, Qualifier::SL}) {
-                if (uses(action, q)) {
+                if (view.uses(action, q)) {
                     out.push_back(
                         assign(nameOf(ident(first.action.name + std::string(storeSuffix(q)), at)), boolean(false, at)));
                 }
             }
-            if (isAction(action)) {
+            if (view.isAction(action)) {
                 out.push_back(assign(nameOf(ident(first.action.name + "$Q", at)), boolean(false, at)));
                 out.push_back(assign(nameOf(ident(first.action.name + "$A", at)), boolean(false, at)));
             } else {
@@ -511,21 +172,21 @@ struct Lowering {
             }
             block.vars.push_back(std::move(d));
         }
-        const SfcStep& initial = initialStep();
+        const SfcStep& initial = *view.initialStep();
         block.vars.push_back(variable(initial.name.name + "$run", "BOOL", initial.name.span));
         for (const SfcTransition& t : chart.transitions) {
             if (!t.name.name.empty()) {
                 block.vars.push_back(variable(t.name.name, "BOOL", t.name.span));
             }
         }
-        for (const std::string& action : actionOrder()) {
-            const SfcAssociation& first = *firstAssociation(action);
+        for (const std::string& action : view.actionOrder()) {
+            const SfcAssociation& first = *view.firstAssociation(action);
             const std::string& name = first.action.name;
-            if (uses(action, Qualifier::S)) {
+            if (view.uses(action, Qualifier::S)) {
                 block.vars.push_back(variable(name + "$S", "BOOL", first.action.span));
             }
             for (const Qualifier q : kTimedStores) {
-                if (uses(action, q)) {
+                if (view.uses(action, q)) {
                     block.vars.push_back(variable(name + std::string(storeSuffix(q)), "BOOL", first.action.span));
                     if (q != Qualifier::DS) {
                         block.vars.push_back(
@@ -533,7 +194,7 @@ struct Lowering {
                     }
                 }
             }
-            if (isAction(action)) {
+            if (view.isAction(action)) {
                 pushActionFlags(block, first);
             }
         }
@@ -546,59 +207,95 @@ struct Lowering {
         block.vars.push_back(variable(first.action.name + "$A", "BOOL", first.action.span));
     }
 
-    // A chart with errors: the Q and A of the ACTIONs its steps associate (an association in
-    // error is kept in its step), so that reading them is no follow-on error; an action no step
-    // associates has none, as in a chart without errors (E0105).
-    void declareActionFlags() {
+    // A chart with errors is not lowered, but what the rest of the POU and the editor see of it
+    // stays, so that one error in the chart brings no others elsewhere: its steps (`Heat.X` read
+    // in an action is no E0104), its named transitions, the Q and A of the ACTIONs its steps
+    // associate (an association in error is kept in its step; an action no step associates has
+    // none, as in a chart without errors: E0105), and what it reads and writes (a variable only
+    // the chart uses is no W0001). Its conditions, durations, flags and Boolean actions become
+    // statements that are checked like the lowered chart's but never run: a POU with an error is
+    // not compiled.
+    void declareRefused() {
         ast::VarBlock block;
         block.section = ast::VarSection::Var;
-        for (const std::string& action : actionOrder()) {
-            if (isAction(action)) {
-                const SfcAssociation& first = *firstAssociation(action);
-                block.span = block.vars.empty() ? first.action.span : block.span;
-                pushActionFlags(block, first);
+        for (const SfcStep& s : chart.steps) {
+            if (view.findStep(s.name.name) == &s) {
+                block.vars.push_back(variable(s.name.name, "SFC_STEP", s.name.span));
+            }
+        }
+        std::vector<const SfcTransition*> named; // whose BOOL is declared
+        for (const SfcTransition& t : chart.transitions) {
+            if (!t.name.name.empty() && view.findStep(t.name.name) == nullptr &&
+                std::none_of(named.begin(), named.end(),
+                             [&](const SfcTransition* n) { return sameName(n->name.name, t.name.name); })) {
+                named.push_back(&t);
+                block.vars.push_back(variable(t.name.name, "BOOL", t.name.span));
+            }
+        }
+        for (const std::string& action : view.actionOrder()) {
+            if (view.isAction(action)) {
+                pushActionFlags(block, *view.firstAssociation(action));
             }
         }
         if (!block.vars.empty()) {
+            block.span = block.vars.front().span;
             pou.varBlocks.push_back(std::move(block));
         }
-    }
-
-    // The actions in the order they are first associated (upper-case names).
-    std::vector<std::string> actionOrder() const {
-        std::vector<std::string> out;
-        for (const SfcStep& s : chart.steps) {
-            for (const SfcAssociation& a : s.actions) {
-                const std::string key = upperName(a.action.name);
-                if (std::find(out.begin(), out.end(), key) == out.end()) {
-                    out.push_back(key);
+        const std::size_t first = pou.body.size();
+        // `IF e THEN END_IF`: e read as a condition; a literal reads nothing (and would be W0005)
+        const auto read = [&](ExprPtr e) {
+            if (e != nullptr && e->kind != ast::ExprKind::Literal) {
+                pou.body.push_back(ifThen(std::move(e), {}));
+            }
+        };
+        for (const SfcStep& s : chart.steps) { // read, as the lowered chart reads them
+            if (view.findStep(s.name.name) == &s) {
+                read(field(s.name, "X"));
+            }
+        }
+        for (const SfcTransition* t : named) {
+            read(nameOf(t->name));
+        }
+        for (const char* flag : sfc::kChartFlags) {
+            if (const ast::VarDecl* d = view.userVariable(flag); d != nullptr && sfc::isBool(*d)) {
+                read(nameOf(view.chartFlag(flag)));
+            }
+        }
+        for (SfcStep& s : chart.steps) {
+            for (SfcAssociation& a : s.actions) {
+                if (a.duration != nullptr && a.duration->kind != ast::ExprKind::Literal &&
+                    view.findStep(s.name.name) == &s) {
+                    read(binary(ast::BinaryOp::Ge, field(s.name, "T"), std::move(a.duration)));
                 }
             }
         }
-        return out;
-    }
-
-    // Whether some step associates `action` with qualifier q.
-    bool uses(std::string_view action, Qualifier q) const {
-        for (const SfcStep& s : chart.steps) {
-            for (const SfcAssociation& a : s.actions) {
-                if (sameName(a.action.name, action) && qualifierOf(a.qualifier.name) == q) {
-                    return true;
-                }
+        for (const std::string& action : view.actionOrder()) {
+            const SfcAssociation& a = *view.firstAssociation(action);
+            if (!view.isAction(action)) {
+                pou.body.push_back(assign(nameOf(a.action), boolean(false, a.action.span))); // a Boolean action
             }
         }
-        return false;
-    }
-
-    const SfcAssociation* firstAssociation(std::string_view action) const {
-        for (const SfcStep& s : chart.steps) {
-            for (const SfcAssociation& a : s.actions) {
-                if (sameName(a.action.name, action)) {
-                    return &a;
+        for (SfcTransition& t : chart.transitions) {
+            const bool declared = std::find(named.begin(), named.end(), &t) != named.end();
+            if (declared && t.hasBody && escapeOf(t.body) == nullptr) {
+                for (StmtPtr& st : t.body) {
+                    pou.body.push_back(std::move(st));
                 }
+            } else if (declared && t.condition != nullptr) {
+                pou.body.push_back(assign(nameOf(t.name), std::move(t.condition)));
+            } else {
+                read(std::move(t.condition));
             }
         }
-        return nullptr;
+        cover(first);
+    }
+
+    // The statements from `first` on together cover the chart's extent (sfc.h).
+    void cover(std::size_t first) {
+        if (chart.extent.valid() && pou.body.size() > first) {
+            pou.body[first]->span.begin = chart.extent.begin;
+            pou.body.back()->span.end = chart.extent.end;
+        }
     }
 
     // Phase 2 for one action, its action control (IEC 61131-3 2nd ed. figure 15): the stored
@@ -606,7 +303,7 @@ struct Lowering {
     // Q is the OR of every association's part, then the action runs while Q is TRUE and once
     // more in the cycle Q falls (the final scan); a Boolean action is assigned Q.
     void lowerAction(const std::string& action, ast::StmtList& out) {
-        const SfcAssociation& first = *firstAssociation(action);
+        const SfcAssociation& first = *view.firstAssociation(action);
         const Span at = first.action.span;
         auto flag = [&](Qualifier q, std::string_view suffix = "") {
             return nameOf(ident(first.action.name + std::string(storeSuffix(q)) + std::string(suffix), at));
@@ -658,7 +355,7 @@ struct Lowering {
                 case Qualifier::R: {
                     ast::StmtList clear;
                     for (const Qualifier stored : {Qualifier::S, Qualifier::SD, Qualifier::DS, Qualifier::SL}) {
-                        if (uses(action, stored)) {
+                        if (view.uses(action, stored)) {
                             clear.push_back(assign(flag(stored), boolean(false, a.span)));
                         }
                     }
@@ -675,14 +372,14 @@ struct Lowering {
             out.push_back(std::move(r));
         }
         for (const Qualifier stored : {Qualifier::S, Qualifier::DS}) {
-            if (uses(action, stored)) {
+            if (view.uses(action, stored)) {
                 orInto(flag(stored));
             }
         }
         if (q == nullptr) {
             q = boolean(false, at); // only R associations: never active
         }
-        if (!isAction(action)) {
+        if (!view.isAction(action)) {
             out.push_back(assign(nameOf(first.action), std::move(q))); // a Boolean variable as action
             return;
         }
@@ -699,10 +396,6 @@ struct Lowering {
         out.push_back(ifThen(nameOf(aFlag), list(std::move(stmt))));
     }
 
-    const SfcStep& initialStep() const {
-        return *std::find_if(chart.steps.begin(), chart.steps.end(), [](const SfcStep& s) { return s.initial; });
-    }
-
     // The initial step's X starts TRUE (declare()), so `var.read` shows the chart at its initial
     // step before the first cycle, as CODESYS does. An online change that renames the initial step
     // adds it with that X = TRUE even while the chart stands in another step: two active steps.
@@ -710,7 +403,7 @@ struct Lowering {
     // the initial step's name changed: the first cycle that sees it FALSE takes the initial step
     // back out if any other step is active.
     void guardInitialStep() {
-        const SfcStep& first = initialStep();
+        const SfcStep& first = *view.initialStep();
         const ast::Identifier run = ident(first.name.name + "$run", first.name.span);
         ExprPtr others;
         for (const SfcStep& st : chart.steps) {
@@ -730,9 +423,9 @@ struct Lowering {
 
     void lower() {
         guardInitialStep();
-        const ast::Identifier init = chartFlag("SFCInit");
-        const ast::Identifier reset = chartFlag("SFCReset");
-        const ast::Identifier pause = chartFlag("SFCPause");
+        const ast::Identifier init = view.chartFlag("SFCInit");
+        const ast::Identifier reset = view.chartFlag("SFCReset");
+        const ast::Identifier pause = view.chartFlag("SFCPause");
         auto any = [](std::initializer_list<const ast::Identifier*> flags, bool negate) {
             ExprPtr out;
             for (const ast::Identifier* f : flags) {
@@ -829,7 +522,7 @@ struct Lowering {
                                                                          field(s.name, "_start"))))));
         }
         // 2. actions
-        for (const std::string& action : actionOrder()) {
+        for (const std::string& action : view.actionOrder()) {
             lowerAction(action, body);
         }
         for (const SfcStep& s : chart.steps) {
@@ -891,20 +584,15 @@ struct Lowering {
 
 void lowerSfc(ast::PouDecl& pou, SfcChart& chart, DiagnosticSink& diags) {
     Lowering l{pou, chart, diags};
-    if (!l.check()) {
-        // Nothing half-lowered: the errors name what to fix. Only the ACTIONs' Q and A are
-        // declared, so that reading one is no follow-on E0105 and writing one still E0403.
-        l.declareActionFlags();
+    if (!sfc::checkChart(l.view, diags)) {
+        l.declareRefused(); // nothing half-lowered: the errors name what to fix
         return;
     }
     const std::size_t first = pou.body.size();
     pou.chart = outlineSfc(chart, first > 0);
     l.declare();
     l.lower();
-    if (chart.extent.valid() && pou.body.size() > first) {
-        pou.body[first]->span.begin = chart.extent.begin;
-        pou.body.back()->span.end = chart.extent.end;
-    }
+    l.cover(first);
 }
 
 } // namespace takt::compiler

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -54,6 +55,10 @@ struct Layout {
     // steps.size() + index -> step index), drawn as jump steps (rankForDrawing).
     std::vector<std::size_t> stepRow;
     std::vector<std::size_t> transitionRow;
+    // The column each is drawn in: a branch of a divergence in a column of its own, the
+    // element after a convergence in the leftmost of its branches' (rankForDrawing).
+    std::vector<std::size_t> stepColumn;
+    std::vector<std::size_t> transitionColumn;
     std::set<std::pair<std::size_t, std::size_t>> loopsBack;
     int next = 1;
 
@@ -160,18 +165,33 @@ void rankForDrawing(const ast::SfcOutline& chart, const std::vector<Item>& items
     }
     std::vector<std::size_t> row(count, 0);
     std::size_t rows = 0;
+    // Columns: the first branch of a divergence goes on in its column, each other one opens a
+    // new column (so no two branches share one, however deep they nest), a node where branches
+    // meet takes the leftmost; a node nothing leads to starts a new column of its own.
+    constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+    std::vector<std::size_t> column(count, kNone);
+    std::size_t columns = 0;
     while (!ready.empty()) {
         const std::size_t n = ready.begin()->second;
         ready.erase(ready.begin());
         row[n] = rows++;
+        column[n] = column[n] == kNone ? columns++ : column[n];
+        bool first = true;
         for (const std::size_t to : next[n]) {
-            if (!l.loopsBack.contains({n, to}) && --waiting[to] == 0) {
+            if (l.loopsBack.contains({n, to})) {
+                continue;
+            }
+            column[to] = std::min(column[to], first ? column[n] : columns++);
+            first = false;
+            if (--waiting[to] == 0) {
                 ready.insert({reached[to], to});
             }
         }
     }
     l.stepRow.assign(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(steps));
     l.transitionRow.assign(row.begin() + static_cast<std::ptrdiff_t>(steps), row.end());
+    l.stepColumn.assign(column.begin(), column.begin() + static_cast<std::ptrdiff_t>(steps));
+    l.transitionColumn.assign(column.begin() + static_cast<std::ptrdiff_t>(steps), column.end());
 }
 
 Layout layOut(const ast::SfcOutline& chart, const std::vector<Item>& items) {
@@ -218,8 +238,11 @@ public:
     SfcWriter(pugi::xml_node sfc, const ast::SfcOutline& chart, const Layout& layout)
         : sfc_(sfc), chart_(chart), l_(layout) {}
 
-    // The elements written next are drawn in `row` (rankForDrawing).
-    void row(std::size_t row) { y_ = 20 + static_cast<int>(row) * kRowHeight; }
+    // The elements written next are drawn in `row` and `column` (rankForDrawing).
+    void place(std::size_t row, std::size_t column) {
+        y_ = 20 + static_cast<int>(row) * kRowHeight;
+        x_ = xOf(column);
+    }
 
     // The element `name` with its localId and a place in the column, below the one before.
     pugi::xml_node element(const char* name, int id, int height = 2, int width = 20) {
@@ -228,7 +251,7 @@ public:
         n.append_attribute("height") = height;
         n.append_attribute("width") = width;
         pugi::xml_node position = n.append_child("position");
-        position.append_attribute("x") = 100;
+        position.append_attribute("x") = x_;
         position.append_attribute("y") = y_;
         y_ += height + 10;
         return n;
@@ -260,7 +283,7 @@ public:
         const ast::SfcOutline::Step& s = chart_.steps[index];
         const Layout::StepIds& ids = l_.steps[index];
         if (ids.convergence != 0) {
-            pugi::xml_node c = element("selectionConvergence", ids.convergence, 1, 200);
+            pugi::xml_node c = bar("selectionConvergence", ids.convergence, incomingColumns(index));
             for (const int from : ids.incoming) {
                 connect(c, {from});
             }
@@ -279,7 +302,7 @@ public:
             // Beside the step, not below it.
             const int belowStep = y_;
             pugi::xml_node block = element("actionBlock", l_.next + static_cast<int>(actionBlocks_++), 30, 100);
-            block.child("position").attribute("x") = 200;
+            block.child("position").attribute("x") = x_ + 100;
             block.child("position").attribute("y") = stepY;
             y_ = belowStep;
             connect(block, {ids.step});
@@ -297,7 +320,11 @@ public:
             }
         }
         if (ids.divergence != 0) {
-            pugi::xml_node d = element("selectionDivergence", ids.divergence, 1, 200);
+            std::vector<std::size_t> branches;
+            for (const std::size_t t : ids.leave) {
+                branches.push_back(l_.transitionColumn[t]);
+            }
+            pugi::xml_node d = bar("selectionDivergence", ids.divergence, branches);
             connect(d, {ids.step});
             outputs(d, ids.leave.size(), true);
         }
@@ -311,7 +338,11 @@ public:
             from.push_back(leaving(l_.stepOf(s)));
         }
         if (ids.convergence != 0) {
-            pugi::xml_node c = element("simultaneousConvergence", ids.convergence, 1, 200);
+            std::vector<std::size_t> branches;
+            for (const ast::Identifier& f : t.from) {
+                branches.push_back(l_.stepColumn[l_.stepOf(f)]);
+            }
+            pugi::xml_node c = bar("simultaneousConvergence", ids.convergence, branches);
             for (const int f : from) {
                 connect(c, {f});
             }
@@ -332,7 +363,11 @@ public:
             .set_value(text(t.condition).c_str());
         const int out = ids.divergence != 0 ? ids.divergence : ids.transition;
         if (ids.divergence != 0) {
-            pugi::xml_node d = element("simultaneousDivergence", ids.divergence, 1, 200);
+            std::vector<std::size_t> branches;
+            for (const ast::Identifier& to : t.to) {
+                branches.push_back(l_.stepColumn[l_.stepOf(to)]);
+            }
+            pugi::xml_node d = bar("simultaneousDivergence", ids.divergence, branches);
             connect(d, {ids.transition});
             outputs(d, t.to.size(), true);
         }
@@ -344,6 +379,39 @@ public:
     }
 
 private:
+    static int xOf(std::size_t column) { return 100 + static_cast<int>(column) * kColumnWidth; }
+
+    // A divergence's or convergence's bar, from the leftmost to the rightmost column of the
+    // branches it joins (at least its own element's column).
+    pugi::xml_node bar(const char* name, int id, const std::vector<std::size_t>& branches) {
+        int left = x_;
+        int right = x_;
+        for (const std::size_t c : branches) {
+            left = std::min(left, xOf(c));
+            right = std::max(right, xOf(c));
+        }
+        const int x = x_;
+        x_ = left;
+        pugi::xml_node n = element(name, id, 1, right - left + 60);
+        x_ = x;
+        return n;
+    }
+
+    // The columns of the transitions entering step `index` by a wire (not by a jump step).
+    [[nodiscard]] std::vector<std::size_t> incomingColumns(std::size_t index) const {
+        std::vector<std::size_t> out;
+        for (std::size_t j = 0; j < chart_.transitions.size(); ++j) {
+            for (const ast::Identifier& to : chart_.transitions[j].to) {
+                if (l_.stepOf(to) == index && !l_.loopsBack.contains({chart_.steps.size() + j, index})) {
+                    out.push_back(l_.transitionColumn[j]);
+                }
+            }
+        }
+        return out;
+    }
+
+    // Wide enough for a step (60) with its action block beside it (100 from the step's x).
+    static constexpr int kColumnWidth = 250;
     // Tall enough for a row's elements: a convergence, a step (30) and a divergence, or a
     // transition with its convergence, divergence and a few jump steps (13 each).
     static constexpr int kRowHeight = 120;
@@ -352,6 +420,7 @@ private:
     const ast::SfcOutline& chart_;
     const Layout& l_;
     int y_ = 20;
+    int x_ = 100;
     std::size_t actionBlocks_ = 0; // localIds after the layout's, for action blocks and actions
 };
 
@@ -380,10 +449,10 @@ bool Exporter::sfcBody(pugi::xml_node body, const ast::PouDecl& decl) {
     const auto text = [&](Span span) { return std::string(project_.sources->text(span)); };
     for (const Item& item : items) {
         if (item.transition) {
-            writer.row(layout.transitionRow[item.index]);
+            writer.place(layout.transitionRow[item.index], layout.transitionColumn[item.index]);
             writer.transition(item.index, text);
         } else {
-            writer.row(layout.stepRow[item.index]);
+            writer.place(layout.stepRow[item.index], layout.stepColumn[item.index]);
             writer.step(item.index, text);
         }
     }

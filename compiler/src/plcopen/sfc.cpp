@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "sfc_chart.h"
 #include "takt/compiler/names.h"
 #include "translate.h"
 
@@ -32,9 +33,6 @@ constexpr int kMaxChain = 64;
 constexpr std::size_t kMaxVisits = 100000;
 // XHTML markup around a POU transition's ST text deeper than this is not an export.
 constexpr int kMaxMarkupDepth = 8;
-
-// The qualifiers of IEC 61131-3's action associations.
-constexpr std::string_view kQualifiers[] = {"N", "R", "S", "L", "D", "P", "P0", "P1", "SD", "DS", "SL"};
 
 // Where an element of the chart lies: a macro step's body numbers its elements on its own, so
 // every localId is keyed with the scope of the body it is in ("" for the POU's body, "7/" for the
@@ -78,6 +76,14 @@ struct Chart {
     [[nodiscard]] const Place& placeOf(const pugi::xml_node& n) const { return places.at(n.internal_object()); }
     [[nodiscard]] std::string key(const pugi::xml_node& n) const {
         return placeOf(n).scope + n.attribute("localId").value();
+    }
+
+    // Writes `text` as the text of `element`: a diagnostic inside it names the element's place and
+    // localId (PlcopenOrigin), not where the text runs to on the element's line.
+    void put(const pugi::xml_node& element, std::string_view text) {
+        const auto begin = static_cast<std::uint32_t>(t.out.text.size());
+        t.put(text);
+        t.origin(begin, element);
     }
 
     // The scoped localIds every connectionPointIn of `n` names.
@@ -182,9 +188,10 @@ struct Chart {
         return s + ")";
     }
 
-    // `name(Q[, duration]); …` of the action blocks connected to `step`.
-    std::string associations(const pugi::xml_node& step) {
-        std::string s;
+    // `name(Q[, duration]);` of each action of the action blocks connected to `step`, with its
+    // <action>; nothing after a problem.
+    std::vector<std::pair<std::string, pugi::xml_node>> associations(const pugi::xml_node& step) {
+        std::vector<std::pair<std::string, pugi::xml_node>> out;
         for (const pugi::xml_node& block : readers[key(step)]) {
             if (localName(block) != "actionBlock") {
                 continue;
@@ -193,36 +200,57 @@ struct Chart {
                 if (a.type() != pugi::node_element || localName(a) != "action") {
                     continue;
                 }
-                std::string qualifier = a.attribute("qualifier").value();
-                qualifier = qualifier.empty() ? "N" : qualifier;
-                if (std::find(std::begin(kQualifiers), std::end(kQualifiers), qualifier) == std::end(kQualifiers)) {
-                    fail(DiagCode::PlcopenInvalid, a, fmt::format("'{}' is not an action qualifier", qualifier));
+                std::optional<std::string> text = association(a);
+                if (!text) {
                     return {};
                 }
-                std::string action;
-                if (const pugi::xml_node ref = child(a, "reference"); ref) {
-                    action = ref.attribute("name").value();
-                } else if (const auto it = inlineActions.find(a.internal_object()); it != inlineActions.end()) {
-                    action = it->second;
-                }
-                if (!isIdentifier(action)) {
-                    fail(DiagCode::PlcopenInvalid, a, "an action names no action or variable");
-                    return {};
-                }
-                std::string duration = a.attribute("duration").value();
-                std::uint32_t ms = 0;
-                if (duration.starts_with("PT") && plcopenIntervalMs(duration, ms)) {
-                    duration = fmt::format("T#{}ms", ms); // CODESYS writes an XML duration
-                }
-                if (duration.find_first_of(";(),\n\r") != std::string::npos) {
-                    fail(DiagCode::PlcopenInvalid, a, fmt::format("'{}' is not a duration", duration));
-                    return {};
-                }
-                s += duration.empty() ? fmt::format("{}({}); ", action, qualifier)
-                                      : fmt::format("{}({}, {}); ", action, qualifier, duration);
+                out.emplace_back(std::move(*text), a);
             }
         }
-        return s;
+        return out;
+    }
+
+    // One <action> of an action block: its qualifier, action and duration checked here, where
+    // the message can name the element and its attributes.
+    std::optional<std::string> association(const pugi::xml_node& a) {
+        const std::string_view written = a.attribute("qualifier").value();
+        const std::string qualifier = written.empty() ? std::string("N") : upperName(written);
+        const sfc::Qualifier q = sfc::qualifierOf(qualifier);
+        if (q == sfc::Qualifier::Unknown) {
+            fail(DiagCode::PlcopenInvalid, a,
+                 fmt::format("'{}' is not an action qualifier ({})", written, sfc::qualifierNames()));
+            return std::nullopt;
+        }
+        std::string action;
+        if (const pugi::xml_node ref = child(a, "reference"); ref) {
+            action = ref.attribute("name").value();
+        } else if (const auto it = inlineActions.find(a.internal_object()); it != inlineActions.end()) {
+            action = it->second;
+        }
+        if (!isIdentifier(action)) {
+            fail(DiagCode::PlcopenInvalid, a, "an action names no action or variable");
+            return std::nullopt;
+        }
+        std::string duration = a.attribute("duration").value();
+        if (sfc::timed(q) != !duration.empty()) {
+            fail(DiagCode::PlcopenInvalid, a,
+                 duration.empty()
+                     ? fmt::format("qualifier {} needs a duration: <action qualifier=\"{}\" "
+                                   "duration=\"PT5S\">",
+                                   qualifier, qualifier)
+                     : fmt::format("qualifier {} takes no duration (only L, D, SD, DS and SL)", qualifier));
+            return std::nullopt;
+        }
+        std::uint32_t ms = 0;
+        if (duration.starts_with("PT") && plcopenIntervalMs(duration, ms)) {
+            duration = fmt::format("T#{}ms", ms); // CODESYS writes an XML duration
+        }
+        if (duration.find_first_of(";(),\n\r") != std::string::npos) {
+            fail(DiagCode::PlcopenInvalid, a, fmt::format("'{}' is not a duration", duration));
+            return std::nullopt;
+        }
+        return duration.empty() ? fmt::format("{}({}); ", action, qualifier)
+                                : fmt::format("{}({}, {}); ", action, qualifier, duration);
     }
 
     // The POU's `<transitions>/<transition name>`; empty when none.
@@ -347,7 +375,8 @@ struct Chart {
                 return;
             }
             t.moveTo(n);
-            t.put(fmt::format("{} {}; END_TRANSITION", head, *value));
+            put(n, fmt::format("{} {};", head, *value));
+            t.put(" END_TRANSITION");
             return;
         }
         if (kind == "inline") {
@@ -357,7 +386,7 @@ struct Chart {
                 return;
             }
             t.moveTo(n);
-            t.put(head);
+            put(n, head);
             // The ST text at its place; a trailing ';' is the statement's end.
             const std::size_t before = t.out.text.size();
             translateBody(t, how, pou, true);
@@ -371,7 +400,7 @@ struct Chart {
                 return;
             }
             t.moveTo(n);
-            t.put(head + " ");
+            put(n, head + " ");
             const auto begin = static_cast<std::uint32_t>(t.out.text.size());
             t.put(*value);
             t.origin(begin, namedTransition(how.attribute("name").value()));
@@ -440,6 +469,26 @@ struct Chart {
         }
     }
 
+    // E0026 at a jump step naming neither a step nor a macro step of the chart (inside macro
+    // steps included: their steps are the chart's).
+    void checkJumps() {
+        std::set<std::string> steps;
+        for (const auto& [id, n] : byId) {
+            if (localName(n) == "step") {
+                steps.insert(upperName(n.attribute("name").value()));
+            }
+        }
+        for (const auto& [id, n] : byId) {
+            const std::string target = upperName(n.attribute("targetName").value());
+            if (localName(n) == "jumpStep" && !steps.contains(target) && !macroNames.contains(target)) {
+                fail(DiagCode::PlcopenInvalid, n,
+                     fmt::format("a jump step to '{}', which is no step of the chart",
+                                 n.attribute("targetName").value()));
+                return;
+            }
+        }
+    }
+
     // Each inline action of `block` gets the name of its hidden ACTION, one no name of the POU has.
     void nameInlineActions(const pugi::xml_node& block, std::set<std::string>& names) {
         for (const pugi::xml_node& a : block.children()) {
@@ -500,11 +549,20 @@ struct Chart {
                                                      : !unreached.empty() ? unreached
                                                                           : unwired;
         if (entries.size() != 1 || exits.size() != 1) {
+            // "2 exit steps (Heat (localId 4), Mix (localId 5))"
+            const auto count = [](const std::vector<pugi::xml_node>& ends, std::string_view what) {
+                std::string s = fmt::format("{} {} step{}", ends.size(), what, ends.size() == 1 ? "" : "s");
+                for (std::size_t i = 0; i < ends.size(); ++i) {
+                    s += fmt::format("{}{} (localId {})", i == 0 ? " (" : ", ", ends[i].attribute("name").value(),
+                                     ends[i].attribute("localId").value());
+                }
+                return ends.empty() ? s : s + ")";
+            };
             fail(DiagCode::PlcopenInvalid, macro,
-                 fmt::format("macro step '{}': its body has {} {} and {} {}, not one of each",
-                             macro.attribute("name").value(), entries.size(),
-                             entries.size() == 1 ? "entry step" : "entry steps", exits.size(),
-                             exits.size() == 1 ? "exit step" : "exit steps"));
+                 fmt::format("macro step '{}': its body has {} and {}, not one of each: the entry is the step no "
+                             "connection leads to (or the one marked initialStep), the exit the one no "
+                             "transition follows",
+                             macro.attribute("name").value(), count(entries, "entry"), count(exits, "exit")));
             return;
         }
         macros[key(macro)] = MacroEnds{entries.front(), exits.front()};
@@ -518,12 +576,19 @@ struct Chart {
             }
             const std::string_view kind = localName(n);
             if (kind == "step") {
-                const std::string actions = associations(n);
+                const auto actions = associations(n);
+                if (failed) {
+                    return;
+                }
                 // A macro's entry step is no initial step of the chart.
                 const bool initial = n.attribute("initialStep").as_bool() && !placeOf(n).inMacro;
                 t.moveTo(n);
-                t.put(fmt::format("{} {}: {}END_STEP", initial ? "INITIAL_STEP" : "STEP", n.attribute("name").value(),
-                                  actions));
+                // A diagnostic about the text names the element it comes from (its place, its localId).
+                put(n, fmt::format("{} {}: ", initial ? "INITIAL_STEP" : "STEP", n.attribute("name").value()));
+                for (const auto& [text, action] : actions) {
+                    put(action, text);
+                }
+                t.put("END_STEP");
             } else if (kind == "macroStep") {
                 for (const pugi::xml_node& r : readers[key(n)]) {
                     if (localName(r) == "actionBlock") {
@@ -572,6 +637,9 @@ void translateSfc(Translator& t, const pugi::xml_node& sfc, const pugi::xml_node
         names.insert(a.attribute("name").value());
     }
     chart.enter(sfc, "", false, names, 0);
+    if (!chart.failed) {
+        chart.checkJumps();
+    }
     if (!chart.failed) {
         chart.write(sfc);
     }

@@ -166,9 +166,12 @@ std::optional<std::uint32_t> Translator::textOffsetOf(LineCol at) const {
 
 void Translator::origin(std::uint32_t begin, const pugi::xml_node& node) {
     PlcopenOrigin o{begin, static_cast<std::uint32_t>(out.text.size()), 0, false, node.attribute("localId").value()};
-    if (const std::optional<std::uint32_t> at = textOffsetOf(node)) {
-        o.target = *at;
+    const LineCol at = position(node);
+    if (const std::optional<std::uint32_t> offset = textOffsetOf(at)) {
+        o.target = *offset;
         o.hasTarget = true;
+    } else {
+        pendingOrigins_.emplace_back(out.origins.size(), at); // an element below the text's line
     }
     out.origins.push_back(std::move(o));
 }
@@ -194,10 +197,13 @@ void Translator::problemHere(DiagCode code, const pugi::xml_node& node, std::str
 
 PlcopenTranslation Translator::take() {
     // A problem about an element past the last text written (an FB call written early, where a
-    // statement before it reads it) gets white space up to the element's place.
-    for (const auto& [index, at] : pending_) {
-        if (at.line > line_ || (at.line == line_ && at.column > column_)) {
-            moveTo(at);
+    // statement before it reads it), or text that is an element's below the line it is written
+    // on (an SFC step's action, written in the step), gets white space up to the element's place.
+    for (const auto* pending : {&pending_, &pendingOrigins_}) {
+        for (const auto& [index, at] : *pending) {
+            if (at.line > line_ || (at.line == line_ && at.column > column_)) {
+                moveTo(at);
+            }
         }
     }
     for (const auto& [index, at] : pending_) {
@@ -205,7 +211,14 @@ PlcopenTranslation Translator::take() {
             out.problems[index].offset = *offset;
         }
     }
+    for (const auto& [index, at] : pendingOrigins_) {
+        if (const std::optional<std::uint32_t> offset = textOffsetOf(at)) {
+            out.origins[index].target = *offset;
+            out.origins[index].hasTarget = true;
+        }
+    }
     pending_.clear();
+    pendingOrigins_.clear();
     return std::move(out);
 }
 

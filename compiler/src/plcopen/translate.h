@@ -67,7 +67,8 @@ public:
     [[nodiscard]] std::uint32_t xmlLine(const pugi::xml_node& node) const;
     // Where `node`'s line and column are in the text, once the text reaches that line.
     [[nodiscard]] std::optional<std::uint32_t> textOffsetOf(const pugi::xml_node& node) const;
-    // Records that the text from `begin` to the end written so far is `node`'s (PlcopenOrigin).
+    // Records that the text from `begin` to the end written so far is `node`'s (PlcopenOrigin);
+    // its place is found at take() when the text has not reached the node's line yet.
     void origin(std::uint32_t begin, const pugi::xml_node& node);
 
     // The ST text of a type element's content (`<type>`, `<baseType>`); nothing after a problem.
@@ -105,6 +106,8 @@ private:
     std::uint32_t column_ = 1;
     // Problems (their index in out.problems) about an element the text had not reached yet.
     std::vector<std::pair<std::size_t, LineCol>> pending_;
+    // Origins (their index in out.origins) of an element whose line the text had not reached.
+    std::vector<std::pair<std::size_t, LineCol>> pendingOrigins_;
 };
 
 // A name the ST front end can take as an identifier (letters, digits, '_', not starting with a

@@ -191,6 +191,9 @@ TEST(PlcopenImport, AWarningIsPrintedAndTheProjectIsWritten) {
         << r.err;
     EXPECT_TRUE(fs::exists(dir / "src" / "loop.xml"));
     EXPECT_TRUE(fs::exists(dir / "runtime.toml"));
+    // A file without located variables says so in io.toml, rather than announcing an empty list.
+    const std::string io = readAll(dir / "io.toml");
+    EXPECT_NE(io.find("The file declares no located variables.\n[io]"), std::string::npos) << io;
 }
 
 // One NDJSON request line with `source` set to `text`.

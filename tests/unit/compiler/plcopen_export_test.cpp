@@ -181,6 +181,54 @@ END_PROGRAM
     EXPECT_LT(y("Run"), y("Halt")) << xml;
 }
 
+// Each branch of a divergence is drawn in a column of its own, so that no two branches overlap in
+// the editor; the step where they join is drawn in the leftmost branch's column.
+TEST(PlcopenExport, EachBranchIsDrawnInAColumnOfItsOwn) {
+    const std::string xml = expectRoundTripOf(R"(
+PROGRAM Branches
+VAR a, b, go, done : BOOL; END_VAR
+INITIAL_STEP S0: END_STEP
+STEP Fill: END_STEP
+STEP Alt: END_STEP
+STEP Mixed: END_STEP
+STEP L1: END_STEP
+STEP R1: END_STEP
+TRANSITION FROM S0 TO Fill := a; END_TRANSITION
+TRANSITION FROM S0 TO Alt := b; END_TRANSITION
+TRANSITION FROM Fill TO Mixed := go; END_TRANSITION
+TRANSITION FROM Alt TO Mixed := go; END_TRANSITION
+TRANSITION FROM Mixed TO (L1, R1) := go; END_TRANSITION
+TRANSITION FROM (L1, R1) TO S0 := done; END_TRANSITION
+END_PROGRAM
+)");
+    const auto x = [&](const std::string& step) {
+        const std::size_t at = xml.find("x=\"", xml.find("name=\"" + step + "\""));
+        return std::stoi(xml.substr(at + 3));
+    };
+    EXPECT_EQ(x("S0"), x("Fill")) << xml;
+    EXPECT_NE(x("Fill"), x("Alt")) << xml;
+    EXPECT_EQ(x("Mixed"), x("Fill")) << "where Fill's and Alt's branches join, in the leftmost column\n" << xml;
+    EXPECT_EQ(x("L1"), x("Mixed")) << xml;
+    EXPECT_NE(x("R1"), x("L1")) << xml;
+    EXPECT_NE(x("R1"), x("Alt")) << xml;
+    // Exclusive steps each entering one simultaneous divergence come back as they were written.
+    (void)expectRoundTripOf(R"(
+PROGRAM Exclusive
+VAR a, b, go, done : BOOL; END_VAR
+INITIAL_STEP Idle: END_STEP
+STEP FillA: END_STEP
+STEP FillB: END_STEP
+STEP Heat: END_STEP
+STEP Mix: END_STEP
+TRANSITION FROM Idle TO FillA := a; END_TRANSITION
+TRANSITION FROM Idle TO FillB := b; END_TRANSITION
+TRANSITION FROM FillA TO (Heat, Mix) := go; END_TRANSITION
+TRANSITION FROM FillB TO (Heat, Mix) := go; END_TRANSITION
+TRANSITION FROM (Heat, Mix) TO Idle := done; END_TRANSITION
+END_PROGRAM
+)");
+}
+
 TEST(PlcopenExport, TheBenchmarkProgramsRoundTrip) {
     for (const char* name : {"array_struct", "fb_calls", "int_arith", "real_math", "timers_edges"}) {
         SCOPED_TRACE(name);

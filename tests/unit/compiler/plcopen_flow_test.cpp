@@ -2,6 +2,7 @@
 // and RETURNs; SFC bodies (steps, transitions, divergences and convergences, action blocks and
 // their inline actions, POU transitions, priorities) become textual SFC, each on the lines of its
 // elements; what the reader cannot translate is E0026/E0027.
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -309,6 +310,30 @@ TEST(Plcopen, AnSfcBodyBecomesTextualSfc) {
     EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
 }
 
+// A chart error the ST front end finds in the translated text (E0025) names the XML element it
+// comes from, at its place and with its localId, not the column the text ran to on its line.
+TEST(Plcopen, AChartErrorNamesItsElement) {
+    std::string xml = sfcFixture();
+    const std::string drain = "<step localId=\"19\" name=\"Drain\"";
+    xml.replace(xml.find(drain), drain.size(), "<step localId=\"19\" name=\"Fill\"");
+    TempDir dir;
+    const std::vector<std::string> d = diagnostics(checkXml(dir, xml));
+    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
+    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<step localId=\"19\"")) +
+                        " E0025 | step 'Fill' is declared twice (localId 19)");
+    // An action association's error names the <action>.
+    std::string action = sfcFixture();
+    action.replace(action.find("<reference name=\"Mixer\"/>"), 25, "<reference name=\"Mixxer\"/>");
+    TempDir dir2;
+    const std::vector<std::string> unknown = diagnostics(checkXml(dir2, action));
+    ASSERT_FALSE(unknown.empty());
+    EXPECT_NE(std::find(unknown.begin(), unknown.end(),
+                        "src/plant.xml:" + std::to_string(lineOf(action, "<reference name=\"Mixxer\"") - 2) +
+                            " E0104 | unknown identifier 'Mixxer' (localId 0)"),
+              unknown.end())
+        << ::testing::PrintToString(unknown);
+}
+
 // The SFC fixture with transition 16's condition naming the POU transition `Halt` of `body`.
 std::string withNamedTransition(const std::string& body) {
     std::string xml = sfcFixture();
@@ -383,7 +408,26 @@ TEST(Plcopen, MalformedAndUnsupportedSfcElementsAreCodedErrors) {
     std::string qualifier = xml;
     qualifier.replace(qualifier.find("qualifier=\"S\""), 13, "qualifier=\"X\"");
     EXPECT_EQ(firstProblem(qualifier), "E0026 line " + std::to_string(lineOf(xml, "qualifier=\"S\"")) +
-                                           " | POU 'SfcMain': 'X' is not an action qualifier (localId 0)");
+                                           " | POU 'SfcMain': 'X' is not an action qualifier (N, R, S, P, L, D, P0, "
+                                           "P1, SD, DS, SL) (localId 0)");
+    // A jump step to no step of the chart (E0026 here, not an E0025 at the transition in the ST text).
+    std::string jumpTo = xml;
+    jumpTo.replace(jumpTo.find("targetName=\"Idle\""), 17, "targetName=\"Idel\"");
+    EXPECT_EQ(firstProblem(jumpTo), "E0026 line " + std::to_string(lineOf(xml, "<jumpStep localId=\"25\"")) +
+                                        " | POU 'SfcMain': a jump step to 'Idel', which is no step of the chart "
+                                        "(localId 25)");
+    // A qualifier's duration: L, D, SD, DS, SL need one, the others take none.
+    std::string limited = xml;
+    const std::string timedL = "qualifier=\"L\" duration=\"T#20ms\"";
+    limited.replace(limited.find(timedL), timedL.size(), "qualifier=\"L\"");
+    EXPECT_EQ(firstProblem(limited), "E0026 line " + std::to_string(lineOf(xml, "qualifier=\"L\"")) +
+                                         " | POU 'SfcMain': qualifier L needs a duration: <action qualifier=\"L\" "
+                                         "duration=\"PT5S\"> (localId 1)");
+    std::string stored = xml;
+    stored.replace(stored.find("qualifier=\"S\""), 13, "qualifier=\"S\" duration=\"PT1S\"");
+    EXPECT_EQ(firstProblem(stored), "E0026 line " + std::to_string(lineOf(xml, "qualifier=\"S\"")) +
+                                        " | POU 'SfcMain': qualifier S takes no duration (only L, D, SD, DS and SL) "
+                                        "(localId 0)");
     // A transition priority that is no number.
     std::string priority = xml;
     priority.replace(priority.find("<transition localId=\"18\""), 24, "<transition localId=\"18\" priority=\"high\"");
@@ -496,8 +540,10 @@ TEST(Plcopen, AMacroStepsBodyMustHaveOneEntryAndOneExit) {
     twoExits.erase(inner, twoExits.find("</transition>", inner) + 13 - inner);
     EXPECT_EQ(firstProblem(twoExits),
               "E0026 line " + std::to_string(lineOf(twoExits, heating)) +
-                  " | POU 'SfcMacro': macro step 'Heating': its body has 1 entry step and 2 exit "
-                  "steps, not one of each (localId 5)");
+                  " | POU 'SfcMacro': macro step 'Heating': its body has 1 entry step (Heat (localId 1)) and 2 "
+                  "exit steps (Heat (localId 1), Hold (localId 5)), not one of each: the entry is the step no "
+                  "connection leads to (or the one marked initialStep), the exit the one no transition follows "
+                  "(localId 5)");
     // Fill's place in Work taken by a second step nothing leads to.
     std::string twoEntries = xml;
     const std::string fill = "<step localId=\"1\" name=\"Fill\"";
@@ -507,7 +553,9 @@ TEST(Plcopen, AMacroStepsBodyMustHaveOneEntryAndOneExit) {
                       "refLocalId=\"99\"/></connectionPointIn><condition><inline><ST>TRUE</ST></inline></condition>"
                       "</transition><step localId=\"97\" name=\"Spare2\"><connectionPointIn><connection "
                       "refLocalId=\"98\"/></connectionPointIn></step>\n");
-    EXPECT_NE(firstProblem(twoEntries).find("macro step 'Work': its body has 2 entry steps and 2 exit steps"),
+    EXPECT_NE(firstProblem(twoEntries)
+                  .find("macro step 'Work': its body has 2 entry steps (Spare (localId 99), Fill "
+                        "(localId 1)) and 2 exit steps"),
               std::string::npos)
         << firstProblem(twoEntries);
     // A body in another language than SFC.

@@ -57,8 +57,8 @@ VAR a : BOOL; END_VAR
     TRANSITION FROM S0 TO Nowhere := TRUE; END_TRANSITION
 END_PROGRAM
 )"),
-              // Nothing of a broken chart is compiled, so `a` is not used (W0001).
-              "W0001@2:5 E0025@4:9 E0025@6:18 E0025@7:9 E0025@8:11 E0025@10:10 E0025@12:27");
+              // `a`, a Boolean action of the chart, is used though the chart is not compiled (no W0001)
+              "E0025@4:9 E0025@6:18 E0025@7:9 E0025@8:11 E0025@10:10 E0025@12:27");
     EXPECT_EQ(codes(R"(FUNCTION_BLOCK Fb
     STEP S0:
     END_STEP
@@ -98,7 +98,7 @@ VAR a : BOOL; END_VAR
 END_PROGRAM
 )"),
               // a body without a name, a name twice, a step's name, RETURN in a body
-              "W0001@2:5 E0025@6:5 E0025@8:16 E0025@9:16 E0025@11:19");
+              "E0025@6:5 E0025@8:16 E0025@9:16 E0025@11:19");
     // An SFC element inside a transition's body is inside a statement.
     EXPECT_EQ(codes(R"(PROGRAM Main
     INITIAL_STEP S0:
@@ -130,7 +130,7 @@ VAR a : BOOL; b : BOOL; END_VAR
 END_PROGRAM
 )"),
               // DS without a time, a second SD of one action, P0 with a time
-              "W0001@2:5 W0001@2:15 E0025@7:9 E0025@10:9 E0025@12:9");
+              "E0025@7:9 E0025@10:9 E0025@12:9");
 }
 
 // IEC 61131-3's `(PRIORITY := n)` after the transition's name: a number; anything else is E0025,
@@ -147,7 +147,7 @@ VAR n : INT; END_VAR
     TRANSITION (PRIORITY 1) FROM S1 TO S1 := n > 9; END_TRANSITION
 END_PROGRAM
 )"),
-              "W0001@2:5 E0025@7:29 E0025@8:29 E0010@9:26");
+              "E0025@7:29 E0025@8:29 E0010@9:26");
 }
 
 // An ACTION's control outputs Q and A are read-only, and only an action the chart associates has them.
@@ -277,10 +277,71 @@ VAR a : BOOL; END_VAR
 END_PROGRAM
 )"),
               // the jump from L1 back to S0, and Out (outside) joined with R1 (inside)
-              "W0001@2:5 E0025@9:27 E0025@11:5");
+              "E0025@9:27 E0025@11:5");
 }
 
 // CODESYS's implicit flags are honoured when declared, and only as BOOL.
+// A chart with an error is not lowered, but what the rest of the POU sees of it stays: its steps
+// (Heat.X read in an action), its named transitions, the variables its conditions, durations and
+// Boolean actions use (no W0001). The one error is the one to fix.
+TEST(Sfc, AChartWithAnErrorBringsNoFollowOnDiagnostics) {
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR go : BOOL; level : INT; lamp : BOOL; mixTime : TIME; heating : BOOL; SFCPause : BOOL; END_VAR
+    INITIAL_STEP Idle: lamp(N); END_STEP
+    STEP Heat: Watch(N); Mixer(L, mixTime); END_STEP
+    TRANSITION FROM Idle TO Heat := go; END_TRANSITION
+    TRANSITION Full FROM Heat TO Drain : Full := level > 100; END_TRANSITION
+    ACTION Watch: heating := Heat.X AND NOT Full; END_ACTION
+    ACTION Mixer: heating := FALSE; END_ACTION
+END_PROGRAM
+)"),
+              "E0025@6:34");
+    // An error inside a refused chart's condition is still reported, as it would be once the chart is fixed.
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR go : BOOL; END_VAR
+    INITIAL_STEP Idle: END_STEP
+    TRANSITION FROM Idle TO Nowhere := gone; END_TRANSITION
+END_PROGRAM
+)"),
+              "W0001@2:5 E0025@4:29 E0104@4:40");
+}
+
+// Exclusive steps may each enter the same simultaneous divergence (CODESYS draws a selection
+// convergence right before it): both transitions open one divergence, which one convergence closes.
+TEST(Sfc, ExclusiveStepsMayEnterOneSimultaneousDivergence) {
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR a : BOOL; b : BOOL; END_VAR
+    INITIAL_STEP Idle: END_STEP
+    STEP FillA: END_STEP
+    STEP FillB: END_STEP
+    STEP Heat: END_STEP
+    STEP Mix: END_STEP
+    TRANSITION FROM Idle TO FillA := a; END_TRANSITION
+    TRANSITION FROM Idle TO FillB := b; END_TRANSITION
+    TRANSITION FROM FillA TO (Heat, Mix) := a; END_TRANSITION
+    TRANSITION FROM FillB TO (Mix, Heat) := b; END_TRANSITION
+    TRANSITION FROM (Heat, Mix) TO Idle := NOT a AND NOT b; END_TRANSITION
+END_PROGRAM
+)"),
+              "");
+    // Entering only some of its steps is still no safe chart.
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR a : BOOL; b : BOOL; END_VAR
+    INITIAL_STEP Idle: END_STEP
+    STEP FillA: END_STEP
+    STEP Heat: END_STEP
+    STEP Mix: END_STEP
+    STEP Cool: END_STEP
+    TRANSITION FROM Idle TO FillA := a; END_TRANSITION
+    TRANSITION FROM FillA TO (Heat, Mix) := a; END_TRANSITION
+    TRANSITION FROM Idle TO (Heat, Cool) := b; END_TRANSITION
+    TRANSITION FROM (Heat, Mix) TO Idle := NOT a; END_TRANSITION
+    TRANSITION FROM Cool TO Idle := NOT b; END_TRANSITION
+END_PROGRAM
+)"),
+              "E0025@10:30 E0025@12:29");
+}
+
 TEST(Sfc, ChartFlagsAreBool) {
     EXPECT_EQ(codes(R"(PROGRAM Main
 VAR SFCInit : BOOL; sfcreset : BOOL; SFCPause : BOOL; END_VAR

@@ -2,6 +2,9 @@
 // virtual clock (1 ms per cycle, TIME() = the cycle's start), the values worked out by hand from
 // the documented order: step times, then actions, then transitions (a step entered in a cycle
 // runs its actions from the next cycle on).
+#include <string>
+#include <string_view>
+
 #include <gtest/gtest.h>
 
 #include "st_runner.h"
@@ -164,6 +167,46 @@ END_PROGRAM
     EXPECT_FALSE(r.get<bool>("Main.L2.X"));
     EXPECT_FALSE(r.get<bool>("Main.R1.X"));
     EXPECT_TRUE(r.get<bool>("Main.S0.X"));
+}
+
+// Two exclusive steps each entering the same simultaneous divergence (a selection convergence
+// right before it in CODESYS's drawing): whichever fires activates both branches.
+TEST(Sfc, ExclusiveStepsEnterOneSimultaneousDivergence) {
+    Runner r(R"(
+PROGRAM Main
+VAR a : BOOL; b : BOOL; go : BOOL; done : BOOL; END_VAR
+    INITIAL_STEP Idle: END_STEP
+    STEP FillA: END_STEP
+    STEP FillB: END_STEP
+    STEP Heat: END_STEP
+    STEP Mix: END_STEP
+    TRANSITION FROM Idle TO FillA := a; END_TRANSITION
+    TRANSITION FROM Idle TO FillB := b; END_TRANSITION
+    TRANSITION FROM FillA TO (Heat, Mix) := go; END_TRANSITION
+    TRANSITION FROM FillB TO (Heat, Mix) := go; END_TRANSITION
+    TRANSITION FROM (Heat, Mix) TO Idle := done; END_TRANSITION
+END_PROGRAM
+)");
+    ASSERT_TRUE(r.ok) << r.errors();
+    for (const char* fill : {"FillA", "FillB"}) {
+        r.set<bool>(fill == std::string_view("FillA") ? "Main.a" : "Main.b", true);
+        ASSERT_EQ(r.cycle(), vm::Trap::None);
+        EXPECT_TRUE(r.get<bool>(std::string("Main.") + fill + ".X")) << fill;
+        r.set<bool>("Main.a", false);
+        r.set<bool>("Main.b", false);
+        r.set<bool>("Main.go", true);
+        ASSERT_EQ(r.cycle(), vm::Trap::None);
+        EXPECT_FALSE(r.get<bool>(std::string("Main.") + fill + ".X")) << fill;
+        EXPECT_TRUE(r.get<bool>("Main.Heat.X")) << fill;
+        EXPECT_TRUE(r.get<bool>("Main.Mix.X")) << fill;
+        r.set<bool>("Main.go", false);
+        r.set<bool>("Main.done", true);
+        ASSERT_EQ(r.cycle(), vm::Trap::None);
+        EXPECT_FALSE(r.get<bool>("Main.Heat.X")) << fill;
+        EXPECT_FALSE(r.get<bool>("Main.Mix.X")) << fill;
+        EXPECT_TRUE(r.get<bool>("Main.Idle.X")) << fill;
+        r.set<bool>("Main.done", false);
+    }
 }
 
 // A chart in a FUNCTION_BLOCK: each instance has its own steps; the caller reads them.
