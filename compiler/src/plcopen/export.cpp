@@ -32,7 +32,12 @@ std::uint32_t lastEnd(std::string_view text, std::uint32_t begin, std::uint32_t 
     return end;
 }
 
-// `text` without its leading blank lines and trailing white space.
+bool startsWithVar(std::string_view text) {
+    return text.size() >= 3 && sameName(text.substr(0, 3), "VAR");
+}
+
+} // namespace
+
 std::string trimBody(std::string text) {
     const std::size_t last = text.find_last_not_of(" \t\r\n");
     if (last == std::string::npos) {
@@ -44,12 +49,6 @@ std::string trimBody(std::string text) {
     text.erase(0, lineStart == std::string::npos ? 0 : lineStart + 1);
     return text;
 }
-
-bool startsWithVar(std::string_view text) {
-    return text.size() >= 3 && sameName(text.substr(0, 3), "VAR");
-}
-
-} // namespace
 
 std::string Exporter::bodyText(const ast::PouDecl& pou) {
     const std::string_view text = project_.sources->file(pou.span.file).text();
@@ -142,11 +141,11 @@ void Exporter::pou(pugi::xml_node pous, const ast::PouDecl& decl) {
     }
     pugi::xml_node actions;
     std::vector<const ast::PouDecl*> methods;
+    std::vector<const ast::PouDecl*> accessors;
     for (const auto& member : decl.methods) {
         if (member->accessor != ast::Accessor::None) {
-            problem(member->propertySpan.valid() ? member->propertySpan : member->name.span,
-                    fmt::format("'{}.{}': PROPERTYs are not exported yet", name, member->name.name));
-            return;
+            accessors.push_back(member.get());
+            continue;
         }
         if (!member->isAction) {
             if (member->access != ast::Access::Default || member->isAbstract || member->isFinal || member->isOverride) {
@@ -175,9 +174,16 @@ void Exporter::pou(pugi::xml_node pous, const ast::PouDecl& decl) {
     if (decl.pouKind == ast::PouKind::Program) {
         programs_.push_back(name);
     }
-    // CODESYS writes each METHOD as vendor data of its POU: a <Method> with an interface and a body.
+    // CODESYS writes each METHOD and PROPERTY as vendor data of its POU: a <Method> with an
+    // interface and a body, a <Property> (export_property.cpp).
+    pugi::xml_node addData;
+    if (!methods.empty() || !accessors.empty()) {
+        addData = node.append_child("addData");
+    }
+    if (!accessors.empty() && !properties(addData, name, accessors)) {
+        return;
+    }
     if (!methods.empty()) {
-        pugi::xml_node addData = node.append_child("addData");
         for (const ast::PouDecl* m : methods) {
             pugi::xml_node data = addData.append_child("data");
             data.append_attribute("name") = kCodesysMethod.data();

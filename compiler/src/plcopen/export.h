@@ -1,16 +1,22 @@
 #pragma once
 // The parts of the PLCopen XML writer (plcopen_export.h) shared by its files. pugixml builds and
 // writes the document.
+#include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <pugixml.hpp>
 
 #include "takt/compiler/ast.h"
+#include "takt/compiler/token.h"
 #include "takt/compiler/plcopen_export.h"
 #include "translate.h"
 
 namespace takt::compiler::plcopen {
+
+// `text` without its leading blank lines and trailing white space.
+[[nodiscard]] std::string trimBody(std::string text);
 
 class Exporter {
 public:
@@ -42,6 +48,11 @@ private:
     // A VAR block the SFC lowering added (sfc.h), not one of the source.
     [[nodiscard]] bool isChartsOwn(const ast::VarBlock& block) const;
     void stBody(pugi::xml_node body, const std::string& text);
+    // export_property.cpp: a `<Property>` per PROPERTY of the POU `owner` from its accessors (in
+    // source order, those of one property together); false after a problem.
+    bool properties(pugi::xml_node addData, std::string_view owner, const std::vector<const ast::PouDecl*>& accessors);
+    // The ST text of an accessor's body, between its declarations and its END_GET or END_SET.
+    [[nodiscard]] std::string accessorBody(const ast::PouDecl& accessor);
     // export_sfc.cpp: the `<SFC>` of a POU with a chart; false after a problem.
     bool sfcBody(pugi::xml_node body, const ast::PouDecl& decl);
     void declarations(const std::vector<ast::DeclPtr>& decls, pugi::xml_node dataTypes, pugi::xml_node pous,
@@ -54,6 +65,7 @@ private:
     std::size_t globalLists_ = 0;
     bool sawConfiguration_ = false;
     std::vector<std::string> programs_; // the PROGRAMs written, in order
+    std::map<FileId, LexResult> tokens_; // of the files whose accessors were written
 };
 
 } // namespace takt::compiler::plcopen
