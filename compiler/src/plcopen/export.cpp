@@ -140,11 +140,10 @@ void Exporter::pou(pugi::xml_node pous, const ast::PouDecl& decl) {
         }
     }
     pugi::xml_node actions;
-    std::vector<const ast::PouDecl*> methods;
-    std::vector<const ast::PouDecl*> accessors;
+    std::vector<const ast::PouDecl*> vendor; // METHODs and PROPERTYs' accessors, in source order
     for (const auto& member : decl.methods) {
         if (member->accessor != ast::Accessor::None) {
-            accessors.push_back(member.get());
+            vendor.push_back(member.get());
             continue;
         }
         if (!member->isAction) {
@@ -154,7 +153,7 @@ void Exporter::pou(pugi::xml_node pous, const ast::PouDecl& decl) {
                                                        name, member->name.name));
                 return;
             }
-            methods.push_back(member.get());
+            vendor.push_back(member.get());
             continue;
         }
         if (!actions) {
@@ -174,35 +173,49 @@ void Exporter::pou(pugi::xml_node pous, const ast::PouDecl& decl) {
     if (decl.pouKind == ast::PouKind::Program) {
         programs_.push_back(name);
     }
-    // CODESYS writes each METHOD and PROPERTY as vendor data of its POU: a <Method> with an
-    // interface and a body, a <Property> (export_property.cpp).
+    // CODESYS writes each METHOD and PROPERTY as vendor data of its POU, in the order written:
+    // a <Method> with an interface and a body, a <Property> with its accessors
+    // (export_property.cpp).
     pugi::xml_node addData;
-    if (!methods.empty() || !accessors.empty()) {
-        addData = node.append_child("addData");
-    }
-    if (!accessors.empty() && !properties(addData, name, accessors)) {
-        return;
-    }
-    if (!methods.empty()) {
-        for (const ast::PouDecl* m : methods) {
-            pugi::xml_node data = addData.append_child("data");
-            data.append_attribute("name") = kCodesysMethod.data();
-            data.append_attribute("handleUnknown") = "implementation";
-            pugi::xml_node method = data.append_child("Method");
-            method.append_attribute("name") = m->name.name.c_str();
-            pugi::xml_node methodIface = method.append_child("interface");
-            if (m->returnType != nullptr && !type(methodIface.append_child("returnType"), *m->returnType, false)) {
+    for (std::size_t i = 0; i < vendor.size();) {
+        addData = addData ? addData : node.append_child("addData");
+        std::size_t next = i + 1;
+        if (vendor[i]->accessor == ast::Accessor::None) {
+            if (!method(addData, name, *vendor[i])) {
                 return;
             }
-            for (const ast::VarBlock& b : m->varBlocks) {
-                if (!varList(methodIface, b, fmt::format("{}.{}", name, m->name.name))) {
-                    return;
-                }
+        } else {
+            while (next < vendor.size() && vendor[next]->accessor != ast::Accessor::None) {
+                ++next;
             }
-            stBody(method.append_child("body"), bodyText(*m));
+            if (!properties(addData, name,
+                            {vendor.begin() + static_cast<std::ptrdiff_t>(i),
+                             vendor.begin() + static_cast<std::ptrdiff_t>(next)})) {
+                return;
+            }
         }
+        i = next;
     }
     ++out_.pous;
+}
+
+bool Exporter::method(pugi::xml_node addData, std::string_view owner, const ast::PouDecl& m) {
+    pugi::xml_node data = addData.append_child("data");
+    data.append_attribute("name") = kCodesysMethod.data();
+    data.append_attribute("handleUnknown") = "implementation";
+    pugi::xml_node method = data.append_child("Method");
+    method.append_attribute("name") = m.name.name.c_str();
+    pugi::xml_node iface = method.append_child("interface");
+    if (m.returnType != nullptr && !type(iface.append_child("returnType"), *m.returnType, false)) {
+        return false;
+    }
+    for (const ast::VarBlock& b : m.varBlocks) {
+        if (!varList(iface, b, fmt::format("{}.{}", owner, m.name.name))) {
+            return false;
+        }
+    }
+    stBody(method.append_child("body"), bodyText(m));
+    return true;
 }
 
 void Exporter::configuration(pugi::xml_node configurations, const ast::ConfigurationDecl& config) {

@@ -9,8 +9,8 @@
 #include <pugixml.hpp>
 
 #include "takt/compiler/ast.h"
-#include "takt/compiler/token.h"
 #include "takt/compiler/plcopen_export.h"
+#include "takt/compiler/token.h"
 #include "translate.h"
 
 namespace takt::compiler::plcopen {
@@ -48,6 +48,8 @@ private:
     // A VAR block the SFC lowering added (sfc.h), not one of the source.
     [[nodiscard]] bool isChartsOwn(const ast::VarBlock& block) const;
     void stBody(pugi::xml_node body, const std::string& text);
+    // A METHOD of the POU `owner` as CODESYS writes it, under its `addData`; false after a problem.
+    bool method(pugi::xml_node addData, std::string_view owner, const ast::PouDecl& m);
     // export_property.cpp: a `<Property>` per PROPERTY of the POU `owner` from its accessors (in
     // source order, those of one property together); false after a problem.
     bool properties(pugi::xml_node addData, std::string_view owner, const std::vector<const ast::PouDecl*>& accessors);
@@ -64,7 +66,7 @@ private:
     PlcopenExport& out_;
     std::size_t globalLists_ = 0;
     bool sawConfiguration_ = false;
-    std::vector<std::string> programs_; // the PROGRAMs written, in order
+    std::vector<std::string> programs_;  // the PROGRAMs written, in order
     std::map<FileId, LexResult> tokens_; // of the files whose accessors were written
 };
 

@@ -247,6 +247,9 @@ GET
     Level := lvl;
 END_GET
 END_PROPERTY
+METHOD Reset
+    lvl := 0;
+END_METHOD
 PROPERTY Count : INT
 GET
     Count := writes;
@@ -259,6 +262,7 @@ PROGRAM Main
 VAR t : Tank; v : INT; n : INT; END_VAR
 t.Level := v * 3;
 n := t.Count + t.Level;
+IF n > 1000 THEN t.Reset(); END_IF;
 END_PROGRAM
 )");
     const std::size_t set = xml.find("<SetAccessor>");
@@ -271,6 +275,8 @@ END_PROGRAM
     EXPECT_NE(xml.find("<variable name=\"clipped\">", set), std::string::npos) << xml;
     EXPECT_NE(xml.find("(* the setter clips *)"), std::string::npos) << xml;
     EXPECT_EQ(xml.find("END_SET"), std::string::npos) << "the body only\n" << xml;
+    EXPECT_LT(xml.find("<Property name=\"Level\">"), xml.find("<Method name=\"Reset\">")) << xml;
+    EXPECT_LT(xml.find("<Method name=\"Reset\">"), xml.find("<Property name=\"Count\">")) << "in source order\n" << xml;
 }
 
 TEST(PlcopenExport, TheBenchmarkProgramsRoundTrip) {
