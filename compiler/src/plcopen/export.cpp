@@ -147,9 +147,9 @@ void Exporter::pou(pugi::xml_node pous, const ast::PouDecl& decl) {
             continue;
         }
         if (!member->isAction) {
-            if (member->access != ast::Access::Default || member->isAbstract || member->isFinal || member->isOverride) {
-                problem(member->name.span, fmt::format("'{}.{}': access specifiers, ABSTRACT, FINAL and OVERRIDE "
-                                                       "on a METHOD are not exported yet",
+            if (member->isAbstract || member->isFinal || member->isOverride) {
+                problem(member->name.span, fmt::format("'{}.{}': ABSTRACT, FINAL and OVERRIDE on a METHOD are not "
+                                                       "exported yet",
                                                        name, member->name.name));
                 return;
             }
@@ -199,6 +199,17 @@ void Exporter::pou(pugi::xml_node pous, const ast::PouDecl& decl) {
     ++out_.pous;
 }
 
+void Exporter::accessModifiers(pugi::xml_node iface, ast::Access access) {
+    if (access == ast::Access::Default) {
+        return;
+    }
+    pugi::xml_node data = iface.append_child("addData").append_child("data");
+    data.append_attribute("name") = kCodesysAccessModifiers.data();
+    data.append_attribute("handleUnknown") = "implementation";
+    data.append_child("AccessModifiers")
+        .append_attribute(std::string(kCodesysAccessNames[static_cast<std::size_t>(access)]).c_str()) = "true";
+}
+
 bool Exporter::method(pugi::xml_node addData, std::string_view owner, const ast::PouDecl& m) {
     pugi::xml_node data = addData.append_child("data");
     data.append_attribute("name") = kCodesysMethod.data();
@@ -214,6 +225,7 @@ bool Exporter::method(pugi::xml_node addData, std::string_view owner, const ast:
             return false;
         }
     }
+    accessModifiers(iface, m.access);
     stBody(method.append_child("body"), bodyText(m));
     return true;
 }

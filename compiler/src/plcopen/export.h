@@ -48,6 +48,8 @@ private:
     // A VAR block the SFC lowering added (sfc.h), not one of the source.
     [[nodiscard]] bool isChartsOwn(const ast::VarBlock& block) const;
     void stBody(pugi::xml_node body, const std::string& text);
+    // CODESYS's `<AccessModifiers>` of a METHOD's or PROPERTY's `access` (none for the default).
+    static void accessModifiers(pugi::xml_node iface, ast::Access access);
     // A METHOD of the POU `owner` as CODESYS writes it, under its `addData`; false after a problem.
     bool method(pugi::xml_node addData, std::string_view owner, const ast::PouDecl& m);
     // export_property.cpp: a `<Property>` per PROPERTY of the POU `owner` from its accessors (in

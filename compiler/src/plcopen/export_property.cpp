@@ -19,10 +19,9 @@ bool Exporter::properties(pugi::xml_node addData, std::string_view owner,
     Span current; // the name of the property being written
     for (const ast::PouDecl* a : accessors) {
         const std::string where = fmt::format("{}.{}", owner, a->name.name);
-        if (a->propertyAccess != ast::Access::Default || a->access != ast::Access::Default || a->isAbstract ||
-            a->isFinal || a->isOverride) {
-            problem(a->propertySpan, fmt::format("'{}': access specifiers, ABSTRACT, FINAL and OVERRIDE on a PROPERTY "
-                                                 "are not exported yet",
+        if (a->access != a->propertyAccess || a->isAbstract || a->isFinal || a->isOverride) {
+            problem(a->propertySpan, fmt::format("'{}': ABSTRACT, FINAL, OVERRIDE and a GET or SET with an access "
+                                                 "of its own are not exported yet",
                                                  where));
             return false;
         }
@@ -43,9 +42,11 @@ bool Exporter::properties(pugi::xml_node addData, std::string_view owner,
             data.append_attribute("handleUnknown") = "implementation";
             property = data.append_child("Property");
             property.append_attribute("name") = a->name.name.c_str();
-            if (!this->type(property.append_child("interface").append_child("returnType"), *type, false)) {
+            pugi::xml_node iface = property.append_child("interface");
+            if (!this->type(iface.append_child("returnType"), *type, false)) {
                 return false;
             }
+            accessModifiers(iface, a->propertyAccess);
         }
         pugi::xml_node accessor = property.append_child(get ? "GetAccessor" : "SetAccessor");
         pugi::xml_node iface = accessor.append_child("interface");

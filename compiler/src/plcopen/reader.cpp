@@ -4,10 +4,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
 #include "takt/compiler/literals.h"
+#include "takt/compiler/names.h"
 #include "translate.h"
 
 namespace takt::compiler {
@@ -153,6 +156,48 @@ void translateBody(Translator& t, const pugi::xml_node& body, const pugi::xml_no
 namespace {
 
 // One CODESYS <Property> of `pou`: its accessors in the XML's order, each with its own variables.
+// The ` PRIVATE` (` PROTECTED`, ` INTERNAL`, ` PUBLIC`) CODESYS's access modifiers in the addData
+// of `iface` give a METHOD or PROPERTY (kCodesysAccessModifiers); "" when none is set; nothing
+// after a problem (E0026 for two, or a value that is no boolean; E0027 for one takt does not read).
+std::optional<std::string> accessOf(Translator& t, const pugi::xml_node& iface, std::string_view owner) {
+    std::string access;
+    for (const pugi::xml_node& data : child(iface, "addData").children()) {
+        if (data.type() != pugi::node_element || localName(data) != "data" ||
+            std::string_view(data.attribute("name").value()) != kCodesysAccessModifiers) {
+            continue;
+        }
+        const pugi::xml_node modifiers = child(data, "AccessModifiers");
+        for (const pugi::xml_attribute& a : modifiers.attributes()) {
+            const std::string_view value = a.value();
+            const auto* known = std::find_if(std::begin(kCodesysAccessNames) + 1, std::end(kCodesysAccessNames),
+                                             [&](std::string_view n) { return sameName(n, a.name()); });
+            if (known == std::end(kCodesysAccessNames)) {
+                t.problem(DiagCode::PlcopenUnsupported, modifiers,
+                          fmt::format("'{}': the access modifier '{}' is not read (only Public, Private, Protected "
+                                      "and Internal)",
+                                      owner, a.name()));
+                return std::nullopt;
+            }
+            if (value != "true" && value != "false") {
+                t.problem(
+                    DiagCode::PlcopenInvalid, modifiers,
+                    fmt::format("'{}': access modifier {}=\"{}\" is neither true nor false", owner, a.name(), value));
+                return std::nullopt;
+            }
+            if (value == "false") {
+                continue;
+            }
+            if (!access.empty()) {
+                t.problem(DiagCode::PlcopenInvalid, modifiers,
+                          fmt::format("'{}': two access modifiers,{} and {}", owner, access, upperName(*known)));
+                return std::nullopt;
+            }
+            access = " " + upperName(*known);
+        }
+    }
+    return access;
+}
+
 void translateProperty(Translator& t, const pugi::xml_node& property, const pugi::xml_node& pou) {
     const std::string_view pouName = pou.attribute("name").value();
     const std::string_view name = property.attribute("name").value();
@@ -174,11 +219,12 @@ void translateProperty(Translator& t, const pugi::xml_node& property, const pugi
         return;
     }
     const std::optional<std::string> type = t.typeOf(ret, owner);
-    if (!type) {
+    const std::optional<std::string> access = type ? accessOf(t, child(property, "interface"), owner) : std::nullopt;
+    if (!access) {
         return;
     }
     t.moveTo(property);
-    t.put(fmt::format("PROPERTY {} : {}", name, *type));
+    t.put(fmt::format("PROPERTY{} {} : {}", *access, name, *type));
     for (const pugi::xml_node& accessor : property.children()) {
         const std::string_view which = localName(accessor);
         if (accessor.type() != pugi::node_element || (which != "GetAccessor" && which != "SetAccessor")) {
@@ -291,7 +337,11 @@ void translatePou(Translator& t, const pugi::xml_node& pou) {
             }
             const pugi::xml_node methodIface = child(method, "interface");
             const std::string owner = fmt::format("{}.{}", name, methodName);
-            std::string methodHeader = fmt::format("METHOD {}", methodName);
+            const std::optional<std::string> access = accessOf(t, methodIface, owner);
+            if (!access) {
+                continue;
+            }
+            std::string methodHeader = fmt::format("METHOD{} {}", *access, methodName);
             if (const pugi::xml_node ret = child(methodIface, "returnType"); ret) {
                 std::optional<std::string> type = t.typeOf(ret, owner);
                 if (!type) {

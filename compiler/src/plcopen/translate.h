@@ -24,6 +24,11 @@ inline constexpr std::string_view kCodesysMethod = "http://www.3s-software.com/p
 // `<interface>` holding its `returnType`, and a `<GetAccessor>` and/or a `<SetAccessor>` (in
 // either order), each with an `<interface>` and a `<body>` like a method's.
 inline constexpr std::string_view kCodesysProperty = "http://www.3s-software.com/plcopenxml/property";
+// CODESYS's vendor data for the access of a METHOD or PROPERTY, in the `addData` of its
+// `<interface>`: `<AccessModifiers Private="true"/>` (Protected, Internal, Public; none: PUBLIC).
+inline constexpr std::string_view kCodesysAccessModifiers = "http://www.3s-software.com/plcopenxml/accessmodifiers";
+// The access specifiers in CODESYS's attribute spelling, as ast::Access numbers them (Default first).
+inline constexpr std::string_view kCodesysAccessNames[] = {"", "Public", "Private", "Protected", "Internal"};
 // takt's vendor data on a configuration `takt export plcopen` made for a project without one (a
 // task at the base cycle running every PROGRAM, so that the editors run it): takt's reader takes
 // only the resource's name and the task's interval from it, for runtime.toml, and compiles the

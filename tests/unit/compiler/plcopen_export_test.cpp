@@ -247,22 +247,21 @@ GET
     Level := lvl;
 END_GET
 END_PROPERTY
-METHOD Reset
+METHOD PRIVATE Reset
     lvl := 0;
 END_METHOD
-PROPERTY Count : INT
+PROPERTY INTERNAL Count : INT
 GET
     Count := writes;
 END_GET
 END_PROPERTY
-lvl := lvl;
+IF writes > 1000 THEN Reset(); END_IF;
 END_FUNCTION_BLOCK
 
 PROGRAM Main
 VAR t : Tank; v : INT; n : INT; END_VAR
 t.Level := v * 3;
 n := t.Count + t.Level;
-IF n > 1000 THEN t.Reset(); END_IF;
 END_PROGRAM
 )");
     const std::size_t set = xml.find("<SetAccessor>");
@@ -276,6 +275,12 @@ END_PROGRAM
     EXPECT_NE(xml.find("(* the setter clips *)"), std::string::npos) << xml;
     EXPECT_EQ(xml.find("END_SET"), std::string::npos) << "the body only\n" << xml;
     EXPECT_LT(xml.find("<Property name=\"Level\">"), xml.find("<Method name=\"Reset\">")) << xml;
+    // CODESYS's access modifiers, read back as written.
+    EXPECT_NE(xml.find("<AccessModifiers Private=\"true\" />"), std::string::npos) << xml;
+    EXPECT_NE(xml.find("<AccessModifiers Internal=\"true\" />"), std::string::npos) << xml;
+    const PlcopenTranslation back = translatePlcopen(xml);
+    EXPECT_NE(back.text.find("METHOD PRIVATE Reset"), std::string::npos) << back.text;
+    EXPECT_NE(back.text.find("PROPERTY INTERNAL Count : INT"), std::string::npos) << back.text;
     EXPECT_LT(xml.find("<Method name=\"Reset\">"), xml.find("<Property name=\"Count\">")) << "in source order\n" << xml;
 }
 
@@ -463,14 +468,14 @@ INSTANTIATE_TEST_SUITE_P(
                 "TRANSITION Go1 FROM S1 TO S2 := go; END_TRANSITION\nTRANSITION FROM S2 TO S1 := NOT go; "
                 "END_TRANSITION\nEND_PROGRAM\n",
                 "'Seq': a named transition, or one with a body, is not exported yet"},
-        Refused{"PrivateProperty",
-                "FUNCTION_BLOCK Fb\nVAR x : INT; END_VAR\nPROPERTY PRIVATE Value : INT\nGET\nValue := x;\nEND_GET\n"
+        Refused{"NarrowedGetter",
+                "FUNCTION_BLOCK Fb\nVAR x : INT; END_VAR\nPROPERTY Value : INT\nGET PRIVATE\nValue := x;\nEND_GET\n"
                 "END_PROPERTY\nEND_FUNCTION_BLOCK\n",
-                "'Fb.Value': access specifiers, ABSTRACT, FINAL and OVERRIDE on a PROPERTY"},
-        Refused{"PrivateMethod",
-                "FUNCTION_BLOCK Fb\nVAR x : INT; END_VAR\nMETHOD PRIVATE Bump\nx := x + 1;\nEND_METHOD\n"
+                "'Fb.Value': ABSTRACT, FINAL, OVERRIDE and a GET or SET with an access of its own"},
+        Refused{"FinalMethod",
+                "FUNCTION_BLOCK Fb\nVAR x : INT; END_VAR\nMETHOD FINAL Bump\nx := x + 1;\nEND_METHOD\n"
                 "END_FUNCTION_BLOCK\n",
-                "'Fb.Bump': access specifiers"},
+                "'Fb.Bump': ABSTRACT, FINAL and OVERRIDE on a METHOD"},
         Refused{"RefTo", "PROGRAM P\nVAR x : INT; r : REF_TO INT; END_VAR\nr := REF(x);\nEND_PROGRAM\n",
                 "REF_TO and REFERENCE TO have no PLCopen XML form"},
         Refused{"InlineStruct", "PROGRAM P\nVAR s : STRUCT a : INT; END_STRUCT; END_VAR\ns.a := 1;\nEND_PROGRAM\n",

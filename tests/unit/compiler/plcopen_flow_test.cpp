@@ -498,6 +498,28 @@ TEST(Plcopen, ACodesysPropertyIsAPropertyOfItsPou) {
     EXPECT_EQ(firstProblem(inFunction), "E0026 line " + std::to_string(lineOf(inFunction, "<Property")) +
                                             " | function 'Tank' has a property; only programs and function blocks "
                                             "have properties");
+    // CODESYS's access modifiers: one of Public, Private, Protected, Internal set "true".
+    const auto withAccess = [&](const std::string& attributes) {
+        std::string x = xml;
+        x.replace(x.find("<AccessModifiers />"), 19, "<AccessModifiers " + attributes + " />");
+        return x;
+    };
+    const PlcopenTranslation isPrivate = translatePlcopen(withAccess("Private=\"true\""));
+    ASSERT_TRUE(isPrivate.problems.empty()) << isPrivate.problems[0].message;
+    EXPECT_NE(isPrivate.text.find("PROPERTY PRIVATE Level : INT"), std::string::npos) << isPrivate.text;
+    EXPECT_NE(translatePlcopen(withAccess("Private=\"false\" Internal=\"true\"")).text.find("PROPERTY INTERNAL"),
+              std::string::npos);
+    const std::string twice = withAccess("Private=\"true\" Protected=\"true\"");
+    EXPECT_EQ(firstProblem(twice), "E0026 line " + std::to_string(lineOf(twice, "<AccessModifiers")) +
+                                       " | 'Tank.Level': two access modifiers, PRIVATE and PROTECTED");
+    const std::string unknown = withAccess("Friend=\"true\"");
+    EXPECT_EQ(firstProblem(unknown), "E0027 line " + std::to_string(lineOf(unknown, "<AccessModifiers")) +
+                                         " | 'Tank.Level': the access modifier 'Friend' is not read (only Public, "
+                                         "Private, Protected and Internal)");
+    const std::string notBoolean = withAccess("Private=\"yes\"");
+    EXPECT_EQ(firstProblem(notBoolean), "E0026 line " + std::to_string(lineOf(notBoolean, "<AccessModifiers")) +
+                                            " | 'Tank.Level': access modifier Private=\"yes\" is neither true nor "
+                                            "false");
 }
 
 // A loop inside a macro back to its first step: the step a jump step leads to is still the entry
