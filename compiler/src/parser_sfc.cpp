@@ -74,9 +74,11 @@ bool Parser::parseSfcElement() {
     const std::string_view end = head == SfcHead::Transition ? "END_TRANSITION" : "END_STEP";
     if (sfc_ == nullptr || stmtDepth_ > 0) {
         report(DiagCode::SfcNotSupported, span(),
-               fmt::format("sequential function chart element '{}' outside the body of a PROGRAM or FUNCTION_BLOCK: "
-                           "takt compiles SFC only there",
-                           text()));
+               fmt::format("sequential function chart element '{}' {}: takt compiles SFC only in the body of a "
+                           "PROGRAM or FUNCTION_BLOCK, beside its statements",
+                           text(),
+                           sfc_ == nullptr ? "outside the body of a PROGRAM or FUNCTION_BLOCK"
+                                           : "inside a statement or a transition's body"));
         skipSfcTo(end);
         return true;
     }

@@ -134,11 +134,19 @@ struct Checker {
         }
         for (const SfcTransition& t : chart.transitions) {
             for (const auto* names : {&t.from, &t.to}) {
-                for (const ast::Identifier& n : *names) {
-                    if (!n.name.empty() && view.findStep(n.name) == nullptr) {
+                for (std::size_t i = 0; i < names->size(); ++i) {
+                    const ast::Identifier& n = (*names)[i];
+                    if (n.name.empty()) {
+                        ok = false; // a syntax error, reported where the name is missing
+                    } else if (view.findStep(n.name) == nullptr) {
                         diags.report(DiagCode::SfcInvalid, n.span,
                                      fmt::format("transition names '{}', which is no step of {} '{}'", n.name,
                                                  ast::pouKeyword(pou.pouKind), pou.name.name));
+                        ok = false;
+                    } else if (position(*names, n.name) < i) {
+                        diags.report(DiagCode::SfcInvalid, n.span,
+                                     fmt::format("step '{}' is named twice in this transition's {} list", n.name,
+                                                 names == &t.from ? "FROM" : "TO"));
                         ok = false;
                     }
                 }
@@ -171,13 +179,19 @@ struct Checker {
     // index of the transition that opened it (its divergence, opener()) and the branch's index there.
     using BranchPath = std::vector<std::pair<std::size_t, std::size_t>>;
 
+    // "in the branch of 'Heat' that the simultaneous divergence from 'FillA' opens, inside the
+    // branch of 'FillA' that …": the whole nesting, innermost first.
     std::string describe(const BranchPath& p) const {
         if (p.empty()) {
             return "outside any simultaneous branch";
         }
-        const SfcTransition& d = chart.transitions[p.back().first];
-        return fmt::format("in the branch of '{}' that the simultaneous divergence from '{}' opens",
-                           d.to[p.back().second].name, d.from.front().name);
+        std::string s;
+        for (auto it = p.rbegin(); it != p.rend(); ++it) {
+            const SfcTransition& d = chart.transitions[it->first];
+            s += fmt::format("{}the branch of '{}' that the simultaneous divergence from '{}' opens",
+                             it == p.rbegin() ? "in " : ", inside ", d.to[it->second].name, d.from.front().name);
+        }
+        return s;
     }
 
     // Where `name` is in `steps` (any case); steps.size() when it is not.
@@ -188,9 +202,9 @@ struct Checker {
     }
 
     // The transition whose simultaneous divergence transition ti enters: the first one entering
-    // the same steps. Exclusive steps joined by a selection convergence right before a
-    // simultaneous divergence (CODESYS draws `FROM FillA TO (Heat, Mix)` and `FROM FillB TO (Heat,
-    // Mix)` so) have a transition each, which all open the one divergence.
+    // the same steps (each list names a step once: check()). Exclusive steps joined by a selection convergence right
+    // before a simultaneous divergence (CODESYS draws `FROM FillA TO (Heat, Mix)` and `FROM FillB TO (Heat, Mix)` so)
+    // have a transition each, which all open the one divergence.
     std::size_t opener(std::size_t ti) const {
         const std::vector<ast::Identifier>& to = chart.transitions[ti].to;
         for (std::size_t j = 0; j < ti; ++j) {
@@ -266,9 +280,9 @@ struct Checker {
                         diags.report(
                             DiagCode::SfcInvalid, to.span,
                             fmt::format(
-                                "step '{}' lies {}, but this transition would put it {}: a transition may leave a "
-                                "simultaneous branch only through the convergence that closes it "
-                                "(IEC 61131-3 requires a safe chart)",
+                                "step '{}' lies {}, but this transition would put it {}: a transition may enter a "
+                                "simultaneous branch only through the divergence that opens it and leave it only "
+                                "through the convergence that closes it (IEC 61131-3 requires a safe chart)",
                                 to.name, describe(*target), describe(p)));
                         ok = false;
                     }

@@ -5,14 +5,10 @@
 // the span of the step, association or transition they come from, so diagnostics point there.
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <map>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "sfc_chart.h"
 #include "takt/compiler/names.h"
@@ -111,7 +107,6 @@ std::string_view storeSuffix(Qualifier q) {
 struct Lowering {
     ast::PouDecl& pou;
     SfcChart& chart;
-    DiagnosticSink& diags;
     sfc::ChartView view{pou, chart};
 
     // SFCInit / SFCReset: every step back to its initial state (only the initial step active,
@@ -257,14 +252,19 @@ struct Lowering {
             read(nameOf(t->name));
         }
         for (const char* flag : sfc::kChartFlags) {
-            if (const ast::VarDecl* d = view.userVariable(flag); d != nullptr && sfc::isBool(*d)) {
-                read(nameOf(view.chartFlag(flag)));
+            if (const ast::VarDecl* d = view.userVariable(flag); d != nullptr) {
+                // one that is no BOOL (E0025) is assigned to itself: used, and no type error besides
+                const ast::Identifier f = view.chartFlag(flag);
+                if (sfc::isBool(*d)) {
+                    read(nameOf(f));
+                } else {
+                    pou.body.push_back(assign(nameOf(f), nameOf(f)));
+                }
             }
         }
-        for (SfcStep& s : chart.steps) {
+        for (SfcStep& s : chart.steps) { // a step named twice: its first declaration's T
             for (SfcAssociation& a : s.actions) {
-                if (a.duration != nullptr && a.duration->kind != ast::ExprKind::Literal &&
-                    view.findStep(s.name.name) == &s) {
+                if (a.duration != nullptr && a.duration->kind != ast::ExprKind::Literal) {
                     read(binary(ast::BinaryOp::Ge, field(s.name, "T"), std::move(a.duration)));
                 }
             }
@@ -276,7 +276,11 @@ struct Lowering {
             }
         }
         for (SfcTransition& t : chart.transitions) {
-            const bool declared = std::find(named.begin(), named.end(), &t) != named.end();
+            // its BOOL is declared (by the first transition of that name); a body without a
+            // name (E0025) would assign what is not declared, and is left out
+            const bool declared = std::any_of(named.begin(), named.end(), [&](const SfcTransition* n) {
+                return sameName(n->name.name, t.name.name);
+            });
             if (declared && t.hasBody && escapeOf(t.body) == nullptr) {
                 for (StmtPtr& st : t.body) {
                     pou.body.push_back(std::move(st));
@@ -583,7 +587,7 @@ struct Lowering {
 } // namespace
 
 void lowerSfc(ast::PouDecl& pou, SfcChart& chart, DiagnosticSink& diags) {
-    Lowering l{pou, chart, diags};
+    Lowering l{pou, chart};
     if (!sfc::checkChart(l.view, diags)) {
         l.declareRefused(); // nothing half-lowered: the errors name what to fix
         return;

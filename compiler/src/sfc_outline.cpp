@@ -6,7 +6,7 @@ namespace takt::compiler {
 
 namespace {
 
-// A checked chart's PRIORITY is an integer literal (sfc_lower.cpp): its value, whatever its form
+// A checked chart's PRIORITY is an integer literal (sfc_check.cpp): its value, whatever its form
 // (`16#A`, `1_0`).
 std::optional<std::uint64_t> priorityOf(const SfcTransition& t) {
     if (t.priority == nullptr) {

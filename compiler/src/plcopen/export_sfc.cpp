@@ -10,7 +10,8 @@
 //   selectionConvergence of them; a transition to a step drawn above it (a loop back) ends in a
 //   jumpStep naming it.
 // "Above" is the drawing's order (rankForDrawing: from the initial step down), not the source's,
-// so a chart written steps first is drawn as the sequence it is. The drawing is one column.
+// so a chart written steps first is drawn as the sequence it is. Each branch of a divergence has a
+// column of its own, its first branch the divergence's.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -163,25 +164,30 @@ void rankForDrawing(const ast::SfcOutline& chart, const std::vector<Item>& items
             ready.insert({reached[n], n});
         }
     }
+    // Rows: one below the lowest of the nodes leading to it, so the branches of a divergence
+    // are drawn side by side and where they join below the longest. Columns: the first branch of
+    // a divergence goes on in its column, each other one opens a new column (so no two branches
+    // share one, however deep they nest), a node where branches meet takes the leftmost; a node
+    // nothing leads to starts a new column of its own.
     std::vector<std::size_t> row(count, 0);
-    std::size_t rows = 0;
-    // Columns: the first branch of a divergence goes on in its column, each other one opens a
-    // new column (so no two branches share one, however deep they nest), a node where branches
-    // meet takes the leftmost; a node nothing leads to starts a new column of its own.
     constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
     std::vector<std::size_t> column(count, kNone);
     std::size_t columns = 0;
     while (!ready.empty()) {
         const std::size_t n = ready.begin()->second;
         ready.erase(ready.begin());
-        row[n] = rows++;
         column[n] = column[n] == kNone ? columns++ : column[n];
         bool first = true;
         for (const std::size_t to : next[n]) {
             if (l.loopsBack.contains({n, to})) {
                 continue;
             }
-            column[to] = std::min(column[to], first ? column[n] : columns++);
+            row[to] = std::max(row[to], row[n] + 1);
+            const std::size_t proposed = first ? column[n] : columns;
+            if (proposed < column[to]) {
+                column[to] = proposed;
+                columns += first ? 0 : 1;
+            }
             first = false;
             if (--waiting[to] == 0) {
                 ready.insert({reached[to], to});
@@ -363,9 +369,11 @@ public:
             .set_value(text(t.condition).c_str());
         const int out = ids.divergence != 0 ? ids.divergence : ids.transition;
         if (ids.divergence != 0) {
-            std::vector<std::size_t> branches;
+            std::vector<std::size_t> branches; // those drawn below it, not the jump steps' targets
             for (const ast::Identifier& to : t.to) {
-                branches.push_back(l_.stepColumn[l_.stepOf(to)]);
+                if (!l_.loopsBack.contains({chart_.steps.size() + index, l_.stepOf(to)})) {
+                    branches.push_back(l_.stepColumn[l_.stepOf(to)]);
+                }
             }
             pugi::xml_node d = bar("simultaneousDivergence", ids.divergence, branches);
             connect(d, {ids.transition});

@@ -63,6 +63,8 @@ struct Chart {
     std::map<std::string, MacroEnds> macros;                    // scoped localId of a macroStep -> its ends
     std::map<std::string, pugi::xml_node> macroNames; // a macro step's upper-case name -> it (a jumpStep's target)
     std::map<const void*, std::string> inlineActions; // an inline <action> -> its ACTION
+    std::vector<pugi::xml_node> stepNodes;            // the steps (inside macro steps too), in document order
+    std::vector<pugi::xml_node> jumps;                // the jump steps, in document order
     bool failed = false;
     std::size_t visits = 0; // of the transition being read
 
@@ -218,7 +220,7 @@ struct Chart {
         const sfc::Qualifier q = sfc::qualifierOf(qualifier);
         if (q == sfc::Qualifier::Unknown) {
             fail(DiagCode::PlcopenInvalid, a,
-                 fmt::format("'{}' is not an action qualifier ({})", written, sfc::qualifierNames()));
+                 fmt::format("'{}' is not an action qualifier ({})", oneLine(written), sfc::qualifierNames()));
             return std::nullopt;
         }
         std::string action;
@@ -440,6 +442,11 @@ struct Chart {
             for (const std::string& from : inputs(n)) {
                 readers[from].push_back(n);
             }
+            if (kind == "jumpStep") {
+                jumps.push_back(n);
+            } else if (kind == "step") {
+                stepNodes.push_back(n);
+            }
             if (kind == "actionBlock") {
                 nameInlineActions(n, names);
             } else if (kind == "macroStep") {
@@ -469,18 +476,23 @@ struct Chart {
         }
     }
 
-    // E0026 at a jump step naming neither a step nor a macro step of the chart (inside macro
-    // steps included: their steps are the chart's).
-    void checkJumps() {
-        std::set<std::string> steps;
-        for (const auto& [id, n] : byId) {
-            if (localName(n) == "step") {
-                steps.insert(upperName(n.attribute("name").value()));
+    // E0026 at the second step of a name, and at a jump step naming neither a step nor a macro
+    // step of the chart (the steps inside macro steps are the chart's).
+    void checkNames() {
+        std::map<std::string, pugi::xml_node> named; // upper-case name -> its first step
+        for (const pugi::xml_node& n : stepNodes) {
+            const auto [first, added] = named.emplace(upperName(n.attribute("name").value()), n);
+            if (!added) {
+                fail(DiagCode::PlcopenInvalid, n,
+                     fmt::format("step '{}' is named twice (also localId {}{})", n.attribute("name").value(),
+                                 first->second.attribute("localId").value(),
+                                 placeOf(first->second).inMacro ? ", in a macro step's body" : ""));
+                return;
             }
         }
-        for (const auto& [id, n] : byId) {
+        for (const pugi::xml_node& n : jumps) {
             const std::string target = upperName(n.attribute("targetName").value());
-            if (localName(n) == "jumpStep" && !steps.contains(target) && !macroNames.contains(target)) {
+            if (!named.contains(target) && !macroNames.contains(target)) {
                 fail(DiagCode::PlcopenInvalid, n,
                      fmt::format("a jump step to '{}', which is no step of the chart",
                                  n.attribute("targetName").value()));
@@ -638,7 +650,7 @@ void translateSfc(Translator& t, const pugi::xml_node& sfc, const pugi::xml_node
     }
     chart.enter(sfc, "", false, names, 0);
     if (!chart.failed) {
-        chart.checkJumps();
+        chart.checkNames();
     }
     if (!chart.failed) {
         chart.write(sfc);

@@ -21,14 +21,6 @@ constexpr std::array<std::string_view, 24> kElementary = {
     "BOOL",  "BYTE", "WORD",  "DWORD", "LWORD", "SINT", "INT", "DINT", "LINT", "USINT", "UINT",  "UDINT",
     "ULINT", "REAL", "LREAL", "TIME",  "LTIME", "DATE", "DT",  "TOD",  "CHAR", "WCHAR", "LDATE", "LTOD"};
 
-// One line of text: an attribute value with a newline would shift every line after it.
-std::string oneLine(std::string_view text) {
-    std::string s(text);
-    std::replace_if(
-        s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
-    return s;
-}
-
 bool isAddress(std::string_view a) {
     if (a.size() < 2 || a[0] != '%') {
         return false;
@@ -38,6 +30,13 @@ bool isAddress(std::string_view a) {
 }
 
 } // namespace
+
+std::string oneLine(std::string_view text) {
+    std::string s(text);
+    std::replace_if(
+        s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+    return s;
+}
 
 std::string_view localName(const pugi::xml_node& node) {
     std::string_view n = node.name();
@@ -116,6 +115,13 @@ void Translator::moveTo(LineCol to) {
         return;
     }
     while (line_ < to.line) {
+        // a line passed over keeps room for the column of an element a diagnostic will name
+        if (const auto pad = padTo_.find(line_); pad != padTo_.end()) {
+            if (pad->second > column_) {
+                out.text.append(pad->second - column_, ' ');
+            }
+            padTo_.erase(pad);
+        }
         out.text += '\n';
         outLineStarts_.push_back(static_cast<std::uint32_t>(out.text.size()));
         ++line_;
@@ -172,6 +178,7 @@ void Translator::origin(std::uint32_t begin, const pugi::xml_node& node) {
         o.hasTarget = true;
     } else {
         pendingOrigins_.emplace_back(out.origins.size(), at); // an element below the text's line
+        keepRoomFor(at);
     }
     out.origins.push_back(std::move(o));
 }
@@ -190,20 +197,35 @@ void Translator::problemHere(DiagCode code, const pugi::xml_node& node, std::str
     const std::optional<std::uint32_t> offset = reached ? textOffsetOf(at) : std::nullopt;
     if (!offset) {
         pending_.emplace_back(out.problems.size(), at);
+        keepRoomFor(at);
     }
     out.problems.push_back(PlcopenProblem{code, offset.value_or(static_cast<std::uint32_t>(out.text.size())), at.line,
                                           at.column, std::move(message)});
+}
+
+void Translator::keepRoomFor(LineCol at) {
+    std::uint32_t& column = padTo_[at.line];
+    column = std::max(column, at.column);
 }
 
 PlcopenTranslation Translator::take() {
     // A problem about an element past the last text written (an FB call written early, where a
     // statement before it reads it), or text that is an element's below the line it is written
     // on (an SFC step's action, written in the step), gets white space up to the element's place.
+    // In the XML's order: the text only moves forward, so an element moved to after one below it
+    // would get no column of its own.
+    std::vector<LineCol> places;
     for (const auto* pending : {&pending_, &pendingOrigins_}) {
         for (const auto& [index, at] : *pending) {
-            if (at.line > line_ || (at.line == line_ && at.column > column_)) {
-                moveTo(at);
-            }
+            places.push_back(at);
+        }
+    }
+    std::sort(places.begin(), places.end(), [](const LineCol& a, const LineCol& b) {
+        return a.line != b.line ? a.line < b.line : a.column < b.column;
+    });
+    for (const LineCol& at : places) {
+        if (at.line > line_ || (at.line == line_ && at.column > column_)) {
+            moveTo(at);
         }
     }
     for (const auto& [index, at] : pending_) {

@@ -2,6 +2,7 @@
 // The parts of the PLCopen XML reader (plcopen.h) shared by its files: the writer that keeps the
 // XML's lines in the translated ST, and the element helpers. pugixml is the XML parser.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -97,6 +98,9 @@ private:
     [[nodiscard]] LineCol positionAt(std::size_t offset) const;
     [[nodiscard]] std::optional<std::uint32_t> textOffsetOf(LineCol at) const;
     void moveTo(LineCol to);
+    // A diagnostic will name the element at `at`, below the text written so far: moving past
+    // its line, the text makes room up to its column (padTo_).
+    void keepRoomFor(LineCol at);
     [[nodiscard]] std::optional<std::string> typeElement(const pugi::xml_node& type, std::string_view where, int depth);
     [[nodiscard]] std::optional<std::string> valueElement(const pugi::xml_node& value, std::string_view where,
                                                           int depth);
@@ -111,9 +115,14 @@ private:
     std::uint32_t column_ = 1;
     // Problems (their index in out.problems) about an element the text had not reached yet.
     std::vector<std::pair<std::size_t, LineCol>> pending_;
+    // Lines ahead of the text -> the column they must reach (keepRoomFor).
+    std::map<std::uint32_t, std::uint32_t> padTo_;
     // Origins (their index in out.origins) of an element whose line the text had not reached.
     std::vector<std::pair<std::size_t, LineCol>> pendingOrigins_;
 };
+
+// One line of text: an attribute value with a newline would shift every line after it.
+[[nodiscard]] std::string oneLine(std::string_view text);
 
 // A name the ST front end can take as an identifier (letters, digits, '_', not starting with a
 // digit); the reader refuses others (E0026) so an attribute cannot inject ST.

@@ -210,6 +210,13 @@ END_PROGRAM
     EXPECT_EQ(x("Mixed"), x("Fill")) << "where Fill's and Alt's branches join, in the leftmost column\n" << xml;
     EXPECT_EQ(x("L1"), x("Mixed")) << xml;
     EXPECT_NE(x("R1"), x("L1")) << xml;
+    const auto y = [&](const std::string& step) {
+        const std::size_t at = xml.find("y=\"", xml.find("name=\"" + step + "\""));
+        return std::stoi(xml.substr(at + 3));
+    };
+    EXPECT_EQ(y("L1"), y("R1")) << "parallel branches side by side\n" << xml;
+    EXPECT_EQ(y("Fill"), y("Alt")) << xml;
+    EXPECT_LT(y("Fill"), y("Mixed")) << xml;
     EXPECT_NE(x("R1"), x("Alt")) << xml;
     // Exclusive steps each entering one simultaneous divergence come back as they were written.
     (void)expectRoundTripOf(R"(

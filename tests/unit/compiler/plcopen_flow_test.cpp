@@ -310,22 +310,29 @@ TEST(Plcopen, AnSfcBodyBecomesTextualSfc) {
     EXPECT_TRUE(p.ok()) << ::testing::PrintToString(diagnostics(p));
 }
 
-// A chart error the ST front end finds in the translated text (E0025) names the XML element it
-// comes from, at its place and with its localId, not the column the text ran to on its line.
+std::string firstProblem(const std::string& xml);
+
+// A chart error the ST front end finds in the translated text names the XML element it comes
+// from, at its place and with its localId, not the column the text ran to on its line.
 TEST(Plcopen, AChartErrorNamesItsElement) {
+    // A step name used twice is the reader's E0026, at the second step.
     std::string xml = sfcFixture();
     const std::string drain = "<step localId=\"19\" name=\"Drain\"";
     xml.replace(xml.find(drain), drain.size(), "<step localId=\"19\" name=\"Fill\"");
-    TempDir dir;
-    const std::vector<std::string> d = diagnostics(checkXml(dir, xml));
-    ASSERT_EQ(d.size(), 1u) << ::testing::PrintToString(d);
-    EXPECT_EQ(d[0], "src/plant.xml:" + std::to_string(lineOf(xml, "<step localId=\"19\"")) +
-                        " E0025 | step 'Fill' is declared twice (localId 19)");
+    EXPECT_EQ(firstProblem(xml), "E0026 line " + std::to_string(lineOf(xml, "<step localId=\"19\"")) +
+                                     " | POU 'SfcMain': step 'Fill' is named twice (also localId 4) (localId 19)");
     // An action association's error names the <action>.
     std::string action = sfcFixture();
     action.replace(action.find("<reference name=\"Mixer\"/>"), 25, "<reference name=\"Mixxer\"/>");
     TempDir dir2;
-    const std::vector<std::string> unknown = diagnostics(checkXml(dir2, action));
+    const Project checked = checkXml(dir2, action);
+    const std::vector<std::string> unknown = diagnostics(checked);
+    // at the <action>'s own line and column, though its text is written on the step's line
+    const std::size_t element = action.rfind("<action ", action.find("<reference name=\"Mixxer\""));
+    const auto e104 = std::find_if(checked.diagnostics.begin(), checked.diagnostics.end(),
+                                   [](const Diagnostic& d) { return d.code == DiagCode::UnknownIdentifier; });
+    ASSERT_NE(e104, checked.diagnostics.end());
+    EXPECT_EQ(checked.sources->lineCol(e104->span).column, element - action.rfind('\n', element));
     ASSERT_FALSE(unknown.empty());
     EXPECT_NE(std::find(unknown.begin(), unknown.end(),
                         "src/plant.xml:" + std::to_string(lineOf(action, "<reference name=\"Mixxer\"") - 2) +

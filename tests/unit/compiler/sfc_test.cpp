@@ -134,7 +134,7 @@ END_PROGRAM
 }
 
 // IEC 61131-3's `(PRIORITY := n)` after the transition's name: a number; anything else is E0025,
-// a missing `:=` a syntax error (the lowering skips a chart with an error, so `n` reads unused).
+// a missing `:=` a syntax error.
 TEST(Sfc, ATransitionsPriorityIsANumber) {
     EXPECT_EQ(codes(R"(PROGRAM Main
 VAR n : INT; END_VAR
@@ -280,7 +280,6 @@ END_PROGRAM
               "E0025@9:27 E0025@11:5");
 }
 
-// CODESYS's implicit flags are honoured when declared, and only as BOOL.
 // A chart with an error is not lowered, but what the rest of the POU sees of it stays: its steps
 // (Heat.X read in an action), its named transitions, the variables its conditions, durations and
 // Boolean actions use (no W0001). The one error is the one to fix.
@@ -342,6 +341,31 @@ END_PROGRAM
               "E0025@10:30 E0025@12:29");
 }
 
+// A name missing after FROM or TO (a syntax error) and a step named twice in one list refuse the
+// chart: no crash, no unsafe chart accepted.
+TEST(Sfc, ATransitionsListsNameEachStepOnce) {
+    const std::string missing = codes(R"(PROGRAM Main
+VAR a : BOOL; END_VAR
+    INITIAL_STEP S1: END_STEP
+    TRANSITION FROM S1 TO := a; END_TRANSITION
+END_PROGRAM
+)");
+    EXPECT_EQ(missing.find("E0025"), std::string::npos) << missing;
+    EXPECT_NE(missing.find("@4:27"), std::string::npos) << "the syntax error where the name is missing: " << missing;
+    EXPECT_EQ(codes(R"(PROGRAM Main
+VAR a : BOOL; END_VAR
+    INITIAL_STEP Idle: END_STEP
+    STEP Heat: END_STEP
+    STEP Done: END_STEP
+    TRANSITION FROM Idle TO (Heat, heat) := a; END_TRANSITION
+    TRANSITION FROM Heat TO Done := a; END_TRANSITION
+    TRANSITION FROM Done TO Idle := a; END_TRANSITION
+END_PROGRAM
+)"),
+              "E0025@6:36");
+}
+
+// CODESYS's implicit flags are honoured when declared, and only as BOOL.
 TEST(Sfc, ChartFlagsAreBool) {
     EXPECT_EQ(codes(R"(PROGRAM Main
 VAR SFCInit : BOOL; sfcreset : BOOL; SFCPause : BOOL; END_VAR
@@ -356,7 +380,7 @@ VAR SFCInit : INT; END_VAR
     END_STEP
 END_PROGRAM
 )"),
-              "E0025@2:5 W0001@2:5");
+              "E0025@2:5");
 }
 
 TEST(Sfc, AnUnknownActionIsAnUnknownName) {
