@@ -43,6 +43,12 @@ struct Layout {
         int convergence = 0; // simultaneousConvergence before it; 0 from one step
         int transition = 0;
         int divergence = 0; // simultaneousDivergence after it; 0 to one step
+        // Transitions entering the same steps share one simultaneousDivergence, after a
+        // selectionConvergence joining them (sharedDivergences): the group's first transition
+        // (itself when alone), which holds both ids; the group's last one writes them.
+        std::size_t group = 0;
+        int join = 0;
+        bool last = false;
         struct Jump {
             std::string step; // a step drawn above it that it enters
             int id;           // the jumpStep's localId
@@ -200,6 +206,22 @@ void rankForDrawing(const ast::SfcOutline& chart, const std::vector<Item>& items
     l.transitionColumn.assign(column.begin() + static_cast<std::ptrdiff_t>(steps), column.end());
 }
 
+// Whether transitions a and b enter the same steps (two or more), none of them by a loop back.
+bool sameDivergence(const ast::SfcOutline& chart, const Layout& l, std::size_t a, std::size_t b) {
+    const auto& x = chart.transitions[a].to;
+    const auto& y = chart.transitions[b].to;
+    const auto loops = [&](std::size_t t) {
+        return std::any_of(chart.transitions[t].to.begin(), chart.transitions[t].to.end(), [&](const auto& s) {
+            return l.loopsBack.contains({chart.steps.size() + t, l.stepOf(s)});
+        });
+    };
+    return x.size() > 1 && x.size() == y.size() && !loops(a) && !loops(b) &&
+           std::all_of(x.begin(), x.end(), [&](const ast::Identifier& s) {
+               return std::any_of(y.begin(), y.end(),
+                                  [&](const ast::Identifier& o) { return sameName(o.name, s.name); });
+           });
+}
+
 Layout layOut(const ast::SfcOutline& chart, const std::vector<Item>& items) {
     Layout l;
     l.steps.resize(chart.steps.size());
@@ -208,6 +230,26 @@ Layout layOut(const ast::SfcOutline& chart, const std::vector<Item>& items) {
         l.stepIndex.emplace(upperName(chart.steps[i].name.name), i);
     }
     rankForDrawing(chart, items, l);
+    // Exclusive steps entering one parallel branch (`FROM FillA TO (Heat, Mix)`, `FROM FillB TO
+    // (Heat, Mix)`) are drawn as CODESYS draws them: a selection convergence of their transitions
+    // before one simultaneous divergence.
+    for (std::size_t i = 0; i < chart.transitions.size(); ++i) {
+        std::size_t root = i;
+        for (std::size_t j = 0; j < i && root == i; ++j) {
+            root = sameDivergence(chart, l, i, j) ? l.transitions[j].group : i;
+        }
+        l.transitions[i].group = root;
+    }
+    std::vector<std::size_t> members(chart.transitions.size(), 0);
+    for (const Layout::TransitionIds& t : l.transitions) {
+        ++members[t.group];
+    }
+    std::vector<bool> seen(chart.transitions.size(), false);
+    for (std::size_t i = chart.transitions.size(); i-- > 0;) { // the last member of each group
+        Layout::TransitionIds& t = l.transitions[i];
+        t.last = members[t.group] > 1 && !seen[t.group];
+        seen[t.group] = true;
+    }
     for (const Item& item : items) {
         if (!item.transition) {
             l.steps[item.index].step = l.next++;
@@ -220,6 +262,11 @@ Layout layOut(const ast::SfcOutline& chart, const std::vector<Item>& items) {
         }
         ids.convergence = t.from.size() > 1 ? l.next++ : 0;
         ids.transition = l.next++;
+        const bool grouped = members[ids.group] > 1;
+        if (grouped && ids.group != item.index) {
+            continue; // its group's first transition enters the steps
+        }
+        ids.join = grouped ? l.next++ : 0;
         ids.divergence = t.to.size() > 1 ? l.next++ : 0;
         const int out = ids.divergence != 0 ? ids.divergence : ids.transition;
         for (const ast::Identifier& to : t.to) {
@@ -368,7 +415,30 @@ public:
             .append_child(pugi::node_cdata)
             .set_value(text(t.condition).c_str());
         const int out = ids.divergence != 0 ? ids.divergence : ids.transition;
-        if (ids.divergence != 0) {
+        if (ids.last) {
+            // the selection convergence of the group's transitions and their one divergence
+            const Layout::TransitionIds& first = l_.transitions[ids.group];
+            std::vector<std::size_t> columns;
+            std::vector<int> members;
+            for (std::size_t j = 0; j < l_.transitions.size(); ++j) {
+                if (l_.transitions[j].group == ids.group) {
+                    columns.push_back(l_.transitionColumn[j]);
+                    members.push_back(l_.transitions[j].transition);
+                }
+            }
+            pugi::xml_node join = bar("selectionConvergence", first.join, columns);
+            for (const int m : members) {
+                connect(join, {m});
+            }
+            outputs(join, 1, false);
+            std::vector<std::size_t> branches;
+            for (const ast::Identifier& to : t.to) {
+                branches.push_back(l_.stepColumn[l_.stepOf(to)]);
+            }
+            pugi::xml_node d = bar("simultaneousDivergence", first.divergence, branches);
+            connect(d, {first.join});
+            outputs(d, t.to.size(), true);
+        } else if (ids.divergence != 0 && ids.join == 0) {
             std::vector<std::size_t> branches; // those drawn below it, not the jump steps' targets
             for (const ast::Identifier& to : t.to) {
                 if (!l_.loopsBack.contains({chart_.steps.size() + index, l_.stepOf(to)})) {

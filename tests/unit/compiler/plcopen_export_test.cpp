@@ -218,8 +218,9 @@ END_PROGRAM
     EXPECT_EQ(y("Fill"), y("Alt")) << xml;
     EXPECT_LT(y("Fill"), y("Mixed")) << xml;
     EXPECT_NE(x("R1"), x("Alt")) << xml;
-    // Exclusive steps each entering one simultaneous divergence come back as they were written.
-    (void)expectRoundTripOf(R"(
+    // Exclusive steps each entering one simultaneous divergence: drawn as CODESYS draws them, a
+    // selection convergence of their transitions before one simultaneous divergence.
+    const std::string exclusive = expectRoundTripOf(R"(
 PROGRAM Exclusive
 VAR a, b, go, done : BOOL; END_VAR
 INITIAL_STEP Idle: END_STEP
@@ -234,6 +235,25 @@ TRANSITION FROM FillB TO (Heat, Mix) := go; END_TRANSITION
 TRANSITION FROM (Heat, Mix) TO Idle := done; END_TRANSITION
 END_PROGRAM
 )");
+    const auto count = [&](const std::string& element) {
+        std::size_t n = 0;
+        for (std::size_t at = exclusive.find(element); at != std::string::npos; at = exclusive.find(element, at + 1)) {
+            ++n;
+        }
+        return n;
+    };
+    EXPECT_EQ(count("<simultaneousDivergence "), 1u) << exclusive;
+    EXPECT_EQ(count("<selectionConvergence "), 1u) << exclusive;
+    const std::size_t join = exclusive.find("<selectionConvergence ");
+    const std::size_t fork = exclusive.find("<simultaneousDivergence ");
+    ASSERT_NE(join, std::string::npos);
+    ASSERT_NE(fork, std::string::npos);
+    const std::string joinId = exclusive.substr(join, exclusive.find('>', join) - join);
+    const std::size_t id = joinId.find("localId=\"") + 9;
+    EXPECT_NE(exclusive.find("refLocalId=\"" + joinId.substr(id, joinId.find('"', id) - id) + "\"", fork),
+              std::string::npos)
+        << "the divergence follows the convergence\n"
+        << exclusive;
 }
 
 // A PROPERTY is written as CODESYS writes it, vendor data of its POU with its accessors in the

@@ -365,6 +365,33 @@ END_PROGRAM
               "E0025@6:36");
 }
 
+// An unsafe chart's message names the whole nesting of branches on each side, so that two
+// places that differ only further out still read differently.
+TEST(Sfc, AnUnsafeChartsMessageNamesTheWholeNesting) {
+    const Project p = checkSources({{"main.st", R"(PROGRAM Main
+VAR a : BOOL; END_VAR
+    INITIAL_STEP Idle: END_STEP
+    STEP FillA: END_STEP
+    STEP FillB: END_STEP
+    STEP Heat: END_STEP
+    STEP Mix: END_STEP
+    TRANSITION FROM Idle TO (FillA, FillB) := a; END_TRANSITION
+    TRANSITION FROM FillA TO (Heat, Mix) := a; END_TRANSITION
+    TRANSITION FROM FillB TO (Heat, Mix) := a; END_TRANSITION
+    TRANSITION FROM (Heat, Mix) TO Idle := a; END_TRANSITION
+END_PROGRAM
+)"}},
+                                   BuildOptions{});
+    ASSERT_FALSE(p.diagnostics.empty());
+    EXPECT_EQ(p.diagnostics[0].message,
+              "step 'Heat' lies in the branch of 'Heat' that the simultaneous divergence from 'FillA' opens, inside "
+              "the branch of 'FillA' that the simultaneous divergence from 'Idle' opens, but this transition would "
+              "put it in the branch of 'Heat' that the simultaneous divergence from 'FillA' opens, inside the branch "
+              "of 'FillB' that the simultaneous divergence from 'Idle' opens: a transition may enter a simultaneous "
+              "branch only through the divergence that opens it and leave it only through the convergence that "
+              "closes it (IEC 61131-3 requires a safe chart)");
+}
+
 // CODESYS's implicit flags are honoured when declared, and only as BOOL.
 TEST(Sfc, ChartFlagsAreBool) {
     EXPECT_EQ(codes(R"(PROGRAM Main
