@@ -78,6 +78,21 @@ std::string expectRoundTripOf(const std::string& st) {
     return expectRoundTrip(dir.path());
 }
 
+// The `x` or `y` of step `step`'s <position> in an exported document.
+int positionOf(const std::string& xml, const std::string& step, const char* axis) {
+    const std::size_t at = xml.find(std::string(axis) + "=\"", xml.find("name=\"" + step + "\""));
+    return std::stoi(xml.substr(at + 3));
+}
+
+// How often `text` occurs in `xml`.
+std::size_t occurrences(const std::string& xml, const std::string& text) {
+    std::size_t n = 0;
+    for (std::size_t at = xml.find(text); at != std::string::npos; at = xml.find(text, at + 1)) {
+        ++n;
+    }
+    return n;
+}
+
 TEST(PlcopenExport, TheDemoProjectRoundTrips) {
     const std::string xml = expectRoundTrip(fs::path(TAKT_SOURCE_DIR) / "examples/demo");
     // Structured declarations, not text: a located input and a GVL in CODESYS's addData.
@@ -166,17 +181,10 @@ TRANSITION FROM Halt TO Idle := NOT go; END_TRANSITION
 END_PROGRAM
 )");
     EXPECT_NE(xml.find("priority=\"2\""), std::string::npos) << xml;
-    std::size_t jumps = 0;
-    for (std::size_t at = xml.find("<jumpStep"); at != std::string::npos; at = xml.find("<jumpStep", at + 1)) {
-        ++jumps;
-    }
-    EXPECT_EQ(jumps, 1u) << "only the loop back to Idle is a jump\n" << xml;
+    EXPECT_EQ(occurrences(xml, "<jumpStep"), 1u) << "only the loop back to Idle is a jump\n" << xml;
     EXPECT_NE(xml.find("targetName=\"Idle\""), std::string::npos) << xml;
     // Run is drawn below Idle, and Halt below Run.
-    const auto y = [&](const std::string& step) {
-        const std::size_t at = xml.find("y=\"", xml.find("name=\"" + step + "\""));
-        return std::stoi(xml.substr(at + 3));
-    };
+    const auto y = [&](const std::string& step) { return positionOf(xml, step, "y"); };
     EXPECT_LT(y("Idle"), y("Run")) << xml;
     EXPECT_LT(y("Run"), y("Halt")) << xml;
 }
@@ -201,19 +209,13 @@ TRANSITION FROM Mixed TO (L1, R1) := go; END_TRANSITION
 TRANSITION FROM (L1, R1) TO S0 := done; END_TRANSITION
 END_PROGRAM
 )");
-    const auto x = [&](const std::string& step) {
-        const std::size_t at = xml.find("x=\"", xml.find("name=\"" + step + "\""));
-        return std::stoi(xml.substr(at + 3));
-    };
+    const auto x = [&](const std::string& step) { return positionOf(xml, step, "x"); };
     EXPECT_EQ(x("S0"), x("Fill")) << xml;
     EXPECT_NE(x("Fill"), x("Alt")) << xml;
     EXPECT_EQ(x("Mixed"), x("Fill")) << "where Fill's and Alt's branches join, in the leftmost column\n" << xml;
     EXPECT_EQ(x("L1"), x("Mixed")) << xml;
     EXPECT_NE(x("R1"), x("L1")) << xml;
-    const auto y = [&](const std::string& step) {
-        const std::size_t at = xml.find("y=\"", xml.find("name=\"" + step + "\""));
-        return std::stoi(xml.substr(at + 3));
-    };
+    const auto y = [&](const std::string& step) { return positionOf(xml, step, "y"); };
     EXPECT_EQ(y("L1"), y("R1")) << "parallel branches side by side\n" << xml;
     EXPECT_EQ(y("Fill"), y("Alt")) << xml;
     EXPECT_LT(y("Fill"), y("Mixed")) << xml;
@@ -235,15 +237,8 @@ TRANSITION FROM FillB TO (Heat, Mix) := go; END_TRANSITION
 TRANSITION FROM (Heat, Mix) TO Idle := done; END_TRANSITION
 END_PROGRAM
 )");
-    const auto count = [&](const std::string& element) {
-        std::size_t n = 0;
-        for (std::size_t at = exclusive.find(element); at != std::string::npos; at = exclusive.find(element, at + 1)) {
-            ++n;
-        }
-        return n;
-    };
-    EXPECT_EQ(count("<simultaneousDivergence "), 1u) << exclusive;
-    EXPECT_EQ(count("<selectionConvergence "), 1u) << exclusive;
+    EXPECT_EQ(occurrences(exclusive, "<simultaneousDivergence "), 1u) << exclusive;
+    EXPECT_EQ(occurrences(exclusive, "<selectionConvergence "), 1u) << exclusive;
     const std::size_t join = exclusive.find("<selectionConvergence ");
     const std::size_t fork = exclusive.find("<simultaneousDivergence ");
     ASSERT_NE(join, std::string::npos);
