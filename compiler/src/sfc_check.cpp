@@ -179,8 +179,9 @@ struct Checker {
     // index of the transition that opened it (its divergence, opener()) and the branch's index there.
     using BranchPath = std::vector<std::pair<std::size_t, std::size_t>>;
 
-    // "in the branch of 'Heat' that the simultaneous divergence from 'FillA' opens, inside the
-    // branch of 'FillA' that …": the whole nesting, innermost first.
+    // "in the branch of 'Heat' of the simultaneous divergence into (Heat, Mix), inside the branch
+    // of 'FillA' of …": the whole nesting, innermost first; a divergence named by the steps it
+    // enters (several transitions may open it).
     std::string describe(const BranchPath& p) const {
         if (p.empty()) {
             return "outside any simultaneous branch";
@@ -188,8 +189,12 @@ struct Checker {
         std::string s;
         for (auto it = p.rbegin(); it != p.rend(); ++it) {
             const SfcTransition& d = chart.transitions[it->first];
-            s += fmt::format("{}the branch of '{}' that the simultaneous divergence from '{}' opens",
-                             it == p.rbegin() ? "in " : ", inside ", d.to[it->second].name, d.from.front().name);
+            std::string into;
+            for (const ast::Identifier& to : d.to) {
+                into += (into.empty() ? "" : ", ") + to.name;
+            }
+            s += fmt::format("{}the branch of '{}' of the simultaneous divergence into ({})",
+                             it == p.rbegin() ? "in " : ", inside ", d.to[it->second].name, into);
         }
         return s;
     }

@@ -253,11 +253,12 @@ struct Lowering {
         }
         for (const char* flag : sfc::kChartFlags) {
             if (const ast::VarDecl* d = view.userVariable(flag); d != nullptr) {
-                // one that is no BOOL (E0025) is assigned to itself: used, and no type error besides
+                // one that is no BOOL (E0025) is assigned to itself where W0001 would name it (a
+                // writable local): used, and no type error besides
                 const ast::Identifier f = view.chartFlag(flag);
                 if (sfc::isBool(*d)) {
                     read(nameOf(f));
-                } else {
+                } else if (writableLocal(*d)) {
                     pou.body.push_back(assign(nameOf(f), nameOf(f)));
                 }
             }
@@ -292,6 +293,18 @@ struct Lowering {
             }
         }
         cover(first);
+    }
+
+    // Whether `d` is in a VAR or VAR_TEMP block that is not CONSTANT.
+    [[nodiscard]] bool writableLocal(const ast::VarDecl& d) const {
+        for (const ast::VarBlock& b : pou.varBlocks) {
+            for (const ast::VarDecl& v : b.vars) {
+                if (&v == &d) {
+                    return !b.constant && (b.section == ast::VarSection::Var || b.section == ast::VarSection::Temp);
+                }
+            }
+        }
+        return false;
     }
 
     // The statements from `first` on together cover the chart's extent (sfc.h).

@@ -19,10 +19,9 @@ bool Exporter::properties(pugi::xml_node addData, std::string_view owner,
     Span current; // the name of the property being written
     for (const ast::PouDecl* a : accessors) {
         const std::string where = fmt::format("{}.{}", owner, a->name.name);
-        if (a->access != a->propertyAccess || a->isAbstract || a->isFinal || a->isOverride) {
-            problem(a->propertySpan, fmt::format("'{}': ABSTRACT, FINAL, OVERRIDE and a GET or SET with an access "
-                                                 "of its own are not exported yet",
-                                                 where));
+        if (a->isAbstract || a->isFinal || a->isOverride) {
+            problem(a->propertySpan,
+                    fmt::format("'{}': ABSTRACT, FINAL and OVERRIDE on a PROPERTY are not exported yet", where));
             return false;
         }
         const bool get = a->accessor == ast::Accessor::Get;
@@ -54,6 +53,9 @@ bool Exporter::properties(pugi::xml_node addData, std::string_view owner,
             if (!varList(iface, a->varBlocks[i], where)) {
                 return false;
             }
+        }
+        if (a->access != a->propertyAccess) { // a GET or SET narrowing the property's access
+            accessModifiers(iface, a->access);
         }
         stBody(accessor.append_child("body"), accessorBody(*a));
     }
@@ -93,9 +95,14 @@ std::string Exporter::accessorBody(const ast::PouDecl& accessor) {
             i = end; // the other accessor
             continue;
         }
-        std::uint32_t begin = t.end;
-        if (tokens[i + 1].kind == TokenKind::Semicolon) {
-            begin = tokens[i + 1].end;
+        std::size_t head = i + 1; // after GET or SET, its access (written in the interface) and `;`
+        while (head < end && (tokens[head].kind == TokenKind::Public || tokens[head].kind == TokenKind::Private ||
+                              tokens[head].kind == TokenKind::Protected || tokens[head].kind == TokenKind::Internal)) {
+            ++head;
+        }
+        std::uint32_t begin = tokens[head - 1].end;
+        if (tokens[head].kind == TokenKind::Semicolon) {
+            begin = tokens[head].end;
         }
         for (std::size_t b = get ? 0 : 1; b < accessor.varBlocks.size(); ++b) {
             begin = std::max(begin, accessor.varBlocks[b].span.end);

@@ -44,8 +44,8 @@ struct Layout {
         int transition = 0;
         int divergence = 0; // simultaneousDivergence after it; 0 to one step
         // Transitions entering the same steps share one simultaneousDivergence, after a
-        // selectionConvergence joining them (sharedDivergences): the group's first transition
-        // (itself when alone), which holds both ids; the group's last one writes them.
+        // selectionConvergence joining them (layOut, sameDivergence): the group's first transition
+        // (itself when alone), which holds both ids; the member drawn lowest (`last`) writes them.
         std::size_t group = 0;
         int join = 0;
         bool last = false;
@@ -244,11 +244,17 @@ Layout layOut(const ast::SfcOutline& chart, const std::vector<Item>& items) {
     for (const Layout::TransitionIds& t : l.transitions) {
         ++members[t.group];
     }
-    std::vector<bool> seen(chart.transitions.size(), false);
-    for (std::size_t i = chart.transitions.size(); i-- > 0;) { // the last member of each group
-        Layout::TransitionIds& t = l.transitions[i];
-        t.last = members[t.group] > 1 && !seen[t.group];
-        seen[t.group] = true;
+    // The join and the divergence are drawn after the group's member drawn lowest (the last
+    // written of those), so that no wire runs upwards into them.
+    std::vector<std::size_t> lowest(chart.transitions.size(), chart.transitions.size());
+    for (std::size_t i = 0; i < chart.transitions.size(); ++i) {
+        std::size_t& low = lowest[l.transitions[i].group];
+        if (low == chart.transitions.size() || l.transitionRow[i] >= l.transitionRow[low]) {
+            low = i;
+        }
+    }
+    for (std::size_t i = 0; i < chart.transitions.size(); ++i) {
+        l.transitions[i].last = members[l.transitions[i].group] > 1 && lowest[l.transitions[i].group] == i;
     }
     for (const Item& item : items) {
         if (!item.transition) {

@@ -155,7 +155,6 @@ void translateBody(Translator& t, const pugi::xml_node& body, const pugi::xml_no
 
 namespace {
 
-// One CODESYS <Property> of `pou`: its accessors in the XML's order, each with its own variables.
 // The ` PRIVATE` (` PROTECTED`, ` INTERNAL`, ` PUBLIC`) CODESYS's access modifiers in the addData
 // of `iface` give a METHOD or PROPERTY (kCodesysAccessModifiers); "" when none is set; nothing
 // after a problem (E0026 for two, or a value that is no boolean; E0027 for one takt does not read).
@@ -169,6 +168,15 @@ std::optional<std::string> accessOf(Translator& t, const pugi::xml_node& iface, 
         const pugi::xml_node modifiers = child(data, "AccessModifiers");
         for (const pugi::xml_attribute& a : modifiers.attributes()) {
             const std::string_view value = a.value();
+            if (value != "true" && value != "false" && value != "1" && value != "0") {
+                t.problem(DiagCode::PlcopenInvalid, modifiers,
+                          fmt::format("'{}': access modifier {}=\"{}\" is neither true nor false", owner, a.name(),
+                                      oneLine(value)));
+                return std::nullopt;
+            }
+            if (value == "false" || value == "0") {
+                continue;
+            }
             const auto* known = std::find_if(std::begin(kCodesysAccessNames) + 1, std::end(kCodesysAccessNames),
                                              [&](std::string_view n) { return sameName(n, a.name()); });
             if (known == std::end(kCodesysAccessNames)) {
@@ -177,15 +185,6 @@ std::optional<std::string> accessOf(Translator& t, const pugi::xml_node& iface, 
                                       "and Internal)",
                                       owner, a.name()));
                 return std::nullopt;
-            }
-            if (value != "true" && value != "false") {
-                t.problem(
-                    DiagCode::PlcopenInvalid, modifiers,
-                    fmt::format("'{}': access modifier {}=\"{}\" is neither true nor false", owner, a.name(), value));
-                return std::nullopt;
-            }
-            if (value == "false") {
-                continue;
             }
             if (!access.empty()) {
                 t.problem(DiagCode::PlcopenInvalid, modifiers,
@@ -198,6 +197,8 @@ std::optional<std::string> accessOf(Translator& t, const pugi::xml_node& iface, 
     return access;
 }
 
+// One CODESYS <Property> of `pou`: its accessors in the XML's order, each with its own variables
+// and access (CODESYS lets a GET or SET narrow the property's).
 void translateProperty(Translator& t, const pugi::xml_node& property, const pugi::xml_node& pou) {
     const std::string_view pouName = pou.attribute("name").value();
     const std::string_view name = property.attribute("name").value();
@@ -231,8 +232,12 @@ void translateProperty(Translator& t, const pugi::xml_node& property, const pugi
             continue;
         }
         const std::string_view keyword = which == "GetAccessor" ? "GET" : "SET";
+        const std::optional<std::string> narrowed = accessOf(t, child(accessor, "interface"), owner);
+        if (!narrowed) {
+            return;
+        }
         t.moveTo(accessor);
-        t.put(fmt::format(" {}", keyword));
+        t.put(fmt::format(" {}{}", keyword, *narrowed));
         interfaceLists(t, child(accessor, "interface"), owner);
         translateBody(t, child(accessor, "body"), pou, true);
         t.put(fmt::format(" END_{}", keyword));

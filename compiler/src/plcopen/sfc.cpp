@@ -484,7 +484,7 @@ struct Chart {
             const auto [first, added] = named.emplace(upperName(n.attribute("name").value()), n);
             if (!added) {
                 fail(DiagCode::PlcopenInvalid, n,
-                     fmt::format("step '{}' is named twice (also localId {}{})", n.attribute("name").value(),
+                     fmt::format("step '{}' is named twice (also at localId {}{})", n.attribute("name").value(),
                                  first->second.attribute("localId").value(),
                                  placeOf(first->second).inMacro ? ", in a macro step's body" : ""));
                 return;

@@ -173,11 +173,12 @@ std::optional<std::uint32_t> Translator::textOffsetOf(LineCol at) const {
 void Translator::origin(std::uint32_t begin, const pugi::xml_node& node) {
     PlcopenOrigin o{begin, static_cast<std::uint32_t>(out.text.size()), 0, false, node.attribute("localId").value()};
     const LineCol at = position(node);
-    if (const std::optional<std::uint32_t> offset = textOffsetOf(at)) {
+    const bool reached = at.line < line_ || (at.line == line_ && at.column <= column_);
+    if (const std::optional<std::uint32_t> offset = reached ? textOffsetOf(at) : std::nullopt) {
         o.target = *offset;
         o.hasTarget = true;
     } else {
-        pendingOrigins_.emplace_back(out.origins.size(), at); // an element below the text's line
+        pendingOrigins_.emplace_back(out.origins.size(), at); // an element past the text written so far
         keepRoomFor(at);
     }
     out.origins.push_back(std::move(o));

@@ -249,6 +249,30 @@ END_PROGRAM
               std::string::npos)
         << "the divergence follows the convergence\n"
         << exclusive;
+    // The shared join is drawn below the lowest of its transitions, whichever is written last.
+    const std::string longer = expectRoundTripOf(R"(
+PROGRAM Longer
+VAR a, b, go, done : BOOL; END_VAR
+INITIAL_STEP Idle: END_STEP
+STEP FillA: END_STEP
+STEP FillB: END_STEP
+STEP FillB2: END_STEP
+STEP Heat: END_STEP
+STEP Mix: END_STEP
+TRANSITION FROM Idle TO FillA := a; END_TRANSITION
+TRANSITION FROM Idle TO FillB := b; END_TRANSITION
+TRANSITION FROM FillB TO FillB2 := go; END_TRANSITION
+TRANSITION FROM FillB2 TO (Heat, Mix) := go; END_TRANSITION
+TRANSITION FROM FillA TO (Heat, Mix) := go; END_TRANSITION
+TRANSITION FROM (Heat, Mix) TO Idle := done; END_TRANSITION
+END_PROGRAM
+)");
+    const auto yAt = [&](const std::string& tag) {
+        const std::size_t at = longer.find("y=\"", longer.find(tag));
+        return std::stoi(longer.substr(at + 3));
+    };
+    EXPECT_GT(yAt("<selectionConvergence "), positionOf(longer, "FillB2", "y")) << longer;
+    EXPECT_LT(yAt("<selectionConvergence "), positionOf(longer, "Heat", "y")) << longer;
 }
 
 // A PROPERTY is written as CODESYS writes it, vendor data of its POU with its accessors in the
@@ -304,6 +328,38 @@ END_PROGRAM
     EXPECT_NE(back.text.find("METHOD PRIVATE Reset"), std::string::npos) << back.text;
     EXPECT_NE(back.text.find("PROPERTY INTERNAL Count : INT"), std::string::npos) << back.text;
     EXPECT_LT(xml.find("<Method name=\"Reset\">"), xml.find("<Property name=\"Count\">")) << "in source order\n" << xml;
+}
+
+// A GET or SET may narrow its property's access (CODESYS): written in the accessor's interface,
+// never in its body.
+TEST(PlcopenExport, AnAccessorsOwnAccessIsWrittenInItsInterface) {
+    const std::string xml = expectRoundTripOf(R"(
+FUNCTION_BLOCK Valve
+VAR pos : INT; END_VAR
+PROPERTY Position : INT
+GET
+    Position := pos;
+END_GET
+SET PRIVATE;
+    pos := LIMIT(0, Position, 100);
+END_SET
+END_PROPERTY
+Position := pos + 1;
+END_FUNCTION_BLOCK
+
+PROGRAM Main
+VAR v : Valve; n : INT; END_VAR
+v();
+n := v.Position;
+END_PROGRAM
+)");
+    const std::size_t set = xml.find("<SetAccessor>");
+    ASSERT_NE(set, std::string::npos) << xml;
+    const std::size_t body = xml.find("<body>", set);
+    const std::size_t modifiers = xml.find("<AccessModifiers Private=\"true\" />", set);
+    EXPECT_LT(modifiers, body) << "in the SET's interface\n" << xml;
+    EXPECT_EQ(xml.find("PRIVATE", body), std::string::npos) << "not in its body\n" << xml;
+    EXPECT_NE(translatePlcopen(xml).text.find("SET PRIVATE"), std::string::npos);
 }
 
 TEST(PlcopenExport, TheBenchmarkProgramsRoundTrip) {
@@ -490,10 +546,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "TRANSITION Go1 FROM S1 TO S2 := go; END_TRANSITION\nTRANSITION FROM S2 TO S1 := NOT go; "
                 "END_TRANSITION\nEND_PROGRAM\n",
                 "'Seq': a named transition, or one with a body, is not exported yet"},
-        Refused{"NarrowedGetter",
-                "FUNCTION_BLOCK Fb\nVAR x : INT; END_VAR\nPROPERTY Value : INT\nGET PRIVATE\nValue := x;\nEND_GET\n"
+        Refused{"FinalProperty",
+                "FUNCTION_BLOCK Fb\nVAR x : INT; END_VAR\nPROPERTY FINAL Value : INT\nGET\nValue := x;\nEND_GET\n"
                 "END_PROPERTY\nEND_FUNCTION_BLOCK\n",
-                "'Fb.Value': ABSTRACT, FINAL, OVERRIDE and a GET or SET with an access of its own"},
+                "'Fb.Value': ABSTRACT, FINAL and OVERRIDE on a PROPERTY"},
         Refused{"FinalMethod",
                 "FUNCTION_BLOCK Fb\nVAR x : INT; END_VAR\nMETHOD FINAL Bump\nx := x + 1;\nEND_METHOD\n"
                 "END_FUNCTION_BLOCK\n",

@@ -320,7 +320,7 @@ TEST(Plcopen, AChartErrorNamesItsElement) {
     const std::string drain = "<step localId=\"19\" name=\"Drain\"";
     xml.replace(xml.find(drain), drain.size(), "<step localId=\"19\" name=\"Fill\"");
     EXPECT_EQ(firstProblem(xml), "E0026 line " + std::to_string(lineOf(xml, "<step localId=\"19\"")) +
-                                     " | POU 'SfcMain': step 'Fill' is named twice (also localId 4) (localId 19)");
+                                     " | POU 'SfcMain': step 'Fill' is named twice (also at localId 4) (localId 19)");
     // An action association's error names the <action>.
     std::string action = sfcFixture();
     action.replace(action.find("<reference name=\"Mixer\"/>"), 25, "<reference name=\"Mixxer\"/>");
@@ -523,6 +523,9 @@ TEST(Plcopen, ACodesysPropertyIsAPropertyOfItsPou) {
     EXPECT_EQ(firstProblem(unknown), "E0027 line " + std::to_string(lineOf(unknown, "<AccessModifiers")) +
                                          " | 'Tank.Level': the access modifier 'Friend' is not read (only Public, "
                                          "Private, Protected and Internal)");
+    EXPECT_NE(translatePlcopen(withAccess("Protected=\"1\" Friend=\"false\"")).text.find("PROPERTY PROTECTED"),
+              std::string::npos)
+        << "xsd:boolean's 1; an attribute takt does not know, set false, changes nothing";
     const std::string notBoolean = withAccess("Private=\"yes\"");
     EXPECT_EQ(firstProblem(notBoolean), "E0026 line " + std::to_string(lineOf(notBoolean, "<AccessModifiers")) +
                                             " | 'Tank.Level': access modifier Private=\"yes\" is neither true nor "

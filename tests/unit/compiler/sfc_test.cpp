@@ -384,10 +384,10 @@ END_PROGRAM
                                    BuildOptions{});
     ASSERT_FALSE(p.diagnostics.empty());
     EXPECT_EQ(p.diagnostics[0].message,
-              "step 'Heat' lies in the branch of 'Heat' that the simultaneous divergence from 'FillA' opens, inside "
-              "the branch of 'FillA' that the simultaneous divergence from 'Idle' opens, but this transition would "
-              "put it in the branch of 'Heat' that the simultaneous divergence from 'FillA' opens, inside the branch "
-              "of 'FillB' that the simultaneous divergence from 'Idle' opens: a transition may enter a simultaneous "
+              "step 'Heat' lies in the branch of 'Heat' of the simultaneous divergence into (Heat, Mix), inside the "
+              "branch of 'FillA' of the simultaneous divergence into (FillA, FillB), but this transition would put "
+              "it in the branch of 'Heat' of the simultaneous divergence into (Heat, Mix), inside the branch of "
+              "'FillB' of the simultaneous divergence into (FillA, FillB): a transition may enter a simultaneous "
               "branch only through the divergence that opens it and leave it only through the convergence that "
               "closes it (IEC 61131-3 requires a safe chart)");
 }
@@ -408,6 +408,15 @@ VAR SFCInit : INT; END_VAR
 END_PROGRAM
 )"),
               "E0025@2:5");
+    EXPECT_EQ(codes(R"(FUNCTION_BLOCK Fb
+VAR CONSTANT SFCInit : INT := 0; END_VAR
+VAR_INPUT SFCPause : INT; END_VAR
+    INITIAL_STEP S0:
+    END_STEP
+END_FUNCTION_BLOCK
+)"),
+              // no write to a constant or an input besides (a constant nothing reads keeps its W0001)
+              "E0025@2:14 W0001@2:14 E0025@3:11");
 }
 
 TEST(Sfc, AnUnknownActionIsAnUnknownName) {
