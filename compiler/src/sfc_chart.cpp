@@ -133,6 +133,13 @@ bool isBool(const ast::VarDecl& d) {
            sameName(static_cast<const ast::NamedTypeSpec&>(*d.type).name.parts[0].name, "BOOL");
 }
 
+bool sameSteps(const std::vector<ast::Identifier>& a, const std::vector<ast::Identifier>& b) {
+    return a.size() == b.size() && std::all_of(a.begin(), a.end(), [&](const ast::Identifier& s) {
+               return std::any_of(b.begin(), b.end(),
+                                  [&](const ast::Identifier& o) { return sameName(o.name, s.name); });
+           });
+}
+
 const ast::Stmt* escapeOf(const ast::StmtList& body) {
     for (const ast::StmtPtr& st : body) {
         const ast::Stmt* found = nullptr;

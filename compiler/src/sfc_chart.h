@@ -48,6 +48,10 @@ struct ChartView {
 
 [[nodiscard]] bool isBool(const ast::VarDecl& d);
 
+// Whether two FROM or TO lists name the same steps, in any order and case (each list names a
+// step once): transitions entering the same steps open one simultaneous divergence.
+[[nodiscard]] bool sameSteps(const std::vector<ast::Identifier>& a, const std::vector<ast::Identifier>& b);
+
 // A RETURN, label or JMP in a transition's body: it would leave the chart's evolution half done
 // (the body is spliced into the POU's statements).
 [[nodiscard]] const ast::Stmt* escapeOf(const ast::StmtList& body);

@@ -211,12 +211,8 @@ struct Checker {
     // before a simultaneous divergence (CODESYS draws `FROM FillA TO (Heat, Mix)` and `FROM FillB TO (Heat, Mix)` so)
     // have a transition each, which all open the one divergence.
     std::size_t opener(std::size_t ti) const {
-        const std::vector<ast::Identifier>& to = chart.transitions[ti].to;
         for (std::size_t j = 0; j < ti; ++j) {
-            const std::vector<ast::Identifier>& other = chart.transitions[j].to;
-            if (other.size() == to.size() && std::all_of(to.begin(), to.end(), [&](const ast::Identifier& s) {
-                    return position(other, s.name) < other.size();
-                })) {
+            if (sameSteps(chart.transitions[j].to, chart.transitions[ti].to)) {
                 return j;
             }
         }

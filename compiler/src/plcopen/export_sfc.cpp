@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "export.h"
+#include "sfc_chart.h"
 #include "takt/compiler/names.h"
 
 namespace takt::compiler::plcopen {
@@ -208,18 +209,13 @@ void rankForDrawing(const ast::SfcOutline& chart, const std::vector<Item>& items
 
 // Whether transitions a and b enter the same steps (two or more), none of them by a loop back.
 bool sameDivergence(const ast::SfcOutline& chart, const Layout& l, std::size_t a, std::size_t b) {
-    const auto& x = chart.transitions[a].to;
-    const auto& y = chart.transitions[b].to;
     const auto loops = [&](std::size_t t) {
         return std::any_of(chart.transitions[t].to.begin(), chart.transitions[t].to.end(), [&](const auto& s) {
             return l.loopsBack.contains({chart.steps.size() + t, l.stepOf(s)});
         });
     };
-    return x.size() > 1 && x.size() == y.size() && !loops(a) && !loops(b) &&
-           std::all_of(x.begin(), x.end(), [&](const ast::Identifier& s) {
-               return std::any_of(y.begin(), y.end(),
-                                  [&](const ast::Identifier& o) { return sameName(o.name, s.name); });
-           });
+    return chart.transitions[a].to.size() > 1 && !loops(a) && !loops(b) &&
+           sfc::sameSteps(chart.transitions[a].to, chart.transitions[b].to);
 }
 
 Layout layOut(const ast::SfcOutline& chart, const std::vector<Item>& items) {
