@@ -8,6 +8,12 @@
 // server restarted. So a refusal is checked against the folders: when the certificate lies in
 // trusted/certs and not in rejected/, the index is stale and is read again from the folders.
 // Checks wait while it is, so none answers from a half-read index.
+//
+// After a refusal node-opcua files the certificate (rejectCertificate, under the PKI's file lock),
+// deciding from the index where it lies: one the operator moved to trusted/certs since the check,
+// seen by the watchers, was moved back to rejected/, and one seen half was copied there; both
+// refused the client for good. The server never moves a certificate out of trusted/certs nor files
+// one that lies there: only an unknown certificate is written to rejected/.
 const { X509Certificate } = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -91,6 +97,13 @@ function followTrustFolders(manager, log) {
     await reload();
     return gated(chain);
   }
+
+  // isCertificateTrusted writes an unknown certificate to rejected/ and moves none.
+  manager.rejectCertificate = async (chain) => {
+    if (!(await holds(manager.trustedFolder, chain))) {
+      await manager.isCertificateTrusted(chain);
+    }
+  };
 
   // node-opcua calls it with a callback or for a promise. The callback runs outside the promise
   // chain, so what it throws is not taken for a refused check.
