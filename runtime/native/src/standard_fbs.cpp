@@ -7,7 +7,6 @@
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
-#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -58,11 +57,11 @@ void inlineCallees(llvm::Function& fn) {
 
 } // namespace
 
-StandardFbs::StandardFbs(llvm::Module& mod, std::span<const DirectFb> directFbs) : mod_(mod) {
+StandardFbs::StandardFbs(llvm::Module& mod) : mod_(mod) {}
+
+void StandardFbs::link() {
 #if defined(TAKT_STANDARD_FB_BITCODE)
-    if (std::none_of(directFbs.begin(), directFbs.end(), [](const DirectFb& d) { return d.fn != nullptr; })) {
-        return;
-    }
+    llvm::Module& mod = mod_;
     const llvm::StringRef bytes(reinterpret_cast<const char*>(kStandardFbBitcode), kStandardFbBitcodeSize);
     auto parsed = llvm::parseBitcodeFile(llvm::MemoryBufferRef(bytes, "natives_fb.bc"), mod.getContext());
     if (!parsed) {
@@ -89,12 +88,14 @@ StandardFbs::StandardFbs(llvm::Module& mod, std::span<const DirectFb> directFbs)
         }
     }
     linked_ = true;
-#else
-    (void)directFbs;
 #endif
 }
 
 llvm::Function* StandardFbs::forInstance(const DirectFb& d) {
+    if (!tried_) {
+        tried_ = true;
+        link();
+    }
     if (!linked_ || d.native >= kFbNames.size()) {
         return nullptr;
     }

@@ -16,7 +16,6 @@
 
 #include <cstdint>
 #include <map>
-#include <span>
 #include <string>
 #include <utility>
 
@@ -24,9 +23,9 @@ namespace takt::native {
 
 class StandardFbs {
 public:
-    // Links the bitcode into `mod` when takt has it and some FB is called directly; otherwise
-    // linked() is false and the code calls the interpreter's C++ (DirectFb::fn).
-    StandardFbs(llvm::Module& mod, std::span<const DirectFb> directFbs);
+    // The bitcode is linked into `mod` at the first forInstance() when takt has it; otherwise
+    // linked() stays false and the code calls the interpreter's C++ (DirectFb::fn).
+    explicit StandardFbs(llvm::Module& mod);
 
     [[nodiscard]] bool linked() const noexcept { return linked_; }
     // The copy of `d`'s FB for its layout: void (i8* context, i8* instance). Null when not linked() or the
@@ -34,7 +33,10 @@ public:
     llvm::Function* forInstance(const DirectFb& d);
 
 private:
+    void link();
+
     llvm::Module& mod_;
+    bool tried_ = false;
     bool linked_ = false;
     std::map<std::pair<std::uint32_t, std::string>, llvm::Function*> copies_; // (native, layout bytes)
 };

@@ -16,6 +16,7 @@
 
 #include "code_memory.h"
 #include "fast_loops.h"
+#include "object_cache.h"
 #include "plugin_api.h"
 #include "repeats.h"
 #include "standard_fbs.h"
@@ -27,6 +28,7 @@
 #pragma clang diagnostic ignored "-Weverything"
 #endif
 #include <llvm/Config/llvm-config.h>
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h>
@@ -52,6 +54,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -114,11 +117,15 @@ struct Emitter {
     std::array<llvm::MDNode*, 3> noalias{};
     std::uint64_t constSize = 0; // stores through a reference below this are refused
     const bytecode::Module* module = nullptr;
-    const std::vector<llvm::Function*>* bodies = nullptr; // per POU, null without a body
-    llvm::GlobalVariable* bodyTable = nullptr;            // the same as [N x i8*], for dispatch
-    llvm::GlobalVariable* frameTable = nullptr;           // [N x i32]: each POU's frame size
-    std::span<const DirectFb> directFbs{};                // per POU, may be empty
-    StandardFbs* standardFbs = nullptr;                   // the FBs' bitcode, when linked
+    // The function of POU p's body in this module (a declaration, or this body), null when p
+    // has none.
+    std::function<llvm::Function*(std::uint32_t)> bodyOf{};
+    llvm::GlobalVariable* bodyTable = nullptr;  // [N x i8*]: each POU's body, for dispatch
+    llvm::GlobalVariable* frameTable = nullptr; // [N x i32]: each POU's frame size
+    llvm::GlobalVariable* pcBase = nullptr;     // i32: the code offset of this POU's start
+    std::uint32_t pouStart = 0;
+    std::span<const DirectFb> directFbs{}; // per POU, may be empty
+    StandardFbs* standardFbs = nullptr;    // the FBs' bitcode, when linked
     // The FOR loops translated twice (fast_loops.h): every entry from outside goes through the
     // preheader, which picks the copy whose back-edge counts ticks without checking them when the
     // budget covers the trips left, the checked loop otherwise.
@@ -180,12 +187,14 @@ struct Emitter {
         Value* lo = b.CreateZExt(imm32Value(k), i64());
         return b.CreateOr(lo, b.CreateShl(b.CreateZExt(imm32Value(k + 1), i64()), 32));
     }
-    // The code offset of this instruction in the segment running (a trap's pc).
+    // The code offset of this instruction in the segment running (a trap's pc): the POU's
+    // start, a constant of the program (object_cache.h), plus the offset in the POU.
     Value* pcValue() {
-        if (rolling == nullptr) {
-            return c32(pc);
+        Value* inPou = c32(pc - pouStart);
+        if (rolling != nullptr) {
+            inPou = b.CreateAdd(inPou, b.CreateMul(rolling->index, c32(rolling->run.length)));
         }
-        return b.CreateAdd(c32(pc), b.CreateMul(rolling->index, c32(rolling->run.length)));
+        return b.CreateAdd(b.CreateLoad(i32(), pcBase), inPou);
     }
     [[nodiscard]] std::int32_t imm32(std::uint32_t k) const { return static_cast<std::int32_t>(w(k)); }
     [[nodiscard]] std::uint64_t imm64(std::uint32_t k) const {
@@ -516,7 +525,7 @@ struct Emitter {
         if (kind != bytecode::PouKind::FunctionBlock && kind != bytecode::PouKind::Program) {
             frameEscapes = true; // a FUNCTION's or METHOD's arguments are written into its frame
         }
-        llvm::Function* callee = (*bodies)[p];
+        llvm::Function* callee = bodyOf(p);
         if (callee == nullptr) {
             raise(Trap::InvalidCall);
             return;
@@ -1448,25 +1457,6 @@ Reach reachable(const bytecode::Module& module, std::uint32_t entry, std::span<c
     return r;
 }
 
-// The POUs some instruction of a POU body calls directly (CALL_FN, CALL_FB, CALL_FB_IND). The
-// walk follows instruction boundaries within each body, as the verifier does.
-std::vector<bool> callTargets(const bytecode::Module& module) {
-    std::vector<bool> called(module.pous.size(), false);
-    for (const bytecode::PouEntry& pou : module.pous) {
-        if (pou.code == bytecode::kNone) {
-            continue;
-        }
-        for (std::uint32_t pc = pou.code; pc < pou.codeEnd; pc += bytecode::kOpcodeInfo[module.code[pc]].length) {
-            const auto op = static_cast<Opcode>(module.code[pc]);
-            if ((op == Opcode::CALL_FN || op == Opcode::CALL_FB || op == Opcode::CALL_FB_IND) &&
-                module.code[pc + 1] < called.size()) {
-                called[module.code[pc + 1]] = true;
-            }
-        }
-    }
-    return called;
-}
-
 void translateBody(Emitter& e, const bytecode::Module& module, std::uint32_t entry, const Reach& reach) {
     llvm::Argument* args = e.fn->arg_begin();
     e.image = args + 0;
@@ -1677,16 +1667,18 @@ void optimise(llvm::Module& mod, llvm::TargetMachine* tm, std::size_t codeWords,
     pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(mod, mam);
 }
 
-// TAKT_NATIVE_DUMP=PREFIX writes the module's IR as the translator emitted it (PREFIX.ll) and
-// after the optimisation (PREFIX.opt.ll), for reading the code a program gets (`llc-14 -O2
-// -mattr=-avx PREFIX.opt.ll` gives its machine code). Each compile overwrites the files.
-void dumpIr(const llvm::Module& mod, const char* suffix) {
+// TAKT_NATIVE_DUMP=PREFIX writes the program's IR as the translator emitted it (PREFIX.ll, every
+// POU's module) and after the optimisation (PREFIX.opt.ll, the modules compiled, not those taken
+// from the cache), for reading the code a program gets (`llc-14 -O2 -mattr=-avx PREFIX.opt.ll`
+// gives its machine code). Each compile overwrites the files: `append` after its first module.
+void dumpIr(const llvm::Module& mod, const char* suffix, bool append) {
     const char* prefix = std::getenv("TAKT_NATIVE_DUMP");
     if (prefix == nullptr || *prefix == '\0') {
         return;
     }
     std::error_code ec;
-    llvm::raw_fd_ostream out(std::string(prefix) + suffix, ec, llvm::sys::fs::OF_Text);
+    llvm::raw_fd_ostream out(std::string(prefix) + suffix, ec,
+                             append ? llvm::sys::fs::OF_Text | llvm::sys::fs::OF_Append : llvm::sys::fs::OF_Text);
     if (!ec) {
         mod.print(out, nullptr);
     }
@@ -1714,6 +1706,213 @@ CompileResult cancelledResult() {
     result.error = "the compile was cancelled";
     return result;
 }
+
+// The POUs a POU body calls directly (CALL_FN, CALL_FB, CALL_FB_IND), in the order of the calls.
+// The walk follows instruction boundaries, as the verifier does.
+std::vector<std::uint32_t> calleesOf(const bytecode::Module& module, const bytecode::PouEntry& pou) {
+    std::vector<std::uint32_t> callees;
+    if (pou.code == bytecode::kNone) {
+        return callees;
+    }
+    for (std::uint32_t pc = pou.code; pc < pou.codeEnd; pc += bytecode::kOpcodeInfo[module.code[pc]].length) {
+        const auto op = static_cast<Opcode>(module.code[pc]);
+        if ((op == Opcode::CALL_FN || op == Opcode::CALL_FB || op == Opcode::CALL_FB_IND) &&
+            module.code[pc + 1] < module.pous.size()) {
+            callees.push_back(module.code[pc + 1]);
+        }
+    }
+    return callees;
+}
+
+// The POUs some POU body calls directly.
+std::vector<bool> callTargets(const bytecode::Module& module) {
+    std::vector<bool> called(module.pous.size(), false);
+    for (const bytecode::PouEntry& pou : module.pous) {
+        for (const std::uint32_t q : calleesOf(module, pou)) {
+            called[q] = true;
+        }
+    }
+    return called;
+}
+
+// The largest body (bytecode words) a caller's module carries a copy of. LLVM inlines far
+// smaller ones at -O2; a larger copy would only cost compile time.
+constexpr std::uint32_t kInlineCopyWords = 2048;
+
+// The bodies `p`'s module carries copies of: the small ones it calls, and the small ones they
+// call, in the order first called.
+std::vector<std::uint32_t> inlinedCallees(const bytecode::Module& module, std::uint32_t p,
+                                          const std::vector<bool>& hasBody) {
+    std::vector<std::uint32_t> copies;
+    std::vector<bool> seen(module.pous.size(), false);
+    seen[p] = true;
+    std::vector<std::uint32_t> work = calleesOf(module, module.pous[p]);
+    std::reverse(work.begin(), work.end());
+    while (!work.empty()) {
+        const std::uint32_t q = work.back();
+        work.pop_back();
+        const bytecode::PouEntry& pou = module.pous[q];
+        if (seen[q] || !hasBody[q] || pou.codeEnd - pou.code > kInlineCopyWords) {
+            continue;
+        }
+        seen[q] = true;
+        copies.push_back(q);
+        std::vector<std::uint32_t> more = calleesOf(module, pou);
+        work.insert(work.end(), more.rbegin(), more.rend());
+    }
+    return copies;
+}
+
+// The symbols of the program's POUs: each by its name, which an online change that moves the
+// POU in the code area keeps (so does its object), with its index only when two share a name.
+std::vector<std::string> pouSymbols(const bytecode::Module& module) {
+    std::vector<std::string> names;
+    std::map<std::string, std::uint32_t> uses;
+    for (const bytecode::PouEntry& pou : module.pous) {
+        ++uses[pou.name];
+    }
+    for (std::uint32_t p = 0; p < module.pous.size(); ++p) {
+        const std::string& name = module.pous[p].name;
+        names.push_back(uses[name] == 1 ? name : name + "#" + std::to_string(p));
+    }
+    return names;
+}
+std::string bodySymbol(const std::vector<std::string>& names, std::uint32_t p) {
+    return "takt.body." + names[p];
+}
+std::string startSymbol(const std::vector<std::string>& names, std::uint32_t p) {
+    return "takt.start." + names[p];
+}
+constexpr const char* kBodyTable = "takt.bodies";
+constexpr const char* kFrameTable = "takt.frames";
+
+// A POU body's function: i32 (i8* image, i32 this, i32 frame, RunContext* ctx, i32 depth).
+llvm::FunctionType* bodyType(llvm::LLVMContext& cx) {
+    Type* i8p = llvm::Type::getInt8PtrTy(cx);
+    Type* i32 = llvm::Type::getInt32Ty(cx);
+    return llvm::FunctionType::get(i32, {i8p, i32, i32, runContextType(cx)->getPointerTo(), i32}, false);
+}
+
+// What shapes a POU's object besides its IR (object_cache.h): the target and the passes run.
+std::string codeOptions(const llvm::TargetMachine& tm, bool unroll) {
+    return tm.getTargetTriple().str() + ' ' + tm.getTargetCPU().str() + ' ' + tm.getTargetFeatureString().str() +
+           (unroll ? " unroll" : " no-unroll");
+}
+
+// What depends on where the POUs lie, compiled with every program: the dispatch tables (each
+// POU's body, null without one, and frame size) and each body's code offset (its traps' pcs).
+llvm::orc::ThreadSafeModule programModule(const bytecode::Module& module, const std::vector<std::string>& names,
+                                          const std::vector<bool>& hasBody, llvm::TargetMachine& tm) {
+    auto cx = std::make_unique<llvm::LLVMContext>();
+    auto mod = std::make_unique<llvm::Module>("takt.program", *cx);
+    mod->setDataLayout(tm.createDataLayout());
+    mod->setTargetTriple(tm.getTargetTriple().str());
+    llvm::IRBuilder<> builder(*cx);
+    Type* i8p = builder.getInt8PtrTy();
+    std::vector<llvm::Constant*> bodyPtrs;
+    std::vector<llvm::Constant*> frameSizes;
+    for (std::uint32_t p = 0; p < module.pous.size(); ++p) {
+        llvm::Constant* body = llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(i8p));
+        if (hasBody[p]) {
+            llvm::Function* fn =
+                llvm::Function::Create(bodyType(*cx), llvm::Function::ExternalLinkage, bodySymbol(names, p), mod.get());
+            body = llvm::ConstantExpr::getBitCast(fn, i8p);
+            new llvm::GlobalVariable(*mod, builder.getInt32Ty(), true, llvm::GlobalValue::ExternalLinkage,
+                                     builder.getInt32(module.pous[p].code), startSymbol(names, p));
+        }
+        bodyPtrs.push_back(body);
+        frameSizes.push_back(builder.getInt32(module.pous[p].frameSize));
+    }
+    auto* bodyArray = llvm::ArrayType::get(i8p, bodyPtrs.size());
+    new llvm::GlobalVariable(*mod, bodyArray, true, llvm::GlobalValue::ExternalLinkage,
+                             llvm::ConstantArray::get(bodyArray, bodyPtrs), kBodyTable);
+    auto* frameArray = llvm::ArrayType::get(builder.getInt32Ty(), frameSizes.size());
+    new llvm::GlobalVariable(*mod, frameArray, true, llvm::GlobalValue::ExternalLinkage,
+                             llvm::ConstantArray::get(frameArray, frameSizes), kFrameTable);
+    return {std::move(mod), std::move(cx)};
+}
+
+// One POU's module: its body, the copies of the bodies it may inline, and declarations of what
+// else it calls; the program's tables and each POU's start are symbols of the program module.
+struct Unit {
+    llvm::LLVMContext& cx;
+    llvm::Module& mod;
+    const bytecode::Module& module;
+    const std::vector<std::string>& names;
+    const std::vector<bool>& hasBody;
+    const std::vector<bool>& called;
+    std::span<const DirectFb> directFbs;
+    StandardFbs standardFbs{mod};
+    std::vector<llvm::Function*> functions = std::vector<llvm::Function*>(module.pous.size(), nullptr);
+    llvm::GlobalVariable* bodyTable = nullptr;
+    llvm::GlobalVariable* frameTable = nullptr;
+
+    llvm::GlobalVariable* external(Type* type, const std::string& name) {
+        return new llvm::GlobalVariable(mod, type, true, llvm::GlobalValue::ExternalLinkage, nullptr, name);
+    }
+    // POU q's body in this module, declared where first named: a module names only what it uses.
+    llvm::Function* bodyOf(std::uint32_t q) {
+        if (!hasBody[q]) {
+            return nullptr;
+        }
+        if (functions[q] == nullptr) {
+            functions[q] =
+                llvm::Function::Create(bodyType(cx), llvm::Function::ExternalLinkage, bodySymbol(names, q), &mod);
+            functions[q]->addFnAttr(llvm::Attribute::NoUnwind);
+            // The image is reached only through this argument while the code runs (host calls
+            // get it passed, so LLVM knows they may touch it).
+            functions[q]->addParamAttr(0, llvm::Attribute::NoAlias);
+        }
+        return functions[q];
+    }
+    // Translates POU q's body into bodyOf(q).
+    void translate(std::uint32_t q, const Reach& reach) {
+        llvm::IRBuilder<> builder(cx);
+        if (bodyTable == nullptr) {
+            bodyTable = external(llvm::ArrayType::get(builder.getInt8PtrTy(), 0), kBodyTable);
+            frameTable = external(llvm::ArrayType::get(builder.getInt32Ty(), 0), kFrameTable);
+        }
+        Emitter e{cx, mod, builder};
+        e.fn = bodyOf(q);
+        e.module = &module;
+        e.bodyOf = [this](std::uint32_t callee) { return bodyOf(callee); };
+        e.bodyTable = bodyTable;
+        e.frameTable = frameTable;
+        e.pcBase = external(builder.getInt32Ty(), startSymbol(names, q));
+        e.pouStart = module.pous[q].code;
+        e.directFbs = directFbs;
+        e.standardFbs = &standardFbs;
+        // The alias scopes hold for a PROGRAM body the engine runs (its instance below the
+        // stack, its frame at the stack base: VmRunner checks both). A called body's instance
+        // may come from a reference into the stack, so it gets none.
+        if (module.pous[q].kind == bytecode::PouKind::Program && !called[q]) {
+            llvm::MDBuilder md(cx);
+            llvm::MDNode* domain = md.createAnonymousAliasScopeDomain("takt.image");
+            llvm::MDNode* inInstance = md.createAnonymousAliasScope(domain, "instance");
+            llvm::MDNode* inFrame = md.createAnonymousAliasScope(domain, "frame");
+            e.scope[bytecode::kTagThis] = llvm::MDNode::get(cx, {inInstance});
+            e.scope[bytecode::kTagFrame] = llvm::MDNode::get(cx, {inFrame});
+            e.noalias[bytecode::kTagThis] = e.scope[bytecode::kTagFrame];
+            e.noalias[bytecode::kTagFrame] = e.scope[bytecode::kTagThis];
+        }
+        e.constSize = module.constSize;
+        // A PROGRAM's or FB's frame holds only its temporaries (the caller passes nothing there
+        // and reads nothing back), so unless the body lets its image offsets out, the frame
+        // lives in registers: the stack region of the image is scratch, not state, and keeps
+        // whatever it held. A large frame stays in the image, so a call chain of private
+        // frames takes at most kMaxCallDepth x 4 KB (1 MB) of the scan thread's stack.
+        const bytecode::PouKind kind = module.pous[q].kind;
+        const std::uint32_t frameSize = module.pous[q].frameSize;
+        const bool ownFrame = kind == bytecode::PouKind::Program || kind == bytecode::PouKind::FunctionBlock;
+        e.privateFrameBytes = ownFrame && frameSize <= kPrivateFrameBytes ? frameSize : 0;
+        translateBody(e, module, module.pous[q].code, reach);
+        if (e.privateFrameBytes != 0 && e.frameEscapes) {
+            e.fn->deleteBody();
+            e.privateFrameBytes = 0;
+            translateBody(e, module, module.pous[q].code, reach);
+        }
+    }
+};
 
 CompileResult translate(const bytecode::Module& module, std::span<const DirectFb> directFbs,
                         std::span<const Opcode> leaveToInterpreter, const std::atomic<bool>* cancel) {
@@ -1754,96 +1953,68 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
         result.error = errorText(tm.takeError());
         return result;
     }
-    auto cx = std::make_unique<llvm::LLVMContext>();
-    auto mod = std::make_unique<llvm::Module>("takt", *cx);
-    mod->setDataLayout((*tm)->createDataLayout());
-    mod->setTargetTriple((*tm)->getTargetTriple().str());
-    llvm::IRBuilder<> builder(*cx);
-    Type* i8p = builder.getInt8PtrTy();
-    Type* i32 = builder.getInt32Ty();
-    llvm::FunctionType* fnType =
-        llvm::FunctionType::get(i32, {i8p, i32, i32, runContextType(*cx)->getPointerTo(), i32}, false);
-    // Every body is declared first, so a call can name any of them; the tables serve dispatched
-    // calls (the Vm picks the POU, its body and frame size come from here).
-    std::vector<llvm::Function*> functions(module.pous.size(), nullptr);
+    // One module per POU body, compiled on its own or taken from the cache (object_cache.h).
+    // Calls between POUs go by symbol; the program module (programModule) holds what depends on
+    // where the POUs are: the dispatch tables and each POU's code offset.
+    const std::vector<std::string> names = pouSymbols(module);
+    std::vector<bool> hasBody(module.pous.size(), false);
     for (const auto& body : bodies) {
-        llvm::Function* fn = llvm::Function::Create(fnType, llvm::Function::ExternalLinkage,
-                                                    "pou" + std::to_string(body.first), mod.get());
-        fn->addFnAttr(llvm::Attribute::NoUnwind);
-        // The image is reached only through this argument while the code runs (host calls get
-        // it passed, so LLVM knows they may touch it).
-        fn->addParamAttr(0, llvm::Attribute::NoAlias);
-        functions[body.first] = fn;
+        hasBody[body.first] = true;
     }
-    std::vector<llvm::Constant*> bodyPtrs;
-    std::vector<llvm::Constant*> frameSizes;
-    for (std::uint32_t p = 0; p < module.pous.size(); ++p) {
-        bodyPtrs.push_back(functions[p] != nullptr
-                               ? llvm::ConstantExpr::getBitCast(functions[p], i8p)
-                               : llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(i8p)));
-        frameSizes.push_back(builder.getInt32(module.pous[p].frameSize));
-    }
-    auto* bodyArray = llvm::ArrayType::get(i8p, bodyPtrs.size());
-    auto* bodyTable = new llvm::GlobalVariable(*mod, bodyArray, true, llvm::GlobalValue::PrivateLinkage,
-                                               llvm::ConstantArray::get(bodyArray, bodyPtrs), "takt.bodies");
-    auto* frameArray = llvm::ArrayType::get(i32, frameSizes.size());
-    auto* frameTable = new llvm::GlobalVariable(*mod, frameArray, true, llvm::GlobalValue::PrivateLinkage,
-                                                llvm::ConstantArray::get(frameArray, frameSizes), "takt.frames");
     const std::vector<bool> called = callTargets(module);
-    StandardFbs standardFbs(*mod, directFbs);
-    result.standardFbsLinked = standardFbs.linked();
+    std::vector<const Reach*> reaches(module.pous.size(), nullptr);
+    for (const auto& body : bodies) {
+        reaches[body.first] = &body.second;
+    }
+    const std::string options = codeOptions(**tm, module.code.size() <= kUnrollCodeWords);
+    llvm::LLVMContext cx;
+    llvm::orc::SimpleCompiler codegen(**tm);
+    std::vector<ObjectFile> objects;
+    std::vector<std::string> keys;
     for (const auto& [p, reach] : bodies) {
         if (cancelled(cancel)) {
             return cancelledResult();
         }
-        Emitter e{*cx, *mod, builder};
-        e.fn = functions[p];
-        e.module = &module;
-        e.bodies = &functions;
-        e.bodyTable = bodyTable;
-        e.frameTable = frameTable;
-        e.directFbs = directFbs;
-        e.standardFbs = &standardFbs;
-        // The alias scopes hold for a PROGRAM body the engine runs (its instance below the stack,
-        // its frame at the stack base: VmRunner checks both). A called body's instance may come
-        // from a reference into the stack, so it gets none.
-        if (module.pous[p].kind == bytecode::PouKind::Program && !called[p]) {
-            llvm::MDBuilder md(*cx);
-            llvm::MDNode* domain = md.createAnonymousAliasScopeDomain("takt.image");
-            llvm::MDNode* inInstance = md.createAnonymousAliasScope(domain, "instance");
-            llvm::MDNode* inFrame = md.createAnonymousAliasScope(domain, "frame");
-            e.scope[bytecode::kTagThis] = llvm::MDNode::get(*cx, {inInstance});
-            e.scope[bytecode::kTagFrame] = llvm::MDNode::get(*cx, {inFrame});
-            e.noalias[bytecode::kTagThis] = e.scope[bytecode::kTagFrame];
-            e.noalias[bytecode::kTagFrame] = e.scope[bytecode::kTagThis];
+        llvm::Module mod(names[p], cx);
+        mod.setDataLayout((*tm)->createDataLayout());
+        mod.setTargetTriple((*tm)->getTargetTriple().str());
+        Unit unit{cx, mod, module, names, hasBody, called, directFbs};
+        // The small bodies p calls, and theirs, come along as copies LLVM may inline (then
+        // drops), as it did when the program was one module; translated first, so p's calls
+        // find them.
+        const std::vector<std::uint32_t> copies = inlinedCallees(module, p, hasBody);
+        for (const std::uint32_t q : copies) {
+            unit.translate(q, *reaches[q]);
+            unit.bodyOf(q)->setLinkage(llvm::GlobalValue::AvailableExternallyLinkage);
         }
-        e.constSize = module.constSize;
-        // A PROGRAM's or FB's frame holds only its temporaries (the caller passes nothing there
-        // and reads nothing back), so unless the body lets its image offsets out, the frame
-        // lives in registers: the stack region of the image is scratch, not state, and keeps
-        // whatever it held. A large frame stays in the image, so a call chain of private
-        // frames takes at most kMaxCallDepth x 4 KB (1 MB) of the scan thread's stack.
-        const bytecode::PouKind kind = module.pous[p].kind;
-        const std::uint32_t frameSize = module.pous[p].frameSize;
-        const bool ownFrame = kind == bytecode::PouKind::Program || kind == bytecode::PouKind::FunctionBlock;
-        e.privateFrameBytes = ownFrame && frameSize <= kPrivateFrameBytes ? frameSize : 0;
-        translateBody(e, module, module.pous[p].code, reach);
-        if (e.privateFrameBytes != 0 && e.frameEscapes) {
-            e.fn->deleteBody();
-            e.privateFrameBytes = 0;
-            translateBody(e, module, module.pous[p].code, reach);
+        unit.translate(p, reach);
+        dumpIr(mod, ".ll", !keys.empty());
+        if (llvm::verifyModule(mod, &llvm::errs())) {
+            result.error = "the translator produced invalid IR for " + module.pous[p].name;
+            return result;
         }
+        std::string key = objectKey(mod, options);
+        ObjectFile object = objectCache().find(key);
+        if (object == nullptr) {
+            optimise(mod, tm->get(), module.code.size(), cancel);
+            if (cancelled(cancel)) {
+                return cancelledResult();
+            }
+            dumpIr(mod, ".opt.ll", result.pousCompiled != 0);
+            auto generated = codegen(mod);
+            if (!generated) {
+                result.error = errorText(generated.takeError());
+                return result;
+            }
+            object = std::make_shared<const CompiledPou>(
+                CompiledPou{(*generated)->getBuffer().str(), unit.standardFbs.linked()});
+            objectCache().add(key, object);
+            ++result.pousCompiled;
+        }
+        result.standardFbsLinked = result.standardFbsLinked || object->standardFbsLinked;
+        objects.push_back(std::move(object));
+        keys.push_back(std::move(key));
     }
-    dumpIr(*mod, ".ll");
-    if (llvm::verifyModule(*mod, &llvm::errs())) {
-        result.error = "the translator produced invalid IR";
-        return result;
-    }
-    optimise(*mod, tm->get(), module.code.size(), cancel);
-    if (cancelled(cancel)) {
-        return cancelledResult();
-    }
-    dumpIr(*mod, ".opt.ll");
 
     // The objects are linked into CodeMemory: code never writable and executable at once.
     auto code = std::make_shared<CodeMappings>();
@@ -1865,19 +2036,28 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
         return result;
     }
     (*jit)->getMainJITDylib().addGenerator(std::move(*generator));
-    if (llvm::Error err = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(cx)))) {
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+        auto buffer = llvm::MemoryBuffer::getMemBuffer(objects[i]->object, names[bodies[i].first], false);
+        if (llvm::Error err = (*jit)->addObjectFile(std::move(buffer))) {
+            result.error = errorText(std::move(err));
+            return result;
+        }
+    }
+    if (llvm::Error err = (*jit)->addIRModule(programModule(module, names, hasBody, **tm))) {
         result.error = errorText(std::move(err));
         return result;
     }
     std::vector<Entry> entries(module.pous.size(), nullptr);
     for (const auto& body : bodies) {
-        auto sym = (*jit)->lookup("pou" + std::to_string(body.first));
+        auto sym = (*jit)->lookup(bodySymbol(names, body.first));
         if (!sym) {
             result.error = errorText(sym.takeError());
             return result;
         }
         entries[body.first] = reinterpret_cast<Entry>(static_cast<std::uintptr_t>(sym->getAddress()));
     }
+    objectCache().keepOnly(keys);
+    result.pousReused = static_cast<std::uint32_t>(bodies.size()) - result.pousCompiled;
     result.code = std::make_unique<JitModule>(std::move(code), std::move(entries));
     result.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     return result;

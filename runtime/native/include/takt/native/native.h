@@ -85,6 +85,11 @@ struct CompileResult {
     bool standardFbsLinked = false;
     // The compile stopped because its cancel flag was set (no code; `error` says so).
     bool cancelled = false;
+    // The POU bodies optimised and turned into machine code by this compile, and those whose
+    // code an earlier compile of the process left (their translation unchanged: an online change
+    // compiles the POUs it changed).
+    std::uint32_t pousCompiled = 0;
+    std::uint32_t pousReused = 0;
 };
 
 // True when the translator has an emitter for `op` (false for all when not available()).
@@ -102,8 +107,9 @@ struct CompileResult {
 [[nodiscard]] std::string_view libraryName() noexcept;
 
 // Translates every POU body of a verified module (Module::initCode, run once at a cold start,
-// stays on the interpreter). Never throws; thread
-// safe (each call has its own JIT), so it runs off the scan thread. The code lives in memory
+// stays on the interpreter), each in a module of its own whose machine code is kept for the next
+// compile (the POU's code is generated again only when its translation changed). Never throws;
+// thread safe (each call has its own JIT), so it runs off the scan thread. The code lives in memory
 // never writable and executable at once (code_memory.h); the JIT is gone when this returns.
 // Without the plugin: no code, and `error` says unavailableReason().
 // A standard FB (TON, R_TRIG …) the compiled code calls directly instead of through Host:
