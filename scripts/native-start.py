@@ -3,12 +3,15 @@
 (scripts/gen-large-project.py, default 50,000 lines) built once, then `takt run --execution native`
 with [runtime] native_start = "background" and "wait", timing from the process start to the log's
 `running` line (the scan loop started: the first cycle follows within one period) and to its
-`execution: native (compiled in …)` line. One run of each, printed as a table; wall clock, so
-read it beside the machine's load (printed).
+`execution: native (compiled in …)` line. Then, in the "wait" run, an online change of one POU
+(a comparison in the first station FB changed): `takt reload --yes --json`, its wall-clock time
+and the `native_compile_ms` it reports. One run of each, printed as a table; wall clock, so read
+it beside the machine's load (printed).
 
     python3 scripts/native-start.py [--takt build/takt] [--lines 50000] [--timeout 600]
 """
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -19,15 +22,32 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def timed_run(takt, project, start, timeout):
-    """Seconds to the `running` line and to the native line (None when not seen)."""
-    with open(os.path.join(project, "runtime.toml"), "a") as f:
-        f.write(f'\n[runtime]\nexecution = "native"\nnative_start = "{start}"\n')
+def reload_one_pou(takt, project):
+    """An online change of one FB's body: (seconds of `takt reload`, its native_compile_ms)."""
+    source = os.path.join(project, "src", "cell000.st")
+    with open(source) as f:
+        text = f.read()
+    with open(source, "w") as f:
+        f.write(text.replace("IF Blocked > 4 THEN", "IF Blocked > 5 THEN", 1))
+    t0 = time.monotonic()
+    done = subprocess.run([takt, "reload", "--project", project, "--yes", "--json"], capture_output=True, text=True)
+    seconds = time.monotonic() - t0
+    if done.returncode != 0:
+        sys.exit(f"native-start: takt reload failed:\n{done.stdout}{done.stderr}")
+    return seconds, json.loads(done.stdout)["native_compile_ms"]
+
+
+def timed_run(takt, project, start, timeout, reload=False):
+    """Seconds to the `running` line and to the native line (None when not seen), and with
+    `reload` what reload_one_pou() measured once the program runs native."""
     state = tempfile.mkdtemp(prefix="takt-native-start-")
+    with open(os.path.join(project, "runtime.toml"), "a") as f:
+        f.write(f'\n[runtime]\nexecution = "native"\nnative_start = "{start}"\n'
+                f'\n[runtime.control]\nendpoint = "unix://{state}/takt.sock"\n')
     t0 = time.monotonic()
     proc = subprocess.Popen([takt, "run", "--project", project, "--state-dir", state],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    running = native = None
+    running = native = changed = None
     try:
         for line in proc.stdout:
             now = time.monotonic() - t0
@@ -39,6 +59,8 @@ def timed_run(takt, project, start, timeout):
                 sys.exit(f"native-start: the tier did not compile the program: {line.strip()}")
             if (running is not None and native is not None) or now > timeout:
                 break
+        if reload and native is not None:
+            changed = reload_one_pou(takt, project)
     finally:
         proc.terminate()
         proc.wait(timeout=60)
@@ -48,7 +70,7 @@ def timed_run(takt, project, start, timeout):
             text = f.read()
         with open(os.path.join(project, "runtime.toml"), "w") as f:
             f.write(text[:text.index("\n[runtime]\n")])
-    return running, native
+    return running, native, changed
 
 
 def main():
@@ -69,10 +91,13 @@ def main():
             sys.exit(f"native-start: takt build failed:\n{built.stdout}{built.stderr}")
         print(f"{args.lines} lines; load average {open('/proc/loadavg').read().split()[0]}")
         print(f"{'native_start':<14}{'first cycle s':>16}{'native s':>12}")
+        fmt = lambda v: "-" if v is None else f"{v:.2f}"
+        changed = None
         for start in ("background", "wait"):
-            running, native = timed_run(args.takt, project, start, args.timeout)
-            fmt = lambda v: "-" if v is None else f"{v:.2f}"
+            running, native, changed = timed_run(args.takt, project, start, args.timeout, reload=start == "wait")
             print(f"{start:<14}{fmt(running):>16}{fmt(native):>12}")
+        if changed is not None:
+            print(f"online change of one FB: takt reload {changed[0]:.2f} s, native_compile_ms {changed[1]:.1f}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

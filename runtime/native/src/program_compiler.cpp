@@ -1,0 +1,508 @@
+// The native tier's program compiler: a verified module's POU bodies, each translated
+// (translator.cpp) into an LLVM module of its own, optimised at -O2 and turned into an object, or
+// taken from the code cache when an earlier compile left one for the same translation
+// (object_cache.h); then linked by LLVM's ORC JIT into code memory that is never writable and
+// executable at once (code_memory.h).
+#include "takt/native/native.h"
+
+#include "code_memory.h"
+#include "object_cache.h"
+#include "plugin_api.h"
+#include "pou_translator.h"
+#include "standard_fbs.h"
+
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Weverything"
+#endif
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/PassInstrumentation.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/CommandLine.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <malloc.h>
+
+namespace takt::native {
+
+namespace {
+
+using bytecode::Opcode;
+using llvm::Type;
+
+// The code of a compiled module without the JIT that linked it: the code's own mappings
+// (code_memory.h), so the JIT's memory is given back once the compile is done.
+class JitModule final : public CompiledModule {
+public:
+    JitModule(std::shared_ptr<CodeMappings> code, std::vector<Entry> entries)
+        : code_(std::move(code)), entries_(std::move(entries)) {}
+    [[nodiscard]] Entry entry(std::uint32_t pou) const noexcept override {
+        return pou < entries_.size() ? entries_[pou] : nullptr;
+    }
+
+private:
+    std::shared_ptr<CodeMappings> code_; // the code the entries point into
+    std::vector<Entry> entries_;
+};
+
+// LLVM's own options, set once for the process (only the native tier uses LLVM in takt).
+struct LlvmOption {
+    const char* name;
+    const char* value;
+};
+constexpr std::array kLlvmOptions = {
+    // GVN's search for the store a load reads spans at most this many blocks (default 1000). A
+    // generated straight-line program (200 TON calls inlined, each a few blocks) took 1.9 s to
+    // optimise with the default, 0.5 s with 20, and ran as fast.
+    LlvmOption{"memdep-block-number-limit", "20"},
+};
+
+void setLlvmOptions() {
+    auto& options = llvm::cl::getRegisteredOptions();
+    for (const LlvmOption& o : kLlvmOptions) {
+        if (auto found = options.find(o.name); found != options.end()) {
+            (void)found->second->addOccurrence(0, o.name, o.value);
+        }
+    }
+}
+
+void initialiseLlvm() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        llvm::InitializeNativeTarget();
+        llvm::InitializeNativeTargetAsmPrinter();
+        setLlvmOptions();
+    });
+}
+
+std::string errorText(llvm::Error err) {
+    return llvm::toString(std::move(err));
+}
+
+// Above this many bytecode words a program's loops are not unrolled. Unrolling a large
+// program's many short FOR loops doubled its code and with it the compile time (a generated
+// 50,000-line project: 22 s without, 36 s with, once the temporaries were kept in registers),
+// for a scan time that counts less than the wait at each online change.
+constexpr std::size_t kUnrollCodeWords = 65536;
+
+bool cancelled(const std::atomic<bool>* cancel) noexcept {
+    return cancel != nullptr && cancel->load(std::memory_order_relaxed);
+}
+
+// A set `cancel` makes every optional pass still to run a no-op, so a cancelled compile leaves
+// the optimiser within one pass (the code is thrown away: translate() reads the flag after).
+void optimise(llvm::Module& mod, llvm::TargetMachine* tm, std::size_t codeWords, const std::atomic<bool>* cancel) {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PipelineTuningOptions tuning;
+    tuning.LoopUnrolling = codeWords <= kUnrollCodeWords;
+    llvm::PassInstrumentationCallbacks instrumentation;
+    if (cancel != nullptr) {
+        instrumentation.registerShouldRunOptionalPassCallback(
+            [cancel](llvm::StringRef, const llvm::Any&) { return !cancelled(cancel); });
+    }
+    llvm::PassBuilder pb(tm, tuning, llvm::None, &instrumentation);
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(mod, mam);
+}
+
+// TAKT_NATIVE_DUMP=PREFIX writes the program's IR as the translator emitted it (PREFIX.ll, every
+// POU's module) and after the optimisation (PREFIX.opt.ll, the modules compiled, not those taken
+// from the cache), for reading the code a program gets (`llc-14 -O2 -mattr=-avx PREFIX.opt.ll`
+// gives its machine code). Each compile overwrites the files: `append` after its first module.
+void dumpIr(const llvm::Module& mod, const char* suffix, bool append) {
+    const char* prefix = std::getenv("TAKT_NATIVE_DUMP");
+    if (prefix == nullptr || *prefix == '\0') {
+        return;
+    }
+    std::error_code ec;
+    llvm::raw_fd_ostream out(std::string(prefix) + suffix, ec,
+                             append ? llvm::sys::fs::OF_Text | llvm::sys::fs::OF_Append : llvm::sys::fs::OF_Text);
+    if (!ec) {
+        mod.print(out, nullptr);
+    }
+}
+
+} // namespace
+
+namespace tier {
+
+namespace {
+
+// The result of a compile its cancel flag ended.
+CompileResult cancelledResult() {
+    CompileResult result;
+    result.cancelled = true;
+    result.error = "the compile was cancelled";
+    return result;
+}
+
+// The POUs a POU body calls directly (CALL_FN, CALL_FB, CALL_FB_IND), in the order of the calls.
+// The walk follows instruction boundaries, as the verifier does.
+std::vector<std::uint32_t> calleesOf(const bytecode::Module& module, const bytecode::PouEntry& pou) {
+    std::vector<std::uint32_t> callees;
+    if (pou.code == bytecode::kNone) {
+        return callees;
+    }
+    for (std::uint32_t pc = pou.code; pc < pou.codeEnd; pc += bytecode::kOpcodeInfo[module.code[pc]].length) {
+        const auto op = static_cast<Opcode>(module.code[pc]);
+        if ((op == Opcode::CALL_FN || op == Opcode::CALL_FB || op == Opcode::CALL_FB_IND) &&
+            module.code[pc + 1] < module.pous.size()) {
+            callees.push_back(module.code[pc + 1]);
+        }
+    }
+    return callees;
+}
+
+// The POUs some POU body calls directly.
+std::vector<bool> callTargets(const bytecode::Module& module) {
+    std::vector<bool> called(module.pous.size(), false);
+    for (const bytecode::PouEntry& pou : module.pous) {
+        for (const std::uint32_t q : calleesOf(module, pou)) {
+            called[q] = true;
+        }
+    }
+    return called;
+}
+
+// The largest body (bytecode words) a caller's module carries a copy of. LLVM inlines far
+// smaller ones at -O2; a larger copy would only cost compile time.
+constexpr std::uint32_t kInlineCopyWords = 2048;
+
+// The bodies `p`'s module carries copies of: the small ones it calls, and the small ones they
+// call, in the order first called.
+std::vector<std::uint32_t> inlinedCallees(const bytecode::Module& module, std::uint32_t p,
+                                          const std::vector<bool>& hasBody) {
+    std::vector<std::uint32_t> copies;
+    std::vector<bool> seen(module.pous.size(), false);
+    seen[p] = true;
+    std::vector<std::uint32_t> work = calleesOf(module, module.pous[p]);
+    std::reverse(work.begin(), work.end());
+    while (!work.empty()) {
+        const std::uint32_t q = work.back();
+        work.pop_back();
+        const bytecode::PouEntry& pou = module.pous[q];
+        if (seen[q] || !hasBody[q] || pou.codeEnd - pou.code > kInlineCopyWords) {
+            continue;
+        }
+        seen[q] = true;
+        copies.push_back(q);
+        std::vector<std::uint32_t> more = calleesOf(module, pou);
+        work.insert(work.end(), more.rbegin(), more.rend());
+    }
+    return copies;
+}
+
+// The symbols of the program's POUs: each by its name, which an online change that moves the
+// POU in the code area keeps (so does its object), with its index only when two share a name.
+std::vector<std::string> pouSymbols(const bytecode::Module& module) {
+    std::vector<std::string> names;
+    std::map<std::string, std::uint32_t> uses;
+    for (const bytecode::PouEntry& pou : module.pous) {
+        ++uses[pou.name];
+    }
+    for (std::uint32_t p = 0; p < module.pous.size(); ++p) {
+        const std::string& name = module.pous[p].name;
+        names.push_back(uses[name] == 1 ? name : name + "#" + std::to_string(p));
+    }
+    return names;
+}
+std::string bodySymbol(const std::vector<std::string>& names, std::uint32_t p) {
+    return "takt.body." + names[p];
+}
+std::string startSymbol(const std::vector<std::string>& names, std::uint32_t p) {
+    return "takt.start." + names[p];
+}
+constexpr const char* kBodyTable = "takt.bodies";
+constexpr const char* kFrameTable = "takt.frames";
+
+// A POU body's function: i32 (i8* image, i32 this, i32 frame, RunContext* ctx, i32 depth).
+llvm::FunctionType* bodyType(llvm::LLVMContext& cx) {
+    Type* i8p = llvm::Type::getInt8PtrTy(cx);
+    Type* i32 = llvm::Type::getInt32Ty(cx);
+    return llvm::FunctionType::get(i32, {i8p, i32, i32, runContextType(cx)->getPointerTo(), i32}, false);
+}
+
+// What shapes a POU's object besides its IR (object_cache.h): the target and the passes run.
+std::string codeOptions(const llvm::TargetMachine& tm, bool unroll) {
+    return tm.getTargetTriple().str() + ' ' + tm.getTargetCPU().str() + ' ' + tm.getTargetFeatureString().str() +
+           (unroll ? " unroll" : " no-unroll");
+}
+
+// What depends on where the POUs lie, compiled with every program: the dispatch tables (each
+// POU's body, null without one, and frame size) and each body's code offset (its traps' pcs).
+llvm::orc::ThreadSafeModule programModule(const bytecode::Module& module, const std::vector<std::string>& names,
+                                          const std::vector<bool>& hasBody, llvm::TargetMachine& tm) {
+    auto cx = std::make_unique<llvm::LLVMContext>();
+    auto mod = std::make_unique<llvm::Module>("takt.program", *cx);
+    mod->setDataLayout(tm.createDataLayout());
+    mod->setTargetTriple(tm.getTargetTriple().str());
+    llvm::IRBuilder<> builder(*cx);
+    Type* i8p = builder.getInt8PtrTy();
+    std::vector<llvm::Constant*> bodyPtrs;
+    std::vector<llvm::Constant*> frameSizes;
+    for (std::uint32_t p = 0; p < module.pous.size(); ++p) {
+        llvm::Constant* body = llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(i8p));
+        if (hasBody[p]) {
+            llvm::Function* fn =
+                llvm::Function::Create(bodyType(*cx), llvm::Function::ExternalLinkage, bodySymbol(names, p), mod.get());
+            body = llvm::ConstantExpr::getBitCast(fn, i8p);
+            new llvm::GlobalVariable(*mod, builder.getInt32Ty(), true, llvm::GlobalValue::ExternalLinkage,
+                                     builder.getInt32(module.pous[p].code), startSymbol(names, p));
+        }
+        bodyPtrs.push_back(body);
+        frameSizes.push_back(builder.getInt32(module.pous[p].frameSize));
+    }
+    auto* bodyArray = llvm::ArrayType::get(i8p, bodyPtrs.size());
+    new llvm::GlobalVariable(*mod, bodyArray, true, llvm::GlobalValue::ExternalLinkage,
+                             llvm::ConstantArray::get(bodyArray, bodyPtrs), kBodyTable);
+    auto* frameArray = llvm::ArrayType::get(builder.getInt32Ty(), frameSizes.size());
+    new llvm::GlobalVariable(*mod, frameArray, true, llvm::GlobalValue::ExternalLinkage,
+                             llvm::ConstantArray::get(frameArray, frameSizes), kFrameTable);
+    return {std::move(mod), std::move(cx)};
+}
+
+// One POU's module: its body, the copies of the bodies it may inline, and declarations of what
+// else it calls; the program's tables and each POU's start are symbols of the program module.
+struct Unit {
+    llvm::LLVMContext& cx;
+    llvm::Module& mod;
+    const bytecode::Module& module;
+    const std::vector<std::string>& names;
+    const std::vector<bool>& hasBody;
+    const std::vector<bool>& called;
+    std::span<const DirectFb> directFbs;
+    StandardFbs standardFbs{mod};
+    std::vector<llvm::Function*> functions = std::vector<llvm::Function*>(module.pous.size(), nullptr);
+    llvm::GlobalVariable* bodyTable = nullptr;
+    llvm::GlobalVariable* frameTable = nullptr;
+
+    llvm::GlobalVariable* external(Type* type, const std::string& name) {
+        return new llvm::GlobalVariable(mod, type, true, llvm::GlobalValue::ExternalLinkage, nullptr, name);
+    }
+    // POU q's body in this module, declared where first named: a module names only what it uses.
+    llvm::Function* bodyOf(std::uint32_t q) {
+        if (!hasBody[q]) {
+            return nullptr;
+        }
+        if (functions[q] == nullptr) {
+            functions[q] =
+                llvm::Function::Create(bodyType(cx), llvm::Function::ExternalLinkage, bodySymbol(names, q), &mod);
+            functions[q]->addFnAttr(llvm::Attribute::NoUnwind);
+            // The image is reached only through this argument while the code runs (host calls
+            // get it passed, so LLVM knows they may touch it).
+            functions[q]->addParamAttr(0, llvm::Attribute::NoAlias);
+        }
+        return functions[q];
+    }
+    // Translates POU q's body into bodyOf(q).
+    void translate(std::uint32_t q, const Reach& reach) {
+        if (bodyTable == nullptr) {
+            bodyTable = external(llvm::ArrayType::get(llvm::Type::getInt8PtrTy(cx), 0), kBodyTable);
+            frameTable = external(llvm::ArrayType::get(llvm::Type::getInt32Ty(cx), 0), kFrameTable);
+        }
+        const PouLinks links{module,       [this](std::uint32_t callee) { return bodyOf(callee); },        bodyTable,
+                             frameTable,   external(llvm::Type::getInt32Ty(cx), startSymbol(names, q)),    directFbs,
+                             &standardFbs, module.pous[q].kind == bytecode::PouKind::Program && !called[q]};
+        translatePou(*bodyOf(q), q, reach, links);
+    }
+};
+
+CompileResult translate(const bytecode::Module& module, std::span<const DirectFb> directFbs,
+                        std::span<const Opcode> leaveToInterpreter, const std::atomic<bool>* cancel) {
+    const auto started = std::chrono::steady_clock::now();
+    CompileResult result;
+    std::vector<std::pair<std::uint32_t, Reach>> bodies;
+    for (std::uint32_t p = 0; p < module.pous.size(); ++p) {
+        const bytecode::PouEntry& pou = module.pous[p];
+        if (pou.code == bytecode::kNone || pou.native != bytecode::kNone) {
+            continue;
+        }
+        Reach reach = reachable(module, pou.code, leaveToInterpreter, directFbs);
+        if (reach.unsupportedPc != bytecode::kNone) {
+            result.unsupportedPc = reach.unsupportedPc;
+            result.unsupportedOp = module.code[reach.unsupportedPc];
+            return result;
+        }
+        bodies.emplace_back(p, std::move(reach));
+    }
+
+    initialiseLlvm();
+    auto tmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!tmb) {
+        result.error = errorText(tmb.takeError());
+        return result;
+    }
+    tmb->setCodeGenOptLevel(llvm::CodeGenOpt::Default);
+    if (tmb->getTargetTriple().isX86()) {
+        // SSE encodings, not AVX: for the VEX forms of int-to-float conversion LLVM 14 picks as the
+        // undefined upper source a register last written inside a called function (its reaching
+        // definitions ignore call clobbers), which made every loop iteration after a SIN wait for
+        // it to finish (real_math ran 1.8x its twin; with SSE 1.05x). Disabling AVX also drops
+        // AVX2, FMA and AVX-512; the programs' loops gain little from wider vectors.
+        tmb->getFeatures().AddFeature("avx", false);
+    }
+    auto tm = tmb->createTargetMachine();
+    if (!tm) {
+        result.error = errorText(tm.takeError());
+        return result;
+    }
+    // One module per POU body, compiled on its own or taken from the cache (object_cache.h).
+    // Calls between POUs go by symbol; the program module (programModule) holds what depends on
+    // where the POUs are: the dispatch tables and each POU's code offset.
+    const std::vector<std::string> names = pouSymbols(module);
+    std::vector<bool> hasBody(module.pous.size(), false);
+    for (const auto& body : bodies) {
+        hasBody[body.first] = true;
+    }
+    const std::vector<bool> called = callTargets(module);
+    std::vector<const Reach*> reaches(module.pous.size(), nullptr);
+    for (const auto& body : bodies) {
+        reaches[body.first] = &body.second;
+    }
+    const std::string options = codeOptions(**tm, module.code.size() <= kUnrollCodeWords);
+    llvm::LLVMContext cx;
+    llvm::orc::SimpleCompiler codegen(**tm);
+    std::vector<ObjectFile> objects;
+    std::vector<std::string> keys;
+    for (const auto& [p, reach] : bodies) {
+        if (cancelled(cancel)) {
+            return cancelledResult();
+        }
+        llvm::Module mod(names[p], cx);
+        mod.setDataLayout((*tm)->createDataLayout());
+        mod.setTargetTriple((*tm)->getTargetTriple().str());
+        Unit unit{cx, mod, module, names, hasBody, called, directFbs};
+        // The small bodies p calls, and theirs, come along as copies LLVM may inline (then
+        // drops), as it did when the program was one module; translated first, so p's calls
+        // find them.
+        const std::vector<std::uint32_t> copies = inlinedCallees(module, p, hasBody);
+        for (const std::uint32_t q : copies) {
+            unit.translate(q, *reaches[q]);
+            unit.bodyOf(q)->setLinkage(llvm::GlobalValue::AvailableExternallyLinkage);
+        }
+        unit.translate(p, reach);
+        dumpIr(mod, ".ll", !keys.empty());
+        if (llvm::verifyModule(mod, &llvm::errs())) {
+            result.error = "the translator produced invalid IR for " + module.pous[p].name;
+            return result;
+        }
+        std::string key = objectKey(mod, options);
+        ObjectFile object = objectCache().find(key);
+        if (object == nullptr) {
+            optimise(mod, tm->get(), module.code.size(), cancel);
+            if (cancelled(cancel)) {
+                return cancelledResult();
+            }
+            dumpIr(mod, ".opt.ll", result.pousCompiled != 0);
+            auto generated = codegen(mod);
+            if (!generated) {
+                result.error = errorText(generated.takeError());
+                return result;
+            }
+            object = std::make_shared<const CompiledPou>(
+                CompiledPou{(*generated)->getBuffer().str(), unit.standardFbs.linked()});
+            objectCache().add(key, object);
+            ++result.pousCompiled;
+        }
+        result.standardFbsLinked = result.standardFbsLinked || object->standardFbsLinked;
+        objects.push_back(std::move(object));
+        keys.push_back(std::move(key));
+    }
+
+    // The objects are linked into CodeMemory: code never writable and executable at once.
+    auto code = std::make_shared<CodeMappings>();
+    auto jit = llvm::orc::LLJITBuilder()
+                   .setJITTargetMachineBuilder(std::move(*tmb))
+                   .setObjectLinkingLayerCreator([code](llvm::orc::ExecutionSession& session, const llvm::Triple&) {
+                       return std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+                           session, [code] { return std::make_unique<CodeMemory>(code); });
+                   })
+                   .create();
+    if (!jit) {
+        result.error = errorText(jit.takeError());
+        return result;
+    }
+    auto generator =
+        llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess((*jit)->getDataLayout().getGlobalPrefix());
+    if (!generator) {
+        result.error = errorText(generator.takeError());
+        return result;
+    }
+    (*jit)->getMainJITDylib().addGenerator(std::move(*generator));
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+        auto buffer = llvm::MemoryBuffer::getMemBuffer(objects[i]->object, names[bodies[i].first], false);
+        if (llvm::Error err = (*jit)->addObjectFile(std::move(buffer))) {
+            result.error = errorText(std::move(err));
+            return result;
+        }
+    }
+    if (llvm::Error err = (*jit)->addIRModule(programModule(module, names, hasBody, **tm))) {
+        result.error = errorText(std::move(err));
+        return result;
+    }
+    std::vector<Entry> entries(module.pous.size(), nullptr);
+    for (const auto& body : bodies) {
+        auto sym = (*jit)->lookup(bodySymbol(names, body.first));
+        if (!sym) {
+            result.error = errorText(sym.takeError());
+            return result;
+        }
+        entries[body.first] = reinterpret_cast<Entry>(static_cast<std::uintptr_t>(sym->getAddress()));
+    }
+    objectCache().keepOnly(keys);
+    result.pousReused = static_cast<std::uint32_t>(bodies.size()) - result.pousCompiled;
+    result.code = std::make_unique<JitModule>(std::move(code), std::move(entries));
+    result.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    return result;
+}
+
+} // namespace
+
+CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> directFbs,
+                      std::span<const Opcode> leaveToInterpreter, const std::atomic<bool>* cancel) {
+    CompileResult result = translate(module, directFbs, leaveToInterpreter, cancel);
+    // The JIT, the LLVM context and the module are freed by now; hand the heap they took back to
+    // the system (glibc keeps freed memory in its arenas otherwise), so a native run's RSS after
+    // the compile is the code and what the interpreter needs.
+    ::malloc_trim(0);
+    releaseLibraryCode(reinterpret_cast<const void*>(
+        static_cast<bool (*)(const llvm::Module&, llvm::raw_ostream*, bool*)>(&llvm::verifyModule)));
+    return result;
+}
+
+} // namespace tier
+
+} // namespace takt::native
