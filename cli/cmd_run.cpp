@@ -521,7 +521,10 @@ int runMain(const RunOptions& options) {
         ropts.debugEnabled = runtime.control.debugEnabled;
         ropts.driverHealth = [&healthCache] { return healthCache.get(); };
         ropts.execution = [&live] { return live->executionStatus(); };
-        ropts.nativeCompileMs = [&live] { return live->nativeCompileMs(); };
+        ropts.nativeCompile = [&live] {
+            const engine::VmRunner::NativePous pous = live->nativePous();
+            return agent::RuntimeControlOptions::NativeCompileView{live->nativeCompileMs(), pous.compiled, pous.reused};
+        };
         ropts.changeLog = [log](const std::string& line) { log->info("{}", line); }; // stderr_sink_mt
         ropts.keepApplied = [&applied, log](const bytecode::Module& now, const bytecode::Module* replaced) {
             std::string error = applied.save(now, replaced);

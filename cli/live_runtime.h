@@ -48,6 +48,7 @@ public:
     // "native", "interpreter" or "interpreter (native: why not)" for the running program.
     [[nodiscard]] std::string executionStatus() const { return runner_->executionStatus(); }
     [[nodiscard]] double nativeCompileMs() const { return runner_->nativeCompileMs(); }
+    [[nodiscard]] engine::VmRunner::NativePous nativePous() const { return runner_->nativePous(); }
 
     // RETAIN variables restored from `sink` and saved to it by the scan loop (every
     // save_interval_ms and once on stop); `warm` restores before the first cycle. Before startScan.

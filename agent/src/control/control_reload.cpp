@@ -81,15 +81,18 @@ ControlAnswer RuntimeControl::finishReload(Pending& done) {
             f.type = ref.type;
         }
     }
-    ControlAnswer answer = ControlAnswer::result(fmt::format(
-        "{{\"old_hash\":{},\"new_hash\":{},\"dry_run\":false,{},"
-        "\"forces_dropped\":{},\"swap_pause_us\":{:.3f},\"cycle\":{},\"execution\":{},"
-        "\"native_compile_ms\":{:.3f},\"kept_for_restart\":{}{}}}",
-        ctl::quoted(r.oldHash), ctl::quoted(r.newHash), transferReportMembers(r), stringArray(done.forcesLost),
-        static_cast<double>(r.pauseNs) / 1000.0, done.result.cycle,
-        ctl::quoted(options_.execution ? options_.execution() : "interpreter"),
-        options_.nativeCompileMs ? options_.nativeCompileMs() : 0.0, options_.keepApplied && keepError.empty(),
-        keepError.empty() ? "" : ",\"keep_error\":" + ctl::quoted(keepError)));
+    const RuntimeControlOptions::NativeCompileView native =
+        options_.nativeCompile ? options_.nativeCompile() : RuntimeControlOptions::NativeCompileView{};
+    ControlAnswer answer = ControlAnswer::result(
+        fmt::format("{{\"old_hash\":{},\"new_hash\":{},\"dry_run\":false,{},"
+                    "\"forces_dropped\":{},\"swap_pause_us\":{:.3f},\"cycle\":{},\"execution\":{},"
+                    "\"native_compile_ms\":{:.3f},\"native_pous_compiled\":{},\"native_pous_reused\":{},"
+                    "\"kept_for_restart\":{}{}}}",
+                    ctl::quoted(r.oldHash), ctl::quoted(r.newHash), transferReportMembers(r),
+                    stringArray(done.forcesLost), static_cast<double>(r.pauseNs) / 1000.0, done.result.cycle,
+                    ctl::quoted(options_.execution ? options_.execution() : "interpreter"), native.ms,
+                    native.pousCompiled, native.pousReused, options_.keepApplied && keepError.empty(),
+                    keepError.empty() ? "" : ",\"keep_error\":" + ctl::quoted(keepError)));
     if (!done.idempotencyKey.empty()) {
         if (idempotentOrder_.size() == kIdempotencyKeys) {
             idempotent_.erase(idempotentOrder_.front());

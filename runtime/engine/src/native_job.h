@@ -62,6 +62,9 @@ public:
     // (native: why)"), empty when there is code; the compile's wall-clock milliseconds.
     [[nodiscard]] const std::string& fallbackStatus() const noexcept { return fallback_; }
     [[nodiscard]] double compileMs() const noexcept { return result_.compileMs; }
+    // After done(): the POUs compiled and those taken from the code cache (native::CompileResult).
+    [[nodiscard]] std::uint32_t pousCompiled() const noexcept { return result_.pousCompiled; }
+    [[nodiscard]] std::uint32_t pousReused() const noexcept { return result_.pousReused; }
     [[nodiscard]] bool cancelled() const noexcept { return result_.cancelled; }
 
     // Tests only: called on the compile thread before every background compile with the job's

@@ -280,6 +280,14 @@ double VmRunner::nativeCompileMs() const {
     return job != nullptr && job->done() ? job->compileMs() : 0.0;
 }
 
+VmRunner::NativePous VmRunner::nativePous() const {
+    const std::shared_ptr<const NativeJob> job = statusView().job;
+    if (job == nullptr || !job->done()) {
+        return {};
+    }
+    return {job->pousCompiled(), job->pousReused()};
+}
+
 void VmRunner::setAbortFlag(const std::atomic<bool>* flag) {
     abort_ = flag;
     if (vm_ != nullptr) {

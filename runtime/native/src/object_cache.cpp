@@ -13,8 +13,6 @@
 #pragma clang diagnostic pop
 #endif
 
-#include <set>
-
 namespace takt::native {
 
 std::string objectKey(const llvm::Module& mod, std::string_view options) {
@@ -30,18 +28,23 @@ std::string objectKey(const llvm::Module& mod, std::string_view options) {
 ObjectFile ObjectCache::find(const std::string& key) const {
     const std::lock_guard<std::mutex> lock(mutex_);
     const auto found = objects_.find(key);
-    return found != objects_.end() ? found->second : nullptr;
+    return found != objects_.end() ? found->second.object : nullptr;
 }
 
 void ObjectCache::add(const std::string& key, ObjectFile object) {
     const std::lock_guard<std::mutex> lock(mutex_);
-    objects_[key] = std::move(object);
+    objects_[key].object = std::move(object);
 }
 
-void ObjectCache::keepOnly(const std::vector<std::string>& keys) {
-    const std::set<std::string> used(keys.begin(), keys.end());
+void ObjectCache::compiled(const std::vector<std::string>& keys) {
     const std::lock_guard<std::mutex> lock(mutex_);
-    std::erase_if(objects_, [&used](const auto& entry) { return used.count(entry.first) == 0; });
+    ++compiles_;
+    for (const std::string& key : keys) {
+        if (auto found = objects_.find(key); found != objects_.end()) {
+            found->second.used = compiles_;
+        }
+    }
+    std::erase_if(objects_, [this](const auto& entry) { return entry.second.used + 1 < compiles_; });
 }
 
 std::size_t ObjectCache::size() const {

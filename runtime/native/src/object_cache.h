@@ -12,6 +12,7 @@
 // is the POU's base, a symbol of the program, plus the offset in the POU), so a POU moved in the
 // code area by a change of another keeps its object.
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -40,13 +41,20 @@ public:
     [[nodiscard]] ObjectFile find(const std::string& key) const;
     // Keeps `object` under `key` (a compile cancelled later keeps what it compiled so far).
     void add(const std::string& key, ObjectFile object);
-    // After a compile: only the objects it used are kept, so the cache holds one program's code.
-    void keepOnly(const std::vector<std::string>& keys);
+    // After a compile that made code: the objects it used are kept, with those of the compile
+    // before it (the program an online change replaced, which a rollback brings back); every
+    // other is dropped, so the cache holds at most two programs' code.
+    void compiled(const std::vector<std::string>& keys);
     [[nodiscard]] std::size_t size() const;
 
 private:
+    struct Entry {
+        ObjectFile object;
+        std::uint64_t used = 0; // the last compile that used it (0: none finished yet)
+    };
     mutable std::mutex mutex_;
-    std::map<std::string, ObjectFile> objects_;
+    std::map<std::string, Entry> objects_;
+    std::uint64_t compiles_ = 0;
 };
 
 // The process's cache (compiles run on background threads, one at a time per program).

@@ -482,7 +482,7 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
         }
         entries[body.first] = reinterpret_cast<Entry>(static_cast<std::uintptr_t>(sym->getAddress()));
     }
-    objectCache().keepOnly(keys);
+    objectCache().compiled(keys);
     result.pousReused = static_cast<std::uint32_t>(bodies.size()) - result.pousCompiled;
     result.code = std::make_unique<JitModule>(std::move(code), std::move(entries));
     result.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();

@@ -2,6 +2,7 @@
 // (PROTOCOLS.md "Control endpoint", ARCHITECTURE.md "Online change"): a 10 ms program whose
 // RETAIN counter counts every cycle and whose two outputs, looped back to two inputs, show a torn
 // or skipped cycle, reloaded 200 times while four other clients poll.
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -165,6 +166,7 @@ void twoHundredReloadsUnderPolling(const std::string& execution) {
     }
     std::vector<double> pauses;
     std::vector<double> compileMs;
+    std::vector<std::int64_t> pousCompiled;
     constexpr int kReloads = 200;
     for (int i = 0; i < kReloads; ++i) {
         const int version = i % 2 == 0 ? 2 : 1;
@@ -173,6 +175,10 @@ void twoHundredReloadsUnderPolling(const std::string& execution) {
         const rapidjson::Document d = parse(r.json);
         pauses.push_back(d["swap_pause_us"].GetDouble());
         compileMs.push_back(d["native_compile_ms"].GetDouble());
+        pousCompiled.push_back(d["native_pous_compiled"].GetInt64());
+        if (execution == "native") {
+            EXPECT_GT(d["native_pous_compiled"].GetInt64() + d["native_pous_reused"].GetInt64(), 0) << r.json;
+        }
         EXPECT_EQ(std::string(d["execution"].GetString()), execution.empty() ? "interpreter" : execution) << r.json;
         const std::int64_t cycle = d["cycle"].GetInt64();
         EXPECT_GE(cycle, lastCycle) << "reload " << i << ": " << r.json; // cycles never go back
@@ -216,6 +222,15 @@ void twoHundredReloadsUnderPolling(const std::string& execution) {
     ::testing::Test::RecordProperty("missed_releases", std::to_string(missed));
     if (execution == "native") {
         EXPECT_GT(percentile(compileMs, 0.5), 0.0) << "every reload compiles the new program";
+        // The versions differ in Main only; both programs' code is kept (the running one's and
+        // the one it replaced), so from the third reload on every POU's code is reused. (The
+        // start-up compile in the background may still run at the first reload.)
+        EXPECT_LE(pousCompiled.at(0), 1);
+        for (std::size_t i = 2; i < pousCompiled.size(); ++i) {
+            ASSERT_EQ(pousCompiled[i], 0) << "reload " << i << " generated code for a program compiled before";
+        }
+    } else {
+        EXPECT_EQ(*std::max_element(pousCompiled.begin(), pousCompiled.end()), 0);
     }
     EXPECT_EQ(rt.stop(), 0) << rt.log();
 }

@@ -45,9 +45,14 @@ struct RuntimeControlOptions {
     std::function<std::vector<DriverHealthView>()> driverHealth;
     // How program bodies run ("native", "interpreter (native: …)"); runtime.status reports it.
     std::function<std::string()> execution;
-    // The native tier's compile time of the running program in ms (0 on the interpreter); an
-    // online change's reply reports it for the new program.
-    std::function<double()> nativeCompileMs;
+    // The native tier's compile of the running program (all 0 on the interpreter); an online
+    // change's reply reports it for the new program.
+    struct NativeCompileView {
+        double ms = 0;
+        std::uint32_t pousCompiled = 0; // machine code generated
+        std::uint32_t pousReused = 0;   // machine code from the code cache
+    };
+    std::function<NativeCompileView()> nativeCompile;
     // [runtime.control] debug_enabled: the debug.* methods answer (docs/debugging.md); off, they
     // refuse.
     bool debugEnabled = false;

@@ -100,6 +100,14 @@ public:
     // Wall-clock milliseconds the native tier took to compile the attached program (0 when it
     // was not compiled, or not yet).
     [[nodiscard]] double nativeCompileMs() const;
+    // The POUs whose machine code that compile generated, and those whose code it took from the
+    // tier's code cache (an earlier compile's, of the same translation); 0 and 0 when it was not
+    // compiled, or not yet.
+    struct NativePous {
+        std::uint32_t compiled = 0;
+        std::uint32_t reused = 0;
+    };
+    [[nodiscard]] NativePous nativePous() const;
     // Program runs the interpreter made of a natively compiled program because a debugger needed
     // them (any thread).
     [[nodiscard]] std::uint64_t debugInterpretedRuns() const noexcept {
