@@ -13,6 +13,8 @@
 #pragma clang diagnostic pop
 #endif
 
+#include <algorithm>
+
 namespace takt::native {
 
 std::string objectKey(const llvm::Module& mod, std::string_view options) {
@@ -33,23 +35,23 @@ ObjectFile ObjectCache::find(const std::string& key) const {
 
 void ObjectCache::add(const std::string& key, ObjectFile object) {
     const std::lock_guard<std::mutex> lock(mutex_);
-    objects_[key].object = std::move(object);
+    // Counted with the program its compile will finish as, so another compile that finishes
+    // meanwhile keeps it.
+    objects_[key] = Entry{std::move(object), programs_ + 1};
 }
 
-void ObjectCache::compiled(const std::vector<std::string>& keys) {
+void ObjectCache::compiled(const std::vector<std::string>& keys, const std::vector<ObjectFile>& objects) {
+    std::vector<std::string> sorted = keys;
+    std::sort(sorted.begin(), sorted.end());
     const std::lock_guard<std::mutex> lock(mutex_);
-    ++compiles_;
-    for (const std::string& key : keys) {
-        if (auto found = objects_.find(key); found != objects_.end()) {
-            found->second.used = compiles_;
-        }
+    if (sorted != lastKeys_) {
+        ++programs_;
+        lastKeys_ = std::move(sorted);
     }
-    std::erase_if(objects_, [this](const auto& entry) { return entry.second.used + 1 < compiles_; });
-}
-
-std::size_t ObjectCache::size() const {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    return objects_.size();
+    for (std::size_t i = 0; i < keys.size() && i < objects.size(); ++i) {
+        objects_[keys[i]] = Entry{objects[i], programs_};
+    }
+    std::erase_if(objects_, [this](const auto& entry) { return entry.second.used + 1 < programs_; });
 }
 
 ObjectCache& objectCache() {

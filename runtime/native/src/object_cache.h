@@ -41,20 +41,21 @@ public:
     [[nodiscard]] ObjectFile find(const std::string& key) const;
     // Keeps `object` under `key` (a compile cancelled later keeps what it compiled so far).
     void add(const std::string& key, ObjectFile object);
-    // After a compile that made code: the objects it used are kept, with those of the compile
-    // before it (the program an online change replaced, which a rollback brings back); every
-    // other is dropped, so the cache holds at most two programs' code.
-    void compiled(const std::vector<std::string>& keys);
-    [[nodiscard]] std::size_t size() const;
+    // After a compile that made code, with the objects it linked: they are kept, with those of
+    // the program compiled before it (the one an online change replaced, which a rollback brings
+    // back; a compile of the same program again counts once); every other is dropped, so the
+    // cache holds the code of at most two programs and of a compile still under way.
+    void compiled(const std::vector<std::string>& keys, const std::vector<ObjectFile>& objects);
 
 private:
     struct Entry {
         ObjectFile object;
-        std::uint64_t used = 0; // the last compile that used it (0: none finished yet)
+        std::uint64_t used = 0; // the program (count of compiled()) that last used it
     };
     mutable std::mutex mutex_;
     std::map<std::string, Entry> objects_;
-    std::uint64_t compiles_ = 0;
+    std::uint64_t programs_ = 0;
+    std::vector<std::string> lastKeys_; // of the last compiled(), sorted
 };
 
 // The process's cache (compiles run on background threads, one at a time per program).

@@ -13,7 +13,7 @@
 namespace takt::native {
 
 // Raised whenever native.h or this table changes.
-inline constexpr std::uint32_t kPluginAbi = 2;
+inline constexpr std::uint32_t kPluginAbi = 3;
 inline constexpr const char* kPluginSymbol = "takt_native_plugin";
 inline constexpr const char* kPluginFile = "takt-native.so";
 

@@ -40,6 +40,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -197,9 +198,10 @@ std::vector<bool> callTargets(const bytecode::Module& module) {
     return called;
 }
 
-// The largest body (bytecode words) a caller's module carries a copy of. LLVM inlines far
-// smaller ones at -O2; a larger copy would only cost compile time.
-constexpr std::uint32_t kInlineCopyWords = 2048;
+// The largest body (bytecode words) a caller's module carries a copy of: about what LLVM still
+// inlines at -O2 when the callee has other callers (fb_calls' PID-like FB is 67 words). A larger
+// copy would cost compile time and widen what an edit compiles again, and stay a call.
+constexpr std::uint32_t kInlineCopyWords = 256;
 
 // The bodies `p`'s module carries copies of: the small ones it calls, and the small ones they
 // call, in the order first called.
@@ -293,6 +295,39 @@ llvm::orc::ThreadSafeModule programModule(const bytecode::Module& module, const 
                              llvm::ConstantArray::get(frameArray, frameSizes), kFrameTable);
     return {std::move(mod), std::move(cx)};
 }
+
+// TAKT_NATIVE_TIMES=1 prints where a compile's time went to stderr (translation, keys, -O2, code
+// generation, linking), for telling an online change's compile time apart.
+class PhaseTimes {
+public:
+    enum Phase : std::size_t { kTranslate, kKey, kOptimise, kCodegen, kLink, kPhases };
+    // Ends the phase running and starts `phase`.
+    void next(Phase phase) {
+        const auto now = std::chrono::steady_clock::now();
+        if (running_ != kPhases) {
+            ms_[running_] += std::chrono::duration<double, std::milli>(now - since_).count();
+        }
+        running_ = phase;
+        since_ = now;
+    }
+    void report(const CompileResult& result) {
+        next(kPhases);
+        const char* on = std::getenv("TAKT_NATIVE_TIMES");
+        if (on == nullptr || *on == '\0') {
+            return;
+        }
+        std::fprintf(stderr,
+                     "takt-native: %.1f ms: translate %.1f, keys %.1f, -O2 %.1f, codegen %.1f, link %.1f; "
+                     "%u POUs compiled, %u reused\n",
+                     result.compileMs, ms_[kTranslate], ms_[kKey], ms_[kOptimise], ms_[kCodegen], ms_[kLink],
+                     result.pousCompiled, result.pousReused);
+    }
+
+private:
+    std::array<double, kPhases> ms_{};
+    Phase running_ = kPhases;
+    std::chrono::steady_clock::time_point since_{};
+};
 
 // One POU's module: its body, the copies of the bodies it may inline, and declarations of what
 // else it calls; the program's tables and each POU's start are symbols of the program module.
@@ -393,14 +428,19 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
         reaches[body.first] = &body.second;
     }
     const std::string options = codeOptions(**tm, module.code.size() <= kUnrollCodeWords);
-    llvm::LLVMContext cx;
     llvm::orc::SimpleCompiler codegen(**tm);
     std::vector<ObjectFile> objects;
     std::vector<std::string> keys;
+    PhaseTimes times;
     for (const auto& [p, reach] : bodies) {
         if (cancelled(cancel)) {
             return cancelledResult();
         }
+        times.next(PhaseTimes::kTranslate);
+        // A context per module: the standard FBs' bitcode linked into two modules of one context
+        // gets its types renamed (NativeContext.0 …), which would tie a module's key to the
+        // modules translated before it. It also frees each module's memory at once.
+        llvm::LLVMContext cx;
         llvm::Module mod(names[p], cx);
         mod.setDataLayout((*tm)->createDataLayout());
         mod.setTargetTriple((*tm)->getTargetTriple().str());
@@ -419,14 +459,17 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
             result.error = "the translator produced invalid IR for " + module.pous[p].name;
             return result;
         }
+        times.next(PhaseTimes::kKey);
         std::string key = objectKey(mod, options);
         ObjectFile object = objectCache().find(key);
         if (object == nullptr) {
+            times.next(PhaseTimes::kOptimise);
             optimise(mod, tm->get(), module.code.size(), cancel);
             if (cancelled(cancel)) {
                 return cancelledResult();
             }
             dumpIr(mod, ".opt.ll", result.pousCompiled != 0);
+            times.next(PhaseTimes::kCodegen);
             auto generated = codegen(mod);
             if (!generated) {
                 result.error = errorText(generated.takeError());
@@ -442,6 +485,7 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
         keys.push_back(std::move(key));
     }
 
+    times.next(PhaseTimes::kLink);
     // The objects are linked into CodeMemory: code never writable and executable at once.
     auto code = std::make_shared<CodeMappings>();
     auto jit = llvm::orc::LLJITBuilder()
@@ -482,10 +526,11 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
         }
         entries[body.first] = reinterpret_cast<Entry>(static_cast<std::uintptr_t>(sym->getAddress()));
     }
-    objectCache().compiled(keys);
+    objectCache().compiled(keys, objects);
     result.pousReused = static_cast<std::uint32_t>(bodies.size()) - result.pousCompiled;
     result.code = std::make_unique<JitModule>(std::move(code), std::move(entries));
     result.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    times.report(result);
     return result;
 }
 

@@ -222,10 +222,9 @@ void twoHundredReloadsUnderPolling(const std::string& execution) {
     ::testing::Test::RecordProperty("missed_releases", std::to_string(missed));
     if (execution == "native") {
         EXPECT_GT(percentile(compileMs, 0.5), 0.0) << "every reload compiles the new program";
-        // The versions differ in Main only; both programs' code is kept (the running one's and
-        // the one it replaced), so from the third reload on every POU's code is reused. (The
-        // start-up compile in the background may still run at the first reload.)
-        EXPECT_LE(pousCompiled.at(0), 1);
+        // Both programs' code is kept (the running one's and the one it replaced), so from the
+        // third reload on every POU's code is reused. (The first two may find the start-up
+        // compile in the background still running, its code not kept yet.)
         for (std::size_t i = 2; i < pousCompiled.size(); ++i) {
             ASSERT_EQ(pousCompiled[i], 0) << "reload " << i << " generated code for a program compiled before";
         }
