@@ -222,8 +222,14 @@ ControlSession::~ControlSession() {
     target_.sessionClosed(id_);
 }
 
+std::size_t ControlSession::lineLimit() const noexcept {
+    return role_ >= Role::Engineer ? kMaxEngineerLineBytes : kMaxLineBytes;
+}
+
 void ControlSession::feed(std::string_view bytes) {
     while (!bytes.empty()) {
+        // Read before each line: a login on the line before may have changed it.
+        framer_.setMax(lineLimit());
         switch (framer_.next(bytes)) {
         case rpc::LineFramer::Status::Line: handleLine(framer_.line()); break;
         case rpc::LineFramer::Status::TooLong: refuseOversize(); break;
@@ -242,7 +248,9 @@ void ControlSession::finish() {
 
 void ControlSession::refuseOversize() {
     service_.audit(peer_.label, role_, "-", rpc::kInvalidRequest);
-    reply(rpc::RequestId{}, ControlAnswer::error(rpc::kInvalidRequest, std::string(kOversizeLineMessage)));
+    reply(rpc::RequestId{}, ControlAnswer::error(rpc::kInvalidRequest, std::string(lineLimit() == kMaxEngineerLineBytes
+                                                                                       ? kOversizeEngineerLineMessage
+                                                                                       : kOversizeLineMessage)));
 }
 
 void ControlSession::reply(const rpc::RequestId& id, const ControlAnswer& answer) {
@@ -261,7 +269,7 @@ void ControlSession::finish(std::string_view method, const ControlAnswer& answer
 void ControlSession::handleLine(std::string_view line) {
     rpc::Request request;
     rpc::Error invalid;
-    if (!rpc::parseRequest(line, parsed_, request, invalid)) {
+    if (!rpc::parseRequest(line, parsed_, request, invalid, lineLimit())) {
         // An invalid envelope is answered even without an id: the client cannot know it was
         // taken for a notification.
         service_.audit(peer_.label, role_, request.method.empty() ? "-" : request.method, invalid.code);
@@ -276,6 +284,12 @@ void ControlSession::handleLine(std::string_view line) {
                      reply(id, a);
                  }
              });
+    if (line.size() > kMaxLineBytes) {
+        // An engineer's large line (a reload's program): its parsed values are not kept until
+        // the session's next line (dispatch has read or copied the params).
+        parsed_.doc.SetNull();
+        parsed_.doc.GetAllocator().Clear();
+    }
 }
 
 // By value: a sink that hands the params on (LocalStreamSession) moves them.

@@ -191,7 +191,7 @@ public:
     // The methods the session answers itself (auth, ping, describe, schema, events).
     [[nodiscard]] static std::span<const ControlService::Method> builtins();
 
-    // Bytes received: complete lines are handled in order; a line longer than kMaxLineBytes gets
+    // Bytes received: complete lines are handled in order; a line longer than lineLimit() gets
     // one -32600 as soon as it crosses the cap and is skipped up to its newline (never buffered).
     void feed(std::string_view bytes);
     // End of input: a last line without newline is handled.
@@ -227,6 +227,9 @@ private:
     void reply(const rpc::RequestId& id, const ControlAnswer& answer);
     void finish(std::string_view method, const ControlAnswer& answer, const Answered& answered);
     void refuseOversize();
+    // The longest request line the session takes now: kMaxEngineerLineBytes with the engineer
+    // role or above (a bytecode.reload of a large program), kMaxLineBytes otherwise.
+    [[nodiscard]] std::size_t lineLimit() const noexcept;
     ControlAnswer ping(const rapidjson::Value& params);
     ControlAnswer login(const rapidjson::Value& params);
     void forgetLogin();

@@ -62,7 +62,9 @@ bool parseRequest(std::string_view line, ParsedLine& scratch, Request& out, Erro
         return invalid(error, kBlankLineMessage);
     }
     if (line.size() > maxBytes) {
-        return invalid(error, maxBytes == kMaxLineBytes ? kOversizeLineMessage : "message exceeds the size limit");
+        return invalid(error, maxBytes == kMaxLineBytes           ? kOversizeLineMessage
+                              : maxBytes == kMaxEngineerLineBytes ? kOversizeEngineerLineMessage
+                                                                  : "message exceeds the size limit");
     }
     parseLine(line, kMaxJsonDepth, scratch);
     if (scratch.status == ParsedLine::Status::ParseError) {

@@ -10,6 +10,9 @@ namespace takt::agent::rpc {
 LineFramer::Status LineFramer::next(std::string_view& in) {
     if (complete_) {
         line_.clear();
+        if (line_.capacity() > kMaxLineBytes) {
+            line_.shrink_to_fit(); // an engineer's large line (a reload) does not stay held
+        }
         complete_ = false;
     }
     while (!in.empty()) {

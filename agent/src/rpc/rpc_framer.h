@@ -23,6 +23,9 @@ public:
 
     explicit LineFramer(std::size_t maxBytes = kMaxLineBytes) : max_(maxBytes) {}
 
+    // A new cap, from the next line on (the control endpoint's grows with the session's role).
+    void setMax(std::size_t maxBytes) noexcept { max_ = maxBytes; }
+
     // Consumes `in` up to and including its first newline, or all of it. A CR before the newline
     // is not part of the line and does not count against the cap.
     [[nodiscard]] Status next(std::string_view& in);

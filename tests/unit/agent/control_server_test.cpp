@@ -135,6 +135,37 @@ TEST(ControlServer, OversizeLineGetsOneErrorAndTheNextLineIsServed) {
     EXPECT_TRUE(ping.HasMember("result"));
 }
 
+// A session with the engineer role takes lines up to 32 MiB (bytecode.reload carries a large
+// program's bytecode in one line); before login, as a viewer and after a failed login the limit
+// is 1 MiB.
+TEST(ControlServer, AnEngineersSessionTakesLinesUpTo32MiB) {
+    auto s = startTcp();
+    LineClient c(s->server.boundEndpoint());
+    const auto ping = [&c](int id, std::size_t padding) {
+        return c.call(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"agent.ping","params":{"pad":")" +
+                      std::string(padding, 'p') + R"("}})");
+    };
+    const std::size_t large = std::size_t{3} << 20;
+    std::string refused = ping(1, large);
+    EXPECT_EQ(errorCode(refused), -32600) << refused.substr(0, 200);
+    EXPECT_NE(refused.find("1 MiB"), std::string::npos);
+    ASSERT_EQ(parseJson(c.login(kViewer, 2))["result"]["role"].GetString(), std::string("viewer"));
+    EXPECT_EQ(errorCode(ping(3, large)), -32600);
+
+    ASSERT_EQ(parseJson(c.login(kEngineer, 4))["result"]["role"].GetString(), std::string("engineer"));
+    const auto taken = parseJson(ping(5, large));
+    ASSERT_TRUE(taken.IsObject());
+    EXPECT_EQ(taken["id"].GetInt(), 5);
+    EXPECT_TRUE(taken.HasMember("result"));
+    refused = ping(6, (std::size_t{32} << 20) + 1);
+    EXPECT_EQ(errorCode(refused), -32600) << refused.substr(0, 200);
+    EXPECT_NE(refused.find("32 MiB"), std::string::npos);
+    EXPECT_TRUE(isResult(ping(7, 10))); // the next line is served
+
+    EXPECT_EQ(errorCode(c.login("not-the-token-xxxxxxxxxx", 8)), -32010);
+    EXPECT_EQ(errorCode(ping(9, large)), -32600);
+}
+
 TEST(ControlServer, NestingDeeperThan64IsRefused) {
     auto s = startTcp();
     LineClient c(s->server.boundEndpoint());
