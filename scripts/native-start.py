@@ -5,8 +5,9 @@ with [runtime] native_start = "background" and "wait", timing from the process s
 `running` line (the scan loop started: the first cycle follows within one period) and to its
 `execution: native (compiled in …)` line. Then, in the "wait" run, an online change of one POU
 (a comparison in the first station FB changed): `takt reload --yes --json`, its wall-clock time
-and what its answer reports of the compile (time, POUs compiled and reused). One run of each, printed as a table; wall clock, so read
-it beside the machine's load (printed).
+and what its answer reports of the compile (time, POUs compiled and reused). One run of each,
+printed as a table; wall clock, so read it beside the machine's load (printed). TAKT_NATIVE_THREADS=N
+in the environment compiles on N threads (default: one per CPU), for figures side by side.
 
     python3 scripts/native-start.py [--takt build/takt] [--lines 50000] [--timeout 600]
 """
@@ -35,7 +36,7 @@ def reload_one_pou(takt, project):
                           capture_output=True, text=True)
     seconds = time.monotonic() - t0
     if done.returncode != 0 and "request line exceeds" in done.stdout + done.stderr:
-        return None, None  # the program's bytecode does not fit the control endpoint's 1 MiB request line
+        return None, None  # the program's bytecode does not fit the control endpoint's request line
     if done.returncode != 0:
         sys.exit(f"native-start: takt reload failed:\n{done.stdout}{done.stderr}")
     return seconds, json.loads(done.stdout)
@@ -101,7 +102,7 @@ def main():
             running, native, changed = timed_run(args.takt, project, start, args.timeout, reload=start == "wait")
             print(f"{start:<14}{fmt(running):>16}{fmt(native):>12}")
         if changed is not None and changed[0] is None:
-            print("online change: not measured (program.stbc over the 1 MiB request line of the control endpoint)")
+            print("online change: not measured (program.stbc over the control endpoint's request line)")
         elif changed is not None:
             seconds, answer = changed
             print(f"online change of one FB: takt reload {seconds:.2f} s, native_compile_ms "

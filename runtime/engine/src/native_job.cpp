@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -27,6 +28,19 @@ int processNice() noexcept {
     errno = 0;
     const int nice = getpriority(PRIO_PROCESS, static_cast<id_t>(getpid()));
     return errno == 0 ? nice : 0;
+}
+
+// TAKT_NATIVE_THREADS=N: the compile's POUs on N threads rather than one per CPU takt's other
+// threads may run on (native::compile), for measuring the compile side by side
+// (docs/performance.md). Anything but a number from 1 to 64 is ignored.
+unsigned threadsAsked() noexcept {
+    const char* text = std::getenv("TAKT_NATIVE_THREADS");
+    if (text == nullptr) {
+        return 0;
+    }
+    char* end = nullptr;
+    const long n = std::strtol(text, &end, 10);
+    return end != text && *end == '\0' && n >= 1 && n <= 64 ? static_cast<unsigned>(n) : 0;
 }
 
 struct Hook {
@@ -147,7 +161,7 @@ void NativeJob::fail(const char* why) noexcept {
 
 void NativeJob::compile() noexcept {
     try {
-        result_ = native::compile(*module_, directFbs_, {}, &cancel_);
+        result_ = native::compile(*module_, directFbs_, {}, &cancel_, threadsAsked());
         if (result_.code == nullptr) {
             fallback_ = nativeFallbackStatus(*module_, result_);
         }

@@ -103,13 +103,14 @@ std::string_view libraryName() noexcept {
 }
 
 CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> directFbs,
-                      std::span<const bytecode::Opcode> leaveToInterpreter, const std::atomic<bool>* cancel) {
+                      std::span<const bytecode::Opcode> leaveToInterpreter, const std::atomic<bool>* cancel,
+                      unsigned threads) {
     if (!available()) {
         CompileResult result;
         result.error = plugin().error;
         return result;
     }
-    return plugin().api->compile(module, directFbs, leaveToInterpreter, cancel);
+    return plugin().api->compile(module, directFbs, leaveToInterpreter, cancel, threads);
 }
 
 } // namespace takt::native

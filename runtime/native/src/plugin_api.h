@@ -13,7 +13,7 @@
 namespace takt::native {
 
 // Raised whenever native.h or this table changes.
-inline constexpr std::uint32_t kPluginAbi = 3;
+inline constexpr std::uint32_t kPluginAbi = 4;
 inline constexpr const char* kPluginSymbol = "takt_native_plugin";
 inline constexpr const char* kPluginFile = "takt-native.so";
 
@@ -25,7 +25,8 @@ struct PluginApi {
     bool (*translates)(bytecode::Opcode op) noexcept;
     std::string_view (*libraryName)() noexcept;
     CompileResult (*compile)(const bytecode::Module& module, std::span<const DirectFb> directFbs,
-                             std::span<const bytecode::Opcode> leaveToInterpreter, const std::atomic<bool>* cancel);
+                             std::span<const bytecode::Opcode> leaveToInterpreter, const std::atomic<bool>* cancel,
+                             unsigned threads);
 };
 
 // The translator inside the plugin (translator.cpp), behind the table.
@@ -34,7 +35,7 @@ namespace tier {
 [[nodiscard]] std::string_view libraryName() noexcept;
 [[nodiscard]] CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> directFbs,
                                     std::span<const bytecode::Opcode> leaveToInterpreter,
-                                    const std::atomic<bool>* cancel);
+                                    const std::atomic<bool>* cancel, unsigned threads);
 } // namespace tier
 
 } // namespace takt::native

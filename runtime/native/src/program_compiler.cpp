@@ -6,6 +6,7 @@
 #include "takt/native/native.h"
 
 #include "code_memory.h"
+#include "compile_threads.h"
 #include "object_cache.h"
 #include "plugin_api.h"
 #include "pou_translator.h"
@@ -42,6 +43,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -297,7 +299,8 @@ llvm::orc::ThreadSafeModule programModule(const bytecode::Module& module, const 
 }
 
 // TAKT_NATIVE_TIMES=1 prints where a compile's time went to stderr (translation, keys, -O2, code
-// generation, linking), for telling an online change's compile time apart.
+// generation: each summed over the compile threads; linking), for telling an online change's
+// compile time apart.
 class PhaseTimes {
 public:
     enum Phase : std::size_t { kTranslate, kKey, kOptimise, kCodegen, kLink, kPhases };
@@ -310,6 +313,12 @@ public:
         running_ = phase;
         since_ = now;
     }
+    // Adds another thread's times (a compile's POUs are compiled on several, compilePous()).
+    void add(const PhaseTimes& other) {
+        for (std::size_t i = 0; i < kPhases; ++i) {
+            ms_[i] += other.ms_[i];
+        }
+    }
     void report(const CompileResult& result) {
         next(kPhases);
         const char* on = std::getenv("TAKT_NATIVE_TIMES");
@@ -317,10 +326,10 @@ public:
             return;
         }
         std::fprintf(stderr,
-                     "takt-native: %.1f ms: translate %.1f, keys %.1f, -O2 %.1f, codegen %.1f, link %.1f; "
-                     "%u POUs compiled, %u reused\n",
-                     result.compileMs, ms_[kTranslate], ms_[kKey], ms_[kOptimise], ms_[kCodegen], ms_[kLink],
-                     result.pousCompiled, result.pousReused);
+                     "takt-native: %.1f ms on %u threads: translate %.1f, keys %.1f, -O2 %.1f, codegen %.1f (thread "
+                     "ms), link %.1f; %u POUs compiled, %u reused\n",
+                     result.compileMs, result.compileThreads, ms_[kTranslate], ms_[kKey], ms_[kOptimise], ms_[kCodegen],
+                     ms_[kLink], result.pousCompiled, result.pousReused);
     }
 
 private:
@@ -375,8 +384,169 @@ struct Unit {
     }
 };
 
+// What every POU's compile reads, shared by the compile threads (none writes it).
+struct ProgramView {
+    const bytecode::Module& module;
+    std::span<const DirectFb> directFbs;
+    const std::vector<std::string>& names;
+    const std::vector<bool>& hasBody;
+    const std::vector<bool>& called;
+    const std::vector<const Reach*>& reaches;
+    const std::string& options; // codeOptions(): part of every key
+    const std::atomic<bool>* cancel;
+};
+
+// One POU's object, and how it came.
+struct PouObject {
+    ObjectFile object;
+    std::string key;
+    std::string error; // the translator's invalid IR, the code generator's failure
+    bool compiled = false;
+};
+
+// The files TAKT_NATIVE_DUMP writes, shared by the compile threads: one module at a time, each
+// compile's first module starting the file anew.
+class IrDump {
+public:
+    void write(const llvm::Module& mod, const char* suffix, bool optimised) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        bool& started = optimised ? optimisedStarted_ : translatedStarted_;
+        dumpIr(mod, suffix, started);
+        started = true;
+    }
+
+private:
+    std::mutex mutex_;
+    bool translatedStarted_ = false;
+    bool optimisedStarted_ = false;
+};
+
+// Translates POU p into an LLVM module of its own, then takes its object from the cache, or
+// optimises the module and generates the object (with `tm`: each compile thread has its own).
+PouObject compilePou(const ProgramView& program, std::uint32_t p, llvm::TargetMachine& tm, PhaseTimes& times,
+                     IrDump& dump) {
+    PouObject made;
+    times.next(PhaseTimes::kTranslate);
+    // A context per module: the standard FBs' bitcode linked into two modules of one context
+    // gets its types renamed (NativeContext.0 …), which would tie a module's key to the modules
+    // translated before it. It also frees each module's memory at once, and lets threads
+    // translate side by side (an LLVM context is used by one thread at a time).
+    llvm::LLVMContext cx;
+    llvm::Module mod(program.names[p], cx);
+    mod.setDataLayout(tm.createDataLayout());
+    mod.setTargetTriple(tm.getTargetTriple().str());
+    Unit unit{cx, mod, program.module, program.names, program.hasBody, program.called, program.directFbs};
+    // The small bodies p calls, and theirs, come along as copies LLVM may inline (then drops),
+    // as it did when the program was one module; translated first, so p's calls find them.
+    for (const std::uint32_t q : inlinedCallees(program.module, p, program.hasBody)) {
+        unit.translate(q, *program.reaches[q]);
+        unit.bodyOf(q)->setLinkage(llvm::GlobalValue::AvailableExternallyLinkage);
+    }
+    unit.translate(p, *program.reaches[p]);
+    dump.write(mod, ".ll", false);
+    std::string invalid; // the verifier's text, not written to stderr from several threads at once
+    llvm::raw_string_ostream invalidOut(invalid);
+    if (llvm::verifyModule(mod, &invalidOut)) {
+        invalidOut.flush();
+        made.error = "the translator produced invalid IR for " + program.module.pous[p].name + ": " +
+                     invalid.substr(0, invalid.find('\n'));
+        return made;
+    }
+    times.next(PhaseTimes::kKey);
+    made.key = objectKey(mod, program.options);
+    made.object = objectCache().find(made.key);
+    if (made.object == nullptr) {
+        times.next(PhaseTimes::kOptimise);
+        optimise(mod, &tm, program.module.code.size(), program.cancel);
+        if (cancelled(program.cancel)) {
+            return made; // no object: the caller answers cancelled
+        }
+        dump.write(mod, ".opt.ll", true);
+        times.next(PhaseTimes::kCodegen);
+        auto generated = llvm::orc::SimpleCompiler(tm)(mod);
+        if (!generated) {
+            made.error = errorText(generated.takeError());
+            return made;
+        }
+        made.object = std::make_shared<const CompiledPou>(
+            CompiledPou{(*generated)->getBuffer().str(), unit.standardFbs.linked()});
+        objectCache().add(made.key, made.object);
+        made.compiled = true;
+    }
+    return made;
+}
+
+// Compiles the POUs of `bodies` on `threads` threads (the caller's and helpers,
+// compile_threads.h), each taking the next POU not taken: the modules are independent, a context
+// and a target machine each. The objects come in the order of `bodies` whatever thread made
+// them, so the link and the cache see the same program either way. `threads` becomes the number
+// that ran; `error` a thread's own failure (no target machine, no memory).
+std::vector<PouObject> compilePous(const ProgramView& program,
+                                   const std::vector<std::pair<std::uint32_t, Reach>>& bodies,
+                                   llvm::orc::JITTargetMachineBuilder& tmb, unsigned& threads, PhaseTimes& times,
+                                   std::string& error) {
+    std::vector<PouObject> made(bodies.size());
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> stop{false};
+    std::vector<PhaseTimes> threadTimes(threads);
+    std::vector<std::string> tmErrors(threads);
+    std::vector<char> outOfMemory(threads, 0); // a flag: the catch below must not allocate
+    IrDump dump;
+    const auto work = [&](unsigned t) noexcept {
+        try {
+            llvm::orc::JITTargetMachineBuilder own = tmb;
+            auto tm = own.createTargetMachine();
+            if (!tm) {
+                tmErrors[t] = errorText(tm.takeError());
+                stop.store(true);
+            }
+            while (tm && !stop.load() && !cancelled(program.cancel)) {
+                const std::size_t i = next.fetch_add(1);
+                if (i >= bodies.size()) {
+                    break;
+                }
+                made[i] = compilePou(program, bodies[i].first, **tm, threadTimes[t], dump);
+                if (!made[i].error.empty()) {
+                    stop.store(true);
+                }
+            }
+        } catch (...) { // an allocation that failed: the compile fails, the process goes on
+            outOfMemory[t] = 1;
+            stop.store(true);
+        }
+        threadTimes[t].next(PhaseTimes::kPhases);
+    };
+    // Made before the helpers start, so nothing below allocates while they run; destroyed (joined)
+    // before what they use.
+    std::vector<std::function<void()>> jobs;
+    jobs.reserve(threads);
+    for (unsigned t = 1; t < threads; ++t) {
+        jobs.emplace_back([&work, t] { work(t); });
+    }
+    std::vector<CompileHelper> helpers(jobs.size());
+    unsigned ran = 1;
+    for (std::size_t h = 0; h < helpers.size(); ++h) {
+        ran += helpers[h].start(jobs[h]) ? 1 : 0;
+    }
+    work(0);
+    for (CompileHelper& helper : helpers) {
+        helper.join();
+    }
+    threads = ran;
+    for (unsigned t = 0; t < threadTimes.size(); ++t) {
+        times.add(threadTimes[t]);
+        if (error.empty() && outOfMemory[t] != 0) {
+            error = "the compile ran out of memory";
+        }
+        if (error.empty() && !tmErrors[t].empty()) {
+            error = tmErrors[t];
+        }
+    }
+    return made;
+}
+
 CompileResult translate(const bytecode::Module& module, std::span<const DirectFb> directFbs,
-                        std::span<const Opcode> leaveToInterpreter, const std::atomic<bool>* cancel) {
+                        std::span<const Opcode> leaveToInterpreter, const std::atomic<bool>* cancel, unsigned threads) {
     const auto started = std::chrono::steady_clock::now();
     CompileResult result;
     std::vector<std::pair<std::uint32_t, Reach>> bodies;
@@ -428,61 +598,30 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
         reaches[body.first] = &body.second;
     }
     const std::string options = codeOptions(**tm, module.code.size() <= kUnrollCodeWords);
-    llvm::orc::SimpleCompiler codegen(**tm);
+    const ProgramView program{module, directFbs, names, hasBody, called, reaches, options, cancel};
+    PhaseTimes times;
+    unsigned threadsRan = compileThreads(threads, bodies.size());
+    std::vector<PouObject> made = compilePous(program, bodies, *tmb, threadsRan, times, result.error);
+    if (cancelled(cancel)) {
+        return cancelledResult();
+    }
+    for (PouObject& pou : made) {
+        if (result.error.empty() && !pou.error.empty()) {
+            result.error = std::move(pou.error); // the first in program order of the POUs reached
+        }
+    }
+    if (!result.error.empty()) {
+        return result;
+    }
+    // No error and not cancelled: every POU is done.
+    result.compileThreads = threadsRan;
     std::vector<ObjectFile> objects;
     std::vector<std::string> keys;
-    PhaseTimes times;
-    for (const auto& [p, reach] : bodies) {
-        if (cancelled(cancel)) {
-            return cancelledResult();
-        }
-        times.next(PhaseTimes::kTranslate);
-        // A context per module: the standard FBs' bitcode linked into two modules of one context
-        // gets its types renamed (NativeContext.0 …), which would tie a module's key to the
-        // modules translated before it. It also frees each module's memory at once.
-        llvm::LLVMContext cx;
-        llvm::Module mod(names[p], cx);
-        mod.setDataLayout((*tm)->createDataLayout());
-        mod.setTargetTriple((*tm)->getTargetTriple().str());
-        Unit unit{cx, mod, module, names, hasBody, called, directFbs};
-        // The small bodies p calls, and theirs, come along as copies LLVM may inline (then
-        // drops), as it did when the program was one module; translated first, so p's calls
-        // find them.
-        const std::vector<std::uint32_t> copies = inlinedCallees(module, p, hasBody);
-        for (const std::uint32_t q : copies) {
-            unit.translate(q, *reaches[q]);
-            unit.bodyOf(q)->setLinkage(llvm::GlobalValue::AvailableExternallyLinkage);
-        }
-        unit.translate(p, reach);
-        dumpIr(mod, ".ll", !keys.empty());
-        if (llvm::verifyModule(mod, &llvm::errs())) {
-            result.error = "the translator produced invalid IR for " + module.pous[p].name;
-            return result;
-        }
-        times.next(PhaseTimes::kKey);
-        std::string key = objectKey(mod, options);
-        ObjectFile object = objectCache().find(key);
-        if (object == nullptr) {
-            times.next(PhaseTimes::kOptimise);
-            optimise(mod, tm->get(), module.code.size(), cancel);
-            if (cancelled(cancel)) {
-                return cancelledResult();
-            }
-            dumpIr(mod, ".opt.ll", result.pousCompiled != 0);
-            times.next(PhaseTimes::kCodegen);
-            auto generated = codegen(mod);
-            if (!generated) {
-                result.error = errorText(generated.takeError());
-                return result;
-            }
-            object = std::make_shared<const CompiledPou>(
-                CompiledPou{(*generated)->getBuffer().str(), unit.standardFbs.linked()});
-            objectCache().add(key, object);
-            ++result.pousCompiled;
-        }
-        result.standardFbsLinked = result.standardFbsLinked || object->standardFbsLinked;
-        objects.push_back(std::move(object));
-        keys.push_back(std::move(key));
+    for (PouObject& pou : made) {
+        result.pousCompiled += pou.compiled ? 1 : 0;
+        result.standardFbsLinked = result.standardFbsLinked || pou.object->standardFbsLinked;
+        objects.push_back(std::move(pou.object));
+        keys.push_back(std::move(pou.key));
     }
 
     times.next(PhaseTimes::kLink);
@@ -537,8 +676,8 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
 } // namespace
 
 CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> directFbs,
-                      std::span<const Opcode> leaveToInterpreter, const std::atomic<bool>* cancel) {
-    CompileResult result = translate(module, directFbs, leaveToInterpreter, cancel);
+                      std::span<const Opcode> leaveToInterpreter, const std::atomic<bool>* cancel, unsigned threads) {
+    CompileResult result = translate(module, directFbs, leaveToInterpreter, cancel, threads);
     // The JIT, the LLVM context and the module are freed by now; hand the heap they took back to
     // the system (glibc keeps freed memory in its arenas otherwise), so a native run's RSS after
     // the compile is the code and what the interpreter needs.

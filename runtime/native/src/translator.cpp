@@ -1400,8 +1400,10 @@ bool callable(const bytecode::Module& module, const std::uint32_t* at, std::span
            (p < directFbs.size() && directFbs[p].fn != nullptr);
 }
 
-Reach reachableFrom(const bytecode::Module& module, std::uint32_t entry, std::span<const Opcode> refused,
-                    std::span<const DirectFb> directFbs) {
+} // namespace
+
+Reach reachable(const bytecode::Module& module, std::uint32_t entry, std::span<const Opcode> refused,
+                std::span<const DirectFb> directFbs) {
     Reach r;
     r.starts.assign(module.code.size() + 1, false);
     std::vector<std::uint32_t> work{entry};
@@ -1432,6 +1434,8 @@ Reach reachableFrom(const bytecode::Module& module, std::uint32_t entry, std::sp
     }
     return r;
 }
+
+namespace {
 
 void translateBody(Emitter& e, const bytecode::Module& module, std::uint32_t entry, const Reach& reach) {
     llvm::Argument* args = e.fn->arg_begin();
@@ -1562,11 +1566,6 @@ void translateBody(Emitter& e, const bytecode::Module& module, std::uint32_t ent
 constexpr std::uint32_t kPrivateFrameBytes = 4096;
 
 } // namespace
-
-Reach reachable(const bytecode::Module& module, std::uint32_t entry, std::span<const bytecode::Opcode> refused,
-                std::span<const DirectFb> directFbs) {
-    return reachableFrom(module, entry, refused, directFbs);
-}
 
 void translatePou(llvm::Function& fn, std::uint32_t pou, const Reach& reach, const PouLinks& links) {
     const bytecode::Module& module = links.module;

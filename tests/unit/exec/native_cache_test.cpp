@@ -5,6 +5,7 @@
 // named at its own instruction. Every test name holds "NativeTier" (ctest label `native`).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -65,11 +66,11 @@ CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : 
 }
 
 // The native compile of `compiled` with the standard FBs of a machine of its own, as the engine
-// compiles a program.
-native::CompileResult compileNative(const takt::test::CompiledText& compiled) {
+// compiles a program (`threads`: native::compile's, 0 for one per CPU).
+native::CompileResult compileNative(const takt::test::CompiledText& compiled, unsigned threads = 0) {
     std::vector<std::uint8_t> image(vm::Vm::requiredImageSize(*compiled.program.module));
     const vm::Vm machine(*compiled.program.module, image);
-    return native::compile(*compiled.program.module, directFbsOf(machine));
+    return native::compile(*compiled.program.module, directFbsOf(machine), {}, nullptr, threads);
 }
 
 std::uint32_t pouNamed(const bytecode::Module& module, const std::string& name) {
@@ -184,6 +185,43 @@ CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : 
     EXPECT_EQ(compiled(v3), 1U); // v1's p goes
     EXPECT_EQ(compiled(v2), 0U);
     EXPECT_EQ(compiled(v1), 1U);
+}
+
+// The POUs compiled side by side on several threads get the keys and objects one thread gives
+// them: a program compiled on three threads is found whole in the cache by a compile on one, and
+// the other way round; the compile says how many threads it used (never more than its POUs or 8).
+TEST(NativeTierCache, SeveralThreadsCompileWhatOneThreadCompiles) {
+    if (!native::available()) {
+        GTEST_SKIP() << "takt built without the native tier";
+    }
+    const int salt = static_cast<int>(std::chrono::steady_clock::now().time_since_epoch().count() % 100000) + 13;
+    const takt::test::CompiledText first =
+        takt::test::compileText(program("t(IN := x > 1, PT := T#2ms); y := x + 1;", salt));
+    const takt::test::CompiledText second = takt::test::compileText(program("y := x - 1;", salt));
+    ASSERT_TRUE(first.program.ok() && second.program.ok()) << first.rendered();
+
+    const native::CompileResult parallel = compileNative(first, 3);
+    ASSERT_NE(parallel.code, nullptr) << parallel.error;
+    if (!parallel.standardFbsLinked) {
+        GTEST_SKIP() << "takt built without the standard FBs' bitcode (TON callers compiled on every load)";
+    }
+    EXPECT_EQ(parallel.compileThreads, 3U);
+    EXPECT_GE(parallel.pousCompiled, 4U); // Early, Middle, Late, p: none compiled before
+    const std::uint32_t bodies = parallel.pousCompiled + parallel.pousReused;
+    const native::CompileResult serial = compileNative(first, 1);
+    ASSERT_NE(serial.code, nullptr) << serial.error;
+    EXPECT_EQ(serial.compileThreads, 1U);
+    EXPECT_EQ(serial.pousCompiled, 0U);
+    EXPECT_EQ(serial.pousReused, bodies);
+
+    // Early changed: compiled on one thread, then found by three.
+    const native::CompileResult changedSerial = compileNative(second, 1);
+    ASSERT_NE(changedSerial.code, nullptr) << changedSerial.error;
+    EXPECT_EQ(changedSerial.pousCompiled, 2U); // Early, and p that inlines it
+    const native::CompileResult changedParallel = compileNative(second, 64);
+    ASSERT_NE(changedParallel.code, nullptr) << changedParallel.error;
+    EXPECT_EQ(changedParallel.compileThreads, std::min(8U, bodies));
+    EXPECT_EQ(changedParallel.pousCompiled, 0U);
 }
 
 } // namespace

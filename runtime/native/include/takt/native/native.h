@@ -90,6 +90,8 @@ struct CompileResult {
     // compiles the POUs it changed).
     std::uint32_t pousCompiled = 0;
     std::uint32_t pousReused = 0;
+    // The threads that translated and compiled the POUs side by side (compile()'s `threads`).
+    std::uint32_t compileThreads = 0;
 };
 
 // True when the translator has an emitter for `op` (false for all when not available()).
@@ -127,10 +129,12 @@ struct DirectFb {
 // (tests of the fallback, which a new opcode without an emitter takes). `cancel` (may be null),
 // set from another thread, ends the compile early with no code: it is read between POUs, makes
 // the optimiser skip every pass still to run, and is read again before code generation, which
-// itself runs to its end once begun.
+// itself runs to its end once begun. `threads`: how many threads compile the POUs side by side
+// (each POU's module is independent; the link after them is one thread's), 0 for one per CPU the
+// process may run on; at most 8 and one per POU. They run with the caller's scheduling.
 [[nodiscard]] CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> directFbs = {},
                                     std::span<const bytecode::Opcode> leaveToInterpreter = {},
-                                    const std::atomic<bool>* cancel = nullptr);
+                                    const std::atomic<bool>* cancel = nullptr, unsigned threads = 0);
 
 // The POU whose code holds `pc` (kNone if none), as the interpreter names a fault's POU.
 [[nodiscard]] inline std::uint32_t pouContaining(const bytecode::Module& module, std::uint32_t pc) noexcept {
