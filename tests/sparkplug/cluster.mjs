@@ -111,6 +111,12 @@ cycle_interval_ms = ${cycleMs}
 [runtime.control]
 endpoint = "unix://${dir}/takt.sock"
 
+# 100 runs share two cores here with three brokers (50 processes a core): a cycle of microseconds
+# can wait hundreds of milliseconds for a CPU, which the default 50 ms watchdog takes for a hung
+# program and halts it (then the box sends no more NDATA). A box on a real line has its CPU.
+[runtime.watchdog]
+timeout_ms = 2000
+
 [runtime.sparkplug]
 enabled = true
 servers = [${serverOrder(i).map((b) => JSON.stringify(url(b))).join(', ')}]
@@ -174,7 +180,7 @@ async function teardown() {
 async function explainQuiet(what, quiet, since) {
   console.log(`${what}: ${quiet.map((r) => `${r.id} (on rabbit${r.broker + 1} at the start, ${nodes.get(r.id).births.length} births, last NDATA ${nodes.get(r.id).lastNdataAt - since} ms from ${new Date(since).toISOString()})`).join(', ')}`);
   const seen = await inParallel(quiet.slice(0, 5), 5, status).catch(() => []);
-  for (const [k, st] of seen.entries()) console.log(`${quiet[k].id}: ${JSON.stringify(st.sparkplug)}`);
+  for (const [k, st] of seen.entries()) console.log(`${quiet[k].id}: program ${st.state}${st.fault ? ` (${JSON.stringify(st.fault)})` : ''}, sparkplug ${JSON.stringify(st.sparkplug)}`);
   tailLogs((r) => quiet.includes(r));
 }
 
@@ -209,6 +215,7 @@ try {
   for (const [k, s] of before.entries()) {
     const r = runs[k];
     assert.equal(s.sparkplug.state, 'online', `${r.id}: ${JSON.stringify(s.sparkplug)}`);
+    assert.equal(s.state, 'running', `${r.id}: the program runs (${JSON.stringify(s.fault)})`);
     const at = serverOrder(r.i).find((b) => url(b) === s.sparkplug.server);
     assert.ok(at !== undefined, `${r.id} is on ${s.sparkplug.server}, not a server of its list`);
     if (at !== r.broker) ++moved;

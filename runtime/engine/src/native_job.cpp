@@ -8,12 +8,11 @@
 #include <mutex>
 #include <utility>
 
-#include <sched.h>
-#include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include "takt/engine/vm_runner.h"
+#include "takt/native/background_thread.h"
 
 namespace takt::engine {
 namespace {
@@ -88,23 +87,10 @@ std::shared_ptr<NativeJob> NativeJob::start(std::shared_ptr<const bytecode::Modu
                                             std::span<const native::DirectFb> directFbs, Listener onDone) {
     std::shared_ptr<NativeJob> job(new NativeJob(std::move(module), directFbs));
     job->onDone_ = std::move(onDone);
-    // SCHED_OTHER at priority 0 set explicitly: inherited, a real-time creator's policy would
-    // put the compile above the scan threads' peers. Every signal is blocked from the thread's
-    // first instruction: the mask is inherited from the creating thread, so it is blocked
-    // around the creation. The thread gets the job's address, not a reference: the job's
-    // destructor joins it.
+    // The thread gets the job's address, not a reference: the job's destructor joins it.
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-    pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
-    const sched_param normal{};
-    pthread_attr_setschedparam(&attr, &normal);
-    sigset_t all;
-    sigset_t previous;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &previous);
-    const int error = pthread_create(&job->thread_, &attr, &NativeJob::threadMain, job.get());
-    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    const int error = native::startBackgroundThread(job->thread_, attr, &NativeJob::threadMain, job.get());
     pthread_attr_destroy(&attr);
     if (error != 0) {
         job->fail("the compile thread did not start");

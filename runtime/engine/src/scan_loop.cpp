@@ -583,16 +583,24 @@ void ScanLoop::watchdogMain() {
     setupDone_.store(2);
     setupDone_.notify_all();
     const std::int64_t timeout = static_cast<std::int64_t>(options_.watchdog.timeoutMs) * kNsPerMs;
-    // Poll often enough that a trip lands within a fifth of the timeout (1..10 ms).
-    const std::int64_t poll = std::clamp<std::int64_t>(timeout / 5, kNsPerMs, 10 * kNsPerMs);
-    std::int64_t next = monotonicNs();
+    // The watchdog looks when a cycle in progress reaches its deadline, and otherwise once per
+    // timeout: a cycle that starts after a look cannot overrun before the next one (its deadline
+    // is later), so every trip lands at its deadline, not up to a poll interval after it. Not
+    // polling every few milliseconds matters on a box with many processes (each wake-up is a
+    // context switch). The 100 ms cap bounds how long a stop waits for this thread.
+    const std::int64_t idleLook = std::min<std::int64_t>(timeout, 100 * kNsPerMs);
+    std::int64_t next = monotonicNs() + idleLook;
     while (!stopRequested_.load(std::memory_order_relaxed)) {
-        next += poll;
         sleepUntil(next);
-        const std::int64_t busy = busySince_.load(std::memory_order_acquire);
+        watchdogLooks_.fetch_add(1, std::memory_order_relaxed);
         const std::int64_t now = monotonicNs();
-        watchTasks(now, timeout);
-        if (busy == 0 || now - busy <= timeout) {
+        next = std::min(now + idleLook, watchTasks(now, timeout));
+        const std::int64_t busy = busySince_.load(std::memory_order_acquire);
+        if (busy == 0) {
+            continue;
+        }
+        if (now - busy <= timeout) {
+            next = std::min(next, busy + timeout + 1);
             continue;
         }
         if (trippedCycle_.exchange(static_cast<std::uint64_t>(busy)) == static_cast<std::uint64_t>(busy)) {
@@ -602,7 +610,6 @@ void ScanLoop::watchdogMain() {
         io_.applySafeState();
         abort_.store(true, std::memory_order_release);
         watchdogTrips_.fetch_add(1);
-        next = std::max(next, monotonicNs());
     }
 }
 

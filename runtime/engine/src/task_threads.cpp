@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <limits>
 
 #include <fmt/format.h>
 #include <pthread.h>
@@ -479,16 +480,25 @@ void ScanLoop::waitRelease(std::int64_t next) noexcept {
     }
 }
 
-void ScanLoop::watchTasks(std::int64_t now, std::int64_t timeout) noexcept {
+std::int64_t ScanLoop::watchTasks(std::int64_t now, std::int64_t timeout) noexcept {
+    std::int64_t earliest = std::numeric_limits<std::int64_t>::max();
     for (std::size_t t = 0; t < taskThreadCount_; ++t) {
         TaskThread& w = taskThreads_[t];
         const std::int64_t busy = w.busySince.load(std::memory_order_acquire);
-        if (busy == 0 || now - busy <= timeout || w.trippedAt.exchange(busy) == busy) {
+        if (busy == 0) {
+            continue;
+        }
+        if (now - busy <= timeout) {
+            earliest = std::min(earliest, busy + timeout + 1);
+            continue;
+        }
+        if (w.trippedAt.exchange(busy) == busy) {
             continue;
         }
         io_.applySafeState(); // outputs first: safe even if the task never returns
         w.abort.store(true, std::memory_order_release);
     }
+    return earliest;
 }
 
 } // namespace takt::engine

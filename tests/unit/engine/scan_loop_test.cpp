@@ -188,6 +188,29 @@ TEST(ScanLoop, WatchdogAbortsAnEndlessLoopAndLatchesSafeState) {
     loop.stop();
 }
 
+// The watchdog wakes once per timeout while the cycles are short (a 100-box fleet on two cores
+// spent most of its CPU on watchdog threads polling every 10 ms: 100 wake-ups a second each),
+// and still trips a cycle that overruns (the tests above).
+TEST(ScanLoop, TheWatchdogLooksOncePerTimeoutWhileCyclesAreShort) {
+    Rig rig(options(10, 50));
+    rig.runner->body = [](std::uint8_t*, const std::atomic<bool>*, Fault&) { return true; };
+    ASSERT_TRUE(rig.load());
+    ScanLoop loop(*rig.engine, rig.clock, rig.io, rig.options);
+    std::string error;
+    ASSERT_TRUE(loop.start(error));
+    ASSERT_TRUE(waitFor([&] { return loop.snapshot().cycles >= 1; }));
+    const std::uint64_t looks0 = loop.watchdogLooks();
+    const auto t0 = std::chrono::steady_clock::now();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const std::uint64_t looks = loop.watchdogLooks() - looks0;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    loop.stop();
+    EXPECT_EQ(loop.snapshot().watchdogTrips, 0u);
+    // 20 a second at 50 ms; a look that lands in a cycle adds one at that cycle's deadline.
+    EXPECT_GE(looks, static_cast<std::uint64_t>(10 * seconds));
+    EXPECT_LE(looks, static_cast<std::uint64_t>(30 * seconds)) << looks << " looks in " << seconds << " s";
+}
+
 TEST(ScanLoop, WatchdogAppliesSafeStateWhileTheProgramStillDoesNotReturn) {
     Rig rig(options(5, 20));
     std::atomic<bool> release{false};

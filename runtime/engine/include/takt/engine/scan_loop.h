@@ -257,6 +257,9 @@ public:
     [[nodiscard]] const LatencyHistogram& execTime() const noexcept { return exec_; }
     [[nodiscard]] const LatencyHistogram& lateness() const noexcept { return lateness_; }
     [[nodiscard]] std::vector<std::uint64_t> taskOverruns() const;
+    // How often the watchdog thread has woken up to look at the cycles (tests: at most once per
+    // timeout, capped at 100 ms, and at a busy cycle's deadline; not every few milliseconds).
+    [[nodiscard]] std::uint64_t watchdogLooks() const noexcept { return watchdogLooks_.load(); }
     // Per task (Module::tasks index < kMaxTaskStats, else nullptr): execution time of the task's
     // programs and start lateness against the cycle's release.
     [[nodiscard]] const LatencyHistogram* taskExecTime(std::size_t t) const noexcept;
@@ -360,7 +363,9 @@ private:
     void releaseEventTasks() noexcept;
     void collectTaskFaults();
     void finishExclusive() noexcept;
-    void watchTasks(std::int64_t now, std::int64_t timeout) noexcept;
+    // Trips the tasks whose cycle has run longer than `timeout`; returns the earliest deadline
+    // of those still within it (INT64_MAX when none is busy).
+    std::int64_t watchTasks(std::int64_t now, std::int64_t timeout) noexcept;
     // The base cycle's sleep until `next` with task threads: woken when the last task parks, it
     // applies the waiting online change or restart at once instead of at its next release.
     void waitRelease(std::int64_t next) noexcept;
@@ -411,6 +416,7 @@ private:
     std::atomic<std::int64_t> busySince_{0}; // heartbeat: start of the cycle in progress, 0 when idle
     std::atomic<std::uint64_t> trippedCycle_{0};
     std::atomic<std::uint64_t> watchdogTrips_{0};
+    std::atomic<std::uint64_t> watchdogLooks_{0}; // the watchdog thread's wake-ups (watchdogLooks())
 
     // Scan-thread state (published through snapshot_).
     ScanSnapshot current_;
