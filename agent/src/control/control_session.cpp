@@ -267,6 +267,23 @@ void ControlSession::finish(std::string_view method, const ControlAnswer& answer
 }
 
 void ControlSession::handleLine(std::string_view line) {
+    // An engineer's large line (a reload's program): neither its bytes nor its parsed values stay
+    // held until the session's next line, whether it was dispatched or refused (dispatch has read
+    // or copied the params by the time it returns).
+    struct GiveBack {
+        ControlSession& session;
+        bool large;
+        GiveBack(ControlSession& s, bool l) : session(s), large(l) {}
+        GiveBack(const GiveBack&) = delete;
+        GiveBack& operator=(const GiveBack&) = delete;
+        ~GiveBack() {
+            if (large) {
+                session.parsed_.doc.SetNull();
+                session.parsed_.doc.GetAllocator().Clear();
+                session.framer_.release();
+            }
+        }
+    } const giveBack{*this, line.size() > kMaxLineBytes};
     rpc::Request request;
     rpc::Error invalid;
     if (!rpc::parseRequest(line, parsed_, request, invalid, lineLimit())) {
@@ -284,12 +301,6 @@ void ControlSession::handleLine(std::string_view line) {
                      reply(id, a);
                  }
              });
-    if (line.size() > kMaxLineBytes) {
-        // An engineer's large line (a reload's program): its parsed values are not kept until
-        // the session's next line (dispatch has read or copied the params).
-        parsed_.doc.SetNull();
-        parsed_.doc.GetAllocator().Clear();
-    }
 }
 
 // By value: a sink that hands the params on (LocalStreamSession) moves them.

@@ -9,10 +9,7 @@ namespace takt::agent::rpc {
 
 LineFramer::Status LineFramer::next(std::string_view& in) {
     if (complete_) {
-        line_.clear();
-        if (line_.capacity() > kMaxLineBytes) {
-            line_.shrink_to_fit(); // an engineer's large line (a reload) does not stay held
-        }
+        release();
         complete_ = false;
     }
     while (!in.empty()) {
@@ -51,10 +48,18 @@ LineFramer::Status LineFramer::complete() {
     }
     if (line_.size() > max_) {
         line_.clear();
+        line_.shrink_to_fit(); // the cap and its CR's byte of slack are not held after the refusal
         return Status::TooLong;
     }
     complete_ = true;
     return Status::Line;
+}
+
+void LineFramer::release() {
+    line_.clear();
+    if (line_.capacity() > kMaxLineBytes) {
+        line_.shrink_to_fit();
+    }
 }
 
 LineFramer::Status LineFramer::finish() {

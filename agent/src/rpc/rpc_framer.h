@@ -33,10 +33,15 @@ public:
     // over-long line; an input that ends with its newline leaves nothing: it is not a blank line).
     [[nodiscard]] Status finish();
 
-    // The complete line of the last Line status; valid until the next call.
+    // The complete line of the last Line status; valid until the next call or release().
     [[nodiscard]] std::string_view line() const { return line_; }
+    // Gives back the buffer of a line longer than kMaxLineBytes (an engineer's reload) once it
+    // has been handled, instead of holding it until the session's next line.
+    void release();
     // Bytes of an incomplete line held now (tests: never more than the cap plus a CR).
     [[nodiscard]] std::size_t buffered() const { return complete_ ? 0 : line_.size(); }
+    // Bytes of memory the line buffer keeps (tests: a large line's are given back).
+    [[nodiscard]] std::size_t held() const { return line_.capacity(); }
 
 private:
     [[nodiscard]] Status complete();

@@ -103,5 +103,33 @@ TEST(RpcFramer, AnOverLongLineAtTheEndOfInputIsReportedOnce) {
     EXPECT_EQ(frame({over.substr(0, 16) + "\r"}, 16), (Lines{over.substr(0, 16)}));
 }
 
+// An engineer's control session takes lines up to kMaxEngineerLineBytes: a reload's few
+// megabytes must not stay held once handled, nor a refused line's.
+TEST(RpcFramer, ALargeLinesBufferIsGivenBack) {
+    LineFramer framer(kMaxEngineerLineBytes);
+    const std::string large(3 * kMaxLineBytes, 'x');
+    std::string_view in = large;
+    EXPECT_EQ(framer.next(in), LineFramer::Status::NeedMore);
+    in = "\n";
+    ASSERT_EQ(framer.next(in), LineFramer::Status::Line);
+    EXPECT_EQ(framer.line().size(), large.size());
+    framer.release();
+    EXPECT_LE(framer.held(), kMaxLineBytes);
+
+    // A line that crosses the cap only by its last byte, seen at its newline (complete()).
+    LineFramer capped(kMaxLineBytes);
+    const std::string over(kMaxLineBytes + 1, 'y');
+    in = over;
+    EXPECT_EQ(capped.next(in), LineFramer::Status::NeedMore);
+    in = "\n";
+    EXPECT_EQ(capped.next(in), LineFramer::Status::TooLong);
+    EXPECT_LT(capped.held(), 1024u);
+    // A short line's buffer is kept for the next line (no allocation per line).
+    in = "short\n";
+    ASSERT_EQ(capped.next(in), LineFramer::Status::Line);
+    capped.release();
+    EXPECT_GE(capped.held(), 5u);
+}
+
 } // namespace
 } // namespace takt::agent::rpc
