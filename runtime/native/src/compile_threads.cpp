@@ -3,9 +3,11 @@
 #include <algorithm>
 
 #include <sched.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "takt/native/background_thread.h"
+#include "takt/native/cpu_quota.h"
 
 namespace takt::native {
 
@@ -23,6 +25,12 @@ unsigned compileThreads(unsigned asked, std::size_t pous) noexcept {
         cpu_set_t cpus;
         CPU_ZERO(&cpus);
         threads = ::sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? static_cast<unsigned>(CPU_COUNT(&cpus)) : 1U;
+        try {
+            if (const std::optional<unsigned> quota = cgroupCpus()) {
+                threads = std::min(threads, *quota);
+            }
+        } catch (...) { // NOLINT(bugprone-empty-catch): no memory to read the files: the CPUs stand
+        }
     }
     const auto most = static_cast<unsigned>(std::min<std::size_t>(kMaxCompileThreads, std::max<std::size_t>(pous, 1)));
     return std::clamp(threads, 1U, most);
@@ -43,18 +51,9 @@ bool CompileHelper::start(const std::function<void()>& work) noexcept {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstack(&attr, stack, kStackBytes);
-    pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-    pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
-    const sched_param normal{};
-    pthread_attr_setschedparam(&attr, &normal);
-    // The signal mask is inherited: every signal blocked from the thread's first instruction.
-    sigset_t all;
-    sigset_t previous;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &previous);
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): pthread's argument is void*; main reads it as const
-    const int error = pthread_create(&thread_, &attr, &CompileHelper::main, const_cast<std::function<void()>*>(&work));
-    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    auto* arg = const_cast<std::function<void()>*>(&work);
+    const int error = startBackgroundThread(thread_, attr, &CompileHelper::main, arg);
     pthread_attr_destroy(&attr);
     if (error != 0) {
         ::munmap(stack, kStackBytes);

@@ -14,7 +14,8 @@ inline constexpr unsigned kMaxCompileThreads = 8;
 
 // The threads a compile of `pous` POU modules uses: `asked`, or (0) one per CPU the calling
 // thread may run on (takt's other CPUs when the scan has its own, docs/configuration.md
-// cpu_affinity); at least one, at most one per POU and kMaxCompileThreads.
+// cpu_affinity) and its cgroup's CPU quota allows (cpu_quota.h); at least one, at most one per
+// POU and kMaxCompileThreads.
 [[nodiscard]] unsigned compileThreads(unsigned asked, std::size_t pous) noexcept;
 
 // A thread running `work` beside the compile's own: SCHED_OTHER whatever its creator's policy (an

@@ -600,7 +600,7 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
     const std::string options = codeOptions(**tm, module.code.size() <= kUnrollCodeWords);
     const ProgramView program{module, directFbs, names, hasBody, called, reaches, options, cancel};
     PhaseTimes times;
-    unsigned threadsRan = compileThreads(threads, bodies.size());
+    unsigned threadsRan = compileThreads(threads, bodies.size()); // compilePous: those that ran
     std::vector<PouObject> made = compilePous(program, bodies, *tmb, threadsRan, times, result.error);
     if (cancelled(cancel)) {
         return cancelledResult();
@@ -613,13 +613,15 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
     if (!result.error.empty()) {
         return result;
     }
-    // No error and not cancelled: every POU is done.
-    result.compileThreads = threadsRan;
+    // No error and not cancelled: every POU is done. The counts go into the result only with its
+    // code: a compile that fails in the link says it compiled nothing.
+    std::uint32_t compiled = 0;
+    bool standardFbsLinked = false;
     std::vector<ObjectFile> objects;
     std::vector<std::string> keys;
     for (PouObject& pou : made) {
-        result.pousCompiled += pou.compiled ? 1 : 0;
-        result.standardFbsLinked = result.standardFbsLinked || pou.object->standardFbsLinked;
+        compiled += pou.compiled ? 1 : 0;
+        standardFbsLinked = standardFbsLinked || pou.object->standardFbsLinked;
         objects.push_back(std::move(pou.object));
         keys.push_back(std::move(pou.key));
     }
@@ -666,7 +668,10 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
         entries[body.first] = reinterpret_cast<Entry>(static_cast<std::uintptr_t>(sym->getAddress()));
     }
     objectCache().compiled(keys, objects);
-    result.pousReused = static_cast<std::uint32_t>(bodies.size()) - result.pousCompiled;
+    result.compileThreads = threadsRan;
+    result.pousCompiled = compiled;
+    result.pousReused = static_cast<std::uint32_t>(bodies.size()) - compiled;
+    result.standardFbsLinked = standardFbsLinked;
     result.code = std::make_unique<JitModule>(std::move(code), std::move(entries));
     result.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     times.report(result);

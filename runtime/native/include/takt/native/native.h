@@ -131,7 +131,9 @@ struct DirectFb {
 // the optimiser skip every pass still to run, and is read again before code generation, which
 // itself runs to its end once begun. `threads`: how many threads compile the POUs side by side
 // (each POU's module is independent; the link after them is one thread's), 0 for one per CPU the
-// process may run on; at most 8 and one per POU. They run with the caller's scheduling.
+// process may run on (fewer when its cgroup's CPU quota allows fewer); at most 8 and one per POU.
+// The threads beside the caller's are SCHED_OTHER at the caller's niceness, whatever the caller's
+// policy.
 [[nodiscard]] CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> directFbs = {},
                                     std::span<const bytecode::Opcode> leaveToInterpreter = {},
                                     const std::atomic<bool>* cancel = nullptr, unsigned threads = 0);
