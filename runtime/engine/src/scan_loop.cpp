@@ -595,22 +595,26 @@ void ScanLoop::watchdogMain() {
         watchdogLooks_.fetch_add(1, std::memory_order_relaxed);
         const std::int64_t now = monotonicNs();
         next = std::min(now + idleLook, watchTasks(now, timeout));
-        const std::int64_t busy = busySince_.load(std::memory_order_acquire);
-        if (busy == 0) {
+        if (!overran(busySince_.load(std::memory_order_acquire), trippedCycle_, now, timeout, next)) {
             continue;
-        }
-        if (now - busy <= timeout) {
-            next = std::min(next, busy + timeout + 1);
-            continue;
-        }
-        if (trippedCycle_.exchange(static_cast<std::uint64_t>(busy)) == static_cast<std::uint64_t>(busy)) {
-            continue; // this cycle was already handled
         }
         // Outputs first: safe even if the VM never returns.
         io_.applySafeState();
         abort_.store(true, std::memory_order_release);
         watchdogTrips_.fetch_add(1);
     }
+}
+
+bool ScanLoop::overran(std::int64_t busy, std::atomic<std::int64_t>& tripped, std::int64_t now, std::int64_t timeout,
+                       std::int64_t& next) noexcept {
+    if (busy == 0) {
+        return false; // idle
+    }
+    if (now - busy <= timeout) {
+        next = std::min(next, busy + timeout + 1);
+        return false;
+    }
+    return tripped.exchange(busy) != busy; // false: this cycle was already tripped
 }
 
 void ScanLoop::maybeHandRetain(std::int64_t now) noexcept {

@@ -484,15 +484,7 @@ std::int64_t ScanLoop::watchTasks(std::int64_t now, std::int64_t timeout) noexce
     std::int64_t earliest = std::numeric_limits<std::int64_t>::max();
     for (std::size_t t = 0; t < taskThreadCount_; ++t) {
         TaskThread& w = taskThreads_[t];
-        const std::int64_t busy = w.busySince.load(std::memory_order_acquire);
-        if (busy == 0) {
-            continue;
-        }
-        if (now - busy <= timeout) {
-            earliest = std::min(earliest, busy + timeout + 1);
-            continue;
-        }
-        if (w.trippedAt.exchange(busy) == busy) {
+        if (!overran(w.busySince.load(std::memory_order_acquire), w.trippedAt, now, timeout, earliest)) {
             continue;
         }
         io_.applySafeState(); // outputs first: safe even if the task never returns

@@ -366,6 +366,11 @@ private:
     // Trips the tasks whose cycle has run longer than `timeout`; returns the earliest deadline
     // of those still within it (INT64_MAX when none is busy).
     std::int64_t watchTasks(std::int64_t now, std::int64_t timeout) noexcept;
+    // The watchdog's look at one cycle (the base cycle's or a task thread's), busy since `busy`
+    // (0: idle): true when it has run longer than `timeout` and was not tripped yet (`tripped`
+    // then remembers it); a cycle still within its time lowers `next` to its deadline.
+    static bool overran(std::int64_t busy, std::atomic<std::int64_t>& tripped, std::int64_t now, std::int64_t timeout,
+                        std::int64_t& next) noexcept;
     // The base cycle's sleep until `next` with task threads: woken when the last task parks, it
     // applies the waiting online change or restart at once instead of at its next release.
     void waitRelease(std::int64_t next) noexcept;
@@ -414,7 +419,7 @@ private:
     std::atomic<int> setupDone_{0};
     std::atomic<bool> abort_{false};         // the VM's abort flag
     std::atomic<std::int64_t> busySince_{0}; // heartbeat: start of the cycle in progress, 0 when idle
-    std::atomic<std::uint64_t> trippedCycle_{0};
+    std::atomic<std::int64_t> trippedCycle_{0};
     std::atomic<std::uint64_t> watchdogTrips_{0};
     std::atomic<std::uint64_t> watchdogLooks_{0}; // the watchdog thread's wake-ups (watchdogLooks())
 

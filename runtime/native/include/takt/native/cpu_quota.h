@@ -45,16 +45,14 @@ namespace takt::native {
                                                         const std::string& self = "/proc/self/cgroup") {
     std::ifstream cgroups(self);
     std::string line;
-    std::string path;
-    bool found = false;
+    std::string path; // stays empty without a cgroup v2 line
     while (std::getline(cgroups, line)) {
         if (line.starts_with("0::")) {
             path = line.substr(3);
-            found = true;
             break;
         }
     }
-    if (!found || !path.starts_with('/') || path.find("/..") != std::string::npos) {
+    if (!path.starts_with('/') || path.find("/..") != std::string::npos) {
         return std::nullopt;
     }
     std::optional<unsigned> least;
