@@ -1,8 +1,8 @@
 // The native tier's program compiler: a verified module's POU bodies, each translated
 // (translator.cpp) into an LLVM module of its own, optimised at -O2 and turned into an object, or
 // taken from the code cache when an earlier compile left one for the same translation
-// (object_cache.h); then linked by LLVM's ORC JIT into code memory that is never writable and
-// executable at once (code_memory.h).
+// (object_cache.h); then linked by LLVM's ORC JIT into one arena of code that is never writable
+// and executable at once (code_arena.h, code_memory.h).
 #include "takt/native/native.h"
 
 #include "code_memory.h"
@@ -59,18 +59,18 @@ namespace {
 using bytecode::Opcode;
 using llvm::Type;
 
-// The code of a compiled module without the JIT that linked it: the code's own mappings
-// (code_memory.h), so the JIT's memory is given back once the compile is done.
+// The code of a compiled module without the JIT that linked it: the compile's arena
+// (code_arena.h), so the JIT's memory is given back once the compile is done.
 class JitModule final : public CompiledModule {
 public:
-    JitModule(std::shared_ptr<CodeMappings> code, std::vector<Entry> entries)
+    JitModule(std::shared_ptr<CodeArena> code, std::vector<Entry> entries)
         : code_(std::move(code)), entries_(std::move(entries)) {}
     [[nodiscard]] Entry entry(std::uint32_t pou) const noexcept override {
         return pou < entries_.size() ? entries_[pou] : nullptr;
     }
 
 private:
-    std::shared_ptr<CodeMappings> code_; // the code the entries point into
+    std::shared_ptr<CodeArena> code_; // the code the entries point into
     std::vector<Entry> entries_;
 };
 
@@ -619,16 +619,23 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
     bool standardFbsLinked = false;
     std::vector<ObjectFile> objects;
     std::vector<std::string> keys;
+    std::size_t objectBytes = 0;
     for (PouObject& pou : made) {
         compiled += pou.compiled ? 1 : 0;
         standardFbsLinked = standardFbsLinked || pou.object->standardFbsLinked;
+        objectBytes += pou.object->object.size();
         objects.push_back(std::move(pou.object));
         keys.push_back(std::move(pou.key));
     }
 
     times.next(PhaseTimes::kLink);
-    // The objects are linked into CodeMemory: code never writable and executable at once.
-    auto code = std::make_shared<CodeMappings>();
+    // The objects are linked into one CodeArena, its code mapped once when the last is linked:
+    // never writable and executable at once.
+    auto code = std::make_shared<CodeArena>(objectBytes, objects.size());
+    if (!code->error().empty()) {
+        result.error = code->error();
+        return result;
+    }
     auto jit = llvm::orc::LLJITBuilder()
                    .setJITTargetMachineBuilder(std::move(*tmb))
                    .setObjectLinkingLayerCreator([code](llvm::orc::ExecutionSession& session, const llvm::Triple&) {
@@ -666,6 +673,12 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
             return result;
         }
         entries[body.first] = reinterpret_cast<Entry>(static_cast<std::uintptr_t>(sym->getAddress()));
+    }
+    // Every object the entries need is linked (a lookup links what it reaches): the code becomes
+    // executable now, before anything runs it.
+    if (!code->seal()) {
+        result.error = code->error();
+        return result;
     }
     objectCache().compiled(keys, objects);
     result.compileThreads = threadsRan;

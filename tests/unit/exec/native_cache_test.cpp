@@ -8,8 +8,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/compile_text.h"
@@ -222,6 +225,66 @@ TEST(NativeTierCache, SeveralThreadsCompileWhatOneThreadCompiles) {
     ASSERT_NE(changedParallel.code, nullptr) << changedParallel.error;
     EXPECT_EQ(changedParallel.compileThreads, std::min(8U, bodies));
     EXPECT_EQ(changedParallel.pousCompiled, 0U);
+}
+
+// The mappings of native code in this process (/proc/self/maps): the address ranges of the
+// compiles' code files, and whether any such mapping was ever writable.
+struct CodeMappings {
+    std::vector<std::pair<std::uintptr_t, std::uintptr_t>> ranges;
+    bool writable = false;
+};
+CodeMappings codeMappings() {
+    CodeMappings found;
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+        if (line.find("takt-native-code") == std::string::npos) {
+            continue;
+        }
+        std::istringstream fields(line);
+        std::string range;
+        std::string perms;
+        fields >> range >> perms;
+        const std::size_t dash = range.find('-');
+        found.ranges.emplace_back(std::stoull(range.substr(0, dash), nullptr, 16),
+                                  std::stoull(range.substr(dash + 1), nullptr, 16));
+        found.writable = found.writable || perms.find('w') != std::string::npos;
+    }
+    return found;
+}
+
+// A compile's code is one mapping, whatever the number of its POUs: the code of every POU body
+// lies in it, read+execute and never writable, and it goes with the compiled module.
+TEST(NativeTierCode, OneCompileIsOneCodeMapping) {
+    if (!native::available()) {
+        GTEST_SKIP() << "takt built without the native tier";
+    }
+    const int salt = static_cast<int>(std::chrono::steady_clock::now().time_since_epoch().count() % 100000) + 17;
+    const takt::test::CompiledText compiled = takt::test::compileText(program("y := x + 2;", salt));
+    ASSERT_TRUE(compiled.program.ok()) << compiled.rendered();
+    const CodeMappings before = codeMappings();
+    native::CompileResult result = compileNative(compiled, 2);
+    ASSERT_NE(result.code, nullptr) << result.error;
+    const CodeMappings after = codeMappings();
+    ASSERT_EQ(after.ranges.size(), before.ranges.size() + 1);
+    EXPECT_FALSE(after.writable);
+    const auto added = std::find_if(after.ranges.begin(), after.ranges.end(), [&before](const auto& range) {
+        return std::find(before.ranges.begin(), before.ranges.end(), range) == before.ranges.end();
+    });
+    ASSERT_NE(added, after.ranges.end());
+    const auto [start, end] = *added;
+    const bytecode::Module& module = *compiled.program.module;
+    std::uint32_t bodies = 0;
+    for (std::uint32_t p = 0; p < module.pous.size(); ++p) {
+        if (const native::Entry entry = result.code->entry(p); entry != nullptr) {
+            const auto at = reinterpret_cast<std::uintptr_t>(entry);
+            EXPECT_TRUE(at >= start && at < end) << module.pous[p].name;
+            ++bodies;
+        }
+    }
+    EXPECT_GE(bodies, 4U); // Early, Middle, Late, p
+    result.code.reset();
+    EXPECT_EQ(codeMappings().ranges.size(), before.ranges.size());
 }
 
 } // namespace
