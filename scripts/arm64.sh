@@ -4,7 +4,8 @@
 # cmake/toolchain-aarch64-linux-gnu.cmake and the native tier's plugin takt-native.so (the target's
 # LLVM from scripts/arm64-llvm.sh), then under qemu-aarch64 (qemu-user-static) the unit tests of
 # the VM, the engine and the compiler, the native tier's tests against the interpreter (bench
-# programs, traps, random programs; less what qemu-user cannot run, listed below) and the demo
+# programs, traps, random programs; less what qemu-user cannot run, listed below), the ST
+# conformance scripts through the arm64 `takt harness` on both tiers, and the demo
 # through `takt validate`, `takt check` and a few seconds of `takt run` on the interpreter and on
 # the native tier, then the arm64 packages takt and takt-native into dist/ (scripts/package.sh).
 # Run as root or with sudo.
@@ -97,6 +98,14 @@ if [ "$quick" != 1 ]; then
   echo "arm64: RetainCrash (takt_integration_tests) under qemu-aarch64"
   (cd "$build/tests" && timeout -s KILL 900 "${qemu[@]}" ./takt_integration_tests --gtest_brief=1 \
      --gtest_filter='RetainCrash.*') | tail -3 || status=1
+  # The ST conformance scripts through the arm64 `takt harness` (tests/st/conformance), on the
+  # interpreter and, with the tier, again with --execution native: the same expectations hold on
+  # both tiers, as on amd64.
+  conformance='Suite/StConformance.*'
+  [ "$native" = 1 ] && conformance+=':Suite/NativeTierConformance.*'
+  echo "arm64: the ST conformance scripts (takt_integration_tests, $conformance) under qemu-aarch64"
+  (cd "$build/tests" && timeout -s KILL 1800 "${qemu[@]}" ./takt_integration_tests --gtest_brief=1 \
+     --gtest_filter="$conformance") | tail -3 || status=1
 fi
 if [ "$native" = 1 ]; then
   # The native tier against the interpreter, the same image after every scan: the bench programs,

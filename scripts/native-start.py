@@ -3,9 +3,10 @@
 (scripts/gen-large-project.py, default 50,000 lines) built once, then `takt run --execution native`
 with [runtime] native_start = "background" and "wait", timing from the process start to the log's
 `running` line (the scan loop started: the first cycle follows within one period) and to its
-`execution: native (compiled in …)` line. Then, in the "wait" run, an online change of one POU
-(a comparison in the first station FB changed): `takt reload --yes --json`, its wall-clock time
-and what its answer reports of the compile (time, POUs compiled and reused). One run of each,
+`execution: native (compiled in …)` line. Then, in the "wait" run, two online changes of the
+first station FB, one after the other (CHANGES: a comparison changed, a variable added):
+`takt reload --yes --json`, its wall-clock time and what its answer reports of the compile (time,
+POUs compiled and reused). One run of each,
 printed as a table; wall clock, so read it beside the machine's load (printed). TAKT_NATIVE_THREADS=N
 in the environment compiles on N threads (default: one per CPU), for figures side by side.
 
@@ -23,14 +24,28 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def reload_one_pou(takt, project):
-    """An online change of one FB's body: seconds of `takt reload`, and its answer (both None when
-    the program is too large to send)."""
+# The online changes sent one after the other once the program runs native: a label and the edit
+# of src/cell000.st (the first cell's stations). A changed comparison changes one FB's code; a
+# variable added to that FB changes the layout of its instances too, so every instance after them
+# in the image moves and the cell PROGRAM holding them changes.
+CHANGES = [
+    ("a comparison in one FB", lambda text: text.replace("IF Blocked > 4 THEN", "IF Blocked > 5 THEN", 1)),
+    ("a variable added to one FB", lambda text: text.replace("    i, j, Swap, Blocked : INT;",
+                                                              "    i, j, Swap, Blocked : INT;\n    Added : INT;", 1)),
+]
+
+
+def reload_one_pou(takt, project, edit):
+    """An online change of the first station FB (`edit` of its source): seconds of `takt reload`,
+    and its answer (both None when the program is too large to send)."""
     source = os.path.join(project, "src", "cell000.st")
     with open(source) as f:
         text = f.read()
+    changed = edit(text)
+    if changed == text:
+        sys.exit("native-start: the edit did not apply to src/cell000.st")
     with open(source, "w") as f:
-        f.write(text.replace("IF Blocked > 4 THEN", "IF Blocked > 5 THEN", 1))
+        f.write(changed)
     t0 = time.monotonic()
     done = subprocess.run([takt, "reload", "--project", project, "--yes", "--json", "--timeout-ms", "600000"],
                           capture_output=True, text=True)
@@ -44,7 +59,7 @@ def reload_one_pou(takt, project):
 
 def timed_run(takt, project, start, timeout, reload=False):
     """Seconds to the `running` line and to the native line (None when not seen), and with
-    `reload` what reload_one_pou() measured once the program runs native."""
+    `reload` what reload_one_pou() measured of each of CHANGES once the program runs native."""
     state = tempfile.mkdtemp(prefix="takt-native-start-")
     with open(os.path.join(project, "runtime.toml"), "a") as f:
         f.write(f'\n[runtime]\nexecution = "native"\nnative_start = "{start}"\n'
@@ -65,7 +80,7 @@ def timed_run(takt, project, start, timeout, reload=False):
             if (running is not None and native is not None) or now > timeout:
                 break
         if reload and native is not None:
-            changed = reload_one_pou(takt, project)
+            changed = [(label, *reload_one_pou(takt, project, edit)) for label, edit in CHANGES]
     finally:
         proc.terminate()
         proc.wait(timeout=60)
@@ -101,13 +116,13 @@ def main():
         for start in ("background", "wait"):
             running, native, changed = timed_run(args.takt, project, start, args.timeout, reload=start == "wait")
             print(f"{start:<14}{fmt(running):>16}{fmt(native):>12}")
-        if changed is not None and changed[0] is None:
-            print("online change: not measured (program.stbc over the control endpoint's request line)")
-        elif changed is not None:
-            seconds, answer = changed
-            print(f"online change of one FB: takt reload {seconds:.2f} s, native_compile_ms "
-                  f"{answer['native_compile_ms']:.1f}, POUs compiled {answer['native_pous_compiled']}, "
-                  f"reused {answer['native_pous_reused']}")
+        for label, seconds, answer in changed or []:
+            if seconds is None:
+                print(f"online change, {label}: not measured (program.stbc over the control endpoint's request line)")
+            else:
+                print(f"online change, {label}: takt reload {seconds:.2f} s, native_compile_ms "
+                      f"{answer['native_compile_ms']:.1f}, POUs compiled {answer['native_pous_compiled']}, "
+                      f"reused {answer['native_pous_reused']}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

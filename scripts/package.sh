@@ -75,7 +75,10 @@ if [ -n "$native_deb" ]; then
   native_deb="$root/dist/$(basename "$native_deb")"
   echo "package: $native_deb ($(du -h "$native_deb" | cut -f1))"
   dpkg-deb -f "$native_deb" Depends
-  dpkg-deb -c "$native_deb" | grep -q "/takt/takt-native\.so$" ||
+  # The listing is read to its end (no `grep -q`): under pipefail a grep that stops at the first
+  # match gets dpkg-deb's tar killed by SIGPIPE when the plugin is not the last entry, and the
+  # check failed a good package.
+  dpkg-deb -c "$native_deb" | grep "/takt/takt-native\.so$" >/dev/null ||
     { echo "package: $native_deb holds no takt-native.so" >&2; exit 1; }
   dpkg-deb -f "$native_deb" Depends | grep -q "libllvm14" ||
     { echo "package: $native_deb does not depend on libllvm14" >&2; exit 1; }
