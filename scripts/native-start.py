@@ -26,8 +26,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # The online changes sent one after the other once the program runs native: a label and the edit
 # of src/cell000.st (the first cell's stations). A changed comparison changes one FB's code; a
-# variable added to that FB changes the layout of its instances too, so every instance after them
-# in the image moves and the cell PROGRAM holding them changes.
+# variable added to that FB changes the layout of its instances too, so what follows them in the
+# image moves. Either way only that FB is compiled again: bodies address instances through `this`.
 CHANGES = [
     ("a comparison in one FB", lambda text: text.replace("IF Blocked > 4 THEN", "IF Blocked > 5 THEN", 1)),
     ("a variable added to one FB", lambda text: text.replace("    i, j, Swap, Blocked : INT;",
