@@ -7,6 +7,7 @@
 
 #include "code_memory.h"
 #include "compile_threads.h"
+#include "instance_offsets.h"
 #include "object_cache.h"
 #include "plugin_api.h"
 #include "pou_translator.h"
@@ -138,6 +139,8 @@ void optimise(llvm::Module& mod, llvm::TargetMachine* tm, std::size_t codeWords,
     pb.registerFunctionAnalyses(fam);
     pb.registerLoopAnalyses(lam);
     pb.crossRegisterProxies(lam, fam, cgam, mam);
+    pb.registerPeepholeEPCallback(
+        [](llvm::FunctionPassManager& fpm, llvm::OptimizationLevel) { fpm.addPass(InstanceOffsets()); });
     pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(mod, mam);
 }
 

@@ -43,6 +43,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <vector>
 
 namespace takt::native {
@@ -265,20 +266,12 @@ struct Emitter {
     // agent write variables only), so the bytes are the module's initial image. LLVM then folds
     // a literal like any other, instead of loading it on every use.
     Value* constantOperand(Type* t, std::uint32_t k) {
-        if (varies(k)) {
-            return nullptr;
-        }
-        const std::uint32_t word = w(k);
         const std::uint64_t bytes = t->getPrimitiveSizeInBits() / 8;
-        const std::uint64_t offset = bytecode::addressOffset(word);
-        if (bytecode::addressTag(word) != bytecode::kTagAbsolute || bytes == 0 || bytes > 8 ||
-            offset + bytes > constSize || offset + bytes > module->initImage.size()) {
+        const std::optional<std::uint64_t> offset = bytes <= 8 ? constantOffset(k, bytes) : std::nullopt;
+        if (!offset) {
             return nullptr;
         }
-        std::uint64_t bits = 0;
-        for (std::uint64_t i = 0; i < bytes; ++i) {
-            bits |= std::uint64_t{module->initImage[offset + i]} << (8 * i);
-        }
+        const std::uint64_t bits = constantBits(*offset, bytes);
         if (t->isFloatTy()) {
             return llvm::ConstantFP::get(cx, llvm::APFloat(llvm::APFloat::IEEEsingle(), llvm::APInt(32, bits)));
         }
@@ -286,6 +279,27 @@ struct Emitter {
             return llvm::ConstantFP::get(cx, llvm::APFloat(llvm::APFloat::IEEEdouble(), llvm::APInt(64, bits)));
         }
         return t->isIntegerTy() ? llvm::ConstantInt::get(t, bits) : nullptr;
+    }
+    // The image offset of operand k when its `bytes` bytes lie in the constants (see above).
+    std::optional<std::uint64_t> constantOffset(std::uint32_t k, std::uint64_t bytes) {
+        if (varies(k) || bytes == 0) {
+            return std::nullopt;
+        }
+        const std::uint32_t word = w(k);
+        const std::uint64_t offset = bytecode::addressOffset(word);
+        if (bytecode::addressTag(word) != bytecode::kTagAbsolute || offset + bytes > constSize ||
+            offset + bytes > module->initImage.size()) {
+            return std::nullopt;
+        }
+        return offset;
+    }
+    // The `bytes` (at most 8) constant bytes at `offset`, little-endian as the image holds them.
+    [[nodiscard]] std::uint64_t constantBits(std::uint64_t offset, std::uint64_t bytes) const {
+        std::uint64_t bits = 0;
+        for (std::uint64_t i = 0; i < bytes; ++i) {
+            bits |= std::uint64_t{module->initImage[offset + i]} << (8 * i);
+        }
+        return bits;
     }
     void st(std::uint32_t k, Value* v) { storeAt(addr(k), v, tagOf(k), true); }
     Value* boolByte(Value* cond) { return b.CreateZExt(cond, i8()); }
@@ -442,6 +456,24 @@ struct Emitter {
     }
     void copy(Value* dst, Value* src, std::uint32_t n) {
         b.CreateMemMove(dst, llvm::MaybeAlign(1), src, llvm::MaybeAlign(1), c64(n));
+    }
+    // COPY of operand `from` to `to`: when the source is a short run of the constants (literal
+    // inputs of a call, copied in one block by the compiler), the bytes are stored as immediates,
+    // so LLVM folds them into the code that reads them (a memmove from the image hides them).
+    void copyOperand(std::uint32_t to, std::uint32_t from, std::uint32_t n) {
+        constexpr std::uint32_t kMaxImmediateCopy = 64;
+        const std::optional<std::uint64_t> offset = n <= kMaxImmediateCopy ? constantOffset(from, n) : std::nullopt;
+        if (!offset) {
+            copy(addr(to), addr(from), n);
+            return;
+        }
+        Value* dst = addr(to);
+        for (std::uint32_t at = 0; at < n;) {
+            const std::uint32_t chunk = n - at >= 8 ? 8 : n - at >= 4 ? 4 : n - at >= 2 ? 2 : 1;
+            Value* bits = llvm::ConstantInt::get(b.getIntNTy(8 * chunk), constantBits(*offset + at, chunk));
+            storeAt(b.CreateConstInBoundsGEP1_64(i8(), dst, at), bits, tagOf(to));
+            at += chunk;
+        }
     }
     // --- calls ---
     // The budget lives in the RunContext across a call, so the callee charges the same ticks.
@@ -787,7 +819,7 @@ OP(MOVI_64) {
     e.next();
 }
 OP(COPY) {
-    e.copy(e.addr(0), e.addr(1), e.w(2));
+    e.copyOperand(0, 1, e.w(2));
     e.next();
 }
 OP(ZERO) {
