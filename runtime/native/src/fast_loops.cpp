@@ -106,33 +106,26 @@ bool apart(const Span& a, const Span& b, std::uint64_t stackBase, bool instanceA
     return false; // an absolute address may lie in the instance
 }
 
-// Whether the body [head, backEdge) leaves the counter alone and leaves the loop only forward.
-bool qualifies(const bytecode::Module& module, const std::vector<bool>& starts, std::uint32_t head,
-               std::uint32_t backEdge, const Span& counter, bool instanceApartFromFrame) {
-    const std::uint64_t stackBase = std::uint64_t{module.constSize} + module.globalSize;
-    std::uint32_t pc = head;
-    while (pc < backEdge) {
-        if (!starts[pc]) {
-            return false;
+// The trips of a loop whose counter the instruction before its head (or the one before that, for
+// an INT counter copied to its variable) sets to a constant, and that instruction; nullopt when
+// not so.
+struct KnownTrips {
+    std::int64_t trips; // the body's runs: back-edges taken + 1
+    std::uint32_t set;  // the MOVI_32 setting the counter
+};
+
+std::optional<KnownTrips> knownTrips(const bytecode::Module& module, const std::vector<std::uint32_t>& before,
+                                     const CountedBackEdge& loop) {
+    std::uint32_t pc = loop.head;
+    for (int back = 0; back < 2 && before[pc] != bytecode::kNone; ++back) {
+        pc = before[pc];
+        if (static_cast<Opcode>(module.code[pc]) == Opcode::MOVI_32 && module.code[pc + 1] == loop.counter) {
+            const std::int64_t start = static_cast<std::int32_t>(module.code[pc + 2]);
+            const std::int64_t room = loop.step < 0 ? start - loop.limit : loop.limit - start;
+            return KnownTrips{room < 0 ? 1 : room / std::abs(std::int64_t{loop.step}) + 2, pc};
         }
-        const auto op = static_cast<Opcode>(module.code[pc]);
-        if (writesAnywhere(op)) {
-            return false;
-        }
-        const bytecode::OpcodeInfo& info = bytecode::opcodeInfo(op);
-        for (std::size_t k = 0; k < info.operandCount; ++k) {
-            const bytecode::OperandInfo& operand = info.operands[k];
-            if (operand.kind == OperandKind::Jump && module.code[pc + 1 + operand.word] <= pc) {
-                return false; // another loop inside, or a jump back
-            }
-            if (operand.kind == OperandKind::Dest &&
-                !apart(destinationSpan(&module.code[pc], info, k), counter, stackBase, instanceApartFromFrame)) {
-                return false;
-            }
-        }
-        pc += info.length;
     }
-    return pc == backEdge;
+    return std::nullopt;
 }
 
 // No jump from outside [head, backEdge] lands inside it after the head.
@@ -156,20 +149,84 @@ bool enteredAtHeadOnly(const bytecode::Module& module, const std::vector<bool>& 
     return true;
 }
 
-// The trips of a loop whose counter the instruction before its head (or the one before that, for
-// an INT counter copied to its variable) sets to a constant; nullopt when not so.
-std::optional<std::int64_t> knownTrips(const bytecode::Module& module, const std::vector<std::uint32_t>& before,
-                                       const CountedBackEdge& loop) {
-    std::uint32_t pc = loop.head;
-    for (int back = 0; back < 2 && before[pc] != bytecode::kNone; ++back) {
-        pc = before[pc];
-        if (static_cast<Opcode>(module.code[pc]) == Opcode::MOVI_32 && module.code[pc + 1] == loop.counter) {
-            const std::int64_t start = static_cast<std::int32_t>(module.code[pc + 2]);
-            const std::int64_t room = loop.step < 0 ? start - loop.limit : loop.limit - start;
-            return room < 0 ? 1 : room / std::abs(std::int64_t{loop.step}) + 2;
+// What one trip of a qualifying body runs at most: back-edges (its own and those of the counted
+// loops inside it) and instructions.
+struct TripCost {
+    std::uint64_t backEdges = 1;
+    std::uint64_t instructions = 1;
+};
+
+std::optional<TripCost> innerLoop(const bytecode::Module& module, const std::vector<bool>& starts,
+                                  const std::vector<std::uint32_t>& before, std::uint32_t outerHead, std::uint32_t pc,
+                                  bool instanceApartFromFrame);
+
+// Whether the body [head, backEdge) leaves the counter alone and leaves the loop only forward,
+// and what a trip of it costs. `nested`: the body may hold counted loops of known trips (one
+// level), entered only through the instruction setting their counter, so that each trip runs at
+// most the back-edges counted here whichever way its branches go.
+std::optional<TripCost> qualifies(const bytecode::Module& module, const std::vector<bool>& starts,
+                                  const std::vector<std::uint32_t>& before, std::uint32_t head, std::uint32_t backEdge,
+                                  const Span& counter, bool instanceApartFromFrame, bool nested) {
+    const std::uint64_t stackBase = std::uint64_t{module.constSize} + module.globalSize;
+    TripCost cost;
+    std::uint32_t pc = head;
+    while (pc < backEdge) {
+        if (!starts[pc]) {
+            return std::nullopt;
         }
+        const auto op = static_cast<Opcode>(module.code[pc]);
+        if (writesAnywhere(op)) {
+            return std::nullopt;
+        }
+        const bytecode::OpcodeInfo& info = bytecode::opcodeInfo(op);
+        for (std::size_t k = 0; k < info.operandCount; ++k) {
+            const bytecode::OperandInfo& operand = info.operands[k];
+            if (operand.kind == OperandKind::Jump && module.code[pc + 1 + operand.word] <= pc) {
+                const std::optional<TripCost> inner =
+                    nested ? innerLoop(module, starts, before, head, pc, instanceApartFromFrame) : std::nullopt;
+                if (!inner) {
+                    return std::nullopt; // another loop inside, or a jump back
+                }
+                cost.backEdges += inner->backEdges;
+                cost.instructions += inner->instructions;
+            }
+            if (operand.kind == OperandKind::Dest &&
+                !apart(destinationSpan(&module.code[pc], info, k), counter, stackBase, instanceApartFromFrame)) {
+                return std::nullopt;
+            }
+        }
+        ++cost.instructions;
+        pc += info.length;
     }
-    return std::nullopt;
+    if (pc != backEdge) {
+        return std::nullopt;
+    }
+    return cost;
+}
+
+// The back-edge at `pc` inside the body of a loop starting at `outerHead`, when it closes a
+// counted loop of known trips that qualifies itself and is entered only through the instruction
+// setting its counter: what its trips add to one trip of the outer body beyond the one run of
+// its instructions the outer body counts (their other runs and its back-edges).
+std::optional<TripCost> innerLoop(const bytecode::Module& module, const std::vector<bool>& starts,
+                                  const std::vector<std::uint32_t>& before, std::uint32_t outerHead, std::uint32_t pc,
+                                  bool instanceApartFromFrame) {
+    const std::optional<CountedBackEdge> loop = countedBackEdge(&module.code[pc]);
+    if (!loop || loop->head <= outerHead || loop->head >= pc || !starts[loop->head]) {
+        return std::nullopt;
+    }
+    const std::optional<KnownTrips> trips = knownTrips(module, before, *loop);
+    if (!trips || trips->set < outerHead || !enteredAtHeadOnly(module, starts, trips->set, pc)) {
+        return std::nullopt;
+    }
+    const Span counter{bytecode::addressTag(loop->counter), bytecode::addressOffset(loop->counter), 4};
+    const std::optional<TripCost> body =
+        qualifies(module, starts, before, loop->head, pc, counter, instanceApartFromFrame, false);
+    if (!body) {
+        return std::nullopt;
+    }
+    const auto more = static_cast<std::uint64_t>(trips->trips - 1);
+    return TripCost{more, more * body->instructions};
 }
 
 } // namespace
@@ -194,17 +251,23 @@ std::vector<FastLoop> fastLoops(const bytecode::Module& module, const std::vecto
         }
         const std::uint32_t head = loop->head;
         const Span counter{bytecode::addressTag(loop->counter), bytecode::addressOffset(loop->counter), 4};
-        const std::optional<std::int64_t> trips = knownTrips(module, before, *loop);
-        if ((trips && *trips <= kShortLoop) || !qualifies(module, starts, head, pc, counter, instanceApartFromFrame) ||
-            !enteredAtHeadOnly(module, starts, head, pc)) {
+        const std::optional<KnownTrips> trips = knownTrips(module, before, *loop);
+        if ((trips && trips->trips <= kShortLoop) || !enteredAtHeadOnly(module, starts, head, pc)) {
             continue;
         }
-        std::uint32_t instructions = 1;
-        for (std::uint32_t q = head; q < pc; q += bytecode::instructionLength(static_cast<Opcode>(module.code[q]))) {
-            ++instructions;
+        const std::optional<TripCost> cost =
+            qualifies(module, starts, before, head, pc, counter, instanceApartFromFrame, true);
+        if (!cost) {
+            continue;
         }
-        loops.push_back(
-            {head, pc, std::max(kPollInterval, kUncheckedInstructions / instructions), loop->limit, loop->step});
+        // A loop holding others runs its fast entries for at least 64 trips only when those stay
+        // within the instructions an entry may run unpolled (an innermost loop always does).
+        const std::uint64_t maxTrips = kUncheckedInstructions / cost->instructions;
+        if (cost->backEdges > 1 && maxTrips < kPollInterval) {
+            continue;
+        }
+        loops.push_back({head, pc, static_cast<std::uint32_t>(std::max<std::uint64_t>(kPollInterval, maxTrips)),
+                         loop->limit, loop->step, static_cast<std::uint32_t>(cost->backEdges)});
     }
     return loops;
 }

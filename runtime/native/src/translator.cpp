@@ -372,8 +372,9 @@ struct Emitter {
         }
         b.CreateBr(block(target));
     }
+    // In a fast copy every back-edge is its own or that of a counted loop inside (fastLoops()).
     void loopBack(std::uint32_t target) {
-        watchdog(copying == nullptr || copying->loop.backEdge != pc);
+        watchdog(copying == nullptr);
         b.CreateBr(block(target));
     }
     // The preheader of fast loop f: how many back-edges are left if the counter keeps its value
@@ -389,7 +390,11 @@ struct Emitter {
         const auto stride = static_cast<std::uint64_t>(step < 0 ? -step : step);
         Value* trips =
             b.CreateSelect(b.CreateICmpSLT(room, c64(0)), c64(0), b.CreateAdd(b.CreateUDiv(room, c64(stride)), c64(1)));
-        Value* covered = b.CreateICmpULT(trips, b.CreateLoad(i64(), ticks));
+        // Each of the trips + 1 runs of the body takes the inner loops' back-edges, each but the
+        // last the loop's own: (trips + 1) * perTrip - 1 ticks at most, which must stay below the
+        // budget (the tick reaching 0 traps).
+        Value* most = b.CreateMul(b.CreateAdd(trips, c64(1)), c64(f.loop.backEdgesPerTrip));
+        Value* covered = b.CreateICmpULE(most, b.CreateLoad(i64(), ticks));
         Value* fast = b.CreateAnd(b.CreateICmpULE(trips, c64(f.loop.maxTrips)), covered);
         // The unchecked back-edges do not poll the abort flag, so a fast entry does: a loop around
         // this one whose ticks per round are a multiple of 64 would otherwise never see it.

@@ -412,6 +412,15 @@ FOR m := 1 TO 30 DO r^ := r^ + 0; s := s + 1; END_FOR;
 FOR n := 1 TO 50 DO s := s + Twice(n); END_FOR;
 FOR x := 0 TO 19 DO a[x] := x * 2; END_FOR;
 FOR n := 1 TO 8 DO s := s + n; END_FOR;
+FOR i := 0 TO 39 DO
+  FOR j := 0 TO 7 DO s := s + j; END_FOR;
+END_FOR;
+FOR i := 0 TO 39 DO
+  IF (i MOD 3) = 0 THEN FOR j := 0 TO 7 DO s := s + j; END_FOR; END_IF;
+END_FOR;
+FOR i := 0 TO 39 DO
+  FOR j := i TO 50 DO s := s + 1; END_FOR;
+END_FOR;
 END_PROGRAM
 CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
 )";
@@ -436,13 +445,29 @@ TEST(NativeTierFastLoops, CountedInnermostLoopsQualifyOthersDoNot) {
         lines.push_back(program.describe(at).line);
         EXPECT_GE(loop.maxTrips, 64u);
     }
-    // The loop over i (line 8), the inner loop over k (10) and the INT loop storing into an
-    // array beside its counter (15). Not: the outer loop over j (it holds a loop), the loop
-    // storing through a reference (13), the loop calling a function (14), the loop of 8 (16).
-    EXPECT_EQ(lines, (std::vector<std::uint32_t>{8, 10, 15}));
+    // (A loop's head is the first instruction of its body.) The loop over i (line 8), the inner
+    // loop over k (10), the INT loop storing into an array beside its counter (15), the loops
+    // around a loop of 8 (lines 17 and 20, heads on 18 and 21: one trip takes 8 back-edges at
+    // most, inside an IF too) and the inner loop of unknown trips (24). Not: the outer loop over
+    // j (10 trips: LLVM unrolls it), the loop storing through a reference (13), the loop calling
+    // a function (14), the loop of 8 (16), the loop around a loop of unknown trips (23).
+    EXPECT_EQ(lines, (std::vector<std::uint32_t>{8, 10, 15, 18, 21, 24}));
+    std::vector<std::uint32_t> perTrip;
+    for (const native::FastLoop& loop : native::fastLoops(module, starts, true)) {
+        perTrip.push_back(loop.backEdgesPerTrip);
+    }
+    EXPECT_EQ(perTrip, (std::vector<std::uint32_t>{1, 1, 1, 8, 8, 1}));
     // In a body whose instance may overlap its frame, the INT loop's frame counter is no longer
-    // apart from the instance it stores into.
-    EXPECT_EQ(native::fastLoops(module, starts, false).size(), 2u);
+    // apart from the instance it stores into, nor the counter of line 20 from the frame
+    // temporary its IF tests.
+    lines.clear();
+    for (const native::FastLoop& loop : native::fastLoops(module, starts, false)) {
+        Fault at;
+        at.pou = inst.pou;
+        at.codeOffset = loop.head;
+        lines.push_back(program.describe(at).line);
+    }
+    EXPECT_EQ(lines, (std::vector<std::uint32_t>{8, 10, 18, 24}));
 }
 
 // Runs of repeated calls (repeats.h): ten TON/R_TRIG pairs with an edge count (lines 13-22, PT
@@ -524,13 +549,21 @@ TEST(NativeTierFastLoops, EveryBudgetEndsAtTheSameInstructionOverTheSameImage) {
     const takt::test::CompiledText compiled = takt::test::compileText(kLoops);
     ASSERT_TRUE(compiled.program.ok()) << compiled.rendered() << compiled.program.failure;
     const bytecode::ProgramInstance& inst = compiled.program.module->programs.front();
-    // Small ones, then across the run (about 500 ticks: the first loop takes 99, the nested
-    // ones 209); 0 is unlimited.
+    // Small ones, then across the run (about 2,200 ticks: the first loop takes 99, the nested
+    // ones 209, the loops around loops of 8 319 and 137, the last 1,259); 0 is unlimited.
     std::vector<std::uint64_t> budgets{0};
     for (std::uint64_t b = 1; b <= 8; ++b) {
         budgets.push_back(b);
     }
     for (std::uint64_t b = 90; b <= 560; b += 13) {
+        budgets.push_back(b);
+    }
+    // Every budget where the loops around loops of 8 are entered and run (a bound one trip short
+    // of their last inner back-edges is caught only within 8 ticks of the entry).
+    for (std::uint64_t b = 561; b <= 1000; ++b) {
+        budgets.push_back(b);
+    }
+    for (std::uint64_t b = 1001; b <= 2300; b += 29) {
         budgets.push_back(b);
     }
     for (const std::uint64_t budget : budgets) {
