@@ -98,6 +98,18 @@ struct Emitter {
     // LLVM lets it keep variables in registers across a loop.
     std::array<llvm::MDNode*, 3> scope{};
     std::array<llvm::MDNode*, 3> noalias{};
+    // The loads and stores whose bytes are known relative to their tag's base: an operand's
+    // (direct) or, for an element access, those of every element the bounds check lets through.
+    // Once the body is translated each array's element accesses get an alias scope of their own,
+    // which the direct accesses apart from the array declare they do not alias (scopeArrays()).
+    struct Span {
+        llvm::Instruction* access;
+        std::uint32_t tag;
+        std::uint64_t begin;
+        std::uint64_t end;
+        bool element;
+    };
+    std::vector<Span> spans{};
     std::uint64_t constSize = 0; // stores through a reference below this are refused
     const bytecode::Module* module = nullptr;
     // The function of POU p's body in this module (a declaration, or this body), null when p
@@ -239,7 +251,7 @@ struct Emitter {
         scoped(i, tag);
         return i;
     }
-    void storeAt(Value* p, Value* v, std::uint32_t tag = bytecode::kTagAbsolute, bool value = false) {
+    llvm::StoreInst* storeAt(Value* p, Value* v, std::uint32_t tag = bytecode::kTagAbsolute, bool value = false) {
         Type* t = v->getType();
         llvm::StoreInst* i = b.CreateAlignedStore(v, b.CreateBitCast(p, t->getPointerTo()), llvm::MaybeAlign(1));
         if (atomicValue(t, tag, value)) {
@@ -247,6 +259,7 @@ struct Emitter {
             i->setAtomic(llvm::AtomicOrdering::Unordered);
         }
         scoped(i, tag);
+        return i;
     }
     void scoped(llvm::Instruction* i, std::uint32_t tag) {
         if (scope[tag] != nullptr) {
@@ -259,7 +272,80 @@ struct Emitter {
         if (Value* c = constantOperand(t, k); c != nullptr) {
             return c;
         }
-        return loadAt(t, addr(k), tagOf(k), true);
+        Value* v = loadAt(t, addr(k), tagOf(k), true);
+        direct(v, k);
+        return v;
+    }
+    // Records access `v` of operand k (not in a rolled segment, where its address varies).
+    void direct(Value* v, std::uint32_t k) {
+        auto* i = llvm::dyn_cast<llvm::Instruction>(v);
+        if (i == nullptr || varies(k)) {
+            return;
+        }
+        const std::uint64_t begin = bytecode::addressOffset(w(k));
+        spans.push_back({i, tagOf(k), begin, begin + accessBytes(i), false});
+    }
+    // Records element access `v` of array operand `arr`, index operand `idx` (element()): every
+    // element from the first to the last, `v`'s bytes of the last.
+    void elementAccess(Value* v, std::uint32_t arr, std::uint32_t idx) {
+        auto* i = llvm::dyn_cast<llvm::Instruction>(v);
+        if (i == nullptr || varies(arr) || varies(idx + 2) || varies(idx + 3) || w(idx + 3) == 0) {
+            return;
+        }
+        const std::uint64_t begin = bytecode::addressOffset(w(arr));
+        const std::uint64_t last = begin + std::uint64_t{w(idx + 2)} * (w(idx + 3) - 1);
+        spans.push_back({i, tagOf(arr), begin, last + accessBytes(i), true});
+    }
+    // Gives each array's element accesses (one per distinct span) an alias scope, and every
+    // direct access of the same tag outside that span the scope in its noalias list. Sound
+    // because within one body each tag's base is one value (the instance, the frame, the image)
+    // and the bounds check keeps an element access inside its span; a dereferenced pointer
+    // (its tag kTagAbsolute, no scope) and a memmove carry no such list, so they may alias
+    // anything. The inliner copies scopes per call site, so an inlined body's arrays are apart
+    // only from that body's own accesses. At most kScopedArrays arrays per body: the lists grow
+    // with them.
+    void scopeArrays() {
+        constexpr std::size_t kScopedArrays = 32;
+        struct Array {
+            std::uint32_t tag;
+            std::uint64_t begin;
+            std::uint64_t end;
+            llvm::MDNode* scope;
+        };
+        std::vector<Array> arrays;
+        llvm::MDBuilder md(cx);
+        llvm::MDNode* domain = nullptr;
+        for (const Span& s : spans) {
+            if (!s.element || arrays.size() == kScopedArrays) {
+                continue;
+            }
+            const auto same = [&](const Array& a) { return a.tag == s.tag && a.begin == s.begin && a.end == s.end; };
+            if (std::find_if(arrays.begin(), arrays.end(), same) == arrays.end()) {
+                domain = domain != nullptr ? domain : md.createAnonymousAliasScopeDomain("takt.arrays");
+                arrays.push_back({s.tag, s.begin, s.end, md.createAnonymousAliasScope(domain, "array")});
+            }
+        }
+        for (const Span& s : spans) {
+            std::vector<llvm::Metadata*> listed;
+            for (const Array& a : arrays) {
+                const bool sameArray = a.tag == s.tag && a.begin == s.begin && a.end == s.end;
+                const bool apart = a.tag == s.tag && (s.end <= a.begin || a.end <= s.begin);
+                if (s.element ? sameArray : apart) {
+                    listed.push_back(a.scope);
+                }
+            }
+            if (listed.empty()) {
+                continue;
+            }
+            const unsigned kind = s.element ? llvm::LLVMContext::MD_alias_scope : llvm::LLVMContext::MD_noalias;
+            s.access->setMetadata(
+                kind, llvm::MDNode::concatenate(s.access->getMetadata(kind), llvm::MDNode::get(cx, listed)));
+        }
+    }
+    static std::uint64_t accessBytes(const llvm::Instruction* i) {
+        const Type* t =
+            llvm::isa<llvm::StoreInst>(i) ? llvm::cast<llvm::StoreInst>(i)->getValueOperand()->getType() : i->getType();
+        return t->getPrimitiveSizeInBits().getFixedSize() / 8;
     }
     // Operand k's value when it lies in the constants: nothing writes there (the verifier refuses
     // such a destination, the VM a store through a reference below constSize, the engine and the
@@ -301,7 +387,7 @@ struct Emitter {
         }
         return bits;
     }
-    void st(std::uint32_t k, Value* v) { storeAt(addr(k), v, tagOf(k), true); }
+    void st(std::uint32_t k, Value* v) { direct(storeAt(addr(k), v, tagOf(k), true), k); }
     Value* boolByte(Value* cond) { return b.CreateZExt(cond, i8()); }
 
     // The block of instruction `at` as a jump from this instruction reaches it: through the
@@ -1036,6 +1122,7 @@ OP(IDX) {
     OP(name) {                                                                                                         \
         auto& B = e.b;                                                                                                 \
         Value* a = e.loadAt(e.TS(), e.element(1, 2), e.tagOf(1), true);                                                \
+        e.elementAccess(a, 1, 2);                                                                                      \
         (void)B;                                                                                                       \
         e.st(0, conv);                                                                                                 \
         e.next();                                                                                                      \
@@ -1051,7 +1138,7 @@ LDX(LDX_U16, i16, B.CreateZExt(a, e.i32()))
 #define STX(name, T)                                                                                                   \
     OP(name) {                                                                                                         \
         Value* p = e.element(1, 2);                                                                                    \
-        e.storeAt(p, e.ld(e.T(), 0), e.tagOf(1), true);                                                                \
+        e.elementAccess(e.storeAt(p, e.ld(e.T(), 0), e.tagOf(1), true), 1, 2);                                         \
         e.next();                                                                                                      \
     }
 STX(STX_8, i8)
@@ -1071,7 +1158,9 @@ OP(STX_N) {
     OP(name) {                                                                                                         \
         Value* p = e.element(1, 2);                                                                                    \
         Value* a = e.ld(e.T(), 6);                                                                                     \
-        e.st(0, e.b.add(a, e.loadAt(e.T(), p, e.tagOf(1), true)));                                                     \
+        Value* x = e.loadAt(e.T(), p, e.tagOf(1), true);                                                               \
+        e.elementAccess(x, 1, 2);                                                                                      \
+        e.st(0, e.b.add(a, x));                                                                                        \
         e.next();                                                                                                      \
     }
 ADDX(ADDX_I32, i32, CreateAdd)
@@ -1491,6 +1580,7 @@ void translateBody(Emitter& e, const bytecode::Module& module, std::uint32_t ent
     e.base = {e.image, e.b.CreateInBoundsGEP(e.i8(), e.image, e.b.CreateZExt(e.thisOffset, e.i64())),
               e.b.CreateInBoundsGEP(e.i8(), e.image, e.b.CreateZExt(e.frameOffset, e.i64()))};
     e.fastLoops.clear();
+    e.spans.clear();
     e.frameEscapes = false;
     if (const std::uint32_t size = e.privateFrameBytes; size != 0) {
         // The frame starts as the image's bytes there (LLVM drops the copy of every byte the
@@ -1644,6 +1734,7 @@ void translatePou(llvm::Function& fn, std::uint32_t pou, const Reach& reach, con
         e.privateFrameBytes = 0;
         translateBody(e, module, module.pous[pou].code, reach);
     }
+    e.scopeArrays();
 }
 
 namespace tier {

@@ -927,6 +927,92 @@ CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : 
     EXPECT_NE(body.find(", 4000039"), std::string::npos) << body;
 }
 
+// The optimised IR of `source`'s PROGRAM p (TAKT_NATIVE_DUMP), its body alone.
+std::string optimisedBodyOfP(const std::string& source, const char* name) {
+    const takt::test::CompiledText compiled = takt::test::compileText(source);
+    EXPECT_TRUE(compiled.program.ok()) << compiled.rendered();
+    const std::filesystem::path prefix =
+        std::filesystem::temp_directory_path() / (std::string(name) + "_" + std::to_string(::getpid()));
+    ::setenv("TAKT_NATIVE_DUMP", prefix.c_str(), 1);
+    const native::CompileResult result = native::compile(*compiled.program.module);
+    ::unsetenv("TAKT_NATIVE_DUMP");
+    EXPECT_NE(result.code, nullptr) << result.error;
+    std::ifstream in(prefix.string() + ".opt.ll");
+    const std::string ir((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::filesystem::remove(prefix.string() + ".ll");
+    std::filesystem::remove(prefix.string() + ".opt.ll");
+    const std::size_t program = ir.find("define i32 @takt.body.p(");
+    if (program == std::string::npos) {
+        ADD_FAILURE() << ir;
+        return {};
+    }
+    return ir.substr(program, ir.find("\n}", program) - program);
+}
+
+// A store to an array element leaves the variables beside the array alone (each array's element
+// accesses have an alias scope the other accesses of the body are apart from), so the counter
+// and the other operands of timers_edges' input loop stay in registers and LLVM vectorises it.
+TEST(NativeTierShared, LoopStoringIntoAnArrayBesideItsCounterIsVectorised) {
+    if (!native::available()) {
+        GTEST_SKIP();
+    }
+    const std::string body = optimisedBodyOfP(R"(
+PROGRAM p
+VAR inp : ARRAY[0..199] OF BOOL; k : DINT; cnt : DINT; END_VAR
+cnt := cnt + 1;
+FOR k := 0 TO 199 DO inp[k] := ((cnt + k) MOD 50) < 25; END_FOR;
+END_PROGRAM
+CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
+)",
+                                              "takt_native_vectorised");
+    EXPECT_NE(body.find("store <"), std::string::npos) << body;
+}
+
+// Direct accesses inside an array's span (a constant index, a field of an element) mixed with
+// element loads and stores, in a PROGRAM and in two inlined instances of an FB: the alias
+// scopes of the arrays must not separate what overlaps.
+constexpr const char* kArraysBesideVariables = R"(
+TYPE Pair : STRUCT a : INT; b : REAL; END_STRUCT; END_TYPE
+FUNCTION_BLOCK Window
+VAR_INPUT x : DINT; END_VAR
+VAR_OUTPUT y : DINT; END_VAR
+VAR buf : ARRAY[0..7] OF DINT; pos : INT; sum : DINT; k : INT; END_VAR
+buf[pos] := x;
+buf[3] := buf[3] + 1;
+pos := (pos + 1) MOD 8;
+sum := 0;
+FOR k := 0 TO 7 DO sum := sum + buf[k]; END_FOR;
+y := sum + buf[3];
+END_FUNCTION_BLOCK
+PROGRAM p
+VAR
+  w1, w2 : Window;
+  v : ARRAY[0..19] OF DINT; n, k : DINT; s : DINT;
+  pr : ARRAY[1..10] OF Pair; t : REAL;
+  m : ARRAY[0..3, 0..3] OF INT;
+END_VAR
+n := n + 1;
+FOR k := 0 TO 19 DO v[k] := v[k] + k * n; v[5] := v[5] + 1; END_FOR;
+v[7] := v[7] - v[(n MOD 20)];
+s := v[5] + v[(n MOD 20)] + v[7];
+FOR k := 1 TO 10 DO pr[k].a := DINT_TO_INT(k + n); pr[k].b := pr[k].b + 0.5; t := t + pr[3].b; END_FOR;
+pr[4].a := pr[4].a + 1;
+t := t + pr[3].b + INT_TO_REAL(pr[4].a);
+m[n MOD 4, 2] := m[1, 2] + 1;
+w1(x := n);
+w2(x := s);
+s := s + w1.y + w2.y + m[1, 2] + m[2, 2];
+END_PROGRAM
+CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
+)";
+
+TEST(NativeTierShared, ArraysBesideVariablesSameImageAsInterpreterEveryCycle) {
+    if (!native::available()) {
+        GTEST_SKIP();
+    }
+    expectSameImageEveryCycle(kArraysBesideVariables, 40, 1'000'000);
+}
+
 // Every instruction of the list has an emitter: a program never falls back today.
 TEST(NativeTierStatus, EveryOpcodeIsTranslated) {
     if (!native::available()) {
