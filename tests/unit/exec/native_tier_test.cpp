@@ -1013,6 +1013,34 @@ TEST(NativeTierShared, ArraysBesideVariablesSameImageAsInterpreterEveryCycle) {
     expectSameImageEveryCycle(kArraysBesideVariables, 40, 1'000'000);
 }
 
+// Division and remainder by constants (DIV_/MOD_/ADDMOD_*_IMM), which the tier leaves to LLVM's
+// division by the constant and the interpreter computes through the verified reciprocal: the
+// same values at the edges (the most negative DINT, -1, 0, the largest UDINT, negative divisors).
+constexpr const char* kDivisionByConstants = R"(
+PROGRAM p
+VAR
+  v : ARRAY[0..11] OF DINT := [-2147483648, -2147483647, -65537, -50, -49, -1, 0, 1, 49, 50, 65537, 2147483647];
+  r : ARRAY[0..11, 0..7] OF DINT; u : ARRAY[0..11, 0..2] OF UDINT; k, n : DINT; x : DINT; y : UDINT;
+END_VAR
+n := n + 1;
+FOR k := 0 TO 11 DO
+  x := v[k] + n - 1;
+  r[k, 0] := x / 7; r[k, 1] := x / -7; r[k, 2] := x MOD 50; r[k, 3] := x MOD -50;
+  r[k, 4] := (x + n) MOD 256; r[k, 5] := x / 65537; r[k, 6] := x MOD 2147483647; r[k, 7] := x / -2147483647;
+  y := DINT_TO_UDINT(x);
+  u[k, 0] := y / 3; u[k, 1] := y MOD 65537; u[k, 2] := (y + 4294967295) MOD 1000;
+END_FOR;
+END_PROGRAM
+CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
+)";
+
+TEST(NativeTierMath, DivisionByConstantsSameImageAsInterpreterEveryCycle) {
+    if (!native::available()) {
+        GTEST_SKIP();
+    }
+    expectSameImageEveryCycle(kDivisionByConstants, 5, 1'000'000);
+}
+
 // Every instruction of the list has an emitter: a program never falls back today.
 TEST(NativeTierStatus, EveryOpcodeIsTranslated) {
     if (!native::available()) {
