@@ -880,53 +880,6 @@ END_PROGRAM
     EXPECT_NE(two.find("unordered, align 8"), std::string::npos) << two;
 }
 
-// Literal inputs of an FB call reach the inlined body as constants, for every instance: the
-// compiler copies a run of literal inputs from the constants in one COPY, which the tier stores as
-// immediates (a memmove from the image hid them), and the instance at a distance from the
-// program's `this` is addressed from it at a constant offset (GVN forwards the stored inputs to
-// the body's loads only from a common base). So the optimised program multiplies by the literals.
-TEST(NativeTierShared, LiteralInputsOfEveryInstanceAreFoldedIntoTheInlinedBody) {
-    if (!native::available()) {
-        GTEST_SKIP();
-    }
-    const takt::test::CompiledText compiled = takt::test::compileText(R"(
-FUNCTION_BLOCK Scale
-VAR_INPUT x : DINT; k : DINT; m : DINT; END_VAR
-VAR_OUTPUT y : DINT; END_VAR
-y := x * k + m;
-END_FUNCTION_BLOCK
-PROGRAM p
-VAR a : Scale; b : Scale; v : DINT; r : DINT; END_VAR
-v := v + 1;
-a(x := v, k := 1000003, m := 4000037);
-b(x := v, k := 1000033, m := 4000039);
-r := a.y + b.y;
-END_PROGRAM
-CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
-)");
-    ASSERT_TRUE(compiled.program.ok()) << compiled.rendered();
-    const std::filesystem::path prefix =
-        std::filesystem::temp_directory_path() / ("takt_native_literals_" + std::to_string(::getpid()));
-    ::setenv("TAKT_NATIVE_DUMP", prefix.c_str(), 1);
-    const native::CompileResult result = native::compile(*compiled.program.module);
-    ::unsetenv("TAKT_NATIVE_DUMP");
-    ASSERT_NE(result.code, nullptr) << result.error;
-    std::ifstream in(prefix.string() + ".opt.ll");
-    const std::string ir((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::filesystem::remove(prefix.string() + ".ll");
-    std::filesystem::remove(prefix.string() + ".opt.ll");
-    const std::size_t program = ir.find("define i32 @takt.body.p(");
-    ASSERT_NE(program, std::string::npos) << ir;
-    const std::string body = ir.substr(program, ir.find("\n}", program) - program);
-    EXPECT_EQ(body.find("memmove"), std::string::npos) << body;
-    EXPECT_NE(body.find(", 1000003"), std::string::npos) << body;
-    EXPECT_NE(body.find(", 1000033"), std::string::npos) << body;
-    EXPECT_NE(body.find(", 4000037"), std::string::npos) << body;
-    // Only the first word of b's inputs lies at the start of a stored block: the second is
-    // forwarded from the middle of one, which needs the common base.
-    EXPECT_NE(body.find(", 4000039"), std::string::npos) << body;
-}
-
 // The optimised IR of `source`'s PROGRAM p (TAKT_NATIVE_DUMP), its body alone.
 std::string optimisedBodyOfP(const std::string& source, const char* name) {
     const takt::test::CompiledText compiled = takt::test::compileText(source);
@@ -947,6 +900,40 @@ std::string optimisedBodyOfP(const std::string& source, const char* name) {
         return {};
     }
     return ir.substr(program, ir.find("\n}", program) - program);
+}
+
+// Literal inputs of an FB call reach the inlined body as constants, for every instance: the
+// compiler copies a run of literal inputs from the constants in one COPY, which the tier stores as
+// immediates (a memmove from the image hid them), and the instance at a distance from the
+// program's `this` is addressed from it at a constant offset (GVN forwards the stored inputs to
+// the body's loads only from a common base). So the optimised program multiplies by the literals.
+TEST(NativeTierShared, LiteralInputsOfEveryInstanceAreFoldedIntoTheInlinedBody) {
+    if (!native::available()) {
+        GTEST_SKIP();
+    }
+    const std::string body = optimisedBodyOfP(R"(
+FUNCTION_BLOCK Scale
+VAR_INPUT x : DINT; k : DINT; m : DINT; END_VAR
+VAR_OUTPUT y : DINT; END_VAR
+y := x * k + m;
+END_FUNCTION_BLOCK
+PROGRAM p
+VAR a : Scale; b : Scale; v : DINT; r : DINT; END_VAR
+v := v + 1;
+a(x := v, k := 1000003, m := 4000037);
+b(x := v, k := 1000033, m := 4000039);
+r := a.y + b.y;
+END_PROGRAM
+CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
+)",
+                                              "takt_native_literals");
+    EXPECT_EQ(body.find("memmove"), std::string::npos) << body;
+    EXPECT_NE(body.find(", 1000003"), std::string::npos) << body;
+    EXPECT_NE(body.find(", 1000033"), std::string::npos) << body;
+    EXPECT_NE(body.find(", 4000037"), std::string::npos) << body;
+    // Only the first word of b's inputs lies at the start of a stored block: the second is
+    // forwarded from the middle of one, which needs the common base.
+    EXPECT_NE(body.find(", 4000039"), std::string::npos) << body;
 }
 
 // A store to an array element leaves the variables beside the array alone (each array's element
