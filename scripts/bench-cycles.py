@@ -10,7 +10,8 @@ between two requests `takt_scan_runner native` runs the twin for N scans (its wa
 ns per scan). N is picked so that a request takes about TARGET_MS. The ratios per program are
 those of the medians and of the fastest runs; on a machine shared with other work the CPU
 columns are the steadier ones (a wall-clock figure is mostly the other processes' turns on the
-core). The `check` of the harness after all its cycles must equal the twin's after as many scans
+core); on a VM whose CPUs run at different speeds, run the script under `taskset -c N` so that
+the harness and the twin share one CPU. The `check` of the harness after all its cycles must equal the twin's after as many scans
 (the script fails otherwise). First, the cost of a cycle of a one-statement program: what the
 harness and the engine add around a body.
 
