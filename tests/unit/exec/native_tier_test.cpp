@@ -542,6 +542,25 @@ TEST(NativeTierRepeats, RolledRunsSameImageAsInterpreterEveryCycle) {
     expectSameImageEveryCycle(kRepeats, 120, 1'000'000);
 }
 
+// The smallest budget with which the interpreter's first cycle faults on `line` or after it, or
+// not at all (the ticks spent before the line, plus one), by bisection up to `most`.
+std::uint64_t firstBudgetReaching(const takt::test::CompiledText& compiled, std::uint32_t line, std::uint64_t most) {
+    const bytecode::ProgramInstance& inst = compiled.program.module->programs.front();
+    std::uint64_t low = 1;
+    std::uint64_t high = most;
+    while (low < high) {
+        const std::uint64_t mid = low + (high - low) / 2;
+        TierRun run = start(compiled, Execution::Interpreter, mid);
+        Fault f;
+        if (run.runner->runProgram(*run.program, inst, 0, f) || run.program->describe(f).line >= line) {
+            high = mid;
+        } else {
+            low = mid + 1;
+        }
+    }
+    return low;
+}
+
 TEST(NativeTierFastLoops, EveryBudgetEndsAtTheSameInstructionOverTheSameImage) {
     if (!native::available()) {
         GTEST_SKIP();
@@ -558,13 +577,17 @@ TEST(NativeTierFastLoops, EveryBudgetEndsAtTheSameInstructionOverTheSameImage) {
     for (std::uint64_t b = 90; b <= 560; b += 13) {
         budgets.push_back(b);
     }
-    // Every budget where the loops around loops of 8 are entered and run (a bound one trip short
-    // of their last inner back-edges is caught only within 8 ticks of the entry).
-    for (std::uint64_t b = 561; b <= 1000; ++b) {
+    for (std::uint64_t b = 561; b <= 2300; b += 29) {
         budgets.push_back(b);
     }
-    for (std::uint64_t b = 1001; b <= 2300; b += 29) {
-        budgets.push_back(b);
+    // Each loop around a loop of 8 (lines 17 and 20: 40 trips of at most 8 ticks) takes its
+    // unchecked copy only when the ticks left at its entry cover 320; a bound one trip short (313)
+    // differs only within those 8 ticks, so every budget that leaves 300 to 330 at the entry.
+    for (const std::uint32_t line : {17U, 20U}) {
+        const std::uint64_t entry = firstBudgetReaching(compiled, line, 2300);
+        for (std::uint64_t b = entry + 300; b <= entry + 330; ++b) {
+            budgets.push_back(b);
+        }
     }
     for (const std::uint64_t budget : budgets) {
         TierRun interp = start(compiled, Execution::Interpreter, budget);
