@@ -505,8 +505,6 @@ struct Emitter {
         trapIf(b.CreateExtractValue(pair, 1), Trap::Overflow);
         return b.CreateExtractValue(pair, 0);
     }
-    // (n * r) >> 64 and ((r * n) * d) >> 64 in 128 bits: DIV/MOD by a constant through its
-    // reciprocal, the interpreter's arithmetic to the bit.
     // Division and remainder of an unsigned 32-bit value by a constant. The verifier holds an
     // instruction's reciprocal operand to the one of its divisor (bytecode::divisorReciprocal),
     // with which the interpreter's quotient and remainder are exact, so LLVM's own division by
