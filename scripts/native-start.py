@@ -2,8 +2,10 @@
 """How soon a large program runs on the native tier (docs/performance.md): a generated project
 (scripts/gen-large-project.py, default 50,000 lines) built once, then `takt run --execution native`
 with [runtime] native_start = "background" and "wait", timing from the process start to the log's
-`running` line (the scan loop started: the first cycle follows within one period) and to its
-`execution: native (compiled in …)` line. Then, in the "wait" run, two online changes of the
+`running` line (the scan loop started: the first cycle follows within one period), to the first
+`runtime.status` (polled with `takt ctl` in the "background" run) saying part of the program runs
+native ("interpreter (native compiling, N of M POUs native)": the first wave of POUs taken) and
+to its `execution: native (compiled in …)` line. Then, in the "wait" run, two online changes of the
 first station FB, one after the other (CHANGES: a comparison changed, a variable added):
 `takt reload --yes --json`, its wall-clock time and what its answer reports of the compile (time,
 POUs compiled and reused). One run of each,
@@ -19,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -57,9 +60,23 @@ def reload_one_pou(takt, project, edit):
     return seconds, json.loads(done.stdout)
 
 
+def first_part(takt, endpoint, t0, until, seen):
+    """Polls runtime.status every 50 ms until it says part of the program runs native (its
+    seconds since t0 go into seen["part"], with the status) or `until` is set."""
+    while not until.is_set():
+        done = subprocess.run([takt, "ctl", "--endpoint", endpoint, "runtime.status"], capture_output=True, text=True)
+        if done.returncode == 0:
+            execution = json.loads(done.stdout).get("execution", "")
+            if "POUs native)" in execution or execution == "native":
+                seen["part"] = (time.monotonic() - t0, execution)
+                return
+        until.wait(0.05)
+
+
 def timed_run(takt, project, start, timeout, reload=False):
-    """Seconds to the `running` line and to the native line (None when not seen), and with
-    `reload` what reload_one_pou() measured of each of CHANGES once the program runs native."""
+    """Seconds to the `running` line, to the first part running native (the "background" run
+    only) and to the native line (None when not seen), and with `reload` what reload_one_pou()
+    measured of each of CHANGES once the program runs native."""
     state = tempfile.mkdtemp(prefix="takt-native-start-")
     with open(os.path.join(project, "runtime.toml"), "a") as f:
         f.write(f'\n[runtime]\nexecution = "native"\nnative_start = "{start}"\n'
@@ -68,11 +85,18 @@ def timed_run(takt, project, start, timeout, reload=False):
     proc = subprocess.Popen([takt, "run", "--project", project, "--state-dir", state],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     running = native = changed = None
+    seen = {}
+    until = threading.Event()
+    poller = None
     try:
         for line in proc.stdout:
             now = time.monotonic() - t0
             if running is None and "running " in line:
                 running = now
+                if start == "background":
+                    poller = threading.Thread(target=first_part,
+                                              args=(takt, f"unix://{state}/takt.sock", t0, until, seen))
+                    poller.start()
             if "execution: native (compiled in" in line:
                 native = now
             if "execution: interpreter (native:" in line:
@@ -82,6 +106,9 @@ def timed_run(takt, project, start, timeout, reload=False):
         if reload and native is not None:
             changed = [(label, *reload_one_pou(takt, project, edit)) for label, edit in CHANGES]
     finally:
+        until.set()
+        if poller is not None:
+            poller.join(timeout=60)
         proc.terminate()
         proc.wait(timeout=60)
         shutil.rmtree(state, ignore_errors=True)
@@ -90,7 +117,7 @@ def timed_run(takt, project, start, timeout, reload=False):
             text = f.read()
         with open(os.path.join(project, "runtime.toml"), "w") as f:
             f.write(text[:text.index("\n[runtime]\n")])
-    return running, native, changed
+    return running, seen.get("part"), native, changed
 
 
 def main():
@@ -110,12 +137,17 @@ def main():
         if built.returncode != 0:
             sys.exit(f"native-start: takt build failed:\n{built.stdout}{built.stderr}")
         print(f"{args.lines} lines; load average {open('/proc/loadavg').read().split()[0]}")
-        print(f"{'native_start':<14}{'first cycle s':>16}{'native s':>12}")
+        print(f"{'native_start':<14}{'first cycle s':>16}{'first POUs native s':>22}{'native s':>12}")
         fmt = lambda v: "-" if v is None else f"{v:.2f}"
         changed = None
+        parts = None
         for start in ("background", "wait"):
-            running, native, changed = timed_run(args.takt, project, start, args.timeout, reload=start == "wait")
-            print(f"{start:<14}{fmt(running):>16}{fmt(native):>12}")
+            running, part, native, changed = timed_run(args.takt, project, start, args.timeout,
+                                                       reload=start == "wait")
+            print(f"{start:<14}{fmt(running):>16}{fmt(part[0] if part else None):>22}{fmt(native):>12}")
+            parts = part if start == "background" else parts
+        if parts is not None:
+            print(f"first status with native POUs: {parts[1]}")
         for label, seconds, answer in changed or []:
             if seconds is None:
                 print(f"online change, {label}: not measured (program.stbc over the control endpoint's request line)")

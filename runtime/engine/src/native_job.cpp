@@ -6,6 +6,7 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <new>
 #include <utility>
 
 #include <sys/resource.h>
@@ -45,20 +46,24 @@ unsigned threadsAsked() noexcept {
 struct Hook {
     std::mutex mutex;
     NativeJob::BeforeCompile before;
+    NativeJob::AfterPart afterPart;
 };
 Hook& hook() {
     static Hook h;
     return h;
 }
 
-void runHook(const std::atomic<bool>& cancel) {
-    NativeJob::BeforeCompile before;
-    {
-        const std::lock_guard<std::mutex> lock(hook().mutex);
-        before = hook().before;
-    }
-    if (before) {
-        before(cancel);
+void runHook(NativeJob::BeforeCompile Hook::*which, const std::atomic<bool>& cancel) noexcept {
+    try {
+        NativeJob::BeforeCompile run;
+        {
+            const std::lock_guard<std::mutex> lock(hook().mutex);
+            run = hook().*which;
+        }
+        if (run) {
+            run(cancel);
+        }
+    } catch (...) { // a test's hook: the compile goes on
     }
 }
 
@@ -67,6 +72,11 @@ void runHook(const std::atomic<bool>& cancel) {
 void NativeJob::setBeforeCompileForTests(BeforeCompile before) {
     const std::lock_guard<std::mutex> lock(hook().mutex);
     hook().before = std::move(before);
+}
+
+void NativeJob::setAfterPartForTests(AfterPart after) {
+    const std::lock_guard<std::mutex> lock(hook().mutex);
+    hook().afterPart = std::move(after);
 }
 
 NativeJob::NativeJob(std::shared_ptr<const bytecode::Module> module, std::span<const native::DirectFb> directFbs)
@@ -87,6 +97,7 @@ std::shared_ptr<NativeJob> NativeJob::start(std::shared_ptr<const bytecode::Modu
                                             std::span<const native::DirectFb> directFbs, Listener onDone) {
     std::shared_ptr<NativeJob> job(new NativeJob(std::move(module), directFbs));
     job->onDone_ = std::move(onDone);
+    job->background_ = true;
     // The thread gets the job's address, not a reference: the job's destructor joins it.
     pthread_attr_t attr;
     pthread_attr_init(&attr);
@@ -119,10 +130,7 @@ void* NativeJob::threadMain(void* job) {
     // The niceness is per thread on Linux: set here, for this thread's id.
     setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), std::min(kNicest, processNice() + kCompileNicer));
     pthread_setname_np(pthread_self(), "takt-compile");
-    try {
-        runHook(self.cancel_);
-    } catch (...) { // a test's hook: the compile goes on
-    }
+    runHook(&Hook::before, self.cancel_);
     self.compile();
     // A program replaced while its code was being made is not reported as ready.
     if (self.onDone_ && !self.result_.cancelled && !self.cancelRequested()) {
@@ -145,11 +153,53 @@ void NativeJob::fail(const char* why) noexcept {
     done_.store(true, std::memory_order_release);
 }
 
+const NativePart* NativeJob::newest() const noexcept {
+    if (done() && result_.code != nullptr) {
+        return &whole_;
+    }
+    const std::size_t n = parts_.load(std::memory_order_acquire);
+    return n == 0 ? nullptr : &partList_[n - 1];
+}
+
+bool NativeJob::describe(NativePart& part, const native::CompiledModule& code) const noexcept {
+    const std::size_t count = module_->pous.size();
+    part.has.reset(new (std::nothrow) std::uint8_t[count]);
+    if (part.has == nullptr) {
+        return false;
+    }
+    part.code = &code;
+    for (std::size_t p = 0; p < count; ++p) {
+        const bytecode::PouEntry& pou = module_->pous[p];
+        const bool body = pou.code != bytecode::kNone && pou.native == bytecode::kNone;
+        part.has[p] = code.entry(static_cast<std::uint32_t>(p)) != nullptr ? 1 : 0;
+        part.pous += part.has[p];
+        part.of += body ? 1 : 0;
+    }
+    return true;
+}
+
+void NativeJob::publish(std::shared_ptr<const native::CompiledModule> code) noexcept {
+    const std::size_t n = parts_.load(std::memory_order_relaxed);
+    if (n == kMostParts || code == nullptr || !describe(partList_[n], *code)) {
+        return; // the part is skipped: the next one, or the whole program, follows
+    }
+    partCode_[n] = std::move(code);
+    parts_.store(n + 1, std::memory_order_release);
+    runHook(&Hook::afterPart, cancel_);
+}
+
 void NativeJob::compile() noexcept {
     try {
-        result_ = native::compile(*module_, directFbs_, {}, &cancel_, threadsAsked());
+        // A background compile hands over each part linked; one the caller waits for, none.
+        const native::PartListener onPart = [this](std::shared_ptr<const native::CompiledModule> code) {
+            publish(std::move(code));
+        };
+        result_ = native::compile(*module_, directFbs_, {}, &cancel_, threadsAsked(), background_ ? &onPart : nullptr);
         if (result_.code == nullptr) {
             fallback_ = nativeFallbackStatus(*module_, result_);
+        } else if (!describe(whole_, *result_.code)) {
+            fail("the compile ran out of memory");
+            return;
         }
     } catch (...) { // native::compile does not throw; an allocation here may
         fail("the compile ran out of memory");

@@ -27,8 +27,22 @@
 
 namespace takt::engine {
 
+// Code for some of a program's POUs, published while its compile goes on (a background compile
+// links in waves: native::PartListener), or the whole program's once it is done.
+struct NativePart {
+    const native::CompiledModule* code = nullptr;
+    std::unique_ptr<std::uint8_t[]> has; // per POU: 1 where `code` has an entry (vm::CompiledCalls)
+    std::uint32_t pous = 0;              // the POUs it has
+    std::uint32_t of = 0;                // the POUs with a body, all to be compiled
+};
+
 class NativeJob {
 public:
+    // The newest code (any thread; an acquire load, nothing locked): the whole program's once
+    // done() with code, else the last part published, null before the first. It lives as long as
+    // the job.
+    [[nodiscard]] const NativePart* newest() const noexcept;
+
     // Called on the compile thread when a background compile ends without being cancelled.
     using Listener = std::function<void(const NativeJob&)>;
 
@@ -72,12 +86,27 @@ public:
     // interpreter meanwhile. Empty (the default): nothing is called.
     using BeforeCompile = std::function<void(const std::atomic<bool>& cancel)>;
     static void setBeforeCompileForTests(BeforeCompile hook);
+    // Tests only: called on the compile thread after each part is published (newest()), so a
+    // test can hold the compile there and watch the program run partly native meanwhile.
+    using AfterPart = BeforeCompile;
+    static void setAfterPartForTests(AfterPart hook);
 
 private:
     NativeJob(std::shared_ptr<const bytecode::Module> module, std::span<const native::DirectFb> directFbs);
     void compile() noexcept;
     static void* threadMain(void* job); // the compile thread's body
     void fail(const char* why) noexcept;
+    void publish(std::shared_ptr<const native::CompiledModule> code) noexcept; // the compile thread
+    bool describe(NativePart& part, const native::CompiledModule& code) const noexcept;
+
+    // Parts in the order published; parts_ counts those readable (release/acquire). Made before
+    // the compile starts, so publishing allocates nothing a reader could see half made.
+    static constexpr std::size_t kMostParts = 16;
+    std::unique_ptr<NativePart[]> partList_ = std::make_unique<NativePart[]>(kMostParts);
+    std::unique_ptr<std::shared_ptr<const native::CompiledModule>[]> partCode_ =
+        std::make_unique<std::shared_ptr<const native::CompiledModule>[]>(kMostParts);
+    std::atomic<std::size_t> parts_{0};
+    NativePart whole_; // after done(), with code
 
     std::shared_ptr<const bytecode::Module> module_;
     std::vector<native::DirectFb> directFbs_;
@@ -90,7 +119,8 @@ private:
     std::string fallback_;
     Listener onDone_;
     pthread_t thread_{};
-    bool started_ = false; // thread_ runs and is to be joined
+    bool started_ = false;    // thread_ runs and is to be joined
+    bool background_ = false; // compiled on thread_ (set before it starts): parts are published
 };
 
 } // namespace takt::engine

@@ -127,10 +127,45 @@ bool parseExecution(std::string_view text, Execution& out) {
     return false;
 }
 
+// What the interpreter's calls of compiled bodies run them with (vm::CompiledCalls): the newest
+// code taken and the run context of the runner's program, set before each run.
+struct VmRunner::CompiledCallState {
+    vm::CompiledCalls calls{nullptr, &CompiledCallState::run, this};
+    const native::CompiledModule* code = nullptr;
+    native::Host host;
+    native::RunContext context; // all but the ticks and the pc, which are per call
+    std::uint8_t* image = nullptr;
+    // Written by the scan thread alone: a load and a store, no locked instruction per call.
+    mutable std::atomic<std::uint64_t> ran{0};
+
+    // A called POU's body: compiled code is called with the interpreter's instance, frame and
+    // depth (those of its ENTER), as compiled code calls it. A called POU is never an entry the
+    // engine runs, so its code makes no assumption about where the instance lies.
+    static bool run(const void* self, std::uint32_t pou, std::uint32_t thisOffset, std::uint32_t frameOffset,
+                    std::uint32_t depth, std::uint64_t& ticks, vm::Trap& trap, std::uint32_t& pc) noexcept {
+        const auto& state = *static_cast<const CompiledCallState*>(self);
+        const native::Entry entry = state.code->entry(pou);
+        if (entry == nullptr) {
+            return false;
+        }
+        state.ran.store(state.ran.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        native::RunContext ctx = state.context;
+        ctx.ticks = ticks;
+        trap = native::trapOf(entry(state.image, thisOffset, frameOffset, &ctx, depth));
+        ticks = ctx.ticks;
+        pc = ctx.pc;
+        return true;
+    }
+};
+
 VmRunner::VmRunner(std::uint64_t budget, Execution execution, NativeStart start)
-    : budget_(budget), execution_(execution), start_(start) {}
+    : budget_(budget), execution_(execution), start_(start), calls_(std::make_unique<CompiledCallState>()) {}
 
 VmRunner::~VmRunner() = default;
+
+std::uint64_t VmRunner::callsRunNatively() const noexcept {
+    return calls_->ran.load(std::memory_order_relaxed);
+}
 
 std::unique_ptr<CodeRunner> VmRunner::forTask(std::uint32_t slot) const {
     auto runner = std::make_unique<VmRunner>(budget_, execution_, start_);
@@ -166,6 +201,8 @@ void VmRunner::attach(LoadedProgram& program) {
     vm_.swap(state->machine);
     job_.swap(state->job);
     native_ = nullptr;
+    part_ = nullptr;
+    partPous_.store(0, std::memory_order_relaxed);
     switched_.store(false, std::memory_order_relaxed);
     {
         const std::lock_guard<std::mutex> lock(statusMutex_);
@@ -231,14 +268,25 @@ void VmRunner::prepareWith(LoadedProgram& program, NativeStart start) const {
 }
 
 void VmRunner::takeCode() noexcept {
-    if (native_ == nullptr && job_ != nullptr && job_->done() && job_->code() != nullptr) {
-        native_ = job_->code();
+    if (native_ != nullptr || job_ == nullptr) {
+        return;
+    }
+    const bool done = job_->done();
+    // A compile that failed after it published parts: the whole program runs on the
+    // interpreter, as its status says.
+    const NativePart* newest = done && job_->code() == nullptr ? nullptr : job_->newest();
+    if (newest != part_) {
 #if defined(__aarch64__)
         // The code was written by another core (its cache maintenance done there): this core
         // must not run instructions it fetched before, from memory an earlier program's code
         // may have had at the same address.
         asm volatile("isb" ::: "memory");
 #endif
+        part_ = newest;
+        partPous_.store(newest != nullptr ? newest->pous : 0, std::memory_order_relaxed);
+    }
+    if (done && job_->code() != nullptr) {
+        native_ = job_->code();
         switched_.store(true, std::memory_order_relaxed);
     }
 }
@@ -271,6 +319,12 @@ std::string VmRunner::executionStatus() const {
     }
     if (job->done() && job->code() == nullptr) {
         return job->fallbackStatus().empty() ? std::string("interpreter") : job->fallbackStatus();
+    }
+    const std::uint32_t pous = partPous_.load(std::memory_order_relaxed);
+    const NativePart* newest = job->newest();
+    if (pous != 0 && newest != nullptr) {
+        return "interpreter (native compiling, " + std::to_string(pous) + " of " + std::to_string(newest->of) +
+               " POUs native)";
     }
     return "interpreter (native compiling)";
 }
@@ -337,29 +391,37 @@ bool VmRunner::runProgram(LoadedProgram& program, const bytecode::ProgramInstanc
     vm::Vm& machine = vmFor(program);
     machine.setCycleTime(nowNs);
     machine.setWallTime(wallNs_);
+    const bytecode::Module& module = program.module();
+    // This runner's call stack (slot_), which ends where its machine's image ends (prepare).
+    const std::uint64_t stackBase = program.stackBase(slot_);
+    const std::uint64_t stackEnd = std::min<std::uint64_t>(program.imageSize(), stackBase + module.stackSize);
+    CompiledCallState& calls = *calls_;
+    if (part_ != nullptr && !debugging_) {
+        calls.code = part_->code;
+        calls.calls.has = part_->has.get();
+        calls.host = hostFor(machine);
+        calls.context = native::RunContext{0,
+                                           abort_ != nullptr ? abort_ : &kNeverAbort,
+                                           bytecode::kNone,
+                                           &calls.host,
+                                           stackEnd,
+                                           machine.nativeFbContext()};
+        calls.image = program.image();
+    }
     if (native_ == nullptr && job_ != nullptr) {
         waitingRuns_.fetch_add(1, std::memory_order_relaxed);
     } else if (native_ != nullptr && debugging_) {
         debugRuns_.fetch_add(1, std::memory_order_relaxed);
     } else if (native_ != nullptr) {
-        const bytecode::Module& module = program.module();
         const native::Entry entry = native_->entry(instance.pou);
-        // This runner's call stack (slot_), which ends where its machine's image ends (prepare).
-        const std::uint64_t stackBase = program.stackBase(slot_);
-        const std::uint64_t stackEnd = std::min<std::uint64_t>(program.imageSize(), stackBase + module.stackSize);
         const std::uint64_t stateEnd = program.stateSize(); // below every call stack
         // A body the tier has no entry for, or whose frame does not fit, goes to the interpreter,
         // which reports InvalidCall / StackOverflow as it always has. The compiled code also
         // relies on the instance lying below the stack (translator.cpp: alias scopes).
         if (entry != nullptr && stackBase + module.pous[instance.pou].frameSize <= stackEnd &&
             instance.offset + static_cast<std::uint64_t>(instanceBytes(module, instance.pou)) <= stateEnd) {
-            const native::Host host = hostFor(machine);
-            native::RunContext ctx{budget_ != 0 ? budget_ : std::numeric_limits<std::uint64_t>::max(),
-                                   abort_ != nullptr ? abort_ : &kNeverAbort,
-                                   bytecode::kNone,
-                                   &host,
-                                   stackEnd,
-                                   machine.nativeFbContext()};
+            native::RunContext ctx = calls.context;
+            ctx.ticks = budget_ != 0 ? budget_ : std::numeric_limits<std::uint64_t>::max();
             const vm::Trap trap =
                 native::trapOf(entry(program.image(), instance.offset, static_cast<std::uint32_t>(stackBase), &ctx, 0));
             if (trap == vm::Trap::None) {
@@ -369,6 +431,9 @@ bool VmRunner::runProgram(LoadedProgram& program, const bytecode::ProgramInstanc
             return false;
         }
     }
+    // The program's body on the interpreter; its calls run the POUs compiled so far natively
+    // (none while a debugger needs the interpreter).
+    machine.setCompiledCalls(part_ != nullptr && !debugging_ ? &calls.calls : nullptr);
     return report(machine, machine.runPou(instance.pou, instance.offset), fault);
 }
 

@@ -104,13 +104,13 @@ std::string_view libraryName() noexcept {
 
 CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> directFbs,
                       std::span<const bytecode::Opcode> leaveToInterpreter, const std::atomic<bool>* cancel,
-                      unsigned threads) {
+                      unsigned threads, const PartListener* onPart) {
     if (!available()) {
         CompileResult result;
         result.error = plugin().error;
         return result;
     }
-    return plugin().api->compile(module, directFbs, leaveToInterpreter, cancel, threads);
+    return plugin().api->compile(module, directFbs, leaveToInterpreter, cancel, threads, onPart);
 }
 
 } // namespace takt::native

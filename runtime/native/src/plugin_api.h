@@ -13,7 +13,7 @@
 namespace takt::native {
 
 // Raised whenever native.h or this table changes.
-inline constexpr std::uint32_t kPluginAbi = 4;
+inline constexpr std::uint32_t kPluginAbi = 5;
 inline constexpr const char* kPluginSymbol = "takt_native_plugin";
 inline constexpr const char* kPluginFile = "takt-native.so";
 
@@ -26,7 +26,7 @@ struct PluginApi {
     std::string_view (*libraryName)() noexcept;
     CompileResult (*compile)(const bytecode::Module& module, std::span<const DirectFb> directFbs,
                              std::span<const bytecode::Opcode> leaveToInterpreter, const std::atomic<bool>* cancel,
-                             unsigned threads);
+                             unsigned threads, const PartListener* onPart);
 };
 
 // The translator inside the plugin (translator.cpp), behind the table.
@@ -35,7 +35,7 @@ namespace tier {
 [[nodiscard]] std::string_view libraryName() noexcept;
 [[nodiscard]] CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> directFbs,
                                     std::span<const bytecode::Opcode> leaveToInterpreter,
-                                    const std::atomic<bool>* cancel, unsigned threads);
+                                    const std::atomic<bool>* cancel, unsigned threads, const PartListener* onPart);
 } // namespace tier
 
 } // namespace takt::native

@@ -1,8 +1,9 @@
 // The native tier's program compiler: a verified module's POU bodies, each translated
 // (translator.cpp) into an LLVM module of its own, optimised at -O2 and turned into an object, or
 // taken from the code cache when an earlier compile left one for the same translation
-// (object_cache.h); then linked by LLVM's ORC JIT into one arena of code that is never writable
-// and executable at once (code_arena.h, code_memory.h).
+// (object_cache.h); then linked by LLVM's ORC JIT into code that is never writable and executable
+// at once (code_arena.h, code_memory.h): in one go, or in waves, callees first, each handed over
+// as soon as it is linked, so a program moves to native code a part at a time (wave_linker.h).
 #include "takt/native/native.h"
 
 #include "code_memory.h"
@@ -12,15 +13,14 @@
 #include "plugin_api.h"
 #include "pou_translator.h"
 #include "standard_fbs.h"
+#include "wave_linker.h"
 
 #if defined(__clang__)
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Weverything"
 #endif
 #include <llvm/ExecutionEngine/Orc/CompileUtils.h>
-#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
@@ -59,21 +59,6 @@ namespace {
 
 using bytecode::Opcode;
 using llvm::Type;
-
-// The code of a compiled module without the JIT that linked it: the compile's arena
-// (code_arena.h), so the JIT's memory is given back once the compile is done.
-class JitModule final : public CompiledModule {
-public:
-    JitModule(std::shared_ptr<CodeArena> code, std::vector<Entry> entries)
-        : code_(std::move(code)), entries_(std::move(entries)) {}
-    [[nodiscard]] Entry entry(std::uint32_t pou) const noexcept override {
-        return pou < entries_.size() ? entries_[pou] : nullptr;
-    }
-
-private:
-    std::shared_ptr<CodeArena> code_; // the code the entries point into
-    std::vector<Entry> entries_;
-};
 
 // LLVM's own options, set once for the process (only the native tier uses LLVM in takt).
 struct LlvmOption {
@@ -232,6 +217,82 @@ std::vector<std::uint32_t> inlinedCallees(const bytecode::Module& module, std::u
     return copies;
 }
 
+// What a POU's object needs linked before it (WaveLinker): the bodies it may call (its own
+// callees and those of the copies it carries, which stay calls where LLVM does not inline them),
+// and whether it reaches the dispatch tables (a dispatched call in it or a copy).
+struct LinkNeeds {
+    std::vector<std::uint32_t> calls;
+    bool tables = false;
+};
+LinkNeeds linkNeeds(const bytecode::Module& module, std::uint32_t p, const std::vector<bool>& hasBody) {
+    LinkNeeds needs;
+    std::vector<std::uint32_t> carried = inlinedCallees(module, p, hasBody);
+    carried.push_back(p);
+    for (const std::uint32_t q : carried) {
+        const bytecode::PouEntry& pou = module.pous[q];
+        for (const std::uint32_t c : calleesOf(module, pou)) {
+            if (c != p && hasBody[c]) {
+                needs.calls.push_back(c);
+            }
+        }
+        for (std::uint32_t pc = pou.code; pc < pou.codeEnd; pc += bytecode::kOpcodeInfo[module.code[pc]].length) {
+            const auto op = static_cast<Opcode>(module.code[pc]);
+            needs.tables = needs.tables || op == Opcode::CALL_IFACE || op == Opcode::CALL_VIRT;
+        }
+    }
+    return needs;
+}
+
+// Puts the bodies in an order they can be linked in: each after the bodies it calls (a walk of
+// the calls, depth first, from each body in program order); bodies calling each other keep the
+// order the walk met them in (they are linked together, in the last wave).
+void orderCalleesFirst(const bytecode::Module& module, const std::vector<bool>& hasBody,
+                       std::vector<std::pair<std::uint32_t, Reach>>& bodies) {
+    std::vector<std::size_t> at(module.pous.size(), bodies.size());
+    for (std::size_t i = 0; i < bodies.size(); ++i) {
+        at[bodies[i].first] = i;
+    }
+    std::vector<char> seen(module.pous.size(), 0);
+    std::vector<std::size_t> order;
+    struct Open {
+        std::uint32_t pou;
+        std::vector<std::uint32_t> callees;
+        std::size_t next = 0;
+    };
+    std::vector<Open> stack;
+    for (const auto& body : bodies) {
+        if (seen[body.first] != 0) {
+            continue;
+        }
+        seen[body.first] = 1;
+        stack.push_back({body.first, calleesOf(module, module.pous[body.first])});
+        while (!stack.empty()) {
+            Open& top = stack.back();
+            if (top.next < top.callees.size()) {
+                const std::uint32_t q = top.callees[top.next++];
+                if (hasBody[q] && seen[q] == 0) {
+                    seen[q] = 1;
+                    stack.push_back({q, calleesOf(module, module.pous[q])});
+                }
+                continue;
+            }
+            order.push_back(at[top.pou]);
+            stack.pop_back();
+        }
+    }
+    std::vector<std::pair<std::uint32_t, Reach>> sorted;
+    sorted.reserve(bodies.size());
+    for (const std::size_t i : order) {
+        sorted.push_back(std::move(bodies[i]));
+    }
+    bodies = std::move(sorted);
+}
+
+// A compile with a listener links its POUs in this many waves (fewer for fewer POUs): enough for
+// a large program's POUs to move to native code a part at a time, few enough that the waits
+// between them (each wave's slowest POU) cost the compile little.
+constexpr std::size_t kWaves = 8;
+
 // The symbols of the program's POUs: each by its name, which an online change that moves the
 // POU in the code area keeps (so does its object), with its index only when two share a name.
 std::vector<std::string> pouSymbols(const bytecode::Module& module) {
@@ -246,59 +307,10 @@ std::vector<std::string> pouSymbols(const bytecode::Module& module) {
     }
     return names;
 }
-std::string bodySymbol(const std::vector<std::string>& names, std::uint32_t p) {
-    return "takt.body." + names[p];
-}
-std::string startSymbol(const std::vector<std::string>& names, std::uint32_t p) {
-    return "takt.start." + names[p];
-}
-constexpr const char* kBodyTable = "takt.bodies";
-constexpr const char* kFrameTable = "takt.frames";
-
-// A POU body's function: i32 (i8* image, i32 this, i32 frame, RunContext* ctx, i32 depth).
-llvm::FunctionType* bodyType(llvm::LLVMContext& cx) {
-    Type* i8p = llvm::Type::getInt8PtrTy(cx);
-    Type* i32 = llvm::Type::getInt32Ty(cx);
-    return llvm::FunctionType::get(i32, {i8p, i32, i32, runContextType(cx)->getPointerTo(), i32}, false);
-}
-
 // What shapes a POU's object besides its IR (object_cache.h): the target and the passes run.
 std::string codeOptions(const llvm::TargetMachine& tm, bool unroll) {
     return tm.getTargetTriple().str() + ' ' + tm.getTargetCPU().str() + ' ' + tm.getTargetFeatureString().str() +
            (unroll ? " unroll" : " no-unroll");
-}
-
-// What depends on where the POUs lie, compiled with every program: the dispatch tables (each
-// POU's body, null without one, and frame size) and each body's code offset (its traps' pcs).
-llvm::orc::ThreadSafeModule programModule(const bytecode::Module& module, const std::vector<std::string>& names,
-                                          const std::vector<bool>& hasBody, llvm::TargetMachine& tm) {
-    auto cx = std::make_unique<llvm::LLVMContext>();
-    auto mod = std::make_unique<llvm::Module>("takt.program", *cx);
-    mod->setDataLayout(tm.createDataLayout());
-    mod->setTargetTriple(tm.getTargetTriple().str());
-    llvm::IRBuilder<> builder(*cx);
-    Type* i8p = builder.getInt8PtrTy();
-    std::vector<llvm::Constant*> bodyPtrs;
-    std::vector<llvm::Constant*> frameSizes;
-    for (std::uint32_t p = 0; p < module.pous.size(); ++p) {
-        llvm::Constant* body = llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(i8p));
-        if (hasBody[p]) {
-            llvm::Function* fn =
-                llvm::Function::Create(bodyType(*cx), llvm::Function::ExternalLinkage, bodySymbol(names, p), mod.get());
-            body = llvm::ConstantExpr::getBitCast(fn, i8p);
-            new llvm::GlobalVariable(*mod, builder.getInt32Ty(), true, llvm::GlobalValue::ExternalLinkage,
-                                     builder.getInt32(module.pous[p].code), startSymbol(names, p));
-        }
-        bodyPtrs.push_back(body);
-        frameSizes.push_back(builder.getInt32(module.pous[p].frameSize));
-    }
-    auto* bodyArray = llvm::ArrayType::get(i8p, bodyPtrs.size());
-    new llvm::GlobalVariable(*mod, bodyArray, true, llvm::GlobalValue::ExternalLinkage,
-                             llvm::ConstantArray::get(bodyArray, bodyPtrs), kBodyTable);
-    auto* frameArray = llvm::ArrayType::get(builder.getInt32Ty(), frameSizes.size());
-    new llvm::GlobalVariable(*mod, frameArray, true, llvm::GlobalValue::ExternalLinkage,
-                             llvm::ConstantArray::get(frameArray, frameSizes), kFrameTable);
-    return {std::move(mod), std::move(cx)};
 }
 
 // TAKT_NATIVE_TIMES=1 prints where a compile's time went to stderr (translation, keys, -O2, code
@@ -484,17 +496,15 @@ PouObject compilePou(const ProgramView& program, std::uint32_t p, llvm::TargetMa
 // and a target machine each. The objects come in the order of `bodies` whatever thread made
 // them, so the link and the cache see the same program either way. `threads` becomes the number
 // that ran; `error` a thread's own failure (no target machine, no memory).
-std::vector<PouObject> compilePous(const ProgramView& program,
-                                   const std::vector<std::pair<std::uint32_t, Reach>>& bodies,
+std::vector<PouObject> compilePous(const ProgramView& program, std::span<const std::pair<std::uint32_t, Reach>> bodies,
                                    llvm::orc::JITTargetMachineBuilder& tmb, unsigned& threads, PhaseTimes& times,
-                                   std::string& error) {
+                                   IrDump& dump, std::string& error) {
     std::vector<PouObject> made(bodies.size());
     std::atomic<std::size_t> next{0};
     std::atomic<bool> stop{false};
     std::vector<PhaseTimes> threadTimes(threads);
     std::vector<std::string> tmErrors(threads);
     std::vector<char> outOfMemory(threads, 0); // a flag: the catch below must not allocate
-    IrDump dump;
     const auto work = [&](unsigned t) noexcept {
         try {
             llvm::orc::JITTargetMachineBuilder own = tmb;
@@ -549,7 +559,8 @@ std::vector<PouObject> compilePous(const ProgramView& program,
 }
 
 CompileResult translate(const bytecode::Module& module, std::span<const DirectFb> directFbs,
-                        std::span<const Opcode> leaveToInterpreter, const std::atomic<bool>* cancel, unsigned threads) {
+                        std::span<const Opcode> leaveToInterpreter, const std::atomic<bool>* cancel, unsigned threads,
+                        const PartListener* onPart) {
     const auto started = std::chrono::steady_clock::now();
     CompileResult result;
     std::vector<std::pair<std::uint32_t, Reach>> bodies;
@@ -588,13 +599,14 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
         return result;
     }
     // One module per POU body, compiled on its own or taken from the cache (object_cache.h).
-    // Calls between POUs go by symbol; the program module (programModule) holds what depends on
-    // where the POUs are: the dispatch tables and each POU's code offset.
+    // Calls between POUs go by symbol; what depends on where the POUs are (the dispatch tables,
+    // each POU's code offset) the linker adds (wave_linker.h).
     const std::vector<std::string> names = pouSymbols(module);
     std::vector<bool> hasBody(module.pous.size(), false);
     for (const auto& body : bodies) {
         hasBody[body.first] = true;
     }
+    orderCalleesFirst(module, hasBody, bodies);
     const std::vector<bool> called = callTargets(module);
     std::vector<const Reach*> reaches(module.pous.size(), nullptr);
     for (const auto& body : bodies) {
@@ -602,85 +614,91 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
     }
     const std::string options = codeOptions(**tm, module.code.size() <= kUnrollCodeWords);
     const ProgramView program{module, directFbs, names, hasBody, called, reaches, options, cancel};
-    PhaseTimes times;
-    unsigned threadsRan = compileThreads(threads, bodies.size()); // compilePous: those that ran
-    std::vector<PouObject> made = compilePous(program, bodies, *tmb, threadsRan, times, result.error);
-    if (cancelled(cancel)) {
-        return cancelledResult();
-    }
-    for (PouObject& pou : made) {
-        if (result.error.empty() && !pou.error.empty()) {
-            result.error = std::move(pou.error); // the first in program order of the POUs reached
-        }
-    }
-    if (!result.error.empty()) {
+    WaveLinker linker(module, names, hasBody);
+    if (!linker.start(*tmb)) {
+        result.error = linker.error();
         return result;
     }
-    // No error and not cancelled: every POU is done. The counts go into the result only with its
+    // With a listener the POUs are compiled and linked in waves, callees first, and each wave's
+    // code is handed over as soon as it is linked; without, in one.
+    const std::size_t wave =
+        onPart != nullptr ? std::max<std::size_t>(1, (bodies.size() + kWaves - 1) / kWaves) : bodies.size();
+    PhaseTimes times;
+    IrDump dump;
+    std::vector<PouObject> made(bodies.size());
+    std::vector<bool> linked(module.pous.size(), false);
+    std::vector<std::size_t> waiting; // compiled, not linked: indices into bodies
+    unsigned threadsRan = 1;
+    for (std::size_t from = 0; from < bodies.size() || from == 0; from += wave) {
+        const std::size_t count = std::min(wave, bodies.size() - from);
+        unsigned ran = compileThreads(threads, count); // compilePous: those that ran
+        std::vector<PouObject> part = count != 0 ? compilePous(program, std::span(bodies).subspan(from, count), *tmb,
+                                                               ran, times, dump, result.error)
+                                                 : std::vector<PouObject>();
+        threadsRan = std::max(threadsRan, ran);
+        if (cancelled(cancel)) {
+            return cancelledResult();
+        }
+        for (std::size_t i = 0; i < count; ++i) {
+            if (result.error.empty() && !part[i].error.empty()) {
+                result.error = std::move(part[i].error); // the first in the order of the POUs compiled
+            }
+            made[from + i] = std::move(part[i]);
+            waiting.push_back(from + i);
+        }
+        if (!result.error.empty()) {
+            return result;
+        }
+        if (from + count >= bodies.size()) {
+            break; // the last wave: linked below, with the tables
+        }
+        std::vector<std::uint32_t> pous;
+        std::vector<ObjectFile> objects;
+        std::vector<std::size_t> later;
+        for (const std::size_t i : waiting) {
+            const std::uint32_t p = bodies[i].first;
+            const LinkNeeds needs = linkNeeds(module, p, hasBody);
+            if (!needs.tables &&
+                std::all_of(needs.calls.begin(), needs.calls.end(), [&linked](std::uint32_t q) { return linked[q]; })) {
+                linked[p] = true;
+                pous.push_back(p);
+                objects.push_back(made[i].object);
+            } else {
+                later.push_back(i);
+            }
+        }
+        waiting = std::move(later);
+        if (!pous.empty()) {
+            times.next(PhaseTimes::kLink);
+            if (!linker.link(pous, objects, false, **tm)) {
+                result.error = linker.error();
+                return result;
+            }
+            times.next(PhaseTimes::kPhases);
+            (*onPart)(std::shared_ptr<const CompiledModule>(linker.code()));
+        }
+    }
+    // Not cancelled, no error: every POU is compiled. The counts go into the result only with its
     // code: a compile that fails in the link says it compiled nothing.
     std::uint32_t compiled = 0;
     bool standardFbsLinked = false;
     std::vector<ObjectFile> objects;
     std::vector<std::string> keys;
-    std::size_t objectBytes = 0;
     for (PouObject& pou : made) {
         compiled += pou.compiled ? 1 : 0;
         standardFbsLinked = standardFbsLinked || pou.object->standardFbsLinked;
-        objectBytes += pou.object->object.size();
-        objects.push_back(std::move(pou.object));
+        objects.push_back(pou.object);
         keys.push_back(std::move(pou.key));
     }
-
     times.next(PhaseTimes::kLink);
-    // The objects are linked into one CodeArena, its code mapped once when the last is linked:
-    // never writable and executable at once.
-    auto code = std::make_shared<CodeArena>(objectBytes, objects.size());
-    if (!code->error().empty()) {
-        result.error = code->error();
-        return result;
+    std::vector<std::uint32_t> pous;
+    std::vector<ObjectFile> rest;
+    for (const std::size_t i : waiting) {
+        pous.push_back(bodies[i].first);
+        rest.push_back(made[i].object);
     }
-    auto jit = llvm::orc::LLJITBuilder()
-                   .setJITTargetMachineBuilder(std::move(*tmb))
-                   .setObjectLinkingLayerCreator([code](llvm::orc::ExecutionSession& session, const llvm::Triple&) {
-                       return std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
-                           session, [code] { return std::make_unique<CodeMemory>(code); });
-                   })
-                   .create();
-    if (!jit) {
-        result.error = errorText(jit.takeError());
-        return result;
-    }
-    auto generator =
-        llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess((*jit)->getDataLayout().getGlobalPrefix());
-    if (!generator) {
-        result.error = errorText(generator.takeError());
-        return result;
-    }
-    (*jit)->getMainJITDylib().addGenerator(std::move(*generator));
-    for (std::size_t i = 0; i < objects.size(); ++i) {
-        auto buffer = llvm::MemoryBuffer::getMemBuffer(objects[i]->object, names[bodies[i].first], false);
-        if (llvm::Error err = (*jit)->addObjectFile(std::move(buffer))) {
-            result.error = errorText(std::move(err));
-            return result;
-        }
-    }
-    if (llvm::Error err = (*jit)->addIRModule(programModule(module, names, hasBody, **tm))) {
-        result.error = errorText(std::move(err));
-        return result;
-    }
-    std::vector<Entry> entries(module.pous.size(), nullptr);
-    for (const auto& body : bodies) {
-        auto sym = (*jit)->lookup(bodySymbol(names, body.first));
-        if (!sym) {
-            result.error = errorText(sym.takeError());
-            return result;
-        }
-        entries[body.first] = reinterpret_cast<Entry>(static_cast<std::uintptr_t>(sym->getAddress()));
-    }
-    // Every object the entries need is linked (a lookup links what it reaches): the code becomes
-    // executable now, before anything runs it.
-    if (!code->seal()) {
-        result.error = code->error();
+    if (!linker.link(pous, rest, true, **tm)) {
+        result.error = linker.error();
         return result;
     }
     objectCache().compiled(keys, objects);
@@ -688,7 +706,7 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
     result.pousCompiled = compiled;
     result.pousReused = static_cast<std::uint32_t>(bodies.size()) - compiled;
     result.standardFbsLinked = standardFbsLinked;
-    result.code = std::make_unique<JitModule>(std::move(code), std::move(entries));
+    result.code = linker.code();
     result.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     times.report(result);
     return result;
@@ -697,8 +715,9 @@ CompileResult translate(const bytecode::Module& module, std::span<const DirectFb
 } // namespace
 
 CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> directFbs,
-                      std::span<const Opcode> leaveToInterpreter, const std::atomic<bool>* cancel, unsigned threads) {
-    CompileResult result = translate(module, directFbs, leaveToInterpreter, cancel, threads);
+                      std::span<const Opcode> leaveToInterpreter, const std::atomic<bool>* cancel, unsigned threads,
+                      const PartListener* onPart) {
+    CompileResult result = translate(module, directFbs, leaveToInterpreter, cancel, threads, onPart);
     // The JIT, the LLVM context and the module are freed by now; hand the heap they took back to
     // the system (glibc keeps freed memory in its arenas otherwise), so a native run's RSS after
     // the compile is the code and what the interpreter needs.

@@ -311,6 +311,8 @@ struct Emitter {
             std::uint64_t begin;
             std::uint64_t end;
             llvm::MDNode* scope;
+            // `s` accesses this array's elements, or its span exactly.
+            [[nodiscard]] bool is(const Span& s) const { return tag == s.tag && begin == s.begin && end == s.end; }
         };
         std::vector<Array> arrays;
         llvm::MDBuilder md(cx);
@@ -319,8 +321,7 @@ struct Emitter {
             if (!s.element || arrays.size() == kScopedArrays) {
                 continue;
             }
-            const auto same = [&](const Array& a) { return a.tag == s.tag && a.begin == s.begin && a.end == s.end; };
-            if (std::find_if(arrays.begin(), arrays.end(), same) == arrays.end()) {
+            if (std::none_of(arrays.begin(), arrays.end(), [&s](const Array& a) { return a.is(s); })) {
                 domain = domain != nullptr ? domain : md.createAnonymousAliasScopeDomain("takt.arrays");
                 arrays.push_back({s.tag, s.begin, s.end, md.createAnonymousAliasScope(domain, "array")});
             }
@@ -328,9 +329,8 @@ struct Emitter {
         for (const Span& s : spans) {
             std::vector<llvm::Metadata*> listed;
             for (const Array& a : arrays) {
-                const bool sameArray = a.tag == s.tag && a.begin == s.begin && a.end == s.end;
                 const bool apart = a.tag == s.tag && (s.end <= a.begin || a.end <= s.begin);
-                if (s.element ? sameArray : apart) {
+                if (s.element ? a.is(s) : apart) {
                     listed.push_back(a.scope);
                 }
             }

@@ -197,6 +197,7 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
     const std::atomic<bool>& abortFlag = rs.abort != nullptr ? *rs.abort : kNeverAbort;
     const NativeContext nctx{rs.image, rs.imageSize, rs.module->constSize, rs.nowNs, rs.wallNs};
     Vm::Resolved& res = *rs.resolved;
+    const CompiledCalls* const compiled = kDebug ? nullptr : rs.compiled;
 
     const std::uint32_t* ip = code + entry;
     std::uint32_t thisO = thisOffset;
@@ -298,13 +299,34 @@ Trap execute(const RunState& rs, std::uint32_t entry, std::uint32_t thisOffset, 
         ip = code + (target);                                                                                          \
         DISPATCH();                                                                                                    \
     } while (0)
-#define ENTER(newPc, newThis, newFrame, frameSize, retPc)                                                              \
+// A call of POU `pouIndex`: a compiled body (CompiledCalls) runs it at once, where there is one;
+// otherwise the callee's bytecode runs on, in this loop.
+#define ENTER(pouIndex, newPc, newThis, newFrame, frameSize, retPc)                                                    \
     do {                                                                                                               \
         const std::uint64_t nf_ = (newFrame);                                                                          \
+        const std::uint32_t rp_ = (retPc);                                                                             \
         if (depth >= kMaxCallDepth || nf_ + (frameSize) > imageSize) [[unlikely]]                                      \
             FAULT(Trap::StackOverflow);                                                                                \
         WATCHDOG();                                                                                                    \
-        res.calls[depth++] = CallRecord{(retPc), thisO, frameO};                                                       \
+        if (compiled != nullptr && compiled->has[(pouIndex)] != 0) {                                                   \
+            std::uint64_t left_ = ticks; /* ticks itself stays a register */                                           \
+            Trap t_ = Trap::None;                                                                                      \
+            std::uint32_t at_ = bytecode::kNone;                                                                       \
+            if (compiled->run(compiled->context, (pouIndex), (newThis), static_cast<std::uint32_t>(nf_), depth + 1,    \
+                              left_, t_, at_)) {                                                                       \
+                ticks = left_;                                                                                         \
+                if (t_ != Trap::None) [[unlikely]] {                                                                   \
+                    res.calls[depth++] = CallRecord{rp_, thisO, frameO};                                               \
+                    thisO = (newThis);                                                                                 \
+                    frameO = static_cast<std::uint32_t>(nf_);                                                          \
+                    ip = code + (at_ != bytecode::kNone ? at_ : rp_); /* at its instruction */                         \
+                    FAULT(t_);                                                                                         \
+                }                                                                                                      \
+                ip = code + rp_;                                                                                       \
+                DISPATCH();                                                                                            \
+            }                                                                                                          \
+        }                                                                                                              \
+        res.calls[depth++] = CallRecord{rp_, thisO, frameO};                                                           \
         thisO = (newThis);                                                                                             \
         frameO = static_cast<std::uint32_t>(nf_);                                                                      \
         base[1] = adjusted(thisO, 1);                                                                                  \
@@ -969,7 +991,7 @@ dispatch_op:
             const bytecode::PouEntry& pou = pous[W(0)];
             if (pou.code == bytecode::kNone) [[unlikely]]
                 FAULT(Trap::InvalidCall);
-            ENTER(pou.code, thisO, static_cast<std::uint64_t>(frameO) + W(1), pou.frameSize,
+            ENTER(W(0), pou.code, thisO, static_cast<std::uint64_t>(frameO) + W(1), pou.frameSize,
                   static_cast<std::uint32_t>(ip - code) + LEN(CALL_FN));
         }
         CASE(CALL_FB) {
@@ -983,7 +1005,7 @@ dispatch_op:
                 layout.fn(nctx, image + inst, layout);
                 NEXT(CALL_FB);
             }
-            ENTER(pou.code, inst, static_cast<std::uint64_t>(frameO) + W(2), pou.frameSize,
+            ENTER(p, pou.code, inst, static_cast<std::uint64_t>(frameO) + W(2), pou.frameSize,
                   static_cast<std::uint32_t>(ip - code) + LEN(CALL_FB));
         }
         CASE(CALL_FB_IND) {
@@ -1001,7 +1023,7 @@ dispatch_op:
                 layout.fn(nctx, image + inst, layout);
                 NEXT(CALL_FB_IND);
             }
-            ENTER(pou.code, inst, static_cast<std::uint64_t>(frameO) + W(2), pou.frameSize,
+            ENTER(p, pou.code, inst, static_cast<std::uint64_t>(frameO) + W(2), pou.frameSize,
                   static_cast<std::uint32_t>(ip - code) + LEN(CALL_FB_IND));
         }
         CASE(CALL_IFACE) {
@@ -1013,7 +1035,7 @@ dispatch_op:
             const U32 p = dispatchTarget(*rs.module, res.instanceSize, image, imageSize, inst, W(1));
             if (p == bytecode::kNone) [[unlikely]]
                 FAULT(Trap::InvalidCall);
-            ENTER(pous[p].code, inst, static_cast<std::uint64_t>(frameO) + W(2), pous[p].frameSize,
+            ENTER(p, pous[p].code, inst, static_cast<std::uint64_t>(frameO) + W(2), pous[p].frameSize,
                   static_cast<std::uint32_t>(ip - code) + LEN(CALL_IFACE));
         }
         CASE(CALL_VIRT) {
@@ -1022,7 +1044,7 @@ dispatch_op:
             const U32 p = dispatchTarget(*rs.module, res.instanceSize, image, imageSize, inst, W(1));
             if (p == bytecode::kNone) [[unlikely]]
                 FAULT(Trap::InvalidCall);
-            ENTER(pous[p].code, inst, static_cast<std::uint64_t>(frameO) + W(2), pous[p].frameSize,
+            ENTER(p, pous[p].code, inst, static_cast<std::uint64_t>(frameO) + W(2), pous[p].frameSize,
                   static_cast<std::uint32_t>(ip - code) + LEN(CALL_VIRT));
         }
         CASE(CALL_NATIVE) {

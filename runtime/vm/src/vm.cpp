@@ -151,6 +151,7 @@ Trap runDebuggable(RunState& rs, Debugger& dbg, std::uint32_t entry, std::uint32
     }
     Trap trap = Trap::None;
     if (attached && dbg.armed()) {
+        rs.compiled = nullptr; // a halt needs every frame in the interpreter
         // Breakpoints alone: the plain loop on the code with the breakpoints patched in, which runs
         // at full speed until it reaches one. A step, a pause or flow control: the loop that looks
         // the stop map up before every instruction.
@@ -176,6 +177,7 @@ Trap Vm::run(std::uint32_t entry, std::uint32_t thisOffset, std::uint32_t frameO
     RunState rs{module_, resolved_.get(), image_.data(), static_cast<std::uint32_t>(image_.size()),
                 nowNs_,  wallNs_,         budget_,       abort_,
                 &trap_,  debugger_};
+    rs.compiled = compiled_;
     if (debugger_ != nullptr) [[unlikely]] {
         return runDebuggable(rs, *debugger_, entry, thisOffset, frameOffset);
     }

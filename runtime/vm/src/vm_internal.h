@@ -248,6 +248,7 @@ struct RunState {
     Debugger* debugger = nullptr; // the loop that can halt; the plain loop where a run faults or reaches a breakpoint
     // The code the plain loop runs: the module's (null) or a StopMap's patched copy (Debugger::plainCode).
     const std::uint32_t* code = nullptr;
+    const CompiledCalls* compiled = nullptr; // the plain loop's calls of compiled bodies (Vm::setCompiledCalls)
 };
 // kDebug: the loop that looks the debugger's stop map up before each instruction (debug.h).
 // Where a run goes on after an exception halt (execute<…, true> only): at `entry`, at call depth

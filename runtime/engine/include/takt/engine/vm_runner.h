@@ -43,6 +43,7 @@ enum class Execution : std::uint8_t { Interpreter, Native };
 enum class NativeStart : std::uint8_t { Background, Wait };
 
 class NativeJob;
+struct NativePart;
 
 // The standard FBs of `machine`'s module as the native tier calls them (one per POU).
 [[nodiscard]] std::vector<native::DirectFb> directFbsOf(const vm::Vm& machine);
@@ -94,8 +95,9 @@ public:
     void setCompileListener(CompileListener listener) { listener_ = std::move(listener); }
 
     // How the attached program runs: "interpreter", "native", "interpreter (native compiling)"
-    // while its code is being compiled, or "interpreter (native: why not)"; empty before the
-    // first attach. Any thread (runtime.status): nothing the scan thread waits for is locked.
+    // while its code is being compiled ("interpreter (native compiling, N of M POUs native)" once
+    // part of it runs natively), or "interpreter (native: why not)"; empty before the first
+    // attach. Any thread (runtime.status): nothing the scan thread waits for is locked.
     [[nodiscard]] std::string executionStatus() const;
     // Wall-clock milliseconds the native tier took to compile the attached program (0 when it
     // was not compiled, or not yet).
@@ -118,6 +120,10 @@ public:
     [[nodiscard]] std::uint64_t runsBeforeNativeCode() const noexcept {
         return waitingRuns_.load(std::memory_order_relaxed);
     }
+    // Calls the interpreter made into native code: of the POUs compiled while the program's
+    // body itself was not yet (a part of the program, native_job.h), or while its body was
+    // interpreted for another reason (any thread).
+    [[nodiscard]] std::uint64_t callsRunNatively() const noexcept;
 
 private:
     vm::Vm& vmFor(LoadedProgram& program);
@@ -141,6 +147,12 @@ private:
     std::shared_ptr<NativeJob> job_;
     const native::CompiledModule* native_ = nullptr;
     std::atomic<bool> switched_{false}; // native_ is set: the status reader's view of it
+    // The newest code taken (a part of the program, or all of it): what the interpreter's calls
+    // run where it has a POU's body (vm::CompiledCalls), with what they run it with.
+    const NativePart* part_ = nullptr;
+    std::atomic<std::uint32_t> partPous_{0}; // the POUs part_ has: the status reader's view
+    struct CompiledCallState;
+    std::unique_ptr<CompiledCallState> calls_;
     // The status reader's copy of job_ (swapped under the mutex by attach(), off the cycle).
     mutable std::mutex statusMutex_;
     std::shared_ptr<const NativeJob> statusJob_;

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -125,6 +126,12 @@ struct DirectFb {
     std::uint32_t native = 0;      // bytecode::Native: which standard FB
 };
 
+// Told, on the compiling thread, of code for part of the program before the rest is linked
+// (compile()'s `onPart`): `code` has the entries of the POUs linked so far (null for the others),
+// and those POUs call only POUs it has. Each call has more POUs than the one before; the whole
+// program comes as CompileResult::code, not through the listener.
+using PartListener = std::function<void(std::shared_ptr<const CompiledModule> code)>;
+
 // `directFbs`: per POU (may be empty). `leaveToInterpreter`: opcodes to treat as not translated
 // (tests of the fallback, which a new opcode without an emitter takes). `cancel` (may be null),
 // set from another thread, ends the compile early with no code: it is read between POUs, makes
@@ -133,10 +140,13 @@ struct DirectFb {
 // (each POU's module is independent; the link after them is one thread's), 0 for one per CPU the
 // process may run on (fewer when its cgroup's CPU quota allows fewer); at most 8 and one per POU.
 // The threads beside the caller's are SCHED_OTHER at the caller's niceness, whatever the caller's
-// policy.
+// policy. `onPart` (may be null): the POUs are compiled and linked in waves, callees first, and
+// each wave but the last is handed to it as soon as it is linked, so a program can move to
+// native code a POU at a time; null: linked in one.
 [[nodiscard]] CompileResult compile(const bytecode::Module& module, std::span<const DirectFb> directFbs = {},
                                     std::span<const bytecode::Opcode> leaveToInterpreter = {},
-                                    const std::atomic<bool>* cancel = nullptr, unsigned threads = 0);
+                                    const std::atomic<bool>* cancel = nullptr, unsigned threads = 0,
+                                    const PartListener* onPart = nullptr);
 
 // The POU whose code holds `pc` (kNone if none), as the interpreter names a fault's POU.
 [[nodiscard]] inline std::uint32_t pouContaining(const bytecode::Module& module, std::uint32_t pc) noexcept {

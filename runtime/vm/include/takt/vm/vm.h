@@ -43,6 +43,22 @@ struct TrapInfo {
 
 inline constexpr std::uint32_t kMaxCallDepth = bytecode::kMaxCallDepth;
 
+// Bodies another tier compiled (the native tier's, which a program takes a POU at a time): a call
+// of a POU that has one runs it instead of the POU's bytecode, with the same instance, frame,
+// call depth and watchdog, and its trap is the run's. Calls only: a run's entry POU is the
+// caller's to choose (runPou runs bytecode).
+struct CompiledCalls {
+    // Per POU of the module: nonzero where run() has a body.
+    const std::uint8_t* has = nullptr;
+    // Runs POU `pou`'s body on the instance at `thisOffset` with its frame at `frameOffset`, at
+    // call depth `depth`; `ticks`: the watchdog's ticks left, in and out. A trap comes back in
+    // `trap`, its instruction in `pc`. false: the body cannot run there (nothing ran; the
+    // interpreter runs the bytecode).
+    bool (*run)(const void* context, std::uint32_t pou, std::uint32_t thisOffset, std::uint32_t frameOffset,
+                std::uint32_t depth, std::uint64_t& ticks, Trap& trap, std::uint32_t& pc) noexcept = nullptr;
+    const void* context = nullptr;
+};
+
 class Vm {
 public:
     // `module` must have passed the verifier and outlive the Vm. `image` must hold at least
@@ -85,6 +101,10 @@ public:
     // exception breakpoints may halt it at the faulting statement first. Null (the default): none.
     // Set off the cycle; the Debugger outlives the runs.
     void setDebugger(Debugger* debugger) noexcept { debugger_ = debugger; }
+    // The compiled bodies calls run instead of bytecode (null, the default: none); not while the
+    // debugger is armed (a halt needs every frame in the interpreter). Set between runs; `calls`
+    // outlives the runs it is set for.
+    void setCompiledCalls(const CompiledCalls* calls) noexcept { compiled_ = calls; }
     [[nodiscard]] Debugger* debugger() const noexcept { return debugger_; }
 
     [[nodiscard]] const TrapInfo& lastTrap() const noexcept { return trap_; }
@@ -131,6 +151,7 @@ private:
     std::uint32_t stackBase_ = 0; // set by the constructor to constSize + globalSize
     const std::atomic<bool>* abort_ = nullptr;
     Debugger* debugger_ = nullptr;
+    const CompiledCalls* compiled_ = nullptr;
     TrapInfo trap_;
 };
 
