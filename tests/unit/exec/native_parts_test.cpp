@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "../../../runtime/engine/src/native_job.h"
+#include "native_calls_program.h"
 #include "support/compile_text.h"
 #include "support/image_state.h"
 #include "takt/bytecode/opcodes.h"
@@ -28,62 +29,6 @@
 
 namespace takt::engine {
 namespace {
-
-// Calls of every kind: a FUNCTION, FBs calling it, methods called directly, virtually (THIS^.Area,
-// which Square overrides) and through an interface, a standard FB.
-constexpr const char* kCalls = R"(
-INTERFACE IShape
-METHOD Area : REAL
-END_METHOD
-END_INTERFACE
-FUNCTION_BLOCK Rect IMPLEMENTS IShape
-VAR_INPUT w, h : REAL; END_VAR
-VAR calls : DINT; END_VAR
-METHOD Area : REAL
-  calls := calls + 1;
-  Area := w * h;
-END_METHOD
-METHOD Twice : REAL
-  Twice := THIS^.Area() * 2.0;
-END_METHOD
-END_FUNCTION_BLOCK
-FUNCTION_BLOCK Square EXTENDS Rect
-METHOD Area : REAL
-  calls := calls + 10;
-  Area := w * w;
-END_METHOD
-END_FUNCTION_BLOCK
-FUNCTION Scale : DINT
-VAR_INPUT x : DINT; k : DINT; END_VAR
-VAR_IN_OUT total : DINT; END_VAR
-total := total + x;
-Scale := x * k;
-END_FUNCTION
-FUNCTION_BLOCK Acc
-VAR_INPUT x : DINT; END_VAR
-VAR_OUTPUT sum : DINT; last : DINT; END_VAR
-VAR t : TON; END_VAR
-sum := sum + x;
-last := Scale(x, 3, sum);
-t(IN := x MOD 5 <> 0, PT := T#2ms);
-IF t.Q THEN sum := sum + 1; END_IF;
-END_FUNCTION_BLOCK
-PROGRAM p
-VAR
-  n : DINT; acc : Acc; accs : ARRAY[1..3] OF Acc; r : Rect; sq : Square; shape : IShape;
-  area, twice : REAL; k : INT;
-END_VAR
-n := n + 1;
-acc(x := n);
-FOR k := 1 TO 3 DO accs[k](x := n * k); END_FOR;
-r.w := 2.0; r.h := DINT_TO_REAL(n);
-sq.w := 1.5;
-IF n MOD 2 = 0 THEN shape := r; ELSE shape := sq; END_IF;
-area := shape.Area();
-twice := sq.Twice() + r.Twice();
-END_PROGRAM
-CONFIGURATION c RESOURCE r ON PLC TASK t(INTERVAL := T#1ms); PROGRAM i WITH t : p; END_RESOURCE END_CONFIGURATION
-)";
 
 // Holds a background compile each time it published a part, until released (then lets every
 // later part through); bounded by the cancel flag and 60 s.
